@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The command-line verbs of the one attnviz program.
+#pragma once
+
+#include <QStringList>
+
+namespace attnviz::cli {
+
+// Each takes the arguments after the verb's name (argv[0] first) and returns the exit code:
+// 0 ok, 1 failure while running, 2 bad input (nothing written).
+int compute(const QStringList &args);
+int bench(const QStringList &args);
+
+} // namespace attnviz::cli

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The one seam between the views and whatever computes: the Eigen CPU core is the reference,
+// the GPU (Qt RHI) backend mirrors it. Backends compute in float32.
+#pragma once
+
+#include "attnviz/status.h"
+#include "attnviz/types.h"
+
+#include <memory>
+#include <string>
+
+namespace attnviz {
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    // "cpu", "vulkan", "opengl", ...
+    virtual std::string name() const = 0;
+    // Human-readable device, e.g. "AMD EPYC (2 threads)" or "llvmpipe (LLVM 15.0.6)".
+    virtual std::string device() const = 0;
+    // Starts the backend if needed. Unavailable when it cannot run here (say why in the message).
+    virtual Status start() { return {}; }
+    // Computes every stage (see computeAttention). Must not throw.
+    virtual Status compute(const AttentionConfig &config, const AttentionInput<float> &input,
+                           AttentionResult<float> &result) = 0;
+};
+
+class CpuBackend final : public Backend {
+public:
+    std::string name() const override { return "cpu"; }
+    std::string device() const override;
+    Status compute(const AttentionConfig &config, const AttentionInput<float> &input,
+                   AttentionResult<float> &result) override;
+};
+
+// "AMD EPYC (2 threads)"; read once from /proc/cpuinfo where present.
+std::string cpuDeviceName();
+int cpuThreads();
+
+} // namespace attnviz

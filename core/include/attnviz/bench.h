@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The benchmark behind `attnviz bench`: nn.MultiheadAttention's work (projections with biases,
+// softmax attention, W_o, every per-head weight kept) timed as the median of repeated runs.
+#pragma once
+
+#include "attnviz/backend.h"
+
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+struct BenchSize {
+    int batch = 1, t = 16, d = 64, h = 4;
+};
+
+struct BenchRow {
+    std::string backend, device;
+    BenchSize size;
+    double medianMs = 0, minMs = 0, gflops = 0;
+    int reps = 0;
+};
+
+// (16,64,4) (128,256,4) (512,768,12) (2048,768,12) (4096,768,12) and seed 000's (32 x 1000, 256, 4).
+std::vector<BenchSize> defaultBenchSizes();
+
+// 8*B*t*d^2 (four projections) + 4*B*t^2*d (q k^T and weights v over all heads).
+double attentionFlops(const BenchSize &s);
+
+// Times `backend` on random inputs (fixed seed) of this size. Runs at least `minReps` and until
+// `minSeconds` have passed (at most 200 runs), after `warmup` untimed runs.
+Status runBench(Backend &backend, const BenchSize &size, BenchRow &row, double minSeconds = 1.0, int minReps = 5,
+                int warmup = 1);
+
+std::string benchRowJson(const BenchRow &row);
+
+} // namespace attnviz

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "attnviz/backend.h"
+#include "attnviz/attention.h"
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace attnviz {
+
+int cpuThreads()
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+std::string cpuDeviceName()
+{
+    static const std::string name = [] {
+        std::string model = "CPU";
+        std::ifstream f("/proc/cpuinfo");
+        std::string line;
+        while (std::getline(f, line)) {
+            if (line.rfind("model name", 0) == 0) {
+                auto p = line.find(':');
+                if (p != std::string::npos) {
+                    model = line.substr(p + 1);
+                    model.erase(0, model.find_first_not_of(" \t"));
+                }
+                break;
+            }
+        }
+        return model + " (" + std::to_string(cpuThreads()) + (cpuThreads() == 1 ? " thread)" : " threads)");
+    }();
+    return name;
+}
+
+std::string CpuBackend::device() const { return cpuDeviceName(); }
+
+Status CpuBackend::compute(const AttentionConfig &config, const AttentionInput<float> &input,
+                           AttentionResult<float> &result)
+{
+    return computeAttention(config, input, result);
+}
+
+} // namespace attnviz

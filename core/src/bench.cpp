@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "attnviz/bench.h"
+#include "attnviz/projections.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+namespace attnviz {
+
+std::vector<BenchSize> defaultBenchSizes()
+{
+    return {{1, 16, 64, 4}, {1, 128, 256, 4}, {1, 512, 768, 12}, {1, 2048, 768, 12}, {1, 4096, 768, 12}, {32, 1000, 256, 4}};
+}
+
+double attentionFlops(const BenchSize &s)
+{
+    const double B = s.batch, t = s.t, d = s.d;
+    return 8.0 * B * t * d * d + 4.0 * B * t * t * d;
+}
+
+Status runBench(Backend &backend, const BenchSize &size, BenchRow &row, double minSeconds, int minReps, int warmup)
+{
+    if (size.batch <= 0 || size.t <= 0 || size.d <= 0 || size.h <= 0)
+        return Status::error(StatusCode::InvalidInput, "bench: sizes must be positive");
+    if (size.d % size.h != 0)
+        return Status::error(StatusCode::InvalidInput, "bench: h " + std::to_string(size.h) + " does not divide d " +
+                                                           std::to_string(size.d));
+    if (Status st = backend.start(); !st)
+        return st;
+    AttentionInput<float> in;
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    in.batch.resize(size_t(size.batch));
+    for (auto &s : in.batch) {
+        s.query.resize(size.t, size.d);
+        for (Eigen::Index i = 0; i < s.query.size(); ++i)
+            s.query.data()[i] = u(rng);
+    }
+    RandomProjectionSpec spec;
+    spec.dModel = spec.kdim = spec.vdim = size.d;
+    spec.numHeads = size.h;
+    spec.dHead = size.d / size.h;
+    spec.qkvBias = true;
+    spec.outBias = true;
+    spec.seed = 7;
+    if (Status st = randomProjections(spec, in.proj); !st)
+        return st;
+    AttentionConfig cfg;
+    cfg.numHeads = size.h;
+    cfg.keepScores = false;
+    AttentionResult<float> result;
+    using clock = std::chrono::steady_clock;
+    for (int i = 0; i < warmup; ++i)
+        if (Status st = backend.compute(cfg, in, result); !st)
+            return st;
+    std::vector<double> ms;
+    const auto begin = clock::now();
+    while (int(ms.size()) < minReps || (std::chrono::duration<double>(clock::now() - begin).count() < minSeconds &&
+                                        ms.size() < 200)) {
+        const auto t0 = clock::now();
+        if (Status st = backend.compute(cfg, in, result); !st)
+            return st;
+        ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    row.backend = backend.name();
+    row.device = backend.device();
+    row.size = size;
+    row.reps = int(ms.size());
+    row.minMs = ms.front();
+    row.medianMs = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+    row.gflops = attentionFlops(size) / (row.medianMs * 1e6);
+    return {};
+}
+
+std::string benchRowJson(const BenchRow &r)
+{
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "{\"backend\":\"%s\",\"batch\":%d,\"t\":%d,\"d\":%d,\"h\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,"
+                  "\"gflops\":%.2f,\"reps\":%d}",
+                  r.backend.c_str(), r.size.batch, r.size.t, r.size.d, r.size.h, r.medianMs, r.minMs, r.gflops, r.reps);
+    return buf;
+}
+
+} // namespace attnviz
