@@ -257,6 +257,12 @@ Status loadEmbeddings(const std::string &path, EmbeddingTable &out, EmbeddingFor
     std::string data;
     if (!readFile(path, data))
         return Status::error(StatusCode::IoError, path + ": cannot read (" + std::strerror(errno) + ")");
+    return parseEmbeddings(data, path, out, format, progress);
+}
+
+Status parseEmbeddings(const std::string &data, const std::string &path, EmbeddingTable &out, EmbeddingFormat format,
+                       const ProgressFn &progress)
+{
     if (data.empty())
         return Status::error(StatusCode::ParseError, path + ": empty file");
     if (format == EmbeddingFormat::Auto) {

@@ -51,6 +51,9 @@ enum class EmbeddingFormat { Auto, Text, Word2VecBinary, Avec };
 // Errors name the file and line: "glove.txt:1207: expected 50 numbers, found 49".
 Status loadEmbeddings(const std::string &path, EmbeddingTable &out, EmbeddingFormat format = EmbeddingFormat::Auto,
                       const ProgressFn &progress = {});
+// The same from bytes already in memory (a Qt resource, a download); `name` is used in messages.
+Status parseEmbeddings(const std::string &data, const std::string &name, EmbeddingTable &out,
+                       EmbeddingFormat format = EmbeddingFormat::Auto, const ProgressFn &progress = {});
 Status parseEmbeddingText(const std::string &text, const std::string &name, EmbeddingTable &out,
                           const ProgressFn &progress = {});
 
