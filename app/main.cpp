@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "commands.h"
+#include "uiverbs.h"
+
+#include <QApplication>
 
 #include <QCoreApplication>
 #include <QTextStream>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace {
@@ -15,6 +19,11 @@ void printUsage()
                "Commands:\n"
                "  compute CASE.json [-o RESULT.json]   compute every attention stage of a case file\n"
                "  bench [--sizes ...] [--json]         time the attention core\n"
+               "  bench --ui [--sizes ...]             time keystroke -> repainted heatmap in the window\n"
+               "  export --sentence TEXT --out FILE    render a view (png/svg/pdf) or its matrices (csv/npy/json),\n"
+               "                                       headless\n"
+               "\n"
+               "With no command (or only options such as --embeddings FILE) attnviz opens its window.\n"
                "\n"
                "Run 'attnviz <command> --help' for the options of a command.\n",
                stdout);
@@ -24,18 +33,40 @@ void printUsage()
 
 int main(int argc, char **argv)
 {
+    const QString verb = argc > 1 ? QString::fromLocal8Bit(argv[1]) : QString();
+    const bool benchUi = verb == QLatin1String("bench")
+        && std::any_of(argv + 2, argv + argc, [](const char *a) { return qstrcmp(a, "--ui") == 0; });
+    const bool isHelp = verb == QLatin1String("--help") || verb == QLatin1String("-h") || verb == QLatin1String("help")
+        || verb == QLatin1String("--version") || verb == QLatin1String("-v");
+    const bool gui = verb.isEmpty() || (verb.startsWith(QLatin1Char('-')) && !isHelp);
+    if (gui || benchUi || verb == QLatin1String("export")) {
+        // Figures and the benchmark need no display: fall back to the offscreen platform.
+        if ((!gui) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY")
+            && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        QApplication app(argc, argv);
+        QCoreApplication::setOrganizationName(QStringLiteral("attnviz"));
+        QCoreApplication::setApplicationName(QStringLiteral("attnviz"));
+        QCoreApplication::setApplicationVersion(QStringLiteral(ATTNVIZ_VERSION));
+        const QStringList args = QCoreApplication::arguments();
+        if (gui)
+            return attnviz::cli::gui(args);
+        QStringList rest = args.mid(2);
+        rest.prepend(args.at(0) + QLatin1Char(' ') + verb);
+        return verb == QLatin1String("export") ? attnviz::cli::exportView(rest) : attnviz::cli::benchUi(rest);
+    }
+
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("attnviz"));
     QCoreApplication::setApplicationVersion(QStringLiteral(ATTNVIZ_VERSION));
     QStringList args = QCoreApplication::arguments();
-    const QString verb = args.size() > 1 ? args.at(1) : QString();
     if (verb == QLatin1String("--version") || verb == QLatin1String("-v")) {
         std::printf("attnviz %s\n", ATTNVIZ_VERSION);
         return 0;
     }
-    if (verb.isEmpty() || verb == QLatin1String("--help") || verb == QLatin1String("-h") || verb == QLatin1String("help")) {
+    if (verb == QLatin1String("--help") || verb == QLatin1String("-h") || verb == QLatin1String("help")) {
         printUsage();
-        return verb.isEmpty() ? 2 : 0;
+        return 0;
     }
     QStringList rest = args.mid(2);
     rest.prepend(args.at(0) + QLatin1Char(' ') + verb);

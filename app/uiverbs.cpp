@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "uiverbs.h"
+
+#include "controlpanel.h"
+#include "embeddingview.h"
+#include "figureexport.h"
+#include "headgridview.h"
+#include "heatmapview.h"
+#include "livecompute.h"
+#include "livesession.h"
+#include "mainwindow.h"
+#include "rowview.h"
+#include "sentenceedit.h"
+
+#include "attnviz/backend.h"
+#include "bundledvectors.h"
+
+#include <qcustomplot.h>
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QKeyEvent>
+#include <QTextCursor>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+namespace attnviz::cli {
+
+namespace {
+
+int fail(const char *verb, const QString &message, int code)
+{
+    std::fprintf(stderr, "attnviz %s: %s\n", verb, qPrintable(message));
+    return code;
+}
+
+} // namespace
+
+int gui(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Opens the attnviz window."));
+    p.addHelpOption();
+    QCommandLineOption embOpt(QStringLiteral("embeddings"), QStringLiteral("Word vectors to use (.txt/.vec/.bin/.avec)."),
+                              QStringLiteral("file"));
+    QCommandLineOption sentOpt(QStringLiteral("sentence"), QStringLiteral("Sentence to start with."), QStringLiteral("text"));
+    QCommandLineOption keyOpt(QStringLiteral("key-sentence"), QStringLiteral("Key/value sentence (cross-attention)."),
+                              QStringLiteral("text"));
+    p.addOptions({embOpt, sentOpt, keyOpt});
+    if (!p.parse(args))
+        return fail("", p.errorText(), 2);
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    ui::MainWindow w;
+    if (p.isSet(embOpt)) {
+        QString error;
+        if (!w.loadEmbeddingsFile(p.value(embOpt), &error))
+            return fail("", error, 2);
+    }
+    if (p.isSet(sentOpt))
+        w.setSentence(p.value(sentOpt));
+    if (p.isSet(keyOpt))
+        w.setKeySentence(p.value(keyOpt));
+    w.show();
+    return QApplication::exec();
+}
+
+int exportView(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Renders a view of the window offscreen (no display needed) and writes it as a figure (.png .svg .pdf)\n"
+        "or writes its matrices (.csv .npy .json). The format follows the --out suffix."));
+    p.addHelpOption();
+    const QString none;
+    QCommandLineOption sentOpt(QStringLiteral("sentence"), QStringLiteral("The sentence (queries)."), QStringLiteral("text"));
+    QCommandLineOption keyOpt(QStringLiteral("key-sentence"), QStringLiteral("Key/value sentence: cross-attention."),
+                              QStringLiteral("text"));
+    QCommandLineOption viewOpt(QStringLiteral("view"), QStringLiteral("weights (default), grid, embeddings or row."),
+                               QStringLiteral("view"), QStringLiteral("weights"));
+    QCommandLineOption headsOpt(QStringLiteral("heads"), QStringLiteral("Number of heads (default 1)."),
+                                QStringLiteral("n"), QStringLiteral("1"));
+    QCommandLineOption dHeadOpt(QStringLiteral("d-head"), QStringLiteral("Head width with random projections (default d_model/heads)."),
+                                QStringLiteral("n"), QStringLiteral("0"));
+    QCommandLineOption headOpt(QStringLiteral("head"), QStringLiteral("Head shown: 0.., or avg (default 0)."),
+                               QStringLiteral("h"), QStringLiteral("0"));
+    QCommandLineOption queryOpt(QStringLiteral("query"), QStringLiteral("Query token for --view row (default 0)."),
+                                QStringLiteral("i"), QStringLiteral("0"));
+    QCommandLineOption maskOpt(QStringLiteral("mask"), QStringLiteral("none (default), causal, padding, causal+padding."),
+                               QStringLiteral("mask"), QStringLiteral("none"));
+    QCommandLineOption padOpt(QStringLiteral("pad"), QStringLiteral("Key token indices masked as padding, e.g. 0,3."),
+                              QStringLiteral("list"));
+    QCommandLineOption methodOpt(QStringLiteral("mask-method"), QStringLiteral("neg_inf (default) or renormalize."),
+                                 QStringLiteral("m"), QStringLiteral("neg_inf"));
+    QCommandLineOption scaleOpt(QStringLiteral("scale"),
+                                QStringLiteral("inv_sqrt_dhead (default), inv_sqrt_dmodel, none, temperature."),
+                                QStringLiteral("rule"), QStringLiteral("inv_sqrt_dhead"));
+    QCommandLineOption tempOpt(QStringLiteral("temperature"), QStringLiteral("T for --scale temperature (default 1)."),
+                               QStringLiteral("T"), QStringLiteral("1"));
+    QCommandLineOption normOpt(QStringLiteral("norm"), QStringLiteral("softmax (default), sum or cosine."),
+                               QStringLiteral("n"), QStringLiteral("softmax"));
+    QCommandLineOption projOpt(QStringLiteral("projection"),
+                               QStringLiteral("identity (default), random, or a projections JSON file."),
+                               QStringLiteral("p"), QStringLiteral("identity"));
+    QCommandLineOption seedOpt(QStringLiteral("seed"), QStringLiteral("Seed of the random projections (default 0)."),
+                               QStringLiteral("n"), QStringLiteral("0"));
+    QCommandLineOption dropOpt(QStringLiteral("dropout"), QStringLiteral("Dropout on the weights (default 0)."),
+                               QStringLiteral("p"), QStringLiteral("0"));
+    QCommandLineOption dropSeedOpt(QStringLiteral("dropout-seed"), QStringLiteral("Dropout seed (default 0)."),
+                                   QStringLiteral("n"), QStringLiteral("0"));
+    QCommandLineOption embOpt(QStringLiteral("embeddings"),
+                              QStringLiteral("Word vectors (.txt/.vec/.bin/.avec); default: the bundled table."),
+                              QStringLiteral("file"));
+    QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("out")}, QStringLiteral("Output file."),
+                              QStringLiteral("file"));
+    QCommandLineOption widthOpt(QStringLiteral("width"), QStringLiteral("Figure width (px; points for SVG/PDF; default 1200)."),
+                                QStringLiteral("n"), QStringLiteral("1200"));
+    QCommandLineOption heightOpt(QStringLiteral("height"), QStringLiteral("Figure height (default 900)."),
+                                 QStringLiteral("n"), QStringLiteral("900"));
+    QCommandLineOption dpiOpt(QStringLiteral("dpi"), QStringLiteral("PNG resolution (default 96)."), QStringLiteral("dpi"),
+                              QStringLiteral("96"));
+    QCommandLineOption noNumbersOpt(QStringLiteral("no-numbers"), QStringLiteral("No numbers in the heatmap cells."));
+    p.addOptions({sentOpt, keyOpt, viewOpt, headsOpt, dHeadOpt, headOpt, queryOpt, maskOpt, padOpt, methodOpt, scaleOpt,
+                  tempOpt, normOpt, projOpt, seedOpt, dropOpt, dropSeedOpt, embOpt, outOpt, widthOpt, heightOpt, dpiOpt,
+                  noNumbersOpt});
+    if (!p.parse(args))
+        return fail("export", p.errorText(), 2);
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    if (!p.isSet(sentOpt))
+        return fail("export", QStringLiteral("--sentence is required"), 2);
+    if (!p.isSet(outOpt))
+        return fail("export", QStringLiteral("--out is required (.png .svg .pdf .csv .npy .json)"), 2);
+    const QString out = p.value(outOpt);
+    const QString suffix = QFileInfo(out).suffix().toLower();
+    if (!ui::isFigureSuffix(suffix) && !ui::isMatrixSuffix(suffix))
+        return fail("export", QStringLiteral("--out %1: unknown format (use .png .svg .pdf .csv .npy .json)").arg(out), 2);
+
+    ui::ExportView view;
+    if (!ui::parseExportView(p.value(viewOpt), view))
+        return fail("export", QStringLiteral("--view %1: expected weights, grid, embeddings or row").arg(p.value(viewOpt)), 2);
+
+    auto intOpt = [&](const QCommandLineOption &o, int lo, int hi, int &v) {
+        bool ok = false;
+        v = p.value(o).toInt(&ok);
+        return ok && v >= lo && v <= hi;
+    };
+    auto dblOpt = [&](const QCommandLineOption &o, double lo, double hi, double &v) {
+        bool ok = false;
+        v = p.value(o).toDouble(&ok);
+        return ok && v >= lo && v <= hi;
+    };
+    ui::ComputeRequest req;
+    ui::ComputeSettings &s = req.settings;
+    int heads = 1, dHead = 0, query = 0, width = 0, height = 0, seed = 0, dropSeed = 0;
+    double temperature = 1, dropout = 0, dpi = 96;
+    if (!intOpt(headsOpt, 1, 256, heads))
+        return fail("export", QStringLiteral("--heads: expected 1..256"), 2);
+    if (!intOpt(dHeadOpt, 0, 4096, dHead))
+        return fail("export", QStringLiteral("--d-head: expected 0..4096"), 2);
+    if (!intOpt(queryOpt, 0, 1 << 30, query))
+        return fail("export", QStringLiteral("--query: expected a token index"), 2);
+    if (!intOpt(widthOpt, 16, 20000, width) || !intOpt(heightOpt, 16, 20000, height))
+        return fail("export", QStringLiteral("--width/--height: expected 16..20000"), 2);
+    if (!dblOpt(dpiOpt, 10, 2400, dpi))
+        return fail("export", QStringLiteral("--dpi: expected 10..2400"), 2);
+    if (!dblOpt(tempOpt, 1e-3, 1e3, temperature))
+        return fail("export", QStringLiteral("--temperature: expected a number in 0.001..1000"), 2);
+    if (!dblOpt(dropOpt, 0, 0.99, dropout))
+        return fail("export", QStringLiteral("--dropout: expected 0..0.99"), 2);
+    if (!intOpt(seedOpt, 0, 1 << 30, seed) || !intOpt(dropSeedOpt, 0, 1 << 30, dropSeed))
+        return fail("export", QStringLiteral("--seed/--dropout-seed: expected a non-negative integer"), 2);
+    s.numHeads = heads;
+    s.dHead = dHead;
+    s.temperature = temperature;
+    s.dropout = dropout;
+    s.dropoutSeed = quint64(dropSeed);
+    s.projectionSeed = quint64(seed);
+
+    const QString scale = p.value(scaleOpt);
+    if (scale == QLatin1String("inv_sqrt_dhead"))
+        s.scaleRule = ScaleRule::InvSqrtDHead;
+    else if (scale == QLatin1String("inv_sqrt_dmodel"))
+        s.scaleRule = ScaleRule::InvSqrtDModel;
+    else if (scale == QLatin1String("none"))
+        s.scaleRule = ScaleRule::None;
+    else if (scale == QLatin1String("temperature"))
+        s.scaleRule = ScaleRule::Temperature;
+    else
+        return fail("export", QStringLiteral("--scale %1: expected inv_sqrt_dhead, inv_sqrt_dmodel, none or temperature").arg(scale), 2);
+    const QString norm = p.value(normOpt);
+    if (norm == QLatin1String("softmax"))
+        s.normalization = Normalization::Softmax;
+    else if (norm == QLatin1String("sum"))
+        s.normalization = Normalization::Sum;
+    else if (norm == QLatin1String("cosine"))
+        s.normalization = Normalization::Cosine;
+    else
+        return fail("export", QStringLiteral("--norm %1: expected softmax, sum or cosine").arg(norm), 2);
+    const QString mask = p.value(maskOpt);
+    if (mask == QLatin1String("none"))
+        s.mask = ui::MaskChoice::None;
+    else if (mask == QLatin1String("causal"))
+        s.mask = ui::MaskChoice::Causal;
+    else if (mask == QLatin1String("padding"))
+        s.mask = ui::MaskChoice::Padding;
+    else if (mask == QLatin1String("causal+padding"))
+        s.mask = ui::MaskChoice::CausalPadding;
+    else
+        return fail("export", QStringLiteral("--mask %1: expected none, causal, padding or causal+padding").arg(mask), 2);
+    const QString method = p.value(methodOpt);
+    if (method == QLatin1String("neg_inf"))
+        s.maskMethod = MaskMethod::NegInf;
+    else if (method == QLatin1String("renormalize"))
+        s.maskMethod = MaskMethod::MultiplyRenormalize;
+    else
+        return fail("export", QStringLiteral("--mask-method %1: expected neg_inf or renormalize").arg(method), 2);
+    if (p.isSet(padOpt)) {
+        for (const QString &part : p.value(padOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            bool ok = false;
+            const int j = part.trimmed().toInt(&ok);
+            if (!ok || j < 0)
+                return fail("export", QStringLiteral("--pad: expected token indices like 0,3"), 2);
+            req.paddedKeys.insert(j);
+        }
+    }
+    const QString proj = p.value(projOpt);
+    if (proj == QLatin1String("identity")) {
+        s.projection = ui::ProjectionMode::Identity;
+    } else if (proj == QLatin1String("random")) {
+        s.projection = ui::ProjectionMode::Random;
+    } else {
+        auto loaded = std::make_shared<Projections<float>>();
+        const Status st = ui::loadProjectionsFile(proj, *loaded);
+        if (!st.ok())
+            return fail("export", QString::fromStdString(st.message), 2);
+        s.projection = ui::ProjectionMode::File;
+        s.loadedProjections = loaded;
+        s.projectionSource = QFileInfo(proj).fileName();
+    }
+
+    auto table = std::make_shared<EmbeddingTable>();
+    if (p.isSet(embOpt)) {
+        const Status st = loadEmbeddings(p.value(embOpt).toStdString(), *table);
+        if (!st.ok())
+            return fail("export", QString::fromStdString(st.message), 2);
+    } else {
+        const Status st = loadBundledEmbeddings(*table);
+        if (!st.ok())
+            return fail("export", QString::fromStdString(st.message) + QStringLiteral(" (pass --embeddings FILE)"), 2);
+    }
+    req.table = table;
+    req.sentence = p.value(sentOpt);
+    req.keySentence = p.value(keyOpt);
+    req.generation = 1;
+
+    int head = 0;
+    if (p.value(headOpt) == QLatin1String("avg") || p.value(headOpt) == QLatin1String("average")) {
+        head = -1;
+    } else if (!intOpt(headOpt, 0, heads - 1, head)) {
+        return fail("export", QStringLiteral("--head %1: expected 0..%2 or avg").arg(p.value(headOpt)).arg(heads - 1), 2);
+    }
+
+    CpuBackend backend;
+    ui::ProjectionCache cache;
+    const ui::SnapshotPtr snap = ui::computeSnapshot(req, backend, cache);
+    if (!snap->hasResult()) {
+        // A figure of an empty sentence is the explained, empty view; anything else is an error.
+        const bool emptySentence = snap->sentence.trimmed().isEmpty();
+        if (ui::isMatrixSuffix(suffix) || !emptySentence)
+            return fail("export", snap->message, 2);
+    }
+    if (snap->hasResult() && view == ui::ExportView::Row && query >= snap->tq())
+        return fail("export", QStringLiteral("--query %1: the sentence has %2 tokens").arg(query).arg(snap->tq()), 2);
+
+    QString error;
+    if (ui::isMatrixSuffix(suffix)) {
+        if (!ui::saveMatrices(*snap, view, head, query, out, &error))
+            return fail("export", error, 1);
+        return 0;
+    }
+    const ui::HeadDisplay display = view == ui::ExportView::Grid ? ui::HeadDisplay::All
+                                    : head < 0                 ? ui::HeadDisplay::Average
+                                                               : ui::HeadDisplay::One;
+    const double scaleF = suffix == QLatin1String("png") ? dpi / 96.0 : 1.0;
+    const QSize logical(int(width / scaleF), int(height / scaleF));
+    std::unique_ptr<QWidget> widget;
+    QCustomPlot *plot = nullptr;
+    switch (view) {
+    case ui::ExportView::Weights: {
+        auto *v = new ui::HeatmapView;
+        widget.reset(v);
+        v->setShowNumbers(!p.isSet(noNumbersOpt));
+        v->setHeadDisplay(display);
+        v->setSnapshot(snap);
+        v->setSelection(head, -1);
+        plot = v->plot();
+        break;
+    }
+    case ui::ExportView::Grid: {
+        auto *v = new ui::HeadGridView;
+        widget.reset(v);
+        v->setSnapshot(snap);
+        v->setSelection(-2, -1); // no panel highlighted
+        plot = v->plot();
+        break;
+    }
+    case ui::ExportView::Embeddings: {
+        auto *v = new ui::EmbeddingView;
+        widget.reset(v);
+        v->setSnapshot(snap);
+        v->setSelection(head, -1);
+        plot = v->plot();
+        break;
+    }
+    case ui::ExportView::Row: {
+        auto *v = new ui::RowView;
+        widget.reset(v);
+        v->setHeadDisplay(display);
+        v->setSnapshot(snap);
+        v->setSelection(head, query);
+        plot = v->plot();
+        break;
+    }
+    }
+    widget->resize(logical);
+    widget->ensurePolished();
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    if (!ui::saveFigure(plot, out, {width, height, dpi}, &error))
+        return fail("export", error, 1);
+    return 0;
+}
+
+namespace {
+
+// A deterministic table of `dim`-wide vectors for words w0 .. w{n-1}, for the benchmark only.
+std::shared_ptr<EmbeddingTable> benchTable(int n, int dim)
+{
+    std::vector<std::string> words;
+    Mat<float> m(n, dim);
+    std::mt19937 rng(7);
+    std::normal_distribution<float> nd(0.f, 0.3f);
+    for (int i = 0; i < n; ++i) {
+        words.push_back("w" + std::to_string(i));
+        for (int d = 0; d < dim; ++d)
+            m(i, d) = nd(rng);
+    }
+    auto t = std::make_shared<EmbeddingTable>();
+    t->assign(std::move(words), std::move(m), "bench table (random, 768-d)");
+    return t;
+}
+
+} // namespace
+
+int benchUi(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Times keystroke -> repainted heatmap in the real window (offscreen): a key press in the editor,\n"
+        "the compute on the worker thread, the snapshot reaching the views, the heatmap's replot and paint.\n"
+        "The ~30 ms typing debounce is switched off for the measurement. 12 heads, d_model 768, random\n"
+        "projections (nn.Linear init), softmax, 1/sqrt(d_head)."));
+    p.addHelpOption();
+    QCommandLineOption uiOpt(QStringLiteral("ui"), QStringLiteral("The UI benchmark (this one)."));
+    QCommandLineOption sizesOpt(QStringLiteral("sizes"), QStringLiteral("Token counts (default 16,128,512,2048)."),
+                                QStringLiteral("list"), QStringLiteral("16,128,512,2048"));
+    QCommandLineOption repsOpt(QStringLiteral("reps"), QStringLiteral("Keystrokes per size (default 15)."),
+                               QStringLiteral("n"), QStringLiteral("15"));
+    p.addOptions({uiOpt, sizesOpt, repsOpt});
+    if (!p.parse(args))
+        return fail("bench", p.errorText(), 2);
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    std::vector<int> sizes;
+    for (const QString &s : p.value(sizesOpt).split(QLatin1Char(','), Qt::SkipEmptyParts))
+        sizes.push_back(s.toInt());
+    const int reps = std::max(3, p.value(repsOpt).toInt());
+
+    ui::MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    w.session()->setDebounceMs(0);
+    auto table = benchTable(4096, 768);
+    w.setEmbeddingTable(table, QStringLiteral("bench table"));
+    ui::ComputeSettings s = w.controls()->settings();
+    s.numHeads = 12;
+    s.projection = ui::ProjectionMode::Random;
+    s.projectionSeed = 0;
+    w.controls()->setSettings(s);
+
+    bool replotted = false;
+    QObject::connect(w.heatmapView()->plot(), &QCustomPlot::afterReplot, [&] { replotted = true; });
+    quint64 seen = 0;
+    QObject::connect(&w, &ui::MainWindow::viewsUpdated, [&](quint64 g) { seen = g; });
+
+    std::printf("keystroke -> repainted heatmap (12 heads, d_model 768, d_head 64, random projections; median of "
+                "%d keystrokes, debounce off)\n",
+                reps);
+    std::printf("%8s %12s %12s %12s %12s\n", "tokens", "median ms", "min ms", "max ms", "compute ms");
+    for (int n : sizes) {
+        QString sentence;
+        for (int i = 0; i < n; ++i)
+            sentence += QStringLiteral("w%1 ").arg((i * 37) % 4096);
+        sentence += QStringLiteral("w1");
+        // n+1 tokens with the word being typed; drop one so that n are computed
+        sentence = sentence.section(QLatin1Char(' '), 1);
+        w.sentenceEdit()->setPlainText(sentence);
+        QElapsedTimer settle;
+        settle.start();
+        while ((!w.session()->snapshot() || w.session()->snapshot()->tq() != n || w.session()->busy())
+               && settle.elapsed() < 120000)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+        QCoreApplication::processEvents();
+        std::vector<double> times, compute;
+        QTextCursor c = w.sentenceEdit()->textCursor();
+        c.movePosition(QTextCursor::End);
+        w.sentenceEdit()->setTextCursor(c);
+        w.sentenceEdit()->setFocus();
+        for (int r = 0; r < reps; ++r) {
+            const bool add = r % 2 == 0;
+            QKeyEvent press(QEvent::KeyPress, add ? Qt::Key_X : Qt::Key_Backspace, Qt::NoModifier,
+                            add ? QStringLiteral("x") : QString());
+            QKeyEvent release(QEvent::KeyRelease, add ? Qt::Key_X : Qt::Key_Backspace, Qt::NoModifier,
+                              add ? QStringLiteral("x") : QString());
+            replotted = false;
+            const quint64 before = seen;
+            QElapsedTimer t;
+            t.start();
+            QCoreApplication::sendEvent(w.sentenceEdit(), &press);
+            QCoreApplication::sendEvent(w.sentenceEdit(), &release);
+            while ((seen == before || !replotted) && t.elapsed() < 120000)
+                QCoreApplication::processEvents(QEventLoop::AllEvents, 1);
+            w.heatmapView()->plot()->repaint(); // the paint that puts the replotted buffer on screen
+            times.push_back(double(t.nsecsElapsed()) / 1e6);
+            compute.push_back(w.session()->snapshot()->computeMs);
+        }
+        std::sort(times.begin(), times.end());
+        std::sort(compute.begin(), compute.end());
+        std::printf("%8d %12.2f %12.2f %12.2f %12.2f\n", n, times[times.size() / 2], times.front(), times.back(),
+                    compute[compute.size() / 2]);
+        std::fflush(stdout);
+    }
+    std::printf("device: %s\n", cpuDeviceName().c_str());
+    return 0;
+}
+
+} // namespace attnviz::cli

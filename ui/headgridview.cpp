@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "headgridview.h"
+
+#include "plotstyle.h"
+
+#include <qcustomplot.h>
+
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace attnviz::ui {
+
+namespace {
+
+// Block average of a (t_q, t_k) matrix down to at most `cells` per side. Masked cells are left
+// out; a block with nothing left (all masked, or NaN) is NaN and drawn grey.
+QCPColorMapData *pooled(const Mat<float> &w, const BoolMat &mask, int cells)
+{
+    const int tq = int(w.rows()), tk = int(w.cols());
+    const int fq = std::max(1, (tq + cells - 1) / cells), fk = std::max(1, (tk + cells - 1) / cells);
+    const int nq = (tq + fq - 1) / fq, nk = (tk + fk - 1) / fk;
+    auto *d = new QCPColorMapData(nk, nq, QCPRange(0, std::max(0, tk - 1)), QCPRange(0, std::max(0, tq - 1)));
+    for (int a = 0; a < nq; ++a)
+        for (int b = 0; b < nk; ++b) {
+            double sum = 0;
+            int n = 0;
+            for (int i = a * fq; i < std::min(tq, (a + 1) * fq); ++i)
+                for (int j = b * fk; j < std::min(tk, (b + 1) * fk); ++j) {
+                    const float v = w(i, j);
+                    if (std::isfinite(v) && (mask.size() == 0 || !mask(i, j))) {
+                        sum += v;
+                        ++n;
+                    }
+                }
+            d->setCell(b, a, n ? sum / n : std::nan(""));
+        }
+    return d;
+}
+
+} // namespace
+
+HeadGridView::HeadGridView(QWidget *parent)
+    : QWidget(parent)
+    , m_plot(new QCustomPlot(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setObjectName(QStringLiteral("headGridPlot"));
+    m_plot->plotLayout()->clear();
+    m_plot->plotLayout()->setMargins(QMargins(6, 0, 0, 6));
+    m_title = new QCPTextElement(m_plot, QStringLiteral("All heads"), QFont(font().family(), 10, QFont::Bold));
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+    m_grid = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(1, 0, m_grid);
+    m_scale = new QCPColorScale(m_plot);
+    m_scale->setType(QCPAxis::atRight);
+    m_scale->setBarWidth(12);
+    m_scale->axis()->setLabel(QStringLiteral("weight"));
+    m_plot->plotLayout()->addElement(1, 1, m_scale);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.01);
+    m_plot->plotLayout()->setColumnStretchFactor(1, 0.01);
+    m_scale->setGradient(weightsGradient());
+
+    connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
+        QCPAxisRect *r = m_plot->axisRectAt(e->pos());
+        for (size_t n = 0; n < m_rects.size(); ++n)
+            if (m_rects[n] == r)
+                emit headSelected(headOfPanel(int(n)));
+    });
+    rebuild();
+}
+
+int HeadGridView::headOfPanel(int panel) const
+{
+    const int heads = int(m_rects.size()) - 1;
+    return panel >= heads ? -1 : panel;
+}
+
+QPoint HeadGridView::panelCenter(int panel) const
+{
+    if (panel < 0 || panel >= int(m_rects.size()))
+        return {};
+    return m_plot->mapTo(this, m_rects[size_t(panel)]->rect().center());
+}
+
+QString HeadGridView::title() const { return m_title->text(); }
+
+void HeadGridView::setSnapshot(SnapshotPtr snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    rebuild();
+}
+
+void HeadGridView::setSelection(int head, int)
+{
+    m_head = head;
+    highlight();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeadGridView::rebuild()
+{
+    const bool ok = m_snapshot && m_snapshot->hasResult();
+    const int heads = ok ? int(m_snapshot->seq().weights.size()) : 0;
+    const int panels = ok ? heads + 1 : 0;
+    if (panels != int(m_rects.size())) {
+        for (QCPColorMap *m : m_maps)
+            m_plot->removePlottable(m);
+        m_maps.clear();
+        m_rects.clear();
+        m_grid->clear();
+        m_grid->simplify();
+        const int cols = std::max(1, int(std::ceil(std::sqrt(panels * 1.4))));
+        for (int n = 0; n < panels; ++n) {
+            auto *r = new QCPAxisRect(m_plot, true);
+            r->setupFullAxesBox(false);
+            for (QCPAxis *a : r->axes()) {
+                a->setTicks(false);
+                a->setTickLabels(false);
+                a->grid()->setVisible(false);
+            }
+            r->axis(QCPAxis::atLeft)->setRangeReversed(true);
+            r->axis(QCPAxis::atRight)->setRangeReversed(true);
+            r->setMinimumMargins(QMargins(2, 2, 2, 2));
+            r->setAutoMargins(QCP::msTop);
+            m_grid->addElement(n / cols, n % cols, r);
+            auto *map = new QCPColorMap(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
+            map->setInterpolate(false);
+            map->setGradient(weightsGradient());
+            map->setColorScale(m_scale);
+            m_rects.push_back(r);
+            m_maps.push_back(map);
+        }
+    }
+    if (!ok) {
+        m_title->setText(m_snapshot ? QStringLiteral("All heads\n") + m_snapshot->message : QStringLiteral("All heads"));
+        m_scale->setVisible(false);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    m_scale->setVisible(true);
+    const int tq = m_snapshot->tq(), tk = m_snapshot->tk();
+    double hi = 0;
+    for (int n = 0; n < panels; ++n) {
+        const int head = headOfPanel(n);
+        const Mat<float> &w = m_snapshot->weights(head);
+        m_maps[size_t(n)]->setData(pooled(w, m_snapshot->seq().mask, kMaxCells), false);
+        for (Eigen::Index k = 0; k < w.size(); ++k)
+            if (std::isfinite(w.data()[k]))
+                hi = std::max(hi, double(w.data()[k]));
+        QCPAxisRect *r = m_rects[size_t(n)];
+        r->axis(QCPAxis::atBottom)->setRange(-0.5, tk - 0.5);
+        r->axis(QCPAxis::atLeft)->setRange(-0.5, tq - 0.5);
+        r->axis(QCPAxis::atTop)->setLabel(head < 0 ? QStringLiteral("average") : QStringLiteral("head %1").arg(head));
+    }
+    double lo = 0;
+    if (m_snapshot->settings.normalization != Normalization::Softmax) {
+        for (int n = 0; n < panels; ++n) {
+            const Mat<float> &w = m_snapshot->weights(headOfPanel(n));
+            for (Eigen::Index k = 0; k < w.size(); ++k)
+                if (std::isfinite(w.data()[k]))
+                    lo = std::min(lo, double(w.data()[k]));
+        }
+    }
+    m_scale->setDataRange(QCPRange(lo, hi > lo ? hi : lo + 1));
+    QString t = QStringLiteral("All heads — ") + describeConfig(*m_snapshot, -1, HeadDisplay::All);
+    if (tq > kMaxCells || tk > kMaxCells)
+        t += QStringLiteral("\nEach panel block-averages %1 tokens to at most %2 cells per side.")
+                 .arg(std::max(tq, tk))
+                 .arg(kMaxCells);
+    if (!m_snapshot->seq().fullyMaskedRows.empty())
+        t += QStringLiteral("\nGrey rows: every key masked, no weights (NaN).");
+    else if (m_snapshot->seq().mask.size() > 0)
+        t += QStringLiteral("\nGrey cells: masked.");
+    m_title->setText(t);
+    highlight();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeadGridView::highlight()
+{
+    for (size_t n = 0; n < m_rects.size(); ++n) {
+        const bool sel = headOfPanel(int(n)) == m_head;
+        for (QCPAxis *a : m_rects[n]->axes()) {
+            a->setBasePen(sel ? QPen(QColor(220, 30, 30), 3) : QPen(QColor(120, 120, 120), 1));
+            a->setLabelColor(sel ? QColor(220, 30, 30) : QColor(0, 0, 0));
+        }
+    }
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// All heads as small multiples, plus the head average, on one shared colour scale.
+// Clicking a panel selects that head (or the average). Long inputs are block-averaged to at most
+// kMaxCells per side per panel (the title says so).
+#pragma once
+
+#include "livetypes.h"
+
+#include <QWidget>
+
+#include <vector>
+
+class QCustomPlot;
+class QCPAxisRect;
+class QCPColorMap;
+class QCPColorScale;
+class QCPTextElement;
+class QCPLayoutGrid;
+
+namespace attnviz::ui {
+
+class HeadGridView : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr int kMaxCells = 160;
+
+    explicit HeadGridView(QWidget *parent = nullptr);
+
+    void setSnapshot(SnapshotPtr snapshot);
+    void setSelection(int head, int query);
+
+    QCustomPlot *plot() const { return m_plot; }
+    int panelCount() const { return int(m_rects.size()); }
+    // Panel index -> head (-1 for the average); and the panel's centre in widget coordinates.
+    int headOfPanel(int panel) const;
+    QPoint panelCenter(int panel) const;
+    QString title() const;
+
+signals:
+    void headSelected(int head);
+
+private:
+    void rebuild();
+    void highlight();
+
+    SnapshotPtr m_snapshot;
+    int m_head = 0;
+    QCustomPlot *m_plot = nullptr;
+    QCPTextElement *m_title = nullptr;
+    QCPLayoutGrid *m_grid = nullptr;
+    QCPColorScale *m_scale = nullptr;
+    std::vector<QCPAxisRect *> m_rects;
+    std::vector<QCPColorMap *> m_maps;
+};
+
+} // namespace attnviz::ui

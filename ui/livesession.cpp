@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "livesession.h"
+
+#include "computeworker.h"
+
+#include "attnviz/backend.h"
+
+namespace attnviz::ui {
+
+LiveSession::LiveSession(QObject *parent)
+    : QObject(parent)
+{
+    qRegisterMetaType<attnviz::ui::SnapshotPtr>();
+    m_debounce.setSingleShot(true);
+    m_debounce.setInterval(30);
+    connect(&m_debounce, &QTimer::timeout, this, &LiveSession::post);
+    // Progress appears only when an update takes noticeably long.
+    m_busyDelay.setSingleShot(true);
+    m_busyDelay.setInterval(150);
+    connect(&m_busyDelay, &QTimer::timeout, this, [this] {
+        if (m_busy)
+            emit busyChanged(true, int(m_sentence.size() / 5));
+    });
+    m_thread.setObjectName(QStringLiteral("attnviz-compute"));
+    m_thread.start();
+    setBackend(std::make_unique<CpuBackend>());
+}
+
+LiveSession::~LiveSession()
+{
+    if (m_worker)
+        m_worker->deleteLater();
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void LiveSession::setBackend(std::unique_ptr<Backend> backend)
+{
+    if (m_worker)
+        m_worker->deleteLater(); // runs in the compute thread after any current work
+    auto *worker = new ComputeWorker(std::move(backend));
+    worker->moveToThread(&m_thread);
+    connect(worker, &ComputeWorker::finished, this, &LiveSession::onFinished, Qt::QueuedConnection);
+    m_worker = worker;
+    schedule();
+}
+
+void LiveSession::setSentence(const QString &text)
+{
+    if (text == m_sentence)
+        return;
+    m_sentence = text;
+    schedule();
+}
+
+void LiveSession::setKeySentence(const QString &text)
+{
+    if (text == m_keySentence)
+        return;
+    m_keySentence = text;
+    m_padded.clear();
+    m_custom.clear();
+    schedule();
+}
+
+void LiveSession::setSettings(const ComputeSettings &settings)
+{
+    if (settings == m_settings)
+        return;
+    m_settings = settings;
+    if (m_head >= settings.numHeads)
+        setSelectedHead(0);
+    schedule();
+}
+
+void LiveSession::setTable(std::shared_ptr<const EmbeddingTable> table)
+{
+    m_table = std::move(table);
+    schedule();
+}
+
+void LiveSession::togglePadding(int keyIndex)
+{
+    if (!m_padded.erase(keyIndex))
+        m_padded.insert(keyIndex);
+    if (m_settings.mask == MaskChoice::Padding || m_settings.mask == MaskChoice::CausalPadding)
+        schedule();
+}
+
+void LiveSession::toggleCustomCell(int query, int key)
+{
+    const auto cell = std::make_pair(query, key);
+    if (!m_custom.erase(cell))
+        m_custom.insert(cell);
+    if (m_settings.mask == MaskChoice::Custom)
+        schedule();
+}
+
+void LiveSession::clearCustomMask()
+{
+    m_custom.clear();
+    if (m_settings.mask == MaskChoice::Custom)
+        schedule();
+}
+
+void LiveSession::setSelectedHead(int head)
+{
+    if (head == m_head && (head >= 0 || m_display == HeadDisplay::Average))
+        return;
+    if (head < 0) {
+        m_display = HeadDisplay::Average;
+        emit headDisplayChanged(m_display);
+    } else {
+        m_head = head;
+        if (m_display == HeadDisplay::Average) {
+            m_display = HeadDisplay::One;
+            emit headDisplayChanged(m_display);
+        }
+    }
+    emit selectionChanged(shownHead(), m_query);
+}
+
+void LiveSession::setSelectedQuery(int query)
+{
+    if (query == m_query)
+        return;
+    m_query = query;
+    emit selectionChanged(shownHead(), m_query);
+}
+
+void LiveSession::setHeadDisplay(HeadDisplay display)
+{
+    if (display == m_display)
+        return;
+    m_display = display;
+    emit headDisplayChanged(display);
+    emit selectionChanged(shownHead(), m_query);
+}
+
+void LiveSession::schedule()
+{
+    ++m_generation;
+    if (m_debounce.interval() <= 0)
+        post();
+    else
+        m_debounce.start();
+}
+
+void LiveSession::requestNow()
+{
+    m_debounce.stop();
+    post();
+}
+
+void LiveSession::post()
+{
+    if (!m_worker)
+        return;
+    ComputeRequest r;
+    r.generation = ++m_generation;
+    r.sentence = m_sentence;
+    r.keySentence = m_keySentence;
+    r.settings = m_settings;
+    r.table = m_table;
+    r.paddedKeys = m_padded;
+    r.customMask = m_custom;
+    m_busy = true;
+    if (!m_busyDelay.isActive())
+        m_busyDelay.start();
+    m_worker->post(std::move(r));
+}
+
+void LiveSession::onFinished(SnapshotPtr snapshot)
+{
+    if (!snapshot || snapshot->generation != m_generation)
+        return; // stale: a newer request is pending or already shown
+    m_busy = false;
+    m_busyDelay.stop();
+    emit busyChanged(false, snapshot->tq());
+    m_snapshot = std::move(snapshot);
+    if (m_snapshot->hasResult() && m_query >= m_snapshot->tq())
+        m_query = std::max(0, m_snapshot->tq() - 1);
+    emit snapshotChanged(m_snapshot);
+}
+
+} // namespace attnviz::ui

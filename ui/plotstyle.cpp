@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "plotstyle.h"
+
+#include <QFontMetrics>
+
+#include <cmath>
+
+namespace attnviz::ui {
+
+QCPColorGradient weightsGradient()
+{
+    QCPColorGradient g;
+    g.clearColorStops();
+    // viridis, sampled at 9 points
+    g.setColorStopAt(0.000, QColor(68, 1, 84));
+    g.setColorStopAt(0.125, QColor(71, 44, 122));
+    g.setColorStopAt(0.250, QColor(59, 81, 139));
+    g.setColorStopAt(0.375, QColor(44, 113, 142));
+    g.setColorStopAt(0.500, QColor(33, 144, 141));
+    g.setColorStopAt(0.625, QColor(39, 173, 129));
+    g.setColorStopAt(0.750, QColor(92, 200, 99));
+    g.setColorStopAt(0.875, QColor(170, 220, 50));
+    g.setColorStopAt(1.000, QColor(253, 231, 37));
+    g.setColorInterpolation(QCPColorGradient::ciRGB);
+    g.setNanHandling(QCPColorGradient::nhNanColor);
+    g.setNanColor(nanColor());
+    g.setLevelCount(256);
+    return g;
+}
+
+QCPColorGradient divergingGradient()
+{
+    QCPColorGradient g;
+    g.clearColorStops();
+    // RdBu reversed: negative blue, zero white, positive red
+    g.setColorStopAt(0.00, QColor(5, 48, 97));
+    g.setColorStopAt(0.15, QColor(33, 102, 172));
+    g.setColorStopAt(0.30, QColor(67, 147, 195));
+    g.setColorStopAt(0.42, QColor(146, 197, 222));
+    g.setColorStopAt(0.50, QColor(247, 247, 247));
+    g.setColorStopAt(0.58, QColor(244, 165, 130));
+    g.setColorStopAt(0.70, QColor(214, 96, 77));
+    g.setColorStopAt(0.85, QColor(178, 24, 43));
+    g.setColorStopAt(1.00, QColor(103, 0, 31));
+    g.setColorInterpolation(QCPColorGradient::ciRGB);
+    g.setNanHandling(QCPColorGradient::nhNanColor);
+    g.setNanColor(nanColor());
+    g.setLevelCount(256);
+    return g;
+}
+
+QColor nanColor() { return QColor(205, 205, 205); }
+
+QColor maskFillColor() { return QColor(236, 236, 236); }
+
+QBrush maskHatchBrush()
+{
+    return QBrush(QColor(90, 90, 90, 150), Qt::BDiagPattern);
+}
+
+QString elide(const QString &s, int maxChars)
+{
+    if (s.size() <= maxChars)
+        return s;
+    return s.left(std::max(1, maxChars - 1)) + QChar(0x2026);
+}
+
+void labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
+{
+    auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(axis->ticker());
+    if (!ticker) {
+        ticker = QSharedPointer<QCPAxisTickerText>::create();
+        axis->setTicker(ticker);
+    }
+    const int n = int(labels.size());
+    QMap<double, QString> ticks;
+    if (n > 0) {
+        const QCPRange range = axis->range();
+        const int lo = std::max(0, int(std::ceil(range.lower)));
+        const int hi = std::min(n - 1, int(std::floor(range.upper)));
+        const double pixels = axis->orientation() == Qt::Horizontal ? axis->axisRect()->width()
+                                                                      : axis->axisRect()->height();
+        const double perToken = pixels / std::max(1e-9, range.size());
+        const QFontMetrics fm(axis->tickLabelFont());
+        const double need = fm.height() * 1.05;
+        int step = perToken >= need ? 1 : int(std::ceil(need / std::max(1e-9, perToken)));
+        // round the step to 1, 2, 5, 10, 20, 50 ... so that the labels stay put while panning
+        int nice = 1;
+        while (nice < step) {
+            if (nice * 2 >= step) { nice *= 2; break; }
+            if (nice * 5 >= step) { nice *= 5; break; }
+            nice *= 10;
+        }
+        step = nice;
+        const int first = (lo + step - 1) / step * step;
+        for (int i = first; i <= hi; i += step) {
+            QString text = elide(labels.at(i), maxChars);
+            if (step > 1)
+                text = QStringLiteral("%1 %2").arg(i).arg(text);
+            ticks.insert(i, text);
+        }
+    }
+    ticker->setTicks(ticks);
+}
+
+QColor contrastingText(const QColor &bg)
+{
+    const double l = 0.299 * bg.redF() + 0.587 * bg.greenF() + 0.114 * bg.blueF();
+    return l > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250);
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The selected query's row of weights as a bar chart over the keys (seed 001's "journey" row).
+// Masked keys are hatched; a fully masked row says so instead of showing bars.
+#pragma once
+
+#include "livetypes.h"
+
+#include <QWidget>
+
+class QCustomPlot;
+class QCPBars;
+class QCPTextElement;
+class QCPItemText;
+
+namespace attnviz::ui {
+
+class RowView : public QWidget {
+    Q_OBJECT
+public:
+    explicit RowView(QWidget *parent = nullptr);
+
+    void setSnapshot(SnapshotPtr snapshot);
+    void setSelection(int head, int query);
+    void setHeadDisplay(HeadDisplay display);
+
+    QCustomPlot *plot() const { return m_plot; }
+    QString title() const;
+    const QVector<double> &values() const { return m_values; }
+    int query() const { return m_query; }
+
+private:
+    void rebuild();
+
+    SnapshotPtr m_snapshot;
+    int m_head = 0, m_query = 0;
+    HeadDisplay m_display = HeadDisplay::One;
+    QStringList m_labels;
+    QVector<double> m_values;
+    QCustomPlot *m_plot = nullptr;
+    QCPTextElement *m_title = nullptr;
+    QCPBars *m_bars = nullptr, *m_masked = nullptr;
+    QCPItemText *m_message = nullptr;
+    QList<QCPItemText *> m_valueLabels;
+};
+
+} // namespace attnviz::ui
