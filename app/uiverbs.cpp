@@ -22,7 +22,9 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QKeyEvent>
+#include <QTabWidget>
 #include <QTextCursor>
+#include <QTimer>
 
 #include <algorithm>
 #include <cstdio>
@@ -50,7 +52,18 @@ int gui(const QStringList &args)
     QCommandLineOption sentOpt(QStringLiteral("sentence"), QStringLiteral("Sentence to start with."), QStringLiteral("text"));
     QCommandLineOption keyOpt(QStringLiteral("key-sentence"), QStringLiteral("Key/value sentence (cross-attention)."),
                               QStringLiteral("text"));
-    p.addOptions({embOpt, sentOpt, keyOpt});
+    QCommandLineOption headsOpt(QStringLiteral("heads"), QStringLiteral("Number of heads to start with."),
+                                QStringLiteral("n"));
+    QCommandLineOption maskOpt(QStringLiteral("mask"), QStringLiteral("Mask to start with: none, causal."),
+                               QStringLiteral("mask"));
+    QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("View to show: weights, grid, embeddings."),
+                              QStringLiteral("view"));
+    QCommandLineOption shotOpt(QStringLiteral("screenshot"),
+                               QStringLiteral("Grab the window into FILE (PNG) once the views are drawn, then quit."),
+                               QStringLiteral("file"));
+    QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size WxH (default 1400x900)."),
+                               QStringLiteral("WxH"));
+    p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt});
     if (!p.parse(args))
         return fail("", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -67,7 +80,35 @@ int gui(const QStringList &args)
         w.setSentence(p.value(sentOpt));
     if (p.isSet(keyOpt))
         w.setKeySentence(p.value(keyOpt));
+    ui::ComputeSettings settings = w.controls()->settings();
+    if (p.isSet(headsOpt))
+        settings.numHeads = std::max(1, p.value(headsOpt).toInt());
+    if (p.value(maskOpt) == QLatin1String("causal"))
+        settings.mask = ui::MaskChoice::Causal;
+    w.controls()->setSettings(settings);
+    if (p.isSet(tabOpt)) {
+        ui::ExportView v = ui::ExportView::Weights;
+        if (!ui::parseExportView(p.value(tabOpt), v) || v == ui::ExportView::Row)
+            return fail("", QStringLiteral("--tab: expected weights, grid or embeddings"), 2);
+        w.tabs()->setCurrentIndex(v == ui::ExportView::Weights ? 0 : v == ui::ExportView::Grid ? 1 : 2);
+    }
+    if (p.isSet(sizeOpt)) {
+        const QStringList wh = p.value(sizeOpt).split(QLatin1Char('x'));
+        if (wh.size() == 2)
+            w.resize(wh[0].toInt(), wh[1].toInt());
+    }
     w.show();
+    if (p.isSet(shotOpt)) {
+        const QString file = p.value(shotOpt);
+        QObject::connect(&w, &ui::MainWindow::viewsUpdated, &w, [&w, file] {
+            QTimer::singleShot(400, &w, [&w, file] {
+                const bool ok = w.grab().save(file, "PNG");
+                if (!ok)
+                    std::fprintf(stderr, "attnviz: cannot write %s\n", qPrintable(file));
+                QCoreApplication::exit(ok ? 0 : 1);
+            });
+        });
+    }
     return QApplication::exec();
 }
 

@@ -271,6 +271,8 @@ void ControlPanel::setSettings(const ComputeSettings &s)
     emitSettings();
 }
 
+bool ControlPanel::showNumbers() const { return m_numbers->isChecked(); }
+
 HeadDisplay ControlPanel::headDisplay() const { return HeadDisplay(m_headDisplay->currentData().toInt()); }
 
 void ControlPanel::setHeadDisplay(HeadDisplay d)

@@ -25,6 +25,7 @@ public:
     ComputeSettings settings() const;
     void setSettings(const ComputeSettings &s);
     HeadDisplay headDisplay() const;
+    bool showNumbers() const;
     void setHeadDisplay(HeadDisplay d);
     void setSelectedHead(int head);
 

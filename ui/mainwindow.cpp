@@ -29,6 +29,7 @@
 #include <QProgressBar>
 #include <QProgressDialog>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
@@ -86,20 +87,28 @@ MainWindow::MainWindow(QWidget *parent)
     m_keyEdit->setObjectName(QStringLiteral("keySentenceEdit"));
     m_keyEdit->setPlaceholderText(tr("Optional key/value sentence: fill it for cross-attention (queries from the "
                                      "sentence above, keys and values from this one)."));
-    m_keyEdit->setMaximumHeight(m_keyEdit->fontMetrics().lineSpacing() * 2 + 12);
+    m_keyEdit->setMaximumHeight(m_keyEdit->fontMetrics().lineSpacing() + 14);
+    m_keyEdit->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     m_queryChips = new TokenChipsView(input);
     m_queryChips->setObjectName(QStringLiteral("queryChips"));
     m_queryChips->setPlaceholder(tr("No tokens yet."));
     m_keyChips = new TokenChipsView(input);
     m_keyChips->setObjectName(QStringLiteral("keyChips"));
     m_keyChips->setVisible(false);
-    auto scrolled = [input](QWidget *w) {
+    auto scrolled = [input](TokenChipsView *w) {
         auto *sa = new QScrollArea(input);
         sa->setWidget(w);
         sa->setWidgetResizable(true);
         sa->setFrameShape(QFrame::NoFrame);
-        sa->setMaximumHeight(72);
         sa->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        sa->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+        // as tall as the chips need, at most three rows; scroll beyond
+        const int row = w->minimumSizeHint().height();
+        sa->setFixedHeight(row);
+        QObject::connect(w, &TokenChipsView::chipsLaidOut, sa, [sa, w, row](int height) {
+            sa->setFixedHeight(std::clamp(height, row, 3 * row));
+            Q_UNUSED(w);
+        });
         return sa;
     };
     il->addWidget(labelled(tr("Sentence (queries; keys too unless a key/value sentence is given)"), m_queryEdit, input));
@@ -156,7 +165,9 @@ MainWindow::MainWindow(QWidget *parent)
     auto *controlsScroll = new QScrollArea(this);
     controlsScroll->setWidget(m_controls);
     controlsScroll->setWidgetResizable(true);
-    controlsScroll->setMinimumWidth(m_controls->sizeHint().width() + 20);
+    controlsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    controlsScroll->setMinimumWidth(m_controls->sizeHint().width() + controlsScroll->verticalScrollBar()->sizeHint().width() + 4);
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
     auto *controlsDock = new QDockWidget(tr("Controls"), this);
     controlsDock->setObjectName(QStringLiteral("controlsDock"));
     controlsDock->setWidget(controlsScroll);
@@ -200,6 +211,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_controls, &ControlPanel::headDisplayChanged, m_session, &LiveSession::setHeadDisplay);
     connect(m_controls, &ControlPanel::headChanged, m_session, &LiveSession::setSelectedHead);
     connect(m_controls, &ControlPanel::showNumbersChanged, m_heatmap, &HeatmapView::setShowNumbers);
+    m_heatmap->setShowNumbers(m_controls->showNumbers());
     connect(m_controls, &ControlPanel::clearCustomMaskRequested, m_session, &LiveSession::clearCustomMask);
     connect(m_controls, &ControlPanel::loadEmbeddingsRequested, this, &MainWindow::startLoadEmbeddings);
     connect(m_controls, &ControlPanel::useBundledRequested, this, &MainWindow::useBundled);

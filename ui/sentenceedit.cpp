@@ -15,7 +15,7 @@ SentenceEdit::SentenceEdit(QWidget *parent)
 
 QSize SentenceEdit::sizeHint() const
 {
-    return QSize(600, fontMetrics().lineSpacing() * 3 + 12);
+    return QSize(600, fontMetrics().lineSpacing() * 2 + 14);
 }
 
 QString SentenceEdit::decodeBytes(const QByteArray &bytes, int *replaced)

@@ -3,6 +3,7 @@
 
 #include <QMouseEvent>
 #include <QPainter>
+#include <QResizeEvent>
 
 namespace attnviz::ui {
 
@@ -24,7 +25,7 @@ void TokenChipsView::setTokens(const QStringList &tokens, const std::vector<uint
     m_tokens = tokens.mid(0, kMaxChips);
     m_unknown.assign(unknown.begin(), unknown.begin() + std::min<size_t>(unknown.size(), size_t(m_tokens.size())));
     m_total = totalTokens;
-    layoutChips(width(), &m_rects);
+    emit chipsLaidOut(layoutChips(width(), &m_rects));
     updateGeometry();
     update();
 }
@@ -79,9 +80,11 @@ QSize TokenChipsView::sizeHint() const { return QSize(400, heightForWidth(std::m
 
 QSize TokenChipsView::minimumSizeHint() const { return QSize(100, fontMetrics().height() + 2 * kPadY + 2 * kGap); }
 
-void TokenChipsView::resizeEvent(QResizeEvent *)
+void TokenChipsView::resizeEvent(QResizeEvent *e)
 {
-    layoutChips(width(), &m_rects);
+    const int h = layoutChips(width(), &m_rects);
+    if (e->oldSize().width() != width())
+        emit chipsLaidOut(h);
 }
 
 void TokenChipsView::paintEvent(QPaintEvent *)

@@ -35,6 +35,8 @@ public:
 
 signals:
     void tokenClicked(int index);
+    // The height the chips need at the current width, after each layout.
+    void chipsLaidOut(int height);
 
 protected:
     void paintEvent(QPaintEvent *) override;
