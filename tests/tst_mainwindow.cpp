@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The live window, driven as a user would (offscreen): typing, every control, clicks on the
+// heatmap, the grid and the token chips, and bad input. Uses the hand-made toy table
+// tests/fixtures/embeddings/toy-en16.txt (16-d, not trained), never a canned result.
+#include "controlpanel.h"
+#include "embeddingview.h"
+#include "headgridview.h"
+#include "heatmapview.h"
+#include "livecompute.h"
+#include "livesession.h"
+#include "mainwindow.h"
+#include "rowview.h"
+#include "sentenceedit.h"
+#include "tokenchipsview.h"
+
+#include <qcustomplot.h>
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QClipboard>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QMimeData>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <functional>
+
+using namespace attnviz;
+using namespace attnviz::ui;
+
+namespace {
+
+const QString kToyTable = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/embeddings/toy-en16.txt");
+
+template <typename W>
+W *child(QObject *parent, const char *name)
+{
+    W *w = parent->findChild<W *>(QLatin1String(name));
+    if (!w)
+        qFatal("no child %s", name);
+    return w;
+}
+
+void setCombo(QComboBox *c, int data)
+{
+    const int i = c->findData(data);
+    QVERIFY(i >= 0);
+    c->setCurrentIndex(i);
+}
+
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+
+private:
+    std::unique_ptr<MainWindow> m_w;
+
+    // Waits until the views show a snapshot newer than `after` that satisfies `pred`.
+    SnapshotPtr waitFor(quint64 after, const std::function<bool(const ComputeSnapshot &)> &pred = {}, int ms = 10000)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < ms) {
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+            const SnapshotPtr s = m_w->session()->snapshot();
+            if (s && s->generation > after && !m_w->session()->busy() && (!pred || pred(*s))) {
+                QCoreApplication::processEvents(); // queued replots
+                return s;
+            }
+        }
+        return {};
+    }
+    quint64 gen() const
+    {
+        const SnapshotPtr s = m_w->session()->snapshot();
+        return s ? s->generation : 0;
+    }
+
+private slots:
+    void init()
+    {
+        m_w = std::make_unique<MainWindow>();
+        QString error;
+        QVERIFY2(m_w->loadEmbeddingsFile(kToyTable, &error), qPrintable(error));
+        m_w->resize(1300, 900);
+        m_w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_w.get()));
+        QVERIFY(waitFor(0, [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 11; }));
+    }
+    void cleanup() { m_w.reset(); }
+
+    void opensOnTheDefaultSentence()
+    {
+        const QStringList labels = m_w->heatmapView()->keyLabels();
+        QCOMPARE(labels, (QStringList{"i", "must", "go", "back", "to", "my", "ship", "and", "to", "my", "crew"}));
+        QCOMPARE(m_w->heatmapView()->queryLabels(), labels);
+        QVERIFY(m_w->statusText().contains(QStringLiteral("11 tokens")));
+        QVERIFY(m_w->statusText().contains(QStringLiteral("d_model 16")));
+        QVERIFY(m_w->statusText().contains(QStringLiteral("cpu")));
+        QCOMPARE(m_w->queryChips()->chipCount(), 11);
+    }
+
+    void typingChangesHeatmapDataAndLabels()
+    {
+        SentenceEdit *e = m_w->sentenceEdit();
+        e->setFocus();
+        e->selectAll();
+        QTest::keyClick(e, Qt::Key_Delete);
+        QTest::keyClicks(e, QStringLiteral("the ship"));
+        SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 2; });
+        QVERIFY(s);
+        HeatmapView *h = m_w->heatmapView();
+        QCOMPARE(h->keyLabels(), (QStringList{"the", "ship"}));
+        QCOMPARE(h->queryLabels(), (QStringList{"the", "ship"}));
+        const double before = h->cellValue(1, 0);
+        QCOMPARE(before, double(s->weights(0)(1, 0)));
+
+        QTest::keyClicks(e, QStringLiteral(" and the crew"));
+        s = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 5; });
+        QVERIFY(s);
+        QCOMPARE(h->keyLabels(), (QStringList{"the", "ship", "and", "the", "crew"}));
+        QCOMPARE(h->shownMatrix()->rows(), 5);
+        // the colour map holds exactly the computed weights, row by row
+        for (int i = 0; i < 5; ++i)
+            for (int j = 0; j < 5; ++j)
+                QCOMPARE(h->cellValue(i, j), double(s->weights(0)(i, j)));
+        // softmax over more keys: "ship" gives less to "the" than with two keys
+        QVERIFY(h->cellValue(1, 0) < before);
+        // an unknown word is marked on its chip
+        QTest::keyClicks(e, QStringLiteral(" zzyzx"));
+        s = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.tq() == 6; });
+        QVERIFY(s);
+        QVERIFY(m_w->queryChips()->isUnknown(5));
+        QVERIFY(!m_w->queryChips()->isUnknown(1));
+    }
+
+    void controls_data()
+    {
+        QTest::addColumn<QString>("control");
+        QTest::addRow("heads") << "heads";
+        QTest::addRow("scale none") << "scale_none";
+        QTest::addRow("scale d_model") << "scale_dmodel";
+        QTest::addRow("temperature") << "temperature";
+        QTest::addRow("sum") << "sum";
+        QTest::addRow("cosine") << "cosine";
+        QTest::addRow("causal") << "causal";
+        QTest::addRow("renormalize") << "renormalize";
+        QTest::addRow("random projections") << "random";
+        QTest::addRow("projection seed") << "seed";
+        QTest::addRow("dropout") << "dropout";
+        QTest::addRow("head shown") << "head";
+        QTest::addRow("average") << "average";
+    }
+
+    void controls()
+    {
+        QFETCH(QString, control);
+        ControlPanel *c = m_w->controls();
+        const SnapshotPtr base = m_w->session()->snapshot();
+        QVERIFY(base && base->hasResult());
+        auto same = [](const Mat<float> &a, const Mat<float> &b) {
+            return a.rows() == b.rows() && a.cols() == b.cols() && (a - b).cwiseAbs().maxCoeff() < 1e-6f;
+        };
+        // every control leaves the tokens alone
+        auto checkTokens = [&](const ComputeSnapshot &s) {
+            QCOMPARE(s.tq(), base->tq());
+            QCOMPARE(m_w->heatmapView()->keyLabels(), QStringList(m_w->heatmapView()->keyLabels()));
+        };
+        if (control == QLatin1String("heads")) {
+            child<QSpinBox>(c, "headsSpin")->setValue(4);
+            const SnapshotPtr s = waitFor(base->generation, [](const ComputeSnapshot &s) { return s.result.numHeads == 4; });
+            QVERIFY(s);
+            checkTokens(*s);
+            QCOMPARE(s->result.dHead, 4);
+            QCOMPARE(int(s->seq().weights.size()), 4);
+            QVERIFY(!same(s->weights(0), base->weights(0)));
+            QVERIFY(child<QLabel>(c, "dHeadLabel")->text().contains(QStringLiteral("d_head = 4")));
+            QVERIFY(m_w->statusText().contains(QStringLiteral("4 heads")));
+            QCOMPARE(m_w->headGridView()->panelCount(), 5);
+            // a count that does not divide d_model is explained, in the panel and in the view
+            child<QSpinBox>(c, "headsSpin")->setValue(3);
+            const SnapshotPtr bad = waitFor(s->generation);
+            QVERIFY(bad && !bad->hasResult());
+            QVERIFY(child<QLabel>(c, "headsNote")->text().contains(QStringLiteral("do not divide d_model 16")));
+            QVERIFY(m_w->heatmapView()->message().contains(QStringLiteral("do not divide")));
+            QVERIFY(m_w->heatmapView()->message().contains(QStringLiteral("1, 2, 4, 8, 16")));
+        } else if (control == QLatin1String("scale_none") || control == QLatin1String("scale_dmodel")) {
+            const bool none = control == QLatin1String("scale_none");
+            setCombo(child<QComboBox>(c, "scaleCombo"), int(none ? ScaleRule::None : ScaleRule::InvSqrtDModel));
+            const SnapshotPtr s = waitFor(base->generation);
+            QVERIFY(s && s->hasResult());
+            QCOMPARE(base->result.scale, 0.25); // 1/sqrt(16), one head
+            QCOMPARE(s->result.scale, none ? 1.0 : 0.25);
+            if (none)
+                QVERIFY(!same(s->weights(0), base->weights(0)));
+            else
+                QVERIFY(same(s->weights(0), base->weights(0))); // one head: d_head = d_model
+            QVERIFY(!s->seq().mask.size());
+        } else if (control == QLatin1String("temperature")) {
+            setCombo(child<QComboBox>(c, "scaleCombo"), int(ScaleRule::Temperature));
+            QSlider *t = child<QSlider>(c, "temperatureSlider");
+            QVERIFY(t->isEnabled());
+            t->setValue(ControlPanel::sliderForTemperature(4.0));
+            const SnapshotPtr s = waitFor(base->generation, [](const ComputeSnapshot &s) {
+                return s.hasResult() && s.settings.temperature > 3.9;
+            });
+            QVERIFY(s);
+            QVERIFY(std::abs(s->result.scale - 1.0 / (s->settings.temperature * 4.0)) < 1e-12);
+            // a hotter softmax is flatter: the largest weight of each row drops
+            for (int i = 0; i < s->tq(); ++i)
+                QVERIFY(s->weights(0).row(i).maxCoeff() <= base->weights(0).row(i).maxCoeff() + 1e-6f);
+        } else if (control == QLatin1String("sum")) {
+            setCombo(child<QComboBox>(c, "normCombo"), int(Normalization::Sum));
+            const SnapshotPtr s = waitFor(base->generation);
+            QVERIFY(s && s->hasResult());
+            const Mat<float> &w = s->weights(0);
+            for (int i = 0; i < w.rows(); ++i)
+                QVERIFY(std::abs(w.row(i).sum() - 1.0f) < 1e-4f);
+            QVERIFY(!same(w, base->weights(0)));
+        } else if (control == QLatin1String("cosine")) {
+            setCombo(child<QComboBox>(c, "normCombo"), int(Normalization::Cosine));
+            const SnapshotPtr s = waitFor(base->generation);
+            QVERIFY(s && s->hasResult());
+            // identity projections: each token's cosine with itself is 1 (seed 003's table)
+            for (int i = 0; i < s->tq(); ++i)
+                QVERIFY(std::abs(s->weights(0)(i, i) - 1.0f) < 1e-5f);
+            QVERIFY(std::abs(s->weights(0)(4, 8) - 1.0f) < 1e-5f); // "to" and "to"
+        } else if (control == QLatin1String("causal")) {
+            setCombo(child<QComboBox>(c, "maskCombo"), int(MaskChoice::Causal));
+            const SnapshotPtr s = waitFor(base->generation);
+            QVERIFY(s && s->hasResult());
+            QCOMPARE(s->seq().mask.rows(), 11);
+            for (int i = 0; i < 11; ++i)
+                for (int j = 0; j < 11; ++j) {
+                    QCOMPARE(int(s->seq().mask(i, j)), j > i ? 1 : 0);
+                    if (j > i)
+                        QCOMPARE(m_w->heatmapView()->cellValue(i, j), 0.0);
+                }
+            QCOMPARE(m_w->heatmapView()->cellValue(0, 0), 1.0);
+            QVERIFY(m_w->heatmapView()->hoverText(0, 3).contains(QStringLiteral("(masked)")));
+            QVERIFY(child<QComboBox>(c, "maskMethodCombo")->isEnabled());
+        } else if (control == QLatin1String("renormalize")) {
+            setCombo(child<QComboBox>(c, "maskCombo"), int(MaskChoice::Causal));
+            const SnapshotPtr a = waitFor(base->generation);
+            QVERIFY(a);
+            setCombo(child<QComboBox>(c, "maskMethodCombo"), int(MaskMethod::MultiplyRenormalize));
+            const SnapshotPtr s = waitFor(a->generation);
+            QVERIFY(s && s->hasResult());
+            QCOMPARE(s->config.maskMethod, MaskMethod::MultiplyRenormalize);
+            // seed 001: both ways give the same weights
+            QVERIFY(same(s->weights(0), a->weights(0)));
+        } else if (control == QLatin1String("random") || control == QLatin1String("seed")) {
+            setCombo(child<QComboBox>(c, "projectionCombo"), int(ProjectionMode::Random));
+            const SnapshotPtr s = waitFor(base->generation);
+            QVERIFY(s && s->hasResult());
+            QVERIFY(!same(s->weights(0), base->weights(0)));
+            QVERIFY(child<QSpinBox>(c, "projectionSeedSpin")->isEnabled());
+            if (control == QLatin1String("seed")) {
+                child<QSpinBox>(c, "projectionSeedSpin")->setValue(7);
+                const SnapshotPtr t = waitFor(s->generation);
+                QVERIFY(t && t->hasResult());
+                QVERIFY(!same(t->weights(0), s->weights(0)));
+                QCOMPARE(t->settings.projectionSeed, quint64(7));
+                // back to seed 0 reproduces the first draw exactly
+                child<QSpinBox>(c, "projectionSeedSpin")->setValue(0);
+                const SnapshotPtr u = waitFor(t->generation);
+                QVERIFY(u && same(u->weights(0), s->weights(0)));
+            }
+        } else if (control == QLatin1String("dropout")) {
+            child<QDoubleSpinBox>(c, "dropoutSpin")->setValue(0.5);
+            const SnapshotPtr s = waitFor(base->generation);
+            QVERIFY(s && s->hasResult());
+            QVERIFY(!s->seq().weightsPreDropout.empty());
+            QVERIFY(same(s->seq().weightsPreDropout[0], base->weights(0)));
+            int zeros = 0;
+            for (Eigen::Index k = 0; k < s->weights(0).size(); ++k)
+                zeros += s->weights(0).data()[k] == 0.0f;
+            QVERIFY(zeros > 20 && zeros < 100);
+        } else if (control == QLatin1String("head") || control == QLatin1String("average")) {
+            child<QSpinBox>(c, "headsSpin")->setValue(4);
+            const SnapshotPtr s = waitFor(base->generation, [](const ComputeSnapshot &s) { return s.result.numHeads == 4; });
+            QVERIFY(s);
+            const quint64 g = s->generation;
+            if (control == QLatin1String("head")) {
+                child<QSpinBox>(c, "headSpin")->setValue(2);
+                QCoreApplication::processEvents();
+                QCOMPARE(m_w->session()->shownHead(), 2);
+                QCOMPARE(m_w->heatmapView()->cellValue(3, 1), double(s->weights(2)(3, 1)));
+                QVERIFY(m_w->heatmapView()->title().contains(QStringLiteral("head 2 of 4")));
+            } else {
+                setCombo(child<QComboBox>(c, "headDisplayCombo"), int(HeadDisplay::Average));
+                QCoreApplication::processEvents();
+                QCOMPARE(m_w->session()->shownHead(), -1);
+                QCOMPARE(m_w->heatmapView()->cellValue(3, 1), double(s->seq().weightsAvg(3, 1)));
+                QVERIFY(m_w->heatmapView()->title().contains(QStringLiteral("average of 4 heads")));
+                setCombo(child<QComboBox>(c, "headDisplayCombo"), int(HeadDisplay::All));
+                QCoreApplication::processEvents();
+                QCOMPARE(m_w->tabs()->currentWidget(), static_cast<QWidget *>(m_w->headGridView()));
+            }
+            // selecting what is shown recomputes nothing
+            QCOMPARE(m_w->session()->snapshot()->generation, g);
+        }
+    }
+
+    void clickOnHeatmapRowSelectsQuery()
+    {
+        HeatmapView *h = m_w->heatmapView();
+        QTRY_VERIFY(h->plot()->axisRect()->width() > 100);
+        h->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const QPoint p = h->plot()->mapFrom(h, h->cellCenter(6, 2));
+        int q = -1, k = -1;
+        QVERIFY(h->cellAt(h->cellCenter(6, 2), q, k));
+        QCOMPARE(q, 6);
+        QCOMPARE(k, 2);
+        QTest::mouseClick(h->plot(), Qt::LeftButton, Qt::NoModifier, p);
+        QTRY_COMPARE(m_w->session()->selectedQuery(), 6);
+        RowView *r = m_w->rowView();
+        QCOMPARE(r->query(), 6);
+        QVERIFY(r->title().contains(QStringLiteral("“ship”")));
+        const SnapshotPtr s = m_w->session()->snapshot();
+        QCOMPARE(r->values().size(), 11);
+        for (int j = 0; j < 11; ++j)
+            QCOMPARE(r->values()[j], double(s->weights(0)(6, j)));
+        QVERIFY(h->hoverText(6, 10).contains(QStringLiteral("query 6 “ship” → key 10 “crew”")));
+        QVERIFY(h->hoverText(6, 10).contains(QString::number(double(s->weights(0)(6, 10)), 'f', 4)));
+    }
+
+    void customMaskByClickingCells()
+    {
+        setCombo(child<QComboBox>(m_w->controls(), "maskCombo"), int(MaskChoice::Custom));
+        SnapshotPtr s = waitFor(gen());
+        QVERIFY(s);
+        HeatmapView *h = m_w->heatmapView();
+        h->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        QTest::mouseClick(h->plot(), Qt::LeftButton, Qt::NoModifier, h->plot()->mapFrom(h, h->cellCenter(2, 5)));
+        s = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.seq().mask.size() > 0; });
+        QVERIFY(s);
+        QCOMPARE(int(s->seq().mask(2, 5)), 1);
+        QCOMPARE(int(s->seq().mask.cast<int>().sum()), 1);
+        QCOMPARE(h->cellValue(2, 5), 0.0);
+        QVERIFY(std::abs(s->weights(0).row(2).sum() - 1.0f) < 1e-5f);
+        // the selection did not move: in custom mode clicks edit the mask
+        QCOMPARE(m_w->session()->selectedQuery(), 0);
+        QTest::mouseClick(h->plot(), Qt::LeftButton, Qt::NoModifier, h->plot()->mapFrom(h, h->cellCenter(2, 5)));
+        s = waitFor(s->generation);
+        QVERIFY(s && (s->seq().mask.size() == 0 || s->seq().mask.cast<int>().sum() == 0));
+    }
+
+    void clickingAChipTogglesPadding()
+    {
+        TokenChipsView *chips = m_w->queryChips();
+        const QRect r = chips->chipRect(6); // "ship"
+        QVERIFY(r.isValid());
+        QTest::mouseClick(chips, Qt::LeftButton, Qt::NoModifier, r.center());
+        const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.seq().mask.size() > 0; });
+        QVERIFY(s);
+        QCOMPARE(s->settings.mask, MaskChoice::Padding);
+        for (int i = 0; i < 11; ++i)
+            for (int j = 0; j < 11; ++j)
+                QCOMPARE(int(s->seq().mask(i, j)), j == 6 ? 1 : 0);
+        QCOMPARE(child<QComboBox>(m_w->controls(), "maskCombo")->currentData().toInt(), int(MaskChoice::Padding));
+    }
+
+    void fullyMaskedRowIsShownAndExplained()
+    {
+        setCombo(child<QComboBox>(m_w->controls(), "maskCombo"), int(MaskChoice::Causal));
+        const SnapshotPtr a = waitFor(gen());
+        QVERIFY(a);
+        QTest::mouseClick(m_w->queryChips(), Qt::LeftButton, Qt::NoModifier, m_w->queryChips()->chipRect(0).center());
+        const SnapshotPtr s = waitFor(a->generation, [](const ComputeSnapshot &s) { return !s.seq().fullyMaskedRows.empty(); });
+        QVERIFY(s);
+        QCOMPARE(s->settings.mask, MaskChoice::CausalPadding);
+        QCOMPARE(s->seq().fullyMaskedRows, std::vector<int>{0});
+        QVERIFY(std::isnan(m_w->heatmapView()->cellValue(0, 0)));
+        QVERIFY(m_w->heatmapView()->title().contains(QStringLiteral("Every key is masked for query 0 “i”")));
+        QVERIFY(m_w->heatmapView()->hoverText(0, 0).contains(QStringLiteral("undefined")));
+        QVERIFY(m_w->rowView()->plot()->itemCount() > 0);
+        m_w->session()->setSelectedQuery(0);
+        QVERIFY(m_w->rowView()->title().contains(QStringLiteral("“i”")));
+        QVERIFY(m_w->headGridView()->title().contains(QStringLiteral("every key masked")));
+    }
+
+    void clickingAPanelSelectsTheHead()
+    {
+        child<QSpinBox>(m_w->controls(), "headsSpin")->setValue(4);
+        QVERIFY(waitFor(gen(), [](const ComputeSnapshot &s) { return s.result.numHeads == 4; }));
+        m_w->tabs()->setCurrentWidget(m_w->headGridView());
+        HeadGridView *g = m_w->headGridView();
+        QCOMPARE(g->panelCount(), 5);
+        g->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        QTest::mouseClick(g->plot(), Qt::LeftButton, Qt::NoModifier, g->plot()->mapFrom(g, g->panelCenter(2)));
+        QTRY_COMPARE(m_w->session()->shownHead(), 2);
+        QCOMPARE(m_w->tabs()->currentWidget(), static_cast<QWidget *>(m_w->heatmapView()));
+        m_w->tabs()->setCurrentWidget(g);
+        g->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        QTest::mouseClick(g->plot(), Qt::LeftButton, Qt::NoModifier, g->plot()->mapFrom(g, g->panelCenter(4)));
+        QTRY_COMPARE(m_w->session()->shownHead(), -1);
+    }
+
+    void crossAttentionUsesTheKeySentence()
+    {
+        QTest::keyClicks(m_w->keySentenceEdit(), QStringLiteral("we process and ship your order"));
+        const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.cross && s.tk() == 6; });
+        QVERIFY(s);
+        QCOMPARE(s->tq(), 11);
+        QCOMPARE(m_w->heatmapView()->keyLabels().first(), QStringLiteral("we"));
+        QCOMPARE(m_w->heatmapView()->queryLabels().first(), QStringLiteral("i"));
+        QCOMPARE(m_w->keyChips()->chipCount(), 6);
+        QVERIFY(m_w->statusText().contains(QStringLiteral("6 keys")));
+    }
+
+    void emptyTextGivesAnExplainedEmptyView()
+    {
+        m_w->sentenceEdit()->clear();
+        const SnapshotPtr s = waitFor(gen());
+        QVERIFY(s && !s->hasResult());
+        QVERIFY(m_w->heatmapView()->message().contains(QStringLiteral("Type a sentence")));
+        QVERIFY(m_w->heatmapView()->shownMatrix() == nullptr);
+        QCOMPARE(m_w->queryChips()->chipCount(), 0);
+        QVERIFY(m_w->embeddingView()->title().contains(QStringLiteral("Type a sentence")));
+    }
+
+    void nonUtf8ClipboardText()
+    {
+        auto *mime = new QMimeData;
+        mime->setData(QStringLiteral("text/plain"), QByteArray("ship \xff\xfe crew \xc3"));
+        QApplication::clipboard()->setMimeData(mime);
+        if (!QApplication::clipboard()->mimeData())
+            QSKIP("this platform has no clipboard");
+        SentenceEdit *e = m_w->sentenceEdit();
+        e->clear();
+        e->setFocus();
+        QTest::keyClick(e, Qt::Key_V, Qt::ControlModifier);
+        QVERIFY(e->toPlainText().contains(QChar::ReplacementCharacter));
+        QVERIFY(e->toPlainText().startsWith(QStringLiteral("ship ")));
+        QVERIFY(child<QLabel>(m_w.get(), "notice")->text().contains(QStringLiteral("not valid UTF-8")));
+        const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.hasResult(); });
+        QVERIFY(s);
+        QCOMPARE(m_w->heatmapView()->keyLabels().first(), QStringLiteral("ship"));
+        QVERIFY(m_w->heatmapView()->keyLabels().contains(QStringLiteral("crew")));
+    }
+
+    void longPasteStaysUsable()
+    {
+        QString text;
+        for (int i = 0; i < 20000; ++i)
+            text += (i % 3 ? QStringLiteral("ship ") : QStringLiteral("crew "));
+        QElapsedTimer t;
+        t.start();
+        m_w->sentenceEdit()->setPlainText(text);
+        QVERIFY(t.elapsed() < 2000); // the UI thread only stores the text
+        const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.totalQueryTokens == 20000; }, 120000);
+        QVERIFY(s && s->hasResult());
+        QCOMPARE(s->tq(), tokenLimit(1));
+        QVERIFY(s->truncated());
+        QVERIFY(child<QLabel>(m_w.get(), "notice")->text().contains(QStringLiteral("20,000 tokens")));
+        QCOMPARE(m_w->queryChips()->chipCount(), TokenChipsView::kMaxChips);
+        QCOMPARE(m_w->heatmapView()->shownMatrix()->rows(), tokenLimit(1));
+        // labels thin out: far fewer ticks than tokens
+        m_w->heatmapView()->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(m_w->heatmapView()->plot()->yAxis->ticker());
+        QVERIFY(ticker);
+        QVERIFY(ticker->ticks().size() > 3);
+        QVERIFY(ticker->ticks().size() < 200);
+    }
+
+    void corruptEmbeddingFileLeavesStateUntouched()
+    {
+        QTemporaryDir dir;
+        const QString bad = dir.filePath(QStringLiteral("bad.txt"));
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("ship 0.1 0.2 0.3\ncrew 0.1 zero 0.3\n");
+        f.close();
+        const auto before = m_w->session()->table();
+        QString error;
+        QVERIFY(!m_w->loadEmbeddingsFile(bad, &error));
+        QVERIFY(error.contains(QStringLiteral("bad.txt")));
+        QCOMPARE(m_w->session()->table(), before);
+        QVERIFY(!m_w->loadEmbeddingsFile(dir.filePath(QStringLiteral("missing.txt")), &error));
+        QCOMPARE(m_w->session()->table(), before);
+        QVERIFY(!m_w->loadProjectionsFile(bad, &error));
+        QVERIFY(error.contains(QStringLiteral("bad.txt")));
+    }
+
+    void staleResultsAreDropped()
+    {
+        // type fast, then check the result that is shown belongs to the last text
+        SentenceEdit *e = m_w->sentenceEdit();
+        e->setFocus();
+        QTextCursor c = e->textCursor();
+        c.movePosition(QTextCursor::End);
+        e->setTextCursor(c);
+        m_w->session()->setDebounceMs(0);
+        QTest::keyClicks(e, QStringLiteral(" and the sea and the boat"));
+        const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.tq() == 17; });
+        QVERIFY(s);
+        QCOMPARE(s->sentence, e->toPlainText());
+        QCOMPARE(m_w->heatmapView()->keyLabels().last(), QStringLiteral("boat"));
+        QTest::qWait(100);
+        QCOMPARE(m_w->session()->snapshot()->generation, s->generation);
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"
