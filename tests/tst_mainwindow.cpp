@@ -183,7 +183,9 @@ private slots:
             QVERIFY(!same(s->weights(0), base->weights(0)));
             QVERIFY(child<QLabel>(c, "dHeadLabel")->text().contains(QStringLiteral("d_head = 4")));
             QVERIFY(m_w->statusText().contains(QStringLiteral("4 heads")));
+            m_w->tabs()->setCurrentWidget(m_w->headGridView()); // hidden views rebuild when shown
             QCOMPARE(m_w->headGridView()->panelCount(), 5);
+            m_w->tabs()->setCurrentWidget(m_w->heatmapView());
             // a count that does not divide d_model is explained, in the panel and in the view
             child<QSpinBox>(c, "headsSpin")->setValue(3);
             const SnapshotPtr bad = waitFor(s->generation);
@@ -384,6 +386,7 @@ private slots:
         QVERIFY(m_w->rowView()->plot()->itemCount() > 0);
         m_w->session()->setSelectedQuery(0);
         QVERIFY(m_w->rowView()->title().contains(QStringLiteral("“i”")));
+        m_w->tabs()->setCurrentWidget(m_w->headGridView());
         QVERIFY(m_w->headGridView()->title().contains(QStringLiteral("every key masked")));
     }
 
@@ -402,6 +405,21 @@ private slots:
         g->plot()->replot(QCustomPlot::rpImmediateRefresh);
         QTest::mouseClick(g->plot(), Qt::LeftButton, Qt::NoModifier, g->plot()->mapFrom(g, g->panelCenter(4)));
         QTRY_COMPARE(m_w->session()->shownHead(), -1);
+    }
+
+    void hiddenViewsCatchUpWhenShown()
+    {
+        child<QSpinBox>(m_w->controls(), "headsSpin")->setValue(2);
+        const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.result.numHeads == 2; });
+        QVERIFY(s);
+        m_w->tabs()->setCurrentWidget(m_w->embeddingView());
+        QCOMPARE(m_w->embeddingView()->changeNorms().size(), 11);
+        // identity projections: the output is the weighted mix of the inputs, the change norm is that distance
+        const Eigen::VectorXd d = (s->seq().output.row(6) - s->query.matrix.row(6)).cast<double>();
+        QVERIFY(std::abs(m_w->embeddingView()->changeNorms()[6] - d.norm()) < 1e-5);
+        QVERIFY(m_w->embeddingView()->title().contains(QStringLiteral("d_head 8")));
+        m_w->tabs()->setCurrentWidget(m_w->headGridView());
+        QCOMPARE(m_w->headGridView()->panelCount(), 3);
     }
 
     void crossAttentionUsesTheKeySentence()
@@ -424,6 +442,7 @@ private slots:
         QVERIFY(m_w->heatmapView()->message().contains(QStringLiteral("Type a sentence")));
         QVERIFY(m_w->heatmapView()->shownMatrix() == nullptr);
         QCOMPARE(m_w->queryChips()->chipCount(), 0);
+        m_w->tabs()->setCurrentWidget(m_w->embeddingView());
         QVERIFY(m_w->embeddingView()->title().contains(QStringLiteral("Type a sentence")));
     }
 

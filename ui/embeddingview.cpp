@@ -123,8 +123,27 @@ void EmbeddingView::setSelection(int, int query)
     rebuild();
 }
 
+bool EmbeddingView::deferred()
+{
+    if (!isVisible() && window() != this && window()->isVisible()) {
+        m_dirty = true;
+        return true;
+    }
+    m_dirty = false;
+    return false;
+}
+
+void EmbeddingView::showEvent(QShowEvent *e)
+{
+    QWidget::showEvent(e);
+    if (m_dirty)
+        rebuild();
+}
+
 void EmbeddingView::rebuild()
 {
+    if (deferred())
+        return;
     m_labels.clear();
     m_norms.clear();
     m_cosines.clear();

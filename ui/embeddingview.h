@@ -34,7 +34,13 @@ public:
 signals:
     void querySelected(int query);
 
+protected:
+    void showEvent(QShowEvent *e) override;
+
 private:
+    // True (and the rebuild postponed to showEvent) while the window shows another tab.
+    bool deferred();
+    bool m_dirty = false;
     void rebuild();
 
     SnapshotPtr m_snapshot;

@@ -100,8 +100,27 @@ void HeadGridView::setSelection(int head, int)
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+bool HeadGridView::deferred()
+{
+    if (!isVisible() && window() != this && window()->isVisible()) {
+        m_dirty = true;
+        return true;
+    }
+    m_dirty = false;
+    return false;
+}
+
+void HeadGridView::showEvent(QShowEvent *e)
+{
+    QWidget::showEvent(e);
+    if (m_dirty)
+        rebuild();
+}
+
 void HeadGridView::rebuild()
 {
+    if (deferred())
+        return;
     const bool ok = m_snapshot && m_snapshot->hasResult();
     const int heads = ok ? int(m_snapshot->seq().weights.size()) : 0;
     const int panels = ok ? heads + 1 : 0;

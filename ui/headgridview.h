@@ -39,7 +39,13 @@ public:
 signals:
     void headSelected(int head);
 
+protected:
+    void showEvent(QShowEvent *e) override;
+
 private:
+    // True (and the rebuild postponed to showEvent) while the window shows another tab.
+    bool deferred();
+    bool m_dirty = false;
     void rebuild();
     void highlight();
 

@@ -269,8 +269,27 @@ void HeatmapView::updateTitle()
     m_title->setText(t);
 }
 
+bool HeatmapView::deferred()
+{
+    if (!isVisible() && window() != this && window()->isVisible()) {
+        m_dirty = true;
+        return true;
+    }
+    m_dirty = false;
+    return false;
+}
+
+void HeatmapView::showEvent(QShowEvent *e)
+{
+    QWidget::showEvent(e);
+    if (m_dirty)
+        rebuild();
+}
+
 void HeatmapView::rebuild()
 {
+    if (deferred())
+        return;
     m_queryLabels.clear();
     m_keyLabels.clear();
     const bool ok = m_snapshot && m_snapshot->hasResult();

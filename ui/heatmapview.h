@@ -50,9 +50,13 @@ signals:
     void cellToggled(int query, int key);
 
 protected:
+    void showEvent(QShowEvent *e) override;
     bool event(QEvent *e) override;
 
 private:
+    // True (and the rebuild postponed to showEvent) while the window shows another tab.
+    bool deferred();
+    bool m_dirty = false;
     void rebuild();
     void updateTitle();
     void onPress(QMouseEvent *e);

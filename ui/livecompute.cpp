@@ -250,7 +250,15 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     cfg.dropoutSeed = s.dropoutSeed;
     cfg.keepScores = false;
 
-    AttentionInput<float> input;
+    AttentionInput<float> &input = cache.input;
+    input.batch.clear();
+    input.attnMask.resize(0, 0);
+    auto useProjections = [&](std::shared_ptr<const Projections<float>> p) {
+        if (p == cache.inputProj)
+            return;
+        input.proj = p ? *p : Projections<float>{};
+        cache.inputProj = std::move(p);
+    };
     SequenceInput<float> seq;
     seq.query = snap->query.matrix;
     if (snap->cross)
@@ -285,12 +293,14 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         auto p = cache.get(spec, st);
         if (!p)
             return fail(st.code, QString::fromStdString(st.message));
-        input.proj = *p;
+        useProjections(p);
         cfg.dHead = spec.dHead;
     } else if (s.projection == ProjectionMode::File) {
         if (!s.loadedProjections)
             return fail(StatusCode::InvalidInput, QStringLiteral("No projection file loaded."));
-        input.proj = *s.loadedProjections;
+        useProjections(s.loadedProjections);
+    } else {
+        useProjections(nullptr);
     }
 
     Status st = backend.compute(cfg, input, snap->result);

@@ -16,10 +16,15 @@
 
 namespace attnviz::ui {
 
-// Random projections are drawn once per (seed, sizes) and reused while typing.
+// Random projections are drawn once per (seed, sizes) and reused while typing; the attention
+// input (with its copy of the projections) is kept between requests so that a keystroke copies
+// no weight matrices.
 class ProjectionCache {
 public:
     std::shared_ptr<const Projections<float>> get(const RandomProjectionSpec &spec, Status &status);
+
+    AttentionInput<float> input;
+    std::shared_ptr<const Projections<float>> inputProj; // what input.proj holds; null = identity
 
 private:
     RandomProjectionSpec m_spec;

@@ -76,8 +76,27 @@ void RowView::setHeadDisplay(HeadDisplay display)
     rebuild();
 }
 
+bool RowView::deferred()
+{
+    if (!isVisible() && window() != this && window()->isVisible()) {
+        m_dirty = true;
+        return true;
+    }
+    m_dirty = false;
+    return false;
+}
+
+void RowView::showEvent(QShowEvent *e)
+{
+    QWidget::showEvent(e);
+    if (m_dirty)
+        rebuild();
+}
+
 void RowView::rebuild()
 {
+    if (deferred())
+        return;
     for (QCPItemText *t : std::as_const(m_valueLabels))
         m_plot->removeItem(t);
     m_valueLabels.clear();

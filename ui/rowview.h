@@ -28,7 +28,13 @@ public:
     const QVector<double> &values() const { return m_values; }
     int query() const { return m_query; }
 
+protected:
+    void showEvent(QShowEvent *e) override;
+
 private:
+    // True (and the rebuild postponed to showEvent) while the window shows another tab.
+    bool deferred();
+    bool m_dirty = false;
     void rebuild();
 
     SnapshotPtr m_snapshot;
