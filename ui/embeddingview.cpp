@@ -77,6 +77,8 @@ EmbeddingView::EmbeddingView(QWidget *parent)
     m_inRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("dimension"));
     m_outRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("dimension"));
     m_inRect->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    for (QCPAxisRect *r : {m_normRect, m_cosRect})
+        r->axis(QCPAxis::atBottom)->ticker()->setTickCount(3);
 
     m_inMap = new QCPColorMap(m_inRect->axis(QCPAxis::atBottom), m_inRect->axis(QCPAxis::atLeft));
     m_outMap = new QCPColorMap(m_outRect->axis(QCPAxis::atBottom), m_outRect->axis(QCPAxis::atLeft));

@@ -327,9 +327,6 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
         layoutFor(plot, lw, lh);
         QImage img(opt.width, opt.height, QImage::Format_ARGB32_Premultiplied);
         img.fill(Qt::white);
-        const int dpm = int(std::lround(opt.dpi / 0.0254));
-        img.setDotsPerMeterX(dpm);
-        img.setDotsPerMeterY(dpm);
         {
             QCPPainter p(&img);
             p.setRenderHint(QPainter::Antialiasing);
@@ -340,6 +337,10 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
             }
             plot->toPainter(&p, lw, lh);
         }
+        // after painting: point-sized fonts follow the device's DPI, the scale above already did that
+        const int dpm = int(std::lround(opt.dpi / 0.0254));
+        img.setDotsPerMeterX(dpm);
+        img.setDotsPerMeterY(dpm);
         if (!img.save(&file, "PNG")) {
             file.cancelWriting();
             if (error)

@@ -330,10 +330,15 @@ void HeatmapView::rebuild()
             }
         }
     m_map->setData(data, false);
-    lo = std::min(lo, 0.0);
-    if (hi <= lo)
-        hi = lo + 1.0;
-    m_map->setDataRange(QCPRange(lo, hi));
+    if (lo < 0) {
+        // signed weights (cosine, sum of signed scores): a diverging scale centred on 0
+        const double m = std::max(std::abs(lo), std::abs(hi));
+        m_scale->setGradient(divergingGradient());
+        m_map->setDataRange(QCPRange(-m, m > 0 ? m : 1.0));
+    } else {
+        m_scale->setGradient(weightsGradient());
+        m_map->setDataRange(QCPRange(0.0, hi > 0 ? hi : 1.0));
+    }
     const Normalization n = m_snapshot->settings.normalization;
     m_scale->axis()->setLabel(n == Normalization::Cosine ? QStringLiteral("cosine weight")
                                                          : QStringLiteral("weight"));

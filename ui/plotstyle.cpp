@@ -82,7 +82,8 @@ void labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
                                                                       : axis->axisRect()->height();
         const double perToken = pixels / std::max(1e-9, range.size());
         const QFontMetrics fm(axis->tickLabelFont());
-        const double need = fm.height() * 1.05;
+        // rotated labels on a horizontal axis need a little more room than a line of text
+        const double need = fm.height() * (axis->orientation() == Qt::Horizontal ? 1.4 : 1.05);
         int step = perToken >= need ? 1 : int(std::ceil(need / std::max(1e-9, perToken)));
         // round the step to 1, 2, 5, 10, 20, 50 ... so that the labels stay put while panning
         int nice = 1;

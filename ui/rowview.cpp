@@ -150,7 +150,8 @@ void RowView::rebuild()
                          .arg(m_query)
                          .arg(qname)
                          .arg(head)
-                         .arg(maskedKeys.isEmpty() ? QString() : QStringLiteral(" (hatched: masked keys)")));
+                         .arg(maskedKeys.isEmpty() ? QString() : QStringLiteral(" (hatched: masked keys)"))
+                     + QLatin1Char('\n') + describeConfig(*m_snapshot, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display));
     m_plot->xAxis->setRange(-0.6, tk - 0.4);
     m_plot->yAxis->setRange(std::min(0.0, lo * 1.1), hi * 1.12);
     if (tk <= 40) {

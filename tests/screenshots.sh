@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Screenshots of every view, for looking at (and for the README's resources/screenshots/):
+# the window under Xvfb (attnviz --screenshot) and the headless figures (attnviz export).
+#   bash tests/screenshots.sh [OUT_DIR]     (default: build/screenshots)
+# Uses the hand-made toy table tests/fixtures/embeddings/toy-en16.txt unless EMBEDDINGS is set.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-build/app/attnviz}
+OUT=${1:-build/screenshots}
+EMB=${EMBEDDINGS:-tests/fixtures/embeddings/toy-en16.txt}
+mkdir -p "$OUT"
+SHIP="I must go back to my ship and to my crew"
+JOURNEY="Your journey starts with one step"
+
+win() { # name, extra args...
+    local name=$1
+    shift
+    xvfb-run -a -s "-screen 0 1600x1000x24" "$BIN" --embeddings "$EMB" --size 1400x900 \
+        --screenshot "$OUT/$name.png" "$@"
+    echo "$OUT/$name.png"
+}
+fig() { # name, extra args...
+    local name=$1
+    shift
+    env -u DISPLAY -u WAYLAND_DISPLAY "$BIN" export --embeddings "$EMB" "$@" --out "$OUT/$name"
+    echo "$OUT/$name"
+}
+
+win window-weights --sentence "$SHIP" --heads 2
+win window-grid --sentence "$SHIP" --heads 8 --tab grid
+win window-embeddings --sentence "$SHIP" --heads 2 --tab embeddings
+win window-causal --sentence "$SHIP" --heads 2 --mask causal
+win window-cross --sentence "$SHIP" --key-sentence "we process and ship your order" --heads 2
+LONG=$(python3 -c "import itertools;w='i must go back to my ship and to my crew the sea is a long journey'.split();print(' '.join(itertools.islice(itertools.cycle(w),3000)))")
+win window-long --sentence "$LONG" --heads 4
+
+fig weights-causal-padded.png --sentence "$SHIP" --heads 2 --mask causal+padding --pad 0 --width 1100 --height 800
+fig weights-cosine.png --sentence "$SHIP" --norm cosine --width 1100 --height 800
+fig grid-8-heads.svg --sentence "$SHIP" --view grid --heads 8 --projection random --seed 1
+fig embeddings.pdf --sentence "$SHIP" --view embeddings --heads 2
+fig row-journey.png --sentence "$JOURNEY" --view row --query 1 --width 900 --height 500 --dpi 144
+fig row-journey-sum.png --sentence "$JOURNEY" --view row --query 1 --norm sum --scale none --width 900 --height 500
