@@ -20,6 +20,9 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QMimeData>
 #include <QSlider>
@@ -507,6 +510,55 @@ private slots:
         QCOMPARE(m_w->session()->table(), before);
         QVERIFY(!m_w->loadProjectionsFile(bad, &error));
         QVERIFY(error.contains(QStringLiteral("bad.txt")));
+    }
+
+    void projectionsFromAFile()
+    {
+        // W_q = 2 I, W_k = 2 I (16 x 16), no W_v / W_o: the scores are 4x the identity ones
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("proj.json"));
+        QJsonArray rows;
+        for (int i = 0; i < 16; ++i) {
+            QJsonArray r;
+            for (int j = 0; j < 16; ++j)
+                r.append(i == j ? 2.0 : 0.0);
+            rows.append(r);
+        }
+        QJsonObject o;
+        o.insert(QStringLiteral("W_q"), rows);
+        o.insert(QStringLiteral("W_k"), rows);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QJsonDocument(o).toJson());
+        f.close();
+        const SnapshotPtr base = m_w->session()->snapshot();
+        QString error;
+        QVERIFY2(m_w->loadProjectionsFile(path, &error), qPrintable(error));
+        const SnapshotPtr s = waitFor(base->generation, [](const ComputeSnapshot &s) {
+            return s.settings.projection == ProjectionMode::File && s.hasResult();
+        });
+        QVERIFY(s);
+        QCOMPARE(child<QComboBox>(m_w->controls(), "projectionCombo")->currentData().toInt(), int(ProjectionMode::File));
+        const Mat<float> &a = base->weights(0);
+        const Mat<float> &b = s->weights(0);
+        // same argmax per row, sharper
+        for (int i = 0; i < a.rows(); ++i) {
+            Eigen::Index ja = 0, jb = 0;
+            a.row(i).maxCoeff(&ja);
+            b.row(i).maxCoeff(&jb);
+            QCOMPARE(ja, jb);
+            QVERIFY(b(i, jb) >= a(i, ja) - 1e-6f);
+        }
+        // a file of the wrong width is refused when computing, with the field named
+        QJsonObject wrong;
+        wrong.insert(QStringLiteral("W_q"), QJsonArray{QJsonArray{1.0, 0.0}, QJsonArray{0.0, 1.0}});
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(wrong).toJson());
+        f.close();
+        QVERIFY(m_w->loadProjectionsFile(path, &error));
+        const SnapshotPtr bad = waitFor(s->generation);
+        QVERIFY(bad && !bad->hasResult());
+        QVERIFY2(m_w->heatmapView()->message().contains(QStringLiteral("W_q")), qPrintable(m_w->heatmapView()->message()));
     }
 
     void staleResultsAreDropped()

@@ -84,6 +84,7 @@ EmbeddingView::EmbeddingView(QWidget *parent)
     m_outMap = new QCPColorMap(m_outRect->axis(QCPAxis::atBottom), m_outRect->axis(QCPAxis::atLeft));
     for (QCPColorMap *m : {m_inMap, m_outMap}) {
         m->setInterpolate(false);
+        m->setAntialiased(false);
         m->setColorScale(m_scale);
     }
     auto bars = [this](QCPAxisRect *r, const QColor &c) {

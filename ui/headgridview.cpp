@@ -147,6 +147,7 @@ void HeadGridView::rebuild()
             m_grid->addElement(n / cols, n % cols, r);
             auto *map = new QCPColorMap(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
             map->setInterpolate(false);
+            map->setAntialiased(false);
             map->setGradient(weightsGradient());
             map->setColorScale(m_scale);
             m_rects.push_back(r);

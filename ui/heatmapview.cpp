@@ -130,6 +130,7 @@ HeatmapView::HeatmapView(QWidget *parent)
 
     m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis);
     m_map->setInterpolate(false);
+    m_map->setAntialiased(false); // crisp cells, and no smooth rescaling of the map image on every replot
     m_map->setTightBoundary(false);
     m_scale = new QCPColorScale(m_plot);
     m_scale->setGradient(weightsGradient()); // the map follows its colour scale's gradient
