@@ -485,6 +485,11 @@ private slots:
         QVERIFY(child<QLabel>(m_w.get(), "notice")->text().contains(QStringLiteral("20,000 tokens")));
         QCOMPARE(m_w->queryChips()->chipCount(), TokenChipsView::kMaxChips);
         QCOMPARE(m_w->heatmapView()->shownMatrix()->rows(), tokenLimit(1));
+        // drawn block-averaged to about screen size, and said so; hover still reads the exact weight
+        QCOMPARE(m_w->heatmapView()->poolFactor(), tokenLimit(1) / HeatmapView::kMaxDisplayCells);
+        QVERIFY(m_w->heatmapView()->title().contains(QStringLiteral("mean of 4 × 4 weights")));
+        QVERIFY(m_w->heatmapView()->hoverText(4000, 17).contains(
+            QString::number(double(s->weights(0)(4000, 17)), 'f', 4)));
         // labels thin out: far fewer ticks than tokens
         m_w->heatmapView()->plot()->replot(QCustomPlot::rpImmediateRefresh);
         auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(m_w->heatmapView()->plot()->yAxis->ticker());

@@ -11,34 +11,6 @@
 
 namespace attnviz::ui {
 
-namespace {
-
-// Block average of a (t_q, t_k) matrix down to at most `cells` per side. Masked cells are left
-// out; a block with nothing left (all masked, or NaN) is NaN and drawn grey.
-QCPColorMapData *pooled(const Mat<float> &w, const BoolMat &mask, int cells)
-{
-    const int tq = int(w.rows()), tk = int(w.cols());
-    const int fq = std::max(1, (tq + cells - 1) / cells), fk = std::max(1, (tk + cells - 1) / cells);
-    const int nq = (tq + fq - 1) / fq, nk = (tk + fk - 1) / fk;
-    auto *d = new QCPColorMapData(nk, nq, QCPRange(0, std::max(0, tk - 1)), QCPRange(0, std::max(0, tq - 1)));
-    for (int a = 0; a < nq; ++a)
-        for (int b = 0; b < nk; ++b) {
-            double sum = 0;
-            int n = 0;
-            for (int i = a * fq; i < std::min(tq, (a + 1) * fq); ++i)
-                for (int j = b * fk; j < std::min(tk, (b + 1) * fk); ++j) {
-                    const float v = w(i, j);
-                    if (std::isfinite(v) && (mask.size() == 0 || !mask(i, j))) {
-                        sum += v;
-                        ++n;
-                    }
-                }
-            d->setCell(b, a, n ? sum / n : std::nan(""));
-        }
-    return d;
-}
-
-} // namespace
 
 HeadGridView::HeadGridView(QWidget *parent)
     : QWidget(parent)
@@ -166,7 +138,7 @@ void HeadGridView::rebuild()
     for (int n = 0; n < panels; ++n) {
         const int head = headOfPanel(n);
         const Mat<float> &w = m_snapshot->weights(head);
-        m_maps[size_t(n)]->setData(pooled(w, m_snapshot->seq().mask, kMaxCells), false);
+        m_maps[size_t(n)]->setData(colorMapData(w, &m_snapshot->seq().mask, kMaxCells), false);
         for (Eigen::Index k = 0; k < w.size(); ++k)
             if (std::isfinite(w.data()[k]))
                 hi = std::max(hi, double(w.data()[k]));

@@ -232,7 +232,7 @@ const Mat<float> *HeatmapView::shownMatrix() const
 
 double HeatmapView::cellValue(int query, int key) const
 {
-    return m_map->data()->cell(key, query);
+    return m_map->data()->cell(key / m_pool, query / m_pool);
 }
 
 QString HeatmapView::message() const
@@ -261,6 +261,10 @@ void HeatmapView::updateTitle()
                                 "PyTorch); those rows are drawn grey and hatched.")
                      .arg(names.join(QStringLiteral(", ")));
         }
+        if (m_pool > 1)
+            t += QStringLiteral("\nEach cell shows the mean of %1 × %1 weights (%2 tokens); hover gives exact values.")
+                     .arg(m_pool)
+                     .arg(m_snapshot->tq());
         if (m_snapshot->truncated())
             t += QStringLiteral("\nShowing the first %1 of %2 tokens (live limit for %3 heads).")
                      .arg(m_snapshot->tq())
@@ -316,21 +320,25 @@ void HeatmapView::rebuild()
     m_map->setVisible(true);
     const Mat<float> &w = m_snapshot->weights(m_head);
     m_overlay->matrix = &w;
-    const int tq = int(w.rows()), tk = int(w.cols());
-    auto *data = new QCPColorMapData(tk, tq, QCPRange(0, std::max(0, tk - 1)), QCPRange(0, std::max(0, tq - 1)));
+    QCPColorMapData *data = colorMapData(w, nullptr, kMaxDisplayCells, &m_pool);
     double lo = 0, hi = 0;
     bool any = false;
-    for (int i = 0; i < tq; ++i)
-        for (int j = 0; j < tk; ++j) {
-            const float v = w(i, j);
-            data->setCell(j, i, double(v));
-            if (std::isfinite(v)) {
-                lo = any ? std::min(lo, double(v)) : double(v);
-                hi = any ? std::max(hi, double(v)) : double(v);
-                any = true;
-            }
+    for (Eigen::Index k = 0; k < w.size(); ++k) {
+        const float v = w.data()[k];
+        if (std::isfinite(v)) {
+            lo = any ? std::min(lo, double(v)) : double(v);
+            hi = any ? std::max(hi, double(v)) : double(v);
+            any = true;
         }
+    }
     m_map->setData(data, false);
+    if (m_pool > 1) {
+        // block means are smaller than the largest single weight: scale to what is drawn
+        m_map->data()->recalculateDataBounds();
+        const QCPRange b = m_map->data()->dataBounds();
+        lo = std::min(lo, 0.0) < 0 ? b.lower : 0.0;
+        hi = b.upper;
+    }
     if (lo < 0) {
         // signed weights (cosine, sum of signed scores): a diverging scale centred on 0
         const double m = std::max(std::abs(lo), std::abs(hi));

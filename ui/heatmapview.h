@@ -22,6 +22,10 @@ class HeatmapOverlay;
 class HeatmapView : public QWidget {
     Q_OBJECT
 public:
+    // Beyond this many tokens per side the colour map is block-averaged (hover still shows exact
+    // weights): the map image stays about screen-sized and an update stays cheap.
+    static constexpr int kMaxDisplayCells = 1024;
+
     explicit HeatmapView(QWidget *parent = nullptr);
     ~HeatmapView() override;
 
@@ -39,7 +43,8 @@ public:
     const Mat<float> *shownMatrix() const;
     QStringList queryLabels() const { return m_queryLabels; }
     QStringList keyLabels() const { return m_keyLabels; }
-    double cellValue(int query, int key) const; // from the plotted colour-map data
+    double cellValue(int query, int key) const; // from the plotted colour-map data (its block when pooled)
+    int poolFactor() const { return m_pool; }
     QString message() const;                    // the explanation shown instead of a heatmap, if any
     QString hoverText(int query, int key) const;
     bool cellAt(const QPoint &widgetPos, int &query, int &key) const;
@@ -67,6 +72,7 @@ private:
     int m_head = 0, m_query = 0;
     HeadDisplay m_display = HeadDisplay::One;
     bool m_customEditing = false;
+    int m_pool = 1;
     QStringList m_queryLabels, m_keyLabels;
     QPoint m_pressPos;
     QCustomPlot *m_plot = nullptr;

@@ -3,6 +3,7 @@
 
 #include <QFontMetrics>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnviz::ui {
@@ -102,6 +103,41 @@ void labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
         }
     }
     ticker->setTicks(ticks);
+}
+
+QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &w,
+                              const Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> *exclude,
+                              int maxCells, int *factorOut)
+{
+    const int rows = int(w.rows()), cols = int(w.cols());
+    const int f = std::max({1, (rows + maxCells - 1) / maxCells, (cols + maxCells - 1) / maxCells});
+    if (factorOut)
+        *factorOut = f;
+    const bool useMask = exclude && exclude->size() > 0;
+    const int nr = (rows + f - 1) / f, nc = (cols + f - 1) / f;
+    const double c0 = (f - 1) / 2.0;
+    auto *d = new QCPColorMapData(nc, nr, QCPRange(c0, c0 + (nc - 1) * f), QCPRange(c0, c0 + (nr - 1) * f));
+    if (f == 1 && !useMask) {
+        for (int i = 0; i < rows; ++i)
+            for (int j = 0; j < cols; ++j)
+                d->setCell(j, i, double(w(i, j)));
+        return d;
+    }
+    for (int a = 0; a < nr; ++a)
+        for (int b = 0; b < nc; ++b) {
+            double sum = 0;
+            int n = 0;
+            for (int i = a * f; i < std::min(rows, (a + 1) * f); ++i)
+                for (int j = b * f; j < std::min(cols, (b + 1) * f); ++j) {
+                    const float v = w(i, j);
+                    if (std::isfinite(v) && !(useMask && (*exclude)(i, j))) {
+                        sum += v;
+                        ++n;
+                    }
+                }
+            d->setCell(b, a, n ? sum / n : std::nan(""));
+        }
+    return d;
 }
 
 QColor contrastingText(const QColor &bg)

@@ -6,6 +6,10 @@
 
 #include <QStringList>
 
+#include <Eigen/Core>
+
+#include <cstdint>
+
 namespace attnviz::ui {
 
 // Sequential (weights): a viridis-like ramp, dark = 0, yellow = 1. NaN cells light grey.
@@ -25,6 +29,14 @@ void labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars = 14)
 
 // Shortens a label for an axis ("supercalifragilistic" -> "supercalifrag…").
 QString elide(const QString &s, int maxChars);
+
+// A (rows x cols) matrix as colour-map data whose cell centres sit on token coordinates
+// (x = column, y = row). Larger than `maxCells` per side, it is block-averaged by the smallest
+// factor that fits (returned in *factor); entries where `exclude` is set, and non-finite entries,
+// are left out of the averages, and a block with nothing left is NaN.
+QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &m,
+                              const Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> *exclude,
+                              int maxCells, int *factor = nullptr);
 
 // Text colour readable on a cell of colour `bg`.
 QColor contrastingText(const QColor &bg);

@@ -28,6 +28,7 @@ RowView::RowView(QWidget *parent)
     m_plot->xAxis->setSubTicks(false);
     m_plot->xAxis->setLabel(QStringLiteral("key"));
     m_plot->yAxis->setLabel(QStringLiteral("weight"));
+    m_plot->yAxis->ticker()->setTickCount(4);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
