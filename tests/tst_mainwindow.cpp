@@ -337,6 +337,27 @@ private slots:
         QVERIFY(h->hoverText(6, 10).contains(QString::number(double(s->weights(0)(6, 10)), 'f', 4)));
     }
 
+    void zoomAndPan()
+    {
+        HeatmapView *h = m_w->heatmapView();
+        QCustomPlot *plot = h->plot();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        const QCPRange before = plot->xAxis->range();
+        const QPointF at = plot->axisRect()->rect().center();
+        QWheelEvent wheel(at, plot->mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+        QCoreApplication::sendEvent(plot, &wheel);
+        QVERIFY(plot->xAxis->range().size() < before.size() * 0.9);
+        // labels follow the zoom: only visible tokens are labelled
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(plot->xAxis->ticker());
+        for (double k : ticker->ticks().keys())
+            QVERIFY(k >= plot->xAxis->range().lower - 0.5 && k <= plot->xAxis->range().upper + 0.5);
+        QTest::mouseDClick(plot, Qt::LeftButton, Qt::NoModifier, at.toPoint());
+        QCOMPARE(plot->xAxis->range().lower, -0.5);
+        QCOMPARE(plot->xAxis->range().upper, 10.5);
+    }
+
     void customMaskByClickingCells()
     {
         setCombo(child<QComboBox>(m_w->controls(), "maskCombo"), int(MaskChoice::Custom));
