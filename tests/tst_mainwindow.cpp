@@ -13,6 +13,8 @@
 #include "sentenceedit.h"
 #include "tokenchipsview.h"
 
+#include "attnviz/backend.h"
+
 #include <qcustomplot.h>
 
 #include <QApplication>
@@ -29,9 +31,11 @@
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QtTest>
 
 #include <cmath>
+#include <algorithm>
 #include <functional>
 
 using namespace attnviz;
@@ -58,6 +62,23 @@ void setCombo(QComboBox *c, int data)
 }
 
 } // namespace
+
+// The CPU backend, made slow: for testing what the window does while a compute is running.
+class SlowBackend final : public Backend {
+public:
+    explicit SlowBackend(int ms) : m_ms(ms) {}
+    std::string name() const override { return "cpu"; }
+    std::string device() const override { return "slow test CPU"; }
+    Status compute(const AttentionConfig &c, const AttentionInput<float> &in, AttentionResult<float> &out) override
+    {
+        QThread::msleep(m_ms);
+        return m_cpu.compute(c, in, out);
+    }
+
+private:
+    int m_ms;
+    CpuBackend m_cpu;
+};
 
 class TestMainWindow : public QObject {
     Q_OBJECT
@@ -536,6 +557,38 @@ private slots:
         QCOMPARE(m_w->session()->table(), before);
         QVERIFY(!m_w->loadProjectionsFile(bad, &error));
         QVERIFY(error.contains(QStringLiteral("bad.txt")));
+    }
+
+    void typingFasterThanTheComputeKeepsTheViewsMoving()
+    {
+        m_w->session()->setBackend(std::make_unique<SlowBackend>(120));
+        m_w->session()->setDebounceMs(0);
+        QVERIFY(waitFor(gen()));
+        std::vector<quint64> shown;
+        connect(m_w->session(), &LiveSession::snapshotChanged, this,
+                [&](SnapshotPtr s) { shown.push_back(s->generation); });
+        SentenceEdit *e = m_w->sentenceEdit();
+        e->setFocus();
+        QTextCursor c = e->textCursor();
+        c.movePosition(QTextCursor::End);
+        e->setTextCursor(c);
+        const QString typed = QStringLiteral(" and the sea and the boat and the captain");
+        for (QChar ch : typed) {
+            QTest::keyClick(e, ch.toLatin1());
+            QTest::qWait(30); // a fast typist: 4 keystrokes per compute
+        }
+        const size_t duringTyping = shown.size();
+        QVERIFY2(duringTyping >= 3, "the views must update while typing continues");
+        QVERIFY(m_w->session()->busy());
+        const SnapshotPtr s = waitFor(gen(), [&](const ComputeSnapshot &s) { return s.sentence == e->toPlainText(); }, 10000);
+        QVERIFY(s);
+        QCOMPARE(m_w->heatmapView()->keyLabels().last(), QStringLiteral("captain"));
+        // generations only go forward: nothing older than what was shown came back
+        QVERIFY(std::is_sorted(shown.begin(), shown.end()));
+        QVERIFY(std::adjacent_find(shown.begin(), shown.end()) == shown.end());
+        // far fewer computes than keystrokes: requests not started yet were replaced
+        QVERIFY(shown.size() < size_t(typed.size()));
+        QVERIFY(m_w->statusText().contains(QStringLiteral("slow test CPU")));
     }
 
     void projectionsFromAFile()

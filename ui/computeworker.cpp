@@ -55,8 +55,9 @@ void ComputeWorker::process()
 #endif
     std::shared_ptr<ComputeSnapshot> snap = computeSnapshot(*req, *m_backend, m_cache);
     snap->totalMs = double(timer.nsecsElapsed()) / 1e6;
-    if (snap->generation < m_latest.load())
-        return; // overtaken while computing: a newer request is queued
+    // Sent even when a newer request is already queued: the session shows it if it is newer than
+    // what is on screen (dropping it here would starve the views while someone types faster than
+    // the compute).
     emit finished(SnapshotPtr(std::move(snap)));
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The compute thread's thin adapter: keeps only the newest request, computes it through the
-// Backend, and hands back an immutable snapshot. A request that was overtaken while it ran is
-// dropped here; the session drops anything older than what it already shows.
+// The compute thread's thin adapter: keeps only the newest request (older ones not started yet
+// are replaced), computes it through the Backend, and hands back an immutable snapshot. The
+// session drops any snapshot older than the one it already shows.
 #pragma once
 
 #include "livecompute.h"

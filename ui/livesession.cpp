@@ -175,11 +175,16 @@ void LiveSession::post()
 
 void LiveSession::onFinished(SnapshotPtr snapshot)
 {
-    if (!snapshot || snapshot->generation != m_generation)
-        return; // stale: a newer request is pending or already shown
-    m_busy = false;
-    m_busyDelay.stop();
-    emit busyChanged(false, snapshot->tq());
+    // Stale = older than what the views already show. A result that is not the newest request is
+    // still shown when it is newer than the current one, so that continuous typing with a slow
+    // compute keeps the views moving instead of starving them.
+    if (!snapshot || (m_snapshot && snapshot->generation <= m_snapshot->generation))
+        return;
+    m_busy = snapshot->generation != m_generation;
+    if (!m_busy) {
+        m_busyDelay.stop();
+        emit busyChanged(false, snapshot->tq());
+    }
     m_snapshot = std::move(snapshot);
     if (m_snapshot->hasResult() && m_query >= m_snapshot->tq())
         m_query = std::max(0, m_snapshot->tq() - 1);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The live state behind the window: the text, the controls' settings, the table, the selection
 // (head, query), and the compute thread. Every change is debounced (~30 ms), tagged with a
-// generation and computed off the UI thread; the newest snapshot is published to the views.
+// generation and computed off the UI thread; a snapshot newer than the one shown is published to
+// the views, older ones are dropped.
 #pragma once
 
 #include "livetypes.h"
