@@ -99,8 +99,11 @@ EmbeddingView::EmbeddingView(QWidget *parent)
     m_cosBars = bars(m_cosRect, QColor(70, 150, 110));
     m_cosSel = bars(m_cosRect, QColor(220, 30, 30));
 
-    connect(m_plot, &QCustomPlot::beforeReplot, this,
-            [this] { labelTokenAxis(m_inRect->axis(QCPAxis::atLeft), m_labels); });
+    // labels are chosen once the layout is known; a change (resize, zoom) costs one more replot
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        if (labelTokenAxis(m_inRect->axis(QCPAxis::atLeft), m_labels))
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
     connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
         QCPAxisRect *r = m_plot->axisRectAt(e->pos());
         if (!r || !m_snapshot || !m_snapshot->hasResult())

@@ -39,15 +39,15 @@ bool commit(QSaveFile &f, QString *error)
     return false;
 }
 
-// Lays the plot out at the export size once, so that the views' label thinning (done before
-// each replot) sees the export geometry, not the window's.
+// Lays the plot out at the export size once, so that the views' label thinning (done after each
+// layout) sees the export geometry, not the window's; the real rendering then uses those labels.
 void layoutFor(QCustomPlot *plot, int w, int h)
 {
     QImage scratch(std::max(1, w), std::max(1, h), QImage::Format_ARGB32_Premultiplied);
     QCPPainter p(&scratch);
     plot->toPainter(&p, w, h);
     p.end();
-    emit plot->beforeReplot();
+    emit plot->afterLayout(); // the views choose their token labels for this geometry
 }
 
 QString quoteCsv(const QString &s)

@@ -5,7 +5,10 @@
 
 #include <qcustomplot.h>
 
+#include <QToolTip>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include <cmath>
 
@@ -35,6 +38,39 @@ HeadGridView::HeadGridView(QWidget *parent)
     m_plot->plotLayout()->setColumnStretchFactor(1, 0.01);
     m_scale->setGradient(weightsGradient());
 
+    m_plot->setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent *e) {
+        QCPAxisRect *r = m_plot->axisRectAt(e->pos());
+        const auto it = std::find(m_rects.begin(), m_rects.end(), r);
+        if (!r || it == m_rects.end() || !m_snapshot || !m_snapshot->hasResult()) {
+            QToolTip::hideText();
+            return;
+        }
+        const int head = headOfPanel(int(it - m_rects.begin()));
+        const int k = int(std::lround(r->axis(QCPAxis::atBottom)->pixelToCoord(e->pos().x())));
+        const int q = int(std::lround(r->axis(QCPAxis::atLeft)->pixelToCoord(e->pos().y())));
+        if (q < 0 || k < 0 || q >= m_snapshot->tq() || k >= m_snapshot->tk())
+            return;
+        const float v = m_snapshot->weights(head)(q, k);
+        QToolTip::showText(m_plot->mapToGlobal(e->pos()),
+                           QStringLiteral("%1\nquery %2 “%3” → key %4 “%5”\n%6")
+                               .arg(head < 0 ? QStringLiteral("average") : QStringLiteral("head %1").arg(head))
+                               .arg(q)
+                               .arg(tokenText(m_snapshot->query.tokens[size_t(q)]))
+                               .arg(k)
+                               .arg(tokenText(m_snapshot->key.tokens[size_t(k)]))
+                               .arg(std::isfinite(v) ? QStringLiteral("weight %1").arg(double(v), 0, 'f', 4)
+                                                     : QStringLiteral("weight undefined: every key masked")),
+                           m_plot);
+    });
+    // token labels on the first column's panels, when they fit
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        bool changed = false;
+        for (size_t n = 0; n < m_rects.size(); n += size_t(std::max(1, m_cols)))
+            changed |= labelTokenAxis(m_rects[n]->axis(QCPAxis::atLeft), m_labels, 8);
+        if (changed)
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
     connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
         QCPAxisRect *r = m_plot->axisRectAt(e->pos());
         for (size_t n = 0; n < m_rects.size(); ++n)
@@ -104,6 +140,7 @@ void HeadGridView::rebuild()
         m_grid->clear();
         m_grid->simplify();
         const int cols = std::max(1, int(std::ceil(std::sqrt(panels * 1.4))));
+        m_cols = cols;
         for (int n = 0; n < panels; ++n) {
             auto *r = new QCPAxisRect(m_plot, true);
             r->setupFullAxesBox(false);
@@ -116,6 +153,14 @@ void HeadGridView::rebuild()
             r->axis(QCPAxis::atRight)->setRangeReversed(true);
             r->setMinimumMargins(QMargins(2, 2, 2, 2));
             r->setAutoMargins(QCP::msTop);
+            if (n % cols == 0) {
+                r->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+                r->axis(QCPAxis::atLeft)->setTicks(true); // for the labels; the ticks themselves have no length
+                r->axis(QCPAxis::atLeft)->setTickLength(0, 0);
+                r->axis(QCPAxis::atLeft)->setSubTicks(false);
+                r->axis(QCPAxis::atLeft)->setTickLabels(true);
+                r->setAutoMargins(QCP::msTop | QCP::msLeft);
+            }
             m_grid->addElement(n / cols, n % cols, r);
             auto *map = new QCPColorMap(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
             map->setInterpolate(false);
@@ -134,6 +179,9 @@ void HeadGridView::rebuild()
     }
     m_scale->setVisible(true);
     const int tq = m_snapshot->tq(), tk = m_snapshot->tk();
+    m_labels.clear();
+    for (const Token &t : m_snapshot->query.tokens)
+        m_labels << tokenText(t);
     double hi = 0;
     for (int n = 0; n < panels; ++n) {
         const int head = headOfPanel(n);

@@ -51,6 +51,8 @@ private:
 
     SnapshotPtr m_snapshot;
     int m_head = 0;
+    int m_cols = 1;
+    QStringList m_labels;
     QCustomPlot *m_plot = nullptr;
     QCPTextElement *m_title = nullptr;
     QCPLayoutGrid *m_grid = nullptr;

@@ -134,7 +134,13 @@ HeatmapView::HeatmapView(QWidget *parent)
     m_map->setTightBoundary(false);
     m_scale = new QCPColorScale(m_plot);
     m_scale->setGradient(weightsGradient()); // the map follows its colour scale's gradient
-    m_plot->plotLayout()->addElement(0, 1, m_scale);
+    // title across the whole width above [heatmap | colour scale]
+    auto *row = new QCPLayoutGrid;
+    m_plot->plotLayout()->take(rect);
+    m_plot->plotLayout()->simplify();
+    m_plot->plotLayout()->addElement(0, 0, row);
+    row->addElement(0, 0, rect);
+    row->addElement(0, 1, m_scale);
     m_scale->setType(QCPAxis::atRight);
     m_scale->setBarWidth(14);
     m_scale->axis()->setLabel(QStringLiteral("weight"));
@@ -144,6 +150,7 @@ HeatmapView::HeatmapView(QWidget *parent)
     m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
 
     m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.01);
     m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), 10, QFont::Bold));
     m_plot->plotLayout()->addElement(0, 0, m_title);
 
@@ -159,9 +166,12 @@ HeatmapView::HeatmapView(QWidget *parent)
 
     m_overlay = new HeatmapOverlay(m_plot, rect, m_map);
 
-    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
-        labelTokenAxis(m_plot->xAxis, m_keyLabels);
-        labelTokenAxis(m_plot->yAxis, m_queryLabels);
+    // labels are chosen once the layout is known; a change (resize, zoom) costs one more replot
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        const bool x = labelTokenAxis(m_plot->xAxis, m_keyLabels);
+        const bool y = labelTokenAxis(m_plot->yAxis, m_queryLabels);
+        if (x || y)
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
     });
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onPress);
     connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapView::onRelease);

@@ -66,7 +66,7 @@ QString elide(const QString &s, int maxChars)
     return s.left(std::max(1, maxChars - 1)) + QChar(0x2026);
 }
 
-void labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
+bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
 {
     auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(axis->ticker());
     if (!ticker) {
@@ -102,7 +102,10 @@ void labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
             ticks.insert(i, text);
         }
     }
+    if (ticker->ticks() == ticks)
+        return false;
     ticker->setTicks(ticks);
+    return true;
 }
 
 QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &w,

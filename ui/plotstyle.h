@@ -24,8 +24,9 @@ QColor nanColor();
 QColor maskFillColor();
 
 // Labels a token axis, thinning the labels when they cannot all fit: keeps every k-th label of the
-// visible range so that neighbours are at least one text line apart.
-void labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars = 14);
+// visible range so that neighbours are at least one text line apart. Returns whether the labels
+// changed (the axis then needs another layout pass to show them).
+bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars = 14);
 
 // Shortens a label for an axis ("supercalifragilistic" -> "supercalifrag…").
 QString elide(const QString &s, int maxChars);

@@ -52,7 +52,10 @@ RowView::RowView(QWidget *parent)
     m_message->setPen(QPen(QColor(150, 150, 150)));
     m_message->setVisible(false);
 
-    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] { labelTokenAxis(m_plot->xAxis, m_labels); });
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        if (labelTokenAxis(m_plot->xAxis, m_labels))
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
     rebuild();
 }
 
