@@ -489,6 +489,7 @@ private slots:
         QCOMPARE(m_w->queryChips()->chipCount(), 0);
         m_w->tabs()->setCurrentWidget(m_w->embeddingView());
         QVERIFY(m_w->embeddingView()->title().contains(QStringLiteral("Type a sentence")));
+        QVERIFY(!m_w->heatmapView()->plot()->plotLayout()->elements(true).isEmpty());
     }
 
     void nonUtf8ClipboardText()

@@ -159,7 +159,7 @@ void EmbeddingView::rebuild()
     m_scale->setVisible(ok);
     if (!ok) {
         m_title->setText(QStringLiteral("Contextual embeddings\n")
-                         + (m_snapshot ? m_snapshot->message : QStringLiteral("Computing…")));
+                         + wrapText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…"), 90));
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }

@@ -172,7 +172,7 @@ void HeadGridView::rebuild()
         }
     }
     if (!ok) {
-        m_title->setText(m_snapshot ? QStringLiteral("All heads\n") + m_snapshot->message : QStringLiteral("All heads"));
+        m_title->setText(m_snapshot ? QStringLiteral("All heads\n") + wrapText(m_snapshot->message, 90) : QStringLiteral("All heads"));
         m_scale->setVisible(false);
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;

@@ -247,7 +247,8 @@ double HeatmapView::cellValue(int query, int key) const
 
 QString HeatmapView::message() const
 {
-    return m_message->visible() ? m_message->text() : QString();
+    // as one line: the view wraps it for display
+    return m_message->visible() ? QString(m_message->text()).replace(QLatin1Char('\n'), QLatin1Char(' ')) : QString();
 }
 
 QString HeatmapView::title() const { return m_title->text(); }
@@ -320,14 +321,16 @@ void HeatmapView::rebuild()
     if (!ok) {
         m_map->data()->clear();
         m_map->setVisible(false);
-        m_message->setText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…"));
+        m_message->setText(wrapText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…")));
         m_message->setVisible(true);
+        m_scale->setVisible(false);
         updateTitle();
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
     m_message->setVisible(false);
     m_map->setVisible(true);
+    m_scale->setVisible(true);
     const Mat<float> &w = m_snapshot->weights(m_head);
     m_overlay->matrix = &w;
     QCPColorMapData *data = colorMapData(w, nullptr, kMaxDisplayCells, &m_pool);

@@ -143,6 +143,23 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
     return d;
 }
 
+QString wrapText(const QString &text, int width)
+{
+    QStringList lines;
+    for (const QString &para : text.split(QLatin1Char('\n'))) {
+        QString line;
+        for (const QString &word : para.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
+                lines << line;
+                line.clear();
+            }
+            line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+        }
+        lines << line;
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
 QColor contrastingText(const QColor &bg)
 {
     const double l = 0.299 * bg.redF() + 0.587 * bg.greenF() + 0.114 * bg.blueF();

@@ -39,6 +39,9 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
                               const Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> *exclude,
                               int maxCells, int *factor = nullptr);
 
+// Breaks a message into lines of at most about `width` characters, at spaces.
+QString wrapText(const QString &text, int width = 64);
+
 // Text colour readable on a cell of colour `bg`.
 QColor contrastingText(const QColor &bg);
 

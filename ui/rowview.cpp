@@ -111,7 +111,7 @@ void RowView::rebuild()
         m_bars->data()->clear();
         m_masked->data()->clear();
         m_title->setText(QStringLiteral("Selected query"));
-        m_message->setText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…"));
+        m_message->setText(wrapText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…"), 90));
         m_message->setVisible(!m_message->text().isEmpty());
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
