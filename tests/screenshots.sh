@@ -32,7 +32,8 @@ win window-grid --sentence "$SHIP" --heads 8 --tab grid
 win window-embeddings --sentence "$SHIP" --heads 2 --tab embeddings
 win window-causal --sentence "$SHIP" --heads 2 --mask causal
 win window-cross --sentence "$SHIP" --key-sentence "we process and ship your order" --heads 2
-LONG=$(python3 -c "import itertools;w='i must go back to my ship and to my crew the sea is a long journey'.split();print(' '.join(itertools.islice(itertools.cycle(w),3000)))")
+LONG=""
+for _ in $(seq 1 200); do LONG+="i must go back to my ship and to my crew the sea is a long journey "; done # 3,000 tokens
 win window-long --sentence "$LONG" --heads 4
 
 fig weights-causal-padded.png --sentence "$SHIP" --heads 2 --mask causal+padding --pad 0 --width 1100 --height 800
