@@ -351,10 +351,15 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
     std::vector<uint8_t> keep;
     if (dropout) {
         TorchGenerator gen(cfg.dropoutSeed);
-        Mcg31Bernoulli bern(gen.random());
         keep.resize(size_t(s.batch) * H * tq * tk);
-        for (auto &k : keep)
-            k = bern.next(1.0 - cfg.dropout) ? 1 : 0;
+        if (cfg.dropoutStream == DropoutStream::TorchMkl) {
+            Mcg31Bernoulli bern(gen.random());
+            for (auto &k : keep)
+                k = bern.next(1.0 - cfg.dropout) ? 1 : 0;
+        } else {
+            for (auto &k : keep)
+                k = gen.uniformDouble() < 1.0 - cfg.dropout ? 1 : 0;
+        }
     }
     const double work = double(tq) * tk * dh * H;
 

@@ -137,7 +137,7 @@ void parseConfig(const json &cfg, CaseFile &c)
     static const std::set<std::string> known = {
         "batch", "num_heads", "d_model", "d_head", "t_q", "t_k", "kdim", "vdim", "d_out", "self_attention", "scale",
         "scale_rule", "temperature", "normalization", "mask_type", "mask_method", "causal_alignment", "projections",
-        "has_in_proj_bias", "has_out_proj_bias", "dropout", "dropout_seed", "fully_masked", "init", "init_seed",
+        "has_in_proj_bias", "has_out_proj_bias", "dropout", "dropout_seed", "dropout_stream", "fully_masked", "init", "init_seed",
         "draw_order"};
     checkKnown(cfg, known, "config.");
     AttentionConfig &a = c.config;
@@ -203,6 +203,13 @@ void parseConfig(const json &cfg, CaseFile &c)
             fail("config.dropout_seed", "expected a non-negative integer");
         a.dropoutSeed = cfg["dropout_seed"].get<uint64_t>();
     }
+    const std::string stream = optString(cfg, "dropout_stream", "config.", "torch_mkl");
+    if (stream == "torch_mkl")
+        a.dropoutStream = DropoutStream::TorchMkl;
+    else if (stream == "torch_cpu")
+        a.dropoutStream = DropoutStream::TorchCpu;
+    else
+        fail("config.dropout_stream", "unknown \"" + stream + "\" (torch_mkl, torch_cpu)");
     const std::string align = optString(cfg, "causal_alignment", "config.", "top-left");
     if (align.rfind("top-left", 0) != 0)
         fail("config.causal_alignment", "only top-left alignment is defined (key j masked for query i when j > i)");
