@@ -181,6 +181,10 @@ void normalizeHead(const AttentionConfig &cfg, const BoolMat &mask, const Mat<T>
                 degenerate[i] = 1;
             row /= sum;
         } else if (cfg.maskMethod == MaskMethod::MultiplyRenormalize && m) {
+            // softmax over every key, zero the masked, divide by what is left (seed 001's second way).
+            // If every unmasked probability underflowed, the exact-arithmetic result is the stable
+            // masked softmax: recompute the row that way instead of dividing 0 by 0.
+            const Vec<T> scores = row.transpose();
             softmaxRow<T>(row, nullptr);
             T sum = 0;
             for (int j = 0; j < tk; ++j) {
@@ -189,9 +193,12 @@ void normalizeHead(const AttentionConfig &cfg, const BoolMat &mask, const Mat<T>
                 else
                     sum += row[j];
             }
-            if (sum == T(0))
-                degenerate[i] = 1;
-            row /= sum;
+            if (sum > std::numeric_limits<T>::min()) {
+                row /= sum;
+            } else {
+                row = scores.transpose();
+                softmaxRow<T>(row, m);
+            }
         } else {
             softmaxRow<T>(row, m);
         }
