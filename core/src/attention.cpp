@@ -203,6 +203,22 @@ void normalizeRows(const AttentionConfig &cfg, const BoolMat &mask, T scale, con
     }
 }
 
+// Per-thread scratch reused across calls: one call per keystroke allocates nothing once sizes settle.
+template <typename T>
+struct Workspace {
+    std::vector<Mat<T>> qh, kh, vh;
+    std::vector<Vec<T>> qn, kn;
+    std::vector<std::vector<uint8_t>> degenerate;
+    std::vector<uint8_t> keep;
+};
+
+template <typename T>
+Workspace<T> &workspace()
+{
+    thread_local Workspace<T> ws;
+    return ws;
+}
+
 template <typename T>
 bool finite(const Mat<T> &m)
 {
@@ -353,7 +369,8 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
 
     // Dropout draws one Bernoulli per weight in (B, H, t_q, t_k) order, as torch does on the whole tensor.
     const bool dropout = cfg.dropout > 0.0;
-    std::vector<uint8_t> keep;
+    Workspace<T> &ws = workspace<T>();
+    std::vector<uint8_t> &keep = ws.keep;
     if (dropout) {
         TorchGenerator gen(cfg.dropoutSeed);
         keep.resize(size_t(s.batch) * H * tq * tk);
@@ -399,8 +416,12 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
         else
             r.weightsPreDropout.clear();
         r.context.resize(tq, s.dInner);
-        std::vector<Mat<T>> qh(static_cast<size_t>(H)), kh(static_cast<size_t>(H)), vh(static_cast<size_t>(H));
-        std::vector<Vec<T>> qn(static_cast<size_t>(H)), kn(static_cast<size_t>(H));
+        auto &qh = ws.qh, &kh = ws.kh, &vh = ws.vh;
+        auto &qn = ws.qn, &kn = ws.kn;
+        for (auto *v : {&qh, &kh, &vh})
+            v->resize(size_t(H));
+        qn.resize(size_t(H));
+        kn.resize(size_t(H));
         for (int h = 0; h < H; ++h) {
             qh[size_t(h)] = r.q.middleCols(h * dh, dh);
             kh[size_t(h)] = r.k.middleCols(h * dh, dh);
@@ -415,7 +436,10 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
             if (dropout)
                 r.weightsPreDropout[size_t(h)].resize(tq, tk);
         }
-        std::vector<std::vector<uint8_t>> degenerate(size_t(H), std::vector<uint8_t>(size_t(tq), 0));
+        auto &degenerate = ws.degenerate;
+        degenerate.resize(size_t(H));
+        for (auto &d : degenerate)
+            d.assign(size_t(tq), 0);
         const int rowBlocks = (tq + kRowBlock - 1) / kRowBlock;
         parallelFor(H * rowBlocks, 4.0 * work, [&](int task) {
             const int h = task / rowBlocks, r0 = (task % rowBlocks) * kRowBlock, n = std::min(kRowBlock, tq - r0);
