@@ -145,8 +145,8 @@ int vectors(const QStringList &args)
         }
         if (Status st = writeAvec(pos[1].toStdString(), t, size_t(top)); !st)
             return fail("vectors", st.message, 1);
-        std::printf("%s: %d words of dimension %d (%zu words the tokenizer never produces dropped)\n", qPrintable(pos[1]),
-                    top ? std::min(int(top), t.size()) : t.size(), t.dim(), dropped);
+        std::printf("%s: %d words of dimension %d (dropped first: %zu word(s) the tokenizer never produces)\n",
+                    qPrintable(pos[1]), top ? std::min(int(top), t.size()) : t.size(), t.dim(), dropped);
         return 0;
     }
     if (sub == QLatin1String("info")) {

@@ -42,6 +42,7 @@ private slots:
     void initTestCase();
     void declaredSize();
     void loadTime();
+    void tokenizerMatchesCorpus();
     void seedWordsPresent_data();
     void seedWordsPresent();
     void similarities();
@@ -99,6 +100,33 @@ void TestBundledVectors::loadTime()
     }
     qInfo("bundled table: %d words x %d, loaded in %.1f ms (best of 3)", m_table.size(), m_table.dim(), best);
     QVERIFY2(best < 500.0, qPrintable(QStringLiteral("load took %1 ms").arg(best)));
+}
+
+void TestBundledVectors::tokenizerMatchesCorpus()
+{
+    // The table was trained on text cut by this very tokenizer (attnviz tokenize). A sample of the
+    // corpus, sentence and tokens, must still come out the same, or lookups would miss.
+    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/wordvectors/corpus-sample.tsv"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    int lines = 0, unknown = 0, total = 0;
+    while (!f.atEnd()) {
+        const QByteArray line = f.readLine().chopped(1);
+        const int tab = line.indexOf('\t');
+        QVERIFY(tab > 0);
+        const std::string sentence = line.left(tab).toStdString();
+        const Tokenization t = tokenize(sentence);
+        std::string joined;
+        for (const Token &tok : t.tokens) {
+            joined += (joined.empty() ? "" : " ") + tok.text;
+            unknown += m_table.indexOf(tok.text) < 0;
+            ++total;
+        }
+        QCOMPARE(joined, line.mid(tab + 1).toStdString());
+        ++lines;
+    }
+    QVERIFY(lines >= 200);
+    qInfo("%d corpus sentences tokenized alike; %d of %d tokens outside the table", lines, unknown, total);
+    QVERIFY(unknown * 20 < total); // the corpus' own words: fewer than 5 % missing (rare names, numbers)
 }
 
 void TestBundledVectors::seedWordsPresent_data()

@@ -18,6 +18,7 @@ ATTNVIZ=${ATTNVIZ:-$REPO/build/app/attnviz}
 OUT=${OUT:-$REPO/resources/embeddings/attnviz-en50.avec}
 MANIFEST=$REPO/resources/embeddings/MANIFEST.md
 SAMPLE=$REPO/tests/fixtures/wordvectors/attnviz-en50-sample.vec
+CORPUS_SAMPLE=$REPO/tests/fixtures/wordvectors/corpus-sample.tsv
 TOP=50000
 SWORD_MODULES=(engWEB2015eb engKJV2006eb MHCC TDavid Scofield)
 # The one training command (recorded in MANIFEST.md).
@@ -65,6 +66,7 @@ export_table() {
     mkdir -p "$(dirname "$OUT")"
     "$ATTNVIZ" vectors export "$WORK/model.vec" "$OUT" --top "$TOP" --tokenizable
     python3 "$HERE/float_sample.py" "$WORK/model.vec" "$SAMPLE"
+    python3 "$HERE/corpus_sample.py" "$WORK/sentences.txt" "$WORK/corpus.txt" "$CORPUS_SAMPLE"
     log "table sha256 $(sha256sum "$OUT" | cut -d' ' -f1)"
 }
 
