@@ -8,7 +8,9 @@
 #include "attnviz/embeddings.h"
 #include "bundledvectors.h"
 
+#include <QCryptographicHash>
 #include <QElapsedTimer>
+#include <QRegularExpression>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -41,6 +43,7 @@ class TestBundledVectors : public QObject {
 private slots:
     void initTestCase();
     void declaredSize();
+    void manifestChecksum();
     void loadTime();
     void tokenizerMatchesCorpus();
     void seedWordsPresent_data();
@@ -82,6 +85,20 @@ void TestBundledVectors::declaredSize()
     // Every entry is a word the tokenizer can produce (lower case, no fastText </s>).
     QCOMPARE(m_table.indexOf("</s>"), -1);
     QCOMPARE(m_table.indexOf("The"), -1);
+}
+
+void TestBundledVectors::manifestChecksum()
+{
+    // The committed table is the one MANIFEST.md describes (and build.sh check reproduces).
+    QFile manifest(QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/embeddings/MANIFEST.md"));
+    QVERIFY(manifest.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QRegularExpression re(QStringLiteral("^- table sha256: `([0-9a-f]{64})`"), QRegularExpression::MultilineOption);
+    const QRegularExpressionMatch m = re.match(QString::fromUtf8(manifest.readAll()));
+    QVERIFY(m.hasMatch());
+    QFile table(QStringLiteral(":/attnviz/embeddings/attnviz-en50.avec"));
+    QVERIFY(table.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromLatin1(QCryptographicHash::hash(table.readAll(), QCryptographicHash::Sha256).toHex()),
+             m.captured(1));
 }
 
 void TestBundledVectors::loadTime()
