@@ -5,6 +5,7 @@
 #include "attnviz/backend.h"
 #include "attnviz/bench.h"
 #include "attnviz/caseio.h"
+#include "bundledvectors.h"
 
 #include <QCommandLineParser>
 #include <QFile>
@@ -113,7 +114,8 @@ int compute(const QStringList &args)
     QCommandLineOption precisionOpt(QStringLiteral("precision"),
                                     QStringLiteral("float64 (default on the CPU) or float32."), QStringLiteral("p"));
     QCommandLineOption embOpt(QStringLiteral("embeddings"),
-                              QStringLiteral("Embedding table for sentence cases (.txt/.vec/.bin/.avec)."),
+                              QStringLiteral("Embedding table for sentence cases (.txt/.vec/.bin/.avec; default: the bundled "
+                                             "English table)."),
                               QStringLiteral("file"));
     QCommandLineOption policyOpt(QStringLiteral("fully-masked"),
                                  QStringLiteral("Rows with every key masked: nan (as torch; default), zero, uniform."),
@@ -151,11 +153,13 @@ int compute(const QStringList &args)
             return fail("compute", QStringLiteral("--fully-masked: unknown '%1' (nan, zero, uniform)").arg(p.value(policyOpt)), 2);
     }
     if (c.fromSentence) {
-        if (!p.isSet(embOpt))
-            return fail("compute", QStringLiteral("inputs.sentence: needs an embedding table (--embeddings FILE)"), 2);
         EmbeddingTable table;
-        if (Status st = loadEmbeddings(p.value(embOpt).toStdString(), table); !st)
+        if (!p.isSet(embOpt)) {
+            if (Status st = loadBundledEmbeddings(table); !st)
+                return fail("compute", "inputs.sentence: " + st.message + " (--embeddings FILE)", exitCodeFor(st.code));
+        } else if (Status st = loadEmbeddings(p.value(embOpt).toStdString(), table); !st) {
             return fail("compute", "--embeddings: " + st.message, exitCodeFor(st.code));
+        }
         if (Status st = embedCaseSentences(c, table); !st)
             return fail("compute", st.message, exitCodeFor(st.code));
     }

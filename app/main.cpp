@@ -15,6 +15,8 @@ void printUsage()
                "Commands:\n"
                "  compute CASE.json [-o RESULT.json]   compute every attention stage of a case file\n"
                "  bench [--sizes ...] [--json]         time the attention core\n"
+               "  tokenize < TEXT                      one line of tokens per input line (the app's tokenizer)\n"
+               "  vectors export|info|cos|neighbours   word vector tables (see 'attnviz vectors --help')\n"
                "\n"
                "Run 'attnviz <command> --help' for the options of a command.\n",
                stdout);
@@ -43,6 +45,10 @@ int main(int argc, char **argv)
         return attnviz::cli::compute(rest);
     if (verb == QLatin1String("bench"))
         return attnviz::cli::bench(rest);
+    if (verb == QLatin1String("tokenize"))
+        return attnviz::cli::tokenize(rest);
+    if (verb == QLatin1String("vectors"))
+        return attnviz::cli::vectors(rest);
     std::fprintf(stderr, "attnviz: unknown command '%s' (try 'attnviz --help')\n", qPrintable(verb));
     return 2;
 }
