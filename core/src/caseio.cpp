@@ -353,6 +353,7 @@ Status parseCase(const std::string &text, const std::string &sourceName, CaseFil
         const int B = optInt(cfg, "batch", 0), tq = optInt(cfg, "t_q", 0), tk = optInt(cfg, "t_k", 0);
         const int dModel = optInt(cfg, "d_model", 0), kdim = optInt(cfg, "kdim", 0), vdim = optInt(cfg, "vdim", 0);
         const int dOutDecl = optInt(cfg, "d_out", 0);
+        c.declaredDModel = dModel;
 
         const bool hasSentence = in.contains("sentence") && !in["sentence"].is_null();
         if (hasSentence) {
@@ -513,6 +514,11 @@ Status embedCaseSentences(CaseFile &c, const EmbeddingTable &table)
         return {};
     if (table.empty())
         return Status::error(StatusCode::InvalidInput, "inputs.sentence: no embedding table loaded");
+    if (c.declaredDModel && c.declaredDModel != table.dim())
+        return Status::error(StatusCode::InvalidInput,
+                             c.name + ": config.d_model: " + std::to_string(c.declaredDModel) +
+                                 ", but the embedding table's vectors have " + std::to_string(table.dim()) +
+                                 " dimensions (" + table.source() + ")");
     c.queryTokens = embedSentence(table, c.sentence);
     if (c.queryTokens.tokens.empty())
         return Status::error(StatusCode::InvalidInput, "inputs.sentence: no tokens in the sentence");
