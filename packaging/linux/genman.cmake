@@ -5,7 +5,7 @@
 #         -DATTNVIZ_RELEASE_DATE=YYYY-MM-DD -DATTNVIZ_APP_ID=id -P genman.cmake
 # The commands are the lines under "Commands:" in 'attnviz --help' (two spaces, then the name);
 # each gets a subsection with its one-line summary and the verbatim text of 'attnviz NAME --help'.
-# A command whose --help fails stops the build: the top-level help must only list real commands.
+# A help text that cannot be read is a warning here, not a broken build: tst_packaging fails on it.
 cmake_minimum_required(VERSION 3.21)
 foreach(var BIN TEMPLATE OUT PROJECT_VERSION ATTNVIZ_RELEASE_DATE ATTNVIZ_APP_ID)
     if(NOT DEFINED ${var})
@@ -64,7 +64,7 @@ while(NOT rest STREQUAL "")
     endif()
 endwhile()
 if(NOT verbs)
-    message(FATAL_ERROR "genman.cmake: no 'Commands:' list in '${BIN} --help'")
+    message(WARNING "genman.cmake: no 'Commands:' list in '${BIN} --help'; the page has no command sections")
 endif()
 
 normalize_usage(top "${top}" "")
@@ -74,8 +74,9 @@ foreach(verb IN LISTS verbs)
     execute_process(COMMAND "${BIN}" ${verb} --help
         OUTPUT_VARIABLE help ERROR_VARIABLE help_err RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
-        message(FATAL_ERROR "genman.cmake: 'attnviz --help' lists '${verb}' but 'attnviz ${verb} --help' "
-                            "failed (${rc}): ${help_err}")
+        message(WARNING "genman.cmake: 'attnviz --help' lists '${verb}' but 'attnviz ${verb} --help' "
+                        "failed (${rc}): ${help_err}")
+        continue()
     endif()
     normalize_usage(help "${help}" "${verb}")
     roff_escape(help_roff "${help}")
