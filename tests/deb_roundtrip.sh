@@ -118,9 +118,21 @@ fi
 
 if /usr/bin/attnviz --help | grep -q '^  export'; then
     step "installed attnviz export (offscreen) -> PNG"
-    (cd "$WORK" && QT_QPA_PLATFORM=offscreen /usr/bin/attnviz export \
-        --sentence "The quick brown fox jumps over the lazy dog" --view weights --out "$WORK/x.png") \
-        || fail "export failed"
+    export_png() {
+        (cd "$WORK" && QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR="$WORK" /usr/bin/attnviz export \
+            --sentence "The quick brown fox jumps over the lazy dog" --view weights --out "$WORK/x.png" "$@")
+    }
+    if ! export_png 2>"$WORK/export.err"; then
+        cat "$WORK/export.err" >&2
+        # A build with the window but without the bundled word vectors (they come from another
+        # part of the project) needs a table: give it a small one, so the export itself is tested.
+        grep -q "no bundled word vectors" "$WORK/export.err" || fail "export failed"
+        echo "   (this build has no bundled word vectors: exporting with a small table instead)"
+        printf '%s\n' "the 0.1 0.2 0.3 0.4" "quick 0.5 -0.1 0.2 0.0" "brown 0.3 0.3 -0.2 0.1" \
+            "fox 0.9 0.1 0.0 -0.3" "jumps -0.2 0.4 0.6 0.1" "over 0.0 -0.5 0.2 0.2" \
+            "lazy 0.4 0.4 0.1 -0.6" "dog 0.8 0.0 -0.1 -0.2" >"$WORK/tiny.txt"
+        export_png --embeddings "$WORK/tiny.txt" || fail "export failed"
+    fi
     [ -f "$WORK/x.png" ] || fail "export wrote no file"
     magic=$(head -c 8 "$WORK/x.png" | od -An -tx1 | tr -d ' \n')
     [ "$magic" = 89504e470d0a1a0a ] || fail "x.png is not a PNG (magic $magic)"

@@ -61,7 +61,7 @@ QStringList commands(const QByteArray &topHelp)
             inCommands = false;
         } else if (inCommands) {
             const auto m = verbLine.match(line);
-            if (m.hasMatch())
+            if (m.hasMatch() && !verbs.contains(m.captured(1)))
                 verbs << m.captured(1);
         }
     }
