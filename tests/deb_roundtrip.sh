@@ -19,6 +19,15 @@ step() { echo "-- $*"; }
 command -v dpkg >/dev/null && command -v dpkg-deb >/dev/null || skip "no dpkg (not a Debian system)"
 [ "$(id -u)" -eq 0 ] || skip "installing a package needs root (CI runs as root; 'sudo ctest --test-dir build -R deb_roundtrip' tries it here)"
 command -v dpkg-shlibdeps >/dev/null || fail "dpkg-shlibdeps missing: install dpkg-dev (bash packaging/dev.sh deps)"
+# One round trip per machine at a time: two build trees testing at once would install and remove
+# the same package under each other.
+LOCK_DIR=/run/lock
+[ -d "$LOCK_DIR" ] || LOCK_DIR=/tmp
+exec 9>"$LOCK_DIR/attnviz-deb-roundtrip.lock"
+if ! flock -n 9; then
+    echo "-- waiting for another deb_roundtrip on this machine"
+    flock -w 600 9 || fail "another deb_roundtrip held the lock for 10 minutes"
+fi
 if dpkg-query -W -f='${db:Status-Status}' attnviz 2>/dev/null | grep -qv '^not-installed$'; then
     skip "a package named attnviz is already installed here; not replacing it"
 fi
@@ -83,7 +92,7 @@ for f in /usr/bin/attnviz \
          "/usr/share/icons/hicolor/256x256/apps/$APP_ID.png" \
          /usr/share/man/man1/attnviz.1.gz \
          /usr/share/attnviz/examples/journey_causal.json \
-         /usr/share/doc/attnviz/copyright; do
+         /usr/share/doc/attnviz/copyright /usr/share/doc/attnviz/changelog.gz; do
     grep -qxF "$f" "$WORK/contents" || fail "the package lacks $f"
 done
 if grep -vE '^/usr/' "$WORK/contents" | grep -v '^/$' | grep -q .; then
