@@ -5,7 +5,7 @@
 #   cpack -G WIX    -> attnviz-<version>-win64.msi   (WiX Toolset 3.x)
 #   cpack -G ZIP    -> attnviz-<version>-win64.zip   (portable)
 # The install tree is bin/attnviz.exe plus what windeployqt put beside it (Qt DLLs, plugins/),
-# QCustomPlot's and the OpenMP runtime DLLs, and share/attnviz/examples.
+# QCustomPlot's DLL, and share/attnviz/examples.
 set(_icon "${ATTNVIZ_ICON_DIR}/attnviz.ico")
 set(CPACK_PACKAGE_FILE_NAME "attnviz-${PROJECT_VERSION}-win64")
 set(CPACK_RESOURCE_FILE_LICENSE "${CMAKE_CURRENT_SOURCE_DIR}/GPL-3.0.txt")  # WIX makes its RTF from it
