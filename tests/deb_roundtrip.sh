@@ -76,7 +76,7 @@ field() { dpkg-deb -f "$DEB" "$1"; }
 [ "$(field Section)" = science ] || fail "Section: $(field Section)"
 DEPENDS=$(field Depends)
 echo "   Depends: $DEPENDS"
-for lib in libc6 libstdc++6 libqt6core6 libgomp1; do
+for lib in libc6 libstdc++6 libqt6core6 libgcc-s1; do
     tr ',|' '\n\n' <<<"$DEPENDS" | sed 's/^ *//; s/ .*//' | grep -qxF "$lib" \
         || fail "Depends lacks $lib (dpkg-shlibdeps did not run?)"
 done
