@@ -27,6 +27,7 @@ struct CaseFile {
     bool fromSentence = false;
     std::string sentence, keySentence;
     EmbeddedSentence queryTokens, keyTokens; // filled by embedCaseSentences()
+    int declaredTq = 0, declaredTk = 0, declaredDModel = 0; // config sizes, 0 = not given; must match the text
     std::map<std::string, NdArray> expected; // q k v scores weights weights_avg context output, when present
 };
 
