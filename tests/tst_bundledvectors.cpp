@@ -54,6 +54,7 @@ private slots:
     void shipAttendsToCrew();
     void computeSentenceCaseWithoutEmbeddingsOption();
     void computeCrossSentenceCase();
+    void computeSentenceSizesMustFit();
 
 private:
     float cos(const char *a, const char *b) const;
@@ -336,6 +337,25 @@ void TestBundledVectors::computeCrossSentenceCase()
     QCOMPARE(w.at(0).toArray().size(), 2);
     QCOMPARE(w.at(0).toArray().at(0).toArray().size(), 3);
     QCOMPARE(r.value(QStringLiteral("config")).toObject().value(QStringLiteral("d_head")).toInt(), kDeclaredDim / 2);
+}
+
+void TestBundledVectors::computeSentenceSizesMustFit()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString casePath = dir.filePath(QStringLiteral("sizes.json"));
+    QFile f(casePath);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"json({"name": "sizes", "config": {"t_q": 3, "t_k": 3, "d_model": 50},
+                    "inputs": {"sentence": "my ship", "key_sentence": "and my crew"}})json");
+    f.close();
+    QProcess p;
+    p.start(QStringLiteral(ATTNVIZ_BINARY), {QStringLiteral("compute"), casePath});
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY(p.readAllStandardOutput().isEmpty());
+    const QByteArray err = p.readAllStandardError();
+    QVERIFY2(err.contains("inputs.sentence: 2 tokens, config.t_q says 3"), err.constData());
 }
 
 QTEST_GUILESS_MAIN(TestBundledVectors)
