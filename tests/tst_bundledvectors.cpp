@@ -55,6 +55,7 @@ private slots:
     void computeSentenceCaseWithoutEmbeddingsOption();
     void computeCrossSentenceCase();
     void computeSentenceSizesMustFit();
+    void exampleSentenceCase();
 
 private:
     float cos(const char *a, const char *b) const;
@@ -356,6 +357,20 @@ void TestBundledVectors::computeSentenceSizesMustFit()
     QVERIFY(p.readAllStandardOutput().isEmpty());
     const QByteArray err = p.readAllStandardError();
     QVERIFY2(err.contains("inputs.sentence: 2 tokens, config.t_q says 3"), err.constData());
+}
+
+void TestBundledVectors::exampleSentenceCase()
+{
+    // resources/examples/odyssey_ship.json, the README's sentence example.
+    QProcess p;
+    p.start(QStringLiteral(ATTNVIZ_BINARY),
+            {QStringLiteral("compute"), QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/examples/odyssey_ship.json")});
+    QVERIFY(p.waitForFinished(30000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    const QJsonObject r = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    QCOMPARE(r.value(QStringLiteral("tokens")).toArray().size(), 11);
+    const QJsonArray ship = r.value(QStringLiteral("weights")).toArray().at(0).toArray().at(0).toArray().at(6).toArray();
+    QVERIFY(ship.at(10).toDouble() > 0.1); // crew
 }
 
 QTEST_GUILESS_MAIN(TestBundledVectors)
