@@ -356,7 +356,7 @@ void TestBundledVectors::computeSentenceSizesMustFit()
     QCOMPARE(p.exitCode(), 2);
     QVERIFY(p.readAllStandardOutput().isEmpty());
     const QByteArray err = p.readAllStandardError();
-    QVERIFY2(err.contains("inputs.sentence: 2 tokens, config.t_q says 3"), err.constData());
+    QVERIFY2(err.contains("config.t_q: 3, but inputs.sentence has 2 tokens"), err.constData());
 }
 
 void TestBundledVectors::exampleSentenceCase()

@@ -118,9 +118,8 @@ void TestCli::badInput_data()
     QTest::addRow("bad normalization") << base << "config/normalization" << "\"softermax\"" << "config.normalization: unknown";
     QTest::addRow("bad scale rule") << base << "config/scale_rule" << "\"sqrt\"" << "config.scale";
     QTest::addRow("missing inputs") << base << "inputs" << "null" << "inputs: missing";
-    // With the bundled table a sentence case needs no --embeddings; sizes it declares must fit the text.
-    QTest::addRow("sentence vs declared sizes") << base << "inputs" << "{\"sentence\": \"I must go\"}"
-                                                << "inputs.sentence: the embedding table has dimension 50, config.d_model says 6";
+    QTest::addRow("sentence vs d_model") << base << "inputs" << "{\"sentence\": \"I must go\"}"
+                                         << "config.d_model: 6, but the embedding table's vectors have 50 dimensions";
 }
 
 // Applies value at a slash-separated path.

@@ -516,6 +516,11 @@ Status embedCaseSentences(CaseFile &c, const EmbeddingTable &table)
         return {};
     if (table.empty())
         return Status::error(StatusCode::InvalidInput, "inputs.sentence: no embedding table loaded");
+    if (c.declaredDModel && c.declaredDModel != table.dim())
+        return Status::error(StatusCode::InvalidInput,
+                             c.name + ": config.d_model: " + std::to_string(c.declaredDModel) +
+                                 ", but the embedding table's vectors have " + std::to_string(table.dim()) +
+                                 " dimensions (" + table.source() + ")");
     c.queryTokens = embedSentence(table, c.sentence);
     if (c.queryTokens.tokens.empty())
         return Status::error(StatusCode::InvalidInput, "inputs.sentence: no tokens in the sentence");
@@ -534,16 +539,12 @@ Status embedCaseSentences(CaseFile &c, const EmbeddingTable &table)
     const int tq = int(c.queryTokens.tokens.size());
     const int tk = c.keySentence.empty() ? tq : int(c.keyTokens.tokens.size());
     const char *keyField = c.keySentence.empty() ? "inputs.sentence" : "inputs.key_sentence";
-    if (c.declaredDModel && c.declaredDModel != table.dim())
-        return Status::error(StatusCode::InvalidInput, c.name + ": inputs.sentence: the embedding table has dimension " +
-                                                           std::to_string(table.dim()) + ", config.d_model says " +
-                                                           std::to_string(c.declaredDModel));
     if (c.declaredTq && c.declaredTq != tq)
-        return Status::error(StatusCode::InvalidInput, c.name + ": inputs.sentence: " + std::to_string(tq) +
-                                                           " tokens, config.t_q says " + std::to_string(c.declaredTq));
+        return Status::error(StatusCode::InvalidInput, c.name + ": config.t_q: " + std::to_string(c.declaredTq) +
+                                                           ", but inputs.sentence has " + std::to_string(tq) + " tokens");
     if (c.declaredTk && c.declaredTk != tk)
-        return Status::error(StatusCode::InvalidInput, c.name + ": " + keyField + ": " + std::to_string(tk) +
-                                                           " tokens, config.t_k says " + std::to_string(c.declaredTk));
+        return Status::error(StatusCode::InvalidInput, c.name + ": config.t_k: " + std::to_string(c.declaredTk) +
+                                                           ", but " + keyField + " has " + std::to_string(tk) + " tokens");
     ResolvedShape shape;
     if (Status st = resolveShape(c.config, c.input, shape); !st)
         return Status::error(st.code, c.name + ": " + st.message);
