@@ -46,11 +46,11 @@ float cosine(const EmbeddingTable &t, int a, int b)
 int tokenize(const QStringList &args)
 {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
-        "Reads UTF-8 text on standard input and writes, for each input line, one line of its tokens\n"
-        "separated by single spaces: the same tokens the app looks up in an embedding table\n"
-        "(lower-cased; apostrophes inside words kept as '; punctuation split off). Used to prepare\n"
-        "the corpus the bundled vectors are trained on."));
+    p.setApplicationDescription(
+        QStringLiteral("Reads UTF-8 text on standard input and writes, for each input line, one line of its tokens\n"
+                       "separated by single spaces: the same tokens the app looks up in an embedding table\n"
+                       "(lower-cased; apostrophes inside words kept as '; punctuation split off). Used to prepare\n"
+                       "the corpus the bundled vectors are trained on."));
     p.addHelpOption();
     QCommandLineOption wordsOnly(QStringLiteral("words-only"), QStringLiteral("Drop punctuation and symbol tokens."));
     p.addOption(wordsOnly);
@@ -101,8 +101,10 @@ int vectors(const QStringList &args)
     }
     const QString sub = rest.takeFirst();
     QCommandLineParser p;
-    QCommandLineOption topOpt(QStringLiteral("top"), QStringLiteral("Words kept."), QStringLiteral("n"), QStringLiteral("0"));
-    QCommandLineOption kOpt(QStringLiteral("n"), QStringLiteral("Neighbours listed."), QStringLiteral("k"), QStringLiteral("10"));
+    QCommandLineOption topOpt(QStringLiteral("top"), QStringLiteral("Words kept."), QStringLiteral("n"),
+                              QStringLiteral("0"));
+    QCommandLineOption kOpt(QStringLiteral("n"), QStringLiteral("Neighbours listed."), QStringLiteral("k"),
+                            QStringLiteral("10"));
     QCommandLineOption tableOpt(QStringLiteral("table"), QStringLiteral("Embedding table."), QStringLiteral("file"));
     QCommandLineOption tokOpt(QStringLiteral("tokenizable"), QStringLiteral("Keep only words the tokenizer produces."));
     p.addOptions({topOpt, kOpt, tableOpt, tokOpt});

@@ -10,11 +10,11 @@
 
 #include <QCryptographicHash>
 #include <QElapsedTimer>
-#include <QRegularExpression>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -54,6 +54,8 @@ private slots:
     void shipAttendsToCrew();
     void computeSentenceCaseWithoutEmbeddingsOption();
     void computeCrossSentenceCase();
+    void computeSentenceSizesMustFit();
+    void exampleSentenceCase();
 
 private:
     float cos(const char *a, const char *b) const;
@@ -92,7 +94,8 @@ void TestBundledVectors::manifestChecksum()
     // The committed table is the one MANIFEST.md describes (and build.sh check reproduces).
     QFile manifest(QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/embeddings/MANIFEST.md"));
     QVERIFY(manifest.open(QIODevice::ReadOnly | QIODevice::Text));
-    const QRegularExpression re(QStringLiteral("^- table sha256: `([0-9a-f]{64})`"), QRegularExpression::MultilineOption);
+    const QRegularExpression re(QStringLiteral("^- table sha256: `([0-9a-f]{64})`"),
+                                QRegularExpression::MultilineOption);
     const QRegularExpressionMatch m = re.match(QString::fromUtf8(manifest.readAll()));
     QVERIFY(m.hasMatch());
     QFile table(QStringLiteral(":/attnviz/embeddings/attnviz-en50.avec"));
@@ -160,7 +163,8 @@ void TestBundledVectors::seedWordsPresent()
     const EmbeddedSentence e = embedSentence(m_table, sentence.toStdString());
     QCOMPARE(e.tokens.size(), size_t(sentence.split(QLatin1Char(' ')).size()));
     for (size_t i = 0; i < e.tokens.size(); ++i)
-        QVERIFY2(!e.unknown[i], qPrintable(QStringLiteral("'%1' is not in the table").arg(QString::fromStdString(e.tokens[i].text))));
+        QVERIFY2(!e.unknown[i],
+                 qPrintable(QStringLiteral("'%1' is not in the table").arg(QString::fromStdString(e.tokens[i].text))));
 }
 
 void TestBundledVectors::similarities()
@@ -304,7 +308,8 @@ void TestBundledVectors::computeSentenceCaseWithoutEmbeddingsOption()
     for (int i = 0; i < 14; ++i)
         QCOMPARE(unknown.at(i).toBool(), i == 12); // only the made-up word falls back
     // weights: (batch, heads, t_q, t_k)
-    const QJsonArray shipRow = r.value(QStringLiteral("weights")).toArray().at(0).toArray().at(0).toArray().at(6).toArray();
+    const QJsonArray shipRow =
+        r.value(QStringLiteral("weights")).toArray().at(0).toArray().at(0).toArray().at(6).toArray();
     QCOMPARE(shipRow.size(), 14);
     int best = -1;
     for (int j = 0; j < 14; ++j)
@@ -324,7 +329,8 @@ void TestBundledVectors::computeCrossSentenceCase()
                "inputs": {"sentence": "the crew", "key_sentence": "my ship sails"}})json");
     f.close();
     QProcess p;
-    p.start(QStringLiteral(ATTNVIZ_BINARY), {QStringLiteral("compute"), casePath, QStringLiteral("--precision"), QStringLiteral("float32")});
+    p.start(QStringLiteral(ATTNVIZ_BINARY),
+            {QStringLiteral("compute"), casePath, QStringLiteral("--precision"), QStringLiteral("float32")});
     QVERIFY(p.waitForFinished(30000));
     QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
     const QJsonObject r = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
@@ -336,6 +342,40 @@ void TestBundledVectors::computeCrossSentenceCase()
     QCOMPARE(w.at(0).toArray().size(), 2);
     QCOMPARE(w.at(0).toArray().at(0).toArray().size(), 3);
     QCOMPARE(r.value(QStringLiteral("config")).toObject().value(QStringLiteral("d_head")).toInt(), kDeclaredDim / 2);
+}
+
+void TestBundledVectors::computeSentenceSizesMustFit()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString casePath = dir.filePath(QStringLiteral("sizes.json"));
+    QFile f(casePath);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"json({"name": "sizes", "config": {"t_q": 3, "t_k": 3, "d_model": 50},
+                    "inputs": {"sentence": "my ship", "key_sentence": "and my crew"}})json");
+    f.close();
+    QProcess p;
+    p.start(QStringLiteral(ATTNVIZ_BINARY), {QStringLiteral("compute"), casePath});
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY(p.readAllStandardOutput().isEmpty());
+    const QByteArray err = p.readAllStandardError();
+    QVERIFY2(err.contains("config.t_q: 3, but inputs.sentence has 2 tokens"), err.constData());
+}
+
+void TestBundledVectors::exampleSentenceCase()
+{
+    // resources/examples/odyssey_ship.json, the README's sentence example.
+    QProcess p;
+    p.start(QStringLiteral(ATTNVIZ_BINARY),
+            {QStringLiteral("compute"), QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/examples/odyssey_ship.json")});
+    QVERIFY(p.waitForFinished(30000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    const QJsonObject r = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    QCOMPARE(r.value(QStringLiteral("tokens")).toArray().size(), 11);
+    const QJsonArray ship =
+        r.value(QStringLiteral("weights")).toArray().at(0).toArray().at(0).toArray().at(6).toArray();
+    QVERIFY(ship.at(10).toDouble() > 0.1); // crew
 }
 
 QTEST_GUILESS_MAIN(TestBundledVectors)

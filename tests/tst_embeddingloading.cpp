@@ -29,7 +29,10 @@ std::string wordAt(int i)
     static const char *named[] = {"the", "ship", "crew", "my"};
     return i < 4 ? named[i] : "w" + std::to_string(i);
 }
-int valueAt(int i, int k) { return int((unsigned(i) * 2654435761u + unsigned(k) * 40503u) % 199u) - 99; }
+int valueAt(int i, int k)
+{
+    return int((unsigned(i) * 2654435761u + unsigned(k) * 40503u) % 199u) - 99;
+}
 
 bool writeGlove(const QString &path)
 {
@@ -134,7 +137,8 @@ void TestEmbeddingLoading::computeUsesTheGivenTable()
     c.write(R"({"name": "tiny", "config": {"projections": "identity"}, "inputs": {"sentence": "ship to crew"}})");
     c.close();
     QProcess p;
-    p.start(QStringLiteral(ATTNVIZ_BINARY), {QStringLiteral("compute"), casePath, QStringLiteral("--embeddings"), table});
+    p.start(QStringLiteral(ATTNVIZ_BINARY),
+            {QStringLiteral("compute"), casePath, QStringLiteral("--embeddings"), table});
     QVERIFY(p.waitForFinished(30000));
     QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
     const QJsonObject r = QJsonDocument::fromJson(p.readAllStandardOutput()).object();

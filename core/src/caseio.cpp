@@ -353,6 +353,8 @@ Status parseCase(const std::string &text, const std::string &sourceName, CaseFil
         const int B = optInt(cfg, "batch", 0), tq = optInt(cfg, "t_q", 0), tk = optInt(cfg, "t_k", 0);
         const int dModel = optInt(cfg, "d_model", 0), kdim = optInt(cfg, "kdim", 0), vdim = optInt(cfg, "vdim", 0);
         const int dOutDecl = optInt(cfg, "d_out", 0);
+        c.declaredTq = tq;
+        c.declaredTk = tk;
         c.declaredDModel = dModel;
 
         const bool hasSentence = in.contains("sentence") && !in["sentence"].is_null();
@@ -533,6 +535,16 @@ Status embedCaseSentences(CaseFile &c, const EmbeddingTable &table)
         s.key = c.keyTokens.matrix.cast<double>();
     }
     s.keyPadding = pad;
+    // Sizes a sentence case declares must be the ones its text and the table give.
+    const int tq = int(c.queryTokens.tokens.size());
+    const int tk = c.keySentence.empty() ? tq : int(c.keyTokens.tokens.size());
+    const char *keyField = c.keySentence.empty() ? "inputs.sentence" : "inputs.key_sentence";
+    if (c.declaredTq && c.declaredTq != tq)
+        return Status::error(StatusCode::InvalidInput, c.name + ": config.t_q: " + std::to_string(c.declaredTq) +
+                                                           ", but inputs.sentence has " + std::to_string(tq) + " tokens");
+    if (c.declaredTk && c.declaredTk != tk)
+        return Status::error(StatusCode::InvalidInput, c.name + ": config.t_k: " + std::to_string(c.declaredTk) +
+                                                           ", but " + keyField + " has " + std::to_string(tk) + " tokens");
     ResolvedShape shape;
     if (Status st = resolveShape(c.config, c.input, shape); !st)
         return Status::error(st.code, c.name + ": " + st.message);
