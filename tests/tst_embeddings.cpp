@@ -153,6 +153,12 @@ void TestEmbeddings::progressAndCancel()
     const Status st = loadEmbeddings(path, t, EmbeddingFormat::Auto, [&](double f) { return f < 0.3; });
     QCOMPARE(st.code, StatusCode::Cancelled);
     QCOMPARE(t.size(), 40000); // untouched
+    // cancelled while the file is still being read (the first progress report comes from reading)
+    double first = -1;
+    const Status early = loadEmbeddings(path, t, EmbeddingFormat::Auto, [&](double f) { first = f; return false; });
+    QCOMPARE(early.code, StatusCode::Cancelled);
+    QVERIFY(first > 0.0 && first <= 0.3);
+    QCOMPARE(t.size(), 40000);
 }
 
 QTEST_GUILESS_MAIN(TestEmbeddings)
