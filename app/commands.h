@@ -10,5 +10,7 @@ namespace attnviz::cli {
 // 0 ok, 1 failure while running, 2 bad input (nothing written).
 int compute(const QStringList &args);
 int bench(const QStringList &args);
+int tokenize(const QStringList &args); // wordcommands.cpp
+int vectors(const QStringList &args);  // wordcommands.cpp
 
 } // namespace attnviz::cli

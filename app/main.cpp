@@ -22,6 +22,8 @@ void printUsage()
                "  bench --ui [--sizes ...]             time keystroke -> repainted heatmap in the window\n"
                "  export --sentence TEXT --out FILE    render a view (png/svg/pdf) or its matrices (csv/npy/json),\n"
                "                                       headless\n"
+               "  tokenize < TEXT                      one line of tokens per input line (the app's tokenizer)\n"
+               "  vectors export|info|cos|neighbours   word vector tables (see 'attnviz vectors --help')\n"
                "\n"
                "With no command (or only options such as --embeddings FILE) attnviz opens its window.\n"
                "\n"
@@ -74,6 +76,10 @@ int main(int argc, char **argv)
         return attnviz::cli::compute(rest);
     if (verb == QLatin1String("bench"))
         return attnviz::cli::bench(rest);
+    if (verb == QLatin1String("tokenize"))
+        return attnviz::cli::tokenize(rest);
+    if (verb == QLatin1String("vectors"))
+        return attnviz::cli::vectors(rest);
     std::fprintf(stderr, "attnviz: unknown command '%s' (try 'attnviz --help')\n", qPrintable(verb));
     return 2;
 }

@@ -17,6 +17,7 @@ PACKAGES=(
     libeigen3-dev nlohmann-json3-dev
     mesa-vulkan-drivers libgl1-mesa-dri libvulkan1 xvfb xauth
     fonts-dejavu-core
+    dpkg-dev desktop-file-utils appstream groff-base shared-mime-info
 )
 
 deps() {

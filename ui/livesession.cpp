@@ -38,9 +38,6 @@ void LiveSession::setBackend(std::unique_ptr<Backend> backend)
 {
     if (m_worker)
         m_worker->deleteLater(); // runs in the compute thread after any current work
-    // Ask for the device name here, once: the CPU backend reads it (with the OpenMP thread count)
-    // on first use, and the compute thread runs short inputs with a team of one.
-    (void)backend->device();
     auto *worker = new ComputeWorker(std::move(backend));
     worker->moveToThread(&m_thread);
     connect(worker, &ComputeWorker::finished, this, &LiveSession::onFinished, Qt::QueuedConnection);

@@ -85,17 +85,6 @@ std::vector<std::string_view> splitWs(std::string_view line)
     return parts;
 }
 
-bool readFile(const std::string &path, std::string &out)
-{
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        return false;
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    out = ss.str();
-    return !f.bad();
-}
-
 template <typename V>
 bool readLe(const char *&p, const char *end, V &v)
 {
@@ -254,10 +243,28 @@ Status parseEmbeddingText(const std::string &data, const std::string &name, Embe
 
 Status loadEmbeddings(const std::string &path, EmbeddingTable &out, EmbeddingFormat format, const ProgressFn &progress)
 {
-    std::string data;
-    if (!readFile(path, data))
+    // Read in chunks so that a large file reports progress (the first 30 %) and can be cancelled
+    // while it is still being read; parsing reports the remaining 70 %.
+    std::ifstream f(path, std::ios::binary | std::ios::ate);
+    if (!f)
         return Status::error(StatusCode::IoError, path + ": cannot read (" + std::strerror(errno) + ")");
-    return parseEmbeddings(data, path, out, format, progress);
+    const std::streamoff size = f.tellg();
+    f.seekg(0);
+    std::string data;
+    data.resize(size_t(std::max<std::streamoff>(size, 0)));
+    const size_t chunk = size_t(8) << 20;
+    for (size_t done = 0; done < data.size();) {
+        const size_t n = std::min(chunk, data.size() - done);
+        if (!f.read(&data[done], std::streamsize(n)))
+            return Status::error(StatusCode::IoError, path + ": read failed");
+        done += n;
+        if (progress && !progress(0.3 * double(done) / double(data.size())))
+            return Status::error(StatusCode::Cancelled, path + ": loading cancelled");
+    }
+    ProgressFn scaled;
+    if (progress)
+        scaled = [&](double p) { return progress(p < 0 ? p : 0.3 + 0.7 * p); };
+    return parseEmbeddings(data, path, out, format, scaled);
 }
 
 Status parseEmbeddings(const std::string &data, const std::string &path, EmbeddingTable &out, EmbeddingFormat format,

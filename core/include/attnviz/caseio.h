@@ -25,8 +25,10 @@ struct CaseFile {
     bool selfAttention = false;
     // Sentence cases (inputs.sentence / inputs.key_sentence instead of matrices).
     bool fromSentence = false;
+    int declaredDModel = 0; // config.d_model when the file gives it
     std::string sentence, keySentence;
     EmbeddedSentence queryTokens, keyTokens; // filled by embedCaseSentences()
+    int declaredTq = 0, declaredTk = 0; // config.t_q / t_k when the file gives them; must match the token counts
     std::map<std::string, NdArray> expected; // q k v scores weights weights_avg context output, when present
 };
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The relocatable .tar.gz: build it with cpack from the already-built tree, unpack it into a
+# temporary folder, and run the program from there (no root, nothing installed).
+#   bash tests/tgz_archive.sh BUILD_DIR VERSION APP_ID
+set -euo pipefail
+BUILD_DIR=$(cd "$1" && pwd)
+VERSION=$2
+APP_ID=$3
+fail() { echo "FAIL tgz_archive: $*" >&2; exit 1; }
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cpack --config "$BUILD_DIR/CPackConfig.cmake" -G TGZ -B "$WORK/out" >"$WORK/cpack.log" 2>&1 \
+    || { cat "$WORK/cpack.log"; fail "cpack failed"; }
+TGZ=$(ls "$WORK/out"/attnviz-"$VERSION"-*.tar.gz 2>/dev/null | head -1)
+[ -n "$TGZ" ] || { ls -l "$WORK/out"; fail "no attnviz-$VERSION-*.tar.gz"; }
+mkdir "$WORK/x"
+tar -xzf "$TGZ" -C "$WORK/x"
+TOP="$WORK/x/$(basename "$TGZ" .tar.gz)"
+[ -d "$TOP" ] || fail "the archive does not unpack into $(basename "$TOP")/"
+for f in bin/attnviz share/attnviz/examples/journey_causal.json share/man/man1/attnviz.1.gz \
+         "share/applications/$APP_ID.desktop" "share/icons/hicolor/scalable/apps/$APP_ID.svg"; do
+    [ -e "$TOP/$f" ] || fail "the archive lacks $f"
+done
+if find "$TOP" -mindepth 1 -maxdepth 1 | grep -vE "/(bin|share)$" | grep -q .; then
+    fail "unexpected top-level entries: $(find "$TOP" -mindepth 1 -maxdepth 1 -printf '%f ')"
+fi
+out=$("$TOP/bin/attnviz" --version)
+[ "$out" = "attnviz $VERSION" ] || fail "--version printed '$out'"
+(cd "$WORK" && "$TOP/bin/attnviz" compute "$TOP/share/attnviz/examples/journey_causal.json" --check \
+    -o "$WORK/result.json" 2>/dev/null) || fail "compute --check on the unpacked example failed"
+echo "PASS tgz_archive: $(basename "$TGZ") unpacks and runs"
