@@ -29,8 +29,9 @@ double attentionFlops(const BenchSize &s);
 
 // Times `backend` on random inputs (fixed seed) of this size. Runs at least `minReps` and until
 // `minSeconds` have passed (at most 200 runs), after `warmup` untimed runs.
+// `readbackHeads` is passed on in AttentionConfig::readbackHeads (GPU backends: heads read back).
 Status runBench(Backend &backend, const BenchSize &size, BenchRow &row, double minSeconds = 1.0, int minReps = 5,
-                int warmup = 1);
+                int warmup = 1, const std::vector<int> &readbackHeads = {});
 
 std::string benchRowJson(const BenchRow &row);
 
