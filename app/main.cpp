@@ -2,9 +2,13 @@
 #include "commands.h"
 
 #include <QCoreApplication>
+#include <QGuiApplication>
 #include <QTextStream>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 
 namespace {
 
@@ -20,11 +24,43 @@ void printUsage()
                stdout);
 }
 
+// The GPU backend needs a QGuiApplication (QRhi's Vulkan instance or OpenGL context come from
+// the platform plugin); everything else runs without a display.
+bool wantsGpu(int argc, char **argv)
+{
+    for (int i = 2; i < argc; ++i) {
+        const char *a = argv[i];
+        const char *v = nullptr;
+        if (!std::strcmp(a, "--backend") && i + 1 < argc)
+            v = argv[i + 1];
+        else if (!std::strncmp(a, "--backend=", 10))
+            v = a + 10;
+        if (v && std::strcmp(v, "cpu") != 0)
+            return true;
+    }
+    return false;
+}
+
+// Creating a QGuiApplication without a platform to reach aborts; only try where one is named or
+// a display is set (elsewhere the GPU backend reports itself unavailable).
+bool platformAvailable()
+{
+#if defined(Q_OS_LINUX) || defined(Q_OS_FREEBSD)
+    return std::getenv("QT_QPA_PLATFORM") || std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY");
+#else
+    return true;
+#endif
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-    QCoreApplication app(argc, argv);
+    std::unique_ptr<QCoreApplication> guiOrCore;
+    if (wantsGpu(argc, argv) && platformAvailable())
+        guiOrCore = std::make_unique<QGuiApplication>(argc, argv);
+    else
+        guiOrCore = std::make_unique<QCoreApplication>(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("attnviz"));
     QCoreApplication::setApplicationVersion(QStringLiteral(ATTNVIZ_VERSION));
     QStringList args = QCoreApplication::arguments();
