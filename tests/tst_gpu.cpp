@@ -420,6 +420,13 @@ void TestGpu::refusals()
     QCOMPARE(st.code, StatusCode::Unavailable);
     QVERIFY2(st.message.find("dropout") != std::string::npos, st.message.c_str());
     cfg.dropout = 0;
+    for (float bad : {NAN, INFINITY}) {
+        AttentionInput<float> nonFinite = in;
+        nonFinite.batch[0].value(3, 5) = bad;
+        st = gpu->compute(cfg, nonFinite, r);
+        QCOMPARE(st.code, StatusCode::NonFinite);
+        QVERIFY2(st.message.find("inputs.value") != std::string::npos, st.message.c_str());
+    }
     cfg.numHeads = 3; // does not divide 16
     st = gpu->compute(cfg, in, r);
     QCOMPARE(st.code, StatusCode::InvalidInput);

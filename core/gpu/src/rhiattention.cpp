@@ -399,6 +399,7 @@ bool RhiAttention::ensure(Buf &b, qint64 bytes, bool &changed)
         return false;
     b.buf.reset(m_rhi->newBuffer(QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int(bytes)));
     b.size = 0;
+    b.uploaded.clear();
     changed = true;
     if (!b.buf->create()) {
         b.buf.reset();
@@ -406,6 +407,16 @@ bool RhiAttention::ensure(Buf &b, qint64 bytes, bool &changed)
     }
     b.size = bytes;
     return true;
+}
+
+// Weights stay the same from one call to the next (one model, new text): compare with what was
+// uploaded last (a memcmp of d^2 floats) instead of sending them again.
+void RhiAttention::uploadIfChanged(QRhiResourceUpdateBatch *u, Buf &b, const void *data, qint64 bytes)
+{
+    if (qint64(b.uploaded.size()) == bytes && std::memcmp(b.uploaded.data(), data, size_t(bytes)) == 0)
+        return;
+    u->uploadStaticBuffer(b.buf.get(), 0, int(bytes), data);
+    b.uploaded.assign(static_cast<const char *>(data), static_cast<const char *>(data) + bytes);
 }
 
 bool RhiAttention::makeSlot(Slot &slot, int uboBytes)
@@ -521,6 +532,7 @@ Status RhiAttention::compute(const AttentionConfig &cfg, const AttentionInput<fl
 {
     if (!m_rhi)
         return Status::error(StatusCode::Unavailable, "gpu: not started");
+    const auto tStart = std::chrono::steady_clock::now();
     ResolvedShape s;
     if (Status st = resolveShape(cfg, input, s); !st)
         return st;
@@ -533,10 +545,15 @@ Status RhiAttention::compute(const AttentionConfig &cfg, const AttentionInput<fl
     const auto &P = input.proj;
     const bool projQ = !P.q.isIdentity(), projK = !P.k.isIdentity(), projV = !P.v.isIdentity(),
                projO = !P.o.isIdentity();
+    const auto tShape = std::chrono::steady_clock::now();
     if (Status st = ensureResources(H, tq, tk, s.dModel, s.kdim, s.vdim, dIn, dOut, cfg.keepScores, projQ, projK, projV,
                                     projO);
         !st)
         return st;
+    if (qEnvironmentVariableIsSet("ATTNVIZ_GPU_PROFILE"))
+        qInfo("resolveShape %.1f ms, ensureResources %.1f ms",
+              std::chrono::duration<double, std::milli>(tShape - tStart).count(),
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tShape).count());
 
     std::vector<uint8_t> readHead(size_t(H), cfg.readbackHeads.empty() ? 1 : 0);
     for (int h : cfg.readbackHeads)
@@ -588,6 +605,8 @@ Status RhiAttention::compute(const AttentionConfig &cfg, const AttentionInput<fl
             }
         }
 
+        // ATTNVIZ_GPU_PROFILE=1: a frame per dispatch, each timed (a debugging aid, slower).
+        static const bool profile = qEnvironmentVariableIsSet("ATTNVIZ_GPU_PROFILE");
         const auto t0 = std::chrono::steady_clock::now();
         QRhiCommandBuffer *cb = nullptr;
         QRhi::FrameOpResult fr = m_rhi->beginOffscreenFrame(&cb);
@@ -601,9 +620,9 @@ Status RhiAttention::compute(const AttentionConfig &cfg, const AttentionInput<fl
         auto input3 = [&](bool proj, const Mat<float> &x, const Linear<float> &lin, Buf &xb, Buf &wb, Buf &bb, Buf &out) {
             if (proj) {
                 u->uploadStaticBuffer(xb.buf.get(), 0, int(x.size() * 4), x.data());
-                u->uploadStaticBuffer(wb.buf.get(), 0, int(lin.W.size() * 4), lin.W.data());
+                uploadIfChanged(u, wb, lin.W.data(), lin.W.size() * 4);
                 if (lin.hasBias())
-                    u->uploadStaticBuffer(bb.buf.get(), 0, int(lin.b.size() * 4), lin.b.data());
+                    uploadIfChanged(u, bb, lin.b.data(), lin.b.size() * 4);
             } else if (lin.hasBias()) {
                 hostCopies.push_back(x);
                 hostCopies.back().rowwise() += lin.b.transpose();
@@ -616,9 +635,9 @@ Status RhiAttention::compute(const AttentionConfig &cfg, const AttentionInput<fl
         input3(projK, xk, P.k, m_xk, m_wk, m_bk, m_k);
         input3(projV, xv, P.v, m_xv, m_wv, m_bv, m_v);
         if (projO) {
-            u->uploadStaticBuffer(m_wo.buf.get(), 0, int(P.o.W.size() * 4), P.o.W.data());
+            uploadIfChanged(u, m_wo, P.o.W.data(), P.o.W.size() * 4);
             if (P.o.hasBias())
-                u->uploadStaticBuffer(m_bo.buf.get(), 0, int(P.o.b.size() * 4), P.o.b.data());
+                uploadIfChanged(u, m_bo, P.o.b.data(), P.o.b.size() * 4);
         }
         if (hasMask)
             u->uploadStaticBuffer(m_mask.buf.get(), 0, int(maskBits.size() * 4), maskBits.data());
@@ -727,10 +746,13 @@ Status RhiAttention::compute(const AttentionConfig &cfg, const AttentionInput<fl
         }
         if (projO)
             gemmDispatch(m_projO, tq, dOut, 1);
-        // ATTNVIZ_GPU_PROFILE=1: a frame per dispatch, each timed (a debugging aid, slower).
-        static const bool profile = qEnvironmentVariableIsSet("ATTNVIZ_GPU_PROFILE");
+        const auto tRec = std::chrono::steady_clock::now();
         for (size_t k = 0; k + 1 < dispatches.size(); ++k) {
             cb->beginComputePass(k == 0 ? u : nullptr);
+            if (profile && k == 0)
+                qInfo("host work before the frame %.1f ms, uploads recorded %.1f ms",
+                      std::chrono::duration<double, std::milli>(tRec - t0).count(),
+                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tRec).count());
             dispatches[k]();
             cb->endComputePass();
             if (profile) { // each dispatch in its own frame, timed
@@ -854,6 +876,9 @@ Status RhiAttention::compute(const AttentionConfig &cfg, const AttentionInput<fl
             return Status::error(StatusCode::BackendFailed, m_name + ": a readback came back incomplete");
     }
     m_lastGpuMs = gpuMs;
+    if (qEnvironmentVariableIsSet("ATTNVIZ_GPU_PROFILE"))
+        qInfo("compute total %.1f ms (frames %.1f ms)",
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tStart).count(), gpuMs);
     return {};
 }
 

@@ -42,7 +42,9 @@ private:
     struct Buf {
         std::unique_ptr<QRhiBuffer> buf;
         qint64 size = 0;
+        std::vector<char> uploaded; // weights: the bytes last uploaded (skip the upload when equal)
     };
+    void uploadIfChanged(QRhiResourceUpdateBatch *u, Buf &b, const void *data, qint64 bytes);
     // A dispatch with its own uniform buffer and bindings (all dispatches of a frame are recorded
     // before any runs, so each needs its own uniform buffer).
     struct Slot {
