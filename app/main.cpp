@@ -2,7 +2,9 @@
 #include "commands.h"
 
 #include <QCoreApplication>
+#include <QFileInfo>
 #include <QGuiApplication>
+#include <QLibraryInfo>
 #include <QTextStream>
 
 #include <cstdio>
@@ -42,11 +44,23 @@ bool wantsGpu(int argc, char **argv)
 }
 
 // Creating a QGuiApplication without a platform to reach aborts; only try where one is named or
-// a display is set (elsewhere the GPU backend reports itself unavailable).
+// a display is set. With neither (a headless server), Qt's vkkhrdisplay plugin still gives a
+// Vulkan instance for compute where the plugin is installed; elsewhere the GPU backend reports
+// itself unavailable.
 bool platformAvailable()
 {
 #if defined(Q_OS_LINUX) || defined(Q_OS_FREEBSD)
-    return std::getenv("QT_QPA_PLATFORM") || std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY");
+    if (std::getenv("QT_QPA_PLATFORM") || std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY"))
+        return true;
+    QStringList dirs = QString::fromLocal8Bit(qgetenv("QT_PLUGIN_PATH")).split(QLatin1Char(':'), Qt::SkipEmptyParts);
+    dirs << QLibraryInfo::path(QLibraryInfo::PluginsPath);
+    for (const QString &dir : dirs) {
+        if (QFileInfo::exists(dir + QStringLiteral("/platforms/libqvkkhrdisplay.so"))) {
+            qputenv("QT_QPA_PLATFORM", "vkkhrdisplay");
+            return true;
+        }
+    }
+    return false;
 #else
     return true;
 #endif
