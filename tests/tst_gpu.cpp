@@ -13,6 +13,9 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
 #include <QtTest>
 
 #include <cmath>
@@ -175,6 +178,7 @@ private slots:
     void refusals_data();
     void refusals();
     void unavailableApi();
+    void cliNamesBackendAndDevice();
 
 private:
     void addBackendRows(const std::function<void(const char *, GpuApi)> &add);
@@ -459,6 +463,35 @@ void TestGpu::unavailableApi()
         QCOMPARE(b.name(), std::string("gpu"));
     }
 #endif
+}
+
+// `attnviz compute --backend gpu` names the GPU backend and its device in the result JSON and
+// passes --check; `--backend auto` on a tiny case stays on the CPU and says so.
+void TestGpu::cliNamesBackendAndDevice()
+{
+    const QString exe = QStringLiteral(ATTNVIZ_BINARY);
+    const QString c = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/mha_04_h2_d8_tq3_tk7_b2_cross_key_padding.json");
+    QProcess p;
+    p.start(exe, {QStringLiteral("compute"), c, QStringLiteral("--backend"), QStringLiteral("gpu"), QStringLiteral("--check"),
+                  QStringLiteral("-o"), QStringLiteral("-")});
+    QVERIFY(p.waitForFinished(120000));
+    const QByteArray err = p.readAllStandardError();
+    if (p.exitCode() == 1 && err.contains("no GPU backend could start"))
+        QSKIP(qPrintable(QStringLiteral("no GPU backend here: ") + QString::fromLocal8Bit(err.trimmed().split('\n').last())));
+    QVERIFY2(p.exitCode() == 0, err.constData());
+    const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    const QString backend = o.value(QStringLiteral("backend")).toString();
+    QVERIFY2(backend == QLatin1String("vulkan") || backend == QLatin1String("opengl"), qPrintable(backend));
+    QVERIFY(!o.value(QStringLiteral("device")).toString().isEmpty());
+    QCOMPARE(o.value(QStringLiteral("precision")).toString(), QStringLiteral("float32"));
+
+    p.start(exe, {QStringLiteral("compute"), c, QStringLiteral("--backend"), QStringLiteral("auto"), QStringLiteral("-o"),
+                  QStringLiteral("-")});
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY(p.readAllStandardError().contains("small problem, computing on the CPU"));
+    QCOMPARE(QJsonDocument::fromJson(p.readAllStandardOutput()).object().value(QStringLiteral("backend")).toString(),
+             QStringLiteral("cpu"));
 }
 
 QTEST_MAIN(TestGpu)
