@@ -173,6 +173,8 @@ private slots:
     void cases();
     void randomVsCpu_data();
     void randomVsCpu();
+    void headsSplitAcrossBuffers_data();
+    void headsSplitAcrossBuffers();
     void readbackChosenHeads_data();
     void readbackChosenHeads();
     void refusals_data();
@@ -359,6 +361,58 @@ void TestGpu::randomVsCpu()
     qInfo("t=%d h=%d: max|gpu-cpu| qkv %.2e scores %.2e weights %.2e avg %.2e context %.2e output %.2e "
           "(cpu %lld ms, %s %lld ms)",
           t, s.heads, maxQkv, maxScores, maxWeights, maxAvg, maxCtx, maxOut, cpuMs, gpu->name().c_str(), gpuMs);
+}
+
+void TestGpu::headsSplitAcrossBuffers_data()
+{
+    QTest::addColumn<GpuApi>("api");
+    QTest::addColumn<int>("norm");
+    addBackendRows([](const char *name, GpuApi api) {
+        for (int n = 0; n < 4; ++n)
+            QTest::addRow("%s/%s", name, kNorms[n].name) << api << n;
+    });
+}
+
+// Heads in several storage buffers (as at large t, or on llvmpipe's 128 MiB limit): 5 heads, at
+// most 2 per buffer. The head mean adds up across buffers; cosine finds its head's q and k.
+void TestGpu::headsSplitAcrossBuffers()
+{
+    QFETCH(GpuApi, api);
+    QFETCH(int, norm);
+    GPU_OR_SKIP(gpu, api);
+    RandomSpec s;
+    s.tq = s.tk = 200;
+    s.heads = 5;
+    s.dModel = s.kdim = s.vdim = 40;
+    s.mask = MaskCase::Causal;
+    s.norm = kNorms[norm];
+    AttentionConfig cfg;
+    AttentionInput<float> in;
+    makeRandom(s, cfg, in);
+    AttentionResult<float> ref, got;
+    QVERIFY(computeAttention(cfg, in, ref).ok());
+    gpu->setMaxBufferBytes(2LL * s.tq * s.tk * 4);
+    const Status st = gpu->compute(cfg, in, got);
+    gpu->setMaxBufferBytes(0);
+    QVERIFY2(st.ok(), st.message.c_str());
+    bool ok = true;
+    for (int h = 0; h < s.heads; ++h) {
+        compareMat(got.batch[0].scores[size_t(h)], ref.batch[0].scores[size_t(h)], 1e-4, 1e-5, ok);
+        compareMat(got.batch[0].weights[size_t(h)], ref.batch[0].weights[size_t(h)], 1e-4, 1e-5, ok);
+        QVERIFY2(ok, qPrintable(QStringLiteral("head %1 differs").arg(h)));
+    }
+    compareMat(got.batch[0].weightsAvg, ref.batch[0].weightsAvg, 1e-4, 1e-5, ok);
+    QVERIFY2(ok, "weights_avg differs");
+    const double atol = 1e-5 + 1e-4 * ref.batch[0].context.cwiseAbs().maxCoeff();
+    compareMat(got.batch[0].context, ref.batch[0].context, 1e-4, atol, ok);
+    QVERIFY2(ok, "context differs");
+    // A cap below one head's matrix: refused with a reason, not a crash.
+    gpu->setMaxBufferBytes(1024);
+    const Status small = gpu->compute(cfg, in, got);
+    gpu->setMaxBufferBytes(0);
+    QCOMPARE(small.code, StatusCode::Unavailable);
+    QVERIFY2(small.message.find("storage buffer") != std::string::npos, small.message.c_str());
+    QVERIFY(gpu->compute(cfg, in, got).ok());
 }
 
 void TestGpu::readbackChosenHeads_data()

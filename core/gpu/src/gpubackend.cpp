@@ -43,6 +43,7 @@ struct GpuBackend::Impl {
     Status startStatus;
     std::string name = "gpu", device;
     bool software = false;
+    long long maxBufferBytes = 0;
     double lastGpuMs = 0;
 
     // Made on the thread that calls start() (the GUI thread), destroyed after the worker's QRhi.
@@ -171,6 +172,11 @@ std::string GpuBackend::device() const { return d->device; }
 double GpuBackend::lastGpuMs() const { return d->lastGpuMs; }
 bool GpuBackend::isSoftware() const { return d->software; }
 
+void GpuBackend::setMaxBufferBytes(long long bytes)
+{
+    d->maxBufferBytes = bytes;
+}
+
 Status GpuBackend::start()
 {
     if (d->started)
@@ -210,7 +216,10 @@ Status GpuBackend::compute(const AttentionConfig &config, const AttentionInput<f
 {
     if (Status st = start(); !st)
         return st;
-    Status st = d->onWorker([&] { return d->rhi->compute(config, input, result); });
+    Status st = d->onWorker([&] {
+        d->rhi->setMaxBufferBytes(d->maxBufferBytes);
+        return d->rhi->compute(config, input, result);
+    });
     d->lastGpuMs = d->onWorker([&] { return d->rhi->lastGpuMs(); });
     if (st.code == StatusCode::BackendFailed) {
         // A failed device is not reused: the next compute() says Unavailable until a new backend starts.

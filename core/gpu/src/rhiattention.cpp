@@ -436,12 +436,13 @@ Status RhiAttention::ensureResources(int H, int tq, int tk, int dModel, int kdim
                                      bool keepScores, bool projQ, bool projK, bool projV, bool projO)
 {
     const qint64 head = qint64(tq) * tk * 4;
-    if (head > m_maxStorageBytes)
+    const qint64 maxBytes = m_capBytes > 0 ? std::min(m_capBytes, m_maxStorageBytes) : m_maxStorageBytes;
+    if (head > maxBytes)
         return Status::error(StatusCode::Unavailable,
                              m_name + ": t_q x t_k = " + std::to_string(tq) + " x " + std::to_string(tk) +
                                  " does not fit one storage buffer on this device (" +
-                                 std::to_string(m_maxStorageBytes >> 20) + " MiB)");
-    const int perChunk = int(std::min<qint64>(H, m_maxStorageBytes / head));
+                                 std::to_string(maxBytes >> 20) + " MiB)");
+    const int perChunk = int(std::min<qint64>(H, maxBytes / head));
     const int nChunks = (H + perChunk - 1) / perChunk;
     const std::vector<qint64> key = {H, tq, tk, dModel, kdim, vdim, dIn, dOut, keepScores, projQ, projK, projV, projO, perChunk};
 

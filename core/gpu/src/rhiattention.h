@@ -36,6 +36,7 @@ public:
     std::string name() const { return m_name; }
     std::string device() const { return m_device; }
     double lastGpuMs() const { return m_lastGpuMs; }
+    void setMaxBufferBytes(qint64 bytes) { m_capBytes = bytes; }
     bool isSoftware() const { return m_software; }
 
 private:
@@ -74,7 +75,8 @@ private:
     std::unique_ptr<QRhiBuffer> m_layoutUbo; // named by the layout bindings below
     std::string m_name, m_device;
     bool m_software = false;
-    qint64 m_maxStorageBytes = 0;
+    qint64 m_maxStorageBytes = 0; // the device's (and QRhi's) limit for one storage buffer
+    qint64 m_capBytes = 0;        // setMaxBufferBytes(); 0 = none
     double m_lastGpuMs = 0;
 
     // Layout-defining bindings (over m_dummy) the pipelines were created with; kept as long as them.

@@ -48,6 +48,10 @@ public:
     // faster than the CPU core; `auto` selection keeps the CPU then.
     bool isSoftware() const;
 
+    // Caps one storage buffer (bytes; 0 = the device's limit). Heads are split across buffers of
+    // at most this size; a smaller cap trades dispatches for memory. Tests use it to split heads.
+    void setMaxBufferBytes(long long bytes);
+
     // Milliseconds of the last compute() spent on the GPU frames (uploads, dispatches, readback).
     double lastGpuMs() const;
 
