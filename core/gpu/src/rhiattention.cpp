@@ -617,7 +617,7 @@ Status RhiAttention::compute(const AttentionConfig &cfg, const AttentionInput<fl
         QRhiResourceUpdateBatch *u = m_rhi->nextResourceUpdateBatch();
 
         // Inputs: a projected role uploads x and W; an identity role uploads x (+ b) as q/k/v itself.
-        std::deque<Mat<float>> hostCopies; // kept until the frame is recorded (uploads copy, but be plain)
+        std::deque<Mat<float>> hostCopies; // x + b for identity roles, alive while the batch is recorded
         auto input3 = [&](bool proj, const Mat<float> &x, const Linear<float> &lin, Buf &xb, Buf &wb, Buf &bb, Buf &out) {
             if (proj) {
                 u->uploadStaticBuffer(xb.buf.get(), 0, int(x.size() * 4), x.data());
