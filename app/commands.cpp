@@ -5,6 +5,7 @@
 #include "attnviz/backend.h"
 #include "attnviz/bench.h"
 #include "attnviz/caseio.h"
+#include "attnviz/gpubackend.h"
 #include "bundledvectors.h"
 
 #include <QCommandLineParser>
@@ -97,6 +98,15 @@ bool writeOut(const QString &path, const std::string &text, QString &error)
     return true;
 }
 
+// `auto` tries the GPU from this many attention weights (B * H * t_q * t_k) on: below it the CPU
+// core answers before a GPU device has even started.
+constexpr double kAutoGpuMinWeights = 1 << 20;
+
+void note(const char *verb, const std::string &text)
+{
+    std::fprintf(stderr, "attnviz %s: note: %s\n", verb, text.c_str());
+}
+
 } // namespace
 
 int compute(const QStringList &args)
@@ -136,12 +146,14 @@ int compute(const QStringList &args)
     const QString backend = p.value(backendOpt);
     if (backend != QLatin1String("cpu") && backend != QLatin1String("gpu") && backend != QLatin1String("auto"))
         return fail("compute", QStringLiteral("--backend: unknown '%1' (cpu, gpu, auto)").arg(backend), 2);
-    if (backend == QLatin1String("gpu"))
-        return fail("compute", QStringLiteral("--backend gpu: no GPU backend could start (this build has none)"), 1);
-
-    QString precision = p.isSet(precisionOpt) ? p.value(precisionOpt) : QStringLiteral("float64");
+    const bool wantGpu = backend == QLatin1String("gpu");
+    // The GPU computes in float32: the default there; float64 is the CPU's.
+    QString precision = p.isSet(precisionOpt) ? p.value(precisionOpt)
+                                              : (wantGpu ? QStringLiteral("float32") : QStringLiteral("float64"));
     if (precision != QLatin1String("float64") && precision != QLatin1String("float32"))
         return fail("compute", QStringLiteral("--precision: unknown '%1' (float64, float32)").arg(precision), 2);
+    if (wantGpu && precision == QLatin1String("float64"))
+        return fail("compute", QStringLiteral("--precision float64: the GPU backend computes in float32"), 2);
 
     CaseFile c;
     if (Status st = loadCase(p.positionalArguments().first().toStdString(), c); !st)
@@ -164,6 +176,35 @@ int compute(const QStringList &args)
             return fail("compute", st.message, exitCodeFor(st.code));
     }
 
+    // Backend choice. gpu: the GPU or a clear failure. auto: the GPU where one starts, is not a
+    // software rasterizer and the problem is large enough; else the CPU, saying why.
+    std::unique_ptr<GpuBackend> gpu;
+    if (wantGpu || backend == QLatin1String("auto")) {
+        ResolvedShape shape;
+        const bool sized = resolveShape(c.config, c.input, shape).ok();
+        const double weights = sized ? double(shape.batch) * shape.numHeads * shape.tq * shape.tk : 0.0;
+        if (!wantGpu && p.isSet(precisionOpt) && precision == QLatin1String("float64")) {
+            note("compute", "--backend auto: float64 asked for, computing on the CPU");
+        } else if (!wantGpu && weights < kAutoGpuMinWeights) {
+            note("compute", "--backend auto: small problem, computing on the CPU");
+        } else {
+            gpu = std::make_unique<GpuBackend>();
+            const Status st = gpu->start();
+            if (!st) {
+                if (wantGpu)
+                    return fail("compute", "--backend gpu: " + st.message, 1);
+                note("compute", "--backend auto: " + st.message + "; computing on the CPU");
+                gpu.reset();
+            } else if (!wantGpu && gpu->isSoftware()) {
+                note("compute", "--backend auto: " + gpu->device() + " is a software rasterizer; computing on the CPU");
+                gpu.reset();
+            } else if (!wantGpu) {
+                precision = QStringLiteral("float32");
+                note("compute", "--backend auto: computing on " + gpu->name() + " (" + gpu->device() + "), float32");
+            }
+        }
+    }
+
     ResultMeta meta;
     meta.backend = "cpu";
     meta.device = cpuDeviceName();
@@ -179,8 +220,22 @@ int compute(const QStringList &args)
         if constexpr (std::is_same_v<T, double>) {
             st = computeAttention(c.config, c.input, r);
         } else {
-            CpuBackend cpu;
-            st = cpu.compute(c.config, castInput<float>(c.input), r);
+            const AttentionInput<float> in = castInput<float>(c.input);
+            if (gpu) {
+                st = gpu->compute(c.config, in, r);
+                if (st) {
+                    meta.backend = gpu->name();
+                    meta.device = gpu->device();
+                } else if (wantGpu || st.code == StatusCode::InvalidInput || st.code == StatusCode::NonFinite) {
+                    return fail("compute", c.name + ": " + gpu->name() + ": " + st.message, exitCodeFor(st.code));
+                } else {
+                    note("compute", "--backend auto: the GPU failed (" + st.message + "); computing on the CPU");
+                }
+            }
+            if (!gpu || !st) {
+                CpuBackend cpu;
+                st = cpu.compute(c.config, in, r);
+            }
         }
         meta.computeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         if (!st)
@@ -290,26 +345,65 @@ int bench(const QStringList &args)
     if (!ok || seconds < 0)
         return fail("bench", QStringLiteral("--seconds: expected a non-negative number"), 2);
     const QString backend = p.value(backendOpt);
-    if (backend != QLatin1String("cpu"))
-        return fail("bench", QStringLiteral("--backend %1: no GPU backend in this build").arg(backend), 1);
+    if (backend != QLatin1String("cpu") && backend != QLatin1String("gpu") && backend != QLatin1String("all"))
+        return fail("bench", QStringLiteral("--backend: unknown '%1' (cpu, gpu, all)").arg(backend), 2);
 
     CpuBackend cpu;
+    std::unique_ptr<GpuBackend> gpu;
+    if (backend != QLatin1String("cpu")) {
+        gpu = std::make_unique<GpuBackend>();
+        if (Status st = gpu->start(); !st) {
+            if (backend == QLatin1String("gpu"))
+                return fail("bench", "--backend gpu: " + st.message, 1);
+            note("bench", st.message + "; CPU rows only");
+            gpu.reset();
+        }
+    }
     const bool json = p.isSet(jsonOpt);
     if (!json) {
         std::printf("attnviz bench: %s on %s\n", cpu.name().c_str(), cpu.device().c_str());
-        std::printf("%-8s %5s %6s %5s %4s %5s %12s %12s %10s %5s\n", "backend", "batch", "t", "d", "h", "depth",
-                    "median_ms", "min_ms", "GFLOP/s", "reps");
+        if (gpu)
+            std::printf("attnviz bench: %s on %s (GPU rows: all heads' weights read back; /1head: one head)\n",
+                        gpu->name().c_str(), gpu->device().c_str());
+        std::printf("%-14s %5s %6s %5s %4s %5s %12s %12s %10s %5s %8s\n", "backend", "batch", "t", "d", "h", "depth",
+                    "median_ms", "min_ms", "GFLOP/s", "reps", "vs_cpu");
     }
+    auto print = [&](const BenchRow &row, double cpuMs) {
+        if (json) {
+            std::printf("%s\n", benchRowJson(row).c_str());
+        } else {
+            std::printf("%-14s %5d %6d %5d %4d %5d %12.4f %12.4f %10.2f %5d %7.2fx\n", row.backend.c_str(),
+                        row.size.batch, row.size.t, row.size.d, row.size.h, std::max(1, row.depth), row.medianMs,
+                        row.minMs, row.gflops, row.reps, cpuMs / row.medianMs);
+        }
+        std::fflush(stdout);
+    };
     for (const auto &s : sizes) {
         BenchRow row;
         if (Status st = depth ? runStackBench(s, depth, row, seconds) : runBench(cpu, s, row, seconds); !st)
             return fail("bench", st.message, exitCodeFor(st.code));
-        if (json)
-            std::printf("%s\n", benchRowJson(row).c_str());
-        else
-            std::printf("%-8s %5d %6d %5d %4d %5d %12.4f %12.4f %10.2f %5d\n", row.backend.c_str(), s.batch, s.t, s.d,
-                        s.h, std::max(1, row.depth), row.medianMs, row.minMs, row.gflops, row.reps);
-        std::fflush(stdout);
+        const double cpuMs = row.medianMs;
+        print(row, cpuMs);
+        if (!gpu)
+            continue;
+        if (depth) {
+            note("bench", "transformer stacks run on the CPU only; no GPU rows for --stack");
+            gpu.reset();
+            continue;
+        }
+        for (const bool oneHead : {false, true}) {
+            BenchRow g;
+            const Status st = runBench(*gpu, s, g, seconds, 5, 1, oneHead ? std::vector<int>{0} : std::vector<int>{});
+            if (!st) {
+                note("bench", gpu->name() + " at t " + std::to_string(s.t) + ": " + st.message);
+                if (st.code == StatusCode::BackendFailed)
+                    gpu.reset();
+                break;
+            }
+            if (oneHead)
+                g.backend += "/1head";
+            print(g, cpuMs);
+        }
     }
     return 0;
 }

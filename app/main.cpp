@@ -5,10 +5,16 @@
 #include <QApplication>
 
 #include <QCoreApplication>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QLibraryInfo>
 #include <QTextStream>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 
 namespace {
 
@@ -29,6 +35,46 @@ void printUsage()
                "\n"
                "Run 'attnviz <command> --help' for the options of a command.\n",
                stdout);
+}
+
+// The GPU backend needs a QGuiApplication (QRhi's Vulkan instance or OpenGL context come from
+// the platform plugin); everything else runs without a display.
+bool wantsGpu(int argc, char **argv)
+{
+    for (int i = 2; i < argc; ++i) {
+        const char *a = argv[i];
+        const char *v = nullptr;
+        if (!std::strcmp(a, "--backend") && i + 1 < argc)
+            v = argv[i + 1];
+        else if (!std::strncmp(a, "--backend=", 10))
+            v = a + 10;
+        if (v && std::strcmp(v, "cpu") != 0)
+            return true;
+    }
+    return false;
+}
+
+// Creating a QGuiApplication without a platform to reach aborts; only try where one is named or
+// a display is set. With neither (a headless server), Qt's vkkhrdisplay plugin still gives a
+// Vulkan instance for compute where the plugin is installed; elsewhere the GPU backend reports
+// itself unavailable.
+bool platformAvailable()
+{
+#if defined(Q_OS_LINUX) || defined(Q_OS_FREEBSD)
+    if (std::getenv("QT_QPA_PLATFORM") || std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY"))
+        return true;
+    QStringList dirs = QString::fromLocal8Bit(qgetenv("QT_PLUGIN_PATH")).split(QLatin1Char(':'), Qt::SkipEmptyParts);
+    dirs << QLibraryInfo::path(QLibraryInfo::PluginsPath);
+    for (const QString &dir : dirs) {
+        if (QFileInfo::exists(dir + QStringLiteral("/platforms/libqvkkhrdisplay.so"))) {
+            qputenv("QT_QPA_PLATFORM", "vkkhrdisplay");
+            return true;
+        }
+    }
+    return false;
+#else
+    return true;
+#endif
 }
 
 } // namespace
@@ -58,7 +104,11 @@ int main(int argc, char **argv)
         return verb == QLatin1String("export") ? attnviz::cli::exportView(rest) : attnviz::cli::benchUi(rest);
     }
 
-    QCoreApplication app(argc, argv);
+    std::unique_ptr<QCoreApplication> guiOrCore;
+    if (wantsGpu(argc, argv) && platformAvailable())
+        guiOrCore = std::make_unique<QGuiApplication>(argc, argv);
+    else
+        guiOrCore = std::make_unique<QCoreApplication>(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("attnviz"));
     QCoreApplication::setApplicationVersion(QStringLiteral(ATTNVIZ_VERSION));
     QStringList args = QCoreApplication::arguments();

@@ -187,9 +187,9 @@ ControlPanel::ControlPanel(QWidget *parent)
     erow->addWidget(m_useBundled);
     erow->addWidget(m_loadEmbeddings);
     df->addRow(erow);
-    m_backend = combo(dataBox, "backendCombo", {{tr("CPU (Eigen)"), 0}, {tr("GPU — not yet in this build"), 1}});
+    m_backend = combo(dataBox, "backendCombo", {{tr("CPU (Eigen)"), 0}, {tr("GPU — not yet in the window"), 1}});
     disableItem(m_backend, 1);
-    m_backend->setItemData(1, tr("The GPU (Qt RHI) backend is not part of this build yet."), Qt::ToolTipRole);
+    m_backend->setItemData(1, tr("The GPU (Qt RHI) backend is not wired into the window yet (attnviz compute --backend gpu uses it)."), Qt::ToolTipRole);
     df->addRow(tr("Backend"), m_backend);
     m_numbers = new QCheckBox(tr("Numbers in cells"), dataBox);
     m_numbers->setObjectName(QStringLiteral("numbersCheck"));

@@ -21,7 +21,8 @@ double attentionFlops(const BenchSize &s)
     return 8.0 * B * t * d * d + 4.0 * B * t * t * d;
 }
 
-Status runBench(Backend &backend, const BenchSize &size, BenchRow &row, double minSeconds, int minReps, int warmup)
+Status runBench(Backend &backend, const BenchSize &size, BenchRow &row, double minSeconds, int minReps, int warmup,
+                const std::vector<int> &readbackHeads)
 {
     if (size.batch <= 0 || size.t <= 0 || size.d <= 0 || size.h <= 0)
         return Status::error(StatusCode::InvalidInput, "bench: sizes must be positive");
@@ -51,6 +52,7 @@ Status runBench(Backend &backend, const BenchSize &size, BenchRow &row, double m
     AttentionConfig cfg;
     cfg.numHeads = size.h;
     cfg.keepScores = false;
+    cfg.readbackHeads = readbackHeads;
     AttentionResult<float> result;
     using clock = std::chrono::steady_clock;
     for (int i = 0; i < warmup; ++i)
@@ -121,11 +123,11 @@ Status runStackBench(const BenchSize &size, int depth, BenchRow &row, double min
 
 std::string benchRowJson(const BenchRow &r)
 {
-    char buf[512];
+    char buf[768];
     std::snprintf(buf, sizeof buf,
-                  "{\"backend\":\"%s\",\"batch\":%d,\"t\":%d,\"d\":%d,\"h\":%d,%s\"median_ms\":%.4f,"
-                  "\"min_ms\":%.4f,\"gflops\":%.2f,\"reps\":%d}",
-                  r.backend.c_str(), r.size.batch, r.size.t, r.size.d, r.size.h,
+                  "{\"backend\":\"%s\",\"device\":\"%s\",\"batch\":%d,\"t\":%d,\"d\":%d,\"h\":%d,%s"
+                  "\"median_ms\":%.4f,\"min_ms\":%.4f,\"gflops\":%.2f,\"reps\":%d}",
+                  r.backend.c_str(), r.device.c_str(), r.size.batch, r.size.t, r.size.d, r.size.h,
                   r.depth ? ("\"depth\":" + std::to_string(r.depth) + ",").c_str() : "", r.medianMs, r.minMs, r.gflops,
                   r.reps);
     return buf;

@@ -30,8 +30,9 @@ double attentionFlops(const BenchSize &s);
 
 // Times `backend` on random inputs (fixed seed) of this size. Runs at least `minReps` and until
 // `minSeconds` have passed (at most 200 runs), after `warmup` untimed runs.
+// `readbackHeads` is passed on in AttentionConfig::readbackHeads (GPU backends: heads read back).
 Status runBench(Backend &backend, const BenchSize &size, BenchRow &row, double minSeconds = 1.0, int minReps = 5,
-                int warmup = 1);
+                int warmup = 1, const std::vector<int> &readbackHeads = {});
 
 // A stack of `depth` transformer blocks (seeded weights, post-norm, ReLU, sinusoidal positions) on
 // t random tokens: the time of one full recompute, as a keystroke in stack mode costs. CPU only.

@@ -84,6 +84,10 @@ struct AttentionConfig {
     uint64_t dropoutSeed = 0;     // torch.manual_seed-compatible (see torchrng.h)
     DropoutStream dropoutStream = DropoutStream::TorchMkl;
     bool keepScores = true;       // keep the (B,H,t_q,t_k) scores; off saves t^2*h memory
+    // GPU backends: the heads whose scores/weights are read back (e.g. the displayed ones when t is
+    // large), -1 for weightsAvg; empty = everything. What is not listed is left empty (0 x 0).
+    // The CPU core ignores it.
+    std::vector<int> readbackHeads;
 };
 
 // One sequence of the batch. For self-attention key/value may be left empty

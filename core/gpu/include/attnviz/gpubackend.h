@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The attention core on a GPU: Qt RHI compute shaders (core/gpu/shaders), checked against the CPU
+// core by tests/tst_gpu.cpp. Same seam as CpuBackend, so callers switch with one setting.
+//
+// Threading: the QRhi lives on one worker thread owned by the backend; compute() hands the job to
+// it and waits. Needs a QGuiApplication. Call start() on the GUI thread the first time (OpenGL's
+// fallback surface must be made there); compute() may then be called from any one thread.
+// Failures never throw or crash: start() returns Unavailable where no GPU backend can start,
+// compute() returns BackendFailed (device lost, out of memory, shader error) or Unavailable (a
+// problem this backend does not take, e.g. dropout or a buffer over 4 GiB). Callers fall back to
+// CpuBackend and say so.
+#pragma once
+
+#include "attnviz/backend.h"
+
+#include <memory>
+#include <string>
+
+namespace attnviz {
+
+enum class GpuApi {
+    Auto,   // Linux: Vulkan, then OpenGL; Windows: D3D11, then Vulkan; macOS: Metal
+    Vulkan,
+    OpenGL, // 4.3 core (compute shaders)
+    D3D11,
+    Metal,
+};
+
+class GpuBackend final : public Backend {
+public:
+    explicit GpuBackend(GpuApi api = GpuApi::Auto);
+    ~GpuBackend() override;
+    GpuBackend(const GpuBackend &) = delete;
+    GpuBackend &operator=(const GpuBackend &) = delete;
+
+    // "vulkan", "opengl", "d3d11", "metal"; "gpu" before a successful start().
+    std::string name() const override;
+    // The driver's device name, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"; empty before start().
+    std::string device() const override;
+    Status start() override;
+    // Every stage, as CpuBackend. Heads listed in AttentionConfig::readbackHeads (all when empty)
+    // get their scores and weights back, and weightsAvg where -1 is listed; the others are left
+    // empty (0 x 0).
+    Status compute(const AttentionConfig &config, const AttentionInput<float> &input,
+                   AttentionResult<float> &result) override;
+
+    // True for a software rasterizer (llvmpipe, lavapipe, SwiftShader, WARP): correct, but rarely
+    // faster than the CPU core; `auto` selection keeps the CPU then.
+    bool isSoftware() const;
+
+    // Caps one storage buffer (bytes; 0 = the device's limit). Heads are split across buffers of
+    // at most this size; a smaller cap trades dispatches for memory. Tests use it to split heads.
+    void setMaxBufferBytes(long long bytes);
+
+    // Milliseconds of the last compute() spent on the GPU frames (uploads, dispatches, readback).
+    double lastGpuMs() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> d;
+};
+
+const char *toString(GpuApi api);
+
+} // namespace attnviz

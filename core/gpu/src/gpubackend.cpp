@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// GpuBackend: a worker thread that owns the QRhi (a QRhi belongs to the thread that created it);
+// compute() hands each job to it and waits for the answer.
+#include "attnviz/gpubackend.h"
+
+#include "rhiattention.h"
+
+#include <QCoreApplication>
+#include <QGuiApplication>
+#include <QOffscreenSurface>
+#include <QSurfaceFormat>
+#include <QThread>
+#if QT_CONFIG(vulkan)
+#include <QVulkanInstance>
+#include <QtGui/private/qrhivulkan_p.h>
+#endif
+#include <QtGui/private/qrhigles2_p.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+namespace attnviz {
+
+const char *toString(GpuApi api)
+{
+    switch (api) {
+    case GpuApi::Auto: return "auto";
+    case GpuApi::Vulkan: return "vulkan";
+    case GpuApi::OpenGL: return "opengl";
+    case GpuApi::D3D11: return "d3d11";
+    case GpuApi::Metal: return "metal";
+    }
+    return "?";
+}
+
+struct GpuBackend::Impl {
+    GpuApi api = GpuApi::Auto;
+    bool started = false;
+    Status startStatus;
+    std::string name = "gpu", device;
+    bool software = false;
+    long long maxBufferBytes = 0;
+    double lastGpuMs = 0;
+
+    // Made on the thread that calls start() (the GUI thread), destroyed after the worker's QRhi.
+#if QT_CONFIG(vulkan)
+    std::unique_ptr<QVulkanInstance> vulkan;
+#endif
+    std::unique_ptr<QOffscreenSurface> surface;
+
+    // The worker; `rhi` is created, used and destroyed on it only.
+    std::unique_ptr<RhiAttention> rhi;
+    std::thread worker;
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::deque<std::function<void()>> jobs;
+    bool quit = false;
+
+    void loop()
+    {
+        for (;;) {
+            std::function<void()> job;
+            {
+                std::unique_lock<std::mutex> lock(mutex);
+                cv.wait(lock, [&] { return quit || !jobs.empty(); });
+                if (jobs.empty())
+                    return;
+                job = std::move(jobs.front());
+                jobs.pop_front();
+            }
+            job();
+        }
+    }
+
+    // Runs `f` on the worker and waits for it.
+    template <typename F>
+    auto onWorker(F f) -> decltype(f())
+    {
+        if (!worker.joinable())
+            worker = std::thread([this] { loop(); });
+        std::packaged_task<decltype(f())()> task(std::move(f));
+        auto result = task.get_future();
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            jobs.emplace_back([&task] { task(); });
+        }
+        cv.notify_one();
+        return result.get();
+    }
+
+    Status tryStart(GpuApi which)
+    {
+        QVulkanInstance *inst = nullptr;
+        if (which == GpuApi::Vulkan) {
+#if QT_CONFIG(vulkan)
+            if (!vulkan) {
+                vulkan = std::make_unique<QVulkanInstance>();
+                vulkan->setExtensions(QRhiVulkanInitParams::preferredInstanceExtensions());
+                if (!vulkan->create()) {
+                    vulkan.reset();
+                    return Status::error(StatusCode::Unavailable, "vulkan: no Vulkan instance (no loader or driver)");
+                }
+            }
+            inst = vulkan.get();
+#else
+            return Status::error(StatusCode::Unavailable, "vulkan: this Qt has no Vulkan support");
+#endif
+        }
+        if (which == GpuApi::OpenGL && !surface) {
+            if (QThread::currentThread() != QCoreApplication::instance()->thread())
+                return Status::error(StatusCode::Unavailable, "opengl: start() must run on the GUI thread");
+            QSurfaceFormat fmt = QSurfaceFormat::defaultFormat();
+            fmt.setVersion(4, 3);
+            fmt.setProfile(QSurfaceFormat::CoreProfile);
+            surface.reset(QRhiGles2InitParams::newFallbackSurface(fmt));
+            if (!surface || !surface->isValid()) {
+                surface.reset();
+                return Status::error(StatusCode::Unavailable, "opengl: no OpenGL 4.3 surface");
+            }
+        }
+        QOffscreenSurface *surf = surface.get();
+        return onWorker([this, which, surf, inst] {
+            auto r = std::make_unique<RhiAttention>();
+            Status st = r->create(which, surf, inst);
+            if (st) {
+                name = r->name();
+                device = r->device();
+                software = r->isSoftware();
+                rhi = std::move(r);
+            }
+            return st;
+        });
+    }
+
+    void stopWorker()
+    {
+        if (!worker.joinable())
+            return;
+        onWorker([this] {
+            rhi.reset();
+            return 0;
+        });
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            quit = true;
+        }
+        cv.notify_one();
+        worker.join();
+    }
+
+    ~Impl()
+    {
+        // Order: the QRhi (on its thread) first, then its fallback surface and Vulkan instance.
+        stopWorker();
+        surface.reset();
+#if QT_CONFIG(vulkan)
+        vulkan.reset();
+#endif
+    }
+};
+
+GpuBackend::GpuBackend(GpuApi api) : d(std::make_unique<Impl>()) { d->api = api; }
+
+GpuBackend::~GpuBackend() = default;
+
+std::string GpuBackend::name() const { return d->name; }
+std::string GpuBackend::device() const { return d->device; }
+double GpuBackend::lastGpuMs() const { return d->lastGpuMs; }
+bool GpuBackend::isSoftware() const { return d->software; }
+
+void GpuBackend::setMaxBufferBytes(long long bytes)
+{
+    d->maxBufferBytes = bytes;
+}
+
+Status GpuBackend::start()
+{
+    if (d->started)
+        return d->startStatus;
+    d->started = true;
+    if (!qobject_cast<QGuiApplication *>(QCoreApplication::instance())) {
+        d->startStatus = Status::error(StatusCode::Unavailable, "gpu: needs a QGuiApplication (a display or platform plugin)");
+        return d->startStatus;
+    }
+    std::vector<GpuApi> order;
+    if (d->api != GpuApi::Auto) {
+        order.push_back(d->api);
+    } else {
+#if defined(Q_OS_WIN)
+        order = {GpuApi::D3D11, GpuApi::Vulkan, GpuApi::OpenGL};
+#elif defined(Q_OS_MACOS) || defined(Q_OS_IOS)
+        order = {GpuApi::Metal};
+#else
+        order = {GpuApi::Vulkan, GpuApi::OpenGL};
+#endif
+    }
+    std::string why;
+    for (GpuApi api : order) {
+        Status st = d->tryStart(api);
+        if (st) {
+            d->startStatus = {};
+            return {};
+        }
+        why += (why.empty() ? "" : "; ") + st.message;
+    }
+    d->startStatus = Status::error(StatusCode::Unavailable, "no GPU backend could start (" + why + ")");
+    return d->startStatus;
+}
+
+Status GpuBackend::compute(const AttentionConfig &config, const AttentionInput<float> &input,
+                           AttentionResult<float> &result)
+{
+    if (Status st = start(); !st)
+        return st;
+    Status st = d->onWorker([&] {
+        d->rhi->setMaxBufferBytes(d->maxBufferBytes);
+        return d->rhi->compute(config, input, result);
+    });
+    d->lastGpuMs = d->onWorker([&] { return d->rhi->lastGpuMs(); });
+    if (st.code == StatusCode::BackendFailed) {
+        // A failed device is not reused: the next compute() says Unavailable until a new backend starts.
+        d->onWorker([&] {
+            d->rhi.reset();
+            return 0;
+        });
+        d->startStatus = Status::error(StatusCode::Unavailable, d->name + ": stopped after a failure (" + st.message + ")");
+    }
+    return st;
+}
+
+} // namespace attnviz
