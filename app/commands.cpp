@@ -242,14 +242,25 @@ int bench(const QStringList &args)
                                   QStringLiteral("s"), QStringLiteral("1"));
     QCommandLineOption backendOpt(QStringLiteral("backend"), QStringLiteral("cpu (default), gpu or all."),
                                   QStringLiteral("name"), QStringLiteral("cpu"));
-    p.addOptions({sizesOpt, jsonOpt, secondsOpt, backendOpt});
+    QCommandLineOption stackOpt(QStringLiteral("stack"),
+                                QStringLiteral("Time a transformer stack of this many layers per size instead "
+                                               "(default sizes then: 128:768:12,512:768:12)."),
+                                QStringLiteral("depth"));
+    p.addOptions({sizesOpt, jsonOpt, secondsOpt, backendOpt, stackOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
         std::fputs(qPrintable(p.helpText()), stdout);
         return 0;
     }
-    std::vector<BenchSize> sizes = defaultBenchSizes();
+    int depth = 0;
+    if (p.isSet(stackOpt)) {
+        bool okDepth = false;
+        depth = p.value(stackOpt).toInt(&okDepth);
+        if (!okDepth || depth <= 0 || depth > 200)
+            return fail("bench", QStringLiteral("--stack: expected a depth between 1 and 200"), 2);
+    }
+    std::vector<BenchSize> sizes = depth ? std::vector<BenchSize>{{1, 128, 768, 12}, {1, 512, 768, 12}} : defaultBenchSizes();
     if (p.isSet(sizesOpt)) {
         sizes.clear();
         for (const QString &item : p.value(sizesOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
@@ -282,18 +293,18 @@ int bench(const QStringList &args)
     const bool json = p.isSet(jsonOpt);
     if (!json) {
         std::printf("attnviz bench: %s on %s\n", cpu.name().c_str(), cpu.device().c_str());
-        std::printf("%-8s %5s %6s %5s %4s %12s %12s %10s %5s\n", "backend", "batch", "t", "d", "h", "median_ms", "min_ms",
-                    "GFLOP/s", "reps");
+        std::printf("%-8s %5s %6s %5s %4s %5s %12s %12s %10s %5s\n", "backend", "batch", "t", "d", "h", "depth",
+                    "median_ms", "min_ms", "GFLOP/s", "reps");
     }
     for (const auto &s : sizes) {
         BenchRow row;
-        if (Status st = runBench(cpu, s, row, seconds); !st)
+        if (Status st = depth ? runStackBench(s, depth, row, seconds) : runBench(cpu, s, row, seconds); !st)
             return fail("bench", st.message, exitCodeFor(st.code));
         if (json)
             std::printf("%s\n", benchRowJson(row).c_str());
         else
-            std::printf("%-8s %5d %6d %5d %4d %12.4f %12.4f %10.2f %5d\n", row.backend.c_str(), s.batch, s.t, s.d, s.h,
-                        row.medianMs, row.minMs, row.gflops, row.reps);
+            std::printf("%-8s %5d %6d %5d %4d %5d %12.4f %12.4f %10.2f %5d\n", row.backend.c_str(), s.batch, s.t, s.d,
+                        s.h, std::max(1, row.depth), row.medianMs, row.minMs, row.gflops, row.reps);
         std::fflush(stdout);
     }
     return 0;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Every reference case (tests/fixtures/cases = ../shared/cases, float64 from PyTorch) through the
-// core, in float64 and float32, within the case's suggested tolerance. Stage by stage.
+// Every reference case through the core, in float64 and float32, within the case's suggested
+// tolerance, stage by stage: tests/fixtures/cases (= ../shared/cases) and attnviz's own PyTorch
+// fixtures tests/fixtures/torch (made by make_fixtures.py: larger sizes, batches, kdim != vdim,
+// every mask, sum/cosine normalization, fully-masked rows, dropout).
 #include "attnviz/attention.h"
 #include "attnviz/caseio.h"
 
@@ -33,8 +35,11 @@ void TestCases::cases_data()
 {
     QTest::addColumn<QString>("path");
     QTest::addColumn<bool>("f64");
-    const QStringList files = caseFiles(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases"));
-    QVERIFY(files.size() >= 13);
+    const QStringList shared = caseFiles(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases"));
+    const QStringList own = caseFiles(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch")).filter(QStringLiteral("/torch_"));
+    QVERIFY(shared.size() >= 13);
+    QVERIFY(own.size() >= 10);
+    const QStringList files = shared + own;
     for (const QString &f : files) {
         QTest::addRow("%s/float64", qPrintable(QFileInfo(f).baseName())) << f << true;
         QTest::addRow("%s/float32", qPrintable(QFileInfo(f).baseName())) << f << false;

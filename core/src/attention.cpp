@@ -4,18 +4,16 @@
 //   q = X_q W_q^T + b_q (t_q, H*dh)   k = X_k W_k^T + b_k (t_k, H*dh)   v = X_v W_v^T + b_v (t_k, H*dh)
 //   scores_h (t_q, t_k)   weights_h (t_q, t_k)   context (t_q, H*dh)   output (t_q, d_out)
 // Passes: 1 projections, 2 mask, 3 per head: scores -> normalize -> dropout -> context, 4 W_o, 5 head mean.
-// Heads run in parallel (OpenMP) when the work is large; Eigen's GEMM threads the projections.
+// Parallel tasks (parallel.h, a blocking pool): projections by row blocks; pass 3 by (head, block of
+// query rows), so a single head of a long text also spreads over the cores.
 #include "attnviz/attention.h"
+#include "attnviz/parallel.h"
 #include "attnviz/torchrng.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace attnviz {
 
@@ -70,13 +68,23 @@ Status checkLinear(const Linear<T> &l, const char *wName, const char *bName, int
     return {};
 }
 
+// Rows of the query blocks pass 3 and the projections work on.
+constexpr int kRowBlock = 128;
+
 template <typename T>
 void project(const Mat<T> &x, const Linear<T> &l, Mat<T> &out)
 {
-    if (l.isIdentity())
+    if (l.isIdentity()) {
         out = x;
-    else
-        out.noalias() = x * l.W.transpose();
+    } else {
+        out.resize(x.rows(), l.W.rows());
+        const int blocks = int((x.rows() + kRowBlock - 1) / kRowBlock);
+        const double work = 2.0 * double(x.rows()) * double(l.W.rows()) * double(l.W.cols());
+        parallelFor(blocks, work, [&](int b) {
+            const Eigen::Index r0 = Eigen::Index(b) * kRowBlock, n = std::min<Eigen::Index>(kRowBlock, x.rows() - r0);
+            out.middleRows(r0, n).noalias() = x.middleRows(r0, n) * l.W.transpose();
+        });
+    }
     if (l.hasBias())
         out.rowwise() += l.b.transpose();
 }
@@ -136,40 +144,30 @@ bool rowFullyMasked(const uint8_t *mask, int n)
     return true;
 }
 
-// Normalizes `w` (holding scaled scores) row by row according to the config. `qh`, `kh` are needed
-// for cosine weights only. Records degenerate rows (Sum normalization with a zero row sum).
+// Normalizes rows [r0, r1) of `w` (holding the scaled scores) according to the config. Cosine
+// weights reuse the dot products: cos = w / (scale |q_i| |k_j|). Flags Sum rows with a zero sum.
 template <typename T>
-void normalizeHead(const AttentionConfig &cfg, const BoolMat &mask, const Mat<T> &qh, const Mat<T> &kh, Mat<T> &w,
-                   std::vector<uint8_t> &degenerate)
+void normalizeRows(const AttentionConfig &cfg, const BoolMat &mask, T scale, const Vec<T> &qn, const Vec<T> &kn,
+                   const Mat<T> &qh, const Mat<T> &kh, Mat<T> &w, int r0, int r1, std::vector<uint8_t> &degenerate)
 {
-    const int tq = int(w.rows()), tk = int(w.cols());
+    const int tk = int(w.cols());
     const bool hasMask = mask.size() != 0;
-    if (cfg.normalization == Normalization::Cosine) {
-        Vec<T> qn = qh.rowwise().norm();
-        Vec<T> kn = kh.rowwise().norm();
-        Mat<T> dots;
-        dots.noalias() = qh * kh.transpose();
-        for (int i = 0; i < tq; ++i) {
-            const uint8_t *m = hasMask ? mask.data() + Eigen::Index(i) * tk : nullptr;
-            if (rowFullyMasked(m, tk)) {
-                applyPolicy<T>(cfg.fullyMasked, w.row(i));
-                continue;
-            }
-            for (int j = 0; j < tk; ++j) {
-                const T den = qn[i] * kn[j];
-                w(i, j) = (m && m[j]) || den == T(0) ? T(0) : dots(i, j) / den;
-            }
-        }
-        return;
-    }
-    for (int i = 0; i < tq; ++i) {
+    for (int i = r0; i < r1; ++i) {
         const uint8_t *m = hasMask ? mask.data() + Eigen::Index(i) * tk : nullptr;
         auto row = w.row(i);
         if (rowFullyMasked(m, tk)) {
             applyPolicy<T>(cfg.fullyMasked, row);
             continue;
         }
-        if (cfg.normalization == Normalization::Sum) {
+        if (cfg.normalization == Normalization::Cosine) {
+            for (int j = 0; j < tk; ++j) {
+                const T den = qn[i] * kn[j];
+                if ((m && m[j]) || den == T(0))
+                    row[j] = T(0);
+                else
+                    row[j] = scale != T(0) ? row[j] / (scale * den) : qh.row(i).dot(kh.row(j)) / den;
+            }
+        } else if (cfg.normalization == Normalization::Sum) {
             T sum = 0;
             for (int j = 0; j < tk; ++j) {
                 if (m && m[j])
@@ -178,9 +176,13 @@ void normalizeHead(const AttentionConfig &cfg, const BoolMat &mask, const Mat<T>
                     sum += row[j];
             }
             if (sum == T(0))
-                degenerate[i] = 1;
+                degenerate[size_t(i)] = 1;
             row /= sum;
         } else if (cfg.maskMethod == MaskMethod::MultiplyRenormalize && m) {
+            // softmax over every key, zero the masked, divide by what is left (seed 001's second way).
+            // If every unmasked probability underflowed, the exact-arithmetic result is the stable
+            // masked softmax: recompute the row that way instead of dividing 0 by 0.
+            const Vec<T> scores = row.transpose();
             softmaxRow<T>(row, nullptr);
             T sum = 0;
             for (int j = 0; j < tk; ++j) {
@@ -189,13 +191,32 @@ void normalizeHead(const AttentionConfig &cfg, const BoolMat &mask, const Mat<T>
                 else
                     sum += row[j];
             }
-            if (sum == T(0))
-                degenerate[i] = 1;
-            row /= sum;
+            if (sum > std::numeric_limits<T>::min()) {
+                row /= sum;
+            } else {
+                row = scores.transpose();
+                softmaxRow<T>(row, m);
+            }
         } else {
             softmaxRow<T>(row, m);
         }
     }
+}
+
+// Per-thread scratch reused across calls: one call per keystroke allocates nothing once sizes settle.
+template <typename T>
+struct Workspace {
+    std::vector<Mat<T>> qh, kh, vh;
+    std::vector<Vec<T>> qn, kn;
+    std::vector<std::vector<uint8_t>> degenerate;
+    std::vector<uint8_t> keep;
+};
+
+template <typename T>
+Workspace<T> &workspace()
+{
+    thread_local Workspace<T> ws;
+    return ws;
 }
 
 template <typename T>
@@ -348,15 +369,21 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
 
     // Dropout draws one Bernoulli per weight in (B, H, t_q, t_k) order, as torch does on the whole tensor.
     const bool dropout = cfg.dropout > 0.0;
-    std::vector<uint8_t> keep;
+    Workspace<T> &ws = workspace<T>();
+    std::vector<uint8_t> &keep = ws.keep;
     if (dropout) {
         TorchGenerator gen(cfg.dropoutSeed);
-        Mcg31Bernoulli bern(gen.random());
         keep.resize(size_t(s.batch) * H * tq * tk);
-        for (auto &k : keep)
-            k = bern.next(1.0 - cfg.dropout) ? 1 : 0;
+        if (cfg.dropoutStream == DropoutStream::TorchMkl) {
+            Mcg31Bernoulli bern(gen.random());
+            for (auto &k : keep)
+                k = bern.next(1.0 - cfg.dropout) ? 1 : 0;
+        } else {
+            for (auto &k : keep)
+                k = gen.uniformDouble() < 1.0 - cfg.dropout ? 1 : 0;
+        }
     }
-    const double work = double(tq) * tk * dh * H;
+    const double work = double(tq) * tk * dh * H; // multiply-adds of q k^T over all heads
 
     for (int b = 0; b < s.batch; ++b) {
         const auto &seq = input.batch[size_t(b)];
@@ -378,7 +405,7 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
                 if (rowFullyMasked(r.mask.data() + Eigen::Index(i) * tk, tk))
                     r.fullyMaskedRows.push_back(i);
 
-        // 3. per head
+        // 3. per head and block of query rows
         r.weights.resize(size_t(H));
         if (cfg.keepScores)
             r.scores.resize(size_t(H));
@@ -389,28 +416,50 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
         else
             r.weightsPreDropout.clear();
         r.context.resize(tq, s.dInner);
-        std::vector<std::vector<uint8_t>> degenerate(size_t(H), std::vector<uint8_t>(size_t(tq), 0));
-
-#pragma omp parallel for schedule(static) if (work > 2.0e6 && H > 1)
+        auto &qh = ws.qh, &kh = ws.kh, &vh = ws.vh;
+        auto &qn = ws.qn, &kn = ws.kn;
+        for (auto *v : {&qh, &kh, &vh})
+            v->resize(size_t(H));
+        qn.resize(size_t(H));
+        kn.resize(size_t(H));
         for (int h = 0; h < H; ++h) {
-            const Mat<T> qh = r.q.middleCols(h * dh, dh);
-            const Mat<T> kh = r.k.middleCols(h * dh, dh);
-            Mat<T> &w = r.weights[size_t(h)];
-            w.resize(tq, tk);
-            w.noalias() = qh * kh.transpose();
-            w *= scale;
-            if (cfg.keepScores)
-                r.scores[size_t(h)] = w;
-            normalizeHead(cfg, r.mask, qh, kh, w, degenerate[size_t(h)]);
-            if (dropout) {
-                r.weightsPreDropout[size_t(h)] = w;
-                const T inv = T(1) / T(1.0 - cfg.dropout);
-                const uint8_t *kp = keep.data() + (size_t(b) * H + size_t(h)) * size_t(tq) * size_t(tk);
-                for (Eigen::Index i = 0; i < w.size(); ++i)
-                    w.data()[i] = kp[i] ? w.data()[i] * inv : T(0);
+            qh[size_t(h)] = r.q.middleCols(h * dh, dh);
+            kh[size_t(h)] = r.k.middleCols(h * dh, dh);
+            vh[size_t(h)] = r.v.middleCols(h * dh, dh);
+            if (cfg.normalization == Normalization::Cosine) {
+                qn[size_t(h)] = qh[size_t(h)].rowwise().norm();
+                kn[size_t(h)] = kh[size_t(h)].rowwise().norm();
             }
-            r.context.middleCols(h * dh, dh).noalias() = w * r.v.middleCols(h * dh, dh);
+            r.weights[size_t(h)].resize(tq, tk);
+            if (cfg.keepScores)
+                r.scores[size_t(h)].resize(tq, tk);
+            if (dropout)
+                r.weightsPreDropout[size_t(h)].resize(tq, tk);
         }
+        auto &degenerate = ws.degenerate;
+        degenerate.resize(size_t(H));
+        for (auto &d : degenerate)
+            d.assign(size_t(tq), 0);
+        const int rowBlocks = (tq + kRowBlock - 1) / kRowBlock;
+        parallelFor(H * rowBlocks, 4.0 * work, [&](int task) {
+            const int h = task / rowBlocks, r0 = (task % rowBlocks) * kRowBlock, n = std::min(kRowBlock, tq - r0);
+            Mat<T> &w = r.weights[size_t(h)];
+            auto rows = w.middleRows(r0, n);
+            rows.noalias() = (scale * qh[size_t(h)].middleRows(r0, n)) * kh[size_t(h)].transpose();
+            if (cfg.keepScores)
+                r.scores[size_t(h)].middleRows(r0, n) = rows;
+            normalizeRows(cfg, r.mask, scale, qn[size_t(h)], kn[size_t(h)], qh[size_t(h)], kh[size_t(h)], w, r0,
+                          r0 + n, degenerate[size_t(h)]);
+            if (dropout) {
+                r.weightsPreDropout[size_t(h)].middleRows(r0, n) = rows;
+                const T inv = T(1) / T(1.0 - cfg.dropout);
+                const uint8_t *kp = keep.data() + ((size_t(b) * H + size_t(h)) * size_t(tq) + size_t(r0)) * size_t(tk);
+                T *wp = w.data() + Eigen::Index(r0) * tk;
+                for (Eigen::Index i = 0; i < Eigen::Index(n) * tk; ++i)
+                    wp[i] = kp[i] ? wp[i] * inv : T(0);
+            }
+            r.context.block(r0, h * dh, n, dh).noalias() = rows * vh[size_t(h)];
+        });
         for (int i = 0; i < tq; ++i) {
             bool deg = false;
             for (int h = 0; h < H; ++h)
@@ -423,10 +472,15 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
         project(r.context, input.proj.o, r.output);
 
         // 5. head average
-        r.weightsAvg = r.weights[0];
-        for (int h = 1; h < H; ++h)
-            r.weightsAvg += r.weights[size_t(h)];
-        r.weightsAvg /= T(H);
+        r.weightsAvg.resize(tq, tk);
+        parallelFor(rowBlocks, double(H) * tq * tk, [&](int blk) {
+            const int r0 = blk * kRowBlock, n = std::min(kRowBlock, tq - r0);
+            auto avg = r.weightsAvg.middleRows(r0, n);
+            avg = r.weights[0].middleRows(r0, n);
+            for (int h = 1; h < H; ++h)
+                avg += r.weights[size_t(h)].middleRows(r0, n);
+            avg /= T(H);
+        });
     }
     return {};
 }

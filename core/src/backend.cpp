@@ -6,20 +6,11 @@
 #include <string>
 #include <thread>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "attnviz/parallel.h"
 
 namespace attnviz {
 
-int cpuThreads()
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
+int cpuThreads() { return coreThreads(); }
 
 std::string cpuDeviceName()
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attnviz/bench.h"
 #include "attnviz/projections.h"
+#include "attnviz/transformer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -75,13 +76,58 @@ Status runBench(Backend &backend, const BenchSize &size, BenchRow &row, double m
     return {};
 }
 
+Status runStackBench(const BenchSize &size, int depth, BenchRow &row, double minSeconds, int minReps)
+{
+    if (size.t <= 0 || size.d <= 0 || size.h <= 0 || depth <= 0 || size.d % size.h != 0)
+        return Status::error(StatusCode::InvalidInput, "bench: stack sizes must be positive, h must divide d");
+    StackWeights<float> w;
+    if (Status st = seededStackWeights(size.d, depth, 7, PositionEncoding::None, 0, w); !st)
+        return st;
+    StackConfig cfg;
+    cfg.depth = depth;
+    cfg.attention.numHeads = size.h;
+    cfg.positions = PositionEncoding::Sinusoidal;
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    Mat<float> x(size.t, size.d);
+    for (Eigen::Index i = 0; i < x.size(); ++i)
+        x.data()[i] = u(rng);
+    StackResult<float> result;
+    if (Status st = computeStack(cfg, w, x, result); !st)
+        return st;
+    using clock = std::chrono::steady_clock;
+    std::vector<double> ms;
+    const auto begin = clock::now();
+    while (int(ms.size()) < minReps ||
+           (std::chrono::duration<double>(clock::now() - begin).count() < minSeconds && ms.size() < 100)) {
+        const auto t0 = clock::now();
+        if (Status st = computeStack(cfg, w, x, result); !st)
+            return st;
+        ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    row.backend = "cpu";
+    row.device = cpuDeviceName();
+    row.size = size;
+    row.depth = depth;
+    row.reps = int(ms.size());
+    row.minMs = ms.front();
+    row.medianMs = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+    // per layer: attention (projections + scores) + feed-forward 2 * 2 * t * d * 4d
+    const double perLayer = attentionFlops(size) + 16.0 * size.t * double(size.d) * size.d;
+    row.gflops = perLayer * depth / (row.medianMs * 1e6);
+    return {};
+}
+
 std::string benchRowJson(const BenchRow &r)
 {
     char buf[512];
     std::snprintf(buf, sizeof buf,
-                  "{\"backend\":\"%s\",\"batch\":%d,\"t\":%d,\"d\":%d,\"h\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,"
-                  "\"gflops\":%.2f,\"reps\":%d}",
-                  r.backend.c_str(), r.size.batch, r.size.t, r.size.d, r.size.h, r.medianMs, r.minMs, r.gflops, r.reps);
+                  "{\"backend\":\"%s\",\"batch\":%d,\"t\":%d,\"d\":%d,\"h\":%d,%s\"median_ms\":%.4f,"
+                  "\"min_ms\":%.4f,\"gflops\":%.2f,\"reps\":%d}",
+                  r.backend.c_str(), r.size.batch, r.size.t, r.size.d, r.size.h,
+                  r.depth ? ("\"depth\":" + std::to_string(r.depth) + ",").c_str() : "", r.medianMs, r.minMs, r.gflops,
+                  r.reps);
     return buf;
 }
 

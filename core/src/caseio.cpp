@@ -137,7 +137,7 @@ void parseConfig(const json &cfg, CaseFile &c)
     static const std::set<std::string> known = {
         "batch", "num_heads", "d_model", "d_head", "t_q", "t_k", "kdim", "vdim", "d_out", "self_attention", "scale",
         "scale_rule", "temperature", "normalization", "mask_type", "mask_method", "causal_alignment", "projections",
-        "has_in_proj_bias", "has_out_proj_bias", "dropout", "dropout_seed", "fully_masked", "init", "init_seed",
+        "has_in_proj_bias", "has_out_proj_bias", "dropout", "dropout_seed", "dropout_stream", "fully_masked", "init", "init_seed",
         "draw_order"};
     checkKnown(cfg, known, "config.");
     AttentionConfig &a = c.config;
@@ -148,6 +148,9 @@ void parseConfig(const json &cfg, CaseFile &c)
     const std::string rule = optString(cfg, "scale_rule", "config.", "");
     if (cfg.contains("temperature") && !cfg["temperature"].is_null())
         a.temperature = number(cfg["temperature"], "config.temperature", false);
+    static const std::set<std::string> rules = {"", "1/sqrt(d_head)", "1/sqrt(d_model)", "1.0", "none", "temperature"};
+    if (!rules.count(rule))
+        fail("config.scale_rule", "unknown rule \"" + rule + "\" (1/sqrt(d_head), 1/sqrt(d_model), 1.0, temperature)");
     if (cfg.contains("scale") && !cfg["scale"].is_null()) {
         a.scaleRule = ScaleRule::Explicit; // the schema: "the numeric factor ... use this number"
         a.explicitScale = number(cfg["scale"], "config.scale", false);
@@ -203,6 +206,13 @@ void parseConfig(const json &cfg, CaseFile &c)
             fail("config.dropout_seed", "expected a non-negative integer");
         a.dropoutSeed = cfg["dropout_seed"].get<uint64_t>();
     }
+    const std::string stream = optString(cfg, "dropout_stream", "config.", "torch_mkl");
+    if (stream == "torch_mkl")
+        a.dropoutStream = DropoutStream::TorchMkl;
+    else if (stream == "torch_cpu")
+        a.dropoutStream = DropoutStream::TorchCpu;
+    else
+        fail("config.dropout_stream", "unknown \"" + stream + "\" (torch_mkl, torch_cpu)");
     const std::string align = optString(cfg, "causal_alignment", "config.", "top-left");
     if (align.rfind("top-left", 0) != 0)
         fail("config.causal_alignment", "only top-left alignment is defined (key j masked for query i when j > i)");
@@ -343,8 +353,6 @@ Status parseCase(const std::string &text, const std::string &sourceName, CaseFil
         const int B = optInt(cfg, "batch", 0), tq = optInt(cfg, "t_q", 0), tk = optInt(cfg, "t_k", 0);
         const int dModel = optInt(cfg, "d_model", 0), kdim = optInt(cfg, "kdim", 0), vdim = optInt(cfg, "vdim", 0);
         const int dOutDecl = optInt(cfg, "d_out", 0);
-        if (dModel && !c.config.dHead && dModel % c.config.numHeads != 0 && optString(cfg, "projections", "config.", "linear") != "linear")
-            fail("config.num_heads", std::to_string(c.config.numHeads) + " does not divide d_model " + std::to_string(dModel));
 
         const bool hasSentence = in.contains("sentence") && !in["sentence"].is_null();
         if (hasSentence) {
@@ -410,6 +418,24 @@ Status parseCase(const std::string &text, const std::string &sourceName, CaseFil
             for (auto *l : {&c.input.proj.q, &c.input.proj.k, &c.input.proj.v, &c.input.proj.o})
                 if (!l->isIdentity())
                     fail("config.projections", "is \"identity\" but inputs hold weight matrices");
+        {
+            // Heads split the projected width (d_model in the schema): say so before any shape error.
+            const int wRows = c.input.proj.q.isIdentity() ? 0 : int(c.input.proj.q.W.rows());
+            const int width = wRows                   ? wRows
+                              : dModel                ? dModel
+                              : c.input.batch.empty() ? 0
+                                                      : int(c.input.batch[0].query.cols());
+            const bool consistentFreeWidth = c.config.dHead && c.config.dHead * c.config.numHeads == width;
+            const bool weightShapeWrong = wRows && dModel && wRows != dModel;
+            if (width && !consistentFreeWidth && !weightShapeWrong) {
+                if (width % c.config.numHeads != 0)
+                    fail("config.num_heads", std::to_string(c.config.numHeads) + " does not divide d_model " +
+                                                 std::to_string(width));
+                if (c.config.dHead)
+                    fail("config.d_head", std::to_string(c.config.dHead) + " x " + std::to_string(c.config.numHeads) +
+                                              " heads does not match the projected width " + std::to_string(width));
+            }
+        }
         if (dOutDecl && !c.input.proj.o.isIdentity() && c.input.proj.o.W.rows() != dOutDecl)
             fail("inputs.W_o", "has " + std::to_string(c.input.proj.o.W.rows()) + " rows, config.d_out is " +
                                    std::to_string(dOutDecl));
@@ -461,9 +487,6 @@ Status parseCase(const std::string &text, const std::string &sourceName, CaseFil
                     m = "config." + m;
                 return Status::error(st.code, sourceName + ": " + m);
             }
-            if (c.config.dHead && dModel && projections == "linear" && c.input.proj.q.isIdentity() &&
-                c.config.dHead * c.config.numHeads != dModel)
-                fail("config.d_head", "num_heads * d_head must equal d_model for identity W_q");
         }
     } catch (const FieldError &e) {
         return Status::error(StatusCode::InvalidInput, sourceName + ": " + e.message);

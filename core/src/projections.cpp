@@ -156,6 +156,14 @@ Status randomProjections(const RandomProjectionSpec &sp, Projections<T> &out)
     return {};
 }
 
+template <typename T>
+Linear<T> drawTorchLinear(TorchGenerator &g, int in, int out, bool bias)
+{
+    return torchLinear<T>(g, in, out, bias);
+}
+template Linear<float> drawTorchLinear<float>(TorchGenerator &, int, int, bool);
+template Linear<double> drawTorchLinear<double>(TorchGenerator &, int, int, bool);
+
 template Status randomProjections<float>(const RandomProjectionSpec &, Projections<float> &);
 template Status randomProjections<double>(const RandomProjectionSpec &, Projections<double> &);
 

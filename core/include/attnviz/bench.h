@@ -16,6 +16,7 @@ struct BenchSize {
 
 struct BenchRow {
     std::string backend, device;
+    int depth = 0; // > 0: a transformer stack of this many layers
     BenchSize size;
     double medianMs = 0, minMs = 0, gflops = 0;
     int reps = 0;
@@ -31,6 +32,10 @@ double attentionFlops(const BenchSize &s);
 // `minSeconds` have passed (at most 200 runs), after `warmup` untimed runs.
 Status runBench(Backend &backend, const BenchSize &size, BenchRow &row, double minSeconds = 1.0, int minReps = 5,
                 int warmup = 1);
+
+// A stack of `depth` transformer blocks (seeded weights, post-norm, ReLU, sinusoidal positions) on
+// t random tokens: the time of one full recompute, as a keystroke in stack mode costs. CPU only.
+Status runStackBench(const BenchSize &size, int depth, BenchRow &row, double minSeconds = 1.0, int minReps = 3);
 
 std::string benchRowJson(const BenchRow &row);
 

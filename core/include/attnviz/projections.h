@@ -35,6 +35,11 @@ struct RandomProjectionSpec {
 template <typename T>
 Status randomProjections(const RandomProjectionSpec &spec, Projections<T> &out);
 
+class TorchGenerator;
+// One nn.Linear(in, out, bias) as torch draws it (weight, then bias) from `g`.
+template <typename T>
+Linear<T> drawTorchLinear(TorchGenerator &g, int in, int out, bool bias);
+
 // Identity projections (Q = K = V = X, output = context): seed 003's "by-passing the dense layers".
 template <typename T>
 Projections<T> identityProjections() { return {}; }

@@ -4,6 +4,7 @@
 //
 // - torch.manual_seed(s) seeds a standard 32-bit Mersenne Twister (std::mt19937(s)).
 // - float uniform_(from, to): u = (r & 0xFFFFFF) * 2^-24 from one 32-bit draw, then u*(to-from)+from in float.
+// - builds without MKL (Debian's python3-torch): element kept when uniformDouble() < 1-p.
 // - nn.Dropout / bernoulli_(1-p) in the released (MKL) builds that printed the seeds' numbers:
 //   one 32-bit draw seeds MKL's MCG31m1 stream (x0 = seed mod (2^31-1), x_{n+1} = 1132489760 x_n mod m),
 //   element n is kept when x_n / m < 1-p. Verified against seed 001's printed 6x6 dropout mask.
@@ -25,6 +26,13 @@ public:
     {
         const float u = static_cast<float>(random() & 0xFFFFFFu) * (1.0f / 16777216.0f);
         return u * (to - from) + from;
+    }
+
+    // torch's double uniform in [0, 1) (bernoulli_ without MKL): 53 bits of two 32-bit draws, first = high word.
+    double uniformDouble()
+    {
+        const uint64_t hi = random(), lo = random();
+        return double(((hi << 32) | lo) & ((uint64_t(1) << 53) - 1)) * (1.0 / 9007199254740992.0);
     }
 
     // nn.init.kaiming_uniform_(w, a=sqrt(5)) bound, as nn.Linear.reset_parameters computes it.

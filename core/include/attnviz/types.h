@@ -49,6 +49,12 @@ enum class FullyMaskedPolicy {
 
 enum class MaskKind { None, Causal, KeyPadding, Custom, CausalKeyPadding };
 
+// Which of torch's Bernoulli streams dropout reproduces after torch.manual_seed(dropoutSeed).
+enum class DropoutStream {
+    TorchMkl, // released PyTorch builds (MKL): the numbers the seed notebooks print
+    TorchCpu, // builds without MKL (Debian's python3-torch): Mersenne Twister doubles
+};
+
 // A dense layer in the torch.nn.Linear convention: y = x W^T + b, W is (out, in).
 // An empty W means identity (then `in` must equal `out`); an empty b means no bias.
 template <typename T>
@@ -76,6 +82,7 @@ struct AttentionConfig {
     FullyMaskedPolicy fullyMasked = FullyMaskedPolicy::NaN;
     double dropout = 0.0;         // on the weights, inverted scaling 1/(1-p); 0 = off
     uint64_t dropoutSeed = 0;     // torch.manual_seed-compatible (see torchrng.h)
+    DropoutStream dropoutStream = DropoutStream::TorchMkl;
     bool keepScores = true;       // keep the (B,H,t_q,t_k) scores; off saves t^2*h memory
 };
 

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A small blocking thread pool for the core's coarse parallel loops. Waiting threads sleep on a
+// condition variable (no spinning), so a busy machine (the UI thread, other programs) costs a
+// little throughput, never the collapse that spinning OpenMP barriers show under oversubscription.
+#pragma once
+
+#include <functional>
+
+namespace attnviz {
+
+// Threads the core uses (hardware threads by default; ATTNVIZ_THREADS overrides; >= 1).
+int coreThreads();
+void setCoreThreads(int n);
+
+// Runs body(i) for i in [0, n). In parallel when `work` (a rough flop count of the whole loop) is
+// large enough to pay for waking threads and the pool is free; otherwise serially on this thread.
+void parallelFor(int n, double work, const std::function<void(int)> &body);
+
+} // namespace attnviz

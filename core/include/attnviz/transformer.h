@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// From one attention layer to a transformer (seed 002): token + position embeddings, blocks of
+// multi-head self-attention + residual + LayerNorm + feed-forward (4·d, ReLU) + residual + LayerNorm,
+// stacked to a depth, mean-pooled into an optional classifier. Every layer's stages are kept.
+#pragma once
+
+#include "attnviz/status.h"
+#include "attnviz/types.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+enum class PositionEncoding {
+    None,
+    Sinusoidal, // Vaswani et al.: PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(...)
+    Learned,    // a (max_positions, d) table: seeded (nn.Embedding's N(0,1)-like) or loaded (GPT-2's wpe)
+};
+
+enum class NormPlacement {
+    Post, // seed 002 as written: x = LN1(attn(x) + x); x = LN2(ff(x) + x)
+    Pre,  // GPT-2: x = x + attn(LN1(x)); x = x + ff(LN2(x)); a final LayerNorm after the stack
+};
+
+enum class Activation { ReLU, Gelu, GeluTanh };
+
+template <typename T>
+struct LayerNorm {
+    Vec<T> gamma, beta; // (d); empty = ones / zeros
+    double eps = 1e-5;
+};
+
+template <typename T>
+struct BlockWeights {
+    Projections<T> attn; // q, k, v, o in the nn.Linear convention
+    LayerNorm<T> ln1, ln2;
+    Linear<T> ff1, ff2; // d -> ff, ff -> d
+};
+
+template <typename T>
+struct StackWeights {
+    std::vector<BlockWeights<T>> blocks;
+    Mat<T> positions;   // learned position table (max_positions, d); empty unless PositionEncoding::Learned
+    LayerNorm<T> lnFinal; // used when StackConfig::finalNorm
+    Linear<T> classifier; // optional: (classes, d) on the mean-pooled output (seed 002's toprobs)
+};
+
+struct StackConfig {
+    int depth = 1;
+    AttentionConfig attention; // heads, scaling, mask ... shared by every layer
+    NormPlacement norm = NormPlacement::Post;
+    Activation activation = Activation::ReLU;
+    PositionEncoding positions = PositionEncoding::None;
+    bool finalNorm = false;
+};
+
+template <typename T>
+struct LayerResult {
+    AttentionResult<T> attention; // every stage of this layer's attention (batch of one)
+    Mat<T> afterAttention;        // residual stream after the attention sub-block (t, d)
+    Mat<T> output;                // residual stream after the block (t, d)
+};
+
+template <typename T>
+struct StackResult {
+    Mat<T> embeddings;  // token vectors as given (t, d)
+    Mat<T> input;       // + position encoding: what layer 0 reads
+    std::vector<LayerResult<T>> layers;
+    Mat<T> final;       // after the last block (and the final LayerNorm if any)
+    Vec<T> pooled;      // mean over tokens
+    Vec<T> logProbs;    // log_softmax(classifier(pooled)) when a classifier is present
+};
+
+Mat<double> sinusoidalPositions(int t, int d);
+
+// Runs the stack on one sequence of token vectors (t, d). Validation names the layer and tensor.
+template <typename T>
+Status computeStack(const StackConfig &config, const StackWeights<T> &weights, const Mat<T> &tokens,
+                    StackResult<T> &result);
+
+// Seeded weights in the order seed 002's TransformerBlock constructs them (torch.manual_seed(seed)
+// compatible draws): per block key, query, value (d -> d, no bias), unify (d -> d, bias), then the
+// feed-forward d -> 4d -> d with biases; LayerNorms ones/zeros; learned positions (if any) after.
+template <typename T>
+Status seededStackWeights(int d, int depth, uint64_t seed, PositionEncoding pos, int maxPositions,
+                          StackWeights<T> &out);
+
+// --- safetensors (own reader): 8-byte little-endian header length, JSON header, raw tensors ---
+struct Tensor {
+    std::string dtype; // F64, F32, F16, BF16
+    std::vector<int64_t> shape;
+    std::vector<double> values; // row-major
+};
+
+struct SafetensorsFile {
+    std::map<std::string, Tensor> tensors;
+    std::map<std::string, std::string> metadata;
+};
+
+Status parseSafetensors(const std::string &bytes, const std::string &name, SafetensorsFile &out);
+Status readSafetensors(const std::string &path, SafetensorsFile &out);
+
+// Maps GPT-2 tensor names (transformer. prefix optional) onto a stack:
+//   h.{i}.attn.c_attn.weight (d, 3d) / .bias (3d)   Conv1D: y = x W + b, columns q | k | v
+//   h.{i}.attn.c_proj.weight (d, d)  / .bias
+//   h.{i}.ln_1.weight / .bias, h.{i}.ln_2.weight / .bias
+//   h.{i}.mlp.c_fc.weight (d, f) / .bias, h.{i}.mlp.c_proj.weight (f, d) / .bias
+//   wpe.weight (positions, d) optional, ln_f.weight / .bias optional
+// Depth is the number of consecutive h.{i} blocks. Nothing is changed in `out` on error; messages
+// name the tensor ("h.1.attn.c_attn.weight: shape (8, 20), expected (8, 24)").
+template <typename T>
+Status stackWeightsFromGpt2(const SafetensorsFile &file, StackWeights<T> &out, int &depth);
+
+} // namespace attnviz

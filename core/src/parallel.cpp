@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "attnviz/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace attnviz {
+
+namespace {
+
+class Pool {
+public:
+    static Pool &instance()
+    {
+        static Pool pool;
+        return pool;
+    }
+
+    int threads() const { return m_threads.load(); }
+    void setThreads(int n) { m_threads = std::max(1, n); }
+
+    // Returns false when another caller holds the pool (the caller then runs serially).
+    bool run(int n, const std::function<void(int)> &body)
+    {
+        std::unique_lock<std::mutex> busy(m_busy, std::try_to_lock);
+        if (!busy.owns_lock())
+            return false;
+        const int helpers = std::min(threads() - 1, n - 1);
+        ensureWorkers(helpers);
+        {
+            std::lock_guard<std::mutex> lk(m_mutex);
+            m_body = &body;
+            m_count = n;
+            m_next = 0;
+            m_active = helpers;
+            m_wanted = helpers;
+            ++m_generation;
+        }
+        m_wake.notify_all();
+        drain();
+        std::unique_lock<std::mutex> lk(m_mutex);
+        m_done.wait(lk, [&] { return m_active == 0; });
+        m_body = nullptr;
+        return true;
+    }
+
+    ~Pool()
+    {
+        {
+            std::lock_guard<std::mutex> lk(m_mutex);
+            m_stop = true;
+        }
+        m_wake.notify_all();
+        for (auto &t : m_workers)
+            t.join();
+    }
+
+private:
+    Pool()
+    {
+        int n = int(std::thread::hardware_concurrency());
+        if (const char *env = std::getenv("ATTNVIZ_THREADS"))
+            n = std::atoi(env);
+        m_threads = std::max(1, n);
+    }
+
+    void drain()
+    {
+        for (;;) {
+            const int i = m_next.fetch_add(1);
+            if (i >= m_count)
+                return;
+            (*m_body)(i);
+        }
+    }
+
+    void ensureWorkers(int n)
+    {
+        while (int(m_workers.size()) < n) {
+            const int index = int(m_workers.size());
+            m_workers.emplace_back([this, index] { workerLoop(index); });
+        }
+    }
+
+    void workerLoop(int index)
+    {
+        uint64_t seen = 0;
+        for (;;) {
+            {
+                std::unique_lock<std::mutex> lk(m_mutex);
+                m_wake.wait(lk, [&] { return m_stop || (m_generation != seen && index < m_wanted); });
+                if (m_stop)
+                    return;
+                seen = m_generation;
+            }
+            drain();
+            std::lock_guard<std::mutex> lk(m_mutex);
+            if (--m_active == 0)
+                m_done.notify_one();
+        }
+    }
+
+    std::atomic<int> m_threads{1};
+    std::mutex m_busy;
+    std::mutex m_mutex;
+    std::condition_variable m_wake, m_done;
+    std::vector<std::thread> m_workers;
+    const std::function<void(int)> *m_body = nullptr;
+    int m_count = 0;
+    std::atomic<int> m_next{0};
+    int m_active = 0;
+    int m_wanted = 0;
+    uint64_t m_generation = 0;
+    bool m_stop = false;
+};
+
+} // namespace
+
+int coreThreads() { return Pool::instance().threads(); }
+void setCoreThreads(int n) { Pool::instance().setThreads(n); }
+
+void parallelFor(int n, double work, const std::function<void(int)> &body)
+{
+    // ~1 MFLOP per extra task is where waking a sleeping thread (tens of microseconds) pays off.
+    if (n <= 1 || coreThreads() == 1 || work < 2.0e6 || !Pool::instance().run(n, body))
+        for (int i = 0; i < n; ++i)
+            body(i);
+}
+
+} // namespace attnviz

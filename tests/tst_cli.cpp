@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `attnviz compute` and `attnviz bench` as a user runs them: results, and bad input that gets a
+// one-line error naming the field, a non-zero exit, and nothing written.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+struct Run {
+    int code = -1;
+    QByteArray out, err;
+};
+
+Run attnviz(const QStringList &args)
+{
+    QProcess p;
+    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+    Run r;
+    if (!p.waitForFinished(120000))
+        return r;
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+QJsonObject readCase(const QString &name)
+{
+    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/") + name);
+    f.open(QIODevice::ReadOnly);
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void computeWritesEveryStage();
+    void computeCheckAgainstExpected();
+    void badInput_data();
+    void badInput();
+    void unwritableOutput();
+    void benchJson();
+    void versionAndHelp();
+};
+
+void TestCli::computeWritesEveryStage()
+{
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("r.json"));
+    const Run r = attnviz({QStringLiteral("compute"),
+                           QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/mha_04_h2_d8_tq3_tk7_b2_cross_key_padding.json"),
+                           QStringLiteral("-o"), out});
+    QCOMPARE(r.code, 0);
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(o[QStringLiteral("backend")].toString(), QStringLiteral("cpu"));
+    QVERIFY(!o[QStringLiteral("device")].toString().isEmpty());
+    for (const char *k : {"q", "k", "v", "scores", "weights", "weights_avg", "context", "output"})
+        QVERIFY2(o.contains(QLatin1String(k)), k);
+    // (B, H, t_q, t_k) = (2, 2, 3, 7)
+    const QJsonArray w = o[QStringLiteral("weights")].toArray();
+    QCOMPARE(w.size(), 2);
+    QCOMPARE(w[0].toArray().size(), 2);
+    QCOMPARE(w[0].toArray()[0].toArray().size(), 3);
+    QCOMPARE(w[0].toArray()[0].toArray()[0].toArray().size(), 7);
+    const QJsonArray expected = readCase(QStringLiteral("mha_04_h2_d8_tq3_tk7_b2_cross_key_padding.json"))
+                                    [QStringLiteral("expected")].toObject()[QStringLiteral("output")].toArray();
+    const double got = o[QStringLiteral("output")].toArray()[1].toArray()[2].toArray()[5].toDouble();
+    QVERIFY(std::abs(got - expected[1].toArray()[2].toArray()[5].toDouble()) < 1e-12);
+}
+
+void TestCli::computeCheckAgainstExpected()
+{
+    const Run r = attnviz({QStringLiteral("compute"),
+                           QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch/torch_07_b2_h2_d8_fully_masked_rows.json"),
+                           QStringLiteral("--check"), QStringLiteral("-o"), QStringLiteral("-")});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.err.contains("every key masked")); // never NaN silently
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(o[QStringLiteral("fully_masked_rows")].toArray().size(), 7); // row 0 of item 0, all 6 rows of item 1
+    QCOMPARE(o[QStringLiteral("weights")].toArray()[1].toArray()[0].toArray()[0].toArray()[0].toString(),
+             QStringLiteral("NaN"));
+    const Run z = attnviz({QStringLiteral("compute"),
+                           QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch/torch_07_b2_h2_d8_fully_masked_rows.json"),
+                           QStringLiteral("--fully-masked"), QStringLiteral("zero")});
+    QCOMPARE(z.code, 0);
+    const QJsonObject oz = QJsonDocument::fromJson(z.out).object();
+    QCOMPARE(oz[QStringLiteral("weights")].toArray()[1].toArray()[0].toArray()[0].toArray()[0].toDouble(-1), 0.0);
+}
+
+void TestCli::badInput_data()
+{
+    QTest::addColumn<QString>("path");   // case to start from
+    QTest::addColumn<QString>("pointer"); // "config/num_heads"-style path to change, or "" for raw text
+    QTest::addColumn<QString>("value");   // JSON value, or the raw file text
+    QTest::addColumn<QString>("message");
+    const QString base = QStringLiteral("mha_03_h2_d6_tq5_tk5_b1_self_causal.json");
+    QTest::addRow("malformed JSON") << base << "" << "{\"config\": {" << "malformed JSON";
+    QTest::addRow("not an object") << base << "" << "[1, 2]" << "expected a JSON object";
+    QTest::addRow("unknown top field") << base << "extra" << "1" << "extra: unknown field";
+    QTest::addRow("unknown config field") << base << "config/heads" << "2" << "config.heads: unknown field";
+    QTest::addRow("heads do not divide") << base << "config/num_heads" << "4" << "config.num_heads: 4 does not divide d_model 6";
+    QTest::addRow("negative size") << base << "config/t_q" << "-5" << "config.t_q: must be a positive size";
+    QTest::addRow("shape vs config") << base << "config/t_q" << "4" << "inputs.query: shape (1, 5, 6), expected (1, 4, 6)";
+    QTest::addRow("NaN in inputs") << base << "inputs/query/0/1/2" << "\"NaN\"" << "inputs.query: contains NaN";
+    QTest::addRow("string in inputs") << base << "inputs/W_q/0/0" << "\"x\"" << "inputs.W_q: expected a number";
+    QTest::addRow("ragged") << base << "inputs/query/0/1" << "[1, 2]" << "inputs.query: ragged array";
+    QTest::addRow("wrong W shape") << base << "inputs/W_q" << "[[1, 2], [3, 4]]" << "inputs.W_q: shape (2, 2), expected (6, 6)";
+    QTest::addRow("mask shape") << base << "inputs/attn_mask" << "[[true, false]]" << "inputs.attn_mask: shape (1, 2)";
+    QTest::addRow("mask values") << base << "inputs/attn_mask/0/0" << "0.5" << "inputs.attn_mask: expected booleans";
+    QTest::addRow("bad normalization") << base << "config/normalization" << "\"softermax\"" << "config.normalization: unknown";
+    QTest::addRow("bad scale rule") << base << "config/scale_rule" << "\"sqrt\"" << "config.scale";
+    QTest::addRow("missing inputs") << base << "inputs" << "null" << "inputs: missing";
+    QTest::addRow("sentence without table") << base << "inputs" << "{\"sentence\": \"I must go\"}" << "inputs.sentence";
+}
+
+// Applies value at a slash-separated path.
+static QJsonValue setAt(QJsonValue node, QStringList path, const QJsonValue &value)
+{
+    if (path.isEmpty())
+        return value;
+    const QString key = path.takeFirst();
+    if (node.isArray()) {
+        QJsonArray a = node.toArray();
+        const int i = key.toInt();
+        a[i] = setAt(a[i], path, value);
+        return a;
+    }
+    QJsonObject o = node.toObject();
+    o[key] = setAt(o[key], path, value);
+    return o;
+}
+
+void TestCli::badInput()
+{
+    QFETCH(QString, path);
+    QFETCH(QString, pointer);
+    QFETCH(QString, value);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    QByteArray text;
+    if (pointer.isEmpty()) {
+        text = value.toUtf8();
+    } else {
+        QJsonValue v;
+        if (value == QLatin1String("null"))
+            v = QJsonValue::Null;
+        else
+            v = QJsonDocument::fromJson("[" + value.toUtf8() + "]").array().at(0);
+        text = QJsonDocument(setAt(readCase(path), pointer.split(QLatin1Char('/')), v).toObject()).toJson();
+    }
+    const QString in = dir.filePath(QStringLiteral("case.json"));
+    QFile f(in);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(text);
+    f.close();
+    const QString out = dir.filePath(QStringLiteral("out.json"));
+    const Run r = attnviz({QStringLiteral("compute"), in, QStringLiteral("-o"), out});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
+    QCOMPARE(r.err.count('\n'), 1); // one line
+    QVERIFY(r.out.isEmpty());
+    QVERIFY(!QFile::exists(out)); // nothing written
+}
+
+void TestCli::unwritableOutput()
+{
+    const Run r = attnviz({QStringLiteral("compute"),
+                           QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/seed_01_xtest_softmax_scaled.json"),
+                           QStringLiteral("-o"), QStringLiteral("/nonexistent-dir/r.json")});
+    QCOMPARE(r.code, 1);
+    QVERIFY(r.err.contains("/nonexistent-dir/r.json: cannot write"));
+    const Run missing = attnviz({QStringLiteral("compute"), QStringLiteral("/nonexistent.json")});
+    QCOMPARE(missing.code, 1);
+    QVERIFY(missing.err.contains("cannot open"));
+}
+
+void TestCli::benchJson()
+{
+    const Run r = attnviz({QStringLiteral("bench"), QStringLiteral("--sizes"), QStringLiteral("8:16:2,2:8:16:4"),
+                           QStringLiteral("--json"), QStringLiteral("--seconds"), QStringLiteral("0")});
+    QCOMPARE(r.code, 0);
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    QCOMPARE(lines.size(), 2);
+    const QJsonObject o = QJsonDocument::fromJson(lines[1]).object();
+    QCOMPARE(o[QStringLiteral("batch")].toInt(), 2);
+    QCOMPARE(o[QStringLiteral("t")].toInt(), 8);
+    QCOMPARE(o[QStringLiteral("d")].toInt(), 16);
+    QCOMPARE(o[QStringLiteral("h")].toInt(), 4);
+    QVERIFY(o[QStringLiteral("median_ms")].toDouble() > 0);
+    QVERIFY(o[QStringLiteral("gflops")].toDouble() > 0);
+    QCOMPARE(attnviz({QStringLiteral("bench"), QStringLiteral("--sizes"), QStringLiteral("8:10:3")}).code, 2);
+}
+
+void TestCli::versionAndHelp()
+{
+    const Run v = attnviz({QStringLiteral("--version")});
+    QCOMPARE(v.code, 0);
+    QVERIFY(v.out.startsWith("attnviz "));
+    const Run h = attnviz({QStringLiteral("compute"), QStringLiteral("--help")});
+    QCOMPARE(h.code, 0);
+    QVERIFY(h.out.contains("--backend"));
+    QCOMPARE(attnviz({QStringLiteral("frobnicate")}).code, 2);
+}
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
