@@ -5,10 +5,14 @@
 #include "embeddingview.h"
 #include "headgridview.h"
 #include "heatmapview.h"
+#include "layergridview.h"
 #include "livecompute.h"
 #include "livesession.h"
+#include "residualview.h"
 #include "rowview.h"
 #include "sentenceedit.h"
+#include "stackcompute.h"
+#include "stackcontrols.h"
 #include "tokenchipsview.h"
 
 #include "bundledvectors.h"
@@ -152,6 +156,12 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs->addTab(m_heatmap, tr("Weights"));
     m_tabs->addTab(m_grid, tr("All heads"));
     m_tabs->addTab(m_embeddings, tr("Contextual embeddings"));
+    m_layerGrid = new LayerGridView(this); // stack mode (depth >= 2) only
+    m_residual = new ResidualView(this);
+    m_tabs->addTab(m_layerGrid, tr("Layers × heads"));
+    m_tabs->addTab(m_residual, tr("Residual stream"));
+    m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), false);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_residual), false);
 
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(input);
@@ -230,6 +240,21 @@ MainWindow::MainWindow(QWidget *parent)
         if (m_session->headDisplay() == HeadDisplay::All)
             m_session->setHeadDisplay(head < 0 ? HeadDisplay::Average : HeadDisplay::One);
         m_tabs->setCurrentWidget(m_heatmap);
+    });
+    connect(m_layerGrid, &LayerGridView::thumbnailSelected, this, [this](int layer, int head) {
+        m_session->setSelectedLayer(layer);
+        m_session->setSelectedHead(head);
+        if (m_session->headDisplay() == HeadDisplay::All)
+            m_session->setHeadDisplay(HeadDisplay::One);
+        m_tabs->setCurrentWidget(m_heatmap);
+    });
+    connect(m_residual, &ResidualView::querySelected, m_session, &LiveSession::setSelectedQuery);
+    connect(m_controls->stackControls(), &StackControls::loadWeightsRequested, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Load stack weights"), QString(),
+                                                          tr("safetensors, GPT-2 names (*.safetensors);;All files (*)"));
+        QString error;
+        if (!path.isEmpty() && !loadStackWeightsFile(path, &error))
+            QMessageBox::warning(this, tr("Cannot load weights"), tr("%1\n\nThe current weights stay in use.").arg(error));
     });
     connect(m_queryChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(false, i); });
     connect(m_keyChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(true, i); });
@@ -367,6 +392,16 @@ void MainWindow::startLoadEmbeddings()
     }));
 }
 
+bool MainWindow::loadStackWeightsFile(const QString &path, QString *error)
+{
+    auto w = std::make_shared<StackWeights<float>>();
+    int depth = 0;
+    if (!attnviz::ui::loadStackWeightsFile(path, *w, depth, error))
+        return false;
+    m_controls->stackControls()->setLoadedWeights(w, depth, QFileInfo(path).fileName());
+    return true;
+}
+
 bool MainWindow::loadProjectionsFile(const QString &path, QString *error)
 {
     auto p = std::make_shared<Projections<float>>();
@@ -401,6 +436,10 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     m_grid->setSnapshot(s);
     m_embeddings->setSnapshot(s);
     m_row->setSnapshot(s);
+    m_layerGrid->setSnapshot(s);
+    m_residual->setSnapshot(s);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), s->settings.stack.enabled());
+    m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s->settings.stack.enabled());
     onSelection(m_session->shownHead(), m_session->selectedQuery());
 
     QStringList q, k;
@@ -427,6 +466,8 @@ void MainWindow::onSnapshot(SnapshotPtr s)
                               .arg(s->result.dHead)
                               .arg(s->backendName, s->device)
                               .arg(s->computeMs, 0, 'f', s->computeMs < 10 ? 2 : 1));
+        if (s->stack)
+            m_status->setText(m_status->text() + tr(" · layer %1 of %2").arg(s->layer).arg(s->stack->layers.size()));
     } else {
         m_status->setText(s->message.left(160));
     }
@@ -452,6 +493,8 @@ void MainWindow::onSelection(int head, int query)
     m_grid->setSelection(head, query);
     m_embeddings->setSelection(head, query);
     m_row->setSelection(head, query);
+    m_layerGrid->setSelection(head, query);
+    m_residual->setSelection(head, query);
     m_controls->setSelectedHead(head);
 }
 
