@@ -6,9 +6,11 @@
 #include "figureexport.h"
 #include "headgridview.h"
 #include "heatmapview.h"
+#include "layergridview.h"
 #include "livecompute.h"
 #include "livesession.h"
 #include "mainwindow.h"
+#include "residualview.h"
 #include "rowview.h"
 #include "sentenceedit.h"
 
@@ -56,14 +58,22 @@ int gui(const QStringList &args)
                                 QStringLiteral("n"));
     QCommandLineOption maskOpt(QStringLiteral("mask"), QStringLiteral("Mask to start with: none, causal."),
                                QStringLiteral("mask"));
-    QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("View to show: weights, grid, embeddings."),
+    QCommandLineOption tabOpt(QStringLiteral("tab"),
+                              QStringLiteral("View to show: weights, grid, embeddings (and with --depth 2+: layers, residual)."),
                               QStringLiteral("view"));
+    QCommandLineOption depthOpt(QStringLiteral("depth"),
+                                QStringLiteral("Transformer stack depth to start with (1: single layer; seeded weights)."),
+                                QStringLiteral("n"));
+    QCommandLineOption posOpt(QStringLiteral("positions"), QStringLiteral("Stack positions: none, sinusoidal, learned."),
+                              QStringLiteral("p"));
+    QCommandLineOption blockOpt(QStringLiteral("block"), QStringLiteral("Stack blocks: post (seed 002, default) or pre (GPT-2)."),
+                                QStringLiteral("norm"));
     QCommandLineOption shotOpt(QStringLiteral("screenshot"),
                                QStringLiteral("Grab the window into FILE (PNG) once the views are drawn, then quit."),
                                QStringLiteral("file"));
     QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size WxH (default 1400x900)."),
                                QStringLiteral("WxH"));
-    p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt});
+    p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt, depthOpt, posOpt, blockOpt});
     if (!p.parse(args))
         return fail("", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -85,8 +95,20 @@ int gui(const QStringList &args)
         settings.numHeads = std::max(1, p.value(headsOpt).toInt());
     if (p.value(maskOpt) == QLatin1String("causal"))
         settings.mask = ui::MaskChoice::Causal;
+    if (p.isSet(depthOpt))
+        settings.stack.depth = std::clamp(p.value(depthOpt).toInt(), 1, 48);
+    if (p.value(posOpt) == QLatin1String("sinusoidal"))
+        settings.stack.positions = PositionEncoding::Sinusoidal;
+    else if (p.value(posOpt) == QLatin1String("learned"))
+        settings.stack.positions = PositionEncoding::Learned;
+    if (p.value(blockOpt) == QLatin1String("pre"))
+        settings.stack.norm = NormPlacement::Pre;
     w.controls()->setSettings(settings);
-    if (p.isSet(tabOpt)) {
+    if (p.value(tabOpt) == QLatin1String("layers") || p.value(tabOpt) == QLatin1String("residual")) {
+        QWidget *view = p.value(tabOpt) == QLatin1String("layers") ? static_cast<QWidget *>(w.layerGridView())
+                                                                   : static_cast<QWidget *>(w.residualView());
+        QObject::connect(&w, &ui::MainWindow::viewsUpdated, &w, [&w, view] { w.tabs()->setCurrentWidget(view); });
+    } else if (p.isSet(tabOpt)) {
         ui::ExportView v = ui::ExportView::Weights;
         if (!ui::parseExportView(p.value(tabOpt), v) || v == ui::ExportView::Row)
             return fail("", QStringLiteral("--tab: expected weights, grid or embeddings"), 2);
@@ -415,7 +437,11 @@ int benchUi(const QStringList &args)
                                 QStringLiteral("list"), QStringLiteral("16,128,512,2048"));
     QCommandLineOption repsOpt(QStringLiteral("reps"), QStringLiteral("Keystrokes per size (default 15)."),
                                QStringLiteral("n"), QStringLiteral("15"));
-    p.addOptions({uiOpt, sizesOpt, repsOpt});
+    QCommandLineOption depthOpt(QStringLiteral("depth"),
+                                QStringLiteral("Transformer stack depth (default 1: the single attention layer); 2 or more "
+                                               "times a stack of seeded post-norm blocks, every layer kept."),
+                                QStringLiteral("n"), QStringLiteral("1"));
+    p.addOptions({uiOpt, sizesOpt, repsOpt, depthOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -426,6 +452,7 @@ int benchUi(const QStringList &args)
     for (const QString &s : p.value(sizesOpt).split(QLatin1Char(','), Qt::SkipEmptyParts))
         sizes.push_back(s.toInt());
     const int reps = std::max(3, p.value(repsOpt).toInt());
+    const int depth = std::clamp(p.value(depthOpt).toInt(), 1, 48);
 
     ui::MainWindow w;
     w.resize(1600, 1000);
@@ -437,6 +464,7 @@ int benchUi(const QStringList &args)
     s.numHeads = 12;
     s.projection = ui::ProjectionMode::Random;
     s.projectionSeed = 0;
+    s.stack.depth = depth;
     w.controls()->setSettings(s);
 
     bool replotted = false;
@@ -445,8 +473,8 @@ int benchUi(const QStringList &args)
     QObject::connect(&w, &ui::MainWindow::viewsUpdated, [&](quint64 g) { seen = g; });
 
     std::printf("keystroke -> repainted heatmap (12 heads, d_model 768, d_head 64, random projections; median of "
-                "%d keystrokes, debounce off)\n",
-                reps);
+                "%d keystrokes, debounce off)%s\n",
+                reps, depth > 1 ? qPrintable(QStringLiteral("\nstack mode: depth %1, seeded post-norm ReLU blocks, every layer kept").arg(depth)) : "");
     std::printf("%8s %12s %12s %12s %12s\n", "tokens", "median ms", "min ms", "max ms", "compute ms");
     for (int n : sizes) {
         QString sentence;

@@ -85,6 +85,20 @@ LayerGridView::LayerGridView(QWidget *parent)
     m_frame->setClipToAxisRect(false);
     m_frame->setVisible(false);
 
+    // Near-square thumbnails, centred: after the layout is known, widen the axis ranges.
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        const QRect r = m_plot->axisRect()->rect();
+        if (m_layers == 0 || r.width() <= 0 || r.height() <= 0)
+            return;
+        const double pad = 0.08;
+        const double w = m_heads * kStride - kStride + 1 + 2 * pad, h = m_layers * kStride - kStride + 1 + 2 * pad;
+        // plot units per pixel; a thumbnail may be at most 1.6 times wider than tall, or taller than wide
+        const double sx = w / r.width(), sy = h / r.height();
+        const double ys = std::max(sy, sx / 1.6), xs = std::max(sx, ys / 1.6);
+        const double cx = w / 2 - pad, cy = h / 2 - pad;
+        m_plot->xAxis2->setRange(cx - xs * r.width() / 2, cx + xs * r.width() / 2);
+        m_plot->yAxis->setRange(cy - ys * r.height() / 2, cy + ys * r.height() / 2);
+    });
     connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
         if (m_layers == 0 || m_plot->axisRectAt(e->pos()) != m_plot->axisRect())
             return;

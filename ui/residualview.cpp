@@ -105,7 +105,7 @@ ResidualView::ResidualView(QWidget *parent)
 
     m_lineRect = new QCPAxisRect(m_plot, true);
     m_plot->plotLayout()->addElement(2, 0, m_lineRect);
-    m_plot->plotLayout()->setRowStretchFactors({0.01, 1.0, 0.45});
+    m_plot->plotLayout()->setRowStretchFactors({0.01, 1.0, 0.6});
     m_lineRect->axis(QCPAxis::atRight)->setVisible(true);
     m_lineRect->axis(QCPAxis::atRight)->setTickLabels(true);
     m_lineRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("after layer"));
@@ -113,6 +113,8 @@ ResidualView::ResidualView(QWidget *parent)
     m_lineRect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("‖x‖"));
     m_lineRect->axis(QCPAxis::atRight)->setLabel(QStringLiteral("cosine"));
     m_lineRect->axis(QCPAxis::atRight)->setRange(-1.05, 1.05);
+    m_lineRect->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);
+    m_lineRect->axis(QCPAxis::atRight)->ticker()->setTickCount(3);
     m_normLine = new QCPGraph(m_lineRect->axis(QCPAxis::atBottom), m_lineRect->axis(QCPAxis::atLeft));
     m_normLine->setPen(QPen(QColor(70, 110, 170), 2));
     m_normLine->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
@@ -121,7 +123,7 @@ ResidualView::ResidualView(QWidget *parent)
     m_cosLine->setPen(QPen(QColor(200, 80, 40), 2, Qt::DashLine));
     m_cosLine->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, 6));
     m_cosLine->setName(QStringLiteral("cosine to input (right axis)"));
-    m_lineRect->insetLayout()->addElement(new QCPLegend, Qt::AlignTop | Qt::AlignRight);
+    m_lineRect->insetLayout()->addElement(new QCPLegend, Qt::AlignBottom | Qt::AlignRight);
     auto *legend = qobject_cast<QCPLegend *>(m_lineRect->insetLayout()->elementAt(0));
     legend->setBrush(QColor(255, 255, 255, 220));
     legend->addItem(new QCPPlottableLegendItem(legend, m_normLine));
