@@ -507,8 +507,10 @@ int benchUi(const QStringList &args)
             t.start();
             QCoreApplication::sendEvent(w.sentenceEdit(), &press);
             QCoreApplication::sendEvent(w.sentenceEdit(), &release);
+            // sleep until the next event (the snapshot, the queued replot): a spinning loop here would
+            // take a core from the compute thread
             while ((seen == before || !replotted) && t.elapsed() < 120000)
-                QCoreApplication::processEvents(QEventLoop::AllEvents, 1);
+                QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
             w.heatmapView()->plot()->repaint(); // the paint that puts the replotted buffer on screen
             times.push_back(double(t.nsecsElapsed()) / 1e6);
             compute.push_back(w.session()->snapshot()->computeMs);
