@@ -4,6 +4,7 @@
 // numbers, loading GPT-2-named safetensors (a good file and corrupt ones), and depth back to 1.
 // Uses the hand-made toy table tests/fixtures/embeddings/toy-en16.txt (16-d).
 #include "controlpanel.h"
+#include "figureexport.h"
 #include "heatmapview.h"
 #include "layergridview.h"
 #include "livesession.h"
@@ -395,6 +396,27 @@ private slots:
             QCOMPARE(m_w->heatmapView()->cellValue(i, 0), double(single->weights(0)(i, 0)));
         QVERIFY(!m_w->heatmapView()->title().contains(QStringLiteral("layer")));
         QVERIFY(!m_w->statusText().contains(QStringLiteral("layer")));
+    }
+
+    void bothViewsExportAsFigures()
+    {
+        QVERIFY(stackOf(3, 2));
+        QTemporaryDir dir;
+        for (QWidget *v : {static_cast<QWidget *>(m_w->layerGridView()), static_cast<QWidget *>(m_w->residualView())}) {
+            m_w->tabs()->setCurrentWidget(v);
+            QCoreApplication::processEvents();
+            QCustomPlot *plot = v == m_w->layerGridView() ? m_w->layerGridView()->plot() : m_w->residualView()->plot();
+            for (const char *suffix : {"png", "svg"}) {
+                const QString path = dir.filePath(QStringLiteral("%1.%2").arg(v->metaObject()->className()).arg(suffix));
+                QString error;
+                QVERIFY2(saveFigure(plot, path, {800, 600, 96}, &error), qPrintable(error));
+                QVERIFY(QFileInfo(path).size() > 1000);
+                if (QLatin1String(suffix) == QLatin1String("png")) {
+                    const QImage img(path);
+                    QCOMPARE(img.size(), QSize(800, 600));
+                }
+            }
+        }
     }
 
     void crossAttentionIsExplainedInStackMode()

@@ -300,8 +300,14 @@ void MainWindow::buildMenus()
             QMessageBox::warning(this, tr("Cannot load projections"), error);
     });
     file->addSeparator();
-    file->addAction(tr("Export current &view…"), QKeySequence(tr("Ctrl+E")), this,
-                    [this] { exportFigure(currentView()); });
+    file->addAction(tr("Export current &view…"), QKeySequence(tr("Ctrl+E")), this, [this] {
+        if (m_tabs->currentWidget() == m_layerGrid)
+            exportPlot(m_layerGrid->plot(), QStringLiteral("layers"));
+        else if (m_tabs->currentWidget() == m_residual)
+            exportPlot(m_residual->plot(), QStringLiteral("residual"));
+        else
+            exportFigure(currentView());
+    });
     file->addAction(tr("Export &all heads…"), this, [this] { exportFigure(ExportView::Grid); });
     file->addAction(tr("Export &matrices (CSV, NPY, JSON)…"), this, &MainWindow::exportMatrices);
     file->addSeparator();
@@ -520,11 +526,13 @@ QCustomPlot *MainWindow::plotFor(ExportView v) const
     return nullptr;
 }
 
-void MainWindow::exportFigure(ExportView view)
+void MainWindow::exportFigure(ExportView view) { exportPlot(plotFor(view), exportViewName(view)); }
+
+void MainWindow::exportPlot(QCustomPlot *plot, const QString &name)
 {
     QSettings settings;
     QDialog dialog(this);
-    dialog.setWindowTitle(tr("Export %1 view").arg(exportViewName(view)));
+    dialog.setWindowTitle(tr("Export %1 view").arg(name));
     auto *form = new QFormLayout(&dialog);
     auto *w = new QSpinBox(&dialog);
     w->setRange(16, 20000);
@@ -548,12 +556,12 @@ void MainWindow::exportFigure(ExportView view)
     settings.setValue(QStringLiteral("export/height"), h->value());
     settings.setValue(QStringLiteral("export/dpi"), dpi->value());
     const QString path = QFileDialog::getSaveFileName(this, tr("Export figure"),
-                                                      QStringLiteral("attnviz-%1.png").arg(exportViewName(view)),
+                                                      QStringLiteral("attnviz-%1.png").arg(name),
                                                       tr("PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"));
     if (path.isEmpty())
         return;
     QString error;
-    if (!saveFigure(plotFor(view), path, {w->value(), h->value(), dpi->value()}, &error))
+    if (!saveFigure(plot, path, {w->value(), h->value(), dpi->value()}, &error))
         QMessageBox::warning(this, tr("Export failed"), error);
     else
         statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);

@@ -79,6 +79,7 @@ private:
     void startLoadEmbeddings();
     void useBundled();
     void exportFigure(ExportView view);
+    void exportPlot(QCustomPlot *plot, const QString &name); // the size dialog, then saveFigure
     void exportMatrices();
 
     LiveSession *m_session = nullptr;
