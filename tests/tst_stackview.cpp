@@ -248,6 +248,14 @@ private slots:
                 QCOMPARE(h->cellValue(i, j), double(w(i, j)));
         QVERIFY2(h->title().contains(QStringLiteral("layer 2 of 3")), qPrintable(h->title()));
         QVERIFY(m_w->statusText().contains(QStringLiteral("layer 2 of 3")));
+        QCOMPARE(child<QSpinBox>(m_w->controls(), "layerSpin")->value(), 2);
+        // the layer control selects too, without recomputing
+        const quint64 generation = m_w->session()->generation();
+        child<QSpinBox>(m_w->controls(), "layerSpin")->setValue(1);
+        QCOMPARE(m_w->session()->snapshot()->layer, 1);
+        QCOMPARE(m_w->session()->generation(), generation);
+        QCOMPARE(h->cellValue(3, 4), double(s->stack->layers[1].attention.batch[0].weights[1](3, 4)));
+        child<QSpinBox>(m_w->controls(), "layerSpin")->setValue(2);
         // the grid follows the selection; the layer stays while typing
         m_w->tabs()->setCurrentWidget(g);
         QCoreApplication::processEvents();

@@ -249,6 +249,7 @@ MainWindow::MainWindow(QWidget *parent)
         m_tabs->setCurrentWidget(m_heatmap);
     });
     connect(m_residual, &ResidualView::querySelected, m_session, &LiveSession::setSelectedQuery);
+    connect(m_controls->stackControls(), &StackControls::layerChanged, m_session, &LiveSession::setSelectedLayer);
     connect(m_controls->stackControls(), &StackControls::loadWeightsRequested, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Load stack weights"), QString(),
                                                           tr("safetensors, GPT-2 names (*.safetensors);;All files (*)"));
@@ -444,6 +445,8 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     m_row->setSnapshot(s);
     m_layerGrid->setSnapshot(s);
     m_residual->setSnapshot(s);
+    if (s->stack)
+        m_controls->stackControls()->setShownLayer(s->layer);
     m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), s->settings.stack.enabled());
     m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s->settings.stack.enabled());
     onSelection(m_session->shownHead(), m_session->selectedQuery());

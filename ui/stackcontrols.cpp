@@ -45,6 +45,12 @@ StackControls::StackControls(QWidget *parent)
     m_depth->setToolTip(tr("1: the single attention layer. 2 or more: that many transformer blocks (attention, "
                            "residual, LayerNorm, feed-forward 4·d, residual, LayerNorm), every layer kept."));
     f->addRow(tr("Depth"), m_depth);
+    m_layer = new QSpinBox(this);
+    m_layer->setObjectName(QStringLiteral("layerSpin"));
+    m_layer->setRange(0, 0);
+    m_layer->setToolTip(tr("The layer whose attention the Weights, All heads, Contextual embeddings and Selected "
+                           "query views show (or click a thumbnail in Layers × heads)."));
+    f->addRow(tr("Show layer"), m_layer);
     m_norm = combo(this, "blockNormCombo",
                    {{tr("post-norm (seed 002: LN(x + attn(x)))"), int(NormPlacement::Post)},
                     {tr("pre-norm (GPT-2: x + attn(LN(x)))"), int(NormPlacement::Pre)}});
@@ -89,6 +95,10 @@ StackControls::StackControls(QWidget *parent)
     for (QComboBox *c : {m_norm, m_activation, m_positions, m_source})
         connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, emitChanged);
     connect(m_load, &QPushButton::clicked, this, &StackControls::loadWeightsRequested);
+    connect(m_layer, qOverload<int>(&QSpinBox::valueChanged), this, [this](int l) {
+        if (!m_quiet)
+            emit layerChanged(l);
+    });
     updateEnabled();
 }
 
@@ -146,10 +156,24 @@ void StackControls::setLoadedWeights(std::shared_ptr<const StackWeights<float>> 
     emit changed();
 }
 
+void StackControls::setShownLayer(int layer)
+{
+    m_quiet = true;
+    m_layer->setValue(layer);
+    m_quiet = false;
+}
+
+int StackControls::shownLayer() const { return m_layer->value(); }
+
 void StackControls::updateEnabled()
 {
     const StackSettings s = settings();
     const bool on = s.enabled();
+    const bool quiet = m_quiet; // a shorter stack clamps the shown layer; the session clamps it too
+    m_quiet = true;
+    m_layer->setMaximum(std::max(0, s.depth - 1));
+    m_quiet = quiet;
+    m_layer->setEnabled(on);
     for (QWidget *w : std::initializer_list<QWidget *>{m_norm, m_activation, m_positions, m_source})
         w->setEnabled(on);
     m_seed->setEnabled(on && s.source == StackWeightsSource::Seeded);

@@ -29,8 +29,13 @@ public:
     // when the file has a position table) and emits changed().
     void setLoadedWeights(std::shared_ptr<const StackWeights<float>> weights, int depth, const QString &source);
 
+    // The layer the main views show (a selection, not a setting: no recompute).
+    void setShownLayer(int layer);
+    int shownLayer() const;
+
 signals:
     void changed();
+    void layerChanged(int layer);
     void loadWeightsRequested();
 
 private:
@@ -41,7 +46,7 @@ private:
     int m_loadedDepth = 0;
     bool m_quiet = false;
 
-    QSpinBox *m_depth, *m_seed;
+    QSpinBox *m_depth, *m_seed, *m_layer;
     QComboBox *m_norm, *m_activation, *m_positions, *m_source;
     QPushButton *m_load;
     QLabel *m_note, *m_sourceLabel;
