@@ -441,7 +441,11 @@ int benchUi(const QStringList &args)
                                 QStringLiteral("Transformer stack depth (default 1: the single attention layer); 2 or more "
                                                "times a stack of seeded post-norm blocks, every layer kept."),
                                 QStringLiteral("n"), QStringLiteral("1"));
-    p.addOptions({uiOpt, sizesOpt, repsOpt, depthOpt});
+    QCommandLineOption viewOpt(QStringLiteral("view"),
+                               QStringLiteral("View timed: weights (default), or with --depth 2+: layers (the layers x "
+                                              "heads grid), residual."),
+                               QStringLiteral("view"), QStringLiteral("weights"));
+    p.addOptions({uiOpt, sizesOpt, repsOpt, depthOpt, viewOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -467,14 +471,26 @@ int benchUi(const QStringList &args)
     s.stack.depth = depth;
     w.controls()->setSettings(s);
 
+    QCustomPlot *timed = w.heatmapView()->plot();
+    QWidget *timedTab = nullptr; // shown once the stack's tabs are (after the first stack snapshot)
+    if (p.value(viewOpt) == QLatin1String("layers") || p.value(viewOpt) == QLatin1String("residual")) {
+        if (depth < 2)
+            return fail("bench", QStringLiteral("--view %1 needs --depth 2 or more").arg(p.value(viewOpt)), 2);
+        const bool layers = p.value(viewOpt) == QLatin1String("layers");
+        timed = layers ? w.layerGridView()->plot() : w.residualView()->plot();
+        timedTab = layers ? static_cast<QWidget *>(w.layerGridView()) : w.residualView();
+        std::printf("timed view: %s\n", layers ? "layers x heads grid" : "residual stream");
+    }
     bool replotted = false;
-    QObject::connect(w.heatmapView()->plot(), &QCustomPlot::afterReplot, [&] { replotted = true; });
+    QObject::connect(timed, &QCustomPlot::afterReplot, [&] { replotted = true; });
     quint64 seen = 0;
     QObject::connect(&w, &ui::MainWindow::viewsUpdated, [&](quint64 g) { seen = g; });
 
-    std::printf("keystroke -> repainted heatmap (12 heads, d_model 768, d_head 64, random projections; median of "
-                "%d keystrokes, debounce off)%s\n",
-                reps, depth > 1 ? qPrintable(QStringLiteral("\nstack mode: depth %1, seeded post-norm ReLU blocks, every layer kept").arg(depth)) : "");
+    const QString what = depth > 1 ? QStringLiteral("a stack of %1 seeded post-norm ReLU blocks, every layer kept").arg(depth)
+                                   : QStringLiteral("random projections");
+    std::printf("keystroke -> repainted %s (12 heads, d_model 768, d_head 64, %s; median of %d keystrokes, debounce "
+                "off)\n",
+                timedTab ? "view" : "heatmap", qPrintable(what), reps);
     std::printf("%8s %12s %12s %12s %12s\n", "tokens", "median ms", "min ms", "max ms", "compute ms");
     for (int n : sizes) {
         QString sentence;
@@ -489,6 +505,9 @@ int benchUi(const QStringList &args)
         while ((!w.session()->snapshot() || w.session()->snapshot()->tq() != n || w.session()->busy())
                && settle.elapsed() < 120000)
             QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+        QCoreApplication::processEvents();
+        if (timedTab)
+            w.tabs()->setCurrentWidget(timedTab);
         QCoreApplication::processEvents();
         std::vector<double> times, compute;
         QTextCursor c = w.sentenceEdit()->textCursor();
@@ -511,7 +530,7 @@ int benchUi(const QStringList &args)
             // take a core from the compute thread
             while ((seen == before || !replotted) && t.elapsed() < 120000)
                 QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
-            w.heatmapView()->plot()->repaint(); // the paint that puts the replotted buffer on screen
+            timed->repaint(); // the paint that puts the replotted buffer on screen
             times.push_back(double(t.nsecsElapsed()) / 1e6);
             compute.push_back(w.session()->snapshot()->computeMs);
         }
