@@ -40,8 +40,7 @@ namespace {
 const QString kToyTable = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/embeddings/toy-en16.txt");
 const QString kStackFile = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch/stack_postnorm_relu_sinusoidal.safetensors");
 
-template <typename W>
-W *child(QObject *parent, const char *name)
+template <typename W> W *child(QObject *parent, const char *name)
 {
     W *w = parent->findChild<W *>(QLatin1String(name));
     if (!w)
@@ -182,8 +181,10 @@ private slots:
         QTest::addColumn<int>("norm");
         QTest::addColumn<int>("positions");
         QTest::addRow("2 x 4 post-norm") << 2 << 4 << int(NormPlacement::Post) << int(PositionEncoding::None);
-        QTest::addRow("3 x 2 pre-norm sinusoidal") << 3 << 2 << int(NormPlacement::Pre) << int(PositionEncoding::Sinusoidal);
-        QTest::addRow("4 x 8 post-norm learned") << 4 << 8 << int(NormPlacement::Post) << int(PositionEncoding::Learned);
+        QTest::addRow("3 x 2 pre-norm sinusoidal")
+            << 3 << 2 << int(NormPlacement::Pre) << int(PositionEncoding::Sinusoidal);
+        QTest::addRow("4 x 8 post-norm learned")
+            << 4 << 8 << int(NormPlacement::Post) << int(PositionEncoding::Learned);
     }
 
     void gridHoldsEveryLayerAndHead()
@@ -261,7 +262,8 @@ private slots:
         QCoreApplication::processEvents();
         QCOMPARE(g->highlighted(), qMakePair(2, 1));
         m_w->setSentence(QStringLiteral("the ship and the crew"));
-        const SnapshotPtr typed = waitFor(now->generation, [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 5; });
+        const SnapshotPtr typed =
+            waitFor(now->generation, [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 5; });
         QVERIFY(typed);
         QCOMPARE(typed->layer, 2);
         QCOMPARE(typed->result.batch[0].weights[1], typed->stack->layers[2].attention.batch[0].weights[1]);
@@ -312,7 +314,8 @@ private slots:
         QVERIFY2(m_w->loadStackWeightsFile(kStackFile, &error), qPrintable(error));
         child<QSpinBox>(m_w->controls(), "headsSpin")->setValue(4);
         const SnapshotPtr s = waitFor(0, [](const ComputeSnapshot &s) {
-            return s.hasResult() && s.stack && s.settings.stack.source == StackWeightsSource::File && s.result.numHeads == 4;
+            return s.hasResult() && s.stack && s.settings.stack.source == StackWeightsSource::File &&
+                   s.result.numHeads == 4;
         });
         QVERIFY(s);
         QCOMPARE(int(s->stack->layers.size()), 2);
@@ -349,7 +352,9 @@ private slots:
         QVERIFY(!good.isEmpty());
         QByteArray bad;
         switch (which) {
-        case 0: bad = withHeader(good, [](QJsonObject &h) { h.remove(QStringLiteral("h.1.mlp.c_fc.weight")); }); break;
+        case 0:
+            bad = withHeader(good, [](QJsonObject &h) { h.remove(QStringLiteral("h.1.mlp.c_fc.weight")); });
+            break;
         case 1:
             bad = withHeader(good, [](QJsonObject &h) {
                 QJsonObject e = h[QStringLiteral("h.0.attn.c_proj.weight")].toObject();
@@ -357,8 +362,12 @@ private slots:
                 h[QStringLiteral("h.0.attn.c_proj.weight")] = e;
             });
             break;
-        case 2: bad = good.left(good.size() - 100); break;
-        case 3: bad = "this is not a safetensors file"; break;
+        case 2:
+            bad = good.left(good.size() - 100);
+            break;
+        case 3:
+            bad = "this is not a safetensors file";
+            break;
         }
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("broken.safetensors"));
@@ -390,7 +399,8 @@ private slots:
         QVERIFY(!child<QSpinBox>(m_w->controls(), "dHeadSpin")->isEnabled());
         QVERIFY(!child<QComboBox>(m_w->controls(), "projectionCombo")->isEnabled());
         depthSpin()->setValue(1);
-        const SnapshotPtr back = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult() && !s.stack; });
+        const SnapshotPtr back =
+            waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult() && !s.stack; });
         QVERIFY(back);
         QVERIFY(!tabs->isTabVisible(tabs->indexOf(m_w->layerGridView())));
         QVERIFY(!tabs->isTabVisible(tabs->indexOf(m_w->residualView())));
@@ -415,7 +425,8 @@ private slots:
             QCoreApplication::processEvents();
             QCustomPlot *plot = v == m_w->layerGridView() ? m_w->layerGridView()->plot() : m_w->residualView()->plot();
             for (const char *suffix : {"png", "svg"}) {
-                const QString path = dir.filePath(QStringLiteral("%1.%2").arg(v->metaObject()->className()).arg(suffix));
+                const QString path =
+                    dir.filePath(QStringLiteral("%1.%2").arg(v->metaObject()->className()).arg(suffix));
                 QString error;
                 QVERIFY2(saveFigure(plot, path, {800, 600, 96}, &error), qPrintable(error));
                 QVERIFY(QFileInfo(path).size() > 1000);

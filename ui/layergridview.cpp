@@ -44,9 +44,7 @@ QCPColorMapData *tile(const Mat<float> &w, const BoolMat &mask, int n, double x0
 
 } // namespace
 
-LayerGridView::LayerGridView(QWidget *parent)
-    : QWidget(parent)
-    , m_plot(new QCustomPlot(this))
+LayerGridView::LayerGridView(QWidget *parent) : QWidget(parent), m_plot(new QCustomPlot(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -112,7 +110,10 @@ LayerGridView::LayerGridView(QWidget *parent)
     rebuild();
 }
 
-QString LayerGridView::title() const { return m_title->text(); }
+QString LayerGridView::title() const
+{
+    return m_title->text();
+}
 
 double LayerGridView::cellValue(int layer, int head, int row, int col) const
 {
@@ -239,8 +240,8 @@ void LayerGridView::rebuild()
     labels(m_plot->yAxis, layers, QStringLiteral("%1"));
     m_plot->xAxis2->setLabel(QStringLiteral("head"));
     m_plot->yAxis->setLabel(QStringLiteral("layer"));
-    QString title = QStringLiteral("Layers × heads — %1 layers, %2 heads · ").arg(layers).arg(heads)
-        + describeConfig(*m_snapshot, -1, HeadDisplay::All);
+    QString title = QStringLiteral("Layers × heads — %1 layers, %2 heads · ").arg(layers).arg(heads) +
+                    describeConfig(*m_snapshot, -1, HeadDisplay::All);
     if (t > kMaxCells)
         title += QStringLiteral("\nEach thumbnail block-averages %1 tokens to %2 cells per side.").arg(t).arg(m_cells);
     if (!stack->layers.front().attention.batch.front().fullyMaskedRows.empty())

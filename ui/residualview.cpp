@@ -56,9 +56,7 @@ void labelStages(QCPAxis *a, int stages)
 
 } // namespace
 
-ResidualView::ResidualView(QWidget *parent)
-    : QWidget(parent)
-    , m_plot(new QCustomPlot(this))
+ResidualView::ResidualView(QWidget *parent) : QWidget(parent), m_plot(new QCustomPlot(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -81,7 +79,8 @@ ResidualView::ResidualView(QWidget *parent)
     row->addElement(0, 3, m_cosScale);
     row->setColumnStretchFactors({1.0, 0.04, 1.0, 0.04});
     auto *group = new QCPMarginGroup(m_plot);
-    for (QCPLayoutElement *e : std::initializer_list<QCPLayoutElement *>{m_normRect, m_cosRect, m_normScale, m_cosScale})
+    for (QCPLayoutElement *e :
+         std::initializer_list<QCPLayoutElement *>{m_normRect, m_cosRect, m_normScale, m_cosScale})
         e->setMarginGroup(QCP::msTop | QCP::msBottom, group);
     m_cosRect->axis(QCPAxis::atLeft)->setTickLabels(false);
     m_normRect->axis(QCPAxis::atTop)->setVisible(true);
@@ -147,7 +146,10 @@ ResidualView::ResidualView(QWidget *parent)
     rebuild();
 }
 
-QString ResidualView::title() const { return m_title->text(); }
+QString ResidualView::title() const
+{
+    return m_title->text();
+}
 
 double ResidualView::normAt(int stage, int token) const
 {
@@ -247,7 +249,8 @@ void ResidualView::rebuild()
     double hi = 0;
     for (QCPColorMap *map : {m_normMap, m_cosMap}) {
         const Mat<double> &m = map == m_normMap ? m_metrics.norms : m_metrics.cosines;
-        auto *d = new QCPColorMapData(m_stages, m_tokens, QCPRange(0, m_stages - 1), QCPRange(0, std::max(0, m_tokens - 1)));
+        auto *d =
+            new QCPColorMapData(m_stages, m_tokens, QCPRange(0, m_stages - 1), QCPRange(0, std::max(0, m_tokens - 1)));
         for (int s = 0; s < m_stages; ++s)
             for (int i = 0; i < m_tokens; ++i) {
                 d->setCell(s, i, m(s, i));
@@ -265,12 +268,12 @@ void ResidualView::rebuild()
     labelStages(m_lineRect->axis(QCPAxis::atBottom), m_stages);
     m_lineRect->axis(QCPAxis::atBottom)->setRange(-0.3, m_stages - 0.7);
     const StackSettings &ss = m_snapshot->settings.stack;
-    QString title = QStringLiteral("Residual stream — %1 layers · %2, %3, %4 · %5")
-                        .arg(ss.depth)
-                        .arg(normPlacementName(ss.norm), activationName(ss.activation),
-                             positionEncodingName(ss.positions))
-                        .arg(ss.source == StackWeightsSource::File ? QStringLiteral("weights from %1").arg(ss.loadedSource)
-                                                                   : QStringLiteral("seeded weights (seed %1)").arg(ss.seed));
+    QString title =
+        QStringLiteral("Residual stream — %1 layers · %2, %3, %4 · %5")
+            .arg(ss.depth)
+            .arg(normPlacementName(ss.norm), activationName(ss.activation), positionEncodingName(ss.positions))
+            .arg(ss.source == StackWeightsSource::File ? QStringLiteral("weights from %1").arg(ss.loadedSource)
+                                                       : QStringLiteral("seeded weights (seed %1)").arg(ss.seed));
     title += QStringLiteral("\n“in” = token vector + position (what layer 0 reads); then the stream after each block.");
     m_title->setText(title);
     updateSelected();
@@ -298,8 +301,8 @@ void ResidualView::updateSelected()
             hi = std::max(hi, m_metrics.norms(s, m_query));
     }
     m_lineRect->axis(QCPAxis::atLeft)->setRange(0, hi > 0 ? hi * 1.1 : 1);
-    m_lineRect->axis(QCPAxis::atBottom)->setLabel(
-        QStringLiteral("after layer — token %1 “%2”").arg(m_query).arg(m_labels.value(m_query)));
+    m_lineRect->axis(QCPAxis::atBottom)
+        ->setLabel(QStringLiteral("after layer — token %1 “%2”").arg(m_query).arg(m_labels.value(m_query)));
 }
 
 } // namespace attnviz::ui

@@ -66,20 +66,20 @@ Status computeStackSnapshot(const ComputeRequest &req, const AttentionConfig &at
         if (!ss.loaded)
             return Status::error(StatusCode::InvalidInput, "No stack weights loaded: use \"Load weights…\".");
         if (ss.depth > int(ss.loaded->blocks.size()))
-            return Status::error(StatusCode::InvalidInput,
-                                 QStringLiteral("Depth %1: %2 holds %3 blocks.")
-                                     .arg(ss.depth)
-                                     .arg(ss.loadedSource)
-                                     .arg(ss.loaded->blocks.size())
-                                     .toStdString());
+            return Status::error(StatusCode::InvalidInput, QStringLiteral("Depth %1: %2 holds %3 blocks.")
+                                                               .arg(ss.depth)
+                                                               .arg(ss.loadedSource)
+                                                               .arg(ss.loaded->blocks.size())
+                                                               .toStdString());
         const Linear<float> &q = ss.loaded->blocks.front().attn.q;
         if (!q.isIdentity() && q.W.cols() != d)
-            return Status::error(StatusCode::InvalidInput,
-                                 QStringLiteral("%1 has d_model %2, the word vectors %3: load a table of the same width.")
-                                     .arg(ss.loadedSource)
-                                     .arg(q.W.cols())
-                                     .arg(d)
-                                     .toStdString());
+            return Status::error(
+                StatusCode::InvalidInput,
+                QStringLiteral("%1 has d_model %2, the word vectors %3: load a table of the same width.")
+                    .arg(ss.loadedSource)
+                    .arg(q.W.cols())
+                    .arg(d)
+                    .toStdString());
         weights = ss.loaded;
     } else {
         Status st;
@@ -155,9 +155,12 @@ QString normPlacementName(NormPlacement n)
 QString activationName(Activation a)
 {
     switch (a) {
-    case Activation::ReLU: return QStringLiteral("ReLU");
-    case Activation::Gelu: return QStringLiteral("GELU");
-    case Activation::GeluTanh: return QStringLiteral("GELU (tanh)");
+    case Activation::ReLU:
+        return QStringLiteral("ReLU");
+    case Activation::Gelu:
+        return QStringLiteral("GELU");
+    case Activation::GeluTanh:
+        return QStringLiteral("GELU (tanh)");
     }
     return {};
 }
@@ -165,9 +168,12 @@ QString activationName(Activation a)
 QString positionEncodingName(PositionEncoding p)
 {
     switch (p) {
-    case PositionEncoding::None: return QStringLiteral("no positions");
-    case PositionEncoding::Sinusoidal: return QStringLiteral("sinusoidal positions");
-    case PositionEncoding::Learned: return QStringLiteral("learned positions");
+    case PositionEncoding::None:
+        return QStringLiteral("no positions");
+    case PositionEncoding::Sinusoidal:
+        return QStringLiteral("sinusoidal positions");
+    case PositionEncoding::Learned:
+        return QStringLiteral("learned positions");
     }
     return {};
 }

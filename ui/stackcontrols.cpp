@@ -33,8 +33,7 @@ QLabel *note(QWidget *parent)
 
 } // namespace
 
-StackControls::StackControls(QWidget *parent)
-    : QGroupBox(tr("Transformer stack"), parent)
+StackControls::StackControls(QWidget *parent) : QGroupBox(tr("Transformer stack"), parent)
 {
     setObjectName(QStringLiteral("stackControls"));
     auto *f = new QFormLayout(this);
@@ -163,7 +162,10 @@ void StackControls::setShownLayer(int layer)
     m_quiet = false;
 }
 
-int StackControls::shownLayer() const { return m_layer->value(); }
+int StackControls::shownLayer() const
+{
+    return m_layer->value();
+}
 
 void StackControls::updateEnabled()
 {

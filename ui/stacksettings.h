@@ -28,8 +28,8 @@ struct StackSettings {
     bool enabled() const { return depth >= 2; }
     bool operator==(const StackSettings &o) const
     {
-        return depth == o.depth && norm == o.norm && activation == o.activation && positions == o.positions
-            && source == o.source && seed == o.seed && loaded == o.loaded;
+        return depth == o.depth && norm == o.norm && activation == o.activation && positions == o.positions &&
+               source == o.source && seed == o.seed && loaded == o.loaded;
     }
     bool operator!=(const StackSettings &o) const { return !(*this == o); }
 };
