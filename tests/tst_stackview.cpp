@@ -416,6 +416,35 @@ private slots:
         QVERIFY(!m_w->statusText().contains(QStringLiteral("layer")));
     }
 
+    void masksApplyToEveryLayer()
+    {
+        QVERIFY(stackOf(3, 2));
+        m_w->session()->togglePadding(2);
+        setCombo(child<QComboBox>(m_w->controls(), "maskCombo"), int(MaskChoice::CausalPadding));
+        const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) {
+            return s.hasResult() && s.stack && s.settings.mask == MaskChoice::CausalPadding;
+        });
+        QVERIFY(s);
+        m_w->tabs()->setCurrentWidget(m_w->layerGridView());
+        QCoreApplication::processEvents();
+        for (int l = 0; l < 3; ++l)
+            for (int h = 0; h < 2; ++h) {
+                const Mat<float> &w = s->stack->layers[size_t(l)].attention.batch[0].weights[size_t(h)];
+                for (int i = 0; i < 11; ++i) {
+                    for (int j = 0; j < 11; ++j) {
+                        const bool masked = j > i || j == 2;
+                        if (masked) {
+                            QCOMPARE(w(i, j), 0.0f);
+                            QVERIFY(std::isnan(m_w->layerGridView()->cellValue(l, h, i, j))); // grey
+                        }
+                    }
+                    if (i >= 1) // a row with a key left sums to 1
+                        QVERIFY(std::abs(w.row(i).sum() - 1.0f) < 1e-5f);
+                }
+            }
+        QVERIFY(m_w->layerGridView()->title().contains(QStringLiteral("causal + padding")));
+    }
+
     void bothViewsExportAsFigures()
     {
         QVERIFY(stackOf(3, 2));
