@@ -6,9 +6,11 @@
 #include "figureexport.h"
 #include "headgridview.h"
 #include "heatmapview.h"
+#include "layergridview.h"
 #include "livecompute.h"
 #include "livesession.h"
 #include "mainwindow.h"
+#include "residualview.h"
 #include "rowview.h"
 #include "sentenceedit.h"
 
@@ -57,14 +59,22 @@ int gui(const QStringList &args)
                                 QStringLiteral("n"));
     QCommandLineOption maskOpt(QStringLiteral("mask"), QStringLiteral("Mask to start with: none, causal."),
                                QStringLiteral("mask"));
-    QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("View to show: weights, grid, embeddings."),
+    QCommandLineOption tabOpt(QStringLiteral("tab"),
+                              QStringLiteral("View to show: weights, grid, embeddings (and with --depth 2+: layers, residual)."),
                               QStringLiteral("view"));
+    QCommandLineOption depthOpt(QStringLiteral("depth"),
+                                QStringLiteral("Transformer stack depth to start with (1: single layer; seeded weights)."),
+                                QStringLiteral("n"));
+    QCommandLineOption posOpt(QStringLiteral("positions"), QStringLiteral("Stack positions: none, sinusoidal, learned."),
+                              QStringLiteral("p"));
+    QCommandLineOption blockOpt(QStringLiteral("block"), QStringLiteral("Stack blocks: post (seed 002, default) or pre (GPT-2)."),
+                                QStringLiteral("norm"));
     QCommandLineOption shotOpt(QStringLiteral("screenshot"),
                                QStringLiteral("Grab the window into FILE (PNG) once the views are drawn, then quit."),
                                QStringLiteral("file"));
     QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size WxH (default 1400x900)."),
                                QStringLiteral("WxH"));
-    p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt});
+    p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt, depthOpt, posOpt, blockOpt});
     if (!p.parse(args))
         return fail("", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -86,8 +96,20 @@ int gui(const QStringList &args)
         settings.numHeads = std::max(1, p.value(headsOpt).toInt());
     if (p.value(maskOpt) == QLatin1String("causal"))
         settings.mask = ui::MaskChoice::Causal;
+    if (p.isSet(depthOpt))
+        settings.stack.depth = std::clamp(p.value(depthOpt).toInt(), 1, 48);
+    if (p.value(posOpt) == QLatin1String("sinusoidal"))
+        settings.stack.positions = PositionEncoding::Sinusoidal;
+    else if (p.value(posOpt) == QLatin1String("learned"))
+        settings.stack.positions = PositionEncoding::Learned;
+    if (p.value(blockOpt) == QLatin1String("pre"))
+        settings.stack.norm = NormPlacement::Pre;
     w.controls()->setSettings(settings);
-    if (p.isSet(tabOpt)) {
+    if (p.value(tabOpt) == QLatin1String("layers") || p.value(tabOpt) == QLatin1String("residual")) {
+        QWidget *view = p.value(tabOpt) == QLatin1String("layers") ? static_cast<QWidget *>(w.layerGridView())
+                                                                   : static_cast<QWidget *>(w.residualView());
+        QObject::connect(&w, &ui::MainWindow::viewsUpdated, &w, [&w, view] { w.tabs()->setCurrentWidget(view); });
+    } else if (p.isSet(tabOpt)) {
         ui::ExportView v = ui::ExportView::Weights;
         if (!ui::parseExportView(p.value(tabOpt), v) || v == ui::ExportView::Row)
             return fail("", QStringLiteral("--tab: expected weights, grid or embeddings"), 2);
@@ -416,7 +438,15 @@ int benchUi(const QStringList &args)
                                 QStringLiteral("list"), QStringLiteral("16,128,512,2048"));
     QCommandLineOption repsOpt(QStringLiteral("reps"), QStringLiteral("Keystrokes per size (default 15)."),
                                QStringLiteral("n"), QStringLiteral("15"));
-    p.addOptions({uiOpt, sizesOpt, repsOpt});
+    QCommandLineOption depthOpt(QStringLiteral("depth"),
+                                QStringLiteral("Transformer stack depth (default 1: the single attention layer); 2 or more "
+                                               "times a stack of seeded post-norm blocks, every layer kept."),
+                                QStringLiteral("n"), QStringLiteral("1"));
+    QCommandLineOption viewOpt(QStringLiteral("view"),
+                               QStringLiteral("View timed: weights (default), or with --depth 2+: layers (the layers x "
+                                              "heads grid), residual."),
+                               QStringLiteral("view"), QStringLiteral("weights"));
+    p.addOptions({uiOpt, sizesOpt, repsOpt, depthOpt, viewOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -427,6 +457,7 @@ int benchUi(const QStringList &args)
     for (const QString &s : p.value(sizesOpt).split(QLatin1Char(','), Qt::SkipEmptyParts))
         sizes.push_back(s.toInt());
     const int reps = std::max(3, p.value(repsOpt).toInt());
+    const int depth = std::clamp(p.value(depthOpt).toInt(), 1, 48);
 
     ui::MainWindow w;
     w.resize(1600, 1000);
@@ -438,8 +469,19 @@ int benchUi(const QStringList &args)
     s.numHeads = 12;
     s.projection = ui::ProjectionMode::Random;
     s.projectionSeed = 0;
+    s.stack.depth = depth;
     w.controls()->setSettings(s);
 
+    QCustomPlot *timed = w.heatmapView()->plot();
+    QWidget *timedTab = nullptr; // shown once the stack's tabs are (after the first stack snapshot)
+    if (p.value(viewOpt) == QLatin1String("layers") || p.value(viewOpt) == QLatin1String("residual")) {
+        if (depth < 2)
+            return fail("bench", QStringLiteral("--view %1 needs --depth 2 or more").arg(p.value(viewOpt)), 2);
+        const bool layers = p.value(viewOpt) == QLatin1String("layers");
+        timed = layers ? w.layerGridView()->plot() : w.residualView()->plot();
+        timedTab = layers ? static_cast<QWidget *>(w.layerGridView()) : w.residualView();
+        std::printf("timed view: %s\n", layers ? "layers x heads grid" : "residual stream");
+    }
     // Wait as the application does: blocked in the event loop, not polling.
     bool replotted = false;
     quint64 seen = 0, before = 0;
@@ -454,7 +496,7 @@ int benchUi(const QStringList &args)
         if (seen != before && replotted)
             loop.quit();
     };
-    QObject::connect(w.heatmapView()->plot(), &QCustomPlot::afterReplot, [&] {
+    QObject::connect(timed, &QCustomPlot::afterReplot, [&] {
         replotted = true;
         check();
     });
@@ -465,11 +507,13 @@ int benchUi(const QStringList &args)
         check();
     });
 
-    std::printf("keystroke -> repainted heatmap (12 heads, d_model 768, d_head 64, random projections; median of "
-                "%d keystrokes, debounce off)\n",
-                reps);
+    const QString what = depth > 1 ? QStringLiteral("a stack of %1 seeded post-norm ReLU blocks, every layer kept").arg(depth)
+                                   : QStringLiteral("random projections");
+    std::printf("keystroke -> repainted %s (12 heads, d_model 768, d_head 64, %s; median of %d keystrokes, debounce "
+                "off)\n",
+                timedTab ? "view" : "heatmap", qPrintable(what), reps);
     std::printf("compute: the worker (embed + attention); views: the rest until every view holds the snapshot\n"
-                "(keystroke handling, hand-over, data into the plots); paint: queued replot + paint of the heatmap.\n");
+                "(keystroke handling, hand-over, data into the plots); paint: queued replot + paint of the view.\n");
     std::printf("%8s %12s %12s %12s %12s %12s %12s\n", "tokens", "median ms", "min ms", "max ms", "compute ms",
                 "views ms", "paint ms");
     for (int n : sizes) {
@@ -485,6 +529,9 @@ int benchUi(const QStringList &args)
         while ((!w.session()->snapshot() || w.session()->snapshot()->tq() != n || w.session()->busy())
                && settle.elapsed() < 120000)
             QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+        QCoreApplication::processEvents();
+        if (timedTab)
+            w.tabs()->setCurrentWidget(timedTab);
         QCoreApplication::processEvents();
         std::vector<double> times, compute, views, paint;
         QTextCursor c = w.sentenceEdit()->textCursor();
@@ -505,7 +552,7 @@ int benchUi(const QStringList &args)
             guard.start();
             loop.exec();
             guard.stop();
-            w.heatmapView()->plot()->repaint(); // the paint that puts the replotted buffer on screen
+            timed->repaint(); // the paint that puts the replotted buffer on screen
             const double total = double(t.nsecsElapsed()) / 1e6;
             times.push_back(total);
             compute.push_back(w.session()->snapshot()->computeMs);

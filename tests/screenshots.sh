@@ -32,6 +32,8 @@ win window-grid --sentence "$SHIP" --heads 8 --tab grid
 win window-embeddings --sentence "$SHIP" --heads 2 --tab embeddings
 win window-causal --sentence "$SHIP" --heads 2 --mask causal
 win window-cross --sentence "$SHIP" --key-sentence "we process and ship your order" --heads 2
+win window-layers --sentence "$SHIP" --heads 4 --depth 4 --positions sinusoidal --tab layers
+win window-residual --sentence "$SHIP" --heads 4 --depth 6 --positions sinusoidal --block pre --tab residual
 LONG=""
 for _ in $(seq 1 200); do LONG+="i must go back to my ship and to my crew the sea is a long journey "; done # 3,000 tokens
 win window-long --sentence "$LONG" --heads 4

@@ -2,6 +2,7 @@
 #include "controlpanel.h"
 
 #include "livecompute.h"
+#include "stackcontrols.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -154,6 +155,10 @@ ControlPanel::ControlPanel(QWidget *parent)
     sf->addRow(tr("Dropout"), drow);
     outer->addWidget(scoreBox);
 
+    m_stack = new StackControls(this);
+    outer->addWidget(m_stack);
+    connect(m_stack, &StackControls::changed, this, [this] { emitSettings(); });
+
     // Projections
     auto *projBox = new QGroupBox(tr("Projections W_q, W_k, W_v, W_o"), this);
     auto *pf = new QFormLayout(projBox);
@@ -246,6 +251,7 @@ ComputeSettings ControlPanel::settings() const
     s.dropout = m_dropout->value();
     s.dropoutSeed = quint64(m_dropoutSeed->value());
     s.backend = QStringLiteral("cpu");
+    s.stack = m_stack->settings();
     return s;
 }
 
@@ -263,6 +269,7 @@ void ControlPanel::setSettings(const ComputeSettings &s)
     m_projSeed->setValue(int(s.projectionSeed));
     m_dropout->setValue(s.dropout);
     m_dropoutSeed->setValue(int(s.dropoutSeed));
+    m_stack->setSettings(s.stack);
     if (s.loadedProjections) {
         m_loaded = s.loadedProjections;
         m_loadedSource = s.projectionSource;
@@ -349,8 +356,14 @@ void ControlPanel::updateDerived()
                                  ? tr("How masked keys are removed under softmax (seed 001 shows both)")
                                  : tr("Only softmax has a choice: sum and cosine zero the masked scores."));
     m_clearMask->setEnabled(s.mask == MaskChoice::Custom);
-    m_projSeed->setEnabled(s.projection == ProjectionMode::Random);
-    m_loadProjections->setEnabled(true);
+    m_projSeed->setEnabled(s.projection == ProjectionMode::Random && !s.stack.enabled());
+    m_loadProjections->setEnabled(!s.stack.enabled());
+    m_projection->setEnabled(!s.stack.enabled()); // a stack has its own weights
+    if (s.stack.enabled()) {
+        m_dHead->setEnabled(false);
+        m_headsNote->setText(stackHeadsProblem(m_dModel, s.numHeads));
+        m_headsNote->setVisible(!m_headsNote->text().isEmpty());
+    }
     m_projSource->setText(m_loaded ? tr("Loaded: %1").arg(m_loadedSource) : tr("No projection file loaded."));
 }
 

@@ -17,6 +17,8 @@ class QSpinBox;
 
 namespace attnviz::ui {
 
+class StackControls;
+
 class ControlPanel : public QWidget {
     Q_OBJECT
 public:
@@ -38,6 +40,7 @@ public:
     // Temperature slider position <-> T (log scale, 0.05 .. 20).
     static double temperatureForSlider(int value);
     static int sliderForTemperature(double t);
+    StackControls *stackControls() const { return m_stack; }
 
 signals:
     void settingsChanged(const attnviz::ui::ComputeSettings &settings);
@@ -68,6 +71,7 @@ private:
     QLabel *m_projSource, *m_tableLabel;
     QDoubleSpinBox *m_dropout;
     QCheckBox *m_numbers;
+    StackControls *m_stack = nullptr;
 };
 
 } // namespace attnviz::ui

@@ -20,7 +20,7 @@ bool ComputeSettings::operator==(const ComputeSettings &o) const
         && normalization == o.normalization && mask == o.mask && maskMethod == o.maskMethod
         && projection == o.projection && projectionSeed == o.projectionSeed
         && loadedProjections == o.loadedProjections && dropout == o.dropout && dropoutSeed == o.dropoutSeed
-        && backend == o.backend;
+        && backend == o.backend && stack == o.stack;
 }
 
 const Mat<float> &ComputeSnapshot::weights(int head) const
@@ -99,7 +99,9 @@ QString describeConfig(const ComputeSnapshot &s, int head, HeadDisplay display)
     if ((c.mask == MaskChoice::Causal || c.mask == MaskChoice::CausalPadding) && c.normalization == Normalization::Softmax)
         mask += c.maskMethod == MaskMethod::NegInf ? QStringLiteral(" (−∞)") : QStringLiteral(" (renormalize)");
     parts << mask;
-    switch (c.projection) {
+    if (s.stack)
+        parts << describeStack(s);
+    else switch (c.projection) {
     case ProjectionMode::Identity: parts << QStringLiteral("identity projections"); break;
     case ProjectionMode::Random: parts << QStringLiteral("random projections, seed %1").arg(c.projectionSeed); break;
     case ProjectionMode::File: parts << QStringLiteral("projections from %1").arg(c.projectionSource); break;
@@ -216,7 +218,9 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     }
     snap->totalQueryTokens = int(snap->query.tokens.size());
     snap->totalKeyTokens = snap->cross ? int(snap->key.tokens.size()) : snap->totalQueryTokens;
-    const int limit = req.maxTokens > 0 ? req.maxTokens : tokenLimit(req.settings.numHeads);
+    const int limit = req.maxTokens > 0             ? req.maxTokens
+        : req.settings.stack.enabled() ? stackTokenLimit(req.settings.numHeads, req.settings.stack.depth)
+                                       : tokenLimit(req.settings.numHeads);
     truncateTo(snap->query, limit);
     if (snap->cross)
         truncateTo(snap->key, limit);
@@ -233,7 +237,8 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
 
     const ComputeSettings &s = req.settings;
     const int dModel = req.table->dim();
-    const QString problem = headsProblem(dModel, s.numHeads, s.dHead, s.projection);
+    const QString problem = s.stack.enabled() ? stackHeadsProblem(dModel, s.numHeads)
+                                              : headsProblem(dModel, s.numHeads, s.dHead, s.projection);
     if (!problem.isEmpty())
         return fail(StatusCode::InvalidInput, problem);
 
@@ -276,6 +281,14 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         for (const auto &[i, j] : req.customMask)
             if (i >= 0 && i < tq && j >= 0 && j < tk)
                 input.attnMask(i, j) = 1;
+    }
+    if (s.stack.enabled()) { // a transformer stack: every layer kept (stackcompute.cpp)
+        const Status st = computeStackSnapshot(req, cfg, input.batch[0].keyPadding, input.attnMask, *snap, cache.stackWeights);
+        snap->computeMs = double(timer.nsecsElapsed()) / 1e6;
+        if (!st.ok())
+            return fail(st.code, QString::fromStdString(st.message));
+        snap->status = st;
+        return snap;
     }
     if (s.projection == ProjectionMode::Random) {
         RandomProjectionSpec spec;

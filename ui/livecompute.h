@@ -5,6 +5,7 @@
 #pragma once
 
 #include "livetypes.h"
+#include "stackcompute.h"
 
 #include "attnviz/backend.h"
 #include "attnviz/projections.h"
@@ -25,6 +26,7 @@ public:
 
     AttentionInput<float> input;
     std::shared_ptr<const Projections<float>> inputProj; // what input.proj holds; null = identity
+    StackWeightsCache stackWeights;                      // stack mode (depth >= 2)
 
 private:
     RandomProjectionSpec m_spec;

@@ -2,6 +2,7 @@
 #include "livesession.h"
 
 #include "computeworker.h"
+#include "stackcompute.h"
 
 #include "attnviz/backend.h"
 
@@ -137,6 +138,16 @@ void LiveSession::setHeadDisplay(HeadDisplay display)
     emit selectionChanged(shownHead(), m_query);
 }
 
+void LiveSession::setSelectedLayer(int layer)
+{
+    m_layer = std::max(0, layer);
+    const SnapshotPtr s = snapshotForLayer(m_snapshot, m_layer);
+    if (s == m_snapshot)
+        return;
+    m_snapshot = s;
+    emit snapshotChanged(m_snapshot);
+}
+
 void LiveSession::schedule()
 {
     ++m_generation;
@@ -164,6 +175,7 @@ void LiveSession::post()
     r.table = m_table;
     r.paddedKeys = m_padded;
     r.customMask = m_custom;
+    r.layer = m_layer;
     m_busy = true;
     if (!m_busyDelay.isActive())
         m_busyDelay.start();
@@ -182,7 +194,7 @@ void LiveSession::onFinished(SnapshotPtr snapshot)
         m_busyDelay.stop();
         emit busyChanged(false, snapshot->tq());
     }
-    m_snapshot = std::move(snapshot);
+    m_snapshot = snapshotForLayer(snapshot, m_layer); // a layer picked while this was computing
     if (m_snapshot->hasResult() && m_query >= m_snapshot->tq())
         m_query = std::max(0, m_snapshot->tq() - 1);
     emit snapshotChanged(m_snapshot);

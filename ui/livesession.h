@@ -44,6 +44,9 @@ public:
     void setSelectedHead(int head);
     void setSelectedQuery(int query);
     void setHeadDisplay(HeadDisplay display);
+    // Stack mode: the layer the main views show (kept across recomputes).
+    void setSelectedLayer(int layer);
+    int selectedLayer() const { return m_layer; }
 
     const QString &sentence() const { return m_sentence; }
     const QString &keySentence() const { return m_keySentence; }
@@ -78,6 +81,7 @@ private:
     std::set<int> m_padded;
     std::set<std::pair<int, int>> m_custom;
     int m_head = 0, m_query = 0;
+    int m_layer = 0;
     HeadDisplay m_display = HeadDisplay::One;
     quint64 m_generation = 0;
     bool m_busy = false;

@@ -3,6 +3,8 @@
 // what came out (a snapshot). Snapshots are immutable once published and shared by every view.
 #pragma once
 
+#include "stacksettings.h"
+
 #include "attnviz/embeddings.h"
 #include "attnviz/status.h"
 #include "attnviz/types.h"
@@ -37,6 +39,7 @@ struct ComputeSettings {
     double dropout = 0.0;
     quint64 dropoutSeed = 0;
     QString backend = QStringLiteral("cpu");
+    StackSettings stack; // depth 1 (the default): the single layer
 
     bool operator==(const ComputeSettings &o) const;
     bool operator!=(const ComputeSettings &o) const { return !(*this == o); }
@@ -51,6 +54,7 @@ struct ComputeRequest {
     std::set<int> paddedKeys;               // key token indices masked as padding
     std::set<std::pair<int, int>> customMask; // (query, key) cells masked by hand
     int maxTokens = 0;                        // 0: tokenLimit(settings.numHeads)
+    int layer = 0;                            // stack: the layer whose attention `result` holds
 };
 
 // The result of one request, with what the views need to label it.
@@ -73,6 +77,10 @@ struct ComputeSnapshot {
     QString backendName, device;
     double computeMs = 0.0; // embedding + attention on the worker
     double totalMs = 0.0;   // request posted -> snapshot ready (set by the worker)
+    // Stack mode (settings.stack.depth >= 2): every layer; `result` is layer `layer`'s attention and
+    // `query.matrix` the residual stream entering that layer (the token vectors are stack->embeddings).
+    std::shared_ptr<const StackResult<float>> stack;
+    int layer = 0;
 
     bool hasResult() const { return status.ok() && !result.batch.empty() && query.tokens.size() > 0; }
     int tq() const { return int(query.tokens.size()); }

@@ -5,10 +5,14 @@
 #include "embeddingview.h"
 #include "headgridview.h"
 #include "heatmapview.h"
+#include "layergridview.h"
 #include "livecompute.h"
 #include "livesession.h"
+#include "residualview.h"
 #include "rowview.h"
 #include "sentenceedit.h"
+#include "stackcompute.h"
+#include "stackcontrols.h"
 #include "tokenchipsview.h"
 
 #include "bundledvectors.h"
@@ -152,6 +156,12 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs->addTab(m_heatmap, tr("Weights"));
     m_tabs->addTab(m_grid, tr("All heads"));
     m_tabs->addTab(m_embeddings, tr("Contextual embeddings"));
+    m_layerGrid = new LayerGridView(this); // stack mode (depth >= 2) only
+    m_residual = new ResidualView(this);
+    m_tabs->addTab(m_layerGrid, tr("Layers × heads"));
+    m_tabs->addTab(m_residual, tr("Residual stream"));
+    m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), false);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_residual), false);
 
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(input);
@@ -231,6 +241,22 @@ MainWindow::MainWindow(QWidget *parent)
             m_session->setHeadDisplay(head < 0 ? HeadDisplay::Average : HeadDisplay::One);
         m_tabs->setCurrentWidget(m_heatmap);
     });
+    connect(m_layerGrid, &LayerGridView::thumbnailSelected, this, [this](int layer, int head) {
+        m_session->setSelectedLayer(layer);
+        m_session->setSelectedHead(head);
+        if (m_session->headDisplay() == HeadDisplay::All)
+            m_session->setHeadDisplay(HeadDisplay::One);
+        m_tabs->setCurrentWidget(m_heatmap);
+    });
+    connect(m_residual, &ResidualView::querySelected, m_session, &LiveSession::setSelectedQuery);
+    connect(m_controls->stackControls(), &StackControls::layerChanged, m_session, &LiveSession::setSelectedLayer);
+    connect(m_controls->stackControls(), &StackControls::loadWeightsRequested, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Load stack weights"), QString(),
+                                                          tr("safetensors, GPT-2 names (*.safetensors);;All files (*)"));
+        QString error;
+        if (!path.isEmpty() && !loadStackWeightsFile(path, &error))
+            QMessageBox::warning(this, tr("Cannot load weights"), tr("%1\n\nThe current weights stay in use.").arg(error));
+    });
     connect(m_queryChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(false, i); });
     connect(m_keyChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(true, i); });
 
@@ -275,8 +301,14 @@ void MainWindow::buildMenus()
             QMessageBox::warning(this, tr("Cannot load projections"), error);
     });
     file->addSeparator();
-    file->addAction(tr("Export current &view…"), QKeySequence(tr("Ctrl+E")), this,
-                    [this] { exportFigure(currentView()); });
+    file->addAction(tr("Export current &view…"), QKeySequence(tr("Ctrl+E")), this, [this] {
+        if (m_tabs->currentWidget() == m_layerGrid)
+            exportPlot(m_layerGrid->plot(), QStringLiteral("layers"));
+        else if (m_tabs->currentWidget() == m_residual)
+            exportPlot(m_residual->plot(), QStringLiteral("residual"));
+        else
+            exportFigure(currentView());
+    });
     file->addAction(tr("Export &all heads…"), this, [this] { exportFigure(ExportView::Grid); });
     file->addAction(tr("Export &matrices (CSV, NPY, JSON)…"), this, &MainWindow::exportMatrices);
     file->addSeparator();
@@ -367,6 +399,16 @@ void MainWindow::startLoadEmbeddings()
     }));
 }
 
+bool MainWindow::loadStackWeightsFile(const QString &path, QString *error)
+{
+    auto w = std::make_shared<StackWeights<float>>();
+    int depth = 0;
+    if (!attnviz::ui::loadStackWeightsFile(path, *w, depth, error))
+        return false;
+    m_controls->stackControls()->setLoadedWeights(w, depth, QFileInfo(path).fileName());
+    return true;
+}
+
 bool MainWindow::loadProjectionsFile(const QString &path, QString *error)
 {
     auto p = std::make_shared<Projections<float>>();
@@ -401,6 +443,12 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     m_grid->setSnapshot(s);
     m_embeddings->setSnapshot(s);
     m_row->setSnapshot(s);
+    m_layerGrid->setSnapshot(s);
+    m_residual->setSnapshot(s);
+    if (s->stack)
+        m_controls->stackControls()->setShownLayer(s->layer);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), s->settings.stack.enabled());
+    m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s->settings.stack.enabled());
     onSelection(m_session->shownHead(), m_session->selectedQuery());
 
     QStringList q, k;
@@ -427,6 +475,8 @@ void MainWindow::onSnapshot(SnapshotPtr s)
                               .arg(s->result.dHead)
                               .arg(s->backendName, s->device)
                               .arg(s->computeMs, 0, 'f', s->computeMs < 10 ? 2 : 1));
+        if (s->stack)
+            m_status->setText(m_status->text() + tr(" · layer %1 of %2").arg(s->layer).arg(s->stack->layers.size()));
     } else {
         m_status->setText(s->message.left(160));
     }
@@ -452,6 +502,8 @@ void MainWindow::onSelection(int head, int query)
     m_grid->setSelection(head, query);
     m_embeddings->setSelection(head, query);
     m_row->setSelection(head, query);
+    m_layerGrid->setSelection(head, query);
+    m_residual->setSelection(head, query);
     m_controls->setSelectedHead(head);
 }
 
@@ -477,11 +529,13 @@ QCustomPlot *MainWindow::plotFor(ExportView v) const
     return nullptr;
 }
 
-void MainWindow::exportFigure(ExportView view)
+void MainWindow::exportFigure(ExportView view) { exportPlot(plotFor(view), exportViewName(view)); }
+
+void MainWindow::exportPlot(QCustomPlot *plot, const QString &name)
 {
     QSettings settings;
     QDialog dialog(this);
-    dialog.setWindowTitle(tr("Export %1 view").arg(exportViewName(view)));
+    dialog.setWindowTitle(tr("Export %1 view").arg(name));
     auto *form = new QFormLayout(&dialog);
     auto *w = new QSpinBox(&dialog);
     w->setRange(16, 20000);
@@ -505,12 +559,12 @@ void MainWindow::exportFigure(ExportView view)
     settings.setValue(QStringLiteral("export/height"), h->value());
     settings.setValue(QStringLiteral("export/dpi"), dpi->value());
     const QString path = QFileDialog::getSaveFileName(this, tr("Export figure"),
-                                                      QStringLiteral("attnviz-%1.png").arg(exportViewName(view)),
+                                                      QStringLiteral("attnviz-%1.png").arg(name),
                                                       tr("PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"));
     if (path.isEmpty())
         return;
     QString error;
-    if (!saveFigure(plotFor(view), path, {w->value(), h->value(), dpi->value()}, &error))
+    if (!saveFigure(plot, path, {w->value(), h->value(), dpi->value()}, &error))
         QMessageBox::warning(this, tr("Export failed"), error);
     else
         statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);

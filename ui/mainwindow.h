@@ -21,6 +21,8 @@ class ControlPanel;
 class EmbeddingView;
 class HeadGridView;
 class HeatmapView;
+class LayerGridView;
+class ResidualView;
 class LiveSession;
 class RowView;
 class SentenceEdit;
@@ -39,6 +41,9 @@ public:
     // Loads a table now (blocking); on failure the current table stays and `error` says why.
     bool loadEmbeddingsFile(const QString &path, QString *error);
     bool loadProjectionsFile(const QString &path, QString *error);
+    // Stack weights from a safetensors file with GPT-2 names; on failure nothing changes and `error`
+    // names the tensor.
+    bool loadStackWeightsFile(const QString &path, QString *error);
     void setSentence(const QString &text);
     void setKeySentence(const QString &text);
 
@@ -48,6 +53,8 @@ public:
     HeadGridView *headGridView() const { return m_grid; }
     EmbeddingView *embeddingView() const { return m_embeddings; }
     RowView *rowView() const { return m_row; }
+    LayerGridView *layerGridView() const { return m_layerGrid; }
+    ResidualView *residualView() const { return m_residual; }
     SentenceEdit *sentenceEdit() const { return m_queryEdit; }
     SentenceEdit *keySentenceEdit() const { return m_keyEdit; }
     TokenChipsView *queryChips() const { return m_queryChips; }
@@ -72,6 +79,7 @@ private:
     void startLoadEmbeddings();
     void useBundled();
     void exportFigure(ExportView view);
+    void exportPlot(QCustomPlot *plot, const QString &name); // the size dialog, then saveFigure
     void exportMatrices();
 
     LiveSession *m_session = nullptr;
@@ -80,6 +88,8 @@ private:
     HeadGridView *m_grid = nullptr;
     EmbeddingView *m_embeddings = nullptr;
     RowView *m_row = nullptr;
+    LayerGridView *m_layerGrid = nullptr;
+    ResidualView *m_residual = nullptr;
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     QTabWidget *m_tabs = nullptr;

@@ -115,6 +115,8 @@ Status computeStack(const StackConfig &cfg, const StackWeights<T> &w, const Mat<
         AttentionInput<T> in;
         in.batch.resize(1);
         in.batch[0].query = x;
+        in.batch[0].keyPadding = cfg.keyPadding;
+        in.attnMask = cfg.attnMask;
         if (cfg.norm == NormPlacement::Pre)
             layerNorm(in.batch[0].query, b.ln1);
         in.proj = b.attn;

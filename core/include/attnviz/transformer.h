@@ -54,6 +54,9 @@ struct StackConfig {
     Activation activation = Activation::ReLU;
     PositionEncoding positions = PositionEncoding::None;
     bool finalNorm = false;
+    // Masks applied in every layer, as in AttentionInput (1 = masked); empty = none.
+    std::vector<uint8_t> keyPadding; // (t)
+    BoolMat attnMask;                // (t, t)
 };
 
 template <typename T>
