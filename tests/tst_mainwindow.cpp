@@ -435,6 +435,39 @@ private slots:
         QVERIFY(m_w->headGridView()->title().contains(QStringLiteral("every key masked")));
     }
 
+    // GPU and Auto in the window: whatever computed the view is named in the snapshot (and the status
+    // bar); where no GPU starts (CI: offscreen, no display) the CPU computes and says why.
+    void backendChoiceIsNamedAndFallsBackVisibly()
+    {
+        const SnapshotPtr base = m_w->session()->snapshot();
+        QVERIFY(base && base->hasResult());
+        QCOMPARE(base->backendName, QStringLiteral("cpu"));
+        QVERIFY(!base->device.contains(QStringLiteral("computed on the CPU")));
+        auto *combo = child<QComboBox>(m_w->controls(), "backendCombo");
+        for (int choice : {1, 2}) {
+            setCombo(combo, choice);
+            // the first snapshot computed by the new backend (one already queued on the old worker may land first)
+            const SnapshotPtr s = waitFor(base->generation, [](const ComputeSnapshot &s) {
+                return s.hasResult() && (s.backendName != QLatin1String("cpu") || s.device.contains(QStringLiteral(" — ")));
+            }, 60000);
+            QVERIFY2(s, "no snapshot from the GPU backend nor a CPU fallback naming its reason");
+            if (s->backendName == QLatin1String("cpu")) {
+                QVERIFY2(s->device.contains(QStringLiteral("computed on the CPU")), qPrintable(s->device));
+                QCOMPARE(s->seq().weights[0], base->seq().weights[0]);
+            } else {
+                QVERIFY2(s->backendName == QLatin1String("vulkan") || s->backendName == QLatin1String("opengl"),
+                         qPrintable(s->backendName));
+                QVERIFY(!s->device.isEmpty());
+                QVERIFY((s->seq().weights[0] - base->seq().weights[0]).cwiseAbs().maxCoeff() < 1e-4f);
+            }
+            setCombo(combo, 0);
+            const SnapshotPtr back = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult(); });
+            QVERIFY(back);
+            QCOMPARE(back->backendName, QStringLiteral("cpu"));
+            QVERIFY(!back->device.contains(QStringLiteral("computed on the CPU")));
+        }
+    }
+
     void clickingAPanelSelectsTheHead()
     {
         child<QSpinBox>(m_w->controls(), "headsSpin")->setValue(4);

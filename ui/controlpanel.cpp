@@ -4,6 +4,7 @@
 #include "livecompute.h"
 #include "stackcontrols.h"
 
+#include <algorithm>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -42,11 +43,6 @@ QLabel *note(QWidget *parent)
     return l;
 }
 
-void disableItem(QComboBox *c, int index)
-{
-    if (auto *m = qobject_cast<QStandardItemModel *>(c->model()))
-        m->item(index)->setEnabled(false);
-}
 
 } // namespace
 
@@ -192,9 +188,12 @@ ControlPanel::ControlPanel(QWidget *parent)
     erow->addWidget(m_useBundled);
     erow->addWidget(m_loadEmbeddings);
     df->addRow(erow);
-    m_backend = combo(dataBox, "backendCombo", {{tr("CPU (Eigen)"), 0}, {tr("GPU — not yet in the window"), 1}});
-    disableItem(m_backend, 1);
-    m_backend->setItemData(1, tr("The GPU (Qt RHI) backend is not wired into the window yet (attnviz compute --backend gpu uses it)."), Qt::ToolTipRole);
+    m_backend = combo(dataBox, "backendCombo",
+                      {{tr("CPU (Eigen)"), 0}, {tr("GPU (Qt RHI: Vulkan / OpenGL)"), 1}, {tr("Auto"), 2}});
+    m_backend->setItemData(1, tr("Compute shaders through Qt RHI; any failure falls back to the CPU and the status bar says why."),
+                           Qt::ToolTipRole);
+    m_backend->setItemData(2, tr("The GPU for large inputs on a hardware GPU, else the CPU; the status bar names what computed."),
+                           Qt::ToolTipRole);
     df->addRow(tr("Backend"), m_backend);
     m_numbers = new QCheckBox(tr("Numbers in cells"), dataBox);
     m_numbers->setObjectName(QStringLiteral("numbersCheck"));
@@ -212,6 +211,7 @@ ControlPanel::ControlPanel(QWidget *parent)
     connect(m_mask, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
     connect(m_maskMethod, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
     connect(m_projection, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_backend, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
     connect(m_projSeed, qOverload<int>(&QSpinBox::valueChanged), this, changed);
     connect(m_dropout, qOverload<double>(&QDoubleSpinBox::valueChanged), this, changed);
     connect(m_dropoutSeed, qOverload<int>(&QSpinBox::valueChanged), this, changed);
@@ -250,7 +250,8 @@ ComputeSettings ControlPanel::settings() const
     }
     s.dropout = m_dropout->value();
     s.dropoutSeed = quint64(m_dropoutSeed->value());
-    s.backend = QStringLiteral("cpu");
+    static const char *backends[] = {"cpu", "gpu", "auto"};
+    s.backend = QString::fromLatin1(backends[std::clamp(m_backend->currentData().toInt(), 0, 2)]);
     s.stack = m_stack->settings();
     return s;
 }
@@ -258,6 +259,7 @@ ComputeSettings ControlPanel::settings() const
 void ControlPanel::setSettings(const ComputeSettings &s)
 {
     m_blockSignals = true;
+    m_backend->setCurrentIndex(s.backend == QLatin1String("gpu") ? 1 : s.backend == QLatin1String("auto") ? 2 : 0);
     m_heads->setValue(s.numHeads);
     m_dHead->setValue(s.dHead);
     m_scale->setCurrentIndex(m_scale->findData(int(s.scaleRule)));

@@ -318,6 +318,8 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
 
     Status st = backend.compute(cfg, input, snap->result);
     snap->computeMs = double(timer.nsecsElapsed()) / 1e6;
+    snap->backendName = QString::fromStdString(backend.name()); // what computed this one (a fallback names the CPU)
+    snap->device = QString::fromStdString(backend.device());
     if (!st.ok())
         return fail(st.code, QString::fromStdString(st.message));
     snap->status = st;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "mainwindow.h"
 
+#include "fallbackbackend.h"
+
 #include "controlpanel.h"
 #include "embeddingview.h"
 #include "headgridview.h"
@@ -215,6 +217,10 @@ MainWindow::MainWindow(QWidget *parent)
             m_status->setText(tr("Computing…"));
     });
     connect(m_controls, &ControlPanel::settingsChanged, this, [this](const ComputeSettings &s) {
+        if (s.backend != m_backendMode) { // made here, on the GUI thread, as a QRhi needs
+            m_backendMode = s.backend;
+            m_session->setBackend(makeWindowBackend(s.backend.toStdString()));
+        }
         m_session->setSettings(s);
         m_heatmap->setCustomMaskEditing(s.mask == MaskChoice::Custom);
     });

@@ -83,6 +83,8 @@ private:
     void exportMatrices();
 
     LiveSession *m_session = nullptr;
+
+    QString m_backendMode = QStringLiteral("cpu"); // cpu, gpu, auto: what m_session computes with
     ControlPanel *m_controls = nullptr;
     HeatmapView *m_heatmap = nullptr;
     HeadGridView *m_grid = nullptr;
