@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "stackcontrols.h"
+#include "formwidgets.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -8,30 +9,8 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 
+
 namespace attnviz::ui {
-
-namespace {
-
-QComboBox *combo(QWidget *parent, const char *name, const QList<QPair<QString, int>> &items)
-{
-    auto *c = new QComboBox(parent);
-    c->setObjectName(QLatin1String(name));
-    for (const auto &[text, value] : items)
-        c->addItem(text, value);
-    return c;
-}
-
-QLabel *note(QWidget *parent)
-{
-    auto *l = new QLabel(parent);
-    l->setWordWrap(true);
-    QFont f = l->font();
-    f.setPointSizeF(f.pointSizeF() * 0.9);
-    l->setFont(f);
-    return l;
-}
-
-} // namespace
 
 StackControls::StackControls(QWidget *parent) : QGroupBox(tr("Transformer stack"), parent)
 {
