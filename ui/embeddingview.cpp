@@ -39,7 +39,7 @@ QCPColorMapData *matrixData(const Mat<float> &m)
 } // namespace
 
 EmbeddingView::EmbeddingView(QWidget *parent)
-    : QWidget(parent)
+    : DeferredView(parent)
     , m_plot(new QCustomPlot(this))
 {
     auto *layout = new QVBoxLayout(this);
@@ -127,23 +127,6 @@ void EmbeddingView::setSelection(int, int query)
 {
     m_query = query;
     rebuild();
-}
-
-bool EmbeddingView::deferred()
-{
-    if (!isVisible() && window() != this && window()->isVisible()) {
-        m_dirty = true;
-        return true;
-    }
-    m_dirty = false;
-    return false;
-}
-
-void EmbeddingView::showEvent(QShowEvent *e)
-{
-    QWidget::showEvent(e);
-    if (m_dirty)
-        rebuild();
 }
 
 void EmbeddingView::rebuild()

@@ -4,6 +4,8 @@
 // |out_i - in_i| and the cosine between out_i and in_i. Rows are the query tokens.
 #pragma once
 
+#include "deferredview.h"
+
 #include "livetypes.h"
 
 #include <QWidget>
@@ -17,7 +19,7 @@ class QCPBars;
 
 namespace attnviz::ui {
 
-class EmbeddingView : public QWidget {
+class EmbeddingView : public DeferredView {
     Q_OBJECT
 public:
     explicit EmbeddingView(QWidget *parent = nullptr);
@@ -35,13 +37,9 @@ signals:
     void querySelected(int query);
 
 protected:
-    void showEvent(QShowEvent *e) override;
 
 private:
-    // True (and the rebuild postponed to showEvent) while the window shows another tab.
-    bool deferred();
-    bool m_dirty = false;
-    void rebuild();
+    void rebuild() override;
 
     SnapshotPtr m_snapshot;
     int m_query = 0;

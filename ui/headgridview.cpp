@@ -16,7 +16,7 @@ namespace attnviz::ui {
 
 
 HeadGridView::HeadGridView(QWidget *parent)
-    : QWidget(parent)
+    : DeferredView(parent)
     , m_plot(new QCustomPlot(this))
 {
     auto *layout = new QVBoxLayout(this);
@@ -106,23 +106,6 @@ void HeadGridView::setSelection(int head, int)
     m_head = head;
     highlight();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-bool HeadGridView::deferred()
-{
-    if (!isVisible() && window() != this && window()->isVisible()) {
-        m_dirty = true;
-        return true;
-    }
-    m_dirty = false;
-    return false;
-}
-
-void HeadGridView::showEvent(QShowEvent *e)
-{
-    QWidget::showEvent(e);
-    if (m_dirty)
-        rebuild();
 }
 
 void HeadGridView::rebuild()

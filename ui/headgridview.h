@@ -4,6 +4,8 @@
 // kMaxCells per side per panel (the title says so).
 #pragma once
 
+#include "deferredview.h"
+
 #include "livetypes.h"
 
 #include <QWidget>
@@ -19,7 +21,7 @@ class QCPLayoutGrid;
 
 namespace attnviz::ui {
 
-class HeadGridView : public QWidget {
+class HeadGridView : public DeferredView {
     Q_OBJECT
 public:
     static constexpr int kMaxCells = 160;
@@ -40,13 +42,9 @@ signals:
     void headSelected(int head);
 
 protected:
-    void showEvent(QShowEvent *e) override;
 
 private:
-    // True (and the rebuild postponed to showEvent) while the window shows another tab.
-    bool deferred();
-    bool m_dirty = false;
-    void rebuild();
+    void rebuild() override;
     void highlight();
 
     SnapshotPtr m_snapshot;

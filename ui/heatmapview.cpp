@@ -107,7 +107,7 @@ private:
 };
 
 HeatmapView::HeatmapView(QWidget *parent)
-    : QWidget(parent)
+    : DeferredView(parent)
     , m_plot(new QCustomPlot(this))
 {
     auto *layout = new QVBoxLayout(this);
@@ -283,23 +283,6 @@ void HeatmapView::updateTitle()
                      .arg(m_snapshot->settings.numHeads);
     }
     m_title->setText(t);
-}
-
-bool HeatmapView::deferred()
-{
-    if (!isVisible() && window() != this && window()->isVisible()) {
-        m_dirty = true;
-        return true;
-    }
-    m_dirty = false;
-    return false;
-}
-
-void HeatmapView::showEvent(QShowEvent *e)
-{
-    QWidget::showEvent(e);
-    if (m_dirty)
-        rebuild();
 }
 
 void HeatmapView::rebuild()

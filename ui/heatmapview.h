@@ -4,6 +4,8 @@
 // Clicking a row selects that query; in custom-mask mode clicking a cell masks or unmasks it.
 #pragma once
 
+#include "deferredview.h"
+
 #include "livetypes.h"
 
 #include <QWidget>
@@ -19,7 +21,7 @@ namespace attnviz::ui {
 
 class HeatmapOverlay;
 
-class HeatmapView : public QWidget {
+class HeatmapView : public DeferredView {
     Q_OBJECT
 public:
     // Beyond this many tokens per side the colour map is block-averaged (hover still shows exact
@@ -55,14 +57,10 @@ signals:
     void cellToggled(int query, int key);
 
 protected:
-    void showEvent(QShowEvent *e) override;
     bool event(QEvent *e) override;
 
 private:
-    // True (and the rebuild postponed to showEvent) while the window shows another tab.
-    bool deferred();
-    bool m_dirty = false;
-    void rebuild();
+    void rebuild() override;
     void updateTitle();
     void onPress(QMouseEvent *e);
     void onRelease(QMouseEvent *e);

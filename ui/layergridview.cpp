@@ -44,7 +44,7 @@ QCPColorMapData *tile(const Mat<float> &w, const BoolMat &mask, int n, double x0
 
 } // namespace
 
-LayerGridView::LayerGridView(QWidget *parent) : QWidget(parent), m_plot(new QCustomPlot(this))
+LayerGridView::LayerGridView(QWidget *parent) : DeferredView(parent), m_plot(new QCustomPlot(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -145,23 +145,6 @@ void LayerGridView::setSelection(int head, int)
         return;
     highlight();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-bool LayerGridView::deferred()
-{
-    if (!isVisible() && window() != this && window()->isVisible()) {
-        m_dirty = true;
-        return true;
-    }
-    m_dirty = false;
-    return false;
-}
-
-void LayerGridView::showEvent(QShowEvent *e)
-{
-    QWidget::showEvent(e);
-    if (m_dirty)
-        rebuild();
 }
 
 void LayerGridView::rebuild()

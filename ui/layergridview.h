@@ -5,6 +5,8 @@
 // per thumbnail (the title says so). In single-layer mode (depth 1) it explains how to get a stack.
 #pragma once
 
+#include "deferredview.h"
+
 #include "livetypes.h"
 
 #include <QWidget>
@@ -19,7 +21,7 @@ class QCPTextElement;
 
 namespace attnviz::ui {
 
-class LayerGridView : public QWidget {
+class LayerGridView : public DeferredView {
     Q_OBJECT
 public:
     static constexpr int kMaxCells = 64;
@@ -48,14 +50,11 @@ signals:
     void thumbnailSelected(int layer, int head);
 
 protected:
-    void showEvent(QShowEvent *e) override;
 
 private:
-    bool deferred();
-    void rebuild();
+    void rebuild() override;
     void highlight();
 
-    bool m_dirty = false;
     SnapshotPtr m_snapshot;
     int m_head = 0;
     int m_layers = 0, m_heads = 0, m_cells = 0;

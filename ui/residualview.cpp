@@ -56,7 +56,7 @@ void labelStages(QCPAxis *a, int stages)
 
 } // namespace
 
-ResidualView::ResidualView(QWidget *parent) : QWidget(parent), m_plot(new QCustomPlot(this))
+ResidualView::ResidualView(QWidget *parent) : DeferredView(parent), m_plot(new QCustomPlot(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -194,23 +194,6 @@ void ResidualView::setSelection(int, int query)
         return;
     updateSelected();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-bool ResidualView::deferred()
-{
-    if (!isVisible() && window() != this && window()->isVisible()) {
-        m_dirty = true;
-        return true;
-    }
-    m_dirty = false;
-    return false;
-}
-
-void ResidualView::showEvent(QShowEvent *e)
-{
-    QWidget::showEvent(e);
-    if (m_dirty)
-        rebuild();
 }
 
 void ResidualView::rebuild()

@@ -5,6 +5,8 @@
 // two curves over the layers. Click a token row to select it.
 #pragma once
 
+#include "deferredview.h"
+
 #include "livetypes.h"
 #include "stackcompute.h"
 
@@ -20,7 +22,7 @@ class QCPTextElement;
 
 namespace attnviz::ui {
 
-class ResidualView : public QWidget {
+class ResidualView : public DeferredView {
     Q_OBJECT
 public:
     explicit ResidualView(QWidget *parent = nullptr);
@@ -43,14 +45,11 @@ signals:
     void querySelected(int query);
 
 protected:
-    void showEvent(QShowEvent *e) override;
 
 private:
-    bool deferred();
-    void rebuild();
+    void rebuild() override;
     void updateSelected();
 
-    bool m_dirty = false;
     SnapshotPtr m_snapshot;
     int m_query = 0, m_stages = 0, m_tokens = 0;
     QStringList m_labels;

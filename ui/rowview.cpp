@@ -12,7 +12,7 @@
 namespace attnviz::ui {
 
 RowView::RowView(QWidget *parent)
-    : QWidget(parent)
+    : DeferredView(parent)
     , m_plot(new QCustomPlot(this))
 {
     auto *layout = new QVBoxLayout(this);
@@ -78,23 +78,6 @@ void RowView::setHeadDisplay(HeadDisplay display)
 {
     m_display = display;
     rebuild();
-}
-
-bool RowView::deferred()
-{
-    if (!isVisible() && window() != this && window()->isVisible()) {
-        m_dirty = true;
-        return true;
-    }
-    m_dirty = false;
-    return false;
-}
-
-void RowView::showEvent(QShowEvent *e)
-{
-    QWidget::showEvent(e);
-    if (m_dirty)
-        rebuild();
 }
 
 void RowView::rebuild()

@@ -3,6 +3,8 @@
 // Masked keys are hatched; a fully masked row says so instead of showing bars.
 #pragma once
 
+#include "deferredview.h"
+
 #include "livetypes.h"
 
 #include <QWidget>
@@ -14,7 +16,7 @@ class QCPItemText;
 
 namespace attnviz::ui {
 
-class RowView : public QWidget {
+class RowView : public DeferredView {
     Q_OBJECT
 public:
     explicit RowView(QWidget *parent = nullptr);
@@ -29,13 +31,9 @@ public:
     int query() const { return m_query; }
 
 protected:
-    void showEvent(QShowEvent *e) override;
 
 private:
-    // True (and the rebuild postponed to showEvent) while the window shows another tab.
-    bool deferred();
-    bool m_dirty = false;
-    void rebuild();
+    void rebuild() override;
 
     SnapshotPtr m_snapshot;
     int m_head = 0, m_query = 0;
