@@ -58,16 +58,11 @@ Status checkLinear(const Linear<T> &l, const char *wName, const char *bName, int
             return Status::error(StatusCode::InvalidInput,
                                  std::string("inputs.") + wName + ": identity projection needs equal widths, got in " +
                                      std::to_string(in) + " and out " + std::to_string(out));
-        if (l.hasBias() && l.b.size() != out)
-            return Status::error(StatusCode::InvalidInput, std::string("inputs.") + bName + ": length " +
-                                                               std::to_string(l.b.size()) + ", expected " +
-                                                               std::to_string(out));
-        return {};
-    }
-    if (l.W.rows() != out || l.W.cols() != in)
+    } else if (l.W.rows() != out || l.W.cols() != in) {
         return Status::error(StatusCode::InvalidInput, std::string("inputs.") + wName + ": shape " +
                                                            shapeStr(l.W.rows(), l.W.cols()) + ", expected " +
                                                            shapeStr(out, in));
+    }
     if (l.hasBias() && l.b.size() != out)
         return Status::error(StatusCode::InvalidInput, std::string("inputs.") + bName + ": length " +
                                                            std::to_string(l.b.size()) + ", expected " +

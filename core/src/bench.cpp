@@ -6,9 +6,35 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <random>
 
 namespace attnviz {
+
+namespace {
+
+// Runs `once` at least `minReps` times and until `minSeconds` have passed (at most `maxReps`),
+// filling reps, min and median of `row`. Stops at the first failure.
+Status timeRuns(const std::function<Status()> &once, double minSeconds, int minReps, size_t maxReps, BenchRow &row)
+{
+    using clock = std::chrono::steady_clock;
+    std::vector<double> ms;
+    const auto begin = clock::now();
+    while (int(ms.size()) < minReps ||
+           (std::chrono::duration<double>(clock::now() - begin).count() < minSeconds && ms.size() < maxReps)) {
+        const auto t0 = clock::now();
+        if (Status st = once(); !st)
+            return st;
+        ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    row.reps = int(ms.size());
+    row.minMs = ms.front();
+    row.medianMs = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+    return {};
+}
+
+} // namespace
 
 std::vector<BenchSize> defaultBenchSizes()
 {
@@ -54,26 +80,14 @@ Status runBench(Backend &backend, const BenchSize &size, BenchRow &row, double m
     cfg.keepScores = false;
     cfg.readbackHeads = readbackHeads;
     AttentionResult<float> result;
-    using clock = std::chrono::steady_clock;
     for (int i = 0; i < warmup; ++i)
         if (Status st = backend.compute(cfg, in, result); !st)
             return st;
-    std::vector<double> ms;
-    const auto begin = clock::now();
-    while (int(ms.size()) < minReps || (std::chrono::duration<double>(clock::now() - begin).count() < minSeconds &&
-                                        ms.size() < 200)) {
-        const auto t0 = clock::now();
-        if (Status st = backend.compute(cfg, in, result); !st)
-            return st;
-        ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
+    if (Status st = timeRuns([&] { return backend.compute(cfg, in, result); }, minSeconds, minReps, 200, row); !st)
+        return st;
     row.backend = backend.name();
     row.device = backend.device();
     row.size = size;
-    row.reps = int(ms.size());
-    row.minMs = ms.front();
-    row.medianMs = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
     row.gflops = attentionFlops(size) / (row.medianMs * 1e6);
     return {};
 }
@@ -97,24 +111,12 @@ Status runStackBench(const BenchSize &size, int depth, BenchRow &row, double min
     StackResult<float> result;
     if (Status st = computeStack(cfg, w, x, result); !st)
         return st;
-    using clock = std::chrono::steady_clock;
-    std::vector<double> ms;
-    const auto begin = clock::now();
-    while (int(ms.size()) < minReps ||
-           (std::chrono::duration<double>(clock::now() - begin).count() < minSeconds && ms.size() < 100)) {
-        const auto t0 = clock::now();
-        if (Status st = computeStack(cfg, w, x, result); !st)
-            return st;
-        ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
+    if (Status st = timeRuns([&] { return computeStack(cfg, w, x, result); }, minSeconds, minReps, 100, row); !st)
+        return st;
     row.backend = "cpu";
     row.device = cpuDeviceName();
     row.size = size;
     row.depth = depth;
-    row.reps = int(ms.size());
-    row.minMs = ms.front();
-    row.medianMs = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
     // per layer: attention (projections + scores) + feed-forward 2 * 2 * t * d * 4d
     const double perLayer = attentionFlops(size) + 16.0 * size.t * double(size.d) * size.d;
     row.gflops = perLayer * depth / (row.medianMs * 1e6);

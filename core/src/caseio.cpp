@@ -248,35 +248,43 @@ void appendNd(std::string &out, const NdArray &a, size_t dim, size_t &pos)
     out += ']';
 }
 
+// The matrices of one sequence that make up a stage: one for q k v weights_avg context output,
+// one per head for scores and weights; none for an unknown name.
+template <typename T>
+std::vector<const Mat<T> *> stageMatrices(const SequenceResult<T> &s, const std::string &stage)
+{
+    if (stage == "scores" || stage == "weights") {
+        std::vector<const Mat<T> *> v;
+        for (const auto &m : stage == "scores" ? s.scores : s.weights)
+            v.push_back(&m);
+        return v;
+    }
+    if (stage == "q")
+        return {&s.q};
+    if (stage == "k")
+        return {&s.k};
+    if (stage == "v")
+        return {&s.v};
+    if (stage == "weights_avg")
+        return {&s.weightsAvg};
+    if (stage == "context")
+        return {&s.context};
+    if (stage == "output")
+        return {&s.output};
+    return {};
+}
+
 template <typename T>
 void appendStage(std::string &out, const AttentionResult<T> &r, const std::string &stage)
 {
     // Written from T directly so that float results print in float's shortest form.
     const size_t B = r.batch.size();
-    auto mats = [&](const SequenceResult<T> &s) -> std::vector<const Mat<T> *> {
-        if (stage == "q")
-            return {&s.q};
-        if (stage == "k")
-            return {&s.k};
-        if (stage == "v")
-            return {&s.v};
-        if (stage == "weights_avg")
-            return {&s.weightsAvg};
-        if (stage == "context")
-            return {&s.context};
-        if (stage == "output")
-            return {&s.output};
-        std::vector<const Mat<T> *> v;
-        for (const auto &m : stage == "scores" ? s.scores : s.weights)
-            v.push_back(&m);
-        return v;
-    };
     const bool perHead = stage == "scores" || stage == "weights";
     out += '[';
     for (size_t b = 0; b < B; ++b) {
         if (b)
             out += ',';
-        auto list = mats(r.batch[b]);
+        const auto list = stageMatrices(r.batch[b], stage);
         if (perHead)
             out += '[';
         for (size_t h = 0; h < list.size(); ++h) {
@@ -557,23 +565,7 @@ NdArray stageArray(const AttentionResult<T> &r, const std::string &stage)
     NdArray a;
     const bool perHead = stage == "scores" || stage == "weights";
     for (size_t b = 0; b < r.batch.size(); ++b) {
-        const auto &s = r.batch[b];
-        std::vector<const Mat<T> *> list;
-        if (perHead)
-            for (const auto &m : stage == "scores" ? s.scores : s.weights)
-                list.push_back(&m);
-        else if (stage == "q")
-            list = {&s.q};
-        else if (stage == "k")
-            list = {&s.k};
-        else if (stage == "v")
-            list = {&s.v};
-        else if (stage == "weights_avg")
-            list = {&s.weightsAvg};
-        else if (stage == "context")
-            list = {&s.context};
-        else if (stage == "output")
-            list = {&s.output};
+        const auto list = stageMatrices(r.batch[b], stage);
         for (const auto *m : list)
             for (Eigen::Index i = 0; i < m->size(); ++i)
                 a.values.push_back(double(m->data()[i]));
