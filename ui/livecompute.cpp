@@ -40,6 +40,14 @@ int tokenLimit(int numHeads)
     return t;
 }
 
+QString describeTable(const EmbeddingTable &t)
+{
+    return QObject::tr("%1 — %L2 words, %3 dimensions")
+        .arg(QString::fromStdString(t.source()))
+        .arg(t.size())
+        .arg(t.dim());
+}
+
 QString tokenText(const Token &t)
 {
     return QString::fromUtf8(t.text.data(), int(t.text.size()));

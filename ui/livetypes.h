@@ -97,6 +97,9 @@ using SnapshotPtr = std::shared_ptr<const ComputeSnapshot>;
 // views' copies must fit comfortably in memory (about 256 MiB of weights), at most 4096.
 int tokenLimit(int numHeads);
 
+// "attnviz-en50 — 50,000 words, 50 dimensions": how the window names a table.
+QString describeTable(const EmbeddingTable &t);
+
 // Display text of a token ("ship", "," ...).
 QString tokenText(const Token &t);
 

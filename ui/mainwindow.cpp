@@ -50,14 +50,6 @@ namespace attnviz::ui {
 
 namespace {
 
-QString tableDescription(const EmbeddingTable &t)
-{
-    return QObject::tr("%1 — %L2 words, %3 dimensions")
-        .arg(QString::fromStdString(t.source()))
-        .arg(t.size())
-        .arg(t.dim());
-}
-
 QWidget *labelled(const QString &label, QWidget *w, QWidget *parent)
 {
     auto *box = new QWidget(parent);
@@ -340,7 +332,7 @@ void MainWindow::useBundled()
         m_controls->setTableDescription(QString::fromStdString(st.message));
         return;
     }
-    setEmbeddingTable(t, tableDescription(*t));
+    setEmbeddingTable(t, describeTable(*t));
 }
 
 bool MainWindow::loadEmbeddingsFile(const QString &path, QString *error)
@@ -352,7 +344,7 @@ bool MainWindow::loadEmbeddingsFile(const QString &path, QString *error)
             *error = st.ok() ? tr("%1: the file holds no vectors").arg(path) : QString::fromStdString(st.message);
         return false;
     }
-    setEmbeddingTable(t, tableDescription(*t));
+    setEmbeddingTable(t, describeTable(*t));
     return true;
 }
 
@@ -392,7 +384,7 @@ void MainWindow::startLoadEmbeddings()
                                                   : QString::fromStdString(st.message)));
             return;
         }
-        setEmbeddingTable(table, tableDescription(*table));
+        setEmbeddingTable(table, describeTable(*table));
     });
     watcher->setFuture(QtConcurrent::run([path, cancel, fraction] {
         auto t = std::make_shared<EmbeddingTable>();
