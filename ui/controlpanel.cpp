@@ -146,6 +146,29 @@ ControlPanel::ControlPanel(QWidget *parent)
     m_projSeed->setRange(0, 1 << 30);
     m_projSeed->setPrefix(tr("seed "));
     pf->addRow(tr("Random seed"), m_projSeed);
+    m_initScheme = combo(projBox, "initSchemeCombo",
+                         {{tr("nn.Linear (kaiming uniform)"), int(InitScheme::TorchLinear)},
+                          {tr("torch.rand (uniform 0..1)"), int(InitScheme::Uniform01)},
+                          {tr("xavier (nn.MultiheadAttention)"), int(InitScheme::XavierUniform)}});
+    m_initScheme->setToolTip(tr("How PyTorch initializes the weights after torch.manual_seed(seed): the same seed "
+                                "gives the notebook's numbers."));
+    pf->addRow(tr("Init"), m_initScheme);
+    m_drawOrder = combo(projBox, "drawOrderCombo",
+                        {{tr("fused: W_q, W_k, W_v for all heads"), int(DrawOrder::Fused)},
+                         {tr("per head: q, k, v of head 0, then head 1…"), int(DrawOrder::PerHead)}});
+    m_drawOrder->setToolTip(tr("Fused is one Linear per role (MultiHeadAttention); per head is a list of "
+                               "single-head modules (MultiHeadAttentionWrapper)."));
+    pf->addRow(tr("Draw order"), m_drawOrder);
+    m_outMode = combo(projBox, "outModeCombo",
+                      {{tr("to d_model"), 0}, {tr("none: heads concatenated"), -1}, {tr("custom width"), 1}});
+    m_outWidth = new QSpinBox(projBox);
+    m_outWidth->setObjectName(QStringLiteral("outWidthSpin"));
+    m_outWidth->setRange(1, 4096);
+    m_outWidth->setValue(8);
+    auto *orow = new QHBoxLayout;
+    orow->addWidget(m_outMode, 1);
+    orow->addWidget(m_outWidth);
+    pf->addRow(tr("W_o"), orow);
     m_loadProjections = new QPushButton(tr("Load projections…"), projBox);
     m_projSource = note(projBox);
     pf->addRow(m_loadProjections);
@@ -191,6 +214,10 @@ ControlPanel::ControlPanel(QWidget *parent)
     connect(m_projection, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
     connect(m_backend, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
     connect(m_projSeed, qOverload<int>(&QSpinBox::valueChanged), this, changed);
+    connect(m_initScheme, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_drawOrder, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_outMode, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_outWidth, qOverload<int>(&QSpinBox::valueChanged), this, changed);
     connect(m_dropout, qOverload<double>(&QDoubleSpinBox::valueChanged), this, changed);
     connect(m_dropoutSeed, qOverload<int>(&QSpinBox::valueChanged), this, changed);
     connect(m_headDisplay, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
@@ -222,6 +249,10 @@ ComputeSettings ControlPanel::settings() const
     s.maskMethod = MaskMethod(m_maskMethod->currentData().toInt());
     s.projection = ProjectionMode(m_projection->currentData().toInt());
     s.projectionSeed = quint64(m_projSeed->value());
+    s.initScheme = InitScheme(m_initScheme->currentData().toInt());
+    s.drawOrder = DrawOrder(m_drawOrder->currentData().toInt());
+    const int outMode = m_outMode->currentData().toInt();
+    s.outWidth = outMode == 1 ? m_outWidth->value() : outMode;
     if (s.projection == ProjectionMode::File) {
         s.loadedProjections = m_loaded;
         s.projectionSource = m_loadedSource;
@@ -247,6 +278,11 @@ void ControlPanel::setSettings(const ComputeSettings &s)
     m_maskMethod->setCurrentIndex(m_maskMethod->findData(int(s.maskMethod)));
     m_projection->setCurrentIndex(m_projection->findData(int(s.projection)));
     m_projSeed->setValue(int(s.projectionSeed));
+    m_initScheme->setCurrentIndex(m_initScheme->findData(int(s.initScheme)));
+    m_drawOrder->setCurrentIndex(m_drawOrder->findData(int(s.drawOrder)));
+    m_outMode->setCurrentIndex(m_outMode->findData(s.outWidth > 0 ? 1 : s.outWidth < 0 ? -1 : 0));
+    if (s.outWidth > 0)
+        m_outWidth->setValue(s.outWidth);
     m_dropout->setValue(s.dropout);
     m_dropoutSeed->setValue(int(s.dropoutSeed));
     m_stack->setSettings(s.stack);
@@ -336,7 +372,12 @@ void ControlPanel::updateDerived()
                                  ? tr("How masked keys are removed under softmax (seed 001 shows both)")
                                  : tr("Only softmax has a choice: sum and cosine zero the masked scores."));
     m_clearMask->setEnabled(s.mask == MaskChoice::Custom);
-    m_projSeed->setEnabled(s.projection == ProjectionMode::Random && !s.stack.enabled());
+    const bool random = s.projection == ProjectionMode::Random && !s.stack.enabled();
+    m_projSeed->setEnabled(random);
+    m_initScheme->setEnabled(random);
+    m_drawOrder->setEnabled(random);
+    m_outMode->setEnabled(random);
+    m_outWidth->setEnabled(random && s.outWidth > 0);
     m_loadProjections->setEnabled(!s.stack.enabled());
     m_projection->setEnabled(!s.stack.enabled()); // a stack has its own weights
     if (s.stack.enabled()) {

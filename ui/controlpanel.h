@@ -64,6 +64,8 @@ private:
     QSpinBox *m_heads, *m_dHead, *m_head;
     QLabel *m_dHeadLabel, *m_headsNote;
     QComboBox *m_headDisplay, *m_scale, *m_norm, *m_mask, *m_maskMethod, *m_projection, *m_backend;
+    QComboBox *m_initScheme, *m_drawOrder, *m_outMode;
+    QSpinBox *m_outWidth;
     QSlider *m_temperature;
     QLabel *m_temperatureLabel;
     QPushButton *m_clearMask, *m_loadProjections, *m_loadEmbeddings, *m_useBundled;

@@ -18,7 +18,8 @@ bool ComputeSettings::operator==(const ComputeSettings &o) const
 {
     return numHeads == o.numHeads && dHead == o.dHead && scaleRule == o.scaleRule && temperature == o.temperature
         && normalization == o.normalization && mask == o.mask && maskMethod == o.maskMethod
-        && projection == o.projection && projectionSeed == o.projectionSeed
+        && projection == o.projection && projectionSeed == o.projectionSeed && initScheme == o.initScheme
+        && drawOrder == o.drawOrder && outWidth == o.outWidth
         && loadedProjections == o.loadedProjections && dropout == o.dropout && dropoutSeed == o.dropoutSeed
         && backend == o.backend && stack == o.stack;
 }
@@ -303,12 +304,12 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         spec.dModel = spec.kdim = spec.vdim = dModel;
         spec.numHeads = s.numHeads;
         spec.dHead = s.dHead > 0 ? s.dHead : dModel / s.numHeads;
-        spec.dOut = dModel;
-        spec.outProj = true;
+        spec.outProj = s.outWidth >= 0;
+        spec.dOut = s.outWidth > 0 ? s.outWidth : s.outWidth == 0 ? dModel : 0;
         spec.qkvBias = false;
-        spec.outBias = true;
-        spec.scheme = InitScheme::TorchLinear;
-        spec.order = DrawOrder::Fused;
+        spec.outBias = spec.outProj;
+        spec.scheme = s.initScheme;
+        spec.order = s.drawOrder;
         spec.seed = s.projectionSeed;
         Status st;
         auto p = cache.get(spec, st);

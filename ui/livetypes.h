@@ -6,6 +6,7 @@
 #include "stacksettings.h"
 
 #include "attnviz/embeddings.h"
+#include "attnviz/projections.h"
 #include "attnviz/status.h"
 #include "attnviz/types.h"
 
@@ -34,6 +35,12 @@ struct ComputeSettings {
     MaskMethod maskMethod = MaskMethod::NegInf;
     ProjectionMode projection = ProjectionMode::Identity;
     quint64 projectionSeed = 0;
+    // Random projections: how torch would draw them (nn.Linear, torch.rand, xavier), in which order
+    // (one Linear per role, or one module per head), and W_o's output width: 0 = d_model,
+    // -1 = no W_o (the output is the heads concatenated), n = an n-wide W_o (with a bias).
+    InitScheme initScheme = InitScheme::TorchLinear;
+    DrawOrder drawOrder = DrawOrder::Fused;
+    int outWidth = 0;
     std::shared_ptr<const Projections<float>> loadedProjections; // ProjectionMode::File
     QString projectionSource;
     double dropout = 0.0;
