@@ -8,6 +8,9 @@
 #include "headgridview.h"
 #include "heatmapview.h"
 #include "layergridview.h"
+#include "lessonpanel.h"
+#include "presets.h"
+#include "seedtables.h"
 #include "livecompute.h"
 #include "livesession.h"
 #include "residualview.h"
@@ -146,12 +149,18 @@ MainWindow::MainWindow(QWidget *parent)
     m_grid = new HeadGridView(this);
     m_embeddings = new EmbeddingView(this);
     m_row = new RowView(this);
+    m_heatmap->setObjectName(QStringLiteral("weightsView")); // stable view ids: presets and sessions name tabs by them
+    m_grid->setObjectName(QStringLiteral("gridView"));
+    m_embeddings->setObjectName(QStringLiteral("embeddingsView"));
+    m_row->setObjectName(QStringLiteral("rowView"));
     m_tabs = new QTabWidget(this);
     m_tabs->addTab(m_heatmap, tr("Weights"));
     m_tabs->addTab(m_grid, tr("All heads"));
     m_tabs->addTab(m_embeddings, tr("Contextual embeddings"));
     m_layerGrid = new LayerGridView(this); // stack mode (depth >= 2) only
     m_residual = new ResidualView(this);
+    m_layerGrid->setObjectName(QStringLiteral("layersView"));
+    m_residual->setObjectName(QStringLiteral("residualView"));
     m_tabs->addTab(m_layerGrid, tr("Layers × heads"));
     m_tabs->addTab(m_residual, tr("Residual stream"));
     m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), false);
@@ -181,6 +190,13 @@ MainWindow::MainWindow(QWidget *parent)
     rowDock->setWidget(m_row);
     addDockWidget(Qt::BottomDockWidgetArea, rowDock);
     resizeDocks({rowDock}, {230}, Qt::Vertical);
+    m_lesson = new LessonPanel(this);
+    auto *lessonDock = new QDockWidget(tr("Lesson"), this);
+    lessonDock->setObjectName(QStringLiteral("lessonDock"));
+    lessonDock->setWidget(m_lesson);
+    addDockWidget(Qt::RightDockWidgetArea, lessonDock);
+    resizeDocks({lessonDock}, {300}, Qt::Horizontal);
+    connect(m_lesson, &LessonPanel::presetChosen, this, [this](const QString &id) { applyPreset(id); });
 
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("statusLabel"));
@@ -214,6 +230,8 @@ MainWindow::MainWindow(QWidget *parent)
             m_session->setBackend(makeWindowBackend(s.backend.toStdString()));
         }
         m_session->setSettings(s);
+        if (!m_applyingPreset)
+            m_lesson->markEdited();
         m_heatmap->setCustomMaskEditing(s.mask == MaskChoice::Custom);
     });
     connect(m_controls, &ControlPanel::headDisplayChanged, m_session, &LiveSession::setHeadDisplay);
@@ -311,6 +329,71 @@ void MainWindow::buildMenus()
     file->addAction(tr("Export &matrices (CSV, NPY, JSON)…"), this, &MainWindow::exportMatrices);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu *presetMenu = menuBar()->addMenu(tr("&Presets"));
+    QString lastSeed;
+    QMenu *sub = nullptr;
+    for (const Preset &p : presets()) {
+        if (p.seed != lastSeed) {
+            sub = presetMenu->addMenu(seedTitle(p.seed));
+            lastSeed = p.seed;
+        }
+        const QString id = p.id;
+        sub->addAction(p.title, this, [this, id] { applyPreset(id); });
+    }
+}
+
+bool MainWindow::showView(const QString &id)
+{
+    for (int i = 0; i < m_tabs->count(); ++i)
+        if (m_tabs->widget(i)->objectName() == id && m_tabs->isTabVisible(i)) {
+            m_tabs->setCurrentIndex(i);
+            return true;
+        }
+    return false;
+}
+
+QString MainWindow::currentViewId() const
+{
+    return m_tabs->currentWidget() ? m_tabs->currentWidget()->objectName() : QString();
+}
+
+bool MainWindow::applyPreset(const QString &id)
+{
+    const Preset *p = findPreset(id);
+    if (!p)
+        return false;
+    m_applyingPreset = true;
+    switch (p->table) {
+    case PresetTable::Journey:
+        setEmbeddingTable(journeyTable(), describeTable(*journeyTable()));
+        break;
+    case PresetTable::Bloem:
+        setEmbeddingTable(bloemTable(), describeTable(*bloemTable()));
+        break;
+    case PresetTable::Bundled:
+        if (!hasBundledEmbeddings()) {
+            m_applyingPreset = false;
+            m_status->setText(tr("The preset \"%1\" needs the bundled word vectors, which this build does not have.")
+                                  .arg(p->title));
+            return false;
+        }
+        if (!m_session->table() || m_session->table()->source() != bundledEmbeddingsName())
+            useBundled();
+        break;
+    }
+    m_keyEdit->setPlainText(p->keySentence);
+    m_queryEdit->setPlainText(p->sentence);
+    m_controls->setSettings(p->settings);
+    m_session->setHeadDisplay(p->display);
+    if (p->display == HeadDisplay::One)
+        m_session->setSelectedHead(p->head);
+    m_session->setSelectedQuery(p->query);
+    if (!showView(p->view))
+        showView(QStringLiteral("weightsView"));
+    m_lesson->showPreset(p);
+    m_applyingPreset = false;
+    return true;
 }
 
 void MainWindow::setSentence(const QString &text) { m_queryEdit->setPlainText(text); }

@@ -22,6 +22,7 @@ class EmbeddingView;
 class HeadGridView;
 class HeatmapView;
 class LayerGridView;
+class LessonPanel;
 class ResidualView;
 class LiveSession;
 class RowView;
@@ -44,6 +45,13 @@ public:
     // Stack weights from a safetensors file with GPT-2 names; on failure nothing changes and `error`
     // names the tensor.
     bool loadStackWeightsFile(const QString &path, QString *error);
+    // Sets the table, sentences, every control, the selection and the view of a preset (presets.h)
+    // and shows its explanation; false for an unknown id or a preset this build cannot show.
+    bool applyPreset(const QString &id);
+    // Shows the tab whose view has this object name ("weightsView", "gridView" …).
+    bool showView(const QString &id);
+    QString currentViewId() const;
+    LessonPanel *lessonPanel() const { return m_lesson; }
     void setSentence(const QString &text);
     void setKeySentence(const QString &text);
 
@@ -98,6 +106,8 @@ private:
     QLabel *m_status = nullptr, *m_notice = nullptr;
     QProgressBar *m_progress = nullptr;
     bool m_loading = false;
+    LessonPanel *m_lesson = nullptr;
+    bool m_applyingPreset = false;
 };
 
 } // namespace attnviz::ui
