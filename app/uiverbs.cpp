@@ -10,6 +10,8 @@
 #include "livecompute.h"
 #include "livesession.h"
 #include "mainwindow.h"
+#include "appearance.h"
+#include "presets.h"
 #include "residualview.h"
 #include "rowview.h"
 #include "sentenceedit.h"
@@ -74,13 +76,37 @@ int gui(const QStringList &args)
                                QStringLiteral("file"));
     QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size WxH (default 1400x900)."),
                                QStringLiteral("WxH"));
-    p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt, depthOpt, posOpt, blockOpt});
+    QCommandLineOption presetOpt(QStringLiteral("preset"),
+                                 QStringLiteral("Start with a seed demonstration (ID as in the Presets menu, e.g. "
+                                                "journey-scores; `list` prints them)."),
+                                 QStringLiteral("id"));
+    QCommandLineOption themeOpt(QStringLiteral("theme"), QStringLiteral("system, light, dark or high-contrast."),
+                                QStringLiteral("theme"));
+    QCommandLineOption mapOpt(QStringLiteral("colormap"),
+                              QStringLiteral("Weights colour map: viridis, cividis, magma, greys."), QStringLiteral("map"));
+    QCommandLineOption presentOpt(QStringLiteral("presentation"),
+                                  QStringLiteral("Start in presentation mode (full screen, large text, high contrast)."));
+    p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt, depthOpt, posOpt, blockOpt,
+                  presetOpt, themeOpt, mapOpt, presentOpt});
     if (!p.parse(args))
         return fail("", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
         std::fputs(qPrintable(p.helpText()), stdout);
         return 0;
     }
+    if (p.value(presetOpt) == QLatin1String("list")) {
+        for (const ui::Preset &pr : ui::presets())
+            std::printf("%-20s seed %s  %s\n", qPrintable(pr.id), qPrintable(pr.seed), qPrintable(pr.title));
+        return 0;
+    }
+    if (p.isSet(presetOpt) && !ui::findPreset(p.value(presetOpt)))
+        return fail("", QStringLiteral("--preset: no preset %1 (`attnviz window --preset list` lists them)").arg(p.value(presetOpt)), 2);
+    ui::Appearance look = ui::AppearanceManager::instance()->appearance();
+    if (p.isSet(themeOpt) && !ui::parseTheme(p.value(themeOpt), look.theme))
+        return fail("", QStringLiteral("--theme: expected system, light, dark or high-contrast"), 2);
+    if (p.isSet(mapOpt) && !ui::parseSequential(p.value(mapOpt), look.sequential))
+        return fail("", QStringLiteral("--colormap: expected viridis, cividis, magma or greys"), 2);
+    ui::AppearanceManager::instance()->setAppearance(look);
     ui::MainWindow w;
     if (p.isSet(embOpt)) {
         QString error;
@@ -120,7 +146,11 @@ int gui(const QStringList &args)
         if (wh.size() == 2)
             w.resize(wh[0].toInt(), wh[1].toInt());
     }
+    if (p.isSet(presetOpt))
+        w.applyPreset(p.value(presetOpt));
     w.show();
+    if (p.isSet(presentOpt))
+        w.setPresentationMode(true);
     if (p.isSet(shotOpt)) {
         const QString file = p.value(shotOpt);
         QObject::connect(&w, &ui::MainWindow::viewsUpdated, &w, [&w, file] {

@@ -8,6 +8,7 @@
 #include "headgridview.h"
 #include "heatmapview.h"
 #include "layergridview.h"
+#include "appearance.h"
 #include "lessonpanel.h"
 #include "presets.h"
 #include "seedtables.h"
@@ -26,7 +27,11 @@
 #include <QCloseEvent>
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <qcustomplot.h>
+
+#include <QActionGroup>
 #include <QDockWidget>
+#include <QShortcut>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -277,6 +282,9 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_keyChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(true, i); });
 
     buildMenus();
+    for (QCustomPlot *p : findChildren<QCustomPlot *>())
+        AppearanceManager::track(p);
+    connect(AppearanceManager::instance(), &AppearanceManager::changed, this, &MainWindow::onAppearanceChanged);
 
     // The bundled table, when this build has it.
     m_controls->setBundledAvailable(hasBundledEmbeddings(),
@@ -330,6 +338,7 @@ void MainWindow::buildMenus()
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
+    buildViewMenu();
     QMenu *presetMenu = menuBar()->addMenu(tr("&Presets"));
     QString lastSeed;
     QMenu *sub = nullptr;
@@ -340,6 +349,136 @@ void MainWindow::buildMenus()
         }
         const QString id = p.id;
         sub->addAction(p.title, this, [this, id] { applyPreset(id); });
+    }
+}
+
+void MainWindow::buildViewMenu()
+{
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    auto radioMenu = [this, view](const QString &title, const QList<QPair<QString, int>> &items, int current,
+                                  std::function<void(Appearance &, int)> set) {
+        QMenu *m = view->addMenu(title);
+        auto *group = new QActionGroup(m);
+        for (const auto &[text, value] : items) {
+            QAction *a = m->addAction(text);
+            a->setCheckable(true);
+            a->setChecked(value == current);
+            a->setData(value);
+            group->addAction(a);
+            connect(a, &QAction::triggered, this, [set, value] {
+                Appearance ap = AppearanceManager::instance()->appearance();
+                set(ap, value);
+                AppearanceManager::instance()->setAppearance(ap);
+            });
+        }
+        m_appearanceGroups.push_back(group);
+    };
+    const Appearance &ap = AppearanceManager::instance()->appearance();
+    radioMenu(tr("&Theme"),
+              {{tr("Follow the system"), int(Theme::System)}, {tr("Light"), int(Theme::Light)},
+               {tr("Dark"), int(Theme::Dark)}, {tr("High contrast"), int(Theme::HighContrast)}},
+              int(ap.theme), [](Appearance &a, int v) { a.theme = Theme(v); });
+    radioMenu(tr("&Weights colour map"),
+              {{tr("Viridis"), int(SequentialMap::Viridis)}, {tr("Cividis (colour-blind safe)"), int(SequentialMap::Cividis)},
+               {tr("Magma"), int(SequentialMap::Magma)}, {tr("Greys (print)"), int(SequentialMap::Greys)}},
+              int(ap.sequential), [](Appearance &a, int v) { a.sequential = SequentialMap(v); });
+    radioMenu(tr("&Signed colour map"),
+              {{tr("Blue – white – red"), int(DivergingMap::RedBlue)},
+               {tr("Purple – white – orange (colour-blind safe)"), int(DivergingMap::PurpleOrange)}},
+              int(ap.diverging), [](Appearance &a, int v) { a.diverging = DivergingMap(v); });
+    view->addSeparator();
+    auto scaleBy = [](double f) {
+        Appearance a = AppearanceManager::instance()->appearance();
+        a.fontScale = f == 0 ? 1.0 : a.fontScale * f;
+        AppearanceManager::instance()->setAppearance(a);
+    };
+    view->addAction(tr("&Larger text"), QKeySequence::ZoomIn, this, [scaleBy] { scaleBy(1.15); });
+    view->addAction(tr("&Smaller text"), QKeySequence::ZoomOut, this, [scaleBy] { scaleBy(1 / 1.15); });
+    view->addAction(tr("&Reset text size"), QKeySequence(tr("Ctrl+0")), this, [scaleBy] { scaleBy(0); });
+    view->addSeparator();
+    m_presentationAction = view->addAction(tr("&Presentation mode"));
+    m_presentationAction->setObjectName(QStringLiteral("presentationAction"));
+    m_presentationAction->setCheckable(true);
+    m_presentationAction->setShortcut(QKeySequence(Qt::Key_F11));
+    m_presentationAction->setToolTip(tr("Full screen, large text, high contrast; arrows or space step through the "
+                                        "stages, Esc leaves."));
+    connect(m_presentationAction, &QAction::toggled, this, &MainWindow::setPresentationMode);
+    // stepping keys, live only in presentation mode (an editor with focus keeps its arrow keys)
+    const QList<QPair<QKeySequence, int>> steps = {{QKeySequence(Qt::Key_Right), 1}, {QKeySequence(Qt::Key_PageDown), 1},
+                                                   {QKeySequence(Qt::Key_Space), 1},  {QKeySequence(Qt::Key_Left), -1},
+                                                   {QKeySequence(Qt::Key_PageUp), -1}};
+    for (const auto &[key, delta] : steps) {
+        auto *sc = new QShortcut(key, this);
+        sc->setEnabled(false);
+        const int d = delta;
+        connect(sc, &QShortcut::activated, this, [this, d] { presentationStep(d); });
+        m_presentationKeys.push_back(sc);
+    }
+    auto *esc = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+    esc->setEnabled(false);
+    connect(esc, &QShortcut::activated, this, [this] { setPresentationMode(false); });
+    m_presentationKeys.push_back(esc);
+}
+
+void MainWindow::onAppearanceChanged()
+{
+    const Appearance &a = AppearanceManager::instance()->appearance();
+    const int values[] = {int(a.theme), int(a.sequential), int(a.diverging)};
+    for (size_t i = 0; i < m_appearanceGroups.size() && i < 3; ++i)
+        for (QAction *act : m_appearanceGroups[i]->actions())
+            act->setChecked(act->data().toInt() == values[i]);
+    for (QCustomPlot *p : findChildren<QCustomPlot *>()) {
+        AppearanceManager::track(p);
+        AppearanceManager::stylePlot(p);
+    }
+    if (m_session->snapshot())
+        onSnapshot(m_session->snapshot()); // the views draw again with the new maps
+    for (QCustomPlot *p : findChildren<QCustomPlot *>())
+        p->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MainWindow::setPresentationMode(bool on)
+{
+    if (on == m_presenting)
+        return;
+    m_presenting = on;
+    auto *am = AppearanceManager::instance();
+    if (on) {
+        m_beforePresentation.appearance = am->appearance();
+        m_beforePresentation.state = saveState();
+        m_beforePresentation.maximized = isMaximized();
+        for (auto *dock : findChildren<QDockWidget *>())
+            dock->setVisible(dock->objectName() == QLatin1String("lessonDock"));
+        Appearance a = am->appearance();
+        a.theme = Theme::HighContrast;
+        a.fontScale = std::max(a.fontScale * 1.6, 1.6);
+        am->setAppearance(a);
+        showFullScreen();
+    } else {
+        am->setAppearance(m_beforePresentation.appearance);
+        restoreState(m_beforePresentation.state);
+        if (m_beforePresentation.maximized)
+            showMaximized();
+        else
+            showNormal();
+    }
+    for (QShortcut *sc : m_presentationKeys)
+        sc->setEnabled(on);
+    const QSignalBlocker block(m_presentationAction);
+    m_presentationAction->setChecked(on);
+    emit presentationModeChanged(on);
+}
+
+void MainWindow::presentationStep(int delta)
+{
+    // the views in teaching order; the step moves to the next visible one
+    const int n = m_tabs->count();
+    for (int k = 1; k <= n; ++k) {
+        const int i = ((m_tabs->currentIndex() + delta * k) % n + n) % n;
+        if (m_tabs->isTabVisible(i)) {
+            m_tabs->setCurrentIndex(i);
+            return;
+        }
     }
 }
 
@@ -520,6 +659,8 @@ void MainWindow::onTokenClicked(bool keyChips, int index)
 
 void MainWindow::onSnapshot(SnapshotPtr s)
 {
+    for (QCustomPlot *p : findChildren<QCustomPlot *>()) // views may make plots as they go
+        AppearanceManager::track(p);
     m_heatmap->setSnapshot(s);
     m_grid->setSnapshot(s);
     m_embeddings->setSnapshot(s);

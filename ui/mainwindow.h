@@ -4,14 +4,19 @@
 // LiveSession; each view is its own class.
 #pragma once
 
+#include "appearance.h"
 #include "figureexport.h"
 #include "livetypes.h"
 
 #include <QMainWindow>
 
 #include <memory>
+#include <vector>
 
+class QAction;
+class QActionGroup;
 class QLabel;
+class QShortcut;
 class QProgressBar;
 class QTabWidget;
 
@@ -52,6 +57,11 @@ public:
     bool showView(const QString &id);
     QString currentViewId() const;
     LessonPanel *lessonPanel() const { return m_lesson; }
+    // Full screen, large text, high contrast, only the Lesson dock; Right/Left/Space/PageUp/PageDown
+    // step through the stages, Esc leaves and restores the docks and the appearance.
+    void setPresentationMode(bool on);
+    bool presentationMode() const { return m_presenting; }
+    void presentationStep(int delta);
     void setSentence(const QString &text);
     void setKeySentence(const QString &text);
 
@@ -75,12 +85,15 @@ public:
 signals:
     // After a snapshot reached every view (their replots are queued).
     void viewsUpdated(quint64 generation);
+    void presentationModeChanged(bool on);
 
 protected:
     void closeEvent(QCloseEvent *e) override;
 
 private:
     void buildMenus();
+    void buildViewMenu();
+    void onAppearanceChanged();
     void onSnapshot(SnapshotPtr s);
     void onSelection(int head, int query);
     void onTokenClicked(bool keyChips, int index);
@@ -108,6 +121,15 @@ private:
     bool m_loading = false;
     LessonPanel *m_lesson = nullptr;
     bool m_applyingPreset = false;
+    bool m_presenting = false;
+    struct {
+        Appearance appearance;
+        QByteArray state;
+        bool maximized = false;
+    } m_beforePresentation;
+    QAction *m_presentationAction = nullptr;
+    std::vector<QShortcut *> m_presentationKeys;
+    std::vector<QActionGroup *> m_appearanceGroups;
 };
 
 } // namespace attnviz::ui

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "plotstyle.h"
 
+#include "appearance.h"
+
 #include <QFontMetrics>
 
 #include <algorithm>
@@ -8,20 +10,14 @@
 
 namespace attnviz::ui {
 
-QCPColorGradient weightsGradient()
+namespace {
+
+QCPColorGradient gradient(std::initializer_list<std::pair<double, QColor>> stops)
 {
     QCPColorGradient g;
     g.clearColorStops();
-    // viridis, sampled at 9 points
-    g.setColorStopAt(0.000, QColor(68, 1, 84));
-    g.setColorStopAt(0.125, QColor(71, 44, 122));
-    g.setColorStopAt(0.250, QColor(59, 81, 139));
-    g.setColorStopAt(0.375, QColor(44, 113, 142));
-    g.setColorStopAt(0.500, QColor(33, 144, 141));
-    g.setColorStopAt(0.625, QColor(39, 173, 129));
-    g.setColorStopAt(0.750, QColor(92, 200, 99));
-    g.setColorStopAt(0.875, QColor(170, 220, 50));
-    g.setColorStopAt(1.000, QColor(253, 231, 37));
+    for (const auto &[at, colour] : stops)
+        g.setColorStopAt(at, colour);
     g.setColorInterpolation(QCPColorGradient::ciRGB);
     g.setNanHandling(QCPColorGradient::nhNanColor);
     g.setNanColor(nanColor());
@@ -29,26 +25,45 @@ QCPColorGradient weightsGradient()
     return g;
 }
 
-QCPColorGradient divergingGradient()
+} // namespace
+
+// The colour maps are data: each sampled at 9 points from its published definition.
+QCPColorGradient sequentialGradient(SequentialMap m)
 {
-    QCPColorGradient g;
-    g.clearColorStops();
-    // RdBu reversed: negative blue, zero white, positive red
-    g.setColorStopAt(0.00, QColor(5, 48, 97));
-    g.setColorStopAt(0.15, QColor(33, 102, 172));
-    g.setColorStopAt(0.30, QColor(67, 147, 195));
-    g.setColorStopAt(0.42, QColor(146, 197, 222));
-    g.setColorStopAt(0.50, QColor(247, 247, 247));
-    g.setColorStopAt(0.58, QColor(244, 165, 130));
-    g.setColorStopAt(0.70, QColor(214, 96, 77));
-    g.setColorStopAt(0.85, QColor(178, 24, 43));
-    g.setColorStopAt(1.00, QColor(103, 0, 31));
-    g.setColorInterpolation(QCPColorGradient::ciRGB);
-    g.setNanHandling(QCPColorGradient::nhNanColor);
-    g.setNanColor(nanColor());
-    g.setLevelCount(256);
-    return g;
+    switch (m) {
+    case SequentialMap::Cividis: // matplotlib cividis: blue to yellow, readable with any colour vision
+        return gradient({{0.000, QColor(0, 34, 78)}, {0.125, QColor(18, 53, 112)}, {0.250, QColor(59, 73, 108)},
+                         {0.375, QColor(87, 92, 109)}, {0.500, QColor(112, 113, 115)}, {0.625, QColor(138, 134, 120)},
+                         {0.750, QColor(165, 156, 116)}, {0.875, QColor(195, 179, 105)}, {1.000, QColor(254, 232, 56)}});
+    case SequentialMap::Magma:
+        return gradient({{0.000, QColor(0, 0, 4)}, {0.125, QColor(28, 16, 68)}, {0.250, QColor(79, 18, 123)},
+                         {0.375, QColor(129, 37, 129)}, {0.500, QColor(181, 54, 122)}, {0.625, QColor(229, 80, 100)},
+                         {0.750, QColor(251, 135, 97)}, {0.875, QColor(254, 194, 135)}, {1.000, QColor(252, 253, 191)}});
+    case SequentialMap::Greys: // white (0) to black (1): print and projectors
+        return gradient({{0.0, QColor(255, 255, 255)}, {0.5, QColor(140, 140, 140)}, {1.0, QColor(0, 0, 0)}});
+    case SequentialMap::Viridis:
+        break;
+    }
+    return gradient({{0.000, QColor(68, 1, 84)}, {0.125, QColor(71, 44, 122)}, {0.250, QColor(59, 81, 139)},
+                     {0.375, QColor(44, 113, 142)}, {0.500, QColor(33, 144, 141)}, {0.625, QColor(39, 173, 129)},
+                     {0.750, QColor(92, 200, 99)}, {0.875, QColor(170, 220, 50)}, {1.000, QColor(253, 231, 37)}});
 }
+
+QCPColorGradient divergingGradient(DivergingMap m)
+{
+    if (m == DivergingMap::PurpleOrange) // ColorBrewer PuOr, colour-blind safe
+        return gradient({{0.00, QColor(45, 0, 75)}, {0.15, QColor(84, 39, 136)}, {0.30, QColor(128, 115, 172)},
+                         {0.42, QColor(178, 171, 210)}, {0.50, QColor(247, 247, 247)}, {0.58, QColor(253, 184, 99)},
+                         {0.70, QColor(224, 130, 20)}, {0.85, QColor(179, 88, 6)}, {1.00, QColor(127, 59, 8)}});
+    // ColorBrewer RdBu reversed: negative blue, zero white, positive red
+    return gradient({{0.00, QColor(5, 48, 97)}, {0.15, QColor(33, 102, 172)}, {0.30, QColor(67, 147, 195)},
+                     {0.42, QColor(146, 197, 222)}, {0.50, QColor(247, 247, 247)}, {0.58, QColor(244, 165, 130)},
+                     {0.70, QColor(214, 96, 77)}, {0.85, QColor(178, 24, 43)}, {1.00, QColor(103, 0, 31)}});
+}
+
+QCPColorGradient weightsGradient() { return sequentialGradient(AppearanceManager::instance()->appearance().sequential); }
+
+QCPColorGradient divergingGradient() { return divergingGradient(AppearanceManager::instance()->appearance().diverging); }
 
 QColor nanColor() { return QColor(205, 205, 205); }
 

@@ -12,10 +12,16 @@
 
 namespace attnviz::ui {
 
-// Sequential (weights): a viridis-like ramp, dark = 0, yellow = 1. NaN cells light grey.
+enum class SequentialMap;
+enum class DivergingMap;
+
+// Sequential (weights): the chosen map (View menu; viridis by default: dark = 0, yellow = 1).
+// NaN cells light grey.
 QCPColorGradient weightsGradient();
-// Diverging (embeddings, signed scores): blue - white - red.
+// Diverging (embeddings, signed scores, differences): the chosen map, white at 0.
 QCPColorGradient divergingGradient();
+QCPColorGradient sequentialGradient(SequentialMap m);
+QCPColorGradient divergingGradient(DivergingMap m);
 
 // The brush that marks masked cells and fully-masked rows.
 QBrush maskHatchBrush();
