@@ -10,6 +10,7 @@
 #include "layergridview.h"
 #include "livecompute.h"
 #include "livesession.h"
+#include "pipelineview.h"
 #include "residualview.h"
 #include "rowview.h"
 #include "sentenceedit.h"
@@ -150,6 +151,8 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs->addTab(m_heatmap, tr("Weights"));
     m_tabs->addTab(m_grid, tr("All heads"));
     m_tabs->addTab(m_embeddings, tr("Contextual embeddings"));
+    m_pipeline = new PipelineView(this);
+    m_tabs->addTab(m_pipeline, tr("Pipeline"));
     m_layerGrid = new LayerGridView(this); // stack mode (depth >= 2) only
     m_residual = new ResidualView(this);
     m_tabs->addTab(m_layerGrid, tr("Layers × heads"));
@@ -443,6 +446,7 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     m_row->setSnapshot(s);
     m_layerGrid->setSnapshot(s);
     m_residual->setSnapshot(s);
+    m_pipeline->setSnapshot(s);
     if (s->stack)
         m_controls->stackControls()->setShownLayer(s->layer);
     m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), s->settings.stack.enabled());
@@ -502,6 +506,7 @@ void MainWindow::onSelection(int head, int query)
     m_row->setSelection(head, query);
     m_layerGrid->setSelection(head, query);
     m_residual->setSelection(head, query);
+    m_pipeline->setSelection(head, query);
     m_controls->setSelectedHead(head);
 }
 
