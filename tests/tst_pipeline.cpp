@@ -10,7 +10,9 @@
 
 #include <qcustomplot.h>
 
+#include <QDockWidget>
 #include <QLabel>
+#include <QScrollArea>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTextBrowser>
@@ -321,7 +323,14 @@ private slots:
             s.mask = MaskChoice::Causal;
             s.scaleRule = ScaleRule::InvSqrtDHead;
         }));
+        // room for the stages: the selected-query dock closed, the weights stage scrolled into view
+        if (auto *dock = m_w->findChild<QDockWidget *>(QStringLiteral("rowDock")))
+            dock->close();
         QVERIFY(view()->explainCell(stageOf(Kind::Weights), 3, 1));
+        QCoreApplication::processEvents();
+        auto *scroll = view()->findChild<QScrollArea *>();
+        QVERIFY(scroll);
+        scroll->ensureWidgetVisible(view()->stagePlot(stageOf(Kind::Weights)), 0, 0);
         QCoreApplication::processEvents();
         const QImage img = m_w->grab().toImage();
         QSet<QRgb> colours;

@@ -30,8 +30,8 @@ namespace {
 
 constexpr int kMaxTerms = 12;      // terms written out in a sum before "…"
 constexpr int kMaxHatchCells = 256 * 256;
-constexpr int kBoxWidth = 340;
-constexpr int kPlotHeight = 290;
+constexpr int kBoxWidth = 320;
+constexpr int kPlotHeight = 280;
 
 QString num(double v)
 {
@@ -114,11 +114,15 @@ protected:
             }
         }
         const QRectF one = cellRect(0, 0, 0, 0);
+        // the largest font from 9 pt down to 6 pt in which "−0.00" fits a cell
         QFont f = p->font();
-        f.setPointSizeF(std::clamp(one.height() * 0.3, 6.0, 9.0));
-        const QFontMetricsF fm(f);
-        if (rows * cols <= 64 * 64 && one.width() >= fm.horizontalAdvance(QStringLiteral("−0.00")) + 2
-            && one.height() >= fm.height()) {
+        bool fits = false;
+        for (double pt = 9.0; pt >= 6.0 && !fits && rows * cols <= 64 * 64; pt -= 0.5) {
+            f.setPointSizeF(pt);
+            const QFontMetricsF fm(f);
+            fits = one.width() >= fm.horizontalAdvance(QStringLiteral("−0.00")) + 2 && one.height() >= fm.height();
+        }
+        if (fits) {
             p->setFont(f);
             for (int i = 0; i < rows; ++i)
                 for (int j = 0; j < cols; ++j) {
@@ -321,18 +325,19 @@ PipelineView::PipelineView(QWidget *parent)
     m_grid->setSpacing(8);
     m_grid->setAlignment(Qt::AlignTop | Qt::AlignLeft);
     m_scroll->setWidget(m_gridHost);
+    m_scroll->viewport()->installEventFilter(this); // as many columns as the viewport holds
     m_explain = new QTextBrowser(split);
     m_explain->setObjectName(QStringLiteral("pipelineExplanation"));
     m_explain->setFocusPolicy(Qt::NoFocus);
     m_explain->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_explain->setMinimumWidth(260);
+    m_explain->setMinimumWidth(220);
     m_explain->setHtml(tr("<p><b>How was it computed?</b></p><p>Click a cell in any stage to see the arithmetic "
                           "behind that number, with the actual values.</p>"));
     split->addWidget(m_scroll);
     split->addWidget(m_explain);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
-    split->setSizes({900, 300});
+    split->setSizes({700, 260});
     layout->addWidget(split, 1);
     rebuild();
 }
@@ -452,10 +457,11 @@ void PipelineView::relayout()
         m_grid->addWidget(m_stages[i], i / cols, i % cols);
 }
 
-void PipelineView::resizeEvent(QResizeEvent *e)
+bool PipelineView::eventFilter(QObject *o, QEvent *e)
 {
-    DeferredView::resizeEvent(e);
-    relayout();
+    if (o == m_scroll->viewport() && e->type() == QEvent::Resize)
+        relayout();
+    return DeferredView::eventFilter(o, e);
 }
 
 void PipelineView::rebuild()

@@ -81,7 +81,7 @@ signals:
 
 protected:
     void keyPressEvent(QKeyEvent *e) override;
-    void resizeEvent(QResizeEvent *e) override;
+    bool eventFilter(QObject *o, QEvent *e) override;
 
 private:
     void rebuild() override;
