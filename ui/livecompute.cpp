@@ -325,6 +325,7 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         useProjections(nullptr);
     }
 
+    snap->projections = cache.inputProj;
     Status st = backend.compute(cfg, input, snap->result);
     snap->computeMs = double(timer.nsecsElapsed()) / 1e6;
     snap->backendName = QString::fromStdString(backend.name()); // what computed this one (a fallback names the CPU)

@@ -78,6 +78,9 @@ struct ComputeSnapshot {
     std::set<int> paddedKeys;
     std::set<std::pair<int, int>> customMask;
     AttentionConfig config;
+    // The projections `result` was computed with (random or loaded); null = identity, and in
+    // stack mode (the layer's weights live in the stack cache).
+    std::shared_ptr<const Projections<float>> projections;
     AttentionResult<float> result;
     Status status;       // not ok: result is empty, `message` explains
     QString message;     // for the views: why there is nothing to show ("" when there is)

@@ -14,6 +14,7 @@
 #include "seedtables.h"
 #include "livecompute.h"
 #include "livesession.h"
+#include "pipelineview.h"
 #include "residualview.h"
 #include "rowview.h"
 #include "sentenceedit.h"
@@ -162,6 +163,9 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs->addTab(m_heatmap, tr("Weights"));
     m_tabs->addTab(m_grid, tr("All heads"));
     m_tabs->addTab(m_embeddings, tr("Contextual embeddings"));
+    m_pipeline = new PipelineView(this);
+    m_pipeline->setObjectName(QStringLiteral("pipelineView"));
+    m_tabs->addTab(m_pipeline, tr("Pipeline"));
     m_layerGrid = new LayerGridView(this); // stack mode (depth >= 2) only
     m_residual = new ResidualView(this);
     m_layerGrid->setObjectName(QStringLiteral("layersView"));
@@ -454,6 +458,8 @@ void MainWindow::setPresentationMode(bool on)
         a.fontScale = std::max(a.fontScale * 1.6, 1.6);
         am->setAppearance(a);
         showFullScreen();
+        if (m_tabs->currentWidget() == m_pipeline)
+            m_pipeline->setCurrentStage(0); // a lesson starts from X
     } else {
         am->setAppearance(m_beforePresentation.appearance);
         restoreState(m_beforePresentation.state);
@@ -471,12 +477,26 @@ void MainWindow::setPresentationMode(bool on)
 
 void MainWindow::presentationStep(int delta)
 {
+    // On the pipeline: stage by stage (the last step shows them all), then on to the next view.
+    if (m_tabs->currentWidget() == m_pipeline) {
+        const int stage = m_pipeline->currentStage();
+        if (delta > 0 && stage >= 0) {
+            m_pipeline->nextStage();
+            return;
+        }
+        if (delta < 0 && stage != 0) {
+            m_pipeline->previousStage();
+            return;
+        }
+    }
     // the views in teaching order; the step moves to the next visible one
     const int n = m_tabs->count();
     for (int k = 1; k <= n; ++k) {
         const int i = ((m_tabs->currentIndex() + delta * k) % n + n) % n;
         if (m_tabs->isTabVisible(i)) {
             m_tabs->setCurrentIndex(i);
+            if (m_tabs->currentWidget() == m_pipeline)
+                m_pipeline->setCurrentStage(delta > 0 ? 0 : -1);
             return;
         }
     }
@@ -667,6 +687,7 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     m_row->setSnapshot(s);
     m_layerGrid->setSnapshot(s);
     m_residual->setSnapshot(s);
+    m_pipeline->setSnapshot(s);
     if (s->stack)
         m_controls->stackControls()->setShownLayer(s->layer);
     m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), s->settings.stack.enabled());
@@ -726,6 +747,7 @@ void MainWindow::onSelection(int head, int query)
     m_row->setSelection(head, query);
     m_layerGrid->setSelection(head, query);
     m_residual->setSelection(head, query);
+    m_pipeline->setSelection(head, query);
     m_controls->setSelectedHead(head);
 }
 

@@ -30,6 +30,7 @@ class LayerGridView;
 class LessonPanel;
 class ResidualView;
 class LiveSession;
+class PipelineView;
 class RowView;
 class SentenceEdit;
 class TokenChipsView;
@@ -73,6 +74,7 @@ public:
     RowView *rowView() const { return m_row; }
     LayerGridView *layerGridView() const { return m_layerGrid; }
     ResidualView *residualView() const { return m_residual; }
+    PipelineView *pipelineView() const { return m_pipeline; }
     SentenceEdit *sentenceEdit() const { return m_queryEdit; }
     SentenceEdit *keySentenceEdit() const { return m_keyEdit; }
     TokenChipsView *queryChips() const { return m_queryChips; }
@@ -113,6 +115,7 @@ private:
     RowView *m_row = nullptr;
     LayerGridView *m_layerGrid = nullptr;
     ResidualView *m_residual = nullptr;
+    PipelineView *m_pipeline = nullptr;
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     QTabWidget *m_tabs = nullptr;
