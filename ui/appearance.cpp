@@ -242,6 +242,12 @@ void AppearanceManager::stylePlot(QCustomPlot *plot)
         for (QCPAxis *ax : r->axes())
             styleAxis(ax, text, grid, base, hc);
     }
+    // free-standing labels (values over bars, messages) take the text colour unless they sit on
+    // their own background or asked to keep theirs
+    for (int i = 0; i < plot->itemCount(); ++i)
+        if (auto *t = qobject_cast<QCPItemText *>(plot->item(i)))
+            if (t->brush().style() == Qt::NoBrush && !t->property("attnviz.ownColour").toBool())
+                setIfDifferent([t] { return t->color(); }, [t](const QColor &c) { t->setColor(c); }, text);
     for (QCPLayoutElement *el : plot->plotLayout()->elements(true)) {
         if (auto *t = qobject_cast<QCPTextElement *>(el)) {
             setIfDifferent([t] { return t->textColor(); }, [t](const QColor &c) { t->setTextColor(c); }, text);

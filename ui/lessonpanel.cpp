@@ -4,6 +4,7 @@
 #include "presets.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QTextBrowser>
@@ -31,6 +32,8 @@ LessonPanel::LessonPanel(QWidget *parent) : QWidget(parent)
     m_text->setObjectName(QStringLiteral("lessonText"));
     m_text->setOpenLinks(false);
     l->addWidget(m_text, 1);
+    // a column beside the views: about 48 characters wide, never wider
+    setMaximumWidth(std::max(320, fontMetrics().averageCharWidth() * 48));
     connect(m_combo, qOverload<int>(&QComboBox::activated), this, [this](int i) {
         const QString id = m_combo->itemData(i).toString();
         if (!id.isEmpty())
@@ -47,6 +50,13 @@ void LessonPanel::showPreset(const Preset *p)
     const QSignalBlocker block(m_combo);
     m_combo->setCurrentIndex(p ? std::max(0, m_combo->findData(p->id)) : 0);
     render();
+}
+
+void LessonPanel::changeEvent(QEvent *e)
+{
+    QWidget::changeEvent(e);
+    if (e->type() == QEvent::FontChange) // presentation mode: the column grows with the text
+        setMaximumWidth(std::max(320, fontMetrics().averageCharWidth() * 48));
 }
 
 void LessonPanel::markEdited()

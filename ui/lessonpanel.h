@@ -24,6 +24,10 @@ public:
     QString currentId() const { return m_current; }
     void markEdited();
     QString text() const;
+    QSize sizeHint() const override { return QSize(280, 320); } // beside the views, not instead of them
+
+protected:
+    void changeEvent(QEvent *e) override;
 
 signals:
     void presetChosen(const QString &id);

@@ -33,6 +33,7 @@
 #include <QActionGroup>
 #include <QDockWidget>
 #include <QShortcut>
+#include <QTimer>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -310,6 +311,18 @@ MainWindow::MainWindow(QWidget *parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::showEvent(QShowEvent *e)
+{
+    QMainWindow::showEvent(e);
+    if (!m_docksSized) { // docks take their sizes once the window has its own
+        m_docksSized = true;
+        QTimer::singleShot(0, this, [this] {
+            if (auto *lesson = findChild<QDockWidget *>(QStringLiteral("lessonDock")))
+                resizeDocks({lesson}, {std::max(260, width() / 5)}, Qt::Horizontal);
+        });
+    }
+}
 
 void MainWindow::closeEvent(QCloseEvent *e)
 {

@@ -91,6 +91,7 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent *e) override;
+    void showEvent(QShowEvent *e) override;
 
 private:
     void buildMenus();
@@ -125,6 +126,7 @@ private:
     LessonPanel *m_lesson = nullptr;
     bool m_applyingPreset = false;
     bool m_presenting = false;
+    bool m_docksSized = false;
     struct {
         Appearance appearance;
         QByteArray state;

@@ -150,7 +150,7 @@ void RowView::rebuild()
             t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
             t->setText(QString::number(m_values[j], 'f', tk <= 16 ? 4 : 2));
             QFont f = font();
-            f.setPointSizeF(tk <= 16 ? 8 : 6.5);
+            f.setPointSizeF(f.pointSizeF() * (tk <= 16 ? 0.85 : 0.7)); // follows the text size (presentation)
             t->setFont(f);
             m_valueLabels << t;
         }
