@@ -29,9 +29,12 @@ void printUsage()
                "  export --sentence TEXT --out FILE    render a view (png/svg/pdf) or its matrices (csv/npy/json),\n"
                "                                       headless\n"
                "  tokenize < TEXT                      one line of tokens per input line (the app's tokenizer)\n"
+               "  window [SESSION.attnviz] [options]   the window (also with no command, or with only a session file)\n"
                "  vectors export|info|cos|neighbours   word vector tables (see 'attnviz vectors --help')\n"
                "\n"
-               "With no command (or only options such as --embeddings FILE) attnviz opens its window.\n"
+               "With no command (or only options such as --embeddings FILE, or a session file SESSION.attnviz)\n"
+               "attnviz opens its window; it starts on the session open at the last close unless given a\n"
+               "session file or --no-restore.\n"
                "\n"
                "Run 'attnviz <command> --help' for the options of a command.\n",
                stdout);
@@ -86,17 +89,29 @@ int main(int argc, char **argv)
         && std::any_of(argv + 2, argv + argc, [](const char *a) { return qstrcmp(a, "--ui") == 0; });
     const bool isHelp = verb == QLatin1String("--help") || verb == QLatin1String("-h") || verb == QLatin1String("help")
         || verb == QLatin1String("--version") || verb == QLatin1String("-v");
-    const bool gui = verb.isEmpty() || (verb.startsWith(QLatin1Char('-')) && !isHelp);
+    // `attnviz FILE.attnviz` (the desktop entry's `attnviz %f`) opens the window on that session.
+    static const QStringList verbs = {QStringLiteral("compute"), QStringLiteral("bench"), QStringLiteral("export"),
+                                      QStringLiteral("tokenize"), QStringLiteral("vectors"), QStringLiteral("window"),
+                                      QStringLiteral("help")};
+    const bool sessionFile = !verb.isEmpty() && !verb.startsWith(QLatin1Char('-')) && !verbs.contains(verb)
+        && (verb.endsWith(QLatin1String(".attnviz"), Qt::CaseInsensitive) || QFileInfo(verb).isFile());
+    const bool windowVerb = verb == QLatin1String("window");
+    const bool gui = verb.isEmpty() || (verb.startsWith(QLatin1Char('-')) && !isHelp) || windowVerb || sessionFile;
+    const bool helpOnly = std::any_of(argv + 1, argv + argc, [](const char *a) {
+        return qstrcmp(a, "--help") == 0 || qstrcmp(a, "-h") == 0;
+    });
     if (gui || benchUi || verb == QLatin1String("export")) {
-        // Figures and the benchmark need no display: fall back to the offscreen platform.
-        if ((!gui) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY")
+        // Figures, the benchmark and help texts need no display: fall back to the offscreen platform.
+        if ((!gui || helpOnly) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY")
             && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
         QApplication app(argc, argv);
         QCoreApplication::setOrganizationName(QStringLiteral("attnviz"));
         QCoreApplication::setApplicationName(QStringLiteral("attnviz"));
         QCoreApplication::setApplicationVersion(QStringLiteral(ATTNVIZ_VERSION));
-        const QStringList args = QCoreApplication::arguments();
+        QStringList args = QCoreApplication::arguments();
+        if (windowVerb)
+            args.removeAt(1);
         if (gui)
             return attnviz::cli::gui(args);
         QStringList rest = args.mid(2);

@@ -50,8 +50,14 @@ int fail(const char *verb, const QString &message, int code)
 int gui(const QStringList &args)
 {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Opens the attnviz window."));
+    p.setApplicationDescription(QStringLiteral(
+        "Opens the attnviz window: on SESSION.attnviz when one is given, else on the session open when attnviz\n"
+        "last closed (unless --no-restore). The options below apply on top of either."));
     p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("session"), QStringLiteral("A session file (*.attnviz) to open."),
+                            QStringLiteral("[SESSION.attnviz]"));
+    QCommandLineOption noRestoreOpt(QStringLiteral("no-restore"),
+                                    QStringLiteral("Start from the defaults, not from the session open at the last close."));
     QCommandLineOption embOpt(QStringLiteral("embeddings"), QStringLiteral("Word vectors to use (.txt/.vec/.bin/.avec)."),
                               QStringLiteral("file"));
     QCommandLineOption sentOpt(QStringLiteral("sentence"), QStringLiteral("Sentence to start with."), QStringLiteral("text"));
@@ -72,7 +78,8 @@ int gui(const QStringList &args)
     QCommandLineOption blockOpt(QStringLiteral("block"), QStringLiteral("Stack blocks: post (seed 002, default) or pre (GPT-2)."),
                                 QStringLiteral("norm"));
     QCommandLineOption shotOpt(QStringLiteral("screenshot"),
-                               QStringLiteral("Grab the window into FILE (PNG) once the views are drawn, then quit."),
+                               QStringLiteral("Grab the window into FILE (PNG) once the views are drawn, then quit "
+                                              "(implies --no-restore)."),
                                QStringLiteral("file"));
     QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size WxH (default 1400x900)."),
                                QStringLiteral("WxH"));
@@ -87,7 +94,7 @@ int gui(const QStringList &args)
     QCommandLineOption presentOpt(QStringLiteral("presentation"),
                                   QStringLiteral("Start in presentation mode (full screen, large text, high contrast)."));
     p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt, depthOpt, posOpt, blockOpt,
-                  presetOpt, themeOpt, mapOpt, presentOpt});
+                  presetOpt, themeOpt, mapOpt, presentOpt, noRestoreOpt});
     if (!p.parse(args))
         return fail("", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -107,7 +114,15 @@ int gui(const QStringList &args)
     if (p.isSet(mapOpt) && !ui::parseSequential(p.value(mapOpt), look.sequential))
         return fail("", QStringLiteral("--colormap: expected viridis, cividis, magma or greys"), 2);
     ui::AppearanceManager::instance()->setAppearance(look);
+    const QStringList sessions = p.positionalArguments();
+    if (sessions.size() > 1)
+        return fail("", QStringLiteral("one session file at most (got %1)").arg(sessions.size()), 2);
     ui::MainWindow w;
+    // A session file that cannot be opened leaves the window as it starts, with a dialog saying why.
+    if (!sessions.isEmpty())
+        w.openSessionInteractive(sessions.first());
+    else if (!p.isSet(noRestoreOpt) && !p.isSet(shotOpt) && !p.isSet(presetOpt))
+        w.restoreLastSession();
     if (p.isSet(embOpt)) {
         QString error;
         if (!w.loadEmbeddingsFile(p.value(embOpt), &error))

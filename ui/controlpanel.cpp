@@ -296,6 +296,8 @@ void ControlPanel::setSettings(const ComputeSettings &s)
 
 bool ControlPanel::showNumbers() const { return m_numbers->isChecked(); }
 
+void ControlPanel::setShowNumbers(bool show) { m_numbers->setChecked(show); }
+
 HeadDisplay ControlPanel::headDisplay() const { return HeadDisplay(m_headDisplay->currentData().toInt()); }
 
 void ControlPanel::setHeadDisplay(HeadDisplay d)

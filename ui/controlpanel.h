@@ -28,6 +28,7 @@ public:
     void setSettings(const ComputeSettings &s);
     HeadDisplay headDisplay() const;
     bool showNumbers() const;
+    void setShowNumbers(bool show);
     void setHeadDisplay(HeadDisplay d);
     void setSelectedHead(int head);
 

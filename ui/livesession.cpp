@@ -104,6 +104,24 @@ void LiveSession::clearCustomMask()
         schedule();
 }
 
+void LiveSession::setPaddedKeys(const std::set<int> &keys)
+{
+    if (keys == m_padded)
+        return;
+    m_padded = keys;
+    if (m_settings.mask == MaskChoice::Padding || m_settings.mask == MaskChoice::CausalPadding)
+        schedule();
+}
+
+void LiveSession::setCustomMask(const std::set<std::pair<int, int>> &cells)
+{
+    if (cells == m_custom)
+        return;
+    m_custom = cells;
+    if (m_settings.mask == MaskChoice::Custom)
+        schedule();
+}
+
 void LiveSession::setSelectedHead(int head)
 {
     if (head == m_head && (head >= 0 || m_display == HeadDisplay::Average))

@@ -39,6 +39,9 @@ public:
     void togglePadding(int keyIndex);
     void toggleCustomCell(int query, int key);
     void clearCustomMask();
+    // Replace the whole set (a session being opened); recompute when the mask uses it.
+    void setPaddedKeys(const std::set<int> &keys);
+    void setCustomMask(const std::set<std::pair<int, int>> &cells);
 
     // -1 = average of heads.
     void setSelectedHead(int head);
@@ -52,6 +55,8 @@ public:
     const QString &keySentence() const { return m_keySentence; }
     const ComputeSettings &settings() const { return m_settings; }
     std::shared_ptr<const EmbeddingTable> table() const { return m_table; }
+    const std::set<int> &paddedKeys() const { return m_padded; }
+    const std::set<std::pair<int, int>> &customMask() const { return m_custom; }
     SnapshotPtr snapshot() const { return m_snapshot; }
     int selectedHead() const { return m_head; }
     int selectedQuery() const { return m_query; }

@@ -17,6 +17,7 @@
 #include "pipelineview.h"
 #include "residualview.h"
 #include "rowview.h"
+#include "seedtables.h"
 #include "sentenceedit.h"
 #include "stackcompute.h"
 #include "stackcontrols.h"
@@ -35,15 +36,19 @@
 #include <QShortcut>
 #include <QTimer>
 #include <QDoubleSpinBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QJsonDocument>
+#include <QJsonParseError>
 #include <QFutureWatcher>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QProgressDialog>
+#include <QSaveFile>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
@@ -81,7 +86,19 @@ MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
     , m_session(new LiveSession(this))
 {
-    setWindowTitle(tr("attnviz — attention, live"));
+    m_savePrompt = [this](const QString &name) {
+        const auto b = QMessageBox::question(this, tr("Unsaved changes"), tr("Save changes to %1?").arg(name),
+                                             QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
+                                             QMessageBox::Save);
+        return b == QMessageBox::Save ? SaveAnswer::Save : b == QMessageBox::Discard ? SaveAnswer::Discard : SaveAnswer::Cancel;
+    };
+    m_saveAsPrompt = [this](const QString &suggested) {
+        return QFileDialog::getSaveFileName(this, tr("Save session"), suggested, tr("attnviz sessions (*.attnviz)"));
+    };
+    m_openPrompt = [this](const QString &dir) {
+        return QFileDialog::getOpenFileName(this, tr("Open session"), dir,
+                                            tr("attnviz sessions (*.attnviz);;All files (*)"));
+    };
 
     // Input: sentence, key/value sentence, token chips.
     auto *input = new QWidget(this);
@@ -243,6 +260,9 @@ MainWindow::MainWindow(QWidget *parent)
         if (!m_applyingPreset)
             m_lesson->markEdited();
         m_heatmap->setCustomMaskEditing(s.mask == MaskChoice::Custom);
+        m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), s.stack.enabled());
+        m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s.stack.enabled());
+        updateModified();
     });
     connect(m_controls, &ControlPanel::headDisplayChanged, m_session, &LiveSession::setHeadDisplay);
     connect(m_controls, &ControlPanel::headChanged, m_session, &LiveSession::setSelectedHead);
@@ -286,6 +306,17 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_queryChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(false, i); });
     connect(m_keyChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(true, i); });
 
+    // Unsaved changes: whatever a session holds, compared with the state last saved or opened.
+    for (SentenceEdit *e : {m_queryEdit, m_keyEdit})
+        connect(e, &QPlainTextEdit::textChanged, this, &MainWindow::updateModified);
+    connect(m_session, &LiveSession::selectionChanged, this, &MainWindow::updateModified);
+    connect(m_session, &LiveSession::headDisplayChanged, this, &MainWindow::updateModified);
+    connect(m_heatmap, &HeatmapView::cellToggled, this, &MainWindow::updateModified);
+    connect(m_controls, &ControlPanel::clearCustomMaskRequested, this, &MainWindow::updateModified);
+    connect(m_controls, &ControlPanel::showNumbersChanged, this, &MainWindow::updateModified);
+    connect(m_controls->stackControls(), &StackControls::layerChanged, this, &MainWindow::updateModified);
+    connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::updateModified);
+
     buildMenus();
     for (QCustomPlot *p : findChildren<QCustomPlot *>())
         AppearanceManager::track(p);
@@ -308,6 +339,7 @@ MainWindow::MainWindow(QWidget *parent)
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     if (!settings.contains(QStringLiteral("window/geometry")))
         resize(1400, 900);
+    markClean();
 }
 
 MainWindow::~MainWindow() = default;
@@ -326,13 +358,36 @@ void MainWindow::showEvent(QShowEvent *e)
 
 void MainWindow::closeEvent(QCloseEvent *e)
 {
-    QSettings().setValue(QStringLiteral("window/geometry"), saveGeometry());
+    m_discarded = false;
+    if (!maybeSave()) {
+        e->ignore();
+        return;
+    }
+    // What the next start restores: the session as it is now, or as last saved when the changes were
+    // discarded.
+    const SessionState last = m_discarded ? m_clean : captureSession();
+    QSettings settings;
+    settings.setValue(QStringLiteral("session/last"),
+                      QString::fromUtf8(QJsonDocument(sessionToJson(last)).toJson(QJsonDocument::Compact)));
+    settings.setValue(QStringLiteral("session/lastPath"), m_sessionPath);
+    settings.setValue(QStringLiteral("session/lastModified"), !m_discarded && isWindowModified());
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
     QMainWindow::closeEvent(e);
 }
 
 void MainWindow::buildMenus()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&New session"), QKeySequence::New, this, [this] { newSession(); });
+    file->addAction(tr("&Open session…"), QKeySequence(tr("Ctrl+O")), this, [this] { openSessionInteractive(); });
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
+    rebuildRecentMenu();
+    file->addAction(tr("&Save"), QKeySequence(tr("Ctrl+S")), this, [this] { saveInteractive(false); });
+    file->addAction(tr("Save &as…"), QKeySequence(tr("Ctrl+Shift+S")), this, [this] { saveInteractive(true); });
+    file->addSeparator();
     file->addAction(tr("Load &embeddings…"), this, &MainWindow::startLoadEmbeddings);
     file->addAction(tr("Load &projections…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Load projections"), QString(),
@@ -574,9 +629,20 @@ void MainWindow::setKeySentence(const QString &text) { m_keyEdit->setPlainText(t
 
 void MainWindow::setEmbeddingTable(std::shared_ptr<const EmbeddingTable> table, const QString &description)
 {
+    const QString seed = seedTableName(table);
+    setTableFrom(std::move(table), description, seed.isEmpty() ? TableKind::Unsaved : TableKind::Seed, seed);
+}
+
+void MainWindow::setTableFrom(std::shared_ptr<const EmbeddingTable> table, const QString &description, TableKind kind,
+                              const QString &pathOrName)
+{
+    m_tableKind = kind;
+    m_tablePath = kind == TableKind::File ? pathOrName : QString();
+    m_tableName = kind == TableKind::Seed ? pathOrName : QString();
     m_controls->setDModel(table ? table->dim() : 0);
     m_controls->setTableDescription(description);
     m_session->setTable(std::move(table));
+    updateModified();
 }
 
 void MainWindow::useBundled()
@@ -587,7 +653,7 @@ void MainWindow::useBundled()
         m_controls->setTableDescription(QString::fromStdString(st.message));
         return;
     }
-    setEmbeddingTable(t, describeTable(*t));
+    setTableFrom(t, describeTable(*t), TableKind::Bundled, QString());
 }
 
 bool MainWindow::loadEmbeddingsFile(const QString &path, QString *error)
@@ -599,7 +665,7 @@ bool MainWindow::loadEmbeddingsFile(const QString &path, QString *error)
             *error = st.ok() ? tr("%1: the file holds no vectors").arg(path) : QString::fromStdString(st.message);
         return false;
     }
-    setEmbeddingTable(t, describeTable(*t));
+    setTableFrom(t, describeTable(*t), TableKind::File, QFileInfo(path).absoluteFilePath());
     return true;
 }
 
@@ -639,7 +705,7 @@ void MainWindow::startLoadEmbeddings()
                                                   : QString::fromStdString(st.message)));
             return;
         }
-        setEmbeddingTable(table, describeTable(*table));
+        setTableFrom(table, describeTable(*table), TableKind::File, QFileInfo(path).absoluteFilePath());
     });
     watcher->setFuture(QtConcurrent::run([path, cancel, fraction] {
         auto t = std::make_shared<EmbeddingTable>();
@@ -658,6 +724,7 @@ bool MainWindow::loadStackWeightsFile(const QString &path, QString *error)
     int depth = 0;
     if (!attnviz::ui::loadStackWeightsFile(path, *w, depth, error))
         return false;
+    m_stackWeightsPath = QFileInfo(path).absoluteFilePath();
     m_controls->stackControls()->setLoadedWeights(w, depth, QFileInfo(path).fileName());
     return true;
 }
@@ -671,6 +738,7 @@ bool MainWindow::loadProjectionsFile(const QString &path, QString *error)
             *error = QString::fromStdString(st.message);
         return false;
     }
+    m_projectionsPath = QFileInfo(path).absoluteFilePath();
     m_controls->setLoadedProjections(p, QFileInfo(path).fileName());
     return true;
 }
@@ -688,6 +756,7 @@ void MainWindow::onTokenClicked(bool keyChips, int index)
     else if (st.mask == MaskChoice::Causal)
         st.mask = MaskChoice::CausalPadding;
     m_controls->setSettings(st);
+    updateModified();
 }
 
 void MainWindow::onSnapshot(SnapshotPtr s)
@@ -845,6 +914,454 @@ void MainWindow::exportMatrices()
         QMessageBox::warning(this, tr("Export failed"), error);
     else
         statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+// Sessions ------------------------------------------------------------------------------------------
+
+QString MainWindow::tabId() const
+{
+    QWidget *w = m_tabs->currentWidget();
+    if (w == m_grid)
+        return SessionTab::Grid;
+    if (w == m_embeddings)
+        return SessionTab::Embeddings;
+    if (w == m_layerGrid)
+        return SessionTab::Layers;
+    if (w == m_residual)
+        return SessionTab::Residual;
+    return SessionTab::Weights;
+}
+
+QWidget *MainWindow::tabForId(const QString &id) const
+{
+    if (id == SessionTab::Grid)
+        return m_grid;
+    if (id == SessionTab::Embeddings)
+        return m_embeddings;
+    if (id == SessionTab::Layers)
+        return m_layerGrid;
+    if (id == SessionTab::Residual)
+        return m_residual;
+    return m_heatmap;
+}
+
+SessionState MainWindow::captureSession() const
+{
+    SessionState s;
+    s.sentence = m_queryEdit->toPlainText();
+    s.keySentence = m_keyEdit->toPlainText();
+    s.paddedKeys = m_session->paddedKeys();
+    s.customMask = m_session->customMask();
+    s.settings = m_controls->settings();
+    s.tableKind = m_tableKind;
+    s.tablePath = m_tablePath;
+    s.tableName = m_tableName;
+    s.projectionsFile = m_projectionsPath;
+    s.stackWeightsFile = m_stackWeightsPath;
+    s.tab = tabId();
+    s.headDisplay = m_session->headDisplay();
+    s.selectedHead = m_session->selectedHead();
+    s.selectedQuery = m_session->selectedQuery();
+    s.layer = m_session->selectedLayer();
+    s.showNumbers = m_controls->showNumbers();
+    return s;
+}
+
+void MainWindow::applySession(const SessionState &in, QStringList *problems)
+{
+    QStringList lines;
+    SessionState s = in;
+    const auto inUse = [this] {
+        const auto t = m_session->table();
+        return t ? tr("the table in use stays: %1").arg(describeTable(*t)) : tr("no table is in use");
+    };
+
+    // The table.
+    switch (s.tableKind) {
+    case TableKind::Unsaved: break;
+    case TableKind::Bundled:
+        if (m_tableKind == TableKind::Bundled)
+            break;
+        if (!hasBundledEmbeddings())
+            lines << tr("table: this build has no bundled word vectors; %1").arg(inUse());
+        else
+            useBundled();
+        break;
+    case TableKind::File: {
+        const QString path = QFileInfo(s.tablePath).absoluteFilePath();
+        if (m_tableKind == TableKind::File && m_tablePath == path)
+            break;
+        QString error;
+        if (!QFileInfo::exists(path))
+            lines << tr("table.path: the embeddings file %1 is missing; %2").arg(path, inUse());
+        else if (!loadEmbeddingsFile(path, &error))
+            lines << tr("table.path: %1; %2").arg(error, inUse());
+        break;
+    }
+    case TableKind::Seed:
+        if (const auto t = seedTableByName(s.tableName))
+            setTableFrom(t, describeTable(*t), TableKind::Seed, s.tableName);
+        break;
+    }
+
+    // The sentences (a new key sentence clears the padding and the custom mask: set before them).
+    setKeySentence(s.keySentence);
+    setSentence(s.sentence);
+
+    // The weight files, before the settings that select them.
+    if (!s.projectionsFile.isEmpty()) {
+        const QString path = QFileInfo(s.projectionsFile).absoluteFilePath();
+        QString error;
+        const bool ok = path == m_projectionsPath
+            || (QFileInfo::exists(path) ? loadProjectionsFile(path, &error)
+                                        : (error = tr("the file %1 is missing").arg(path), false));
+        if (!ok) {
+            lines << tr("projectionsFile: %1; %2").arg(error,
+                                                        s.settings.projection == ProjectionMode::File
+                                                            ? tr("identity projections are used instead")
+                                                            : tr("no projections file is loaded"));
+            if (s.settings.projection == ProjectionMode::File)
+                s.settings.projection = ProjectionMode::Identity;
+            m_projectionsPath.clear();
+            m_controls->setLoadedProjections(nullptr, QString());
+        }
+    } else {
+        if (s.settings.projection == ProjectionMode::File) {
+            lines << tr("settings.projection: \"file\" but the session names no projectionsFile; identity "
+                        "projections are used instead");
+            s.settings.projection = ProjectionMode::Identity;
+        }
+        if (!m_projectionsPath.isEmpty()) {
+            m_projectionsPath.clear();
+            m_controls->setLoadedProjections(nullptr, QString());
+        }
+    }
+    if (!s.stackWeightsFile.isEmpty()) {
+        const QString path = QFileInfo(s.stackWeightsFile).absoluteFilePath();
+        QString error;
+        const bool ok = path == m_stackWeightsPath
+            || (QFileInfo::exists(path) ? loadStackWeightsFile(path, &error)
+                                        : (error = tr("the file %1 is missing").arg(path), false));
+        if (!ok) {
+            lines << tr("stackWeightsFile: %1; %2").arg(error,
+                                                         s.settings.stack.source == StackWeightsSource::File
+                                                             ? tr("seeded stack weights are used instead")
+                                                             : tr("no stack weights file is loaded"));
+            if (s.settings.stack.source == StackWeightsSource::File)
+                s.settings.stack.source = StackWeightsSource::Seeded;
+            m_stackWeightsPath.clear();
+            m_controls->stackControls()->setLoadedWeights(nullptr, 0, QString());
+        }
+    } else {
+        if (s.settings.stack.source == StackWeightsSource::File) {
+            lines << tr("settings.stack.source: \"file\" but the session names no stackWeightsFile; seeded "
+                        "weights are used instead");
+            s.settings.stack.source = StackWeightsSource::Seeded;
+        }
+        if (!m_stackWeightsPath.isEmpty()) {
+            m_stackWeightsPath.clear();
+            m_controls->stackControls()->setLoadedWeights(nullptr, 0, QString());
+        }
+    }
+
+    // Every control (the loaded weights stay those just read), the masks, the view.
+    s.settings.loadedProjections = nullptr;
+    s.settings.stack.loaded = nullptr;
+    m_controls->setSettings(s.settings);
+    m_session->setPaddedKeys(s.paddedKeys);
+    m_session->setCustomMask(s.customMask);
+    m_controls->setShowNumbers(s.showNumbers);
+    if (s.selectedHead >= s.settings.numHeads)
+        lines << tr("view.selectedHead: %1 is not a head of %2; head 0 is shown").arg(s.selectedHead).arg(s.settings.numHeads);
+    else
+        m_session->setSelectedHead(s.selectedHead);
+    m_session->setHeadDisplay(s.headDisplay);
+    m_session->setSelectedQuery(s.selectedQuery);
+    if (s.layer >= s.settings.stack.depth)
+        lines << tr("view.layer: %1 is not a layer of a %2-layer stack; layer 0 is shown").arg(s.layer).arg(s.settings.stack.depth);
+    else {
+        m_session->setSelectedLayer(s.layer);
+        m_controls->stackControls()->setShownLayer(s.layer);
+    }
+    QWidget *tab = tabForId(s.tab);
+    if (m_tabs->isTabVisible(m_tabs->indexOf(tab)))
+        m_tabs->setCurrentWidget(tab);
+    else {
+        m_tabs->setCurrentWidget(m_heatmap);
+        lines << tr("view.tab: \"%1\" is a stack view and the session has no stack (depth 1); the weights are shown")
+                     .arg(s.tab);
+    }
+    updateModified();
+    if (problems)
+        *problems << lines;
+}
+
+bool MainWindow::openSession(const QString &path, QString *report)
+{
+    const QString name = QFileInfo(path).fileName();
+    const auto fail = [&](const QString &why) {
+        const QString text = tr("could not open %1: %2").arg(path, why);
+        statusBar()->showMessage(text);
+        if (report)
+            *report = text;
+        return false;
+    };
+    QFile f(path);
+    if (QFileInfo(path).isDir())
+        return fail(tr("it is a folder"));
+    if (!f.open(QIODevice::ReadOnly))
+        return fail(f.errorString());
+    constexpr qint64 kMaxBytes = 16 << 20;
+    if (f.size() > kMaxBytes)
+        return fail(tr("%L1 bytes is far too large for a session").arg(f.size()));
+    const QByteArray data = f.readAll();
+    f.close();
+    QJsonParseError pe{};
+    const QJsonDocument doc = QJsonDocument::fromJson(data, &pe);
+    if (pe.error != QJsonParseError::NoError)
+        return fail(tr("%1 at offset %2").arg(pe.errorString()).arg(pe.offset));
+    if (!doc.isObject())
+        return fail(tr("not an attnviz session (the file holds no JSON object)"));
+    SessionState s; // the defaults: what an older file without a section gets
+    QStringList problems;
+    if (!sessionFromJson(doc.object(), s, &problems))
+        return fail(problems.join(QStringLiteral("; ")));
+    // Paths in the file may be relative to the file's folder.
+    const QDir dir = QFileInfo(path).absoluteDir();
+    for (QString *p : {&s.tablePath, &s.projectionsFile, &s.stackWeightsFile})
+        if (!p->isEmpty())
+            *p = QDir::cleanPath(dir.absoluteFilePath(*p));
+    applySession(s, &problems);
+    m_sessionPath = QFileInfo(path).absoluteFilePath();
+    m_saveAsks = !problems.isEmpty(); // saving it back would lose what could not be read
+    markClean();
+    addRecent(m_sessionPath);
+    QString text;
+    if (problems.isEmpty()) {
+        text = tr("Opened %1").arg(path);
+    } else {
+        text = tr("Opened %1; what could not be opened:\n• %2").arg(path, problems.join(QStringLiteral("\n• ")));
+        showProblems(tr("Opened %1 with problems").arg(name), text);
+    }
+    statusBar()->showMessage(QString(text).replace(QLatin1Char('\n'), QLatin1Char(' ')));
+    if (report)
+        *report = text;
+    return true;
+}
+
+bool MainWindow::saveSession(const QString &path, QString *error)
+{
+    const auto fail = [&](const QString &why) {
+        if (error)
+            *error = tr("could not write %1: %2").arg(path, why);
+        return false;
+    };
+    if (path.isEmpty())
+        return fail(tr("no file name"));
+    if (QFileInfo(path).isDir())
+        return fail(tr("it is a folder"));
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return fail(f.errorString());
+    const QByteArray data = QJsonDocument(sessionToJson(captureSession())).toJson(QJsonDocument::Indented);
+    if (f.write(data) != data.size() || !f.commit())
+        return fail(f.errorString());
+    m_sessionPath = QFileInfo(path).absoluteFilePath();
+    m_saveAsks = false;
+    markClean();
+    addRecent(m_sessionPath);
+    statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+    return true;
+}
+
+bool MainWindow::restoreLastSession(QString *report)
+{
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    const QString json = settings.value(QStringLiteral("session/last")).toString();
+    if (json.isEmpty())
+        return false;
+    const auto fail = [&](const QString &why) {
+        const QString text = tr("could not restore the last session: %1").arg(why);
+        statusBar()->showMessage(text);
+        if (report)
+            *report = text;
+        return false;
+    };
+    QJsonParseError pe{};
+    const QJsonDocument doc = QJsonDocument::fromJson(json.toUtf8(), &pe);
+    if (pe.error != QJsonParseError::NoError)
+        return fail(tr("%1 at offset %2").arg(pe.errorString()).arg(pe.offset));
+    SessionState s;
+    QStringList problems;
+    if (!sessionFromJson(doc.object(), s, &problems))
+        return fail(problems.join(QStringLiteral("; ")));
+    applySession(s, &problems);
+    const QString path = settings.value(QStringLiteral("session/lastPath")).toString();
+    m_sessionPath = !path.isEmpty() && QFileInfo::exists(path) ? path : QString();
+    m_saveAsks = !problems.isEmpty();
+    markClean();
+    m_forcedModified = settings.value(QStringLiteral("session/lastModified")).toBool() || (!path.isEmpty() && m_sessionPath.isEmpty());
+    updateModified();
+    QString text = tr("Restored the last session");
+    if (!problems.isEmpty()) {
+        text += tr("; what could not be restored:\n• %1").arg(problems.join(QStringLiteral("\n• ")));
+        showProblems(tr("Restored the last session with problems"), text);
+    }
+    statusBar()->showMessage(QString(text).replace(QLatin1Char('\n'), QLatin1Char(' ')), 8000);
+    if (report)
+        *report = text;
+    return true;
+}
+
+QString MainWindow::sessionName() const
+{
+    return m_sessionPath.isEmpty() ? tr("Untitled") : QFileInfo(m_sessionPath).fileName();
+}
+
+void MainWindow::updateTitle()
+{
+    setWindowTitle(tr("%1[*] — attnviz").arg(sessionName()));
+}
+
+void MainWindow::markClean()
+{
+    m_clean = captureSession();
+    m_forcedModified = false;
+    setWindowModified(false);
+    updateTitle();
+}
+
+void MainWindow::updateModified()
+{
+    setWindowModified(m_forcedModified || captureSession() != m_clean);
+}
+
+bool MainWindow::maybeSave()
+{
+    if (!isWindowModified())
+        return true;
+    switch (m_savePrompt(sessionName())) {
+    case SaveAnswer::Save: return saveInteractive(false);
+    case SaveAnswer::Discard: m_discarded = true; return true;
+    case SaveAnswer::Cancel: return false;
+    }
+    return false;
+}
+
+bool MainWindow::saveInteractive(bool saveAs)
+{
+    QString path = m_sessionPath;
+    if (saveAs || path.isEmpty() || m_saveAsks) {
+        QSettings settings;
+        const QString dir = settings.value(QStringLiteral("session/lastDir")).toString();
+        const QString suggested = path.isEmpty() ? QDir(dir).filePath(QStringLiteral("lesson.attnviz")) : path;
+        path = m_saveAsPrompt(suggested);
+        if (path.isEmpty())
+            return false;
+        if (QFileInfo(path).suffix().isEmpty())
+            path += QStringLiteral(".attnviz");
+        settings.setValue(QStringLiteral("session/lastDir"), QFileInfo(path).absolutePath());
+    }
+    QString error;
+    if (!saveSession(path, &error)) {
+        QMessageBox::warning(this, tr("Cannot save the session"), error);
+        return false;
+    }
+    return true;
+}
+
+bool MainWindow::newSession()
+{
+    m_discarded = false;
+    if (!maybeSave())
+        return false;
+    SessionState fresh;
+    if (!hasBundledEmbeddings())
+        fresh.tableKind = TableKind::Unsaved; // keep the loaded table
+    applySession(fresh, nullptr);
+    m_sessionPath.clear();
+    m_saveAsks = false;
+    markClean();
+    statusBar()->showMessage(tr("New session"), 3000);
+    return true;
+}
+
+bool MainWindow::openSessionInteractive(const QString &given)
+{
+    m_discarded = false;
+    if (!maybeSave())
+        return false;
+    QString path = given;
+    if (path.isEmpty()) {
+        QSettings settings;
+        path = m_openPrompt(settings.value(QStringLiteral("session/lastDir")).toString());
+        if (path.isEmpty())
+            return false;
+        settings.setValue(QStringLiteral("session/lastDir"), QFileInfo(path).absolutePath());
+    }
+    QString report;
+    if (!openSession(path, &report)) {
+        showProblems(tr("Cannot open the session"), report + tr("\n\nNothing was changed."));
+        return false;
+    }
+    return true;
+}
+
+QStringList MainWindow::recentSessions() const
+{
+    return QSettings().value(QStringLiteral("recentSessions")).toStringList();
+}
+
+void MainWindow::addRecent(const QString &path)
+{
+    QStringList recent = recentSessions();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    QSettings().setValue(QStringLiteral("recentSessions"), recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = recentSessions();
+    int missing = 0;
+    for (const QString &path : recent) {
+        const bool exists = QFileInfo::exists(path);
+        QAction *a = m_recentMenu->addAction(exists ? QFileInfo(path).fileName()
+                                                    : tr("%1 (missing)").arg(QFileInfo(path).fileName()));
+        a->setToolTip(path);
+        a->setData(path);
+        a->setEnabled(exists); // greyed: the file was moved or deleted
+        missing += exists ? 0 : 1;
+        connect(a, &QAction::triggered, this, [this, path] { openSessionInteractive(path); });
+    }
+    if (recent.isEmpty())
+        m_recentMenu->addAction(tr("No recent sessions"))->setEnabled(false);
+    if (missing > 0) {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Remove missing files from the list"), this, [this] {
+            QStringList kept, gone;
+            for (const QString &p : recentSessions())
+                (QFileInfo::exists(p) ? kept : gone) << p;
+            QSettings().setValue(QStringLiteral("recentSessions"), kept);
+            statusBar()->showMessage(tr("Removed from the recent sessions (missing): %1").arg(gone.join(QStringLiteral(", "))), 8000);
+            rebuildRecentMenu();
+        });
+    }
+}
+
+void MainWindow::showProblems(const QString &title, const QString &text)
+{
+    auto *box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("sessionProblems"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setModal(false); // a report to read beside the window, not a question
+    box->show();
 }
 
 } // namespace attnviz::ui

@@ -7,15 +7,18 @@
 #include "appearance.h"
 #include "figureexport.h"
 #include "livetypes.h"
+#include "session.h"
 
 #include <QMainWindow>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
 class QAction;
 class QActionGroup;
 class QLabel;
+class QMenu;
 class QShortcut;
 class QProgressBar;
 class QTabWidget;
@@ -84,6 +87,36 @@ public:
     ExportView currentView() const;
     QCustomPlot *plotFor(ExportView v) const;
 
+    // Sessions (README "Session files"). captureSession() is everything a session file holds;
+    // applySession() sets it through the window's own setters, and lists in `problems` what it could
+    // not apply (a missing embeddings file: the table in use stays) while applying the rest.
+    SessionState captureSession() const;
+    void applySession(const SessionState &s, QStringList *problems);
+    // Opens a *.attnviz file. A file that cannot be read, is not JSON (truncated) or not a session
+    // changes nothing; otherwise what can be applied is, and `report` (also the status bar, and a
+    // non-modal dialog when something could not be applied) says what could not. Never writes the file.
+    bool openSession(const QString &path, QString *report);
+    // Writes the session atomically (QSaveFile); on failure nothing is written and `error` says why.
+    bool saveSession(const QString &path, QString *error);
+    // The session, window geometry and dock layout stored at the last close (QSettings), applied with
+    // openSession's problem handling. False (nothing changes) when none is stored or it cannot be read.
+    bool restoreLastSession(QString *report = nullptr);
+    QString sessionPath() const { return m_sessionPath; }
+    QStringList recentSessions() const;
+    static constexpr int kMaxRecent = 8;
+
+    // What the window asks; replaceable so tests can answer.
+    enum class SaveAnswer { Save, Discard, Cancel };
+    using SavePrompt = std::function<SaveAnswer(const QString &sessionName)>;
+    using PathPrompt = std::function<QString(const QString &suggested)>; // "" = cancelled
+    void setSavePrompt(SavePrompt p) { m_savePrompt = std::move(p); }
+    void setSaveAsPrompt(PathPrompt p) { m_saveAsPrompt = std::move(p); }
+    void setOpenPrompt(PathPrompt p) { m_openPrompt = std::move(p); }
+    // The File menu's verbs: each asks about unsaved changes first and returns false when cancelled.
+    bool newSession();
+    bool openSessionInteractive(const QString &path = QString()); // "" = ask for a file
+    bool saveInteractive(bool saveAs);
+
 signals:
     // After a snapshot reached every view (their replots are queued).
     void viewsUpdated(quint64 generation);
@@ -105,8 +138,33 @@ private:
     void exportFigure(ExportView view);
     void exportPlot(QCustomPlot *plot, const QString &name); // the size dialog, then saveFigure
     void exportMatrices();
+    void setTableFrom(std::shared_ptr<const EmbeddingTable> table, const QString &description, TableKind kind,
+                      const QString &pathOrName);
+    QString tabId() const;
+    QWidget *tabForId(const QString &id) const;
+    QString sessionName() const;
+    void updateModified();
+    void updateTitle();
+    void markClean();
+    bool maybeSave();
+    void addRecent(const QString &path);
+    void rebuildRecentMenu();
+    void showProblems(const QString &title, const QString &text);
 
     LiveSession *m_session = nullptr;
+
+    // Where the table and the weight files came from, for captureSession().
+    TableKind m_tableKind = TableKind::Unsaved;
+    QString m_tablePath, m_tableName;
+    QString m_projectionsPath, m_stackWeightsPath;
+    QString m_sessionPath;       // "" = untitled
+    bool m_saveAsks = false;     // opened with problems: Save asks for a name instead of overwriting it
+    bool m_forcedModified = false; // restored with unsaved changes
+    bool m_discarded = false;    // the user chose Discard while closing
+    SessionState m_clean;        // as last saved / opened / started
+    SavePrompt m_savePrompt;
+    PathPrompt m_saveAsPrompt, m_openPrompt;
+    QMenu *m_recentMenu = nullptr;
 
     QString m_backendMode = QStringLiteral("cpu"); // cpu, gpu, auto: what m_session computes with
     ControlPanel *m_controls = nullptr;
