@@ -3,6 +3,7 @@
 
 #include "fallbackbackend.h"
 
+#include "compareview.h"
 #include "controlpanel.h"
 #include "embeddingview.h"
 #include "headgridview.h"
@@ -156,6 +157,8 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs->addTab(m_residual, tr("Residual stream"));
     m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), false);
     m_tabs->setTabVisible(m_tabs->indexOf(m_residual), false);
+    m_compare = new CompareView(m_session, this);
+    m_tabs->addTab(m_compare, tr("Compare"));
 
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(input);
@@ -255,6 +258,8 @@ MainWindow::MainWindow(QWidget *parent)
         if (!path.isEmpty() && !loadStackWeightsFile(path, &error))
             QMessageBox::warning(this, tr("Cannot load weights"), tr("%1\n\nThe current weights stay in use.").arg(error));
     });
+    connect(m_compare, &CompareView::comparisonRequested, this, &MainWindow::startComparison);
+    connect(m_compare, &CompareView::sideARequested, this, &MainWindow::applySide);
     connect(m_queryChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(false, i); });
     connect(m_keyChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(true, i); });
 
@@ -311,11 +316,41 @@ void MainWindow::buildMenus()
     file->addAction(tr("Export &matrices (CSV, NPY, JSON)…"), this, &MainWindow::exportMatrices);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu *compare = menuBar()->addMenu(tr("&Compare"));
+    for (const ComparisonSpec &c : seedComparisons()) {
+        const QString id = c.id;
+        compare->addAction(c.title, this, [this, id] {
+            ComparisonSpec spec;
+            if (findSeedComparison(id, spec))
+                startComparison(spec);
+        });
+    }
+    compare->addSeparator();
+    compare->addAction(tr("Show the Compare tab"), this, [this] { m_tabs->setCurrentWidget(m_compare); });
 }
 
 void MainWindow::setSentence(const QString &text) { m_queryEdit->setPlainText(text); }
 
 void MainWindow::setKeySentence(const QString &text) { m_keyEdit->setPlainText(text); }
+
+void MainWindow::applySide(const CompareSide &side)
+{
+    if (side.table && side.table != m_session->table())
+        setEmbeddingTable(side.table, side.tableDescription.isEmpty() ? describeTable(*side.table) : side.tableDescription);
+    m_controls->setSettings(side.settings);
+    setKeySentence(side.keySentence);
+    setSentence(side.sentence);
+}
+
+void MainWindow::startComparison(const ComparisonSpec &spec)
+{
+    applySide(spec.a);
+    if (spec.selectedQuery >= 0)
+        m_session->setSelectedQuery(spec.selectedQuery);
+    m_compare->loadSpec(spec);
+    m_tabs->setCurrentWidget(m_compare);
+}
 
 void MainWindow::setEmbeddingTable(std::shared_ptr<const EmbeddingTable> table, const QString &description)
 {

@@ -17,6 +17,9 @@ class QTabWidget;
 
 namespace attnviz::ui {
 
+class CompareView;
+struct CompareSide;
+struct ComparisonSpec;
 class ControlPanel;
 class EmbeddingView;
 class HeadGridView;
@@ -46,6 +49,8 @@ public:
     bool loadStackWeightsFile(const QString &path, QString *error);
     void setSentence(const QString &text);
     void setKeySentence(const QString &text);
+    // Sets A (the window: sentence, settings, table) and B (the Compare tab), then shows that tab.
+    void startComparison(const ComparisonSpec &spec);
 
     LiveSession *session() const { return m_session; }
     ControlPanel *controls() const { return m_controls; }
@@ -55,6 +60,7 @@ public:
     RowView *rowView() const { return m_row; }
     LayerGridView *layerGridView() const { return m_layerGrid; }
     ResidualView *residualView() const { return m_residual; }
+    CompareView *compareView() const { return m_compare; }
     SentenceEdit *sentenceEdit() const { return m_queryEdit; }
     SentenceEdit *keySentenceEdit() const { return m_keyEdit; }
     TokenChipsView *queryChips() const { return m_queryChips; }
@@ -81,6 +87,7 @@ private:
     void exportFigure(ExportView view);
     void exportPlot(QCustomPlot *plot, const QString &name); // the size dialog, then saveFigure
     void exportMatrices();
+    void applySide(const CompareSide &side); // A becomes `side`, through the setters above
 
     LiveSession *m_session = nullptr;
 
@@ -92,6 +99,7 @@ private:
     RowView *m_row = nullptr;
     LayerGridView *m_layerGrid = nullptr;
     ResidualView *m_residual = nullptr;
+    CompareView *m_compare = nullptr;
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     QTabWidget *m_tabs = nullptr;
