@@ -2,8 +2,8 @@
 #include "compareview.h"
 
 #include "controlpanel.h"
-#include "formwidgets.h"
 #include "fallbackbackend.h"
+#include "formwidgets.h"
 #include "livecompute.h"
 #include "livesession.h"
 #include "plotstyle.h"
@@ -83,7 +83,7 @@ QCPItemText *makeMessage(QCustomPlot *plot, QCPAxisRect *rect)
 
 QCPTextElement *makeTitle(QCustomPlot *plot, const QFont &base)
 {
-    return new QCPTextElement(plot, QString(), QFont(base.family(), 9, QFont::Bold));
+    return new QCPTextElement(plot, QString(), QFont(base.family(), 8, QFont::Bold));
 }
 
 QStringList tokenLabels(const EmbeddedSentence &s)
@@ -138,9 +138,7 @@ QVector<double> barValues(const QCPBars *bars)
 class CellOverlay : public QCPLayerable {
 public:
     CellOverlay(QCustomPlot *plot, QCPAxisRect *rect, QCPColorMap *map)
-        : QCPLayerable(plot, QStringLiteral("main"))
-        , m_rect(rect)
-        , m_map(map)
+        : QCPLayerable(plot, QStringLiteral("main")), m_rect(rect), m_map(map)
     {
     }
 
@@ -181,11 +179,19 @@ protected:
             }
         }
         const QRectF one = cell(0, 0, 0);
+        // the largest font, 9 pt down to 6, whose widest number fits a cell; never fewer decimals ("0.00"
+        // would hide a difference of 0.004)
+        const int dec = decimals;
+        const QString widest =
+            (decimals > 2 ? QStringLiteral("-0.") : QStringLiteral("0.")) + QString(dec, QLatin1Char('0'));
         QFont f = p->font();
-        f.setPointSizeF(std::clamp(one.height() * 0.28, 5.0, 9.0));
-        const QFontMetricsF fm(f);
-        const QString widest = QStringLiteral("−0.") + QString(decimals, QLatin1Char('0'));
-        if (numbers && one.width() >= fm.horizontalAdvance(widest) + 2 && one.height() >= fm.height()) {
+        bool fit = false;
+        for (double pt = std::min(9.0, one.height() * 0.3); pt >= 6.0 && !fit; pt -= 0.5) {
+            f.setPointSizeF(pt);
+            const QFontMetricsF m(f);
+            fit = one.width() >= m.horizontalAdvance(widest) + 2 && one.height() >= m.height();
+        }
+        if (numbers && fit) {
             p->setFont(f);
             for (int i = i0; i <= i1; ++i)
                 for (int j = j0; j <= j1; ++j) {
@@ -195,7 +201,7 @@ protected:
                     const QColor bg = std::isfinite(v) ? m_map->gradient().color(v, m_map->dataRange()) : nanColor();
                     p->setPen(contrastingText(bg));
                     p->drawText(cell(i, j, j), Qt::AlignCenter,
-                                std::isfinite(v) ? QString::number(double(v), 'f', decimals) : QStringLiteral("NaN"));
+                                std::isfinite(v) ? QString::number(double(v), 'f', dec) : QStringLiteral("NaN"));
                 }
         }
         if (query >= 0 && query < tq) {
@@ -214,10 +220,7 @@ private:
 };
 
 CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
-    : DeferredView(parent)
-    , m_sessionA(sessionA)
-    , m_sessionB(new LiveSession(this))
-    , m_cosine(kNaN)
+    : DeferredView(parent), m_sessionA(sessionA), m_sessionB(new LiveSession(this)), m_cosine(kNaN)
 {
     auto *outer = new QVBoxLayout(this);
     outer->setContentsMargins(4, 4, 4, 4);
@@ -277,11 +280,13 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     outer->addWidget(m_statusB);
 
     // Plots: [A | B | shared scale] [difference or focus word] [B's controls]
-    auto *split = new QSplitter(Qt::Horizontal, this);
+    auto *split = m_split = new QSplitter(Qt::Horizontal, this);
     outer->addWidget(split, 1);
 
     m_pairPlot = new QCustomPlot(split);
     m_pairPlot->setObjectName(QStringLiteral("comparePairPlot"));
+    // explicit minimum sizes: a plot's own hint is the width of its title lines, which would widen the window
+    m_pairPlot->setMinimumSize(360, 150);
     m_rectA = tokenRect(m_pairPlot->axisRect());
     m_pairPlot->plotLayout()->take(m_rectA);
     m_pairPlot->plotLayout()->simplify();
@@ -326,6 +331,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
 
     m_diffPlot = new QCustomPlot(m_right);
     m_diffPlot->setObjectName(QStringLiteral("compareDifferencePlot"));
+    m_diffPlot->setMinimumSize(200, 150);
     QCPAxisRect *dr = tokenRect(m_diffPlot->axisRect());
     m_diffScale = new QCPColorScale(m_diffPlot);
     m_diffScale->setType(QCPAxis::atRight);
@@ -350,6 +356,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
 
     m_focusPlot = new QCustomPlot(m_right);
     m_focusPlot->setObjectName(QStringLiteral("compareFocusPlot"));
+    m_focusPlot->setMinimumSize(200, 150);
     m_embRect = m_focusPlot->axisRect();
     m_focusPlot->plotLayout()->take(m_embRect);
     m_focusPlot->plotLayout()->simplify();
@@ -371,6 +378,12 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         r->axis(QCPAxis::atBottom)->grid()->setVisible(false);
         return b;
     };
+    const QFont small(font().family(), 8);
+    for (QCPAxisRect *r : {m_rowRectA, m_rowRectB, m_embRect})
+        for (QCPAxis *ax : {r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft)}) {
+            ax->setLabelFont(small);
+            ax->setTickLabelFont(small);
+        }
     for (QCPAxisRect *r : {m_rowRectA, m_rowRectB}) {
         r->axis(QCPAxis::atBottom)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
         r->axis(QCPAxis::atBottom)->setTickLabelRotation(-60);
@@ -392,10 +405,8 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     bg->setSpacing(0);
     m_embBarsA->setBarsGroup(bg);
     m_embBarsB->setBarsGroup(bg);
-    m_embRect->axis(QCPAxis::atBottom)->setLabel(tr("dimension of the contextual embedding (attention output)"));
-    m_focusPlot->legend->setVisible(true);
-    m_focusPlot->legend->setFont(QFont(font().family(), 8));
-    m_embRect->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    m_embRect->axis(QCPAxis::atBottom)->setLabel(tr("contextual embedding, by dimension: A blue, B orange"));
+    m_focusPlot->legend->setVisible(false); // the colours are named in the axis label: no room for a legend
     m_right->addWidget(m_focusPlot);
 
     m_controlsB = new ControlPanel;
@@ -405,13 +416,17 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_controlsScroll->setWidget(m_controlsB);
     m_controlsScroll->setWidgetResizable(true);
     m_controlsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    m_controlsScroll->setMinimumWidth(m_controlsB->sizeHint().width()
-                                      + m_controlsScroll->verticalScrollBar()->sizeHint().width() + 4);
+    m_controlsScroll->setMinimumWidth(m_controlsB->sizeHint().width() +
+                                      m_controlsScroll->verticalScrollBar()->sizeHint().width() + 4);
     m_controlsScroll->setVisible(false);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
     split->setStretchFactor(2, 0);
     split->setChildrenCollapsible(false);
+
+    for (QCustomPlot *p : {m_pairPlot, m_diffPlot, m_focusPlot})
+        p->installEventFilter(this);                     // re-wraps the titles on resize
+    m_rectB->axis(QCPAxis::atLeft)->setLabel(QString()); // as A's
 
     // Token labels once the layout is known.
     connect(m_pairPlot, &QCustomPlot::afterLayout, this, [this] {
@@ -444,8 +459,8 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         rebuild();
     });
     connect(m_sessionA, &LiveSession::selectionChanged, this, [this](int head, int query) {
-        const bool sameHeads = m_shownA && m_shownB && m_shownA->hasResult() && m_shownB->hasResult()
-            && m_shownA->result.numHeads == m_shownB->result.numHeads;
+        const bool sameHeads = m_shownA && m_shownB && m_shownA->hasResult() && m_shownB->hasResult() &&
+                               m_shownA->result.numHeads == m_shownB->result.numHeads;
         if ((sameHeads && head != m_head) || !showsDifference()) {
             rebuild();
             return;
@@ -597,7 +612,10 @@ void CompareView::setBTableFollowsA(bool follow)
     syncTable();
 }
 
-bool CompareView::bTableFollowsA() const { return m_followTable; }
+bool CompareView::bTableFollowsA() const
+{
+    return m_followTable;
+}
 
 void CompareView::syncTable()
 {
@@ -660,7 +678,10 @@ void CompareView::setFocusWord(const QString &word)
     rebuild();
 }
 
-QString CompareView::explanation() const { return m_explanation->text(); }
+QString CompareView::explanation() const
+{
+    return m_explanation->text();
+}
 
 QString CompareView::sideTitle(bool a) const
 {
@@ -696,24 +717,90 @@ void CompareView::updateStatusB()
 bool CompareView::isCurrent() const
 {
     const SnapshotPtr a = m_sessionA->snapshot(), b = m_sessionB->snapshot();
-    return a && b && a == m_shownA && b == m_shownB && !m_sessionA->busy() && !m_sessionB->busy()
-        && a->generation == m_sessionA->generation() && b->generation == m_sessionB->generation();
+    return a && b && a == m_shownA && b == m_shownB && !m_sessionA->busy() && !m_sessionB->busy() &&
+           a->generation == m_sessionA->generation() && b->generation == m_sessionB->generation();
 }
 
-double CompareView::cellA(int q, int k) const { return m_mapA->visible() ? m_mapA->data()->cell(k, q) : kNaN; }
-double CompareView::cellB(int q, int k) const { return m_mapB->visible() ? m_mapB->data()->cell(k, q) : kNaN; }
+double CompareView::cellA(int q, int k) const
+{
+    return m_mapA->visible() ? m_mapA->data()->cell(k, q) : kNaN;
+}
+double CompareView::cellB(int q, int k) const
+{
+    return m_mapB->visible() ? m_mapB->data()->cell(k, q) : kNaN;
+}
 double CompareView::cellDifference(int q, int k) const
 {
     return showsDifference() && m_diffMap->visible() ? m_diffMap->data()->cell(k, q) : kNaN;
 }
-QCPRange CompareView::rangeA() const { return m_mapA->dataRange(); }
-QCPRange CompareView::rangeB() const { return m_mapB->dataRange(); }
-QCPRange CompareView::differenceRange() const { return m_diffMap->dataRange(); }
-bool CompareView::showsDifference() const { return m_right->currentWidget() == m_diffPlot; }
-QString CompareView::titleA() const { return m_titleA->text(); }
-QString CompareView::titleB() const { return m_titleB->text(); }
-QString CompareView::differenceTitle() const { return m_diffTitle->text(); }
-QString CompareView::focusTitle() const { return m_focusTitle->text(); }
+QCPRange CompareView::rangeA() const
+{
+    return m_mapA->dataRange();
+}
+QCPRange CompareView::rangeB() const
+{
+    return m_mapB->dataRange();
+}
+QCPRange CompareView::differenceRange() const
+{
+    return m_diffMap->dataRange();
+}
+bool CompareView::showsDifference() const
+{
+    return m_right->currentWidget() == m_diffPlot;
+}
+QString CompareView::titleA() const
+{
+    return m_rawTitles.value(m_titleA);
+}
+QString CompareView::titleB() const
+{
+    return m_rawTitles.value(m_titleB);
+}
+QString CompareView::differenceTitle() const
+{
+    return m_rawTitles.value(m_diffTitle);
+}
+QString CompareView::focusTitle() const
+{
+    return m_rawTitles.value(m_focusTitle);
+}
+
+void CompareView::setTitle(QCPTextElement *title, const QString &text)
+{
+    m_rawTitles.insert(title, text);
+    wrapTitle(title);
+}
+
+void CompareView::wrapTitle(QCPTextElement *title)
+{
+    // as many characters a line as the title's column holds: the plots are narrow beside the docks
+    const QCustomPlot *plot = title->parentPlot();
+    int px = plot->width();
+    if (title == m_titleA || title == m_titleB)
+        px = (px - 90) / 2;
+    else if (title == m_diffTitle)
+        px -= 90;
+    const double charWidth =
+        QFontMetricsF(title->font()).horizontalAdvance(QStringLiteral("d_model 50, d_head 50 · softmax · mask")) / 37.0;
+    const int chars = std::max(24, int(0.9 * px / std::max(1.0, charWidth)));
+    QStringList lines;
+    for (const QString &line : m_rawTitles.value(title).split(QLatin1Char('\n')))
+        lines << wrapText(line, chars);
+    title->setText(lines.join(QLatin1Char('\n')));
+}
+
+bool CompareView::eventFilter(QObject *watched, QEvent *e)
+{
+    if (e->type() == QEvent::Resize) {
+        for (QCPTextElement *t : {m_titleA, m_titleB, m_diffTitle, m_focusTitle})
+            if (t->parentPlot() == watched) {
+                wrapTitle(t);
+                t->parentPlot()->replot(QCustomPlot::rpQueuedReplot);
+            }
+    }
+    return DeferredView::eventFilter(watched, e);
+}
 
 QString CompareView::messageA() const
 {
@@ -725,12 +812,27 @@ QString CompareView::messageB() const
     return m_messageB->visible() ? QString(m_messageB->text()).replace(QLatin1Char('\n'), QLatin1Char(' ')) : QString();
 }
 
-QString CompareView::noDifferenceReason() const { return m_reason->isHidden() ? QString() : m_reason->text(); }
+QString CompareView::noDifferenceReason() const
+{
+    return m_reason->isHidden() ? QString() : m_reason->text();
+}
 
-QVector<double> CompareView::focusRowA() const { return barValues(m_rowBarsA); }
-QVector<double> CompareView::focusRowB() const { return barValues(m_rowBarsB); }
-QVector<double> CompareView::focusEmbeddingA() const { return barValues(m_embBarsA); }
-QVector<double> CompareView::focusEmbeddingB() const { return barValues(m_embBarsB); }
+QVector<double> CompareView::focusRowA() const
+{
+    return barValues(m_rowBarsA);
+}
+QVector<double> CompareView::focusRowB() const
+{
+    return barValues(m_rowBarsB);
+}
+QVector<double> CompareView::focusEmbeddingA() const
+{
+    return barValues(m_embBarsA);
+}
+QVector<double> CompareView::focusEmbeddingB() const
+{
+    return barValues(m_embBarsB);
+}
 
 // --- drawing -------------------------------------------------------------------------------
 
@@ -758,12 +860,12 @@ void CompareView::rebuild()
 
 void CompareView::rebuildPair()
 {
-    const bool headsDiffer = m_shownA && m_shownB && m_shownA->hasResult() && m_shownB->hasResult()
-        && m_shownA->result.numHeads != m_shownB->result.numHeads;
+    const bool headsDiffer = m_shownA && m_shownB && m_shownA->hasResult() && m_shownB->hasResult() &&
+                             m_shownA->result.numHeads != m_shownB->result.numHeads;
     double lo = 0, hi = 0;
     bool any = false;
-    const auto side = [&](const SnapshotPtr &s, bool isA, QCPColorMap *map, QCPItemText *message,
-                          QCPTextElement *title, CellOverlay *overlay, QStringList &ql, QStringList &kl) {
+    const auto side = [&](const SnapshotPtr &s, bool isA, QCPColorMap *map, QCPItemText *message, QCPTextElement *title,
+                          CellOverlay *overlay, QStringList &ql, QStringList &kl) {
         QCPAxisRect *rect = isA ? m_rectA : m_rectB;
         ql.clear();
         kl.clear();
@@ -775,7 +877,7 @@ void CompareView::rebuildPair()
             map->setVisible(false);
             message->setText(wrapText(s ? s->message : tr("Computing…"), 40));
             message->setVisible(true);
-            title->setText(head + (s ? QStringLiteral("\n“%1”").arg(elide(s->sentence, 60)) : QString()));
+            setTitle(title, head + (s ? QStringLiteral("\n“%1”").arg(elide(s->sentence, 80)) : QString()));
             setRange(rect, 1, 1);
             return;
         }
@@ -801,7 +903,7 @@ void CompareView::rebuildPair()
         QString t = head + QStringLiteral(" — ") + describeConfig(*s, m_head, d);
         if (headsDiffer)
             t += tr(" (head counts differ: each side's head average)");
-        title->setText(wrapText(t, 58) + QStringLiteral("\n“%1”").arg(elide(s->sentence, 60)));
+        setTitle(title, t + QStringLiteral("\n“%1”").arg(elide(s->sentence, 80)));
         rect->axis(QCPAxis::atBottom)->setLabel(s->cross ? tr("key (key/value sentence)") : tr("key"));
         setRange(rect, s->tq(), s->tk());
     };
@@ -822,7 +924,7 @@ void CompareView::rebuildPair()
 
 void CompareView::rebuildDifference()
 {
-    m_right->setCurrentWidget(m_diffPlot);
+    showPanel(m_diffPlot);
     m_reason->setVisible(false);
     m_cosine = kNaN;
     m_focusA = m_focusB = -1;
@@ -844,7 +946,7 @@ void CompareView::rebuildDifference()
                                : (m_shownA ? m_shownA->message : tr("computing")));
         m_diffMessage->setText(wrapText(why, 40));
         m_diffMessage->setVisible(true);
-        m_diffTitle->setText(tr("Difference A − B"));
+        setTitle(m_diffTitle, tr("Difference A − B"));
         m_maxAbs = kNaN;
         setRange(rect, 1, 1);
         m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
@@ -874,25 +976,24 @@ void CompareView::rebuildDifference()
                  .arg(m_shownB->result.numHeads);
     else
         t += m_head < 0 ? tr("\naverage of heads on both sides") : tr("\nhead %1 on both sides").arg(m_head);
-    if (tokenLabels(m_shownA->query) != tokenLabels(m_shownB->query)
-        || tokenLabels(m_shownA->key) != tokenLabels(m_shownB->key))
+    if (tokenLabels(m_shownA->query) != tokenLabels(m_shownB->query) ||
+        tokenLabels(m_shownA->key) != tokenLabels(m_shownB->key))
         t += tr("\nThe sentences differ: cells compare positions, not words.");
     t += tr("\nred: more weight in A · blue: more in B");
-    m_diffTitle->setText(t);
+    setTitle(m_diffTitle, t);
     rect->axis(QCPAxis::atBottom)->setLabel(tr("key (A's words)"));
-    rect->axis(QCPAxis::atLeft)->setLabel(tr("query (A's words)"));
+    rect->axis(QCPAxis::atLeft)->setLabel(QString()); // A's words, as beside it
     setRange(rect, m_shownA->tq(), m_shownA->tk());
     m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void CompareView::rebuildFocus()
 {
-    m_right->setCurrentWidget(m_focusPlot);
+    showPanel(m_focusPlot);
     m_maxAbs = kNaN;
     const ComputeSnapshot &a = *m_shownA, &b = *m_shownB;
-    m_reason->setText(tr("No cell-by-cell difference: A is %1 × %2 tokens and B %3 × %4, so their cells do not "
-                         "pair up. Shown instead: one word's row of attention in each sentence and its contextual "
-                         "embedding in A vs B.")
+    m_reason->setText(tr("No cell-by-cell difference: A is %1 × %2 tokens, B %3 × %4 — the cells do not pair up. "
+                         "Shown instead: one word in both sentences.")
                           .arg(a.tq())
                           .arg(a.tk())
                           .arg(b.tq())
@@ -913,7 +1014,7 @@ void CompareView::rebuildFocus()
     setBars(m_rowBarsA, rowA);
     m_labelsFocusA = tokenLabels(a.key);
     m_rowRectA->axis(QCPAxis::atBottom)->setRange(-0.6, rowA.size() - 0.4);
-    m_rowRectA->axis(QCPAxis::atBottom)->setLabel(tr("A: “%1” (query %2) attends to").arg(word).arg(m_focusA));
+    m_rowRectA->axis(QCPAxis::atBottom)->setLabel(tr("A: “%1” (row %2) attends to").arg(word).arg(m_focusA));
     QVector<double> rowB;
     m_labelsFocusB.clear();
     if (m_focusB >= 0) {
@@ -922,9 +1023,9 @@ void CompareView::rebuildFocus()
         for (int j = 0; j < rowB.size(); ++j)
             rowB[j] = wb(m_focusB, j);
         m_labelsFocusB = tokenLabels(b.key);
-        m_rowRectB->axis(QCPAxis::atBottom)->setLabel(tr("B: “%1” (query %2) attends to").arg(word).arg(m_focusB));
+        m_rowRectB->axis(QCPAxis::atBottom)->setLabel(tr("B: “%1” (row %2) attends to").arg(word).arg(m_focusB));
     } else {
-        m_rowRectB->axis(QCPAxis::atBottom)->setLabel(tr("B's sentence has no “%1”").arg(word));
+        m_rowRectB->axis(QCPAxis::atBottom)->setLabel(tr("B has no “%1”").arg(word));
     }
     setBars(m_rowBarsB, rowB);
     m_rowRectB->axis(QCPAxis::atBottom)->setRange(-0.6, std::max<int>(1, rowB.size()) - 0.4);
@@ -958,27 +1059,46 @@ void CompareView::rebuildFocus()
     m_embRect->axis(QCPAxis::atLeft)->setRange(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo) + 1e-9);
     QString title;
     if (m_focusB < 0) {
-        title = tr("“%1” is not in B's sentence: pick a word both sentences share (the selected query in A)")
-                    .arg(word);
+        title = tr("“%1” is not in B's sentence: pick a word both sentences share (the selected query in A)").arg(word);
     } else if (ea.size() != eb.size()) {
-        title = tr("Contextual embedding of “%1”: A has %2 dimensions, B %3 — no cosine").arg(word).arg(ea.size()).arg(eb.size());
+        title = tr("Contextual embedding of “%1”: A has %2 dimensions, B %3 — no cosine")
+                    .arg(word)
+                    .arg(ea.size())
+                    .arg(eb.size());
     } else {
         m_cosine = cosine(Eigen::Map<const Eigen::VectorXd>(ea.constData(), ea.size()),
                           Eigen::Map<const Eigen::VectorXd>(eb.constData(), eb.size()));
-        title = tr("Contextual embedding of “%1” in A vs B: cosine similarity %2")
-                    .arg(word)
-                    .arg(m_cosine, 0, 'f', 3);
+        title = tr("“%1” in A vs B — contextual embeddings: cosine similarity %2").arg(word).arg(m_cosine, 0, 'f', 3);
         const Mat<float> &xa = a.query.matrix, &xb = b.query.matrix;
         if (xa.cols() == ea.size() && xb.cols() == eb.size() && !a.stack && !b.stack) {
-            Eigen::VectorXd ia = xa.row(m_focusA).cast<double>().transpose(), ib = xb.row(m_focusB).cast<double>().transpose();
-            title += tr("\ncosine to its input vector: A %1, B %2").arg(cosine(Eigen::Map<const Eigen::VectorXd>(ea.constData(), ea.size()), ia), 0, 'f', 3)
+            Eigen::VectorXd ia = xa.row(m_focusA).cast<double>().transpose(),
+                            ib = xb.row(m_focusB).cast<double>().transpose();
+            title += tr("\n(cosine to its input vector: A %1, B %2)")
+                         .arg(cosine(Eigen::Map<const Eigen::VectorXd>(ea.constData(), ea.size()), ia), 0, 'f', 3)
                          .arg(cosine(Eigen::Map<const Eigen::VectorXd>(eb.constData(), eb.size()), ib), 0, 'f', 3);
         }
     }
     if (a.result.numHeads != b.result.numHeads)
         title += tr("\nrows: head average of A (%1) and of B (%2)").arg(a.result.numHeads).arg(b.result.numHeads);
-    m_focusTitle->setText(title);
+    setTitle(m_focusTitle, title);
+    m_overlayA->query = m_focusA; // the rows shown on the right, outlined in the heatmaps
+    m_overlayB->query = m_focusB;
+    m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
     m_focusPlot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void CompareView::showPanel(QWidget *panel)
+{
+    if (m_right->currentWidget() == panel)
+        return;
+    m_right->setCurrentWidget(panel);
+    // the focus word's three plots need more room than one difference heatmap
+    const QList<int> s = m_split->sizes();
+    const int total = s.value(0) + s.value(1);
+    if (total > 0) {
+        const int right = panel == m_focusPlot ? total * 45 / 100 : total * 2 / 5;
+        m_split->setSizes({total - right, right, s.value(2)});
+    }
 }
 
 bool CompareView::event(QEvent *e)

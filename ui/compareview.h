@@ -9,6 +9,7 @@
 #include "deferredview.h"
 #include "livetypes.h"
 
+#include <QHash>
 #include <QVector>
 
 class QCheckBox;
@@ -25,6 +26,7 @@ class QLabel;
 class QLineEdit;
 class QPushButton;
 class QScrollArea;
+class QSplitter;
 class QStackedWidget;
 class QToolButton;
 
@@ -105,6 +107,7 @@ signals:
 
 protected:
     bool event(QEvent *e) override;
+    bool eventFilter(QObject *watched, QEvent *e) override;
 
 private:
     void rebuild() override;
@@ -114,7 +117,10 @@ private:
     void applyToA(const CompareSide &side);
     void syncTable();
     void updateStatusB();
+    void showPanel(QWidget *panel); // the difference or the focus word, with a splitter share to suit
     QString sideTitle(bool a) const;
+    void setTitle(QCPTextElement *title, const QString &text); // kept whole; shown wrapped to the plot's width
+    void wrapTitle(QCPTextElement *title);
 
     LiveSession *m_sessionA = nullptr;
     LiveSession *m_sessionB = nullptr;
@@ -131,6 +137,7 @@ private:
     Mat<float> m_diff;
     int m_focusA = -1, m_focusB = -1;
     double m_cosine = 0.0;
+    QHash<QCPTextElement *, QString> m_rawTitles;
     QStringList m_labelsQA, m_labelsKA, m_labelsQB, m_labelsKB, m_labelsFocusA, m_labelsFocusB;
 
     QComboBox *m_combo = nullptr;
@@ -142,6 +149,7 @@ private:
     ControlPanel *m_controlsB = nullptr;
     QScrollArea *m_controlsScroll = nullptr;
     QStackedWidget *m_right = nullptr;
+    QSplitter *m_split = nullptr;
 
     QCustomPlot *m_pairPlot = nullptr;
     QCPAxisRect *m_rectA = nullptr, *m_rectB = nullptr;
