@@ -65,10 +65,11 @@ std::vector<ComparisonSpec> seedComparisons()
             "Attention mixes the other words of the sentence into it, so its contextual embedding (the attention "
             "output for “ship”) differs between “I must go back to my ship and to my crew” (a vessel, near crew) "
             "and “We process and ship your order” (to send, near order). The sentences have different lengths, "
-            "so there is no cell-by-cell difference: look at ship's row of weights in each sentence — most of "
-            "the weight stays on ship itself, the rest goes to different neighbours — and at the two contextual "
-            "embeddings, whose cosine similarity below 1 says how far each context moved ship. As in seed 003: "
-            "bundled vectors, no projections (Q = K = V = X), one head, softmax(QKᵀ/√d).");
+            "so there is no cell-by-cell difference: look at ship's row of weights in each sentence — ship keeps "
+            "the largest weight for itself in both; in the Odyssey crew takes the next largest share, in the shop "
+            "sentence the rest is spread evenly — and at the two contextual embeddings, whose cosine similarity "
+            "below 1 says how far the two contexts pulled ship apart. As in seed 003 (which reads GloVe; here the "
+            "bundled vectors): no projections (Q = K = V = X), one head, softmax(QKᵀ/√d).");
         c.a.title = QStringLiteral("A: the Odyssey");
         c.b.title = QStringLiteral("B: an online shop");
         c.a.sentence = shipSentence;
@@ -106,9 +107,10 @@ std::vector<ComparisonSpec> seedComparisons()
             QStringLiteral(
                 "Seed 001 turns the raw scores of “journey” into weights two ways: A with softmax "
                 "(exponentiate, then divide by the total), B by dividing each score by the row sum. Both rows add "
-                "up to 1 and rank the keys the same way, but softmax stretches the gaps: the strongest keys "
-                "(journey, starts) get more than under the plain sum and the weakest less — red and blue in the "
-                "difference. The selected row “journey” reproduces the notebook's printed numbers: A 0.1385 "
+                "up to 1 and rank the keys the same way, but softmax stretches the gaps: it gives the two "
+                "strongest keys (journey, starts) more than the plain sum does and takes it from the others "
+                "(your, with, step; one is nearly unchanged) — red and blue in the difference. The selected row "
+                "“journey” reproduces the notebook's printed numbers: A 0.1385 "
                 "0.2379 0.2333 0.1240 0.1082 0.1581, B 0.1455 0.2278 0.2249 0.1285 0.1077 0.1656. Dividing by "
                 "the sum only works here because every score is positive; softmax never has that problem."));
         c.a.title = QStringLiteral("A: softmax");
@@ -148,8 +150,8 @@ std::vector<ComparisonSpec> seedComparisons()
             "dimensions are split, not how many there are: with the same seed and the same 48 × 50 matrices, "
             "B's four heads are A's single head cut into four slices of 12, each with its own softmax. The head "
             "counts differ, so the view compares A's head with the average of B's four heads: each narrow head "
-            "forms its own pattern, and their average is usually flatter than the one wide head. Set B's heads to "
-            "“All heads” in the main window to see them one by one.");
+            "forms its own pattern from 12 dimensions; compare their average with the one wide head. To see B's "
+            "four heads one by one, press Swap A/B and open the All heads tab.");
         c.a.title = QStringLiteral("A: 1 head × 48");
         c.b.title = QStringLiteral("B: 4 heads × 12");
         c.a.sentence = c.b.sentence = shipSentence;
