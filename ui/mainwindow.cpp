@@ -184,6 +184,17 @@ MainWindow::MainWindow(QWidget *parent)
     rowDock->setWidget(m_row);
     addDockWidget(Qt::BottomDockWidgetArea, rowDock);
     resizeDocks({rowDock}, {230}, Qt::Vertical);
+    // The Compare tab shows both sides' rows itself: it takes the row dock's height while it is shown.
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this, rowDock] {
+        const bool compare = m_tabs->currentWidget() == m_compare;
+        if (compare && rowDock->isVisible()) {
+            rowDock->hide();
+            rowDock->setProperty("hiddenForCompare", true);
+        } else if (!compare && rowDock->property("hiddenForCompare").toBool()) {
+            rowDock->show();
+            rowDock->setProperty("hiddenForCompare", false);
+        }
+    });
 
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("statusLabel"));
