@@ -3,8 +3,8 @@
 // window, both sides computed, and the numbers read back from the view's plots — A, B and A − B
 // (seed 001's printed weights), the shared colour scale, the causal mask, "ship" in two sentences
 // (seed 003) and one head vs four. Set ATTNVIZ_SCREENSHOT_DIR to also write the window as PNGs.
-#include "comparison.h"
 #include "compareview.h"
+#include "comparison.h"
 #include "controlpanel.h"
 #include "livesession.h"
 #include "mainwindow.h"
@@ -114,7 +114,8 @@ private slots:
             QVERIFY(!c.a.title.isEmpty() && !c.b.title.isEmpty());
             QVERIFY(c.a.table);
         }
-        QStringList want{QStringLiteral("scaled-unscaled"), QStringLiteral("softmax-sum"), QStringLiteral("causal-none")};
+        QStringList want{QStringLiteral("scaled-unscaled"), QStringLiteral("softmax-sum"),
+                         QStringLiteral("causal-none")};
         if (hasBundledEmbeddings())
             want << QStringLiteral("ship") << QStringLiteral("heads-1-4");
         for (const QString &id : want)
@@ -170,7 +171,8 @@ private slots:
         const double softmax[] = {0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581};
         const double sum[] = {0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656};
         for (int j = 0; j < 6; ++j) {
-            QVERIFY2(std::abs(view()->cellA(1, j) - softmax[j]) < 5e-4, qPrintable(QString::number(view()->cellA(1, j))));
+            QVERIFY2(std::abs(view()->cellA(1, j) - softmax[j]) < 5e-4,
+                     qPrintable(QString::number(view()->cellA(1, j))));
             QVERIFY2(std::abs(view()->cellB(1, j) - sum[j]) < 5e-4, qPrintable(QString::number(view()->cellB(1, j))));
             QVERIFY(std::abs(view()->cellDifference(1, j) - (softmax[j] - sum[j])) < 5e-4);
         }
@@ -369,7 +371,8 @@ private slots:
         ComputeSettings sa = m_w->controls()->settings();
         sa.numHeads = 3;
         m_w->controls()->setSettings(sa);
-        QVERIFY(waitFor([&] { return view()->shownA()->settings.numHeads == 3 && view()->shownB()->settings.numHeads == 1; }));
+        QVERIFY(waitFor(
+            [&] { return view()->shownA()->settings.numHeads == 3 && view()->shownB()->settings.numHeads == 1; }));
         QVERIFY(!view()->messageA().isEmpty());
         QVERIFY(view()->messageB().isEmpty());
         QVERIFY(std::isfinite(view()->cellB(3, 3)));
@@ -402,7 +405,8 @@ private slots:
         ComputeSettings sb = spec.b.settings;
         sb.numHeads = 3;
         view()->controlsB()->setSettings(sb);
-        QVERIFY(waitFor([&] { return view()->shownA()->settings.numHeads == 3 && view()->shownB()->settings.numHeads == 3; }));
+        QVERIFY(waitFor(
+            [&] { return view()->shownA()->settings.numHeads == 3 && view()->shownB()->settings.numHeads == 3; }));
         m_w->session()->setSelectedHead(2);
         QVERIFY(waitFor([&] { return view()->comparedHead() == 2; }));
         QVERIFY(std::abs(view()->cellA(1, 0) - view()->shownA()->seq().weights[2](1, 0)) < 1e-6);
