@@ -3,6 +3,7 @@
 
 #include "fallbackbackend.h"
 
+#include "compareview.h"
 #include "controlpanel.h"
 #include "embeddingview.h"
 #include "headgridview.h"
@@ -192,6 +193,9 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs->addTab(m_residual, tr("Residual stream"));
     m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), false);
     m_tabs->setTabVisible(m_tabs->indexOf(m_residual), false);
+    m_compare = new CompareView(m_session, this);
+    m_compare->setObjectName(QStringLiteral("compareView"));
+    m_tabs->addTab(m_compare, tr("Compare"));
 
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(input);
@@ -224,6 +228,17 @@ MainWindow::MainWindow(QWidget *parent)
     addDockWidget(Qt::RightDockWidgetArea, lessonDock);
     resizeDocks({lessonDock}, {300}, Qt::Horizontal);
     connect(m_lesson, &LessonPanel::presetChosen, this, [this](const QString &id) { applyPreset(id); });
+    // The Compare tab shows both sides' rows itself: it takes the row dock's height while it is shown.
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this, rowDock] {
+        const bool compare = m_tabs->currentWidget() == m_compare;
+        if (compare && rowDock->isVisible()) {
+            rowDock->hide();
+            rowDock->setProperty("hiddenForCompare", true);
+        } else if (!compare && rowDock->property("hiddenForCompare").toBool()) {
+            rowDock->show();
+            rowDock->setProperty("hiddenForCompare", false);
+        }
+    });
 
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("statusLabel"));
@@ -303,6 +318,8 @@ MainWindow::MainWindow(QWidget *parent)
         if (!path.isEmpty() && !loadStackWeightsFile(path, &error))
             QMessageBox::warning(this, tr("Cannot load weights"), tr("%1\n\nThe current weights stay in use.").arg(error));
     });
+    connect(m_compare, &CompareView::comparisonRequested, this, &MainWindow::startComparison);
+    connect(m_compare, &CompareView::sideARequested, this, &MainWindow::applySide);
     connect(m_queryChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(false, i); });
     connect(m_keyChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(true, i); });
 
@@ -422,6 +439,17 @@ void MainWindow::buildMenus()
         const QString id = p.id;
         sub->addAction(p.title, this, [this, id] { applyPreset(id); });
     }
+    QMenu *compare = menuBar()->addMenu(tr("&Compare"));
+    for (const ComparisonSpec &c : seedComparisons()) {
+        const QString id = c.id;
+        compare->addAction(c.title, this, [this, id] {
+            ComparisonSpec spec;
+            if (findSeedComparison(id, spec))
+                startComparison(spec);
+        });
+    }
+    compare->addSeparator();
+    compare->addAction(tr("Show the Compare tab"), this, [this] { m_tabs->setCurrentWidget(m_compare); });
 }
 
 void MainWindow::buildViewMenu()
@@ -572,17 +600,18 @@ void MainWindow::presentationStep(int delta)
 
 bool MainWindow::showView(const QString &id)
 {
-    for (int i = 0; i < m_tabs->count(); ++i)
-        if (m_tabs->widget(i)->objectName() == id && m_tabs->isTabVisible(i)) {
-            m_tabs->setCurrentIndex(i);
-            return true;
-        }
-    return false;
+    QWidget *w = tabForId(id);
+    const int i = m_tabs->indexOf(w);
+    if (w->objectName() != id + QLatin1String("View") || !m_tabs->isTabVisible(i))
+        return false;
+    m_tabs->setCurrentIndex(i);
+    return true;
 }
 
 QString MainWindow::currentViewId() const
 {
-    return m_tabs->currentWidget() ? m_tabs->currentWidget()->objectName() : QString();
+    QString name = m_tabs->currentWidget() ? m_tabs->currentWidget()->objectName() : QString();
+    return name.endsWith(QLatin1String("View")) ? name.chopped(4) : name;
 }
 
 bool MainWindow::applyPreset(const QString &id)
@@ -617,7 +646,7 @@ bool MainWindow::applyPreset(const QString &id)
         m_session->setSelectedHead(p->head);
     m_session->setSelectedQuery(p->query);
     if (!showView(p->view))
-        showView(QStringLiteral("weightsView"));
+        showView(SessionTab::Weights);
     m_lesson->showPreset(p);
     m_applyingPreset = false;
     return true;
@@ -626,6 +655,24 @@ bool MainWindow::applyPreset(const QString &id)
 void MainWindow::setSentence(const QString &text) { m_queryEdit->setPlainText(text); }
 
 void MainWindow::setKeySentence(const QString &text) { m_keyEdit->setPlainText(text); }
+
+void MainWindow::applySide(const CompareSide &side)
+{
+    if (side.table && side.table != m_session->table())
+        setEmbeddingTable(side.table, side.tableDescription.isEmpty() ? describeTable(*side.table) : side.tableDescription);
+    m_controls->setSettings(side.settings);
+    setKeySentence(side.keySentence);
+    setSentence(side.sentence);
+}
+
+void MainWindow::startComparison(const ComparisonSpec &spec)
+{
+    applySide(spec.a);
+    if (spec.selectedQuery >= 0)
+        m_session->setSelectedQuery(spec.selectedQuery);
+    m_compare->loadSpec(spec);
+    m_tabs->setCurrentWidget(m_compare);
+}
 
 void MainWindow::setEmbeddingTable(std::shared_ptr<const EmbeddingTable> table, const QString &description)
 {
@@ -918,30 +965,13 @@ void MainWindow::exportMatrices()
 
 // Sessions ------------------------------------------------------------------------------------------
 
-QString MainWindow::tabId() const
-{
-    QWidget *w = m_tabs->currentWidget();
-    if (w == m_grid)
-        return SessionTab::Grid;
-    if (w == m_embeddings)
-        return SessionTab::Embeddings;
-    if (w == m_layerGrid)
-        return SessionTab::Layers;
-    if (w == m_residual)
-        return SessionTab::Residual;
-    return SessionTab::Weights;
-}
+QString MainWindow::tabId() const { return currentViewId(); }
 
 QWidget *MainWindow::tabForId(const QString &id) const
 {
-    if (id == SessionTab::Grid)
-        return m_grid;
-    if (id == SessionTab::Embeddings)
-        return m_embeddings;
-    if (id == SessionTab::Layers)
-        return m_layerGrid;
-    if (id == SessionTab::Residual)
-        return m_residual;
+    for (int i = 0; i < m_tabs->count(); ++i)
+        if (m_tabs->widget(i)->objectName() == id + QLatin1String("View"))
+            return m_tabs->widget(i);
     return m_heatmap;
 }
 

@@ -25,6 +25,9 @@ class QTabWidget;
 
 namespace attnviz::ui {
 
+class CompareView;
+struct CompareSide;
+struct ComparisonSpec;
 class ControlPanel;
 class EmbeddingView;
 class HeadGridView;
@@ -57,7 +60,8 @@ public:
     // Sets the table, sentences, every control, the selection and the view of a preset (presets.h)
     // and shows its explanation; false for an unknown id or a preset this build cannot show.
     bool applyPreset(const QString &id);
-    // Shows the tab whose view has this object name ("weightsView", "gridView" …).
+    // Shows the tab of a view by its stable id (session.h SessionTab: "weights", "pipeline" …); the
+    // view widget's object name is the id + "View".
     bool showView(const QString &id);
     QString currentViewId() const;
     LessonPanel *lessonPanel() const { return m_lesson; }
@@ -68,6 +72,8 @@ public:
     void presentationStep(int delta);
     void setSentence(const QString &text);
     void setKeySentence(const QString &text);
+    // Sets A (the window: sentence, settings, table) and B (the Compare tab), then shows that tab.
+    void startComparison(const ComparisonSpec &spec);
 
     LiveSession *session() const { return m_session; }
     ControlPanel *controls() const { return m_controls; }
@@ -78,6 +84,7 @@ public:
     LayerGridView *layerGridView() const { return m_layerGrid; }
     ResidualView *residualView() const { return m_residual; }
     PipelineView *pipelineView() const { return m_pipeline; }
+    CompareView *compareView() const { return m_compare; }
     SentenceEdit *sentenceEdit() const { return m_queryEdit; }
     SentenceEdit *keySentenceEdit() const { return m_keyEdit; }
     TokenChipsView *queryChips() const { return m_queryChips; }
@@ -150,6 +157,7 @@ private:
     void addRecent(const QString &path);
     void rebuildRecentMenu();
     void showProblems(const QString &title, const QString &text);
+    void applySide(const CompareSide &side); // A becomes `side`, through the setters above
 
     LiveSession *m_session = nullptr;
 
@@ -175,6 +183,7 @@ private:
     LayerGridView *m_layerGrid = nullptr;
     ResidualView *m_residual = nullptr;
     PipelineView *m_pipeline = nullptr;
+    CompareView *m_compare = nullptr;
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     QTabWidget *m_tabs = nullptr;

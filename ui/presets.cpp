@@ -56,7 +56,7 @@ std::vector<Preset> make()
     p.table = PresetTable::Journey;
     p.settings = plain(ScaleRule::None);
     p.query = 1;
-    p.view = QStringLiteral("pipelineView");
+    p.view = QStringLiteral("pipeline");
     add(p);
 
     p.id = QStringLiteral("journey-sum");
@@ -68,7 +68,7 @@ std::vector<Preset> make()
         "which softmax never does. Compare the row chart with the softmax preset.");
     p.settings = plain(ScaleRule::None);
     p.settings.normalization = Normalization::Sum;
-    p.view = QStringLiteral("weightsView");
+    p.view = QStringLiteral("weights");
     add(p);
 
     p.id = QStringLiteral("journey-v1");
@@ -80,7 +80,7 @@ std::vector<Preset> make()
         "weights; every row stays close to the others because random projections of similar vectors are similar.");
     p.settings = trainable(InitScheme::Uniform01, 123);
     p.query = 0;
-    p.view = QStringLiteral("embeddingsView");
+    p.view = QStringLiteral("embeddings");
     add(p);
 
     p.id = QStringLiteral("causal-neg-inf");
@@ -94,7 +94,7 @@ std::vector<Preset> make()
     p.settings.mask = MaskChoice::Causal;
     p.settings.maskMethod = MaskMethod::NegInf;
     p.query = 1;
-    p.view = QStringLiteral("weightsView");
+    p.view = QStringLiteral("weights");
     add(p);
 
     p.id = QStringLiteral("causal-renormalize");
@@ -119,7 +119,7 @@ std::vector<Preset> make()
     p.settings.dropout = 0.5;
     p.settings.dropoutSeed = 123;
     p.query = 1;
-    p.view = QStringLiteral("weightsView");
+    p.view = QStringLiteral("weights");
     add(p);
 
     p.id = QStringLiteral("multihead-wrapper");
@@ -135,7 +135,7 @@ std::vector<Preset> make()
     p.settings.mask = MaskChoice::Causal;
     p.query = 0;
     p.display = HeadDisplay::All;
-    p.view = QStringLiteral("gridView");
+    p.view = QStringLiteral("grid");
     add(p);
 
     p.id = QStringLiteral("multihead-split");
@@ -151,7 +151,7 @@ std::vector<Preset> make()
     p.settings.outWidth = 2;
     p.settings.mask = MaskChoice::Causal;
     p.display = HeadDisplay::All;
-    p.view = QStringLiteral("gridView");
+    p.view = QStringLiteral("grid");
     add(p);
 
     p = Preset();
@@ -166,7 +166,7 @@ std::vector<Preset> make()
     p.sentence = bloemSentence();
     p.table = PresetTable::Bloem;
     p.settings = plain(ScaleRule::None);
-    p.view = QStringLiteral("pipelineView");
+    p.view = QStringLiteral("pipeline");
     add(p);
 
     p = Preset();
@@ -181,7 +181,7 @@ std::vector<Preset> make()
     p.sentence = kOdyssey;
     p.settings = plain(ScaleRule::InvSqrtDHead);
     p.query = 6;
-    p.view = QStringLiteral("weightsView");
+    p.view = QStringLiteral("weights");
     add(p);
 
     p.id = QStringLiteral("ship-amazon");
@@ -223,7 +223,7 @@ std::vector<Preset> make()
     p.settings.projectionSeed = 0;
     p.display = HeadDisplay::All;
     p.query = 6;
-    p.view = QStringLiteral("gridView");
+    p.view = QStringLiteral("grid");
     add(p);
 
     p = Preset();
@@ -245,7 +245,7 @@ std::vector<Preset> make()
     p.settings.projection = ProjectionMode::Random;
     p.settings.projectionSeed = 0;
     p.display = HeadDisplay::All;
-    p.view = QStringLiteral("gridView");
+    p.view = QStringLiteral("grid");
     add(p);
     return out;
 }

@@ -24,7 +24,7 @@ struct Preset {
     HeadDisplay display = HeadDisplay::One;
     int head = 0;
     int query = 0;
-    QString view; // the tab to show, by its object name ("weightsView", "rowView" …)
+    QString view; // the tab to show, by its id ("weights", "pipeline" …: session.h SessionTab)
 };
 
 // Every preset, in teaching order (the journey first).

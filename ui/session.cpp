@@ -56,8 +56,8 @@ const Named<TableKind> kTableKinds[] = {{TableKind::Unsaved, "unsaved"},
                                         {TableKind::File, "file"},
                                         {TableKind::Seed, "seed"}};
 const char *const kBackends[] = {"cpu", "gpu", "auto"};
-const QString kTabs[] = {SessionTab::Weights, SessionTab::Grid, SessionTab::Embeddings, SessionTab::Layers,
-                         SessionTab::Residual};
+const QString kTabs[] = {SessionTab::Weights,  SessionTab::Grid,     SessionTab::Embeddings, SessionTab::Layers,
+                         SessionTab::Residual, SessionTab::Pipeline, SessionTab::Compare,    SessionTab::Lines};
 
 template <typename E, size_t N>
 QString nameOf(const Named<E> (&table)[N], E v)

@@ -29,6 +29,9 @@ inline const QString Grid = QStringLiteral("grid");
 inline const QString Embeddings = QStringLiteral("embeddings");
 inline const QString Layers = QStringLiteral("layers");
 inline const QString Residual = QStringLiteral("residual");
+inline const QString Pipeline = QStringLiteral("pipeline");
+inline const QString Compare = QStringLiteral("compare");
+inline const QString Lines = QStringLiteral("lines");
 } // namespace SessionTab
 
 struct SessionState {
