@@ -9,6 +9,9 @@
 #include "heatmapview.h"
 #include "livesession.h"
 #include "mainwindow.h"
+#include "compareview.h"
+#include "lessonpanel.h"
+#include "appearance.h"
 #include "residualview.h"
 #include "seedtables.h"
 #include "session.h"
@@ -235,6 +238,69 @@ private slots:
                  doc.object().value("settings").toObject().value("stack").toObject().keys());
     }
 
+    // The Lesson column's preset, the appearance and the Compare tab's side B travel with a lesson.
+    void roundTripsLessonAppearanceAndCompare()
+    {
+        auto a = window();
+        QVERIFY(a->applyPreset(QStringLiteral("journey-sum")));
+        Appearance look;
+        look.theme = Theme::Dark;
+        look.sequential = SequentialMap::Cividis;
+        look.diverging = DivergingMap::PurpleOrange;
+        look.fontScale = 1.3;
+        AppearanceManager::instance()->setAppearance(look);
+        CompareSide b;
+        b.sentence = QStringLiteral("your journey starts");
+        b.settings = a->controls()->settings();
+        b.settings.normalization = Normalization::Softmax;
+        b.settings.mask = MaskChoice::Causal;
+        b.table = journeyTable();
+        a->compareView()->setSideB(b);
+        settle(a.get());
+        const SessionState saved = a->captureSession();
+        QCOMPARE(saved.lesson, QStringLiteral("journey-sum"));
+        QVERIFY(saved.appearance == look);
+        QVERIFY(saved.compare.present);
+        QCOMPARE(saved.compare.seedTable, QStringLiteral("journey"));
+        const QString file = path(QStringLiteral("lesson.attnviz"));
+        QString error;
+        QVERIFY2(a->saveSession(file, &error), qPrintable(error));
+        const QJsonObject json = readJson(file);
+        QCOMPARE(json.value("lesson").toString(), QStringLiteral("journey-sum"));
+        QCOMPARE(json.value("appearance").toObject().value("weightsMap").toString(), QStringLiteral("cividis"));
+        QCOMPARE(json.value("compare").toObject().value("settings").toObject().value("mask").toString(),
+                 QStringLiteral("causal"));
+
+        AppearanceManager::instance()->setAppearance(Appearance());
+        auto w = window();
+        QString report;
+        QVERIFY2(w->openSession(file, &report), qPrintable(report));
+        settle(w.get());
+        QVERIFY(AppearanceManager::instance()->appearance() == look);
+        QCOMPARE(w->lessonPanel()->currentId(), QStringLiteral("journey-sum"));
+        const CompareSide got = w->compareView()->sideB();
+        QCOMPARE(got.sentence, b.sentence);
+        QVERIFY(got.settings == b.settings);
+        QCOMPARE(got.table, journeyTable());
+        QVERIFY(w->captureSession() == saved);
+        AppearanceManager::instance()->setAppearance(Appearance());
+
+        // an unknown preset and a bad theme are reported, the rest opens
+        QJsonObject bad = json;
+        bad.insert("lesson", QStringLiteral("no-such-lesson"));
+        QJsonObject ap = bad.value("appearance").toObject();
+        ap.insert("theme", QStringLiteral("neon"));
+        bad.insert("appearance", ap);
+        const QString badFile = path(QStringLiteral("bad-lesson.attnviz"));
+        QVERIFY(writeFile(badFile, QJsonDocument(bad).toJson()));
+        auto v = window();
+        QVERIFY(v->openSession(badFile, &report));
+        QVERIFY2(report.contains(QStringLiteral("no-such-lesson")), qPrintable(report));
+        QVERIFY2(report.contains(QStringLiteral("appearance.theme")), qPrintable(report));
+        QCOMPARE(AppearanceManager::instance()->appearance().sequential, SequentialMap::Cividis);
+        AppearanceManager::instance()->setAppearance(Appearance());
+    }
+
     void roundTripsEveryControl_data()
     {
         QTest::addColumn<bool>("seedTable");
@@ -420,7 +486,7 @@ private slots:
         QJsonObject view = json.value("view").toObject();
         view.insert("zoom", 3);
         json.insert("view", view);
-        json.insert("compare", QJsonObject{{"settings", QJsonObject{}}});
+        json.insert("quiz", QJsonObject{{"settings", QJsonObject{}}});
         const QString file = path(QStringLiteral("newer.attnviz"));
         const QByteArray bytes = QJsonDocument(json).toJson();
         QVERIFY(writeFile(file, bytes));
@@ -431,7 +497,7 @@ private slots:
         QVERIFY2(report.contains(QStringLiteral("newer attnviz (session format version 2")), qPrintable(report));
         QVERIFY2(report.contains(QStringLiteral("ignored: settings.fooBar (written by a newer attnviz)")), qPrintable(report));
         QVERIFY2(report.contains(QStringLiteral("ignored: view.zoom")), qPrintable(report));
-        QVERIFY2(report.contains(QStringLiteral("ignored: compare")), qPrintable(report));
+        QVERIFY2(report.contains(QStringLiteral("ignored: quiz")), qPrintable(report));
         QVERIFY(b->controls()->settings() == a->controls()->settings()); // what it understands applies
         QCOMPARE(b->captureSession().sentence, a->captureSession().sentence);
         // listed in one non-modal dialog and in the status bar

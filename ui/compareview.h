@@ -56,6 +56,8 @@ public:
     void setSideB(const CompareSide &b);
     CompareSide sideA() const;
     CompareSide sideB() const;
+    // Whether B was set (a comparison, a copy, an edit, a session) rather than waiting to copy A.
+    bool hasSideB() const { return m_bSet; }
     void copyAToB();
     void swapSides();
     void setBTableFollowsA(bool follow);

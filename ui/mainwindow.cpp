@@ -994,6 +994,17 @@ SessionState MainWindow::captureSession() const
     s.selectedQuery = m_session->selectedQuery();
     s.layer = m_session->selectedLayer();
     s.showNumbers = m_controls->showNumbers();
+    s.lesson = m_lesson->currentId();
+    s.appearance = AppearanceManager::instance()->appearance();
+    if (m_compare->hasSideB()) {
+        const CompareSide b = m_compare->sideB();
+        s.compare.present = true;
+        s.compare.sentence = b.sentence;
+        s.compare.keySentence = b.keySentence;
+        s.compare.settings = b.settings;
+        s.compare.settings.loadedProjections = nullptr;
+        s.compare.seedTable = b.table ? seedTableName(b.table) : QString();
+    }
     return s;
 }
 
@@ -1120,6 +1131,26 @@ void MainWindow::applySession(const SessionState &in, QStringList *problems)
         m_tabs->setCurrentWidget(m_heatmap);
         lines << tr("view.tab: \"%1\" is a stack view and the session has no stack (depth 1); the weights are shown")
                      .arg(s.tab);
+    }
+    // The lesson text, the appearance, the Compare tab's side B.
+    if (s.lesson.isEmpty())
+        m_lesson->showPreset(nullptr);
+    else if (const Preset *p = findPreset(s.lesson))
+        m_lesson->showPreset(p);
+    else
+        lines << tr("lesson: this attnviz has no preset \"%1\"; the Lesson column is left empty").arg(s.lesson);
+    AppearanceManager::instance()->setAppearance(s.appearance);
+    if (s.compare.present) {
+        CompareSide b;
+        b.sentence = s.compare.sentence;
+        b.keySentence = s.compare.keySentence;
+        b.settings = s.compare.settings;
+        b.table = seedTableByName(s.compare.seedTable);
+        if (b.settings.projection == ProjectionMode::File) {
+            lines << tr("compare.settings.projection: side B cannot load a projections file; identity is used");
+            b.settings.projection = ProjectionMode::Identity;
+        }
+        m_compare->setSideB(b);
     }
     updateModified();
     if (problems)

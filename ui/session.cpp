@@ -342,7 +342,8 @@ void readView(Section sec, SessionState &s)
         if (std::find(std::begin(kTabs), std::end(kTabs), tab.toString()) != std::end(kTabs))
             s.tab = tab.toString();
         else
-            sec.problem(QStringLiteral("%1: %2 is not a view (\"weights\", \"grid\", \"embeddings\", \"layers\", \"residual\")")
+            sec.problem(QStringLiteral("%1: %2 is not a view (\"weights\", \"grid\", \"embeddings\", \"layers\", \"residual\", "
+                                       "\"pipeline\", \"compare\", \"lines\")")
                             .arg(sec.key("tab"), jsonText(tab)));
     }
     sec.readEnum("headDisplay", kHeadDisplays, s.headDisplay);
@@ -350,6 +351,64 @@ void readView(Section sec, SessionState &s)
     sec.readInt("selectedQuery", 0, 1 << 20, QStringLiteral("a query index"), s.selectedQuery);
     sec.readInt("layer", 0, 47, QStringLiteral("a layer index"), s.layer);
     sec.readBool("showNumbers", s.showNumbers);
+    sec.finish();
+}
+
+QJsonObject settingsToJson(const ComputeSettings &c)
+{
+    const QJsonObject stack{{QStringLiteral("depth"), c.stack.depth},
+                            {QStringLiteral("norm"), nameOf(kNormPlacements, c.stack.norm)},
+                            {QStringLiteral("activation"), nameOf(kActivations, c.stack.activation)},
+                            {QStringLiteral("positions"), nameOf(kPositions, c.stack.positions)},
+                            {QStringLiteral("source"), nameOf(kStackSources, c.stack.source)},
+                            {QStringLiteral("seed"), double(c.stack.seed)}};
+    return QJsonObject{{QStringLiteral("numHeads"), c.numHeads},
+                               {QStringLiteral("dHead"), c.dHead},
+                               {QStringLiteral("scaleRule"), nameOf(kScaleRules, c.scaleRule)},
+                               {QStringLiteral("temperature"), c.temperature},
+                               {QStringLiteral("normalization"), nameOf(kNormalizations, c.normalization)},
+                               {QStringLiteral("mask"), nameOf(kMasks, c.mask)},
+                               {QStringLiteral("maskMethod"), nameOf(kMaskMethods, c.maskMethod)},
+                               {QStringLiteral("projection"), nameOf(kProjections, c.projection)},
+                               {QStringLiteral("projectionSeed"), double(c.projectionSeed)},
+                               {QStringLiteral("initScheme"), nameOf(kInitSchemes, c.initScheme)},
+                               {QStringLiteral("drawOrder"), nameOf(kDrawOrders, c.drawOrder)},
+                               {QStringLiteral("outWidth"), c.outWidth},
+                               {QStringLiteral("dropout"), c.dropout},
+                               {QStringLiteral("dropoutSeed"), double(c.dropoutSeed)},
+                               {QStringLiteral("backend"), c.backend},
+                               {QStringLiteral("stack"), stack}};
+
+}
+
+void readAppearance(Section sec, Appearance &a)
+{
+    auto readId = [&sec](const char *k, auto parse, auto &out, const char *choices) {
+        QString id;
+        sec.readString(k, id);
+        if (!id.isEmpty() && !parse(id, out))
+            sec.problem(QStringLiteral("%1: \"%2\" is not one of %3").arg(sec.key(k), id, QLatin1String(choices)));
+    };
+    readId("theme", parseTheme, a.theme, "system, light, dark, high-contrast");
+    readId("weightsMap", parseSequential, a.sequential, "viridis, cividis, magma, greys");
+    readId("signedMap", parseDiverging, a.diverging, "blue-red, purple-orange");
+    sec.readDouble("textScale", 0.6, 3.0, QStringLiteral("a text scale"), a.fontScale);
+    sec.finish();
+}
+
+void readCompare(Section sec, SessionState::CompareB &b)
+{
+    b.present = true;
+    sec.readString("sentence", b.sentence);
+    sec.readString("keySentence", b.keySentence);
+    readSettings(sec.sub("settings"), b.settings);
+    QString table;
+    sec.readString("seedTable", table);
+    if (!table.isEmpty() && !seedTableByName(table))
+        sec.problem(QStringLiteral("%1: \"%2\" is not a seed table (journey, bloem); B uses A's table")
+                        .arg(sec.key("seedTable"), table));
+    else
+        b.seedTable = table;
     sec.finish();
 }
 
@@ -364,7 +423,7 @@ bool SessionState::operator==(const SessionState &o) const
         && tablePath == o.tablePath && tableName == o.tableName && projectionsFile == o.projectionsFile
         && stackWeightsFile == o.stackWeightsFile && tab == o.tab && headDisplay == o.headDisplay
         && selectedHead == o.selectedHead && selectedQuery == o.selectedQuery && layer == o.layer
-        && showNumbers == o.showNumbers;
+        && showNumbers == o.showNumbers && lesson == o.lesson && appearance == o.appearance && compare == o.compare;
 }
 
 std::shared_ptr<const EmbeddingTable> seedTableByName(const QString &name)
@@ -398,29 +457,7 @@ QJsonObject sessionToJson(const SessionState &s)
                             {QStringLiteral("paddedKeys"), padded},
                             {QStringLiteral("customMask"), custom}};
 
-    const ComputeSettings &c = s.settings;
-    const QJsonObject stack{{QStringLiteral("depth"), c.stack.depth},
-                            {QStringLiteral("norm"), nameOf(kNormPlacements, c.stack.norm)},
-                            {QStringLiteral("activation"), nameOf(kActivations, c.stack.activation)},
-                            {QStringLiteral("positions"), nameOf(kPositions, c.stack.positions)},
-                            {QStringLiteral("source"), nameOf(kStackSources, c.stack.source)},
-                            {QStringLiteral("seed"), double(c.stack.seed)}};
-    const QJsonObject settings{{QStringLiteral("numHeads"), c.numHeads},
-                               {QStringLiteral("dHead"), c.dHead},
-                               {QStringLiteral("scaleRule"), nameOf(kScaleRules, c.scaleRule)},
-                               {QStringLiteral("temperature"), c.temperature},
-                               {QStringLiteral("normalization"), nameOf(kNormalizations, c.normalization)},
-                               {QStringLiteral("mask"), nameOf(kMasks, c.mask)},
-                               {QStringLiteral("maskMethod"), nameOf(kMaskMethods, c.maskMethod)},
-                               {QStringLiteral("projection"), nameOf(kProjections, c.projection)},
-                               {QStringLiteral("projectionSeed"), double(c.projectionSeed)},
-                               {QStringLiteral("initScheme"), nameOf(kInitSchemes, c.initScheme)},
-                               {QStringLiteral("drawOrder"), nameOf(kDrawOrders, c.drawOrder)},
-                               {QStringLiteral("outWidth"), c.outWidth},
-                               {QStringLiteral("dropout"), c.dropout},
-                               {QStringLiteral("dropoutSeed"), double(c.dropoutSeed)},
-                               {QStringLiteral("backend"), c.backend},
-                               {QStringLiteral("stack"), stack}};
+    const QJsonObject settings = settingsToJson(s.settings);
 
     QJsonObject table{{QStringLiteral("kind"), nameOf(kTableKinds, s.tableKind)}};
     if (s.tableKind == TableKind::File)
@@ -435,8 +472,12 @@ QJsonObject sessionToJson(const SessionState &s)
                            {QStringLiteral("layer"), s.layer},
                            {QStringLiteral("showNumbers"), s.showNumbers}};
 
+    const QJsonObject appearance{{QStringLiteral("theme"), themeId(s.appearance.theme)},
+                                 {QStringLiteral("weightsMap"), sequentialId(s.appearance.sequential)},
+                                 {QStringLiteral("signedMap"), divergingId(s.appearance.diverging)},
+                                 {QStringLiteral("textScale"), s.appearance.fontScale}};
     const QString version = QCoreApplication::applicationVersion();
-    return QJsonObject{{QStringLiteral("format"), kSessionFormat},
+    QJsonObject out{{QStringLiteral("format"), kSessionFormat},
                        {QStringLiteral("version"), kSessionVersion},
                        {QStringLiteral("app"), version.isEmpty() ? QStringLiteral("attnviz")
                                                                  : QStringLiteral("attnviz ") + version},
@@ -445,7 +486,17 @@ QJsonObject sessionToJson(const SessionState &s)
                        {QStringLiteral("table"), table},
                        {QStringLiteral("projectionsFile"), pathOrNull(s.projectionsFile)},
                        {QStringLiteral("stackWeightsFile"), pathOrNull(s.stackWeightsFile)},
-                       {QStringLiteral("view"), view}};
+                       {QStringLiteral("view"), view},
+                       {QStringLiteral("appearance"), appearance}};
+    if (!s.lesson.isEmpty())
+        out.insert(QStringLiteral("lesson"), s.lesson);
+    if (s.compare.present)
+        out.insert(QStringLiteral("compare"),
+                   QJsonObject{{QStringLiteral("sentence"), s.compare.sentence},
+                               {QStringLiteral("keySentence"), s.compare.keySentence},
+                               {QStringLiteral("settings"), settingsToJson(s.compare.settings)},
+                               {QStringLiteral("seedTable"), s.compare.seedTable}});
+    return out;
 }
 
 bool sessionFromJson(const QJsonObject &json, SessionState &out, QStringList *problems)
@@ -489,6 +540,14 @@ bool sessionFromJson(const QJsonObject &json, SessionState &out, QStringList *pr
     top.readPath("projectionsFile", s.projectionsFile);
     top.readPath("stackWeightsFile", s.stackWeightsFile);
     readView(top.sub("view"), s);
+    bool hasAppearance = false, hasCompare = false;
+    Section appearance = top.sub("appearance", &hasAppearance);
+    if (hasAppearance)
+        readAppearance(appearance, s.appearance);
+    Section compare = top.sub("compare", &hasCompare);
+    if (hasCompare)
+        readCompare(compare, s.compare);
+    top.readString("lesson", s.lesson);
     top.finish();
 
     out = s;

@@ -3,6 +3,7 @@
 // small versioned JSON object (a *.attnviz file, README "Session files") and read back section by section.
 #pragma once
 
+#include "appearance.h"
 #include "livetypes.h"
 
 #include <QJsonObject>
@@ -57,6 +58,22 @@ struct SessionState {
     int selectedQuery = 0;
     int layer = 0;
     bool showNumbers = true;
+    // the preset whose explanation the Lesson column shows ("" none)
+    QString lesson;
+    // appearance (application-wide: a lesson brings its theme, colour maps and text size)
+    Appearance appearance;
+    // the Compare tab's side B (A is the window itself)
+    struct CompareB {
+        bool present = false; // false: B follows the window's default (a copy of A on first show)
+        QString sentence, keySentence;
+        ComputeSettings settings;
+        QString seedTable; // "" = B uses A's table; "journey" / "bloem" = that seed table
+        bool operator==(const CompareB &o) const
+        {
+            return present == o.present && sentence == o.sentence && keySentence == o.keySentence
+                && settings == o.settings && seedTable == o.seedTable;
+        }
+    } compare;
 
     bool operator==(const SessionState &o) const;
     bool operator!=(const SessionState &o) const { return !(*this == o); }
