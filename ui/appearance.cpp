@@ -256,6 +256,35 @@ void AppearanceManager::stylePlot(QCustomPlot *plot)
             if (!t->font().bold())
                 f.setPointSizeF(base.pointSizeF() > 0 ? base.pointSizeF() : 10);
             setIfDifferent([t] { return t->font(); }, [t](const QFont &v) { t->setFont(v); }, f);
+            // a long title breaks at its " · " separators to fit the plot, and never widens the
+            // plot (or the window) beyond it
+            const QFontMetrics fm(f);
+            const int avail = plot->width() - 16;
+            if (avail > 100) {
+                bool tooWide = false;
+                for (const QString &line : t->text().split(QLatin1Char('\n')))
+                    tooWide = tooWide || fm.horizontalAdvance(line) > avail;
+                if (tooWide) {
+                    QStringList out;
+                    for (const QString &line : t->text().split(QLatin1Char('\n'))) {
+                        QString cur;
+                        for (const QString &part : line.split(QStringLiteral(" \u00b7 "))) {
+                            const QString joined = cur.isEmpty() ? part : cur + QStringLiteral(" \u00b7 ") + part;
+                            if (!cur.isEmpty() && fm.horizontalAdvance(joined) > avail) {
+                                out << cur;
+                                cur = part;
+                            } else {
+                                cur = joined;
+                            }
+                        }
+                        out << cur;
+                    }
+                    t->setText(out.join(QLatin1Char('\n')));
+                }
+            }
+            const QSize min(80, fm.height() * (int(t->text().count(QLatin1Char('\n'))) + 1) + 6);
+            if (t->minimumSize() != min)
+                t->setMinimumSize(min);
         } else if (auto *s = qobject_cast<QCPColorScale *>(el)) {
             styleAxis(s->axis(), text, grid, base, hc);
             QVariant tag = s->property("attnviz.diverging");

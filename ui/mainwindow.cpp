@@ -34,6 +34,7 @@
 
 #include <QActionGroup>
 #include <QDockWidget>
+#include <QScreen>
 #include <QShortcut>
 #include <QTimer>
 #include <QDoubleSpinBox>
@@ -553,16 +554,21 @@ void MainWindow::setPresentationMode(bool on)
         a.theme = Theme::HighContrast;
         a.fontScale = std::max(a.fontScale * 1.6, 1.6);
         am->setAppearance(a);
+        m_beforePresentation.geometry = geometry();
+        if (screen())
+            setGeometry(screen()->geometry()); // also where no window manager honours full screen
         showFullScreen();
         if (m_tabs->currentWidget() == m_pipeline)
             m_pipeline->setCurrentStage(0); // a lesson starts from X
     } else {
         am->setAppearance(m_beforePresentation.appearance);
         restoreState(m_beforePresentation.state);
-        if (m_beforePresentation.maximized)
+        if (m_beforePresentation.maximized) {
             showMaximized();
-        else
+        } else {
             showNormal();
+            setGeometry(m_beforePresentation.geometry);
+        }
     }
     for (QShortcut *sc : m_presentationKeys)
         sc->setEnabled(on);

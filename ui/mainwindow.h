@@ -197,6 +197,7 @@ private:
     struct {
         Appearance appearance;
         QByteArray state;
+        QRect geometry;
         bool maximized = false;
     } m_beforePresentation;
     QAction *m_presentationAction = nullptr;
