@@ -22,6 +22,7 @@ class EmbeddingView;
 class HeadGridView;
 class HeatmapView;
 class LayerGridView;
+class LinesView;
 class ResidualView;
 class LiveSession;
 class RowView;
@@ -55,6 +56,7 @@ public:
     RowView *rowView() const { return m_row; }
     LayerGridView *layerGridView() const { return m_layerGrid; }
     ResidualView *residualView() const { return m_residual; }
+    LinesView *linesView() const { return m_lines; }
     SentenceEdit *sentenceEdit() const { return m_queryEdit; }
     SentenceEdit *keySentenceEdit() const { return m_keyEdit; }
     TokenChipsView *queryChips() const { return m_queryChips; }
@@ -92,6 +94,7 @@ private:
     RowView *m_row = nullptr;
     LayerGridView *m_layerGrid = nullptr;
     ResidualView *m_residual = nullptr;
+    LinesView *m_lines = nullptr;
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     QTabWidget *m_tabs = nullptr;
