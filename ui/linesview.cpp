@@ -22,6 +22,7 @@ namespace {
 
 constexpr int kMaxLabelChars = 18;
 constexpr int kNoChip = -3;
+constexpr size_t kWideLines = 3000;
 
 QString chipText(int head)
 {
@@ -69,7 +70,7 @@ LinesView::LinesView(QWidget *parent)
     m_scaleBox->setToolTip(tr("Opacity = weight / the largest weight of the query's row, so that flat rows "
                               "(long sentences) still show where they look most."));
     bar->addWidget(m_scaleBox);
-    auto *thresholdLabel = new QLabel(tr("Hide lines below weight"), this);
+    auto *thresholdLabel = new QLabel(tr("Hide lines below opacity"), this);
     bar->addSpacing(12);
     bar->addWidget(thresholdLabel);
     m_thresholdSpin = new QDoubleSpinBox(this);
@@ -249,6 +250,7 @@ void LinesView::rebuild()
     if (m_hover >= 0 && m_hover >= (m_hoverSide == Side::Query ? m_queryLabels.size() : m_keyLabels.size()))
         m_hover = -1;
     computeLines();
+    capLines();
     updateTitle();
     updateHeight();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -257,6 +259,7 @@ void LinesView::rebuild()
 void LinesView::computeLines()
 {
     m_lines.clear();
+    m_allLines.clear();
     if (!m_snapshot || !m_snapshot->hasResult())
         return;
     const int heads = int(m_snapshot->seq().weights.size());
@@ -287,24 +290,44 @@ void LinesView::computeLines()
                         rowMax = std::max(rowMax, std::abs(double(w(i, j))));
             for (int j = m_k0; j < m_k0 + m_nk && j < w.cols(); ++j) {
                 const double v = w(i, j);
-                if (!std::isfinite(v) || (masked && mask(i, j)) || std::abs(v) < m_threshold || v == 0.0)
+                if (!std::isfinite(v) || (masked && mask(i, j)) || v == 0.0)
                     continue;
                 double a = std::abs(v);
                 if (m_scaleRows)
                     a = rowMax > 0 ? a / rowMax : 0.0;
-                m_lines.push_back({i, j, src.head, v, std::clamp(a, 0.0, 1.0), src.color});
+                if (a < m_threshold)
+                    continue; // fainter than the threshold: not drawn
+                m_allLines.push_back({i, j, src.head, v, std::clamp(a, 0.0, 1.0), src.color});
             }
         }
     }
 }
 
+void LinesView::capLines()
+{
+    m_lines = m_allLines;
+    if (m_lines.size() <= size_t(kMaxDrawnLines))
+        return;
+    // the most opaque ones: the others are the faintest, and drawing them all costs seconds
+    std::nth_element(m_lines.begin(), m_lines.begin() + kMaxDrawnLines, m_lines.end(),
+                     [](const Line &a, const Line &b) { return a.alpha > b.alpha; });
+    m_lines.resize(size_t(kMaxDrawnLines));
+}
+
 std::vector<LinesView::Line> LinesView::lines() const
 {
-    std::vector<Line> out = m_lines;
-    if (m_hover >= 0)
-        for (Line &l : out)
-            if ((m_hoverSide == Side::Query ? l.query : l.key) != m_hover)
-                l.alpha *= kFade;
+    if (m_hover < 0)
+        return m_lines;
+    auto own = [this](const Line &l) { return (m_hoverSide == Side::Query ? l.query : l.key) == m_hover; };
+    std::vector<Line> out;
+    for (const Line &l : m_lines)
+        if (!own(l)) {
+            out.push_back(l);
+            out.back().alpha *= kFade;
+        }
+    for (const Line &l : m_allLines) // every line of the hovered token, also beyond the cap
+        if (own(l))
+            out.push_back(l);
     return out;
 }
 
@@ -342,6 +365,11 @@ void LinesView::updateTitle()
                          .arg(tq);
         if (!m_snapshot->seq().fullyMaskedRows.empty())
             notes << QStringLiteral("Queries in grey italics have every key masked: no weights, no lines.");
+        if (m_allLines.size() > m_lines.size())
+            notes << QStringLiteral("%L1 lines pass the threshold: drawing the %L2 most opaque (hover a token for all "
+                                    "of its lines, or raise the threshold).")
+                         .arg(m_allLines.size())
+                         .arg(m_lines.size());
         if (m_display == HeadDisplay::All && !m_hiddenHeads.empty())
             notes << QStringLiteral("%1 of %2 heads switched off (click their chips).")
                          .arg(m_hiddenHeads.size())
@@ -349,7 +377,7 @@ void LinesView::updateTitle()
         QString how = m_scaleRows ? QStringLiteral("opacity = weight / row maximum")
                                   : QStringLiteral("opacity = weight");
         if (m_threshold > 0)
-            how += QStringLiteral("; weights below %1 not drawn").arg(m_threshold);
+            how += QStringLiteral("; lines below opacity %1 not drawn").arg(m_threshold);
         for (const Line &l : m_lines)
             if (l.weight < 0) {
                 how += QStringLiteral("; signed weights: opacity from |w|");
@@ -478,10 +506,9 @@ void LinesView::paint(QCPPainter *p, const QRectF &area)
     const int heads = m_snapshot->result.numHeads;
     std::vector<std::vector<QLineF>> batches(size_t(heads + 1) * 256);
     const double x0 = g.xLeft + g.labelW + 2, x1 = g.xRight - 2;
-    for (const Line &l : m_lines) {
-        double a = l.alpha;
-        if (m_hover >= 0 && (m_hoverSide == Side::Query ? l.query : l.key) != m_hover)
-            a *= kFade;
+    const std::vector<Line> shown = lines();
+    for (const Line &l : shown) {
+        const double a = l.alpha;
         const int a8 = int(std::lround(a * 255));
         if (a8 <= 0)
             continue;
@@ -489,19 +516,29 @@ void LinesView::paint(QCPPainter *p, const QRectF &area)
         const double yb = g.yRows + (l.key - m_k0 + 0.5) * g.rowH;
         batches[size_t(l.head + 1) * 256 + size_t(a8)].push_back(QLineF(x0, ya, x1, yb));
     }
-    const double width = std::max(1.0, fm.height() / 9.0);
-    for (int c = 0; c <= heads; ++c) {
-        const QColor base = c == 0 ? headAverageColor() : headColor(c - 1);
-        for (int a8 = 1; a8 < 256; ++a8) {
+    // Thousands of wide antialiased lines go through the general stroker (seconds); many lines
+    // are drawn with a one-pixel cosmetic pen without antialiasing, the raster engine's fast path,
+    // and the barely visible ones (faded by a hover) are left out.
+    const bool thin = shown.size() > kWideLines;
+    if (thin)
+        p->setRenderHint(QPainter::Antialiasing, false);
+    const double width = thin ? 1.0 : std::max(1.0, fm.height() / 9.0);
+    // fainter lines first, whatever their head, so that no head covers the others wholesale
+    for (int a8 = thin ? 8 : 1; a8 < 256; ++a8) {
+        for (int c = 0; c <= heads; ++c) {
+            const QColor base = c == 0 ? headAverageColor() : headColor(c - 1);
             const auto &b = batches[size_t(c) * 256 + size_t(a8)];
             if (b.empty())
                 continue;
             QColor col = base;
             col.setAlpha(a8);
-            p->setPen(QPen(col, width, Qt::SolidLine, Qt::FlatCap));
+            QPen pen(col, width, Qt::SolidLine, Qt::FlatCap);
+            pen.setCosmetic(thin);
+            p->setPen(pen);
             p->drawLines(b.data(), int(b.size()));
         }
     }
+    p->setRenderHint(QPainter::Antialiasing, true);
 
     // token labels
     const double padX = fm.height() * 0.4;
@@ -517,7 +554,7 @@ void LinesView::paint(QCPPainter *p, const QRectF &area)
         f.setStrikeOut(side == Side::Key && dead);
         p->setFont(f);
         const QString shown = elide(text, kMaxLabelChars);
-        const double tw = QFontMetricsF(f).horizontalAdvance(shown);
+        const double tw = std::max(QFontMetricsF(f).horizontalAdvance(shown), fm.height() * 0.8);
         const QRectF tr = side == Side::Query ? QRectF(r.right() - padX - tw - 3, r.top() + 1, tw + 6, r.height() - 2)
                                               : QRectF(r.left() + padX - 3, r.top() + 1, tw + 6, r.height() - 2);
         if (hovered || selected || unknown) {
@@ -616,7 +653,7 @@ QString LinesView::tokenTip(Side side, int index) const
     if (!q && padded(index))
         t += QStringLiteral("\nmasked as padding: no query attends to it");
     int shown = 0;
-    for (const Line &l : m_lines)
+    for (const Line &l : m_allLines)
         shown += (q ? l.query : l.key) == index;
     t += QStringLiteral("\n%1 line%2 drawn").arg(shown).arg(shown == 1 ? QString() : QStringLiteral("s"));
     if (q)

@@ -36,6 +36,9 @@ public:
     static constexpr int kMaxTokensPerSide = 150;
     // Lines of other tokens while one token is hovered: their opacity times this.
     static constexpr double kFade = 0.04;
+    // At most this many lines are drawn, the most opaque ones (the view says when it drops
+    // some): a repaint stays in tens of milliseconds. A hovered token shows all of its lines.
+    static constexpr int kMaxDrawnLines = 4000;
 
     enum class Side { Query, Key };
 
@@ -55,7 +58,8 @@ public:
     void setSelection(int head, int query);
     void setHeadDisplay(HeadDisplay display);
 
-    // Lines below this weight are not drawn (default 0.01).
+    // Lines fainter than this are not drawn (default 0.01): the opacity, i.e. the weight, or the
+    // weight over its row's maximum when rows are scaled.
     void setThreshold(double threshold);
     double threshold() const { return m_threshold; }
     // alpha = w / (largest weight of the query's row) instead of alpha = w.
@@ -108,6 +112,7 @@ private:
 
     void rebuild() override;
     void computeLines();
+    void capLines();
     void updateTitle();
     void updateHeight();
     Geometry geometry(const QRectF &area) const;
@@ -131,7 +136,8 @@ private:
     int m_hover = -1;
     int m_q0 = 0, m_k0 = 0, m_nq = 0, m_nk = 0;
     QStringList m_queryLabels, m_keyLabels;
-    std::vector<Line> m_lines; // before hover fading
+    std::vector<Line> m_allLines; // every line above the threshold, before hover fading
+    std::vector<Line> m_lines;    // the ones drawn: the most opaque kMaxDrawnLines of them
     QScrollArea *m_scroll = nullptr;
     QCustomPlot *m_plot = nullptr;
     QCPTextElement *m_title = nullptr;
