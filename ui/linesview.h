@@ -75,7 +75,8 @@ public:
 
     QCustomPlot *plot() const { return m_plot; }
     QString title() const; // as one line
-    // Every line drawn, with the opacity drawn (hover fading included), for tests and export.
+    // Every line drawn, with the opacity drawn (hover fading included), for tests and export. Above
+    // a few thousand lines the painter also leaves out those fainter than 8/255 (invisible there).
     std::vector<Line> lines() const;
     // The weights the lines show: one matrix for one head or the average, or one per head shown.
     std::vector<const Mat<float> *> shownMatrices() const;
