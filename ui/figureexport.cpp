@@ -97,7 +97,8 @@ Block blockFor(const ComputeSnapshot &s, ExportView view, int head, int query)
     Block b;
     const auto &seq = s.seq();
     switch (view) {
-    case ExportView::Weights: {
+    case ExportView::Weights:
+    case ExportView::Lines: {
         const Mat<float> &w = s.weights(head);
         b.shape = {int(w.rows()), int(w.cols())};
         appendMatrix(b, w);
@@ -167,7 +168,8 @@ QByteArray csv(const ComputeSnapshot &s, ExportView view, int head, int query)
     QString out;
     const auto &seq = s.seq();
     switch (view) {
-    case ExportView::Weights: {
+    case ExportView::Weights:
+    case ExportView::Lines: {
         const Mat<float> &w = s.weights(head);
         out += QStringLiteral("query\\key");
         for (int j = 0; j < w.cols(); ++j)
@@ -248,7 +250,7 @@ QByteArray json(const ComputeSnapshot &s, ExportView view, int head, int query)
     o.insert(QStringLiteral("d_model"), s.result.dModel);
     o.insert(QStringLiteral("d_head"), s.result.dHead);
     o.insert(QStringLiteral("scale"), s.result.scale);
-    if (view == ExportView::Weights || view == ExportView::Row)
+    if (view == ExportView::Weights || view == ExportView::Row || view == ExportView::Lines)
         o.insert(QStringLiteral("head"), head < 0 ? QJsonValue(QStringLiteral("average")) : QJsonValue(head));
     if (view == ExportView::Row)
         o.insert(QStringLiteral("query"), query);
@@ -277,12 +279,14 @@ QString exportViewName(ExportView v)
     case ExportView::Grid: return QStringLiteral("grid");
     case ExportView::Embeddings: return QStringLiteral("embeddings");
     case ExportView::Row: return QStringLiteral("row");
+    case ExportView::Lines: return QStringLiteral("lines");
     }
     return {};
 }
 
 bool parseExportView(const QString &name, ExportView &v)
 {
+    // not Lines: the command line's --view/--tab do not offer the lines view (yet)
     for (ExportView c : {ExportView::Weights, ExportView::Grid, ExportView::Embeddings, ExportView::Row})
         if (name == exportViewName(c)) {
             v = c;

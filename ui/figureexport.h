@@ -12,7 +12,9 @@ class QCustomPlot;
 
 namespace attnviz::ui {
 
-enum class ExportView { Weights, Grid, Embeddings, Row };
+// Lines: the figure of the lines view; its matrices are those of Weights (one head or the average)
+// or Grid (all heads), as the view shows them.
+enum class ExportView { Weights, Grid, Embeddings, Row, Lines };
 
 struct FigureOptions {
     int width = 1200;  // pixels (PNG), or points (SVG user units, PDF page)

@@ -13,6 +13,7 @@
 #include "lessonpanel.h"
 #include "presets.h"
 #include "seedtables.h"
+#include "linesview.h"
 #include "livecompute.h"
 #include "livesession.h"
 #include "pipelineview.h"
@@ -183,6 +184,9 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs->addTab(m_heatmap, tr("Weights"));
     m_tabs->addTab(m_grid, tr("All heads"));
     m_tabs->addTab(m_embeddings, tr("Contextual embeddings"));
+    m_lines = new LinesView(this);
+    m_lines->setObjectName(QStringLiteral("linesView"));
+    m_tabs->addTab(m_lines, tr("Lines"));
     m_pipeline = new PipelineView(this);
     m_pipeline->setObjectName(QStringLiteral("pipelineView"));
     m_tabs->addTab(m_pipeline, tr("Pipeline"));
@@ -257,7 +261,8 @@ MainWindow::MainWindow(QWidget *parent)
         m_controls->setHeadDisplay(d);
         m_heatmap->setHeadDisplay(d);
         m_row->setHeadDisplay(d);
-        if (d == HeadDisplay::All)
+        m_lines->setHeadDisplay(d);
+        if (d == HeadDisplay::All && m_tabs->currentWidget() != m_lines) // the lines view overlays them
             m_tabs->setCurrentWidget(m_grid);
         else if (m_tabs->currentWidget() == m_grid)
             m_tabs->setCurrentWidget(m_heatmap);
@@ -310,6 +315,9 @@ MainWindow::MainWindow(QWidget *parent)
             m_session->setHeadDisplay(HeadDisplay::One);
         m_tabs->setCurrentWidget(m_heatmap);
     });
+    connect(m_lines, &LinesView::querySelected, m_session, &LiveSession::setSelectedQuery);
+    connect(m_lines, &LinesView::headSelected, m_session, &LiveSession::setSelectedHead);
+    connect(m_lines, &LinesView::headDisplayRequested, m_session, &LiveSession::setHeadDisplay);
     connect(m_residual, &ResidualView::querySelected, m_session, &LiveSession::setSelectedQuery);
     connect(m_controls->stackControls(), &StackControls::layerChanged, m_session, &LiveSession::setSelectedLayer);
     connect(m_controls->stackControls(), &StackControls::loadWeightsRequested, this, [this] {
@@ -819,6 +827,7 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     m_heatmap->setSnapshot(s);
     m_grid->setSnapshot(s);
     m_embeddings->setSnapshot(s);
+    m_lines->setSnapshot(s);
     m_row->setSnapshot(s);
     m_layerGrid->setSnapshot(s);
     m_residual->setSnapshot(s);
@@ -879,6 +888,7 @@ void MainWindow::onSelection(int head, int query)
     m_heatmap->setSelection(head, query);
     m_grid->setSelection(head, query);
     m_embeddings->setSelection(head, query);
+    m_lines->setSelection(head, query);
     m_row->setSelection(head, query);
     m_layerGrid->setSelection(head, query);
     m_residual->setSelection(head, query);
@@ -894,6 +904,8 @@ ExportView MainWindow::currentView() const
         return ExportView::Grid;
     if (m_tabs->currentWidget() == m_embeddings)
         return ExportView::Embeddings;
+    if (m_tabs->currentWidget() == m_lines)
+        return ExportView::Lines;
     return ExportView::Weights;
 }
 
@@ -904,6 +916,7 @@ QCustomPlot *MainWindow::plotFor(ExportView v) const
     case ExportView::Grid: return m_grid->plot();
     case ExportView::Embeddings: return m_embeddings->plot();
     case ExportView::Row: return m_row->plot();
+    case ExportView::Lines: return m_lines->plot();
     }
     return nullptr;
 }
@@ -963,7 +976,11 @@ void MainWindow::exportMatrices()
     if (path.isEmpty())
         return;
     QString error;
-    if (!saveMatrices(*s, view, m_session->shownHead(), m_session->selectedQuery(), path, &error))
+    // the lines view's numbers: its one matrix, or every head when it overlays them
+    const ExportView data = view != ExportView::Lines ? view
+        : m_session->headDisplay() == HeadDisplay::All ? ExportView::Grid
+                                                       : ExportView::Weights;
+    if (!saveMatrices(*s, data, m_session->shownHead(), m_session->selectedQuery(), path, &error))
         QMessageBox::warning(this, tr("Export failed"), error);
     else
         statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);

@@ -34,6 +34,7 @@ class HeadGridView;
 class HeatmapView;
 class LayerGridView;
 class LessonPanel;
+class LinesView;
 class ResidualView;
 class LiveSession;
 class PipelineView;
@@ -85,6 +86,7 @@ public:
     ResidualView *residualView() const { return m_residual; }
     PipelineView *pipelineView() const { return m_pipeline; }
     CompareView *compareView() const { return m_compare; }
+    LinesView *linesView() const { return m_lines; }
     SentenceEdit *sentenceEdit() const { return m_queryEdit; }
     SentenceEdit *keySentenceEdit() const { return m_keyEdit; }
     TokenChipsView *queryChips() const { return m_queryChips; }
@@ -184,6 +186,7 @@ private:
     ResidualView *m_residual = nullptr;
     PipelineView *m_pipeline = nullptr;
     CompareView *m_compare = nullptr;
+    LinesView *m_lines = nullptr;
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     QTabWidget *m_tabs = nullptr;

@@ -181,4 +181,28 @@ QColor contrastingText(const QColor &bg)
     return l > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250);
 }
 
+QColor headColor(int head)
+{
+    // Okabe & Ito (2008), "Color Universal Design"; ordered so that neighbouring heads differ most
+    static const QColor kPalette[] = {
+        QColor(0, 114, 178),   // blue
+        QColor(230, 159, 0),   // orange
+        QColor(0, 158, 115),   // bluish green
+        QColor(213, 94, 0),    // vermillion
+        QColor(204, 121, 167), // reddish purple
+        QColor(86, 180, 233),  // sky blue
+        QColor(240, 228, 66),  // yellow
+    };
+    constexpr int n = int(sizeof(kPalette) / sizeof(kPalette[0]));
+    const int h = std::max(0, head);
+    const QColor base = kPalette[h % n];
+    switch ((h / n) % 3) {
+    case 1: return base.darker(150);
+    case 2: return base.lighter(130);
+    default: return base;
+    }
+}
+
+QColor headAverageColor() { return QColor(40, 40, 40); }
+
 } // namespace attnviz::ui

@@ -51,4 +51,11 @@ QString wrapText(const QString &text, int width = 64);
 // Text colour readable on a cell of colour `bg`.
 QColor contrastingText(const QColor &bg);
 
+// One colour per attention head, colour-blind safe: the Okabe–Ito qualitative palette without its
+// black (blue, orange, bluish green, vermillion, reddish purple, sky blue, yellow). Heads 7..13
+// repeat it darker, 14..20 lighter, and so on.
+QColor headColor(int head);
+// The colour of the head average where heads have their own colours (the palette's black, softened).
+QColor headAverageColor();
+
 } // namespace attnviz::ui
