@@ -17,6 +17,7 @@
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QApplication>
 #include <QtTest>
 
 #include <algorithm>
@@ -232,7 +233,8 @@ private slots:
         QVERIFY(!view()->headEnabled(1));
         for (const auto &l : view()->lines())
             QCOMPARE(l.head, 0);
-        click(chip.center());
+        QTest::qWait(QApplication::doubleClickInterval() + 50); // two clicks, not a double click
+        click(view()->headChipRect(1).center());
         QVERIFY(view()->headEnabled(1));
 
         // the "average" chip, then a head chip, drive the session (and so the other views)

@@ -58,7 +58,8 @@ public:
     // colour scales get the current sequential or diverging map. Called before every replot of a
     // plot passed to track().
     static void stylePlot(QCustomPlot *plot);
-    // stylePlot before each replot of `plot`, for as long as it lives.
+    // stylePlot before each replot of `plot`, for as long as it lives; a plot whose view styles it
+    // itself sets the property "attnviz.styled" to true first and is left alone.
     static void track(QCustomPlot *plot);
 
 signals:
