@@ -68,7 +68,8 @@ int gui(const QStringList &args)
     QCommandLineOption maskOpt(QStringLiteral("mask"), QStringLiteral("Mask to start with: none, causal."),
                                QStringLiteral("mask"));
     QCommandLineOption tabOpt(QStringLiteral("tab"),
-                              QStringLiteral("View to show: weights, grid, embeddings (and with --depth 2+: layers, residual)."),
+                              QStringLiteral("View to show: weights, grid, embeddings, lines, pipeline, compare (and with --depth 2+: "
+                                             "layers, residual)."),
                               QStringLiteral("view"));
     QCommandLineOption depthOpt(QStringLiteral("depth"),
                                 QStringLiteral("Transformer stack depth to start with (1: single layer; seeded weights)."),
@@ -146,23 +147,24 @@ int gui(const QStringList &args)
     if (p.value(blockOpt) == QLatin1String("pre"))
         settings.stack.norm = NormPlacement::Pre;
     w.controls()->setSettings(settings);
-    if (p.value(tabOpt) == QLatin1String("layers") || p.value(tabOpt) == QLatin1String("residual")) {
-        QWidget *view = p.value(tabOpt) == QLatin1String("layers") ? static_cast<QWidget *>(w.layerGridView())
-                                                                   : static_cast<QWidget *>(w.residualView());
-        QObject::connect(&w, &ui::MainWindow::viewsUpdated, &w, [&w, view] { w.tabs()->setCurrentWidget(view); });
-    } else if (p.isSet(tabOpt)) {
-        ui::ExportView v = ui::ExportView::Weights;
-        if (!ui::parseExportView(p.value(tabOpt), v) || v == ui::ExportView::Row)
-            return fail("", QStringLiteral("--tab: expected weights, grid or embeddings"), 2);
-        w.tabs()->setCurrentIndex(v == ui::ExportView::Weights ? 0 : v == ui::ExportView::Grid ? 1 : 2);
+    if (p.isSet(presetOpt))
+        w.applyPreset(p.value(presetOpt));
+    if (p.isSet(tabOpt)) {
+        const QString id = p.value(tabOpt);
+        static const QStringList views = {ui::SessionTab::Weights, ui::SessionTab::Grid, ui::SessionTab::Embeddings,
+                                          ui::SessionTab::Lines,   ui::SessionTab::Pipeline, ui::SessionTab::Compare,
+                                          ui::SessionTab::Layers,  ui::SessionTab::Residual};
+        if (!views.contains(id))
+            return fail("", QStringLiteral("--tab: expected one of %1").arg(views.join(QStringLiteral(", "))), 2);
+        // the stack's views appear with the first stack result: show the tab once the views have it
+        if (!w.showView(id))
+            QObject::connect(&w, &ui::MainWindow::viewsUpdated, &w, [&w, id] { w.showView(id); });
     }
     if (p.isSet(sizeOpt)) {
         const QStringList wh = p.value(sizeOpt).split(QLatin1Char('x'));
         if (wh.size() == 2)
             w.resize(wh[0].toInt(), wh[1].toInt());
     }
-    if (p.isSet(presetOpt))
-        w.applyPreset(p.value(presetOpt));
     w.show();
     if (p.isSet(presentOpt))
         w.setPresentationMode(true);

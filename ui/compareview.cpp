@@ -411,6 +411,8 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
 
     m_controlsB = new ControlPanel;
     m_controlsB->setObjectName(QStringLiteral("controlsB"));
+    m_controlsB->followHeadElsewhere(tr("Both sides show the head chosen in the main controls (or the head average "
+                                        "when the head counts differ)."));
     m_controlsB->setBundledAvailable(hasBundledEmbeddings(), tr("This build has no bundled word vectors."));
     m_controlsScroll = new QScrollArea(split);
     m_controlsScroll->setWidget(m_controlsB);

@@ -24,6 +24,15 @@
 
 namespace attnviz::ui {
 
+void ControlPanel::followHeadElsewhere(const QString &why)
+{
+    m_headElsewhere = true;
+    for (QWidget *w : {static_cast<QWidget *>(m_headDisplay), static_cast<QWidget *>(m_head)}) {
+        w->setEnabled(false);
+        w->setToolTip(why);
+    }
+}
+
 double ControlPanel::temperatureForSlider(int value)
 {
     // 0..200 -> 0.05 .. 20 on a log scale, 100 -> 1
@@ -363,7 +372,7 @@ void ControlPanel::updateDerived()
     m_headsNote->setText(problem);
     m_headsNote->setVisible(!problem.isEmpty());
     m_head->setMaximum(std::max(0, s.numHeads - 1));
-    m_head->setEnabled(headDisplay() == HeadDisplay::One);
+    m_head->setEnabled(headDisplay() == HeadDisplay::One && !m_headElsewhere);
     const bool temp = s.scaleRule == ScaleRule::Temperature;
     m_temperature->setEnabled(temp);
     m_temperatureLabel->setText(QStringLiteral("T = %1").arg(s.temperature, 0, 'f', s.temperature < 1 ? 2 : 1));

@@ -42,6 +42,9 @@ public:
     static double temperatureForSlider(int value);
     static int sliderForTemperature(double t);
     StackControls *stackControls() const { return m_stack; }
+    // For a panel whose shown head is chosen elsewhere (the Compare tab's side B): the head display
+    // and head selector stay disabled, with `why` as their tooltip.
+    void followHeadElsewhere(const QString &why);
 
 signals:
     void settingsChanged(const attnviz::ui::ComputeSettings &settings);
@@ -59,6 +62,7 @@ private:
 
     int m_dModel = 0;
     bool m_blockSignals = false;
+    bool m_headElsewhere = false;
     std::shared_ptr<const Projections<float>> m_loaded;
     QString m_loadedSource;
 

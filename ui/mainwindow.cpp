@@ -35,6 +35,7 @@
 
 #include <QActionGroup>
 #include <QDockWidget>
+#include <QInputDialog>
 #include <QScreen>
 #include <QShortcut>
 #include <QTimer>
@@ -428,6 +429,10 @@ void MainWindow::buildMenus()
             exportPlot(m_layerGrid->plot(), QStringLiteral("layers"));
         else if (m_tabs->currentWidget() == m_residual)
             exportPlot(m_residual->plot(), QStringLiteral("residual"));
+        else if (m_tabs->currentWidget() == m_pipeline)
+            exportPipelineStage();
+        else if (m_tabs->currentWidget() == m_compare)
+            exportComparePart();
         else
             exportFigure(currentView());
     });
@@ -664,6 +669,46 @@ bool MainWindow::applyPreset(const QString &id)
     m_lesson->showPreset(p);
     m_applyingPreset = false;
     return true;
+}
+
+void MainWindow::exportPipelineStage()
+{
+    // one stage per figure: the one being stepped to, else the user picks (weights first)
+    QStringList names;
+    for (int i = 0; i < m_pipeline->stageCount(); ++i)
+        names << QStringLiteral("%1. %2").arg(i + 1).arg(m_pipeline->stageName(i));
+    if (names.isEmpty())
+        return;
+    int stage = m_pipeline->currentStage();
+    if (stage < 0) {
+        int preselect = 0;
+        for (int i = 0; i < names.size(); ++i)
+            if (m_pipeline->stageName(i).contains(QLatin1String("eights")))
+                preselect = i;
+        bool ok = false;
+        const QString pick = QInputDialog::getItem(this, tr("Export a pipeline stage"), tr("Stage"), names, preselect,
+                                                   false, &ok);
+        if (!ok)
+            return;
+        stage = int(names.indexOf(pick));
+    }
+    if (QCustomPlot *plot = m_pipeline->stagePlot(stage))
+        exportPlot(plot, QStringLiteral("pipeline-%1").arg(m_pipeline->stageName(stage).toLower().replace(QLatin1Char(' '), QLatin1Char('-'))));
+}
+
+void MainWindow::exportComparePart()
+{
+    const QString pair = tr("A and B (one colour scale)");
+    const QString second = m_compare->showsDifference() ? tr("Difference A − B") : tr("The focus word in A and B");
+    bool ok = false;
+    const QString pick = QInputDialog::getItem(this, tr("Export the comparison"), tr("Figure"), {pair, second}, 0, false, &ok);
+    if (!ok)
+        return;
+    if (pick == pair)
+        exportPlot(m_compare->pairPlot(), QStringLiteral("compare"));
+    else
+        exportPlot(m_compare->showsDifference() ? m_compare->differencePlot() : m_compare->focusPlot(),
+                   m_compare->showsDifference() ? QStringLiteral("compare-difference") : QStringLiteral("compare-focus"));
 }
 
 void MainWindow::setSentence(const QString &text) { m_queryEdit->setPlainText(text); }

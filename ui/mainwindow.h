@@ -147,6 +147,8 @@ private:
     void exportFigure(ExportView view);
     void exportPlot(QCustomPlot *plot, const QString &name); // the size dialog, then saveFigure
     void exportMatrices();
+    void exportPipelineStage(); // Ctrl+E on the Pipeline tab: one stage
+    void exportComparePart();   // Ctrl+E on the Compare tab: A and B, or the difference / focus word
     void setTableFrom(std::shared_ptr<const EmbeddingTable> table, const QString &description, TableKind kind,
                       const QString &pathOrName);
     QString tabId() const;
