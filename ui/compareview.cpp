@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compareview.h"
 
+#include "cellpaint.h"
+
 #include "controlpanel.h"
 #include "fallbackbackend.h"
 #include "formwidgets.h"
@@ -156,29 +158,12 @@ protected:
     {
         if (!matrix || !m_map->visible() || matrix->size() == 0)
             return;
-        QCPAxis *x = m_rect->axis(QCPAxis::atBottom), *y = m_rect->axis(QCPAxis::atLeft);
         const int tq = int(matrix->rows()), tk = int(matrix->cols());
-        const int i0 = std::max(0, int(std::floor(std::min(y->range().lower, y->range().upper) - 0.5)));
-        const int i1 = std::min(tq - 1, int(std::ceil(std::max(y->range().lower, y->range().upper) + 0.5)));
-        const int j0 = std::max(0, int(std::floor(x->range().lower - 0.5)));
-        const int j1 = std::min(tk - 1, int(std::ceil(x->range().upper + 0.5)));
-        auto cell = [&](int i, int jA, int jB) {
-            const double xa = x->coordToPixel(jA - 0.5), xb = x->coordToPixel(jB + 0.5);
-            const double ya = y->coordToPixel(i - 0.5), yb = y->coordToPixel(i + 0.5);
-            return QRectF(QPointF(std::min(xa, xb), std::min(ya, yb)), QPointF(std::max(xa, xb), std::max(ya, yb)));
-        };
+        const CellRange cells = visibleCells(m_rect, tq, tk);
         const bool masked = mask && mask->rows() == tq && mask->cols() == tk;
-        if (masked) {
-            p->setPen(Qt::NoPen);
-            for (const QBrush &brush : {QBrush(maskFillColor()), maskHatchBrush()}) {
-                p->setBrush(brush);
-                for (int i = i0; i <= i1; ++i)
-                    for (int j = j0; j <= j1; ++j)
-                        if ((*mask)(i, j))
-                            p->drawRect(cell(i, j, j));
-            }
-        }
-        const QRectF one = cell(0, 0, 0);
+        if (masked)
+            paintMaskedCells(p, m_rect, *mask, cells);
+        const QRectF one = cellPixels(m_rect, 0, 0, 0, 0);
         // the largest font, 9 pt down to 6, whose widest number fits a cell; never fewer decimals ("0.00"
         // would hide a difference of 0.004)
         const int dec = decimals;
@@ -191,27 +176,13 @@ protected:
             const QFontMetricsF m(f);
             fit = one.width() >= m.horizontalAdvance(widest) + 2 && one.height() >= m.height();
         }
-        if (numbers && fit) {
-            p->setFont(f);
-            for (int i = i0; i <= i1; ++i)
-                for (int j = j0; j <= j1; ++j) {
-                    const float v = (*matrix)(i, j);
-                    if (masked && (*mask)(i, j) && v == 0.0f)
-                        continue; // the hatching says it
-                    const QColor bg = std::isfinite(v) ? m_map->gradient().color(v, m_map->dataRange()) : nanColor();
-                    p->setPen(contrastingText(bg));
-                    p->drawText(cell(i, j, j), Qt::AlignCenter,
-                                std::isfinite(v) ? QString::number(double(v), 'f', dec) : QStringLiteral("NaN"));
-                }
-        }
-        if (query >= 0 && query < tq) {
-            const QRectF r = cell(query, 0, tk - 1);
-            p->setBrush(Qt::NoBrush);
-            p->setPen(QPen(QColor(255, 255, 255), 3));
-            p->drawRect(r);
-            p->setPen(QPen(QColor(220, 30, 30), 1.5));
-            p->drawRect(r);
-        }
+        if (numbers && fit)
+            paintCellNumbers(
+                p, m_rect, m_map, *matrix, cells, f,
+                [dec](float v) { return std::isfinite(v) ? QString::number(double(v), 'f', dec) : QStringLiteral("NaN"); },
+                [&](int i, int j) { return masked && (*mask)(i, j) && (*matrix)(i, j) == 0.0f; }); // the hatching says it
+        if (query >= 0 && query < tq)
+            paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30), 1.5, 3);
     }
 
 private:

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "heatmapview.h"
 
+#include "cellpaint.h"
+
 #include "plotstyle.h"
 
 #include <qcustomplot.h>
@@ -36,69 +38,26 @@ protected:
     {
         if (!snapshot || !snapshot->hasResult() || !matrix)
             return;
-        QCPAxis *x = m_rect->axis(QCPAxis::atBottom);
-        QCPAxis *y = m_rect->axis(QCPAxis::atLeft);
         const int tq = int(matrix->rows()), tk = int(matrix->cols());
-        const int i0 = std::max(0, int(std::floor(std::min(y->range().lower, y->range().upper) - 0.5)));
-        const int i1 = std::min(tq - 1, int(std::ceil(std::max(y->range().lower, y->range().upper) + 0.5)));
-        const int j0 = std::max(0, int(std::floor(x->range().lower - 0.5)));
-        const int j1 = std::min(tk - 1, int(std::ceil(x->range().upper + 0.5)));
-        auto cellRect = [&](int i, int jA, int jB) {
-            const double xa = x->coordToPixel(jA - 0.5), xb = x->coordToPixel(jB + 0.5);
-            const double ya = y->coordToPixel(i - 0.5), yb = y->coordToPixel(i + 0.5);
-            return QRectF(QPointF(std::min(xa, xb), std::min(ya, yb)), QPointF(std::max(xa, xb), std::max(ya, yb)));
-        };
+        const CellRange cells = visibleCells(m_rect, tq, tk);
         const BoolMat &mask = snapshot->seq().mask;
-        if (mask.size() > 0) {
-            // masked cells: a light fill (so that "masked" never reads as "weight 0") and hatching
-            p->setPen(Qt::NoPen);
-            for (const QBrush &brush : {QBrush(maskFillColor()), maskHatchBrush()}) {
-                p->setBrush(brush);
-                for (int i = i0; i <= i1; ++i) {
-                    int j = j0;
-                    while (j <= j1) {
-                        if (!mask(i, j)) {
-                            ++j;
-                            continue;
-                        }
-                        int e = j;
-                        while (e + 1 <= j1 && mask(i, e + 1))
-                            ++e;
-                        p->drawRect(cellRect(i, j, e));
-                        j = e + 1;
-                    }
-                }
-            }
-        }
+        if (mask.size() > 0)
+            paintMaskedCells(p, m_rect, mask, cells);
         if (numbers) {
-            const QRectF one = cellRect(0, 0, 0);
+            const QRectF one = cellPixels(m_rect, 0, 0, 0, 0);
             QFont f = p->font();
             f.setPointSizeF(std::clamp(one.height() * 0.32, 5.0, 10.0));
             const QFontMetricsF fm(f);
-            if (one.width() >= fm.horizontalAdvance(QStringLiteral("0.00")) + 2 && one.height() >= fm.height()) {
-                p->setFont(f);
-                for (int i = i0; i <= i1; ++i)
-                    for (int j = j0; j <= j1; ++j) {
-                        if (mask.size() > 0 && mask(i, j) && std::isfinite((*matrix)(i, j)))
-                            continue; // masked: the hatching says it
-                        const float v = (*matrix)(i, j);
-                        const QRectF r = cellRect(i, j, j);
-                        const QColor bg = std::isfinite(v) ? m_map->gradient().color(v, m_map->dataRange())
-                                                           : nanColor();
-                        p->setPen(contrastingText(bg));
-                        p->drawText(r, Qt::AlignCenter,
-                                    std::isfinite(v) ? QString::number(double(v), 'f', 2) : QStringLiteral("NaN"));
-                    }
-            }
+            if (one.width() >= fm.horizontalAdvance(QStringLiteral("0.00")) + 2 && one.height() >= fm.height())
+                paintCellNumbers(
+                    p, m_rect, m_map, *matrix, cells, f,
+                    [](float v) { return std::isfinite(v) ? QString::number(double(v), 'f', 2) : QStringLiteral("NaN"); },
+                    [&](int i, int j) { // masked: the hatching says it
+                        return mask.size() > 0 && mask(i, j) && std::isfinite((*matrix)(i, j));
+                    });
         }
-        if (query >= 0 && query < tq) {
-            const QRectF r = cellRect(query, 0, tk - 1);
-            p->setBrush(Qt::NoBrush);
-            p->setPen(QPen(QColor(255, 255, 255), 3));
-            p->drawRect(r);
-            p->setPen(QPen(QColor(220, 30, 30), 1.5));
-            p->drawRect(r);
-        }
+        if (query >= 0 && query < tq)
+            paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30), 1.5, 3);
     }
 
 private:

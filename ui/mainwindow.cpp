@@ -234,10 +234,11 @@ MainWindow::MainWindow(QWidget *parent)
     addDockWidget(Qt::RightDockWidgetArea, lessonDock);
     resizeDocks({lessonDock}, {300}, Qt::Horizontal);
     connect(m_lesson, &LessonPanel::presetChosen, this, [this](const QString &id) { applyPreset(id); });
-    // The Compare tab shows both sides' rows itself: it takes the row dock's height while it is shown.
+    // The Compare tab shows both sides' rows itself, and the Pipeline explains any cell of the row: they
+    // take the row dock's height while they are shown.
     connect(m_tabs, &QTabWidget::currentChanged, this, [this, rowDock] {
-        const bool compare = m_tabs->currentWidget() == m_compare;
-        if (compare && rowDock->isVisible()) {
+        const bool compare = m_tabs->currentWidget() == m_compare || m_tabs->currentWidget() == m_pipeline;
+        if (compare && !rowDock->isHidden()) { // isHidden: also before the window is shown
             rowDock->hide();
             rowDock->setProperty("hiddenForCompare", true);
         } else if (!compare && rowDock->property("hiddenForCompare").toBool()) {

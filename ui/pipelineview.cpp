@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "pipelineview.h"
 
+#include "cellpaint.h"
+
 #include "plotstyle.h"
 
 #include <qcustomplot.h>
@@ -89,30 +91,16 @@ protected:
     void applyDefaultAntialiasingHint(QCPPainter *p) const override { applyAntialiasingHint(p, false, QCP::aeOther); }
     QRect clipRect() const override { return m_rect->rect(); }
 
-    QRectF cellRect(int r0, int c0, int r1, int c1) const
-    {
-        QCPAxis *x = m_rect->axis(QCPAxis::atBottom);
-        QCPAxis *y = m_rect->axis(QCPAxis::atLeft);
-        const double xa = x->coordToPixel(c0 - 0.5), xb = x->coordToPixel(c1 + 0.5);
-        const double ya = y->coordToPixel(r0 - 0.5), yb = y->coordToPixel(r1 + 0.5);
-        return QRectF(QPointF(std::min(xa, xb), std::min(ya, yb)), QPointF(std::max(xa, xb), std::max(ya, yb)));
-    }
+    QRectF cellRect(int r0, int c0, int r1, int c1) const { return cellPixels(m_rect, r0, c0, r1, c1); }
 
     void draw(QCPPainter *p) override
     {
         if (!matrix || matrix->size() == 0)
             return;
         const int rows = int(matrix->rows()), cols = int(matrix->cols());
-        if (mask && mask->rows() == rows && mask->cols() == cols && rows * cols <= kMaxHatchCells) {
-            p->setPen(Qt::NoPen);
-            for (const QBrush &brush : {QBrush(maskFillColor()), maskHatchBrush()}) {
-                p->setBrush(brush);
-                for (int i = 0; i < rows; ++i)
-                    for (int j = 0; j < cols; ++j)
-                        if ((*mask)(i, j))
-                            p->drawRect(cellRect(i, j, i, j));
-            }
-        }
+        const CellRange all{0, rows - 1, 0, cols - 1};
+        if (mask && mask->rows() == rows && mask->cols() == cols && rows * cols <= kMaxHatchCells)
+            paintMaskedCells(p, m_rect, *mask, all);
         const QRectF one = cellRect(0, 0, 0, 0);
         // the largest font from 9 pt down to 6 pt in which "−0.00" fits a cell
         QFont f = p->font();
@@ -122,37 +110,19 @@ protected:
             const QFontMetricsF fm(f);
             fits = one.width() >= fm.horizontalAdvance(QStringLiteral("−0.00")) + 2 && one.height() >= fm.height();
         }
-        if (fits) {
-            p->setFont(f);
-            for (int i = 0; i < rows; ++i)
-                for (int j = 0; j < cols; ++j) {
-                    if (mask && mask->size() && (*mask)(i, j))
-                        continue; // the hatching says it
-                    const float v = (*matrix)(i, j);
-                    const QColor bg = std::isfinite(v) ? m_map->gradient().color(v, m_map->dataRange())
-                                                       : nanColor();
-                    p->setPen(contrastingText(bg));
-                    const QString t = !std::isfinite(v) ? num(v)
-                        : std::abs(v) < 10             ? QString::number(double(v), 'f', 2)
-                                                       : QString::number(double(v), 'g', 3);
-                    p->drawText(cellRect(i, j, i, j), Qt::AlignCenter, t);
-                }
-        }
-        p->setBrush(Qt::NoBrush);
-        for (const QRect &b : bands) {
-            const QRectF r = cellRect(b.top(), b.left(), b.bottom(), b.right());
-            p->setPen(QPen(QColor(255, 255, 255), 3.5));
-            p->drawRect(r);
-            p->setPen(QPen(QColor(240, 140, 0), 2, Qt::DashLine));
-            p->drawRect(r);
-        }
-        if (!cell.isNull()) {
-            const QRectF r = cellRect(cell.top(), cell.left(), cell.bottom(), cell.right());
-            p->setPen(QPen(QColor(255, 255, 255), 4));
-            p->drawRect(r);
-            p->setPen(QPen(QColor(220, 20, 20), 2.5));
-            p->drawRect(r);
-        }
+        if (fits)
+            paintCellNumbers(
+                p, m_rect, m_map, *matrix, all, f,
+                [](float v) {
+                    return !std::isfinite(v) ? num(v)
+                        : std::abs(v) < 10   ? QString::number(double(v), 'f', 2)
+                                             : QString::number(double(v), 'g', 3);
+                },
+                [this](int i, int j) { return mask && mask->size() && (*mask)(i, j); }); // the hatching says it
+        for (const QRect &b : bands)
+            paintOutline(p, cellRect(b.top(), b.left(), b.bottom(), b.right()), QColor(240, 140, 0), 2, 3.5, Qt::DashLine);
+        if (!cell.isNull())
+            paintOutline(p, cellRect(cell.top(), cell.left(), cell.bottom(), cell.right()), QColor(220, 20, 20), 2.5, 4);
     }
 
 private:
