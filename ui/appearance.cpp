@@ -287,12 +287,9 @@ void AppearanceManager::stylePlot(QCustomPlot *plot)
                 t->setMinimumSize(min);
         } else if (auto *s = qobject_cast<QCPColorScale *>(el)) {
             styleAxis(s->axis(), text, grid, base, hc);
-            QVariant tag = s->property("attnviz.diverging");
-            if (!tag.isValid()) {
-                tag = looksDiverging(s->gradient());
-                s->setProperty("attnviz.diverging", tag);
-            }
-            const QCPColorGradient g = tag.toBool() ? divergingGradient() : weightsGradient();
+            // the kind the view chose last (views switch a scale between the kinds, e.g. for cosine
+            // weights), in the map chosen now
+            const QCPColorGradient g = looksDiverging(s->gradient()) ? divergingGradient() : weightsGradient();
             if (!(s->gradient() == g))
                 s->setGradient(g);
         } else if (auto *l = qobject_cast<QCPLegend *>(el)) {

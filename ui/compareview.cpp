@@ -883,14 +883,10 @@ void CompareView::rebuildPair()
     side(m_shownA, true, m_mapA, m_messageA, m_titleA, m_overlayA, m_labelsQA, m_labelsKA);
     side(m_shownB, false, m_mapB, m_messageB, m_titleB, m_overlayB, m_labelsQB, m_labelsKB);
     // One scale for both: the range covers A and B.
-    if (lo < 0) {
-        const double m = std::max(std::abs(lo), std::abs(hi));
-        m_scale->setGradient(divergingGradient());
-        m_scale->setDataRange(QCPRange(-m, m > 0 ? m : 1.0));
-    } else {
-        m_scale->setGradient(weightsGradient());
-        m_scale->setDataRange(QCPRange(0.0, hi > 0 ? hi : 1.0));
-    }
+    QCPColorGradient gradient;
+    const QCPRange range = weightsRange(lo, hi, gradient);
+    m_scale->setGradient(gradient);
+    m_scale->setDataRange(range);
     m_scale->setVisible(any);
     m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
 }

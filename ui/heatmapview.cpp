@@ -294,15 +294,10 @@ void HeatmapView::rebuild()
         lo = std::min(lo, 0.0) < 0 ? b.lower : 0.0;
         hi = b.upper;
     }
-    if (lo < 0) {
-        // signed weights (cosine, sum of signed scores): a diverging scale centred on 0
-        const double m = std::max(std::abs(lo), std::abs(hi));
-        m_scale->setGradient(divergingGradient());
-        m_map->setDataRange(QCPRange(-m, m > 0 ? m : 1.0));
-    } else {
-        m_scale->setGradient(weightsGradient());
-        m_map->setDataRange(QCPRange(0.0, hi > 0 ? hi : 1.0));
-    }
+    QCPColorGradient gradient;
+    const QCPRange range = weightsRange(lo, hi, gradient); // signed weights (cosine…): diverging, centred on 0
+    m_scale->setGradient(gradient);
+    m_map->setDataRange(range);
     const Normalization n = m_snapshot->settings.normalization;
     m_scale->axis()->setLabel(n == Normalization::Cosine ? QStringLiteral("cosine weight")
                                                          : QStringLiteral("weight"));

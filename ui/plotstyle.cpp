@@ -65,6 +65,17 @@ QCPColorGradient weightsGradient() { return sequentialGradient(AppearanceManager
 
 QCPColorGradient divergingGradient() { return divergingGradient(AppearanceManager::instance()->appearance().diverging); }
 
+QCPRange weightsRange(double lo, double hi, QCPColorGradient &gradient)
+{
+    if (lo < 0) {
+        const double m = std::max(std::abs(lo), std::abs(hi));
+        gradient = divergingGradient();
+        return QCPRange(-m, m > 0 ? m : 1.0);
+    }
+    gradient = weightsGradient();
+    return QCPRange(0.0, hi > 0 ? hi : 1.0);
+}
+
 QColor nanColor() { return QColor(205, 205, 205); }
 
 QColor maskFillColor() { return QColor(236, 236, 236); }

@@ -21,6 +21,10 @@ QCPColorGradient weightsGradient();
 // Diverging (embeddings, signed scores, differences): the chosen map, white at 0.
 QCPColorGradient divergingGradient();
 QCPColorGradient sequentialGradient(SequentialMap m);
+// The colour range of weights between lo and hi: [0, hi] on the weights map, or, when some are
+// negative (cosine weights, sums of signed scores), symmetric around 0 on the diverging map (set
+// into `gradient`).
+QCPRange weightsRange(double lo, double hi, QCPColorGradient &gradient);
 QCPColorGradient divergingGradient(DivergingMap m);
 
 // The brush that marks masked cells and fully-masked rows.
