@@ -11,6 +11,7 @@
 #include "mainwindow.h"
 #include "compareview.h"
 #include "lessonpanel.h"
+#include "linesview.h"
 #include "appearance.h"
 #include "residualview.h"
 #include "seedtables.h"
@@ -256,8 +257,12 @@ private slots:
         b.settings.mask = MaskChoice::Causal;
         b.table = journeyTable();
         a->compareView()->setSideB(b);
+        a->linesView()->setThreshold(0.05);
+        a->linesView()->setScaleRows(true);
         settle(a.get());
         const SessionState saved = a->captureSession();
+        QCOMPARE(saved.linesThreshold, 0.05);
+        QVERIFY(saved.linesScaleRows);
         QCOMPARE(saved.lesson, QStringLiteral("journey-sum"));
         QVERIFY(saved.appearance == look);
         QVERIFY(saved.compare.present);
@@ -282,6 +287,8 @@ private slots:
         QCOMPARE(got.sentence, b.sentence);
         QVERIFY(got.settings == b.settings);
         QCOMPARE(got.table, journeyTable());
+        QCOMPARE(w->linesView()->threshold(), 0.05);
+        QVERIFY(w->linesView()->scaleRows());
         QVERIFY(w->captureSession() == saved);
         AppearanceManager::instance()->setAppearance(Appearance());
 

@@ -158,6 +158,7 @@ void LinesView::setThreshold(double threshold)
     if (m_thresholdSpin->value() != threshold)
         m_thresholdSpin->setValue(threshold);
     rebuild();
+    emit optionsChanged();
 }
 
 void LinesView::setScaleRows(bool on)
@@ -167,6 +168,7 @@ void LinesView::setScaleRows(bool on)
     m_scaleRows = on;
     m_scaleBox->setChecked(on);
     rebuild();
+    emit optionsChanged();
 }
 
 void LinesView::setHeadEnabled(int head, bool on)

@@ -94,6 +94,8 @@ signals:
     void querySelected(int query);
     void headSelected(int head);
     void headDisplayRequested(attnviz::ui::HeadDisplay display);
+    // The threshold or the row scaling changed (a session keeps them).
+    void optionsChanged();
 
 protected:
     bool event(QEvent *e) override;

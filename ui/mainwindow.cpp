@@ -320,6 +320,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_lines, &LinesView::querySelected, m_session, &LiveSession::setSelectedQuery);
     connect(m_lines, &LinesView::headSelected, m_session, &LiveSession::setSelectedHead);
     connect(m_lines, &LinesView::headDisplayRequested, m_session, &LiveSession::setHeadDisplay);
+    connect(m_lines, &LinesView::optionsChanged, this, &MainWindow::updateModified);
     connect(m_residual, &ResidualView::querySelected, m_session, &LiveSession::setSelectedQuery);
     connect(m_controls->stackControls(), &StackControls::layerChanged, m_session, &LiveSession::setSelectedLayer);
     connect(m_controls->stackControls(), &StackControls::loadWeightsRequested, this, [this] {
@@ -1063,6 +1064,8 @@ SessionState MainWindow::captureSession() const
     s.selectedQuery = m_session->selectedQuery();
     s.layer = m_session->selectedLayer();
     s.showNumbers = m_controls->showNumbers();
+    s.linesThreshold = m_lines->threshold();
+    s.linesScaleRows = m_lines->scaleRows();
     s.lesson = m_lesson->currentId();
     s.appearance = AppearanceManager::instance()->appearance();
     if (m_compare->hasSideB()) {
@@ -1201,6 +1204,8 @@ void MainWindow::applySession(const SessionState &in, QStringList *problems)
         lines << tr("view.tab: \"%1\" is a stack view and the session has no stack (depth 1); the weights are shown")
                      .arg(s.tab);
     }
+    m_lines->setThreshold(s.linesThreshold);
+    m_lines->setScaleRows(s.linesScaleRows);
     // The lesson text, the appearance, the Compare tab's side B.
     if (s.lesson.isEmpty())
         m_lesson->showPreset(nullptr);

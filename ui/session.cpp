@@ -351,6 +351,8 @@ void readView(Section sec, SessionState &s)
     sec.readInt("selectedQuery", 0, 1 << 20, QStringLiteral("a query index"), s.selectedQuery);
     sec.readInt("layer", 0, 47, QStringLiteral("a layer index"), s.layer);
     sec.readBool("showNumbers", s.showNumbers);
+    sec.readDouble("linesThreshold", 0.0, 1.0, QStringLiteral("an opacity"), s.linesThreshold);
+    sec.readBool("linesScaleRows", s.linesScaleRows);
     sec.finish();
 }
 
@@ -423,7 +425,8 @@ bool SessionState::operator==(const SessionState &o) const
         && tablePath == o.tablePath && tableName == o.tableName && projectionsFile == o.projectionsFile
         && stackWeightsFile == o.stackWeightsFile && tab == o.tab && headDisplay == o.headDisplay
         && selectedHead == o.selectedHead && selectedQuery == o.selectedQuery && layer == o.layer
-        && showNumbers == o.showNumbers && lesson == o.lesson && appearance == o.appearance && compare == o.compare;
+        && showNumbers == o.showNumbers && linesThreshold == o.linesThreshold && linesScaleRows == o.linesScaleRows
+        && lesson == o.lesson && appearance == o.appearance && compare == o.compare;
 }
 
 std::shared_ptr<const EmbeddingTable> seedTableByName(const QString &name)
@@ -470,7 +473,9 @@ QJsonObject sessionToJson(const SessionState &s)
                            {QStringLiteral("selectedHead"), s.selectedHead},
                            {QStringLiteral("selectedQuery"), s.selectedQuery},
                            {QStringLiteral("layer"), s.layer},
-                           {QStringLiteral("showNumbers"), s.showNumbers}};
+                           {QStringLiteral("showNumbers"), s.showNumbers},
+                           {QStringLiteral("linesThreshold"), s.linesThreshold},
+                           {QStringLiteral("linesScaleRows"), s.linesScaleRows}};
 
     const QJsonObject appearance{{QStringLiteral("theme"), themeId(s.appearance.theme)},
                                  {QStringLiteral("weightsMap"), sequentialId(s.appearance.sequential)},

@@ -58,6 +58,8 @@ struct SessionState {
     int selectedQuery = 0;
     int layer = 0;
     bool showNumbers = true;
+    double linesThreshold = 0.01; // the Lines tab: lines fainter than this are not drawn
+    bool linesScaleRows = false;  // the Lines tab: each row scaled to its maximum
     // the preset whose explanation the Lesson column shows ("" none)
     QString lesson;
     // appearance (application-wide: a lesson brings its theme, colour maps and text size)
