@@ -259,6 +259,56 @@ private slots:
         QVERIFY2(view()->explanation().contains(QStringLiteral("6.5617")), qPrintable(view()->explanation()));
     }
 
+    // Seed 001's dropout: the kept weight is the pre-dropout one times 1/(1 - p), and says so.
+    void dropoutExplainsTheScaling()
+    {
+        QVERIFY(apply([](ComputeSettings &s) {
+            s.projection = ProjectionMode::Random;
+            s.projectionSeed = 789;
+            s.dHead = 2;
+            s.outWidth = -1;
+            s.scaleRule = ScaleRule::InvSqrtDHead;
+            s.mask = MaskChoice::Causal;
+            s.dropout = 0.5;
+            s.dropoutSeed = 123;
+        }));
+        QVERIFY(near(plotted(Kind::Weights, 1, 1), 0.8966, 1e-4)); // 2 × 0.4483
+        QVERIFY(near(plotted(Kind::Weights, 1, 0), 0.0, 1e-9));    // dropped
+        QVERIFY(view()->explainCell(stageOf(Kind::Weights), 1, 1));
+        const QString e = view()->explanation();
+        QVERIFY2(e.contains(QStringLiteral("0.4483")) && e.contains(QStringLiteral("0.8966")), qPrintable(e));
+        QVERIFY2(e.contains(QStringLiteral("ropout")), qPrintable(e));
+    }
+
+    // Multiply-renormalize gives the same weights as -inf, and the explanation shows the renormalizing.
+    void multiplyRenormalizeExplains()
+    {
+        QVERIFY(apply([](ComputeSettings &s) {
+            s.mask = MaskChoice::Causal;
+            s.maskMethod = MaskMethod::MultiplyRenormalize;
+        }));
+        QVERIFY(near(plotted(Kind::Weights, 1, 0), 0.3680, 1e-4)); // seed 001: identity, unscaled, causal
+        QVERIFY(near(plotted(Kind::Weights, 1, 1), 0.6320, 1e-4));
+        QVERIFY(view()->explainCell(stageOf(Kind::Weights), 1, 1));
+        const QString e = view()->explanation();
+        QVERIFY2(e.contains(QStringLiteral("0.6320")), qPrintable(e));
+        QVERIFY2(e.contains(QStringLiteral("renormaliz"), Qt::CaseInsensitive), qPrintable(e));
+    }
+
+    // Cross-attention: 6 queries over a 3-word key sentence; the stages have those shapes.
+    void crossAttentionShapes()
+    {
+        QSignalSpy spy(m_w.get(), &MainWindow::viewsUpdated);
+        m_w->setKeySentence(QStringLiteral("one step journey"));
+        QVERIFY(waitViews(spy, [](const ComputeSnapshot &s) { return s.hasResult() && s.cross && s.tk() == 3; }));
+        QVERIFY2(view()->stageTitle(stageOf(Kind::RawScores)).contains(QStringLiteral("6 × 3")),
+                 qPrintable(view()->stageTitle(stageOf(Kind::RawScores))));
+        // "journey" (query 1) · "step" (key 1) = 0.55·0.05 + 0.87·0.80 + 0.66·0.55 = 1.0865
+        QVERIFY(near(plotted(Kind::RawScores, 1, 1), 1.0865, 1e-4));
+        QVERIFY(view()->explainCell(stageOf(Kind::RawScores), 1, 1));
+        QVERIFY2(view()->explanation().contains(QStringLiteral("1.0865")), qPrintable(view()->explanation()));
+    }
+
     void stepping()
     {
         QSignalSpy spy(view(), &PipelineView::stageChanged);
