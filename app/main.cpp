@@ -97,9 +97,12 @@ int main(int argc, char **argv)
         && (verb.endsWith(QLatin1String(".attnviz"), Qt::CaseInsensitive) || QFileInfo(verb).isFile());
     const bool windowVerb = verb == QLatin1String("window");
     const bool gui = verb.isEmpty() || (verb.startsWith(QLatin1Char('-')) && !isHelp) || windowVerb || sessionFile;
+    // help texts and `--preset list` / `--compare list` print and quit: they need no display
     const bool helpOnly = std::any_of(argv + 1, argv + argc, [](const char *a) {
         return qstrcmp(a, "--help") == 0 || qstrcmp(a, "-h") == 0;
-    });
+    }) || std::adjacent_find(argv + 1, argv + argc, [](const char *a, const char *b) {
+        return (qstrcmp(a, "--preset") == 0 || qstrcmp(a, "--compare") == 0) && qstrcmp(b, "list") == 0;
+    }) != argv + argc;
     if (gui || benchUi || verb == QLatin1String("export")) {
         // Figures, the benchmark and help texts need no display: fall back to the offscreen platform.
         if ((!gui || helpOnly) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY")

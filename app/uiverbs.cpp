@@ -11,6 +11,7 @@
 #include "livesession.h"
 #include "mainwindow.h"
 #include "appearance.h"
+#include "comparison.h"
 #include "presets.h"
 #include "residualview.h"
 #include "rowview.h"
@@ -92,10 +93,14 @@ int gui(const QStringList &args)
                                 QStringLiteral("theme"));
     QCommandLineOption mapOpt(QStringLiteral("colormap"),
                               QStringLiteral("Weights colour map: viridis, cividis, magma, greys."), QStringLiteral("map"));
+    QCommandLineOption compareOpt(QStringLiteral("compare"),
+                                  QStringLiteral("Open one of the seeds' comparisons on the Compare tab (ID; `list` "
+                                                 "prints them)."),
+                                  QStringLiteral("id"));
     QCommandLineOption presentOpt(QStringLiteral("presentation"),
                                   QStringLiteral("Start in presentation mode (full screen, large text, high contrast)."));
     p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt, depthOpt, posOpt, blockOpt,
-                  presetOpt, themeOpt, mapOpt, presentOpt, noRestoreOpt});
+                  presetOpt, themeOpt, mapOpt, presentOpt, noRestoreOpt, compareOpt});
     if (!p.parse(args))
         return fail("", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -107,6 +112,14 @@ int gui(const QStringList &args)
             std::printf("%-20s seed %s  %s\n", qPrintable(pr.id), qPrintable(pr.seed), qPrintable(pr.title));
         return 0;
     }
+    if (p.value(compareOpt) == QLatin1String("list")) {
+        for (const ui::ComparisonSpec &c : ui::seedComparisons())
+            std::printf("%-20s %s\n", qPrintable(c.id), qPrintable(c.title));
+        return 0;
+    }
+    ui::ComparisonSpec comparison;
+    if (p.isSet(compareOpt) && !ui::findSeedComparison(p.value(compareOpt), comparison))
+        return fail("", QStringLiteral("--compare: no comparison %1 (`attnviz --compare list` lists them)").arg(p.value(compareOpt)), 2);
     if (p.isSet(presetOpt) && !ui::findPreset(p.value(presetOpt)))
         return fail("", QStringLiteral("--preset: no preset %1 (`attnviz window --preset list` lists them)").arg(p.value(presetOpt)), 2);
     ui::Appearance look = ui::AppearanceManager::instance()->appearance();
@@ -122,7 +135,7 @@ int gui(const QStringList &args)
     // A session file that cannot be opened leaves the window as it starts, with a dialog saying why.
     if (!sessions.isEmpty())
         w.openSessionInteractive(sessions.first());
-    else if (!p.isSet(noRestoreOpt) && !p.isSet(shotOpt) && !p.isSet(presetOpt))
+    else if (!p.isSet(noRestoreOpt) && !p.isSet(shotOpt) && !p.isSet(presetOpt) && !p.isSet(compareOpt))
         w.restoreLastSession();
     if (p.isSet(embOpt)) {
         QString error;
@@ -149,6 +162,8 @@ int gui(const QStringList &args)
     w.controls()->setSettings(settings);
     if (p.isSet(presetOpt))
         w.applyPreset(p.value(presetOpt));
+    if (p.isSet(compareOpt))
+        w.startComparison(comparison);
     if (p.isSet(tabOpt)) {
         const QString id = p.value(tabOpt);
         static const QStringList views = {ui::SessionTab::Weights, ui::SessionTab::Grid, ui::SessionTab::Embeddings,

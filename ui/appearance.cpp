@@ -251,6 +251,8 @@ void AppearanceManager::stylePlot(QCustomPlot *plot)
     for (QCPLayoutElement *el : plot->plotLayout()->elements(true)) {
         if (auto *t = qobject_cast<QCPTextElement *>(el)) {
             setIfDifferent([t] { return t->textColor(); }, [t](const QColor &c) { t->setTextColor(c); }, text);
+            if (plot->property("attnviz.ownTitles").toBool()) // the view sizes and wraps its titles itself
+                continue;
             QFont f = title;
             f.setBold(t->font().bold());
             if (!t->font().bold())

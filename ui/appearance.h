@@ -59,7 +59,8 @@ public:
     // plot passed to track().
     static void stylePlot(QCustomPlot *plot);
     // stylePlot before each replot of `plot`, for as long as it lives; a plot whose view styles it
-    // itself sets the property "attnviz.styled" to true first and is left alone.
+    // itself sets the property "attnviz.styled" to true first and is left alone; one that wraps
+    // its own titles sets "attnviz.ownTitles" (their colour still follows the theme).
     static void track(QCustomPlot *plot);
 
 signals:

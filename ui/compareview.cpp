@@ -255,6 +255,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     outer->addWidget(split, 1);
 
     m_pairPlot = new QCustomPlot(split);
+    m_pairPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
     m_pairPlot->setObjectName(QStringLiteral("comparePairPlot"));
     // explicit minimum sizes: a plot's own hint is the width of its title lines, which would widen the window
     m_pairPlot->setMinimumSize(360, 150);
@@ -301,6 +302,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     rl->addWidget(m_right, 1);
 
     m_diffPlot = new QCustomPlot(m_right);
+    m_diffPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
     m_diffPlot->setObjectName(QStringLiteral("compareDifferencePlot"));
     m_diffPlot->setMinimumSize(200, 150);
     QCPAxisRect *dr = tokenRect(m_diffPlot->axisRect());
@@ -326,6 +328,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_right->addWidget(m_diffPlot);
 
     m_focusPlot = new QCustomPlot(m_right);
+    m_focusPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
     m_focusPlot->setObjectName(QStringLiteral("compareFocusPlot"));
     m_focusPlot->setMinimumSize(200, 150);
     m_embRect = m_focusPlot->axisRect();

@@ -232,7 +232,7 @@ MainWindow::MainWindow(QWidget *parent)
     lessonDock->setObjectName(QStringLiteral("lessonDock"));
     lessonDock->setWidget(m_lesson);
     addDockWidget(Qt::RightDockWidgetArea, lessonDock);
-    resizeDocks({lessonDock}, {300}, Qt::Horizontal);
+    lessonDock->hide(); // shown by a preset, or from the View menu
     connect(m_lesson, &LessonPanel::presetChosen, this, [this](const QString &id) { applyPreset(id); });
     // The Compare tab shows both sides' rows itself, and the Pipeline explains any cell of the row: they
     // take the row dock's height while they are shown.
@@ -512,6 +512,9 @@ void MainWindow::buildViewMenu()
     view->addAction(tr("&Smaller text"), QKeySequence::ZoomOut, this, [scaleBy] { scaleBy(1 / 1.15); });
     view->addAction(tr("&Reset text size"), QKeySequence(tr("Ctrl+0")), this, [scaleBy] { scaleBy(0); });
     view->addSeparator();
+    for (auto *dock : findChildren<QDockWidget *>())
+        view->addAction(dock->toggleViewAction()); // Controls, Selected query, Lesson
+    view->addSeparator();
     m_presentationAction = view->addAction(tr("&Presentation mode"));
     m_presentationAction->setObjectName(QStringLiteral("presentationAction"));
     m_presentationAction->setCheckable(true);
@@ -563,8 +566,8 @@ void MainWindow::setPresentationMode(bool on)
         m_beforePresentation.appearance = am->appearance();
         m_beforePresentation.state = saveState();
         m_beforePresentation.maximized = isMaximized();
-        for (auto *dock : findChildren<QDockWidget *>())
-            dock->setVisible(dock->objectName() == QLatin1String("lessonDock"));
+        for (auto *dock : findChildren<QDockWidget *>()) // the Lesson column stays when a preset is in use
+            dock->setVisible(dock->objectName() == QLatin1String("lessonDock") && !m_lesson->currentId().isEmpty());
         Appearance a = am->appearance();
         a.theme = Theme::HighContrast;
         a.fontScale = std::max(a.fontScale * 1.6, 1.6);
@@ -669,6 +672,8 @@ bool MainWindow::applyPreset(const QString &id)
     if (!showView(p->view))
         showView(SessionTab::Weights);
     m_lesson->showPreset(p);
+    if (auto *dock = findChild<QDockWidget *>(QStringLiteral("lessonDock")))
+        dock->show();
     m_applyingPreset = false;
     return true;
 }
@@ -1209,8 +1214,11 @@ void MainWindow::applySession(const SessionState &in, QStringList *problems)
     // The lesson text, the appearance, the Compare tab's side B.
     if (s.lesson.isEmpty())
         m_lesson->showPreset(nullptr);
-    else if (const Preset *p = findPreset(s.lesson))
+    else if (const Preset *p = findPreset(s.lesson)) {
         m_lesson->showPreset(p);
+        if (auto *dock = findChild<QDockWidget *>(QStringLiteral("lessonDock")))
+            dock->show();
+    }
     else
         lines << tr("lesson: this attnviz has no preset \"%1\"; the Lesson column is left empty").arg(s.lesson);
     AppearanceManager::instance()->setAppearance(s.appearance);
