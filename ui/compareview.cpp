@@ -867,14 +867,7 @@ void CompareView::rebuildPair()
         overlay->matrix = pool == 1 ? &w : nullptr;
         overlay->mask = &s->seq().mask;
         overlay->query = m_sessionA->selectedQuery();
-        for (Eigen::Index k = 0; k < w.size(); ++k) {
-            const float v = w.data()[k];
-            if (std::isfinite(v)) {
-                lo = any ? std::min(lo, double(v)) : double(v);
-                hi = any ? std::max(hi, double(v)) : double(v);
-                any = true;
-            }
-        }
+        extendFiniteRange(w, lo, hi, any);
         const HeadDisplay d = m_head < 0 ? HeadDisplay::Average : HeadDisplay::One;
         QString t = head + QStringLiteral(" — ") + describeConfig(*s, m_head, d);
         if (headsDiffer)

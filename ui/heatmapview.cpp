@@ -278,14 +278,7 @@ void HeatmapView::rebuild()
     QCPColorMapData *data = colorMapData(w, nullptr, kMaxDisplayCells, &m_pool);
     double lo = 0, hi = 0;
     bool any = false;
-    for (Eigen::Index k = 0; k < w.size(); ++k) {
-        const float v = w.data()[k];
-        if (std::isfinite(v)) {
-            lo = any ? std::min(lo, double(v)) : double(v);
-            hi = any ? std::max(hi, double(v)) : double(v);
-            any = true;
-        }
-    }
+    extendFiniteRange(w, lo, hi, any);
     m_map->setData(data, false);
     if (m_pool > 1) {
         // block means are smaller than the largest single weight: scale to what is drawn

@@ -76,6 +76,19 @@ QCPRange weightsRange(double lo, double hi, QCPColorGradient &gradient)
     return QCPRange(0.0, hi > 0 ? hi : 1.0);
 }
 
+void extendFiniteRange(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &m, double &lo,
+                       double &hi, bool &any)
+{
+    for (Eigen::Index k = 0; k < m.size(); ++k) {
+        const float v = m.data()[k];
+        if (std::isfinite(v)) {
+            lo = any ? std::min(lo, double(v)) : double(v);
+            hi = any ? std::max(hi, double(v)) : double(v);
+            any = true;
+        }
+    }
+}
+
 QColor nanColor() { return QColor(205, 205, 205); }
 
 QColor maskFillColor() { return QColor(236, 236, 236); }

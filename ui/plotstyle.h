@@ -25,6 +25,9 @@ QCPColorGradient sequentialGradient(SequentialMap m);
 // negative (cosine weights, sums of signed scores), symmetric around 0 on the diverging map (set
 // into `gradient`).
 QCPRange weightsRange(double lo, double hi, QCPColorGradient &gradient);
+// Widens [lo, hi] to the finite entries of `m` (`any`: whether lo and hi hold a value yet).
+void extendFiniteRange(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &m, double &lo,
+                       double &hi, bool &any);
 QCPColorGradient divergingGradient(DivergingMap m);
 
 // The brush that marks masked cells and fully-masked rows.
