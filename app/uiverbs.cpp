@@ -9,6 +9,7 @@
 #include "layergridview.h"
 #include "livecompute.h"
 #include "livesession.h"
+#include "linesview.h"
 #include "mainwindow.h"
 #include "appearance.h"
 #include "comparison.h"
@@ -208,7 +209,7 @@ int exportView(const QStringList &args)
     QCommandLineOption sentOpt(QStringLiteral("sentence"), QStringLiteral("The sentence (queries)."), QStringLiteral("text"));
     QCommandLineOption keyOpt(QStringLiteral("key-sentence"), QStringLiteral("Key/value sentence: cross-attention."),
                               QStringLiteral("text"));
-    QCommandLineOption viewOpt(QStringLiteral("view"), QStringLiteral("weights (default), grid, embeddings or row."),
+    QCommandLineOption viewOpt(QStringLiteral("view"), QStringLiteral("weights (default), grid, embeddings, row or lines."),
                                QStringLiteral("view"), QStringLiteral("weights"));
     QCommandLineOption headsOpt(QStringLiteral("heads"), QStringLiteral("Number of heads (default 1)."),
                                 QStringLiteral("n"), QStringLiteral("1"));
@@ -272,7 +273,7 @@ int exportView(const QStringList &args)
 
     ui::ExportView view;
     if (!ui::parseExportView(p.value(viewOpt), view))
-        return fail("export", QStringLiteral("--view %1: expected weights, grid, embeddings or row").arg(p.value(viewOpt)), 2);
+        return fail("export", QStringLiteral("--view %1: expected weights, grid, embeddings, row or lines").arg(p.value(viewOpt)), 2);
 
     auto intOpt = [&](const QCommandLineOption &o, int lo, int hi, int &v) {
         bool ok = false;
@@ -453,6 +454,15 @@ int exportView(const QStringList &args)
         v->setHeadDisplay(display);
         v->setSnapshot(snap);
         v->setSelection(head, query);
+        plot = v->plot();
+        break;
+    }
+    case ui::ExportView::Lines: {
+        auto *v = new ui::LinesView;
+        widget.reset(v);
+        v->setHeadDisplay(display);
+        v->setSnapshot(snap);
+        v->setSelection(head, -1);
         plot = v->plot();
         break;
     }

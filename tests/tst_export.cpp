@@ -290,6 +290,8 @@ private slots:
                                      << 0 << "png:640x480";
         QTest::addRow("grid svg") << QStringList{"--view", "grid", "--heads", "4", "--out", "OUT.svg"} << 0 << "svg";
         QTest::addRow("row pdf") << QStringList{"--view", "row", "--query", "6", "--out", "OUT.pdf"} << 0 << "pdf";
+        QTest::addRow("lines svg") << QStringList{"--view", "lines", "--heads", "2", "--head", "1", "--out", "OUT.svg"}
+                                   << 0 << "svg";
         QTest::addRow("embeddings csv") << QStringList{"--view", "embeddings", "--out", "OUT.csv"} << 0 << "csv";
         QTest::addRow("cross json") << QStringList{"--key-sentence", "we process and ship your order", "--out", "OUT.json"}
                                     << 0 << "json";

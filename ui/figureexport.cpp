@@ -286,8 +286,7 @@ QString exportViewName(ExportView v)
 
 bool parseExportView(const QString &name, ExportView &v)
 {
-    // not Lines: the command line's --view/--tab do not offer the lines view (yet)
-    for (ExportView c : {ExportView::Weights, ExportView::Grid, ExportView::Embeddings, ExportView::Row})
+    for (ExportView c : {ExportView::Weights, ExportView::Grid, ExportView::Embeddings, ExportView::Row, ExportView::Lines})
         if (name == exportViewName(c)) {
             v = c;
             return true;

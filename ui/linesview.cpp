@@ -430,7 +430,7 @@ LinesView::Geometry LinesView::geometry(const QRectF &area) const
     const double headerH = fm.height();
     g.yRows = y + headerH + pad * 0.3;
     const double avail = area.bottom() - pad - g.yRows;
-    g.rowH = std::min(natural * 1.5, avail / n);
+    g.rowH = std::min(natural * 2.5, avail / n); // spread over a tall figure, up to 2.5 lines a row
     if (g.rowH < fm.height()) {
         // smaller than the text (an export at a small size): shrink the text with the rows
         const double k = std::max(0.3, g.rowH / fm.height());
