@@ -466,10 +466,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
             QMessageBox::warning(this, tr("Cannot load the bundled vectors"), QString::fromStdString(st.message));
             return;
         }
-        CompareSide b = sideB();
-        b.table = t;
-        b.tableDescription = describeTable(*t);
-        setSideB(b);
+        useTableB(t);
     });
     connect(m_controlsB, &ControlPanel::loadEmbeddingsRequested, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Load embeddings for B"), QString(),
@@ -483,10 +480,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
                                  st.ok() ? tr("%1 holds no vectors").arg(path) : QString::fromStdString(st.message));
             return;
         }
-        CompareSide b = sideB();
-        b.table = t;
-        b.tableDescription = describeTable(*t);
-        setSideB(b);
+        useTableB(t);
     });
     connect(m_controlsB, &ControlPanel::loadProjectionsRequested, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Load projections for B"), QString(),
@@ -543,6 +537,14 @@ CompareSide CompareView::sideA() const
     a.table = m_sessionA->table();
     a.tableDescription = a.table ? describeTable(*a.table) : QString();
     return a;
+}
+
+void CompareView::useTableB(std::shared_ptr<const EmbeddingTable> t)
+{
+    CompareSide b = sideB();
+    b.tableDescription = describeTable(*t);
+    b.table = std::move(t);
+    setSideB(b);
 }
 
 CompareSide CompareView::sideB() const

@@ -118,6 +118,7 @@ private:
     void rebuildFocus();
     void applyToA(const CompareSide &side);
     void syncTable();
+    void useTableB(std::shared_ptr<const EmbeddingTable> t); // B gets its own table, the rest of B stays
     void updateStatusB();
     void showPanel(QWidget *panel); // the difference or the focus word, with a splitter share to suit
     QString sideTitle(bool a) const;
