@@ -4,7 +4,7 @@
 # data and file list, install it with dpkg -i, run the installed attnviz (--version, compute on the
 # installed example, export to PNG offscreen when the build has the export verb), check the desktop
 # integration the package triggers (MIME glob), then dpkg -r and check nothing of it is left.
-#   bash tests/deb_roundtrip.sh BUILD_DIR VERSION APP_ID
+#   bash tests/packaging/deb_roundtrip.sh BUILD_DIR VERSION APP_ID
 # Exit 0: passed; 77: skipped (not root, no dpkg, or an attnviz package this test did not install is
 # present); anything else: failed. Needs dpkg-dev (dpkg-shlibdeps) for the Depends line.
 set -euo pipefail

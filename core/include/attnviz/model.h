@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The one seam between whatever computes and every view: a Model turns text into tokens and tokens
+// into a Trace. Every kind of model attnviz knows implements it — the word-vector attention of the
+// seed notebooks (one layer, cross-attention included), the transformer stack (seeded or loaded
+// weights), real checkpoints (GPT-2, BERT) and the bundled trained model. A single attention layer
+// is a one-layer trace. Views take a trace plus a (layer, head, query) selection and never ask which
+// kind of model made it. The backend (CPU / GPU) is the model's business, beneath this interface.
+//
+// Names follow TransformerLens' hooks where they exist: per layer the residual stream entering it
+// (resid_pre), what attention reads (ln1 output in a pre-norm block), q/k/v, scores, pattern
+// (weights), z (context), attn_out, resid_mid (afterAttention), resid_post (output).
+#pragma once
+
+#include "attnviz/status.h"
+#include "attnviz/types.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnviz {
+
+// One token as a model sees it.
+struct TraceToken {
+    std::string text;    // as the vocabulary spells it ("Ġcat", "##ing", "[CLS]") or the word ("ship")
+    std::string display; // for labels: "␣cat" / "##ing" / "ship" (the space marker made visible)
+    int id = -1;         // vocabulary id; -1 where the model has no vocabulary ids (word vectors)
+    size_t begin = 0, end = 0; // byte range in the text it came from; begin == end for added specials
+    bool special = false; // [CLS], [SEP], <|endoftext|> ... added by the tokenizer
+    bool unknown = false; // out of vocabulary ([UNK], or a word vector stood in for a missing word)
+};
+
+// One scored vocabulary entry.
+struct TokenProb {
+    int id = -1;
+    std::string token; // as in the vocabulary
+    double p = 0.0;
+};
+
+// What the model says about the text, when it has a head for it (optional parts of a trace).
+struct Predictions {
+    // Causal language models: per position i, the top-k next tokens after token i, and the
+    // probability the model gave to the token that actually follows (NaN at the last position).
+    std::vector<std::vector<TokenProb>> next;
+    std::vector<double> actualNext;
+    // Masked language models: one entry per [MASK] position, its top fills.
+    struct Masked {
+        int position = 0;
+        std::vector<TokenProb> top;
+    };
+    std::vector<Masked> masked;
+    bool empty() const { return next.empty() && masked.empty(); }
+};
+
+// One layer of a trace.
+template <typename T>
+struct LayerTrace {
+    AttentionResult<T> attention; // every stage of this layer's attention, a batch of one
+    Mat<T> residualIn;     // (t, d) the residual stream entering the layer (resid_pre)
+    Mat<T> attentionIn;    // (t, d) what the Q projection multiplies (= residualIn, or LN1 of it)
+    Mat<T> keyIn;          // cross-attention: what the K/V projections multiply; empty = attentionIn
+    Mat<T> afterAttention; // (t, d) residual stream after the attention sub-block (resid_mid); empty
+                           // for a bare attention layer
+    Mat<T> output;         // (t, d) the layer's output (resid_post; a bare layer: attention.output)
+    // The weights the attention was computed with, for explanations; null = identity projections.
+    std::shared_ptr<const Projections<T>> projections;
+};
+
+// Everything a model computed on one text.
+template <typename T>
+struct Trace {
+    std::vector<TraceToken> tokens;    // queries
+    std::vector<TraceToken> keyTokens; // cross-attention keys; empty = self-attention (= tokens)
+    int totalTokens = 0, totalKeyTokens = 0; // before a cut at the model's limit
+    std::string cutReason;             // why the text was cut ("GPT-2 reads at most 1,024 tokens")
+    Mat<T> embeddings;                 // (t, d) token vectors as looked up
+    Mat<T> keyEmbeddings;              // cross-attention: the key sentence's vectors
+    Mat<T> input;                      // (t, d) what layer 0 reads (embeddings + positions ...)
+    std::vector<LayerTrace<T>> layers;
+    Mat<T> final;                      // (t, d) after the last layer (and a final LayerNorm if any)
+    Predictions predictions;
+    std::string device;                // what computed it: "cpu", "vulkan", ... and the device name
+
+    int numLayers() const { return int(layers.size()); }
+    int numHeads() const { return layers.empty() ? 0 : layers.front().attention.numHeads; }
+    bool cross() const { return !keyTokens.empty(); }
+    const std::vector<TraceToken> &keys() const { return cross() ? keyTokens : tokens; }
+    bool cut() const { return int(tokens.size()) < totalTokens || int(keys().size()) < totalKeyTokens; }
+    // Weights of (layer, head); head -1 = the mean over heads.
+    const Mat<T> &weights(int layer, int head) const
+    {
+        const SequenceResult<T> &s = layers[size_t(layer)].attention.batch.front();
+        return head < 0 || head >= int(s.weights.size()) ? s.weightsAvg : s.weights[size_t(head)];
+    }
+};
+
+// Facts about a model (attnviz model info).
+struct ModelInfo {
+    std::string family;    // "word-vectors", "stack", "gpt2", "bert", "distilbert"
+    std::string name;      // "gpt2", "attnviz-tiny", the folder's name ...
+    std::string source;    // folder or file it was read from; empty for built-ins
+    int layers = 0, heads = 0, dModel = 0, dHead = 0, dFeedForward = 0;
+    int vocabulary = 0;    // 0: no vocabulary ids (word vectors)
+    int maxPositions = 0;  // 0: no limit of its own
+    int64_t parameters = 0;
+    std::string tokenizer; // "byte-level BPE (50,257)", "WordPiece, lower case (30,522)", "words"
+    std::string dtype;     // of the file: F32, F16, BF16; empty for built-ins
+    bool causal = false;   // attends only backwards (GPT-2): next-token predictions
+    bool maskedLm = false; // has a masked-LM head (BERT): [MASK] fills
+};
+
+// What to compute. Masks beyond the model's own (causal models are always causal) come from the
+// user's clicks: padded key positions and custom (query, key) cells.
+struct TraceRequest {
+    std::string text;
+    std::string keyText;            // cross-attention (only models that support it); empty = self
+    std::vector<int> paddedKeys;    // key positions masked as padding
+    std::vector<std::pair<int, int>> maskedCells; // (query, key) masked by hand
+    int maxTokens = 0;              // 0: the model's own limit
+    int topK = 10;                  // predictions kept per position
+    const std::atomic<bool> *cancel = nullptr; // set by the caller to stop early (Status Cancelled)
+};
+
+class Model {
+public:
+    virtual ~Model() = default;
+    virtual ModelInfo info() const = 0;
+    // Text -> tokens, exactly as trace() will see them (specials included).
+    virtual Status tokenize(std::string_view text, std::vector<TraceToken> &out) const = 0;
+    // Tokens -> trace. May keep state between calls (a causal model keeps the keys and values of
+    // the unchanged prefix), so one Model is used by one thread at a time.
+    virtual Status trace(const TraceRequest &request, Trace<float> &out) = 0;
+    // The float64 reference path, where a model has one (model run --precision float64).
+    virtual Status trace(const TraceRequest &request, Trace<double> &out)
+    {
+        (void)request;
+        (void)out;
+        return Status::error(StatusCode::Unavailable, info().name + ": no float64 path");
+    }
+};
+
+} // namespace attnviz

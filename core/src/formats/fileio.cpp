@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Defensive whole-file reading (fileio.h): stat before open, regular files only, a cap checked
+// against the size on disk and again while reading (a file may grow between the two).
+#include "attnviz/fileio.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+namespace attnviz {
+
+std::string describeBytes(uint64_t bytes)
+{
+    char buf[64];
+    if (bytes >= 1000ull * 1000 * 1000)
+        std::snprintf(buf, sizeof buf, "%.1f GB", double(bytes) / 1e9);
+    else if (bytes >= 1000ull * 1000)
+        std::snprintf(buf, sizeof buf, "%.1f MB", double(bytes) / 1e6);
+    else if (bytes >= 1000)
+        std::snprintf(buf, sizeof buf, "%.1f KB", double(bytes) / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
+    return buf;
+}
+
+Status regularFileSize(const std::string &path, uint64_t &size)
+{
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        const int err = errno;
+        if (err == ENOENT)
+            return Status::error(StatusCode::IoError, path + ": no such file");
+        return Status::error(StatusCode::IoError, path + ": " + std::strerror(err));
+    }
+    if (S_ISDIR(st.st_mode))
+        return Status::error(StatusCode::IoError, path + ": is a directory, not a file");
+    if (!S_ISREG(st.st_mode))
+        return Status::error(StatusCode::IoError,
+                             path + ": not a regular file (a device, pipe or socket is never read)");
+    size = uint64_t(st.st_size);
+    return {};
+}
+
+Status readRegularFile(const std::string &path, uint64_t cap, std::string &out)
+{
+    uint64_t size = 0;
+    if (Status s = regularFileSize(path, size); !s.ok())
+        return s;
+    auto tooLarge = [&](uint64_t n) {
+        return Status::error(StatusCode::InvalidInput, path + ": " + describeBytes(n) + ", more than the "
+                                                           + describeBytes(cap) + " this reader accepts");
+    };
+    if (size > cap)
+        return tooLarge(size);
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return Status::error(StatusCode::IoError, path + ": cannot open: " + std::strerror(errno));
+    std::string data;
+    data.resize(size_t(size));
+    in.read(data.data(), std::streamsize(size));
+    if (uint64_t(in.gcount()) != size)
+        return Status::error(StatusCode::IoError, path + ": read " + std::to_string(in.gcount()) + " of "
+                                                      + std::to_string(size) + " bytes");
+    if (in.peek() != std::char_traits<char>::eof())
+        return Status::error(StatusCode::IoError, path + ": the file grew while it was being read");
+    out = std::move(data);
+    return {};
+}
+
+} // namespace attnviz
