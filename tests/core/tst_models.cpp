@@ -202,6 +202,8 @@ class TestModels : public QObject {
 private slots:
     void matchesReference_data();
     void matchesReference();
+    void textToIds_data();
+    void textToIds();
     void info_data();
     void info();
     void incrementalEqualsFull_data();
@@ -235,6 +237,33 @@ void TestModels::matchesReference()
             checkCase<float>(*m, c.toObject(), 1e-5);
         if (QTest::currentTestFailed())
             return;
+    }
+}
+
+void TestModels::textToIds_data()
+{
+    QTest::addColumn<QString>("model");
+    for (const char *m : {"gpt2-tiny", "bert-tiny", "distilbert-tiny"})
+        QTest::addRow("%s", m) << QString::fromLatin1(m);
+}
+
+// Text in, the model's own tokenizer: the ids the reference tokenizers gave.
+void TestModels::textToIds()
+{
+    QFETCH(QString, model);
+    std::unique_ptr<Model> m = open(model);
+    QVERIFY(m);
+    for (const QJsonValue &v : cases(model)) {
+        const QJsonObject c = v.toObject();
+        TraceRequest req;
+        req.text = c.value(QStringLiteral("text")).toString().toStdString();
+        Trace<float> tr;
+        QVERIFY(m->trace(req, tr).ok());
+        std::vector<int> ids;
+        for (const TraceToken &t : tr.tokens)
+            ids.push_back(t.id);
+        QCOMPARE(ids, idsOf(c));
+        QCOMPARE(tr.tokens.front().special, !m->info().causal); // [CLS] added by the tokenizer
     }
 }
 
