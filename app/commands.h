@@ -12,5 +12,8 @@ int compute(const QStringList &args);
 int bench(const QStringList &args);
 int tokenize(const QStringList &args); // wordcommands.cpp
 int vectors(const QStringList &args);  // wordcommands.cpp
+int model(const QStringList &args);             // modelcommands.cpp: model info / model run
+int tokenizeWithModel(const QStringList &args); // modelcommands.cpp: tokenize --model DIR
+int benchModel(const QStringList &args);        // modelcommands.cpp: bench --model DIR / --seeded
 
 } // namespace attnviz::cli

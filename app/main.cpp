@@ -29,6 +29,10 @@ void printUsage()
                "  export --sentence TEXT --out FILE    render a view (png/svg/pdf) or its matrices (csv/npy/json),\n"
                "                                       headless\n"
                "  tokenize < TEXT                      one line of tokens per input line (the app's tokenizer)\n"
+               "  tokenize --model DIR TEXT            a model folder's tokens: id, token, bytes\n"
+               "  model info DIR | run DIR --text T    a GPT-2 / BERT model folder: facts, or attention and\n"
+               "                                       predictions as JSON (see 'attnviz model --help')\n"
+               "  bench --model DIR | --seeded gpt2-small|bert-base   time a model (full, incremental, memory)\n"
                "  window [SESSION.attnviz] [options]   the window (also with no command, or with only a session file)\n"
                "  vectors export|info|cos|neighbours   word vector tables (see 'attnviz vectors --help')\n"
                "\n"
@@ -92,6 +96,7 @@ int main(int argc, char **argv)
     // `attnviz FILE.attnviz` (the desktop entry's `attnviz %f`) opens the window on that session.
     static const QStringList verbs = {QStringLiteral("compute"), QStringLiteral("bench"), QStringLiteral("export"),
                                       QStringLiteral("tokenize"), QStringLiteral("vectors"), QStringLiteral("window"),
+                                      QStringLiteral("model"),
                                       QStringLiteral("help")};
     const bool sessionFile = !verb.isEmpty() && !verb.startsWith(QLatin1Char('-')) && !verbs.contains(verb)
         && (verb.endsWith(QLatin1String(".attnviz"), Qt::CaseInsensitive) || QFileInfo(verb).isFile());
@@ -142,10 +147,16 @@ int main(int argc, char **argv)
     rest.prepend(args.at(0) + QLatin1Char(' ') + verb);
     if (verb == QLatin1String("compute"))
         return attnviz::cli::compute(rest);
+    const bool withModel = std::any_of(argv + 2, argv + argc, [](const char *a) {
+        return qstrcmp(a, "--model") == 0 || qstrncmp(a, "--model=", 8) == 0 || qstrcmp(a, "--seeded") == 0 ||
+            qstrncmp(a, "--seeded=", 9) == 0;
+    });
     if (verb == QLatin1String("bench"))
-        return attnviz::cli::bench(rest);
+        return withModel ? attnviz::cli::benchModel(rest) : attnviz::cli::bench(rest);
     if (verb == QLatin1String("tokenize"))
-        return attnviz::cli::tokenize(rest);
+        return withModel ? attnviz::cli::tokenizeWithModel(rest) : attnviz::cli::tokenize(rest);
+    if (verb == QLatin1String("model"))
+        return attnviz::cli::model(rest);
     if (verb == QLatin1String("vectors"))
         return attnviz::cli::vectors(rest);
     std::fprintf(stderr, "attnviz: unknown command '%s' (try 'attnviz --help')\n", qPrintable(verb));

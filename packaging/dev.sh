@@ -14,7 +14,7 @@ JOBS=${JOBS:-$(nproc)}
 PACKAGES=(
     build-essential cmake ninja-build pkg-config
     qt6-base-dev qt6-base-private-dev qt6-shadertools-dev qt6-svg-dev libqcustomplot-dev
-    libeigen3-dev nlohmann-json3-dev
+    libeigen3-dev nlohmann-json3-dev libicu-dev
     mesa-vulkan-drivers libgl1-mesa-dri libvulkan1 xvfb xauth
     fonts-dejavu-core
     dpkg-dev desktop-file-utils appstream groff-base shared-mime-info

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attnviz {
@@ -83,6 +84,12 @@ struct Trace {
     Mat<T> final;                      // (t, d) after the last layer (and a final LayerNorm if any)
     Predictions predictions;
     std::string device;                // what computed it: "cpu", "vulkan", ... and the device name
+    // The user masks it was computed with (TraceRequest's), and which model made it: a causal
+    // model handed back a trace it made (the last one, or the one before: double buffers work)
+    // recomputes only from the first token that changed.
+    std::vector<int> paddedKeys;
+    std::vector<std::pair<int, int>> maskedCells;
+    uint64_t producer = 0; // 0: none; otherwise unique per model instance and precision
 
     int numLayers() const { return int(layers.size()); }
     int numHeads() const { return layers.empty() ? 0 : layers.front().attention.numHeads; }
@@ -121,6 +128,9 @@ struct TraceRequest {
     std::vector<std::pair<int, int>> maskedCells; // (query, key) masked by hand
     int maxTokens = 0;              // 0: the model's own limit
     int topK = 10;                  // predictions kept per position
+    std::vector<int> ids;           // non-empty: trace these vocabulary ids instead of the text
+                                    // (specials as given: nothing is added)
+    bool keepScores = true;         // false: attention.scores left empty (saves t^2 x heads a layer)
     const std::atomic<bool> *cancel = nullptr; // set by the caller to stop early (Status Cancelled)
 };
 
@@ -131,7 +141,9 @@ public:
     // Text -> tokens, exactly as trace() will see them (specials included).
     virtual Status tokenize(std::string_view text, std::vector<TraceToken> &out) const = 0;
     // Tokens -> trace. May keep state between calls (a causal model keeps the keys and values of
-    // the unchanged prefix), so one Model is used by one thread at a time.
+    // the unchanged prefix), so one Model is used by one thread at a time. Real checkpoints keep
+    // that state in `out` itself: pass back a trace the same model made (see Trace::producer) and
+    // only the tokens from the first change on are computed; any other `out` is recomputed whole.
     virtual Status trace(const TraceRequest &request, Trace<float> &out) = 0;
     // The float64 reference path, where a model has one (model run --precision float64).
     virtual Status trace(const TraceRequest &request, Trace<double> &out)

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The command-line verbs on real checkpoints: `model info DIR`, `model run DIR --text TEXT`,
+// `tokenize --model DIR TEXT`, `bench --model DIR | --seeded gpt2-small|bert-base`.
+#include "commands.h"
+
+#include "attnviz/parallel.h"
+#include "attnviz/pretrained.h"
+
+#include <QCommandLineParser>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+namespace attnviz::cli {
+
+namespace {
+
+int fail(const char *verb, const std::string &message, int code)
+{
+    std::fprintf(stderr, "attnviz %s: %s\n", verb, message.c_str());
+    return code;
+}
+
+int exitCodeFor(const Status &st) { return st.code == StatusCode::Cancelled || st.code == StatusCode::BackendFailed ? 1 : 2; }
+
+QJsonObject infoJson(const ModelInfo &i)
+{
+    return {{QStringLiteral("family"), QString::fromStdString(i.family)},
+            {QStringLiteral("name"), QString::fromStdString(i.name)},
+            {QStringLiteral("source"), QString::fromStdString(i.source)},
+            {QStringLiteral("layers"), i.layers},
+            {QStringLiteral("heads"), i.heads},
+            {QStringLiteral("d_model"), i.dModel},
+            {QStringLiteral("d_head"), i.dHead},
+            {QStringLiteral("d_feed_forward"), i.dFeedForward},
+            {QStringLiteral("vocabulary"), i.vocabulary},
+            {QStringLiteral("max_positions"), i.maxPositions},
+            {QStringLiteral("parameters"), double(i.parameters)},
+            {QStringLiteral("tokenizer"), QString::fromStdString(i.tokenizer)},
+            {QStringLiteral("dtype"), QString::fromStdString(i.dtype)},
+            {QStringLiteral("causal"), i.causal},
+            {QStringLiteral("masked_lm"), i.maskedLm}};
+}
+
+QJsonArray probsJson(const std::vector<TokenProb> &top)
+{
+    QJsonArray a;
+    for (const TokenProb &p : top)
+        a.append(QJsonObject{{QStringLiteral("id"), p.id},
+                             {QStringLiteral("token"), QString::fromStdString(p.token)},
+                             {QStringLiteral("p"), p.p}});
+    return a;
+}
+
+template <typename T>
+QJsonObject traceJson(const ModelInfo &info, const Trace<T> &tr)
+{
+    QJsonArray ids, tokens, attentions;
+    for (const TraceToken &t : tr.tokens) {
+        ids.append(t.id);
+        tokens.append(QString::fromStdString(t.text));
+    }
+    for (int l = 0; l < tr.numLayers(); ++l) {
+        QJsonArray heads;
+        for (int h = 0; h < tr.numHeads(); ++h) {
+            const Mat<T> &w = tr.weights(l, h);
+            QJsonArray rows;
+            for (Eigen::Index i = 0; i < w.rows(); ++i) {
+                QJsonArray row;
+                for (Eigen::Index j = 0; j < w.cols(); ++j)
+                    row.append(double(w(i, j)));
+                rows.append(row);
+            }
+            heads.append(rows);
+        }
+        attentions.append(heads);
+    }
+    QJsonObject o{{QStringLiteral("model"), infoJson(info)},
+                  {QStringLiteral("ids"), ids},
+                  {QStringLiteral("tokens"), tokens},
+                  {QStringLiteral("attentions"), attentions}};
+    if (info.causal && !tr.predictions.next.empty())
+        o.insert(QStringLiteral("next_tokens"), probsJson(tr.predictions.next.back()));
+    if (info.maskedLm) {
+        QJsonArray masked;
+        for (const auto &m : tr.predictions.masked)
+            masked.append(QJsonObject{{QStringLiteral("position"), m.position}, {QStringLiteral("top"), probsJson(m.top)}});
+        o.insert(QStringLiteral("masked"), masked);
+    }
+    if (tr.cut()) {
+        o.insert(QStringLiteral("cut"), QString::fromStdString(tr.cutReason));
+        o.insert(QStringLiteral("total_tokens"), tr.totalTokens);
+    }
+    return o;
+}
+
+bool writeFile(const QString &path, const QByteArray &bytes, std::string &error)
+{
+    if (path.isEmpty() || path == QLatin1String("-")) {
+        std::fwrite(bytes.constData(), 1, size_t(bytes.size()), stdout);
+        return true;
+    }
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit()) {
+        error = (path + QStringLiteral(": cannot write (") + f.errorString() + QLatin1Char(')')).toStdString();
+        return false;
+    }
+    return true;
+}
+
+std::string withCommas(int64_t v)
+{
+    std::string s = std::to_string(v);
+    for (int i = int(s.size()) - 3; i > 0; i -= 3)
+        s.insert(size_t(i), ",");
+    return s;
+}
+
+int modelInfo(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Describes a model folder (config.json, model.safetensors, tokenizer files)."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder."));
+    QCommandLineOption jsonOpt(QStringLiteral("json"), QStringLiteral("One JSON object instead of text."));
+    p.addOption(jsonOpt);
+    if (!p.parse(args))
+        return fail("model info", p.errorText().toStdString(), 2);
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    if (p.positionalArguments().size() != 1)
+        return fail("model info", "give one model folder", 2);
+    std::unique_ptr<Model> m;
+    if (Status st = openPretrained(p.positionalArguments().front().toStdString(), {}, m); !st)
+        return fail("model info", st.message, exitCodeFor(st));
+    const ModelInfo i = m->info();
+    if (p.isSet(jsonOpt)) {
+        const QByteArray b = QJsonDocument(infoJson(i)).toJson(QJsonDocument::Indented);
+        std::fwrite(b.constData(), 1, size_t(b.size()), stdout);
+        return 0;
+    }
+    std::printf("family      %s\nname        %s\nlayers      %d\nheads       %d (d_head %d)\nwidth       %d (feed-forward %d)\n"
+                "vocabulary  %s\npositions   %s\nparameters  %s\ntokenizer   %s\ndtype       %s\npredicts    %s\n",
+                i.family.c_str(), i.name.c_str(), i.layers, i.heads, i.dHead, i.dModel, i.dFeedForward,
+                withCommas(i.vocabulary).c_str(), withCommas(i.maxPositions).c_str(), withCommas(i.parameters).c_str(),
+                i.tokenizer.c_str(), i.dtype.c_str(),
+                i.causal ? "the next token (causal)" : i.maskedLm ? "[MASK] fills (bidirectional)" : "nothing (no head)");
+    return 0;
+}
+
+int modelRun(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Runs a model folder on a text and writes one JSON object: ids, tokens, attentions[layer][head][query][key],\n"
+        "next_tokens (causal models: the top 10 after the last token), masked (masked-LM models: the top fills of\n"
+        "each [MASK]) and model (as `model info`)."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder."));
+    QCommandLineOption textOpt(QStringLiteral("text"), QStringLiteral("The text."), QStringLiteral("text"));
+    QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")},
+                              QStringLiteral("Write the JSON here (default: standard output)."), QStringLiteral("file"));
+    QCommandLineOption precisionOpt(QStringLiteral("precision"), QStringLiteral("float32 (default) or float64."),
+                                    QStringLiteral("p"), QStringLiteral("float32"));
+    p.addOptions({textOpt, outOpt, precisionOpt});
+    if (!p.parse(args))
+        return fail("model run", p.errorText().toStdString(), 2);
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    if (p.positionalArguments().size() != 1)
+        return fail("model run", "give one model folder", 2);
+    if (!p.isSet(textOpt))
+        return fail("model run", "--text: missing", 2);
+    const QString precision = p.value(precisionOpt);
+    if (precision != QLatin1String("float32") && precision != QLatin1String("float64"))
+        return fail("model run", "--precision: float32 or float64, not " + precision.toStdString(), 2);
+    std::unique_ptr<Model> m;
+    if (Status st = openPretrained(p.positionalArguments().front().toStdString(), {}, m); !st)
+        return fail("model run", st.message, exitCodeFor(st));
+    TraceRequest req;
+    req.text = p.value(textOpt).toStdString();
+    req.keepScores = false;
+    QJsonObject o;
+    if (precision == QLatin1String("float64")) {
+        Trace<double> tr;
+        if (Status st = m->trace(req, tr); !st)
+            return fail("model run", st.message, exitCodeFor(st));
+        o = traceJson(m->info(), tr);
+    } else {
+        Trace<float> tr;
+        if (Status st = m->trace(req, tr); !st)
+            return fail("model run", st.message, exitCodeFor(st));
+        o = traceJson(m->info(), tr);
+    }
+    o.insert(QStringLiteral("precision"), precision);
+    std::string error;
+    if (!writeFile(p.value(outOpt), QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n', error))
+        return fail("model run", error, 1);
+    return 0;
+}
+
+double peakRssMb()
+{
+    struct rusage u {};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_maxrss) / 1024.0; // KiB on Linux
+}
+
+template <typename F>
+double medianMs(int repeat, F &&f)
+{
+    std::vector<double> ms;
+    for (int r = 0; r < repeat; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+} // namespace
+
+int model(const QStringList &args)
+{
+    const QString sub = args.size() > 1 ? args.at(1) : QString();
+    QStringList rest = args.mid(2);
+    rest.prepend(args.value(0) + QLatin1Char(' ') + sub);
+    if (sub == QLatin1String("info"))
+        return modelInfo(rest);
+    if (sub == QLatin1String("run"))
+        return modelRun(rest);
+    if (sub == QLatin1String("--help") || sub == QLatin1String("-h")) {
+        std::fputs("Usage: attnviz model info DIR [--json]\n"
+                   "       attnviz model run DIR --text TEXT [-o OUT.json] [--precision float32|float64]\n"
+                   "DIR is a Hugging Face model folder: config.json (model_type gpt2, bert or distilbert),\n"
+                   "model.safetensors (or shards with model.safetensors.index.json) and the tokenizer files\n"
+                   "(vocab.json + merges.txt, or vocab.txt + tokenizer_config.json).\n",
+                   stdout);
+        return 0;
+    }
+    return fail("model", "unknown sub-command '" + sub.toStdString() + "' (info or run)", 2);
+}
+
+int tokenizeWithModel(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Tokenizes a text with a model folder's tokenizer: one token a line,\n"
+                                               "its id, the token as the vocabulary spells it, and its bytes in the text."));
+    p.addHelpOption();
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder."), QStringLiteral("dir"));
+    p.addOption(modelOpt);
+    p.addPositionalArgument(QStringLiteral("text"), QStringLiteral("The text."));
+    if (!p.parse(args))
+        return fail("tokenize", p.errorText().toStdString(), 2);
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    std::unique_ptr<Model> m;
+    if (Status st = openPretrained(p.value(modelOpt).toStdString(), {}, m); !st)
+        return fail("tokenize", st.message, exitCodeFor(st));
+    const std::string text = p.positionalArguments().join(QLatin1Char(' ')).toStdString();
+    std::vector<TraceToken> tokens;
+    if (Status st = m->tokenize(text, tokens); !st)
+        return fail("tokenize", st.message, exitCodeFor(st));
+    for (const TraceToken &t : tokens)
+        std::printf("%d\t%s\t%zu-%zu\n", t.id, t.text.c_str(), t.begin, t.end);
+    return 0;
+}
+
+int benchModel(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Times a model on the CPU core: a full trace at each size, one token appended to a 128-token text\n"
+        "(causal models: the incremental path), and the peak resident memory of the run. --seeded needs no\n"
+        "download: GPT-2 small's or BERT-base's shape with seeded random weights."));
+    p.addHelpOption();
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("A model folder."), QStringLiteral("dir"));
+    QCommandLineOption seededOpt(QStringLiteral("seeded"), QStringLiteral("gpt2-small or bert-base."), QStringLiteral("shape"));
+    QCommandLineOption sizesOpt(QStringLiteral("tokens"), QStringLiteral("Text lengths (default 128,1024)."),
+                                QStringLiteral("list"), QStringLiteral("128,1024"));
+    QCommandLineOption repeatOpt(QStringLiteral("repeat"), QStringLiteral("Runs per size; the median is reported (default 5)."),
+                                 QStringLiteral("n"), QStringLiteral("5"));
+    QCommandLineOption scoresOpt(QStringLiteral("no-scores"), QStringLiteral("Keep the weights but not the raw scores."));
+    QCommandLineOption jsonOpt(QStringLiteral("json"), QStringLiteral("One JSON object instead of a table."));
+    p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, jsonOpt});
+    if (!p.parse(args))
+        return fail("bench", p.errorText().toStdString(), 2);
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    std::unique_ptr<Model> m;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (p.isSet(seededOpt)) {
+        const QString shape = p.value(seededOpt);
+        if (shape != QLatin1String("gpt2-small") && shape != QLatin1String("bert-base"))
+            return fail("bench", "--seeded: gpt2-small or bert-base, not " + shape.toStdString(), 2);
+        if (Status st = seededPretrained(shape == QLatin1String("gpt2-small") ? gpt2SmallShape() : bertBaseShape(), 1, m); !st)
+            return fail("bench", st.message, 2);
+    } else if (Status st = openPretrained(p.value(modelOpt).toStdString(), {}, m); !st) {
+        return fail("bench", st.message, exitCodeFor(st));
+    }
+    const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const ModelInfo info = m->info();
+    const int repeat = std::max(1, p.value(repeatOpt).toInt());
+    std::vector<int> sizes;
+    for (const QString &s : p.value(sizesOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int n = s.toInt(&ok);
+        if (!ok || n < 2 || n > info.maxPositions)
+            return fail("bench", "--tokens: " + s.toStdString() + " is not a length in [2, " +
+                                     std::to_string(info.maxPositions) + "]", 2);
+        sizes.push_back(n);
+    }
+    std::mt19937 g(5);
+    std::uniform_int_distribution<int> pick(1000, std::max(1001, info.vocabulary - 2));
+    TraceRequest req;
+    req.keepScores = !p.isSet(scoresOpt);
+    QJsonArray rows;
+    auto row = [&](const QString &what, int tokens, double ms) {
+        rows.append(QJsonObject{{QStringLiteral("what"), what}, {QStringLiteral("tokens"), tokens}, {QStringLiteral("ms"), ms}});
+        if (!p.isSet(jsonOpt))
+            std::printf("%-34s %6d tokens  %9.1f ms\n", qPrintable(what), tokens, ms);
+    };
+    if (!p.isSet(jsonOpt))
+        std::printf("%s (%s, %d x %d x %d), %d threads, load %.0f ms\n", info.name.c_str(), info.family.c_str(), info.layers,
+                    info.heads, info.dModel, coreThreads(), loadMs);
+    for (int n : sizes) {
+        req.ids.clear();
+        for (int i = 0; i < n; ++i)
+            req.ids.push_back(pick(g));
+        Status st;
+        row(QStringLiteral("full trace"), n, medianMs(repeat, [&] {
+                Trace<float> tr; // a fresh trace: everything computed
+                st = m->trace(req, tr);
+            }));
+        if (!st)
+            return fail("bench", st.message, 1);
+        if (info.causal && n < info.maxPositions) {
+            Trace<float> tr;
+            std::vector<int> base = req.ids;
+            st = m->trace(req, tr);
+            req.ids.push_back(pick(g));
+            const std::vector<int> longer = req.ids;
+            std::vector<double> ms;
+            for (int r = 0; r < repeat && st; ++r) {
+                req.ids = longer;
+                const auto a = std::chrono::steady_clock::now();
+                st = m->trace(req, tr);
+                ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+                req.ids = base; // back to n tokens, untimed (the prefix is kept)
+                m->trace(req, tr);
+            }
+            std::sort(ms.begin(), ms.end());
+            row(QStringLiteral("one token appended (incremental)"), n + 1, ms[ms.size() / 2]);
+            if (!st)
+                return fail("bench", st.message, 1);
+        }
+    }
+    const double rss = peakRssMb();
+    if (p.isSet(jsonOpt)) {
+        const QJsonObject o{{QStringLiteral("model"), infoJson(info)},
+                            {QStringLiteral("threads"), coreThreads()},
+                            {QStringLiteral("load_ms"), loadMs},
+                            {QStringLiteral("scores_kept"), req.keepScores},
+                            {QStringLiteral("rows"), rows},
+                            {QStringLiteral("peak_rss_mb"), rss}};
+        const QByteArray b = QJsonDocument(o).toJson(QJsonDocument::Indented);
+        std::fwrite(b.constData(), 1, size_t(b.size()), stdout);
+    } else {
+        std::printf("peak resident memory %.0f MB (every layer's attention kept%s)\n", rss,
+                    req.keepScores ? ", scores too" : ", scores not");
+    }
+    return 0;
+}
+
+} // namespace attnviz::cli

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Subword tokenizers of real checkpoints, exact to the ids their reference encoders give:
+//   - byte-level BPE (GPT-2's vocab.json + merges.txt): GPT-2's pre-tokenization pattern, the
+//     byte <-> unicode table, merges by rank, decoding back to the exact bytes;
+//   - WordPiece (BERT's vocab.txt): Hugging Face's BasicTokenizer (clean-up, CJK split, NFC,
+//     lower case, NFD accent stripping, punctuation split) and greedy longest-match "##" pieces.
+// Unicode properties, case mapping and normalization come from ICU (linked privately).
+// Text is UTF-8; bytes that are not valid UTF-8 are kept (BPE encodes them byte by byte; WordPiece
+// drops them as Python drops U+FFFD).
+#pragma once
+
+#include "attnviz/model.h"
+#include "attnviz/status.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnviz {
+
+class SubwordTokenizer { // Qt-free; const methods thread-safe
+public:
+    virtual ~SubwordTokenizer() = default;
+    virtual std::string kind() const = 0; // "byte-level BPE", "WordPiece (lower case)"
+    virtual int vocabSize() const = 0;
+    // Text -> tokens with ids, byte ranges in `text`, `display` text (GPT-2's Ġ shown as a visible
+    // space "␣", Ċ as "↵"), `special` for added specials; BERT adds [CLS] ... [SEP].
+    virtual Status encode(std::string_view text, std::vector<TraceToken> &out) const = 0;
+    // Ids -> text. BPE: the exact bytes (ids out of range are skipped). WordPiece: Hugging Face's
+    // decode (pieces joined by spaces, " ##" removed, its clean-up of spaces before punctuation).
+    virtual std::string decode(const std::vector<int> &ids) const = 0;
+    virtual std::string token(int id) const = 0;      // as in the vocabulary; "" when out of range
+    virtual int id(std::string_view token) const = 0; // -1 when absent
+};
+
+struct WordPieceOptions {
+    bool lowerCase = true;    // do_lower_case
+    bool stripAccents = true; // = lowerCase unless set (use fromConfig for tokenizer_config.json)
+    bool chineseChars = true; // tokenize_chinese_chars: spaces around CJK ideographs
+    int maxCharsPerWord = 100;
+    bool addSpecials = true; // [CLS] ... [SEP]
+
+    // The options Hugging Face derives from tokenizer_config.json: strip_accents absent (null)
+    // means "as do_lower_case".
+    static WordPieceOptions fromConfig(bool doLowerCase, std::optional<bool> stripAccents,
+                                       bool tokenizeChineseChars = true)
+    {
+        WordPieceOptions o;
+        o.lowerCase = doLowerCase;
+        o.stripAccents = stripAccents.value_or(doLowerCase);
+        o.chineseChars = tokenizeChineseChars;
+        return o;
+    }
+};
+
+// Largest files the loaders read (a real vocab.json is 1 MB, merges.txt 0.5 MB, vocab.txt 0.2 MB).
+constexpr uint64_t kMaxTokenizerFileBytes = 64ull << 20;
+
+// From files (read through attnviz/fileio.h: regular files only, with caps) and from memory
+// (fuzzing). `name` is what messages call the input ("gpt2/vocab.json").
+Status loadByteLevelBpe(const std::string &vocabJson, const std::string &mergesTxt,
+                        std::unique_ptr<SubwordTokenizer> &out);
+Status parseByteLevelBpe(const std::string &vocabJsonBytes, const std::string &mergesBytes, const std::string &name,
+                         std::unique_ptr<SubwordTokenizer> &out);
+Status loadWordPiece(const std::string &vocabTxt, const WordPieceOptions &options,
+                     std::unique_ptr<SubwordTokenizer> &out);
+Status parseWordPiece(const std::string &vocabBytes, const std::string &name, const WordPieceOptions &options,
+                      std::unique_ptr<SubwordTokenizer> &out);
+
+} // namespace attnviz

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Head-role scores and attention rollout over a trace's weights (headroles.h).
+#include "attnviz/headroles.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace attnviz {
+
+namespace {
+
+// score(l, h) = mean over the queries `pick` accepts of `value(weights, i)`; NaN if none.
+template <typename T, typename Pick, typename Value>
+Mat<double> perHead(const Trace<T> &trace, Pick pick, Value value)
+{
+    Mat<double> s(trace.numLayers(), trace.numHeads());
+    for (int l = 0; l < trace.numLayers(); ++l)
+        for (int h = 0; h < trace.numHeads(); ++h) {
+            const Mat<T> &w = trace.weights(l, h);
+            double sum = 0;
+            int n = 0;
+            for (int i = 0; i < int(w.rows()); ++i)
+                if (pick(i)) {
+                    sum += value(w, i);
+                    ++n;
+                }
+            s(l, h) = n ? sum / n : std::numeric_limits<double>::quiet_NaN();
+        }
+    return s;
+}
+
+} // namespace
+
+template <typename T>
+Mat<double> previousTokenScores(const Trace<T> &trace)
+{
+    return perHead(trace, [](int i) { return i >= 1; }, [](const Mat<T> &w, int i) { return double(w(i, i - 1)); });
+}
+
+template <typename T>
+Mat<double> firstTokenScores(const Trace<T> &trace)
+{
+    return perHead(trace, [](int i) { return i >= 1; }, [](const Mat<T> &w, int i) { return double(w(i, 0)); });
+}
+
+template <typename T>
+Mat<double> sameTokenScores(const Trace<T> &trace)
+{
+    const auto &tok = trace.tokens;
+    auto repeats = [&](int i) {
+        for (int j = 0; j < i; ++j)
+            if (tok[size_t(j)].id == tok[size_t(i)].id)
+                return true;
+        return false;
+    };
+    return perHead(trace, repeats, [&](const Mat<T> &w, int i) {
+        double s = 0;
+        for (int j = 0; j < i; ++j)
+            if (tok[size_t(j)].id == tok[size_t(i)].id)
+                s += double(w(i, j));
+        return s;
+    });
+}
+
+template <typename T>
+Mat<double> inductionScores(const Trace<T> &trace, int offset, int length)
+{
+    const int t = int(trace.tokens.size());
+    auto second = [&](int i) { return i >= offset + length && i < offset + 2 * length && i < t; };
+    // query offset+L+j sees r_j; in the first copy r_j was followed by position offset+j+1
+    return perHead(trace, second, [&](const Mat<T> &w, int i) { return double(w(i, i - length + 1)); });
+}
+
+InductionProbe inductionProbe(const ModelInfo &info, const Model &model, int length, uint64_t seed)
+{
+    InductionProbe p;
+    p.length = length;
+    std::vector<TraceToken> start;
+    int bos = -1, sep = -1;
+    // the model's own start and end tokens, where its tokenizer has them
+    if (info.causal) {
+        if (model.tokenize("<|endoftext|>", start).ok() && start.size() == 1)
+            bos = start[0].id;
+    } else if (model.tokenize("", start).ok() && start.size() == 2) {
+        bos = start[0].id;
+        sep = start[1].id;
+    }
+    if (bos >= 0)
+        p.ids.push_back(bos);
+    p.offset = int(p.ids.size());
+    // random ids from the vocabulary's ordinary range: above BERT's specials and [unusedN] (< 1000),
+    // below GPT-2's <|endoftext|>
+    const int low = std::min(1000, info.vocabulary / 4), high = info.causal ? info.vocabulary - 1 : info.vocabulary;
+    std::mt19937_64 g(seed);
+    std::uniform_int_distribution<int> pick(low, std::max(low, high - 1));
+    std::vector<int> r;
+    for (int i = 0; i < length; ++i)
+        r.push_back(pick(g));
+    p.ids.insert(p.ids.end(), r.begin(), r.end());
+    p.ids.insert(p.ids.end(), r.begin(), r.end());
+    if (sep >= 0)
+        p.ids.push_back(sep);
+    return p;
+}
+
+Status headRoles(Model &model, const Trace<float> &trace, HeadRoleScores &out)
+{
+    HeadRoleScores s;
+    s.previousToken = previousTokenScores(trace);
+    s.firstToken = firstTokenScores(trace);
+    s.sameToken = sameTokenScores(trace);
+    const ModelInfo info = model.info();
+    int length = 50;
+    if (info.maxPositions > 0)
+        length = std::min(length, (info.maxPositions - 2) / 2);
+    if (length < 2)
+        return Status::error(StatusCode::InvalidInput, info.name + ": too few positions for the induction probe");
+    const InductionProbe probe = inductionProbe(info, model, length);
+    TraceRequest req;
+    req.ids = probe.ids;
+    req.keepScores = false;
+    req.topK = 1;
+    Trace<float> tr;
+    if (Status st = model.trace(req, tr); !st)
+        return st;
+    s.induction = inductionScores(tr, probe.offset, probe.length);
+    out = std::move(s);
+    return {};
+}
+
+template <typename T>
+std::vector<Mat<double>> attentionRollout(const Trace<T> &trace)
+{
+    std::vector<Mat<double>> r;
+    Mat<double> acc;
+    for (int l = 0; l < trace.numLayers(); ++l) {
+        Mat<double> a = 0.5 * trace.weights(l, -1).template cast<double>();
+        a.diagonal().array() += 0.5;
+        const Eigen::VectorXd sums = a.rowwise().sum();
+        for (Eigen::Index i = 0; i < a.rows(); ++i)
+            if (sums[i] > 0)
+                a.row(i) /= sums[i];
+        acc = l == 0 ? a : Mat<double>(a * acc);
+        r.push_back(acc);
+    }
+    return r;
+}
+
+#define ATTNVIZ_HEADROLES(T)                                                                                           \
+    template Mat<double> previousTokenScores<T>(const Trace<T> &);                                                     \
+    template Mat<double> firstTokenScores<T>(const Trace<T> &);                                                        \
+    template Mat<double> sameTokenScores<T>(const Trace<T> &);                                                         \
+    template Mat<double> inductionScores<T>(const Trace<T> &, int, int);                                               \
+    template std::vector<Mat<double>> attentionRollout<T>(const Trace<T> &);
+ATTNVIZ_HEADROLES(float)
+ATTNVIZ_HEADROLES(double)
+
+} // namespace attnviz

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A Hugging Face model folder as a Model (pretrained.h): config.json read under each family's
+// spelling, the tokenizer files, the weights (pretrainedweights.cpp), traces (pretrainedforward.cpp)
+// with the cut at the model's positions and the incremental path of causal models.
+#include "attnviz/pretrained.h"
+#include "attnviz/fileio.h"
+#include "attnviz/subword.h"
+#include "pretrainedweights.h"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+
+namespace attnviz {
+
+namespace {
+
+constexpr uint64_t kConfigCap = 10ull * 1000 * 1000;
+
+std::string withCommas(int64_t v)
+{
+    std::string s = std::to_string(v < 0 ? -v : v);
+    for (int i = int(s.size()) - 3; i > 0; i -= 3)
+        s.insert(size_t(i), ",");
+    return (v < 0 ? "-" : "") + s;
+}
+
+std::string baseName(const std::string &dir)
+{
+    std::string d = dir;
+    while (d.size() > 1 && d.back() == '/')
+        d.pop_back();
+    const size_t slash = d.rfind('/');
+    return slash == std::string::npos ? d : d.substr(slash + 1);
+}
+
+bool isFile(const std::string &path)
+{
+    uint64_t size = 0;
+    return regularFileSize(path, size).ok();
+}
+
+std::atomic<uint64_t> g_producers{0};
+
+// GPT-2's byte-level markers made visible for labels.
+std::string displayOf(const std::string &token)
+{
+    std::string s;
+    for (size_t i = 0; i < token.size();) {
+        if (token.compare(i, 2, "\xC4\xA0") == 0) { // Ġ (space)
+            s += "\xE2\x90\xA3";                    // ␣
+            i += 2;
+        } else if (token.compare(i, 2, "\xC4\x8A") == 0) { // Ċ (newline)
+            s += "\xE2\x86\xB5";                           // ↵
+            i += 2;
+        } else {
+            s += token[i++];
+        }
+    }
+    return s;
+}
+
+} // namespace
+
+const char *familyName(ModelFamily family)
+{
+    switch (family) {
+    case ModelFamily::Gpt2: return "gpt2";
+    case ModelFamily::Bert: return "bert";
+    case ModelFamily::DistilBert: return "distilbert";
+    }
+    return "?";
+}
+
+Status readPretrainedConfig(const std::string &dir, PretrainedConfig &out)
+{
+    using json = nlohmann::json;
+    const std::string path = dir + "/config.json";
+    std::string text;
+    if (Status st = readRegularFile(path, kConfigCap, text); !st)
+        return st;
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::exception &e) {
+        return Status::error(StatusCode::ParseError, path + ": malformed JSON: " + e.what());
+    }
+    auto bad = [&](const std::string &field, const std::string &m) {
+        return Status::error(StatusCode::InvalidInput, path + ": " + field + ": " + m);
+    };
+    if (!j.is_object())
+        return Status::error(StatusCode::ParseError, path + ": not a JSON object");
+    if (!j.contains("model_type") || !j["model_type"].is_string())
+        return bad("model_type", "missing (gpt2, bert or distilbert)");
+    PretrainedConfig c;
+    c.modelType = j["model_type"].get<std::string>();
+    if (c.modelType == "gpt2")
+        c.family = ModelFamily::Gpt2;
+    else if (c.modelType == "bert")
+        c.family = ModelFamily::Bert;
+    else if (c.modelType == "distilbert")
+        c.family = ModelFamily::DistilBert;
+    else
+        return bad("model_type", "\"" + c.modelType + "\" is not a family attnviz knows (gpt2, bert, distilbert)");
+    // integer field: one of the spellings, within [lo, hi]
+    auto integer = [&](std::initializer_list<const char *> names, int &v, int lo, int hi, const int *fallback) -> Status {
+        for (const char *n : names) {
+            if (!j.contains(n) || j[n].is_null())
+                continue;
+            if (!j[n].is_number_integer() || j[n].get<int64_t>() < lo || j[n].get<int64_t>() > hi)
+                return bad(n, "must be an integer in [" + std::to_string(lo) + ", " + withCommas(hi) + "], got " + j[n].dump());
+            v = j[n].get<int>();
+            return {};
+        }
+        if (fallback) {
+            v = *fallback;
+            return {};
+        }
+        return bad(*names.begin(), "missing");
+    };
+    auto number = [&](const char *n, double &v, double fallback) -> Status {
+        if (!j.contains(n) || j[n].is_null()) {
+            v = fallback;
+            return {};
+        }
+        if (!j[n].is_number() || !(j[n].get<double>() > 0) || !(j[n].get<double>() < 1))
+            return bad(n, "must be a number in (0, 1), got " + j[n].dump());
+        v = j[n].get<double>();
+        return {};
+    };
+    auto activation = [&](const char *n, const char *fallback) -> Status {
+        const std::string a = j.contains(n) && j[n].is_string() ? j[n].get<std::string>() : fallback;
+        if (j.contains(n) && !j[n].is_string() && !j[n].is_null())
+            return bad(n, "must be a name such as \"gelu\"");
+        if (a == "gelu_new" || a == "gelu_pytorch_tanh" || a == "gelu_fast")
+            c.activation = HiddenActivation::GeluTanh;
+        else if (a == "gelu")
+            c.activation = HiddenActivation::GeluErf;
+        else if (a == "relu")
+            c.activation = HiddenActivation::Relu;
+        else
+            return bad(n, "\"" + a + "\" is not an activation attnviz knows (gelu, gelu_new, relu)");
+        return {};
+    };
+    const int vocabCap = 10'000'000, widthCap = 65536, layerCap = 1024, posCap = 1'000'000;
+    Status st;
+    switch (c.family) {
+    case ModelFamily::Gpt2: {
+        if (!(st = integer({"n_layer"}, c.layers, 1, layerCap, nullptr)) || !(st = integer({"n_head"}, c.heads, 1, widthCap, nullptr)) ||
+            !(st = integer({"n_embd"}, c.dModel, 1, widthCap, nullptr)) ||
+            !(st = integer({"n_positions", "n_ctx"}, c.maxPositions, 1, posCap, nullptr)) ||
+            !(st = integer({"vocab_size"}, c.vocabulary, 1, vocabCap, nullptr)))
+            return st;
+        const int inner = 4 * c.dModel;
+        if (!(st = integer({"n_inner"}, c.dFeedForward, 1, 4 * widthCap, &inner)) ||
+            !(st = number("layer_norm_epsilon", c.layerNormEps, 1e-5)) || !(st = activation("activation_function", "gelu_new")))
+            return st;
+        if (c.dModel % c.heads)
+            return bad("n_head", std::to_string(c.heads) + " does not divide n_embd " + std::to_string(c.dModel));
+        break;
+    }
+    case ModelFamily::Bert: {
+        const int types = 2;
+        if (!(st = integer({"num_hidden_layers"}, c.layers, 1, layerCap, nullptr)) ||
+            !(st = integer({"num_attention_heads"}, c.heads, 1, widthCap, nullptr)) ||
+            !(st = integer({"hidden_size"}, c.dModel, 1, widthCap, nullptr)) ||
+            !(st = integer({"intermediate_size"}, c.dFeedForward, 1, 4 * widthCap, nullptr)) ||
+            !(st = integer({"max_position_embeddings"}, c.maxPositions, 1, posCap, nullptr)) ||
+            !(st = integer({"vocab_size"}, c.vocabulary, 1, vocabCap, nullptr)) ||
+            !(st = integer({"type_vocab_size"}, c.typeVocabulary, 0, 1024, &types)) ||
+            !(st = number("layer_norm_eps", c.layerNormEps, 1e-12)) || !(st = activation("hidden_act", "gelu")))
+            return st;
+        if (c.dModel % c.heads)
+            return bad("num_attention_heads", std::to_string(c.heads) + " does not divide hidden_size " + std::to_string(c.dModel));
+        break;
+    }
+    case ModelFamily::DistilBert:
+        if (!(st = integer({"n_layers"}, c.layers, 1, layerCap, nullptr)) || !(st = integer({"n_heads"}, c.heads, 1, widthCap, nullptr)) ||
+            !(st = integer({"dim"}, c.dModel, 1, widthCap, nullptr)) || !(st = integer({"hidden_dim"}, c.dFeedForward, 1, 4 * widthCap, nullptr)) ||
+            !(st = integer({"max_position_embeddings"}, c.maxPositions, 1, posCap, nullptr)) ||
+            !(st = integer({"vocab_size"}, c.vocabulary, 1, vocabCap, nullptr)) || !(st = activation("activation", "gelu")))
+            return st;
+        c.layerNormEps = 1e-12; // DistilBERT's LayerNorms are built with eps=1e-12, not in the config
+        if (c.dModel % c.heads)
+            return bad("n_heads", std::to_string(c.heads) + " does not divide dim " + std::to_string(c.dModel));
+        break;
+    }
+    out = c;
+    return {};
+}
+
+PretrainedConfig gpt2SmallShape()
+{
+    PretrainedConfig c;
+    c.family = ModelFamily::Gpt2;
+    c.modelType = "gpt2";
+    c.layers = 12;
+    c.heads = 12;
+    c.dModel = 768;
+    c.dFeedForward = 3072;
+    c.vocabulary = 50257;
+    c.maxPositions = 1024;
+    c.layerNormEps = 1e-5;
+    c.activation = HiddenActivation::GeluTanh;
+    return c;
+}
+
+PretrainedConfig bertBaseShape()
+{
+    PretrainedConfig c = gpt2SmallShape();
+    c.family = ModelFamily::Bert;
+    c.modelType = "bert";
+    c.vocabulary = 30522;
+    c.maxPositions = 512;
+    c.typeVocabulary = 2;
+    c.layerNormEps = 1e-12;
+    c.activation = HiddenActivation::GeluErf;
+    return c;
+}
+
+class PretrainedModel final : public Model {
+public:
+    PretrainedModel(PretrainedConfig config, std::string dir, std::shared_ptr<const PretrainedWeights<float>> weights,
+                    std::unique_ptr<SubwordTokenizer> tokenizer, std::string dtype)
+        : m_config(std::move(config)), m_dir(std::move(dir)), m_float(std::move(weights)), m_tokenizer(std::move(tokenizer)),
+          m_dtype(std::move(dtype)), m_producerFloat(++g_producers), m_producerDouble(++g_producers)
+    {
+        if (m_tokenizer && m_config.family != ModelFamily::Gpt2)
+            m_maskId = m_tokenizer->id("[MASK]");
+    }
+
+    ModelInfo info() const override
+    {
+        ModelInfo i;
+        i.family = familyName(m_config.family);
+        i.name = m_dir.empty() ? std::string("seeded ") + familyName(m_config.family) : baseName(m_dir);
+        i.source = m_dir;
+        i.layers = m_config.layers;
+        i.heads = m_config.heads;
+        i.dModel = m_config.dModel;
+        i.dHead = m_config.dModel / m_config.heads;
+        i.dFeedForward = m_config.dFeedForward;
+        i.vocabulary = int(m_float->tokens.rows());
+        i.maxPositions = m_config.maxPositions;
+        i.parameters = m_float->parameters;
+        i.tokenizer = m_tokenizer ? m_tokenizer->kind() + " (" + withCommas(m_tokenizer->vocabSize()) + ")" : "none (ids only)";
+        i.dtype = m_dtype;
+        i.causal = m_config.causal();
+        i.maskedLm = m_float->hasMlmHead;
+        return i;
+    }
+
+    Status tokenize(std::string_view text, std::vector<TraceToken> &out) const override
+    {
+        if (!m_tokenizer)
+            return Status::error(StatusCode::Unavailable, info().name + ": no tokenizer (seeded weights take ids)");
+        return m_tokenizer->encode(text, out);
+    }
+
+    Status trace(const TraceRequest &request, Trace<float> &out) override
+    {
+        return run(request, m_float, m_producerFloat, out);
+    }
+
+    Status trace(const TraceRequest &request, Trace<double> &out) override
+    {
+        if (!m_double) {
+            if (m_dir.empty()) {
+                m_double = castWeights<double>(*m_float);
+            } else { // the file's values, not the float copy (an F64 checkpoint keeps its digits)
+                TensorArchive archive;
+                auto w = std::make_shared<PretrainedWeights<double>>();
+                if (Status st = archive.openFolder(m_dir); !st)
+                    return st;
+                if (Status st = loadPretrainedWeights(archive, m_config, *w); !st)
+                    return st;
+                m_double = std::move(w);
+            }
+        }
+        return run(request, m_double, m_producerDouble, out);
+    }
+
+private:
+    std::string tokenText(int id) const
+    {
+        const std::string s = m_tokenizer ? m_tokenizer->token(id) : std::string();
+        return s.empty() ? "#" + std::to_string(id) : s;
+    }
+
+    Status tokensFor(const TraceRequest &request, std::vector<TraceToken> &tokens) const
+    {
+        tokens.clear();
+        if (request.ids.empty())
+            return tokenize(request.text, tokens);
+        for (int id : request.ids) {
+            if (id < 0 || id >= m_float->tokens.rows())
+                return Status::error(StatusCode::InvalidInput, "ids: " + std::to_string(id) + " is not in the vocabulary (0.." +
+                                                                   std::to_string(m_float->tokens.rows() - 1) + ")");
+            TraceToken t;
+            t.id = id;
+            t.text = tokenText(id);
+            t.display = displayOf(t.text);
+            t.special = t.text == "[CLS]" || t.text == "[SEP]" || t.text == "<|endoftext|>";
+            tokens.push_back(std::move(t));
+        }
+        return {};
+    }
+
+    template <typename T>
+    Status run(const TraceRequest &request, const std::shared_ptr<const PretrainedWeights<T>> &weights, uint64_t producer,
+               Trace<T> &out)
+    {
+        std::vector<TraceToken> tokens;
+        if (Status st = tokensFor(request, tokens); !st)
+            return st;
+        if (tokens.empty())
+            return Status::error(StatusCode::InvalidInput, "text: no tokens");
+        const int total = int(tokens.size());
+        const int limit = request.maxTokens > 0 ? std::min(request.maxTokens, m_config.maxPositions) : m_config.maxPositions;
+        std::string cut;
+        if (total > limit) {
+            const TraceToken last = tokens.back();
+            tokens.resize(size_t(limit));
+            if (last.special && !m_config.causal()) // BERT keeps its closing [SEP]
+                tokens.back() = last;
+            cut = info().name + " reads at most " + withCommas(limit) + " tokens; the text has " + withCommas(total) +
+                  ": the rest is cut";
+        }
+        ForwardInput in;
+        for (const TraceToken &t : tokens)
+            in.ids.push_back(t.id);
+        in.paddedKeys = request.paddedKeys;
+        in.maskedCells = request.maskedCells;
+        in.topK = std::max(1, request.topK);
+        in.keepScores = request.keepScores;
+        in.maskId = m_maskId;
+        in.cancel = request.cancel;
+        // a causal model reuses the unchanged prefix of a trace it made with the same masks
+        int reuse = 0;
+        if (m_config.causal() && out.producer == producer && out.paddedKeys == request.paddedKeys &&
+            out.maskedCells == request.maskedCells && out.numLayers() == m_config.layers &&
+            (out.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
+            !out.predictions.next.empty() && out.predictions.next.front().size() == size_t(std::min(in.topK, int(m_float->tokens.rows())))) {
+            const size_t n = std::min(out.tokens.size(), tokens.size());
+            while (size_t(reuse) < n && out.tokens[size_t(reuse)].id == tokens[size_t(reuse)].id)
+                ++reuse;
+        }
+        out.producer = 0; // until this call succeeds
+        if (Status st = runPretrained(m_config, weights, in, reuse, out); !st)
+            return st;
+        out.tokens = std::move(tokens);
+        out.keyTokens.clear();
+        out.totalTokens = total;
+        out.totalKeyTokens = 0;
+        out.cutReason = cut;
+        out.keyEmbeddings.resize(0, 0);
+        out.device = "cpu";
+        out.paddedKeys = request.paddedKeys;
+        out.maskedCells = request.maskedCells;
+        out.producer = producer;
+        for (auto &row : out.predictions.next)
+            for (TokenProb &p : row)
+                if (p.token.empty())
+                    p.token = tokenText(p.id);
+        for (auto &m : out.predictions.masked)
+            for (TokenProb &p : m.top)
+                p.token = tokenText(p.id);
+        return {};
+    }
+
+    PretrainedConfig m_config;
+    std::string m_dir;
+    std::shared_ptr<const PretrainedWeights<float>> m_float;
+    std::shared_ptr<const PretrainedWeights<double>> m_double;
+    std::unique_ptr<SubwordTokenizer> m_tokenizer;
+    std::string m_dtype;
+    int m_maskId = -1;
+    uint64_t m_producerFloat, m_producerDouble;
+};
+
+Status openPretrained(const std::string &dir, const PretrainedLoadOptions &options, std::unique_ptr<Model> &out)
+{
+    uint64_t size = 0;
+    if (Status st = regularFileSize(dir, size); st.message.find("is a directory") == std::string::npos)
+        return st.ok() ? Status::error(StatusCode::InvalidInput, dir + ": a file, not a model folder") : st;
+    PretrainedConfig config;
+    if (Status st = readPretrainedConfig(dir, config); !st)
+        return st;
+    // tokenizer
+    std::unique_ptr<SubwordTokenizer> tokenizer;
+    std::string vocabFile;
+    if (config.family == ModelFamily::Gpt2) {
+        vocabFile = dir + "/vocab.json";
+        if (Status st = loadByteLevelBpe(vocabFile, dir + "/merges.txt", tokenizer); !st)
+            return st;
+    } else {
+        vocabFile = dir + "/vocab.txt";
+        WordPieceOptions wp;
+        const std::string tc = dir + "/tokenizer_config.json";
+        if (isFile(tc)) {
+            std::string text;
+            if (Status st = readRegularFile(tc, kConfigCap, text); !st)
+                return st;
+            nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+            if (j.is_discarded() || !j.is_object())
+                return Status::error(StatusCode::ParseError, tc + ": malformed JSON");
+            if (j.contains("do_lower_case")) {
+                if (!j["do_lower_case"].is_boolean())
+                    return Status::error(StatusCode::InvalidInput, tc + ": do_lower_case: must be true or false");
+                wp.lowerCase = j["do_lower_case"].get<bool>();
+                wp.stripAccents = wp.lowerCase;
+            }
+            if (j.contains("strip_accents") && j["strip_accents"].is_boolean())
+                wp.stripAccents = j["strip_accents"].get<bool>();
+            if (j.contains("tokenize_chinese_chars") && j["tokenize_chinese_chars"].is_boolean())
+                wp.chineseChars = j["tokenize_chinese_chars"].get<bool>();
+        }
+        if (Status st = loadWordPiece(vocabFile, wp, tokenizer); !st)
+            return st;
+    }
+    if (tokenizer->vocabSize() > config.vocabulary)
+        return Status::error(StatusCode::InvalidInput, vocabFile + ": " + withCommas(tokenizer->vocabSize()) +
+                                                           " tokens, but the embeddings have " + withCommas(config.vocabulary) +
+                                                           " rows (" + dir + "/config.json: vocab_size)");
+    // weights (their shapes are checked against the config: the embeddings have vocab_size rows)
+    TensorArchive archive;
+    if (Status st = archive.openFolder(dir); !st)
+        return st;
+    archive.setProgress(options.progress);
+    auto weights = std::make_shared<PretrainedWeights<float>>();
+    if (Status st = loadPretrainedWeights(archive, config, *weights); !st)
+        return st;
+    out = std::make_unique<PretrainedModel>(config, dir, std::move(weights), std::move(tokenizer), archive.dtypeSummary());
+    return {};
+}
+
+Status seededPretrained(const PretrainedConfig &config, uint64_t seed, std::unique_ptr<Model> &out)
+{
+    if (config.layers < 1 || config.heads < 1 || config.dModel < 1 || config.dModel % config.heads || config.vocabulary < 1 ||
+        config.maxPositions < 1 || config.dFeedForward < 1)
+        return Status::error(StatusCode::InvalidInput, "seeded model: layers, heads, width, vocabulary and positions must be "
+                                                       "positive, heads dividing the width");
+    auto w = std::make_shared<PretrainedWeights<float>>();
+    seedPretrainedWeights(config, seed, *w);
+    out = std::make_unique<PretrainedModel>(config, std::string(), std::move(w), nullptr, "F32 (seeded)");
+    return {};
+}
+
+} // namespace attnviz

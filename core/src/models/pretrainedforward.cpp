@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The forward pass of GPT-2 and BERT/DistilBERT over PretrainedWeights, position range [p, t) only:
+// a causal model handed back its earlier trace keeps positions [0, p) (their keys, values and every
+// stage) and computes the rest; p = 0 is the full pass. Shapes, one text of t tokens, width d,
+// H heads of d_head = d / H, feed-forward width f:
+//   x0 = wte[id] + wpe[i] (+ token type 0) (BERT: LayerNorm)                          (t, d)
+//   GPT-2 (pre-norm):  a = LN1(x); x' = x + Attn(a); y = x' + W2 act(W1 LN2(x'))
+//   BERT (post-norm):  a = x;      x' = LN1(x + Attn(x)); y = LN2(x' + W2 act(W1 x'))
+//   Attn: q, k, v = a W^T + b (t, d); per head softmax(q_h k_h^T / sqrt(d_head) + mask) v_h; W_o
+//   GPT-2: final = ln_f(y_L), logits = final wte^T; BERT: logits = LN(act(T final)) E^T + b at [MASK]
+// Its own attention rather than computeAttention: only rows [p, t) of each stage are computed, and
+// causal rows only read keys 0..i. Matrix products are split over the cores by output columns, so a
+// single new token (one row) still uses every core.
+#include "pretrainedweights.h"
+#include "attnviz/attention.h"
+#include "attnviz/parallel.h"
+
+#include <unsupported/Eigen/SpecialFunctions>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attnviz {
+
+namespace {
+
+// Resizes keeping the first `keep` rows (and, for square matrices, the top-left keep x keep).
+template <typename M>
+void resizeKeep(M &m, Eigen::Index rows, Eigen::Index cols, int keep)
+{
+    if (keep > 0 && m.rows() >= keep && m.cols() > 0)
+        m.conservativeResize(rows, cols);
+    else
+        m.resize(rows, cols);
+}
+
+// y rows [p, t) = act(x rows [p, t) W^T + b), split over the cores by blocks of output columns.
+template <typename T>
+void linearRows(const Mat<T> &x, int p, const Linear<T> &l, Mat<T> &y, HiddenActivation *act = nullptr)
+{
+    const int n = int(x.rows()) - p, out = int(l.W.rows()), in = int(l.W.cols());
+    if (n <= 0)
+        return;
+    const int threads = std::max(1, coreThreads());
+    const int chunk = std::max(64, ((out + 2 * threads - 1) / (2 * threads) + 15) / 16 * 16);
+    const int chunks = (out + chunk - 1) / chunk;
+    parallelFor(chunks, 2.0 * n * out * in, [&](int c) {
+        const int c0 = c * chunk, cw = std::min(chunk, out - c0);
+        auto block = y.block(p, c0, n, cw);
+        block.noalias() = x.middleRows(p, n) * l.W.middleRows(c0, cw).transpose();
+        if (l.hasBias())
+            block.rowwise() += l.b.segment(c0, cw).transpose();
+        if (act) {
+            auto a = block.array();
+            switch (*act) {
+            case HiddenActivation::GeluTanh: {
+                const T c = T(std::sqrt(2.0 / M_PI));
+                block = (T(0.5) * a * (T(1) + (c * (a + T(0.044715) * a.cube())).tanh())).matrix();
+                break;
+            }
+            case HiddenActivation::GeluErf:
+                block = (T(0.5) * a * (T(1) + (a * T(M_SQRT1_2)).erf())).matrix();
+                break;
+            case HiddenActivation::Relu: block = block.cwiseMax(T(0)); break;
+            }
+        }
+    });
+}
+
+// y rows [p, t) = LayerNorm(x rows [p, t)) (biased variance, as torch); x may be y.
+template <typename T>
+void layerNormRows(const Mat<T> &x, int p, const LayerNorm<T> &ln, Mat<T> &y)
+{
+    const T d = T(x.cols());
+    for (Eigen::Index i = p; i < x.rows(); ++i) {
+        const T mean = x.row(i).sum() / d;
+        const T var = (x.row(i).array() - mean).square().sum() / d;
+        const T inv = T(1) / std::sqrt(var + T(ln.eps));
+        y.row(i) = ((x.row(i).array() - mean) * inv * ln.gamma.transpose().array() + ln.beta.transpose().array()).matrix();
+    }
+}
+
+// Softmax of row i over keys [0, limit) not masked; the rest 0. Returns false if every key is masked.
+template <typename Row>
+bool maskedSoftmax(Row row, int limit, const uint8_t *mask)
+{
+    using T = typename Row::Scalar;
+    T mx = -std::numeric_limits<T>::infinity();
+    for (int j = 0; j < limit; ++j)
+        if (!(mask && mask[j]) && row[j] > mx)
+            mx = row[j];
+    if (mx == -std::numeric_limits<T>::infinity()) {
+        row.setZero();
+        return false;
+    }
+    if (!mask) {
+        auto head = row.head(limit);
+        head = (head.array() - mx).exp();
+        head /= head.sum();
+    } else {
+        T sum = 0;
+        for (int j = 0; j < limit; ++j) {
+            row[j] = mask[j] ? T(0) : std::exp(row[j] - mx);
+            sum += row[j];
+        }
+        row.head(limit) /= sum;
+    }
+    row.tail(row.size() - limit).setZero();
+    return true;
+}
+
+constexpr int kRows = 32; // query rows per attention task
+
+// One layer's attention on rows [p, t) of `a`; rows [0, p) of `r` are kept.
+template <typename T>
+void attend(const Projections<T> &P, int heads, const Mat<T> &a, int p, bool causal, const BoolMat &mask,
+            bool keepScores, AttentionResult<T> &R)
+{
+    const int t = int(a.rows()), d = int(a.cols()), dh = d / heads, n = t - p;
+    const T scale = T(1.0 / std::sqrt(double(dh)));
+    R.numHeads = heads;
+    R.dHead = dh;
+    R.dModel = d;
+    R.dOut = d;
+    R.scale = 1.0 / std::sqrt(double(dh));
+    R.batch.resize(1);
+    SequenceResult<T> &s = R.batch[0];
+    for (Mat<T> *m : {&s.q, &s.k, &s.v, &s.context, &s.output})
+        resizeKeep(*m, t, d, p);
+    linearRows(a, p, P.q, s.q);
+    linearRows(a, p, P.k, s.k);
+    linearRows(a, p, P.v, s.v);
+    s.weights.resize(size_t(heads));
+    if (keepScores)
+        s.scores.resize(size_t(heads));
+    else
+        s.scores.clear();
+    s.weightsPreDropout.clear();
+    for (int h = 0; h < heads; ++h) {
+        resizeKeep(s.weights[size_t(h)], t, t, p);
+        if (keepScores)
+            resizeKeep(s.scores[size_t(h)], t, t, p);
+    }
+    const int blocks = (n + kRows - 1) / kRows;
+    std::vector<uint8_t> full(size_t(t), 0); // rows whose every key is masked (the same in every head)
+    if (mask.size())
+        for (int i = p; i < t; ++i)
+            full[size_t(i)] = (mask.row(i).head(causal ? i + 1 : t).array() != 0).all() ? 1 : 0;
+    parallelFor(heads * blocks, 4.0 * double(n) * t * d, [&](int task) {
+        const int h = task / blocks, r0 = p + (task % blocks) * kRows, rn = std::min(kRows, t - r0);
+        Mat<T> &w = s.weights[size_t(h)];
+        auto rows = w.middleRows(r0, rn);
+        rows.noalias() = (scale * s.q.block(r0, h * dh, rn, dh)) * s.k.middleCols(h * dh, dh).transpose();
+        if (keepScores)
+            s.scores[size_t(h)].middleRows(r0, rn) = rows;
+        for (int i = r0; i < r0 + rn; ++i) {
+            const uint8_t *m = mask.size() ? mask.data() + Eigen::Index(i) * t : nullptr;
+            maskedSoftmax(w.row(i), causal ? i + 1 : t, m); // every key masked: weights 0, context 0
+        }
+        const int keys = causal ? r0 + rn : t;
+        s.context.block(r0, h * dh, rn, dh).noalias() =
+            w.block(r0, 0, rn, keys) * s.v.block(0, h * dh, keys, dh);
+    });
+    if (p > 0) { // the kept rows meet the new keys: masked (causal), scores for the record
+        for (int h = 0; h < heads; ++h) {
+            s.weights[size_t(h)].block(0, p, p, n).setZero();
+            if (keepScores)
+                s.scores[size_t(h)].block(0, p, p, n).noalias() =
+                    (scale * s.q.block(0, h * dh, p, dh)) * s.k.block(p, h * dh, n, dh).transpose();
+        }
+    }
+    resizeKeep(s.weightsAvg, t, t, p);
+    if (p > 0)
+        s.weightsAvg.block(0, p, p, n).setZero();
+    s.weightsAvg.middleRows(p, n) = s.weights[0].middleRows(p, n);
+    for (int h = 1; h < heads; ++h)
+        s.weightsAvg.middleRows(p, n) += s.weights[size_t(h)].middleRows(p, n);
+    s.weightsAvg.middleRows(p, n) /= T(heads);
+    s.mask = mask;
+    s.fullyMaskedRows.erase(std::remove_if(s.fullyMaskedRows.begin(), s.fullyMaskedRows.end(), [&](int i) { return i >= p; }),
+                            s.fullyMaskedRows.end());
+    if (p == 0)
+        s.fullyMaskedRows.clear();
+    for (int i = p; i < t; ++i)
+        if (full[size_t(i)])
+            s.fullyMaskedRows.push_back(i);
+    s.degenerateRows.clear();
+    linearRows(s.context, p, P.o, s.output);
+}
+
+// Top-k tokens and the softmax normalizer of each row of h E^T + b, the vocabulary in chunks
+// (never the whole t x V logits at once).
+template <typename T>
+struct VocabScan {
+    std::vector<std::vector<std::pair<T, int>>> top; // per row, best first
+    std::vector<double> maxLogit, sumExp;            // softmax(x)_j = exp(x_j - max) / sumExp
+};
+
+template <typename T>
+void scanVocabulary(const Mat<T> &h, const Mat<T> &E, const Vec<T> &bias, int k, VocabScan<T> &out)
+{
+    const int n = int(h.rows()), V = int(E.rows());
+    constexpr int chunk = 2048;
+    const int chunks = (V + chunk - 1) / chunk;
+    struct Part {
+        std::vector<std::vector<std::pair<T, int>>> top;
+        std::vector<double> mx, sum;
+    };
+    std::vector<Part> parts(static_cast<size_t>(chunks));
+    parallelFor(chunks, 2.0 * n * double(V) * h.cols(), [&](int c) {
+        const int v0 = c * chunk, vw = std::min(chunk, V - v0);
+        Mat<T> L(n, vw);
+        L.noalias() = h * E.middleRows(v0, vw).transpose();
+        if (bias.size())
+            L.rowwise() += bias.segment(v0, vw).transpose();
+        Part &part = parts[size_t(c)];
+        part.top.resize(size_t(n));
+        part.mx.resize(size_t(n));
+        part.sum.resize(size_t(n));
+        for (int i = 0; i < n; ++i) {
+            const T mx = L.row(i).maxCoeff();
+            part.mx[size_t(i)] = double(mx);
+            part.sum[size_t(i)] = double((L.row(i).array() - mx).exp().sum());
+            auto &top = part.top[size_t(i)];
+            for (int j = 0; j < vw; ++j) {
+                const T v = L(i, j);
+                if (int(top.size()) == k && !(v > top.back().first))
+                    continue;
+                auto at = std::upper_bound(top.begin(), top.end(), v,
+                                           [](T a, const std::pair<T, int> &b) { return a > b.first; });
+                top.insert(at, {v, v0 + j});
+                if (int(top.size()) > k)
+                    top.pop_back();
+            }
+        }
+    });
+    out.top.assign(size_t(n), {});
+    out.maxLogit.assign(size_t(n), -std::numeric_limits<double>::infinity());
+    out.sumExp.assign(size_t(n), 0.0);
+    for (int i = 0; i < n; ++i) {
+        for (const Part &part : parts)
+            out.maxLogit[size_t(i)] = std::max(out.maxLogit[size_t(i)], part.mx[size_t(i)]);
+        auto &top = out.top[size_t(i)];
+        for (const Part &part : parts) {
+            out.sumExp[size_t(i)] += part.sum[size_t(i)] * std::exp(part.mx[size_t(i)] - out.maxLogit[size_t(i)]);
+            top.insert(top.end(), part.top[size_t(i)].begin(), part.top[size_t(i)].end());
+        }
+        std::stable_sort(top.begin(), top.end(), [](const auto &a, const auto &b) {
+            return a.first > b.first || (a.first == b.first && a.second < b.second);
+        });
+        if (int(top.size()) > k)
+            top.resize(size_t(k));
+    }
+}
+
+template <typename T>
+double probability(const VocabScan<T> &scan, int row, T logit)
+{
+    return std::exp(double(logit) - scan.maxLogit[size_t(row)]) / scan.sumExp[size_t(row)];
+}
+
+template <typename T>
+std::vector<TokenProb> topProbs(const VocabScan<T> &scan, int row)
+{
+    std::vector<TokenProb> r;
+    for (const auto &e : scan.top[size_t(row)])
+        r.push_back({e.second, std::string(), probability(scan, row, e.first)});
+    return r;
+}
+
+bool cancelled(const std::atomic<bool> *c) { return c && c->load(std::memory_order_relaxed); }
+
+} // namespace
+
+template <typename T>
+Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const PretrainedWeights<T>> &weights,
+                     const ForwardInput &in, int reuse, Trace<T> &out)
+{
+    const PretrainedWeights<T> &w = *weights;
+    const int t = int(in.ids.size()), d = cfg.dModel;
+    const bool causal = cfg.causal();
+    if (t == 0)
+        return Status::error(StatusCode::InvalidInput, "text: no tokens");
+    if (t > cfg.maxPositions)
+        return Status::error(StatusCode::InvalidInput, "text: " + std::to_string(t) + " tokens, the model reads at most " +
+                                                           std::to_string(cfg.maxPositions));
+    for (int id : in.ids)
+        if (id < 0 || id >= w.tokens.rows())
+            return Status::error(StatusCode::InvalidInput, "ids: " + std::to_string(id) + " is not in the vocabulary (0.." +
+                                                               std::to_string(w.tokens.rows() - 1) + ")");
+    BoolMat custom;
+    for (const auto &cell : in.maskedCells) {
+        if (cell.first < 0 || cell.first >= t || cell.second < 0 || cell.second >= t)
+            continue;
+        if (!custom.size())
+            custom = BoolMat::Zero(t, t);
+        custom(cell.first, cell.second) = 1;
+    }
+    std::vector<uint8_t> padding;
+    for (int j : in.paddedKeys)
+        if (j >= 0 && j < t) {
+            padding.resize(size_t(t), 0);
+            padding[size_t(j)] = 1;
+        }
+    const BoolMat mask = effectiveMask(custom, causal, padding, t, t);
+    const bool userMask = custom.size() || !padding.empty();
+    const int p = causal ? std::clamp(reuse, 0, t) : 0;
+    const int n = t - p;
+
+    // embeddings
+    resizeKeep(out.embeddings, t, d, p);
+    resizeKeep(out.input, t, d, p);
+    for (int i = p; i < t; ++i) {
+        out.embeddings.row(i) = w.tokens.row(in.ids[size_t(i)]);
+        out.input.row(i) = out.embeddings.row(i) + w.positions.row(i);
+        if (w.tokenTypes.rows())
+            out.input.row(i) += w.tokenTypes.row(0);
+    }
+    if (w.hasEmbeddingNorm)
+        layerNormRows(out.input, p, w.embeddingNorm, out.input);
+
+    const bool pre = cfg.family == ModelFamily::Gpt2;
+    HiddenActivation act = cfg.activation;
+    out.layers.resize(w.blocks.size());
+    Mat<T> hidden, ffIn;
+    for (size_t l = 0; l < w.blocks.size(); ++l) {
+        if (cancelled(in.cancel))
+            return Status::error(StatusCode::Cancelled, "trace cancelled");
+        const PretrainedBlock<T> &b = w.blocks[l];
+        LayerTrace<T> &lt = out.layers[l];
+        const Mat<T> &x = l ? out.layers[l - 1].output : out.input;
+        for (Mat<T> *m : {&lt.residualIn, &lt.attentionIn, &lt.afterAttention, &lt.output})
+            resizeKeep(*m, t, d, p);
+        lt.residualIn.middleRows(p, n) = x.middleRows(p, n);
+        if (pre)
+            layerNormRows(x, p, b.ln1, lt.attentionIn);
+        else
+            lt.attentionIn.middleRows(p, n) = x.middleRows(p, n);
+        attend(*b.attn, cfg.heads, lt.attentionIn, p, causal, userMask || !causal ? mask : BoolMat(), in.keepScores,
+               lt.attention);
+        if (causal && !userMask)
+            lt.attention.batch[0].mask = mask; // the views hatch the causal cells
+        lt.afterAttention.middleRows(p, n) = x.middleRows(p, n) + lt.attention.batch[0].output.middleRows(p, n);
+        if (!pre)
+            layerNormRows(lt.afterAttention, p, b.ln1, lt.afterAttention);
+        ffIn.resize(t, d);
+        if (pre)
+            layerNormRows(lt.afterAttention, p, b.ln2, ffIn);
+        else
+            ffIn.middleRows(p, n) = lt.afterAttention.middleRows(p, n);
+        hidden.resize(t, b.ff1.W.rows());
+        linearRows(ffIn, p, b.ff1, hidden, &act);
+        linearRows(hidden, p, b.ff2, lt.output);
+        lt.output.middleRows(p, n) += lt.afterAttention.middleRows(p, n);
+        if (!pre)
+            layerNormRows(lt.output, p, b.ln2, lt.output);
+        lt.keyIn.resize(0, 0);
+        lt.projections = b.attn;
+    }
+    const Mat<T> &last = out.layers.back().output;
+    resizeKeep(out.final, t, d, p);
+    if (w.hasFinalNorm)
+        layerNormRows(last, p, w.finalNorm, out.final);
+    else
+        out.final.middleRows(p, n) = last.middleRows(p, n);
+    if (cancelled(in.cancel))
+        return Status::error(StatusCode::Cancelled, "trace cancelled");
+
+    // predictions
+    Predictions &pr = out.predictions;
+    pr.masked.clear();
+    if (causal) {
+        const int q0 = std::max(0, p - 1);
+        VocabScan<T> scan;
+        const Mat<T> rows = out.final.middleRows(q0, t - q0);
+        scanVocabulary(rows, w.outputEmbedding(), w.decoderBias, in.topK, scan);
+        pr.next.resize(size_t(t));
+        pr.actualNext.resize(size_t(t));
+        for (int i = q0; i < t; ++i) {
+            pr.next[size_t(i)] = topProbs(scan, i - q0);
+            if (i + 1 < t) {
+                const int id = in.ids[size_t(i + 1)];
+                T logit = out.final.row(i).dot(w.outputEmbedding().row(id));
+                if (w.decoderBias.size())
+                    logit += w.decoderBias[id];
+                pr.actualNext[size_t(i)] = probability(scan, i - q0, logit);
+            } else {
+                pr.actualNext[size_t(i)] = std::numeric_limits<double>::quiet_NaN();
+            }
+        }
+    } else {
+        pr.next.clear();
+        pr.actualNext.clear();
+        std::vector<int> at;
+        for (int i = 0; i < t; ++i)
+            if (in.maskId >= 0 && in.ids[size_t(i)] == in.maskId)
+                at.push_back(i);
+        if (w.hasMlmHead && !at.empty()) {
+            Mat<T> hm(int(at.size()), d), tr(int(at.size()), d);
+            for (size_t i = 0; i < at.size(); ++i)
+                hm.row(Eigen::Index(i)) = out.final.row(at[i]);
+            linearRows(hm, 0, w.mlmTransform, tr, &act);
+            layerNormRows(tr, 0, w.mlmNorm, tr);
+            VocabScan<T> scan;
+            scanVocabulary(tr, w.outputEmbedding(), w.decoderBias, in.topK, scan);
+            for (size_t i = 0; i < at.size(); ++i)
+                pr.masked.push_back({at[i], topProbs(scan, int(i))});
+        }
+    }
+    return {};
+}
+
+template Status runPretrained<float>(const PretrainedConfig &, const std::shared_ptr<const PretrainedWeights<float>> &,
+                                     const ForwardInput &, int, Trace<float> &);
+template Status runPretrained<double>(const PretrainedConfig &, const std::shared_ptr<const PretrainedWeights<double>> &,
+                                      const ForwardInput &, int, Trace<double> &);
+
+} // namespace attnviz

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Head-role scores and attention rollout (headroles.h) on hand-made attention patterns whose scores
+// are known, and on a real (tiny) model end to end.
+#include "attnviz/headroles.h"
+#include "attnviz/pretrained.h"
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace attnviz;
+
+namespace {
+
+// A one-layer trace with the given per-head weights over tokens with the given ids.
+Trace<double> traceOf(const std::vector<int> &ids, const std::vector<Mat<double>> &heads)
+{
+    Trace<double> t;
+    for (int id : ids) {
+        TraceToken tok;
+        tok.id = id;
+        t.tokens.push_back(tok);
+    }
+    LayerTrace<double> l;
+    l.attention.numHeads = int(heads.size());
+    l.attention.batch.resize(1);
+    l.attention.batch[0].weights = heads;
+    Mat<double> avg = Mat<double>::Zero(heads[0].rows(), heads[0].cols());
+    for (const auto &h : heads)
+        avg += h / double(heads.size());
+    l.attention.batch[0].weightsAvg = avg;
+    t.layers.push_back(l);
+    return t;
+}
+
+Mat<double> previousHead(int n)
+{
+    Mat<double> m = Mat<double>::Zero(n, n);
+    m(0, 0) = 1;
+    for (int i = 1; i < n; ++i)
+        m(i, i - 1) = 1;
+    return m;
+}
+
+Mat<double> sinkHead(int n)
+{
+    Mat<double> m = Mat<double>::Zero(n, n);
+    m.col(0).setOnes();
+    return m;
+}
+
+} // namespace
+
+class TestHeadRoles : public QObject {
+    Q_OBJECT
+private slots:
+    void knownPatterns();
+    void induction();
+    void rollout();
+    void onATinyModel();
+};
+
+void TestHeadRoles::knownPatterns()
+{
+    const Trace<double> t = traceOf({5, 7, 5, 7}, {previousHead(4), sinkHead(4)});
+    const Mat<double> prev = previousTokenScores(t), first = firstTokenScores(t), same = sameTokenScores(t);
+    QCOMPARE(prev(0, 0), 1.0);
+    QCOMPARE(prev(0, 1), 1.0 / 3);
+    QCOMPARE(first(0, 0), 1.0 / 3);
+    QCOMPARE(first(0, 1), 1.0);
+    // queries 2 (id 5, seen at 0) and 3 (id 7, seen at 1): the previous-token head looks at 1 and 2
+    QCOMPARE(same(0, 0), 0.0);
+    QCOMPARE(same(0, 1), 0.5); // query 2 puts all on 0 (the same id); query 3 too (a different id)
+    // no repeated token: NaN, not 0
+    QVERIFY(std::isnan(sameTokenScores(traceOf({1, 2, 3}, {previousHead(3)}))(0, 0)));
+}
+
+void TestHeadRoles::induction()
+{
+    const int L = 6, off = 1, n = off + 2 * L;
+    Mat<double> ind = Mat<double>::Zero(n, n);
+    for (int i = 0; i < n; ++i)
+        ind(i, i >= off + L ? i - L + 1 : 0) = 1;
+    std::vector<int> ids = {50256};
+    for (int r = 0; r < 2; ++r)
+        for (int j = 0; j < L; ++j)
+            ids.push_back(100 + j);
+    const Trace<double> t = traceOf(ids, {ind, previousHead(n)});
+    const Mat<double> s = inductionScores(t, off, L);
+    QCOMPARE(s(0, 0), 1.0);
+    QCOMPARE(s(0, 1), 0.0);
+}
+
+void TestHeadRoles::rollout()
+{
+    // two layers over 2 tokens: A1 = [[1,0],[0.5,0.5]], A2 = [[1,0],[1,0]]
+    Mat<double> a1(2, 2), a2(2, 2);
+    a1 << 1, 0, 0.5, 0.5;
+    a2 << 1, 0, 1, 0;
+    Trace<double> t = traceOf({1, 2}, {a1});
+    t.layers.push_back(traceOf({1, 2}, {a2}).layers[0]);
+    const std::vector<Mat<double>> r = attentionRollout(t);
+    QCOMPARE(int(r.size()), 2);
+    Mat<double> h1(2, 2), h2(2, 2);
+    h1 << 1, 0, 0.25, 0.75; // 0.5 A1 + 0.5 I
+    h2 << 1, 0, 0.5, 0.5;   // 0.5 A2 + 0.5 I
+    QVERIFY((r[0] - h1).cwiseAbs().maxCoeff() < 1e-15);
+    QVERIFY((r[1] - h2 * h1).cwiseAbs().maxCoeff() < 1e-15);
+    QVERIFY((r[1].rowwise().sum().array() - 1).abs().maxCoeff() < 1e-15);
+}
+
+void TestHeadRoles::onATinyModel()
+{
+    std::unique_ptr<Model> m;
+    const Status st = openPretrained(ATTNVIZ_FIXTURES_DIR "/models/gpt2-tiny", {}, m);
+    QVERIFY2(st.ok(), st.message.c_str());
+    TraceRequest req;
+    req.text = "the cat sat on the mat and the cat sat";
+    Trace<float> tr;
+    QVERIFY(m->trace(req, tr).ok());
+    HeadRoleScores s;
+    QVERIFY(headRoles(*m, tr, s).ok());
+    for (const Mat<double> *x : {&s.previousToken, &s.firstToken, &s.sameToken, &s.induction}) {
+        QCOMPARE(x->rows(), 2);
+        QCOMPARE(x->cols(), 4);
+        QVERIFY(x->allFinite());
+        QVERIFY(x->minCoeff() >= 0 && x->maxCoeff() <= 1);
+    }
+    // the probe fits the 32 positions: <|endoftext|> + 15 tokens twice
+    const InductionProbe p = inductionProbe(m->info(), *m, 15);
+    QCOMPARE(int(p.ids.size()), 31);
+    QCOMPARE(p.ids.front(), 50256);
+    QCOMPARE(p.ids[1], p.ids[16]);
+    // layer 0's rollout is 0.5 (mean of the heads) + 0.5 I
+    const std::vector<Mat<double>> r = attentionRollout(tr);
+    Mat<double> want = 0.5 * tr.weights(0, -1).cast<double>();
+    want.diagonal().array() += 0.5;
+    QVERIFY((r[0] - want).cwiseAbs().maxCoeff() < 1e-6);
+}
+
+QTEST_GUILESS_MAIN(TestHeadRoles)
+#include "tst_headroles.moc"

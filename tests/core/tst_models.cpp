@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Real-checkpoint models (pretrained.h) against a float64 PyTorch forward pass written from the
+// published architectures (tests/fixtures/models/make_models.py): tiny random GPT-2, BERT (two
+// spellings of the tensor names) and DistilBERT folders with the real vocabularies. Every layer's
+// and head's attention weights, the hidden states and the predicted probabilities, in float32
+// (1e-5) and float64 (1e-10); the incremental path of a causal model against a full recompute;
+// the cut at the model's positions.
+#include "attnviz/pretrained.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include <cmath>
+
+using namespace attnviz;
+
+namespace {
+
+QString fixture(const QString &model) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model; }
+
+std::unique_ptr<Model> open(const QString &model)
+{
+    std::unique_ptr<Model> m;
+    const Status st = openPretrained(fixture(model).toStdString(), {}, m);
+    if (!st)
+        qWarning("%s", st.message.c_str());
+    return m;
+}
+
+QJsonArray cases(const QString &model)
+{
+    QFile f(fixture(model) + QStringLiteral("/expected.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("cases")).toArray();
+}
+
+// Largest |a - b| / max(1, |b|) (as traceDifference) between a matrix and a JSON [[...]] table of the same shape.
+template <typename T>
+double deviation(const Mat<T> &m, const QJsonArray &rows)
+{
+    if (m.rows() != rows.size())
+        return INFINITY;
+    double worst = 0;
+    for (int i = 0; i < rows.size(); ++i) {
+        const QJsonArray r = rows[i].toArray();
+        if (m.cols() != r.size())
+            return (qWarning("structure differs at line %d", __LINE__), INFINITY);
+        for (int j = 0; j < r.size(); ++j) {
+            const double want = r[j].toDouble();
+            worst = std::max(worst, std::abs(double(m(i, j)) - want) / std::max(1.0, std::abs(want)));
+        }
+    }
+    return worst;
+}
+
+// The top tokens: every probability within tol; ids equal where the expected neighbours are
+// apart by more than tol (a near-tie may swap in float32).
+void compareTop(const std::vector<TokenProb> &got, const QJsonArray &want, double tol, const char *where)
+{
+    QCOMPARE(int(got.size()), int(want.size()));
+    for (int k = 0; k < want.size(); ++k) {
+        const QJsonObject w = want[k].toObject();
+        const double p = w.value(QStringLiteral("p")).toDouble();
+        if (std::abs(got[size_t(k)].p - p) > tol)
+            QFAIL(qPrintable(QStringLiteral("%1: rank %2 p %3, expected %4").arg(where).arg(k).arg(got[size_t(k)].p).arg(p)));
+        const double prev = k ? want[k - 1].toObject().value(QStringLiteral("p")).toDouble() : 2.0;
+        const double next = k + 1 < want.size() ? want[k + 1].toObject().value(QStringLiteral("p")).toDouble() : -1.0;
+        if (prev - p > tol && p - next > tol)
+            QCOMPARE(got[size_t(k)].id, w.value(QStringLiteral("id")).toInt());
+        QVERIFY(!got[size_t(k)].token.empty());
+    }
+}
+
+std::vector<int> idsOf(const QJsonObject &c)
+{
+    std::vector<int> ids;
+    for (const QJsonValue &v : c.value(QStringLiteral("ids")).toArray())
+        ids.push_back(v.toInt());
+    return ids;
+}
+
+template <typename T>
+void checkCase(Model &model, const QJsonObject &c, double tol)
+{
+    TraceRequest req;
+    req.ids = idsOf(c);
+    Trace<T> tr;
+    const Status st = model.trace(req, tr);
+    QVERIFY2(st.ok(), st.message.c_str());
+    const QJsonArray tokens = c.value(QStringLiteral("tokens")).toArray();
+    QCOMPARE(int(tr.tokens.size()), tokens.size());
+    for (int i = 0; i < tokens.size(); ++i)
+        QCOMPARE(QString::fromStdString(tr.tokens[size_t(i)].text), tokens[i].toString());
+    const QJsonArray attentions = c.value(QStringLiteral("attentions")).toArray();
+    const QJsonArray hidden = c.value(QStringLiteral("hidden")).toArray();
+    QCOMPARE(tr.numLayers(), attentions.size());
+    QVERIFY(deviation(tr.input, hidden[0].toArray()) < tol);
+    for (int l = 0; l < tr.numLayers(); ++l) {
+        const QJsonArray heads = attentions[l].toArray();
+        QCOMPARE(tr.numHeads(), heads.size());
+        Mat<T> mean = Mat<T>::Zero(tr.weights(l, 0).rows(), tr.weights(l, 0).cols());
+        for (int h = 0; h < heads.size(); ++h) {
+            const double dev = deviation(tr.weights(l, h), heads[h].toArray());
+            if (!(dev < tol))
+                QFAIL(qPrintable(QStringLiteral("layer %1 head %2: attention off by %3").arg(l).arg(h).arg(dev)));
+            mean += tr.weights(l, h);
+        }
+        QVERIFY((tr.weights(l, -1) - mean / T(heads.size())).cwiseAbs().maxCoeff() < tol);
+        const double dev = deviation(tr.layers[size_t(l)].output, hidden[l + 1].toArray());
+        if (!(dev < tol))
+            QFAIL(qPrintable(QStringLiteral("layer %1: hidden state off by %2").arg(l).arg(dev)));
+        // the stages the pipeline view shows fit together: q = attentionIn W_q^T + b_q
+        const LayerTrace<T> &lt = tr.layers[size_t(l)];
+        QVERIFY(lt.projections);
+        const Mat<T> q = (lt.attentionIn * lt.projections->q.W.transpose()).rowwise() + lt.projections->q.b.transpose();
+        QVERIFY((q - lt.attention.batch[0].q).cwiseAbs().maxCoeff() < tol * 10);
+        QCOMPARE(lt.attention.batch[0].scores.size(), size_t(tr.numHeads()));
+    }
+    QVERIFY(deviation(tr.final, c.value(QStringLiteral("final")).toArray()) < tol);
+    if (c.contains(QStringLiteral("next"))) {
+        const QJsonArray next = c.value(QStringLiteral("next")).toArray();
+        const QJsonArray actual = c.value(QStringLiteral("actual_next")).toArray();
+        QCOMPARE(int(tr.predictions.next.size()), next.size());
+        for (int i = 0; i < next.size(); ++i) {
+            compareTop(tr.predictions.next[size_t(i)], next[i].toArray(), tol, "next");
+            if (i < actual.size())
+                QVERIFY(std::abs(tr.predictions.actualNext[size_t(i)] - actual[i].toDouble()) < tol);
+            else
+                QVERIFY(std::isnan(tr.predictions.actualNext[size_t(i)]));
+        }
+        QVERIFY(tr.predictions.masked.empty());
+    } else {
+        const QJsonArray masked = c.value(QStringLiteral("masked")).toArray();
+        QVERIFY(!masked.isEmpty());
+        QCOMPARE(int(tr.predictions.masked.size()), masked.size());
+        for (int m = 0; m < masked.size(); ++m) {
+            const QJsonObject w = masked[m].toObject();
+            QCOMPARE(tr.predictions.masked[size_t(m)].position, w.value(QStringLiteral("position")).toInt());
+            compareTop(tr.predictions.masked[size_t(m)].top, w.value(QStringLiteral("top")).toArray(), tol, "masked");
+        }
+        QVERIFY(tr.predictions.next.empty());
+    }
+}
+
+// Largest |a - b| / max(1, |b|) over every stage and prediction of two traces.
+template <typename T>
+double traceDifference(const Trace<T> &a, const Trace<T> &b)
+{
+    double worst = 0;
+    auto cmp = [&](const Mat<T> &x, const Mat<T> &y) {
+        if (x.rows() != y.rows() || x.cols() != y.cols())
+            worst = INFINITY;
+        else if (x.size())
+            worst = std::max(worst, double(((x - y).cwiseAbs().array() / y.cwiseAbs().array().max(T(1))).maxCoeff()));
+    };
+    cmp(a.embeddings, b.embeddings);
+    cmp(a.input, b.input);
+    cmp(a.final, b.final);
+    if (a.layers.size() != b.layers.size())
+        return INFINITY;
+    for (size_t l = 0; l < a.layers.size(); ++l) {
+        const LayerTrace<T> &x = a.layers[l], &y = b.layers[l];
+        cmp(x.residualIn, y.residualIn);
+        cmp(x.attentionIn, y.attentionIn);
+        cmp(x.afterAttention, y.afterAttention);
+        cmp(x.output, y.output);
+        const SequenceResult<T> &s = x.attention.batch[0], &r = y.attention.batch[0];
+        for (const auto &[m1, m2] : {std::pair{&s.q, &r.q}, {&s.k, &r.k}, {&s.v, &r.v}, {&s.context, &r.context},
+                                     {&s.output, &r.output}, {&s.weightsAvg, &r.weightsAvg}})
+            cmp(*m1, *m2);
+        if (s.weights.size() != r.weights.size() || s.scores.size() != r.scores.size() || s.mask != r.mask)
+            return (qWarning("structure differs at line %d", __LINE__), INFINITY);
+        for (size_t h = 0; h < s.weights.size(); ++h)
+            cmp(s.weights[h], r.weights[h]);
+        for (size_t h = 0; h < s.scores.size(); ++h)
+            cmp(s.scores[h], r.scores[h]);
+    }
+    if (a.predictions.next.size() != b.predictions.next.size())
+        return INFINITY;
+    for (size_t i = 0; i < a.predictions.next.size(); ++i) {
+        if (a.predictions.next[i].size() != b.predictions.next[i].size())
+            return (qWarning("structure differs at line %d", __LINE__), INFINITY);
+        for (size_t k = 0; k < a.predictions.next[i].size(); ++k)
+            worst = std::max(worst, std::abs(a.predictions.next[i][k].p - b.predictions.next[i][k].p));
+        const double x = a.predictions.actualNext[i], y = b.predictions.actualNext[i];
+        if (std::isnan(x) != std::isnan(y))
+            return (qWarning("structure differs at line %d", __LINE__), INFINITY);
+        if (!std::isnan(x))
+            worst = std::max(worst, std::abs(x - y));
+    }
+    return worst;
+}
+
+} // namespace
+
+class TestModels : public QObject {
+    Q_OBJECT
+private slots:
+    void matchesReference_data();
+    void matchesReference();
+    void textToIds_data();
+    void textToIds();
+    void info_data();
+    void info();
+    void incrementalEqualsFull_data();
+    void incrementalEqualsFull();
+    void cutAtPositions();
+    void maskedKeys();
+    void seededShapes();
+};
+
+void TestModels::matchesReference_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("float64");
+    for (const char *m : {"gpt2-tiny", "bert-tiny", "bert-tiny-legacy", "distilbert-tiny"})
+        for (bool f64 : {false, true})
+            QTest::addRow("%s %s", m, f64 ? "float64" : "float32") << QString::fromLatin1(m) << f64;
+}
+
+void TestModels::matchesReference()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, float64);
+    std::unique_ptr<Model> m = open(model);
+    QVERIFY(m);
+    const QJsonArray all = cases(model);
+    QVERIFY(all.size() >= 2);
+    for (const QJsonValue &c : all) {
+        if (float64)
+            checkCase<double>(*m, c.toObject(), 1e-10);
+        else
+            checkCase<float>(*m, c.toObject(), 1e-5);
+        if (QTest::currentTestFailed())
+            return;
+    }
+}
+
+void TestModels::textToIds_data()
+{
+    QTest::addColumn<QString>("model");
+    for (const char *m : {"gpt2-tiny", "bert-tiny", "distilbert-tiny"})
+        QTest::addRow("%s", m) << QString::fromLatin1(m);
+}
+
+// Text in, the model's own tokenizer: the ids the reference tokenizers gave.
+void TestModels::textToIds()
+{
+    QFETCH(QString, model);
+    std::unique_ptr<Model> m = open(model);
+    QVERIFY(m);
+    for (const QJsonValue &v : cases(model)) {
+        const QJsonObject c = v.toObject();
+        TraceRequest req;
+        req.text = c.value(QStringLiteral("text")).toString().toStdString();
+        Trace<float> tr;
+        QVERIFY(m->trace(req, tr).ok());
+        std::vector<int> ids;
+        for (const TraceToken &t : tr.tokens)
+            ids.push_back(t.id);
+        QCOMPARE(ids, idsOf(c));
+        QCOMPARE(tr.tokens.front().special, !m->info().causal); // [CLS] added by the tokenizer
+    }
+}
+
+void TestModels::info_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("family");
+    QTest::addColumn<int>("vocabulary");
+    QTest::addColumn<int>("positions");
+    QTest::addColumn<QString>("dtype");
+    QTest::addColumn<qlonglong>("parameters");
+    QTest::addColumn<bool>("causal");
+    // parameters: embeddings + per layer (q, k, v, o with biases, 2 LayerNorms, the MLP) + heads
+    const qlonglong gpt2 = 50257LL * 16 + 32 * 16 + 2 * (4 * (16 * 16 + 16) + 2 * 32 + 16 * 48 + 48 + 48 * 16 + 16) + 32;
+    const qlonglong bertLayers = 2 * (4 * (16 * 16 + 16) + 2 * 32 + 16 * 32 + 32 + 32 * 16 + 16);
+    const qlonglong mlm = 16 * 16 + 16 + 32 + 30522;
+    QTest::addRow("gpt2") << "gpt2-tiny" << "gpt2" << 50257 << 32 << "F32" << gpt2 << true;
+    QTest::addRow("bert") << "bert-tiny" << "bert" << 30522 << 64 << "F16"
+                          << 30522LL * 16 + 64 * 16 + 2 * 16 + 32 + bertLayers + mlm << false;
+    QTest::addRow("bert legacy") << "bert-tiny-legacy" << "bert" << 30522 << 64 << "BF16"
+                                 << 30522LL * 16 + 64 * 16 + 2 * 16 + 32 + bertLayers + mlm << false;
+    QTest::addRow("distilbert") << "distilbert-tiny" << "distilbert" << 30522 << 64 << "F16"
+                                << 30522LL * 16 + 64 * 16 + 32 + bertLayers + mlm << false;
+}
+
+void TestModels::info()
+{
+    QFETCH(QString, model);
+    std::unique_ptr<Model> m = open(model);
+    QVERIFY(m);
+    const ModelInfo i = m->info();
+    QTEST(QString::fromStdString(i.family), "family");
+    QCOMPARE(QString::fromStdString(i.name), model);
+    QCOMPARE(i.layers, 2);
+    QCOMPARE(i.heads, 4);
+    QCOMPARE(i.dModel, 16);
+    QCOMPARE(i.dHead, 4);
+    QTEST(i.vocabulary, "vocabulary");
+    QTEST(i.maxPositions, "positions");
+    QTEST(QString::fromStdString(i.dtype), "dtype");
+    QTEST(qlonglong(i.parameters), "parameters");
+    QTEST(i.causal, "causal");
+    QCOMPARE(i.maskedLm, !i.causal);
+    QVERIFY(!i.tokenizer.empty());
+}
+
+void TestModels::incrementalEqualsFull_data()
+{
+    QTest::addColumn<QVector<int>>("before");
+    QTest::addColumn<QVector<int>>("after");
+    QTest::addColumn<bool>("twoBack"); // the trace handed back is the one before last (double buffer)
+    const QVector<int> text = {464, 5044, 1422, 470, 3272, 262, 4675, 780, 340, 373, 1165, 10032, 13};
+    QTest::addRow("one token appended") << text.mid(0, 12) << text << false;
+    QTest::addRow("last token changed") << text << (text.mid(0, 12) << 11) << false;
+    QTest::addRow("middle changed") << text << (text.mid(0, 5) << 257 << text.mid(6)) << false;
+    QTest::addRow("shortened") << text << text.mid(0, 7) << false;
+    QTest::addRow("unrelated") << text << QVector<int>{50256, 40, 716} << false;
+    QTest::addRow("double buffered") << text.mid(0, 10) << text << true;
+}
+
+void TestModels::incrementalEqualsFull()
+{
+    QFETCH(QVector<int>, before);
+    QFETCH(QVector<int>, after);
+    QFETCH(bool, twoBack);
+    std::unique_ptr<Model> m = open(QStringLiteral("gpt2-tiny"));
+    QVERIFY(m);
+    TraceRequest req;
+    req.ids = std::vector<int>(before.begin(), before.end());
+    Trace<float> kept, other, full;
+    QVERIFY(m->trace(req, kept).ok());
+    if (twoBack) { // kept is now two calls old
+        req.ids.pop_back();
+        QVERIFY(m->trace(req, other).ok());
+    }
+    req.ids = std::vector<int>(after.begin(), after.end());
+    QVERIFY(m->trace(req, kept).ok());
+    QVERIFY(m->trace(req, full).ok());
+    QCOMPARE(kept.tokens.size(), size_t(after.size()));
+    const double diff = traceDifference(kept, full);
+    QVERIFY2(diff < 1e-5, qPrintable(QString::number(diff))); // float rounding of other product shapes
+    // float64 too, exactly the same arithmetic
+    Trace<double> kd, fd;
+    req.ids = std::vector<int>(before.begin(), before.end());
+    QVERIFY(m->trace(req, kd).ok());
+    req.ids = std::vector<int>(after.begin(), after.end());
+    QVERIFY(m->trace(req, kd).ok());
+    QVERIFY(m->trace(req, fd).ok());
+    QVERIFY(traceDifference(kd, fd) < 1e-13);
+    // a trace of another precision or model is never taken for this one's
+    Trace<float> fresh;
+    fresh.producer = kd.producer;
+    QVERIFY(m->trace(req, fresh).ok());
+    QVERIFY(traceDifference(fresh, full) < 1e-5);
+}
+
+void TestModels::cutAtPositions()
+{
+    std::unique_ptr<Model> m = open(QStringLiteral("gpt2-tiny"));
+    QVERIFY(m);
+    TraceRequest req;
+    for (int i = 0; i < 40; ++i)
+        req.ids.push_back(1000 + i);
+    Trace<float> tr;
+    QVERIFY(m->trace(req, tr).ok());
+    QCOMPARE(int(tr.tokens.size()), 32);
+    QCOMPARE(tr.totalTokens, 40);
+    QVERIFY(tr.cut());
+    QVERIFY(QString::fromStdString(tr.cutReason).contains(QStringLiteral("at most 32 tokens")));
+    QCOMPARE(tr.layers[0].attention.batch[0].weights[0].rows(), 32);
+    // a request's own limit
+    req.maxTokens = 5;
+    QVERIFY(m->trace(req, tr).ok());
+    QCOMPARE(int(tr.tokens.size()), 5);
+    // the first 5 equal a trace of those 5 alone
+    Trace<float> five;
+    req.ids.resize(5);
+    req.maxTokens = 0;
+    QVERIFY(m->trace(req, five).ok());
+    QVERIFY(five.cutReason.empty());
+    QVERIFY2(traceDifference(tr, five) < 1e-5, qPrintable(QString::number(traceDifference(tr, five))));
+    // BERT keeps its closing [SEP] when cut
+    std::unique_ptr<Model> b = open(QStringLiteral("bert-tiny"));
+    QVERIFY(b);
+    TraceRequest br;
+    br.ids = {101, 1996, 3007, 1997, 2605, 2003, 103, 1012, 102};
+    br.maxTokens = 4;
+    Trace<float> bt;
+    QVERIFY(b->trace(br, bt).ok());
+    QCOMPARE(int(bt.tokens.size()), 4);
+    QCOMPARE(bt.tokens.back().id, 102);
+}
+
+void TestModels::maskedKeys()
+{
+    std::unique_ptr<Model> b = open(QStringLiteral("bert-tiny"));
+    QVERIFY(b);
+    TraceRequest req;
+    req.ids = {101, 1996, 3007, 1997, 2605, 2003, 103, 1012, 102};
+    req.paddedKeys = {3};
+    req.maskedCells = {{1, 2}};
+    Trace<double> tr;
+    QVERIFY(b->trace(req, tr).ok());
+    for (int l = 0; l < tr.numLayers(); ++l)
+        for (int h = 0; h < tr.numHeads(); ++h) {
+            const Mat<double> &w = tr.weights(l, h);
+            QCOMPARE(w.col(3).cwiseAbs().maxCoeff(), 0.0);
+            QCOMPARE(w(1, 2), 0.0);
+            QVERIFY((w.rowwise().sum().array() - 1.0).abs().maxCoeff() < 1e-12);
+        }
+    QCOMPARE(tr.paddedKeys, req.paddedKeys);
+    QCOMPARE(int(tr.layers[0].attention.batch[0].mask(5, 3)), 1);
+    // a causal model: the cell masks, and changing them recomputes everything
+    std::unique_ptr<Model> g = open(QStringLiteral("gpt2-tiny"));
+    QVERIFY(g);
+    TraceRequest gr;
+    gr.ids = {464, 5044, 1422, 470, 3272};
+    Trace<double> a, fullA;
+    QVERIFY(g->trace(gr, a).ok());
+    gr.paddedKeys = {0};
+    QVERIFY(g->trace(gr, a).ok());
+    QVERIFY(g->trace(gr, fullA).ok());
+    QVERIFY(traceDifference(a, fullA) < 1e-13);
+    // query 0's only key is masked: its weights are all zero and it is listed
+    QCOMPARE(a.weights(0, 0).row(0).cwiseAbs().maxCoeff(), 0.0);
+    QCOMPARE(a.layers[0].attention.batch[0].fullyMaskedRows, std::vector<int>{0});
+    QVERIFY(std::abs(a.weights(1, 2).row(3).sum() - 1.0) < 1e-12);
+}
+
+void TestModels::seededShapes()
+{
+    PretrainedConfig c = gpt2SmallShape();
+    c.layers = 2;
+    c.dModel = 64;
+    c.heads = 4;
+    c.dFeedForward = 256;
+    c.vocabulary = 1000;
+    c.maxPositions = 64;
+    std::unique_ptr<Model> m;
+    QVERIFY(seededPretrained(c, 7, m).ok());
+    QCOMPARE(m->info().family, std::string("gpt2"));
+    std::vector<TraceToken> toks;
+    QCOMPARE(m->tokenize("no tokenizer", toks).code, StatusCode::Unavailable);
+    TraceRequest req;
+    req.ids = {1, 2, 3, 999};
+    Trace<float> tr;
+    QVERIFY(m->trace(req, tr).ok());
+    QCOMPARE(tr.tokens[3].text, std::string("#999"));
+    QCOMPARE(int(tr.predictions.next[3].size()), 10);
+    req.ids = {1000};
+    QCOMPARE(m->trace(req, tr).code, StatusCode::InvalidInput);
+    // the same seed gives the same weights; float64 agrees with float32
+    std::unique_ptr<Model> again;
+    QVERIFY(seededPretrained(c, 7, again).ok());
+    req.ids = {5, 6, 7};
+    Trace<float> a, b;
+    Trace<double> d;
+    QVERIFY(m->trace(req, a).ok());
+    QVERIFY(again->trace(req, b).ok());
+    QVERIFY(again->trace(req, d).ok());
+    QCOMPARE(traceDifference(a, b), 0.0);
+    QVERIFY((a.final.cast<double>() - d.final).cwiseAbs().maxCoeff() < 1e-4);
+}
+
+QTEST_GUILESS_MAIN(TestModels)
+#include "tst_models.moc"
