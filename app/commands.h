@@ -12,5 +12,13 @@ int compute(const QStringList &args);
 int bench(const QStringList &args);
 int tokenize(const QStringList &args); // wordcommands.cpp
 int vectors(const QStringList &args);  // wordcommands.cpp
+} // namespace attnviz::cli
+
+class QCommandLineParser;
+namespace attnviz::cli {
+// tokenize --vocab/--merges/--wordpiece (subwordcommands.cpp): a checkpoint's subword tokenizer.
+void addSubwordOptions(QCommandLineParser &p);
+bool wantsSubword(const QCommandLineParser &p);
+int tokenizeSubword(const QCommandLineParser &p);
 
 } // namespace attnviz::cli

@@ -29,6 +29,7 @@ void printUsage()
                "  export --sentence TEXT --out FILE    render a view (png/svg/pdf) or its matrices (csv/npy/json),\n"
                "                                       headless\n"
                "  tokenize < TEXT                      one line of tokens per input line (the app's tokenizer)\n"
+               "  tokenize --vocab V --merges M TEXT   GPT-2 / BERT (--wordpiece vocab.txt) subword ids as JSON\n"
                "  window [SESSION.attnviz] [options]   the window (also with no command, or with only a session file)\n"
                "  vectors export|info|cos|neighbours   word vector tables (see 'attnviz vectors --help')\n"
                "\n"
