@@ -15,5 +15,13 @@ int vectors(const QStringList &args);  // wordcommands.cpp
 int model(const QStringList &args);             // modelcommands.cpp: model info / model run
 int tokenizeWithModel(const QStringList &args); // modelcommands.cpp: tokenize --model DIR
 int benchModel(const QStringList &args);        // modelcommands.cpp: bench --model DIR / --seeded
+} // namespace attnviz::cli
+
+class QCommandLineParser;
+namespace attnviz::cli {
+// tokenize --vocab/--merges/--wordpiece (subwordcommands.cpp): a checkpoint's subword tokenizer.
+void addSubwordOptions(QCommandLineParser &p);
+bool wantsSubword(const QCommandLineParser &p);
+int tokenizeSubword(const QCommandLineParser &p);
 
 } // namespace attnviz::cli

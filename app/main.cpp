@@ -30,6 +30,7 @@ void printUsage()
                "                                       headless\n"
                "  tokenize < TEXT                      one line of tokens per input line (the app's tokenizer)\n"
                "  tokenize --model DIR TEXT            a model folder's tokens: id, token, bytes\n"
+               "  tokenize --vocab V --merges M TEXT   GPT-2 / BERT (--wordpiece vocab.txt) subword ids as JSON\n"
                "  model info DIR | run DIR --text T    a GPT-2 / BERT model folder: facts, or attention and\n"
                "                                       predictions as JSON (see 'attnviz model --help')\n"
                "  bench --model DIR | --seeded gpt2-small|bert-base   time a model (full, incremental, memory)\n"

@@ -50,16 +50,24 @@ int tokenize(const QStringList &args)
         QStringLiteral("Reads UTF-8 text on standard input and writes, for each input line, one line of its tokens\n"
                        "separated by single spaces: the same tokens the app looks up in an embedding table\n"
                        "(lower-cased; apostrophes inside words kept as '; punctuation split off). Used to prepare\n"
-                       "the corpus the bundled vectors are trained on."));
+                       "the corpus the bundled vectors are trained on.\n"
+                       "With --vocab vocab.json --merges merges.txt (GPT-2's byte-level BPE) or --wordpiece vocab.txt\n"
+                       "(BERT), tokenizes TEXT (or all of standard input) with that vocabulary and writes one JSON\n"
+                       "object: ids, tokens, display strings, byte offsets, specials."));
     p.addHelpOption();
     QCommandLineOption wordsOnly(QStringLiteral("words-only"), QStringLiteral("Drop punctuation and symbol tokens."));
     p.addOption(wordsOnly);
+    addSubwordOptions(p);
     if (!p.parse(args))
         return fail("tokenize", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
         std::fputs(qPrintable(p.helpText()), stdout);
         return 0;
     }
+    if (wantsSubword(p))
+        return tokenizeSubword(p);
+    if (!p.positionalArguments().isEmpty())
+        return fail("tokenize", "a TEXT argument needs --vocab/--merges or --wordpiece (the word tokenizer reads standard input)", 2);
     const bool onlyWords = p.isSet(wordsOnly);
     std::ios::sync_with_stdio(false);
     std::string line, out;

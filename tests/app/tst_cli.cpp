@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `attnviz compute` and `attnviz bench` as a user runs them: results, and bad input that gets a
+// `attnviz compute`, `attnviz bench` and `attnviz tokenize --vocab/--wordpiece` as a user runs them: results, and bad input that gets a
 // one-line error naming the field, a non-zero exit, and nothing written.
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -47,6 +47,10 @@ private slots:
     void unwritableOutput();
     void benchJson();
     void versionAndHelp();
+    void tokenizeSubword_data();
+    void tokenizeSubword();
+    void tokenizeSubwordBadInput_data();
+    void tokenizeSubwordBadInput();
 };
 
 void TestCli::computeWritesEveryStage()
@@ -209,6 +213,71 @@ void TestCli::versionAndHelp()
     QCOMPARE(h.code, 0);
     QVERIFY(h.out.contains("--backend"));
     QCOMPARE(attnviz({QStringLiteral("frobnicate")}).code, 2);
+}
+
+static const QString kTok = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/tokenizers/");
+
+void TestCli::tokenizeSubword_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QList<int>>("ids");
+    QTest::addColumn<QStringList>("display");
+    const QStringList gpt2{QStringLiteral("--vocab"), kTok + "gpt2/vocab.json", QStringLiteral("--merges"),
+                           kTok + "gpt2/merges.txt"};
+    const QStringList bert{QStringLiteral("--wordpiece"), kTok + "bert-base-uncased/vocab.txt"};
+    QTest::addRow("gpt2") << (gpt2 + QStringList{"Hello world<|endoftext|>"}) << QList<int>{15496, 995, 50256}
+                          << QStringList{"Hello", "␣world", "<|endoftext|>"};
+    QTest::addRow("bert") << (bert + QStringList{"The [MASK] sat."}) << QList<int>{101, 1996, 103, 2938, 1012, 102}
+                          << QStringList{"[CLS]", "the", "[MASK]", "sat", ".", "[SEP]"};
+    QTest::addRow("bert cased") << (bert + QStringList{"--cased", "The"}) << QList<int>{101, 100, 102}
+                                << QStringList{"[CLS]", "[UNK]", "[SEP]"};
+}
+
+void TestCli::tokenizeSubword()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QList<int>, ids);
+    QFETCH(QStringList, display);
+    const Run r = attnviz(QStringList{QStringLiteral("tokenize")} + args);
+    QCOMPARE(r.code, 0);
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QList<int> gotIds;
+    QStringList gotDisplay;
+    for (const QJsonValue v : o.value(QLatin1String("ids")).toArray())
+        gotIds << v.toInt();
+    for (const QJsonValue v : o.value(QLatin1String("display")).toArray())
+        gotDisplay << v.toString();
+    QCOMPARE(gotIds, ids);
+    QCOMPARE(gotDisplay, display);
+    QCOMPARE(o.value(QLatin1String("offsets")).toArray().size(), ids.size());
+}
+
+void TestCli::tokenizeSubwordBadInput_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::addRow("merges missing") << QStringList{"--vocab", kTok + "gpt2/vocab.json", "x"}
+                                    << "needs both --vocab vocab.json and --merges merges.txt";
+    QTest::addRow("both kinds") << QStringList{"--vocab", "a", "--merges", "b", "--wordpiece", "c", "x"}
+                                << "not both";
+    QTest::addRow("device") << QStringList{"--wordpiece", "/dev/zero", "x"} << "/dev/zero: not a regular file";
+    QTest::addRow("folder") << QStringList{"--vocab", kTok + "gpt2", "--merges", kTok + "gpt2/merges.txt", "x"}
+                            << "gpt2: is a directory";
+    QTest::addRow("vocab is merges") << QStringList{"--vocab", kTok + "gpt2/merges.txt", "--merges",
+                                                    kTok + "gpt2/merges.txt", "x"}
+                                     << "merges.txt: not valid JSON";
+    QTest::addRow("text without vocabulary") << QStringList{"some text"} << "needs --vocab/--merges or --wordpiece";
+}
+
+void TestCli::tokenizeSubwordBadInput()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    const Run r = attnviz(QStringList{QStringLiteral("tokenize")} + args);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
+    QCOMPARE(r.err.count('\n'), 1);
+    QVERIFY(r.out.isEmpty());
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The subword tokenizers against their references: every line of tests/fixtures/tokenizers/
-// corpus.jsonl (2,156 lines: prose, code, numbers, contractions, white space, accents, CJK, emoji,
-// mixed scripts, typed specials, random code points) gives the ids of gpt-3-encoder (GPT-2) and of
-// Hugging Face's BertTokenizer (bert-base-uncased), except the lines exclusions.json names (Unicode
-// versions; see MANIFEST.md). Also: GPT-2 decodes back to the exact bytes, byte ranges cover the
-// text, typed specials stay one token, and hostile vocabulary files get one message each.
+// corpus.jsonl (2,159 lines: prose, code, numbers, contractions, white space, accents, CJK, emoji,
+// mixed scripts, typed specials, random code points, runs of 1,000 characters without a space) gives the ids of
+// gpt-3-encoder (GPT-2) and of Hugging Face's BertTokenizer (bert-base-uncased), except the lines exclusions.json names
+// (Unicode versions; see MANIFEST.md). Also: GPT-2 decodes back to the exact bytes, byte ranges cover the text, typed
+// specials stay one token, and hostile vocabulary files get one message each.
 #include "attnviz/subword.h"
 
 #include <QDir>
@@ -76,6 +76,7 @@ private slots:
     void gpt2Pieces_data();
     void gpt2Pieces();
     void gpt2KeepsInvalidUtf8();
+    void gpt2LongRun();
     void bertCorpusIds();
     void bertRanges();
     void bertPieces_data();
@@ -228,6 +229,22 @@ void TestSubword::gpt2KeepsInvalidUtf8()
     QVERIFY(m_gpt2->encode(text, tokens).ok());
     QCOMPARE(m_gpt2->decode(idsOf(tokens)), text);
     QVERIFY(!tokens.empty());
+    QCOMPARE(tokens.back().end, text.size());
+}
+
+// 40,000 bytes without a space: one pre-token, merged through the heap (encoder.py's rescans would
+// take minutes); the corpus's 1,000-character runs show the heap gives the reference's ids.
+void TestSubword::gpt2LongRun()
+{
+    std::mt19937 rng(7);
+    std::string text;
+    for (int i = 0; i < 20000; ++i)
+        text += char('a' + rng() % 26);
+    text += std::string(20000, 'x');
+    std::vector<TraceToken> tokens;
+    QVERIFY(m_gpt2->encode(text, tokens).ok());
+    QCOMPARE(m_gpt2->decode(idsOf(tokens)), text);
+    QVERIFY(tokens.size() < text.size() / 2); // merged, not left as bytes
     QCOMPARE(tokens.back().end, text.size());
 }
 

@@ -80,6 +80,9 @@ for lib in libc6 libstdc++6 libqt6core6 libgcc-s1; do
     tr ',|' '\n\n' <<<"$DEPENDS" | sed 's/^ *//; s/ .*//' | grep -qxF "$lib" \
         || fail "Depends lacks $lib (dpkg-shlibdeps did not run?)"
 done
+# ICU (the subword tokenizers' Unicode data): libicu72 on Debian 12, the number follows the release.
+tr ',|' '\n\n' <<<"$DEPENDS" | sed 's/^ *//; s/ .*//' | grep -qE '^libicu[0-9]+$' \
+    || fail "Depends lacks libicuNN (the tokenizers link ICU)"
 
 step "file list"
 dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|' >"$WORK/contents"

@@ -12,6 +12,7 @@
 #include "attnviz/model.h"
 #include "attnviz/status.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,8 +59,9 @@ struct WordPieceOptions {
 // Largest files the loaders read (a real vocab.json is 1 MB, merges.txt 0.5 MB, vocab.txt 0.2 MB).
 constexpr uint64_t kMaxTokenizerFileBytes = 64ull << 20;
 
-// From files (read through attnviz/fileio.h: regular files only, with caps) and from memory
-// (fuzzing). `name` is what messages call the input ("gpt2/vocab.json").
+// From files (read through attnviz/fileio.h: regular files only, at most kMaxTokenizerFileBytes)
+// and from memory (fuzzing). Messages name the file ("PATH: line 7: ..."); from memory they name
+// `name` ("NAME (merges.txt): line 7: ..."). `out` is set only on success.
 Status loadByteLevelBpe(const std::string &vocabJson, const std::string &mergesTxt,
                         std::unique_ptr<SubwordTokenizer> &out);
 Status parseByteLevelBpe(const std::string &vocabJsonBytes, const std::string &mergesBytes, const std::string &name,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // GPT-2's byte-level BPE (subword.h): vocab.json + merges.txt, exact to OpenAI's encoder.py and the
-// npm gpt-3-encoder (tests/fixtures/tokenizers: 2,156 lines of reference ids).
+// npm gpt-3-encoder (tests/fixtures/tokenizers: 2,159 lines of reference ids).
 //
 // encode: split the text on "<|endoftext|>" (Hugging Face's added special token), cut each part
 // with GPT-2's pattern
@@ -11,6 +11,7 @@
 #include "attnviz/fileio.h"
 #include "attnviz/subword.h"
 
+#include "subwordvocabulary.h"
 #include "unicodetext.h"
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include <array>
 #include <climits>
 #include <mutex>
+#include <queue>
 #include <unordered_map>
 
 namespace attnviz {
@@ -42,21 +44,11 @@ struct Piece {
     uint32_t bytes; // how many bytes of the pre-token it covers
 };
 
-class ByteLevelBpe final : public SubwordTokenizer {
+class ByteLevelBpe final : public VocabularyTokenizer {
 public:
     std::string kind() const override { return "byte-level BPE"; }
-    int vocabSize() const override { return int(m_tokens.size()); }
     Status encode(std::string_view text, std::vector<TraceToken> &out) const override;
     std::string decode(const std::vector<int> &ids) const override;
-    std::string token(int id) const override
-    {
-        return id >= 0 && id < int(m_tokens.size()) ? m_tokens[size_t(id)] : std::string();
-    }
-    int id(std::string_view token) const override
-    {
-        const auto it = m_ids.find(std::string(token));
-        return it == m_ids.end() ? -1 : it->second;
-    }
 
     Status build(const std::string &vocabBytes, const std::string &vocabName, const std::string &mergesBytes,
                  const std::string &mergesName);
@@ -72,9 +64,7 @@ private:
     void emit(std::string_view text, size_t begin, size_t end, std::vector<TraceToken> &out) const;
     std::string display(int id) const;
 
-    std::vector<std::string> m_tokens;            // id -> token as spelled in vocab.json
     std::vector<std::string> m_bytes;             // id -> the bytes it stands for
-    std::unordered_map<std::string, int> m_ids;   // token -> id
     std::array<int, 256> m_byteIds{};             // byte -> id of its one-byte symbol
     std::array<uint8_t, 512> m_unicodeToByte{};   // stand-in code point (< 512) -> byte
     std::unordered_map<uint64_t, Merge> m_merges; // (left id, right id) -> rank, merged id
@@ -182,7 +172,12 @@ Status ByteLevelBpe::build(const std::string &vocabBytes, const std::string &voc
 }
 
 // The pieces of one pre-token, merged by rank exactly as encoder.py's bpe(): take the adjacent pair
-// of lowest rank, merge all its occurrences left to right, repeat.
+// of lowest rank, merge all its occurrences left to right, repeat. encoder.py rescans the word for
+// every merge (quadratic: a pasted 20 KB run without spaces would stall the window); here the
+// pairs wait in a heap ordered by (rank, position), and one round pops every occurrence of the
+// lowest-ranked pair in position order, so each round is one of encoder.py's iterations: a round
+// cannot create a new occurrence of its own pair (the merged token is longer than either part),
+// and the pairs it forms join the heap only after it, as encoder.py sees them only on its next scan.
 void ByteLevelBpe::bpe(std::string_view bytes, std::vector<Piece> &pieces) const
 {
     {
@@ -193,41 +188,70 @@ void ByteLevelBpe::bpe(std::string_view bytes, std::vector<Piece> &pieces) const
             return;
         }
     }
-    std::vector<Piece> word, next;
-    word.reserve(bytes.size());
-    for (const char b : bytes)
-        word.push_back({m_byteIds[uint8_t(b)], 1});
-    while (word.size() > 1) {
-        int bestRank = INT_MAX;
-        uint64_t bestKey = 0;
-        Merge best{};
-        for (size_t i = 0; i + 1 < word.size(); ++i) {
-            const auto it = m_merges.find(key(word[i].id, word[i + 1].id));
-            if (it != m_merges.end() && it->second.rank < bestRank) {
-                bestRank = it->second.rank;
-                bestKey = it->first;
-                best = it->second;
-            }
+    struct Symbol {
+        int id;
+        uint32_t bytes;
+        int prev, next; // neighbours in the word, -1 at its ends
+    };
+    struct Candidate {
+        int rank, pos; // pos: the left symbol's index
+        bool operator>(const Candidate &o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+    };
+    const int n = int(bytes.size());
+    std::vector<Symbol> word(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i)
+        word[size_t(i)] = {m_byteIds[uint8_t(bytes[size_t(i)])], 1, i - 1, i + 1 < n ? i + 1 : -1};
+    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
+    auto rankAt = [&](int pos) { // rank of the pair starting at pos, INT_MAX when none
+        const int next = word[size_t(pos)].next;
+        if (next < 0)
+            return INT_MAX;
+        const auto it = m_merges.find(key(word[size_t(pos)].id, word[size_t(next)].id));
+        return it == m_merges.end() ? INT_MAX : it->second.rank;
+    };
+    auto offer = [&](int pos) {
+        if (pos >= 0) {
+            const int r = rankAt(pos);
+            if (r != INT_MAX)
+                heap.push({r, pos});
         }
-        if (bestRank == INT_MAX)
-            break;
-        const int first = int(bestKey >> 32), second = int(uint32_t(bestKey));
-        next.clear();
-        for (size_t i = 0; i < word.size();) {
-            if (i + 1 < word.size() && word[i].id == first && word[i + 1].id == second) {
-                next.push_back({best.merged, word[i].bytes + word[i + 1].bytes});
-                i += 2;
-            } else {
-                next.push_back(word[i++]);
-            }
+    };
+    for (int i = 0; i + 1 < n; ++i)
+        offer(i);
+    std::vector<int> merged;
+    while (!heap.empty()) {
+        const int rank = heap.top().rank;
+        merged.clear();
+        while (!heap.empty() && heap.top().rank == rank) {
+            const int pos = heap.top().pos;
+            heap.pop();
+            Symbol &left = word[size_t(pos)];
+            if (left.id < 0 || rankAt(pos) != rank) // gone, or no longer this pair (stale entry)
+                continue;
+            Symbol &right = word[size_t(left.next)];
+            left.id = m_merges.find(key(left.id, right.id))->second.merged;
+            left.bytes += right.bytes;
+            right.id = -1;
+            left.next = right.next;
+            if (right.next >= 0)
+                word[size_t(right.next)].prev = pos;
+            merged.push_back(pos);
         }
-        word.swap(next);
+        for (const int pos : merged) {
+            if (word[size_t(pos)].id < 0)
+                continue;
+            offer(word[size_t(pos)].prev);
+            offer(pos);
+        }
     }
-    pieces = word;
+    std::vector<Piece> result;
+    for (int i = n > 0 ? 0 : -1; i >= 0; i = word[size_t(i)].next)
+        result.push_back({word[size_t(i)].id, word[size_t(i)].bytes});
+    pieces = result;
     std::lock_guard<std::mutex> lock(m_cacheMutex);
     if (m_cache.size() >= 100000)
         m_cache.clear();
-    m_cache.emplace(std::string(bytes), std::move(word));
+    m_cache.emplace(std::string(bytes), std::move(result));
 }
 
 // What a chip shows: the bytes as text, a space as "␣", a newline as "↵", a tab as "⇥", other

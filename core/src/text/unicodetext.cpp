@@ -9,6 +9,7 @@
 #include <unicode/ustring.h>
 #include <unicode/utf16.h>
 #include <unicode/utf8.h>
+#include <unicode/utypes.h>
 
 #include <stdexcept>
 
@@ -126,23 +127,18 @@ void appendLower(const Char &c, std::vector<Char> &out)
     }
 }
 
+static const icu::Normalizer2 *checked(const icu::Normalizer2 *n, UErrorCode ec)
+{
+    if (U_FAILURE(ec) || !n) // ICU's data is in libicudata: only a broken installation gets here
+        throw std::runtime_error(std::string("ICU: no normalization data: ") + u_errorName(ec));
+    return n;
+}
+
 static const icu::Normalizer2 &normalizer(Form form)
 {
-    // The instances are ICU singletons; looking them up once per call is cheap but not free.
-    static const icu::Normalizer2 *nfc = [] {
-        UErrorCode ec = U_ZERO_ERROR;
-        const icu::Normalizer2 *n = icu::Normalizer2::getNFCInstance(ec);
-        if (U_FAILURE(ec))
-            throw std::runtime_error("ICU: no NFC data");
-        return n;
-    }();
-    static const icu::Normalizer2 *nfd = [] {
-        UErrorCode ec = U_ZERO_ERROR;
-        const icu::Normalizer2 *n = icu::Normalizer2::getNFDInstance(ec);
-        if (U_FAILURE(ec))
-            throw std::runtime_error("ICU: no NFD data");
-        return n;
-    }();
+    static UErrorCode nfcError = U_ZERO_ERROR, nfdError = U_ZERO_ERROR;
+    static const icu::Normalizer2 *nfc = checked(icu::Normalizer2::getNFCInstance(nfcError), nfcError);
+    static const icu::Normalizer2 *nfd = checked(icu::Normalizer2::getNFDInstance(nfdError), nfdError);
     return form == Form::NFC ? *nfc : *nfd;
 }
 

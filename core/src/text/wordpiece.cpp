@@ -16,6 +16,7 @@
 #include "attnviz/fileio.h"
 #include "attnviz/subword.h"
 
+#include "subwordvocabulary.h"
 #include "unicodetext.h"
 
 #include <unicode/utf8.h>
@@ -53,22 +54,12 @@ bool isBertPunctuation(char32_t c)
     return c >= 0x80 && unicode::isPunctuationCategory(c);
 }
 
-class WordPiece final : public SubwordTokenizer {
+class WordPiece final : public VocabularyTokenizer {
 public:
     explicit WordPiece(const WordPieceOptions &options) : m_options(options) {}
     std::string kind() const override { return m_options.lowerCase ? "WordPiece (lower case)" : "WordPiece (cased)"; }
-    int vocabSize() const override { return int(m_tokens.size()); }
     Status encode(std::string_view text, std::vector<TraceToken> &out) const override;
     std::string decode(const std::vector<int> &ids) const override;
-    std::string token(int id) const override
-    {
-        return id >= 0 && id < int(m_tokens.size()) ? m_tokens[size_t(id)] : std::string();
-    }
-    int id(std::string_view token) const override
-    {
-        const auto it = m_ids.find(std::string(token));
-        return it == m_ids.end() ? -1 : it->second;
-    }
 
     Status build(const std::string &bytes, const std::string &name);
 
@@ -77,9 +68,7 @@ private:
     void encodeWord(const std::vector<Char> &word, std::vector<TraceToken> &out) const;
     void push(int id, size_t begin, size_t end, bool special, std::vector<TraceToken> &out) const;
 
-    WordPieceOptions m_options;
-    std::vector<std::string> m_tokens;                   // id -> token (a line of vocab.txt)
-    std::unordered_map<std::string, int> m_ids;          // token -> id (a repeated token: its last line)
+    WordPieceOptions m_options; // m_tokens: the lines of vocab.txt; m_ids: a repeated token's last line
     std::vector<std::pair<std::string, int>> m_specials; // those of [CLS] [SEP] [PAD] [UNK] [MASK] present
     int m_unk = -1, m_cls = -1, m_sep = -1;
     size_t m_longestToken = 0; // bytes; no longer candidate can match
