@@ -69,7 +69,9 @@ private:
     std::array<uint8_t, 512> m_unicodeToByte{};   // stand-in code point (< 512) -> byte
     std::unordered_map<uint64_t, Merge> m_merges; // (left id, right id) -> rank, merged id
     int m_endOfText = -1;                         // "<|endoftext|>"; -1 when the vocabulary has none
-    // Pre-token bytes -> pieces; the same words recur, and BPE on a long word is quadratic.
+    // Pre-token bytes -> pieces: the same words recur. Only words of at most kCachedBytes, at most
+    // kCachedWords of them (a few MB), so that pasted runs of random text do not fill memory.
+    static constexpr size_t kCachedBytes = 64, kCachedWords = 100000;
     mutable std::mutex m_cacheMutex;
     mutable std::unordered_map<std::string, std::vector<Piece>> m_cache;
 };
@@ -180,7 +182,8 @@ Status ByteLevelBpe::build(const std::string &vocabBytes, const std::string &voc
 // and the pairs it forms join the heap only after it, as encoder.py sees them only on its next scan.
 void ByteLevelBpe::bpe(std::string_view bytes, std::vector<Piece> &pieces) const
 {
-    {
+    const bool cached = bytes.size() <= kCachedBytes;
+    if (cached) {
         std::lock_guard<std::mutex> lock(m_cacheMutex);
         const auto it = m_cache.find(std::string(bytes));
         if (it != m_cache.end()) {
@@ -248,8 +251,10 @@ void ByteLevelBpe::bpe(std::string_view bytes, std::vector<Piece> &pieces) const
     for (int i = n > 0 ? 0 : -1; i >= 0; i = word[size_t(i)].next)
         result.push_back({word[size_t(i)].id, word[size_t(i)].bytes});
     pieces = result;
+    if (!cached)
+        return;
     std::lock_guard<std::mutex> lock(m_cacheMutex);
-    if (m_cache.size() >= 100000)
+    if (m_cache.size() >= kCachedWords)
         m_cache.clear();
     m_cache.emplace(std::string(bytes), std::move(result));
 }
