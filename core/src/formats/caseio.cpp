@@ -248,20 +248,6 @@ void appendNumber(std::string &out, T v)
     out.append(buf, r.ptr);
 }
 
-void appendNd(std::string &out, const NdArray &a, size_t dim, size_t &pos)
-{
-    out += '[';
-    for (int i = 0; i < a.shape[dim]; ++i) {
-        if (i)
-            out += ',';
-        if (dim + 1 == a.shape.size())
-            appendNumber(out, a.values[pos++]);
-        else
-            appendNd(out, a, dim + 1, pos);
-    }
-    out += ']';
-}
-
 // The matrices of one sequence that make up a stage: one for q k v weights_avg context output,
 // one per head for scores and weights; none for an unknown name.
 template <typename T>
@@ -333,7 +319,20 @@ const std::vector<std::string> &stageNames()
     return names;
 }
 
+namespace {
+Status parseCaseFields(const std::string &text, const std::string &sourceName, CaseFile &out);
+}
+
 Status parseCase(const std::string &text, const std::string &sourceName, CaseFile &out)
+{
+    Status st = parseCaseFields(text, sourceName, out);
+    st.message = detail::oneLine(std::move(st.message)); // keys and strings from the file may hold line breaks
+    return st;
+}
+
+namespace {
+
+Status parseCaseFields(const std::string &text, const std::string &sourceName, CaseFile &out)
 {
     json doc;
     if (Status st = detail::parseJson(text, sourceName, doc); !st)
@@ -519,6 +518,8 @@ Status parseCase(const std::string &text, const std::string &sourceName, CaseFil
     out = std::move(c);
     return {};
 }
+
+} // namespace
 
 Status loadCase(const std::string &path, CaseFile &out)
 {

@@ -3,6 +3,7 @@
 // so that depth and duplicate keys are checked while parsing, before any value is built twice.
 #include "jsonread.h"
 
+#include <cstdio>
 #include <new>
 #include <set>
 #include <vector>
@@ -37,6 +38,23 @@ std::string pathOf(const std::vector<Frame> &stack)
 }
 
 } // namespace
+
+std::string oneLine(std::string message)
+{
+    std::string out;
+    out.reserve(message.size());
+    for (const char ch : message) {
+        const unsigned char c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", c);
+            out += hex;
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
 
 std::string jsonMessage(const nlohmann::json::exception &e)
 {
@@ -80,7 +98,7 @@ Status parseJson(const std::string &text, const std::string &name, nlohmann::jso
         json doc = json::parse(text, callback);
         out = std::move(doc);
     } catch (const Refused &r) {
-        return Status::error(StatusCode::ParseError, name + ": " + r.message);
+        return Status::error(StatusCode::ParseError, name + ": " + oneLine(r.message));
     } catch (const json::exception &e) {
         return Status::error(StatusCode::ParseError, name + ": malformed " + what + ": " + jsonMessage(e));
     } catch (const std::bad_alloc &) {

@@ -27,6 +27,10 @@ constexpr int kMaxJsonDepth = 64;
 Status parseJson(const std::string &text, const std::string &name, nlohmann::json &out, const char *what = "JSON",
                  int maxDepth = kMaxJsonDepth);
 
+// `message` with control bytes (a line break in a key or a string from the file) written as \xNN,
+// so that an error stays one line whatever the file holds.
+std::string oneLine(std::string message);
+
 // nlohmann's exception text without its "[json.exception.type_error.302] " prefix.
 std::string jsonMessage(const nlohmann::json::exception &e);
 

@@ -42,7 +42,22 @@ std::string shapeText(const std::vector<int64_t> &s)
 
 } // namespace
 
+namespace {
+
+Status parseHeaderAndTensors(const std::string &bytes, const std::string &name, SafetensorsFile &out);
+
+} // namespace
+
 Status parseSafetensors(const std::string &bytes, const std::string &name, SafetensorsFile &out)
+{
+    Status st = parseHeaderAndTensors(bytes, name, out);
+    st.message = detail::oneLine(std::move(st.message)); // tensor names may hold line breaks
+    return st;
+}
+
+namespace {
+
+Status parseHeaderAndTensors(const std::string &bytes, const std::string &name, SafetensorsFile &out)
 {
     using json = nlohmann::json;
     auto bad = [&](const std::string &m) { return Status::error(StatusCode::ParseError, name + ": " + m); };
@@ -143,6 +158,8 @@ Status parseSafetensors(const std::string &bytes, const std::string &name, Safet
     out = std::move(f);
     return {};
 }
+
+} // namespace
 
 Status readSafetensors(const std::string &path, SafetensorsFile &out)
 {
