@@ -68,7 +68,11 @@ sanitize() {
     export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
     [ -x /usr/bin/llvm-symbolizer-14 ] && export ASAN_SYMBOLIZER_PATH=/usr/bin/llvm-symbolizer-14
     local rc=0
-    ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^(core|app)$' -j "$JOBS" || rc=$?
+    ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^core$' -j "$JOBS" || rc=$?
+    # The command-line suite runs the whole attnviz process: Qt, fontconfig and Mesa keep one-time
+    # allocations to exit, which LeakSanitizer would report; memory errors and UB still fail it.
+    ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 \
+        ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^app$' -j "$JOBS" || rc=$?
     ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^fuzz$' -j "$JOBS" || rc=$?
     return $rc
 }
