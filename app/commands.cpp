@@ -6,6 +6,7 @@
 #include "attnviz/bench.h"
 #include "attnviz/caseio.h"
 #include "attnviz/gpubackend.h"
+#include "attnviz/memorybudget.h"
 #include "bundledvectors.h"
 
 #include <QCommandLineParser>
@@ -156,7 +157,8 @@ int compute(const QStringList &args)
         return fail("compute", QStringLiteral("--precision float64: the GPU backend computes in float32"), 2);
 
     CaseFile c;
-    if (Status st = loadCase(p.positionalArguments().first().toStdString(), c); !st)
+    const std::string casePath = p.positionalArguments().first().toStdString();
+    if (Status st = loadCase(casePath, c); !st)
         return fail("compute", st.message, exitCodeFor(st.code));
     if (p.isSet(policyOpt)) {
         bool ok;
@@ -173,6 +175,14 @@ int compute(const QStringList &args)
             return fail("compute", "--embeddings: " + st.message, exitCodeFor(st.code));
         }
         if (Status st = embedCaseSentences(c, table); !st)
+            return fail("compute", st.message, exitCodeFor(st.code));
+    }
+    // Every stage is kept and written as JSON text (up to ~25 bytes a number): refuse, before
+    // allocating, what would not fit. Cutting the input would change the numbers asked for.
+    if (ResolvedShape shape; resolveShape(c.config, c.input, shape).ok()) {
+        constexpr size_t kJsonBytesPerNumber = 25;
+        const size_t scalar = precision == QLatin1String("float64") ? 8 : 4;
+        if (Status st = checkAttentionMemory(shape, c.config.dropout > 0, scalar, casePath, kJsonBytesPerNumber); !st)
             return fail("compute", st.message, exitCodeFor(st.code));
     }
 

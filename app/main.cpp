@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 
 namespace {
 
@@ -87,7 +88,7 @@ bool platformAvailable()
 
 } // namespace
 
-int main(int argc, char **argv)
+static int runAttnviz(int argc, char **argv)
 {
     const QString verb = argc > 1 ? QString::fromLocal8Bit(argv[1]) : QString();
     const bool benchUi = verb == QLatin1String("bench")
@@ -162,4 +163,16 @@ int main(int argc, char **argv)
         return attnviz::cli::vectors(rest);
     std::fprintf(stderr, "attnviz: unknown command '%s' (try 'attnviz --help')\n", qPrintable(verb));
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    // The last line of defence: readers check sizes before allocating (memorybudget.h, fileio.h),
+    // but an allocation that still fails ends with one line, not an abort.
+    try {
+        return runAttnviz(argc, argv);
+    } catch (const std::bad_alloc &) {
+        std::fputs("attnviz: out of memory\n", stderr);
+        return 1;
+    }
 }

@@ -405,6 +405,11 @@ int exportView(const QStringList &args)
         if (ui::isMatrixSuffix(suffix) || !emptySentence)
             return fail("export", snap->message, 2);
     }
+    if (snap->hasResult() && snap->truncated())
+        std::fprintf(stderr, "attnviz export: note: the sentence has %d tokens; the figure shows the first %d (the "
+                             "live limit for %d heads, as in the window)\n",
+                     std::max(snap->totalQueryTokens, snap->totalKeyTokens), std::max(snap->tq(), snap->tk()),
+                     s.numHeads);
     if (snap->hasResult() && view == ui::ExportView::Row && query >= snap->tq())
         return fail("export", QStringLiteral("--query %1: the sentence has %2 tokens").arg(query).arg(snap->tq()), 2);
 

@@ -2,12 +2,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The README's two commands live here:
 #   bash packaging/dev.sh run    install what is missing, build, launch attnviz
-#   bash packaging/dev.sh test   install what is missing, build, run every test headless
-# Also: deps (install only), build (configure + build). BUILD_DIR (default build) and
-# JOBS (default: number of CPUs) may be set in the environment.
+#   bash packaging/dev.sh test   install what is missing, build, run every test headless, then the
+#                                sanitizer build (clang ASan + UBSan): core and CLI suites, fuzz label
+# Also: deps (install only), build (configure + build), sanitize (the sanitizer part alone).
+# BUILD_DIR (default build), ASAN_BUILD_DIR (default build-asan), JOBS (default: number of CPUs)
+# and ATTNVIZ_FUZZ_SECONDS (default 30 per fuzz target) may be set in the environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
+ASAN_BUILD_DIR=${ASAN_BUILD_DIR:-build-asan}
 JOBS=${JOBS:-$(nproc)}
 
 # Debian 12 / Ubuntu package names. Everything the build, the app and the tests need.
@@ -18,6 +21,7 @@ PACKAGES=(
     mesa-vulkan-drivers libgl1-mesa-dri libvulkan1 xvfb xauth
     fonts-dejavu-core
     dpkg-dev desktop-file-utils appstream groff-base shared-mime-info
+    clang-14 libfuzzer-14-dev llvm-14
 )
 
 deps() {
@@ -55,6 +59,24 @@ run_tests() {
     return $rc
 }
 
+# The sanitizer run (issue 16): clang-14 with ASan + UBSan (any report fails the test) and the
+# libFuzzer targets. Runs the core and command-line suites (labels core, app) and every fuzz
+# target for ATTNVIZ_FUZZ_SECONDS; the UI suites stay in the release run (see README, Contributing).
+sanitize() {
+    cmake -S . -B "$ASAN_BUILD_DIR" --preset asan -DATTNVIZ_FUZZ_SECONDS="${ATTNVIZ_FUZZ_SECONDS:-30}"
+    cmake --build "$ASAN_BUILD_DIR" -j "$JOBS" --target attnviz tests/core/all tests/app/all tests/fuzz/all
+    export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+    [ -x /usr/bin/llvm-symbolizer-14 ] && export ASAN_SYMBOLIZER_PATH=/usr/bin/llvm-symbolizer-14
+    local rc=0
+    ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^core$' -j "$JOBS" || rc=$?
+    # The command-line suite runs the whole attnviz process: Qt, fontconfig and Mesa keep one-time
+    # allocations to exit, which LeakSanitizer would report; memory errors and UB still fail it.
+    ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 \
+        ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^app$' -j "$JOBS" || rc=$?
+    ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^fuzz$' -j "$JOBS" || rc=$?
+    return $rc
+}
+
 case "${1:-}" in
     deps) deps ;;
     build) deps; build ;;
@@ -63,6 +85,13 @@ case "${1:-}" in
         shift
         exec "$BUILD_DIR/app/attnviz" "$@"
         ;;
-    test) deps; build; run_tests ;;
-    *) echo "usage: bash packaging/dev.sh run|test|build|deps" >&2; exit 2 ;;
+    test)
+        deps; build
+        rc=0
+        run_tests || rc=$?
+        sanitize || rc=$?
+        exit $rc
+        ;;
+    sanitize) deps; sanitize ;;
+    *) echo "usage: bash packaging/dev.sh run|test|build|deps|sanitize" >&2; exit 2 ;;
 esac

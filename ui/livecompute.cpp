@@ -2,6 +2,7 @@
 #include "livecompute.h"
 
 #include "attnviz/attention.h"
+#include "attnviz/fileio.h"
 #include "attnviz/projections.h"
 
 #include <QElapsedTimer>
@@ -395,11 +396,11 @@ bool readVector(const QJsonValue &v, Vec<float> &b, QString &error, const QStrin
 
 Status loadProjectionsFile(const QString &path, Projections<float> &out)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return Status::error(StatusCode::IoError, (path + QStringLiteral(": ") + f.errorString()).toStdString());
+    std::string bytes; // a regular file of at most 64 MB: never /dev/zero, a FIFO or a device (fileio.h)
+    if (Status st = readRegularFile(path.toStdString(), 64'000'000, bytes); !st)
+        return st;
     QJsonParseError pe;
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &pe);
+    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(bytes), &pe);
     if (doc.isNull())
         return Status::error(StatusCode::ParseError,
                              (path + QStringLiteral(": offset %1: %2").arg(pe.offset).arg(pe.errorString())).toStdString());

@@ -25,6 +25,7 @@
 #include "stackcontrols.h"
 #include "tokenchipsview.h"
 
+#include "attnviz/fileio.h"
 #include "bundledvectors.h"
 
 #include <QApplication>
@@ -1249,16 +1250,12 @@ bool MainWindow::openSession(const QString &path, QString *report)
             *report = text;
         return false;
     };
-    QFile f(path);
     if (QFileInfo(path).isDir())
         return fail(tr("it is a folder"));
-    if (!f.open(QIODevice::ReadOnly))
-        return fail(f.errorString());
-    constexpr qint64 kMaxBytes = 16 << 20;
-    if (f.size() > kMaxBytes)
-        return fail(tr("%L1 bytes is far too large for a session").arg(f.size()));
-    const QByteArray data = f.readAll();
-    f.close();
+    std::string bytes; // a regular file of at most 16 MB: never /dev/zero, a FIFO or a device (fileio.h)
+    if (const Status st = readRegularFile(path.toStdString(), 16'000'000, bytes); !st)
+        return fail(QString::fromStdString(st.message).remove(0, path.toUtf8().size() + 2)); // "PATH: " is said
+    const QByteArray data = QByteArray::fromStdString(bytes);
     QJsonParseError pe{};
     const QJsonDocument doc = QJsonDocument::fromJson(data, &pe);
     if (pe.error != QJsonParseError::NoError)

@@ -45,6 +45,8 @@ private slots:
     void badInput_data();
     void badInput();
     void unwritableOutput();
+    void hostileFiles_data();
+    void hostileFiles();
     void benchJson();
     void versionAndHelp();
     void tokenizeSubword_data();
@@ -184,7 +186,85 @@ void TestCli::unwritableOutput()
     QVERIFY(r.err.contains("/nonexistent-dir/r.json: cannot write"));
     const Run missing = attnviz({QStringLiteral("compute"), QStringLiteral("/nonexistent.json")});
     QCOMPARE(missing.code, 1);
-    QVERIFY(missing.err.contains("cannot open"));
+    QVERIFY(missing.err.contains("/nonexistent.json: no such file"));
+}
+
+// Issue 16's classes through the command line: each file once crashed, hung or was accepted.
+// Arguments name the file as FILE (written from `content`), DIR (a folder) or /dev/zero; OUT is
+// the output path, which must never appear.
+void TestCli::hostileFiles_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QByteArray>("content");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("message");
+    const QStringList computeFile = {"compute", "FILE", "-o", "OUT"};
+    const QByteArray deep = QByteArray(100000, '[') + QByteArray(100000, ']');
+    QTest::addRow("case nested 100,000 deep")
+        << computeFile << R"({"config":{},"inputs":{"query":)" + deep + "}}" << 2 << "FILE: inputs.query: nested deeper than 64 levels";
+    QTest::addRow("case batch 1e999") << computeFile << QByteArray(R"({"config":{"batch":1e999}})") << 2
+                                      << "FILE: malformed JSON: number overflow parsing '1e999'";
+    QTest::addRow("case num_heads twice")
+        << computeFile << QByteArray(R"({"config":{"num_heads":7,"num_heads":1},"inputs":{"sentence":"my ship"}})") << 2
+        << "FILE: config.num_heads: duplicate key";
+    QByteArray words;
+    for (int i = 0; i < 20000; ++i)
+        words += "ship ";
+    QTest::addRow("case of 20,000 tokens")
+        << computeFile << R"({"config":{"num_heads":1},"inputs":{"sentence":")" + words + "\"}}" << 2
+        << "FILE: 1 x 1 head(s) x 20000 x 20000 tokens of attention needs ";
+    QTest::addRow("case /dev/zero") << QStringList{"compute", "/dev/zero", "-o", "OUT"} << QByteArray() << 1
+                                    << "/dev/zero: not a regular file";
+    QTest::addRow("case is a folder") << QStringList{"compute", "DIR", "-o", "OUT"} << QByteArray() << 1
+                                      << "DIR: is a directory";
+    const QStringList computeEmb = {"compute", QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/examples/odyssey_ship.json"), "--embeddings", "FILE",
+                                    "-o", "OUT"};
+    QTest::addRow("vectors: header 50000000 15") << computeEmb << QByteArray("50000000 15\nship 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n")
+                                                 << 2 << "FILE:1: the header announces 50000000 words";
+    QTest::addRow("vectors: header -5 16") << computeEmb << QByteArray("-5 2\nship 1 2\n") << 2
+                                           << "FILE:1: the header announces -5 words";
+    QTest::addRow("vectors: .bin dimension 1e-320") << computeEmb << QByteArray("1 1e-320\nship \1\0\0\0\n") << 2
+                                                    << "FILE:1: word2vec binary header must be";
+    QTest::addRow("vectors: .avec of 0 words")
+        << computeEmb << QByteArray("AVEC\1\0\0\0\0\0\0\0\x10\0\0\0\0\0\0\0", 20) << 2 << "FILE: not a valid .avec table (the header announces 0 words)";
+    QTest::addRow("vectors: /dev/zero") << QStringList{"vectors", "info", "/dev/zero"} << QByteArray() << 2
+                                        << "/dev/zero: not a regular file";
+    QTest::addRow("vectors: a folder") << QStringList{"vectors", "info", "DIR"} << QByteArray() << 2 << "DIR: is a directory";
+    QTest::addRow("export --projection /dev/zero")
+        << QStringList{"export", "--sentence", "my ship", "--projection", "/dev/zero", "--out", "OUT.png"} << QByteArray() << 2
+        << "/dev/zero: not a regular file";
+    QTest::addRow("export --embeddings DIR")
+        << QStringList{"export", "--sentence", "my ship", "--embeddings", "DIR", "--out", "OUT.png"} << QByteArray() << 2
+        << "DIR: is a directory";
+}
+
+void TestCli::hostileFiles()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QByteArray, content);
+    QFETCH(int, code);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("input"));
+    const QString folder = dir.filePath(QStringLiteral("folder"));
+    const QString out = dir.filePath(QStringLiteral("out"));
+    QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("folder")));
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(content);
+    f.close();
+    for (QString &a : args)
+        a.replace(QLatin1String("FILE"), file).replace(QLatin1String("DIR"), folder).replace(QLatin1String("OUT"), out);
+    message.replace(QLatin1String("FILE"), file).replace(QLatin1String("DIR"), folder);
+    const Run r = attnviz(args);
+    QCOMPARE(r.code, code);
+    QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
+    // one line from attnviz (Qt may add its own warnings, such as QStandardPaths' about XDG_RUNTIME_DIR)
+    const QList<QByteArray> lines = r.err.split('\n');
+    QCOMPARE(std::count_if(lines.begin(), lines.end(), [](const QByteArray &l) { return l.startsWith("attnviz"); }), 1);
+    QVERIFY(r.out.isEmpty());
+    QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot),
+             QStringList({QStringLiteral("folder"), QStringLiteral("input")})); // nothing written
 }
 
 void TestCli::benchJson()

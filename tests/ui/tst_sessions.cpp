@@ -36,6 +36,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
+
 #include <functional>
 
 using namespace attnviz;
@@ -624,6 +626,37 @@ private slots:
         QVERIFY(w->captureSession() == before);
         QCOMPARE(w->session()->table(), table);
         QCOMPARE(readAll(file), content);
+        QVERIFY(w->sessionPath().isEmpty());
+    }
+
+    // Issue 16: the window opened on /dev/zero ran to bad_alloc; a FIFO would block it forever.
+    void specialFilesChangeNothing_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QString>("message");
+        QTest::addRow("/dev/zero") << "/dev/zero" << "not a regular file";
+        QTest::addRow("a FIFO") << "FIFO" << "not a regular file";
+        QTest::addRow("a folder") << "DIR" << "it is a folder";
+    }
+
+    void specialFilesChangeNothing()
+    {
+        QFETCH(QString, target);
+        QFETCH(QString, message);
+        if (target == QLatin1String("FIFO")) {
+            target = path(QStringLiteral("fifo.attnviz"));
+            QVERIFY(::mkfifo(QFile::encodeName(target).constData(), 0600) == 0);
+        }
+        target.replace(QLatin1String("DIR"), m_dir.path());
+        auto w = window();
+        w->setSentence(QStringLiteral("the ship and the crew"));
+        const SessionState before = w->captureSession();
+        QString report;
+        QVERIFY(!w->openSession(target, &report));
+        QVERIFY2(report.startsWith(QStringLiteral("could not open %1: ").arg(target)), qPrintable(report));
+        QVERIFY2(report.contains(message), qPrintable(report));
+        QVERIFY(!report.contains(QLatin1Char('\n')));
+        QVERIFY(w->captureSession() == before);
         QVERIFY(w->sessionPath().isEmpty());
     }
 

@@ -6,6 +6,7 @@
 #include "attnviz/status.h"
 #include "attnviz/types.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,9 +33,12 @@ struct CaseFile {
     std::map<std::string, NdArray> expected; // q k v scores weights weights_avg context output, when present
 };
 
-// Parses a case. Strict: unknown fields, wrong shapes, NaN in inputs, heads not dividing d_model
-// are errors naming the field ("config.num_heads: 3 does not divide d_model 10").
+// Parses a case. Strict: unknown fields, duplicate keys, wrong shapes, NaN in inputs, heads not
+// dividing d_model are errors naming the field ("config.num_heads: 3 does not divide d_model 10");
+// so are nesting deeper than 64 levels and numbers beyond float64's range.
 Status parseCase(const std::string &jsonText, const std::string &sourceName, CaseFile &out);
+// Reads a case file: a regular file of at most kMaxCaseFileBytes (fileio.h), then parseCase.
+constexpr uint64_t kMaxCaseFileBytes = 250'000'000;
 Status loadCase(const std::string &path, CaseFile &out);
 
 // For sentence cases: tokenizes and embeds with `table`, filling input.batch (batch of one).

@@ -7,6 +7,7 @@
 #include "attnviz/tokenizer.h"
 #include "attnviz/types.h"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -47,8 +48,13 @@ private:
 
 enum class EmbeddingFormat { Auto, Text, Word2VecBinary, Avec };
 
+// The largest table file loadEmbeddings reads (glove.840B.300d.txt is 5.6 GB).
+constexpr uint64_t kMaxEmbeddingFileBytes = 8'000'000'000;
+
 // Loads a table. Auto detects by content (the .avec magic, a word2vec binary header, else text).
-// Errors name the file and line: "glove.txt:1207: expected 50 numbers, found 49".
+// Errors name the file and line: "glove.txt:1207: expected 50 numbers, found 49". Only regular
+// files of at most kMaxEmbeddingFileBytes are read; a header's word count must fit the file and
+// match the rows; an .avec with 0 words or unknown flags is refused.
 Status loadEmbeddings(const std::string &path, EmbeddingTable &out, EmbeddingFormat format = EmbeddingFormat::Auto,
                       const ProgressFn &progress = {});
 // The same from bytes already in memory (a Qt resource, a download); `name` is used in messages.

@@ -102,6 +102,9 @@ struct SafetensorsFile {
     std::map<std::string, std::string> metadata;
 };
 
+// Every size in the header is checked against the file with overflow-safe arithmetic; each
+// dimension must fit an int. readSafetensors reads regular files of at most this many bytes.
+constexpr uint64_t kMaxSafetensorsFileBytes = 8'000'000'000;
 Status parseSafetensors(const std::string &bytes, const std::string &name, SafetensorsFile &out);
 Status readSafetensors(const std::string &path, SafetensorsFile &out);
 

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Reading attention cases (parseCase, loadCase) and writing results (resultToJson).
 #include "attnviz/caseio.h"
 #include "attnviz/attention.h"
+#include "attnviz/fileio.h"
+
+#include "jsonread.h"
 
 #include <nlohmann/json.hpp>
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 
 namespace attnviz {
 
@@ -59,6 +61,17 @@ void flatten(const json &v, const std::string &field, NdArray &out, size_t depth
     out.values.push_back(number(v, field, allowNonFinite));
 }
 
+// A list that grew a dimension after numbers were read at a shallower depth ([[1], [[2, 3]]])
+// passes the per-depth checks: the count of numbers must be the product of the shape.
+void checkComplete(const std::vector<int> &shape, size_t count, const std::string &field)
+{
+    size_t n = 1;
+    for (int d : shape)
+        n *= size_t(d); // each d <= the numbers read, so no overflow while n <= count
+    if (n != count)
+        fail(field, "ragged array (" + std::to_string(count) + " numbers do not fill the shape)");
+}
+
 NdArray array(const json &v, const std::string &field, size_t rank, bool allowNonFinite = false)
 {
     if (!v.is_array())
@@ -67,6 +80,7 @@ NdArray array(const json &v, const std::string &field, size_t rank, bool allowNo
     flatten(v, field, a, 0, allowNonFinite);
     if (a.shape.size() != rank)
         fail(field, "expected " + std::to_string(rank) + " dimensions, found " + std::to_string(a.shape.size()));
+    checkComplete(a.shape, a.values.size(), field);
     return a;
 }
 
@@ -234,20 +248,6 @@ void appendNumber(std::string &out, T v)
     out.append(buf, r.ptr);
 }
 
-void appendNd(std::string &out, const NdArray &a, size_t dim, size_t &pos)
-{
-    out += '[';
-    for (int i = 0; i < a.shape[dim]; ++i) {
-        if (i)
-            out += ',';
-        if (dim + 1 == a.shape.size())
-            appendNumber(out, a.values[pos++]);
-        else
-            appendNd(out, a, dim + 1, pos);
-    }
-    out += ']';
-}
-
 // The matrices of one sequence that make up a stage: one for q k v weights_avg context output,
 // one per head for scores and weights; none for an unknown name.
 template <typename T>
@@ -319,17 +319,24 @@ const std::vector<std::string> &stageNames()
     return names;
 }
 
+namespace {
+Status parseCaseFields(const std::string &text, const std::string &sourceName, CaseFile &out);
+}
+
 Status parseCase(const std::string &text, const std::string &sourceName, CaseFile &out)
 {
+    Status st = parseCaseFields(text, sourceName, out);
+    st.message = detail::oneLine(std::move(st.message)); // keys and strings from the file may hold line breaks
+    return st;
+}
+
+namespace {
+
+Status parseCaseFields(const std::string &text, const std::string &sourceName, CaseFile &out)
+{
     json doc;
-    try {
-        doc = json::parse(text);
-    } catch (const json::parse_error &e) {
-        std::string msg = e.what();
-        if (auto p = msg.find("parse error"); p != std::string::npos)
-            msg = msg.substr(p);
-        return Status::error(StatusCode::ParseError, sourceName + ": malformed JSON: " + msg);
-    }
+    if (Status st = detail::parseJson(text, sourceName, doc); !st)
+        return st;
     CaseFile c;
     try {
         if (!doc.is_object())
@@ -457,6 +464,7 @@ Status parseCase(const std::string &text, const std::string &sourceName, CaseFil
             boolArray(in["attn_mask"], "inputs.attn_mask", shape, vals, 0);
             if (shape.size() != 2)
                 fail("inputs.attn_mask", "expected a (t_q, t_k) matrix");
+            checkComplete(shape, vals.size(), "inputs.attn_mask");
             c.input.attnMask = Eigen::Map<BoolMat>(vals.data(), shape[0], shape[1]);
         } else if (wantsCausal) {
             c.config.causal = true;
@@ -467,6 +475,7 @@ Status parseCase(const std::string &text, const std::string &sourceName, CaseFil
             boolArray(in["key_padding_mask"], "inputs.key_padding_mask", shape, vals, 0);
             if (shape.size() != 2)
                 fail("inputs.key_padding_mask", "expected a (batch, t_k) matrix");
+            checkComplete(shape, vals.size(), "inputs.key_padding_mask");
             if (!c.fromSentence && shape[0] != int(c.input.batch.size()))
                 fail("inputs.key_padding_mask", "has " + std::to_string(shape[0]) + " rows, batch is " +
                                                     std::to_string(c.input.batch.size()));
@@ -501,21 +510,23 @@ Status parseCase(const std::string &text, const std::string &sourceName, CaseFil
         }
     } catch (const FieldError &e) {
         return Status::error(StatusCode::InvalidInput, sourceName + ": " + e.message);
-    } catch (const json::exception &e) {
-        return Status::error(StatusCode::ParseError, sourceName + ": " + e.what());
+    } catch (const json::exception &e) { // a type or range the checks above did not expect
+        return Status::error(StatusCode::ParseError, sourceName + ": " + detail::jsonMessage(e));
+    } catch (const std::bad_alloc &) {
+        return Status::error(StatusCode::InvalidInput, sourceName + ": out of memory while reading the case");
     }
     out = std::move(c);
     return {};
 }
 
+} // namespace
+
 Status loadCase(const std::string &path, CaseFile &out)
 {
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        return Status::error(StatusCode::IoError, path + ": cannot open (" + std::strerror(errno) + ")");
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return parseCase(ss.str(), path, out);
+    std::string text;
+    if (Status st = readRegularFile(path, kMaxCaseFileBytes, text); !st)
+        return st;
+    return parseCase(text, path, out);
 }
 
 Status embedCaseSentences(CaseFile &c, const EmbeddingTable &table)

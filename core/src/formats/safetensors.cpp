@@ -3,13 +3,17 @@
 //   {"name": {"dtype": "F32", "shape": [r, c], "data_offsets": [begin, end]}, ..., "__metadata__": {...}}
 // then the data block; offsets are relative to the data block. Every claim of the header is checked
 // against the file before anything is decoded.
+#include "attnviz/fileio.h"
 #include "attnviz/transformer.h"
+
+#include "jsonread.h"
 
 #include <nlohmann/json.hpp>
 
+#include <climits>
+#include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <limits>
 
 namespace attnviz {
 
@@ -38,7 +42,22 @@ std::string shapeText(const std::vector<int64_t> &s)
 
 } // namespace
 
+namespace {
+
+Status parseHeaderAndTensors(const std::string &bytes, const std::string &name, SafetensorsFile &out);
+
+} // namespace
+
 Status parseSafetensors(const std::string &bytes, const std::string &name, SafetensorsFile &out)
+{
+    Status st = parseHeaderAndTensors(bytes, name, out);
+    st.message = detail::oneLine(std::move(st.message)); // tensor names may hold line breaks
+    return st;
+}
+
+namespace {
+
+Status parseHeaderAndTensors(const std::string &bytes, const std::string &name, SafetensorsFile &out)
 {
     using json = nlohmann::json;
     auto bad = [&](const std::string &m) { return Status::error(StatusCode::ParseError, name + ": " + m); };
@@ -50,11 +69,8 @@ Status parseSafetensors(const std::string &bytes, const std::string &name, Safet
     if (n > bytes.size() - 8 || n > 100'000'000)
         return bad("header length " + std::to_string(n) + " exceeds the file (" + std::to_string(bytes.size()) + " bytes)");
     json head;
-    try {
-        head = json::parse(bytes.substr(8, size_t(n)));
-    } catch (const json::exception &e) {
-        return bad(std::string("malformed JSON header: ") + e.what());
-    }
+    if (Status st = detail::parseJson(bytes.substr(8, size_t(n)), name, head, "JSON header"); !st)
+        return st;
     if (!head.is_object())
         return bad("header is not a JSON object");
     const size_t dataStart = 8 + size_t(n);
@@ -84,17 +100,25 @@ Status parseSafetensors(const std::string &bytes, const std::string &name, Safet
             width = 2;
         else
             return bad(tn + ": dtype " + t.dtype + " is not supported (F64, F32, F16, BF16)");
+        // Element counts in overflow-checked 64-bit arithmetic: [2^32, 3*2^32] must not wrap to 0.
         uint64_t numel = 1;
         if (!e["shape"].is_array())
             return bad(tn + ": shape is not a list");
         for (const auto &dim : e["shape"]) {
-            if (!dim.is_number_integer() || dim.get<int64_t>() < 0)
+            if (!dim.is_number_unsigned()) // nlohmann parses every non-negative integer as unsigned
                 return bad(tn + ": shape holds a negative or non-integer size");
-            t.shape.push_back(dim.get<int64_t>());
-            numel *= uint64_t(t.shape.back());
-            if (numel > (uint64_t(1) << 36))
-                return bad(tn + ": implausibly large tensor");
+            t.shape.push_back(int64_t(std::min(dim.get<uint64_t>(), uint64_t(std::numeric_limits<int64_t>::max()))));
         }
+        for (const int64_t size : t.shape) {
+            if (size > INT_MAX)
+                return bad(tn + ": dimension " + std::to_string(size) + " of shape " + shapeText(t.shape) +
+                           " is larger than " + std::to_string(INT_MAX) + ", the largest this reader accepts");
+            if (__builtin_mul_overflow(numel, uint64_t(size), &numel))
+                return bad(tn + ": shape " + shapeText(t.shape) + " holds more elements than 64 bits can count");
+        }
+        uint64_t needBytes = 0;
+        if (__builtin_mul_overflow(numel, uint64_t(width), &needBytes))
+            return bad(tn + ": shape " + shapeText(t.shape) + " of " + t.dtype + " needs more bytes than 64 bits can count");
         const json &off = e["data_offsets"];
         if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
             return bad(tn + ": data_offsets must be [begin, end]");
@@ -102,9 +126,9 @@ Status parseSafetensors(const std::string &bytes, const std::string &name, Safet
         if (b > en || en > dataSize)
             return bad(tn + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(en) + "] lie outside the " +
                        std::to_string(dataSize) + "-byte data block (truncated file?)");
-        if (en - b != numel * width)
+        if (en - b != needBytes)
             return bad(tn + ": data_offsets span " + std::to_string(en - b) + " bytes, " + t.dtype + " " +
-                       shapeText(t.shape) + " needs " + std::to_string(numel * width));
+                       shapeText(t.shape) + " needs " + std::to_string(needBytes));
         const char *p = bytes.data() + dataStart + b;
         t.values.resize(size_t(numel));
         for (uint64_t i = 0; i < numel; ++i) {
@@ -135,14 +159,18 @@ Status parseSafetensors(const std::string &bytes, const std::string &name, Safet
     return {};
 }
 
+} // namespace
+
 Status readSafetensors(const std::string &path, SafetensorsFile &out)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Status::error(StatusCode::IoError, path + ": cannot open (" + std::strerror(errno) + ")");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return parseSafetensors(ss.str(), path, out);
+    std::string bytes;
+    if (Status st = readRegularFile(path, kMaxSafetensorsFileBytes, bytes); !st)
+        return st;
+    try {
+        return parseSafetensors(bytes, path, out);
+    } catch (const std::bad_alloc &) { // sizes are checked against the file; the machine may still be smaller
+        return Status::error(StatusCode::IoError, path + ": not enough memory to decode the tensors");
+    }
 }
 
 template <typename T>
@@ -168,6 +196,8 @@ Status stackWeightsFromGpt2(const SafetensorsFile &file, StackWeights<T> &out, i
     if (first->shape.size() != 2 || first->shape[1] != 3 * first->shape[0])
         return wrongShape("h.0.attn.c_attn.weight", *first, {first->shape.empty() ? 0 : first->shape[0],
                                                            3 * (first->shape.empty() ? 0 : first->shape[0])});
+    if (first->shape[0] <= 0)
+        return wrongShape("h.0.attn.c_attn.weight", *first, {1, 3});
     const int d = int(first->shape[0]);
     StackWeights<T> w;
     // Conv1D (in, out) with y = x W + b  ->  Linear W^T.

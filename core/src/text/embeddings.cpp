@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Embedding tables: the three readers (text, word2vec binary, .avec), the .avec writer and the
+// sentence lookup. Readers never trust a count a header claims: it is checked against what the
+// file can hold before anything is reserved, and against the rows read afterwards.
 #include "attnviz/embeddings.h"
+
+#include "attnviz/fileio.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -61,6 +67,32 @@ namespace {
 
 std::string where(const std::string &name, size_t line) { return name + ":" + std::to_string(line) + ": "; }
 
+// A word or token from the file, quoted for a one-line message: control bytes as \xNN, at most
+// 40 bytes (a misaligned binary file makes "words" of line breaks and vector bytes).
+std::string quoted(std::string_view word)
+{
+    std::string q = "'";
+    for (size_t i = 0; i < word.size() && i < 40; ++i) {
+        const unsigned char c = static_cast<unsigned char>(word[i]);
+        if (c < 0x20 || c == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", c);
+            q += hex;
+        } else {
+            q += char(c);
+        }
+    }
+    return q + (word.size() > 40 ? "...'" : "'");
+}
+
+// A whole token as a decimal integer ("1e-320" or "12abc" are not).
+bool parseWholeInt(std::string_view s, long long &v)
+{
+    const char *b = s.data(), *e = s.data() + s.size();
+    auto r = std::from_chars(b, e, v);
+    return r.ec == std::errc() && r.ptr == e;
+}
+
 bool parseFloat(std::string_view s, float &v)
 {
     const char *b = s.data(), *e = s.data() + s.size();
@@ -111,8 +143,22 @@ Status parseAvec(const std::string &data, const std::string &name, EmbeddingTabl
     readLe(p, end, flags);
     if (version != 1)
         return bad("version " + std::to_string(version) + ", this build reads version 1");
-    if (dim == 0 || dim > 4096 || count > 50'000'000)
+    if (flags != 0)
+        return bad("unknown flags 0x" + [&] {
+            char hex[16];
+            std::snprintf(hex, sizeof hex, "%x", flags);
+            return std::string(hex);
+        }() + " (version 1 defines none)");
+    if (count == 0)
+        return bad("the header announces 0 words");
+    if (dim == 0 || dim > 4096)
         return bad("implausible header: " + std::to_string(count) + " words of dimension " + std::to_string(dim));
+    // Each word takes at least its length byte and its vector (scale + dim bytes).
+    const uint64_t minBytes = uint64_t(count) * (1 + 4 + uint64_t(dim));
+    if (minBytes > uint64_t(end - p))
+        return bad("truncated vocabulary and vectors: the header announces " + std::to_string(count) + " words of dimension " + std::to_string(dim) +
+                   ", which need at least " + std::to_string(minBytes) + " bytes; the file has " +
+                   std::to_string(end - p) + " after the header");
     std::vector<std::string> words;
     words.reserve(count);
     for (uint32_t i = 0; i < count; ++i) {
@@ -131,7 +177,7 @@ Status parseAvec(const std::string &data, const std::string &name, EmbeddingTabl
         std::memcpy(&scale, p, 4);
         const auto *q = reinterpret_cast<const int8_t *>(p + 4);
         if (!std::isfinite(scale))
-            return bad("non-finite scale for word '" + words[i] + "'");
+            return bad("non-finite scale for word " + quoted(words[i]));
         for (uint32_t j = 0; j < dim; ++j)
             vecs(i, j) = scale * float(q[j]);
         p += rec;
@@ -148,11 +194,20 @@ Status parseWord2VecBinary(const std::string &data, const std::string &name, Emb
         return Status::error(StatusCode::ParseError, name + ": word2vec binary without a header line");
     auto head = splitWs(std::string_view(data).substr(0, nl));
     long long count = 0, dim = 0;
-    if (head.size() != 2 || std::from_chars(head[0].data(), head[0].data() + head[0].size(), count).ec != std::errc() ||
-        std::from_chars(head[1].data(), head[1].data() + head[1].size(), dim).ec != std::errc() || count <= 0 ||
-        dim <= 0 || dim > 10000)
-        return Status::error(StatusCode::ParseError, name + ":1: word2vec binary header must be '<count> <dim>'");
+    if (head.size() != 2 || !parseWholeInt(head[0], count) || !parseWholeInt(head[1], dim))
+        return Status::error(StatusCode::ParseError,
+                             name + ":1: word2vec binary header must be '<count> <dim>' (two whole numbers)");
+    if (count <= 0)
+        return Status::error(StatusCode::ParseError, name + ":1: the header announces " + std::to_string(count) + " words");
+    if (dim <= 0 || dim > 10000)
+        return Status::error(StatusCode::ParseError, name + ":1: implausible dimension " + std::to_string(dim));
     size_t pos = nl + 1;
+    // Each word takes at least one byte, a space and dim floats: what the rest of the file can hold.
+    const uint64_t maxWords = uint64_t(data.size() - pos) / (2 + 4 * uint64_t(dim));
+    if (uint64_t(count) > maxWords)
+        return Status::error(StatusCode::ParseError, name + ":1: the header announces " + std::to_string(count) +
+                                                         " words of dimension " + std::to_string(dim) + ", the file holds at most " +
+                                                         std::to_string(maxWords));
     std::vector<std::string> words;
     words.reserve(size_t(count));
     Mat<float> vecs(count, dim);
@@ -166,14 +221,20 @@ Status parseWord2VecBinary(const std::string &data, const std::string &name, Emb
         words.emplace_back(data.substr(pos, sp - pos));
         pos = sp + 1;
         if (data.size() - pos < size_t(dim) * 4)
-            return Status::error(StatusCode::ParseError, name + ": truncated vector for '" + words.back() + "'");
+            return Status::error(StatusCode::ParseError, name + ": truncated vector for " + quoted(words.back()));
         std::memcpy(vecs.data() + i * dim, data.data() + pos, size_t(dim) * 4);
         pos += size_t(dim) * 4;
         if (!vecs.row(i).allFinite())
-            return Status::error(StatusCode::NonFinite, name + ": NaN or Inf in the vector of '" + words.back() + "'");
+            return Status::error(StatusCode::NonFinite, name + ": NaN or Inf in the vector of " + quoted(words.back()));
         if (progress && (i & 4095) == 0 && !progress(double(i) / double(count)))
             return Status::error(StatusCode::Cancelled, name + ": loading cancelled");
     }
+    while (pos < data.size() && std::isspace(static_cast<unsigned char>(data[pos])))
+        ++pos;
+    if (pos != data.size())
+        return Status::error(StatusCode::ParseError, name + ": " + std::to_string(data.size() - pos) +
+                                                         " bytes after the " + std::to_string(count) +
+                                                         " words the header announces");
     out.assign(std::move(words), std::move(vecs), name);
     return {};
 }
@@ -186,6 +247,7 @@ Status parseEmbeddingText(const std::string &data, const std::string &name, Embe
     std::vector<std::string> words;
     std::vector<float> values;
     int dim = -1;
+    long long headerCount = -1; // the "count dim" header's count, when there is one
     size_t lineNo = 0, pos = 0;
     while (pos < data.size()) {
         size_t nl = data.find('\n', pos);
@@ -199,14 +261,21 @@ Status parseEmbeddingText(const std::string &data, const std::string &name, Embe
             continue;
         if (lineNo == 1 && parts.size() == 2) { // word2vec / fastText header "count dim"
             long long c = 0, d = 0;
-            if (std::from_chars(parts[0].data(), parts[0].data() + parts[0].size(), c).ec == std::errc() &&
-                std::from_chars(parts[1].data(), parts[1].data() + parts[1].size(), d).ec == std::errc()) {
+            if (parseWholeInt(parts[0], c) && parseWholeInt(parts[1], d)) {
                 if (d <= 0 || d > 10000)
                     return Status::error(StatusCode::ParseError, where(name, lineNo) + "implausible dimension " +
                                                                      std::to_string(d));
+                // A row is at least a one-byte word and d numbers of two bytes each ("0 ").
+                const long long maxRows = (long long)(data.size() / (2 + 2 * size_t(d)));
+                if (c <= 0 || c > maxRows)
+                    return Status::error(StatusCode::ParseError, where(name, lineNo) + "the header announces " +
+                                                                     std::to_string(c) + " words of dimension " +
+                                                                     std::to_string(d) + ", the file holds at most " +
+                                                                     std::to_string(maxRows));
                 dim = int(d);
-                words.reserve(size_t(std::max(0LL, c)));
-                values.reserve(size_t(std::max(0LL, c)) * size_t(d));
+                headerCount = c;
+                words.reserve(size_t(c));
+                values.reserve(size_t(c) * size_t(d));
                 continue;
             }
         }
@@ -221,11 +290,11 @@ Status parseEmbeddingText(const std::string &data, const std::string &name, Embe
         for (int k = 1; k <= n; ++k) {
             float v;
             if (!parseFloat(parts[size_t(k)], v))
-                return Status::error(StatusCode::ParseError, where(name, lineNo) + "'" + std::string(parts[size_t(k)]) +
-                                                                 "' is not a number");
+                return Status::error(StatusCode::ParseError, where(name, lineNo) + quoted(parts[size_t(k)]) +
+                                                                 " is not a number");
             if (!std::isfinite(v))
-                return Status::error(StatusCode::NonFinite, where(name, lineNo) + "NaN or Inf in the vector of '" +
-                                                                std::string(parts[0]) + "'");
+                return Status::error(StatusCode::NonFinite, where(name, lineNo) + "NaN or Inf in the vector of " +
+                                                                quoted(parts[0]));
             values.push_back(v);
         }
         words.emplace_back(parts[0]);
@@ -234,6 +303,9 @@ Status parseEmbeddingText(const std::string &data, const std::string &name, Embe
     }
     if (words.empty())
         return Status::error(StatusCode::ParseError, name + ": no vectors found");
+    if (headerCount >= 0 && headerCount != (long long)words.size())
+        return Status::error(StatusCode::ParseError, name + ":1: the header announces " + std::to_string(headerCount) +
+                                                         " words, the file has " + std::to_string(words.size()));
     Mat<float> vecs = Eigen::Map<Mat<float>>(values.data(), Eigen::Index(words.size()), dim);
     out.assign(std::move(words), std::move(vecs), name);
     if (progress)
@@ -245,18 +317,27 @@ Status loadEmbeddings(const std::string &path, EmbeddingTable &out, EmbeddingFor
 {
     // Read in chunks so that a large file reports progress (the first 30 %) and can be cancelled
     // while it is still being read; parsing reports the remaining 70 %.
-    std::ifstream f(path, std::ios::binary | std::ios::ate);
+    uint64_t size = 0;
+    if (Status st = regularFileSize(path, size); !st)
+        return st;
+    if (size > kMaxEmbeddingFileBytes)
+        return Status::error(StatusCode::InvalidInput, path + ": " + describeBytes(size) + ", more than the " +
+                                                           describeBytes(kMaxEmbeddingFileBytes) +
+                                                           " an embedding table may have");
+    std::ifstream f(path, std::ios::binary);
     if (!f)
         return Status::error(StatusCode::IoError, path + ": cannot read (" + std::strerror(errno) + ")");
-    const std::streamoff size = f.tellg();
-    f.seekg(0);
     std::string data;
-    data.resize(size_t(std::max<std::streamoff>(size, 0)));
+    try {
+        data.resize(size_t(size));
+    } catch (const std::bad_alloc &) {
+        return Status::error(StatusCode::IoError, path + ": not enough memory to read " + describeBytes(size));
+    }
     const size_t chunk = size_t(8) << 20;
     for (size_t done = 0; done < data.size();) {
         const size_t n = std::min(chunk, data.size() - done);
         if (!f.read(&data[done], std::streamsize(n)))
-            return Status::error(StatusCode::IoError, path + ": read failed");
+            return Status::error(StatusCode::IoError, path + ": read failed (the file shrank while it was read?)");
         done += n;
         if (progress && !progress(0.3 * double(done) / double(data.size())))
             return Status::error(StatusCode::Cancelled, path + ": loading cancelled");
@@ -296,10 +377,14 @@ Status parseEmbeddings(const std::string &data, const std::string &path, Embeddi
     }
     EmbeddingTable table;
     Status st;
-    switch (format) {
-    case EmbeddingFormat::Avec: st = parseAvec(data, path, table); break;
-    case EmbeddingFormat::Word2VecBinary: st = parseWord2VecBinary(data, path, table, progress); break;
-    default: st = parseEmbeddingText(data, path, table, progress); break;
+    try {
+        switch (format) {
+        case EmbeddingFormat::Avec: st = parseAvec(data, path, table); break;
+        case EmbeddingFormat::Word2VecBinary: st = parseWord2VecBinary(data, path, table, progress); break;
+        default: st = parseEmbeddingText(data, path, table, progress); break;
+        }
+    } catch (const std::bad_alloc &) { // counts are checked against the file; the machine may still be smaller
+        return Status::error(StatusCode::IoError, path + ": not enough memory to load the table");
     }
     if (st)
         out = std::move(table); // the caller's table is untouched on error

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// parseJson (jsonread.h): nlohmann's parser with a callback that tracks the open objects and arrays,
+// so that depth and duplicate keys are checked while parsing, before any value is built twice.
+#include "jsonread.h"
+
+#include <cstdio>
+#include <new>
+#include <set>
+#include <vector>
+
+namespace attnviz::detail {
+
+namespace {
+
+// Thrown from the parser callback; nlohmann lets it through and frees what it had built.
+struct Refused {
+    std::string message;
+};
+
+// One open object or array: its keys so far (objects) and the key being read, for messages.
+struct Frame {
+    bool object = false;
+    std::set<std::string> keys;
+    std::string current;
+};
+
+std::string pathOf(const std::vector<Frame> &stack)
+{
+    std::string path;
+    for (const Frame &f : stack) {
+        if (!f.object || f.current.empty())
+            continue;
+        if (!path.empty())
+            path += '.';
+        path += f.current;
+    }
+    return path.empty() ? std::string("(top level)") : path;
+}
+
+} // namespace
+
+std::string oneLine(std::string message)
+{
+    std::string out;
+    out.reserve(message.size());
+    for (const char ch : message) {
+        const unsigned char c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", c);
+            out += hex;
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
+std::string jsonMessage(const nlohmann::json::exception &e)
+{
+    std::string m = e.what();
+    if (m.rfind("[json.exception.", 0) == 0)
+        if (auto p = m.find("] "); p != std::string::npos)
+            m = m.substr(p + 2);
+    return m;
+}
+
+Status parseJson(const std::string &text, const std::string &name, nlohmann::json &out, const char *what, int maxDepth)
+{
+    using json = nlohmann::json;
+    std::vector<Frame> stack;
+    auto callback = [&](int, json::parse_event_t event, json &parsed) {
+        switch (event) {
+        case json::parse_event_t::object_start:
+        case json::parse_event_t::array_start:
+            if (int(stack.size()) >= maxDepth)
+                throw Refused{pathOf(stack) + ": nested deeper than " + std::to_string(maxDepth) + " levels"};
+            stack.push_back({event == json::parse_event_t::object_start, {}, {}});
+            break;
+        case json::parse_event_t::key:
+            if (!stack.empty() && stack.back().object) {
+                Frame &f = stack.back();
+                f.current = parsed.get<std::string>();
+                if (!f.keys.insert(f.current).second)
+                    throw Refused{pathOf(stack) + ": duplicate key (a field may be given once)"};
+            }
+            break;
+        case json::parse_event_t::object_end:
+        case json::parse_event_t::array_end:
+            if (!stack.empty())
+                stack.pop_back();
+            break;
+        case json::parse_event_t::value: break;
+        }
+        return true;
+    };
+    try {
+        json doc = json::parse(text, callback);
+        out = std::move(doc);
+    } catch (const Refused &r) {
+        return Status::error(StatusCode::ParseError, name + ": " + oneLine(r.message));
+    } catch (const json::exception &e) {
+        return Status::error(StatusCode::ParseError, name + ": malformed " + what + ": " + jsonMessage(e));
+    } catch (const std::bad_alloc &) {
+        return Status::error(StatusCode::ParseError, name + ": out of memory while parsing the " + what);
+    }
+    return {};
+}
+
+} // namespace attnviz::detail

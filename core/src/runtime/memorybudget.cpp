@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// memorybudget.h: the machine's memory and the process limits (sysconf, getrlimit), and the sizes
+// an attention computation keeps, in saturating 64-bit arithmetic (a hostile shape cannot wrap).
+#include "attnviz/memorybudget.h"
+
+#include "attnviz/fileio.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace attnviz {
+
+namespace {
+
+constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+
+uint64_t mul(uint64_t a, uint64_t b)
+{
+    uint64_t r = 0;
+    return __builtin_mul_overflow(a, b, &r) ? kSaturated : r;
+}
+
+uint64_t add(uint64_t a, uint64_t b)
+{
+    uint64_t r = 0;
+    return __builtin_add_overflow(a, b, &r) ? kSaturated : r;
+}
+
+uint64_t u(int v) { return v > 0 ? uint64_t(v) : 0; }
+
+} // namespace
+
+uint64_t memoryBudget()
+{
+    uint64_t budget = kMaxComputeBytes;
+    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && pageSize > 0)
+        budget = std::min(budget, mul(uint64_t(pages), uint64_t(pageSize)) / 2);
+    for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+        struct rlimit rl {};
+        if (getrlimit(resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+            budget = std::min(budget, uint64_t(rl.rlim_cur) / 2);
+    }
+    return budget;
+}
+
+uint64_t attentionNumbers(const ResolvedShape &s, bool dropout)
+{
+    const uint64_t tq = u(s.tq), tk = u(s.tk), heads = u(s.numHeads);
+    const uint64_t square = mul(tq, tk);
+    uint64_t perSequence = mul(square, mul(heads, dropout ? 3 : 2)); // scores, weights (+ before dropout)
+    perSequence = add(perSequence, square);                          // the head average
+    const uint64_t inner = s.dInner ? u(s.dInner) : mul(heads, u(s.dHead));
+    perSequence = add(perSequence, mul(tq, inner));                  // q
+    perSequence = add(perSequence, mul(mul(tk, inner), 2));          // k, v
+    perSequence = add(perSequence, mul(tq, inner));                  // context
+    perSequence = add(perSequence, mul(tq, u(std::max(s.dOut, s.dInner)))); // output
+    return mul(perSequence, std::max<uint64_t>(1, u(s.batch)));
+}
+
+Status checkMemory(uint64_t bytes, const std::string &name, const std::string &what)
+{
+    const uint64_t budget = memoryBudget();
+    if (bytes <= budget)
+        return {};
+    const std::string need = bytes == kSaturated ? std::string("more than 16 EB") : describeBytes(bytes);
+    return Status::error(StatusCode::InvalidInput, name + ": " + what + " needs " + need + ", more than the " +
+                                                       describeBytes(budget) + " one computation may use here");
+}
+
+Status checkAttentionMemory(const ResolvedShape &s, bool dropout, size_t scalarBytes, const std::string &name,
+                            size_t extraPerNumber)
+{
+    const uint64_t numbers = attentionNumbers(s, dropout);
+    const std::string what = std::to_string(s.batch) + " x " + std::to_string(s.numHeads) + " head(s) x " +
+                             std::to_string(s.tq) + " x " + std::to_string(s.tk) + " tokens of attention";
+    return checkMemory(mul(numbers, uint64_t(scalarBytes) + extraPerNumber), name, what);
+}
+
+} // namespace attnviz

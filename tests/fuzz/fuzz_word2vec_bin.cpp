@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// libFuzzer target: word2vec binary tables (parseEmbeddings, binary format), then a sentence lookup.
+#include "fuzzcheck.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return attnviz::fuzz::fuzzTable(data, size, "fuzz.bin", attnviz::EmbeddingFormat::Word2VecBinary);
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Writes the small seed inputs of the fuzz targets that tests/fixtures has no small file for:
+# a word2vec .bin, an .avec, a text table with a "count dim" header, a GPT-2-shaped safetensors
+# file, a projections JSON and a session. Standard library only; run from anywhere:
+#   python3 tests/fuzz/seeds/make_seeds.py
+import json
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORDS = ["the", "ship", "crew", "my"]
+DIM = 4
+
+
+def vec(i):
+    return [round(0.25 * ((i * 7 + k * 3) % 9 - 4), 2) for k in range(DIM)]
+
+
+def write(folder, name, data):
+    os.makedirs(os.path.join(HERE, folder), exist_ok=True)
+    with open(os.path.join(HERE, folder, name), "wb") as f:
+        f.write(data)
+
+
+# word2vec binary: "count dim\n", then "word " + dim float32 + "\n" per word
+b = b"%d %d\n" % (len(WORDS), DIM)
+for i, w in enumerate(WORDS):
+    b += w.encode() + b" " + struct.pack("<%df" % DIM, *vec(i)) + b"\n"
+write("word2vec_bin", "toy4.bin", b)
+
+# .avec (embeddings.h): "AVEC" u32 version u32 count u32 dim u32 flags, words, (f32 scale, i8 x dim)
+a = b"AVEC" + struct.pack("<4I", 1, len(WORDS), DIM, 0)
+for w in WORDS:
+    a += bytes([len(w)]) + w.encode()
+for i in range(len(WORDS)):
+    v = vec(i)
+    scale = max(abs(x) for x in v) / 127 or 1.0
+    a += struct.pack("<f", scale) + struct.pack("<%db" % DIM, *[round(x / scale) for x in v])
+write("avec", "toy4.avec", a)
+
+# text with a word2vec / fastText header
+t = "%d %d\n" % (len(WORDS), DIM) + "".join(w + "".join(" %g" % x for x in vec(i)) + "\n" for i, w in enumerate(WORDS))
+write("vectors_text", "toy4.vec", t.encode())
+
+# safetensors: one GPT-2 block of width 2 (transformer.h: stackWeightsFromGpt2)
+d = 2
+shapes = {
+    "h.0.attn.c_attn.weight": [d, 3 * d], "h.0.attn.c_attn.bias": [3 * d],
+    "h.0.attn.c_proj.weight": [d, d], "h.0.attn.c_proj.bias": [d],
+    "h.0.mlp.c_fc.weight": [d, 4 * d], "h.0.mlp.c_fc.bias": [4 * d],
+    "h.0.mlp.c_proj.weight": [4 * d, d], "h.0.mlp.c_proj.bias": [d],
+    "h.0.ln_1.weight": [d], "h.0.ln_1.bias": [d], "h.0.ln_2.weight": [d], "h.0.ln_2.bias": [d],
+    "wpe.weight": [3, d], "ln_f.weight": [d], "ln_f.bias": [d],
+}
+header, data = {"__metadata__": {"format": "pt"}}, b""
+for name, shape in shapes.items():
+    n = 1
+    for s in shape:
+        n *= s
+    header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [len(data), len(data) + 4 * n]}
+    data += struct.pack("<%df" % n, *[0.1 * ((k % 5) - 2) for k in range(n)])
+h = json.dumps(header, separators=(",", ":")).encode()
+write("safetensors", "gpt2-d2.safetensors", struct.pack("<Q", len(h)) + h + data)
+
+# projections JSON (ui/livecompute.cpp loadProjectionsFile): W_* (rows = out, cols = in), b_*
+eye = [[1.0 if r == c else 0.0 for c in range(DIM)] for r in range(DIM)]
+proj = {"W_q": eye, "b_q": [0.0] * DIM, "W_k": eye, "W_v": eye, "W_o": eye, "b_o": [0.5] * DIM}
+write("projections", "identity4.json", json.dumps(proj).encode())
+
+# a session (README "Session files")
+session = {
+    "format": "attnviz-session", "version": 1, "app": "attnviz 0.1.0",
+    "input": {"sentence": "the ship and the crew", "keySentence": "", "paddedKeys": [1], "customMask": [[0, 1]]},
+    "settings": {"numHeads": 2, "dHead": 0, "scaleRule": "1/sqrt(d_head)", "temperature": 1,
+                 "normalization": "softmax", "mask": "causal", "maskMethod": "neg_inf", "projection": "random",
+                 "projectionSeed": 3, "dropout": 0, "dropoutSeed": 0, "backend": "cpu",
+                 "stack": {"depth": 2, "source": "seed", "seed": 1}},
+    "table": {"kind": "seed", "name": "journey"},
+    "projectionsFile": None, "stackWeightsFile": None,
+    "view": {"tab": "weights", "headDisplay": "one", "selectedHead": 0, "selectedQuery": 1, "layer": 0,
+             "showNumbers": True, "linesThreshold": 0.1, "linesScaleRows": False},
+    "appearance": {"theme": "dark", "weightsMap": "viridis", "signedMap": "rdbu", "textScale": 1.0},
+    "compare": {"sentence": "my crew", "keySentence": "", "settings": {"numHeads": 1}, "seedTable": "bloem"},
+    "lesson": "",
+}
+write("session", "lesson.attnviz", json.dumps(session, indent=1).encode())
