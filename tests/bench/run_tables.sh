@@ -46,7 +46,8 @@ if [ "${OPTIONS:-1}" = 1 ]; then
     SRC=(core/src/attention/attention.cpp core/src/attention/linear.cpp core/src/attention/projections.cpp
          core/src/models/transformer.cpp core/src/runtime/bench.cpp core/src/runtime/backend.cpp
          core/src/runtime/parallel.cpp tests/bench/core_bench.cpp)
-    FLAGS=(-std=c++17 -O3 -DNDEBUG -DEIGEN_MPL2_ONLY -DEIGEN_DONT_PARALLELIZE -Icore/include -I/usr/include/eigen3 -pthread)
+    FLAGS=(-std=c++17 -O3 -DNDEBUG -DEIGEN_MPL2_ONLY -DEIGEN_DONT_PARALLELIZE -DEIGEN_MAX_ALIGN_BYTES=64
+           -DEIGEN_MAX_STATIC_ALIGN_BYTES=64 -Icore/include -I/usr/include/eigen3 -pthread)
     declare -A OPT=(
         [v2]="-march=x86-64-v2"
         [v3]="-march=x86-64-v3"
@@ -68,11 +69,11 @@ if [ "${OPTIONS:-1}" = 1 ]; then
         for name in v2 v3 v4 v2+openblas v3+openblas; do
             printf '%-14s' "$name"
             for s in "${SIZES[@]}"; do
-                ms=$(OPENBLAS_NUM_THREADS=1 "$OUT/core_bench_$name" "$s" | sed 's/.*"median_ms":\([0-9.]*\).*/\1/')
+                ms=$(OPENBLAS_NUM_THREADS=1 "$OUT/core_bench_$name" --sizes "$s" | sed 's/.*"median_ms":\([0-9.]*\).*/\1/')
                 printf '%14.2f' "$ms"
             done
             for t in 128 512; do
-                ms=$(OPENBLAS_NUM_THREADS=1 "$OUT/core_bench_$name" --stack 12 "$t:768:12" | sed 's/.*"median_ms":\([0-9.]*\).*/\1/')
+                ms=$(OPENBLAS_NUM_THREADS=1 "$OUT/core_bench_$name" --stack 12 --sizes "$t:768:12" | sed 's/.*"median_ms":\([0-9.]*\).*/\1/')
                 printf '%14.2f' "$ms"
             done
             echo "   (round $round)"
