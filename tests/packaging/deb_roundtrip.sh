@@ -112,6 +112,35 @@ step "installed attnviz --version"
 out=$(cd "$WORK" && /usr/bin/attnviz --version)
 [ "$out" = "attnviz $VERSION" ] || fail "--version printed '$out'"
 
+step "installed attnviz bench: the core build the loader chose"
+# The loader's best supported x86-64 level decides which libattnviz_core.so runs (glibc-hwcaps);
+# the device line names the ISA that build was compiled for.
+isa_for() {
+    case "$1" in
+        *"x86-64-v4 (supported"*) echo AVX-512 ;;
+        *"x86-64-v3 (supported"*) echo AVX2 ;;
+        *) echo SSE4.2 ;;
+    esac
+}
+check_bench_isa() { # check_bench_isa EXPECTED [env...]
+    local want=$1 line
+    shift
+    line=$(cd "$WORK" && env "$@" /usr/bin/attnviz bench --sizes 16:64:4 --seconds 0 | head -1)
+    echo "   ${*:-(default)}: $line"
+    grep -qF ", $want)" <<<"$line" || fail "expected the $want core build, the device line says: $line"
+}
+LDSO=/lib64/ld-linux-x86-64.so.2
+if [ -x "$LDSO" ] && "$LDSO" --help 2>/dev/null | grep -q "x86-64-v2 ("; then
+    if grep -q "glibc-hwcaps/x86-64-v3/" "$WORK/contents"; then
+        check_bench_isa "$(isa_for "$("$LDSO" --help)")"
+        # The same package with AVX-512 hidden from the loader: the AVX2 build (what an AVX2 CPU runs).
+        masked=$(GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F "$LDSO" --help)
+        check_bench_isa "$(isa_for "$masked")" GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F
+    else
+        echo "   (a build without run-time dispatch: $(cd "$WORK" && /usr/bin/attnviz bench --sizes 16:64:4 --seconds 0 | head -1))"
+    fi
+fi
+
 step "installed attnviz compute /usr/share/attnviz/examples/journey_causal.json --check"
 (cd "$WORK" && /usr/bin/attnviz compute /usr/share/attnviz/examples/journey_causal.json --check \
     -o "$WORK/result.json") || fail "compute failed"

@@ -23,10 +23,16 @@ for f in bin/attnviz share/attnviz/examples/journey_causal.json share/man/man1/a
          "share/applications/$APP_ID.desktop" "share/icons/hicolor/scalable/apps/$APP_ID.svg"; do
     [ -e "$TOP/$f" ] || fail "the archive lacks $f"
 done
-if find "$TOP" -mindepth 1 -maxdepth 1 | grep -vE "/(bin|share)$" | grep -q .; then
+# lib/: the core library, one build per x86-64 level (lib/attnviz/glibc-hwcaps/), when the build
+# dispatches at run time.
+if find "$TOP" -mindepth 1 -maxdepth 1 | grep -vE "/(bin|lib|share)$" | grep -q .; then
     fail "unexpected top-level entries: $(find "$TOP" -mindepth 1 -maxdepth 1 -printf '%f ')"
 fi
 out=$("$TOP/bin/attnviz" --version)
+# The unpacked program finds its core through $ORIGIN, and the loader the best level of it.
+dev=$("$TOP/bin/attnviz" bench --sizes 16:64:4 --seconds 0 | head -1)
+echo "   $dev"
+grep -q "AVX\|SSE\|generic" <<<"$dev" || fail "the bench device line names no ISA: $dev"
 [ "$out" = "attnviz $VERSION" ] || fail "--version printed '$out'"
 (cd "$WORK" && "$TOP/bin/attnviz" compute "$TOP/share/attnviz/examples/journey_causal.json" --check \
     -o "$WORK/result.json" 2>/dev/null) || fail "compute --check on the unpacked example failed"

@@ -25,6 +25,11 @@ double scaleFor(const AttentionConfig &config, int dModel, int dHead);
 // calls (one per keystroke) allocate nothing. Inputs with NaN/Inf are refused (NonFinite).
 template <typename T>
 Status computeAttention(const AttentionConfig &config, const AttentionInput<T> &input, AttentionResult<T> &result);
+// The same with the projections given apart (input.proj is ignored): a caller holding its weights
+// elsewhere (a transformer block) lends them without copying.
+template <typename T>
+Status computeAttention(const AttentionConfig &config, const AttentionInput<T> &input, const Projections<T> &proj,
+                        AttentionResult<T> &result);
 
 // The stages a teaching view shows that are cheap to derive from a result, for one head:
 // raw scores q·k (scores / scale), masked scores (masked -> -inf, or 0 under Sum/Cosine).

@@ -16,7 +16,7 @@ public:
     virtual ~Backend() = default;
     // "cpu", "vulkan", "opengl", ...
     virtual std::string name() const = 0;
-    // Human-readable device, e.g. "AMD EPYC (2 threads)" or "llvmpipe (LLVM 15.0.6)".
+    // Human-readable device, e.g. "AMD EPYC (2 threads, AVX-512)" or "llvmpipe (LLVM 15.0.6)".
     virtual std::string device() const = 0;
     // Starts the backend if needed. Unavailable when it cannot run here (say why in the message).
     virtual Status start() { return {}; }
@@ -33,7 +33,8 @@ public:
                    AttentionResult<float> &result) override;
 };
 
-// "AMD EPYC (2 threads)"; read once from /proc/cpuinfo where present.
+// "AMD EPYC (2 threads, AVX-512)": the model read once from /proc/cpuinfo where present, the pool's
+// threads and the ISA of the running core build (isa.h).
 std::string cpuDeviceName();
 int cpuThreads();
 

@@ -3,10 +3,13 @@
 //   query X_q (t_q, d_model), key X_k (t_k, kdim), value X_v (t_k, vdim)
 //   q = X_q W_q^T + b_q (t_q, H*dh)   k = X_k W_k^T + b_k (t_k, H*dh)   v = X_v W_v^T + b_v (t_k, H*dh)
 //   scores_h (t_q, t_k)   weights_h (t_q, t_k)   context (t_q, H*dh)   output (t_q, d_out)
-// Passes: 1 projections, 2 mask, 3 per head: scores -> normalize -> dropout -> context, 4 W_o, 5 head mean.
-// Parallel tasks (parallel.h, a blocking pool): projections by row blocks; pass 3 by (head, block of
-// query rows), so a single head of a long text also spreads over the cores.
+// Passes: 1 projections, 2 mask, 3 per block of query rows and per head: scores -> normalize ->
+// dropout -> context, adding the block's weights into the head mean while they are in cache, 4 W_o.
+// Parallel tasks (parallel.h, a blocking pool): projections by tiles (linear.h); pass 3 by blocks of
+// query rows, small enough that every thread gets several, so one head of a long text also spreads
+// over the cores. Heads are read in place from q, k, v (column blocks), never copied.
 #include "attnviz/attention.h"
+#include "attnviz/linear.h"
 #include "attnviz/parallel.h"
 #include "attnviz/torchrng.h"
 
@@ -72,26 +75,9 @@ Status checkLinear(const Linear<T> &l, const char *wName, const char *bName, int
     return {};
 }
 
-// Rows of the query blocks pass 3 and the projections work on.
+// Most rows of the query blocks pass 3 works on: 128 rows of 4096 keys (2 MB) stay in L2/L3
+// between the scores product, the softmax, the context product and the head mean.
 constexpr int kRowBlock = 128;
-
-template <typename T>
-void project(const Mat<T> &x, const Linear<T> &l, Mat<T> &out)
-{
-    if (l.isIdentity()) {
-        out = x;
-    } else {
-        out.resize(x.rows(), l.W.rows());
-        const int blocks = int((x.rows() + kRowBlock - 1) / kRowBlock);
-        const double work = 2.0 * double(x.rows()) * double(l.W.rows()) * double(l.W.cols());
-        parallelFor(blocks, work, [&](int b) {
-            const Eigen::Index r0 = Eigen::Index(b) * kRowBlock, n = std::min<Eigen::Index>(kRowBlock, x.rows() - r0);
-            out.middleRows(r0, n).noalias() = x.middleRows(r0, n) * l.W.transpose();
-        });
-    }
-    if (l.hasBias())
-        out.rowwise() += l.b.transpose();
-}
 
 // Softmax over the unmasked entries of one row, in place; masked entries become exactly 0.
 // Returns false when every entry is masked (row left untouched for the policy to fill).
@@ -150,9 +136,9 @@ bool rowFullyMasked(const uint8_t *mask, int n)
 
 // Normalizes rows [r0, r1) of `w` (holding the scaled scores) according to the config. Cosine
 // weights reuse the dot products: cos = w / (scale |q_i| |k_j|). Flags Sum rows with a zero sum.
-template <typename T>
+template <typename T, typename QH, typename KH>
 void normalizeRows(const AttentionConfig &cfg, const BoolMat &mask, T scale, const Vec<T> &qn, const Vec<T> &kn,
-                   const Mat<T> &qh, const Mat<T> &kh, Mat<T> &w, int r0, int r1, std::vector<uint8_t> &degenerate)
+                   const QH &qh, const KH &kh, Mat<T> &w, int r0, int r1, std::vector<uint8_t> &degenerate)
 {
     const int tk = int(w.cols());
     const bool hasMask = mask.size() != 0;
@@ -210,7 +196,6 @@ void normalizeRows(const AttentionConfig &cfg, const BoolMat &mask, T scale, con
 // Per-thread scratch reused across calls: one call per keystroke allocates nothing once sizes settle.
 template <typename T>
 struct Workspace {
-    std::vector<Mat<T>> qh, kh, vh;
     std::vector<Vec<T>> qn, kn;
     std::vector<std::vector<uint8_t>> degenerate;
     std::vector<uint8_t> keep;
@@ -264,8 +249,11 @@ BoolMat effectiveMask(const BoolMat &attnMask, bool causal, const std::vector<ui
     return m;
 }
 
+namespace {
+
 template <typename T>
-Status resolveShape(const AttentionConfig &config, const AttentionInput<T> &input, ResolvedShape &s)
+Status resolveShapeWith(const AttentionConfig &config, const AttentionInput<T> &input, const Projections<T> &proj,
+                        ResolvedShape &s)
 {
     if (input.batch.empty())
         return Status::error(StatusCode::InvalidInput, "inputs.query: empty batch (no sequence)");
@@ -294,7 +282,7 @@ Status resolveShape(const AttentionConfig &config, const AttentionInput<T> &inpu
     if (config.dHead > 0) {
         s.dHead = config.dHead;
     } else {
-        const int inner = input.proj.q.isIdentity() ? s.dModel : int(input.proj.q.W.rows());
+        const int inner = proj.q.isIdentity() ? s.dModel : int(proj.q.W.rows());
         if (inner % config.numHeads != 0)
             return Status::error(StatusCode::InvalidInput, "num_heads: " + std::to_string(config.numHeads) +
                                                                " does not divide d_model " + std::to_string(inner) +
@@ -302,7 +290,7 @@ Status resolveShape(const AttentionConfig &config, const AttentionInput<T> &inpu
         s.dHead = inner / config.numHeads;
     }
     s.dInner = s.numHeads * s.dHead;
-    s.dOut = input.proj.o.isIdentity() ? s.dInner : int(input.proj.o.W.rows());
+    s.dOut = proj.o.isIdentity() ? s.dInner : int(proj.o.W.rows());
     for (size_t b = 0; b < input.batch.size(); ++b) {
         const auto &seq = input.batch[b];
         const Mat<T> &kk = seq.key.size() ? seq.key : seq.query;
@@ -332,13 +320,13 @@ Status resolveShape(const AttentionConfig &config, const AttentionInput<T> &inpu
         return Status::error(StatusCode::InvalidInput, "inputs.attn_mask: shape " +
                                                            shapeStr(input.attnMask.rows(), input.attnMask.cols()) +
                                                            ", expected " + shapeStr(s.tq, s.tk));
-    if (Status st = checkLinear(input.proj.q, "W_q", "b_q", s.dInner, s.dModel, true); !st)
+    if (Status st = checkLinear(proj.q, "W_q", "b_q", s.dInner, s.dModel, true); !st)
         return st;
-    if (Status st = checkLinear(input.proj.k, "W_k", "b_k", s.dInner, s.kdim, true); !st)
+    if (Status st = checkLinear(proj.k, "W_k", "b_k", s.dInner, s.kdim, true); !st)
         return st;
-    if (Status st = checkLinear(input.proj.v, "W_v", "b_v", s.dInner, s.vdim, true); !st)
+    if (Status st = checkLinear(proj.v, "W_v", "b_v", s.dInner, s.vdim, true); !st)
         return st;
-    if (Status st = checkLinear(input.proj.o, "W_o", "b_o", s.dOut, s.dInner, true); !st)
+    if (Status st = checkLinear(proj.o, "W_o", "b_o", s.dOut, s.dInner, true); !st)
         return st;
     if (!(config.dropout >= 0.0 && config.dropout < 1.0))
         return Status::error(StatusCode::InvalidInput, "dropout: rate must be in [0, 1), got " + std::to_string(config.dropout));
@@ -350,11 +338,26 @@ Status resolveShape(const AttentionConfig &config, const AttentionInput<T> &inpu
     return {};
 }
 
+} // namespace
+
+template <typename T>
+Status resolveShape(const AttentionConfig &config, const AttentionInput<T> &input, ResolvedShape &s)
+{
+    return resolveShapeWith(config, input, input.proj, s);
+}
+
 template <typename T>
 Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &input, AttentionResult<T> &result)
 {
+    return computeAttention(cfg, input, input.proj, result);
+}
+
+template <typename T>
+Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &input, const Projections<T> &proj,
+                        AttentionResult<T> &result)
+{
     ResolvedShape s;
-    if (Status st = resolveShape(cfg, input, s); !st)
+    if (Status st = resolveShapeWith(cfg, input, proj, s); !st)
         return st;
     const int H = s.numHeads, dh = s.dHead, tq = s.tq, tk = s.tk;
     const T scale = T(s.scale);
@@ -390,9 +393,9 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
         const Mat<T> &xv = seq.value.size() ? seq.value : xk;
 
         // 1. projections
-        project(seq.query, input.proj.q, r.q);
-        project(xk, input.proj.k, r.k);
-        project(xv, input.proj.v, r.v);
+        applyLinear(seq.query, proj.q, r.q);
+        applyLinear(xk, proj.k, r.k);
+        applyLinear(xv, proj.v, r.v);
 
         // 2. mask
         r.mask = effectiveMask(input.attnMask, cfg.causal, seq.keyPadding, tq, tk);
@@ -403,7 +406,7 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
                 if (rowFullyMasked(r.mask.data() + Eigen::Index(i) * tk, tk))
                     r.fullyMaskedRows.push_back(i);
 
-        // 3. per head and block of query rows
+        // 3. per block of query rows, per head (the head mean is pass 5 of the module's docs, done here)
         r.weights.resize(size_t(H));
         if (cfg.keepScores)
             r.scores.resize(size_t(H));
@@ -414,19 +417,17 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
         else
             r.weightsPreDropout.clear();
         r.context.resize(tq, s.dInner);
-        auto &qh = ws.qh, &kh = ws.kh, &vh = ws.vh;
+        r.weightsAvg.resize(tq, tk);
+        auto qh = [&](int h) { return r.q.middleCols(h * dh, dh); };
+        auto kh = [&](int h) { return r.k.middleCols(h * dh, dh); };
+        auto vh = [&](int h) { return r.v.middleCols(h * dh, dh); };
         auto &qn = ws.qn, &kn = ws.kn;
-        for (auto *v : {&qh, &kh, &vh})
-            v->resize(size_t(H));
         qn.resize(size_t(H));
         kn.resize(size_t(H));
         for (int h = 0; h < H; ++h) {
-            qh[size_t(h)] = r.q.middleCols(h * dh, dh);
-            kh[size_t(h)] = r.k.middleCols(h * dh, dh);
-            vh[size_t(h)] = r.v.middleCols(h * dh, dh);
             if (cfg.normalization == Normalization::Cosine) {
-                qn[size_t(h)] = qh[size_t(h)].rowwise().norm();
-                kn[size_t(h)] = kh[size_t(h)].rowwise().norm();
+                qn[size_t(h)] = qh(h).rowwise().norm();
+                kn[size_t(h)] = kh(h).rowwise().norm();
             }
             r.weights[size_t(h)].resize(tq, tk);
             if (cfg.keepScores)
@@ -438,25 +439,37 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
         degenerate.resize(size_t(H));
         for (auto &d : degenerate)
             d.assign(size_t(tq), 0);
-        const int rowBlocks = (tq + kRowBlock - 1) / kRowBlock;
-        parallelFor(H * rowBlocks, 4.0 * work, [&](int task) {
-            const int h = task / rowBlocks, r0 = (task % rowBlocks) * kRowBlock, n = std::min(kRowBlock, tq - r0);
-            Mat<T> &w = r.weights[size_t(h)];
-            auto rows = w.middleRows(r0, n);
-            rows.noalias() = (scale * qh[size_t(h)].middleRows(r0, n)) * kh[size_t(h)].transpose();
-            if (cfg.keepScores)
-                r.scores[size_t(h)].middleRows(r0, n) = rows;
-            normalizeRows(cfg, r.mask, scale, qn[size_t(h)], kn[size_t(h)], qh[size_t(h)], kh[size_t(h)], w, r0,
-                          r0 + n, degenerate[size_t(h)]);
-            if (dropout) {
-                r.weightsPreDropout[size_t(h)].middleRows(r0, n) = rows;
-                const T inv = T(1) / T(1.0 - cfg.dropout);
-                const uint8_t *kp = keep.data() + ((size_t(b) * H + size_t(h)) * size_t(tq) + size_t(r0)) * size_t(tk);
-                T *wp = w.data() + Eigen::Index(r0) * tk;
-                for (Eigen::Index i = 0; i < Eigen::Index(n) * tk; ++i)
-                    wp[i] = kp[i] ? wp[i] * inv : T(0);
+        // Four blocks per thread at least (the pool hands them out as threads come free), at least
+        // 16 rows so a product is still worth packing a head's keys for.
+        const int wantBlocks = 4 * coreThreads();
+        const int rb = std::max(1, std::min(kRowBlock, std::max(16, (tq + wantBlocks - 1) / wantBlocks)));
+        const int rowBlocks = (tq + rb - 1) / rb;
+        parallelFor(rowBlocks, 4.0 * work, [&](int blk) {
+            const int r0 = blk * rb, n = std::min(rb, tq - r0);
+            auto avg = r.weightsAvg.middleRows(r0, n);
+            for (int h = 0; h < H; ++h) {
+                Mat<T> &w = r.weights[size_t(h)];
+                auto rows = w.middleRows(r0, n);
+                rows.noalias() = (scale * qh(h).middleRows(r0, n)) * kh(h).transpose();
+                if (cfg.keepScores)
+                    r.scores[size_t(h)].middleRows(r0, n) = rows;
+                normalizeRows(cfg, r.mask, scale, qn[size_t(h)], kn[size_t(h)], qh(h), kh(h), w, r0, r0 + n,
+                              degenerate[size_t(h)]);
+                if (dropout) {
+                    r.weightsPreDropout[size_t(h)].middleRows(r0, n) = rows;
+                    const T inv = T(1) / T(1.0 - cfg.dropout);
+                    const uint8_t *kp = keep.data() + ((size_t(b) * H + size_t(h)) * size_t(tq) + size_t(r0)) * size_t(tk);
+                    T *wp = w.data() + Eigen::Index(r0) * tk;
+                    for (Eigen::Index i = 0; i < Eigen::Index(n) * tk; ++i)
+                        wp[i] = kp[i] ? wp[i] * inv : T(0);
+                }
+                r.context.block(r0, h * dh, n, dh).noalias() = rows * vh(h);
+                if (h == 0)
+                    avg = rows;
+                else
+                    avg += rows;
             }
-            r.context.block(r0, h * dh, n, dh).noalias() = rows * vh[size_t(h)];
+            avg /= T(H);
         });
         for (int i = 0; i < tq; ++i) {
             bool deg = false;
@@ -467,18 +480,7 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
         }
 
         // 4. output projection
-        project(r.context, input.proj.o, r.output);
-
-        // 5. head average
-        r.weightsAvg.resize(tq, tk);
-        parallelFor(rowBlocks, double(H) * tq * tk, [&](int blk) {
-            const int r0 = blk * kRowBlock, n = std::min(kRowBlock, tq - r0);
-            auto avg = r.weightsAvg.middleRows(r0, n);
-            avg = r.weights[0].middleRows(r0, n);
-            for (int h = 1; h < H; ++h)
-                avg += r.weights[size_t(h)].middleRows(r0, n);
-            avg /= T(H);
-        });
+        applyLinear(r.context, proj.o, r.output);
     }
     return {};
 }
@@ -516,6 +518,8 @@ Mat<T> maskedScores(const AttentionConfig &config, const AttentionResult<T> &res
 #define ATTNVIZ_INSTANTIATE(T)                                                                                         \
     template Status resolveShape<T>(const AttentionConfig &, const AttentionInput<T> &, ResolvedShape &);              \
     template Status computeAttention<T>(const AttentionConfig &, const AttentionInput<T> &, AttentionResult<T> &);     \
+    template Status computeAttention<T>(const AttentionConfig &, const AttentionInput<T> &, const Projections<T> &,    \
+                                        AttentionResult<T> &);                                                         \
     template Mat<T> rawScores<T>(const AttentionResult<T> &, int, int);                                                \
     template Mat<T> maskedScores<T>(const AttentionConfig &, const AttentionResult<T> &, int, int);
 ATTNVIZ_INSTANTIATE(float)

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A stack of transformer blocks on one sequence. Shapes: tokens x (t, d); per block
 //   attention (t, d) -> residual + LayerNorm -> feed-forward (t, f) -> (t, d) -> residual + LayerNorm.
+// Every product runs on the core's pool (linear.h, attention.cpp); a block's weights are lent to the
+// attention by reference, never copied per call.
 #include "attnviz/transformer.h"
 #include "attnviz/attention.h"
+#include "attnviz/linear.h"
 #include "attnviz/projections.h"
 #include "attnviz/torchrng.h"
 
@@ -37,17 +40,6 @@ void layerNorm(Mat<T> &x, const LayerNorm<T> &ln)
         if (ln.beta.size())
             row.array() += ln.beta.transpose().array();
     }
-}
-
-template <typename T>
-void linear(const Mat<T> &x, const Linear<T> &l, Mat<T> &y)
-{
-    if (l.isIdentity())
-        y = x;
-    else
-        y.noalias() = x * l.W.transpose();
-    if (l.hasBias())
-        y.rowwise() += l.b.transpose();
 }
 
 template <typename T>
@@ -104,7 +96,11 @@ Status computeStack(const StackConfig &cfg, const StackWeights<T> &w, const Mat<
         r.input += w.positions.topRows(t);
     }
     r.layers.resize(size_t(cfg.depth));
-    Mat<T> x = r.input, h, ff;
+    Mat<T> x = r.input, h, ffIn, ff, ffOut;
+    AttentionInput<T> in;
+    in.batch.resize(1);
+    in.batch[0].keyPadding = cfg.keyPadding;
+    in.attnMask = cfg.attnMask;
     for (int l = 0; l < cfg.depth; ++l) {
         const BlockWeights<T> &b = w.blocks[size_t(l)];
         LayerResult<T> &lr = r.layers[size_t(l)];
@@ -112,15 +108,10 @@ Status computeStack(const StackConfig &cfg, const StackWeights<T> &w, const Mat<
             return st;
         if (Status st = checkNorm(b.ln2, d, layerName(l) + "ln_2"); !st)
             return st;
-        AttentionInput<T> in;
-        in.batch.resize(1);
         in.batch[0].query = x;
-        in.batch[0].keyPadding = cfg.keyPadding;
-        in.attnMask = cfg.attnMask;
         if (cfg.norm == NormPlacement::Pre)
             layerNorm(in.batch[0].query, b.ln1);
-        in.proj = b.attn;
-        if (Status st = computeAttention(cfg.attention, in, lr.attention); !st)
+        if (Status st = computeAttention(cfg.attention, in, b.attn, lr.attention); !st)
             return Status::error(st.code, layerName(l) + st.message);
         const Mat<T> &a = lr.attention.batch[0].output;
         if (a.cols() != d)
@@ -131,17 +122,16 @@ Status computeStack(const StackConfig &cfg, const StackWeights<T> &w, const Mat<
         if (cfg.norm == NormPlacement::Post)
             layerNorm(h, b.ln1);
         lr.afterAttention = h;
-        Mat<T> ffIn = h;
+        ffIn = h;
         if (cfg.norm == NormPlacement::Pre)
             layerNorm(ffIn, b.ln2);
         if (!b.ff1.isIdentity() && b.ff1.W.cols() != d)
             return Status::error(StatusCode::InvalidInput, layerName(l) + "feed-forward input width differs from d_model");
-        linear(ffIn, b.ff1, ff);
+        applyLinear(ffIn, b.ff1, ff);
         activate(ff, cfg.activation);
-        Mat<T> ffOut;
         if (!b.ff2.isIdentity() && (b.ff2.W.cols() != ff.cols() || b.ff2.W.rows() != d))
             return Status::error(StatusCode::InvalidInput, layerName(l) + "feed-forward output shape does not fit");
-        linear(ff, b.ff2, ffOut);
+        applyLinear(ff, b.ff2, ffOut);
         x = ffOut + h;
         if (cfg.norm == NormPlacement::Post)
             layerNorm(x, b.ln2);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// The CPU backend: the device string (model, threads, the ISA of this core build) and compute.
 #include "attnviz/backend.h"
 #include "attnviz/attention.h"
+#include "attnviz/isa.h"
 
 #include <fstream>
 #include <string>
@@ -11,6 +13,21 @@
 namespace attnviz {
 
 int cpuThreads() { return coreThreads(); }
+
+const char *coreIsa()
+{
+#if defined(__AVX512F__)
+    return "AVX-512";
+#elif defined(__AVX2__) && defined(__FMA__)
+    return "AVX2";
+#elif defined(__SSE4_2__)
+    return "SSE4.2";
+#elif defined(__x86_64__)
+    return "SSE2";
+#else
+    return "generic";
+#endif
+}
 
 std::string cpuDeviceName()
 {
@@ -28,7 +45,8 @@ std::string cpuDeviceName()
                 break;
             }
         }
-        return model + " (" + std::to_string(cpuThreads()) + (cpuThreads() == 1 ? " thread)" : " threads)");
+        return model + " (" + std::to_string(cpuThreads()) + (cpuThreads() == 1 ? " thread, " : " threads, ") +
+               coreIsa() + ")";
     }();
     return name;
 }
