@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "uiverbs.h"
 
-#include "controlpanel.h"
-#include "embeddingview.h"
-#include "figureexport.h"
-#include "headgridview.h"
-#include "heatmapview.h"
-#include "layergridview.h"
-#include "livecompute.h"
-#include "livesession.h"
-#include "linesview.h"
+#include "controls/controlpanel.h"
+#include "views/embeddingview.h"
+#include "files/figureexport.h"
+#include "views/headgridview.h"
+#include "views/heatmapview.h"
+#include "views/layergridview.h"
+#include "live/livecompute.h"
+#include "live/livesession.h"
+#include "views/linesview.h"
 #include "mainwindow.h"
-#include "appearance.h"
-#include "comparison.h"
-#include "presets.h"
-#include "residualview.h"
-#include "rowview.h"
-#include "sentenceedit.h"
+#include "style/appearance.h"
+#include "teaching/comparison.h"
+#include "teaching/presets.h"
+#include "views/residualview.h"
+#include "views/rowview.h"
+#include "controls/sentenceedit.h"
 
 #include "attnviz/backend.h"
 #include "bundledvectors.h"
@@ -397,8 +397,8 @@ int exportView(const QStringList &args)
     }
 
     CpuBackend backend;
-    ui::ProjectionCache cache;
-    const ui::SnapshotPtr snap = ui::computeSnapshot(req, backend, cache);
+    ui::LiveModels models;
+    const ui::SnapshotPtr snap = ui::computeSnapshot(req, backend, models);
     if (!snap->hasResult()) {
         // A figure of an empty sentence is the explained, empty view; anything else is an error.
         const bool emptySentence = snap->sentence.trimmed().isEmpty();
@@ -415,7 +415,7 @@ int exportView(const QStringList &args)
 
     QString error;
     if (ui::isMatrixSuffix(suffix)) {
-        if (!ui::saveMatrices(*snap, view, head, query, out, &error))
+        if (!ui::saveMatrices(*snap, view, 0, head, query, out, &error))
             return fail("export", error, 1);
         return 0;
     }
@@ -433,7 +433,7 @@ int exportView(const QStringList &args)
         v->setShowNumbers(!p.isSet(noNumbersOpt));
         v->setHeadDisplay(display);
         v->setSnapshot(snap);
-        v->setSelection(head, -1);
+        v->setSelection(0, head, -1);
         plot = v->plot();
         break;
     }
@@ -441,7 +441,7 @@ int exportView(const QStringList &args)
         auto *v = new ui::HeadGridView;
         widget.reset(v);
         v->setSnapshot(snap);
-        v->setSelection(-2, -1); // no panel highlighted
+        v->setSelection(0, -2, -1); // no panel highlighted
         plot = v->plot();
         break;
     }
@@ -449,7 +449,7 @@ int exportView(const QStringList &args)
         auto *v = new ui::EmbeddingView;
         widget.reset(v);
         v->setSnapshot(snap);
-        v->setSelection(head, -1);
+        v->setSelection(0, head, -1);
         plot = v->plot();
         break;
     }
@@ -458,7 +458,7 @@ int exportView(const QStringList &args)
         widget.reset(v);
         v->setHeadDisplay(display);
         v->setSnapshot(snap);
-        v->setSelection(head, query);
+        v->setSelection(0, head, query);
         plot = v->plot();
         break;
     }
@@ -467,7 +467,7 @@ int exportView(const QStringList &args)
         widget.reset(v);
         v->setHeadDisplay(display);
         v->setSnapshot(snap);
-        v->setSelection(head, -1);
+        v->setSelection(0, head, -1);
         plot = v->plot();
         break;
     }

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The main window only assembles: editors and token chips on top, the views as tabs, the
-// controls and the selected-query bar chart as docks, the status bar. The state lives in
-// LiveSession; each view is its own class.
+// controls and the selected-query bar chart as docks, the status bar, the menus. The state lives in
+// LiveSession (live/); each view is its own class (views/); session files (files/sessionfiles.h),
+// presentation mode and the export actions (window/) are classes of their own that it forwards to.
 #pragma once
 
-#include "appearance.h"
-#include "figureexport.h"
-#include "livetypes.h"
-#include "session.h"
+#include "style/appearance.h"
+#include "files/figureexport.h"
+#include "live/livetypes.h"
+#include "files/session.h"
+#include "files/sessionfiles.h"
 
 #include <QMainWindow>
 
@@ -30,6 +32,9 @@ struct CompareSide;
 struct ComparisonSpec;
 class ControlPanel;
 class EmbeddingView;
+class ExportActions;
+class PresentationMode;
+class WindowState;
 class HeadGridView;
 class HeatmapView;
 class LayerGridView;
@@ -65,11 +70,13 @@ public:
     // view widget's object name is the id + "View".
     bool showView(const QString &id);
     QString currentViewId() const;
+    // The tab of a view id; the weights view for an unknown id.
+    QWidget *viewWidget(const QString &id) const;
     LessonPanel *lessonPanel() const { return m_lesson; }
     // Full screen, large text, high contrast, only the Lesson dock; Right/Left/Space/PageUp/PageDown
-    // step through the stages, Esc leaves and restores the docks and the appearance.
+    // step through the stages, Esc leaves and restores the docks and the appearance (PresentationMode).
     void setPresentationMode(bool on);
-    bool presentationMode() const { return m_presenting; }
+    bool presentationMode() const;
     void presentationStep(int delta);
     void setSentence(const QString &text);
     void setKeySentence(const QString &text);
@@ -110,17 +117,17 @@ public:
     // The session, window geometry and dock layout stored at the last close (QSettings), applied with
     // openSession's problem handling. False (nothing changes) when none is stored or it cannot be read.
     bool restoreLastSession(QString *report = nullptr);
-    QString sessionPath() const { return m_sessionPath; }
+    QString sessionPath() const;
     QStringList recentSessions() const;
-    static constexpr int kMaxRecent = 8;
+    static constexpr int kMaxRecent = SessionFiles::kMaxRecent;
 
     // What the window asks; replaceable so tests can answer.
-    enum class SaveAnswer { Save, Discard, Cancel };
-    using SavePrompt = std::function<SaveAnswer(const QString &sessionName)>;
-    using PathPrompt = std::function<QString(const QString &suggested)>; // "" = cancelled
-    void setSavePrompt(SavePrompt p) { m_savePrompt = std::move(p); }
-    void setSaveAsPrompt(PathPrompt p) { m_saveAsPrompt = std::move(p); }
-    void setOpenPrompt(PathPrompt p) { m_openPrompt = std::move(p); }
+    using SaveAnswer = SessionFiles::SaveAnswer;
+    using SavePrompt = SessionFiles::SavePrompt;
+    using PathPrompt = SessionFiles::PathPrompt;
+    void setSavePrompt(SavePrompt p);
+    void setSaveAsPrompt(PathPrompt p);
+    void setOpenPrompt(PathPrompt p);
     // The File menu's verbs: each asks about unsaved changes first and returns false when cancelled.
     bool newSession();
     bool openSessionInteractive(const QString &path = QString()); // "" = ask for a file
@@ -142,41 +149,15 @@ private:
     void onSnapshot(SnapshotPtr s);
     void onSelection(int head, int query);
     void onTokenClicked(bool keyChips, int index);
-    void startLoadEmbeddings();
-    void useBundled();
-    void exportFigure(ExportView view);
-    void exportPlot(QCustomPlot *plot, const QString &name); // the size dialog, then saveFigure
-    void exportMatrices();
-    void exportPipelineStage(); // Ctrl+E on the Pipeline tab: one stage
-    void exportComparePart();   // Ctrl+E on the Compare tab: A and B, or the difference / focus word
-    void setTableFrom(std::shared_ptr<const EmbeddingTable> table, const QString &description, TableKind kind,
-                      const QString &pathOrName);
-    QString tabId() const;
-    QWidget *tabForId(const QString &id) const;
-    QString sessionName() const;
     void updateModified();
-    void updateTitle();
-    void markClean();
-    bool maybeSave();
-    void addRecent(const QString &path);
-    void rebuildRecentMenu();
-    void showProblems(const QString &title, const QString &text);
     void applySide(const CompareSide &side); // A becomes `side`, through the setters above
 
     LiveSession *m_session = nullptr;
 
-    // Where the table and the weight files came from, for captureSession().
-    TableKind m_tableKind = TableKind::Unsaved;
-    QString m_tablePath, m_tableName;
-    QString m_projectionsPath, m_stackWeightsPath;
-    QString m_sessionPath;       // "" = untitled
-    bool m_saveAsks = false;     // opened with problems: Save asks for a name instead of overwriting it
-    bool m_forcedModified = false; // restored with unsaved changes
-    bool m_discarded = false;    // the user chose Discard while closing
-    SessionState m_clean;        // as last saved / opened / started
-    SavePrompt m_savePrompt;
-    PathPrompt m_saveAsPrompt, m_openPrompt;
-    QMenu *m_recentMenu = nullptr;
+    WindowState *m_state = nullptr; // what a session holds: table, weight files, controls, view
+    SessionFiles *m_files = nullptr;
+    PresentationMode *m_presentation = nullptr;
+    ExportActions *m_export = nullptr;
 
     QString m_backendMode = QStringLiteral("cpu"); // cpu, gpu, auto: what m_session computes with
     ControlPanel *m_controls = nullptr;
@@ -194,20 +175,9 @@ private:
     QTabWidget *m_tabs = nullptr;
     QLabel *m_status = nullptr, *m_notice = nullptr;
     QProgressBar *m_progress = nullptr;
-    bool m_loading = false;
     LessonPanel *m_lesson = nullptr;
     bool m_applyingPreset = false;
-    bool m_presenting = false;
     bool m_docksSized = false;
-    struct {
-        Appearance appearance;
-        QByteArray state;
-        QRect geometry;
-        bool maximized = false;
-    } m_beforePresentation;
-    QAction *m_presentationAction = nullptr;
-    std::vector<QShortcut *> m_presentationKeys;
-    std::vector<QActionGroup *> m_appearanceGroups;
 };
 
 } // namespace attnviz::ui

@@ -2,12 +2,12 @@
 // Themes, colour maps, text size and presentation mode (issue 5): every plot follows the chosen
 // appearance; presentation mode fills the screen with large high-contrast text, steps through the
 // pipeline's stages from the keyboard and gives everything back on Esc.
-#include "appearance.h"
-#include "heatmapview.h"
+#include "style/appearance.h"
+#include "views/heatmapview.h"
 #include "mainwindow.h"
-#include "livesession.h"
-#include "pipelineview.h"
-#include "plotstyle.h"
+#include "live/livesession.h"
+#include "views/pipelineview.h"
+#include "style/plotstyle.h"
 
 #include <qcustomplot.h>
 

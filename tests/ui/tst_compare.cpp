@@ -3,10 +3,10 @@
 // window, both sides computed, and the numbers read back from the view's plots — A, B and A − B
 // (seed 001's printed weights), the shared colour scale, the causal mask, "ship" in two sentences
 // (seed 003) and one head vs four. Set ATTNVIZ_SCREENSHOT_DIR to also write the window as PNGs.
-#include "compareview.h"
-#include "comparison.h"
-#include "controlpanel.h"
-#include "livesession.h"
+#include "views/compareview.h"
+#include "teaching/comparison.h"
+#include "controls/controlpanel.h"
+#include "live/livesession.h"
 #include "mainwindow.h"
 
 #include "bundledvectors.h"
@@ -231,7 +231,7 @@ private slots:
         QVERIFY(view()->cellDifference(0, 1) < -0.1);
         for (int j = 0; j < 6; ++j) // the last query sees every key on both sides
             QVERIFY(std::abs(view()->cellDifference(5, j)) < 1e-6);
-        QCOMPARE(view()->shownA()->seq().mask(0, 1), uint8_t(1));
+        QCOMPARE(view()->shownA()->seq(0).mask(0, 1), uint8_t(1));
     }
 
     void ship()
@@ -268,8 +268,8 @@ private slots:
         QCOMPARE(ea.size(), 50);
         QCOMPARE(eb.size(), 50);
         for (int j = 0; j < 50; ++j) {
-            QVERIFY(std::abs(ea[j] - view()->shownA()->seq().output(6, j)) < 1e-6);
-            QVERIFY(std::abs(eb[j] - view()->shownB()->seq().output(3, j)) < 1e-6);
+            QVERIFY(std::abs(ea[j] - view()->shownA()->seq(0).output(6, j)) < 1e-6);
+            QVERIFY(std::abs(eb[j] - view()->shownB()->seq(0).output(3, j)) < 1e-6);
         }
         double dot = 0, na = 0, nb = 0;
         for (int j = 0; j < 50; ++j) {
@@ -289,12 +289,12 @@ private slots:
         if (QTest::currentTestFailed())
             return;
         const SnapshotPtr a = view()->shownA(), b = view()->shownB();
-        QCOMPARE(a->result.numHeads, 1);
-        QCOMPARE(b->result.numHeads, 4);
-        QCOMPARE(a->result.dHead, 48);
-        QCOMPARE(b->result.dHead, 12);
-        QCOMPARE(a->result.dModel, 50);
-        QCOMPARE(a->result.numHeads * a->result.dHead, b->result.numHeads * b->result.dHead);
+        QCOMPARE(a->attention(0).numHeads, 1);
+        QCOMPARE(b->attention(0).numHeads, 4);
+        QCOMPARE(a->attention(0).dHead, 48);
+        QCOMPARE(b->attention(0).dHead, 12);
+        QCOMPARE(a->attention(0).dModel, 50);
+        QCOMPARE(a->attention(0).numHeads * a->attention(0).dHead, b->attention(0).numHeads * b->attention(0).dHead);
         QVERIFY(spec.explanation.contains(QStringLiteral("48")));
         QCOMPARE(view()->comparedHead(), -1);
         QVERIFY(view()->titleA().contains(QStringLiteral("head average")));
@@ -303,12 +303,12 @@ private slots:
         QVERIFY(view()->maxAbsDifference() > 1e-3);
         // B is the average of its four heads, A its only head
         for (int j = 0; j < 11; ++j) {
-            QVERIFY(std::abs(view()->cellB(6, j) - b->seq().weightsAvg(6, j)) < 1e-6);
-            QVERIFY(std::abs(view()->cellA(6, j) - a->seq().weights[0](6, j)) < 1e-6);
+            QVERIFY(std::abs(view()->cellB(6, j) - b->seq(0).weightsAvg(6, j)) < 1e-6);
+            QVERIFY(std::abs(view()->cellA(6, j) - a->seq(0).weights[0](6, j)) < 1e-6);
         }
         // the explanation's claim: same seed, same 48 x 50 matrices, so B's four heads are A's single
         // head cut into four slices of 12: the projected q, k, v are the same on both sides
-        const SequenceResult<float> &qa = a->seq(), &qb = b->seq();
+        const SequenceResult<float> &qa = a->seq(0), &qb = b->seq(0);
         QCOMPARE(int(qa.q.cols()), 48);
         QCOMPARE(int(qb.q.cols()), 48);
         QVERIFY(qa.q.isApprox(qb.q, 1e-5f));
@@ -409,11 +409,11 @@ private slots:
             [&] { return view()->shownA()->settings.numHeads == 3 && view()->shownB()->settings.numHeads == 3; }));
         m_w->session()->setSelectedHead(2);
         QVERIFY(waitFor([&] { return view()->comparedHead() == 2; }));
-        QVERIFY(std::abs(view()->cellA(1, 0) - view()->shownA()->seq().weights[2](1, 0)) < 1e-6);
+        QVERIFY(std::abs(view()->cellA(1, 0) - view()->shownA()->seq(0).weights[2](1, 0)) < 1e-6);
         QVERIFY(view()->titleA().contains(QStringLiteral("head 2 of 3")));
         m_w->session()->setHeadDisplay(HeadDisplay::Average);
         QVERIFY(waitFor([&] { return view()->comparedHead() == -1; }));
-        QVERIFY(std::abs(view()->cellB(1, 0) - view()->shownB()->seq().weightsAvg(1, 0)) < 1e-6);
+        QVERIFY(std::abs(view()->cellB(1, 0) - view()->shownB()->seq(0).weightsAvg(1, 0)) < 1e-6);
     }
 
     void screenshots()

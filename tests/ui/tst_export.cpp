@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Export: figures of each view as PNG / SVG / PDF of the requested size, matrices as CSV / NPY /
 // JSON, nothing half-written on failure, and `attnviz export` run as a process with no display.
-#include "embeddingview.h"
-#include "figureexport.h"
-#include "headgridview.h"
-#include "heatmapview.h"
-#include "livecompute.h"
-#include "rowview.h"
+#include "views/embeddingview.h"
+#include "files/figureexport.h"
+#include "views/headgridview.h"
+#include "views/heatmapview.h"
+#include "live/livecompute.h"
+#include "views/rowview.h"
 
 #include <qcustomplot.h>
 
@@ -40,7 +40,7 @@ SnapshotPtr compute(int heads, MaskChoice mask = MaskChoice::None, const QString
     r.settings.numHeads = heads;
     r.settings.mask = mask;
     CpuBackend backend;
-    ProjectionCache cache;
+    LiveModels cache;
     return computeSnapshot(r, backend, cache);
 }
 
@@ -105,7 +105,7 @@ private slots:
             auto *v = new RowView;
             w.reset(v);
             v->setSnapshot(s);
-            v->setSelection(0, 6);
+            v->setSelection(0, 0, 6);
             plot = v->plot();
             title = v->title();
         }
@@ -163,7 +163,7 @@ private slots:
         const QString path = QStringLiteral("/nonexistent-attnviz-dir/out.") + suffix;
         QString error;
         const bool ok = isFigureSuffix(suffix) ? saveFigure(v.plot(), path, {}, &error)
-                                               : saveMatrices(*s, ExportView::Weights, 0, 0, path, &error);
+                                               : saveMatrices(*s, ExportView::Weights, 0, 0, 0, path, &error);
         QVERIFY(!ok);
         QVERIFY(error.contains(QStringLiteral("cannot write")));
         QVERIFY(!QFile::exists(path));
@@ -180,7 +180,7 @@ private slots:
             return; // running as root: permissions are not enforced
         }
         const bool ok2 = isFigureSuffix(suffix) ? saveFigure(v.plot(), existing, {}, &error)
-                                                : saveMatrices(*s, ExportView::Weights, 0, 0, existing, &error);
+                                                : saveMatrices(*s, ExportView::Weights, 0, 0, 0, existing, &error);
         QFile::setPermissions(dir.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
         QVERIFY(!ok2);
         QCOMPARE(readAll(existing), QByteArray("old"));
@@ -206,7 +206,7 @@ private slots:
         const ExportView v = ExportView(view);
         // NPY: header shape and float32 payload equal the computed numbers
         const QString npy = dir.filePath(QStringLiteral("m.npy"));
-        QVERIFY2(saveMatrices(*s, v, 2, 6, npy, &error), qPrintable(error));
+        QVERIFY2(saveMatrices(*s, v, 0, 2, 6, npy, &error), qPrintable(error));
         const QByteArray b = readAll(npy);
         QVERIFY(b.startsWith(QByteArray("\x93NUMPY\x01\x00", 8)));
         const int hlen = quint8(b[8]) | (quint8(b[9]) << 8);
@@ -225,15 +225,15 @@ private slots:
         QCOMPARE(b.size() - 10 - hlen, count * qsizetype(sizeof(float)));
         const float *data = reinterpret_cast<const float *>(b.constData() + 10 + hlen);
         if (v == ExportView::Weights)
-            QCOMPARE(data[6 * 11 + 3], s->weights(2)(6, 3));
+            QCOMPARE(data[6 * 11 + 3], s->weights(0, 2)(6, 3));
         if (v == ExportView::Row)
-            QCOMPARE(data[3], s->weights(2)(6, 3));
+            QCOMPARE(data[3], s->weights(0, 2)(6, 3));
         if (v == ExportView::Grid)
-            QCOMPARE(data[2 * 121 + 6 * 11 + 3], s->weights(2)(6, 3));
+            QCOMPARE(data[2 * 121 + 6 * 11 + 3], s->weights(0, 2)(6, 3));
 
         // JSON: shape, tokens and data
         const QString json = dir.filePath(QStringLiteral("m.json"));
-        QVERIFY2(saveMatrices(*s, v, 2, 6, json, &error), qPrintable(error));
+        QVERIFY2(saveMatrices(*s, v, 0, 2, 6, json, &error), qPrintable(error));
         const QJsonObject o = QJsonDocument::fromJson(readAll(json)).object();
         QCOMPARE(o.value(QStringLiteral("view")).toString(), exportViewName(v));
         QCOMPARE(o.value(QStringLiteral("query_tokens")).toArray().size(), 11);
@@ -243,7 +243,7 @@ private slots:
 
         // CSV: one line per row (+ header)
         const QString csv = dir.filePath(QStringLiteral("m.csv"));
-        QVERIFY2(saveMatrices(*s, v, 2, 6, csv, &error), qPrintable(error));
+        QVERIFY2(saveMatrices(*s, v, 0, 2, 6, csv, &error), qPrintable(error));
         const QList<QByteArray> lines = readAll(csv).trimmed().split('\n');
         const int expectLines = v == ExportView::Grid ? 4 * 121 + 1 : v == ExportView::Row ? 12 : 12;
         QCOMPARE(lines.size(), expectLines);
@@ -265,15 +265,15 @@ private slots:
         r.settings.mask = MaskChoice::CausalPadding;
         r.paddedKeys = {0};
         CpuBackend backend;
-        ProjectionCache cache;
+        LiveModels cache;
         const SnapshotPtr s = computeSnapshot(r, backend, cache);
         QVERIFY(s->hasResult());
         QTemporaryDir dir;
         QString error;
-        QVERIFY(saveMatrices(*s, ExportView::Weights, 0, 0, dir.filePath(QStringLiteral("w.csv")), &error));
+        QVERIFY(saveMatrices(*s, ExportView::Weights, 0, 0, 0, dir.filePath(QStringLiteral("w.csv")), &error));
         const QList<QByteArray> lines = readAll(dir.filePath(QStringLiteral("w.csv"))).split('\n');
         QVERIFY(lines[1].startsWith("\"i\",NaN,NaN"));
-        QVERIFY(saveMatrices(*s, ExportView::Weights, 0, 0, dir.filePath(QStringLiteral("w.json")), &error));
+        QVERIFY(saveMatrices(*s, ExportView::Weights, 0, 0, 0, dir.filePath(QStringLiteral("w.json")), &error));
         const QJsonObject o = QJsonDocument::fromJson(readAll(dir.filePath(QStringLiteral("w.json")))).object();
         QCOMPARE(o.value(QStringLiteral("data")).toArray().at(0).toArray().at(0).toString(), QStringLiteral("NaN"));
         QCOMPARE(o.value(QStringLiteral("fully_masked_rows")).toArray().at(0).toInt(), 0);

@@ -2,13 +2,13 @@
 // The lines view in the live window (offscreen): the drawn lines against the seed notebook's
 // "journey" weights, masks, head colours and chips, hover isolation, threshold, row scaling,
 // long inputs, the widget font, and figure export.
-#include "controlpanel.h"
-#include "figureexport.h"
-#include "linesview.h"
-#include "livesession.h"
+#include "controls/controlpanel.h"
+#include "files/figureexport.h"
+#include "views/linesview.h"
+#include "live/livesession.h"
 #include "mainwindow.h"
-#include "plotstyle.h"
-#include "seedtables.h"
+#include "style/plotstyle.h"
+#include "teaching/seedtables.h"
 
 #include <qcustomplot.h>
 
@@ -193,7 +193,7 @@ private slots:
         QVERIFY(apply(s));
         for (int k = 0; k < 6; ++k)
             m_w->session()->toggleCustomCell(2, k);
-        QVERIFY(apply(s, QString(), [](const ComputeSnapshot &s) { return !s.seq().fullyMaskedRows.empty(); }));
+        QVERIFY(apply(s, QString(), [](const ComputeSnapshot &s) { return !s.seq(0).fullyMaskedRows.empty(); }));
         for (const auto &l : view()->lines())
             QVERIFY(l.query != 2);
         QVERIFY(view()->title().contains(QStringLiteral("every key masked")));
@@ -211,7 +211,7 @@ private slots:
         const SnapshotPtr snap = apply(s);
         QVERIFY(snap);
         QVERIFY2(snap->hasResult(), qPrintable(snap->message));
-        QCOMPARE(snap->result.numHeads, 2);
+        QCOMPARE(snap->attention(0).numHeads, 2);
         m_w->session()->setHeadDisplay(HeadDisplay::All);
         settle();
         QCOMPARE(m_w->tabs()->currentWidget(), view()); // All does not leave the lines tab
@@ -220,7 +220,7 @@ private slots:
         for (const auto &l : lines) {
             QVERIFY(l.head == 0 || l.head == 1);
             QCOMPARE(l.color, headColor(l.head));
-            QVERIFY(std::abs(l.weight - snap->weights(l.head)(l.query, l.key)) < 1e-6);
+            QVERIFY(std::abs(l.weight - snap->weights(0, l.head)(l.query, l.key)) < 1e-6);
             colours.insert(l.color.rgb());
         }
         QCOMPARE(int(colours.size()), 2);

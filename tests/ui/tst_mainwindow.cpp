@@ -2,16 +2,17 @@
 // The live window, driven as a user would (offscreen): typing, every control, clicks on the
 // heatmap, the grid and the token chips, and bad input. Uses the hand-made toy table
 // tests/fixtures/embeddings/toy-en16.txt (16-d, not trained), never a canned result.
-#include "controlpanel.h"
-#include "embeddingview.h"
-#include "headgridview.h"
-#include "heatmapview.h"
-#include "livecompute.h"
-#include "livesession.h"
+#include "controls/controlpanel.h"
+#include "views/embeddingview.h"
+#include "views/headgridview.h"
+#include "views/heatmapview.h"
+#include "live/livecompute.h"
+#include "live/livesession.h"
 #include "mainwindow.h"
-#include "rowview.h"
-#include "sentenceedit.h"
-#include "tokenchipsview.h"
+#include "testsupport.h"
+#include "views/rowview.h"
+#include "controls/sentenceedit.h"
+#include "controls/tokenchipsview.h"
 
 #include "attnviz/backend.h"
 
@@ -43,23 +44,10 @@ using namespace attnviz::ui;
 
 namespace {
 
-const QString kToyTable = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/embeddings/toy-en16.txt");
+const QString kToyTable = test::toyTable();
 
-template <typename W>
-W *child(QObject *parent, const char *name)
-{
-    W *w = parent->findChild<W *>(QLatin1String(name));
-    if (!w)
-        qFatal("no child %s", name);
-    return w;
-}
-
-void setCombo(QComboBox *c, int data)
-{
-    const int i = c->findData(data);
-    QVERIFY(i >= 0);
-    c->setCurrentIndex(i);
-}
+using test::child;
+using test::setCombo;
 
 } // namespace
 
@@ -89,23 +77,9 @@ private:
     // Waits until the views show a snapshot newer than `after` that satisfies `pred`.
     SnapshotPtr waitFor(quint64 after, const std::function<bool(const ComputeSnapshot &)> &pred = {}, int ms = 10000)
     {
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < ms) {
-            QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-            const SnapshotPtr s = m_w->session()->snapshot();
-            if (s && s->generation > after && !m_w->session()->busy() && (!pred || pred(*s))) {
-                QCoreApplication::processEvents(); // queued replots
-                return s;
-            }
-        }
-        return {};
+        return test::waitForSnapshot(*m_w->session(), after, pred, ms);
     }
-    quint64 gen() const
-    {
-        const SnapshotPtr s = m_w->session()->snapshot();
-        return s ? s->generation : 0;
-    }
+    quint64 gen() const { return test::shownGeneration(*m_w->session()); }
 
 private slots:
     void init()
@@ -144,7 +118,7 @@ private slots:
         QCOMPARE(h->keyLabels(), (QStringList{"the", "ship"}));
         QCOMPARE(h->queryLabels(), (QStringList{"the", "ship"}));
         const double before = h->cellValue(1, 0);
-        QCOMPARE(before, double(s->weights(0)(1, 0)));
+        QCOMPARE(before, double(s->weights(0, 0)(1, 0)));
 
         QTest::keyClicks(e, QStringLiteral(" and the crew"));
         s = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 5; });
@@ -154,7 +128,7 @@ private slots:
         // the colour map holds exactly the computed weights, row by row
         for (int i = 0; i < 5; ++i)
             for (int j = 0; j < 5; ++j)
-                QCOMPARE(h->cellValue(i, j), double(s->weights(0)(i, j)));
+                QCOMPARE(h->cellValue(i, j), double(s->weights(0, 0)(i, j)));
         // softmax over more keys: "ship" gives less to "the" than with two keys
         QVERIFY(h->cellValue(1, 0) < before);
         // an unknown word is marked on its chip
@@ -199,12 +173,12 @@ private slots:
         };
         if (control == QLatin1String("heads")) {
             child<QSpinBox>(c, "headsSpin")->setValue(4);
-            const SnapshotPtr s = waitFor(base->generation, [](const ComputeSnapshot &s) { return s.result.numHeads == 4; });
+            const SnapshotPtr s = waitFor(base->generation, [](const ComputeSnapshot &s) { return s.attention(0).numHeads == 4; });
             QVERIFY(s);
             checkTokens(*s);
-            QCOMPARE(s->result.dHead, 4);
-            QCOMPARE(int(s->seq().weights.size()), 4);
-            QVERIFY(!same(s->weights(0), base->weights(0)));
+            QCOMPARE(s->attention(0).dHead, 4);
+            QCOMPARE(int(s->seq(0).weights.size()), 4);
+            QVERIFY(!same(s->weights(0, 0), base->weights(0, 0)));
             QVERIFY(child<QLabel>(c, "dHeadLabel")->text().contains(QStringLiteral("d_head = 4")));
             QVERIFY(m_w->statusText().contains(QStringLiteral("4 heads")));
             m_w->tabs()->setCurrentWidget(m_w->headGridView()); // hidden views rebuild when shown
@@ -222,13 +196,13 @@ private slots:
             setCombo(child<QComboBox>(c, "scaleCombo"), int(none ? ScaleRule::None : ScaleRule::InvSqrtDModel));
             const SnapshotPtr s = waitFor(base->generation);
             QVERIFY(s && s->hasResult());
-            QCOMPARE(base->result.scale, 0.25); // 1/sqrt(16), one head
-            QCOMPARE(s->result.scale, none ? 1.0 : 0.25);
+            QCOMPARE(base->attention(0).scale, 0.25); // 1/sqrt(16), one head
+            QCOMPARE(s->attention(0).scale, none ? 1.0 : 0.25);
             if (none)
-                QVERIFY(!same(s->weights(0), base->weights(0)));
+                QVERIFY(!same(s->weights(0, 0), base->weights(0, 0)));
             else
-                QVERIFY(same(s->weights(0), base->weights(0))); // one head: d_head = d_model
-            QVERIFY(!s->seq().mask.size());
+                QVERIFY(same(s->weights(0, 0), base->weights(0, 0))); // one head: d_head = d_model
+            QVERIFY(!s->seq(0).mask.size());
         } else if (control == QLatin1String("temperature")) {
             setCombo(child<QComboBox>(c, "scaleCombo"), int(ScaleRule::Temperature));
             QSlider *t = child<QSlider>(c, "temperatureSlider");
@@ -238,34 +212,34 @@ private slots:
                 return s.hasResult() && s.settings.temperature > 3.9;
             });
             QVERIFY(s);
-            QVERIFY(std::abs(s->result.scale - 1.0 / (s->settings.temperature * 4.0)) < 1e-12);
+            QVERIFY(std::abs(s->attention(0).scale - 1.0 / (s->settings.temperature * 4.0)) < 1e-12);
             // a hotter softmax is flatter: the largest weight of each row drops
             for (int i = 0; i < s->tq(); ++i)
-                QVERIFY(s->weights(0).row(i).maxCoeff() <= base->weights(0).row(i).maxCoeff() + 1e-6f);
+                QVERIFY(s->weights(0, 0).row(i).maxCoeff() <= base->weights(0, 0).row(i).maxCoeff() + 1e-6f);
         } else if (control == QLatin1String("sum")) {
             setCombo(child<QComboBox>(c, "normCombo"), int(Normalization::Sum));
             const SnapshotPtr s = waitFor(base->generation);
             QVERIFY(s && s->hasResult());
-            const Mat<float> &w = s->weights(0);
+            const Mat<float> &w = s->weights(0, 0);
             for (int i = 0; i < w.rows(); ++i)
                 QVERIFY(std::abs(w.row(i).sum() - 1.0f) < 1e-4f);
-            QVERIFY(!same(w, base->weights(0)));
+            QVERIFY(!same(w, base->weights(0, 0)));
         } else if (control == QLatin1String("cosine")) {
             setCombo(child<QComboBox>(c, "normCombo"), int(Normalization::Cosine));
             const SnapshotPtr s = waitFor(base->generation);
             QVERIFY(s && s->hasResult());
             // identity projections: each token's cosine with itself is 1 (seed 003's table)
             for (int i = 0; i < s->tq(); ++i)
-                QVERIFY(std::abs(s->weights(0)(i, i) - 1.0f) < 1e-5f);
-            QVERIFY(std::abs(s->weights(0)(4, 8) - 1.0f) < 1e-5f); // "to" and "to"
+                QVERIFY(std::abs(s->weights(0, 0)(i, i) - 1.0f) < 1e-5f);
+            QVERIFY(std::abs(s->weights(0, 0)(4, 8) - 1.0f) < 1e-5f); // "to" and "to"
         } else if (control == QLatin1String("causal")) {
             setCombo(child<QComboBox>(c, "maskCombo"), int(MaskChoice::Causal));
             const SnapshotPtr s = waitFor(base->generation);
             QVERIFY(s && s->hasResult());
-            QCOMPARE(s->seq().mask.rows(), 11);
+            QCOMPARE(s->seq(0).mask.rows(), 11);
             for (int i = 0; i < 11; ++i)
                 for (int j = 0; j < 11; ++j) {
-                    QCOMPARE(int(s->seq().mask(i, j)), j > i ? 1 : 0);
+                    QCOMPARE(int(s->seq(0).mask(i, j)), j > i ? 1 : 0);
                     if (j > i)
                         QCOMPARE(m_w->heatmapView()->cellValue(i, j), 0.0);
                 }
@@ -281,50 +255,50 @@ private slots:
             QVERIFY(s && s->hasResult());
             QCOMPARE(s->config.maskMethod, MaskMethod::MultiplyRenormalize);
             // seed 001: both ways give the same weights
-            QVERIFY(same(s->weights(0), a->weights(0)));
+            QVERIFY(same(s->weights(0, 0), a->weights(0, 0)));
         } else if (control == QLatin1String("random") || control == QLatin1String("seed")) {
             setCombo(child<QComboBox>(c, "projectionCombo"), int(ProjectionMode::Random));
             const SnapshotPtr s = waitFor(base->generation);
             QVERIFY(s && s->hasResult());
-            QVERIFY(!same(s->weights(0), base->weights(0)));
+            QVERIFY(!same(s->weights(0, 0), base->weights(0, 0)));
             QVERIFY(child<QSpinBox>(c, "projectionSeedSpin")->isEnabled());
             if (control == QLatin1String("seed")) {
                 child<QSpinBox>(c, "projectionSeedSpin")->setValue(7);
                 const SnapshotPtr t = waitFor(s->generation);
                 QVERIFY(t && t->hasResult());
-                QVERIFY(!same(t->weights(0), s->weights(0)));
+                QVERIFY(!same(t->weights(0, 0), s->weights(0, 0)));
                 QCOMPARE(t->settings.projectionSeed, quint64(7));
                 // back to seed 0 reproduces the first draw exactly
                 child<QSpinBox>(c, "projectionSeedSpin")->setValue(0);
                 const SnapshotPtr u = waitFor(t->generation);
-                QVERIFY(u && same(u->weights(0), s->weights(0)));
+                QVERIFY(u && same(u->weights(0, 0), s->weights(0, 0)));
             }
         } else if (control == QLatin1String("dropout")) {
             child<QDoubleSpinBox>(c, "dropoutSpin")->setValue(0.5);
             const SnapshotPtr s = waitFor(base->generation);
             QVERIFY(s && s->hasResult());
-            QVERIFY(!s->seq().weightsPreDropout.empty());
-            QVERIFY(same(s->seq().weightsPreDropout[0], base->weights(0)));
+            QVERIFY(!s->seq(0).weightsPreDropout.empty());
+            QVERIFY(same(s->seq(0).weightsPreDropout[0], base->weights(0, 0)));
             int zeros = 0;
-            for (Eigen::Index k = 0; k < s->weights(0).size(); ++k)
-                zeros += s->weights(0).data()[k] == 0.0f;
+            for (Eigen::Index k = 0; k < s->weights(0, 0).size(); ++k)
+                zeros += s->weights(0, 0).data()[k] == 0.0f;
             QVERIFY(zeros > 20 && zeros < 100);
         } else if (control == QLatin1String("head") || control == QLatin1String("average")) {
             child<QSpinBox>(c, "headsSpin")->setValue(4);
-            const SnapshotPtr s = waitFor(base->generation, [](const ComputeSnapshot &s) { return s.result.numHeads == 4; });
+            const SnapshotPtr s = waitFor(base->generation, [](const ComputeSnapshot &s) { return s.attention(0).numHeads == 4; });
             QVERIFY(s);
             const quint64 g = s->generation;
             if (control == QLatin1String("head")) {
                 child<QSpinBox>(c, "headSpin")->setValue(2);
                 QCoreApplication::processEvents();
                 QCOMPARE(m_w->session()->shownHead(), 2);
-                QCOMPARE(m_w->heatmapView()->cellValue(3, 1), double(s->weights(2)(3, 1)));
+                QCOMPARE(m_w->heatmapView()->cellValue(3, 1), double(s->weights(0, 2)(3, 1)));
                 QVERIFY(m_w->heatmapView()->title().contains(QStringLiteral("head 2 of 4")));
             } else {
                 setCombo(child<QComboBox>(c, "headDisplayCombo"), int(HeadDisplay::Average));
                 QCoreApplication::processEvents();
                 QCOMPARE(m_w->session()->shownHead(), -1);
-                QCOMPARE(m_w->heatmapView()->cellValue(3, 1), double(s->seq().weightsAvg(3, 1)));
+                QCOMPARE(m_w->heatmapView()->cellValue(3, 1), double(s->seq(0).weightsAvg(3, 1)));
                 QVERIFY(m_w->heatmapView()->title().contains(QStringLiteral("average of 4 heads")));
                 setCombo(child<QComboBox>(c, "headDisplayCombo"), int(HeadDisplay::All));
                 QCoreApplication::processEvents();
@@ -353,9 +327,9 @@ private slots:
         const SnapshotPtr s = m_w->session()->snapshot();
         QCOMPARE(r->values().size(), 11);
         for (int j = 0; j < 11; ++j)
-            QCOMPARE(r->values()[j], double(s->weights(0)(6, j)));
+            QCOMPARE(r->values()[j], double(s->weights(0, 0)(6, j)));
         QVERIFY(h->hoverText(6, 10).contains(QStringLiteral("query 6 “ship” → key 10 “crew”")));
-        QVERIFY(h->hoverText(6, 10).contains(QString::number(double(s->weights(0)(6, 10)), 'f', 4)));
+        QVERIFY(h->hoverText(6, 10).contains(QString::number(double(s->weights(0, 0)(6, 10)), 'f', 4)));
     }
 
     void zoomAndPan()
@@ -387,17 +361,17 @@ private slots:
         HeatmapView *h = m_w->heatmapView();
         h->plot()->replot(QCustomPlot::rpImmediateRefresh);
         QTest::mouseClick(h->plot(), Qt::LeftButton, Qt::NoModifier, h->plot()->mapFrom(h, h->cellCenter(2, 5)));
-        s = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.seq().mask.size() > 0; });
+        s = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.seq(0).mask.size() > 0; });
         QVERIFY(s);
-        QCOMPARE(int(s->seq().mask(2, 5)), 1);
-        QCOMPARE(int(s->seq().mask.cast<int>().sum()), 1);
+        QCOMPARE(int(s->seq(0).mask(2, 5)), 1);
+        QCOMPARE(int(s->seq(0).mask.cast<int>().sum()), 1);
         QCOMPARE(h->cellValue(2, 5), 0.0);
-        QVERIFY(std::abs(s->weights(0).row(2).sum() - 1.0f) < 1e-5f);
+        QVERIFY(std::abs(s->weights(0, 0).row(2).sum() - 1.0f) < 1e-5f);
         // the selection did not move: in custom mode clicks edit the mask
         QCOMPARE(m_w->session()->selectedQuery(), 0);
         QTest::mouseClick(h->plot(), Qt::LeftButton, Qt::NoModifier, h->plot()->mapFrom(h, h->cellCenter(2, 5)));
         s = waitFor(s->generation);
-        QVERIFY(s && (s->seq().mask.size() == 0 || s->seq().mask.cast<int>().sum() == 0));
+        QVERIFY(s && (s->seq(0).mask.size() == 0 || s->seq(0).mask.cast<int>().sum() == 0));
     }
 
     void clickingAChipTogglesPadding()
@@ -406,12 +380,12 @@ private slots:
         const QRect r = chips->chipRect(6); // "ship"
         QVERIFY(r.isValid());
         QTest::mouseClick(chips, Qt::LeftButton, Qt::NoModifier, r.center());
-        const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.seq().mask.size() > 0; });
+        const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.seq(0).mask.size() > 0; });
         QVERIFY(s);
         QCOMPARE(s->settings.mask, MaskChoice::Padding);
         for (int i = 0; i < 11; ++i)
             for (int j = 0; j < 11; ++j)
-                QCOMPARE(int(s->seq().mask(i, j)), j == 6 ? 1 : 0);
+                QCOMPARE(int(s->seq(0).mask(i, j)), j == 6 ? 1 : 0);
         QCOMPARE(child<QComboBox>(m_w->controls(), "maskCombo")->currentData().toInt(), int(MaskChoice::Padding));
     }
 
@@ -421,10 +395,10 @@ private slots:
         const SnapshotPtr a = waitFor(gen());
         QVERIFY(a);
         QTest::mouseClick(m_w->queryChips(), Qt::LeftButton, Qt::NoModifier, m_w->queryChips()->chipRect(0).center());
-        const SnapshotPtr s = waitFor(a->generation, [](const ComputeSnapshot &s) { return !s.seq().fullyMaskedRows.empty(); });
+        const SnapshotPtr s = waitFor(a->generation, [](const ComputeSnapshot &s) { return !s.seq(0).fullyMaskedRows.empty(); });
         QVERIFY(s);
         QCOMPARE(s->settings.mask, MaskChoice::CausalPadding);
-        QCOMPARE(s->seq().fullyMaskedRows, std::vector<int>{0});
+        QCOMPARE(s->seq(0).fullyMaskedRows, std::vector<int>{0});
         QVERIFY(std::isnan(m_w->heatmapView()->cellValue(0, 0)));
         QVERIFY(m_w->heatmapView()->title().contains(QStringLiteral("Every key is masked for query 0 “i”")));
         QVERIFY(m_w->heatmapView()->hoverText(0, 0).contains(QStringLiteral("undefined")));
@@ -453,12 +427,12 @@ private slots:
             QVERIFY2(s, "no snapshot from the GPU backend nor a CPU fallback naming its reason");
             if (s->backendName == QLatin1String("cpu")) {
                 QVERIFY2(s->device.contains(QStringLiteral("computed on the CPU")), qPrintable(s->device));
-                QCOMPARE(s->seq().weights[0], base->seq().weights[0]);
+                QCOMPARE(s->seq(0).weights[0], base->seq(0).weights[0]);
             } else {
                 QVERIFY2(s->backendName == QLatin1String("vulkan") || s->backendName == QLatin1String("opengl"),
                          qPrintable(s->backendName));
                 QVERIFY(!s->device.isEmpty());
-                QVERIFY((s->seq().weights[0] - base->seq().weights[0]).cwiseAbs().maxCoeff() < 1e-4f);
+                QVERIFY((s->seq(0).weights[0] - base->seq(0).weights[0]).cwiseAbs().maxCoeff() < 1e-4f);
             }
             setCombo(combo, 0);
             const SnapshotPtr back = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult(); });
@@ -471,7 +445,7 @@ private slots:
     void clickingAPanelSelectsTheHead()
     {
         child<QSpinBox>(m_w->controls(), "headsSpin")->setValue(4);
-        QVERIFY(waitFor(gen(), [](const ComputeSnapshot &s) { return s.result.numHeads == 4; }));
+        QVERIFY(waitFor(gen(), [](const ComputeSnapshot &s) { return s.attention(0).numHeads == 4; }));
         m_w->tabs()->setCurrentWidget(m_w->headGridView());
         HeadGridView *g = m_w->headGridView();
         QCOMPARE(g->panelCount(), 5);
@@ -488,12 +462,12 @@ private slots:
     void hiddenViewsCatchUpWhenShown()
     {
         child<QSpinBox>(m_w->controls(), "headsSpin")->setValue(2);
-        const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.result.numHeads == 2; });
+        const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.attention(0).numHeads == 2; });
         QVERIFY(s);
         m_w->tabs()->setCurrentWidget(m_w->embeddingView());
         QCOMPARE(m_w->embeddingView()->changeNorms().size(), 11);
         // identity projections: the output is the weighted mix of the inputs, the change norm is that distance
-        const Eigen::VectorXd d = (s->seq().output.row(6) - s->query.matrix.row(6)).cast<double>();
+        const Eigen::VectorXd d = (s->seq(0).output.row(6) - s->queryInput(0).row(6)).cast<double>();
         QVERIFY(std::abs(m_w->embeddingView()->changeNorms()[6] - d.norm()) < 1e-5);
         QVERIFY(m_w->embeddingView()->title().contains(QStringLiteral("d_head 8")));
         m_w->tabs()->setCurrentWidget(m_w->headGridView());
@@ -565,7 +539,7 @@ private slots:
         QCOMPARE(m_w->heatmapView()->poolFactor(), tokenLimit(1) / HeatmapView::kMaxDisplayCells);
         QVERIFY(m_w->heatmapView()->title().contains(QStringLiteral("mean of 4 × 4 weights")));
         QVERIFY(m_w->heatmapView()->hoverText(4000, 17).contains(
-            QString::number(double(s->weights(0)(4000, 17)), 'f', 4)));
+            QString::number(double(s->weights(0, 0)(4000, 17)), 'f', 4)));
         // labels thin out: far fewer ticks than tokens
         m_w->heatmapView()->plot()->replot(QCustomPlot::rpImmediateRefresh);
         auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(m_w->heatmapView()->plot()->yAxis->ticker());
@@ -630,20 +604,7 @@ private slots:
         // W_q = 2 I, W_k = 2 I (16 x 16), no W_v / W_o: the scores are 4x the identity ones
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("proj.json"));
-        QJsonArray rows;
-        for (int i = 0; i < 16; ++i) {
-            QJsonArray r;
-            for (int j = 0; j < 16; ++j)
-                r.append(i == j ? 2.0 : 0.0);
-            rows.append(r);
-        }
-        QJsonObject o;
-        o.insert(QStringLiteral("W_q"), rows);
-        o.insert(QStringLiteral("W_k"), rows);
-        QFile f(path);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(QJsonDocument(o).toJson());
-        f.close();
+        QVERIFY(test::writeDoubleIdentityProjections(path));
         const SnapshotPtr base = m_w->session()->snapshot();
         QString error;
         QVERIFY2(m_w->loadProjectionsFile(path, &error), qPrintable(error));
@@ -652,8 +613,8 @@ private slots:
         });
         QVERIFY(s);
         QCOMPARE(child<QComboBox>(m_w->controls(), "projectionCombo")->currentData().toInt(), int(ProjectionMode::File));
-        const Mat<float> &a = base->weights(0);
-        const Mat<float> &b = s->weights(0);
+        const Mat<float> &a = base->weights(0, 0);
+        const Mat<float> &b = s->weights(0, 0);
         // same argmax per row, sharper
         for (int i = 0; i < a.rows(); ++i) {
             Eigen::Index ja = 0, jb = 0;
@@ -665,9 +626,7 @@ private slots:
         // a file of the wrong width is refused when computing, with the field named
         QJsonObject wrong;
         wrong.insert(QStringLiteral("W_q"), QJsonArray{QJsonArray{1.0, 0.0}, QJsonArray{0.0, 1.0}});
-        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-        f.write(QJsonDocument(wrong).toJson());
-        f.close();
+        QVERIFY(test::writeFile(path, QJsonDocument(wrong).toJson()));
         QVERIFY(m_w->loadProjectionsFile(path, &error));
         const SnapshotPtr bad = waitFor(s->generation);
         QVERIFY(bad && !bad->hasResult());

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The pipeline view in the live window (offscreen), on seed 001's journey table: the numbers each
 // stage plots, the titles' formulas, the explanations of clicked cells, masking, and stepping.
-#include "controlpanel.h"
-#include "livesession.h"
+#include "controls/controlpanel.h"
+#include "live/livesession.h"
 #include "mainwindow.h"
-#include "pipelineview.h"
-#include "plotstyle.h"
-#include "seedtables.h"
+#include "views/pipelineview.h"
+#include "style/plotstyle.h"
+#include "teaching/seedtables.h"
 
 #include <qcustomplot.h>
 
@@ -349,7 +349,7 @@ private slots:
 
     void averageHeadSaysWhichHeadIsShown()
     {
-        QVERIFY(apply([](ComputeSettings &s) { s.numHeads = 3; }, [](const ComputeSnapshot &s) { return s.result.numHeads == 3; }));
+        QVERIFY(apply([](ComputeSettings &s) { s.numHeads = 3; }, [](const ComputeSnapshot &s) { return s.attention(0).numHeads == 3; }));
         QSignalSpy spy(m_w.get(), &MainWindow::viewsUpdated);
         m_w->session()->setSelectedHead(2);
         QCoreApplication::processEvents();

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Every seed demonstration as a preset (issue 5): applying one sets the controls, table, sentence,
 // selection and view it claims, and the window then computes the numbers its notebook prints.
-#include "controlpanel.h"
-#include "lessonpanel.h"
-#include "livesession.h"
+#include "controls/controlpanel.h"
+#include "teaching/lessonpanel.h"
+#include "live/livesession.h"
 #include "mainwindow.h"
-#include "presets.h"
-#include "seedtables.h"
+#include "teaching/presets.h"
+#include "teaching/seedtables.h"
 
 #include "bundledvectors.h"
 
@@ -28,8 +28,8 @@ namespace {
 // q kᵀ of one head (the window keeps q and k, not the scores, to spare memory on long inputs).
 Mat<float> dots(const ComputeSnapshot &s, int head = 0)
 {
-    const int d = s.result.dHead;
-    return s.seq().q.middleCols(head * d, d) * s.seq().k.middleCols(head * d, d).transpose();
+    const int d = s.attention(0).dHead;
+    return s.seq(0).q.middleCols(head * d, d) * s.seq(0).k.middleCols(head * d, d).transpose();
 }
 
 void expectRow(const Mat<float> &m, int row, const std::vector<double> &printed, double tol = 0.5e-4 + 2e-6)
@@ -155,9 +155,9 @@ void TestPresets::presetSetsWhatItClaims()
     QCOMPARE(m_w->session()->selectedQuery(), p->query);
     QCOMPARE(m_w->currentViewId(), p->view);
     // no word of a preset is missing from its table
-    for (uint8_t u : s->query.unknown)
+    for (uint8_t u : s->queryUnknown)
         QCOMPARE(int(u), 0);
-    for (uint8_t u : s->key.unknown)
+    for (uint8_t u : s->keyUnknown)
         QCOMPARE(int(u), 0);
     // the explanation is shown
     QCOMPARE(m_w->lessonPanel()->currentId(), id);
@@ -170,18 +170,18 @@ void TestPresets::journeyScores()
     const SnapshotPtr s = apply(QStringLiteral("journey-scores"));
     QVERIFY(s && s->hasResult());
     QCOMPARE(s->tq(), 6);
-    QCOMPARE(s->result.scale, 1.0);
+    QCOMPARE(s->attention(0).scale, 1.0);
     expectRow(dots(*s), 1, {0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865});
-    expectRow(s->seq().weights[0], 1, {0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581});
-    expectRow(s->seq().output, 1, {0.4419, 0.6515, 0.5683});
+    expectRow(s->seq(0).weights[0], 1, {0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581});
+    expectRow(s->seq(0).output, 1, {0.4419, 0.6515, 0.5683});
 }
 
 void TestPresets::journeySum()
 {
     const SnapshotPtr s = apply(QStringLiteral("journey-sum"));
     QVERIFY(s && s->hasResult());
-    expectRow(s->seq().weights[0], 1, {0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656});
-    QVERIFY(std::abs(s->seq().weights[0].row(1).sum() - 1.0f) < 1e-6f);
+    expectRow(s->seq(0).weights[0], 1, {0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656});
+    QVERIFY(std::abs(s->seq(0).weights[0].row(1).sum() - 1.0f) < 1e-6f);
 }
 
 // SelfAttention_v1 after torch.manual_seed(123): every printed context row.
@@ -192,7 +192,7 @@ void TestPresets::journeyV1()
     const std::vector<std::vector<double>> printed = {{0.2996, 0.8053}, {0.3061, 0.8210}, {0.3058, 0.8203},
                                                       {0.2948, 0.7939}, {0.2927, 0.7891}, {0.2990, 0.8040}};
     for (int i = 0; i < 6; ++i)
-        expectRow(s->seq().output, i, printed[size_t(i)]);
+        expectRow(s->seq(0).output, i, printed[size_t(i)]);
 }
 
 // SelfAttention_v2 (seed 789), causal: the same weights by -inf and by multiply-renormalize.
@@ -211,8 +211,8 @@ void TestPresets::causalBothMethods()
         QCOMPARE(s->config.maskMethod,
                  QLatin1String(id) == QLatin1String("causal-neg-inf") ? MaskMethod::NegInf : MaskMethod::MultiplyRenormalize);
         for (int i = 0; i < 6; ++i)
-            expectRow(s->seq().weights[0], i, printed[size_t(i)]);
-        QCOMPARE(s->seq().weights[0](0, 5), 0.0f);
+            expectRow(s->seq(0).weights[0], i, printed[size_t(i)]);
+        QCOMPARE(s->seq(0).weights[0](0, 5), 0.0f);
     }
 }
 
@@ -225,33 +225,33 @@ void TestPresets::dropout()
                                                       {0, 0, 0.6206, 0, 0, 0},       {0.5517, 0.4921, 0, 0, 0, 0},
                                                       {0.4350, 0, 0, 0, 0, 0},       {0, 0.3327, 0, 0, 0, 0}};
     for (int i = 0; i < 6; ++i)
-        expectRow(s->seq().weights[0], i, printed[size_t(i)], 1e-4);
-    QCOMPARE(int(s->seq().weightsPreDropout.size()), 1);
-    QCOMPARE(s->seq().weightsPreDropout[0](1, 1), s->seq().weights[0](1, 1) / 2.0f);
+        expectRow(s->seq(0).weights[0], i, printed[size_t(i)], 1e-4);
+    QCOMPARE(int(s->seq(0).weightsPreDropout.size()), 1);
+    QCOMPARE(s->seq(0).weightsPreDropout[0](1, 1), s->seq(0).weights[0](1, 1) / 2.0f);
 }
 
 void TestPresets::multiHeadWrapper()
 {
     const SnapshotPtr s = apply(QStringLiteral("multihead-wrapper"));
     QVERIFY(s && s->hasResult());
-    QCOMPARE(s->result.numHeads, 2);
-    QCOMPARE(int(s->seq().output.cols()), 4);
+    QCOMPARE(s->attention(0).numHeads, 2);
+    QCOMPARE(int(s->seq(0).output.cols()), 4);
     const std::vector<std::vector<double>> printed = {
         {-0.4519, 0.2216, 0.4772, 0.1063}, {-0.5874, 0.0058, 0.5891, 0.3257}, {-0.6300, -0.0632, 0.6202, 0.3860},
         {-0.5675, -0.0843, 0.5478, 0.3589}, {-0.5526, -0.0981, 0.5321, 0.3428}, {-0.5299, -0.1081, 0.5077, 0.3493}};
     for (int i = 0; i < 6; ++i)
-        expectRow(s->seq().output, i, printed[size_t(i)]);
+        expectRow(s->seq(0).output, i, printed[size_t(i)]);
 }
 
 void TestPresets::multiHeadSplit()
 {
     const SnapshotPtr s = apply(QStringLiteral("multihead-split"));
     QVERIFY(s && s->hasResult());
-    QCOMPARE(s->result.dHead, 1);
+    QCOMPARE(s->attention(0).dHead, 1);
     const std::vector<std::vector<double>> printed = {{0.3190, 0.4858}, {0.2943, 0.3897}, {0.2856, 0.3593},
                                                       {0.2693, 0.3873}, {0.2639, 0.3928}, {0.2575, 0.4028}};
     for (int i = 0; i < 6; ++i)
-        expectRow(s->seq().output, i, printed[size_t(i)]);
+        expectRow(s->seq(0).output, i, printed[size_t(i)]);
 }
 
 // Seed 002: softmax(x x^T) on the printed randn draws (themselves rounded to 4 decimals, hence 1e-3).
@@ -261,8 +261,8 @@ void TestPresets::bloemBasic()
     QVERIFY(s && s->hasResult());
     expectRow(dots(*s), 0, {3.8774, -2.1985, 0.0499}, 1e-3);
     expectRow(dots(*s), 1, {-2.1985, 4.1004, -1.0393}, 1e-3);
-    expectRow(s->seq().weights[0], 0, {0.97650, 0.0022437, 0.021252}, 1e-4);
-    expectRow(s->seq().weights[0], 1, {0.0018242, 0.99236, 0.0058146}, 1e-4);
+    expectRow(s->seq(0).weights[0], 0, {0.97650, 0.0022437, 0.021252}, 1e-4);
+    expectRow(s->seq(0).weights[0], 1, {0.0018242, 0.99236, 0.0058146}, 1e-4);
 }
 
 // Seed 003 on the bundled table: "ship" attends most to itself, then to "crew"; in the other
@@ -272,8 +272,8 @@ void TestPresets::shipInTwoContexts()
     SnapshotPtr s = apply(QStringLiteral("ship-odyssey"));
     QVERIFY(s && s->hasResult());
     QCOMPARE(s->tq(), 11);
-    QCOMPARE(s->result.scale, 1.0 / std::sqrt(50.0));
-    const Mat<float> &w = s->seq().weights[0];
+    QCOMPARE(s->attention(0).scale, 1.0 / std::sqrt(50.0));
+    const Mat<float> &w = s->seq(0).weights[0];
     int best = 0;
     w.row(6).maxCoeff(&best);
     QCOMPARE(best, 6);
@@ -282,13 +282,13 @@ void TestPresets::shipInTwoContexts()
     rest.maxCoeff(&best);
     QCOMPARE(best, 10); // crew
     expectRow(w, 6, {0.0587, 0.0643, 0.0800, 0.0871, 0.0722, 0.0671, 0.2303, 0.0601, 0.0722, 0.0671, 0.1407}, 1e-4);
-    const Vec<float> shipOdyssey = s->seq().output.row(6);
+    const Vec<float> shipOdyssey = s->seq(0).output.row(6);
 
     s = apply(QStringLiteral("ship-amazon"));
     QVERIFY(s && s->hasResult());
     QCOMPARE(s->tq(), 6);
-    expectRow(s->seq().weights[0], 3, {0.1167, 0.1244, 0.1098, 0.4206, 0.1140, 0.1145}, 1e-4);
-    const Vec<float> shipAmazon = s->seq().output.row(3);
+    expectRow(s->seq(0).weights[0], 3, {0.1167, 0.1244, 0.1098, 0.4206, 0.1140, 0.1145}, 1e-4);
+    const Vec<float> shipAmazon = s->seq(0).output.row(3);
     const float cosine = shipOdyssey.dot(shipAmazon) / (shipOdyssey.norm() * shipAmazon.norm());
     QVERIFY2(cosine < 0.99f, qPrintable(QString::number(cosine))); // contextual: not the same vector
 }
@@ -297,8 +297,8 @@ void TestPresets::shipCosine()
 {
     const SnapshotPtr s = apply(QStringLiteral("ship-cosine"));
     QVERIFY(s && s->hasResult());
-    const Mat<float> &w = s->seq().weights[0];
-    const Mat<float> &x = s->query.matrix;
+    const Mat<float> &w = s->seq(0).weights[0];
+    const Mat<float> &x = s->queryInput(0);
     for (int i = 0; i < 11; ++i)
         QVERIFY(std::abs(w(i, i) - 1.0f) < 1e-5f);
     const float cos = x.row(6).dot(x.row(10)) / (x.row(6).norm() * x.row(10).norm());
@@ -311,11 +311,11 @@ void TestPresets::multiHeadBloem()
 {
     const SnapshotPtr s = apply(QStringLiteral("multihead-bloem"));
     QVERIFY(s && s->hasResult());
-    QCOMPARE(s->result.numHeads, 5);
-    QCOMPARE(s->result.dHead, 10);
-    QCOMPARE(s->result.scale, 1.0 / std::sqrt(50.0));
-    QCOMPARE(int(s->seq().weights.size()), 5);
-    QVERIFY((s->seq().weights[0] - s->seq().weights[1]).cwiseAbs().maxCoeff() > 1e-3f); // heads differ
+    QCOMPARE(s->attention(0).numHeads, 5);
+    QCOMPARE(s->attention(0).dHead, 10);
+    QCOMPARE(s->attention(0).scale, 1.0 / std::sqrt(50.0));
+    QCOMPARE(int(s->seq(0).weights.size()), 5);
+    QVERIFY((s->seq(0).weights[0] - s->seq(0).weights[1]).cwiseAbs().maxCoeff() > 1e-3f); // heads differ
 }
 
 void TestPresets::crossAttention()
@@ -325,11 +325,11 @@ void TestPresets::crossAttention()
     QVERIFY(s->cross);
     QCOMPARE(s->tq(), 3);
     QCOMPARE(s->tk(), 5);
-    QCOMPARE(int(s->seq().weights[0].rows()), 3);
-    QCOMPARE(int(s->seq().weights[0].cols()), 5);
-    QCOMPARE(int(s->seq().q.cols()), 32);
-    QCOMPARE(int(s->seq().output.cols()), 8);
-    QCOMPARE(s->result.numHeads, 2);
+    QCOMPARE(int(s->seq(0).weights[0].rows()), 3);
+    QCOMPARE(int(s->seq(0).weights[0].cols()), 5);
+    QCOMPARE(int(s->seq(0).q.cols()), 32);
+    QCOMPARE(int(s->seq(0).output.cols()), 8);
+    QCOMPARE(s->attention(0).numHeads, 2);
 }
 
 void TestPresets::editingMarksTheLesson()

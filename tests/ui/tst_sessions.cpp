@@ -3,21 +3,22 @@
 // missing files) open what they can and never change the window or the file when they cannot, the
 // modified flag and the unsaved-changes prompt, recent files, restore on start. Offscreen, with
 // QSettings in Qt's test location; the user's own settings are never read or written.
-#include "controlpanel.h"
-#include "embeddingview.h"
-#include "headgridview.h"
-#include "heatmapview.h"
-#include "livesession.h"
+#include "controls/controlpanel.h"
+#include "views/embeddingview.h"
+#include "views/headgridview.h"
+#include "views/heatmapview.h"
+#include "live/livesession.h"
 #include "mainwindow.h"
-#include "compareview.h"
-#include "lessonpanel.h"
-#include "linesview.h"
-#include "appearance.h"
-#include "residualview.h"
-#include "seedtables.h"
-#include "session.h"
-#include "stackcontrols.h"
-#include "tokenchipsview.h"
+#include "testsupport.h"
+#include "views/compareview.h"
+#include "teaching/lessonpanel.h"
+#include "views/linesview.h"
+#include "style/appearance.h"
+#include "views/residualview.h"
+#include "teaching/seedtables.h"
+#include "files/session.h"
+#include "controls/stackcontrols.h"
+#include "controls/tokenchipsview.h"
 
 #include "bundledvectors.h"
 
@@ -45,22 +46,12 @@ using namespace attnviz::ui;
 
 namespace {
 
-const QString kToyTable = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/embeddings/toy-en16.txt");
-const QString kStackFile = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch/stack_postnorm_relu_sinusoidal.safetensors");
+const QString kToyTable = test::toyTable();
+const QString kStackFile = test::stackFile();
 
-QByteArray readAll(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-bool writeFile(const QString &path, const QByteArray &data)
-{
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly) && f.write(data) == data.size();
-}
-
-QJsonObject readJson(const QString &path) { return QJsonDocument::fromJson(readAll(path)).object(); }
+using test::readAll;
+using test::readJson;
+using test::writeFile;
 
 // Two settings equal but for the loaded weights' identity (a file read twice gives two objects).
 bool sameButLoaded(ComputeSettings a, ComputeSettings b)
@@ -72,17 +63,7 @@ bool sameButLoaded(ComputeSettings a, ComputeSettings b)
 }
 
 // A 16 x 16 W_q = W_k = 2 I projections file for the toy table.
-bool writeProjections(const QString &path)
-{
-    QJsonArray rows;
-    for (int i = 0; i < 16; ++i) {
-        QJsonArray r;
-        for (int j = 0; j < 16; ++j)
-            r.append(i == j ? 2.0 : 0.0);
-        rows.append(r);
-    }
-    return writeFile(path, QJsonDocument(QJsonObject{{"W_q", rows}, {"W_k", rows}}).toJson());
-}
+bool writeProjections(const QString &path) { return test::writeDoubleIdentityProjections(path, 16); }
 
 } // namespace
 

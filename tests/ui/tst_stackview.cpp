@@ -3,15 +3,16 @@
 // computeStack run here on the same token vectors, a click on a thumbnail, the residual-stream
 // numbers, loading GPT-2-named safetensors (a good file and corrupt ones), and depth back to 1.
 // Uses the hand-made toy table tests/fixtures/embeddings/toy-en16.txt (16-d).
-#include "controlpanel.h"
-#include "figureexport.h"
-#include "heatmapview.h"
-#include "layergridview.h"
-#include "livesession.h"
+#include "controls/controlpanel.h"
+#include "files/figureexport.h"
+#include "views/heatmapview.h"
+#include "views/layergridview.h"
+#include "live/livesession.h"
 #include "mainwindow.h"
-#include "residualview.h"
-#include "stackcompute.h"
-#include "stackcontrols.h"
+#include "testsupport.h"
+#include "views/residualview.h"
+#include "live/stackcompute.h"
+#include "controls/stackcontrols.h"
 
 #include "attnviz/embeddings.h"
 #include "attnviz/transformer.h"
@@ -37,29 +38,12 @@ using namespace attnviz::ui;
 
 namespace {
 
-const QString kToyTable = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/embeddings/toy-en16.txt");
-const QString kStackFile = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch/stack_postnorm_relu_sinusoidal.safetensors");
+const QString kToyTable = test::toyTable();
+const QString kStackFile = test::stackFile();
 
-template <typename W> W *child(QObject *parent, const char *name)
-{
-    W *w = parent->findChild<W *>(QLatin1String(name));
-    if (!w)
-        qFatal("no child %s", name);
-    return w;
-}
-
-void setCombo(QComboBox *c, int data)
-{
-    const int i = c->findData(data);
-    QVERIFY(i >= 0);
-    c->setCurrentIndex(i);
-}
-
-QByteArray readAll(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
+using test::child;
+using test::readAll;
+using test::setCombo;
 
 // Rewrites a safetensors file's JSON header, keeping the data block.
 QByteArray withHeader(const QByteArray &file, const std::function<void(QJsonObject &)> &edit)
@@ -87,23 +71,9 @@ private:
 
     SnapshotPtr waitFor(quint64 after, const std::function<bool(const ComputeSnapshot &)> &pred = {}, int ms = 10000)
     {
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < ms) {
-            QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-            const SnapshotPtr s = m_w->session()->snapshot();
-            if (s && s->generation > after && !m_w->session()->busy() && (!pred || pred(*s))) {
-                QCoreApplication::processEvents();
-                return s;
-            }
-        }
-        return {};
+        return test::waitForSnapshot(*m_w->session(), after, pred, ms);
     }
-    quint64 gen() const
-    {
-        const SnapshotPtr s = m_w->session()->snapshot();
-        return s ? s->generation : 0;
-    }
+    quint64 gen() const { return test::shownGeneration(*m_w->session()); }
     QSpinBox *depthSpin() { return child<QSpinBox>(m_w->controls(), "depthSpin"); }
 
     // Sets heads and depth through the controls and waits for the stack.
@@ -113,7 +83,7 @@ private:
         child<QSpinBox>(m_w->controls(), "headsSpin")->setValue(heads);
         depthSpin()->setValue(depth);
         return waitFor(g, [&](const ComputeSnapshot &s) {
-            return s.hasResult() && s.stack && int(s.stack->layers.size()) == depth && s.result.numHeads == heads;
+            return s.hasResult() && s.deep() && s.numLayers() == depth && s.attention(0).numHeads == heads;
         });
     }
 
@@ -124,7 +94,7 @@ private:
         StackWeights<float> seeded;
         if (!weights) {
             const Status st = seededStackWeights<float>(16, ss.depth, ss.seed, ss.positions,
-                                                        StackWeightsCache::kMaxPositions, seeded);
+                                                        WordStackModel::kMaxPositions, seeded);
             if (!st.ok())
                 qFatal("%s", st.message.c_str());
             weights = &seeded;
@@ -167,7 +137,7 @@ private slots:
     {
         QCOMPARE(depthSpin()->value(), 1);
         const SnapshotPtr s = m_w->session()->snapshot();
-        QVERIFY(!s->stack);
+        QVERIFY(!s->deep());
         QCOMPARE(s->settings.stack.depth, 1);
         QTabWidget *tabs = m_w->tabs();
         QVERIFY(!tabs->isTabVisible(tabs->indexOf(m_w->layerGridView())));
@@ -227,7 +197,7 @@ private slots:
     {
         const SnapshotPtr s = stackOf(3, 2);
         QVERIFY(s);
-        QCOMPARE(s->layer, 0);
+        QCOMPARE(m_w->session()->selectedLayer(), 0);
         m_w->tabs()->setCurrentWidget(m_w->layerGridView());
         QCoreApplication::processEvents();
         LayerGridView *g = m_w->layerGridView();
@@ -240,9 +210,9 @@ private slots:
         QCOMPARE(m_w->session()->selectedHead(), 1);
         QCOMPARE(m_w->tabs()->currentWidget(), static_cast<QWidget *>(m_w->heatmapView()));
         const SnapshotPtr now = m_w->session()->snapshot();
-        QCOMPARE(now->layer, 2);
-        QCOMPARE(now->stack, s->stack); // same computation, another layer shown
-        const Mat<float> &w = s->stack->layers[2].attention.batch[0].weights[1];
+        QCOMPARE(now, s); // same computation, another layer shown
+        QCOMPARE(now->layerIndex(m_w->session()->selectedLayer()), 2);
+        const Mat<float> &w = s->trace->layers[2].attention.batch[0].weights[1];
         HeatmapView *h = m_w->heatmapView();
         for (int i = 0; i < 11; ++i)
             for (int j = 0; j < 11; ++j)
@@ -253,9 +223,9 @@ private slots:
         // the layer control selects too, without recomputing
         const quint64 generation = m_w->session()->generation();
         child<QSpinBox>(m_w->controls(), "layerSpin")->setValue(1);
-        QCOMPARE(m_w->session()->snapshot()->layer, 1);
+        QCOMPARE(m_w->session()->selectedLayer(), 1);
         QCOMPARE(m_w->session()->generation(), generation);
-        QCOMPARE(h->cellValue(3, 4), double(s->stack->layers[1].attention.batch[0].weights[1](3, 4)));
+        QCOMPARE(h->cellValue(3, 4), double(s->trace->layers[1].attention.batch[0].weights[1](3, 4)));
         child<QSpinBox>(m_w->controls(), "layerSpin")->setValue(2);
         // the grid follows the selection; the layer stays while typing
         m_w->tabs()->setCurrentWidget(g);
@@ -265,8 +235,8 @@ private slots:
         const SnapshotPtr typed =
             waitFor(now->generation, [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 5; });
         QVERIFY(typed);
-        QCOMPARE(typed->layer, 2);
-        QCOMPARE(typed->result.batch[0].weights[1], typed->stack->layers[2].attention.batch[0].weights[1]);
+        QCOMPARE(m_w->session()->selectedLayer(), 2);
+        QCOMPARE(typed->weights(m_w->session()->selectedLayer(), 1), typed->trace->layers[2].attention.batch[0].weights[1]);
         // a gap between thumbnails selects nothing
         const QPoint a = g->thumbnailCenter(0, 0), b = g->thumbnailCenter(0, 1);
         QTest::mouseClick(g->plot(), Qt::LeftButton, Qt::NoModifier, g->plot()->mapFrom(g, (a + b) / 2));
@@ -314,11 +284,11 @@ private slots:
         QVERIFY2(m_w->loadStackWeightsFile(kStackFile, &error), qPrintable(error));
         child<QSpinBox>(m_w->controls(), "headsSpin")->setValue(4);
         const SnapshotPtr s = waitFor(0, [](const ComputeSnapshot &s) {
-            return s.hasResult() && s.stack && s.settings.stack.source == StackWeightsSource::File &&
-                   s.result.numHeads == 4;
+            return s.hasResult() && s.deep() && s.settings.stack.source == StackWeightsSource::File &&
+                   s.attention(0).numHeads == 4;
         });
         QVERIFY(s);
-        QCOMPARE(int(s->stack->layers.size()), 2);
+        QCOMPARE(int(s->trace->layers.size()), 2);
         QVERIFY(child<QLabel>(m_w->controls(), "stackSourceLabel")->text().contains(QStringLiteral("2 blocks")));
         SafetensorsFile file;
         QVERIFY(readSafetensors(kStackFile.toStdString(), file).ok());
@@ -326,7 +296,7 @@ private slots:
         int depth = 0;
         QVERIFY(stackWeightsFromGpt2(file, w, depth).ok());
         const StackResult<float> ref = reference(s->settings.stack, 4, &w);
-        QVERIFY((ref.layers[1].output - s->stack->layers[1].output).cwiseAbs().maxCoeff() < 1e-5f);
+        QVERIFY((ref.layers[1].output - s->trace->layers[1].output).cwiseAbs().maxCoeff() < 1e-5f);
         QVERIFY(m_w->heatmapView()->title().contains(QStringLiteral("weights from stack_postnorm_relu_sinusoidal")));
     }
 
@@ -400,18 +370,18 @@ private slots:
         QVERIFY(!child<QComboBox>(m_w->controls(), "projectionCombo")->isEnabled());
         depthSpin()->setValue(1);
         const SnapshotPtr back =
-            waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult() && !s.stack; });
+            waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult() && !s.deep(); });
         QVERIFY(back);
         QVERIFY(!tabs->isTabVisible(tabs->indexOf(m_w->layerGridView())));
         QVERIFY(!tabs->isTabVisible(tabs->indexOf(m_w->residualView())));
         QVERIFY(tabs->currentWidget() != m_w->layerGridView());
         QVERIFY(child<QComboBox>(m_w->controls(), "projectionCombo")->isEnabled());
-        QCOMPARE(back->weights(0), single->weights(0));
-        QCOMPARE(back->query.matrix, single->query.matrix);
+        QCOMPARE(back->weights(0, 0), single->weights(0, 0));
+        QCOMPARE(back->queryInput(0), single->queryInput(0));
         m_w->tabs()->setCurrentWidget(m_w->heatmapView());
         QCoreApplication::processEvents();
         for (int i = 0; i < 11; ++i)
-            QCOMPARE(m_w->heatmapView()->cellValue(i, 0), double(single->weights(0)(i, 0)));
+            QCOMPARE(m_w->heatmapView()->cellValue(i, 0), double(single->weights(0, 0)(i, 0)));
         QVERIFY(!m_w->heatmapView()->title().contains(QStringLiteral("layer")));
         QVERIFY(!m_w->statusText().contains(QStringLiteral("layer")));
     }
@@ -422,14 +392,14 @@ private slots:
         m_w->session()->togglePadding(2);
         setCombo(child<QComboBox>(m_w->controls(), "maskCombo"), int(MaskChoice::CausalPadding));
         const SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) {
-            return s.hasResult() && s.stack && s.settings.mask == MaskChoice::CausalPadding;
+            return s.hasResult() && s.deep() && s.settings.mask == MaskChoice::CausalPadding;
         });
         QVERIFY(s);
         m_w->tabs()->setCurrentWidget(m_w->layerGridView());
         QCoreApplication::processEvents();
         for (int l = 0; l < 3; ++l)
             for (int h = 0; h < 2; ++h) {
-                const Mat<float> &w = s->stack->layers[size_t(l)].attention.batch[0].weights[size_t(h)];
+                const Mat<float> &w = s->trace->layers[size_t(l)].attention.batch[0].weights[size_t(h)];
                 for (int i = 0; i < 11; ++i) {
                     for (int j = 0; j < 11; ++j) {
                         const bool masked = j > i || j == 2;

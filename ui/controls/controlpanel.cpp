@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "controls/controlpanel.h"
+#include "controls/formwidgets.h"
+
+#include "live/livecompute.h"
+#include "controls/stackcontrols.h"
+
+#include <algorithm>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+
+namespace attnviz::ui {
+
+void ControlPanel::followHeadElsewhere(const QString &why)
+{
+    m_headElsewhere = true;
+    for (QWidget *w : {static_cast<QWidget *>(m_headDisplay), static_cast<QWidget *>(m_head)}) {
+        w->setEnabled(false);
+        w->setToolTip(why);
+    }
+}
+
+double ControlPanel::temperatureForSlider(int value)
+{
+    // 0..200 -> 0.05 .. 20 on a log scale, 100 -> 1
+    return std::pow(10.0, (value - 100) / 100.0 * std::log10(20.0));
+}
+
+int ControlPanel::sliderForTemperature(double t)
+{
+    return int(std::lround(100 + 100.0 * std::log10(std::max(1e-6, t)) / std::log10(20.0)));
+}
+
+ControlPanel::ControlPanel(QWidget *parent)
+    : QWidget(parent)
+{
+    auto *outer = new QVBoxLayout(this);
+
+    // Heads
+    auto *headsBox = new QGroupBox(tr("Heads"), this);
+    auto *hf = new QFormLayout(headsBox);
+    m_heads = new QSpinBox(headsBox);
+    m_heads->setObjectName(QStringLiteral("headsSpin"));
+    m_heads->setRange(1, 64);
+    m_dHeadLabel = new QLabel(headsBox);
+    m_dHeadLabel->setObjectName(QStringLiteral("dHeadLabel"));
+    auto *hrow = new QHBoxLayout;
+    hrow->addWidget(m_heads);
+    hrow->addWidget(m_dHeadLabel, 1);
+    hf->addRow(tr("Number of heads"), hrow);
+    m_dHead = new QSpinBox(headsBox);
+    m_dHead->setObjectName(QStringLiteral("dHeadSpin"));
+    m_dHead->setRange(0, 4096);
+    m_dHead->setSpecialValueText(tr("auto (d_model / heads)"));
+    m_dHead->setToolTip(tr("The width of each head. Free only with random or loaded projections; identity "
+                           "projections split the embedding into equal slices."));
+    hf->addRow(tr("d_head"), m_dHead);
+    m_headsNote = note(headsBox);
+    m_headsNote->setObjectName(QStringLiteral("headsNote"));
+    m_headsNote->setStyleSheet(QStringLiteral("color: #b05a00"));
+    hf->addRow(m_headsNote);
+    m_headDisplay = combo(headsBox, "headDisplayCombo",
+                          {{tr("One head"), int(HeadDisplay::One)},
+                           {tr("Average of heads"), int(HeadDisplay::Average)},
+                           {tr("All heads"), int(HeadDisplay::All)}});
+    m_head = new QSpinBox(headsBox);
+    m_head->setObjectName(QStringLiteral("headSpin"));
+    m_head->setRange(0, 0);
+    auto *srow = new QHBoxLayout;
+    srow->addWidget(m_headDisplay, 1);
+    srow->addWidget(m_head);
+    hf->addRow(tr("Show"), srow);
+    outer->addWidget(headsBox);
+
+    // Scores
+    auto *scoreBox = new QGroupBox(tr("Scores and weights"), this);
+    auto *sf = new QFormLayout(scoreBox);
+    m_scale = combo(scoreBox, "scaleCombo",
+                    {{QStringLiteral("1/√d_head"), int(ScaleRule::InvSqrtDHead)},
+                     {QStringLiteral("1/√d_model"), int(ScaleRule::InvSqrtDModel)},
+                     {tr("none"), int(ScaleRule::None)},
+                     {tr("temperature 1/(T·√d_head)"), int(ScaleRule::Temperature)}});
+    sf->addRow(tr("Scaling"), m_scale);
+    m_temperature = new QSlider(Qt::Horizontal, scoreBox);
+    m_temperature->setObjectName(QStringLiteral("temperatureSlider"));
+    m_temperature->setRange(0, 200);
+    m_temperature->setValue(100);
+    m_temperatureLabel = new QLabel(scoreBox);
+    m_temperatureLabel->setMinimumWidth(56);
+    auto *trow = new QHBoxLayout;
+    trow->addWidget(m_temperature, 1);
+    trow->addWidget(m_temperatureLabel);
+    sf->addRow(tr("Temperature"), trow);
+    m_norm = combo(scoreBox, "normCombo",
+                   {{tr("softmax"), int(Normalization::Softmax)},
+                    {tr("sum (divide by row sum)"), int(Normalization::Sum)},
+                    {tr("cosine similarity"), int(Normalization::Cosine)}});
+    sf->addRow(tr("Normalization"), m_norm);
+    m_mask = combo(scoreBox, "maskCombo",
+                   {{tr("none"), int(MaskChoice::None)},
+                    {tr("causal"), int(MaskChoice::Causal)},
+                    {tr("padding (click tokens)"), int(MaskChoice::Padding)},
+                    {tr("causal + padding"), int(MaskChoice::CausalPadding)},
+                    {tr("custom (click heatmap cells)"), int(MaskChoice::Custom)}});
+    sf->addRow(tr("Mask"), m_mask);
+    m_maskMethod = combo(scoreBox, "maskMethodCombo",
+                         {{tr("−∞ before softmax"), int(MaskMethod::NegInf)},
+                          {tr("softmax, zero, renormalize"), int(MaskMethod::MultiplyRenormalize)}});
+    sf->addRow(tr("Mask method"), m_maskMethod);
+    m_clearMask = new QPushButton(tr("Clear custom mask"), scoreBox);
+    m_clearMask->setObjectName(QStringLiteral("clearMaskButton"));
+    sf->addRow(m_clearMask);
+    auto *drow = new QHBoxLayout;
+    m_dropout = new QDoubleSpinBox(scoreBox);
+    m_dropout->setObjectName(QStringLiteral("dropoutSpin"));
+    m_dropout->setRange(0.0, 0.95);
+    m_dropout->setSingleStep(0.05);
+    m_dropout->setDecimals(2);
+    m_dropoutSeed = new QSpinBox(scoreBox);
+    m_dropoutSeed->setObjectName(QStringLiteral("dropoutSeedSpin"));
+    m_dropoutSeed->setRange(0, 1 << 30);
+    m_dropoutSeed->setPrefix(tr("seed "));
+    drow->addWidget(m_dropout);
+    drow->addWidget(m_dropoutSeed);
+    sf->addRow(tr("Dropout"), drow);
+    outer->addWidget(scoreBox);
+
+    m_stack = new StackControls(this);
+    outer->addWidget(m_stack);
+    connect(m_stack, &StackControls::changed, this, [this] { emitSettings(); });
+
+    // Projections
+    auto *projBox = new QGroupBox(tr("Projections W_q, W_k, W_v, W_o"), this);
+    auto *pf = new QFormLayout(projBox);
+    m_projection = combo(projBox, "projectionCombo",
+                         {{tr("identity (Q = K = V = X)"), int(ProjectionMode::Identity)},
+                          {tr("random (nn.Linear init)"), int(ProjectionMode::Random)},
+                          {tr("loaded from file"), int(ProjectionMode::File)}});
+    pf->addRow(tr("Mode"), m_projection);
+    m_projSeed = new QSpinBox(projBox);
+    m_projSeed->setObjectName(QStringLiteral("projectionSeedSpin"));
+    m_projSeed->setRange(0, 1 << 30);
+    m_projSeed->setPrefix(tr("seed "));
+    pf->addRow(tr("Random seed"), m_projSeed);
+    m_initScheme = combo(projBox, "initSchemeCombo",
+                         {{tr("nn.Linear (kaiming uniform)"), int(InitScheme::TorchLinear)},
+                          {tr("torch.rand (uniform 0..1)"), int(InitScheme::Uniform01)},
+                          {tr("xavier (nn.MultiheadAttention)"), int(InitScheme::XavierUniform)}});
+    m_initScheme->setToolTip(tr("How PyTorch initializes the weights after torch.manual_seed(seed): the same seed "
+                                "gives the notebook's numbers."));
+    pf->addRow(tr("Init"), m_initScheme);
+    m_drawOrder = combo(projBox, "drawOrderCombo",
+                        {{tr("fused: W_q, W_k, W_v for all heads"), int(DrawOrder::Fused)},
+                         {tr("per head: q, k, v of head 0, then head 1…"), int(DrawOrder::PerHead)}});
+    m_drawOrder->setToolTip(tr("Fused is one Linear per role (MultiHeadAttention); per head is a list of "
+                               "single-head modules (MultiHeadAttentionWrapper)."));
+    pf->addRow(tr("Draw order"), m_drawOrder);
+    m_outMode = combo(projBox, "outModeCombo",
+                      {{tr("to d_model"), 0}, {tr("none: heads concatenated"), -1}, {tr("custom width"), 1}});
+    m_outWidth = new QSpinBox(projBox);
+    m_outWidth->setObjectName(QStringLiteral("outWidthSpin"));
+    m_outWidth->setRange(1, 4096);
+    m_outWidth->setValue(8);
+    auto *orow = new QHBoxLayout;
+    orow->addWidget(m_outMode, 1);
+    orow->addWidget(m_outWidth);
+    pf->addRow(tr("W_o"), orow);
+    m_loadProjections = new QPushButton(tr("Load projections…"), projBox);
+    m_projSource = note(projBox);
+    pf->addRow(m_loadProjections);
+    pf->addRow(m_projSource);
+    outer->addWidget(projBox);
+
+    // Embeddings and backend
+    auto *dataBox = new QGroupBox(tr("Embeddings and backend"), this);
+    auto *df = new QFormLayout(dataBox);
+    m_tableLabel = note(dataBox);
+    m_tableLabel->setObjectName(QStringLiteral("tableLabel"));
+    df->addRow(m_tableLabel);
+    auto *erow = new QHBoxLayout;
+    m_useBundled = new QPushButton(tr("Use bundled"), dataBox);
+    m_useBundled->setObjectName(QStringLiteral("useBundledButton"));
+    m_loadEmbeddings = new QPushButton(tr("Load embeddings…"), dataBox);
+    m_loadEmbeddings->setObjectName(QStringLiteral("loadEmbeddingsButton"));
+    erow->addWidget(m_useBundled);
+    erow->addWidget(m_loadEmbeddings);
+    df->addRow(erow);
+    m_backend = combo(dataBox, "backendCombo",
+                      {{tr("CPU (Eigen)"), 0}, {tr("GPU (Qt RHI: Vulkan / OpenGL)"), 1}, {tr("Auto"), 2}});
+    m_backend->setItemData(1, tr("Compute shaders through Qt RHI; any failure falls back to the CPU and the status bar says why."),
+                           Qt::ToolTipRole);
+    m_backend->setItemData(2, tr("The GPU for large inputs on a hardware GPU, else the CPU; the status bar names what computed."),
+                           Qt::ToolTipRole);
+    df->addRow(tr("Backend"), m_backend);
+    m_numbers = new QCheckBox(tr("Numbers in cells"), dataBox);
+    m_numbers->setObjectName(QStringLiteral("numbersCheck"));
+    m_numbers->setChecked(true);
+    df->addRow(m_numbers);
+    outer->addWidget(dataBox);
+    outer->addStretch(1);
+
+    const auto changed = [this] { emitSettings(); };
+    connect(m_heads, qOverload<int>(&QSpinBox::valueChanged), this, changed);
+    connect(m_dHead, qOverload<int>(&QSpinBox::valueChanged), this, changed);
+    connect(m_scale, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_temperature, &QSlider::valueChanged, this, changed);
+    connect(m_norm, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_mask, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_maskMethod, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_projection, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_backend, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_projSeed, qOverload<int>(&QSpinBox::valueChanged), this, changed);
+    connect(m_initScheme, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_drawOrder, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_outMode, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    connect(m_outWidth, qOverload<int>(&QSpinBox::valueChanged), this, changed);
+    connect(m_dropout, qOverload<double>(&QDoubleSpinBox::valueChanged), this, changed);
+    connect(m_dropoutSeed, qOverload<int>(&QSpinBox::valueChanged), this, changed);
+    connect(m_headDisplay, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+        updateDerived();
+        if (!m_blockSignals)
+            emit headDisplayChanged(headDisplay());
+    });
+    connect(m_head, qOverload<int>(&QSpinBox::valueChanged), this, [this](int h) {
+        if (!m_blockSignals)
+            emit headChanged(h);
+    });
+    connect(m_numbers, &QCheckBox::toggled, this, &ControlPanel::showNumbersChanged);
+    connect(m_clearMask, &QPushButton::clicked, this, &ControlPanel::clearCustomMaskRequested);
+    connect(m_loadProjections, &QPushButton::clicked, this, &ControlPanel::loadProjectionsRequested);
+    connect(m_loadEmbeddings, &QPushButton::clicked, this, &ControlPanel::loadEmbeddingsRequested);
+    connect(m_useBundled, &QPushButton::clicked, this, &ControlPanel::useBundledRequested);
+    updateDerived();
+}
+
+ComputeSettings ControlPanel::settings() const
+{
+    ComputeSettings s;
+    s.numHeads = m_heads->value();
+    s.dHead = m_dHead->isEnabled() ? m_dHead->value() : 0;
+    s.scaleRule = ScaleRule(m_scale->currentData().toInt());
+    s.temperature = temperatureForSlider(m_temperature->value());
+    s.normalization = Normalization(m_norm->currentData().toInt());
+    s.mask = MaskChoice(m_mask->currentData().toInt());
+    s.maskMethod = MaskMethod(m_maskMethod->currentData().toInt());
+    s.projection = ProjectionMode(m_projection->currentData().toInt());
+    s.projectionSeed = quint64(m_projSeed->value());
+    s.initScheme = InitScheme(m_initScheme->currentData().toInt());
+    s.drawOrder = DrawOrder(m_drawOrder->currentData().toInt());
+    const int outMode = m_outMode->currentData().toInt();
+    s.outWidth = outMode == 1 ? m_outWidth->value() : outMode;
+    if (s.projection == ProjectionMode::File) {
+        s.loadedProjections = m_loaded;
+        s.projectionSource = m_loadedSource;
+    }
+    s.dropout = m_dropout->value();
+    s.dropoutSeed = quint64(m_dropoutSeed->value());
+    static const char *backends[] = {"cpu", "gpu", "auto"};
+    s.backend = QString::fromLatin1(backends[std::clamp(m_backend->currentData().toInt(), 0, 2)]);
+    s.stack = m_stack->settings();
+    return s;
+}
+
+void ControlPanel::setSettings(const ComputeSettings &s)
+{
+    m_blockSignals = true;
+    m_backend->setCurrentIndex(s.backend == QLatin1String("gpu") ? 1 : s.backend == QLatin1String("auto") ? 2 : 0);
+    m_heads->setValue(s.numHeads);
+    m_dHead->setValue(s.dHead);
+    m_scale->setCurrentIndex(m_scale->findData(int(s.scaleRule)));
+    m_temperature->setValue(sliderForTemperature(s.temperature));
+    m_norm->setCurrentIndex(m_norm->findData(int(s.normalization)));
+    m_mask->setCurrentIndex(m_mask->findData(int(s.mask)));
+    m_maskMethod->setCurrentIndex(m_maskMethod->findData(int(s.maskMethod)));
+    m_projection->setCurrentIndex(m_projection->findData(int(s.projection)));
+    m_projSeed->setValue(int(s.projectionSeed));
+    m_initScheme->setCurrentIndex(m_initScheme->findData(int(s.initScheme)));
+    m_drawOrder->setCurrentIndex(m_drawOrder->findData(int(s.drawOrder)));
+    m_outMode->setCurrentIndex(m_outMode->findData(s.outWidth > 0 ? 1 : s.outWidth < 0 ? -1 : 0));
+    if (s.outWidth > 0)
+        m_outWidth->setValue(s.outWidth);
+    m_dropout->setValue(s.dropout);
+    m_dropoutSeed->setValue(int(s.dropoutSeed));
+    m_stack->setSettings(s.stack);
+    if (s.loadedProjections) {
+        m_loaded = s.loadedProjections;
+        m_loadedSource = s.projectionSource;
+    }
+    m_blockSignals = false;
+    emitSettings();
+}
+
+bool ControlPanel::showNumbers() const { return m_numbers->isChecked(); }
+
+void ControlPanel::setShowNumbers(bool show) { m_numbers->setChecked(show); }
+
+HeadDisplay ControlPanel::headDisplay() const { return HeadDisplay(m_headDisplay->currentData().toInt()); }
+
+void ControlPanel::setHeadDisplay(HeadDisplay d)
+{
+    m_blockSignals = true;
+    m_headDisplay->setCurrentIndex(m_headDisplay->findData(int(d)));
+    m_blockSignals = false;
+    updateDerived();
+}
+
+void ControlPanel::setSelectedHead(int head)
+{
+    if (head < 0)
+        return;
+    m_blockSignals = true;
+    m_head->setValue(head);
+    m_blockSignals = false;
+}
+
+void ControlPanel::setDModel(int dModel)
+{
+    m_dModel = dModel;
+    updateDerived();
+}
+
+void ControlPanel::setBundledAvailable(bool available, const QString &why)
+{
+    m_useBundled->setEnabled(available);
+    m_useBundled->setToolTip(available ? tr("Use the English word vectors compiled into attnviz") : why);
+    if (!available)
+        m_useBundled->setText(tr("Bundled: not in this build"));
+}
+
+void ControlPanel::setTableDescription(const QString &text) { m_tableLabel->setText(text); }
+
+void ControlPanel::setLoadedProjections(std::shared_ptr<const Projections<float>> p, const QString &source)
+{
+    m_loaded = std::move(p);
+    m_loadedSource = source;
+    m_blockSignals = true;
+    m_projection->setCurrentIndex(m_projection->findData(int(ProjectionMode::File)));
+    m_blockSignals = false;
+    emitSettings();
+}
+
+void ControlPanel::emitSettings()
+{
+    updateDerived();
+    if (!m_blockSignals)
+        emit settingsChanged(settings());
+}
+
+void ControlPanel::updateDerived()
+{
+    const ComputeSettings s = settings();
+    const bool free = s.projection != ProjectionMode::Identity;
+    m_dHead->setEnabled(free);
+    const int dHead = free && s.dHead > 0 ? s.dHead : (m_dModel > 0 && m_dModel % s.numHeads == 0 ? m_dModel / s.numHeads : 0);
+    m_dHeadLabel->setText(m_dModel <= 0 ? QString()
+                          : dHead > 0  ? tr("d_head = %1 (d_model %2)").arg(dHead).arg(m_dModel)
+                                       : tr("d_head = %1 / %2 ✗").arg(m_dModel).arg(s.numHeads));
+    const QString problem = headsProblem(m_dModel, s.numHeads, free ? s.dHead : 0, s.projection);
+    m_headsNote->setText(problem);
+    m_headsNote->setVisible(!problem.isEmpty());
+    m_head->setMaximum(std::max(0, s.numHeads - 1));
+    m_head->setEnabled(headDisplay() == HeadDisplay::One && !m_headElsewhere);
+    const bool temp = s.scaleRule == ScaleRule::Temperature;
+    m_temperature->setEnabled(temp);
+    m_temperatureLabel->setText(QStringLiteral("T = %1").arg(s.temperature, 0, 'f', s.temperature < 1 ? 2 : 1));
+    const bool causal = s.mask == MaskChoice::Causal || s.mask == MaskChoice::CausalPadding || s.mask == MaskChoice::Padding
+        || s.mask == MaskChoice::Custom;
+    m_maskMethod->setEnabled(causal && s.normalization == Normalization::Softmax);
+    m_maskMethod->setToolTip(s.normalization == Normalization::Softmax
+                                 ? tr("How masked keys are removed under softmax (seed 001 shows both)")
+                                 : tr("Only softmax has a choice: sum and cosine zero the masked scores."));
+    m_clearMask->setEnabled(s.mask == MaskChoice::Custom);
+    const bool random = s.projection == ProjectionMode::Random && !s.stack.enabled();
+    m_projSeed->setEnabled(random);
+    m_initScheme->setEnabled(random);
+    m_drawOrder->setEnabled(random);
+    m_outMode->setEnabled(random);
+    m_outWidth->setEnabled(random && s.outWidth > 0);
+    m_loadProjections->setEnabled(!s.stack.enabled());
+    m_projection->setEnabled(!s.stack.enabled()); // a stack has its own weights
+    if (s.stack.enabled()) {
+        m_dHead->setEnabled(false);
+        m_headsNote->setText(stackHeadsProblem(m_dModel, s.numHeads));
+        m_headsNote->setVisible(!m_headsNote->text().isEmpty());
+    }
+    m_projSource->setText(m_loaded ? tr("Loaded: %1").arg(m_loadedSource) : tr("No projection file loaded."));
+}
+
+} // namespace attnviz::ui

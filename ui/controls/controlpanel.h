@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Every control of the computation and of what is shown, in one panel. It owns no state
+// beyond its widgets: each change emits the complete ComputeSettings value.
+#pragma once
+
+#include "live/livetypes.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+
+namespace attnviz::ui {
+
+class StackControls;
+
+class ControlPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ControlPanel(QWidget *parent = nullptr);
+
+    ComputeSettings settings() const;
+    void setSettings(const ComputeSettings &s);
+    HeadDisplay headDisplay() const;
+    bool showNumbers() const;
+    void setShowNumbers(bool show);
+    void setHeadDisplay(HeadDisplay d);
+    void setSelectedHead(int head);
+
+    // The embedding table's width, for the d_head readout and the head-count explanation.
+    void setDModel(int dModel);
+    void setBundledAvailable(bool available, const QString &why);
+    // Names the table in use ("attnviz-en50 (bundled)", "glove.6B.50d.txt (400,000 words)").
+    void setTableDescription(const QString &text);
+    void setLoadedProjections(std::shared_ptr<const Projections<float>> p, const QString &source);
+    // Temperature slider position <-> T (log scale, 0.05 .. 20).
+    static double temperatureForSlider(int value);
+    static int sliderForTemperature(double t);
+    StackControls *stackControls() const { return m_stack; }
+    // For a panel whose shown head is chosen elsewhere (the Compare tab's side B): the head display
+    // and head selector stay disabled, with `why` as their tooltip.
+    void followHeadElsewhere(const QString &why);
+
+signals:
+    void settingsChanged(const attnviz::ui::ComputeSettings &settings);
+    void headDisplayChanged(attnviz::ui::HeadDisplay display);
+    void headChanged(int head);
+    void showNumbersChanged(bool show);
+    void loadEmbeddingsRequested();
+    void useBundledRequested();
+    void loadProjectionsRequested();
+    void clearCustomMaskRequested();
+
+private:
+    void emitSettings();
+    void updateDerived();
+
+    int m_dModel = 0;
+    bool m_blockSignals = false;
+    bool m_headElsewhere = false;
+    std::shared_ptr<const Projections<float>> m_loaded;
+    QString m_loadedSource;
+
+    QSpinBox *m_heads, *m_dHead, *m_head;
+    QLabel *m_dHeadLabel, *m_headsNote;
+    QComboBox *m_headDisplay, *m_scale, *m_norm, *m_mask, *m_maskMethod, *m_projection, *m_backend;
+    QComboBox *m_initScheme, *m_drawOrder, *m_outMode;
+    QSpinBox *m_outWidth;
+    QSlider *m_temperature;
+    QLabel *m_temperatureLabel;
+    QPushButton *m_clearMask, *m_loadProjections, *m_loadEmbeddings, *m_useBundled;
+    QSpinBox *m_projSeed, *m_dropoutSeed;
+    QLabel *m_projSource, *m_tableLabel;
+    QDoubleSpinBox *m_dropout;
+    QCheckBox *m_numbers;
+    StackControls *m_stack = nullptr;
+};
+
+} // namespace attnviz::ui

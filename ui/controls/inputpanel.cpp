@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "controls/inputpanel.h"
+
+#include "controls/sentenceedit.h"
+#include "controls/tokenchipsview.h"
+
+#include <QLabel>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace attnviz::ui {
+
+namespace {
+
+QWidget *labelled(const QString &label, QWidget *w, QWidget *parent)
+{
+    auto *box = new QWidget(parent);
+    auto *l = new QVBoxLayout(box);
+    l->setContentsMargins(0, 0, 0, 0);
+    l->setSpacing(2);
+    auto *lab = new QLabel(label, box);
+    QFont f = lab->font();
+    f.setBold(true);
+    lab->setFont(f);
+    l->addWidget(lab);
+    l->addWidget(w);
+    return box;
+}
+
+} // namespace
+
+InputPanel::InputPanel(QWidget *parent)
+    : QWidget(parent)
+{
+    auto *input = this;
+    auto *il = new QVBoxLayout(input);
+    il->setContentsMargins(6, 6, 6, 2);
+    m_queryEdit = new SentenceEdit(input);
+    m_queryEdit->setObjectName(QStringLiteral("sentenceEdit"));
+    m_queryEdit->setPlaceholderText(tr("Type a sentence: every keystroke recomputes."));
+    m_queryEdit->setMaximumHeight(m_queryEdit->sizeHint().height());
+    m_keyEdit = new SentenceEdit(input);
+    m_keyEdit->setObjectName(QStringLiteral("keySentenceEdit"));
+    m_keyEdit->setPlaceholderText(tr("Optional key/value sentence: fill it for cross-attention (queries from the "
+                                     "sentence above, keys and values from this one)."));
+    m_keyEdit->setMaximumHeight(m_keyEdit->fontMetrics().lineSpacing() + 14);
+    m_keyEdit->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    m_queryChips = new TokenChipsView(input);
+    m_queryChips->setObjectName(QStringLiteral("queryChips"));
+    m_queryChips->setPlaceholder(tr("No tokens yet."));
+    m_keyChips = new TokenChipsView(input);
+    m_keyChips->setObjectName(QStringLiteral("keyChips"));
+    m_keyChips->setVisible(false);
+    auto scrolled = [input](TokenChipsView *w) {
+        auto *sa = new QScrollArea(input);
+        sa->setWidget(w);
+        sa->setWidgetResizable(true);
+        sa->setFrameShape(QFrame::NoFrame);
+        sa->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        sa->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+        // as tall as the chips need, at most three rows; scroll beyond
+        const int row = w->minimumSizeHint().height();
+        sa->setFixedHeight(row);
+        QObject::connect(w, &TokenChipsView::chipsLaidOut, sa, [sa, w, row](int height) {
+            sa->setFixedHeight(std::clamp(height, row, 3 * row));
+            Q_UNUSED(w);
+        });
+        return sa;
+    };
+    il->addWidget(labelled(tr("Sentence (queries; keys too unless a key/value sentence is given)"), m_queryEdit, input));
+    auto *chipsHelp = new QLabel(tr("Tokens — dashed orange: not in the embedding table (a deterministic stand-in "
+                                    "vector is used); click a token to mask it as padding."),
+                                 input);
+    chipsHelp->setWordWrap(true);
+    chipsHelp->setStyleSheet(QStringLiteral("color: palette(mid)"));
+    il->addWidget(chipsHelp);
+    il->addWidget(scrolled(m_queryChips));
+    il->addWidget(labelled(tr("Key/value sentence (cross-attention)"), m_keyEdit, input));
+    auto *keyChipsArea = scrolled(m_keyChips);
+    il->addWidget(keyChipsArea);
+    keyChipsArea->setVisible(false);
+    connect(m_keyEdit, &QPlainTextEdit::textChanged, this, [this, keyChipsArea] {
+        const bool cross = !m_keyEdit->toPlainText().trimmed().isEmpty();
+        keyChipsArea->setVisible(cross);
+        m_keyChips->setVisible(cross);
+        emit keySentenceChanged(m_keyEdit->toPlainText());
+    });
+    connect(m_queryEdit, &QPlainTextEdit::textChanged, this,
+            [this] { emit sentenceChanged(m_queryEdit->toPlainText()); });
+    m_notice = new QLabel(input);
+    m_notice->setObjectName(QStringLiteral("notice"));
+    m_notice->setWordWrap(true);
+    m_notice->setStyleSheet(QStringLiteral("color: #b05a00"));
+    m_notice->setVisible(false);
+    il->addWidget(m_notice);
+    for (SentenceEdit *e : {m_queryEdit, m_keyEdit})
+        connect(e, &SentenceEdit::pasteReport, this, &InputPanel::showNotice);
+
+}
+
+void InputPanel::showNotice(const QString &text)
+{
+    m_notice->setText(text);
+    m_notice->setVisible(true);
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The window's input strip: the sentence editor, its token chips, the key/value sentence editor
+// (cross-attention) with its chips, and a notice line (pasted text that was cleaned, a cut at the
+// live token limit). The key chips show only while the key/value sentence has text.
+#pragma once
+
+#include <QWidget>
+
+class QLabel;
+class QScrollArea;
+
+namespace attnviz::ui {
+
+class SentenceEdit;
+class TokenChipsView;
+
+class InputPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit InputPanel(QWidget *parent = nullptr);
+
+    SentenceEdit *sentenceEdit() const { return m_queryEdit; }
+    SentenceEdit *keySentenceEdit() const { return m_keyEdit; }
+    TokenChipsView *queryChips() const { return m_queryChips; }
+    TokenChipsView *keyChips() const { return m_keyChips; }
+    QLabel *notice() const { return m_notice; }
+    void showNotice(const QString &text);
+
+signals:
+    void sentenceChanged(const QString &text);
+    void keySentenceChanged(const QString &text);
+
+private:
+    SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
+    TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
+    QLabel *m_notice = nullptr;
+};
+
+} // namespace attnviz::ui

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "files/figureexport.h"
+
+#include <qcustomplot.h>
+
+#include <QFileInfo>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPageLayout>
+#include <QPageSize>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+
+#include <cmath>
+#include <cstring>
+
+namespace attnviz::ui {
+
+namespace {
+
+bool openSave(QSaveFile &f, QString *error)
+{
+    if (f.open(QIODevice::WriteOnly))
+        return true;
+    if (error)
+        *error = QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString());
+    return false;
+}
+
+bool commit(QSaveFile &f, QString *error)
+{
+    if (f.commit())
+        return true;
+    if (error)
+        *error = QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString());
+    return false;
+}
+
+// Lays the plot out at the export size once, so that the views' label thinning (done after each
+// layout) sees the export geometry, not the window's; the real rendering then uses those labels.
+void layoutFor(QCustomPlot *plot, int w, int h)
+{
+    QImage scratch(std::max(1, w), std::max(1, h), QImage::Format_ARGB32_Premultiplied);
+    QCPPainter p(&scratch);
+    plot->toPainter(&p, w, h);
+    p.end();
+    emit plot->afterLayout(); // the views choose their token labels for this geometry
+}
+
+QString quoteCsv(const QString &s)
+{
+    QString q = s;
+    q.replace(QLatin1Char('"'), QStringLiteral("\"\""));
+    return QLatin1Char('"') + q + QLatin1Char('"');
+}
+
+QString num(double v)
+{
+    if (std::isnan(v))
+        return QStringLiteral("NaN");
+    if (std::isinf(v))
+        return v > 0 ? QStringLiteral("Infinity") : QStringLiteral("-Infinity");
+    return QString::number(v, 'g', 9);
+}
+
+QJsonValue jnum(double v)
+{
+    if (std::isfinite(v))
+        return v;
+    return num(v); // the case files' convention: "NaN", "Infinity", "-Infinity"
+}
+
+// The numbers of one export: a shape and row-major values.
+struct Block {
+    std::vector<int> shape;
+    std::vector<float> values;
+};
+
+void appendMatrix(Block &b, const Mat<float> &m)
+{
+    b.values.insert(b.values.end(), m.data(), m.data() + m.size());
+}
+
+Block blockFor(const ComputeSnapshot &s, ExportView view, int layer, int head, int query)
+{
+    Block b;
+    const auto &seq = s.seq(layer);
+    switch (view) {
+    case ExportView::Weights:
+    case ExportView::Lines: {
+        const Mat<float> &w = s.weights(layer, head);
+        b.shape = {int(w.rows()), int(w.cols())};
+        appendMatrix(b, w);
+        break;
+    }
+    case ExportView::Grid:
+        b.shape = {int(seq.weights.size()), s.tq(), s.tk()};
+        for (const auto &w : seq.weights)
+            appendMatrix(b, w);
+        break;
+    case ExportView::Row: {
+        const Mat<float> &w = s.weights(layer, head);
+        const int q = std::clamp(query, 0, int(w.rows()) - 1);
+        b.shape = {int(w.cols())};
+        for (int j = 0; j < w.cols(); ++j)
+            b.values.push_back(w(q, j));
+        break;
+    }
+    case ExportView::Embeddings:
+        if (seq.output.cols() == s.queryInput(layer).cols()) {
+            b.shape = {2, s.tq(), int(seq.output.cols())};
+            appendMatrix(b, s.queryInput(layer));
+        } else {
+            b.shape = {s.tq(), int(seq.output.cols())};
+        }
+        appendMatrix(b, seq.output);
+        break;
+    }
+    return b;
+}
+
+QByteArray npy(const Block &b)
+{
+    QByteArray shape = "(";
+    for (size_t i = 0; i < b.shape.size(); ++i)
+        shape += QByteArray::number(b.shape[i]) + (b.shape.size() == 1 || i + 1 < b.shape.size() ? "," : "");
+    shape += ")";
+    QByteArray header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    const int total = 10 + int(header.size()) + 1;
+    header += QByteArray((64 - total % 64) % 64, ' ');
+    header += '\n';
+    QByteArray out("\x93NUMPY\x01\x00", 8);
+    const quint16 len = quint16(header.size());
+    out += char(len & 0xff);
+    out += char(len >> 8);
+    out += header;
+    // little-endian float32 (x86-64 / aarch64 hosts are little-endian)
+    out.append(reinterpret_cast<const char *>(b.values.data()), qsizetype(b.values.size() * sizeof(float)));
+    return out;
+}
+
+QJsonArray nested(const Block &b, size_t dim, size_t &offset)
+{
+    QJsonArray a;
+    for (int i = 0; i < b.shape[dim]; ++i) {
+        if (dim + 1 == b.shape.size())
+            a.append(jnum(double(b.values[offset++])));
+        else
+            a.append(nested(b, dim + 1, offset));
+    }
+    return a;
+}
+
+QByteArray csv(const ComputeSnapshot &s, ExportView view, int layer, int head, int query)
+{
+    const QStringList qt = s.queryLabels, kt = s.keyLabels;
+    QString out;
+    const auto &seq = s.seq(layer);
+    switch (view) {
+    case ExportView::Weights:
+    case ExportView::Lines: {
+        const Mat<float> &w = s.weights(layer, head);
+        out += QStringLiteral("query\\key");
+        for (int j = 0; j < w.cols(); ++j)
+            out += QLatin1Char(',') + quoteCsv(kt.value(j));
+        out += QLatin1Char('\n');
+        for (int i = 0; i < w.rows(); ++i) {
+            out += quoteCsv(qt.value(i));
+            for (int j = 0; j < w.cols(); ++j)
+                out += QLatin1Char(',') + num(w(i, j));
+            out += QLatin1Char('\n');
+        }
+        break;
+    }
+    case ExportView::Grid:
+        out += QStringLiteral("head,query_index,query,key_index,key,weight\n");
+        for (size_t h = 0; h < seq.weights.size(); ++h)
+            for (int i = 0; i < s.tq(); ++i)
+                for (int j = 0; j < s.tk(); ++j)
+                    out += QStringLiteral("%1,%2,%3,%4,%5,%6\n")
+                               .arg(h)
+                               .arg(i)
+                               .arg(quoteCsv(qt.value(i)))
+                               .arg(j)
+                               .arg(quoteCsv(kt.value(j)), num(seq.weights[h](i, j)));
+        break;
+    case ExportView::Row: {
+        const Mat<float> &w = s.weights(layer, head);
+        const int q = std::clamp(query, 0, int(w.rows()) - 1);
+        out += QStringLiteral("key_index,key,weight\n");
+        for (int j = 0; j < w.cols(); ++j)
+            out += QStringLiteral("%1,%2,%3\n").arg(j).arg(quoteCsv(kt.value(j)), num(w(q, j)));
+        break;
+    }
+    case ExportView::Embeddings: {
+        const Mat<float> &x = s.queryInput(layer);
+        const Mat<float> &y = seq.output;
+        out += QStringLiteral("index,token,change_norm,cosine");
+        for (int d = 0; d < x.cols(); ++d)
+            out += QStringLiteral(",x_%1").arg(d);
+        for (int d = 0; d < y.cols(); ++d)
+            out += QStringLiteral(",y_%1").arg(d);
+        out += QLatin1Char('\n');
+        for (int i = 0; i < x.rows(); ++i) {
+            double norm = std::nan(""), cosv = std::nan("");
+            if (y.cols() == x.cols()) {
+                const auto xi = x.row(i).cast<double>(), yi = y.row(i).cast<double>();
+                norm = (yi - xi).norm();
+                const double den = xi.norm() * yi.norm();
+                cosv = den > 0 ? xi.dot(yi) / den : std::nan("");
+            }
+            out += QStringLiteral("%1,%2,%3,%4").arg(i).arg(quoteCsv(qt.value(i)), num(norm), num(cosv));
+            for (int d = 0; d < x.cols(); ++d)
+                out += QLatin1Char(',') + num(x(i, d));
+            for (int d = 0; d < y.cols(); ++d)
+                out += QLatin1Char(',') + num(y(i, d));
+            out += QLatin1Char('\n');
+        }
+        break;
+    }
+    }
+    return out.toUtf8();
+}
+
+QByteArray json(const ComputeSnapshot &s, ExportView view, int layer, int head, int query)
+{
+    const Block b = blockFor(s, view, layer, head, query);
+    QJsonObject o;
+    o.insert(QStringLiteral("view"), exportViewName(view));
+    o.insert(QStringLiteral("title"), describeConfig(s, layer, head, view == ExportView::Grid ? HeadDisplay::All
+                                                                : head < 0 ? HeadDisplay::Average
+                                                                           : HeadDisplay::One));
+    o.insert(QStringLiteral("sentence"), s.sentence);
+    if (s.cross)
+        o.insert(QStringLiteral("key_sentence"), s.keySentence);
+    o.insert(QStringLiteral("query_tokens"), QJsonArray::fromStringList(s.queryLabels));
+    o.insert(QStringLiteral("key_tokens"), QJsonArray::fromStringList(s.keyLabels));
+    o.insert(QStringLiteral("num_heads"), s.attention(layer).numHeads);
+    o.insert(QStringLiteral("d_model"), s.attention(layer).dModel);
+    o.insert(QStringLiteral("d_head"), s.attention(layer).dHead);
+    o.insert(QStringLiteral("scale"), s.attention(layer).scale);
+    if (view == ExportView::Weights || view == ExportView::Row || view == ExportView::Lines)
+        o.insert(QStringLiteral("head"), head < 0 ? QJsonValue(QStringLiteral("average")) : QJsonValue(head));
+    if (view == ExportView::Row)
+        o.insert(QStringLiteral("query"), query);
+    if (view == ExportView::Embeddings)
+        o.insert(QStringLiteral("layout"), b.shape.size() == 3 ? QStringLiteral("[input, output]")
+                                                               : QStringLiteral("output"));
+    QJsonArray fm;
+    for (int r : s.seq(layer).fullyMaskedRows)
+        fm.append(r);
+    o.insert(QStringLiteral("fully_masked_rows"), fm);
+    QJsonArray shape;
+    for (int d : b.shape)
+        shape.append(d);
+    o.insert(QStringLiteral("shape"), shape);
+    size_t offset = 0;
+    o.insert(QStringLiteral("data"), nested(b, 0, offset));
+    return QJsonDocument(o).toJson(QJsonDocument::Indented);
+}
+
+} // namespace
+
+QString exportViewName(ExportView v)
+{
+    switch (v) {
+    case ExportView::Weights: return QStringLiteral("weights");
+    case ExportView::Grid: return QStringLiteral("grid");
+    case ExportView::Embeddings: return QStringLiteral("embeddings");
+    case ExportView::Row: return QStringLiteral("row");
+    case ExportView::Lines: return QStringLiteral("lines");
+    }
+    return {};
+}
+
+bool parseExportView(const QString &name, ExportView &v)
+{
+    for (ExportView c : {ExportView::Weights, ExportView::Grid, ExportView::Embeddings, ExportView::Row, ExportView::Lines})
+        if (name == exportViewName(c)) {
+            v = c;
+            return true;
+        }
+    return false;
+}
+
+bool isFigureSuffix(const QString &s)
+{
+    return s == QLatin1String("png") || s == QLatin1String("svg") || s == QLatin1String("pdf");
+}
+
+bool isMatrixSuffix(const QString &s)
+{
+    return s == QLatin1String("csv") || s == QLatin1String("npy") || s == QLatin1String("json");
+}
+
+bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt, QString *error)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (!isFigureSuffix(suffix)) {
+        if (error)
+            *error = QStringLiteral("%1: unknown figure format (use .png, .svg or .pdf)").arg(path);
+        return false;
+    }
+    if (opt.width < 16 || opt.height < 16 || opt.width > 20000 || opt.height > 20000 || opt.dpi < 10 || opt.dpi > 2400) {
+        if (error)
+            *error = QStringLiteral("figure size %1 x %2 at %3 dpi is out of range (16..20000 px, 10..2400 dpi)")
+                         .arg(opt.width)
+                         .arg(opt.height)
+                         .arg(opt.dpi);
+        return false;
+    }
+    QSaveFile file(path);
+    if (!openSave(file, error))
+        return false;
+    const QRect oldViewport = plot->viewport();
+    if (suffix == QLatin1String("png")) {
+        const double scale = opt.dpi / 96.0;
+        const int lw = int(std::lround(opt.width / scale)), lh = int(std::lround(opt.height / scale));
+        layoutFor(plot, lw, lh);
+        QImage img(opt.width, opt.height, QImage::Format_ARGB32_Premultiplied);
+        img.fill(Qt::white);
+        {
+            QCPPainter p(&img);
+            p.setRenderHint(QPainter::Antialiasing);
+            if (scale != 1.0) {
+                if (scale > 1.0)
+                    p.setMode(QCPPainter::pmNonCosmetic);
+                p.scale(double(opt.width) / lw, double(opt.height) / lh);
+            }
+            plot->toPainter(&p, lw, lh);
+        }
+        // after painting: point-sized fonts follow the device's DPI, the scale above already did that
+        const int dpm = int(std::lround(opt.dpi / 0.0254));
+        img.setDotsPerMeterX(dpm);
+        img.setDotsPerMeterY(dpm);
+        if (!img.save(&file, "PNG")) {
+            file.cancelWriting();
+            if (error)
+                *error = QStringLiteral("cannot encode PNG %1").arg(path);
+            return false;
+        }
+    } else if (suffix == QLatin1String("svg")) {
+        layoutFor(plot, opt.width, opt.height);
+        QSvgGenerator gen;
+        gen.setOutputDevice(&file);
+        gen.setSize(QSize(opt.width, opt.height));
+        gen.setViewBox(QRect(0, 0, opt.width, opt.height));
+        gen.setResolution(96);
+        gen.setTitle(QStringLiteral("attnviz"));
+        QCPPainter p;
+        p.begin(&gen);
+        p.setMode(QCPPainter::pmVectorized);
+        plot->toPainter(&p, opt.width, opt.height);
+        p.end();
+    } else {
+        layoutFor(plot, opt.width, opt.height);
+        QPdfWriter writer(&file);
+        writer.setCreator(QStringLiteral("attnviz"));
+        writer.setResolution(72);
+        writer.setPageLayout(QPageLayout(QPageSize(QSizeF(opt.width, opt.height), QPageSize::Point,
+                                                   QString(), QPageSize::ExactMatch),
+                                         QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
+        QCPPainter p;
+        if (!p.begin(&writer)) {
+            file.cancelWriting();
+            if (error)
+                *error = QStringLiteral("cannot start a PDF in %1").arg(path);
+            return false;
+        }
+        p.setMode(QCPPainter::pmVectorized);
+        p.setMode(QCPPainter::pmNoCaching);
+        p.setWindow(0, 0, opt.width, opt.height);
+        plot->toPainter(&p, opt.width, opt.height);
+        p.end();
+    }
+    plot->setViewport(oldViewport);
+    plot->replot(QCustomPlot::rpQueuedReplot);
+    return commit(file, error);
+}
+
+bool saveMatrices(const ComputeSnapshot &s, ExportView view, int layer, int head, int query, const QString &path, QString *error)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (!isMatrixSuffix(suffix)) {
+        if (error)
+            *error = QStringLiteral("%1: unknown matrix format (use .csv, .npy or .json)").arg(path);
+        return false;
+    }
+    if (!s.hasResult()) {
+        if (error)
+            *error = QStringLiteral("nothing to export: %1").arg(s.message);
+        return false;
+    }
+    QByteArray bytes;
+    if (suffix == QLatin1String("csv"))
+        bytes = csv(s, view, layer, head, query);
+    else if (suffix == QLatin1String("npy"))
+        bytes = npy(blockFor(s, view, layer, head, query));
+    else
+        bytes = json(s, view, layer, head, query);
+    QSaveFile file(path);
+    if (!openSave(file, error))
+        return false;
+    if (file.write(bytes) != bytes.size()) {
+        file.cancelWriting();
+        if (error)
+            *error = QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
+        return false;
+    }
+    return commit(file, error);
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Writing what a view shows: the figure (PNG at a chosen size and DPI, SVG, PDF) exactly as
+// drawn, title included, and the matrices behind it (CSV, NPY, JSON). Every file goes through
+// QSaveFile: an unwritable path gives a message and leaves nothing half-written.
+#pragma once
+
+#include "live/livetypes.h"
+
+#include <QString>
+
+class QCustomPlot;
+
+namespace attnviz::ui {
+
+// Lines: the figure of the lines view; its matrices are those of Weights (one head or the average)
+// or Grid (all heads), as the view shows them.
+enum class ExportView { Weights, Grid, Embeddings, Row, Lines };
+
+struct FigureOptions {
+    int width = 1200;  // pixels (PNG), or points (SVG user units, PDF page)
+    int height = 900;
+    double dpi = 96.0; // PNG only: stored in the file, and text and lines scale by dpi/96
+};
+
+bool isFigureSuffix(const QString &suffix);
+bool isMatrixSuffix(const QString &suffix);
+
+// By the path's suffix: .png .svg .pdf
+bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &options, QString *error);
+
+// By the path's suffix: .csv .npy .json. The selection: `layer`, `head` (-1 = average), `query` (for
+// ExportView::Row).
+bool saveMatrices(const ComputeSnapshot &s, ExportView view, int layer, int head, int query, const QString &path,
+                  QString *error);
+
+QString exportViewName(ExportView v);
+bool parseExportView(const QString &name, ExportView &v);
+
+} // namespace attnviz::ui

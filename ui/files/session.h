@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A lesson as a value: sentences, every control, the table and weight files, the view. Written as a
+// small versioned JSON object (a *.attnviz file, README "Session files") and read back section by section.
+#pragma once
+
+#include "style/appearance.h"
+#include "live/livetypes.h"
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <set>
+#include <utility>
+
+namespace attnviz::ui {
+
+// Where the window's embedding table came from.
+enum class TableKind {
+    Unsaved, // set from code (a table no file or name describes): not written, not restored
+    Bundled, // the vectors compiled into attnviz
+    File,    // a GloVe / word2vec / fastText / .avec file: tablePath
+    Seed,    // a seed notebook's typed-in table (seedtables.h): tableName "journey" or "bloem"
+};
+
+// The stable ids of the window's tabs, as a session names them.
+namespace SessionTab {
+inline const QString Weights = QStringLiteral("weights");
+inline const QString Grid = QStringLiteral("grid");
+inline const QString Embeddings = QStringLiteral("embeddings");
+inline const QString Layers = QStringLiteral("layers");
+inline const QString Residual = QStringLiteral("residual");
+inline const QString Pipeline = QStringLiteral("pipeline");
+inline const QString Compare = QStringLiteral("compare");
+inline const QString Lines = QStringLiteral("lines");
+} // namespace SessionTab
+
+struct SessionState {
+    // input
+    QString sentence = QStringLiteral("I must go back to my ship and to my crew"); // = MainWindow::defaultSentence()
+    QString keySentence;
+    std::set<int> paddedKeys;
+    std::set<std::pair<int, int>> customMask;
+    // settings: every field but the loaded weights themselves (projectionsFile, stackWeightsFile say
+    // where they come from)
+    ComputeSettings settings;
+    // table
+    TableKind tableKind = TableKind::Bundled;
+    QString tablePath; // TableKind::File
+    QString tableName; // TableKind::Seed
+    // weight files ("" = none)
+    QString projectionsFile;
+    QString stackWeightsFile;
+    // view
+    QString tab = SessionTab::Weights;
+    HeadDisplay headDisplay = HeadDisplay::One;
+    int selectedHead = 0;
+    int selectedQuery = 0;
+    int layer = 0;
+    bool showNumbers = true;
+    double linesThreshold = 0.01; // the Lines tab: lines fainter than this are not drawn
+    bool linesScaleRows = false;  // the Lines tab: each row scaled to its maximum
+    // the preset whose explanation the Lesson column shows ("" none)
+    QString lesson;
+    // appearance (application-wide: a lesson brings its theme, colour maps and text size)
+    Appearance appearance;
+    // the Compare tab's side B (A is the window itself)
+    struct CompareB {
+        bool present = false; // false: B follows the window's default (a copy of A on first show)
+        QString sentence, keySentence;
+        ComputeSettings settings;
+        QString seedTable; // "" = B uses A's table; "journey" / "bloem" = that seed table
+        bool operator==(const CompareB &o) const
+        {
+            return present == o.present && sentence == o.sentence && keySentence == o.keySentence
+                && settings == o.settings && seedTable == o.seedTable;
+        }
+    } compare;
+
+    bool operator==(const SessionState &o) const;
+    bool operator!=(const SessionState &o) const { return !(*this == o); }
+};
+
+inline constexpr int kSessionVersion = 1;
+inline const QString kSessionFormat = QStringLiteral("attnviz-session");
+
+QJsonObject sessionToJson(const SessionState &s);
+
+// Reads what it can into `s` (which starts as the caller's defaults: a missing section keeps them).
+// Every value it could not use, and every key it does not know, is one line in `problems` naming the
+// key ("settings.numHeads: -3 is not a head count (1 to 64)", "ignored: settings.fooBar (written by a
+// newer attnviz)"). Returns false, with `s` untouched, when the object is not an attnviz session at all
+// (wrong or missing "format", a "version" that is not a positive whole number).
+bool sessionFromJson(const QJsonObject &json, SessionState &s, QStringList *problems);
+
+// The seed tables by the names a session uses ("journey", "bloem"); null for another name.
+std::shared_ptr<const EmbeddingTable> seedTableByName(const QString &name);
+// The name of a seed table, "" when `t` is not one.
+QString seedTableName(const std::shared_ptr<const EmbeddingTable> &t);
+
+} // namespace attnviz::ui

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The compute thread's thin adapter: keeps only the newest request (older ones not started yet
+// are replaced), computes it through the Backend, and hands back an immutable snapshot. The
+// session drops any snapshot older than the one it already shows.
+#pragma once
+
+#include "live/livecompute.h"
+#include "live/livetypes.h"
+
+#include "attnviz/backend.h"
+
+#include <QMutex>
+#include <QObject>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+namespace attnviz::ui {
+
+class ComputeWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit ComputeWorker(std::unique_ptr<Backend> backend, QObject *parent = nullptr);
+    ~ComputeWorker() override;
+
+    // Thread-safe. Replaces any request not started yet.
+    void post(ComputeRequest request);
+    quint64 latestGeneration() const { return m_latest.load(); }
+
+signals:
+    void started(quint64 generation, int approxTokens);
+    void finished(attnviz::ui::SnapshotPtr snapshot);
+
+private:
+    Q_INVOKABLE void process();
+
+    std::unique_ptr<Backend> m_backend;
+    LiveModels m_models; // the models this thread asks for traces (they keep their caches)
+    QMutex m_mutex;
+    std::optional<ComputeRequest> m_pending;
+    bool m_scheduled = false;
+    std::atomic<quint64> m_latest{0};
+};
+
+} // namespace attnviz::ui

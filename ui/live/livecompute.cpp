@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "live/livecompute.h"
+
+#include "attnviz/attention.h"
+#include "attnviz/fileio.h"
+#include "attnviz/projections.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <cmath>
+
+namespace attnviz::ui {
+
+bool ComputeSettings::operator==(const ComputeSettings &o) const
+{
+    return numHeads == o.numHeads && dHead == o.dHead && scaleRule == o.scaleRule && temperature == o.temperature
+        && normalization == o.normalization && mask == o.mask && maskMethod == o.maskMethod
+        && projection == o.projection && projectionSeed == o.projectionSeed && initScheme == o.initScheme
+        && drawOrder == o.drawOrder && outWidth == o.outWidth
+        && loadedProjections == o.loadedProjections && dropout == o.dropout && dropoutSeed == o.dropoutSeed
+        && backend == o.backend && stack == o.stack;
+}
+
+QString describeTable(const EmbeddingTable &t)
+{
+    return QObject::tr("%1 — %L2 words, %3 dimensions")
+        .arg(QString::fromStdString(t.source()))
+        .arg(t.size())
+        .arg(t.dim());
+}
+
+QString scaleRuleName(ScaleRule r)
+{
+    switch (r) {
+    case ScaleRule::InvSqrtDHead: return QStringLiteral("1/√d_head");
+    case ScaleRule::InvSqrtDModel: return QStringLiteral("1/√d_model");
+    case ScaleRule::None: return QStringLiteral("no scaling");
+    case ScaleRule::Temperature: return QStringLiteral("1/(T·√d_head)");
+    case ScaleRule::Explicit: return QStringLiteral("explicit");
+    }
+    return {};
+}
+
+QString normalizationName(Normalization n)
+{
+    switch (n) {
+    case Normalization::Softmax: return QStringLiteral("softmax");
+    case Normalization::Sum: return QStringLiteral("sum");
+    case Normalization::Cosine: return QStringLiteral("cosine");
+    }
+    return {};
+}
+
+QString maskName(MaskChoice m)
+{
+    switch (m) {
+    case MaskChoice::None: return QStringLiteral("no mask");
+    case MaskChoice::Causal: return QStringLiteral("causal");
+    case MaskChoice::Padding: return QStringLiteral("padding");
+    case MaskChoice::CausalPadding: return QStringLiteral("causal + padding");
+    case MaskChoice::Custom: return QStringLiteral("custom mask");
+    }
+    return {};
+}
+
+QString describeConfig(const ComputeSnapshot &s, int layer, int head, HeadDisplay display)
+{
+    const ComputeSettings &c = s.settings;
+    QStringList parts;
+    if (display == HeadDisplay::All)
+        parts << QStringLiteral("all %1 heads").arg(c.numHeads);
+    else if (head < 0 || display == HeadDisplay::Average)
+        parts << QStringLiteral("average of %1 heads").arg(c.numHeads);
+    else
+        parts << QStringLiteral("head %1 of %2").arg(head).arg(c.numHeads);
+    const AttentionResult<float> *r = s.hasResult() ? &s.attention(layer) : nullptr;
+    if (r && r->dHead > 0)
+        parts << QStringLiteral("d_model %1, d_head %2").arg(r->dModel).arg(r->dHead);
+    QString scale = scaleRuleName(c.scaleRule);
+    if (c.scaleRule == ScaleRule::Temperature)
+        scale += QStringLiteral(", T=%1").arg(c.temperature, 0, 'g', 3);
+    parts << scale << normalizationName(c.normalization);
+    QString mask = maskName(c.mask);
+    if ((c.mask == MaskChoice::Causal || c.mask == MaskChoice::CausalPadding) && c.normalization == Normalization::Softmax)
+        mask += c.maskMethod == MaskMethod::NegInf ? QStringLiteral(" (−∞)") : QStringLiteral(" (renormalize)");
+    parts << mask;
+    if (s.deep())
+        parts << QStringLiteral("layer %1 of %2").arg(s.layerIndex(layer)).arg(s.numLayers());
+    parts << s.modelLabel;
+    if (c.dropout > 0)
+        parts << QStringLiteral("dropout %1 (seed %2)").arg(c.dropout, 0, 'g', 3).arg(c.dropoutSeed);
+    if (s.cross)
+        parts << QStringLiteral("cross-attention");
+    return parts.join(QStringLiteral(" · "));
+}
+
+namespace {
+
+QString projectionLabel(const ComputeSettings &c)
+{
+    switch (c.projection) {
+    case ProjectionMode::Identity: return QStringLiteral("identity projections");
+    case ProjectionMode::Random: return QStringLiteral("random projections, seed %1").arg(c.projectionSeed);
+    case ProjectionMode::File: return QStringLiteral("projections from %1").arg(c.projectionSource);
+    }
+    return {};
+}
+
+} // namespace
+
+WordVectorSettings wordVectorSettings(const ComputeSettings &s)
+{
+    WordVectorSettings w;
+    w.numHeads = s.numHeads;
+    w.dHead = s.dHead;
+    w.scaleRule = s.scaleRule;
+    w.temperature = s.temperature;
+    w.normalization = s.normalization;
+    w.maskMethod = s.maskMethod;
+    w.causal = s.mask == MaskChoice::Causal || s.mask == MaskChoice::CausalPadding;
+    w.padding = s.mask == MaskChoice::Padding || s.mask == MaskChoice::CausalPadding;
+    w.customMask = s.mask == MaskChoice::Custom;
+    w.projection = s.projection == ProjectionMode::Random ? ProjectionSource::Random
+        : s.projection == ProjectionMode::File           ? ProjectionSource::Loaded
+                                                         : ProjectionSource::Identity;
+    w.projectionSeed = s.projectionSeed;
+    w.initScheme = s.initScheme;
+    w.drawOrder = s.drawOrder;
+    w.outWidth = s.outWidth;
+    w.loadedProjections = s.loadedProjections;
+    w.dropout = s.dropout;
+    w.dropoutSeed = s.dropoutSeed;
+    return w;
+}
+
+QString headsProblem(int dModel, int heads, int dHead, ProjectionMode mode)
+{
+    const ProjectionSource source = mode == ProjectionMode::Random ? ProjectionSource::Random
+        : mode == ProjectionMode::File                             ? ProjectionSource::Loaded
+                                                                   : ProjectionSource::Identity;
+    return QString::fromStdString(attnviz::headsProblem(dModel, heads, dHead, source));
+}
+
+LiveModels::LiveModels(Backend *backend)
+    : m_layer(backend)
+    , m_stack(backend)
+{
+}
+
+void LiveModels::setBackend(Backend *backend)
+{
+    m_layer.setBackend(backend);
+    m_stack.setBackend(backend);
+}
+
+Model &LiveModels::modelFor(const ComputeRequest &req, QString &label)
+{
+    const ComputeSettings &s = req.settings;
+    if (req.model) { // a model of its own (File > Open model): its name labels it
+        label = QString::fromStdString(req.model->info().name);
+        return *req.model;
+    }
+    if (!s.stack.enabled()) {
+        m_layer.setTable(req.table);
+        m_layer.setSettings(wordVectorSettings(s));
+        label = projectionLabel(s);
+        return m_layer;
+    }
+    m_stack.setTable(req.table);
+    m_stack.setSettings(wordVectorSettings(s));
+    m_stack.setStack(stackModelSettings(s.stack));
+    label = describeStack(s.stack);
+    return m_stack;
+}
+
+std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Backend &backend, LiveModels &models)
+{
+    QElapsedTimer timer;
+    timer.start();
+    auto snap = std::make_shared<ComputeSnapshot>();
+    snap->generation = req.generation;
+    snap->sentence = req.sentence;
+    snap->keySentence = req.keySentence;
+    snap->settings = req.settings;
+    snap->paddedKeys = req.paddedKeys;
+    snap->customMask = req.customMask;
+    snap->cross = !req.keySentence.trimmed().isEmpty();
+    if (req.table)
+        snap->tableName = QString::fromStdString(req.table->source());
+    snap->config = attentionConfig(wordVectorSettings(req.settings), req.table ? req.table->dim() : 0);
+
+    TraceRequest tr;
+    tr.text = req.sentence.toStdString();
+    if (snap->cross)
+        tr.keyText = req.keySentence.toStdString();
+    tr.paddedKeys.assign(req.paddedKeys.begin(), req.paddedKeys.end());
+    tr.maskedCells.assign(req.customMask.begin(), req.customMask.end());
+    tr.maxTokens = req.maxTokens;
+    models.setBackend(&backend);
+    QString stackLabel;
+    Model &model = models.modelFor(req, stackLabel);
+    auto trace = std::make_shared<Trace<float>>();
+    const Status st = model.trace(tr, *trace);
+    snap->computeMs = double(timer.nsecsElapsed()) / 1e6;
+    snap->backendName = QString::fromStdString(backend.name()); // what computed this one (a fallback names the CPU)
+    snap->device = QString::fromStdString(backend.device());
+
+    // Labels: the tokens (also without layers, for the chips), the model's part of the titles.
+    auto labels = [](const std::vector<TraceToken> &tokens, QStringList &text, std::vector<uint8_t> &unknown) {
+        text.reserve(int(tokens.size()));
+        unknown.resize(tokens.size());
+        for (size_t i = 0; i < tokens.size(); ++i) {
+            text << QString::fromStdString(tokens[i].display);
+            unknown[i] = tokens[i].unknown ? 1 : 0;
+        }
+    };
+    labels(trace->tokens, snap->queryLabels, snap->queryUnknown);
+    if (snap->cross) {
+        labels(trace->keyTokens, snap->keyLabels, snap->keyUnknown);
+    } else {
+        snap->keyLabels = snap->queryLabels;
+        snap->keyUnknown = snap->queryUnknown;
+    }
+    snap->totalQueryTokens = trace->totalTokens;
+    snap->totalKeyTokens = trace->totalKeyTokens;
+    // a failed stack is titled as the single layer was (the settings' projections)
+    snap->modelLabel = st.ok() || req.model ? stackLabel : projectionLabel(req.settings);
+    if (!st.ok()) {
+        trace->layers.clear();
+        snap->status = st;
+        snap->message = QString::fromStdString(st.message);
+    }
+    snap->trace = std::move(trace);
+    return snap;
+}
+
+namespace {
+
+bool readMatrix(const QJsonValue &v, Mat<float> &m, QString &error, const QString &field)
+{
+    if (v.isUndefined() || v.isNull())
+        return true;
+    if (!v.isArray()) {
+        error = field + QStringLiteral(": expected an array of rows");
+        return false;
+    }
+    const QJsonArray rows = v.toArray();
+    const int r = int(rows.size());
+    const int c = r > 0 && rows.at(0).isArray() ? int(rows.at(0).toArray().size()) : 0;
+    if (r == 0 || c == 0) {
+        error = field + QStringLiteral(": empty matrix");
+        return false;
+    }
+    m.resize(r, c);
+    for (int i = 0; i < r; ++i) {
+        const QJsonArray row = rows.at(i).toArray();
+        if (row.size() != c) {
+            error = field + QStringLiteral(": row %1 has %2 numbers, expected %3").arg(i).arg(row.size()).arg(c);
+            return false;
+        }
+        for (int j = 0; j < c; ++j) {
+            if (!row.at(j).isDouble()) {
+                error = field + QStringLiteral(": [%1][%2] is not a number").arg(i).arg(j);
+                return false;
+            }
+            m(i, j) = float(row.at(j).toDouble());
+        }
+    }
+    return true;
+}
+
+bool readVector(const QJsonValue &v, Vec<float> &b, QString &error, const QString &field)
+{
+    if (v.isUndefined() || v.isNull())
+        return true;
+    if (!v.isArray()) {
+        error = field + QStringLiteral(": expected an array of numbers");
+        return false;
+    }
+    const QJsonArray a = v.toArray();
+    b.resize(a.size());
+    for (int i = 0; i < a.size(); ++i) {
+        if (!a.at(i).isDouble()) {
+            error = field + QStringLiteral(": [%1] is not a number").arg(i);
+            return false;
+        }
+        b(i) = float(a.at(i).toDouble());
+    }
+    return true;
+}
+
+} // namespace
+
+Status loadProjectionsFile(const QString &path, Projections<float> &out)
+{
+    std::string bytes; // a regular file of at most 64 MB: never /dev/zero, a FIFO or a device (fileio.h)
+    if (Status st = readRegularFile(path.toStdString(), 64'000'000, bytes); !st)
+        return st;
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(bytes), &pe);
+    if (doc.isNull())
+        return Status::error(StatusCode::ParseError,
+                             (path + QStringLiteral(": offset %1: %2").arg(pe.offset).arg(pe.errorString())).toStdString());
+    QJsonObject o = doc.object();
+    if (o.contains(QStringLiteral("inputs")) && o.value(QStringLiteral("inputs")).isObject())
+        o = o.value(QStringLiteral("inputs")).toObject(); // a case file
+    Projections<float> p;
+    QString error;
+    const bool ok = readMatrix(o.value(QStringLiteral("W_q")), p.q.W, error, QStringLiteral("W_q"))
+        && readVector(o.value(QStringLiteral("b_q")), p.q.b, error, QStringLiteral("b_q"))
+        && readMatrix(o.value(QStringLiteral("W_k")), p.k.W, error, QStringLiteral("W_k"))
+        && readVector(o.value(QStringLiteral("b_k")), p.k.b, error, QStringLiteral("b_k"))
+        && readMatrix(o.value(QStringLiteral("W_v")), p.v.W, error, QStringLiteral("W_v"))
+        && readVector(o.value(QStringLiteral("b_v")), p.v.b, error, QStringLiteral("b_v"))
+        && readMatrix(o.value(QStringLiteral("W_o")), p.o.W, error, QStringLiteral("W_o"))
+        && readVector(o.value(QStringLiteral("b_o")), p.o.b, error, QStringLiteral("b_o"));
+    if (!ok)
+        return Status::error(StatusCode::ParseError, (path + QStringLiteral(": ") + error).toStdString());
+    if (p.q.isIdentity() && p.k.isIdentity() && p.v.isIdentity() && p.o.isIdentity())
+        return Status::error(StatusCode::ParseError,
+                             (path + QStringLiteral(": no W_q, W_k, W_v or W_o found")).toStdString());
+    out = std::move(p);
+    return {};
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// One request -> one snapshot through the Model seam (core/include/attnviz/model.h). Used by the
+// live worker and by the headless `attnviz export`, so that both show the same numbers.
+#pragma once
+
+#include "live/livetypes.h"
+#include "live/stackcompute.h"
+
+#include "attnviz/backend.h"
+#include "attnviz/projections.h"
+#include "attnviz/wordvectormodel.h"
+
+#include <QString>
+
+#include <cstdint>
+#include <memory>
+
+namespace attnviz::ui {
+
+// The models the live window computes with, kept by one compute thread between requests (they
+// cache random projections and seeded stack weights). A request picks one: its own model (a folder:
+// File > Open model plugs in through ComputeRequest::model) or the word-vector layer / stack that
+// its settings and table describe.
+class LiveModels {
+public:
+    explicit LiveModels(Backend *backend = nullptr);
+    void setBackend(Backend *backend);
+    // The model for this request, set up from it; `label` gets the model's part of every title.
+    Model &modelFor(const ComputeRequest &request, QString &label);
+
+private:
+    WordVectorModel m_layer;
+    WordStackModel m_stack;
+};
+
+// The word-vector model's settings from the controls (Qt-free values for the core).
+WordVectorSettings wordVectorSettings(const ComputeSettings &s);
+
+// Why `heads` cannot be used with this d_model and projection mode, in a sentence; empty if fine.
+QString headsProblem(int dModel, int heads, int dHead, ProjectionMode mode);
+
+// One request -> one snapshot: the request's model traces the text (through `backend` for the
+// word-vector models), and the snapshot gets the labels the views need.
+std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &request, Backend &backend, LiveModels &models);
+
+// Reads projections from JSON: {"W_q": [[...]], "b_q": [...], "W_k", "b_k", "W_v", "b_v", "W_o", "b_o"}
+// in the torch.nn.Linear convention (W is (out, in)); a missing or null entry = identity / no bias.
+// The same names as the case files' inputs. Errors name the file and the field.
+Status loadProjectionsFile(const QString &path, Projections<float> &out);
+
+} // namespace attnviz::ui

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "live/livesession.h"
+
+#include "live/computeworker.h"
+#include "live/stackcompute.h"
+
+#include "attnviz/backend.h"
+
+namespace attnviz::ui {
+
+LiveSession::LiveSession(QObject *parent)
+    : QObject(parent)
+{
+    qRegisterMetaType<attnviz::ui::SnapshotPtr>();
+    m_debounce.setSingleShot(true);
+    m_debounce.setInterval(30);
+    connect(&m_debounce, &QTimer::timeout, this, &LiveSession::post);
+    // Progress appears only when an update takes noticeably long.
+    m_busyDelay.setSingleShot(true);
+    m_busyDelay.setInterval(150);
+    connect(&m_busyDelay, &QTimer::timeout, this, [this] {
+        if (m_busy)
+            emit busyChanged(true, int(m_sentence.size() / 5));
+    });
+    m_thread.setObjectName(QStringLiteral("attnviz-compute"));
+    m_thread.start();
+    setBackend(std::make_unique<CpuBackend>());
+}
+
+LiveSession::~LiveSession()
+{
+    if (m_worker)
+        m_worker->deleteLater();
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void LiveSession::setBackend(std::unique_ptr<Backend> backend)
+{
+    if (m_worker)
+        m_worker->deleteLater(); // runs in the compute thread after any current work
+    auto *worker = new ComputeWorker(std::move(backend));
+    worker->moveToThread(&m_thread);
+    connect(worker, &ComputeWorker::finished, this, &LiveSession::onFinished, Qt::QueuedConnection);
+    m_worker = worker;
+    schedule();
+}
+
+void LiveSession::setSentence(const QString &text)
+{
+    if (text == m_sentence)
+        return;
+    m_sentence = text;
+    schedule();
+}
+
+void LiveSession::setKeySentence(const QString &text)
+{
+    if (text == m_keySentence)
+        return;
+    m_keySentence = text;
+    m_padded.clear();
+    m_custom.clear();
+    schedule();
+}
+
+void LiveSession::setSettings(const ComputeSettings &settings)
+{
+    if (settings == m_settings)
+        return;
+    m_settings = settings;
+    if (m_head >= settings.numHeads)
+        setSelectedHead(0);
+    schedule();
+}
+
+void LiveSession::setTable(std::shared_ptr<const EmbeddingTable> table)
+{
+    m_table = std::move(table);
+    schedule();
+}
+
+void LiveSession::setModel(std::shared_ptr<Model> model)
+{
+    m_model = std::move(model);
+    schedule();
+}
+
+void LiveSession::togglePadding(int keyIndex)
+{
+    if (!m_padded.erase(keyIndex))
+        m_padded.insert(keyIndex);
+    if (m_settings.mask == MaskChoice::Padding || m_settings.mask == MaskChoice::CausalPadding)
+        schedule();
+}
+
+void LiveSession::toggleCustomCell(int query, int key)
+{
+    const auto cell = std::make_pair(query, key);
+    if (!m_custom.erase(cell))
+        m_custom.insert(cell);
+    if (m_settings.mask == MaskChoice::Custom)
+        schedule();
+}
+
+void LiveSession::clearCustomMask()
+{
+    m_custom.clear();
+    if (m_settings.mask == MaskChoice::Custom)
+        schedule();
+}
+
+void LiveSession::setPaddedKeys(const std::set<int> &keys)
+{
+    if (keys == m_padded)
+        return;
+    m_padded = keys;
+    if (m_settings.mask == MaskChoice::Padding || m_settings.mask == MaskChoice::CausalPadding)
+        schedule();
+}
+
+void LiveSession::setCustomMask(const std::set<std::pair<int, int>> &cells)
+{
+    if (cells == m_custom)
+        return;
+    m_custom = cells;
+    if (m_settings.mask == MaskChoice::Custom)
+        schedule();
+}
+
+void LiveSession::setSelectedHead(int head)
+{
+    if (head == m_head && (head >= 0 || m_display == HeadDisplay::Average))
+        return;
+    if (head < 0) {
+        m_display = HeadDisplay::Average;
+        emit headDisplayChanged(m_display);
+    } else {
+        m_head = head;
+        if (m_display == HeadDisplay::Average) {
+            m_display = HeadDisplay::One;
+            emit headDisplayChanged(m_display);
+        }
+    }
+    emit selectionChanged(shownHead(), m_query);
+}
+
+void LiveSession::setSelectedQuery(int query)
+{
+    if (query == m_query)
+        return;
+    m_query = query;
+    emit selectionChanged(shownHead(), m_query);
+}
+
+void LiveSession::setHeadDisplay(HeadDisplay display)
+{
+    if (display == m_display)
+        return;
+    m_display = display;
+    emit headDisplayChanged(display);
+    emit selectionChanged(shownHead(), m_query);
+}
+
+void LiveSession::setSelectedLayer(int layer)
+{
+    layer = std::max(0, layer);
+    if (layer == m_layer)
+        return;
+    const int shownBefore = m_snapshot ? m_snapshot->layerIndex(m_layer) : 0;
+    m_layer = layer;
+    // the views follow when the layer they show changes (a trace of one layer shows layer 0 anyway)
+    if (m_snapshot && m_snapshot->layerIndex(m_layer) != shownBefore)
+        emit layerChanged(m_layer);
+}
+
+void LiveSession::schedule()
+{
+    ++m_generation;
+    if (m_debounce.interval() <= 0)
+        post();
+    else
+        m_debounce.start();
+}
+
+void LiveSession::requestNow()
+{
+    m_debounce.stop();
+    post();
+}
+
+void LiveSession::post()
+{
+    if (!m_worker)
+        return;
+    ComputeRequest r;
+    r.generation = ++m_generation;
+    r.sentence = m_sentence;
+    r.keySentence = m_keySentence;
+    r.settings = m_settings;
+    r.table = m_table;
+    r.paddedKeys = m_padded;
+    r.customMask = m_custom;
+    r.model = m_model;
+    m_busy = true;
+    if (!m_busyDelay.isActive())
+        m_busyDelay.start();
+    m_worker->post(std::move(r));
+}
+
+void LiveSession::onFinished(SnapshotPtr snapshot)
+{
+    // Stale = older than what the views already show. A result that is not the newest request is
+    // still shown when it is newer than the current one, so that continuous typing with a slow
+    // compute keeps the views moving instead of starving them.
+    if (!snapshot || (m_snapshot && snapshot->generation <= m_snapshot->generation))
+        return;
+    m_busy = snapshot->generation != m_generation;
+    if (!m_busy) {
+        m_busyDelay.stop();
+        emit busyChanged(false, snapshot->tq());
+    }
+    m_snapshot = std::move(snapshot);
+    if (m_snapshot->hasResult() && m_query >= m_snapshot->tq())
+        m_query = std::max(0, m_snapshot->tq() - 1);
+    emit snapshotChanged(m_snapshot);
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The live state behind the window: the text, the controls' settings, the table, the selection
+// (layer, head, query), and the compute thread. Every change is debounced (~30 ms), tagged with a
+// generation and computed off the UI thread; a snapshot newer than the one shown is published to
+// the views, older ones are dropped.
+#pragma once
+
+#include "live/livetypes.h"
+
+#include <QObject>
+#include <QPointer>
+#include <QThread>
+#include <QTimer>
+
+#include <memory>
+
+namespace attnviz {
+class Backend;
+}
+
+namespace attnviz::ui {
+
+class ComputeWorker;
+
+class LiveSession : public QObject {
+    Q_OBJECT
+public:
+    explicit LiveSession(QObject *parent = nullptr);
+    ~LiveSession() override;
+
+    void setSentence(const QString &text);
+    void setKeySentence(const QString &text);
+    void setSettings(const ComputeSettings &settings);
+    void setTable(std::shared_ptr<const EmbeddingTable> table);
+    // A model of its own (File > Open model: a folder): every request traces it, and the word-vector
+    // settings and table only label it; null (the default) = the word-vector layer or stack. Once set,
+    // only the compute thread calls it.
+    void setModel(std::shared_ptr<Model> model);
+    const std::shared_ptr<Model> &model() const { return m_model; }
+    // Replaces the compute backend (CPU today; the GPU backend plugs in here).
+    void setBackend(std::unique_ptr<Backend> backend);
+    void setDebounceMs(int ms) { m_debounce.setInterval(ms); }
+
+    void togglePadding(int keyIndex);
+    void toggleCustomCell(int query, int key);
+    void clearCustomMask();
+    // Replace the whole set (a session being opened); recompute when the mask uses it.
+    void setPaddedKeys(const std::set<int> &keys);
+    void setCustomMask(const std::set<std::pair<int, int>> &cells);
+
+    // -1 = average of heads.
+    void setSelectedHead(int head);
+    void setSelectedQuery(int query);
+    void setHeadDisplay(HeadDisplay display);
+    // The layer the views show (kept across recomputes; views clamp it to the trace's layers). A
+    // change the views can see emits layerChanged.
+    void setSelectedLayer(int layer);
+    int selectedLayer() const { return m_layer; }
+
+    const QString &sentence() const { return m_sentence; }
+    const QString &keySentence() const { return m_keySentence; }
+    const ComputeSettings &settings() const { return m_settings; }
+    std::shared_ptr<const EmbeddingTable> table() const { return m_table; }
+    const std::set<int> &paddedKeys() const { return m_padded; }
+    const std::set<std::pair<int, int>> &customMask() const { return m_custom; }
+    SnapshotPtr snapshot() const { return m_snapshot; }
+    int selectedHead() const { return m_head; }
+    int selectedQuery() const { return m_query; }
+    HeadDisplay headDisplay() const { return m_display; }
+    // Head the single-matrix views show: -1 for the average.
+    int shownHead() const { return m_display == HeadDisplay::Average ? -1 : m_head; }
+    quint64 generation() const { return m_generation; }
+    bool busy() const { return m_busy; }
+
+    // Computes now (skips the debounce); used by export and tests.
+    void requestNow();
+
+signals:
+    void snapshotChanged(attnviz::ui::SnapshotPtr snapshot);
+    void selectionChanged(int head, int query);
+    void layerChanged(int layer);
+    void headDisplayChanged(attnviz::ui::HeadDisplay display);
+    void busyChanged(bool busy, int tokens);
+
+private:
+    void schedule();
+    void post();
+    void onFinished(SnapshotPtr snapshot);
+
+    QString m_sentence, m_keySentence;
+    ComputeSettings m_settings;
+    std::shared_ptr<const EmbeddingTable> m_table;
+    std::shared_ptr<Model> m_model;
+    std::set<int> m_padded;
+    std::set<std::pair<int, int>> m_custom;
+    int m_head = 0, m_query = 0;
+    int m_layer = 0;
+    HeadDisplay m_display = HeadDisplay::One;
+    quint64 m_generation = 0;
+    bool m_busy = false;
+    SnapshotPtr m_snapshot;
+    QTimer m_debounce;
+    QTimer m_busyDelay;
+    QThread m_thread;
+    QPointer<ComputeWorker> m_worker;
+};
+
+} // namespace attnviz::ui

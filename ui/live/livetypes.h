@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Value types passed between the window and the compute thread: what to compute (a request) and
+// what came out (a snapshot). Snapshots are immutable once published and shared by every view.
+#pragma once
+
+#include "live/stacksettings.h"
+
+#include "attnviz/embeddings.h"
+#include "attnviz/model.h"
+#include "attnviz/projections.h"
+#include "attnviz/status.h"
+#include "attnviz/types.h"
+
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+#include <algorithm>
+
+#include <memory>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace attnviz::ui {
+
+enum class ProjectionMode { Identity, Random, File };
+enum class MaskChoice { None, Causal, Padding, CausalPadding, Custom };
+enum class HeadDisplay { One, Average, All };
+
+// Everything about the computation that a control sets.
+struct ComputeSettings {
+    int numHeads = 1;
+    int dHead = 0; // 0: d_model / heads; free only with random or loaded projections
+    ScaleRule scaleRule = ScaleRule::InvSqrtDHead;
+    double temperature = 1.0;
+    Normalization normalization = Normalization::Softmax;
+    MaskChoice mask = MaskChoice::None;
+    MaskMethod maskMethod = MaskMethod::NegInf;
+    ProjectionMode projection = ProjectionMode::Identity;
+    quint64 projectionSeed = 0;
+    // Random projections: how torch would draw them (nn.Linear, torch.rand, xavier), in which order
+    // (one Linear per role, or one module per head), and W_o's output width: 0 = d_model,
+    // -1 = no W_o (the output is the heads concatenated), n = an n-wide W_o (with a bias).
+    InitScheme initScheme = InitScheme::TorchLinear;
+    DrawOrder drawOrder = DrawOrder::Fused;
+    int outWidth = 0;
+    std::shared_ptr<const Projections<float>> loadedProjections; // ProjectionMode::File
+    QString projectionSource;
+    double dropout = 0.0;
+    quint64 dropoutSeed = 0;
+    QString backend = QStringLiteral("cpu");
+    StackSettings stack; // depth 1 (the default): the single layer
+
+    bool operator==(const ComputeSettings &o) const;
+    bool operator!=(const ComputeSettings &o) const { return !(*this == o); }
+};
+
+struct ComputeRequest {
+    quint64 generation = 0;
+    QString sentence;
+    QString keySentence; // empty: self-attention
+    ComputeSettings settings;
+    std::shared_ptr<const EmbeddingTable> table;
+    std::set<int> paddedKeys;               // key token indices masked as padding
+    std::set<std::pair<int, int>> customMask; // (query, key) cells masked by hand
+    int maxTokens = 0;                        // 0: the model's live limit (tokenLimit, stackTokenLimit)
+    // A model of its own (a folder read by File > Open model): traced as it is, and `settings` only
+    // label it. Null: the word-vector layer or stack that `settings` and `table` describe.
+    std::shared_ptr<Model> model;
+};
+
+// The result of one request: the model's trace and what the views need to label it. Views take a
+// snapshot plus a (layer, head, query) selection and never ask which kind of model made the trace.
+struct ComputeSnapshot {
+    quint64 generation = 0;
+    QString sentence, keySentence;
+    ComputeSettings settings;
+    QString tableName;
+    bool cross = false;
+    // Never null once computed; without layers when `status` is not ok (then it holds the tokens as
+    // far as they got, for the chips).
+    std::shared_ptr<const Trace<float>> trace;
+    QStringList queryLabels, keyLabels; // token labels (keyLabels = queryLabels for self-attention)
+    std::vector<uint8_t> queryUnknown, keyUnknown; // 1 = not in the table (a stand-in vector)
+    int totalQueryTokens = 0, totalKeyTokens = 0;  // before the cut at the live limit
+    std::set<int> paddedKeys;
+    std::set<std::pair<int, int>> customMask;
+    AttentionConfig config; // of every layer's attention
+    QString modelLabel; // the model's part of every title ("identity projections", "post-norm, ReLU …")
+    Status status;       // not ok: no layers, `message` explains
+    QString message;     // for the views: why there is nothing to show ("" when there is)
+    QString backendName, device;
+    double computeMs = 0.0; // embedding + attention on the worker
+    double totalMs = 0.0;   // request posted -> snapshot ready (set by the worker)
+
+    bool hasResult() const { return status.ok() && trace && !trace->layers.empty() && tq() > 0; }
+    int tq() const { return int(queryLabels.size()); }
+    int tk() const { return int(keyLabels.size()); }
+    bool truncated() const { return tq() < totalQueryTokens || tk() < totalKeyTokens; }
+    int numLayers() const { return trace ? trace->numLayers() : 0; }
+    // A layer of several: its input is a residual stream (views say so).
+    bool deep() const { return numLayers() > 1; }
+    // The layer shown for a selection (clamped; 0 when there are none).
+    int layerIndex(int layer) const { return std::clamp(layer, 0, std::max(0, numLayers() - 1)); }
+    const LayerTrace<float> &layer(int l) const { return trace->layers[size_t(layerIndex(l))]; }
+    const AttentionResult<float> &attention(int l) const { return layer(l).attention; }
+    const SequenceResult<float> &seq(int l) const { return attention(l).batch.front(); }
+    // Weights shown for a head; -1 = the average over heads.
+    const Mat<float> &weights(int l, int head) const { return trace->weights(layerIndex(l), head); }
+    // What the layer's queries (and, in self-attention, keys) are made from: the token vectors, or
+    // the residual stream entering a deeper layer.
+    const Mat<float> &queryInput(int l) const { return layer(l).residualIn; }
+    const Mat<float> &keyInput(int l) const
+    {
+        const LayerTrace<float> &t = layer(l);
+        return t.keyIn.size() > 0 ? t.keyIn : t.residualIn;
+    }
+    // The layer's projections; null = identity, and for deeper layers (the views do not expand them).
+    std::shared_ptr<const Projections<float>> projections(int l) const
+    {
+        return deep() ? nullptr : layer(l).projections;
+    }
+};
+
+using SnapshotPtr = std::shared_ptr<const ComputeSnapshot>;
+
+
+// "attnviz-en50 — 50,000 words, 50 dimensions": how the window names a table.
+QString describeTable(const EmbeddingTable &t);
+
+
+// One line naming the configuration of a layer, used as every figure's title.
+QString describeConfig(const ComputeSnapshot &s, int layer, int head, HeadDisplay display);
+
+QString scaleRuleName(ScaleRule r);
+QString normalizationName(Normalization n);
+QString maskName(MaskChoice m);
+
+} // namespace attnviz::ui
+
+Q_DECLARE_METATYPE(attnviz::ui::SnapshotPtr)

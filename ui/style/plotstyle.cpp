@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "style/plotstyle.h"
+
+#include "style/appearance.h"
+
+#include <QFontMetrics>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz::ui {
+
+namespace {
+
+QCPColorGradient gradient(std::initializer_list<std::pair<double, QColor>> stops)
+{
+    QCPColorGradient g;
+    g.clearColorStops();
+    for (const auto &[at, colour] : stops)
+        g.setColorStopAt(at, colour);
+    g.setColorInterpolation(QCPColorGradient::ciRGB);
+    g.setNanHandling(QCPColorGradient::nhNanColor);
+    g.setNanColor(nanColor());
+    g.setLevelCount(256);
+    return g;
+}
+
+} // namespace
+
+// The colour maps are data: each sampled at 9 points from its published definition.
+QCPColorGradient sequentialGradient(SequentialMap m)
+{
+    switch (m) {
+    case SequentialMap::Cividis: // matplotlib cividis: blue to yellow, readable with any colour vision
+        return gradient({{0.000, QColor(0, 34, 78)}, {0.125, QColor(18, 53, 112)}, {0.250, QColor(59, 73, 108)},
+                         {0.375, QColor(87, 92, 109)}, {0.500, QColor(112, 113, 115)}, {0.625, QColor(138, 134, 120)},
+                         {0.750, QColor(165, 156, 116)}, {0.875, QColor(195, 179, 105)}, {1.000, QColor(254, 232, 56)}});
+    case SequentialMap::Magma:
+        return gradient({{0.000, QColor(0, 0, 4)}, {0.125, QColor(28, 16, 68)}, {0.250, QColor(79, 18, 123)},
+                         {0.375, QColor(129, 37, 129)}, {0.500, QColor(181, 54, 122)}, {0.625, QColor(229, 80, 100)},
+                         {0.750, QColor(251, 135, 97)}, {0.875, QColor(254, 194, 135)}, {1.000, QColor(252, 253, 191)}});
+    case SequentialMap::Greys: // white (0) to black (1): print and projectors
+        return gradient({{0.0, QColor(255, 255, 255)}, {0.5, QColor(140, 140, 140)}, {1.0, QColor(0, 0, 0)}});
+    case SequentialMap::Viridis:
+        break;
+    }
+    return gradient({{0.000, QColor(68, 1, 84)}, {0.125, QColor(71, 44, 122)}, {0.250, QColor(59, 81, 139)},
+                     {0.375, QColor(44, 113, 142)}, {0.500, QColor(33, 144, 141)}, {0.625, QColor(39, 173, 129)},
+                     {0.750, QColor(92, 200, 99)}, {0.875, QColor(170, 220, 50)}, {1.000, QColor(253, 231, 37)}});
+}
+
+QCPColorGradient divergingGradient(DivergingMap m)
+{
+    if (m == DivergingMap::PurpleOrange) // ColorBrewer PuOr, colour-blind safe
+        return gradient({{0.00, QColor(45, 0, 75)}, {0.15, QColor(84, 39, 136)}, {0.30, QColor(128, 115, 172)},
+                         {0.42, QColor(178, 171, 210)}, {0.50, QColor(247, 247, 247)}, {0.58, QColor(253, 184, 99)},
+                         {0.70, QColor(224, 130, 20)}, {0.85, QColor(179, 88, 6)}, {1.00, QColor(127, 59, 8)}});
+    // ColorBrewer RdBu reversed: negative blue, zero white, positive red
+    return gradient({{0.00, QColor(5, 48, 97)}, {0.15, QColor(33, 102, 172)}, {0.30, QColor(67, 147, 195)},
+                     {0.42, QColor(146, 197, 222)}, {0.50, QColor(247, 247, 247)}, {0.58, QColor(244, 165, 130)},
+                     {0.70, QColor(214, 96, 77)}, {0.85, QColor(178, 24, 43)}, {1.00, QColor(103, 0, 31)}});
+}
+
+QCPColorGradient weightsGradient() { return sequentialGradient(AppearanceManager::instance()->appearance().sequential); }
+
+QCPColorGradient divergingGradient() { return divergingGradient(AppearanceManager::instance()->appearance().diverging); }
+
+QCPRange weightsRange(double lo, double hi, QCPColorGradient &gradient)
+{
+    if (lo < 0) {
+        const double m = std::max(std::abs(lo), std::abs(hi));
+        gradient = divergingGradient();
+        return QCPRange(-m, m > 0 ? m : 1.0);
+    }
+    gradient = weightsGradient();
+    return QCPRange(0.0, hi > 0 ? hi : 1.0);
+}
+
+void extendFiniteRange(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &m, double &lo,
+                       double &hi, bool &any)
+{
+    for (Eigen::Index k = 0; k < m.size(); ++k) {
+        const float v = m.data()[k];
+        if (std::isfinite(v)) {
+            lo = any ? std::min(lo, double(v)) : double(v);
+            hi = any ? std::max(hi, double(v)) : double(v);
+            any = true;
+        }
+    }
+}
+
+QColor nanColor() { return QColor(205, 205, 205); }
+
+QColor maskFillColor() { return QColor(236, 236, 236); }
+
+QBrush maskHatchBrush()
+{
+    return QBrush(QColor(90, 90, 90, 150), Qt::BDiagPattern);
+}
+
+QString elide(const QString &s, int maxChars)
+{
+    if (s.size() <= maxChars)
+        return s;
+    return s.left(std::max(1, maxChars - 1)) + QChar(0x2026);
+}
+
+bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
+{
+    auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(axis->ticker());
+    if (!ticker) {
+        ticker = QSharedPointer<QCPAxisTickerText>::create();
+        axis->setTicker(ticker);
+    }
+    const int n = int(labels.size());
+    QMap<double, QString> ticks;
+    if (n > 0) {
+        const QCPRange range = axis->range();
+        const int lo = std::max(0, int(std::ceil(range.lower)));
+        const int hi = std::min(n - 1, int(std::floor(range.upper)));
+        const double pixels = axis->orientation() == Qt::Horizontal ? axis->axisRect()->width()
+                                                                      : axis->axisRect()->height();
+        const double perToken = pixels / std::max(1e-9, range.size());
+        const QFontMetrics fm(axis->tickLabelFont());
+        // rotated labels on a horizontal axis need a little more room than a line of text
+        const double need = fm.height() * (axis->orientation() == Qt::Horizontal ? 1.4 : 1.05);
+        int step = perToken >= need ? 1 : int(std::ceil(need / std::max(1e-9, perToken)));
+        // round the step to 1, 2, 5, 10, 20, 50 ... so that the labels stay put while panning
+        int nice = 1;
+        while (nice < step) {
+            if (nice * 2 >= step) { nice *= 2; break; }
+            if (nice * 5 >= step) { nice *= 5; break; }
+            nice *= 10;
+        }
+        step = nice;
+        const int first = (lo + step - 1) / step * step;
+        for (int i = first; i <= hi; i += step) {
+            QString text = elide(labels.at(i), maxChars);
+            if (step > 1)
+                text = QStringLiteral("%1 %2").arg(i).arg(text);
+            ticks.insert(i, text);
+        }
+    }
+    if (ticker->ticks() == ticks)
+        return false;
+    ticker->setTicks(ticks);
+    return true;
+}
+
+QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &w,
+                              const Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> *exclude,
+                              int maxCells, int *factorOut)
+{
+    const int rows = int(w.rows()), cols = int(w.cols());
+    const int f = std::max({1, (rows + maxCells - 1) / maxCells, (cols + maxCells - 1) / maxCells});
+    if (factorOut)
+        *factorOut = f;
+    const bool useMask = exclude && exclude->size() > 0;
+    const int nr = (rows + f - 1) / f, nc = (cols + f - 1) / f;
+    const double c0 = (f - 1) / 2.0;
+    auto *d = new QCPColorMapData(nc, nr, QCPRange(c0, c0 + (nc - 1) * f), QCPRange(c0, c0 + (nr - 1) * f));
+    if (f == 1 && !useMask) {
+        for (int i = 0; i < rows; ++i)
+            for (int j = 0; j < cols; ++j)
+                d->setCell(j, i, double(w(i, j)));
+        return d;
+    }
+    for (int a = 0; a < nr; ++a)
+        for (int b = 0; b < nc; ++b) {
+            double sum = 0;
+            int n = 0;
+            for (int i = a * f; i < std::min(rows, (a + 1) * f); ++i)
+                for (int j = b * f; j < std::min(cols, (b + 1) * f); ++j) {
+                    const float v = w(i, j);
+                    if (std::isfinite(v) && !(useMask && (*exclude)(i, j))) {
+                        sum += v;
+                        ++n;
+                    }
+                }
+            d->setCell(b, a, n ? sum / n : std::nan(""));
+        }
+    return d;
+}
+
+QString wrapText(const QString &text, int width)
+{
+    QStringList lines;
+    for (const QString &para : text.split(QLatin1Char('\n'))) {
+        QString line;
+        for (const QString &word : para.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
+                lines << line;
+                line.clear();
+            }
+            line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+        }
+        lines << line;
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+QColor contrastingText(const QColor &bg)
+{
+    const double l = 0.299 * bg.redF() + 0.587 * bg.greenF() + 0.114 * bg.blueF();
+    return l > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250);
+}
+
+QColor headColor(int head)
+{
+    // Okabe & Ito (2008), "Color Universal Design"; ordered so that neighbouring heads differ most
+    static const QColor kPalette[] = {
+        QColor(0, 114, 178),   // blue
+        QColor(230, 159, 0),   // orange
+        QColor(0, 158, 115),   // bluish green
+        QColor(213, 94, 0),    // vermillion
+        QColor(204, 121, 167), // reddish purple
+        QColor(86, 180, 233),  // sky blue
+        QColor(240, 228, 66),  // yellow
+    };
+    constexpr int n = int(sizeof(kPalette) / sizeof(kPalette[0]));
+    const int h = std::max(0, head);
+    const QColor base = kPalette[h % n];
+    switch ((h / n) % 3) {
+    case 1: return base.darker(150);
+    case 2: return base.lighter(130);
+    default: return base;
+    }
+}
+
+QColor headAverageColor() { return QColor(40, 40, 40); }
+
+} // namespace attnviz::ui

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "teaching/presets.h"
+
+#include "teaching/seedtables.h"
+
+#include <QCoreApplication>
+
+namespace attnviz::ui {
+
+namespace {
+
+QString tr(const char *s) { return QCoreApplication::translate("Presets", s); }
+
+const QString kOdyssey = QStringLiteral("I must go back to my ship and to my crew");
+const QString kAmazon = QStringLiteral("We process and ship your order");
+
+// Identity projections, one head, softmax: the settings every hand-computed example starts from.
+ComputeSettings plain(ScaleRule scale)
+{
+    ComputeSettings s;
+    s.numHeads = 1;
+    s.scaleRule = scale;
+    s.normalization = Normalization::Softmax;
+    s.projection = ProjectionMode::Identity;
+    return s;
+}
+
+// Seed 001's trainable-weight classes: one head of width 2 from 3-d inputs, no W_o, 1/sqrt(d_head).
+ComputeSettings trainable(InitScheme scheme, quint64 seed)
+{
+    ComputeSettings s = plain(ScaleRule::InvSqrtDHead);
+    s.projection = ProjectionMode::Random;
+    s.initScheme = scheme;
+    s.projectionSeed = seed;
+    s.dHead = 2;
+    s.outWidth = -1;
+    return s;
+}
+
+std::vector<Preset> make()
+{
+    std::vector<Preset> out;
+    auto add = [&out](Preset p) { out.push_back(std::move(p)); };
+
+    Preset p;
+    p.id = QStringLiteral("journey-scores");
+    p.seed = QStringLiteral("001");
+    p.title = tr("The journey: dot products, softmax, context vector");
+    p.explanation = tr(
+        "Six words, each a hand-made 3-d vector. With no projections the query, the keys and the values are the "
+        "vectors themselves. The score of \"journey\" for every word is a plain dot product, 0.9544 1.4950 1.4754 "
+        "0.8434 0.7070 1.0865 (no scaling here), softmax turns the row into weights that sum to 1, "
+        "0.1385 0.2379 0.2333 0.1240 0.1082 0.1581, and the context vector of \"journey\" is the weighted sum of all "
+        "six vectors: [0.4419, 0.6515, 0.5683]. Click any cell of the pipeline to see the arithmetic.");
+    p.sentence = journeySentence();
+    p.table = PresetTable::Journey;
+    p.settings = plain(ScaleRule::None);
+    p.query = 1;
+    p.view = QStringLiteral("pipeline");
+    add(p);
+
+    p.id = QStringLiteral("journey-sum");
+    p.title = tr("Sum instead of softmax");
+    p.explanation = tr(
+        "The same scores, normalized by dividing each by the row's sum instead of by softmax: \"journey\" gets "
+        "0.1455 0.2278 0.2249 0.1285 0.1077 0.1656. The weights still sum to 1 but stay closer to uniform, since "
+        "softmax exaggerates differences (exp) and this does not; it also breaks on negative or zero-sum rows, "
+        "which softmax never does. Compare the row chart with the softmax preset.");
+    p.settings = plain(ScaleRule::None);
+    p.settings.normalization = Normalization::Sum;
+    p.view = QStringLiteral("weights");
+    add(p);
+
+    p.id = QStringLiteral("journey-v1");
+    p.title = tr("Trainable weights: W_q, W_k, W_v drawn with torch.rand (seed 123)");
+    p.explanation = tr(
+        "SelfAttention_v1: three 3 × 2 matrices drawn by torch.rand after torch.manual_seed(123) project every "
+        "word to a 2-d query, key and value; scores are scaled by 1/√2. attnviz draws the same numbers as PyTorch, "
+        "so the context vectors match the notebook: the first row is [0.2996, 0.8053]. Change the seed to see other "
+        "weights; every row stays close to the others because random projections of similar vectors are similar.");
+    p.settings = trainable(InitScheme::Uniform01, 123);
+    p.query = 0;
+    p.view = QStringLiteral("embeddings");
+    add(p);
+
+    p.id = QStringLiteral("causal-neg-inf");
+    p.title = tr("Causal mask by −∞ before softmax (nn.Linear weights, seed 789)");
+    p.explanation = tr(
+        "SelfAttention_v2 (nn.Linear weights after torch.manual_seed(789)) with a causal mask: each word may only "
+        "look at itself and the words before it. Scores above the diagonal are set to −∞, so softmax gives them "
+        "exactly 0 and renormalizes the rest: \"journey\" now splits 0.5517 / 0.4483 between \"your\" and itself, "
+        "and the first word attends only to itself (1.0).");
+    p.settings = trainable(InitScheme::TorchLinear, 789);
+    p.settings.mask = MaskChoice::Causal;
+    p.settings.maskMethod = MaskMethod::NegInf;
+    p.query = 1;
+    p.view = QStringLiteral("weights");
+    add(p);
+
+    p.id = QStringLiteral("causal-renormalize");
+    p.title = tr("Causal mask by zeroing after softmax and renormalizing");
+    p.explanation = tr(
+        "The notebook's first way: softmax over all six keys, multiply by a lower-triangular mask of ones, then "
+        "divide each row by its new sum. The result is the same as masking with −∞ first (\"journey\": 0.5517 / "
+        "0.4483): softmax of a subset equals the renormalized softmax of the whole row. Switch \"Masked keys\" "
+        "between the two methods and nothing in the weights moves.");
+    p.settings.maskMethod = MaskMethod::MultiplyRenormalize;
+    add(p);
+
+    p.id = QStringLiteral("dropout");
+    p.title = tr("Dropout on the attention weights (p = 0.5, seed 123)");
+    p.explanation = tr(
+        "During training, dropout zeroes each weight with probability p and scales the survivors by 1/(1 − p). "
+        "With p = 0.5 and torch.manual_seed(123) the causal weights lose the same cells as in the notebook and "
+        "the kept ones double: the first row becomes 2.0, \"journey\" keeps only 0.8966 (2 × 0.4483). Rows no longer "
+        "sum to 1; at inference dropout is off.");
+    p.settings = trainable(InitScheme::TorchLinear, 789);
+    p.settings.mask = MaskChoice::Causal;
+    p.settings.dropout = 0.5;
+    p.settings.dropoutSeed = 123;
+    p.query = 1;
+    p.view = QStringLiteral("weights");
+    add(p);
+
+    p.id = QStringLiteral("multihead-wrapper");
+    p.title = tr("Two heads as two separate modules (MultiHeadAttentionWrapper, seed 123)");
+    p.explanation = tr(
+        "Two complete single-head attentions, each with its own 3 × 2 W_q, W_k, W_v (drawn head after head), "
+        "causal; their 2-d context vectors are concatenated into 4-d outputs with no output projection. The first "
+        "row is [−0.4519, 0.2216, 0.4772, 0.1063]: the first two numbers come from head 0, the last two from head 1. "
+        "Look at both heads: same sentence, different patterns.");
+    p.settings = trainable(InitScheme::TorchLinear, 123);
+    p.settings.numHeads = 2;
+    p.settings.drawOrder = DrawOrder::PerHead;
+    p.settings.mask = MaskChoice::Causal;
+    p.query = 0;
+    p.display = HeadDisplay::All;
+    p.view = QStringLiteral("grid");
+    add(p);
+
+    p.id = QStringLiteral("multihead-split");
+    p.title = tr("Two heads by splitting one projection, then W_o (MultiHeadAttention, seed 123)");
+    p.explanation = tr(
+        "The efficient form: one W_q, W_k, W_v each projects to d_out = 2, and the columns are split between two "
+        "heads of width 1; the heads' outputs are concatenated and mixed by an output projection W_o (2 × 2, with "
+        "bias). Same seed, other weights than the wrapper, because the draws come in another order: the first "
+        "output row is [0.3190, 0.4858].");
+    p.settings = trainable(InitScheme::TorchLinear, 123);
+    p.settings.numHeads = 2;
+    p.settings.dHead = 1;
+    p.settings.outWidth = 2;
+    p.settings.mask = MaskChoice::Causal;
+    p.display = HeadDisplay::All;
+    p.view = QStringLiteral("grid");
+    add(p);
+
+    p = Preset();
+    p.id = QStringLiteral("bloem-basic");
+    p.seed = QStringLiteral("002");
+    p.title = tr("Basic self-attention: softmax(X Xᵀ) X");
+    p.explanation = tr(
+        "Peter Bloem's simplest self-attention: no parameters at all, w_ij = softmax_j(x_i · x_j), y_i = Σ_j w_ij x_j. "
+        "The three 4-d vectors are the notebook's printed torch.randn draws. Raw scores 3.8774 −2.1985 0.0499 "
+        "become weights 0.9765 0.0022 0.0213 for x1: a vector is usually most similar to itself, so without "
+        "projections every word mostly attends to itself — the reason for learned W_q and W_k.");
+    p.sentence = bloemSentence();
+    p.table = PresetTable::Bloem;
+    p.settings = plain(ScaleRule::None);
+    p.view = QStringLiteral("pipeline");
+    add(p);
+
+    p = Preset();
+    p.id = QStringLiteral("ship-odyssey");
+    p.seed = QStringLiteral("003");
+    p.title = tr("\"ship\" among sailors: softmax(X Xᵀ / √d) X");
+    p.explanation = tr(
+        "Word vectors instead of hand-made ones (the bundled 50-d table; the notebook uses GloVe, so the numbers "
+        "differ, the picture does not). Queries, keys and values are the embeddings, scaled by 1/√50. \"ship\" "
+        "attends most to itself and then to \"crew\": its contextual embedding is pulled towards the sea. Compare "
+        "with the next preset, where \"ship\" means sending an order.");
+    p.sentence = kOdyssey;
+    p.settings = plain(ScaleRule::InvSqrtDHead);
+    p.query = 6;
+    p.view = QStringLiteral("weights");
+    add(p);
+
+    p.id = QStringLiteral("ship-amazon");
+    p.title = tr("\"ship\" in commerce: the same word, another context");
+    p.explanation = tr(
+        "\"We process and ship your order\": the same vector for \"ship\" meets other neighbours, gets other "
+        "weights, and so another contextual embedding. This is what contextual means: the output for a word depends "
+        "on the sentence around it. Use Compare → \"ship\" in two contexts to see both side by side.");
+    p.sentence = kAmazon;
+    p.query = 3;
+    add(p);
+
+    p.id = QStringLiteral("ship-cosine");
+    p.title = tr("Cosine similarities as weights");
+    p.explanation = tr(
+        "The notebook's first attempt: the weights are the cosines of the word vectors, 1 on the diagonal, not "
+        "normalized (rows do not sum to 1), and the new embedding of \"ship\" is Σ_j cos(ship, w_j) · w_j. Repeated "
+        "words (\"to\", \"my\") get identical rows. Softmax of scaled dot products, the next step, makes the rows "
+        "probability distributions.");
+    p.sentence = kOdyssey;
+    p.settings = plain(ScaleRule::None);
+    p.settings.normalization = Normalization::Cosine;
+    p.query = 6;
+    add(p);
+
+    p = Preset();
+    p.id = QStringLiteral("multihead-bloem");
+    p.seed = QStringLiteral("000");
+    p.title = tr("Multi-head self-attention: 5 heads of 10 dimensions, scaled by 1/√d_model");
+    p.explanation = tr(
+        "The multi-head modules of seeds 000 and 002: the 50-d embeddings are projected by W_q, W_k, W_v (50 × 50, "
+        "nn.Linear init) and each projection is cut into 5 slices of 10, one per head; each head runs its own "
+        "attention and the heads' outputs are concatenated and unified by W_o. These notebooks divide the scores by "
+        "√k with k = d_model (50), not √d_head: switch the scaling to 1/√d_head to see the heads sharpen.");
+    p.sentence = kOdyssey;
+    p.settings = plain(ScaleRule::InvSqrtDModel);
+    p.settings.numHeads = 5;
+    p.settings.projection = ProjectionMode::Random;
+    p.settings.projectionSeed = 0;
+    p.display = HeadDisplay::All;
+    p.query = 6;
+    p.view = QStringLiteral("grid");
+    add(p);
+
+    p = Preset();
+    p.id = QStringLiteral("cross-attention");
+    p.seed = QStringLiteral("004");
+    p.title = tr("Cross-attention: 3 queries over 5 keys, 2 heads, hidden 32, output 8");
+    p.explanation = tr(
+        "The shapes of seed 004's MultiheadedAttention: queries come from one sequence, keys and values from another "
+        "(here two sentences), W_q, W_k, W_v project to a hidden size of 32 split into 2 heads of 16, and W_o maps "
+        "the concatenation to 8 outputs. The weights are 3 × 5: one row per query word, one column per key word; "
+        "the output has one row per query. The notebook's module is in training mode, so it also drops 20 % of the "
+        "weights: set dropout to 0.2 to see that.");
+    p.sentence = QStringLiteral("the ship sails");
+    p.keySentence = QStringLiteral("we process your order today");
+    p.settings = plain(ScaleRule::InvSqrtDHead);
+    p.settings.numHeads = 2;
+    p.settings.dHead = 16;
+    p.settings.outWidth = 8;
+    p.settings.projection = ProjectionMode::Random;
+    p.settings.projectionSeed = 0;
+    p.display = HeadDisplay::All;
+    p.view = QStringLiteral("grid");
+    add(p);
+    return out;
+}
+
+} // namespace
+
+const std::vector<Preset> &presets()
+{
+    static const std::vector<Preset> all = make();
+    return all;
+}
+
+const Preset *findPreset(const QString &id)
+{
+    for (const Preset &p : presets())
+        if (p.id == id)
+            return &p;
+    return nullptr;
+}
+
+QString seedTitle(const QString &seed)
+{
+    if (seed == QLatin1String("000"))
+        return tr("seed 000: computing self-attention, multi-head (Bloem)");
+    if (seed == QLatin1String("001"))
+        return tr("seed 001: a simple self-attention mechanism (the journey)");
+    if (seed == QLatin1String("002"))
+        return tr("seed 002: self-attention and transformer blocks (Bloem)");
+    if (seed == QLatin1String("003"))
+        return tr("seed 003: self-attention of a sentence with word embeddings (ship)");
+    if (seed == QLatin1String("004"))
+        return tr("seed 004: multi-head and cross-attention");
+    return tr("seed %1").arg(seed);
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// One named preset per demonstration in the seed notebooks: it sets every control, the sentence,
+// the table and the view, and carries the paragraph that explains what to look at.
+#pragma once
+
+#include "live/livetypes.h"
+
+#include <QString>
+
+#include <vector>
+
+namespace attnviz::ui {
+
+enum class PresetTable { Bundled, Journey, Bloem };
+
+struct Preset {
+    QString id;          // stable: sessions and tests name presets by it
+    QString title;       // menu text
+    QString seed;        // "001", "003" …: the notebook it comes from
+    QString explanation; // one paragraph, shown beside the views
+    QString sentence, keySentence;
+    PresetTable table = PresetTable::Bundled;
+    ComputeSettings settings;
+    HeadDisplay display = HeadDisplay::One;
+    int head = 0;
+    int query = 0;
+    QString view; // the tab to show, by its id ("weights", "pipeline" …: session.h SessionTab)
+};
+
+// Every preset, in teaching order (the journey first).
+const std::vector<Preset> &presets();
+// nullptr when no preset has this id.
+const Preset *findPreset(const QString &id);
+
+// The seed notebook's short name ("seed 001: a simple self-attention mechanism").
+QString seedTitle(const QString &seed);
+
+} // namespace attnviz::ui

@@ -1,0 +1,1075 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "views/compareview.h"
+
+#include "style/cellpaint.h"
+
+#include "controls/controlpanel.h"
+#include "live/fallbackbackend.h"
+#include "controls/formwidgets.h"
+#include "live/livecompute.h"
+#include "live/livesession.h"
+#include "style/plotstyle.h"
+
+#include "bundledvectors.h"
+
+#include "attnviz/tokenizer.h"
+
+#include <qcustomplot.h>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QMetaMethod>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <cmath>
+#include <limits>
+
+namespace attnviz::ui {
+
+namespace {
+
+const QColor kColorA(33, 102, 172);
+const QColor kColorB(230, 120, 20);
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+QCPAxisRect *tokenRect(QCPAxisRect *rect)
+{
+    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
+    y->setRangeReversed(true);
+    x->setTickLabelRotation(-60);
+    for (QCPAxis *a : {x, y}) {
+        a->grid()->setVisible(false);
+        a->setSubTicks(false);
+        a->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    }
+    x->setLabel(QStringLiteral("key"));
+    y->setLabel(QStringLiteral("query"));
+    return rect;
+}
+
+QCPColorMap *makeMap(QCPAxisRect *rect)
+{
+    auto *m = new QCPColorMap(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    m->setInterpolate(false);
+    m->setAntialiased(false);
+    m->setTightBoundary(false);
+    return m;
+}
+
+QCPItemText *makeMessage(QCustomPlot *plot, QCPAxisRect *rect)
+{
+    auto *t = new QCPItemText(plot);
+    t->setClipAxisRect(rect);
+    t->position->setAxisRect(rect);
+    t->position->setType(QCPItemPosition::ptAxisRectRatio);
+    t->position->setCoords(0.5, 0.5);
+    t->setPositionAlignment(Qt::AlignCenter);
+    t->setPadding(QMargins(10, 6, 10, 6));
+    t->setBrush(QBrush(QColor(255, 255, 255, 230)));
+    t->setPen(QPen(QColor(150, 150, 150)));
+    t->setVisible(false);
+    return t;
+}
+
+QCPTextElement *makeTitle(QCustomPlot *plot, const QFont &base)
+{
+    return new QCPTextElement(plot, QString(), QFont(base.family(), 8, QFont::Bold));
+}
+
+void setRange(QCPAxisRect *rect, int rows, int cols)
+{
+    rect->axis(QCPAxis::atBottom)->setRange(-0.5, std::max(1, cols) - 0.5);
+    rect->axis(QCPAxis::atLeft)->setRange(-0.5, std::max(1, rows) - 0.5);
+}
+
+int findWord(const QStringList &tokens, const QString &word)
+{
+    const std::string w = lowerCase(word.trimmed().toStdString());
+    for (int i = 0; i < tokens.size(); ++i)
+        if (tokens[i].toStdString() == w)
+            return i;
+    return -1;
+}
+
+double cosine(const Eigen::VectorXd &a, const Eigen::VectorXd &b)
+{
+    const double na = a.norm(), nb = b.norm();
+    return na > 0 && nb > 0 ? a.dot(b) / (na * nb) : kNaN;
+}
+
+void setBars(QCPBars *bars, const QVector<double> &values)
+{
+    QVector<double> keys(values.size());
+    for (int i = 0; i < keys.size(); ++i)
+        keys[i] = i;
+    bars->setData(keys, values, true);
+}
+
+QVector<double> barValues(const QCPBars *bars)
+{
+    QVector<double> v;
+    for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it)
+        v << it->value;
+    return v;
+}
+
+} // namespace
+
+// Drawn over a colour map: masked cells hatched, the numbers in the cells when they fit, the
+// selected query row outlined.
+class CellOverlay : public QCPLayerable {
+public:
+    CellOverlay(QCustomPlot *plot, QCPAxisRect *rect, QCPColorMap *map)
+        : QCPLayerable(plot, QStringLiteral("main")), m_rect(rect), m_map(map)
+    {
+    }
+
+    const Mat<float> *matrix = nullptr;
+    const BoolMat *mask = nullptr;
+    int query = -1;
+    int decimals = 2;
+    bool numbers = true;
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter *p) const override { applyAntialiasingHint(p, false, QCP::aeOther); }
+    QRect clipRect() const override { return m_rect->rect(); }
+
+    void draw(QCPPainter *p) override
+    {
+        if (!matrix || !m_map->visible() || matrix->size() == 0)
+            return;
+        const int tq = int(matrix->rows()), tk = int(matrix->cols());
+        const CellRange cells = visibleCells(m_rect, tq, tk);
+        const bool masked = mask && mask->rows() == tq && mask->cols() == tk;
+        if (masked)
+            paintMaskedCells(p, m_rect, *mask, cells);
+        const QRectF one = cellPixels(m_rect, 0, 0, 0, 0);
+        // the largest font, 9 pt down to 6, whose widest number fits a cell; never fewer decimals ("0.00"
+        // would hide a difference of 0.004)
+        const int dec = decimals;
+        const QString widest =
+            (decimals > 2 ? QStringLiteral("-0.") : QStringLiteral("0.")) + QString(dec, QLatin1Char('0'));
+        QFont f = p->font();
+        bool fit = false;
+        for (double pt = std::min(9.0, one.height() * 0.3); pt >= 6.0 && !fit; pt -= 0.5) {
+            f.setPointSizeF(pt);
+            const QFontMetricsF m(f);
+            fit = one.width() >= m.horizontalAdvance(widest) + 2 && one.height() >= m.height();
+        }
+        if (numbers && fit)
+            paintCellNumbers(
+                p, m_rect, m_map, *matrix, cells, f,
+                [dec](float v) { return std::isfinite(v) ? QString::number(double(v), 'f', dec) : QStringLiteral("NaN"); },
+                [&](int i, int j) { return masked && (*mask)(i, j) && (*matrix)(i, j) == 0.0f; }); // the hatching says it
+        if (query >= 0 && query < tq)
+            paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30), 1.5, 3);
+    }
+
+private:
+    QCPAxisRect *m_rect;
+    QCPColorMap *m_map;
+};
+
+CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
+    : DeferredView(parent), m_sessionA(sessionA), m_sessionB(new LiveSession(this)), m_cosine(kNaN)
+{
+    auto *outer = new QVBoxLayout(this);
+    outer->setContentsMargins(4, 4, 4, 4);
+
+    // Header: one-click comparisons, swap, copy, B's controls.
+    auto *header = new QHBoxLayout;
+    m_combo = new QComboBox(this);
+    m_combo->setObjectName(QStringLiteral("comparisonCombo"));
+    m_combo->addItem(tr("One-click comparisons…"), QString());
+    for (const ComparisonSpec &c : seedComparisons())
+        m_combo->addItem(c.title, c.id);
+    m_swap = new QPushButton(tr("Swap A/B"), this);
+    m_swap->setObjectName(QStringLiteral("swapButton"));
+    m_copy = new QPushButton(tr("B = copy of A"), this);
+    m_copy->setObjectName(QStringLiteral("copyButton"));
+    m_showControls = new QToolButton(this);
+    m_showControls->setObjectName(QStringLiteral("showControlsB"));
+    m_showControls->setText(tr("B's controls"));
+    m_showControls->setCheckable(true);
+    m_showControls->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_showControls->setArrowType(Qt::RightArrow);
+    header->addWidget(new QLabel(tr("Compare:"), this));
+    header->addWidget(m_combo, 1);
+    header->addWidget(m_swap);
+    header->addWidget(m_copy);
+    header->addWidget(m_showControls);
+    outer->addLayout(header);
+
+    m_explanation = note(this);
+    m_explanation->setObjectName(QStringLiteral("compareExplanation"));
+    m_explanation->setText(tr("A is the window's sentence and controls; B has its own, set below or with "
+                              "“B's controls”. Pick a one-click comparison to start from the seed notebooks."));
+    outer->addWidget(m_explanation);
+
+    // B's sentence(s) and table.
+    auto *bRow = new QHBoxLayout;
+    m_sentenceB = new QLineEdit(this);
+    m_sentenceB->setObjectName(QStringLiteral("sentenceB"));
+    m_sentenceB->setPlaceholderText(tr("B's sentence"));
+    m_keySentenceB = new QLineEdit(this);
+    m_keySentenceB->setObjectName(QStringLiteral("keySentenceB"));
+    m_keySentenceB->setPlaceholderText(tr("B's key/value sentence (optional: cross-attention)"));
+    m_followCheck = new QCheckBox(tr("B uses A's table"), this);
+    m_followCheck->setObjectName(QStringLiteral("followTableCheck"));
+    m_followCheck->setChecked(true);
+    auto *bLabel = new QLabel(tr("B:"), this);
+    QFont bold = bLabel->font();
+    bold.setBold(true);
+    bLabel->setFont(bold);
+    bRow->addWidget(bLabel);
+    bRow->addWidget(m_sentenceB, 3);
+    bRow->addWidget(m_keySentenceB, 2);
+    bRow->addWidget(m_followCheck);
+    outer->addLayout(bRow);
+    m_statusB = note(this);
+    m_statusB->setObjectName(QStringLiteral("statusB"));
+    outer->addWidget(m_statusB);
+
+    // Plots: [A | B | shared scale] [difference or focus word] [B's controls]
+    auto *split = m_split = new QSplitter(Qt::Horizontal, this);
+    outer->addWidget(split, 1);
+
+    m_pairPlot = new QCustomPlot(split);
+    m_pairPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
+    m_pairPlot->setObjectName(QStringLiteral("comparePairPlot"));
+    // explicit minimum sizes: a plot's own hint is the width of its title lines, which would widen the window
+    m_pairPlot->setMinimumSize(360, 150);
+    m_rectA = tokenRect(m_pairPlot->axisRect());
+    m_pairPlot->plotLayout()->take(m_rectA);
+    m_pairPlot->plotLayout()->simplify();
+    m_rectB = tokenRect(new QCPAxisRect(m_pairPlot));
+    m_scale = new QCPColorScale(m_pairPlot);
+    m_scale->setType(QCPAxis::atRight);
+    m_scale->setBarWidth(12);
+    m_scale->setGradient(weightsGradient());
+    m_scale->axis()->setLabel(tr("weight (A and B)"));
+    m_titleA = makeTitle(m_pairPlot, font());
+    m_titleB = makeTitle(m_pairPlot, font());
+    QCPLayoutGrid *pl = m_pairPlot->plotLayout();
+    pl->addElement(0, 0, m_titleA);
+    pl->addElement(0, 1, m_titleB);
+    pl->addElement(1, 0, m_rectA);
+    pl->addElement(1, 1, m_rectB);
+    pl->addElement(1, 2, m_scale);
+    pl->setRowStretchFactor(0, 0.01);
+    pl->setColumnStretchFactor(2, 0.01);
+    auto *group = new QCPMarginGroup(m_pairPlot);
+    for (QCPLayoutElement *e : std::initializer_list<QCPLayoutElement *>{m_rectA, m_rectB, m_scale})
+        e->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+    m_mapA = makeMap(m_rectA);
+    m_mapB = makeMap(m_rectB);
+    m_mapA->setColorScale(m_scale); // one scale: both maps share its data range and gradient
+    m_mapB->setColorScale(m_scale);
+    m_messageA = makeMessage(m_pairPlot, m_rectA);
+    m_messageB = makeMessage(m_pairPlot, m_rectB);
+    m_overlayA = new CellOverlay(m_pairPlot, m_rectA, m_mapA);
+    m_overlayB = new CellOverlay(m_pairPlot, m_rectB, m_mapB);
+
+    auto *right = new QWidget(split);
+    auto *rl = new QVBoxLayout(right);
+    rl->setContentsMargins(0, 0, 0, 0);
+    m_reason = note(right);
+    m_reason->setObjectName(QStringLiteral("noDifferenceReason"));
+    m_reason->setStyleSheet(QStringLiteral("color: #b05a00"));
+    m_reason->setVisible(false);
+    rl->addWidget(m_reason);
+    m_right = new QStackedWidget(right);
+    rl->addWidget(m_right, 1);
+
+    m_diffPlot = new QCustomPlot(m_right);
+    m_diffPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
+    m_diffPlot->setObjectName(QStringLiteral("compareDifferencePlot"));
+    m_diffPlot->setMinimumSize(200, 150);
+    QCPAxisRect *dr = tokenRect(m_diffPlot->axisRect());
+    m_diffScale = new QCPColorScale(m_diffPlot);
+    m_diffScale->setType(QCPAxis::atRight);
+    m_diffScale->setBarWidth(12);
+    m_diffScale->setGradient(divergingGradient());
+    m_diffScale->axis()->setLabel(tr("A − B"));
+    m_diffPlot->plotLayout()->addElement(0, 1, m_diffScale);
+    m_diffPlot->plotLayout()->setColumnStretchFactor(1, 0.01);
+    auto *dgroup = new QCPMarginGroup(m_diffPlot);
+    dr->setMarginGroup(QCP::msTop | QCP::msBottom, dgroup);
+    m_diffScale->setMarginGroup(QCP::msTop | QCP::msBottom, dgroup);
+    m_diffPlot->plotLayout()->insertRow(0);
+    m_diffPlot->plotLayout()->setRowStretchFactor(0, 0.01);
+    m_diffTitle = makeTitle(m_diffPlot, font());
+    m_diffPlot->plotLayout()->addElement(0, 0, m_diffTitle);
+    m_diffMap = makeMap(dr);
+    m_diffMap->setColorScale(m_diffScale);
+    m_diffMessage = makeMessage(m_diffPlot, dr);
+    m_diffOverlay = new CellOverlay(m_diffPlot, dr, m_diffMap);
+    m_diffOverlay->decimals = 3;
+    m_right->addWidget(m_diffPlot);
+
+    m_focusPlot = new QCustomPlot(m_right);
+    m_focusPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
+    m_focusPlot->setObjectName(QStringLiteral("compareFocusPlot"));
+    m_focusPlot->setMinimumSize(200, 150);
+    m_embRect = m_focusPlot->axisRect();
+    m_focusPlot->plotLayout()->take(m_embRect);
+    m_focusPlot->plotLayout()->simplify();
+    m_rowRectA = new QCPAxisRect(m_focusPlot);
+    m_rowRectB = new QCPAxisRect(m_focusPlot);
+    auto *rows = new QCPLayoutGrid;
+    m_focusTitle = makeTitle(m_focusPlot, font());
+    m_focusPlot->plotLayout()->addElement(0, 0, m_focusTitle);
+    m_focusPlot->plotLayout()->addElement(1, 0, rows);
+    m_focusPlot->plotLayout()->addElement(2, 0, m_embRect);
+    m_focusPlot->plotLayout()->setRowStretchFactors({0.01, 1.0, 1.0});
+    rows->addElement(0, 0, m_rowRectA);
+    rows->addElement(0, 1, m_rowRectB);
+    auto bars = [](QCPAxisRect *r, const QColor &c) {
+        auto *b = new QCPBars(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
+        b->setPen(QPen(c.darker(130)));
+        b->setBrush(c);
+        b->setWidth(0.7);
+        r->axis(QCPAxis::atBottom)->grid()->setVisible(false);
+        return b;
+    };
+    const QFont small(font().family(), 8);
+    for (QCPAxisRect *r : {m_rowRectA, m_rowRectB, m_embRect})
+        for (QCPAxis *ax : {r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft)}) {
+            ax->setLabelFont(small);
+            ax->setTickLabelFont(small);
+        }
+    for (QCPAxisRect *r : {m_rowRectA, m_rowRectB}) {
+        r->axis(QCPAxis::atBottom)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+        r->axis(QCPAxis::atBottom)->setTickLabelRotation(-60);
+        r->axis(QCPAxis::atBottom)->setSubTicks(false);
+        r->axis(QCPAxis::atLeft)->setLabel(tr("weight"));
+    }
+    m_rowBarsA = bars(m_rowRectA, kColorA);
+    m_rowBarsB = bars(m_rowRectB, kColorB);
+    m_embBarsA = bars(m_embRect, kColorA);
+    m_embBarsB = bars(m_embRect, kColorB);
+    m_rowBarsA->removeFromLegend();
+    m_rowBarsB->removeFromLegend();
+    m_embBarsA->setName(tr("A"));
+    m_embBarsB->setName(tr("B"));
+    m_embBarsA->setWidth(0.4);
+    m_embBarsB->setWidth(0.4);
+    auto *bg = new QCPBarsGroup(m_focusPlot);
+    bg->setSpacingType(QCPBarsGroup::stAbsolute);
+    bg->setSpacing(0);
+    m_embBarsA->setBarsGroup(bg);
+    m_embBarsB->setBarsGroup(bg);
+    m_embRect->axis(QCPAxis::atBottom)->setLabel(tr("contextual embedding, by dimension: A blue, B orange"));
+    m_focusPlot->legend->setVisible(false); // the colours are named in the axis label: no room for a legend
+    m_right->addWidget(m_focusPlot);
+
+    m_controlsB = new ControlPanel;
+    m_controlsB->setObjectName(QStringLiteral("controlsB"));
+    m_controlsB->followHeadElsewhere(tr("Both sides show the head chosen in the main controls (or the head average "
+                                        "when the head counts differ)."));
+    m_controlsB->setBundledAvailable(hasBundledEmbeddings(), tr("This build has no bundled word vectors."));
+    m_controlsScroll = new QScrollArea(split);
+    m_controlsScroll->setWidget(m_controlsB);
+    m_controlsScroll->setWidgetResizable(true);
+    m_controlsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_controlsScroll->setMinimumWidth(m_controlsB->sizeHint().width() +
+                                      m_controlsScroll->verticalScrollBar()->sizeHint().width() + 4);
+    m_controlsScroll->setVisible(false);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 0);
+    split->setChildrenCollapsible(false);
+
+    for (QCustomPlot *p : {m_pairPlot, m_diffPlot, m_focusPlot})
+        p->installEventFilter(this);                     // re-wraps the titles on resize
+    m_rectB->axis(QCPAxis::atLeft)->setLabel(QString()); // as A's
+
+    // Token labels once the layout is known.
+    connect(m_pairPlot, &QCustomPlot::afterLayout, this, [this] {
+        bool c = labelTokenAxis(m_rectA->axis(QCPAxis::atBottom), m_labelsKA);
+        c |= labelTokenAxis(m_rectA->axis(QCPAxis::atLeft), m_labelsQA);
+        c |= labelTokenAxis(m_rectB->axis(QCPAxis::atBottom), m_labelsKB);
+        c |= labelTokenAxis(m_rectB->axis(QCPAxis::atLeft), m_labelsQB);
+        if (c)
+            m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    connect(m_diffPlot, &QCustomPlot::afterLayout, this, [this] {
+        QCPAxisRect *r = m_diffPlot->axisRect();
+        bool c = labelTokenAxis(r->axis(QCPAxis::atBottom), m_labelsKA);
+        c |= labelTokenAxis(r->axis(QCPAxis::atLeft), m_labelsQA);
+        if (c)
+            m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    connect(m_focusPlot, &QCustomPlot::afterLayout, this, [this] {
+        bool c = labelTokenAxis(m_rowRectA->axis(QCPAxis::atBottom), m_labelsFocusA);
+        c |= labelTokenAxis(m_rowRectB->axis(QCPAxis::atBottom), m_labelsFocusB);
+        if (c)
+            m_focusPlot->replot(QCustomPlot::rpQueuedReplot);
+    });
+
+    // Wiring: A is followed live, B recomputes on its own controls.
+    connect(m_sessionA, &LiveSession::snapshotChanged, this, [this] {
+        if (!m_bSet && m_sessionA->snapshot() && m_sessionA->snapshot()->hasResult())
+            copyAToB();
+        syncTable();
+        rebuild();
+    });
+    connect(m_sessionA, &LiveSession::selectionChanged, this, [this](int head, int query) {
+        const bool sameHeads = m_shownA && m_shownB && m_shownA->hasResult() && m_shownB->hasResult() &&
+                               m_shownA->attention(m_layerA).numHeads == m_shownB->attention(m_sessionB->selectedLayer()).numHeads;
+        if ((sameHeads && head != m_head) || !showsDifference()) {
+            rebuild();
+            return;
+        }
+        m_overlayA->query = m_overlayB->query = m_diffOverlay->query = query;
+        m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+        m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    connect(m_sessionA, &LiveSession::headDisplayChanged, this, [this] { rebuild(); });
+    connect(m_sessionA, &LiveSession::layerChanged, this, [this] { rebuild(); });
+    connect(m_sessionB, &LiveSession::snapshotChanged, this, [this] {
+        updateStatusB();
+        rebuild();
+    });
+    connect(m_sentenceB, &QLineEdit::textChanged, m_sessionB, &LiveSession::setSentence);
+    connect(m_keySentenceB, &QLineEdit::textChanged, m_sessionB, &LiveSession::setKeySentence);
+    connect(m_controlsB, &ControlPanel::settingsChanged, this, [this](const ComputeSettings &s) {
+        if (s.backend != m_backendB) { // made on the GUI thread, as a QRhi needs
+            m_backendB = s.backend;
+            m_sessionB->setBackend(makeWindowBackend(s.backend.toStdString()));
+        }
+        m_sessionB->setSettings(s);
+    });
+    connect(m_controlsB, &ControlPanel::useBundledRequested, this, [this] {
+        auto t = std::make_shared<EmbeddingTable>();
+        const Status st = loadBundledEmbeddings(*t);
+        if (!st.ok()) {
+            QMessageBox::warning(this, tr("Cannot load the bundled vectors"), QString::fromStdString(st.message));
+            return;
+        }
+        useTableB(t);
+    });
+    connect(m_controlsB, &ControlPanel::loadEmbeddingsRequested, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Load embeddings for B"), QString(),
+                                                          tr("Word vectors (*.txt *.vec *.bin *.avec);;All files (*)"));
+        if (path.isEmpty())
+            return;
+        auto t = std::make_shared<EmbeddingTable>();
+        const Status st = loadEmbeddings(path.toStdString(), *t);
+        if (!st.ok() || t->empty()) {
+            QMessageBox::warning(this, tr("Cannot load embeddings"),
+                                 st.ok() ? tr("%1 holds no vectors").arg(path) : QString::fromStdString(st.message));
+            return;
+        }
+        useTableB(t);
+    });
+    connect(m_controlsB, &ControlPanel::loadProjectionsRequested, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Load projections for B"), QString(),
+                                                          tr("Projection weights (*.json)"));
+        if (path.isEmpty())
+            return;
+        auto p = std::make_shared<Projections<float>>();
+        const Status st = loadProjectionsFile(path, *p);
+        if (!st.ok()) {
+            QMessageBox::warning(this, tr("Cannot load projections"), QString::fromStdString(st.message));
+            return;
+        }
+        m_controlsB->setLoadedProjections(p, QFileInfo(path).fileName());
+    });
+    connect(m_controlsB, &ControlPanel::clearCustomMaskRequested, m_sessionB, &LiveSession::clearCustomMask);
+    connect(m_controlsB, &ControlPanel::showNumbersChanged, this, [this](bool on) {
+        m_overlayA->numbers = m_overlayB->numbers = m_diffOverlay->numbers = on;
+        m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+        m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    connect(m_followCheck, &QCheckBox::toggled, this, &CompareView::setBTableFollowsA);
+    connect(m_showControls, &QToolButton::toggled, this, [this](bool on) {
+        m_controlsScroll->setVisible(on);
+        m_showControls->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
+    });
+    connect(m_copy, &QPushButton::clicked, this, &CompareView::copyAToB);
+    connect(m_swap, &QPushButton::clicked, this, &CompareView::swapSides);
+    connect(m_combo, qOverload<int>(&QComboBox::activated), this, [this](int index) {
+        ComparisonSpec spec;
+        if (!findSeedComparison(m_combo->itemData(index).toString(), spec))
+            return;
+        if (isSignalConnected(QMetaMethod::fromSignal(&CompareView::comparisonRequested))) {
+            emit comparisonRequested(spec);
+        } else {
+            applyToA(spec.a);
+            loadSpec(spec);
+        }
+    });
+
+    rebuild(); // B becomes a copy of A when A has its first result, unless set before
+}
+
+CompareView::~CompareView() = default;
+
+// --- sides ---------------------------------------------------------------------------------
+
+CompareSide CompareView::sideA() const
+{
+    CompareSide a;
+    a.title = sideTitle(true);
+    a.sentence = m_sessionA->sentence();
+    a.keySentence = m_sessionA->keySentence();
+    a.settings = m_sessionA->settings();
+    a.table = m_sessionA->table();
+    a.tableDescription = a.table ? describeTable(*a.table) : QString();
+    return a;
+}
+
+void CompareView::useTableB(std::shared_ptr<const EmbeddingTable> t)
+{
+    CompareSide b = sideB();
+    b.tableDescription = describeTable(*t);
+    b.table = std::move(t);
+    setSideB(b);
+}
+
+CompareSide CompareView::sideB() const
+{
+    CompareSide b;
+    b.title = sideTitle(false);
+    b.sentence = m_sessionB->sentence();
+    b.keySentence = m_sessionB->keySentence();
+    b.settings = m_sessionB->settings();
+    if (!m_followTable) {
+        b.table = m_sessionB->table();
+        b.tableDescription = m_tableDescriptionB;
+    }
+    return b;
+}
+
+void CompareView::setSideB(const CompareSide &b)
+{
+    m_bSet = true;
+    m_followTable = !b.table;
+    {
+        const QSignalBlocker block(m_followCheck);
+        m_followCheck->setChecked(m_followTable);
+    }
+    if (b.table) {
+        m_tableDescriptionB = b.tableDescription.isEmpty() ? describeTable(*b.table) : b.tableDescription;
+        m_sessionB->setTable(b.table);
+        m_controlsB->setDModel(b.table->dim());
+        m_controlsB->setTableDescription(m_tableDescriptionB);
+    } else {
+        syncTable();
+    }
+    m_controlsB->setSettings(b.settings); // emits settingsChanged -> B's session
+    m_keySentenceB->setText(b.keySentence);
+    m_sentenceB->setText(b.sentence);
+}
+
+void CompareView::setBTableFollowsA(bool follow)
+{
+    m_followTable = follow;
+    const QSignalBlocker block(m_followCheck);
+    m_followCheck->setChecked(follow);
+    syncTable();
+}
+
+bool CompareView::bTableFollowsA() const
+{
+    return m_followTable;
+}
+
+void CompareView::syncTable()
+{
+    if (!m_followTable || !m_sessionA->table() || m_sessionB->table() == m_sessionA->table())
+        return;
+    m_sessionB->setTable(m_sessionA->table());
+    m_tableDescriptionB = describeTable(*m_sessionA->table());
+    m_controlsB->setDModel(m_sessionA->table()->dim());
+    m_controlsB->setTableDescription(tr("A's table: %1").arg(m_tableDescriptionB));
+}
+
+void CompareView::loadSpec(const ComparisonSpec &spec)
+{
+    m_spec = spec;
+    m_focusWord = spec.focusWord;
+    m_explanation->setText(spec.explanation);
+    const int i = m_combo->findData(spec.id);
+    m_combo->setCurrentIndex(i >= 0 ? i : 0);
+    setSideB(spec.b);
+    rebuild();
+}
+
+void CompareView::copyAToB()
+{
+    CompareSide a = sideA();
+    a.table = nullptr; // B follows A's table
+    setSideB(a);
+}
+
+void CompareView::applyToA(const CompareSide &side)
+{
+    if (isSignalConnected(QMetaMethod::fromSignal(&CompareView::sideARequested))) {
+        emit sideARequested(side);
+        return;
+    }
+    if (side.table)
+        m_sessionA->setTable(side.table);
+    m_sessionA->setSettings(side.settings);
+    m_sessionA->setKeySentence(side.keySentence);
+    m_sessionA->setSentence(side.sentence);
+}
+
+void CompareView::swapSides()
+{
+    CompareSide a = sideA(), b = sideB();
+    const bool followed = m_followTable;
+    if (followed)
+        b.table = a.table; // both read the same table: keep it so
+    std::swap(m_spec.a, m_spec.b);
+    applyToA(b);
+    if (followed)
+        a.table = nullptr;
+    setSideB(a);
+    rebuild();
+}
+
+void CompareView::setFocusWord(const QString &word)
+{
+    m_focusWord = word;
+    rebuild();
+}
+
+QString CompareView::explanation() const
+{
+    return m_explanation->text();
+}
+
+QString CompareView::sideTitle(bool a) const
+{
+    // The spec's title while the side still is what the spec set.
+    const CompareSide &s = a ? m_spec.a : m_spec.b;
+    const LiveSession *session = a ? m_sessionA : m_sessionB;
+    if (!s.title.isEmpty() && session->sentence() == s.sentence && session->settings() == s.settings)
+        return s.title;
+    return a ? QStringLiteral("A") : QStringLiteral("B");
+}
+
+void CompareView::updateStatusB()
+{
+    const SnapshotPtr s = m_sessionB->snapshot();
+    if (!s)
+        return;
+    if (!s->hasResult()) {
+        m_statusB->setText(tr("B: %1").arg(s->message.left(200)));
+        return;
+    }
+    m_statusB->setText(tr("B: %L1 tokens%2 · %3 heads · d_model %4 · d_head %5 · %6 · %7 ms")
+                           .arg(s->tq())
+                           .arg(s->cross ? tr(" × %L1 keys").arg(s->tk()) : QString())
+                           .arg(s->attention(m_sessionB->selectedLayer()).numHeads)
+                           .arg(s->attention(m_sessionB->selectedLayer()).dModel)
+                           .arg(s->attention(m_sessionB->selectedLayer()).dHead)
+                           .arg(m_followTable ? tr("A's table") : m_tableDescriptionB)
+                           .arg(s->computeMs, 0, 'f', s->computeMs < 10 ? 2 : 1));
+}
+
+// --- read back -----------------------------------------------------------------------------
+
+bool CompareView::isCurrent() const
+{
+    const SnapshotPtr a = m_sessionA->snapshot(), b = m_sessionB->snapshot();
+    return a && b && a == m_shownA && b == m_shownB && !m_sessionA->busy() && !m_sessionB->busy() &&
+           a->generation == m_sessionA->generation() && b->generation == m_sessionB->generation();
+}
+
+double CompareView::cellA(int q, int k) const
+{
+    return m_mapA->visible() ? m_mapA->data()->cell(k, q) : kNaN;
+}
+double CompareView::cellB(int q, int k) const
+{
+    return m_mapB->visible() ? m_mapB->data()->cell(k, q) : kNaN;
+}
+double CompareView::cellDifference(int q, int k) const
+{
+    return showsDifference() && m_diffMap->visible() ? m_diffMap->data()->cell(k, q) : kNaN;
+}
+QCPRange CompareView::rangeA() const
+{
+    return m_mapA->dataRange();
+}
+QCPRange CompareView::rangeB() const
+{
+    return m_mapB->dataRange();
+}
+QCPRange CompareView::differenceRange() const
+{
+    return m_diffMap->dataRange();
+}
+bool CompareView::showsDifference() const
+{
+    return m_right->currentWidget() == m_diffPlot;
+}
+QString CompareView::titleA() const
+{
+    return m_rawTitles.value(m_titleA);
+}
+QString CompareView::titleB() const
+{
+    return m_rawTitles.value(m_titleB);
+}
+QString CompareView::differenceTitle() const
+{
+    return m_rawTitles.value(m_diffTitle);
+}
+QString CompareView::focusTitle() const
+{
+    return m_rawTitles.value(m_focusTitle);
+}
+
+void CompareView::setTitle(QCPTextElement *title, const QString &text)
+{
+    m_rawTitles.insert(title, text);
+    wrapTitle(title);
+}
+
+void CompareView::wrapTitle(QCPTextElement *title)
+{
+    // as many characters a line as the title's column holds: the plots are narrow beside the docks
+    const QCustomPlot *plot = title->parentPlot();
+    int px = plot->width();
+    if (title == m_titleA || title == m_titleB)
+        px = (px - 90) / 2;
+    else if (title == m_diffTitle)
+        px -= 90;
+    const double charWidth =
+        QFontMetricsF(title->font()).horizontalAdvance(QStringLiteral("d_model 50, d_head 50 · softmax · mask")) / 37.0;
+    const int chars = std::max(24, int(0.9 * px / std::max(1.0, charWidth)));
+    QStringList lines;
+    for (const QString &line : m_rawTitles.value(title).split(QLatin1Char('\n')))
+        lines << wrapText(line, chars);
+    title->setText(lines.join(QLatin1Char('\n')));
+}
+
+bool CompareView::eventFilter(QObject *watched, QEvent *e)
+{
+    if (e->type() == QEvent::Resize) {
+        for (QCPTextElement *t : {m_titleA, m_titleB, m_diffTitle, m_focusTitle})
+            if (t->parentPlot() == watched) {
+                wrapTitle(t);
+                t->parentPlot()->replot(QCustomPlot::rpQueuedReplot);
+            }
+    }
+    return DeferredView::eventFilter(watched, e);
+}
+
+QString CompareView::messageA() const
+{
+    return m_messageA->visible() ? QString(m_messageA->text()).replace(QLatin1Char('\n'), QLatin1Char(' ')) : QString();
+}
+
+QString CompareView::messageB() const
+{
+    return m_messageB->visible() ? QString(m_messageB->text()).replace(QLatin1Char('\n'), QLatin1Char(' ')) : QString();
+}
+
+QString CompareView::noDifferenceReason() const
+{
+    return m_reason->isHidden() ? QString() : m_reason->text();
+}
+
+QVector<double> CompareView::focusRowA() const
+{
+    return barValues(m_rowBarsA);
+}
+QVector<double> CompareView::focusRowB() const
+{
+    return barValues(m_rowBarsB);
+}
+QVector<double> CompareView::focusEmbeddingA() const
+{
+    return barValues(m_embBarsA);
+}
+QVector<double> CompareView::focusEmbeddingB() const
+{
+    return barValues(m_embBarsB);
+}
+
+// --- drawing -------------------------------------------------------------------------------
+
+void CompareView::rebuild()
+{
+    if (deferred())
+        return;
+    m_shownA = m_sessionA->snapshot();
+    m_shownB = m_sessionB->snapshot();
+    m_layerA = m_sessionA->selectedLayer();
+    const bool okA = m_shownA && m_shownA->hasResult(), okB = m_shownB && m_shownB->hasResult();
+    // The head: A's selection on both sides; with different head counts each side's average.
+    m_head = m_sessionA->shownHead();
+    if (okA && okB && m_shownA->attention(m_layerA).numHeads != m_shownB->attention(m_sessionB->selectedLayer()).numHeads)
+        m_head = -1;
+    if (okA && m_head >= m_shownA->attention(m_layerA).numHeads)
+        m_head = -1;
+    rebuildPair();
+    const bool sameShape = okA && okB && m_shownA->tq() == m_shownB->tq() && m_shownA->tk() == m_shownB->tk();
+    if (okA && okB && !sameShape)
+        rebuildFocus();
+    else
+        rebuildDifference();
+    emit updated();
+}
+
+void CompareView::rebuildPair()
+{
+    const bool headsDiffer = m_shownA && m_shownB && m_shownA->hasResult() && m_shownB->hasResult() &&
+                             m_shownA->attention(m_layerA).numHeads != m_shownB->attention(m_sessionB->selectedLayer()).numHeads;
+    double lo = 0, hi = 0;
+    bool any = false;
+    const auto side = [&](const SnapshotPtr &s, bool isA, QCPColorMap *map, QCPItemText *message, QCPTextElement *title,
+                          CellOverlay *overlay, QStringList &ql, QStringList &kl) {
+        QCPAxisRect *rect = isA ? m_rectA : m_rectB;
+        ql.clear();
+        kl.clear();
+        overlay->matrix = nullptr;
+        overlay->mask = nullptr;
+        QString head = sideTitle(isA);
+        if (!s || !s->hasResult()) {
+            map->data()->clear();
+            map->setVisible(false);
+            message->setText(wrapText(s ? s->message : tr("Computing…"), 40));
+            message->setVisible(true);
+            setTitle(title, head + (s ? QStringLiteral("\n“%1”").arg(elide(s->sentence, 80)) : QString()));
+            setRange(rect, 1, 1);
+            return;
+        }
+        ql = s->queryLabels;
+        kl = s->keyLabels;
+        const int layer = isA ? m_layerA : m_sessionB->selectedLayer();
+        const Mat<float> &w = s->weights(layer, m_head);
+        int pool = 1;
+        map->setData(colorMapData(w, nullptr, 1024, &pool), false);
+        map->setVisible(true);
+        message->setVisible(false);
+        overlay->matrix = pool == 1 ? &w : nullptr;
+        overlay->mask = &s->seq(layer).mask;
+        overlay->query = m_sessionA->selectedQuery();
+        extendFiniteRange(w, lo, hi, any);
+        const HeadDisplay d = m_head < 0 ? HeadDisplay::Average : HeadDisplay::One;
+        QString t = head + QStringLiteral(" — ") + describeConfig(*s, layer, m_head, d);
+        if (headsDiffer)
+            t += tr(" (head counts differ: each side's head average)");
+        setTitle(title, t + QStringLiteral("\n“%1”").arg(elide(s->sentence, 80)));
+        rect->axis(QCPAxis::atBottom)->setLabel(s->cross ? tr("key (key/value sentence)") : tr("key"));
+        setRange(rect, s->tq(), s->tk());
+    };
+    side(m_shownA, true, m_mapA, m_messageA, m_titleA, m_overlayA, m_labelsQA, m_labelsKA);
+    side(m_shownB, false, m_mapB, m_messageB, m_titleB, m_overlayB, m_labelsQB, m_labelsKB);
+    // One scale for both: the range covers A and B.
+    QCPColorGradient gradient;
+    const QCPRange range = weightsRange(lo, hi, gradient);
+    m_scale->setGradient(gradient);
+    m_scale->setDataRange(range);
+    m_scale->setVisible(any);
+    m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void CompareView::rebuildDifference()
+{
+    showPanel(m_diffPlot);
+    m_reason->setVisible(false);
+    m_cosine = kNaN;
+    m_focusA = m_focusB = -1;
+    m_diffOverlay->matrix = nullptr;
+    m_diffOverlay->mask = nullptr;
+    QCPAxisRect *rect = m_diffPlot->axisRect();
+    const bool okA = m_shownA && m_shownA->hasResult(), okB = m_shownB && m_shownB->hasResult();
+    if (!okA || !okB) {
+        m_diffMap->data()->clear();
+        m_diffMap->setVisible(false);
+        m_diffScale->setVisible(false);
+        QString why;
+        if (!okA && !okB)
+            why = tr("Neither side has a result.");
+        else
+            why = tr("No difference: %1 has no result (%2).")
+                      .arg(okA ? QStringLiteral("B") : QStringLiteral("A"))
+                      .arg(okA ? (m_shownB ? m_shownB->message : tr("computing"))
+                               : (m_shownA ? m_shownA->message : tr("computing")));
+        m_diffMessage->setText(wrapText(why, 40));
+        m_diffMessage->setVisible(true);
+        setTitle(m_diffTitle, tr("Difference A − B"));
+        m_maxAbs = kNaN;
+        setRange(rect, 1, 1);
+        m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    const Mat<float> &a = m_shownA->weights(m_layerA, m_head);
+    const Mat<float> &b = m_shownB->weights(m_sessionB->selectedLayer(), m_head);
+    m_diff = a - b;
+    double m = 0;
+    for (Eigen::Index k = 0; k < m_diff.size(); ++k)
+        if (std::isfinite(m_diff.data()[k]))
+            m = std::max(m, double(std::abs(m_diff.data()[k])));
+    m_maxAbs = m;
+    int pool = 1;
+    m_diffMap->setData(colorMapData(m_diff, nullptr, 1024, &pool), false);
+    m_diffMap->setVisible(true);
+    m_diffScale->setVisible(true);
+    m_diffMessage->setVisible(false);
+    const double r = m > 0 ? m : 1e-6;
+    m_diffScale->setDataRange(QCPRange(-r, r)); // symmetric: white is 0
+    m_diffOverlay->matrix = pool == 1 ? &m_diff : nullptr;
+    m_diffOverlay->query = m_sessionA->selectedQuery();
+    QString t = tr("Difference A − B · max |A−B| = %1").arg(m, 0, 'f', 4);
+    if (m_shownA->attention(m_layerA).numHeads != m_shownB->attention(m_sessionB->selectedLayer()).numHeads)
+        t += tr("\nhead average of A (%1) − head average of B (%2)")
+                 .arg(m_shownA->attention(m_layerA).numHeads)
+                 .arg(m_shownB->attention(m_sessionB->selectedLayer()).numHeads);
+    else
+        t += m_head < 0 ? tr("\naverage of heads on both sides") : tr("\nhead %1 on both sides").arg(m_head);
+    if (m_shownA->queryLabels != m_shownB->queryLabels || m_shownA->keyLabels != m_shownB->keyLabels)
+        t += tr("\nThe sentences differ: cells compare positions, not words.");
+    t += tr("\nred: more weight in A · blue: more in B");
+    setTitle(m_diffTitle, t);
+    rect->axis(QCPAxis::atBottom)->setLabel(tr("key (A's words)"));
+    rect->axis(QCPAxis::atLeft)->setLabel(QString()); // A's words, as beside it
+    setRange(rect, m_shownA->tq(), m_shownA->tk());
+    m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void CompareView::rebuildFocus()
+{
+    showPanel(m_focusPlot);
+    m_maxAbs = kNaN;
+    const ComputeSnapshot &a = *m_shownA, &b = *m_shownB;
+    m_reason->setText(tr("No cell-by-cell difference: A is %1 × %2 tokens, B %3 × %4 — the cells do not pair up. "
+                         "Shown instead: one word in both sentences.")
+                          .arg(a.tq())
+                          .arg(a.tk())
+                          .arg(b.tq())
+                          .arg(b.tk()));
+    m_reason->setVisible(true);
+
+    // The focus word: the comparison's word when A has it, else A's selected query.
+    m_focusA = m_focusWord.isEmpty() ? -1 : findWord(a.queryLabels, m_focusWord);
+    if (m_focusA < 0)
+        m_focusA = std::clamp(m_sessionA->selectedQuery(), 0, a.tq() - 1);
+    const QString word = a.queryLabels.at(m_focusA);
+    m_focusB = findWord(b.queryLabels, word);
+
+    const Mat<float> &wa = a.weights(m_layerA, m_head);
+    QVector<double> rowA(int(wa.cols()));
+    for (int j = 0; j < rowA.size(); ++j)
+        rowA[j] = wa(m_focusA, j);
+    setBars(m_rowBarsA, rowA);
+    m_labelsFocusA = a.keyLabels;
+    m_rowRectA->axis(QCPAxis::atBottom)->setRange(-0.6, rowA.size() - 0.4);
+    m_rowRectA->axis(QCPAxis::atBottom)->setLabel(tr("A: “%1” (row %2) attends to").arg(word).arg(m_focusA));
+    QVector<double> rowB;
+    m_labelsFocusB.clear();
+    if (m_focusB >= 0) {
+        const Mat<float> &wb = b.weights(m_sessionB->selectedLayer(), m_head);
+        rowB.resize(int(wb.cols()));
+        for (int j = 0; j < rowB.size(); ++j)
+            rowB[j] = wb(m_focusB, j);
+        m_labelsFocusB = b.keyLabels;
+        m_rowRectB->axis(QCPAxis::atBottom)->setLabel(tr("B: “%1” (row %2) attends to").arg(word).arg(m_focusB));
+    } else {
+        m_rowRectB->axis(QCPAxis::atBottom)->setLabel(tr("B has no “%1”").arg(word));
+    }
+    setBars(m_rowBarsB, rowB);
+    m_rowRectB->axis(QCPAxis::atBottom)->setRange(-0.6, std::max<int>(1, rowB.size()) - 0.4);
+    double top = 0;
+    for (double v : rowA + rowB)
+        if (std::isfinite(v))
+            top = std::max(top, v);
+    for (QCPAxisRect *r : {m_rowRectA, m_rowRectB})
+        r->axis(QCPAxis::atLeft)->setRange(0, top > 0 ? top * 1.08 : 1.0); // one scale for both rows
+
+    // Contextual embeddings (the attention output rows) and their cosine.
+    m_cosine = kNaN;
+    QVector<double> ea, eb;
+    const Mat<float> &oa = a.seq(m_layerA).output;
+    for (int j = 0; j < oa.cols(); ++j)
+        ea << oa(m_focusA, j);
+    if (m_focusB >= 0) {
+        const Mat<float> &ob = b.seq(m_sessionB->selectedLayer()).output;
+        for (int j = 0; j < ob.cols(); ++j)
+            eb << ob(m_focusB, j);
+    }
+    setBars(m_embBarsA, ea);
+    setBars(m_embBarsB, eb);
+    double lo = 0, hi = 0;
+    for (double v : ea + eb)
+        if (std::isfinite(v)) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    m_embRect->axis(QCPAxis::atBottom)->setRange(-0.7, std::max(ea.size(), eb.size()) - 0.3);
+    m_embRect->axis(QCPAxis::atLeft)->setRange(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo) + 1e-9);
+    QString title;
+    if (m_focusB < 0) {
+        title = tr("“%1” is not in B's sentence: pick a word both sentences share (the selected query in A)").arg(word);
+    } else if (ea.size() != eb.size()) {
+        title = tr("Contextual embedding of “%1”: A has %2 dimensions, B %3 — no cosine")
+                    .arg(word)
+                    .arg(ea.size())
+                    .arg(eb.size());
+    } else {
+        m_cosine = cosine(Eigen::Map<const Eigen::VectorXd>(ea.constData(), ea.size()),
+                          Eigen::Map<const Eigen::VectorXd>(eb.constData(), eb.size()));
+        title = tr("“%1” in A vs B — contextual embeddings: cosine similarity %2").arg(word).arg(m_cosine, 0, 'f', 3);
+        const Mat<float> &xa = a.queryInput(m_layerA), &xb = b.queryInput(m_sessionB->selectedLayer());
+        if (xa.cols() == ea.size() && xb.cols() == eb.size() && !a.deep() && !b.deep()) {
+            Eigen::VectorXd ia = xa.row(m_focusA).cast<double>().transpose(),
+                            ib = xb.row(m_focusB).cast<double>().transpose();
+            title += tr("\n(cosine to its input vector: A %1, B %2)")
+                         .arg(cosine(Eigen::Map<const Eigen::VectorXd>(ea.constData(), ea.size()), ia), 0, 'f', 3)
+                         .arg(cosine(Eigen::Map<const Eigen::VectorXd>(eb.constData(), eb.size()), ib), 0, 'f', 3);
+        }
+    }
+    if (a.attention(m_layerA).numHeads != b.attention(m_sessionB->selectedLayer()).numHeads)
+        title += tr("\nrows: head average of A (%1) and of B (%2)").arg(a.attention(m_layerA).numHeads).arg(b.attention(m_sessionB->selectedLayer()).numHeads);
+    setTitle(m_focusTitle, title);
+    m_overlayA->query = m_focusA; // the rows shown on the right, outlined in the heatmaps
+    m_overlayB->query = m_focusB;
+    m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+    m_focusPlot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void CompareView::showPanel(QWidget *panel)
+{
+    if (m_right->currentWidget() == panel)
+        return;
+    m_right->setCurrentWidget(panel);
+    // the focus word's three plots need more room than one difference heatmap
+    const QList<int> s = m_split->sizes();
+    const int total = s.value(0) + s.value(1);
+    if (total > 0) {
+        const int right = panel == m_focusPlot ? total * 45 / 100 : total * 2 / 5;
+        m_split->setSizes({total - right, right, s.value(2)});
+    }
+}
+
+bool CompareView::event(QEvent *e)
+{
+    if (e->type() == QEvent::PaletteChange) {
+        m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+        m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
+        m_focusPlot->replot(QCustomPlot::rpQueuedReplot);
+    }
+    return QWidget::event(e);
+}
+
+} // namespace attnviz::ui

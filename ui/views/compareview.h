@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The Compare tab: side A is the window's live session, side B a second session of its own (its
+// sentence, controls and table). A's and B's weights share one colour scale; beside them the
+// difference A − B on a symmetric diverging scale, or, when the shapes differ, the focus word's
+// row and contextual embedding in each sentence with their cosine similarity.
+#pragma once
+
+#include "teaching/comparison.h"
+#include "views/deferredview.h"
+#include "live/livetypes.h"
+
+#include <QHash>
+#include <QVector>
+
+class QCheckBox;
+class QComboBox;
+class QCustomPlot;
+class QCPAxisRect;
+class QCPBars;
+class QCPColorMap;
+class QCPColorScale;
+class QCPItemText;
+class QCPRange;
+class QCPTextElement;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QScrollArea;
+class QSplitter;
+class QStackedWidget;
+class QToolButton;
+
+namespace attnviz::ui {
+
+class CellOverlay;
+class ControlPanel;
+class LiveSession;
+
+class CompareView : public DeferredView {
+    Q_OBJECT
+public:
+    // `sessionA` is the window's session (not owned); B's session is created and owned here.
+    explicit CompareView(LiveSession *sessionA, QWidget *parent = nullptr);
+    ~CompareView() override;
+
+    LiveSession *sessionA() const { return m_sessionA; }
+    LiveSession *sessionB() const { return m_sessionB; }
+    ControlPanel *controlsB() const { return m_controlsB; }
+    QLineEdit *sentenceEditB() const { return m_sentenceB; }
+    QLineEdit *keySentenceEditB() const { return m_keySentenceB; }
+    QComboBox *comparisonCombo() const { return m_combo; }
+
+    // B's sentence, settings and table (a null table: B follows A's), the focus word, the
+    // explanation and the side titles. A is the window's business (MainWindow::startComparison).
+    void loadSpec(const ComparisonSpec &spec);
+    void setSideB(const CompareSide &b);
+    CompareSide sideA() const;
+    CompareSide sideB() const;
+    // Whether B was set (a comparison, a copy, an edit, a session) rather than waiting to copy A.
+    bool hasSideB() const { return m_bSet; }
+    void copyAToB();
+    void swapSides();
+    void setBTableFollowsA(bool follow);
+    bool bTableFollowsA() const;
+    void setFocusWord(const QString &word);
+    QString explanation() const;
+
+    // What is drawn, read back from the plots (tests, export).
+    QCustomPlot *pairPlot() const { return m_pairPlot; }
+    QCustomPlot *differencePlot() const { return m_diffPlot; }
+    QCustomPlot *focusPlot() const { return m_focusPlot; }
+    SnapshotPtr shownA() const { return m_shownA; }
+    SnapshotPtr shownB() const { return m_shownB; }
+    // Both sides show their session's newest result (nothing computing, nothing deferred).
+    bool isCurrent() const;
+    int comparedHead() const { return m_head; } // -1: each side's head average
+    double cellA(int query, int key) const;
+    double cellB(int query, int key) const;
+    double cellDifference(int query, int key) const;
+    QCPRange rangeA() const;
+    QCPRange rangeB() const;
+    QCPRange differenceRange() const;
+    double maxAbsDifference() const { return m_maxAbs; }
+    bool showsDifference() const;
+    QString titleA() const;
+    QString titleB() const;
+    QString differenceTitle() const;
+    QString messageA() const;
+    QString messageB() const;
+    // Why no cell-by-cell difference is drawn (shapes differ); empty when one is.
+    QString noDifferenceReason() const;
+    // Shapes differ: the focus word's row of weights and contextual embedding in each sentence.
+    QString focusTitle() const;
+    int focusIndexA() const { return m_focusA; }
+    int focusIndexB() const { return m_focusB; }
+    QVector<double> focusRowA() const;
+    QVector<double> focusRowB() const;
+    QVector<double> focusEmbeddingA() const;
+    QVector<double> focusEmbeddingB() const;
+    double focusCosine() const { return m_cosine; } // NaN when not shown
+
+signals:
+    // The combo asks for a one-click comparison (the window sets A, then calls loadSpec).
+    void comparisonRequested(const attnviz::ui::ComparisonSpec &spec);
+    // Swap A/B: A is to become `side` (the window applies it through its own setters).
+    void sideARequested(const attnviz::ui::CompareSide &side);
+    // After the plots were rebuilt from the sides' snapshots (their replots are queued).
+    void updated();
+
+protected:
+    bool event(QEvent *e) override;
+    bool eventFilter(QObject *watched, QEvent *e) override;
+
+private:
+    void rebuild() override;
+    void rebuildPair();
+    void rebuildDifference();
+    void rebuildFocus();
+    void applyToA(const CompareSide &side);
+    void syncTable();
+    void useTableB(std::shared_ptr<const EmbeddingTable> t); // B gets its own table, the rest of B stays
+    void updateStatusB();
+    void showPanel(QWidget *panel); // the difference or the focus word, with a splitter share to suit
+    QString sideTitle(bool a) const;
+    void setTitle(QCPTextElement *title, const QString &text); // kept whole; shown wrapped to the plot's width
+    void wrapTitle(QCPTextElement *title);
+
+    LiveSession *m_sessionA = nullptr;
+    LiveSession *m_sessionB = nullptr;
+    ComparisonSpec m_spec; // the comparison last loaded: its titles hold while a side matches it
+    QString m_focusWord;
+    bool m_followTable = true;
+    bool m_bSet = false; // B was set (a spec, a copy, an edit): no automatic copy of A
+    QString m_tableDescriptionB;
+    QString m_backendB = QStringLiteral("cpu");
+
+    SnapshotPtr m_shownA, m_shownB;
+    int m_layerA = 0; // A's selected layer when last drawn (B shows its own session's)
+    int m_head = 0;
+    double m_maxAbs = 0.0;
+    Mat<float> m_diff;
+    int m_focusA = -1, m_focusB = -1;
+    double m_cosine = 0.0;
+    QHash<QCPTextElement *, QString> m_rawTitles;
+    QStringList m_labelsQA, m_labelsKA, m_labelsQB, m_labelsKB, m_labelsFocusA, m_labelsFocusB;
+
+    QComboBox *m_combo = nullptr;
+    QPushButton *m_swap = nullptr, *m_copy = nullptr;
+    QToolButton *m_showControls = nullptr;
+    QLabel *m_explanation = nullptr, *m_statusB = nullptr, *m_reason = nullptr;
+    QLineEdit *m_sentenceB = nullptr, *m_keySentenceB = nullptr;
+    QCheckBox *m_followCheck = nullptr;
+    ControlPanel *m_controlsB = nullptr;
+    QScrollArea *m_controlsScroll = nullptr;
+    QStackedWidget *m_right = nullptr;
+    QSplitter *m_split = nullptr;
+
+    QCustomPlot *m_pairPlot = nullptr;
+    QCPAxisRect *m_rectA = nullptr, *m_rectB = nullptr;
+    QCPColorMap *m_mapA = nullptr, *m_mapB = nullptr;
+    QCPColorScale *m_scale = nullptr;
+    QCPTextElement *m_titleA = nullptr, *m_titleB = nullptr;
+    QCPItemText *m_messageA = nullptr, *m_messageB = nullptr;
+    CellOverlay *m_overlayA = nullptr, *m_overlayB = nullptr;
+
+    QCustomPlot *m_diffPlot = nullptr;
+    QCPColorMap *m_diffMap = nullptr;
+    QCPColorScale *m_diffScale = nullptr;
+    QCPTextElement *m_diffTitle = nullptr;
+    QCPItemText *m_diffMessage = nullptr;
+    CellOverlay *m_diffOverlay = nullptr;
+
+    QCustomPlot *m_focusPlot = nullptr;
+    QCPAxisRect *m_rowRectA = nullptr, *m_rowRectB = nullptr, *m_embRect = nullptr;
+    QCPBars *m_rowBarsA = nullptr, *m_rowBarsB = nullptr, *m_embBarsA = nullptr, *m_embBarsB = nullptr;
+    QCPTextElement *m_focusTitle = nullptr;
+};
+
+} // namespace attnviz::ui

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "views/embeddingview.h"
+
+#include "style/plotstyle.h"
+
+#include <qcustomplot.h>
+
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace attnviz::ui {
+
+namespace {
+
+QCPAxisRect *makeRect(QCustomPlot *plot, const QString &title)
+{
+    auto *r = new QCPAxisRect(plot, true);
+    r->axis(QCPAxis::atLeft)->setRangeReversed(true);
+    r->axis(QCPAxis::atLeft)->grid()->setVisible(false);
+    r->axis(QCPAxis::atBottom)->grid()->setVisible(false);
+    r->axis(QCPAxis::atTop)->setVisible(true);
+    r->axis(QCPAxis::atTop)->setTicks(false);
+    r->axis(QCPAxis::atTop)->setTickLabels(false);
+    r->axis(QCPAxis::atTop)->setLabel(title);
+    return r;
+}
+
+QCPColorMapData *matrixData(const Mat<float> &m)
+{
+    const int rows = int(m.rows()), cols = int(m.cols());
+    auto *d = new QCPColorMapData(cols, rows, QCPRange(0, std::max(0, cols - 1)), QCPRange(0, std::max(0, rows - 1)));
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j)
+            d->setCell(j, i, double(m(i, j)));
+    return d;
+}
+
+} // namespace
+
+EmbeddingView::EmbeddingView(QWidget *parent)
+    : DeferredView(parent)
+    , m_plot(new QCustomPlot(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setObjectName(QStringLiteral("embeddingPlot"));
+    m_plot->plotLayout()->clear();
+    m_title = new QCPTextElement(m_plot, QStringLiteral("Contextual embeddings"), QFont(font().family(), 10, QFont::Bold));
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+    auto *row = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(1, 0, row);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.01);
+
+    m_inRect = makeRect(m_plot, QStringLiteral("input embedding x_i"));
+    m_outRect = makeRect(m_plot, QStringLiteral("contextual embedding (output) y_i"));
+    m_normRect = makeRect(m_plot, QStringLiteral("|y_i − x_i|"));
+    m_cosRect = makeRect(m_plot, QStringLiteral("cos(y_i, x_i)"));
+    m_scale = new QCPColorScale(m_plot);
+    m_scale->setType(QCPAxis::atRight);
+    m_scale->setBarWidth(12);
+    m_scale->axis()->setLabel(QStringLiteral("value"));
+    m_scale->setGradient(divergingGradient());
+    row->addElement(0, 0, m_inRect);
+    row->addElement(0, 1, m_outRect);
+    row->addElement(0, 2, m_scale);
+    row->addElement(0, 3, m_normRect);
+    row->addElement(0, 4, m_cosRect);
+    row->setColumnStretchFactors({1.0, 1.0, 0.05, 0.45, 0.45});
+    auto *group = new QCPMarginGroup(m_plot);
+    for (QCPAxisRect *r : {m_inRect, m_outRect, m_normRect, m_cosRect})
+        r->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+    m_scale->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+    for (QCPAxisRect *r : {m_outRect, m_normRect, m_cosRect})
+        r->axis(QCPAxis::atLeft)->setTickLabels(false);
+    m_inRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("dimension"));
+    m_outRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("dimension"));
+    m_inRect->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    for (QCPAxisRect *r : {m_normRect, m_cosRect})
+        r->axis(QCPAxis::atBottom)->ticker()->setTickCount(3);
+
+    m_inMap = new QCPColorMap(m_inRect->axis(QCPAxis::atBottom), m_inRect->axis(QCPAxis::atLeft));
+    m_outMap = new QCPColorMap(m_outRect->axis(QCPAxis::atBottom), m_outRect->axis(QCPAxis::atLeft));
+    for (QCPColorMap *m : {m_inMap, m_outMap}) {
+        m->setInterpolate(false);
+        m->setAntialiased(false);
+        m->setColorScale(m_scale);
+    }
+    auto bars = [this](QCPAxisRect *r, const QColor &c) {
+        auto *b = new QCPBars(r->axis(QCPAxis::atLeft), r->axis(QCPAxis::atBottom));
+        b->setWidth(0.8);
+        b->setPen(Qt::NoPen);
+        b->setBrush(c);
+        return b;
+    };
+    m_normBars = bars(m_normRect, QColor(70, 110, 170));
+    m_normSel = bars(m_normRect, QColor(220, 30, 30));
+    m_cosBars = bars(m_cosRect, QColor(70, 150, 110));
+    m_cosSel = bars(m_cosRect, QColor(220, 30, 30));
+
+    // labels are chosen once the layout is known; a change (resize, zoom) costs one more replot
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        if (labelTokenAxis(m_inRect->axis(QCPAxis::atLeft), m_labels))
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
+        QCPAxisRect *r = m_plot->axisRectAt(e->pos());
+        if (!r || !m_snapshot || !m_snapshot->hasResult())
+            return;
+        const int q = int(std::lround(r->axis(QCPAxis::atLeft)->pixelToCoord(e->pos().y())));
+        if (q >= 0 && q < m_snapshot->tq())
+            emit querySelected(q);
+    });
+    rebuild();
+}
+
+QString EmbeddingView::title() const { return m_title->text(); }
+
+void EmbeddingView::setSnapshot(SnapshotPtr snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    rebuild();
+}
+
+void EmbeddingView::setSelection(int layer, int, int query)
+{
+    m_layer = layer;
+    m_query = query;
+    rebuild();
+}
+
+void EmbeddingView::rebuild()
+{
+    if (deferred())
+        return;
+    m_labels.clear();
+    m_norms.clear();
+    m_cosines.clear();
+    const bool ok = m_snapshot && m_snapshot->hasResult();
+    for (QCPAbstractPlottable *p : std::initializer_list<QCPAbstractPlottable *>{m_inMap, m_outMap, m_normBars, m_cosBars, m_normSel, m_cosSel})
+        p->setVisible(ok);
+    m_scale->setVisible(ok);
+    if (!ok) {
+        m_title->setText(QStringLiteral("Contextual embeddings\n")
+                         + wrapText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…"), 90));
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    const Mat<float> &x = m_snapshot->queryInput(m_layer);
+    const Mat<float> &y = m_snapshot->seq(m_layer).output;
+    const int t = int(x.rows());
+    m_labels = m_snapshot->queryLabels;
+    m_inMap->setData(matrixData(x), false);
+    m_outMap->setData(matrixData(y), false);
+    double m = 0;
+    for (Eigen::Index k = 0; k < x.size(); ++k)
+        m = std::max(m, double(std::abs(x.data()[k])));
+    for (Eigen::Index k = 0; k < y.size(); ++k)
+        if (std::isfinite(y.data()[k]))
+            m = std::max(m, double(std::abs(y.data()[k])));
+    if (m <= 0)
+        m = 1;
+    m_scale->setDataRange(QCPRange(-m, m));
+
+    QVector<double> keys(t), selKey, selNorm, selCos;
+    m_norms.resize(t);
+    m_cosines.resize(t);
+    double maxNorm = 0;
+    for (int i = 0; i < t; ++i) {
+        keys[i] = i;
+        const bool comparable = y.cols() == x.cols() && y.row(i).allFinite();
+        if (comparable) {
+            const auto xi = x.row(i).cast<double>(), yi = y.row(i).cast<double>();
+            m_norms[i] = (yi - xi).norm();
+            const double den = xi.norm() * yi.norm();
+            m_cosines[i] = den > 0 ? xi.dot(yi) / den : std::nan("");
+        } else {
+            m_norms[i] = std::nan("");
+            m_cosines[i] = std::nan("");
+        }
+        if (std::isfinite(m_norms[i]))
+            maxNorm = std::max(maxNorm, m_norms[i]);
+    }
+    m_normBars->setData(keys, m_norms, true);
+    m_cosBars->setData(keys, m_cosines, true);
+    if (m_query >= 0 && m_query < t) {
+        selKey << m_query;
+        selNorm << m_norms[m_query];
+        selCos << m_cosines[m_query];
+    }
+    m_normSel->setData(selKey, selNorm, true);
+    m_cosSel->setData(selKey, selCos, true);
+    for (QCPAxisRect *r : {m_inRect, m_outRect, m_normRect, m_cosRect})
+        r->axis(QCPAxis::atLeft)->setRange(-0.5, t - 0.5);
+    m_inRect->axis(QCPAxis::atBottom)->setRange(-0.5, x.cols() - 0.5);
+    m_outRect->axis(QCPAxis::atBottom)->setRange(-0.5, y.cols() - 0.5);
+    m_normRect->axis(QCPAxis::atBottom)->setRange(0, maxNorm > 0 ? maxNorm * 1.05 : 1);
+    m_cosRect->axis(QCPAxis::atBottom)->setRange(-1.02, 1.02);
+
+    QString title = QStringLiteral("Contextual embeddings — ") + describeConfig(*m_snapshot, m_layer, -1, HeadDisplay::All);
+    if (!m_snapshot->seq(m_layer).fullyMaskedRows.empty())
+        title += QStringLiteral("\nRows whose every key is masked have no output (NaN, grey): no change is shown for them.");
+    m_title->setText(title);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+} // namespace attnviz::ui

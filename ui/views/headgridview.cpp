@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "views/headgridview.h"
+
+#include "style/plotstyle.h"
+
+#include <qcustomplot.h>
+
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include <cmath>
+
+namespace attnviz::ui {
+
+
+HeadGridView::HeadGridView(QWidget *parent)
+    : DeferredView(parent)
+    , m_plot(new QCustomPlot(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setObjectName(QStringLiteral("headGridPlot"));
+    m_plot->plotLayout()->clear();
+    m_plot->plotLayout()->setMargins(QMargins(6, 0, 0, 6));
+    m_title = new QCPTextElement(m_plot, QStringLiteral("All heads"), QFont(font().family(), 10, QFont::Bold));
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+    m_grid = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(1, 0, m_grid);
+    m_scale = new QCPColorScale(m_plot);
+    m_scale->setType(QCPAxis::atRight);
+    m_scale->setBarWidth(12);
+    m_scale->axis()->setLabel(QStringLiteral("weight"));
+    m_plot->plotLayout()->addElement(1, 1, m_scale);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.01);
+    m_plot->plotLayout()->setColumnStretchFactor(1, 0.01);
+    m_scale->setGradient(weightsGradient());
+
+    m_plot->setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent *e) {
+        QCPAxisRect *r = m_plot->axisRectAt(e->pos());
+        const auto it = std::find(m_rects.begin(), m_rects.end(), r);
+        if (!r || it == m_rects.end() || !m_snapshot || !m_snapshot->hasResult()) {
+            QToolTip::hideText();
+            return;
+        }
+        const int head = headOfPanel(int(it - m_rects.begin()));
+        const int k = int(std::lround(r->axis(QCPAxis::atBottom)->pixelToCoord(e->pos().x())));
+        const int q = int(std::lround(r->axis(QCPAxis::atLeft)->pixelToCoord(e->pos().y())));
+        if (q < 0 || k < 0 || q >= m_snapshot->tq() || k >= m_snapshot->tk())
+            return;
+        const float v = m_snapshot->weights(m_layer, head)(q, k);
+        QToolTip::showText(m_plot->mapToGlobal(e->pos()),
+                           QStringLiteral("%1\nquery %2 “%3” → key %4 “%5”\n%6")
+                               .arg(head < 0 ? QStringLiteral("average") : QStringLiteral("head %1").arg(head))
+                               .arg(q)
+                               .arg(m_snapshot->queryLabels.at(int(q)))
+                               .arg(k)
+                               .arg(m_snapshot->keyLabels.at(int(k)))
+                               .arg(std::isfinite(v) ? QStringLiteral("weight %1").arg(double(v), 0, 'f', 4)
+                                                     : QStringLiteral("weight undefined: every key masked")),
+                           m_plot);
+    });
+    // token labels on the first column's panels, when they fit
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        bool changed = false;
+        for (size_t n = 0; n < m_rects.size(); n += size_t(std::max(1, m_cols)))
+            changed |= labelTokenAxis(m_rects[n]->axis(QCPAxis::atLeft), m_labels, 8);
+        if (changed)
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
+        QCPAxisRect *r = m_plot->axisRectAt(e->pos());
+        for (size_t n = 0; n < m_rects.size(); ++n)
+            if (m_rects[n] == r)
+                emit headSelected(headOfPanel(int(n)));
+    });
+    rebuild();
+}
+
+int HeadGridView::headOfPanel(int panel) const
+{
+    const int heads = int(m_rects.size()) - 1;
+    return panel >= heads ? -1 : panel;
+}
+
+QPoint HeadGridView::panelCenter(int panel) const
+{
+    if (panel < 0 || panel >= int(m_rects.size()))
+        return {};
+    return m_plot->mapTo(this, m_rects[size_t(panel)]->rect().center());
+}
+
+QString HeadGridView::title() const { return m_title->text(); }
+
+void HeadGridView::setSnapshot(SnapshotPtr snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    rebuild();
+}
+
+void HeadGridView::setSelection(int layer, int head, int)
+{
+    m_head = head;
+    if (layer != m_layer) {
+        m_layer = layer;
+        rebuild();
+        return;
+    }
+    highlight();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeadGridView::rebuild()
+{
+    if (deferred())
+        return;
+    const bool ok = m_snapshot && m_snapshot->hasResult();
+    const int heads = ok ? int(m_snapshot->seq(m_layer).weights.size()) : 0;
+    const int panels = ok ? heads + 1 : 0;
+    if (panels != int(m_rects.size())) {
+        for (QCPColorMap *m : m_maps)
+            m_plot->removePlottable(m);
+        m_maps.clear();
+        m_rects.clear();
+        m_grid->clear();
+        m_grid->simplify();
+        const int cols = std::max(1, int(std::ceil(std::sqrt(panels * 1.4))));
+        m_cols = cols;
+        for (int n = 0; n < panels; ++n) {
+            auto *r = new QCPAxisRect(m_plot, true);
+            r->setupFullAxesBox(false);
+            for (QCPAxis *a : r->axes()) {
+                a->setTicks(false);
+                a->setTickLabels(false);
+                a->grid()->setVisible(false);
+            }
+            r->axis(QCPAxis::atLeft)->setRangeReversed(true);
+            r->axis(QCPAxis::atRight)->setRangeReversed(true);
+            r->setMinimumMargins(QMargins(2, 2, 2, 2));
+            r->setAutoMargins(QCP::msTop);
+            if (n % cols == 0) {
+                r->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+                r->axis(QCPAxis::atLeft)->setTicks(true); // for the labels; the ticks themselves have no length
+                r->axis(QCPAxis::atLeft)->setTickLength(0, 0);
+                r->axis(QCPAxis::atLeft)->setSubTicks(false);
+                r->axis(QCPAxis::atLeft)->setTickLabels(true);
+                r->setAutoMargins(QCP::msTop | QCP::msLeft);
+            }
+            m_grid->addElement(n / cols, n % cols, r);
+            auto *map = new QCPColorMap(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
+            map->setInterpolate(false);
+            map->setAntialiased(false);
+            map->setGradient(weightsGradient());
+            map->setColorScale(m_scale);
+            m_rects.push_back(r);
+            m_maps.push_back(map);
+        }
+    }
+    if (!ok) {
+        m_title->setText(m_snapshot ? QStringLiteral("All heads\n") + wrapText(m_snapshot->message, 90) : QStringLiteral("All heads"));
+        m_scale->setVisible(false);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    m_scale->setVisible(true);
+    const int tq = m_snapshot->tq(), tk = m_snapshot->tk();
+    m_labels.clear();
+    m_labels = m_snapshot->queryLabels;
+    double hi = 0;
+    for (int n = 0; n < panels; ++n) {
+        const int head = headOfPanel(n);
+        const Mat<float> &w = m_snapshot->weights(m_layer, head);
+        m_maps[size_t(n)]->setData(colorMapData(w, &m_snapshot->seq(m_layer).mask, kMaxCells), false);
+        for (Eigen::Index k = 0; k < w.size(); ++k)
+            if (std::isfinite(w.data()[k]))
+                hi = std::max(hi, double(w.data()[k]));
+        QCPAxisRect *r = m_rects[size_t(n)];
+        r->axis(QCPAxis::atBottom)->setRange(-0.5, tk - 0.5);
+        r->axis(QCPAxis::atLeft)->setRange(-0.5, tq - 0.5);
+        r->axis(QCPAxis::atTop)->setLabel(head < 0 ? QStringLiteral("average") : QStringLiteral("head %1").arg(head));
+    }
+    double lo = 0;
+    if (m_snapshot->settings.normalization != Normalization::Softmax) {
+        for (int n = 0; n < panels; ++n) {
+            const Mat<float> &w = m_snapshot->weights(m_layer, headOfPanel(n));
+            for (Eigen::Index k = 0; k < w.size(); ++k)
+                if (std::isfinite(w.data()[k]))
+                    lo = std::min(lo, double(w.data()[k]));
+        }
+    }
+    m_scale->setDataRange(QCPRange(lo, hi > lo ? hi : lo + 1));
+    QString t = QStringLiteral("All heads — ") + describeConfig(*m_snapshot, m_layer, -1, HeadDisplay::All);
+    if (tq > kMaxCells || tk > kMaxCells)
+        t += QStringLiteral("\nEach panel block-averages %1 tokens to at most %2 cells per side.")
+                 .arg(std::max(tq, tk))
+                 .arg(kMaxCells);
+    if (!m_snapshot->seq(m_layer).fullyMaskedRows.empty())
+        t += QStringLiteral("\nGrey rows: every key masked, no weights (NaN).");
+    else if (m_snapshot->seq(m_layer).mask.size() > 0)
+        t += QStringLiteral("\nGrey cells: masked.");
+    m_title->setText(t);
+    highlight();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeadGridView::highlight()
+{
+    for (size_t n = 0; n < m_rects.size(); ++n) {
+        const bool sel = headOfPanel(int(n)) == m_head;
+        for (QCPAxis *a : m_rects[n]->axes()) {
+            a->setBasePen(sel ? QPen(QColor(220, 30, 30), 3) : QPen(QColor(120, 120, 120), 1));
+            a->setLabelColor(sel ? QColor(220, 30, 30) : QColor(0, 0, 0));
+        }
+    }
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// All heads as small multiples, plus the head average, on one shared colour scale.
+// Clicking a panel selects that head (or the average). Long inputs are block-averaged to at most
+// kMaxCells per side per panel (the title says so).
+#pragma once
+
+#include "views/deferredview.h"
+
+#include "live/livetypes.h"
+
+#include <QWidget>
+
+#include <vector>
+
+class QCustomPlot;
+class QCPAxisRect;
+class QCPColorMap;
+class QCPColorScale;
+class QCPTextElement;
+class QCPLayoutGrid;
+
+namespace attnviz::ui {
+
+class HeadGridView : public DeferredView {
+    Q_OBJECT
+public:
+    static constexpr int kMaxCells = 160;
+
+    explicit HeadGridView(QWidget *parent = nullptr);
+
+    void setSnapshot(SnapshotPtr snapshot);
+    // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
+    void setSelection(int layer, int head, int query);
+
+    QCustomPlot *plot() const { return m_plot; }
+    int panelCount() const { return int(m_rects.size()); }
+    // Panel index -> head (-1 for the average); and the panel's centre in widget coordinates.
+    int headOfPanel(int panel) const;
+    QPoint panelCenter(int panel) const;
+    QString title() const;
+
+signals:
+    void headSelected(int head);
+
+protected:
+
+private:
+    void rebuild() override;
+    void highlight();
+
+    SnapshotPtr m_snapshot;
+
+    int m_layer = 0; // the selected layer (the snapshot clamps it)
+    int m_head = 0;
+    int m_cols = 1;
+    QStringList m_labels;
+    QCustomPlot *m_plot = nullptr;
+    QCPTextElement *m_title = nullptr;
+    QCPLayoutGrid *m_grid = nullptr;
+    QCPColorScale *m_scale = nullptr;
+    std::vector<QCPAxisRect *> m_rects;
+    std::vector<QCPColorMap *> m_maps;
+};
+
+} // namespace attnviz::ui

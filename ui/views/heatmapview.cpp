@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "views/heatmapview.h"
+
+#include "style/cellpaint.h"
+
+#include "style/plotstyle.h"
+
+#include <qcustomplot.h>
+
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace attnviz::ui {
+
+// Draws on top of the colour map: hatching over masked cells, the selected query row's outline,
+// and the numbers in the cells when they fit.
+class HeatmapOverlay : public QCPLayerable {
+public:
+    HeatmapOverlay(QCustomPlot *plot, QCPAxisRect *rect, QCPColorMap *map)
+        : QCPLayerable(plot, QStringLiteral("main"))
+        , m_rect(rect)
+        , m_map(map)
+    {
+    }
+
+    SnapshotPtr snapshot;
+    int layer = 0;
+    const Mat<float> *matrix = nullptr;
+    int query = -1;
+    bool numbers = false;
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter *p) const override { applyAntialiasingHint(p, false, QCP::aeOther); }
+    QRect clipRect() const override { return m_rect->rect(); }
+
+    void draw(QCPPainter *p) override
+    {
+        if (!snapshot || !snapshot->hasResult() || !matrix)
+            return;
+        const int tq = int(matrix->rows()), tk = int(matrix->cols());
+        const CellRange cells = visibleCells(m_rect, tq, tk);
+        const BoolMat &mask = snapshot->seq(layer).mask;
+        if (mask.size() > 0)
+            paintMaskedCells(p, m_rect, mask, cells);
+        if (numbers) {
+            const QRectF one = cellPixels(m_rect, 0, 0, 0, 0);
+            QFont f = p->font();
+            f.setPointSizeF(std::clamp(one.height() * 0.32, 5.0, 10.0));
+            const QFontMetricsF fm(f);
+            if (one.width() >= fm.horizontalAdvance(QStringLiteral("0.00")) + 2 && one.height() >= fm.height())
+                paintCellNumbers(
+                    p, m_rect, m_map, *matrix, cells, f,
+                    [](float v) { return std::isfinite(v) ? QString::number(double(v), 'f', 2) : QStringLiteral("NaN"); },
+                    [&](int i, int j) { // masked: the hatching says it
+                        return mask.size() > 0 && mask(i, j) && std::isfinite((*matrix)(i, j));
+                    });
+        }
+        if (query >= 0 && query < tq)
+            paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30), 1.5, 3);
+    }
+
+private:
+    QCPAxisRect *m_rect;
+    QCPColorMap *m_map;
+};
+
+HeatmapView::HeatmapView(QWidget *parent)
+    : DeferredView(parent)
+    , m_plot(new QCustomPlot(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setObjectName(QStringLiteral("heatmapPlot"));
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->setMouseTracking(true);
+
+    QCPAxisRect *rect = m_plot->axisRect();
+    m_plot->yAxis->setRangeReversed(true);
+    m_plot->xAxis->setTickLabelRotation(-60);
+    for (QCPAxis *a : {m_plot->xAxis, m_plot->yAxis}) {
+        a->grid()->setVisible(false);
+        a->setSubTicks(false);
+        a->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    }
+    m_plot->xAxis->setLabel(QStringLiteral("key"));
+    m_plot->yAxis->setLabel(QStringLiteral("query"));
+
+    m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis);
+    m_map->setInterpolate(false);
+    m_map->setAntialiased(false); // crisp cells, and no smooth rescaling of the map image on every replot
+    m_map->setTightBoundary(false);
+    m_scale = new QCPColorScale(m_plot);
+    m_scale->setGradient(weightsGradient()); // the map follows its colour scale's gradient
+    // title across the whole width above [heatmap | colour scale]
+    auto *row = new QCPLayoutGrid;
+    m_plot->plotLayout()->take(rect);
+    m_plot->plotLayout()->simplify();
+    m_plot->plotLayout()->addElement(0, 0, row);
+    row->addElement(0, 0, rect);
+    row->addElement(0, 1, m_scale);
+    m_scale->setType(QCPAxis::atRight);
+    m_scale->setBarWidth(14);
+    m_scale->axis()->setLabel(QStringLiteral("weight"));
+    m_map->setColorScale(m_scale);
+    auto *group = new QCPMarginGroup(m_plot);
+    rect->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+    m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.01);
+    m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), 10, QFont::Bold));
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+
+    m_message = new QCPItemText(m_plot);
+    m_message->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_message->position->setCoords(0.5, 0.5);
+    m_message->setPositionAlignment(Qt::AlignCenter);
+    m_message->setClipToAxisRect(true);
+    m_message->setPadding(QMargins(12, 8, 12, 8));
+    m_message->setBrush(QBrush(QColor(255, 255, 255, 230)));
+    m_message->setPen(QPen(QColor(150, 150, 150)));
+    m_message->setVisible(false);
+
+    m_overlay = new HeatmapOverlay(m_plot, rect, m_map);
+
+    // labels are chosen once the layout is known; a change (resize, zoom) costs one more replot
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        const bool x = labelTokenAxis(m_plot->xAxis, m_keyLabels);
+        const bool y = labelTokenAxis(m_plot->yAxis, m_queryLabels);
+        if (x || y)
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onPress);
+    connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapView::onRelease);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMove);
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetZoom(); });
+    rebuild();
+}
+
+HeatmapView::~HeatmapView() = default;
+
+void HeatmapView::setSnapshot(SnapshotPtr snapshot)
+{
+    const bool sizeChanged = !m_snapshot || !snapshot || m_snapshot->tq() != snapshot->tq()
+        || m_snapshot->tk() != snapshot->tk();
+    m_snapshot = std::move(snapshot);
+    rebuild();
+    if (sizeChanged)
+        resetZoom();
+}
+
+void HeatmapView::setSelection(int layer, int head, int query)
+{
+    const bool headChanged = head != m_head || layer != m_layer;
+    m_layer = layer;
+    m_head = head;
+    m_query = query;
+    if (headChanged)
+        rebuild();
+    else {
+        m_overlay->query = query;
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+void HeatmapView::setHeadDisplay(HeadDisplay display)
+{
+    m_display = display;
+    updateTitle();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::setShowNumbers(bool show)
+{
+    m_overlay->numbers = show;
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::setCustomMaskEditing(bool on)
+{
+    m_customEditing = on;
+    m_plot->setCursor(on ? Qt::PointingHandCursor : Qt::ArrowCursor);
+}
+
+void HeatmapView::resetZoom()
+{
+    const int tq = m_snapshot && m_snapshot->hasResult() ? m_snapshot->tq() : 1;
+    const int tk = m_snapshot && m_snapshot->hasResult() ? m_snapshot->tk() : 1;
+    m_plot->xAxis->setRange(-0.5, tk - 0.5);
+    m_plot->yAxis->setRange(-0.5, tq - 0.5);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+const Mat<float> *HeatmapView::shownMatrix() const
+{
+    if (!m_snapshot || !m_snapshot->hasResult())
+        return nullptr;
+    return &m_snapshot->weights(m_layer, m_head);
+}
+
+double HeatmapView::cellValue(int query, int key) const
+{
+    return m_map->data()->cell(key / m_pool, query / m_pool);
+}
+
+QString HeatmapView::message() const
+{
+    // as one line: the view wraps it for display
+    return m_message->visible() ? QString(m_message->text()).replace(QLatin1Char('\n'), QLatin1Char(' ')) : QString();
+}
+
+QString HeatmapView::title() const { return m_title->text(); }
+
+void HeatmapView::updateTitle()
+{
+    if (!m_snapshot) {
+        m_title->setText(QStringLiteral("Attention weights"));
+        return;
+    }
+    QString t = QStringLiteral("Attention weights — ") + describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display);
+    if (m_snapshot->hasResult()) {
+        const auto &rows = m_snapshot->seq(m_layer).fullyMaskedRows;
+        if (!rows.empty()) {
+            QStringList names;
+            for (size_t n = 0; n < rows.size() && n < 6; ++n)
+                names << QStringLiteral("%1 “%2”").arg(rows[n]).arg(m_queryLabels.value(rows[n]));
+            if (rows.size() > 6)
+                names << QStringLiteral("… (%1 rows)").arg(rows.size());
+            t += QStringLiteral("\nEvery key is masked for query %1: no weights exist there (NaN, as in "
+                                "PyTorch); those rows are drawn grey and hatched.")
+                     .arg(names.join(QStringLiteral(", ")));
+        }
+        if (m_pool > 1)
+            t += QStringLiteral("\nEach cell shows the mean of %1 × %1 weights (%2 tokens); hover gives exact values.")
+                     .arg(m_pool)
+                     .arg(m_snapshot->tq());
+        if (m_snapshot->truncated())
+            t += QStringLiteral("\nShowing the first %1 of %2 tokens (live limit for %3 heads).")
+                     .arg(m_snapshot->tq())
+                     .arg(m_snapshot->totalQueryTokens)
+                     .arg(m_snapshot->settings.numHeads);
+    }
+    m_title->setText(t);
+}
+
+void HeatmapView::rebuild()
+{
+    if (deferred())
+        return;
+    m_queryLabels.clear();
+    m_keyLabels.clear();
+    const bool ok = m_snapshot && m_snapshot->hasResult();
+    if (ok) {
+        m_queryLabels = m_snapshot->queryLabels;
+        m_keyLabels = m_snapshot->keyLabels;
+    }
+    m_overlay->snapshot = m_snapshot;
+    m_overlay->layer = m_layer;
+    m_overlay->query = m_query;
+    m_overlay->matrix = nullptr;
+    if (!ok) {
+        m_map->data()->clear();
+        m_map->setVisible(false);
+        m_message->setText(wrapText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…")));
+        m_message->setVisible(true);
+        m_scale->setVisible(false);
+        updateTitle();
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    m_message->setVisible(false);
+    m_map->setVisible(true);
+    m_scale->setVisible(true);
+    const Mat<float> &w = m_snapshot->weights(m_layer, m_head);
+    m_overlay->matrix = &w;
+    QCPColorMapData *data = colorMapData(w, nullptr, kMaxDisplayCells, &m_pool);
+    double lo = 0, hi = 0;
+    bool any = false;
+    extendFiniteRange(w, lo, hi, any);
+    m_map->setData(data, false);
+    if (m_pool > 1) {
+        // block means are smaller than the largest single weight: scale to what is drawn
+        m_map->data()->recalculateDataBounds();
+        const QCPRange b = m_map->data()->dataBounds();
+        lo = std::min(lo, 0.0) < 0 ? b.lower : 0.0;
+        hi = b.upper;
+    }
+    QCPColorGradient gradient;
+    const QCPRange range = weightsRange(lo, hi, gradient); // signed weights (cosine…): diverging, centred on 0
+    m_scale->setGradient(gradient);
+    m_map->setDataRange(range);
+    const Normalization n = m_snapshot->settings.normalization;
+    m_scale->axis()->setLabel(n == Normalization::Cosine ? QStringLiteral("cosine weight")
+                                                         : QStringLiteral("weight"));
+    m_plot->xAxis->setLabel(m_snapshot->cross ? QStringLiteral("key (key/value sentence)") : QStringLiteral("key"));
+    updateTitle();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool HeatmapView::cellAt(const QPoint &pos, int &query, int &key) const
+{
+    if (!m_snapshot || !m_snapshot->hasResult())
+        return false;
+    const QPoint p = m_plot->mapFrom(this, pos);
+    if (!m_plot->axisRect()->rect().contains(p))
+        return false;
+    key = int(std::lround(m_plot->xAxis->pixelToCoord(p.x())));
+    query = int(std::lround(m_plot->yAxis->pixelToCoord(p.y())));
+    return query >= 0 && query < m_snapshot->tq() && key >= 0 && key < m_snapshot->tk();
+}
+
+QPoint HeatmapView::cellCenter(int query, int key) const
+{
+    const QPoint p(int(std::lround(m_plot->xAxis->coordToPixel(key))), int(std::lround(m_plot->yAxis->coordToPixel(query))));
+    return m_plot->mapTo(this, p);
+}
+
+QString HeatmapView::hoverText(int query, int key) const
+{
+    const Mat<float> *w = shownMatrix();
+    if (!w || query < 0 || key < 0 || query >= w->rows() || key >= w->cols())
+        return {};
+    const float v = (*w)(query, key);
+    QString text = QStringLiteral("query %1 “%2” → key %3 “%4”\n")
+                       .arg(query)
+                       .arg(m_queryLabels.value(query))
+                       .arg(key)
+                       .arg(m_keyLabels.value(key));
+    const BoolMat &mask = m_snapshot->seq(m_layer).mask;
+    const bool masked = mask.size() > 0 && mask(query, key);
+    if (!std::isfinite(v))
+        text += QStringLiteral("weight undefined: every key of this query is masked");
+    else
+        text += QStringLiteral("weight %1").arg(double(v), 0, 'f', 4);
+    if (masked && std::isfinite(v))
+        text += QStringLiteral(" (masked)");
+    return text;
+}
+
+void HeatmapView::onPress(QMouseEvent *e) { m_pressPos = e->pos(); }
+
+void HeatmapView::onRelease(QMouseEvent *e)
+{
+    if ((e->pos() - m_pressPos).manhattanLength() > 4 || e->button() != Qt::LeftButton)
+        return; // a drag (pan), not a click
+    int q = 0, k = 0;
+    if (!cellAt(m_plot->mapTo(this, e->pos()), q, k))
+        return;
+    if (m_customEditing)
+        emit cellToggled(q, k);
+    else
+        emit querySelected(q);
+}
+
+void HeatmapView::onMove(QMouseEvent *e)
+{
+    int q = 0, k = 0;
+    if (!(e->buttons() & Qt::LeftButton) && cellAt(m_plot->mapTo(this, e->pos()), q, k))
+        QToolTip::showText(m_plot->mapToGlobal(e->pos()), hoverText(q, k), m_plot);
+    else
+        QToolTip::hideText();
+}
+
+bool HeatmapView::event(QEvent *e)
+{
+    if (e->type() == QEvent::PaletteChange)
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    return QWidget::event(e);
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The attention-weight heatmap: query tokens down, key tokens across, a colour scale, hover
+// tooltips, optional numbers in the cells, zoom (wheel) and pan (drag), masked cells hatched.
+// Clicking a row selects that query; in custom-mask mode clicking a cell masks or unmasks it.
+#pragma once
+
+#include "views/deferredview.h"
+
+#include "live/livetypes.h"
+
+#include <QWidget>
+
+class QCustomPlot;
+class QCPColorMap;
+class QCPColorScale;
+class QCPTextElement;
+class QCPItemText;
+class QMouseEvent;
+
+namespace attnviz::ui {
+
+class HeatmapOverlay;
+
+class HeatmapView : public DeferredView {
+    Q_OBJECT
+public:
+    // Beyond this many tokens per side the colour map is block-averaged (hover still shows exact
+    // weights): the map image stays about screen-sized and an update stays cheap.
+    static constexpr int kMaxDisplayCells = 1024;
+
+    explicit HeatmapView(QWidget *parent = nullptr);
+    ~HeatmapView() override;
+
+    void setSnapshot(SnapshotPtr snapshot);
+    // head -1 = the average over heads.
+    // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
+    void setSelection(int layer, int head, int query);
+    void setHeadDisplay(HeadDisplay display);
+    void setShowNumbers(bool show);
+    void setCustomMaskEditing(bool on);
+    void resetZoom();
+
+    QCustomPlot *plot() const { return m_plot; }
+    QString title() const;
+    // What is drawn, for tests and export: the matrix (NaN where undefined) and the axis labels.
+    const Mat<float> *shownMatrix() const;
+    QStringList queryLabels() const { return m_queryLabels; }
+    QStringList keyLabels() const { return m_keyLabels; }
+    double cellValue(int query, int key) const; // from the plotted colour-map data (its block when pooled)
+    int poolFactor() const { return m_pool; }
+    QString message() const;                    // the explanation shown instead of a heatmap, if any
+    QString hoverText(int query, int key) const;
+    bool cellAt(const QPoint &widgetPos, int &query, int &key) const;
+    QPoint cellCenter(int query, int key) const; // widget coordinates
+
+signals:
+    void querySelected(int query);
+    void cellToggled(int query, int key);
+
+protected:
+    bool event(QEvent *e) override;
+
+private:
+    void rebuild() override;
+    void updateTitle();
+    void onPress(QMouseEvent *e);
+    void onRelease(QMouseEvent *e);
+    void onMove(QMouseEvent *e);
+
+    SnapshotPtr m_snapshot;
+
+    int m_layer = 0; // the selected layer (the snapshot clamps it)
+    int m_head = 0, m_query = 0;
+    HeadDisplay m_display = HeadDisplay::One;
+    bool m_customEditing = false;
+    int m_pool = 1;
+    QStringList m_queryLabels, m_keyLabels;
+    QPoint m_pressPos;
+    QCustomPlot *m_plot = nullptr;
+    QCPColorMap *m_map = nullptr;
+    QCPColorScale *m_scale = nullptr;
+    QCPTextElement *m_title = nullptr;
+    QCPItemText *m_message = nullptr;
+    HeatmapOverlay *m_overlay = nullptr;
+};
+
+} // namespace attnviz::ui

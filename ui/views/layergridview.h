@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// BertViz's "model view": every layer x every head of a transformer stack as thumbnails, rows =
+// layers, columns = heads, on one shared colour scale. Clicking a thumbnail selects that layer and
+// head (the main views then show it). Long inputs are block-averaged to at most kMaxCells per side
+// per thumbnail (the title says so). In single-layer mode (depth 1) it explains how to get a stack.
+#pragma once
+
+#include "views/deferredview.h"
+
+#include "live/livetypes.h"
+
+#include <QWidget>
+
+#include <vector>
+
+class QCustomPlot;
+class QCPColorMap;
+class QCPColorScale;
+class QCPItemRect;
+class QCPTextElement;
+
+namespace attnviz::ui {
+
+class LayerGridView : public DeferredView {
+    Q_OBJECT
+public:
+    static constexpr int kMaxCells = 64;
+
+    explicit LayerGridView(QWidget *parent = nullptr);
+
+    void setSnapshot(SnapshotPtr snapshot);
+    // The head shown in the main views (-1: the average); the layer comes with the snapshot.
+    // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
+    void setSelection(int layer, int head, int query);
+
+    QCustomPlot *plot() const { return m_plot; }
+    QString title() const;
+    int layerCount() const { return m_layers; }
+    int headCount() const { return m_heads; }
+    int thumbnailCount() const { return int(m_maps.size()); }
+    // Cells per side of each thumbnail (= tokens unless block-averaged).
+    int cellsPerSide() const { return m_cells; }
+    // What thumbnail (layer, head) draws in its cell (query row, key column) of the pooled grid.
+    double cellValue(int layer, int head, int row, int col) const;
+    // The thumbnail's centre in widget coordinates (for clicks).
+    QPoint thumbnailCenter(int layer, int head) const;
+    // The highlighted thumbnail, (-1, -1) if none.
+    QPair<int, int> highlighted() const { return {m_selLayer, m_selHead}; }
+
+signals:
+    void thumbnailSelected(int layer, int head);
+
+protected:
+
+private:
+    void rebuild() override;
+    void highlight();
+
+    SnapshotPtr m_snapshot;
+
+    int m_layer = 0; // the selected layer (the snapshot clamps it)
+    int m_head = 0;
+    int m_layers = 0, m_heads = 0, m_cells = 0;
+    int m_selLayer = -1, m_selHead = -1;
+    QCustomPlot *m_plot = nullptr;
+    QCPTextElement *m_title = nullptr;
+    QCPColorScale *m_scale = nullptr;
+    QCPItemRect *m_frame = nullptr;
+    std::vector<QCPColorMap *> m_maps; // layer-major
+};
+
+} // namespace attnviz::ui

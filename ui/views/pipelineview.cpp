@@ -1,0 +1,1217 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "views/pipelineview.h"
+
+#include "style/cellpaint.h"
+
+#include "style/plotstyle.h"
+
+#include <qcustomplot.h>
+
+#include <QFrame>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attnviz::ui {
+
+using Kind = PipelineView::StageKind;
+
+namespace {
+
+constexpr int kMaxTerms = 12;      // terms written out in a sum before "…"
+constexpr int kMaxHatchCells = 256 * 256;
+constexpr int kBoxWidth = 320;
+constexpr int kPlotHeight = 280;
+
+QString num(double v)
+{
+    if (std::isnan(v))
+        return QStringLiteral("NaN");
+    if (std::isinf(v))
+        return v < 0 ? QStringLiteral("−∞") : QStringLiteral("∞");
+    return QString::number(v, 'f', 4);
+}
+
+QString esc(const QString &s) { return s.toHtmlEscaped(); }
+
+QString shape(Eigen::Index r, Eigen::Index c) { return QStringLiteral("%1 × %2").arg(r).arg(c); }
+
+// "a×b + c×d + …": the first kMaxTerms products of a sum, then how many are left out.
+template <typename F>
+QString termList(int n, F term)
+{
+    QStringList t;
+    for (int k = 0; k < n && k < kMaxTerms; ++k)
+        t << term(k);
+    QString s = t.join(QStringLiteral(" + "));
+    if (n > kMaxTerms)
+        s += QStringLiteral(" + … (%1 more terms)").arg(n - kMaxTerms);
+    return s;
+}
+
+QStringList indexLabels(Eigen::Index n)
+{
+    QStringList l;
+    for (Eigen::Index k = 0; k < n; ++k)
+        l << QString::number(k);
+    return l;
+}
+
+} // namespace
+
+// Draws over a stage's colour map: mask hatching, numbers when the cells are large enough, and
+// the outlines of the cells related to the last click.
+class StageOverlay : public QCPLayerable {
+public:
+    StageOverlay(QCustomPlot *plot, QCPAxisRect *rect, QCPColorMap *map)
+        : QCPLayerable(plot, QStringLiteral("main"))
+        , m_rect(rect)
+        , m_map(map)
+    {
+    }
+
+    const Mat<float> *matrix = nullptr;
+    const BoolMat *mask = nullptr; // hatched cells; null = none
+    QVector<QRect> bands;          // related rows/columns (x = column, y = row)
+    QRect cell;                    // the clicked cell; null = none
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter *p) const override { applyAntialiasingHint(p, false, QCP::aeOther); }
+    QRect clipRect() const override { return m_rect->rect(); }
+
+    QRectF cellRect(int r0, int c0, int r1, int c1) const { return cellPixels(m_rect, r0, c0, r1, c1); }
+
+    void draw(QCPPainter *p) override
+    {
+        if (!matrix || matrix->size() == 0)
+            return;
+        const int rows = int(matrix->rows()), cols = int(matrix->cols());
+        const CellRange all{0, rows - 1, 0, cols - 1};
+        if (mask && mask->rows() == rows && mask->cols() == cols && rows * cols <= kMaxHatchCells)
+            paintMaskedCells(p, m_rect, *mask, all);
+        const QRectF one = cellRect(0, 0, 0, 0);
+        // the largest font from 9 pt down to 6 pt in which "−0.00" fits a cell
+        QFont f = p->font();
+        bool fits = false;
+        for (double pt = 9.0; pt >= 6.0 && !fits && rows * cols <= 64 * 64; pt -= 0.5) {
+            f.setPointSizeF(pt);
+            const QFontMetricsF fm(f);
+            fits = one.width() >= fm.horizontalAdvance(QStringLiteral("−0.00")) + 2 && one.height() >= fm.height();
+        }
+        if (fits)
+            paintCellNumbers(
+                p, m_rect, m_map, *matrix, all, f,
+                [](float v) {
+                    return !std::isfinite(v) ? num(v)
+                        : std::abs(v) < 10   ? QString::number(double(v), 'f', 2)
+                                             : QString::number(double(v), 'g', 3);
+                },
+                [this](int i, int j) { return mask && mask->size() && (*mask)(i, j); }); // the hatching says it
+        for (const QRect &b : bands)
+            paintOutline(p, cellRect(b.top(), b.left(), b.bottom(), b.right()), QColor(240, 140, 0), 2, 3.5, Qt::DashLine);
+        if (!cell.isNull())
+            paintOutline(p, cellRect(cell.top(), cell.left(), cell.bottom(), cell.right()), QColor(220, 20, 20), 2.5, 4);
+    }
+
+private:
+    QCPAxisRect *m_rect;
+    QCPColorMap *m_map;
+};
+
+// One stage: a header (always shown), the heatmap with its formula as title, a caption, and a
+// message in place of the heatmap when the stage cannot be drawn.
+class PipelineStage : public QFrame {
+public:
+    Kind kind;
+    QString name, title, caption, message;
+    QLabel *header = nullptr, *captionLabel = nullptr, *messageLabel = nullptr, *hiddenLabel = nullptr;
+    QCustomPlot *plot = nullptr;
+    QCPColorMap *map = nullptr;
+    QCPColorScale *scale = nullptr;
+    QCPTextElement *titleElement = nullptr;
+    StageOverlay *overlay = nullptr;
+    Mat<float> owned;
+    const Mat<float> *matrix = nullptr;
+    QStringList rowLabels, colLabels;
+    bool revealed = true;
+
+    PipelineStage(Kind k, QWidget *parent)
+        : QFrame(parent)
+        , kind(k)
+    {
+        setFrameShape(QFrame::StyledPanel);
+        setFixedWidth(kBoxWidth);
+        auto *l = new QVBoxLayout(this);
+        l->setContentsMargins(6, 4, 6, 6);
+        l->setSpacing(2);
+        header = new QLabel(this);
+        QFont hf = header->font();
+        hf.setBold(true);
+        header->setFont(hf);
+        l->addWidget(header);
+
+        plot = new QCustomPlot(this);
+        plot->setFixedHeight(kPlotHeight);
+        plot->setFocusPolicy(Qt::NoFocus);
+        plot->setCursor(Qt::PointingHandCursor);
+        QCPAxisRect *rect = plot->axisRect();
+        plot->yAxis->setRangeReversed(true);
+        plot->xAxis->setTickLabelRotation(-60);
+        for (QCPAxis *a : {plot->xAxis, plot->yAxis}) {
+            a->grid()->setVisible(false);
+            a->setSubTicks(false);
+            a->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+            QFont f = a->tickLabelFont();
+            f.setPointSizeF(8);
+            a->setTickLabelFont(f);
+            QFont lf = a->labelFont();
+            lf.setPointSizeF(8);
+            a->setLabelFont(lf);
+        }
+        map = new QCPColorMap(plot->xAxis, plot->yAxis);
+        map->setInterpolate(false);
+        map->setAntialiased(false);
+        map->setTightBoundary(false);
+        scale = new QCPColorScale(plot);
+        scale->setGradient(divergingGradient());
+        auto *row = new QCPLayoutGrid;
+        plot->plotLayout()->take(rect);
+        plot->plotLayout()->simplify();
+        plot->plotLayout()->addElement(0, 0, row);
+        row->addElement(0, 0, rect);
+        row->addElement(0, 1, scale);
+        row->setColumnStretchFactor(1, 0.01);
+        scale->setType(QCPAxis::atRight);
+        scale->setBarWidth(9);
+        QFont sf = scale->axis()->tickLabelFont();
+        sf.setPointSizeF(7);
+        scale->axis()->setTickLabelFont(sf);
+        map->setColorScale(scale);
+        auto *group = new QCPMarginGroup(plot);
+        rect->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+        scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+        plot->plotLayout()->insertRow(0);
+        plot->plotLayout()->setRowStretchFactor(0, 0.01);
+        titleElement = new QCPTextElement(plot, QString(), QFont(font().family(), 9, QFont::Bold));
+        plot->plotLayout()->addElement(0, 0, titleElement);
+        overlay = new StageOverlay(plot, rect, map);
+        l->addWidget(plot);
+
+        messageLabel = new QLabel(this);
+        messageLabel->setWordWrap(true);
+        messageLabel->setFixedHeight(kPlotHeight);
+        messageLabel->setAlignment(Qt::AlignCenter);
+        messageLabel->setStyleSheet(QStringLiteral("color: palette(dark); border: 1px dashed palette(mid); padding: 12px"));
+        messageLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        l->addWidget(messageLabel);
+        hiddenLabel = new QLabel(this);
+        hiddenLabel->setFixedHeight(kPlotHeight);
+        hiddenLabel->setAlignment(Qt::AlignCenter);
+        hiddenLabel->setStyleSheet(QStringLiteral("color: palette(mid); background: palette(alternate-base)"));
+        l->addWidget(hiddenLabel);
+
+        captionLabel = new QLabel(this);
+        captionLabel->setWordWrap(true);
+        captionLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        captionLabel->setMinimumHeight(2 * captionLabel->fontMetrics().lineSpacing() + 4);
+        captionLabel->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+        l->addWidget(captionLabel);
+
+        connect(plot, &QCustomPlot::afterLayout, plot, [this] {
+            const bool x = labelTokenAxis(plot->xAxis, colLabels, 10);
+            const bool y = labelTokenAxis(plot->yAxis, rowLabels, 10);
+            if (x || y)
+                plot->replot(QCustomPlot::rpQueuedReplot);
+        });
+    }
+
+    void applyVisibility()
+    {
+        const bool drawn = message.isEmpty();
+        plot->setVisible(revealed && drawn);
+        messageLabel->setVisible(revealed && !drawn);
+        captionLabel->setVisible(revealed);
+        hiddenLabel->setVisible(!revealed);
+    }
+};
+
+PipelineView::PipelineView(QWidget *parent)
+    : DeferredView(parent)
+{
+    setFocusPolicy(Qt::StrongFocus);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->setSpacing(4);
+
+    // step bar
+    auto *bar = new QHBoxLayout;
+    m_first = new QPushButton(tr("Step from the start"), this);
+    m_prev = new QToolButton(this);
+    m_prev->setText(QStringLiteral("◀"));
+    m_prev->setToolTip(tr("Previous stage (Left, Page Up)"));
+    m_next = new QToolButton(this);
+    m_next->setText(QStringLiteral("▶"));
+    m_next->setToolTip(tr("Next stage (Right, Page Down, Space)"));
+    m_all = new QPushButton(tr("Show all"), this);
+    for (QWidget *w : std::initializer_list<QWidget *>{m_first, m_prev, m_next, m_all})
+        w->setFocusPolicy(Qt::NoFocus); // Space and the arrows step the view, never press a button
+    m_stepLabel = new QLabel(this);
+    m_stepLabel->setObjectName(QStringLiteral("pipelineStepLabel"));
+    m_headNote = new QLabel(this);
+    m_headNote->setObjectName(QStringLiteral("pipelineHeadNote"));
+    m_headNote->setStyleSheet(QStringLiteral("color: #b05a00"));
+    bar->addWidget(m_first);
+    bar->addWidget(m_prev);
+    bar->addWidget(m_stepLabel);
+    bar->addWidget(m_next);
+    bar->addWidget(m_all);
+    bar->addSpacing(12);
+    bar->addWidget(m_headNote, 1);
+    layout->addLayout(bar);
+    connect(m_first, &QPushButton::clicked, this, [this] { setCurrentStage(0); });
+    connect(m_prev, &QToolButton::clicked, this, &PipelineView::previousStage);
+    connect(m_next, &QToolButton::clicked, this, &PipelineView::nextStage);
+    connect(m_all, &QPushButton::clicked, this, &PipelineView::showAllStages);
+
+    auto *split = new QSplitter(Qt::Horizontal, this);
+    m_scroll = new QScrollArea(split);
+    m_scroll->setFocusPolicy(Qt::NoFocus);
+    m_scroll->setWidgetResizable(true);
+    m_gridHost = new QWidget(m_scroll);
+    m_grid = new QGridLayout(m_gridHost);
+    m_grid->setContentsMargins(4, 4, 4, 4);
+    m_grid->setSpacing(8);
+    m_grid->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_scroll->setWidget(m_gridHost);
+    m_scroll->viewport()->installEventFilter(this); // as many columns as the viewport holds
+    m_explain = new QTextBrowser(split);
+    m_explain->setObjectName(QStringLiteral("pipelineExplanation"));
+    m_explain->setFocusPolicy(Qt::NoFocus);
+    m_explain->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_explain->setMinimumWidth(220);
+    m_explain->setHtml(tr("<p><b>How was it computed?</b></p><p>Click a cell in any stage to see the arithmetic "
+                          "behind that number, with the actual values.</p>"));
+    split->addWidget(m_scroll);
+    split->addWidget(m_explain);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    split->setSizes({700, 260});
+    layout->addWidget(split, 1);
+    rebuild();
+}
+
+PipelineView::~PipelineView() = default;
+
+void PipelineView::setSnapshot(SnapshotPtr snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    rebuild();
+}
+
+void PipelineView::setSelection(int layer, int head, int)
+{
+    if (head == m_head && layer == m_layer)
+        return;
+    m_layer = layer;
+    m_head = head;
+    rebuild();
+}
+
+int PipelineView::shownHead() const
+{
+    if (!m_shown || !m_shown->hasResult())
+        return 0;
+    return std::clamp(m_head, 0, std::max(0, m_shown->attention(m_layer).numHeads - 1));
+}
+
+PipelineStage *PipelineView::stage(Kind kind) const
+{
+    for (PipelineStage *s : m_stages)
+        if (s->kind == kind)
+            return s;
+    return nullptr;
+}
+
+int PipelineView::indexOf(StageKind kind) const
+{
+    for (int i = 0; i < m_stages.size(); ++i)
+        if (m_stages[i]->kind == kind)
+            return i;
+    return -1;
+}
+
+PipelineView::StageKind PipelineView::stageKind(int i) const { return m_stages.at(i)->kind; }
+QString PipelineView::stageName(int i) const { return i >= 0 && i < m_stages.size() ? m_stages[i]->name : QString(); }
+QString PipelineView::stageTitle(int i) const { return i >= 0 && i < m_stages.size() ? m_stages[i]->title : QString(); }
+QString PipelineView::stageCaption(int i) const
+{
+    return i >= 0 && i < m_stages.size() ? m_stages[i]->caption : QString();
+}
+QString PipelineView::stageMessage(int i) const
+{
+    return i >= 0 && i < m_stages.size() ? m_stages[i]->message : QString();
+}
+bool PipelineView::stageRevealed(int i) const { return i >= 0 && i < m_stages.size() && m_stages[i]->revealed; }
+QCustomPlot *PipelineView::stagePlot(int i) const { return i >= 0 && i < m_stages.size() ? m_stages[i]->plot : nullptr; }
+
+QString PipelineView::explanation() const { return m_explain->toPlainText(); }
+
+QVector<QRect> PipelineView::highlights(int i) const
+{
+    if (i < 0 || i >= m_stages.size())
+        return {};
+    QVector<QRect> r = m_stages[i]->overlay->bands;
+    if (!m_stages[i]->overlay->cell.isNull())
+        r.prepend(m_stages[i]->overlay->cell);
+    return r;
+}
+
+// ---- building the stages -------------------------------------------------------------------
+
+void PipelineView::buildStages()
+{
+    const bool cross = m_shown && m_shown->hasResult() && m_shown->cross;
+    QVector<Kind> kinds = {Kind::Input};
+    if (cross)
+        kinds << Kind::KeyInput;
+    kinds << Kind::Q << Kind::K << Kind::V << Kind::RawScores << Kind::Scaled << Kind::Masked << Kind::Weights
+          << Kind::Context << Kind::Concat << Kind::Output;
+    bool same = kinds.size() == m_stages.size();
+    for (int i = 0; same && i < kinds.size(); ++i)
+        same = m_stages[i]->kind == kinds[i];
+    if (same)
+        return;
+    for (PipelineStage *s : m_stages)
+        delete s;
+    m_stages.clear();
+    m_columns = 0;
+    for (Kind k : kinds) {
+        auto *s = new PipelineStage(k, m_gridHost);
+        connect(s->plot, &QCustomPlot::mouseRelease, this, [this, s](QMouseEvent *e) {
+            if (e->button() != Qt::LeftButton)
+                return;
+            const int idx = int(m_stages.indexOf(s));
+            int r = 0, c = 0;
+            if (idx >= 0 && cellAt(idx, e->pos(), r, c))
+                explainCell(idx, r, c);
+            setFocus(Qt::MouseFocusReason);
+        });
+        m_stages << s;
+    }
+    if (m_current >= stageCount() - 1)
+        m_current = -1;
+    relayout();
+}
+
+void PipelineView::relayout()
+{
+    const int avail = m_scroll->viewport()->width() - 8;
+    const int cols = std::max(1, avail / (kBoxWidth + 8));
+    if (cols == m_columns)
+        return;
+    m_columns = cols;
+    for (PipelineStage *s : m_stages)
+        m_grid->removeWidget(s);
+    for (int i = 0; i < m_stages.size(); ++i)
+        m_grid->addWidget(m_stages[i], i / cols, i % cols);
+}
+
+bool PipelineView::eventFilter(QObject *o, QEvent *e)
+{
+    if (o == m_scroll->viewport() && e->type() == QEvent::Resize)
+        relayout();
+    return DeferredView::eventFilter(o, e);
+}
+
+void PipelineView::rebuild()
+{
+    if (deferred())
+        return;
+    m_shown = m_snapshot; // the stages point into this one until the next rebuild
+    buildStages();
+    m_queryLabels.clear();
+    m_keyLabels.clear();
+    m_raw.resize(0, 0);
+    m_scaled.resize(0, 0);
+    m_masked.resize(0, 0);
+    m_scoresDerived = false;
+    const SnapshotPtr &s = m_shown;
+    const bool ok = s && s->hasResult();
+    if (ok) {
+        m_queryLabels = s->queryLabels;
+        m_keyLabels = s->keyLabels;
+        const SequenceResult<float> &r = s->seq(m_layer);
+        const int h = shownHead(), dh = s->attention(m_layer).dHead;
+        m_scale = s->attention(m_layer).scale;
+        if (qint64(s->tq()) * s->tk() <= kMaxDerivedCells && r.q.cols() >= (h + 1) * dh && r.k.cols() >= (h + 1) * dh) {
+            m_raw = r.q.middleCols(h * dh, dh) * r.k.middleCols(h * dh, dh).transpose();
+            m_scaled = m_raw * float(m_scale);
+            m_masked = m_scaled;
+            if (r.mask.size()) {
+                const Normalization n = s->settings.normalization;
+                const bool negInf = n == Normalization::Softmax && s->settings.maskMethod == MaskMethod::NegInf;
+                if (n != Normalization::Softmax || negInf) // multiply-renormalize masks after the softmax
+                    for (Eigen::Index k = 0; k < m_masked.size(); ++k)
+                        if (r.mask.data()[k])
+                            m_masked.data()[k] = negInf ? -std::numeric_limits<float>::infinity() : 0.0f;
+            }
+            m_scoresDerived = true;
+        }
+        if (m_head < 0)
+            m_headNote->setText(tr("“Average of heads” is selected: the per-head stages show head 0 of %1 (the "
+                                   "average has no single Q, K, V).")
+                                    .arg(s->attention(m_layer).numHeads));
+        else if (s->attention(m_layer).numHeads > 1)
+            m_headNote->setText(tr("Per-head stages show head %1 of %2.").arg(h).arg(s->attention(m_layer).numHeads));
+        else
+            m_headNote->clear();
+    } else {
+        m_headNote->clear();
+    }
+    for (PipelineStage *st : m_stages)
+        fillStage(*st);
+    clearHighlights();
+    applyReveal();
+}
+
+void PipelineView::fillStage(PipelineStage &st)
+{
+    const SnapshotPtr &s = m_shown;
+    st.matrix = nullptr;
+    st.owned.resize(0, 0);
+    st.overlay->matrix = nullptr;
+    st.overlay->mask = nullptr;
+    st.message.clear();
+    st.rowLabels.clear();
+    st.colLabels.clear();
+    const bool ok = s && s->hasResult();
+    const int h = shownHead();
+    const int dh = ok ? s->attention(m_layer).dHead : 0;
+    const int H = ok ? s->attention(m_layer).numHeads : 0;
+    const QString hs = H > 1 ? QStringLiteral("_%1").arg(h) : QString();
+    const QString headWord = H > 1 ? tr(" of head %1").arg(h) : QString();
+    const bool cross = ok && s->cross;
+    const bool stack = ok && s->deep();
+    const auto &proj = ok ? s->projections(m_layer) : std::shared_ptr<const Projections<float>>();
+    const ComputeSettings &c = ok ? s->settings : ComputeSettings();
+    bool signedScale = true;
+    bool hatch = false;
+    QStringList *rows = &m_queryLabels, *cols = nullptr;
+    QStringList dimLabels;
+    QString xAxis = tr("dimension"), yAxis = tr("query");
+
+    auto headCols = [&](const Mat<float> &m) {
+        if (m.cols() >= (h + 1) * dh)
+            st.owned = m.middleCols(h * dh, dh);
+        st.matrix = &st.owned;
+    };
+    auto scoresMissing = [&] {
+        st.message = tr("Not derived at this size: %1 × %2 scores per head (over %L3 cells). The live "
+                        "computation keeps no score matrices; the weights stage below is exact.")
+                         .arg(s->tq())
+                         .arg(s->tk())
+                         .arg(kMaxDerivedCells);
+    };
+
+    switch (st.kind) {
+    case Kind::Input:
+        st.name = stack ? tr("Residual stream") : tr("Input X");
+        if (ok) {
+            st.matrix = &s->queryInput(m_layer);
+            st.title = (stack ? tr("X = residual stream into layer %1").arg(s->layerIndex(m_layer)) : tr("X = token embeddings"))
+                + QStringLiteral("   ") + shape(s->tq(), s->queryInput(m_layer).cols());
+        }
+        st.caption = cross ? tr("One row per query token: its word vector. Queries come from this sentence.")
+                           : tr("One row per token: its word vector. Queries, keys and values all start here.");
+        break;
+    case Kind::KeyInput:
+        st.name = tr("Key/value input");
+        if (ok) {
+            st.matrix = &s->keyInput(m_layer);
+            st.title = tr("X_kv = key/value sentence") + QStringLiteral("   ") + shape(s->tk(), s->keyInput(m_layer).cols());
+        }
+        rows = &m_keyLabels;
+        yAxis = tr("key");
+        st.caption = tr("Cross-attention: keys and values come from the second sentence.");
+        break;
+    case Kind::Q:
+    case Kind::K:
+    case Kind::V: {
+        const char *letter = st.kind == Kind::Q ? "Q" : st.kind == Kind::K ? "K" : "V";
+        const QString L = QString::fromLatin1(letter), l = L.toLower();
+        st.name = L + headWord;
+        if (st.kind != Kind::Q) {
+            rows = &m_keyLabels;
+            yAxis = tr("key");
+        }
+        if (ok) {
+            const SequenceResult<float> &r = s->seq(m_layer);
+            headCols(st.kind == Kind::Q ? r.q : st.kind == Kind::K ? r.k : r.v);
+            const Linear<float> *lin = !proj ? nullptr : st.kind == Kind::Q ? &proj->q : st.kind == Kind::K ? &proj->k : &proj->v;
+            const QString x = st.kind != Kind::Q && cross ? QStringLiteral("X_kv") : QStringLiteral("X");
+            QString f;
+            if (stack)
+                f = QStringLiteral("%1%2 = LN(X)·W_%3ᵀ").arg(L, hs, l);
+            else if (!lin || lin->isIdentity())
+                f = H > 1 ? QStringLiteral("%1%2 = %3[:, %4…%5]").arg(L, hs, x).arg(h * dh).arg((h + 1) * dh - 1)
+                          : QStringLiteral("%1 = %2 (identity)").arg(L, x);
+            else
+                f = QStringLiteral("%1%2 = %3·W_%4ᵀ%5").arg(L, hs, x, l, lin->hasBias() ? QStringLiteral(" + b_") + l : QString());
+            st.title = f + QStringLiteral("   ") + shape(st.owned.rows(), st.owned.cols());
+        }
+        st.caption = st.kind == Kind::Q   ? tr("Queries: what each token is looking for.")
+            : st.kind == Kind::K          ? tr("Keys: what each token offers to be found by.")
+                                          : tr("Values: what each token passes on when attended to.");
+        if (ok && (!proj || (st.kind == Kind::Q ? proj->q : st.kind == Kind::K ? proj->k : proj->v).isIdentity()) && !stack)
+            st.caption += tr(" Identity projection: a slice of X itself.");
+        break;
+    }
+    case Kind::RawScores:
+        st.name = tr("Raw scores");
+        cols = &m_keyLabels;
+        xAxis = tr("key");
+        if (ok) {
+            st.title = QStringLiteral("S = Q%1·K%1ᵀ   %2").arg(hs, shape(s->tq(), s->tk()));
+            if (m_scoresDerived)
+                st.matrix = &m_raw;
+            else
+                scoresMissing();
+        }
+        st.caption = tr("Dot product of each query row with each key row, before any scaling: "
+                        "large when they point the same way.");
+        break;
+    case Kind::Scaled: {
+        st.name = tr("Scaled scores");
+        cols = &m_keyLabels;
+        xAxis = tr("key");
+        if (ok) {
+            QString f;
+            switch (c.scaleRule) {
+            case ScaleRule::InvSqrtDHead: f = QStringLiteral("S' = S / √%1  (× %2)").arg(dh).arg(num(m_scale)); break;
+            case ScaleRule::InvSqrtDModel:
+                f = QStringLiteral("S' = S / √d_model = S / √%1  (× %2)").arg(s->attention(m_layer).dModel).arg(num(m_scale));
+                break;
+            case ScaleRule::None: f = QStringLiteral("S' = S  (no scaling, × 1)"); break;
+            case ScaleRule::Temperature:
+                f = QStringLiteral("S' = S / (T·√%1), T = %2  (× %3)").arg(dh).arg(c.temperature, 0, 'g', 3).arg(num(m_scale));
+                break;
+            case ScaleRule::Explicit: f = QStringLiteral("S' = S × %1").arg(num(m_scale)); break;
+            }
+            st.title = f + QStringLiteral("   ") + shape(s->tq(), s->tk());
+            if (m_scoresDerived)
+                st.matrix = &m_scaled;
+            else
+                scoresMissing();
+        }
+        st.caption = c.scaleRule == ScaleRule::None
+            ? tr("No scaling is configured: the scores go to the normalization as they are.")
+            : tr("Scaled so that the scores do not grow with the vector width (%1).").arg(scaleRuleName(c.scaleRule));
+        break;
+    }
+    case Kind::Masked: {
+        st.name = tr("Masked scores");
+        cols = &m_keyLabels;
+        xAxis = tr("key");
+        hatch = true;
+        if (ok) {
+            const bool any = s->seq(m_layer).mask.size() > 0;
+            const Normalization n = c.normalization;
+            QString f;
+            if (!any)
+                f = QStringLiteral("no mask: S'_m = S'");
+            else if (n == Normalization::Softmax && c.maskMethod == MaskMethod::NegInf)
+                f = QStringLiteral("S'_m = S', −∞ where masked");
+            else if (n == Normalization::Softmax)
+                f = QStringLiteral("mask M: softmax, × (1 − M), renormalize");
+            else
+                f = QStringLiteral("S'_m = S', 0 where masked");
+            st.title = f + QStringLiteral("   ") + shape(s->tq(), s->tk());
+            if (m_scoresDerived)
+                st.matrix = &m_masked;
+            else
+                scoresMissing();
+            st.caption = !any ? tr("Mask: none (%1). Every query sees every key.").arg(maskName(c.mask))
+                : n == Normalization::Softmax && c.maskMethod == MaskMethod::MultiplyRenormalize
+                ? tr("Hatched keys (%1) are zeroed after the softmax and the rest rescaled to sum to 1.").arg(maskName(c.mask))
+                : tr("Hatched keys (%1) are hidden from the query: they will get weight 0.").arg(maskName(c.mask));
+        }
+        break;
+    }
+    case Kind::Weights: {
+        st.name = tr("Attention weights");
+        cols = &m_keyLabels;
+        xAxis = tr("key");
+        hatch = true;
+        signedScale = false;
+        if (ok) {
+            const Mat<float> &w = s->weights(m_layer, h);
+            QString f;
+            switch (c.normalization) {
+            case Normalization::Softmax:
+                f = c.maskMethod == MaskMethod::MultiplyRenormalize && s->seq(m_layer).mask.size()
+                    ? QStringLiteral("A = renorm(softmax(S') · (1 − M))")
+                    : QStringLiteral("A = softmax(S'_m)  (each row)");
+                break;
+            case Normalization::Sum: f = QStringLiteral("A = S'_m / row sum"); break;
+            case Normalization::Cosine: f = QStringLiteral("A = cos(q_i, k_j)"); break;
+            }
+            if (c.dropout > 0)
+                f = QStringLiteral("A = dropout_%1(%2)").arg(c.dropout, 0, 'g', 3).arg(f.mid(4));
+            st.title = f + QStringLiteral("   ") + shape(s->tq(), s->tk());
+            if (w.rows() == s->tq() && w.cols() == s->tk())
+                st.matrix = &w;
+            else
+                st.message = tr("The backend did not read these weights back (only the displayed heads are, at "
+                                "this size).");
+            QString cap = c.normalization == Normalization::Softmax ? tr("Each row sums to 1: how much query i listens to key j.")
+                : c.normalization == Normalization::Sum ? tr("Each row divided by its sum (no exponentials).")
+                                                        : tr("Cosine similarity of q_i and k_j, not normalized.");
+            if (c.dropout > 0)
+                cap += tr(" After dropout (p = %1, seed %2): dropped weights are 0, the kept ones × 1/(1−p).")
+                           .arg(c.dropout, 0, 'g', 3)
+                           .arg(c.dropoutSeed);
+            if (!s->seq(m_layer).fullyMaskedRows.empty())
+                cap += tr(" %n row(s) have every key masked: NaN, as in PyTorch.", "", int(s->seq(m_layer).fullyMaskedRows.size()));
+            st.caption = cap;
+        }
+        break;
+    }
+    case Kind::Context:
+        st.name = tr("Context") + headWord;
+        if (ok) {
+            headCols(s->seq(m_layer).context);
+            st.title = QStringLiteral("C%1 = A·V%1   %2").arg(hs, shape(st.owned.rows(), st.owned.cols()));
+        }
+        st.caption = tr("Each query's new vector: the values mixed by that query's weights.");
+        break;
+    case Kind::Concat:
+        st.name = tr("Concatenated heads");
+        if (ok) {
+            st.matrix = &s->seq(m_layer).context;
+            st.title = (H > 1 ? QStringLiteral("concat(C_0 … C_%1)").arg(H - 1) : QStringLiteral("concat(C) = C"))
+                + QStringLiteral("   %1 × %2·%3").arg(s->tq()).arg(H).arg(dh);
+        }
+        st.caption = H > 1 ? tr("The %1 heads' contexts side by side (head h takes columns h·%2 … h·%2+%3).")
+                                 .arg(H)
+                                 .arg(dh)
+                                 .arg(dh - 1)
+                           : tr("One head: the concatenation is that head's context.");
+        break;
+    case Kind::Output: {
+        st.name = tr("Output");
+        if (ok) {
+            st.matrix = &s->seq(m_layer).output;
+            const bool identity = !stack && (!proj || proj->o.isIdentity());
+            st.title = (identity ? QStringLiteral("no W_o: O = concat")
+                                 : QStringLiteral("O = concat·W_oᵀ%1").arg(!stack && proj->o.hasBias() ? QStringLiteral(" + b_o") : QString()))
+                + QStringLiteral("   ") + shape(s->seq(m_layer).output.rows(), s->seq(m_layer).output.cols());
+            st.caption = identity ? tr("Identity output projection: the output is the concatenation.")
+                                  : tr("The output projection mixes the heads back into d_model = %1 numbers per token.")
+                                        .arg(s->seq(m_layer).output.cols());
+        }
+        break;
+    }
+    }
+
+    if (!ok) {
+        st.title.clear();
+        st.message = s ? s->message : tr("Computing…");
+    }
+    const int index = int(m_stages.indexOf(&st));
+    st.header->setText(QStringLiteral("%1. %2").arg(index + 1).arg(st.name));
+    st.hiddenLabel->setText(tr("Step %1: %2\n(▶ or → reveals it)").arg(index + 1).arg(st.name));
+    st.captionLabel->setText(st.caption);
+    st.messageLabel->setText(st.message);
+    st.titleElement->setText(st.title);
+    st.plot->xAxis->setLabel(xAxis);
+    st.plot->yAxis->setLabel(yAxis);
+
+    if (st.matrix && st.matrix->size() > 0 && st.message.isEmpty()) {
+        const Mat<float> &m = *st.matrix;
+        st.rowLabels = *rows;
+        if (cols)
+            st.colLabels = *cols;
+        else
+            st.colLabels = indexLabels(m.cols());
+        const BoolMat *mask = hatch && s->seq(m_layer).mask.size() ? &s->seq(m_layer).mask : nullptr;
+        // masked scores are −∞ (or 0) by construction: hatched, and left out of the colour range
+        const bool excludeMasked = st.kind == Kind::Masked && mask;
+        int pool = 1;
+        st.map->setData(colorMapData(m, excludeMasked ? mask : nullptr, kMaxDisplayCells, &pool), false);
+        st.map->data()->recalculateDataBounds();
+        const QCPRange b = st.map->data()->dataBounds();
+        double lo = std::isfinite(b.lower) ? b.lower : 0, hi = std::isfinite(b.upper) ? b.upper : 1;
+        if (!signedScale && lo >= 0) {
+            st.scale->setGradient(weightsGradient());
+            st.map->setDataRange(QCPRange(0.0, hi > 0 ? hi : 1.0));
+        } else {
+            const double a = std::max(std::abs(lo), std::abs(hi));
+            st.scale->setGradient(divergingGradient());
+            st.map->setDataRange(QCPRange(-(a > 0 ? a : 1.0), a > 0 ? a : 1.0));
+        }
+        st.overlay->matrix = pool == 1 ? &m : nullptr; // numbers and hatching at full resolution only
+        st.overlay->mask = mask;
+        st.map->setVisible(true);
+        st.plot->xAxis->setRange(-0.5, m.cols() - 0.5);
+        st.plot->yAxis->setRange(-0.5, m.rows() - 0.5);
+        if (pool > 1)
+            st.caption += tr(" (Drawn as means of %1 × %1 blocks; clicks explain exact cells.)").arg(pool);
+        st.captionLabel->setText(st.caption);
+    } else {
+        st.map->data()->clear();
+        st.map->setVisible(false);
+        if (st.message.isEmpty() && ok)
+            st.message = tr("Nothing to show.");
+        st.messageLabel->setText(st.message);
+    }
+    st.plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// ---- stepping ------------------------------------------------------------------------------
+
+void PipelineView::setCurrentStage(int stage)
+{
+    const int n = stageCount();
+    const int v = stage < 0 || stage >= n - 1 ? -1 : stage;
+    if (v == m_current)
+        return;
+    m_current = v;
+    applyReveal();
+    if (v >= 0 && v < n)
+        m_scroll->ensureWidgetVisible(m_stages[v], 10, 10);
+    emit stageChanged(m_current);
+}
+
+void PipelineView::nextStage()
+{
+    if (m_current >= 0)
+        setCurrentStage(m_current + 1);
+}
+
+void PipelineView::previousStage()
+{
+    if (m_current < 0)
+        setCurrentStage(stageCount() - 2);
+    else if (m_current > 0)
+        setCurrentStage(m_current - 1);
+}
+
+void PipelineView::showAllStages() { setCurrentStage(-1); }
+
+void PipelineView::applyReveal()
+{
+    for (int i = 0; i < m_stages.size(); ++i) {
+        m_stages[i]->revealed = m_current < 0 || i <= m_current;
+        m_stages[i]->applyVisibility();
+    }
+    const int n = stageCount();
+    if (m_current < 0)
+        m_stepLabel->setText(tr("All %1 stages").arg(n));
+    else
+        m_stepLabel->setText(tr("Step %1 of %2: %3").arg(m_current + 1).arg(n).arg(stageName(m_current)));
+    m_prev->setEnabled(m_current != 0 && n > 1);
+    m_next->setEnabled(m_current >= 0);
+    m_all->setEnabled(m_current >= 0);
+}
+
+void PipelineView::keyPressEvent(QKeyEvent *e)
+{
+    switch (e->key()) {
+    case Qt::Key_Right:
+    case Qt::Key_PageDown:
+    case Qt::Key_Space:
+        if (m_current < 0)
+            setCurrentStage(0); // from "show all", stepping starts at the first stage
+        else
+            nextStage();
+        return;
+    case Qt::Key_Left:
+    case Qt::Key_PageUp: previousStage(); return;
+    default: DeferredView::keyPressEvent(e);
+    }
+}
+
+// ---- clicks and explanations ---------------------------------------------------------------
+
+bool PipelineView::cellAt(int i, const QPoint &pos, int &row, int &col) const
+{
+    if (i < 0 || i >= m_stages.size())
+        return false;
+    const PipelineStage &st = *m_stages[i];
+    if (!st.matrix || !st.message.isEmpty() || !st.plot->axisRect()->rect().contains(pos))
+        return false;
+    col = int(std::lround(st.plot->xAxis->pixelToCoord(pos.x())));
+    row = int(std::lround(st.plot->yAxis->pixelToCoord(pos.y())));
+    return row >= 0 && col >= 0 && row < st.matrix->rows() && col < st.matrix->cols();
+}
+
+QPoint PipelineView::cellCenter(int i, int row, int col) const
+{
+    const PipelineStage &st = *m_stages.at(i);
+    return QPoint(int(std::lround(st.plot->xAxis->coordToPixel(col))), int(std::lround(st.plot->yAxis->coordToPixel(row))));
+}
+
+void PipelineView::clearHighlights()
+{
+    for (PipelineStage *s : m_stages) {
+        s->overlay->bands.clear();
+        s->overlay->cell = QRect();
+        s->plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+void PipelineView::highlightRows(Kind kind, int r0, int r1)
+{
+    PipelineStage *s = stage(kind);
+    if (s && s->matrix && s->matrix->size())
+        s->overlay->bands << QRect(QPoint(0, r0), QPoint(int(s->matrix->cols()) - 1, r1));
+}
+
+void PipelineView::highlightCols(Kind kind, int c0, int c1)
+{
+    PipelineStage *s = stage(kind);
+    if (s && s->matrix && s->matrix->size())
+        s->overlay->bands << QRect(QPoint(c0, 0), QPoint(c1, int(s->matrix->rows()) - 1));
+}
+
+void PipelineView::highlightCell(Kind kind, int row, int col)
+{
+    PipelineStage *s = stage(kind);
+    if (s && s->matrix && row < s->matrix->rows() && col < s->matrix->cols())
+        s->overlay->cell = QRect(col, row, 1, 1);
+}
+
+bool PipelineView::explainCell(int i, int row, int col)
+{
+    if (i < 0 || i >= m_stages.size() || !m_shown || !m_shown->hasResult())
+        return false;
+    const PipelineStage &st = *m_stages[i];
+    if (!st.matrix || row < 0 || col < 0 || row >= st.matrix->rows() || col >= st.matrix->cols())
+        return false;
+    clearHighlights();
+    const Kind k = st.kind;
+    const int h = shownHead(), dh = m_shown->attention(m_layer).dHead;
+    const bool cross = m_shown->cross;
+    highlightCell(k, row, col);
+    switch (k) {
+    case Kind::Input:
+        highlightRows(Kind::Q, row, row);
+        if (!cross) {
+            highlightRows(Kind::K, row, row);
+            highlightRows(Kind::V, row, row);
+        }
+        break;
+    case Kind::KeyInput:
+        highlightRows(Kind::K, row, row);
+        highlightRows(Kind::V, row, row);
+        break;
+    case Kind::Q:
+        highlightRows(Kind::Input, row, row);
+        highlightRows(Kind::RawScores, row, row);
+        break;
+    case Kind::K:
+        highlightRows(cross ? Kind::KeyInput : Kind::Input, row, row);
+        highlightCols(Kind::RawScores, row, row);
+        break;
+    case Kind::V:
+        highlightRows(cross ? Kind::KeyInput : Kind::Input, row, row);
+        highlightCols(Kind::Context, col, col);
+        break;
+    case Kind::RawScores:
+    case Kind::Scaled:
+    case Kind::Masked:
+    case Kind::Weights:
+        highlightRows(Kind::Q, row, row);
+        highlightRows(Kind::K, col, col);
+        for (Kind o : {Kind::RawScores, Kind::Scaled, Kind::Masked, Kind::Weights})
+            highlightCell(o, row, col);
+        if (k == Kind::Weights)
+            highlightRows(Kind::Context, row, row);
+        break;
+    case Kind::Context:
+        highlightRows(Kind::Weights, row, row);
+        highlightCols(Kind::V, col, col);
+        highlightCell(Kind::Concat, row, h * dh + col);
+        break;
+    case Kind::Concat:
+        if (col / std::max(1, dh) == h)
+            highlightCell(Kind::Context, row, col - h * dh);
+        highlightRows(Kind::Output, row, row);
+        break;
+    case Kind::Output: highlightRows(Kind::Concat, row, row); break;
+    }
+    m_explain->setHtml(explainText(k, row, col));
+    for (PipelineStage *s : m_stages)
+        s->plot->replot(QCustomPlot::rpQueuedReplot);
+    return true;
+}
+
+QString PipelineView::explainText(Kind kind, int i, int j) const
+{
+    const ComputeSnapshot &s = *m_shown;
+    const SequenceResult<float> &r = s.seq(m_layer);
+    const ComputeSettings &c = s.settings;
+    const int h = shownHead(), dh = s.attention(m_layer).dHead, H = s.attention(m_layer).numHeads;
+    const QString qTok = esc(m_queryLabels.value(i)), kTok = esc(m_keyLabels.value(j));
+    const QString head = H > 1 ? QStringLiteral(", head %1").arg(h) : QString();
+    const bool masked = r.mask.size() && i < r.mask.rows() && j < r.mask.cols() && r.mask(i, j);
+    QString out;
+    auto line = [&out](const QString &t) { out += QStringLiteral("<p>") + t + QStringLiteral("</p>"); };
+    auto mono = [&out](const QString &t) {
+        out += QStringLiteral("<p style=\"font-family: monospace\">") + t + QStringLiteral("</p>");
+    };
+    const auto qh = r.q.middleCols(h * dh, dh);
+    const auto kh = r.k.middleCols(h * dh, dh);
+    const auto vh = r.v.middleCols(h * dh, dh);
+    auto dot = [&](int qi, int kj) {
+        double sum = 0;
+        for (int d = 0; d < dh; ++d)
+            sum += double(qh(qi, d)) * double(kh(kj, d));
+        return sum;
+    };
+    auto dotTerms = [&](int qi, int kj) {
+        return termList(dh, [&](int d) { return QStringLiteral("%1×%2").arg(num(qh(qi, d)), num(kh(kj, d))); });
+    };
+    auto scaleText = [&] {
+        switch (c.scaleRule) {
+        case ScaleRule::InvSqrtDHead: return QStringLiteral("1/√%1 = %2").arg(dh).arg(num(s.attention(m_layer).scale));
+        case ScaleRule::InvSqrtDModel: return QStringLiteral("1/√%1 = %2").arg(s.attention(m_layer).dModel).arg(num(s.attention(m_layer).scale));
+        case ScaleRule::None: return QStringLiteral("1 (no scaling)");
+        case ScaleRule::Temperature:
+            return QStringLiteral("1/(%1·√%2) = %3").arg(c.temperature, 0, 'g', 3).arg(dh).arg(num(s.attention(m_layer).scale));
+        case ScaleRule::Explicit: return num(s.attention(m_layer).scale);
+        }
+        return QString();
+    };
+    auto maskReason = [&](int qi, int kj) {
+        QStringList why;
+        if ((c.mask == MaskChoice::Causal || c.mask == MaskChoice::CausalPadding) && kj > qi)
+            why << QStringLiteral("causal: key %1 comes after query %2").arg(kj).arg(qi);
+        if ((c.mask == MaskChoice::Padding || c.mask == MaskChoice::CausalPadding) && s.paddedKeys.count(kj))
+            why << QStringLiteral("key %1 is padding").arg(kj);
+        if (c.mask == MaskChoice::Custom && s.customMask.count({qi, kj}))
+            why << QStringLiteral("masked by hand");
+        return why.isEmpty() ? QStringLiteral("masked") : why.join(QStringLiteral("; "));
+    };
+    auto project = [&](const char *letter, const Mat<float> &x, const Mat<float> &result, const Linear<float> *lin) {
+        const int g = h * dh + j;
+        const QString L = QString::fromLatin1(letter);
+        line(QStringLiteral("<b>%1[%2, %3]%4</b> = %5").arg(L).arg(i).arg(j).arg(head, num(result(i, g))));
+        if (s.deep()) {
+            line(QStringLiteral("Stack layer %1: computed from the layer-normalized residual stream with the layer's "
+                                "W_%2; this view does not expand stack layers' projections.")
+                     .arg(s.layerIndex(m_layer))
+                     .arg(L.toLower()));
+            return;
+        }
+        if (!lin || lin->isIdentity()) {
+            line(QStringLiteral("Identity projection: %1 = X, so this is column %2 of row %3 of X: %4.")
+                     .arg(L)
+                     .arg(g)
+                     .arg(i)
+                     .arg(num(x(i, g))));
+            return;
+        }
+        double sum = 0;
+        for (int k = 0; k < x.cols(); ++k)
+            sum += double(x(i, k)) * double(lin->W(g, k));
+        line(QStringLiteral("x_%1 · (row %2 of W_%3) = Σ_k x_%1,k · W_%3[%2, k]:").arg(i).arg(g).arg(L.toLower()));
+        mono(termList(int(x.cols()), [&](int k) { return QStringLiteral("%1×%2").arg(num(x(i, k)), num(lin->W(g, k))); })
+             + QStringLiteral(" = ") + num(sum));
+        if (lin->hasBias())
+            mono(QStringLiteral("+ b_%1[%2] = %3 + %4 = %5")
+                     .arg(L.toLower())
+                     .arg(g)
+                     .arg(num(sum), num(lin->b(g)), num(sum + lin->b(g))));
+    };
+
+    switch (kind) {
+    case Kind::Input:
+    case Kind::KeyInput: {
+        const bool key = kind == Kind::KeyInput;
+        const Mat<float> &x = key ? s.keyInput(m_layer) : s.queryInput(m_layer);
+        const QString tok = esc(key ? m_keyLabels.value(i) : m_queryLabels.value(i));
+        line(QStringLiteral("<b>%1[%2, %3]</b> = %4").arg(key ? QStringLiteral("X_kv") : QStringLiteral("X")).arg(i).arg(j).arg(num(x(i, j))));
+        if (s.deep())
+            line(QStringLiteral("Component %1 of token %2 “%3” in the residual stream entering layer %4.").arg(j).arg(i).arg(tok).arg(s.layerIndex(m_layer)));
+        else if (const std::vector<uint8_t> &u = key ? s.keyUnknown : s.queryUnknown; size_t(i) < u.size() && u[size_t(i)])
+            line(QStringLiteral("Token %1 “%2” is not in the table %3: component %4 of its deterministic stand-in vector.")
+                     .arg(i).arg(tok, esc(s.tableName)).arg(j));
+        else
+            line(QStringLiteral("Component %1 of the word vector of token %2 “%3” (table %4).").arg(j).arg(i).arg(tok, esc(s.tableName)));
+        break;
+    }
+    case Kind::Q: project("Q", s.queryInput(m_layer), r.q, s.projections(m_layer) ? &s.projections(m_layer)->q : nullptr); break;
+    case Kind::K: project("K", s.keyInput(m_layer), r.k, s.projections(m_layer) ? &s.projections(m_layer)->k : nullptr); break;
+    case Kind::V: project("V", s.keyInput(m_layer), r.v, s.projections(m_layer) ? &s.projections(m_layer)->v : nullptr); break;
+    case Kind::RawScores:
+    case Kind::Scaled:
+    case Kind::Masked: {
+        const double raw = dot(i, j);
+        const double scaled = raw * s.attention(m_layer).scale;
+        line(QStringLiteral("<b>%1[%2, %3]</b>: query %2 “%4” · key %3 “%5”%6")
+                 .arg(kind == Kind::RawScores ? QStringLiteral("S") : kind == Kind::Scaled ? QStringLiteral("S'") : QStringLiteral("S'_m"))
+                 .arg(i)
+                 .arg(j)
+                 .arg(qTok, kTok, head));
+        line(QStringLiteral("S = q_%1 · k_%2 = Σ_c q_%1,c · k_%2,c:").arg(i).arg(j));
+        mono(dotTerms(i, j) + QStringLiteral(" = <b>") + num(raw) + QStringLiteral("</b>"));
+        if (kind != Kind::RawScores) {
+            line(QStringLiteral("Scaled: S' = S × %1:").arg(scaleText()));
+            mono(QStringLiteral("%1 × %2 = <b>%3</b>").arg(num(raw), num(s.attention(m_layer).scale), num(scaled)));
+        }
+        if (kind == Kind::Masked) {
+            if (!masked)
+                line(QStringLiteral("Not masked: S'_m = S' = %1.").arg(num(scaled)));
+            else if (c.normalization == Normalization::Softmax && c.maskMethod == MaskMethod::NegInf)
+                line(QStringLiteral("<b>Masked</b> (%1): S'_m = −∞, so exp gives 0 and the weight is 0.").arg(maskReason(i, j)));
+            else if (c.normalization == Normalization::Softmax)
+                line(QStringLiteral("<b>Masked</b> (%1): kept here; the softmax runs over every key, then this "
+                                    "key's probability is multiplied by 0 and the row renormalized.")
+                         .arg(maskReason(i, j)));
+            else
+                line(QStringLiteral("<b>Masked</b> (%1): S'_m = 0, and the key is left out of the row's sum.").arg(maskReason(i, j)));
+        }
+        break;
+    }
+    case Kind::Weights: {
+        const Mat<float> &w = s.weights(m_layer, h);
+        const int tk = int(w.cols());
+        line(QStringLiteral("<b>A[%1, %2]</b> = %3: how much query %1 “%4” attends to key %2 “%5”%6")
+                 .arg(i).arg(j).arg(num(w(i, j))).arg(qTok, kTok, head));
+        const bool fully = std::find(r.fullyMaskedRows.begin(), r.fullyMaskedRows.end(), i) != r.fullyMaskedRows.end();
+        if (fully) {
+            line(QStringLiteral("Every key of query %1 is masked: no weights exist. The policy (as PyTorch) makes "
+                                "the whole row NaN, and so its context and output rows.")
+                     .arg(i));
+            break;
+        }
+        std::vector<double> sc(static_cast<size_t>(tk));
+        for (int k = 0; k < tk; ++k)
+            sc[size_t(k)] = dot(i, k) * s.attention(m_layer).scale;
+        auto isMasked = [&](int k) { return r.mask.size() && r.mask(i, k); };
+        if (masked && !(c.normalization == Normalization::Softmax && c.maskMethod == MaskMethod::MultiplyRenormalize))
+            line(QStringLiteral("<b>Masked</b> (%1): weight 0.").arg(maskReason(i, j)));
+        if (c.normalization == Normalization::Cosine) {
+            double qn = 0, kn = 0;
+            for (int d = 0; d < dh; ++d) {
+                qn += double(qh(i, d)) * qh(i, d);
+                kn += double(kh(j, d)) * kh(j, d);
+            }
+            qn = std::sqrt(qn);
+            kn = std::sqrt(kn);
+            if (!masked) {
+                line(QStringLiteral("Cosine: A = (q_%1 · k_%2) / (|q_%1| |k_%2|):").arg(i).arg(j));
+                mono(QStringLiteral("%1 / (%2 × %3) = <b>%4</b>").arg(num(dot(i, j)), num(qn), num(kn), num(qn * kn > 0 ? dot(i, j) / (qn * kn) : 0)));
+            }
+        } else if (c.normalization == Normalization::Sum) {
+            double sum = 0;
+            for (int k = 0; k < tk; ++k)
+                if (!isMasked(k))
+                    sum += sc[size_t(k)];
+            line(QStringLiteral("Row %1's scaled scores (masked → 0, left out):").arg(i));
+            mono(termList(tk, [&](int k) { return isMasked(k) ? QStringLiteral("(masked)") : num(sc[size_t(k)]); })
+                 + QStringLiteral(" = ") + num(sum));
+            if (!masked)
+                mono(QStringLiteral("A = S'_%1,%2 / row sum = %3 / %4 = <b>%5</b>").arg(i).arg(j).arg(num(sc[size_t(j)]), num(sum), num(sc[size_t(j)] / sum)));
+        } else {
+            const bool renorm = c.maskMethod == MaskMethod::MultiplyRenormalize && r.mask.size();
+            double mx = -std::numeric_limits<double>::infinity();
+            for (int k = 0; k < tk; ++k)
+                if (renorm || !isMasked(k))
+                    mx = std::max(mx, sc[size_t(k)]);
+            std::vector<double> e(static_cast<size_t>(tk));
+            double z = 0;
+            for (int k = 0; k < tk; ++k) {
+                e[size_t(k)] = renorm || !isMasked(k) ? std::exp(sc[size_t(k)] - mx) : 0.0;
+                z += e[size_t(k)];
+            }
+            line(QStringLiteral("Row %1's scaled scores S'%2:").arg(i).arg(renorm ? QString() : QStringLiteral("_m")));
+            mono(termList(tk, [&](int k) { return !renorm && isMasked(k) ? QStringLiteral("−∞") : num(sc[size_t(k)]); }).replace(QStringLiteral(" + "), QStringLiteral(", ")));
+            line(QStringLiteral("Softmax, stable form: subtract the row max m = %1, exponentiate:").arg(num(mx)));
+            mono(termList(tk, [&](int k) { return num(e[size_t(k)]); }) + QStringLiteral(" = Z = ") + num(z));
+            if (!renorm) {
+                if (!masked)
+                    mono(QStringLiteral("A = exp(S'_%1,%2 − m) / Z = %3 / %4 = <b>%5</b>").arg(i).arg(j).arg(num(e[size_t(j)]), num(z), num(e[size_t(j)] / z)));
+            } else {
+                double kept = 0;
+                for (int k = 0; k < tk; ++k)
+                    if (!isMasked(k))
+                        kept += e[size_t(k)] / z;
+                line(QStringLiteral("Multiply-renormalize: p = exp/Z; masked keys × 0; the kept p sum to %1.").arg(num(kept)));
+                if (masked)
+                    line(QStringLiteral("<b>Masked</b> (%1): p × 0 = weight 0.").arg(maskReason(i, j)));
+                else
+                    mono(QStringLiteral("A = p / %1 = %2 / %1 = <b>%3</b>").arg(num(kept), num(e[size_t(j)] / z), num(e[size_t(j)] / z / kept)));
+            }
+        }
+        if (c.dropout > 0 && size_t(h) < r.weightsPreDropout.size()) {
+            const float pre = r.weightsPreDropout[size_t(h)](i, j);
+            const bool dropped = w(i, j) == 0.0f && pre != 0.0f;
+            line(dropped ? QStringLiteral("Dropout (p = %1): this weight was <b>dropped</b> → 0 (it was %2).").arg(c.dropout, 0, 'g', 3).arg(num(pre))
+                         : QStringLiteral("Dropout (p = %1): kept, × 1/(1−p): %2 × %3 = <b>%4</b>.")
+                               .arg(c.dropout, 0, 'g', 3)
+                               .arg(num(pre), num(1.0 / (1.0 - c.dropout)), num(w(i, j))));
+        }
+        break;
+    }
+    case Kind::Context: {
+        const Mat<float> &w = s.weights(m_layer, h);
+        const int tk = int(w.cols());
+        double sum = 0;
+        for (int k = 0; k < tk; ++k)
+            sum += double(w(i, k)) * double(vh(k, j));
+        line(QStringLiteral("<b>C[%1, %2]</b>%3 = %4: query %1 “%5”, value column %2")
+                 .arg(i).arg(j).arg(head, num(r.context(i, h * dh + j))).arg(qTok));
+        line(QStringLiteral("Σ_j A_%1,j · V_j,%2 (weights of row %1 × column %2 of V):").arg(i).arg(j));
+        mono(termList(tk, [&](int k) { return QStringLiteral("%1×%2").arg(num(w(i, k)), num(vh(k, j))); }) + QStringLiteral(" = <b>")
+             + num(sum) + QStringLiteral("</b>"));
+        break;
+    }
+    case Kind::Concat: {
+        const int hh = j / std::max(1, dh);
+        line(QStringLiteral("<b>concat[%1, %2]</b> = %3").arg(i).arg(j).arg(num(r.context(i, j))));
+        line(QStringLiteral("Column %1 is column %2 of head %3's context C_%3 (row %4 “%5”).%6")
+                 .arg(j).arg(j - hh * dh).arg(hh).arg(i).arg(qTok)
+                 .arg(hh == h ? QStringLiteral(" That is the context stage shown here.") : QString()));
+        break;
+    }
+    case Kind::Output: {
+        line(QStringLiteral("<b>O[%1, %2]</b> = %3: output of query %1 “%4”").arg(i).arg(j).arg(num(r.output(i, j))).arg(qTok));
+        if (s.deep()) {
+            line(QStringLiteral("Stack layer %1: concat row %2 · row %3 of the layer's W_o + b_o (not expanded here).").arg(s.layerIndex(m_layer)).arg(i).arg(j));
+            break;
+        }
+        const Linear<float> *o = s.projections(m_layer) ? &s.projections(m_layer)->o : nullptr;
+        if (!o || o->isIdentity()) {
+            line(QStringLiteral("No W_o (identity): output = concatenation, so O[%1, %2] = concat[%1, %2] = %3.")
+                     .arg(i).arg(j).arg(num(r.context(i, j))));
+            break;
+        }
+        double sum = 0;
+        for (int k = 0; k < r.context.cols(); ++k)
+            sum += double(r.context(i, k)) * double(o->W(j, k));
+        line(QStringLiteral("concat row %1 · row %2 of W_o:").arg(i).arg(j));
+        mono(termList(int(r.context.cols()), [&](int k) { return QStringLiteral("%1×%2").arg(num(r.context(i, k)), num(o->W(j, k))); })
+             + QStringLiteral(" = ") + num(sum));
+        if (o->hasBias())
+            mono(QStringLiteral("+ b_o[%1] = %2 + %3 = <b>%4</b>").arg(j).arg(num(sum), num(o->b(j)), num(sum + o->b(j))));
+        break;
+    }
+    }
+    return out;
+}
+
+} // namespace attnviz::ui

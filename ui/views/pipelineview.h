@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The step-by-step pipeline: X -> Q, K, V -> QKᵀ -> scaled -> masked -> weights -> ·V -> concatenated
+// heads -> W_o, one heatmap per stage with its formula, shape and caption. A click on a cell explains
+// how that number was computed; the stages can be revealed one at a time for teaching.
+#pragma once
+
+#include "views/deferredview.h"
+
+#include "live/livetypes.h"
+
+#include <QPoint>
+#include <QRect>
+#include <QString>
+#include <QVector>
+
+class QCustomPlot;
+class QLabel;
+class QScrollArea;
+class QGridLayout;
+class QTextBrowser;
+class QToolButton;
+class QPushButton;
+
+namespace attnviz::ui {
+
+class PipelineStage;
+
+class PipelineView : public DeferredView {
+    Q_OBJECT
+public:
+    // What a stage shows. KeyInput exists only for cross-attention.
+    enum class StageKind { Input, KeyInput, Q, K, V, RawScores, Scaled, Masked, Weights, Context, Concat, Output };
+
+    // Beyond this many cells per side a stage is block-averaged (clicks still explain exact values).
+    static constexpr int kMaxDisplayCells = 256;
+    // The score stages are derived here from Q and K (the live computation keeps no scores); beyond
+    // this many cells per head they are not derived and the stage says so.
+    static constexpr qint64 kMaxDerivedCells = qint64(1024) * 1024;
+
+    explicit PipelineView(QWidget *parent = nullptr);
+    ~PipelineView() override;
+
+    void setSnapshot(SnapshotPtr snapshot);
+    // head -1 = the average of heads: the per-head stages then show head 0 (the view says so).
+    // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
+    void setSelection(int layer, int head, int query);
+
+    int stageCount() const { return int(m_stages.size()); }
+    // -1 while every stage shows.
+    int currentStage() const { return m_current; }
+    // Reveals stages 0..stage; -1 (or the last stage) shows all.
+    void setCurrentStage(int stage);
+
+    int indexOf(StageKind kind) const; // -1 when this configuration has no such stage
+    StageKind stageKind(int stage) const;
+    QString stageName(int stage) const;    // "Raw scores", for export file names and the step bar
+    QString stageTitle(int stage) const;   // formula and shape, as drawn above the stage's heatmap
+    QString stageCaption(int stage) const; // one line in plain words
+    QString stageMessage(int stage) const; // why the stage has no heatmap ("" when it has one)
+    bool stageRevealed(int stage) const;
+    QCustomPlot *stagePlot(int stage) const;
+    int shownHead() const; // the head the per-head stages show
+
+    // Explains how cell (row, col) of a stage was computed (what a click does) and highlights it
+    // and the rows/columns it came from in the other stages. Returns false outside the stage.
+    bool explainCell(int stage, int row, int col);
+    QString explanation() const;
+    QTextBrowser *explanationBrowser() const { return m_explain; }
+    // Cells outlined after the last click, per stage: (row0, col0, row1, col1) inclusive.
+    QVector<QRect> highlights(int stage) const;
+    // The cell under a point of a stage's plot (plot coordinates), for clicks.
+    bool cellAt(int stage, const QPoint &plotPos, int &row, int &col) const;
+    QPoint cellCenter(int stage, int row, int col) const; // plot coordinates
+
+public slots:
+    void nextStage();
+    void previousStage();
+    void showAllStages();
+
+signals:
+    void stageChanged(int stage);
+
+protected:
+    void keyPressEvent(QKeyEvent *e) override;
+    bool eventFilter(QObject *o, QEvent *e) override;
+
+private:
+    void rebuild() override;
+    void buildStages();
+    void fillStage(PipelineStage &st);
+    void relayout();
+    void applyReveal();
+    void clearHighlights();
+    void highlightRows(StageKind kind, int r0, int r1);
+    void highlightCols(StageKind kind, int c0, int c1);
+    void highlightCell(StageKind kind, int row, int col);
+    QString explainText(StageKind kind, int row, int col) const;
+    PipelineStage *stage(StageKind kind) const;
+
+    SnapshotPtr m_snapshot; // the latest
+
+    int m_layer = 0; // the selected layer (the snapshot clamps it)
+    SnapshotPtr m_shown;    // what the stages show (kept alive: they point into it)
+    int m_head = 0;
+    int m_current = -1;
+    int m_columns = 0;
+    double m_scale = 1.0;
+    // derived per shown head (empty when not derived)
+    Mat<float> m_raw, m_scaled, m_masked;
+    bool m_scoresDerived = false;
+    QStringList m_queryLabels, m_keyLabels;
+    QVector<PipelineStage *> m_stages;
+
+    QLabel *m_stepLabel = nullptr, *m_headNote = nullptr;
+    QToolButton *m_prev = nullptr, *m_next = nullptr;
+    QPushButton *m_all = nullptr, *m_first = nullptr;
+    QScrollArea *m_scroll = nullptr;
+    QWidget *m_gridHost = nullptr;
+    QGridLayout *m_grid = nullptr;
+    QTextBrowser *m_explain = nullptr;
+};
+
+} // namespace attnviz::ui

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "views/rowview.h"
+
+#include "style/plotstyle.h"
+
+#include <qcustomplot.h>
+
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace attnviz::ui {
+
+RowView::RowView(QWidget *parent)
+    : DeferredView(parent)
+    , m_plot(new QCustomPlot(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setObjectName(QStringLiteral("rowPlot"));
+    m_plot->plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), 10, QFont::Bold));
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+    m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    m_plot->xAxis->setTickLabelRotation(-60);
+    m_plot->xAxis->grid()->setVisible(false);
+    m_plot->xAxis->setSubTicks(false);
+    m_plot->xAxis->setLabel(QStringLiteral("key"));
+    m_plot->yAxis->setLabel(QStringLiteral("weight"));
+    m_plot->yAxis->ticker()->setTickCount(4);
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
+    m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
+
+    m_masked = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    m_masked->setWidth(0.8);
+    m_masked->setPen(QPen(QColor(120, 120, 120)));
+    m_masked->setBrush(maskHatchBrush());
+    m_masked->setName(QStringLiteral("masked"));
+    m_bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    m_bars->setWidth(0.8);
+    m_bars->setPen(Qt::NoPen);
+    m_bars->setBrush(QColor(33, 144, 141));
+
+    m_message = new QCPItemText(m_plot);
+    m_message->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_message->position->setCoords(0.5, 0.4);
+    m_message->setPositionAlignment(Qt::AlignCenter);
+    m_message->setPadding(QMargins(10, 6, 10, 6));
+    m_message->setBrush(QBrush(QColor(255, 255, 255, 230)));
+    m_message->setPen(QPen(QColor(150, 150, 150)));
+    m_message->setVisible(false);
+
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        if (labelTokenAxis(m_plot->xAxis, m_labels))
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    rebuild();
+}
+
+QString RowView::title() const { return m_title->text(); }
+
+void RowView::setSnapshot(SnapshotPtr snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    rebuild();
+}
+
+void RowView::setSelection(int layer, int head, int query)
+{
+    m_layer = layer;
+    m_head = head;
+    m_query = query;
+    rebuild();
+}
+
+void RowView::setHeadDisplay(HeadDisplay display)
+{
+    m_display = display;
+    rebuild();
+}
+
+void RowView::rebuild()
+{
+    if (deferred())
+        return;
+    for (QCPItemText *t : std::as_const(m_valueLabels))
+        m_plot->removeItem(t);
+    m_valueLabels.clear();
+    m_labels.clear();
+    m_values.clear();
+    const bool ok = m_snapshot && m_snapshot->hasResult() && m_query >= 0 && m_query < m_snapshot->tq();
+    if (!ok) {
+        m_bars->data()->clear();
+        m_masked->data()->clear();
+        m_title->setText(QStringLiteral("Selected query"));
+        m_message->setText(wrapText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…"), 90));
+        m_message->setVisible(!m_message->text().isEmpty());
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    const Mat<float> &w = m_snapshot->weights(m_layer, m_head);
+    const int tk = int(w.cols());
+    m_labels = m_snapshot->keyLabels;
+    const QString qname = m_snapshot->queryLabels.at(int(m_query));
+    const BoolMat &mask = m_snapshot->seq(m_layer).mask;
+    QVector<double> keys(tk), maskedKeys, maskedVals;
+    m_values.resize(tk);
+    double hi = 0, lo = 0;
+    for (int j = 0; j < tk; ++j) {
+        keys[j] = j;
+        m_values[j] = double(w(m_query, j));
+        if (std::isfinite(m_values[j])) {
+            hi = std::max(hi, m_values[j]);
+            lo = std::min(lo, m_values[j]);
+        }
+    }
+    if (hi <= lo)
+        hi = lo + 1;
+    for (int j = 0; j < tk; ++j)
+        if (mask.size() > 0 && mask(m_query, j)) {
+            maskedKeys << j;
+            maskedVals << hi * 1.05;
+        }
+    const bool fully = std::find(m_snapshot->seq(m_layer).fullyMaskedRows.begin(), m_snapshot->seq(m_layer).fullyMaskedRows.end(),
+                                 m_query)
+        != m_snapshot->seq(m_layer).fullyMaskedRows.end();
+    m_bars->setData(keys, m_values, true);
+    m_masked->setData(maskedKeys, maskedVals, true);
+    m_message->setVisible(fully);
+    if (fully)
+        m_message->setText(QStringLiteral("Every key is masked for “%1”: there are no weights to show (NaN).").arg(qname));
+    const QString head = m_head < 0 || m_display == HeadDisplay::Average ? QStringLiteral("average of heads")
+                                                                          : QStringLiteral("head %1").arg(m_head);
+    m_title->setText(QStringLiteral("Query %1 “%2” attends to — %3%4")
+                         .arg(m_query)
+                         .arg(qname)
+                         .arg(head)
+                         .arg(maskedKeys.isEmpty() ? QString() : QStringLiteral(" (hatched: masked keys)"))
+                     + QLatin1Char('\n') + describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display));
+    m_plot->xAxis->setRange(-0.6, tk - 0.4);
+    m_plot->yAxis->setRange(std::min(0.0, lo * 1.1), hi * 1.12);
+    if (tk <= 40) {
+        for (int j = 0; j < tk; ++j) {
+            if (!std::isfinite(m_values[j]) || (mask.size() > 0 && mask(m_query, j)))
+                continue;
+            auto *t = new QCPItemText(m_plot);
+            t->position->setCoords(j, std::max(0.0, m_values[j]));
+            t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+            t->setText(QString::number(m_values[j], 'f', tk <= 16 ? 4 : 2));
+            QFont f = font();
+            f.setPointSizeF(f.pointSizeF() * (tk <= 16 ? 0.85 : 0.7)); // follows the text size (presentation)
+            t->setFont(f);
+            m_valueLabels << t;
+        }
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+} // namespace attnviz::ui

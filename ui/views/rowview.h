@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The selected query's row of weights as a bar chart over the keys (seed 001's "journey" row).
+// Masked keys are hatched; a fully masked row says so instead of showing bars.
+#pragma once
+
+#include "views/deferredview.h"
+
+#include "live/livetypes.h"
+
+#include <QWidget>
+
+class QCustomPlot;
+class QCPBars;
+class QCPTextElement;
+class QCPItemText;
+
+namespace attnviz::ui {
+
+class RowView : public DeferredView {
+    Q_OBJECT
+public:
+    explicit RowView(QWidget *parent = nullptr);
+
+    void setSnapshot(SnapshotPtr snapshot);
+    // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
+    void setSelection(int layer, int head, int query);
+    void setHeadDisplay(HeadDisplay display);
+
+    QCustomPlot *plot() const { return m_plot; }
+    QString title() const;
+    const QVector<double> &values() const { return m_values; }
+    int query() const { return m_query; }
+
+protected:
+
+private:
+    void rebuild() override;
+
+    SnapshotPtr m_snapshot;
+
+    int m_layer = 0; // the selected layer (the snapshot clamps it)
+    int m_head = 0, m_query = 0;
+    HeadDisplay m_display = HeadDisplay::One;
+    QStringList m_labels;
+    QVector<double> m_values;
+    QCustomPlot *m_plot = nullptr;
+    QCPTextElement *m_title = nullptr;
+    QCPBars *m_bars = nullptr, *m_masked = nullptr;
+    QCPItemText *m_message = nullptr;
+    QList<QCPItemText *> m_valueLabels;
+};
+
+} // namespace attnviz::ui

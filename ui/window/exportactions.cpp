@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "window/exportactions.h"
+
+#include "files/figureexport.h"
+#include "live/livesession.h"
+#include "mainwindow.h"
+#include "views/compareview.h"
+#include "views/layergridview.h"
+#include "views/pipelineview.h"
+#include "views/residualview.h"
+
+#include <qcustomplot.h>
+
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QInputDialog>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTabWidget>
+
+namespace attnviz::ui {
+
+ExportActions::ExportActions(MainWindow *window)
+    : QObject(window)
+    , m_window(window)
+{
+}
+
+void ExportActions::exportCurrent()
+{
+    QWidget *tab = m_window->tabs()->currentWidget();
+    if (tab == m_window->layerGridView())
+        exportPlot(m_window->layerGridView()->plot(), QStringLiteral("layers"));
+    else if (tab == m_window->residualView())
+        exportPlot(m_window->residualView()->plot(), QStringLiteral("residual"));
+    else if (tab == m_window->pipelineView())
+        exportPipelineStage();
+    else if (tab == m_window->compareView())
+        exportComparePart();
+    else
+        exportFigure(m_window->currentView());
+}
+
+void ExportActions::exportPipelineStage()
+{
+    // one stage per figure: the one being stepped to, else the user picks (weights first)
+    QStringList names;
+    for (int i = 0; i < m_window->pipelineView()->stageCount(); ++i)
+        names << QStringLiteral("%1. %2").arg(i + 1).arg(m_window->pipelineView()->stageName(i));
+    if (names.isEmpty())
+        return;
+    int stage = m_window->pipelineView()->currentStage();
+    if (stage < 0) {
+        int preselect = 0;
+        for (int i = 0; i < names.size(); ++i)
+            if (m_window->pipelineView()->stageName(i).contains(QLatin1String("eights")))
+                preselect = i;
+        bool ok = false;
+        const QString pick = QInputDialog::getItem(m_window, tr("Export a pipeline stage"), tr("Stage"), names, preselect,
+                                                   false, &ok);
+        if (!ok)
+            return;
+        stage = int(names.indexOf(pick));
+    }
+    if (QCustomPlot *plot = m_window->pipelineView()->stagePlot(stage))
+        exportPlot(plot, QStringLiteral("pipeline-%1").arg(m_window->pipelineView()->stageName(stage).toLower().replace(QLatin1Char(' '), QLatin1Char('-'))));
+}
+
+void ExportActions::exportComparePart()
+{
+    const QString pair = tr("A and B (one colour scale)");
+    const QString second = m_window->compareView()->showsDifference() ? tr("Difference A − B") : tr("The focus word in A and B");
+    bool ok = false;
+    const QString pick = QInputDialog::getItem(m_window, tr("Export the comparison"), tr("Figure"), {pair, second}, 0, false, &ok);
+    if (!ok)
+        return;
+    if (pick == pair)
+        exportPlot(m_window->compareView()->pairPlot(), QStringLiteral("compare"));
+    else
+        exportPlot(m_window->compareView()->showsDifference() ? m_window->compareView()->differencePlot() : m_window->compareView()->focusPlot(),
+                   m_window->compareView()->showsDifference() ? QStringLiteral("compare-difference") : QStringLiteral("compare-focus"));
+}
+
+void ExportActions::exportFigure(ExportView view) { exportPlot(m_window->plotFor(view), exportViewName(view)); }
+
+void ExportActions::exportPlot(QCustomPlot *plot, const QString &name)
+{
+    QSettings settings;
+    QDialog dialog(m_window);
+    dialog.setWindowTitle(tr("Export %1 view").arg(name));
+    auto *form = new QFormLayout(&dialog);
+    auto *w = new QSpinBox(&dialog);
+    w->setRange(16, 20000);
+    w->setValue(settings.value(QStringLiteral("export/width"), 1600).toInt());
+    auto *h = new QSpinBox(&dialog);
+    h->setRange(16, 20000);
+    h->setValue(settings.value(QStringLiteral("export/height"), 1000).toInt());
+    auto *dpi = new QDoubleSpinBox(&dialog);
+    dpi->setRange(10, 2400);
+    dpi->setValue(settings.value(QStringLiteral("export/dpi"), 144).toDouble());
+    form->addRow(tr("Width (px; points for SVG/PDF)"), w);
+    form->addRow(tr("Height"), h);
+    form->addRow(tr("DPI (PNG)"), dpi);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    form->addRow(buttons);
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    settings.setValue(QStringLiteral("export/width"), w->value());
+    settings.setValue(QStringLiteral("export/height"), h->value());
+    settings.setValue(QStringLiteral("export/dpi"), dpi->value());
+    const QString path = QFileDialog::getSaveFileName(m_window, tr("Export figure"),
+                                                      QStringLiteral("attnviz-%1.png").arg(name),
+                                                      tr("PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!saveFigure(plot, path, {w->value(), h->value(), dpi->value()}, &error))
+        QMessageBox::warning(m_window, tr("Export failed"), error);
+    else
+        m_window->statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+void ExportActions::exportMatrices()
+{
+    const SnapshotPtr s = m_window->session()->snapshot();
+    if (!s || !s->hasResult()) {
+        QMessageBox::information(m_window, tr("Nothing to export"), s ? s->message : tr("Nothing computed yet."));
+        return;
+    }
+    const ExportView view = m_window->currentView();
+    const QString path = QFileDialog::getSaveFileName(
+        m_window, tr("Export matrices"), QStringLiteral("attnviz-%1.csv").arg(exportViewName(view)),
+        tr("CSV (*.csv);;NumPy (*.npy);;JSON (*.json)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    // the lines view's numbers: its one matrix, or every head when it overlays them
+    const ExportView data = view != ExportView::Lines ? view
+        : m_window->session()->headDisplay() == HeadDisplay::All ? ExportView::Grid
+                                                       : ExportView::Weights;
+    if (!saveMatrices(*s, data, m_window->session()->selectedLayer(), m_window->session()->shownHead(), m_window->session()->selectedQuery(), path, &error))
+        QMessageBox::warning(m_window, tr("Export failed"), error);
+    else
+        m_window->statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+} // namespace attnviz::ui

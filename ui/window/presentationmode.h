@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Presentation mode of the window: full screen, large text, high contrast, only the Lesson dock (when
+// a preset is in use); Right/Left/Space/PageUp/PageDown step through the pipeline's stages and then
+// the views, Esc leaves and restores the docks, the geometry and the appearance.
+#pragma once
+
+#include "style/appearance.h"
+
+#include <QByteArray>
+#include <QObject>
+#include <QRect>
+
+#include <vector>
+
+class QAction;
+class QMainWindow;
+class QShortcut;
+class QTabWidget;
+
+namespace attnviz::ui {
+
+class LessonPanel;
+class PipelineView;
+
+class PresentationMode : public QObject {
+    Q_OBJECT
+public:
+    PresentationMode(QMainWindow *window, QTabWidget *tabs, PipelineView *pipeline, LessonPanel *lesson);
+
+    // View > Presentation mode (F11), checkable; the window adds it to its menu.
+    QAction *action() const { return m_action; }
+    void setOn(bool on);
+    bool isOn() const { return m_on; }
+    // One step forward (1) or back (-1): the pipeline's next stage, else the next visible view.
+    void step(int delta);
+
+signals:
+    void changed(bool on);
+
+private:
+    QMainWindow *m_window;
+    QTabWidget *m_tabs;
+    PipelineView *m_pipeline;
+    LessonPanel *m_lesson;
+    bool m_on = false;
+    struct {
+        Appearance appearance;
+        QByteArray state;
+        QRect geometry;
+        bool maximized = false;
+    } m_before;
+    QAction *m_action = nullptr;
+    std::vector<QShortcut *> m_keys; // live only in presentation mode (an editor keeps its arrow keys)
+};
+
+} // namespace attnviz::ui
