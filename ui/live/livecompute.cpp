@@ -110,6 +110,13 @@ QString projectionLabel(const ComputeSettings &c)
     return {};
 }
 
+ProjectionSource projectionSource(ProjectionMode m)
+{
+    return m == ProjectionMode::Random ? ProjectionSource::Random
+        : m == ProjectionMode::File    ? ProjectionSource::Loaded
+                                       : ProjectionSource::Identity;
+}
+
 } // namespace
 
 WordVectorSettings wordVectorSettings(const ComputeSettings &s)
@@ -124,9 +131,7 @@ WordVectorSettings wordVectorSettings(const ComputeSettings &s)
     w.causal = s.mask == MaskChoice::Causal || s.mask == MaskChoice::CausalPadding;
     w.padding = s.mask == MaskChoice::Padding || s.mask == MaskChoice::CausalPadding;
     w.customMask = s.mask == MaskChoice::Custom;
-    w.projection = s.projection == ProjectionMode::Random ? ProjectionSource::Random
-        : s.projection == ProjectionMode::File           ? ProjectionSource::Loaded
-                                                         : ProjectionSource::Identity;
+    w.projection = projectionSource(s.projection);
     w.projectionSeed = s.projectionSeed;
     w.initScheme = s.initScheme;
     w.drawOrder = s.drawOrder;
@@ -139,10 +144,7 @@ WordVectorSettings wordVectorSettings(const ComputeSettings &s)
 
 QString headsProblem(int dModel, int heads, int dHead, ProjectionMode mode)
 {
-    const ProjectionSource source = mode == ProjectionMode::Random ? ProjectionSource::Random
-        : mode == ProjectionMode::File                             ? ProjectionSource::Loaded
-                                                                   : ProjectionSource::Identity;
-    return QString::fromStdString(attnviz::headsProblem(dModel, heads, dHead, source));
+    return QString::fromStdString(attnviz::headsProblem(dModel, heads, dHead, projectionSource(mode)));
 }
 
 LiveModels::LiveModels(Backend *backend)
