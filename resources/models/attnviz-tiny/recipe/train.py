@@ -25,6 +25,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import sys
 import time
 
@@ -34,12 +35,12 @@ ap = argparse.ArgumentParser()
 ap.add_argument("data")
 ap.add_argument("out")
 ap.add_argument("--steps", type=int, default=8000)
-ap.add_argument("--batch", type=int, default=8)
-ap.add_argument("--threads", type=int, default=2)
+ap.add_argument("--batch", type=int, default=4)
+ap.add_argument("--threads", type=int, default=1)
 ap.add_argument("--device", default="cpu")
 ap.add_argument("--seed", type=int, default=17)
-ap.add_argument("--lr", type=float, default=3e-3)
-ap.add_argument("--warmup", type=int, default=200)
+ap.add_argument("--lr", type=float, default=2e-3)
+ap.add_argument("--warmup", type=int, default=300)
 ap.add_argument("--weight-decay", type=float, default=0.1)
 ap.add_argument("--n-layer", type=int, default=2)
 ap.add_argument("--n-head", type=int, default=4)
@@ -164,6 +165,8 @@ def save(step):
     tmp = os.path.join(args.out, "model.pt.tmp")
     torch.save({"step": step, "cfg": cfg, "state": model.state_dict()}, tmp)
     os.replace(tmp, os.path.join(args.out, "model.pt"))
+    os.makedirs(os.path.join(args.out, "steps"), exist_ok=True)
+    shutil.copyfile(os.path.join(args.out, "model.pt"), os.path.join(args.out, "steps", f"model-{step:06d}.pt"))
 
 
 with open(os.path.join(args.out, "config.json"), "w") as f:
