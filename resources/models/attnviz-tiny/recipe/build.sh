@@ -7,7 +7,7 @@
 #
 # Environment: WORK (scratch folder, default /tmp/attnviz-tiny; ~1.5 GB), OUT (the model folder,
 # default resources/models/attnviz-tiny), STEPS (training steps, default 8000; the learning rate has
-# no end date, so STEPS=k gives exactly the checkpoint a longer run wrote at step k), THREADS (2).
+# no end date, so STEPS=k gives exactly the checkpoint a longer run wrote at step k), THREADS (1).
 # Needs Debian 12: python3, python3-torch, python3-numpy, python3-regex, libsword-utils (mod2imp),
 # dpkg-deb, apt-get (download only). The corpus is the word-vector recipe's (resources/wordvectors:
 # the same packages, versions and sha256s in sources.txt, the same extract_corpus.py).
@@ -19,7 +19,7 @@ REPO=$(cd "$HERE/../../../.." && pwd)
 WORK=${WORK:-/tmp/attnviz-tiny}
 OUT=${OUT:-$REPO/resources/models/attnviz-tiny}
 STEPS=${STEPS:-8000}
-THREADS=${THREADS:-2}
+THREADS=${THREADS:-1}
 VOCAB=4096
 MANIFEST=$OUT/MANIFEST.md
 PY=${PYTHON:-/usr/bin/python3}

@@ -54,6 +54,7 @@ ap.add_argument("--n-embd", type=int, default=128)
 ap.add_argument("--n-inner", type=int, default=256)
 ap.add_argument("--p-copy", type=float, default=0.2)
 ap.add_argument("--p-random", type=float, default=0.3)
+ap.add_argument("--p-alternate", type=float, default=0.15)
 ap.add_argument("--eval-every", type=int, default=250)
 ap.add_argument("--ckpt-every", type=int, default=250)
 args = ap.parse_args()
@@ -113,7 +114,16 @@ def batch(step):
     scored = np.ones((rows, T), dtype=bool)
     for r in range(rows):
         u = rng.random()
-        if u < args.p_random:
+        if u >= 1.0 - args.p_alternate:
+            row, mask = [], []
+            while len(row) < T + 1:
+                L = int(rng.integers(6, 17))
+                a, b = rng.integers(0, VOCAB - 1, size=2).tolist()
+                row += ([a, b] * L)[:L]
+                mask += [False, False] + [True] * (L - 2)
+            x[r] = row[:T + 1]
+            scored[r] = mask[1:T + 1]
+        elif u < args.p_random:
             row, mask = [], []
             while len(row) < T + 1:
                 L = int(rng.integers(span[0], span[1] + 1))
