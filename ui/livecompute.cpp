@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "livecompute.h"
 
+#include "headslices.h"
+
 #include "attnviz/attention.h"
 #include "attnviz/projections.h"
 
@@ -150,30 +152,11 @@ QString divisorsOf(int n)
     return d.join(QStringLiteral(", "));
 }
 
-QString headsProblem(int dModel, int heads, int dHead, ProjectionMode mode)
+QString headsProblem(int, int heads, int, ProjectionMode)
 {
+    // a head count that does not divide d_model still gives a view (headslices.h, issue 14)
     if (heads < 1)
         return QStringLiteral("At least one head is needed.");
-    if (dModel <= 0)
-        return {};
-    if (mode == ProjectionMode::Identity) {
-        if (dModel % heads != 0)
-            return QStringLiteral("%1 heads do not divide d_model %2 (d_head would be %3). With identity projections "
-                                  "each head takes an equal slice of the embedding, so the head count must divide "
-                                  "d_model: %4. Random or loaded projections allow any d_head.")
-                .arg(heads)
-                .arg(dModel)
-                .arg(double(dModel) / heads, 0, 'g', 4)
-                .arg(divisorsOf(dModel));
-        return {};
-    }
-    if (dHead == 0 && dModel % heads != 0)
-        return QStringLiteral("%1 heads do not divide d_model %2 (d_head would be %3). Set d_head explicitly, or "
-                              "choose a head count that divides %2: %4.")
-            .arg(heads)
-            .arg(dModel)
-            .arg(double(dModel) / heads, 0, 'g', 4)
-            .arg(divisorsOf(dModel));
     return {};
 }
 
@@ -303,7 +286,7 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         RandomProjectionSpec spec;
         spec.dModel = spec.kdim = spec.vdim = dModel;
         spec.numHeads = s.numHeads;
-        spec.dHead = s.dHead > 0 ? s.dHead : dModel / s.numHeads;
+        spec.dHead = s.dHead > 0 ? s.dHead : autoHeadWidth(dModel, s.numHeads);
         spec.outProj = s.outWidth >= 0;
         spec.dOut = s.outWidth > 0 ? s.outWidth : s.outWidth == 0 ? dModel : 0;
         spec.qkvBias = false;
@@ -321,6 +304,9 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         if (!s.loadedProjections)
             return fail(StatusCode::InvalidInput, QStringLiteral("No projection file loaded."));
         useProjections(s.loadedProjections);
+    } else if (dModel % s.numHeads != 0) { // unequal identity slices (headslices.h)
+        useProjections(std::make_shared<const Projections<float>>(identitySliceProjections(dModel, s.numHeads)));
+        cfg.dHead = autoHeadWidth(dModel, s.numHeads);
     } else {
         useProjections(nullptr);
     }

@@ -64,6 +64,10 @@ private slots:
 
     void embeddingBarsStayInTheirPanels_data();
     void embeddingBarsStayInTheirPanels();
+    void everyHeadCountGivesAView_data();
+    void everyHeadCountGivesAView();
+    void readmeCommandsRun_data();
+    void readmeCommandsRun();
 
 private:
     bool waitForResult();
@@ -166,7 +170,100 @@ void TestClassroom::embeddingBarsStayInTheirPanels()
 
 // Defect 2: any head count from 1 to 16 gives a view with the bundled 50-d vectors, with identity
 // projections (unequal slices) and random ones (d_head = ⌈50 / heads⌉).
+void TestClassroom::everyHeadCountGivesAView_data()
+{
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<bool>("identity");
+    for (int h = 1; h <= 16; ++h) {
+        QTest::addRow("identity %d", h) << h << true;
+        QTest::addRow("random %d", h) << h << false;
+    }
+}
+
+void TestClassroom::everyHeadCountGivesAView()
+{
+    QFETCH(int, heads);
+    QFETCH(bool, identity);
+    m_w->setSentence(kAnimal);
+    ComputeSettings s = m_w->controls()->settings();
+    s.numHeads = heads;
+    s.dHead = 0;
+    s.projection = identity ? ProjectionMode::Identity : ProjectionMode::Random;
+    m_w->controls()->setSettings(s);
+    QVERIFY(waitForResult());
+    const SnapshotPtr snap = m_w->session()->snapshot();
+    const int dModel = int(snap->query.matrix.cols());
+    QCOMPARE(dModel, 50);
+    QCOMPARE(snap->result.numHeads, heads);
+    QCOMPARE(snap->result.dHead, (dModel + heads - 1) / heads);
+    QCOMPARE(int(snap->seq().output.cols()), dModel);
+    QVERIFY(m_w->heatmapView()->message().isEmpty());
+    if (identity) {
+        // the last head attends with its own slice of X: softmax(X_s X_sᵀ / √d_head)
+        const int w = dModel / heads, start = dModel - w, dh = snap->result.dHead;
+        const Mat<float> x = snap->query.matrix.middleCols(start, w);
+        Eigen::MatrixXd sc = (x.cast<double>() * x.cast<double>().transpose()) / std::sqrt(double(dh));
+        const Eigen::VectorXd row = sc.row(3).transpose();
+        const Eigen::VectorXd e = (row.array() - row.maxCoeff()).exp();
+        const Eigen::VectorXd p = e / e.sum();
+        for (int j = 0; j < int(p.size()); ++j)
+            QVERIFY(std::abs(double(snap->weights(heads - 1)(3, j)) - p(j)) < 1e-5);
+        // and W_o puts the slices back: with one key per query the output would be X itself;
+        // here every output column comes from its own input column's head
+        QVERIFY(snap->seq().output.allFinite());
+    }
+    m_w->showView(QStringLiteral("grid"));
+    QCOMPARE(m_w->headGridView()->panelCount(), heads + 1);
+}
+
 // Every command the README shows runs (README "Command line" and the tour's export line).
+void TestClassroom::readmeCommandsRun_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("readme"); // the line as the README writes it
+    QTest::addColumn<QString>("out");
+    const QString s = QStringLiteral("I must go back to my ship and to my crew");
+    for (const char *view : {"weights", "grid", "embeddings", "row", "lines"})
+        QTest::addRow("export %s", view)
+            << QStringList{"export", "--sentence", s, "--view", QString::fromLatin1(view), "--heads", "4", "--mask",
+                           "causal", "--out", "OUT/fig.png"}
+            << QStringLiteral("attnviz export --sentence \"...\" --view weights|grid|embeddings|row|lines --heads 4 "
+                              "--mask causal --out fig.png")
+            << QStringLiteral("fig.png");
+    QTest::addRow("compute --check") << QStringList{"compute", ATTNVIZ_SOURCE_DIR "/resources/examples/journey_causal.json",
+                                                   "--check"}
+                                     << QStringLiteral("attnviz compute /usr/share/attnviz/examples/journey_causal.json --check")
+                                     << QString();
+    QTest::addRow("compute -o") << QStringList{"compute", ATTNVIZ_SOURCE_DIR "/resources/examples/journey_causal.json", "-o",
+                                              "OUT/result.json"}
+                                << QStringLiteral("attnviz compute CASE.json [-o RESULT.json]") << QStringLiteral("result.json");
+    QTest::addRow("preset list") << QStringList{"--preset", "list"} << QStringLiteral("`attnviz --preset list`") << QString();
+    QTest::addRow("version") << QStringList{"--version"} << QStringLiteral("attnviz --version") << QString();
+}
+
+void TestClassroom::readmeCommandsRun()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, readme);
+    QFETCH(QString, out);
+    QFile f(QStringLiteral(ATTNVIZ_SOURCE_DIR "/README.md"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(f.readAll());
+    QVERIFY2(text.contains(readme), qPrintable(QStringLiteral("the README no longer shows: ") + readme));
+    QTemporaryDir dir;
+    for (QString &a : args)
+        a.replace(QStringLiteral("OUT/"), dir.path() + QLatin1Char('/'));
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, qPrintable(QString::fromUtf8(p.readAllStandardError())));
+    if (!out.isEmpty())
+        QVERIFY(QFileInfo(dir.filePath(out)).size() > 0);
+}
+
 // Defect 3: a tick pointing into the plot touched the first column's number ("-0.95").
 // Defect 4: a thinned index axis printed "0 0 10 10 20 20".
 // Defect 5: every token labelled while the labels fit at a readable size: All heads (queries and
