@@ -112,6 +112,9 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
         ticker = QSharedPointer<QCPAxisTickerText>::create();
         axis->setTicker(ticker);
     }
+    // ticks point outwards: inside the plot they touch the first cell's number ("-0.95", issue 14, 3)
+    axis->setTickLength(0, axis->tickLengthOut() > 0 ? axis->tickLengthOut() : 4);
+    axis->setSubTickLength(0, 0);
     const int n = int(labels.size());
     QMap<double, QString> ticks;
     if (n > 0) {

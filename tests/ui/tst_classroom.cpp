@@ -68,6 +68,7 @@ private slots:
     void everyHeadCountGivesAView();
     void readmeCommandsRun_data();
     void readmeCommandsRun();
+    void ticksNeverTouchCellNumbers();
 
 private:
     bool waitForResult();
@@ -265,6 +266,35 @@ void TestClassroom::readmeCommandsRun()
 }
 
 // Defect 3: a tick pointing into the plot touched the first column's number ("-0.95").
+void TestClassroom::ticksNeverTouchCellNumbers()
+{
+    QVERIFY(applyPreset(QStringLiteral("journey-scores")));
+    QList<QCustomPlot *> plots;
+    m_w->showView(QStringLiteral("weights"));
+    settle(m_w->heatmapView()->plot());
+    plots << m_w->heatmapView()->plot();
+    m_w->showView(QStringLiteral("pipeline"));
+    for (int i = 0; i < m_w->pipelineView()->stageCount(); ++i)
+        if (QCustomPlot *p = m_w->pipelineView()->stagePlot(i); p && p->isVisible()) {
+            settle(p);
+            plots << p;
+        }
+    ComparisonSpec spec;
+    QVERIFY(findSeedComparison(QStringLiteral("scaled-unscaled"), spec));
+    m_w->startComparison(spec);
+    QTest::qWait(300);
+    settle(m_w->compareView()->pairPlot());
+    plots << m_w->compareView()->pairPlot();
+    int axes = 0;
+    for (QCustomPlot *p : plots)
+        for (QCPAxis *a : textAxes(p)) {
+            QCOMPARE(a->tickLengthIn(), 0);
+            QCOMPARE(a->subTickLengthIn(), 0);
+            ++axes;
+        }
+    QVERIFY(axes >= 2 * 8);
+}
+
 // Defect 4: a thinned index axis printed "0 0 10 10 20 20".
 // Defect 5: every token labelled while the labels fit at a readable size: All heads (queries and
 // keys), the pipeline's weights and Compare's side A, on a 1600 × 1000 window.
