@@ -139,7 +139,8 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
         const int first = (lo + step - 1) / step * step;
         for (int i = first; i <= hi; i += step) {
             QString text = elide(labels.at(i), maxChars);
-            if (step > 1)
+            // a thinned axis names each label's index, unless the label is the index (issue 14, 4)
+            if (step > 1 && text != QString::number(i))
                 text = QStringLiteral("%1 %2").arg(i).arg(text);
             ticks.insert(i, text);
         }

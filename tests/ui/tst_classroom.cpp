@@ -69,6 +69,7 @@ private slots:
     void readmeCommandsRun_data();
     void readmeCommandsRun();
     void ticksNeverTouchCellNumbers();
+    void dimensionLabelsPrintedOnce();
 
 private:
     bool waitForResult();
@@ -296,6 +297,25 @@ void TestClassroom::ticksNeverTouchCellNumbers()
 }
 
 // Defect 4: a thinned index axis printed "0 0 10 10 20 20".
+void TestClassroom::dimensionLabelsPrintedOnce()
+{
+    m_w->setSentence(kAnimal);
+    QVERIFY(waitForResult());
+    m_w->showView(QStringLiteral("pipeline"));
+    QCustomPlot *x = m_w->pipelineView()->stagePlot(0); // X: 11 × 50
+    QVERIFY(x);
+    settle(x);
+    const QStringList labels = tickTexts(x->xAxis);
+    QVERIFY(!labels.isEmpty());
+    static const QRegularExpression twice(QStringLiteral("^(\\d+) \\1$"));
+    for (const QString &l : labels) {
+        QVERIFY2(!twice.match(l).hasMatch(), qPrintable(l));
+        bool ok = false;
+        l.toInt(&ok);
+        QVERIFY2(ok, qPrintable(l));
+    }
+}
+
 // Defect 5: every token labelled while the labels fit at a readable size: All heads (queries and
 // keys), the pipeline's weights and Compare's side A, on a 1600 × 1000 window.
 // Defect 5: when the tokens cannot be labelled at a readable size, the axis says so and how to zoom.
