@@ -12,6 +12,7 @@
 #include "figureexport.h"
 #include "headgridview.h"
 #include "heatmapview.h"
+#include "legibility.h"
 #include "livesession.h"
 #include "mainwindow.h"
 #include "pipelineview.h"
@@ -70,6 +71,8 @@ private slots:
     void readmeCommandsRun();
     void ticksNeverTouchCellNumbers();
     void dimensionLabelsPrintedOnce();
+    void tokenLabelsKeptWhileTheyFit();
+    void thinnedAxisSaysSo();
 
 private:
     bool waitForResult();
@@ -318,7 +321,88 @@ void TestClassroom::dimensionLabelsPrintedOnce()
 
 // Defect 5: every token labelled while the labels fit at a readable size: All heads (queries and
 // keys), the pipeline's weights and Compare's side A, on a 1600 × 1000 window.
+void TestClassroom::tokenLabelsKeptWhileTheyFit()
+{
+    m_w->setSentence(kAnimal);
+    ComputeSettings s = m_w->controls()->settings();
+    s.numHeads = 4;
+    m_w->controls()->setSettings(s);
+    QVERIFY(waitForResult());
+    const int t = m_w->session()->snapshot()->tq();
+    QCOMPARE(t, 11);
+    auto everyToken = [&](QCPAxis *a, const QString &where) {
+        const QStringList l = tickTexts(a);
+        QVERIFY2(l.size() == t, qPrintable(QStringLiteral("%1: %2 labels").arg(where).arg(l.size())));
+        QVERIFY(l.contains(QStringLiteral("animal")) && l.contains(QStringLiteral("it")));
+        QCOMPARE(tokenAxisLabelStep(a), 1);
+        QVERIFY(QFontInfo(a->tickLabelFont()).pixelSize() >= minimumLabelPixels());
+    };
+    m_w->showView(QStringLiteral("grid"));
+    QCustomPlot *grid = m_w->headGridView()->plot();
+    settle(grid);
+    int left = 0, bottom = 0;
+    for (QCPAxisRect *r : grid->axisRects()) {
+        if (r->axis(QCPAxis::atLeft)->tickLabels()) {
+            everyToken(r->axis(QCPAxis::atLeft), QStringLiteral("grid queries"));
+            ++left;
+        }
+        if (r->axis(QCPAxis::atBottom)->tickLabels()) {
+            everyToken(r->axis(QCPAxis::atBottom), QStringLiteral("grid keys"));
+            ++bottom;
+        }
+    }
+    QVERIFY(left >= 2);
+    QVERIFY(bottom >= 3); // the bottom panel of every column
+    // the title fits the plot: no line wider than the plot
+    for (QCPLayoutElement *el : grid->plotLayout()->elements(true))
+        if (auto *te = qobject_cast<QCPTextElement *>(el)) {
+            const QFontMetrics fm(te->font());
+            for (const QString &line : te->text().split(QLatin1Char('\n')))
+                QVERIFY2(fm.horizontalAdvance(line) <= grid->width(), qPrintable(line));
+        }
+
+    m_w->showView(QStringLiteral("pipeline"));
+    for (int i = 0; i < m_w->pipelineView()->stageCount(); ++i)
+        if (m_w->pipelineView()->stageName(i).contains(QStringLiteral("eights"))) {
+            QCustomPlot *p = m_w->pipelineView()->stagePlot(i);
+            settle(p);
+            everyToken(p->yAxis, QStringLiteral("pipeline queries"));
+            everyToken(p->xAxis, QStringLiteral("pipeline keys"));
+        }
+
+    ComparisonSpec spec;
+    QVERIFY(findSeedComparison(QStringLiteral("heads-1-4"), spec));
+    m_w->startComparison(spec);
+    QTest::qWait(300);
+    QCustomPlot *pair = m_w->compareView()->pairPlot();
+    settle(pair);
+    for (QCPAxis *a : textAxes(pair))
+        QCOMPARE(tokenAxisLabelStep(a), 1);
+}
+
 // Defect 5: when the tokens cannot be labelled at a readable size, the axis says so and how to zoom.
+void TestClassroom::thinnedAxisSaysSo()
+{
+    QString lng;
+    for (int i = 0; i < 12; ++i)
+        lng += kAnimal + QLatin1Char(' ');
+    m_w->setSentence(lng);
+    QVERIFY(waitForResult());
+    m_w->showView(QStringLiteral("weights"));
+    QCustomPlot *p = m_w->heatmapView()->plot();
+    settle(p);
+    QVERIFY(tokenAxisLabelStep(p->yAxis) > 1);
+    QVERIFY2(p->yAxis->label().contains(QStringLiteral("zoom in")), qPrintable(p->yAxis->label()));
+    QVERIFY(p->yAxis->label().startsWith(QStringLiteral("query")));
+    QVERIFY(QFontInfo(p->yAxis->tickLabelFont()).pixelSize() >= minimumLabelPixels());
+    // zoomed in far enough, every token in view is labelled again and the note goes
+    p->yAxis->setRange(-0.5, 9.5);
+    p->xAxis->setRange(-0.5, 9.5);
+    settle(p);
+    QCOMPARE(tokenAxisLabelStep(p->yAxis), 1);
+    QCOMPARE(p->yAxis->label(), QStringLiteral("query"));
+}
+
 // Defect 6: the tallest bar's value label was cut at the top of the selected-query chart, and long
 // pipeline titles were cut at both sides.
 // Defect 6: three steps of larger text made the bar chart's weight labels one blob.
