@@ -136,6 +136,7 @@ class PipelineStage : public QFrame {
 public:
     Kind kind;
     QString name, title, caption, message;
+    QString shownTitle; // the title text as this stage last set it (an export may add a line meanwhile)
     QLabel *header = nullptr, *captionLabel = nullptr, *messageLabel = nullptr, *hiddenLabel = nullptr;
     QCustomPlot *plot = nullptr;
     QCPColorMap *map = nullptr;
@@ -232,7 +233,28 @@ public:
         connect(plot, &QCustomPlot::afterLayout, plot, [this] {
             const bool x = labelTokenAxis(plot->xAxis, colLabels, 10);
             const bool y = labelTokenAxis(plot->yAxis, rowLabels, 10);
-            if (x || y)
+            // a title too wide for the card breaks between formula and shape, then at spaces,
+            // never cut (issue 14, 6)
+            const QFontMetricsF fm(titleElement->font());
+            const double avail = plot->width() - 12;
+            QStringList lines;
+            for (const QString &part : title.split(QStringLiteral("   "), Qt::SkipEmptyParts)) {
+                const QString joined = lines.isEmpty() ? part : lines.last() + QStringLiteral("   ") + part;
+                if (!lines.isEmpty() && fm.horizontalAdvance(joined) <= avail)
+                    lines.last() = joined;
+                else
+                    lines << part;
+            }
+            for (QString &l : lines)
+                if (fm.horizontalAdvance(l) > avail && avail > 40)
+                    l = wrapText(l, std::max(8, int(avail / std::max(1.0, fm.averageCharWidth()))));
+            const QString text = lines.join(QLatin1Char('\n'));
+            const bool t = titleElement->text() == shownTitle && text != shownTitle;
+            if (t) {
+                titleElement->setText(text);
+                shownTitle = text;
+            }
+            if (x || y || t)
                 plot->replot(QCustomPlot::rpQueuedReplot);
         });
     }
@@ -736,6 +758,7 @@ void PipelineView::fillStage(PipelineStage &st)
     st.captionLabel->setText(st.caption);
     st.messageLabel->setText(st.message);
     st.titleElement->setText(st.title);
+    st.shownTitle = st.title;
     st.plot->xAxis->setLabel(xAxis);
     st.plot->yAxis->setLabel(yAxis);
 

@@ -73,6 +73,8 @@ private slots:
     void dimensionLabelsPrintedOnce();
     void tokenLabelsKeptWhileTheyFit();
     void thinnedAxisSaysSo();
+    void nothingClipped();
+    void largerTextKeepsLabelsApart();
 
 private:
     bool waitForResult();
@@ -405,7 +407,70 @@ void TestClassroom::thinnedAxisSaysSo()
 
 // Defect 6: the tallest bar's value label was cut at the top of the selected-query chart, and long
 // pipeline titles were cut at both sides.
+void TestClassroom::nothingClipped()
+{
+    QVERIFY(applyPreset(QStringLiteral("journey-scores")));
+    m_w->showView(QStringLiteral("weights")); // the row dock shows beside it
+    QCustomPlot *row = m_w->rowView()->plot();
+    settle(row);
+    const QRect rect = row->axisRect()->rect();
+    int labels = 0;
+    for (int i = 0; i < row->itemCount(); ++i) {
+        auto *t = qobject_cast<QCPItemText *>(row->item(i));
+        if (!t || !t->visible() || t->text().isEmpty() || t->brush().style() != Qt::NoBrush)
+            continue;
+        const double top = t->position->pixelPosition().y() - QFontMetricsF(t->font()).height();
+        QVERIFY2(top >= rect.top(), qPrintable(QStringLiteral("%1: top %2 above %3").arg(t->text()).arg(top).arg(rect.top())));
+        ++labels;
+    }
+    QCOMPARE(labels, 6);
+
+    m_w->showView(QStringLiteral("pipeline"));
+    for (int i = 0; i < m_w->pipelineView()->stageCount(); ++i) {
+        QCustomPlot *p = m_w->pipelineView()->stagePlot(i);
+        if (!p || !p->isVisible())
+            continue;
+        settle(p);
+        for (QCPLayoutElement *el : p->plotLayout()->elements(true))
+            if (auto *te = qobject_cast<QCPTextElement *>(el)) {
+                const QFontMetrics fm(te->font());
+                for (const QString &line : te->text().split(QLatin1Char('\n')))
+                    QVERIFY2(fm.horizontalAdvance(line) <= p->width(), qPrintable(line));
+            }
+    }
+}
+
 // Defect 6: three steps of larger text made the bar chart's weight labels one blob.
+void TestClassroom::largerTextKeepsLabelsApart()
+{
+    QVERIFY(applyPreset(QStringLiteral("journey-scores")));
+    m_w->showView(QStringLiteral("weights"));
+    Appearance a = AppearanceManager::instance()->appearance();
+    a.fontScale = 1.15 * 1.15 * 1.15;
+    AppearanceManager::instance()->setAppearance(a);
+    QCustomPlot *row = m_w->rowView()->plot();
+    settle(row);
+    const QVector<double> ticks = row->yAxis->tickVector();
+    const double h = QFontMetricsF(row->yAxis->tickLabelFont()).height();
+    int inRange = 0;
+    double last = -1e9;
+    for (double v : ticks) {
+        if (!row->yAxis->range().contains(v))
+            continue;
+        const double y = row->yAxis->coordToPixel(v);
+        if (inRange++)
+            QVERIFY2(std::abs(y - last) >= h, qPrintable(QStringLiteral("%1 px apart, text %2 px").arg(std::abs(y - last)).arg(h)));
+        last = y;
+    }
+    QVERIFY2(inRange >= 2, qPrintable(QStringLiteral("%1 px high, %2 ticks").arg(row->axisRect()->height()).arg(ticks.size())));
+    // and the Controls panel is as wide as its widest row: nothing cut
+    QWidget *controls = m_w->controls();
+    QVERIFY2(controls->width() >= controls->minimumSizeHint().width(),
+             qPrintable(QStringLiteral("%1 < %2").arg(controls->width()).arg(controls->minimumSizeHint().width())));
+    QVERIFY2(controls->width() >= controls->sizeHint().width(),
+             qPrintable(QStringLiteral("%1 < %2").arg(controls->width()).arg(controls->sizeHint().width())));
+}
+
 // Defect 7: one narrow column of cards with empty space beside it, and a wheel that did not scroll.
 // Defect 8: a stage exported from the window names the configuration (README: exports carry it).
 // Defect 8: text in the PDF was 3/4 of the PNG's (72 dpi against 96): the same figure now has its
