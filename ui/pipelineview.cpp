@@ -420,6 +420,7 @@ void PipelineView::buildStages()
     m_columns = 0;
     for (Kind k : kinds) {
         auto *s = new PipelineStage(k, m_gridHost);
+        s->plot->installEventFilter(this);
         connect(s->plot, &QCustomPlot::mouseRelease, this, [this, s](QMouseEvent *e) {
             if (e->button() != Qt::LeftButton)
                 return;
@@ -438,8 +439,21 @@ void PipelineView::buildStages()
 
 void PipelineView::relayout()
 {
-    const int avail = m_scroll->viewport()->width() - 8;
-    const int cols = std::max(1, avail / (kBoxWidth + 8));
+    // as many columns of at least kBoxWidth as the viewport holds, sharing its whole width; the
+    // plots grow with the cards up to most of the viewport's height (issue 14, 7)
+    const int spacing = m_grid->spacing();
+    const int avail = m_scroll->viewport()->width() - 8 - m_scroll->verticalScrollBar()->sizeHint().width();
+    const int cols = std::max(1, (avail + spacing) / (kBoxWidth + spacing));
+    const int width = std::max(kBoxWidth, (avail - (cols - 1) * spacing) / cols);
+    const int plotHeight = std::clamp(int(width * 0.85), kPlotHeight,
+                                      std::max(kPlotHeight, int(m_scroll->viewport()->height() * 0.7)));
+    for (PipelineStage *s : m_stages) {
+        if (s->width() != width)
+            s->setFixedWidth(width);
+        for (QWidget *w : std::initializer_list<QWidget *>{s->plot, s->messageLabel, s->hiddenLabel})
+            if (w->height() != plotHeight)
+                w->setFixedHeight(plotHeight);
+    }
     if (cols == m_columns)
         return;
     m_columns = cols;
@@ -453,6 +467,11 @@ bool PipelineView::eventFilter(QObject *o, QEvent *e)
 {
     if (o == m_scroll->viewport() && e->type() == QEvent::Resize)
         relayout();
+    // the wheel over a stage scrolls the stages (the plots do not zoom) (issue 14, 7)
+    if (e->type() == QEvent::Wheel && o != m_scroll->viewport() && qobject_cast<QCustomPlot *>(o)) {
+        QCoreApplication::sendEvent(m_scroll->verticalScrollBar(), e);
+        return true;
+    }
     return DeferredView::eventFilter(o, e);
 }
 

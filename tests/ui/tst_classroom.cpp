@@ -75,6 +75,7 @@ private slots:
     void thinnedAxisSaysSo();
     void nothingClipped();
     void largerTextKeepsLabelsApart();
+    void pipelineFillsItsWidthAndScrolls();
 
 private:
     bool waitForResult();
@@ -472,6 +473,37 @@ void TestClassroom::largerTextKeepsLabelsApart()
 }
 
 // Defect 7: one narrow column of cards with empty space beside it, and a wheel that did not scroll.
+void TestClassroom::pipelineFillsItsWidthAndScrolls()
+{
+    m_w->setSentence(kAnimal);
+    QVERIFY(waitForResult());
+    m_w->showView(QStringLiteral("pipeline"));
+    QTest::qWait(50);
+    auto *scroll = m_w->pipelineView()->findChild<QScrollArea *>();
+    QVERIFY(scroll);
+    const int viewport = scroll->viewport()->width();
+    int right = 0, left = 1 << 20;
+    QSet<int> columns;
+    for (int i = 0; i < m_w->pipelineView()->stageCount(); ++i) {
+        QWidget *card = m_w->pipelineView()->stagePlot(i)->parentWidget();
+        const QPoint at = card->mapTo(scroll->viewport(), QPoint(0, 0));
+        columns.insert(at.x());
+        left = std::min(left, at.x());
+        right = std::max(right, at.x() + card->width());
+    }
+    QVERIFY2(right - left >= viewport * 0.9, qPrintable(QStringLiteral("cards span %1 of %2 px").arg(right - left).arg(viewport)));
+    QVERIFY(columns.size() >= 2);
+    // the wheel over a stage's heatmap scrolls the stages
+    QCustomPlot *p = m_w->pipelineView()->stagePlot(0);
+    QCOMPARE(scroll->verticalScrollBar()->value(), 0);
+    QVERIFY(scroll->verticalScrollBar()->maximum() > 0);
+    const QPointF c = QPointF(p->width() / 2.0, p->height() / 2.0);
+    QWheelEvent wheel(c, p->mapToGlobal(c), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase,
+                      false);
+    QCoreApplication::sendEvent(p, &wheel);
+    QVERIFY(scroll->verticalScrollBar()->value() > 0);
+}
+
 // Defect 8: a stage exported from the window names the configuration (README: exports carry it).
 // Defect 8: text in the PDF was 3/4 of the PNG's (72 dpi against 96): the same figure now has its
 // text at the same share of the width in both.
