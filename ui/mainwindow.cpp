@@ -709,7 +709,9 @@ void MainWindow::exportPipelineStage()
         stage = int(names.indexOf(pick));
     }
     if (QCustomPlot *plot = m_pipeline->stagePlot(stage))
-        exportPlot(plot, QStringLiteral("pipeline-%1").arg(m_pipeline->stageName(stage).toLower().replace(QLatin1Char(' '), QLatin1Char('-'))));
+        exportPlot(plot,
+                   QStringLiteral("pipeline-%1").arg(m_pipeline->stageName(stage).toLower().replace(QLatin1Char(' '), QLatin1Char('-'))),
+                   m_pipeline->stageFigureTitle(stage));
 }
 
 void MainWindow::exportComparePart()
@@ -984,7 +986,7 @@ QCustomPlot *MainWindow::plotFor(ExportView v) const
 
 void MainWindow::exportFigure(ExportView view) { exportPlot(plotFor(view), exportViewName(view)); }
 
-void MainWindow::exportPlot(QCustomPlot *plot, const QString &name)
+void MainWindow::exportPlot(QCustomPlot *plot, const QString &name, const QString &titleLine)
 {
     QSettings settings;
     QDialog dialog(this);
@@ -1017,7 +1019,7 @@ void MainWindow::exportPlot(QCustomPlot *plot, const QString &name)
     if (path.isEmpty())
         return;
     QString error;
-    if (!saveFigure(plot, path, {w->value(), h->value(), dpi->value()}, &error))
+    if (!saveFigure(plot, path, {w->value(), h->value(), dpi->value(), titleLine}, &error))
         QMessageBox::warning(this, tr("Export failed"), error);
     else
         statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);

@@ -145,7 +145,8 @@ private:
     void startLoadEmbeddings();
     void useBundled();
     void exportFigure(ExportView view);
-    void exportPlot(QCustomPlot *plot, const QString &name); // the size dialog, then saveFigure
+    // the size dialog, then saveFigure (`titleLine`: FigureOptions::titleLine)
+    void exportPlot(QCustomPlot *plot, const QString &name, const QString &titleLine = QString());
     void exportMatrices();
     void exportPipelineStage(); // Ctrl+E on the Pipeline tab: one stage
     void exportComparePart();   // Ctrl+E on the Compare tab: A and B, or the difference / focus word

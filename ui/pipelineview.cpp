@@ -376,6 +376,12 @@ int PipelineView::indexOf(StageKind kind) const
 PipelineView::StageKind PipelineView::stageKind(int i) const { return m_stages.at(i)->kind; }
 QString PipelineView::stageName(int i) const { return i >= 0 && i < m_stages.size() ? m_stages[i]->name : QString(); }
 QString PipelineView::stageTitle(int i) const { return i >= 0 && i < m_stages.size() ? m_stages[i]->title : QString(); }
+QString PipelineView::stageFigureTitle(int i) const
+{
+    if (i < 0 || i >= m_stages.size() || !m_shown || !m_shown->hasResult())
+        return {};
+    return QStringLiteral("%1. %2 — %3").arg(i + 1).arg(m_stages[i]->name, describeConfig(*m_shown, shownHead(), HeadDisplay::One));
+}
 QString PipelineView::stageCaption(int i) const
 {
     return i >= 0 && i < m_stages.size() ? m_stages[i]->caption : QString();

@@ -76,6 +76,9 @@ private slots:
     void nothingClipped();
     void largerTextKeepsLabelsApart();
     void pipelineFillsItsWidthAndScrolls();
+    void stageExportCarriesConfiguration();
+    void pdfTextMatchesPng();
+    void svgInARealRenderer();
 
 private:
     bool waitForResult();
@@ -505,7 +508,175 @@ void TestClassroom::pipelineFillsItsWidthAndScrolls()
 }
 
 // Defect 8: a stage exported from the window names the configuration (README: exports carry it).
+void TestClassroom::stageExportCarriesConfiguration()
+{
+    QVERIFY(applyPreset(QStringLiteral("causal-neg-inf")));
+    m_w->showView(QStringLiteral("pipeline"));
+    PipelineView *pv = m_w->pipelineView();
+    int stage = -1;
+    for (int i = 0; i < pv->stageCount(); ++i)
+        if (pv->stageName(i).contains(QStringLiteral("eights")))
+            stage = i;
+    QVERIFY(stage >= 0);
+    const QString line = pv->stageFigureTitle(stage);
+    const SnapshotPtr s = m_w->session()->snapshot();
+    QVERIFY2(line.contains(describeConfig(*s, pv->shownHead(), HeadDisplay::One)), qPrintable(line));
+    QVERIFY(line.contains(QStringLiteral("causal")));
+    QCustomPlot *plot = pv->stagePlot(stage);
+    settle(plot);
+    QString before;
+    for (QCPLayoutElement *el : plot->plotLayout()->elements(true))
+        if (auto *te = qobject_cast<QCPTextElement *>(el); te && before.isEmpty())
+            before = te->text();
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("stage.svg"));
+    FigureOptions o;
+    o.width = 900;
+    o.height = 700;
+    o.titleLine = line;
+    QString error;
+    QVERIFY2(saveFigure(plot, path, o, &error), qPrintable(error));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString svg = QString::fromUtf8(f.readAll());
+    QVERIFY(svg.contains(QStringLiteral("causal")));
+    QVERIFY(svg.contains(QStringLiteral("d_model")));
+    QString after;
+    for (QCPLayoutElement *el : plot->plotLayout()->elements(true))
+        if (auto *te = qobject_cast<QCPTextElement *>(el); te && after.isEmpty())
+            after = te->text();
+    QCOMPARE(after, before); // the window's stage is as it was
+}
+
+namespace {
+
+// The text sizes a PDF draws, in points: each run's Tf size times the scale of the page's matrix
+// and of the run's own "cm" (QPdfEngine writes one before each run), from the deflated streams.
+QList<double> pdfTextSizes(const QByteArray &pdf)
+{
+    QList<double> sizes;
+    qsizetype at = 0;
+    while ((at = pdf.indexOf("stream", at)) >= 0) {
+        qsizetype start = pdf.indexOf('\n', at) + 1;
+        const qsizetype end = pdf.indexOf("endstream", start);
+        if (start <= 0 || end < 0)
+            break;
+        const QByteArray dict = pdf.mid(std::max<qsizetype>(0, at - 200), 200);
+        QByteArray raw = pdf.mid(start, end - start);
+        at = end + 9;
+        if (!dict.mid(dict.lastIndexOf("<<")).contains("FlateDecode"))
+            continue;
+        // zlib stream: qUncompress wants the expected size in front
+        QByteArray sized(4, '\0');
+        const quint32 guess = quint32(raw.size()) * 40 + 1024;
+        sized[0] = char(guess >> 24);
+        sized[1] = char(guess >> 16);
+        sized[2] = char(guess >> 8);
+        sized[3] = char(guess);
+        const QString text = QString::fromLatin1(qUncompress(sized + raw));
+        if (!text.contains(QStringLiteral(" Tf")))
+            continue;
+        static const QRegularExpression cm(QStringLiteral("(-?[\\d.]+) -?[\\d.]+ -?[\\d.]+ -?[\\d.]+ -?[\\d.]+ -?[\\d.]+ cm"));
+        static const QRegularExpression tf(QStringLiteral("([\\d.]+) Tf"));
+        const auto first = cm.match(text);
+        const double page = first.hasMatch() ? std::abs(first.captured(1).toDouble()) : 1.0;
+        auto it = tf.globalMatch(text);
+        while (it.hasNext()) {
+            const auto m = it.next();
+            double local = 1.0;
+            const QString before = text.left(m.capturedStart());
+            const qsizetype c = before.lastIndexOf(QStringLiteral(" cm"));
+            if (c > first.capturedEnd()) {
+                const qsizetype lineStart = before.lastIndexOf(QLatin1Char('\n'), c) + 1;
+                local = std::abs(before.mid(lineStart).section(QLatin1Char(' '), 0, 0).toDouble());
+            }
+            sizes << page * local * m.captured(1).toDouble();
+        }
+    }
+    return sizes;
+}
+
+} // namespace
+
 // Defect 8: text in the PDF was 3/4 of the PNG's (72 dpi against 96): the same figure now has its
 // text at the same share of the width in both.
+void TestClassroom::pdfTextMatchesPng()
+{
+    QVERIFY(applyPreset(QStringLiteral("causal-neg-inf")));
+    m_w->showView(QStringLiteral("weights"));
+    QCustomPlot *plot = m_w->heatmapView()->plot();
+    settle(plot);
+    QTemporaryDir dir;
+    FigureOptions o;
+    o.width = 1000;
+    o.height = 700;
+    o.dpi = 96;
+    QString error;
+    QVERIFY2(saveFigure(plot, dir.filePath(QStringLiteral("f.pdf")), o, &error), qPrintable(error));
+    QFile f(dir.filePath(QStringLiteral("f.pdf")));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QList<double> sizes = pdfTextSizes(f.readAll());
+    QVERIFY(sizes.size() > 10);
+    // the PNG at 96 dpi draws the token labels at the font's pixel size on a 1000 px width; the
+    // PDF's page is 1000 pt wide: its token labels (6 queries, 6 keys) are as large
+    const double png = QFontInfo(plot->yAxis->tickLabelFont()).pixelSize();
+    const auto same = std::count_if(sizes.begin(), sizes.end(), [png](double pt) { return std::abs(pt - png) <= 0.03 * png; });
+    QStringList all;
+    for (double pt : sizes)
+        all << QString::number(pt, 'f', 1);
+    QVERIFY2(same >= 12, qPrintable(QStringLiteral("PNG %1 px; PDF %2").arg(png).arg(all.join(QLatin1Char(' ')))));
+}
+
 // Defect 8: the SVG in a real renderer (rsvg-convert, packaging/dev.sh installs librsvg2-bin):
 // the hatching of masked cells and the rotated key labels are there as in the PNG.
+void TestClassroom::svgInARealRenderer()
+{
+    const QString rsvg = QStandardPaths::findExecutable(QStringLiteral("rsvg-convert"));
+    if (rsvg.isEmpty())
+        QSKIP("rsvg-convert is not installed (packaging/dev.sh installs librsvg2-bin)");
+    QVERIFY(applyPreset(QStringLiteral("causal-neg-inf")));
+    m_w->showView(QStringLiteral("weights"));
+    QCustomPlot *plot = m_w->heatmapView()->plot();
+    settle(plot);
+    QTemporaryDir dir;
+    FigureOptions o;
+    o.width = 900;
+    o.height = 700;
+    QString error;
+    QVERIFY2(saveFigure(plot, dir.filePath(QStringLiteral("f.svg")), o, &error), qPrintable(error));
+    QVERIFY2(saveFigure(plot, dir.filePath(QStringLiteral("f.png")), o, &error), qPrintable(error));
+    QProcess p;
+    p.start(rsvg, {QStringLiteral("-o"), dir.filePath(QStringLiteral("r.png")), dir.filePath(QStringLiteral("f.svg"))});
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 0);
+    const QImage png = QImage(dir.filePath(QStringLiteral("f.png"))).convertToFormat(QImage::Format_RGB32);
+    const QImage svg = QImage(dir.filePath(QStringLiteral("r.png"))).convertToFormat(QImage::Format_RGB32);
+    QCOMPARE(svg.size(), png.size());
+    // hatch pixels of the PNG (grey lines over the light fill of masked cells) are grey in the SVG too
+    int hatch = 0, kept = 0;
+    for (int y = 0; y < png.height(); ++y)
+        for (int x = 0; x < png.width(); ++x) {
+            const QColor c = png.pixelColor(x, y);
+            if (c.red() == c.green() && c.green() == c.blue() && c.red() > 100 && c.red() < 200) {
+                ++hatch;
+                const QColor d = svg.pixelColor(x, y);
+                kept += std::abs(d.red() - c.red()) < 60 && std::abs(d.blue() - c.blue()) < 60;
+            }
+        }
+    QVERIFY2(hatch > 500, qPrintable(QString::number(hatch)));
+    QVERIFY2(kept >= 0.7 * hatch, qPrintable(QStringLiteral("%1 of %2 hatch pixels").arg(kept).arg(hatch)));
+    // the rotated key labels: as much dark text under the heatmap in both
+    auto ink = [](const QImage &im, int y0, int y1) {
+        int n = 0;
+        for (int y = y0; y < y1; ++y)
+            for (int x = 0; x < im.width(); ++x)
+                n += qGray(im.pixel(x, y)) < 110;
+        return n;
+    };
+    const int y0 = int(png.height() * 0.8), y1 = png.height();
+    const int a = ink(png, y0, y1), b = ink(svg, y0, y1);
+    QVERIFY2(a > 200 && b > 0.7 * a && b < 1.4 * a, qPrintable(QStringLiteral("PNG %1, SVG %2 dark pixels").arg(a).arg(b)));
+}
+
+QTEST_MAIN(TestClassroom)
+#include "tst_classroom.moc"
