@@ -10,6 +10,7 @@
 #include "heatmapview.h"
 #include "layergridview.h"
 #include "appearance.h"
+#include "legibility.h"
 #include "lessonpanel.h"
 #include "presets.h"
 #include "seedtables.h"
@@ -571,12 +572,21 @@ void MainWindow::setPresentationMode(bool on)
         return;
     m_presenting = on;
     auto *am = AppearanceManager::instance();
+    // the sentence editors and chips above the tabs (the central splitter's first widget)
+    auto *split = qobject_cast<QSplitter *>(centralWidget());
+    QWidget *editors = split ? split->widget(0) : nullptr;
+    // labels and numbers at least 18 px tall while presenting (legibility.h, issue 14); set before
+    // the appearance below restyles every plot
+    setPresentationLegibility(on);
     if (on) {
         m_beforePresentation.appearance = am->appearance();
         m_beforePresentation.state = saveState();
         m_beforePresentation.maximized = isMaximized();
+        m_beforePresentation.focus = QApplication::focusWidget();
         for (auto *dock : findChildren<QDockWidget *>()) // the Lesson column stays when a preset is in use
             dock->setVisible(dock->objectName() == QLatin1String("lessonDock") && !m_lesson->currentId().isEmpty());
+        if (editors)
+            editors->hide(); // one view fills the screen
         Appearance a = am->appearance();
         a.theme = Theme::HighContrast;
         a.fontScale = std::max(a.fontScale * 1.6, 1.6);
@@ -587,15 +597,29 @@ void MainWindow::setPresentationMode(bool on)
         showFullScreen();
         if (m_tabs->currentWidget() == m_pipeline)
             m_pipeline->setCurrentStage(0); // a lesson starts from X
+        // the step keys work at once: no editor keeps the focus (and the arrows) for itself
+        if (m_tabs->currentWidget())
+            m_tabs->currentWidget()->setFocus(Qt::OtherFocusReason);
     } else {
         am->setAppearance(m_beforePresentation.appearance);
+        if (editors)
+            editors->show();
         restoreState(m_beforePresentation.state);
         if (m_beforePresentation.maximized) {
             showMaximized();
         } else {
             showNormal();
             setGeometry(m_beforePresentation.geometry);
+            // again once the layouts have taken the smaller text: until then their minimum sizes are
+            // those of the large text, and the window came back wider than the screen (issue 14)
+            const QRect g = m_beforePresentation.geometry;
+            QTimer::singleShot(0, this, [this, g] {
+                if (!m_presenting && !isMaximized())
+                    setGeometry(g);
+            });
         }
+        if (m_beforePresentation.focus)
+            m_beforePresentation.focus->setFocus(Qt::OtherFocusReason);
     }
     for (QShortcut *sc : m_presentationKeys)
         sc->setEnabled(on);

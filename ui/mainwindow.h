@@ -10,6 +10,7 @@
 #include "session.h"
 
 #include <QMainWindow>
+#include <QPointer>
 
 #include <functional>
 #include <memory>
@@ -205,6 +206,7 @@ private:
         QByteArray state;
         QRect geometry;
         bool maximized = false;
+        QPointer<QWidget> focus; // the widget that had the focus
     } m_beforePresentation;
     QAction *m_presentationAction = nullptr;
     std::vector<QShortcut *> m_presentationKeys;

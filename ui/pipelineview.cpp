@@ -2,6 +2,7 @@
 #include "pipelineview.h"
 
 #include "cellpaint.h"
+#include "legibility.h"
 
 #include "plotstyle.h"
 
@@ -102,17 +103,16 @@ protected:
         if (mask && mask->rows() == rows && mask->cols() == cols && rows * cols <= kMaxHatchCells)
             paintMaskedCells(p, m_rect, *mask, all);
         const QRectF one = cellRect(0, 0, 0, 0);
-        // the largest font from 9 pt down to 6 pt in which "−0.00" fits a cell
-        QFont f = p->font();
-        bool fits = false;
-        for (double pt = 9.0; pt >= 6.0 && !fits && rows * cols <= 64 * 64; pt -= 0.5) {
-            f.setPointSizeF(pt);
-            const QFontMetricsF fm(f);
-            fits = one.width() >= fm.horizontalAdvance(QStringLiteral("−0.00")) + 2 && one.height() >= fm.height();
-        }
-        if (fits)
+        // the largest font up to 9 pt (12 px) in which "−0.00" fits a cell, never below the readable
+        // minimum (legibility.h); none past 64 × 64 cells
+        const auto f = rows * cols <= 64 * 64
+            ? cellNumberFont(parentPlot(), p->font(), one.size(), QStringLiteral("−0.00"), 12.0)
+            : std::optional<QFont>();
+        if (rows * cols > 64 * 64)
+            parentPlot()->setProperty("attnvizCellNumberPx", 0);
+        if (f)
             paintCellNumbers(
-                p, m_rect, m_map, *matrix, all, f,
+                p, m_rect, m_map, *matrix, all, *f,
                 [](float v) {
                     return !std::isfinite(v) ? num(v)
                         : std::abs(v) < 10   ? QString::number(double(v), 'f', 2)

@@ -256,8 +256,7 @@ QString wrapText(const QString &text, int width)
 
 QColor contrastingText(const QColor &bg)
 {
-    const double l = 0.299 * bg.redF() + 0.587 * bg.greenF() + 0.114 * bg.blueF();
-    return l > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250);
+    return textOn(bg); // black or white by WCAG contrast: at least 4.58 : 1 on any cell (issue 14)
 }
 
 QColor headColor(int head)

@@ -12,15 +12,20 @@
 #include "figureexport.h"
 #include "headgridview.h"
 #include "heatmapview.h"
+#include "linesview.h"
 #include "legibility.h"
 #include "livesession.h"
 #include "mainwindow.h"
 #include "pipelineview.h"
+#include "plotstyle.h"
 #include "presets.h"
 #include "rowview.h"
+#include "sentenceedit.h"
 
 #include <qcustomplot.h>
 
+#include <QApplication>
+#include <QDockWidget>
 #include <QImage>
 #include <QProcess>
 #include <QRegularExpression>
@@ -79,6 +84,11 @@ private slots:
     void stageExportCarriesConfiguration();
     void pdfTextMatchesPng();
     void svgInARealRenderer();
+    void presentationReadsFromTheBack_data();
+    void presentationReadsFromTheBack();
+    void everyThemeMeetsWcagAA_data();
+    void everyThemeMeetsWcagAA();
+    void presentationStepsAtOnceAndEscRestores();
 
 private:
     bool waitForResult();
@@ -676,6 +686,184 @@ void TestClassroom::svgInARealRenderer()
     const int y0 = int(png.height() * 0.8), y1 = png.height();
     const int a = ink(png, y0, y1), b = ink(svg, y0, y1);
     QVERIFY2(a > 200 && b > 0.7 * a && b < 1.4 * a, qPrintable(QStringLiteral("PNG %1, SVG %2 dark pixels").arg(a).arg(b)));
+}
+
+// Presentation mode at 1920 × 1080 and 1280 × 720: one view fills the screen with the editors
+// hidden, and every axis label, title and number in a cell of the current view is at least 18 px
+// tall (a cell that cannot hold one shows none: its number is on hover and in the lesson).
+void TestClassroom::presentationReadsFromTheBack_data()
+{
+    QTest::addColumn<QString>("view");
+    QTest::addColumn<QSize>("screen");
+    for (const QSize size : {QSize(1920, 1080), QSize(1280, 720)})
+        for (const char *v : {"weights", "grid", "embeddings", "pipeline", "lines", "compare"})
+            QTest::addRow("%s %dx%d", v, size.width(), size.height()) << QString::fromLatin1(v) << size;
+}
+
+void TestClassroom::presentationReadsFromTheBack()
+{
+    QFETCH(QString, view);
+    QFETCH(QSize, screen);
+    QVERIFY(applyPreset(QStringLiteral("causal-neg-inf")));
+    if (view == QLatin1String("compare")) {
+        ComparisonSpec spec;
+        QVERIFY(findSeedComparison(QStringLiteral("causal-none"), spec));
+        m_w->startComparison(spec);
+        QTest::qWait(300);
+    } else {
+        QVERIFY(m_w->showView(view));
+    }
+    m_w->setPresentationMode(true);
+    // the screen: the offscreen platform's is of its own size, so the full-screen window is given
+    // this one's (a window manager would do the same)
+    m_w->setWindowState(Qt::WindowNoState);
+    m_w->setGeometry(QRect(QPoint(0, 0), screen));
+    QTest::qWait(100);
+    QList<QCustomPlot *> plots;
+    if (view == QLatin1String("weights"))
+        plots << m_w->heatmapView()->plot();
+    else if (view == QLatin1String("grid"))
+        plots << m_w->headGridView()->plot();
+    else if (view == QLatin1String("embeddings"))
+        plots << m_w->embeddingView()->plot();
+    else if (view == QLatin1String("lines"))
+        plots << m_w->linesView()->plot();
+    else if (view == QLatin1String("compare"))
+        plots << m_w->compareView()->pairPlot() << m_w->compareView()->differencePlot();
+    else
+        for (int i = 0; i < m_w->pipelineView()->stageCount(); ++i)
+            if (m_w->pipelineView()->stageRevealed(i) && m_w->pipelineView()->stagePlot(i)->isVisible())
+                plots << m_w->pipelineView()->stagePlot(i);
+    QVERIFY(!plots.isEmpty());
+    // one view, the editors and controls hidden
+    QVERIFY(!m_w->sentenceEdit()->isVisible());
+    QVERIFY(!m_w->controls()->isVisible());
+    QWidget *v = m_w->tabs()->currentWidget();
+    QVERIFY2(v->width() >= 0.6 * screen.width() && v->height() >= 0.75 * screen.height(),
+             qPrintable(QStringLiteral("%1 × %2").arg(v->width()).arg(v->height())));
+    auto atLeast18 = [&](const QFont &f, const QString &what) {
+        QVERIFY2(QFontInfo(f).pixelSize() >= 18, qPrintable(QStringLiteral("%1: %2 px").arg(what).arg(QFontInfo(f).pixelSize())));
+    };
+    for (QCustomPlot *p : plots) {
+        if (!p->isVisible())
+            continue;
+        settle(p);
+        for (QCPAxisRect *r : p->axisRects())
+            for (QCPAxis *a : r->axes()) {
+                if (!a->visible())
+                    continue;
+                if (a->tickLabels() && !a->tickVectorLabels().isEmpty())
+                    atLeast18(a->tickLabelFont(), QStringLiteral("ticks of ") + a->label());
+                if (!a->label().isEmpty())
+                    atLeast18(a->labelFont(), a->label());
+            }
+        for (QCPLayoutElement *el : p->plotLayout()->elements(true)) {
+            if (auto *te = qobject_cast<QCPTextElement *>(el); te && te->visible() && !te->text().isEmpty())
+                atLeast18(te->font(), te->text().left(30));
+            if (auto *cs = qobject_cast<QCPColorScale *>(el); cs && cs->visible())
+                atLeast18(cs->axis()->tickLabelFont(), QStringLiteral("colour scale"));
+        }
+        const QVariant cell = p->property("attnvizCellNumberPx");
+        if (cell.isValid() && cell.toInt() > 0)
+            QVERIFY2(cell.toInt() >= 18, qPrintable(QStringLiteral("numbers in cells: %1 px").arg(cell.toInt())));
+    }
+    if (view == QLatin1String("lines"))
+        atLeast18(m_w->linesView()->font(), QStringLiteral("lines view tokens"));
+}
+
+// WCAG AA in each theme: text on the plot's background 4.5 : 1, axes and the lines view's lines
+// 3 : 1, and the numbers on every colour of the weights and signed maps 4.5 : 1.
+void TestClassroom::everyThemeMeetsWcagAA_data()
+{
+    QTest::addColumn<int>("theme");
+    QTest::addRow("light") << int(Theme::Light);
+    QTest::addRow("dark") << int(Theme::Dark);
+    QTest::addRow("high contrast") << int(Theme::HighContrast);
+}
+
+void TestClassroom::everyThemeMeetsWcagAA()
+{
+    QFETCH(int, theme);
+    Appearance a;
+    a.theme = Theme(theme);
+    AppearanceManager::instance()->setAppearance(a);
+    QVERIFY(applyPreset(QStringLiteral("multihead-split")));
+    for (const QString &view : {QStringLiteral("weights"), QStringLiteral("lines")}) {
+        QVERIFY(m_w->showView(view));
+        QCustomPlot *p = view == QLatin1String("weights") ? m_w->heatmapView()->plot() : m_w->linesView()->plot();
+        settle(p);
+        const QColor bg = p->property("attnviz.background").value<QColor>(); // what AppearanceManager painted
+        QVERIFY(bg.isValid());
+        for (QCPAxisRect *r : p->axisRects())
+            for (QCPAxis *ax : r->axes()) {
+                if (!ax->visible())
+                    continue;
+                QVERIFY2(contrastRatio(ax->tickLabelColor(), bg) >= 4.5, qPrintable(view));
+                QVERIFY2(contrastRatio(ax->labelColor(), bg) >= 4.5, qPrintable(view));
+                QVERIFY2(contrastRatio(ax->basePen().color(), bg) >= 3, qPrintable(view));
+            }
+        for (QCPLayoutElement *el : p->plotLayout()->elements(true))
+            if (auto *te = qobject_cast<QCPTextElement *>(el))
+                QVERIFY2(contrastRatio(te->textColor(), bg) >= 4.5, qPrintable(te->text().left(40)));
+        if (view == QLatin1String("lines")) {
+            m_w->linesView()->setHeadDisplay(HeadDisplay::All);
+            const auto lines = m_w->linesView()->lines();
+            QVERIFY(!lines.empty());
+            for (const LinesView::Line &l : lines)
+                QVERIFY2(contrastRatio(l.color, bg) >= 3,
+                         qPrintable(QStringLiteral("head %1: %2 on %3").arg(l.head).arg(l.color.name(), bg.name())));
+        }
+    }
+    for (QCPColorGradient g : {weightsGradient(), divergingGradient()})
+        for (int k = 0; k <= 100; ++k) {
+            const QColor c = QColor::fromRgb(g.color(k / 100.0, QCPRange(0, 1)));
+            QVERIFY2(contrastRatio(contrastingText(c), c) >= 4.5, qPrintable(c.name()));
+        }
+}
+
+// The step keys work from the moment the mode starts (even with the sentence editor focused), and
+// Esc gives back exactly the window that was there.
+void TestClassroom::presentationStepsAtOnceAndEscRestores()
+{
+    QVERIFY(applyPreset(QStringLiteral("causal-neg-inf")));
+    QVERIFY(m_w->showView(QStringLiteral("weights")));
+    m_w->activateWindow();
+    m_w->sentenceEdit()->setFocus();
+    QTest::qWait(50);
+    const QRect geometry = m_w->geometry();
+    const Appearance appearance = AppearanceManager::instance()->appearance();
+    QMap<QString, bool> docks;
+    for (auto *d : m_w->findChildren<QDockWidget *>())
+        docks[d->objectName()] = d->isVisible();
+    settle(m_w->rowView()->plot());
+    QFont valueFont;
+    for (int i = 0; i < m_w->rowView()->plot()->itemCount(); ++i)
+        if (auto *t = qobject_cast<QCPItemText *>(m_w->rowView()->plot()->item(i)); t && t->brush().style() == Qt::NoBrush)
+            valueFont = t->font();
+
+    m_w->setPresentationMode(true);
+    QWidget *focus = QApplication::focusWidget();
+    QVERIFY(focus != static_cast<QWidget *>(m_w->sentenceEdit()));
+    const QString before = m_w->currentViewId();
+    QTest::keyClick(focus ? focus : static_cast<QWidget *>(m_w), Qt::Key_Right);
+    QVERIFY2(m_w->currentViewId() != before, qPrintable(m_w->currentViewId()));
+    QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : static_cast<QWidget *>(m_w), Qt::Key_Left);
+    QCOMPARE(m_w->currentViewId(), before);
+
+    QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : static_cast<QWidget *>(m_w), Qt::Key_Escape);
+    QVERIFY(!m_w->presentationMode());
+    QTest::qWait(50);
+    QCOMPARE(m_w->geometry(), geometry);
+    QVERIFY(AppearanceManager::instance()->appearance() == appearance);
+    for (auto *d : m_w->findChildren<QDockWidget *>())
+        QCOMPARE(d->isVisible(), docks.value(d->objectName()));
+    QVERIFY(m_w->sentenceEdit()->isVisible());
+    QCOMPARE(QApplication::focusWidget(), static_cast<QWidget *>(m_w->sentenceEdit()));
+    settle(m_w->rowView()->plot());
+    for (int i = 0; i < m_w->rowView()->plot()->itemCount(); ++i)
+        if (auto *t = qobject_cast<QCPItemText *>(m_w->rowView()->plot()->item(i)); t && t->brush().style() == Qt::NoBrush)
+            QCOMPARE(QFontInfo(t->font()).pixelSize(), QFontInfo(valueFont).pixelSize());
+    QCOMPARE(minimumLabelPixels(), 10);
 }
 
 QTEST_MAIN(TestClassroom)
