@@ -95,6 +95,8 @@ private:
     bool applyPreset(const QString &id);
     // Shows a view and lets its labels settle (each label change costs one more layout pass).
     void settle(QCustomPlot *plot);
+    // Seed 001's causal preset on the Weights tab, settled (for the export checks); null if it fails.
+    QCustomPlot *causalWeights();
     MainWindow *m_w = nullptr;
 };
 
@@ -142,6 +144,14 @@ void TestClassroom::settle(QCustomPlot *plot)
     }
     QTest::qWait(30);
     plot->replot(QCustomPlot::rpImmediateRefresh);
+}
+
+QCustomPlot *TestClassroom::causalWeights()
+{
+    if (!applyPreset(QStringLiteral("causal-neg-inf")) || !m_w->showView(QStringLiteral("weights")))
+        return nullptr;
+    settle(m_w->heatmapView()->plot());
+    return m_w->heatmapView()->plot();
 }
 
 // Defect 1: with an output width other than d_model there is no |y − x| nor cosine; the bars
@@ -612,10 +622,8 @@ QList<double> pdfTextSizes(const QByteArray &pdf)
 // text at the same share of the width in both.
 void TestClassroom::pdfTextMatchesPng()
 {
-    QVERIFY(applyPreset(QStringLiteral("causal-neg-inf")));
-    m_w->showView(QStringLiteral("weights"));
-    QCustomPlot *plot = m_w->heatmapView()->plot();
-    settle(plot);
+    QCustomPlot *plot = causalWeights();
+    QVERIFY(plot);
     QTemporaryDir dir;
     FigureOptions o;
     o.width = 1000;
@@ -644,10 +652,8 @@ void TestClassroom::svgInARealRenderer()
     const QString rsvg = QStandardPaths::findExecutable(QStringLiteral("rsvg-convert"));
     if (rsvg.isEmpty())
         QSKIP("rsvg-convert is not installed (packaging/dev.sh installs librsvg2-bin)");
-    QVERIFY(applyPreset(QStringLiteral("causal-neg-inf")));
-    m_w->showView(QStringLiteral("weights"));
-    QCustomPlot *plot = m_w->heatmapView()->plot();
-    settle(plot);
+    QCustomPlot *plot = causalWeights();
+    QVERIFY(plot);
     QTemporaryDir dir;
     FigureOptions o;
     o.width = 900;
