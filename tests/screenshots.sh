@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Screenshots of every view, for looking at (and for the README's resources/screenshots/):
-# the window under Xvfb (attnviz --screenshot) and the headless figures (attnviz export).
+# the window under Xvfb (attnviz --screenshot) and the headless figures (attnviz export); every
+# preset, every comparison, and presentation mode on 1920 × 1080 and 1280 × 720 screens (issue 14).
 #   bash tests/screenshots.sh [OUT_DIR]     (default: build/screenshots)
+#   ONLY=lessons bash tests/screenshots.sh  (only the presets, comparisons and presentation mode)
 # Uses the hand-made toy table tests/fixtures/embeddings/toy-en16.txt unless EMBEDDINGS is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +28,27 @@ fig() { # name, extra args...
     env -u DISPLAY -u WAYLAND_DISPLAY "$BIN" export --embeddings "$EMB" "$@" --out "$OUT/$name"
     echo "$OUT/$name"
 }
+
+# Every preset and every comparison as a lecturer opens it (1600 × 1000), with the lesson's own
+# table; presentation mode on the two classroom screens.
+lesson() { # name, screen WxH, window WxH, extra args...
+    local name=$1 screen=$2 size=$3
+    shift 3
+    xvfb-run -a -s "-screen 0 ${screen}x24" "$BIN" --no-restore --size "$size" --screenshot "$OUT/$name.png" "$@"
+    echo "$OUT/$name.png"
+}
+for id in $("$BIN" --preset list 2>/dev/null | awk '{print $1}'); do
+    lesson "preset-$id" 1600x1000 1600x1000 --preset "$id"
+done
+for id in $("$BIN" --compare list 2>/dev/null | awk '{print $1}'); do
+    lesson "compare-$id" 1600x1000 1600x1000 --compare "$id"
+done
+for screen in 1920x1080 1280x720; do
+    lesson "presentation-$screen-causal" "$screen" "$screen" --preset causal-neg-inf --presentation
+    lesson "presentation-$screen-pipeline" "$screen" "$screen" --preset journey-scores --presentation
+    lesson "presentation-$screen-multihead" "$screen" "$screen" --preset multihead-split --tab grid --presentation
+done
+[ "${ONLY:-}" = lessons ] && exit 0
 
 win window-weights --sentence "$SHIP" --heads 2
 win window-grid --sentence "$SHIP" --heads 8 --tab grid

@@ -341,6 +341,15 @@ void MainWindow::onAppearanceChanged()
         AppearanceManager::track(p);
         AppearanceManager::stylePlot(p);
     }
+    // the Controls keep all their text in view at any text size, once their layout has taken the
+    // new font (issue 14, 6)
+    QTimer::singleShot(0, this, [this] {
+        auto *scroll = qobject_cast<QScrollArea *>(m_controls->parentWidget() ? m_controls->parentWidget()->parentWidget() : nullptr);
+        if (!scroll)
+            return;
+        m_controls->layout()->activate();
+        scroll->setMinimumWidth(m_controls->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4);
+    });
     if (m_session->snapshot())
         onSnapshot(m_session->snapshot()); // the views draw again with the new maps
     for (QCustomPlot *p : findChildren<QCustomPlot *>())

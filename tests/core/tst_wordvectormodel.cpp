@@ -4,6 +4,7 @@
 // computeStack's layers; tokens, cuts, masks and the window's messages.
 #include "attnviz/attention.h"
 #include "attnviz/embeddings.h"
+#include "attnviz/headslices.h"
 #include "attnviz/wordvectormodel.h"
 
 #include <QtTest>
@@ -100,6 +101,76 @@ private slots:
             QCOMPARE(int(t.layers[0].attention.batch[0].mask(0, 1)), 1);
     }
 
+    void headSlices_data()
+    {
+        QTest::addColumn<int>("dModel");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("dHead");
+        QTest::addColumn<QList<int>>("widths");
+        QTest::addRow("16 / 4") << 16 << 4 << 4 << QList<int>{4, 4, 4, 4};
+        QTest::addRow("16 / 3") << 16 << 3 << 6 << QList<int>{6, 5, 5};
+        QTest::addRow("16 / 5") << 16 << 5 << 4 << QList<int>{4, 3, 3, 3, 3};
+        QTest::addRow("5 / 7") << 5 << 7 << 1 << QList<int>{1, 1, 1, 1, 1, 0, 0};
+        QTest::addRow("no heads") << 16 << 0 << 0 << QList<int>{};
+    }
+    void headSlices()
+    {
+        QFETCH(int, dModel);
+        QFETCH(int, heads);
+        QFETCH(int, dHead);
+        QFETCH(QList<int>, widths);
+        QCOMPARE(autoHeadWidth(dModel, heads), dHead);
+        const std::vector<int> w = identitySliceWidths(dModel, heads);
+        QCOMPARE(QList<int>(w.begin(), w.end()), widths);
+        if (heads <= 0)
+            return;
+        const Projections<float> p = identitySliceProjections(dModel, heads);
+        QCOMPARE(int(p.q.W.rows()), heads * dHead);
+        QCOMPARE(int(p.q.W.cols()), dModel);
+        // every embedding column lands in exactly one head, and W_o puts it back
+        const Mat<float> roundTrip = p.o.W * p.q.W;
+        QCOMPARE(maxDiff(roundTrip, Mat<float>::Identity(dModel, dModel)), 0.f);
+    }
+
+    void unequalIdentityHeads()
+    {
+        // 3 heads on d_model 16: slices of 6, 5, 5 columns, each padded to d_head 6
+        CpuBackend cpu;
+        WordVectorModel m(&cpu);
+        const auto table = toyTable();
+        m.setTable(table);
+        WordVectorSettings s;
+        s.numHeads = 3;
+        m.setSettings(s);
+        QCOMPARE(m.info().dHead, 6);
+        QVERIFY(headsProblem(16, 3, 0, ProjectionSource::Identity).empty());
+        TraceRequest req;
+        req.text = kSentence;
+        Trace<float> t;
+        const Status st = m.trace(req, t);
+        QVERIFY2(st.ok(), st.message.c_str());
+        QCOMPARE(t.numHeads(), 3);
+        QVERIFY(t.layers[0].projections);
+        QCOMPARE(int(t.layers[0].output.cols()), 16);
+        const Mat<float> x = embedSentence(*table, kSentence).matrix;
+        const int offsets[] = {0, 6, 11}, slice[] = {6, 5, 5};
+        for (int h = 0; h < 3; ++h) {
+            // softmax(x_h x_hᵀ / √6) on head h's own columns, by hand in double
+            const Eigen::MatrixXd xs = x.middleCols(offsets[h], slice[h]).cast<double>();
+            Eigen::MatrixXd sc = xs * xs.transpose() / std::sqrt(6.0);
+            for (Eigen::Index i = 0; i < sc.rows(); ++i) {
+                sc.row(i) = (sc.row(i).array() - sc.row(i).maxCoeff()).exp().matrix();
+                sc.row(i) /= sc.row(i).sum();
+            }
+            QVERIFY2(maxDiff(t.weights(0, h), sc.cast<float>()) < 1e-5f, qPrintable(QString::number(h)));
+        }
+        // the slices are kept between requests
+        const auto first = t.layers[0].projections;
+        Trace<float> again;
+        QVERIFY(m.trace(req, again).ok());
+        QCOMPARE(again.layers[0].projections.get(), first.get());
+    }
+
     void stackTraceHoldsEveryLayer()
     {
         CpuBackend cpu;
@@ -174,8 +245,7 @@ private slots:
         QTest::addColumn<int>("tokens"); // kept for the chips even when there is no layer
         QTest::addRow("blank") << " \t\u00a0"
                                << "" << 1 << 1 << "Type a sentence above" << 0;
-        QTest::addRow("heads") << kSentence << "" << 3 << 1
-                               << "3 heads do not divide d_model 16 (d_head would be 5.333). With identity" << 11;
+        QTest::addRow("no heads") << kSentence << "" << 0 << 1 << "At least one head is needed." << 11;
         QTest::addRow("stack heads") << kSentence << "" << 3 << 2 << "In a transformer stack every layer splits" << 11;
         QTest::addRow("stack cross") << kSentence << "we ship" << 1 << 2 << "The transformer stack is self-attention"
                                      << 11;

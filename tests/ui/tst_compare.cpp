@@ -353,11 +353,11 @@ private slots:
         requireBundled();
         ComparisonSpec spec;
         QVERIFY(start(QStringLiteral("ship"), spec));
-        // B: 7 heads do not divide d_model 50 with identity projections
+        // B: projections from a file, with no file loaded
         ComputeSettings s = view()->controlsB()->settings();
-        s.numHeads = 7;
+        s.projection = ProjectionMode::File;
         view()->controlsB()->setSettings(s);
-        QVERIFY(waitFor([&] { return view()->shownB()->settings.numHeads == 7; }));
+        QVERIFY(waitFor([&] { return view()->shownB()->settings.projection == ProjectionMode::File; }));
         QVERIFY(!view()->shownB()->hasResult());
         QVERIFY(!view()->messageB().isEmpty());
         QVERIFY(view()->messageA().isEmpty());
@@ -366,13 +366,15 @@ private slots:
         QVERIFY(view()->showsDifference()); // the difference panel says why there is none
         QVERIFY(std::isnan(view()->cellDifference(0, 0)));
         // and the other way round: A bad, B good
-        s.numHeads = 1;
+        s.projection = ProjectionMode::Identity;
         view()->controlsB()->setSettings(s);
         ComputeSettings sa = m_w->controls()->settings();
-        sa.numHeads = 3;
+        sa.projection = ProjectionMode::File;
         m_w->controls()->setSettings(sa);
-        QVERIFY(waitFor(
-            [&] { return view()->shownA()->settings.numHeads == 3 && view()->shownB()->settings.numHeads == 1; }));
+        QVERIFY(waitFor([&] {
+            return view()->shownA()->settings.projection == ProjectionMode::File
+                && view()->shownB()->settings.projection == ProjectionMode::Identity;
+        }));
         QVERIFY(!view()->messageA().isEmpty());
         QVERIFY(view()->messageB().isEmpty());
         QVERIFY(std::isfinite(view()->cellB(3, 3)));

@@ -5,6 +5,8 @@
 #include "live/livecompute.h"
 #include "controls/stackcontrols.h"
 
+#include "attnviz/headslices.h"
+
 #include <algorithm>
 #include <QCheckBox>
 #include <QComboBox>
@@ -364,11 +366,11 @@ void ControlPanel::updateDerived()
     const ComputeSettings s = settings();
     const bool free = s.projection != ProjectionMode::Identity;
     m_dHead->setEnabled(free);
-    const int dHead = free && s.dHead > 0 ? s.dHead : (m_dModel > 0 && m_dModel % s.numHeads == 0 ? m_dModel / s.numHeads : 0);
-    m_dHeadLabel->setText(m_dModel <= 0 ? QString()
-                          : dHead > 0  ? tr("d_head = %1 (d_model %2)").arg(dHead).arg(m_dModel)
-                                       : tr("d_head = %1 / %2 ✗").arg(m_dModel).arg(s.numHeads));
-    const QString problem = headsProblem(m_dModel, s.numHeads, free ? s.dHead : 0, s.projection);
+    const int dHead = free && s.dHead > 0 ? s.dHead : autoHeadWidth(m_dModel, s.numHeads);
+    m_dHeadLabel->setText(m_dModel <= 0 ? QString() : tr("d_head = %1 (d_model %2)").arg(dHead).arg(m_dModel));
+    QString problem = headsProblem(m_dModel, s.numHeads, free ? s.dHead : 0, s.projection);
+    if (problem.isEmpty())
+        problem = unequalHeadsNote(m_dModel, s.numHeads, free ? s.dHead : 0, s.projection);
     m_headsNote->setText(problem);
     m_headsNote->setVisible(!problem.isEmpty());
     m_head->setMaximum(std::max(0, s.numHeads - 1));

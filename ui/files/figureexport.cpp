@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "files/figureexport.h"
 
+#include "style/plotstyle.h"
+
 #include <qcustomplot.h>
 
 #include <QFileInfo>
@@ -14,6 +16,7 @@
 #include <QSaveFile>
 #include <QSvgGenerator>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -316,6 +319,14 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
     if (!openSave(file, error))
         return false;
     const QRect oldViewport = plot->viewport();
+    // the extra title line: on the first title element while the figure is drawn, then taken off
+    QCPTextElement *title = nullptr;
+    for (QCPLayoutElement *el : plot->plotLayout()->elements(true))
+        if (!title)
+            title = qobject_cast<QCPTextElement *>(el);
+    const QString oldTitle = title ? title->text() : QString();
+    if (title && !opt.titleLine.isEmpty())
+        title->setText(oldTitle + QLatin1Char('\n') + wrapText(opt.titleLine, std::max(40, opt.width / 9)));
     if (suffix == QLatin1String("png")) {
         const double scale = opt.dpi / 96.0;
         const int lw = int(std::lround(opt.width / scale)), lh = int(std::lround(opt.height / scale));
@@ -359,7 +370,10 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
         layoutFor(plot, opt.width, opt.height);
         QPdfWriter writer(&file);
         writer.setCreator(QStringLiteral("attnviz"));
-        writer.setResolution(72);
+        // 96 dpi, as the PNG and the SVG: a point-sized font takes the same share of the figure in
+        // all three (at 72 the PDF's text was 3/4 of the PNG's, issue 14, 8); the window below maps
+        // the layout's width × height onto the width × height points of the page
+        writer.setResolution(96);
         writer.setPageLayout(QPageLayout(QPageSize(QSizeF(opt.width, opt.height), QPageSize::Point,
                                                    QString(), QPageSize::ExactMatch),
                                          QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
@@ -376,6 +390,8 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
         plot->toPainter(&p, opt.width, opt.height);
         p.end();
     }
+    if (title)
+        title->setText(oldTitle);
     plot->setViewport(oldViewport);
     plot->replot(QCustomPlot::rpQueuedReplot);
     return commit(file, error);

@@ -20,6 +20,7 @@ struct FigureOptions {
     int width = 1200;  // pixels (PNG), or points (SVG user units, PDF page)
     int height = 900;
     double dpi = 96.0; // PNG only: stored in the file, and text and lines scale by dpi/96
+    QString titleLine; // drawn under the figure's title while it is written (a pipeline stage's configuration)
 };
 
 bool isFigureSuffix(const QString &suffix);

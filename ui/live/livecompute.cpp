@@ -3,6 +3,7 @@
 
 #include "attnviz/attention.h"
 #include "attnviz/fileio.h"
+#include "attnviz/headslices.h"
 #include "attnviz/projections.h"
 
 #include <QElapsedTimer>
@@ -145,6 +146,29 @@ WordVectorSettings wordVectorSettings(const ComputeSettings &s)
 QString headsProblem(int dModel, int heads, int dHead, ProjectionMode mode)
 {
     return QString::fromStdString(attnviz::headsProblem(dModel, heads, dHead, projectionSource(mode)));
+}
+
+QString unequalHeadsNote(int dModel, int heads, int dHead, ProjectionMode mode)
+{
+    if (dModel <= 0 || heads <= 0 || dModel % heads == 0 || (mode != ProjectionMode::Identity && dHead > 0))
+        return {};
+    const int dh = autoHeadWidth(dModel, heads);
+    if (mode == ProjectionMode::Identity) {
+        QStringList w;
+        for (int x : identitySliceWidths(dModel, heads))
+            w << QString::number(x);
+        return QStringLiteral("%1 heads do not divide d_model %2: each head takes its own slice of the embedding "
+                              "(%3 columns), padded with zeros to d_head %4; W_o puts the slices back in place.")
+            .arg(heads)
+            .arg(dModel)
+            .arg(w.join(QStringLiteral(", ")))
+            .arg(dh);
+    }
+    return QStringLiteral("%1 heads do not divide d_model %2: d_head = ⌈%2 / %1⌉ = %3 (set d_head to choose "
+                          "another width).")
+        .arg(heads)
+        .arg(dModel)
+        .arg(dh);
 }
 
 LiveModels::LiveModels(Backend *backend)

@@ -108,7 +108,12 @@ void styleAxis(QCPAxis *a, const QColor &text, const QColor &grid, const QFont &
     setIfDifferent([a] { return a->subTickPen(); }, [a](const QPen &p) { a->setSubTickPen(p); }, pen);
     setIfDifferent([a] { return a->tickLabelColor(); }, [a](const QColor &c) { a->setTickLabelColor(c); }, text);
     setIfDifferent([a] { return a->labelColor(); }, [a](const QColor &c) { a->setLabelColor(c); }, text);
-    setIfDifferent([a] { return a->tickLabelFont(); }, [a](const QFont &f) { a->setTickLabelFont(f); }, font);
+    QFont tickFont = font;
+    if (a->property("attnvizLabelPx").isValid()) { // a token axis sizes its labels from this font (labelTokenAxis)
+        a->setProperty("attnvizBaseFont", font);
+        tickFont.setPixelSize(a->property("attnvizLabelPx").toInt());
+    }
+    setIfDifferent([a] { return a->tickLabelFont(); }, [a](const QFont &f) { a->setTickLabelFont(f); }, tickFont);
     setIfDifferent([a] { return a->labelFont(); }, [a](const QFont &f) { a->setLabelFont(f); }, font);
     if (a->grid()) {
         QPen gp = a->grid()->pen();

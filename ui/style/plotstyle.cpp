@@ -2,6 +2,7 @@
 #include "style/plotstyle.h"
 
 #include "style/appearance.h"
+#include "style/legibility.h"
 
 #include <QFontMetrics>
 
@@ -112,8 +113,24 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
         ticker = QSharedPointer<QCPAxisTickerText>::create();
         axis->setTicker(ticker);
     }
+    // ticks point outwards: inside the plot they touch the first cell's number ("-0.95", issue 14, 3)
+    axis->setTickLength(0, axis->tickLengthOut() > 0 ? axis->tickLengthOut() : 4);
+    axis->setSubTickLength(0, 0);
+    // the view's own font and title, kept on first use: labels shrink from that font to the
+    // smallest readable size before any label is dropped (issue 14, 5)
+    // (the theme's font when styled: AppearanceManager keeps attnvizBaseFont and applies
+    // attnvizLabelPx, the pixel size chosen here)
+    if (!axis->property("attnvizBaseFont").isValid())
+        axis->setProperty("attnvizBaseFont", axis->tickLabelFont());
+    // (a label the view set since the last call is the new title)
+    if (!axis->property("attnvizBaseLabel").isValid() || axis->label() != axis->property("attnvizShownLabel").toString())
+        axis->setProperty("attnvizBaseLabel", axis->label());
+    const QFont base = axis->property("attnvizBaseFont").value<QFont>();
+    const QString baseLabel = axis->property("attnvizBaseLabel").toString();
     const int n = int(labels.size());
     QMap<double, QString> ticks;
+    QFont font = base;
+    int step = 1;
     if (n > 0) {
         const QCPRange range = axis->range();
         const int lo = std::max(0, int(std::ceil(range.lower)));
@@ -121,30 +138,68 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
         const double pixels = axis->orientation() == Qt::Horizontal ? axis->axisRect()->width()
                                                                       : axis->axisRect()->height();
         const double perToken = pixels / std::max(1e-9, range.size());
-        const QFontMetrics fm(axis->tickLabelFont());
         // rotated labels on a horizontal axis need a little more room than a line of text
-        const double need = fm.height() * (axis->orientation() == Qt::Horizontal ? 1.4 : 1.05);
-        int step = perToken >= need ? 1 : int(std::ceil(need / std::max(1e-9, perToken)));
-        // round the step to 1, 2, 5, 10, 20, 50 ... so that the labels stay put while panning
-        int nice = 1;
-        while (nice < step) {
-            if (nice * 2 >= step) { nice *= 2; break; }
-            if (nice * 5 >= step) { nice *= 5; break; }
-            nice *= 10;
+        const double factor = axis->orientation() == Qt::Horizontal ? 1.4 : 1.05;
+        auto need = [factor](const QFont &f) { return QFontMetricsF(f).height() * factor; };
+        // the largest font from the view's down to minimumLabelPixels() in which one label per
+        // token fits; the previous choice stays unless a larger one fits with room to spare, so
+        // that the layout (which the font changes) settles
+        const int basePx = std::max(1, QFontInfo(base).pixelSize());
+        const int prevPx = axis->property("attnvizLabelPx").isValid() ? axis->property("attnvizLabelPx").toInt() : basePx;
+        int chosen = 0;
+        for (int px = std::max(basePx, minimumLabelPixels()); px >= minimumLabelPixels() && !chosen; --px) {
+            QFont f = base;
+            f.setPixelSize(px);
+            const double room = px > prevPx ? 1.1 : 1.0;
+            if (perToken >= need(f) * room)
+                chosen = px;
         }
-        step = nice;
+        font.setPixelSize(chosen ? chosen : minimumLabelPixels());
+        if (!chosen) {
+            step = int(std::ceil(need(font) / std::max(1e-9, perToken)));
+            // round the step to 1, 2, 5, 10, 20, 50 ... so that the labels stay put while panning
+            int nice = 1;
+            while (nice < step) {
+                if (nice * 2 >= step) { nice *= 2; break; }
+                if (nice * 5 >= step) { nice *= 5; break; }
+                nice *= 10;
+            }
+            step = std::max(1, nice);
+        }
         const int first = (lo + step - 1) / step * step;
         for (int i = first; i <= hi; i += step) {
             QString text = elide(labels.at(i), maxChars);
-            if (step > 1)
+            // a thinned axis names each label's index, unless the label is the index (issue 14, 4)
+            if (step > 1 && text != QString::number(i))
                 text = QStringLiteral("%1 %2").arg(i).arg(text);
             ticks.insert(i, text);
         }
     }
-    if (ticker->ticks() == ticks)
-        return false;
-    ticker->setTicks(ticks);
-    return true;
+    // a dropped label is never silent: the axis title says how many are shown and how to see all
+    QString label = baseLabel;
+    if (step > 1) {
+        const bool zooms = axis->parentPlot() && axis->parentPlot()->interactions().testFlag(QCP::iRangeZoom);
+        label = (baseLabel.isEmpty() ? QString() : baseLabel + QStringLiteral(" — "))
+            + QStringLiteral("1 in %1 labels shown: %2").arg(step).arg(zooms ? QStringLiteral("zoom in (wheel)")
+                                                                            : QStringLiteral("widen or zoom the view"));
+    }
+    axis->setProperty("attnvizShownLabel", label);
+    axis->setProperty("attnvizLabelStep", step);
+    axis->setProperty("attnvizLabelPx", QFontInfo(font).pixelSize());
+    bool changed = false;
+    if (axis->label() != label) {
+        axis->setLabel(label);
+        changed = true;
+    }
+    if (axis->tickLabelFont() != font) {
+        axis->setTickLabelFont(font);
+        changed = true;
+    }
+    if (ticker->ticks() != ticks) {
+        ticker->setTicks(ticks);
+        changed = true;
+    }
+    return changed;
 }
 
 QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &w,
@@ -201,8 +256,7 @@ QString wrapText(const QString &text, int width)
 
 QColor contrastingText(const QColor &bg)
 {
-    const double l = 0.299 * bg.redF() + 0.587 * bg.greenF() + 0.114 * bg.blueF();
-    return l > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250);
+    return textOn(bg); // black or white by WCAG contrast: at least 4.58 : 1 on any cell (issue 14)
 }
 
 QColor headColor(int head)

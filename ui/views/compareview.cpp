@@ -8,6 +8,7 @@
 #include "controls/formwidgets.h"
 #include "live/livecompute.h"
 #include "live/livesession.h"
+#include "style/legibility.h"
 #include "style/plotstyle.h"
 
 #include "bundledvectors.h"
@@ -156,21 +157,18 @@ protected:
         if (masked)
             paintMaskedCells(p, m_rect, *mask, cells);
         const QRectF one = cellPixels(m_rect, 0, 0, 0, 0);
-        // the largest font, 9 pt down to 6, whose widest number fits a cell; never fewer decimals ("0.00"
-        // would hide a difference of 0.004)
+        // the largest font up to 9 pt (12 px) whose widest number fits a cell, never below the readable
+        // minimum (legibility.h); never fewer decimals ("0.00" would hide a difference of 0.004)
         const int dec = decimals;
         const QString widest =
             (decimals > 2 ? QStringLiteral("-0.") : QStringLiteral("0.")) + QString(dec, QLatin1Char('0'));
-        QFont f = p->font();
-        bool fit = false;
-        for (double pt = std::min(9.0, one.height() * 0.3); pt >= 6.0 && !fit; pt -= 0.5) {
-            f.setPointSizeF(pt);
-            const QFontMetricsF m(f);
-            fit = one.width() >= m.horizontalAdvance(widest) + 2 && one.height() >= m.height();
-        }
-        if (numbers && fit)
+        const auto f = numbers ? cellNumberFont(parentPlot(), p->font(), one.size(), widest, std::min(12.0, one.height() * 0.4))
+                               : std::optional<QFont>();
+        if (!numbers)
+            parentPlot()->setProperty("attnvizCellNumberPx", 0);
+        if (f)
             paintCellNumbers(
-                p, m_rect, m_map, *matrix, cells, f,
+                p, m_rect, m_map, *matrix, cells, *f,
                 [dec](float v) { return std::isfinite(v) ? QString::number(double(v), 'f', dec) : QStringLiteral("NaN"); },
                 [&](int i, int j) { return masked && (*mask)(i, j) && (*matrix)(i, j) == 0.0f; }); // the hatching says it
         if (query >= 0 && query < tq)
@@ -747,6 +745,13 @@ void CompareView::wrapTitle(QCPTextElement *title)
 {
     // as many characters a line as the title's column holds: the plots are narrow beside the docks
     const QCustomPlot *plot = title->parentPlot();
+    // 8 pt, or the readable minimum when that is larger (18 px in presentation mode, legibility.h)
+    QFont f = title->font();
+    f.setPointSizeF(8);
+    if (QFontInfo(f).pixelSize() < minimumLabelPixels())
+        f.setPixelSize(minimumLabelPixels());
+    if (title->font() != f)
+        title->setFont(f);
     int px = plot->width();
     if (title == m_titleA || title == m_titleB)
         px = (px - 90) / 2;

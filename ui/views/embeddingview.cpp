@@ -163,12 +163,11 @@ void EmbeddingView::rebuild()
         m = 1;
     m_scale->setDataRange(QCPRange(-m, m));
 
-    QVector<double> keys(t), selKey, selNorm, selCos;
+    QVector<double> selNormKey, selNorm, selCosKey, selCos;
     m_norms.resize(t);
     m_cosines.resize(t);
     double maxNorm = 0;
     for (int i = 0; i < t; ++i) {
-        keys[i] = i;
         const bool comparable = y.cols() == x.cols() && y.row(i).allFinite();
         if (comparable) {
             const auto xi = x.row(i).cast<double>(), yi = y.row(i).cast<double>();
@@ -182,21 +181,42 @@ void EmbeddingView::rebuild()
         if (std::isfinite(m_norms[i]))
             maxNorm = std::max(maxNorm, m_norms[i]);
     }
-    m_normBars->setData(keys, m_norms, true);
-    m_cosBars->setData(keys, m_cosines, true);
-    if (m_query >= 0 && m_query < t) {
-        selKey << m_query;
+    // only finite values become bars: QCPBars draws a NaN as a bar across the whole rect (issue 14, 1)
+    QVector<double> normKeys, normVals, cosKeys, cosVals;
+    for (int i = 0; i < t; ++i) {
+        if (std::isfinite(m_norms[i])) {
+            normKeys << i;
+            normVals << m_norms[i];
+        }
+        if (std::isfinite(m_cosines[i])) {
+            cosKeys << i;
+            cosVals << m_cosines[i];
+        }
+    }
+    m_normBars->setData(normKeys, normVals, true);
+    m_cosBars->setData(cosKeys, cosVals, true);
+    if (m_query >= 0 && m_query < t && std::isfinite(m_norms[m_query])) {
+        selNormKey << m_query;
         selNorm << m_norms[m_query];
+    }
+    if (m_query >= 0 && m_query < t && std::isfinite(m_cosines[m_query])) {
+        selCosKey << m_query;
         selCos << m_cosines[m_query];
     }
-    m_normSel->setData(selKey, selNorm, true);
-    m_cosSel->setData(selKey, selCos, true);
+    m_normSel->setData(selNormKey, selNorm, true);
+    m_cosSel->setData(selCosKey, selCos, true);
     for (QCPAxisRect *r : {m_inRect, m_outRect, m_normRect, m_cosRect})
         r->axis(QCPAxis::atLeft)->setRange(-0.5, t - 0.5);
     m_inRect->axis(QCPAxis::atBottom)->setRange(-0.5, x.cols() - 0.5);
     m_outRect->axis(QCPAxis::atBottom)->setRange(-0.5, y.cols() - 0.5);
     m_normRect->axis(QCPAxis::atBottom)->setRange(0, maxNorm > 0 ? maxNorm * 1.05 : 1);
     m_cosRect->axis(QCPAxis::atBottom)->setRange(-1.02, 1.02);
+    // y_i and x_i of different widths have no difference and no cosine: the two panels say why
+    const bool comparable = y.cols() == x.cols();
+    m_normRect->axis(QCPAxis::atBottom)->setLabel(
+        comparable ? QString() : QStringLiteral("not defined:\nwidth %1 ≠ %2").arg(y.cols()).arg(x.cols()));
+    m_cosRect->axis(QCPAxis::atBottom)->setLabel(
+        comparable ? QString() : QStringLiteral("not defined:\nwidth %1 ≠ %2").arg(y.cols()).arg(x.cols()));
 
     QString title = QStringLiteral("Contextual embeddings — ") + describeConfig(*m_snapshot, m_layer, -1, HeadDisplay::All);
     if (!m_snapshot->seq(m_layer).fullyMaskedRows.empty())

@@ -63,11 +63,14 @@ HeadGridView::HeadGridView(QWidget *parent)
                                                      : QStringLiteral("weight undefined: every key masked")),
                            m_plot);
     });
-    // token labels on the first column's panels, when they fit
+    // query labels on the first column's panels, key labels under the lowest panel of each column
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
         bool changed = false;
         for (size_t n = 0; n < m_rects.size(); n += size_t(std::max(1, m_cols)))
             changed |= labelTokenAxis(m_rects[n]->axis(QCPAxis::atLeft), m_labels, 8);
+        for (size_t n = 0; n < m_rects.size(); ++n)
+            if (n + size_t(std::max(1, m_cols)) >= m_rects.size())
+                changed |= labelTokenAxis(m_rects[n]->axis(QCPAxis::atBottom), m_keyLabels, 8);
         if (changed)
             m_plot->replot(QCustomPlot::rpQueuedReplot);
     });
@@ -129,6 +132,12 @@ void HeadGridView::rebuild()
         m_grid->simplify();
         const int cols = std::max(1, int(std::ceil(std::sqrt(panels * 1.4))));
         m_cols = cols;
+        for (QCPMarginGroup *g : m_marginGroups)
+            delete g;
+        m_marginGroups.clear();
+        const int gridRows = (panels + cols - 1) / cols;
+        for (int g = 0; g < gridRows + cols; ++g)
+            m_marginGroups.push_back(new QCPMarginGroup(m_plot));
         for (int n = 0; n < panels; ++n) {
             auto *r = new QCPAxisRect(m_plot, true);
             r->setupFullAxesBox(false);
@@ -141,14 +150,26 @@ void HeadGridView::rebuild()
             r->axis(QCPAxis::atRight)->setRangeReversed(true);
             r->setMinimumMargins(QMargins(2, 2, 2, 2));
             r->setAutoMargins(QCP::msTop);
+            if (n + cols >= panels) { // the lowest panel of its column: the keys (issue 14, 5)
+                QCPAxis *b = r->axis(QCPAxis::atBottom);
+                b->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+                b->setTicks(true);
+                b->setSubTicks(false);
+                b->setTickLabels(true);
+                b->setTickLabelRotation(-60);
+                r->setAutoMargins(r->autoMargins() | QCP::msBottom);
+            }
             if (n % cols == 0) {
                 r->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
                 r->axis(QCPAxis::atLeft)->setTicks(true); // for the labels; the ticks themselves have no length
                 r->axis(QCPAxis::atLeft)->setTickLength(0, 0);
                 r->axis(QCPAxis::atLeft)->setSubTicks(false);
                 r->axis(QCPAxis::atLeft)->setTickLabels(true);
-                r->setAutoMargins(QCP::msTop | QCP::msLeft);
+                r->setAutoMargins(r->autoMargins() | QCP::msLeft);
             }
+            // panels of a row share their bottom margin, of a column their left one: equal sizes
+            r->setMarginGroup(QCP::msBottom, m_marginGroups[size_t(n / cols)]);
+            r->setMarginGroup(QCP::msLeft, m_marginGroups[size_t(gridRows + n % cols)]);
             m_grid->addElement(n / cols, n % cols, r);
             auto *map = new QCPColorMap(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
             map->setInterpolate(false);
@@ -167,8 +188,8 @@ void HeadGridView::rebuild()
     }
     m_scale->setVisible(true);
     const int tq = m_snapshot->tq(), tk = m_snapshot->tk();
-    m_labels.clear();
     m_labels = m_snapshot->queryLabels;
+    m_keyLabels = m_snapshot->keyLabels;
     double hi = 0;
     for (int n = 0; n < panels; ++n) {
         const int head = headOfPanel(n);

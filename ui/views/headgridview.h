@@ -13,6 +13,7 @@
 #include <vector>
 
 class QCustomPlot;
+class QCPMarginGroup;
 class QCPAxisRect;
 class QCPColorMap;
 class QCPColorScale;
@@ -53,7 +54,8 @@ private:
     int m_layer = 0; // the selected layer (the snapshot clamps it)
     int m_head = 0;
     int m_cols = 1;
-    QStringList m_labels;
+    std::vector<QCPMarginGroup *> m_marginGroups; // one per row (bottom) and per column (left)
+    QStringList m_labels, m_keyLabels;
     QCustomPlot *m_plot = nullptr;
     QCPTextElement *m_title = nullptr;
     QCPLayoutGrid *m_grid = nullptr;

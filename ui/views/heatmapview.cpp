@@ -2,6 +2,7 @@
 #include "views/heatmapview.h"
 
 #include "style/cellpaint.h"
+#include "style/legibility.h"
 
 #include "style/plotstyle.h"
 
@@ -44,14 +45,15 @@ protected:
         const BoolMat &mask = snapshot->seq(layer).mask;
         if (mask.size() > 0)
             paintMaskedCells(p, m_rect, mask, cells);
+        if (!numbers)
+            parentPlot()->setProperty("attnvizCellNumberPx", 0);
         if (numbers) {
             const QRectF one = cellPixels(m_rect, 0, 0, 0, 0);
-            QFont f = p->font();
-            f.setPointSizeF(std::clamp(one.height() * 0.32, 5.0, 10.0));
-            const QFontMetricsF fm(f);
-            if (one.width() >= fm.horizontalAdvance(QStringLiteral("0.00")) + 2 && one.height() >= fm.height())
+            // up to 10 pt (13 px), never below the readable minimum (18 px presenting): legibility.h
+            if (const auto f = cellNumberFont(parentPlot(), p->font(), one.size(), QStringLiteral("0.00"),
+                                              std::min(13.0, one.height() * 0.43)))
                 paintCellNumbers(
-                    p, m_rect, m_map, *matrix, cells, f,
+                    p, m_rect, m_map, *matrix, cells, *f,
                     [](float v) { return std::isfinite(v) ? QString::number(double(v), 'f', 2) : QStringLiteral("NaN"); },
                     [&](int i, int j) { // masked: the hatching says it
                         return mask.size() > 0 && mask(i, j) && std::isfinite((*matrix)(i, j));

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/linesview.h"
 
+#include "style/legibility.h"
 #include "style/plotstyle.h"
 
 #include <qcustomplot.h>
 
 #include <QCheckBox>
+#include <QGuiApplication>
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -270,14 +272,16 @@ void LinesView::computeLines()
         QColor color;
     };
     std::vector<Source> sources;
+    // each colour with at least 3 : 1 contrast on the theme's background (dark blue on black, issue 14)
+    const QColor bg = QGuiApplication::palette().color(QPalette::Base);
     if (m_display == HeadDisplay::All) {
         for (int h = 0; h < heads; ++h)
             if (headEnabled(h))
-                sources.push_back({h, &m_snapshot->weights(m_layer, h), headColor(h)});
+                sources.push_back({h, &m_snapshot->weights(m_layer, h), readableOn(headColor(h), bg)});
     } else if (m_display == HeadDisplay::Average || m_head < 0 || m_head >= heads) {
-        sources.push_back({-1, &m_snapshot->weights(m_layer, -1), headAverageColor()});
+        sources.push_back({-1, &m_snapshot->weights(m_layer, -1), readableOn(headAverageColor(), bg)});
     } else {
-        sources.push_back({m_head, &m_snapshot->weights(m_layer, m_head), headColor(m_head)});
+        sources.push_back({m_head, &m_snapshot->weights(m_layer, m_head), readableOn(headColor(m_head), bg)});
     }
     const BoolMat &mask = m_snapshot->seq(m_layer).mask;
     const bool masked = mask.size() > 0;
@@ -521,13 +525,14 @@ void LinesView::paint(QCPPainter *p, const QRectF &area)
     // are drawn with a one-pixel cosmetic pen without antialiasing, the raster engine's fast path,
     // and the barely visible ones (faded by a hover) are left out.
     const bool thin = shown.size() > kWideLines;
+    const QColor parentBg = QGuiApplication::palette().color(QPalette::Base);
     if (thin)
         p->setRenderHint(QPainter::Antialiasing, false);
     const double width = thin ? 1.0 : std::max(1.0, fm.height() / 9.0);
     // fainter lines first, whatever their head, so that no head covers the others wholesale
     for (int a8 = thin ? 8 : 1; a8 < 256; ++a8) {
         for (int c = 0; c <= heads; ++c) {
-            const QColor base = c == 0 ? headAverageColor() : headColor(c - 1);
+            const QColor base = readableOn(c == 0 ? headAverageColor() : headColor(c - 1), parentBg);
             const auto &b = batches[size_t(c) * 256 + size_t(a8)];
             if (b.empty())
                 continue;

@@ -2,6 +2,7 @@
 #include "views/pipelineview.h"
 
 #include "style/cellpaint.h"
+#include "style/legibility.h"
 
 #include "style/plotstyle.h"
 
@@ -102,17 +103,16 @@ protected:
         if (mask && mask->rows() == rows && mask->cols() == cols && rows * cols <= kMaxHatchCells)
             paintMaskedCells(p, m_rect, *mask, all);
         const QRectF one = cellRect(0, 0, 0, 0);
-        // the largest font from 9 pt down to 6 pt in which "−0.00" fits a cell
-        QFont f = p->font();
-        bool fits = false;
-        for (double pt = 9.0; pt >= 6.0 && !fits && rows * cols <= 64 * 64; pt -= 0.5) {
-            f.setPointSizeF(pt);
-            const QFontMetricsF fm(f);
-            fits = one.width() >= fm.horizontalAdvance(QStringLiteral("−0.00")) + 2 && one.height() >= fm.height();
-        }
-        if (fits)
+        // the largest font up to 9 pt (12 px) in which "−0.00" fits a cell, never below the readable
+        // minimum (legibility.h); none past 64 × 64 cells
+        const auto f = rows * cols <= 64 * 64
+            ? cellNumberFont(parentPlot(), p->font(), one.size(), QStringLiteral("−0.00"), 12.0)
+            : std::optional<QFont>();
+        if (rows * cols > 64 * 64)
+            parentPlot()->setProperty("attnvizCellNumberPx", 0);
+        if (f)
             paintCellNumbers(
-                p, m_rect, m_map, *matrix, all, f,
+                p, m_rect, m_map, *matrix, all, *f,
                 [](float v) {
                     return !std::isfinite(v) ? num(v)
                         : std::abs(v) < 10   ? QString::number(double(v), 'f', 2)
@@ -136,6 +136,7 @@ class PipelineStage : public QFrame {
 public:
     Kind kind;
     QString name, title, caption, message;
+    QString shownTitle; // the title text as this stage last set it (an export may add a line meanwhile)
     QLabel *header = nullptr, *captionLabel = nullptr, *messageLabel = nullptr, *hiddenLabel = nullptr;
     QCustomPlot *plot = nullptr;
     QCPColorMap *map = nullptr;
@@ -232,7 +233,28 @@ public:
         connect(plot, &QCustomPlot::afterLayout, plot, [this] {
             const bool x = labelTokenAxis(plot->xAxis, colLabels, 10);
             const bool y = labelTokenAxis(plot->yAxis, rowLabels, 10);
-            if (x || y)
+            // a title too wide for the card breaks between formula and shape, then at spaces,
+            // never cut (issue 14, 6)
+            const QFontMetricsF fm(titleElement->font());
+            const double avail = plot->width() - 12;
+            QStringList lines;
+            for (const QString &part : title.split(QStringLiteral("   "), Qt::SkipEmptyParts)) {
+                const QString joined = lines.isEmpty() ? part : lines.last() + QStringLiteral("   ") + part;
+                if (!lines.isEmpty() && fm.horizontalAdvance(joined) <= avail)
+                    lines.last() = joined;
+                else
+                    lines << part;
+            }
+            for (QString &l : lines)
+                if (fm.horizontalAdvance(l) > avail && avail > 40)
+                    l = wrapText(l, std::max(8, int(avail / std::max(1.0, fm.averageCharWidth()))));
+            const QString text = lines.join(QLatin1Char('\n'));
+            const bool t = titleElement->text() == shownTitle && text != shownTitle;
+            if (t) {
+                titleElement->setText(text);
+                shownTitle = text;
+            }
+            if (x || y || t)
                 plot->replot(QCustomPlot::rpQueuedReplot);
         });
     }
@@ -355,6 +377,12 @@ int PipelineView::indexOf(StageKind kind) const
 PipelineView::StageKind PipelineView::stageKind(int i) const { return m_stages.at(i)->kind; }
 QString PipelineView::stageName(int i) const { return i >= 0 && i < m_stages.size() ? m_stages[i]->name : QString(); }
 QString PipelineView::stageTitle(int i) const { return i >= 0 && i < m_stages.size() ? m_stages[i]->title : QString(); }
+QString PipelineView::stageFigureTitle(int i) const
+{
+    if (i < 0 || i >= m_stages.size() || !m_shown || !m_shown->hasResult())
+        return {};
+    return QStringLiteral("%1. %2 — %3").arg(i + 1).arg(m_stages[i]->name, describeConfig(*m_shown, m_layer, shownHead(), HeadDisplay::One));
+}
 QString PipelineView::stageCaption(int i) const
 {
     return i >= 0 && i < m_stages.size() ? m_stages[i]->caption : QString();
@@ -399,6 +427,7 @@ void PipelineView::buildStages()
     m_columns = 0;
     for (Kind k : kinds) {
         auto *s = new PipelineStage(k, m_gridHost);
+        s->plot->installEventFilter(this);
         connect(s->plot, &QCustomPlot::mouseRelease, this, [this, s](QMouseEvent *e) {
             if (e->button() != Qt::LeftButton)
                 return;
@@ -417,8 +446,21 @@ void PipelineView::buildStages()
 
 void PipelineView::relayout()
 {
-    const int avail = m_scroll->viewport()->width() - 8;
-    const int cols = std::max(1, avail / (kBoxWidth + 8));
+    // as many columns of at least kBoxWidth as the viewport holds, sharing its whole width; the
+    // plots grow with the cards up to most of the viewport's height (issue 14, 7)
+    const int spacing = m_grid->spacing();
+    const int avail = m_scroll->viewport()->width() - 8 - m_scroll->verticalScrollBar()->sizeHint().width();
+    const int cols = std::max(1, (avail + spacing) / (kBoxWidth + spacing));
+    const int width = std::max(kBoxWidth, (avail - (cols - 1) * spacing) / cols);
+    const int plotHeight = std::clamp(int(width * 0.85), kPlotHeight,
+                                      std::max(kPlotHeight, int(m_scroll->viewport()->height() * 0.7)));
+    for (PipelineStage *s : m_stages) {
+        if (s->width() != width)
+            s->setFixedWidth(width);
+        for (QWidget *w : std::initializer_list<QWidget *>{s->plot, s->messageLabel, s->hiddenLabel})
+            if (w->height() != plotHeight)
+                w->setFixedHeight(plotHeight);
+    }
     if (cols == m_columns)
         return;
     m_columns = cols;
@@ -432,6 +474,11 @@ bool PipelineView::eventFilter(QObject *o, QEvent *e)
 {
     if (o == m_scroll->viewport() && e->type() == QEvent::Resize)
         relayout();
+    // the wheel over a stage scrolls the stages (the plots do not zoom) (issue 14, 7)
+    if (e->type() == QEvent::Wheel && o != m_scroll->viewport() && qobject_cast<QCustomPlot *>(o)) {
+        QCoreApplication::sendEvent(m_scroll->verticalScrollBar(), e);
+        return true;
+    }
     return DeferredView::eventFilter(o, e);
 }
 
@@ -735,6 +782,7 @@ void PipelineView::fillStage(PipelineStage &st)
     st.captionLabel->setText(st.caption);
     st.messageLabel->setText(st.message);
     st.titleElement->setText(st.title);
+    st.shownTitle = st.title;
     st.plot->xAxis->setLabel(xAxis);
     st.plot->yAxis->setLabel(yAxis);
 

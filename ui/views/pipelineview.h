@@ -56,6 +56,8 @@ public:
     QString stageName(int stage) const;    // "Raw scores", for export file names and the step bar
     QString stageTitle(int stage) const;   // formula and shape, as drawn above the stage's heatmap
     QString stageCaption(int stage) const; // one line in plain words
+    // The configuration line an exported stage adds to its title (README: exports carry it).
+    QString stageFigureTitle(int stage) const;
     QString stageMessage(int stage) const; // why the stage has no heatmap ("" when it has one)
     bool stageRevealed(int stage) const;
     QCustomPlot *stagePlot(int stage) const;

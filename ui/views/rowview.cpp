@@ -7,6 +7,7 @@
 
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnviz::ui {
@@ -28,7 +29,7 @@ RowView::RowView(QWidget *parent)
     m_plot->xAxis->setSubTicks(false);
     m_plot->xAxis->setLabel(QStringLiteral("key"));
     m_plot->yAxis->setLabel(QStringLiteral("weight"));
-    m_plot->yAxis->ticker()->setTickCount(4);
+    m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerFixed>::create()); // its step follows the height
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
@@ -53,7 +54,52 @@ RowView::RowView(QWidget *parent)
     m_message->setVisible(false);
 
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
-        if (labelTokenAxis(m_plot->xAxis, m_labels))
+        bool changed = labelTokenAxis(m_plot->xAxis, m_labels);
+        // (issue 14, 6) room above the tallest bar for its value label, and no more weight ticks
+        // than the height holds at the current text size
+        const double H = m_plot->axisRect()->height();
+        // the bars get at least five lines of the text size beside the title and key labels (the
+        // dock grows with larger text instead of squeezing the chart)
+        const double line = QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
+        const int needed = int(std::ceil(m_plot->height() - H + 5 * line));
+        if (H > 0 && std::abs(m_plot->minimumHeight() - needed) > line) {
+            m_plot->setMinimumHeight(needed);
+            changed = true;
+        }
+        if (H > 0) {
+            // the smallest 1-2-5 step that keeps the labels 1.3 lines apart, at most 4 of them
+            auto fixed = qSharedPointerDynamicCast<QCPAxisTickerFixed>(m_plot->yAxis->ticker());
+            const double span = m_plot->yAxis->range().size();
+            const double raw = span * std::max(1.3 * line / H, 0.25);
+            const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+            double step = 10 * mag;
+            for (double k : {1.0, 2.0, 5.0, 10.0})
+                if (k * mag >= raw) {
+                    step = k * mag;
+                    break;
+                }
+            if (fixed && std::isfinite(step) && step > 0 && std::abs(fixed->tickStep() - step) > 1e-12) {
+                fixed->setTickStep(step);
+                changed = true;
+            }
+            double hi = 0;
+            for (double v : std::as_const(m_values))
+                if (std::isfinite(v))
+                    hi = std::max(hi, v);
+            double room = 0;
+            for (QCPItemText *t : std::as_const(m_valueLabels))
+                room = std::max(room, QFontMetricsF(t->font()).height() + 6);
+            const QCPRange r = m_plot->yAxis->range();
+            const double f = std::min(0.6, room / H);
+            if (hi > 0 && f > 0) {
+                const double upper = std::max(hi * 1.12, (hi - r.lower * f) / (1 - f));
+                if (std::abs(upper - r.upper) > 1e-6 * std::max(1.0, hi)) {
+                    m_plot->yAxis->setRangeUpper(upper);
+                    changed = true;
+                }
+            }
+        }
+        if (changed)
             m_plot->replot(QCustomPlot::rpQueuedReplot);
     });
     rebuild();
@@ -79,6 +125,13 @@ void RowView::setHeadDisplay(HeadDisplay display)
 {
     m_display = display;
     rebuild();
+}
+
+void RowView::changeEvent(QEvent *e)
+{
+    DeferredView::changeEvent(e);
+    if (e->type() == QEvent::FontChange)
+        rebuild();
 }
 
 void RowView::rebuild()

@@ -32,6 +32,7 @@ public:
     int query() const { return m_query; }
 
 protected:
+    void changeEvent(QEvent *e) override; // the value labels follow the text size (presentation mode)
 
 private:
     void rebuild() override;

@@ -68,7 +68,9 @@ void ExportActions::exportPipelineStage()
         stage = int(names.indexOf(pick));
     }
     if (QCustomPlot *plot = m_window->pipelineView()->stagePlot(stage))
-        exportPlot(plot, QStringLiteral("pipeline-%1").arg(m_window->pipelineView()->stageName(stage).toLower().replace(QLatin1Char(' '), QLatin1Char('-'))));
+        exportPlot(plot,
+                   QStringLiteral("pipeline-%1").arg(m_window->pipelineView()->stageName(stage).toLower().replace(QLatin1Char(' '), QLatin1Char('-'))),
+                   m_window->pipelineView()->stageFigureTitle(stage));
 }
 
 void ExportActions::exportComparePart()
@@ -88,7 +90,7 @@ void ExportActions::exportComparePart()
 
 void ExportActions::exportFigure(ExportView view) { exportPlot(m_window->plotFor(view), exportViewName(view)); }
 
-void ExportActions::exportPlot(QCustomPlot *plot, const QString &name)
+void ExportActions::exportPlot(QCustomPlot *plot, const QString &name, const QString &titleLine)
 {
     QSettings settings;
     QDialog dialog(m_window);
@@ -121,7 +123,7 @@ void ExportActions::exportPlot(QCustomPlot *plot, const QString &name)
     if (path.isEmpty())
         return;
     QString error;
-    if (!saveFigure(plot, path, {w->value(), h->value(), dpi->value()}, &error))
+    if (!saveFigure(plot, path, {w->value(), h->value(), dpi->value(), titleLine}, &error))
         QMessageBox::warning(m_window, tr("Export failed"), error);
     else
         m_window->statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);

@@ -22,7 +22,8 @@ public:
 
     void exportCurrent(); // Ctrl+E: what the current tab shows
     void exportFigure(ExportView view);
-    void exportPlot(QCustomPlot *plot, const QString &name); // the size dialog, then saveFigure
+    // the size dialog, then saveFigure (`titleLine`: FigureOptions::titleLine)
+    void exportPlot(QCustomPlot *plot, const QString &name, const QString &titleLine = QString());
     void exportMatrices();
 
 private:

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "window/presentationmode.h"
 
+#include "style/legibility.h"
 #include "teaching/lessonpanel.h"
 #include "views/pipelineview.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QDockWidget>
 #include <QMainWindow>
 #include <QScreen>
 #include <QShortcut>
+#include <QSplitter>
 #include <QTabWidget>
+#include <QTimer>
+
+#include <algorithm>
 
 namespace attnviz::ui {
 
@@ -49,12 +55,21 @@ void PresentationMode::setOn(bool on)
         return;
     m_on = on;
     auto *am = AppearanceManager::instance();
+    // the sentence editors and chips above the tabs (the central splitter's first widget)
+    auto *split = qobject_cast<QSplitter *>(m_window->centralWidget());
+    QWidget *editors = split ? split->widget(0) : nullptr;
+    // labels and numbers at least 18 px tall while presenting (legibility.h, issue 14); set before
+    // the appearance below restyles every plot
+    setPresentationLegibility(on);
     if (on) {
         m_before.appearance = am->appearance();
         m_before.state = m_window->saveState();
         m_before.maximized = m_window->isMaximized();
+        m_before.focus = QApplication::focusWidget();
         for (auto *dock : m_window->findChildren<QDockWidget *>()) // the Lesson column stays when a preset is in use
             dock->setVisible(dock->objectName() == QLatin1String("lessonDock") && !m_lesson->currentId().isEmpty());
+        if (editors)
+            editors->hide(); // one view fills the screen
         Appearance a = am->appearance();
         a.theme = Theme::HighContrast;
         a.fontScale = std::max(a.fontScale * 1.6, 1.6);
@@ -65,15 +80,29 @@ void PresentationMode::setOn(bool on)
         m_window->showFullScreen();
         if (m_tabs->currentWidget() == m_pipeline)
             m_pipeline->setCurrentStage(0); // a lesson starts from X
+        // the step keys work at once: no editor keeps the focus (and the arrows) for itself
+        if (m_tabs->currentWidget())
+            m_tabs->currentWidget()->setFocus(Qt::OtherFocusReason);
     } else {
         am->setAppearance(m_before.appearance);
+        if (editors)
+            editors->show();
         m_window->restoreState(m_before.state);
         if (m_before.maximized) {
             m_window->showMaximized();
         } else {
             m_window->showNormal();
             m_window->setGeometry(m_before.geometry);
+            // again once the layouts have taken the smaller text: until then their minimum sizes are
+            // those of the large text, and the window came back wider than the screen (issue 14)
+            const QRect g = m_before.geometry;
+            QTimer::singleShot(0, this, [this, g] {
+                if (!m_on && !m_window->isMaximized())
+                    m_window->setGeometry(g);
+            });
         }
+        if (m_before.focus)
+            m_before.focus->setFocus(Qt::OtherFocusReason);
     }
     for (QShortcut *sc : m_keys)
         sc->setEnabled(on);

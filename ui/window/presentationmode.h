@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Presentation mode of the window: full screen, large text, high contrast, only the Lesson dock (when
 // a preset is in use); Right/Left/Space/PageUp/PageDown step through the pipeline's stages and then
-// the views, Esc leaves and restores the docks, the geometry and the appearance.
+// the views, Esc leaves and restores the docks, the geometry, the appearance and the focus. While on,
+// the sentence editors are hidden (one view fills the screen), labels and numbers are at least 18 px
+// tall (style/legibility.h) and the current view holds the focus so that the step keys work at once.
 #pragma once
 
 #include "style/appearance.h"
 
 #include <QByteArray>
 #include <QObject>
+#include <QPointer>
 #include <QRect>
 
 #include <vector>
@@ -16,6 +19,7 @@ class QAction;
 class QMainWindow;
 class QShortcut;
 class QTabWidget;
+class QWidget;
 
 namespace attnviz::ui {
 
@@ -48,6 +52,7 @@ private:
         QByteArray state;
         QRect geometry;
         bool maximized = false;
+        QPointer<QWidget> focus; // the widget that had the focus
     } m_before;
     QAction *m_action = nullptr;
     std::vector<QShortcut *> m_keys; // live only in presentation mode (an editor keeps its arrow keys)

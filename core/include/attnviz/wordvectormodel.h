@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace attnviz {
 
@@ -27,7 +28,7 @@ enum class ProjectionSource { Identity, Random, Loaded };
 // The controls of the attention layer (also every stack layer's attention).
 struct WordVectorSettings {
     int numHeads = 1;
-    int dHead = 0; // 0: d_model / heads; free only with random or loaded projections
+    int dHead = 0; // 0: ⌈d_model / heads⌉ (headslices.h); free only with random or loaded projections
     ScaleRule scaleRule = ScaleRule::InvSqrtDHead;
     double temperature = 1.0;
     Normalization normalization = Normalization::Softmax;
@@ -69,6 +70,8 @@ int tokenLimit(int numHeads);
 int stackTokenLimit(int numHeads, int depth);
 
 // Why `heads` cannot be used with this d_model and projection source, in a sentence; empty if fine.
+// Every head count from one up gives a view: one that does not divide d_model gets d_head =
+// ⌈d_model / heads⌉ and, with identity projections, unequal slices (headslices.h).
 std::string headsProblem(int dModel, int heads, int dHead, ProjectionSource source);
 // Why `heads` cannot be used in a stack of width dModel; empty if fine.
 std::string stackHeadsProblem(int dModel, int heads);
@@ -118,6 +121,10 @@ private:
     std::shared_ptr<const Projections<float>> m_random;
     AttentionInput<float> m_input;
     std::shared_ptr<const Projections<float>> m_inputProj; // what m_input.proj holds; null = identity
+    // Identity projections for a head count that does not divide d_model (headslices.h), kept per
+    // (d_model, heads) like the random ones.
+    std::shared_ptr<const Projections<float>> m_slices;
+    std::pair<int, int> m_slicesKey{0, 0};
 };
 
 class WordStackModel : public WordVectorModel {

@@ -2,6 +2,7 @@
 // The word-vector attention layer and the seed-002 stack as Models (wordvectormodel.h).
 #include "attnviz/wordvectormodel.h"
 
+#include "attnviz/headslices.h"
 #include "attnviz/tokenizer.h"
 
 #include <algorithm>
@@ -117,7 +118,9 @@ AttentionConfig attentionConfig(const WordVectorSettings &s, int dModel)
     cfg.numHeads = s.numHeads;
     cfg.dHead = s.projection == ProjectionSource::Identity ? 0 : s.dHead;
     if (s.projection == ProjectionSource::Random && s.numHeads > 0)
-        cfg.dHead = s.dHead > 0 ? s.dHead : dModel / s.numHeads;
+        cfg.dHead = s.dHead > 0 ? s.dHead : autoHeadWidth(dModel, s.numHeads);
+    else if (s.projection == ProjectionSource::Identity && s.numHeads > 0 && dModel > 0 && dModel % s.numHeads != 0)
+        cfg.dHead = autoHeadWidth(dModel, s.numHeads); // unequal identity slices (headslices.h)
     cfg.scaleRule = s.scaleRule;
     cfg.temperature = s.temperature;
     cfg.normalization = s.normalization;
@@ -154,24 +157,11 @@ std::string divisorsOf(int n)
     return d;
 }
 
-std::string headsProblem(int dModel, int heads, int dHead, ProjectionSource source)
+std::string headsProblem(int, int heads, int, ProjectionSource)
 {
+    // a head count that does not divide d_model still gives a view (headslices.h, issue 14)
     if (heads < 1)
         return "At least one head is needed.";
-    if (dModel <= 0)
-        return {};
-    const std::string h = std::to_string(heads), d = std::to_string(dModel);
-    if (source == ProjectionSource::Identity) {
-        if (dModel % heads != 0)
-            return h + " heads do not divide d_model " + d + " (d_head would be " + fmtG4(double(dModel) / heads) +
-                   "). With identity projections each head takes an equal slice of the embedding, so the head count "
-                   "must divide d_model: " +
-                   divisorsOf(dModel) + ". Random or loaded projections allow any d_head.";
-        return {};
-    }
-    if (dHead == 0 && dModel % heads != 0)
-        return h + " heads do not divide d_model " + d + " (d_head would be " + fmtG4(double(dModel) / heads) +
-               "). Set d_head explicitly, or choose a head count that divides " + d + ": " + divisorsOf(dModel) + ".";
     return {};
 }
 
@@ -200,7 +190,9 @@ ModelInfo WordVectorModel::info() const
     i.layers = 1;
     i.heads = m_settings.numHeads;
     i.dModel = m_table ? m_table->dim() : 0;
-    i.dHead = m_settings.dHead > 0 ? m_settings.dHead : m_settings.numHeads > 0 ? i.dModel / m_settings.numHeads : 0;
+    i.dHead = m_settings.dHead > 0 && m_settings.projection != ProjectionSource::Identity
+        ? m_settings.dHead
+        : autoHeadWidth(i.dModel, m_settings.numHeads);
     i.maxPositions = tokenLimit(m_settings.numHeads);
     i.tokenizer = "words";
     i.causal = m_settings.causal;
@@ -333,6 +325,12 @@ Status WordVectorModel::trace(const TraceRequest &req, Trace<float> &out)
         if (!s.loadedProjections)
             return Status::error(StatusCode::InvalidInput, "No projection file loaded.");
         useProjections(s.loadedProjections);
+    } else if (dModel % s.numHeads != 0) { // unequal identity slices (headslices.h)
+        if (!m_slices || m_slicesKey != std::pair(dModel, s.numHeads)) {
+            m_slices = std::make_shared<const Projections<float>>(identitySliceProjections(dModel, s.numHeads));
+            m_slicesKey = {dModel, s.numHeads};
+        }
+        useProjections(m_slices);
     } else {
         useProjections(nullptr);
     }
