@@ -4,6 +4,7 @@
 // long inputs, the widget font, and figure export.
 #include "controlpanel.h"
 #include "figureexport.h"
+#include "legibility.h"
 #include "linesview.h"
 #include "livesession.h"
 #include "mainwindow.h"
@@ -219,7 +220,8 @@ private slots:
         std::set<QRgb> colours;
         for (const auto &l : lines) {
             QVERIFY(l.head == 0 || l.head == 1);
-            QCOMPARE(l.color, headColor(l.head));
+            // the head's colour, with at least 3 : 1 contrast on the background (issue 14)
+            QCOMPARE(l.color, readableOn(headColor(l.head), QApplication::palette().color(QPalette::Base)));
             QVERIFY(std::abs(l.weight - snap->weights(l.head)(l.query, l.key)) < 1e-6);
             colours.insert(l.color.rgb());
         }
