@@ -6,6 +6,7 @@
 #include "files/figureexport.h"
 #include "views/linesview.h"
 #include "live/livesession.h"
+#include "style/legibility.h"
 #include "mainwindow.h"
 #include "style/plotstyle.h"
 #include "teaching/seedtables.h"
@@ -219,7 +220,8 @@ private slots:
         std::set<QRgb> colours;
         for (const auto &l : lines) {
             QVERIFY(l.head == 0 || l.head == 1);
-            QCOMPARE(l.color, headColor(l.head));
+            // the head's colour, with at least 3 : 1 contrast on the background (issue 14)
+            QCOMPARE(l.color, readableOn(headColor(l.head), QApplication::palette().color(QPalette::Base)));
             QVERIFY(std::abs(l.weight - snap->weights(0, l.head)(l.query, l.key)) < 1e-6);
             colours.insert(l.color.rgb());
         }
