@@ -3,7 +3,7 @@
 // --projection`'s reader). It reads a path, so each input is written to a file in /dev/shm first.
 #include "fuzzcheck.h"
 
-#include "livecompute.h"
+#include "live/livecompute.h"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: session JSON (*.attnviz) as MainWindow::openSession reads it, without a window:
 // QJsonDocument, then ui::sessionFromJson section by section, then written back (sessionToJson).
-#include "session.h"
+#include "files/session.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

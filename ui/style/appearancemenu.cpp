@@ -18,8 +18,9 @@ AppearanceMenu::AppearanceMenu(QMenu *view, QObject *parent)
                                   std::function<void(Appearance &, int)> set) {
         QMenu *m = view->addMenu(title);
         auto *group = new QActionGroup(m);
-        for (const auto &[text, value] : items) {
-            QAction *a = m->addAction(text);
+        for (const auto &item : items) {
+            const int value = item.second; // a copy: C++17 lambdas cannot capture a structured binding
+            QAction *a = m->addAction(item.first);
             a->setCheckable(true);
             a->setChecked(value == current);
             a->setData(value);
