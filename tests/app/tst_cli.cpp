@@ -8,25 +8,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "../support/runattnviz.h"
+
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
+using attnviz_test::Run;
 
-Run attnviz(const QStringList &args)
-{
-    QProcess p;
-    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
-    Run r;
-    if (!p.waitForFinished(120000))
-        return r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+Run attnviz(const QStringList &args) { return attnviz_test::runAttnviz(args, 120000); }
 
 QJsonObject readCase(const QString &name)
 {

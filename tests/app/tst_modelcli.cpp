@@ -12,29 +12,17 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "../support/runattnviz.h"
+
 #include <cmath>
 #include <functional>
 #include <limits>
 
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
+using attnviz_test::Run;
 
-Run attnviz(const QStringList &args)
-{
-    QProcess p;
-    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
-    Run r;
-    if (!p.waitForFinished(300000))
-        return r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+Run attnviz(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
 
 QString fixture(const QString &model) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model; }
 

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Running the attnviz binary as a user does, for the command-line suites (tests/app): exit code,
+// stdout and stderr. Header-only, so that Qt-Core-only suites need not link attnviz_testsupport
+// (which brings the window). ATTNVIZ_BINARY is defined for every test by attnviz_add_test.
+#pragma once
+
+#include <QByteArray>
+#include <QProcess>
+#include <QStringList>
+
+namespace attnviz_test { // not attnviz::: the suites call their helper attnviz()
+
+struct Run {
+    int code = -1; // -1: crashed or did not finish in time
+    QByteArray out, err;
+};
+
+inline Run runAttnviz(const QStringList &args, int timeoutMs = 120000)
+{
+    QProcess p;
+    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+    Run r;
+    if (!p.waitForFinished(timeoutMs))
+        return r;
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+} // namespace attnviz_test
