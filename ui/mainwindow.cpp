@@ -26,6 +26,7 @@
 #include "views/residualview.h"
 #include "views/rowview.h"
 #include "window/exportactions.h"
+#include "window/lessonfocus.h"
 #include "window/presentationmode.h"
 #include "window/windowstate.h"
 
@@ -179,8 +180,10 @@ MainWindow::MainWindow(QWidget *parent)
             m_session->setBackend(makeWindowBackend(s.backend.toStdString()));
         }
         m_session->setSettings(s);
-        if (!m_applyingPreset)
+        if (!m_applyingPreset) {
             m_lesson->markEdited();
+            m_lessonFocus.clear();
+        }
         m_heatmap->setCustomMaskEditing(s.mask == MaskChoice::Custom);
         m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), s.stack.enabled());
         m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s.stack.enabled());
@@ -412,6 +415,7 @@ bool MainWindow::applyPreset(const QString &id)
     m_lesson->showPreset(p);
     if (auto *dock = findChild<QDockWidget *>(QStringLiteral("lessonDock")))
         dock->show();
+    m_lessonFocus = p->stage.isEmpty() ? QString() : p->id; // applied with the preset's result
     m_applyingPreset = false;
     return true;
 }
@@ -509,6 +513,11 @@ void MainWindow::onSnapshot(SnapshotPtr s)
         m_notice->setVisible(true);
     } else if (!m_notice->text().contains(QChar::ReplacementCharacter)) {
         m_notice->setVisible(false);
+    }
+    if (!m_lessonFocus.isEmpty() && s->hasResult() && s->generation == m_session->generation()) {
+        if (const Preset *p = findPreset(m_lessonFocus); p && m_tabs->currentWidget() == m_pipeline)
+            applyLessonFocus(*m_pipeline, *p);
+        m_lessonFocus.clear();
     }
     emit viewsUpdated(s->generation);
 }

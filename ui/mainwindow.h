@@ -177,6 +177,7 @@ private:
     QProgressBar *m_progress = nullptr;
     LessonPanel *m_lesson = nullptr;
     bool m_applyingPreset = false;
+    QString m_lessonFocus; // the preset whose stage and cell the pipeline shows once its result is in
     bool m_docksSized = false;
 };
 

@@ -78,8 +78,8 @@ void PresentationMode::setOn(bool on)
         if (m_window->screen())
             m_window->setGeometry(m_window->screen()->geometry()); // also where no window manager honours full screen
         m_window->showFullScreen();
-        if (m_tabs->currentWidget() == m_pipeline)
-            m_pipeline->setCurrentStage(0); // a lesson starts from X
+        if (m_tabs->currentWidget() == m_pipeline) // a lesson starts from X, or at the stage its text is about
+            m_pipeline->setCurrentStage(std::max(0, m_pipeline->focusedStage()));
         // the step keys work at once: no editor keeps the focus (and the arrows) for itself
         if (m_tabs->currentWidget())
             m_tabs->currentWidget()->setFocus(Qt::OtherFocusReason);
