@@ -147,6 +147,7 @@ MainWindow::MainWindow(QWidget *parent)
 
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("statusLabel"));
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // cut, never wider than the screen
     statusBar()->addWidget(m_status, 1);
     m_progress = new QProgressBar(this);
     m_progress->setRange(0, 0);

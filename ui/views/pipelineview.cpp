@@ -228,7 +228,11 @@ public:
         hiddenLabel = new QLabel(this);
         hiddenLabel->setFixedHeight(kPlotHeight);
         hiddenLabel->setAlignment(Qt::AlignCenter);
-        hiddenLabel->setStyleSheet(QStringLiteral("color: palette(mid); background: palette(alternate-base)"));
+        // colours by palette role, not a style sheet: a sheet's palette() is read once, and kept the
+        // light theme's white block in high contrast (issue 14)
+        hiddenLabel->setAutoFillBackground(true);
+        hiddenLabel->setBackgroundRole(QPalette::AlternateBase);
+        hiddenLabel->setForegroundRole(QPalette::PlaceholderText);
         l->addWidget(hiddenLabel);
 
         captionLabel = new QLabel(this);
@@ -301,6 +305,7 @@ PipelineView::PipelineView(QWidget *parent)
     m_stepLabel->setObjectName(QStringLiteral("pipelineStepLabel"));
     m_headNote = new QLabel(this);
     m_headNote->setObjectName(QStringLiteral("pipelineHeadNote"));
+    m_headNote->setWordWrap(true); // a long note wraps; it never sets the window's minimum width (issue 14)
     m_headNote->setStyleSheet(QStringLiteral("color: #b05a00"));
     bar->addWidget(m_first);
     bar->addWidget(m_prev);

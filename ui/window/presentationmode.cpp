@@ -75,6 +75,10 @@ void PresentationMode::setOn(bool on)
         a.fontScale = std::max(a.fontScale * 1.6, 1.6);
         am->setAppearance(a);
         m_before.geometry = m_window->geometry();
+        // the layouts take the larger text and lose the docks now: until they do, their minimum sizes
+        // are the window's as it was, and it stayed 1420 px wide on a 1280 × 720 screen (issue 14)
+        for (int pass = 0; pass < 4; ++pass) // nested layouts ask again once their children have
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
         if (m_window->screen())
             m_window->setGeometry(m_window->screen()->geometry()); // also where no window manager honours full screen
         m_window->showFullScreen();
