@@ -92,6 +92,8 @@ private slots:
     void presentationFitsTheScreen_data();
     void presentationFitsTheScreen();
     void hiddenStagesKeepTheThemeBackground();
+    void gridPanelsHaveEqualCells_data();
+    void gridPanelsHaveEqualCells();
 
 private:
     bool waitForResult();
@@ -969,6 +971,43 @@ void TestClassroom::hiddenStagesKeepTheThemeBackground()
         }
     }
     QVERIFY(lightThemeRows > 20);
+}
+
+// All heads: the first column's panels also hold the query labels and the last row's the key
+// labels; their cells were smaller than the other panels' (seen in the screenshots). Every panel's
+// plotting area is now the same size, in the window and in presentation mode.
+void TestClassroom::gridPanelsHaveEqualCells_data()
+{
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<bool>("presenting");
+    for (const char *id : {"multihead-bloem", "cross-attention", "multihead-split"})
+        for (const bool on : {false, true})
+            QTest::addRow("%s%s", id, on ? " presenting" : "") << QString::fromLatin1(id) << on;
+}
+
+void TestClassroom::gridPanelsHaveEqualCells()
+{
+    QFETCH(QString, preset);
+    QFETCH(bool, presenting);
+    QVERIFY(applyPreset(preset));
+    QVERIFY(m_w->showView(QStringLiteral("grid")));
+    if (presenting) {
+        m_w->setPresentationMode(true);
+        m_w->setWindowState(Qt::WindowNoState);
+        m_w->setGeometry(QRect(0, 0, 1280, 720));
+        QTest::qWait(100);
+    }
+    QCustomPlot *p = m_w->headGridView()->plot();
+    settle(p);
+    const QList<QCPAxisRect *> rects = p->axisRects();
+    QCOMPARE(rects.size(), m_w->headGridView()->panelCount());
+    QVERIFY(rects.size() >= 3);
+    for (QCPAxisRect *r : rects) {
+        QVERIFY2(std::abs(r->width() - rects.first()->width()) <= 2,
+                 qPrintable(QStringLiteral("%1 px wide, the first %2").arg(r->width()).arg(rects.first()->width())));
+        QVERIFY2(std::abs(r->height() - rects.first()->height()) <= 2,
+                 qPrintable(QStringLiteral("%1 px high, the first %2").arg(r->height()).arg(rects.first()->height())));
+    }
 }
 
 QTEST_MAIN(TestClassroom)

@@ -463,8 +463,11 @@ void PipelineView::relayout()
     // plots grow with the cards up to most of the viewport's height (issue 14, 7)
     const int spacing = m_grid->spacing();
     const int avail = m_scroll->viewport()->width() - 8 - m_scroll->verticalScrollBar()->sizeHint().width();
-    const int cols = std::max(1, (avail + spacing) / (kBoxWidth + spacing));
-    const int width = std::max(kBoxWidth, (avail - (cols - 1) * spacing) / cols);
+    // cards grow with the text (presentation mode): a stage of tiny cells under large labels reads
+    // worse than fewer, larger stages (issue 14)
+    const int box = std::max(kBoxWidth, fontMetrics().averageCharWidth() * 40);
+    const int cols = std::max(1, (avail + spacing) / (box + spacing));
+    const int width = std::max(box, (avail - (cols - 1) * spacing) / cols);
     const int plotHeight = std::clamp(int(width * 0.85), kPlotHeight,
                                       std::max(kPlotHeight, int(m_scroll->viewport()->height() * 0.7)));
     for (PipelineStage *s : m_stages) {
