@@ -218,7 +218,6 @@ void TestClassroom::everyHeadCountGivesAView_data()
 
 void TestClassroom::everyHeadCountGivesAView()
 {
-    QFETCH(int, heads);
     QFETCH(bool, identity);
     m_w->setSentence(kAnimal);
     ComputeSettings s = m_w->controls()->settings();
@@ -928,6 +927,22 @@ void TestClassroom::presentationFitsTheScreen()
 // light area where a hidden stage is: no pixel row holds a run of 300 px of one light colour.
 void TestClassroom::hiddenStagesKeepTheThemeBackground()
 {
+    // pixel rows holding a run of 300 px of one light colour
+    const auto lightRows = [](const QImage &grab) {
+        const QImage img = grab.convertToFormat(QImage::Format_RGB32);
+        int rows = 0;
+        for (int y = 0; y < img.height(); ++y) {
+            const auto *line = reinterpret_cast<const QRgb *>(img.constScanLine(y));
+            for (int x = 1, run = 1; x < img.width(); ++x) {
+                run = line[x] == line[x - 1] ? run + 1 : 1;
+                if (run == 300 && relativeLuminance(QColor(line[x])) > 0.5) {
+                    ++rows;
+                    break;
+                }
+            }
+        }
+        return rows;
+    };
     QVERIFY(applyPreset(QStringLiteral("journey-scores")));
     m_w->setPresentationMode(true); // high contrast
     m_w->setWindowState(Qt::WindowNoState);
@@ -937,40 +952,16 @@ void TestClassroom::hiddenStagesKeepTheThemeBackground()
     pv->setCurrentStage(0);
     QTest::qWait(100);
     QVERIFY(!pv->stageRevealed(1));
-    const QImage img = pv->grab().toImage().convertToFormat(QImage::Format_RGB32);
+    const QImage img = pv->grab().toImage();
     QVERIFY(img.width() > 300);
-    int lightRows = 0;
-    for (int y = 0; y < img.height(); ++y) {
-        const auto *line = reinterpret_cast<const QRgb *>(img.constScanLine(y));
-        int run = 1;
-        for (int x = 1; x < img.width(); ++x) {
-            run = line[x] == line[x - 1] ? run + 1 : 1;
-            if (run == 300 && relativeLuminance(QColor(line[x])) > 0.5) {
-                ++lightRows;
-                break;
-            }
-        }
-    }
-    QVERIFY2(lightRows == 0, qPrintable(QStringLiteral("%1 pixel rows with a light block").arg(lightRows)));
+    const int dark = lightRows(img);
+    QVERIFY2(dark == 0, qPrintable(QStringLiteral("%1 pixel rows with a light block").arg(dark)));
     // and the same grab in the light theme has them (the check sees a block where there is one)
     m_w->setPresentationMode(false);
     QTest::qWait(50);
     pv->setCurrentStage(0);
     QTest::qWait(100);
-    const QImage light = pv->grab().toImage().convertToFormat(QImage::Format_RGB32);
-    int lightThemeRows = 0;
-    for (int y = 0; y < light.height(); ++y) {
-        const auto *line = reinterpret_cast<const QRgb *>(light.constScanLine(y));
-        int run = 1;
-        for (int x = 1; x < light.width(); ++x) {
-            run = line[x] == line[x - 1] ? run + 1 : 1;
-            if (run == 300 && relativeLuminance(QColor(line[x])) > 0.5) {
-                ++lightThemeRows;
-                break;
-            }
-        }
-    }
-    QVERIFY(lightThemeRows > 20);
+    QVERIFY(lightRows(pv->grab().toImage()) > 20);
 }
 
 // All heads: the first column's panels also hold the query labels and the last row's the key

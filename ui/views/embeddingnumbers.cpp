@@ -12,19 +12,24 @@
 
 namespace attnviz::ui {
 
-MatrixNumbersOverlay::MatrixNumbersOverlay(QCustomPlot *plot, QCPAxisRect *rect, QCPColorMap *map)
-    : QCPLayerable(plot, QStringLiteral("main")), m_rect(rect), m_map(map)
+RectOverlay::RectOverlay(QCustomPlot *plot, QCPAxisRect *rect)
+    : QCPLayerable(plot, QStringLiteral("main")), m_rect(rect)
 {
 }
 
-void MatrixNumbersOverlay::applyDefaultAntialiasingHint(QCPPainter *p) const
+void RectOverlay::applyDefaultAntialiasingHint(QCPPainter *p) const
 {
     applyAntialiasingHint(p, false, QCP::aeOther);
 }
 
-QRect MatrixNumbersOverlay::clipRect() const
+QRect RectOverlay::clipRect() const
 {
     return m_rect->rect();
+}
+
+MatrixNumbersOverlay::MatrixNumbersOverlay(QCustomPlot *plot, QCPAxisRect *rect, QCPColorMap *map)
+    : RectOverlay(plot, rect), m_map(map)
+{
 }
 
 void MatrixNumbersOverlay::draw(QCPPainter *p)
@@ -53,21 +58,6 @@ void MatrixNumbersOverlay::draw(QCPPainter *p)
     }
     if (row >= 0 && row < rows)
         paintOutline(p, cellPixels(m_rect, row, 0, row, cols - 1), QColor(220, 30, 30), 2, 3.5);
-}
-
-BarValuesOverlay::BarValuesOverlay(QCustomPlot *plot, QCPAxisRect *rect)
-    : QCPLayerable(plot, QStringLiteral("main")), m_rect(rect)
-{
-}
-
-void BarValuesOverlay::applyDefaultAntialiasingHint(QCPPainter *p) const
-{
-    applyAntialiasingHint(p, true, QCP::aeOther);
-}
-
-QRect BarValuesOverlay::clipRect() const
-{
-    return m_rect->rect();
 }
 
 void BarValuesOverlay::draw(QCPPainter *p)

@@ -13,7 +13,18 @@ namespace attnviz::ui {
 // Wider vectors than this get no numbers in their cells (hover and export still have them).
 constexpr int kMaxNumberedDims = 16;
 
-class MatrixNumbersOverlay : public QCPLayerable {
+// Draws over one axis rect, clipped to it, without antialiasing its lines.
+class RectOverlay : public QCPLayerable {
+public:
+    RectOverlay(QCustomPlot *plot, QCPAxisRect *rect);
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter *p) const override;
+    QRect clipRect() const override;
+    QCPAxisRect *m_rect;
+};
+
+class MatrixNumbersOverlay : public RectOverlay {
 public:
     MatrixNumbersOverlay(QCustomPlot *plot, QCPAxisRect *rect, QCPColorMap *map);
 
@@ -21,29 +32,21 @@ public:
     int row = -1;                       // outlined; -1 none
 
 protected:
-    void applyDefaultAntialiasingHint(QCPPainter *p) const override;
-    QRect clipRect() const override;
     void draw(QCPPainter *p) override;
 
 private:
-    QCPAxisRect *m_rect;
     QCPColorMap *m_map;
 };
 
-class BarValuesOverlay : public QCPLayerable {
+class BarValuesOverlay : public RectOverlay {
 public:
-    BarValuesOverlay(QCustomPlot *plot, QCPAxisRect *rect);
+    using RectOverlay::RectOverlay;
 
     // The bars whose values are written; their key axis is the rect's left (one bar per row).
     QList<QCPBars *> bars;
 
 protected:
-    void applyDefaultAntialiasingHint(QCPPainter *p) const override;
-    QRect clipRect() const override;
     void draw(QCPPainter *p) override;
-
-private:
-    QCPAxisRect *m_rect;
 };
 
 } // namespace attnviz::ui

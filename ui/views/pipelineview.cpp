@@ -465,7 +465,7 @@ void PipelineView::relayout()
     const int avail = m_scroll->viewport()->width() - 8 - m_scroll->verticalScrollBar()->sizeHint().width();
     // cards grow with the text (presentation mode): a stage of tiny cells under large labels reads
     // worse than fewer, larger stages (issue 14)
-    const int box = std::max(kBoxWidth, fontMetrics().averageCharWidth() * 40);
+    const int box = presentationLegibility() ? std::max(kBoxWidth, fontMetrics().averageCharWidth() * 40) : kBoxWidth;
     const int cols = std::max(1, (avail + spacing) / (box + spacing));
     const int width = std::max(box, (avail - (cols - 1) * spacing) / cols);
     const int plotHeight = std::clamp(int(width * 0.85), kPlotHeight,
