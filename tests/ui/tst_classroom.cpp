@@ -218,6 +218,7 @@ void TestClassroom::everyHeadCountGivesAView_data()
 
 void TestClassroom::everyHeadCountGivesAView()
 {
+    QFETCH(int, heads);
     QFETCH(bool, identity);
     m_w->setSentence(kAnimal);
     ComputeSettings s = m_w->controls()->settings();
