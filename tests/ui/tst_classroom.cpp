@@ -956,7 +956,8 @@ void TestClassroom::hiddenStagesKeepTheThemeBackground()
     const QImage img = pv->grab().toImage();
     QVERIFY(img.width() > 300);
     const int dark = lightRows(img);
-    QVERIFY2(dark == 0, qPrintable(QStringLiteral("%1 pixel rows with a light block").arg(dark)));
+    // a line or two (an outline's halo) is no block; the hidden stage's block was 48 rows in view
+    QVERIFY2(dark <= 4, qPrintable(QStringLiteral("%1 pixel rows with a light block").arg(dark)));
     // and the same grab in the light theme has them (the check sees a block where there is one)
     m_w->setPresentationMode(false);
     QTest::qWait(50);

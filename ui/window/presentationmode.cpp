@@ -96,6 +96,9 @@ void PresentationMode::setOn(bool on)
             m_window->showMaximized();
         } else {
             m_window->showNormal();
+            // the platform's own restore (the screen's geometry, where the mode set it) arrives as a
+            // window-system event: take it before setting the window's own
+            QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
             m_window->setGeometry(m_before.geometry);
             // again once the layouts have taken the smaller text: until then their minimum sizes are
             // those of the large text, and the window came back wider than the screen (issue 14)
