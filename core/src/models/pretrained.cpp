@@ -4,6 +4,7 @@
 // with the cut at the model's positions and the incremental path of causal models.
 #include "attnviz/pretrained.h"
 #include "attnviz/fileio.h"
+#include "attnviz/memorybudget.h"
 #include "attnviz/subword.h"
 #include "pretrainedweights.h"
 
@@ -229,6 +230,7 @@ public:
     {
         if (m_tokenizer && m_config.family != ModelFamily::Gpt2)
             m_maskId = m_tokenizer->id("[MASK]");
+        keepTraceMemory(); // a trace's ~GB of matrices is reused by the next, not refaulted
     }
 
     ModelInfo info() const override
