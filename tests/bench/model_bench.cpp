@@ -67,8 +67,12 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "model_bench: %s\n", st.message.c_str());
         return 1;
     }
-    nlohmann::json out = {{"model", {{"family", info.family}, {"name", info.name}, {"layers", info.layers},
-                                     {"heads", info.heads}, {"d_model", info.dModel}}},
+    nlohmann::json out = {{"model",
+                           {{"family", info.family},
+                            {"name", info.name},
+                            {"layers", info.layers},
+                            {"heads", info.heads},
+                            {"d_model", info.dModel}}},
                           {"threads", coreThreads()},
                           {"load_ms", loadMs},
                           {"scores_kept", scores},
