@@ -7,10 +7,12 @@
 //   GPT-2 (pre-norm):  a = LN1(x); x' = x + Attn(a); y = x' + W2 act(W1 LN2(x'))
 //   BERT (post-norm):  a = x;      x' = LN1(x + Attn(x)); y = LN2(x' + W2 act(W1 x'))
 //   Attn: q, k, v = a W^T + b (t, d); per head softmax(q_h k_h^T / sqrt(d_head) + mask) v_h; W_o
-//   GPT-2: final = ln_f(y_L), logits = final wte^T; BERT: logits = LN(act(T final)) E^T + b at [MASK]
+//   GPT-2: final = ln_f(y_L), logits = final wte^T at the last position (others on demand:
+//   predictNext); BERT: logits = LN(act(T final)) E^T + b at [MASK]
 // Its own attention rather than computeAttention: only rows [p, t) of each stage are computed, and
 // causal rows only read keys 0..i. Matrix products are split over the cores by output columns, so a
-// single new token (one row) still uses every core.
+// single new token (one row) still uses every core. Large matrices of a fresh trace get huge-page
+// advice (see adviseHugePages; the model also keeps freed trace memory: keepTraceMemory).
 #include "pretrainedweights.h"
 #include "attnviz/attention.h"
 #include "attnviz/parallel.h"
