@@ -3,6 +3,7 @@
 // `tokenize --model DIR TEXT`, `bench --model DIR | --seeded gpt2-small|bert-base`.
 #include "commands.h"
 
+#include "attnviz/bench.h"
 #include "attnviz/parallel.h"
 #include "attnviz/pretrained.h"
 
@@ -12,12 +13,9 @@
 #include <QJsonObject>
 #include <QSaveFile>
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
 
 namespace attnviz::cli {
 
@@ -211,26 +209,6 @@ int modelRun(const QStringList &args)
     return 0;
 }
 
-double peakRssMb()
-{
-    struct rusage u {};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_maxrss) / 1024.0; // KiB on Linux
-}
-
-template <typename F>
-double medianMs(int repeat, F &&f)
-{
-    std::vector<double> ms;
-    for (int r = 0; r < repeat; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        f();
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
-}
-
 } // namespace
 
 int model(const QStringList &args)
@@ -286,8 +264,10 @@ int benchModel(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Times a model on the CPU core: a full trace at each size, one token appended to a 128-token text\n"
-        "(causal models: the incremental path), and the peak resident memory of the run. --seeded needs no\n"
-        "download: GPT-2 small's or BERT-base's shape with seeded random weights."));
+        "(causal models: the incremental path), and the peak resident memory of the run. Every layer's\n"
+        "attention weights are kept (raw scores with --scores); a causal model's LM head runs at the last\n"
+        "position, as the window asks. --seeded needs no download: GPT-2 small's or BERT-base's shape with\n"
+        "seeded random weights."));
     p.addHelpOption();
     QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("A model folder."), QStringLiteral("dir"));
     QCommandLineOption seededOpt(QStringLiteral("seeded"), QStringLiteral("gpt2-small or bert-base."), QStringLiteral("shape"));
@@ -295,9 +275,10 @@ int benchModel(const QStringList &args)
                                 QStringLiteral("list"), QStringLiteral("128,1024"));
     QCommandLineOption repeatOpt(QStringLiteral("repeat"), QStringLiteral("Runs per size; the median is reported (default 5)."),
                                  QStringLiteral("n"), QStringLiteral("5"));
-    QCommandLineOption scoresOpt(QStringLiteral("no-scores"), QStringLiteral("Keep the weights but not the raw scores."));
+    QCommandLineOption scoresOpt(QStringLiteral("scores"), QStringLiteral("Keep the raw scores as well as the weights."));
+    QCommandLineOption noScoresOpt(QStringLiteral("no-scores"), QStringLiteral("Keep the weights only (the default)."));
     QCommandLineOption jsonOpt(QStringLiteral("json"), QStringLiteral("One JSON object instead of a table."));
-    p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, jsonOpt});
+    p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -327,64 +308,34 @@ int benchModel(const QStringList &args)
                                      std::to_string(info.maxPositions) + "]", 2);
         sizes.push_back(n);
     }
-    std::mt19937 g(5);
-    std::uniform_int_distribution<int> pick(1000, std::max(1001, info.vocabulary - 2));
-    TraceRequest req;
-    req.keepScores = !p.isSet(scoresOpt);
-    QJsonArray rows;
-    auto row = [&](const QString &what, int tokens, double ms) {
-        rows.append(QJsonObject{{QStringLiteral("what"), what}, {QStringLiteral("tokens"), tokens}, {QStringLiteral("ms"), ms}});
-        if (!p.isSet(jsonOpt))
-            std::printf("%-34s %6d tokens  %9.1f ms\n", qPrintable(what), tokens, ms);
-    };
+    const bool keepScores = p.isSet(scoresOpt) && !p.isSet(noScoresOpt);
     if (!p.isSet(jsonOpt))
         std::printf("%s (%s, %d x %d x %d), %d threads, load %.0f ms\n", info.name.c_str(), info.family.c_str(), info.layers,
                     info.heads, info.dModel, coreThreads(), loadMs);
-    for (int n : sizes) {
-        req.ids.clear();
-        for (int i = 0; i < n; ++i)
-            req.ids.push_back(pick(g));
-        Status st;
-        row(QStringLiteral("full trace"), n, medianMs(repeat, [&] {
-                Trace<float> tr; // a fresh trace: everything computed
-                st = m->trace(req, tr);
-            }));
-        if (!st)
-            return fail("bench", st.message, 1);
-        if (info.causal && n < info.maxPositions) {
-            Trace<float> tr;
-            std::vector<int> base = req.ids;
-            st = m->trace(req, tr);
-            req.ids.push_back(pick(g));
-            const std::vector<int> longer = req.ids;
-            std::vector<double> ms;
-            for (int r = 0; r < repeat && st; ++r) {
-                req.ids = longer;
-                const auto a = std::chrono::steady_clock::now();
-                st = m->trace(req, tr);
-                ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-                req.ids = base; // back to n tokens, untimed (the prefix is kept)
-                m->trace(req, tr);
-            }
-            std::sort(ms.begin(), ms.end());
-            row(QStringLiteral("one token appended (incremental)"), n + 1, ms[ms.size() / 2]);
-            if (!st)
-                return fail("bench", st.message, 1);
-        }
+    std::vector<ModelBenchRow> timed;
+    if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed); !st)
+        return fail("bench", st.message, 1);
+    QJsonArray rows;
+    for (const ModelBenchRow &r : timed) {
+        rows.append(QJsonObject{{QStringLiteral("what"), QString::fromStdString(r.what)},
+                                {QStringLiteral("tokens"), r.tokens},
+                                {QStringLiteral("ms"), r.ms}});
+        if (!p.isSet(jsonOpt))
+            std::printf("%-34s %6d tokens  %9.1f ms\n", r.what.c_str(), r.tokens, r.ms);
     }
     const double rss = peakRssMb();
     if (p.isSet(jsonOpt)) {
         const QJsonObject o{{QStringLiteral("model"), infoJson(info)},
                             {QStringLiteral("threads"), coreThreads()},
                             {QStringLiteral("load_ms"), loadMs},
-                            {QStringLiteral("scores_kept"), req.keepScores},
+                            {QStringLiteral("scores_kept"), keepScores},
                             {QStringLiteral("rows"), rows},
                             {QStringLiteral("peak_rss_mb"), rss}};
         const QByteArray b = QJsonDocument(o).toJson(QJsonDocument::Indented);
         std::fwrite(b.constData(), 1, size_t(b.size()), stdout);
     } else {
         std::printf("peak resident memory %.0f MB (every layer's attention kept%s)\n", rss,
-                    req.keepScores ? ", scores too" : ", scores not");
+                    keepScores ? ", scores too" : ", scores not");
     }
     return 0;
 }

@@ -12,6 +12,7 @@
 #   4. keystroke -> repaint (attnviz bench --ui)
 #   5. ways of building the core side by side (OPTIONS=1): -march levels and EIGEN_USE_BLAS over
 #      OpenBLAS, each compiled here from the core's sources with tests/bench/core_bench.cpp
+#   6. issue 13: a real 12-layer model (GPT-2 small, BERT-base shapes) vs PyTorch (models_table.sh)
 # Needs: /usr/bin/python3 with python3-torch, libopenblas0-pthread (and libopenblas-dev for 5).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -80,3 +81,6 @@ if [ "${OPTIONS:-1}" = 1 ]; then
         done
     done
 fi
+echo
+echo "## 6. real models (issue 13): GPT-2 small and BERT-base shapes, seeded weights, vs PyTorch"
+bash tests/bench/models_table.sh "$BUILD_DIR" "$ROUNDS"

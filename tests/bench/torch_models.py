@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 # PyTorch peer of `attnviz bench --seeded gpt2-small|bert-base`: the same shapes and the same work
-# (every layer's attention weights kept, GPT-2's LM head on every position with its top 10, one
-# token appended through a key/value cache), float32, 2 threads. Prints one JSON object.
+# (every layer's attention weights kept, GPT-2's LM head at the last position with its top 10 as
+# attnviz's trace computes it, --lm-head all for every position; one token appended through a
+# key/value cache), float32, 2 threads. Prints one JSON object. For a strong peer run it with
+# GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (models_peer.py does).
 #   /usr/bin/python3 tests/bench/torch_models.py gpt2-small|bert-base [--tokens 128,1024] [--repeat 5]
 import argparse, json, math, statistics, sys, time
 import torch
@@ -13,6 +15,7 @@ p.add_argument('shape', choices=['gpt2-small', 'bert-base'])
 p.add_argument('--tokens', default='128,1024')
 p.add_argument('--repeat', type=int, default=5)
 p.add_argument('--threads', type=int, default=2)
+p.add_argument('--lm-head', choices=['last', 'all'], default='last')
 a = p.parse_args()
 torch.set_num_threads(a.threads)
 torch.manual_seed(1)
@@ -66,7 +69,8 @@ def forward(ids, cache=None):
         if not gpt:
             x = F.layer_norm(x, (D,), b['g2'], b['n2'], eps)
     if gpt:
-        logits = F.layer_norm(x, (D,), eps=eps) @ wte.T
+        last = x if a.lm_head == 'all' else x[-1:]
+        logits = F.layer_norm(last, (D,), eps=eps) @ wte.T
         probs = torch.softmax(logits, -1)
         probs.topk(10, -1)
     return kept, newcache
@@ -91,5 +95,5 @@ for n in [int(s) for s in a.tokens.split(',')]:
         nxt = torch.randint(1000, V - 2, (1,), generator=g)
         rows.append({'what': 'one token appended (incremental)', 'tokens': n + 1, 'ms': timed(lambda: forward(nxt, cache))})
 import resource
-print(json.dumps({'torch': torch.__version__, 'threads': a.threads, 'rows': rows,
+print(json.dumps({'torch': torch.__version__, 'threads': a.threads, 'lm_head': a.lm_head, 'rows': rows,
                   'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

@@ -4,7 +4,7 @@
 // spellings of the tensor names) and DistilBERT folders with the real vocabularies. Every layer's
 // and head's attention weights, the hidden states and the predicted probabilities, in float32
 // (1e-5) and float64 (1e-10); the incremental path of a causal model against a full recompute;
-// the cut at the model's positions.
+// the cut at the model's positions; next-token predictions computed on demand (predictAt).
 #include "attnviz/pretrained.h"
 
 #include <QFile>
@@ -88,6 +88,8 @@ void checkCase(Model &model, const QJsonObject &c, double tol)
 {
     TraceRequest req;
     req.ids = idsOf(c);
+    req.keepScores = true;
+    req.allPredictions = true;
     Trace<T> tr;
     const Status st = model.trace(req, tr);
     QVERIFY2(st.ok(), st.message.c_str());
@@ -208,6 +210,7 @@ private slots:
     void info();
     void incrementalEqualsFull_data();
     void incrementalEqualsFull();
+    void predictAt();
     void cutAtPositions();
     void maskedKeys();
     void seededShapes();
@@ -315,13 +318,17 @@ void TestModels::incrementalEqualsFull_data()
     QTest::addColumn<QVector<int>>("before");
     QTest::addColumn<QVector<int>>("after");
     QTest::addColumn<bool>("twoBack"); // the trace handed back is the one before last (double buffer)
+    QTest::addColumn<bool>("everything"); // scores kept and every position's predictions
     const QVector<int> text = {464, 5044, 1422, 470, 3272, 262, 4675, 780, 340, 373, 1165, 10032, 13};
-    QTest::addRow("one token appended") << text.mid(0, 12) << text << false;
-    QTest::addRow("last token changed") << text << (text.mid(0, 12) << 11) << false;
-    QTest::addRow("middle changed") << text << (text.mid(0, 5) << 257 << text.mid(6)) << false;
-    QTest::addRow("shortened") << text << text.mid(0, 7) << false;
-    QTest::addRow("unrelated") << text << QVector<int>{50256, 40, 716} << false;
-    QTest::addRow("double buffered") << text.mid(0, 10) << text << true;
+    QTest::addRow("one token appended") << text.mid(0, 12) << text << false << false;
+    QTest::addRow("last token changed") << text << (text.mid(0, 12) << 11) << false << false;
+    QTest::addRow("middle changed") << text << (text.mid(0, 5) << 257 << text.mid(6)) << false << false;
+    QTest::addRow("shortened") << text << text.mid(0, 7) << false << false;
+    QTest::addRow("unrelated") << text << QVector<int>{50256, 40, 716} << false << false;
+    QTest::addRow("double buffered") << text.mid(0, 10) << text << true << false;
+    QTest::addRow("one token appended, everything kept") << text.mid(0, 12) << text << false << true;
+    QTest::addRow("middle changed, everything kept") << text << (text.mid(0, 5) << 257 << text.mid(6)) << false << true;
+    QTest::addRow("shortened, everything kept") << text << text.mid(0, 7) << false << true;
 }
 
 void TestModels::incrementalEqualsFull()
@@ -329,9 +336,12 @@ void TestModels::incrementalEqualsFull()
     QFETCH(QVector<int>, before);
     QFETCH(QVector<int>, after);
     QFETCH(bool, twoBack);
+    QFETCH(bool, everything);
     std::unique_ptr<Model> m = open(QStringLiteral("gpt2-tiny"));
     QVERIFY(m);
     TraceRequest req;
+    req.keepScores = everything;
+    req.allPredictions = everything;
     req.ids = std::vector<int>(before.begin(), before.end());
     Trace<float> kept, other, full;
     QVERIFY(m->trace(req, kept).ok());
@@ -343,6 +353,9 @@ void TestModels::incrementalEqualsFull()
     QVERIFY(m->trace(req, kept).ok());
     QVERIFY(m->trace(req, full).ok());
     QCOMPARE(kept.tokens.size(), size_t(after.size()));
+    QCOMPARE(kept.layers[0].attention.batch[0].scores.size(), everything ? size_t(kept.numHeads()) : size_t(0));
+    QCOMPARE(kept.predictions.next.front().empty(), !everything && after.size() > 1);
+    QCOMPARE(kept.predictions.next.back().size(), size_t(10));
     const double diff = traceDifference(kept, full);
     QVERIFY2(diff < 1e-5, qPrintable(QString::number(diff))); // float rounding of other product shapes
     // float64 too, exactly the same arithmetic
@@ -358,6 +371,64 @@ void TestModels::incrementalEqualsFull()
     fresh.producer = kd.producer;
     QVERIFY(m->trace(req, fresh).ok());
     QVERIFY(traceDifference(fresh, full) < 1e-5);
+}
+
+void TestModels::predictAt()
+{
+    std::unique_ptr<Model> m = open(QStringLiteral("gpt2-tiny"));
+    QVERIFY(m);
+    TraceRequest req;
+    req.ids = {464, 5044, 1422, 470, 3272, 262, 4675, 780};
+    Trace<float> lazy, all;
+    QVERIFY(m->trace(req, lazy).ok());
+    req.allPredictions = true;
+    QVERIFY(m->trace(req, all).ok());
+    const int t = int(req.ids.size());
+    QCOMPARE(int(lazy.predictions.next.size()), t);
+    QCOMPARE(lazy.predictions.topK, 10);
+    for (int i = 0; i + 1 < t; ++i) { // only the last position is computed by trace()
+        QVERIFY(lazy.predictions.next[size_t(i)].empty());
+        QVERIFY(std::isnan(lazy.predictions.actualNext[size_t(i)]));
+        QCOMPARE(all.predictions.next[size_t(i)].size(), size_t(10));
+        QVERIFY(!std::isnan(all.predictions.actualNext[size_t(i)]));
+    }
+    for (int i = t - 1; i >= 0; --i)
+        QVERIFY(m->predictAt(lazy, i).ok());
+    QVERIFY2(traceDifference(lazy, all) < 1e-6, qPrintable(QString::number(traceDifference(lazy, all))));
+    for (int i = 0; i < t; ++i)
+        for (size_t k = 0; k < 10; ++k) {
+            QCOMPARE(lazy.predictions.next[size_t(i)][k].id, all.predictions.next[size_t(i)][k].id);
+            QCOMPARE(lazy.predictions.next[size_t(i)][k].token, all.predictions.next[size_t(i)][k].token);
+        }
+    // an on-demand position survives an appended token (its next token is unchanged) ...
+    Trace<float> fresh;
+    req.allPredictions = false;
+    QVERIFY(m->trace(req, fresh).ok());
+    QVERIFY(m->predictAt(fresh, 2).ok());
+    QVERIFY(m->predictAt(fresh, t - 2).ok());
+    req.ids.push_back(340);
+    QVERIFY(m->trace(req, fresh).ok());
+    QCOMPARE(fresh.predictions.next[2].size(), size_t(10));
+    QVERIFY(std::abs(fresh.predictions.actualNext[2] - all.predictions.actualNext[2]) < 1e-6);
+    // ... the one before the new token is recomputed on demand (its next token changed)
+    QVERIFY(fresh.predictions.next[size_t(t - 1)].empty());
+    QVERIFY(m->predictAt(fresh, t - 1).ok());
+    QVERIFY(!std::isnan(fresh.predictions.actualNext[size_t(t - 1)]));
+    QVERIFY(std::isnan(fresh.predictions.actualNext[size_t(t)]));
+    // float64 as well
+    Trace<double> d;
+    QVERIFY(m->trace(req, d).ok());
+    QVERIFY(m->predictAt(d, 0).ok());
+    QVERIFY(std::abs(d.predictions.actualNext[0] - all.predictions.actualNext[0]) < 1e-5);
+    // refused: a position outside the trace, a trace of another model or precision, a masked LM
+    QCOMPARE(m->predictAt(fresh, t + 1).code, StatusCode::InvalidInput);
+    QCOMPARE(m->predictAt(fresh, -1).code, StatusCode::InvalidInput);
+    std::unique_ptr<Model> other = open(QStringLiteral("gpt2-tiny"));
+    QCOMPARE(other->predictAt(fresh, 0).code, StatusCode::InvalidInput);
+    Trace<double> notMine;
+    QCOMPARE(m->predictAt(notMine, 0).code, StatusCode::InvalidInput);
+    std::unique_ptr<Model> b = open(QStringLiteral("bert-tiny"));
+    QCOMPARE(b->predictAt(fresh, 0).code, StatusCode::Unavailable);
 }
 
 void TestModels::cutAtPositions()

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The benchmark behind `attnviz bench`: nn.MultiheadAttention's work (projections with biases,
-// softmax attention, W_o, every per-head weight kept) timed as the median of repeated runs.
+// The benchmarks behind `attnviz bench`: nn.MultiheadAttention's work (projections with biases,
+// softmax attention, W_o, every per-head weight kept) timed as the median of repeated runs, and a
+// model's traces (`bench --model / --seeded`).
 #pragma once
 
 #include "attnviz/backend.h"
+#include "attnviz/model.h"
 
 #include <string>
 #include <vector>
@@ -39,5 +41,23 @@ Status runBench(Backend &backend, const BenchSize &size, BenchRow &row, double m
 Status runStackBench(const BenchSize &size, int depth, BenchRow &row, double minSeconds = 1.0, int minReps = 3);
 
 std::string benchRowJson(const BenchRow &row);
+
+// One row of a model benchmark: a fresh full trace of `tokens` ids, or (causal models) one token
+// appended to a trace of tokens - 1 that the model made (the incremental path).
+struct ModelBenchRow {
+    std::string what; // "full trace", "one token appended (incremental)"
+    int tokens = 0;
+    double ms = 0;    // median of the runs
+};
+
+// Times `model` on ids drawn from a fixed seed, at each size: a full trace into a fresh Trace
+// (median of `repeat`), then for causal models below their limit one token appended (median of
+// `repeat`; between runs the trace goes back to `size` tokens, untimed). Every layer's attention
+// weights are kept; scores when `keepScores`; a causal model's LM head at the last position.
+Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
+                     std::vector<ModelBenchRow> &rows);
+
+// This process's peak resident memory so far, in MB (getrusage; 0 where unknown).
+double peakRssMb();
 
 } // namespace attnviz

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Memory checks before large allocations: how much one computation may take on this machine, and
 // what an attention computation keeps, so that a file or a sentence asking for too much gets one
-// clear message instead of std::bad_alloc.
+// clear message instead of std::bad_alloc. Also the allocator policy for repeated large traces.
 #pragma once
 
 #include "attnviz/status.h"
@@ -31,5 +31,12 @@ Status checkMemory(uint64_t bytes, const std::string &name, const std::string &w
 // plus `extraPerNumber` bytes the caller adds per kept number (the JSON text of `compute`).
 Status checkAttentionMemory(const ResolvedShape &shape, bool dropout, size_t scalarBytes, const std::string &name,
                             size_t extraPerNumber = 0);
+
+// Asks the C library's allocator (glibc) to keep freed blocks of up to 32 MB in the process for the
+// next trace instead of handing each back to the kernel: a real model's trace is ~1 GB of fresh
+// matrices at 1,024 tokens, and refaulting it page by page took more time than the arithmetic
+// (measured: 4.2 s of CPU against 1.6 s with the memory kept). The peak is unchanged; the memory a
+// trace used stays resident for the next one. Called once a real model is opened; idempotent.
+void keepTraceMemory();
 
 } // namespace attnviz

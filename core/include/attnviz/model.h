@@ -45,8 +45,13 @@ struct TokenProb {
 struct Predictions {
     // Causal language models: per position i, the top-k next tokens after token i, and the
     // probability the model gave to the token that actually follows (NaN at the last position).
+    // Both have one entry per token, but trace() runs the LM head (a t x vocabulary product, a
+    // third of GPT-2 small's work at 128 tokens) only where asked: the last position always, every
+    // position with TraceRequest::allPredictions. An empty next[i] (actualNext[i] NaN) is a
+    // position not computed yet: Model::predictAt fills it (on hover).
     std::vector<std::vector<TokenProb>> next;
     std::vector<double> actualNext;
+    int topK = 0; // entries per computed position (TraceRequest::topK, at most the vocabulary)
     // Masked language models: one entry per [MASK] position, its top fills.
     struct Masked {
         int position = 0;
@@ -130,7 +135,10 @@ struct TraceRequest {
     int topK = 10;                  // predictions kept per position
     std::vector<int> ids;           // non-empty: trace these vocabulary ids instead of the text
                                     // (specials as given: nothing is added)
-    bool keepScores = true;         // false: attention.scores left empty (saves t^2 x heads a layer)
+    bool keepScores = false;        // true: attention.scores kept too (t^2 x heads a layer more; the
+                                    // pipeline view derives scores from q and k and needs none)
+    bool allPredictions = false;    // causal models: next tokens at every position, not only the last
+                                    // (see Predictions::next; Model::predictAt computes one on demand)
     const std::atomic<bool> *cancel = nullptr; // set by the caller to stop early (Status Cancelled)
 };
 
@@ -151,6 +159,21 @@ public:
         (void)request;
         (void)out;
         return Status::error(StatusCode::Unavailable, info().name + ": no float64 path");
+    }
+    // Causal language models: fills trace.predictions.next[position] and actualNext[position] where
+    // trace() left them out (see Predictions::next); nothing to do where they are filled. `trace`
+    // must be one this model made (Trace::producer) and is otherwise left alone.
+    virtual Status predictAt(Trace<float> &trace, int position) const
+    {
+        (void)trace;
+        (void)position;
+        return Status::error(StatusCode::Unavailable, info().name + ": no next-token predictions");
+    }
+    virtual Status predictAt(Trace<double> &trace, int position) const
+    {
+        (void)trace;
+        (void)position;
+        return Status::error(StatusCode::Unavailable, info().name + ": no next-token predictions");
     }
 };
 

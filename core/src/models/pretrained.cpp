@@ -4,6 +4,7 @@
 // with the cut at the model's positions and the incremental path of causal models.
 #include "attnviz/pretrained.h"
 #include "attnviz/fileio.h"
+#include "attnviz/memorybudget.h"
 #include "attnviz/subword.h"
 #include "pretrainedweights.h"
 
@@ -229,6 +230,7 @@ public:
     {
         if (m_tokenizer && m_config.family != ModelFamily::Gpt2)
             m_maskId = m_tokenizer->id("[MASK]");
+        keepTraceMemory(); // a trace's ~GB of matrices is reused by the next, not refaulted
     }
 
     ModelInfo info() const override
@@ -282,7 +284,41 @@ public:
         return run(request, m_double, m_producerDouble, out);
     }
 
+    Status predictAt(Trace<float> &trace, int position) const override
+    {
+        return predict(m_float, m_producerFloat, trace, position);
+    }
+
+    Status predictAt(Trace<double> &trace, int position) const override
+    {
+        return predict(m_double, m_producerDouble, trace, position);
+    }
+
 private:
+    template <typename T>
+    Status predict(const std::shared_ptr<const PretrainedWeights<T>> &weights, uint64_t producer, Trace<T> &trace,
+                   int position) const
+    {
+        if (!m_config.causal())
+            return Status::error(StatusCode::Unavailable, info().name + ": a masked language model predicts at [MASK] only");
+        const int t = int(trace.tokens.size());
+        if (!weights || trace.producer != producer || trace.predictions.next.size() != size_t(t) ||
+            int(trace.final.rows()) != t)
+            return Status::error(StatusCode::InvalidInput, "predictAt: the trace was not made by " + info().name);
+        if (position < 0 || position >= t)
+            return Status::error(StatusCode::InvalidInput, "predictAt: position " + std::to_string(position) +
+                                                               " is not in the trace (0.." + std::to_string(t - 1) + ")");
+        if (!trace.predictions.next[size_t(position)].empty())
+            return {};
+        std::vector<int> ids;
+        for (const TraceToken &tok : trace.tokens)
+            ids.push_back(tok.id);
+        predictNext(*weights, trace.final, ids, {position}, trace.predictions.topK, trace.predictions);
+        for (TokenProb &p : trace.predictions.next[size_t(position)])
+            p.token = tokenText(p.id);
+        return {};
+    }
+
     std::string tokenText(int id) const
     {
         const std::string s = m_tokenizer ? m_tokenizer->token(id) : std::string();
@@ -335,6 +371,7 @@ private:
         in.maskedCells = request.maskedCells;
         in.topK = std::max(1, request.topK);
         in.keepScores = request.keepScores;
+        in.allPredictions = request.allPredictions;
         in.maskId = m_maskId;
         in.cancel = request.cancel;
         // a causal model reuses the unchanged prefix of a trace it made with the same masks
@@ -342,7 +379,8 @@ private:
         if (m_config.causal() && out.producer == producer && out.paddedKeys == request.paddedKeys &&
             out.maskedCells == request.maskedCells && out.numLayers() == m_config.layers &&
             (out.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
-            !out.predictions.next.empty() && out.predictions.next.front().size() == size_t(std::min(in.topK, int(m_float->tokens.rows())))) {
+            out.predictions.next.size() == out.tokens.size() &&
+            out.predictions.topK == std::min(in.topK, int(m_float->tokens.rows()))) {
             const size_t n = std::min(out.tokens.size(), tokens.size());
             while (size_t(reuse) < n && out.tokens[size_t(reuse)].id == tokens[size_t(reuse)].id)
                 ++reuse;

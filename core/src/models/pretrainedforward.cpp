@@ -7,10 +7,12 @@
 //   GPT-2 (pre-norm):  a = LN1(x); x' = x + Attn(a); y = x' + W2 act(W1 LN2(x'))
 //   BERT (post-norm):  a = x;      x' = LN1(x + Attn(x)); y = LN2(x' + W2 act(W1 x'))
 //   Attn: q, k, v = a W^T + b (t, d); per head softmax(q_h k_h^T / sqrt(d_head) + mask) v_h; W_o
-//   GPT-2: final = ln_f(y_L), logits = final wte^T; BERT: logits = LN(act(T final)) E^T + b at [MASK]
+//   GPT-2: final = ln_f(y_L), logits = final wte^T at the last position (others on demand:
+//   predictNext); BERT: logits = LN(act(T final)) E^T + b at [MASK]
 // Its own attention rather than computeAttention: only rows [p, t) of each stage are computed, and
 // causal rows only read keys 0..i. Matrix products are split over the cores by output columns, so a
-// single new token (one row) still uses every core.
+// single new token (one row) still uses every core. Large matrices of a fresh trace get huge-page
+// advice (see adviseHugePages; the model also keeps freed trace memory: keepTraceMemory).
 #include "pretrainedweights.h"
 #include "attnviz/attention.h"
 #include "attnviz/parallel.h"
@@ -19,52 +21,106 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 namespace attnviz {
 
 namespace {
 
+// A trace's large matrices (every head's t x t weights: 604 MB at 1,024 tokens in GPT-2 small) are
+// fresh memory that each trace touches once. In 4 KiB pages the faults cost as much as the
+// arithmetic at 1,024 tokens (measured under a VM: half the time in the page-fault path); asking for
+// transparent huge pages on the 2 MiB-aligned part of the block (before its first touch; the kernel's
+// default THP mode is "madvise") cuts them up to 512-fold. Advice only: any error is harmless.
+void adviseHugePages(void *data, size_t bytes)
+{
+#ifdef __linux__
+    constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+    if (bytes < kHuge)
+        return;
+    const uintptr_t b = reinterpret_cast<uintptr_t>(data), e = b + bytes;
+    const uintptr_t a0 = (b + kHuge - 1) & ~(kHuge - 1), a1 = e & ~(kHuge - 1);
+    if (a1 > a0)
+        madvise(reinterpret_cast<void *>(a0), a1 - a0, MADV_HUGEPAGE);
+#else
+    (void)data;
+    (void)bytes;
+#endif
+}
+
 // Resizes keeping the first `keep` rows (and, for square matrices, the top-left keep x keep).
 template <typename M>
 void resizeKeep(M &m, Eigen::Index rows, Eigen::Index cols, int keep)
 {
-    if (keep > 0 && m.rows() >= keep && m.cols() > 0)
+    if (keep > 0 && m.rows() >= keep && m.cols() > 0) {
         m.conservativeResize(rows, cols);
-    else
+    } else if (m.rows() != rows || m.cols() != cols) {
         m.resize(rows, cols);
+        adviseHugePages(m.data(), size_t(m.size()) * sizeof(typename M::Scalar));
+    }
 }
 
-// y rows [p, t) = act(x rows [p, t) W^T + b), split over the cores by blocks of output columns.
+// One dense layer of a linearRows call: y rows [p, t) = act(x rows [p, t) W^T + b).
 template <typename T>
-void linearRows(const Mat<T> &x, int p, const Linear<T> &l, Mat<T> &y, HiddenActivation *act = nullptr)
+struct LinearJob {
+    const Linear<T> *l;
+    Mat<T> *y;
+    const HiddenActivation *act = nullptr;
+};
+
+template <typename T, typename Block>
+void activate(Block block, HiddenActivation act)
 {
-    const int n = int(x.rows()) - p, out = int(l.W.rows()), in = int(l.W.cols());
+    auto a = block.array();
+    switch (act) {
+    case HiddenActivation::GeluTanh: {
+        const T c = T(std::sqrt(2.0 / M_PI));
+        block = (T(0.5) * a * (T(1) + (c * (a + T(0.044715) * a.cube())).tanh())).matrix();
+        break;
+    }
+    case HiddenActivation::GeluErf: block = (T(0.5) * a * (T(1) + (a * T(M_SQRT1_2)).erf())).matrix(); break;
+    case HiddenActivation::Relu: block = block.cwiseMax(T(0)); break;
+    }
+}
+
+// Every job's rows [p, t), split by blocks of output columns (so a single new token still uses every
+// core), all jobs' blocks as the tasks of one parallelFor: q, k and v share one wake-up of the pool.
+// Each task is one GEMM of the rows by a slice of W (read in place, never copied) with the bias and
+// activation applied while the tile is in cache.
+template <typename T>
+void linearRows(const Mat<T> &x, int p, std::initializer_list<LinearJob<T>> jobs)
+{
+    const int n = int(x.rows()) - p, in = int(x.cols());
     if (n <= 0)
         return;
     const int threads = std::max(1, coreThreads());
-    const int chunk = std::max(64, ((out + 2 * threads - 1) / (2 * threads) + 15) / 16 * 16);
-    const int chunks = (out + chunk - 1) / chunk;
-    parallelFor(chunks, 2.0 * n * out * in, [&](int c) {
-        const int c0 = c * chunk, cw = std::min(chunk, out - c0);
-        auto block = y.block(p, c0, n, cw);
-        block.noalias() = x.middleRows(p, n) * l.W.middleRows(c0, cw).transpose();
+    struct Task {
+        const LinearJob<T> *job;
+        int c0, cw;
+    };
+    std::vector<Task> tasks;
+    double work = 0;
+    for (const LinearJob<T> &j : jobs) {
+        const int out = int(j.l->W.rows());
+        const int chunk = std::max(64, ((out + 2 * threads - 1) / (2 * threads) + 15) / 16 * 16);
+        for (int c0 = 0; c0 < out; c0 += chunk)
+            tasks.push_back({&j, c0, std::min(chunk, out - c0)});
+        work += 2.0 * n * out * in;
+    }
+    parallelFor(int(tasks.size()), work, [&](int i) {
+        const Task &k = tasks[size_t(i)];
+        const Linear<T> &l = *k.job->l;
+        auto block = k.job->y->block(p, k.c0, n, k.cw);
+        block.noalias() = x.middleRows(p, n) * l.W.middleRows(k.c0, k.cw).transpose();
         if (l.hasBias())
-            block.rowwise() += l.b.segment(c0, cw).transpose();
-        if (act) {
-            auto a = block.array();
-            switch (*act) {
-            case HiddenActivation::GeluTanh: {
-                const T c = T(std::sqrt(2.0 / M_PI));
-                block = (T(0.5) * a * (T(1) + (c * (a + T(0.044715) * a.cube())).tanh())).matrix();
-                break;
-            }
-            case HiddenActivation::GeluErf:
-                block = (T(0.5) * a * (T(1) + (a * T(M_SQRT1_2)).erf())).matrix();
-                break;
-            case HiddenActivation::Relu: block = block.cwiseMax(T(0)); break;
-            }
-        }
+            block.rowwise() += l.b.segment(k.c0, k.cw).transpose();
+        if (k.job->act)
+            activate<T>(block, *k.job->act);
     });
 }
 
@@ -81,38 +137,41 @@ void layerNormRows(const Mat<T> &x, int p, const LayerNorm<T> &ln, Mat<T> &y)
     }
 }
 
-// Softmax of row i over keys [0, limit) not masked; the rest 0. Returns false if every key is masked.
+// Softmax of a row over keys [0, limit) not masked; keys [limit, row end) set to 0. Returns false
+// (the row all 0) if every key is masked.
 template <typename Row>
 bool maskedSoftmax(Row row, int limit, const uint8_t *mask)
 {
     using T = typename Row::Scalar;
-    T mx = -std::numeric_limits<T>::infinity();
-    for (int j = 0; j < limit; ++j)
-        if (!(mask && mask[j]) && row[j] > mx)
-            mx = row[j];
-    if (mx == -std::numeric_limits<T>::infinity()) {
-        row.setZero();
-        return false;
-    }
-    if (!mask) {
-        auto head = row.head(limit);
+    auto head = row.head(limit);
+    if (!mask) { // the common case, vectorised
+        const T mx = head.maxCoeff();
         head = (head.array() - mx).exp();
         head /= head.sum();
     } else {
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int j = 0; j < limit; ++j)
+            if (!mask[j] && row[j] > mx)
+                mx = row[j];
+        if (mx == -std::numeric_limits<T>::infinity()) {
+            row.setZero();
+            return false;
+        }
         T sum = 0;
         for (int j = 0; j < limit; ++j) {
             row[j] = mask[j] ? T(0) : std::exp(row[j] - mx);
             sum += row[j];
         }
-        row.head(limit) /= sum;
+        head /= sum;
     }
     row.tail(row.size() - limit).setZero();
     return true;
 }
 
-constexpr int kRows = 32; // query rows per attention task
-
-// One layer's attention on rows [p, t) of `a`; rows [0, p) of `r` are kept.
+// One layer's attention on rows [p, t) of `a`; rows [0, p) of `R` are kept. A task is a block of
+// query rows through every head, so each weights row is written once, its head average is summed
+// while the rows are in cache, and a causal row's scores are computed only for the keys it can see
+// (the rest of the row is set to 0 once, no full-width temporary).
 template <typename T>
 void attend(const Projections<T> &P, int heads, const Mat<T> &a, int p, bool causal, const BoolMat &mask,
             bool keepScores, AttentionResult<T> &R)
@@ -128,9 +187,7 @@ void attend(const Projections<T> &P, int heads, const Mat<T> &a, int p, bool cau
     SequenceResult<T> &s = R.batch[0];
     for (Mat<T> *m : {&s.q, &s.k, &s.v, &s.context, &s.output})
         resizeKeep(*m, t, d, p);
-    linearRows(a, p, P.q, s.q);
-    linearRows(a, p, P.k, s.k);
-    linearRows(a, p, P.v, s.v);
+    linearRows<T>(a, p, {{&P.q, &s.q}, {&P.k, &s.k}, {&P.v, &s.v}});
     s.weights.resize(size_t(heads));
     if (keepScores)
         s.scores.resize(size_t(heads));
@@ -142,27 +199,49 @@ void attend(const Projections<T> &P, int heads, const Mat<T> &a, int p, bool cau
         if (keepScores)
             resizeKeep(s.scores[size_t(h)], t, t, p);
     }
-    const int blocks = (n + kRows - 1) / kRows;
+    resizeKeep(s.weightsAvg, t, t, p);
     std::vector<uint8_t> full(size_t(t), 0); // rows whose every key is masked (the same in every head)
     if (mask.size())
         for (int i = p; i < t; ++i)
             full[size_t(i)] = (mask.row(i).head(causal ? i + 1 : t).array() != 0).all() ? 1 : 0;
-    parallelFor(heads * blocks, 4.0 * double(n) * t * d, [&](int task) {
-        const int h = task / blocks, r0 = p + (task % blocks) * kRows, rn = std::min(kRows, t - r0);
-        Mat<T> &w = s.weights[size_t(h)];
-        auto rows = w.middleRows(r0, rn);
-        rows.noalias() = (scale * s.q.block(r0, h * dh, rn, dh)) * s.k.middleCols(h * dh, dh).transpose();
-        if (keepScores)
-            s.scores[size_t(h)].middleRows(r0, rn) = rows;
-        for (int i = r0; i < r0 + rn; ++i) {
-            const uint8_t *m = mask.size() ? mask.data() + Eigen::Index(i) * t : nullptr;
-            maskedSoftmax(w.row(i), causal ? i + 1 : t, m); // every key masked: weights 0, context 0
+    // blocks of up to 32 rows, at least ~4 per thread so that the triangle of a causal text balances
+    const int threads = std::max(1, coreThreads());
+    const int per = std::clamp((n + 4 * threads - 1) / (4 * threads), 1, 32);
+    const int blocks = (n + per - 1) / per;
+    parallelFor(blocks, (causal ? 2.0 : 4.0) * double(n) * t * d, [&](int b) {
+        const int r0 = p + b * per, rn = std::min(per, t - r0);
+        const int keys = causal ? r0 + rn : t; // columns any row of the block can see
+        auto avg = s.weightsAvg.middleRows(r0, rn);
+        Mat<T> qh;
+        for (int h = 0; h < heads; ++h) {
+            Mat<T> &w = s.weights[size_t(h)];
+            auto seen = w.block(r0, 0, rn, keys);
+            qh.noalias() = scale * s.q.block(r0, h * dh, rn, dh);
+            if (keepScores) { // the raw scaled scores of every key, masked or not, for the record
+                auto sc = s.scores[size_t(h)].middleRows(r0, rn);
+                sc.noalias() = qh * s.k.middleCols(h * dh, dh).transpose();
+                seen = sc.leftCols(keys);
+            } else {
+                seen.noalias() = qh * s.k.block(0, h * dh, keys, dh).transpose();
+            }
+            if (keys < t)
+                w.block(r0, keys, rn, t - keys).setZero();
+            for (int i = r0; i < r0 + rn; ++i) {
+                const uint8_t *m = mask.size() ? mask.data() + Eigen::Index(i) * t : nullptr;
+                maskedSoftmax(w.row(i).head(keys), causal ? i + 1 : t, m); // every key masked: weights 0, context 0
+            }
+            s.context.block(r0, h * dh, rn, dh).noalias() = seen * s.v.block(0, h * dh, keys, dh);
+            if (h == 0)
+                avg.leftCols(keys) = seen;
+            else
+                avg.leftCols(keys) += seen;
         }
-        const int keys = causal ? r0 + rn : t;
-        s.context.block(r0, h * dh, rn, dh).noalias() =
-            w.block(r0, 0, rn, keys) * s.v.block(0, h * dh, keys, dh);
+        avg.leftCols(keys) /= T(heads);
+        if (keys < t)
+            avg.rightCols(t - keys).setZero();
     });
     if (p > 0) { // the kept rows meet the new keys: masked (causal), scores for the record
+        s.weightsAvg.block(0, p, p, n).setZero();
         for (int h = 0; h < heads; ++h) {
             s.weights[size_t(h)].block(0, p, p, n).setZero();
             if (keepScores)
@@ -170,13 +249,6 @@ void attend(const Projections<T> &P, int heads, const Mat<T> &a, int p, bool cau
                     (scale * s.q.block(0, h * dh, p, dh)) * s.k.block(p, h * dh, n, dh).transpose();
         }
     }
-    resizeKeep(s.weightsAvg, t, t, p);
-    if (p > 0)
-        s.weightsAvg.block(0, p, p, n).setZero();
-    s.weightsAvg.middleRows(p, n) = s.weights[0].middleRows(p, n);
-    for (int h = 1; h < heads; ++h)
-        s.weightsAvg.middleRows(p, n) += s.weights[size_t(h)].middleRows(p, n);
-    s.weightsAvg.middleRows(p, n) /= T(heads);
     s.mask = mask;
     s.fullyMaskedRows.erase(std::remove_if(s.fullyMaskedRows.begin(), s.fullyMaskedRows.end(), [&](int i) { return i >= p; }),
                             s.fullyMaskedRows.end());
@@ -186,7 +258,7 @@ void attend(const Projections<T> &P, int heads, const Mat<T> &a, int p, bool cau
         if (full[size_t(i)])
             s.fullyMaskedRows.push_back(i);
     s.degenerateRows.clear();
-    linearRows(s.context, p, P.o, s.output);
+    linearRows<T>(s.context, p, {{&P.o, &s.output}});
 }
 
 // Top-k tokens and the softmax normalizer of each row of h E^T + b, the vocabulary in chunks
@@ -274,6 +346,33 @@ bool cancelled(const std::atomic<bool> *c) { return c && c->load(std::memory_ord
 } // namespace
 
 template <typename T>
+void predictNext(const PretrainedWeights<T> &w, const Mat<T> &final, const std::vector<int> &ids,
+                 const std::vector<int> &positions, int topK, Predictions &pr)
+{
+    if (positions.empty())
+        return;
+    const int t = int(final.rows());
+    Mat<T> rows(Eigen::Index(positions.size()), final.cols());
+    for (size_t k = 0; k < positions.size(); ++k)
+        rows.row(Eigen::Index(k)) = final.row(positions[k]);
+    VocabScan<T> scan;
+    scanVocabulary(rows, w.outputEmbedding(), w.decoderBias, topK, scan);
+    for (size_t k = 0; k < positions.size(); ++k) {
+        const int i = positions[k];
+        pr.next[size_t(i)] = topProbs(scan, int(k));
+        if (i + 1 < t) {
+            const int id = ids[size_t(i + 1)];
+            T logit = final.row(i).dot(w.outputEmbedding().row(id));
+            if (w.decoderBias.size())
+                logit += w.decoderBias[id];
+            pr.actualNext[size_t(i)] = probability(scan, int(k), logit);
+        } else {
+            pr.actualNext[size_t(i)] = std::numeric_limits<double>::quiet_NaN();
+        }
+    }
+}
+
+template <typename T>
 Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const PretrainedWeights<T>> &weights,
                      const ForwardInput &in, int reuse, Trace<T> &out)
 {
@@ -344,14 +443,14 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
         lt.afterAttention.middleRows(p, n) = x.middleRows(p, n) + lt.attention.batch[0].output.middleRows(p, n);
         if (!pre)
             layerNormRows(lt.afterAttention, p, b.ln1, lt.afterAttention);
-        ffIn.resize(t, d);
+        resizeKeep(ffIn, t, d, 0);
         if (pre)
             layerNormRows(lt.afterAttention, p, b.ln2, ffIn);
         else
             ffIn.middleRows(p, n) = lt.afterAttention.middleRows(p, n);
-        hidden.resize(t, b.ff1.W.rows());
-        linearRows(ffIn, p, b.ff1, hidden, &act);
-        linearRows(hidden, p, b.ff2, lt.output);
+        resizeKeep(hidden, t, b.ff1.W.rows(), 0);
+        linearRows<T>(ffIn, p, {{&b.ff1, &hidden, &act}});
+        linearRows<T>(hidden, p, {{&b.ff2, &lt.output}});
         lt.output.middleRows(p, n) += lt.afterAttention.middleRows(p, n);
         if (!pre)
             layerNormRows(lt.output, p, b.ln2, lt.output);
@@ -370,25 +469,21 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
     // predictions
     Predictions &pr = out.predictions;
     pr.masked.clear();
+    pr.topK = std::min(in.topK, int(w.outputEmbedding().rows()));
     if (causal) {
-        const int q0 = std::max(0, p - 1);
-        VocabScan<T> scan;
-        const Mat<T> rows = out.final.middleRows(q0, t - q0);
-        scanVocabulary(rows, w.outputEmbedding(), w.decoderBias, in.topK, scan);
+        // The last position always; every one only when asked (Predictions::next). A kept position
+        // keeps what it had, except the one before the first new token (its next token changed).
         pr.next.resize(size_t(t));
         pr.actualNext.resize(size_t(t));
-        for (int i = q0; i < t; ++i) {
-            pr.next[size_t(i)] = topProbs(scan, i - q0);
-            if (i + 1 < t) {
-                const int id = in.ids[size_t(i + 1)];
-                T logit = out.final.row(i).dot(w.outputEmbedding().row(id));
-                if (w.decoderBias.size())
-                    logit += w.decoderBias[id];
-                pr.actualNext[size_t(i)] = probability(scan, i - q0, logit);
-            } else {
-                pr.actualNext[size_t(i)] = std::numeric_limits<double>::quiet_NaN();
-            }
+        for (int i = std::max(0, p - 1); i < t; ++i) {
+            pr.next[size_t(i)].clear();
+            pr.actualNext[size_t(i)] = std::numeric_limits<double>::quiet_NaN();
         }
+        std::vector<int> at;
+        for (int i = 0; i < t; ++i)
+            if (i == t - 1 || (in.allPredictions && pr.next[size_t(i)].empty()))
+                at.push_back(i);
+        predictNext(w, out.final, in.ids, at, in.topK, pr);
     } else {
         pr.next.clear();
         pr.actualNext.clear();
@@ -400,7 +495,7 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
             Mat<T> hm(int(at.size()), d), tr(int(at.size()), d);
             for (size_t i = 0; i < at.size(); ++i)
                 hm.row(Eigen::Index(i)) = out.final.row(at[i]);
-            linearRows(hm, 0, w.mlmTransform, tr, &act);
+            linearRows<T>(hm, 0, {{&w.mlmTransform, &tr, &act}});
             layerNormRows(tr, 0, w.mlmNorm, tr);
             VocabScan<T> scan;
             scanVocabulary(tr, w.outputEmbedding(), w.decoderBias, in.topK, scan);
@@ -411,6 +506,10 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
     return {};
 }
 
+template void predictNext<float>(const PretrainedWeights<float> &, const Mat<float> &, const std::vector<int> &,
+                                  const std::vector<int> &, int, Predictions &);
+template void predictNext<double>(const PretrainedWeights<double> &, const Mat<double> &, const std::vector<int> &,
+                                   const std::vector<int> &, int, Predictions &);
 template Status runPretrained<float>(const PretrainedConfig &, const std::shared_ptr<const PretrainedWeights<float>> &,
                                      const ForwardInput &, int, Trace<float> &);
 template Status runPretrained<double>(const PretrainedConfig &, const std::shared_ptr<const PretrainedWeights<double>> &,

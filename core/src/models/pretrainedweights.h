@@ -60,7 +60,8 @@ struct ForwardInput {
     std::vector<int> paddedKeys;
     std::vector<std::pair<int, int>> maskedCells;
     int topK = 10;
-    bool keepScores = true;
+    bool keepScores = false;
+    bool allPredictions = false; // causal: the LM head at every position (else the last only)
     int maskId = -1; // [MASK]: masked-LM predictions at these positions
     const std::atomic<bool> *cancel = nullptr;
 };
@@ -68,6 +69,13 @@ struct ForwardInput {
 // Runs the model on `in.ids` into `out`, keeping out's first `reuse` positions as they are (a causal
 // model's unchanged prefix; 0 = everything computed). Fills embeddings, input, layers, final and
 // predictions; tokens, cut and producer are the caller's.
+// Causal models: fills pr.next[i] and pr.actualNext[i] for each i in `positions` from the final
+// hidden states (the LM head over those rows only, the vocabulary in chunks over the pool); token
+// strings are left empty for the caller. pr.next / actualNext must already have final.rows() entries.
+template <typename T>
+void predictNext(const PretrainedWeights<T> &weights, const Mat<T> &final, const std::vector<int> &ids,
+                 const std::vector<int> &positions, int topK, Predictions &pr);
+
 template <typename T>
 Status runPretrained(const PretrainedConfig &config, const std::shared_ptr<const PretrainedWeights<T>> &weights,
                      const ForwardInput &in, int reuse, Trace<T> &out);

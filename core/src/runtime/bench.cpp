@@ -3,6 +3,8 @@
 #include "attnviz/projections.h"
 #include "attnviz/transformer.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -133,6 +135,66 @@ std::string benchRowJson(const BenchRow &r)
                   r.depth ? ("\"depth\":" + std::to_string(r.depth) + ",").c_str() : "", r.medianMs, r.minMs, r.gflops,
                   r.reps);
     return buf;
+}
+
+Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
+                     std::vector<ModelBenchRow> &rows)
+{
+    using clock = std::chrono::steady_clock;
+    const ModelInfo info = model.info();
+    repeat = std::max(1, repeat);
+    std::mt19937 g(5);
+    std::uniform_int_distribution<int> pick(std::min(1000, info.vocabulary - 1), std::max(1001, info.vocabulary - 2));
+    TraceRequest req;
+    req.keepScores = keepScores;
+    auto median = [](std::vector<double> ms) {
+        std::sort(ms.begin(), ms.end());
+        return ms[ms.size() / 2];
+    };
+    for (int n : sizes) {
+        req.ids.clear();
+        for (int i = 0; i < n; ++i)
+            req.ids.push_back(pick(g));
+        std::vector<double> ms;
+        for (int r = 0; r < repeat; ++r) {
+            Trace<float> tr; // a fresh trace: everything computed
+            const auto a = clock::now();
+            if (Status st = model.trace(req, tr); !st)
+                return st;
+            ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+        }
+        rows.push_back({"full trace", n, median(ms)});
+        if (!info.causal || (info.maxPositions > 0 && n >= info.maxPositions))
+            continue;
+        Trace<float> tr;
+        if (Status st = model.trace(req, tr); !st)
+            return st;
+        const std::vector<int> base = req.ids;
+        std::vector<int> longer = base;
+        longer.push_back(pick(g));
+        ms.clear();
+        for (int r = 0; r < repeat; ++r) {
+            req.ids = longer;
+            const auto a = clock::now();
+            if (Status st = model.trace(req, tr); !st)
+                return st;
+            ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+            req.ids = base; // back to n tokens, untimed (the prefix is kept)
+            if (Status st = model.trace(req, tr); !st)
+                return st;
+        }
+        rows.push_back({"one token appended (incremental)", n + 1, median(ms)});
+        req.ids = base;
+    }
+    return {};
+}
+
+double peakRssMb()
+{
+    struct rusage u {};
+    if (getrusage(RUSAGE_SELF, &u) != 0)
+        return 0;
+    return double(u.ru_maxrss) / 1024.0; // KiB on Linux
 }
 
 } // namespace attnviz

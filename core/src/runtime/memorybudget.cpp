@@ -8,6 +8,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <limits>
 
@@ -78,6 +82,21 @@ Status checkAttentionMemory(const ResolvedShape &s, bool dropout, size_t scalarB
     const std::string what = std::to_string(s.batch) + " x " + std::to_string(s.numHeads) + " head(s) x " +
                              std::to_string(s.tq) + " x " + std::to_string(s.tk) + " tokens of attention";
     return checkMemory(mul(numbers, uint64_t(scalarBytes) + extraPerNumber), name, what);
+}
+
+void keepTraceMemory()
+{
+#if defined(__GLIBC__)
+    static const bool once = [] {
+        // Blocks below 32 MB (glibc's largest mmap threshold; a 1,024 x 1,024 head is 4 MB) come
+        // from the heap, and the heap is not trimmed below 2 GB of free top: fixed values also stop
+        // glibc's dynamic threshold from moving.
+        mallopt(M_MMAP_THRESHOLD, 32 << 20);
+        mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+        return true;
+    }();
+    (void)once;
+#endif
 }
 
 } // namespace attnviz
