@@ -100,8 +100,14 @@ int gui(const QStringList &args)
                                   QStringLiteral("id"));
     QCommandLineOption presentOpt(QStringLiteral("presentation"),
                                   QStringLiteral("Start in presentation mode (full screen, large text, high contrast)."));
+    QCommandLineOption modelOpt(QStringLiteral("model"),
+                                QStringLiteral("A model folder (config.json, model.safetensors, tokenizer files; GPT-2, BERT, "
+                                               "DistilBERT), or `bundled` for attnviz-tiny."),
+                                QStringLiteral("dir"));
+    QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer to show (with --model or --depth)."),
+                                QStringLiteral("n"));
     p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt, depthOpt, posOpt, blockOpt,
-                  presetOpt, themeOpt, mapOpt, presentOpt, noRestoreOpt, compareOpt});
+                  presetOpt, themeOpt, mapOpt, presentOpt, noRestoreOpt, compareOpt, modelOpt, layerOpt});
     if (!p.parse(args))
         return fail("", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -163,6 +169,13 @@ int gui(const QStringList &args)
     w.controls()->setSettings(settings);
     if (p.isSet(presetOpt))
         w.applyPreset(p.value(presetOpt));
+    if (p.isSet(modelOpt)) {
+        QString error;
+        if (!w.openModel(p.value(modelOpt), &error))
+            return fail("", QStringLiteral("--model: %1").arg(error), 2);
+    }
+    if (p.isSet(layerOpt))
+        w.session()->setSelectedLayer(std::max(0, p.value(layerOpt).toInt()));
     if (p.isSet(compareOpt))
         w.startComparison(comparison);
     if (p.isSet(tabOpt)) {

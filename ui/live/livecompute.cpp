@@ -2,6 +2,7 @@
 #include "live/livecompute.h"
 
 #include "attnviz/attention.h"
+#include "attnviz/backend.h"
 #include "attnviz/fileio.h"
 #include "attnviz/headslices.h"
 #include "attnviz/projections.h"
@@ -212,6 +213,20 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     snap->sentence = req.sentence;
     snap->keySentence = req.keySentence;
     snap->settings = req.settings;
+    if (req.model) { // the titles describe what the model did, not the word-vector controls
+        const ModelInfo info = req.model->info();
+        ComputeSettings &c = snap->settings;
+        c.numHeads = std::max(1, info.heads);
+        c.scaleRule = ScaleRule::InvSqrtDHead;
+        c.normalization = Normalization::Softmax;
+        c.maskMethod = MaskMethod::NegInf;
+        c.dropout = 0.0;
+        const bool padding = c.mask == MaskChoice::Padding || c.mask == MaskChoice::CausalPadding;
+        if (info.causal)
+            c.mask = padding ? MaskChoice::CausalPadding : MaskChoice::Causal;
+        else if (c.mask == MaskChoice::Causal || c.mask == MaskChoice::CausalPadding)
+            c.mask = padding ? MaskChoice::Padding : MaskChoice::None;
+    }
     snap->paddedKeys = req.paddedKeys;
     snap->customMask = req.customMask;
     snap->cross = !req.keySentence.trimmed().isEmpty();
@@ -223,8 +238,13 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     tr.text = req.sentence.toStdString();
     if (snap->cross)
         tr.keyText = req.keySentence.toStdString();
-    tr.paddedKeys.assign(req.paddedKeys.begin(), req.paddedKeys.end());
-    tr.maskedCells.assign(req.customMask.begin(), req.customMask.end());
+    const MaskChoice mask = req.settings.mask;
+    // a model of its own takes the user's masks only when the mask control asks for them (its own
+    // mask, causal or padding, is its business); the word-vector models read the settings
+    if (!req.model || mask == MaskChoice::Padding || mask == MaskChoice::CausalPadding)
+        tr.paddedKeys.assign(req.paddedKeys.begin(), req.paddedKeys.end());
+    if (!req.model || mask == MaskChoice::Custom)
+        tr.maskedCells.assign(req.customMask.begin(), req.customMask.end());
     tr.maxTokens = req.maxTokens;
     models.setBackend(&backend);
     QString stackLabel;
@@ -234,6 +254,10 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     snap->computeMs = double(timer.nsecsElapsed()) / 1e6;
     snap->backendName = QString::fromStdString(backend.name()); // what computed this one (a fallback names the CPU)
     snap->device = QString::fromStdString(backend.device());
+    if (req.model) { // models compute on the CPU core for now, whatever backend is chosen (issue 13)
+        snap->backendName = QStringLiteral("cpu");
+        snap->device = QString::fromStdString(cpuDeviceName());
+    }
 
     // Labels: the tokens (also without layers, for the chips), the model's part of the titles.
     auto labels = [](const std::vector<TraceToken> &tokens, QStringList &text, std::vector<uint8_t> &unknown) {
