@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "../support/modelfolders.h"
 #include "../support/runattnviz.h"
 
 #include <cmath>
@@ -24,62 +25,13 @@ using attnviz_test::Run;
 
 Run attnviz(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
 
-QString fixture(const QString &model) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model; }
-
-QJsonObject expectedCase(const QString &model, int index)
-{
-    QFile f(fixture(model) + QStringLiteral("/expected.json"));
-    f.open(QIODevice::ReadOnly);
-    return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("cases")).toArray().at(index).toObject();
-}
-
-// A copy of a fixture folder (symbolic links resolved) to spoil.
-QString copyFolder(const QString &model, const QTemporaryDir &tmp)
-{
-    const QString dst = tmp.filePath(model);
-    QDir().mkpath(dst);
-    for (const QFileInfo &fi : QDir(fixture(model)).entryInfoList(QDir::Files))
-        QFile::copy(fi.canonicalFilePath(), dst + QLatin1Char('/') + fi.fileName());
-    return dst;
-}
-
-struct Safetensors {
-    QJsonObject header;
-    QByteArray data;
-};
-
-Safetensors readSt(const QString &path)
-{
-    QFile f(path);
-    f.open(QIODevice::ReadOnly);
-    const QByteArray all = f.readAll();
-    quint64 n = 0;
-    for (int i = 7; i >= 0; --i)
-        n = (n << 8) | quint8(all[i]);
-    return {QJsonDocument::fromJson(all.mid(8, int(n))).object(), all.mid(8 + int(n))};
-}
-
-void writeSt(const QString &path, const Safetensors &st)
-{
-    const QByteArray h = QJsonDocument(st.header).toJson(QJsonDocument::Compact);
-    QByteArray len(8, '\0');
-    for (int i = 0; i < 8; ++i)
-        len[i] = char((quint64(h.size()) >> (8 * i)) & 0xFF);
-    QFile f(path);
-    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
-    f.write(len + h + st.data);
-}
-
-void editJson(const QString &path, const std::function<void(QJsonObject &)> &edit)
-{
-    QFile f(path);
-    f.open(QIODevice::ReadOnly);
-    QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
-    f.close();
-    edit(o);
-    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
-    f.write(QJsonDocument(o).toJson());
-}
+QString fixture(const QString &model) { return attnviz_test::fixtureModel(model); }
+using attnviz_test::expectedCase;
+QString copyFolder(const QString &model, const QTemporaryDir &tmp) { return attnviz_test::copyModelFolder(model, tmp); }
+using attnviz_test::editJson;
+using attnviz_test::Safetensors;
+Safetensors readSt(const QString &path) { return attnviz_test::readSafetensors(path); }
+void writeSt(const QString &path, const Safetensors &st) { attnviz_test::writeSafetensors(path, st); }
 
 // Splits DIR/model.safetensors into two shards and an index.
 void shard(const QString &dir, const QString &missingShard = {})

@@ -37,9 +37,15 @@ void ModelMenu::setCurrent(const QString &source)
 
 void ModelMenu::rebuild()
 {
-    m_menu->clear();
-    m_recentFile->clear();
-    delete m_group;
+    // Later, not now: rebuild() may run inside one of these actions' triggered() (a recent model).
+    for (QMenu *menu : {m_menu, m_recentFile})
+        for (QAction *a : menu->actions()) {
+            menu->removeAction(a);
+            if (a->parent() == menu)
+                a->deleteLater();
+        }
+    if (m_group)
+        m_group->deleteLater();
     m_group = new QActionGroup(this);
     const auto entry = [this](QMenu *menu, const QString &text, const QString &source) {
         QAction *a = menu->addAction(text);
