@@ -11,6 +11,7 @@
 #include "live/livesession.h"
 #include "views/linesview.h"
 #include "mainwindow.h"
+#include "window/modelloader.h"
 #include "style/appearance.h"
 #include "teaching/comparison.h"
 #include "teaching/presets.h"
@@ -269,6 +270,13 @@ int exportView(const QStringList &args)
     p.addOptions({sentOpt, keyOpt, viewOpt, headsOpt, dHeadOpt, headOpt, queryOpt, maskOpt, padOpt, methodOpt, scaleOpt,
                   tempOpt, normOpt, projOpt, seedOpt, dropOpt, dropSeedOpt, embOpt, outOpt, widthOpt, heightOpt, dpiOpt,
                   noNumbersOpt});
+    QCommandLineOption modelOpt(QStringLiteral("model"),
+                                QStringLiteral("A model folder (GPT-2, BERT, DistilBERT) or `bundled` (attnviz-tiny) instead "
+                                               "of the word vectors; the word-vector options then do not apply."),
+                                QStringLiteral("dir"));
+    QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer shown, with --model (default 0)."),
+                                QStringLiteral("l"), QStringLiteral("0"));
+    p.addOptions({modelOpt, layerOpt});
     if (!p.parse(args))
         return fail("export", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -318,6 +326,21 @@ int exportView(const QStringList &args)
         return fail("export", QStringLiteral("--dropout: expected 0..0.99"), 2);
     if (!intOpt(seedOpt, 0, 1 << 30, seed) || !intOpt(dropSeedOpt, 0, 1 << 30, dropSeed))
         return fail("export", QStringLiteral("--seed/--dropout-seed: expected a non-negative integer"), 2);
+    int layer = 0;
+    if (p.isSet(modelOpt)) {
+        QString error;
+        if (!ui::ModelLoader::load(p.value(modelOpt), req.model, &error))
+            return fail("export", error, 2);
+        const ModelInfo info = req.model->info();
+        heads = std::max(1, info.heads); // the model's own; --heads is the word vectors'
+        if (!intOpt(layerOpt, 0, std::max(0, info.layers - 1), layer))
+            return fail("export", QStringLiteral("--layer %1: %2 has layers 0..%3")
+                                      .arg(p.value(layerOpt), QString::fromStdString(info.name))
+                                      .arg(info.layers - 1),
+                        2);
+    } else if (!intOpt(layerOpt, 0, 0, layer)) {
+        return fail("export", QStringLiteral("--layer: the word-vector attention has one layer (0); --model DIR has more"), 2);
+    }
     s.numHeads = heads;
     s.dHead = dHead;
     s.temperature = temperature;
@@ -388,7 +411,9 @@ int exportView(const QStringList &args)
     }
 
     auto table = std::make_shared<EmbeddingTable>();
-    if (p.isSet(embOpt)) {
+    if (req.model) {
+        // the model reads its own token embeddings
+    } else if (p.isSet(embOpt)) {
         const Status st = loadEmbeddings(p.value(embOpt).toStdString(), *table);
         if (!st.ok())
             return fail("export", QString::fromStdString(st.message), 2);
@@ -397,7 +422,8 @@ int exportView(const QStringList &args)
         if (!st.ok())
             return fail("export", QString::fromStdString(st.message) + QStringLiteral(" (pass --embeddings FILE)"), 2);
     }
-    req.table = table;
+    if (!req.model)
+        req.table = table;
     req.sentence = p.value(sentOpt);
     req.keySentence = p.value(keyOpt);
     req.generation = 1;
@@ -418,7 +444,10 @@ int exportView(const QStringList &args)
         if (ui::isMatrixSuffix(suffix) || !emptySentence)
             return fail("export", snap->message, 2);
     }
-    if (snap->hasResult() && snap->truncated())
+    if (snap->hasResult() && snap->trace->cut() && !snap->trace->cutReason.empty())
+        std::fprintf(stderr, "attnviz export: note: the text has %d tokens; the figure shows the first %d (%s)\n",
+                     snap->totalQueryTokens, snap->tq(), snap->trace->cutReason.c_str());
+    else if (snap->hasResult() && snap->truncated())
         std::fprintf(stderr, "attnviz export: note: the sentence has %d tokens; the figure shows the first %d (the "
                              "live limit for %d heads, as in the window)\n",
                      std::max(snap->totalQueryTokens, snap->totalKeyTokens), std::max(snap->tq(), snap->tk()),
@@ -428,7 +457,7 @@ int exportView(const QStringList &args)
 
     QString error;
     if (ui::isMatrixSuffix(suffix)) {
-        if (!ui::saveMatrices(*snap, view, 0, head, query, out, &error))
+        if (!ui::saveMatrices(*snap, view, layer, head, query, out, &error))
             return fail("export", error, 1);
         return 0;
     }
@@ -446,7 +475,7 @@ int exportView(const QStringList &args)
         v->setShowNumbers(!p.isSet(noNumbersOpt));
         v->setHeadDisplay(display);
         v->setSnapshot(snap);
-        v->setSelection(0, head, -1);
+        v->setSelection(layer, head, -1);
         plot = v->plot();
         break;
     }
@@ -454,7 +483,7 @@ int exportView(const QStringList &args)
         auto *v = new ui::HeadGridView;
         widget.reset(v);
         v->setSnapshot(snap);
-        v->setSelection(0, -2, -1); // no panel highlighted
+        v->setSelection(layer, -2, -1); // no panel highlighted
         plot = v->plot();
         break;
     }
@@ -462,7 +491,7 @@ int exportView(const QStringList &args)
         auto *v = new ui::EmbeddingView;
         widget.reset(v);
         v->setSnapshot(snap);
-        v->setSelection(0, head, -1);
+        v->setSelection(layer, head, -1);
         plot = v->plot();
         break;
     }
@@ -471,7 +500,7 @@ int exportView(const QStringList &args)
         widget.reset(v);
         v->setHeadDisplay(display);
         v->setSnapshot(snap);
-        v->setSelection(0, head, query);
+        v->setSelection(layer, head, query);
         plot = v->plot();
         break;
     }
@@ -480,7 +509,7 @@ int exportView(const QStringList &args)
         widget.reset(v);
         v->setHeadDisplay(display);
         v->setSnapshot(snap);
-        v->setSelection(0, head, -1);
+        v->setSelection(layer, head, -1);
         plot = v->plot();
         break;
     }
