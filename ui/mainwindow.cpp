@@ -88,7 +88,7 @@ MainWindow::MainWindow(QWidget *parent)
         [this](const SessionState &st, QStringList *problems) { applySession(st, problems); });
 
     // Input: sentence, key/value sentence, token chips.
-    auto *input = new InputPanel(this);
+    auto *input = m_input = new InputPanel(this);
     m_queryEdit = input->sentenceEdit();
     m_keyEdit = input->keySentenceEdit();
     m_queryChips = input->queryChips();
@@ -665,6 +665,7 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
     m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), deep);
     m_tabs->setTabVisible(m_tabs->indexOf(m_residual), deep);
     m_modelMenu->setCurrent(m_modelSource);
+    m_input->setModelTokens(m_session->model() ? ModelLoader::title(m_modelSource) : QString());
     if (m_session->model())
         m_status->setText(tr("Model %1: %2 layers × %3 heads, d_model %4, %5")
                               .arg(ModelLoader::title(m_modelSource))

@@ -37,6 +37,7 @@ class PresentationMode;
 class WindowState;
 class HeadGridView;
 class HeatmapView;
+class InputPanel;
 class LayerGridView;
 class LessonPanel;
 class LinesView;
@@ -198,6 +199,7 @@ private:
     LinesView *m_lines = nullptr;
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
+    InputPanel *m_input = nullptr;
     QTabWidget *m_tabs = nullptr;
     QLabel *m_status = nullptr, *m_notice = nullptr;
     QProgressBar *m_progress = nullptr;

@@ -23,6 +23,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QProcess>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -106,6 +107,8 @@ private slots:
     void gpuBackendNote();
     void sessionRoundTrip();
     void sessionWithMissingFolder();
+    void readmeCommandsRun_data();
+    void readmeCommandsRun();
 };
 
 void TestModelWindow::openFixture_data()
@@ -470,6 +473,58 @@ void TestModelWindow::sessionWithMissingFolder()
     QCOMPARE(win.w.modelSource(), QString());
     QVERIFY(win.w.session()->model() == nullptr);
     QVERIFY(win.show(QStringLiteral("I must go back to my ship")));
+}
+
+// Every command of the README's "Real models" section runs (the Hub downloads aside: no network here),
+// with the folder the README calls gpt2 replaced by the gpt2-tiny fixture and the window told to quit
+// once drawn (--screenshot).
+void TestModelWindow::readmeCommandsRun_data()
+{
+    QTest::addColumn<QString>("readme");
+    QTest::addColumn<QStringList>("args"); // GPT2 = the fixture folder, OUT/ = a temporary folder
+    QTest::addRow("window bundled") << QStringLiteral("attnviz --model bundled --layer 1")
+                                    << QStringList{"--model", "bundled", "--layer", "1", "--screenshot", "OUT/w.png"};
+    QTest::addRow("window folder") << QStringLiteral("`attnviz --model gpt2` on the command line")
+                                   << QStringList{"--model", "GPT2", "--screenshot", "OUT/w.png"};
+    QTest::addRow("export") << QStringLiteral("attnviz export --model gpt2 --layer 5 --head 1 --sentence \"The animal didn't cross "
+                                              "the street because it was too tired\" --out fig.png")
+                            << QStringList{"export", "--model", "GPT2", "--layer", "1", "--head", "1", "--sentence",
+                                           "The animal didn't cross the street because it was too tired", "--out", "OUT/fig.png"};
+    QTest::addRow("model info") << QStringLiteral("attnviz model info bundled") << QStringList{"model", "info", "bundled"};
+    QTest::addRow("model run") << QStringLiteral("attnviz model run bundled --text \"The cat sat on the mat\"")
+                               << QStringList{"model", "run", "bundled", "--text", "The cat sat on the mat", "-o", "OUT/run.json"};
+    QTest::addRow("tokenize") << QStringLiteral("attnviz tokenize --model bundled \"The cat sat on the mat\"")
+                              << QStringList{"tokenize", "--model", "bundled", "The cat sat on the mat"};
+}
+
+void TestModelWindow::readmeCommandsRun()
+{
+    QFETCH(QString, readme);
+    QFETCH(QStringList, args);
+    const QString text = QString::fromUtf8(test::readAll(QStringLiteral(ATTNVIZ_SOURCE_DIR "/README.md")));
+    QVERIFY2(text.contains(readme), qPrintable(QStringLiteral("the README no longer shows: ") + readme));
+    QTemporaryDir dir;
+    QString written;
+    for (QString &a : args) {
+        if (a == QLatin1String("GPT2"))
+            a = fixtureModel(QStringLiteral("gpt2-tiny"));
+        if (a.startsWith(QLatin1String("OUT/")))
+            a = written = dir.filePath(a.mid(4));
+    }
+    args << QStringLiteral("--no-restore");
+    if (args.front() != QLatin1String("--model"))
+        args.removeLast(); // only the window has --no-restore
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+    QVERIFY(p.waitForFinished(120000));
+    QVERIFY2(p.exitCode() == 0, qPrintable(QString::fromUtf8(p.readAllStandardError())));
+    if (!written.isEmpty())
+        QVERIFY(QFileInfo(written).size() > 0);
+    else
+        QVERIFY(p.readAllStandardOutput().size() > 0);
 }
 
 QTEST_MAIN(TestModelWindow)
