@@ -98,6 +98,8 @@ public:
     void startOpenModel(const QString &source);
     void askModelFolder(); // File ▸ Open model…: a folder dialog (folderPrompt)
     void useWordVectors();
+    // A model made in code (benchmarks): `source` names it in the menu and the status bar.
+    void setModel(const QString &source, std::shared_ptr<Model> model) { setModelFrom(source, std::move(model)); }
     QString modelSource() const { return m_modelSource; }
     const ModelInfo &modelInfo() const { return m_modelInfo; } // of the model in use; empty for word vectors
     ModelLoader *modelLoader() const { return m_modelLoader; }

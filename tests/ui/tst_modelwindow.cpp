@@ -493,6 +493,10 @@ void TestModelWindow::readmeCommandsRun_data()
     QTest::addRow("model info") << QStringLiteral("attnviz model info bundled") << QStringList{"model", "info", "bundled"};
     QTest::addRow("model run") << QStringLiteral("attnviz model run bundled --text \"The cat sat on the mat\"")
                                << QStringList{"model", "run", "bundled", "--text", "The cat sat on the mat", "-o", "OUT/run.json"};
+    QTest::addRow("bench --ui --model") << QStringLiteral("attnviz bench --ui --model bundled --tokens 256")
+                                        << QStringList{"bench", "--ui", "--model", "bundled", "--tokens", "64", "--reps", "3"};
+    QTest::addRow("bench --ui --seeded") << QStringLiteral("attnviz bench --ui --seeded gpt2-small --tokens 128")
+                                         << QStringList{"bench", "--ui", "--seeded", "gpt2-small", "--tokens", "8", "--reps", "3"};
     QTest::addRow("tokenize") << QStringLiteral("attnviz tokenize --model bundled \"The cat sat on the mat\"")
                               << QStringList{"tokenize", "--model", "bundled", "The cat sat on the mat"};
 }

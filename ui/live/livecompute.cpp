@@ -204,6 +204,32 @@ Model &LiveModels::modelFor(const ComputeRequest &req, QString &label)
     return m_stack;
 }
 
+std::shared_ptr<Trace<float>> LiveModels::traceFor(const ComputeRequest &req)
+{
+    if (!req.model) {
+        m_traced = nullptr;
+        m_traces.clear();
+        return std::make_shared<Trace<float>>();
+    }
+    if (m_traced != req.model.get()) {
+        m_traced = req.model.get();
+        m_traces.clear();
+    }
+    std::shared_ptr<Trace<float>> out;
+    // use_count 1: only this list holds it (no snapshot, no view), so it can be written again
+    for (size_t i = 0; i < m_traces.size() && !out; ++i)
+        if (m_traces[i].use_count() == 1) {
+            out = m_traces[i];
+            m_traces.erase(m_traces.begin() + std::ptrdiff_t(i));
+        }
+    if (!out) // every earlier trace is on screen: start from a copy of the newest (its prefix is kept)
+        out = m_traces.empty() ? std::make_shared<Trace<float>>() : std::make_shared<Trace<float>>(*m_traces.front());
+    m_traces.insert(m_traces.begin(), out);
+    if (m_traces.size() > 2)
+        m_traces.pop_back();
+    return out;
+}
+
 std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Backend &backend, LiveModels &models)
 {
     QElapsedTimer timer;
@@ -249,7 +275,7 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     models.setBackend(&backend);
     QString stackLabel;
     Model &model = models.modelFor(req, stackLabel);
-    auto trace = std::make_shared<Trace<float>>();
+    std::shared_ptr<Trace<float>> trace = models.traceFor(req);
     const Status st = model.trace(tr, *trace);
     snap->computeMs = double(timer.nsecsElapsed()) / 1e6;
     snap->backendName = QString::fromStdString(backend.name()); // what computed this one (a fallback names the CPU)
