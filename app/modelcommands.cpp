@@ -32,14 +32,6 @@ int fail(const char *verb, const std::string &message, int code)
 
 int exitCodeFor(const Status &st) { return st.code == StatusCode::Cancelled || st.code == StatusCode::BackendFailed ? 1 : 2; }
 
-// A model folder, or "bundled" for the model installed with attnviz (bundledmodel.h).
-Status openModelArg(const QString &arg, std::unique_ptr<Model> &out)
-{
-    QString dir, error;
-    if (!resolveModelFolder(arg, dir, &error))
-        return Status::error(StatusCode::IoError, error.toStdString());
-    return openPretrained(dir.toStdString(), {}, out);
-}
 
 QJsonObject infoJson(const ModelInfo &i)
 {
@@ -151,7 +143,7 @@ int modelInfo(const QStringList &args)
     if (p.positionalArguments().size() != 1)
         return fail("model info", "give one model folder", 2);
     std::unique_ptr<Model> m;
-    if (Status st = openModelArg(p.positionalArguments().front(), m); !st)
+    if (Status st = openModelSource(p.positionalArguments().front(), m); !st)
         return fail("model info", st.message, exitCodeFor(st));
     const ModelInfo i = m->info();
     if (p.isSet(jsonOpt)) {
@@ -197,7 +189,7 @@ int modelRun(const QStringList &args)
     if (precision != QLatin1String("float32") && precision != QLatin1String("float64"))
         return fail("model run", "--precision: float32 or float64, not " + precision.toStdString(), 2);
     std::unique_ptr<Model> m;
-    if (Status st = openModelArg(p.positionalArguments().front(), m); !st)
+    if (Status st = openModelSource(p.positionalArguments().front(), m); !st)
         return fail("model run", st.message, exitCodeFor(st));
     TraceRequest req;
     req.text = p.value(textOpt).toStdString();
@@ -280,7 +272,7 @@ int tokenizeWithModel(const QStringList &args)
         return 0;
     }
     std::unique_ptr<Model> m;
-    if (Status st = openModelArg(p.value(modelOpt), m); !st)
+    if (Status st = openModelSource(p.value(modelOpt), m); !st)
         return fail("tokenize", st.message, exitCodeFor(st));
     const std::string text = p.positionalArguments().join(QLatin1Char(' ')).toStdString();
     std::vector<TraceToken> tokens;
@@ -322,7 +314,7 @@ int benchModel(const QStringList &args)
             return fail("bench", "--seeded: gpt2-small or bert-base, not " + shape.toStdString(), 2);
         if (Status st = seededPretrained(shape == QLatin1String("gpt2-small") ? gpt2SmallShape() : bertBaseShape(), 1, m); !st)
             return fail("bench", st.message, 2);
-    } else if (Status st = openModelArg(p.value(modelOpt), m); !st) {
+    } else if (Status st = openModelSource(p.value(modelOpt), m); !st) {
         return fail("bench", st.message, exitCodeFor(st));
     }
     const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

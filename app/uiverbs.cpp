@@ -11,7 +11,6 @@
 #include "live/livesession.h"
 #include "views/linesview.h"
 #include "mainwindow.h"
-#include "window/modelloader.h"
 #include "style/appearance.h"
 #include "teaching/comparison.h"
 #include "teaching/presets.h"
@@ -21,6 +20,7 @@
 
 #include "attnviz/backend.h"
 #include "attnviz/pretrained.h"
+#include "bundledmodel.h"
 #include "bundledvectors.h"
 
 #include <qcustomplot.h>
@@ -47,6 +47,18 @@ int fail(const char *verb, const QString &message, int code)
 {
     std::fprintf(stderr, "attnviz %s: %s\n", verb, qPrintable(message));
     return code;
+}
+
+// "bundled" or a model folder, read now; false with the core's message.
+bool openModel(const QString &source, std::shared_ptr<Model> &out, QString *error)
+{
+    std::unique_ptr<Model> m;
+    if (Status st = openModelSource(source, m); !st) {
+        *error = QString::fromStdString(st.message);
+        return false;
+    }
+    out = std::move(m);
+    return true;
 }
 
 } // namespace
@@ -330,7 +342,7 @@ int exportView(const QStringList &args)
     int layer = 0;
     if (p.isSet(modelOpt)) {
         QString error;
-        if (!ui::ModelLoader::load(p.value(modelOpt), req.model, &error))
+        if (!openModel(p.value(modelOpt), req.model, &error))
             return fail("export", error, 2);
         const ModelInfo info = req.model->info();
         heads = std::max(1, info.heads); // the model's own; --heads is the word vectors'
@@ -589,6 +601,68 @@ std::shared_ptr<EmbeddingTable> benchTable(int n, int dim)
 
 namespace {
 
+// Times a key press in the sentence editor -> `plot` replotted after the views got the snapshot that
+// key made, and painted. Waits as the application does: blocked in the event loop (a 120 s guard).
+class KeystrokeTimer {
+public:
+    KeystrokeTimer(ui::MainWindow &w, QCustomPlot *plot)
+        : m_w(w)
+    {
+        m_guard.setSingleShot(true);
+        m_guard.setInterval(120000);
+        QObject::connect(&m_guard, &QTimer::timeout, &m_loop, &QEventLoop::quit);
+        setPlot(plot);
+        QObject::connect(&w, &ui::MainWindow::viewsUpdated, &m_loop, [this](quint64 g) {
+            m_seen = g;
+            m_viewsAt = double(m_t.nsecsElapsed()) / 1e6;
+            m_replotted = false; // the replot that counts is the one after these views got the snapshot
+            check();
+        });
+    }
+    void setPlot(QCustomPlot *plot)
+    {
+        QObject::disconnect(m_connection);
+        m_plot = plot;
+        m_connection = QObject::connect(plot, &QCustomPlot::afterReplot, &m_loop, [this] {
+            m_replotted = true;
+            check();
+        });
+    }
+    // Presses and releases `key` (typing `text`); the milliseconds until the plot is painted.
+    double type(int key, const QString &text)
+    {
+        QKeyEvent press(QEvent::KeyPress, key, Qt::NoModifier, text);
+        QKeyEvent release(QEvent::KeyRelease, key, Qt::NoModifier, text);
+        m_replotted = false;
+        m_before = m_seen;
+        m_t.start();
+        QCoreApplication::sendEvent(m_w.sentenceEdit(), &press);
+        QCoreApplication::sendEvent(m_w.sentenceEdit(), &release);
+        m_guard.start();
+        m_loop.exec();
+        m_guard.stop();
+        m_plot->repaint(); // the paint that puts the replotted buffer on screen
+        return double(m_t.nsecsElapsed()) / 1e6;
+    }
+    double viewsAtMs() const { return m_viewsAt; } // key press -> every view held the snapshot
+
+private:
+    void check()
+    {
+        if (m_seen != m_before && m_replotted)
+            m_loop.quit();
+    }
+    ui::MainWindow &m_w;
+    QCustomPlot *m_plot = nullptr;
+    QMetaObject::Connection m_connection;
+    QEventLoop m_loop;
+    QTimer m_guard;
+    QElapsedTimer m_t;
+    bool m_replotted = false;
+    quint64 m_seen = 0, m_before = 0;
+    double m_viewsAt = 0;
+};
+
 int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt, const QCommandLineOption &seededOpt,
                  const QCommandLineOption &tokenizerOpt, const QCommandLineOption &tokensOpt, int reps);
 
@@ -668,30 +742,7 @@ int benchUi(const QStringList &args)
         timedTab = layers ? static_cast<QWidget *>(w.layerGridView()) : w.residualView();
         std::printf("timed view: %s\n", layers ? "layers x heads grid" : "residual stream");
     }
-    // Wait as the application does: blocked in the event loop, not polling.
-    bool replotted = false;
-    quint64 seen = 0, before = 0;
-    QElapsedTimer t;
-    double viewsAt = 0;
-    QEventLoop loop;
-    QTimer guard;
-    guard.setSingleShot(true);
-    guard.setInterval(120000);
-    QObject::connect(&guard, &QTimer::timeout, &loop, &QEventLoop::quit);
-    auto check = [&] {
-        if (seen != before && replotted)
-            loop.quit();
-    };
-    QObject::connect(timed, &QCustomPlot::afterReplot, [&] {
-        replotted = true;
-        check();
-    });
-    QObject::connect(&w, &ui::MainWindow::viewsUpdated, [&](quint64 g) {
-        seen = g;
-        viewsAt = double(t.nsecsElapsed()) / 1e6;
-        replotted = false; // the replot that counts is the one after these views got the snapshot
-        check();
-    });
+    KeystrokeTimer timer(w, timed);
 
     const QString what = depth > 1 ? QStringLiteral("a stack of %1 seeded post-norm ReLU blocks, every layer kept").arg(depth)
                                    : QStringLiteral("random projections");
@@ -726,20 +777,8 @@ int benchUi(const QStringList &args)
         w.sentenceEdit()->setFocus();
         for (int r = 0; r < reps; ++r) {
             const bool add = r % 2 == 0;
-            QKeyEvent press(QEvent::KeyPress, add ? Qt::Key_X : Qt::Key_Backspace, Qt::NoModifier,
-                            add ? QStringLiteral("x") : QString());
-            QKeyEvent release(QEvent::KeyRelease, add ? Qt::Key_X : Qt::Key_Backspace, Qt::NoModifier,
-                              add ? QStringLiteral("x") : QString());
-            replotted = false;
-            before = seen;
-            t.start();
-            QCoreApplication::sendEvent(w.sentenceEdit(), &press);
-            QCoreApplication::sendEvent(w.sentenceEdit(), &release);
-            guard.start();
-            loop.exec();
-            guard.stop();
-            timed->repaint(); // the paint that puts the replotted buffer on screen
-            const double total = double(t.nsecsElapsed()) / 1e6;
+            const double total = timer.type(add ? Qt::Key_X : Qt::Key_Backspace, add ? QStringLiteral("x") : QString());
+            const double viewsAt = timer.viewsAtMs();
             times.push_back(total);
             compute.push_back(w.session()->snapshot()->computeMs);
             views.push_back(viewsAt - w.session()->snapshot()->totalMs);
@@ -772,7 +811,7 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
         if (shape != QLatin1String("gpt2-small") && shape != QLatin1String("bert-base"))
             return fail("bench", QStringLiteral("--seeded: gpt2-small or bert-base, not %1").arg(shape), 2);
         std::shared_ptr<Model> tokenizer;
-        if (!ui::ModelLoader::load(p.value(tokenizerOpt), tokenizer, &error))
+        if (!openModel(p.value(tokenizerOpt), tokenizer, &error))
             return fail("bench", QStringLiteral("--tokenizer: %1").arg(error), 2);
         std::unique_ptr<Model> seeded;
         if (Status st = seededPretrained(shape == QLatin1String("gpt2-small") ? gpt2SmallShape() : bertBaseShape(), 1, seeded); !st)
@@ -784,7 +823,7 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
         model = std::make_shared<TokenizedBy>(tokenizer, std::move(seeded), source.toStdString());
     } else {
         source = p.value(modelOpt);
-        if (!ui::ModelLoader::load(source, model, &error))
+        if (!openModel(source, model, &error))
             return fail("bench", error, 2);
     }
     const ModelInfo info = model->info();
@@ -797,24 +836,7 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
     w.show();
     w.session()->setDebounceMs(0);
     w.setModel(source, model);
-    QCustomPlot *timed = w.heatmapView()->plot();
-    bool replotted = false;
-    quint64 seen = 0, before = 0;
-    QElapsedTimer t;
-    QEventLoop loop;
-    QTimer guard;
-    guard.setSingleShot(true);
-    guard.setInterval(120000);
-    QObject::connect(&guard, &QTimer::timeout, &loop, &QEventLoop::quit);
-    QObject::connect(timed, &QCustomPlot::afterReplot, [&] {
-        replotted = true;
-        if (seen != before)
-            loop.quit();
-    });
-    QObject::connect(&w, &ui::MainWindow::viewsUpdated, [&](quint64 g) {
-        seen = g;
-        replotted = false;
-    });
+    KeystrokeTimer timer(w, w.heatmapView()->plot());
     std::printf("keystroke -> repainted heatmap with %s (%d layers x %d heads, d_model %d, %s; median of %d keystrokes, "
                 "debounce off)\n",
                 info.name.c_str(), info.layers, info.heads, info.dModel, info.causal ? "causal" : "bidirectional", reps);
@@ -854,25 +876,12 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
             for (int r = 0; r < reps; ++r) {
                 // a new letter every time: a text the window has not computed before (typing a letter
                 // and taking it back would find the trace of two keystrokes ago, a double-buffer hit)
-                const QString letter(QChar(QLatin1Char(char('a' + r % 26))));
-                const int key = Qt::Key_A + r % 26;
-                QKeyEvent press(QEvent::KeyPress, key, Qt::NoModifier, letter);
-                QKeyEvent release(QEvent::KeyRelease, key, Qt::NoModifier, letter);
                 if (where == 1) {
                     QTextCursor s = w.sentenceEdit()->textCursor();
                     s.movePosition(QTextCursor::Start);
                     w.sentenceEdit()->setTextCursor(s);
                 }
-                replotted = false;
-                before = seen;
-                t.start();
-                QCoreApplication::sendEvent(w.sentenceEdit(), &press);
-                QCoreApplication::sendEvent(w.sentenceEdit(), &release);
-                guard.start();
-                loop.exec();
-                guard.stop();
-                timed->repaint();
-                totals.push_back(double(t.nsecsElapsed()) / 1e6);
+                totals.push_back(timer.type(Qt::Key_A + r % 26, QString(QChar(QLatin1Char(char('a' + r % 26))))));
                 computes.push_back(w.session()->snapshot()->computeMs);
             }
             std::sort(totals.begin(), totals.end());

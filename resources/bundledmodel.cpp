@@ -2,6 +2,8 @@
 // Finds the bundled model folder: installed beside the program, else the source tree of a build.
 #include "bundledmodel.h"
 
+#include "attnviz/pretrained.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -36,6 +38,16 @@ bool resolveModelFolder(const QString &arg, QString &dir, QString *error)
         *error = QStringLiteral("bundled: this installation has no bundled model (share/attnviz/models/attnviz-tiny "
                                 "beside the program is missing); open a model folder instead");
     return !dir.isEmpty();
+}
+
+Status openModelSource(const QString &arg, std::unique_ptr<Model> &out, const LoadProgress &progress)
+{
+    QString dir, error;
+    if (!resolveModelFolder(arg, dir, &error))
+        return Status::error(StatusCode::IoError, error.toStdString());
+    PretrainedLoadOptions options;
+    options.progress = progress;
+    return openPretrained(dir.toStdString(), options, out);
 }
 
 } // namespace attnviz

@@ -6,7 +6,12 @@
 // run from a build tree, the source tree's copy.
 #pragma once
 
+#include "attnviz/model.h"
+#include "attnviz/tensorarchive.h"
+
 #include <QString>
+
+#include <memory>
 
 namespace attnviz {
 
@@ -19,5 +24,8 @@ QString bundledModelDir();
 // `arg` as a model folder: "bundled" -> bundledModelDir(); anything else unchanged. False, with
 // `error` saying why, when "bundled" is asked for and this installation has none.
 bool resolveModelFolder(const QString &arg, QString &dir, QString *error);
+// Opens `arg` ("bundled" or a model folder) with openPretrained (pretrained.h); its Status names the
+// file and the tensor or field (Cancelled when `progress` returned false).
+Status openModelSource(const QString &arg, std::unique_ptr<Model> &out, const LoadProgress &progress = {});
 
 } // namespace attnviz

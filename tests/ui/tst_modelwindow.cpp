@@ -10,6 +10,7 @@
 #include "live/livesession.h"
 #include "mainwindow.h"
 #include "testsupport.h"
+#include "views/compareview.h"
 #include "views/heatmapview.h"
 #include "views/layergridview.h"
 #include "window/modelloader.h"
@@ -20,6 +21,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMimeData>
@@ -105,6 +107,7 @@ private slots:
     void bundledModel();
     void cutAtPositions();
     void gpuBackendNote();
+    void compareOnTheModel();
     void sessionRoundTrip();
     void sessionWithMissingFolder();
     void readmeCommandsRun_data();
@@ -421,6 +424,35 @@ void TestModelWindow::gpuBackendNote()
     QVERIFY(s);
     QCOMPARE(s->backendName, QStringLiteral("cpu")); // what computed it, never the chosen backend's name
     QVERIFY2(win.w.statusText().contains(QLatin1String("models run on the CPU for now")), qPrintable(win.w.statusText()));
+}
+
+// The Compare tab's side B computes with the window's model: a second sentence on gpt2-tiny gives the
+// reference's weights there too.
+void TestModelWindow::compareOnTheModel()
+{
+    const QJsonObject want = expectedCase(QStringLiteral("gpt2-tiny"), 2);
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    CompareView *compare = win.w.compareView();
+    QCOMPARE(compare->sessionB()->model(), win.w.session()->model());
+    QVERIFY(!test::child<QWidget>(compare->controlsB(), "scaleCombo")->isEnabled());
+    QVERIFY(win.w.showView(QStringLiteral("compare")));
+    QTRY_VERIFY_WITH_TIMEOUT(compare->hasSideB() && compare->sessionB()->snapshot(), 20000); // B: a copy of A first
+    compare->sessionB()->setDebounceMs(0);
+    const quint64 g = test::shownGeneration(*compare->sessionB());
+    compare->sentenceEditB()->setText(want.value(QStringLiteral("text")).toString());
+    const SnapshotPtr b = test::waitForSnapshot(*compare->sessionB(), g, [&](const ComputeSnapshot &s) {
+        return s.sentence == want.value(QStringLiteral("text")).toString() && s.hasResult();
+    }, 30000);
+    QVERIFY2(b, compare->sessionB()->snapshot() ? qPrintable(compare->sessionB()->snapshot()->message) : "no snapshot");
+    const QJsonArray ref = want.value(QStringLiteral("attentions")).toArray()[1].toArray()[3].toArray();
+    double worst = 0;
+    for (int i = 0; i < ref.size(); ++i)
+        for (int j = 0; j < ref.size(); ++j)
+            worst = std::max(worst, std::abs(double(b->weights(1, 3)(i, j)) - ref[i].toArray()[j].toDouble()));
+    QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
+    win.w.useWordVectors();
+    QVERIFY(compare->sessionB()->model() == nullptr);
 }
 
 void TestModelWindow::sessionRoundTrip()

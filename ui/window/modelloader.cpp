@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "window/modelloader.h"
 
-#include "attnviz/pretrained.h"
 #include "bundledmodel.h"
 
 #include <QDir>
@@ -28,13 +27,8 @@ struct LoadResult {
 
 LoadResult read(const QString &source, const LoadProgress &progress)
 {
-    QString dir, error;
-    if (!resolveModelFolder(source, dir, &error))
-        return {Status::error(StatusCode::IoError, error.toStdString()), nullptr};
-    PretrainedLoadOptions options;
-    options.progress = progress;
     std::unique_ptr<Model> m;
-    const Status st = openPretrained(dir.toStdString(), options, m);
+    const Status st = openModelSource(source, m, progress);
     return {st, st.ok() ? std::shared_ptr<Model>(std::move(m)) : nullptr};
 }
 
