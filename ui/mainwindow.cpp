@@ -28,6 +28,7 @@
 #include "window/exportactions.h"
 #include "window/modelloader.h"
 #include "window/modelmenu.h"
+#include "window/lessonfocus.h"
 #include "window/presentationmode.h"
 #include "window/windowstate.h"
 
@@ -174,6 +175,7 @@ MainWindow::MainWindow(QWidget *parent)
 
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("statusLabel"));
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // cut, never wider than the screen
     statusBar()->addWidget(m_status, 1);
     m_progress = new QProgressBar(this);
     m_progress->setRange(0, 0);
@@ -207,8 +209,10 @@ MainWindow::MainWindow(QWidget *parent)
             m_session->setBackend(makeWindowBackend(s.backend.toStdString()));
         }
         m_session->setSettings(s);
-        if (!m_applyingPreset)
+        if (!m_applyingPreset) {
             m_lesson->markEdited();
+            m_lessonFocus.clear();
+        }
         m_heatmap->setCustomMaskEditing(s.mask == MaskChoice::Custom);
         // the Layers and Residual tabs: shown for a trace of several layers (onSnapshot); here ahead
         // of it, so that a session or --tab can name them before the first result
@@ -449,6 +453,7 @@ bool MainWindow::applyPreset(const QString &id)
     m_lesson->showPreset(p);
     if (auto *dock = findChild<QDockWidget *>(QStringLiteral("lessonDock")))
         dock->show();
+    m_lessonFocus = p->stage.isEmpty() ? QString() : p->id; // applied with the preset's result
     m_applyingPreset = false;
     return true;
 }
@@ -574,6 +579,11 @@ void MainWindow::onSnapshot(SnapshotPtr s)
         m_notice->setVisible(true);
     } else if (!m_notice->text().contains(QChar::ReplacementCharacter)) {
         m_notice->setVisible(false);
+    }
+    if (!m_lessonFocus.isEmpty() && s->hasResult() && s->generation == m_session->generation()) {
+        if (const Preset *p = findPreset(m_lessonFocus); p && m_tabs->currentWidget() == m_pipeline)
+            applyLessonFocus(*m_pipeline, *p);
+        m_lessonFocus.clear();
     }
     emit viewsUpdated(s->generation);
 }

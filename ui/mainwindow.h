@@ -213,6 +213,7 @@ private:
     MessagePrompt m_messagePrompt;
     FolderPrompt m_folderPrompt;
     bool m_applyingPreset = false;
+    QString m_lessonFocus; // the preset whose stage and cell the pipeline shows once its result is in
     bool m_docksSized = false;
 };
 

@@ -89,6 +89,11 @@ private slots:
     void everyThemeMeetsWcagAA_data();
     void everyThemeMeetsWcagAA();
     void presentationStepsAtOnceAndEscRestores();
+    void presentationFitsTheScreen_data();
+    void presentationFitsTheScreen();
+    void hiddenStagesKeepTheThemeBackground();
+    void gridPanelsHaveEqualCells_data();
+    void gridPanelsHaveEqualCells();
 
 private:
     bool waitForResult();
@@ -870,6 +875,132 @@ void TestClassroom::presentationStepsAtOnceAndEscRestores()
         if (auto *t = qobject_cast<QCPItemText *>(m_w->rowView()->plot()->item(i)); t && t->brush().style() == Qt::NoBrush)
             QCOMPARE(QFontInfo(t->font()).pixelSize(), QFontInfo(valueFont).pixelSize());
     QCOMPARE(minimumLabelPixels(), 10);
+}
+
+// Presentation mode on a 1280 × 720 screen: the window was 1420 px wide, held there by minimum
+// widths of the window as it was (the Controls dock, the preset combo's longest title, the status
+// line). The top-level window, and its minimum, fit the screen at both sizes on every view.
+void TestClassroom::presentationFitsTheScreen_data()
+{
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QString>("view");
+    QTest::addColumn<QSize>("screen");
+    for (const QSize size : {QSize(1920, 1080), QSize(1280, 720)})
+        for (const auto &[preset, view] : {std::pair{"journey-scores", "pipeline"}, std::pair{"causal-neg-inf", "weights"},
+                                           std::pair{"multihead-bloem", "grid"}, std::pair{"journey-v1", "embeddings"},
+                                           std::pair{"causal-neg-inf", "compare"}})
+            QTest::addRow("%s %s %dx%d", preset, view, size.width(), size.height())
+                << QString::fromLatin1(preset) << QString::fromLatin1(view) << size;
+}
+
+void TestClassroom::presentationFitsTheScreen()
+{
+    QFETCH(QString, preset);
+    QFETCH(QString, view);
+    QFETCH(QSize, screen);
+    QVERIFY(applyPreset(preset));
+    if (view == QLatin1String("compare")) {
+        ComparisonSpec spec;
+        QVERIFY(findSeedComparison(QStringLiteral("causal-none"), spec));
+        m_w->startComparison(spec);
+        QVERIFY(waitForResult());
+    } else {
+        QVERIFY(m_w->showView(view));
+    }
+    m_w->setPresentationMode(true);
+    // the mode takes its screen's width (the offscreen platform's, smaller than both): no minimum
+    // width left from the window as it was (the Controls dock, the larger status line) holds it wider
+    const int own = m_w->screen()->geometry().width();
+    QVERIFY2(m_w->width() <= std::max(own, m_w->minimumSizeHint().width()),
+             qPrintable(QStringLiteral("%1 px; screen %2 px, minimum %3 px").arg(m_w->width()).arg(own).arg(m_w->minimumSizeHint().width())));
+    // the classroom's screens, as a window manager gives them
+    m_w->setWindowState(Qt::WindowNoState);
+    m_w->setGeometry(QRect(QPoint(0, 0), screen));
+    QVERIFY2(m_w->width() <= screen.width(), qPrintable(QStringLiteral("at once: %1 px on a %2 px screen").arg(m_w->width()).arg(screen.width())));
+    QTest::qWait(150);
+    QVERIFY2(m_w->minimumSizeHint().width() <= screen.width(),
+             qPrintable(QStringLiteral("minimum %1 px on a %2 px screen").arg(m_w->minimumSizeHint().width()).arg(screen.width())));
+    QVERIFY2(m_w->width() <= screen.width(), qPrintable(QStringLiteral("%1 px on a %2 px screen").arg(m_w->width()).arg(screen.width())));
+}
+
+// High contrast: a stage not yet revealed was a white block (a style sheet's palette(), read once,
+// kept the light theme). Grabbed while stepping from the first stage, the pipeline has no large
+// light area where a hidden stage is: no pixel row holds a run of 300 px of one light colour.
+void TestClassroom::hiddenStagesKeepTheThemeBackground()
+{
+    // pixel rows holding a run of 300 px of one light colour
+    const auto lightRows = [](const QImage &grab) {
+        const QImage img = grab.convertToFormat(QImage::Format_RGB32);
+        int rows = 0;
+        for (int y = 0; y < img.height(); ++y) {
+            const auto *line = reinterpret_cast<const QRgb *>(img.constScanLine(y));
+            for (int x = 1, run = 1; x < img.width(); ++x) {
+                run = line[x] == line[x - 1] ? run + 1 : 1;
+                if (run == 300 && relativeLuminance(QColor(line[x])) > 0.5) {
+                    ++rows;
+                    break;
+                }
+            }
+        }
+        return rows;
+    };
+    QVERIFY(applyPreset(QStringLiteral("journey-scores")));
+    m_w->setPresentationMode(true); // high contrast
+    m_w->setWindowState(Qt::WindowNoState);
+    m_w->setGeometry(QRect(0, 0, 1280, 720));
+    QTest::qWait(100);
+    PipelineView *pv = m_w->pipelineView();
+    pv->setCurrentStage(0);
+    QTest::qWait(100);
+    QVERIFY(!pv->stageRevealed(1));
+    const QImage img = pv->grab().toImage();
+    QVERIFY(img.width() > 300);
+    const int dark = lightRows(img);
+    // a line or two (an outline's halo) is no block; the hidden stage's block was 48 rows in view
+    QVERIFY2(dark <= 4, qPrintable(QStringLiteral("%1 pixel rows with a light block").arg(dark)));
+    // and the same grab in the light theme has them (the check sees a block where there is one)
+    m_w->setPresentationMode(false);
+    QTest::qWait(50);
+    pv->setCurrentStage(0);
+    QTest::qWait(100);
+    QVERIFY(lightRows(pv->grab().toImage()) > 20);
+}
+
+// All heads: the first column's panels also hold the query labels and the last row's the key
+// labels; their cells were smaller than the other panels' (seen in the screenshots). Every panel's
+// plotting area is now the same size, in the window and in presentation mode.
+void TestClassroom::gridPanelsHaveEqualCells_data()
+{
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<bool>("presenting");
+    for (const char *id : {"multihead-bloem", "cross-attention", "multihead-split"})
+        for (const bool on : {false, true})
+            QTest::addRow("%s%s", id, on ? " presenting" : "") << QString::fromLatin1(id) << on;
+}
+
+void TestClassroom::gridPanelsHaveEqualCells()
+{
+    QFETCH(QString, preset);
+    QFETCH(bool, presenting);
+    QVERIFY(applyPreset(preset));
+    QVERIFY(m_w->showView(QStringLiteral("grid")));
+    if (presenting) {
+        m_w->setPresentationMode(true);
+        m_w->setWindowState(Qt::WindowNoState);
+        m_w->setGeometry(QRect(0, 0, 1280, 720));
+        QTest::qWait(100);
+    }
+    QCustomPlot *p = m_w->headGridView()->plot();
+    settle(p);
+    const QList<QCPAxisRect *> rects = p->axisRects();
+    QCOMPARE(rects.size(), m_w->headGridView()->panelCount());
+    QVERIFY(rects.size() >= 3);
+    for (QCPAxisRect *r : rects) {
+        QVERIFY2(std::abs(r->width() - rects.first()->width()) <= 2,
+                 qPrintable(QStringLiteral("%1 px wide, the first %2").arg(r->width()).arg(rects.first()->width())));
+        QVERIFY2(std::abs(r->height() - rects.first()->height()) <= 2,
+                 qPrintable(QStringLiteral("%1 px high, the first %2").arg(r->height()).arg(rects.first()->height())));
+    }
 }
 
 QTEST_MAIN(TestClassroom)

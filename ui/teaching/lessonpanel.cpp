@@ -18,6 +18,9 @@ LessonPanel::LessonPanel(QWidget *parent) : QWidget(parent)
     l->setContentsMargins(6, 6, 6, 6);
     m_combo = new QComboBox(this);
     m_combo->setObjectName(QStringLiteral("presetCombo"));
+    // the longest title must not set the column's (and the window's) minimum width: elided instead
+    m_combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_combo->setMinimumContentsLength(16);
     m_combo->addItem(tr("Choose a seed demonstration…"), QString());
     QString lastSeed;
     for (const Preset &p : presets()) {

@@ -4,6 +4,7 @@
 #include "teaching/seedtables.h"
 
 #include <QCoreApplication>
+#include <QRegularExpression>
 
 namespace attnviz::ui {
 
@@ -57,6 +58,8 @@ std::vector<Preset> make()
     p.settings = plain(ScaleRule::None);
     p.query = 1;
     p.view = QStringLiteral("pipeline");
+    p.stage = QStringLiteral("weights"); // its explanation lists the scores; the context row follows
+    p.column = 1;
     add(p);
 
     p.id = QStringLiteral("journey-sum");
@@ -69,6 +72,8 @@ std::vector<Preset> make()
     p.settings = plain(ScaleRule::None);
     p.settings.normalization = Normalization::Sum;
     p.view = QStringLiteral("weights");
+    p.stage.clear();
+    p.column = -1;
     add(p);
 
     p.id = QStringLiteral("journey-v1");
@@ -119,7 +124,11 @@ std::vector<Preset> make()
     p.settings.dropout = 0.5;
     p.settings.dropoutSeed = 123;
     p.query = 1;
-    p.view = QStringLiteral("weights");
+    // the weight before dropout (0.4483) is in the weights cell's explanation
+    p.view = QStringLiteral("pipeline");
+    p.stage = QStringLiteral("weights");
+    p.column = 1;
+    p.settingNumbers = QStringList{QStringLiteral("0.5")};
     add(p);
 
     p.id = QStringLiteral("multihead-wrapper");
@@ -128,14 +137,17 @@ std::vector<Preset> make()
         "Two complete single-head attentions, each with its own 3 × 2 W_q, W_k, W_v (drawn head after head), "
         "causal; their 2-d context vectors are concatenated into 4-d outputs with no output projection. The first "
         "row is [−0.4519, 0.2216, 0.4772, 0.1063]: the first two numbers come from head 0, the last two from head 1. "
-        "Look at both heads: same sentence, different patterns.");
+        "Look at both heads in the All heads tab: same sentence, different patterns.");
     p.settings = trainable(InitScheme::TorchLinear, 123);
     p.settings.numHeads = 2;
     p.settings.drawOrder = DrawOrder::PerHead;
     p.settings.mask = MaskChoice::Causal;
     p.query = 0;
-    p.display = HeadDisplay::All;
-    p.view = QStringLiteral("grid");
+    // the text quotes the output's first row: the pipeline's last stage, beside the concatenation
+    p.view = QStringLiteral("pipeline");
+    p.stage = QStringLiteral("output");
+    p.column = 0;
+    p.settingNumbers.clear();
     add(p);
 
     p.id = QStringLiteral("multihead-split");
@@ -150,8 +162,6 @@ std::vector<Preset> make()
     p.settings.dHead = 1;
     p.settings.outWidth = 2;
     p.settings.mask = MaskChoice::Causal;
-    p.display = HeadDisplay::All;
-    p.view = QStringLiteral("grid");
     add(p);
 
     p = Preset();
@@ -160,13 +170,16 @@ std::vector<Preset> make()
     p.title = tr("Basic self-attention: softmax(X Xᵀ) X");
     p.explanation = tr(
         "Peter Bloem's simplest self-attention: no parameters at all, w_ij = softmax_j(x_i · x_j), y_i = Σ_j w_ij x_j. "
-        "The three 4-d vectors are the notebook's printed torch.randn draws. Raw scores 3.8774 −2.1985 0.0499 "
+        "The three 4-d vectors are the notebook's printed torch.randn draws. Raw scores 3.8773 −2.1984 0.0498 "
+        "(the notebook's end in 4, 5, 9: its draws are not rounded to the printed 4 decimals) "
         "become weights 0.9765 0.0022 0.0213 for x1: a vector is usually most similar to itself, so without "
         "projections every word mostly attends to itself — the reason for learned W_q and W_k.");
     p.sentence = bloemSentence();
     p.table = PresetTable::Bloem;
     p.settings = plain(ScaleRule::None);
     p.view = QStringLiteral("pipeline");
+    p.stage = QStringLiteral("weights"); // x1's row: its scores in the explanation, its weights drawn
+    p.column = 0;
     add(p);
 
     p = Preset();
@@ -228,6 +241,7 @@ std::vector<Preset> make()
 
     p = Preset();
     p.id = QStringLiteral("cross-attention");
+    p.settingNumbers = QStringList{QStringLiteral("0.2")}; // "set dropout to 0.2"
     p.seed = QStringLiteral("004");
     p.title = tr("Cross-attention: 3 queries over 5 keys, 2 heads, hidden 32, output 8");
     p.explanation = tr(
@@ -256,6 +270,18 @@ const std::vector<Preset> &presets()
 {
     static const std::vector<Preset> all = make();
     return all;
+}
+
+QStringList quotedNumbers(const Preset &p)
+{
+    static const QRegularExpression number(QStringLiteral("[−-]?\\d+\\.\\d+"));
+    QStringList out;
+    for (auto it = number.globalMatch(p.explanation); it.hasNext();) {
+        const QString n = it.next().captured();
+        if (!p.settingNumbers.contains(n) && !out.contains(n))
+            out << n;
+    }
+    return out;
 }
 
 const Preset *findPreset(const QString &id)

@@ -25,7 +25,18 @@ struct Preset {
     int head = 0;
     int query = 0;
     QString view; // the tab to show, by its id ("weights", "pipeline" …: session.h SessionTab)
+    // What the text talks about (issue 14): on the pipeline, the stage ("scores", "weights",
+    // "context", "output") whose cell (query, column) the window outlines and explains; elsewhere the
+    // selected query's row is outlined. Column -1: the row.
+    QString stage;
+    int column = -1;
+    // Numbers the text names that are settings, not values any view draws (the dropout rate).
+    QStringList settingNumbers;
 };
+
+// The decimal numbers the explanation quotes ("0.9544", "−2.1985", "1.0"), as written, less the
+// preset's settingNumbers: what must be in view when the preset opens.
+QStringList quotedNumbers(const Preset &p);
 
 // Every preset, in teaching order (the journey first).
 const std::vector<Preset> &presets();

@@ -2,12 +2,14 @@
 #include "views/embeddingview.h"
 
 #include "style/plotstyle.h"
+#include "views/embeddingnumbers.h"
 
 #include <qcustomplot.h>
 
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <limits>
 
 namespace attnviz::ui {
 
@@ -24,16 +26,6 @@ QCPAxisRect *makeRect(QCustomPlot *plot, const QString &title)
     r->axis(QCPAxis::atTop)->setTickLabels(false);
     r->axis(QCPAxis::atTop)->setLabel(title);
     return r;
-}
-
-QCPColorMapData *matrixData(const Mat<float> &m)
-{
-    const int rows = int(m.rows()), cols = int(m.cols());
-    auto *d = new QCPColorMapData(cols, rows, QCPRange(0, std::max(0, cols - 1)), QCPRange(0, std::max(0, rows - 1)));
-    for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < cols; ++j)
-            d->setCell(j, i, double(m(i, j)));
-    return d;
 }
 
 } // namespace
@@ -79,6 +71,17 @@ EmbeddingView::EmbeddingView(QWidget *parent)
     m_inRect->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
     for (QCPAxisRect *r : {m_normRect, m_cosRect})
         r->axis(QCPAxis::atBottom)->ticker()->setTickCount(3);
+    // the dimension axes tick at whole dimensions only: 0, 1, 2 for three, never −0.5 … 2.5 (issue 14)
+    for (QCPAxisRect *r : {m_inRect, m_outRect}) {
+        auto dims = QSharedPointer<QCPAxisTickerFixed>::create();
+        dims->setTickStep(1);
+        dims->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        dims->setTickCount(6);
+        r->axis(QCPAxis::atBottom)->setTicker(dims);
+        r->axis(QCPAxis::atBottom)->setSubTicks(false);
+        r->axis(QCPAxis::atBottom)->setNumberFormat(QStringLiteral("f"));
+        r->axis(QCPAxis::atBottom)->setNumberPrecision(0);
+    }
 
     m_inMap = new QCPColorMap(m_inRect->axis(QCPAxis::atBottom), m_inRect->axis(QCPAxis::atLeft));
     m_outMap = new QCPColorMap(m_outRect->axis(QCPAxis::atBottom), m_outRect->axis(QCPAxis::atLeft));
@@ -98,6 +101,12 @@ EmbeddingView::EmbeddingView(QWidget *parent)
     m_normSel = bars(m_normRect, QColor(220, 30, 30));
     m_cosBars = bars(m_cosRect, QColor(70, 150, 110));
     m_cosSel = bars(m_cosRect, QColor(220, 30, 30));
+    m_inNumbers = new MatrixNumbersOverlay(m_plot, m_inRect, m_inMap);
+    m_outNumbers = new MatrixNumbersOverlay(m_plot, m_outRect, m_outMap);
+    m_normValues = new BarValuesOverlay(m_plot, m_normRect);
+    m_normValues->bars = {m_normSel, m_normBars};
+    m_cosValues = new BarValuesOverlay(m_plot, m_cosRect);
+    m_cosValues->bars = {m_cosSel, m_cosBars};
 
     // labels are chosen once the layout is known; a change (resize, zoom) costs one more replot
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
@@ -138,6 +147,8 @@ void EmbeddingView::rebuild()
     m_norms.clear();
     m_cosines.clear();
     const bool ok = m_snapshot && m_snapshot->hasResult();
+    m_inNumbers->matrix = nullptr;
+    m_outNumbers->matrix = nullptr;
     for (QCPAbstractPlottable *p : std::initializer_list<QCPAbstractPlottable *>{m_inMap, m_outMap, m_normBars, m_cosBars, m_normSel, m_cosSel})
         p->setVisible(ok);
     m_scale->setVisible(ok);
@@ -151,8 +162,11 @@ void EmbeddingView::rebuild()
     const Mat<float> &y = m_snapshot->seq(m_layer).output;
     const int t = int(x.rows());
     m_labels = m_snapshot->queryLabels;
-    m_inMap->setData(matrixData(x), false);
-    m_outMap->setData(matrixData(y), false);
+    m_inMap->setData(colorMapData(x, nullptr, std::numeric_limits<int>::max()), false);
+    m_outMap->setData(colorMapData(y, nullptr, std::numeric_limits<int>::max()), false);
+    m_inNumbers->matrix = &x;
+    m_outNumbers->matrix = &y;
+    m_inNumbers->row = m_outNumbers->row = m_query;
     double m = 0;
     for (Eigen::Index k = 0; k < x.size(); ++k)
         m = std::max(m, double(std::abs(x.data()[k])));
@@ -217,6 +231,8 @@ void EmbeddingView::rebuild()
         comparable ? QString() : QStringLiteral("not defined:\nwidth %1 ≠ %2").arg(y.cols()).arg(x.cols()));
     m_cosRect->axis(QCPAxis::atBottom)->setLabel(
         comparable ? QString() : QStringLiteral("not defined:\nwidth %1 ≠ %2").arg(y.cols()).arg(x.cols()));
+    for (QCPAxisRect *r : {m_normRect, m_cosRect}) // no scale under panels without bars
+        r->axis(QCPAxis::atBottom)->setTickLabels(comparable);
 
     QString title = QStringLiteral("Contextual embeddings — ") + describeConfig(*m_snapshot, m_layer, -1, HeadDisplay::All);
     if (!m_snapshot->seq(m_layer).fullyMaskedRows.empty())

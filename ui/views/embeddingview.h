@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Contextual embeddings: the output rows (t x d, diverging colours) beside the input embeddings
 // on the same colour scale, and how far attention moved each token: the norm of the change
-// |out_i - in_i| and the cosine between out_i and in_i. Rows are the query tokens.
+// |out_i - in_i| and the cosine between out_i and in_i. Rows are the query tokens; the selected one
+// is outlined, and narrow vectors show their numbers (embeddingnumbers.h).
 #pragma once
 
 #include "views/deferredview.h"
@@ -18,6 +19,9 @@ class QCPTextElement;
 class QCPBars;
 
 namespace attnviz::ui {
+
+class BarValuesOverlay;
+class MatrixNumbersOverlay;
 
 class EmbeddingView : public DeferredView {
     Q_OBJECT
@@ -54,6 +58,8 @@ private:
     QCPColorMap *m_inMap = nullptr, *m_outMap = nullptr;
     QCPColorScale *m_scale = nullptr;
     QCPBars *m_normBars = nullptr, *m_cosBars = nullptr, *m_normSel = nullptr, *m_cosSel = nullptr;
+    MatrixNumbersOverlay *m_inNumbers = nullptr, *m_outNumbers = nullptr; // embeddingnumbers.h
+    BarValuesOverlay *m_normValues = nullptr, *m_cosValues = nullptr;
 };
 
 } // namespace attnviz::ui

@@ -71,6 +71,45 @@ HeadGridView::HeadGridView(QWidget *parent)
         for (size_t n = 0; n < m_rects.size(); ++n)
             if (n + size_t(std::max(1, m_cols)) >= m_rects.size())
                 changed |= labelTokenAxis(m_rects[n]->axis(QCPAxis::atBottom), m_keyLabels, 8);
+        // the first column also holds the query labels: it gets that much more width, so that every
+        // panel's cells are as wide as the others' (they were narrower in the first column, issue 14)
+        // (and the last row holds the key labels: the same for the rows' heights)
+        const int rows = m_grid->rowCount(), cols = m_grid->columnCount();
+        auto equalize = [](const QList<int> &outerMargins, double space, const QList<double> &now, QList<double> &f) {
+            double inner = space;
+            for (int m : outerMargins)
+                inner -= m;
+            inner /= outerMargins.size();
+            if (inner <= 10)
+                return false;
+            f.clear();
+            for (int m : outerMargins)
+                f << inner + m;
+            bool same = now.size() == f.size();
+            for (int k = 0; same && k < f.size(); ++k)
+                same = std::abs(now[k] / now[0] - f[k] / f[0]) < 0.005;
+            return !same;
+        };
+        if (cols > 1 && int(m_rects.size()) >= cols) {
+            QList<int> margins;
+            for (int c = 0; c < cols; ++c)
+                margins << m_rects[size_t(c)]->margins().left() + m_rects[size_t(c)]->margins().right();
+            QList<double> f;
+            if (equalize(margins, m_grid->rect().width() - (cols - 1) * m_grid->columnSpacing(), m_grid->columnStretchFactors(), f)) {
+                m_grid->setColumnStretchFactors(f);
+                changed = true;
+            }
+        }
+        if (rows > 1 && int(m_rects.size()) > (rows - 1) * cols) {
+            QList<int> margins;
+            for (int r = 0; r < rows; ++r)
+                margins << m_rects[size_t(r * cols)]->margins().top() + m_rects[size_t(r * cols)]->margins().bottom();
+            QList<double> f;
+            if (equalize(margins, m_grid->rect().height() - (rows - 1) * m_grid->rowSpacing(), m_grid->rowStretchFactors(), f)) {
+                m_grid->setRowStretchFactors(f);
+                changed = true;
+            }
+        }
         if (changed)
             m_plot->replot(QCustomPlot::rpQueuedReplot);
     });

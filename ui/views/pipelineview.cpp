@@ -18,6 +18,7 @@
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -104,19 +105,26 @@ protected:
             paintMaskedCells(p, m_rect, *mask, all);
         const QRectF one = cellRect(0, 0, 0, 0);
         // the largest font up to 9 pt (12 px) in which "−0.00" fits a cell, never below the readable
-        // minimum (legibility.h); none past 64 × 64 cells
+        // minimum (legibility.h); none past 64 × 64 cells. Four decimals, as the lessons and the
+        // explanations quote them, where "−0.0000" fits in a font as large (issue 14).
         const auto f = rows * cols <= 64 * 64
             ? cellNumberFont(parentPlot(), p->font(), one.size(), QStringLiteral("−0.00"), 12.0)
             : std::optional<QFont>();
         if (rows * cols > 64 * 64)
             parentPlot()->setProperty("attnvizCellNumberPx", 0);
+        const QVariant px = parentPlot()->property("attnvizCellNumberPx");
+        const auto f4 = f ? cellNumberFont(parentPlot(), p->font(), one.size(), QStringLiteral("−0.0000"), 12.0)
+                          : std::optional<QFont>();
+        const bool four = f4 && QFontInfo(*f4).pixelSize() >= QFontInfo(*f).pixelSize();
+        if (!four)
+            parentPlot()->setProperty("attnvizCellNumberPx", px);
         if (f)
             paintCellNumbers(
-                p, m_rect, m_map, *matrix, all, *f,
-                [](float v) {
+                p, m_rect, m_map, *matrix, all, four ? *f4 : *f,
+                [four](float v) {
                     return !std::isfinite(v) ? num(v)
-                        : std::abs(v) < 10   ? QString::number(double(v), 'f', 2)
-                                             : QString::number(double(v), 'g', 3);
+                        : std::abs(v) < 10   ? QString::number(double(v), 'f', four ? 4 : 2)
+                                             : QString::number(double(v), 'g', four ? 5 : 3);
                 },
                 [this](int i, int j) { return mask && mask->size() && (*mask)(i, j); }); // the hatching says it
         for (const QRect &b : bands)
@@ -220,7 +228,11 @@ public:
         hiddenLabel = new QLabel(this);
         hiddenLabel->setFixedHeight(kPlotHeight);
         hiddenLabel->setAlignment(Qt::AlignCenter);
-        hiddenLabel->setStyleSheet(QStringLiteral("color: palette(mid); background: palette(alternate-base)"));
+        // colours by palette role, not a style sheet: a sheet's palette() is read once, and kept the
+        // light theme's white block in high contrast (issue 14)
+        hiddenLabel->setAutoFillBackground(true);
+        hiddenLabel->setBackgroundRole(QPalette::AlternateBase);
+        hiddenLabel->setForegroundRole(QPalette::PlaceholderText);
         l->addWidget(hiddenLabel);
 
         captionLabel = new QLabel(this);
@@ -293,6 +305,7 @@ PipelineView::PipelineView(QWidget *parent)
     m_stepLabel->setObjectName(QStringLiteral("pipelineStepLabel"));
     m_headNote = new QLabel(this);
     m_headNote->setObjectName(QStringLiteral("pipelineHeadNote"));
+    m_headNote->setWordWrap(true); // a long note wraps; it never sets the window's minimum width (issue 14)
     m_headNote->setStyleSheet(QStringLiteral("color: #b05a00"));
     bar->addWidget(m_first);
     bar->addWidget(m_prev);
@@ -450,8 +463,11 @@ void PipelineView::relayout()
     // plots grow with the cards up to most of the viewport's height (issue 14, 7)
     const int spacing = m_grid->spacing();
     const int avail = m_scroll->viewport()->width() - 8 - m_scroll->verticalScrollBar()->sizeHint().width();
-    const int cols = std::max(1, (avail + spacing) / (kBoxWidth + spacing));
-    const int width = std::max(kBoxWidth, (avail - (cols - 1) * spacing) / cols);
+    // cards grow with the text (presentation mode): a stage of tiny cells under large labels reads
+    // worse than fewer, larger stages (issue 14)
+    const int box = presentationLegibility() ? std::max(kBoxWidth, fontMetrics().averageCharWidth() * 40) : kBoxWidth;
+    const int cols = std::max(1, (avail + spacing) / (box + spacing));
+    const int width = std::max(box, (avail - (cols - 1) * spacing) / cols);
     const int plotHeight = std::clamp(int(width * 0.85), kPlotHeight,
                                       std::max(kPlotHeight, int(m_scroll->viewport()->height() * 0.7)));
     for (PipelineStage *s : m_stages) {
@@ -472,8 +488,11 @@ void PipelineView::relayout()
 
 bool PipelineView::eventFilter(QObject *o, QEvent *e)
 {
-    if (o == m_scroll->viewport() && e->type() == QEvent::Resize)
+    if (o == m_scroll->viewport() && e->type() == QEvent::Resize) {
         relayout();
+        if (m_focus >= 0)
+            keepFocusInView();
+    }
     // the wheel over a stage scrolls the stages (the plots do not zoom) (issue 14, 7)
     if (e->type() == QEvent::Wheel && o != m_scroll->viewport() && qobject_cast<QCustomPlot *>(o)) {
         QCoreApplication::sendEvent(m_scroll->verticalScrollBar(), e);
@@ -530,6 +549,7 @@ void PipelineView::rebuild()
     for (PipelineStage *st : m_stages)
         fillStage(*st);
     clearHighlights();
+    m_focus = -1;
     applyReveal();
 }
 
@@ -911,6 +931,30 @@ QPoint PipelineView::cellCenter(int i, int row, int col) const
     return QPoint(int(std::lround(st.plot->xAxis->coordToPixel(col))), int(std::lround(st.plot->yAxis->coordToPixel(row))));
 }
 
+bool PipelineView::focusCell(int i, int row, int col)
+{
+    if (!explainCell(i, row, col))
+        return false;
+    highlightRows(m_stages[i]->kind, row, row); // the row the text talks about, around its cell
+    m_stages[i]->plot->replot(QCustomPlot::rpQueuedReplot);
+    if (m_current >= 0 && m_current < i)
+        setCurrentStage(i); // stepping: the stages up to this one are revealed
+    m_focus = i;
+    keepFocusInView();
+    return true;
+}
+
+void PipelineView::keepFocusInView()
+{
+    // once the grid has its layout (the columns follow the viewport's width)
+    QTimer::singleShot(0, this, [this] {
+        if (m_focus >= 0 && m_focus < m_stages.size()) {
+            m_gridHost->layout()->activate();
+            m_scroll->ensureWidgetVisible(m_stages[m_focus], 4, 4);
+        }
+    });
+}
+
 void PipelineView::clearHighlights()
 {
     for (PipelineStage *s : m_stages) {
@@ -949,6 +993,7 @@ bool PipelineView::explainCell(int i, int row, int col)
     if (!st.matrix || row < 0 || col < 0 || row >= st.matrix->rows() || col >= st.matrix->cols())
         return false;
     clearHighlights();
+    m_focus = -1; // a click: the view no longer keeps a lesson's stage in view
     const Kind k = st.kind;
     const int h = shownHead(), dh = m_shown->attention(m_layer).dHead;
     const bool cross = m_shown->cross;
@@ -1212,6 +1257,14 @@ QString PipelineView::explainText(Kind kind, int i, int j) const
                          : QStringLiteral("Dropout (p = %1): kept, × 1/(1−p): %2 × %3 = <b>%4</b>.")
                                .arg(c.dropout, 0, 'g', 3)
                                .arg(num(pre), num(1.0 / (1.0 - c.dropout)), num(w(i, j))));
+        }
+        if (dh <= 16) { // what the row becomes: its context, the values mixed by these weights
+            QStringList ctx;
+            for (int d = 0; d < dh; ++d)
+                ctx << num(r.context(i, h * dh + d));
+            line(QStringLiteral("Row %1's weights mix the rows of V into its context C%2[%1] = [%3].")
+                     .arg(i)
+                     .arg(H > 1 ? QStringLiteral("_%1").arg(h) : QString(), ctx.join(QStringLiteral(", "))));
         }
         break;
     }

@@ -66,6 +66,11 @@ public:
     // Explains how cell (row, col) of a stage was computed (what a click does) and highlights it
     // and the rows/columns it came from in the other stages. Returns false outside the stage.
     bool explainCell(int stage, int row, int col);
+    // What a lesson opens on (issue 14): explainCell, the stages up to this one revealed, and the stage
+    // scrolled into view (kept there when the layout changes, until the next snapshot or click).
+    bool focusCell(int stage, int row, int col);
+    // The stage kept in view by focusCell (-1: none).
+    int focusedStage() const { return m_focus; }
     QString explanation() const;
     QTextBrowser *explanationBrowser() const { return m_explain; }
     // Cells outlined after the last click, per stage: (row0, col0, row1, col1) inclusive.
@@ -105,6 +110,8 @@ private:
     SnapshotPtr m_shown;    // what the stages show (kept alive: they point into it)
     int m_head = 0;
     int m_current = -1;
+    int m_focus = -1; // focusCell's stage
+    void keepFocusInView();
     int m_columns = 0;
     double m_scale = 1.0;
     // derived per shown head (empty when not derived)

@@ -75,11 +75,15 @@ void PresentationMode::setOn(bool on)
         a.fontScale = std::max(a.fontScale * 1.6, 1.6);
         am->setAppearance(a);
         m_before.geometry = m_window->geometry();
+        // the layouts take the larger text and lose the docks now: until they do, their minimum sizes
+        // are the window's as it was, and it stayed 1420 px wide on a 1280 × 720 screen (issue 14)
+        for (int pass = 0; pass < 4; ++pass) // nested layouts ask again once their children have
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
         if (m_window->screen())
             m_window->setGeometry(m_window->screen()->geometry()); // also where no window manager honours full screen
         m_window->showFullScreen();
-        if (m_tabs->currentWidget() == m_pipeline)
-            m_pipeline->setCurrentStage(0); // a lesson starts from X
+        if (m_tabs->currentWidget() == m_pipeline) // a lesson starts from X, or at the stage its text is about
+            m_pipeline->setCurrentStage(std::max(0, m_pipeline->focusedStage()));
         // the step keys work at once: no editor keeps the focus (and the arrows) for itself
         if (m_tabs->currentWidget())
             m_tabs->currentWidget()->setFocus(Qt::OtherFocusReason);
@@ -92,6 +96,9 @@ void PresentationMode::setOn(bool on)
             m_window->showMaximized();
         } else {
             m_window->showNormal();
+            // the platform's own restore (the screen's geometry, where the mode set it) arrives as a
+            // window-system event: take it before setting the window's own
+            QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
             m_window->setGeometry(m_before.geometry);
             // again once the layouts have taken the smaller text: until then their minimum sizes are
             // those of the large text, and the window came back wider than the screen (issue 14)

@@ -6,7 +6,7 @@
 #   STEP: fetch corpus bpe prepare train export evaluate check (default: all)
 #
 # Environment: WORK (scratch folder, default /tmp/attnviz-tiny; ~1.5 GB), OUT (the model folder,
-# default resources/models/attnviz-tiny), STEPS (training steps, default 4000, the shipped interim model; the learning rate has
+# default resources/models/attnviz-tiny), STEPS (training steps, default 16000, the shipped model; the learning rate has
 # no end date, so STEPS=k gives exactly the checkpoint a longer run wrote at step k), THREADS (1).
 # Needs Debian 12: python3, python3-torch, python3-numpy, python3-regex, libsword-utils (mod2imp),
 # dpkg-deb, apt-get (download only). The corpus is the word-vector recipe's (resources/wordvectors:
@@ -18,7 +18,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../../.." && pwd)
 WORK=${WORK:-/tmp/attnviz-tiny}
 OUT=${OUT:-$REPO/resources/models/attnviz-tiny}
-STEPS=${STEPS:-4000}
+STEPS=${STEPS:-16000}
 THREADS=${THREADS:-1}
 VOCAB=4096
 MANIFEST=$OUT/MANIFEST.md

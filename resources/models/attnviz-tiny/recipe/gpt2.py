@@ -44,6 +44,9 @@ class Block(torch.nn.Module):
         self.mlp = torch.nn.Module()
         self.mlp.c_fc = Conv1D(d, n_inner)
         self.mlp.c_proj = Conv1D(n_inner, d)
+        # Training only: the MLP can be switched off (train.py's drill phase trains the attention
+        # alone); the exported model always runs it, as GPT-2 does.
+        self.use_mlp = True
 
     def forward(self, x, mask, want_weights=False):
         B, T, d = x.shape
@@ -57,7 +60,8 @@ class Block(torch.nn.Module):
         w = F.softmax(scores, dim=-1)
         a = (w @ v).transpose(1, 2).reshape(B, T, d)
         x = x + self.attn.c_proj(a)
-        x = x + self.mlp.c_proj(gelu_new(self.mlp.c_fc(self.ln_2(x))))
+        if self.use_mlp:
+            x = x + self.mlp.c_proj(gelu_new(self.mlp.c_fc(self.ln_2(x))))
         return (x, w) if want_weights else (x, None)
 
 

@@ -5,16 +5,27 @@ Usage: python3 train.py DATA OUT [--steps N] [--threads 2] [--device cpu] [...]
 
 A step is 1,024 tokens: 16 rows of 64 for the first 1,000 steps, 8 rows of 128 until step 2,000, then
 4 rows of 256 (n_positions is 256, so every learned position is trained). Short rows first because
-attention over few keys learns faster: on 256-token rows from the start, 1,250 steps left every head
-uniform (measured). A row is one of three kinds, drawn per row:
-- text (50 %): a window of one source's running text; the source is drawn with probability
-  proportional to the square root of its size (so Austen, Moby-Dick and the Bible are not drowned
-  by the 1913 dictionary);
-- copied span (20 %): a text window in which a span of 8-64 tokens is pasted again later in the
-  same row (natural text said twice);
-- random repeats (30 %): segments of 8-64 uniformly random vocabulary tokens, each said twice,
-  back to back (Olsson et al. 2022's repeated random tokens); only the second copies are scored,
-  since the first copy cannot be predicted.
+attention over few keys learns faster.
+
+Two phases:
+- the drill (steps 0 .. --drill-steps, 3,000): every row is random repeats (below) and the MLPs are
+  switched off, so the two attention layers alone must learn to copy: a previous-token head in layer 0
+  and an induction head in layer 1 form in it (Olsson et al. 2022's attention-only setting). Measured
+  on a GPU with torch 2.11 (8 settings side by side): with the MLPs on from the start, or with the
+  alternating-pairs drill mixed in, the model learned to copy the second copy by some other route and
+  no head scored above 0.06 on induction in 26,000 steps; with natural text at 50 % or more, copying
+  was not learned at all in 26,000 steps. Attention-only on pure repeats: induction 0.46 at step
+  2,000, 0.65 at 3,000.
+- then the MLPs are switched on and rows are drawn per row:
+  - text (50 %): a window of one source's running text; the source is drawn with probability
+    proportional to the square root of its size (so Austen, Moby-Dick and the Bible are not drowned
+    by the 1913 dictionary);
+  - copied span (20 %): a text window in which a span of 8-64 tokens is pasted again later in the
+    same row (natural text said twice);
+  - random repeats (30 %): segments of 8-64 uniformly random vocabulary tokens, each said twice,
+    back to back (Olsson et al. 2022's repeated random tokens); only the second copies are scored,
+    since the first copy cannot be predicted.
+  (--p-alternate adds rows of two tokens alternating, A B A B ...: 0 by default, see above.)
 The learning rate has no end date (linear warm-up, then 1/sqrt(step)), so the checkpoint written
 at step k is exactly what `--steps k` would give: a run stopped early is still reproducible.
 
@@ -40,7 +51,7 @@ import numpy as np
 ap = argparse.ArgumentParser()
 ap.add_argument("data")
 ap.add_argument("out")
-ap.add_argument("--steps", type=int, default=8000)
+ap.add_argument("--steps", type=int, default=16000)
 ap.add_argument("--batch", type=int, default=4, help="rows of 256 tokens a step (more, shorter rows early)")
 ap.add_argument("--threads", type=int, default=1)
 ap.add_argument("--device", default="cpu")
@@ -54,7 +65,9 @@ ap.add_argument("--n-embd", type=int, default=128)
 ap.add_argument("--n-inner", type=int, default=256)
 ap.add_argument("--p-copy", type=float, default=0.2)
 ap.add_argument("--p-random", type=float, default=0.3)
-ap.add_argument("--p-alternate", type=float, default=0.15)
+ap.add_argument("--p-alternate", type=float, default=0.0)
+ap.add_argument("--drill-steps", type=int, default=3000,
+                help="first steps: random repeats only, MLPs off (the attention learns to copy alone)")
 ap.add_argument("--eval-every", type=int, default=250)
 ap.add_argument("--ckpt-every", type=int, default=250)
 args = ap.parse_args()
@@ -107,6 +120,10 @@ def text_row(t):
 
 
 def batch(step):
+    if step < args.drill_steps:
+        p_random, p_copy, p_alternate = 1.0, 0.0, 0.0
+    else:
+        p_random, p_copy, p_alternate = args.p_random, args.p_copy, args.p_alternate
     T = context_at(step)
     rows = args.batch * 256 // T
     span = (SPAN[0], min(SPAN[1], T // 2))
@@ -114,7 +131,7 @@ def batch(step):
     scored = np.ones((rows, T), dtype=bool)
     for r in range(rows):
         u = rng.random()
-        if u >= 1.0 - args.p_alternate:
+        if u >= 1.0 - p_alternate:
             row, mask = [], []
             while len(row) < T + 1:
                 L = int(rng.integers(6, 17))
@@ -123,7 +140,7 @@ def batch(step):
                 mask += [False, False] + [True] * (L - 2)
             x[r] = row[:T + 1]
             scored[r] = mask[1:T + 1]
-        elif u < args.p_random:
+        elif u < p_random:
             row, mask = [], []
             while len(row) < T + 1:
                 L = int(rng.integers(span[0], span[1] + 1))
@@ -134,7 +151,7 @@ def batch(step):
             scored[r] = mask[1:T + 1]
         else:
             row = text_row(T)
-            if u < args.p_random + args.p_copy:
+            if u < p_random + p_copy:
                 L = int(rng.integers(span[0], span[1] + 1))
                 a = int(rng.integers(0, T + 1 - 2 * L + 1))
                 b = int(rng.integers(a + L, T + 1 - L + 1))
@@ -206,6 +223,8 @@ for step in range(args.steps):
     for g in opt.param_groups:
         g["lr"] = lr_at(step)
     x, y = batch(step)
+    for block in model.h:
+        block.use_mlp = step >= args.drill_steps
     logits = model(x)
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, VOCAB), y.reshape(-1), ignore_index=-100)
     opt.zero_grad(set_to_none=True)

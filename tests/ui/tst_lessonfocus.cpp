@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Lessons that open on what they talk about (issue 14): each preset shows its view, the pipeline
+// stage and cell its text names (outlined, explained, scrolled into view), and every number its text
+// quotes is in what the open view draws without scrolling — read back from the strings the plots
+// paint and the words the explanation shows in its viewport.
+#include "drawntext.h"
+
+#include "live/livesession.h"
+#include "mainwindow.h"
+#include "teaching/presets.h"
+#include "views/pipelineview.h"
+#include "window/lessonfocus.h"
+
+#include <qcustomplot.h>
+
+#include <QDockWidget>
+#include <QStandardPaths>
+#include <QTextBrowser>
+#include <QtTest>
+
+using namespace attnviz;
+using namespace attnviz::ui;
+
+class TestLessonFocus : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void quotedNumbersAreValues();
+    void opensOnWhatItTalksAbout_data();
+    void opensOnWhatItTalksAbout();
+
+private:
+    bool waitForResult(MainWindow &w);
+};
+
+void TestLessonFocus::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("attnviz-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_lessonfocus"));
+}
+
+bool TestLessonFocus::waitForResult(MainWindow &w)
+{
+    for (int i = 0; i < 300; ++i) {
+        const SnapshotPtr s = w.session()->snapshot();
+        if (s && !w.session()->busy() && s->generation == w.session()->generation())
+            return s->hasResult();
+        QTest::qWait(20);
+    }
+    return false;
+}
+
+// The numbers a text quotes are found as written; settings (a dropout rate) are not among them.
+void TestLessonFocus::quotedNumbersAreValues()
+{
+    const Preset *scores = findPreset(QStringLiteral("journey-scores"));
+    QVERIFY(scores);
+    const QStringList q = quotedNumbers(*scores);
+    QCOMPARE(q.size(), 15); // six scores, six weights, a 3-d context vector
+    QCOMPARE(q.first(), QStringLiteral("0.9544"));
+    QCOMPARE(q.last(), QStringLiteral("0.5683"));
+    const Preset *dropout = findPreset(QStringLiteral("dropout"));
+    QVERIFY(dropout);
+    QVERIFY(!quotedNumbers(*dropout).contains(QStringLiteral("0.5")));
+    QVERIFY(quotedNumbers(*dropout).contains(QStringLiteral("0.8966")));
+    const Preset *wrapper = findPreset(QStringLiteral("multihead-wrapper"));
+    QVERIFY(wrapper);
+    QVERIFY(quotedNumbers(*wrapper).contains(QStringLiteral("−0.4519")));
+    QVERIFY(test::sameNumber(QStringLiteral("−0.4519"), QStringLiteral("-0.45")));
+    QVERIFY(!test::sameNumber(QStringLiteral("1.0"), QStringLiteral("0.95")));
+    QVERIFY(!test::sameNumber(QStringLiteral("0.5517"), QStringLiteral("0.5518")));
+}
+
+void TestLessonFocus::opensOnWhatItTalksAbout_data()
+{
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<QSize>("size");
+    for (const Preset &p : presets())
+        QTest::addRow("%s", qPrintable(p.id)) << p.id << QSize(1600, 1000);
+    // a smaller screen: the focused stage still comes into view
+    for (const char *id : {"journey-scores", "multihead-split"})
+        QTest::addRow("%s 1280x720", id) << QString::fromLatin1(id) << QSize(1280, 720);
+}
+
+void TestLessonFocus::opensOnWhatItTalksAbout()
+{
+    QFETCH(QString, id);
+    QFETCH(QSize, size);
+    const Preset *p = findPreset(id);
+    QVERIFY(p);
+    MainWindow w;
+    w.session()->setDebounceMs(0);
+    w.resize(size);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.applyPreset(id));
+    QVERIFY(waitForResult(w));
+    QTest::qWait(100); // the focus scrolls once the layout is done
+
+    // the view
+    QCOMPARE(w.currentViewId(), p->view);
+    QWidget *view = w.tabs()->currentWidget();
+    QStringList seen; // every string drawn in view, and the explanation's words in view
+    if (!p->stage.isEmpty()) {
+        // the stage and cell: explained, outlined, on screen
+        PipelineView *pv = w.pipelineView();
+        const int stage = lessonStage(*pv, *p);
+        QVERIFY2(stage >= 0, qPrintable(p->stage));
+        QCOMPARE(pv->focusedStage(), stage);
+        QVERIFY(pv->stageRevealed(stage));
+        const int col = std::max(0, p->column);
+        const QVector<QRect> outlined = pv->highlights(stage);
+        QVERIFY(!outlined.isEmpty());
+        QCOMPARE(outlined.first(), QRect(col, p->query, 1, 1)); // the cell
+        bool row = false;
+        for (const QRect &r : outlined)
+            row = row || (r.top() == p->query && r.bottom() == p->query && r.width() > 1);
+        QVERIFY2(row, "its row is outlined");
+        QCustomPlot *plot = pv->stagePlot(stage);
+        QVERIFY(plot->isVisible());
+        QVERIFY2(plot->visibleRegion().contains(pv->cellCenter(stage, p->query, col)), "the cell is on screen");
+        seen << test::wordsInView(pv->explanationBrowser());
+        QVERIFY2(pv->explanation().contains(QStringLiteral("[%1, %2]").arg(p->query).arg(col)),
+                 qPrintable(pv->explanation().left(80)));
+    } else if (p->view == QLatin1String("weights") || p->view == QLatin1String("embeddings")) {
+        // the selected query (outlined by the view) is the one the text is about
+        QCOMPARE(w.session()->selectedQuery(), p->query);
+    }
+    QList<QCustomPlot *> plots = view->findChildren<QCustomPlot *>();
+    if (auto *rowDock = w.findChild<QDockWidget *>(QStringLiteral("rowDock")); rowDock && rowDock->isVisible())
+        plots << rowDock->findChildren<QCustomPlot *>();
+    for (QCustomPlot *plot : plots)
+        if (plot->isVisible())
+            seen << test::textsInView(plot);
+
+    // every number the text quotes is among them
+    for (const QString &q : quotedNumbers(*p)) {
+        bool found = false;
+        for (const QString &s : seen)
+            found = found || test::sameNumber(q, s);
+        QVERIFY2(found, qPrintable(QStringLiteral("%1: %2 is not in view").arg(id, q)));
+    }
+}
+
+QTEST_MAIN(TestLessonFocus)
+#include "tst_lessonfocus.moc"
