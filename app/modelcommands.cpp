@@ -6,6 +6,7 @@
 #include "attnviz/bench.h"
 #include "attnviz/parallel.h"
 #include "attnviz/pretrained.h"
+#include "bundledmodel.h"
 
 #include <QCommandLineParser>
 #include <QJsonArray>
@@ -28,6 +29,7 @@ int fail(const char *verb, const std::string &message, int code)
 }
 
 int exitCodeFor(const Status &st) { return st.code == StatusCode::Cancelled || st.code == StatusCode::BackendFailed ? 1 : 2; }
+
 
 QJsonObject infoJson(const ModelInfo &i)
 {
@@ -127,7 +129,7 @@ int modelInfo(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Describes a model folder (config.json, model.safetensors, tokenizer files)."));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder."));
+    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` for attnviz-tiny."));
     QCommandLineOption jsonOpt(QStringLiteral("json"), QStringLiteral("One JSON object instead of text."));
     p.addOption(jsonOpt);
     if (!p.parse(args))
@@ -139,7 +141,7 @@ int modelInfo(const QStringList &args)
     if (p.positionalArguments().size() != 1)
         return fail("model info", "give one model folder", 2);
     std::unique_ptr<Model> m;
-    if (Status st = openPretrained(p.positionalArguments().front().toStdString(), {}, m); !st)
+    if (Status st = openModelSource(p.positionalArguments().front(), m); !st)
         return fail("model info", st.message, exitCodeFor(st));
     const ModelInfo i = m->info();
     if (p.isSet(jsonOpt)) {
@@ -164,7 +166,7 @@ int modelRun(const QStringList &args)
         "next_tokens (causal models: the top 10 after the last token), masked (masked-LM models: the top fills of\n"
         "each [MASK]) and model (as `model info`)."));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder."));
+    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` for attnviz-tiny."));
     QCommandLineOption textOpt(QStringLiteral("text"), QStringLiteral("The text."), QStringLiteral("text"));
     QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")},
                               QStringLiteral("Write the JSON here (default: standard output)."), QStringLiteral("file"));
@@ -185,7 +187,7 @@ int modelRun(const QStringList &args)
     if (precision != QLatin1String("float32") && precision != QLatin1String("float64"))
         return fail("model run", "--precision: float32 or float64, not " + precision.toStdString(), 2);
     std::unique_ptr<Model> m;
-    if (Status st = openPretrained(p.positionalArguments().front().toStdString(), {}, m); !st)
+    if (Status st = openModelSource(p.positionalArguments().front(), m); !st)
         return fail("model run", st.message, exitCodeFor(st));
     TraceRequest req;
     req.text = p.value(textOpt).toStdString();
@@ -238,7 +240,7 @@ int tokenizeWithModel(const QStringList &args)
     p.setApplicationDescription(QStringLiteral("Tokenizes a text with a model folder's tokenizer: one token a line,\n"
                                                "its id, the token as the vocabulary spells it, and its bytes in the text."));
     p.addHelpOption();
-    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder."), QStringLiteral("dir"));
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, or `bundled` for attnviz-tiny."), QStringLiteral("dir"));
     p.addOption(modelOpt);
     p.addPositionalArgument(QStringLiteral("text"), QStringLiteral("The text."));
     if (!p.parse(args))
@@ -248,7 +250,7 @@ int tokenizeWithModel(const QStringList &args)
         return 0;
     }
     std::unique_ptr<Model> m;
-    if (Status st = openPretrained(p.value(modelOpt).toStdString(), {}, m); !st)
+    if (Status st = openModelSource(p.value(modelOpt), m); !st)
         return fail("tokenize", st.message, exitCodeFor(st));
     const std::string text = p.positionalArguments().join(QLatin1Char(' ')).toStdString();
     std::vector<TraceToken> tokens;
@@ -269,7 +271,7 @@ int benchModel(const QStringList &args)
         "position, as the window asks. --seeded needs no download: GPT-2 small's or BERT-base's shape with\n"
         "seeded random weights."));
     p.addHelpOption();
-    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("A model folder."), QStringLiteral("dir"));
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("A model folder, or `bundled` for attnviz-tiny."), QStringLiteral("dir"));
     QCommandLineOption seededOpt(QStringLiteral("seeded"), QStringLiteral("gpt2-small or bert-base."), QStringLiteral("shape"));
     QCommandLineOption sizesOpt(QStringLiteral("tokens"), QStringLiteral("Text lengths (default 128,1024)."),
                                 QStringLiteral("list"), QStringLiteral("128,1024"));
@@ -293,7 +295,7 @@ int benchModel(const QStringList &args)
             return fail("bench", "--seeded: gpt2-small or bert-base, not " + shape.toStdString(), 2);
         if (Status st = seededPretrained(shape == QLatin1String("gpt2-small") ? gpt2SmallShape() : bertBaseShape(), 1, m); !st)
             return fail("bench", st.message, 2);
-    } else if (Status st = openPretrained(p.value(modelOpt).toStdString(), {}, m); !st) {
+    } else if (Status st = openModelSource(p.value(modelOpt), m); !st) {
         return fail("bench", st.message, exitCodeFor(st));
     }
     const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

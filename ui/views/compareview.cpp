@@ -538,6 +538,12 @@ void CompareView::useTableB(std::shared_ptr<const EmbeddingTable> t)
     setSideB(b);
 }
 
+void CompareView::followModel(std::shared_ptr<Model> model, const ModelInfo *info)
+{
+    m_controlsB->setModel(info);
+    m_sessionB->setModel(std::move(model));
+}
+
 CompareSide CompareView::sideB() const
 {
     CompareSide b;

@@ -54,6 +54,10 @@ public:
     // explanation and the side titles. A is the window's business (MainWindow::startComparison).
     void loadSpec(const ComparisonSpec &spec);
     void setSideB(const CompareSide &b);
+    // B computes with A's model of its own (a folder opened in the window; null: word vectors), so
+    // that two sentences or two layers compare on it. A model read from a folder keeps no state
+    // outside the trace it writes (pretrained.h), so B's compute thread may share it with A's.
+    void followModel(std::shared_ptr<Model> model, const ModelInfo *info);
     CompareSide sideA() const;
     CompareSide sideB() const;
     // Whether B was set (a comparison, a copy, an edit, a session) rather than waiting to copy A.
