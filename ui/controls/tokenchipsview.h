@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The tokenization as chips: one rounded box per token, unknown words (not in the embedding
 // table) dashed in orange, padded keys struck through. Clicking a chip emits its index.
+// Hovering a chip emits its index (the predictions panel shows what the model said there).
 // Painted in one widget (not one button per token) so that a pasted page stays cheap.
 #pragma once
 
@@ -35,6 +36,8 @@ public:
 
 signals:
     void tokenClicked(int index);
+    // The chip under the mouse changed (-1: none, the mouse left the chips).
+    void tokenHovered(int index);
     // The height the chips need at the current width, after each layout.
     void chipsLaidOut(int height);
 
@@ -42,6 +45,8 @@ protected:
     void paintEvent(QPaintEvent *) override;
     void resizeEvent(QResizeEvent *) override;
     void mouseReleaseEvent(QMouseEvent *e) override;
+    void mouseMoveEvent(QMouseEvent *e) override;
+    void leaveEvent(QEvent *e) override;
 
 private:
     int layoutChips(int width, std::vector<QRect> *rects) const;
@@ -54,6 +59,7 @@ private:
     bool m_clickable = true;
     QString m_placeholder;
     std::vector<QRect> m_rects;
+    int m_hovered = -1;
 };
 
 } // namespace attnviz::ui

@@ -27,8 +27,14 @@ public:
     void setBackend(Backend *backend);
     // The model for this request, set up from it; `label` gets the model's part of every title.
     Model &modelFor(const ComputeRequest &request, QString &label);
+    // The induction scores of `model` (attnviz/headroles.h's probe), measured on the first call for
+    // each model and kept; null and `problem` set when the probe cannot run.
+    std::shared_ptr<const Mat<double>> inductionFor(const std::shared_ptr<Model> &model, QString &problem);
 
 private:
+    std::weak_ptr<Model> m_inductionModel;
+    std::shared_ptr<const Mat<double>> m_induction;
+    QString m_inductionProblem;
     WordVectorModel m_layer;
     WordStackModel m_stack;
 };
