@@ -8,6 +8,7 @@
 #include "live/livesession.h"
 #include "mainwindow.h"
 #include "views/headrolesview.h"
+#include "views/heatmapview.h"
 #include "views/pipelineview.h"
 #include "views/predictionsview.h"
 #include "views/rolloutview.h"
@@ -17,7 +18,9 @@
 
 #include <qcustomplot.h>
 
+#include <QDockWidget>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -481,6 +484,76 @@ private slots:
         // a click still explains the exact number, its 768 terms summarised
         QVERIFY(view.explainCell(view.indexOf(Kind::Q), 4, 7));
         QVERIFY(view.explanation().contains(QStringLiteral("more terms")));
+    }
+
+    void renderedViews_data()
+    {
+        QTest::addColumn<QString>("folder");
+        QTest::addColumn<QString>("text");
+        const QString sentence =
+            QStringLiteral("The animal didn't cross the street because it was too tired. The animal was tired.");
+        QTest::addRow("gpt2-tiny") << fixture(QStringLiteral("gpt2-tiny")) << "a b c d a b c d a b c d";
+        QTest::addRow("bert-tiny") << fixture(QStringLiteral("bert-tiny"))
+                                   << "Paris is the [MASK] of France, isn't it?";
+        QTest::addRow("attnviz-tiny") << QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/models/attnviz-tiny")
+                                      << sentence;
+    }
+    void renderedViews()
+    {
+        // Each view in the window, offscreen, with a model put in directly: it draws its thumbnails,
+        // map and lists (not a blank page). ATTNVIZ_SCREENSHOT_DIR=DIR keeps the PNGs for looking at.
+        QFETCH(QString, folder);
+        QFETCH(QString, text);
+        std::unique_ptr<Model> m;
+        QVERIFY(openPretrained(folder.toStdString(), {}, m).ok());
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        for (const char *dock : {"controlsDock", "rowDock"}) // the model's views get the room
+            if (auto *d = w.findChild<QDockWidget *>(QLatin1String(dock)))
+                d->hide();
+        w.session()->setModel(std::shared_ptr<Model>(std::move(m)));
+        w.setSentence(text);
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->snapshot() && w.session()->snapshot()->fromModel() &&
+                                     !w.session()->busy() && w.session()->snapshot()->sentence == text,
+                                 20000);
+        const QString dir = qEnvironmentVariable("ATTNVIZ_SCREENSHOT_DIR");
+        const QString name = QFileInfo(folder).fileName();
+        auto shot = [&](QWidget *tab, const QString &view) {
+            w.tabs()->setCurrentWidget(tab);
+            QCoreApplication::processEvents();
+            QTest::qWait(50);
+            const QImage img = w.grab().toImage();
+            QVERIFY(!img.isNull());
+            if (!dir.isEmpty())
+                img.save(dir + QLatin1Char('/') + name + QLatin1Char('-') + view + QStringLiteral(".png"));
+        };
+        shot(w.headRolesView(), QStringLiteral("grid"));
+        QCOMPARE(int(w.headRolesView()->shownOrder().size()),
+                 w.session()->snapshot()->numLayers() * w.session()->snapshot()->trace->numHeads());
+        // a thumbnail is drawn where the view says: not all one colour
+        const QImage canvas = w.headRolesView()->canvas()->grab().toImage();
+        const QRect r = w.headRolesView()->thumbnailRect(0, 0);
+        QSet<QRgb> colours;
+        for (int y = r.top() + 2; y < r.bottom() - 2; y += 3)
+            for (int x = r.left() + 2; x < r.right() - 2; x += 3)
+                colours.insert(canvas.pixel(x, y));
+        QVERIFY2(colours.size() > 3, qPrintable(QString::number(colours.size())));
+        w.headRolesView()->setSortRole(int(Role::PreviousToken));
+        shot(w.headRolesView(), QStringLiteral("grid-sorted"));
+        w.headRolesView()->setSortRole(-1);
+        w.session()->setSelectedLayer(w.session()->snapshot()->numLayers() - 1);
+        shot(w.rolloutView(), QStringLiteral("rollout"));
+        QCOMPARE(w.rolloutView()->rolloutLayer(), w.session()->snapshot()->numLayers() - 1);
+        QVERIFY(w.rolloutView()->ready());
+        w.pipelineView()->setSelection(1, 1, 0);
+        shot(w.pipelineView(), QStringLiteral("pipeline"));
+        if (w.session()->snapshot()->causalLm())
+            w.predictionsView()->setHoveredPosition(2);
+        shot(w.heatmapView(), QStringLiteral("predictions"));
+        QVERIFY(w.predictionsView()->isVisible());
+        QVERIFY(!w.predictionsView()->groups().empty());
     }
 };
 

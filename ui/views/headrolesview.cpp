@@ -50,7 +50,15 @@ public:
     }
 
     int textLines() const { return 2; }
-    int cellW() const { return kThumb + kGap; }
+    // two scores a line, each as wide as the widest "first 0.00" in the current font
+    int scoreW() const
+    {
+        QFont bold = font();
+        bold.setBold(true);
+        return QFontMetrics(bold).horizontalAdvance(QStringLiteral("first 0.00")) + 8;
+    }
+    int thumbW() const { return std::max(kThumb, 2 * scoreW()); }
+    int cellW() const { return thumbW() + kGap; }
     int cellH() const { return kThumb + textLines() * fontMetrics().height() + kGap + 4; }
     bool sorted() const { return m_view->m_sort >= 0; }
     int columns() const
@@ -67,9 +75,9 @@ public:
             return QRect();
         const auto [l, h] = m_view->m_order[index];
         if (!sorted())
-            return QRect(kLabelW + h * cellW(), kHeaderH + l * cellH(), kThumb, kThumb);
+            return QRect(kLabelW + h * cellW(), kHeaderH + l * cellH(), thumbW(), kThumb);
         const int c = columns();
-        return QRect(kGap + (index % c) * cellW(), kGap + (index / c) * cellH(), kThumb, kThumb);
+        return QRect(kGap + (index % c) * cellW(), kGap + (index / c) * cellH(), thumbW(), kThumb);
     }
 
     void relayout()
@@ -124,8 +132,8 @@ protected:
                     const QString t =
                         QStringLiteral("%1 %2").arg(QString::fromLatin1(shortName(role)),
                                                     scoreText(m_view->score(HeadRolesView::Role(role), l, h)));
-                    p.drawText(QRect(x, y, kThumb / 2 + 6, lh), Qt::AlignLeft | Qt::AlignVCenter, t);
-                    x += kThumb / 2 + 6;
+                    p.drawText(QRect(x, y, scoreW(), lh), Qt::AlignLeft | Qt::AlignVCenter, t);
+                    x += scoreW();
                 }
                 y += lh;
             }

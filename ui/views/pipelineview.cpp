@@ -808,7 +808,8 @@ void PipelineView::fillStage(PipelineStage &st)
         Mat<float> left = st.matrix->leftCols(kMaxShownDims);
         st.owned = std::move(left);
         st.matrix = &st.owned;
-        xAxis = tr("dimension 0–%1   … %2 dims").arg(kMaxShownDims - 1).arg(all);
+        xAxis = tr("dim 0–%1 … %2 dims").arg(kMaxShownDims - 1).arg(all);
+        st.title += tr("  (%1 of %2 dims shown)").arg(kMaxShownDims).arg(all);
         st.caption += tr(" Dimensions 0–%1 of %2 shown; click a cell for its numbers.").arg(kMaxShownDims - 1).arg(all);
     }
     if (!ok) {

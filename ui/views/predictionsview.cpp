@@ -11,29 +11,19 @@ namespace attnviz::ui {
 
 namespace {
 
-// A vocabulary spelling for a label: GPT-2's byte-level space and newline markers made visible, as
-// the token chips show them.
-QString shownToken(const std::string &token)
-{
-    QString s = QString::fromStdString(token);
-    s.replace(QChar(0x0120), QChar(0x2423)); // Ġ -> ␣
-    s.replace(QChar(0x010A), QChar(0x21B5)); // Ċ -> ↵
-    return s;
-}
-
 QString percent(double p)
 {
     if (!std::isfinite(p))
         return QStringLiteral("—");
     const double v = 100.0 * p;
-    return QStringLiteral("%1 %").arg(v, 0, 'f', v >= 10 ? 1 : v >= 0.1 ? 2 : 4);
+    return QString::number(v, 'f', v >= 10 ? 1 : v >= 0.1 ? 2 : 4) + QChar(0x00A0) + QLatin1Char('%'); // never wrapped
 }
 
 PredictionsView::Group makeGroup(const std::vector<TokenProb> &top)
 {
     PredictionsView::Group g;
     for (const TokenProb &t : top)
-        g.entries.push_back({t.id, shownToken(t.token), t.p});
+        g.entries.push_back({t.id, QString::fromStdString(t.display.empty() ? t.token : t.display), t.p});
     return g;
 }
 
@@ -134,10 +124,10 @@ QString PredictionsView::html() const
                    .arg(g.heading.toHtmlEscaped());
         const double top = g.entries.empty() ? 1.0 : std::max(1e-12, g.entries.front().p);
         for (const Entry &e : g.entries) {
-            const int w = std::max(1, int(std::lround(120.0 * e.p / top)));
-            out += QStringLiteral("<tr><td><code>%1</code></td><td align=\"right\">%2</td>"
-                                  "<td><table cellspacing=\"0\" cellpadding=\"0\"><tr><td width=\"%3\" "
-                                  "bgcolor=\"%4\">&nbsp;</td></tr></table></td><td><small>#%5</small></td></tr>")
+            const int w = std::max(1, int(std::lround(90.0 * e.p / top)));
+            out += QStringLiteral("<tr><td nowrap><code>%1</code></td><td nowrap align=\"right\">%2</td>"
+                                  "<td nowrap><table cellspacing=\"0\" cellpadding=\"0\"><tr><td width=\"%3\" "
+                                  "bgcolor=\"%4\">&nbsp;</td></tr></table></td><td nowrap><small>#%5</small></td></tr>")
                        .arg(e.token.toHtmlEscaped(), percent(e.p))
                        .arg(w)
                        .arg(bar.name())

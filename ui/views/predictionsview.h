@@ -24,7 +24,7 @@ public:
     // One list of scored tokens: a heading ("Next token after “tired”") and its entries, best first.
     struct Entry {
         int id = -1;
-        QString token; // as the vocabulary spells it, the space marker made visible
+        QString token; // the decoded text, spaces made visible (TokenProb::display)
         double p = 0.0;
     };
     struct Group {

@@ -54,7 +54,7 @@ RolloutView::RolloutView(QWidget *parent)
         a->setTicker(QSharedPointer<QCPAxisTickerText>::create());
     }
     m_plot->xAxis->setLabel(tr("input token"));
-    m_plot->yAxis->setLabel(tr("token (state after the layer)"));
+    m_plot->yAxis->setLabel(tr("token"));
     m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis);
     m_map->setInterpolate(false);
     m_map->setAntialiased(false);
@@ -121,9 +121,10 @@ void RolloutView::setRolloutLayer(int layer)
     if (layer == m_layer)
         return;
     m_layer = layer;
-    if (m_layerBox->value() != layer)
+    if (m_layerBox->value() != layer && layer <= m_layerBox->maximum())
         m_layerBox->setValue(layer);
-    showRollout();
+    if (!deferred())
+        showRollout();
 }
 
 QString RolloutView::title() const
@@ -184,11 +185,13 @@ void RolloutView::showRollout()
 {
     const SnapshotPtr &s = m_computedFor;
     const int layers = int(m_rollout.size());
-    m_layerBox->blockSignals(true);
-    m_layerBox->setRange(0, std::max(0, layers - 1));
-    m_layer = std::clamp(m_layer, 0, std::max(0, layers - 1));
-    m_layerBox->setValue(m_layer);
-    m_layerBox->blockSignals(false);
+    if (ready()) { // (the layer chosen before a first rollout is kept)
+        m_layerBox->blockSignals(true);
+        m_layerBox->setRange(0, layers - 1);
+        m_layer = std::clamp(m_layer, 0, layers - 1);
+        m_layerBox->setValue(m_layer);
+        m_layerBox->blockSignals(false);
+    }
     if (!ready()) {
         m_map->data()->clear();
         m_map->setVisible(false);
@@ -203,10 +206,14 @@ void RolloutView::showRollout()
     m_map->setData(colorMapData(r, nullptr, kMaxDisplayCells, &pool), false);
     m_map->setVisible(true);
     m_scale->setGradient(weightsGradient());
-    m_map->setDataRange(QCPRange(0.0, std::max(1e-9, double(r.maxCoeff()))));
+    // the colour range: the largest value outside row 0 (a causal model's first token draws only on
+    // itself: 1 there would leave every other row dark); row 0 is clipped to the top colour
+    const double top = r.rows() > 1 ? double(r.bottomRows(r.rows() - 1).maxCoeff()) : double(r.maxCoeff());
+    m_map->setDataRange(QCPRange(0.0, std::max(1e-9, top)));
     m_plot->xAxis->setRange(-0.5, r.cols() - 0.5);
     m_plot->yAxis->setRange(-0.5, r.rows() - 0.5);
-    QString t = tr("Attention rollout through layers 0–%1 of %2 · %3").arg(m_layer).arg(layers).arg(s->modelLabel);
+    QString t =
+        tr("Attention rollout up to layer %1 (layers 0–%1 of %2) · %3").arg(m_layer).arg(layers).arg(s->modelLabel);
     if (pool > 1)
         t += tr(" (drawn as means of %1 × %1 blocks)").arg(pool);
     m_title->setText(t);
