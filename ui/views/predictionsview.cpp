@@ -125,9 +125,9 @@ QString PredictionsView::html() const
         const double top = g.entries.empty() ? 1.0 : std::max(1e-12, g.entries.front().p);
         for (const Entry &e : g.entries) {
             const int w = std::max(1, int(std::lround(90.0 * e.p / top)));
-            out += QStringLiteral("<tr><td nowrap><code>%1</code></td><td nowrap align=\"right\">%2</td>"
-                                  "<td nowrap><table cellspacing=\"0\" cellpadding=\"0\"><tr><td width=\"%3\" "
-                                  "bgcolor=\"%4\">&nbsp;</td></tr></table></td><td nowrap><small>#%5</small></td></tr>")
+            out += QStringLiteral("<tr><td style=\"white-space:nowrap\"><code>%1</code></td><td style=\"white-space:nowrap\" align=\"right\">%2</td>"
+                                  "<td style=\"white-space:nowrap\"><table cellspacing=\"0\" cellpadding=\"0\"><tr><td width=\"%3\" "
+                                  "bgcolor=\"%4\">&nbsp;</td></tr></table></td><td style=\"white-space:nowrap\"><small>#%5</small></td></tr>")
                        .arg(e.token.toHtmlEscaped(), percent(e.p))
                        .arg(w)
                        .arg(bar.name())
