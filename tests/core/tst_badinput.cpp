@@ -9,6 +9,7 @@
 #include "attnviz/embeddings.h"
 #include "attnviz/fileio.h"
 #include "attnviz/memorybudget.h"
+#include "attnviz/tensorarchive.h"
 #include "attnviz/transformer.h"
 
 #include <QFile>
@@ -116,6 +117,9 @@ private slots:
     void vectorTable();
     void safetensorsFile_data();
     void safetensorsFile();
+    // The same table through the memory-mapped reader model folders use: one header check, one answer.
+    void mappedSafetensorsFile_data() { safetensorsFile_data(); }
+    void mappedSafetensorsFile();
     void attentionMemory_data();
     void attentionMemory();
     void goodFilesStillLoad();
@@ -307,6 +311,19 @@ void TestBadInput::safetensorsFile()
     expectOneLine(st, code, path, message);
     QCOMPARE(file.metadata.size(), size_t(1));
     QVERIFY(file.tensors.empty());
+}
+
+void TestBadInput::mappedSafetensorsFile()
+{
+    QFETCH(QByteArray, content);
+    QFETCH(StatusCode, code);
+    QFETCH(QString, message);
+    const QString path = place(content, QStringLiteral("model.safetensors"));
+    QVERIFY(!path.isEmpty());
+    TensorArchive archive;
+    const Status st = archive.openFile(path.toStdString());
+    expectOneLine(st, code, path, message);
+    QVERIFY(archive.entries().empty());
 }
 
 void TestBadInput::attentionMemory_data()

@@ -140,7 +140,7 @@ void TestTransformer::badFiles_data()
     QTest::addRow("header length") << 5 << "header length";
     QTest::addRow("not json") << 6 << "malformed JSON header";
     QTest::addRow("shape consistent but wrong") << 7 << "h.0.attn.c_proj.weight: shape (64, 4), expected (16, 16)";
-    QTest::addRow("empty") << 8 << "truncated (no header length)";
+    QTest::addRow("empty") << 8 << "no header length";
 }
 
 void TestTransformer::badFiles()

@@ -1,165 +1,32 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// safetensors: u64 little-endian header length N, N bytes of JSON
-//   {"name": {"dtype": "F32", "shape": [r, c], "data_offsets": [begin, end]}, ..., "__metadata__": {...}}
-// then the data block; offsets are relative to the data block. Every claim of the header is checked
-// against the file before anything is decoded.
+// safetensors decoded whole into doubles (the seed-002 stack's weights): the header is checked by
+// safetensorsheader.h, the reader the memory-mapped TensorArchive uses too, before anything is decoded.
 #include "attnviz/fileio.h"
 #include "attnviz/transformer.h"
 
-#include "jsonread.h"
-
-#include <nlohmann/json.hpp>
-
-#include <climits>
-#include <cmath>
-#include <cstring>
-#include <limits>
+#include "safetensorsheader.h"
 
 namespace attnviz {
 
-namespace {
-
-double halfToDouble(uint16_t h)
-{
-    const int sign = h >> 15, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-    double v;
-    if (exp == 0)
-        v = std::ldexp(double(mant), -24);
-    else if (exp == 31)
-        v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-    else
-        v = std::ldexp(double(mant | 0x400), exp - 25);
-    return sign ? -v : v;
-}
-
-std::string shapeText(const std::vector<int64_t> &s)
-{
-    std::string t = "(";
-    for (size_t i = 0; i < s.size(); ++i)
-        t += (i ? ", " : "") + std::to_string(s[i]);
-    return t + ")";
-}
-
-} // namespace
-
-namespace {
-
-Status parseHeaderAndTensors(const std::string &bytes, const std::string &name, SafetensorsFile &out);
-
-} // namespace
-
 Status parseSafetensors(const std::string &bytes, const std::string &name, SafetensorsFile &out)
 {
-    Status st = parseHeaderAndTensors(bytes, name, out);
-    st.message = detail::oneLine(std::move(st.message)); // tensor names may hold line breaks
-    return st;
-}
-
-namespace {
-
-Status parseHeaderAndTensors(const std::string &bytes, const std::string &name, SafetensorsFile &out)
-{
-    using json = nlohmann::json;
-    auto bad = [&](const std::string &m) { return Status::error(StatusCode::ParseError, name + ": " + m); };
-    if (bytes.size() < 8)
-        return bad("truncated (no header length)");
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; --i)
-        n = (n << 8) | static_cast<unsigned char>(bytes[size_t(i)]);
-    if (n > bytes.size() - 8 || n > 100'000'000)
-        return bad("header length " + std::to_string(n) + " exceeds the file (" + std::to_string(bytes.size()) + " bytes)");
-    json head;
-    if (Status st = detail::parseJson(bytes.substr(8, size_t(n)), name, head, "JSON header"); !st)
+    const auto *data = reinterpret_cast<const unsigned char *>(bytes.data());
+    detail::SafetensorsHeader head;
+    if (Status st = detail::parseSafetensorsHeader(data, bytes.size(), name, 0, head); !st)
         return st;
-    if (!head.is_object())
-        return bad("header is not a JSON object");
-    const size_t dataStart = 8 + size_t(n);
-    const size_t dataSize = bytes.size() - dataStart;
     SafetensorsFile f;
-    for (auto it = head.begin(); it != head.end(); ++it) {
-        if (it.key() == "__metadata__") {
-            if (it->is_object())
-                for (auto m = it->begin(); m != it->end(); ++m)
-                    f.metadata[m.key()] = m->is_string() ? m->get<std::string>() : m->dump();
-            continue;
-        }
-        const std::string tn = it.key();
-        const json &e = it.value();
-        if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
-            return bad(tn + ": entry needs dtype, shape and data_offsets");
+    f.metadata = std::move(head.metadata);
+    for (const auto &kv : head.entries) {
         Tensor t;
-        if (!e["dtype"].is_string())
-            return bad(tn + ": dtype is not a string");
-        t.dtype = e["dtype"].get<std::string>();
-        size_t width = 0;
-        if (t.dtype == "F64")
-            width = 8;
-        else if (t.dtype == "F32")
-            width = 4;
-        else if (t.dtype == "F16" || t.dtype == "BF16")
-            width = 2;
-        else
-            return bad(tn + ": dtype " + t.dtype + " is not supported (F64, F32, F16, BF16)");
-        // Element counts in overflow-checked 64-bit arithmetic: [2^32, 3*2^32] must not wrap to 0.
-        uint64_t numel = 1;
-        if (!e["shape"].is_array())
-            return bad(tn + ": shape is not a list");
-        for (const auto &dim : e["shape"]) {
-            if (!dim.is_number_unsigned()) // nlohmann parses every non-negative integer as unsigned
-                return bad(tn + ": shape holds a negative or non-integer size");
-            t.shape.push_back(int64_t(std::min(dim.get<uint64_t>(), uint64_t(std::numeric_limits<int64_t>::max()))));
-        }
-        for (const int64_t size : t.shape) {
-            if (size > INT_MAX)
-                return bad(tn + ": dimension " + std::to_string(size) + " of shape " + shapeText(t.shape) +
-                           " is larger than " + std::to_string(INT_MAX) + ", the largest this reader accepts");
-            if (__builtin_mul_overflow(numel, uint64_t(size), &numel))
-                return bad(tn + ": shape " + shapeText(t.shape) + " holds more elements than 64 bits can count");
-        }
-        uint64_t needBytes = 0;
-        if (__builtin_mul_overflow(numel, uint64_t(width), &needBytes))
-            return bad(tn + ": shape " + shapeText(t.shape) + " of " + t.dtype + " needs more bytes than 64 bits can count");
-        const json &off = e["data_offsets"];
-        if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-            return bad(tn + ": data_offsets must be [begin, end]");
-        const uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
-        if (b > en || en > dataSize)
-            return bad(tn + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(en) + "] lie outside the " +
-                       std::to_string(dataSize) + "-byte data block (truncated file?)");
-        if (en - b != needBytes)
-            return bad(tn + ": data_offsets span " + std::to_string(en - b) + " bytes, " + t.dtype + " " +
-                       shapeText(t.shape) + " needs " + std::to_string(needBytes));
-        const char *p = bytes.data() + dataStart + b;
-        t.values.resize(size_t(numel));
-        for (uint64_t i = 0; i < numel; ++i) {
-            if (width == 8) {
-                double v;
-                std::memcpy(&v, p + i * 8, 8);
-                t.values[i] = v;
-            } else if (width == 4) {
-                float v;
-                std::memcpy(&v, p + i * 4, 4);
-                t.values[i] = v;
-            } else {
-                uint16_t h;
-                std::memcpy(&h, p + i * 2, 2);
-                if (t.dtype == "F16") {
-                    t.values[i] = halfToDouble(h);
-                } else {
-                    const uint32_t bits = uint32_t(h) << 16;
-                    float v;
-                    std::memcpy(&v, &bits, 4);
-                    t.values[i] = v;
-                }
-            }
-        }
-        f.tensors.emplace(tn, std::move(t));
+        t.dtype = kv.second.dtype;
+        t.shape = kv.second.shape;
+        t.values.resize(size_t(kv.second.count));
+        detail::convertTensor(data + kv.second.offset, kv.second, t.values.data());
+        f.tensors.emplace(kv.first, std::move(t));
     }
     out = std::move(f);
     return {};
 }
-
-} // namespace
 
 Status readSafetensors(const std::string &path, SafetensorsFile &out)
 {
@@ -188,7 +55,7 @@ Status stackWeightsFromGpt2(const SafetensorsFile &file, StackWeights<T> &out, i
     };
     auto wrongShape = [&](const std::string &n, const Tensor &t, const std::vector<int64_t> &want) {
         return Status::error(StatusCode::InvalidInput,
-                             prefix + n + ": shape " + shapeText(t.shape) + ", expected " + shapeText(want));
+                             prefix + n + ": shape " + detail::shapeText(t.shape) + ", expected " + detail::shapeText(want));
     };
     const Tensor *first = find("h.0.attn.c_attn.weight");
     if (!first)
