@@ -220,20 +220,15 @@ MainWindow::MainWindow(QWidget *parent)
             m_session->setHeadDisplay(head < 0 ? HeadDisplay::Average : HeadDisplay::One);
         m_tabs->setCurrentWidget(m_heatmap);
     });
-    connect(m_layerGrid, &LayerGridView::thumbnailSelected, this, [this](int layer, int head) {
+    const auto openHead = [this](int layer, int head) { // a thumbnail of the stack's or a model's grid
         m_session->setSelectedLayer(layer);
         m_session->setSelectedHead(head);
         if (m_session->headDisplay() == HeadDisplay::All)
             m_session->setHeadDisplay(HeadDisplay::One);
         m_tabs->setCurrentWidget(m_heatmap);
-    });
-    connect(m_roles, &HeadRolesView::headSelected, this, [this](int layer, int head) {
-        m_session->setSelectedLayer(layer);
-        m_session->setSelectedHead(head);
-        if (m_session->headDisplay() == HeadDisplay::All)
-            m_session->setHeadDisplay(HeadDisplay::One);
-        m_tabs->setCurrentWidget(m_heatmap);
-    });
+    };
+    connect(m_layerGrid, &LayerGridView::thumbnailSelected, this, openHead);
+    connect(m_roles, &HeadRolesView::headSelected, this, openHead);
     connect(m_queryChips, &TokenChipsView::tokenHovered, m_predictions, &PredictionsView::setHoveredPosition);
     connect(m_heatmap, &HeatmapView::queryHovered, m_predictions, &PredictionsView::setHoveredPosition);
     connect(m_lines, &LinesView::querySelected, m_session, &LiveSession::setSelectedQuery);

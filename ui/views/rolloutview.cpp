@@ -46,39 +46,11 @@ RolloutView::RolloutView(QWidget *parent)
     layout->addWidget(m_plot, 1);
     layout->addWidget(m_explain);
 
-    m_plot->yAxis->setRangeReversed(true);
-    m_plot->xAxis->setTickLabelRotation(-60);
-    for (QCPAxis *a : {m_plot->xAxis, m_plot->yAxis}) {
-        a->grid()->setVisible(false);
-        a->setSubTicks(false);
-        a->setTicker(QSharedPointer<QCPAxisTickerText>::create());
-    }
-    m_plot->xAxis->setLabel(tr("input token"));
-    m_plot->yAxis->setLabel(tr("token"));
-    m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis);
-    m_map->setInterpolate(false);
-    m_map->setAntialiased(false);
-    m_map->setTightBoundary(false);
-    m_scale = new QCPColorScale(m_plot);
-    m_scale->setGradient(weightsGradient());
-    m_scale->setType(QCPAxis::atRight);
-    m_scale->setBarWidth(14);
-    m_scale->axis()->setLabel(tr("rollout"));
-    m_map->setColorScale(m_scale);
-    QCPAxisRect *rect = m_plot->axisRect();
-    auto *row = new QCPLayoutGrid;
-    m_plot->plotLayout()->take(rect);
-    m_plot->plotLayout()->simplify();
-    m_plot->plotLayout()->addElement(0, 0, row);
-    row->addElement(0, 0, rect);
-    row->addElement(0, 1, m_scale);
-    auto *group = new QCPMarginGroup(m_plot);
-    rect->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-    m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-    m_plot->plotLayout()->insertRow(0);
-    m_plot->plotLayout()->setRowStretchFactor(0, 0.01);
-    m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), 10, QFont::Bold));
-    m_plot->plotLayout()->addElement(0, 0, m_title);
+    const TokenHeatmap h = makeTokenHeatmap(m_plot, tr("input token"), tr("token"), tr("rollout"),
+                                            QFont(font().family(), 10, QFont::Bold));
+    m_map = h.map;
+    m_scale = h.scale;
+    m_title = h.title;
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
         const QStringList labels = m_computedFor ? m_computedFor->queryLabels : QStringList();
         const bool x = labelTokenAxis(m_plot->xAxis, labels);
