@@ -283,4 +283,45 @@ QColor headColor(int head)
 
 QColor headAverageColor() { return QColor(40, 40, 40); }
 
+TokenHeatmap makeTokenHeatmap(QCustomPlot *plot, const QString &xLabel, const QString &yLabel, const QString &scaleLabel,
+                              const QFont &titleFont)
+{
+    TokenHeatmap h;
+    QCPAxisRect *rect = plot->axisRect();
+    plot->yAxis->setRangeReversed(true);
+    plot->xAxis->setTickLabelRotation(-60);
+    for (QCPAxis *a : {plot->xAxis, plot->yAxis}) {
+        a->grid()->setVisible(false);
+        a->setSubTicks(false);
+        a->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    }
+    plot->xAxis->setLabel(xLabel);
+    plot->yAxis->setLabel(yLabel);
+    h.map = new QCPColorMap(plot->xAxis, plot->yAxis);
+    h.map->setInterpolate(false);
+    h.map->setAntialiased(false); // crisp cells, and no smooth rescaling of the map image on every replot
+    h.map->setTightBoundary(false);
+    h.scale = new QCPColorScale(plot);
+    h.scale->setGradient(weightsGradient()); // the map follows its colour scale's gradient
+    // title across the whole width above [heatmap | colour scale]
+    auto *row = new QCPLayoutGrid;
+    plot->plotLayout()->take(rect);
+    plot->plotLayout()->simplify();
+    plot->plotLayout()->addElement(0, 0, row);
+    row->addElement(0, 0, rect);
+    row->addElement(0, 1, h.scale);
+    h.scale->setType(QCPAxis::atRight);
+    h.scale->setBarWidth(14);
+    h.scale->axis()->setLabel(scaleLabel);
+    h.map->setColorScale(h.scale);
+    auto *group = new QCPMarginGroup(plot);
+    rect->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+    h.scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+    plot->plotLayout()->insertRow(0);
+    plot->plotLayout()->setRowStretchFactor(0, 0.01);
+    h.title = new QCPTextElement(plot, QString(), titleFont);
+    plot->plotLayout()->addElement(0, 0, h.title);
+    return h;
+}
+
 } // namespace attnviz::ui

@@ -52,6 +52,17 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
                               const Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> *exclude,
                               int maxCells, int *factor = nullptr);
 
+// A token × token heatmap laid out in `plot` (the weights, the rollout): rows down, text tickers,
+// no grid, a crisp colour map (no interpolation) on the weights' colour scale at the right, and a
+// bold title across the top.
+struct TokenHeatmap {
+    QCPColorMap *map = nullptr;
+    QCPColorScale *scale = nullptr;
+    QCPTextElement *title = nullptr;
+};
+TokenHeatmap makeTokenHeatmap(QCustomPlot *plot, const QString &xLabel, const QString &yLabel, const QString &scaleLabel,
+                              const QFont &titleFont);
+
 // Breaks a message into lines of at most about `width` characters, at spaces.
 QString wrapText(const QString &text, int width = 64);
 

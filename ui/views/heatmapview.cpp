@@ -80,41 +80,11 @@ HeatmapView::HeatmapView(QWidget *parent)
     m_plot->setMouseTracking(true);
 
     QCPAxisRect *rect = m_plot->axisRect();
-    m_plot->yAxis->setRangeReversed(true);
-    m_plot->xAxis->setTickLabelRotation(-60);
-    for (QCPAxis *a : {m_plot->xAxis, m_plot->yAxis}) {
-        a->grid()->setVisible(false);
-        a->setSubTicks(false);
-        a->setTicker(QSharedPointer<QCPAxisTickerText>::create());
-    }
-    m_plot->xAxis->setLabel(QStringLiteral("key"));
-    m_plot->yAxis->setLabel(QStringLiteral("query"));
-
-    m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis);
-    m_map->setInterpolate(false);
-    m_map->setAntialiased(false); // crisp cells, and no smooth rescaling of the map image on every replot
-    m_map->setTightBoundary(false);
-    m_scale = new QCPColorScale(m_plot);
-    m_scale->setGradient(weightsGradient()); // the map follows its colour scale's gradient
-    // title across the whole width above [heatmap | colour scale]
-    auto *row = new QCPLayoutGrid;
-    m_plot->plotLayout()->take(rect);
-    m_plot->plotLayout()->simplify();
-    m_plot->plotLayout()->addElement(0, 0, row);
-    row->addElement(0, 0, rect);
-    row->addElement(0, 1, m_scale);
-    m_scale->setType(QCPAxis::atRight);
-    m_scale->setBarWidth(14);
-    m_scale->axis()->setLabel(QStringLiteral("weight"));
-    m_map->setColorScale(m_scale);
-    auto *group = new QCPMarginGroup(m_plot);
-    rect->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-    m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-
-    m_plot->plotLayout()->insertRow(0);
-    m_plot->plotLayout()->setRowStretchFactor(0, 0.01);
-    m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), 10, QFont::Bold));
-    m_plot->plotLayout()->addElement(0, 0, m_title);
+    const TokenHeatmap h = makeTokenHeatmap(m_plot, QStringLiteral("key"), QStringLiteral("query"), QStringLiteral("weight"),
+                                            QFont(font().family(), 10, QFont::Bold));
+    m_map = h.map;
+    m_scale = h.scale;
+    m_title = h.title;
 
     m_message = new QCPItemText(m_plot);
     m_message->position->setType(QCPItemPosition::ptAxisRectRatio);
@@ -360,10 +330,15 @@ void HeatmapView::onRelease(QMouseEvent *e)
 void HeatmapView::onMove(QMouseEvent *e)
 {
     int q = 0, k = 0;
-    if (!(e->buttons() & Qt::LeftButton) && cellAt(m_plot->mapTo(this, e->pos()), q, k))
+    const bool over = cellAt(m_plot->mapTo(this, e->pos()), q, k);
+    if (!(e->buttons() & Qt::LeftButton) && over)
         QToolTip::showText(m_plot->mapToGlobal(e->pos()), hoverText(q, k), m_plot);
     else
         QToolTip::hideText();
+    if ((over ? q : -1) != m_hoveredQuery) {
+        m_hoveredQuery = over ? q : -1;
+        emit queryHovered(m_hoveredQuery);
+    }
 }
 
 bool HeatmapView::event(QEvent *e)
