@@ -303,6 +303,9 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     if (!req.model || mask == MaskChoice::Custom)
         tr.maskedCells.assign(req.customMask.begin(), req.customMask.end());
     tr.maxTokens = req.maxTokens;
+    // Hovering any position shows what a causal model predicted there (the predictions dock), so the
+    // window asks for every position; typing at the end recomputes only the new ones (model.h).
+    tr.allPredictions = true;
     models.setBackend(&backend);
     QString stackLabel;
     Model &model = models.modelFor(req, stackLabel);

@@ -333,8 +333,10 @@ private:
         for (const TraceToken &tok : trace.tokens)
             ids.push_back(tok.id);
         predictNext(*weights, trace.final, ids, {position}, trace.predictions.topK, trace.predictions);
-        for (TokenProb &p : trace.predictions.next[size_t(position)])
+        for (TokenProb &p : trace.predictions.next[size_t(position)]) {
             p.token = tokenText(p.id);
+            p.display = predictionDisplay(m_tokenizer ? m_tokenizer->decode({p.id}) : std::string(), p.token);
+        }
         return {};
     }
 
