@@ -5,6 +5,7 @@
 
 #include "attnviz/parallel.h"
 #include "attnviz/pretrained.h"
+#include "bundledmodel.h"
 
 #include <QCommandLineParser>
 #include <QJsonArray>
@@ -30,6 +31,15 @@ int fail(const char *verb, const std::string &message, int code)
 }
 
 int exitCodeFor(const Status &st) { return st.code == StatusCode::Cancelled || st.code == StatusCode::BackendFailed ? 1 : 2; }
+
+// A model folder, or "bundled" for the model installed with attnviz (bundledmodel.h).
+Status openModelArg(const QString &arg, std::unique_ptr<Model> &out)
+{
+    QString dir, error;
+    if (!resolveModelFolder(arg, dir, &error))
+        return Status::error(StatusCode::IoError, error.toStdString());
+    return openPretrained(dir.toStdString(), {}, out);
+}
 
 QJsonObject infoJson(const ModelInfo &i)
 {
@@ -129,7 +139,7 @@ int modelInfo(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Describes a model folder (config.json, model.safetensors, tokenizer files)."));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder."));
+    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` for attnviz-tiny."));
     QCommandLineOption jsonOpt(QStringLiteral("json"), QStringLiteral("One JSON object instead of text."));
     p.addOption(jsonOpt);
     if (!p.parse(args))
@@ -141,7 +151,7 @@ int modelInfo(const QStringList &args)
     if (p.positionalArguments().size() != 1)
         return fail("model info", "give one model folder", 2);
     std::unique_ptr<Model> m;
-    if (Status st = openPretrained(p.positionalArguments().front().toStdString(), {}, m); !st)
+    if (Status st = openModelArg(p.positionalArguments().front(), m); !st)
         return fail("model info", st.message, exitCodeFor(st));
     const ModelInfo i = m->info();
     if (p.isSet(jsonOpt)) {
@@ -166,7 +176,7 @@ int modelRun(const QStringList &args)
         "next_tokens (causal models: the top 10 after the last token), masked (masked-LM models: the top fills of\n"
         "each [MASK]) and model (as `model info`)."));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder."));
+    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` for attnviz-tiny."));
     QCommandLineOption textOpt(QStringLiteral("text"), QStringLiteral("The text."), QStringLiteral("text"));
     QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")},
                               QStringLiteral("Write the JSON here (default: standard output)."), QStringLiteral("file"));
@@ -187,7 +197,7 @@ int modelRun(const QStringList &args)
     if (precision != QLatin1String("float32") && precision != QLatin1String("float64"))
         return fail("model run", "--precision: float32 or float64, not " + precision.toStdString(), 2);
     std::unique_ptr<Model> m;
-    if (Status st = openPretrained(p.positionalArguments().front().toStdString(), {}, m); !st)
+    if (Status st = openModelArg(p.positionalArguments().front(), m); !st)
         return fail("model run", st.message, exitCodeFor(st));
     TraceRequest req;
     req.text = p.value(textOpt).toStdString();
@@ -260,7 +270,7 @@ int tokenizeWithModel(const QStringList &args)
     p.setApplicationDescription(QStringLiteral("Tokenizes a text with a model folder's tokenizer: one token a line,\n"
                                                "its id, the token as the vocabulary spells it, and its bytes in the text."));
     p.addHelpOption();
-    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder."), QStringLiteral("dir"));
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, or `bundled` for attnviz-tiny."), QStringLiteral("dir"));
     p.addOption(modelOpt);
     p.addPositionalArgument(QStringLiteral("text"), QStringLiteral("The text."));
     if (!p.parse(args))
@@ -270,7 +280,7 @@ int tokenizeWithModel(const QStringList &args)
         return 0;
     }
     std::unique_ptr<Model> m;
-    if (Status st = openPretrained(p.value(modelOpt).toStdString(), {}, m); !st)
+    if (Status st = openModelArg(p.value(modelOpt), m); !st)
         return fail("tokenize", st.message, exitCodeFor(st));
     const std::string text = p.positionalArguments().join(QLatin1Char(' ')).toStdString();
     std::vector<TraceToken> tokens;
@@ -289,7 +299,7 @@ int benchModel(const QStringList &args)
         "(causal models: the incremental path), and the peak resident memory of the run. --seeded needs no\n"
         "download: GPT-2 small's or BERT-base's shape with seeded random weights."));
     p.addHelpOption();
-    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("A model folder."), QStringLiteral("dir"));
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("A model folder, or `bundled` for attnviz-tiny."), QStringLiteral("dir"));
     QCommandLineOption seededOpt(QStringLiteral("seeded"), QStringLiteral("gpt2-small or bert-base."), QStringLiteral("shape"));
     QCommandLineOption sizesOpt(QStringLiteral("tokens"), QStringLiteral("Text lengths (default 128,1024)."),
                                 QStringLiteral("list"), QStringLiteral("128,1024"));
@@ -312,7 +322,7 @@ int benchModel(const QStringList &args)
             return fail("bench", "--seeded: gpt2-small or bert-base, not " + shape.toStdString(), 2);
         if (Status st = seededPretrained(shape == QLatin1String("gpt2-small") ? gpt2SmallShape() : bertBaseShape(), 1, m); !st)
             return fail("bench", st.message, 2);
-    } else if (Status st = openPretrained(p.value(modelOpt).toStdString(), {}, m); !st) {
+    } else if (Status st = openModelArg(p.value(modelOpt), m); !st) {
         return fail("bench", st.message, exitCodeFor(st));
     }
     const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -11,6 +11,7 @@
 #include "live/livesession.h"
 #include "views/linesview.h"
 #include "mainwindow.h"
+#include "window/modelloader.h"
 #include "style/appearance.h"
 #include "teaching/comparison.h"
 #include "teaching/presets.h"
@@ -19,6 +20,7 @@
 #include "controls/sentenceedit.h"
 
 #include "attnviz/backend.h"
+#include "attnviz/pretrained.h"
 #include "bundledvectors.h"
 
 #include <qcustomplot.h>
@@ -100,8 +102,14 @@ int gui(const QStringList &args)
                                   QStringLiteral("id"));
     QCommandLineOption presentOpt(QStringLiteral("presentation"),
                                   QStringLiteral("Start in presentation mode (full screen, large text, high contrast)."));
+    QCommandLineOption modelOpt(QStringLiteral("model"),
+                                QStringLiteral("A model folder (config.json, model.safetensors, tokenizer files; GPT-2, BERT, "
+                                               "DistilBERT), or `bundled` for attnviz-tiny."),
+                                QStringLiteral("dir"));
+    QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer to show (with --model or --depth)."),
+                                QStringLiteral("n"));
     p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt, depthOpt, posOpt, blockOpt,
-                  presetOpt, themeOpt, mapOpt, presentOpt, noRestoreOpt, compareOpt});
+                  presetOpt, themeOpt, mapOpt, presentOpt, noRestoreOpt, compareOpt, modelOpt, layerOpt});
     if (!p.parse(args))
         return fail("", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -163,6 +171,13 @@ int gui(const QStringList &args)
     w.controls()->setSettings(settings);
     if (p.isSet(presetOpt))
         w.applyPreset(p.value(presetOpt));
+    if (p.isSet(modelOpt)) {
+        QString error;
+        if (!w.openModel(p.value(modelOpt), &error))
+            return fail("", QStringLiteral("--model: %1").arg(error), 2);
+    }
+    if (p.isSet(layerOpt))
+        w.session()->setSelectedLayer(std::max(0, p.value(layerOpt).toInt()));
     if (p.isSet(compareOpt))
         w.startComparison(comparison);
     if (p.isSet(tabOpt)) {
@@ -256,6 +271,13 @@ int exportView(const QStringList &args)
     p.addOptions({sentOpt, keyOpt, viewOpt, headsOpt, dHeadOpt, headOpt, queryOpt, maskOpt, padOpt, methodOpt, scaleOpt,
                   tempOpt, normOpt, projOpt, seedOpt, dropOpt, dropSeedOpt, embOpt, outOpt, widthOpt, heightOpt, dpiOpt,
                   noNumbersOpt});
+    QCommandLineOption modelOpt(QStringLiteral("model"),
+                                QStringLiteral("A model folder (GPT-2, BERT, DistilBERT) or `bundled` (attnviz-tiny) instead "
+                                               "of the word vectors; the word-vector options then do not apply."),
+                                QStringLiteral("dir"));
+    QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer shown, with --model (default 0)."),
+                                QStringLiteral("l"), QStringLiteral("0"));
+    p.addOptions({modelOpt, layerOpt});
     if (!p.parse(args))
         return fail("export", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -305,6 +327,21 @@ int exportView(const QStringList &args)
         return fail("export", QStringLiteral("--dropout: expected 0..0.99"), 2);
     if (!intOpt(seedOpt, 0, 1 << 30, seed) || !intOpt(dropSeedOpt, 0, 1 << 30, dropSeed))
         return fail("export", QStringLiteral("--seed/--dropout-seed: expected a non-negative integer"), 2);
+    int layer = 0;
+    if (p.isSet(modelOpt)) {
+        QString error;
+        if (!ui::ModelLoader::load(p.value(modelOpt), req.model, &error))
+            return fail("export", error, 2);
+        const ModelInfo info = req.model->info();
+        heads = std::max(1, info.heads); // the model's own; --heads is the word vectors'
+        if (!intOpt(layerOpt, 0, std::max(0, info.layers - 1), layer))
+            return fail("export", QStringLiteral("--layer %1: %2 has layers 0..%3")
+                                      .arg(p.value(layerOpt), QString::fromStdString(info.name))
+                                      .arg(info.layers - 1),
+                        2);
+    } else if (!intOpt(layerOpt, 0, 0, layer)) {
+        return fail("export", QStringLiteral("--layer: the word-vector attention has one layer (0); --model DIR has more"), 2);
+    }
     s.numHeads = heads;
     s.dHead = dHead;
     s.temperature = temperature;
@@ -375,7 +412,9 @@ int exportView(const QStringList &args)
     }
 
     auto table = std::make_shared<EmbeddingTable>();
-    if (p.isSet(embOpt)) {
+    if (req.model) {
+        // the model reads its own token embeddings
+    } else if (p.isSet(embOpt)) {
         const Status st = loadEmbeddings(p.value(embOpt).toStdString(), *table);
         if (!st.ok())
             return fail("export", QString::fromStdString(st.message), 2);
@@ -384,7 +423,8 @@ int exportView(const QStringList &args)
         if (!st.ok())
             return fail("export", QString::fromStdString(st.message) + QStringLiteral(" (pass --embeddings FILE)"), 2);
     }
-    req.table = table;
+    if (!req.model)
+        req.table = table;
     req.sentence = p.value(sentOpt);
     req.keySentence = p.value(keyOpt);
     req.generation = 1;
@@ -405,7 +445,10 @@ int exportView(const QStringList &args)
         if (ui::isMatrixSuffix(suffix) || !emptySentence)
             return fail("export", snap->message, 2);
     }
-    if (snap->hasResult() && snap->truncated())
+    if (snap->hasResult() && snap->trace->cut() && !snap->trace->cutReason.empty())
+        std::fprintf(stderr, "attnviz export: note: the text has %d tokens; the figure shows the first %d (%s)\n",
+                     snap->totalQueryTokens, snap->tq(), snap->trace->cutReason.c_str());
+    else if (snap->hasResult() && snap->truncated())
         std::fprintf(stderr, "attnviz export: note: the sentence has %d tokens; the figure shows the first %d (the "
                              "live limit for %d heads, as in the window)\n",
                      std::max(snap->totalQueryTokens, snap->totalKeyTokens), std::max(snap->tq(), snap->tk()),
@@ -415,7 +458,7 @@ int exportView(const QStringList &args)
 
     QString error;
     if (ui::isMatrixSuffix(suffix)) {
-        if (!ui::saveMatrices(*snap, view, 0, head, query, out, &error))
+        if (!ui::saveMatrices(*snap, view, layer, head, query, out, &error))
             return fail("export", error, 1);
         return 0;
     }
@@ -433,7 +476,7 @@ int exportView(const QStringList &args)
         v->setShowNumbers(!p.isSet(noNumbersOpt));
         v->setHeadDisplay(display);
         v->setSnapshot(snap);
-        v->setSelection(0, head, -1);
+        v->setSelection(layer, head, -1);
         plot = v->plot();
         break;
     }
@@ -441,7 +484,7 @@ int exportView(const QStringList &args)
         auto *v = new ui::HeadGridView;
         widget.reset(v);
         v->setSnapshot(snap);
-        v->setSelection(0, -2, -1); // no panel highlighted
+        v->setSelection(layer, -2, -1); // no panel highlighted
         plot = v->plot();
         break;
     }
@@ -449,7 +492,7 @@ int exportView(const QStringList &args)
         auto *v = new ui::EmbeddingView;
         widget.reset(v);
         v->setSnapshot(snap);
-        v->setSelection(0, head, -1);
+        v->setSelection(layer, head, -1);
         plot = v->plot();
         break;
     }
@@ -458,7 +501,7 @@ int exportView(const QStringList &args)
         widget.reset(v);
         v->setHeadDisplay(display);
         v->setSnapshot(snap);
-        v->setSelection(0, head, query);
+        v->setSelection(layer, head, query);
         plot = v->plot();
         break;
     }
@@ -467,7 +510,7 @@ int exportView(const QStringList &args)
         widget.reset(v);
         v->setHeadDisplay(display);
         v->setSnapshot(snap);
-        v->setSelection(0, head, -1);
+        v->setSelection(layer, head, -1);
         plot = v->plot();
         break;
     }
@@ -481,6 +524,49 @@ int exportView(const QStringList &args)
 }
 
 namespace {
+
+// A model of one shape with another model's tokenizer, for the benchmark only: seededPretrained()
+// has no tokenizer of its own (its trace takes ids), and the window types text. The text is
+// tokenized by `tokenizer` (the bundled model's or a folder's) and the ids traced by `model`; the
+// tokenizer's ids must lie in the model's vocabulary (GPT-2 small's 50,257 hold any of them).
+class TokenizedBy final : public Model {
+public:
+    TokenizedBy(std::shared_ptr<Model> tokenizer, std::unique_ptr<Model> model, std::string name)
+        : m_tok(std::move(tokenizer))
+        , m_model(std::move(model))
+        , m_name(std::move(name))
+    {
+    }
+    ModelInfo info() const override
+    {
+        ModelInfo i = m_model->info();
+        i.name = m_name;
+        i.tokenizer = m_tok->info().tokenizer;
+        return i;
+    }
+    Status tokenize(std::string_view text, std::vector<TraceToken> &out) const override { return m_tok->tokenize(text, out); }
+    Status trace(const TraceRequest &request, Trace<float> &out) override
+    {
+        std::vector<TraceToken> tokens;
+        if (Status st = m_tok->tokenize(request.text, tokens); !st)
+            return st;
+        TraceRequest r = request;
+        r.text.clear();
+        r.ids.clear();
+        for (const TraceToken &t : tokens)
+            r.ids.push_back(t.id);
+        if (Status st = m_model->trace(r, out); !st)
+            return st;
+        for (size_t i = 0; i < out.tokens.size() && i < tokens.size(); ++i)
+            out.tokens[i] = tokens[i]; // the pieces as text, for the chips (same ids)
+        return {};
+    }
+
+private:
+    std::shared_ptr<Model> m_tok;
+    std::unique_ptr<Model> m_model;
+    std::string m_name;
+};
 
 // A deterministic table of `dim`-wide vectors for words w0 .. w{n-1}, for the benchmark only.
 std::shared_ptr<EmbeddingTable> benchTable(int n, int dim)
@@ -498,6 +584,13 @@ std::shared_ptr<EmbeddingTable> benchTable(int n, int dim)
     t->assign(std::move(words), std::move(m), "bench table (random, 768-d)");
     return t;
 }
+
+} // namespace
+
+namespace {
+
+int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt, const QCommandLineOption &seededOpt,
+                 const QCommandLineOption &tokenizerOpt, const QCommandLineOption &tokensOpt, int reps);
 
 } // namespace
 
@@ -523,13 +616,29 @@ int benchUi(const QStringList &args)
                                QStringLiteral("View timed: weights (default), or with --depth 2+: layers (the layers x "
                                               "heads grid), residual."),
                                QStringLiteral("view"), QStringLiteral("weights"));
-    p.addOptions({uiOpt, sizesOpt, repsOpt, depthOpt, viewOpt});
+    QCommandLineOption modelOpt(QStringLiteral("model"),
+                                QStringLiteral("Time a model folder (or `bundled`) instead: one character appended at the "
+                                               "end, and a full recompute (a character typed at the start)."),
+                                QStringLiteral("dir"));
+    QCommandLineOption seededOpt(QStringLiteral("seeded"),
+                                 QStringLiteral("Time GPT-2 small's or BERT-base's shape with seeded weights (gpt2-small, "
+                                                "bert-base), tokenized by --tokenizer."),
+                                 QStringLiteral("shape"));
+    QCommandLineOption tokenizerOpt(QStringLiteral("tokenizer"),
+                                    QStringLiteral("With --seeded: the model folder whose tokenizer types the text (default "
+                                                   "bundled; its ids must fit the shape's vocabulary)."),
+                                    QStringLiteral("dir"), QStringLiteral("bundled"));
+    QCommandLineOption tokensOpt(QStringLiteral("tokens"), QStringLiteral("With --model/--seeded: token counts (default 256)."),
+                                 QStringLiteral("list"), QStringLiteral("256"));
+    p.addOptions({uiOpt, sizesOpt, repsOpt, depthOpt, viewOpt, modelOpt, seededOpt, tokenizerOpt, tokensOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
         std::fputs(qPrintable(p.helpText()), stdout);
         return 0;
     }
+    if (p.isSet(modelOpt) || p.isSet(seededOpt))
+        return benchUiModel(p, modelOpt, seededOpt, tokenizerOpt, tokensOpt, std::max(3, p.value(repsOpt).toInt()));
     std::vector<int> sizes;
     for (const QString &s : p.value(sizesOpt).split(QLatin1Char(','), Qt::SkipEmptyParts))
         sizes.push_back(s.toInt());
@@ -648,4 +757,138 @@ int benchUi(const QStringList &args)
     return 0;
 }
 
+namespace {
+
+// Keystroke -> repainted heatmap with a model: the median of `reps` key presses, each a new letter,
+// at the end of the text (a causal model recomputes only the last token) and at its start (every
+// token recomputed).
+int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt, const QCommandLineOption &seededOpt,
+                 const QCommandLineOption &tokenizerOpt, const QCommandLineOption &tokensOpt, int reps)
+{
+    std::shared_ptr<Model> model;
+    QString source, error;
+    if (p.isSet(seededOpt)) {
+        const QString shape = p.value(seededOpt);
+        if (shape != QLatin1String("gpt2-small") && shape != QLatin1String("bert-base"))
+            return fail("bench", QStringLiteral("--seeded: gpt2-small or bert-base, not %1").arg(shape), 2);
+        std::shared_ptr<Model> tokenizer;
+        if (!ui::ModelLoader::load(p.value(tokenizerOpt), tokenizer, &error))
+            return fail("bench", QStringLiteral("--tokenizer: %1").arg(error), 2);
+        std::unique_ptr<Model> seeded;
+        if (Status st = seededPretrained(shape == QLatin1String("gpt2-small") ? gpt2SmallShape() : bertBaseShape(), 1, seeded); !st)
+            return fail("bench", QString::fromStdString(st.message), 1);
+        if (tokenizer->info().vocabulary > seeded->info().vocabulary)
+            return fail("bench", QStringLiteral("--tokenizer: its %1 tokens do not fit the %2 of %3")
+                                     .arg(tokenizer->info().vocabulary).arg(seeded->info().vocabulary).arg(shape), 2);
+        source = QStringLiteral("seeded %1").arg(shape);
+        model = std::make_shared<TokenizedBy>(tokenizer, std::move(seeded), source.toStdString());
+    } else {
+        source = p.value(modelOpt);
+        if (!ui::ModelLoader::load(source, model, &error))
+            return fail("bench", error, 2);
+    }
+    const ModelInfo info = model->info();
+    std::vector<int> sizes;
+    for (const QString &s : p.value(tokensOpt).split(QLatin1Char(','), Qt::SkipEmptyParts))
+        sizes.push_back(std::clamp(s.toInt(), 2, std::max(2, info.maxPositions > 0 ? info.maxPositions : 1 << 20)));
+
+    ui::MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    w.session()->setDebounceMs(0);
+    w.setModel(source, model);
+    QCustomPlot *timed = w.heatmapView()->plot();
+    bool replotted = false;
+    quint64 seen = 0, before = 0;
+    QElapsedTimer t;
+    QEventLoop loop;
+    QTimer guard;
+    guard.setSingleShot(true);
+    guard.setInterval(120000);
+    QObject::connect(&guard, &QTimer::timeout, &loop, &QEventLoop::quit);
+    QObject::connect(timed, &QCustomPlot::afterReplot, [&] {
+        replotted = true;
+        if (seen != before)
+            loop.quit();
+    });
+    QObject::connect(&w, &ui::MainWindow::viewsUpdated, [&](quint64 g) {
+        seen = g;
+        replotted = false;
+    });
+    std::printf("keystroke -> repainted heatmap with %s (%d layers x %d heads, d_model %d, %s; median of %d keystrokes, "
+                "debounce off)\n",
+                info.name.c_str(), info.layers, info.heads, info.dModel, info.causal ? "causal" : "bidirectional", reps);
+    std::printf("append: a letter typed at the end of the text (a causal model recomputes the last token); full: at its\n"
+                "start (every token recomputed). comp = the worker's trace; ms = key press to the heatmap painted.\n");
+    std::printf("%8s %14s %14s %14s %14s\n", "tokens", "append ms", "append comp", "full ms", "full comp");
+    static const char *words[] = {"the", "cat", "sat", "on", "a", "mat", "and", "looked", "at", "small", "bird", "in",
+                                  "tree", "near", "house", "while", "rain", "fell", "over", "quiet", "town"};
+    for (int n : sizes) {
+        // n tokens of plain words (the tokenizer decides how many words that takes)
+        std::string text;
+        std::vector<TraceToken> toks;
+        for (int i = 0; int(toks.size()) < n && i < 100000; ++i) {
+            const std::string next = text + (text.empty() ? "" : " ") + words[(i * 7) % 21];
+            if (Status st = model->tokenize(next, toks); !st)
+                return fail("bench", QString::fromStdString(st.message), 1);
+            if (int(toks.size()) > n)
+                break;
+            text = next;
+        }
+        model->tokenize(text, toks);
+        const QString sentence = QString::fromStdString(text);
+        w.sentenceEdit()->setPlainText(sentence);
+        QElapsedTimer settle;
+        settle.start();
+        while ((!w.session()->snapshot() || w.session()->snapshot()->sentence != sentence || w.session()->busy())
+               && settle.elapsed() < 120000)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+        QCoreApplication::processEvents();
+        w.sentenceEdit()->setFocus();
+        double median[2][2] = {};
+        for (int where = 0; where < 2; ++where) { // 0: at the end, 1: at the start
+            QTextCursor c = w.sentenceEdit()->textCursor();
+            c.movePosition(where == 0 ? QTextCursor::End : QTextCursor::Start);
+            w.sentenceEdit()->setTextCursor(c);
+            std::vector<double> totals, computes;
+            for (int r = 0; r < reps; ++r) {
+                // a new letter every time: a text the window has not computed before (typing a letter
+                // and taking it back would find the trace of two keystrokes ago, a double-buffer hit)
+                const QString letter(QChar(QLatin1Char(char('a' + r % 26))));
+                const int key = Qt::Key_A + r % 26;
+                QKeyEvent press(QEvent::KeyPress, key, Qt::NoModifier, letter);
+                QKeyEvent release(QEvent::KeyRelease, key, Qt::NoModifier, letter);
+                if (where == 1) {
+                    QTextCursor s = w.sentenceEdit()->textCursor();
+                    s.movePosition(QTextCursor::Start);
+                    w.sentenceEdit()->setTextCursor(s);
+                }
+                replotted = false;
+                before = seen;
+                t.start();
+                QCoreApplication::sendEvent(w.sentenceEdit(), &press);
+                QCoreApplication::sendEvent(w.sentenceEdit(), &release);
+                guard.start();
+                loop.exec();
+                guard.stop();
+                timed->repaint();
+                totals.push_back(double(t.nsecsElapsed()) / 1e6);
+                computes.push_back(w.session()->snapshot()->computeMs);
+            }
+            std::sort(totals.begin(), totals.end());
+            std::sort(computes.begin(), computes.end());
+            median[where][0] = totals[totals.size() / 2];
+            median[where][1] = computes[computes.size() / 2];
+        }
+        std::printf("%8d %14.2f %14.2f %14.2f %14.2f\n", int(toks.size()), median[0][0], median[0][1], median[1][0],
+                    median[1][1]);
+        std::fflush(stdout);
+    }
+    std::printf("device: %s (models compute on the CPU)\n", cpuDeviceName().c_str());
+    return 0;
+}
+
+} // namespace
+
 } // namespace attnviz::cli
+

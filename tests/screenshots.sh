@@ -55,6 +55,8 @@ win window-grid --sentence "$SHIP" --heads 8 --tab grid
 win window-embeddings --sentence "$SHIP" --heads 2 --tab embeddings
 win window-causal --sentence "$SHIP" --heads 2 --mask causal
 win window-cross --sentence "$SHIP" --key-sentence "we process and ship your order" --heads 2
+win window-model-gpt2-tiny --model tests/fixtures/models/gpt2-tiny --layer 1 \
+    --sentence "The animal didn't cross the street because it was too tired."
 win window-layers --sentence "$SHIP" --heads 4 --depth 4 --positions sinusoidal --tab layers
 win window-residual --sentence "$SHIP" --heads 4 --depth 6 --positions sinusoidal --block pre --tab residual
 LONG=""

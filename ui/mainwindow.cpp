@@ -26,15 +26,25 @@
 #include "views/residualview.h"
 #include "views/rowview.h"
 #include "window/exportactions.h"
+#include "window/modelloader.h"
+#include "window/modelmenu.h"
 #include "window/presentationmode.h"
 #include "window/windowstate.h"
 
+#include "bundledmodel.h"
 #include "bundledvectors.h"
 
 #include <qcustomplot.h>
 
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QUrl>
 #include <QLabel>
 #include <QMenuBar>
 #include <QProgressBar>
@@ -55,12 +65,30 @@ MainWindow::MainWindow(QWidget *parent)
 {
     m_state = new WindowState(this);
     connect(m_state, &WindowState::changed, this, &MainWindow::updateModified);
+    m_modelLoader = new ModelLoader(this);
+    connect(m_modelLoader, &ModelLoader::loaded, this, &MainWindow::setModelFrom);
+    connect(m_modelLoader, &ModelLoader::failed, this, &MainWindow::modelFailed);
+    m_messagePrompt = [this](const QString &title, const QString &text) {
+        auto *box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open(); // non-modal to the event loop: the window keeps computing behind it
+    };
+    m_folderPrompt = [this] {
+        QSettings settings;
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Open model folder (config.json, model.safetensors, tokenizer files)"),
+            settings.value(QStringLiteral("models/lastDir")).toString());
+        if (!dir.isEmpty())
+            settings.setValue(QStringLiteral("models/lastDir"), QFileInfo(dir).absolutePath());
+        return dir;
+    };
+    setAcceptDrops(true);
     m_files = new SessionFiles(
         this, [this] { return captureSession(); },
         [this](const SessionState &st, QStringList *problems) { applySession(st, problems); });
 
     // Input: sentence, key/value sentence, token chips.
-    auto *input = new InputPanel(this);
+    auto *input = m_input = new InputPanel(this);
     m_queryEdit = input->sentenceEdit();
     m_keyEdit = input->keySentenceEdit();
     m_queryChips = input->queryChips();
@@ -182,8 +210,11 @@ MainWindow::MainWindow(QWidget *parent)
         if (!m_applyingPreset)
             m_lesson->markEdited();
         m_heatmap->setCustomMaskEditing(s.mask == MaskChoice::Custom);
-        m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), s.stack.enabled());
-        m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s.stack.enabled());
+        // the Layers and Residual tabs: shown for a trace of several layers (onSnapshot); here ahead
+        // of it, so that a session or --tab can name them before the first result
+        const bool deep = m_session->model() ? m_modelInfo.layers > 1 : s.stack.enabled();
+        m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), deep);
+        m_tabs->setTabVisible(m_tabs->indexOf(m_residual), deep);
         updateModified();
     });
     connect(m_controls, &ControlPanel::headDisplayChanged, m_session, &LiveSession::setHeadDisplay);
@@ -216,6 +247,8 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_lines, &LinesView::optionsChanged, this, &MainWindow::updateModified);
     connect(m_residual, &ResidualView::querySelected, m_session, &LiveSession::setSelectedQuery);
     connect(m_controls->stackControls(), &StackControls::layerChanged, m_session, &LiveSession::setSelectedLayer);
+    connect(m_controls, &ControlPanel::layerChanged, m_session, &LiveSession::setSelectedLayer);
+    connect(m_controls, &ControlPanel::layerChanged, this, &MainWindow::updateModified);
     connect(m_controls->stackControls(), &StackControls::loadWeightsRequested, m_state,
             &WindowState::askStackWeightsFile);
     connect(m_compare, &CompareView::comparisonRequested, this, &MainWindow::startComparison);
@@ -290,6 +323,7 @@ void MainWindow::buildMenus()
     QMenu *file = menuBar()->addMenu(tr("&File"));
     m_files->addFileActions(file);
     file->addSeparator();
+    m_modelMenu = new ModelMenu(this, m_modelLoader, new QMenu(tr("&Model"), this), file);
     file->addAction(tr("Load &embeddings…"), m_state, &WindowState::startLoadEmbeddings);
     file->addAction(tr("Load &projections…"), m_state, &WindowState::askProjectionsFile);
     file->addSeparator();
@@ -299,6 +333,7 @@ void MainWindow::buildMenus()
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
+    menuBar()->addMenu(m_modelMenu->menu());
     buildViewMenu();
     QMenu *presetMenu = menuBar()->addMenu(tr("&Presets"));
     QString lastSeed;
@@ -382,6 +417,8 @@ bool MainWindow::applyPreset(const QString &id)
     if (!p)
         return false;
     m_applyingPreset = true;
+    if (!m_modelSource.isEmpty())
+        useWordVectors(); // the seeds' presets are lessons on the word vectors
     switch (p->table) {
     case PresetTable::Journey:
         setEmbeddingTable(journeyTable(), describeTable(*journeyTable()));
@@ -469,11 +506,25 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     const int layer = s->layerIndex(m_session->selectedLayer());
     if (s->deep())
         m_controls->stackControls()->setShownLayer(layer);
-    m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), s->settings.stack.enabled());
-    m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s->settings.stack.enabled());
+    if (s->hasResult()) {
+        m_controls->setLayerCount(s->numLayers());
+        m_controls->setShownLayer(layer);
+    }
+    if (s->hasResult() || s->sentence.trimmed().isEmpty()) { // an error keeps the tabs as they were
+        m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), s->deep() || (!m_session->model() && s->settings.stack.enabled()));
+        m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s->deep() || (!m_session->model() && s->settings.stack.enabled()));
+    }
     onSelection(m_session->shownHead(), m_session->selectedQuery());
 
-    m_queryChips->setTokens(s->queryLabels, s->queryUnknown, s->totalQueryTokens);
+    const QString tokenizer = m_session->model() ? QString::fromStdString(m_modelInfo.tokenizer) : QString();
+    const TokenChipsView::Pieces pieces = tokenizer.startsWith(QLatin1String("byte-level"), Qt::CaseInsensitive)
+        ? TokenChipsView::Pieces::ByteLevel
+        : tokenizer.startsWith(QLatin1String("WordPiece"), Qt::CaseInsensitive) ? TokenChipsView::Pieces::WordPiece
+                                                                               : TokenChipsView::Pieces::Words;
+    if (s->trace)
+        m_queryChips->setTraceTokens(s->trace->tokens, s->totalQueryTokens, pieces);
+    else
+        m_queryChips->setTokens(s->queryLabels, s->queryUnknown, s->totalQueryTokens);
     const bool padding = s->settings.mask == MaskChoice::Padding || s->settings.mask == MaskChoice::CausalPadding;
     if (s->cross) {
         m_keyChips->setTokens(s->keyLabels, s->keyUnknown, s->totalKeyTokens);
@@ -494,11 +545,25 @@ void MainWindow::onSnapshot(SnapshotPtr s)
                               .arg(s->computeMs, 0, 'f', s->computeMs < 10 ? 2 : 1));
         if (s->deep())
             m_status->setText(m_status->text() + tr(" · layer %1 of %2").arg(layer).arg(s->numLayers()));
+        if (m_session->model())
+            m_status->setText(m_status->text() + tr(" · model %1").arg(s->modelLabel));
     } else {
         m_status->setText(s->message.left(160));
     }
+    if (m_session->model() && s->settings.backend != QLatin1String("cpu")) // never a silent switch
+        m_status->setText(m_status->text() + tr(" · the GPU backend is chosen, but models run on the CPU for now"));
+    if (s->hasResult() && s->trace->cut() && !s->trace->cutReason.empty())
+        m_status->setText(m_status->text() + tr(" · cut at %L1 of %L2 tokens: %3")
+                                                 .arg(s->tq())
+                                                 .arg(s->totalQueryTokens)
+                                                 .arg(QString::fromStdString(s->trace->cutReason)));
     QStringList notices;
-    if (s->truncated())
+    if (s->trace && s->trace->cut() && !s->trace->cutReason.empty())
+        notices << tr("%L1 tokens: the views show the first %L2 (%3).")
+                       .arg(std::max(s->totalQueryTokens, s->totalKeyTokens))
+                       .arg(s->tq())
+                       .arg(QString::fromStdString(s->trace->cutReason));
+    else if (s->truncated())
         notices << tr("%L1 tokens pasted: the views show the first %L2 (the live limit for %3 heads keeps the "
                       "t × t weights of every head in memory).")
                        .arg(std::max(s->totalQueryTokens, s->totalKeyTokens))
@@ -551,6 +616,107 @@ QCustomPlot *MainWindow::plotFor(ExportView v) const
     case ExportView::Lines: return m_lines->plot();
     }
     return nullptr;
+}
+
+// Models ---------------------------------------------------------------------------------------------
+
+bool MainWindow::openModel(const QString &sourceIn, QString *error)
+{
+    const QString source = ModelLoader::canonicalSource(sourceIn);
+    if (source.isEmpty()) {
+        useWordVectors();
+        return true;
+    }
+    std::shared_ptr<Model> model;
+    if (!ModelLoader::load(source, model, error))
+        return false;
+    m_modelLoader->addRecent(source);
+    setModelFrom(source, std::move(model));
+    return true;
+}
+
+void MainWindow::startOpenModel(const QString &source)
+{
+    if (!m_modelLoader->start(source))
+        m_status->setText(tr("A model is being read; wait for it or cancel it first."));
+    m_modelMenu->setCurrent(m_modelSource); // the checked entry stays the model in use until it is read
+}
+
+void MainWindow::askModelFolder()
+{
+    const QString dir = m_folderPrompt ? m_folderPrompt() : QString();
+    if (!dir.isEmpty())
+        startOpenModel(dir);
+}
+
+void MainWindow::useWordVectors() { setModelFrom(QString(), nullptr); }
+
+void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> model)
+{
+    m_modelSource = model ? source : QString();
+    m_modelInfo = model ? model->info() : ModelInfo();
+    m_controls->setModel(model ? &m_modelInfo : nullptr);
+    m_session->setModel(std::move(model)); // after the controls: the settings it computes with are final
+    if (m_session->selectedLayer() >= std::max(1, m_modelInfo.layers))
+        m_session->setSelectedLayer(0);
+    if (m_session->selectedHead() >= m_controls->settings().numHeads)
+        m_session->setSelectedHead(0);
+    const bool deep = m_session->model() ? m_modelInfo.layers > 1 : m_controls->settings().stack.enabled();
+    m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), deep);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_residual), deep);
+    m_modelMenu->setCurrent(m_modelSource);
+    m_input->setModelTokens(m_session->model() ? ModelLoader::title(m_modelSource) : QString());
+    if (m_session->model())
+        m_status->setText(tr("Model %1: %2 layers × %3 heads, d_model %4, %5")
+                              .arg(ModelLoader::title(m_modelSource))
+                              .arg(m_modelInfo.layers)
+                              .arg(m_modelInfo.heads)
+                              .arg(m_modelInfo.dModel)
+                              .arg(QString::fromStdString(m_modelInfo.tokenizer)));
+    updateModified();
+}
+
+void MainWindow::modelFailed(const QString &source, const QString &message)
+{
+    const QString inUse = m_modelSource.isEmpty() ? tr("the word vectors stay in use")
+                                                  : tr("%1 stays in use").arg(ModelLoader::title(m_modelSource));
+    m_status->setText(tr("Cannot open %1: %2 (%3)").arg(ModelLoader::title(source), message.left(200), inUse));
+    if (m_messagePrompt)
+        m_messagePrompt(tr("Cannot open the model"), tr("%1\n\nThe model in use keeps working: %2.").arg(message, inUse));
+}
+
+namespace {
+
+// The model folder a drop names: a folder, or a config.json in one; "" when it names neither.
+QString droppedModelFolder(const QMimeData *mime)
+{
+    if (!mime || !mime->hasUrls() || mime->urls().size() != 1 || !mime->urls().front().isLocalFile())
+        return {};
+    const QFileInfo fi(mime->urls().front().toLocalFile());
+    if (fi.isDir() || (fi.isFile() && fi.fileName() == QLatin1String("config.json")))
+        return ModelLoader::canonicalSource(fi.absoluteFilePath());
+    return {};
+}
+
+} // namespace
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *e)
+{
+    if (!droppedModelFolder(e->mimeData()).isEmpty())
+        e->acceptProposedAction();
+    else
+        QMainWindow::dragEnterEvent(e);
+}
+
+void MainWindow::dropEvent(QDropEvent *e)
+{
+    const QString dir = droppedModelFolder(e->mimeData());
+    if (dir.isEmpty()) {
+        QMainWindow::dropEvent(e);
+        return;
+    }
+    e->acceptProposedAction();
+    startOpenModel(dir);
 }
 
 // Sessions ------------------------------------------------------------------------------------------

@@ -37,11 +37,14 @@ class PresentationMode;
 class WindowState;
 class HeadGridView;
 class HeatmapView;
+class InputPanel;
 class LayerGridView;
 class LessonPanel;
 class LinesView;
 class ResidualView;
 class LiveSession;
+class ModelLoader;
+class ModelMenu;
 class PipelineView;
 class RowView;
 class SentenceEdit;
@@ -82,6 +85,28 @@ public:
     void setKeySentence(const QString &text);
     // Sets A (the window: sentence, settings, table) and B (the Compare tab), then shows that tab.
     void startComparison(const ComparisonSpec &spec);
+
+    // Models (File ▸ Open model…, the Model menu, `--model`, a folder dropped on the window). A
+    // source is "" (the word-vector attention of the seed notebooks, the default), "bundled" (the
+    // trained attnviz-tiny installed with attnviz) or a model folder. Every view then shows the
+    // model's layers and heads; the word-vector controls that do not apply are disabled.
+    // openModel reads it now; on failure the model in use keeps working and `error` is the core's
+    // message (the file and the tensor or field).
+    bool openModel(const QString &source, QString *error);
+    // Reads it on a thread behind a progress dialog (Cancel keeps the model in use); a failure is
+    // one message (messagePrompt) and the status bar.
+    void startOpenModel(const QString &source);
+    void askModelFolder(); // File ▸ Open model…: a folder dialog (folderPrompt)
+    void useWordVectors();
+    // A model made in code (benchmarks): `source` names it in the menu and the status bar.
+    void setModel(const QString &source, std::shared_ptr<Model> model) { setModelFrom(source, std::move(model)); }
+    QString modelSource() const { return m_modelSource; }
+    const ModelInfo &modelInfo() const { return m_modelInfo; } // of the model in use; empty for word vectors
+    ModelLoader *modelLoader() const { return m_modelLoader; }
+    using MessagePrompt = std::function<void(const QString &title, const QString &text)>;
+    using FolderPrompt = std::function<QString()>;
+    void setMessagePrompt(MessagePrompt p) { m_messagePrompt = std::move(p); }
+    void setFolderPrompt(FolderPrompt p) { m_folderPrompt = std::move(p); }
 
     LiveSession *session() const { return m_session; }
     ControlPanel *controls() const { return m_controls; }
@@ -141,6 +166,8 @@ signals:
 protected:
     void closeEvent(QCloseEvent *e) override;
     void showEvent(QShowEvent *e) override;
+    void dragEnterEvent(QDragEnterEvent *e) override; // a model folder (or its config.json)
+    void dropEvent(QDropEvent *e) override;
 
 private:
     void buildMenus();
@@ -151,6 +178,8 @@ private:
     void onTokenClicked(bool keyChips, int index);
     void updateModified();
     void applySide(const CompareSide &side); // A becomes `side`, through the setters above
+    void setModelFrom(const QString &source, std::shared_ptr<Model> model); // null = word vectors
+    void modelFailed(const QString &source, const QString &message);
 
     LiveSession *m_session = nullptr;
 
@@ -172,10 +201,17 @@ private:
     LinesView *m_lines = nullptr;
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
+    InputPanel *m_input = nullptr;
     QTabWidget *m_tabs = nullptr;
     QLabel *m_status = nullptr, *m_notice = nullptr;
     QProgressBar *m_progress = nullptr;
     LessonPanel *m_lesson = nullptr;
+    ModelLoader *m_modelLoader = nullptr;
+    ModelMenu *m_modelMenu = nullptr;
+    QString m_modelSource; // "" word vectors, "bundled", or a folder
+    ModelInfo m_modelInfo; // of the model in use (read once: the compute thread owns the model)
+    MessagePrompt m_messagePrompt;
+    FolderPrompt m_folderPrompt;
     bool m_applyingPreset = false;
     bool m_docksSized = false;
 };

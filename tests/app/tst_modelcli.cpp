@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "../support/modelfolders.h"
 #include "../support/runattnviz.h"
 
 #include <cmath>
@@ -24,62 +25,13 @@ using attnviz_test::Run;
 
 Run attnviz(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
 
-QString fixture(const QString &model) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model; }
-
-QJsonObject expectedCase(const QString &model, int index)
-{
-    QFile f(fixture(model) + QStringLiteral("/expected.json"));
-    f.open(QIODevice::ReadOnly);
-    return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("cases")).toArray().at(index).toObject();
-}
-
-// A copy of a fixture folder (symbolic links resolved) to spoil.
-QString copyFolder(const QString &model, const QTemporaryDir &tmp)
-{
-    const QString dst = tmp.filePath(model);
-    QDir().mkpath(dst);
-    for (const QFileInfo &fi : QDir(fixture(model)).entryInfoList(QDir::Files))
-        QFile::copy(fi.canonicalFilePath(), dst + QLatin1Char('/') + fi.fileName());
-    return dst;
-}
-
-struct Safetensors {
-    QJsonObject header;
-    QByteArray data;
-};
-
-Safetensors readSt(const QString &path)
-{
-    QFile f(path);
-    f.open(QIODevice::ReadOnly);
-    const QByteArray all = f.readAll();
-    quint64 n = 0;
-    for (int i = 7; i >= 0; --i)
-        n = (n << 8) | quint8(all[i]);
-    return {QJsonDocument::fromJson(all.mid(8, int(n))).object(), all.mid(8 + int(n))};
-}
-
-void writeSt(const QString &path, const Safetensors &st)
-{
-    const QByteArray h = QJsonDocument(st.header).toJson(QJsonDocument::Compact);
-    QByteArray len(8, '\0');
-    for (int i = 0; i < 8; ++i)
-        len[i] = char((quint64(h.size()) >> (8 * i)) & 0xFF);
-    QFile f(path);
-    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
-    f.write(len + h + st.data);
-}
-
-void editJson(const QString &path, const std::function<void(QJsonObject &)> &edit)
-{
-    QFile f(path);
-    f.open(QIODevice::ReadOnly);
-    QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
-    f.close();
-    edit(o);
-    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
-    f.write(QJsonDocument(o).toJson());
-}
+QString fixture(const QString &model) { return attnviz_test::fixtureModel(model); }
+using attnviz_test::expectedCase;
+QString copyFolder(const QString &model, const QTemporaryDir &tmp) { return attnviz_test::copyModelFolder(model, tmp); }
+using attnviz_test::editJson;
+using attnviz_test::Safetensors;
+Safetensors readSt(const QString &path) { return attnviz_test::readSafetensors(path); }
+void writeSt(const QString &path, const Safetensors &st) { attnviz_test::writeSafetensors(path, st); }
 
 // Splits DIR/model.safetensors into two shards and an index.
 void shard(const QString &dir, const QString &missingShard = {})
@@ -123,6 +75,9 @@ private slots:
     void badFolders_data();
     void badFolders();
     void benchSeeded();
+    void exportModel_data();
+    void exportModel();
+    void exportModelRefusals();
 };
 
 void TestModelCli::runGpt2_data()
@@ -364,6 +319,75 @@ void TestModelCli::benchSeeded()
     const Run bad = attnviz({QStringLiteral("bench"), QStringLiteral("--seeded"), QStringLiteral("gpt3")});
     QCOMPARE(bad.code, 2);
     QVERIFY(bad.err.contains("gpt2-small or bert-base"));
+}
+
+void TestModelCli::exportModel_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<int>("caseIndex");
+    QTest::addColumn<int>("layer");
+    QTest::addColumn<int>("head");
+    QTest::addRow("gpt2-tiny layer 1 head 2") << "gpt2-tiny" << 2 << 1 << 2;
+    QTest::addRow("gpt2-tiny layer 0 head 0") << "gpt2-tiny" << 0 << 0 << 0;
+    QTest::addRow("bert-tiny layer 1 head 3") << "bert-tiny" << 0 << 1 << 3;
+    QTest::addRow("distilbert-tiny layer 0 head 1") << "distilbert-tiny" << 1 << 0 << 1;
+}
+
+// `export --model DIR --layer L --head H` writes that layer and head's weights (the matrices as JSON,
+// the figure as PNG), headless, with the float64 reference's values.
+void TestModelCli::exportModel()
+{
+    QFETCH(QString, model);
+    QFETCH(int, caseIndex);
+    QFETCH(int, layer);
+    QFETCH(int, head);
+    const QJsonObject want = expectedCase(model, caseIndex);
+    QTemporaryDir tmp;
+    const QString json = tmp.filePath(QStringLiteral("w.json")), png = tmp.filePath(QStringLiteral("w.png"));
+    for (const QString &out : {json, png}) {
+        const Run r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), fixture(model), QStringLiteral("--layer"),
+                               QString::number(layer), QStringLiteral("--head"), QString::number(head), QStringLiteral("--sentence"),
+                               want.value(QStringLiteral("text")).toString(), QStringLiteral("--out"), out});
+        QVERIFY2(r.code == 0, r.err.constData());
+    }
+    QFile f(json);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject got = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(got.value(QStringLiteral("head")).toInt(), head);
+    QVERIFY(got.value(QStringLiteral("title")).toString().contains(QStringLiteral("layer %1 of 2").arg(layer)));
+    const QJsonArray data = got.value(QStringLiteral("data")).toArray();
+    const QJsonArray ref = want.value(QStringLiteral("attentions")).toArray()[layer].toArray()[head].toArray();
+    QCOMPARE(data.size(), ref.size());
+    double worst = 0;
+    for (int i = 0; i < ref.size(); ++i)
+        for (int j = 0; j < ref.size(); ++j)
+            worst = std::max(worst, std::abs(data[i].toArray()[j].toDouble() - ref[i].toArray()[j].toDouble()));
+    QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
+    QFile image(png);
+    QVERIFY(image.open(QIODevice::ReadOnly));
+    QVERIFY(image.read(8) == QByteArray("\x89PNG\r\n\x1a\n", 8));
+}
+
+void TestModelCli::exportModelRefusals()
+{
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath(QStringLiteral("x.json"));
+    const QString g = fixture(QStringLiteral("gpt2-tiny"));
+    const QList<QStringList> cases = {
+        {QStringLiteral("--model"), g, QStringLiteral("--layer"), QStringLiteral("2")},
+        {QStringLiteral("--model"), g, QStringLiteral("--head"), QStringLiteral("4")},
+        {QStringLiteral("--model"), tmp.filePath(QStringLiteral("nothing-here"))},
+        {QStringLiteral("--layer"), QStringLiteral("1")}, // the word vectors have one layer
+    };
+    for (const QStringList &extra : cases) {
+        const Run r = attnviz(QStringList{QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("a b c"),
+                                          QStringLiteral("--out"), out}
+                              + extra);
+        QVERIFY2(r.code == 2, qPrintable(extra.join(QLatin1Char(' ')) + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+        // one message (Qt's own platform warnings aside)
+        QCOMPARE(QString::fromUtf8(r.err).count(QLatin1String("attnviz export: ")), 1);
+        QVERIFY(!QFile::exists(out));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestModelCli)

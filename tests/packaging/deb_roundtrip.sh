@@ -95,9 +95,17 @@ for f in /usr/bin/attnviz \
          "/usr/share/icons/hicolor/256x256/apps/$APP_ID.png" \
          /usr/share/man/man1/attnviz.1.gz \
          /usr/share/attnviz/examples/journey_causal.json \
+         /usr/share/attnviz/models/attnviz-tiny/config.json \
+         /usr/share/attnviz/models/attnviz-tiny/model.safetensors \
+         /usr/share/attnviz/models/attnviz-tiny/vocab.json \
+         /usr/share/attnviz/models/attnviz-tiny/merges.txt \
+         /usr/share/attnviz/models/attnviz-tiny/MANIFEST.md \
          /usr/share/doc/attnviz/copyright /usr/share/doc/attnviz/changelog.gz; do
     grep -qxF "$f" "$WORK/contents" || fail "the package lacks $f"
 done
+if grep -q '/usr/share/attnviz/models/attnviz-tiny/recipe' "$WORK/contents"; then
+    fail "the package carries the bundled model's recipe/ (only the model folder belongs in it)"
+fi
 if grep -vE '^/usr/' "$WORK/contents" | grep -v '^/$' | grep -q .; then
     fail "files outside /usr: $(grep -vE '^/usr/' "$WORK/contents" | grep -v '^/$' | head -3 | tr '\n' ' ')"
 fi
@@ -145,6 +153,11 @@ step "installed attnviz compute /usr/share/attnviz/examples/journey_causal.json 
 (cd "$WORK" && /usr/bin/attnviz compute /usr/share/attnviz/examples/journey_causal.json --check \
     -o "$WORK/result.json") || fail "compute failed"
 grep -q '"weights"' "$WORK/result.json" || fail "the result has no weights"
+
+step "installed attnviz model info bundled: the installed model folder"
+info=$(cd "$WORK" && /usr/bin/attnviz model info bundled --json) || fail "model info bundled failed"
+grep -q '"source": "/usr/share/attnviz/models/attnviz-tiny"' <<<"$info" \
+    || fail "model info bundled does not read /usr/share/attnviz/models/attnviz-tiny: $info"
 
 if command -v man >/dev/null && command -v groff >/dev/null; then
     step "man attnviz"

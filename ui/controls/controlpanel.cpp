@@ -85,6 +85,15 @@ ControlPanel::ControlPanel(QWidget *parent)
     srow->addWidget(m_headDisplay, 1);
     srow->addWidget(m_head);
     hf->addRow(tr("Show"), srow);
+    m_layer = new QSpinBox(headsBox);
+    m_layer->setObjectName(QStringLiteral("layerSpin"));
+    m_layer->setRange(0, 0);
+    m_layerLabel = new QLabel(headsBox);
+    auto *lrow = new QHBoxLayout;
+    lrow->addWidget(m_layer);
+    lrow->addWidget(m_layerLabel, 1);
+    hf->addRow(tr("Layer"), lrow);
+    setLayerCount(1);
     outer->addWidget(headsBox);
 
     // Scores
@@ -240,6 +249,10 @@ ControlPanel::ControlPanel(QWidget *parent)
         if (!m_blockSignals)
             emit headChanged(h);
     });
+    connect(m_layer, qOverload<int>(&QSpinBox::valueChanged), this, [this](int l) {
+        if (!m_blockSignals)
+            emit layerChanged(l);
+    });
     connect(m_numbers, &QCheckBox::toggled, this, &ControlPanel::showNumbersChanged);
     connect(m_clearMask, &QPushButton::clicked, this, &ControlPanel::clearCustomMaskRequested);
     connect(m_loadProjections, &QPushButton::clicked, this, &ControlPanel::loadProjectionsRequested);
@@ -328,6 +341,92 @@ void ControlPanel::setSelectedHead(int head)
     m_blockSignals = false;
 }
 
+void ControlPanel::setLayerCount(int layers)
+{
+    layers = std::max(1, layers);
+    m_blockSignals = true;
+    m_layer->setMaximum(layers - 1);
+    m_blockSignals = false;
+    m_layer->setEnabled(layers > 1);
+    m_layer->setToolTip(layers > 1 ? tr("The layer every view shows (0 = the first, next to the embeddings)")
+                                   : tr("One attention layer: nothing to choose (open a model, or a stack of "
+                                        "depth 2 or more)"));
+    m_layerLabel->setText(tr("of %1").arg(layers));
+}
+
+void ControlPanel::setShownLayer(int layer)
+{
+    m_blockSignals = true;
+    m_layer->setValue(layer);
+    m_blockSignals = false;
+}
+
+int ControlPanel::shownLayer() const { return m_layer->value(); }
+
+void ControlPanel::setModel(const ModelInfo *info)
+{
+    const bool on = info != nullptr;
+    m_blockSignals = true;
+    if (on && !m_modelMode)
+        m_wordVectorHeads = m_heads->value();
+    m_modelMode = on;
+    m_modelName = on ? QString::fromStdString(info->name) : QString();
+    m_heads->setValue(on ? std::max(1, info->heads) : m_wordVectorHeads);
+    m_blockSignals = false;
+    emitSettings();
+}
+
+void ControlPanel::applyModelMode()
+{
+    if (!m_modelMode) {
+        // give back the tooltips; updateDerived() has just set the enabled state of the widgets it
+        // manages, the others were always enabled (the bundled button: when this build has the table)
+        for (QWidget *w : findChildren<QWidget *>()) {
+            if (!w->property("modelWhy").isValid())
+                continue;
+            w->setToolTip(w->property("oldToolTip").toString());
+            w->setProperty("modelWhy", QVariant());
+            if (w == m_useBundled)
+                w->setEnabled(w->property("bundledAvailable").toBool());
+            else if (w == m_heads || w == m_scale || w == m_norm || w == m_dropout || w == m_dropoutSeed
+                     || w == m_stack || w == m_loadEmbeddings)
+                w->setEnabled(true);
+        }
+        return;
+    }
+    const QString model = m_modelName;
+    const auto off = [](QWidget *w, const QString &why) {
+        if (!w->property("modelWhy").isValid())
+            w->setProperty("oldToolTip", w->toolTip());
+        w->setProperty("modelWhy", why);
+        w->setEnabled(false);
+        w->setToolTip(why);
+    };
+    off(m_heads, tr("%1 has its own heads: the head count comes from its config.json").arg(model));
+    off(m_dHead, tr("%1 has its own head width (d_model / heads)").arg(model));
+    off(m_scale, tr("%1 scales its scores as it was trained (1/√d_head); scaling applies to the word vectors")
+                     .arg(model));
+    off(m_temperature, tr("Temperature applies to the word-vector attention, not to %1").arg(model));
+    off(m_norm, tr("%1 was trained with softmax; other normalizations apply to the word vectors").arg(model));
+    off(m_maskMethod, tr("%1 masks with −∞ before softmax, as it was trained").arg(model));
+    off(m_dropout, tr("A trained model runs without dropout at inference; dropout applies to the word vectors"));
+    off(m_dropoutSeed, tr("A trained model runs without dropout at inference; dropout applies to the word vectors"));
+    for (QWidget *w : {static_cast<QWidget *>(m_projection), static_cast<QWidget *>(m_projSeed),
+                       static_cast<QWidget *>(m_initScheme), static_cast<QWidget *>(m_drawOrder),
+                       static_cast<QWidget *>(m_outMode), static_cast<QWidget *>(m_outWidth),
+                       static_cast<QWidget *>(m_loadProjections)})
+        off(w, tr("%1 uses its own trained W_q, W_k, W_v, W_o").arg(model));
+    off(m_stack, tr("%1 has its own layers; the stack settings apply to the word vectors").arg(model));
+    if (!m_useBundled->property("modelWhy").isValid())
+        m_useBundled->setProperty("bundledAvailable", m_useBundled->isEnabled());
+    off(m_useBundled, tr("%1 reads its own token embeddings; word vectors apply to the word-vector attention "
+                         "(Model ▸ Word vectors)").arg(model));
+    off(m_loadEmbeddings, tr("%1 reads its own token embeddings; word vectors apply to the word-vector attention "
+                             "(Model ▸ Word vectors)").arg(model));
+    m_headsNote->setVisible(false);
+    m_dHeadLabel->setText(tr("fixed by %1").arg(model));
+}
+
 void ControlPanel::setDModel(int dModel)
 {
     m_dModel = dModel;
@@ -399,6 +498,7 @@ void ControlPanel::updateDerived()
         m_headsNote->setVisible(!m_headsNote->text().isEmpty());
     }
     m_projSource->setText(m_loaded ? tr("Loaded: %1").arg(m_loadedSource) : tr("No projection file loaded."));
+    applyModelMode();
 }
 
 } // namespace attnviz::ui

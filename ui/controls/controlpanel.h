@@ -42,6 +42,16 @@ public:
     static double temperatureForSlider(int value);
     static int sliderForTemperature(double t);
     StackControls *stackControls() const { return m_stack; }
+    // A model of its own (a folder, the bundled model): its heads are fixed (the head chooser's range),
+    // and every control that only the word-vector attention has (scaling, normalization, dropout,
+    // projections, the stack, the table, d_head, the head count) is disabled with a tooltip saying
+    // why. Null = the word vectors again: the head count set before comes back.
+    void setModel(const ModelInfo *info);
+    bool modelMode() const { return m_modelMode; }
+    // The layer chooser beside the head chooser: enabled for a trace of more than one layer.
+    void setLayerCount(int layers);
+    void setShownLayer(int layer);
+    int shownLayer() const;
     // For a panel whose shown head is chosen elsewhere (the Compare tab's side B): the head display
     // and head selector stay disabled, with `why` as their tooltip.
     void followHeadElsewhere(const QString &why);
@@ -50,6 +60,7 @@ signals:
     void settingsChanged(const attnviz::ui::ComputeSettings &settings);
     void headDisplayChanged(attnviz::ui::HeadDisplay display);
     void headChanged(int head);
+    void layerChanged(int layer);
     void showNumbersChanged(bool show);
     void loadEmbeddingsRequested();
     void useBundledRequested();
@@ -59,14 +70,18 @@ signals:
 private:
     void emitSettings();
     void updateDerived();
+    void applyModelMode();
 
     int m_dModel = 0;
     bool m_blockSignals = false;
     bool m_headElsewhere = false;
+    bool m_modelMode = false;
+    QString m_modelName;
+    int m_wordVectorHeads = 1; // the head count before a model fixed it
     std::shared_ptr<const Projections<float>> m_loaded;
     QString m_loadedSource;
 
-    QSpinBox *m_heads, *m_dHead, *m_head;
+    QSpinBox *m_heads, *m_dHead, *m_head, *m_layer;
     QLabel *m_dHeadLabel, *m_headsNote;
     QComboBox *m_headDisplay, *m_scale, *m_norm, *m_mask, *m_maskMethod, *m_projection, *m_backend;
     QComboBox *m_initScheme, *m_drawOrder, *m_outMode;
@@ -78,6 +93,7 @@ private:
     QLabel *m_projSource, *m_tableLabel;
     QDoubleSpinBox *m_dropout;
     QCheckBox *m_numbers;
+    QLabel *m_layerLabel;
     StackControls *m_stack = nullptr;
 };
 

@@ -70,9 +70,9 @@ InputPanel::InputPanel(QWidget *parent)
         return sa;
     };
     il->addWidget(labelled(tr("Sentence (queries; keys too unless a key/value sentence is given)"), m_queryEdit, input));
-    auto *chipsHelp = new QLabel(tr("Tokens — dashed orange: not in the embedding table (a deterministic stand-in "
-                                    "vector is used); click a token to mask it as padding."),
-                                 input);
+    auto *chipsHelp = m_chipsHelp = new QLabel(input);
+    chipsHelp->setObjectName(QStringLiteral("chipsHelp"));
+    setModelTokens(QString());
     chipsHelp->setWordWrap(true);
     chipsHelp->setStyleSheet(QStringLiteral("color: palette(mid)"));
     il->addWidget(chipsHelp);
@@ -104,6 +104,16 @@ void InputPanel::showNotice(const QString &text)
 {
     m_notice->setText(text);
     m_notice->setVisible(true);
+}
+
+void InputPanel::setModelTokens(const QString &modelName)
+{
+    m_chipsHelp->setText(modelName.isEmpty()
+                             ? tr("Tokens — dashed orange: not in the embedding table (a deterministic stand-in "
+                                  "vector is used); click a token to mask it as padding.")
+                             : tr("Tokens of %1 — ␣ marks a space, pieces of one word are drawn together, the "
+                                  "tokenizer's own tokens in violet; hover a token for its vocabulary id.")
+                                   .arg(modelName));
 }
 
 } // namespace attnviz::ui

@@ -24,6 +24,8 @@ public:
     TokenChipsView *queryChips() const { return m_queryChips; }
     TokenChipsView *keyChips() const { return m_keyChips; }
     QLabel *notice() const { return m_notice; }
+    // The line under the sentence that explains the chips: the word vectors' (null) or a model's.
+    void setModelTokens(const QString &modelName);
     void showNotice(const QString &text);
 
 signals:
@@ -34,6 +36,7 @@ private:
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     QLabel *m_notice = nullptr;
+    QLabel *m_chipsHelp = nullptr;
 };
 
 } // namespace attnviz::ui

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "controls/tokenchipsview.h"
 
+#include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QResizeEvent>
+#include <QToolTip>
 
 namespace attnviz::ui {
 
@@ -24,6 +26,43 @@ void TokenChipsView::setTokens(const QStringList &tokens, const std::vector<uint
 {
     m_tokens = tokens.mid(0, kMaxChips);
     m_unknown.assign(unknown.begin(), unknown.begin() + std::min<size_t>(unknown.size(), size_t(m_tokens.size())));
+    m_flags.assign(size_t(m_tokens.size()), 0);
+    m_trace.clear();
+    m_total = totalTokens;
+    emit chipsLaidOut(layoutChips(width(), &m_rects));
+    updateGeometry();
+    update();
+}
+
+void TokenChipsView::setTraceTokens(const std::vector<TraceToken> &tokens, int totalTokens, Pieces pieces)
+{
+    const size_t n = std::min<size_t>(tokens.size(), kMaxChips);
+    m_trace.assign(tokens.begin(), tokens.begin() + std::ptrdiff_t(n));
+    m_tokens.clear();
+    m_unknown.assign(n, 0);
+    m_flags.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+        const TraceToken &t = m_trace[i];
+        QString label = QString::fromStdString(t.display);
+        uint8_t flags = t.special ? kSpecial : 0;
+        const TraceToken *prev = i > 0 ? &m_trace[i - 1] : nullptr;
+        // A piece that continues a word: WordPiece's ##, or a byte-level piece of letters that starts
+        // where a piece of letters ended, with no space marker of its own (GPT-2's "Ġdidn" + "'t"; not
+        // "tired" + "."). Word vectors' tokens (id -1) are words and never continue one.
+        const bool wordPiece = pieces == Pieces::WordPiece && label.startsWith(QLatin1String("##")) && label.size() > 2;
+        const QString prevLabel = prev ? QString::fromStdString(prev->display) : QString();
+        const bool bytePiece = pieces == Pieces::ByteLevel && t.id >= 0 && !label.isEmpty() && !prevLabel.isEmpty()
+            && (label.at(0).isLetterOrNumber() || label.at(0) == QLatin1Char('\''))
+            && prevLabel.back().isLetterOrNumber();
+        if (prev && !t.special && !prev->special && t.begin > 0 && prev->end == t.begin && (wordPiece || bytePiece)
+            && t.begin != t.end)
+            flags |= kContinues;
+        if (wordPiece && (flags & kContinues))
+            label = label.mid(2); // the join shows what ## says
+        m_tokens << label;
+        m_unknown[i] = t.unknown ? 1 : 0;
+        m_flags[i] = flags;
+    }
     m_total = totalTokens;
     emit chipsLaidOut(layoutChips(width(), &m_rects));
     updateGeometry();
@@ -55,8 +94,10 @@ int TokenChipsView::layoutChips(int width, std::vector<QRect> *rects) const
     int x = kGap, y = kGap;
     if (rects)
         rects->clear();
-    for (const QString &t : m_tokens) {
-        const int w = fm.horizontalAdvance(t) + 2 * kPadX;
+    for (int i = 0; i < m_tokens.size(); ++i) {
+        const int w = fm.horizontalAdvance(m_tokens.at(i)) + 2 * kPadX;
+        if (isContinuation(i) && x > kGap)
+            x -= kGap - 1; // against the word it continues, a hairline apart
         if (x + w > width - kGap && x > kGap) {
             x = kGap;
             y += h + kGap;
@@ -100,8 +141,10 @@ void TokenChipsView::paintEvent(QPaintEvent *)
         const QRect r = m_rects[size_t(i)];
         const bool unknown = isUnknown(i);
         const bool padded = m_padded.count(i) > 0;
-        QColor fill = padded ? QColor(225, 225, 225) : QColor(232, 240, 252);
-        QPen pen(unknown ? QColor(215, 120, 20) : QColor(120, 150, 200), unknown ? 1.5 : 1.0);
+        const bool special = isSpecial(i);
+        QColor fill = padded ? QColor(225, 225, 225) : special ? QColor(238, 230, 248) : QColor(232, 240, 252);
+        QPen pen(unknown ? QColor(215, 120, 20) : special ? QColor(130, 90, 170) : QColor(120, 150, 200),
+                 unknown ? 1.5 : 1.0);
         if (unknown)
             pen.setStyle(Qt::DashLine);
         p.setPen(pen);
@@ -109,8 +152,10 @@ void TokenChipsView::paintEvent(QPaintEvent *)
         p.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5);
         QFont f = font();
         f.setStrikeOut(padded);
+        f.setItalic(special);
         p.setFont(f);
-        p.setPen(padded ? QColor(130, 130, 130) : (unknown ? QColor(160, 80, 0) : QColor(20, 40, 80)));
+        p.setPen(padded ? QColor(130, 130, 130)
+                        : (unknown ? QColor(160, 80, 0) : special ? QColor(85, 40, 120) : QColor(20, 40, 80)));
         p.drawText(r, Qt::AlignCenter, m_tokens.at(i));
         if (padded && !m_paddingActive) {
             p.setPen(QColor(150, 150, 150));
@@ -123,6 +168,29 @@ void TokenChipsView::paintEvent(QPaintEvent *)
         p.drawText(QRect(last.right() + kGap + 2, last.top(), 400, last.height()), Qt::AlignVCenter | Qt::AlignLeft,
                    QStringLiteral("+ %L1 more tokens").arg(m_total - int(m_tokens.size())));
     }
+}
+
+bool TokenChipsView::event(QEvent *e)
+{
+    if (e->type() != QEvent::ToolTip)
+        return QWidget::event(e);
+    auto *help = static_cast<QHelpEvent *>(e);
+    for (int i = 0; i < int(m_rects.size()); ++i) {
+        const TraceToken *t = chipToken(i);
+        if (!t || !m_rects[size_t(i)].contains(help->pos()))
+            continue;
+        QString tip = t->id >= 0 ? tr("%1 · id %2").arg(QString::fromStdString(t->text)).arg(t->id)
+                                 : QString::fromStdString(t->text);
+        if (t->special)
+            tip += tr(" · added by the tokenizer");
+        else if (isContinuation(i))
+            tip += tr(" · continues the word before it");
+        QToolTip::showText(help->globalPos(), tip, this, m_rects[size_t(i)]);
+        return true;
+    }
+    QToolTip::hideText();
+    e->ignore();
+    return true;
 }
 
 void TokenChipsView::mouseReleaseEvent(QMouseEvent *e)

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The tokenization as chips: one rounded box per token, unknown words (not in the embedding
-// table) dashed in orange, padded keys struck through. Clicking a chip emits its index.
+// table) dashed in orange, padded keys struck through. Clicking a chip emits its index. A model's
+// subword pieces show as text: GPT-2's space marker as a visible ␣, a piece that continues a word
+// (BERT's ##ing, a GPT-2 piece without a space before it) drawn against its word with no gap, the
+// tokenizer's specials ([CLS], [SEP], <|endoftext|>) in their own colour; the tooltip names the
+// vocabulary piece and its id.
 // Painted in one widget (not one button per token) so that a pasted page stays cheap.
 #pragma once
+
+#include "attnviz/model.h"
 
 #include <QStringList>
 #include <QWidget>
@@ -20,6 +26,14 @@ public:
     explicit TokenChipsView(QWidget *parent = nullptr);
 
     void setTokens(const QStringList &tokens, const std::vector<uint8_t> &unknown, int totalTokens);
+    // How a tokenizer marks a piece that continues a word.
+    enum class Pieces {
+        Words,     // word vectors: every token a word
+        ByteLevel, // GPT-2: a piece without a space marker continues the letters before it
+        WordPiece, // BERT: ## continues the word
+    };
+    // A trace's tokens: their display text, and what the tokenizer says of each (special, id, piece).
+    void setTraceTokens(const std::vector<TraceToken> &tokens, int totalTokens, Pieces pieces);
     void setPadded(const std::set<int> &padded, bool paddingActive);
     void setPlaceholder(const QString &text);
     void setClickable(bool on) { m_clickable = on; }
@@ -27,6 +41,15 @@ public:
     int chipCount() const { return int(m_tokens.size()); }
     QRect chipRect(int index) const; // widget coordinates
     bool isUnknown(int index) const { return index >= 0 && index < int(m_unknown.size()) && m_unknown[size_t(index)]; }
+    QString chipText(int index) const { return index >= 0 && index < m_tokens.size() ? m_tokens.at(index) : QString(); }
+    // The token behind a chip (vocabulary piece, id, special); null for chips set by setTokens().
+    const TraceToken *chipToken(int index) const
+    {
+        return index >= 0 && index < int(m_trace.size()) ? &m_trace[size_t(index)] : nullptr;
+    }
+    bool isSpecial(int index) const { return chipFlag(index, kSpecial); }
+    // Continues the word of the chip before it (drawn against it, no gap).
+    bool isContinuation(int index) const { return chipFlag(index, kContinues); }
 
     bool hasHeightForWidth() const override { return true; }
     int heightForWidth(int width) const override;
@@ -42,12 +65,20 @@ protected:
     void paintEvent(QPaintEvent *) override;
     void resizeEvent(QResizeEvent *) override;
     void mouseReleaseEvent(QMouseEvent *e) override;
+    bool event(QEvent *e) override; // tooltips
 
 private:
+    enum Flag : uint8_t { kSpecial = 1, kContinues = 2 };
+    bool chipFlag(int index, Flag f) const
+    {
+        return index >= 0 && index < int(m_flags.size()) && (m_flags[size_t(index)] & f);
+    }
     int layoutChips(int width, std::vector<QRect> *rects) const;
 
     QStringList m_tokens;
     std::vector<uint8_t> m_unknown;
+    std::vector<uint8_t> m_flags; // Flag bits per chip
+    std::vector<TraceToken> m_trace;
     int m_total = 0;
     std::set<int> m_padded;
     bool m_paddingActive = false;

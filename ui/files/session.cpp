@@ -422,7 +422,7 @@ bool SessionState::operator==(const SessionState &o) const
 {
     return sentence == o.sentence && keySentence == o.keySentence && paddedKeys == o.paddedKeys
         && customMask == o.customMask && settings == o.settings && tableKind == o.tableKind
-        && tablePath == o.tablePath && tableName == o.tableName && projectionsFile == o.projectionsFile
+        && tablePath == o.tablePath && tableName == o.tableName && model == o.model && projectionsFile == o.projectionsFile
         && stackWeightsFile == o.stackWeightsFile && tab == o.tab && headDisplay == o.headDisplay
         && selectedHead == o.selectedHead && selectedQuery == o.selectedQuery && layer == o.layer
         && showNumbers == o.showNumbers && linesThreshold == o.linesThreshold && linesScaleRows == o.linesScaleRows
@@ -491,6 +491,7 @@ QJsonObject sessionToJson(const SessionState &s)
                        {QStringLiteral("table"), table},
                        {QStringLiteral("projectionsFile"), pathOrNull(s.projectionsFile)},
                        {QStringLiteral("stackWeightsFile"), pathOrNull(s.stackWeightsFile)},
+                       {QStringLiteral("model"), pathOrNull(s.model)},
                        {QStringLiteral("view"), view},
                        {QStringLiteral("appearance"), appearance}};
     if (!s.lesson.isEmpty())
@@ -544,6 +545,7 @@ bool sessionFromJson(const QJsonObject &json, SessionState &out, QStringList *pr
         readTable(table, s);
     top.readPath("projectionsFile", s.projectionsFile);
     top.readPath("stackWeightsFile", s.stackWeightsFile);
+    top.readPath("model", s.model);
     readView(top.sub("view"), s);
     bool hasAppearance = false, hasCompare = false;
     Section appearance = top.sub("appearance", &hasAppearance);

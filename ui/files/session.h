@@ -48,6 +48,9 @@ struct SessionState {
     TableKind tableKind = TableKind::Bundled;
     QString tablePath; // TableKind::File
     QString tableName; // TableKind::Seed
+    // the model: "" = the word-vector attention (table and settings above), "bundled" (attnviz-tiny)
+    // or a model folder's path; the layer shown is view.layer
+    QString model;
     // weight files ("" = none)
     QString projectionsFile;
     QString stackWeightsFile;

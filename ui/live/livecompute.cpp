@@ -2,6 +2,7 @@
 #include "live/livecompute.h"
 
 #include "attnviz/attention.h"
+#include "attnviz/backend.h"
 #include "attnviz/fileio.h"
 #include "attnviz/headslices.h"
 #include "attnviz/projections.h"
@@ -203,6 +204,32 @@ Model &LiveModels::modelFor(const ComputeRequest &req, QString &label)
     return m_stack;
 }
 
+std::shared_ptr<Trace<float>> LiveModels::traceFor(const ComputeRequest &req)
+{
+    if (!req.model) {
+        m_traced = nullptr;
+        m_traces.clear();
+        return std::make_shared<Trace<float>>();
+    }
+    if (m_traced != req.model.get()) {
+        m_traced = req.model.get();
+        m_traces.clear();
+    }
+    std::shared_ptr<Trace<float>> out;
+    // use_count 1: only this list holds it (no snapshot, no view), so it can be written again
+    for (size_t i = 0; i < m_traces.size() && !out; ++i)
+        if (m_traces[i].use_count() == 1) {
+            out = m_traces[i];
+            m_traces.erase(m_traces.begin() + std::ptrdiff_t(i));
+        }
+    if (!out) // every earlier trace is on screen: start from a copy of the newest (its prefix is kept)
+        out = m_traces.empty() ? std::make_shared<Trace<float>>() : std::make_shared<Trace<float>>(*m_traces.front());
+    m_traces.insert(m_traces.begin(), out);
+    if (m_traces.size() > 2)
+        m_traces.pop_back();
+    return out;
+}
+
 std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Backend &backend, LiveModels &models)
 {
     QElapsedTimer timer;
@@ -212,6 +239,20 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     snap->sentence = req.sentence;
     snap->keySentence = req.keySentence;
     snap->settings = req.settings;
+    if (req.model) { // the titles describe what the model did, not the word-vector controls
+        const ModelInfo info = req.model->info();
+        ComputeSettings &c = snap->settings;
+        c.numHeads = std::max(1, info.heads);
+        c.scaleRule = ScaleRule::InvSqrtDHead;
+        c.normalization = Normalization::Softmax;
+        c.maskMethod = MaskMethod::NegInf;
+        c.dropout = 0.0;
+        const bool padding = c.mask == MaskChoice::Padding || c.mask == MaskChoice::CausalPadding;
+        if (info.causal)
+            c.mask = padding ? MaskChoice::CausalPadding : MaskChoice::Causal;
+        else if (c.mask == MaskChoice::Causal || c.mask == MaskChoice::CausalPadding)
+            c.mask = padding ? MaskChoice::Padding : MaskChoice::None;
+    }
     snap->paddedKeys = req.paddedKeys;
     snap->customMask = req.customMask;
     snap->cross = !req.keySentence.trimmed().isEmpty();
@@ -223,17 +264,26 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     tr.text = req.sentence.toStdString();
     if (snap->cross)
         tr.keyText = req.keySentence.toStdString();
-    tr.paddedKeys.assign(req.paddedKeys.begin(), req.paddedKeys.end());
-    tr.maskedCells.assign(req.customMask.begin(), req.customMask.end());
+    const MaskChoice mask = req.settings.mask;
+    // a model of its own takes the user's masks only when the mask control asks for them (its own
+    // mask, causal or padding, is its business); the word-vector models read the settings
+    if (!req.model || mask == MaskChoice::Padding || mask == MaskChoice::CausalPadding)
+        tr.paddedKeys.assign(req.paddedKeys.begin(), req.paddedKeys.end());
+    if (!req.model || mask == MaskChoice::Custom)
+        tr.maskedCells.assign(req.customMask.begin(), req.customMask.end());
     tr.maxTokens = req.maxTokens;
     models.setBackend(&backend);
     QString stackLabel;
     Model &model = models.modelFor(req, stackLabel);
-    auto trace = std::make_shared<Trace<float>>();
+    std::shared_ptr<Trace<float>> trace = models.traceFor(req);
     const Status st = model.trace(tr, *trace);
     snap->computeMs = double(timer.nsecsElapsed()) / 1e6;
     snap->backendName = QString::fromStdString(backend.name()); // what computed this one (a fallback names the CPU)
     snap->device = QString::fromStdString(backend.device());
+    if (req.model) { // models compute on the CPU core for now, whatever backend is chosen (issue 13)
+        snap->backendName = QStringLiteral("cpu");
+        snap->device = QString::fromStdString(cpuDeviceName());
+    }
 
     // Labels: the tokens (also without layers, for the chips), the model's part of the titles.
     auto labels = [](const std::vector<TraceToken> &tokens, QStringList &text, std::vector<uint8_t> &unknown) {

@@ -27,10 +27,17 @@ public:
     void setBackend(Backend *backend);
     // The model for this request, set up from it; `label` gets the model's part of every title.
     Model &modelFor(const ComputeRequest &request, QString &label);
+    // The trace to compute `request` into. For a model of its own it is one that model made before
+    // (the last or the one before, when no snapshot holds it any more; else a copy of the last), so
+    // that a causal model recomputes only from the first token that changed (model.h); otherwise new.
+    std::shared_ptr<Trace<float>> traceFor(const ComputeRequest &request);
 
 private:
     WordVectorModel m_layer;
     WordStackModel m_stack;
+    // The model the traces below came from, and its last two traces (newest first).
+    const Model *m_traced = nullptr;
+    std::vector<std::shared_ptr<Trace<float>>> m_traces;
 };
 
 // The word-vector model's settings from the controls (Qt-free values for the core).

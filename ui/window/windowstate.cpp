@@ -187,6 +187,7 @@ SessionState WindowState::capture() const
     s.tableName = m_tableName;
     s.projectionsFile = m_projectionsPath;
     s.stackWeightsFile = m_stackWeightsPath;
+    s.model = m_w->modelSource();
     s.tab = m_w->currentViewId();
     s.headDisplay = m_w->session()->headDisplay();
     s.selectedHead = m_w->session()->selectedHead();
@@ -310,20 +311,39 @@ void WindowState::apply(const SessionState &in, QStringList *problems)
     s.settings.loadedProjections = nullptr;
     s.settings.stack.loaded = nullptr;
     m_w->controls()->setSettings(s.settings);
+    // The model, after the controls (it fixes the head count); a folder that cannot be read leaves the
+    // word vectors in use.
+    if (s.model != m_w->modelSource()) {
+        QString error;
+        if (s.model.isEmpty()) {
+            m_w->useWordVectors();
+        } else if (!m_w->openModel(s.model, &error)) {
+            lines << tr("model: %1; the word vectors are used instead").arg(error);
+            m_w->useWordVectors();
+        }
+    }
     m_w->session()->setPaddedKeys(s.paddedKeys);
     m_w->session()->setCustomMask(s.customMask);
     m_w->controls()->setShowNumbers(s.showNumbers);
-    if (s.selectedHead >= s.settings.numHeads)
-        lines << tr("view.selectedHead: %1 is not a head of %2; head 0 is shown").arg(s.selectedHead).arg(s.settings.numHeads);
+    const int heads = m_w->controls()->settings().numHeads; // a model's own count once it is open
+    if (s.selectedHead >= heads)
+        lines << tr("view.selectedHead: %1 is not a head of %2; head 0 is shown").arg(s.selectedHead).arg(heads);
     else
         m_w->session()->setSelectedHead(s.selectedHead);
     m_w->session()->setHeadDisplay(s.headDisplay);
     m_w->session()->setSelectedQuery(s.selectedQuery);
-    if (s.layer >= s.settings.stack.depth)
-        lines << tr("view.layer: %1 is not a layer of a %2-layer stack; layer 0 is shown").arg(s.layer).arg(s.settings.stack.depth);
+    const bool model = m_w->session()->model() != nullptr;
+    const int layers = model ? std::max(1, m_w->modelInfo().layers) : s.settings.stack.depth;
+    if (s.layer >= layers)
+        lines << (model ? tr("view.layer: %1 is not a layer of the %2-layer model; layer 0 is shown")
+                        : tr("view.layer: %1 is not a layer of a %2-layer stack; layer 0 is shown"))
+                     .arg(s.layer)
+                     .arg(layers);
     else {
         m_w->session()->setSelectedLayer(s.layer);
         m_w->controls()->stackControls()->setShownLayer(s.layer);
+        m_w->controls()->setLayerCount(layers);
+        m_w->controls()->setShownLayer(s.layer);
     }
     QWidget *tab = m_w->viewWidget(s.tab);
     if (m_w->tabs()->isTabVisible(m_w->tabs()->indexOf(tab)))

@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A model folder in the real window (offscreen): each tiny fixture folder opened, its ids and pieces
+// read back from the token chips and its attention from the heatmap's plotted data against the
+// float64 PyTorch reference (tests/fixtures/models/*/expected.json); the layer chooser; the controls
+// that do not apply disabled with a reason; a bad folder (the command line's bad-folder cases) leaves
+// the model in use working; the progress-dialog path, a dropped folder, the recent models, the Model
+// menu; text cut at the model's positions; the GPU backend's note; sessions that keep the model.
+#include "controls/controlpanel.h"
+#include "controls/tokenchipsview.h"
+#include "live/livesession.h"
+#include "mainwindow.h"
+#include "testsupport.h"
+#include "views/heatmapview.h"
+#include "views/layergridview.h"
+#include "window/modelloader.h"
+
+#include "../support/modelfolders.h"
+
+#include "bundledmodel.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMimeData>
+#include <QProcess>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QUrl>
+#include <QtTest>
+
+#include <cmath>
+
+using namespace attnviz;
+using namespace attnviz::ui;
+using attnviz_test::copyModelFolder;
+using attnviz_test::editJson;
+using attnviz_test::expectedCase;
+using attnviz_test::fixtureModel;
+
+namespace {
+
+// The window with its dialogs answered by the test: messages are collected, no folder is asked for.
+struct Window {
+    MainWindow w;
+    QStringList messages;
+    Window()
+    {
+        w.setMessagePrompt([this](const QString &, const QString &text) { messages << text; });
+        w.setFolderPrompt([] { return QString(); });
+        w.session()->setDebounceMs(0);
+        w.resize(1200, 800);
+        w.show();
+    }
+    // Types `text` and waits for the views to show it.
+    SnapshotPtr show(const QString &text)
+    {
+        const quint64 g = test::shownGeneration(*w.session());
+        w.setSentence(text);
+        return test::waitForSnapshot(*w.session(), g, [&](const ComputeSnapshot &s) {
+            return s.sentence == text && s.hasResult();
+        }, 30000);
+    }
+    // Waits for the snapshot after a change of model, head or layer.
+    SnapshotPtr settle()
+    {
+        const quint64 g = test::shownGeneration(*w.session());
+        w.session()->requestNow();
+        return test::waitForSnapshot(*w.session(), g, {}, 30000);
+    }
+};
+
+double worstHeatmapError(const HeatmapView &v, const QJsonArray &want)
+{
+    double worst = 0;
+    for (int i = 0; i < want.size(); ++i) {
+        const QJsonArray row = want[i].toArray();
+        for (int j = 0; j < row.size(); ++j)
+            worst = std::max(worst, std::abs(v.cellValue(i, j) - row[j].toDouble()));
+    }
+    return worst;
+}
+
+} // namespace
+
+class TestModelWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+    }
+    void openFixture_data();
+    void openFixture();
+    void chooseLayer();
+    void controlsThatDoNotApply();
+    void chipsShowPieces();
+    void badFolderKeepsModel_data();
+    void badFolderKeepsModel();
+    void progressDialogPathAndDrop();
+    void modelMenuAndRecent();
+    void bundledModel();
+    void cutAtPositions();
+    void gpuBackendNote();
+    void sessionRoundTrip();
+    void sessionWithMissingFolder();
+    void readmeCommandsRun_data();
+    void readmeCommandsRun();
+};
+
+void TestModelWindow::openFixture_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<int>("caseIndex");
+    QTest::addRow("gpt2-tiny") << "gpt2-tiny" << 0;
+    QTest::addRow("gpt2-tiny spaces and newline") << "gpt2-tiny" << 1;
+    QTest::addRow("bert-tiny") << "bert-tiny" << 1;
+    QTest::addRow("bert-tiny-legacy (gamma/beta)") << "bert-tiny-legacy" << 0;
+    QTest::addRow("distilbert-tiny") << "distilbert-tiny" << 1;
+}
+
+void TestModelWindow::openFixture()
+{
+    QFETCH(QString, model);
+    QFETCH(int, caseIndex);
+    const QJsonObject want = expectedCase(model, caseIndex);
+    Window win;
+    QString error;
+    QVERIFY2(win.w.openModel(fixtureModel(model), &error), qPrintable(error));
+    QCOMPARE(win.w.modelSource(), QDir::cleanPath(fixtureModel(model)));
+    const SnapshotPtr s = win.show(want.value(QStringLiteral("text")).toString());
+    QVERIFY(s);
+    // ids and vocabulary pieces, from the chips
+    const QJsonArray ids = want.value(QStringLiteral("ids")).toArray(), tokens = want.value(QStringLiteral("tokens")).toArray();
+    TokenChipsView *chips = win.w.queryChips();
+    QCOMPARE(chips->chipCount(), ids.size());
+    for (int i = 0; i < ids.size(); ++i) {
+        QVERIFY(chips->chipToken(i));
+        QCOMPARE(chips->chipToken(i)->id, ids[i].toInt());
+        QCOMPARE(QString::fromStdString(chips->chipToken(i)->text), tokens[i].toString());
+    }
+    // every layer and head as the heatmap plots it, against the float64 reference
+    const QJsonArray att = want.value(QStringLiteral("attentions")).toArray();
+    const int layers = att.size(), heads = att[0].toArray().size();
+    QCOMPARE(s->numLayers(), layers);
+    QCOMPARE(win.w.controls()->settings().numHeads, heads);
+    for (int l = 0; l < layers; ++l)
+        for (int h = 0; h < heads; ++h) {
+            win.w.session()->setSelectedLayer(l);
+            win.w.session()->setSelectedHead(h);
+            QCoreApplication::processEvents();
+            const double worst = worstHeatmapError(*win.w.heatmapView(), att[l].toArray()[h].toArray());
+            QVERIFY2(worst < 1e-5, qPrintable(QStringLiteral("layer %1 head %2: %3").arg(l).arg(h).arg(worst)));
+        }
+    // the titles name the model; its Layers and Residual tabs are shown (two layers)
+    QVERIFY2(win.w.heatmapView()->title().contains(QString::fromStdString(win.w.modelInfo().name)),
+             qPrintable(win.w.heatmapView()->title()));
+    QVERIFY(win.w.tabs()->isTabVisible(win.w.tabs()->indexOf(win.w.layerGridView())));
+    QVERIFY(win.w.statusText().contains(QStringLiteral("layer %1 of %2").arg(layers - 1).arg(layers)));
+}
+
+void TestModelWindow::chooseLayer()
+{
+    const QJsonObject want = expectedCase(QStringLiteral("gpt2-tiny"), 2);
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(want.value(QStringLiteral("text")).toString()));
+    auto *layer = test::child<QSpinBox>(win.w.controls(), "layerSpin");
+    QVERIFY(layer->isEnabled());
+    QCOMPARE(layer->maximum(), 1);
+    const QJsonArray att = want.value(QStringLiteral("attentions")).toArray();
+    for (int l : {1, 0}) {
+        layer->setValue(l);
+        QCoreApplication::processEvents();
+        QCOMPARE(win.w.session()->selectedLayer(), l);
+        QVERIFY(win.w.heatmapView()->title().contains(QStringLiteral("layer %1 of 2").arg(l)));
+        QVERIFY(worstHeatmapError(*win.w.heatmapView(), att[l].toArray()[0].toArray()) < 1e-5);
+    }
+    // back to the word vectors: one layer, nothing to choose
+    win.w.useWordVectors();
+    QVERIFY(win.show(QStringLiteral("the ship and the crew")));
+    QVERIFY(!layer->isEnabled());
+    QVERIFY(!win.w.tabs()->isTabVisible(win.w.tabs()->indexOf(win.w.layerGridView())));
+}
+
+void TestModelWindow::controlsThatDoNotApply()
+{
+    Window win;
+    ComputeSettings before = win.w.controls()->settings();
+    before.numHeads = 2;
+    win.w.controls()->setSettings(before);
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("bert-tiny")), nullptr));
+    for (const char *name : {"headsSpin", "scaleCombo", "normCombo", "dropoutSpin", "projectionCombo", "loadEmbeddingsButton"}) {
+        QWidget *c = test::child<QWidget>(win.w.controls(), name);
+        QVERIFY2(!c->isEnabled(), name);
+        QVERIFY2(c->toolTip().contains(QLatin1String("bert-tiny")) || c->toolTip().contains(QLatin1String("trained")),
+                 qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(name), c->toolTip())));
+    }
+    QCOMPARE(win.w.controls()->settings().numHeads, 4);
+    QVERIFY(test::child<QWidget>(win.w.controls(), "headSpin")->isEnabled()); // the head chooser stays
+    win.w.useWordVectors();
+    QVERIFY(win.w.session()->model() == nullptr);
+    QCOMPARE(win.w.controls()->settings().numHeads, 2); // the word vectors' head count comes back
+    QVERIFY(test::child<QWidget>(win.w.controls(), "headsSpin")->isEnabled());
+    QVERIFY(test::child<QWidget>(win.w.controls(), "scaleCombo")->isEnabled());
+}
+
+void TestModelWindow::chipsShowPieces()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("bert-tiny")), nullptr));
+    QVERIFY(win.show(QStringLiteral("Tokenization is unbelievable")));
+    TokenChipsView *chips = win.w.queryChips();
+    // [CLS] token ##ization is unbelievable [SEP]
+    QCOMPARE(chips->chipCount(), 6);
+    QVERIFY(chips->isSpecial(0) && chips->isSpecial(5));
+    QCOMPARE(chips->chipText(1), QStringLiteral("token"));
+    QCOMPARE(chips->chipText(2), QStringLiteral("ization")); // joined to its word: the ## is the join
+    QVERIFY(chips->isContinuation(2) && !chips->isContinuation(3));
+    QCOMPARE(chips->chipRect(2).left() - chips->chipRect(1).right(), 2); // against "token", a hairline apart
+    QVERIFY(chips->chipRect(3).left() - chips->chipRect(2).right() > 2);
+
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(QStringLiteral("The animal didn't cross.")));
+    // The ␣animal ␣didn 't ␣cross .
+    QCOMPARE(chips->chipCount(), 6);
+    QCOMPARE(chips->chipText(1), QStringLiteral("␣animal")); // the space marker made visible
+    QVERIFY(chips->isContinuation(3));                       // 't continues didn
+    QVERIFY(!chips->isContinuation(5));                      // '.' is not a piece of "cross"
+    QVERIFY(!chips->isSpecial(0));
+}
+
+void TestModelWindow::badFolderKeepsModel_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<std::function<QString(const QString &)>>("spoil");
+    QTest::addColumn<QStringList>("mentions");
+    using Spoil = std::function<QString(const QString &)>;
+    const QString g = QStringLiteral("gpt2-tiny");
+    QTest::addRow("no config.json") << g << Spoil([](const QString &d) { QFile::remove(d + QStringLiteral("/config.json")); return d; })
+                                    << QStringList{"config.json", "no such file"};
+    QTest::addRow("no vocab.txt") << "bert-tiny" << Spoil([](const QString &d) { QFile::remove(d + QStringLiteral("/vocab.txt")); return d; })
+                                  << QStringList{"vocab.txt"};
+    QTest::addRow("unknown model_type") << g << Spoil([](const QString &d) {
+        editJson(d + QStringLiteral("/config.json"), [](QJsonObject &o) { o.insert(QStringLiteral("model_type"), QStringLiteral("llama")); });
+        return d;
+    }) << QStringList{"config.json", "model_type", "llama"};
+    QTest::addRow("tensor missing") << g << Spoil([](const QString &d) {
+        const QString path = d + QStringLiteral("/model.safetensors");
+        attnviz_test::Safetensors st = attnviz_test::readSafetensors(path);
+        st.header.remove(QStringLiteral("transformer.h.1.mlp.c_fc.weight"));
+        attnviz_test::writeSafetensors(path, st);
+        return d;
+    }) << QStringList{"model.safetensors", "transformer.h.1.mlp.c_fc.weight", "missing"};
+    QTest::addRow("truncated") << g << Spoil([](const QString &d) {
+        QFile f(d + QStringLiteral("/model.safetensors"));
+        f.open(QIODevice::ReadWrite);
+        f.resize(f.size() - 1000);
+        return d;
+    }) << QStringList{"model.safetensors", "truncated"};
+    QTest::addRow("pytorch_model.bin only") << g << Spoil([](const QString &d) {
+        QFile::rename(d + QStringLiteral("/model.safetensors"), d + QStringLiteral("/pytorch_model.bin"));
+        return d;
+    }) << QStringList{"pytorch_model.bin", "model.safetensors"};
+    QTest::addRow("folder missing") << g << Spoil([](const QString &d) {
+        return d + QStringLiteral("/no-such-model");
+    }) << QStringList{"no-such-model"};
+}
+
+void TestModelWindow::badFolderKeepsModel()
+{
+    QFETCH(QString, model);
+    QFETCH(std::function<QString(const QString &)>, spoil);
+    QFETCH(QStringList, mentions);
+    QTemporaryDir tmp;
+    const QString dir = spoil(copyModelFolder(model, tmp));
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("distilbert-tiny")), nullptr));
+    const std::shared_ptr<Model> inUse = win.w.session()->model();
+    QVERIFY(win.show(QStringLiteral("The capital of France is [MASK].")));
+    // blocking (sessions, --model): the core's message, nothing changes
+    QString error;
+    QVERIFY(!win.w.openModel(dir, &error));
+    for (const QString &m : mentions)
+        QVERIFY2(error.contains(m), qPrintable(error));
+    QCOMPARE(win.w.session()->model(), inUse);
+    // the menu's way (a thread behind a progress dialog): one message, the status bar says it
+    win.w.startOpenModel(dir);
+    QTRY_COMPARE_WITH_TIMEOUT(win.messages.size(), 1, 20000);
+    QVERIFY2(win.messages.front().contains(error), qPrintable(win.messages.front()));
+    QVERIFY(win.messages.front().contains(QLatin1String("keeps working")));
+    QVERIFY(win.w.statusText().contains(QLatin1String("distilbert-tiny stays in use")));
+    QCOMPARE(win.w.session()->model(), inUse);
+    QCOMPARE(win.w.modelSource(), QDir::cleanPath(fixtureModel(QStringLiteral("distilbert-tiny"))));
+    // and the model in use still computes
+    const SnapshotPtr s = win.show(QStringLiteral("Paris is the [MASK] of France, isn't it? [MASK]!"));
+    QVERIFY(s);
+    QCOMPARE(s->tq(), 16);
+}
+
+void TestModelWindow::progressDialogPathAndDrop()
+{
+    Window win;
+    // the menu's path: read on a thread, then the views show the model
+    win.w.startOpenModel(fixtureModel(QStringLiteral("bert-tiny")));
+    QTRY_COMPARE_WITH_TIMEOUT(win.w.modelSource(), QDir::cleanPath(fixtureModel(QStringLiteral("bert-tiny"))), 20000);
+    SnapshotPtr s = win.show(QStringLiteral("The capital of France is [MASK]."));
+    QVERIFY(s);
+    QCOMPARE(win.w.queryChips()->chipToken(0)->id, 101);
+    // a folder dropped on the window (its config.json works too)
+    for (const QString &dropped : {fixtureModel(QStringLiteral("gpt2-tiny")),
+                                   fixtureModel(QStringLiteral("distilbert-tiny")) + QStringLiteral("/config.json")}) {
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(dropped)});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&win.w, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&win.w, &drop);
+        QTRY_COMPARE_WITH_TIMEOUT(win.w.modelSource(), QFileInfo(dropped).isDir() ? QDir::cleanPath(dropped)
+                                                                                  : QFileInfo(dropped).absolutePath(),
+                                  20000);
+    }
+    QCOMPARE(win.w.modelInfo().family, std::string("distilbert"));
+    // a file that is not a model folder is not taken
+    QMimeData text;
+    text.setUrls({QUrl::fromLocalFile(fixtureModel(QStringLiteral("gpt2-tiny")) + QStringLiteral("/vocab.json"))});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+    enter.setAccepted(false);
+    QCoreApplication::sendEvent(&win.w, &enter);
+    QVERIFY(!enter.isAccepted());
+}
+
+void TestModelWindow::modelMenuAndRecent()
+{
+    QSettings().remove(QStringLiteral("models/recent"));
+    Window win;
+    QMenu *menu = win.w.findChild<QMenu *>(QStringLiteral("modelMenu"));
+    QVERIFY(menu);
+    auto checked = [menu] {
+        for (QAction *a : menu->actions())
+            if (a->isCheckable() && a->isChecked())
+                return a->data().toString();
+        return QStringLiteral("(none)");
+    };
+    QCOMPARE(checked(), QString()); // word vectors at start-up
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("bert-tiny")), nullptr));
+    QCOMPARE(checked(), QDir::cleanPath(fixtureModel(QStringLiteral("bert-tiny"))));
+    const QStringList recent = win.w.modelLoader()->recent();
+    QCOMPARE(recent.value(0), QDir::cleanPath(fixtureModel(QStringLiteral("bert-tiny"))));
+    QCOMPARE(recent.value(1), QDir::cleanPath(fixtureModel(QStringLiteral("gpt2-tiny"))));
+    // a recent entry opens that model
+    for (QAction *a : menu->actions())
+        if (a->data().toString() == recent.value(1))
+            a->trigger();
+    QTRY_COMPARE_WITH_TIMEOUT(win.w.modelSource(), recent.value(1), 20000);
+    QCOMPARE(checked(), recent.value(1));
+    // the File menu lists them too
+    QMenu *fileRecent = win.w.findChild<QMenu *>(QStringLiteral("recentModelsMenu"));
+    QVERIFY(fileRecent && fileRecent->isEnabled());
+    QCOMPARE(fileRecent->actions().size(), 2);
+    // Word vectors (seed notebooks)
+    menu->findChild<QAction *>(QStringLiteral("wordVectorsModelAction"));
+    for (QAction *a : menu->actions())
+        if (a->objectName() == QLatin1String("wordVectorsModelAction"))
+            a->trigger();
+    QCOMPARE(win.w.modelSource(), QString());
+    QCOMPARE(checked(), QString());
+    QVERIFY(win.w.session()->model() == nullptr);
+}
+
+void TestModelWindow::bundledModel()
+{
+    QVERIFY2(!bundledModelDir().isEmpty(), "the source tree's resources/models/attnviz-tiny");
+    Window win;
+    QString error;
+    QVERIFY2(win.w.openModel(kBundledModelArg, &error), qPrintable(error));
+    QCOMPARE(win.w.modelSource(), kBundledModelArg);
+    QCOMPARE(win.w.modelInfo().family, std::string("gpt2"));
+    const SnapshotPtr s = win.show(QStringLiteral("The cat sat on the mat. The cat sat on the mat."));
+    QVERIFY(s);
+    QCOMPARE(s->numLayers(), win.w.modelInfo().layers);
+    // its weights will change; what is fixed is that every row of every head sums to one
+    for (int l = 0; l < s->numLayers(); ++l)
+        for (int h = 0; h < win.w.modelInfo().heads; ++h)
+            for (int i = 0; i < s->tq(); ++i)
+                QVERIFY(std::abs(s->weights(l, h).row(i).sum() - 1.0f) < 1e-4f);
+    for (QAction *a : win.w.findChild<QMenu *>(QStringLiteral("modelMenu"))->actions())
+        if (a->objectName() == QLatin1String("bundledModelAction"))
+            QVERIFY(a->isEnabled() && a->isChecked());
+}
+
+void TestModelWindow::cutAtPositions()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr)); // n_positions 32
+    QString text;
+    for (int i = 0; i < 40; ++i)
+        text += QStringLiteral(" cat");
+    const SnapshotPtr s = win.show(text);
+    QVERIFY(s);
+    QCOMPARE(s->tq(), 32);
+    QCOMPARE(s->totalQueryTokens, 40);
+    QCOMPARE(win.w.queryChips()->chipCount(), 32);
+    QVERIFY2(win.w.statusText().contains(QLatin1String("cut at 32 of 40 tokens")), qPrintable(win.w.statusText()));
+    QVERIFY2(win.w.statusText().contains(QString::fromStdString(s->trace->cutReason)), qPrintable(win.w.statusText()));
+}
+
+void TestModelWindow::gpuBackendNote()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(QStringLiteral("a b c d")));
+    QVERIFY(!win.w.statusText().contains(QLatin1String("models run on the CPU")));
+    test::setCombo(test::child<QComboBox>(win.w.controls(), "backendCombo"), 1); // GPU
+    const SnapshotPtr s = win.settle();
+    QVERIFY(s);
+    QCOMPARE(s->backendName, QStringLiteral("cpu")); // what computed it, never the chosen backend's name
+    QVERIFY2(win.w.statusText().contains(QLatin1String("models run on the CPU for now")), qPrintable(win.w.statusText()));
+}
+
+void TestModelWindow::sessionRoundTrip()
+{
+    QTemporaryDir tmp;
+    const QString path = tmp.filePath(QStringLiteral("bert.attnviz"));
+    const QJsonObject want = expectedCase(QStringLiteral("bert-tiny"), 0);
+    {
+        Window win;
+        QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("bert-tiny")), nullptr));
+        QVERIFY(win.show(want.value(QStringLiteral("text")).toString()));
+        win.w.session()->setSelectedLayer(1);
+        win.w.session()->setSelectedHead(3);
+        QString error;
+        QVERIFY2(win.w.saveSession(path, &error), qPrintable(error));
+    }
+    QVERIFY(test::readJson(path).value(QStringLiteral("model")).toString().endsWith(QLatin1String("/bert-tiny")));
+    Window win;
+    QString report;
+    QVERIFY2(win.w.openSession(path, &report), qPrintable(report));
+    QVERIFY2(!report.contains(QLatin1String("model:")) && !report.contains(QLatin1String("view.")), qPrintable(report));
+    QCOMPARE(win.w.modelSource(), QDir::cleanPath(fixtureModel(QStringLiteral("bert-tiny"))));
+    QVERIFY(win.settle());
+    QCOMPARE(win.w.session()->selectedLayer(), 1);
+    QCOMPARE(win.w.session()->selectedHead(), 3);
+    QCOMPARE(win.w.controls()->shownLayer(), 1);
+    const QJsonArray att = want.value(QStringLiteral("attentions")).toArray();
+    QVERIFY(worstHeatmapError(*win.w.heatmapView(), att[1].toArray()[3].toArray()) < 1e-5);
+    // "bundled" is saved by that name
+    QVERIFY(win.w.openModel(kBundledModelArg, nullptr));
+    QVERIFY(win.w.saveSession(path, nullptr));
+    QCOMPARE(test::readJson(path).value(QStringLiteral("model")).toString(), kBundledModelArg);
+}
+
+void TestModelWindow::sessionWithMissingFolder()
+{
+    QTemporaryDir tmp;
+    const QString path = tmp.filePath(QStringLiteral("gone.attnviz"));
+    {
+        QTemporaryDir models;
+        const QString dir = copyModelFolder(QStringLiteral("gpt2-tiny"), models);
+        Window win;
+        QVERIFY(win.w.openModel(dir, nullptr));
+        QVERIFY(win.w.saveSession(path, nullptr));
+    } // the folder is removed here
+    Window win;
+    QString report;
+    QVERIFY(win.w.openSession(path, &report));
+    QVERIFY2(report.contains(QLatin1String("model:")) && report.contains(QLatin1String("word vectors")), qPrintable(report));
+    QCOMPARE(win.w.modelSource(), QString());
+    QVERIFY(win.w.session()->model() == nullptr);
+    QVERIFY(win.show(QStringLiteral("I must go back to my ship")));
+}
+
+// Every command of the README's "Real models" section runs (the Hub downloads aside: no network here),
+// with the folder the README calls gpt2 replaced by the gpt2-tiny fixture and the window told to quit
+// once drawn (--screenshot).
+void TestModelWindow::readmeCommandsRun_data()
+{
+    QTest::addColumn<QString>("readme");
+    QTest::addColumn<QStringList>("args"); // GPT2 = the fixture folder, OUT/ = a temporary folder
+    QTest::addRow("window bundled") << QStringLiteral("attnviz --model bundled --layer 1")
+                                    << QStringList{"--model", "bundled", "--layer", "1", "--screenshot", "OUT/w.png"};
+    QTest::addRow("window folder") << QStringLiteral("`attnviz --model gpt2` on the command line")
+                                   << QStringList{"--model", "GPT2", "--screenshot", "OUT/w.png"};
+    QTest::addRow("export") << QStringLiteral("attnviz export --model gpt2 --layer 5 --head 1 --sentence \"The animal didn't cross "
+                                              "the street because it was too tired\" --out fig.png")
+                            << QStringList{"export", "--model", "GPT2", "--layer", "1", "--head", "1", "--sentence",
+                                           "The animal didn't cross the street because it was too tired", "--out", "OUT/fig.png"};
+    QTest::addRow("model info") << QStringLiteral("attnviz model info bundled") << QStringList{"model", "info", "bundled"};
+    QTest::addRow("model run") << QStringLiteral("attnviz model run bundled --text \"The cat sat on the mat\"")
+                               << QStringList{"model", "run", "bundled", "--text", "The cat sat on the mat", "-o", "OUT/run.json"};
+    QTest::addRow("bench --ui --model") << QStringLiteral("attnviz bench --ui --model bundled --tokens 256")
+                                        << QStringList{"bench", "--ui", "--model", "bundled", "--tokens", "64", "--reps", "3"};
+    QTest::addRow("bench --ui --seeded") << QStringLiteral("attnviz bench --ui --seeded gpt2-small --tokens 128")
+                                         << QStringList{"bench", "--ui", "--seeded", "gpt2-small", "--tokens", "8", "--reps", "3"};
+    QTest::addRow("tokenize") << QStringLiteral("attnviz tokenize --model bundled \"The cat sat on the mat\"")
+                              << QStringList{"tokenize", "--model", "bundled", "The cat sat on the mat"};
+}
+
+void TestModelWindow::readmeCommandsRun()
+{
+    QFETCH(QString, readme);
+    QFETCH(QStringList, args);
+    const QString text = QString::fromUtf8(test::readAll(QStringLiteral(ATTNVIZ_SOURCE_DIR "/README.md")));
+    QVERIFY2(text.contains(readme), qPrintable(QStringLiteral("the README no longer shows: ") + readme));
+    QTemporaryDir dir;
+    QString written;
+    for (QString &a : args) {
+        if (a == QLatin1String("GPT2"))
+            a = fixtureModel(QStringLiteral("gpt2-tiny"));
+        if (a.startsWith(QLatin1String("OUT/")))
+            a = written = dir.filePath(a.mid(4));
+    }
+    args << QStringLiteral("--no-restore");
+    if (args.front() != QLatin1String("--model"))
+        args.removeLast(); // only the window has --no-restore
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+    QVERIFY(p.waitForFinished(120000));
+    QVERIFY2(p.exitCode() == 0, qPrintable(QString::fromUtf8(p.readAllStandardError())));
+    if (!written.isEmpty())
+        QVERIFY(QFileInfo(written).size() > 0);
+    else
+        QVERIFY(p.readAllStandardOutput().size() > 0);
+}
+
+QTEST_MAIN(TestModelWindow)
+#include "tst_modelwindow.moc"

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "window/modelloader.h"
+
+#include "attnviz/pretrained.h"
+#include "bundledmodel.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QProgressDialog>
+#include <QSettings>
+#include <QTimer>
+#include <QWidget>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <atomic>
+
+namespace attnviz::ui {
+
+namespace {
+
+const QString kRecentKey = QStringLiteral("models/recent");
+
+struct LoadResult {
+    Status status;
+    std::shared_ptr<Model> model;
+};
+
+LoadResult read(const QString &source, const LoadProgress &progress)
+{
+    QString dir, error;
+    if (!resolveModelFolder(source, dir, &error))
+        return {Status::error(StatusCode::IoError, error.toStdString()), nullptr};
+    PretrainedLoadOptions options;
+    options.progress = progress;
+    std::unique_ptr<Model> m;
+    const Status st = openPretrained(dir.toStdString(), options, m);
+    return {st, st.ok() ? std::shared_ptr<Model>(std::move(m)) : nullptr};
+}
+
+} // namespace
+
+ModelLoader::ModelLoader(QWidget *window)
+    : QObject(window)
+    , m_window(window)
+{
+}
+
+QString ModelLoader::canonicalSource(const QString &source)
+{
+    if (source == kBundledModelArg || source.isEmpty())
+        return source;
+    QFileInfo fi(source);
+    if (fi.isFile() && fi.fileName() == QLatin1String("config.json")) // a dropped config.json: its folder
+        fi = QFileInfo(fi.absolutePath());
+    return QDir::cleanPath(fi.absoluteFilePath());
+}
+
+QString ModelLoader::title(const QString &source)
+{
+    if (source == kBundledModelArg)
+        return bundledModelTitle();
+    return QFileInfo(source).fileName();
+}
+
+bool ModelLoader::load(const QString &source, std::shared_ptr<Model> &out, QString *error)
+{
+    LoadResult r = read(canonicalSource(source), {});
+    if (!r.status.ok()) {
+        if (error)
+            *error = QString::fromStdString(r.status.message);
+        return false;
+    }
+    out = std::move(r.model);
+    return true;
+}
+
+bool ModelLoader::start(const QString &sourceIn)
+{
+    if (m_busy)
+        return false;
+    const QString source = canonicalSource(sourceIn);
+    m_busy = true;
+    auto *dialog = new QProgressDialog(tr("Reading %1…").arg(title(source)), tr("Cancel"), 0, 1000, m_window);
+    dialog->setWindowTitle(tr("Open model"));
+    dialog->setWindowModality(Qt::WindowModal);
+    dialog->setMinimumDuration(300); // small models open before it shows
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    auto fraction = std::make_shared<std::atomic<int>>(0);
+    connect(dialog, &QProgressDialog::canceled, this, [cancel] { cancel->store(true); });
+    auto *poll = new QTimer(dialog);
+    connect(poll, &QTimer::timeout, dialog, [dialog, fraction] { dialog->setValue(fraction->load()); });
+    poll->start(100);
+    auto *watcher = new QFutureWatcher<LoadResult>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, dialog, source] {
+        const LoadResult r = watcher->result();
+        watcher->deleteLater();
+        dialog->deleteLater();
+        m_busy = false;
+        if (r.status.code == StatusCode::Cancelled)
+            return;
+        if (!r.status.ok()) {
+            emit failed(source, QString::fromStdString(r.status.message));
+            return;
+        }
+        addRecent(source);
+        emit loaded(source, r.model);
+    });
+    watcher->setFuture(QtConcurrent::run([source, cancel, fraction] {
+        return read(source, [cancel, fraction](uint64_t done, uint64_t total) {
+            if (total > 0)
+                fraction->store(int(999.0 * double(done) / double(total)));
+            return !cancel->load();
+        });
+    }));
+    return true;
+}
+
+QStringList ModelLoader::recent() const { return QSettings().value(kRecentKey).toStringList(); }
+
+void ModelLoader::addRecent(const QString &sourceIn)
+{
+    const QString source = canonicalSource(sourceIn);
+    if (source.isEmpty())
+        return;
+    QStringList list = recent();
+    list.removeAll(source);
+    list.prepend(source);
+    while (list.size() > kMaxRecent)
+        list.removeLast();
+    QSettings().setValue(kRecentKey, list);
+    emit recentChanged();
+}
+
+} // namespace attnviz::ui
