@@ -19,11 +19,14 @@
 #include "views/compareview.h"
 #include "views/embeddingview.h"
 #include "views/headgridview.h"
+#include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/layergridview.h"
 #include "views/linesview.h"
 #include "views/pipelineview.h"
+#include "views/predictionsview.h"
 #include "views/residualview.h"
+#include "views/rolloutview.h"
 #include "views/rowview.h"
 #include "window/exportactions.h"
 #include "window/modelloader.h"
@@ -124,6 +127,14 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs->addTab(m_residual, tr("Residual stream"));
     m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), false);
     m_tabs->setTabVisible(m_tabs->indexOf(m_residual), false);
+    m_roles = new HeadRolesView(this); // a model's heads (a model folder) only
+    m_roles->setObjectName(QStringLiteral("headRolesView"));
+    m_tabs->addTab(m_roles, tr("Layers × heads"));
+    m_tabs->setTabVisible(m_tabs->indexOf(m_roles), false);
+    m_rollout = new RolloutView(this); // several layers only
+    m_rollout->setObjectName(QStringLiteral("rolloutView"));
+    m_tabs->addTab(m_rollout, tr("Rollout"));
+    m_tabs->setTabVisible(m_tabs->indexOf(m_rollout), false);
     m_compare = new CompareView(m_session, this);
     m_compare->setObjectName(QStringLiteral("compareView"));
     m_tabs->addTab(m_compare, tr("Compare"));
@@ -158,6 +169,12 @@ MainWindow::MainWindow(QWidget *parent)
     lessonDock->setWidget(m_lesson);
     addDockWidget(Qt::RightDockWidgetArea, lessonDock);
     lessonDock->hide(); // shown by a preset, or from the View menu
+    m_predictions = new PredictionsView(this);
+    auto *predictionsDock = new QDockWidget(tr("Predictions"), this);
+    predictionsDock->setObjectName(QStringLiteral("predictionsDock"));
+    predictionsDock->setWidget(m_predictions);
+    addDockWidget(Qt::RightDockWidgetArea, predictionsDock);
+    predictionsDock->hide(); // shown while the model has an LM / MLM head
     connect(m_lesson, &LessonPanel::presetChosen, this, [this](const QString &id) { applyPreset(id); });
     // The Compare tab shows both sides' rows itself, and the Pipeline explains any cell of the row: they
     // take the row dock's height while they are shown.
@@ -241,6 +258,15 @@ MainWindow::MainWindow(QWidget *parent)
             m_session->setHeadDisplay(HeadDisplay::One);
         m_tabs->setCurrentWidget(m_heatmap);
     });
+    connect(m_roles, &HeadRolesView::headSelected, this, [this](int layer, int head) {
+        m_session->setSelectedLayer(layer);
+        m_session->setSelectedHead(head);
+        if (m_session->headDisplay() == HeadDisplay::All)
+            m_session->setHeadDisplay(HeadDisplay::One);
+        m_tabs->setCurrentWidget(m_heatmap);
+    });
+    connect(m_queryChips, &TokenChipsView::tokenHovered, m_predictions, &PredictionsView::setHoveredPosition);
+    connect(m_heatmap, &HeatmapView::queryHovered, m_predictions, &PredictionsView::setHoveredPosition);
     connect(m_lines, &LinesView::querySelected, m_session, &LiveSession::setSelectedQuery);
     connect(m_lines, &LinesView::headSelected, m_session, &LiveSession::setSelectedHead);
     connect(m_lines, &LinesView::headDisplayRequested, m_session, &LiveSession::setHeadDisplay);
@@ -478,6 +504,12 @@ void MainWindow::startComparison(const ComparisonSpec &spec)
 void MainWindow::onTokenClicked(bool keyChips, int index)
 {
     const SnapshotPtr s = m_session->snapshot();
+    if (s && s->maskedLm() && !keyChips) { // BERT: the clicked token becomes [MASK]
+        const QString masked = PredictionsView::maskedSentence(*s, index);
+        if (!masked.isEmpty())
+            m_queryEdit->setPlainText(masked);
+        return;
+    }
     const bool cross = s && s->cross;
     if (keyChips != cross)
         return; // in cross-attention only the key sentence's tokens can be padding
@@ -503,6 +535,13 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     m_layerGrid->setSnapshot(s);
     m_residual->setSnapshot(s);
     m_pipeline->setSnapshot(s);
+    m_roles->setSnapshot(s);
+    m_rollout->setSnapshot(s);
+    m_predictions->setSnapshot(s);
+    if (auto *dock = findChild<QDockWidget *>(QStringLiteral("predictionsDock")); dock && dock->property("forHead").toBool() != (s->causalLm() || s->maskedLm())) {
+        dock->setProperty("forHead", s->causalLm() || s->maskedLm());
+        dock->setVisible(s->causalLm() || s->maskedLm());
+    }
     const int layer = s->layerIndex(m_session->selectedLayer());
     if (s->deep())
         m_controls->stackControls()->setShownLayer(layer);
@@ -511,8 +550,11 @@ void MainWindow::onSnapshot(SnapshotPtr s)
         m_controls->setShownLayer(layer);
     }
     if (s->hasResult() || s->sentence.trimmed().isEmpty()) { // an error keeps the tabs as they were
-        m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), s->deep() || (!m_session->model() && s->settings.stack.enabled()));
-        m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s->deep() || (!m_session->model() && s->settings.stack.enabled()));
+        const bool stack = !m_session->model() && s->settings.stack.enabled();
+        m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), stack || (s->deep() && !s->fromModel()));
+        m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s->deep() || stack);
+        m_tabs->setTabVisible(m_tabs->indexOf(m_roles), s->fromModel());
+        m_tabs->setTabVisible(m_tabs->indexOf(m_rollout), s->deep());
     }
     onSelection(m_session->shownHead(), m_session->selectedQuery());
 
@@ -589,6 +631,8 @@ void MainWindow::onSelection(int head, int query)
     m_layerGrid->setSelection(layer, head, query);
     m_residual->setSelection(layer, head, query);
     m_pipeline->setSelection(layer, head, query);
+    m_roles->setSelection(layer, head, query);
+    m_rollout->setSelection(layer, head, query);
     m_controls->setSelectedHead(head);
 
 }

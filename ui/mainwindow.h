@@ -36,6 +36,7 @@ class ExportActions;
 class PresentationMode;
 class WindowState;
 class HeadGridView;
+class HeadRolesView;
 class HeatmapView;
 class InputPanel;
 class LayerGridView;
@@ -46,6 +47,8 @@ class LiveSession;
 class ModelLoader;
 class ModelMenu;
 class PipelineView;
+class PredictionsView;
+class RolloutView;
 class RowView;
 class SentenceEdit;
 class TokenChipsView;
@@ -119,6 +122,9 @@ public:
     PipelineView *pipelineView() const { return m_pipeline; }
     CompareView *compareView() const { return m_compare; }
     LinesView *linesView() const { return m_lines; }
+    HeadRolesView *headRolesView() const { return m_roles; }
+    RolloutView *rolloutView() const { return m_rollout; }
+    PredictionsView *predictionsView() const { return m_predictions; }
     SentenceEdit *sentenceEdit() const { return m_queryEdit; }
     SentenceEdit *keySentenceEdit() const { return m_keyEdit; }
     TokenChipsView *queryChips() const { return m_queryChips; }
@@ -199,6 +205,9 @@ private:
     PipelineView *m_pipeline = nullptr;
     CompareView *m_compare = nullptr;
     LinesView *m_lines = nullptr;
+    HeadRolesView *m_roles = nullptr;         // a model's layers x heads with role scores
+    RolloutView *m_rollout = nullptr;
+    PredictionsView *m_predictions = nullptr; // a dock, shown for models with an LM / MLM head
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     InputPanel *m_input = nullptr;

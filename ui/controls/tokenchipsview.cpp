@@ -204,4 +204,26 @@ void TokenChipsView::mouseReleaseEvent(QMouseEvent *e)
         }
 }
 
+void TokenChipsView::mouseMoveEvent(QMouseEvent *e)
+{
+    int at = -1;
+    for (int i = 0; i < int(m_rects.size()); ++i)
+        if (m_rects[size_t(i)].contains(e->pos()))
+            at = i;
+    if (at != m_hovered) {
+        m_hovered = at;
+        emit tokenHovered(at);
+    }
+    QWidget::mouseMoveEvent(e);
+}
+
+void TokenChipsView::leaveEvent(QEvent *e)
+{
+    if (m_hovered != -1) {
+        m_hovered = -1;
+        emit tokenHovered(-1);
+    }
+    QWidget::leaveEvent(e);
+}
+
 } // namespace attnviz::ui

@@ -5,6 +5,7 @@
 // (BERT's ##ing, a GPT-2 piece without a space before it) drawn against its word with no gap, the
 // tokenizer's specials ([CLS], [SEP], <|endoftext|>) in their own colour; the tooltip names the
 // vocabulary piece and its id.
+// Hovering a chip emits its index (the predictions panel shows what the model said there).
 // Painted in one widget (not one button per token) so that a pasted page stays cheap.
 #pragma once
 
@@ -58,6 +59,8 @@ public:
 
 signals:
     void tokenClicked(int index);
+    // The chip under the mouse changed (-1: none, the mouse left the chips).
+    void tokenHovered(int index);
     // The height the chips need at the current width, after each layout.
     void chipsLaidOut(int height);
 
@@ -66,6 +69,8 @@ protected:
     void resizeEvent(QResizeEvent *) override;
     void mouseReleaseEvent(QMouseEvent *e) override;
     bool event(QEvent *e) override; // tooltips
+    void mouseMoveEvent(QMouseEvent *e) override;
+    void leaveEvent(QEvent *e) override;
 
 private:
     enum Flag : uint8_t { kSpecial = 1, kContinues = 2 };
@@ -85,6 +90,7 @@ private:
     bool m_clickable = true;
     QString m_placeholder;
     std::vector<QRect> m_rects;
+    int m_hovered = -1;
 };
 
 } // namespace attnviz::ui

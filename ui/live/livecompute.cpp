@@ -4,6 +4,7 @@
 #include "attnviz/attention.h"
 #include "attnviz/backend.h"
 #include "attnviz/fileio.h"
+#include "attnviz/headroles.h"
 #include "attnviz/headslices.h"
 #include "attnviz/projections.h"
 
@@ -230,6 +231,36 @@ std::shared_ptr<Trace<float>> LiveModels::traceFor(const ComputeRequest &req)
     return out;
 }
 
+std::shared_ptr<const Mat<double>> LiveModels::inductionFor(const std::shared_ptr<Model> &model, QString &problem)
+{
+    const bool same = !m_inductionModel.owner_before(model) && !model.owner_before(m_inductionModel) && !m_inductionModel.expired();
+    if (!same) {
+        m_inductionModel = model;
+        m_induction.reset();
+        m_inductionProblem.clear();
+        const ModelInfo info = model->info();
+        int length = 50;
+        if (info.maxPositions > 0)
+            length = std::min(length, (info.maxPositions - 2) / 2);
+        if (length < 2) {
+            m_inductionProblem = QStringLiteral("%1 reads too few positions for the induction probe").arg(QString::fromStdString(info.name));
+        } else {
+            const InductionProbe probe = inductionProbe(info, *model, length);
+            TraceRequest req;
+            req.ids = probe.ids;
+            req.keepScores = false;
+            req.topK = 1;
+            Trace<float> tr;
+            if (Status st = model->trace(req, tr); st)
+                m_induction = std::make_shared<const Mat<double>>(inductionScores(tr, probe.offset, probe.length));
+            else
+                m_inductionProblem = QString::fromStdString(st.message);
+        }
+    }
+    problem = m_inductionProblem;
+    return m_induction;
+}
+
 std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Backend &backend, LiveModels &models)
 {
     QElapsedTimer timer;
@@ -309,6 +340,11 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         trace->layers.clear();
         snap->status = st;
         snap->message = QString::fromStdString(st.message);
+    }
+    if (req.model) {
+        snap->modelInfo = req.model->info();
+        if (st.ok())
+            snap->induction = models.inductionFor(req.model, snap->inductionProblem);
     }
     snap->trace = std::move(trace);
     return snap;

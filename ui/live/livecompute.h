@@ -31,8 +31,14 @@ public:
     // (the last or the one before, when no snapshot holds it any more; else a copy of the last), so
     // that a causal model recomputes only from the first token that changed (model.h); otherwise new.
     std::shared_ptr<Trace<float>> traceFor(const ComputeRequest &request);
+    // The induction scores of `model` (attnviz/headroles.h's probe), measured on the first call for
+    // each model and kept; null and `problem` set when the probe cannot run.
+    std::shared_ptr<const Mat<double>> inductionFor(const std::shared_ptr<Model> &model, QString &problem);
 
 private:
+    std::weak_ptr<Model> m_inductionModel;
+    std::shared_ptr<const Mat<double>> m_induction;
+    QString m_inductionProblem;
     WordVectorModel m_layer;
     WordStackModel m_stack;
     // The model the traces below came from, and its last two traces (newest first).

@@ -93,7 +93,17 @@ struct ComputeSnapshot {
     QString backendName, device;
     double computeMs = 0.0; // embedding + attention on the worker
     double totalMs = 0.0;   // request posted -> snapshot ready (set by the worker)
+    // A model of its own (ComputeRequest::model): its facts (family empty otherwise), and its heads'
+    // induction scores (layers x heads, attnviz/headroles.h), measured once per model on the
+    // induction probe by the compute thread and shared by every snapshot of that model; null when
+    // not measured (`inductionProblem` says why, if it failed).
+    ModelInfo modelInfo;
+    std::shared_ptr<const Mat<double>> induction;
+    QString inductionProblem;
 
+    bool fromModel() const { return !modelInfo.family.empty(); }
+    bool causalLm() const { return fromModel() && modelInfo.causal; }
+    bool maskedLm() const { return fromModel() && modelInfo.maskedLm; }
     bool hasResult() const { return status.ok() && trace && !trace->layers.empty() && tq() > 0; }
     int tq() const { return int(queryLabels.size()); }
     int tk() const { return int(keyLabels.size()); }

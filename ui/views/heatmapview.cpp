@@ -360,10 +360,15 @@ void HeatmapView::onRelease(QMouseEvent *e)
 void HeatmapView::onMove(QMouseEvent *e)
 {
     int q = 0, k = 0;
-    if (!(e->buttons() & Qt::LeftButton) && cellAt(m_plot->mapTo(this, e->pos()), q, k))
+    const bool over = cellAt(m_plot->mapTo(this, e->pos()), q, k);
+    if (!(e->buttons() & Qt::LeftButton) && over)
         QToolTip::showText(m_plot->mapToGlobal(e->pos()), hoverText(q, k), m_plot);
     else
         QToolTip::hideText();
+    if ((over ? q : -1) != m_hoveredQuery) {
+        m_hoveredQuery = over ? q : -1;
+        emit queryHovered(m_hoveredQuery);
+    }
 }
 
 bool HeatmapView::event(QEvent *e)

@@ -56,6 +56,8 @@ public:
 signals:
     void querySelected(int query);
     void cellToggled(int query, int key);
+    // The query row under the mouse changed (-1: none).
+    void queryHovered(int query);
 
 protected:
     bool event(QEvent *e) override;
@@ -74,6 +76,7 @@ private:
     HeadDisplay m_display = HeadDisplay::One;
     bool m_customEditing = false;
     int m_pool = 1;
+    int m_hoveredQuery = -1;
     QStringList m_queryLabels, m_keyLabels;
     QPoint m_pressPos;
     QCustomPlot *m_plot = nullptr;

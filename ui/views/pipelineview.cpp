@@ -70,6 +70,24 @@ QStringList indexLabels(Eigen::Index n)
     return l;
 }
 
+// The attention settings a trace was computed with: the controls' for the word-vector models; a
+// model folder's own arithmetic (softmax of q·k/√d_head, causal for GPT-2, padding as clicked).
+ComputeSettings effectiveSettings(const ComputeSnapshot &s)
+{
+    ComputeSettings c = s.settings;
+    if (!s.fromModel())
+        return c;
+    c = ComputeSettings();
+    const bool padded = !s.paddedKeys.empty();
+    c.mask = s.modelInfo.causal ? (padded ? MaskChoice::CausalPadding : MaskChoice::Causal)
+                                : (padded ? MaskChoice::Padding : MaskChoice::None);
+    if (!s.customMask.empty())
+        c.mask = MaskChoice::Custom;
+    return c;
+}
+
+bool preNorm(const ComputeSnapshot &s) { return s.modelInfo.family == "gpt2"; }
+
 } // namespace
 
 // Draws over a stage's colour map: mask hatching, numbers when the cells are large enough, and
@@ -507,8 +525,9 @@ void PipelineView::rebuild()
             m_scaled = m_raw * float(m_scale);
             m_masked = m_scaled;
             if (r.mask.size()) {
-                const Normalization n = s->settings.normalization;
-                const bool negInf = n == Normalization::Softmax && s->settings.maskMethod == MaskMethod::NegInf;
+                const ComputeSettings c = effectiveSettings(*s);
+                const Normalization n = c.normalization;
+                const bool negInf = n == Normalization::Softmax && c.maskMethod == MaskMethod::NegInf;
                 if (n != Normalization::Softmax || negInf) // multiply-renormalize masks after the softmax
                     for (Eigen::Index k = 0; k < m_masked.size(); ++k)
                         if (r.mask.data()[k])
@@ -552,7 +571,8 @@ void PipelineView::fillStage(PipelineStage &st)
     const bool cross = ok && s->cross;
     const bool stack = ok && s->deep();
     const auto &proj = ok ? s->projections(m_layer) : std::shared_ptr<const Projections<float>>();
-    const ComputeSettings &c = ok ? s->settings : ComputeSettings();
+    const ComputeSettings c = ok ? effectiveSettings(*s) : ComputeSettings();
+    const bool model = ok && s->fromModel();
     bool signedScale = true;
     bool hatch = false;
     QStringList *rows = &m_queryLabels, *cols = nullptr;
@@ -580,8 +600,11 @@ void PipelineView::fillStage(PipelineStage &st)
             st.title = (stack ? tr("X = residual stream into layer %1").arg(s->layerIndex(m_layer)) : tr("X = token embeddings"))
                 + QStringLiteral("   ") + shape(s->tq(), s->queryInput(m_layer).cols());
         }
-        st.caption = cross ? tr("One row per query token: its word vector. Queries come from this sentence.")
-                           : tr("One row per token: its word vector. Queries, keys and values all start here.");
+        st.caption = model ? (s->layerIndex(m_layer) == 0 ? tr("One row per token: its embedding plus its position's, entering layer 0.")
+                                                           : tr("One row per token: the residual stream entering this layer."))
+                               + (preNorm(*s) ? tr(" GPT-2 layer-normalizes it (LN₁) before the projections.") : QString())
+            : cross ? tr("One row per query token: its word vector. Queries come from this sentence.")
+                    : tr("One row per token: its word vector. Queries, keys and values all start here.");
         break;
     case Kind::KeyInput:
         st.name = tr("Key/value input");
@@ -609,7 +632,9 @@ void PipelineView::fillStage(PipelineStage &st)
             const Linear<float> *lin = !proj ? nullptr : st.kind == Kind::Q ? &proj->q : st.kind == Kind::K ? &proj->k : &proj->v;
             const QString x = st.kind != Kind::Q && cross ? QStringLiteral("X_kv") : QStringLiteral("X");
             QString f;
-            if (stack)
+            if (model)
+                f = QStringLiteral("%1%2 = %3·W_%4ᵀ + b_%4").arg(L, hs, preNorm(*s) ? QStringLiteral("LN₁(X)") : QStringLiteral("X"), l);
+            else if (stack)
                 f = QStringLiteral("%1%2 = LN(X)·W_%3ᵀ").arg(L, hs, l);
             else if (!lin || lin->isIdentity())
                 f = H > 1 ? QStringLiteral("%1%2 = %3[:, %4…%5]").arg(L, hs, x).arg(h * dh).arg((h + 1) * dh - 1)
@@ -689,7 +714,10 @@ void PipelineView::fillStage(PipelineStage &st)
                 st.matrix = &m_masked;
             else
                 scoresMissing();
-            st.caption = !any ? tr("Mask: none (%1). Every query sees every key.").arg(maskName(c.mask))
+            st.caption = model && any && s->modelInfo.causal
+                ? tr("Hatched keys are later tokens: a causal model (GPT-2) lets each token see only itself and "
+                     "what came before.")
+                : !any ? tr("Mask: none (%1). Every query sees every key.").arg(maskName(c.mask))
                 : n == Normalization::Softmax && c.maskMethod == MaskMethod::MultiplyRenormalize
                 ? tr("Hatched keys (%1) are zeroed after the softmax and the rest rescaled to sum to 1.").arg(maskName(c.mask))
                 : tr("Hatched keys (%1) are hidden from the query: they will get weight 0.").arg(maskName(c.mask));
@@ -772,6 +800,18 @@ void PipelineView::fillStage(PipelineStage &st)
     }
     }
 
+    const bool dimStage = st.kind != Kind::RawScores && st.kind != Kind::Scaled && st.kind != Kind::Masked && st.kind != Kind::Weights;
+    if (model && dimStage && st.matrix && st.matrix->cols() > kMaxShownDims) {
+        // wide vectors (64-d heads, 768-d streams): the first columns at a readable size, and a
+        // marker that says how many there are, rather than unreadable slivers
+        const Eigen::Index all = st.matrix->cols();
+        Mat<float> left = st.matrix->leftCols(kMaxShownDims);
+        st.owned = std::move(left);
+        st.matrix = &st.owned;
+        xAxis = tr("dim 0–%1 … %2 dims").arg(kMaxShownDims - 1).arg(all);
+        st.title += tr("  (%1 of %2 dims shown)").arg(kMaxShownDims).arg(all);
+        st.caption += tr(" Dimensions 0–%1 of %2 shown; click a cell for its numbers.").arg(kMaxShownDims - 1).arg(all);
+    }
     if (!ok) {
         st.title.clear();
         st.message = s ? s->message : tr("Computing…");
@@ -1010,7 +1050,7 @@ QString PipelineView::explainText(Kind kind, int i, int j) const
 {
     const ComputeSnapshot &s = *m_shown;
     const SequenceResult<float> &r = s.seq(m_layer);
-    const ComputeSettings &c = s.settings;
+    const ComputeSettings c = effectiveSettings(s);
     const int h = shownHead(), dh = s.attention(m_layer).dHead, H = s.attention(m_layer).numHeads;
     const QString qTok = esc(m_queryLabels.value(i)), kTok = esc(m_keyLabels.value(j));
     const QString head = H > 1 ? QStringLiteral(", head %1").arg(h) : QString();
@@ -1057,6 +1097,28 @@ QString PipelineView::explainText(Kind kind, int i, int j) const
         const int g = h * dh + j;
         const QString L = QString::fromLatin1(letter);
         line(QStringLiteral("<b>%1[%2, %3]%4</b> = %5").arg(L).arg(i).arg(j).arg(head, num(result(i, g))));
+        if (s.fromModel() && s.layer(m_layer).projections) {
+            const Linear<float> &W = letter[0] == 'Q' ? s.layer(m_layer).projections->q
+                : letter[0] == 'K'                    ? s.layer(m_layer).projections->k
+                                                      : s.layer(m_layer).projections->v;
+            const Mat<float> &xin = s.layer(m_layer).attentionIn;
+            line(QStringLiteral("x_%1 = %2 (row %1, %3 numbers); %4[%1, %5] = x_%1 · row %6 of W_%7 + b_%7[%6]:")
+                     .arg(i)
+                     .arg(preNorm(s) ? QStringLiteral("LN₁ of the residual stream") : QStringLiteral("the residual stream"))
+                     .arg(xin.cols())
+                     .arg(L)
+                     .arg(g)
+                     .arg(g)
+                     .arg(L.toLower()));
+            double sum = 0;
+            for (int k = 0; k < xin.cols(); ++k)
+                sum += double(xin(i, k)) * double(W.W(g, k));
+            mono(termList(int(xin.cols()), [&](int k) { return QStringLiteral("%1×%2").arg(num(xin(i, k)), num(W.W(g, k))); })
+                 + QStringLiteral(" = ") + num(sum));
+            if (W.hasBias())
+                mono(QStringLiteral("+ b_%1[%2] = %3 + %4 = <b>%5</b>").arg(L.toLower()).arg(g).arg(num(sum), num(W.b(g)), num(sum + W.b(g))));
+            return;
+        }
         if (s.deep()) {
             line(QStringLiteral("Stack layer %1: computed from the layer-normalized residual stream with the layer's "
                                 "W_%2; this view does not expand stack layers' projections.")

@@ -35,6 +35,9 @@ public:
     static constexpr int kMaxDisplayCells = 256;
     // The score stages are derived here from Q and K (the live computation keeps no scores); beyond
     // this many cells per head they are not derived and the stage says so.
+    // A model's vectors wider than this (64-d heads, 768-d streams) show their first columns and a
+    // "… N dims" marker on the axis; clicks still explain every number.
+    static constexpr int kMaxShownDims = 16;
     static constexpr qint64 kMaxDerivedCells = qint64(1024) * 1024;
 
     explicit PipelineView(QWidget *parent = nullptr);

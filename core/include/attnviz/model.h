@@ -39,6 +39,7 @@ struct TokenProb {
     int id = -1;
     std::string token; // as in the vocabulary
     double p = 0.0;
+    std::string display; // for labels: the decoded text ("’" for GPT-2's "âĢĻ"), spaces as "␣"
 };
 
 // What the model says about the text, when it has a head for it (optional parts of a trace).

@@ -6,6 +6,7 @@
 #include "attnviz/fileio.h"
 #include "attnviz/subword.h"
 #include "pretrainedweights.h"
+#include "../text/unicodetext.h"
 
 #include <nlohmann/json.hpp>
 
@@ -60,6 +61,24 @@ std::string displayOf(const std::string &token)
         }
     }
     return s;
+}
+
+// A predicted token for labels: its decoded text (GPT-2's byte-level "âĢĻ" reads "’"), a space as
+// "␣" and a newline as "↵"; where its bytes are not whole UTF-8 characters, the vocabulary's spelling.
+std::string predictionDisplay(const std::string &decoded, const std::string &spelling)
+{
+    std::string out;
+    for (const unicode::Char &c : unicode::decodeUtf8(decoded)) {
+        if (c.cp == 0xFFFD && decoded.compare(c.begin, c.end - c.begin, "\xEF\xBF\xBD") != 0)
+            return displayOf(spelling);
+        if (c.cp == ' ')
+            out += "\xE2\x90\xA3";
+        else if (c.cp == '\n')
+            out += "\xE2\x86\xB5";
+        else
+            out.append(decoded, c.begin, c.end - c.begin);
+    }
+    return out.empty() ? displayOf(spelling) : out;
 }
 
 } // namespace
@@ -362,11 +381,15 @@ private:
         out.producer = producer;
         for (auto &row : out.predictions.next)
             for (TokenProb &p : row)
-                if (p.token.empty())
+                if (p.token.empty()) {
                     p.token = tokenText(p.id);
+                    p.display = predictionDisplay(m_tokenizer ? m_tokenizer->decode({p.id}) : std::string(), p.token);
+                }
         for (auto &m : out.predictions.masked)
-            for (TokenProb &p : m.top)
+            for (TokenProb &p : m.top) {
                 p.token = tokenText(p.id);
+                p.display = predictionDisplay(m_tokenizer ? m_tokenizer->decode({p.id}) : std::string(), p.token);
+            }
         return {};
     }
 

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "views/headrolesview.h"
+
+#include "style/plotstyle.h"
+
+#include "attnviz/headroles.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+namespace attnviz::ui {
+
+namespace {
+
+constexpr int kThumb = 92;   // thumbnail side, pixels
+constexpr int kGap = 10;     // between cells
+constexpr int kLabelW = 34;  // "L11" column in layer order
+constexpr int kHeaderH = 18; // "H0" row in layer order
+
+const char *shortName(int role)
+{
+    static const char *names[] = {"prev", "first", "same", "ind"};
+    return names[role];
+}
+
+QString scoreText(double v)
+{
+    return std::isfinite(v) ? QString::number(v, 'f', 2) : QStringLiteral("–");
+}
+
+} // namespace
+
+// Paints the thumbnails and their scores; its size follows the layout of the shown heads.
+class HeadRolesCanvas : public QWidget {
+public:
+    explicit HeadRolesCanvas(HeadRolesView *view) : QWidget(view), m_view(view)
+    {
+        setObjectName(QStringLiteral("headRolesCanvas"));
+    }
+
+    int textLines() const { return 2; }
+    // two scores a line, each as wide as the widest "first 0.00" in the current font
+    int scoreW() const
+    {
+        QFont bold = font();
+        bold.setBold(true);
+        return QFontMetrics(bold).horizontalAdvance(QStringLiteral("first 0.00")) + 8;
+    }
+    int thumbW() const { return std::max(kThumb, 2 * scoreW()); }
+    int cellW() const { return thumbW() + kGap; }
+    int cellH() const { return kThumb + textLines() * fontMetrics().height() + kGap + 4; }
+    bool sorted() const { return m_view->m_sort >= 0; }
+    int columns() const
+    {
+        if (!sorted())
+            return m_view->m_heads;
+        const int avail = std::max(cellW(), (parentWidget() ? parentWidget()->width() : width()) - kGap);
+        return std::max(1, avail / cellW());
+    }
+
+    QRect rectFor(int index) const // index into the view's order
+    {
+        if (index < 0)
+            return QRect();
+        const auto [l, h] = m_view->m_order[index];
+        if (!sorted())
+            return QRect(kLabelW + h * cellW(), kHeaderH + l * cellH(), thumbW(), kThumb);
+        const int c = columns();
+        return QRect(kGap + (index % c) * cellW(), kGap + (index / c) * cellH(), thumbW(), kThumb);
+    }
+
+    void relayout()
+    {
+        const int n = int(m_view->m_order.size());
+        QSize sz(0, 0);
+        if (!sorted()) {
+            sz = QSize(kLabelW + m_view->m_heads * cellW(), kHeaderH + m_view->m_layers * cellH());
+        } else if (n > 0) {
+            const int c = columns();
+            sz = QSize(kGap + std::min(n, c) * cellW(), kGap + ((n + c - 1) / c) * cellH());
+        }
+        setMinimumSize(sz);
+        resize(sz.expandedTo(parentWidget() ? QSize(parentWidget()->width(), 0) : QSize()));
+        update();
+    }
+
+protected:
+    void paintEvent(QPaintEvent *) override
+    {
+        QPainter p(this);
+        p.fillRect(rect(), palette().color(QPalette::Base));
+        p.setPen(palette().color(QPalette::Text));
+        if (!sorted()) {
+            for (int h = 0; h < m_view->m_heads; ++h)
+                p.drawText(QRect(kLabelW + h * cellW(), 0, kThumb, kHeaderH), Qt::AlignCenter,
+                           QStringLiteral("H%1").arg(h));
+            for (int l = 0; l < m_view->m_layers; ++l)
+                p.drawText(QRect(0, kHeaderH + l * cellH(), kLabelW - 4, kThumb), Qt::AlignRight | Qt::AlignVCenter,
+                           QStringLiteral("L%1").arg(l));
+        }
+        const int lh = fontMetrics().height();
+        QFont bold = font();
+        bold.setBold(true);
+        for (int i = 0; i < int(m_view->m_order.size()); ++i) {
+            const auto [l, h] = m_view->m_order[i];
+            const QRect r = rectFor(i);
+            const QImage &img = m_view->m_thumbs[size_t(l * m_view->m_heads + h)];
+            p.drawImage(r, img);
+            const bool sel = l == m_view->m_selLayer && h == m_view->m_selHead;
+            p.setPen(QPen(sel ? QColor(220, 30, 30) : palette().color(QPalette::Mid), sel ? 3 : 1));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(r.adjusted(0, 0, -1, -1));
+            // scores: two lines of two, the sorted score in bold
+            p.setPen(palette().color(QPalette::Text));
+            int y = r.bottom() + 2;
+            for (int line = 0; line < 2; ++line) {
+                int x = r.left();
+                for (int k = 0; k < 2; ++k) {
+                    const int role = line * 2 + k;
+                    p.setFont(role == m_view->m_sort ? bold : font());
+                    const QString t =
+                        QStringLiteral("%1 %2").arg(QString::fromLatin1(shortName(role)),
+                                                    scoreText(m_view->score(HeadRolesView::Role(role), l, h)));
+                    p.drawText(QRect(x, y, scoreW(), lh), Qt::AlignLeft | Qt::AlignVCenter, t);
+                    x += scoreW();
+                }
+                y += lh;
+            }
+            p.setFont(font());
+            if (sorted()) { // which head it is, on the thumbnail's corner
+                const QString id = QStringLiteral("L%1 H%2").arg(l).arg(h);
+                const QRect tr = fontMetrics().boundingRect(id).adjusted(-2, 0, 2, 0);
+                const QRect box(r.topLeft() + QPoint(2, 2), tr.size());
+                p.fillRect(box, QColor(255, 255, 255, 210));
+                p.setPen(Qt::black);
+                p.drawText(box, Qt::AlignCenter, id);
+            }
+        }
+        if (m_view->m_order.isEmpty()) {
+            p.setPen(palette().color(QPalette::Text));
+            p.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                       m_view->m_layers ? tr("No head reaches that score.") : QString());
+        }
+    }
+
+    void mouseReleaseEvent(QMouseEvent *e) override
+    {
+        if (e->button() != Qt::LeftButton)
+            return;
+        for (int i = 0; i < int(m_view->m_order.size()); ++i)
+            if (rectFor(i).contains(e->pos())) {
+                const auto [l, h] = m_view->m_order[i];
+                emit m_view->headSelected(l, h);
+                return;
+            }
+    }
+
+private:
+    HeadRolesView *m_view;
+};
+
+HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
+{
+    m_sortBox = new QComboBox(this);
+    m_sortBox->setObjectName(QStringLiteral("headRolesSort"));
+    m_sortBox->addItem(tr("layer and head"), -1);
+    for (int r = 0; r < kRoles; ++r)
+        m_sortBox->addItem(roleName(Role(r)), r);
+    m_minBox = new QDoubleSpinBox(this);
+    m_minBox->setObjectName(QStringLiteral("headRolesMinimum"));
+    m_minBox->setRange(0.0, 1.0);
+    m_minBox->setSingleStep(0.05);
+    m_minBox->setDecimals(2);
+    m_minBox->setEnabled(false);
+    m_minBox->setToolTip(tr("While sorting, heads whose score is lower are hidden."));
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Sort heads by:"), this));
+    bar->addWidget(m_sortBox);
+    bar->addSpacing(12);
+    bar->addWidget(new QLabel(tr("hide below:"), this));
+    bar->addWidget(m_minBox);
+    bar->addStretch(1);
+    m_note = new QLabel(this);
+    m_note->setWordWrap(true);
+    m_note->setObjectName(QStringLiteral("headRolesNote"));
+    m_canvas = new HeadRolesCanvas(this);
+    m_scroll = new QScrollArea(this);
+    m_scroll->setWidget(m_canvas);
+    m_scroll->setWidgetResizable(false);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(m_note);
+    layout->addWidget(m_scroll, 1);
+    connect(m_sortBox, &QComboBox::currentIndexChanged, this,
+            [this] { setSortRole(m_sortBox->currentData().toInt()); });
+    connect(m_minBox, &QDoubleSpinBox::valueChanged, this, &HeadRolesView::setMinimum);
+}
+
+QString HeadRolesView::roleName(Role role)
+{
+    switch (role) {
+    case Role::PreviousToken:
+        return tr("previous-token");
+    case Role::FirstToken:
+        return tr("first-token (sink)");
+    case Role::SameToken:
+        return tr("same-token");
+    case Role::Induction:
+        return tr("induction");
+    }
+    return QString();
+}
+
+void HeadRolesView::setSnapshot(SnapshotPtr snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    rebuild();
+}
+
+void HeadRolesView::setSelection(int layer, int head, int)
+{
+    if (m_snapshot)
+        layer = m_snapshot->layerIndex(layer);
+    if (layer == m_selLayer && head == m_selHead)
+        return;
+    m_selLayer = layer;
+    m_selHead = head;
+    m_canvas->update();
+}
+
+void HeadRolesView::setSortRole(int role)
+{
+    role = std::clamp(role, -1, kRoles - 1);
+    if (m_sortBox->currentData().toInt() != role)
+        m_sortBox->setCurrentIndex(role + 1); // comes back here through the signal
+    m_sort = role;
+    m_minBox->setEnabled(role >= 0);
+    reorder();
+}
+
+void HeadRolesView::setMinimum(double minimum)
+{
+    if (std::abs(m_minBox->value() - minimum) > 1e-9)
+        m_minBox->setValue(minimum);
+    m_minimum = minimum;
+    reorder();
+}
+
+double HeadRolesView::score(Role role, int layer, int head) const
+{
+    const Mat<double> &m = m_scores[size_t(role)];
+    if (layer < 0 || head < 0 || layer >= m.rows() || head >= m.cols())
+        return std::numeric_limits<double>::quiet_NaN();
+    return m(layer, head);
+}
+
+void HeadRolesView::resizeEvent(QResizeEvent *e)
+{
+    DeferredView::resizeEvent(e);
+    m_canvas->relayout(); // sorted heads flow into the new width
+}
+
+QWidget *HeadRolesView::canvas() const
+{
+    return m_canvas;
+}
+
+QRect HeadRolesView::thumbnailRect(int layer, int head) const
+{
+    return m_canvas->rectFor(int(m_order.indexOf(qMakePair(layer, head))));
+}
+
+QString HeadRolesView::note() const
+{
+    return m_note->text();
+}
+
+void HeadRolesView::rebuild()
+{
+    if (deferred())
+        return;
+    const SnapshotPtr &s = m_snapshot;
+    m_layers = m_heads = 0;
+    m_thumbs.clear();
+    for (Mat<double> &m : m_scores)
+        m.resize(0, 0);
+    if (!s || !s->hasResult() || s->cross) {
+        m_note->setText(s && !s->message.isEmpty() ? s->message : tr("Open a model folder to see its heads."));
+        reorder();
+        return;
+    }
+    const Trace<float> &trace = *s->trace;
+    m_layers = trace.numLayers();
+    m_heads = trace.numHeads();
+    m_scores[size_t(Role::PreviousToken)] = previousTokenScores(trace);
+    m_scores[size_t(Role::FirstToken)] = firstTokenScores(trace);
+    m_scores[size_t(Role::SameToken)] = sameTokenScores(trace);
+    if (s->induction && s->induction->rows() == m_layers && s->induction->cols() == m_heads)
+        m_scores[size_t(Role::Induction)] = *s->induction;
+    QCPColorGradient g = weightsGradient();
+    for (int l = 0; l < m_layers; ++l)
+        for (int h = 0; h < m_heads; ++h) {
+            const Mat<float> &w = trace.weights(l, h);
+            std::unique_ptr<QCPColorMapData> d(colorMapData(w, nullptr, kMaxCells));
+            const int nx = d->keySize(), ny = d->valueSize();
+            QImage img(nx, ny, QImage::Format_RGB32);
+            for (int y = 0; y < ny; ++y)
+                for (int x = 0; x < nx; ++x)
+                    img.setPixel(x, y, g.color(d->cell(x, y), QCPRange(0.0, 1.0)));
+            m_thumbs.push_back(img);
+        }
+    QString note = tr("Each thumbnail is one head's weights on this text (shared scale 0–1). Under it: previous-token, "
+                      "first-token (“sink”) and same-token scores on this text; induction measured on 50 random tokens "
+                      "said twice.");
+    if (!s->induction)
+        note += QLatin1Char(' ') + (s->inductionProblem.isEmpty()
+                                        ? tr("Induction is measured for model folders only.")
+                                        : tr("Induction not measured: %1.").arg(s->inductionProblem));
+    if (m_layers * m_heads > 0 && s->tq() > kMaxCells)
+        note += QLatin1Char(' ') + tr("Thumbnails are block-averaged to %1 cells per side.").arg(kMaxCells);
+    m_note->setText(note);
+    m_selLayer = s->layerIndex(m_selLayer);
+    reorder();
+}
+
+void HeadRolesView::reorder()
+{
+    m_order.clear();
+    for (int l = 0; l < m_layers; ++l)
+        for (int h = 0; h < m_heads; ++h)
+            if (m_sort < 0 || score(Role(m_sort), l, h) >= m_minimum) // NaN never passes
+                m_order.push_back({l, h});
+    if (m_sort >= 0)
+        std::stable_sort(m_order.begin(), m_order.end(), [this](const QPair<int, int> &a, const QPair<int, int> &b) {
+            return score(Role(m_sort), a.first, a.second) > score(Role(m_sort), b.first, b.second);
+        });
+    m_canvas->relayout();
+}
+
+} // namespace attnviz::ui

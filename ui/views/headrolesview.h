@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The layers × heads grid of a real model (BertViz's model view, issue 13): one thumbnail of the
+// weights per (layer, head) with that head's role scores (attnviz/headroles.h) under it —
+// previous-token, first-token ("attention sink"), same-token on the typed text, and induction,
+// measured once per model on a repeated random-token sequence by the compute thread (the snapshot
+// carries it). The heads can be sorted by one score, highest first, and those below a threshold
+// hidden; clicking a thumbnail emits that layer and head (the window selects them).
+#pragma once
+
+#include "views/deferredview.h"
+
+#include "live/livetypes.h"
+
+#include <QImage>
+#include <QPair>
+#include <QVector>
+
+#include <array>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QScrollArea;
+
+namespace attnviz::ui {
+
+class HeadRolesCanvas;
+
+class HeadRolesView : public DeferredView {
+    Q_OBJECT
+public:
+    enum class Role { PreviousToken, FirstToken, SameToken, Induction };
+    static constexpr int kRoles = 4;
+    // Thumbnails are block-averaged to at most this many cells per side.
+    static constexpr int kMaxCells = 48;
+
+    explicit HeadRolesView(QWidget *parent = nullptr);
+
+    void setSnapshot(SnapshotPtr snapshot);
+    void setSelection(int layer, int head, int query);
+
+    // Sorting: none (layers down, heads across) or by one role, highest first; heads whose score
+    // is below `minimum` (or not defined) are hidden while sorting.
+    void setSortRole(int role); // -1: layer and head order
+    int sortRole() const { return m_sort; }
+    void setMinimum(double minimum);
+
+    int layerCount() const { return m_layers; }
+    int headCount() const { return m_heads; }
+    // A head's score for a role (NaN where it is not defined or not measured yet).
+    double score(Role role, int layer, int head) const;
+    static QString roleName(Role role);
+    // The heads shown, in the order shown.
+    QVector<QPair<int, int>> shownOrder() const { return m_order; }
+    // A thumbnail's rectangle in the canvas (empty when hidden), and the canvas, for clicks.
+    QRect thumbnailRect(int layer, int head) const;
+    QWidget *canvas() const;
+    QString note() const; // the line above the grid (what the scores mean, induction's state)
+
+signals:
+    void headSelected(int layer, int head);
+
+protected:
+    void resizeEvent(QResizeEvent *e) override;
+
+private:
+    friend class HeadRolesCanvas;
+    void rebuild() override;
+    void reorder();
+
+    SnapshotPtr m_snapshot;
+    int m_layers = 0, m_heads = 0;
+    int m_selLayer = 0, m_selHead = 0;
+    int m_sort = -1;
+    double m_minimum = 0.0;
+    std::array<Mat<double>, kRoles> m_scores;
+    std::vector<QImage> m_thumbs; // layer-major
+    QVector<QPair<int, int>> m_order;
+    QComboBox *m_sortBox = nullptr;
+    QDoubleSpinBox *m_minBox = nullptr;
+    QLabel *m_note = nullptr;
+    QScrollArea *m_scroll = nullptr;
+    HeadRolesCanvas *m_canvas = nullptr;
+};
+
+} // namespace attnviz::ui

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "views/predictionsview.h"
+
+#include <QLabel>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace attnviz::ui {
+
+namespace {
+
+QString percent(double p)
+{
+    if (!std::isfinite(p))
+        return QStringLiteral("—");
+    const double v = 100.0 * p;
+    return QString::number(v, 'f', v >= 10 ? 1 : v >= 0.1 ? 2 : 4) + QChar(0x00A0) + QLatin1Char('%'); // never wrapped
+}
+
+PredictionsView::Group makeGroup(const std::vector<TokenProb> &top)
+{
+    PredictionsView::Group g;
+    for (const TokenProb &t : top)
+        g.entries.push_back({t.id, QString::fromStdString(t.display.empty() ? t.token : t.display), t.p});
+    return g;
+}
+
+} // namespace
+
+PredictionsView::PredictionsView(QWidget *parent) : QWidget(parent), m_label(new QLabel(this))
+{
+    m_label->setObjectName(QStringLiteral("predictionsText"));
+    m_label->setTextFormat(Qt::RichText);
+    m_label->setWordWrap(true);
+    m_label->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_label->setContentsMargins(6, 6, 6, 6);
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidget(m_label);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(scroll);
+    rebuild();
+}
+
+void PredictionsView::setSnapshot(SnapshotPtr snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    rebuild();
+}
+
+void PredictionsView::setHoveredPosition(int position)
+{
+    if (position == m_hovered)
+        return;
+    m_hovered = position;
+    rebuild();
+}
+
+void PredictionsView::rebuild()
+{
+    m_groups.clear();
+    m_message.clear();
+    const SnapshotPtr &s = m_snapshot;
+    if (!s || !(s->causalLm() || s->maskedLm())) {
+        m_message = tr("The model shown has no prediction head (open a GPT-2 or BERT model folder).");
+    } else if (!s->hasResult()) {
+        m_message = s->message.isEmpty() ? tr("Computing…") : s->message;
+    } else if (s->causalLm()) {
+        const Predictions &pr = s->trace->predictions;
+        const int t = s->tq();
+        const bool hovering = m_hovered >= 0 && m_hovered < t && m_hovered < int(pr.next.size());
+        const int at = hovering ? m_hovered : std::min(t, int(pr.next.size())) - 1;
+        if (at < 0 || pr.next[size_t(at)].empty()) {
+            m_message = tr("No predictions were computed for this text.");
+        } else {
+            Group g = makeGroup(pr.next[size_t(at)]);
+            g.position = at;
+            const QString tok = s->queryLabels.value(at);
+            g.heading = at == t - 1 ? tr("Next token after “%1” (the last token)").arg(tok)
+                                    : tr("After “%1” (position %2) the model predicted").arg(tok).arg(at);
+            if (at + 1 < t && size_t(at) < pr.actualNext.size()) {
+                const double p = pr.actualNext[size_t(at)];
+                int rank = -1;
+                const int actualId = s->trace->tokens[size_t(at + 1)].id;
+                for (size_t r = 0; r < g.entries.size(); ++r)
+                    if (g.entries[r].id == actualId)
+                        rank = int(r) + 1;
+                g.note = tr("The token that actually follows, “%1”, got p = %2%3.")
+                             .arg(s->queryLabels.value(at + 1), percent(p),
+                                  rank > 0 ? tr(" (its rank %1 above)").arg(rank)
+                                           : tr(" (not in the top %1)").arg(g.entries.size()));
+            } else if (!hovering) {
+                g.note = tr("Hover a token (the chips or a heatmap row) to see what the model predicted there.");
+            }
+            m_groups.push_back(std::move(g));
+        }
+    } else {
+        const Predictions &pr = s->trace->predictions;
+        if (pr.masked.empty())
+            m_message = tr("Click a token (or type [MASK]) to hide it: the model then says what it would put there.");
+        for (const Predictions::Masked &m : pr.masked) {
+            Group g = makeGroup(m.top);
+            g.position = m.position;
+            g.heading = tr("[MASK] at position %1: the top fills").arg(m.position);
+            m_groups.push_back(std::move(g));
+        }
+    }
+    m_label->setText(html());
+}
+
+QString PredictionsView::html() const
+{
+    if (!m_message.isEmpty())
+        return QStringLiteral("<p>%1</p>").arg(m_message.toHtmlEscaped());
+    const QColor bar = palette().color(QPalette::Highlight);
+    QString out;
+    for (const Group &g : m_groups) {
+        out += QStringLiteral("<p><b>%1</b></p><table cellspacing=\"2\" cellpadding=\"1\">")
+                   .arg(g.heading.toHtmlEscaped());
+        const double top = g.entries.empty() ? 1.0 : std::max(1e-12, g.entries.front().p);
+        for (const Entry &e : g.entries) {
+            const int w = std::max(1, int(std::lround(90.0 * e.p / top)));
+            out += QStringLiteral("<tr><td style=\"white-space:nowrap\"><code>%1</code></td><td style=\"white-space:nowrap\" align=\"right\">%2</td>"
+                                  "<td style=\"white-space:nowrap\"><table cellspacing=\"0\" cellpadding=\"0\"><tr><td width=\"%3\" "
+                                  "bgcolor=\"%4\">&nbsp;</td></tr></table></td><td style=\"white-space:nowrap\"><small>#%5</small></td></tr>")
+                       .arg(e.token.toHtmlEscaped(), percent(e.p))
+                       .arg(w)
+                       .arg(bar.name())
+                       .arg(e.id);
+        }
+        out += QStringLiteral("</table>");
+        if (!g.note.isEmpty())
+            out += QStringLiteral("<p>%1</p>").arg(g.note.toHtmlEscaped());
+    }
+    return out;
+}
+
+QString PredictionsView::maskedSentence(const ComputeSnapshot &s, int position)
+{
+    if (!s.trace || position < 0 || position >= int(s.trace->tokens.size()))
+        return QString();
+    const TraceToken &t = s.trace->tokens[size_t(position)];
+    const QByteArray text = s.sentence.toUtf8();
+    if (t.special || t.end <= t.begin || t.end > size_t(text.size()))
+        return QString();
+    // the token's bytes; a piece of a word ("##ing") is replaced alone
+    return QString::fromUtf8(text.left(qsizetype(t.begin)) + QByteArrayLiteral("[MASK]") + text.mid(qsizetype(t.end)));
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Attention rollout (Abnar & Zuidema 2020) as a token × token heatmap: row i, column j = how much
+// token i's state after layer L draws on input token j, with each layer's head-averaged attention
+// mixed half-and-half with the identity (the residual connection), rows renormalised and multiplied
+// through layers 0…L (attnviz/headroles.h). The layer L follows the window's layer, or is chosen
+// here; one sentence under the map says what it shows. Long texts are computed off the GUI thread.
+#pragma once
+
+#include "views/deferredview.h"
+
+#include "live/livetypes.h"
+
+#include <QFutureWatcher>
+
+#include <memory>
+#include <vector>
+
+class QCustomPlot;
+class QCPColorMap;
+class QCPColorScale;
+class QCPTextElement;
+class QLabel;
+class QSpinBox;
+
+namespace attnviz::ui {
+
+class RolloutView : public DeferredView {
+    Q_OBJECT
+public:
+    // Texts up to this many tokens are rolled out at once on the GUI thread; longer ones (t³ per
+    // layer) on a worker thread.
+    static constexpr int kSyncTokens = 256;
+
+    explicit RolloutView(QWidget *parent = nullptr);
+    ~RolloutView() override;
+
+    void setSnapshot(SnapshotPtr snapshot);
+    // The window's layer: the rollout shown runs up to it.
+    void setSelection(int layer, int head, int query);
+    void setRolloutLayer(int layer);
+    int rolloutLayer() const { return m_layer; }
+
+    QCustomPlot *plot() const { return m_plot; }
+    QString title() const;
+    QString explanation() const;
+    bool ready() const { return !m_rollout.empty(); }
+    // R_L(query, key) as computed (NaN when not ready or outside).
+    double value(int query, int key) const;
+    // What the colour map holds at (query, key) (its block when pooled).
+    double cellValue(int query, int key) const;
+
+private:
+    void rebuild() override;
+    void showRollout();
+
+    SnapshotPtr m_snapshot;
+    SnapshotPtr m_computedFor;
+    std::vector<Mat<double>> m_rollout;
+    QFutureWatcher<std::vector<Mat<double>>> *m_watcher = nullptr;
+    SnapshotPtr m_pending;
+    int m_layer = 0;
+    QSpinBox *m_layerBox = nullptr;
+    QLabel *m_explain = nullptr;
+    QCustomPlot *m_plot = nullptr;
+    QCPColorMap *m_map = nullptr;
+    QCPColorScale *m_scale = nullptr;
+    QCPTextElement *m_title = nullptr;
+};
+
+} // namespace attnviz::ui
