@@ -443,29 +443,40 @@ bool MainWindow::applyPreset(const QString &id)
     if (!p)
         return false;
     m_applyingPreset = true;
-    if (!m_modelSource.isEmpty())
-        useWordVectors(); // the seeds' presets are lessons on the word vectors
-    switch (p->table) {
-    case PresetTable::Journey:
-        setEmbeddingTable(journeyTable(), describeTable(*journeyTable()));
-        break;
-    case PresetTable::Bloem:
-        setEmbeddingTable(bloemTable(), describeTable(*bloemTable()));
-        break;
-    case PresetTable::Bundled:
-        if (!hasBundledEmbeddings()) {
+    if (!p->model.isEmpty()) { // a lesson on a trained model: its own tokens and settings, no table
+        QString error;
+        if (ModelLoader::canonicalSource(p->model) != m_modelSource && !openModel(p->model, &error)) {
             m_applyingPreset = false;
-            m_status->setText(tr("The preset \"%1\" needs the bundled word vectors, which this build does not have.")
-                                  .arg(p->title));
+            m_status->setText(tr("The preset \"%1\" needs %2: %3").arg(p->title, ModelLoader::title(p->model), error));
             return false;
         }
-        if (!m_session->table() || m_session->table()->source() != bundledEmbeddingsName())
-            m_state->useBundled();
-        break;
+    } else {
+        if (!m_modelSource.isEmpty())
+            useWordVectors(); // the seeds' presets are lessons on the word vectors
+        switch (p->table) {
+        case PresetTable::Journey:
+            setEmbeddingTable(journeyTable(), describeTable(*journeyTable()));
+            break;
+        case PresetTable::Bloem:
+            setEmbeddingTable(bloemTable(), describeTable(*bloemTable()));
+            break;
+        case PresetTable::Bundled:
+            if (!hasBundledEmbeddings()) {
+                m_applyingPreset = false;
+                m_status->setText(tr("The preset \"%1\" needs the bundled word vectors, which this build does not have.")
+                                      .arg(p->title));
+                return false;
+            }
+            if (!m_session->table() || m_session->table()->source() != bundledEmbeddingsName())
+                m_state->useBundled();
+            break;
+        }
     }
     m_keyEdit->setPlainText(p->keySentence);
     m_queryEdit->setPlainText(p->sentence);
-    m_controls->setSettings(p->settings);
+    if (p->model.isEmpty())
+        m_controls->setSettings(p->settings);
+    m_session->setSelectedLayer(p->layer);
     m_session->setHeadDisplay(p->display);
     if (p->display == HeadDisplay::One)
         m_session->setSelectedHead(p->head);
@@ -708,6 +719,9 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
     const bool deep = m_session->model() ? m_modelInfo.layers > 1 : m_controls->settings().stack.enabled();
     m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), deep);
     m_tabs->setTabVisible(m_tabs->indexOf(m_residual), deep);
+    // a model's own tabs, ahead of its first result too (a preset or a session may name them)
+    m_tabs->setTabVisible(m_tabs->indexOf(m_roles), m_session->model() != nullptr);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_rollout), m_session->model() && m_modelInfo.layers > 1);
     m_modelMenu->setCurrent(m_modelSource);
     m_input->setModelTokens(m_session->model() ? ModelLoader::title(m_modelSource) : QString());
     if (m_session->model())
