@@ -481,6 +481,19 @@ bool MainWindow::applyPreset(const QString &id)
     if (p->display == HeadDisplay::One)
         m_session->setSelectedHead(p->head);
     m_session->setSelectedQuery(p->query);
+    // A late result of the text before (a model just opened computes it first) clamps the selection
+    // to its tokens: the preset's query is selected again once its own text has its result.
+    const SnapshotPtr now = m_session->snapshot();
+    auto once = std::make_shared<QMetaObject::Connection>();
+    if (!now || now->generation != m_session->generation())
+        *once = connect(m_session, &LiveSession::snapshotChanged, this,
+                        [this, once, sentence = p->sentence, query = p->query](const SnapshotPtr &s) {
+                            if (s->generation != m_session->generation())
+                                return;
+                            disconnect(*once);
+                            if (s->hasResult() && s->sentence == sentence && query < s->tq())
+                                m_session->setSelectedQuery(query);
+                        });
     if (!showView(p->view))
         showView(SessionTab::Weights);
     m_lesson->showPreset(p);
@@ -560,7 +573,9 @@ void MainWindow::onSnapshot(SnapshotPtr s)
         m_controls->setLayerCount(s->numLayers());
         m_controls->setShownLayer(layer);
     }
-    if (s->hasResult() || s->sentence.trimmed().isEmpty()) { // an error keeps the tabs as they were
+    // an error keeps the tabs as they were, and so does a late result of the model (or the word
+    // vectors) used before the one now open
+    if ((s->hasResult() || s->sentence.trimmed().isEmpty()) && s->fromModel() == (m_session->model() != nullptr)) {
         const bool stack = !m_session->model() && s->settings.stack.enabled();
         m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), stack || (s->deep() && !s->fromModel()));
         m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s->deep() || stack);

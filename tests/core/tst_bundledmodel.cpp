@@ -57,8 +57,7 @@ double lossOver(const Predictions &p, int from, int to)
     return sum / (to - from);
 }
 
-template <typename T>
-void checkCase(Model &model, const QJsonObject &c, double tol)
+template <typename T> void checkCase(Model &model, const QJsonObject &c, double tol)
 {
     TraceRequest req;
     req.text = c.value(QStringLiteral("text")).toString().toStdString();
@@ -113,8 +112,9 @@ void checkCase(Model &model, const QJsonObject &c, double tol)
     for (int i = 0; i < t; ++i) {
         const std::vector<TokenProb> &n = pred.next[size_t(i)];
         if (n.size() < 2 || n[0].p - n[1].p > tol)
-            QVERIFY2(n[0].id == argmax[size_t(i)], qPrintable(QStringLiteral("position %1: %2, expected %3")
-                                                                   .arg(i).arg(n[0].id).arg(argmax[size_t(i)])));
+            QVERIFY2(
+                n[0].id == argmax[size_t(i)],
+                qPrintable(QStringLiteral("position %1: %2, expected %3").arg(i).arg(n[0].id).arg(argmax[size_t(i)])));
     }
 }
 
@@ -180,7 +180,7 @@ private slots:
         const Mat<double> prev = previousTokenScores(tr);
         QCOMPARE(int(prev.rows()), 2);
         QVERIFY2(prev.row(0).maxCoeff() >= 0.7, qPrintable(QString::number(prev.row(0).maxCoeff())));
-        QVERIFY(prev(0, 1) >= 0.7); // the MANIFEST's and the lesson's head: layer 0, head 1
+        QVERIFY(prev(0, 1) >= 0.7);            // the MANIFEST's and the lesson's head: layer 0, head 1
         QVERIFY(prev.row(1).maxCoeff() < 0.3); // layer 1 does something else
     }
 
@@ -209,8 +209,8 @@ private slots:
         const double first = lossOver(tr.predictions, o, o + L - 1);
         const double second = lossOver(tr.predictions, o + L, o + 2 * L - 1);
         qInfo("loss: first copy %.3f, second copy %.3f", first, second);
-        QVERIFY(first > 5.0);   // random tokens: no better than a guess (ln 4,095 = 8.3)
-        QVERIFY(second < 1.0);  // copied
+        QVERIFY(first > 5.0);  // random tokens: no better than a guess (ln 4,095 = 8.3)
+        QVERIFY(second < 1.0); // copied
         QVERIFY(second < first / 10);
     }
 };

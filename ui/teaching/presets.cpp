@@ -121,8 +121,8 @@ void addTinyLessons(std::vector<Preset> &out)
         "once per model), while no layer 0 head scores above %6: one layer alone cannot do induction, it needs "
         "the previous token written into each position first. Sort by a role to rank the heads; click a "
         "thumbnail to open that head in the Weights tab. %7")
-                        .arg(QStringLiteral("0.996"), QStringLiteral("0.13"), QStringLiteral("IND10"),
-                             QStringLiteral("IND12"), QStringLiteral("IND13"), QStringLiteral("IND0MAX"), tinyDrill());
+                        .arg(QStringLiteral("0.996"), QStringLiteral("0.13"), QStringLiteral("0.96"),
+                             QStringLiteral("0.92"), QStringLiteral("0.96"), QStringLiteral("0.02"), tinyDrill());
     p.sentence = kTinyTwice;
     p.layer = 1;
     p.head = 0;
