@@ -565,6 +565,9 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     if (auto *dock = findChild<QDockWidget *>(QStringLiteral("predictionsDock")); dock && dock->property("forHead").toBool() != (s->causalLm() || s->maskedLm())) {
         dock->setProperty("forHead", s->causalLm() || s->maskedLm());
         dock->setVisible(s->causalLm() || s->maskedLm());
+        auto *lesson = findChild<QDockWidget *>(QStringLiteral("lessonDock"));
+        if (dock->isVisible() && lesson && lesson->isVisible()) // a lesson quotes both: the column is shared
+            resizeDocks({lesson, dock}, {height() * 11 / 20, height() * 9 / 20}, Qt::Vertical);
     }
     const int layer = s->layerIndex(m_session->selectedLayer());
     if (s->deep())

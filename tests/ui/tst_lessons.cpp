@@ -115,6 +115,8 @@ void TestLessons::screenshot(const QString &id)
     const QString dir = qEnvironmentVariable("ATTNVIZ_SCREENSHOT_DIR");
     if (dir.isEmpty())
         return;
+    if (auto *controls = m_w->findChild<QDockWidget *>(QStringLiteral("controlsDock")))
+        controls->hide(); // a model fixes most of them: the views get the room
     QTest::qWait(100);
     QVERIFY(m_w->grab().save(dir + QStringLiteral("/lesson-") + id + QStringLiteral(".png")));
 }
@@ -257,8 +259,8 @@ void TestLessons::induction()
     const PredictionsView::Entry &top = pv->groups().front().entries.front();
     QCOMPARE(top.id, s->trace->tokens[size_t(ahead)].id);
     expectQuoted(id, QStringLiteral("predicts \"wood\" after this \"a\" with p = %1").arg(percent(top.p)));
+    screenshot(id); // hovering the query: the dock shows what the model predicts there
     pv->setHoveredPosition(-1);
-    screenshot(id);
 }
 
 // Nothing to copy: layer 1 head 2 parks its attention on the first token.
