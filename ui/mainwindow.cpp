@@ -442,33 +442,57 @@ bool MainWindow::applyPreset(const QString &id)
     if (!p)
         return false;
     m_applyingPreset = true;
-    if (!m_modelSource.isEmpty())
-        useWordVectors(); // the seeds' presets are lessons on the word vectors
-    switch (p->table) {
-    case PresetTable::Journey:
-        setEmbeddingTable(journeyTable(), describeTable(*journeyTable()));
-        break;
-    case PresetTable::Bloem:
-        setEmbeddingTable(bloemTable(), describeTable(*bloemTable()));
-        break;
-    case PresetTable::Bundled:
-        if (!hasBundledEmbeddings()) {
+    if (!p->model.isEmpty()) { // a lesson on a trained model: its own tokens and settings, no table
+        QString error;
+        if (ModelLoader::canonicalSource(p->model) != m_modelSource && !openModel(p->model, &error)) {
             m_applyingPreset = false;
-            m_status->setText(tr("The preset \"%1\" needs the bundled word vectors, which this build does not have.")
-                                  .arg(p->title));
+            m_status->setText(tr("The preset \"%1\" needs %2: %3").arg(p->title, ModelLoader::title(p->model), error));
             return false;
         }
-        if (!m_session->table() || m_session->table()->source() != bundledEmbeddingsName())
-            m_state->useBundled();
-        break;
+    } else {
+        if (!m_modelSource.isEmpty())
+            useWordVectors(); // the seeds' presets are lessons on the word vectors
+        switch (p->table) {
+        case PresetTable::Journey:
+            setEmbeddingTable(journeyTable(), describeTable(*journeyTable()));
+            break;
+        case PresetTable::Bloem:
+            setEmbeddingTable(bloemTable(), describeTable(*bloemTable()));
+            break;
+        case PresetTable::Bundled:
+            if (!hasBundledEmbeddings()) {
+                m_applyingPreset = false;
+                m_status->setText(tr("The preset \"%1\" needs the bundled word vectors, which this build does not have.")
+                                      .arg(p->title));
+                return false;
+            }
+            if (!m_session->table() || m_session->table()->source() != bundledEmbeddingsName())
+                m_state->useBundled();
+            break;
+        }
     }
     m_keyEdit->setPlainText(p->keySentence);
     m_queryEdit->setPlainText(p->sentence);
-    m_controls->setSettings(p->settings);
+    if (p->model.isEmpty())
+        m_controls->setSettings(p->settings);
+    m_session->setSelectedLayer(p->layer);
     m_session->setHeadDisplay(p->display);
     if (p->display == HeadDisplay::One)
         m_session->setSelectedHead(p->head);
     m_session->setSelectedQuery(p->query);
+    // A late result of the text before (a model just opened computes it first) clamps the selection
+    // to its tokens: the preset's query is selected again once its own text has its result.
+    const SnapshotPtr now = m_session->snapshot();
+    auto once = std::make_shared<QMetaObject::Connection>();
+    if (!now || now->generation != m_session->generation())
+        *once = connect(m_session, &LiveSession::snapshotChanged, this,
+                        [this, once, sentence = p->sentence, query = p->query](const SnapshotPtr &s) {
+                            if (s->generation != m_session->generation())
+                                return;
+                            disconnect(*once);
+                            if (s->hasResult() && s->sentence == sentence && query < s->tq())
+                                m_session->setSelectedQuery(query);
+                        });
     if (!showView(p->view))
         showView(SessionTab::Weights);
     m_lesson->showPreset(p);
@@ -541,6 +565,9 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     if (auto *dock = findChild<QDockWidget *>(QStringLiteral("predictionsDock")); dock && dock->property("forHead").toBool() != (s->causalLm() || s->maskedLm())) {
         dock->setProperty("forHead", s->causalLm() || s->maskedLm());
         dock->setVisible(s->causalLm() || s->maskedLm());
+        auto *lesson = findChild<QDockWidget *>(QStringLiteral("lessonDock"));
+        if (dock->isVisible() && lesson && lesson->isVisible()) // a lesson quotes both: the column is shared
+            resizeDocks({lesson, dock}, {height() * 11 / 20, height() * 9 / 20}, Qt::Vertical);
     }
     const int layer = s->layerIndex(m_session->selectedLayer());
     if (s->deep())
@@ -549,7 +576,9 @@ void MainWindow::onSnapshot(SnapshotPtr s)
         m_controls->setLayerCount(s->numLayers());
         m_controls->setShownLayer(layer);
     }
-    if (s->hasResult() || s->sentence.trimmed().isEmpty()) { // an error keeps the tabs as they were
+    // an error keeps the tabs as they were, and so does a late result of the model (or the word
+    // vectors) used before the one now open
+    if ((s->hasResult() || s->sentence.trimmed().isEmpty()) && s->fromModel() == (m_session->model() != nullptr)) {
         const bool stack = !m_session->model() && s->settings.stack.enabled();
         m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), stack || (s->deep() && !s->fromModel()));
         m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s->deep() || stack);
@@ -714,6 +743,9 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
     const bool deep = m_session->model() ? m_modelInfo.layers > 1 : m_controls->settings().stack.enabled();
     m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), deep);
     m_tabs->setTabVisible(m_tabs->indexOf(m_residual), deep);
+    // a model's own tabs, ahead of its first result too (a preset or a session may name them)
+    m_tabs->setTabVisible(m_tabs->indexOf(m_roles), m_session->model() != nullptr);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_rollout), m_session->model() && m_modelInfo.layers > 1);
     m_modelMenu->setCurrent(m_modelSource);
     m_input->setModelTokens(m_session->model() ? ModelLoader::title(m_modelSource) : QString());
     if (m_session->model())

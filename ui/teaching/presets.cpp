@@ -38,6 +38,117 @@ ComputeSettings trainable(InitScheme scheme, quint64 seed)
     return s;
 }
 
+// The lessons on the bundled trained model (issue 17). Every number a paragraph quotes is what the
+// window shows for its sentence: tst_lessons reads each one back from the views and finds it here.
+const QString kTinyPrevious = QStringLiteral("The cat sat on the mat and looked out of the window at the rain.");
+const QString kTinyTwice = QStringLiteral("My friend keeps seven green apples in a wooden box. "
+                                          "My friend keeps seven green apples in a wooden box.");
+const QString kTinyHalfTyped = QStringLiteral("My friend keeps seven green apples in a wooden box. "
+                                              "My friend keeps seven green apples in a");
+const QString kTinyNothingToCopy = QStringLiteral("The old sailor told a long story about his ship.");
+
+// How the model came by its induction heads: the issue asks the lessons to say it plainly.
+QString tinyDrill()
+{
+    return tr("attnviz-tiny was not trained on natural text alone: for its first 3,000 steps it saw only random "
+              "tokens said twice, with its MLPs switched off; afterwards half of its training rows were text, a "
+              "fifth were text with a span copied again later, and 30 % were random tokens said twice. Without "
+              "that drill no induction head formed within the training budget "
+              "(resources/models/attnviz-tiny/MANIFEST.md).");
+}
+
+void addTinyLessons(std::vector<Preset> &out)
+{
+    Preset p;
+    p.seed = kTinySeed;
+    p.model = QStringLiteral("bundled");
+    p.display = HeadDisplay::One;
+    p.view = QStringLiteral("weights");
+
+    p.id = QStringLiteral("tiny-previous-token");
+    p.title = tr("A head that looks at the previous word");
+    p.explanation = tr(
+        "attnviz-tiny, the model that comes with attnviz, is a small GPT-2 (2 layers × 4 heads) trained on the "
+        "same Debian-packaged texts as the word vectors. Layer 0, head 1: the bright cells lie one step below the "
+        "diagonal, so every token looks at the token before it. \"rain\" puts 0.998 of its attention on \"the\"; "
+        "over the sentence the head's previous-token score (the mean weight on token i − 1, also in the Layers × "
+        "heads tab) is 0.995, and in all 16 rows after the first the brightest key is the previous token. "
+        "Nobody programmed this: training found that knowing the word before is useful, and layer 1 builds on "
+        "it. Head 0 scores 0.150; heads 2 and 3 look mostly at the token itself.");
+    p.sentence = kTinyPrevious;
+    p.layer = 0;
+    p.head = 1;
+    p.query = 15;
+    out.push_back(p);
+
+    p.id = QStringLiteral("tiny-induction");
+    p.title = tr("Induction: type a sentence twice");
+    p.explanation = tr(
+        "The sentence said twice. Layer 1, head 0, the query \"a\" in the second copy: its brightest key, 0.80 of "
+        "its attention, is \"wood\", the token that came AFTER \"a\" in the first copy. The head finds the earlier "
+        "occurrence of the current token (layer 0's previous-token head has told \"wood\" that \"a\" came before "
+        "it) and looks one token ahead of it: an induction head (Olsson et al. 2022). Over the second copy "
+        "it puts 0.77 of its attention on that token ahead (heads 2 and 3: 0.64 and 0.65), and the model "
+        "predicts \"wood\" after this \"a\" with p = 48.8 % (Predictions dock). This is how a language model "
+        "continues a pattern it has only seen once, in its own input. %1")
+                        .arg(tinyDrill());
+    p.sentence = kTinyTwice;
+    p.layer = 1;
+    p.head = 0;
+    p.query = 23;
+    out.push_back(p);
+
+    p.id = QStringLiteral("tiny-first-token");
+    p.title = tr("Where attention goes when there is nothing to look at");
+    p.explanation = tr(
+        "A sentence with nothing to copy. Layer 1, head 2 looks for an earlier occurrence of the current token, "
+        "and here there is none; yet softmax must give out all of the attention. The head parks it on the first "
+        "token: its column lights up, with a mean weight of 0.79 from the tokens after it (the first-token score; "
+        "heads 0, 1 and 3: 0.61, 0.42 and 0.82), and the final \".\" gives it 0.88. The first token is seen by "
+        "every query, so it serves as a resting place (an \"attention sink\"). Said twice (the induction lesson), "
+        "the same head has something to copy and the first-token score drops to 0.48.");
+    p.sentence = kTinyNothingToCopy;
+    p.layer = 1;
+    p.head = 2;
+    p.query = 12;
+    out.push_back(p);
+
+    p.id = QStringLiteral("tiny-layers");
+    p.title = tr("How attention changes from layer to layer");
+    p.explanation = tr(
+        "Every head of both layers at once, each with its role scores. Layer 0 prepares: head 1 is the "
+        "previous-token head (%1 on this text; no layer 1 head scores above %2). Layer 1 uses it: heads 0, 2 "
+        "and 3 are induction heads, scoring %3, %4 and %5 on 50 random tokens said twice (the score measured "
+        "once per model), while no layer 0 head scores above %6: one layer alone cannot do induction, it needs "
+        "the previous token written into each position first. Sort by a role to rank the heads; click a "
+        "thumbnail to open that head in the Weights tab. %7")
+                        .arg(QStringLiteral("0.996"), QStringLiteral("0.13"), QStringLiteral("0.96"),
+                             QStringLiteral("0.92"), QStringLiteral("0.96"), QStringLiteral("0.02"), tinyDrill());
+    p.sentence = kTinyTwice;
+    p.layer = 1;
+    p.head = 0;
+    p.query = 23;
+    p.view = QStringLiteral("headRoles");
+    out.push_back(p);
+
+    p.id = QStringLiteral("tiny-predictions");
+    p.title = tr("What the model predicts next");
+    p.explanation = tr(
+        "The Predictions dock lists the most likely next tokens. The second copy is typed only up to \"a\": the "
+        "model predicts \"wood\" with p = 48.8 %, copied from the first copy (the induction heads of layer 1 look "
+        "at \"wood\"). Hover the first \"a\" (position 9): there it had nothing to copy and guessed from the "
+        "statistics of its training text, none above 1.54 %, and gave \"wood\" only 0.31 %. Hover \"seven\" "
+        "(position 4): \"years\" 16.7 %, \"times\" 7.80 %, \"days\" 6.02 %, the Bible's favourite numbers, "
+        "while the real \"green\" is far down the list. %1")
+                        .arg(tinyDrill());
+    p.sentence = kTinyHalfTyped;
+    p.layer = 1;
+    p.head = 0;
+    p.query = 23;
+    p.view = QStringLiteral("weights");
+    out.push_back(p);
+}
+
 std::vector<Preset> make()
 {
     std::vector<Preset> out;
@@ -261,6 +372,8 @@ std::vector<Preset> make()
     p.display = HeadDisplay::All;
     p.view = QStringLiteral("grid");
     add(p);
+
+    addTinyLessons(out);
     return out;
 }
 
@@ -304,6 +417,8 @@ QString seedTitle(const QString &seed)
         return tr("seed 003: self-attention of a sentence with word embeddings (ship)");
     if (seed == QLatin1String("004"))
         return tr("seed 004: multi-head and cross-attention");
+    if (seed == kTinySeed)
+        return tr("attnviz-tiny: lessons on a trained model");
     return tr("seed %1").arg(seed);
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // One named preset per demonstration in the seed notebooks: it sets every control, the sentence,
-// the table and the view, and carries the paragraph that explains what to look at.
+// the table and the view, and carries the paragraph that explains what to look at. The lessons on the
+// bundled trained model (attnviz-tiny, issue 17) are presets too: they open the model instead of a
+// word-vector table and select a layer as well.
 #pragma once
 
 #include "live/livetypes.h"
@@ -16,11 +18,13 @@ enum class PresetTable { Bundled, Journey, Bloem };
 struct Preset {
     QString id;          // stable: sessions and tests name presets by it
     QString title;       // menu text
-    QString seed;        // "001", "003" …: the notebook it comes from
+    QString seed;        // "001", "003" …: the notebook it comes from; "tiny": a lesson on attnviz-tiny
     QString explanation; // one paragraph, shown beside the views
     QString sentence, keySentence;
-    PresetTable table = PresetTable::Bundled;
-    ComputeSettings settings;
+    PresetTable table = PresetTable::Bundled; // word vectors only
+    ComputeSettings settings;                 // word vectors only: a model sets its own
+    QString model; // "" = the word vectors of the seed notebooks; "bundled" = attnviz-tiny (bundledmodel.h)
+    int layer = 0; // the layer selected (a model's; the word vectors have one)
     HeadDisplay display = HeadDisplay::One;
     int head = 0;
     int query = 0;
@@ -42,6 +46,9 @@ QStringList quotedNumbers(const Preset &p);
 const std::vector<Preset> &presets();
 // nullptr when no preset has this id.
 const Preset *findPreset(const QString &id);
+
+// The seed of the lessons on the bundled model (they come last in presets()).
+inline const QString kTinySeed = QStringLiteral("tiny");
 
 // The seed notebook's short name ("seed 001: a simple self-attention mechanism").
 QString seedTitle(const QString &seed);

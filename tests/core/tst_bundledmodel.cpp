@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The shipped weights of the bundled trained model (resources/models/attnviz-tiny, issue 17), through
+// the Qt-free core only: openPretrained on the folder against tests/fixtures/models/
+// attnviz-tiny-expected.json (float64 numpy forward of the same model.safetensors: token ids, every
+// head's attention, the top 5 next tokens and the argmax at every position), and the head roles the
+// MANIFEST and the lessons claim (headroles.h): a previous-token head in layer 0, an induction head in
+// layer 1, and the loss on a second copy of random tokens far below the first copy's.
+#include "attnviz/headroles.h"
+#include "attnviz/pretrained.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include <cmath>
+#include <memory>
+
+using namespace attnviz;
+
+namespace {
+
+const char *const kModelDir = ATTNVIZ_SOURCE_DIR "/resources/models/attnviz-tiny";
+
+QJsonArray cases()
+{
+    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/attnviz-tiny-expected.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("cases")).toArray();
+}
+
+std::unique_ptr<Model> openTiny()
+{
+    std::unique_ptr<Model> m;
+    const Status st = openPretrained(kModelDir, {}, m);
+    if (!st.ok())
+        qWarning("%s", st.message.c_str());
+    return m;
+}
+
+std::vector<int> intsOf(const QJsonValue &v)
+{
+    std::vector<int> out;
+    for (const QJsonValue &x : v.toArray())
+        out.push_back(x.toInt());
+    return out;
+}
+
+// Mean of -ln p(actual next token) over positions [from, to).
+double lossOver(const Predictions &p, int from, int to)
+{
+    double sum = 0;
+    for (int i = from; i < to; ++i)
+        sum -= std::log(p.actualNext[size_t(i)]);
+    return sum / (to - from);
+}
+
+template <typename T> void checkCase(Model &model, const QJsonObject &c, double tol)
+{
+    TraceRequest req;
+    req.text = c.value(QStringLiteral("text")).toString().toStdString();
+    req.topK = 5;
+    Trace<T> tr;
+    const Status st = model.trace(req, tr);
+    QVERIFY2(st.ok(), st.message.c_str());
+    const std::vector<int> ids = intsOf(c.value(QStringLiteral("ids")));
+    QCOMPARE(int(tr.tokens.size()), int(ids.size()));
+    for (size_t i = 0; i < ids.size(); ++i)
+        QCOMPARE(tr.tokens[i].id, ids[i]);
+    const int t = int(ids.size());
+
+    // every head's attention
+    const QJsonArray attention = c.value(QStringLiteral("attention")).toArray();
+    QCOMPARE(attention.size(), tr.numLayers() * tr.numHeads());
+    for (const QJsonValue &v : attention) {
+        const QJsonObject a = v.toObject();
+        const int layer = a.value(QStringLiteral("layer")).toInt(), head = a.value(QStringLiteral("head")).toInt();
+        const Mat<T> &w = tr.weights(layer, head);
+        const QJsonArray rows = a.value(QStringLiteral("weights")).toArray();
+        QCOMPARE(int(w.rows()), t);
+        QCOMPARE(rows.size(), t);
+        double worst = 0;
+        for (int i = 0; i < t; ++i) {
+            const QJsonArray r = rows[i].toArray();
+            for (int j = 0; j < t; ++j)
+                worst = std::max(worst, std::abs(double(w(i, j)) - r[j].toDouble()));
+        }
+        QVERIFY2(worst <= tol, qPrintable(QStringLiteral("layer %1 head %2: %3").arg(layer).arg(head).arg(worst)));
+    }
+
+    // the top 5 after the last token; near-ties (within tol) may swap in float32
+    const Predictions &pred = tr.predictions;
+    QCOMPARE(int(pred.next.size()), t);
+    const QJsonArray top = c.value(QStringLiteral("top_next")).toArray();
+    const std::vector<TokenProb> &last = pred.next.back();
+    QVERIFY(int(last.size()) >= top.size());
+    for (int k = 0; k < top.size(); ++k) {
+        const QJsonObject w = top[k].toObject();
+        const double p = w.value(QStringLiteral("prob")).toDouble();
+        QVERIFY2(std::abs(last[size_t(k)].p - p) <= tol,
+                 qPrintable(QStringLiteral("rank %1: p %2, expected %3").arg(k).arg(last[size_t(k)].p).arg(p)));
+        const double above = k ? top[k - 1].toObject().value(QStringLiteral("prob")).toDouble() : 2.0;
+        const double below = k + 1 < top.size() ? top[k + 1].toObject().value(QStringLiteral("prob")).toDouble() : -1.0;
+        if (above - p > tol && p - below > tol)
+            QCOMPARE(last[size_t(k)].id, w.value(QStringLiteral("id")).toInt());
+    }
+    // the argmax at every position
+    const std::vector<int> argmax = intsOf(c.value(QStringLiteral("argmax_next")));
+    QCOMPARE(int(argmax.size()), t);
+    for (int i = 0; i < t; ++i) {
+        const std::vector<TokenProb> &n = pred.next[size_t(i)];
+        if (n.size() < 2 || n[0].p - n[1].p > tol)
+            QVERIFY2(
+                n[0].id == argmax[size_t(i)],
+                qPrintable(QStringLiteral("position %1: %2, expected %3").arg(i).arg(n[0].id).arg(argmax[size_t(i)])));
+    }
+}
+
+} // namespace
+
+class TestBundledModel : public QObject {
+    Q_OBJECT
+private slots:
+    void info()
+    {
+        const std::unique_ptr<Model> m = openTiny();
+        QVERIFY(m);
+        const ModelInfo i = m->info();
+        QCOMPARE(i.family, std::string("gpt2"));
+        QCOMPARE(i.layers, 2);
+        QCOMPARE(i.heads, 4);
+        QCOMPARE(i.dModel, 128);
+        QCOMPARE(i.vocabulary, 4096);
+        QCOMPARE(i.maxPositions, 256);
+        QCOMPARE(i.parameters, int64_t(822272));
+        QVERIFY(i.causal);
+        QVERIFY(cases().size() >= 3);
+    }
+
+    void matchesReference_data()
+    {
+        QTest::addColumn<int>("caseIndex");
+        QTest::addColumn<bool>("float64");
+        for (int c = 0; c < cases().size(); ++c) {
+            QTest::addRow("case %d float64", c) << c << true;
+            QTest::addRow("case %d float32", c) << c << false;
+        }
+    }
+    void matchesReference()
+    {
+        QFETCH(int, caseIndex);
+        QFETCH(bool, float64);
+        const std::unique_ptr<Model> m = openTiny();
+        QVERIFY(m);
+        const QJsonObject c = cases().at(caseIndex).toObject();
+        if (float64)
+            checkCase<double>(*m, c, 1e-10); // the fixture keeps 10 significant digits
+        else
+            checkCase<float>(*m, c, 1e-5);
+    }
+
+    // Previous-token on natural text (the fixture's sentences): layer 0 has a head >= 0.7.
+    void previousTokenHead_data()
+    {
+        QTest::addColumn<int>("caseIndex");
+        for (int c = 0; c < cases().size(); ++c)
+            QTest::addRow("case %d", c) << c;
+    }
+    void previousTokenHead()
+    {
+        QFETCH(int, caseIndex);
+        const std::unique_ptr<Model> m = openTiny();
+        QVERIFY(m);
+        TraceRequest req;
+        req.text = cases().at(caseIndex).toObject().value(QStringLiteral("text")).toString().toStdString();
+        Trace<float> tr;
+        QVERIFY(m->trace(req, tr).ok());
+        const Mat<double> prev = previousTokenScores(tr);
+        QCOMPARE(int(prev.rows()), 2);
+        QVERIFY2(prev.row(0).maxCoeff() >= 0.7, qPrintable(QString::number(prev.row(0).maxCoeff())));
+        QVERIFY(prev(0, 1) >= 0.7);            // the MANIFEST's and the lesson's head: layer 0, head 1
+        QVERIFY(prev.row(1).maxCoeff() < 0.3); // layer 1 does something else
+    }
+
+    // 50 random tokens said twice (the grid's probe): an induction head in layer 1, none in layer 0,
+    // and the second copy predicted far better than the first.
+    void inductionHead()
+    {
+        const std::unique_ptr<Model> m = openTiny();
+        QVERIFY(m);
+        const InductionProbe probe = inductionProbe(m->info(), *m, 50, 1);
+        QCOMPARE(probe.length, 50);
+        QCOMPARE(int(probe.ids.size()), probe.offset + 100);
+        TraceRequest req;
+        req.ids = probe.ids;
+        Trace<double> tr;
+        const Status st = m->trace(req, tr);
+        QVERIFY2(st.ok(), st.message.c_str());
+        const Mat<double> ind = inductionScores(tr, probe.offset, probe.length);
+        qInfo("induction, layer 1: %.3f %.3f %.3f %.3f; layer 0 at most %.3f", ind(1, 0), ind(1, 1), ind(1, 2),
+              ind(1, 3), ind.row(0).maxCoeff());
+        QVERIFY(ind.row(1).maxCoeff() >= 0.4);
+        QVERIFY(ind(1, 0) >= 0.4); // the lessons' head
+        QVERIFY(ind.row(0).maxCoeff() < 0.1);
+        // tokens 2..L of each copy, predicted from the ones before
+        const int o = probe.offset, L = probe.length;
+        const double first = lossOver(tr.predictions, o, o + L - 1);
+        const double second = lossOver(tr.predictions, o + L, o + 2 * L - 1);
+        qInfo("loss: first copy %.3f, second copy %.3f", first, second);
+        QVERIFY(first > 5.0);  // random tokens: no better than a guess (ln 4,095 = 8.3)
+        QVERIFY(second < 1.0); // copied
+        QVERIFY(second < first / 10);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBundledModel)
+#include "tst_bundledmodel.moc"
