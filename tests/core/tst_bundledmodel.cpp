@@ -62,6 +62,7 @@ template <typename T> void checkCase(Model &model, const QJsonObject &c, double 
     TraceRequest req;
     req.text = c.value(QStringLiteral("text")).toString().toStdString();
     req.topK = 5;
+    req.allPredictions = true; // the argmax at every position is checked too
     Trace<T> tr;
     const Status st = model.trace(req, tr);
     QVERIFY2(st.ok(), st.message.c_str());
@@ -195,6 +196,7 @@ private slots:
         QCOMPARE(int(probe.ids.size()), probe.offset + 100);
         TraceRequest req;
         req.ids = probe.ids;
+        req.allPredictions = true; // the loss on both copies
         Trace<double> tr;
         const Status st = m->trace(req, tr);
         QVERIFY2(st.ok(), st.message.c_str());

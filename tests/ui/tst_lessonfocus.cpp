@@ -9,6 +9,7 @@
 #include "mainwindow.h"
 #include "teaching/presets.h"
 #include "views/pipelineview.h"
+#include "views/predictionsview.h"
 #include "window/lessonfocus.h"
 
 #include <qcustomplot.h>
@@ -16,6 +17,9 @@
 #include <QDockWidget>
 #include <QStandardPaths>
 #include <QTextBrowser>
+#include "views/predictionsview.h"
+
+#include <QRegularExpression>
 #include <QtTest>
 
 using namespace attnviz;
@@ -133,6 +137,18 @@ void TestLessonFocus::opensOnWhatItTalksAbout()
     for (QCustomPlot *plot : plots)
         if (plot->isVisible())
             seen << test::textsInView(plot);
+    // a model lesson's predictions, as the dock shows them while a token is hovered
+    if (auto *dock = w.findChild<QDockWidget *>(QStringLiteral("predictionsDock")); dock && dock->isVisible()) {
+        // (the lesson on predictions asks for hovering other tokens too: each one's list counts)
+        for (int hover = -1; hover < w.session()->snapshot()->tq(); ++hover) {
+            w.predictionsView()->setHoveredPosition(hover);
+            for (const PredictionsView::Group &g : w.predictionsView()->groups())
+                for (const PredictionsView::Entry &e : g.entries)
+                    seen << QString::number(100.0 * e.p, 'f', 1) << QString::number(100.0 * e.p, 'f', 2)
+                         << QString::number(100.0 * e.p, 'g', 3);
+        }
+        w.predictionsView()->setHoveredPosition(-1);
+    }
 
     // every number the text quotes is among them
     for (const QString &q : quotedNumbers(*p)) {

@@ -11,8 +11,11 @@
 #include "mainwindow.h"
 #include "testsupport.h"
 #include "views/compareview.h"
+#include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/layergridview.h"
+#include "views/residualview.h"
+#include "views/rolloutview.h"
 #include "window/modelloader.h"
 
 #include "../support/modelfolders.h"
@@ -158,10 +161,13 @@ void TestModelWindow::openFixture()
             const double worst = worstHeatmapError(*win.w.heatmapView(), att[l].toArray()[h].toArray());
             QVERIFY2(worst < 1e-5, qPrintable(QStringLiteral("layer %1 head %2: %3").arg(l).arg(h).arg(worst)));
         }
-    // the titles name the model; its Layers and Residual tabs are shown (two layers)
+    // the titles name the model; its layers x heads (roles), Rollout and Residual tabs are shown (two layers)
     QVERIFY2(win.w.heatmapView()->title().contains(QString::fromStdString(win.w.modelInfo().name)),
              qPrintable(win.w.heatmapView()->title()));
-    QVERIFY(win.w.tabs()->isTabVisible(win.w.tabs()->indexOf(win.w.layerGridView())));
+    QVERIFY(win.w.tabs()->isTabVisible(win.w.tabs()->indexOf(win.w.headRolesView())));
+    QVERIFY(win.w.tabs()->isTabVisible(win.w.tabs()->indexOf(win.w.rolloutView())));
+    QVERIFY(win.w.tabs()->isTabVisible(win.w.tabs()->indexOf(win.w.residualView())));
+    QVERIFY(!win.w.tabs()->isTabVisible(win.w.tabs()->indexOf(win.w.layerGridView()))); // the seed-002 stack's grid
     QVERIFY(win.w.statusText().contains(QStringLiteral("layer %1 of %2").arg(layers - 1).arg(layers)));
 }
 
