@@ -528,7 +528,7 @@ bool sessionFromJson(const QJsonObject &json, SessionState &out, QStringList *pr
     if (newer)
         lines << QStringLiteral("written by a newer attnviz (session format version %1; this one reads version %2): "
                                 "opened what it understands")
-                     .arg(int(version))
+                     .arg(QString::number(version, 'g', 17)) // any size: 1e78 is a whole number too
                      .arg(kSessionVersion);
 
     SessionState s = out;

@@ -156,7 +156,8 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
         }
         font.setPixelSize(chosen ? chosen : minimumLabelPixels());
         if (!chosen) {
-            step = int(std::ceil(need(font) / std::max(1e-9, perToken)));
+            // before the first layout the axis may have no pixels: never more than one step per label
+            step = int(std::min(double(std::max(1, int(labels.size()))), std::ceil(need(font) / std::max(1e-9, perToken))));
             // round the step to 1, 2, 5, 10, 20, 50 ... so that the labels stay put while panning
             int nice = 1;
             while (nice < step) {
