@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // BERT's WordPiece (subword.h): vocab.txt, exact to Hugging Face's BertTokenizer (the Python one)
-// as transcribed in tests/fixtures/tokenizers/make_reference_ids.py. In order:
+// as transcribed in tests/fixtures/tokenizers/make_reference_ids.py (Google's tokenization.py, not the Rust
+// BertTokenizerFast, which writes [UNK] for some characters dropped here: tests/fixtures/models/MANIFEST.md). In order:
 //   1. the special tokens typed in the text ([CLS] [SEP] [PAD] [UNK] [MASK]) are split off first
 //      and stay one token each (PreTrainedTokenizer.tokenize's trie);
 //   2. lower case, one character at a time (its re.sub(".+?") pre-pass: no final-sigma context);
