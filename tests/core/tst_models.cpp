@@ -184,6 +184,8 @@ double traceDifference(const Trace<T> &a, const Trace<T> &b)
     if (a.predictions.next.size() != b.predictions.next.size())
         return INFINITY;
     for (size_t i = 0; i < a.predictions.next.size(); ++i) {
+        if (a.predictions.next[i].empty() != b.predictions.next[i].empty())
+            continue; // computed in one only (a position kept from an earlier trace, or on demand)
         if (a.predictions.next[i].size() != b.predictions.next[i].size())
             return (qWarning("structure differs at line %d", __LINE__), INFINITY);
         for (size_t k = 0; k < a.predictions.next[i].size(); ++k)
@@ -319,16 +321,28 @@ void TestModels::incrementalEqualsFull_data()
     QTest::addColumn<QVector<int>>("after");
     QTest::addColumn<bool>("twoBack"); // the trace handed back is the one before last (double buffer)
     QTest::addColumn<bool>("everything"); // scores kept and every position's predictions
+    // with twoBack: the newest trace (of `before` less its last token) is passed as prefixFrom; its
+    // shared rows are copied where it shares more than the trace handed back
+    QTest::addColumn<bool>("fromNewest");
     const QVector<int> text = {464, 5044, 1422, 470, 3272, 262, 4675, 780, 340, 373, 1165, 10032, 13};
-    QTest::addRow("one token appended") << text.mid(0, 12) << text << false << false;
-    QTest::addRow("last token changed") << text << (text.mid(0, 12) << 11) << false << false;
-    QTest::addRow("middle changed") << text << (text.mid(0, 5) << 257 << text.mid(6)) << false << false;
-    QTest::addRow("shortened") << text << text.mid(0, 7) << false << false;
-    QTest::addRow("unrelated") << text << QVector<int>{50256, 40, 716} << false << false;
-    QTest::addRow("double buffered") << text.mid(0, 10) << text << true << false;
-    QTest::addRow("one token appended, everything kept") << text.mid(0, 12) << text << false << true;
-    QTest::addRow("middle changed, everything kept") << text << (text.mid(0, 5) << 257 << text.mid(6)) << false << true;
-    QTest::addRow("shortened, everything kept") << text << text.mid(0, 7) << false << true;
+    QTest::addRow("one token appended") << text.mid(0, 12) << text << false << false << false;
+    QTest::addRow("last token changed") << text << (text.mid(0, 12) << 11) << false << false << false;
+    QTest::addRow("middle changed") << text << (text.mid(0, 5) << 257 << text.mid(6)) << false << false << false;
+    QTest::addRow("shortened") << text << text.mid(0, 7) << false << false << false;
+    QTest::addRow("unrelated") << text << QVector<int>{50256, 40, 716} << false << false << false;
+    QTest::addRow("double buffered") << text.mid(0, 10) << text << true << false << false;
+    QTest::addRow("one token appended, everything kept") << text.mid(0, 12) << text << false << true << false;
+    QTest::addRow("middle changed, everything kept")
+        << text << (text.mid(0, 5) << 257 << text.mid(6)) << false << true << false;
+    QTest::addRow("shortened, everything kept") << text << text.mid(0, 7) << false << true << false;
+    // fromNewest: the trace handed back is of `before` less 3 tokens, the newest of `before` less 1
+    QTest::addRow("double buffered, prefix from the newest") << text.mid(0, 13) << text << true << false << true;
+    QTest::addRow("double buffered, prefix from the newest, everything kept")
+        << text.mid(0, 13) << text << true << true << true;
+    QTest::addRow("double buffered, the newest shares less")
+        << text.mid(0, 13) << (text.mid(0, 3) << 11) << true << false << true;
+    QTest::addRow("double buffered, the newest last token changed")
+        << text << (text.mid(0, 12) << 11) << true << true << true;
 }
 
 void TestModels::incrementalEqualsFull()
@@ -337,6 +351,7 @@ void TestModels::incrementalEqualsFull()
     QFETCH(QVector<int>, after);
     QFETCH(bool, twoBack);
     QFETCH(bool, everything);
+    QFETCH(bool, fromNewest);
     std::unique_ptr<Model> m = open(QStringLiteral("gpt2-tiny"));
     QVERIFY(m);
     TraceRequest req;
@@ -344,18 +359,31 @@ void TestModels::incrementalEqualsFull()
     req.allPredictions = everything;
     req.ids = std::vector<int>(before.begin(), before.end());
     Trace<float> kept, other, full;
+    if (fromNewest) // kept shares less with `after` than the newest does: it is of a text cut short
+        req.ids.resize(req.ids.size() - 3);
     QVERIFY(m->trace(req, kept).ok());
     if (twoBack) { // kept is now two calls old
+        req.ids = std::vector<int>(before.begin(), before.end());
         req.ids.pop_back();
         QVERIFY(m->trace(req, other).ok());
     }
     req.ids = std::vector<int>(after.begin(), after.end());
+    if (fromNewest)
+        req.prefixFrom = &other;
+    const Trace<float> newest = other;
     QVERIFY(m->trace(req, kept).ok());
+    req.prefixFrom = nullptr;
     QVERIFY(m->trace(req, full).ok());
+    QCOMPARE(traceDifference(other, newest), 0.0); // only read
     QCOMPARE(kept.tokens.size(), size_t(after.size()));
     QCOMPARE(kept.layers[0].attention.batch[0].scores.size(), everything ? size_t(kept.numHeads()) : size_t(0));
     QCOMPARE(kept.predictions.next.front().empty(), !everything && after.size() > 1);
     QCOMPARE(kept.predictions.next.back().size(), size_t(10));
+    for (size_t i = 0; i < full.predictions.next.size(); ++i) // every position a full trace has, and its logits' sum
+        if (!full.predictions.next[i].empty()) {
+            QCOMPARE(kept.predictions.next[i].size(), full.predictions.next[i].size());
+            QVERIFY(std::abs(kept.predictions.logNormalizer[i] - full.predictions.logNormalizer[i]) < 1e-4);
+        }
     const double diff = traceDifference(kept, full);
     QVERIFY2(diff < 1e-5, qPrintable(QString::number(diff))); // float rounding of other product shapes
     // float64 too, exactly the same arithmetic
@@ -410,10 +438,15 @@ void TestModels::predictAt()
     QVERIFY(m->trace(req, fresh).ok());
     QCOMPARE(fresh.predictions.next[2].size(), size_t(10));
     QVERIFY(std::abs(fresh.predictions.actualNext[2] - all.predictions.actualNext[2]) < 1e-6);
-    // ... the one before the new token is recomputed on demand (its next token changed)
-    QVERIFY(fresh.predictions.next[size_t(t - 1)].empty());
-    QVERIFY(m->predictAt(fresh, t - 1).ok());
-    QVERIFY(!std::isnan(fresh.predictions.actualNext[size_t(t - 1)]));
+    // ... and so does the one before the new token: its top tokens, and the probability of the token
+    // that now follows it, from its kept normalizer (as a full trace with every position says)
+    Trace<float> longer;
+    req.allPredictions = true;
+    QVERIFY(m->trace(req, longer).ok());
+    req.allPredictions = false;
+    QCOMPARE(fresh.predictions.next[size_t(t - 1)].size(), size_t(10));
+    QVERIFY(std::abs(fresh.predictions.actualNext[size_t(t - 1)] - longer.predictions.actualNext[size_t(t - 1)]) <
+            1e-6);
     QVERIFY(std::isnan(fresh.predictions.actualNext[size_t(t)]));
     // float64 as well
     Trace<double> d;

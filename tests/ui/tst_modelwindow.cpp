@@ -22,6 +22,8 @@
 
 #include "bundledmodel.h"
 
+#include "attnviz/pretrained.h"
+
 #include <QAction>
 #include <QComboBox>
 #include <QLineEdit>
@@ -109,6 +111,8 @@ private slots:
     void modelMenuAndRecent();
     void bundledModel();
     void cutAtPositions();
+    void typingEqualsFreshCompute_data();
+    void typingEqualsFreshCompute();
     void gpuBackendNote();
     void compareOnTheModel();
     void sessionRoundTrip();
@@ -417,6 +421,67 @@ void TestModelWindow::cutAtPositions()
     QCOMPARE(win.w.queryChips()->chipCount(), 32);
     QVERIFY2(win.w.statusText().contains(QLatin1String("cut at 32 of 40 tokens")), qPrintable(win.w.statusText()));
     QVERIFY2(win.w.statusText().contains(QString::fromStdString(s->trace->cutReason)), qPrintable(win.w.statusText()));
+}
+
+// Typing recomputes a causal model only from the first changed token, into one of two traces the
+// compute thread keeps (the other is on screen), copying rows the shown one shares: after each edit
+// the snapshot's weights of every layer and head and its predictions at every position equal a fresh
+// trace of the same text by another instance of the model.
+void TestModelWindow::typingEqualsFreshCompute_data()
+{
+    QTest::addColumn<bool>("holdAll"); // every snapshot kept alive: no trace can be written again
+    QTest::addRow("views hold the shown snapshot") << false;
+    QTest::addRow("every snapshot held") << true;
+}
+
+void TestModelWindow::typingEqualsFreshCompute()
+{
+    QFETCH(bool, holdAll);
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    std::unique_ptr<Model> fresh;
+    QVERIFY(openPretrained(fixtureModel(QStringLiteral("gpt2-tiny")).toStdString(), {}, fresh).ok());
+    const QStringList edits = {
+        QStringLiteral("The cat sat on the"),         // first text
+        QStringLiteral("The cat sat on the m"),       // typed
+        QStringLiteral("The cat sat on the ma"),      // typed again (the trace before last comes back)
+        QStringLiteral("The cat sat on the mat"),     // and again
+        QStringLiteral("The cat sat on the ma"),      // deleted
+        QStringLiteral("The cat sat on the mat"),     // typed
+        QStringLiteral("The big cat sat on the mat"), // pasted in the middle
+        QStringLiteral("The big cat sat on the mat."),
+        QStringLiteral("The big cat sat on the mat. It"), // the shown trace shares more than the one written
+    };
+    std::vector<SnapshotPtr> held;
+    for (const QString &text : edits) {
+        const SnapshotPtr s = win.show(text);
+        QVERIFY2(s, qPrintable(text));
+        if (holdAll)
+            held.push_back(s);
+        TraceRequest req;
+        req.text = text.toStdString();
+        req.allPredictions = true; // as the window asks
+        Trace<float> want;
+        QVERIFY(fresh->trace(req, want).ok());
+        QCOMPARE(s->tq(), int(want.tokens.size()));
+        double worst = 0;
+        for (int l = 0; l < want.numLayers(); ++l)
+            for (int h = -1; h < want.numHeads(); ++h)
+                worst = std::max(worst, double((s->weights(l, h) - want.weights(l, h)).cwiseAbs().maxCoeff()));
+        QVERIFY2(worst < 1e-5, qPrintable(QStringLiteral("%1: weights differ by %2").arg(text).arg(worst)));
+        const Predictions &got = s->trace->predictions, &ref = want.predictions;
+        QCOMPARE(got.next.size(), ref.next.size());
+        for (size_t i = 0; i < ref.next.size(); ++i) {
+            QCOMPARE(got.next[i].size(), ref.next[i].size());
+            for (size_t k = 0; k < ref.next[i].size(); ++k)
+                QVERIFY2(std::abs(got.next[i][k].p - ref.next[i][k].p) < 1e-5, qPrintable(text));
+            QCOMPARE(std::isnan(got.actualNext[i]), std::isnan(ref.actualNext[i]));
+            if (!std::isnan(ref.actualNext[i]))
+                QVERIFY2(std::abs(got.actualNext[i] - ref.actualNext[i]) < 1e-5,
+                         qPrintable(QStringLiteral("%1: position %2").arg(text).arg(i)));
+        }
+        QVERIFY2(std::abs(got.next.back().front().p - ref.next.back().front().p) < 1e-5, qPrintable(text));
+    }
 }
 
 void TestModelWindow::gpuBackendNote()

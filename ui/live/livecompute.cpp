@@ -205,8 +205,10 @@ Model &LiveModels::modelFor(const ComputeRequest &req, QString &label)
     return m_stack;
 }
 
-std::shared_ptr<Trace<float>> LiveModels::traceFor(const ComputeRequest &req)
+std::shared_ptr<Trace<float>> LiveModels::traceFor(const ComputeRequest &req,
+                                                   std::shared_ptr<const Trace<float>> &newest)
 {
+    newest.reset();
     if (!req.model) {
         m_traced = nullptr;
         m_traces.clear();
@@ -225,6 +227,8 @@ std::shared_ptr<Trace<float>> LiveModels::traceFor(const ComputeRequest &req)
         }
     if (!out) // every earlier trace is on screen: start from a copy of the newest (its prefix is kept)
         out = m_traces.empty() ? std::make_shared<Trace<float>>() : std::make_shared<Trace<float>>(*m_traces.front());
+    else if (!m_traces.empty()) // the one before: the newest (on screen, only read) may share more
+        newest = m_traces.front();
     m_traces.insert(m_traces.begin(), out);
     if (m_traces.size() > 2)
         m_traces.pop_back();
@@ -309,7 +313,9 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     models.setBackend(&backend);
     QString stackLabel;
     Model &model = models.modelFor(req, stackLabel);
-    std::shared_ptr<Trace<float>> trace = models.traceFor(req);
+    std::shared_ptr<const Trace<float>> newest;
+    std::shared_ptr<Trace<float>> trace = models.traceFor(req, newest);
+    tr.prefixFrom = newest.get();
     const Status st = model.trace(tr, *trace);
     snap->computeMs = double(timer.nsecsElapsed()) / 1e6;
     snap->backendName = QString::fromStdString(backend.name()); // what computed this one (a fallback names the CPU)

@@ -30,7 +30,9 @@ public:
     // The trace to compute `request` into. For a model of its own it is one that model made before
     // (the last or the one before, when no snapshot holds it any more; else a copy of the last), so
     // that a causal model recomputes only from the first token that changed (model.h); otherwise new.
-    std::shared_ptr<Trace<float>> traceFor(const ComputeRequest &request);
+    // `newest` gets the last trace when the one returned is another (the one before: typing
+    // alternates between the two): its rows are read for the prefix they share (TraceRequest::prefixFrom).
+    std::shared_ptr<Trace<float>> traceFor(const ComputeRequest &request, std::shared_ptr<const Trace<float>> &newest);
     // The induction scores of `model` (attnviz/headroles.h's probe), measured on the first call for
     // each model and kept; null and `problem` set when the probe cannot run.
     std::shared_ptr<const Mat<double>> inductionFor(const std::shared_ptr<Model> &model, QString &problem);

@@ -49,9 +49,12 @@ struct Predictions {
     // Both have one entry per token, but trace() runs the LM head (a t x vocabulary product, a
     // third of GPT-2 small's work at 128 tokens) only where asked: the last position always, every
     // position with TraceRequest::allPredictions. An empty next[i] (actualNext[i] NaN) is a
-    // position not computed yet: Model::predictAt fills it (on hover).
+    // position not computed yet: Model::predictAt fills it (on hover). A trace handed back keeps
+    // the positions before the first changed token; the one just before it keeps its top-k and gets
+    // actualNext anew from its logNormalizer (one dot product, not a scan of the vocabulary).
     std::vector<std::vector<TokenProb>> next;
     std::vector<double> actualNext;
+    std::vector<double> logNormalizer; // per position: log of the softmax's sum; NaN where not computed
     int topK = 0; // entries per computed position (TraceRequest::topK, at most the vocabulary)
     // Masked language models: one entry per [MASK] position, its top fills.
     struct Masked {
@@ -140,6 +143,11 @@ struct TraceRequest {
                                     // pipeline view derives scores from q and k and needs none)
     bool allPredictions = false;    // causal models: next tokens at every position, not only the last
                                     // (see Predictions::next; Model::predictAt computes one on demand)
+    // Causal models, float traces: another trace this model made (the one on screen, while the trace
+    // handed back is an older one of a double buffer). Where it shares a longer prefix with the new
+    // tokens than the trace handed back does, those rows are copied from it instead of recomputed.
+    // Only read; the caller keeps it alive and unchanged during the call. Null: none.
+    const Trace<float> *prefixFrom = nullptr;
     const std::atomic<bool> *cancel = nullptr; // set by the caller to stop early (Status Cancelled)
 };
 

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cmath>
 #include <mutex>
+#include <type_traits>
 
 namespace attnviz {
 
@@ -395,19 +396,33 @@ private:
         in.allPredictions = request.allPredictions;
         in.maskId = m_maskId;
         in.cancel = request.cancel;
-        // a causal model reuses the unchanged prefix of a trace it made with the same masks
-        int reuse = 0;
-        if (m_config.causal() && out.producer == producer && out.paddedKeys == request.paddedKeys &&
-            out.maskedCells == request.maskedCells && out.numLayers() == m_config.layers &&
-            (out.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
-            out.predictions.next.size() == out.tokens.size() &&
-            out.predictions.topK == std::min(in.topK, int(m_float->tokens.rows()))) {
-            const size_t n = std::min(out.tokens.size(), tokens.size());
-            while (size_t(reuse) < n && out.tokens[size_t(reuse)].id == tokens[size_t(reuse)].id)
-                ++reuse;
+        // a causal model reuses the unchanged prefix of a trace it made with the same masks and stages
+        // (the one handed back, or rows of request.prefixFrom where that shares more)
+        auto prefix = [&](const Trace<T> &tr) {
+            int r = 0;
+            if (m_config.causal() && tr.producer == producer && tr.paddedKeys == request.paddedKeys &&
+                tr.maskedCells == request.maskedCells && tr.numLayers() == m_config.layers &&
+                (tr.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
+                tr.predictions.next.size() == tr.tokens.size() &&
+                tr.predictions.topK == std::min(in.topK, int(m_float->tokens.rows()))) {
+                const size_t n = std::min(tr.tokens.size(), tokens.size());
+                while (size_t(r) < n && tr.tokens[size_t(r)].id == tokens[size_t(r)].id)
+                    ++r;
+            }
+            return r;
+        };
+        const int reuse = prefix(out);
+        const Trace<T> *source = nullptr;
+        int sourceReuse = 0;
+        if constexpr (std::is_same_v<T, float>) {
+            if (request.prefixFrom && request.prefixFrom != &out) {
+                sourceReuse = prefix(*request.prefixFrom);
+                if (sourceReuse > reuse)
+                    source = request.prefixFrom;
+            }
         }
         out.producer = 0; // until this call succeeds
-        if (Status st = runPretrained(m_config, weights, in, reuse, out); !st)
+        if (Status st = runPretrained(m_config, weights, in, reuse, out, source, sourceReuse); !st)
             return st;
         out.tokens = std::move(tokens);
         out.keyTokens.clear();

@@ -67,8 +67,9 @@ struct ForwardInput {
 };
 
 // Runs the model on `in.ids` into `out`, keeping out's first `reuse` positions as they are (a causal
-// model's unchanged prefix; 0 = everything computed). Fills embeddings, input, layers, final and
-// predictions; tokens, cut and producer are the caller's.
+// model's unchanged prefix; 0 = everything computed) and copying positions [reuse, sourceReuse) from
+// `source` (a trace of the same model, masks and stages sharing that longer prefix; null: none).
+// Fills embeddings, input, layers, final and predictions; tokens, cut and producer are the caller's.
 // Causal models: fills pr.next[i] and pr.actualNext[i] for each i in `positions` from the final
 // hidden states (the LM head over those rows only, the vocabulary in chunks over the pool); token
 // strings are left empty for the caller. pr.next / actualNext must already have final.rows() entries.
@@ -78,6 +79,7 @@ void predictNext(const PretrainedWeights<T> &weights, const Mat<T> &final, const
 
 template <typename T>
 Status runPretrained(const PretrainedConfig &config, const std::shared_ptr<const PretrainedWeights<T>> &weights,
-                     const ForwardInput &in, int reuse, Trace<T> &out);
+                     const ForwardInput &in, int reuse, Trace<T> &out, const Trace<T> *source = nullptr,
+                     int sourceReuse = 0);
 
 } // namespace attnviz
