@@ -83,14 +83,25 @@ constexpr int kRowBlock = 128;
 
 // Softmax over the unmasked entries of one row, in place; masked entries become exactly 0.
 // Returns false when every entry is masked (row left untouched for the policy to fill).
+// row = exp(row - mx), returning the sum (float: the kernels' one-pass exp; double: Eigen's).
+template <typename T, typename Row>
+T expShifted(Row &row, T mx)
+{
+    if constexpr (std::is_same_v<T, float>) {
+        return kernels::expShiftSum(row.data(), int(row.size()), mx);
+    } else {
+        row = (row.array() - mx).exp();
+        return row.sum();
+    }
+}
+
 template <typename T, typename Row>
 bool softmaxRow(Row row, const uint8_t *mask)
 {
     const Eigen::Index n = row.size();
     if (!mask) {
         const T mx = row.maxCoeff();
-        row = (row.array() - mx).exp();
-        row /= row.sum();
+        row /= expShifted<T>(row, mx);
         return true;
     }
     T mx = -std::numeric_limits<T>::infinity();
@@ -104,7 +115,7 @@ bool softmaxRow(Row row, const uint8_t *mask)
         if (!any)
             return false;
     }
-    row = (row.array() - mx).exp();
+    expShifted<T>(row, mx);
     T sum = 0;
     for (Eigen::Index j = 0; j < n; ++j) {
         if (mask[j])

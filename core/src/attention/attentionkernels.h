@@ -27,4 +27,8 @@ void scores(const float *q, int n, int dh, const float *packedK, int tk, float *
 void context(const float *p, std::ptrdiff_t ldp, int n, int tk, const float *v, std::ptrdiff_t ldv, int dh, float *c,
              std::ptrdiff_t ldc);
 
+// x[j] = exp(x[j] - shift) for j in [0, n), returning their sum: the softmax's exponentials and
+// denominator in one pass. Results below 2^-126 come out as about 1.2e-38 (as Eigen's exp), not 0.
+float expShiftSum(float *x, int n, float shift);
+
 } // namespace attnviz::kernels
