@@ -505,32 +505,36 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
                 }
                 if (!fast)
                     rows.noalias() = (scale * qh(h).middleRows(r0, n)) * kh(h).transpose();
-                // Row by row while the row is in L1: normalize, dropout, store the kept weights, add
-                // into the head mean (divided by H with the last head's row, as (sum) / H).
+                // By groups of rows that fit L1 (one row of a long text, the whole block of a short
+                // one): normalize, dropout, store the kept weights, add into the head mean (divided by H
+                // with the last head's rows, as (sum) / H).
                 const T inv = dropout ? T(1) / T(1.0 - cfg.dropout) : T(1);
-                for (int i = 0; i < n; ++i) {
-                    auto row = rows.row(i);
+                const int group = std::max(1, 4096 / tk);
+                for (int g0 = 0; g0 < n; g0 += group) {
+                    const int gn = std::min(group, n - g0);
+                    auto part = rows.middleRows(g0, gn);
                     if (cfg.keepScores)
-                        r.scores[size_t(h)].row(r0 + i) = row;
-                    normalizeRows(cfg, r.mask, scale, qn[size_t(h)], kn[size_t(h)], qh(h), kh(h), rows.middleRows(i, 1),
-                                  r0 + i, r0 + i + 1, degenerate[size_t(h)]);
+                        r.scores[size_t(h)].middleRows(r0 + g0, gn) = part;
+                    normalizeRows(cfg, r.mask, scale, qn[size_t(h)], kn[size_t(h)], qh(h), kh(h), part, r0 + g0,
+                                  r0 + g0 + gn, degenerate[size_t(h)]);
                     if (dropout) {
-                        r.weightsPreDropout[size_t(h)].row(r0 + i) = row;
+                        r.weightsPreDropout[size_t(h)].middleRows(r0 + g0, gn) = part;
                         const uint8_t *kp =
-                            keep.data() + ((size_t(b) * H + size_t(h)) * size_t(tq) + size_t(r0 + i)) * size_t(tk);
-                        T *wp = row.data();
-                        for (int j = 0; j < tk; ++j)
-                            wp[j] = kp[j] ? wp[j] * inv : T(0);
+                            keep.data() + ((size_t(b) * H + size_t(h)) * size_t(tq) + size_t(r0 + g0)) * size_t(tk);
+                        T *wp = part.data();
+                        for (Eigen::Index i = 0; i < Eigen::Index(gn) * tk; ++i)
+                            wp[i] = kp[i] ? wp[i] * inv : T(0);
                     }
-                    r.weights[size_t(h)].row(r0 + i) = row;
+                    r.weights[size_t(h)].middleRows(r0 + g0, gn) = part;
+                    auto mean = avg.middleRows(g0, gn);
                     if (H == 1)
-                        avg.row(i) = row / T(H);
+                        mean = part / T(H);
                     else if (h == 0)
-                        avg.row(i) = row;
+                        mean = part;
                     else if (h < H - 1)
-                        avg.row(i) += row;
+                        mean += part;
                     else
-                        avg.row(i) = (avg.row(i) + row) / T(H);
+                        mean = (mean + part) / T(H);
                 }
                 if constexpr (std::is_same_v<T, float>) {
                     if (fast)

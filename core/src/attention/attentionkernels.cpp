@@ -222,15 +222,20 @@ float expShiftSum(float *x, int n, float shift)
         acc0 = padd(acc0, e0);
         acc1 = padd(acc1, e1);
     }
+    if (j + W <= n) {
+        const Packet e = pexpClamped(Eigen::internal::psub(ploadu<Packet>(x + j), s));
+        pstoreu(x + j, e);
+        acc0 = padd(acc0, e);
+        j += W;
+    }
     float sum = predux(padd(acc0, acc1));
     if (j < n) {
-        // The last (up to 2W - 1) entries through a padded copy; exp(-1000) clamps to ~1e-38, not stored.
-        alignas(64) float tail[2 * W];
+        // The last (up to W - 1) entries through a padded copy; exp(-1000) clamps to ~1e-38, not stored.
+        alignas(64) float tail[W];
         const int left = n - j;
-        for (int i = 0; i < 2 * W; ++i)
+        for (int i = 0; i < W; ++i)
             tail[i] = i < left ? x[j + i] : shift - 1000.0f;
-        for (int i = 0; i < left; i += W)
-            pstore(tail + i, pexpClamped(Eigen::internal::psub(pload<Packet>(tail + i), s)));
+        pstore(tail, pexpClamped(Eigen::internal::psub(pload<Packet>(tail), s)));
         for (int i = 0; i < left; ++i) {
             x[j + i] = tail[i];
             sum += tail[i];
