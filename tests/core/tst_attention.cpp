@@ -13,8 +13,7 @@ using namespace attnviz;
 
 namespace {
 
-template <typename T>
-Mat<T> randomMat(int r, int c, uint32_t seed, double lo = -1.0, double hi = 1.0)
+template <typename T> Mat<T> randomMat(int r, int c, uint32_t seed, double lo = -1.0, double hi = 1.0)
 {
     std::mt19937 g(seed);
     std::uniform_real_distribution<double> u(lo, hi);
@@ -24,8 +23,7 @@ Mat<T> randomMat(int r, int c, uint32_t seed, double lo = -1.0, double hi = 1.0)
     return m;
 }
 
-template <typename T>
-AttentionInput<T> selfInput(int t, int d, int heads, uint32_t seed, bool project = true)
+template <typename T> AttentionInput<T> selfInput(int t, int d, int heads, uint32_t seed, bool project = true)
 {
     AttentionInput<T> in;
     in.batch.push_back({randomMat<T>(t, d, seed), {}, {}, {}});
@@ -71,6 +69,8 @@ private slots:
     void maskedCellsAreExactlyZero();
     void headAverageIsMean();
     void matchesPlainReferenceFloat();
+    void floatKernelsMatchDouble_data();
+    void floatKernelsMatchDouble();
     void causalTopLeftWhenTqDiffersFromTk();
     void freeHeadWidth();
     void outputWidthDiffers();
@@ -94,8 +94,10 @@ void TestAttention::rowsSumToOne_data()
     QTest::addColumn<bool>("f64");
     for (int f = 0; f < 2; ++f)
         for (int c = 0; c < 2; ++c) {
-            QTest::addRow("softmax causal=%d %s", c, f ? "double" : "float") << int(Normalization::Softmax) << bool(c) << bool(f);
-            QTest::addRow("sum causal=%d %s", c, f ? "double" : "float") << int(Normalization::Sum) << bool(c) << bool(f);
+            QTest::addRow("softmax causal=%d %s", c, f ? "double" : "float")
+                << int(Normalization::Softmax) << bool(c) << bool(f);
+            QTest::addRow("sum causal=%d %s", c, f ? "double" : "float")
+                << int(Normalization::Sum) << bool(c) << bool(f);
         }
 }
 
@@ -198,11 +200,84 @@ void TestAttention::matchesPlainReferenceFloat()
     const Mat<double> q = (in.batch[0].query * in.proj.q.W.transpose()).rowwise() + in.proj.q.b.transpose();
     const Mat<double> k = (in.batch[0].query * in.proj.k.W.transpose()).rowwise() + in.proj.k.b.transpose();
     for (int h = 0; h < 4; ++h) {
-        const Mat<double> ref = referenceWeights(q.middleCols(h * 8, 8), k.middleCols(h * 8, 8), 1.0 / std::sqrt(8.0),
-                                                 causalMask(64, 64));
+        const Mat<double> ref =
+            referenceWeights(q.middleCols(h * 8, 8), k.middleCols(h * 8, 8), 1.0 / std::sqrt(8.0), causalMask(64, 64));
         const double d = (r.batch[0].weights[size_t(h)].cast<double>() - ref).cwiseAbs().maxCoeff();
         QVERIFY2(d < 1e-5, qPrintable(QString::number(d)));
     }
+}
+
+void TestAttention::floatKernelsMatchDouble_data()
+{
+    // Shapes around the float kernels' tiles (attentionkernels.cpp): 6 query rows, key panels of 64
+    // (AVX-512) / 16 (AVX2) / 8 (SSE), heads a multiple of the packet or not (Eigen's products then).
+    QTest::addColumn<int>("tq");
+    QTest::addColumn<int>("tk");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("dHead");
+    QTest::addColumn<bool>("causal");
+    QTest::addColumn<double>("dropout");
+    QTest::addRow("one token") << 1 << 1 << 2 << 16 << false << 0.0;
+    QTest::addRow("7 x 5, d_head 16") << 7 << 5 << 3 << 16 << false << 0.0;
+    QTest::addRow("13 x 65, d_head 64, causal") << 13 << 65 << 2 << 64 << true << 0.0;
+    QTest::addRow("50 x 130, d_head 80") << 50 << 130 << 2 << 80 << false << 0.0;
+    QTest::addRow("37 x 63, d_head 40") << 37 << 63 << 3 << 40 << true << 0.0;
+    QTest::addRow("64 x 64, d_head 8") << 64 << 64 << 4 << 8 << false << 0.0;
+    QTest::addRow("200 x 200, d_head 32, causal") << 200 << 200 << 2 << 32 << true << 0.0;
+    QTest::addRow("30 x 70, d_head 16, dropout") << 30 << 70 << 2 << 16 << false << 0.25;
+}
+
+void TestAttention::floatKernelsMatchDouble()
+{
+    // Every stage of the float path against the double path on the same inputs, cross-attention so
+    // t_q and t_k differ. Differences stay at float rounding (the kernels sum in another order).
+    QFETCH(int, tq);
+    QFETCH(int, tk);
+    QFETCH(int, heads);
+    QFETCH(int, dHead);
+    QFETCH(bool, causal);
+    QFETCH(double, dropout);
+    const int d = heads * dHead;
+    AttentionConfig cfg;
+    cfg.numHeads = heads;
+    cfg.causal = causal;
+    cfg.dropout = dropout;
+    cfg.dropoutSeed = 3;
+    AttentionInput<double> in;
+    in.batch.push_back({randomMat<double>(tq, d, 21), randomMat<double>(tk, d, 22), randomMat<double>(tk, d, 23), {}});
+    RandomProjectionSpec spec;
+    spec.dModel = spec.kdim = spec.vdim = d;
+    spec.numHeads = heads;
+    spec.dHead = dHead;
+    spec.qkvBias = true;
+    spec.seed = 4;
+    QVERIFY(randomProjections(spec, in.proj).ok());
+    AttentionInput<float> inf;
+    const auto &seq = in.batch[0];
+    inf.batch.push_back({seq.query.cast<float>(), seq.key.cast<float>(), seq.value.cast<float>(), {}});
+    auto lin = [](const Linear<double> &l) { return Linear<float>{l.W.cast<float>(), l.b.cast<float>()}; };
+    inf.proj = {lin(in.proj.q), lin(in.proj.k), lin(in.proj.v), lin(in.proj.o)};
+    AttentionResult<double> rd;
+    AttentionResult<float> rf;
+    QVERIFY(computeAttention(cfg, in, rd).ok());
+    QVERIFY(computeAttention(cfg, inf, rf).ok());
+    const auto &a = rf.batch[0];
+    const auto &b = rd.batch[0];
+    auto diff = [](const Mat<float> &x, const Mat<double> &y) {
+        return x.rows() == y.rows() && x.cols() == y.cols() ? (x.cast<double>() - y).cwiseAbs().maxCoeff() : 1e9;
+    };
+    for (int h = 0; h < heads; ++h) {
+        QVERIFY2(diff(a.scores[size_t(h)], b.scores[size_t(h)]) < 2e-5, qPrintable(QString("scores head %1").arg(h)));
+        QVERIFY2(diff(a.weights[size_t(h)], b.weights[size_t(h)]) < 2e-6,
+                 qPrintable(QString("weights head %1").arg(h)));
+    }
+    QVERIFY(diff(a.weightsAvg, b.weightsAvg) < 2e-6);
+    QVERIFY(diff(a.context, b.context) < 2e-5);
+    QVERIFY(diff(a.output, b.output) < 2e-5);
+    if (causal)
+        for (int i = 0; i < tq; ++i)
+            for (int j = i + 1; j < tk; ++j)
+                QCOMPARE(a.weights[0](i, j), 0.0f);
 }
 
 void TestAttention::causalTopLeftWhenTqDiffersFromTk()
@@ -431,16 +506,39 @@ void TestAttention::validationErrors()
     cfg.numHeads = 2;
     AttentionInput<float> in = selfInput<float>(4, 8, 2, 1);
     switch (which) {
-    case 0: cfg.numHeads = 3; in.proj = {}; break;
-    case 1: in.batch[0].query(1, 2) = std::numeric_limits<float>::quiet_NaN(); break;
-    case 2: in.proj.q.W = Mat<float>::Ones(8, 5); break;
-    case 3: in.batch.clear(); break;
-    case 4: in.attnMask = BoolMat::Zero(4, 3); break;
-    case 5: in.batch[0].keyPadding = {0, 1}; break;
-    case 6: cfg.dropout = 1.0; break;
-    case 7: cfg.scaleRule = ScaleRule::Temperature; cfg.temperature = 0; break;
-    case 8: in.batch[0].key = in.batch[0].query; in.batch[0].value = randomMat<float>(3, 8, 1); break;
-    case 9: in.proj.o.W(0, 0) = std::numeric_limits<float>::infinity(); break;
+    case 0:
+        cfg.numHeads = 3;
+        in.proj = {};
+        break;
+    case 1:
+        in.batch[0].query(1, 2) = std::numeric_limits<float>::quiet_NaN();
+        break;
+    case 2:
+        in.proj.q.W = Mat<float>::Ones(8, 5);
+        break;
+    case 3:
+        in.batch.clear();
+        break;
+    case 4:
+        in.attnMask = BoolMat::Zero(4, 3);
+        break;
+    case 5:
+        in.batch[0].keyPadding = {0, 1};
+        break;
+    case 6:
+        cfg.dropout = 1.0;
+        break;
+    case 7:
+        cfg.scaleRule = ScaleRule::Temperature;
+        cfg.temperature = 0;
+        break;
+    case 8:
+        in.batch[0].key = in.batch[0].query;
+        in.batch[0].value = randomMat<float>(3, 8, 1);
+        break;
+    case 9:
+        in.proj.o.W(0, 0) = std::numeric_limits<float>::infinity();
+        break;
     }
     AttentionResult<float> r;
     const Status st = computeAttention(cfg, in, r);

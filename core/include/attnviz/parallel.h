@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// A small blocking thread pool for the core's coarse parallel loops. Waiting threads sleep on a
-// condition variable (no spinning), so a busy machine (the UI thread, other programs) costs a
-// little throughput, never the collapse that spinning OpenMP barriers show under oversubscription.
+// A small blocking thread pool for the core's coarse parallel loops. Waiting threads spin at most
+// 100 microseconds (the gap between the loops of one attention call) and then sleep on a condition
+// variable, so a busy machine (the UI thread, other programs) costs a little throughput, never the
+// collapse that OpenMP's unbounded spinning barriers show under oversubscription.
 #pragma once
 
 #include <functional>

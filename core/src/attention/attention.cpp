@@ -9,6 +9,7 @@
 // query rows, small enough that every thread gets several, so one head of a long text also spreads
 // over the cores. Heads are read in place from q, k, v (column blocks), never copied.
 #include "attnviz/attention.h"
+#include "attentionkernels.h"
 #include "attnviz/linear.h"
 #include "attnviz/parallel.h"
 #include "attnviz/torchrng.h"
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 namespace attnviz {
 
@@ -81,14 +83,25 @@ constexpr int kRowBlock = 128;
 
 // Softmax over the unmasked entries of one row, in place; masked entries become exactly 0.
 // Returns false when every entry is masked (row left untouched for the policy to fill).
+// row = exp(row - mx), returning the sum (float: the kernels' one-pass exp; double: Eigen's).
+template <typename T, typename Row>
+T expShifted(Row &row, T mx)
+{
+    if constexpr (std::is_same_v<T, float>) {
+        return kernels::expShiftSum(row.data(), int(row.size()), mx);
+    } else {
+        row = (row.array() - mx).exp();
+        return row.sum();
+    }
+}
+
 template <typename T, typename Row>
 bool softmaxRow(Row row, const uint8_t *mask)
 {
     const Eigen::Index n = row.size();
     if (!mask) {
         const T mx = row.maxCoeff();
-        row = (row.array() - mx).exp();
-        row /= row.sum();
+        row /= expShifted<T>(row, mx);
         return true;
     }
     T mx = -std::numeric_limits<T>::infinity();
@@ -102,7 +115,7 @@ bool softmaxRow(Row row, const uint8_t *mask)
         if (!any)
             return false;
     }
-    row = (row.array() - mx).exp();
+    expShifted<T>(row, mx);
     T sum = 0;
     for (Eigen::Index j = 0; j < n; ++j) {
         if (mask[j])
@@ -134,17 +147,18 @@ bool rowFullyMasked(const uint8_t *mask, int n)
     return true;
 }
 
-// Normalizes rows [r0, r1) of `w` (holding the scaled scores) according to the config. Cosine
-// weights reuse the dot products: cos = w / (scale |q_i| |k_j|). Flags Sum rows with a zero sum.
-template <typename T, typename QH, typename KH>
+// Normalizes query rows [r0, r1), held by `w` (its row 0 is query r0; the scaled scores), according
+// to the config. Cosine weights reuse the dot products: cos = w / (scale |q_i| |k_j|). Flags Sum rows
+// with a zero sum.
+template <typename T, typename QH, typename KH, typename WB>
 void normalizeRows(const AttentionConfig &cfg, const BoolMat &mask, T scale, const Vec<T> &qn, const Vec<T> &kn,
-                   const QH &qh, const KH &kh, Mat<T> &w, int r0, int r1, std::vector<uint8_t> &degenerate)
+                   const QH &qh, const KH &kh, WB w, int r0, int r1, std::vector<uint8_t> &degenerate)
 {
     const int tk = int(w.cols());
     const bool hasMask = mask.size() != 0;
     for (int i = r0; i < r1; ++i) {
         const uint8_t *m = hasMask ? mask.data() + Eigen::Index(i) * tk : nullptr;
-        auto row = w.row(i);
+        auto row = w.row(i - r0);
         if (rowFullyMasked(m, tk)) {
             applyPolicy<T>(cfg.fullyMasked, row);
             continue;
@@ -199,7 +213,28 @@ struct Workspace {
     std::vector<Vec<T>> qn, kn;
     std::vector<std::vector<uint8_t>> degenerate;
     std::vector<uint8_t> keep;
+    Vec<float> packedKeys; // every head's keys for kernels::scores (float only)
 };
+
+// The float kernels' share of pass 3 (attentionkernels.h); double, and heads of a width the kernels
+// do not take, use Eigen's products (float64 results unchanged bit for bit).
+template <typename T>
+bool useKernels(int dHead)
+{
+    return std::is_same_v<T, float> && kernels::supportsHeadWidth(dHead);
+}
+
+// Rows of the query block of pass 3. One head's scores for the block (n x t_k) stay in L2 (1 MB
+// per core here) from the scores product to the context product: the t^2 weights are written once
+// and never read back from memory. As many rows as fit, since each block streams every head's K
+// and V through the cache once (48 rows at 4096 keys: 2 GB less from L3 a call than 24 rows). At
+// least 16 rows, at most 128.
+int rowBlockFor(int tq, int tk, int threads)
+{
+    const int wantBlocks = 4 * threads; // four blocks per thread at least (handed out as threads come free)
+    const int byCache = std::max(16, (192 * 1024 / std::max(1, tk)) / 6 * 6); // 768 KB of floats
+    return std::max(1, std::min({kRowBlock, byCache, std::max(16, (tq + wantBlocks - 1) / wantBlocks)}));
+}
 
 template <typename T>
 Workspace<T> &workspace()
@@ -393,9 +428,7 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
         const Mat<T> &xv = seq.value.size() ? seq.value : xk;
 
         // 1. projections
-        applyLinear(seq.query, proj.q, r.q);
-        applyLinear(xk, proj.k, r.k);
-        applyLinear(xv, proj.v, r.v);
+        applyLinears<T>({{&seq.query, &proj.q, &r.q}, {&xk, &proj.k, &r.k}, {&xv, &proj.v, &r.v}});
 
         // 2. mask
         r.mask = effectiveMask(input.attnMask, cfg.causal, seq.keyPadding, tq, tk);
@@ -439,37 +472,78 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
         degenerate.resize(size_t(H));
         for (auto &d : degenerate)
             d.assign(size_t(tq), 0);
-        // Four blocks per thread at least (the pool hands them out as threads come free), at least
-        // 16 rows so a product is still worth packing a head's keys for.
-        const int wantBlocks = 4 * coreThreads();
-        const int rb = std::max(1, std::min(kRowBlock, std::max(16, (tq + wantBlocks - 1) / wantBlocks)));
+        const bool fast = useKernels<T>(dh);
+        const size_t packedSize = fast ? kernels::packedKeysSize(tk, dh) : 0;
+        if constexpr (std::is_same_v<T, float>) {
+            if (fast) {
+                ws.packedKeys.resize(Eigen::Index(packedSize * size_t(H)));
+                parallelFor(H, 2.0 * tk * dh * H, [&](int h) {
+                    kernels::packKeys(r.k.data() + h * dh, r.k.cols(), tk, dh, ws.packedKeys.data() + packedSize * size_t(h));
+                });
+            }
+        }
+        const int rb = rowBlockFor(tq, tk, coreThreads());
         const int rowBlocks = (tq + rb - 1) / rb;
         parallelFor(rowBlocks, 4.0 * work, [&](int blk) {
             const int r0 = blk * rb, n = std::min(rb, tq - r0);
             auto avg = r.weightsAvg.middleRows(r0, n);
+            // One head's rows of the block, from scores to weights, stay in this L2-sized scratch; the
+            // kept weights are stored once, never read back from memory. (Non-temporal stores were
+            // no faster on the AMD EPYC VM the README's table comes from: 16 against 25 GB/s.)
+            thread_local Mat<T> block;
+            thread_local Vec<float> qs; // the block's rows of one head's q, times the scale
+            block.resize(rb, tk);
+            auto rows = block.topRows(n);
             for (int h = 0; h < H; ++h) {
-                Mat<T> &w = r.weights[size_t(h)];
-                auto rows = w.middleRows(r0, n);
-                rows.noalias() = (scale * qh(h).middleRows(r0, n)) * kh(h).transpose();
-                if (cfg.keepScores)
-                    r.scores[size_t(h)].middleRows(r0, n) = rows;
-                normalizeRows(cfg, r.mask, scale, qn[size_t(h)], kn[size_t(h)], qh(h), kh(h), w, r0, r0 + n,
-                              degenerate[size_t(h)]);
-                if (dropout) {
-                    r.weightsPreDropout[size_t(h)].middleRows(r0, n) = rows;
-                    const T inv = T(1) / T(1.0 - cfg.dropout);
-                    const uint8_t *kp = keep.data() + ((size_t(b) * H + size_t(h)) * size_t(tq) + size_t(r0)) * size_t(tk);
-                    T *wp = w.data() + Eigen::Index(r0) * tk;
-                    for (Eigen::Index i = 0; i < Eigen::Index(n) * tk; ++i)
-                        wp[i] = kp[i] ? wp[i] * inv : T(0);
+                if constexpr (std::is_same_v<T, float>) {
+                    if (fast) {
+                        qs.resize(Eigen::Index(n) * dh);
+                        Eigen::Map<Mat<float>>(qs.data(), n, dh) = scale * qh(h).middleRows(r0, n);
+                        kernels::scores(qs.data(), n, dh, ws.packedKeys.data() + packedSize * size_t(h), tk,
+                                        rows.data(), tk);
+                    }
                 }
-                r.context.block(r0, h * dh, n, dh).noalias() = rows * vh(h);
-                if (h == 0)
-                    avg = rows;
-                else
-                    avg += rows;
+                if (!fast)
+                    rows.noalias() = (scale * qh(h).middleRows(r0, n)) * kh(h).transpose();
+                // By groups of rows that fit L1 (one row of a long text, the whole block of a short
+                // one): normalize, dropout, store the kept weights, add into the head mean (divided by H
+                // with the last head's rows, as (sum) / H).
+                const T inv = dropout ? T(1) / T(1.0 - cfg.dropout) : T(1);
+                const int group = std::max(1, 4096 / tk);
+                for (int g0 = 0; g0 < n; g0 += group) {
+                    const int gn = std::min(group, n - g0);
+                    auto part = rows.middleRows(g0, gn);
+                    if (cfg.keepScores)
+                        r.scores[size_t(h)].middleRows(r0 + g0, gn) = part;
+                    normalizeRows(cfg, r.mask, scale, qn[size_t(h)], kn[size_t(h)], qh(h), kh(h), part, r0 + g0,
+                                  r0 + g0 + gn, degenerate[size_t(h)]);
+                    if (dropout) {
+                        r.weightsPreDropout[size_t(h)].middleRows(r0 + g0, gn) = part;
+                        const uint8_t *kp =
+                            keep.data() + ((size_t(b) * H + size_t(h)) * size_t(tq) + size_t(r0 + g0)) * size_t(tk);
+                        T *wp = part.data();
+                        for (Eigen::Index i = 0; i < Eigen::Index(gn) * tk; ++i)
+                            wp[i] = kp[i] ? wp[i] * inv : T(0);
+                    }
+                    r.weights[size_t(h)].middleRows(r0 + g0, gn) = part;
+                    auto mean = avg.middleRows(g0, gn);
+                    if (H == 1)
+                        mean = part / T(H);
+                    else if (h == 0)
+                        mean = part;
+                    else if (h < H - 1)
+                        mean += part;
+                    else
+                        mean = (mean + part) / T(H);
+                }
+                if constexpr (std::is_same_v<T, float>) {
+                    if (fast)
+                        kernels::context(rows.data(), tk, n, tk, r.v.data() + h * dh, r.v.cols(), dh,
+                                         r.context.data() + Eigen::Index(r0) * s.dInner + h * dh, s.dInner);
+                }
+                if (!fast)
+                    r.context.block(r0, h * dh, n, dh).noalias() = rows * vh(h);
             }
-            avg /= T(H);
         });
         for (int i = 0; i < tq; ++i) {
             bool deg = false;

@@ -1,49 +1,77 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// applyLinear: one dense layer, y = x W^T + b, as tasks of the core's pool. Shapes: x (t, in),
-// W (out, in) row-major, y (t, out). Tasks are (row block, column block) tiles of y; each is one
-// Eigen GEMM (x rows) * (W rows)^T, so Eigen packs only the tile's share of W.
+// applyLinear(s): dense layers, y = x W^T + b, as tasks of the core's pool. Shapes: x (t, in),
+// W (out, in) row-major, y (t, out). Tasks are (row block, column block) tiles of y, of every layer
+// of the call together; each is one Eigen GEMM (x rows) * (W rows)^T, so Eigen packs only the tile's
+// share of W.
 #include "attnviz/linear.h"
 #include "attnviz/parallel.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace attnviz {
 
-template <typename T>
-void applyLinear(const Mat<T> &x, const Linear<T> &l, Mat<T> &out)
+template <typename T> void applyLinears(std::initializer_list<LinearApply<T>> layers)
 {
-    if (l.isIdentity()) {
-        out = x;
-    } else {
+    struct Tile {
+        const LinearApply<T> *layer;
+        Eigen::Index r0, n, c0, m;
+    };
+    std::vector<Tile> tiles;
+    double work = 0;
+    int products = 0;
+    for (const LinearApply<T> &a : layers)
+        products += a.l->isIdentity() ? 0 : 1;
+    // Rows per tile: 128 keeps a tile's x in L2; a short text is cut into column tiles too, so that
+    // every thread has at least two tiles (the pool hands them out dynamically).
+    constexpr Eigen::Index kRows = 128, kMinCols = 64;
+    // Column tiles a multiple of 16 wide (an AVX-512 float register) so every tile but the last is
+    // whole, at most kMaxCols wide: Eigen's packed copy of the tile's share of W (depth block x
+    // columns) then stays under EIGEN_STACK_ALLOCATION_LIMIT (core/CMakeLists.txt), on the stack.
+    constexpr Eigen::Index kMaxCols = 256;
+    const int want = std::max(1, (2 * coreThreads() + std::max(1, products) - 1) / std::max(1, products));
+    for (const LinearApply<T> &a : layers) {
+        const Mat<T> &x = *a.x;
+        const Linear<T> &l = *a.l;
+        Mat<T> &out = *a.out;
+        if (l.isIdentity()) {
+            out = x;
+            if (l.hasBias())
+                out.rowwise() += l.b.transpose();
+            continue;
+        }
         const Eigen::Index t = x.rows(), nOut = l.W.rows();
         out.resize(t, nOut);
-        // Rows per tile: 128 keeps a tile's x in L2; a short text is cut into column tiles too, so
-        // that every thread has at least two tiles (the pool hands them out dynamically).
-        constexpr Eigen::Index kRows = 128, kMinCols = 64;
         const int rowTiles = int((t + kRows - 1) / kRows);
-        const int want = 2 * coreThreads();
         int colTiles = 1;
         if (rowTiles < want)
-            colTiles = int(std::max<Eigen::Index>(1, std::min<Eigen::Index>((want + rowTiles - 1) / rowTiles, nOut / kMinCols)));
-        // Column tiles a multiple of 16 wide (an AVX-512 float register) so every tile but the last is whole.
-        const Eigen::Index colStep = ((nOut + colTiles - 1) / colTiles + 15) / 16 * 16;
-        colTiles = int((nOut + colStep - 1) / colStep);
-        const double work = 2.0 * double(t) * double(nOut) * double(l.W.cols());
-        parallelFor(rowTiles * colTiles, work, [&](int task) {
-            const Eigen::Index r0 = Eigen::Index(task / colTiles) * kRows, n = std::min(kRows, t - r0);
-            const Eigen::Index c0 = Eigen::Index(task % colTiles) * colStep, m = std::min(colStep, nOut - c0);
-            auto tile = out.block(r0, c0, n, m);
-            tile.noalias() = x.middleRows(r0, n) * l.W.middleRows(c0, m).transpose();
-            if (l.hasBias())
-                tile.rowwise() += l.b.segment(c0, m).transpose();
-        });
-        return;
+            colTiles = int(
+                std::max<Eigen::Index>(1, std::min<Eigen::Index>((want + rowTiles - 1) / rowTiles, nOut / kMinCols)));
+        colTiles = std::max<int>(colTiles, int((nOut + kMaxCols - 1) / kMaxCols));
+        const Eigen::Index colStep = std::min(kMaxCols, ((nOut + colTiles - 1) / colTiles + 15) / 16 * 16);
+        for (Eigen::Index r0 = 0; r0 < t; r0 += kRows)
+            for (Eigen::Index c0 = 0; c0 < nOut; c0 += colStep)
+                tiles.push_back({&a, r0, std::min(kRows, t - r0), c0, std::min(colStep, nOut - c0)});
+        work += 2.0 * double(t) * double(nOut) * double(l.W.cols());
     }
-    if (l.hasBias())
-        out.rowwise() += l.b.transpose();
+    parallelFor(int(tiles.size()), work, [&](int task) {
+        const Tile &k = tiles[size_t(task)];
+        const Linear<T> &l = *k.layer->l;
+        auto tile = k.layer->out->block(k.r0, k.c0, k.n, k.m);
+        tile.noalias() = k.layer->x->middleRows(k.r0, k.n) * l.W.middleRows(k.c0, k.m).transpose();
+        if (l.hasBias())
+            tile.rowwise() += l.b.segment(k.c0, k.m).transpose();
+    });
+}
+
+template <typename T> void applyLinear(const Mat<T> &x, const Linear<T> &l, Mat<T> &out)
+{
+    applyLinears<T>({{&x, &l, &out}});
 }
 
 template void applyLinear<float>(const Mat<float> &, const Linear<float> &, Mat<float> &);
 template void applyLinear<double>(const Mat<double> &, const Linear<double> &, Mat<double> &);
+template void applyLinears<float>(std::initializer_list<LinearApply<float>>);
+template void applyLinears<double>(std::initializer_list<LinearApply<double>>);
 
 } // namespace attnviz
