@@ -12,6 +12,54 @@
 
 namespace attnviz::ui {
 
+// The masked keys' bars: hatched, outlined, as tall as the chart (QCPBars' geometry). Keys at least
+// kMinKeyPixels apart get a bar each; closer than that (where the gaps between bars are a pixel or
+// two) each run of masked keys is drawn as one bar, so that a long masked row is a few fills, not
+// one per key.
+class MaskedKeysLayer : public QCPLayerable {
+public:
+    static constexpr double kMinKeyPixels = 12;
+    static constexpr double kWidth = 0.8; // in keys, as the weights' bars
+
+    MaskedKeysLayer(QCustomPlot *plot)
+        : QCPLayerable(plot, QStringLiteral("main"))
+    {
+    }
+
+    std::vector<uint8_t> masked; // per key
+    double top = 0;              // the bars' height (value)
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter *p) const override
+    {
+        applyAntialiasingHint(p, antialiased(), QCP::aePlottables);
+    }
+    QRect clipRect() const override { return parentPlot()->axisRect()->rect(); }
+
+    void draw(QCPPainter *p) override
+    {
+        const QCPAxis *x = parentPlot()->xAxis, *y = parentPlot()->yAxis;
+        const int n = int(masked.size());
+        if (n == 0)
+            return;
+        p->setPen(QPen(QColor(120, 120, 120)));
+        p->setBrush(maskHatchBrush());
+        const bool each = std::abs(x->coordToPixel(1) - x->coordToPixel(0)) >= kMinKeyPixels;
+        const int lo = std::max(0, int(std::floor(x->range().lower))), hi = std::min(n - 1, int(std::ceil(x->range().upper)));
+        const double base = y->coordToPixel(0), value = y->coordToPixel(top);
+        for (int j = lo; j <= hi; ++j) {
+            if (!masked[size_t(j)])
+                continue;
+            int e = j;
+            while (!each && e + 1 <= hi && masked[size_t(e + 1)])
+                ++e;
+            const double left = x->coordToPixel(j - kWidth / 2), right = x->coordToPixel(e + kWidth / 2);
+            p->drawPolygon(QPolygonF(QRectF(QPointF(left, value), QPointF(right, base)).normalized()));
+            j = e;
+        }
+    }
+};
+
 RowView::RowView(QWidget *parent)
     : DeferredView(parent)
     , m_plot(new QCustomPlot(this))
@@ -34,11 +82,7 @@ RowView::RowView(QWidget *parent)
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
 
-    m_masked = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-    m_masked->setWidth(0.8);
-    m_masked->setPen(QPen(QColor(120, 120, 120)));
-    m_masked->setBrush(maskHatchBrush());
-    m_masked->setName(QStringLiteral("masked"));
+    m_masked = new MaskedKeysLayer(m_plot); // under the weights' bars
     m_bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
     m_bars->setWidth(0.8);
     m_bars->setPen(Qt::NoPen);
@@ -53,7 +97,7 @@ RowView::RowView(QWidget *parent)
     m_message->setPen(QPen(QColor(150, 150, 150)));
     m_message->setVisible(false);
 
-    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+    relabelAfterLayout(m_plot, this, [this] {
         bool changed = labelTokenAxis(m_plot->xAxis, m_labels);
         // (issue 14, 6) room above the tallest bar for its value label, and no more weight ticks
         // than the height holds at the current text size
@@ -62,10 +106,8 @@ RowView::RowView(QWidget *parent)
         // dock grows with larger text instead of squeezing the chart)
         const double line = QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
         const int needed = int(std::ceil(m_plot->height() - H + 5 * line));
-        if (H > 0 && std::abs(m_plot->minimumHeight() - needed) > line) {
-            m_plot->setMinimumHeight(needed);
-            changed = true;
-        }
+        if (H > 0 && std::abs(m_plot->minimumHeight() - needed) > line)
+            m_plot->setMinimumHeight(needed); // a new size replots by itself; the layout does not depend on it
         if (H > 0) {
             // the smallest 1-2-5 step that keeps the labels 1.3 lines apart, at most 4 of them
             auto fixed = qSharedPointerDynamicCast<QCPAxisTickerFixed>(m_plot->yAxis->ticker());
@@ -99,8 +141,7 @@ RowView::RowView(QWidget *parent)
                 }
             }
         }
-        if (changed)
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return changed;
     });
     rebuild();
 }
@@ -146,7 +187,7 @@ void RowView::rebuild()
     const bool ok = m_snapshot && m_snapshot->hasResult() && m_query >= 0 && m_query < m_snapshot->tq();
     if (!ok) {
         m_bars->data()->clear();
-        m_masked->data()->clear();
+        m_masked->masked.clear();
         m_title->setText(QStringLiteral("Selected query"));
         m_message->setText(wrapText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…"), 90));
         m_message->setVisible(!m_message->text().isEmpty());
@@ -158,7 +199,9 @@ void RowView::rebuild()
     m_labels = m_snapshot->keyLabels;
     const QString qname = m_snapshot->queryLabels.at(int(m_query));
     const BoolMat &mask = m_snapshot->seq(m_layer).mask;
-    QVector<double> keys(tk), maskedKeys, maskedVals;
+    QVector<double> keys(tk);
+    int maskedKeys = 0;
+    m_masked->masked.assign(size_t(tk), 0);
     m_values.resize(tk);
     double hi = 0, lo = 0;
     for (int j = 0; j < tk; ++j) {
@@ -173,14 +216,14 @@ void RowView::rebuild()
         hi = lo + 1;
     for (int j = 0; j < tk; ++j)
         if (mask.size() > 0 && mask(m_query, j)) {
-            maskedKeys << j;
-            maskedVals << hi * 1.05;
+            m_masked->masked[size_t(j)] = 1;
+            ++maskedKeys;
         }
+    m_masked->top = hi * 1.05;
     const bool fully = std::find(m_snapshot->seq(m_layer).fullyMaskedRows.begin(), m_snapshot->seq(m_layer).fullyMaskedRows.end(),
                                  m_query)
         != m_snapshot->seq(m_layer).fullyMaskedRows.end();
     m_bars->setData(keys, m_values, true);
-    m_masked->setData(maskedKeys, maskedVals, true);
     m_message->setVisible(fully);
     if (fully)
         m_message->setText(QStringLiteral("Every key is masked for “%1”: there are no weights to show (NaN).").arg(qname));
@@ -190,7 +233,7 @@ void RowView::rebuild()
                          .arg(m_query)
                          .arg(qname)
                          .arg(head)
-                         .arg(maskedKeys.isEmpty() ? QString() : QStringLiteral(" (hatched: masked keys)"))
+                         .arg(maskedKeys == 0 ? QString() : QStringLiteral(" (hatched: masked keys)"))
                      + QLatin1Char('\n') + describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display));
     m_plot->xAxis->setRange(-0.6, tk - 0.4);
     m_plot->yAxis->setRange(std::min(0.0, lo * 1.1), hi * 1.12);

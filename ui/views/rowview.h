@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The selected query's row of weights as a bar chart over the keys (seed 001's "journey" row).
-// Masked keys are hatched; a fully masked row says so instead of showing bars.
+// Masked keys are hatched; a fully masked row says so instead of showing bars. Where the keys are
+// narrower than a few pixels (a long text), each run of masked keys is one hatched bar: the raster
+// engine hands every fill taller than ~96 px to a thread pool, and a bar per key made that hundreds of
+// thread hand-offs a keystroke.
 #pragma once
 
 #include "views/deferredview.h"
@@ -15,6 +18,8 @@ class QCPTextElement;
 class QCPItemText;
 
 namespace attnviz::ui {
+
+class MaskedKeysLayer;
 
 class RowView : public DeferredView {
     Q_OBJECT
@@ -46,7 +51,8 @@ private:
     QVector<double> m_values;
     QCustomPlot *m_plot = nullptr;
     QCPTextElement *m_title = nullptr;
-    QCPBars *m_bars = nullptr, *m_masked = nullptr;
+    QCPBars *m_bars = nullptr;
+    MaskedKeysLayer *m_masked = nullptr; // the hatched bars of masked keys
     QCPItemText *m_message = nullptr;
     QList<QCPItemText *> m_valueLabels;
 };
