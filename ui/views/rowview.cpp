@@ -12,13 +12,14 @@
 
 namespace attnviz::ui {
 
-// The masked keys' bars: hatched, outlined, as tall as the chart (QCPBars' geometry). Keys at least
-// kMinKeyPixels apart get a bar each; closer than that (where the gaps between bars are a pixel or
-// two) each run of masked keys is drawn as one bar, so that a long masked row is a few fills, not
-// one per key.
+// The masked keys' bars: hatched, outlined, as tall as the chart, drawn as QCPBars draws them (one
+// antialiased polygon each, the same pixels) but in horizontal bands of kBand pixels: the raster
+// engine hands every fill or outline of 96 or more spans to a thread pool and waits for it, and
+// a bar per key as tall as the chart made that hundreds of thread hand-offs a keystroke on a long
+// text. Clipped to a band, each bar stays below that.
 class MaskedKeysLayer : public QCPLayerable {
 public:
-    static constexpr double kMinKeyPixels = 12;
+    static constexpr int kBand = 24;      // pixels: <= 3 spans per row (two edges, the inside) x 24 < 96
     static constexpr double kWidth = 0.8; // in keys, as the weights' bars
 
     MaskedKeysLayer(QCustomPlot *plot)
@@ -44,18 +45,27 @@ protected:
             return;
         p->setPen(QPen(QColor(120, 120, 120)));
         p->setBrush(maskHatchBrush());
-        const bool each = std::abs(x->coordToPixel(1) - x->coordToPixel(0)) >= kMinKeyPixels;
         const int lo = std::max(0, int(std::floor(x->range().lower))), hi = std::min(n - 1, int(std::ceil(x->range().upper)));
-        const double base = y->coordToPixel(0), value = y->coordToPixel(top);
-        for (int j = lo; j <= hi; ++j) {
-            if (!masked[size_t(j)])
-                continue;
-            int e = j;
-            while (!each && e + 1 <= hi && masked[size_t(e + 1)])
-                ++e;
-            const double left = x->coordToPixel(j - kWidth / 2), right = x->coordToPixel(e + kWidth / 2);
-            p->drawPolygon(QPolygonF(QRectF(QPointF(left, value), QPointF(right, base)).normalized()));
-            j = e;
+        std::vector<QPolygonF> bars;
+        for (int j = lo; j <= hi; ++j)
+            if (masked[size_t(j)])
+                bars.push_back(QPolygonF(QRectF(QPointF(x->coordToPixel(j - kWidth / 2), y->coordToPixel(top)),
+                                                QPointF(x->coordToPixel(j + kWidth / 2), y->coordToPixel(0)))
+                                             .normalized()));
+        if (bars.empty())
+            return;
+        const QRect area = clipRect().translated(0, -1); // as QCPLayer::draw clips a layerable
+        const QRectF span = bars.front().boundingRect().adjusted(0, -2, 0, 2);
+        const int y0 = std::max(area.top(), int(std::floor(span.top()))), y1 = std::min(area.bottom(), int(std::ceil(span.bottom())));
+        const bool aa = p->antialiasing();
+        for (int band = y0; band <= y1; band += kBand) {
+            // in the layer's coordinates, as QCPLayer::draw set the first clip: before the half-pixel
+            // shift QCPPainter makes for antialiasing
+            p->setAntialiasing(false);
+            p->setClipRect(QRect(area.left(), band, area.width(), std::min(kBand, y1 - band + 1)));
+            p->setAntialiasing(aa);
+            for (const QPolygonF &bar : bars)
+                p->drawPolygon(bar);
         }
     }
 };
@@ -106,8 +116,10 @@ RowView::RowView(QWidget *parent)
         // dock grows with larger text instead of squeezing the chart)
         const double line = QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
         const int needed = int(std::ceil(m_plot->height() - H + 5 * line));
-        if (H > 0 && std::abs(m_plot->minimumHeight() - needed) > line)
-            m_plot->setMinimumHeight(needed); // a new size replots by itself; the layout does not depend on it
+        if (H > 0 && std::abs(m_plot->minimumHeight() - needed) > line) {
+            m_plot->setMinimumHeight(needed); // the dock's layout follows later: lay out again then (rare)
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        }
         if (H > 0) {
             // the smallest 1-2-5 step that keeps the labels 1.3 lines apart, at most 4 of them
             auto fixed = qSharedPointerDynamicCast<QCPAxisTickerFixed>(m_plot->yAxis->ticker());

@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The selected query's row of weights as a bar chart over the keys (seed 001's "journey" row).
-// Masked keys are hatched; a fully masked row says so instead of showing bars. Where the keys are
-// narrower than a few pixels (a long text), each run of masked keys is one hatched bar: the raster
-// engine hands every fill taller than ~96 px to a thread pool, and a bar per key made that hundreds of
-// thread hand-offs a keystroke.
+// Masked keys are hatched; a fully masked row says so instead of showing bars.
 #pragma once
 
 #include "views/deferredview.h"
