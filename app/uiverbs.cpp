@@ -639,8 +639,17 @@ protected:
             return false;
         default: break;
         }
-        const QString name = (o->objectName().isEmpty() ? QString::fromLatin1(o->metaObject()->className()) : o->objectName())
-            + QLatin1Char(' ') + QString::fromLatin1(QMetaEnum::fromType<QEvent::Type>().valueToKey(e->type()));
+        auto named = [](const QObject *x) {
+            return x->objectName().isEmpty() ? QString::fromLatin1(x->metaObject()->className()) : x->objectName();
+        };
+        QString name = named(o);
+        // Qt's own parts (a scroll area's viewport) by what holds them
+        for (const QObject *up = o->parent(); up && o->objectName().startsWith(QLatin1String("qt_")); up = up->parent()) {
+            name += QLatin1String(" in ") + named(up);
+            if (!up->objectName().isEmpty() && !up->objectName().startsWith(QLatin1String("qt_")))
+                break;
+        }
+        name += QLatin1Char(' ') + QString::fromLatin1(QMetaEnum::fromType<QEvent::Type>().valueToKey(e->type()));
         QElapsedTimer t;
         t.start();
         ++m_depth;
@@ -849,12 +858,16 @@ int benchUi(const QStringList &args)
             w.tabs()->setCurrentWidget(timedTab);
         QCoreApplication::processEvents();
         std::vector<double> times, compute, views, paint;
+        EventProfile events;
+        if (p.isSet(profileOpt))
+            events.start();
         QTextCursor c = w.sentenceEdit()->textCursor();
         c.movePosition(QTextCursor::End);
         w.sentenceEdit()->setTextCursor(c);
         w.sentenceEdit()->setFocus();
         for (int r = 0; r < reps; ++r) {
             const bool add = r % 2 == 0;
+            events.nextKeystroke();
             const double total = timer.type(add ? Qt::Key_X : Qt::Key_Backspace, add ? QStringLiteral("x") : QString());
             const double viewsAt = timer.viewsAtMs();
             times.push_back(total);
@@ -868,6 +881,11 @@ int benchUi(const QStringList &args)
         const size_t m = times.size() / 2;
         std::printf("%8d %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f\n", n, times[m], times.front(), times.back(),
                     compute[m], views[m], paint[m]);
+        if (p.isSet(profileOpt)) {
+            events.stop();
+            events.print();
+            printReplotTimes(w);
+        }
         std::fflush(stdout);
     }
     std::printf("device: %s\n", cpuDeviceName().c_str());

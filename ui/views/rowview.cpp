@@ -168,6 +168,8 @@ void RowView::setSnapshot(SnapshotPtr snapshot)
 
 void RowView::setSelection(int layer, int head, int query)
 {
+    if (layer == m_layer && head == m_head && query == m_query)
+        return; // (the window passes the selection after every snapshot: rebuilt already)
     m_layer = layer;
     m_head = head;
     m_query = query;
