@@ -31,6 +31,8 @@
 #include <QEventLoop>
 #include <QFileInfo>
 #include <QKeyEvent>
+#include <QMap>
+#include <QMetaEnum>
 #include <QTabWidget>
 #include <QTextCursor>
 #include <QTimer>
@@ -601,6 +603,87 @@ std::shared_ptr<EmbeddingTable> benchTable(int n, int dim)
 
 namespace {
 
+// Where a keystroke's time goes on the GUI thread (`bench --ui --profile`): every event delivered at
+// the top of the event loop (not inside another one), timed and summed by receiver (its object name,
+// else its class) and event type. The filter delivers the event itself so that it can time it; input
+// events (keys, mouse), which QApplication routes to parents and shortcuts, are counted but not timed.
+class EventProfile : public QObject {
+public:
+    void start() { qApp->installEventFilter(this); }
+    void stop() { qApp->removeEventFilter(this); }
+    void nextKeystroke() { ++m_keystrokes; }
+    void print() const
+    {
+        std::vector<std::pair<double, QString>> rows;
+        double total = 0;
+        for (auto it = m_ms.begin(); it != m_ms.end(); ++it) {
+            rows.emplace_back(it.value(), it.key());
+            total += it.value();
+        }
+        std::sort(rows.rbegin(), rows.rend());
+        const double n = std::max(1, m_keystrokes);
+        std::printf("  GUI thread per keystroke (mean of %d): %.2f ms in timed events\n", m_keystrokes, total / n);
+        for (const auto &r : rows)
+            if (r.first / n >= 0.05)
+                std::printf("  %8.2f ms  %6.1f x  %s\n", r.first / n, m_count.value(r.second) / n, qPrintable(r.second));
+    }
+
+protected:
+    bool eventFilter(QObject *o, QEvent *e) override
+    {
+        if (m_depth > 0)
+            return false;
+        switch (e->type()) {
+        case QEvent::KeyPress: case QEvent::KeyRelease: case QEvent::ShortcutOverride: case QEvent::MouseMove:
+        case QEvent::MouseButtonPress: case QEvent::MouseButtonRelease: case QEvent::Wheel: case QEvent::InputMethod:
+            return false;
+        default: break;
+        }
+        auto named = [](const QObject *x) {
+            return x->objectName().isEmpty() ? QString::fromLatin1(x->metaObject()->className()) : x->objectName();
+        };
+        QString name = named(o);
+        // Qt's own parts (a scroll area's viewport) by what holds them
+        for (const QObject *up = o->parent(); up && o->objectName().startsWith(QLatin1String("qt_")); up = up->parent()) {
+            name += QLatin1String(" in ") + named(up);
+            if (!up->objectName().isEmpty() && !up->objectName().startsWith(QLatin1String("qt_")))
+                break;
+        }
+        name += QLatin1Char(' ') + QString::fromLatin1(QMetaEnum::fromType<QEvent::Type>().valueToKey(e->type()));
+        QElapsedTimer t;
+        t.start();
+        ++m_depth;
+        QCoreApplication::instance()->notify(o, e);
+        --m_depth;
+        m_ms[name] += double(t.nsecsElapsed()) / 1e6;
+        m_count[name] += 1;
+        return true;
+    }
+
+private:
+    int m_depth = 0, m_keystrokes = 0;
+    QMap<QString, double> m_ms;
+    QMap<QString, int> m_count;
+};
+
+// Each visible plot's replot alone (the median of 9, ms): what one snapshot costs it, no paint.
+void printReplotTimes(ui::MainWindow &w)
+{
+    std::printf("  replot alone (median of 9):");
+    for (QCustomPlot *plot : w.findChildren<QCustomPlot *>()) {
+        if (!plot->isVisible())
+            continue;
+        std::vector<double> t;
+        for (int r = 0; r < 9; ++r) {
+            plot->replot(QCustomPlot::rpQueuedRefresh);
+            t.push_back(plot->replotTime());
+        }
+        std::sort(t.begin(), t.end());
+        std::printf(" %s %.2f", qPrintable(plot->objectName().isEmpty() ? QStringLiteral("plot") : plot->objectName()), t[4]);
+    }
+    std::printf("\n");
+}
+
 // Times a key press in the sentence editor -> `plot` replotted after the views got the snapshot that
 // key made, and painted. Waits as the application does: blocked in the event loop (a 120 s guard).
 class KeystrokeTimer {
@@ -629,7 +712,7 @@ public:
         });
     }
     // Presses and releases `key` (typing `text`); the milliseconds until the plot is painted.
-    double type(int key, const QString &text)
+    Q_NEVER_INLINE double type(int key, const QString &text) // (not inlined: a profiler can collect inside it)
     {
         QKeyEvent press(QEvent::KeyPress, key, Qt::NoModifier, text);
         QKeyEvent release(QEvent::KeyRelease, key, Qt::NoModifier, text);
@@ -664,7 +747,7 @@ private:
 };
 
 int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt, const QCommandLineOption &seededOpt,
-                 const QCommandLineOption &tokenizerOpt, const QCommandLineOption &tokensOpt, int reps);
+                 const QCommandLineOption &tokenizerOpt, const QCommandLineOption &tokensOpt, int reps, bool profile);
 
 } // namespace
 
@@ -704,7 +787,10 @@ int benchUi(const QStringList &args)
                                     QStringLiteral("dir"), QStringLiteral("bundled"));
     QCommandLineOption tokensOpt(QStringLiteral("tokens"), QStringLiteral("With --model/--seeded: token counts (default 256)."),
                                  QStringLiteral("list"), QStringLiteral("256"));
-    p.addOptions({uiOpt, sizesOpt, repsOpt, depthOpt, viewOpt, modelOpt, seededOpt, tokenizerOpt, tokensOpt});
+    QCommandLineOption profileOpt(QStringLiteral("profile"),
+                                  QStringLiteral("Also print where the GUI thread's time goes per keystroke: events by "
+                                                 "receiver and type (replots, paints, the snapshot reaching the views)."));
+    p.addOptions({uiOpt, sizesOpt, repsOpt, depthOpt, viewOpt, modelOpt, seededOpt, tokenizerOpt, tokensOpt, profileOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -712,7 +798,8 @@ int benchUi(const QStringList &args)
         return 0;
     }
     if (p.isSet(modelOpt) || p.isSet(seededOpt))
-        return benchUiModel(p, modelOpt, seededOpt, tokenizerOpt, tokensOpt, std::max(3, p.value(repsOpt).toInt()));
+        return benchUiModel(p, modelOpt, seededOpt, tokenizerOpt, tokensOpt, std::max(3, p.value(repsOpt).toInt()),
+                            p.isSet(profileOpt));
     std::vector<int> sizes;
     for (const QString &s : p.value(sizesOpt).split(QLatin1Char(','), Qt::SkipEmptyParts))
         sizes.push_back(s.toInt());
@@ -771,12 +858,16 @@ int benchUi(const QStringList &args)
             w.tabs()->setCurrentWidget(timedTab);
         QCoreApplication::processEvents();
         std::vector<double> times, compute, views, paint;
+        EventProfile events;
+        if (p.isSet(profileOpt))
+            events.start();
         QTextCursor c = w.sentenceEdit()->textCursor();
         c.movePosition(QTextCursor::End);
         w.sentenceEdit()->setTextCursor(c);
         w.sentenceEdit()->setFocus();
         for (int r = 0; r < reps; ++r) {
             const bool add = r % 2 == 0;
+            events.nextKeystroke();
             const double total = timer.type(add ? Qt::Key_X : Qt::Key_Backspace, add ? QStringLiteral("x") : QString());
             const double viewsAt = timer.viewsAtMs();
             times.push_back(total);
@@ -790,6 +881,11 @@ int benchUi(const QStringList &args)
         const size_t m = times.size() / 2;
         std::printf("%8d %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f\n", n, times[m], times.front(), times.back(),
                     compute[m], views[m], paint[m]);
+        if (p.isSet(profileOpt)) {
+            events.stop();
+            events.print();
+            printReplotTimes(w);
+        }
         std::fflush(stdout);
     }
     std::printf("device: %s\n", cpuDeviceName().c_str());
@@ -802,7 +898,7 @@ namespace {
 // at the end of the text (a causal model recomputes only the last token) and at its start (every
 // token recomputed).
 int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt, const QCommandLineOption &seededOpt,
-                 const QCommandLineOption &tokenizerOpt, const QCommandLineOption &tokensOpt, int reps)
+                 const QCommandLineOption &tokenizerOpt, const QCommandLineOption &tokensOpt, int reps, bool profile)
 {
     std::shared_ptr<Model> model;
     QString source, error;
@@ -841,8 +937,11 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
                 "debounce off)\n",
                 info.name.c_str(), info.layers, info.heads, info.dModel, info.causal ? "causal" : "bidirectional", reps);
     std::printf("append: a letter typed at the end of the text (a causal model recomputes the last token); full: at its\n"
-                "start (every token recomputed). comp = the worker's trace; ms = key press to the heatmap painted.\n");
-    std::printf("%8s %14s %14s %14s %14s\n", "tokens", "append ms", "append comp", "full ms", "full comp");
+                "start (every token recomputed). ms = key press to the heatmap painted; comp = the worker's trace;\n"
+                "views = the rest until every view holds the snapshot (key handling, hand-over, data into the views);\n"
+                "gui = ms - comp (views + replot + paint: the window's share).\n");
+    std::printf("%8s %12s %12s %12s %12s %12s %12s %12s %12s\n", "tokens", "append ms", "append comp", "append views",
+                "append gui", "full ms", "full comp", "full views", "full gui");
     static const char *words[] = {"the", "cat", "sat", "on", "a", "mat", "and", "looked", "at", "small", "bird", "in",
                                   "tree", "near", "house", "while", "rain", "fell", "over", "quiet", "town"};
     for (int n : sizes) {
@@ -867,12 +966,16 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
             QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
         QCoreApplication::processEvents();
         w.sentenceEdit()->setFocus();
-        double median[2][2] = {};
+        double median[2][4] = {};
+        EventProfile profiles[2];
         for (int where = 0; where < 2; ++where) { // 0: at the end, 1: at the start
             QTextCursor c = w.sentenceEdit()->textCursor();
             c.movePosition(where == 0 ? QTextCursor::End : QTextCursor::Start);
             w.sentenceEdit()->setTextCursor(c);
-            std::vector<double> totals, computes;
+            std::vector<double> totals, computes, views;
+            EventProfile &events = profiles[where];
+            if (profile)
+                events.start();
             for (int r = 0; r < reps; ++r) {
                 // a new letter every time: a text the window has not computed before (typing a letter
                 // and taking it back would find the trace of two keystrokes ago, a double-buffer hit)
@@ -881,16 +984,29 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
                     s.movePosition(QTextCursor::Start);
                     w.sentenceEdit()->setTextCursor(s);
                 }
+                events.nextKeystroke();
                 totals.push_back(timer.type(Qt::Key_A + r % 26, QString(QChar(QLatin1Char(char('a' + r % 26))))));
                 computes.push_back(w.session()->snapshot()->computeMs);
+                views.push_back(timer.viewsAtMs() - w.session()->snapshot()->totalMs);
             }
-            std::sort(totals.begin(), totals.end());
-            std::sort(computes.begin(), computes.end());
+            if (profile)
+                events.stop();
+            for (auto *v : {&totals, &computes, &views})
+                std::sort(v->begin(), v->end());
             median[where][0] = totals[totals.size() / 2];
             median[where][1] = computes[computes.size() / 2];
+            median[where][2] = views[views.size() / 2];
+            median[where][3] = totals[totals.size() / 2] - computes[computes.size() / 2];
         }
-        std::printf("%8d %14.2f %14.2f %14.2f %14.2f\n", int(toks.size()), median[0][0], median[0][1], median[1][0],
-                    median[1][1]);
+        std::printf("%8d %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f\n", int(toks.size()), median[0][0],
+                    median[0][1], median[0][2], median[0][3], median[1][0], median[1][1], median[1][2], median[1][3]);
+        if (profile) {
+            for (int where = 0; where < 2; ++where) {
+                std::printf("%s, %d tokens:\n", where == 0 ? "append" : "full", int(toks.size()));
+                profiles[where].print();
+            }
+            printReplotTimes(w);
+        }
         std::fflush(stdout);
     }
     std::printf("device: %s (models compute on the CPU)\n", cpuDeviceName().c_str());

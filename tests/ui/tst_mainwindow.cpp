@@ -11,6 +11,7 @@
 #include "mainwindow.h"
 #include "testsupport.h"
 #include "views/rowview.h"
+#include "style/plotstyle.h"
 #include "controls/sentenceedit.h"
 #include "controls/tokenchipsview.h"
 
@@ -475,6 +476,68 @@ private slots:
         QVERIFY(m_w->embeddingView()->title().contains(QStringLiteral("d_head 8")));
         m_w->tabs()->setCurrentWidget(m_w->headGridView());
         QCOMPARE(m_w->headGridView()->panelCount(), 3);
+    }
+
+    // A keystroke costs each visible plot one replot: the token labels are chosen for the new text
+    // inside that replot (before, a label change queued a second one), and they are final then.
+    void oneReplotPerKeystroke()
+    {
+        QString text;
+        for (int i = 0; i < 120; ++i)
+            text += (i % 3 ? QStringLiteral("ship ") : QStringLiteral("crew "));
+        m_w->sentenceEdit()->setPlainText(text.trimmed());
+        QVERIFY(waitFor(gen(), [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 120; }));
+        QTest::qWait(300); // the dock and the labels settle at this length
+        QCustomPlot *heat = m_w->heatmapView()->plot(), *row = m_w->rowView()->plot();
+        int heatReplots = 0, rowReplots = 0, snapshots = 0;
+        connect(heat, &QCustomPlot::afterReplot, this, [&] { ++heatReplots; });
+        connect(row, &QCustomPlot::afterReplot, this, [&] { ++rowReplots; });
+        connect(m_w.get(), &MainWindow::viewsUpdated, this, [&] { ++snapshots; });
+        SentenceEdit *e = m_w->sentenceEdit();
+        e->setFocus();
+        e->moveCursor(QTextCursor::End);
+        for (const QString &word : {QStringLiteral(" ship"), QStringLiteral(" crew")}) {
+            heatReplots = rowReplots = snapshots = 0;
+            const quint64 before = gen();
+            QTest::keyClicks(e, word);
+            const int n = word == QLatin1String(" ship") ? 121 : 122;
+            QVERIFY(waitFor(before, [n](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == n; }));
+            QTest::qWait(300);
+            QCOMPARE(m_w->heatmapView()->keyLabels().size(), n);
+            QVERIFY(snapshots >= 1);
+            QCOMPARE(heatReplots, snapshots);
+            QCOMPARE(rowReplots, snapshots);
+            // the labels drawn are the ones this geometry asks for: choosing them again changes nothing
+            QVERIFY(!labelTokenAxis(heat->xAxis, m_w->heatmapView()->keyLabels()));
+            QVERIFY(!labelTokenAxis(heat->yAxis, m_w->heatmapView()->queryLabels()));
+            auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(heat->yAxis->ticker());
+            QVERIFY(ticker && ticker->ticks().size() > 3);
+        }
+    }
+
+    // The chips measure each label once; a new font measures them again.
+    void chipsFollowTheirFont()
+    {
+        TokenChipsView *chips = m_w->queryChips();
+        QCOMPARE(chips->chipCount(), 11);
+        const QRect before = chips->chipRect(6);
+        QFont f = chips->font();
+        f.setPointSizeF(f.pointSizeF() * 2);
+        chips->setFont(f);
+        const QFontMetrics fm(f);
+        QCOMPARE(chips->chipRect(6).width(), fm.horizontalAdvance(chips->chipText(6)) + 12);
+        QVERIFY(chips->chipRect(6).width() > before.width());
+        QCOMPARE(chips->chipRect(6).height(), fm.height() + 4);
+        // and typing keeps the measured chips where they were, adding the new one after them
+        const QRect sixth = chips->chipRect(6);
+        SentenceEdit *e = m_w->sentenceEdit();
+        e->setFocus();
+        e->moveCursor(QTextCursor::End);
+        QTest::keyClicks(e, QStringLiteral(" ship"));
+        QVERIFY(waitFor(gen(), [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 12; }));
+        QCOMPARE(chips->chipCount(), 12);
+        QCOMPARE(chips->chipRect(6), sixth);
+        QCOMPARE(chips->chipRect(11).width(), fm.horizontalAdvance(QStringLiteral("ship")) + 12);
     }
 
     void crossAttentionUsesTheKeySentence()

@@ -3,6 +3,7 @@
 
 #include <QHelpEvent>
 #include <QMouseEvent>
+#include <QPaintEvent>
 #include <QPainter>
 #include <QResizeEvent>
 #include <QToolTip>
@@ -24,21 +25,27 @@ TokenChipsView::TokenChipsView(QWidget *parent)
 
 void TokenChipsView::setTokens(const QStringList &tokens, const std::vector<uint8_t> &unknown, int totalTokens)
 {
+    const QStringList oldTokens = m_tokens;
+    const std::vector<uint8_t> oldUnknown = m_unknown, oldFlags = m_flags;
+    const int oldTotal = m_total;
     m_tokens = tokens.mid(0, kMaxChips);
     m_unknown.assign(unknown.begin(), unknown.begin() + std::min<size_t>(unknown.size(), size_t(m_tokens.size())));
+    m_unknown.resize(size_t(m_tokens.size()), 0);
     m_flags.assign(size_t(m_tokens.size()), 0);
     m_trace.clear();
     m_total = totalTokens;
-    emit chipsLaidOut(layoutChips(width(), &m_rects));
-    updateGeometry();
-    update();
+    tokensChanged(oldTokens, oldUnknown, oldFlags, oldTotal);
 }
 
 void TokenChipsView::setTraceTokens(const std::vector<TraceToken> &tokens, int totalTokens, Pieces pieces)
 {
+    const QStringList oldTokens = m_tokens;
+    const std::vector<uint8_t> oldUnknown = m_unknown, oldFlags = m_flags;
+    const int oldTotal = m_total;
     const size_t n = std::min<size_t>(tokens.size(), kMaxChips);
     m_trace.assign(tokens.begin(), tokens.begin() + std::ptrdiff_t(n));
     m_tokens.clear();
+    m_tokens.reserve(qsizetype(n));
     m_unknown.assign(n, 0);
     m_flags.assign(n, 0);
     for (size_t i = 0; i < n; ++i) {
@@ -64,13 +71,63 @@ void TokenChipsView::setTraceTokens(const std::vector<TraceToken> &tokens, int t
         m_flags[i] = flags;
     }
     m_total = totalTokens;
-    emit chipsLaidOut(layoutChips(width(), &m_rects));
-    updateGeometry();
-    update();
+    tokensChanged(oldTokens, oldUnknown, oldFlags, oldTotal);
+}
+
+void TokenChipsView::measure()
+{
+    const QFontMetrics fm(font());
+    m_widths.resize(size_t(m_tokens.size()));
+    for (int i = 0; i < m_tokens.size(); ++i) {
+        auto it = m_advance.constFind(m_tokens.at(i));
+        if (it == m_advance.constEnd())
+            it = m_advance.insert(m_tokens.at(i), fm.horizontalAdvance(m_tokens.at(i)));
+        m_widths[size_t(i)] = it.value() + 2 * kPadX;
+    }
+    if (m_advance.size() > 8 * kMaxChips) // a long session of typing: keep only what is shown
+        m_advance.clear();
+}
+
+void TokenChipsView::tokensChanged(const QStringList &oldTokens, const std::vector<uint8_t> &oldUnknown,
+                                   const std::vector<uint8_t> &oldFlags, int oldTotal)
+{
+    measure();
+    const std::vector<QRect> oldRects = m_rects;
+    const int height = layoutChips(width(), &m_rects);
+    // repaint the chips that moved or changed, and the "+ N more" note when it may have
+    QRegion dirty;
+    const size_t n = std::max(oldRects.size(), m_rects.size());
+    for (size_t i = 0; i < n; ++i) {
+        const bool both = i < oldRects.size() && i < m_rects.size();
+        if (both && oldRects[i] == m_rects[i] && oldTokens.at(qsizetype(i)) == m_tokens.at(qsizetype(i))
+            && oldUnknown[i] == m_unknown[i] && oldFlags[i] == m_flags[i])
+            continue;
+        if (i < oldRects.size())
+            dirty += oldRects[i];
+        if (i < m_rects.size())
+            dirty += m_rects[i];
+    }
+    if (oldTotal > int(oldRects.size()) || m_total > int(m_rects.size()) || m_rects.empty() || oldRects.empty()) {
+        // the note after the last chip (or the placeholder): its whole row
+        for (const std::vector<QRect> *rects : {&oldRects, const_cast<const std::vector<QRect> *>(&m_rects)})
+            if (!rects->empty())
+                dirty += QRect(0, rects->back().top(), width(), rects->back().height());
+        if (m_rects.empty() || oldRects.empty())
+            dirty = rect();
+    }
+    emit chipsLaidOut(height);
+    if (height != m_laidOutHeight) {
+        m_laidOutHeight = height;
+        updateGeometry();
+    }
+    if (!dirty.isEmpty())
+        update(dirty);
 }
 
 void TokenChipsView::setPadded(const std::set<int> &padded, bool paddingActive)
 {
+    if (padded == m_padded && paddingActive == m_paddingActive)
+        return;
     m_padded = padded;
     m_paddingActive = paddingActive;
     update();
@@ -92,10 +149,12 @@ int TokenChipsView::layoutChips(int width, std::vector<QRect> *rects) const
     const QFontMetrics fm(font());
     const int h = fm.height() + 2 * kPadY;
     int x = kGap, y = kGap;
-    if (rects)
+    if (rects) {
         rects->clear();
+        rects->reserve(size_t(m_tokens.size()));
+    }
     for (int i = 0; i < m_tokens.size(); ++i) {
-        const int w = fm.horizontalAdvance(m_tokens.at(i)) + 2 * kPadX;
+        const int w = i < int(m_widths.size()) ? m_widths[size_t(i)] : fm.horizontalAdvance(m_tokens.at(i)) + 2 * kPadX;
         if (isContinuation(i) && x > kGap)
             x -= kGap - 1; // against the word it continues, a hairline apart
         if (x + w > width - kGap && x > kGap) {
@@ -124,11 +183,12 @@ QSize TokenChipsView::minimumSizeHint() const { return QSize(100, fontMetrics().
 void TokenChipsView::resizeEvent(QResizeEvent *e)
 {
     const int h = layoutChips(width(), &m_rects);
+    m_laidOutHeight = h; // what the layout asked heightForWidth() for this width
     if (e->oldSize().width() != width())
         emit chipsLaidOut(h);
 }
 
-void TokenChipsView::paintEvent(QPaintEvent *)
+void TokenChipsView::paintEvent(QPaintEvent *e)
 {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
@@ -137,8 +197,11 @@ void TokenChipsView::paintEvent(QPaintEvent *)
         p.drawText(rect().adjusted(kGap, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, m_placeholder);
         return;
     }
+    const QRect exposed = e->rect(); // a long text: only the rows in view (the scroll area shows three)
     for (int i = 0; i < int(m_rects.size()); ++i) {
         const QRect r = m_rects[size_t(i)];
+        if (!r.intersects(exposed))
+            continue;
         const bool unknown = isUnknown(i);
         const bool padded = m_padded.count(i) > 0;
         const bool special = isSpecial(i);
@@ -215,6 +278,17 @@ void TokenChipsView::mouseMoveEvent(QMouseEvent *e)
         emit tokenHovered(at);
     }
     QWidget::mouseMoveEvent(e);
+}
+
+void TokenChipsView::changeEvent(QEvent *e)
+{
+    QWidget::changeEvent(e);
+    if (e->type() == QEvent::FontChange) {
+        m_advance.clear();
+        m_laidOutHeight = -1;
+        tokensChanged(m_tokens, m_unknown, m_flags, m_total);
+        update();
+    }
 }
 
 void TokenChipsView::leaveEvent(QEvent *e)

@@ -6,11 +6,14 @@
 // tokenizer's specials ([CLS], [SEP], <|endoftext|>) in their own colour; the tooltip names the
 // vocabulary piece and its id.
 // Hovering a chip emits its index (the predictions panel shows what the model said there).
-// Painted in one widget (not one button per token) so that a pasted page stays cheap.
+// Painted in one widget (not one button per token) so that a pasted page stays cheap; a keystroke
+// measures only labels it has not measured before, repaints only the chips that changed, paints only
+// the chips in view, and asks the layout for room only when the chips' height changes.
 #pragma once
 
 #include "attnviz/model.h"
 
+#include <QHash>
 #include <QStringList>
 #include <QWidget>
 
@@ -71,6 +74,7 @@ protected:
     bool event(QEvent *e) override; // tooltips
     void mouseMoveEvent(QMouseEvent *e) override;
     void leaveEvent(QEvent *e) override;
+    void changeEvent(QEvent *e) override; // a new font: measure again
 
 private:
     enum Flag : uint8_t { kSpecial = 1, kContinues = 2 };
@@ -79,6 +83,11 @@ private:
         return index >= 0 && index < int(m_flags.size()) && (m_flags[size_t(index)] & f);
     }
     int layoutChips(int width, std::vector<QRect> *rects) const;
+    // After m_tokens, m_unknown and m_flags changed (the old ones given): measures the new labels,
+    // lays the chips out, repaints what changed, and asks for a new height when it changed.
+    void tokensChanged(const QStringList &oldTokens, const std::vector<uint8_t> &oldUnknown,
+                       const std::vector<uint8_t> &oldFlags, int oldTotal);
+    void measure();
 
     QStringList m_tokens;
     std::vector<uint8_t> m_unknown;
@@ -90,6 +99,9 @@ private:
     bool m_clickable = true;
     QString m_placeholder;
     std::vector<QRect> m_rects;
+    std::vector<int> m_widths;          // each chip's width in the current font
+    QHash<QString, int> m_advance;      // label -> text width in the current font (labels repeat)
+    int m_laidOutHeight = -1;           // the height last reported to the layout
     int m_hovered = -1;
 };
 

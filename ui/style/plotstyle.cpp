@@ -106,8 +106,31 @@ QString elide(const QString &s, int maxChars)
     return s.left(std::max(1, maxChars - 1)) + QChar(0x2026);
 }
 
+namespace {
+
+// QCustomPlot 2.1 keeps at most 16 tick labels per axis as cached pixmaps
+// (QCPAxisPainterPrivate::mLabelCache, no setter); a token axis shows up to ~60, so every replot
+// rendered each label into a new pixmap again. The members are protected: reached through
+// pointers to members of derived classes (no instance of them is made).
+struct AxisAccess : QCPAxis {
+    static QCPAxisPainterPrivate *painter(QCPAxis *a) { return a->*(&AxisAccess::mAxisPainter); }
+};
+struct AxisPainterAccess : QCPAxisPainterPrivate {
+    static void setLabelCacheSize(QCPAxisPainterPrivate *p, int labels)
+    {
+        (p->*(&AxisPainterAccess::mLabelCache)).setMaxCost(labels);
+    }
+};
+
+} // namespace
+
 bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
 {
+    if (!axis->property("attnvizLabelCache").isValid()) {
+        axis->setProperty("attnvizLabelCache", true);
+        if (QCPAxisPainterPrivate *painter = AxisAccess::painter(axis))
+            AxisPainterAccess::setLabelCacheSize(painter, 128); // ~1 MB of small pixmaps at most
+    }
     auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(axis->ticker());
     if (!ticker) {
         ticker = QSharedPointer<QCPAxisTickerText>::create();
@@ -201,6 +224,23 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
         changed = true;
     }
     return changed;
+}
+
+void relabelAfterLayout(QCustomPlot *plot, QObject *context, std::function<bool()> relabel)
+{
+    QObject::connect(plot, &QCustomPlot::afterLayout, context, [plot, relabel = std::move(relabel)] {
+        for (int pass = 0; pass < 3; ++pass) {
+            if (!relabel())
+                return;
+            // what QCustomPlot::updateLayout does (protected there), without emitting afterLayout again
+            QCPLayoutGrid *layout = plot->plotLayout();
+            layout->update(QCPLayoutElement::upPreparation);
+            layout->update(QCPLayoutElement::upMargins);
+            layout->update(QCPLayoutElement::upLayout);
+        }
+        if (relabel()) // still moving: settle in the next replot
+            plot->replot(QCustomPlot::rpQueuedReplot);
+    });
 }
 
 QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &w,

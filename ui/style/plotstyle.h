@@ -9,6 +9,7 @@
 #include <Eigen/Core>
 
 #include <cstdint>
+#include <functional>
 
 namespace attnviz::ui {
 
@@ -40,6 +41,13 @@ QColor maskFillColor();
 // visible range so that neighbours are at least one text line apart. Returns whether the labels
 // changed (the axis then needs another layout pass to show them).
 bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars = 14);
+
+// Calls `relabel` after every layout of `plot` (QCustomPlot::afterLayout, in a replot or an export):
+// it chooses what depends on the layout (token labels thinned to the room, tick steps, a range with
+// room for value labels) and returns whether it changed something the layout depends on. The plot is
+// then laid out again at once, inside the same replot (at most three passes; a replot is queued only
+// if it still has not settled), so that a new text costs one replot, not two.
+void relabelAfterLayout(QCustomPlot *plot, QObject *context, std::function<bool()> relabel);
 
 // Shortens a label for an axis ("supercalifragilistic" -> "supercalifrag…").
 QString elide(const QString &s, int maxChars);

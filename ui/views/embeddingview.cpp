@@ -134,6 +134,8 @@ void EmbeddingView::setSnapshot(SnapshotPtr snapshot)
 
 void EmbeddingView::setSelection(int layer, int, int query)
 {
+    if (layer == m_layer && query == m_query)
+        return; // (the window passes the selection after every snapshot: rebuilt already)
     m_layer = layer;
     m_query = query;
     rebuild();

@@ -152,7 +152,8 @@ void HeadGridView::setSelection(int layer, int head, int)
         return;
     }
     highlight();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    if (!deferred()) // another tab: drawn when shown
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void HeadGridView::rebuild()

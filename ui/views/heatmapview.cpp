@@ -98,12 +98,12 @@ HeatmapView::HeatmapView(QWidget *parent)
 
     m_overlay = new HeatmapOverlay(m_plot, rect, m_map);
 
-    // labels are chosen once the layout is known; a change (resize, zoom) costs one more replot
-    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+    // labels are chosen once the layout is known; a change (new text, resize, zoom) lays the plot out
+    // again within the same replot
+    relabelAfterLayout(m_plot, this, [this] {
         const bool x = labelTokenAxis(m_plot->xAxis, m_keyLabels);
         const bool y = labelTokenAxis(m_plot->yAxis, m_queryLabels);
-        if (x || y)
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return x || y;
     });
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onPress);
     connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapView::onRelease);

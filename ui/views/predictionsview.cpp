@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/predictionsview.h"
 
-#include <QLabel>
-#include <QScrollArea>
+#include <QTextBrowser>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -29,21 +28,22 @@ PredictionsView::Group makeGroup(const std::vector<TokenProb> &top)
 
 } // namespace
 
-PredictionsView::PredictionsView(QWidget *parent) : QWidget(parent), m_label(new QLabel(this))
+PredictionsView::PredictionsView(QWidget *parent) : QWidget(parent), m_text(new QTextBrowser(this))
 {
-    m_label->setObjectName(QStringLiteral("predictionsText"));
-    m_label->setTextFormat(Qt::RichText);
-    m_label->setWordWrap(true);
-    m_label->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    m_label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_label->setContentsMargins(6, 6, 6, 6);
-    auto *scroll = new QScrollArea(this);
-    scroll->setWidget(m_label);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
+    // A read-only text view, not a word-wrapped QLabel in a scroll area: the label laid the table out
+    // three or four times a keystroke (its minimum size, its height for the width, its paint); this
+    // lays it out once, at the panel's width, and paints the part in view. Drawn as the label was: no
+    // frame, the window's background, 6 px around the text.
+    m_text->setObjectName(QStringLiteral("predictionsText"));
+    m_text->setFrameShape(QFrame::NoFrame);
+    m_text->setOpenLinks(false);
+    m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_text->viewport()->setAutoFillBackground(false);
+    m_text->setAutoFillBackground(false);
+    m_text->document()->setDocumentMargin(6);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(scroll);
+    layout->addWidget(m_text);
     rebuild();
 }
 
@@ -110,7 +110,11 @@ void PredictionsView::rebuild()
             m_groups.push_back(std::move(g));
         }
     }
-    m_label->setText(html());
+    const QString text = html();
+    if (text != m_shown) { // hovering the same position again, or the same predictions: nothing to lay out
+        m_shown = text;
+        m_text->setHtml(text);
+    }
 }
 
 QString PredictionsView::html() const

@@ -14,7 +14,7 @@
 
 #include <vector>
 
-class QLabel;
+class QTextBrowser;
 
 namespace attnviz::ui {
 
@@ -56,7 +56,8 @@ private:
     int m_hovered = -1;
     std::vector<Group> m_groups;
     QString m_message;
-    QLabel *m_label = nullptr;
+    QString m_shown; // the html on screen
+    QTextBrowser *m_text = nullptr;
 };
 
 } // namespace attnviz::ui

@@ -12,6 +12,64 @@
 
 namespace attnviz::ui {
 
+// The masked keys' bars: hatched, outlined, as tall as the chart, drawn as QCPBars draws them (one
+// antialiased polygon each, the same pixels) but in horizontal bands of kBand pixels: the raster
+// engine hands every fill or outline of 96 or more spans to a thread pool and waits for it, and
+// a bar per key as tall as the chart made that hundreds of thread hand-offs a keystroke on a long
+// text. Clipped to a band, each bar stays below that.
+class MaskedKeysLayer : public QCPLayerable {
+public:
+    static constexpr int kBand = 24;      // pixels: <= 3 spans per row (two edges, the inside) x 24 < 96
+    static constexpr double kWidth = 0.8; // in keys, as the weights' bars
+
+    MaskedKeysLayer(QCustomPlot *plot)
+        : QCPLayerable(plot, QStringLiteral("main"))
+    {
+    }
+
+    std::vector<uint8_t> masked; // per key
+    double top = 0;              // the bars' height (value)
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter *p) const override
+    {
+        applyAntialiasingHint(p, antialiased(), QCP::aePlottables);
+    }
+    QRect clipRect() const override { return parentPlot()->axisRect()->rect(); }
+
+    void draw(QCPPainter *p) override
+    {
+        const QCPAxis *x = parentPlot()->xAxis, *y = parentPlot()->yAxis;
+        const int n = int(masked.size());
+        if (n == 0)
+            return;
+        p->setPen(QPen(QColor(120, 120, 120)));
+        p->setBrush(maskHatchBrush());
+        const int lo = std::max(0, int(std::floor(x->range().lower))), hi = std::min(n - 1, int(std::ceil(x->range().upper)));
+        std::vector<QPolygonF> bars;
+        for (int j = lo; j <= hi; ++j)
+            if (masked[size_t(j)])
+                bars.push_back(QPolygonF(QRectF(QPointF(x->coordToPixel(j - kWidth / 2), y->coordToPixel(top)),
+                                                QPointF(x->coordToPixel(j + kWidth / 2), y->coordToPixel(0)))
+                                             .normalized()));
+        if (bars.empty())
+            return;
+        const QRect area = clipRect().translated(0, -1); // as QCPLayer::draw clips a layerable
+        const QRectF span = bars.front().boundingRect().adjusted(0, -2, 0, 2);
+        const int y0 = std::max(area.top(), int(std::floor(span.top()))), y1 = std::min(area.bottom(), int(std::ceil(span.bottom())));
+        const bool aa = p->antialiasing();
+        for (int band = y0; band <= y1; band += kBand) {
+            // in the layer's coordinates, as QCPLayer::draw set the first clip: before the half-pixel
+            // shift QCPPainter makes for antialiasing
+            p->setAntialiasing(false);
+            p->setClipRect(QRect(area.left(), band, area.width(), std::min(kBand, y1 - band + 1)));
+            p->setAntialiasing(aa);
+            for (const QPolygonF &bar : bars)
+                p->drawPolygon(bar);
+        }
+    }
+};
+
 RowView::RowView(QWidget *parent)
     : DeferredView(parent)
     , m_plot(new QCustomPlot(this))
@@ -34,11 +92,7 @@ RowView::RowView(QWidget *parent)
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
 
-    m_masked = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-    m_masked->setWidth(0.8);
-    m_masked->setPen(QPen(QColor(120, 120, 120)));
-    m_masked->setBrush(maskHatchBrush());
-    m_masked->setName(QStringLiteral("masked"));
+    m_masked = new MaskedKeysLayer(m_plot); // under the weights' bars
     m_bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
     m_bars->setWidth(0.8);
     m_bars->setPen(Qt::NoPen);
@@ -53,7 +107,7 @@ RowView::RowView(QWidget *parent)
     m_message->setPen(QPen(QColor(150, 150, 150)));
     m_message->setVisible(false);
 
-    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+    relabelAfterLayout(m_plot, this, [this] {
         bool changed = labelTokenAxis(m_plot->xAxis, m_labels);
         // (issue 14, 6) room above the tallest bar for its value label, and no more weight ticks
         // than the height holds at the current text size
@@ -63,8 +117,8 @@ RowView::RowView(QWidget *parent)
         const double line = QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
         const int needed = int(std::ceil(m_plot->height() - H + 5 * line));
         if (H > 0 && std::abs(m_plot->minimumHeight() - needed) > line) {
-            m_plot->setMinimumHeight(needed);
-            changed = true;
+            m_plot->setMinimumHeight(needed); // the dock's layout follows later: lay out again then (rare)
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
         }
         if (H > 0) {
             // the smallest 1-2-5 step that keeps the labels 1.3 lines apart, at most 4 of them
@@ -99,8 +153,7 @@ RowView::RowView(QWidget *parent)
                 }
             }
         }
-        if (changed)
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return changed;
     });
     rebuild();
 }
@@ -115,6 +168,8 @@ void RowView::setSnapshot(SnapshotPtr snapshot)
 
 void RowView::setSelection(int layer, int head, int query)
 {
+    if (layer == m_layer && head == m_head && query == m_query)
+        return; // (the window passes the selection after every snapshot: rebuilt already)
     m_layer = layer;
     m_head = head;
     m_query = query;
@@ -146,7 +201,7 @@ void RowView::rebuild()
     const bool ok = m_snapshot && m_snapshot->hasResult() && m_query >= 0 && m_query < m_snapshot->tq();
     if (!ok) {
         m_bars->data()->clear();
-        m_masked->data()->clear();
+        m_masked->masked.clear();
         m_title->setText(QStringLiteral("Selected query"));
         m_message->setText(wrapText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…"), 90));
         m_message->setVisible(!m_message->text().isEmpty());
@@ -158,7 +213,9 @@ void RowView::rebuild()
     m_labels = m_snapshot->keyLabels;
     const QString qname = m_snapshot->queryLabels.at(int(m_query));
     const BoolMat &mask = m_snapshot->seq(m_layer).mask;
-    QVector<double> keys(tk), maskedKeys, maskedVals;
+    QVector<double> keys(tk);
+    int maskedKeys = 0;
+    m_masked->masked.assign(size_t(tk), 0);
     m_values.resize(tk);
     double hi = 0, lo = 0;
     for (int j = 0; j < tk; ++j) {
@@ -173,14 +230,14 @@ void RowView::rebuild()
         hi = lo + 1;
     for (int j = 0; j < tk; ++j)
         if (mask.size() > 0 && mask(m_query, j)) {
-            maskedKeys << j;
-            maskedVals << hi * 1.05;
+            m_masked->masked[size_t(j)] = 1;
+            ++maskedKeys;
         }
+    m_masked->top = hi * 1.05;
     const bool fully = std::find(m_snapshot->seq(m_layer).fullyMaskedRows.begin(), m_snapshot->seq(m_layer).fullyMaskedRows.end(),
                                  m_query)
         != m_snapshot->seq(m_layer).fullyMaskedRows.end();
     m_bars->setData(keys, m_values, true);
-    m_masked->setData(maskedKeys, maskedVals, true);
     m_message->setVisible(fully);
     if (fully)
         m_message->setText(QStringLiteral("Every key is masked for “%1”: there are no weights to show (NaN).").arg(qname));
@@ -190,7 +247,7 @@ void RowView::rebuild()
                          .arg(m_query)
                          .arg(qname)
                          .arg(head)
-                         .arg(maskedKeys.isEmpty() ? QString() : QStringLiteral(" (hatched: masked keys)"))
+                         .arg(maskedKeys == 0 ? QString() : QStringLiteral(" (hatched: masked keys)"))
                      + QLatin1Char('\n') + describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display));
     m_plot->xAxis->setRange(-0.6, tk - 0.4);
     m_plot->yAxis->setRange(std::min(0.0, lo * 1.1), hi * 1.12);

@@ -16,6 +16,8 @@ class QCPItemText;
 
 namespace attnviz::ui {
 
+class MaskedKeysLayer;
+
 class RowView : public DeferredView {
     Q_OBJECT
 public:
@@ -46,7 +48,8 @@ private:
     QVector<double> m_values;
     QCustomPlot *m_plot = nullptr;
     QCPTextElement *m_title = nullptr;
-    QCPBars *m_bars = nullptr, *m_masked = nullptr;
+    QCPBars *m_bars = nullptr;
+    MaskedKeysLayer *m_masked = nullptr; // the hatched bars of masked keys
     QCPItemText *m_message = nullptr;
     QList<QCPItemText *> m_valueLabels;
 };
