@@ -94,6 +94,8 @@ private slots:
     void hiddenStagesKeepTheThemeBackground();
     void gridPanelsHaveEqualCells_data();
     void gridPanelsHaveEqualCells();
+    void gridFitsEveryHeadCount_data();
+    void gridFitsEveryHeadCount();
 
 private:
     bool waitForResult();
@@ -1001,6 +1003,91 @@ void TestClassroom::gridPanelsHaveEqualCells()
         QVERIFY2(std::abs(r->height() - rects.first()->height()) <= 2,
                  qPrintable(QStringLiteral("%1 px high, the first %2").arg(r->height()).arg(rects.first()->height())));
     }
+}
+
+// All heads with 1 … 16 heads, self- and cross-attention, in the window (1600 × 1000): with 8 heads
+// (rows of 4, 4 and 1) the panel above the last row's key labels was taller than its neighbours, and
+// a thinned query axis's rotated note ("1 in 2 labels shown…") ran past the small panels into the
+// rows above and below. Every panel is the same size, every axis title fits its own panel, every
+// column has its key labels, and labels that had to be thinned are said so once, in the title.
+void TestClassroom::gridFitsEveryHeadCount_data()
+{
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<bool>("cross");
+    for (int h = 1; h <= 16; ++h)
+        QTest::addRow("%d heads", h) << h << false;
+    for (int h : {2, 5, 8, 16})
+        QTest::addRow("%d heads, cross-attention", h) << h << true;
+}
+
+void TestClassroom::gridFitsEveryHeadCount()
+{
+    QFETCH(int, heads);
+    QFETCH(bool, cross);
+    m_w->setSentence(kAnimal);
+    m_w->setKeySentence(cross ? QStringLiteral("we process and ship your order to the street") : QString());
+    ComputeSettings s = m_w->controls()->settings();
+    s.numHeads = heads;
+    s.dHead = 0;
+    m_w->controls()->setSettings(s);
+    QVERIFY(waitForResult());
+    QCOMPARE(m_w->session()->snapshot()->tk(), cross ? 9 : 11);
+    QVERIFY(m_w->showView(QStringLiteral("grid")));
+    HeadGridView *g = m_w->headGridView();
+    QCustomPlot *p = g->plot();
+    settle(p);
+    const QList<QCPAxisRect *> rects = p->axisRects();
+    QCOMPARE(rects.size(), heads + 1);
+    QCOMPARE(g->panelCount(), heads + 1);
+    int thinned = 0;
+    for (QCPAxisRect *r : rects) {
+        const QString where = r->axis(QCPAxis::atTop)->label();
+        QVERIFY2(std::abs(r->width() - rects.first()->width()) <= 2 && std::abs(r->height() - rects.first()->height()) <= 2,
+                 qPrintable(QStringLiteral("%1: %2 × %3 px, the first %4 × %5").arg(where).arg(r->width()).arg(r->height())
+                                .arg(rects.first()->width()).arg(rects.first()->height())));
+        QVERIFY(r->height() >= 20);
+        for (QCPAxis *a : r->axes()) {
+            if (!a->visible() || a->label().isEmpty())
+                continue;
+            // a title runs along its own panel's side, no further
+            const int room = a->orientation() == Qt::Horizontal ? r->width() : r->height();
+            const int len = QFontMetrics(a->labelFont()).horizontalAdvance(a->label());
+            QVERIFY2(len <= room, qPrintable(QStringLiteral("%1: “%2” is %3 px along %4 px").arg(where, a->label()).arg(len).arg(room)));
+        }
+        for (QCPAxis *a : {r->axis(QCPAxis::atLeft), r->axis(QCPAxis::atBottom)})
+            if (a->tickLabels()) {
+                QVERIFY(QFontInfo(a->tickLabelFont()).pixelSize() >= minimumLabelPixels());
+                if (tokenAxisLabelStep(a) > 1)
+                    ++thinned;
+                else
+                    QCOMPARE(int(tickTexts(a).size()), a->orientation() == Qt::Horizontal ? m_w->session()->snapshot()->tk() : 11);
+            }
+        // the keys under the lowest panel of each column
+        bool keys = r->axis(QCPAxis::atBottom)->tickLabels();
+        for (QCPAxisRect *o : rects)
+            keys = keys || (o != r && std::abs(o->left() - r->left()) <= 2 && o->top() > r->top() && o->axis(QCPAxis::atBottom)->tickLabels());
+        QVERIFY2(keys, qPrintable(where + QStringLiteral(": no key labels in its column")));
+    }
+    // the first panel of each row holds the query labels
+    QSet<int> rows, labelled;
+    for (QCPAxisRect *r : rects) {
+        rows.insert(r->top());
+        if (r->axis(QCPAxis::atLeft)->tickLabels())
+            labelled.insert(r->top());
+    }
+    QCOMPARE(labelled, rows);
+    // thinned labels are never silent: the title says so, once, and how to see them all
+    QCOMPARE(g->title().contains(QStringLiteral("labels shown")), thinned > 0);
+    if (thinned)
+        QVERIFY2(g->title().contains(QStringLiteral("1 in ")) && g->title().contains(QStringLiteral("zoom")), qPrintable(g->title()));
+    // and the title's lines fit its own column (beside the colour scale), none cut at both ends
+    for (QCPLayoutElement *el : p->plotLayout()->elements(true))
+        if (auto *te = qobject_cast<QCPTextElement *>(el)) {
+            const QFontMetrics fm(te->font());
+            for (const QString &line : te->text().split(QLatin1Char('\n')))
+                QVERIFY2(fm.horizontalAdvance(line) <= te->outerRect().width(),
+                         qPrintable(QStringLiteral("%1 px in %2: %3").arg(fm.horizontalAdvance(line)).arg(te->outerRect().width()).arg(line)));
+        }
 }
 
 QTEST_MAIN(TestClassroom)

@@ -201,7 +201,7 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
     }
     // a dropped label is never silent: the axis title says how many are shown and how to see all
     QString label = baseLabel;
-    if (step > 1) {
+    if (step > 1 && !axis->property("attnvizThinNoteElsewhere").toBool()) {
         const bool zooms = axis->parentPlot() && axis->parentPlot()->interactions().testFlag(QCP::iRangeZoom);
         label = (baseLabel.isEmpty() ? QString() : baseLabel + QStringLiteral(" — "))
             + QStringLiteral("1 in %1 labels shown: %2").arg(step).arg(zooms ? QStringLiteral("zoom in (wheel)")
@@ -289,6 +289,26 @@ QString wrapText(const QString &text, int width)
                 line.clear();
             }
             line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+        }
+        lines << line;
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+QString wrapText(const QString &text, const QFont &font, double pixels)
+{
+    const QFontMetricsF fm(font);
+    QStringList lines;
+    for (const QString &para : text.split(QLatin1Char('\n'))) {
+        QString line;
+        for (const QString &word : para.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            const QString joined = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+            if (!line.isEmpty() && fm.horizontalAdvance(joined) > pixels) {
+                lines << line;
+                line = word;
+            } else {
+                line = joined;
+            }
         }
         lines << line;
     }

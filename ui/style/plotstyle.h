@@ -39,7 +39,9 @@ QColor maskFillColor();
 
 // Labels a token axis, thinning the labels when they cannot all fit: keeps every k-th label of the
 // visible range so that neighbours are at least one text line apart. Returns whether the labels
-// changed (the axis then needs another layout pass to show them).
+// changed (the axis then needs another layout pass to show them). A thinned axis says so in its
+// title, unless the axis has the property "attnvizThinNoteElsewhere" set (its view says it once for
+// many small panels, where a rotated note would run past them: All heads).
 bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars = 14);
 
 // Calls `relabel` after every layout of `plot` (QCustomPlot::afterLayout, in a replot or an export):
@@ -73,6 +75,9 @@ TokenHeatmap makeTokenHeatmap(QCustomPlot *plot, const QString &xLabel, const QS
 
 // Breaks a message into lines of at most about `width` characters, at spaces.
 QString wrapText(const QString &text, int width = 64);
+// The same by pixels: lines no wider than `pixels` in `font` where words allow (a single longer word
+// keeps its own line).
+QString wrapText(const QString &text, const QFont &font, double pixels);
 
 // Text colour readable on a cell of colour `bg`.
 QColor contrastingText(const QColor &bg);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/headgridview.h"
 
+#include "style/legibility.h"
 #include "style/plotstyle.h"
 
 #include <qcustomplot.h>
@@ -66,11 +67,30 @@ HeadGridView::HeadGridView(QWidget *parent)
     // query labels on the first column's panels, key labels under the lowest panel of each column
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
         bool changed = false;
-        for (size_t n = 0; n < m_rects.size(); n += size_t(std::max(1, m_cols)))
+        int queryStep = 1, keyStep = 1;
+        for (size_t n = 0; n < m_rects.size(); n += size_t(std::max(1, m_cols))) {
             changed |= labelTokenAxis(m_rects[n]->axis(QCPAxis::atLeft), m_labels, 8);
+            queryStep = std::max(queryStep, tokenAxisLabelStep(m_rects[n]->axis(QCPAxis::atLeft)));
+        }
         for (size_t n = 0; n < m_rects.size(); ++n)
-            if (n + size_t(std::max(1, m_cols)) >= m_rects.size())
+            if (n + size_t(std::max(1, m_cols)) >= m_rects.size()) {
                 changed |= labelTokenAxis(m_rects[n]->axis(QCPAxis::atBottom), m_keyLabels, 8);
+                keyStep = std::max(keyStep, tokenAxisLabelStep(m_rects[n]->axis(QCPAxis::atBottom)));
+            }
+        // thinned labels are said once, in the title: a rotated note along each small panel ran past
+        // it into the rows above and below (issue 14)
+        QStringList thinned;
+        if (queryStep > 1)
+            thinned << QStringLiteral("1 in %1 query labels shown").arg(queryStep);
+        if (keyStep > 1)
+            thinned << QStringLiteral("1 in %1 key labels shown").arg(keyStep);
+        m_thinNote = thinned.isEmpty() ? QString()
+                                       : thinned.join(QStringLiteral(", "))
+                + QStringLiteral(": widen the window, or click a head to zoom into it on Weights (wheel)");
+        if (const QString t = titleText(); t != m_title->text()) {
+            m_title->setText(t);
+            changed = true;
+        }
         // the first column also holds the query labels: it gets that much more width, so that every
         // panel's cells are as wide as the others' (they were narrower in the first column, issue 14)
         // (and the last row holds the key labels: the same for the rows' heights)
@@ -137,6 +157,14 @@ QPoint HeadGridView::panelCenter(int panel) const
 
 QString HeadGridView::title() const { return m_title->text(); }
 
+QString HeadGridView::titleText() const
+{
+    const QString t = m_thinNote.isEmpty() ? m_baseTitle : m_baseTitle + QLatin1Char('\n') + m_thinNote;
+    // the title's column: the plot less the colour scale's (its lines were cut at both ends there)
+    const int width = m_plot->width() - (m_scale->visible() ? m_scale->outerRect().width() : 0) - 16;
+    return width > 100 ? wrapText(t, m_title->font(), width) : t;
+}
+
 void HeadGridView::setSnapshot(SnapshotPtr snapshot)
 {
     m_snapshot = std::move(snapshot);
@@ -189,7 +217,9 @@ void HeadGridView::rebuild()
             r->axis(QCPAxis::atLeft)->setRangeReversed(true);
             r->axis(QCPAxis::atRight)->setRangeReversed(true);
             r->setMinimumMargins(QMargins(2, 2, 2, 2));
-            r->setAutoMargins(QCP::msTop);
+            // every panel's bottom margin is automatic: a margin group sets only automatic sides,
+            // and a panel beside the key labels was taller than its neighbours (issue 14)
+            r->setAutoMargins(QCP::msTop | QCP::msBottom);
             if (n + cols >= panels) { // the lowest panel of its column: the keys (issue 14, 5)
                 QCPAxis *b = r->axis(QCPAxis::atBottom);
                 b->setTicker(QSharedPointer<QCPAxisTickerText>::create());
@@ -197,7 +227,7 @@ void HeadGridView::rebuild()
                 b->setSubTicks(false);
                 b->setTickLabels(true);
                 b->setTickLabelRotation(-60);
-                r->setAutoMargins(r->autoMargins() | QCP::msBottom);
+                b->setProperty("attnvizThinNoteElsewhere", true);
             }
             if (n % cols == 0) {
                 r->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
@@ -205,6 +235,7 @@ void HeadGridView::rebuild()
                 r->axis(QCPAxis::atLeft)->setTickLength(0, 0);
                 r->axis(QCPAxis::atLeft)->setSubTicks(false);
                 r->axis(QCPAxis::atLeft)->setTickLabels(true);
+                r->axis(QCPAxis::atLeft)->setProperty("attnvizThinNoteElsewhere", true);
                 r->setAutoMargins(r->autoMargins() | QCP::msLeft);
             }
             // panels of a row share their bottom margin, of a column their left one: equal sizes
@@ -221,7 +252,9 @@ void HeadGridView::rebuild()
         }
     }
     if (!ok) {
-        m_title->setText(m_snapshot ? QStringLiteral("All heads\n") + wrapText(m_snapshot->message, 90) : QStringLiteral("All heads"));
+        m_baseTitle = m_snapshot ? QStringLiteral("All heads\n") + wrapText(m_snapshot->message, 90) : QStringLiteral("All heads");
+        m_thinNote.clear();
+        m_title->setText(titleText());
         m_scale->setVisible(false);
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
@@ -262,7 +295,8 @@ void HeadGridView::rebuild()
         t += QStringLiteral("\nGrey rows: every key masked, no weights (NaN).");
     else if (m_snapshot->seq(m_layer).mask.size() > 0)
         t += QStringLiteral("\nGrey cells: masked.");
-    m_title->setText(t);
+    m_baseTitle = t;
+    m_title->setText(titleText());
     highlight();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -48,6 +48,8 @@ protected:
 private:
     void rebuild() override;
     void highlight();
+    // The title as drawn: the view's own lines and the thinned labels' note, wrapped to the plot.
+    QString titleText() const;
 
     SnapshotPtr m_snapshot;
 
@@ -56,6 +58,8 @@ private:
     int m_cols = 1;
     std::vector<QCPMarginGroup *> m_marginGroups; // one per row (bottom) and per column (left)
     QStringList m_labels, m_keyLabels;
+    QString m_baseTitle; // the title before the note and the wrapping
+    QString m_thinNote;  // "1 in 2 query labels shown: …" (empty while every label is drawn)
     QCustomPlot *m_plot = nullptr;
     QCPTextElement *m_title = nullptr;
     QCPLayoutGrid *m_grid = nullptr;

@@ -354,6 +354,7 @@ PipelineView::PipelineView(QWidget *parent)
     m_explain->setFocusPolicy(Qt::NoFocus);
     m_explain->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_explain->setMinimumWidth(220);
+    m_explain->installEventFilter(this); // its width follows its text size (presentation mode)
     m_explain->setHtml(tr("<p><b>How was it computed?</b></p><p>Click a cell in any stage to see the arithmetic "
                           "behind that number, with the actual values.</p>"));
     split->addWidget(m_scroll);
@@ -511,6 +512,18 @@ bool PipelineView::eventFilter(QObject *o, QEvent *e)
         if (m_focus >= 0)
             keepFocusInView();
     }
+    // in presentation mode the explanation holds a line of three numbers in its own (1.6×) text:
+    // narrower, its lines wrapped until the context row at its end needed scrolling on a 1280 × 720
+    // screen (issue 14); in the window it keeps its 220 px
+    if (o == m_explain && e->type() == QEvent::FontChange) {
+        QFont mono(QStringLiteral("monospace"));
+        mono.setStyleHint(QFont::Monospace);
+        mono.setPixelSize(QFontInfo(m_explain->font()).pixelSize());
+        const int line = QFontMetrics(mono).horizontalAdvance(QStringLiteral("−0.0000, −0.0000, −0.0000,"));
+        const int chrome = 2 * m_explain->frameWidth() + 2 * int(m_explain->document()->documentMargin())
+            + m_explain->verticalScrollBar()->sizeHint().width();
+        m_explain->setMinimumWidth(presentationLegibility() ? std::max(220, line + chrome) : 220);
+    }
     // the wheel over a stage scrolls the stages (the plots do not zoom) (issue 14, 7)
     if (e->type() == QEvent::Wheel && o != m_scroll->viewport() && qobject_cast<QCustomPlot *>(o)) {
         QCoreApplication::sendEvent(m_scroll->verticalScrollBar(), e);
@@ -523,6 +536,7 @@ void PipelineView::rebuild()
 {
     if (deferred())
         return;
+    const int refocus = m_focus >= 0 && m_shown == m_snapshot && m_focusLayer == m_layer && m_focusHead == m_head ? m_focus : -1;
     m_shown = m_snapshot; // the stages point into this one until the next rebuild
     buildStages();
     m_queryLabels.clear();
@@ -570,6 +584,8 @@ void PipelineView::rebuild()
     clearHighlights();
     m_focus = -1;
     applyReveal();
+    if (refocus >= 0)
+        focusCell(refocus, m_focusRow, m_focusCol);
 }
 
 void PipelineView::fillStage(PipelineStage &st)
@@ -980,6 +996,10 @@ bool PipelineView::focusCell(int i, int row, int col)
     if (m_current >= 0 && m_current < i)
         setCurrentStage(i); // stepping: the stages up to this one are revealed
     m_focus = i;
+    m_focusRow = row;
+    m_focusCol = col;
+    m_focusLayer = m_layer;
+    m_focusHead = m_head;
     keepFocusInView();
     return true;
 }
@@ -1312,6 +1332,10 @@ QString PipelineView::explainText(Kind kind, int i, int j) const
                     mono(QStringLiteral("A = p / %1 = %2 / %1 = <b>%3</b>").arg(num(kept), num(e[size_t(j)] / z), num(e[size_t(j)] / z / kept)));
             }
         }
+        // the whole row as drawn (and as the lessons quote it): cells too small for four decimals,
+        // or for any number at 18 px in presentation mode, show it here (issue 14)
+        mono(QStringLiteral("A[%1, :] = ").arg(i)
+             + termList(tk, [&](int k) { return num(w(i, k)); }).replace(QStringLiteral(" + "), QStringLiteral(", ")));
         if (c.dropout > 0 && size_t(h) < r.weightsPreDropout.size()) {
             const float pre = r.weightsPreDropout[size_t(h)](i, j);
             const bool dropped = w(i, j) == 0.0f && pre != 0.0f;

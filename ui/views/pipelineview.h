@@ -114,6 +114,9 @@ private:
     int m_head = 0;
     int m_current = -1;
     int m_focus = -1; // focusCell's stage
+    // focusCell's cell, and the layer and head it was asked on: the same snapshot shown again (a new
+    // theme or text size, presentation mode) keeps it (it was lost when presenting a lesson)
+    int m_focusRow = 0, m_focusCol = 0, m_focusLayer = 0, m_focusHead = 0;
     void keepFocusInView();
     int m_columns = 0;
     double m_scale = 1.0;

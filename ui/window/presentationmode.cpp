@@ -49,6 +49,12 @@ PresentationMode::PresentationMode(QMainWindow *window, QTabWidget *tabs, Pipeli
     m_keys.push_back(esc);
 }
 
+PresentationMode::~PresentationMode()
+{
+    if (m_on)
+        setPresentationLegibility(false);
+}
+
 void PresentationMode::setOn(bool on)
 {
     if (on == m_on)

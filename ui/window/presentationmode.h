@@ -30,6 +30,8 @@ class PresentationMode : public QObject {
     Q_OBJECT
 public:
     PresentationMode(QMainWindow *window, QTabWidget *tabs, PipelineView *pipeline, LessonPanel *lesson);
+    // A window closed while presenting leaves the 18 px minimums (a process-wide setting) behind.
+    ~PresentationMode() override;
 
     // View > Presentation mode (F11), checkable; the window adds it to its menu.
     QAction *action() const { return m_action; }
