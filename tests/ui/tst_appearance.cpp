@@ -153,8 +153,11 @@ private slots:
         QVERIFY(lesson->isVisible());
         QCOMPARE(AppearanceManager::instance()->appearance().theme, Theme::HighContrast);
         QVERIFY(QApplication::font().pointSizeF() >= baseSize * 1.59);
-        // a lesson starts from X and the keys step through the stages
+        // presenting keeps the stage the lesson opened on (issue 14: lessons open on what they talk
+        // about); from X the keys step through the stages
         PipelineView *pipe = w.pipelineView();
+        QCOMPARE(pipe->stageKind(pipe->currentStage()), PipelineView::StageKind::Weights); // the preset's stage
+        pipe->setCurrentStage(0);
         QCOMPARE(pipe->currentStage(), 0);
         w.tabs()->setFocus();
         QTest::keyClick(&w, Qt::Key_Right);
