@@ -12,6 +12,7 @@
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextEdit>
+#include <QWidget>
 
 #include <cmath>
 
@@ -99,6 +100,16 @@ QVector<DrawnText> drawnTexts(QCustomPlot *plot)
         plot->toPainter(&painter, plot->width(), plot->height());
     }
     return device.engine.texts;
+}
+
+QStringList widgetTexts(QWidget *widget)
+{
+    RecordingDevice device(widget->size());
+    widget->render(&device);
+    QStringList out;
+    for (const DrawnText &t : device.engine.texts)
+        out << t.text;
+    return out;
 }
 
 QStringList textsInView(QCustomPlot *plot)

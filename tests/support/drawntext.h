@@ -11,6 +11,7 @@
 
 class QCustomPlot;
 class QTextEdit;
+class QWidget;
 
 namespace attnviz::test {
 
@@ -21,6 +22,8 @@ struct DrawnText {
 
 // Every string `plot` draws at its current size.
 QVector<DrawnText> drawnTexts(QCustomPlot *plot);
+// Every string `widget` and its children draw (QWidget::render), as drawn: a combo box's elided title.
+QStringList widgetTexts(QWidget *widget);
 // The strings among those drawn inside plot->visibleRegion() (what is on screen, not scrolled away).
 QStringList textsInView(QCustomPlot *plot);
 // The words of `edit`'s text that lie inside its viewport without scrolling.

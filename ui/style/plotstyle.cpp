@@ -344,18 +344,24 @@ QColor headColor(int head)
 
 QColor headAverageColor() { return QColor(40, 40, 40); }
 
+void setTokenAxes(QCPAxisRect *rect)
+{
+    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
+    y->setRangeReversed(true);
+    x->setTickLabelRotation(-60);
+    for (QCPAxis *a : {x, y}) {
+        a->grid()->setVisible(false);
+        a->setSubTicks(false);
+        a->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    }
+}
+
 TokenHeatmap makeTokenHeatmap(QCustomPlot *plot, const QString &xLabel, const QString &yLabel, const QString &scaleLabel,
                               const QFont &titleFont)
 {
     TokenHeatmap h;
     QCPAxisRect *rect = plot->axisRect();
-    plot->yAxis->setRangeReversed(true);
-    plot->xAxis->setTickLabelRotation(-60);
-    for (QCPAxis *a : {plot->xAxis, plot->yAxis}) {
-        a->grid()->setVisible(false);
-        a->setSubTicks(false);
-        a->setTicker(QSharedPointer<QCPAxisTickerText>::create());
-    }
+    setTokenAxes(rect);
     plot->xAxis->setLabel(xLabel);
     plot->yAxis->setLabel(yLabel);
     h.map = new QCPColorMap(plot->xAxis, plot->yAxis);

@@ -62,6 +62,11 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
                               const Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> *exclude,
                               int maxCells, int *factor = nullptr);
 
+// The bottom and left axes of `rect` as a matrix's: rows down (y reversed), the column labels at
+// −60°, no grid and no sub-ticks, text tickers (labelTokenAxis fills them). Every heatmap of tokens
+// or dimensions: the weights, the rollout, the pipeline's stages, Compare's panels.
+void setTokenAxes(QCPAxisRect *rect);
+
 // A token × token heatmap laid out in `plot` (the weights, the rollout): rows down, text tickers,
 // no grid, a crisp colour map (no interpolation) on the weights' colour scale at the right, and a
 // bold title across the top.

@@ -3,20 +3,58 @@
 
 #include "teaching/presets.h"
 
+#include <QAbstractTextDocumentLayout>
 #include <QComboBox>
 #include <QEvent>
 #include <QLabel>
+#include <QScrollBar>
 #include <QSignalBlocker>
+#include <QStyleOptionComboBox>
+#include <QStylePainter>
+#include <QTextBlock>
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
 namespace attnviz::ui {
+
+namespace {
+
+// QComboBox draws its current text clipped at the edge of its field ("tiny · Induction:" in a narrow
+// column, issue 14); this one draws it elided with "…", the whole text in its tooltip. Qt has no
+// option for it: the label is drawn here as QComboBox::paintEvent draws it, with the text elided.
+class ElidingComboBox : public QComboBox {
+public:
+    explicit ElidingComboBox(QWidget *parent) : QComboBox(parent)
+    {
+        connect(this, &QComboBox::currentIndexChanged, this, [this] { setToolTip(currentText()); });
+    }
+
+protected:
+    void paintEvent(QPaintEvent *) override
+    {
+        QStylePainter painter(this);
+        painter.setPen(palette().color(QPalette::Text));
+        QStyleOptionComboBox opt;
+        initStyleOption(&opt);
+        painter.drawComplexControl(QStyle::CC_ComboBox, opt);
+        const QRect field = style()->subControlRect(QStyle::CC_ComboBox, &opt, QStyle::SC_ComboBoxEditField, this);
+        // the label is drawn 1 px inside the field on each side (QCommonStyle, CE_ComboBoxLabel)
+        opt.currentText = fontMetrics().elidedText(opt.currentText, Qt::ElideRight, field.width() - 2);
+        painter.drawControl(QStyle::CE_ComboBoxLabel, opt);
+    }
+};
+
+} // namespace
 
 LessonPanel::LessonPanel(QWidget *parent) : QWidget(parent)
 {
     auto *l = new QVBoxLayout(this);
     l->setContentsMargins(6, 6, 6, 6);
-    m_combo = new QComboBox(this);
+    m_combo = new ElidingComboBox(this);
     m_combo->setObjectName(QStringLiteral("presetCombo"));
     // the longest title must not set the column's (and the window's) minimum width: elided instead
     m_combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
@@ -34,9 +72,9 @@ LessonPanel::LessonPanel(QWidget *parent) : QWidget(parent)
     m_text = new QTextBrowser(this);
     m_text->setObjectName(QStringLiteral("lessonText"));
     m_text->setOpenLinks(false);
+    m_text->setWordWrapMode(QTextOption::WordWrap); // lines break between words, never inside one
     l->addWidget(m_text, 1);
-    // a column beside the views: about 48 characters wide, never wider
-    setMaximumWidth(std::max(320, fontMetrics().averageCharWidth() * 48));
+    fitWidth();
     connect(m_combo, qOverload<int>(&QComboBox::activated), this, [this](int i) {
         const QString id = m_combo->itemData(i).toString();
         if (!id.isEmpty())
@@ -52,6 +90,7 @@ void LessonPanel::showPreset(const Preset *p)
     m_edited = false;
     const QSignalBlocker block(m_combo);
     m_combo->setCurrentIndex(p ? std::max(0, m_combo->findData(p->id)) : 0);
+    m_combo->setToolTip(m_combo->currentText()); // (the signal that sets it is blocked here)
     render();
 }
 
@@ -59,7 +98,109 @@ void LessonPanel::changeEvent(QEvent *e)
 {
     QWidget::changeEvent(e);
     if (e->type() == QEvent::FontChange) // presentation mode: the column grows with the text
-        setMaximumWidth(std::max(320, fontMetrics().averageCharWidth() * 48));
+        fitWidth();
+}
+
+void LessonPanel::resizeEvent(QResizeEvent *e)
+{
+    QWidget::resizeEvent(e);
+    if (m_presenting) // the width it needs depends on the height it has
+        fitWidth();
+}
+
+void LessonPanel::setPresenting(bool on)
+{
+    if (on == m_presenting)
+        return;
+    m_presenting = on;
+    if (on)
+        window()->installEventFilter(this); // the cap is a share of the window's width
+    else
+        window()->removeEventFilter(this);
+    fitWidth();
+}
+
+bool LessonPanel::eventFilter(QObject *o, QEvent *e)
+{
+    if (m_presenting && o == window() && e->type() == QEvent::Resize)
+        fitWidth();
+    return QWidget::eventFilter(o, e);
+}
+
+void LessonPanel::fitWidth()
+{
+    const int usual = std::max(320, fontMetrics().averageCharWidth() * 48); // a column beside the views
+    if (!m_presenting) {
+        m_fittedFor = -1;
+        setMinimumHeight(0);
+        setMinimumWidth(0);
+        setMaximumWidth(usual);
+        return;
+    }
+    const int cap = std::max(280, int(window()->width() * 0.36)); // the view keeps most of the screen
+    const QMargins m = layout()->contentsMargins();
+    const int chrome = m.left() + m.right() + 2 * m_text->frameWidth();
+    const int room = m_text->height() - 2 * m_text->frameWidth(); // the viewport's height, no scroll bar
+    // the text to keep in view: all of it, or else up to the end of the last number it quotes
+    const QString plain = m_text->toPlainText();
+    int quotedEnd = -1;
+    if (m_shown)
+        for (const QString &q : quotedNumbers(*m_shown))
+            if (const qsizetype at = plain.lastIndexOf(q); at >= 0)
+                quotedEnd = std::max(quotedEnd, int(at + q.size()));
+    const std::unique_ptr<QTextDocument> doc(m_text->document()->clone());
+    doc->setDefaultFont(m_text->font());
+    doc->setDocumentMargin(m_text->document()->documentMargin());
+    QTextOption wrap = doc->defaultTextOption();
+    wrap.setWrapMode(m_text->wordWrapMode());
+    doc->setDefaultTextOption(wrap);
+    // the bottom of the text (to = -1) or of the character before `to`, laid out `width` wide
+    auto bottomAt = [&](int width, int to) {
+        doc->setTextWidth(width - chrome);
+        if (to < 0)
+            return doc->documentLayout()->documentSize().height();
+        const QTextBlock b = doc->findBlock(std::max(0, to - 1));
+        const QTextLine line = b.layout()->lineForTextPosition(std::max(0, to - 1 - b.position()));
+        return doc->documentLayout()->blockBoundingRect(b).top() + (line.isValid() ? line.y() + line.height() : 0.0);
+    };
+    // the least width in [lo, cap] at which the text up to `to` fits the room (cap when none)
+    const int lo = std::min(cap, usual * 2 / 3);
+    auto least = [&](int to) {
+        if (bottomAt(cap, to) > room)
+            return -1;
+        int a = lo, b = cap; // fits at b
+        while (a < b) {
+            const int mid = (a + b) / 2;
+            if (bottomAt(mid, to) <= room)
+                b = mid;
+            else
+                a = mid + 1;
+        }
+        return b;
+    };
+    int w = room > 0 ? least(-1) : cap;
+    if (w < 0 && quotedEnd >= 0)
+        w = least(quotedEnd);
+    // too little height even at the cap (the Predictions dock shares the column on a 1280 × 720
+    // screen): the column asks for the height that shows the text up to its last quoted number,
+    // at most 80 % of the window's; the predictions below it scroll instead
+    const int above = height() - m_text->height() + 2 * m_text->frameWidth(); // the combo, the margins
+    // (laid out beside a vertical scroll bar: the text below the quote still scrolls)
+    const int bar = m_text->verticalScrollBar()->sizeHint().width();
+    const int tall = w < 0 ? std::min(int(std::ceil(bottomAt(cap - bar, quotedEnd))) + above + 2, window()->height() * 8 / 10) : 0;
+    if (minimumHeight() != tall)
+        setMinimumHeight(tall);
+    if (w < 0)
+        w = cap;
+    // never narrower again at the same window width: a narrower column can be given a new height
+    // (the Predictions dock shares it), and width and height then chased each other forever
+    if (window()->width() == m_fittedFor)
+        w = std::max(w, minimumWidth());
+    m_fittedFor = window()->width();
+    if (minimumWidth() != w || maximumWidth() != w) {
+        setMinimumWidth(w);
+        setMaximumWidth(w);
+    }
 }
 
 void LessonPanel::markEdited()
@@ -81,6 +222,8 @@ void LessonPanel::render()
                            "Every control stays live: change one and watch every stage follow.</p>"
                            "<p>Presets are also in the <b>Presets</b> menu; side-by-side versions are in "
                            "<b>Compare</b>.</p>"));
+        if (m_presenting)
+            fitWidth();
         return;
     }
     QString html = QStringLiteral("<h3>%1</h3><p><i>%2</i></p><p>%3</p>")
@@ -90,6 +233,8 @@ void LessonPanel::render()
         html += tr("<p><i>The controls have changed since this preset was applied: the numbers above describe the "
                    "preset, the views show your changes.</i></p>");
     m_text->setHtml(html);
+    if (m_presenting)
+        fitWidth();
 }
 
 } // namespace attnviz::ui

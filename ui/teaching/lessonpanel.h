@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The "Lesson" dock: pick a preset (every seed demonstration) and read its explanation beside the
-// views. Choosing one asks the window to apply it; the panel only shows text.
+// views. Choosing one asks the window to apply it; the panel only shows text. The combo elides a
+// title too long for it ("…", the whole title in its tooltip); in presentation mode the column takes
+// the width at which the text, up to the last number it quotes, is in view without scrolling.
 #pragma once
 
 #include <QWidget>
@@ -25,9 +27,15 @@ public:
     void markEdited();
     QString text() const;
     QSize sizeHint() const override { return QSize(280, 320); } // beside the views, not instead of them
+    // Presentation mode (PresentationMode sets it): the column's width follows the text (at most
+    // 36 % of the window's), see fitWidth().
+    void setPresenting(bool on);
+    bool presenting() const { return m_presenting; }
 
 protected:
     void changeEvent(QEvent *e) override;
+    void resizeEvent(QResizeEvent *e) override;
+    bool eventFilter(QObject *o, QEvent *e) override; // the window's resizes, while presenting
 
 signals:
     void presetChosen(const QString &id);
@@ -38,7 +46,13 @@ private:
     QString m_current;
     const Preset *m_shown = nullptr;
     bool m_edited = false;
+    bool m_presenting = false;
+    int m_fittedFor = -1; // the window's width the column was last fitted at
     void render();
+    // The panel's width limits: in the window about 48 characters at most; presenting, the least
+    // width (up to the cap) at which the text shows whole without scrolling at the panel's present
+    // height, or else up to the last quoted number, or else the cap.
+    void fitWidth();
 };
 
 } // namespace attnviz::ui

@@ -47,16 +47,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 QCPAxisRect *tokenRect(QCPAxisRect *rect)
 {
-    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    y->setRangeReversed(true);
-    x->setTickLabelRotation(-60);
-    for (QCPAxis *a : {x, y}) {
-        a->grid()->setVisible(false);
-        a->setSubTicks(false);
-        a->setTicker(QSharedPointer<QCPAxisTickerText>::create());
-    }
-    x->setLabel(QStringLiteral("key"));
-    y->setLabel(QStringLiteral("query"));
+    setTokenAxes(rect);
+    rect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("key"));
+    rect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("query"));
     return rect;
 }
 

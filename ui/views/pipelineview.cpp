@@ -194,12 +194,8 @@ public:
         plot->setFocusPolicy(Qt::NoFocus);
         plot->setCursor(Qt::PointingHandCursor);
         QCPAxisRect *rect = plot->axisRect();
-        plot->yAxis->setRangeReversed(true);
-        plot->xAxis->setTickLabelRotation(-60);
+        setTokenAxes(rect);
         for (QCPAxis *a : {plot->xAxis, plot->yAxis}) {
-            a->grid()->setVisible(false);
-            a->setSubTicks(false);
-            a->setTicker(QSharedPointer<QCPAxisTickerText>::create());
             QFont f = a->tickLabelFont();
             f.setPointSizeF(8);
             a->setTickLabelFont(f);
@@ -484,11 +480,37 @@ void PipelineView::relayout()
     const int avail = m_scroll->viewport()->width() - 8 - m_scroll->verticalScrollBar()->sizeHint().width();
     // cards grow with the text (presentation mode): a stage of tiny cells under large labels reads
     // worse than fewer, larger stages (issue 14)
-    const int box = presentationLegibility() ? std::max(kBoxWidth, fontMetrics().averageCharWidth() * 40) : kBoxWidth;
+    int box = presentationLegibility() ? std::max(kBoxWidth, fontMetrics().averageCharWidth() * 40) : kBoxWidth;
+    const int highest = std::max(kPlotHeight, int(m_scroll->viewport()->height() * 0.7));
+    int least = kPlotHeight;
+    if (presentationLegibility()) {
+        // and wide and high enough for the numbers of the stages that can hold them (at most 64 × 64
+        // cells, as StageOverlay draws) at the 18 px minimum, where the screen allows: 4 columns of
+        // "−0.00" did not fit cards sized by the text alone (at 1920 × 1080 the Output stage of the
+        // two-head preset drew none, issue 14). What is not the cells (labels, colour scale, title) is
+        // taken from each stage's last layout.
+        QFont f = font();
+        f.setPixelSize(minimumNumberPixels());
+        const QFontMetricsF fm(f);
+        const double cellW = fm.horizontalAdvance(QStringLiteral("−0.00")) + 2, cellH = fm.height();
+        for (PipelineStage *s : m_stages) {
+            const Mat<float> *m = s->overlay->matrix;
+            if (!m || m->size() == 0 || m->rows() * m->cols() > 64 * 64)
+                continue;
+            const QRect r = s->plot->axisRect()->rect();
+            const int besideW = r.width() > 0 ? s->plot->width() - r.width() : 220;
+            const int besideH = r.height() > 0 ? s->plot->height() - r.height() : 160;
+            const int needW = int(std::ceil(m->cols() * cellW)) + besideW + 16; // the card's margins and frame
+            const int needH = int(std::ceil(m->rows() * cellH)) + besideH;
+            if (needW <= avail)
+                box = std::max(box, needW);
+            if (needH <= highest)
+                least = std::max(least, needH);
+        }
+    }
     const int cols = std::max(1, (avail + spacing) / (box + spacing));
     const int width = std::max(box, (avail - (cols - 1) * spacing) / cols);
-    const int plotHeight = std::clamp(int(width * 0.85), kPlotHeight,
-                                      std::max(kPlotHeight, int(m_scroll->viewport()->height() * 0.7)));
+    const int plotHeight = std::clamp(int(width * 0.85), least, std::max(least, highest));
     for (PipelineStage *s : m_stages) {
         if (s->width() != width)
             s->setFixedWidth(width);
@@ -581,6 +603,7 @@ void PipelineView::rebuild()
     }
     for (PipelineStage *st : m_stages)
         fillStage(*st);
+    relayout(); // the cards' size follows the stages' shapes (presentation mode)
     clearHighlights();
     m_focus = -1;
     applyReveal();

@@ -67,6 +67,8 @@ void PresentationMode::setOn(bool on)
     // labels and numbers at least 18 px tall while presenting (legibility.h, issue 14); set before
     // the appearance below restyles every plot
     setPresentationLegibility(on);
+    // the Lesson column as wide as its text needs, up to a third of the screen (issue 14)
+    m_lesson->setPresenting(on);
     if (on) {
         m_before.appearance = am->appearance();
         m_before.state = m_window->saveState();
