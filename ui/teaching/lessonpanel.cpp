@@ -74,6 +74,7 @@ LessonPanel::LessonPanel(QWidget *parent) : QWidget(parent)
     m_text->setOpenLinks(false);
     m_text->setWordWrapMode(QTextOption::WordWrap); // lines break between words, never inside one
     l->addWidget(m_text, 1);
+    m_text->installEventFilter(this);
     fitWidth();
     connect(m_combo, qOverload<int>(&QComboBox::activated), this, [this](int i) {
         const QString id = m_combo->itemData(i).toString();
@@ -124,6 +125,9 @@ bool LessonPanel::eventFilter(QObject *o, QEvent *e)
 {
     if (m_presenting && o == window() && e->type() == QEvent::Resize)
         fitWidth();
+    // the text's own font arrives after the panel's (the panel's FontChange measured the old one)
+    if (m_presenting && o == m_text && e->type() == QEvent::FontChange)
+        fitWidth();
     return QWidget::eventFilter(o, e);
 }
 
@@ -140,7 +144,8 @@ void LessonPanel::fitWidth()
     const int cap = std::max(280, int(window()->width() * 0.36)); // the view keeps most of the screen
     const QMargins m = layout()->contentsMargins();
     const int chrome = m.left() + m.right() + 2 * m_text->frameWidth();
-    const int room = m_text->height() - 2 * m_text->frameWidth(); // the viewport's height, no scroll bar
+    // the viewport's height without a scroll bar, less a few pixels (rounding in the document layout)
+    const int room = m_text->height() - 2 * m_text->frameWidth() - 4;
     // the text to keep in view: all of it, or else up to the end of the last number it quotes
     const QString plain = m_text->toPlainText();
     int quotedEnd = -1;
