@@ -160,8 +160,11 @@ void LessonPanel::fitWidth()
     wrap.setWrapMode(m_text->wordWrapMode());
     doc->setDefaultTextOption(wrap);
     // the bottom of the text (to = -1) or of the character before `to`, laid out `width` wide
+    // laid out beside a vertical scroll bar: a bar shown while the text did not fit yet stays when
+    // the text fits only without it (Qt keeps it, and the text then needs it)
+    const int bar = m_text->verticalScrollBar()->sizeHint().width();
     auto bottomAt = [&](int width, int to) {
-        doc->setTextWidth(width - chrome);
+        doc->setTextWidth(width - chrome - bar);
         if (to < 0)
             return doc->documentLayout()->documentSize().height();
         const QTextBlock b = doc->findBlock(std::max(0, to - 1));
@@ -190,9 +193,7 @@ void LessonPanel::fitWidth()
     // screen): the column asks for the height that shows the text up to its last quoted number,
     // at most 80 % of the window's; the predictions below it scroll instead
     const int above = height() - m_text->height() + 2 * m_text->frameWidth(); // the combo, the margins
-    // (laid out beside a vertical scroll bar: the text below the quote still scrolls)
-    const int bar = m_text->verticalScrollBar()->sizeHint().width();
-    const int tall = w < 0 ? std::min(int(std::ceil(bottomAt(cap - bar, quotedEnd))) + above + 2, window()->height() * 8 / 10) : 0;
+    const int tall = w < 0 ? std::min(int(std::ceil(bottomAt(cap, quotedEnd))) + above + 2, window()->height() * 8 / 10) : 0;
     if (minimumHeight() != tall)
         setMinimumHeight(tall);
     if (w < 0)
