@@ -71,6 +71,8 @@ private slots:
     void opensOnWhatItTalksAbout();
     void lessonReadsOnASmallScreen_data();
     void lessonReadsOnASmallScreen();
+    void stagesDrawTheirNumbersPresenting_data();
+    void stagesDrawTheirNumbersPresenting();
     void cleanup();
 
 private:
@@ -334,6 +336,51 @@ void TestLessonFocus::lessonReadsOnASmallScreen()
             }
         QVERIFY(headings >= 1);
     }
+}
+
+// Presenting at 1920 × 1080, the stage a lesson opens on draws its numbers at 18 px: the weights
+// (six columns) drew none beside scores that did (room was kept for a minus sign no weight has), and
+// the two-head preset's Output (four columns) drew none once the explanation was squeezed (cards
+// sized by the text alone, not by the cells' numbers).
+void TestLessonFocus::stagesDrawTheirNumbersPresenting_data()
+{
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<QString>("drawn"); // the lesson's cell, as the stage draws it
+    QTest::addRow("journey-scores weights") << QStringLiteral("journey-scores") << QStringLiteral("0.24");
+    QTest::addRow("multihead-wrapper output") << QStringLiteral("multihead-wrapper") << QStringLiteral("-0.4519");
+}
+
+void TestLessonFocus::stagesDrawTheirNumbersPresenting()
+{
+    QFETCH(QString, id);
+    QFETCH(QString, drawn);
+    const Preset *p = findPreset(id);
+    QVERIFY(p);
+    MainWindow w;
+    w.session()->setDebounceMs(0);
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.applyPreset(id));
+    w.setPresentationMode(true);
+    w.setWindowState(Qt::WindowNoState);
+    w.setGeometry(QRect(0, 0, 1920, 1080));
+    QVERIFY(waitForResult(w));
+    QTest::qWait(100);
+    PipelineView *pv = w.pipelineView();
+    auto *split = qobject_cast<QSplitter *>(pv->explanationBrowser()->parentWidget());
+    QVERIFY(split);
+    split->setSizes({split->width(), 0}); // the explanation at its least width
+    QTest::qWait(100);
+    const int stage = lessonStage(*pv, *p);
+    QVERIFY(stage >= 0);
+    QCustomPlot *plot = pv->stagePlot(stage);
+    const QStringList texts = test::textsInView(plot);
+    QVERIFY2(plot->property("attnvizCellNumberPx").toInt() >= 18, qPrintable(texts.join(QLatin1Char(' '))));
+    bool found = false;
+    for (const QString &t : texts)
+        found = found || quotedIs(drawn, t);
+    QVERIFY2(found, qPrintable(texts.join(QLatin1Char(' '))));
 }
 
 QTEST_MAIN(TestLessonFocus)

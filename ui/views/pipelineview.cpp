@@ -125,13 +125,17 @@ protected:
         // the largest font up to 9 pt (12 px) in which "−0.00" fits a cell, never below the readable
         // minimum (legibility.h); none past 64 × 64 cells. Four decimals, as the lessons and the
         // explanations quote them, where "−0.0000" fits in a font as large (issue 14).
+        // no room kept for a minus sign where no entry has one (the weights): at 18 px the weights'
+        // six columns drew no numbers at 1920 × 1080 while the scores beside them did (issue 14)
+        const bool negative = rows * cols <= 64 * 64 && (matrix->array() < 0.0f).any();
+        const QString minus = negative ? QStringLiteral("−") : QString();
         const auto f = rows * cols <= 64 * 64
-            ? cellNumberFont(parentPlot(), p->font(), one.size(), QStringLiteral("−0.00"), 12.0)
+            ? cellNumberFont(parentPlot(), p->font(), one.size(), minus + QStringLiteral("0.00"), 12.0)
             : std::optional<QFont>();
         if (rows * cols > 64 * 64)
             parentPlot()->setProperty("attnvizCellNumberPx", 0);
         const QVariant px = parentPlot()->property("attnvizCellNumberPx");
-        const auto f4 = f ? cellNumberFont(parentPlot(), p->font(), one.size(), QStringLiteral("−0.0000"), 12.0)
+        const auto f4 = f ? cellNumberFont(parentPlot(), p->font(), one.size(), minus + QStringLiteral("0.0000"), 12.0)
                           : std::optional<QFont>();
         const bool four = f4 && QFontInfo(*f4).pixelSize() >= QFontInfo(*f).pixelSize();
         if (!four)
@@ -500,7 +504,7 @@ void PipelineView::relayout()
             const QRect r = s->plot->axisRect()->rect();
             const int besideW = r.width() > 0 ? s->plot->width() - r.width() : 220;
             const int besideH = r.height() > 0 ? s->plot->height() - r.height() : 160;
-            const int needW = int(std::ceil(m->cols() * cellW)) + besideW + 16; // the card's margins and frame
+            const int needW = int(std::ceil(m->cols() * (cellW + 4))) + besideW + 16; // the card's margins and frame
             const int needH = int(std::ceil(m->rows() * cellH)) + besideH;
             if (needW <= avail)
                 box = std::max(box, needW);
