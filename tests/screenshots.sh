@@ -5,6 +5,8 @@
 # preset, every comparison, and presentation mode on 1920 × 1080 and 1280 × 720 screens (issue 14).
 #   bash tests/screenshots.sh [OUT_DIR]     (default: build/screenshots)
 #   ONLY=lessons bash tests/screenshots.sh  (only the presets, comparisons and presentation mode)
+# Without Xvfb: QT_QPA_PLATFORM=offscreen:configfile=FILE.json (a "screens" list with width and height;
+# the offscreen platform has no size= option and otherwise has one 800 × 800 screen).
 # Uses the hand-made toy table tests/fixtures/embeddings/toy-en16.txt unless EMBEDDINGS is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +49,7 @@ for screen in 1920x1080 1280x720; do
     lesson "presentation-$screen-causal" "$screen" "$screen" --preset causal-neg-inf --presentation
     lesson "presentation-$screen-pipeline" "$screen" "$screen" --preset journey-scores --presentation
     lesson "presentation-$screen-multihead" "$screen" "$screen" --preset multihead-split --tab grid --presentation
+    lesson "presentation-$screen-lesson" "$screen" "$screen" --preset tiny-induction --presentation
 done
 [ "${ONLY:-}" = lessons ] && exit 0
 
