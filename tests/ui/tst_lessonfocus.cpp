@@ -77,6 +77,11 @@ private slots:
 
 private:
     bool waitForResult(MainWindow &w);
+    // Shows `w` (`window` large), applies preset `id` and presents it on a `screen` as `attnviz
+    // --preset ID --presentation` starts: before the first result. The offscreen platform's screen
+    // is of its own size: the window is given the classroom's (as a window manager would). True
+    // once the result is in.
+    bool presentPreset(MainWindow &w, const QString &id, QSize window, QSize screen);
 };
 
 void TestLessonFocus::initTestCase()
@@ -100,6 +105,19 @@ bool TestLessonFocus::waitForResult(MainWindow &w)
         QTest::qWait(20);
     }
     return false;
+}
+
+bool TestLessonFocus::presentPreset(MainWindow &w, const QString &id, QSize window, QSize screen)
+{
+    w.session()->setDebounceMs(0);
+    w.resize(window);
+    w.show();
+    if (!QTest::qWaitForWindowExposed(&w) || !w.applyPreset(id))
+        return false;
+    w.setPresentationMode(true);
+    w.setWindowState(Qt::WindowNoState);
+    w.setGeometry(QRect(QPoint(0, 0), screen));
+    return waitForResult(w);
 }
 
 // The numbers a text quotes are found as written; settings (a dropout rate) are not among them.
@@ -261,15 +279,7 @@ void TestLessonFocus::lessonReadsOnASmallScreen()
     const Preset *p = findPreset(id);
     QVERIFY(p);
     MainWindow w;
-    w.session()->setDebounceMs(0);
-    w.resize(1400, 900);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QVERIFY(w.applyPreset(id));
-    w.setPresentationMode(true); // as `attnviz --preset ID --presentation`: before the first result
-    w.setWindowState(Qt::WindowNoState);
-    w.setGeometry(QRect(QPoint(0, 0), screen));
-    QVERIFY(waitForResult(w));
+    QVERIFY(presentPreset(w, id, QSize(1400, 900), screen));
     QTest::qWait(150);
 
     auto *dock = w.findChild<QDockWidget *>(QStringLiteral("lessonDock"));
@@ -357,15 +367,7 @@ void TestLessonFocus::stagesDrawTheirNumbersPresenting()
     const Preset *p = findPreset(id);
     QVERIFY(p);
     MainWindow w;
-    w.session()->setDebounceMs(0);
-    w.resize(1600, 1000);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QVERIFY(w.applyPreset(id));
-    w.setPresentationMode(true);
-    w.setWindowState(Qt::WindowNoState);
-    w.setGeometry(QRect(0, 0, 1920, 1080));
-    QVERIFY(waitForResult(w));
+    QVERIFY(presentPreset(w, id, QSize(1600, 1000), QSize(1920, 1080)));
     QTest::qWait(100);
     PipelineView *pv = w.pipelineView();
     auto *split = qobject_cast<QSplitter *>(pv->explanationBrowser()->parentWidget());
