@@ -188,8 +188,6 @@ void linear(const float *x, std::ptrdiff_t ldx, int n, int k, const float *w, st
     thread_local std::vector<float, Eigen::aligned_allocator<float>> panel;
     panel.resize(std::size_t(k) * PW);
     alignas(64) float bias[PW];
-    const int linesPerRow = int((std::size_t(k) * sizeof(float) + 63) / 64);
-    const int tiles = (n + MR - 1) / MR;
     for (int c0 = 0; c0 < m; c0 += PW) {
         const int cols = std::min(PW, m - c0);
         packPanel(w + c0 * ldw, ldw, cols, k, panel.data());
@@ -197,24 +195,10 @@ void linear(const float *x, std::ptrdiff_t ldx, int n, int k, const float *w, st
             std::fill(bias, bias + PW, 0.0f);
             std::copy(b + c0, b + c0 + cols, bias);
         }
-        // The next panel's rows of W are fetched towards L2 while this one is multiplied, a share after
-        // each tile of rows: they are PW streams at once, more than the hardware prefetcher follows, and
-        // W is usually cold (a 12-layer stack's weights are 340 MB), so packPanel would wait on memory.
-        const int nextLines = std::max(0, std::min(PW, m - c0 - PW)) * linesPerRow;
-        const float *next = nextLines ? w + (c0 + PW) * ldw : w;
-        const int linesPerTile = (nextLines + tiles - 1) / tiles;
-        int line = 0, row = 0, col = 0; // the next line to fetch: its row of W and its line in the row
         for (int i = 0; i < n; i += MR) {
             const int rows = std::min(MR, n - i);
             kPanel[size_t(rows - 1)](x + i * ldx, ldx, k, panel.data(), b ? bias : nullptr, y + i * ldy + c0, ldy,
                                      cols);
-            for (const int end = std::min(nextLines, line + linesPerTile); line < end; ++line) {
-                __builtin_prefetch(next + row * ldw + col * 16, 0, 2);
-                if (++col == linesPerRow) {
-                    col = 0;
-                    ++row;
-                }
-            }
         }
     }
 }
