@@ -572,8 +572,12 @@ void TestAttention::nonFiniteInLargeInputs()
     AttentionInput<float> in = selfInput<float>(300, 256, 4, 2);
     const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
     switch (which) {
-    case 0: in.proj.v.W(255, 255) = nan; break;
-    case 1: in.proj.k.b(100) = inf; break;
+    case 0:
+        in.proj.v.W(255, 255) = nan;
+        break;
+    case 1:
+        in.proj.k.b(100) = inf;
+        break;
     case 2:
         in.batch[0].key = randomMat<float>(200, 256, 3);
         in.batch[0].key(199, 0) = nan;
