@@ -575,6 +575,14 @@ public:
             out.tokens[i] = tokens[i]; // the pieces as text, for the chips (same ids)
         return {};
     }
+    using Model::nextTokens; // the float64 ones: none (Model's answer)
+    using Model::predictAt;
+    using Model::trace;
+    Status predictAt(Trace<float> &trace, int position) const override { return m_model->predictAt(trace, position); }
+    Status nextTokens(const Trace<float> &trace, int position, NextTokens &out) const override
+    {
+        return m_model->nextTokens(trace, position, out);
+    }
 
 private:
     std::shared_ptr<Model> m_tok;

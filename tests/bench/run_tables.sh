@@ -44,11 +44,12 @@ if [ "${OPTIONS:-1}" = 1 ]; then
     echo "##    inside the core's own pool: OPENBLAS_NUM_THREADS=1)"
     OUT=$(mktemp -d)
     trap 'rm -rf "$OUT"' EXIT
-    SRC=(core/src/attention/attention.cpp core/src/attention/linear.cpp core/src/attention/projections.cpp
-         core/src/models/transformer.cpp core/src/runtime/bench.cpp core/src/runtime/backend.cpp
+    SRC=(core/src/attention/attention.cpp core/src/attention/attentionkernels.cpp core/src/attention/linear.cpp
+         core/src/attention/projections.cpp core/src/models/transformer.cpp core/src/runtime/bench.cpp core/src/runtime/backend.cpp
          core/src/runtime/parallel.cpp tests/bench/core_bench.cpp)
     FLAGS=(-std=c++17 -O3 -DNDEBUG -DEIGEN_MPL2_ONLY -DEIGEN_DONT_PARALLELIZE -DEIGEN_MAX_ALIGN_BYTES=64
-           -DEIGEN_MAX_STATIC_ALIGN_BYTES=64 -Icore/include -I/usr/include/eigen3 -pthread)
+           -DEIGEN_MAX_STATIC_ALIGN_BYTES=64 -DEIGEN_STACK_ALLOCATION_LIMIT=524288 -Icore/include
+           -I/usr/include/eigen3 -pthread)
     declare -A OPT=(
         [v2]="-march=x86-64-v2"
         [v3]="-march=x86-64-v3"

@@ -83,6 +83,8 @@ private slots:
     void renormalizeEqualsNegInf();
     void validationErrors_data();
     void validationErrors();
+    void nonFiniteInLargeInputs_data();
+    void nonFiniteInLargeInputs();
     void bufferReuse();
     void derivedStages();
 };
@@ -545,6 +547,62 @@ void TestAttention::validationErrors()
     QCOMPARE(int(st.code), code);
     QVERIFY2(QString::fromStdString(st.message).startsWith(field), st.message.c_str());
     QVERIFY(r.batch.empty()); // nothing computed
+}
+
+void TestAttention::nonFiniteInLargeInputs_data()
+{
+    // Inputs and weights large enough to be checked as chunks over the pool (attention.cpp's
+    // FiniteFlags): the value anywhere, the first error in the documented order.
+    QTest::addColumn<int>("which");
+    QTest::addColumn<QString>("field");
+    QTest::addRow("NaN in the last entry of W_v") << 0 << "inputs.W_v";
+    QTest::addRow("Inf in b_k") << 1 << "inputs.W_k";
+    QTest::addRow("NaN in the key (cross-attention)") << 2 << "inputs.key";
+    QTest::addRow("NaN in the value of batch item 1") << 3 << "inputs.value";
+    QTest::addRow("the query before the weights") << 4 << "inputs.query";
+    QTest::addRow("W_q before W_o") << 5 << "inputs.W_q";
+}
+
+void TestAttention::nonFiniteInLargeInputs()
+{
+    QFETCH(int, which);
+    QFETCH(QString, field);
+    AttentionConfig cfg;
+    cfg.numHeads = 4;
+    AttentionInput<float> in = selfInput<float>(300, 256, 4, 2);
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    switch (which) {
+    case 0:
+        in.proj.v.W(255, 255) = nan;
+        break;
+    case 1:
+        in.proj.k.b(100) = inf;
+        break;
+    case 2:
+        in.batch[0].key = randomMat<float>(200, 256, 3);
+        in.batch[0].key(199, 0) = nan;
+        break;
+    case 3:
+        in.batch.push_back({randomMat<float>(300, 256, 4), {}, randomMat<float>(300, 256, 5), {}});
+        in.batch[1].value(150, 70) = nan;
+        break;
+    case 4:
+        in.batch[0].query(299, 255) = inf;
+        in.proj.o.W(0, 0) = nan;
+        break;
+    case 5:
+        in.proj.q.W(3, 3) = -inf;
+        in.proj.o.W(0, 0) = nan;
+        break;
+    }
+    AttentionResult<float> r;
+    const Status st = computeAttention(cfg, in, r);
+    QCOMPARE(st.code, StatusCode::NonFinite);
+    QVERIFY2(QString::fromStdString(st.message).startsWith(field), st.message.c_str());
+    QVERIFY(r.batch.empty());
+    // the same input made finite again computes
+    in = selfInput<float>(300, 256, 4, 2);
+    QVERIFY(computeAttention(cfg, in, r).ok());
 }
 
 void TestAttention::bufferReuse()

@@ -117,7 +117,7 @@ private slots:
             }
             if (hover >= 0) { // the actually following token's probability, as the panel words it
                 const double p = actual.at(at).toDouble();
-                QVERIFY(std::abs(s->trace->predictions.actualNext[size_t(at)] - p) < 1e-5 * std::max(1.0, p * 1e3));
+                QVERIFY(std::abs(g.actualNext - p) < 1e-5 * std::max(1.0, p * 1e3));
                 QVERIFY2(g.note.contains(s->queryLabels.at(at + 1)), qPrintable(g.note));
             }
             QVERIFY(view.html().contains(g.entries.front().token.toHtmlEscaped()));
@@ -152,6 +152,79 @@ private slots:
                 QVERIFY(std::abs(g.entries[size_t(r)].p - top.at(r).toObject()[QStringLiteral("p")].toDouble()) < 1e-5);
             }
         }
+    }
+
+    // The window's trace runs the LM head at the last position only: hovering another position asks
+    // the snapshot's model for it (the shared trace only read) and shows what a trace of every
+    // position says, the same top tokens and the probability of the token that follows (1e-6). What
+    // was computed is kept while the tokens up to the one after it stay the same.
+    void predictionsOnDemand()
+    {
+        const std::shared_ptr<Model> model = openModel(QStringLiteral("gpt2-tiny"));
+        QVERIFY(model);
+        const QString text = QStringLiteral("The animal didn't cross the street because it was too tired");
+        auto everyPosition = [](const QString &sentence, Trace<float> &out) {
+            TraceRequest req;
+            req.text = sentence.toStdString();
+            req.allPredictions = true;
+            return openModel(QStringLiteral("gpt2-tiny"))->trace(req, out).ok(); // another instance
+        };
+        auto check = [](const PredictionsView &view, const Trace<float> &all, int i) {
+            QCOMPARE(int(view.groups().size()), 1);
+            const PredictionsView::Group &g = view.groups().front();
+            QCOMPARE(g.position, i);
+            const std::vector<TokenProb> &want = all.predictions.next[size_t(i)];
+            QCOMPARE(g.entries.size(), want.size());
+            for (size_t k = 0; k < want.size(); ++k) {
+                QCOMPARE(g.entries[k].id, want[k].id);
+                QCOMPARE(g.entries[k].token, QString::fromStdString(want[k].display));
+                QVERIFY2(std::abs(g.entries[k].p - want[k].p) < 1e-6, qPrintable(QStringLiteral("%1 #%2").arg(i).arg(k)));
+            }
+            QVERIFY(!std::isnan(all.predictions.actualNext[size_t(i)]));
+            QVERIFY2(std::abs(g.actualNext - all.predictions.actualNext[size_t(i)]) < 1e-6, qPrintable(QString::number(i)));
+        };
+        const SnapshotPtr s = traceText(model, text);
+        QVERIFY(s && s->hasResult() && s->causalLm());
+        const int t = s->tq();
+        QCOMPARE(t, 12);
+        Trace<float> all;
+        QVERIFY(everyPosition(text, all));
+        PredictionsView view;
+        view.setSnapshot(s);
+        QCOMPARE(view.computedOnDemand(), 0); // the last position is the trace's
+        for (int i = t - 2; i >= 0; --i) {
+            QVERIFY(s->trace->predictions.next[size_t(i)].empty()); // the window did not compute it
+            view.setHoveredPosition(i);
+            check(view, all, i);
+            QVERIFY(s->trace->predictions.next[size_t(i)].empty()); // the shared trace is only read
+            QCOMPARE(view.computedOnDemand(), t - 1 - i);
+        }
+        // a word typed at the end: every position before the old last one keeps its list; the old
+        // last one is now followed by a token and is asked anew
+        const QString longer = text + QStringLiteral(" to");
+        const SnapshotPtr s2 = traceText(model, longer);
+        QVERIFY(s2 && s2->tq() == t + 1);
+        Trace<float> all2;
+        QVERIFY(everyPosition(longer, all2));
+        view.setHoveredPosition(-1);
+        view.setSnapshot(s2);
+        QCOMPARE(view.computedOnDemand(), t - 1);
+        view.setHoveredPosition(3);
+        check(view, all2, 3);
+        view.setHoveredPosition(t - 1);
+        check(view, all2, t - 1);
+        QCOMPARE(view.computedOnDemand(), t);
+        // the first word changed: nothing computed before holds
+        const QString other = QStringLiteral("A") + text.mid(3);
+        const SnapshotPtr s3 = traceText(model, other);
+        QVERIFY(s3 && s3->hasResult());
+        view.setHoveredPosition(-1);
+        view.setSnapshot(s3);
+        QCOMPARE(view.computedOnDemand(), 0);
+        Trace<float> all3;
+        QVERIFY(everyPosition(other, all3));
+        view.setHoveredPosition(3);
+        check(view, all3, 3);
     }
 
     void predictionsWithoutHead()

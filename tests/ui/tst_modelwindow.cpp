@@ -14,6 +14,7 @@
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/layergridview.h"
+#include "views/predictionsview.h"
 #include "views/residualview.h"
 #include "views/rolloutview.h"
 #include "window/modelloader.h"
@@ -460,7 +461,7 @@ void TestModelWindow::typingEqualsFreshCompute()
             held.push_back(s);
         TraceRequest req;
         req.text = text.toStdString();
-        req.allPredictions = true; // as the window asks
+        req.allPredictions = true; // every position, as the dock shows them on hover
         Trace<float> want;
         QVERIFY(fresh->trace(req, want).ok());
         QCOMPARE(s->tq(), int(want.tokens.size()));
@@ -469,17 +470,36 @@ void TestModelWindow::typingEqualsFreshCompute()
             for (int h = -1; h < want.numHeads(); ++h)
                 worst = std::max(worst, double((s->weights(l, h) - want.weights(l, h)).cwiseAbs().maxCoeff()));
         QVERIFY2(worst < 1e-5, qPrintable(QStringLiteral("%1: weights differ by %2").arg(text).arg(worst)));
+        // the predictions: the trace's (the last position, and those kept from earlier texts), and
+        // every other position as the dock shows it on hover (computed from the shared trace)
         const Predictions &got = s->trace->predictions, &ref = want.predictions;
         QCOMPARE(got.next.size(), ref.next.size());
+        QCOMPARE(got.next.back().size(), size_t(10));
+        PredictionsView *dock = win.w.predictionsView();
         for (size_t i = 0; i < ref.next.size(); ++i) {
-            QCOMPARE(got.next[i].size(), ref.next[i].size());
-            for (size_t k = 0; k < ref.next[i].size(); ++k)
-                QVERIFY2(std::abs(got.next[i][k].p - ref.next[i][k].p) < 1e-5, qPrintable(text));
-            QCOMPARE(std::isnan(got.actualNext[i]), std::isnan(ref.actualNext[i]));
+            const QString where = QStringLiteral("%1: position %2").arg(text).arg(i);
+            if (!got.next[i].empty()) {
+                QCOMPARE(got.next[i].size(), ref.next[i].size());
+                for (size_t k = 0; k < ref.next[i].size(); ++k)
+                    QVERIFY2(std::abs(got.next[i][k].p - ref.next[i][k].p) < 1e-5, qPrintable(where));
+                QCOMPARE(std::isnan(got.actualNext[i]), std::isnan(ref.actualNext[i]));
+                if (!std::isnan(ref.actualNext[i]))
+                    QVERIFY2(std::abs(got.actualNext[i] - ref.actualNext[i]) < 1e-5, qPrintable(where));
+            }
+            dock->setHoveredPosition(int(i));
+            QCOMPARE(int(dock->groups().size()), 1);
+            const PredictionsView::Group &g = dock->groups().front();
+            QCOMPARE(g.position, int(i));
+            QCOMPARE(g.entries.size(), ref.next[i].size());
+            for (size_t k = 0; k < ref.next[i].size(); ++k) {
+                QCOMPARE(g.entries[k].id, ref.next[i][k].id);
+                QVERIFY2(std::abs(g.entries[k].p - ref.next[i][k].p) < 1e-5, qPrintable(where));
+            }
+            QCOMPARE(std::isnan(g.actualNext), std::isnan(ref.actualNext[i]));
             if (!std::isnan(ref.actualNext[i]))
-                QVERIFY2(std::abs(got.actualNext[i] - ref.actualNext[i]) < 1e-5,
-                         qPrintable(QStringLiteral("%1: position %2").arg(text).arg(i)));
+                QVERIFY2(std::abs(g.actualNext - ref.actualNext[i]) < 1e-5, qPrintable(where));
         }
+        dock->setHoveredPosition(-1);
         QVERIFY2(std::abs(got.next.back().front().p - ref.next.back().front().p) < 1e-5, qPrintable(text));
     }
 }

@@ -307,9 +307,10 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     if (!req.model || mask == MaskChoice::Custom)
         tr.maskedCells.assign(req.customMask.begin(), req.customMask.end());
     tr.maxTokens = req.maxTokens;
-    // Hovering any position shows what a causal model predicted there (the predictions dock), so the
-    // window asks for every position; typing at the end recomputes only the new ones (model.h).
-    tr.allPredictions = true;
+    // A causal model's LM head runs at the last position only (the predictions dock's list): a
+    // hovered position is computed by the dock itself (Model::nextTokens on the snapshot's trace),
+    // not at every position of every text (a third of GPT-2 small's work at 128 tokens).
+    tr.allPredictions = false;
     models.setBackend(&backend);
     QString stackLabel;
     Model &model = models.modelFor(req, stackLabel);
@@ -351,6 +352,7 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         snap->message = QString::fromStdString(st.message);
     }
     if (req.model) {
+        snap->model = req.model;
         snap->modelInfo = req.model->info();
         if (st.ok())
             snap->induction = models.inductionFor(req.model, snap->inductionProblem);

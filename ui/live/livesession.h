@@ -34,7 +34,8 @@ public:
     void setTable(std::shared_ptr<const EmbeddingTable> table);
     // A model of its own (File > Open model: a folder): every request traces it, and the word-vector
     // settings and table only label it; null (the default) = the word-vector layer or stack. Once set,
-    // only the compute thread calls it.
+    // only the compute thread traces with it (views make const calls that read a snapshot's trace:
+    // Model::nextTokens).
     void setModel(std::shared_ptr<Model> model);
     const std::shared_ptr<Model> &model() const { return m_model; }
     // Replaces the compute backend (CPU today; the GPU backend plugs in here).

@@ -100,6 +100,10 @@ struct ComputeSnapshot {
     ModelInfo modelInfo;
     std::shared_ptr<const Mat<double>> induction;
     QString inductionProblem;
+    // That model (null otherwise), for what a view computes on demand from the trace with a const
+    // call that reads the trace only (Model::nextTokens: a hovered position's next tokens), on the
+    // view's thread while the compute thread traces the next text.
+    std::shared_ptr<const Model> model;
 
     bool fromModel() const { return !modelInfo.family.empty(); }
     bool causalLm() const { return fromModel() && modelInfo.causal; }

@@ -50,7 +50,80 @@ PredictionsView::PredictionsView(QWidget *parent) : QWidget(parent), m_text(new 
 void PredictionsView::setSnapshot(SnapshotPtr snapshot)
 {
     m_snapshot = std::move(snapshot);
+    keepValidComputed();
     rebuild();
+}
+
+namespace {
+
+// Token ids [0, n) of a trace.
+std::vector<int> idsOf(const Trace<float> &trace, int n)
+{
+    std::vector<int> ids(size_t(std::max(0, n)));
+    for (int i = 0; i < n; ++i)
+        ids[size_t(i)] = trace.tokens[size_t(i)].id;
+    return ids;
+}
+
+// How many ids a position's next tokens depend on: up to the token after it.
+int idsFor(int position, int tokens) { return std::min(position + 2, tokens); }
+
+} // namespace
+
+void PredictionsView::keepValidComputed()
+{
+    const Trace<float> *tr = m_snapshot && m_snapshot->causalLm() && m_snapshot->hasResult() ? m_snapshot->trace.get() : nullptr;
+    if (!tr || tr->producer != m_computedProducer || tr->paddedKeys != m_computedPadded ||
+        tr->maskedCells != m_computedCells) {
+        m_computed.clear();
+        m_computedProducer = tr ? tr->producer : 0;
+        m_computedPadded = tr ? tr->paddedKeys : std::vector<int>();
+        m_computedCells = tr ? tr->maskedCells : std::vector<std::pair<int, int>>();
+        return;
+    }
+    const int t = int(tr->tokens.size());
+    for (auto it = m_computed.begin(); it != m_computed.end();) {
+        const int n = idsFor(it->first, t);
+        bool same = it->first < t && int(it->second.ids.size()) == n;
+        for (int i = 0; same && i < n; ++i)
+            same = it->second.ids[size_t(i)] == tr->tokens[size_t(i)].id;
+        it = same ? std::next(it) : m_computed.erase(it);
+    }
+}
+
+bool PredictionsView::nextTokensAt(int position, NextTokens &out)
+{
+    const ComputeSnapshot &s = *m_snapshot;
+    const Trace<float> &trace = *s.trace;
+    const Predictions &pr = trace.predictions;
+    if (position < int(pr.next.size()) && !pr.next[size_t(position)].empty()) {
+        out.top = pr.next[size_t(position)];
+        out.actualNext = position < int(pr.actualNext.size()) ? pr.actualNext[size_t(position)]
+                                                              : std::numeric_limits<double>::quiet_NaN();
+        return true;
+    }
+    if (auto it = m_computed.find(position); it != m_computed.end()) {
+        out = it->second.next;
+        return true;
+    }
+    if (!s.model) {
+        m_message = tr("No predictions were computed for this text.");
+        return false;
+    }
+    // One position's LM head (GPT-2 small: 768 x 50,257, ~39 M multiply-adds, the 154 MB of its
+    // embeddings read once) on this thread, with the pool's threads when the compute thread leaves
+    // them free. The snapshot's trace is only read.
+    Computed c;
+    if (Status st = s.model->nextTokens(trace, position, c.next); !st) {
+        m_message = QString::fromStdString(st.message);
+        return false;
+    }
+    c.ids = idsOf(trace, idsFor(position, int(trace.tokens.size())));
+    if (m_computed.size() >= 256) // a long text hovered end to end: keep the memory small
+        m_computed.clear();
+    out = c.next;
+    m_computed[position] = std::move(c);
+    return true;
 }
 
 void PredictionsView::setHoveredPosition(int position)
@@ -75,16 +148,19 @@ void PredictionsView::rebuild()
         const int t = s->tq();
         const bool hovering = m_hovered >= 0 && m_hovered < t && m_hovered < int(pr.next.size());
         const int at = hovering ? m_hovered : std::min(t, int(pr.next.size())) - 1;
-        if (at < 0 || pr.next[size_t(at)].empty()) {
-            m_message = tr("No predictions were computed for this text.");
+        NextTokens next;
+        if (at < 0 || !nextTokensAt(at, next) || next.top.empty()) {
+            if (m_message.isEmpty())
+                m_message = tr("No predictions were computed for this text.");
         } else {
-            Group g = makeGroup(pr.next[size_t(at)]);
+            Group g = makeGroup(next.top);
             g.position = at;
             const QString tok = s->queryLabels.value(at);
             g.heading = at == t - 1 ? tr("Next token after “%1” (the last token)").arg(tok)
                                     : tr("After “%1” (position %2) the model predicted").arg(tok).arg(at);
-            if (at + 1 < t && size_t(at) < pr.actualNext.size()) {
-                const double p = pr.actualNext[size_t(at)];
+            if (at + 1 < t) {
+                const double p = next.actualNext;
+                g.actualNext = p;
                 int rank = -1;
                 const int actualId = s->trace->tokens[size_t(at + 1)].id;
                 for (size_t r = 0; r < g.entries.size(); ++r)

@@ -3,8 +3,11 @@
 // language model (GPT-2) — the top next tokens after the last token with their probabilities, or,
 // while a position is hovered (token chips, heatmap rows), what it predicted after that position
 // and the probability it gave the token that actually follows; a masked language model (BERT) — the
-// top fills of each [MASK]. Every number comes from Trace::predictions (the core computes the top-k
-// at every position of a causal model). maskedSentence() is what clicking a token does for BERT.
+// top fills of each [MASK]. Every number comes from Trace::predictions where the trace has it (the
+// last position of a causal model, the [MASK] fills); a hovered position the trace did not compute is
+// asked of the snapshot's model (Model::nextTokens: one position's LM head, the shared trace only
+// read) and kept while the tokens up to the one after it stay the same (typing elsewhere, later).
+// maskedSentence() is what clicking a token does for BERT.
 #pragma once
 
 #include "live/livetypes.h"
@@ -12,6 +15,8 @@
 #include <QString>
 #include <QWidget>
 
+#include <limits>
+#include <map>
 #include <vector>
 
 class QTextBrowser;
@@ -32,6 +37,7 @@ public:
         std::vector<Entry> entries;
         QString note;      // the probability of the token that actually follows, when hovering
         int position = -1; // the position the list is about
+        double actualNext = std::numeric_limits<double>::quiet_NaN(); // that probability (NaN: none)
     };
 
     explicit PredictionsView(QWidget *parent = nullptr);
@@ -49,8 +55,28 @@ public:
     // text); an empty string when that token cannot be masked (an added special, or out of range).
     static QString maskedSentence(const ComputeSnapshot &snapshot, int position);
 
+    // Positions computed on hover so far and still valid (tests).
+    int computedOnDemand() const { return int(m_computed.size()); }
+
 private:
     void rebuild();
+    // The next tokens after `position` of the shown snapshot: the trace's, a kept one, or computed
+    // now; false with `m_message` set when the model cannot say.
+    bool nextTokensAt(int position, NextTokens &out);
+    // Drops what the new snapshot's tokens (or masks, or model) no longer back.
+    void keepValidComputed();
+
+    // What a hovered position's list was computed from: the token ids up to the one after it (its
+    // top tokens depend on those before, its actual-next probability on the one after), so that it
+    // survives a snapshot that shares them. Same model (Trace::producer) and masks, or none kept.
+    struct Computed {
+        std::vector<int> ids;
+        NextTokens next;
+    };
+    std::map<int, Computed> m_computed;
+    uint64_t m_computedProducer = 0;
+    std::vector<int> m_computedPadded;
+    std::vector<std::pair<int, int>> m_computedCells;
 
     SnapshotPtr m_snapshot;
     int m_hovered = -1;

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,6 +43,15 @@ struct TokenProb {
     std::string display; // for labels: the decoded text ("’" for GPT-2's "âĢĻ"), spaces as "␣"
 };
 
+// What a causal language model predicts after one position: the top-k next tokens, the
+// probability it gave the token that actually follows (NaN at the last position) and the log of
+// its softmax's sum (NaN: not computed). One position of Predictions below.
+struct NextTokens {
+    std::vector<TokenProb> top; // best first
+    double actualNext = std::numeric_limits<double>::quiet_NaN();
+    double logNormalizer = std::numeric_limits<double>::quiet_NaN();
+};
+
 // What the model says about the text, when it has a head for it (optional parts of a trace).
 struct Predictions {
     // Causal language models: per position i, the top-k next tokens after token i, and the
@@ -49,7 +59,8 @@ struct Predictions {
     // Both have one entry per token, but trace() runs the LM head (a t x vocabulary product, a
     // third of GPT-2 small's work at 128 tokens) only where asked: the last position always, every
     // position with TraceRequest::allPredictions. An empty next[i] (actualNext[i] NaN) is a
-    // position not computed yet: Model::predictAt fills it (on hover). A trace handed back keeps
+    // position not computed yet: Model::nextTokens computes it for a trace that is only read (a
+    // view's hover), Model::predictAt fills it in. A trace handed back keeps
     // the positions before the first changed token; the one just before it keeps its top-k and gets
     // actualNext anew from its logNormalizer (one dot product, not a scan of the vocabulary).
     std::vector<std::vector<TokenProb>> next;
@@ -142,7 +153,8 @@ struct TraceRequest {
     bool keepScores = false;        // true: attention.scores kept too (t^2 x heads a layer more; the
                                     // pipeline view derives scores from q and k and needs none)
     bool allPredictions = false;    // causal models: next tokens at every position, not only the last
-                                    // (see Predictions::next; Model::predictAt computes one on demand)
+                                    // (see Predictions::next; Model::nextTokens / predictAt compute one
+                                    // on demand)
     // Causal models, float traces: another trace this model made (the one on screen, while the trace
     // handed back is an older one of a double buffer). Where it shares a longer prefix with the new
     // tokens than the trace handed back does, those rows are copied from it instead of recomputed.
@@ -182,6 +194,25 @@ public:
     {
         (void)trace;
         (void)position;
+        return Status::error(StatusCode::Unavailable, info().name + ": no next-token predictions");
+    }
+    // The same position computed for a trace that is only read: what predictAt would fill in, into
+    // `out` (a copy where the trace holds it already), `trace` untouched. It reads the weights and
+    // the trace alone, never what trace() writes, so a view may call it from its own thread on a
+    // snapshot's trace (shared, const) while the compute thread traces the next text with this
+    // model. Float traces; the float64 one only where no float64 trace() runs beside it.
+    virtual Status nextTokens(const Trace<float> &trace, int position, NextTokens &out) const
+    {
+        (void)trace;
+        (void)position;
+        (void)out;
+        return Status::error(StatusCode::Unavailable, info().name + ": no next-token predictions");
+    }
+    virtual Status nextTokens(const Trace<double> &trace, int position, NextTokens &out) const
+    {
+        (void)trace;
+        (void)position;
+        (void)out;
         return Status::error(StatusCode::Unavailable, info().name + ": no next-token predictions");
     }
 };

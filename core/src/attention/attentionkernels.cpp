@@ -16,6 +16,7 @@
 #include <array>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 namespace attnviz::kernels {
 
@@ -37,20 +38,26 @@ constexpr int PW = NP * W;
 // Keys per chunk of the context product: a chunk of V (KC x PW floats) is 32 KB, in L1.
 constexpr int KC = std::max(64, 8192 / PW);
 
-template <int R> void scoresTile(const float *q, int dh, const float *panel, float *s, std::ptrdiff_t lds, int cols)
+// S (R x cols) = A (R rows of `depth`, row stride lda) times one packed panel (depth x PW), plus a
+// bias (PW floats) when given: the accumulators start from it.
+template <int R>
+void panelTile(const float *a, std::ptrdiff_t lda, int depth, const float *panel, const float *bias, float *s,
+               std::ptrdiff_t lds, int cols)
 {
     Packet acc[R][NP];
-    for (int r = 0; r < R; ++r)
-        for (int k = 0; k < NP; ++k)
-            acc[r][k] = pset1<Packet>(0.0f);
-    for (int c = 0; c < dh; ++c) {
+    for (int k = 0; k < NP; ++k) {
+        const Packet init = bias ? ploadu<Packet>(bias + k * W) : pset1<Packet>(0.0f);
+        for (int r = 0; r < R; ++r)
+            acc[r][k] = init;
+    }
+    for (int c = 0; c < depth; ++c) {
         Packet b[NP];
         for (int k = 0; k < NP; ++k)
             b[k] = pload<Packet>(panel + std::ptrdiff_t(c) * PW + k * W);
         for (int r = 0; r < R; ++r) {
-            const Packet a = pset1<Packet>(q[std::ptrdiff_t(r) * dh + c]);
+            const Packet x = pset1<Packet>(a[std::ptrdiff_t(r) * lda + c]);
             for (int k = 0; k < NP; ++k)
-                acc[r][k] = pmadd(a, b[k], acc[r][k]);
+                acc[r][k] = pmadd(x, b[k], acc[r][k]);
         }
     }
     if (cols == PW) {
@@ -59,7 +66,7 @@ template <int R> void scoresTile(const float *q, int dh, const float *panel, flo
                 pstoreu(s + r * lds + k * W, acc[r][k]);
         return;
     }
-    // The last panel of keys: past t_k the packed keys are zeros, computed and not stored.
+    // The last panel: past its columns the packed rows are zeros, computed and not stored.
     alignas(64) float tmp[PW];
     for (int r = 0; r < R; ++r) {
         for (int k = 0; k < NP; ++k)
@@ -91,13 +98,14 @@ void contextTile(const float *p, std::ptrdiff_t ldp, const float *v, std::ptrdif
             pstoreu(c + r * ldc + k * W, acc[r][k]);
 }
 
-using ScoresFn = void (*)(const float *, int, const float *, float *, std::ptrdiff_t, int);
+using PanelFn = void (*)(const float *, std::ptrdiff_t, int, const float *, const float *, float *, std::ptrdiff_t,
+                         int);
 using ContextFn = void (*)(const float *, std::ptrdiff_t, const float *, std::ptrdiff_t, int, float *, std::ptrdiff_t,
                            bool);
 
-template <std::size_t... R> constexpr std::array<ScoresFn, MR> scoresTiles(std::index_sequence<R...>)
+template <std::size_t... R> constexpr std::array<PanelFn, MR> panelTiles(std::index_sequence<R...>)
 {
-    return {&scoresTile<int(R) + 1>...};
+    return {&panelTile<int(R) + 1>...};
 }
 
 template <int N, std::size_t... R> constexpr std::array<ContextFn, MR> contextRows(std::index_sequence<R...>)
@@ -111,8 +119,35 @@ template <std::size_t... N> constexpr std::array<std::array<ContextFn, MR>, NP> 
 }
 
 // [rows - 1] and [rows - 1][packets - 1]: the tile for a remainder of rows or columns.
-constexpr auto kScores = scoresTiles(std::make_index_sequence<MR>{});
+constexpr auto kPanel = panelTiles(std::make_index_sequence<MR>{});
 constexpr auto kContext = contextTiles(std::make_index_sequence<NP>{});
+
+// Packs rows [0, rows) (rows <= PW) of M (row stride ldm, `depth` columns) into one panel: column c
+// of M becomes the panel's row c (PW floats, zero past `rows`). Whole blocks of W x W go through
+// Eigen's in-register transpose (depth is a multiple of W wherever the kernels run), the rest by
+// element: a panel of a 768-wide layer is packed on every call, so this runs as often as the product.
+void packPanel(const float *m, std::ptrdiff_t ldm, int rows, int depth, float *panel)
+{
+    const int whole = rows / W * W, wholeDepth = depth / W * W;
+    for (int j0 = 0; j0 < whole; j0 += W) {
+        for (int c0 = 0; c0 < wholeDepth; c0 += W) {
+            Eigen::internal::PacketBlock<Packet, W> block;
+            for (int i = 0; i < W; ++i)
+                block.packet[i] = ploadu<Packet>(m + (j0 + i) * ldm + c0);
+            Eigen::internal::ptranspose(block);
+            for (int i = 0; i < W; ++i)
+                pstore(panel + std::ptrdiff_t(c0 + i) * PW + j0, block.packet[i]);
+        }
+        for (int j = j0; j < j0 + W; ++j)
+            for (int c = wholeDepth; c < depth; ++c)
+                panel[std::ptrdiff_t(c) * PW + j] = m[j * ldm + c];
+    }
+    for (int j = whole; j < rows; ++j)
+        for (int c = 0; c < depth; ++c)
+            panel[std::ptrdiff_t(c) * PW + j] = m[j * ldm + c];
+    for (int c = 0; c < depth && rows < PW; ++c)
+        std::fill(panel + std::ptrdiff_t(c) * PW + rows, panel + std::ptrdiff_t(c + 1) * PW, 0.0f);
+}
 
 } // namespace
 
@@ -128,18 +163,8 @@ std::size_t packedKeysSize(int tk, int dh)
 
 void packKeys(const float *k, std::ptrdiff_t ldk, int tk, int dh, float *dst)
 {
-    const int panels = (tk + PW - 1) / PW;
-    for (int p = 0; p < panels; ++p) {
-        float *panel = dst + std::ptrdiff_t(p) * dh * PW;
-        const int j0 = p * PW, cols = std::min(PW, tk - j0);
-        for (int j = 0; j < cols; ++j) {
-            const float *row = k + (j0 + j) * ldk;
-            for (int c = 0; c < dh; ++c)
-                panel[std::ptrdiff_t(c) * PW + j] = row[c];
-        }
-        for (int c = 0; c < dh && cols < PW; ++c)
-            std::fill(panel + std::ptrdiff_t(c) * PW + cols, panel + std::ptrdiff_t(c + 1) * PW, 0.0f);
-    }
+    for (int j0 = 0; j0 < tk; j0 += PW)
+        packPanel(k + j0 * ldk, ldk, std::min(PW, tk - j0), dh, dst + std::ptrdiff_t(j0 / PW) * dh * PW);
 }
 
 void scores(const float *q, int n, int dh, const float *packedK, int tk, float *s, std::ptrdiff_t lds)
@@ -150,7 +175,30 @@ void scores(const float *q, int n, int dh, const float *packedK, int tk, float *
         const int cols = std::min(PW, tk - p * PW);
         for (int i = 0; i < n; i += MR) {
             const int rows = std::min(MR, n - i);
-            kScores[size_t(rows - 1)](q + std::ptrdiff_t(i) * dh, dh, panel, s + i * lds + p * PW, lds, cols);
+            kPanel[size_t(rows - 1)](q + std::ptrdiff_t(i) * dh, dh, dh, panel, nullptr, s + i * lds + p * PW, lds,
+                                     cols);
+        }
+    }
+}
+
+void linear(const float *x, std::ptrdiff_t ldx, int n, int k, const float *w, std::ptrdiff_t ldw, int m, const float *b,
+            float *y, std::ptrdiff_t ldy)
+{
+    // One panel of W at a time (k x PW floats: 192 KB at k = 768, in L2) against every row of X.
+    thread_local std::vector<float, Eigen::aligned_allocator<float>> panel;
+    panel.resize(std::size_t(k) * PW);
+    alignas(64) float bias[PW];
+    for (int c0 = 0; c0 < m; c0 += PW) {
+        const int cols = std::min(PW, m - c0);
+        packPanel(w + c0 * ldw, ldw, cols, k, panel.data());
+        if (b) {
+            std::fill(bias, bias + PW, 0.0f);
+            std::copy(b + c0, b + c0 + cols, bias);
+        }
+        for (int i = 0; i < n; i += MR) {
+            const int rows = std::min(MR, n - i);
+            kPanel[size_t(rows - 1)](x + i * ldx, ldx, k, panel.data(), b ? bias : nullptr, y + i * ldy + c0, ldy,
+                                     cols);
         }
     }
 }

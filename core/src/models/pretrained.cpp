@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <type_traits>
 
@@ -306,38 +307,78 @@ public:
 
     Status predictAt(Trace<float> &trace, int position) const override
     {
-        return predict(m_float, m_producerFloat, trace, position);
+        return fill(m_float, m_producerFloat, trace, position);
     }
 
     Status predictAt(Trace<double> &trace, int position) const override
     {
-        return predict(m_double, m_producerDouble, trace, position);
+        return fill(m_double, m_producerDouble, trace, position);
+    }
+
+    Status nextTokens(const Trace<float> &trace, int position, NextTokens &out) const override
+    {
+        return next(m_float, m_producerFloat, trace, position, out);
+    }
+
+    Status nextTokens(const Trace<double> &trace, int position, NextTokens &out) const override
+    {
+        return next(m_double, m_producerDouble, trace, position, out);
     }
 
 private:
+    // The next tokens after `position` of a trace this model made: a copy of what the trace holds,
+    // else the LM head on its final row. Reads the weights and `trace` only (Model::nextTokens).
     template <typename T>
-    Status predict(const std::shared_ptr<const PretrainedWeights<T>> &weights, uint64_t producer, Trace<T> &trace,
-                   int position) const
+    Status next(const std::shared_ptr<const PretrainedWeights<T>> &weights, uint64_t producer, const Trace<T> &trace,
+                int position, NextTokens &out) const
     {
         if (!m_config.causal())
             return Status::error(StatusCode::Unavailable, info().name + ": a masked language model predicts at [MASK] only");
         const int t = int(trace.tokens.size());
-        if (!weights || trace.producer != producer || trace.predictions.next.size() != size_t(t) ||
+        const Predictions &pr = trace.predictions;
+        if (!weights || trace.producer != producer || pr.next.size() != size_t(t) || pr.actualNext.size() != size_t(t) ||
             int(trace.final.rows()) != t)
-            return Status::error(StatusCode::InvalidInput, "predictAt: the trace was not made by " + info().name);
+            return Status::error(StatusCode::InvalidInput, "predictions: the trace was not made by " + info().name);
         if (position < 0 || position >= t)
-            return Status::error(StatusCode::InvalidInput, "predictAt: position " + std::to_string(position) +
+            return Status::error(StatusCode::InvalidInput, "predictions: position " + std::to_string(position) +
                                                                " is not in the trace (0.." + std::to_string(t - 1) + ")");
-        if (!trace.predictions.next[size_t(position)].empty())
+        const size_t i = size_t(position);
+        if (!pr.next[i].empty()) {
+            out.top = pr.next[i];
+            out.actualNext = pr.actualNext[i];
+            out.logNormalizer = i < pr.logNormalizer.size() ? pr.logNormalizer[i] : std::numeric_limits<double>::quiet_NaN();
             return {};
+        }
         std::vector<int> ids;
+        ids.reserve(size_t(t));
         for (const TraceToken &tok : trace.tokens)
             ids.push_back(tok.id);
-        predictNext(*weights, trace.final, ids, {position}, trace.predictions.topK, trace.predictions);
-        for (TokenProb &p : trace.predictions.next[size_t(position)]) {
+        std::vector<NextTokens> one;
+        predictNext(*weights, trace.final, ids, {position}, pr.topK, one);
+        out = std::move(one.front());
+        for (TokenProb &p : out.top) {
             p.token = tokenText(p.id);
             p.display = predictionDisplay(m_tokenizer ? m_tokenizer->decode({p.id}) : std::string(), p.token);
         }
+        return {};
+    }
+
+    // predictAt: next() written into the trace.
+    template <typename T>
+    Status fill(const std::shared_ptr<const PretrainedWeights<T>> &weights, uint64_t producer, Trace<T> &trace,
+                int position) const
+    {
+        NextTokens n;
+        if (Status st = next(weights, producer, trace, position, n); !st)
+            return st;
+        Predictions &pr = trace.predictions;
+        const size_t i = size_t(position);
+        if (!pr.next[i].empty())
+            return {};
+        pr.logNormalizer.resize(pr.next.size(), std::numeric_limits<double>::quiet_NaN());
+        pr.next[i] = std::move(n.top);
+        pr.actualNext[i] = n.actualNext;
+        pr.logNormalizer[i] = n.logNormalizer;
         return {};
     }
 

@@ -415,12 +415,12 @@ T nextLogit(const PretrainedWeights<T> &w, const Mat<T> &final, int i, int id)
 
 template <typename T>
 void predictNext(const PretrainedWeights<T> &w, const Mat<T> &final, const std::vector<int> &ids,
-                 const std::vector<int> &positions, int topK, Predictions &pr)
+                 const std::vector<int> &positions, int topK, std::vector<NextTokens> &out)
 {
+    out.assign(positions.size(), NextTokens());
     if (positions.empty())
         return;
     const int t = int(final.rows());
-    pr.logNormalizer.resize(pr.next.size(), std::numeric_limits<double>::quiet_NaN());
     Mat<T> rows(Eigen::Index(positions.size()), final.cols());
     for (size_t k = 0; k < positions.size(); ++k)
         rows.row(Eigen::Index(k)) = final.row(positions[k]);
@@ -428,13 +428,10 @@ void predictNext(const PretrainedWeights<T> &w, const Mat<T> &final, const std::
     scanVocabulary(rows, w.outputEmbedding(), w.decoderBias, topK, scan);
     for (size_t k = 0; k < positions.size(); ++k) {
         const int i = positions[k];
-        pr.next[size_t(i)] = topProbs(scan, int(k));
-        pr.logNormalizer[size_t(i)] = scan.maxLogit[k] + std::log(scan.sumExp[k]);
-        if (i + 1 < t) {
-            pr.actualNext[size_t(i)] = probability(scan, int(k), nextLogit(w, final, i, ids[size_t(i + 1)]));
-        } else {
-            pr.actualNext[size_t(i)] = std::numeric_limits<double>::quiet_NaN();
-        }
+        out[k].top = topProbs(scan, int(k));
+        out[k].logNormalizer = scan.maxLogit[k] + std::log(scan.sumExp[k]);
+        if (i + 1 < t)
+            out[k].actualNext = probability(scan, int(k), nextLogit(w, final, i, ids[size_t(i + 1)]));
     }
 }
 
@@ -580,7 +577,14 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
         for (int i = 0; i < t; ++i)
             if ((i == t - 1 || in.allPredictions) && pr.next[size_t(i)].empty())
                 at.push_back(i);
-        predictNext(w, out.final, in.ids, at, in.topK, pr);
+        std::vector<NextTokens> next;
+        predictNext(w, out.final, in.ids, at, in.topK, next);
+        for (size_t k = 0; k < at.size(); ++k) {
+            const size_t i = size_t(at[k]);
+            pr.next[i] = std::move(next[k].top);
+            pr.actualNext[i] = next[k].actualNext;
+            pr.logNormalizer[i] = next[k].logNormalizer;
+        }
     } else {
         pr.next.clear();
         pr.actualNext.clear();
@@ -605,9 +609,9 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
 }
 
 template void predictNext<float>(const PretrainedWeights<float> &, const Mat<float> &, const std::vector<int> &,
-                                  const std::vector<int> &, int, Predictions &);
+                                  const std::vector<int> &, int, std::vector<NextTokens> &);
 template void predictNext<double>(const PretrainedWeights<double> &, const Mat<double> &, const std::vector<int> &,
-                                   const std::vector<int> &, int, Predictions &);
+                                   const std::vector<int> &, int, std::vector<NextTokens> &);
 template Status runPretrained<float>(const PretrainedConfig &, const std::shared_ptr<const PretrainedWeights<float>> &,
                                      const ForwardInput &, int, Trace<float> &, const Trace<float> *, int);
 template Status runPretrained<double>(const PretrainedConfig &, const std::shared_ptr<const PretrainedWeights<double>> &,

@@ -66,17 +66,18 @@ struct ForwardInput {
     const std::atomic<bool> *cancel = nullptr;
 };
 
+// Causal models: out[k] = the next tokens after position positions[k] from the final hidden states
+// (the LM head over those rows only, the vocabulary in chunks over the pool); `ids` the trace's
+// tokens (the one after each position for actualNext). Token strings are left empty for the caller.
+// Reads only its arguments: safe beside a trace() of the same weights on another thread.
+template <typename T>
+void predictNext(const PretrainedWeights<T> &weights, const Mat<T> &final, const std::vector<int> &ids,
+                 const std::vector<int> &positions, int topK, std::vector<NextTokens> &out);
+
 // Runs the model on `in.ids` into `out`, keeping out's first `reuse` positions as they are (a causal
 // model's unchanged prefix; 0 = everything computed) and copying positions [reuse, sourceReuse) from
 // `source` (a trace of the same model, masks and stages sharing that longer prefix; null: none).
 // Fills embeddings, input, layers, final and predictions; tokens, cut and producer are the caller's.
-// Causal models: fills pr.next[i] and pr.actualNext[i] for each i in `positions` from the final
-// hidden states (the LM head over those rows only, the vocabulary in chunks over the pool); token
-// strings are left empty for the caller. pr.next / actualNext must already have final.rows() entries.
-template <typename T>
-void predictNext(const PretrainedWeights<T> &weights, const Mat<T> &final, const std::vector<int> &ids,
-                 const std::vector<int> &positions, int topK, Predictions &pr);
-
 template <typename T>
 Status runPretrained(const PretrainedConfig &config, const std::shared_ptr<const PretrainedWeights<T>> &weights,
                      const ForwardInput &in, int reuse, Trace<T> &out, const Trace<T> *source = nullptr,
