@@ -278,32 +278,19 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
     return d;
 }
 
-QString wrapText(const QString &text, int width)
-{
-    QStringList lines;
-    for (const QString &para : text.split(QLatin1Char('\n'))) {
-        QString line;
-        for (const QString &word : para.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-            if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
-                lines << line;
-                line.clear();
-            }
-            line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
-        }
-        lines << line;
-    }
-    return lines.join(QLatin1Char('\n'));
-}
+namespace {
 
-QString wrapText(const QString &text, const QFont &font, double pixels)
+// Words of each paragraph of `text` on lines, a line broken before the word that would make
+// tooLong(line) true (a word longer than a line keeps a line of its own).
+template <typename TooLong>
+QString wrapWords(const QString &text, TooLong tooLong)
 {
-    const QFontMetricsF fm(font);
     QStringList lines;
     for (const QString &para : text.split(QLatin1Char('\n'))) {
         QString line;
         for (const QString &word : para.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
             const QString joined = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
-            if (!line.isEmpty() && fm.horizontalAdvance(joined) > pixels) {
+            if (!line.isEmpty() && tooLong(joined)) {
                 lines << line;
                 line = word;
             } else {
@@ -313,6 +300,19 @@ QString wrapText(const QString &text, const QFont &font, double pixels)
         lines << line;
     }
     return lines.join(QLatin1Char('\n'));
+}
+
+} // namespace
+
+QString wrapText(const QString &text, int width)
+{
+    return wrapWords(text, [width](const QString &line) { return line.size() > width; });
+}
+
+QString wrapText(const QString &text, const QFont &font, double pixels)
+{
+    const QFontMetricsF fm(font);
+    return wrapWords(text, [&](const QString &line) { return fm.horizontalAdvance(line) > pixels; });
 }
 
 QColor contrastingText(const QColor &bg)
