@@ -97,9 +97,7 @@ bool PredictionsView::nextTokensAt(int position, NextTokens &out)
     const Trace<float> &trace = *s.trace;
     const Predictions &pr = trace.predictions;
     if (position < int(pr.next.size()) && !pr.next[size_t(position)].empty()) {
-        out.top = pr.next[size_t(position)];
-        out.actualNext = position < int(pr.actualNext.size()) ? pr.actualNext[size_t(position)]
-                                                              : std::numeric_limits<double>::quiet_NaN();
+        out = pr.at(size_t(position));
         return true;
     }
     if (auto it = m_computed.find(position); it != m_computed.end()) {

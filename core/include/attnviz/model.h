@@ -74,6 +74,26 @@ struct Predictions {
     };
     std::vector<Masked> masked;
     bool empty() const { return next.empty() && masked.empty(); }
+    // Position i of a causal model as one NextTokens (NaN and an empty top where not computed).
+    NextTokens at(size_t i) const
+    {
+        NextTokens n;
+        if (i < next.size())
+            n.top = next[i];
+        if (i < actualNext.size())
+            n.actualNext = actualNext[i];
+        if (i < logNormalizer.size())
+            n.logNormalizer = logNormalizer[i];
+        return n;
+    }
+    // Writes position i (next and actualNext have an entry for it; logNormalizer gets one).
+    void set(size_t i, NextTokens n)
+    {
+        logNormalizer.resize(next.size(), std::numeric_limits<double>::quiet_NaN());
+        next[i] = std::move(n.top);
+        actualNext[i] = n.actualNext;
+        logNormalizer[i] = n.logNormalizer;
+    }
 };
 
 // One layer of a trace.

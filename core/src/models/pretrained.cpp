@@ -344,9 +344,7 @@ private:
                                                                " is not in the trace (0.." + std::to_string(t - 1) + ")");
         const size_t i = size_t(position);
         if (!pr.next[i].empty()) {
-            out.top = pr.next[i];
-            out.actualNext = pr.actualNext[i];
-            out.logNormalizer = i < pr.logNormalizer.size() ? pr.logNormalizer[i] : std::numeric_limits<double>::quiet_NaN();
+            out = pr.at(i);
             return {};
         }
         std::vector<int> ids;
@@ -373,12 +371,8 @@ private:
             return st;
         Predictions &pr = trace.predictions;
         const size_t i = size_t(position);
-        if (!pr.next[i].empty())
-            return {};
-        pr.logNormalizer.resize(pr.next.size(), std::numeric_limits<double>::quiet_NaN());
-        pr.next[i] = std::move(n.top);
-        pr.actualNext[i] = n.actualNext;
-        pr.logNormalizer[i] = n.logNormalizer;
+        if (pr.next[i].empty())
+            pr.set(i, std::move(n));
         return {};
     }
 

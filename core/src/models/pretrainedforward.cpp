@@ -552,12 +552,8 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
         pr.actualNext.resize(size_t(t), nan);
         pr.logNormalizer.resize(size_t(t), nan);
         if (from)
-            for (int i = std::max(0, keep - 1); i < p; ++i) {
-                const Predictions &fp = from->predictions;
-                pr.next[size_t(i)] = fp.next[size_t(i)];
-                pr.actualNext[size_t(i)] = fp.actualNext[size_t(i)];
-                pr.logNormalizer[size_t(i)] = size_t(i) < fp.logNormalizer.size() ? fp.logNormalizer[size_t(i)] : nan;
-            }
+            for (int i = std::max(0, keep - 1); i < p; ++i)
+                pr.set(size_t(i), from->predictions.at(size_t(i)));
         for (int i = p; i < t; ++i) {
             pr.next[size_t(i)].clear();
             pr.actualNext[size_t(i)] = nan;
@@ -579,12 +575,8 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
                 at.push_back(i);
         std::vector<NextTokens> next;
         predictNext(w, out.final, in.ids, at, in.topK, next);
-        for (size_t k = 0; k < at.size(); ++k) {
-            const size_t i = size_t(at[k]);
-            pr.next[i] = std::move(next[k].top);
-            pr.actualNext[i] = next[k].actualNext;
-            pr.logNormalizer[i] = next[k].logNormalizer;
-        }
+        for (size_t k = 0; k < at.size(); ++k)
+            pr.set(size_t(at[k]), std::move(next[k]));
     } else {
         pr.next.clear();
         pr.actualNext.clear();
