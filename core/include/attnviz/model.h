@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <string>
@@ -96,6 +97,56 @@ struct Predictions {
     }
 };
 
+// Memory a model holds right after some of a trace's matrices so that, when the trace is handed back
+// with a few more tokens, they grow in place instead of being copied (pretrainedforward.cpp says why
+// and how). Each entry is a malloc'd block and the data pointer of the matrix it follows. Not part of
+// the trace's values: a copy starts with none (the copied matrices live elsewhere); a move keeps them
+// (the matrices' memory moves along). Only the thread computing the trace touches it.
+class GrowthRoom {
+public:
+    GrowthRoom() = default;
+    GrowthRoom(const GrowthRoom &) {}
+    GrowthRoom(GrowthRoom &&o) noexcept : m_held(std::exchange(o.m_held, {})) {}
+    GrowthRoom &operator=(const GrowthRoom &o)
+    {
+        if (this != &o)
+            release();
+        return *this;
+    }
+    GrowthRoom &operator=(GrowthRoom &&o) noexcept
+    {
+        if (this != &o) {
+            release();
+            m_held = std::exchange(o.m_held, {});
+        }
+        return *this;
+    }
+    ~GrowthRoom() { release(); }
+    // The block held after `data`, handed over (the caller frees it); null if none.
+    void *take(const void *data)
+    {
+        for (size_t i = 0; i < m_held.size(); ++i)
+            if (m_held[i].first == data) {
+                void *block = m_held[i].second;
+                m_held[i] = m_held.back();
+                m_held.pop_back();
+                return block;
+            }
+        return nullptr;
+    }
+    void hold(const void *data, void *block) { m_held.emplace_back(data, block); }
+    size_t size() const { return m_held.size(); }
+    void release()
+    {
+        for (auto &h : m_held)
+            std::free(h.second);
+        m_held.clear();
+    }
+
+private:
+    std::vector<std::pair<const void *, void *>> m_held;
+};
+
 // One layer of a trace.
 template <typename T>
 struct LayerTrace {
@@ -130,6 +181,7 @@ struct Trace {
     std::vector<int> paddedKeys;
     std::vector<std::pair<int, int>> maskedCells;
     uint64_t producer = 0; // 0: none; otherwise unique per model instance and precision
+    GrowthRoom room;       // where its stage matrices may grow in place (real checkpoints' forward)
 
     int numLayers() const { return int(layers.size()); }
     int numHeads() const { return layers.empty() ? 0 : layers.front().attention.numHeads; }

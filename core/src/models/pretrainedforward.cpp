@@ -27,6 +27,9 @@
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace attnviz {
 
@@ -63,6 +66,115 @@ void resizeKeep(M &m, Eigen::Index rows, Eigen::Index cols, int keep)
         m.resize(rows, cols);
         adviseHugePages(m.data(), size_t(m.size()) * sizeof(typename M::Scalar));
     }
+}
+
+// Room for a (rows, d) stage matrix that grows: rows rounded up past `rows` to steps of a quarter of
+// its power of two (at least 32), never past `limit` (the model's positions). 128 -> 160, 160 -> 192,
+// 600 -> 640, 1,000 -> 1,024 (GPT-2's context: no room at 1,024).
+Eigen::Index roomRows(Eigen::Index rows, Eigen::Index limit)
+{
+    Eigen::Index step = 32;
+    while (step * 8 <= rows)
+        step *= 2;
+    return std::min(limit, std::max(rows, (rows / step + 1) * step));
+}
+
+// Growing in place. A trace's (t, d) stage matrices (111 in GPT-2 small, 44 MB at 128 tokens) grow by
+// a row or two at each keystroke (the window hands back the trace of two keystrokes ago). Eigen grows
+// a row-major matrix of the same columns with realloc, and glibc moves the block (malloc, copy, free)
+// unless the memory right after it is free, which it never is for matrices allocated one after
+// another: 111 moves, 4-16 ms of a 13-27 ms keystroke on the 2-core VM, more than the arithmetic of
+// the new row. An Eigen matrix cannot keep spare rows (views need rows() == t), so the spare room is
+// held beside it: a matrix that must grow past its room (roomRows) is sized to the room and shrunk
+// back to its rows (glibc shrinks in place and frees the tail as a chunk of its own), and the tail is
+// allocated at once as a placeholder block that the trace holds (GrowthRoom), so that nothing else
+// takes it. Before the next growth the placeholder is freed and realloc takes it back in place. It is
+// an arrangement with glibc's allocator, checked, never assumed: a placeholder that does not land
+// right after the matrix is given back at once, and a matrix without one just moves as before. The
+// values are the same either way. Other allocators: no placeholders (same values, the copies stay).
+#if defined(__GLIBC__) && EIGEN_VERSION_AT_LEAST(3, 4, 0) && !EIGEN_VERSION_AT_LEAST(3, 4, 90)
+#define ATTNVIZ_GROWTH_ROOM 1
+// The malloc block an Eigen 3.4 matrix's data lives in: the data itself, or, where malloc's own
+// alignment is less than Eigen's (64 bytes for AVX-512), the block that handmade_aligned_malloc
+// stored just before the aligned data (it asks for EIGEN_DEFAULT_ALIGN_BYTES more).
+void *blockOf(void *data)
+{
+#if EIGEN_MALLOC_ALREADY_ALIGNED
+    return data;
+#else
+    return reinterpret_cast<void **>(data)[-1];
+#endif
+}
+constexpr size_t kAlignExtra = EIGEN_MALLOC_ALREADY_ALIGNED ? 0 : EIGEN_DEFAULT_ALIGN_BYTES;
+
+// glibc's chunk for a request of n bytes (its request2size on 64-bit: 8 bytes of header, 16-byte
+// steps, 32 at least).
+size_t chunkFor(size_t n) { return std::max<size_t>(32, (n + sizeof(size_t) + 15) & ~size_t(15)); }
+
+// After `m` was shrunk to its rows inside a block of `space` rows: allocate the freed tail as a
+// placeholder the trace holds. A tail under 16 KiB is not worth it (and small ones go to glibc's
+// per-thread caches, where realloc cannot take them back).
+template <typename M>
+void holdTail(M &m, Eigen::Index space, GrowthRoom &room)
+{
+    const size_t row = size_t(m.cols()) * sizeof(typename M::Scalar);
+    if (space <= m.rows() || size_t(space - m.rows()) * row < (16u << 10))
+        return;
+    void *block = blockOf(m.data());
+    // the next chunk's user pointer: this block's usable bytes and the next chunk's size field on
+    const char *next = static_cast<char *>(block) + malloc_usable_size(block) + sizeof(size_t);
+    const size_t tail = chunkFor(size_t(space) * row + kAlignExtra) - chunkFor(size_t(m.rows()) * row + kAlignExtra);
+    // exactly the tail's size, so that glibc's exact-fit finds it; another free chunk of that size
+    // may come first: up to four tries, the misses given back after
+    void *missed[3];
+    int misses = 0;
+    for (;;) {
+        void *p = std::malloc(tail - sizeof(size_t));
+        if (p == next) {
+            room.hold(m.data(), p);
+            break;
+        }
+        if (!p)
+            break;
+        if (misses == 3) {
+            std::free(p);
+            break;
+        }
+        missed[misses++] = p;
+    }
+    for (int i = 0; i < misses; ++i)
+        std::free(missed[i]);
+}
+#else
+template <typename M>
+void holdTail(M &, Eigen::Index, GrowthRoom &)
+{
+}
+#endif
+
+// Sizes a (t, d) stage matrix to (rows, cols) keeping its first `keep` rows, with room to grow in
+// place (see above). A fresh matrix, one past its room or one without a placeholder is sized to the
+// room and shrunk back; one within its room grows into its placeholder, freed just before (or
+// shrinks: backspace).
+template <typename M>
+void growStage(M &m, Eigen::Index rows, Eigen::Index cols, int keep, Eigen::Index limit, GrowthRoom &room)
+{
+    void *placeholder = room.take(m.data());
+    std::free(placeholder); // glibc merges it with the free memory after it, if any
+    const Eigen::Index have = m.rows(), space = roomRows(rows, limit);
+    // past its room, or without a placeholder (a copied trace, or one that did not land after it):
+    // growing moves it anyway, so it moves to a block the size of its room
+    if (have == 0 || m.cols() != cols || (rows > have && (!placeholder || space != roomRows(have, limit)))) {
+        if (keep > 0 && have >= keep && m.cols() == cols) {
+            m.conservativeResize(space, cols);
+        } else { // nothing kept: no copy
+            m.resize(space, cols);
+            adviseHugePages(m.data(), size_t(m.size()) * sizeof(typename M::Scalar));
+        }
+    }
+    if (m.rows() != rows)
+        m.conservativeResize(rows, cols); // in place: a shrink, or a growth into the freed placeholder
+    holdTail(m, space, room);
 }
 
 // Rows [keep, p) of `from` into `m` (sized already): the part of a newer trace's prefix that `m` lacks.
@@ -164,16 +276,18 @@ void linearRows(const Mat<T> &x, int p, std::initializer_list<LinearJob<T>> jobs
     });
 }
 
-// y rows [p, t) = LayerNorm(x rows [p, t)) (biased variance, as torch); x may be y.
+// y rows [p, t) = LayerNorm(x rows [p, t)) (biased variance, as torch); x may be y. With `to` >= 0,
+// into y rows [to, to + t - p) instead.
 template <typename T>
-void layerNormRows(const Mat<T> &x, int p, const LayerNorm<T> &ln, Mat<T> &y)
+void layerNormRows(const Mat<T> &x, int p, const LayerNorm<T> &ln, Mat<T> &y, int to = -1)
 {
     const T d = T(x.cols());
+    const Eigen::Index shift = to < 0 ? 0 : p - to;
     for (Eigen::Index i = p; i < x.rows(); ++i) {
         const T mean = x.row(i).sum() / d;
         const T var = (x.row(i).array() - mean).square().sum() / d;
         const T inv = T(1) / std::sqrt(var + T(ln.eps));
-        y.row(i) = ((x.row(i).array() - mean) * inv * ln.gamma.transpose().array() + ln.beta.transpose().array()).matrix();
+        y.row(i - shift) = ((x.row(i).array() - mean) * inv * ln.gamma.transpose().array() + ln.beta.transpose().array()).matrix();
     }
 }
 
@@ -215,7 +329,7 @@ bool maskedSoftmax(Row row, int limit, const uint8_t *mask)
 // (the rest of the row is set to 0 once, no full-width temporary).
 template <typename T>
 void attend(const Projections<T> &P, int heads, const Mat<T> &a, int keep, int p, const AttentionResult<T> *from,
-            bool causal, const BoolMat &mask, bool keepScores, AttentionResult<T> &R)
+            bool causal, const BoolMat &mask, bool keepScores, Eigen::Index limit, GrowthRoom &room, AttentionResult<T> &R)
 {
     const int t = int(a.rows()), d = int(a.cols()), dh = d / heads, n = t - p;
     const T scale = T(1.0 / std::sqrt(double(dh)));
@@ -229,7 +343,7 @@ void attend(const Projections<T> &P, int heads, const Mat<T> &a, int keep, int p
     const SequenceResult<T> *f = from && p > keep ? &from->batch.front() : nullptr;
     for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::k, &SequenceResult<T>::v,
                                          &SequenceResult<T>::context, &SequenceResult<T>::output}) {
-        resizeKeep(s.*m, t, d, keep);
+        growStage(s.*m, t, d, keep, limit, room);
         if (f)
             copyRows(s.*m, f->*m, keep, p);
     }
@@ -473,7 +587,7 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
     const Trace<T> *from = p > keep ? source : nullptr;
     const int n = t - p;
     auto sized = [&](Mat<T> &m, const Mat<T> *f) { // (t, d), rows [0, p) in place
-        resizeKeep(m, t, d, keep);
+        growStage(m, t, d, keep, cfg.maxPositions, out.room);
         if (f)
             copyRows(m, *f, keep, p);
     };
@@ -493,6 +607,9 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
     const bool pre = cfg.family == ModelFamily::Gpt2;
     HiddenActivation act = cfg.activation;
     out.layers.resize(w.blocks.size());
+    // The feed-forward's input and hidden layer for the computed rows only, (n, d) and (n, f): no
+    // later stage reads them, so a keystroke's single row needs 15 KB here, not a fresh 1.9 MB (at
+    // 128 tokens of GPT-2 small).
     Mat<T> hidden, ffIn;
     for (size_t l = 0; l < w.blocks.size(); ++l) {
         if (cancelled(in.cancel))
@@ -510,21 +627,21 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
         else
             lt.attentionIn.middleRows(p, n) = x.middleRows(p, n);
         attend(*b.attn, cfg.heads, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, causal,
-               userMask || !causal ? mask : BoolMat(), in.keepScores, lt.attention);
+               userMask || !causal ? mask : BoolMat(), in.keepScores, cfg.maxPositions, out.room, lt.attention);
         if (causal && !userMask)
             lt.attention.batch[0].mask = mask; // the views hatch the causal cells
         lt.afterAttention.middleRows(p, n) = x.middleRows(p, n) + lt.attention.batch[0].output.middleRows(p, n);
         if (!pre)
             layerNormRows(lt.afterAttention, p, b.ln1, lt.afterAttention);
-        resizeKeep(ffIn, t, d, 0);
+        resizeKeep(ffIn, n, d, 0);
         if (pre)
-            layerNormRows(lt.afterAttention, p, b.ln2, ffIn);
+            layerNormRows(lt.afterAttention, p, b.ln2, ffIn, 0);
         else
-            ffIn.middleRows(p, n) = lt.afterAttention.middleRows(p, n);
-        resizeKeep(hidden, t, b.ff1.W.rows(), 0);
-        linearRows<T>(ffIn, p, {{&b.ff1, &hidden, &act}});
-        linearRows<T>(hidden, p, {{&b.ff2, &lt.output}});
-        lt.output.middleRows(p, n) += lt.afterAttention.middleRows(p, n);
+            ffIn = lt.afterAttention.middleRows(p, n);
+        resizeKeep(hidden, n, b.ff1.W.rows(), 0);
+        linearRows<T>(ffIn, 0, {{&b.ff1, &hidden, &act}});
+        linearRows<T>(hidden, 0, {{&b.ff2, &ffIn}}); // ffIn is free again: the second layer's rows
+        lt.output.middleRows(p, n) = ffIn + lt.afterAttention.middleRows(p, n);
         if (!pre)
             layerNormRows(lt.output, p, b.ln2, lt.output);
         lt.keyIn.resize(0, 0);
