@@ -164,7 +164,11 @@ void growStage(M &m, Eigen::Index rows, Eigen::Index cols, int keep, Eigen::Inde
     const Eigen::Index have = m.rows(), space = roomRows(rows, limit);
     // past its room, or without a placeholder (a copied trace, or one that did not land after it):
     // growing moves it anyway, so it moves to a block the size of its room
-    if (have == 0 || m.cols() != cols || (rows > have && (!placeholder || space != roomRows(have, limit)))) {
+    if (have == 0 || m.cols() != cols) { // a fresh matrix: exactly its rows (most are never grown)
+        resizeKeep(m, rows, cols, 0);
+        return;
+    }
+    if (rows > have && (!placeholder || space != roomRows(have, limit))) {
         if (keep > 0 && have >= keep && m.cols() == cols) {
             m.conservativeResize(space, cols);
         } else { // nothing kept: no copy
