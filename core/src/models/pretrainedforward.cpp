@@ -9,8 +9,9 @@
 //   Attn: q, k, v = a W^T + b (t, d); per head softmax(q_h k_h^T / sqrt(d_head) + mask) v_h; W_o
 //   GPT-2: final = ln_f(y_L), logits = final wte^T at the last position (others on demand:
 //   predictNext); BERT: logits = LN(act(T final)) E^T + b at [MASK]
-// Its own attention rather than computeAttention: only rows [p, t) of each stage are computed, and
-// causal rows only read keys 0..i. Matrix products are split over the cores by output columns, so a
+// The (t, d) stages of a trace handed back grow in place where glibc allows (growStage: copying the
+// growing matrices took more of a keystroke than its arithmetic). Its own attention rather than
+// computeAttention: only rows [p, t) of each stage are computed, and causal rows only read keys 0..i. Matrix products are split over the cores by output columns, so a
 // single new token (one row) still uses every core. Large matrices of a fresh trace get huge-page
 // advice (see adviseHugePages; the model also keeps freed trace memory: keepTraceMemory).
 #include "pretrainedweights.h"
@@ -153,18 +154,17 @@ void holdTail(M &, Eigen::Index, GrowthRoom &)
 #endif
 
 // Sizes a (t, d) stage matrix to (rows, cols) keeping its first `keep` rows, with room to grow in
-// place (see above). A fresh matrix, one past its room or one without a placeholder is sized to the
-// room and shrunk back; one within its room grows into its placeholder, freed just before (or
-// shrinks: backspace).
+// place (see above). A fresh matrix is exactly its rows (the command line and most traces never grow
+// one). One that grows past its room, or has no placeholder (a copied trace; one that landed
+// elsewhere), would move anyway: it moves to a block of its room and is shrunk back. One within its
+// room grows into its placeholder, freed just before (or shrinks: a token taken back).
 template <typename M>
 void growStage(M &m, Eigen::Index rows, Eigen::Index cols, int keep, Eigen::Index limit, GrowthRoom &room)
 {
     void *placeholder = room.take(m.data());
     std::free(placeholder); // glibc merges it with the free memory after it, if any
     const Eigen::Index have = m.rows(), space = roomRows(rows, limit);
-    // past its room, or without a placeholder (a copied trace, or one that did not land after it):
-    // growing moves it anyway, so it moves to a block the size of its room
-    if (have == 0 || m.cols() != cols) { // a fresh matrix: exactly its rows (most are never grown)
+    if (have == 0 || m.cols() != cols) {
         resizeKeep(m, rows, cols, 0);
         return;
     }
