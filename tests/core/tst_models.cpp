@@ -540,15 +540,22 @@ void TestModels::maskedKeys()
     QVERIFY(std::abs(a.weights(1, 2).row(3).sum() - 1.0) < 1e-12);
 }
 
-void TestModels::seededShapes()
+// GPT-2's family with 2 layers of 4 heads and a vocabulary of 1,000: a seeded model that runs fast.
+static PretrainedConfig smallGpt2(int dModel, int dFeedForward, int maxPositions)
 {
     PretrainedConfig c = gpt2SmallShape();
     c.layers = 2;
-    c.dModel = 64;
+    c.dModel = dModel;
     c.heads = 4;
-    c.dFeedForward = 256;
+    c.dFeedForward = dFeedForward;
     c.vocabulary = 1000;
-    c.maxPositions = 64;
+    c.maxPositions = maxPositions;
+    return c;
+}
+
+void TestModels::seededShapes()
+{
+    const PretrainedConfig c = smallGpt2(64, 256, 64);
     std::unique_ptr<Model> m;
     QVERIFY(seededPretrained(c, 7, m).ok());
     QCOMPARE(m->info().family, std::string("gpt2"));
@@ -608,13 +615,7 @@ void TestModels::growsInPlace()
 {
     QFETCH(QVector<int>, steps);
     QFETCH(bool, copies);
-    PretrainedConfig c = gpt2SmallShape();
-    c.layers = 2;
-    c.dModel = 512;
-    c.heads = 4;
-    c.dFeedForward = 512;
-    c.vocabulary = 1000;
-    c.maxPositions = 256;
+    const PretrainedConfig c = smallGpt2(512, 512, 256);
     std::unique_ptr<Model> m;
     QVERIFY(seededPretrained(c, 11, m).ok());
     TraceRequest req;
