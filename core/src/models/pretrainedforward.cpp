@@ -94,7 +94,6 @@ Eigen::Index roomRows(Eigen::Index rows, Eigen::Index limit)
 // right after the matrix is given back at once, and a matrix without one just moves as before. The
 // values are the same either way. Other allocators: no placeholders (same values, the copies stay).
 #if defined(__GLIBC__) && EIGEN_VERSION_AT_LEAST(3, 4, 0) && !EIGEN_VERSION_AT_LEAST(3, 4, 90)
-#define ATTNVIZ_GROWTH_ROOM 1
 // The malloc block an Eigen 3.4 matrix's data lives in: the data itself, or, where malloc's own
 // alignment is less than Eigen's (64 bytes for AVX-512), the block that handmade_aligned_malloc
 // stored just before the aligned data (it asks for EIGEN_DEFAULT_ALIGN_BYTES more).
