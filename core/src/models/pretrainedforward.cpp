@@ -512,7 +512,7 @@ std::vector<TokenProb> topProbs(const VocabScan<T> &scan, int row)
 {
     std::vector<TokenProb> r;
     for (const auto &e : scan.top[size_t(row)])
-        r.push_back({e.second, std::string(), probability(scan, row, e.first)});
+        r.push_back({e.second, std::string(), probability(scan, row, e.first), std::string()});
     return r;
 }
 
