@@ -241,6 +241,10 @@ void AppearanceManager::stylePlot(QCustomPlot *plot)
 
     if (plot->property("attnviz.background").value<QColor>() != bg) {
         plot->setBackground(QBrush(bg));
+        // QCustomPlot::paintEvent fills its whole rect with this brush before the layers: with an
+        // opaque colour Qt need not paint the widgets under a plot (the tab page, the tab frame) each
+        // time the plot repaints
+        plot->setAttribute(Qt::WA_OpaquePaintEvent, bg.alpha() == 255);
         plot->setProperty("attnviz.background", bg);
     }
     for (QCPAxisRect *r : plot->axisRects()) {
