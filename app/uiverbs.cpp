@@ -769,7 +769,11 @@ public:
         m_guard.start();
         m_loop.exec();
         m_guard.stop();
-        m_plot->repaint(); // the paint that puts the replotted buffer on screen
+        // the paint that puts the replotted buffer on screen: a plot with QCP::phImmediateRefresh (the
+        // default) has painted within its replot, before afterReplot; painting it again would count
+        // one paint twice
+        if (!m_plot->plottingHints().testFlag(QCP::phImmediateRefresh))
+            m_plot->repaint();
         return double(m_t.nsecsElapsed()) / 1e6;
     }
     double viewsAtMs() const { return m_viewsAt; } // key press -> every view held the snapshot
