@@ -29,8 +29,8 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QMimeData>
-#include <QSlider>
 #include <QScreen>
+#include <QSlider>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -89,7 +89,8 @@ private:
     QString screenMatchesFullRender()
     {
         QTest::qWait(300); // every queued replot and update done
-        const QImage shown = m_w->windowHandle()->screen()->grabWindow(m_w->winId()).toImage().convertToFormat(QImage::Format_RGB32);
+        const QImage shown =
+            m_w->windowHandle()->screen()->grabWindow(m_w->winId()).toImage().convertToFormat(QImage::Format_RGB32);
         const QImage full = m_w->grab().toImage().convertToFormat(QImage::Format_RGB32);
         if (shown.size() != full.size())
             return QStringLiteral("sizes differ");
@@ -106,7 +107,10 @@ private:
         shown.save(QDir::temp().filePath(QStringLiteral("attnviz-repaint-shown.png")));
         full.save(QDir::temp().filePath(QStringLiteral("attnviz-repaint-full.png")));
         return QStringLiteral("the screen differs from a full render in %1,%2 %3x%4")
-            .arg(diff.x()).arg(diff.y()).arg(diff.width()).arg(diff.height());
+            .arg(diff.x())
+            .arg(diff.y())
+            .arg(diff.width())
+            .arg(diff.height());
     }
 
 private slots:
