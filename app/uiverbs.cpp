@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <random>
 
 namespace attnviz::cli {
@@ -612,9 +613,12 @@ std::shared_ptr<EmbeddingTable> benchTable(int n, int dim)
 namespace {
 
 // Where a keystroke's time goes on the GUI thread (`bench --ui --profile`): every event delivered at
-// the top of the event loop (not inside another one), timed and summed by receiver (its object name,
-// else its class) and event type. The filter delivers the event itself so that it can time it; input
-// events (keys, mouse), which QApplication routes to parents and shortcuts, are counted but not timed.
+// the top of the event loop (not inside another one), timed (wall and this thread's CPU time: on a
+// loaded machine the wall clock also counts waiting for a core) and summed by receiver (its object
+// name, else its class) and event type. Below them, the paints and resizes delivered inside those
+// events, by widget: what a replot's immediate repaint or a layout drew. The filter delivers the
+// event itself so that it can time it; input events (keys, mouse), which QApplication routes to
+// parents and shortcuts, are counted but not timed.
 class EventProfile : public QObject {
 public:
     void start() { qApp->installEventFilter(this); }
@@ -623,30 +627,71 @@ public:
     void print() const
     {
         std::vector<std::pair<double, QString>> rows;
-        double total = 0;
+        double total = 0, cpu = 0;
         for (auto it = m_ms.begin(); it != m_ms.end(); ++it) {
             rows.emplace_back(it.value(), it.key());
             total += it.value();
+            cpu += m_cpu.value(it.key());
         }
         std::sort(rows.rbegin(), rows.rend());
         const double n = std::max(1, m_keystrokes);
-        std::printf("  GUI thread per keystroke (mean of %d): %.2f ms in timed events\n", m_keystrokes, total / n);
+        std::printf("  GUI thread per keystroke (mean of %d): %.2f ms in timed events (%.2f ms CPU)\n", m_keystrokes,
+                    total / n, cpu / n);
         for (const auto &r : rows)
             if (r.first / n >= 0.05)
-                std::printf("  %8.2f ms  %6.1f x  %s\n", r.first / n, m_count.value(r.second) / n, qPrintable(r.second));
+                std::printf("  %8.2f ms %8.2f cpu %6.1f x  %s\n", r.first / n, m_cpu.value(r.second) / n,
+                            m_count.value(r.second) / n, qPrintable(r.second));
+        std::printf("  inside them (CPU ms):\n");
+        for (auto it = m_inner.begin(); it != m_inner.end(); ++it)
+            if (it.value() / n >= 0.03)
+                std::printf("           %8.2f cpu %6.1f x  %s\n", it.value() / n, m_innerCount.value(it.key()) / n,
+                            qPrintable(it.key()));
     }
 
 protected:
     bool eventFilter(QObject *o, QEvent *e) override
     {
-        if (m_depth > 0)
-            return false;
+        if (m_depth > 0) {
+            if ((e->type() != QEvent::Paint && e->type() != QEvent::Resize) || e == m_inside)
+                return false; // (e == m_inside: the event this filter is delivering)
+            QEvent *outer = m_inside;
+            m_inside = e;
+            const double cpu0 = threadCpuMs();
+            QCoreApplication::instance()->notify(o, e);
+            const QString name = nameOf(o, e);
+            m_inner[name] += threadCpuMs() - cpu0;
+            m_innerCount[name] += 1;
+            m_inside = outer;
+            return true;
+        }
         switch (e->type()) {
         case QEvent::KeyPress: case QEvent::KeyRelease: case QEvent::ShortcutOverride: case QEvent::MouseMove:
         case QEvent::MouseButtonPress: case QEvent::MouseButtonRelease: case QEvent::Wheel: case QEvent::InputMethod:
             return false;
         default: break;
         }
+        const QString name = nameOf(o, e);
+        QElapsedTimer t;
+        t.start();
+        const double cpu0 = threadCpuMs();
+        ++m_depth;
+        QCoreApplication::instance()->notify(o, e);
+        --m_depth;
+        m_ms[name] += double(t.nsecsElapsed()) / 1e6;
+        m_cpu[name] += threadCpuMs() - cpu0;
+        m_count[name] += 1;
+        return true;
+    }
+
+private:
+    static double threadCpuMs()
+    {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+    }
+    static QString nameOf(const QObject *o, const QEvent *e)
+    {
         auto named = [](const QObject *x) {
             return x->objectName().isEmpty() ? QString::fromLatin1(x->metaObject()->className()) : x->objectName();
         };
@@ -657,21 +702,13 @@ protected:
             if (!up->objectName().isEmpty() && !up->objectName().startsWith(QLatin1String("qt_")))
                 break;
         }
-        name += QLatin1Char(' ') + QString::fromLatin1(QMetaEnum::fromType<QEvent::Type>().valueToKey(e->type()));
-        QElapsedTimer t;
-        t.start();
-        ++m_depth;
-        QCoreApplication::instance()->notify(o, e);
-        --m_depth;
-        m_ms[name] += double(t.nsecsElapsed()) / 1e6;
-        m_count[name] += 1;
-        return true;
+        return name + QLatin1Char(' ') + QString::fromLatin1(QMetaEnum::fromType<QEvent::Type>().valueToKey(e->type()));
     }
 
-private:
     int m_depth = 0, m_keystrokes = 0;
-    QMap<QString, double> m_ms;
-    QMap<QString, int> m_count;
+    QEvent *m_inside = nullptr;
+    QMap<QString, double> m_ms, m_cpu, m_inner;
+    QMap<QString, int> m_count, m_innerCount;
 };
 
 // Each visible plot's replot alone (the median of 9, ms): what one snapshot costs it, no paint.
@@ -732,7 +769,11 @@ public:
         m_guard.start();
         m_loop.exec();
         m_guard.stop();
-        m_plot->repaint(); // the paint that puts the replotted buffer on screen
+        // the paint that puts the replotted buffer on screen: a plot with QCP::phImmediateRefresh (the
+        // default) has painted within its replot, before afterReplot; painting it again would count
+        // one paint twice
+        if (!m_plot->plottingHints().testFlag(QCP::phImmediateRefresh))
+            m_plot->repaint();
         return double(m_t.nsecsElapsed()) / 1e6;
     }
     double viewsAtMs() const { return m_viewsAt; } // key press -> every view held the snapshot

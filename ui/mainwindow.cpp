@@ -126,16 +126,16 @@ MainWindow::MainWindow(QWidget *parent)
     m_residual->setObjectName(QStringLiteral("residualView"));
     m_tabs->addTab(m_layerGrid, tr("Layers × heads"));
     m_tabs->addTab(m_residual, tr("Residual stream"));
-    m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), false);
-    m_tabs->setTabVisible(m_tabs->indexOf(m_residual), false);
+    showTab(m_layerGrid, false);
+    showTab(m_residual, false);
     m_roles = new HeadRolesView(this); // a model's heads (a model folder) only
     m_roles->setObjectName(QStringLiteral("headRolesView"));
     m_tabs->addTab(m_roles, tr("Layers × heads"));
-    m_tabs->setTabVisible(m_tabs->indexOf(m_roles), false);
+    showTab(m_roles, false);
     m_rollout = new RolloutView(this); // several layers only
     m_rollout->setObjectName(QStringLiteral("rolloutView"));
     m_tabs->addTab(m_rollout, tr("Rollout"));
-    m_tabs->setTabVisible(m_tabs->indexOf(m_rollout), false);
+    showTab(m_rollout, false);
     m_compare = new CompareView(m_session, this);
     m_compare->setObjectName(QStringLiteral("compareView"));
     m_tabs->addTab(m_compare, tr("Compare"));
@@ -234,8 +234,8 @@ MainWindow::MainWindow(QWidget *parent)
         // the Layers and Residual tabs: shown for a trace of several layers (onSnapshot); here ahead
         // of it, so that a session or --tab can name them before the first result
         const bool deep = m_session->model() ? m_modelInfo.layers > 1 : s.stack.enabled();
-        m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), deep);
-        m_tabs->setTabVisible(m_tabs->indexOf(m_residual), deep);
+        showTab(m_layerGrid, deep);
+        showTab(m_residual, deep);
         updateModified();
     });
     connect(m_controls, &ControlPanel::headDisplayChanged, m_session, &LiveSession::setHeadDisplay);
@@ -547,6 +547,15 @@ void MainWindow::onTokenClicked(bool keyChips, int index)
     updateModified();
 }
 
+void MainWindow::showTab(QWidget *page, bool visible)
+{
+    // QTabWidget::setTabVisible lays the tabs out again and repaints the whole tab widget even when
+    // nothing changes: called on every snapshot, that was a full repaint of the views per keystroke
+    const int index = m_tabs->indexOf(page);
+    if (m_tabs->isTabVisible(index) != visible)
+        m_tabs->setTabVisible(index, visible);
+}
+
 void MainWindow::onSnapshot(SnapshotPtr s)
 {
     for (QCustomPlot *p : findChildren<QCustomPlot *>()) // views may make plots as they go
@@ -580,10 +589,10 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     // vectors) used before the one now open
     if ((s->hasResult() || s->sentence.trimmed().isEmpty()) && s->fromModel() == (m_session->model() != nullptr)) {
         const bool stack = !m_session->model() && s->settings.stack.enabled();
-        m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), stack || (s->deep() && !s->fromModel()));
-        m_tabs->setTabVisible(m_tabs->indexOf(m_residual), s->deep() || stack);
-        m_tabs->setTabVisible(m_tabs->indexOf(m_roles), s->fromModel());
-        m_tabs->setTabVisible(m_tabs->indexOf(m_rollout), s->deep());
+        showTab(m_layerGrid, stack || (s->deep() && !s->fromModel()));
+        showTab(m_residual, s->deep() || stack);
+        showTab(m_roles, s->fromModel());
+        showTab(m_rollout, s->deep());
     }
     onSelection(m_session->shownHead(), m_session->selectedQuery());
 
@@ -741,11 +750,11 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
     if (m_session->selectedHead() >= m_controls->settings().numHeads)
         m_session->setSelectedHead(0);
     const bool deep = m_session->model() ? m_modelInfo.layers > 1 : m_controls->settings().stack.enabled();
-    m_tabs->setTabVisible(m_tabs->indexOf(m_layerGrid), deep);
-    m_tabs->setTabVisible(m_tabs->indexOf(m_residual), deep);
+    showTab(m_layerGrid, deep);
+    showTab(m_residual, deep);
     // a model's own tabs, ahead of its first result too (a preset or a session may name them)
-    m_tabs->setTabVisible(m_tabs->indexOf(m_roles), m_session->model() != nullptr);
-    m_tabs->setTabVisible(m_tabs->indexOf(m_rollout), m_session->model() && m_modelInfo.layers > 1);
+    showTab(m_roles, m_session->model() != nullptr);
+    showTab(m_rollout, m_session->model() && m_modelInfo.layers > 1);
     m_modelMenu->setCurrent(m_modelSource);
     m_input->setModelTokens(m_session->model() ? ModelLoader::title(m_modelSource) : QString());
     if (m_session->model())

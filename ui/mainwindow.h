@@ -180,6 +180,7 @@ private:
     void buildViewMenu();
     void onAppearanceChanged();
     void onSnapshot(SnapshotPtr s);
+    void showTab(QWidget *page, bool visible); // setTabVisible, only when it changes
     void onSelection(int head, int query);
     void onTokenClicked(bool keyChips, int index);
     void updateModified();

@@ -344,6 +344,10 @@ void ControlPanel::setSelectedHead(int head)
 void ControlPanel::setLayerCount(int layers)
 {
     layers = std::max(1, layers);
+    // called on every snapshot: QSpinBox::setMaximum and setValue redraw and lay out the panel
+    // again even when nothing changes
+    if (m_layer->maximum() == layers - 1 && m_layerLabel->text() == tr("of %1").arg(layers))
+        return;
     m_blockSignals = true;
     m_layer->setMaximum(layers - 1);
     m_blockSignals = false;
@@ -356,6 +360,8 @@ void ControlPanel::setLayerCount(int layers)
 
 void ControlPanel::setShownLayer(int layer)
 {
+    if (m_layer->value() == layer)
+        return;
     m_blockSignals = true;
     m_layer->setValue(layer);
     m_blockSignals = false;

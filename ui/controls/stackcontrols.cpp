@@ -136,6 +136,8 @@ void StackControls::setLoadedWeights(std::shared_ptr<const StackWeights<float>> 
 
 void StackControls::setShownLayer(int layer)
 {
+    if (m_layer->value() == layer) // per snapshot: setValue redraws the spin box even when equal
+        return;
     m_quiet = true;
     m_layer->setValue(layer);
     m_quiet = false;

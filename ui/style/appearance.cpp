@@ -241,6 +241,10 @@ void AppearanceManager::stylePlot(QCustomPlot *plot)
 
     if (plot->property("attnviz.background").value<QColor>() != bg) {
         plot->setBackground(QBrush(bg));
+        // QCustomPlot::paintEvent fills its whole rect with this brush before the layers: with an
+        // opaque colour Qt need not paint the widgets under a plot (the tab page, the tab frame) each
+        // time the plot repaints
+        plot->setAttribute(Qt::WA_OpaquePaintEvent, bg.alpha() == 255);
         plot->setProperty("attnviz.background", bg);
     }
     for (QCPAxisRect *r : plot->axisRects()) {
@@ -264,9 +268,13 @@ void AppearanceManager::stylePlot(QCustomPlot *plot)
                 f.setPointSizeF(base.pointSizeF() > 0 ? base.pointSizeF() : 10);
             setIfDifferent([t] { return t->font(); }, [t](const QFont &v) { t->setFont(v); }, f);
             // a long title breaks at its " · " separators to fit the plot, and never widens the
-            // plot (or the window) beyond it
-            const QFontMetrics fm(f);
+            // plot (or the window) beyond it. Measured again only when the title, its font or the
+            // room changed (this runs before every replot: a keystroke's replot kept re-measuring it)
             const int avail = plot->width() - 16;
+            const auto fitKey = [&] { return QStringLiteral("%1|%2|%3").arg(avail).arg(f.toString(), t->text()); };
+            if (t->property("attnviz.fitted").toString() == fitKey())
+                continue;
+            const QFontMetrics fm(f);
             if (avail > 100) {
                 bool tooWide = false;
                 for (const QString &line : t->text().split(QLatin1Char('\n')))
@@ -292,6 +300,7 @@ void AppearanceManager::stylePlot(QCustomPlot *plot)
             const QSize min(80, fm.height() * (int(t->text().count(QLatin1Char('\n'))) + 1) + 6);
             if (t->minimumSize() != min)
                 t->setMinimumSize(min);
+            t->setProperty("attnviz.fitted", fitKey());
         } else if (auto *s = qobject_cast<QCPColorScale *>(el)) {
             styleAxis(s->axis(), text, grid, base, hc);
             // the kind the view chose last (views switch a scale between the kinds, e.g. for cosine
