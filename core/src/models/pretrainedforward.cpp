@@ -93,7 +93,16 @@ Eigen::Index roomRows(Eigen::Index rows, Eigen::Index limit)
 // an arrangement with glibc's allocator, checked, never assumed: a placeholder that does not land
 // right after the matrix is given back at once, and a matrix without one just moves as before. The
 // values are the same either way. Other allocators: no placeholders (same values, the copies stay).
-#if defined(__GLIBC__) && EIGEN_VERSION_AT_LEAST(3, 4, 0) && !EIGEN_VERSION_AT_LEAST(3, 4, 90)
+// A sanitizer's malloc (ASan, TSan, MSan) lays blocks out its own way: no placeholders there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ATTNVIZ_SANITIZER_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define ATTNVIZ_SANITIZER_MALLOC 1
+#endif
+#endif
+#if defined(__GLIBC__) && !defined(ATTNVIZ_SANITIZER_MALLOC) && EIGEN_VERSION_AT_LEAST(3, 4, 0) && \
+    !EIGEN_VERSION_AT_LEAST(3, 4, 90)
 // The malloc block an Eigen 3.4 matrix's data lives in: the data itself, or, where malloc's own
 // alignment is less than Eigen's (64 bytes for AVX-512), the block that handmade_aligned_malloc
 // stored just before the aligned data (it asks for EIGEN_DEFAULT_ALIGN_BYTES more).
