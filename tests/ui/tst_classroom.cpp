@@ -78,6 +78,7 @@ private slots:
     void dimensionLabelsPrintedOnce();
     void tokenLabelsKeptWhileTheyFit();
     void thinnedAxisSaysSo();
+    void selectedRowKeepsItsLabel();
     void nothingClipped();
     void largerTextKeepsLabelsApart();
     void pipelineFillsItsWidthAndScrolls();
@@ -436,6 +437,33 @@ void TestClassroom::thinnedAxisSaysSo()
     settle(p);
     QCOMPARE(tokenAxisLabelStep(p->yAxis), 1);
     QCOMPARE(p->yAxis->label(), QStringLiteral("query"));
+}
+
+// A thinned query axis counts its labels from the selected row, so that row's label is never the
+// one dropped (it was, e.g. row 23 of the tiny-induction lesson at 1280 x 720).
+void TestClassroom::selectedRowKeepsItsLabel()
+{
+    QString lng;
+    for (int i = 0; i < 12; ++i)
+        lng += kAnimal + QLatin1Char(' ');
+    m_w->setSentence(lng);
+    QVERIFY(waitForResult());
+    m_w->showView(QStringLiteral("weights"));
+    QCustomPlot *p = m_w->heatmapView()->plot();
+    settle(p);
+    const int step = tokenAxisLabelStep(p->yAxis);
+    QVERIFY(step > 1);
+    auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(p->yAxis->ticker());
+    QVERIFY(ticker);
+    const int query = 3 * step + 1; // not on the labels counted from 0
+    QVERIFY(query < m_w->heatmapView()->plot()->yAxis->range().upper);
+    QVERIFY(!ticker->ticks().contains(query));
+    m_w->heatmapView()->setSelection(0, 0, query);
+    settle(p);
+    QCOMPARE(tokenAxisLabelStep(p->yAxis), step);
+    QVERIFY2(ticker->ticks().contains(query), qPrintable(QStringList(ticker->ticks().values()).join(QLatin1Char('|'))));
+    QVERIFY(ticker->ticks().contains(query + step));
+    QVERIFY(!ticker->ticks().contains(query + 1));
 }
 
 // Defect 6: the tallest bar's value label was cut at the top of the selected-query chart, and long

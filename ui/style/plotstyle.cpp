@@ -124,7 +124,7 @@ struct AxisPainterAccess : QCPAxisPainterPrivate {
 
 } // namespace
 
-bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
+bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int always)
 {
     if (!axis->property("attnvizLabelCache").isValid()) {
         axis->setProperty("attnvizLabelCache", true);
@@ -190,7 +190,9 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars)
             }
             step = std::max(1, nice);
         }
-        const int first = (lo + step - 1) / step * step;
+        // every step-th label from 0, or from the token that must keep its label (still fixed while panning)
+        const int phase = always >= 0 && always < n ? always % step : 0;
+        const int first = lo + ((phase - lo) % step + step) % step;
         for (int i = first; i <= hi; i += step) {
             QString text = elide(labels.at(i), maxChars);
             // a thinned axis names each label's index, unless the label is the index (issue 14, 4)

@@ -41,8 +41,10 @@ QColor maskFillColor();
 // visible range so that neighbours are at least one text line apart. Returns whether the labels
 // changed (the axis then needs another layout pass to show them). A thinned axis says so in its
 // title, unless the axis has the property "attnvizThinNoteElsewhere" set (its view says it once for
-// many small panels, where a rotated note would run past them: All heads).
-bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars = 14);
+// many small panels, where a rotated note would run past them: All heads). With `always` a token of
+// the axis (the selected query row), the thinned labels are every k-th counted from it, so its own
+// label is never the one dropped.
+bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars = 14, int always = -1);
 
 // Calls `relabel` after every layout of `plot` (QCustomPlot::afterLayout, in a replot or an export):
 // it chooses what depends on the layout (token labels thinned to the room, tick steps, a range with

@@ -102,7 +102,7 @@ HeatmapView::HeatmapView(QWidget *parent)
     // again within the same replot
     relabelAfterLayout(m_plot, this, [this] {
         const bool x = labelTokenAxis(m_plot->xAxis, m_keyLabels);
-        const bool y = labelTokenAxis(m_plot->yAxis, m_queryLabels);
+        const bool y = labelTokenAxis(m_plot->yAxis, m_queryLabels, 14, m_query); // the selected row keeps its label
         return x || y;
     });
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onPress);
