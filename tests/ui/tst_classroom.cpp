@@ -107,6 +107,8 @@ private:
     void settle(QCustomPlot *plot);
     // Seed 001's causal preset on the Weights tab, settled (for the export checks); null if it fails.
     QCustomPlot *causalWeights();
+    // Twelve times kAnimal (132 tokens) on the Weights tab, settled: its axes are thinned; null if it fails.
+    QCustomPlot *longWeights();
     MainWindow *m_w = nullptr;
 };
 
@@ -159,6 +161,18 @@ void TestClassroom::settle(QCustomPlot *plot)
 QCustomPlot *TestClassroom::causalWeights()
 {
     if (!applyPreset(QStringLiteral("causal-neg-inf")) || !m_w->showView(QStringLiteral("weights")))
+        return nullptr;
+    settle(m_w->heatmapView()->plot());
+    return m_w->heatmapView()->plot();
+}
+
+QCustomPlot *TestClassroom::longWeights()
+{
+    QString lng;
+    for (int i = 0; i < 12; ++i)
+        lng += kAnimal + QLatin1Char(' ');
+    m_w->setSentence(lng);
+    if (!waitForResult() || !m_w->showView(QStringLiteral("weights")))
         return nullptr;
     settle(m_w->heatmapView()->plot());
     return m_w->heatmapView()->plot();
@@ -419,14 +433,8 @@ void TestClassroom::tokenLabelsKeptWhileTheyFit()
 // Defect 5: when the tokens cannot be labelled at a readable size, the axis says so and how to zoom.
 void TestClassroom::thinnedAxisSaysSo()
 {
-    QString lng;
-    for (int i = 0; i < 12; ++i)
-        lng += kAnimal + QLatin1Char(' ');
-    m_w->setSentence(lng);
-    QVERIFY(waitForResult());
-    m_w->showView(QStringLiteral("weights"));
-    QCustomPlot *p = m_w->heatmapView()->plot();
-    settle(p);
+    QCustomPlot *p = longWeights();
+    QVERIFY(p);
     QVERIFY(tokenAxisLabelStep(p->yAxis) > 1);
     QVERIFY2(p->yAxis->label().contains(QStringLiteral("zoom in")), qPrintable(p->yAxis->label()));
     QVERIFY(p->yAxis->label().startsWith(QStringLiteral("query")));
@@ -443,20 +451,14 @@ void TestClassroom::thinnedAxisSaysSo()
 // one dropped (it was, e.g. row 23 of the tiny-induction lesson at 1280 x 720).
 void TestClassroom::selectedRowKeepsItsLabel()
 {
-    QString lng;
-    for (int i = 0; i < 12; ++i)
-        lng += kAnimal + QLatin1Char(' ');
-    m_w->setSentence(lng);
-    QVERIFY(waitForResult());
-    m_w->showView(QStringLiteral("weights"));
-    QCustomPlot *p = m_w->heatmapView()->plot();
-    settle(p);
+    QCustomPlot *p = longWeights();
+    QVERIFY(p);
     const int step = tokenAxisLabelStep(p->yAxis);
     QVERIFY(step > 1);
     auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(p->yAxis->ticker());
     QVERIFY(ticker);
     const int query = 3 * step + 1; // not on the labels counted from 0
-    QVERIFY(query < m_w->heatmapView()->plot()->yAxis->range().upper);
+    QVERIFY(query < p->yAxis->range().upper);
     QVERIFY(!ticker->ticks().contains(query));
     m_w->heatmapView()->setSelection(0, 0, query);
     settle(p);
