@@ -208,11 +208,17 @@ void TokenChipsView::paintEvent(QPaintEvent *e)
         QColor fill = padded ? QColor(225, 225, 225) : special ? QColor(238, 230, 248) : QColor(232, 240, 252);
         QPen pen(unknown ? QColor(215, 120, 20) : special ? QColor(130, 90, 170) : QColor(120, 150, 200),
                  unknown ? 1.5 : 1.0);
-        if (unknown)
+        if (unknown) {
             pen.setStyle(Qt::DashLine);
+            pen.setCapStyle(Qt::FlatCap); // square caps would stick out of the rect where a dash ends on a corner
+        }
         p.setPen(pen);
         p.setBrush(fill);
-        p.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5);
+        // The outline inside the chip's rect, inset by half the pen: a keystroke repaints only the
+        // chips that changed, clipped to their rects, so a stroke that spilled past the rect would
+        // leave its antialiased fringe on screen differently from a full render.
+        const qreal inset = pen.widthF() / 2;
+        p.drawRoundedRect(QRectF(r).adjusted(inset, inset, -inset, -inset), 5, 5);
         QFont f = font();
         f.setStrikeOut(padded);
         f.setItalic(special);
