@@ -6,6 +6,7 @@
 # prints the median ratio with its min-max spread).
 #   bash tests/bench/run_tables.sh [BUILD_DIR]        env: ROUNDS (3), SECONDS_PER (1), OPTIONS (1)
 # Tables:
+#   0. the machine's ceiling: register-only float FMA throughput, AVX2 and AVX-512 (fma_peak.cpp)
 #   1. attention vs PyTorch, the loader's choice of core build (AVX-512 here)  [torch_peer.py]
 #   2. the same with AVX-512 hidden from both (AVX2 core build; OpenBLAS Haswell kernels)
 #   3. stack 12 x 12 x 768 at 128 and 512 tokens vs a PyTorch pre-norm stack, both ISAs
@@ -22,9 +23,15 @@ ROUNDS=${ROUNDS:-3}
 SECONDS_PER=${SECONDS_PER:-1}
 PEER=(nice -n 0 /usr/bin/python3 tests/bench/torch_peer.py --attnviz "$BIN" --rounds "$ROUNDS" --seconds "$SECONDS_PER")
 [ -x "$BIN" ] || { echo "run_tables: no $BIN (build first)" >&2; exit 2; }
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
 
 echo "## machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 /lib64/ld-linux-x86-64.so.2 --help 2>/dev/null | grep 'x86-64-v' | sed 's/^/## loader: /' || true
+echo
+echo "## 0. the machine's ceiling: float FMA from registers only, no loads or stores (GFLOP/s)"
+g++ -O2 -pthread tests/bench/fma_peak.cpp -o "$OUT/fma_peak"
+"$OUT/fma_peak" --rounds "$ROUNDS"
 echo
 echo "## 1. attention vs PyTorch, default (the loader's choice)"
 "${PEER[@]}"
@@ -42,8 +49,6 @@ echo
 if [ "${OPTIONS:-1}" = 1 ]; then
     echo "## 5. ways of building the core, same sources (median ms; 2 threads; OpenBLAS single-threaded"
     echo "##    inside the core's own pool: OPENBLAS_NUM_THREADS=1)"
-    OUT=$(mktemp -d)
-    trap 'rm -rf "$OUT"' EXIT
     SRC=(core/src/attention/attention.cpp core/src/attention/attentionkernels.cpp core/src/attention/linear.cpp
          core/src/attention/projections.cpp core/src/models/transformer.cpp core/src/runtime/bench.cpp core/src/runtime/backend.cpp
          core/src/runtime/parallel.cpp tests/bench/core_bench.cpp)
