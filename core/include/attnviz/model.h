@@ -136,6 +136,8 @@ public:
     }
     void hold(const void *data, void *block) { m_held.emplace_back(data, block); }
     size_t size() const { return m_held.size(); }
+    // Whether this build of the core holds any room: glibc's malloc, not a sanitizer's, Eigen 3.4.
+    static bool heldInThisBuild();
     void release()
     {
         for (auto &h : m_held)

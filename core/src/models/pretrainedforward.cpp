@@ -11,8 +11,9 @@
 //   predictNext); BERT: logits = LN(act(T final)) E^T + b at [MASK]
 // The (t, d) stages of a trace handed back grow in place where glibc allows (growStage: copying the
 // growing matrices took more of a keystroke than its arithmetic). Its own attention rather than
-// computeAttention: only rows [p, t) of each stage are computed, and causal rows only read keys 0..i. Matrix products are split over the cores by output columns, so a
-// single new token (one row) still uses every core. Large matrices of a fresh trace get huge-page
+// computeAttention: only rows [p, t) of each stage are computed, and causal rows only read keys
+// 0..i. Matrix products are split over the cores by output columns, so a single new token (one row)
+// still uses every core. Large matrices of a fresh trace get huge-page
 // advice (see adviseHugePages; the model also keeps freed trace memory: keepTraceMemory).
 #include "pretrainedweights.h"
 #include "attnviz/attention.h"
@@ -103,6 +104,8 @@ Eigen::Index roomRows(Eigen::Index rows, Eigen::Index limit)
 #endif
 #if defined(__GLIBC__) && !defined(ATTNVIZ_SANITIZER_MALLOC) && EIGEN_VERSION_AT_LEAST(3, 4, 0) && \
     !EIGEN_VERSION_AT_LEAST(3, 4, 90)
+constexpr bool kHoldsRoom = true;
+
 // The malloc block an Eigen 3.4 matrix's data lives in: the data itself, or, where malloc's own
 // alignment is less than Eigen's (64 bytes for AVX-512), the block that handmade_aligned_malloc
 // stored just before the aligned data (it asks for EIGEN_DEFAULT_ALIGN_BYTES more).
@@ -155,6 +158,8 @@ void holdTail(M &m, Eigen::Index space, GrowthRoom &room)
         std::free(missed[i]);
 }
 #else
+constexpr bool kHoldsRoom = false;
+
 template <typename M>
 void holdTail(M &, Eigen::Index, GrowthRoom &)
 {
@@ -177,7 +182,7 @@ void growStage(M &m, Eigen::Index rows, Eigen::Index cols, int keep, Eigen::Inde
         return;
     }
     if (rows > have && (!placeholder || space != roomRows(have, limit))) {
-        if (keep > 0 && have >= keep && m.cols() == cols) {
+        if (keep > 0 && have >= keep) {
             m.conservativeResize(space, cols);
         } else { // nothing kept: no copy
             m.resize(space, cols);
@@ -528,6 +533,8 @@ std::vector<TokenProb> topProbs(const VocabScan<T> &scan, int row)
 bool cancelled(const std::atomic<bool> *c) { return c && c->load(std::memory_order_relaxed); }
 
 } // namespace
+
+bool GrowthRoom::heldInThisBuild() { return kHoldsRoom; }
 
 // The LM head's logit of token `id` after position i.
 template <typename T>
