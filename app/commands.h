@@ -15,6 +15,8 @@ int vectors(const QStringList &args);  // wordcommands.cpp
 int model(const QStringList &args);             // modelcommands.cpp: model info / model run
 int tokenizeWithModel(const QStringList &args); // modelcommands.cpp: tokenize --model DIR
 int benchModel(const QStringList &args);        // modelcommands.cpp: bench --model DIR / --seeded
+// The --seeded shapes for messages: "gpt2-small, bert-base, smollm2-135m ..." (modelcommands.cpp).
+QString seededShapeList();
 } // namespace attnviz::cli
 
 class QCommandLineParser;

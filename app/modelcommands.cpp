@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The command-line verbs on real checkpoints: `model info DIR`, `model run DIR --text TEXT`,
-// `tokenize --model DIR TEXT`, `bench --model DIR | --seeded gpt2-small|bert-base`.
+// `tokenize --model DIR TEXT`, `bench --model DIR | --seeded SHAPE` (architecture.h: seededShape).
 #include "commands.h"
 
 #include "attnviz/bench.h"
@@ -19,6 +19,14 @@
 #include <cstdio>
 
 namespace attnviz::cli {
+
+QString seededShapeList()
+{
+    QStringList names;
+    for (const std::string &n : seededShapeNames())
+        names << QString::fromStdString(n);
+    return names.join(QStringLiteral(", "));
+}
 
 namespace {
 
@@ -268,11 +276,11 @@ int benchModel(const QStringList &args)
         "Times a model on the CPU core: a full trace at each size, one token appended to a 128-token text\n"
         "(causal models: the incremental path), and the peak resident memory of the run. Every layer's\n"
         "attention weights are kept (raw scores with --scores); a causal model's LM head runs at the last\n"
-        "position, as the window asks. --seeded needs no download: GPT-2 small's or BERT-base's shape with\n"
-        "seeded random weights."));
+        "position, as the window asks. --seeded needs no download: a real checkpoint's shape (gpt2-small,\n"
+        "bert-base, smollm2-135m, qwen3-0.6b, llama3.2-1b) with seeded random weights."));
     p.addHelpOption();
     QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("A model folder, or `bundled` for attnviz-tiny."), QStringLiteral("dir"));
-    QCommandLineOption seededOpt(QStringLiteral("seeded"), QStringLiteral("gpt2-small or bert-base."), QStringLiteral("shape"));
+    QCommandLineOption seededOpt(QStringLiteral("seeded"), QStringLiteral("gpt2-small, bert-base, smollm2-135m, qwen3-0.6b or llama3.2-1b."), QStringLiteral("shape"));
     QCommandLineOption sizesOpt(QStringLiteral("tokens"), QStringLiteral("Text lengths (default 128,1024)."),
                                 QStringLiteral("list"), QStringLiteral("128,1024"));
     QCommandLineOption repeatOpt(QStringLiteral("repeat"), QStringLiteral("Runs per size; the median is reported (default 5)."),
@@ -291,9 +299,10 @@ int benchModel(const QStringList &args)
     const auto t0 = std::chrono::steady_clock::now();
     if (p.isSet(seededOpt)) {
         const QString shape = p.value(seededOpt);
-        if (shape != QLatin1String("gpt2-small") && shape != QLatin1String("bert-base"))
-            return fail("bench", "--seeded: gpt2-small or bert-base, not " + shape.toStdString(), 2);
-        if (Status st = seededPretrained(shape == QLatin1String("gpt2-small") ? gpt2SmallShape() : bertBaseShape(), 1, m); !st)
+        Architecture arch;
+        if (!seededShape(shape.toStdString(), arch))
+            return fail("bench", "--seeded: " + seededShapeList().toStdString() + ", not " + shape.toStdString(), 2);
+        if (Status st = seededPretrained(arch, 1, m); !st)
             return fail("bench", st.message, 2);
     } else if (Status st = openModelSource(p.value(modelOpt), m); !st) {
         return fail("bench", st.message, exitCodeFor(st));

@@ -21,6 +21,7 @@
 #include "attnviz/backend.h"
 #include "attnviz/pretrained.h"
 #include "bundledmodel.h"
+#include "commands.h"
 #include "bundledvectors.h"
 
 #include <qcustomplot.h>
@@ -827,8 +828,8 @@ int benchUi(const QStringList &args)
                                                "end, and a full recompute (a character typed at the start)."),
                                 QStringLiteral("dir"));
     QCommandLineOption seededOpt(QStringLiteral("seeded"),
-                                 QStringLiteral("Time GPT-2 small's or BERT-base's shape with seeded weights (gpt2-small, "
-                                                "bert-base), tokenized by --tokenizer."),
+                                 QStringLiteral("Time a real checkpoint's shape with seeded weights (gpt2-small, bert-base, "
+                                                "smollm2-135m, qwen3-0.6b, llama3.2-1b), tokenized by --tokenizer."),
                                  QStringLiteral("shape"));
     QCommandLineOption tokenizerOpt(QStringLiteral("tokenizer"),
                                     QStringLiteral("With --seeded: the model folder whose tokenizer types the text (default "
@@ -953,13 +954,14 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
     QString source, error;
     if (p.isSet(seededOpt)) {
         const QString shape = p.value(seededOpt);
-        if (shape != QLatin1String("gpt2-small") && shape != QLatin1String("bert-base"))
-            return fail("bench", QStringLiteral("--seeded: gpt2-small or bert-base, not %1").arg(shape), 2);
+        Architecture arch;
+        if (!seededShape(shape.toStdString(), arch))
+            return fail("bench", QStringLiteral("--seeded: %1, not %2").arg(cli::seededShapeList(), shape), 2);
         std::shared_ptr<Model> tokenizer;
         if (!openModel(p.value(tokenizerOpt), tokenizer, &error))
             return fail("bench", QStringLiteral("--tokenizer: %1").arg(error), 2);
         std::unique_ptr<Model> seeded;
-        if (Status st = seededPretrained(shape == QLatin1String("gpt2-small") ? gpt2SmallShape() : bertBaseShape(), 1, seeded); !st)
+        if (Status st = seededPretrained(arch, 1, seeded); !st)
             return fail("bench", QString::fromStdString(st.message), 1);
         if (tokenizer->info().vocabulary > seeded->info().vocabulary)
             return fail("bench", QStringLiteral("--tokenizer: its %1 tokens do not fit the %2 of %3")

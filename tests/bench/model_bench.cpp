@@ -39,13 +39,14 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (shape != "gpt2-small" && shape != "bert-base") {
-        std::fprintf(stderr, "model_bench: --seeded: gpt2-small or bert-base, not %s\n", shape.c_str());
+    Architecture arch;
+    if (!seededShape(shape, arch)) {
+        std::fprintf(stderr, "model_bench: --seeded: not a shape attnviz knows: %s\n", shape.c_str());
         return 2;
     }
     std::unique_ptr<Model> m;
     const auto t0 = std::chrono::steady_clock::now();
-    if (Status st = seededPretrained(shape == "gpt2-small" ? gpt2SmallShape() : bertBaseShape(), 1, m); !st) {
+    if (Status st = seededPretrained(arch, 1, m); !st) {
         std::fprintf(stderr, "model_bench: %s\n", st.message.c_str());
         return 2;
     }

@@ -526,7 +526,9 @@ private slots:
         // GPT-2 small's shape (seeded weights): 64-d heads and 768-d streams show their first
         // kMaxShownDims columns and say how many there are
         std::unique_ptr<Model> m;
-        QVERIFY(seededPretrained(gpt2SmallShape(), 7, m).ok());
+        Architecture gpt2Small;
+        QVERIFY(seededShape("gpt2-small", gpt2Small));
+        QVERIFY(seededPretrained(gpt2Small, 7, m).ok());
         TraceRequest req;
         for (int i = 0; i < 20; ++i)
             req.ids.push_back(100 + 37 * i);

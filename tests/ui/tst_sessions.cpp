@@ -135,7 +135,7 @@ private:
         c.backend = QStringLiteral("auto");
         c.stack.depth = stack ? 3 : 1;
         c.stack.norm = NormPlacement::Pre;
-        c.stack.activation = Activation::Gelu;
+        c.stack.activation = Activation::GeluErf;
         c.stack.positions = PositionEncoding::Sinusoidal;
         c.stack.seed = 42;
         w->controls()->setSettings(c);

@@ -34,8 +34,8 @@ StackControls::StackControls(QWidget *parent) : QGroupBox(tr("Transformer stack"
                     {tr("pre-norm (GPT-2: x + attn(LN(x)))"), int(NormPlacement::Pre)}});
     f->addRow(tr("Block"), m_norm);
     m_activation = combo(this, "activationCombo",
-                         {{tr("ReLU"), int(Activation::ReLU)},
-                          {tr("GELU"), int(Activation::Gelu)},
+                         {{tr("ReLU"), int(Activation::Relu)},
+                          {tr("GELU"), int(Activation::GeluErf)},
                           {tr("GELU (tanh, GPT-2)"), int(Activation::GeluTanh)}});
     f->addRow(tr("Feed-forward"), m_activation);
     m_positions = combo(this, "positionsCombo",

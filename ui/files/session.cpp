@@ -43,7 +43,7 @@ const Named<InitScheme> kInitSchemes[] = {{InitScheme::TorchLinear, "nn.Linear"}
 const Named<DrawOrder> kDrawOrders[] = {{DrawOrder::Fused, "fused"}, {DrawOrder::PerHead, "per_head"}};
 const Named<NormPlacement> kNormPlacements[] = {{NormPlacement::Post, "post"}, {NormPlacement::Pre, "pre"}};
 const Named<Activation> kActivations[] = {
-    {Activation::ReLU, "relu"}, {Activation::Gelu, "gelu"}, {Activation::GeluTanh, "gelu_tanh"}};
+    {Activation::Relu, "relu"}, {Activation::GeluErf, "gelu"}, {Activation::GeluTanh, "gelu_tanh"}};
 const Named<PositionEncoding> kPositions[] = {{PositionEncoding::None, "none"},
                                               {PositionEncoding::Sinusoidal, "sinusoidal"},
                                               {PositionEncoding::Learned, "learned"}};

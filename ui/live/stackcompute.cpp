@@ -55,12 +55,14 @@ QString normPlacementName(NormPlacement n)
 QString activationName(Activation a)
 {
     switch (a) {
-    case Activation::ReLU:
+    case Activation::Relu:
         return QStringLiteral("ReLU");
-    case Activation::Gelu:
+    case Activation::GeluErf:
         return QStringLiteral("GELU");
     case Activation::GeluTanh:
         return QStringLiteral("GELU (tanh)");
+    case Activation::Silu:
+        return QStringLiteral("SiLU");
     }
     return {};
 }

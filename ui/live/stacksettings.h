@@ -17,7 +17,7 @@ enum class StackWeightsSource { Seeded, File };
 struct StackSettings {
     int depth = 1; // 1: today's single layer; >= 2: a stack of blocks
     NormPlacement norm = NormPlacement::Post;
-    Activation activation = Activation::ReLU;
+    Activation activation = Activation::Relu;
     PositionEncoding positions = PositionEncoding::None;
     StackWeightsSource source = StackWeightsSource::Seeded;
     quint64 seed = 0;

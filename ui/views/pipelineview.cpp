@@ -87,7 +87,17 @@ ComputeSettings effectiveSettings(const ComputeSnapshot &s)
     return c;
 }
 
-bool preNorm(const ComputeSnapshot &s) { return s.modelInfo.family == "gpt2"; }
+// A real checkpoint whose blocks normalize the residual stream before attention (GPT-2, Llama, Gemma).
+bool preNorm(const ComputeSnapshot &s)
+{
+    return s.modelInfo.architecture.layers > 0 && s.modelInfo.architecture.placement != NormPlacement::Post;
+}
+
+// The norm before the projections, as the formulas name it.
+QString normName(const ComputeSnapshot &s)
+{
+    return s.modelInfo.architecture.norm == NormKind::LayerNorm ? QStringLiteral("LN₁") : QStringLiteral("RMSNorm₁");
+}
 
 } // namespace
 
@@ -665,7 +675,7 @@ void PipelineView::fillStage(PipelineStage &st)
         }
         st.caption = model ? (s->layerIndex(m_layer) == 0 ? tr("One row per token: its embedding plus its position's, entering layer 0.")
                                                            : tr("One row per token: the residual stream entering this layer."))
-                               + (preNorm(*s) ? tr(" GPT-2 layer-normalizes it (LN₁) before the projections.") : QString())
+                               + (preNorm(*s) ? tr(" The model normalizes it (%1) before the projections.").arg(normName(*s)) : QString())
             : cross ? tr("One row per query token: its word vector. Queries come from this sentence.")
                     : tr("One row per token: its word vector. Queries, keys and values all start here.");
         break;
@@ -696,7 +706,7 @@ void PipelineView::fillStage(PipelineStage &st)
             const QString x = st.kind != Kind::Q && cross ? QStringLiteral("X_kv") : QStringLiteral("X");
             QString f;
             if (model)
-                f = QStringLiteral("%1%2 = %3·W_%4ᵀ + b_%4").arg(L, hs, preNorm(*s) ? QStringLiteral("LN₁(X)") : QStringLiteral("X"), l);
+                f = QStringLiteral("%1%2 = %3·W_%4ᵀ + b_%4").arg(L, hs, preNorm(*s) ? normName(*s) + QStringLiteral("(X)") : QStringLiteral("X"), l);
             else if (stack)
                 f = QStringLiteral("%1%2 = LN(X)·W_%3ᵀ").arg(L, hs, l);
             else if (!lin || lin->isIdentity())
@@ -1190,25 +1200,42 @@ QString PipelineView::explainText(Kind kind, int i, int j) const
         const QString L = QString::fromLatin1(letter);
         line(QStringLiteral("<b>%1[%2, %3]%4</b> = %5").arg(L).arg(i).arg(j).arg(head, num(result(i, g))));
         if (s.fromModel() && s.layer(m_layer).projections) {
+            // Grouped-query attention: K and V come from the head's key/value head; rotary models
+            // show the projection before q/k norm and rotation.
+            const AttentionResult<float> &att = s.attention(m_layer);
+            const int kv = att.kvHeadOf(h);
+            const int gw = letter[0] == 'Q' ? g : kv * dh + j;
+            if (letter[0] != 'Q' && att.kvHeads > 0 && att.kvHeads < att.numHeads)
+                line(QStringLiteral("Head %1 reads key/value head %2, which heads %3–%4 share.")
+                         .arg(h)
+                         .arg(kv)
+                         .arg(kv * (att.numHeads / att.kvHeads))
+                         .arg((kv + 1) * (att.numHeads / att.kvHeads) - 1));
+            const Mat<float> &pre = letter[0] == 'Q' ? r.qPre : r.kPre;
+            if (letter[0] != 'V' && pre.size() && i < pre.rows() && g < pre.cols())
+                line(QStringLiteral("Before q/k norm and rotary positions it was %1; the rotation turns each pair of "
+                                    "dimensions by an angle proportional to the position %2.")
+                         .arg(num(pre(i, g)))
+                         .arg(i));
             const Linear<float> &W = letter[0] == 'Q' ? s.layer(m_layer).projections->q
                 : letter[0] == 'K'                    ? s.layer(m_layer).projections->k
                                                       : s.layer(m_layer).projections->v;
             const Mat<float> &xin = s.layer(m_layer).attentionIn;
             line(QStringLiteral("x_%1 = %2 (row %1, %3 numbers); %4[%1, %5] = x_%1 · row %6 of W_%7 + b_%7[%6]:")
                      .arg(i)
-                     .arg(preNorm(s) ? QStringLiteral("LN₁ of the residual stream") : QStringLiteral("the residual stream"))
+                     .arg(preNorm(s) ? normName(s) + QStringLiteral(" of the residual stream") : QStringLiteral("the residual stream"))
                      .arg(xin.cols())
                      .arg(L)
                      .arg(g)
-                     .arg(g)
+                     .arg(gw)
                      .arg(L.toLower()));
             double sum = 0;
             for (int k = 0; k < xin.cols(); ++k)
-                sum += double(xin(i, k)) * double(W.W(g, k));
-            mono(termList(int(xin.cols()), [&](int k) { return QStringLiteral("%1×%2").arg(num(xin(i, k)), num(W.W(g, k))); })
+                sum += double(xin(i, k)) * double(W.W(gw, k));
+            mono(termList(int(xin.cols()), [&](int k) { return QStringLiteral("%1×%2").arg(num(xin(i, k)), num(W.W(gw, k))); })
                  + QStringLiteral(" = ") + num(sum));
             if (W.hasBias())
-                mono(QStringLiteral("+ b_%1[%2] = %3 + %4 = <b>%5</b>").arg(L.toLower()).arg(g).arg(num(sum), num(W.b(g)), num(sum + W.b(g))));
+                mono(QStringLiteral("+ b_%1[%2] = %3 + %4 = <b>%5</b>").arg(L.toLower()).arg(gw).arg(num(sum), num(W.b(gw)), num(sum + W.b(gw))));
             return;
         }
         if (s.deep()) {

@@ -11,6 +11,7 @@
 // (weights), z (context), attn_out, resid_mid (afterAttention), resid_post (output).
 #pragma once
 
+#include "attnviz/architecture.h"
 #include "attnviz/status.h"
 #include "attnviz/types.h"
 
@@ -200,10 +201,11 @@ struct Trace {
 
 // Facts about a model (attnviz model info).
 struct ModelInfo {
-    std::string family;    // "word-vectors", "stack", "gpt2", "bert", "distilbert"
+    std::string family;    // "word-vectors", "stack", or a checkpoint's family: "gpt2", "llama", "gemma3" ...
     std::string name;      // "gpt2", "attnviz-tiny", the folder's name ...
     std::string source;    // folder or file it was read from; empty for built-ins
     int layers = 0, heads = 0, dModel = 0, dHead = 0, dFeedForward = 0;
+    int kvHeads = 0;       // key/value heads; fewer than heads: grouped-query attention
     int vocabulary = 0;    // 0: no vocabulary ids (word vectors)
     int maxPositions = 0;  // 0: no limit of its own
     int64_t parameters = 0;
@@ -211,6 +213,9 @@ struct ModelInfo {
     std::string dtype;     // of the file: F32, F16, BF16; empty for built-ins
     bool causal = false;   // attends only backwards (GPT-2): next-token predictions
     bool maskedLm = false; // has a masked-LM head (BERT): [MASK] fills
+    // Real checkpoints: the architecture the forward pass read (norms, positions, windows ...);
+    // views read it, never the family's name. Empty (layers 0) for the word-vector models.
+    Architecture architecture;
 };
 
 // What to compute. Masks beyond the model's own (causal models are always causal) come from the

@@ -4,6 +4,7 @@
 // stacked to a depth, mean-pooled into an optional classifier. Every layer's stages are kept.
 #pragma once
 
+#include "attnviz/architecture.h"
 #include "attnviz/status.h"
 #include "attnviz/types.h"
 
@@ -19,12 +20,9 @@ enum class PositionEncoding {
     Learned,    // a (max_positions, d) table: seeded (nn.Embedding's N(0,1)-like) or loaded (GPT-2's wpe)
 };
 
-enum class NormPlacement {
-    Post, // seed 002 as written: x = LN1(attn(x) + x); x = LN2(ff(x) + x)
-    Pre,  // GPT-2: x = x + attn(LN1(x)); x = x + ff(LN2(x)); a final LayerNorm after the stack
-};
-
-enum class Activation { ReLU, Gelu, GeluTanh };
+// NormPlacement and Activation are architecture.h's: the stack uses Post (seed 002 as written:
+// x = LN1(attn(x) + x); x = LN2(ff(x) + x)) or Pre (GPT-2: x = x + attn(LN1(x)); x = x + ff(LN2(x)),
+// a final LayerNorm after the stack), and ReLU (seed 002), GELU (erf) or GELU (tanh).
 
 template <typename T>
 struct LayerNorm {
@@ -51,7 +49,7 @@ struct StackConfig {
     int depth = 1;
     AttentionConfig attention; // heads, scaling, mask ... shared by every layer
     NormPlacement norm = NormPlacement::Post;
-    Activation activation = Activation::ReLU;
+    Activation activation = Activation::Relu;
     PositionEncoding positions = PositionEncoding::None;
     bool finalNorm = false;
     // Masks applied in every layer, as in AttentionInput (1 = masked); empty = none.

@@ -110,7 +110,12 @@ struct AttentionInput {
 // Every stage of one sequence. Per-head matrices are stored head after head.
 template <typename T>
 struct SequenceResult {
-    Mat<T> q, k, v;               // projected, (t_q, H*d_head), (t_k, H*d_head), (t_k, H*d_head)
+    Mat<T> q, k, v;               // projected, (t_q, H*d_head), (t_k, H*d_head), (t_k, H*d_head): what the
+                                  // scores and the context are computed from. Grouped-query attention:
+                                  // k and v of a key/value head repeated for each query head it serves
+    Mat<T> qPre, kPre;            // q and k as projected, before q/k norm and rotary positions
+                                  // (TransformerLens' hook_q / hook_k beside hook_rot_q / hook_rot_k);
+                                  // empty where q and k are used as projected
     std::vector<Mat<T>> scores;   // per head (t_q, t_k): scale * q_h k_h^T, BEFORE masking
     std::vector<Mat<T>> weights;  // per head (t_q, t_k): normalized (after dropout if any)
     std::vector<Mat<T>> weightsPreDropout; // only when dropout > 0
@@ -130,6 +135,9 @@ struct AttentionResult {
     int dModel = 0; // query input width
     int dOut = 0;
     double scale = 1.0; // the factor that was multiplied onto q·k
+    int kvHeads = 0;    // key/value heads (grouped-query attention); 0: one per query head
+    double softcap = 0; // scores soft-capped as tanh(s / c) * c before the mask (Gemma 2); 0: none
+    int kvHeadOf(int head) const { return kvHeads > 0 && kvHeads < numHeads ? head / (numHeads / kvHeads) : head; }
 };
 
 // Shapes and options that were resolved from a config and an input.

@@ -55,7 +55,7 @@ AttentionConfig attentionConfig(const WordVectorSettings &s, int dModel);
 struct StackModelSettings {
     int depth = 2;
     NormPlacement norm = NormPlacement::Post;
-    Activation activation = Activation::ReLU;
+    Activation activation = Activation::Relu;
     PositionEncoding positions = PositionEncoding::None;
     bool fromFile = false;                             // loaded weights; false: seeded
     uint64_t seed = 0;                                 // seeded weights

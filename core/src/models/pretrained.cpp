@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// A Hugging Face model folder as a Model (pretrained.h): config.json read under each family's
-// spelling, the tokenizer files, the weights (pretrainedweights.cpp), traces (pretrainedforward.cpp)
-// with the cut at the model's positions and the incremental path of causal models.
+// A Hugging Face model folder as a Model (pretrained.h): config.json read as an Architecture
+// (families/), the tokenizer files, the canonical weights (forward/weights.cpp), traces
+// (forward/forward.cpp) with the cut at the model's positions and the incremental path of causal
+// models.
 #include "attnviz/pretrained.h"
 #include "attnviz/fileio.h"
 #include "attnviz/memorybudget.h"
 #include "attnviz/subword.h"
-#include "pretrainedweights.h"
+#include "families/family.h"
+#include "forward/weights.h"
 #include "../text/unicodetext.h"
 
 #include <nlohmann/json.hpp>
@@ -48,6 +50,16 @@ bool isFile(const std::string &path)
 
 std::atomic<uint64_t> g_producers{0};
 
+// Tokens that tokenizers add of their own, by spelling (for traces of bare ids).
+bool isSpecialSpelling(const std::string &t)
+{
+    for (const char *s : {"[CLS]", "[SEP]", "<|endoftext|>", "<s>", "</s>", "<bos>", "<eos>", "<|begin_of_text|>",
+                          "<|end_of_text|>", "<|im_start|>", "<|im_end|>"})
+        if (t == s)
+            return true;
+    return false;
+}
+
 // GPT-2's byte-level markers made visible for labels.
 std::string displayOf(const std::string &token)
 {
@@ -86,170 +98,14 @@ std::string predictionDisplay(const std::string &decoded, const std::string &spe
 
 } // namespace
 
-const char *familyName(ModelFamily family)
-{
-    switch (family) {
-    case ModelFamily::Gpt2: return "gpt2";
-    case ModelFamily::Bert: return "bert";
-    case ModelFamily::DistilBert: return "distilbert";
-    }
-    return "?";
-}
-
-Status readPretrainedConfig(const std::string &dir, PretrainedConfig &out)
-{
-    using json = nlohmann::json;
-    const std::string path = dir + "/config.json";
-    std::string text;
-    if (Status st = readRegularFile(path, kConfigCap, text); !st)
-        return st;
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::exception &e) {
-        return Status::error(StatusCode::ParseError, path + ": malformed JSON: " + e.what());
-    }
-    auto bad = [&](const std::string &field, const std::string &m) {
-        return Status::error(StatusCode::InvalidInput, path + ": " + field + ": " + m);
-    };
-    if (!j.is_object())
-        return Status::error(StatusCode::ParseError, path + ": not a JSON object");
-    if (!j.contains("model_type") || !j["model_type"].is_string())
-        return bad("model_type", "missing (gpt2, bert or distilbert)");
-    PretrainedConfig c;
-    c.modelType = j["model_type"].get<std::string>();
-    if (c.modelType == "gpt2")
-        c.family = ModelFamily::Gpt2;
-    else if (c.modelType == "bert")
-        c.family = ModelFamily::Bert;
-    else if (c.modelType == "distilbert")
-        c.family = ModelFamily::DistilBert;
-    else
-        return bad("model_type", "\"" + c.modelType + "\" is not a family attnviz knows (gpt2, bert, distilbert)");
-    // integer field: one of the spellings, within [lo, hi]
-    auto integer = [&](std::initializer_list<const char *> names, int &v, int lo, int hi, const int *fallback) -> Status {
-        for (const char *n : names) {
-            if (!j.contains(n) || j[n].is_null())
-                continue;
-            if (!j[n].is_number_integer() || j[n].get<int64_t>() < lo || j[n].get<int64_t>() > hi)
-                return bad(n, "must be an integer in [" + std::to_string(lo) + ", " + withCommas(hi) + "], got " + j[n].dump());
-            v = j[n].get<int>();
-            return {};
-        }
-        if (fallback) {
-            v = *fallback;
-            return {};
-        }
-        return bad(*names.begin(), "missing");
-    };
-    auto number = [&](const char *n, double &v, double fallback) -> Status {
-        if (!j.contains(n) || j[n].is_null()) {
-            v = fallback;
-            return {};
-        }
-        if (!j[n].is_number() || !(j[n].get<double>() > 0) || !(j[n].get<double>() < 1))
-            return bad(n, "must be a number in (0, 1), got " + j[n].dump());
-        v = j[n].get<double>();
-        return {};
-    };
-    auto activation = [&](const char *n, const char *fallback) -> Status {
-        const std::string a = j.contains(n) && j[n].is_string() ? j[n].get<std::string>() : fallback;
-        if (j.contains(n) && !j[n].is_string() && !j[n].is_null())
-            return bad(n, "must be a name such as \"gelu\"");
-        if (a == "gelu_new" || a == "gelu_pytorch_tanh" || a == "gelu_fast")
-            c.activation = HiddenActivation::GeluTanh;
-        else if (a == "gelu")
-            c.activation = HiddenActivation::GeluErf;
-        else if (a == "relu")
-            c.activation = HiddenActivation::Relu;
-        else
-            return bad(n, "\"" + a + "\" is not an activation attnviz knows (gelu, gelu_new, relu)");
-        return {};
-    };
-    const int vocabCap = 10'000'000, widthCap = 65536, layerCap = 1024, posCap = 1'000'000;
-    Status st;
-    switch (c.family) {
-    case ModelFamily::Gpt2: {
-        if (!(st = integer({"n_layer"}, c.layers, 1, layerCap, nullptr)) || !(st = integer({"n_head"}, c.heads, 1, widthCap, nullptr)) ||
-            !(st = integer({"n_embd"}, c.dModel, 1, widthCap, nullptr)) ||
-            !(st = integer({"n_positions", "n_ctx"}, c.maxPositions, 1, posCap, nullptr)) ||
-            !(st = integer({"vocab_size"}, c.vocabulary, 1, vocabCap, nullptr)))
-            return st;
-        const int inner = 4 * c.dModel;
-        if (!(st = integer({"n_inner"}, c.dFeedForward, 1, 4 * widthCap, &inner)) ||
-            !(st = number("layer_norm_epsilon", c.layerNormEps, 1e-5)) || !(st = activation("activation_function", "gelu_new")))
-            return st;
-        if (c.dModel % c.heads)
-            return bad("n_head", std::to_string(c.heads) + " does not divide n_embd " + std::to_string(c.dModel));
-        break;
-    }
-    case ModelFamily::Bert: {
-        const int types = 2;
-        if (!(st = integer({"num_hidden_layers"}, c.layers, 1, layerCap, nullptr)) ||
-            !(st = integer({"num_attention_heads"}, c.heads, 1, widthCap, nullptr)) ||
-            !(st = integer({"hidden_size"}, c.dModel, 1, widthCap, nullptr)) ||
-            !(st = integer({"intermediate_size"}, c.dFeedForward, 1, 4 * widthCap, nullptr)) ||
-            !(st = integer({"max_position_embeddings"}, c.maxPositions, 1, posCap, nullptr)) ||
-            !(st = integer({"vocab_size"}, c.vocabulary, 1, vocabCap, nullptr)) ||
-            !(st = integer({"type_vocab_size"}, c.typeVocabulary, 0, 1024, &types)) ||
-            !(st = number("layer_norm_eps", c.layerNormEps, 1e-12)) || !(st = activation("hidden_act", "gelu")))
-            return st;
-        if (c.dModel % c.heads)
-            return bad("num_attention_heads", std::to_string(c.heads) + " does not divide hidden_size " + std::to_string(c.dModel));
-        break;
-    }
-    case ModelFamily::DistilBert:
-        if (!(st = integer({"n_layers"}, c.layers, 1, layerCap, nullptr)) || !(st = integer({"n_heads"}, c.heads, 1, widthCap, nullptr)) ||
-            !(st = integer({"dim"}, c.dModel, 1, widthCap, nullptr)) || !(st = integer({"hidden_dim"}, c.dFeedForward, 1, 4 * widthCap, nullptr)) ||
-            !(st = integer({"max_position_embeddings"}, c.maxPositions, 1, posCap, nullptr)) ||
-            !(st = integer({"vocab_size"}, c.vocabulary, 1, vocabCap, nullptr)) || !(st = activation("activation", "gelu")))
-            return st;
-        c.layerNormEps = 1e-12; // DistilBERT's LayerNorms are built with eps=1e-12, not in the config
-        if (c.dModel % c.heads)
-            return bad("n_heads", std::to_string(c.heads) + " does not divide dim " + std::to_string(c.dModel));
-        break;
-    }
-    out = c;
-    return {};
-}
-
-PretrainedConfig gpt2SmallShape()
-{
-    PretrainedConfig c;
-    c.family = ModelFamily::Gpt2;
-    c.modelType = "gpt2";
-    c.layers = 12;
-    c.heads = 12;
-    c.dModel = 768;
-    c.dFeedForward = 3072;
-    c.vocabulary = 50257;
-    c.maxPositions = 1024;
-    c.layerNormEps = 1e-5;
-    c.activation = HiddenActivation::GeluTanh;
-    return c;
-}
-
-PretrainedConfig bertBaseShape()
-{
-    PretrainedConfig c = gpt2SmallShape();
-    c.family = ModelFamily::Bert;
-    c.modelType = "bert";
-    c.vocabulary = 30522;
-    c.maxPositions = 512;
-    c.typeVocabulary = 2;
-    c.layerNormEps = 1e-12;
-    c.activation = HiddenActivation::GeluErf;
-    return c;
-}
-
 class PretrainedModel final : public Model {
 public:
-    PretrainedModel(PretrainedConfig config, std::string dir, std::shared_ptr<const PretrainedWeights<float>> weights,
+    PretrainedModel(Architecture config, std::string dir, std::shared_ptr<const ModelWeights<float>> weights,
                     std::unique_ptr<SubwordTokenizer> tokenizer, std::string dtype)
         : m_config(std::move(config)), m_dir(std::move(dir)), m_float(std::move(weights)), m_tokenizer(std::move(tokenizer)),
           m_dtype(std::move(dtype)), m_producerFloat(++g_producers), m_producerDouble(++g_producers)
     {
-        if (m_tokenizer && m_config.family != ModelFamily::Gpt2)
+        if (m_tokenizer && m_config.head == LmHead::MaskedLm)
             m_maskId = m_tokenizer->id("[MASK]");
         keepTraceMemory(); // a trace's ~GB of matrices is reused by the next, not refaulted
     }
@@ -257,21 +113,23 @@ public:
     ModelInfo info() const override
     {
         ModelInfo i;
-        i.family = familyName(m_config.family);
-        i.name = m_dir.empty() ? std::string("seeded ") + familyName(m_config.family) : baseName(m_dir);
+        i.family = m_config.family;
+        i.name = m_dir.empty() ? "seeded " + m_config.family : baseName(m_dir);
         i.source = m_dir;
         i.layers = m_config.layers;
         i.heads = m_config.heads;
+        i.kvHeads = m_config.kvHeads;
         i.dModel = m_config.dModel;
-        i.dHead = m_config.dModel / m_config.heads;
+        i.dHead = m_config.dHead;
         i.dFeedForward = m_config.dFeedForward;
         i.vocabulary = int(m_float->tokens.rows());
         i.maxPositions = m_config.maxPositions;
         i.parameters = m_float->parameters;
         i.tokenizer = m_tokenizer ? m_tokenizer->kind() + " (" + withCommas(m_tokenizer->vocabSize()) + ")" : "none (ids only)";
         i.dtype = m_dtype;
-        i.causal = m_config.causal();
+        i.causal = m_config.causal;
         i.maskedLm = m_float->hasMlmHead;
+        i.architecture = m_config;
         return i;
     }
 
@@ -294,10 +152,10 @@ public:
                 m_double = castWeights<double>(*m_float);
             } else { // the file's values, not the float copy (an F64 checkpoint keeps its digits)
                 TensorArchive archive;
-                auto w = std::make_shared<PretrainedWeights<double>>();
+                auto w = std::make_shared<ModelWeights<double>>();
                 if (Status st = archive.openFolder(m_dir); !st)
                     return st;
-                if (Status st = loadPretrainedWeights(archive, m_config, *w); !st)
+                if (Status st = loadWeights(archive, m_config, namesOf(m_config), *w); !st)
                     return st;
                 m_double = std::move(w);
             }
@@ -329,10 +187,10 @@ private:
     // The next tokens after `position` of a trace this model made: a copy of what the trace holds,
     // else the LM head on its final row. Reads the weights and `trace` only (Model::nextTokens).
     template <typename T>
-    Status next(const std::shared_ptr<const PretrainedWeights<T>> &weights, uint64_t producer, const Trace<T> &trace,
+    Status next(const std::shared_ptr<const ModelWeights<T>> &weights, uint64_t producer, const Trace<T> &trace,
                 int position, NextTokens &out) const
     {
-        if (!m_config.causal())
+        if (m_config.head != LmHead::CausalLm)
             return Status::error(StatusCode::Unavailable, info().name + ": a masked language model predicts at [MASK] only");
         const int t = int(trace.tokens.size());
         const Predictions &pr = trace.predictions;
@@ -352,7 +210,7 @@ private:
         for (const TraceToken &tok : trace.tokens)
             ids.push_back(tok.id);
         std::vector<NextTokens> one;
-        predictNext(*weights, trace.final, ids, {position}, pr.topK, one);
+        predictNext(m_config, *weights, trace.final, ids, {position}, pr.topK, one);
         out = std::move(one.front());
         for (TokenProb &p : out.top) {
             p.token = tokenText(p.id);
@@ -363,7 +221,7 @@ private:
 
     // predictAt: next() written into the trace.
     template <typename T>
-    Status fill(const std::shared_ptr<const PretrainedWeights<T>> &weights, uint64_t producer, Trace<T> &trace,
+    Status fill(const std::shared_ptr<const ModelWeights<T>> &weights, uint64_t producer, Trace<T> &trace,
                 int position) const
     {
         NextTokens n;
@@ -395,14 +253,14 @@ private:
             t.id = id;
             t.text = tokenText(id);
             t.display = displayOf(t.text);
-            t.special = t.text == "[CLS]" || t.text == "[SEP]" || t.text == "<|endoftext|>";
+            t.special = isSpecialSpelling(t.text);
             tokens.push_back(std::move(t));
         }
         return {};
     }
 
     template <typename T>
-    Status run(const TraceRequest &request, const std::shared_ptr<const PretrainedWeights<T>> &weights, uint64_t producer,
+    Status run(const TraceRequest &request, const std::shared_ptr<const ModelWeights<T>> &weights, uint64_t producer,
                Trace<T> &out)
     {
         std::vector<TraceToken> tokens;
@@ -416,7 +274,7 @@ private:
         if (total > limit) {
             const TraceToken last = tokens.back();
             tokens.resize(size_t(limit));
-            if (last.special && !m_config.causal()) // BERT keeps its closing [SEP]
+            if (last.special && !m_config.causal) // BERT keeps its closing [SEP]
                 tokens.back() = last;
             cut = info().name + " reads at most " + withCommas(limit) + " tokens; the text has " + withCommas(total) +
                   ": the rest is cut";
@@ -435,7 +293,7 @@ private:
         // (the one handed back, or rows of request.prefixFrom where that shares more)
         auto prefix = [&](const Trace<T> &tr) {
             int r = 0;
-            if (m_config.causal() && tr.producer == producer && tr.paddedKeys == request.paddedKeys &&
+            if (m_config.causal && tr.producer == producer && tr.paddedKeys == request.paddedKeys &&
                 tr.maskedCells == request.maskedCells && tr.numLayers() == m_config.layers &&
                 (tr.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
                 tr.predictions.next.size() == tr.tokens.size() &&
@@ -443,6 +301,11 @@ private:
                 const size_t n = std::min(tr.tokens.size(), tokens.size());
                 while (size_t(r) < n && tr.tokens[size_t(r)].id == tokens[size_t(r)].id)
                     ++r;
+                // angles that depend on the length (dynamic NTK, LongRoPE) change past the original positions
+                const Rope &rope = m_config.rope;
+                if (m_config.positions == PositionKind::Rotary && rope.dependsOnLength() &&
+                    std::max(tr.tokens.size(), tokens.size()) > size_t(rope.originalMaxPositions))
+                    r = 0;
             }
             return r;
         };
@@ -457,7 +320,7 @@ private:
             }
         }
         out.producer = 0; // until this call succeeds
-        if (Status st = runPretrained(m_config, weights, in, reuse, out, source, sourceReuse); !st)
+        if (Status st = runForward(m_config, weights, in, reuse, out, source, sourceReuse); !st)
             return st;
         out.tokens = std::move(tokens);
         out.keyTokens.clear();
@@ -483,10 +346,16 @@ private:
         return {};
     }
 
-    PretrainedConfig m_config;
+    static families::TensorNames namesOf(const Architecture &a)
+    {
+        const families::Family *f = families::familyNamed(a.family);
+        return f ? f->names(a) : families::TensorNames();
+    }
+
+    Architecture m_config;
     std::string m_dir;
-    std::shared_ptr<const PretrainedWeights<float>> m_float;
-    std::shared_ptr<const PretrainedWeights<double>> m_double;
+    std::shared_ptr<const ModelWeights<float>> m_float;
+    std::shared_ptr<const ModelWeights<double>> m_double;
     std::unique_ptr<SubwordTokenizer> m_tokenizer;
     std::string m_dtype;
     int m_maskId = -1;
@@ -498,13 +367,25 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
     uint64_t size = 0;
     if (Status st = regularFileSize(dir, size); st.message.find("is a directory") == std::string::npos)
         return st.ok() ? Status::error(StatusCode::InvalidInput, dir + ": a file, not a model folder") : st;
-    PretrainedConfig config;
-    if (Status st = readPretrainedConfig(dir, config); !st)
+    Architecture arch;
+    if (Status st = readArchitecture(dir, arch); !st)
         return st;
-    // tokenizer
+    const families::Family *family = families::familyNamed(arch.family);
+    if (!family)
+        return Status::error(StatusCode::InvalidInput, dir + ": no family named " + arch.family);
+    // tokenizer: tokenizer.json where the folder has one, else the family's older files
     std::unique_ptr<SubwordTokenizer> tokenizer;
     std::string vocabFile;
-    if (config.family == ModelFamily::Gpt2) {
+    const bool gpt2Files = isFile(dir + "/vocab.json") && isFile(dir + "/merges.txt");
+    const bool bertFiles = isFile(dir + "/vocab.txt");
+    if (isFile(dir + "/tokenizer.json") && !(arch.family == "gpt2" && gpt2Files) &&
+        !(arch.head == LmHead::MaskedLm && bertFiles)) {
+        vocabFile = dir + "/tokenizer.json";
+        if (Status st = loadHfTokenizer(dir, tokenizer); !st)
+            return st;
+    } else if (arch.head != LmHead::MaskedLm) {
+        if (!gpt2Files && !isFile(dir + "/tokenizer.json") && arch.family != "gpt2")
+            return Status::error(StatusCode::IoError, dir + "/tokenizer.json: missing (the folder's tokenizer)");
         vocabFile = dir + "/vocab.json";
         if (Status st = loadByteLevelBpe(vocabFile, dir + "/merges.txt", tokenizer); !st)
             return st;
@@ -533,31 +414,29 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
         if (Status st = loadWordPiece(vocabFile, wp, tokenizer); !st)
             return st;
     }
-    if (tokenizer->vocabSize() > config.vocabulary)
+    if (tokenizer->vocabSize() > arch.vocabulary)
         return Status::error(StatusCode::InvalidInput, vocabFile + ": " + withCommas(tokenizer->vocabSize()) +
-                                                           " tokens, but the embeddings have " + withCommas(config.vocabulary) +
+                                                           " tokens, but the embeddings have " + withCommas(arch.vocabulary) +
                                                            " rows (" + dir + "/config.json: vocab_size)");
     // weights (their shapes are checked against the config: the embeddings have vocab_size rows)
     TensorArchive archive;
     if (Status st = archive.openFolder(dir); !st)
         return st;
     archive.setProgress(options.progress);
-    auto weights = std::make_shared<PretrainedWeights<float>>();
-    if (Status st = loadPretrainedWeights(archive, config, *weights); !st)
+    auto weights = std::make_shared<ModelWeights<float>>();
+    if (Status st = loadWeights(archive, arch, family->names(arch), *weights); !st)
         return st;
-    out = std::make_unique<PretrainedModel>(config, dir, std::move(weights), std::move(tokenizer), archive.dtypeSummary());
+    out = std::make_unique<PretrainedModel>(arch, dir, std::move(weights), std::move(tokenizer), archive.dtypeSummary());
     return {};
 }
 
-Status seededPretrained(const PretrainedConfig &config, uint64_t seed, std::unique_ptr<Model> &out)
+Status seededPretrained(const Architecture &arch, uint64_t seed, std::unique_ptr<Model> &out)
 {
-    if (config.layers < 1 || config.heads < 1 || config.dModel < 1 || config.dModel % config.heads || config.vocabulary < 1 ||
-        config.maxPositions < 1 || config.dFeedForward < 1)
-        return Status::error(StatusCode::InvalidInput, "seeded model: layers, heads, width, vocabulary and positions must be "
-                                                       "positive, heads dividing the width");
-    auto w = std::make_shared<PretrainedWeights<float>>();
-    seedPretrainedWeights(config, seed, *w);
-    out = std::make_unique<PretrainedModel>(config, std::string(), std::move(w), nullptr, "F32 (seeded)");
+    if (Status st = arch.validate(); !st)
+        return Status::error(StatusCode::InvalidInput, "seeded model: " + st.message);
+    auto w = std::make_shared<ModelWeights<float>>();
+    seedWeights(arch, seed, *w);
+    out = std::make_unique<PretrainedModel>(arch, std::string(), std::move(w), nullptr, "F32 (seeded)");
     return {};
 }
 

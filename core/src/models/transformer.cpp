@@ -47,8 +47,8 @@ template <typename T>
 void activate(Mat<T> &x, Activation a)
 {
     switch (a) {
-    case Activation::ReLU: x = x.cwiseMax(T(0)); break;
-    case Activation::Gelu:
+    case Activation::Relu: x = x.cwiseMax(T(0)); break;
+    case Activation::GeluErf:
         x = x.unaryExpr([](T v) { return T(0.5) * v * (T(1) + std::erf(v / std::sqrt(T(2)))); });
         break;
     case Activation::GeluTanh:
@@ -57,6 +57,7 @@ void activate(Mat<T> &x, Activation a)
             return T(0.5) * v * (T(1) + std::tanh(c * (v + T(0.044715) * v * v * v)));
         });
         break;
+    case Activation::Silu: x = x.unaryExpr([](T v) { return v / (T(1) + std::exp(-v)); }); break;
     }
 }
 

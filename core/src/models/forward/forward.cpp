@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The forward pass of GPT-2 and BERT/DistilBERT over PretrainedWeights, position range [p, t) only:
-// a causal model handed back its earlier trace keeps positions [0, p) (their keys, values and every
-// stage) and computes the rest; p = 0 is the full pass. Shapes, one text of t tokens, width d,
-// H heads of d_head = d / H, feed-forward width f:
-//   x0 = wte[id] + wpe[i] (+ token type 0) (BERT: LayerNorm)                          (t, d)
-//   GPT-2 (pre-norm):  a = LN1(x); x' = x + Attn(a); y = x' + W2 act(W1 LN2(x'))
-//   BERT (post-norm):  a = x;      x' = LN1(x + Attn(x)); y = LN2(x' + W2 act(W1 x'))
-//   Attn: q, k, v = a W^T + b (t, d); per head softmax(q_h k_h^T / sqrt(d_head) + mask) v_h; W_o
-//   GPT-2: final = ln_f(y_L), logits = final wte^T at the last position (others on demand:
-//   predictNext); BERT: logits = LN(act(T final)) E^T + b at [MASK]
+// The one forward pass (weights.h) of every model family, read from an Architecture: the block as
+// a short list of named passes over rows [p, t) only — a causal model handed back its earlier
+// trace keeps positions [0, p) (their keys, values and every stage) and computes the rest; p = 0
+// is the full pass. One text of t tokens, width d, H query heads and KV key/value heads of d_head:
+//   x0 = wte[id] * embedding scale (+ wpe[i]) (+ token type 0) (BERT: LayerNorm)        (t, d)
+//   per block, with N one of LayerNorm / RMSNorm / RMSNorm (1 + w):
+//     pre-norm:  a = N1(x);  x' = x + Attn(a);             y = x' + MLP(N2(x'))        (GPT-2, Llama)
+//     post-norm: a = x;      x' = N1(x + Attn(x));         y = N2(x' + MLP(x'))        (BERT)
+//     sandwich:  a = N1(x);  x' = x + N1'(Attn(a));        y = x' + N2'(MLP(N2(x')))   (Gemma)
+//   Attn: q = a Wq^T + bq (t, H d_head), k, v (t, KV d_head); q/k norm per head; rotary on the
+//     first `dims` of each head (rotate_half layout); k and v of each KV head shared by its group
+//     of H / KV query heads (stored per query head, so every view reads head h's columns);
+//     scores = scale q_h k_h^T, soft-capped, causal and sliding-window masks (key j seen by query
+//     i when i - w < j <= i), softmax, context, W_o
+//   MLP: down(act(gate x) * up x) (gated) or down(act(up x))
+//   final = N_f(y_L); logits = final E^T (+ b), soft-capped; BERT: LN(act(T final)) E^T + b at [MASK]
 // The (t, d) stages of a trace handed back grow in place where glibc allows (growStage: copying the
 // growing matrices took more of a keystroke than its arithmetic). Its own attention rather than
 // computeAttention: only rows [p, t) of each stage are computed, and causal rows only read keys
 // 0..i. Matrix products are split over the cores by output columns, so a single new token (one row)
-// still uses every core. Large matrices of a fresh trace get huge-page
-// advice (see adviseHugePages; the model also keeps freed trace memory: keepTraceMemory).
-#include "pretrainedweights.h"
+// still uses every core. Large matrices of a fresh trace get huge-page advice (see adviseHugePages;
+// the model also keeps freed trace memory: keepTraceMemory).
+#include "weights.h"
 #include "attnviz/attention.h"
 #include "attnviz/parallel.h"
 
@@ -239,21 +245,22 @@ template <typename T>
 struct LinearJob {
     const Linear<T> *l;
     Mat<T> *y;
-    const HiddenActivation *act = nullptr;
+    const Activation *act = nullptr;
 };
 
 template <typename T, typename Block>
-void activate(Block block, HiddenActivation act)
+void activate(Block block, Activation act)
 {
     auto a = block.array();
     switch (act) {
-    case HiddenActivation::GeluTanh: {
+    case Activation::GeluTanh: {
         const T c = T(std::sqrt(2.0 / M_PI));
         block = (T(0.5) * a * (T(1) + (c * (a + T(0.044715) * a.cube())).tanh())).matrix();
         break;
     }
-    case HiddenActivation::GeluErf: block = (T(0.5) * a * (T(1) + (a * T(M_SQRT1_2)).erf())).matrix(); break;
-    case HiddenActivation::Relu: block = block.cwiseMax(T(0)); break;
+    case Activation::GeluErf: block = (T(0.5) * a * (T(1) + (a * T(M_SQRT1_2)).erf())).matrix(); break;
+    case Activation::Relu: block = block.cwiseMax(T(0)); break;
+    case Activation::Silu: block = (a / (T(1) + (-a).exp())).matrix(); break;
     }
 }
 
@@ -293,18 +300,41 @@ void linearRows(const Mat<T> &x, int p, std::initializer_list<LinearJob<T>> jobs
     });
 }
 
-// y rows [p, t) = LayerNorm(x rows [p, t)) (biased variance, as torch); x may be y. With `to` >= 0,
-// into y rows [to, to + t - p) instead.
-template <typename T>
-void layerNormRows(const Mat<T> &x, int p, const LayerNorm<T> &ln, Mat<T> &y, int to = -1)
+// One row normalized into y: LayerNorm (biased variance, as torch), RMSNorm (x / rms * w, as
+// Hugging Face's LlamaRMSNorm) or Gemma's RMSNorm (x / rms * (1 + w)).
+template <typename T, typename In, typename Out>
+void normRow(NormKind kind, const In &x, const LayerNorm<T> &ln, Out y)
 {
-    const T d = T(x.cols());
+    const T d = T(x.size());
+    if (kind == NormKind::LayerNorm) {
+        const T mean = x.sum() / d;
+        const T var = (x.array() - mean).square().sum() / d;
+        const T inv = T(1) / std::sqrt(var + T(ln.eps));
+        if (ln.beta.size())
+            y = ((x.array() - mean) * inv * ln.gamma.transpose().array() + ln.beta.transpose().array()).matrix();
+        else
+            y = ((x.array() - mean) * inv * ln.gamma.transpose().array()).matrix();
+        return;
+    }
+    const T inv = T(1) / std::sqrt(x.squaredNorm() / d + T(ln.eps));
+    if (kind == NormKind::RmsNorm)
+        y = ((x.array() * inv) * ln.gamma.transpose().array()).matrix();
+    else
+        y = ((x.array() * inv) * (T(1) + ln.gamma.transpose().array())).matrix();
+}
+
+// y rows [p, t) = N(x rows [p, t)); x may be y. With `to` >= 0, into y rows [to, to + t - p) instead.
+template <typename T>
+void normRows(NormKind kind, const Mat<T> &x, int p, const LayerNorm<T> &ln, Mat<T> &y, int to = -1)
+{
     const Eigen::Index shift = to < 0 ? 0 : p - to;
     for (Eigen::Index i = p; i < x.rows(); ++i) {
-        const T mean = x.row(i).sum() / d;
-        const T var = (x.row(i).array() - mean).square().sum() / d;
-        const T inv = T(1) / std::sqrt(var + T(ln.eps));
-        y.row(i - shift) = ((x.row(i).array() - mean) * inv * ln.gamma.transpose().array() + ln.beta.transpose().array()).matrix();
+        if (&x == &y) {
+            const Eigen::Matrix<T, 1, Eigen::Dynamic> row = x.row(i);
+            normRow(kind, row, ln, y.row(i - shift));
+        } else {
+            normRow(kind, x.row(i), ln, y.row(i - shift));
+        }
     }
 }
 
@@ -339,32 +369,119 @@ bool maskedSoftmax(Row row, int limit, const uint8_t *mask)
     return true;
 }
 
+// What one layer's attention is, beyond its projections (from the Architecture).
+template <typename T>
+struct AttentionSpec {
+    int heads = 1, kvHeads = 1, dHead = 1;
+    T scale = 1, softcap = 0; // softcap 0: none
+    bool causal = true;
+    NormKind norm = NormKind::RmsNorm;
+    const LayerNorm<T> *qNorm = nullptr, *kNorm = nullptr; // per head, before rotation; null: none
+    const std::vector<T> *cos = nullptr, *sin = nullptr;   // rotary: rows [p, t) x dims / 2; null: none
+    int ropeDims = 0;
+};
+
+// Scratch of the projections for rows [p, t) before they are normalized, rotated and shared out.
+template <typename T>
+struct ProjectionScratch {
+    Mat<T> q, k, v;
+};
+
+// One head's vector (d_head) of row i: normalized over d_head (q/k norm) and rotated by position i
+// (the first `dims` entries, Hugging Face's rotate_half layout: pairs (k, k + dims / 2)).
+template <typename T, typename Row>
+void shapeHead(const AttentionSpec<T> &A, const LayerNorm<T> *norm, int rowInTable, Row x)
+{
+    if (norm) {
+        const Eigen::Matrix<T, 1, Eigen::Dynamic> in = x;
+        normRow(A.norm, in, *norm, x);
+    }
+    if (A.cos) {
+        const int half = A.ropeDims / 2;
+        const T *c = A.cos->data() + size_t(rowInTable) * size_t(half), *s = A.sin->data() + size_t(rowInTable) * size_t(half);
+        for (int k = 0; k < half; ++k) {
+            const T x1 = x[k], x2 = x[k + half];
+            x[k] = x1 * c[k] - x2 * s[k];
+            x[k + half] = x2 * c[k] + x1 * s[k];
+        }
+    }
+}
+
 // One layer's attention on rows [p, t) of `a`; rows [0, keep) of `R` are kept and [keep, p) copied
 // from `from` (a newer trace's layer; null when keep == p). A task is a block of
 // query rows through every head, so each weights row is written once, its head average is summed
 // while the rows are in cache, and a causal row's scores are computed only for the keys it can see
-// (the rest of the row is set to 0 once, no full-width temporary).
+// (the rest of the row is set to 0 once, no full-width temporary). `mask` (t, t) holds the user's
+// cells and sliding windows; empty: none beyond causality.
 template <typename T>
-void attend(const Projections<T> &P, int heads, const Mat<T> &a, int keep, int p, const AttentionResult<T> *from,
-            bool causal, const BoolMat &mask, bool keepScores, Eigen::Index limit, GrowthRoom &room, AttentionResult<T> &R)
+void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
+            const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, Eigen::Index limit, GrowthRoom &room,
+            ProjectionScratch<T> &scratch, AttentionResult<T> &R)
 {
-    const int t = int(a.rows()), d = int(a.cols()), dh = d / heads, n = t - p;
-    const T scale = T(1.0 / std::sqrt(double(dh)));
+    const int t = int(a.rows()), heads = A.heads, dh = A.dHead, width = heads * dh, n = t - p;
+    const bool causal = A.causal;
+    const int group = heads / A.kvHeads;
+    const bool plain = group == 1 && !A.qNorm && !A.cos; // q, k, v are the projections themselves
+    const T scale = A.scale;
     R.numHeads = heads;
+    R.kvHeads = A.kvHeads;
     R.dHead = dh;
-    R.dModel = d;
-    R.dOut = d;
-    R.scale = 1.0 / std::sqrt(double(dh));
+    R.dModel = int(a.cols());
+    R.dOut = int(P.o.W.rows());
+    R.scale = double(A.scale);
+    R.softcap = double(A.softcap);
     R.batch.resize(1);
     SequenceResult<T> &s = R.batch[0];
     const SequenceResult<T> *f = from && p > keep ? &from->batch.front() : nullptr;
     for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::k, &SequenceResult<T>::v,
-                                         &SequenceResult<T>::context, &SequenceResult<T>::output}) {
-        growStage(s.*m, t, d, keep, limit, room);
+                                         &SequenceResult<T>::context}) {
+        growStage(s.*m, t, width, keep, limit, room);
         if (f)
             copyRows(s.*m, f->*m, keep, p);
     }
-    linearRows<T>(a, p, {{&P.q, &s.q}, {&P.k, &s.k}, {&P.v, &s.v}});
+    growStage(s.output, t, R.dOut, keep, limit, room);
+    if (f)
+        copyRows(s.output, f->output, keep, p);
+    const bool shaped = A.qNorm || A.cos; // q and k as projected are kept apart (qPre, kPre)
+    if (shaped) {
+        for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::qPre, &SequenceResult<T>::kPre}) {
+            growStage(s.*m, t, width, keep, limit, room);
+            if (f)
+                copyRows(s.*m, f->*m, keep, p);
+        }
+    } else {
+        s.qPre.resize(0, 0);
+        s.kPre.resize(0, 0);
+    }
+    if (plain) {
+        linearRows<T>(a, p, {{&P.q, &s.q}, {&P.k, &s.k}, {&P.v, &s.v}});
+    } else {
+        const int kw = A.kvHeads * dh;
+        resizeKeep(scratch.k, t, kw, 0);
+        resizeKeep(scratch.v, t, kw, 0);
+        Mat<T> &q = shaped ? s.qPre : s.q;
+        linearRows<T>(a, p, {{&P.q, &q}, {&P.k, &scratch.k}, {&P.v, &scratch.v}});
+        parallelFor(n, double(n) * (width + kw) * 8, [&](int r) {
+            const int i = p + r;
+            if (shaped) {
+                s.q.row(i) = s.qPre.row(i);
+                for (int h = 0; h < heads; ++h)
+                    shapeHead(A, A.qNorm, r, s.q.row(i).segment(h * dh, dh));
+            }
+            for (int g = 0; g < A.kvHeads; ++g) {
+                auto kRaw = scratch.k.row(i).segment(g * dh, dh);
+                Eigen::Matrix<T, 1, Eigen::Dynamic> k = kRaw;
+                if (shaped)
+                    shapeHead(A, A.kNorm, r, k.row(0));
+                for (int h = g * group; h < (g + 1) * group; ++h) {
+                    s.k.row(i).segment(h * dh, dh) = k;
+                    s.v.row(i).segment(h * dh, dh) = scratch.v.row(i).segment(g * dh, dh);
+                    if (shaped)
+                        s.kPre.row(i).segment(h * dh, dh) = kRaw;
+                }
+            }
+        });
+    }
     s.weights.resize(size_t(heads));
     if (keepScores)
         s.scores.resize(size_t(heads));
@@ -388,11 +505,16 @@ void attend(const Projections<T> &P, int heads, const Mat<T> &a, int keep, int p
     if (mask.size())
         for (int i = p; i < t; ++i)
             full[size_t(i)] = (mask.row(i).head(causal ? i + 1 : t).array() != 0).all() ? 1 : 0;
+    const T cap = A.softcap;
+    auto capped = [cap](auto block) {
+        if (cap > 0)
+            block = ((block.array() / cap).tanh() * cap).matrix();
+    };
     // blocks of up to 32 rows, at least ~4 per thread so that the triangle of a causal text balances
     const int threads = std::max(1, coreThreads());
     const int per = std::clamp((n + 4 * threads - 1) / (4 * threads), 1, 32);
     const int blocks = (n + per - 1) / per;
-    parallelFor(blocks, (causal ? 2.0 : 4.0) * double(n) * t * d, [&](int b) {
+    parallelFor(blocks, (causal ? 2.0 : 4.0) * double(n) * t * width, [&](int b) {
         const int r0 = p + b * per, rn = std::min(per, t - r0);
         const int keys = causal ? r0 + rn : t; // columns any row of the block can see
         auto avg = s.weightsAvg.middleRows(r0, rn);
@@ -401,12 +523,14 @@ void attend(const Projections<T> &P, int heads, const Mat<T> &a, int keep, int p
             Mat<T> &w = s.weights[size_t(h)];
             auto seen = w.block(r0, 0, rn, keys);
             qh.noalias() = scale * s.q.block(r0, h * dh, rn, dh);
-            if (keepScores) { // the raw scaled scores of every key, masked or not, for the record
+            if (keepScores) { // the scaled (and capped) scores of every key, masked or not, for the record
                 auto sc = s.scores[size_t(h)].middleRows(r0, rn);
                 sc.noalias() = qh * s.k.middleCols(h * dh, dh).transpose();
+                capped(sc);
                 seen = sc.leftCols(keys);
             } else {
                 seen.noalias() = qh * s.k.block(0, h * dh, keys, dh).transpose();
+                capped(seen);
             }
             if (keys < t)
                 w.block(r0, keys, rn, t - keys).setZero();
@@ -428,9 +552,11 @@ void attend(const Projections<T> &P, int heads, const Mat<T> &a, int keep, int p
         s.weightsAvg.block(0, p, p, n).setZero();
         for (int h = 0; h < heads; ++h) {
             s.weights[size_t(h)].block(0, p, p, n).setZero();
-            if (keepScores)
-                s.scores[size_t(h)].block(0, p, p, n).noalias() =
-                    (scale * s.q.block(0, h * dh, p, dh)) * s.k.block(p, h * dh, n, dh).transpose();
+            if (keepScores) {
+                auto sc = s.scores[size_t(h)].block(0, p, p, n);
+                sc.noalias() = (scale * s.q.block(0, h * dh, p, dh)) * s.k.block(p, h * dh, n, dh).transpose();
+                capped(sc);
+            }
         }
     }
     s.mask = mask;
@@ -459,7 +585,7 @@ struct VocabScan {
 };
 
 template <typename T>
-void scanVocabulary(const Mat<T> &h, const Mat<T> &E, const Vec<T> &bias, int k, VocabScan<T> &out)
+void scanVocabulary(const Mat<T> &h, const Mat<T> &E, const Vec<T> &bias, T softcap, int k, VocabScan<T> &out)
 {
     const int n = int(h.rows()), V = int(E.rows());
     constexpr int chunk = 2048;
@@ -475,6 +601,8 @@ void scanVocabulary(const Mat<T> &h, const Mat<T> &E, const Vec<T> &bias, int k,
         productTransposed<T>(h, 0, n, E, v0, vw, L.leftCols(vw));
         if (bias.size())
             L.rowwise() += bias.segment(v0, vw).transpose();
+        if (softcap > 0)
+            L = ((L.array() / softcap).tanh() * softcap).matrix();
         Part &part = parts[size_t(c)];
         part.top.resize(size_t(n));
         part.mx.resize(size_t(n));
@@ -538,16 +666,18 @@ bool GrowthRoom::heldInThisBuild() { return kHoldsRoom; }
 
 // The LM head's logit of token `id` after position i.
 template <typename T>
-T nextLogit(const PretrainedWeights<T> &w, const Mat<T> &final, int i, int id)
+T nextLogit(const Architecture &arch, const ModelWeights<T> &w, const Mat<T> &final, int i, int id)
 {
     T logit = final.row(i).dot(w.outputEmbedding().row(id));
-    if (w.decoderBias.size())
-        logit += w.decoderBias[id];
+    if (w.outputBias.size())
+        logit += w.outputBias[id];
+    if (arch.finalSoftcap > 0)
+        logit = std::tanh(logit / T(arch.finalSoftcap)) * T(arch.finalSoftcap);
     return logit;
 }
 
 template <typename T>
-void predictNext(const PretrainedWeights<T> &w, const Mat<T> &final, const std::vector<int> &ids,
+void predictNext(const Architecture &arch, const ModelWeights<T> &w, const Mat<T> &final, const std::vector<int> &ids,
                  const std::vector<int> &positions, int topK, std::vector<NextTokens> &out)
 {
     out.assign(positions.size(), NextTokens());
@@ -558,28 +688,45 @@ void predictNext(const PretrainedWeights<T> &w, const Mat<T> &final, const std::
     for (size_t k = 0; k < positions.size(); ++k)
         rows.row(Eigen::Index(k)) = final.row(positions[k]);
     VocabScan<T> scan;
-    scanVocabulary(rows, w.outputEmbedding(), w.decoderBias, topK, scan);
+    scanVocabulary(rows, w.outputEmbedding(), w.outputBias, T(arch.finalSoftcap), topK, scan);
     for (size_t k = 0; k < positions.size(); ++k) {
         const int i = positions[k];
         out[k].top = topProbs(scan, int(k));
         out[k].logNormalizer = scan.maxLogit[k] + std::log(scan.sumExp[k]);
         if (i + 1 < t)
-            out[k].actualNext = probability(scan, int(k), nextLogit(w, final, i, ids[size_t(i + 1)]));
+            out[k].actualNext = probability(scan, int(k), nextLogit(arch, w, final, i, ids[size_t(i + 1)]));
     }
 }
 
+// cos and sin of rows [p, t) for one rotary parameter set (row-major, dims / 2 a row), times
+// Hugging Face's attention scaling as its rotary embedding multiplies them.
 template <typename T>
-Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const PretrainedWeights<T>> &weights,
-                     const ForwardInput &in, int reuse, Trace<T> &out, const Trace<T> *source, int sourceReuse)
+void rotaryRows(const Rope &rope, int p, int t, std::vector<T> &cos, std::vector<T> &sin)
 {
-    const PretrainedWeights<T> &w = *weights;
-    const int t = int(in.ids.size()), d = cfg.dModel;
-    const bool causal = cfg.causal();
+    const RopeTable table = ropeTable(rope, t);
+    const int half = rope.dims / 2;
+    cos.resize(size_t(t - p) * size_t(half));
+    sin.resize(cos.size());
+    for (int i = p; i < t; ++i)
+        for (int k = 0; k < half; ++k) {
+            const double angle = double(i) * table.invFreq[size_t(k)];
+            cos[size_t(i - p) * size_t(half) + size_t(k)] = T(std::cos(angle) * table.attentionScaling);
+            sin[size_t(i - p) * size_t(half) + size_t(k)] = T(std::sin(angle) * table.attentionScaling);
+        }
+}
+
+template <typename T>
+Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWeights<T>> &weights,
+                  const ForwardInput &in, int reuse, Trace<T> &out, const Trace<T> *source, int sourceReuse)
+{
+    const ModelWeights<T> &w = *weights;
+    const int t = int(in.ids.size()), d = arch.dModel;
+    const bool causal = arch.causal;
     if (t == 0)
         return Status::error(StatusCode::InvalidInput, "text: no tokens");
-    if (t > cfg.maxPositions)
+    if (t > arch.maxPositions)
         return Status::error(StatusCode::InvalidInput, "text: " + std::to_string(t) + " tokens, the model reads at most " +
-                                                           std::to_string(cfg.maxPositions));
+                                                           std::to_string(arch.maxPositions));
     for (int id : in.ids)
         if (id < 0 || id >= w.tokens.rows())
             return Status::error(StatusCode::InvalidInput, "ids: " + std::to_string(id) + " is not in the vocabulary (0.." +
@@ -605,8 +752,9 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
     const int p = causal && source ? std::clamp(sourceReuse, keep, t) : keep;
     const Trace<T> *from = p > keep ? source : nullptr;
     const int n = t - p;
+    const Eigen::Index limit = std::min(arch.maxPositions, 1 << 20);
     auto sized = [&](Mat<T> &m, const Mat<T> *f) { // (t, d), rows [0, p) in place
-        growStage(m, t, d, keep, cfg.maxPositions, out.room);
+        growStage(m, t, d, keep, limit, out.room);
         if (f)
             copyRows(m, *f, keep, p);
     };
@@ -614,26 +762,41 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
     // embeddings
     sized(out.embeddings, from ? &from->embeddings : nullptr);
     sized(out.input, from ? &from->input : nullptr);
+    const T embeddingScale = T(arch.embeddingScale);
     for (int i = p; i < t; ++i) {
         out.embeddings.row(i) = w.tokens.row(in.ids[size_t(i)]);
-        out.input.row(i) = out.embeddings.row(i) + w.positions.row(i);
+        if (arch.embeddingScale != 1.0)
+            out.input.row(i) = out.embeddings.row(i) * embeddingScale;
+        else
+            out.input.row(i) = out.embeddings.row(i);
+        if (w.positions.rows())
+            out.input.row(i) += w.positions.row(i);
         if (w.tokenTypes.rows())
             out.input.row(i) += w.tokenTypes.row(0);
     }
-    if (w.hasEmbeddingNorm)
-        layerNormRows(out.input, p, w.embeddingNorm, out.input);
+    if (arch.embeddingNorm)
+        normRows(arch.norm, out.input, p, w.embeddingNorm, out.input);
 
-    const bool pre = cfg.family == ModelFamily::Gpt2;
-    HiddenActivation act = cfg.activation;
-    out.layers.resize(w.blocks.size());
+    // rotary tables of rows [p, t): the global one, and the sliding layers' own where they have one
+    std::vector<T> cosG, sinG, cosL, sinL;
+    if (arch.positions == PositionKind::Rotary) {
+        rotaryRows(arch.rope, p, t, cosG, sinG);
+        if (arch.localRope)
+            rotaryRows(arch.ropeLocal, p, t, cosL, sinL);
+    }
+    const NormPlacement placement = arch.placement;
+    const bool pre = placement != NormPlacement::Post;
+    const Activation act = arch.activation;
+    out.layers.resize(w.layers.size());
     // The feed-forward's input and hidden layer for the computed rows only, (n, d) and (n, f): no
     // later stage reads them, so a keystroke's single row needs 15 KB here, not a fresh 1.9 MB (at
     // 128 tokens of GPT-2 small).
-    Mat<T> hidden, ffIn;
-    for (size_t l = 0; l < w.blocks.size(); ++l) {
+    Mat<T> hidden, gated, ffIn;
+    ProjectionScratch<T> scratch;
+    for (size_t l = 0; l < w.layers.size(); ++l) {
         if (cancelled(in.cancel))
             return Status::error(StatusCode::Cancelled, "trace cancelled");
-        const PretrainedBlock<T> &b = w.blocks[l];
+        const LayerWeights<T> &b = w.layers[l];
         LayerTrace<T> &lt = out.layers[l];
         const Mat<T> &x = l ? out.layers[l - 1].output : out.input;
         const LayerTrace<T> *fl = from ? &from->layers[l] : nullptr;
@@ -642,34 +805,75 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
             sized(lt.*m, fl ? &(fl->*m) : nullptr);
         lt.residualIn.middleRows(p, n) = x.middleRows(p, n);
         if (pre)
-            layerNormRows(x, p, b.ln1, lt.attentionIn);
+            normRows(arch.norm, x, p, b.attnNorm, lt.attentionIn);
         else
             lt.attentionIn.middleRows(p, n) = x.middleRows(p, n);
-        attend(*b.attn, cfg.heads, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, causal,
-               userMask || !causal ? mask : BoolMat(), in.keepScores, cfg.maxPositions, out.room, lt.attention);
-        if (causal && !userMask)
+        // this layer's mask: the user's cells and a sliding window narrower than the text
+        const int window = arch.windowOf(int(l));
+        BoolMat layerMask = userMask || !causal ? mask : BoolMat();
+        if (window > 0 && window < t) {
+            if (!layerMask.size())
+                layerMask = mask;
+            for (int i = window; i < t; ++i)
+                layerMask.row(i).head(i - window + 1).setOnes();
+        }
+        AttentionSpec<T> A;
+        A.heads = arch.heads;
+        A.kvHeads = arch.kvHeads;
+        A.dHead = arch.dHead;
+        A.scale = T(arch.scale());
+        A.softcap = T(arch.attentionSoftcap);
+        A.causal = causal;
+        A.norm = arch.norm;
+        if (arch.qkNorm) {
+            A.qNorm = &b.qNorm;
+            A.kNorm = &b.kNorm;
+        }
+        if (arch.positions == PositionKind::Rotary) {
+            const bool local = arch.localRope && window > 0;
+            A.cos = local ? &cosL : &cosG;
+            A.sin = local ? &sinL : &sinG;
+            A.ropeDims = arch.ropeOf(int(l)).dims;
+        }
+        attend(*b.attn, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, limit,
+               out.room, scratch, lt.attention);
+        if (!layerMask.size() && causal)
             lt.attention.batch[0].mask = mask; // the views hatch the causal cells
-        lt.afterAttention.middleRows(p, n) = x.middleRows(p, n) + lt.attention.batch[0].output.middleRows(p, n);
+        if (placement == NormPlacement::Sandwich) { // the residual adds attention's output normalized
+            resizeKeep(ffIn, n, d, 0);
+            normRows(arch.norm, lt.attention.batch[0].output, p, b.postAttnNorm, ffIn, 0);
+            lt.afterAttention.middleRows(p, n) = x.middleRows(p, n) + ffIn;
+        } else {
+            lt.afterAttention.middleRows(p, n) = x.middleRows(p, n) + lt.attention.batch[0].output.middleRows(p, n);
+        }
         if (!pre)
-            layerNormRows(lt.afterAttention, p, b.ln1, lt.afterAttention);
+            normRows(arch.norm, lt.afterAttention, p, b.attnNorm, lt.afterAttention);
         resizeKeep(ffIn, n, d, 0);
         if (pre)
-            layerNormRows(lt.afterAttention, p, b.ln2, ffIn, 0);
+            normRows(arch.norm, lt.afterAttention, p, b.ffnNorm, ffIn, 0);
         else
             ffIn = lt.afterAttention.middleRows(p, n);
-        resizeKeep(hidden, n, b.ff1.W.rows(), 0);
-        linearRows<T>(ffIn, 0, {{&b.ff1, &hidden, &act}});
-        linearRows<T>(hidden, 0, {{&b.ff2, &ffIn}}); // ffIn is free again: the second layer's rows
+        resizeKeep(hidden, n, b.up.W.rows(), 0);
+        if (b.gate.W.size()) {
+            resizeKeep(gated, n, b.gate.W.rows(), 0);
+            linearRows<T>(ffIn, 0, {{&b.gate, &gated, &act}, {&b.up, &hidden}});
+            hidden.array() *= gated.array();
+        } else {
+            linearRows<T>(ffIn, 0, {{&b.up, &hidden, &act}});
+        }
+        linearRows<T>(hidden, 0, {{&b.down, &ffIn}}); // ffIn is free again: the second layer's rows
+        if (placement == NormPlacement::Sandwich)
+            normRows(arch.norm, ffIn, 0, b.postFfnNorm, ffIn);
         lt.output.middleRows(p, n) = ffIn + lt.afterAttention.middleRows(p, n);
         if (!pre)
-            layerNormRows(lt.output, p, b.ln2, lt.output);
+            normRows(arch.norm, lt.output, p, b.ffnNorm, lt.output);
         lt.keyIn.resize(0, 0);
         lt.projections = b.attn;
     }
     const Mat<T> &last = out.layers.back().output;
     sized(out.final, from ? &from->final : nullptr);
-    if (w.hasFinalNorm)
-        layerNormRows(last, p, w.finalNorm, out.final);
+    if (arch.finalNorm)
+        normRows(arch.norm, last, p, w.finalNorm, out.final);
     else
         out.final.middleRows(p, n) = last.middleRows(p, n);
     if (cancelled(in.cancel))
@@ -679,7 +883,7 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
     Predictions &pr = out.predictions;
     pr.masked.clear();
     pr.topK = std::min(in.topK, int(w.outputEmbedding().rows()));
-    if (causal) {
+    if (arch.head == LmHead::CausalLm) {
         // The last position always; every one only when asked (Predictions::next). A position before
         // p keeps what it had (or what `source` had), except that the one before the first new token
         // has another token after it: its probability comes anew from its normalizer.
@@ -701,8 +905,9 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
                 pr.next[i].clear();
                 pr.actualNext[i] = nan;
             } else {
-                pr.actualNext[i] =
-                    p < t ? std::exp(double(nextLogit(w, out.final, p - 1, in.ids[i + 1])) - pr.logNormalizer[i]) : nan;
+                pr.actualNext[i] = p < t ? std::exp(double(nextLogit(arch, w, out.final, p - 1, in.ids[i + 1])) -
+                                                    pr.logNormalizer[i])
+                                         : nan;
             }
         }
         std::vector<int> at;
@@ -710,7 +915,7 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
             if ((i == t - 1 || in.allPredictions) && pr.next[size_t(i)].empty())
                 at.push_back(i);
         std::vector<NextTokens> next;
-        predictNext(w, out.final, in.ids, at, in.topK, next);
+        predictNext(arch, w, out.final, in.ids, at, in.topK, next);
         for (size_t k = 0; k < at.size(); ++k)
             pr.set(size_t(at[k]), std::move(next[k]));
     } else {
@@ -726,9 +931,9 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
             for (size_t i = 0; i < at.size(); ++i)
                 hm.row(Eigen::Index(i)) = out.final.row(at[i]);
             linearRows<T>(hm, 0, {{&w.mlmTransform, &tr, &act}});
-            layerNormRows(tr, 0, w.mlmNorm, tr);
+            normRows(NormKind::LayerNorm, tr, 0, w.mlmNorm, tr);
             VocabScan<T> scan;
-            scanVocabulary(tr, w.outputEmbedding(), w.decoderBias, in.topK, scan);
+            scanVocabulary(tr, w.outputEmbedding(), w.outputBias, T(0), in.topK, scan);
             for (size_t i = 0; i < at.size(); ++i)
                 pr.masked.push_back({at[i], topProbs(scan, int(i))});
         }
@@ -736,14 +941,13 @@ Status runPretrained(const PretrainedConfig &cfg, const std::shared_ptr<const Pr
     return {};
 }
 
-template void predictNext<float>(const PretrainedWeights<float> &, const Mat<float> &, const std::vector<int> &,
-                                  const std::vector<int> &, int, std::vector<NextTokens> &);
-template void predictNext<double>(const PretrainedWeights<double> &, const Mat<double> &, const std::vector<int> &,
-                                   const std::vector<int> &, int, std::vector<NextTokens> &);
-template Status runPretrained<float>(const PretrainedConfig &, const std::shared_ptr<const PretrainedWeights<float>> &,
-                                     const ForwardInput &, int, Trace<float> &, const Trace<float> *, int);
-template Status runPretrained<double>(const PretrainedConfig &, const std::shared_ptr<const PretrainedWeights<double>> &,
-                                      const ForwardInput &, int, Trace<double> &, const Trace<double> *,
-                                      int);
+template void predictNext<float>(const Architecture &, const ModelWeights<float> &, const Mat<float> &,
+                                  const std::vector<int> &, const std::vector<int> &, int, std::vector<NextTokens> &);
+template void predictNext<double>(const Architecture &, const ModelWeights<double> &, const Mat<double> &,
+                                   const std::vector<int> &, const std::vector<int> &, int, std::vector<NextTokens> &);
+template Status runForward<float>(const Architecture &, const std::shared_ptr<const ModelWeights<float>> &,
+                                  const ForwardInput &, int, Trace<float> &, const Trace<float> *, int);
+template Status runForward<double>(const Architecture &, const std::shared_ptr<const ModelWeights<double>> &,
+                                   const ForwardInput &, int, Trace<double> &, const Trace<double> *, int);
 
 } // namespace attnviz

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A transformer's architecture as data: one Architecture value says everything the forward pass
+// (core/src/models/forward/) needs to know about a model — shapes, the norm and where it sits, how
+// positions enter (learned tables or rotary, with every RoPE variant Hugging Face implements), the
+// MLP, biases, q/k norms, scales, soft-capping, masks and sliding windows per layer, the head. Each
+// family (core/src/models/families/) maps its config.json onto it; the forward and the views read
+// the architecture and never a family's name. Names follow Hugging Face's config fields and
+// TransformerLens' HookedTransformerConfig where they exist.
+#pragma once
+
+#include "attnviz/status.h"
+
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+enum class NormKind {
+    LayerNorm,      // (x - mean) / sqrt(var + eps) * w + b
+    RmsNorm,        // x / sqrt(mean(x^2) + eps) * w            (Llama, Qwen, Mistral, Phi-3)
+    RmsNormPlusOne, // x / sqrt(mean(x^2) + eps) * (1 + w)      (Gemma: the file stores w - 1)
+};
+
+// Where a block's norms sit.
+enum class NormPlacement {
+    Pre,      // x + Attn(N1(x)); x + MLP(N2(x))                                 (GPT-2, Llama ...)
+    Post,     // N1(x + Attn(x)); N2(x + MLP(x))                                 (BERT)
+    Sandwich, // x + N1'(Attn(N1(x))); x + N2'(MLP(N2(x))): four norms a block  (Gemma 2 / 3)
+};
+
+enum class PositionKind { Learned, Rotary };
+
+// Hugging Face's rope_type values (modeling_rope_utils.py).
+enum class RopeType { Default, Linear, Dynamic, Llama3, Yarn, LongRope };
+
+struct Rope {
+    double theta = 10000.0;
+    int dims = 0; // rotated dimensions of each head (partial rotary: fewer than d_head); even
+    RopeType type = RopeType::Default;
+    double factor = 1.0;
+    int originalMaxPositions = 0; // llama3, yarn, longrope, dynamic
+    double lowFreqFactor = 1.0, highFreqFactor = 4.0; // llama3
+    double betaFast = 32.0, betaSlow = 1.0;           // yarn
+    double mscale = 0.0, mscaleAllDim = 0.0;          // yarn (0: absent)
+    bool truncate = true;                             // yarn
+    double attentionFactor = 0.0;                     // yarn, longrope: 0 = derived as HF derives it
+    std::vector<double> shortFactor, longFactor;      // longrope, dims / 2 each
+    // Whether the angles depend on the text's length (dynamic NTK and longrope switch above the
+    // original positions): the prefix of an earlier trace is then reused only below that length.
+    bool dependsOnLength() const { return type == RopeType::Dynamic || type == RopeType::LongRope; }
+};
+
+enum class Activation { GeluTanh, GeluErf, Relu, Silu };
+
+enum class LmHead {
+    CausalLm, // next-token predictions through the (tied or separate) unembedding
+    MaskedLm, // BERT's transform + LayerNorm + decoder, at [MASK] positions
+    None,     // a bare encoder: no predictions
+};
+
+struct Architecture {
+    std::string family;    // the registry's name for it: "gpt2", "bert", "llama", "gemma3" ...
+    std::string modelType; // as config.json writes it ("gemma3_text", "distilbert" ...)
+
+    int layers = 0;
+    int heads = 0;   // query heads
+    int kvHeads = 0; // key/value heads (grouped-query attention when fewer than heads)
+    int dModel = 0;
+    int dHead = 0;   // may differ from dModel / heads (Qwen3, Gemma)
+    int dFeedForward = 0;
+    int vocabulary = 0;
+    int maxPositions = 0;
+    int typeVocabulary = 0; // BERT's token types
+
+    NormKind norm = NormKind::LayerNorm;
+    NormPlacement placement = NormPlacement::Pre;
+    double normEps = 1e-5;
+    bool embeddingNorm = false; // BERT: a LayerNorm on the embeddings
+    bool finalNorm = true;      // a norm after the last block (GPT-2's ln_f, Llama's model.norm)
+
+    PositionKind positions = PositionKind::Learned;
+    Rope rope;      // rotary: global (full-attention) layers
+    Rope ropeLocal; // rotary: sliding-window layers where they have their own base (Gemma 3)
+    bool localRope = false;
+
+    Activation activation = Activation::GeluTanh;
+    bool gatedMlp = false; // down(act(gate(x)) * up(x)) (SwiGLU, GeGLU) instead of down(act(up(x)))
+
+    bool qkvBias = true, outBias = true, mlpBias = true;
+    bool qkNorm = false; // a norm over d_head on each head's q and k before rotation (Qwen3, Gemma 3)
+
+    double embeddingScale = 1.0; // Gemma: sqrt(d_model)
+    double attentionScale = 0.0; // multiplied onto q·k; 0 = 1/sqrt(d_head)
+    double attentionSoftcap = 0.0, finalSoftcap = 0.0; // Gemma 2: tanh(x / c) * c; 0 = none
+
+    bool causal = true;
+    std::vector<int> window; // per layer: 0 = full attention, w = keys j with i - w < j <= i
+
+    bool tiedEmbeddings = true;
+    LmHead head = LmHead::CausalLm;
+
+    int kvGroup() const { return kvHeads > 0 ? heads / kvHeads : 1; } // query heads per key/value head
+    int kvHeadOf(int head) const { return head / kvGroup(); }
+    double scale() const;                          // attentionScale, or 1/sqrt(d_head)
+    const Rope &ropeOf(int layer) const;           // the layer's rotary parameters
+    int windowOf(int layer) const { return layer >= 0 && size_t(layer) < window.size() ? window[size_t(layer)] : 0; }
+    bool slides() const;                           // some layer has a sliding window
+    // Shapes that fit together (heads dividing, kv heads dividing heads, rotary dims within d_head);
+    // the message names the config field.
+    Status validate() const;
+};
+
+// Inverse frequencies (dims / 2) and the factor Hugging Face multiplies onto cos and sin
+// ("attention_scaling"), for a text of `length` tokens (only dynamic and longrope read it).
+struct RopeTable {
+    std::vector<double> invFreq;
+    double attentionScaling = 1.0;
+};
+RopeTable ropeTable(const Rope &rope, int length);
+
+// Reads DIR/config.json through the family registry (core/src/models/families/). Errors name the
+// file and the field ("DIR/config.json: num_key_value_heads: 3 does not divide num_attention_heads 8").
+Status readArchitecture(const std::string &dir, Architecture &out);
+// The same from config.json's text (fuzzing, tests); `name` stands for the file in messages.
+Status parseArchitecture(const std::string &configJson, const std::string &name, Architecture &out);
+
+// The model types attnviz reads, in registry order ("gpt2", "bert", "distilbert", "llama" ...).
+std::vector<std::string> knownModelTypes();
+
+// Shapes of real checkpoints for seeded benchmarks (no download): "gpt2-small", "bert-base",
+// "smollm2-135m", "qwen3-0.6b", "llama3.2-1b". False for an unknown name.
+bool seededShape(const std::string &name, Architecture &out);
+std::vector<std::string> seededShapeNames();
+
+} // namespace attnviz

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// What a model family is to attnviz (private to the core): how its config.json maps onto an
+// Architecture (a function over ConfigFields) and how its tensor names map onto the one canonical
+// weight layout (TensorNames, plain data). Every family is one file in this folder and one row of
+// the registry (registry.cpp); the forward pass and the views never see a family's name.
+#pragma once
+
+#include "attnviz/architecture.h"
+
+#include <nlohmann/json.hpp>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace attnviz::families {
+
+// config.json's fields read with bounds; every error names the file and the field.
+class ConfigFields {
+public:
+    ConfigFields(const nlohmann::json &j, std::string file) : m_j(j), m_file(std::move(file)) {}
+
+    bool has(const char *name) const { return m_j.contains(name) && !m_j[name].is_null(); }
+    const nlohmann::json &json() const { return m_j; }
+    const std::string &file() const { return m_file; }
+    Status bad(const std::string &field, const std::string &message) const;
+
+    // The first of `names` present, an integer in [lo, hi]; absent: `fallback`, or an error if null.
+    Status integer(std::initializer_list<const char *> names, int &v, int lo, int hi, const int *fallback = nullptr) const;
+    Status integer(const char *name, int &v, int lo, int hi, int fallback) const { return integer({name}, v, lo, hi, &fallback); }
+    // A number in [lo, hi] (finite); absent: fallback.
+    Status number(const char *name, double &v, double lo, double hi, double fallback) const;
+    // A positive number, or null / absent for "none" (0).
+    Status optionalPositive(const char *name, double &v) const;
+    Status boolean(const char *name, bool &v, bool fallback) const;
+    Status activation(std::initializer_list<const char *> names, Activation &v, const char *fallback) const;
+
+    // Rotary parameters, in either spelling: rope_theta + rope_scaling (older files) or
+    // rope_parameters (newer ones; per layer type for Gemma 3: `layerType` picks the entry).
+    // `dims` is the rotated width of a head; `defaultTheta` the family's.
+    Status rope(Rope &r, int dims, double defaultTheta, int maxPositions, const char *layerType = nullptr) const;
+
+    // layer_types (newer files): per layer "sliding_attention" / "full_attention"; false if absent.
+    Status layerTypes(int layers, std::vector<bool> &sliding, bool &present) const;
+
+private:
+    const nlohmann::json &m_j;
+    std::string m_file;
+};
+
+// Tensor names of one family, relative to a prefix. Module names get ".weight" / ".bias" appended
+// (LayerNorms also ".gamma" / ".beta", older BERT files). Empty: the family has no such tensor.
+// "{L}" in `layer` stands for the layer index.
+struct TensorNames {
+    std::vector<std::string> prefixes; // tried in order: the first under which `tokens` exists
+    std::string tokens, positions, tokenTypes; // full tensor names (with .weight)
+    std::string embeddingNorm, finalNorm;      // modules
+    std::string lmHead;                        // a full tensor name, looked up with and without the prefix
+    std::string layer;                         // "layers.{L}."
+    std::string attnNorm, q, k, v, qkv, o, qNorm, kNorm, postAttnNorm, ffnNorm, postFfnNorm;
+    std::string up, gate, gateUp, down;        // gateUp: gate and up fused (gate first, as Phi-3)
+    bool conv1d = false;                       // GPT-2: matrices stored (in, out), q|k|v fused in qkv
+    // BERT's masked-LM head (optional in the file: absent = a bare encoder).
+    std::string mlmTransform, mlmNorm, mlmDecoder, mlmBias, mlmBiasAlt;
+};
+
+struct Family {
+    const char *name;                          // "llama"
+    std::vector<std::string> modelTypes;       // config.json model_type values it reads
+    Status (*readConfig)(const ConfigFields &, Architecture &);
+    TensorNames (*names)(const Architecture &);
+};
+
+// The registry (registry.cpp): every family attnviz reads.
+const std::vector<Family> &registry();
+const Family *familyFor(const std::string &modelType);
+const Family *familyNamed(const std::string &name);
+
+// Shared by the Llama-like families (llamalike.cpp): the fields Llama's config.json names, read
+// with the given defaults, and Llama's tensor names.
+struct LlamaDefaults {
+    bool tied = false;
+    double theta = 10000.0;
+    double eps = 1e-6;
+    int maxPositions = 2048;
+    const char *activation = "silu";
+    bool qkvBias = false, outBias = false, mlpBias = false;
+    int headDim = 0; // 0: hidden_size / num_attention_heads
+};
+Status readLlamaLike(const ConfigFields &c, Architecture &a, const LlamaDefaults &d);
+TensorNames llamaNames(const Architecture &a);
+// Sliding windows of Qwen2/3-style configs: use_sliding_window + max_window_layers, or layer_types.
+Status readQwenWindows(const ConfigFields &c, Architecture &a);
+
+// Each family's entry (one per file).
+extern const Family kGpt2, kBert, kDistilBert, kLlama, kMistral, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3;
+
+} // namespace attnviz::families
