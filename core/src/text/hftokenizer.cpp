@@ -548,7 +548,7 @@ PreTokenizer makePreTokenizer(const json &p, const std::string &field)
         return eachSplit([individual](const Text &t, std::vector<Text> &out) {
             std::vector<Match> found;
             for (size_t i = 0; i < t.size(); ++i)
-                if (t[i].cp >= '0' && t[i].cp <= '9')
+                if (!isRaw(t[i].cp) && unicode::isNumber(t[i].cp)) // Rust's char::is_numeric
                     found.push_back({i, i + 1});
             splitBy(t, found, individual ? Behaviour::Isolated : Behaviour::Contiguous, false, out);
         });
@@ -627,16 +627,23 @@ Decoder makeDecoder(const json &d, const std::string &field)
         const std::array<char32_t, 256> table = bytelevel::bytesToUnicode();
         for (int b = 0; b < 256; ++b)
             byteOf[table[size_t(b)]] = uint8_t(b);
+        // A token with a character outside the table (an added token's own spelling) is kept as
+        // it is, as Hugging Face does.
         return [byteOf](std::vector<std::string> &tokens) {
-            std::string all;
-            for (const std::string &t : tokens)
+            std::string all, bytes;
+            for (const std::string &t : tokens) {
+                bytes.clear();
+                bool mapped = true;
                 for (const Char &c : unicode::decodeUtf8(t)) {
                     const auto it = byteOf.find(c.cp);
-                    if (it != byteOf.end())
-                        all.push_back(char(it->second));
-                    else
-                        all.append(t, c.begin, c.end - c.begin);
+                    if (it == byteOf.end()) {
+                        mapped = false;
+                        break;
+                    }
+                    bytes.push_back(char(it->second));
                 }
+                all += mapped ? bytes : t;
+            }
             tokens.assign(1, all);
         };
     }
@@ -917,7 +924,6 @@ void HfTokenizer::build(const json &doc, const json *config, const std::string &
             m_tokens.resize(size_t(t.id) + 1);
         m_tokens[size_t(t.id)] = t.content;
         m_ids[t.content] = t.id;
-        (t.normalized ? m_normalizedAdded : m_rawAdded).add(t.content, int(m_added.size()));
         m_added.push_back(std::move(t));
     }
     m_isAdded.assign(m_tokens.size(), false);
@@ -982,6 +988,19 @@ void HfTokenizer::build(const json &doc, const json *config, const std::string &
         m_preTokenizer = makePreTokenizer(*p, "pre_tokenizer");
     if (const json *d = optional(doc, "decoder"))
         m_decoder = makeDecoder(*d, "decoder");
+    // Added tokens: the "normalized" ones are matched in the normalized text, spelled as the
+    // normalizer writes them (Hugging Face's refresh_added_tokens).
+    for (size_t k = 0; k < m_added.size(); ++k) {
+        if (!m_added[k].normalized) {
+            m_rawAdded.add(m_added[k].content, int(k));
+            continue;
+        }
+        Text content = decodePlain(m_added[k].content);
+        if (m_normalizer)
+            m_normalizer(content);
+        if (!content.empty())
+            m_normalizedAdded.add(utf8Of(content), int(k));
+    }
     const std::string pre = optional(doc, "pre_tokenizer") ? optional(doc, "pre_tokenizer")->dump() : "";
     const std::string dec = optional(doc, "decoder") ? optional(doc, "decoder")->dump() : "";
     m_byteLevel = pre.find("\"ByteLevel\"") != std::string::npos || dec.find("\"ByteLevel\"") != std::string::npos;
@@ -1481,6 +1500,9 @@ Status parseHfTokenizer(const std::string &tokenizerJson, const std::string &tok
                                              f.message));
     } catch (const std::bad_alloc &) {
         return Status::error(StatusCode::ParseError, name + " (tokenizer.json): out of memory");
+    } catch (const json::exception &e) {
+        return Status::error(StatusCode::ParseError,
+                             detail::oneLine(name + " (tokenizer.json): " + detail::jsonMessage(e)));
     }
     out = std::move(tok);
     return s;
