@@ -36,7 +36,9 @@ inline QJsonArray cases(const QString &model)
     return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("cases")).toArray();
 }
 
-// Largest |a - b| / max(1, |b|) (as traceDifference) between a matrix and a JSON [[...]] table of the same shape.
+// Largest |a - b| / max(1, largest |b| of the row) (as traceDifference) between a matrix and a JSON
+// [[...]] table of the same shape: float32's error is relative to the row's scale (a residual stream
+// of entries up to 40 carries ~1e-5 of rounding into its entries near 0 after two layers).
 template <typename T>
 double deviation(const Mat<T> &m, const QJsonArray &rows)
 {
@@ -47,10 +49,11 @@ double deviation(const Mat<T> &m, const QJsonArray &rows)
         const QJsonArray r = rows[i].toArray();
         if (m.cols() != r.size())
             return (qWarning("structure differs at line %d", __LINE__), INFINITY);
-        for (int j = 0; j < r.size(); ++j) {
-            const double want = r[j].toDouble();
-            worst = std::max(worst, std::abs(double(m(i, j)) - want) / std::max(1.0, std::abs(want)));
-        }
+        double scale = 1.0;
+        for (int j = 0; j < r.size(); ++j)
+            scale = std::max(scale, std::abs(r[j].toDouble()));
+        for (int j = 0; j < r.size(); ++j)
+            worst = std::max(worst, std::abs(double(m(i, j)) - r[j].toDouble()) / scale);
     }
     return worst;
 }
@@ -82,7 +85,7 @@ inline std::vector<int> idsOf(const QJsonObject &c)
 }
 
 template <typename T>
-void checkCase(Model &model, const QJsonObject &c, double tol)
+void checkCase(Model &model, const QJsonObject &c, double tol, double probTol = 0)
 {
     TraceRequest req;
     req.ids = idsOf(c);
@@ -124,15 +127,17 @@ void checkCase(Model &model, const QJsonObject &c, double tol)
         QVERIFY((q - (sr.qPre.size() ? sr.qPre : sr.q)).cwiseAbs().maxCoeff() < tol * 10);
         QCOMPARE(lt.attention.batch[0].scores.size(), size_t(tr.numHeads()));
     }
-    QVERIFY(deviation(tr.final, c.value(QStringLiteral("final")).toArray()) < tol);
+    const double finalDev = deviation(tr.final, c.value(QStringLiteral("final")).toArray());
+    if (!(finalDev < tol))
+        QFAIL(qPrintable(QStringLiteral("final hidden state off by %1").arg(finalDev)));
     if (c.contains(QStringLiteral("next"))) {
         const QJsonArray next = c.value(QStringLiteral("next")).toArray();
         const QJsonArray actual = c.value(QStringLiteral("actual_next")).toArray();
         QCOMPARE(int(tr.predictions.next.size()), next.size());
         for (int i = 0; i < next.size(); ++i) {
-            compareTop(tr.predictions.next[size_t(i)], next[i].toArray(), tol, "next");
+            compareTop(tr.predictions.next[size_t(i)], next[i].toArray(), probTol > 0 ? probTol : tol, "next");
             if (i < actual.size())
-                QVERIFY(std::abs(tr.predictions.actualNext[size_t(i)] - actual[i].toDouble()) < tol);
+                QVERIFY(std::abs(tr.predictions.actualNext[size_t(i)] - actual[i].toDouble()) < (probTol > 0 ? probTol : tol));
             else
                 QVERIFY(std::isnan(tr.predictions.actualNext[size_t(i)]));
         }
@@ -150,7 +155,7 @@ void checkCase(Model &model, const QJsonObject &c, double tol)
     }
 }
 
-// Largest |a - b| / max(1, |b|) over every stage and prediction of two traces.
+// Largest |a - b| / max(1, largest |b| of the row) over every stage and prediction of two traces.
 template <typename T>
 double traceDifference(const Trace<T> &a, const Trace<T> &b)
 {
@@ -159,7 +164,9 @@ double traceDifference(const Trace<T> &a, const Trace<T> &b)
         if (x.rows() != y.rows() || x.cols() != y.cols())
             worst = INFINITY;
         else if (x.size())
-            worst = std::max(worst, double(((x - y).cwiseAbs().array() / y.cwiseAbs().array().max(T(1))).maxCoeff()));
+            worst = std::max(worst, double(((x - y).cwiseAbs().rowwise().maxCoeff().array() /
+                                            y.cwiseAbs().rowwise().maxCoeff().array().max(T(1)))
+                                               .maxCoeff()));
     };
     cmp(a.embeddings, b.embeddings);
     cmp(a.input, b.input);

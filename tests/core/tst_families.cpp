@@ -97,8 +97,8 @@ void TestFamilies::matchesReference()
     for (const QJsonValue &c : all) {
         if (float64)
             checkCase<double>(*m, c.toObject(), 1e-10);
-        else
-            checkCase<float>(*m, c.toObject(), 1e-5);
+        else // probabilities: float32's rounding of logits near 12 moves a p of 0.47 by up to 1.5e-5
+            checkCase<float>(*m, c.toObject(), 1e-5, 2e-5);
         if (QTest::currentTestFailed())
             return;
     }
@@ -373,19 +373,19 @@ void TestFamilies::badConfigs_data()
         "config.json: num_attention_heads: 3 does not divide hidden_size 16");
     row("kv heads do not divide", QStringLiteral(R"("model_type": "llama", "num_attention_heads": 4, "num_key_value_heads": 3)"),
         "config.json: num_key_value_heads: 3 does not divide num_attention_heads 4");
-    row("unknown rope_type", QStringLiteral(R"("model_type": "llama", "num_attention_heads": 4, "rope_scaling": {"rope_type": "warp"}})"),
+    row("unknown rope_type", QStringLiteral(R"("model_type": "llama", "num_attention_heads": 4, "rope_scaling": {"rope_type": "warp"})"),
         "config.json: rope_scaling.rope_type: \"warp\" is not a RoPE variant attnviz knows");
     row("longrope factors of the wrong length", QStringLiteral(R"("model_type": "phi3", "num_attention_heads": 4,
-        "rope_scaling": {"type": "longrope", "short_factor": [1], "long_factor": [1]}})"),
+        "rope_scaling": {"type": "longrope", "short_factor": [1], "long_factor": [1]})"),
         "config.json: rope_scaling.short_factor: must list 2 numbers");
     row("unknown activation", QStringLiteral(R"("model_type": "llama", "num_attention_heads": 4, "hidden_act": "swoosh")"),
         "config.json: hidden_act: \"swoosh\" is not an activation attnviz knows");
     row("layer_types of the wrong length", QStringLiteral(R"("model_type": "gemma3_text", "num_attention_heads": 4,
-        "layer_types": ["full_attention"]})"), "config.json: layer_types: must list one type per layer (2)");
+        "layer_types": ["full_attention"])"), "config.json: layer_types: must list one type per layer (2)");
     row("unknown layer type", QStringLiteral(R"("model_type": "gemma2", "num_attention_heads": 4,
-        "layer_types": ["full_attention", "chunked_attention"]})"), "config.json: layer_types[1]: \"chunked_attention\" is not a layer type");
+        "layer_types": ["full_attention", "chunked_attention"])"), "config.json: layer_types[1]: \"chunked_attention\" is not a layer type");
     row("rotary wider than the head", QStringLiteral(R"("model_type": "phi3", "num_attention_heads": 4, "partial_rotary_factor": 2)"),
-        "config.json: partial_rotary_factor: must be a number in [1e-06, 1]");
+        "config.json: partial_rotary_factor: must be a number in [1e-06, 1.0], got 2");
     row("gemma3 wrapper without text_config", QStringLiteral(R"("model_type": "gemma3")"),
         "config.json: text_config: missing");
     row("unknown family", QStringLiteral(R"("model_type": "mamba")"),
