@@ -246,6 +246,7 @@ ControlPanel::ControlPanel(QWidget *parent)
             emit headDisplayChanged(headDisplay());
     });
     connect(m_head, qOverload<int>(&QSpinBox::valueChanged), this, [this](int h) {
+        showKeyValueGroup();
         if (!m_blockSignals)
             emit headChanged(h);
     });
@@ -377,9 +378,29 @@ void ControlPanel::setModel(const ModelInfo *info)
         m_wordVectorHeads = m_heads->value();
     m_modelMode = on;
     m_modelName = on ? QString::fromStdString(info->name) : QString();
+    m_kvGroup = on && info->kvHeads > 0 && info->kvHeads < info->heads ? info->heads / info->kvHeads : 1;
+    showKeyValueGroup();
     m_heads->setValue(on ? std::max(1, info->heads) : m_wordVectorHeads);
     m_blockSignals = false;
     emitSettings();
+}
+
+// Grouped-query attention: the head chooser says which key/value head the shown query head reads
+// and which query heads share it.
+void ControlPanel::showKeyValueGroup()
+{
+    if (m_kvGroup <= 1) {
+        m_head->setSuffix(QString());
+        m_head->setToolTip(QString());
+        return;
+    }
+    const int h = m_head->value(), kv = h / m_kvGroup;
+    m_head->setSuffix(tr("  · kv %1").arg(kv));
+    m_head->setToolTip(tr("Grouped-query attention: query heads %1–%2 share key/value head %3 (their keys and values are the same; "
+                          "their queries differ)")
+                           .arg(kv * m_kvGroup)
+                           .arg((kv + 1) * m_kvGroup - 1)
+                           .arg(kv));
 }
 
 void ControlPanel::applyModelMode()
@@ -409,8 +430,8 @@ void ControlPanel::applyModelMode()
         w->setToolTip(why);
     };
     off(m_heads, tr("%1 has its own heads: the head count comes from its config.json").arg(model));
-    off(m_dHead, tr("%1 has its own head width (d_model / heads)").arg(model));
-    off(m_scale, tr("%1 scales its scores as it was trained (1/√d_head); scaling applies to the word vectors")
+    off(m_dHead, tr("%1 has its own head width (head_dim in its config.json)").arg(model));
+    off(m_scale, tr("%1 scales its scores as it was trained; scaling applies to the word vectors")
                      .arg(model));
     off(m_temperature, tr("Temperature applies to the word-vector attention, not to %1").arg(model));
     off(m_norm, tr("%1 was trained with softmax; other normalizations apply to the word vectors").arg(model));

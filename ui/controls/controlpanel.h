@@ -68,6 +68,7 @@ signals:
     void clearCustomMaskRequested();
 
 private:
+    void showKeyValueGroup();
     void emitSettings();
     void updateDerived();
     void applyModelMode();
@@ -78,6 +79,7 @@ private:
     bool m_modelMode = false;
     QString m_modelName;
     int m_wordVectorHeads = 1; // the head count before a model fixed it
+    int m_kvGroup = 1;         // query heads per key/value head of the model shown (1: none shared)
     std::shared_ptr<const Projections<float>> m_loaded;
     QString m_loadedSource;
 

@@ -226,9 +226,23 @@ void LayerGridView::rebuild()
     };
     labels(m_plot->xAxis2, heads, QStringLiteral("%1"));
     labels(m_plot->yAxis, layers, QStringLiteral("%1"));
+    // grouped-query attention: the first head of each key/value group names its group
+    const AttentionResult<float> &att0 = stack->layers.front().attention;
+    const bool grouped = att0.kvHeads > 0 && att0.kvHeads < heads;
+    if (grouped) {
+        QSharedPointer<QCPAxisTickerText> tk(new QCPAxisTickerText);
+        const int g = heads / att0.kvHeads;
+        for (int h = 0; h < heads; ++h)
+            tk->addTick(h * kStride + 0.5, h % g == 0 ? QStringLiteral("%1\nkv %2").arg(h).arg(h / g) : QString::number(h));
+        m_plot->xAxis2->setTicker(tk);
+    }
     m_plot->xAxis2->setLabel(QStringLiteral("head"));
     m_plot->yAxis->setLabel(QStringLiteral("layer"));
-    QString title = QStringLiteral("Layers × heads — %1 layers, %2 heads · ").arg(layers).arg(heads) +
+    QString title = (grouped ? QStringLiteral("Layers × heads — %1 layers, %2 query heads sharing %3 key/value heads · ")
+                                   .arg(layers)
+                                   .arg(heads)
+                                   .arg(att0.kvHeads)
+                             : QStringLiteral("Layers × heads — %1 layers, %2 heads · ").arg(layers).arg(heads)) +
                     describeConfig(*m_snapshot, m_layer, -1, HeadDisplay::All);
     if (t > kMaxCells)
         title += QStringLiteral("\nEach thumbnail block-averages %1 tokens to %2 cells per side.").arg(t).arg(m_cells);

@@ -721,6 +721,23 @@ void PipelineView::fillStage(PipelineStage &st)
                                           : tr("Values: what each token passes on when attended to.");
         if (ok && (!proj || (st.kind == Kind::Q ? proj->q : st.kind == Kind::K ? proj->k : proj->v).isIdentity()) && !stack)
             st.caption += tr(" Identity projection: a slice of X itself.");
+        if (ok && model) {
+            const AttentionResult<float> &att = s->attention(m_layer);
+            const SequenceResult<float> &r = s->seq(m_layer);
+            if (st.kind != Kind::Q && att.kvHeads > 0 && att.kvHeads < att.numHeads) {
+                const int g = att.numHeads / att.kvHeads, kv = att.kvHeadOf(shownHead());
+                st.caption += tr(" Grouped-query attention: key/value head %1 serves query heads %2–%3, so they all "
+                                 "read these same %4.")
+                                  .arg(kv)
+                                  .arg(kv * g)
+                                  .arg((kv + 1) * g - 1)
+                                  .arg(st.kind == Kind::K ? tr("keys") : tr("values"));
+            }
+            if (st.kind != Kind::V && r.qPre.size())
+                st.caption += tr(" Shown after %1rotary positions: each pair of dimensions turned by an angle that "
+                                 "grows with the token's position, so q·k depends on how far apart two tokens are.")
+                                  .arg(s->modelInfo.architecture.qkNorm ? tr("the per-head norm and ") : QString());
+        }
         break;
     }
     case Kind::RawScores:
