@@ -269,7 +269,7 @@ def main():
         nxt = torch.randint(1000, S['V'] - 2, (1,), generator=g)
         rows.append({'what': 'one token appended (incremental)', 'tokens': n + 1,
                      'ms': timed(lambda: forward(S, W, inv, nxt, cache))})
-        del cache
+        cache = None  # freed before the next size
     print(json.dumps({'torch': torch.__version__, 'threads': a.threads, 'shape': a.shape, 'params': params(S),
                       'rows': rows, 'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
