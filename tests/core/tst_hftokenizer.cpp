@@ -8,6 +8,8 @@
 // chip displays, typed added tokens, a megabyte of text, and hostile files get one message each.
 #include "attnviz/subword.h"
 
+#include "subwordtesthelpers.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -18,40 +20,10 @@
 #include <cstdlib>
 
 using namespace attnviz;
+using namespace attnviz::testing;
 
 namespace {
 const QString kDir = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/tokenizers/");
-
-QByteArray readAll(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-std::vector<int> idsOf(const std::vector<TraceToken> &tokens)
-{
-    std::vector<int> ids;
-    for (const TraceToken &t : tokens)
-        ids.push_back(t.id);
-    return ids;
-}
-
-std::vector<int> parseIds(const QByteArray &line)
-{
-    std::vector<int> ids;
-    for (const QByteArray &part : line.split(' '))
-        if (!part.isEmpty())
-            ids.push_back(part.toInt());
-    return ids;
-}
-
-QString show(const std::vector<int> &ids)
-{
-    QStringList s;
-    for (int id : ids)
-        s << QString::number(id);
-    return s.join(QLatin1Char(' '));
-}
 
 // Where the Llama 3.1 and Gemma 3 files are: $ATTNVIZ_HF_TOKENIZERS_DIR (packaging/dev.sh sets it
 // after fetching them; then they must be there), else the build folder's hf-tokenizers.
@@ -126,13 +98,7 @@ private:
 
 void TestHfTokenizer::initTestCase()
 {
-    for (const QByteArray &line : readAll(kDir + QStringLiteral("corpus.jsonl")).split('\n')) {
-        if (line.isEmpty())
-            continue;
-        const QJsonDocument doc = QJsonDocument::fromJson("[" + line + "]");
-        QVERIFY(doc.isArray());
-        m_corpus.push_back(doc.array().at(0).toString().toStdString());
-    }
+    m_corpus = readCorpus(kDir + QStringLiteral("corpus.jsonl"));
     QCOMPARE(m_corpus.size(), size_t(2159));
     m_exclusions = QJsonDocument::fromJson(readAll(kDir + QStringLiteral("hf_exclusions.json"))).object();
     QCOMPARE(m_exclusions.size(), 4);

@@ -824,6 +824,7 @@ private:
     void bpe(const Text &word, std::vector<Piece> &pieces) const;
     void bpeUncached(const Text &word, std::vector<Piece> &pieces) const;
     TraceToken specialToken(int id, size_t at) const;
+    TraceToken addedToken(const Segment &s) const;
     std::string display(int id) const;
     void fixByteFallbackDisplays(std::vector<TraceToken> &out, size_t from) const;
 
@@ -1356,6 +1357,19 @@ void HfTokenizer::fixByteFallbackDisplays(std::vector<TraceToken> &out, size_t f
     }
 }
 
+// An added token found in the text: its bytes there (with the spaces lstrip / rstrip took).
+TraceToken HfTokenizer::addedToken(const Segment &s) const
+{
+    const AddedToken &a = m_added[size_t(s.added)];
+    TraceToken t;
+    t.id = a.id;
+    t.text = t.display = a.content;
+    t.begin = s.text.front().begin;
+    t.end = s.text.back().end;
+    t.special = a.special;
+    return t;
+}
+
 TraceToken HfTokenizer::specialToken(int id, size_t at) const
 {
     TraceToken t;
@@ -1413,14 +1427,7 @@ Status HfTokenizer::encode(std::string_view text, std::vector<TraceToken> &out) 
         splitAdded(decodeText(text), m_rawAdded, raw);
         for (Segment &seg : raw) {
             if (seg.added >= 0) {
-                const AddedToken &a = m_added[size_t(seg.added)];
-                TraceToken t;
-                t.id = a.id;
-                t.text = t.display = a.content;
-                t.begin = seg.text.front().begin;
-                t.end = seg.text.back().end;
-                t.special = a.special;
-                out.push_back(std::move(t));
+                out.push_back(addedToken(seg));
                 continue;
             }
             if (m_normalizer)
@@ -1428,18 +1435,10 @@ Status HfTokenizer::encode(std::string_view text, std::vector<TraceToken> &out) 
             std::vector<Segment> normalized;
             splitAdded(seg.text, m_normalizedAdded, normalized);
             for (const Segment &n : normalized) {
-                if (n.added >= 0) {
-                    const AddedToken &a = m_added[size_t(n.added)];
-                    TraceToken t;
-                    t.id = a.id;
-                    t.text = t.display = a.content;
-                    t.begin = n.text.front().begin;
-                    t.end = n.text.back().end;
-                    t.special = a.special;
-                    out.push_back(std::move(t));
-                } else {
+                if (n.added >= 0)
+                    out.push_back(addedToken(n));
+                else
                     encodeSegment(n.text, out);
-                }
             }
         }
         for (const int id : m_suffix)
