@@ -6,9 +6,9 @@
 #include "attnviz/model.h"
 
 #include <QByteArray>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QFile>
 #include <QString>
 #include <QStringList>
 

