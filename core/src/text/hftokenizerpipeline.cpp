@@ -220,6 +220,11 @@ public:
         std::unique_ptr<icu::RegexMatcher> m(m_regex->matcher(u, status));
         if (U_SUCCESS(status))
             m->setTimeLimit(kRegexStepLimit, status);
+        // No limit on the backtracking stack: ICU's default (8 MB) fails on a run of some 100,000
+        // spaces, which the tokenizers library matches; the step limit bounds the work, and with it
+        // the stack.
+        if (U_SUCCESS(status))
+            m->setStackLimit(0, status);
         while (U_SUCCESS(status) && m->find(status)) {
             const int32_t b = m->start(status), e = m->end(status);
             if (U_FAILURE(status))
