@@ -39,9 +39,13 @@ int fail(const char *verb, const std::string &message, int code)
 int exitCodeFor(const Status &st) { return st.code == StatusCode::Cancelled || st.code == StatusCode::BackendFailed ? 1 : 2; }
 
 
+std::string architectureText(const Architecture &a);
+
 QJsonObject infoJson(const ModelInfo &i)
 {
     return {{QStringLiteral("family"), QString::fromStdString(i.family)},
+            {QStringLiteral("kv_heads"), i.kvHeads},
+            {QStringLiteral("architecture"), QString::fromStdString(architectureText(i.architecture))},
             {QStringLiteral("name"), QString::fromStdString(i.name)},
             {QStringLiteral("source"), QString::fromStdString(i.source)},
             {QStringLiteral("layers"), i.layers},
@@ -132,6 +136,43 @@ std::string withCommas(int64_t v)
     return s;
 }
 
+// The architecture in words: "RMSNorm (pre), rotary (llama3, theta 500,000), SiLU gated MLP, sliding window 4,096 on 5 of 6 layers".
+std::string architectureText(const Architecture &a)
+{
+    if (a.layers == 0)
+        return std::string();
+    const char *norm = a.norm == NormKind::LayerNorm ? "LayerNorm" : a.norm == NormKind::RmsNorm ? "RMSNorm" : "RMSNorm (1 + w)";
+    const char *place = a.placement == NormPlacement::Pre ? "pre" : a.placement == NormPlacement::Post ? "post" : "sandwich";
+    static const char *const ropes[] = {"default", "linear", "dynamic", "llama3", "yarn", "longrope"};
+    static const char *const acts[] = {"GELU (tanh)", "GELU", "ReLU", "SiLU"};
+    std::string s = std::string(norm) + " (" + place + "), ";
+    if (a.positions == PositionKind::Rotary) {
+        s += "rotary (" + std::string(ropes[int(a.rope.type)]) + ", theta " + withCommas(int64_t(a.rope.theta));
+        if (a.rope.dims < a.dHead)
+            s += ", " + std::to_string(a.rope.dims) + " of " + std::to_string(a.dHead) + " dims";
+        if (a.localRope)
+            s += "; local layers theta " + withCommas(int64_t(a.ropeLocal.theta));
+        s += ")";
+    } else {
+        s += "learned positions";
+    }
+    s += std::string(", ") + acts[int(a.activation)] + (a.gatedMlp ? " gated MLP" : " MLP");
+    if (a.qkNorm)
+        s += ", q/k norm";
+    if (a.attentionSoftcap > 0 || a.finalSoftcap > 0)
+        s += ", soft-capping";
+    int sliding = 0, w = 0;
+    for (int x : a.window)
+        if (x > 0) {
+            ++sliding;
+            w = x;
+        }
+    if (sliding)
+        s += ", sliding window " + withCommas(w) + " on " + std::to_string(sliding) + " of " + std::to_string(a.layers) + " layers";
+    return s;
+}
+
+
 int modelInfo(const QStringList &args)
 {
     QCommandLineParser p;
@@ -157,9 +198,14 @@ int modelInfo(const QStringList &args)
         std::fwrite(b.constData(), 1, size_t(b.size()), stdout);
         return 0;
     }
-    std::printf("family      %s\nname        %s\nlayers      %d\nheads       %d (d_head %d)\nwidth       %d (feed-forward %d)\n"
-                "vocabulary  %s\npositions   %s\nparameters  %s\ntokenizer   %s\ndtype       %s\npredicts    %s\n",
-                i.family.c_str(), i.name.c_str(), i.layers, i.heads, i.dHead, i.dModel, i.dFeedForward,
+    const std::string kv = i.kvHeads > 0 && i.kvHeads < i.heads
+                               ? ", " + std::to_string(i.kvHeads) + " key/value heads (grouped-query attention)"
+                               : std::string();
+    std::printf("family      %s\nname        %s\nlayers      %d\nheads       %d (d_head %d%s)\nwidth       %d (feed-forward %d)\n",
+                i.family.c_str(), i.name.c_str(), i.layers, i.heads, i.dHead, kv.c_str(), i.dModel, i.dFeedForward);
+    if (!architectureText(i.architecture).empty())
+        std::printf("blocks      %s\n", architectureText(i.architecture).c_str());
+    std::printf("vocabulary  %s\npositions   %s\nparameters  %s\ntokenizer   %s\ndtype       %s\npredicts    %s\n",
                 withCommas(i.vocabulary).c_str(), withCommas(i.maxPositions).c_str(), withCommas(i.parameters).c_str(),
                 i.tokenizer.c_str(), i.dtype.c_str(),
                 i.causal ? "the next token (causal)" : i.maskedLm ? "[MASK] fills (bidirectional)" : "nothing (no head)");

@@ -12,6 +12,8 @@
 #include "modelchecks.h"
 
 #include <QDir>
+
+#include <map>
 #include <QTemporaryDir>
 
 using namespace attnviz;
@@ -21,6 +23,17 @@ namespace {
 
 const char *const kFolders[] = {"llama-tiny", "llama2-tiny", "mistral-tiny", "qwen2-tiny", "qwen3-tiny",
                                 "gemma2-tiny", "gemma3-tiny", "gemma3-wrapper-tiny", "phi3-tiny"};
+
+// Each folder opened once for the whole suite (Qwen's 11 MB tokenizer.json takes a while to read,
+// several times longer under the sanitizers). Traces are computed one at a time.
+Model *opened(const QString &model)
+{
+    static std::map<QString, std::unique_ptr<Model>> models;
+    std::unique_ptr<Model> &m = models[model];
+    if (!m)
+        m = open(model);
+    return m.get();
+}
 
 Architecture parse(const char *json)
 {
@@ -90,7 +103,7 @@ void TestFamilies::matchesReference()
 {
     QFETCH(QString, model);
     QFETCH(bool, float64);
-    std::unique_ptr<Model> m = open(model);
+    Model *m = opened(model);
     QVERIFY(m);
     const QJsonArray all = cases(model);
     QVERIFY(all.size() >= 2);
@@ -116,7 +129,7 @@ void TestFamilies::rotatedQueriesAndKeys_data()
 void TestFamilies::rotatedQueriesAndKeys()
 {
     QFETCH(QString, model);
-    std::unique_ptr<Model> m = open(model);
+    Model *m = opened(model);
     QVERIFY(m);
     const ModelInfo info = m->info();
     for (const QJsonValue &v : cases(model)) {
@@ -154,7 +167,7 @@ void TestFamilies::incrementalEqualsFull_data()
 void TestFamilies::incrementalEqualsFull()
 {
     QFETCH(QString, model);
-    std::unique_ptr<Model> m = open(model);
+    Model *m = opened(model);
     QVERIFY(m);
     const std::vector<int> ids = idsOf(cases(model).first().toObject());
     Trace<float> typed;
@@ -175,7 +188,7 @@ void TestFamilies::incrementalEqualsFull()
 // included; the views see the cut keys as masked.
 void TestFamilies::slidingWindowBoundary()
 {
-    std::unique_ptr<Model> m = open(QStringLiteral("mistral-tiny"));
+    Model *m = opened(QStringLiteral("mistral-tiny"));
     QVERIFY(m);
     const Architecture a = m->info().architecture;
     const int w = a.windowOf(0);

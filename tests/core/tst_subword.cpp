@@ -7,6 +7,8 @@
 // specials stay one token, and hostile vocabulary files get one message each.
 #include "attnviz/subword.h"
 
+#include "subwordtesthelpers.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -22,43 +24,13 @@
 #include <thread>
 
 using namespace attnviz;
+using namespace attnviz::testing;
 
 namespace {
 const QString kDir = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/tokenizers/");
 const std::string kGpt2Vocab = ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/vocab.json";
 const std::string kGpt2Merges = ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/merges.txt";
 const std::string kBertVocab = ATTNVIZ_FIXTURES_DIR "/tokenizers/bert-base-uncased/vocab.txt";
-
-QByteArray readAll(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-std::vector<int> idsOf(const std::vector<TraceToken> &tokens)
-{
-    std::vector<int> ids;
-    for (const TraceToken &t : tokens)
-        ids.push_back(t.id);
-    return ids;
-}
-
-std::vector<int> parseIds(const QByteArray &line)
-{
-    std::vector<int> ids;
-    for (const QByteArray &part : line.split(' '))
-        if (!part.isEmpty())
-            ids.push_back(part.toInt());
-    return ids;
-}
-
-QString show(const std::vector<int> &ids)
-{
-    QStringList s;
-    for (int id : ids)
-        s << QString::number(id);
-    return s.join(QLatin1Char(' '));
-}
 
 bool writeFile(const QString &path, const QByteArray &bytes)
 {
@@ -107,13 +79,7 @@ void TestSubword::initTestCase()
     QVERIFY2(s.ok(), s.message.c_str());
     s = loadWordPiece(kBertVocab, WordPieceOptions(), m_bert);
     QVERIFY2(s.ok(), s.message.c_str());
-    for (const QByteArray &line : readAll(kDir + QStringLiteral("corpus.jsonl")).split('\n')) {
-        if (line.isEmpty())
-            continue;
-        const QJsonDocument doc = QJsonDocument::fromJson("[" + line + "]");
-        QVERIFY(doc.isArray());
-        m_corpus.push_back(doc.array().at(0).toString().toStdString());
-    }
+    m_corpus = readCorpus(kDir + QStringLiteral("corpus.jsonl"));
     QVERIFY(m_corpus.size() >= 2000);
     m_exclusions = QJsonDocument::fromJson(readAll(kDir + QStringLiteral("exclusions.json"))).object();
     QVERIFY(!m_exclusions.isEmpty());

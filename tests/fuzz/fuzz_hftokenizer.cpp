@@ -61,7 +61,8 @@ void exercise(const std::string &json, const std::string &config)
     if (!s)
         return;
     std::vector<TraceToken> tokens;
-    for (const std::string &text : {std::string("Hello world\n\t 123 caf\xC3\xA9 \xE4\xB8\xAD <s>"), json.substr(0, 4096)}) {
+    for (const std::string &text :
+         {std::string("Hello world\n\t 123 caf\xC3\xA9 \xE4\xB8\xAD <s>"), json.substr(0, 4096)}) {
         const Status e = tok->encode(text, tokens);
         expectOneLine(e, "fuzz");
         if (!e)
@@ -82,7 +83,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const std::string rest(reinterpret_cast<const char *>(data) + 1, size - 1);
     switch (data[0]) {
-    case 0: exercise(rest, ""); break;
+    case 0:
+        exercise(rest, "");
+        break;
     case 1: {
         const size_t nul = rest.find('\0');
         exercise(rest.substr(0, nul), nul == std::string::npos ? "" : rest.substr(nul + 1));

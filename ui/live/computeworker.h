@@ -41,6 +41,7 @@ private:
     std::optional<ComputeRequest> m_pending;
     bool m_scheduled = false;
     std::atomic<quint64> m_latest{0};
+    std::atomic<bool> m_cancel{false}; // set by post(): the running trace is stale
 };
 
 } // namespace attnviz::ui

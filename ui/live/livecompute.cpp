@@ -307,6 +307,7 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     if (!req.model || mask == MaskChoice::Custom)
         tr.maskedCells.assign(req.customMask.begin(), req.customMask.end());
     tr.maxTokens = req.maxTokens;
+    tr.cancel = req.cancel;
     // A causal model's LM head runs at the last position only (the predictions dock's list): a
     // hovered position is computed by the dock itself (Model::nextTokens on the snapshot's trace),
     // not at every position of every text (a third of GPT-2 small's work at 128 tokens).

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 
+#include <atomic>
 #include <memory>
 #include <set>
 #include <utility>
@@ -68,6 +69,9 @@ struct ComputeRequest {
     // A model of its own (a folder read by File > Open model): traced as it is, and `settings` only
     // label it. Null: the word-vector layer or stack that `settings` and `table` describe.
     std::shared_ptr<Model> model;
+    // Set by the compute worker when a newer request arrives: a model's trace stops between layers
+    // (Status Cancelled) and the snapshot is dropped, so a keystroke never waits for a stale trace.
+    const std::atomic<bool> *cancel = nullptr;
 };
 
 // The result of one request: the model's trace and what the views need to label it. Views take a

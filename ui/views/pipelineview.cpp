@@ -592,6 +592,9 @@ void PipelineView::rebuild()
         if (qint64(s->tq()) * s->tk() <= kMaxDerivedCells && r.q.cols() >= (h + 1) * dh && r.k.cols() >= (h + 1) * dh) {
             m_raw = r.q.middleCols(h * dh, dh) * r.k.middleCols(h * dh, dh).transpose();
             m_scaled = m_raw * float(m_scale);
+            const float cap = float(s->attention(m_layer).softcap);
+            if (cap > 0) // Gemma 2: the scaled scores soft-capped before the mask, as the model computes them
+                m_scaled = ((m_scaled.array() / cap).tanh() * cap).matrix();
             m_masked = m_scaled;
             if (r.mask.size()) {
                 const ComputeSettings c = effectiveSettings(*s);
@@ -760,7 +763,9 @@ void PipelineView::fillStage(PipelineStage &st)
         xAxis = tr("key");
         if (ok) {
             QString f;
-            switch (c.scaleRule) {
+            const Architecture &arch = s->modelInfo.architecture;
+            const bool ownScale = model && arch.attentionScale > 0;
+            switch (ownScale ? ScaleRule::Explicit : c.scaleRule) {
             case ScaleRule::InvSqrtDHead: f = QStringLiteral("S' = S / √%1  (× %2)").arg(dh).arg(num(m_scale)); break;
             case ScaleRule::InvSqrtDModel:
                 f = QStringLiteral("S' = S / √d_model = S / √%1  (× %2)").arg(s->attention(m_layer).dModel).arg(num(m_scale));
@@ -769,8 +774,15 @@ void PipelineView::fillStage(PipelineStage &st)
             case ScaleRule::Temperature:
                 f = QStringLiteral("S' = S / (T·√%1), T = %2  (× %3)").arg(dh).arg(c.temperature, 0, 'g', 3).arg(num(m_scale));
                 break;
-            case ScaleRule::Explicit: f = QStringLiteral("S' = S × %1").arg(num(m_scale)); break;
+            case ScaleRule::Explicit:
+                f = ownScale ? QStringLiteral("S' = S / √query_pre_attn_scalar = S / √%1  (× %2)")
+                                   .arg(1.0 / (arch.attentionScale * arch.attentionScale), 0, 'g', 6)
+                                   .arg(num(m_scale))
+                             : QStringLiteral("S' = S × %1").arg(num(m_scale));
+                break;
             }
+            if (s->attention(m_layer).softcap > 0)
+                f += QStringLiteral(", then %1·tanh(S' / %1)").arg(s->attention(m_layer).softcap, 0, 'g', 4);
             st.title = f + QStringLiteral("   ") + shape(s->tq(), s->tk());
             if (m_scoresDerived)
                 st.matrix = &m_scaled;

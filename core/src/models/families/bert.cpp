@@ -28,16 +28,7 @@ Status readBert(const ConfigFields &c, Architecture &a)
     if (a.dModel % a.heads)
         return c.bad("num_attention_heads",
                      std::to_string(a.heads) + " does not divide hidden_size " + std::to_string(a.dModel));
-    a.kvHeads = a.heads;
-    a.dHead = a.dModel / a.heads;
-    a.norm = NormKind::LayerNorm;
-    a.placement = NormPlacement::Post;
-    a.embeddingNorm = true;
-    a.finalNorm = false;
-    a.positions = PositionKind::Learned;
-    a.causal = false;
-    a.tiedEmbeddings = true;
-    a.head = LmHead::MaskedLm;
+    setBertBlocks(a);
     return {};
 }
 
@@ -67,6 +58,20 @@ TensorNames bertNames(const Architecture &)
 }
 
 } // namespace
+
+void setBertBlocks(Architecture &a)
+{
+    a.kvHeads = a.heads;
+    a.dHead = a.dModel / a.heads;
+    a.norm = NormKind::LayerNorm;
+    a.placement = NormPlacement::Post;
+    a.embeddingNorm = true;
+    a.finalNorm = false;
+    a.positions = PositionKind::Learned;
+    a.causal = false;
+    a.tiedEmbeddings = true;
+    a.head = LmHead::MaskedLm;
+}
 
 const Family kBert{"bert", {"bert"}, readBert, bertNames};
 

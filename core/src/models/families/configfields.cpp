@@ -138,6 +138,23 @@ Status ConfigFields::layerTypes(int layers, std::vector<bool> &sliding, bool &pr
     return {};
 }
 
+Status ConfigFields::slidingWindows(Architecture &a, int fallback, int pattern) const
+{
+    int window = fallback;
+    if (Status st = integer({"sliding_window"}, window, 1, 1 << 30, &fallback); !st)
+        return st;
+    std::vector<bool> sliding;
+    bool present = false;
+    if (Status st = layerTypes(a.layers, sliding, present); !st)
+        return st;
+    a.window.assign(size_t(a.layers), 0);
+    for (int l = 0; l < a.layers; ++l) {
+        const bool slides = present ? bool(sliding[size_t(l)]) : pattern <= 0 || (l + 1) % pattern != 0;
+        a.window[size_t(l)] = slides ? window : 0;
+    }
+    return {};
+}
+
 Status ConfigFields::rope(Rope &r, int dims, double defaultTheta, int maxPositions, const char *layerType) const
 {
     r = Rope();

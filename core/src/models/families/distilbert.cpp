@@ -21,17 +21,8 @@ Status readDistilBert(const ConfigFields &c, Architecture &a)
         return st;
     if (a.dModel % a.heads)
         return c.bad("n_heads", std::to_string(a.heads) + " does not divide dim " + std::to_string(a.dModel));
-    a.kvHeads = a.heads;
-    a.dHead = a.dModel / a.heads;
     a.normEps = 1e-12;
-    a.norm = NormKind::LayerNorm;
-    a.placement = NormPlacement::Post;
-    a.embeddingNorm = true;
-    a.finalNorm = false;
-    a.positions = PositionKind::Learned;
-    a.causal = false;
-    a.tiedEmbeddings = true;
-    a.head = LmHead::MaskedLm;
+    setBertBlocks(a);
     return {};
 }
 

@@ -42,6 +42,10 @@ public:
 
     // layer_types (newer files): per layer "sliding_attention" / "full_attention"; false if absent.
     Status layerTypes(int layers, std::vector<bool> &sliding, bool &present) const;
+    // a.window per layer: sliding_window (absent or null: `fallback`, 0 = none) on the layers that
+    // layer_types calls sliding, else on every layer but each `pattern`-th (layer l is global when
+    // (l + 1) % pattern == 0; pattern 0: every layer slides).
+    Status slidingWindows(Architecture &a, int fallback, int pattern) const;
 
 private:
     const nlohmann::json &m_j;
@@ -91,6 +95,10 @@ Status readLlamaLike(const ConfigFields &c, Architecture &a, const LlamaDefaults
 TensorNames llamaNames(const Architecture &a);
 // Sliding windows of Qwen2/3-style configs: use_sliding_window + max_window_layers, or layer_types.
 Status readQwenWindows(const ConfigFields &c, Architecture &a);
+
+// BERT's arithmetic, shared with DistilBERT: one head per key/value, LayerNorm after each sub-block
+// and on the embeddings, learned positions, bidirectional, the masked-LM head.
+void setBertBlocks(Architecture &a);
 
 // Each family's entry (one per file).
 extern const Family kGpt2, kBert, kDistilBert, kLlama, kMistral, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3;

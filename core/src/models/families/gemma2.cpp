@@ -46,16 +46,7 @@ Status readGemma2(const ConfigFields &c, Architecture &a)
         return st;
     if (Status st = readGemmaCommon(c, a, 50.0, 30.0); !st)
         return st;
-    int window = 4096;
-    if (Status st = c.integer({"sliding_window"}, window, 1, 1 << 30, &window); !st)
-        return st;
-    std::vector<bool> sliding;
-    bool present = false;
-    if (Status st = c.layerTypes(a.layers, sliding, present); !st)
-        return st;
-    for (int l = 0; l < a.layers; ++l)
-        a.window[size_t(l)] = (present ? bool(sliding[size_t(l)]) : l % 2 == 0) ? window : 0;
-    return {};
+    return c.slidingWindows(a, 4096, 2);
 }
 
 TensorNames gemmaNames(const Architecture &a)

@@ -43,18 +43,10 @@ Status readText(const ConfigFields &c, Architecture &a)
         if (Status st = c.rope(a.ropeLocal, a.rope.dims, local, a.maxPositions, "sliding_attention"); !st)
             return st;
     a.localRope = true;
-    int window = 4096, pattern = 6;
-    if (Status st = c.integer({"sliding_window"}, window, 1, 1 << 30, &window); !st)
-        return st;
+    int pattern = 6;
     if (Status st = c.integer({"sliding_window_pattern"}, pattern, 1, 1 << 20, &pattern); !st)
         return st;
-    std::vector<bool> sliding;
-    bool present = false;
-    if (Status st = c.layerTypes(a.layers, sliding, present); !st)
-        return st;
-    for (int l = 0; l < a.layers; ++l)
-        a.window[size_t(l)] = (present ? bool(sliding[size_t(l)]) : (l + 1) % pattern != 0) ? window : 0;
-    return {};
+    return c.slidingWindows(a, 4096, pattern);
 }
 
 Status readGemma3(const ConfigFields &c, Architecture &a)

@@ -13,12 +13,7 @@ Status readMistral(const ConfigFields &c, Architecture &a)
     d.maxPositions = 4096 * 32;
     if (Status st = readLlamaLike(c, a, d); !st)
         return st;
-    int window = 0;
-    if (c.has("sliding_window"))
-        if (Status st = c.integer({"sliding_window"}, window, 1, 1 << 30); !st)
-            return st;
-    a.window.assign(size_t(a.layers), window);
-    return {};
+    return c.slidingWindows(a, 0, 0);
 }
 
 } // namespace
