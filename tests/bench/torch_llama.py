@@ -146,6 +146,16 @@ def forward(S, W, inv, ids, cache=None):
     return kept, newcache, final, probs
 
 
+def timed(f, repeat):
+    """Median wall time of repeat calls, ms (torch_models.py uses it too)."""
+    ms = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        f()
+        ms.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(ms)
+
+
 def sgemm_gflops(threads, repeat=7):
     torch.set_num_threads(threads)
     a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
@@ -251,24 +261,16 @@ def main():
     S = SHAPES[a.shape]
     W, inv = seeded_weights(S), inv_freq(S)
 
-    def timed(f):
-        ms = []
-        for _ in range(a.repeat):
-            t0 = time.perf_counter()
-            f()
-            ms.append((time.perf_counter() - t0) * 1e3)
-        return statistics.median(ms)
-
     rows = []
     g = torch.Generator().manual_seed(5)
     for n in [int(s) for s in a.tokens.split(',')]:
         ids = torch.randint(1000, S['V'] - 2, (n,), generator=g)
-        rows.append({'what': 'full trace', 'tokens': n, 'ms': timed(lambda: forward(S, W, inv, ids)),
+        rows.append({'what': 'full trace', 'tokens': n, 'ms': timed(lambda: forward(S, W, inv, ids), a.repeat),
                      'flops': full_trace_flops(S, n)})
         _, cache, _, _ = forward(S, W, inv, ids)
         nxt = torch.randint(1000, S['V'] - 2, (1,), generator=g)
         rows.append({'what': 'one token appended (incremental)', 'tokens': n + 1,
-                     'ms': timed(lambda: forward(S, W, inv, nxt, cache))})
+                     'ms': timed(lambda: forward(S, W, inv, nxt, cache), a.repeat)})
         cache = None  # freed before the next size
     print(json.dumps({'torch': torch.__version__, 'threads': a.threads, 'shape': a.shape, 'params': params(S),
                       'rows': rows, 'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

@@ -6,9 +6,10 @@
 # key/value cache), float32, 2 threads. Prints one JSON object. For a strong peer run it with
 # GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (models_peer.py does).
 #   /usr/bin/python3 tests/bench/torch_models.py gpt2-small|bert-base [--tokens 128,1024] [--repeat 5]
-import argparse, json, math, statistics, sys, time
+import argparse, json, math
 import torch
 import torch.nn.functional as F
+from torch_llama import timed  # the same timing loop as the rotary peer
 
 p = argparse.ArgumentParser()
 p.add_argument('shape', choices=['gpt2-small', 'bert-base'])
@@ -76,24 +77,15 @@ def forward(ids, cache=None):
     return kept, newcache
 
 
-def timed(f):
-    ms = []
-    for _ in range(a.repeat):
-        t0 = time.perf_counter()
-        f()
-        ms.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ms)
-
-
 rows = []
 g = torch.Generator().manual_seed(5)
 for n in [int(s) for s in a.tokens.split(',')]:
     ids = torch.randint(1000, V - 2, (n,), generator=g)
-    rows.append({'what': 'full trace', 'tokens': n, 'ms': timed(lambda: forward(ids))})
+    rows.append({'what': 'full trace', 'tokens': n, 'ms': timed(lambda: forward(ids), a.repeat)})
     if gpt and n < P:
         _, cache = forward(ids)
         nxt = torch.randint(1000, V - 2, (1,), generator=g)
-        rows.append({'what': 'one token appended (incremental)', 'tokens': n + 1, 'ms': timed(lambda: forward(nxt, cache))})
+        rows.append({'what': 'one token appended (incremental)', 'tokens': n + 1, 'ms': timed(lambda: forward(nxt, cache), a.repeat)})
 import resource
 print(json.dumps({'torch': torch.__version__, 'threads': a.threads, 'lm_head': a.lm_head, 'rows': rows,
                   'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
