@@ -256,11 +256,22 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
     const bool useMask = exclude && exclude->size() > 0;
     const int nr = (rows + f - 1) / f, nc = (cols + f - 1) / f;
     const double c0 = (f - 1) / 2.0;
-    auto *d = new QCPColorMapData(nc, nr, QCPRange(c0, c0 + (nc - 1) * f), QCPRange(c0, c0 + (nr - 1) * f));
+    // QCPColorMap sizes a cell from the distance between the first and last cell centres, so a
+    // single column (or row) would be drawn zero pixels wide: it is stored as two half-width cells
+    // holding the same value, which cell(0, …) still reads.
+    const int dc = nc == 1 ? 2 : nc, dr = nr == 1 ? 2 : nr;
+    const QCPRange keys = nc == 1 ? QCPRange(c0 - f / 4.0, c0 + f / 4.0) : QCPRange(c0, c0 + (nc - 1) * f);
+    const QCPRange values = nr == 1 ? QCPRange(c0 - f / 4.0, c0 + f / 4.0) : QCPRange(c0, c0 + (nr - 1) * f);
+    auto *d = new QCPColorMapData(dc, dr, keys, values);
+    auto set = [&](int col, int row, double v) {
+        for (int b = col; b < (nc == 1 ? 2 : col + 1); ++b)
+            for (int a = row; a < (nr == 1 ? 2 : row + 1); ++a)
+                d->setCell(b, a, v);
+    };
     if (f == 1 && !useMask) {
         for (int i = 0; i < rows; ++i)
             for (int j = 0; j < cols; ++j)
-                d->setCell(j, i, double(w(i, j)));
+                set(j, i, double(w(i, j)));
         return d;
     }
     for (int a = 0; a < nr; ++a)
@@ -275,7 +286,7 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
                         ++n;
                     }
                 }
-            d->setCell(b, a, n ? sum / n : std::nan(""));
+            set(b, a, n ? sum / n : std::nan(""));
         }
     return d;
 }
