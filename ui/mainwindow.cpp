@@ -58,7 +58,11 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTextCursor>
+#include <QTextDocument>
 #include <QTimer>
+
+#include <algorithm>
 
 namespace attnviz::ui {
 
@@ -525,13 +529,50 @@ void MainWindow::startComparison(const ComparisonSpec &spec)
     m_tabs->setCurrentWidget(m_compare);
 }
 
+void MainWindow::toggleMaskedWord(const ComputeSnapshot &s, int index)
+{
+    if (!s.trace || index < 0 || index >= int(s.trace->tokens.size()))
+        return;
+    const TraceToken &t = s.trace->tokens[size_t(index)];
+    const QByteArray bytes = s.sentence.toUtf8();
+    if (t.end <= t.begin || t.end > size_t(bytes.size()))
+        return;
+    const int from = int(QString::fromUtf8(bytes.left(qsizetype(t.begin))).size());
+    const QString word = QString::fromUtf8(bytes.mid(qsizetype(t.begin), qsizetype(t.end - t.begin)));
+    if (m_queryEdit->toPlainText().mid(from, word.size()) != word)
+        return; // the text changed since this result
+    const QString mask = QStringLiteral("[MASK]");
+    QString with;
+    if (word == mask) { // the word it replaced, if this window made it
+        const auto it = std::find_if(m_maskedWords.begin(), m_maskedWords.end(),
+                                     [from](const MaskedWord &m) { return m.at == from; });
+        if (it == m_maskedWords.end())
+            return;
+        with = it->word;
+        m_maskedWords.erase(it);
+    } else {
+        if (PredictionsView::maskedSentence(s, index).isEmpty())
+            return; // [CLS], [SEP]
+        with = mask;
+        m_maskedWords.push_back({from, word});
+    }
+    // the words masked after this one move by the change in length
+    for (MaskedWord &m : m_maskedWords)
+        if (m.at > from)
+            m.at += int(with.size()) - int(word.size());
+    // one edit of the document (not setPlainText, which empties its undo stack): Ctrl+Z gives the
+    // word back
+    QTextCursor c(m_queryEdit->document());
+    c.setPosition(from);
+    c.setPosition(from + int(word.size()), QTextCursor::KeepAnchor);
+    c.insertText(with);
+}
+
 void MainWindow::onTokenClicked(bool keyChips, int index)
 {
     const SnapshotPtr s = m_session->snapshot();
-    if (s && s->maskedLm() && !keyChips) { // BERT: the clicked token becomes [MASK]
-        const QString masked = PredictionsView::maskedSentence(*s, index);
-        if (!masked.isEmpty())
-            m_queryEdit->setPlainText(masked);
+    if (s && s->maskedLm() && !keyChips) { // BERT: the clicked token becomes [MASK], and back
+        toggleMaskedWord(*s, index);
         return;
     }
     const bool cross = s && s->cross;

@@ -302,6 +302,21 @@ private slots:
         QVERIFY(w.predictionsView()->isVisible()); // the dock shows for a model with a head
         QVERIFY(w.tabs()->isTabVisible(w.tabs()->indexOf(w.headRolesView())));
         QVERIFY(w.tabs()->isTabVisible(w.tabs()->indexOf(w.rolloutView())));
+
+        // issue 29, 13: a click on the [MASK] chip gives the word back, and so does Ctrl+Z (the
+        // replacement is an edit of the text, not a new text that empties the undo stack)
+        QTRY_COMPARE(w.queryChips()->chipCount(), 9);
+        QTest::mouseClick(w.queryChips(), Qt::LeftButton, {}, w.queryChips()->chipRect(6).center());
+        QCOMPARE(w.sentenceEdit()->toPlainText(), QStringLiteral("The capital of France is Paris."));
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->snapshot()->sentence.endsWith(QStringLiteral("Paris.")) && !w.session()->busy(),
+                                 20000);
+        QCoreApplication::processEvents();
+        QTRY_COMPARE(w.queryChips()->chipCount(), 9);
+        QTest::mouseClick(w.queryChips(), Qt::LeftButton, {}, w.queryChips()->chipRect(2).center()); // "capital"
+        QCOMPARE(w.sentenceEdit()->toPlainText(), QStringLiteral("The [MASK] of France is Paris."));
+        QVERIFY(w.sentenceEdit()->document()->isUndoAvailable());
+        w.sentenceEdit()->undo();
+        QCOMPARE(w.sentenceEdit()->toPlainText(), QStringLiteral("The capital of France is Paris."));
     }
 
     void hoverShowsPosition()
