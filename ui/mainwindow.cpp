@@ -446,6 +446,7 @@ bool MainWindow::applyPreset(const QString &id)
     if (!p)
         return false;
     m_applyingPreset = true;
+    useLessonWeightScale();
     if (!p->model.isEmpty()) { // a lesson on a trained model: its own tokens and settings, no table
         QString error;
         if (ModelLoader::canonicalSource(p->model) != m_modelSource && !openModel(p->model, &error)) {
@@ -520,8 +521,20 @@ void MainWindow::applySide(const CompareSide &side)
     setSentence(side.sentence);
 }
 
+void MainWindow::useLessonWeightScale()
+{
+    // a lesson compares weights with each other and with 1: the fixed 0–1 colour scale (View menu)
+    if (!AppearanceManager::instance()->appearance().fixedWeights) {
+        Appearance a = AppearanceManager::instance()->appearance();
+        a.fixedWeights = true;
+        AppearanceManager::instance()->setAppearance(a);
+    }
+}
+
 void MainWindow::startComparison(const ComparisonSpec &spec)
 {
+    if (!spec.id.isEmpty()) // one of the seeds' comparisons: a lesson
+        useLessonWeightScale();
     applySide(spec.a);
     if (spec.selectedQuery >= 0)
         m_session->setSelectedQuery(spec.selectedQuery);

@@ -74,7 +74,21 @@ QCPRange weightsRange(double lo, double hi, QCPColorGradient &gradient)
         return QCPRange(-m, m > 0 ? m : 1.0);
     }
     gradient = weightsGradient();
+    if (fixedWeightScale() && hi <= 1.0 + 1e-6)
+        return QCPRange(0.0, 1.0);
     return QCPRange(0.0, hi > 0 ? hi : 1.0);
+}
+
+bool fixedWeightScale() { return AppearanceManager::instance()->appearance().fixedWeights; }
+
+QString weightScaleLabel(const QString &base, const QCPRange &range)
+{
+    const bool symmetric = range.lower < 0;
+    const bool fixed = fixedWeightScale() && std::abs(range.upper - 1.0) < 1e-9
+        && (symmetric ? std::abs(range.lower + 1.0) < 1e-9 : range.lower == 0.0);
+    if (fixed)
+        return base + (symmetric ? QStringLiteral(" · fixed ±1") : QStringLiteral(" · fixed 0–1"));
+    return base + (symmetric ? QStringLiteral(" · ± max (auto)") : QStringLiteral(" · 0 to max (auto)"));
 }
 
 void extendFiniteRange(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &m, double &lo,

@@ -265,8 +265,9 @@ void HeatmapView::rebuild()
     m_scale->setGradient(gradient);
     m_map->setDataRange(range);
     const Normalization n = m_snapshot->settings.normalization;
-    m_scale->axis()->setLabel(n == Normalization::Cosine ? QStringLiteral("cosine weight")
-                                                         : QStringLiteral("weight"));
+    m_scale->axis()->setLabel(weightScaleLabel(n == Normalization::Cosine ? QStringLiteral("cosine weight")
+                                                                          : QStringLiteral("weight"),
+                                               range));
     m_plot->xAxis->setLabel(m_snapshot->cross ? QStringLiteral("key (key/value sentence)") : QStringLiteral("key"));
     updateTitle();
     m_plot->replot(QCustomPlot::rpQueuedReplot);

@@ -906,7 +906,13 @@ void PipelineView::fillStage(PipelineStage &st)
         double lo = std::isfinite(b.lower) ? b.lower : 0, hi = std::isfinite(b.upper) ? b.upper : 1;
         if (!signedScale && lo >= 0) {
             st.scale->setGradient(weightsGradient());
-            st.map->setDataRange(QCPRange(0.0, hi > 0 ? hi : 1.0));
+            // the weights follow the View menu's fixed 0–1 scale; other stages stay auto-ranged
+            const QCPRange r = st.kind == Kind::Weights && fixedWeightScale() && hi <= 1.0 + 1e-6
+                ? QCPRange(0.0, 1.0)
+                : QCPRange(0.0, hi > 0 ? hi : 1.0);
+            st.map->setDataRange(r);
+            if (st.kind == Kind::Weights)
+                st.scale->axis()->setLabel(weightScaleLabel(tr("weight"), r));
         } else {
             const double a = std::max(std::abs(lo), std::abs(hi));
             st.scale->setGradient(divergingGradient());
