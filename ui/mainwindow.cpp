@@ -52,6 +52,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QProgressBar>
+#include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
@@ -115,6 +116,9 @@ MainWindow::MainWindow(QWidget *parent)
     m_embeddings->setObjectName(QStringLiteral("embeddingsView"));
     m_row->setObjectName(QStringLiteral("rowView"));
     m_tabs = new QTabWidget(this);
+    // the views' own minimums (Compare's 656 px, Residual's 270 px) held the window at 1290 × 739 on
+    // a 1280 × 720 projector: each view lays out in less (labels thin, plots scroll)
+    m_tabs->setMinimumSize(480, 220);
     m_tabs->addTab(m_heatmap, tr("Weights"));
     m_tabs->addTab(m_grid, tr("All heads"));
     m_tabs->addTab(m_embeddings, tr("Contextual embeddings"));
@@ -319,8 +323,11 @@ MainWindow::MainWindow(QWidget *parent)
 
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    if (!settings.contains(QStringLiteral("window/geometry")))
-        resize(1400, 900);
+    if (!settings.contains(QStringLiteral("window/geometry"))) {
+        // 1400 × 900, or the screen's free area where that is smaller (a 1280 × 720 projector)
+        const QRect free = screen() ? screen()->availableGeometry() : QRect(0, 0, 1400, 900);
+        resize(std::min(1400, free.width()), std::min(900, free.height()));
+    }
     m_files->markClean();
 }
 
