@@ -255,6 +255,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_controls, &ControlPanel::useBundledRequested, m_state, &WindowState::useBundled);
     connect(m_controls, &ControlPanel::loadProjectionsRequested, m_state, &WindowState::askProjectionsFile);
     connect(m_heatmap, &HeatmapView::querySelected, m_session, &LiveSession::setSelectedQuery);
+    connect(m_heatmap, &HeatmapView::querySelected, m_predictions, &PredictionsView::setSelectedPosition);
     connect(m_heatmap, &HeatmapView::cellToggled, m_session, &LiveSession::toggleCustomCell);
     connect(m_embeddings, &EmbeddingView::querySelected, m_session, &LiveSession::setSelectedQuery);
     connect(m_grid, &HeadGridView::headSelected, this, [this](int head) {
@@ -507,6 +508,8 @@ bool MainWindow::applyPreset(const QString &id)
                         });
     if (!showView(p->view))
         showView(SessionTab::Weights);
+    // a model lesson's predictions are about its query (the last token otherwise)
+    m_predictions->setSelectedPosition(p->model.isEmpty() ? -1 : p->query);
     m_lesson->showPreset(p);
     if (auto *dock = findChild<QDockWidget *>(QStringLiteral("lessonDock")))
         dock->show();

@@ -280,15 +280,24 @@ void RowView::rebuild()
     m_plot->xAxis->setRange(-0.6, tk - 0.4);
     m_plot->yAxis->setRange(std::min(0.0, lo * 1.1), hi * 1.12);
     if (tk <= 40) {
+        QFont f = font();
+        f.setPointSizeF(f.pointSizeF() * (tk <= 16 ? 0.85 : 0.7)); // follows the text size (presentation)
+        // as many decimals (4, 3 or 2) as fit between two bars: a lesson quoting 0.998 finds 0.998,
+        // not 1.00
+        const double perBar = m_plot->axisRect()->width() / std::max(1.0, tk + 0.2);
+        int decimals = 2;
+        for (int d = 4; d > 2; --d)
+            if (QFontMetricsF(f).horizontalAdvance(QStringLiteral("0.") + QString(d, QLatin1Char('0'))) <= perBar * 0.95) {
+                decimals = d;
+                break;
+            }
         for (int j = 0; j < tk; ++j) {
             if (!std::isfinite(m_values[j]) || (mask.size() > 0 && mask(m_query, j)))
                 continue;
             auto *t = new QCPItemText(m_plot);
             t->position->setCoords(j, std::max(0.0, m_values[j]));
             t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-            t->setText(QString::number(m_values[j], 'f', tk <= 16 ? 4 : 2));
-            QFont f = font();
-            f.setPointSizeF(f.pointSizeF() * (tk <= 16 ? 0.85 : 0.7)); // follows the text size (presentation)
+            t->setText(QString::number(m_values[j], 'f', decimals));
             t->setFont(f);
             m_valueLabels << t;
         }
