@@ -106,11 +106,14 @@ void extendFiniteRange(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic
 
 QColor nanColor() { return QColor(205, 205, 205); }
 
-QColor maskFillColor() { return QColor(236, 236, 236); }
+// On a dark background (dark and high-contrast themes, presentation mode) masked cells are a dark
+// grey under lighter hatching: a light fill was the brightest thing on the screen.
+QColor maskFillColor() { return AppearanceManager::instance()->isDark() ? QColor(48, 48, 52) : QColor(236, 236, 236); }
 
 QBrush maskHatchBrush()
 {
-    return QBrush(QColor(90, 90, 90, 150), Qt::BDiagPattern);
+    return QBrush(AppearanceManager::instance()->isDark() ? QColor(150, 150, 150, 150) : QColor(90, 90, 90, 150),
+                  Qt::BDiagPattern);
 }
 
 QString elide(const QString &s, int maxChars)

@@ -60,7 +60,9 @@ protected:
                     });
         }
         if (query >= 0 && query < tq)
-            paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30), 1.5, 3);
+            // presenting, thick enough to see from the back of the room
+            paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30),
+                         presentationLegibility() ? 4 : 1.5, presentationLegibility() ? 8 : 3);
     }
 
 private:

@@ -87,7 +87,7 @@ LinesView::LinesView(QWidget *parent)
     auto *hint = new QLabel(tr("Hover a token to isolate its lines · click a query to select it · click a head "
                                "chip to pick it (all heads: to switch it on or off)"),
                             this);
-    hint->setStyleSheet(QStringLiteral("color: palette(mid)"));
+    hint->setObjectName(QStringLiteral("linesHint"));
     hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // one line, cut where narrow
     hint->setToolTip(hint->text());
     bar->addWidget(hint, 1);
