@@ -178,9 +178,19 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
         const double pixels = axis->orientation() == Qt::Horizontal ? axis->axisRect()->width()
                                                                       : axis->axisRect()->height();
         const double perToken = pixels / std::max(1e-9, range.size());
-        // rotated labels on a horizontal axis need a little more room than a line of text
+        // rotated labels on a horizontal axis need a little more room than a line of text; upright
+        // ones (a row's bar chart) their own width (at a line apart they ran into each other)
         const double factor = axis->orientation() == Qt::Horizontal ? 1.4 : 1.05;
-        auto need = [factor](const QFont &f) { return QFontMetricsF(f).height() * factor; };
+        const bool upright = axis->orientation() == Qt::Horizontal && std::abs(axis->tickLabelRotation()) < 30;
+        auto need = [&](const QFont &f) {
+            const QFontMetricsF fm(f);
+            if (!upright)
+                return fm.height() * factor;
+            double widest = 0;
+            for (int i = lo; i <= hi; ++i)
+                widest = std::max(widest, fm.horizontalAdvance(elide(labels.at(i), maxChars)));
+            return widest + fm.height() * 0.6;
+        };
         // the largest font from the view's down to minimumLabelPixels() in which one label per
         // token fits; the previous choice stays unless a larger one fits with room to spare, so
         // that the layout (which the font changes) settles
@@ -222,9 +232,45 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
     QString label = baseLabel;
     if (step > 1 && !axis->property("attnvizThinNoteElsewhere").toBool()) {
         const bool zooms = axis->parentPlot() && axis->parentPlot()->interactions().testFlag(QCP::iRangeZoom);
-        label = (baseLabel.isEmpty() ? QString() : baseLabel + QStringLiteral(" — "))
-            + QStringLiteral("1 in %1 labels shown: %2").arg(step).arg(zooms ? QStringLiteral("zoom in (wheel)")
-                                                                            : QStringLiteral("widen or zoom the view"));
+        const QString note = QStringLiteral("1 in %1 labels shown: %2").arg(step).arg(zooms ? QStringLiteral("zoom in (wheel)")
+                                                                                           : QStringLiteral("widen or zoom the view"));
+        const QString shortNote = QStringLiteral("1 in %1 labels shown").arg(step);
+        // the note on the title's line while it fits along the axis, else on a line of its own,
+        // shortened, and at worst elided with "…": never cut at the plot's edge
+        const QFontMetricsF fm(axis->labelFont());
+        const double room = (axis->orientation() == Qt::Horizontal ? axis->axisRect()->width() : axis->axisRect()->height()) - 4;
+        auto fits = [&](const QString &text) {
+            for (const QString &line : text.split(QLatin1Char('\n')))
+                if (fm.horizontalAdvance(line) > room)
+                    return false;
+            return true;
+        };
+        const QString lead = baseLabel.isEmpty() ? QString() : baseLabel;
+        const QStringList tries = {lead.isEmpty() ? note : lead + QStringLiteral(" — ") + note,
+                                   lead.isEmpty() ? note : lead + QLatin1Char('\n') + note,
+                                   lead.isEmpty() ? shortNote : lead + QLatin1Char('\n') + shortNote};
+        label.clear();
+        for (const QString &t : tries)
+            if (label.isEmpty() && (fits(t) || room <= 0))
+                label = t;
+        if (label.isEmpty()) {
+            QStringList lines = tries.last().split(QLatin1Char('\n'));
+            for (QString &line : lines)
+                line = fm.elidedText(line, Qt::ElideRight, room);
+            label = lines.join(QLatin1Char('\n'));
+        }
+    }
+    {
+        // a title longer than its axis is elided with "…", not cut where the plot ends
+        const QFontMetricsF fm(axis->labelFont());
+        const double room = (axis->orientation() == Qt::Horizontal ? axis->axisRect()->width() : axis->axisRect()->height()) - 4;
+        if (room > 20) {
+            QStringList lines = label.split(QLatin1Char('\n'));
+            for (QString &line : lines)
+                if (fm.horizontalAdvance(line) > room)
+                    line = fm.elidedText(line, Qt::ElideRight, room);
+            label = lines.join(QLatin1Char('\n'));
+        }
     }
     axis->setProperty("attnvizShownLabel", label);
     axis->setProperty("attnvizLabelStep", step);
