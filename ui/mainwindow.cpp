@@ -67,6 +67,10 @@
 
 namespace attnviz::ui {
 
+namespace {
+const QSize kTabsMinimum(480, 220); // the views' area outside presentation mode
+}
+
 
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
@@ -117,8 +121,9 @@ MainWindow::MainWindow(QWidget *parent)
     m_row->setObjectName(QStringLiteral("rowView"));
     m_tabs = new QTabWidget(this);
     // the views' own minimums (Compare's 656 px, Residual's 270 px) held the window at 1290 × 739 on
-    // a 1280 × 720 projector: each view lays out in less (labels thin, plots scroll)
-    m_tabs->setMinimumSize(480, 220);
+    // a 1280 × 720 projector: each view lays out in less (labels thin, plots scroll). Presenting
+    // (no docks but the lesson's) the views' own minimums apply again.
+    m_tabs->setMinimumSize(kTabsMinimum);
     m_tabs->addTab(m_heatmap, tr("Weights"));
     m_tabs->addTab(m_grid, tr("All heads"));
     m_tabs->addTab(m_embeddings, tr("Contextual embeddings"));
@@ -303,6 +308,8 @@ MainWindow::MainWindow(QWidget *parent)
 
     m_presentation = new PresentationMode(this, m_tabs, m_pipeline, m_lesson);
     connect(m_presentation, &PresentationMode::changed, this, &MainWindow::presentationModeChanged);
+    connect(m_presentation, &PresentationMode::changed, this,
+            [this](bool on) { m_tabs->setMinimumSize(on ? QSize(0, 0) : kTabsMinimum); });
     m_export = new ExportActions(this);
     buildMenus();
     for (QCustomPlot *p : findChildren<QCustomPlot *>())
@@ -428,7 +435,12 @@ void MainWindow::onAppearanceChanged()
         p->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void MainWindow::setPresentationMode(bool on) { m_presentation->setOn(on); }
+void MainWindow::setPresentationMode(bool on)
+{
+    if (on)
+        m_tabs->setMinimumSize(0, 0); // before the mode lays the window out
+    m_presentation->setOn(on);
+}
 bool MainWindow::presentationMode() const { return m_presentation->isOn(); }
 void MainWindow::presentationStep(int delta) { m_presentation->step(delta); }
 

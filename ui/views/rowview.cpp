@@ -140,11 +140,11 @@ RowView::RowView(QWidget *parent)
         // (issue 14, 6) room above the tallest bar for its value label, and no more weight ticks
         // than the height holds at the current text size
         const double H = m_plot->axisRect()->height();
-        // the bars get at least three lines of the text size beside the title and key labels (the
-        // dock grows with larger text instead of squeezing the chart; more held the window taller
+        // the bars get at least four lines of the text size beside the title and key labels (the
+        // dock grows with larger text instead of squeezing the chart; five held the window taller
         // than a 1280 × 720 screen)
         const double line = QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
-        const int needed = int(std::ceil(m_plot->height() - H + 3 * line));
+        const int needed = int(std::ceil(m_plot->height() - H + 4 * line));
         if (H > 0 && std::abs(m_plot->minimumHeight() - needed) > line) {
             m_plot->setMinimumHeight(needed); // the dock's layout follows later: lay out again then (rare)
             m_plot->replot(QCustomPlot::rpQueuedReplot);
