@@ -445,7 +445,7 @@ void TestLecture::selfScoreAndHeadLabels()
     QVERIFY2(roles->score(HeadRolesView::Role::Self, 0, 2) > 0.5, qPrintable(QString::number(mean)));
     QVERIFY(roles->score(HeadRolesView::Role::Self, 0, 3) > 0.5);
     const QStringList texts = test::widgetTexts(roles->canvas());
-    QVERIFY2(texts.contains(QStringLiteral("self %1").arg(roles->score(HeadRolesView::Role::Self, 0, 2), 0, 'f', 2)),
+    QVERIFY2(texts.contains(QStringLiteral("self %1").arg(roles->score(HeadRolesView::Role::Self, 0, 2), 0, 'f', 3)),
              qPrintable(texts.join(QLatin1Char('|'))));
 
     roles->setSortRole(int(HeadRolesView::Role::Self));

@@ -36,7 +36,8 @@ const char *shortName(int role)
 
 QString scoreText(double v)
 {
-    return std::isfinite(v) ? QString::number(v, 'f', 2) : QStringLiteral("–");
+    // three decimals: a lesson quotes 0.996, which two decimals drew as 1.00
+    return std::isfinite(v) ? QString::number(v, 'f', 3) : QStringLiteral("–");
 }
 
 // Self (diagonal) scores: per layer and head, the mean over queries i >= 1 of A[i][i] (as the
@@ -73,12 +74,12 @@ public:
     // the scores two a line; sorted, a line above each thumbnail names its head
     int textLines() const { return (HeadRolesView::kRoles + 1) / 2; }
     int idLine() const { return sorted() ? fontMetrics().height() : 0; }
-    // two scores a line, each as wide as the widest "first 0.00" in the current font
+    // two scores a line, each as wide as the widest "first 0.000" in the current font
     int scoreW() const
     {
         QFont bold = font();
         bold.setBold(true);
-        return QFontMetrics(bold).horizontalAdvance(QStringLiteral("first 0.00")) + 8;
+        return QFontMetrics(bold).horizontalAdvance(QStringLiteral("first 0.000")) + 8;
     }
     int thumbW() const { return std::max(kThumb, 2 * scoreW()); }
     int cellW() const { return thumbW() + kGap; }
