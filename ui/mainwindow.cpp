@@ -40,6 +40,7 @@
 
 #include <qcustomplot.h>
 
+#include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -416,6 +417,15 @@ void MainWindow::buildViewMenu()
 
 void MainWindow::onAppearanceChanged()
 {
+    // a dock draws its title in the font Qt gave it when the dock was made (the "QDockWidgetTitle"
+    // font) while the dock's font equals the application's: each dock gets the application's font
+    // marked as its own (an antialiasing preference, which text has anyway), so that larger text
+    // (presentation's 1.6×) reaches the titles
+    for (QDockWidget *d : findChildren<QDockWidget *>()) {
+        QFont own = QApplication::font();
+        own.setStyleStrategy(QFont::PreferAntialias);
+        d->setFont(own);
+    }
     for (QCustomPlot *p : findChildren<QCustomPlot *>()) {
         AppearanceManager::track(p);
         AppearanceManager::stylePlot(p);

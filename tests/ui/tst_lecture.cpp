@@ -349,6 +349,14 @@ void TestLecture::presentingGrowsAndDarkens()
     QVERIFY2(relativeLuminance(img.pixelColor(masked)) < 0.1,
              qPrintable(QStringLiteral("%1 on %2").arg(img.pixelColor(masked).name(), bg.name())));
     QVERIFY(relativeLuminance(maskFillColor()) < 0.05);
+    // the Lesson column's title at presentation size too
+    auto *lessonDock = m_w->findChild<QDockWidget *>(QStringLiteral("lessonDock"));
+    QVERIFY(lessonDock && lessonDock->isVisible());
+    int titlePx = 0;
+    for (const test::DrawnText &t : test::widgetDrawnTexts(lessonDock))
+        if (t.text == lessonDock->windowTitle())
+            titlePx = t.pixels;
+    QVERIFY2(titlePx >= 18, qPrintable(QStringLiteral("“%1” at %2 px").arg(lessonDock->windowTitle()).arg(titlePx)));
     // the selected row's outline: 4 px of red
     const QRectF row = cellPixels(plot->axisRect(), m_w->session()->selectedQuery(), 0, m_w->session()->selectedQuery(), 0);
     int red = 0;
