@@ -5,6 +5,7 @@
 // the model's own mask, the self (diagonal) role score, presentation legibility, and a window that
 // fits a 1280 × 720 projector.
 #include "drawntext.h"
+#include "testsupport.h"
 
 #include "controls/controlpanel.h"
 #include "controls/tokenchipsview.h"
@@ -92,26 +93,9 @@ void TestLecture::cleanup()
     AppearanceManager::instance()->setAppearance(Appearance());
 }
 
-bool TestLecture::waitForResult()
-{
-    for (int i = 0; i < 500; ++i) {
-        const SnapshotPtr s = m_w->session()->snapshot();
-        if (s && !m_w->session()->busy() && s->generation == m_w->session()->generation())
-            return s->hasResult();
-        QTest::qWait(20);
-    }
-    return false;
-}
+bool TestLecture::waitForResult() { return test::waitForCurrentResult(*m_w->session()); }
 
-void TestLecture::settle(QCustomPlot *plot)
-{
-    for (int i = 0; i < 6; ++i) {
-        QCoreApplication::processEvents();
-        plot->replot(QCustomPlot::rpImmediateRefresh);
-    }
-    QTest::qWait(30);
-    plot->replot(QCustomPlot::rpImmediateRefresh);
-}
+void TestLecture::settle(QCustomPlot *plot) { test::settlePlot(plot); }
 
 void TestLecture::present(QSize screen)
 {
