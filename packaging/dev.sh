@@ -20,6 +20,8 @@ PACKAGES=(
     libeigen3-dev nlohmann-json3-dev libicu-dev
     mesa-vulkan-drivers libgl1-mesa-dri libvulkan1 xvfb xauth
     fonts-dejavu-core
+    # tests: the lessons' layout with a typical desktop's fonts beside DejaVu (tst_lessonfocus)
+    fonts-dejavu-extra fonts-urw-base35 fonts-noto-mono fonts-droid-fallback
     librsvg2-bin # tests: the SVG export in a real renderer (rsvg-convert)
     dpkg-dev desktop-file-utils appstream groff-base shared-mime-info
     clang-14 libfuzzer-14-dev llvm-14

@@ -40,6 +40,7 @@
 
 #include <qcustomplot.h>
 
+#include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -52,15 +53,24 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QProgressBar>
+#include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTextCursor>
+#include <QTextDocument>
 #include <QTimer>
 
+#include <algorithm>
+
 namespace attnviz::ui {
+
+namespace {
+const QSize kTabsMinimum(480, 220); // the views' area outside presentation mode
+}
 
 
 MainWindow::MainWindow(QWidget *parent)
@@ -111,6 +121,10 @@ MainWindow::MainWindow(QWidget *parent)
     m_embeddings->setObjectName(QStringLiteral("embeddingsView"));
     m_row->setObjectName(QStringLiteral("rowView"));
     m_tabs = new QTabWidget(this);
+    // the views' own minimums (Compare's 656 px, Residual's 270 px) held the window at 1290 × 739 on
+    // a 1280 × 720 projector: each view lays out in less (labels thin, plots scroll). Presenting
+    // (no docks but the lesson's) the views' own minimums apply again.
+    m_tabs->setMinimumSize(kTabsMinimum);
     m_tabs->addTab(m_heatmap, tr("Weights"));
     m_tabs->addTab(m_grid, tr("All heads"));
     m_tabs->addTab(m_embeddings, tr("Contextual embeddings"));
@@ -247,6 +261,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_controls, &ControlPanel::useBundledRequested, m_state, &WindowState::useBundled);
     connect(m_controls, &ControlPanel::loadProjectionsRequested, m_state, &WindowState::askProjectionsFile);
     connect(m_heatmap, &HeatmapView::querySelected, m_session, &LiveSession::setSelectedQuery);
+    connect(m_heatmap, &HeatmapView::querySelected, m_predictions, &PredictionsView::setSelectedPosition);
     connect(m_heatmap, &HeatmapView::cellToggled, m_session, &LiveSession::toggleCustomCell);
     connect(m_embeddings, &EmbeddingView::querySelected, m_session, &LiveSession::setSelectedQuery);
     connect(m_grid, &HeadGridView::headSelected, this, [this](int head) {
@@ -294,6 +309,8 @@ MainWindow::MainWindow(QWidget *parent)
 
     m_presentation = new PresentationMode(this, m_tabs, m_pipeline, m_lesson);
     connect(m_presentation, &PresentationMode::changed, this, &MainWindow::presentationModeChanged);
+    connect(m_presentation, &PresentationMode::changed, this,
+            [this](bool on) { m_tabs->setMinimumSize(on ? QSize(0, 0) : kTabsMinimum); });
     m_export = new ExportActions(this);
     buildMenus();
     for (QCustomPlot *p : findChildren<QCustomPlot *>())
@@ -315,8 +332,11 @@ MainWindow::MainWindow(QWidget *parent)
 
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    if (!settings.contains(QStringLiteral("window/geometry")))
-        resize(1400, 900);
+    if (!settings.contains(QStringLiteral("window/geometry"))) {
+        // 1400 × 900, or the screen's free area where that is smaller (a 1280 × 720 projector)
+        const QRect free = screen() ? screen()->availableGeometry() : QRect(0, 0, 1400, 900);
+        resize(std::min(1400, free.width()), std::min(900, free.height()));
+    }
     m_files->markClean();
 }
 
@@ -397,6 +417,15 @@ void MainWindow::buildViewMenu()
 
 void MainWindow::onAppearanceChanged()
 {
+    // a dock draws its title in the font Qt gave it when the dock was made (the "QDockWidgetTitle"
+    // font) while the dock's font equals the application's: each dock gets the application's font
+    // marked as its own (an antialiasing preference, which text has anyway), so that larger text
+    // (presentation's 1.6×) reaches the titles
+    for (QDockWidget *d : findChildren<QDockWidget *>()) {
+        QFont own = QApplication::font();
+        own.setStyleStrategy(QFont::PreferAntialias);
+        d->setFont(own);
+    }
     for (QCustomPlot *p : findChildren<QCustomPlot *>()) {
         AppearanceManager::track(p);
         AppearanceManager::stylePlot(p);
@@ -416,7 +445,12 @@ void MainWindow::onAppearanceChanged()
         p->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void MainWindow::setPresentationMode(bool on) { m_presentation->setOn(on); }
+void MainWindow::setPresentationMode(bool on)
+{
+    if (on)
+        m_tabs->setMinimumSize(0, 0); // before the mode lays the window out
+    m_presentation->setOn(on);
+}
 bool MainWindow::presentationMode() const { return m_presentation->isOn(); }
 void MainWindow::presentationStep(int delta) { m_presentation->step(delta); }
 
@@ -442,6 +476,7 @@ bool MainWindow::applyPreset(const QString &id)
     if (!p)
         return false;
     m_applyingPreset = true;
+    useLessonWeightScale();
     if (!p->model.isEmpty()) { // a lesson on a trained model: its own tokens and settings, no table
         QString error;
         if (ModelLoader::canonicalSource(p->model) != m_modelSource && !openModel(p->model, &error)) {
@@ -495,6 +530,8 @@ bool MainWindow::applyPreset(const QString &id)
                         });
     if (!showView(p->view))
         showView(SessionTab::Weights);
+    // a model lesson's predictions are about its query (the last token otherwise)
+    m_predictions->setSelectedPosition(p->model.isEmpty() ? -1 : p->query);
     m_lesson->showPreset(p);
     if (auto *dock = findChild<QDockWidget *>(QStringLiteral("lessonDock")))
         dock->show();
@@ -516,8 +553,20 @@ void MainWindow::applySide(const CompareSide &side)
     setSentence(side.sentence);
 }
 
+void MainWindow::useLessonWeightScale()
+{
+    // a lesson compares weights with each other and with 1: the fixed 0–1 colour scale (View menu)
+    if (!AppearanceManager::instance()->appearance().fixedWeights) {
+        Appearance a = AppearanceManager::instance()->appearance();
+        a.fixedWeights = true;
+        AppearanceManager::instance()->setAppearance(a);
+    }
+}
+
 void MainWindow::startComparison(const ComparisonSpec &spec)
 {
+    if (!spec.id.isEmpty()) // one of the seeds' comparisons: a lesson
+        useLessonWeightScale();
     applySide(spec.a);
     if (spec.selectedQuery >= 0)
         m_session->setSelectedQuery(spec.selectedQuery);
@@ -525,13 +574,50 @@ void MainWindow::startComparison(const ComparisonSpec &spec)
     m_tabs->setCurrentWidget(m_compare);
 }
 
+void MainWindow::toggleMaskedWord(const ComputeSnapshot &s, int index)
+{
+    if (!s.trace || index < 0 || index >= int(s.trace->tokens.size()))
+        return;
+    const TraceToken &t = s.trace->tokens[size_t(index)];
+    const QByteArray bytes = s.sentence.toUtf8();
+    if (t.end <= t.begin || t.end > size_t(bytes.size()))
+        return;
+    const int from = int(QString::fromUtf8(bytes.left(qsizetype(t.begin))).size());
+    const QString word = QString::fromUtf8(bytes.mid(qsizetype(t.begin), qsizetype(t.end - t.begin)));
+    if (m_queryEdit->toPlainText().mid(from, word.size()) != word)
+        return; // the text changed since this result
+    const QString mask = QStringLiteral("[MASK]");
+    QString with;
+    if (word == mask) { // the word it replaced, if this window made it
+        const auto it = std::find_if(m_maskedWords.begin(), m_maskedWords.end(),
+                                     [from](const MaskedWord &m) { return m.at == from; });
+        if (it == m_maskedWords.end())
+            return;
+        with = it->word;
+        m_maskedWords.erase(it);
+    } else {
+        if (PredictionsView::maskedSentence(s, index).isEmpty())
+            return; // [CLS], [SEP]
+        with = mask;
+        m_maskedWords.push_back({from, word});
+    }
+    // the words masked after this one move by the change in length
+    for (MaskedWord &m : m_maskedWords)
+        if (m.at > from)
+            m.at += int(with.size()) - int(word.size());
+    // one edit of the document (not setPlainText, which empties its undo stack): Ctrl+Z gives the
+    // word back
+    QTextCursor c(m_queryEdit->document());
+    c.setPosition(from);
+    c.setPosition(from + int(word.size()), QTextCursor::KeepAnchor);
+    c.insertText(with);
+}
+
 void MainWindow::onTokenClicked(bool keyChips, int index)
 {
     const SnapshotPtr s = m_session->snapshot();
-    if (s && s->maskedLm() && !keyChips) { // BERT: the clicked token becomes [MASK]
-        const QString masked = PredictionsView::maskedSentence(*s, index);
-        if (!masked.isEmpty())
-            m_queryEdit->setPlainText(masked);
+    if (s && s->maskedLm() && !keyChips) { // BERT: the clicked token becomes [MASK], and back
+        toggleMaskedWord(*s, index);
         return;
     }
     const bool cross = s && s->cross;

@@ -183,8 +183,11 @@ private:
     void showTab(QWidget *page, bool visible); // setTabVisible, only when it changes
     void onSelection(int head, int query);
     void onTokenClicked(bool keyChips, int index);
+    // BERT: a clicked word becomes [MASK]; a [MASK] this window made becomes its word again
+    void toggleMaskedWord(const ComputeSnapshot &s, int index);
     void updateModified();
     void applySide(const CompareSide &side); // A becomes `side`, through the setters above
+    void useLessonWeightScale(); // lessons and the seed comparisons colour weights on the fixed 0–1 scale
     void setModelFrom(const QString &source, std::shared_ptr<Model> model); // null = word vectors
     void modelFailed(const QString &source, const QString &message);
 
@@ -210,6 +213,11 @@ private:
     RolloutView *m_rollout = nullptr;
     PredictionsView *m_predictions = nullptr; // a dock, shown for models with an LM / MLM head
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
+    struct MaskedWord {
+        int at = 0; // where its [MASK] starts in the sentence (characters)
+        QString word;
+    };
+    std::vector<MaskedWord> m_maskedWords;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     InputPanel *m_input = nullptr;
     QTabWidget *m_tabs = nullptr;

@@ -6,6 +6,7 @@
 #include <qcustomplot.h>
 
 #include <QAbstractTextDocumentLayout>
+#include <QFontMetricsF>
 #include <QPaintDevice>
 #include <QPaintEngine>
 #include <QRegularExpression>
@@ -31,11 +32,16 @@ public:
     {
         if (s.state() & QPaintEngine::DirtyTransform)
             m_transform = s.transform();
+        if (s.state() & QPaintEngine::DirtyPen)
+            m_pen = s.pen().color();
     }
     void drawPixmap(const QRectF &, const QPixmap &, const QRectF &) override {}
     void drawTextItem(const QPointF &p, const QTextItem &ti) override
     {
-        texts.push_back({ti.text(), m_transform.map(p)});
+        const QFontMetricsF fm(ti.font());
+        const QRectF glyphs(p.x(), p.y() - fm.ascent(), fm.horizontalAdvance(ti.text()), fm.ascent() + fm.descent());
+        texts.push_back({ti.text(), m_transform.map(p), m_pen, QFontInfo(ti.font()).pixelSize(),
+                         m_transform.map(glyphs).boundingRect()});
     }
     void drawPolygon(const QPointF *, int, PolygonDrawMode) override {}
     void drawPath(const QPainterPath &) override {}
@@ -43,6 +49,7 @@ public:
 
 private:
     QTransform m_transform;
+    QColor m_pen;
 };
 
 class RecordingDevice : public QPaintDevice {
@@ -99,6 +106,13 @@ QVector<DrawnText> drawnTexts(QCustomPlot *plot)
         QCPPainter painter(&device);
         plot->toPainter(&painter, plot->width(), plot->height());
     }
+    return device.engine.texts;
+}
+
+QVector<DrawnText> widgetDrawnTexts(QWidget *widget)
+{
+    RecordingDevice device(widget->size());
+    widget->render(&device);
     return device.engine.texts;
 }
 

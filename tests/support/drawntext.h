@@ -4,7 +4,9 @@
 // part of the plot its scroll area shows. For tests that read numbers back from what is on screen.
 #pragma once
 
+#include <QColor>
 #include <QPointF>
+#include <QRectF>
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -18,12 +20,17 @@ namespace attnviz::test {
 struct DrawnText {
     QString text;
     QPointF at; // the baseline's start, in the plot's pixels
+    QColor color;  // the pen it was drawn with
+    int pixels = 0; // the font's pixel size
+    QRectF box;     // the glyphs' extent (ascent to descent, the advance wide), rotation included
 };
 
 // Every string `plot` draws at its current size.
 QVector<DrawnText> drawnTexts(QCustomPlot *plot);
 // Every string `widget` and its children draw (QWidget::render), as drawn: a combo box's elided title.
 QStringList widgetTexts(QWidget *widget);
+// The same with where and how each was drawn (in the widget's pixels).
+QVector<DrawnText> widgetDrawnTexts(QWidget *widget);
 // The strings among those drawn inside plot->visibleRegion() (what is on screen, not scrolled away).
 QStringList textsInView(QCustomPlot *plot);
 // The words of `edit`'s text that lie inside its viewport without scrolling.

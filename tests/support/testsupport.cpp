@@ -3,6 +3,8 @@
 
 #include "live/livesession.h"
 
+#include <qcustomplot.h>
+
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -80,6 +82,29 @@ quint64 shownGeneration(const ui::LiveSession &session)
 {
     const ui::SnapshotPtr s = session.snapshot();
     return s ? s->generation : 0;
+}
+
+bool waitForCurrentResult(const ui::LiveSession &session, int ms)
+{
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < ms) {
+        const ui::SnapshotPtr s = session.snapshot();
+        if (s && !session.busy() && s->generation == session.generation())
+            return s->hasResult();
+        QTest::qWait(20);
+    }
+    return false;
+}
+
+void settlePlot(QCustomPlot *plot)
+{
+    for (int i = 0; i < 6; ++i) {
+        QCoreApplication::processEvents();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+    }
+    QTest::qWait(30);
+    plot->replot(QCustomPlot::rpImmediateRefresh);
 }
 
 } // namespace attnviz::test

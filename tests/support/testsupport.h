@@ -13,6 +13,7 @@
 #include <functional>
 
 class QComboBox;
+class QCustomPlot;
 class QJsonObject;
 
 namespace attnviz::ui {
@@ -52,5 +53,10 @@ ui::SnapshotPtr waitForSnapshot(const ui::LiveSession &session, quint64 after,
                                 const std::function<bool(const ui::ComputeSnapshot &)> &pred = {}, int ms = 10000);
 // The generation of what `session` shows (0: nothing yet).
 quint64 shownGeneration(const ui::LiveSession &session);
+// Waits (running the event loop, at most `ms` milliseconds) until `session` shows the result of its
+// latest request: true when that result has weights, false for a message or a timeout.
+bool waitForCurrentResult(const ui::LiveSession &session, int ms = 10000);
+// Replots `plot` until its labels settle (each label change costs one more layout pass).
+void settlePlot(QCustomPlot *plot);
 
 } // namespace attnviz::test

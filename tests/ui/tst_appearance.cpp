@@ -145,6 +145,9 @@ private slots:
         auto *controls = w.findChild<QDockWidget *>(QStringLiteral("controlsDock"));
         auto *lesson = w.findChild<QDockWidget *>(QStringLiteral("lessonDock"));
         QVERIFY(controls && lesson && controls->isVisible());
+        // (a lesson turns the fixed 0–1 weight scale on; Esc gives back this appearance)
+        const Appearance before = AppearanceManager::instance()->appearance();
+        QVERIFY(before.fixedWeights);
 
         w.setPresentationMode(true);
         QVERIFY(w.presentationMode());
@@ -176,7 +179,7 @@ private slots:
         QTest::keyClick(&w, Qt::Key_Escape);
         QVERIFY(!w.presentationMode());
         QVERIFY(!(w.windowState() & Qt::WindowFullScreen));
-        QVERIFY(AppearanceManager::instance()->appearance() == Appearance());
+        QVERIFY(AppearanceManager::instance()->appearance() == before);
         QCOMPARE(QApplication::font().pointSizeF(), baseSize);
         QTRY_VERIFY(controls->isVisible());
     }

@@ -3,6 +3,7 @@
 // window, both sides computed, and the numbers read back from the view's plots — A, B and A − B
 // (seed 001's printed weights), the shared colour scale, the causal mask, "ship" in two sentences
 // (seed 003) and one head vs four. Set ATTNVIZ_SCREENSHOT_DIR to also write the window as PNGs.
+#include "style/appearance.h"
 #include "views/compareview.h"
 #include "teaching/comparison.h"
 #include "controls/controlpanel.h"
@@ -178,10 +179,12 @@ private slots:
         }
         QVERIFY2(std::abs(view()->cellDifference(1, 0) - (-0.0070)) < 5e-4,
                  qPrintable(QString::number(view()->cellDifference(1, 0))));
-        // the difference scale is symmetric and titled with max |A−B|
+        // the difference scale is symmetric and titled with max |A−B|; a seed comparison is a lesson:
+        // weights on the fixed 0–1 scale, differences on ±1 (View menu)
         const QCPRange r = view()->differenceRange();
         QCOMPARE(r.lower, -r.upper);
-        QVERIFY(std::abs(r.upper - view()->maxAbsDifference()) < 1e-9);
+        QVERIFY(AppearanceManager::instance()->appearance().fixedWeights);
+        QCOMPARE(r.upper, 1.0);
         QVERIFY(view()->differenceTitle().contains(QString::number(view()->maxAbsDifference(), 'f', 4)));
         QVERIFY(view()->titleA().contains(QStringLiteral("softmax")));
         QVERIFY(view()->titleB().contains(QStringLiteral("sum")));
@@ -211,7 +214,7 @@ private slots:
         QCOMPARE(a.lower, b.lower); // ...the shared one does not
         QCOMPARE(a.upper, b.upper);
         QCOMPARE(a.lower, 0.0);
-        QVERIFY(std::abs(a.upper - std::max(maxA, maxB)) < 1e-6);
+        QCOMPARE(a.upper, 1.0); // a seed comparison: the fixed 0–1 scale
         // scaling flattens: the unscaled diagonal of "journey" is higher
         QVERIFY(view()->cellDifference(1, 1) < 0);
     }

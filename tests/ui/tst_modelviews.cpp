@@ -302,6 +302,21 @@ private slots:
         QVERIFY(w.predictionsView()->isVisible()); // the dock shows for a model with a head
         QVERIFY(w.tabs()->isTabVisible(w.tabs()->indexOf(w.headRolesView())));
         QVERIFY(w.tabs()->isTabVisible(w.tabs()->indexOf(w.rolloutView())));
+
+        // issue 29, 13: a click on the [MASK] chip gives the word back, and so does Ctrl+Z (the
+        // replacement is an edit of the text, not a new text that empties the undo stack)
+        QTRY_COMPARE(w.queryChips()->chipCount(), 9);
+        QTest::mouseClick(w.queryChips(), Qt::LeftButton, {}, w.queryChips()->chipRect(6).center());
+        QCOMPARE(w.sentenceEdit()->toPlainText(), QStringLiteral("The capital of France is Paris."));
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->snapshot()->sentence.endsWith(QStringLiteral("Paris.")) && !w.session()->busy(),
+                                 20000);
+        QCoreApplication::processEvents();
+        QTRY_COMPARE(w.queryChips()->chipCount(), 9);
+        QTest::mouseClick(w.queryChips(), Qt::LeftButton, {}, w.queryChips()->chipRect(2).center()); // "capital"
+        QCOMPARE(w.sentenceEdit()->toPlainText(), QStringLiteral("The [MASK] of France is Paris."));
+        QVERIFY(w.sentenceEdit()->document()->isUndoAvailable());
+        w.sentenceEdit()->undo();
+        QCOMPARE(w.sentenceEdit()->toPlainText(), QStringLiteral("The capital of France is Paris."));
     }
 
     void hoverShowsPosition()
@@ -349,8 +364,9 @@ private slots:
         QCOMPARE(view.layerCount(), s->numLayers());
         QCOMPARE(view.headCount(), s->trace->numHeads());
         QCOMPARE(int(view.shownOrder().size()), view.layerCount() * view.headCount());
+        // the core's four roles; the view's self (diagonal) score is read by hand below
         const Mat<double> *mats[] = {&want.previousToken, &want.firstToken, &want.sameToken, &want.induction};
-        for (int r = 0; r < HeadRolesView::kRoles; ++r)
+        for (int r = 0; r < int(std::size(mats)); ++r)
             for (int l = 0; l < view.layerCount(); ++l)
                 for (int h = 0; h < view.headCount(); ++h) {
                     const double a = view.score(Role(r), l, h), b = (*mats[r])(l, h);
@@ -368,6 +384,10 @@ private slots:
         for (int i = 1; i < w0.rows(); ++i)
             prev += w0(i, i - 1);
         QVERIFY(std::abs(view.score(Role::PreviousToken, 0, 0) - prev / double(w0.rows() - 1)) < 1e-6);
+        double self = 0;
+        for (int i = 1; i < w0.rows(); ++i)
+            self += w0(i, i);
+        QVERIFY(std::abs(view.score(Role::Self, 0, 0) - self / double(w0.rows() - 1)) < 1e-6);
     }
 
     void sortFilterAndClick()

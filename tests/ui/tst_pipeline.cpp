@@ -336,12 +336,21 @@ private slots:
         auto *label = view()->findChild<QLabel *>(QStringLiteral("pipelineStepLabel"));
         QVERIFY(label && label->text().contains(QStringLiteral("Step 5 of 11")));
 
-        view()->setCurrentStage(view()->stageCount() - 1); // the last stage = everything
-        QCOMPARE(view()->currentStage(), -1);
-        for (int i = 0; i < view()->stageCount(); ++i)
+        // the last stage (Output, Wₒ) is a step of its own; the step after it shows every stage
+        const int n = view()->stageCount();
+        view()->setCurrentStage(n - 1);
+        QCOMPARE(view()->currentStage(), n - 1);
+        QVERIFY2(label->text().contains(QStringLiteral("Step %1 of %1: %2").arg(n).arg(view()->stageName(n - 1))),
+                 qPrintable(label->text()));
+        for (int i = 0; i < n; ++i)
             QVERIFY(view()->stageRevealed(i));
+        view()->nextStage();
+        QCOMPARE(view()->currentStage(), -1);
+        QVERIFY(label->text().contains(QStringLiteral("All %1 stages").arg(n)));
         view()->previousStage();
-        QCOMPARE(view()->currentStage(), view()->stageCount() - 2);
+        QCOMPARE(view()->currentStage(), n - 1);
+        view()->previousStage();
+        QCOMPARE(view()->currentStage(), n - 2);
         view()->showAllStages();
         QCOMPARE(view()->currentStage(), -1);
         QCOMPARE(spy.last().at(0).toInt(), -1);

@@ -374,9 +374,14 @@ void ControlPanel::setModel(const ModelInfo *info)
 {
     const bool on = info != nullptr;
     m_blockSignals = true;
-    if (on && !m_modelMode)
+    if (on && !m_modelMode) {
         m_wordVectorHeads = m_heads->value();
+        m_wordVectorMask = m_mask->currentData().toInt();
+    }
+    if (!on && m_modelMode)
+        m_mask->setCurrentIndex(m_mask->findData(m_wordVectorMask));
     m_modelMode = on;
+    m_modelCausal = on && info->causal;
     m_modelName = on ? QString::fromStdString(info->name) : QString();
     m_kvGroup = on && info->kvHeads > 0 && info->kvHeads < info->heads ? info->heads / info->kvHeads : 1;
     showKeyValueGroup();
@@ -416,7 +421,7 @@ void ControlPanel::applyModelMode()
             if (w == m_useBundled)
                 w->setEnabled(w->property("bundledAvailable").toBool());
             else if (w == m_heads || w == m_scale || w == m_norm || w == m_dropout || w == m_dropoutSeed
-                     || w == m_stack || w == m_loadEmbeddings)
+                     || w == m_stack || w == m_loadEmbeddings || w == m_mask)
                 w->setEnabled(true);
         }
         return;
@@ -436,6 +441,19 @@ void ControlPanel::applyModelMode()
     off(m_temperature, tr("Temperature applies to the word-vector attention, not to %1").arg(model));
     off(m_norm, tr("%1 was trained with softmax; other normalizations apply to the word vectors").arg(model));
     off(m_maskMethod, tr("%1 masks with −∞ before softmax, as it was trained").arg(model));
+    // the model's own mask, plus padding where tokens were clicked; nothing else applies to it
+    const auto chosen = MaskChoice(m_mask->currentData().toInt());
+    const bool padding = chosen == MaskChoice::Padding || chosen == MaskChoice::CausalPadding;
+    const MaskChoice own = m_modelCausal ? (padding ? MaskChoice::CausalPadding : MaskChoice::Causal)
+                                         : (padding ? MaskChoice::Padding : MaskChoice::None);
+    if (own != chosen) {
+        const QSignalBlocker block(m_mask);
+        m_mask->setCurrentIndex(m_mask->findData(int(own)));
+    }
+    off(m_mask, m_modelCausal ? tr("%1 is causal: each token attends only to itself and earlier tokens, as it was "
+                                   "trained. Click a token to mask it as padding.")
+                                    .arg(model)
+                              : tr("%1 attends in both directions, as it was trained.").arg(model));
     off(m_dropout, tr("A trained model runs without dropout at inference; dropout applies to the word vectors"));
     off(m_dropoutSeed, tr("A trained model runs without dropout at inference; dropout applies to the word vectors"));
     for (QWidget *w : {static_cast<QWidget *>(m_projection), static_cast<QWidget *>(m_projSeed),

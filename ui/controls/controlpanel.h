@@ -45,7 +45,9 @@ public:
     // A model of its own (a folder, the bundled model): its heads are fixed (the head chooser's range),
     // and every control that only the word-vector attention has (scaling, normalization, dropout,
     // projections, the stack, the table, d_head, the head count) is disabled with a tooltip saying
-    // why. Null = the word vectors again: the head count set before comes back.
+    // why. The Mask control shows the model's own mask (causal for GPT-2, none for BERT; with
+    // "+ padding" once a token is clicked) and is disabled. Null = the word vectors again: the head
+    // count and mask set before come back.
     void setModel(const ModelInfo *info);
     bool modelMode() const { return m_modelMode; }
     // The layer chooser beside the head chooser: enabled for a trace of more than one layer.
@@ -79,7 +81,9 @@ private:
     bool m_modelMode = false;
     QString m_modelName;
     int m_wordVectorHeads = 1; // the head count before a model fixed it
-    int m_kvGroup = 1;         // query heads per key/value head of the model shown (1: none shared)
+    int m_kvGroup = 1;          // query heads per key/value head of the model shown (1: none shared)
+    bool m_modelCausal = false; // the model attends only backwards: its mask is always causal
+    int m_wordVectorMask = 0;   // the mask chosen before a model fixed it (MaskChoice)
     std::shared_ptr<const Projections<float>> m_loaded;
     QString m_loadedSource;
 

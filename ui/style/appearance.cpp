@@ -209,6 +209,7 @@ void AppearanceManager::save() const
     s.setValue(QStringLiteral("appearance/sequential"), sequentialId(m_current.sequential));
     s.setValue(QStringLiteral("appearance/diverging"), divergingId(m_current.diverging));
     s.setValue(QStringLiteral("appearance/fontScale"), m_current.fontScale);
+    s.setValue(QStringLiteral("appearance/fixedWeights"), m_current.fixedWeights);
 }
 
 void AppearanceManager::restore()
@@ -222,6 +223,7 @@ void AppearanceManager::restore()
     const double scale = s.value(QStringLiteral("appearance/fontScale")).toDouble(&ok);
     if (ok && scale > 0)
         a.fontScale = scale;
+    a.fixedWeights = s.value(QStringLiteral("appearance/fixedWeights"), a.fixedWeights).toBool();
     setAppearance(a);
 }
 

@@ -23,10 +23,14 @@ struct Appearance {
     SequentialMap sequential = SequentialMap::Viridis;
     DivergingMap diverging = DivergingMap::RedBlue;
     double fontScale = 1.0; // 1 = the system font size
+    // Weights coloured on a fixed 0–1 scale (lessons' default: near-uniform weights look uniform)
+    // instead of 0 to their maximum.
+    bool fixedWeights = false;
 
     bool operator==(const Appearance &o) const
     {
-        return theme == o.theme && sequential == o.sequential && diverging == o.diverging && fontScale == o.fontScale;
+        return theme == o.theme && sequential == o.sequential && diverging == o.diverging && fontScale == o.fontScale
+            && fixedWeights == o.fixedWeights;
     }
     bool operator!=(const Appearance &o) const { return !(*this == o); }
 };

@@ -46,6 +46,17 @@ AppearanceMenu::AppearanceMenu(QMenu *view, QObject *parent)
               {{tr("Blue – white – red"), int(DivergingMap::RedBlue)},
                {tr("Purple – white – orange (colour-blind safe)"), int(DivergingMap::PurpleOrange)}},
               int(ap.diverging), [](Appearance &a, int v) { a.diverging = DivergingMap(v); });
+    m_fixedWeights = view->addAction(tr("Weights on a &fixed 0–1 scale"));
+    m_fixedWeights->setObjectName(QStringLiteral("fixedWeightScale"));
+    m_fixedWeights->setCheckable(true);
+    m_fixedWeights->setChecked(ap.fixedWeights);
+    m_fixedWeights->setToolTip(tr("On: colour 0 is weight 0 and colour 1 is weight 1, so that nearly equal weights "
+                                  "look nearly equal. Off: the scale runs from 0 to the largest weight shown."));
+    connect(m_fixedWeights, &QAction::toggled, this, [](bool on) {
+        Appearance a = AppearanceManager::instance()->appearance();
+        a.fixedWeights = on;
+        AppearanceManager::instance()->setAppearance(a);
+    });
     view->addSeparator();
     auto scaleBy = [](double f) {
         Appearance a = AppearanceManager::instance()->appearance();
@@ -65,6 +76,7 @@ void AppearanceMenu::sync()
     for (size_t i = 0; i < m_groups.size() && i < 3; ++i)
         for (QAction *act : m_groups[i]->actions())
             act->setChecked(act->data().toInt() == values[i]);
+    m_fixedWeights->setChecked(a.fixedWeights);
 }
 
 } // namespace attnviz::ui

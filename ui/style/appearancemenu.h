@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The appearance entries of the View menu: theme, weights colour map and signed colour map (radio
-// groups that follow AppearanceManager, whoever changes it), and larger / smaller / reset text size.
+// groups that follow AppearanceManager, whoever changes it), the fixed 0–1 weight scale, and larger /
+// smaller / reset text size.
 #pragma once
 
 #include <QObject>
 
 #include <vector>
 
+class QAction;
 class QActionGroup;
 class QMenu;
 
@@ -21,6 +23,7 @@ public:
 private:
     void sync(); // checks the entries the current appearance has
     std::vector<QActionGroup *> m_groups; // theme, weights map, signed map
+    QAction *m_fixedWeights = nullptr;
 };
 
 } // namespace attnviz::ui

@@ -2,6 +2,8 @@
 // Legibility helpers: the minimum sizes, the cell-number font, WCAG contrast, a token axis's label step.
 #include "style/legibility.h"
 
+#include "style/appearance.h"
+
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -26,7 +28,12 @@ std::optional<QFont> cellNumberFont(QCustomPlot *plot, const QFont &base, const 
 {
     std::optional<QFont> found;
     QFont f = base;
-    for (int px = int(std::max(maxPx, double(minimumNumberPixels()))); px >= minimumNumberPixels() && !found; --px) {
+    // the view's ceiling follows the text size (View ▸ Larger text makes the numbers larger), and
+    // presenting, the numbers grow with their cell, up to a third of its height
+    double top = maxPx * AppearanceManager::instance()->appearance().fontScale;
+    if (g_presenting)
+        top = std::max(top, std::min(48.0, cell.height() * 0.35));
+    for (int px = int(std::max(top, double(minimumNumberPixels()))); px >= minimumNumberPixels() && !found; --px) {
         f.setPixelSize(px);
         const QFontMetricsF fm(f);
         if (cell.width() >= fm.horizontalAdvance(widest) + 2 && cell.height() >= fm.height())

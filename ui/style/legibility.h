@@ -25,7 +25,8 @@ void setPresentationLegibility(bool on);
 bool presentationLegibility();
 
 // The font for the numbers in cells of `cell` pixels: the largest pixel size from
-// max(maxPx, minimumNumberPixels()) down to minimumNumberPixels() in which `widest` fits a cell;
+// max(maxPx × the text scale, minimumNumberPixels()) — presenting, at least a third of the cell's
+// height, up to 48 px — down to minimumNumberPixels() in which `widest` fits a cell;
 // none when even that does not fit (the number is then on hover and in the lesson's text). The
 // size drawn (0: none) is kept on `plot` as the property "attnvizCellNumberPx".
 std::optional<QFont> cellNumberFont(QCustomPlot *plot, const QFont &base, const QSizeF &cell, const QString &widest,

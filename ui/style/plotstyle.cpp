@@ -74,7 +74,21 @@ QCPRange weightsRange(double lo, double hi, QCPColorGradient &gradient)
         return QCPRange(-m, m > 0 ? m : 1.0);
     }
     gradient = weightsGradient();
+    if (fixedWeightScale() && hi <= 1.0 + 1e-6)
+        return QCPRange(0.0, 1.0);
     return QCPRange(0.0, hi > 0 ? hi : 1.0);
+}
+
+bool fixedWeightScale() { return AppearanceManager::instance()->appearance().fixedWeights; }
+
+QString weightScaleLabel(const QString &base, const QCPRange &range)
+{
+    const bool symmetric = range.lower < 0;
+    const bool fixed = fixedWeightScale() && std::abs(range.upper - 1.0) < 1e-9
+        && (symmetric ? std::abs(range.lower + 1.0) < 1e-9 : range.lower == 0.0);
+    if (fixed)
+        return base + (symmetric ? QStringLiteral(" · fixed ±1") : QStringLiteral(" · fixed 0–1"));
+    return base + (symmetric ? QStringLiteral(" · ± max (auto)") : QStringLiteral(" · 0 to max (auto)"));
 }
 
 void extendFiniteRange(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &m, double &lo,
@@ -92,11 +106,14 @@ void extendFiniteRange(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic
 
 QColor nanColor() { return QColor(205, 205, 205); }
 
-QColor maskFillColor() { return QColor(236, 236, 236); }
+// On a dark background (dark and high-contrast themes, presentation mode) masked cells are a dark
+// grey under lighter hatching: a light fill was the brightest thing on the screen.
+QColor maskFillColor() { return AppearanceManager::instance()->isDark() ? QColor(48, 48, 52) : QColor(236, 236, 236); }
 
 QBrush maskHatchBrush()
 {
-    return QBrush(QColor(90, 90, 90, 150), Qt::BDiagPattern);
+    return QBrush(AppearanceManager::instance()->isDark() ? QColor(150, 150, 150, 150) : QColor(90, 90, 90, 150),
+                  Qt::BDiagPattern);
 }
 
 QString elide(const QString &s, int maxChars)
@@ -161,9 +178,19 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
         const double pixels = axis->orientation() == Qt::Horizontal ? axis->axisRect()->width()
                                                                       : axis->axisRect()->height();
         const double perToken = pixels / std::max(1e-9, range.size());
-        // rotated labels on a horizontal axis need a little more room than a line of text
+        // rotated labels on a horizontal axis need a little more room than a line of text; upright
+        // ones (a row's bar chart) their own width (at a line apart they ran into each other)
         const double factor = axis->orientation() == Qt::Horizontal ? 1.4 : 1.05;
-        auto need = [factor](const QFont &f) { return QFontMetricsF(f).height() * factor; };
+        const bool upright = axis->orientation() == Qt::Horizontal && std::abs(axis->tickLabelRotation()) < 30;
+        auto need = [&](const QFont &f) {
+            const QFontMetricsF fm(f);
+            if (!upright)
+                return fm.height() * factor;
+            double widest = 0;
+            for (int i = lo; i <= hi; ++i)
+                widest = std::max(widest, fm.horizontalAdvance(elide(labels.at(i), maxChars)));
+            return widest + fm.height() * 0.6;
+        };
         // the largest font from the view's down to minimumLabelPixels() in which one label per
         // token fits; the previous choice stays unless a larger one fits with room to spare, so
         // that the layout (which the font changes) settles
@@ -205,9 +232,45 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
     QString label = baseLabel;
     if (step > 1 && !axis->property("attnvizThinNoteElsewhere").toBool()) {
         const bool zooms = axis->parentPlot() && axis->parentPlot()->interactions().testFlag(QCP::iRangeZoom);
-        label = (baseLabel.isEmpty() ? QString() : baseLabel + QStringLiteral(" — "))
-            + QStringLiteral("1 in %1 labels shown: %2").arg(step).arg(zooms ? QStringLiteral("zoom in (wheel)")
-                                                                            : QStringLiteral("widen or zoom the view"));
+        const QString note = QStringLiteral("1 in %1 labels shown: %2").arg(step).arg(zooms ? QStringLiteral("zoom in (wheel)")
+                                                                                           : QStringLiteral("widen or zoom the view"));
+        const QString shortNote = QStringLiteral("1 in %1 labels shown").arg(step);
+        // the note on the title's line while it fits along the axis, else on a line of its own,
+        // shortened, and at worst elided with "…": never cut at the plot's edge
+        const QFontMetricsF fm(axis->labelFont());
+        const double room = (axis->orientation() == Qt::Horizontal ? axis->axisRect()->width() : axis->axisRect()->height()) - 4;
+        auto fits = [&](const QString &text) {
+            for (const QString &line : text.split(QLatin1Char('\n')))
+                if (fm.horizontalAdvance(line) > room)
+                    return false;
+            return true;
+        };
+        const QString lead = baseLabel.isEmpty() ? QString() : baseLabel;
+        const QStringList tries = {lead.isEmpty() ? note : lead + QStringLiteral(" — ") + note,
+                                   lead.isEmpty() ? note : lead + QLatin1Char('\n') + note,
+                                   lead.isEmpty() ? shortNote : lead + QLatin1Char('\n') + shortNote};
+        label.clear();
+        for (const QString &t : tries)
+            if (label.isEmpty() && (fits(t) || room <= 0))
+                label = t;
+        if (label.isEmpty()) {
+            QStringList lines = tries.last().split(QLatin1Char('\n'));
+            for (QString &line : lines)
+                line = fm.elidedText(line, Qt::ElideRight, room);
+            label = lines.join(QLatin1Char('\n'));
+        }
+    }
+    {
+        // a title longer than its axis is elided with "…", not cut where the plot ends
+        const QFontMetricsF fm(axis->labelFont());
+        const double room = (axis->orientation() == Qt::Horizontal ? axis->axisRect()->width() : axis->axisRect()->height()) - 4;
+        if (room > 20) {
+            QStringList lines = label.split(QLatin1Char('\n'));
+            for (QString &line : lines)
+                if (fm.horizontalAdvance(line) > room)
+                    line = fm.elidedText(line, Qt::ElideRight, room);
+            label = lines.join(QLatin1Char('\n'));
+        }
     }
     axis->setProperty("attnvizShownLabel", label);
     axis->setProperty("attnvizLabelStep", step);
@@ -256,11 +319,22 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
     const bool useMask = exclude && exclude->size() > 0;
     const int nr = (rows + f - 1) / f, nc = (cols + f - 1) / f;
     const double c0 = (f - 1) / 2.0;
-    auto *d = new QCPColorMapData(nc, nr, QCPRange(c0, c0 + (nc - 1) * f), QCPRange(c0, c0 + (nr - 1) * f));
+    // QCPColorMap sizes a cell from the distance between the first and last cell centres, so a
+    // single column (or row) would be drawn zero pixels wide: it is stored as two half-width cells
+    // holding the same value, which cell(0, …) still reads.
+    const int dc = nc == 1 ? 2 : nc, dr = nr == 1 ? 2 : nr;
+    const QCPRange keys = nc == 1 ? QCPRange(c0 - f / 4.0, c0 + f / 4.0) : QCPRange(c0, c0 + (nc - 1) * f);
+    const QCPRange values = nr == 1 ? QCPRange(c0 - f / 4.0, c0 + f / 4.0) : QCPRange(c0, c0 + (nr - 1) * f);
+    auto *d = new QCPColorMapData(dc, dr, keys, values);
+    auto set = [&](int col, int row, double v) {
+        for (int b = col; b < (nc == 1 ? 2 : col + 1); ++b)
+            for (int a = row; a < (nr == 1 ? 2 : row + 1); ++a)
+                d->setCell(b, a, v);
+    };
     if (f == 1 && !useMask) {
         for (int i = 0; i < rows; ++i)
             for (int j = 0; j < cols; ++j)
-                d->setCell(j, i, double(w(i, j)));
+                set(j, i, double(w(i, j)));
         return d;
     }
     for (int a = 0; a < nr; ++a)
@@ -275,7 +349,7 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
                         ++n;
                     }
                 }
-            d->setCell(b, a, n ? sum / n : std::nan(""));
+            set(b, a, n ? sum / n : std::nan(""));
         }
     return d;
 }

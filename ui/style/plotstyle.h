@@ -25,7 +25,14 @@ QCPColorGradient sequentialGradient(SequentialMap m);
 // The colour range of weights between lo and hi: [0, hi] on the weights map, or, when some are
 // negative (cosine weights, sums of signed scores), symmetric around 0 on the diverging map (set
 // into `gradient`).
+// With the fixed weight scale on (Appearance::fixedWeights), weights within [0, 1] get [0, 1]
+// whatever their maximum.
 QCPRange weightsRange(double lo, double hi, QCPColorGradient &gradient);
+// Whether weights are drawn on the fixed 0–1 scale.
+bool fixedWeightScale();
+// A colour scale's title saying which range it shows: "weight · fixed 0–1" or "weight · 0 to max
+// (auto)" (a symmetric range: "± max (auto)", or "fixed ±1").
+QString weightScaleLabel(const QString &base, const QCPRange &range);
 // Widens [lo, hi] to the finite entries of `m` (`any`: whether lo and hi hold a value yet).
 void extendFiniteRange(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &m, double &lo,
                        double &hi, bool &any);

@@ -884,6 +884,7 @@ void CompareView::rebuildPair()
     const QCPRange range = weightsRange(lo, hi, gradient);
     m_scale->setGradient(gradient);
     m_scale->setDataRange(range);
+    m_scale->axis()->setLabel(weightScaleLabel(tr("weight (A and B)"), range));
     m_scale->setVisible(any);
     m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -931,8 +932,10 @@ void CompareView::rebuildDifference()
     m_diffMap->setVisible(true);
     m_diffScale->setVisible(true);
     m_diffMessage->setVisible(false);
-    const double r = m > 0 ? m : 1e-6;
-    m_diffScale->setDataRange(QCPRange(-r, r)); // symmetric: white is 0
+    // symmetric: white is 0; on the fixed scale ±1, so that a difference of 0.005 looks like one
+    const double r = fixedWeightScale() && m <= 1.0 ? 1.0 : m > 0 ? m : 1e-6;
+    m_diffScale->setDataRange(QCPRange(-r, r));
+    m_diffScale->axis()->setLabel(weightScaleLabel(tr("A − B"), QCPRange(-r, r)));
     m_diffOverlay->matrix = pool == 1 ? &m_diff : nullptr;
     m_diffOverlay->query = m_sessionA->selectedQuery();
     QString t = tr("Difference A − B · max |A−B| = %1").arg(m, 0, 'f', 4);

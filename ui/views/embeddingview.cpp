@@ -8,6 +8,7 @@
 
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -110,7 +111,23 @@ EmbeddingView::EmbeddingView(QWidget *parent)
 
     // labels are chosen once the layout is known; a change (resize, zoom) costs one more replot
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
-        if (labelTokenAxis(m_inRect->axis(QCPAxis::atLeft), m_labels))
+        bool changed = labelTokenAxis(m_inRect->axis(QCPAxis::atLeft), m_labels);
+        // as many dimension ticks as fit a label's width apart ("0 20406080100120" ran together
+        // in a narrow panel at presentation sizes)
+        for (QCPAxisRect *r : {m_inRect, m_outRect}) {
+            QCPAxis *x = r->axis(QCPAxis::atBottom);
+            auto dims = qSharedPointerDynamicCast<QCPAxisTickerFixed>(x->ticker());
+            if (!dims || r->width() <= 0)
+                continue;
+            const QString widest = QString::number(std::max(1, int(std::ceil(x->range().upper))));
+            const double label = QFontMetricsF(x->tickLabelFont()).horizontalAdvance(widest + QStringLiteral("00"));
+            const int count = std::clamp(int(r->width() / std::max(1.0, label)) - 1, 1, 6);
+            if (dims->tickCount() != count) {
+                dims->setTickCount(count);
+                changed = true;
+            }
+        }
+        if (changed)
             m_plot->replot(QCustomPlot::rpQueuedReplot);
     });
     connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {

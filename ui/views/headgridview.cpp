@@ -285,7 +285,10 @@ void HeadGridView::rebuild()
                     lo = std::min(lo, double(w.data()[k]));
         }
     }
-    m_scale->setDataRange(QCPRange(lo, hi > lo ? hi : lo + 1));
+    const QCPRange range = lo >= 0 && fixedWeightScale() && hi <= 1.0 + 1e-6 ? QCPRange(0.0, 1.0)
+                                                                             : QCPRange(lo, hi > lo ? hi : lo + 1);
+    m_scale->setDataRange(range);
+    m_scale->axis()->setLabel(weightScaleLabel(QStringLiteral("weight"), range));
     QString t = QStringLiteral("All heads — ") + describeConfig(*m_snapshot, m_layer, -1, HeadDisplay::All);
     if (tq > kMaxCells || tk > kMaxCells)
         t += QStringLiteral("\nEach panel block-averages %1 tokens to at most %2 cells per side.")

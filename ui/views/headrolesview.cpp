@@ -30,13 +30,35 @@ constexpr int kHeaderH = 18; // "H0" row in layer order
 
 const char *shortName(int role)
 {
-    static const char *names[] = {"prev", "first", "same", "ind"};
+    static const char *names[] = {"prev", "first", "same", "ind", "self"};
     return names[role];
 }
 
 QString scoreText(double v)
 {
-    return std::isfinite(v) ? QString::number(v, 'f', 2) : QStringLiteral("–");
+    // three decimals: a lesson quotes 0.996, which two decimals drew as 1.00
+    return std::isfinite(v) ? QString::number(v, 'f', 3) : QStringLiteral("–");
+}
+
+// Self (diagonal) scores: per layer and head, the mean over queries i >= 1 of A[i][i] (as the
+// other scores, query 0 is left out: under a causal mask it can only attend to itself); NaN
+// where no such query exists.
+Mat<double> selfScores(const Trace<float> &trace)
+{
+    Mat<double> out(trace.numLayers(), trace.numHeads());
+    for (int l = 0; l < trace.numLayers(); ++l)
+        for (int h = 0; h < trace.numHeads(); ++h) {
+            const Mat<float> &w = trace.weights(l, h);
+            double sum = 0;
+            int n = 0;
+            for (Eigen::Index i = 1; i < std::min(w.rows(), w.cols()); ++i)
+                if (std::isfinite(w(i, i))) {
+                    sum += w(i, i);
+                    ++n;
+                }
+            out(l, h) = n ? sum / n : std::numeric_limits<double>::quiet_NaN();
+        }
+    return out;
 }
 
 } // namespace
@@ -49,17 +71,19 @@ public:
         setObjectName(QStringLiteral("headRolesCanvas"));
     }
 
-    int textLines() const { return 2; }
-    // two scores a line, each as wide as the widest "first 0.00" in the current font
+    // the scores two a line; sorted, a line above each thumbnail names its head
+    int textLines() const { return (HeadRolesView::kRoles + 1) / 2; }
+    int idLine() const { return sorted() ? fontMetrics().height() : 0; }
+    // two scores a line, each as wide as the widest "first 0.000" in the current font
     int scoreW() const
     {
         QFont bold = font();
         bold.setBold(true);
-        return QFontMetrics(bold).horizontalAdvance(QStringLiteral("first 0.00")) + 8;
+        return QFontMetrics(bold).horizontalAdvance(QStringLiteral("first 0.000")) + 8;
     }
     int thumbW() const { return std::max(kThumb, 2 * scoreW()); }
     int cellW() const { return thumbW() + kGap; }
-    int cellH() const { return kThumb + textLines() * fontMetrics().height() + kGap + 4; }
+    int cellH() const { return idLine() + kThumb + textLines() * fontMetrics().height() + kGap + 4; }
     bool sorted() const { return m_view->m_sort >= 0; }
     int columns() const
     {
@@ -77,7 +101,7 @@ public:
         if (!sorted())
             return QRect(kLabelW + h * cellW(), kHeaderH + l * cellH(), thumbW(), kThumb);
         const int c = columns();
-        return QRect(kGap + (index % c) * cellW(), kGap + (index / c) * cellH(), thumbW(), kThumb);
+        return QRect(kGap + (index % c) * cellW(), kGap + (index / c) * cellH() + idLine(), thumbW(), kThumb);
     }
 
     void relayout()
@@ -121,12 +145,12 @@ protected:
             p.setPen(QPen(sel ? QColor(220, 30, 30) : palette().color(QPalette::Mid), sel ? 3 : 1));
             p.setBrush(Qt::NoBrush);
             p.drawRect(r.adjusted(0, 0, -1, -1));
-            // scores: two lines of two, the sorted score in bold
+            // scores: two a line, the sorted score in bold
             p.setPen(palette().color(QPalette::Text));
             int y = r.bottom() + 2;
-            for (int line = 0; line < 2; ++line) {
+            for (int line = 0; line < textLines(); ++line) {
                 int x = r.left();
-                for (int k = 0; k < 2; ++k) {
+                for (int k = 0; k < 2 && line * 2 + k < HeadRolesView::kRoles; ++k) {
                     const int role = line * 2 + k;
                     p.setFont(role == m_view->m_sort ? bold : font());
                     const QString t =
@@ -138,13 +162,10 @@ protected:
                 y += lh;
             }
             p.setFont(font());
-            if (sorted()) { // which head it is, on the thumbnail's corner
-                const QString id = QStringLiteral("L%1 H%2").arg(l).arg(h);
-                const QRect tr = fontMetrics().boundingRect(id).adjusted(-2, 0, 2, 0);
-                const QRect box(r.topLeft() + QPoint(2, 2), tr.size());
-                p.fillRect(box, QColor(255, 255, 255, 210));
-                p.setPen(Qt::black);
-                p.drawText(box, Qt::AlignCenter, id);
+            if (sorted()) { // which head it is, above the thumbnail (on it, it hid the first columns)
+                p.setPen(palette().color(QPalette::Text));
+                p.drawText(QRect(r.left(), r.top() - idLine(), r.width(), idLine()), Qt::AlignLeft | Qt::AlignVCenter,
+                           QStringLiteral("L%1 H%2").arg(l).arg(h));
             }
         }
         if (m_view->m_order.isEmpty()) {
@@ -218,6 +239,8 @@ QString HeadRolesView::roleName(Role role)
         return tr("same-token");
     case Role::Induction:
         return tr("induction");
+    case Role::Self:
+        return tr("self (diagonal)");
     }
     return QString();
 }
@@ -306,6 +329,7 @@ void HeadRolesView::rebuild()
     m_scores[size_t(Role::PreviousToken)] = previousTokenScores(trace);
     m_scores[size_t(Role::FirstToken)] = firstTokenScores(trace);
     m_scores[size_t(Role::SameToken)] = sameTokenScores(trace);
+    m_scores[size_t(Role::Self)] = selfScores(trace);
     if (s->induction && s->induction->rows() == m_layers && s->induction->cols() == m_heads)
         m_scores[size_t(Role::Induction)] = *s->induction;
     QCPColorGradient g = weightsGradient();
@@ -321,7 +345,7 @@ void HeadRolesView::rebuild()
             m_thumbs.push_back(img);
         }
     QString note = tr("Each thumbnail is one head's weights on this text (shared scale 0–1). Under it: previous-token, "
-                      "first-token (“sink”) and same-token scores on this text; induction measured on 50 random tokens "
+                      "first-token (“sink”), same-token and self (diagonal) scores on this text; induction measured on 50 random tokens "
                       "said twice.");
     if (!s->induction)
         note += QLatin1Char(' ') + (s->inductionProblem.isEmpty()

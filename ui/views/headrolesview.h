@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The layers × heads grid of a real model (BertViz's model view, issue 13): one thumbnail of the
 // weights per (layer, head) with that head's role scores (attnviz/headroles.h) under it —
-// previous-token, first-token ("attention sink"), same-token on the typed text, and induction,
+// previous-token, first-token ("attention sink"), same-token and self (the diagonal: mean over
+// queries i >= 1 of A[i][i]) on the typed text, and induction,
 // measured once per model on a repeated random-token sequence by the compute thread (the snapshot
 // carries it). The heads can be sorted by one score, highest first, and those below a threshold
 // hidden; clicking a thumbnail emits that layer and head (the window selects them).
@@ -29,8 +30,8 @@ class HeadRolesCanvas;
 class HeadRolesView : public DeferredView {
     Q_OBJECT
 public:
-    enum class Role { PreviousToken, FirstToken, SameToken, Induction };
-    static constexpr int kRoles = 4;
+    enum class Role { PreviousToken, FirstToken, SameToken, Induction, Self };
+    static constexpr int kRoles = 5;
     // Thumbnails are block-averaged to at most this many cells per side.
     static constexpr int kMaxCells = 48;
 

@@ -60,7 +60,9 @@ protected:
                     });
         }
         if (query >= 0 && query < tq)
-            paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30), 1.5, 3);
+            // presenting, thick enough to see from the back of the room
+            paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30),
+                         presentationLegibility() ? 4 : 1.5, presentationLegibility() ? 8 : 3);
     }
 
 private:
@@ -265,8 +267,9 @@ void HeatmapView::rebuild()
     m_scale->setGradient(gradient);
     m_map->setDataRange(range);
     const Normalization n = m_snapshot->settings.normalization;
-    m_scale->axis()->setLabel(n == Normalization::Cosine ? QStringLiteral("cosine weight")
-                                                         : QStringLiteral("weight"));
+    m_scale->axis()->setLabel(weightScaleLabel(n == Normalization::Cosine ? QStringLiteral("cosine weight")
+                                                                          : QStringLiteral("weight"),
+                                               range));
     m_plot->xAxis->setLabel(m_snapshot->cross ? QStringLiteral("key (key/value sentence)") : QStringLiteral("key"));
     updateTitle();
     m_plot->replot(QCustomPlot::rpQueuedReplot);

@@ -215,7 +215,10 @@ void LayerGridView::rebuild()
     }
     m_cells = m_maps.empty() ? 0 : m_maps.front()->data()->keySize();
     m_scale->setVisible(true);
-    m_scale->setDataRange(QCPRange(lo, hi > lo ? hi : lo + 1));
+    const QCPRange range = lo >= 0 && fixedWeightScale() && hi <= 1.0 + 1e-6 ? QCPRange(0.0, 1.0)
+                                                                             : QCPRange(lo, hi > lo ? hi : lo + 1);
+    m_scale->setDataRange(range);
+    m_scale->axis()->setLabel(weightScaleLabel(QStringLiteral("weight"), range));
     auto labels = [](QCPAxis *a, int n, const QString &fmt) {
         QSharedPointer<QCPAxisTickerText> tk(new QCPAxisTickerText);
         for (int i = 0; i < n; ++i)

@@ -87,7 +87,7 @@ LinesView::LinesView(QWidget *parent)
     auto *hint = new QLabel(tr("Hover a token to isolate its lines · click a query to select it · click a head "
                                "chip to pick it (all heads: to switch it on or off)"),
                             this);
-    hint->setStyleSheet(QStringLiteral("color: palette(mid)"));
+    hint->setObjectName(QStringLiteral("linesHint"));
     hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // one line, cut where narrow
     hint->setToolTip(hint->text());
     bar->addWidget(hint, 1);
@@ -499,9 +499,15 @@ void LinesView::paint(QCPPainter *p, const QRectF &area)
         p->drawText(r.adjusted(id >= 0 && !on ? r.height() * 0.5 : 0, 0, 0, 0), Qt::AlignCenter, chipText(id));
     }
 
+    // text on the plot's background, whatever the theme (presentation mode is dark): labels at
+    // WCAG AA (4.5 : 1), headers and dead tokens greyed but still readable
+    const QColor bg = QGuiApplication::palette().color(QPalette::Base);
+    const QColor ink = readableOn(QGuiApplication::palette().color(QPalette::Text), bg, 7.0);
+    const QColor grey = readableOn(QColor(120, 120, 120), bg, 4.5);
+
     // column headers
     p->setFont(g.bold);
-    p->setPen(QColor(90, 90, 90));
+    p->setPen(grey);
     p->drawText(g.queryHeader.adjusted(0, 0, -fm.height() * 0.4, 0), Qt::AlignRight | Qt::AlignVCenter,
                 QStringLiteral("queries"));
     p->drawText(g.keyHeader.adjusted(fm.height() * 0.4, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter,
@@ -571,7 +577,14 @@ void LinesView::paint(QCPPainter *p, const QRectF &area)
             p->setBrush(hovered ? QColor(255, 236, 160) : selected ? QColor(232, 240, 252) : QColor(255, 255, 255, 0));
             p->drawRoundedRect(tr, 4, 4);
         }
-        p->setPen(dead ? QColor(140, 140, 140) : unknown ? QColor(160, 80, 0) : QColor(20, 30, 50));
+        // on a highlight box: dark text on its light fill; else the theme's
+        const bool boxed = hovered || selected;
+        const QColor under = hovered ? QColor(255, 236, 160) : selected ? QColor(232, 240, 252) : bg;
+        const QColor colour = dead ? readableOn(QColor(140, 140, 140), under, 4.5)
+            : unknown              ? readableOn(QColor(160, 80, 0), under, 4.5)
+            : boxed                ? QColor(20, 30, 50)
+                                   : ink;
+        p->setPen(colour);
         p->drawText(tr, Qt::AlignCenter, shown);
     };
     for (int i = m_q0; i < m_q0 + m_nq; ++i)

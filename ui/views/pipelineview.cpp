@@ -8,6 +8,7 @@
 
 #include <qcustomplot.h>
 
+#include <QFontInfo>
 #include <QFrame>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -309,6 +310,37 @@ public:
     }
 };
 
+QFont PipelineView::explanationMono()
+{
+    // DejaVu Sans Mono (fonts-dejavu-core, which attnviz depends on), not whatever "monospace"
+    // resolves to: with fonts-noto-mono installed that is Noto Sans Mono, a third taller a line, and
+    // the explanation's last numbers fell below its view; the system's monospace only where DejaVu
+    // is missing
+    QFont mono(QStringLiteral("DejaVu Sans Mono"));
+    mono.setStyleHint(QFont::Monospace);
+    if (!QFontInfo(mono).exactMatch())
+        mono = QFont(QStringLiteral("monospace"));
+    mono.setStyleHint(QFont::Monospace);
+    return mono;
+}
+
+void PipelineView::styleHeadNote()
+{
+    QPalette p = m_headNote->palette();
+    p.setColor(QPalette::WindowText, readableOn(QColor(176, 90, 0), palette().color(QPalette::Window), 4.5));
+    m_headNote->setPalette(p);
+    QFont f = font();
+    f.setBold(true);
+    m_headNote->setFont(f);
+}
+
+void PipelineView::changeEvent(QEvent *e)
+{
+    DeferredView::changeEvent(e);
+    if ((e->type() == QEvent::PaletteChange || e->type() == QEvent::FontChange) && m_headNote)
+        styleHeadNote();
+}
+
 PipelineView::PipelineView(QWidget *parent)
     : DeferredView(parent)
 {
@@ -334,7 +366,7 @@ PipelineView::PipelineView(QWidget *parent)
     m_headNote = new QLabel(this);
     m_headNote->setObjectName(QStringLiteral("pipelineHeadNote"));
     m_headNote->setWordWrap(true); // a long note wraps; it never sets the window's minimum width (issue 14)
-    m_headNote->setStyleSheet(QStringLiteral("color: #b05a00"));
+    styleHeadNote();
     bar->addWidget(m_first);
     bar->addWidget(m_prev);
     bar->addWidget(m_stepLabel);
@@ -552,8 +584,7 @@ bool PipelineView::eventFilter(QObject *o, QEvent *e)
     // narrower, its lines wrapped until the context row at its end needed scrolling on a 1280 × 720
     // screen (issue 14); in the window it keeps its 220 px
     if (o == m_explain && e->type() == QEvent::FontChange) {
-        QFont mono(QStringLiteral("monospace"));
-        mono.setStyleHint(QFont::Monospace);
+        QFont mono = explanationMono();
         mono.setPixelSize(QFontInfo(m_explain->font()).pixelSize());
         const int line = QFontMetrics(mono).horizontalAdvance(QStringLiteral("−0.0000, −0.0000, −0.0000,"));
         const int chrome = 2 * m_explain->frameWidth() + 2 * int(m_explain->document()->documentMargin())
@@ -945,7 +976,13 @@ void PipelineView::fillStage(PipelineStage &st)
         double lo = std::isfinite(b.lower) ? b.lower : 0, hi = std::isfinite(b.upper) ? b.upper : 1;
         if (!signedScale && lo >= 0) {
             st.scale->setGradient(weightsGradient());
-            st.map->setDataRange(QCPRange(0.0, hi > 0 ? hi : 1.0));
+            // the weights follow the View menu's fixed 0–1 scale; other stages stay auto-ranged
+            const QCPRange r = st.kind == Kind::Weights && fixedWeightScale() && hi <= 1.0 + 1e-6
+                ? QCPRange(0.0, 1.0)
+                : QCPRange(0.0, hi > 0 ? hi : 1.0);
+            st.map->setDataRange(r);
+            if (st.kind == Kind::Weights)
+                st.scale->axis()->setLabel(weightScaleLabel(tr("weight"), r));
         } else {
             const double a = std::max(std::abs(lo), std::abs(hi));
             st.scale->setGradient(divergingGradient());
@@ -974,26 +1011,48 @@ void PipelineView::fillStage(PipelineStage &st)
 void PipelineView::setCurrentStage(int stage)
 {
     const int n = stageCount();
-    const int v = stage < 0 || stage >= n - 1 ? -1 : stage;
+    const int v = stage < 0 || stage >= n ? -1 : stage;
     if (v == m_current)
         return;
     m_current = v;
     applyReveal();
-    if (v >= 0 && v < n)
-        m_scroll->ensureWidgetVisible(m_stages[v], 10, 10);
+    if (v >= 0) {
+        scrollToStage(v);
+        // again once the revealed stages have their sizes
+        QTimer::singleShot(0, this, [this, v] {
+            if (m_current == v)
+                scrollToStage(v);
+        });
+    }
     emit stageChanged(m_current);
+}
+
+void PipelineView::scrollToStage(int stage)
+{
+    // the stage's header at the top of the view (ensureWidgetVisible showed the previous stage's tail
+    // above a stage that fits, and centred one taller than the view, cutting its header and caption)
+    QWidget *card = m_stages[stage];
+    QWidget *content = m_scroll->widget();
+    if (!card || !content)
+        return;
+    content->layout()->activate();
+    const QPoint at = card->mapTo(content, QPoint(0, 0));
+    m_scroll->verticalScrollBar()->setValue(at.y() - 4);
+    const int left = m_scroll->horizontalScrollBar()->value(), width = m_scroll->viewport()->width();
+    if (at.x() < left || at.x() + std::min(card->width(), width) > left + width)
+        m_scroll->horizontalScrollBar()->setValue(at.x() - 4);
 }
 
 void PipelineView::nextStage()
 {
     if (m_current >= 0)
-        setCurrentStage(m_current + 1);
+        setCurrentStage(m_current + 1); // after the last stage: every stage
 }
 
 void PipelineView::previousStage()
 {
     if (m_current < 0)
-        setCurrentStage(stageCount() - 2);
+        setCurrentStage(stageCount() - 1);
     else if (m_current > 0)
         setCurrentStage(m_current - 1);
 }
@@ -1189,7 +1248,8 @@ QString PipelineView::explainText(Kind kind, int i, int j) const
     QString out;
     auto line = [&out](const QString &t) { out += QStringLiteral("<p>") + t + QStringLiteral("</p>"); };
     auto mono = [&out](const QString &t) {
-        out += QStringLiteral("<p style=\"font-family: monospace\">") + t + QStringLiteral("</p>");
+        out += QStringLiteral("<p style=\"font-family: '%1', monospace\">").arg(explanationMono().family()) + t
+            + QStringLiteral("</p>");
     };
     const auto qh = r.q.middleCols(h * dh, dh);
     const auto kh = r.k.middleCols(h * dh, dh);

@@ -8,6 +8,7 @@
 
 #include "live/livetypes.h"
 
+#include <QFont>
 #include <QPoint>
 #include <QRect>
 #include <QString>
@@ -51,7 +52,8 @@ public:
     int stageCount() const { return int(m_stages.size()); }
     // -1 while every stage shows.
     int currentStage() const { return m_current; }
-    // Reveals stages 0..stage; -1 (or the last stage) shows all.
+    // Reveals stages 0..stage and scrolls the stage's header to the top of the view; -1 shows all
+    // (the last stage is a step of its own: the step after it shows all).
     void setCurrentStage(int stage);
 
     int indexOf(StageKind kind) const; // -1 when this configuration has no such stage
@@ -92,10 +94,14 @@ signals:
 
 protected:
     void keyPressEvent(QKeyEvent *e) override;
+    void changeEvent(QEvent *e) override; // the head note's colour follows the theme
     bool eventFilter(QObject *o, QEvent *e) override;
 
 private:
     void rebuild() override;
+    void scrollToStage(int stage);
+    static QFont explanationMono(); // the explanation's fixed-width font
+    void styleHeadNote(); // orange, bold, at WCAG AA (4.5 : 1) on the window's background
     void buildStages();
     void fillStage(PipelineStage &st);
     void relayout();

@@ -132,6 +132,14 @@ void PredictionsView::setHoveredPosition(int position)
     rebuild();
 }
 
+void PredictionsView::setSelectedPosition(int position)
+{
+    if (position == m_selected)
+        return;
+    m_selected = position;
+    rebuild();
+}
+
 void PredictionsView::rebuild()
 {
     m_groups.clear();
@@ -145,7 +153,8 @@ void PredictionsView::rebuild()
         const Predictions &pr = s->trace->predictions;
         const int t = s->tq();
         const bool hovering = m_hovered >= 0 && m_hovered < t && m_hovered < int(pr.next.size());
-        const int at = hovering ? m_hovered : std::min(t, int(pr.next.size())) - 1;
+        const bool selected = m_selected >= 0 && m_selected < t && m_selected < int(pr.next.size());
+        const int at = hovering ? m_hovered : selected ? m_selected : std::min(t, int(pr.next.size())) - 1;
         NextTokens next;
         if (at < 0 || !nextTokensAt(at, next) || next.top.empty()) {
             if (m_message.isEmpty())

@@ -46,6 +46,9 @@ public:
     // The position the mouse is over (token chips, a heatmap row); -1: none (the last token).
     void setHoveredPosition(int position);
     int hoveredPosition() const { return m_hovered; }
+    // The position shown while none is hovered (a lesson's query, a clicked row); -1: the last token.
+    void setSelectedPosition(int position);
+    int selectedPosition() const { return m_selected; }
 
     const std::vector<Group> &groups() const { return m_groups; }
     QString message() const { return m_message; } // shown instead of lists ("" when there are lists)
@@ -80,6 +83,7 @@ private:
 
     SnapshotPtr m_snapshot;
     int m_hovered = -1;
+    int m_selected = -1;
     std::vector<Group> m_groups;
     QString m_message;
     QString m_shown; // the html on screen

@@ -12,7 +12,8 @@
 
 namespace attnviz::ui {
 
-// The masked keys' bars: hatched, outlined, as tall as the chart, drawn as QCPBars draws them (one
+// The masked keys: a low hatched stub on the baseline with "masked" written up from it (a bar as
+// tall as the chart read as a weight, taller than the real ones), drawn as QCPBars draws them (one
 // antialiased polygon each, the same pixels) but in horizontal bands of kBand pixels: the raster
 // engine hands every fill or outline of 96 or more spans to a thread pool and waits for it, and
 // a bar per key as tall as the chart made that hundreds of thread hand-offs a keystroke on a long
@@ -28,7 +29,18 @@ public:
     }
 
     std::vector<uint8_t> masked; // per key
-    double top = 0;              // the bars' height (value)
+    // The stub of key j in pixels (empty when j is not masked): 0.4 of a text line high, far below
+    // any bar a weight would need to be noticed.
+    QRectF barRect(int j) const
+    {
+        if (j < 0 || j >= int(masked.size()) || !masked[size_t(j)])
+            return {};
+        const QCPAxis *x = parentPlot()->xAxis, *y = parentPlot()->yAxis;
+        const double h = std::max(4.0, QFontMetricsF(x->tickLabelFont()).height() * 0.4);
+        return QRectF(QPointF(x->coordToPixel(j - kWidth / 2), y->coordToPixel(0) - h),
+                      QPointF(x->coordToPixel(j + kWidth / 2), y->coordToPixel(0)))
+            .normalized();
+    }
 
 protected:
     void applyDefaultAntialiasingHint(QCPPainter *p) const override
@@ -39,7 +51,7 @@ protected:
 
     void draw(QCPPainter *p) override
     {
-        const QCPAxis *x = parentPlot()->xAxis, *y = parentPlot()->yAxis;
+        const QCPAxis *x = parentPlot()->xAxis;
         const int n = int(masked.size());
         if (n == 0)
             return;
@@ -49,9 +61,7 @@ protected:
         std::vector<QPolygonF> bars;
         for (int j = lo; j <= hi; ++j)
             if (masked[size_t(j)])
-                bars.push_back(QPolygonF(QRectF(QPointF(x->coordToPixel(j - kWidth / 2), y->coordToPixel(top)),
-                                                QPointF(x->coordToPixel(j + kWidth / 2), y->coordToPixel(0)))
-                                             .normalized()));
+                bars.push_back(QPolygonF(barRect(j)));
         if (bars.empty())
             return;
         const QRect area = clipRect().translated(0, -1); // as QCPLayer::draw clips a layerable
@@ -67,8 +77,26 @@ protected:
             for (const QPolygonF &bar : bars)
                 p->drawPolygon(bar);
         }
+        p->setClipRect(area);
+        // "masked", written upwards from each stub while the keys are wide enough for a line of text
+        const QFont font = x->tickLabelFont();
+        const QFontMetricsF fm(font);
+        if (std::abs(x->coordToPixel(1) - x->coordToPixel(0)) >= fm.height()) {
+            p->setFont(font);
+            p->setPen(parentPlot()->xAxis->tickLabelColor());
+            for (const QPolygonF &bar : bars) {
+                const QRectF r = bar.boundingRect();
+                p->save();
+                p->translate(r.center().x() + fm.ascent() / 2 - fm.descent(), r.top() - 3);
+                p->rotate(-90);
+                p->drawText(QPointF(0, 0), QStringLiteral("masked"));
+                p->restore();
+            }
+        }
     }
 };
+
+QRectF RowView::maskedBarRect(int key) const { return m_masked->barRect(key); }
 
 RowView::RowView(QWidget *parent)
     : DeferredView(parent)
@@ -112,10 +140,11 @@ RowView::RowView(QWidget *parent)
         // (issue 14, 6) room above the tallest bar for its value label, and no more weight ticks
         // than the height holds at the current text size
         const double H = m_plot->axisRect()->height();
-        // the bars get at least five lines of the text size beside the title and key labels (the
-        // dock grows with larger text instead of squeezing the chart)
+        // the bars get at least four lines of the text size beside the title and key labels (the
+        // dock grows with larger text instead of squeezing the chart; five held the window taller
+        // than a 1280 × 720 screen)
         const double line = QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
-        const int needed = int(std::ceil(m_plot->height() - H + 5 * line));
+        const int needed = int(std::ceil(m_plot->height() - H + 4 * line));
         if (H > 0 && std::abs(m_plot->minimumHeight() - needed) > line) {
             m_plot->setMinimumHeight(needed); // the dock's layout follows later: lay out again then (rare)
             m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -233,7 +262,6 @@ void RowView::rebuild()
             m_masked->masked[size_t(j)] = 1;
             ++maskedKeys;
         }
-    m_masked->top = hi * 1.05;
     const bool fully = std::find(m_snapshot->seq(m_layer).fullyMaskedRows.begin(), m_snapshot->seq(m_layer).fullyMaskedRows.end(),
                                  m_query)
         != m_snapshot->seq(m_layer).fullyMaskedRows.end();
@@ -252,15 +280,24 @@ void RowView::rebuild()
     m_plot->xAxis->setRange(-0.6, tk - 0.4);
     m_plot->yAxis->setRange(std::min(0.0, lo * 1.1), hi * 1.12);
     if (tk <= 40) {
+        QFont f = font();
+        f.setPointSizeF(f.pointSizeF() * (tk <= 16 ? 0.85 : 0.7)); // follows the text size (presentation)
+        // as many decimals (4, 3 or 2) as fit between two bars: a lesson quoting 0.998 finds 0.998,
+        // not 1.00
+        const double perBar = m_plot->axisRect()->width() / std::max(1.0, tk + 0.2);
+        int decimals = 2;
+        for (int d = 4; d > 2; --d)
+            if (QFontMetricsF(f).horizontalAdvance(QStringLiteral("0.") + QString(d, QLatin1Char('0'))) <= perBar * 0.95) {
+                decimals = d;
+                break;
+            }
         for (int j = 0; j < tk; ++j) {
             if (!std::isfinite(m_values[j]) || (mask.size() > 0 && mask(m_query, j)))
                 continue;
             auto *t = new QCPItemText(m_plot);
             t->position->setCoords(j, std::max(0.0, m_values[j]));
             t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-            t->setText(QString::number(m_values[j], 'f', tk <= 16 ? 4 : 2));
-            QFont f = font();
-            f.setPointSizeF(f.pointSizeF() * (tk <= 16 ? 0.85 : 0.7)); // follows the text size (presentation)
+            t->setText(QString::number(m_values[j], 'f', decimals));
             t->setFont(f);
             m_valueLabels << t;
         }

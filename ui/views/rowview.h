@@ -7,6 +7,7 @@
 
 #include "live/livetypes.h"
 
+#include <QRectF>
 #include <QWidget>
 
 class QCustomPlot;
@@ -32,6 +33,8 @@ public:
     QString title() const;
     const QVector<double> &values() const { return m_values; }
     int query() const { return m_query; }
+    // A masked key's hatched stub, in the plot's pixels (empty when the key is not masked).
+    QRectF maskedBarRect(int key) const;
 
 protected:
     void changeEvent(QEvent *e) override; // the value labels follow the text size (presentation mode)
