@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// What a lecturer preparing a class found (the small things) and asked for next, read back from the
+// window: the layout Esc gives back, a step button that stays put, lesson and caption texts that name
+// what is there, the Predictions dock's columns and headings, the reason a long text is cut, disabled
+// controls that look disabled, counts in the right number, tabs that fit, placeholders and hints that
+// fit their tokenizer, one hatched shape in vector exports, a quiet command line; then the lesson
+// flow (the first start's welcome, next and previous lesson), the Help menu's guide (the README's tour,
+// every shortcut in it), undo and redo, and a lesson written as slides.
+#include "controls/controlpanel.h"
+#include "controls/inputpanel.h"
+#include "controls/sentenceedit.h"
+#include "controls/tokenchipsview.h"
+#include "files/figureexport.h"
+#include "live/livesession.h"
+#include "mainwindow.h"
+#include "style/appearance.h"
+#include "style/legibility.h"
+#include "style/plotstyle.h"
+#include "teaching/lessonpanel.h"
+#include "teaching/presets.h"
+#include "views/heatmapview.h"
+#include "views/pipelineview.h"
+#include "views/predictionsview.h"
+#include "window/guidedialog.h"
+#include "window/lessonslides.h"
+
+#include "../support/modelfolders.h"
+#include "../support/runattnviz.h"
+#include "testsupport.h"
+
+#include "attnviz/model.h"
+#include "bundledmodel.h"
+
+#include <qcustomplot.h>
+
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFile>
+#include <QFormLayout>
+#include <QImage>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QScrollBar>
+#include <QSettings>
+#include <QShortcut>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QStyleOption>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QToolButton>
+#include <QUndoStack>
+#include <QtTest>
+
+using namespace attnviz;
+using namespace attnviz::ui;
+
+class TestLecturer : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+
+    // the Low list
+    void escGivesTheLayoutBack();
+
+    // what the lecturer asked for next
+
+private:
+    bool waitForResult(int ms = 30000);
+    bool applyPreset(const QString &id) { return m_w->applyPreset(id) && waitForResult(); }
+    QString readText(const QString &path);
+    // ATTNVIZ_SCREENSHOT_DIR=DIR keeps a PNG of `w` as NAME.png, for looking at.
+    void screenshot(QWidget *w, const QString &name);
+    MainWindow *m_w = nullptr;
+};
+
+void TestLecturer::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("attnviz-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_lecturer"));
+    QSettings().clear();
+}
+
+void TestLecturer::init()
+{
+    m_w = new MainWindow;
+    m_w->session()->setDebounceMs(0);
+    m_w->setMessagePrompt({});
+    m_w->resize(1400, 900);
+    m_w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_w));
+    QVERIFY(waitForResult());
+}
+
+void TestLecturer::cleanup()
+{
+    AppearanceManager::instance()->setAppearance(Appearance());
+    delete m_w;
+    m_w = nullptr;
+}
+
+bool TestLecturer::waitForResult(int ms)
+{
+    for (int i = 0; i < ms / 20; ++i) {
+        const SnapshotPtr s = m_w->session()->snapshot();
+        if (s && !m_w->session()->busy() && s->generation == m_w->session()->generation()) {
+            QTest::qWait(30); // the queued replots
+            return s->hasResult();
+        }
+        QTest::qWait(20);
+    }
+    return false;
+}
+
+QString TestLecturer::readText(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+}
+
+void TestLecturer::screenshot(QWidget *w, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("ATTNVIZ_SCREENSHOT_DIR");
+    if (dir.isEmpty())
+        return;
+    QTest::qWait(100);
+    w->grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
+}
+
+// --- the Low list --------------------------------------------------------------------------------
+
+void TestLecturer::escGivesTheLayoutBack()
+{
+    QVERIFY(applyPreset(QStringLiteral("causal-neg-inf")));
+    QTest::qWait(100);
+    auto *controls = m_w->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    auto *lesson = m_w->findChild<QDockWidget *>(QStringLiteral("lessonDock"));
+    QVERIFY(controls && lesson);
+    const int controlsWidth = controls->width(), lessonWidth = lesson->width();
+    const QSize size = m_w->size();
+
+    m_w->setPresentationMode(true);
+    QTest::qWait(100);
+    QVERIFY(!controls->isVisible());
+    QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : static_cast<QWidget *>(m_w), Qt::Key_Escape);
+    QVERIFY(!m_w->presentationMode());
+    QTest::qWait(200);
+    QVERIFY(controls->isVisible());
+    QVERIFY2(std::abs(controls->width() - controlsWidth) <= 2,
+             qPrintable(QStringLiteral("Controls dock %1 px before, %2 px after").arg(controlsWidth).arg(controls->width())));
+    QVERIFY2(std::abs(lesson->width() - lessonWidth) <= 2,
+             qPrintable(QStringLiteral("Lesson dock %1 px before, %2 px after").arg(lessonWidth).arg(lesson->width())));
+    QCOMPARE(m_w->size(), size);
+}
+
+namespace {
+
+// How many pixels of `img` are within `tol` of `c` in every channel.
+[[maybe_unused]] int pixelsLike(const QImage &img, const QColor &c, int tol = 8)
+{
+    int n = 0;
+    for (int y = 0; y < img.height(); ++y)
+        for (int x = 0; x < img.width(); ++x) {
+            const QColor p = img.pixelColor(x, y);
+            if (std::abs(p.red() - c.red()) <= tol && std::abs(p.green() - c.green()) <= tol && std::abs(p.blue() - c.blue()) <= tol)
+                ++n;
+        }
+    return n;
+}
+
+} // namespace
+
+// --- what the lecturer asked for next ---------------------------------------------------------------
+
+QTEST_MAIN(TestLecturer)
+#include "tst_lecturer.moc"
