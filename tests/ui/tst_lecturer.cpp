@@ -72,6 +72,7 @@ private slots:
 
     // the Low list
     void escGivesTheLayoutBack();
+    void stepButtonStaysPut();
 
     // what the lecturer asked for next
 
@@ -162,6 +163,30 @@ void TestLecturer::escGivesTheLayoutBack()
     QVERIFY2(std::abs(lesson->width() - lessonWidth) <= 2,
              qPrintable(QStringLiteral("Lesson dock %1 px before, %2 px after").arg(lessonWidth).arg(lesson->width())));
     QCOMPARE(m_w->size(), size);
+}
+
+void TestLecturer::stepButtonStaysPut()
+{
+    QVERIFY(applyPreset(QStringLiteral("multihead-wrapper")));
+    QVERIFY(m_w->showView(QStringLiteral("pipeline")));
+    QTest::qWait(100);
+    PipelineView *p = m_w->pipelineView();
+    QToolButton *next = nullptr;
+    for (QToolButton *b : p->findChildren<QToolButton *>())
+        if (b->text() == QStringLiteral("▶"))
+            next = b;
+    QVERIFY(next);
+    auto *label = p->findChild<QLabel *>(QStringLiteral("pipelineStepLabel"));
+    QVERIFY(label);
+    QSet<int> xs;
+    QStringList texts;
+    for (int i = -1; i < p->stageCount(); ++i) {
+        p->setCurrentStage(i);
+        QTest::qWait(10);
+        xs << next->mapTo(p, QPoint(0, 0)).x();
+        texts << label->text();
+    }
+    QVERIFY2(xs.size() == 1, qPrintable(texts.join(QStringLiteral(" | "))));
 }
 
 namespace {

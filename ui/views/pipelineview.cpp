@@ -968,10 +968,16 @@ void PipelineView::applyReveal()
         m_stages[i]->applyVisibility();
     }
     const int n = stageCount();
-    if (m_current < 0)
-        m_stepLabel->setText(tr("All %1 stages").arg(n));
-    else
-        m_stepLabel->setText(tr("Step %1 of %2: %3").arg(m_current + 1).arg(n).arg(stageName(m_current)));
+    const auto stepText = [this, n](int i) {
+        return i < 0 ? tr("All %1 stages").arg(n) : tr("Step %1 of %2: %3").arg(i + 1).arg(n).arg(stageName(i));
+    };
+    // as wide as its longest text: the ▶ beside it stays where it is while the user steps
+    int widest = 0;
+    for (int i = -1; i < n; ++i)
+        widest = std::max(widest, m_stepLabel->fontMetrics().horizontalAdvance(stepText(i)));
+    m_stepLabel->setMinimumWidth(widest + 4);
+    m_stepLabel->setAlignment(Qt::AlignCenter);
+    m_stepLabel->setText(stepText(m_current));
     m_prev->setEnabled(m_current != 0 && n > 1);
     m_next->setEnabled(m_current >= 0);
     m_all->setEnabled(m_current >= 0);
