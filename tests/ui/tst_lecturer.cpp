@@ -73,6 +73,7 @@ private slots:
     // the Low list
     void escGivesTheLayoutBack();
     void stepButtonStaysPut();
+    void lessonTextsNameWhatIsThere();
 
     // what the lecturer asked for next
 
@@ -187,6 +188,40 @@ void TestLecturer::stepButtonStaysPut()
         texts << label->text();
     }
     QVERIFY2(xs.size() == 1, qPrintable(texts.join(QStringLiteral(" | "))));
+}
+
+void TestLecturer::lessonTextsNameWhatIsThere()
+{
+    // the controls a lesson names exist, by the label the Controls dock gives them
+    QStringList labels;
+    for (QLabel *l : m_w->controls()->findChildren<QLabel *>())
+        labels << l->text();
+    for (const Preset &p : presets())
+        QVERIFY2(!p.explanation.contains(QLatin1String("Masked keys")), qPrintable(p.id));
+    const Preset *renorm = findPreset(QStringLiteral("causal-renormalize"));
+    QVERIFY(renorm && renorm->explanation.contains(QLatin1String("\"Mask method\"")));
+    QVERIFY(labels.contains(QStringLiteral("Mask method")));
+
+    PipelineView *p = m_w->pipelineView();
+    const auto caption = [&](const QString &preset, PipelineView::StageKind kind) {
+        if (!applyPreset(preset) || !m_w->showView(QStringLiteral("pipeline")))
+            return QStringLiteral("(no %1)").arg(preset);
+        QTest::qWait(50);
+        const int i = p->indexOf(kind);
+        return i < 0 ? QStringLiteral("(no stage)") : p->stageCaption(i);
+    };
+    // dropout: the rows do not sum to 1 after it
+    const QString dropout = caption(QStringLiteral("dropout"), PipelineView::StageKind::Weights);
+    QVERIFY2(dropout.startsWith(QLatin1String("Before dropout each row sums to 1")), qPrintable(dropout));
+    QVERIFY2(dropout.contains(QLatin1String("no longer sums to 1")), qPrintable(dropout));
+    // d_head 1: one column per head, not "h·1 … h·1+0"
+    const QString concat = caption(QStringLiteral("multihead-split"), PipelineView::StageKind::Concat);
+    QVERIFY2(concat.contains(QLatin1String("head h takes column h")) && !concat.contains(QStringLiteral("h·1")),
+             qPrintable(concat));
+    // W_o's width is d_out (seed 004's wrapper: d_out 2)
+    const QString output = caption(QStringLiteral("multihead-split"), PipelineView::StageKind::Output);
+    QVERIFY2(output.contains(QRegularExpression(QStringLiteral("d_out = \\d+ numbers"))) && !output.contains(QLatin1String("d_model =")),
+             qPrintable(output));
 }
 
 namespace {

@@ -218,7 +218,7 @@ std::vector<Preset> make()
     p.explanation = tr(
         "The notebook's first way: softmax over all six keys, multiply by a lower-triangular mask of ones, then "
         "divide each row by its new sum. The result is the same as masking with −∞ first (\"journey\": 0.5517 / "
-        "0.4483): softmax of a subset equals the renormalized softmax of the whole row. Switch \"Masked keys\" "
+        "0.4483): softmax of a subset equals the renormalized softmax of the whole row. Switch \"Mask method\" "
         "between the two methods and nothing in the weights moves.");
     p.settings.maskMethod = MaskMethod::MultiplyRenormalize;
     add(p);
