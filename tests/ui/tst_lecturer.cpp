@@ -74,6 +74,7 @@ private slots:
     void escGivesTheLayoutBack();
     void stepButtonStaysPut();
     void lessonTextsNameWhatIsThere();
+    void predictionsDockShowsItsColumns();
 
     // what the lecturer asked for next
 
@@ -222,6 +223,35 @@ void TestLecturer::lessonTextsNameWhatIsThere()
     const QString output = caption(QStringLiteral("multihead-split"), PipelineView::StageKind::Output);
     QVERIFY2(output.contains(QRegularExpression(QStringLiteral("d_out = \\d+ numbers"))) && !output.contains(QLatin1String("d_model =")),
              qPrintable(output));
+}
+
+void TestLecturer::predictionsDockShowsItsColumns()
+{
+    QVERIFY(!bundledModelDir().isEmpty());
+    QVERIFY(applyPreset(QStringLiteral("tiny-induction")));
+    auto *dock = m_w->findChild<QDockWidget *>(QStringLiteral("predictionsDock"));
+    QVERIFY(dock && dock->isVisible());
+    auto *text = m_w->predictionsView()->findChild<QTextBrowser *>(QStringLiteral("predictionsText"));
+    QVERIFY(text);
+    QTest::qWait(200);
+    // every row of the lists, the id column last, within the panel: no horizontal scrolling
+    QVERIFY(m_w->predictionsView()->html().contains(QLatin1String("#")));
+    QVERIFY2(text->document()->idealWidth() <= text->viewport()->width() + 1,
+             qPrintable(QStringLiteral("table %1 px in a %2 px panel").arg(text->document()->idealWidth()).arg(text->viewport()->width())));
+    QVERIFY(!text->horizontalScrollBar()->isVisible());
+
+    // a text longer than the model's 256 positions: the last token shown is not the text's last
+    QString longText;
+    while (longText.size() < 5000)
+        longText += QStringLiteral("The cat sat on the mat and the dog lay by the door. ");
+    m_w->setSentence(longText);
+    QVERIFY(waitForResult());
+    const SnapshotPtr s = m_w->session()->snapshot();
+    QVERIFY(s->totalQueryTokens > s->tq());
+    QVERIFY(!m_w->predictionsView()->groups().empty());
+    const QString heading = m_w->predictionsView()->groups().front().heading;
+    QVERIFY2(!heading.contains(QLatin1String("(the last token)")), qPrintable(heading));
+    QVERIFY2(heading.contains(QStringLiteral("the last of the %L1 shown").arg(s->tq())), qPrintable(heading));
 }
 
 namespace {
