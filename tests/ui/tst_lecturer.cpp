@@ -75,6 +75,7 @@ private slots:
     void stepButtonStaysPut();
     void lessonTextsNameWhatIsThere();
     void predictionsDockShowsItsColumns();
+    void partialCharacterPieceReadsAsBytes();
 
     // what the lecturer asked for next
 
@@ -252,6 +253,34 @@ void TestLecturer::predictionsDockShowsItsColumns()
     const QString heading = m_w->predictionsView()->groups().front().heading;
     QVERIFY2(!heading.contains(QLatin1String("(the last token)")), qPrintable(heading));
     QVERIFY2(heading.contains(QStringLiteral("the last of the %L1 shown").arg(s->tq())), qPrintable(heading));
+}
+
+void TestLecturer::partialCharacterPieceReadsAsBytes()
+{
+    // every entry of the bundled model's vocabulary scored once (topK = the vocabulary): the pieces that
+    // are a space and the first bytes of a character ("␣âĻ" in GPT-2's spelling: " " E2 99, the start
+    // of ♥) read as the token chips write them, never as the spelling's letters
+    std::unique_ptr<Model> model;
+    QVERIFY(openModelSource(QStringLiteral("bundled"), model).ok());
+    TraceRequest req;
+    req.text = "I love you";
+    req.topK = model->info().vocabulary;
+    Trace<float> trace;
+    QVERIFY(model->trace(req, trace).ok());
+    QVERIFY(!trace.predictions.next.empty());
+    const std::vector<TokenProb> &all = trace.predictions.next.back();
+    QCOMPARE(int(all.size()), model->info().vocabulary);
+    int partial = 0;
+    for (const TokenProb &p : all) {
+        const QString display = QString::fromStdString(p.display);
+        if (display.contains(QLatin1String("\\x"))) {
+            ++partial;
+            // the bytes, never GPT-2's letters standing in for them ("Ļ" for 0x99)
+            QVERIFY2(QRegularExpression(QStringLiteral("^([^\\\\]|\\\\x[0-9A-F]{2})+$")).match(display).hasMatch(),
+                     qPrintable(QStringLiteral("%1: %2").arg(p.id).arg(display)));
+        }
+    }
+    QVERIFY2(partial > 0, "the byte-level vocabulary has pieces of characters");
 }
 
 namespace {
