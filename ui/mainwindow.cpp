@@ -648,7 +648,7 @@ void MainWindow::onSnapshot(SnapshotPtr s)
                       "t × t weights of every head in memory).")
                        .arg(std::max(s->totalQueryTokens, s->totalKeyTokens))
                        .arg(s->tq())
-                       .arg(s->settings.numHeads);
+                       .arg(s->cutReason());
     if (!notices.isEmpty()) {
         m_notice->setText(notices.join(QLatin1Char('\n')));
         m_notice->setVisible(true);

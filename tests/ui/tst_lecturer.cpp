@@ -76,6 +76,7 @@ private slots:
     void lessonTextsNameWhatIsThere();
     void predictionsDockShowsItsColumns();
     void partialCharacterPieceReadsAsBytes();
+    void cutNamesTheModelsPositions();
 
     // what the lecturer asked for next
 
@@ -281,6 +282,33 @@ void TestLecturer::partialCharacterPieceReadsAsBytes()
         }
     }
     QVERIFY2(partial > 0, "the byte-level vocabulary has pieces of characters");
+}
+
+void TestLecturer::cutNamesTheModelsPositions()
+{
+    QString error;
+    QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+    QString longText;
+    while (longText.size() < 5000)
+        longText += QStringLiteral("The cat sat on the mat and the dog lay by the door. ");
+    m_w->setSentence(longText);
+    QVERIFY(waitForResult());
+    const SnapshotPtr s = m_w->session()->snapshot();
+    QCOMPARE(s->tq(), 256);
+    QVERIFY(m_w->showView(QStringLiteral("weights")));
+    QTest::qWait(100);
+    const QString title = m_w->heatmapView()->title();
+    QVERIFY2(title.contains(QLatin1String("reads at most 256")) && !title.contains(QLatin1String("live limit")),
+             qPrintable(title));
+    const QString notice = m_w->findChild<QLabel *>(QStringLiteral("notice"))->text();
+    QVERIFY2(notice.contains(QLatin1String("reads at most 256")) && !notice.contains(QLatin1String("live limit")),
+             qPrintable(notice));
+    // the word vectors' own limit still names itself
+    m_w->useWordVectors();
+    QVERIFY(waitForResult());
+    const SnapshotPtr w = m_w->session()->snapshot();
+    if (w->truncated())
+        QVERIFY2(m_w->heatmapView()->title().contains(QLatin1String("live limit")), qPrintable(m_w->heatmapView()->title()));
 }
 
 namespace {

@@ -119,6 +119,14 @@ struct ComputeSnapshot {
     int layerIndex(int layer) const { return std::clamp(layer, 0, std::max(0, numLayers() - 1)); }
     const LayerTrace<float> &layer(int l) const { return trace->layers[size_t(layerIndex(l))]; }
     const AttentionResult<float> &attention(int l) const { return layer(l).attention; }
+    // Why the views show fewer tokens than the text has: the model's reason (its positions), else
+    // the live limit of the word-vector attention.
+    QString cutReason() const
+    {
+        return trace && !trace->cutReason.empty()
+            ? QString::fromStdString(trace->cutReason)
+            : QStringLiteral("the live limit for %1 heads").arg(settings.numHeads);
+    }
     const SequenceResult<float> &seq(int l) const { return attention(l).batch.front(); }
     // Weights shown for a head; -1 = the average over heads.
     const Mat<float> &weights(int l, int head) const { return trace->weights(layerIndex(l), head); }
