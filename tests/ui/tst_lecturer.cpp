@@ -77,6 +77,8 @@ private slots:
     void predictionsDockShowsItsColumns();
     void partialCharacterPieceReadsAsBytes();
     void cutNamesTheModelsPositions();
+    void disabledControlsLookDisabled();
+    void highContrastShowsCheckBoxes();
 
     // what the lecturer asked for next
 
@@ -327,6 +329,76 @@ namespace {
 }
 
 } // namespace
+
+void TestLecturer::disabledControlsLookDisabled()
+{
+    for (const Theme theme : {Theme::Light, Theme::HighContrast}) {
+        Appearance a;
+        a.theme = theme;
+        AppearanceManager::instance()->setAppearance(a);
+        QTest::qWait(20);
+        auto *slider = m_w->controls()->findChild<QSlider *>(QStringLiteral("temperatureSlider"));
+        QVERIFY(slider);
+        QVERIFY(!slider->isEnabled()); // scaling is 1/√d_head
+        // its form label and its value are greyed with it
+        auto *form = slider->parentWidget()->findChild<QFormLayout *>();
+        QVERIFY(form);
+        int greyed = 0;
+        for (QLabel *l : slider->parentWidget()->findChildren<QLabel *>())
+            if (l->text() == QLatin1String("Temperature") || l->text().startsWith(QLatin1String("T = "))) {
+                QVERIFY2(!l->isEnabled(), qPrintable(l->text()));
+                ++greyed;
+            }
+        QCOMPARE(greyed, 2);
+        // the groove is not filled with the highlight colour while disabled
+        const QColor highlight = slider->palette().color(QPalette::Active, QPalette::Highlight);
+        const QImage off = slider->grab().toImage();
+        QCOMPARE(pixelsLike(off, highlight, 40), 0);
+        m_w->controls()->findChild<QComboBox *>(QStringLiteral("scaleCombo"))
+            ->setCurrentIndex(m_w->controls()->findChild<QComboBox *>(QStringLiteral("scaleCombo"))->findData(int(ScaleRule::Temperature)));
+        QVERIFY(slider->isEnabled());
+        const QImage on = slider->grab().toImage();
+        QVERIFY2(pixelsLike(on, highlight, 40) > 0, "an enabled slider shows its filled groove");
+        m_w->controls()->findChild<QComboBox *>(QStringLiteral("scaleCombo"))->setCurrentIndex(0);
+    }
+}
+
+void TestLecturer::highContrastShowsCheckBoxes()
+{
+    Appearance a;
+    a.theme = Theme::HighContrast;
+    AppearanceManager::instance()->setAppearance(a);
+    QCheckBox on(QStringLiteral("enabled")), off(QStringLiteral("disabled"));
+    off.setEnabled(false);
+    for (QCheckBox *box : {&on, &off}) {
+        box->resize(box->sizeHint());
+        box->ensurePolished();
+    }
+    // the indicator (unchecked) of each: a frame that stands out from the black window
+    const auto frameColour = [](QCheckBox &box) {
+        QStyleOptionButton opt;
+        opt.initFrom(&box);
+        const QRect r = box.style()->subElementRect(QStyle::SE_CheckBoxIndicator, &opt, &box);
+        const QImage img = box.grab().toImage();
+        double best = 0;
+        QColor colour;
+        for (int x = r.left(); x <= r.right(); ++x) {
+            const QColor c = img.pixelColor(x, r.top() + r.height() / 2);
+            const double ratio = contrastRatio(c, Qt::black);
+            if (ratio > best) {
+                best = ratio;
+                colour = c;
+            }
+        }
+        return std::make_pair(best, colour);
+    };
+    const auto [enabledContrast, enabledColour] = frameColour(on);
+    const auto [disabledContrast, disabledColour] = frameColour(off);
+    QVERIFY2(enabledContrast >= 4.5, qPrintable(QString::number(enabledContrast)));
+    QVERIFY2(disabledContrast >= 3.0, qPrintable(QString::number(disabledContrast)));
+    // and the two states differ
+    QVERIFY2(enabledColour != disabledColour, qPrintable(enabledColour.name() + QLatin1Char(' ') + disabledColour.name()));
+}
 
 // --- what the lecturer asked for next ---------------------------------------------------------------
 
