@@ -615,10 +615,10 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     }
 
     if (s->hasResult()) {
-        m_status->setText(tr("%L1 tokens%2 · %3 heads · d_model %4 · d_head %5 · %6: %7 · %8 ms")
-                              .arg(s->tq())
-                              .arg(s->cross ? tr(" × %L1 keys").arg(s->tk()) : QString())
-                              .arg(s->attention(layer).numHeads)
+        m_status->setText(tr("%1%2 · %3 · d_model %4 · d_head %5 · %6: %7 · %8 ms")
+                              .arg(countText(s->tq(), tr("token"), tr("tokens")))
+                              .arg(s->cross ? tr(" × %1").arg(countText(s->tk(), tr("key"), tr("keys"))) : QString())
+                              .arg(countText(s->attention(layer).numHeads, tr("head"), tr("heads")))
                               .arg(s->attention(layer).dModel)
                               .arg(s->attention(layer).dHead)
                               .arg(s->backendName, s->device)

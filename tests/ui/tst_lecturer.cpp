@@ -79,6 +79,7 @@ private slots:
     void cutNamesTheModelsPositions();
     void disabledControlsLookDisabled();
     void highContrastShowsCheckBoxes();
+    void countsInTheRightNumber();
 
     // what the lecturer asked for next
 
@@ -398,6 +399,27 @@ void TestLecturer::highContrastShowsCheckBoxes()
     QVERIFY2(disabledContrast >= 3.0, qPrintable(QString::number(disabledContrast)));
     // and the two states differ
     QVERIFY2(enabledColour != disabledColour, qPrintable(enabledColour.name() + QLatin1Char(' ') + disabledColour.name()));
+}
+
+void TestLecturer::countsInTheRightNumber()
+{
+    m_w->setSentence(QStringLiteral("ship"));
+    m_w->setKeySentence(QStringLiteral("crew"));
+    QVERIFY(waitForResult());
+    const QString status = m_w->statusText();
+    QVERIFY2(status.startsWith(QStringLiteral("1 token × 1 key · 1 head ·")), qPrintable(status));
+    ComputeSettings s = m_w->controls()->settings();
+    s.numHeads = 1;
+    m_w->controls()->setSettings(s);
+    m_w->session()->setHeadDisplay(HeadDisplay::All);
+    m_w->setKeySentence(QString());
+    m_w->setSentence(QStringLiteral("I must go back"));
+    QVERIFY(waitForResult());
+    QVERIFY(m_w->showView(QStringLiteral("weights")));
+    QTest::qWait(50);
+    const QString title = m_w->heatmapView()->title();
+    QVERIFY2(!title.contains(QLatin1String("1 heads")), qPrintable(title));
+    QVERIFY2(m_w->statusText().startsWith(QStringLiteral("4 tokens · 1 head ·")), qPrintable(m_w->statusText()));
 }
 
 // --- what the lecturer asked for next ---------------------------------------------------------------

@@ -70,6 +70,13 @@ struct ComputeRequest {
     std::shared_ptr<Model> model;
 };
 
+// "1 head", "4 heads": a count with its noun in the number it needs (English only: no translations
+// ship, and tr()'s %n plurals need one to say "1 head").
+inline QString countText(qint64 n, const QString &one, const QString &many)
+{
+    return QStringLiteral("%L1 %2").arg(n).arg(n == 1 ? one : many);
+}
+
 // The result of one request: the model's trace and what the views need to label it. Views take a
 // snapshot plus a (layer, head, query) selection and never ask which kind of model made the trace.
 struct ComputeSnapshot {
