@@ -113,7 +113,10 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs = new QTabWidget(this);
     m_tabs->addTab(m_heatmap, tr("Weights"));
     m_tabs->addTab(m_grid, tr("All heads"));
-    m_tabs->addTab(m_embeddings, tr("Contextual embeddings"));
+    // short tab names: with a model's tabs they all fit beside the docks at 1400 px (the views' own
+    // titles give the long names)
+    m_tabs->addTab(m_embeddings, tr("Embeddings"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_embeddings), tr("Contextual embeddings"));
     m_lines = new LinesView(this);
     m_lines->setObjectName(QStringLiteral("linesView"));
     m_tabs->addTab(m_lines, tr("Lines"));
@@ -124,13 +127,16 @@ MainWindow::MainWindow(QWidget *parent)
     m_residual = new ResidualView(this);
     m_layerGrid->setObjectName(QStringLiteral("layersView"));
     m_residual->setObjectName(QStringLiteral("residualView"));
-    m_tabs->addTab(m_layerGrid, tr("Layers × heads"));
-    m_tabs->addTab(m_residual, tr("Residual stream"));
+    m_tabs->addTab(m_layerGrid, tr("Layers"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_layerGrid), tr("Layers × heads"));
+    m_tabs->addTab(m_residual, tr("Residual"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_residual), tr("Residual stream"));
     showTab(m_layerGrid, false);
     showTab(m_residual, false);
     m_roles = new HeadRolesView(this); // a model's heads (a model folder) only
     m_roles->setObjectName(QStringLiteral("headRolesView"));
-    m_tabs->addTab(m_roles, tr("Layers × heads"));
+    m_tabs->addTab(m_roles, tr("Layers"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_roles), tr("Layers × heads, with each head's role"));
     showTab(m_roles, false);
     m_rollout = new RolloutView(this); // several layers only
     m_rollout->setObjectName(QStringLiteral("rolloutView"));

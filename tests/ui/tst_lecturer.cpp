@@ -80,6 +80,7 @@ private slots:
     void disabledControlsLookDisabled();
     void highContrastShowsCheckBoxes();
     void countsInTheRightNumber();
+    void tabsFitWithAModel();
 
     // what the lecturer asked for next
 
@@ -420,6 +421,30 @@ void TestLecturer::countsInTheRightNumber()
     const QString title = m_w->heatmapView()->title();
     QVERIFY2(!title.contains(QLatin1String("1 heads")), qPrintable(title));
     QVERIFY2(m_w->statusText().startsWith(QStringLiteral("4 tokens · 1 head ·")), qPrintable(m_w->statusText()));
+}
+
+void TestLecturer::tabsFitWithAModel()
+{
+    QString error;
+    QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+    QVERIFY(waitForResult());
+    QTest::qWait(200);
+    QTabBar *bar = m_w->tabs()->tabBar();
+    int shown = 0;
+    for (int i = 0; i < bar->count(); ++i) {
+        if (!bar->isTabVisible(i))
+            continue;
+        ++shown;
+        const QRect r = bar->tabRect(i);
+        QVERIFY2(bar->rect().contains(r), qPrintable(QStringLiteral("%1: %2 px from %3 in a %4 px bar")
+                                                          .arg(bar->tabText(i))
+                                                          .arg(r.width())
+                                                          .arg(r.left())
+                                                          .arg(bar->width())));
+    }
+    QVERIFY(shown >= 8); // weights … rollout, compare
+    for (QToolButton *arrow : bar->findChildren<QToolButton *>())
+        QVERIFY2(!arrow->isVisible(), "no scroll arrows");
 }
 
 // --- what the lecturer asked for next ---------------------------------------------------------------
