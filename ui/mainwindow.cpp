@@ -762,7 +762,8 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
     showTab(m_roles, m_session->model() != nullptr);
     showTab(m_rollout, m_session->model() && m_modelInfo.layers > 1);
     m_modelMenu->setCurrent(m_modelSource);
-    m_input->setModelTokens(m_session->model() ? ModelLoader::title(m_modelSource) : QString());
+    m_input->setModelTokens(m_session->model() ? ModelLoader::title(m_modelSource) : QString(),
+                            QString::fromStdString(m_modelInfo.tokenizer));
     if (m_session->model())
         m_status->setText(tr("Model %1: %2 layers × %3 heads, d_model %4, %5")
                               .arg(ModelLoader::title(m_modelSource))

@@ -81,6 +81,7 @@ private slots:
     void highContrastShowsCheckBoxes();
     void countsInTheRightNumber();
     void tabsFitWithAModel();
+    void placeholderAndHintFit();
 
     // what the lecturer asked for next
 
@@ -445,6 +446,24 @@ void TestLecturer::tabsFitWithAModel()
     QVERIFY(shown >= 8); // weights … rollout, compare
     for (QToolButton *arrow : bar->findChildren<QToolButton *>())
         QVERIFY2(!arrow->isVisible(), "no scroll arrows");
+}
+
+void TestLecturer::placeholderAndHintFit()
+{
+    SentenceEdit *key = m_w->keySentenceEdit();
+    const int need = key->fontMetrics().horizontalAdvance(key->placeholderText()) + 2 * int(key->document()->documentMargin());
+    QVERIFY2(need <= key->viewport()->width(),
+             qPrintable(QStringLiteral("placeholder %1 px, editor %2 px").arg(need).arg(key->viewport()->width())));
+    // one line tall: the editor shows the placeholder's whole line
+    QVERIFY(key->viewport()->height() >= key->fontMetrics().height());
+
+    auto *input = m_w->findChild<InputPanel *>();
+    QVERIFY(input);
+    QVERIFY(m_w->openModel(attnviz_test::fixtureModel(QStringLiteral("bert-tiny")), nullptr));
+    QVERIFY2(!input->chipsHelpText().contains(QStringLiteral("␣")) && input->chipsHelpText().contains(QLatin1String("##")),
+             qPrintable(input->chipsHelpText()));
+    QVERIFY(m_w->openModel(attnviz_test::fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY2(input->chipsHelpText().contains(QStringLiteral("␣ marks a space")), qPrintable(input->chipsHelpText()));
 }
 
 // --- what the lecturer asked for next ---------------------------------------------------------------
