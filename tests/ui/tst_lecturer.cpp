@@ -82,6 +82,7 @@ private slots:
     void countsInTheRightNumber();
     void tabsFitWithAModel();
     void placeholderAndHintFit();
+    void hatchedAreaIsOneShape();
 
     // what the lecturer asked for next
 
@@ -464,6 +465,29 @@ void TestLecturer::placeholderAndHintFit()
              qPrintable(input->chipsHelpText()));
     QVERIFY(m_w->openModel(attnviz_test::fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
     QVERIFY2(input->chipsHelpText().contains(QStringLiteral("␣ marks a space")), qPrintable(input->chipsHelpText()));
+}
+
+void TestLecturer::hatchedAreaIsOneShape()
+{
+    QVERIFY(applyPreset(QStringLiteral("causal-neg-inf")));
+    QVERIFY(m_w->showView(QStringLiteral("weights")));
+    QTest::qWait(100);
+    QTemporaryDir tmp;
+    const QString svg = tmp.filePath(QStringLiteral("w.svg"));
+    QString error;
+    FigureOptions o;
+    QVERIFY2(saveFigure(m_w->heatmapView()->plot(), svg, o, &error), qPrintable(error));
+    const QString text = readText(svg);
+    // the masked cells' grey fill: one path element for the whole upper triangle (no rectangle per
+    // row whose edges a renderer anti-aliases into seams)
+    const QString grey = maskFillColor().name();
+    const QRegularExpression filled(QStringLiteral("fill=\"%1\"[^>]*>\\s*(<(path|rect|polygon)[^>]*>\\s*)+").arg(grey));
+    int shapes = 0;
+    for (auto it = filled.globalMatch(text); it.hasNext();) {
+        const QString group = it.next().captured(0);
+        shapes += int(group.count(QLatin1String("<path")) + group.count(QLatin1String("<rect")) + group.count(QLatin1String("<polygon")));
+    }
+    QVERIFY2(shapes == 1, qPrintable(QStringLiteral("%1 shapes filled %2").arg(shapes).arg(grey)));
 }
 
 // --- what the lecturer asked for next ---------------------------------------------------------------
