@@ -83,6 +83,7 @@ private slots:
     void tabsFitWithAModel();
     void placeholderAndHintFit();
     void hatchedAreaIsOneShape();
+    void commandLineIsQuiet();
 
     // what the lecturer asked for next
 
@@ -488,6 +489,24 @@ void TestLecturer::hatchedAreaIsOneShape()
         shapes += int(group.count(QLatin1String("<path")) + group.count(QLatin1String("<rect")) + group.count(QLatin1String("<polygon")));
     }
     QVERIFY2(shapes == 1, qPrintable(QStringLiteral("%1 shapes filled %2").arg(shapes).arg(grey)));
+}
+
+void TestLecturer::commandLineIsQuiet()
+{
+    QTemporaryDir tmp;
+    for (const QStringList &args :
+         {QStringList{QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("ship"), QStringLiteral("--view"),
+                      QStringLiteral("weights"), QStringLiteral("--out"), tmp.filePath(QStringLiteral("a.png"))},
+          QStringList{QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("I must go back to my ship"),
+                      QStringLiteral("--view"), QStringLiteral("grid"), QStringLiteral("--heads"), QStringLiteral("4"),
+                      QStringLiteral("--out"), tmp.filePath(QStringLiteral("b.svg"))},
+          QStringList{QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("I must go back to my ship"),
+                      QStringLiteral("--view"), QStringLiteral("row"), QStringLiteral("--heads"), QStringLiteral("4"),
+                      QStringLiteral("--mask"), QStringLiteral("causal"), QStringLiteral("--out"), tmp.filePath(QStringLiteral("c.png"))}}) {
+        const attnviz_test::Run r = attnviz_test::runAttnviz(args);
+        QCOMPARE(r.code, 0);
+        QVERIFY2(!r.err.contains("QWidget::setMinimumSize") && !r.err.contains("Negative size"), r.err.constData());
+    }
 }
 
 // --- what the lecturer asked for next ---------------------------------------------------------------
