@@ -650,8 +650,7 @@ void MainWindow::onSnapshot(SnapshotPtr s)
                        .arg(s->tq())
                        .arg(QString::fromStdString(s->trace->cutReason));
     else if (s->truncated())
-        notices << tr("%L1 tokens pasted: the views show the first %L2 (the live limit for %3 heads keeps the "
-                      "t × t weights of every head in memory).")
+        notices << tr("%L1 tokens pasted: the views show the first %L2 (%3).")
                        .arg(std::max(s->totalQueryTokens, s->totalKeyTokens))
                        .arg(s->tq())
                        .arg(s->cutReason());
