@@ -86,6 +86,14 @@ private slots:
     void commandLineIsQuiet();
 
     // what the lecturer asked for next
+    void firstStartWelcomes();
+    void nextAndPreviousLesson();
+    void helpMenuOpensTheGuide();
+    void guideListsEveryShortcut();
+    void undoRedoControlsAndChips();
+    void undoGivesTheMaskedWordBack();
+    void lessonAsSlides();
+    void lessonAsSlidesFromTheCommandLine();
 
 private:
     bool waitForResult(int ms = 30000);
@@ -510,6 +518,271 @@ void TestLecturer::commandLineIsQuiet()
 }
 
 // --- what the lecturer asked for next ---------------------------------------------------------------
+
+void TestLecturer::firstStartWelcomes()
+{
+    QSettings().remove(QStringLiteral("lessons/welcomed"));
+    auto *dock = m_w->findChild<QDockWidget *>(QStringLiteral("lessonDock"));
+    QVERIFY(dock && !dock->isVisible());
+    QVERIFY(m_w->welcomeOnFirstStart());
+    QVERIFY(dock->isVisible());
+    QVERIFY(m_w->lessonPanel()->welcomeShown());
+    const QString text = m_w->lessonPanel()->text();
+    QVERIFY2(text.contains(QLatin1String("Start with the lessons")) && text.contains(QLatin1String("F1")), qPrintable(text));
+    screenshot(m_w, QStringLiteral("welcome"));
+    QCOMPARE(m_w->lessonPanel()->nextButton()->text(), QStringLiteral("First lesson ▶"));
+    QVERIFY(m_w->lessonPanel()->nextButton()->isEnabled());
+    QVERIFY(!m_w->lessonPanel()->previousButton()->isEnabled());
+    // only the first start
+    QVERIFY(!m_w->welcomeOnFirstStart());
+    // the button starts the first lesson
+    QTest::mouseClick(m_w->lessonPanel()->nextButton(), Qt::LeftButton);
+    QCOMPARE(m_w->lessonPanel()->currentId(), presets().front().id);
+    QVERIFY(!m_w->lessonPanel()->welcomeShown());
+}
+
+void TestLecturer::nextAndPreviousLesson()
+{
+    const std::vector<Preset> &all = presets();
+    QVERIFY(all.size() >= 3);
+    QVERIFY(m_w->stepLesson(1));
+    QCOMPARE(m_w->lessonPanel()->currentId(), all[0].id);
+    QTest::mouseClick(m_w->lessonPanel()->nextButton(), Qt::LeftButton);
+    QCOMPARE(m_w->lessonPanel()->currentId(), all[1].id);
+    // the keys: Alt+Right, Alt+Left (window shortcuts, whatever has the focus)
+    m_w->activateWindow();
+    m_w->sentenceEdit()->setFocus();
+    QTest::keyClick(m_w->sentenceEdit(), Qt::Key_Right, Qt::AltModifier);
+    QCOMPARE(m_w->lessonPanel()->currentId(), all[2].id);
+    QTest::keyClick(m_w->sentenceEdit(), Qt::Key_Left, Qt::AltModifier);
+    QCOMPARE(m_w->lessonPanel()->currentId(), all[1].id);
+    QTest::mouseClick(m_w->lessonPanel()->previousButton(), Qt::LeftButton);
+    QCOMPARE(m_w->lessonPanel()->currentId(), all[0].id);
+    QVERIFY(!m_w->lessonPanel()->previousButton()->isEnabled());
+    QVERIFY(!m_w->stepLesson(-1));
+    // an edited lesson still steps from itself
+    ComputeSettings s = m_w->controls()->settings();
+    s.numHeads = 2;
+    m_w->controls()->setSettings(s);
+    QVERIFY(m_w->lessonPanel()->currentId().isEmpty());
+    QVERIFY(m_w->stepLesson(1));
+    QCOMPARE(m_w->lessonPanel()->currentId(), all[1].id);
+    // the last lesson has no next
+    QVERIFY(m_w->applyPreset(all.back().id));
+    QVERIFY(!m_w->lessonPanel()->nextButton()->isEnabled());
+    QVERIFY(!m_w->stepLesson(1));
+}
+
+void TestLecturer::helpMenuOpensTheGuide()
+{
+    QMenu *help = nullptr;
+    for (QAction *a : m_w->menuBar()->actions())
+        if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("Help"))
+            help = a->menu();
+    QVERIFY(help);
+    auto *guide = m_w->findChild<QAction *>(QStringLiteral("guideAction"));
+    QVERIFY(guide && help->actions().contains(guide));
+    QCOMPARE(guide->shortcut(), QKeySequence(Qt::Key_F1));
+    QVERIFY(!m_w->guideDialog());
+    m_w->activateWindow();
+    QTest::keyClick(m_w, Qt::Key_F1);
+    QVERIFY(m_w->guideDialog() && m_w->guideDialog()->isVisible());
+    const QString text = m_w->guideDialog()->browser()->toPlainText();
+    for (const char *heading : {"The views and how to read them", "Lessons", "Presenting", "Undo", "Keyboard shortcuts"})
+        QVERIFY2(text.contains(QLatin1String(heading)), heading);
+    // every view the tabs have is explained by its tab's name
+    for (int i = 0; i < m_w->tabs()->count(); ++i) {
+        const QString name = m_w->tabs()->tabText(i);
+        QVERIFY2(text.contains(name), qPrintable(name));
+    }
+    // Keyboard shortcuts opens the guide at that heading
+    QTest::qWait(50);
+    QVERIFY(m_w->guideDialog()->showSection(QStringLiteral("Keyboard shortcuts")));
+    const QTextCursor c = m_w->guideDialog()->browser()->textCursor();
+    QCOMPARE(c.block().text(), QStringLiteral("Keyboard shortcuts"));
+    QVERIFY(m_w->guideDialog()->browser()->verticalScrollBar()->value() > 0);
+    screenshot(m_w->guideDialog(), QStringLiteral("guide-shortcuts"));
+}
+
+void TestLecturer::guideListsEveryShortcut()
+{
+    const QString guide = GuideDialog::markdown();
+    QVERIFY(guide.size() > 2000);
+    // every shortcut of every menu, and the window's own keys (presentation steps, Esc)
+    QStringList missing, listed;
+    const auto check = [&](const QKeySequence &k, const QString &what) {
+        if (k.isEmpty())
+            return;
+        const QString key = k.toString(QKeySequence::PortableText);
+        listed << key;
+        if (!guide.contains(QLatin1Char('`') + key + QLatin1Char('`')))
+            missing << QStringLiteral("%1 (%2)").arg(key, what);
+    };
+    for (QAction *a : m_w->findChildren<QAction *>()) {
+        if (a->menu() || a->shortcuts().isEmpty())
+            continue;
+        bool any = false;
+        for (const QKeySequence &k : a->shortcuts())
+            any = any || guide.contains(QLatin1Char('`') + k.toString(QKeySequence::PortableText) + QLatin1Char('`'));
+        if (!any)
+            check(a->shortcut(), a->text());
+        else
+            listed << a->shortcut().toString(QKeySequence::PortableText);
+    }
+    for (QShortcut *s : m_w->findChildren<QShortcut *>())
+        check(s->key(), QStringLiteral("shortcut"));
+    QVERIFY2(missing.isEmpty(), qPrintable(missing.join(QStringLiteral(", "))));
+    for (const char *key : {"F11", "F1", "Esc", "Right", "Left", "Ctrl+Z", "Ctrl+Shift+Z", "Alt+Right", "Alt+Left"})
+        QVERIFY2(listed.contains(QLatin1String(key)), key);
+    QVERIFY(guide.contains(QLatin1String("`Ctrl+=`")) && guide.contains(QLatin1String("`Ctrl+-`")));
+    QVERIFY(guide.contains(QLatin1String("mouse wheel")));
+}
+
+void TestLecturer::undoRedoControlsAndChips()
+{
+    QUndoStack *undo = m_w->undoStack();
+    QCOMPARE(undo->count(), 0);
+    // a control set by hand
+    auto *heads = m_w->controls()->findChild<QSpinBox *>(QStringLiteral("headsSpin"));
+    QVERIFY(heads);
+    QCOMPARE(heads->value(), 1);
+    heads->setValue(2);
+    QCOMPARE(undo->count(), 1);
+    QCOMPARE(undo->undoText(), QStringLiteral("Change Number of heads"));
+    auto *undoAction = m_w->findChild<QAction *>(QStringLiteral("undoAction"));
+    auto *redoAction = m_w->findChild<QAction *>(QStringLiteral("redoAction"));
+    QVERIFY(undoAction && redoAction);
+    QCOMPARE(undoAction->shortcut(), QKeySequence(QStringLiteral("Ctrl+Z")));
+    QCOMPARE(redoAction->shortcut(), QKeySequence(QStringLiteral("Ctrl+Shift+Z")));
+    m_w->tabs()->currentWidget()->setFocus(); // not an editor: Ctrl+Z is the window's
+    QTest::keyClick(m_w->tabs()->currentWidget(), Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(m_w->controls()->settings().numHeads, 1);
+    QCOMPARE(heads->value(), 1);
+    QTest::keyClick(m_w->tabs()->currentWidget(), Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(m_w->controls()->settings().numHeads, 2);
+    QVERIFY(waitForResult());
+    QCOMPARE(m_w->session()->snapshot()->settings.numHeads, 2); // the views follow
+
+    // a slider dragged is one step
+    auto *scale = m_w->controls()->findChild<QComboBox *>(QStringLiteral("scaleCombo"));
+    scale->setCurrentIndex(scale->findData(int(ScaleRule::Temperature)));
+    const int before = undo->count();
+    auto *slider = m_w->controls()->findChild<QSlider *>(QStringLiteral("temperatureSlider"));
+    const double t0 = m_w->controls()->settings().temperature;
+    for (int v : {110, 120, 130, 140})
+        slider->setValue(v);
+    QCOMPARE(undo->count(), before + 1);
+    undo->undo();
+    QCOMPARE(m_w->controls()->settings().temperature, t0);
+
+    // a chip click (padding) and its mask, as one step
+    QVERIFY(waitForResult());
+    const ComputeSettings beforeChip = m_w->controls()->settings();
+    emit m_w->queryChips()->tokenClicked(2);
+    QCOMPARE(m_w->session()->paddedKeys(), std::set<int>{2});
+    QCOMPARE(m_w->controls()->settings().mask, MaskChoice::Padding);
+    QCOMPARE(undo->undoText(), QStringLiteral("Pad token 2"));
+    undo->undo();
+    QVERIFY(m_w->session()->paddedKeys().empty());
+    QCOMPARE(m_w->controls()->settings().mask, beforeChip.mask);
+    undo->redo();
+    QCOMPARE(m_w->session()->paddedKeys(), std::set<int>{2});
+    QCOMPARE(m_w->controls()->settings().mask, MaskChoice::Padding);
+
+    // a lesson starts afresh
+    QVERIFY(m_w->applyPreset(QStringLiteral("journey-scores")));
+    QCOMPARE(undo->count(), 0);
+}
+
+void TestLecturer::undoGivesTheMaskedWordBack()
+{
+    QVERIFY(m_w->openModel(attnviz_test::fixtureModel(QStringLiteral("bert-tiny")), nullptr));
+    const QString text = QStringLiteral("The capital of France is Paris.");
+    m_w->setSentence(text);
+    QVERIFY(waitForResult());
+    SnapshotPtr s = m_w->session()->snapshot();
+    int paris = -1;
+    for (int i = 0; i < int(s->trace->tokens.size()); ++i)
+        if (QString::fromStdString(s->trace->tokens[size_t(i)].text).compare(QLatin1String("paris"), Qt::CaseInsensitive) == 0)
+            paris = i;
+    QVERIFY2(paris > 0, "bert-tiny knows Paris");
+    // a click makes it [MASK], a second click gives the word back
+    emit m_w->queryChips()->tokenClicked(paris);
+    QCOMPARE(m_w->sentenceEdit()->toPlainText(), QStringLiteral("The capital of France is [MASK]."));
+    QVERIFY(waitForResult());
+    s = m_w->session()->snapshot();
+    int mask = -1;
+    for (int i = 0; i < int(s->trace->tokens.size()); ++i)
+        if (QString::fromStdString(s->trace->tokens[size_t(i)].text) == QLatin1String("[MASK]"))
+            mask = i;
+    QVERIFY(mask > 0);
+    emit m_w->queryChips()->tokenClicked(mask);
+    QCOMPARE(m_w->sentenceEdit()->toPlainText(), text);
+    // and undo does too: the window's (Edit ▸ Undo) and the editor's own (Ctrl+Z while typing)
+    QVERIFY(waitForResult());
+    emit m_w->queryChips()->tokenClicked(paris);
+    QCOMPARE(m_w->sentenceEdit()->toPlainText(), QStringLiteral("The capital of France is [MASK]."));
+    m_w->undoStack()->undo();
+    QCOMPARE(m_w->sentenceEdit()->toPlainText(), text);
+    m_w->undoStack()->redo();
+    QCOMPARE(m_w->sentenceEdit()->toPlainText(), QStringLiteral("The capital of France is [MASK]."));
+    m_w->sentenceEdit()->setFocus();
+    QTest::keyClick(m_w->sentenceEdit(), Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(m_w->sentenceEdit()->toPlainText(), text);
+}
+
+void TestLecturer::lessonAsSlides()
+{
+    QTemporaryDir tmp;
+    QString error;
+    QList<Slide> slides;
+    SlideOptions o;
+    o.size = QSize(1280, 720);
+    const QStringList files = writeLessonSlides(*m_w, QStringLiteral("journey-scores"), tmp.path(), o, &error, &slides);
+    QVERIFY2(!files.isEmpty(), qPrintable(error));
+    QVERIFY(!m_w->presentationMode());
+    // the lesson's view, then one slide per pipeline step; PNGs, then one PDF
+    const Preset *p = findPreset(QStringLiteral("journey-scores"));
+    const int steps = m_w->pipelineView()->stageCount();
+    QVERIFY(steps >= 8);
+    const int expected = (p->view == QLatin1String("pipeline") ? 0 : 1) + steps;
+    QCOMPARE(slides.size(), expected);
+    QCOMPARE(files.size(), expected + 1);
+    QVERIFY(files.last().endsWith(QLatin1String("journey-scores.pdf")));
+    for (int i = 0; i < expected; ++i) {
+        const QImage img(files[i]);
+        QCOMPARE(img.size(), o.size);
+        // presentation styling: the high-contrast theme's black background fills most of it
+        QVERIFY2(pixelsLike(img.scaled(320, 180), Qt::black, 4) > 320 * 180 / 4, qPrintable(files[i]));
+    }
+    QVERIFY(slides.at(expected - 1).title.startsWith(QStringLiteral("Step %1 of %1").arg(steps)));
+    // the step slides differ: each shows one more stage
+    QVERIFY(QImage(files[expected - 2]) != QImage(files[expected - 1]));
+    QFile pdf(files.last());
+    QVERIFY(pdf.open(QIODevice::ReadOnly));
+    const QByteArray bytes = pdf.readAll();
+    QVERIFY(bytes.startsWith("%PDF"));
+    QCOMPARE(int(bytes.count("/Type /Page\n") + bytes.count("/Type /Page ") + bytes.count("/Type /Page/")), expected);
+}
+
+void TestLecturer::lessonAsSlidesFromTheCommandLine()
+{
+    QTemporaryDir tmp;
+    const attnviz_test::Run r = attnviz_test::runAttnviz(
+        {QStringLiteral("export"), QStringLiteral("--preset"), QStringLiteral("causal-neg-inf"), QStringLiteral("--slides"),
+         tmp.path(), QStringLiteral("--slide-size"), QStringLiteral("1280x720")});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(!r.err.contains("plugin does not support"), r.err.constData());
+    const QStringList files = QString::fromUtf8(r.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QVERIFY(files.size() >= 9);
+    QVERIFY(files.last().endsWith(QLatin1String("causal-neg-inf.pdf")));
+    QCOMPARE(QImage(files.first()).size(), QSize(1280, 720));
+    // bad input: one line, exit 2
+    const attnviz_test::Run bad = attnviz_test::runAttnviz(
+        {QStringLiteral("export"), QStringLiteral("--preset"), QStringLiteral("no-such-lesson"), QStringLiteral("--slides"), tmp.path()});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("no-such-lesson"), bad.err.constData());
+}
 
 QTEST_MAIN(TestLecturer)
 #include "tst_lecturer.moc"
