@@ -90,6 +90,7 @@ private slots:
     void nextAndPreviousLesson();
     void helpMenuOpensTheGuide();
     void guideListsEveryShortcut();
+    void readmeTourIsTheGuide();
     void undoRedoControlsAndChips();
     void undoGivesTheMaskedWordBack();
     void lessonAsSlides();
@@ -636,6 +637,26 @@ void TestLecturer::guideListsEveryShortcut()
         QVERIFY2(listed.contains(QLatin1String(key)), key);
     QVERIFY(guide.contains(QLatin1String("`Ctrl+=`")) && guide.contains(QLatin1String("`Ctrl+-`")));
     QVERIFY(guide.contains(QLatin1String("mouse wheel")));
+}
+
+void TestLecturer::readmeTourIsTheGuide()
+{
+    const QString readme = readText(QStringLiteral(ATTNVIZ_SOURCE_DIR "/README.md"));
+    const QString guide = readText(QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/guide/guide.md"));
+    QVERIFY(!readme.isEmpty() && !guide.isEmpty());
+    QCOMPARE(GuideDialog::markdown(), guide); // the program carries the file as it is
+    const QString begin = QStringLiteral("<!-- guide: begin (resources/guide/guide.md, one level down) -->\n");
+    const QString end = QStringLiteral("<!-- guide: end -->");
+    const qsizetype a = readme.indexOf(begin), b = readme.indexOf(end);
+    QVERIFY2(a >= 0 && b > a, "README marks the guide");
+    // the README's copy is the guide with every heading one level deeper (## → ###)
+    QString expected = guide;
+    expected.replace(QRegularExpression(QStringLiteral("^(#+) "), QRegularExpression::MultilineOption), QStringLiteral("#\\1 "));
+    QCOMPARE(readme.mid(a + begin.size(), b - a - begin.size()), expected);
+    // measurement history lives with the benchmarks, not in the user's README
+    QVERIFY(!readme.contains(QRegularExpression(QStringLiteral("issue \\d+"))));
+    QVERIFY(!readme.contains(QLatin1String("## Performance")));
+    QVERIFY(readText(QStringLiteral(ATTNVIZ_SOURCE_DIR "/tests/bench/README.md")).contains(QLatin1String("Performance")));
 }
 
 void TestLecturer::undoRedoControlsAndChips()
