@@ -29,6 +29,7 @@ void printUsage()
                "  bench --ui [--sizes ...]             time keystroke -> repainted heatmap in the window\n"
                "  export --sentence TEXT --out FILE    render a view (png/svg/pdf) or its matrices (csv/npy/json),\n"
                "                                       headless\n"
+               "  export --preset ID --slides DIR      a lesson as slides: PNG per step and one PDF, headless\n"
                "  tokenize < TEXT                      one line of tokens per input line (the app's tokenizer)\n"
                "  tokenize --model DIR TEXT            a model folder's tokens: id, token, bytes\n"
                "  tokenize --vocab V --merges M TEXT   GPT-2 / BERT (--wordpiece vocab.txt) subword ids as JSON\n"

@@ -11,6 +11,7 @@
 #include "live/livesession.h"
 #include "views/linesview.h"
 #include "mainwindow.h"
+#include "window/lessonslides.h"
 #include "style/appearance.h"
 #include "teaching/comparison.h"
 #include "teaching/presets.h"
@@ -160,8 +161,9 @@ int gui(const QStringList &args)
     // A session file that cannot be opened leaves the window as it starts, with a dialog saying why.
     if (!sessions.isEmpty())
         w.openSessionInteractive(sessions.first());
-    else if (!p.isSet(noRestoreOpt) && !p.isSet(shotOpt) && !p.isSet(presetOpt) && !p.isSet(compareOpt))
-        w.restoreLastSession();
+    else if (!p.isSet(noRestoreOpt) && !p.isSet(shotOpt) && !p.isSet(presetOpt) && !p.isSet(compareOpt)
+             && !w.restoreLastSession())
+        w.welcomeOnFirstStart(); // nothing to come back to: the Lesson column points at the lessons
     if (p.isSet(embOpt)) {
         QString error;
         if (!w.loadEmbeddingsFile(p.value(embOpt), &error))
@@ -294,10 +296,47 @@ int exportView(const QStringList &args)
     QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer shown, with --model (default 0)."),
                                 QStringLiteral("l"), QStringLiteral("0"));
     p.addOptions({modelOpt, layerOpt});
+    QCommandLineOption presetOpt(QStringLiteral("preset"),
+                                 QStringLiteral("A lesson (`attnviz window --preset list`), with --slides."), QStringLiteral("id"));
+    QCommandLineOption slidesOpt(QStringLiteral("slides"),
+                                 QStringLiteral("Write the lesson --preset ID as slides into DIR: one PNG per pipeline step (and "
+                                                "the view it opens on) in presentation styling, and ID.pdf with them all."),
+                                 QStringLiteral("dir"));
+    QCommandLineOption slideSizeOpt(QStringLiteral("slide-size"), QStringLiteral("Slide size WxH (default 1920x1080)."),
+                                    QStringLiteral("WxH"), QStringLiteral("1920x1080"));
+    p.addOptions({presetOpt, slidesOpt, slideSizeOpt});
     if (!p.parse(args))
         return fail("export", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
         std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    if (p.isSet(slidesOpt) || p.isSet(presetOpt)) {
+        if (!p.isSet(slidesOpt) || !p.isSet(presetOpt))
+            return fail("export", QStringLiteral("--preset and --slides go together: --preset ID --slides DIR"), 2);
+        const QStringList wh = p.value(slideSizeOpt).split(QLatin1Char('x'));
+        const int sw = wh.size() == 2 ? wh[0].toInt() : 0, sh = wh.size() == 2 ? wh[1].toInt() : 0;
+        if (sw < 640 || sh < 360 || sw > 7680 || sh > 4320)
+            return fail("export", QStringLiteral("--slide-size %1: expected WxH from 640x360 to 7680x4320").arg(p.value(slideSizeOpt)), 2);
+        if (!ui::findPreset(p.value(presetOpt)))
+            return fail("export", QStringLiteral("--preset: no lesson %1 (`attnviz window --preset list` lists them)").arg(p.value(presetOpt)), 2);
+        // the offscreen platform says at each dock's layout that it cannot pass size hints on: not the
+        // user's concern on the command line
+        static QtMessageHandler previous = nullptr;
+        previous = qInstallMessageHandler([](QtMsgType type, const QMessageLogContext &context, const QString &msg) {
+            if (!msg.startsWith(QLatin1String("This plugin does not support")) && previous)
+                previous(type, context, msg);
+        });
+        ui::MainWindow w;
+        w.session()->setDebounceMs(0);
+        ui::SlideOptions so;
+        so.size = QSize(sw, sh);
+        QString error;
+        const QStringList files = ui::writeLessonSlides(w, p.value(presetOpt), p.value(slidesOpt), so, &error);
+        if (files.isEmpty())
+            return fail("export", error, 1);
+        for (const QString &f : files)
+            std::printf("%s\n", qPrintable(f));
         return 0;
     }
     if (!p.isSet(sentOpt))

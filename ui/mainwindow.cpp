@@ -29,10 +29,13 @@
 #include "views/rolloutview.h"
 #include "views/rowview.h"
 #include "window/exportactions.h"
+#include "window/guidedialog.h"
 #include "window/modelloader.h"
 #include "window/modelmenu.h"
 #include "window/lessonfocus.h"
+#include "window/lessonslides.h"
 #include "window/presentationmode.h"
+#include "window/undocommands.h"
 #include "window/windowstate.h"
 
 #include "bundledmodel.h"
@@ -63,6 +66,7 @@
 #include <QTextCursor>
 #include <QTextDocument>
 #include <QTimer>
+#include <QUndoStack>
 
 #include <algorithm>
 
@@ -70,8 +74,36 @@ namespace attnviz::ui {
 
 namespace {
 const QSize kTabsMinimum(480, 220); // the views' area outside presentation mode
+
+// The controls a settings change touched, as the Controls dock names them ("Temperature"), for the
+// undo step's text and for merging a slider's drag into one step.
+QString changedControls(const ComputeSettings &a, const ComputeSettings &b)
+{
+    QStringList names;
+    const auto add = [&names](bool changed, const char *name) {
+        if (changed)
+            names << MainWindow::tr(name);
+    };
+    add(a.numHeads != b.numHeads, "Number of heads");
+    add(a.dHead != b.dHead, "d_head");
+    add(a.scaleRule != b.scaleRule, "Scaling");
+    add(a.temperature != b.temperature, "Temperature");
+    add(a.normalization != b.normalization, "Normalization");
+    add(a.mask != b.mask, "Mask");
+    add(a.maskMethod != b.maskMethod, "Mask method");
+    add(a.projection != b.projection || a.loadedProjections != b.loadedProjections, "Projections");
+    add(a.projectionSeed != b.projectionSeed, "Random seed");
+    add(a.initScheme != b.initScheme, "Init");
+    add(a.drawOrder != b.drawOrder, "Draw order");
+    add(a.outWidth != b.outWidth, "W_o");
+    add(a.dropout != b.dropout, "Dropout");
+    add(a.dropoutSeed != b.dropoutSeed, "Dropout seed");
+    add(a.backend != b.backend, "Backend");
+    add(!(a.stack == b.stack), "Stack");
+    return names.isEmpty() ? MainWindow::tr("controls") : names.join(QStringLiteral(", "));
 }
 
+} // namespace
 
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
@@ -127,7 +159,10 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs->setMinimumSize(kTabsMinimum);
     m_tabs->addTab(m_heatmap, tr("Weights"));
     m_tabs->addTab(m_grid, tr("All heads"));
-    m_tabs->addTab(m_embeddings, tr("Contextual embeddings"));
+    // short tab names: with a model's tabs they all fit beside the docks at 1400 px (the views' own
+    // titles give the long names)
+    m_tabs->addTab(m_embeddings, tr("Embeddings"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_embeddings), tr("Contextual embeddings"));
     m_lines = new LinesView(this);
     m_lines->setObjectName(QStringLiteral("linesView"));
     m_tabs->addTab(m_lines, tr("Lines"));
@@ -138,13 +173,16 @@ MainWindow::MainWindow(QWidget *parent)
     m_residual = new ResidualView(this);
     m_layerGrid->setObjectName(QStringLiteral("layersView"));
     m_residual->setObjectName(QStringLiteral("residualView"));
-    m_tabs->addTab(m_layerGrid, tr("Layers × heads"));
-    m_tabs->addTab(m_residual, tr("Residual stream"));
+    m_tabs->addTab(m_layerGrid, tr("Layers"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_layerGrid), tr("Layers × heads"));
+    m_tabs->addTab(m_residual, tr("Residual"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_residual), tr("Residual stream"));
     showTab(m_layerGrid, false);
     showTab(m_residual, false);
     m_roles = new HeadRolesView(this); // a model's heads (a model folder) only
     m_roles->setObjectName(QStringLiteral("headRolesView"));
-    m_tabs->addTab(m_roles, tr("Layers × heads"));
+    m_tabs->addTab(m_roles, tr("Layers"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_roles), tr("Layers × heads, with each head's role"));
     showTab(m_roles, false);
     m_rollout = new RolloutView(this); // several layers only
     m_rollout->setObjectName(QStringLiteral("rolloutView"));
@@ -191,6 +229,7 @@ MainWindow::MainWindow(QWidget *parent)
     addDockWidget(Qt::RightDockWidgetArea, predictionsDock);
     predictionsDock->hide(); // shown while the model has an LM / MLM head
     connect(m_lesson, &LessonPanel::presetChosen, this, [this](const QString &id) { applyPreset(id); });
+    connect(m_lesson, &LessonPanel::stepRequested, this, &MainWindow::stepLesson);
     // The Compare tab shows both sides' rows itself, and the Pipeline explains any cell of the row: they
     // take the row dock's height while they are shown.
     connect(m_tabs, &QTabWidget::currentChanged, this, [this, rowDock] {
@@ -234,7 +273,21 @@ MainWindow::MainWindow(QWidget *parent)
         if (busy)
             m_status->setText(tr("Computing…"));
     });
+    m_undo = new QUndoStack(this);
     connect(m_controls, &ControlPanel::settingsChanged, this, [this](const ComputeSettings &s) {
+        // one undo step per change made by hand (a preset, a session or an undo sets them too)
+        if (!m_undoing && !m_applyingPreset && s != m_lastSettings) {
+            const ComputeSettings before = m_lastSettings, after = s;
+            const QString what = changedControls(before, after);
+            const auto set = [this](const ComputeSettings &to) {
+                m_undoing = true;
+                m_controls->setSettings(to);
+                m_undoing = false;
+            };
+            m_undo->push(new WindowCommand(tr("Change %1").arg(what), [set, before] { set(before); },
+                                           [set, after] { set(after); }, what));
+        }
+        m_lastSettings = s;
         if (s.backend != m_backendMode) { // made here, on the GUI thread, as a QRhi needs
             m_backendMode = s.backend;
             m_session->setBackend(makeWindowBackend(s.backend.toStdString()));
@@ -329,6 +382,8 @@ MainWindow::MainWindow(QWidget *parent)
     m_session->setSettings(m_controls->settings());
     m_session->setSentence(QString());
     m_queryEdit->setPlainText(defaultSentence());
+    m_lastSettings = m_controls->settings();
+    m_undo->clear(); // the start is not a change
 
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
@@ -375,12 +430,28 @@ void MainWindow::buildMenus()
     file->addAction(tr("Export current &view…"), QKeySequence(tr("Ctrl+E")), m_export, &ExportActions::exportCurrent);
     file->addAction(tr("Export &all heads…"), this, [this] { m_export->exportFigure(ExportView::Grid); });
     file->addAction(tr("Export &matrices (CSV, NPY, JSON)…"), m_export, &ExportActions::exportMatrices);
+    file->addAction(tr("Export lesson as &slides (PNG, PDF)…"), this, &MainWindow::exportLessonSlides);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    QAction *undo = m_undo->createUndoAction(this, tr("&Undo"));
+    undo->setObjectName(QStringLiteral("undoAction"));
+    undo->setShortcut(QKeySequence(tr("Ctrl+Z")));
+    QAction *redo = m_undo->createRedoAction(this, tr("&Redo"));
+    redo->setObjectName(QStringLiteral("redoAction"));
+    redo->setShortcuts({QKeySequence(tr("Ctrl+Shift+Z")), QKeySequence(tr("Ctrl+Y"))});
+    edit->addAction(undo);
+    edit->addAction(redo);
 
     menuBar()->addMenu(m_modelMenu->menu());
     buildViewMenu();
     QMenu *presetMenu = menuBar()->addMenu(tr("&Presets"));
+    QAction *next = presetMenu->addAction(tr("&Next lesson"), QKeySequence(tr("Alt+Right")), this, [this] { stepLesson(1); });
+    next->setObjectName(QStringLiteral("nextLessonAction"));
+    QAction *previous = presetMenu->addAction(tr("&Previous lesson"), QKeySequence(tr("Alt+Left")), this, [this] { stepLesson(-1); });
+    previous->setObjectName(QStringLiteral("previousLessonAction"));
+    presetMenu->addSeparator();
     QString lastSeed;
     QMenu *sub = nullptr;
     for (const Preset &p : presets()) {
@@ -402,6 +473,7 @@ void MainWindow::buildMenus()
     }
     compare->addSeparator();
     compare->addAction(tr("Show the Compare tab"), this, [this] { m_tabs->setCurrentWidget(m_compare); });
+    buildHelpMenu();
 }
 
 void MainWindow::buildViewMenu()
@@ -413,6 +485,34 @@ void MainWindow::buildViewMenu()
         view->addAction(dock->toggleViewAction()); // Controls, Selected query, Lesson
     view->addSeparator();
     view->addAction(m_presentation->action());
+}
+
+void MainWindow::buildHelpMenu()
+{
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    QAction *guide = help->addAction(tr("attnviz &guide"), QKeySequence(Qt::Key_F1), this, [this] { showGuide(); });
+    guide->setObjectName(QStringLiteral("guideAction"));
+    help->addAction(tr("&Keyboard shortcuts"), this, [this] { showGuide(tr("Keyboard shortcuts")); });
+    help->addAction(tr("Start the &lessons"), this, [this] { applyPreset(presets().front().id); });
+    help->addSeparator();
+    help->addAction(tr("&About attnviz"), this, [this] {
+        if (m_messagePrompt)
+            m_messagePrompt(tr("About attnviz"),
+                            tr("attnviz %1 shows, live, how transformer attention reads a sentence.\n\n"
+                               "GPL-3.0-or-later. Help ▸ attnviz guide (F1) explains every view and key.")
+                                .arg(QCoreApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::showGuide(const QString &section)
+{
+    if (!m_guide)
+        m_guide = new GuideDialog(this);
+    m_guide->show();
+    m_guide->raise();
+    m_guide->activateWindow();
+    if (!section.isEmpty())
+        m_guide->showSection(section);
 }
 
 void MainWindow::onAppearanceChanged()
@@ -537,12 +637,58 @@ bool MainWindow::applyPreset(const QString &id)
         dock->show();
     m_lessonFocus = p->stage.isEmpty() ? QString() : p->id; // applied with the preset's result
     m_applyingPreset = false;
+    // a lesson starts afresh: undo does not reach into the one before
+    m_lastSettings = m_controls->settings();
+    m_undo->clear();
+    m_maskedWords.clear();
+    return true;
+}
+
+bool MainWindow::stepLesson(int delta)
+{
+    const QString id = LessonPanel::neighbourId(m_lesson->shownId(), delta);
+    return !id.isEmpty() && applyPreset(id);
+}
+
+void MainWindow::showWelcome()
+{
+    m_lesson->showWelcome();
+    if (auto *dock = findChild<QDockWidget *>(QStringLiteral("lessonDock")))
+        dock->show();
+}
+
+bool MainWindow::welcomeOnFirstStart()
+{
+    QSettings settings;
+    if (settings.value(QStringLiteral("lessons/welcomed")).toBool())
+        return false;
+    settings.setValue(QStringLiteral("lessons/welcomed"), true);
+    showWelcome();
     return true;
 }
 
 void MainWindow::setSentence(const QString &text) { m_queryEdit->setPlainText(text); }
 
 void MainWindow::setKeySentence(const QString &text) { m_keyEdit->setPlainText(text); }
+
+void MainWindow::exportLessonSlides()
+{
+    const QString id = m_lesson->shownId();
+    if (id.isEmpty()) {
+        if (m_messagePrompt)
+            m_messagePrompt(tr("Export lesson as slides"),
+                            tr("Choose a lesson first: the Lesson column or the Presets menu."));
+        return;
+    }
+    const QString dir = m_slidesPrompt ? m_slidesPrompt()
+                                       : QFileDialog::getExistingDirectory(this, tr("Folder for the slides"));
+    if (dir.isEmpty())
+        return;
+    QString error;
+    const QStringList files = writeLessonSlides(*this, id, dir, SlideOptions(), &error);
+    m_status->setText(files.isEmpty() ? tr("The slides were not written: %1").arg(error)
+                                      : tr("%1 files written to %2").arg(files.size()).arg(dir));
+}
 
 void MainWindow::applySide(const CompareSide &side)
 {
@@ -574,63 +720,68 @@ void MainWindow::startComparison(const ComparisonSpec &spec)
     m_tabs->setCurrentWidget(m_compare);
 }
 
-void MainWindow::toggleMaskedWord(const ComputeSnapshot &s, int index)
+void MainWindow::replaceInSentence(int from, int to, const QString &with, const QString &what)
 {
-    if (!s.trace || index < 0 || index >= int(s.trace->tokens.size()))
-        return;
-    const TraceToken &t = s.trace->tokens[size_t(index)];
-    const QByteArray bytes = s.sentence.toUtf8();
-    if (t.end <= t.begin || t.end > size_t(bytes.size()))
-        return;
-    const int from = int(QString::fromUtf8(bytes.left(qsizetype(t.begin))).size());
-    const QString word = QString::fromUtf8(bytes.mid(qsizetype(t.begin), qsizetype(t.end - t.begin)));
-    if (m_queryEdit->toPlainText().mid(from, word.size()) != word)
-        return; // the text changed since this result
-    const QString mask = QStringLiteral("[MASK]");
-    QString with;
-    if (word == mask) { // the word it replaced, if this window made it
-        const auto it = std::find_if(m_maskedWords.begin(), m_maskedWords.end(),
-                                     [from](const MaskedWord &m) { return m.at == from; });
-        if (it == m_maskedWords.end())
-            return;
-        with = it->word;
-        m_maskedWords.erase(it);
-    } else {
-        if (PredictionsView::maskedSentence(s, index).isEmpty())
-            return; // [CLS], [SEP]
-        with = mask;
-        m_maskedWords.push_back({from, word});
-    }
-    // the words masked after this one move by the change in length
-    for (MaskedWord &m : m_maskedWords)
-        if (m.at > from)
-            m.at += int(with.size()) - int(word.size());
-    // one edit of the document (not setPlainText, which empties its undo stack): Ctrl+Z gives the
-    // word back
-    QTextCursor c(m_queryEdit->document());
-    c.setPosition(from);
-    c.setPosition(from + int(word.size()), QTextCursor::KeepAnchor);
-    c.insertText(with);
+    const QString before = m_queryEdit->toPlainText().mid(from, to - from);
+    const auto edit = [this](int a, int b, const QString &text) {
+        QTextCursor c(m_queryEdit->document());
+        c.setPosition(a);
+        c.setPosition(b, QTextCursor::KeepAnchor);
+        c.insertText(text);
+    };
+    edit(from, to, with);
+    m_undo->push(new WindowCommand(what, [edit, from, with, before] { edit(from, from + int(with.size()), before); },
+                                   [edit, from, with, before] { edit(from, from + int(before.size()), with); }));
 }
 
 void MainWindow::onTokenClicked(bool keyChips, int index)
 {
     const SnapshotPtr s = m_session->snapshot();
     if (s && s->maskedLm() && !keyChips) { // BERT: the clicked token becomes [MASK], and back
-        toggleMaskedWord(*s, index);
+        if (!s->trace || index < 0 || index >= int(s->trace->tokens.size()) || s->sentence != m_queryEdit->toPlainText())
+            return; // a result of an older text: its byte ranges are not this text's
+        const TraceToken &t = s->trace->tokens[size_t(index)];
+        const QByteArray bytes = s->sentence.toUtf8();
+        if (t.end <= t.begin || t.end > size_t(bytes.size()))
+            return;
+        // character positions in the editor (the trace counts UTF-8 bytes)
+        const int from = int(QString::fromUtf8(bytes.left(qsizetype(t.begin))).size());
+        const int to = int(QString::fromUtf8(bytes.left(qsizetype(t.end))).size());
+        const QString word = s->sentence.mid(from, to - from);
+        if (word == QLatin1String("[MASK]")) {
+            if (const auto it = m_maskedWords.constFind(from); it != m_maskedWords.cend()) {
+                const QString original = *it;
+                m_maskedWords.remove(from);
+                replaceInSentence(from, to, original, tr("Unmask “%1”").arg(original));
+            }
+            return;
+        }
+        if (PredictionsView::maskedSentence(*s, index).isEmpty())
+            return; // an added special token
+        m_maskedWords.insert(from, word);
+        replaceInSentence(from, to, QStringLiteral("[MASK]"), tr("Mask “%1”").arg(word));
         return;
     }
     const bool cross = s && s->cross;
     if (keyChips != cross)
         return; // in cross-attention only the key sentence's tokens can be padding
-    m_session->togglePadding(index);
-    ComputeSettings st = m_controls->settings();
+    const ComputeSettings before = m_controls->settings();
+    const auto toggle = [this, index](const ComputeSettings &st) {
+        m_undoing = true;
+        m_session->togglePadding(index);
+        m_controls->setSettings(st);
+        m_undoing = false;
+        updateModified();
+    };
+    ComputeSettings st = before;
     if (st.mask == MaskChoice::None || st.mask == MaskChoice::Custom)
         st.mask = MaskChoice::Padding;
     else if (st.mask == MaskChoice::Causal)
         st.mask = MaskChoice::CausalPadding;
-    m_controls->setSettings(st);
-    updateModified();
+    toggle(st);
+    const ComputeSettings after = m_controls->settings();
+    m_undo->push(new WindowCommand(tr("Pad token %1").arg(index), [toggle, before] { toggle(before); },
+                                   [toggle, after] { toggle(after); }));
 }
 
 void MainWindow::showTab(QWidget *page, bool visible)
@@ -701,10 +852,10 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     }
 
     if (s->hasResult()) {
-        m_status->setText(tr("%L1 tokens%2 · %3 heads · d_model %4 · d_head %5 · %6: %7 · %8 ms")
-                              .arg(s->tq())
-                              .arg(s->cross ? tr(" × %L1 keys").arg(s->tk()) : QString())
-                              .arg(s->attention(layer).numHeads)
+        m_status->setText(tr("%1%2 · %3 · d_model %4 · d_head %5 · %6: %7 · %8 ms")
+                              .arg(countText(s->tq(), tr("token"), tr("tokens")))
+                              .arg(s->cross ? tr(" × %1").arg(countText(s->tk(), tr("key"), tr("keys"))) : QString())
+                              .arg(countText(s->attention(layer).numHeads, tr("head"), tr("heads")))
                               .arg(s->attention(layer).dModel)
                               .arg(s->attention(layer).dHead)
                               .arg(s->backendName, s->device)
@@ -730,11 +881,10 @@ void MainWindow::onSnapshot(SnapshotPtr s)
                        .arg(s->tq())
                        .arg(QString::fromStdString(s->trace->cutReason));
     else if (s->truncated())
-        notices << tr("%L1 tokens pasted: the views show the first %L2 (the live limit for %3 heads keeps the "
-                      "t × t weights of every head in memory).")
+        notices << tr("%L1 tokens pasted: the views show the first %L2 (%3).")
                        .arg(std::max(s->totalQueryTokens, s->totalKeyTokens))
                        .arg(s->tq())
-                       .arg(s->settings.numHeads);
+                       .arg(s->cutReason());
     if (!notices.isEmpty()) {
         m_notice->setText(notices.join(QLatin1Char('\n')));
         m_notice->setVisible(true);
@@ -842,7 +992,8 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
     showTab(m_roles, m_session->model() != nullptr);
     showTab(m_rollout, m_session->model() && m_modelInfo.layers > 1);
     m_modelMenu->setCurrent(m_modelSource);
-    m_input->setModelTokens(m_session->model() ? ModelLoader::title(m_modelSource) : QString());
+    m_input->setModelTokens(m_session->model() ? ModelLoader::title(m_modelSource) : QString(),
+                            QString::fromStdString(m_modelInfo.tokenizer));
     if (m_session->model())
         m_status->setText(tr("Model %1: %2 layers × %3 heads, d_model %4, %5")
                               .arg(ModelLoader::title(m_modelSource))
@@ -850,6 +1001,10 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
                               .arg(m_modelInfo.heads)
                               .arg(m_modelInfo.dModel)
                               .arg(QString::fromStdString(m_modelInfo.tokenizer)));
+    // another model: the controls it set are its own, not a change to undo
+    m_lastSettings = m_controls->settings();
+    m_undo->clear();
+    m_maskedWords.clear();
     updateModified();
 }
 
@@ -899,7 +1054,15 @@ void MainWindow::dropEvent(QDropEvent *e)
 // Sessions ------------------------------------------------------------------------------------------
 
 SessionState MainWindow::captureSession() const { return m_state->capture(); }
-void MainWindow::applySession(const SessionState &s, QStringList *problems) { m_state->apply(s, problems); }
+void MainWindow::applySession(const SessionState &s, QStringList *problems)
+{
+    m_undoing = true; // a session opened is a start, not a change to undo
+    m_state->apply(s, problems);
+    m_undoing = false;
+    m_lastSettings = m_controls->settings();
+    m_undo->clear();
+    m_maskedWords.clear();
+}
 void MainWindow::setEmbeddingTable(std::shared_ptr<const EmbeddingTable> table, const QString &description)
 {
     m_state->setEmbeddingTable(std::move(table), description);

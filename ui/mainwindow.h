@@ -11,6 +11,7 @@
 #include "files/session.h"
 #include "files/sessionfiles.h"
 
+#include <QHash>
 #include <QMainWindow>
 
 #include <functional>
@@ -24,6 +25,7 @@ class QMenu;
 class QShortcut;
 class QProgressBar;
 class QTabWidget;
+class QUndoStack;
 
 namespace attnviz::ui {
 
@@ -33,6 +35,7 @@ struct ComparisonSpec;
 class ControlPanel;
 class EmbeddingView;
 class ExportActions;
+class GuideDialog;
 class PresentationMode;
 class WindowState;
 class HeadGridView;
@@ -164,6 +167,27 @@ public:
     bool openSessionInteractive(const QString &path = QString()); // "" = ask for a file
     bool saveInteractive(bool saveAs);
 
+    // Edit ▸ Undo / Redo (Ctrl+Z, Ctrl+Shift+Z): control changes, chip clicks (padding) and BERT's
+    // [MASK] replacements, one step each (a slider dragged is one step). A sentence editor with the
+    // focus undoes its own typing first, as every text editor does.
+    QUndoStack *undoStack() const { return m_undo; }
+
+    // Help ▸ attnviz guide (F1): the user guide (resources/guide/guide.md), opened at the heading
+    // `section` starts with ("" = the top). The dialog, once made (null before).
+    void showGuide(const QString &section = QString());
+    GuideDialog *guideDialog() const { return m_guide; }
+    // Next lesson (1, Alt+Right) / Previous lesson (-1, Alt+Left) from the one in the Lesson column;
+    // false past either end.
+    bool stepLesson(int delta);
+    // The Lesson column with the welcome (what attnviz is, where the lessons are). On the first start
+    // (nothing in the settings yet) `attnviz` shows it; welcomeOnFirstStart says whether it did.
+    void showWelcome();
+    bool welcomeOnFirstStart();
+    // File ▸ Export lesson as slides…: the lesson in the Lesson column, asked for a folder.
+    void exportLessonSlides();
+    using DirPrompt = std::function<QString()>;
+    void setSlidesFolderPrompt(DirPrompt p) { m_slidesPrompt = std::move(p); }
+
 signals:
     // After a snapshot reached every view (their replots are queued).
     void viewsUpdated(quint64 generation);
@@ -183,8 +207,6 @@ private:
     void showTab(QWidget *page, bool visible); // setTabVisible, only when it changes
     void onSelection(int head, int query);
     void onTokenClicked(bool keyChips, int index);
-    // BERT: a clicked word becomes [MASK]; a [MASK] this window made becomes its word again
-    void toggleMaskedWord(const ComputeSnapshot &s, int index);
     void updateModified();
     void applySide(const CompareSide &side); // A becomes `side`, through the setters above
     void useLessonWeightScale(); // lessons and the seed comparisons colour weights on the fixed 0–1 scale
@@ -213,11 +235,6 @@ private:
     RolloutView *m_rollout = nullptr;
     PredictionsView *m_predictions = nullptr; // a dock, shown for models with an LM / MLM head
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
-    struct MaskedWord {
-        int at = 0; // where its [MASK] starts in the sentence (characters)
-        QString word;
-    };
-    std::vector<MaskedWord> m_maskedWords;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     InputPanel *m_input = nullptr;
     QTabWidget *m_tabs = nullptr;
@@ -233,6 +250,16 @@ private:
     bool m_applyingPreset = false;
     QString m_lessonFocus; // the preset whose stage and cell the pipeline shows once its result is in
     bool m_docksSized = false;
+    QUndoStack *m_undo = nullptr;
+    ComputeSettings m_lastSettings; // what the controls set before the change being recorded
+    bool m_undoing = false;         // an undo or redo is setting the controls: nothing to record
+    GuideDialog *m_guide = nullptr;
+    DirPrompt m_slidesPrompt;
+    void buildHelpMenu();
+    // Replaces characters [from, to) of the sentence through the editor's cursor (its own undo keeps
+    // the edit) and records it on the window's undo stack as `what`.
+    void replaceInSentence(int from, int to, const QString &with, const QString &what);
+    QHash<int, QString> m_maskedWords; // BERT: the word a [MASK] at this character replaced
 };
 
 } // namespace attnviz::ui

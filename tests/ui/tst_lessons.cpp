@@ -204,7 +204,7 @@ void TestLessons::previousToken()
     const HeadRolesView *roles = m_w->headRolesView();
     QVERIFY(std::abs(roles->score(Role::PreviousToken, 0, 1) - prev) < 1e-6);
     expectQuoted(id, QStringLiteral(
-                         "previous-token score (the mean weight on token i − 1, also in the Layers × heads tab) is %1")
+                         "previous-token score (the mean weight on token i − 1, also in the Layers tab) is %1")
                          .arg(fixed(roles->score(Role::PreviousToken, 0, 1), 3)));
     expectQuoted(id, QStringLiteral("Head 0 scores %1").arg(fixed(roles->score(Role::PreviousToken, 0, 0), 3)));
     QVERIFY(m_w->showView(QStringLiteral("weights")));

@@ -115,6 +115,7 @@ ControlPanel::ControlPanel(QWidget *parent)
     trow->addWidget(m_temperature, 1);
     trow->addWidget(m_temperatureLabel);
     sf->addRow(tr("Temperature"), trow);
+    m_temperatureRowLabel = qobject_cast<QLabel *>(sf->labelForField(trow));
     m_norm = combo(scoreBox, "normCombo",
                    {{tr("softmax"), int(Normalization::Softmax)},
                     {tr("sum (divide by row sum)"), int(Normalization::Sum)},
@@ -521,6 +522,9 @@ void ControlPanel::updateDerived()
     m_head->setEnabled(headDisplay() == HeadDisplay::One && !m_headElsewhere);
     const bool temp = s.scaleRule == ScaleRule::Temperature;
     m_temperature->setEnabled(temp);
+    m_temperatureLabel->setEnabled(temp);
+    if (m_temperatureRowLabel)
+        m_temperatureRowLabel->setEnabled(temp);
     m_temperatureLabel->setText(QStringLiteral("T = %1").arg(s.temperature, 0, 'f', s.temperature < 1 ? 2 : 1));
     const bool causal = s.mask == MaskChoice::Causal || s.mask == MaskChoice::CausalPadding || s.mask == MaskChoice::Padding
         || s.mask == MaskChoice::Custom;

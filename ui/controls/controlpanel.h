@@ -94,6 +94,7 @@ private:
     QSpinBox *m_outWidth;
     QSlider *m_temperature;
     QLabel *m_temperatureLabel;
+    QLabel *m_temperatureRowLabel = nullptr; // "Temperature" in the form: greyed with the slider
     QPushButton *m_clearMask, *m_loadProjections, *m_loadEmbeddings, *m_useBundled;
     QSpinBox *m_projSeed, *m_dropoutSeed;
     QLabel *m_projSource, *m_tableLabel;

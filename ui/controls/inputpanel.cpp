@@ -43,8 +43,8 @@ InputPanel::InputPanel(QWidget *parent)
     m_queryEdit->setMaximumHeight(m_queryEdit->sizeHint().height());
     m_keyEdit = new SentenceEdit(input);
     m_keyEdit->setObjectName(QStringLiteral("keySentenceEdit"));
-    m_keyEdit->setPlaceholderText(tr("Optional key/value sentence: fill it for cross-attention (queries from the "
-                                     "sentence above, keys and values from this one)."));
+    // one line, as tall as the editor: a longer text wrapped and was cut in half
+    m_keyEdit->setPlaceholderText(tr("Optional: keys and values from this sentence (cross-attention)"));
     m_keyEdit->setMaximumHeight(m_keyEdit->fontMetrics().lineSpacing() + 14);
     m_keyEdit->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     m_queryChips = new TokenChipsView(input);
@@ -106,14 +106,26 @@ void InputPanel::showNotice(const QString &text)
     m_notice->setVisible(true);
 }
 
-void InputPanel::setModelTokens(const QString &modelName)
+void InputPanel::setModelTokens(const QString &modelName, const QString &tokenizer)
 {
-    m_chipsHelp->setText(modelName.isEmpty()
-                             ? tr("Tokens — dashed orange: not in the embedding table (a deterministic stand-in "
-                                  "vector is used); click a token to mask it as padding.")
-                             : tr("Tokens of %1 — ␣ marks a space, pieces of one word are drawn together, the "
-                                  "tokenizer's own tokens in violet; hover a token for its vocabulary id.")
-                                   .arg(modelName));
+    if (modelName.isEmpty())
+        m_chipsHelp->setText(tr("Tokens — dashed orange: not in the embedding table (a deterministic stand-in "
+                                "vector is used); click a token to mask it as padding."));
+    else if (tokenizer.startsWith(QLatin1String("WordPiece"), Qt::CaseInsensitive))
+        m_chipsHelp->setText(tr("Tokens of %1 — ## starts a piece that continues the word before it, pieces of one "
+                                "word are drawn together, [CLS] and [SEP] in violet; click a token to make it "
+                                "[MASK]; hover a token for its vocabulary id.")
+                                 .arg(modelName));
+    else if (tokenizer.startsWith(QLatin1String("byte-level"), Qt::CaseInsensitive))
+        m_chipsHelp->setText(tr("Tokens of %1 — ␣ marks a space, pieces of one word are drawn together, the "
+                                "tokenizer's own tokens in violet; hover a token for its vocabulary id.")
+                                 .arg(modelName));
+    else
+        m_chipsHelp->setText(tr("Tokens of %1 — pieces of one word are drawn together, the tokenizer's own tokens "
+                                "in violet; hover a token for its vocabulary id.")
+                                 .arg(modelName));
 }
+
+QString InputPanel::chipsHelpText() const { return m_chipsHelp->text(); }
 
 } // namespace attnviz::ui

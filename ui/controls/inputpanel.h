@@ -24,8 +24,10 @@ public:
     TokenChipsView *queryChips() const { return m_queryChips; }
     TokenChipsView *keyChips() const { return m_keyChips; }
     QLabel *notice() const { return m_notice; }
-    // The line under the sentence that explains the chips: the word vectors' (null) or a model's.
-    void setModelTokens(const QString &modelName);
+    // The line under the sentence that explains the chips: the word vectors' (no name) or a model's,
+    // in the words of its tokenizer (byte-level BPE marks spaces with ␣, WordPiece pieces with ##).
+    void setModelTokens(const QString &modelName, const QString &tokenizer = QString());
+    QString chipsHelpText() const;
     void showNotice(const QString &text);
 
 signals:

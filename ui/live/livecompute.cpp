@@ -75,9 +75,9 @@ QString describeConfig(const ComputeSnapshot &s, int layer, int head, HeadDispla
     const ComputeSettings &c = s.settings;
     QStringList parts;
     if (display == HeadDisplay::All)
-        parts << QStringLiteral("all %1 heads").arg(c.numHeads);
+        parts << (c.numHeads == 1 ? QStringLiteral("the one head") : QStringLiteral("all %1 heads").arg(c.numHeads));
     else if (head < 0 || display == HeadDisplay::Average)
-        parts << QStringLiteral("average of %1 heads").arg(c.numHeads);
+        parts << (c.numHeads == 1 ? QStringLiteral("the one head") : QStringLiteral("average of %1 heads").arg(c.numHeads));
     else
         parts << QStringLiteral("head %1 of %2").arg(head).arg(c.numHeads);
     const AttentionResult<float> *r = s.hasResult() ? &s.attention(layer) : nullptr;

@@ -74,6 +74,13 @@ struct ComputeRequest {
     const std::atomic<bool> *cancel = nullptr;
 };
 
+// "1 head", "4 heads": a count with its noun in the number it needs (English only: no translations
+// ship, and tr()'s %n plurals need one to say "1 head").
+inline QString countText(qint64 n, const QString &one, const QString &many)
+{
+    return QStringLiteral("%L1 %2").arg(n).arg(n == 1 ? one : many);
+}
+
 // The result of one request: the model's trace and what the views need to label it. Views take a
 // snapshot plus a (layer, head, query) selection and never ask which kind of model made the trace.
 struct ComputeSnapshot {
@@ -123,6 +130,14 @@ struct ComputeSnapshot {
     int layerIndex(int layer) const { return std::clamp(layer, 0, std::max(0, numLayers() - 1)); }
     const LayerTrace<float> &layer(int l) const { return trace->layers[size_t(layerIndex(l))]; }
     const AttentionResult<float> &attention(int l) const { return layer(l).attention; }
+    // Why the views show fewer tokens than the text has: the model's reason (its positions), else
+    // the live limit of the word-vector attention.
+    QString cutReason() const
+    {
+        return trace && !trace->cutReason.empty()
+            ? QString::fromStdString(trace->cutReason)
+            : QStringLiteral("the live limit for %1 heads").arg(settings.numHeads);
+    }
     const SequenceResult<float> &seq(int l) const { return attention(l).batch.front(); }
     // Weights shown for a head; -1 = the average over heads.
     const Mat<float> &weights(int l, int head) const { return trace->weights(layerIndex(l), head); }

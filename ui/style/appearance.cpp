@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "style/appearance.h"
 
+#include "style/contraststyle.h"
 #include "style/plotstyle.h"
 
 #include <qcustomplot.h>
@@ -152,6 +153,7 @@ AppearanceManager *AppearanceManager::instance()
 AppearanceManager::AppearanceManager()
 {
     if (qApp) {
+        ContrastStyle::install(); // before the palette is read: a new style may bring its own
         m_systemPalette = QGuiApplication::palette();
         m_systemFont = QGuiApplication::font();
         qApp->installEventFilter(this);
@@ -185,6 +187,7 @@ void AppearanceManager::apply()
     if (!qApp)
         return;
     m_applying = true;
+    ContrastStyle::install();
     switch (m_current.theme) {
     case Theme::System: QApplication::setPalette(m_systemPalette); break;
     case Theme::Light: QApplication::setPalette(QPalette(QColor(239, 239, 239))); break;

@@ -63,7 +63,8 @@ AppearanceMenu::AppearanceMenu(QMenu *view, QObject *parent)
         a.fontScale = f == 0 ? 1.0 : a.fontScale * f;
         AppearanceManager::instance()->setAppearance(a);
     };
-    view->addAction(tr("&Larger text"), QKeySequence::ZoomIn, this, [scaleBy] { scaleBy(1.15); });
+    QAction *larger = view->addAction(tr("&Larger text"), QKeySequence::ZoomIn, this, [scaleBy] { scaleBy(1.15); });
+    larger->setShortcuts({QKeySequence(QKeySequence::ZoomIn), QKeySequence(tr("Ctrl+="))}); // = is + unshifted
     view->addAction(tr("&Smaller text"), QKeySequence::ZoomOut, this, [scaleBy] { scaleBy(1 / 1.15); });
     view->addAction(tr("&Reset text size"), QKeySequence(tr("Ctrl+0")), this, [scaleBy] { scaleBy(0); });
     connect(AppearanceManager::instance(), &AppearanceManager::changed, this, &AppearanceMenu::sync);

@@ -6,7 +6,9 @@
 #include <QAbstractTextDocumentLayout>
 #include <QComboBox>
 #include <QEvent>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QScrollBar>
 #include <QSignalBlocker>
 #include <QStyleOptionComboBox>
@@ -69,6 +71,23 @@ LessonPanel::LessonPanel(QWidget *parent) : QWidget(parent)
         m_combo->addItem(QStringLiteral("%1 · %2").arg(p.seed, p.title), p.id);
     }
     l->addWidget(m_combo);
+    // the lessons in order, one click (or Alt+→ / Alt+←) each
+    auto *steps = new QHBoxLayout;
+    steps->setContentsMargins(0, 0, 0, 0);
+    m_previousButton = new QPushButton(tr("◀ Previous lesson"), this);
+    m_previousButton->setObjectName(QStringLiteral("previousLessonButton"));
+    m_previousButton->setToolTip(tr("The lesson before this one (Alt+Left)"));
+    m_nextButton = new QPushButton(tr("Next lesson ▶"), this);
+    m_nextButton->setObjectName(QStringLiteral("nextLessonButton"));
+    m_nextButton->setToolTip(tr("The next lesson (Alt+Right)"));
+    for (QPushButton *b : {m_previousButton, m_nextButton}) {
+        b->setFocusPolicy(Qt::NoFocus); // the arrows stay with the view (presentation steps)
+        b->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // never widens the column
+        steps->addWidget(b);
+    }
+    connect(m_previousButton, &QPushButton::clicked, this, [this] { emit stepRequested(-1); });
+    connect(m_nextButton, &QPushButton::clicked, this, [this] { emit stepRequested(1); });
+    l->addLayout(steps);
     m_text = new QTextBrowser(this);
     m_text->setObjectName(QStringLiteral("lessonText"));
     m_text->setOpenLinks(false);
@@ -84,8 +103,38 @@ LessonPanel::LessonPanel(QWidget *parent) : QWidget(parent)
     render();
 }
 
+QString LessonPanel::neighbourId(const QString &id, int delta)
+{
+    const std::vector<Preset> &all = presets();
+    int at = -1;
+    for (size_t i = 0; i < all.size(); ++i)
+        if (all[i].id == id)
+            at = int(i);
+    const int next = at < 0 ? (delta > 0 ? 0 : -1) : at + delta;
+    return next >= 0 && next < int(all.size()) ? all[size_t(next)].id : QString();
+}
+
+QString LessonPanel::shownId() const { return m_shown ? m_shown->id : QString(); }
+
+void LessonPanel::updateStepButtons()
+{
+    // from the lesson shown (or, after an edit, the one the text still describes)
+    const QString id = m_shown ? m_shown->id : QString();
+    m_previousButton->setEnabled(!neighbourId(id, -1).isEmpty());
+    m_nextButton->setEnabled(!neighbourId(id, 1).isEmpty());
+    m_nextButton->setText(id.isEmpty() ? tr("First lesson ▶") : tr("Next lesson ▶"));
+}
+
+void LessonPanel::showWelcome()
+{
+    m_welcome = true;
+    showPreset(nullptr);
+}
+
 void LessonPanel::showPreset(const Preset *p)
 {
+    if (p)
+        m_welcome = false;
     m_shown = p;
     m_current = p ? p->id : QString();
     m_edited = false;
@@ -114,6 +163,9 @@ void LessonPanel::setPresenting(bool on)
     if (on == m_presenting)
         return;
     m_presenting = on;
+    // presenting, the text has the column's height to itself (the keys step the lessons: Alt+Right)
+    m_previousButton->setVisible(!on);
+    m_nextButton->setVisible(!on);
     if (on)
         window()->installEventFilter(this); // the cap is a share of the window's width
     else
@@ -222,6 +274,21 @@ QString LessonPanel::text() const { return m_text->toPlainText(); }
 
 void LessonPanel::render()
 {
+    updateStepButtons();
+    if (!m_shown && m_welcome) {
+        m_text->setHtml(tr("<h3>Welcome to attnviz</h3>"
+                           "<p>attnviz shows, live, how a transformer's attention reads a sentence: type in the "
+                           "editor above and every view follows.</p>"
+                           "<p><b>Start with the lessons.</b> Each one sets the sentence, the controls and the view, "
+                           "and says here what to look at. Press <b>First lesson</b> above, then "
+                           "<b>Next lesson</b> (Alt+Right) to go on; the list above and the <b>Presets</b> menu "
+                           "have them all.</p>"
+                           "<p><b>Help ▸ attnviz guide</b> (F1) explains every view and lists every key: F11 "
+                           "presents full screen, → and ← step through a lesson, Ctrl+Z undoes a change.</p>"));
+        if (m_presenting)
+            fitWidth();
+        return;
+    }
     if (!m_shown) {
         m_text->setHtml(tr("<p>Every demonstration of the five seed notebooks is a preset: it sets the sentence, "
                            "the word vectors, every control and the view, and explains here what to look at. "

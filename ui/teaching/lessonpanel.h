@@ -8,6 +8,7 @@
 #include <QWidget>
 
 class QComboBox;
+class QPushButton;
 class QTextBrowser;
 
 namespace attnviz::ui {
@@ -26,6 +27,16 @@ public:
     QString currentId() const { return m_current; }
     void markEdited();
     QString text() const;
+    // The first start's welcome: what attnviz is and where the lessons are (no preset shown).
+    void showWelcome();
+    bool welcomeShown() const { return m_welcome; }
+    // The preset whose text is shown, edited since or not ("" for none).
+    QString shownId() const;
+    // The lesson `delta` places after (1) or before (-1) `id` in teaching order; the first lesson
+    // going forward from none; "" past either end.
+    static QString neighbourId(const QString &id, int delta);
+    QPushButton *nextButton() const { return m_nextButton; }
+    QPushButton *previousButton() const { return m_previousButton; }
     QSize sizeHint() const override { return QSize(280, 320); } // beside the views, not instead of them
     // Presentation mode (PresentationMode sets it): the column's width follows the text (at most
     // 36 % of the window's), see fitWidth().
@@ -39,10 +50,15 @@ protected:
 
 signals:
     void presetChosen(const QString &id);
+    // Next lesson (1) / Previous lesson (-1): the window applies LessonPanel::neighbourId's lesson.
+    void stepRequested(int delta);
 
 private:
     QComboBox *m_combo;
     QTextBrowser *m_text;
+    QPushButton *m_previousButton, *m_nextButton;
+    bool m_welcome = false;
+    void updateStepButtons();
     QString m_current;
     const Preset *m_shown = nullptr;
     bool m_edited = false;

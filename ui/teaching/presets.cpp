@@ -71,8 +71,8 @@ void addTinyLessons(std::vector<Preset> &out)
         "attnviz-tiny, the model that comes with attnviz, is a small GPT-2 (2 layers × 4 heads) trained on the "
         "same Debian-packaged texts as the word vectors. Layer 0, head 1: the bright cells lie one step below the "
         "diagonal, so every token looks at the token before it. \"rain\" puts 0.998 of its attention on \"the\"; "
-        "over the sentence the head's previous-token score (the mean weight on token i − 1, also in the Layers × "
-        "heads tab) is 0.995, and in all 16 rows after the first the brightest key is the previous token. "
+        "over the sentence the head's previous-token score (the mean weight on token i − 1, also in the Layers "
+        "tab) is 0.995, and in all 16 rows after the first the brightest key is the previous token. "
         "Nobody programmed this: training found that knowing the word before is useful, and layer 1 builds on "
         "it. Head 0 scores 0.150; heads 2 and 3 look mostly at the token itself.");
     p.sentence = kTinyPrevious;
@@ -218,7 +218,7 @@ std::vector<Preset> make()
     p.explanation = tr(
         "The notebook's first way: softmax over all six keys, multiply by a lower-triangular mask of ones, then "
         "divide each row by its new sum. The result is the same as masking with −∞ first (\"journey\": 0.5517 / "
-        "0.4483): softmax of a subset equals the renormalized softmax of the whole row. Switch \"Masked keys\" "
+        "0.4483): softmax of a subset equals the renormalized softmax of the whole row. Switch \"Mask method\" "
         "between the two methods and nothing in the weights moves.");
     p.settings.maskMethod = MaskMethod::MultiplyRenormalize;
     add(p);

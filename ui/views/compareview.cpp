@@ -670,10 +670,10 @@ void CompareView::updateStatusB()
         m_statusB->setText(tr("B: %1").arg(s->message.left(200)));
         return;
     }
-    m_statusB->setText(tr("B: %L1 tokens%2 · %3 heads · d_model %4 · d_head %5 · %6 · %7 ms")
-                           .arg(s->tq())
-                           .arg(s->cross ? tr(" × %L1 keys").arg(s->tk()) : QString())
-                           .arg(s->attention(m_sessionB->selectedLayer()).numHeads)
+    m_statusB->setText(tr("B: %1%2 · %3 · d_model %4 · d_head %5 · %6 · %7 ms")
+                           .arg(countText(s->tq(), tr("token"), tr("tokens")))
+                           .arg(s->cross ? tr(" × %1").arg(countText(s->tk(), tr("key"), tr("keys"))) : QString())
+                           .arg(countText(s->attention(m_sessionB->selectedLayer()).numHeads, tr("head"), tr("heads")))
                            .arg(s->attention(m_sessionB->selectedLayer()).dModel)
                            .arg(s->attention(m_sessionB->selectedLayer()).dHead)
                            .arg(m_followTable ? tr("A's table") : m_tableDescriptionB)

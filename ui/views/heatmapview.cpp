@@ -212,10 +212,10 @@ void HeatmapView::updateTitle()
                      .arg(m_pool)
                      .arg(m_snapshot->tq());
         if (m_snapshot->truncated())
-            t += QStringLiteral("\nShowing the first %1 of %2 tokens (live limit for %3 heads).")
+            t += QStringLiteral("\nShowing the first %1 of %2 tokens (%3).")
                      .arg(m_snapshot->tq())
                      .arg(m_snapshot->totalQueryTokens)
-                     .arg(m_snapshot->settings.numHeads);
+                     .arg(m_snapshot->cutReason());
     }
     m_title->setText(t);
 }

@@ -364,10 +364,10 @@ void LinesView::updateTitle()
                          .arg(kMaxTokensPerSide);
         }
         if (m_snapshot->truncated())
-            notes << QStringLiteral("%1 tokens pasted: the live limit for %2 heads keeps the first %3.")
+            notes << QStringLiteral("%1 tokens pasted: the first %2 are shown (%3).")
                          .arg(std::max(m_snapshot->totalQueryTokens, m_snapshot->totalKeyTokens))
-                         .arg(m_snapshot->settings.numHeads)
-                         .arg(tq);
+                         .arg(tq)
+                         .arg(m_snapshot->cutReason());
         if (!m_snapshot->seq(m_layer).fullyMaskedRows.empty())
             notes << QStringLiteral("Queries in grey italics have every key masked: no weights, no lines.");
         if (m_allLines.size() > m_lines.size())

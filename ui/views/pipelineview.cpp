@@ -883,11 +883,14 @@ void PipelineView::fillStage(PipelineStage &st)
             else
                 st.message = tr("The backend did not read these weights back (only the displayed heads are, at "
                                 "this size).");
-            QString cap = c.normalization == Normalization::Softmax ? tr("Each row sums to 1: how much query i listens to key j.")
+            QString cap = c.normalization == Normalization::Softmax
+                ? (c.dropout > 0 ? tr("Before dropout each row sums to 1: how much query i listens to key j.")
+                                 : tr("Each row sums to 1: how much query i listens to key j."))
                 : c.normalization == Normalization::Sum ? tr("Each row divided by its sum (no exponentials).")
                                                         : tr("Cosine similarity of q_i and k_j, not normalized.");
             if (c.dropout > 0)
-                cap += tr(" After dropout (p = %1, seed %2): dropped weights are 0, the kept ones × 1/(1−p).")
+                cap += tr(" After dropout (p = %1, seed %2): dropped weights are 0, the kept ones × 1/(1−p), so a "
+                          "row no longer sums to 1.")
                            .arg(c.dropout, 0, 'g', 3)
                            .arg(c.dropoutSeed);
             if (!s->seq(m_layer).fullyMaskedRows.empty())
@@ -911,11 +914,12 @@ void PipelineView::fillStage(PipelineStage &st)
             st.title = (H > 1 ? QStringLiteral("concat(C_0 … C_%1)").arg(H - 1) : QStringLiteral("concat(C) = C"))
                 + QStringLiteral("   %1 × %2·%3").arg(s->tq()).arg(H).arg(dh);
         }
-        st.caption = H > 1 ? tr("The %1 heads' contexts side by side (head h takes columns h·%2 … h·%2+%3).")
-                                 .arg(H)
-                                 .arg(dh)
-                                 .arg(dh - 1)
-                           : tr("One head: the concatenation is that head's context.");
+        st.caption = H > 1 && dh == 1 ? tr("The %1 heads' contexts side by side (head h takes column h).").arg(H)
+            : H > 1 ? tr("The %1 heads' contexts side by side (head h takes columns h·%2 … h·%2+%3).")
+                          .arg(H)
+                          .arg(dh)
+                          .arg(dh - 1)
+                    : tr("One head: the concatenation is that head's context.");
         break;
     case Kind::Output: {
         st.name = tr("Output");
@@ -926,7 +930,7 @@ void PipelineView::fillStage(PipelineStage &st)
                                  : QStringLiteral("O = concat·W_oᵀ%1").arg(!stack && proj->o.hasBias() ? QStringLiteral(" + b_o") : QString()))
                 + QStringLiteral("   ") + shape(s->seq(m_layer).output.rows(), s->seq(m_layer).output.cols());
             st.caption = identity ? tr("Identity output projection: the output is the concatenation.")
-                                  : tr("The output projection mixes the heads back into d_model = %1 numbers per token.")
+                                  : tr("The output projection mixes the heads back into d_out = %1 numbers per token.")
                                         .arg(s->seq(m_layer).output.cols());
         }
         break;
@@ -1066,10 +1070,16 @@ void PipelineView::applyReveal()
         m_stages[i]->applyVisibility();
     }
     const int n = stageCount();
-    if (m_current < 0)
-        m_stepLabel->setText(tr("All %1 stages").arg(n));
-    else
-        m_stepLabel->setText(tr("Step %1 of %2: %3").arg(m_current + 1).arg(n).arg(stageName(m_current)));
+    const auto stepText = [this, n](int i) {
+        return i < 0 ? tr("All %1 stages").arg(n) : tr("Step %1 of %2: %3").arg(i + 1).arg(n).arg(stageName(i));
+    };
+    // as wide as its longest text: the ▶ beside it stays where it is while the user steps
+    int widest = 0;
+    for (int i = -1; i < n; ++i)
+        widest = std::max(widest, m_stepLabel->fontMetrics().horizontalAdvance(stepText(i)));
+    m_stepLabel->setMinimumWidth(widest + 4);
+    m_stepLabel->setAlignment(Qt::AlignCenter);
+    m_stepLabel->setText(stepText(m_current));
     m_prev->setEnabled(m_current != 0 && n > 1);
     m_next->setEnabled(m_current >= 0);
     m_all->setEnabled(m_current >= 0);

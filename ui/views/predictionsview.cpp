@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/predictionsview.h"
 
+#include <QScrollBar>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -163,8 +165,14 @@ void PredictionsView::rebuild()
             Group g = makeGroup(next.top);
             g.position = at;
             const QString tok = s->queryLabels.value(at);
-            g.heading = at == t - 1 ? tr("Next token after “%1” (the last token)").arg(tok)
-                                    : tr("After “%1” (position %2) the model predicted").arg(tok).arg(at);
+            // the last token shown is the text's last only when the text was not cut
+            g.heading = at == t - 1 && s->totalQueryTokens <= t ? tr("Next token after “%1” (the last token)").arg(tok)
+                : at == t - 1 ? tr("Next token after “%1” (position %2, the last of the %L3 shown; the text has %L4)")
+                                    .arg(tok)
+                                    .arg(at)
+                                    .arg(t)
+                                    .arg(s->totalQueryTokens)
+                              : tr("After “%1” (position %2) the model predicted").arg(tok).arg(at);
             if (at + 1 < t) {
                 const double p = next.actualNext;
                 g.actualNext = p;
@@ -197,6 +205,17 @@ void PredictionsView::rebuild()
     if (text != m_shown) { // hovering the same position again, or the same predictions: nothing to lay out
         m_shown = text;
         m_text->setHtml(text);
+        // the lists' rows never wrap: the panel is at least as wide as the widest (its id column was
+        // cut off in a narrow dock); it only grows, so that hovering does not make the dock jump
+        QTextDocument probe;
+        probe.setDefaultFont(m_text->document()->defaultFont());
+        probe.setDocumentMargin(m_text->document()->documentMargin());
+        probe.setHtml(text);
+        probe.setTextWidth(1); // the paragraphs wrap word by word; the tables keep their width
+        const int need = int(std::ceil(probe.idealWidth() + 2 * probe.documentMargin()))
+            + m_text->verticalScrollBar()->sizeHint().width() + 2;
+        if (need > m_text->minimumWidth())
+            m_text->setMinimumWidth(std::min(need, 480));
     }
 }
 
@@ -211,7 +230,7 @@ QString PredictionsView::html() const
                    .arg(g.heading.toHtmlEscaped());
         const double top = g.entries.empty() ? 1.0 : std::max(1e-12, g.entries.front().p);
         for (const Entry &e : g.entries) {
-            const int w = std::max(1, int(std::lround(90.0 * e.p / top)));
+            const int w = std::max(1, int(std::lround(60.0 * e.p / top)));
             out += QStringLiteral("<tr><td style=\"white-space:nowrap\"><code>%1</code></td><td style=\"white-space:nowrap\" align=\"right\">%2</td>"
                                   "<td style=\"white-space:nowrap\"><table cellspacing=\"0\" cellpadding=\"0\"><tr><td width=\"%3\" "
                                   "bgcolor=\"%4\">&nbsp;</td></tr></table></td><td style=\"white-space:nowrap\"><small>#%5</small></td></tr>")

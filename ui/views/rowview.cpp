@@ -144,7 +144,9 @@ RowView::RowView(QWidget *parent)
         // dock grows with larger text instead of squeezing the chart; five held the window taller
         // than a 1280 × 720 screen)
         const double line = QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
-        const int needed = int(std::ceil(m_plot->height() - H + 4 * line));
+        // never negative: a plot not laid out yet (the command line's, before its resize) has an axis
+        // rect taller than itself
+        const int needed = std::max(0, int(std::ceil(m_plot->height() - H + 4 * line)));
         if (H > 0 && std::abs(m_plot->minimumHeight() - needed) > line) {
             m_plot->setMinimumHeight(needed); // the dock's layout follows later: lay out again then (rare)
             m_plot->replot(QCustomPlot::rpQueuedReplot);

@@ -116,6 +116,15 @@ void PresentationMode::setOn(bool on)
                     m_window->setGeometry(g);
             });
         }
+        // the docks' sizes again once the controls have their small-text minimum width: restored
+        // while the large text's minimum held, the Controls dock kept it (420 px came back as 590)
+        QTimer::singleShot(0, this, [this, state = m_before.state] {
+            if (m_on)
+                return;
+            for (int pass = 0; pass < 4; ++pass)
+                QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+            m_window->restoreState(state);
+        });
         if (m_before.focus)
             m_before.focus->setFocus(Qt::OtherFocusReason);
     }

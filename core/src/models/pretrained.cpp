@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <type_traits>
@@ -79,13 +80,20 @@ std::string displayOf(const std::string &token)
 }
 
 // A predicted token for labels: its decoded text (GPT-2's byte-level "âĢĻ" reads "’"), a space as
-// "␣" and a newline as "↵"; where its bytes are not whole UTF-8 characters, the vocabulary's spelling.
+// "␣" and a newline as "↵", and bytes that are only part of a UTF-8 character as \xNN, as the token
+// chips write them (the vocabulary's spelling of such a piece, "âĻ", reads as two letters it is not).
 std::string predictionDisplay(const std::string &decoded, const std::string &spelling)
 {
     std::string out;
     for (const unicode::Char &c : unicode::decodeUtf8(decoded)) {
-        if (c.cp == 0xFFFD && decoded.compare(c.begin, c.end - c.begin, "\xEF\xBF\xBD") != 0)
-            return displayOf(spelling);
+        if (c.cp == 0xFFFD && decoded.compare(c.begin, c.end - c.begin, "\xEF\xBF\xBD") != 0) {
+            for (uint32_t k = c.begin; k < c.end; ++k) {
+                char hex[8];
+                std::snprintf(hex, sizeof hex, "\\x%02X", unsigned(uint8_t(decoded[k])));
+                out += hex;
+            }
+            continue;
+        }
         if (c.cp == ' ')
             out += "\xE2\x90\xA3";
         else if (c.cp == '\n')
