@@ -85,7 +85,7 @@ void TestTransformer::matchesPyTorch()
     cfg.attention.numHeads = c[QStringLiteral("num_heads")].toInt();
     cfg.attention.causal = c[QStringLiteral("causal")].toBool();
     cfg.norm = c[QStringLiteral("norm")].toString() == QLatin1String("pre") ? NormPlacement::Pre : NormPlacement::Post;
-    cfg.activation = c[QStringLiteral("activation")].toString() == QLatin1String("relu") ? Activation::ReLU : Activation::GeluTanh;
+    cfg.activation = c[QStringLiteral("activation")].toString() == QLatin1String("relu") ? Activation::Relu : Activation::GeluTanh;
     cfg.positions = c[QStringLiteral("positions")].toString() == QLatin1String("learned") ? PositionEncoding::Learned
                                                                                           : PositionEncoding::Sinusoidal;
     cfg.finalNorm = c[QStringLiteral("final_norm")].toBool();
