@@ -7,6 +7,7 @@
 #include "attnviz/memorybudget.h"
 #include "attnviz/subword.h"
 #include "pretrainedweights.h"
+#include "../formats/jsonread.h"
 #include "../text/unicodetext.h"
 
 #include <nlohmann/json.hpp>
@@ -100,15 +101,9 @@ Status readPretrainedConfig(const std::string &dir, PretrainedConfig &out)
 {
     using json = nlohmann::json;
     const std::string path = dir + "/config.json";
-    std::string text;
-    if (Status st = readRegularFile(path, kConfigCap, text); !st)
-        return st;
     json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::exception &e) {
-        return Status::error(StatusCode::ParseError, path + ": malformed JSON: " + e.what());
-    }
+    if (Status st = detail::readJsonFile(path, kConfigCap, j); !st)
+        return st;
     auto bad = [&](const std::string &field, const std::string &m) {
         return Status::error(StatusCode::InvalidInput, path + ": " + field + ": " + m);
     };
@@ -125,14 +120,14 @@ Status readPretrainedConfig(const std::string &dir, PretrainedConfig &out)
     else if (c.modelType == "distilbert")
         c.family = ModelFamily::DistilBert;
     else
-        return bad("model_type", "\"" + c.modelType + "\" is not a family attnviz knows (gpt2, bert, distilbert)");
+        return bad("model_type", quoteText(c.modelType) + " is not a family attnviz knows (gpt2, bert, distilbert)");
     // integer field: one of the spellings, within [lo, hi]
     auto integer = [&](std::initializer_list<const char *> names, int &v, int lo, int hi, const int *fallback) -> Status {
         for (const char *n : names) {
             if (!j.contains(n) || j[n].is_null())
                 continue;
             if (!j[n].is_number_integer() || j[n].get<int64_t>() < lo || j[n].get<int64_t>() > hi)
-                return bad(n, "must be an integer in [" + std::to_string(lo) + ", " + withCommas(hi) + "], got " + j[n].dump());
+                return bad(n, "must be an integer in [" + std::to_string(lo) + ", " + withCommas(hi) + "], got " + printable(j[n].dump(), 64));
             v = j[n].get<int>();
             return {};
         }
@@ -148,7 +143,7 @@ Status readPretrainedConfig(const std::string &dir, PretrainedConfig &out)
             return {};
         }
         if (!j[n].is_number() || !(j[n].get<double>() > 0) || !(j[n].get<double>() < 1))
-            return bad(n, "must be a number in (0, 1), got " + j[n].dump());
+            return bad(n, "must be a number in (0, 1), got " + printable(j[n].dump(), 64));
         v = j[n].get<double>();
         return {};
     };
@@ -421,6 +416,8 @@ private:
             cut = info().name + " reads at most " + withCommas(limit) + " tokens; the text has " + withCommas(total) +
                   ": the rest is cut";
         }
+        if (Status st = checkTraceMemory(info(), int(tokens.size()), sizeof(T), request.keepScores); !st)
+            return st; // before anything of the trace is allocated
         ForwardInput in;
         for (const TraceToken &t : tokens)
             in.ids.push_back(t.id);
@@ -513,12 +510,11 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
         WordPieceOptions wp;
         const std::string tc = dir + "/tokenizer_config.json";
         if (isFile(tc)) {
-            std::string text;
-            if (Status st = readRegularFile(tc, kConfigCap, text); !st)
+            nlohmann::json j;
+            if (Status st = detail::readJsonFile(tc, kConfigCap, j); !st)
                 return st;
-            nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-            if (j.is_discarded() || !j.is_object())
-                return Status::error(StatusCode::ParseError, tc + ": malformed JSON");
+            if (!j.is_object())
+                return Status::error(StatusCode::ParseError, tc + ": not a JSON object");
             if (j.contains("do_lower_case")) {
                 if (!j["do_lower_case"].is_boolean())
                     return Status::error(StatusCode::InvalidInput, tc + ": do_lower_case: must be true or false");
