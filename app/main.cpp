@@ -175,7 +175,7 @@ int main(int argc, char **argv)
         // What a verb printed may still sit in stdio's buffer: a full disk or a closed pipe shows
         // here, and the run fails with a message rather than exiting 0 with its output lost.
         std::string why;
-        if (!attnviz::cli::flushStdout(why))
+        if (!attnviz::cli::flushStdout(why) && code == 0) // a verb that failed has said why already
             return attnviz::cli::fail("", why, 1);
         return code;
     } catch (const std::bad_alloc &) {

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <type_traits>
 
 namespace attnviz {
@@ -539,8 +540,14 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
         return st;
     archive.setProgress(options.progress);
     auto weights = std::make_shared<PretrainedWeights<float>>();
-    if (Status st = loadPretrainedWeights(archive, config, *weights); !st)
-        return st;
+    try { // the machine may have less free than the weights need: a message, and the caller keeps what it had
+        if (Status st = loadPretrainedWeights(archive, config, *weights); !st)
+            return st;
+    } catch (const std::bad_alloc &) {
+        return Status::error(StatusCode::BackendFailed, archive.fileOf(std::string()) + ": out of memory converting " +
+                                                            describeBytes(archive.totalBytes()) + " of " + archive.dtypeSummary() +
+                                                            " weights to float32 (" + describeCount(config.layers) + " layers)");
+    }
     out = std::make_unique<PretrainedModel>(config, dir, std::move(weights), std::move(tokenizer), archive.dtypeSummary());
     return {};
 }
