@@ -399,16 +399,13 @@ void TestModelCli::badFolders_data()
                                                 << QStringList{"vocab.json", "!: duplicate key"};
     QTest::addRow("tokenizer_config.json duplicate key") << "bert-tiny" << raw("tokenizer_config.json", closeWith(R"(, "do_lower_case": false)"))
                                                          << QStringList{"tokenizer_config.json", "do_lower_case: duplicate key"};
-    QTest::addRow("index.json duplicate tensor") << g << Spoil([](const QString &d) {
-        shard(d);
-        QFile f(d + QStringLiteral("/model.safetensors.index.json"));
-        f.open(QIODevice::ReadOnly);
-        QByteArray b = f.readAll();
-        f.close();
+    // a sharded copy whose index.json is then edited
+    auto sharded = [raw](std::function<void(QByteArray &)> edit) {
+        const Spoil index = raw("model.safetensors.index.json", edit);
+        return Spoil([index](const QString &d) { shard(d); return index(d); });
+    };
+    QTest::addRow("index.json duplicate tensor") << g << sharded([](QByteArray &b) {
         b.replace("\"weight_map\": {", "\"weight_map\": {\"transformer.wte.weight\": \"missing.safetensors\", ");
-        f.open(QIODevice::WriteOnly | QIODevice::Truncate);
-        f.write(b);
-        return d;
     }) << QStringList{"model.safetensors.index.json", "weight_map.transformer.wte.weight: duplicate key"};
     // E, O: strings from the folder quoted short and escaped
     QTest::addRow("model_type 5 MB") << g << config([](QJsonObject &o) { o.insert(QStringLiteral("model_type"), QString(5'000'000, QLatin1Char('x'))); })
@@ -416,16 +413,8 @@ void TestModelCli::badFolders_data()
     QTest::addRow("model_type forging a line") << g << config([](QJsonObject &o) {
         o.insert(QStringLiteral("model_type"), QStringLiteral("x\n\x1b[2J\x1b[31mattnviz: all good"));
     }) << QStringList{"config.json", "model_type: \"x\\x0a\\x1b[2J\\x1b[31mattnviz: all good\""};
-    QTest::addRow("shard name forging a line") << g << Spoil([](const QString &d) {
-        shard(d);
-        QFile f(d + QStringLiteral("/model.safetensors.index.json"));
-        f.open(QIODevice::ReadOnly);
-        QByteArray b = f.readAll();
-        f.close();
+    QTest::addRow("shard name forging a line") << g << sharded([](QByteArray &b) {
         b.replace("model-00002-of-00002.safetensors", "\\u001b[2J\\nattnviz: all good");
-        f.open(QIODevice::WriteOnly | QIODevice::Truncate);
-        f.write(b);
-        return d;
     }) << QStringList{"/\\x1b[2J\\x0aattnviz: all good: no such file"}; // the shard's path, escaped
     // H: offsets that alias another tensor's bytes
     QTest::addRow("tensors alias") << g << tensors([](Safetensors &s) {

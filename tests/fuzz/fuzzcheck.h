@@ -18,13 +18,14 @@ namespace attnviz::fuzz {
 
 inline std::string bytes(const uint8_t *data, size_t size) { return std::string(reinterpret_cast<const char *>(data), size); }
 
-// A refusal is one line that starts with `prefix`, with no terminal escape and no nlohmann id in it.
+// A refusal is one line that starts with `prefix`, with no terminal escape in it (text from the
+// input is quoted escaped: quoteText, printable).
 inline void expectOneLineStarting(const Status &st, const std::string &prefix)
 {
     if (st.ok())
         return;
     if (st.message.rfind(prefix, 0) != 0 || st.message.find('\n') != std::string::npos ||
-        st.message.find('\x1b') != std::string::npos || st.message.find("[json.exception") != std::string::npos) {
+        st.message.find('\x1b') != std::string::npos) {
         std::fprintf(stderr, "fuzz: a refusal that is not one escaped line starting with %s:\n%s\n", prefix.c_str(),
                      st.message.c_str());
         std::abort();
