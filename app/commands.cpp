@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "commands.h"
+#include "output.h"
 
 #include "attnviz/attention.h"
 #include "attnviz/backend.h"
@@ -11,7 +12,6 @@
 
 #include <QCommandLineParser>
 #include <QFile>
-#include <QSaveFile>
 
 #include <chrono>
 #include <cstdio>
@@ -20,17 +20,6 @@
 namespace attnviz::cli {
 
 namespace {
-
-int fail(const char *verb, const QString &message, int code)
-{
-    std::fprintf(stderr, "attnviz %s: %s\n", verb, qPrintable(message));
-    return code;
-}
-
-int fail(const char *verb, const std::string &message, int code)
-{
-    return fail(verb, QString::fromStdString(message), code);
-}
 
 int exitCodeFor(StatusCode c)
 {
@@ -78,25 +67,6 @@ AttentionInput<T> castInput(const AttentionInput<double> &in)
     };
     out.proj = {lin(in.proj.q), lin(in.proj.k), lin(in.proj.v), lin(in.proj.o)};
     return out;
-}
-
-bool writeOut(const QString &path, const std::string &text, QString &error)
-{
-    if (path.isEmpty() || path == QLatin1String("-")) {
-        std::fwrite(text.data(), 1, text.size(), stdout);
-        return true;
-    }
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly)) {
-        error = path + QStringLiteral(": cannot write (") + f.errorString() + QLatin1Char(')');
-        return false;
-    }
-    f.write(text.data(), qint64(text.size()));
-    if (!f.commit()) {
-        error = path + QStringLiteral(": cannot write (") + f.errorString() + QLatin1Char(')');
-        return false;
-    }
-    return true;
 }
 
 // `auto` tries the GPU from this many attention weights (B * H * t_q * t_k) on: below it the CPU
@@ -284,8 +254,8 @@ int compute(const QStringList &args)
     const int rc = precision == QLatin1String("float64") ? run(double{}) : run(float{});
     if (rc)
         return rc;
-    QString error;
-    if (!writeOut(p.value(outOpt), text, error))
+    std::string error;
+    if (!writeOutput(p.value(outOpt), text, error))
         return fail("compute", error, 1);
     if (p.isSet(checkOpt)) {
         std::fputs(checkReport.c_str(), stderr);

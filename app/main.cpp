@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "commands.h"
+#include "output.h"
 #include "uiverbs.h"
 
 #include <QApplication>
@@ -171,7 +172,13 @@ int main(int argc, char **argv)
     // The last line of defence: readers check sizes before allocating (memorybudget.h, fileio.h),
     // but an allocation that still fails ends with one line, not an abort.
     try {
-        return runAttnviz(argc, argv);
+        const int code = runAttnviz(argc, argv);
+        // What a verb printed may still sit in stdio's buffer: a full disk or a closed pipe shows
+        // here, and the run fails with a message rather than exiting 0 with its output lost.
+        std::string why;
+        if (!attnviz::cli::flushStdout(why) && code == 0) // a verb that failed has said why already
+            return attnviz::cli::fail("", why, 1);
+        return code;
     } catch (const std::bad_alloc &) {
         std::fputs("attnviz: out of memory\n", stderr);
         return 1;

@@ -2,8 +2,13 @@
 // The command-line verbs on real checkpoints: `model info DIR`, `model run DIR --text TEXT`,
 // `tokenize --model DIR TEXT`, `bench --model DIR | --seeded SHAPE` (architecture.h: seededShape).
 #include "commands.h"
+#include "output.h"
+
+#include "files/figureexport.h"
 
 #include "attnviz/bench.h"
+#include "attnviz/fileio.h"
+#include "attnviz/memorybudget.h"
 #include "attnviz/parallel.h"
 #include "attnviz/pretrained.h"
 #include "bundledmodel.h"
@@ -12,7 +17,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 
 #include <algorithm>
 #include <chrono>
@@ -30,14 +34,23 @@ QString seededShapeList()
 
 namespace {
 
-int fail(const char *verb, const std::string &message, int code)
-{
-    std::fprintf(stderr, "attnviz %s: %s\n", verb, message.c_str());
-    return code;
-}
+// What one attention weight costs in `model run`'s JSON (see modelRun).
+constexpr size_t kJsonBytesPerWeight = 16 + 2 * 22;
 
 int exitCodeFor(const Status &st) { return st.code == StatusCode::Cancelled || st.code == StatusCode::BackendFailed ? 1 : 2; }
 
+
+// Values written as "NaN" / "Infinity" strings (ui::jsonNumber) in a JSON tree.
+int countNonFinite(const QJsonValue &v)
+{
+    if (v.isString())
+        return 1;
+    int n = 0;
+    if (v.isArray())
+        for (const QJsonValue &e : v.toArray())
+            n += countNonFinite(e);
+    return n;
+}
 
 std::string architectureText(const Architecture &a);
 
@@ -68,7 +81,7 @@ QJsonArray probsJson(const std::vector<TokenProb> &top)
     for (const TokenProb &p : top)
         a.append(QJsonObject{{QStringLiteral("id"), p.id},
                              {QStringLiteral("token"), QString::fromStdString(p.token)},
-                             {QStringLiteral("p"), p.p}});
+                             {QStringLiteral("p"), ui::jsonNumber(p.p)}});
     return a;
 }
 
@@ -88,7 +101,7 @@ QJsonObject traceJson(const ModelInfo &info, const Trace<T> &tr)
             for (Eigen::Index i = 0; i < w.rows(); ++i) {
                 QJsonArray row;
                 for (Eigen::Index j = 0; j < w.cols(); ++j)
-                    row.append(double(w(i, j)));
+                    row.append(ui::jsonNumber(double(w(i, j))));
                 rows.append(row);
             }
             heads.append(rows);
@@ -114,28 +127,6 @@ QJsonObject traceJson(const ModelInfo &info, const Trace<T> &tr)
     return o;
 }
 
-bool writeFile(const QString &path, const QByteArray &bytes, std::string &error)
-{
-    if (path.isEmpty() || path == QLatin1String("-")) {
-        std::fwrite(bytes.constData(), 1, size_t(bytes.size()), stdout);
-        return true;
-    }
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit()) {
-        error = (path + QStringLiteral(": cannot write (") + f.errorString() + QLatin1Char(')')).toStdString();
-        return false;
-    }
-    return true;
-}
-
-std::string withCommas(int64_t v)
-{
-    std::string s = std::to_string(v);
-    for (int i = int(s.size()) - 3; i > 0; i -= 3)
-        s.insert(size_t(i), ",");
-    return s;
-}
-
 // The architecture in words: "RMSNorm (pre), rotary (llama3, theta 500,000), SiLU gated MLP, sliding window 4,096 on 5 of 6 layers".
 std::string architectureText(const Architecture &a)
 {
@@ -147,11 +138,11 @@ std::string architectureText(const Architecture &a)
     static const char *const acts[] = {"GELU (tanh)", "GELU", "ReLU", "SiLU"};
     std::string s = std::string(norm) + " (" + place + "), ";
     if (a.positions == PositionKind::Rotary) {
-        s += "rotary (" + std::string(ropes[int(a.rope.type)]) + ", theta " + withCommas(int64_t(a.rope.theta));
+        s += "rotary (" + std::string(ropes[int(a.rope.type)]) + ", theta " + describeCount(int64_t(a.rope.theta));
         if (a.rope.dims < a.dHead)
             s += ", " + std::to_string(a.rope.dims) + " of " + std::to_string(a.dHead) + " dims";
         if (a.localRope)
-            s += "; local layers theta " + withCommas(int64_t(a.ropeLocal.theta));
+            s += "; local layers theta " + describeCount(int64_t(a.ropeLocal.theta));
         s += ")";
     } else {
         s += "learned positions";
@@ -168,7 +159,7 @@ std::string architectureText(const Architecture &a)
             w = x;
         }
     if (sliding)
-        s += ", sliding window " + withCommas(w) + " on " + std::to_string(sliding) + " of " + std::to_string(a.layers) + " layers";
+        s += ", sliding window " + describeCount(w) + " on " + std::to_string(sliding) + " of " + std::to_string(a.layers) + " layers";
     return s;
 }
 
@@ -206,7 +197,7 @@ int modelInfo(const QStringList &args)
     if (!architectureText(i.architecture).empty())
         std::printf("blocks      %s\n", architectureText(i.architecture).c_str());
     std::printf("vocabulary  %s\npositions   %s\nparameters  %s\ntokenizer   %s\ndtype       %s\npredicts    %s\n",
-                withCommas(i.vocabulary).c_str(), withCommas(i.maxPositions).c_str(), withCommas(i.parameters).c_str(),
+                describeCount(i.vocabulary).c_str(), describeCount(i.maxPositions).c_str(), describeCount(i.parameters).c_str(),
                 i.tokenizer.c_str(), i.dtype.c_str(),
                 i.causal ? "the next token (causal)" : i.maskedLm ? "[MASK] fills (bidirectional)" : "nothing (no head)");
     return 0;
@@ -246,6 +237,21 @@ int modelRun(const QStringList &args)
     TraceRequest req;
     req.text = p.value(textOpt).toStdString();
     req.keepScores = false;
+    // The memory the trace and its JSON take, checked before either is made: every weight is a
+    // double in the trace, a JSON value (16 bytes) and about 22 characters of text, twice (the
+    // document, then the line written).
+    {
+        const ModelInfo info = m->info();
+        std::vector<TraceToken> tokens;
+        if (Status st = m->tokenize(req.text, tokens); !st)
+            return fail("model run", st.message, exitCodeFor(st));
+        int n = int(tokens.size());
+        if (info.maxPositions > 0)
+            n = std::min(n, info.maxPositions);
+        const size_t scalar = precision == QLatin1String("float64") ? sizeof(double) : sizeof(float);
+        if (Status st = checkTraceMemory(info, n, scalar, req.keepScores, kJsonBytesPerWeight); !st)
+            return fail("model run", st.message, exitCodeFor(st));
+    }
     QJsonObject o;
     if (precision == QLatin1String("float64")) {
         Trace<double> tr;
@@ -259,8 +265,17 @@ int modelRun(const QStringList &args)
         o = traceJson(m->info(), tr);
     }
     o.insert(QStringLiteral("precision"), precision);
+    // Weights that overflowed (finite weights too large for float32 give Inf, then NaN) are written
+    // as compute writes them, "NaN" / "Infinity" strings, counted in `non_finite`, and said here.
+    const int nonFinite = countNonFinite(o.value(QStringLiteral("attentions")));
+    if (nonFinite > 0) {
+        o.insert(QStringLiteral("non_finite"), nonFinite);
+        std::fprintf(stderr, "attnviz model run: note: %s attention weights are not finite (NaN or Inf, written as "
+                             "\"NaN\" / \"Infinity\"): the weights overflow float32\n",
+                     describeCount(nonFinite).c_str());
+    }
     std::string error;
-    if (!writeFile(p.value(outOpt), QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n', error))
+    if (!writeOutput(p.value(outOpt), QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n', error))
         return fail("model run", error, 1);
     return 0;
 }
@@ -311,7 +326,7 @@ int tokenizeWithModel(const QStringList &args)
     if (Status st = m->tokenize(text, tokens); !st)
         return fail("tokenize", st.message, exitCodeFor(st));
     for (const TraceToken &t : tokens)
-        std::printf("%d\t%s\t%zu-%zu\n", t.id, t.text.c_str(), t.begin, t.end);
+        std::printf("%d\t%s\t%zu-%zu\n", t.id, printable(t.text, t.text.size()).c_str(), t.begin, t.end); // a vocabulary's token: no control characters raw
     return 0;
 }
 
@@ -341,6 +356,18 @@ int benchModel(const QStringList &args)
         std::fputs(qPrintable(p.helpText()), stdout);
         return 0;
     }
+    // every argument is read before the model is
+    std::vector<int> asked;
+    for (const QString &s : p.value(sizesOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int n = s.toInt(&ok);
+        if (!ok || n < 2)
+            return fail("bench", "--tokens: " + printable(s.toStdString(), 40) + " is not a length of 2 tokens or more", 2);
+        asked.push_back(n);
+    }
+    if (asked.empty())
+        return fail("bench", "--tokens: no length given", 2);
+    const bool keepScores = p.isSet(scoresOpt) && !p.isSet(noScoresOpt);
     std::unique_ptr<Model> m;
     const auto t0 = std::chrono::steady_clock::now();
     if (p.isSet(seededOpt)) {
@@ -356,16 +383,24 @@ int benchModel(const QStringList &args)
     const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const ModelInfo info = m->info();
     const int repeat = std::max(1, p.value(repeatOpt).toInt());
+    if (info.maxPositions > 0 && info.maxPositions < 2)
+        return fail("bench", info.name + " reads at most " + describeCount(info.maxPositions) +
+                                 " token; a benchmark needs texts of 2 or more", 2);
+    // a length past the model's positions is cut to them (BERT-base reads 512 of the default 1,024)
     std::vector<int> sizes;
-    for (const QString &s : p.value(sizesOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-        bool ok = false;
-        const int n = s.toInt(&ok);
-        if (!ok || n < 2 || n > info.maxPositions)
-            return fail("bench", "--tokens: " + s.toStdString() + " is not a length in [2, " +
-                                     std::to_string(info.maxPositions) + "]", 2);
+    for (int n : asked) {
+        if (info.maxPositions > 0 && n > info.maxPositions) {
+            std::fprintf(stderr, "attnviz bench: note: %s reads at most %s tokens: %s tokens timed at %s\n",
+                         printable(info.name, 200).c_str(), describeCount(info.maxPositions).c_str(),
+                         describeCount(n).c_str(), describeCount(info.maxPositions).c_str());
+            n = info.maxPositions;
+        }
+        if (std::find(sizes.begin(), sizes.end(), n) != sizes.end())
+            continue;
+        if (Status st = checkTraceMemory(info, n, sizeof(float), keepScores); !st)
+            return fail("bench", st.message, exitCodeFor(st));
         sizes.push_back(n);
     }
-    const bool keepScores = p.isSet(scoresOpt) && !p.isSet(noScoresOpt);
     if (!p.isSet(jsonOpt))
         std::printf("%s (%s, %d x %d x %d), %d threads, load %.0f ms\n", info.name.c_str(), info.family.c_str(), info.layers,
                     info.heads, info.dModel, coreThreads(), loadMs);

@@ -5,6 +5,7 @@
 // text; the answer is one JSON object: the tokenizer, ids, tokens as the vocabulary spells them,
 // display strings, byte offsets [begin, end) in the UTF-8 text, and which tokens are specials.
 #include "commands.h"
+#include "output.h"
 
 #include "attnviz/subword.h"
 
@@ -43,8 +44,7 @@ bool wantsSubword(const QCommandLineParser &p)
 int tokenizeSubword(const QCommandLineParser &p)
 {
     auto fail = [](const std::string &message) {
-        std::fprintf(stderr, "attnviz tokenize: %s\n", message.c_str());
-        return 2;
+        return cli::fail("tokenize", message, 2);
     };
     const bool bpe = p.isSet(QStringLiteral("vocab")) || p.isSet(QStringLiteral("merges"));
     if (bpe && p.isSet(QStringLiteral("wordpiece")))

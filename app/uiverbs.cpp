@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "uiverbs.h"
+#include "output.h"
 
 #include "controls/controlpanel.h"
 #include "views/embeddingview.h"
@@ -47,12 +48,6 @@
 namespace attnviz::cli {
 
 namespace {
-
-int fail(const char *verb, const QString &message, int code)
-{
-    std::fprintf(stderr, "attnviz %s: %s\n", verb, qPrintable(message));
-    return code;
-}
 
 // "bundled" or a model folder, read now; false with the core's message.
 bool openModel(const QString &source, std::shared_ptr<Model> &out, QString *error)
@@ -143,6 +138,39 @@ int gui(const QStringList &args)
             std::printf("%-20s %s\n", qPrintable(c.id), qPrintable(c.title));
         return 0;
     }
+    // Every argument is checked here, before anything is opened or any setting saved (the theme,
+    // the recent models): a mistake in the last one leaves everything as it was.
+    static const QStringList views = {ui::SessionTab::Weights, ui::SessionTab::Grid, ui::SessionTab::Embeddings,
+                                      ui::SessionTab::Lines,   ui::SessionTab::Pipeline, ui::SessionTab::Compare,
+                                      ui::SessionTab::Layers,  ui::SessionTab::Residual};
+    if (p.isSet(tabOpt) && !views.contains(p.value(tabOpt)))
+        return fail("", QStringLiteral("--tab: expected one of %1").arg(views.join(QStringLiteral(", "))), 2);
+    auto integer = [&](const QCommandLineOption &o, int lo, int hi) {
+        bool ok = true;
+        const int v = p.value(o).toInt(&ok);
+        return !p.isSet(o) || (ok && v >= lo && v <= hi);
+    };
+    auto oneOf = [&](const QCommandLineOption &o, const QStringList &values) { return !p.isSet(o) || values.contains(p.value(o)); };
+    if (!integer(headsOpt, 1, 4096))
+        return fail("", QStringLiteral("--heads: expected a number of heads from 1"), 2);
+    if (!integer(depthOpt, 1, 48))
+        return fail("", QStringLiteral("--depth: expected a depth from 1 to 48"), 2);
+    if (!integer(layerOpt, 0, 1 << 20))
+        return fail("", QStringLiteral("--layer: expected a layer number from 0"), 2);
+    if (!oneOf(maskOpt, {QStringLiteral("none"), QStringLiteral("causal")}))
+        return fail("", QStringLiteral("--mask: expected none or causal"), 2);
+    if (!oneOf(posOpt, {QStringLiteral("none"), QStringLiteral("sinusoidal"), QStringLiteral("learned")}))
+        return fail("", QStringLiteral("--positions: expected none, sinusoidal or learned"), 2);
+    if (!oneOf(blockOpt, {QStringLiteral("post"), QStringLiteral("pre")}))
+        return fail("", QStringLiteral("--block: expected post or pre"), 2);
+    if (p.isSet(sizeOpt)) {
+        const QStringList wh = p.value(sizeOpt).split(QLatin1Char('x'));
+        bool okW = false, okH = false;
+        if (wh.size() != 2 || wh[0].toInt(&okW) < 1 || wh[1].toInt(&okH) < 1 || !okW || !okH)
+            return fail("", QStringLiteral("--size: expected WIDTHxHEIGHT in pixels, such as 1400x900"), 2);
+    }
+    if (p.isSet(modelOpt) && p.value(modelOpt).isEmpty())
+        return fail("", QStringLiteral("--model: an empty path names no folder"), 2);
     ui::ComparisonSpec comparison;
     if (p.isSet(compareOpt) && !ui::findSeedComparison(p.value(compareOpt), comparison))
         return fail("", QStringLiteral("--compare: no comparison %1 (`attnviz --compare list` lists them)").arg(p.value(compareOpt)), 2);
@@ -153,10 +181,10 @@ int gui(const QStringList &args)
         return fail("", QStringLiteral("--theme: expected system, light, dark or high-contrast"), 2);
     if (p.isSet(mapOpt) && !ui::parseSequential(p.value(mapOpt), look.sequential))
         return fail("", QStringLiteral("--colormap: expected viridis, cividis, magma or greys"), 2);
-    ui::AppearanceManager::instance()->setAppearance(look);
     const QStringList sessions = p.positionalArguments();
     if (sessions.size() > 1)
         return fail("", QStringLiteral("one session file at most (got %1)").arg(sessions.size()), 2);
+    ui::AppearanceManager::instance()->setAppearance(look);
     ui::MainWindow w;
     // A session file that cannot be opened leaves the window as it starts, with a dialog saying why.
     if (!sessions.isEmpty())
@@ -200,11 +228,6 @@ int gui(const QStringList &args)
         w.startComparison(comparison);
     if (p.isSet(tabOpt)) {
         const QString id = p.value(tabOpt);
-        static const QStringList views = {ui::SessionTab::Weights, ui::SessionTab::Grid, ui::SessionTab::Embeddings,
-                                          ui::SessionTab::Lines,   ui::SessionTab::Pipeline, ui::SessionTab::Compare,
-                                          ui::SessionTab::Layers,  ui::SessionTab::Residual};
-        if (!views.contains(id))
-            return fail("", QStringLiteral("--tab: expected one of %1").arg(views.join(QStringLiteral(", "))), 2);
         // the stack's views appear with the first stack result: show the tab once the views have it
         if (!w.showView(id))
             QObject::connect(&w, &ui::MainWindow::viewsUpdated, &w, [&w, id] { w.showView(id); });

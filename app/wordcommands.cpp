@@ -2,6 +2,7 @@
 // Verbs for word vectors: `tokenize` (the corpus side of the one tokenizer) and `vectors`
 // (export a trained table to .avec; inspect cosines and neighbours).
 #include "commands.h"
+#include "output.h"
 
 #include "attnviz/embeddings.h"
 #include "attnviz/tokenizer.h"
@@ -19,12 +20,6 @@
 namespace attnviz::cli {
 
 namespace {
-
-int fail(const char *verb, const std::string &message, int code)
-{
-    std::fprintf(stderr, "attnviz %s: %s\n", verb, message.c_str());
-    return code;
-}
 
 // The bundled table for "" or "bundled", else the file.
 Status loadTable(const std::string &path, EmbeddingTable &table)
@@ -212,7 +207,9 @@ int vectors(const QStringList &args)
             std::printf("%-20s %.4f\n", t.words()[size_t(order[size_t(i)])].c_str(), double(sims[order[size_t(i)]]));
         return 0;
     }
-    return fail("vectors", "unknown subcommand '" + sub.toStdString() + "'\n" + usage, 2);
+    fail("vectors", "unknown subcommand '" + sub.toStdString() + "'", 2);
+    std::fputs(usage, stderr); // the usage after the one line
+    return 2;
 }
 
 } // namespace attnviz::cli

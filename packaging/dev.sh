@@ -74,8 +74,11 @@ run_tests() {
 }
 
 # The sanitizer run (issue 16): clang-14 with ASan + UBSan (any report fails the test) and the
-# libFuzzer targets. Runs the core and command-line suites (labels core, app) and every fuzz
-# target for ATTNVIZ_FUZZ_SECONDS; the UI suites stay in the release run (see README, Contributing).
+# libFuzzer targets. Runs the core and command-line suites (labels core, app: tst_cli, and
+# tst_modelcli, which runs `model run|info`, `tokenize --model`, `bench --model` and `export --model`
+# on the fixture folders and their bad-folder tables) and every fuzz target (the model-folder
+# readers included) for ATTNVIZ_FUZZ_SECONDS; the UI suites stay in the release run (see README,
+# Contributing).
 sanitize() {
     cmake -S . -B "$ASAN_BUILD_DIR" --preset asan -DATTNVIZ_FUZZ_SECONDS="${ATTNVIZ_FUZZ_SECONDS:-30}"
     cmake --build "$ASAN_BUILD_DIR" -j "$JOBS" --target attnviz tests/core/all tests/app/all tests/fuzz/all

@@ -333,7 +333,7 @@ void TestCli::tokenizeSubwordBadInput_data()
                             << "gpt2: is a directory";
     QTest::addRow("vocab is merges") << QStringList{"--vocab", kTok + "gpt2/merges.txt", "--merges",
                                                     kTok + "gpt2/merges.txt", "x"}
-                                     << "merges.txt: not valid JSON";
+                                     << "merges.txt: malformed JSON: parse error at line 1, column 1";
     QTest::addRow("text without vocabulary") << QStringList{"some text"} << "needs --vocab/--merges or --wordpiece";
 }
 

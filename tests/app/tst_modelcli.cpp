@@ -4,6 +4,9 @@
 // sharded copy, and the bad-folder table: one line naming the file and the tensor or field, exit
 // code 2, nothing written.
 #include <QDir>
+#include <QDirIterator>
+#include <QElapsedTimer>
+#include <QtEndian>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -14,6 +17,8 @@
 
 #include "../support/modelfolders.h"
 #include "../support/runattnviz.h"
+
+#include <sys/stat.h>
 
 #include <cmath>
 #include <functional>
@@ -61,6 +66,83 @@ void shard(const QString &dir, const QString &missingShard = {})
     f.write(QJsonDocument(QJsonObject{{QStringLiteral("metadata"), QJsonObject{}}, {QStringLiteral("weight_map"), map}}).toJson());
 }
 
+// A copy of gpt2-tiny that reads 30,000 positions (its position table tiled to 30,000 rows).
+QString hugePositions(const QTemporaryDir &tmp)
+{
+    const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
+    editJson(dir + QStringLiteral("/config.json"), [](QJsonObject &o) {
+        o.insert(QStringLiteral("n_positions"), 30000);
+        o.insert(QStringLiteral("n_ctx"), 30000);
+    });
+    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
+    QJsonObject e = st.header.value(QStringLiteral("transformer.wpe.weight")).toObject();
+    const QJsonArray off = e.value(QStringLiteral("data_offsets")).toArray();
+    const QByteArray rows = st.data.mid(int(off[0].toInteger()), int(off[1].toInteger() - off[0].toInteger()));
+    const qint64 at = st.data.size();
+    for (int i = 0; i < 30000 / 32 + 1; ++i)
+        st.data += rows;
+    st.data.truncate(int(at + qint64(30000) * 16 * 4));
+    e.insert(QStringLiteral("shape"), QJsonArray{30000, 16});
+    e.insert(QStringLiteral("data_offsets"), QJsonArray{at, at + qint64(30000) * 16 * 4});
+    st.header.insert(QStringLiteral("transformer.wpe.weight"), e);
+    writeSt(dir + QStringLiteral("/model.safetensors"), st);
+    return dir;
+}
+
+// Whether this build runs under AddressSanitizer (packaging/dev.sh sanitize): its shadow memory
+// needs terabytes of address space, so no address-space limit is set there (the budget still is
+// the machine's).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// attnviz under `prlimit --as=BYTES` (an address-space limit, as `ulimit -v`), with `env` added.
+Run limited(qint64 bytes, const QStringList &args, int timeoutMs = 120000, const QStringList &env = {})
+{
+    QProcess p;
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    for (const QString &kv : env)
+        e.insert(kv.section(QLatin1Char('='), 0, 0), kv.section(QLatin1Char('='), 1));
+    p.setProcessEnvironment(e);
+    QStringList all = args;
+    QString program = QStringLiteral(ATTNVIZ_BINARY);
+    if (bytes > 0 && !kSanitized) {
+        all.prepend(program);
+        all.prepend(QStringLiteral("--as=%1").arg(bytes));
+        program = QStringLiteral("prlimit");
+    }
+    p.start(program, all);
+    Run r;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+constexpr qint64 k4GB = qint64(4) << 30;
+
+QString manyTokens(int n)
+{
+    QString t;
+    t.reserve(n * 2);
+    for (int i = 0; i < n; ++i)
+        t += QStringLiteral(" a");
+    return t;
+}
+
 } // namespace
 
 class TestModelCli : public QObject {
@@ -78,6 +160,15 @@ private slots:
     void exportModel_data();
     void exportModel();
     void exportModelRefusals();
+    // issue-31 classes on the command line
+    void memoryBudget();            // A, B: refused before allocating, named, under a 4 GB address space too
+    void windowUnderAddressLimit(); // A: the window on the same folder and text, headless, cut and up
+    void stdoutWriteErrors();       // K
+    void specialOutputs();          // J
+    void argumentsBeforeSettings(); // L
+    void benchSmallModels();        // N
+    void nonFiniteResults();        // I
+    void weightsOutOfMemory();      // D
 };
 
 void TestModelCli::runGpt2_data()
@@ -281,6 +372,62 @@ void TestModelCli::badFolders_data()
                                       << QStringList{"config.json", "not a model folder"};
     QTest::addRow("shard missing") << g << Spoil([](const QString &d) { shard(d, QStringLiteral("2")); return d; })
                                    << QStringList{"model-00002-of-00002.safetensors", "no such file"};
+    // C, G: every JSON of the folder through the hardened reader
+    auto raw = [](const char *name, std::function<void(QByteArray &)> edit) {
+        return Spoil([name, edit](const QString &d) {
+            QFile f(d + QLatin1Char('/') + QLatin1String(name));
+            f.open(QIODevice::ReadOnly);
+            QByteArray b = f.readAll();
+            f.close();
+            edit(b);
+            QFile::remove(f.fileName()); // a copy of a link's target, written anew
+            f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+            f.write(b);
+            return d;
+        });
+    };
+    auto closeWith = [](const QByteArray &extra) {
+        return [extra](QByteArray &b) { b.truncate(b.lastIndexOf('}')); b += extra + "}"; };
+    };
+    QTest::addRow("config.json duplicate key") << g << raw("config.json", closeWith(R"(, "n_head": 8)"))
+                                               << QStringList{"config.json", "n_head: duplicate key"};
+    QTest::addRow("config.json nested 2,000,000 deep") << g << raw("config.json", [](QByteArray &b) {
+        b.truncate(b.lastIndexOf('}'));
+        b += ", \"x\": " + QByteArray(2'000'000, '[') + QByteArray(2'000'000, ']') + "}";
+    }) << QStringList{"config.json", "x: nested deeper than 64 levels"};
+    QTest::addRow("vocab.json duplicate token") << g << raw("vocab.json", closeWith(R"(, "!": 5)"))
+                                                << QStringList{"vocab.json", "!: duplicate key"};
+    QTest::addRow("tokenizer_config.json duplicate key") << "bert-tiny" << raw("tokenizer_config.json", closeWith(R"(, "do_lower_case": false)"))
+                                                         << QStringList{"tokenizer_config.json", "do_lower_case: duplicate key"};
+    // a sharded copy whose index.json is then edited
+    auto sharded = [raw](std::function<void(QByteArray &)> edit) {
+        const Spoil index = raw("model.safetensors.index.json", edit);
+        return Spoil([index](const QString &d) { shard(d); return index(d); });
+    };
+    QTest::addRow("index.json duplicate tensor") << g << sharded([](QByteArray &b) {
+        b.replace("\"weight_map\": {", "\"weight_map\": {\"transformer.wte.weight\": \"missing.safetensors\", ");
+    }) << QStringList{"model.safetensors.index.json", "weight_map.transformer.wte.weight: duplicate key"};
+    // E, O: strings from the folder quoted short and escaped
+    QTest::addRow("model_type 5 MB") << g << config([](QJsonObject &o) { o.insert(QStringLiteral("model_type"), QString(5'000'000, QLatin1Char('x'))); })
+                                     << QStringList{"config.json", "model_type: \"xxxx", "(5.0 MB) is not a family"};
+    QTest::addRow("model_type forging a line") << g << config([](QJsonObject &o) {
+        o.insert(QStringLiteral("model_type"), QStringLiteral("x\n\x1b[2J\x1b[31mattnviz: all good"));
+    }) << QStringList{"config.json", "model_type: \"x\\x0a\\x1b[2J\\x1b[31mattnviz: all good\""};
+    QTest::addRow("shard name forging a line") << g << sharded([](QByteArray &b) {
+        b.replace("model-00002-of-00002.safetensors", "\\u001b[2J\\nattnviz: all good");
+    }) << QStringList{"/\\x1b[2J\\x0aattnviz: all good: no such file"}; // the shard's path, escaped
+    // H: offsets that alias another tensor's bytes
+    QTest::addRow("tensors alias") << g << tensors([](Safetensors &s) {
+        QJsonObject e = s.header.value(QStringLiteral("transformer.ln_f.bias")).toObject();
+        e.insert(QStringLiteral("data_offsets"), s.header.value(QStringLiteral("transformer.ln_f.weight")).toObject().value(QStringLiteral("data_offsets")));
+        s.header.insert(QStringLiteral("transformer.ln_f.bias"), e);
+    }) << QStringList{"model.safetensors", "overlap the tensor before it"};
+    // P: an index.json that cannot be read is not "missing"
+    QTest::addRow("index.json a directory") << g << Spoil([](const QString &d) {
+        QFile::remove(d + QStringLiteral("/model.safetensors"));
+        QDir().mkdir(d + QStringLiteral("/model.safetensors.index.json"));
+        return d;
+    }) << QStringList{"model.safetensors.index.json", "is a directory"};
 }
 
 void TestModelCli::badFolders()
@@ -297,6 +444,8 @@ void TestModelCli::badFolders()
     QVERIFY(!QFile::exists(out));
     const QString err = QString::fromUtf8(r.err).trimmed();
     QCOMPARE(err.count(QLatin1Char('\n')), 0);
+    QVERIFY2(!r.err.contains('\x1b') && r.err.size() < 1000, r.err.left(1000).constData()); // O, E: an escaped excerpt
+    QVERIFY2(!r.err.contains("[json.exception"), r.err.constData());                    // P
     for (const QString &m : mentions)
         QVERIFY2(err.contains(m), qPrintable(err));
     // model info says the same
@@ -388,6 +537,258 @@ void TestModelCli::exportModelRefusals()
         QCOMPARE(QString::fromUtf8(r.err).count(QLatin1String("attnviz export: ")), 1);
         QVERIFY(!QFile::exists(out));
     }
+}
+
+// A, B: 20,000 tokens through a model that reads 30,000 positions need 12.8 GB of attention weights:
+// refused before anything is allocated, naming the model, the length and what fits, by every verb
+// that traces (the window cuts instead: windowUnderAddressLimit).
+void TestModelCli::memoryBudget()
+{
+    QTemporaryDir tmp;
+    const QString dir = hugePositions(tmp);
+    const QString out = tmp.filePath(QStringLiteral("out.json"));
+    const QString text = manyTokens(20000);
+    QElapsedTimer timer;
+    timer.start();
+    Run r = limited(k4GB, {QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), text, QStringLiteral("-o"), out});
+    QCOMPARE(r.code, 2);
+    QVERIFY(!QFile::exists(out));
+    QString err = QString::fromUtf8(r.err).trimmed();
+    QCOMPARE(err.count(QLatin1Char('\n')), 0);
+    QVERIFY2(err.startsWith(QLatin1String("attnviz model run: gpt2-tiny: 20,000 tokens through 2 layers x 4 heads need ")), qPrintable(err));
+    QVERIFY2(err.contains(QLatin1String("one computation may use here (at most ")), qPrintable(err));
+    QVERIFY2(timer.elapsed() < 20000, qPrintable(QString::number(timer.elapsed())));
+    // the JSON counts too: at a length whose trace alone fits, model run still refuses its 60 bytes a weight
+    r = limited(k4GB, {QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), manyTokens(5000)});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("5,000 tokens through 2 layers x 4 heads need"), r.err.constData());
+    // bench --model: the same refusal, before timing anything
+    r = limited(k4GB, {QStringLiteral("bench"), QStringLiteral("--model"), dir, QStringLiteral("--tokens"), QStringLiteral("20000"),
+                       QStringLiteral("--repeat"), QStringLiteral("1")});
+    QCOMPARE(r.code, 2);
+    err = QString::fromUtf8(r.err).trimmed();
+    QVERIFY2(err.startsWith(QLatin1String("attnviz bench: gpt2-tiny: 20,000 tokens through")), qPrintable(err));
+    // export --model: the figure shows what fits, and says so
+    const QString png = tmp.filePath(QStringLiteral("w.png"));
+    r = limited(k4GB, {QStringLiteral("export"), QStringLiteral("--model"), dir, QStringLiteral("--sentence"), text,
+                       QStringLiteral("--out"), png}, 300000);
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(r.err.contains("tokens fit in the"), r.err.constData());
+    QVERIFY2(r.err.contains("the text has 20,000"), r.err.constData());
+    QFile f(png);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.read(8) == QByteArray("\x89PNG\r\n\x1a\n", 8));
+}
+
+// A: the window, headless, on the same folder and a 20,000-token text under a 4 GB address space
+// (it aborted with bad_alloc at 3.6 GB): the trace is cut to what its budget holds, the window stays up.
+void TestModelCli::windowUnderAddressLimit()
+{
+    QTemporaryDir tmp;
+    const QString dir = hugePositions(tmp);
+    const QString shot = tmp.filePath(QStringLiteral("shot.png"));
+    const Run r = limited(k4GB, {QStringLiteral("window"), QStringLiteral("--no-restore"), QStringLiteral("--model"), dir,
+                                 QStringLiteral("--sentence"), manyTokens(20000), QStringLiteral("--screenshot"), shot,
+                                 QStringLiteral("--size"), QStringLiteral("900x700")},
+                          300000, {QStringLiteral("XDG_CONFIG_HOME=") + tmp.filePath(QStringLiteral("config"))});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(!r.err.contains("out of memory"));
+    QFile png(shot);
+    QVERIFY(png.open(QIODevice::ReadOnly));
+    const QByteArray head = png.read(24); // signature, IHDR: width and height big-endian
+    QVERIFY(head.startsWith(QByteArray("\x89PNG\r\n\x1a\n", 8)));
+    QVERIFY(qFromBigEndian<quint32>(head.constData() + 16) >= 100);
+}
+
+// K: what cannot be written to standard output fails the run with a message
+void TestModelCli::stdoutWriteErrors()
+{
+    if (!QFileInfo(QStringLiteral("/dev/full")).exists())
+        QSKIP("no /dev/full here");
+    const QList<QStringList> runs = {
+        {QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"), QStringLiteral("hi")},
+        {QStringLiteral("model"), QStringLiteral("info"), fixture(QStringLiteral("gpt2-tiny"))},
+        {QStringLiteral("tokenize"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("Hello")},
+    };
+    for (const QStringList &args : runs) {
+        QProcess p;
+        p.setStandardOutputFile(QStringLiteral("/dev/full"));
+        p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+        QVERIFY(p.waitForFinished(60000));
+        const QString err = QString::fromUtf8(p.readAllStandardError()).trimmed();
+        QVERIFY2(p.exitCode() == 1, qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": ") + err));
+        QVERIFY2(err.contains(QLatin1String("cannot write the standard output (No space left on device)")), qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 0);
+    }
+}
+
+// J: -o / --out never replace what is not a regular file: a FIFO is written in place, a folder refused
+void TestModelCli::specialOutputs()
+{
+    QTemporaryDir tmp;
+    const QString fifo = tmp.filePath(QStringLiteral("pipe.json"));
+    QVERIFY(::mkfifo(QFile::encodeName(fifo).constData(), 0600) == 0);
+    for (const QStringList &args : QList<QStringList>{
+             {QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
+              QStringLiteral("hi"), QStringLiteral("-o"), fifo},
+             {QStringLiteral("export"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--sentence"),
+              QStringLiteral("a b c"), QStringLiteral("--out"), fifo}}) {
+        QProcess reader;
+        reader.start(QStringLiteral("cat"), {fifo});
+        QVERIFY(reader.waitForStarted());
+        const Run r = attnviz(args);
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY(reader.waitForFinished(30000));
+        const QJsonDocument doc = QJsonDocument::fromJson(reader.readAllStandardOutput());
+        QVERIFY(doc.isObject());
+        struct stat st {};
+        QVERIFY(::lstat(QFile::encodeName(fifo).constData(), &st) == 0);
+        QVERIFY2(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+        QCOMPARE(QDir(tmp.path()).entryList(QDir::Files | QDir::System | QDir::Hidden).size(), 1); // no temporary left
+    }
+    // /dev/null: written, still a device
+    Run r = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
+                     QStringLiteral("hi"), QStringLiteral("-o"), QStringLiteral("/dev/null")});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(QFileInfo(QStringLiteral("/dev/null")).exists() && !QFileInfo(QStringLiteral("/dev/null")).isFile());
+    // a folder: refused, untouched
+    const QString folder = tmp.filePath(QStringLiteral("folder.json"));
+    QVERIFY(QDir().mkdir(folder));
+    r = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
+                 QStringLiteral("hi"), QStringLiteral("-o"), folder});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("folder.json: cannot write (is a folder)"), r.err.constData());
+    QVERIFY(QFileInfo(folder).isDir());
+}
+
+// L: a mistake in a later argument leaves the settings (the recent models, the theme) as they were
+void TestModelCli::argumentsBeforeSettings()
+{
+    QTemporaryDir tmp;
+    const QString config = tmp.filePath(QStringLiteral("config"));
+    const QStringList env = {QStringLiteral("XDG_CONFIG_HOME=") + config};
+    for (const QStringList &bad : QList<QStringList>{{QStringLiteral("--tab"), QStringLiteral("bogus")},
+                                                     {QStringLiteral("--layer"), QStringLiteral("x")},
+                                                     {QStringLiteral("--size"), QStringLiteral("big")},
+                                                     {QStringLiteral("--heads"), QStringLiteral("0")}}) {
+        const Run r = limited(0, QStringList{QStringLiteral("--no-restore"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+                                             QStringLiteral("--theme"), QStringLiteral("dark")} + bad,
+                              60000, env);
+        QVERIFY2(r.code == 2, qPrintable(bad.join(QLatin1Char(' ')) + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+        QVERIFY2(r.err.contains("\nattnviz: " + bad.first().toUtf8() + ": ") || r.err.startsWith("attnviz: " + bad.first().toUtf8() + ": "),
+                 r.err.constData()); // no "attnviz :" (Qt's own warnings aside)
+        QStringList saved;
+        QDirIterator it(config, QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext()) {
+            QFile f(it.next());
+            f.open(QIODevice::ReadOnly);
+            if (f.readAll().contains("gpt2-tiny") || f.fileName().endsWith(QLatin1String(".conf")))
+                saved << f.fileName();
+        }
+        QVERIFY2(saved.isEmpty(), qPrintable(saved.join(QLatin1Char(' '))));
+    }
+}
+
+// N: bench --model on small models: ids inside a 1,000-token vocabulary, lengths cut to 64 positions
+void TestModelCli::benchSmallModels()
+{
+    QTemporaryDir tmp;
+    const QString dir = copyFolder(QStringLiteral("bert-tiny"), tmp);
+    {
+        QFile f(dir + QStringLiteral("/vocab.txt"));
+        f.open(QIODevice::ReadOnly);
+        const QList<QByteArray> lines = f.readAll().split('\n').mid(0, 1000);
+        f.close();
+        f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+        f.write(lines.join('\n') + '\n');
+    }
+    editJson(dir + QStringLiteral("/config.json"), [](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), 1000); });
+    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
+    for (const QString &name : st.header.keys()) {
+        QJsonObject e = st.header.value(name).toObject();
+        QJsonArray shape = e.value(QStringLiteral("shape")).toArray();
+        if (shape.isEmpty() || shape[0].toInt() != 30522)
+            continue;
+        const qint64 begin = e.value(QStringLiteral("data_offsets")).toArray()[0].toInteger();
+        const qint64 end = e.value(QStringLiteral("data_offsets")).toArray()[1].toInteger();
+        shape[0] = 1000;
+        e.insert(QStringLiteral("shape"), shape);
+        e.insert(QStringLiteral("data_offsets"), QJsonArray{begin, begin + (end - begin) / 30522 * 1000});
+        st.header.insert(name, e);
+    }
+    writeSt(dir + QStringLiteral("/model.safetensors"), st);
+    Run r = attnviz({QStringLiteral("model"), QStringLiteral("info"), dir});
+    QVERIFY2(r.code == 0, r.err.constData());
+    r = attnviz({QStringLiteral("bench"), QStringLiteral("--model"), dir, QStringLiteral("--repeat"), QStringLiteral("1"), QStringLiteral("--json")});
+    QVERIFY2(r.code == 0, r.err.constData());
+    // the default 128 and 1,024 tokens are cut to the 64 positions, once, and said
+    QVERIFY2(r.err.contains("attnviz bench: note: bert-tiny reads at most 64 tokens: 128 tokens timed at 64"), r.err.constData());
+    const QJsonArray rows = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("rows")).toArray();
+    QCOMPARE(rows.size(), 1);
+    QCOMPARE(rows[0].toObject().value(QStringLiteral("tokens")).toInt(), 64);
+    r = attnviz({QStringLiteral("bench"), QStringLiteral("--model"), dir, QStringLiteral("--tokens"), QStringLiteral("1")});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--tokens: \"1\" is not a length of 2 tokens or more") || r.err.contains("--tokens: 1 is not a length of 2 tokens or more"),
+             r.err.constData());
+}
+
+// I: finite weights that overflow float32 give non-finite attention: written as compute writes them
+// ("NaN" strings), counted, and said, never a silent null
+void TestModelCli::nonFiniteResults()
+{
+    QTemporaryDir tmp;
+    const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
+    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
+    const QJsonArray off = st.header.value(QStringLiteral("transformer.h.0.ln_1.weight")).toObject().value(QStringLiteral("data_offsets")).toArray();
+    const float big = 3e38f;
+    for (qint64 at = off[0].toInteger(); at < off[1].toInteger(); at += 4)
+        st.data.replace(int(at), 4, reinterpret_cast<const char *>(&big), 4);
+    writeSt(dir + QStringLiteral("/model.safetensors"), st);
+    const Run r = attnviz({QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), QStringLiteral("a b c d")});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(!r.out.contains("null"));
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    const int n = o.value(QStringLiteral("non_finite")).toInt();
+    QVERIFY2(n > 0, r.out.left(300).constData());
+    QVERIFY(r.out.contains("\"NaN\""));
+    QVERIFY2(r.err.contains(QByteArray("attention weights are not finite")), r.err.constData());
+}
+
+// D: an allocation that fails while the weights are converted is one line naming the file and the
+// size, not a bare "out of memory" (a 10,000,000-row F16 embedding: 320 MB mapped, 640 MB as float32,
+// under an address space that holds the first but not the second)
+void TestModelCli::weightsOutOfMemory()
+{
+    if (kSanitized)
+        QSKIP("no address-space limit under AddressSanitizer");
+    QTemporaryDir tmp;
+    const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
+    const qint64 rows = 10'000'000;
+    editJson(dir + QStringLiteral("/config.json"), [&](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), rows); });
+    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
+    st.header.remove(QStringLiteral("transformer.wte.weight"));
+    writeSt(dir + QStringLiteral("/model.safetensors"), st); // packed: the other tensors
+    st = readSt(dir + QStringLiteral("/model.safetensors"));
+    const qint64 at = st.data.size(), bytes = rows * 16 * 2;
+    st.header.insert(QStringLiteral("transformer.wte.weight"),
+                     QJsonObject{{QStringLiteral("dtype"), QStringLiteral("F16")},
+                                 {QStringLiteral("shape"), QJsonArray{rows, 16}},
+                                 {QStringLiteral("data_offsets"), QJsonArray{at, at + bytes}}});
+    const QByteArray h = QJsonDocument(st.header).toJson(QJsonDocument::Compact);
+    QByteArray len(8, '\0');
+    for (int i = 0; i < 8; ++i)
+        len[i] = char((quint64(h.size()) >> (8 * i)) & 0xFF);
+    QFile f(dir + QStringLiteral("/model.safetensors"));
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(len + h + st.data);
+    QVERIFY(f.resize(8 + h.size() + at + bytes)); // the embedding: zeros, a hole in the file
+    f.close();
+    const Run r = limited(qint64(900) << 20, {QStringLiteral("model"), QStringLiteral("info"), dir});
+    QCOMPARE(r.code, 1);
+    const QString err = QString::fromUtf8(r.err).trimmed();
+    QCOMPARE(err.count(QLatin1Char('\n')), 0);
+    QVERIFY2(err.startsWith(QLatin1String("attnviz model info: ") + dir + QLatin1String("/model.safetensors: out of memory converting ")), qPrintable(err));
+    QVERIFY2(err.contains(QLatin1String("MB of F16+F32 weights to float32")) || err.contains(QLatin1String("MB of F32+F16 weights to float32")), qPrintable(err));
 }
 
 QTEST_GUILESS_MAIN(TestModelCli)

@@ -9,14 +9,21 @@
 #include "attnviz/embeddings.h"
 #include "attnviz/fileio.h"
 #include "attnviz/memorybudget.h"
+#include "attnviz/model.h"
+#include "attnviz/pretrained.h"
+#include "attnviz/subword.h"
+#include "attnviz/tokenizer.h"
 #include "attnviz/tensorarchive.h"
 #include "attnviz/transformer.h"
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <sys/stat.h>
+
+#include <ctime>
 
 #include <cstring>
 #include <string>
@@ -122,6 +129,17 @@ private slots:
     void mappedSafetensorsFile();
     void attentionMemory_data();
     void attentionMemory();
+    // Model folders: every JSON file through the one hardened reader (C, G, E, O, P)
+    void modelFolderJson_data();
+    void modelFolderJson();
+    // The memory a model's trace keeps, checked before it is made (A, B)
+    void traceMemory();
+    // Text from files in messages: an escaped excerpt (E, O); empty paths (P)
+    void messagesQuoteFileText();
+    // F64 values too large for float32 are not called NaN (P)
+    void float32Overflow();
+    // One huge word through every tokenizer in well under a second each (F)
+    void hugeWord();
     void goodFilesStillLoad();
 
 private:
@@ -296,6 +314,22 @@ void TestBadInput::safetensorsFile_data()
     QTest::addRow("/dev/zero") << QByteArray(kDevZero) << Io << "not a regular file";
     QTest::addRow("a folder") << QByteArray(kFolder) << Io << "is a directory";
     QTest::addRow("a FIFO") << QByteArray(kFifo) << Io << "not a regular file";
+    // H. offsets Hugging Face's reader refuses: the tensors must tile the data block exactly
+    QTest::addRow("two names, the same bytes")
+        << safetensors(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, "b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})", 4)
+        << Parse << ": b: data_offsets [0, 4] overlap the tensor before it (which ends at 4)";
+    QTest::addRow("overlapping tensors")
+        << safetensors(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", 8)
+        << Parse << ": b: data_offsets [4, 8] overlap the tensor before it (which ends at 8)";
+    QTest::addRow("a gap before the first tensor")
+        << safetensors(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", 8)
+        << Parse << ": a: data_offsets [4, 8] leave a gap after byte 0";
+    QTest::addRow("a gap between tensors")
+        << safetensors(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, "b": {"dtype": "F32", "shape": [1], "data_offsets": [8, 12]}})", 12)
+        << Parse << ": b: data_offsets [8, 12] leave a gap after byte 4";
+    QTest::addRow("bytes after the last tensor")
+        << safetensors(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})", 12)
+        << Parse << ": the tensors cover 4 of the 12 bytes of the data block";
 }
 
 void TestBadInput::safetensorsFile()
@@ -361,6 +395,204 @@ void TestBadInput::attentionMemory()
                              std::to_string(tokens) + " tokens of attention needs ";
     QVERIFY2(st.message.rfind(want, 0) == 0, st.message.c_str());
     QVERIFY2(st.message.find(" one computation may use here") != std::string::npos, st.message.c_str());
+}
+
+void TestBadInput::modelFolderJson_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QByteArray>("content");
+    QTest::addColumn<QString>("message");
+    const QString config = QStringLiteral("config.json"), tc = QStringLiteral("tokenizer_config.json"),
+                  vocab = QStringLiteral("vocab.json"), index = QStringLiteral("model.safetensors.index.json");
+    const QByteArray gpt2 = R"("model_type": "gpt2", "vocab_size": 50257, "n_positions": 32, "n_embd": 16, "n_layer": 2, "n_head": 4)";
+    // C. nesting: a 10 MB config was accepted, a 60 MB vocab.json took 3.8 GB
+    QTest::addRow("config.json nested") << config << "{" + gpt2 + ", \"x\": " + deep("[", 2'000'000, "]") + "}"
+                                        << "x: nested deeper than 64 levels";
+    QTest::addRow("tokenizer_config.json nested") << tc << "{\"x\": " + deep("{\"y\": ", 100, "}") + "}"
+                                                  << "nested deeper than 64 levels";
+    QTest::addRow("vocab.json nested") << vocab << deep("[", 1'000'000, "]") << "(top level): nested deeper than 64 levels";
+    QTest::addRow("index.json nested") << index << "{\"weight_map\": " + deep("[", 1000, "]") + "}"
+                                       << "weight_map: nested deeper than 64 levels";
+    // G. duplicate keys: the last one silently won
+    QTest::addRow("config.json duplicate") << config << "{" + gpt2 + R"(, "n_head": 8})" << "n_head: duplicate key";
+    QTest::addRow("tokenizer_config.json duplicate") << tc << QByteArray(R"({"do_lower_case": true, "do_lower_case": false})")
+                                                     << "do_lower_case: duplicate key";
+    QTest::addRow("vocab.json duplicate") << vocab << QByteArray(R"({"a": 0, "b": 1, "a": 2})") << "a: duplicate key";
+    QTest::addRow("index.json duplicate")
+        << index << QByteArray(R"({"weight_map": {"wte.weight": "missing.safetensors", "wte.weight": "model-1.safetensors"}})")
+        << "weight_map.wte.weight: duplicate key";
+    // P. nlohmann's ids stay out of messages
+    QTest::addRow("config.json malformed") << config << QByteArray(R"({"model_type": )") << "malformed JSON: parse error at line 1";
+    QTest::addRow("vocab.json malformed") << vocab << QByteArray("{\"a\": 0,") << "malformed JSON: parse error";
+    // E, O. strings from the file: an escaped excerpt
+    QTest::addRow("model_type 5 MB") << config << R"({"model_type": ")" + QByteArray(5'000'000, 'x') + "\"}"
+                                     << "model_type: \"xxxxxxxx";
+    QTest::addRow("model_type forging a line") << config << QByteArray(R"({"model_type": "x\n\u001b[2J\u001b[31mattnviz: all good"})")
+                                               << "model_type: \"x\\x0a\\x1b[2J\\x1b[31mattnviz: all good\" is not a family";
+    QTest::addRow("index.json shard name forging a line")
+        << index << QByteArray(R"({"weight_map": {"w": "a\u001b[2J/b"}})") << "weight_map.\"w\": \"a\\x1b[2J/b\" is not a file in the folder";
+}
+
+void TestBadInput::modelFolderJson()
+{
+    QFETCH(QString, file);
+    QFETCH(QByteArray, content);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(file);
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly) && f.write(content) == content.size());
+    }
+    const std::string d = dir.path().toStdString();
+    Status st;
+    if (file == QLatin1String("config.json")) {
+        Architecture c;
+        c.modelType = "kept";
+        st = readArchitecture(d, c);
+        QCOMPARE(c.modelType, std::string("kept"));
+    } else if (file == QLatin1String("tokenizer_config.json")) {
+        // a BERT folder whose other files are the fixture's
+        for (const char *other : {"config.json", "model.safetensors", "vocab.txt"})
+            QVERIFY(QFile::link(QFileInfo(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/bert-tiny/") + QLatin1String(other)).canonicalFilePath(),
+                                dir.filePath(QLatin1String(other))));
+        std::unique_ptr<Model> m;
+        st = openPretrained(d, {}, m);
+        QVERIFY(!m);
+    } else if (file == QLatin1String("vocab.json")) {
+        std::unique_ptr<SubwordTokenizer> t;
+        st = loadByteLevelBpe(path.toStdString(), ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/merges.txt", t);
+        QVERIFY(!t);
+    } else {
+        TensorArchive a;
+        st = a.openFolder(d);
+        QVERIFY(a.entries().empty());
+    }
+    const QString text = QString::fromStdString(st.message);
+    expectOneLine(st, st.code, path, message);
+    QVERIFY2(!text.contains(QLatin1String("[json.exception")), qPrintable(text));
+    QVERIFY2(text.size() < 600, qPrintable(text.left(600)));
+    QVERIFY2(!st.message.empty() && st.message.find('\x1b') == std::string::npos, qPrintable(text));
+}
+
+void TestBadInput::traceMemory()
+{
+    // A GPT-2 shape with 30,000 positions and a 20,000-token text: 2 layers x 4 heads x 20,000^2
+    // weights are 12.8 GB in float32 (the window aborted with bad_alloc at 3.6 GB).
+    ModelInfo info;
+    info.name = "huge-positions";
+    info.layers = 2;
+    info.heads = 4;
+    info.dModel = 16;
+    info.dHead = 4;
+    info.dFeedForward = 64;
+    info.maxPositions = 30000;
+    const uint64_t weights = uint64_t(2) * 4 * 20000 * 20000 * 4;
+    QVERIFY(traceBytes(info, 20000, 4, false) >= weights);
+    QVERIFY(traceBytes(info, 20000, 4, false) < weights + weights / 2); // the weights dominate
+    QVERIFY(traceBytes(info, 20000, 4, true) >= 2 * weights);            // scores kept too
+    const Status st = checkTraceMemory(info, 20000, 4, false);
+    QVERIFY(!st.ok());
+    QCOMPARE(st.code, StatusCode::InvalidInput);
+    QVERIFY2(st.message.rfind("huge-positions: 20,000 tokens through 2 layers x 4 heads need ", 0) == 0, st.message.c_str());
+    QVERIFY2(st.message.find("one computation may use here (at most ") != std::string::npos, st.message.c_str());
+    // the largest length that fits, exactly
+    const uint64_t budget = memoryBudget();
+    const int fit = tokensWithin(info, budget, 4, false);
+    QVERIFY(fit > 100 && fit < 20000);
+    QVERIFY(traceBytes(info, fit, 4, false) <= budget);
+    QVERIFY(traceBytes(info, fit + 1, 4, false) > budget);
+    QVERIFY(checkTraceMemory(info, fit, 4, false).ok());
+    QVERIFY(st.message.find("(at most " + describeCount(fit) + " tokens fit)") != std::string::npos);
+    // a model that fits whole: its positions
+    info.maxPositions = 32;
+    QCOMPARE(tokensWithin(info, budget, 4, false), 32);
+    // sizes saturate, never wrap
+    info.layers = info.heads = 2147483647;
+    QCOMPARE(traceBytes(info, 2147483647, 8, true), std::numeric_limits<uint64_t>::max());
+}
+
+void TestBadInput::messagesQuoteFileText()
+{
+    QCOMPARE(quoteText("ab\ncd"), std::string("\"ab\\x0acd\""));
+    QCOMPARE(quoteText("\x1b[2J"), std::string("\"\\x1b[2J\""));
+    const std::string big(5'000'000, 'x');
+    const std::string q = quoteText(big);
+    QCOMPARE(q, "\"" + std::string(64, 'x') + "\"... (5.0 MB)");
+    // never half of a UTF-8 character
+    QCOMPARE(quoteText(std::string(63, 'a') + "\xC3\xA9tail"), "\"" + std::string(63, 'a') + "\"... (69 bytes)");
+    const std::string line = printable("x\ny" + big);
+    QVERIFY(line.size() < 2100);
+    QCOMPARE(line.substr(0, 6), std::string("x\\x0ay"));
+    QVERIFY(line.find('\n') == std::string::npos);
+    uint64_t size = 0;
+    const Status st = regularFileSize("", size);
+    QCOMPARE(st.message, std::string("(an empty path): names no file"));
+}
+
+void TestBadInput::float32Overflow()
+{
+    auto file = [&](double v, const QString &name) {
+        const QByteArray header = R"({"w": {"dtype": "F64", "shape": [2], "data_offsets": [0, 16]}})";
+        const double values[2] = {1.0, v};
+        QByteArray b = safetensors(header);
+        b += QByteArray(reinterpret_cast<const char *>(values), 16);
+        return place(b, name);
+    };
+    float out[2];
+    TensorArchive a;
+    const QString big = file(1e300, QStringLiteral("big.safetensors"));
+    QVERIFY(a.openFile(big.toStdString()).ok());
+    Status st = a.read(*a.find("w"), out);
+    expectOneLine(st, StatusCode::NonFinite, big, QStringLiteral("\"w\": value 1 (1e+300) is larger than float32 holds"));
+    QVERIFY(!QString::fromStdString(st.message).contains(QLatin1String("NaN")));
+    double exact[2];
+    QVERIFY(a.read(*a.find("w"), exact).ok()); // float64 holds it
+    QCOMPARE(exact[1], 1e300);
+    const QString nan = file(std::numeric_limits<double>::quiet_NaN(), QStringLiteral("nan.safetensors"));
+    QVERIFY(a.openFile(nan.toStdString()).ok());
+    st = a.read(*a.find("w"), out);
+    expectOneLine(st, StatusCode::NonFinite, nan, QStringLiteral("\"w\": contains NaN or Inf"));
+}
+
+void TestBadInput::hugeWord()
+{
+    // one word of 1 MB (a session's sentence ran past 20 s): each tokenizer in well under a second
+    const std::string word(1'000'000, 'a');
+    // the thread's CPU time: what the work costs, whatever else the machine runs meanwhile
+    struct CpuTimer {
+        double t0 = now();
+        static double now()
+        {
+            timespec ts {};
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+            return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+        }
+        void restart() { t0 = now(); }
+        long long elapsed() const { return (long long)(now() - t0); }
+    } timer;
+    const Tokenization words = tokenize(word);
+    QCOMPARE(int(words.tokens.size()), 1);
+    QVERIFY2(timer.elapsed() < 1000, qPrintable(QString::number(timer.elapsed())));
+    std::unique_ptr<SubwordTokenizer> bpe, wp;
+    QVERIFY(loadByteLevelBpe(ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/vocab.json", ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/merges.txt", bpe).ok());
+    QVERIFY(loadWordPiece(ATTNVIZ_FIXTURES_DIR "/tokenizers/bert-base-uncased/vocab.txt", WordPieceOptions(), wp).ok());
+    for (const std::string &text : {word, std::string(333'333, 'x') + std::string(333'333, 'y') + std::string(333'334, 'z'),
+                                    [] { std::string s; for (int i = 0; i < 250'000; ++i) s += "ab1é"; return s; }()}) {
+        std::vector<TraceToken> tokens;
+        timer.restart();
+        QVERIFY(bpe->encode(text, tokens).ok());
+        qInfo("BPE %zu bytes: %lld ms, %zu tokens", text.size(), timer.elapsed(), tokens.size());
+        QVERIFY2(timer.elapsed() < 1000, qPrintable(QStringLiteral("BPE: %1 ms").arg(timer.elapsed())));
+        QVERIFY(!tokens.empty());
+        QCOMPARE(tokens.back().end, text.size());
+        timer.restart();
+        QVERIFY(wp->encode(text, tokens).ok());
+        qInfo("WordPiece %zu bytes: %lld ms, %zu tokens", text.size(), timer.elapsed(), tokens.size());
+        QVERIFY2(timer.elapsed() < 1000, qPrintable(QStringLiteral("WordPiece: %1 ms").arg(timer.elapsed())));
+        QVERIFY(!tokens.empty());
+    }
 }
 
 // The checks refuse what cannot be, not what is merely unusual: real files of every reader load.

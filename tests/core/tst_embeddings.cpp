@@ -95,7 +95,7 @@ void TestEmbeddings::badFiles_data()
     QTest::addColumn<QString>("message");
     QTest::addColumn<int>("code");
     QTest::addRow("ragged") << QByteArray("a 1 2 3\nb 1 2\n") << ":2: expected 3 numbers, found 2" << int(StatusCode::ParseError);
-    QTest::addRow("not a number") << QByteArray("a 1 2 x3\n") << ":1: 'x3' is not a number" << int(StatusCode::ParseError);
+    QTest::addRow("not a number") << QByteArray("a 1 2 x3\n") << ":1: \"x3\" is not a number" << int(StatusCode::ParseError);
     QTest::addRow("nan") << QByteArray("a 1 nan 3\n") << ":1: NaN or Inf" << int(StatusCode::NonFinite);
     QTest::addRow("empty") << QByteArray("") << "empty file" << int(StatusCode::ParseError);
     QTest::addRow("word only") << QByteArray("a\n") << ":1: expected a word and its numbers" << int(StatusCode::ParseError);

@@ -427,10 +427,10 @@ void TestSubword::hostileBpeFiles_data()
                                    << "nothere.json: no such file";
     QTest::addRow("empty vocab") << "empty"
                                  << "merges.txt"
-                                 << "empty (vocab.json): not valid JSON";
+                                 << "empty (vocab.json): malformed JSON: parse error";
     QTest::addRow("malformed JSON") << "malformed.json"
                                     << "merges.txt"
-                                    << "malformed.json: not valid JSON";
+                                    << "malformed.json: malformed JSON: parse error";
     QTest::addRow("not an object") << "array.json"
                                    << "merges.txt"
                                    << "array.json: expected a JSON object";

@@ -150,7 +150,9 @@ void TestTransformer::badFiles()
     const std::string good = bytes(readFixture(QStringLiteral("stack_postnorm_relu_sinusoidal.safetensors")));
     std::string bad;
     switch (which) {
-    case 0: bad = withHeader(good, [](QJsonObject &h) { h.remove(QStringLiteral("h.1.mlp.c_fc.weight")); }); break;
+    case 0: // renamed, so that its bytes stay covered (offsets must tile the data block)
+        bad = withHeader(good, [](QJsonObject &h) { h.insert(QStringLiteral("unused"), h.take(QStringLiteral("h.1.mlp.c_fc.weight"))); });
+        break;
     case 1:
         bad = withHeader(good, [](QJsonObject &h) {
             QJsonObject e = h[QStringLiteral("h.0.attn.c_proj.weight")].toObject();

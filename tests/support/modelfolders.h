@@ -13,7 +13,11 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <functional>
+#include <map>
+#include <utility>
+#include <vector>
 
 namespace attnviz_test {
 
@@ -53,8 +57,29 @@ inline Safetensors readSafetensors(const QString &path)
     return {QJsonDocument::fromJson(all.mid(8, int(n))).object(), all.mid(8 + int(n))};
 }
 
-inline void writeSafetensors(const QString &path, const Safetensors &st)
+// Writes `st` with its data packed: the spans its entries name, in the order of their offsets, one
+// after the other (a removed tensor leaves no gap, which the readers refuse as Hugging Face's does).
+inline void writeSafetensors(const QString &path, const Safetensors &in)
 {
+    Safetensors st = in;
+    std::vector<std::pair<qint64, QString>> order;
+    for (auto it = in.header.begin(); it != in.header.end(); ++it)
+        if (it.key() != QLatin1String("__metadata__"))
+            order.emplace_back(it.value().toObject().value(QStringLiteral("data_offsets")).toArray()[0].toInteger(), it.key());
+    std::sort(order.begin(), order.end());
+    st.data.clear();
+    std::map<std::pair<qint64, qint64>, qint64> placed; // two names of the same span keep sharing it
+    for (const auto &[begin, name] : order) {
+        QJsonObject e = in.header.value(name).toObject();
+        const qint64 end = e.value(QStringLiteral("data_offsets")).toArray()[1].toInteger();
+        auto it = placed.find({begin, end});
+        if (it == placed.end()) {
+            it = placed.emplace(std::make_pair(begin, end), qint64(st.data.size())).first;
+            st.data += in.data.mid(int(begin), int(end - begin));
+        }
+        e.insert(QStringLiteral("data_offsets"), QJsonArray{it->second, it->second + (end - begin)});
+        st.header.insert(name, e);
+    }
     const QByteArray h = QJsonDocument(st.header).toJson(QJsonDocument::Compact);
     QByteArray len(8, '\0');
     for (int i = 0; i < 8; ++i)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "files/figureexport.h"
+#include "files/outputfile.h"
 
 #include "style/plotstyle.h"
 
@@ -13,7 +14,6 @@
 #include <QPageLayout>
 #include <QPageSize>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include <algorithm>
@@ -24,21 +24,23 @@ namespace attnviz::ui {
 
 namespace {
 
-bool openSave(QSaveFile &f, QString *error)
+bool openSave(OutputFile &f, const QString &path, QString *error)
 {
-    if (f.open(QIODevice::WriteOnly))
+    QString why;
+    if (f.open(why))
         return true;
     if (error)
-        *error = QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString());
+        *error = QStringLiteral("cannot write %1: %2").arg(path, why);
     return false;
 }
 
-bool commit(QSaveFile &f, QString *error)
+bool commit(OutputFile &f, const QString &path, QString *error)
 {
-    if (f.commit())
+    QString why;
+    if (f.commit(why))
         return true;
     if (error)
-        *error = QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString());
+        *error = QStringLiteral("cannot write %1: %2").arg(path, why);
     return false;
 }
 
@@ -69,12 +71,6 @@ QString num(double v)
     return QString::number(v, 'g', 9);
 }
 
-QJsonValue jnum(double v)
-{
-    if (std::isfinite(v))
-        return v;
-    return num(v); // the case files' convention: "NaN", "Infinity", "-Infinity"
-}
 
 // The numbers of one export: a shape and row-major values.
 struct Block {
@@ -150,7 +146,7 @@ QJsonArray nested(const Block &b, size_t dim, size_t &offset)
     QJsonArray a;
     for (int i = 0; i < b.shape[dim]; ++i) {
         if (dim + 1 == b.shape.size())
-            a.append(jnum(double(b.values[offset++])));
+            a.append(jsonNumber(double(b.values[offset++])));
         else
             a.append(nested(b, dim + 1, offset));
     }
@@ -267,6 +263,13 @@ QByteArray json(const ComputeSnapshot &s, ExportView view, int layer, int head, 
 
 } // namespace
 
+QJsonValue jsonNumber(double v)
+{
+    if (std::isfinite(v))
+        return v;
+    return num(v); // the case files' convention: "NaN", "Infinity", "-Infinity"
+}
+
 QString exportViewName(ExportView v)
 {
     switch (v) {
@@ -315,8 +318,8 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
                          .arg(opt.dpi);
         return false;
     }
-    QSaveFile file(path);
-    if (!openSave(file, error))
+    OutputFile file(path);
+    if (!openSave(file, path, error))
         return false;
     const QRect oldViewport = plot->viewport();
     // the extra title line: on the first title element while the figure is drawn, then taken off
@@ -347,8 +350,8 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
         const int dpm = int(std::lround(opt.dpi / 0.0254));
         img.setDotsPerMeterX(dpm);
         img.setDotsPerMeterY(dpm);
-        if (!img.save(&file, "PNG")) {
-            file.cancelWriting();
+        if (!img.save(file.device(), "PNG")) {
+            file.cancel();
             if (error)
                 *error = QStringLiteral("cannot encode PNG %1").arg(path);
             return false;
@@ -356,7 +359,7 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
     } else if (suffix == QLatin1String("svg")) {
         layoutFor(plot, opt.width, opt.height);
         QSvgGenerator gen;
-        gen.setOutputDevice(&file);
+        gen.setOutputDevice(file.device());
         gen.setSize(QSize(opt.width, opt.height));
         gen.setViewBox(QRect(0, 0, opt.width, opt.height));
         gen.setResolution(96);
@@ -368,7 +371,7 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
         p.end();
     } else {
         layoutFor(plot, opt.width, opt.height);
-        QPdfWriter writer(&file);
+        QPdfWriter writer(file.device());
         writer.setCreator(QStringLiteral("attnviz"));
         // 96 dpi, as the PNG and the SVG: a point-sized font takes the same share of the figure in
         // all three (at 72 the PDF's text was 3/4 of the PNG's, issue 14, 8); the window below maps
@@ -379,7 +382,7 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
                                          QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
         QCPPainter p;
         if (!p.begin(&writer)) {
-            file.cancelWriting();
+            file.cancel();
             if (error)
                 *error = QStringLiteral("cannot start a PDF in %1").arg(path);
             return false;
@@ -394,7 +397,7 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
         title->setText(oldTitle);
     plot->setViewport(oldViewport);
     plot->replot(QCustomPlot::rpQueuedReplot);
-    return commit(file, error);
+    return commit(file, path, error);
 }
 
 bool saveMatrices(const ComputeSnapshot &s, ExportView view, int layer, int head, int query, const QString &path, QString *error)
@@ -417,16 +420,16 @@ bool saveMatrices(const ComputeSnapshot &s, ExportView view, int layer, int head
         bytes = npy(blockFor(s, view, layer, head, query));
     else
         bytes = json(s, view, layer, head, query);
-    QSaveFile file(path);
-    if (!openSave(file, error))
+    OutputFile file(path);
+    if (!openSave(file, path, error))
         return false;
-    if (file.write(bytes) != bytes.size()) {
-        file.cancelWriting();
+    if (file.device()->write(bytes) != bytes.size()) {
         if (error)
-            *error = QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
+            *error = QStringLiteral("cannot write %1: %2").arg(path, file.device()->errorString());
+        file.cancel();
         return false;
     }
-    return commit(file, error);
+    return commit(file, path, error);
 }
 
 } // namespace attnviz::ui

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Writing what a view shows: the figure (PNG at a chosen size and DPI, SVG, PDF) exactly as
 // drawn, title included, and the matrices behind it (CSV, NPY, JSON). Every file goes through
-// QSaveFile: an unwritable path gives a message and leaves nothing half-written.
+// OutputFile (outputfile.h): an unwritable path gives a message and leaves nothing half-written,
+// and a pipe or a device is written in place, never replaced.
 #pragma once
 
 #include "live/livetypes.h"
 
+#include <QJsonValue>
 #include <QString>
 
 class QCustomPlot;
@@ -35,6 +37,10 @@ bool saveMatrices(const ComputeSnapshot &s, ExportView view, int layer, int head
                   QString *error);
 
 QString exportViewName(ExportView v);
+
+// A number for a JSON output: finite as a number, otherwise the case files' strings "NaN",
+// "Infinity", "-Infinity" (JSON has no non-finite numbers; QJsonValue would write null).
+QJsonValue jsonNumber(double v);
 bool parseExportView(const QString &name, ExportView &v);
 
 } // namespace attnviz::ui

@@ -3,6 +3,8 @@
 
 #include "teaching/seedtables.h"
 
+#include "attnviz/fileio.h"
+
 #include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -220,10 +222,36 @@ private:
     QStringList m_taken;
 };
 
+// The longest word a session's sentence may hold: Qt lays out a word it cannot break in time that
+// grows with the square of its length (a 300,000-character word took 6 s in the sentence box,
+// 1,000,000 over two minutes); 10,000 characters take milliseconds.
+constexpr int kMaxWordChars = 10000;
+
+// A sentence: text whose words are at most kMaxWordChars long; a longer one is a problem and the
+// sentence stays as it was.
+void readSentence(Section &sec, const char *k, QString &out)
+{
+    QString text = out;
+    sec.readString(k, text);
+    int longest = 0, run = 0;
+    for (const QChar c : text) {
+        run = c.isSpace() ? 0 : run + 1;
+        longest = std::max(longest, run);
+    }
+    if (longest > kMaxWordChars) {
+        sec.problem(QStringLiteral("%1: one word of %2 characters, more than the %3 the sentence box lays out in time "
+                                   "(the sentence is not opened)")
+                        .arg(sec.key(k), QString::fromStdString(describeCount(longest)),
+                             QString::fromStdString(describeCount(kMaxWordChars))));
+        return;
+    }
+    out = text;
+}
+
 void readInput(Section sec, SessionState &s)
 {
-    sec.readString("sentence", s.sentence);
-    sec.readString("keySentence", s.keySentence);
+    readSentence(sec, "sentence", s.sentence);
+    readSentence(sec, "keySentence", s.keySentence);
     const QJsonValue padded = sec.take("paddedKeys");
     if (!padded.isUndefined()) {
         if (!padded.isArray()) {
@@ -401,8 +429,8 @@ void readAppearance(Section sec, Appearance &a)
 void readCompare(Section sec, SessionState::CompareB &b)
 {
     b.present = true;
-    sec.readString("sentence", b.sentence);
-    sec.readString("keySentence", b.keySentence);
+    readSentence(sec, "sentence", b.sentence);
+    readSentence(sec, "keySentence", b.keySentence);
     readSettings(sec.sub("settings"), b.settings);
     QString table;
     sec.readString("seedTable", table);

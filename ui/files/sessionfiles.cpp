@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "files/sessionfiles.h"
+#include "files/outputfile.h"
 
+#include "bundledmodel.h"
 #include "bundledvectors.h"
 
 #include "attnviz/fileio.h"
@@ -16,7 +18,6 @@
 #include <QMainWindow>
 #include <QMenu>
 #include <QMessageBox>
-#include <QSaveFile>
 #include <QSettings>
 #include <QStatusBar>
 
@@ -99,10 +100,11 @@ bool SessionFiles::openSession(const QString &path, QString *report)
     QStringList problems;
     if (!sessionFromJson(doc.object(), s, &problems))
         return fail(problems.join(QStringLiteral("; ")));
-    // Paths in the file may be relative to the file's folder.
+    // Paths in the file may be relative to the file's folder (the model folder too; `bundled` names
+    // the model that comes with attnviz, not a folder).
     const QDir dir = QFileInfo(path).absoluteDir();
-    for (QString *p : {&s.tablePath, &s.projectionsFile, &s.stackWeightsFile})
-        if (!p->isEmpty())
+    for (QString *p : {&s.tablePath, &s.projectionsFile, &s.stackWeightsFile, &s.model})
+        if (!p->isEmpty() && !(p == &s.model && *p == kBundledModelArg))
             *p = QDir::cleanPath(dir.absoluteFilePath(*p));
     m_apply(s, &problems);
     m_sessionPath = QFileInfo(path).absoluteFilePath();
@@ -133,12 +135,10 @@ bool SessionFiles::saveSession(const QString &path, QString *error)
         return fail(tr("no file name"));
     if (QFileInfo(path).isDir())
         return fail(tr("it is a folder"));
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly))
-        return fail(f.errorString());
     const QByteArray data = QJsonDocument(sessionToJson(m_capture())).toJson(QJsonDocument::Indented);
-    if (f.write(data) != data.size() || !f.commit())
-        return fail(f.errorString());
+    QString why;
+    if (!writeOutputFile(path, data, why))
+        return fail(why);
     m_sessionPath = QFileInfo(path).absoluteFilePath();
     m_saveAsks = false;
     markClean();

@@ -4,6 +4,8 @@
 #include <QElapsedTimer>
 #include <QMetaObject>
 
+#include <new>
+
 namespace attnviz::ui {
 
 ComputeWorker::ComputeWorker(std::unique_ptr<Backend> backend, QObject *parent)
@@ -41,7 +43,27 @@ void ComputeWorker::process()
     m_cancel.store(false);
     req->cancel = &m_cancel;
     emit started(req->generation, int(req->sentence.size() / 5));
-    std::shared_ptr<ComputeSnapshot> snap = computeSnapshot(*req, *m_backend, m_models);
+    std::shared_ptr<ComputeSnapshot> snap;
+    try {
+        snap = computeSnapshot(*req, *m_backend, m_models);
+    } catch (const std::bad_alloc &) {
+        // The budget (memorybudget.h) is checked before a trace is made, but the machine may have
+        // less free than it says: the window stays up, with the text and the model it had, and says so.
+        m_models.dropTraces();
+        snap = std::make_shared<ComputeSnapshot>();
+        snap->generation = req->generation;
+        snap->sentence = req->sentence;
+        snap->keySentence = req->keySentence;
+        snap->settings = req->settings;
+        snap->trace = std::make_shared<const Trace<float>>();
+        snap->status = Status::error(StatusCode::BackendFailed, "out of memory");
+        snap->message = tr("Out of memory: this text needs more memory than is free here. Shorten it, or close "
+                           "other programs; the text and the model are kept.");
+        if (req->model) {
+            snap->model = req->model;
+            snap->modelInfo = req->model->info();
+        }
+    }
     snap->totalMs = double(timer.nsecsElapsed()) / 1e6;
     // A trace stopped for a newer request: that request is queued and computes next.
     if (snap->status.code == StatusCode::Cancelled && m_latest.load() != req->generation)

@@ -6,6 +6,7 @@
 #include "attnviz/fileio.h"
 #include "attnviz/headroles.h"
 #include "attnviz/headslices.h"
+#include "attnviz/memorybudget.h"
 #include "attnviz/projections.h"
 
 #include <QElapsedTimer>
@@ -318,7 +319,37 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     std::shared_ptr<const Trace<float>> newest;
     std::shared_ptr<Trace<float>> trace = models.traceFor(req, newest);
     tr.prefixFrom = newest.get();
-    const Status st = model.trace(tr, *trace);
+    // A model's trace is held twice (the one on screen and the next), and the views copy what they
+    // show (a heatmap holds a head's weights as doubles): each trace gets a quarter of the memory
+    // budget, and a text longer than that holds is cut here, before anything is allocated, with
+    // the reason on screen (memorybudget.h).
+    const uint64_t traceBudget = memoryBudget() / 4;
+    int budgetTokens = 0;
+    if (req.model) {
+        const ModelInfo info = req.model->info();
+        budgetTokens = tokensWithin(info, traceBudget, sizeof(float), tr.keepScores);
+        if (budgetTokens < 1)
+            budgetTokens = 1;
+        if (info.maxPositions <= 0 || budgetTokens < info.maxPositions)
+            tr.maxTokens = tr.maxTokens > 0 ? std::min(tr.maxTokens, budgetTokens) : budgetTokens;
+        else
+            budgetTokens = 0; // every position fits
+    }
+    Status st = model.trace(tr, *trace);
+    if (st.ok() && req.model && tr.paddedKeys.empty() && tr.maskedCells.empty()) {
+        // weights that overflow float32 (finite in the file) make NaN attention: said, not drawn
+        // (a row the user masks whole is NaN on purpose, and drawn as such)
+        for (const LayerTrace<float> &layer : trace->layers)
+            for (const Mat<float> &w : layer.attention.batch.front().weights)
+                if (st.ok() && !w.allFinite())
+                    st = Status::error(StatusCode::NonFinite,
+                                       req.model->info().name + ": the attention weights are not finite (NaN or Inf): the "
+                                                                "model's weights overflow float32 on this text");
+    }
+    if (st.ok() && budgetTokens > 0 && int(trace->tokens.size()) >= budgetTokens && trace->cut())
+        trace->cutReason = "a trace of " + req.model->info().name + " keeps every head's weights for every pair of tokens: " +
+                           describeCount(budgetTokens) + " tokens fit in the " + describeBytes(traceBudget) +
+                           " the window gives one; the text has " + describeCount(trace->totalTokens) + ", the rest is cut";
     snap->computeMs = double(timer.nsecsElapsed()) / 1e6;
     snap->backendName = QString::fromStdString(backend.name()); // what computed this one (a fallback names the CPU)
     snap->device = QString::fromStdString(backend.device());

@@ -36,6 +36,13 @@ public:
     // The induction scores of `model` (attnviz/headroles.h's probe), measured on the first call for
     // each model and kept; null and `problem` set when the probe cannot run.
     std::shared_ptr<const Mat<double>> inductionFor(const std::shared_ptr<Model> &model, QString &problem);
+    // Lets go of the traces kept for reuse (after an allocation failed: their memory is given back;
+    // a snapshot on screen keeps its own).
+    void dropTraces()
+    {
+        m_traces.clear();
+        m_traced = nullptr;
+    }
 
 private:
     std::weak_ptr<Model> m_inductionModel;

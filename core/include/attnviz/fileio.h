@@ -23,4 +23,7 @@ Status readRegularFile(const std::string &path, uint64_t cap, std::string &out);
 // "1.5 GB", "300 KB", "12 bytes": sizes in messages.
 std::string describeBytes(uint64_t bytes);
 
+// "20,000": counts in messages.
+std::string describeCount(int64_t count);
+
 } // namespace attnviz

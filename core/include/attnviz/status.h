@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace attnviz {
 
@@ -28,5 +29,16 @@ struct Status {
 };
 
 const char *toString(StatusCode code);
+
+// The one way text from a file or the command line enters a message (fileio.cpp): control
+// characters (line breaks, ESC of a terminal escape) written as \xNN so that nothing a file holds
+// can clear a screen or forge a second line, and a long string cut to an excerpt so that a 5 MB
+// field does not become a 5 MB line.
+//   quoteText("ab\ncd")         -> "\"ab\\x0acd\""
+//   quoteText(5 MB of 'x')      -> "\"xxxx...xxxx\"... (5.0 MB)" (the first `max` bytes, whole UTF-8 characters)
+std::string quoteText(std::string_view text, size_t max = 64);
+// A whole message made safe to print: control characters as \xNN, at most `max` bytes (cut with
+// "... (N bytes in all)"). Every place that prints a Status message passes it through this.
+std::string printable(std::string_view message, size_t max = 2000);
 
 } // namespace attnviz

@@ -5,12 +5,58 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 
 namespace attnviz {
+
+namespace {
+
+// Appends `text` with control bytes (< 0x20, 0x7f) as \xNN, stopping before `max` bytes of input;
+// returns how many input bytes were taken (never half of a UTF-8 character).
+size_t appendEscaped(std::string &out, std::string_view text, size_t max)
+{
+    size_t n = std::min(text.size(), max);
+    if (n < text.size())
+        while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80)
+            --n; // text[n] continues a character: cut before the character
+    for (size_t i = 0; i < n; ++i) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        if (c < 0x20 || c == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", c);
+            out += hex;
+        } else {
+            out += char(c);
+        }
+    }
+    return n;
+}
+
+} // namespace
+
+std::string quoteText(std::string_view text, size_t max)
+{
+    std::string out = "\"";
+    const size_t taken = appendEscaped(out, text, max);
+    out += '"';
+    if (taken < text.size())
+        out += "... (" + describeBytes(text.size()) + ")";
+    return out;
+}
+
+std::string printable(std::string_view message, size_t max)
+{
+    std::string out;
+    out.reserve(std::min(message.size(), max) + 32);
+    const size_t taken = appendEscaped(out, message, max);
+    if (taken < message.size())
+        out += "... (" + describeBytes(message.size()) + " in all)";
+    return out;
+}
 
 std::string describeBytes(uint64_t bytes)
 {
@@ -26,8 +72,18 @@ std::string describeBytes(uint64_t bytes)
     return buf;
 }
 
+std::string describeCount(int64_t count)
+{
+    std::string s = std::to_string(count);
+    for (int i = int(s.size()) - 3; i > (count < 0 ? 1 : 0); i -= 3)
+        s.insert(size_t(i), ",");
+    return s;
+}
+
 Status regularFileSize(const std::string &path, uint64_t &size)
 {
+    if (path.empty())
+        return Status::error(StatusCode::IoError, "(an empty path): names no file");
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
         const int err = errno;

@@ -3,6 +3,8 @@
 // so that depth and duplicate keys are checked while parsing, before any value is built twice.
 #include "jsonread.h"
 
+#include "attnviz/fileio.h"
+
 #include <cstdio>
 #include <new>
 #include <set>
@@ -32,29 +34,14 @@ std::string pathOf(const std::vector<Frame> &stack)
             continue;
         if (!path.empty())
             path += '.';
-        path += f.current;
+        path += f.current.size() > 64 ? quoteText(f.current) : f.current; // a key from the file: an excerpt
     }
     return path.empty() ? std::string("(top level)") : path;
 }
 
 } // namespace
 
-std::string oneLine(std::string message)
-{
-    std::string out;
-    out.reserve(message.size());
-    for (const char ch : message) {
-        const unsigned char c = static_cast<unsigned char>(ch);
-        if (c < 0x20 || c == 0x7f) {
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "\\x%02x", c);
-            out += hex;
-        } else {
-            out += ch;
-        }
-    }
-    return out;
-}
+std::string oneLine(std::string message) { return printable(message); }
 
 std::string jsonMessage(const nlohmann::json::exception &e)
 {
@@ -105,6 +92,14 @@ Status parseJson(const std::string &text, const std::string &name, nlohmann::jso
         return Status::error(StatusCode::ParseError, name + ": out of memory while parsing the " + what);
     }
     return {};
+}
+
+Status readJsonFile(const std::string &path, uint64_t cap, nlohmann::json &out, int maxDepth)
+{
+    std::string text;
+    if (Status st = readRegularFile(path, cap, text); !st)
+        return st;
+    return parseJson(text, path, out, "JSON", maxDepth);
 }
 
 } // namespace attnviz::detail

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 
 namespace attnviz::detail {
@@ -27,8 +28,13 @@ constexpr int kMaxJsonDepth = 64;
 Status parseJson(const std::string &text, const std::string &name, nlohmann::json &out, const char *what = "JSON",
                  int maxDepth = kMaxJsonDepth);
 
+// The one way a JSON file is read: readRegularFile (a regular file of at most `cap` bytes, fileio.h)
+// then parseJson, every message naming `path`. Model folders' config.json, tokenizer_config.json,
+// vocab.json and model.safetensors.index.json, and case files, all come through here.
+Status readJsonFile(const std::string &path, uint64_t cap, nlohmann::json &out, int maxDepth = kMaxJsonDepth);
+
 // `message` with control bytes (a line break in a key or a string from the file) written as \xNN,
-// so that an error stays one line whatever the file holds.
+// so that an error stays one line whatever the file holds; printable() of status.h.
 std::string oneLine(std::string message);
 
 // nlohmann's exception text without its "[json.exception.type_error.302] " prefix.

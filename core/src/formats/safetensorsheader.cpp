@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -103,6 +104,30 @@ Status parseHeader(const unsigned char *data, uint64_t size, const std::string &
         t.bytes = need;
         h.entries.emplace(tn, std::move(t));
     }
+    // As Hugging Face's reader requires: the tensors, in the order of their offsets, tile the data
+    // block from its first byte to its last, with no overlap (two names reading the same bytes), no
+    // gap and no bytes after the last tensor that no entry accounts for.
+    std::vector<std::pair<uint64_t, const std::string *>> order; // (begin in the data block, name)
+    for (const auto &kv : h.entries)
+        order.emplace_back(kv.second.offset - dataStart, &kv.first);
+    std::sort(order.begin(), order.end(), [&](const auto &a, const auto &b) {
+        const uint64_t ea = a.first + h.entries.at(*a.second).bytes, eb = b.first + h.entries.at(*b.second).bytes;
+        return a.first != b.first ? a.first < b.first : ea < eb;
+    });
+    uint64_t at = 0;
+    for (const auto &[begin, tname] : order) {
+        const uint64_t end = begin + h.entries.at(*tname).bytes;
+        if (begin < at)
+            return bad(*tname + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                       "] overlap the tensor before it (which ends at " + std::to_string(at) + ")");
+        if (begin > at)
+            return bad(*tname + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                       "] leave a gap after byte " + std::to_string(at) + " (tensors must be contiguous)");
+        at = end;
+    }
+    if (at != dataSize)
+        return bad("the tensors cover " + std::to_string(at) + " of the " + std::to_string(dataSize) +
+                   " bytes of the data block (bytes after the last tensor that no entry names)");
     out = std::move(h);
     return {};
 }

@@ -6,6 +6,7 @@
 #include "attnviz/tensorarchive.h"
 #include "attnviz/fileio.h"
 
+#include "jsonread.h"
 #include "safetensorsheader.h"
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -102,32 +104,30 @@ Status TensorArchive::openFolder(const std::string &dir)
         return openFile(single);
     if (singleStatus.message != single + ": no such file")
         return singleStatus; // a directory, a FIFO ...
-    if (!exists(index)) {
+    uint64_t indexSize = 0;
+    const Status indexStatus = regularFileSize(index, indexSize);
+    if (indexStatus.message == index + ": no such file") {
         if (exists(dir + "/pytorch_model.bin"))
             return Status::error(StatusCode::InvalidInput,
                                  dir + "/pytorch_model.bin: a PyTorch pickle, which attnviz never unpickles; get " + dir +
                                      "/model.safetensors instead (huggingface-cli download MODEL model.safetensors)");
         return Status::error(StatusCode::IoError, single + ": no such file (nor model.safetensors.index.json)");
     }
-    std::string text;
-    if (Status st = readRegularFile(index, kIndexCap, text); !st)
-        return st;
+    if (!indexStatus)
+        return indexStatus; // a directory, a FIFO, a loop of symbolic links: said as such, not "missing"
     json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::exception &e) {
-        return Status::error(StatusCode::ParseError, index + ": malformed JSON: " + e.what());
-    }
+    if (Status st = detail::readJsonFile(index, kIndexCap, j); !st)
+        return st;
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
         return Status::error(StatusCode::ParseError, index + ": weight_map: missing or not an object");
     std::set<std::string> shards;
     for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
         if (!it->is_string())
-            return Status::error(StatusCode::ParseError, index + ": weight_map." + it.key() + ": not a file name");
+            return Status::error(StatusCode::ParseError, index + ": weight_map." + quoteText(it.key()) + ": not a file name");
         const std::string f = it->get<std::string>();
         if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..")
             return Status::error(StatusCode::ParseError,
-                                 index + ": weight_map." + it.key() + ": \"" + f + "\" is not a file in the folder");
+                                 index + ": weight_map." + quoteText(it.key()) + ": " + quoteText(f) + " is not a file in the folder");
         shards.insert(f);
     }
     if (shards.empty())
@@ -139,8 +139,8 @@ Status TensorArchive::openFolder(const std::string &dir)
     for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
         const TensorEntry *e = a.find(it.key());
         if (!e || a.fileOf(*e) != dir + "/" + it->get<std::string>())
-            return Status::error(StatusCode::ParseError, index + ": weight_map." + it.key() + ": not in " +
-                                                             dir + "/" + it->get<std::string>());
+            return Status::error(StatusCode::ParseError, index + ": weight_map." + quoteText(it.key()) + ": not in " +
+                                                             dir + "/" + quoteText(it->get<std::string>()));
     }
     *this = std::move(a);
     return {};
@@ -196,10 +196,24 @@ Status TensorArchive::readAs(const TensorEntry &e, T *dst) const
     for (uint64_t i = 0; i < e.count; ++i)
         sum += dst[i] * T(0);
     if (!(sum == T(0))) {
+        std::string tensor = "a tensor";
         for (const auto &kv : m_entries)
             if (&kv.second == &e)
-                return Status::error(StatusCode::NonFinite, m.path + ": " + kv.first + ": contains NaN or Inf");
-        return Status::error(StatusCode::NonFinite, m.path + ": a tensor contains NaN or Inf");
+                tensor = quoteText(kv.first);
+        // the first value that is not finite here: NaN or Inf in the file, or a finite F64 too large for float
+        uint64_t i = 0;
+        while (i < e.count && std::isfinite(double(dst[i])))
+            ++i;
+        double original = i < e.count ? double(dst[i]) : 0.0;
+        if (e.dtype == "F64" && i < e.count)
+            std::memcpy(&original, p + i * 8, 8);
+        if (std::isfinite(original)) {
+            char value[32];
+            std::snprintf(value, sizeof value, "%g", original);
+            return Status::error(StatusCode::NonFinite, m.path + ": " + tensor + ": value " + std::to_string(i) + " (" +
+                                                            value + ") is larger than float32 holds (3.4e38)");
+        }
+        return Status::error(StatusCode::NonFinite, m.path + ": " + tensor + ": contains NaN or Inf");
     }
     m_done += e.bytes;
     if (m_progress && !m_progress(m_done, totalBytes()))

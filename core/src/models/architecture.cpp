@@ -120,11 +120,11 @@ RopeTable ropeTable(const Rope &r, int length)
     return out;
 }
 
-Status parseArchitecture(const std::string &configJson, const std::string &name, Architecture &out)
+namespace {
+
+// config.json's object read as an Architecture (parseArchitecture, readArchitecture).
+Status architectureOf(const nlohmann::json &j, const std::string &name, Architecture &out)
 {
-    nlohmann::json j;
-    if (Status st = detail::parseJson(configJson, name, j); !st)
-        return st;
     if (!j.is_object())
         return Status::error(StatusCode::ParseError, name + ": not a JSON object");
     families::ConfigFields fields(j, name);
@@ -135,10 +135,8 @@ Status parseArchitecture(const std::string &configJson, const std::string &name,
         return fields.bad("model_type", "missing (" + known + ")");
     const std::string type = j["model_type"].get<std::string>();
     const families::Family *f = families::familyFor(type);
-    if (!f) {
-        std::string shown = type.size() > 40 ? type.substr(0, 37) + "..." : type;
-        return fields.bad("model_type", "\"" + shown + "\" is not a family attnviz knows (" + known + ")");
-    }
+    if (!f)
+        return fields.bad("model_type", quoteText(type) + " is not a family attnviz knows (" + known + ")");
     Architecture a;
     a.family = f->name;
     a.modelType = type;
@@ -152,13 +150,23 @@ Status parseArchitecture(const std::string &configJson, const std::string &name,
     return {};
 }
 
+} // namespace
+
+Status parseArchitecture(const std::string &configJson, const std::string &name, Architecture &out)
+{
+    nlohmann::json j;
+    if (Status st = detail::parseJson(configJson, name, j); !st)
+        return st;
+    return architectureOf(j, name, out);
+}
+
 Status readArchitecture(const std::string &dir, Architecture &out)
 {
     const std::string path = dir + "/config.json";
-    std::string text;
-    if (Status st = readRegularFile(path, 10ull * 1000 * 1000, text); !st)
+    nlohmann::json j;
+    if (Status st = detail::readJsonFile(path, 10ull * 1000 * 1000, j); !st)
         return st;
-    return parseArchitecture(text, path, out);
+    return architectureOf(j, path, out);
 }
 
 std::vector<std::string> knownModelTypes()

@@ -9,6 +9,7 @@
 #include "attnviz/subword.h"
 #include "families/family.h"
 #include "forward/weights.h"
+#include "../formats/jsonread.h"
 #include "../text/unicodetext.h"
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <type_traits>
 
 namespace attnviz {
@@ -287,6 +289,8 @@ private:
             cut = info().name + " reads at most " + withCommas(limit) + " tokens; the text has " + withCommas(total) +
                   ": the rest is cut";
         }
+        if (Status st = checkTraceMemory(info(), int(tokens.size()), sizeof(T), request.keepScores); !st)
+            return st; // before anything of the trace is allocated
         ForwardInput in;
         for (const TraceToken &t : tokens)
             in.ids.push_back(t.id);
@@ -402,12 +406,11 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
         WordPieceOptions wp;
         const std::string tc = dir + "/tokenizer_config.json";
         if (isFile(tc)) {
-            std::string text;
-            if (Status st = readRegularFile(tc, kConfigCap, text); !st)
+            nlohmann::json j;
+            if (Status st = detail::readJsonFile(tc, kConfigCap, j); !st)
                 return st;
-            nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-            if (j.is_discarded() || !j.is_object())
-                return Status::error(StatusCode::ParseError, tc + ": malformed JSON");
+            if (!j.is_object())
+                return Status::error(StatusCode::ParseError, tc + ": not a JSON object");
             if (j.contains("do_lower_case")) {
                 if (!j["do_lower_case"].is_boolean())
                     return Status::error(StatusCode::InvalidInput, tc + ": do_lower_case: must be true or false");
@@ -432,8 +435,14 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
         return st;
     archive.setProgress(options.progress);
     auto weights = std::make_shared<ModelWeights<float>>();
-    if (Status st = loadWeights(archive, arch, family->names(arch), *weights); !st)
-        return st;
+    try { // the machine may have less free than the weights need: a message, and the caller keeps what it had
+        if (Status st = loadWeights(archive, arch, family->names(arch), *weights); !st)
+            return st;
+    } catch (const std::bad_alloc &) {
+        return Status::error(StatusCode::BackendFailed, archive.fileOf(std::string()) + ": out of memory converting " +
+                                                            describeBytes(archive.totalBytes()) + " of " + archive.dtypeSummary() +
+                                                            " weights to float32 (" + describeCount(arch.layers) + " layers)");
+    }
     out = std::make_unique<PretrainedModel>(arch, dir, std::move(weights), std::move(tokenizer), archive.dtypeSummary());
     return {};
 }

@@ -4,6 +4,7 @@
 #include "attnviz/memorybudget.h"
 
 #include "attnviz/fileio.h"
+#include "attnviz/model.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@ uint64_t add(uint64_t a, uint64_t b)
 }
 
 uint64_t u(int v) { return v > 0 ? uint64_t(v) : 0; }
+
 
 } // namespace
 
@@ -82,6 +84,51 @@ Status checkAttentionMemory(const ResolvedShape &s, bool dropout, size_t scalarB
     const std::string what = std::to_string(s.batch) + " x " + std::to_string(s.numHeads) + " head(s) x " +
                              std::to_string(s.tq) + " x " + std::to_string(s.tk) + " tokens of attention";
     return checkMemory(mul(numbers, uint64_t(scalarBytes) + extraPerNumber), name, what);
+}
+
+uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight)
+{
+    const uint64_t t = u(tokens), layers = std::max<uint64_t>(1, u(info.layers)), heads = std::max<uint64_t>(1, u(info.heads));
+    const uint64_t d = u(info.dModel), inner = std::max(d, mul(heads, u(info.dHead))), ff = u(info.dFeedForward);
+    const uint64_t square = mul(t, t);
+    const uint64_t weights = mul(square, heads); // per layer
+    uint64_t numbers = mul(weights, keepScores ? 2 : 1);
+    numbers = add(numbers, square);                       // the head average
+    numbers = add(numbers, mul(t, add(mul(d, 4), mul(inner, 5)))); // resid_pre, ln1, resid_mid, resid_post; q k v z out
+    uint64_t bytes = mul(mul(numbers, layers), uint64_t(scalarBytes));
+    bytes = add(bytes, mul(square, layers));                       // each layer's t x t mask (one byte a cell)
+    bytes = add(bytes, mul(mul(weights, layers), uint64_t(extraPerWeight)));
+    bytes = add(bytes, mul(mul(t, add(mul(d, 4), ff)), uint64_t(scalarBytes))); // embeddings, input, final; FF rows
+    return bytes;
+}
+
+int tokensWithin(const ModelInfo &info, uint64_t budget, size_t scalarBytes, bool keepScores, size_t extraPerWeight)
+{
+    int lo = 0, hi = info.maxPositions > 0 ? info.maxPositions : (1 << 30); // traceBytes grows with the tokens
+    while (lo < hi) {
+        const int mid = lo + (hi - lo + 1) / 2;
+        if (traceBytes(info, mid, scalarBytes, keepScores, extraPerWeight) <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+Status checkTraceMemory(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight)
+{
+    const uint64_t bytes = traceBytes(info, tokens, scalarBytes, keepScores, extraPerWeight);
+    const uint64_t budget = memoryBudget();
+    if (bytes <= budget)
+        return {};
+    const std::string need = bytes == kSaturated ? std::string("more than 16 EB") : describeBytes(bytes);
+    return Status::error(StatusCode::InvalidInput,
+                         info.name + ": " + describeCount(tokens) + " tokens through " + std::to_string(info.layers) +
+                             " layers x " + std::to_string(info.heads) + " heads need " + need +
+                             " of attention, more than the " + describeBytes(budget) +
+                             " one computation may use here (at most " +
+                             describeCount(tokensWithin(info, budget, scalarBytes, keepScores, extraPerWeight)) +
+                             " tokens fit)");
 }
 
 void keepTraceMemory()

@@ -11,6 +11,7 @@
 #include "attnviz/fileio.h"
 #include "attnviz/subword.h"
 
+#include "../formats/jsonread.h"
 #include "hftokenizerbytes.h"
 #include "subwordvocabulary.h"
 #include "unicodetext.h"
@@ -72,9 +73,9 @@ Status ByteLevelBpe::build(const std::string &vocabBytes, const std::string &voc
         return Status::error(StatusCode::ParseError, name + ": " + what);
     };
     // vocab.json: one object, token -> id, the ids 0 .. n-1 each once.
-    nlohmann::json vocab = nlohmann::json::parse(vocabBytes, nullptr, false);
-    if (vocab.is_discarded())
-        return fail(vocabName, "not valid JSON");
+    nlohmann::json vocab; // the core's hardened reader: nesting, duplicate tokens, one-line messages
+    if (Status st = detail::parseJson(vocabBytes, vocabName, vocab); !st)
+        return st;
     if (!vocab.is_object() || vocab.empty())
         return fail(vocabName, "expected a JSON object of token: id pairs");
     const size_t n = vocab.size();
@@ -85,10 +86,10 @@ Status ByteLevelBpe::build(const std::string &vocabBytes, const std::string &voc
     m_ids.reserve(n);
     for (auto it = vocab.begin(); it != vocab.end(); ++it) {
         if (!it.value().is_number_integer())
-            return fail(vocabName, "the id of \"" + it.key() + "\" is not an integer");
+            return fail(vocabName, "the id of " + quoteText(it.key()) + " is not an integer");
         const int64_t id = it.value().get<int64_t>();
         if (id < 0 || uint64_t(id) >= n)
-            return fail(vocabName, "the id " + std::to_string(id) + " of \"" + it.key() + "\" is outside 0.." +
+            return fail(vocabName, "the id " + std::to_string(id) + " of " + quoteText(it.key()) + " is outside 0.." +
                                        std::to_string(n - 1) + " (ids must number the tokens from 0)");
         if (seen[size_t(id)])
             return fail(vocabName, "the id " + std::to_string(id) + " is given twice");
@@ -152,11 +153,11 @@ Status ByteLevelBpe::build(const std::string &vocabBytes, const std::string &voc
         const std::string left(line.substr(0, space)), right(line.substr(space + 1));
         const auto l = m_ids.find(left), r = m_ids.find(right), m = m_ids.find(left + right);
         if (l == m_ids.end())
-            return fail(mergesName, where + "\"" + left + "\" is not in the vocabulary");
+            return fail(mergesName, where + quoteText(left) + " is not in the vocabulary");
         if (r == m_ids.end())
-            return fail(mergesName, where + "\"" + right + "\" is not in the vocabulary");
+            return fail(mergesName, where + quoteText(right) + " is not in the vocabulary");
         if (m == m_ids.end())
-            return fail(mergesName, where + "the merged token \"" + left + right + "\" is not in the vocabulary");
+            return fail(mergesName, where + "the merged token " + quoteText(left + right) + " is not in the vocabulary");
         m_merges[key(l->second, r->second)] = Merge{rank++, m->second}; // a repeated pair: the last rank
     }
     return Status::success();

@@ -67,24 +67,6 @@ namespace {
 
 std::string where(const std::string &name, size_t line) { return name + ":" + std::to_string(line) + ": "; }
 
-// A word or token from the file, quoted for a one-line message: control bytes as \xNN, at most
-// 40 bytes (a misaligned binary file makes "words" of line breaks and vector bytes).
-std::string quoted(std::string_view word)
-{
-    std::string q = "'";
-    for (size_t i = 0; i < word.size() && i < 40; ++i) {
-        const unsigned char c = static_cast<unsigned char>(word[i]);
-        if (c < 0x20 || c == 0x7f) {
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "\\x%02x", c);
-            q += hex;
-        } else {
-            q += char(c);
-        }
-    }
-    return q + (word.size() > 40 ? "...'" : "'");
-}
-
 // A whole token as a decimal integer ("1e-320" or "12abc" are not).
 bool parseWholeInt(std::string_view s, long long &v)
 {
@@ -177,7 +159,7 @@ Status parseAvec(const std::string &data, const std::string &name, EmbeddingTabl
         std::memcpy(&scale, p, 4);
         const auto *q = reinterpret_cast<const int8_t *>(p + 4);
         if (!std::isfinite(scale))
-            return bad("non-finite scale for word " + quoted(words[i]));
+            return bad("non-finite scale for word " + quoteText(words[i], 40));
         for (uint32_t j = 0; j < dim; ++j)
             vecs(i, j) = scale * float(q[j]);
         p += rec;
@@ -221,11 +203,11 @@ Status parseWord2VecBinary(const std::string &data, const std::string &name, Emb
         words.emplace_back(data.substr(pos, sp - pos));
         pos = sp + 1;
         if (data.size() - pos < size_t(dim) * 4)
-            return Status::error(StatusCode::ParseError, name + ": truncated vector for " + quoted(words.back()));
+            return Status::error(StatusCode::ParseError, name + ": truncated vector for " + quoteText(words.back(), 40));
         std::memcpy(vecs.data() + i * dim, data.data() + pos, size_t(dim) * 4);
         pos += size_t(dim) * 4;
         if (!vecs.row(i).allFinite())
-            return Status::error(StatusCode::NonFinite, name + ": NaN or Inf in the vector of " + quoted(words.back()));
+            return Status::error(StatusCode::NonFinite, name + ": NaN or Inf in the vector of " + quoteText(words.back(), 40));
         if (progress && (i & 4095) == 0 && !progress(double(i) / double(count)))
             return Status::error(StatusCode::Cancelled, name + ": loading cancelled");
     }
@@ -290,11 +272,11 @@ Status parseEmbeddingText(const std::string &data, const std::string &name, Embe
         for (int k = 1; k <= n; ++k) {
             float v;
             if (!parseFloat(parts[size_t(k)], v))
-                return Status::error(StatusCode::ParseError, where(name, lineNo) + quoted(parts[size_t(k)]) +
+                return Status::error(StatusCode::ParseError, where(name, lineNo) + quoteText(parts[size_t(k)], 40) +
                                                                  " is not a number");
             if (!std::isfinite(v))
                 return Status::error(StatusCode::NonFinite, where(name, lineNo) + "NaN or Inf in the vector of " +
-                                                                quoted(parts[0]));
+                                                                quoteText(parts[0], 40));
             values.push_back(v);
         }
         words.emplace_back(parts[0]);

@@ -85,3 +85,37 @@ session = {
     "lesson": "",
 }
 write("session", "lesson.attnviz", json.dumps(session, indent=1).encode())
+
+# Model folders (tests/fixtures/models): the small files of each, as seeds of the model-folder
+# targets; the large ones (GPT-2's 1 MB vocab.json, BERT's 30,522-line vocab.txt) cut down to a
+# vocabulary that still parses: the 256 byte symbols and the tokens of GPT-2's first 200 merges,
+# and BERT's first 1,200 lines (the specials and the first words).
+FIX = os.path.join(HERE, "..", "..", "fixtures")
+for model in ["gpt2-tiny", "bert-tiny", "distilbert-tiny"]:
+    with open(os.path.join(FIX, "models", model, "config.json"), "rb") as f:
+        write("model_config", model + ".json", f.read())
+for model in ["bert-tiny", "distilbert-tiny"]:
+    with open(os.path.join(FIX, "models", model, "tokenizer_config.json"), "rb") as f:
+        write("tokenizer_config", model + ".json", f.read())
+write("tokenizer_config", "options.json",
+      json.dumps({"do_lower_case": False, "strip_accents": True, "tokenize_chinese_chars": False}).encode())
+with open(os.path.join(FIX, "models", "gpt2-tiny", "model.safetensors"), "rb") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    names = [k for k in json.loads(f.read(n)) if k != "__metadata__"]
+write("model_index", "gpt2-tiny.index.json", json.dumps(
+    {"metadata": {"total_size": 0}, "weight_map": {k: "model-00001-of-00001.safetensors" for k in sorted(names)}},
+    indent=2).encode())
+with open(os.path.join(FIX, "tokenizers", "gpt2", "vocab.json"), encoding="utf-8") as f:
+    gpt2 = json.load(f)
+with open(os.path.join(FIX, "tokenizers", "gpt2", "merges.txt"), encoding="utf-8") as f:
+    merges = [line.rstrip("\n") for line in f if line.strip() and not line.startswith("#")][:200]
+small = [t for t, _ in sorted(gpt2.items(), key=lambda kv: kv[1])[:256]]
+for m in merges:
+    a, b = m.split(" ")
+    for t in (a, b, a + b):
+        if t not in small:
+            small.append(t)
+write("vocab_json", "gpt2-small.json", json.dumps({t: i for i, t in enumerate(small)}, ensure_ascii=False).encode())
+write("merges_txt", "gpt2-200.txt", ("#version: 0.2\n" + "\n".join(merges) + "\n").encode())
+with open(os.path.join(FIX, "tokenizers", "bert-base-uncased", "vocab.txt"), "rb") as f:
+    write("vocab_txt", "bert-1200.txt", b"".join(f.readlines()[:1200]))
