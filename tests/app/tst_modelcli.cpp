@@ -323,8 +323,8 @@ void TestModelCli::badFolders_data()
     QTest::addRow("no vocab.json") << g << remove("vocab.json") << QStringList{"vocab.json"};
     QTest::addRow("no merges.txt") << g << remove("merges.txt") << QStringList{"merges.txt"};
     QTest::addRow("no vocab.txt") << "bert-tiny" << remove("vocab.txt") << QStringList{"vocab.txt"};
-    QTest::addRow("unknown model_type") << g << config([](QJsonObject &o) { o.insert(QStringLiteral("model_type"), QStringLiteral("llama")); })
-                                        << QStringList{"config.json", "model_type", "llama"};
+    QTest::addRow("unknown model_type") << g << config([](QJsonObject &o) { o.insert(QStringLiteral("model_type"), QStringLiteral("mamba")); })
+                                        << QStringList{"config.json", "model_type", "mamba"};
     QTest::addRow("field missing") << "bert-tiny" << config([](QJsonObject &o) { o.remove(QStringLiteral("hidden_size")); })
                                    << QStringList{"config.json", "hidden_size", "missing"};
     QTest::addRow("heads do not divide") << g << config([](QJsonObject &o) { o.insert(QStringLiteral("n_head"), 3); })
@@ -467,7 +467,7 @@ void TestModelCli::benchSeeded()
     QVERIFY(o.value(QStringLiteral("peak_rss_mb")).toDouble() > 0);
     const Run bad = attnviz({QStringLiteral("bench"), QStringLiteral("--seeded"), QStringLiteral("gpt3")});
     QCOMPARE(bad.code, 2);
-    QVERIFY(bad.err.contains("gpt2-small or bert-base"));
+    QVERIFY(bad.err.contains("gpt2-small, bert-base, smollm2-135m, qwen3-0.6b, llama3.2-1b"));
 }
 
 void TestModelCli::exportModel_data()

@@ -259,9 +259,9 @@ void TestModelWindow::badFolderKeepsModel_data()
     QTest::addRow("no vocab.txt") << "bert-tiny" << Spoil([](const QString &d) { QFile::remove(d + QStringLiteral("/vocab.txt")); return d; })
                                   << QStringList{"vocab.txt"};
     QTest::addRow("unknown model_type") << g << Spoil([](const QString &d) {
-        editJson(d + QStringLiteral("/config.json"), [](QJsonObject &o) { o.insert(QStringLiteral("model_type"), QStringLiteral("llama")); });
+        editJson(d + QStringLiteral("/config.json"), [](QJsonObject &o) { o.insert(QStringLiteral("model_type"), QStringLiteral("mamba")); });
         return d;
-    }) << QStringList{"config.json", "model_type", "llama"};
+    }) << QStringList{"config.json", "model_type", "mamba"};
     QTest::addRow("tensor missing") << g << Spoil([](const QString &d) {
         const QString path = d + QStringLiteral("/model.safetensors");
         attnviz_test::Safetensors st = attnviz_test::readSafetensors(path);

@@ -323,7 +323,10 @@ private slots:
         QByteArray bad;
         switch (which) {
         case 0:
-            bad = withHeader(good, [](QJsonObject &h) { h.remove(QStringLiteral("h.1.mlp.c_fc.weight")); });
+            // renamed, not removed: a removed tensor would leave a gap, which the reader refuses first
+            bad = withHeader(good, [](QJsonObject &h) {
+                h[QStringLiteral("h.1.mlp.c_fc.renamed")] = h.take(QStringLiteral("h.1.mlp.c_fc.weight"));
+            });
             break;
         case 1:
             bad = withHeader(good, [](QJsonObject &h) {
