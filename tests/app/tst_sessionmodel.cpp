@@ -79,7 +79,9 @@ private slots:
                  qPrintable(report));
         QTRY_VERIFY_WITH_TIMEOUT(w.session()->snapshot() && w.session()->snapshot()->generation > 0, 20000);
         QCoreApplication::processEvents();
-        QVERIFY2(timer.elapsed() < 3000, qPrintable(QStringLiteral("%1 ms").arg(timer.elapsed())));
+        // a ceiling, not a speed test: laying out the 1 MB word took 124-131 s; refusing it takes
+        // under a second
+        QVERIFY2(timer.elapsed() < 20000, qPrintable(QStringLiteral("%1 ms").arg(timer.elapsed())));
         QCOMPARE(w.captureSession().sentence, before); // the sentence as it was
         QCOMPARE(w.session()->model() != nullptr, withModel); // the rest of the session opened
         // a long sentence of ordinary words still opens

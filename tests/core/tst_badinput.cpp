@@ -558,8 +558,11 @@ void TestBadInput::float32Overflow()
 
 void TestBadInput::hugeWord()
 {
-    // one word of 1 MB (a session's sentence ran past 20 s): each tokenizer in well under a second
+    // one word of 1 MB (a session's sentence ran past 20 s). Not a speed test: the ceiling is far above
+    // what any build takes (0.3-0.6 s in release, 2.4 s under ASan) and far below what a path quadratic
+    // in the word's length takes (minutes), which is what it is there to catch.
     const std::string word(1'000'000, 'a');
+    constexpr long long kCeilingMs = 30'000;
     // the thread's CPU time: what the work costs, whatever else the machine runs meanwhile
     struct CpuTimer {
         double t0 = now();
@@ -574,7 +577,7 @@ void TestBadInput::hugeWord()
     } timer;
     const Tokenization words = tokenize(word);
     QCOMPARE(int(words.tokens.size()), 1);
-    QVERIFY2(timer.elapsed() < 1000, qPrintable(QString::number(timer.elapsed())));
+    QVERIFY2(timer.elapsed() < kCeilingMs, qPrintable(QString::number(timer.elapsed())));
     std::unique_ptr<SubwordTokenizer> bpe, wp;
     QVERIFY(loadByteLevelBpe(ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/vocab.json", ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/merges.txt", bpe).ok());
     QVERIFY(loadWordPiece(ATTNVIZ_FIXTURES_DIR "/tokenizers/bert-base-uncased/vocab.txt", WordPieceOptions(), wp).ok());
@@ -584,13 +587,13 @@ void TestBadInput::hugeWord()
         timer.restart();
         QVERIFY(bpe->encode(text, tokens).ok());
         qInfo("BPE %zu bytes: %lld ms, %zu tokens", text.size(), timer.elapsed(), tokens.size());
-        QVERIFY2(timer.elapsed() < 1000, qPrintable(QStringLiteral("BPE: %1 ms").arg(timer.elapsed())));
+        QVERIFY2(timer.elapsed() < kCeilingMs, qPrintable(QStringLiteral("BPE: %1 ms").arg(timer.elapsed())));
         QVERIFY(!tokens.empty());
         QCOMPARE(tokens.back().end, text.size());
         timer.restart();
         QVERIFY(wp->encode(text, tokens).ok());
         qInfo("WordPiece %zu bytes: %lld ms, %zu tokens", text.size(), timer.elapsed(), tokens.size());
-        QVERIFY2(timer.elapsed() < 1000, qPrintable(QStringLiteral("WordPiece: %1 ms").arg(timer.elapsed())));
+        QVERIFY2(timer.elapsed() < kCeilingMs, qPrintable(QStringLiteral("WordPiece: %1 ms").arg(timer.elapsed())));
         QVERIFY(!tokens.empty());
     }
 }
