@@ -36,6 +36,7 @@ void paintMaskedCells(QCPPainter *p, const QCPAxisRect *rect, const BoolMat &mas
     // one shape for every masked cell, filled once per brush: rows drawn as rectangles of their own
     // met at edges that vector renderers (SVG, PDF) anti-alias twice, a faint seam between rows
     QPainterPath area;
+    area.setFillRule(Qt::WindingFill); // the rows' rectangles add up (odd-even lost some of them)
     for (int i = cells.i0; i <= cells.i1; ++i) {
         int j = cells.j0;
         while (j <= cells.j1) {
