@@ -241,8 +241,10 @@ void productTransposed(const Mat<T> &x, int p, int n, const Mat<T> &W, int c0, i
 }
 
 // The same with W kept in 16 bits: a block of W's rows at a time widened into a scratch matrix
-// (per thread, reused) and multiplied as above. Blocks of about 1 MB stay in L2 while the product
-// reads them; for a few rows they are 16 rows (one row's product per widened row, W streamed once).
+// (per thread, reused) and multiplied as above. Each block is one GEMM, which packs x's rows again:
+// blocks of 4 MB (at least 128 rows) keep that repacking under ~10 % of the product (1 MB blocks,
+// 32 rows of an 8,192-wide layer, made Llama-3.2-1B's full trace a third slower than float32); for
+// a few rows they are 16 rows (one row's product per widened row, W streamed once).
 template <typename T, typename Dst>
 void productTransposed(const Mat<T> &x, int p, int n, const Weight<T> &W, int c0, int cw, Dst dst)
 {
@@ -252,7 +254,7 @@ void productTransposed(const Mat<T> &x, int p, int n, const Weight<T> &W, int c0
     }
     thread_local Mat<T> scratch;
     const int in = int(W.cols());
-    const int block = n > kFewRows ? std::max(16, int((1 << 20) / (sizeof(T) * size_t(in))) / 16 * 16) : 16;
+    const int block = n > kFewRows ? std::max(128, int((4 << 20) / (sizeof(T) * size_t(in))) / 16 * 16) : 16;
     for (int c = 0; c < cw; c += block) {
         const int b = std::min(block, cw - c);
         if (scratch.rows() != b || scratch.cols() != in)
