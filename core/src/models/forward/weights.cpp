@@ -241,21 +241,11 @@ std::string withLayer(std::string pattern, int layer)
     return pattern;
 }
 
-// Rows [r0, r0 + n) of a fused linear layer.
-template <typename T>
-Linear<T> rowsOf(const Linear<T> &l, int r0, int n)
+// Rows [r0, r0 + n) of a fused linear layer (Linear or WeightLinear).
+template <typename L>
+L rowsOf(const L &l, int r0, int n)
 {
-    Linear<T> r;
-    r.W = l.W.middleRows(r0, n);
-    if (l.hasBias())
-        r.b = l.b.segment(r0, n);
-    return r;
-}
-
-template <typename T>
-WeightLinear<T> rowsOf(const WeightLinear<T> &l, int r0, int n)
-{
-    WeightLinear<T> r;
+    L r;
     r.W = l.W.middleRows(r0, n);
     if (l.hasBias())
         r.b = l.b.segment(r0, n);
