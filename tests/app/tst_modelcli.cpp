@@ -169,6 +169,8 @@ private slots:
     void benchSmallModels();        // N
     void nonFiniteResults();        // I
     void weightsOutOfMemory();      // D
+    void unreadableFiles_data();
+    void unreadableFiles();         // P: a file that cannot be read is bad input (exit 2), named
 };
 
 void TestModelCli::runGpt2_data()
@@ -789,6 +791,51 @@ void TestModelCli::weightsOutOfMemory()
     QCOMPARE(err.count(QLatin1Char('\n')), 0);
     QVERIFY2(err.startsWith(QLatin1String("attnviz model info: ") + dir + QLatin1String("/model.safetensors: out of memory converting ")), qPrintable(err));
     QVERIFY2(err.contains(QLatin1String("MB of F16+F32 weights to float32")) || err.contains(QLatin1String("MB of F32+F16 weights to float32")), qPrintable(err));
+}
+
+void TestModelCli::unreadableFiles_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("file");
+    for (const char *f : {"config.json", "vocab.json", "merges.txt", "model.safetensors"})
+        QTest::addRow("gpt2-tiny %s", f) << QStringLiteral("gpt2-tiny") << QString::fromLatin1(f);
+    for (const char *f : {"vocab.txt", "tokenizer_config.json"})
+        QTest::addRow("bert-tiny %s", f) << QStringLiteral("bert-tiny") << QString::fromLatin1(f);
+}
+
+// P: a model file that exists but cannot be read (chmod 000; as root, with the permission override
+// dropped) exits 2 as every other bad file does (README "Exit codes"), with one line naming it
+void TestModelCli::unreadableFiles()
+{
+    QFETCH(QString, model);
+    QFETCH(QString, file);
+    QTemporaryDir tmp;
+    const QString dir = copyFolder(model, tmp);
+    const QString path = dir + QLatin1Char('/') + file;
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    f.close();
+    QVERIFY(QFile::remove(path)); // a copy of a link's target, made unreadable
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
+    f.close();
+    QVERIFY(f.setPermissions({}));
+    const QString out = tmp.filePath(QStringLiteral("out.json"));
+    for (const QStringList &args : {QStringList{QStringLiteral("model"), QStringLiteral("info"), dir},
+                                    QStringList{QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"),
+                                                QStringLiteral("hi"), QStringLiteral("-o"), out}}) {
+        bool possible = false;
+        const Run r = attnviz_test::runAttnvizUnprivileged(args, possible);
+        if (!possible)
+            QSKIP("cannot drop root's override of file permissions here");
+        QCOMPARE(r.code, 2);
+        const QString err = QString::fromUtf8(r.err).trimmed();
+        QCOMPARE(err.count(QLatin1Char('\n')), 0);
+        QVERIFY2(err.startsWith(QStringLiteral("attnviz %1: %2: ").arg(args[0] + QLatin1Char(' ') + args[1], path)), qPrintable(err));
+        QVERIFY2(err.endsWith(QLatin1String("Permission denied")), qPrintable(err));
+        QVERIFY(!QFile::exists(out));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestModelCli)
