@@ -223,6 +223,16 @@ void TestCli::hostileFiles_data()
     QTest::addRow("export --projection /dev/zero")
         << QStringList{"export", "--sentence", "my ship", "--projection", "/dev/zero", "--out", "OUT.png"} << QByteArray() << 2
         << "/dev/zero: not a regular file";
+    // projections files: the hardened JSON reader's checks before Qt parses them
+    const QStringList exportProj = {"export", "--sentence", "my ship", "--projection", "FILE", "--out", "OUT.png"};
+    QTest::addRow("projections: W_q twice") << exportProj << QByteArray(R"({"W_q": [[1, 0], [0, 1]], "W_q": [[2]]})") << 2
+                                            << "FILE: W_q: duplicate key (a field may be given once)";
+    QTest::addRow("projections: nested 100,000 deep") << exportProj << R"({"W_q": )" + deep + "}" << 2
+                                                      << "FILE: W_q: nested deeper than 64 levels";
+    QTest::addRow("projections: 70 MB") << exportProj << R"({"W_q": [[)" + QByteArray(70'000'000, ' ') + "1]]}" << 2
+                                        << "FILE: 70.0 MB, more than the 64.0 MB this reader accepts";
+    QTest::addRow("projections: 1e999") << exportProj << QByteArray(R"({"W_q": [[1e999]]})") << 2
+                                        << "FILE: malformed JSON: number overflow parsing '1e999'";
     QTest::addRow("export --embeddings DIR")
         << QStringList{"export", "--sentence", "my ship", "--embeddings", "DIR", "--out", "OUT.png"} << QByteArray() << 2
         << "DIR: is a directory";
