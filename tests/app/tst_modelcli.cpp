@@ -132,6 +132,33 @@ Run limited(qint64 bytes, const QStringList &args, int timeoutMs = 120000, const
     return r;
 }
 
+// A copy of gpt2-tiny whose token embedding has `rows` F16 rows of zeros (a hole in the file):
+// mapped cheaply, twice its size once converted to float32.
+QString hugeEmbedding(const QTemporaryDir &tmp, qint64 rows)
+{
+    const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
+    editJson(dir + QStringLiteral("/config.json"), [&](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), rows); });
+    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
+    st.header.remove(QStringLiteral("transformer.wte.weight"));
+    writeSt(dir + QStringLiteral("/model.safetensors"), st); // packed: the other tensors
+    st = readSt(dir + QStringLiteral("/model.safetensors"));
+    const qint64 at = st.data.size(), bytes = rows * 16 * 2;
+    st.header.insert(QStringLiteral("transformer.wte.weight"),
+                     QJsonObject{{QStringLiteral("dtype"), QStringLiteral("F16")},
+                                 {QStringLiteral("shape"), QJsonArray{rows, 16}},
+                                 {QStringLiteral("data_offsets"), QJsonArray{at, at + bytes}}});
+    const QByteArray h = QJsonDocument(st.header).toJson(QJsonDocument::Compact);
+    QByteArray len(8, '\0');
+    for (int i = 0; i < 8; ++i)
+        len[i] = char((quint64(h.size()) >> (8 * i)) & 0xFF);
+    QFile f(dir + QStringLiteral("/model.safetensors"));
+    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+    f.write(len + h + st.data);
+    f.resize(8 + h.size() + at + bytes); // the embedding: zeros, a hole in the file
+    f.close();
+    return dir;
+}
+
 constexpr qint64 k4GB = qint64(4) << 30;
 
 QString manyTokens(int n)
@@ -169,6 +196,7 @@ private slots:
     void benchSmallModels();        // N
     void nonFiniteResults();        // I
     void weightsOutOfMemory();      // D
+    void weightsOutOfMemoryFromSession(); // D: the window stays up, on the word vectors
     void unreadableFiles_data();
     void unreadableFiles();         // P: a file that cannot be read is bad input (exit 2), named
 };
@@ -764,33 +792,46 @@ void TestModelCli::weightsOutOfMemory()
     if (kSanitized)
         QSKIP("no address-space limit under AddressSanitizer");
     QTemporaryDir tmp;
-    const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
-    const qint64 rows = 10'000'000;
-    editJson(dir + QStringLiteral("/config.json"), [&](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), rows); });
-    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
-    st.header.remove(QStringLiteral("transformer.wte.weight"));
-    writeSt(dir + QStringLiteral("/model.safetensors"), st); // packed: the other tensors
-    st = readSt(dir + QStringLiteral("/model.safetensors"));
-    const qint64 at = st.data.size(), bytes = rows * 16 * 2;
-    st.header.insert(QStringLiteral("transformer.wte.weight"),
-                     QJsonObject{{QStringLiteral("dtype"), QStringLiteral("F16")},
-                                 {QStringLiteral("shape"), QJsonArray{rows, 16}},
-                                 {QStringLiteral("data_offsets"), QJsonArray{at, at + bytes}}});
-    const QByteArray h = QJsonDocument(st.header).toJson(QJsonDocument::Compact);
-    QByteArray len(8, '\0');
-    for (int i = 0; i < 8; ++i)
-        len[i] = char((quint64(h.size()) >> (8 * i)) & 0xFF);
-    QFile f(dir + QStringLiteral("/model.safetensors"));
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write(len + h + st.data);
-    QVERIFY(f.resize(8 + h.size() + at + bytes)); // the embedding: zeros, a hole in the file
-    f.close();
+    const QString dir = hugeEmbedding(tmp, 10'000'000);
     const Run r = limited(qint64(900) << 20, {QStringLiteral("model"), QStringLiteral("info"), dir});
     QCOMPARE(r.code, 1);
     const QString err = QString::fromUtf8(r.err).trimmed();
     QCOMPARE(err.count(QLatin1Char('\n')), 0);
     QVERIFY2(err.startsWith(QLatin1String("attnviz model info: ") + dir + QLatin1String("/model.safetensors: out of memory converting ")), qPrintable(err));
     QVERIFY2(err.contains(QLatin1String("MB of F16+F32 weights to float32")) || err.contains(QLatin1String("MB of F32+F16 weights to float32")), qPrintable(err));
+}
+
+// D: a session naming that folder (10,000,000 rows: 320 MB mapped, 640 MB as float32) opened in the
+// window under an address space that holds the window but not the converted weights: the window
+// stays up with the word vectors (it quit), and draws
+void TestModelCli::weightsOutOfMemoryFromSession()
+{
+    if (kSanitized)
+        QSKIP("no address-space limit under AddressSanitizer");
+    QTemporaryDir tmp;
+    const QString dir = hugeEmbedding(tmp, 10'000'000);
+    const qint64 limit = qint64(900) << 20; // holds the window, not the weights converted
+    const Run info = limited(limit, {QStringLiteral("model"), QStringLiteral("info"), dir}); // what the session meets
+    QVERIFY2(info.code == 1, info.err.constData());
+    QVERIFY2(info.err.contains("/model.safetensors: out of memory converting "), info.err.constData());
+    const QString session = tmp.filePath(QStringLiteral("s.attnviz"));
+    QFile f(session);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QJsonDocument(QJsonObject{{QStringLiteral("format"), QStringLiteral("attnviz-session")},
+                                      {QStringLiteral("version"), 1},
+                                      {QStringLiteral("model"), dir},
+                                      {QStringLiteral("input"), QJsonObject{{QStringLiteral("sentence"), QStringLiteral("a b c")}}}})
+                .toJson());
+    f.close();
+    const QString shot = tmp.filePath(QStringLiteral("shot.png"));
+    const Run r = limited(limit, {QStringLiteral("window"), session, QStringLiteral("--screenshot"), shot, QStringLiteral("--size"),
+                                 QStringLiteral("900x700")},
+                          300000, {QStringLiteral("XDG_CONFIG_HOME=") + tmp.filePath(QStringLiteral("config"))});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(!r.err.contains("attnviz: out of memory"), r.err.constData());
+    QFile png(shot);
+    QVERIFY(png.open(QIODevice::ReadOnly));
+    QVERIFY(png.read(8) == QByteArray("\x89PNG\r\n\x1a\n", 8));
 }
 
 void TestModelCli::unreadableFiles_data()

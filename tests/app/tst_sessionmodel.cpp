@@ -13,6 +13,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QStatusBar>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSettings>
@@ -205,6 +206,62 @@ private slots:
         const QString label = w.statusText();
         QVERIFY2(clean(label, 1000).isEmpty(), qPrintable(clean(label, 1000)));
         QCOMPARE(w.findChild<QLabel *>(QStringLiteral("statusLabel"))->textFormat(), Qt::PlainText);
+    }
+
+    // C, G: a session naming a folder whose config.json is nested 2,000,000 deep or gives a key
+    // twice: the hardened reader's one line, the window up with the word vectors, the rest opened
+    void sessionNamingRefusedFolder_data()
+    {
+        QTest::addColumn<QByteArray>("extra");
+        QTest::addColumn<QString>("problem");
+        QTest::addRow("config.json nested 2,000,000 deep") << ", \"x\": " + QByteArray(2'000'000, '[') + QByteArray(2'000'000, ']')
+                                                            << "/config.json: x: nested deeper than 64 levels";
+        QTest::addRow("config.json n_head twice") << QByteArray(", \"n_head\": 8") << "/config.json: n_head: duplicate key";
+    }
+
+    void sessionNamingRefusedFolder()
+    {
+        QFETCH(QByteArray, extra);
+        QFETCH(QString, problem);
+        QTemporaryDir tmp;
+        const QString dir = attnviz_test::copyModelFolder(QStringLiteral("gpt2-tiny"), tmp);
+        QFile f(dir + QStringLiteral("/config.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QByteArray b = f.readAll();
+        f.close();
+        b.truncate(b.lastIndexOf('}'));
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(b + extra + "}");
+        f.close();
+        const QString file = writeSession(tmp, QStringLiteral("the crew"), dir);
+        MainWindow w;
+        QString report;
+        QVERIFY2(w.openSession(file, &report), qPrintable(report));
+        QVERIFY2(report.contains(QStringLiteral("model: ") + dir + problem), qPrintable(report.left(2000)));
+        QVERIFY(report.size() < 2000);
+        QVERIFY(w.session()->model() == nullptr);
+        QCOMPARE(w.captureSession().sentence, QStringLiteral("the crew"));
+    }
+
+    // I: weights that overflow float32 (3e38 in a layer norm) make NaN attention; the window says so
+    // in its status line instead of drawing it
+    void nonFiniteInWindow()
+    {
+        QTemporaryDir tmp;
+        const QString dir = attnviz_test::copyModelFolder(QStringLiteral("gpt2-tiny"), tmp);
+        attnviz_test::Safetensors st = attnviz_test::readSafetensors(dir + QStringLiteral("/model.safetensors"));
+        const QJsonArray off = st.header.value(QStringLiteral("transformer.h.0.ln_1.weight")).toObject().value(QStringLiteral("data_offsets")).toArray();
+        const float big = 3e38f;
+        for (qint64 at = off[0].toInteger(); at < off[1].toInteger(); at += 4)
+            st.data.replace(int(at), 4, reinterpret_cast<const char *>(&big), 4);
+        attnviz_test::writeSafetensors(dir + QStringLiteral("/model.safetensors"), st);
+        MainWindow w;
+        w.session()->setDebounceMs(0);
+        QString error;
+        QVERIFY2(w.openModel(dir, &error), qPrintable(error));
+        w.setSentence(QStringLiteral("a b c d"));
+        QTRY_VERIFY_WITH_TIMEOUT(w.statusText().contains(QLatin1String("the attention weights are not finite")), 20000);
+        QVERIFY(w.session()->snapshot() && !w.session()->snapshot()->hasResult());
     }
 
 private:
