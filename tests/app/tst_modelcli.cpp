@@ -446,6 +446,8 @@ void TestModelCli::badFolders_data()
     QTest::addRow("shard name forging a line") << g << sharded([](QByteArray &b) {
         b.replace("model-00002-of-00002.safetensors", "\\u001b[2J\\nattnviz: all good");
     }) << QStringList{"/\\x1b[2J\\x0aattnviz: all good: no such file"}; // the shard's path, escaped
+    QTest::addRow("vocab.json token forging a line") << g << raw("vocab.json", closeWith(R"(, "\u001b[2J\nattnviz: all good": 7, "\u001b[2J\nattnviz: all good": 8)"))
+                                                     << QStringList{"vocab.json", "\\x1b[2J\\x0aattnviz: all good: duplicate key"};
     // H: offsets that alias another tensor's bytes
     QTest::addRow("tensors alias") << g << tensors([](Safetensors &s) {
         QJsonObject e = s.header.value(QStringLiteral("transformer.ln_f.bias")).toObject();
