@@ -17,10 +17,9 @@ struct Run {
     QByteArray out, err;
 };
 
-inline Run runAttnviz(const QStringList &args, int timeoutMs = 120000)
+// What a started process gave: its exit code (-1 when it crashed or ran past `timeoutMs`) and output.
+inline Run finished(QProcess &p, int timeoutMs)
 {
-    QProcess p;
-    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
     Run r;
     if (!p.waitForFinished(timeoutMs))
         return r;
@@ -28,6 +27,13 @@ inline Run runAttnviz(const QStringList &args, int timeoutMs = 120000)
     r.out = p.readAllStandardOutput();
     r.err = p.readAllStandardError();
     return r;
+}
+
+inline Run runAttnviz(const QStringList &args, int timeoutMs = 120000)
+{
+    QProcess p;
+    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+    return finished(p, timeoutMs);
 }
 
 // attnviz as a user to whom a file made unreadable (chmod 000) is unreadable, also where the tests
@@ -41,16 +47,11 @@ inline Run runAttnvizUnprivileged(const QStringList &args, bool &possible, int t
     QProcess p;
     p.start(QStringLiteral("setpriv"), QStringList{QStringLiteral("--bounding-set"), QStringLiteral("-dac_override,-dac_read_search"),
                                                    QStringLiteral(ATTNVIZ_BINARY)} + args);
-    Run r;
     if (!p.waitForStarted()) {
         possible = false;
-        return r;
+        return {};
     }
-    if (!p.waitForFinished(timeoutMs))
-        return r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
+    const Run r = finished(p, timeoutMs);
     if (r.err.startsWith("setpriv:")) // not permitted here (no CAP_SETPCAP)
         possible = false;
     return r;
