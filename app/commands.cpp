@@ -21,18 +21,6 @@ namespace attnviz::cli {
 
 namespace {
 
-int exitCodeFor(StatusCode c)
-{
-    switch (c) {
-    case StatusCode::InvalidInput:
-    case StatusCode::NonFinite:
-    case StatusCode::ParseError:
-        return 2;
-    default:
-        return 1;
-    }
-}
-
 FullyMaskedPolicy parsePolicy(const QString &s, bool &ok)
 {
     ok = true;
@@ -129,7 +117,7 @@ int compute(const QStringList &args)
     CaseFile c;
     const std::string casePath = p.positionalArguments().first().toStdString();
     if (Status st = loadCase(casePath, c); !st)
-        return fail("compute", st.message, exitCodeFor(st.code));
+        return fail("compute", st.message, exitCodeFor(st));
     if (p.isSet(policyOpt)) {
         bool ok;
         c.config.fullyMasked = parsePolicy(p.value(policyOpt), ok);
@@ -140,12 +128,12 @@ int compute(const QStringList &args)
         EmbeddingTable table;
         if (!p.isSet(embOpt)) {
             if (Status st = loadBundledEmbeddings(table); !st)
-                return fail("compute", "inputs.sentence: " + st.message + " (--embeddings FILE)", exitCodeFor(st.code));
+                return fail("compute", "inputs.sentence: " + st.message + " (--embeddings FILE)", exitCodeFor(st));
         } else if (Status st = loadEmbeddings(p.value(embOpt).toStdString(), table); !st) {
-            return fail("compute", "--embeddings: " + st.message, exitCodeFor(st.code));
+            return fail("compute", "--embeddings: " + st.message, exitCodeFor(st));
         }
         if (Status st = embedCaseSentences(c, table); !st)
-            return fail("compute", st.message, exitCodeFor(st.code));
+            return fail("compute", st.message, exitCodeFor(st));
     }
     // Every stage is kept and written as JSON text (up to ~25 bytes a number): refuse, before
     // allocating, what would not fit. Cutting the input would change the numbers asked for.
@@ -153,7 +141,7 @@ int compute(const QStringList &args)
         constexpr size_t kJsonBytesPerNumber = 25;
         const size_t scalar = precision == QLatin1String("float64") ? 8 : 4;
         if (Status st = checkAttentionMemory(shape, c.config.dropout > 0, scalar, casePath, kJsonBytesPerNumber); !st)
-            return fail("compute", st.message, exitCodeFor(st.code));
+            return fail("compute", st.message, exitCodeFor(st));
     }
 
     // Backend choice. gpu: the GPU or a clear failure. auto: the GPU where one starts, is not a
@@ -207,7 +195,7 @@ int compute(const QStringList &args)
                     meta.backend = gpu->name();
                     meta.device = gpu->device();
                 } else if (wantGpu || st.code == StatusCode::InvalidInput || st.code == StatusCode::NonFinite) {
-                    return fail("compute", c.name + ": " + gpu->name() + ": " + st.message, exitCodeFor(st.code));
+                    return fail("compute", c.name + ": " + gpu->name() + ": " + st.message, exitCodeFor(st));
                 } else {
                     note("compute", "--backend auto: the GPU failed (" + st.message + "); computing on the CPU");
                 }
@@ -219,7 +207,7 @@ int compute(const QStringList &args)
         }
         meta.computeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         if (!st)
-            return fail("compute", c.name + ": " + st.message, exitCodeFor(st.code));
+            return fail("compute", c.name + ": " + st.message, exitCodeFor(st));
         for (const auto &b : r.batch)
             if (!b.fullyMaskedRows.empty() || !b.degenerateRows.empty()) {
                 std::fprintf(stderr,
@@ -361,7 +349,7 @@ int bench(const QStringList &args)
     for (const auto &s : sizes) {
         BenchRow row;
         if (Status st = depth ? runStackBench(s, depth, row, seconds) : runBench(cpu, s, row, seconds); !st)
-            return fail("bench", st.message, exitCodeFor(st.code));
+            return fail("bench", st.message, exitCodeFor(st));
         const double cpuMs = row.medianMs;
         print(row, cpuMs);
         if (!gpu)

@@ -37,8 +37,6 @@ namespace {
 // What one attention weight costs in `model run`'s JSON (see modelRun).
 constexpr size_t kJsonBytesPerWeight = 16 + 2 * 22;
 
-int exitCodeFor(const Status &st) { return st.code == StatusCode::Cancelled || st.code == StatusCode::BackendFailed ? 1 : 2; }
-
 
 // Values written as "NaN" / "Infinity" strings (ui::jsonNumber) in a JSON tree.
 int countNonFinite(const QJsonValue &v)

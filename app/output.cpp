@@ -11,6 +11,15 @@
 
 namespace attnviz::cli {
 
+int exitCodeFor(const Status &st)
+{
+    switch (st.code) {
+    case StatusCode::Cancelled:
+    case StatusCode::BackendFailed: return 1;
+    default: return 2;
+    }
+}
+
 int fail(const char *verb, const std::string &message, int code)
 {
     const std::string line = printable(message);

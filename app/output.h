@@ -9,7 +9,17 @@
 
 #include <string>
 
+namespace attnviz {
+struct Status;
+}
+
 namespace attnviz::cli {
+
+// The exit code for a failed Status (README "Exit codes"): 2 when the input cannot be used (an
+// argument, or a file that is missing, unreadable, not a regular file, too large or malformed), 1
+// when attnviz could not finish on usable input (cancelled, a backend that failed, memory that ran
+// out while converting weights). Outputs that cannot be written are 1 too (writeOutput's callers).
+int exitCodeFor(const Status &st);
 
 // "attnviz VERB: MESSAGE" (or "attnviz: MESSAGE" for an empty verb) on stderr; returns `code`.
 int fail(const char *verb, const std::string &message, int code);

@@ -6,6 +6,7 @@
 #include "controls/sentenceedit.h"
 #include "controls/stackcontrols.h"
 #include "controls/tokenchipsview.h"
+#include "files/messagetext.h"
 #include "files/sessionfiles.h"
 #include "live/fallbackbackend.h"
 #include "live/livecompute.h"
@@ -116,6 +117,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_modelLoader, &ModelLoader::failed, this, &MainWindow::modelFailed);
     m_messagePrompt = [this](const QString &title, const QString &text) {
         auto *box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
+        box->setTextFormat(Qt::PlainText); // text from files is never markup
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open(); // non-modal to the event loop: the window keeps computing behind it
     };
@@ -245,6 +247,7 @@ MainWindow::MainWindow(QWidget *parent)
 
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("statusLabel"));
+    m_status->setTextFormat(Qt::PlainText); // names from files are never markup
     m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // cut, never wider than the screen
     statusBar()->addWidget(m_status, 1);
     m_progress = new QProgressBar(this);
@@ -581,7 +584,7 @@ bool MainWindow::applyPreset(const QString &id)
         QString error;
         if (ModelLoader::canonicalSource(p->model) != m_modelSource && !openModel(p->model, &error)) {
             m_applyingPreset = false;
-            m_status->setText(tr("The preset \"%1\" needs %2: %3").arg(p->title, ModelLoader::title(p->model), error));
+            m_status->setText(tr("The preset \"%1\" needs %2: %3").arg(p->title, ModelLoader::title(p->model), shownText(error, 300)));
             return false;
         }
     } else {
@@ -686,8 +689,8 @@ void MainWindow::exportLessonSlides()
         return;
     QString error;
     const QStringList files = writeLessonSlides(*this, id, dir, SlideOptions(), &error);
-    m_status->setText(files.isEmpty() ? tr("The slides were not written: %1").arg(error)
-                                      : tr("%1 files written to %2").arg(files.size()).arg(dir));
+    m_status->setText(files.isEmpty() ? tr("The slides were not written: %1").arg(shownText(error, 300))
+                                      : tr("%1 files written to %2").arg(files.size()).arg(shownText(dir, 300)));
 }
 
 void MainWindow::applySide(const CompareSide &side)
@@ -863,9 +866,9 @@ void MainWindow::onSnapshot(SnapshotPtr s)
         if (s->deep())
             m_status->setText(m_status->text() + tr(" · layer %1 of %2").arg(layer).arg(s->numLayers()));
         if (m_session->model())
-            m_status->setText(m_status->text() + tr(" · model %1").arg(s->modelLabel));
+            m_status->setText(m_status->text() + tr(" · model %1").arg(shownText(s->modelLabel, 200)));
     } else {
-        m_status->setText(s->message.left(160));
+        m_status->setText(shownText(s->message, 160));
     }
     if (m_session->model() && s->settings.backend != QLatin1String("cpu")) // never a silent switch
         m_status->setText(m_status->text() + tr(" · the GPU backend is chosen, but models run on the CPU for now"));
@@ -1012,9 +1015,9 @@ void MainWindow::modelFailed(const QString &source, const QString &message)
 {
     const QString inUse = m_modelSource.isEmpty() ? tr("the word vectors stay in use")
                                                   : tr("%1 stays in use").arg(ModelLoader::title(m_modelSource));
-    m_status->setText(tr("Cannot open %1: %2 (%3)").arg(ModelLoader::title(source), message.left(200), inUse));
+    m_status->setText(tr("Cannot open %1: %2 (%3)").arg(ModelLoader::title(source), shownText(message, 200), inUse));
     if (m_messagePrompt)
-        m_messagePrompt(tr("Cannot open the model"), tr("%1\n\nThe model in use keeps working: %2.").arg(message, inUse));
+        m_messagePrompt(tr("Cannot open the model"), tr("%1\n\nThe model in use keeps working: %2.").arg(shownText(message), inUse));
 }
 
 namespace {

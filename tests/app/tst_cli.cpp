@@ -35,6 +35,8 @@ private slots:
     void unwritableOutput();
     void hostileFiles_data();
     void hostileFiles();
+    void unreadableFiles_data();
+    void unreadableFiles();
     void benchJson();
     void versionAndHelp();
     void tokenizeSubword_data();
@@ -173,7 +175,7 @@ void TestCli::unwritableOutput()
     QCOMPARE(r.code, 1);
     QVERIFY(r.err.contains("/nonexistent-dir/r.json: cannot write"));
     const Run missing = attnviz({QStringLiteral("compute"), QStringLiteral("/nonexistent.json")});
-    QCOMPARE(missing.code, 1);
+    QCOMPARE(missing.code, 2); // bad input (README "Exit codes"); an output that cannot be written is 1
     QVERIFY(missing.err.contains("/nonexistent.json: no such file"));
 }
 
@@ -201,9 +203,9 @@ void TestCli::hostileFiles_data()
     QTest::addRow("case of 20,000 tokens")
         << computeFile << R"({"config":{"num_heads":1},"inputs":{"sentence":")" + words + "\"}}" << 2
         << "FILE: 1 x 1 head(s) x 20000 x 20000 tokens of attention needs ";
-    QTest::addRow("case /dev/zero") << QStringList{"compute", "/dev/zero", "-o", "OUT"} << QByteArray() << 1
+    QTest::addRow("case /dev/zero") << QStringList{"compute", "/dev/zero", "-o", "OUT"} << QByteArray() << 2
                                     << "/dev/zero: not a regular file";
-    QTest::addRow("case is a folder") << QStringList{"compute", "DIR", "-o", "OUT"} << QByteArray() << 1
+    QTest::addRow("case is a folder") << QStringList{"compute", "DIR", "-o", "OUT"} << QByteArray() << 2
                                       << "DIR: is a directory";
     const QStringList computeEmb = {"compute", QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/examples/odyssey_ship.json"), "--embeddings", "FILE",
                                     "-o", "OUT"};
@@ -221,6 +223,16 @@ void TestCli::hostileFiles_data()
     QTest::addRow("export --projection /dev/zero")
         << QStringList{"export", "--sentence", "my ship", "--projection", "/dev/zero", "--out", "OUT.png"} << QByteArray() << 2
         << "/dev/zero: not a regular file";
+    // projections files: the hardened JSON reader's checks before Qt parses them
+    const QStringList exportProj = {"export", "--sentence", "my ship", "--projection", "FILE", "--out", "OUT.png"};
+    QTest::addRow("projections: W_q twice") << exportProj << QByteArray(R"({"W_q": [[1, 0], [0, 1]], "W_q": [[2]]})") << 2
+                                            << "FILE: W_q: duplicate key (a field may be given once)";
+    QTest::addRow("projections: nested 100,000 deep") << exportProj << R"({"W_q": )" + deep + "}" << 2
+                                                      << "FILE: W_q: nested deeper than 64 levels";
+    QTest::addRow("projections: 70 MB") << exportProj << R"({"W_q": [[)" + QByteArray(70'000'000, ' ') + "1]]}" << 2
+                                        << "FILE: 70.0 MB, more than the 64.0 MB this reader accepts";
+    QTest::addRow("projections: 1e999") << exportProj << QByteArray(R"({"W_q": [[1e999]]})") << 2
+                                        << "FILE: malformed JSON: number overflow parsing '1e999'";
     QTest::addRow("export --embeddings DIR")
         << QStringList{"export", "--sentence", "my ship", "--embeddings", "DIR", "--out", "OUT.png"} << QByteArray() << 2
         << "DIR: is a directory";
@@ -253,6 +265,53 @@ void TestCli::hostileFiles()
     QVERIFY(r.out.isEmpty());
     QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot),
              QStringList({QStringLiteral("folder"), QStringLiteral("input")})); // nothing written
+}
+
+// A file that exists but cannot be read (chmod 000) is bad input like any other: exit 2, one line
+// naming the file and why, nothing written (README "Exit codes").
+void TestCli::unreadableFiles_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QByteArray>("content");
+    const QString ship = QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/examples/odyssey_ship.json");
+    QFile caseFile(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/seed_01_xtest_softmax_scaled.json"));
+    caseFile.open(QIODevice::ReadOnly);
+    QTest::addRow("compute CASE") << QStringList{"compute", "FILE", "-o", "OUT"} << caseFile.readAll();
+    QTest::addRow("compute --embeddings") << QStringList{"compute", ship, "--embeddings", "FILE", "-o", "OUT"}
+                                          << QByteArray("ship 1 2 3\ncrew 4 5 6\n");
+    QTest::addRow("vectors info") << QStringList{"vectors", "info", "FILE"} << QByteArray("ship 1 2 3\ncrew 4 5 6\n");
+    QTest::addRow("export --projection") << QStringList{"export", "--sentence", "my ship", "--projection", "FILE", "--out", "OUT.png"}
+                                         << QByteArray(R"({"W_q": [[1]]})");
+    QTest::addRow("export --embeddings") << QStringList{"export", "--sentence", "my ship", "--embeddings", "FILE", "--out", "OUT.png"}
+                                         << QByteArray("ship 1 2 3\ncrew 4 5 6\n");
+}
+
+void TestCli::unreadableFiles()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QByteArray, content);
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("input"));
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(content);
+    f.close();
+    QVERIFY(f.setPermissions({}));
+    for (QString &a : args)
+        a.replace(QLatin1String("FILE"), file).replace(QLatin1String("OUT"), dir.filePath(QStringLiteral("out")));
+    bool possible = false;
+    const Run r = attnviz_test::runAttnvizUnprivileged(args, possible);
+    if (!possible)
+        QSKIP("cannot drop root's override of file permissions here");
+    QCOMPARE(r.code, 2);
+    const QList<QByteArray> lines = r.err.split('\n');
+    const auto ours = std::count_if(lines.begin(), lines.end(), [](const QByteArray &l) { return l.startsWith("attnviz"); });
+    QCOMPARE(ours, 1);
+    const QByteArray line = *std::find_if(lines.begin(), lines.end(), [](const QByteArray &l) { return l.startsWith("attnviz"); });
+    QVERIFY2(line.contains(": " + file.toUtf8() + ": cannot "), line.constData()); // "cannot open: ", "cannot read ("
+    QVERIFY2(line.contains("Permission denied"), line.constData());
+    QVERIFY(r.out.isEmpty());
+    QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList(QStringLiteral("input")));
 }
 
 void TestCli::benchJson()

@@ -132,6 +132,33 @@ Run limited(qint64 bytes, const QStringList &args, int timeoutMs = 120000, const
     return r;
 }
 
+// A copy of gpt2-tiny whose token embedding has `rows` F32 rows of zeros (a hole in the file):
+// mapped cheaply, then copied into float32 memory of its own (16-bit tensors are kept as stored).
+QString hugeEmbedding(const QTemporaryDir &tmp, qint64 rows)
+{
+    const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
+    editJson(dir + QStringLiteral("/config.json"), [&](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), rows); });
+    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
+    st.header.remove(QStringLiteral("transformer.wte.weight"));
+    writeSt(dir + QStringLiteral("/model.safetensors"), st); // packed: the other tensors
+    st = readSt(dir + QStringLiteral("/model.safetensors"));
+    const qint64 at = st.data.size(), bytes = rows * 16 * 4;
+    st.header.insert(QStringLiteral("transformer.wte.weight"),
+                     QJsonObject{{QStringLiteral("dtype"), QStringLiteral("F32")},
+                                 {QStringLiteral("shape"), QJsonArray{rows, 16}},
+                                 {QStringLiteral("data_offsets"), QJsonArray{at, at + bytes}}});
+    const QByteArray h = QJsonDocument(st.header).toJson(QJsonDocument::Compact);
+    QByteArray len(8, '\0');
+    for (int i = 0; i < 8; ++i)
+        len[i] = char((quint64(h.size()) >> (8 * i)) & 0xFF);
+    QFile f(dir + QStringLiteral("/model.safetensors"));
+    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+    f.write(len + h + st.data);
+    f.resize(8 + h.size() + at + bytes); // the embedding: zeros, a hole in the file
+    f.close();
+    return dir;
+}
+
 constexpr qint64 k4GB = qint64(4) << 30;
 
 QString manyTokens(int n)
@@ -169,6 +196,9 @@ private slots:
     void benchSmallModels();        // N
     void nonFiniteResults();        // I
     void weightsOutOfMemory();      // D
+    void weightsOutOfMemoryFromSession(); // D: the window stays up, on the word vectors
+    void unreadableFiles_data();
+    void unreadableFiles();         // P: a file that cannot be read is bad input (exit 2), named
 };
 
 void TestModelCli::runGpt2_data()
@@ -416,6 +446,8 @@ void TestModelCli::badFolders_data()
     QTest::addRow("shard name forging a line") << g << sharded([](QByteArray &b) {
         b.replace("model-00002-of-00002.safetensors", "\\u001b[2J\\nattnviz: all good");
     }) << QStringList{"/\\x1b[2J\\x0aattnviz: all good: no such file"}; // the shard's path, escaped
+    QTest::addRow("vocab.json token forging a line") << g << raw("vocab.json", closeWith(R"(, "\u001b[2J\nattnviz: all good": 7, "\u001b[2J\nattnviz: all good": 8)"))
+                                                     << QStringList{"vocab.json", "\\x1b[2J\\x0aattnviz: all good: duplicate key"};
     // H: offsets that alias another tensor's bytes
     QTest::addRow("tensors alias") << g << tensors([](Safetensors &s) {
         QJsonObject e = s.header.value(QStringLiteral("transformer.ln_f.bias")).toObject();
@@ -755,40 +787,98 @@ void TestModelCli::nonFiniteResults()
 }
 
 // D: an allocation that fails while the weights are converted is one line naming the file and the
-// size, not a bare "out of memory" (a 10,000,000-row F16 embedding: 320 MB mapped, 640 MB as float32,
+// size, not a bare "out of memory" (a 10,000,000-row F32 embedding: 640 MB mapped, 640 MB more as float32,
 // under an address space that holds the first but not the second)
 void TestModelCli::weightsOutOfMemory()
 {
     if (kSanitized)
         QSKIP("no address-space limit under AddressSanitizer");
     QTemporaryDir tmp;
-    const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
-    const qint64 rows = 10'000'000;
-    editJson(dir + QStringLiteral("/config.json"), [&](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), rows); });
-    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
-    st.header.remove(QStringLiteral("transformer.wte.weight"));
-    writeSt(dir + QStringLiteral("/model.safetensors"), st); // packed: the other tensors
-    st = readSt(dir + QStringLiteral("/model.safetensors"));
-    const qint64 at = st.data.size(), bytes = rows * 16 * 2;
-    st.header.insert(QStringLiteral("transformer.wte.weight"),
-                     QJsonObject{{QStringLiteral("dtype"), QStringLiteral("F16")},
-                                 {QStringLiteral("shape"), QJsonArray{rows, 16}},
-                                 {QStringLiteral("data_offsets"), QJsonArray{at, at + bytes}}});
-    const QByteArray h = QJsonDocument(st.header).toJson(QJsonDocument::Compact);
-    QByteArray len(8, '\0');
-    for (int i = 0; i < 8; ++i)
-        len[i] = char((quint64(h.size()) >> (8 * i)) & 0xFF);
-    QFile f(dir + QStringLiteral("/model.safetensors"));
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write(len + h + st.data);
-    QVERIFY(f.resize(8 + h.size() + at + bytes)); // the embedding: zeros, a hole in the file
-    f.close();
+    const QString dir = hugeEmbedding(tmp, 10'000'000);
     const Run r = limited(qint64(900) << 20, {QStringLiteral("model"), QStringLiteral("info"), dir});
     QCOMPARE(r.code, 1);
     const QString err = QString::fromUtf8(r.err).trimmed();
     QCOMPARE(err.count(QLatin1Char('\n')), 0);
     QVERIFY2(err.startsWith(QLatin1String("attnviz model info: ") + dir + QLatin1String("/model.safetensors: out of memory converting ")), qPrintable(err));
-    QVERIFY2(err.contains(QLatin1String("MB of F16+F32 weights to float32")) || err.contains(QLatin1String("MB of F32+F16 weights to float32")), qPrintable(err));
+    QVERIFY2(err.contains(QLatin1String("640.0 MB of F32 weights to float32")), qPrintable(err));
+}
+
+// D: a session naming that folder (10,000,000 rows: 640 MB mapped, 640 MB more as float32) opened in the
+// window under an address space that holds the window but not the converted weights: the window
+// stays up with the word vectors (it quit), and draws
+void TestModelCli::weightsOutOfMemoryFromSession()
+{
+    if (kSanitized)
+        QSKIP("no address-space limit under AddressSanitizer");
+    QTemporaryDir tmp;
+    const QString dir = hugeEmbedding(tmp, 10'000'000);
+    const qint64 limit = qint64(900) << 20; // holds the window, not the weights converted
+    const Run info = limited(limit, {QStringLiteral("model"), QStringLiteral("info"), dir}); // what the session meets
+    QVERIFY2(info.code == 1, info.err.constData());
+    QVERIFY2(info.err.contains("/model.safetensors: out of memory converting "), info.err.constData());
+    const QString session = tmp.filePath(QStringLiteral("s.attnviz"));
+    QFile f(session);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QJsonDocument(QJsonObject{{QStringLiteral("format"), QStringLiteral("attnviz-session")},
+                                      {QStringLiteral("version"), 1},
+                                      {QStringLiteral("model"), dir},
+                                      {QStringLiteral("input"), QJsonObject{{QStringLiteral("sentence"), QStringLiteral("a b c")}}}})
+                .toJson());
+    f.close();
+    const QString shot = tmp.filePath(QStringLiteral("shot.png"));
+    const Run r = limited(limit, {QStringLiteral("window"), session, QStringLiteral("--screenshot"), shot, QStringLiteral("--size"),
+                                 QStringLiteral("900x700")},
+                          300000, {QStringLiteral("XDG_CONFIG_HOME=") + tmp.filePath(QStringLiteral("config"))});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(!r.err.contains("attnviz: out of memory"), r.err.constData());
+    QFile png(shot);
+    QVERIFY(png.open(QIODevice::ReadOnly));
+    QVERIFY(png.read(8) == QByteArray("\x89PNG\r\n\x1a\n", 8));
+}
+
+void TestModelCli::unreadableFiles_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("file");
+    for (const char *f : {"config.json", "vocab.json", "merges.txt", "model.safetensors"})
+        QTest::addRow("gpt2-tiny %s", f) << QStringLiteral("gpt2-tiny") << QString::fromLatin1(f);
+    for (const char *f : {"vocab.txt", "tokenizer_config.json"})
+        QTest::addRow("bert-tiny %s", f) << QStringLiteral("bert-tiny") << QString::fromLatin1(f);
+}
+
+// P: a model file that exists but cannot be read (chmod 000; as root, with the permission override
+// dropped) exits 2 as every other bad file does (README "Exit codes"), with one line naming it
+void TestModelCli::unreadableFiles()
+{
+    QFETCH(QString, model);
+    QFETCH(QString, file);
+    QTemporaryDir tmp;
+    const QString dir = copyFolder(model, tmp);
+    const QString path = dir + QLatin1Char('/') + file;
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    f.close();
+    QVERIFY(QFile::remove(path)); // a copy of a link's target, made unreadable
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
+    f.close();
+    QVERIFY(f.setPermissions({}));
+    const QString out = tmp.filePath(QStringLiteral("out.json"));
+    for (const QStringList &args : {QStringList{QStringLiteral("model"), QStringLiteral("info"), dir},
+                                    QStringList{QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"),
+                                                QStringLiteral("hi"), QStringLiteral("-o"), out}}) {
+        bool possible = false;
+        const Run r = attnviz_test::runAttnvizUnprivileged(args, possible);
+        if (!possible)
+            QSKIP("cannot drop root's override of file permissions here");
+        QCOMPARE(r.code, 2);
+        const QString err = QString::fromUtf8(r.err).trimmed();
+        QCOMPARE(err.count(QLatin1Char('\n')), 0);
+        QVERIFY2(err.startsWith(QStringLiteral("attnviz %1: %2: ").arg(args[0] + QLatin1Char(' ') + args[1], path)), qPrintable(err));
+        QVERIFY2(err.endsWith(QLatin1String("Permission denied")), qPrintable(err));
+        QVERIFY(!QFile::exists(out));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestModelCli)

@@ -583,7 +583,7 @@ private slots:
     {
         QTest::addColumn<QByteArray>("content"); // empty with `dir`: the path is a folder
         QTest::addColumn<QString>("message");
-        QTest::addRow("empty file") << QByteArray("") << " at offset 0";
+        QTest::addRow("empty file") << QByteArray("") << ": malformed JSON: parse error at line 1, column 1: ";
         QTest::addRow("array") << QByteArray("[1, 2]") << "no JSON object";
         QTest::addRow("other format") << QByteArray(R"({"format": "attn-golden/1", "version": 1})") << "not an attnviz session";
         QTest::addRow("no version") << QByteArray(R"({"format": "attnviz-session"})") << "version: nothing";
@@ -663,7 +663,7 @@ private slots:
         const auto table = w->session()->table();
         QString report;
         QVERIFY(!w->openSession(file, &report));
-        QVERIFY2(QRegularExpression(QStringLiteral("^could not open .*truncated.attnviz: .+ at offset \\d+$")).match(report).hasMatch(),
+        QVERIFY2(QRegularExpression(QStringLiteral("^could not open .*truncated.attnviz: malformed JSON: parse error at line \\d+, column \\d+: .+$")).match(report).hasMatch(),
                  qPrintable(report));
         QVERIFY(w->statusBar()->currentMessage().contains(report));
         QVERIFY(w->captureSession() == before);
@@ -931,7 +931,7 @@ private slots:
         auto d = window();
         const SessionState before = d->captureSession();
         QVERIFY(!d->restoreLastSession(&report));
-        QVERIFY2(report.contains(QStringLiteral("at offset")), qPrintable(report));
+        QVERIFY2(report.contains(QStringLiteral("malformed JSON: parse error at line 1, column 24: ")), qPrintable(report));
         QVERIFY(d->captureSession() == before);
     }
 

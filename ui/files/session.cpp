@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "files/session.h"
 
+#include "files/messagetext.h"
 #include "teaching/seedtables.h"
 
 #include "attnviz/fileio.h"
@@ -79,14 +80,20 @@ QString choices(const Named<E> (&table)[N])
     return l.join(QStringLiteral(", "));
 }
 
-// A value as it stands in the file: -3, "four", true, [1,2].
+// A value as it stands in the file: -3, "four", true, [1,2]; a long one as an excerpt, control
+// characters escaped (messagetext.h: the problems are shown in the window).
 QString jsonText(const QJsonValue &v)
 {
     if (v.isUndefined())
         return QStringLiteral("nothing");
+    if (v.isString())
+        return quotedText(v.toString());
     const QByteArray a = QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact);
-    return QString::fromUtf8(a.mid(1, a.size() - 2));
+    return shownText(QString::fromUtf8(a.mid(1, a.size() - 2)), 64);
 }
+
+// A key from the file (an unknown one is named in the problems): escaped, at most an excerpt.
+QString keyText(const QString &k) { return shownText(k, 64); }
 
 constexpr quint64 kMaxSeed = 1u << 30; // the seed spin boxes' range
 
@@ -128,7 +135,7 @@ public:
         for (auto it = m_o.begin(); it != m_o.end(); ++it)
             if (!m_taken.contains(it.key()))
                 problem(QStringLiteral("ignored: %1 (%2)")
-                            .arg(m_path.isEmpty() ? it.key() : m_path + QLatin1Char('.') + it.key(),
+                            .arg(m_path.isEmpty() ? keyText(it.key()) : m_path + QLatin1Char('.') + keyText(it.key()),
                                  m_newer ? QStringLiteral("written by a newer attnviz")
                                          : QStringLiteral("not a key this attnviz knows")));
     }
@@ -417,7 +424,7 @@ void readAppearance(Section sec, Appearance &a)
         QString id;
         sec.readString(k, id);
         if (!id.isEmpty() && !parse(id, out))
-            sec.problem(QStringLiteral("%1: \"%2\" is not one of %3").arg(sec.key(k), id, QLatin1String(choices)));
+            sec.problem(QStringLiteral("%1: %2 is not one of %3").arg(sec.key(k), quotedText(id), QLatin1String(choices)));
     };
     readId("theme", parseTheme, a.theme, "system, light, dark, high-contrast");
     readId("weightsMap", parseSequential, a.sequential, "viridis, cividis, magma, greys");
@@ -435,8 +442,8 @@ void readCompare(Section sec, SessionState::CompareB &b)
     QString table;
     sec.readString("seedTable", table);
     if (!table.isEmpty() && !seedTableByName(table))
-        sec.problem(QStringLiteral("%1: \"%2\" is not a seed table (journey, bloem); B uses A's table")
-                        .arg(sec.key("seedTable"), table));
+        sec.problem(QStringLiteral("%1: %2 is not a seed table (journey, bloem); B uses A's table")
+                        .arg(sec.key("seedTable"), quotedText(table)));
     else
         b.seedTable = table;
     sec.finish();
@@ -531,6 +538,29 @@ QJsonObject sessionToJson(const SessionState &s)
                                {QStringLiteral("settings"), settingsToJson(s.compare.settings)},
                                {QStringLiteral("seedTable"), s.compare.seedTable}});
     return out;
+}
+
+bool parseSessionText(const QByteArray &text, QJsonObject &out, QString &error)
+{
+    // the core's checks first (nesting, duplicate keys, numbers beyond float64): QJsonDocument
+    // would let the last of two keys win
+    static const std::string kName = "session";
+    if (const Status st = checkJsonText(text.toStdString(), kName); !st) {
+        error = QString::fromStdString(st.message.substr(kName.size() + 2));
+        return false;
+    }
+    QJsonParseError pe{};
+    const QJsonDocument doc = QJsonDocument::fromJson(text, &pe);
+    if (pe.error != QJsonParseError::NoError) {
+        error = QStringLiteral("%1 at offset %2").arg(pe.errorString()).arg(pe.offset);
+        return false;
+    }
+    if (!doc.isObject()) {
+        error = QStringLiteral("not an attnviz session (the file holds no JSON object)");
+        return false;
+    }
+    out = doc.object();
+    return true;
 }
 
 bool sessionFromJson(const QJsonObject &json, SessionState &out, QStringList *problems)

@@ -96,6 +96,16 @@ QJsonObject sessionToJson(const SessionState &s);
 // (wrong or missing "format", a "version" that is not a positive whole number).
 bool sessionFromJson(const QJsonObject &json, SessionState &s, QStringList *problems);
 
+// A session's text as a JSON object: the core's JSON checks (checkJsonText, attnviz/fileio.h:
+// nesting deeper than 64 levels, a key given twice, numbers beyond float64), then QJsonDocument.
+// False with `error`, which does not name the file (the caller does): "settings.numHeads:
+// duplicate key (a field may be given once)", "malformed JSON: ...", "not an attnviz session (the
+// file holds no JSON object)".
+bool parseSessionText(const QByteArray &text, QJsonObject &out, QString &error);
+
+// The largest session file read (README "Files attnviz refuses"): sessions are a few KB.
+constexpr quint64 kMaxSessionBytes = 16'000'000;
+
 // The seed tables by the names a session uses ("journey", "bloem"); null for another name.
 std::shared_ptr<const EmbeddingTable> seedTableByName(const QString &name);
 // The name of a seed table, "" when `t` is not one.

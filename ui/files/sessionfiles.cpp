@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "files/sessionfiles.h"
+#include "files/messagetext.h"
 #include "files/outputfile.h"
 
 #include "bundledmodel.h"
@@ -21,7 +22,21 @@
 #include <QSettings>
 #include <QStatusBar>
 
+#include <algorithm>
+
 namespace attnviz::ui {
+
+namespace {
+
+// What could not be used (a model, a file, a value) ahead of the keys ignored, which a list cut
+// to its first lines may leave out.
+void importantFirst(QStringList &problems)
+{
+    std::stable_partition(problems.begin(), problems.end(),
+                          [](const QString &p) { return !p.startsWith(QLatin1String("ignored: ")); });
+}
+
+} // namespace
 
 SessionFiles::SessionFiles(QMainWindow *window, Capture capture, Apply apply)
     : QObject(window)
@@ -78,7 +93,7 @@ bool SessionFiles::openSession(const QString &path, QString *report)
 {
     const QString name = QFileInfo(path).fileName();
     const auto fail = [&](const QString &why) {
-        const QString text = tr("could not open %1: %2").arg(path, why);
+        const QString text = shownText(tr("could not open %1: %2").arg(path, why));
         m_window->statusBar()->showMessage(text);
         if (report)
             *report = text;
@@ -87,18 +102,15 @@ bool SessionFiles::openSession(const QString &path, QString *report)
     if (QFileInfo(path).isDir())
         return fail(tr("it is a folder"));
     std::string bytes; // a regular file of at most 16 MB: never /dev/zero, a FIFO or a device (fileio.h)
-    if (const Status st = readRegularFile(path.toStdString(), 16'000'000, bytes); !st)
+    if (const Status st = readRegularFile(path.toStdString(), kMaxSessionBytes, bytes); !st)
         return fail(QString::fromStdString(st.message).remove(0, path.toUtf8().size() + 2)); // "PATH: " is said
-    const QByteArray data = QByteArray::fromStdString(bytes);
-    QJsonParseError pe{};
-    const QJsonDocument doc = QJsonDocument::fromJson(data, &pe);
-    if (pe.error != QJsonParseError::NoError)
-        return fail(tr("%1 at offset %2").arg(pe.errorString()).arg(pe.offset));
-    if (!doc.isObject())
-        return fail(tr("not an attnviz session (the file holds no JSON object)"));
+    QJsonObject json;
+    QString why;
+    if (!parseSessionText(QByteArray::fromStdString(bytes), json, why))
+        return fail(why);
     SessionState s; // the defaults: what an older file without a section gets
     QStringList problems;
-    if (!sessionFromJson(doc.object(), s, &problems))
+    if (!sessionFromJson(json, s, &problems))
         return fail(problems.join(QStringLiteral("; ")));
     // Paths in the file may be relative to the file's folder (the model folder too; `bundled` names
     // the model that comes with attnviz, not a folder).
@@ -107,16 +119,17 @@ bool SessionFiles::openSession(const QString &path, QString *report)
         if (!p->isEmpty() && !(p == &s.model && *p == kBundledModelArg))
             *p = QDir::cleanPath(dir.absoluteFilePath(*p));
     m_apply(s, &problems);
+    importantFirst(problems);
     m_sessionPath = QFileInfo(path).absoluteFilePath();
     m_saveAsks = !problems.isEmpty(); // saving it back would lose what could not be read
     markClean();
     addRecent(m_sessionPath);
     QString text;
     if (problems.isEmpty()) {
-        text = tr("Opened %1").arg(path);
+        text = tr("Opened %1").arg(shownText(path));
     } else {
-        text = tr("Opened %1; what could not be opened:\n• %2").arg(path, problems.join(QStringLiteral("\n• ")));
-        showProblems(tr("Opened %1 with problems").arg(name), text);
+        text = tr("Opened %1; what could not be opened:\n%2").arg(shownText(path), shownList(problems));
+        showProblems(tr("Opened %1 with problems").arg(shownText(name, 200)), text);
     }
     m_window->statusBar()->showMessage(QString(text).replace(QLatin1Char('\n'), QLatin1Char(' ')));
     if (report)
@@ -156,21 +169,22 @@ bool SessionFiles::restoreLastSession(QString *report)
     if (json.isEmpty())
         return false;
     const auto fail = [&](const QString &why) {
-        const QString text = tr("could not restore the last session: %1").arg(why);
+        const QString text = shownText(tr("could not restore the last session: %1").arg(why));
         m_window->statusBar()->showMessage(text);
         if (report)
             *report = text;
         return false;
     };
-    QJsonParseError pe{};
-    const QJsonDocument doc = QJsonDocument::fromJson(json.toUtf8(), &pe);
-    if (pe.error != QJsonParseError::NoError)
-        return fail(tr("%1 at offset %2").arg(pe.errorString()).arg(pe.offset));
+    QJsonObject stored;
+    QString why;
+    if (!parseSessionText(json.toUtf8(), stored, why))
+        return fail(why);
     SessionState s;
     QStringList problems;
-    if (!sessionFromJson(doc.object(), s, &problems))
+    if (!sessionFromJson(stored, s, &problems))
         return fail(problems.join(QStringLiteral("; ")));
     m_apply(s, &problems);
+    importantFirst(problems);
     const QString path = settings.value(QStringLiteral("session/lastPath")).toString();
     m_sessionPath = !path.isEmpty() && QFileInfo::exists(path) ? path : QString();
     m_saveAsks = !problems.isEmpty();
@@ -179,7 +193,7 @@ bool SessionFiles::restoreLastSession(QString *report)
     updateModified();
     QString text = tr("Restored the last session");
     if (!problems.isEmpty()) {
-        text += tr("; what could not be restored:\n• %1").arg(problems.join(QStringLiteral("\n• ")));
+        text += tr("; what could not be restored:\n%1").arg(shownList(problems));
         showProblems(tr("Restored the last session with problems"), text);
     }
     m_window->statusBar()->showMessage(QString(text).replace(QLatin1Char('\n'), QLatin1Char(' ')), 8000);
@@ -239,7 +253,7 @@ bool SessionFiles::saveInteractive(bool saveAs)
     }
     QString error;
     if (!saveSession(path, &error)) {
-        QMessageBox::warning(m_window, tr("Cannot save the session"), error);
+        warnPlain(m_window, tr("Cannot save the session"), shownText(error));
         return false;
     }
     return true;
@@ -332,6 +346,7 @@ void SessionFiles::showProblems(const QString &title, const QString &text)
 {
     auto *box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, m_window);
     box->setObjectName(QStringLiteral("sessionProblems"));
+    box->setTextFormat(Qt::PlainText); // names and values from the file are not markup
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->setModal(false); // a report to read beside the window, not a question
     box->show();

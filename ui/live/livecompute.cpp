@@ -452,8 +452,10 @@ bool readVector(const QJsonValue &v, Vec<float> &b, QString &error, const QStrin
 
 Status loadProjectionsFile(const QString &path, Projections<float> &out)
 {
-    std::string bytes; // a regular file of at most 64 MB: never /dev/zero, a FIFO or a device (fileio.h)
-    if (Status st = readRegularFile(path.toStdString(), 64'000'000, bytes); !st)
+    // a regular file of at most 64 MB (never /dev/zero, a FIFO or a device), checked as the core
+    // checks its own JSON (nesting, duplicate keys, numbers beyond float64) before Qt parses it
+    std::string bytes;
+    if (Status st = readCheckedJsonFile(path.toStdString(), 64'000'000, bytes); !st)
         return st;
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(bytes), &pe);

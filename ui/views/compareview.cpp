@@ -6,6 +6,7 @@
 #include "controls/controlpanel.h"
 #include "live/fallbackbackend.h"
 #include "controls/formwidgets.h"
+#include "files/messagetext.h"
 #include "live/livecompute.h"
 #include "live/livesession.h"
 #include "style/legibility.h"
@@ -24,7 +25,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMessageBox>
 #include <QMetaMethod>
 #include <QPushButton>
 #include <QScrollArea>
@@ -447,7 +447,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         auto t = std::make_shared<EmbeddingTable>();
         const Status st = loadBundledEmbeddings(*t);
         if (!st.ok()) {
-            QMessageBox::warning(this, tr("Cannot load the bundled vectors"), QString::fromStdString(st.message));
+            warnPlain(this, tr("Cannot load the bundled vectors"), shownText(QString::fromStdString(st.message)));
             return;
         }
         useTableB(t);
@@ -460,8 +460,8 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         auto t = std::make_shared<EmbeddingTable>();
         const Status st = loadEmbeddings(path.toStdString(), *t);
         if (!st.ok() || t->empty()) {
-            QMessageBox::warning(this, tr("Cannot load embeddings"),
-                                 st.ok() ? tr("%1 holds no vectors").arg(path) : QString::fromStdString(st.message));
+            warnPlain(this, tr("Cannot load embeddings"),
+                      shownText(st.ok() ? tr("%1 holds no vectors").arg(path) : QString::fromStdString(st.message)));
             return;
         }
         useTableB(t);
@@ -474,7 +474,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         auto p = std::make_shared<Projections<float>>();
         const Status st = loadProjectionsFile(path, *p);
         if (!st.ok()) {
-            QMessageBox::warning(this, tr("Cannot load projections"), QString::fromStdString(st.message));
+            warnPlain(this, tr("Cannot load projections"), shownText(QString::fromStdString(st.message)));
             return;
         }
         m_controlsB->setLoadedProjections(p, QFileInfo(path).fileName());

@@ -2,6 +2,7 @@
 #include "window/exportactions.h"
 
 #include "files/figureexport.h"
+#include "files/messagetext.h"
 #include "live/livesession.h"
 #include "mainwindow.h"
 #include "views/compareview.h"
@@ -124,7 +125,7 @@ void ExportActions::exportPlot(QCustomPlot *plot, const QString &name, const QSt
         return;
     QString error;
     if (!saveFigure(plot, path, {w->value(), h->value(), dpi->value(), titleLine}, &error))
-        QMessageBox::warning(m_window, tr("Export failed"), error);
+        warnPlain(m_window, tr("Export failed"), shownText(error));
     else
         m_window->statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
 }
@@ -133,7 +134,10 @@ void ExportActions::exportMatrices()
 {
     const SnapshotPtr s = m_window->session()->snapshot();
     if (!s || !s->hasResult()) {
-        QMessageBox::information(m_window, tr("Nothing to export"), s ? s->message : tr("Nothing computed yet."));
+        QMessageBox box(QMessageBox::Information, tr("Nothing to export"), s ? shownText(s->message) : tr("Nothing computed yet."),
+                        QMessageBox::Ok, m_window);
+        box.setTextFormat(Qt::PlainText);
+        box.exec();
         return;
     }
     const ExportView view = m_window->currentView();
@@ -148,7 +152,7 @@ void ExportActions::exportMatrices()
         : m_window->session()->headDisplay() == HeadDisplay::All ? ExportView::Grid
                                                        : ExportView::Weights;
     if (!saveMatrices(*s, data, m_window->session()->selectedLayer(), m_window->session()->shownHead(), m_window->session()->selectedQuery(), path, &error))
-        QMessageBox::warning(m_window, tr("Export failed"), error);
+        warnPlain(m_window, tr("Export failed"), shownText(error));
     else
         m_window->statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
 }

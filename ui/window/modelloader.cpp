@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "window/modelloader.h"
 
+#include "files/messagetext.h"
+
 #include "bundledmodel.h"
 
 #include <QDir>
@@ -54,7 +56,7 @@ QString ModelLoader::title(const QString &source)
 {
     if (source == kBundledModelArg)
         return bundledModelTitle();
-    return QFileInfo(source).fileName();
+    return shownText(QFileInfo(source).fileName(), 200); // a folder's name: escaped, an excerpt
 }
 
 bool ModelLoader::load(const QString &source, std::shared_ptr<Model> &out, QString *error)

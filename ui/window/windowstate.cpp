@@ -4,6 +4,7 @@
 #include "controls/controlpanel.h"
 #include "controls/sentenceedit.h"
 #include "controls/stackcontrols.h"
+#include "files/messagetext.h"
 #include "live/livecompute.h"
 #include "live/livesession.h"
 #include "live/stackcompute.h"
@@ -23,7 +24,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFutureWatcher>
-#include <QMessageBox>
 #include <QProgressDialog>
 #include <QSettings>
 #include <QTabWidget>
@@ -112,10 +112,9 @@ void WindowState::startLoadEmbeddings()
         if (st.code == StatusCode::Cancelled)
             return;
         if (!st.ok() || !table || table->empty()) {
-            QMessageBox::warning(m_w, tr("Cannot load embeddings"),
-                                 tr("%1\n\nThe current table stays in use.")
-                                     .arg(st.ok() ? tr("%1 holds no vectors").arg(path)
-                                                  : QString::fromStdString(st.message)));
+            warnPlain(m_w, tr("Cannot load embeddings"),
+                      tr("%1\n\nThe current table stays in use.")
+                          .arg(shownText(st.ok() ? tr("%1 holds no vectors").arg(path) : QString::fromStdString(st.message))));
             return;
         }
         setTableFrom(table, describeTable(*table), TableKind::File, QFileInfo(path).absoluteFilePath());
@@ -162,7 +161,7 @@ void WindowState::askProjectionsFile()
                                                       tr("Projection weights (*.json)"));
     QString error;
     if (!path.isEmpty() && !loadProjectionsFile(path, &error))
-        QMessageBox::warning(m_w, tr("Cannot load projections"), error);
+        warnPlain(m_w, tr("Cannot load projections"), shownText(error));
 }
 
 void WindowState::askStackWeightsFile()
@@ -171,7 +170,7 @@ void WindowState::askStackWeightsFile()
                                                       tr("safetensors, GPT-2 names (*.safetensors);;All files (*)"));
     QString error;
     if (!path.isEmpty() && !loadStackWeightsFile(path, &error))
-        QMessageBox::warning(m_w, tr("Cannot load weights"), tr("%1\n\nThe current weights stay in use.").arg(error));
+        warnPlain(m_w, tr("Cannot load weights"), tr("%1\n\nThe current weights stay in use.").arg(shownText(error)));
 }
 
 SessionState WindowState::capture() const

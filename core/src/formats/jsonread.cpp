@@ -52,9 +52,14 @@ std::string jsonMessage(const nlohmann::json::exception &e)
     return m;
 }
 
-Status parseJson(const std::string &text, const std::string &name, nlohmann::json &out, const char *what, int maxDepth)
+namespace {
+
+// parseJson and checkJsonText: with `out` null nothing is kept (the callback discards every value
+// once it is checked), so checking costs the text's size, not a document's.
+Status parseLimited(const std::string &text, const std::string &name, nlohmann::json *out, const char *what, int maxDepth)
 {
     using json = nlohmann::json;
+    const bool keep = out != nullptr;
     std::vector<Frame> stack;
     auto callback = [&](int, json::parse_event_t event, json &parsed) {
         switch (event) {
@@ -76,14 +81,15 @@ Status parseJson(const std::string &text, const std::string &name, nlohmann::jso
         case json::parse_event_t::array_end:
             if (!stack.empty())
                 stack.pop_back();
-            break;
-        case json::parse_event_t::value: break;
+            return keep;
+        case json::parse_event_t::value: return keep;
         }
         return true;
     };
     try {
         json doc = json::parse(text, callback);
-        out = std::move(doc);
+        if (out)
+            *out = std::move(doc);
     } catch (const Refused &r) {
         return Status::error(StatusCode::ParseError, name + ": " + oneLine(r.message));
     } catch (const json::exception &e) {
@@ -92,6 +98,13 @@ Status parseJson(const std::string &text, const std::string &name, nlohmann::jso
         return Status::error(StatusCode::ParseError, name + ": out of memory while parsing the " + what);
     }
     return {};
+}
+
+} // namespace
+
+Status parseJson(const std::string &text, const std::string &name, nlohmann::json &out, const char *what, int maxDepth)
+{
+    return parseLimited(text, name, &out, what, maxDepth);
 }
 
 Status readJsonFile(const std::string &path, uint64_t cap, nlohmann::json &out, int maxDepth)
@@ -103,3 +116,23 @@ Status readJsonFile(const std::string &path, uint64_t cap, nlohmann::json &out, 
 }
 
 } // namespace attnviz::detail
+
+namespace attnviz {
+
+Status checkJsonText(const std::string &text, const std::string &name)
+{
+    return detail::parseLimited(text, name, nullptr, "JSON", detail::kMaxJsonDepth);
+}
+
+Status readCheckedJsonFile(const std::string &path, uint64_t cap, std::string &out)
+{
+    std::string text;
+    if (Status st = readRegularFile(path, cap, text); !st)
+        return st;
+    if (Status st = checkJsonText(text, path); !st)
+        return st;
+    out = std::move(text);
+    return {};
+}
+
+} // namespace attnviz

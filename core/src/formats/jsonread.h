@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Parsing untrusted JSON inside the core (case files, safetensors headers, and the model-folder and
-// tokenizer readers as they land): nlohmann-json with a nesting limit, duplicate keys refused, and
+// Parsing untrusted JSON inside the core (case files, safetensors headers, the model-folder and
+// tokenizer readers; checkJsonText of fileio.h gives the same checks to the window's readers):
+// nlohmann-json with a nesting limit, duplicate keys refused, and
 // every exception the library can throw turned into one Status line that names the source.
 // Private to the core: nlohmann-json is not part of attnviz's public headers.
 #pragma once
