@@ -87,16 +87,19 @@ void addTinyLessons(std::vector<Preset> &out)
         "The sentence said twice. Layer 1, head 0, the query \"a\" in the second copy: its brightest key, 0.80 of "
         "its attention, is \"wood\", the token that came AFTER \"a\" in the first copy. The head finds the earlier "
         "occurrence of the current token (layer 0's previous-token head has told \"wood\" that \"a\" came before "
-        "it) and looks one token ahead of it: an induction head (Olsson et al. 2022). Over the second copy "
-        "it puts 0.77 of its attention on that token ahead (heads 2 and 3: 0.64 and 0.65), and the model "
-        "predicts \"wood\" after this \"a\" with p = 48.8 % (Predictions dock). This is how a language model "
+        "it) and looks one token ahead of it: an induction head (Olsson et al. 2022). The view opens on the "
+        "second copy's last rows and the first copy's columns (double-click or Home: the whole text): the bright "
+        "stripe is that look-ahead for each of these tokens, from 0.54 (\"in\" → \"a\") to 0.88 (\"app\" → "
+        "\"les\"), and the model predicts \"wood\" after this \"a\" with p = 48.8 % (Predictions dock). This is how a language model "
         "continues a pattern it has only seen once, in its own input. %1")
                         .arg(tinyDrill());
     p.sentence = kTinyTwice;
     p.layer = 1;
     p.head = 0;
     p.query = 23;
+    p.zoom = QRect(5, 19, 10, 9); // keys 5–14, queries 19–27: the stripe, the cells large enough for numbers
     out.push_back(p);
+    p.zoom = QRect();
 
     p.id = QStringLiteral("tiny-first-token");
     p.title = tr("Where attention goes when there is nothing to look at");
