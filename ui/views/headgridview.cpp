@@ -36,13 +36,11 @@ HeadGridView::HeadGridView(QWidget *parent)
     m_prev = new QToolButton(m_pager);
     m_prev->setObjectName(QStringLiteral("headPagePrevious"));
     m_prev->setArrowType(Qt::LeftArrow);
-    m_prev->setToolTip(tr("Previous heads (Page Up)"));
-    m_prev->setShortcut(QKeySequence(Qt::Key_PageUp));
+    m_prev->setToolTip(tr("The heads before"));
     m_next = new QToolButton(m_pager);
     m_next->setObjectName(QStringLiteral("headPageNext"));
     m_next->setArrowType(Qt::RightArrow);
-    m_next->setToolTip(tr("Next heads (Page Down)"));
-    m_next->setShortcut(QKeySequence(Qt::Key_PageDown));
+    m_next->setToolTip(tr("The next heads"));
     m_pageLabel = new QLabel(m_pager);
     m_pageLabel->setObjectName(QStringLiteral("headPageLabel"));
     bar->addWidget(m_prev);
