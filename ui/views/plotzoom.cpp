@@ -52,6 +52,7 @@ PlotZoom::PlotZoom(QCustomPlot *plot, std::function<void()> home, Options option
         const bool rect = e->button() == Qt::LeftButton && !(e->modifiers() & Qt::ShiftModifier);
         m_plot->setSelectionRectMode(rect ? QCP::srmCustom : QCP::srmNone);
     });
+    connect(plot, &QCustomPlot::mouseRelease, this, [this] { m_plot->setSelectionRectMode(QCP::srmCustom); });
     connect(plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent *e) {
         if (e->button() == Qt::LeftButton)
             reset();
