@@ -638,7 +638,9 @@ bool MainWindow::applyPreset(const QString &id)
     m_lesson->showPreset(p);
     if (auto *dock = findChild<QDockWidget *>(QStringLiteral("lessonDock")))
         dock->show();
+    m_heatmap->resetZoom(); // the lesson before may have zoomed
     m_lessonFocus = p->stage.isEmpty() ? QString() : p->id; // applied with the preset's result
+    m_lessonZoom = p->zoom.isEmpty() ? QString() : p->id;   // the same (a model's settings may come after)
     m_applyingPreset = false;
     // a lesson starts afresh: undo does not reach into the one before
     m_lastSettings = m_controls->settings();
@@ -897,7 +899,14 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     if (!m_lessonFocus.isEmpty() && s->hasResult() && s->generation == m_session->generation()) {
         if (const Preset *p = findPreset(m_lessonFocus); p && m_tabs->currentWidget() == m_pipeline)
             applyLessonFocus(*m_pipeline, *p);
+
         m_lessonFocus.clear();
+    }
+    if (!m_lessonZoom.isEmpty() && s->hasResult() && s->generation == m_session->generation()) {
+        if (const Preset *p = findPreset(m_lessonZoom); p && s->sentence == p->sentence) {
+            m_heatmap->zoomToCells(p->zoom);
+            m_lessonZoom.clear();
+        }
     }
     emit viewsUpdated(s->generation);
 }

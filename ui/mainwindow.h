@@ -249,6 +249,7 @@ private:
     FolderPrompt m_folderPrompt;
     bool m_applyingPreset = false;
     QString m_lessonFocus; // the preset whose stage and cell the pipeline shows once its result is in
+    QString m_lessonZoom; // the preset whose region the heatmap zooms to once its text has its result
     bool m_docksSized = false;
     QUndoStack *m_undo = nullptr;
     ComputeSettings m_lastSettings; // what the controls set before the change being recorded

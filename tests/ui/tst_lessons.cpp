@@ -203,10 +203,10 @@ void TestLessons::previousToken()
     QVERIFY(m_w->showView(QStringLiteral("headRoles")));
     const HeadRolesView *roles = m_w->headRolesView();
     QVERIFY(std::abs(roles->score(Role::PreviousToken, 0, 1) - prev) < 1e-6);
-    expectQuoted(id, QStringLiteral(
-                         "previous-token score (the mean weight on token i − 1, also in the Layers tab) is %1")
-                         .arg(fixed(roles->score(Role::PreviousToken, 0, 1), 3)));
-    expectQuoted(id, QStringLiteral("Head 0 scores %1").arg(fixed(roles->score(Role::PreviousToken, 0, 0), 3)));
+    // heads 0, 2 and 3 are not previous-token heads (the text names no score it does not show)
+    expectQuoted(id, QStringLiteral("Heads 0, 2 and 3 do not"));
+    for (int head : {0, 2, 3})
+        QVERIFY(roles->score(Role::PreviousToken, 0, head) < 0.5);
     QVERIFY(m_w->showView(QStringLiteral("weights")));
     screenshot(id);
 }
@@ -236,22 +236,20 @@ void TestLessons::induction()
     expectQuoted(
         id,
         QStringLiteral("its brightest key, %1 of its attention, is \"wood\"").arg(fixed(h->cellValue(q, ahead), 2)));
-    // over the second copy (its first token excepted: " My" is not "My")
-    auto meanAhead = [&](int head) {
-        const Mat<float> &w = s->weights(1, head);
-        double sum = 0;
-        for (int i = L + 1; i < t - 1; ++i)
-            sum += w(i, i - L + 1);
-        return sum / (t - 2 - L);
-    };
-    double heatmapMean = 0;
-    for (int i = L + 1; i < t - 1; ++i)
-        heatmapMean += h->cellValue(i, i - L + 1);
-    heatmapMean /= t - 2 - L;
-    QVERIFY(std::abs(heatmapMean - meanAhead(0)) < 1e-6);
-    QVERIFY(heatmapMean >= 0.4);
-    expectQuoted(id, QStringLiteral("it puts %1 of its attention on that token ahead (heads 2 and 3: %2 and %3)")
-                         .arg(fixed(heatmapMean, 2), fixed(meanAhead(2), 2), fixed(meanAhead(3), 2)));
+    // the lesson opens zoomed on the stripe: in every row of its region (the second copy) the
+    // brightest key is the token after the same token's first occurrence
+    const QRect zoom = findPreset(id)->zoom;
+    QVERIFY(zoom.contains(ahead, q));
+    for (int i = zoom.top(); i <= zoom.bottom(); ++i) {
+        QVERIFY(zoom.contains(i - L + 1, i));
+        QVERIFY(i > L && s->trace->tokens[size_t(i)].id == s->trace->tokens[size_t(i - L)].id);
+        int brightest = 0;
+        for (int j = 0; j <= i; ++j)
+            if (h->cellValue(i, j) > h->cellValue(i, brightest))
+                brightest = j;
+        QCOMPARE(brightest, i - L + 1);
+    }
+    expectQuoted(id, QStringLiteral("in every row shown the brightest key is the token after that token's first occurrence"));
     // the prediction after this "a": "wood"
     PredictionsView *pv = m_w->predictionsView();
     pv->setHoveredPosition(q);
@@ -285,11 +283,6 @@ void TestLessons::firstToken()
     QVERIFY(m_w->showView(QStringLiteral("headRoles")));
     const HeadRolesView *roles = m_w->headRolesView();
     QVERIFY(std::abs(roles->score(Role::FirstToken, 1, 2) - column) < 1e-6);
-    expectQuoted(id, QStringLiteral("with a mean weight of %1 from the tokens after it").arg(fixed(column, 2)));
-    expectQuoted(id, QStringLiteral("heads 0, 1 and 3: %1, %2 and %3")
-                         .arg(fixed(roles->score(Role::FirstToken, 1, 0), 2),
-                              fixed(roles->score(Role::FirstToken, 1, 1), 2),
-                              fixed(roles->score(Role::FirstToken, 1, 3), 2)));
     expectQuoted(id, QStringLiteral("the final \".\" gives it %1").arg(fixed(h->cellValue(q, 0), 2)));
     // the same head on the sentence said twice
     m_w->setSentence(findPreset(QStringLiteral("tiny-induction"))->sentence);
@@ -298,8 +291,7 @@ void TestLessons::firstToken()
                                  !m_w->session()->busy(),
                              10000);
     QTRY_VERIFY(m_w->headRolesView()->score(Role::FirstToken, 1, 2) < column - 0.1);
-    expectQuoted(
-        id, QStringLiteral("the first-token score drops to %1").arg(fixed(roles->score(Role::FirstToken, 1, 2), 2)));
+    expectQuoted(id, QStringLiteral("its first-token score drops."));
 }
 
 // The layers × heads grid: previous-token in layer 0, induction in layer 1.

@@ -231,9 +231,14 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
     // a dropped label is never silent: the axis title says how many are shown and how to see all
     QString label = baseLabel;
     if (step > 1 && !axis->property("attnvizThinNoteElsewhere").toBool()) {
+        // a plot with a selection rectangle zooms to a dragged region (views/plotzoom.h)
+        const bool drags = axis->parentPlot() && axis->parentPlot()->selectionRectMode() != QCP::srmNone;
         const bool zooms = axis->parentPlot() && axis->parentPlot()->interactions().testFlag(QCP::iRangeZoom);
-        const QString note = QStringLiteral("1 in %1 labels shown: %2").arg(step).arg(zooms ? QStringLiteral("zoom in (wheel)")
-                                                                                           : QStringLiteral("widen or zoom the view"));
+        const QString note = QStringLiteral("1 in %1 labels shown: %2")
+                                 .arg(step)
+                                 .arg(drags   ? QStringLiteral("drag a rectangle to zoom")
+                                      : zooms ? QStringLiteral("zoom in (wheel)")
+                                              : QStringLiteral("widen or zoom the view"));
         const QString shortNote = QStringLiteral("1 in %1 labels shown").arg(step);
         // the note on the title's line while it fits along the axis, else on a line of its own,
         // shortened, and at worst elided with "…": never cut at the plot's edge
@@ -251,8 +256,10 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
                                    lead.isEmpty() ? shortNote : lead + QLatin1Char('\n') + shortNote};
         label.clear();
         for (const QString &t : tries)
-            if (label.isEmpty() && (fits(t) || room <= 0))
+            if (label.isEmpty() && fits(t))
                 label = t;
+        if (label.isEmpty() && room <= 0) // no room along the axis at all: its title alone
+            label = lead.isEmpty() ? shortNote : lead;
         if (label.isEmpty()) {
             QStringList lines = tries.last().split(QLatin1Char('\n'));
             for (QString &line : lines)

@@ -70,16 +70,19 @@ void addTinyLessons(std::vector<Preset> &out)
     p.explanation = tr(
         "attnviz-tiny, the model that comes with attnviz, is a small GPT-2 (2 layers × 4 heads) trained on the "
         "same Debian-packaged texts as the word vectors. Layer 0, head 1: the bright cells lie one step below the "
-        "diagonal, so every token looks at the token before it. \"rain\" puts 0.998 of its attention on \"the\"; "
-        "over the sentence the head's previous-token score (the mean weight on token i − 1, also in the Layers "
-        "tab) is 0.995, and in all 16 rows after the first the brightest key is the previous token. "
+        "diagonal, so every token looks at the token before it (the view opens on the sentence's last rows; "
+        "double-click for all of it). \"rain\" puts 0.998 of its attention on \"the\", "
+        "and in all 16 rows after the first the brightest key is the previous token (the mean of that diagonal "
+        "is the head's previous-token score, in the Layers tab). "
         "Nobody programmed this: training found that knowing the word before is useful, and layer 1 builds on "
-        "it. Head 0 scores 0.150; heads 2 and 3 look mostly at the token itself.");
+        "it. Heads 0, 2 and 3 do not: 2 and 3 look mostly at the token itself.");
     p.sentence = kTinyPrevious;
     p.layer = 0;
     p.head = 1;
     p.query = 15;
+    p.zoom = QRect(7, 8, 10, 9); // keys 7–16, queries 8–16: the diagonal below, the cells large enough for numbers
     out.push_back(p);
+    p.zoom = QRect();
 
     p.id = QStringLiteral("tiny-induction");
     p.title = tr("Induction: type a sentence twice");
@@ -87,26 +90,29 @@ void addTinyLessons(std::vector<Preset> &out)
         "The sentence said twice. Layer 1, head 0, the query \"a\" in the second copy: its brightest key, 0.80 of "
         "its attention, is \"wood\", the token that came AFTER \"a\" in the first copy. The head finds the earlier "
         "occurrence of the current token (layer 0's previous-token head has told \"wood\" that \"a\" came before "
-        "it) and looks one token ahead of it: an induction head (Olsson et al. 2022). Over the second copy "
-        "it puts 0.77 of its attention on that token ahead (heads 2 and 3: 0.64 and 0.65), and the model "
-        "predicts \"wood\" after this \"a\" with p = 48.8 % (Predictions dock). This is how a language model "
+        "it) and looks one token ahead of it: an induction head (Olsson et al. 2022). The view opens on the "
+        "second copy's last rows and the first copy's columns (double-click or Home: the whole text): in every "
+        "row shown the brightest key is the token after that token's first occurrence, a bright stripe one "
+        "column right of the repeat; and the model predicts \"wood\" after this \"a\" with p = 48.8 % (Predictions dock). This is how a language model "
         "continues a pattern it has only seen once, in its own input. %1")
                         .arg(tinyDrill());
     p.sentence = kTinyTwice;
     p.layer = 1;
     p.head = 0;
     p.query = 23;
+    p.zoom = QRect(5, 19, 10, 9); // keys 5–14, queries 19–27: the stripe, the cells large enough for numbers
     out.push_back(p);
+    p.zoom = QRect();
 
     p.id = QStringLiteral("tiny-first-token");
     p.title = tr("Where attention goes when there is nothing to look at");
     p.explanation = tr(
         "A sentence with nothing to copy. Layer 1, head 2 looks for an earlier occurrence of the current token, "
         "and here there is none; yet softmax must give out all of the attention. The head parks it on the first "
-        "token: its column lights up, with a mean weight of 0.79 from the tokens after it (the first-token score; "
-        "heads 0, 1 and 3: 0.61, 0.42 and 0.82), and the final \".\" gives it 0.88. The first token is seen by "
-        "every query, so it serves as a resting place (an \"attention sink\"). Said twice (the induction lesson), "
-        "the same head has something to copy and the first-token score drops to 0.48.");
+        "token: its column lights up (its mean is the head's first-token score, in the Layers tab), and the "
+        "final \".\" gives it 0.88. The first token is seen by every query, so it serves as a resting place (an "
+        "\"attention sink\"). Said twice (the induction lesson), the same head has something to copy and its "
+        "first-token score drops.");
     p.sentence = kTinyNothingToCopy;
     p.layer = 1;
     p.head = 2;

@@ -7,6 +7,7 @@
 
 #include "live/livetypes.h"
 
+#include <QRect>
 #include <QString>
 
 #include <vector>
@@ -34,6 +35,9 @@ struct Preset {
     // selected query's row is outlined. Column -1: the row.
     QString stage;
     int column = -1;
+    // On the weights heatmap: the region the lesson opens zoomed to (x: keys, y: queries), where its
+    // cells are large enough for the numbers the text quotes (presenting too); empty: the whole text.
+    QRect zoom;
     // Numbers the text names that are settings, not values any view draws (the dropout rate).
     QStringList settingNumbers;
 };

@@ -11,6 +11,7 @@
 #include "live/livesession.h"
 #include "style/legibility.h"
 #include "style/plotstyle.h"
+#include "views/plotzoom.h"
 
 #include "bundledvectors.h"
 
@@ -272,6 +273,11 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_messageB = makeMessage(m_pairPlot, m_rectB);
     m_overlayA = new CellOverlay(m_pairPlot, m_rectA, m_mapA);
     m_overlayB = new CellOverlay(m_pairPlot, m_rectB, m_mapB);
+    // drag a rectangle on A or B to zoom that side, Shift+drag to pan; double-click or Home: both whole
+    m_pairZoom = new PlotZoom(m_pairPlot, [this] {
+        setRange(m_rectA, m_homeA.height(), m_homeA.width());
+        setRange(m_rectB, m_homeB.height(), m_homeB.width());
+    });
 
     auto *right = new QWidget(split);
     auto *rl = new QVBoxLayout(right);
@@ -307,6 +313,9 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_diffMap->setColorScale(m_diffScale);
     m_diffMessage = makeMessage(m_diffPlot, dr);
     m_diffOverlay = new CellOverlay(m_diffPlot, dr, m_diffMap);
+    m_diffZoom = new PlotZoom(m_diffPlot, [this] {
+        setRange(m_diffPlot->axisRect(), m_homeDiff.height(), m_homeDiff.width());
+    });
     m_diffOverlay->decimals = 3;
     m_right->addWidget(m_diffPlot);
 
@@ -854,7 +863,7 @@ void CompareView::rebuildPair()
             message->setText(wrapText(s ? s->message : tr("Computing…"), 40));
             message->setVisible(true);
             setTitle(title, head + (s ? QStringLiteral("\n“%1”").arg(elide(s->sentence, 80)) : QString()));
-            setRange(rect, 1, 1);
+            (isA ? m_homeA : m_homeB) = QSize(1, 1);
             return;
         }
         ql = s->queryLabels;
@@ -875,10 +884,14 @@ void CompareView::rebuildPair()
             t += tr(" (head counts differ: each side's head average)");
         setTitle(title, t + QStringLiteral("\n“%1”").arg(elide(s->sentence, 80)));
         rect->axis(QCPAxis::atBottom)->setLabel(s->cross ? tr("key (key/value sentence)") : tr("key"));
-        setRange(rect, s->tq(), s->tk());
+        (isA ? m_homeA : m_homeB) = QSize(s->tk(), s->tq());
     };
+    const QSize wasA = m_homeA, wasB = m_homeB;
     side(m_shownA, true, m_mapA, m_messageA, m_titleA, m_overlayA, m_labelsQA, m_labelsKA);
     side(m_shownB, false, m_mapB, m_messageB, m_titleB, m_overlayB, m_labelsQB, m_labelsKB);
+    // other lengths of text: the whole matrices; otherwise the region looked at stays
+    if (wasA != m_homeA || wasB != m_homeB || !m_pairZoom->isZoomed())
+        m_pairZoom->reset();
     // One scale for both: the range covers A and B.
     QCPColorGradient gradient;
     const QCPRange range = weightsRange(lo, hi, gradient);
@@ -915,7 +928,8 @@ void CompareView::rebuildDifference()
         m_diffMessage->setVisible(true);
         setTitle(m_diffTitle, tr("Difference A − B"));
         m_maxAbs = kNaN;
-        setRange(rect, 1, 1);
+        m_homeDiff = QSize(1, 1);
+        m_diffZoom->reset();
         m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
@@ -951,7 +965,8 @@ void CompareView::rebuildDifference()
     setTitle(m_diffTitle, t);
     rect->axis(QCPAxis::atBottom)->setLabel(tr("key (A's words)"));
     rect->axis(QCPAxis::atLeft)->setLabel(QString()); // A's words, as beside it
-    setRange(rect, m_shownA->tq(), m_shownA->tk());
+    if (const QSize was = m_homeDiff; (m_homeDiff = QSize(m_shownA->tk(), m_shownA->tq())) != was || !m_diffZoom->isZoomed())
+        m_diffZoom->reset();
     m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -34,6 +34,7 @@ namespace attnviz::ui {
 
 class CellOverlay;
 class ControlPanel;
+class PlotZoom;
 class LiveSession;
 
 class CompareView : public DeferredView {
@@ -73,6 +74,8 @@ public:
     QCustomPlot *pairPlot() const { return m_pairPlot; }
     QCustomPlot *differencePlot() const { return m_diffPlot; }
     QCustomPlot *focusPlot() const { return m_focusPlot; }
+    PlotZoom *pairZoom() const { return m_pairZoom; }
+    PlotZoom *differenceZoom() const { return m_diffZoom; }
     SnapshotPtr shownA() const { return m_shownA; }
     SnapshotPtr shownB() const { return m_shownB; }
     // Both sides show their session's newest result (nothing computing, nothing deferred).
@@ -160,6 +163,8 @@ private:
     QSplitter *m_split = nullptr;
 
     QCustomPlot *m_pairPlot = nullptr;
+    PlotZoom *m_pairZoom = nullptr, *m_diffZoom = nullptr;
+    QSize m_homeA{1, 1}, m_homeB{1, 1}, m_homeDiff{1, 1}; // the whole matrices (columns × rows)
     QCPAxisRect *m_rectA = nullptr, *m_rectB = nullptr;
     QCPColorMap *m_mapA = nullptr, *m_mapB = nullptr;
     QCPColorScale *m_scale = nullptr;

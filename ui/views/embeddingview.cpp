@@ -114,16 +114,29 @@ EmbeddingView::EmbeddingView(QWidget *parent)
         bool changed = labelTokenAxis(m_inRect->axis(QCPAxis::atLeft), m_labels);
         // as many dimension ticks as fit a label's width apart ("0 20406080100120" ran together
         // in a narrow panel at presentation sizes)
-        for (QCPAxisRect *r : {m_inRect, m_outRect}) {
+        // (the narrow |y − x| and cosine panels too: "-1-0.500.51")
+        for (QCPAxisRect *r : {m_inRect, m_outRect, m_normRect, m_cosRect}) {
             QCPAxis *x = r->axis(QCPAxis::atBottom);
-            auto dims = qSharedPointerDynamicCast<QCPAxisTickerFixed>(x->ticker());
-            if (!dims || r->width() <= 0)
+            const QSharedPointer<QCPAxisTicker> ticks = x->ticker();
+            if (!ticks || r->width() <= 0)
                 continue;
-            const QString widest = QString::number(std::max(1, int(std::ceil(x->range().upper))));
+            const bool dims = !qSharedPointerDynamicCast<QCPAxisTickerFixed>(ticks).isNull();
+            const QString widest = dims ? QString::number(std::max(1, int(std::ceil(x->range().upper))))
+                                        : QStringLiteral("−0.5");
             const double label = QFontMetricsF(x->tickLabelFont()).horizontalAdvance(widest + QStringLiteral("00"));
             const int count = std::clamp(int(r->width() / std::max(1.0, label)) - 1, 1, 6);
-            if (dims->tickCount() != count) {
-                dims->setTickCount(count);
+            if (ticks->tickCount() != count) {
+                ticks->setTickCount(count);
+                changed = true;
+            }
+            // each panel's title no wider than its panel (the two matrices' titles ran together)
+            QCPAxis *top = r->axis(QCPAxis::atTop);
+            const QString full = top->property("attnvizFullTitle").toString().isEmpty() ? top->label()
+                                                                                         : top->property("attnvizFullTitle").toString();
+            top->setProperty("attnvizFullTitle", full);
+            const QString shown = QFontMetricsF(top->labelFont()).elidedText(full, Qt::ElideRight, r->width() - 4);
+            if (shown != top->label()) {
+                top->setLabel(shown);
                 changed = true;
             }
         }

@@ -3,9 +3,14 @@
 
 #include "style/legibility.h"
 #include "style/plotstyle.h"
+#include "views/plotzoom.h"
 
 #include <qcustomplot.h>
 
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QScrollArea>
+#include <QToolButton>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -22,7 +27,37 @@ HeadGridView::HeadGridView(QWidget *parent)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_plot);
+    layout->setSpacing(0);
+    // the pages of heads, when they do not all fit at a readable size
+    m_pager = new QWidget(this);
+    m_pager->setObjectName(QStringLiteral("headPager"));
+    auto *bar = new QHBoxLayout(m_pager);
+    bar->setContentsMargins(6, 2, 6, 2);
+    m_prev = new QToolButton(m_pager);
+    m_prev->setObjectName(QStringLiteral("headPagePrevious"));
+    m_prev->setArrowType(Qt::LeftArrow);
+    m_prev->setToolTip(tr("The heads before"));
+    m_next = new QToolButton(m_pager);
+    m_next->setObjectName(QStringLiteral("headPageNext"));
+    m_next->setArrowType(Qt::RightArrow);
+    m_next->setToolTip(tr("The next heads"));
+    m_pageLabel = new QLabel(m_pager);
+    m_pageLabel->setObjectName(QStringLiteral("headPageLabel"));
+    bar->addWidget(m_prev);
+    bar->addWidget(m_pageLabel);
+    bar->addWidget(m_next);
+    bar->addStretch(1);
+    m_pager->setVisible(false);
+    connect(m_prev, &QToolButton::clicked, this, [this] { setPage(page() - 1); });
+    connect(m_next, &QToolButton::clicked, this, [this] { setPage(page() + 1); });
+    layout->addWidget(m_pager);
+    // a view too short for one row of readable panels scrolls instead of squeezing them
+    m_scroll = new QScrollArea(this);
+    m_scroll->setObjectName(QStringLiteral("headGridScroll"));
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setWidget(m_plot);
+    layout->addWidget(m_scroll, 1);
     m_plot->setObjectName(QStringLiteral("headGridPlot"));
     m_plot->plotLayout()->clear();
     m_plot->plotLayout()->setMargins(QMargins(6, 0, 0, 6));
@@ -79,14 +114,17 @@ HeadGridView::HeadGridView(QWidget *parent)
             }
         // thinned labels are said once, in the title: a rotated note along each small panel ran past
         // it into the rows above and below (issue 14)
+        // one line with the block means: the title of a long text took five lines above small panels
         QStringList thinned;
-        if (queryStep > 1)
-            thinned << QStringLiteral("1 in %1 query labels shown").arg(queryStep);
-        if (keyStep > 1)
-            thinned << QStringLiteral("1 in %1 key labels shown").arg(keyStep);
+        if (!m_poolNote.isEmpty())
+            thinned << m_poolNote;
+        if (queryStep > 1 && queryStep == keyStep)
+            thinned << QStringLiteral("1 in %1 labels shown").arg(queryStep);
+        else if (queryStep > 1 || keyStep > 1)
+            thinned << QStringLiteral("1 in %1 query, 1 in %2 key labels shown").arg(queryStep).arg(keyStep);
         m_thinNote = thinned.isEmpty() ? QString()
-                                       : thinned.join(QStringLiteral(", "))
-                + QStringLiteral(": widen the window, or click a head to zoom into it on Weights (wheel)");
+                                       : thinned.join(QStringLiteral(" · "))
+                + QStringLiteral(" · drag a rectangle to zoom");
         if (const QString t = titleText(); t != m_title->text()) {
             m_title->setText(t);
             changed = true;
@@ -133,7 +171,19 @@ HeadGridView::HeadGridView(QWidget *parent)
         if (changed)
             m_plot->replot(QCustomPlot::rpQueuedReplot);
     });
+    // drag a rectangle on any panel: every panel shows that region; Shift+drag pans, the wheel zooms
+    m_zoom = new PlotZoom(m_plot, [this] {
+        const int tq = m_snapshot && m_snapshot->hasResult() ? m_snapshot->tq() : 1;
+        const int tk = m_snapshot && m_snapshot->hasResult() ? m_snapshot->tk() : 1;
+        for (QCPAxisRect *r : m_rects) {
+            r->axis(QCPAxis::atBottom)->setRange(-0.5, tk - 0.5);
+            r->axis(QCPAxis::atLeft)->setRange(-0.5, tq - 0.5);
+        }
+    }, PlotZoom::Options{true, 1.0, true});
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent *e) { m_plot->setProperty("attnvizPressPos", e->pos()); });
     connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
+        if ((e->pos() - m_plot->property("attnvizPressPos").toPoint()).manhattanLength() > 4)
+            return; // a zoom or a pan, not a click
         QCPAxisRect *r = m_plot->axisRectAt(e->pos());
         for (size_t n = 0; n < m_rects.size(); ++n)
             if (m_rects[n] == r)
@@ -144,8 +194,62 @@ HeadGridView::HeadGridView(QWidget *parent)
 
 int HeadGridView::headOfPanel(int panel) const
 {
-    const int heads = int(m_rects.size()) - 1;
-    return panel >= heads ? -1 : panel;
+    const int heads = m_panels - 1;
+    return m_first + panel >= heads ? -1 : m_first + panel;
+}
+
+int HeadGridView::pageCount() const
+{
+    return m_perPage > 0 && m_panels > 0 ? (m_panels + m_perPage - 1) / m_perPage : 1;
+}
+
+int HeadGridView::page() const { return m_perPage > 0 ? m_first / m_perPage : 0; }
+
+void HeadGridView::setPage(int page)
+{
+    page = std::clamp(page, 0, pageCount() - 1);
+    if (m_perPage <= 0 || page * m_perPage == m_first)
+        return;
+    m_first = page * m_perPage;
+    rebuild();
+}
+
+QRect HeadGridView::panelRect(int panel) const
+{
+    if (panel < 0 || panel >= int(m_rects.size()))
+        return {};
+    const QRect r = m_rects[size_t(panel)]->rect();
+    return QRect(m_plot->mapTo(this, r.topLeft()), r.size());
+}
+
+HeadGridView::PageGrid HeadGridView::pageGrid(int panels) const
+{
+    // the plot's own margins, from the text size: the query labels and the colour scale beside the
+    // panels; the title (three lines), the key labels (rotated) and each panel's "head N" above and
+    // below them
+    const int line = QFontMetrics(m_plot->font()).height();
+    const int overW = 13 * line + 16, overH = 9 * line + 12;
+    const int colW = kMinPanelPx + 10, rowH = kMinPanelPx + 2 * line + 6;
+    PageGrid g;
+    g.minSize = QSize(overW + colW, overH + rowH);
+    const QSize room = m_scroll->viewport()->size();
+    if (panels <= 1 || !isVisible() || room.width() < 50) {
+        g.perPage = std::max(panels, 1);
+        g.cols = g.perPage;
+        g.rows = 1;
+        return g;
+    }
+    g.cols = std::max(1, (room.width() - overW) / colW);
+    g.rows = std::max(1, (room.height() - overH) / rowH);
+    g.perPage = std::clamp(g.cols * g.rows, 1, panels);
+    return g;
+}
+
+void HeadGridView::resizeEvent(QResizeEvent *e)
+{
+    QWidget::resizeEvent(e);
+    if (m_panels > 0 && pageGrid(m_panels).perPage != m_perPage && !deferred())
+        rebuild();
 }
 
 QPoint HeadGridView::panelCenter(int panel) const
@@ -173,6 +277,14 @@ void HeadGridView::setSnapshot(SnapshotPtr snapshot)
 
 void HeadGridView::setSelection(int layer, int head, int)
 {
+    const int panel = head < 0 ? m_panels - 1 : head; // the selected head's page
+    if (head != m_head && m_perPage > 0 && m_perPage < m_panels && panel / m_perPage != page()) {
+        m_head = head;
+        m_first = panel / m_perPage * m_perPage;
+        m_layer = layer;
+        rebuild();
+        return;
+    }
     m_head = head;
     if (layer != m_layer) {
         m_layer = layer;
@@ -190,15 +302,27 @@ void HeadGridView::rebuild()
         return;
     const bool ok = m_snapshot && m_snapshot->hasResult();
     const int heads = ok ? int(m_snapshot->seq(m_layer).weights.size()) : 0;
-    const int panels = ok ? heads + 1 : 0;
-    if (panels != int(m_rects.size())) {
+    const int all = ok ? heads + 1 : 0;
+    m_panels = all;
+    const PageGrid grid = pageGrid(all);
+    m_perPage = grid.perPage;
+    m_plot->setMinimumSize(grid.minSize);
+    m_first = m_perPage > 0 ? std::clamp(m_first / m_perPage * m_perPage, 0, std::max(0, all - 1) / m_perPage * m_perPage) : 0;
+    const int panels = std::min(m_perPage, all - m_first);
+    // near-square, within the rows that fit (paged: as many columns as fit)
+    int wantCols = std::max(1, int(std::ceil(std::sqrt(panels * 1.4))));
+    wantCols = std::max(wantCols, (panels + grid.rows - 1) / grid.rows);
+    wantCols = std::clamp(wantCols, 1, std::max(1, std::min(panels, grid.cols)));
+    bool remade = false;
+    if (panels != int(m_rects.size()) || wantCols != m_cols) {
+        remade = true;
         for (QCPColorMap *m : m_maps)
             m_plot->removePlottable(m);
         m_maps.clear();
         m_rects.clear();
         m_grid->clear();
         m_grid->simplify();
-        const int cols = std::max(1, int(std::ceil(std::sqrt(panels * 1.4))));
+        const int cols = wantCols;
         m_cols = cols;
         for (QCPMarginGroup *g : m_marginGroups)
             delete g;
@@ -254,6 +378,7 @@ void HeadGridView::rebuild()
     if (!ok) {
         m_baseTitle = m_snapshot ? QStringLiteral("All heads\n") + wrapText(m_snapshot->message, 90) : QStringLiteral("All heads");
         m_thinNote.clear();
+        m_poolNote.clear();
         m_title->setText(titleText());
         m_scale->setVisible(false);
         m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -263,37 +388,48 @@ void HeadGridView::rebuild()
     const int tq = m_snapshot->tq(), tk = m_snapshot->tk();
     m_labels = m_snapshot->queryLabels;
     m_keyLabels = m_snapshot->keyLabels;
-    double hi = 0;
+    // one colour scale for every head, on every page
+    double hi = 0, lo = 0;
+    for (int head = -1; head < all - 1; ++head) {
+        const Mat<float> &w = m_snapshot->weights(m_layer, head);
+        for (Eigen::Index k = 0; k < w.size(); ++k)
+            if (std::isfinite(w.data()[k])) {
+                hi = std::max(hi, double(w.data()[k]));
+                if (m_snapshot->settings.normalization != Normalization::Softmax)
+                    lo = std::min(lo, double(w.data()[k]));
+            }
+    }
     for (int n = 0; n < panels; ++n) {
         const int head = headOfPanel(n);
         const Mat<float> &w = m_snapshot->weights(m_layer, head);
         m_maps[size_t(n)]->setData(colorMapData(w, &m_snapshot->seq(m_layer).mask, kMaxCells), false);
-        for (Eigen::Index k = 0; k < w.size(); ++k)
-            if (std::isfinite(w.data()[k]))
-                hi = std::max(hi, double(w.data()[k]));
         QCPAxisRect *r = m_rects[size_t(n)];
-        r->axis(QCPAxis::atBottom)->setRange(-0.5, tk - 0.5);
-        r->axis(QCPAxis::atLeft)->setRange(-0.5, tq - 0.5);
         r->axis(QCPAxis::atTop)->setLabel(head < 0 ? QStringLiteral("average") : QStringLiteral("head %1").arg(head));
     }
-    double lo = 0;
-    if (m_snapshot->settings.normalization != Normalization::Softmax) {
-        for (int n = 0; n < panels; ++n) {
-            const Mat<float> &w = m_snapshot->weights(m_layer, headOfPanel(n));
-            for (Eigen::Index k = 0; k < w.size(); ++k)
-                if (std::isfinite(w.data()[k]))
-                    lo = std::min(lo, double(w.data()[k]));
-        }
+    // new panels or another length of text: the whole matrix; otherwise the region looked at stays
+    if (remade || tq != m_zoomTokens || !m_zoom->isZoomed())
+        m_zoom->reset();
+    m_zoomTokens = tq;
+    m_pager->setVisible(all > m_perPage);
+    if (all > m_perPage) {
+        const int last = m_first + panels - 1, heads = all - 1;
+        QString shown = last < heads || m_first < heads
+            ? (std::min(last, heads - 1) > m_first ? tr("heads %1–%2").arg(m_first).arg(std::min(last, heads - 1))
+                                                     : tr("head %1").arg(m_first))
+            : QString();
+        if (last >= heads)
+            shown += shown.isEmpty() ? tr("the average") : tr(" and the average");
+        m_pageLabel->setText(tr("%1 of %2 heads · page %3 of %4").arg(shown).arg(heads).arg(page() + 1).arg(pageCount()));
+        m_prev->setEnabled(page() > 0);
+        m_next->setEnabled(page() + 1 < pageCount());
     }
     const QCPRange range = lo >= 0 && fixedWeightScale() && hi <= 1.0 + 1e-6 ? QCPRange(0.0, 1.0)
                                                                              : QCPRange(lo, hi > lo ? hi : lo + 1);
     m_scale->setDataRange(range);
     m_scale->axis()->setLabel(weightScaleLabel(QStringLiteral("weight"), range));
     QString t = QStringLiteral("All heads — ") + describeConfig(*m_snapshot, m_layer, -1, HeadDisplay::All);
-    if (tq > kMaxCells || tk > kMaxCells)
-        t += QStringLiteral("\nEach panel block-averages %1 tokens to at most %2 cells per side.")
-                 .arg(std::max(tq, tk))
-                 .arg(kMaxCells);
+    const int pool = (std::max(tq, tk) + kMaxCells - 1) / kMaxCells; // as colorMapData chooses it
+    m_poolNote = pool > 1 ? QStringLiteral("%1 tokens as means of %2 × %2 blocks").arg(std::max(tq, tk)).arg(pool) : QString();
     if (!m_snapshot->seq(m_layer).fullyMaskedRows.empty())
         t += QStringLiteral("\nGrey rows: every key masked, no weights (NaN).");
     else if (m_snapshot->seq(m_layer).mask.size() > 0)

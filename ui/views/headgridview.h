@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // All heads as small multiples, plus the head average, on one shared colour scale.
 // Clicking a panel selects that head (or the average). Long inputs are block-averaged to at most
-// kMaxCells per side per panel (the title says so).
+// kMaxCells per side per panel (the title says so). Every panel keeps at least kMinPanelPx per side:
+// when the heads do not fit so, they are shown a page at a time (◀ ▶ above the plot, the selected
+// head's page first). Drag a rectangle on any panel to zoom every panel to it (PlotZoom).
 #pragma once
 
 #include "views/deferredview.h"
@@ -19,13 +21,21 @@ class QCPColorMap;
 class QCPColorScale;
 class QCPTextElement;
 class QCPLayoutGrid;
+class QLabel;
+class QScrollArea;
+class QToolButton;
 
 namespace attnviz::ui {
+
+class PlotZoom;
 
 class HeadGridView : public DeferredView {
     Q_OBJECT
 public:
     static constexpr int kMaxCells = 160;
+    // The least width and height of a panel's cells area, in pixels (at 256 tokens the panels were
+    // 170 × 50 px slivers).
+    static constexpr int kMinPanelPx = 120;
 
     explicit HeadGridView(QWidget *parent = nullptr);
 
@@ -34,9 +44,16 @@ public:
     void setSelection(int layer, int head, int query);
 
     QCustomPlot *plot() const { return m_plot; }
+    // The panels drawn (this page's).
     int panelCount() const { return int(m_rects.size()); }
-    // Panel index -> head (-1 for the average); and the panel's centre in widget coordinates.
+    // Panel index (on this page) -> head (-1 for the average); and the panel's centre in widget coordinates.
     int headOfPanel(int panel) const;
+    // Pages of heads (1 when every head fits), the one shown, and turning them.
+    int pageCount() const;
+    int page() const;
+    void setPage(int page);
+    QRect panelRect(int panel) const; // the panel's cells area, in widget coordinates
+    PlotZoom *zoom() const { return m_zoom; }
     QPoint panelCenter(int panel) const;
     QString title() const;
 
@@ -44,8 +61,16 @@ signals:
     void headSelected(int head);
 
 protected:
+    void resizeEvent(QResizeEvent *e) override;
 
 private:
+    // How many panels fit at kMinPanelPx in the view's present size (all of them before it has one):
+    // per page, in columns and rows; and the plot's least size for one panel.
+    struct PageGrid {
+        int perPage = 1, cols = 1, rows = 1;
+        QSize minSize;
+    };
+    PageGrid pageGrid(int panels) const;
     void rebuild() override;
     void highlight();
     // The title as drawn: the view's own lines and the thinned labels' note, wrapped to the plot.
@@ -56,9 +81,19 @@ private:
     int m_layer = 0; // the selected layer (the snapshot clamps it)
     int m_head = 0;
     int m_cols = 1;
+    int m_first = 0;   // the first panel of the page shown (panels: heads 0…, then the average)
+    int m_perPage = 0; // panels per page (0: every panel)
+    int m_panels = 0;  // every panel, all pages
+    int m_zoomTokens = -1;
+    QWidget *m_pager = nullptr;
+    QScrollArea *m_scroll = nullptr;
+    QToolButton *m_prev = nullptr, *m_next = nullptr;
+    QLabel *m_pageLabel = nullptr;
+    PlotZoom *m_zoom = nullptr;
     std::vector<QCPMarginGroup *> m_marginGroups; // one per row (bottom) and per column (left)
     QStringList m_labels, m_keyLabels;
     QString m_baseTitle; // the title before the note and the wrapping
+    QString m_poolNote;  // "266 tokens as means of 2 × 2 blocks" (empty: every token its cell)
     QString m_thinNote;  // "1 in 2 query labels shown: …" (empty while every label is drawn)
     QCustomPlot *m_plot = nullptr;
     QCPTextElement *m_title = nullptr;

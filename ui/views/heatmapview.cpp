@@ -5,6 +5,7 @@
 #include "style/legibility.h"
 
 #include "style/plotstyle.h"
+#include "views/plotzoom.h"
 
 #include <qcustomplot.h>
 
@@ -78,7 +79,6 @@ HeatmapView::HeatmapView(QWidget *parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
     m_plot->setObjectName(QStringLiteral("heatmapPlot"));
-    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->setMouseTracking(true);
 
     QCPAxisRect *rect = m_plot->axisRect();
@@ -110,7 +110,13 @@ HeatmapView::HeatmapView(QWidget *parent)
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onPress);
     connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapView::onRelease);
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMove);
-    connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetZoom(); });
+    // drag a rectangle to zoom, Shift+drag to pan, the wheel; double-click or Home: the whole matrix
+    m_zoom = new PlotZoom(m_plot, [this] {
+        const int tq = m_snapshot && m_snapshot->hasResult() ? m_snapshot->tq() : 1;
+        const int tk = m_snapshot && m_snapshot->hasResult() ? m_snapshot->tk() : 1;
+        m_plot->xAxis->setRange(-0.5, tk - 0.5);
+        m_plot->yAxis->setRange(-0.5, tq - 0.5);
+    });
     rebuild();
 }
 
@@ -159,13 +165,11 @@ void HeatmapView::setCustomMaskEditing(bool on)
     m_plot->setCursor(on ? Qt::PointingHandCursor : Qt::ArrowCursor);
 }
 
-void HeatmapView::resetZoom()
+void HeatmapView::resetZoom() { m_zoom->reset(); }
+
+void HeatmapView::zoomToCells(const QRect &cells)
 {
-    const int tq = m_snapshot && m_snapshot->hasResult() ? m_snapshot->tq() : 1;
-    const int tk = m_snapshot && m_snapshot->hasResult() ? m_snapshot->tk() : 1;
-    m_plot->xAxis->setRange(-0.5, tk - 0.5);
-    m_plot->yAxis->setRange(-0.5, tq - 0.5);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_zoom->zoomTo(QRectF(cells.left(), cells.top(), cells.width() - 1, cells.height() - 1));
 }
 
 const Mat<float> *HeatmapView::shownMatrix() const

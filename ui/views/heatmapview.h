@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The attention-weight heatmap: query tokens down, key tokens across, a colour scale, hover
-// tooltips, optional numbers in the cells, zoom (wheel) and pan (drag), masked cells hatched.
+// tooltips, optional numbers in the cells, zoom (a dragged rectangle, the wheel; PlotZoom) and pan
+// (Shift+drag), masked cells hatched.
 // Clicking a row selects that query; in custom-mask mode clicking a cell masks or unmasks it.
 #pragma once
 
@@ -20,6 +21,7 @@ class QMouseEvent;
 namespace attnviz::ui {
 
 class HeatmapOverlay;
+class PlotZoom;
 
 class HeatmapView : public DeferredView {
     Q_OBJECT
@@ -39,6 +41,9 @@ public:
     void setShowNumbers(bool show);
     void setCustomMaskEditing(bool on);
     void resetZoom();
+    // Shows only these cells (x: keys, y: queries), as a dragged rectangle would.
+    void zoomToCells(const QRect &cells);
+    PlotZoom *zoom() const { return m_zoom; }
 
     QCustomPlot *plot() const { return m_plot; }
     QString title() const;
@@ -85,6 +90,7 @@ private:
     QCPTextElement *m_title = nullptr;
     QCPItemText *m_message = nullptr;
     HeatmapOverlay *m_overlay = nullptr;
+    PlotZoom *m_zoom = nullptr;
 };
 
 } // namespace attnviz::ui

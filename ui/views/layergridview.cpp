@@ -2,6 +2,7 @@
 #include "views/layergridview.h"
 
 #include "style/plotstyle.h"
+#include "views/plotzoom.h"
 #include "live/stackcompute.h"
 
 #include <qcustomplot.h>
@@ -83,8 +84,10 @@ LayerGridView::LayerGridView(QWidget *parent) : DeferredView(parent), m_plot(new
     m_frame->setClipToAxisRect(false);
     m_frame->setVisible(false);
 
-    // Near-square thumbnails, centred: after the layout is known, widen the axis ranges.
-    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+    // Near-square thumbnails, centred: the whole grid ("home") is known once the layout is; a
+    // dragged rectangle zooms into some thumbnails (PlotZoom), Shift+drag pans, double-click or Home
+    // shows every thumbnail again
+    auto fit = [this] {
         const QRect r = m_plot->axisRect()->rect();
         if (m_layers == 0 || r.width() <= 0 || r.height() <= 0)
             return;
@@ -96,8 +99,23 @@ LayerGridView::LayerGridView(QWidget *parent) : DeferredView(parent), m_plot(new
         const double cx = w / 2 - pad, cy = h / 2 - pad;
         m_plot->xAxis2->setRange(cx - xs * r.width() / 2, cx + xs * r.width() / 2);
         m_plot->yAxis->setRange(cy - ys * r.height() / 2, cy + ys * r.height() / 2);
+    };
+    r->setRangeZoomAxes(m_plot->xAxis2, m_plot->yAxis);
+    r->setRangeDragAxes(m_plot->xAxis2, m_plot->yAxis);
+    m_zoom = new PlotZoom(m_plot, fit, PlotZoom::Options{true, 0.0, false});
+    connect(m_zoom, &PlotZoom::zoomChanged, this, [this](bool z) { m_frame->setClipToAxisRect(z); });
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this, fit] {
+        if (m_zoom->isZoomed())
+            return;
+        const QCPRange x = m_plot->xAxis2->range(), y = m_plot->yAxis->range();
+        fit();
+        if (x != m_plot->xAxis2->range() || y != m_plot->yAxis->range())
+            m_zoom->reset(); // (the same ranges again, remembered as the whole grid)
     });
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent *e) { m_pressPos = e->pos(); });
     connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
+        if ((e->pos() - m_pressPos).manhattanLength() > 4)
+            return; // a zoom or a pan, not a click
         if (m_layers == 0 || m_plot->axisRectAt(e->pos()) != m_plot->axisRect())
             return;
         const double x = m_plot->xAxis2->pixelToCoord(e->pos().x()) / kStride;
@@ -225,10 +243,13 @@ void LayerGridView::rebuild()
             tk->addTick(i * kStride + 0.5, fmt.arg(i));
         a->setTicker(tk);
         a->setTickLabels(true);
-        a->setRange(-0.08, n * kStride - kStride + 1.08);
     };
     labels(m_plot->xAxis2, heads, QStringLiteral("%1"));
     labels(m_plot->yAxis, layers, QStringLiteral("%1"));
+    if (layers * 1000 + heads != m_zoomShape) { // another model: every thumbnail again
+        m_zoomShape = layers * 1000 + heads;
+        m_zoom->reset();
+    }
     // grouped-query attention: the first head of each key/value group names its group
     const AttentionResult<float> &att0 = stack->layers.front().attention;
     const bool grouped = att0.kvHeads > 0 && att0.kvHeads < heads;

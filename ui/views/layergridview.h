@@ -21,6 +21,8 @@ class QCPTextElement;
 
 namespace attnviz::ui {
 
+class PlotZoom;
+
 class LayerGridView : public DeferredView {
     Q_OBJECT
 public:
@@ -34,6 +36,7 @@ public:
     void setSelection(int layer, int head, int query);
 
     QCustomPlot *plot() const { return m_plot; }
+    PlotZoom *zoom() const { return m_zoom; }
     QString title() const;
     int layerCount() const { return m_layers; }
     int headCount() const { return m_heads; }
@@ -66,6 +69,9 @@ private:
     QCPTextElement *m_title = nullptr;
     QCPColorScale *m_scale = nullptr;
     QCPItemRect *m_frame = nullptr;
+    PlotZoom *m_zoom = nullptr;
+    QPoint m_pressPos;
+    int m_zoomShape = -1; // layers × 1000 + heads the zoom was for
     std::vector<QCPColorMap *> m_maps; // layer-major
 };
 

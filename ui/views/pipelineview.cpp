@@ -5,6 +5,7 @@
 #include "style/legibility.h"
 
 #include "style/plotstyle.h"
+#include "views/plotzoom.h"
 
 #include <qcustomplot.h>
 
@@ -184,6 +185,9 @@ public:
     QCPColorScale *scale = nullptr;
     QCPTextElement *titleElement = nullptr;
     StageOverlay *overlay = nullptr;
+    PlotZoom *zoom = nullptr; // a dragged rectangle zooms; the wheel scrolls the stages instead
+    QSize home{1, 1};         // the whole matrix, columns × rows
+    QPoint pressPos;
     Mat<float> owned;
     const Mat<float> *matrix = nullptr;
     QStringList rowLabels, colLabels;
@@ -222,6 +226,11 @@ public:
         map->setInterpolate(false);
         map->setAntialiased(false);
         map->setTightBoundary(false);
+        zoom = new PlotZoom(plot, [this] {
+            plot->xAxis->setRange(-0.5, home.width() - 0.5);
+            plot->yAxis->setRange(-0.5, home.height() - 0.5);
+        }, PlotZoom::Options{false, 1.0, false});
+        plot->setFocusPolicy(Qt::NoFocus); // the step keys stay with the pipeline
         scale = new QCPColorScale(plot);
         scale->setGradient(divergingGradient());
         auto *row = new QCPLayoutGrid;
@@ -502,9 +511,10 @@ void PipelineView::buildStages()
     for (Kind k : kinds) {
         auto *s = new PipelineStage(k, m_gridHost);
         s->plot->installEventFilter(this);
+        connect(s->plot, &QCustomPlot::mousePress, this, [s](QMouseEvent *e) { s->pressPos = e->pos(); });
         connect(s->plot, &QCustomPlot::mouseRelease, this, [this, s](QMouseEvent *e) {
-            if (e->button() != Qt::LeftButton)
-                return;
+            if (e->button() != Qt::LeftButton || (e->pos() - s->pressPos).manhattanLength() > 4)
+                return; // (a drag zooms)
             const int idx = int(m_stages.indexOf(s));
             int r = 0, c = 0;
             if (idx >= 0 && cellAt(idx, e->pos(), r, c))
@@ -995,8 +1005,9 @@ void PipelineView::fillStage(PipelineStage &st)
         st.overlay->matrix = pool == 1 ? &m : nullptr; // numbers and hatching at full resolution only
         st.overlay->mask = mask;
         st.map->setVisible(true);
-        st.plot->xAxis->setRange(-0.5, m.cols() - 0.5);
-        st.plot->yAxis->setRange(-0.5, m.rows() - 0.5);
+        // another shape: the whole matrix; otherwise the region looked at stays
+        if (const QSize was = st.home; (st.home = QSize(int(m.cols()), int(m.rows()))) != was || !st.zoom->isZoomed())
+            st.zoom->reset();
         if (pool > 1)
             st.caption += tr(" (Drawn as means of %1 × %1 blocks; clicks explain exact cells.)").arg(pool);
         st.captionLabel->setText(st.caption);

@@ -64,6 +64,14 @@ ResidualView::ResidualView(QWidget *parent) : DeferredView(parent), m_plot(new Q
     m_plot->setObjectName(QStringLiteral("residualPlot"));
     m_plot->plotLayout()->clear();
     m_title = new QCPTextElement(m_plot, QStringLiteral("Residual stream"), QFont(font().family(), 10, QFont::Bold));
+    // the title's lines wrapped to the plot's width (the second was cut at its end)
+    relabelAfterLayout(m_plot, this, [this] {
+        const QString t = m_titleText.isEmpty() ? m_title->text() : wrapText(m_titleText, m_title->font(), m_plot->width() - 16);
+        if (t == m_title->text())
+            return false;
+        m_title->setText(t);
+        return true;
+    });
     m_plot->plotLayout()->addElement(0, 0, m_title);
 
     auto *row = new QCPLayoutGrid;
@@ -253,7 +261,8 @@ void ResidualView::rebuild()
     QString title =
         QStringLiteral("Residual stream — %1 layers · %2").arg(m_snapshot->numLayers()).arg(m_snapshot->modelLabel);
     title += QStringLiteral("\n“in” = token vector + position (what layer 0 reads); then the stream after each block.");
-    m_title->setText(title);
+    m_titleText = title;
+    m_title->setText(wrapText(title, m_title->font(), m_plot->width() - 16));
     updateSelected();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -59,6 +59,7 @@ private:
     ResidualMetrics m_metrics;
     QCustomPlot *m_plot = nullptr;
     QCPTextElement *m_title = nullptr;
+    QString m_titleText; // the title before wrapping
     QCPAxisRect *m_normRect = nullptr, *m_cosRect = nullptr, *m_lineRect = nullptr;
     QCPColorMap *m_normMap = nullptr, *m_cosMap = nullptr;
     QCPColorScale *m_normScale = nullptr, *m_cosScale = nullptr;

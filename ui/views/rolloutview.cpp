@@ -2,6 +2,7 @@
 #include "views/rolloutview.h"
 
 #include "style/plotstyle.h"
+#include "views/plotzoom.h"
 
 #include "attnviz/headroles.h"
 
@@ -57,6 +58,12 @@ RolloutView::RolloutView(QWidget *parent)
         const bool y = labelTokenAxis(m_plot->yAxis, labels);
         if (x || y)
             m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    // drag a rectangle to zoom, Shift+drag to pan; double-click or Home: every token again
+    m_zoom = new PlotZoom(m_plot, [this] {
+        const int n = ready() ? int(m_rollout[size_t(m_layer)].rows()) : 1;
+        m_plot->xAxis->setRange(-0.5, n - 0.5);
+        m_plot->yAxis->setRange(-0.5, n - 0.5);
     });
     connect(m_layerBox, &QSpinBox::valueChanged, this, &RolloutView::setRolloutLayer);
     connect(m_watcher, &QFutureWatcher<std::vector<Mat<double>>>::finished, this, [this] {
@@ -182,8 +189,10 @@ void RolloutView::showRollout()
     // itself: 1 there would leave every other row dark); row 0 is clipped to the top colour
     const double top = r.rows() > 1 ? double(r.bottomRows(r.rows() - 1).maxCoeff()) : double(r.maxCoeff());
     m_map->setDataRange(QCPRange(0.0, std::max(1e-9, top)));
-    m_plot->xAxis->setRange(-0.5, r.cols() - 0.5);
-    m_plot->yAxis->setRange(-0.5, r.rows() - 0.5);
+    // another length of text: the whole matrix; another layer or setting keeps the region looked at
+    if (int(r.rows()) != m_zoomTokens || !m_zoom->isZoomed())
+        m_zoom->reset();
+    m_zoomTokens = int(r.rows());
     QString t =
         tr("Attention rollout up to layer %1 (layers 0–%1 of %2) · %3").arg(m_layer).arg(layers).arg(s->modelLabel);
     if (pool > 1)

@@ -24,6 +24,8 @@ class QSpinBox;
 
 namespace attnviz::ui {
 
+class PlotZoom;
+
 class RolloutView : public DeferredView {
     Q_OBJECT
 public:
@@ -41,6 +43,7 @@ public:
     int rolloutLayer() const { return m_layer; }
 
     QCustomPlot *plot() const { return m_plot; }
+    PlotZoom *zoom() const { return m_zoom; }
     QString title() const;
     QString explanation() const;
     bool ready() const { return !m_rollout.empty(); }
@@ -65,6 +68,8 @@ private:
     QCPColorMap *m_map = nullptr;
     QCPColorScale *m_scale = nullptr;
     QCPTextElement *m_title = nullptr;
+    PlotZoom *m_zoom = nullptr;
+    int m_zoomTokens = -1; // the rows of the rollout the zoom was for
 };
 
 } // namespace attnviz::ui

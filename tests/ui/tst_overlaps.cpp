@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Text over text and cut labels (a lecturer's defects 7 and 8), read back from the strings each plot
+// draws (tests/support/drawntext.h): no two labels' boxes meet (rotated tick labels: their anchors
+// at least a text line apart), and every label lies inside its plot, not cut at an edge. The views:
+// Compare's "ship", the residual stream with a model, the pipeline presenting, the weights at
+// 1280 × 720, contextual embeddings of a long text, the pipeline's thinned dimension axis, Rollout,
+// Lines with a long text; and the key/value label and editor beside the chips of a long text.
+#include "drawntext.h"
+#include "testsupport.h"
+
+#include "live/livesession.h"
+#include "mainwindow.h"
+#include "style/appearance.h"
+#include "teaching/comparison.h"
+#include "views/compareview.h"
+#include "views/embeddingview.h"
+#include "views/heatmapview.h"
+#include "views/linesview.h"
+#include "views/pipelineview.h"
+#include "views/residualview.h"
+#include "views/rolloutview.h"
+
+#include <qcustomplot.h>
+
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QScrollArea>
+#include <QStandardPaths>
+#include <QtTest>
+
+using namespace attnviz;
+using namespace attnviz::ui;
+
+namespace {
+bool rotated(const test::DrawnText &t) { return t.box.height() > 1.6 * std::max(1, t.pixels) && t.box.width() > 0.3 * t.box.height(); }
+
+// What is wrong with the labels `plot` draws: overlaps and cuts, one line each.
+QStringList textProblems(QCustomPlot *plot)
+{
+    QStringList out;
+    const QVector<test::DrawnText> all = test::drawnTexts(plot);
+    QVector<test::DrawnText> texts;
+    for (const test::DrawnText &t : all)
+        if (!t.text.trimmed().isEmpty())
+            texts << t;
+    const QRectF bounds = QRectF(QPointF(0, 0), QSizeF(plot->size())).adjusted(-1, -1, 1, 1);
+    for (const test::DrawnText &t : texts)
+        if (!bounds.contains(t.box))
+            out << QStringLiteral("cut: “%1” at (%2, %3, %4 × %5) in %6 × %7")
+                       .arg(t.text)
+                       .arg(t.box.x()).arg(t.box.y()).arg(t.box.width()).arg(t.box.height())
+                       .arg(plot->width()).arg(plot->height());
+    for (int i = 0; i < texts.size(); ++i)
+        for (int j = i + 1; j < texts.size(); ++j) {
+            const test::DrawnText &a = texts[i], &b = texts[j];
+            if (rotated(a) && rotated(b)) {
+                // neighbouring tick labels at −60°: their anchors a text line apart along the axis
+                if (std::abs(a.at.y() - b.at.y()) < 2 && std::abs(a.at.x() - b.at.x()) < 0.9 * std::min(a.pixels, b.pixels))
+                    out << QStringLiteral("rotated labels meet: “%1” / “%2”").arg(a.text, b.text);
+                continue;
+            }
+            if (rotated(a) != rotated(b))
+                continue; // a rotated box is far larger than its glyphs
+            const QRectF x = a.box.intersected(b.box);
+            if (x.width() > 1.5 && x.height() > 1.5)
+                out << QStringLiteral("overlap: “%1” / “%2”").arg(a.text, b.text);
+        }
+    return out;
+}
+
+QString longText(int words)
+{
+    QString t;
+    while (t.count(QLatin1Char(' ')) < words)
+        t += QStringLiteral("the ship sails from the old port to the sea and the crew sings ");
+    return t;
+}
+} // namespace
+
+class TestOverlaps : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void labelsApartAndWhole_data();
+    void labelsApartAndWhole();
+    void keySentenceBesideTheChips();
+
+private:
+    bool waitForResult() { return test::waitForCurrentResult(*m_w->session(), 20000); }
+    MainWindow *m_w = nullptr;
+};
+
+void TestOverlaps::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("attnviz-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_overlaps"));
+}
+
+void TestOverlaps::init()
+{
+    m_w = new MainWindow;
+    m_w->session()->setDebounceMs(0);
+    m_w->resize(1400, 900);
+    m_w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_w));
+}
+
+void TestOverlaps::cleanup()
+{
+    delete m_w;
+    m_w = nullptr;
+    AppearanceManager::instance()->setAppearance(Appearance());
+}
+
+void TestOverlaps::labelsApartAndWhole_data()
+{
+    QTest::addColumn<QString>("what");
+    QTest::addColumn<QSize>("window");
+    for (const QSize window : {QSize(1400, 900), QSize(1280, 720)})
+        for (const char *what : {"compare ship", "residual", "pipeline presenting", "weights", "embeddings",
+                                 "pipeline model", "rollout", "lines"})
+            QTest::addRow("%s %dx%d", what, window.width(), window.height()) << QString::fromLatin1(what) << window;
+}
+
+void TestOverlaps::labelsApartAndWhole()
+{
+    QFETCH(QString, what);
+    QFETCH(QSize, window);
+    m_w->resize(window);
+    QList<QCustomPlot *> plots;
+    QString error;
+    const bool model = what != QLatin1String("compare ship") && what != QLatin1String("pipeline presenting");
+    if (model) {
+        QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+        m_w->setSentence(what == QLatin1String("pipeline model") || what == QLatin1String("weights")
+                             ? QStringLiteral("My friend keeps seven green apples in a wooden box.")
+                             : longText(what == QLatin1String("embeddings") ? 128 : 40));
+    }
+    if (what == QLatin1String("compare ship")) {
+        ComparisonSpec spec;
+        QVERIFY(findSeedComparison(QStringLiteral("ship"), spec));
+        m_w->startComparison(spec);
+        QVERIFY(waitForResult());
+        QTest::qWait(500);
+        plots << m_w->compareView()->pairPlot() << m_w->compareView()->focusPlot() << m_w->compareView()->differencePlot();
+    } else if (what == QLatin1String("pipeline presenting")) {
+        QVERIFY(m_w->applyPreset(QStringLiteral("journey-scores")));
+        QVERIFY(waitForResult());
+        m_w->setPresentationMode(true);
+        m_w->setWindowState(Qt::WindowNoState);
+        m_w->setGeometry(QRect(QPoint(0, 0), window));
+        QTest::qWait(200);
+    } else {
+        QVERIFY(waitForResult());
+    }
+    const QString tab = what == QLatin1String("compare ship")        ? QStringLiteral("compare")
+                        : what.startsWith(QLatin1String("pipeline")) ? QStringLiteral("pipeline")
+                                                                     : what;
+    QVERIFY(m_w->showView(tab));
+    QTest::qWait(200);
+    if (what == QLatin1String("residual"))
+        plots << m_w->residualView()->plot();
+    else if (what == QLatin1String("weights"))
+        plots << m_w->heatmapView()->plot();
+    else if (what == QLatin1String("embeddings"))
+        plots << m_w->embeddingView()->plot();
+    else if (what == QLatin1String("lines"))
+        plots << m_w->linesView()->plot();
+    else if (what == QLatin1String("rollout")) {
+        QTRY_VERIFY_WITH_TIMEOUT(m_w->rolloutView()->ready(), 20000);
+        plots << m_w->rolloutView()->plot();
+    } else if (what.startsWith(QLatin1String("pipeline"))) {
+        for (int i = 0; i < m_w->pipelineView()->stageCount(); ++i)
+            plots << m_w->pipelineView()->stagePlot(i);
+    }
+    int checked = 0;
+    QStringList problems;
+    for (QCustomPlot *p : plots) {
+        if (!p || !p->isVisible())
+            continue;
+        test::settlePlot(p);
+        ++checked;
+        for (const QString &s : textProblems(p))
+            problems << p->objectName() + QStringLiteral(": ") + s;
+    }
+    if (const QString dir = qEnvironmentVariable("OVERLAP_SHOT"); !dir.isEmpty()) // to look at
+        m_w->grab().save(QStringLiteral("%1/overlap-%2-%3.png").arg(dir).arg(QString(what).replace(QLatin1Char(' '), QLatin1Char('-'))).arg(window.width()));
+    QVERIFY(checked > 0);
+    // still open in the window at 1280 × 720, where these plots get 100–190 px of height: the tick
+    // labels of Compare's row charts, Rollout's and the embeddings' colour scale touch, and the
+    // residual stream's wrapped title is pushed past the plot's top (presenting, they have the room)
+    QEXPECT_FAIL("compare ship 1280x720", "the row charts' value ticks touch in 100 px", Abort);
+    QEXPECT_FAIL("residual 1280x720", "a three-line title in a 192 px plot", Abort);
+    QEXPECT_FAIL("embeddings 1280x720", "the colour scale's ticks touch in 80 px", Abort);
+    QEXPECT_FAIL("rollout 1280x720", "the colour scale's ticks touch in a 100 px plot", Abort);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.mid(0, 8).join(QLatin1Char('\n'))));
+}
+
+// The key/value sentence's label and editor sat over the chips of a long text: the input column's
+// parts (sentence, its chips, the key/value label and editor) now lie one below the other.
+void TestOverlaps::keySentenceBesideTheChips()
+{
+    m_w->resize(1280, 720);
+    m_w->setSentence(longText(260));
+    QVERIFY(waitForResult());
+    QTest::qWait(200);
+    auto *query = m_w->findChild<QPlainTextEdit *>(QStringLiteral("sentenceEdit"));
+    auto *key = m_w->findChild<QPlainTextEdit *>(QStringLiteral("keySentenceEdit"));
+    auto *chips = m_w->findChild<QWidget *>(QStringLiteral("queryChips"));
+    QVERIFY(query && key && chips);
+    QWidget *chipsArea = chips->parentWidget() ? chips->parentWidget()->parentWidget() : nullptr; // the scroll area
+    QVERIFY(qobject_cast<QScrollArea *>(chipsArea));
+    QLabel *keyLabel = nullptr;
+    for (QLabel *l : m_w->findChildren<QLabel *>())
+        if (l->isVisible() && l->text().startsWith(QLatin1String("Key/value sentence")))
+            keyLabel = l;
+    QVERIFY(keyLabel);
+    auto inWindow = [this](QWidget *w) { return QRect(w->mapTo(m_w, QPoint(0, 0)), w->size()); };
+    const QList<QPair<QString, QRect>> parts{{QStringLiteral("sentence"), inWindow(query)},
+                                             {QStringLiteral("chips"), inWindow(chipsArea)},
+                                             {QStringLiteral("key/value label"), inWindow(keyLabel)},
+                                             {QStringLiteral("key/value editor"), inWindow(key)}};
+    for (int i = 0; i < parts.size(); ++i) {
+        QVERIFY2(parts[i].second.height() >= 12, qPrintable(parts[i].first));
+        for (int j = i + 1; j < parts.size(); ++j)
+            QVERIFY2(!parts[i].second.intersects(parts[j].second),
+                     qPrintable(QStringLiteral("%1 (%2, %3 high) over %4 (%5, %6 high)")
+                                    .arg(parts[i].first).arg(parts[i].second.top()).arg(parts[i].second.height())
+                                    .arg(parts[j].first).arg(parts[j].second.top()).arg(parts[j].second.height())));
+    }
+    // the label's text whole: as tall as a line, as wide as its words
+    QVERIFY(keyLabel->height() >= keyLabel->fontMetrics().height());
+    QVERIFY(keyLabel->width() >= keyLabel->fontMetrics().horizontalAdvance(keyLabel->text()) || keyLabel->wordWrap());
+}
+
+QTEST_MAIN(TestOverlaps)
+#include "tst_overlaps.moc"
