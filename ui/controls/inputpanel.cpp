@@ -59,13 +59,16 @@ InputPanel::InputPanel(QWidget *parent)
         sa->setWidgetResizable(true);
         sa->setFrameShape(QFrame::NoFrame);
         sa->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        sa->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
-        // as tall as the chips need, at most three rows; scroll beyond
+        // as tall as the chips need, at most three rows, and at least one: where the column is
+        // shorter than that (a model's longer help above, a 720 px screen) the layout takes the
+        // rows from here and the chips scroll. A fixed height kept its rows while the layout
+        // placed the key/value label where it thought they ended, over the third row.
+        sa->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
         const int row = w->minimumSizeHint().height();
-        sa->setFixedHeight(row);
-        QObject::connect(w, &TokenChipsView::chipsLaidOut, sa, [sa, w, row](int height) {
-            sa->setFixedHeight(std::clamp(height, row, 3 * row));
-            Q_UNUSED(w);
+        sa->setMinimumHeight(row);
+        sa->setMaximumHeight(row);
+        QObject::connect(w, &TokenChipsView::chipsLaidOut, sa, [sa, row](int height) {
+            sa->setMaximumHeight(std::clamp(height, row, 3 * row));
         });
         return sa;
     };

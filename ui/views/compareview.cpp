@@ -11,6 +11,7 @@
 #include "live/livesession.h"
 #include "style/legibility.h"
 #include "style/plotstyle.h"
+#include "views/plotfit.h"
 #include "views/plotzoom.h"
 
 #include "bundledvectors.h"
@@ -355,6 +356,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         r->axis(QCPAxis::atBottom)->setTickLabelRotation(-60);
         r->axis(QCPAxis::atBottom)->setSubTicks(false);
         r->axis(QCPAxis::atLeft)->setLabel(tr("weight"));
+        fitValueTicks(r->axis(QCPAxis::atLeft)); // ~100 px high in the window at 1280 × 720
     }
     m_rowBarsA = bars(m_rowRectA, kColorA);
     m_rowBarsB = bars(m_rowRectB, kColorB);
@@ -372,6 +374,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_embBarsA->setBarsGroup(bg);
     m_embBarsB->setBarsGroup(bg);
     m_embRect->axis(QCPAxis::atBottom)->setLabel(tr("contextual embedding, by dimension: A blue, B orange"));
+    fitValueTicks(m_embRect->axis(QCPAxis::atLeft));
     m_focusPlot->legend->setVisible(false); // the colours are named in the axis label: no room for a legend
     m_right->addWidget(m_focusPlot);
 

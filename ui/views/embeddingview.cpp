@@ -3,6 +3,7 @@
 
 #include "style/plotstyle.h"
 #include "views/embeddingnumbers.h"
+#include "views/plotfit.h"
 
 #include <qcustomplot.h>
 
@@ -55,6 +56,7 @@ EmbeddingView::EmbeddingView(QWidget *parent)
     m_scale->setBarWidth(12);
     m_scale->axis()->setLabel(QStringLiteral("value"));
     m_scale->setGradient(divergingGradient());
+    fitValueTicks(m_scale->axis()); // a long text leaves the scale ~80 px in the window at 1280 × 720
     row->addElement(0, 0, m_inRect);
     row->addElement(0, 1, m_outRect);
     row->addElement(0, 2, m_scale);

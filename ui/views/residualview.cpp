@@ -2,6 +2,7 @@
 #include "views/residualview.h"
 
 #include "style/plotstyle.h"
+#include "views/plotfit.h"
 
 #include <qcustomplot.h>
 
@@ -30,6 +31,7 @@ QCPColorScale *colourScale(QCustomPlot *plot, const QString &label, const QCPCol
     s->setBarWidth(10);
     s->axis()->setLabel(label);
     s->setGradient(g);
+    fitValueTicks(s->axis()); // ~40 px high in the window at 1280 × 720: its two ends only
     return s;
 }
 
@@ -64,14 +66,17 @@ ResidualView::ResidualView(QWidget *parent) : DeferredView(parent), m_plot(new Q
     m_plot->setObjectName(QStringLiteral("residualPlot"));
     m_plot->plotLayout()->clear();
     m_title = new QCPTextElement(m_plot, QStringLiteral("Residual stream"), QFont(font().family(), 10, QFont::Bold));
-    // the title's lines wrapped to the plot's width (the second was cut at its end)
+    // the title's lines wrapped to the plot's width (the second was cut at its end); where they
+    // would take more than a fifth of a short plot (the window at 1280 × 720), its first line
+    // elided, the whole title in the tooltip
     relabelAfterLayout(m_plot, this, [this] {
-        const QString t = m_titleText.isEmpty() ? m_title->text() : wrapText(m_titleText, m_title->font(), m_plot->width() - 16);
+        const QString t = m_titleText.isEmpty() ? m_title->text() : fittedTitle(m_plot, m_title, m_titleText, m_titleShare, &m_titleElided);
         if (t == m_title->text())
             return false;
         m_title->setText(t);
         return true;
     });
+    titleTooltip(m_plot, m_title, [this] { return m_titleElided ? m_titleText : QString(); });
     m_plot->plotLayout()->addElement(0, 0, m_title);
 
     auto *row = new QCPLayoutGrid;
@@ -120,8 +125,9 @@ ResidualView::ResidualView(QWidget *parent) : DeferredView(parent), m_plot(new Q
     m_lineRect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("‖x‖"));
     m_lineRect->axis(QCPAxis::atRight)->setLabel(QStringLiteral("cosine"));
     m_lineRect->axis(QCPAxis::atRight)->setRange(-1.05, 1.05);
-    m_lineRect->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);
-    m_lineRect->axis(QCPAxis::atRight)->ticker()->setTickCount(3);
+    // as many ticks as the curves' height has room for (~60 px in the window at 1280 × 720)
+    fitValueTicks(m_lineRect->axis(QCPAxis::atLeft));
+    fitValueTicks(m_lineRect->axis(QCPAxis::atRight));
     m_normLine = new QCPGraph(m_lineRect->axis(QCPAxis::atBottom), m_lineRect->axis(QCPAxis::atLeft));
     m_normLine->setPen(QPen(QColor(70, 110, 170), 2));
     m_normLine->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
@@ -219,7 +225,10 @@ void ResidualView::rebuild()
         else
             why = QStringLiteral("Single attention layer (depth 1): there is no residual stream. Set the depth to 2 "
                                  "or more under “Transformer stack”.");
-        m_title->setText(QStringLiteral("Residual stream\n") + why);
+        // nothing else to show: the message may take the whole plot
+        m_titleText = QStringLiteral("Residual stream\n") + why;
+        m_titleShare = 1.0;
+        m_title->setText(fittedTitle(m_plot, m_title, m_titleText, m_titleShare, &m_titleElided));
         m_stages = m_tokens = 0;
         m_labels.clear();
         m_metrics = {};
@@ -262,7 +271,8 @@ void ResidualView::rebuild()
         QStringLiteral("Residual stream — %1 layers · %2").arg(m_snapshot->numLayers()).arg(m_snapshot->modelLabel);
     title += QStringLiteral("\n“in” = token vector + position (what layer 0 reads); then the stream after each block.");
     m_titleText = title;
-    m_title->setText(wrapText(title, m_title->font(), m_plot->width() - 16));
+    m_titleShare = 0.2;
+    m_title->setText(fittedTitle(m_plot, m_title, title, m_titleShare, &m_titleElided));
     updateSelected();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

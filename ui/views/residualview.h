@@ -60,6 +60,8 @@ private:
     QCustomPlot *m_plot = nullptr;
     QCPTextElement *m_title = nullptr;
     QString m_titleText; // the title before wrapping
+    double m_titleShare = 0.2; // of the plot's height, at most, for the title's lines (else it elides)
+    bool m_titleElided = false;
     QCPAxisRect *m_normRect = nullptr, *m_cosRect = nullptr, *m_lineRect = nullptr;
     QCPColorMap *m_normMap = nullptr, *m_cosMap = nullptr;
     QCPColorScale *m_normScale = nullptr, *m_cosScale = nullptr;

@@ -2,6 +2,7 @@
 #include "views/rolloutview.h"
 
 #include "style/plotstyle.h"
+#include "views/plotfit.h"
 #include "views/plotzoom.h"
 
 #include "attnviz/headroles.h"
@@ -52,6 +53,7 @@ RolloutView::RolloutView(QWidget *parent)
     m_map = h.map;
     m_scale = h.scale;
     m_title = h.title;
+    fitValueTicks(m_scale->axis()); // the window at 1280 × 720 gives the scale ~100 px
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
         const QStringList labels = m_computedFor ? m_computedFor->queryLabels : QStringList();
         const bool x = labelTokenAxis(m_plot->xAxis, labels);
