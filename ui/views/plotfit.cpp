@@ -33,15 +33,22 @@ protected:
         m_usedLength = length;
         const double label = vertical ? fm.height() : fm.horizontalAdvance(QStringLiteral("−0.000"));
         const int intervals = length > 0 ? std::max(1, int(length / (m_spacing * label))) : 5;
+        // steps `spacing` lines apart are aimed at; down to 3/4 of that is still clear of each other
+        const double exact = 0.75 * range.size() / std::min(intervals, 5);
         m_endsOnly = intervals == 1;
-        const double exact = range.size() / std::min(intervals, 5);
         if (!(exact > 0) || !std::isfinite(exact))
             return 1.0;
         const double magnitude = std::pow(10.0, std::floor(std::log10(exact)));
+        double step = 10 * magnitude;
         for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-            if (m * magnitude >= exact * (1 - 1e-9))
-                return m * magnitude;
-        return 10 * magnitude;
+            if (m * magnitude >= exact * (1 - 1e-9)) {
+                step = m * magnitude;
+                break;
+            }
+        // a step that leaves one tick on the range (just "0") tells less than its two ends
+        if (std::floor(range.upper / step + 1e-9) - std::ceil(range.lower / step - 1e-9) < 1)
+            m_endsOnly = true;
+        return step;
     }
 
 public:
