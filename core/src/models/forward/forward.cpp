@@ -908,7 +908,20 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         else
             ffIn = lt.afterAttention.middleRows(p, n);
         resizeKeep(hidden, n, b.up.W.rows(), 0);
-        if (b.gate.W.size()) {
+        const bool keepMlp = in.keepMlp && b.gate.W.size();
+        if (keepMlp) { // the products kept before the activation, then activated here
+            for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::mlpPre, &LayerTrace<T>::mlpPreLinear}) {
+                growStage(lt.*m, t, b.up.W.rows(), keep, limit, out.room);
+                if (fl)
+                    copyRows(lt.*m, fl->*m, keep, p);
+            }
+            resizeKeep(gated, n, b.gate.W.rows(), 0);
+            linearRows<T>(ffIn, 0, {{&b.gate, &gated}, {&b.up, &hidden}});
+            lt.mlpPre.middleRows(p, n) = gated;
+            lt.mlpPreLinear.middleRows(p, n) = hidden;
+            activate<T>(gated.block(0, 0, n, gated.cols()), act);
+            hidden.array() *= gated.array();
+        } else if (b.gate.W.size()) {
             resizeKeep(gated, n, b.gate.W.rows(), 0);
             linearRows<T>(ffIn, 0, {{&b.gate, &gated, &act}, {&b.up, &hidden}});
             hidden.array() *= gated.array();
@@ -921,6 +934,10 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         lt.output.middleRows(p, n) = ffIn + lt.afterAttention.middleRows(p, n);
         if (!pre)
             normRows(arch.norm, lt.output, p, b.ffnNorm, lt.output);
+        if (!keepMlp) {
+            lt.mlpPre.resize(0, 0);
+            lt.mlpPreLinear.resize(0, 0);
+        }
         lt.keyIn.resize(0, 0);
         lt.projections = b.attn;
     }
