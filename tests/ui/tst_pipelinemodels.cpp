@@ -114,6 +114,8 @@ private slots:
                      qPrintable(c));
         }
         QVERIFY(!view.stageCaption(view.indexOf(Kind::Q)).contains(QStringLiteral("Grouped")));
+        QVERIFY2(view.stageTitle(view.indexOf(Kind::RawScores)).startsWith(QStringLiteral("S = Q_%1·K_kv%2ᵀ").arg(head).arg(kv)),
+                 qPrintable(view.stageTitle(view.indexOf(Kind::RawScores))));
         // the rotary stages
         const QString turn = qkNorm ? QStringLiteral("the per-head norm and rotary positions") : QStringLiteral("rotary positions");
         QCOMPARE(view.stageName(view.indexOf(Kind::QRotated)), QStringLiteral("Q rotated of head %1").arg(head));

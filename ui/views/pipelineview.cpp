@@ -382,9 +382,10 @@ PipelineView::PipelineView(QWidget *parent)
     bar->addWidget(m_stepLabel);
     bar->addWidget(m_next);
     bar->addWidget(m_all);
-    bar->addSpacing(12);
-    bar->addWidget(m_headNote, 1);
+    bar->addStretch(1);
     layout->addLayout(bar);
+    // its own row: beside the buttons a narrow window wrapped it a word a line, and the bar grew as tall
+    layout->addWidget(m_headNote);
     connect(m_first, &QPushButton::clicked, this, [this] { setCurrentStage(0); });
     connect(m_prev, &QToolButton::clicked, this, &PipelineView::previousStage);
     connect(m_next, &QToolButton::clicked, this, &PipelineView::nextStage);
@@ -832,7 +833,9 @@ void PipelineView::fillStage(PipelineStage &st)
         cols = &m_keyLabels;
         xAxis = tr("key");
         if (ok) {
-            st.title = QStringLiteral("S = Q%1·K%1ᵀ   %2").arg(hs, shape(s->tq(), s->tk()));
+            const AttentionResult<float> &att = s->attention(m_layer);
+            const QString ks = att.kvHeads > 0 && att.kvHeads < att.numHeads ? QStringLiteral("_kv%1").arg(att.kvHeadOf(h)) : hs;
+            st.title = QStringLiteral("S = Q%1·K%2ᵀ   %3").arg(hs, ks, shape(s->tq(), s->tk()));
             if (m_scoresDerived)
                 st.matrix = &m_raw;
             else
