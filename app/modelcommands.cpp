@@ -71,6 +71,7 @@ QJsonObject infoJson(const ModelInfo &i)
             {QStringLiteral("parameters"), double(i.parameters)},
             {QStringLiteral("tokenizer"), QString::fromStdString(i.tokenizer)},
             {QStringLiteral("dtype"), QString::fromStdString(i.dtype)},
+            {QStringLiteral("weight_bytes"), double(i.weightBytes)},
             {QStringLiteral("causal"), i.causal},
             {QStringLiteral("masked_lm"), i.maskedLm}};
 }
@@ -196,9 +197,10 @@ int modelInfo(const QStringList &args)
                 i.family.c_str(), i.name.c_str(), i.layers, i.heads, i.dHead, kv.c_str(), i.dModel, i.dFeedForward);
     if (!architectureText(i.architecture).empty())
         std::printf("blocks      %s\n", architectureText(i.architecture).c_str());
-    std::printf("vocabulary  %s\npositions   %s\nparameters  %s\ntokenizer   %s\ndtype       %s\npredicts    %s\n",
+    const std::string held = i.weightBytes > 0 ? " (" + describeBytes(uint64_t(i.weightBytes)) + " in memory)" : std::string();
+    std::printf("vocabulary  %s\npositions   %s\nparameters  %s\ntokenizer   %s\ndtype       %s%s\npredicts    %s\n",
                 describeCount(i.vocabulary).c_str(), describeCount(i.maxPositions).c_str(), describeCount(i.parameters).c_str(),
-                i.tokenizer.c_str(), i.dtype.c_str(),
+                i.tokenizer.c_str(), i.dtype.c_str(), held.c_str(),
                 i.causal ? "the next token (causal)" : i.maskedLm ? "[MASK] fills (bidirectional)" : "nothing (no head)");
     return 0;
 }
@@ -373,9 +375,10 @@ int benchModel(const QStringList &args)
     if (p.isSet(seededOpt)) {
         const QString shape = p.value(seededOpt);
         Architecture arch;
-        if (!seededShape(shape.toStdString(), arch))
+        std::string dtype;
+        if (!seededShape(shape.toStdString(), arch, &dtype))
             return fail("bench", "--seeded: " + seededShapeList().toStdString() + ", not " + shape.toStdString(), 2);
-        if (Status st = seededPretrained(arch, 1, m); !st)
+        if (Status st = seededPretrained(arch, 1, m, dtype); !st)
             return fail("bench", st.message, 2);
     } else if (Status st = openModelSource(p.value(modelOpt), m); !st) {
         return fail("bench", st.message, exitCodeFor(st));

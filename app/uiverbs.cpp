@@ -1017,13 +1017,14 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
     if (p.isSet(seededOpt)) {
         const QString shape = p.value(seededOpt);
         Architecture arch;
-        if (!seededShape(shape.toStdString(), arch))
+        std::string dtype;
+        if (!seededShape(shape.toStdString(), arch, &dtype))
             return fail("bench", QStringLiteral("--seeded: %1, not %2").arg(cli::seededShapeList(), shape), 2);
         std::shared_ptr<Model> tokenizer;
         if (!openModel(p.value(tokenizerOpt), tokenizer, &error))
             return fail("bench", QStringLiteral("--tokenizer: %1").arg(error), 2);
         std::unique_ptr<Model> seeded;
-        if (Status st = seededPretrained(arch, 1, seeded); !st)
+        if (Status st = seededPretrained(arch, 1, seeded, dtype); !st)
             return fail("bench", QString::fromStdString(st.message), 1);
         if (tokenizer->info().vocabulary > seeded->info().vocabulary)
             return fail("bench", QStringLiteral("--tokenizer: its %1 tokens do not fit the %2 of %3")

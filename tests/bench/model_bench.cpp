@@ -2,8 +2,10 @@
 // model_bench: `attnviz bench --seeded gpt2-small|bert-base --json` as a program that needs only the
 // core (no Qt), for machines where the window's libraries are not installed (a quiet benchmark
 // machine). Same timing code (runModelBench), same JSON fields; tests/bench/models_peer.py runs
-// either. Its four options are read by hand: QCommandLineParser would bring the Qt runtime back.
-//   model_bench --seeded gpt2-small|bert-base [--tokens 128,1024] [--repeat 5] [--scores] [--json]
+// either. Its options are read by hand: QCommandLineParser would bring the Qt runtime back.
+//   model_bench --seeded SHAPE [--tokens 128,1024] [--repeat 5] [--scores] [--dtype F32|BF16] [--json]
+// --dtype overrides the precision the shape is published in (seededShape): F32 against BF16 is the
+// A/B of 16-bit weights kept as stored.
 #include "attnviz/bench.h"
 #include "attnviz/parallel.h"
 #include "attnviz/pretrained.h"
@@ -20,7 +22,7 @@ using namespace attnviz;
 
 int main(int argc, char **argv)
 {
-    std::string shape = "gpt2-small", tokens = "128,1024";
+    std::string shape = "gpt2-small", tokens = "128,1024", dtypeOverride;
     int repeat = 5;
     bool scores = false;
     for (int i = 1; i < argc; ++i) {
@@ -32,6 +34,8 @@ int main(int argc, char **argv)
             tokens = argv[++i];
         else if (a == "--repeat" && hasValue)
             repeat = std::atoi(argv[++i]);
+        else if (a == "--dtype" && hasValue)
+            dtypeOverride = argv[++i];
         else if (a == "--scores")
             scores = true;
         else if (a != "--json" && a != "--no-scores") {
@@ -40,13 +44,16 @@ int main(int argc, char **argv)
         }
     }
     Architecture arch;
-    if (!seededShape(shape, arch)) {
+    std::string dtype;
+    if (!seededShape(shape, arch, &dtype)) {
         std::fprintf(stderr, "model_bench: --seeded: not a shape attnviz knows: %s\n", shape.c_str());
         return 2;
     }
     std::unique_ptr<Model> m;
     const auto t0 = std::chrono::steady_clock::now();
-    if (Status st = seededPretrained(arch, 1, m); !st) {
+    if (!dtypeOverride.empty())
+        dtype = dtypeOverride;
+    if (Status st = seededPretrained(arch, 1, m, dtype); !st) {
         std::fprintf(stderr, "model_bench: %s\n", st.message.c_str());
         return 2;
     }

@@ -417,6 +417,18 @@ void TestFamilies::configTraps()
         "intermediate_size": 16, "vocab_size": 10}})");
     QCOMPARE(wrapped.layers, 2);
     QCOMPARE(wrapped.family, std::string("gemma3"));
+    // Gemma's sqrt(d) in the checkpoint's dtype (Hugging Face's default load): bf16(sqrt 12) = 3.46875,
+    // the wrapper's dtype applying to its text model; no dtype, or float64: unrounded
+    const char *g3tiny = R"({"model_type": "gemma3_text", "num_hidden_layers": 1, "num_attention_heads": 2,
+        "num_key_value_heads": 1, "hidden_size": 12, "head_dim": 4, "intermediate_size": 16, "vocab_size": 10, %1})";
+    QCOMPARE(parse(QString::fromUtf8(g3tiny).arg(QStringLiteral(R"("torch_dtype": "bfloat16")")).toStdString().c_str()).embeddingScale, 3.46875);
+    QCOMPARE(parse(QString::fromUtf8(g3tiny).arg(QStringLiteral(R"("dtype": "float16")")).toStdString().c_str()).embeddingScale, 3.46484375);
+    QCOMPARE(parse(QString::fromUtf8(g3tiny).arg(QStringLiteral(R"("dtype": "float64")")).toStdString().c_str()).embeddingScale, std::sqrt(12.0));
+    QCOMPARE(parse(R"({"model_type": "gemma3", "torch_dtype": "bfloat16", "text_config": {"model_type": "gemma3_text",
+        "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "hidden_size": 12, "head_dim": 4,
+        "intermediate_size": 16, "vocab_size": 10}})").embeddingScale, 3.46875);
+    QCOMPARE(parse(R"({"model_type": "gemma2", "torch_dtype": "bfloat16", "num_hidden_layers": 2, "num_attention_heads": 2,
+        "num_key_value_heads": 1, "hidden_size": 640, "head_dim": 4, "intermediate_size": 16, "vocab_size": 10})").embeddingScale, 25.25);
     // Mistral: a window on every layer; null = none
     QCOMPARE(parse(R"({"model_type": "mistral", "num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 8,
         "intermediate_size": 16, "vocab_size": 10, "sliding_window": 4})").window, (std::vector<int>{4, 4}));

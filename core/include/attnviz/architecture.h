@@ -108,7 +108,7 @@ struct Architecture {
     bool qkvBias = true, outBias = true, mlpBias = true;
     bool qkNorm = false; // a norm over d_head on each head's q and k before rotation (Qwen3, Gemma 3)
 
-    double embeddingScale = 1.0; // Gemma: sqrt(d_model)
+    double embeddingScale = 1.0; // Gemma: sqrt(d_model) (Gemma 3: rounded to the checkpoint's dtype)
     double attentionScale = 0.0; // multiplied onto q·k; 0 = 1/sqrt(d_head)
     double attentionSoftcap = 0.0, finalSoftcap = 0.0; // Gemma 2: tanh(x / c) * c; 0 = none
 
@@ -148,8 +148,9 @@ Status parseArchitecture(const std::string &configJson, const std::string &name,
 std::vector<std::string> knownModelTypes();
 
 // Shapes of real checkpoints for seeded benchmarks (no download): "gpt2-small", "bert-base",
-// "smollm2-135m", "qwen3-0.6b", "llama3.2-1b". False for an unknown name.
-bool seededShape(const std::string &name, Architecture &out);
+// "smollm2-135m", "qwen3-0.6b", "llama3.2-1b". False for an unknown name. `dtype`: the precision
+// the checkpoint is published in ("F32" for GPT-2 and BERT, "BF16" for the rotary decoders).
+bool seededShape(const std::string &name, Architecture &out, std::string *dtype = nullptr);
 std::vector<std::string> seededShapeNames();
 
 } // namespace attnviz

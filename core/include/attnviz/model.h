@@ -215,6 +215,8 @@ struct ModelInfo {
     int64_t parameters = 0;
     std::string tokenizer; // "byte-level BPE (50,257)", "WordPiece, lower case (30,522)", "words"
     std::string dtype;     // of the file: F32, F16, BF16; empty for built-ins
+    int64_t weightBytes = 0; // the float weights' memory: 16-bit files keep their MLP, embedding and
+                             // LM-head matrices in 16 bits; 0 for built-ins
     bool causal = false;   // attends only backwards (GPT-2): next-token predictions
     bool maskedLm = false; // has a masked-LM head (BERT): [MASK] fills
     // Real checkpoints: the architecture the forward pass read (norms, positions, windows ...);

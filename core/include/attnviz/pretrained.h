@@ -28,6 +28,9 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
 
 // The same architectures with seeded random weights and no tokenizer (benchmarks, no download):
 // trace() takes TraceRequest::ids. See seededShape (architecture.h) for real checkpoints' shapes.
-Status seededPretrained(const Architecture &architecture, uint64_t seed, std::unique_ptr<Model> &out);
+// dtype "BF16": the matrices a BF16 file's weights keep in 16 bits are rounded and kept so (the
+// memory and speed of the published checkpoint); "F32": float32 throughout.
+Status seededPretrained(const Architecture &architecture, uint64_t seed, std::unique_ptr<Model> &out,
+                        const std::string &dtype = "F32");
 
 } // namespace attnviz

@@ -56,6 +56,9 @@ public:
     // are refused (NonFinite, naming the tensor).
     Status read(const TensorEntry &e, float *dst) const;
     Status read(const TensorEntry &e, double *dst) const;
+    // Copies an F16 or BF16 tensor's 16-bit values as they are (count of them), for weights kept in
+    // their stored precision and widened inside the products. Same checks and progress as read().
+    Status readBits16(const TensorEntry &e, uint16_t *dst) const;
 
     // Progress over every read() (set before reading; total = totalBytes()).
     void setProgress(LoadProgress progress) { m_progress = std::move(progress); }
@@ -65,6 +68,9 @@ private:
     Status mapAndParse(const std::string &path);
     template <typename T>
     Status readAs(const TensorEntry &e, T *dst) const;
+    // After a tensor's copy: its pages given back, then the progress callback.
+    Status finishRead(const TensorEntry &e) const;
+    std::string nameOf(const TensorEntry &e) const;
 
     std::vector<std::unique_ptr<Mapping>> m_files;
     std::map<std::string, TensorEntry> m_entries;

@@ -181,25 +181,40 @@ uint64_t TensorArchive::totalBytes() const
     return n;
 }
 
+std::string TensorArchive::nameOf(const TensorEntry &e) const
+{
+    for (const auto &kv : m_entries)
+        if (&kv.second == &e)
+            return quoteText(kv.first);
+    return "a tensor";
+}
+
+Status TensorArchive::finishRead(const TensorEntry &e) const
+{
+    const Mapping &m = *m_files.at(size_t(e.file));
+    const unsigned char *p = m.data + e.offset;
+    // Give the pages back: the copy is what stays in memory.
+    const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = (uintptr_t(p) / page) * page, end = uintptr_t(p + e.bytes);
+    if (end > begin)
+        ::madvise(reinterpret_cast<void *>(begin), size_t(end - begin), MADV_DONTNEED);
+    m_done += e.bytes;
+    if (m_progress && !m_progress(m_done, totalBytes()))
+        return Status::error(StatusCode::Cancelled, m.path + ": loading cancelled");
+    return {};
+}
+
 template <typename T>
 Status TensorArchive::readAs(const TensorEntry &e, T *dst) const
 {
     const Mapping &m = *m_files.at(size_t(e.file));
     const unsigned char *p = m.data + e.offset;
     detail::convertTensor(p, e, dst);
-    // Give the pages back: the converted copy is what stays in memory.
-    const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
-    const uintptr_t begin = (uintptr_t(p) / page) * page, end = uintptr_t(p + e.bytes);
-    if (end > begin)
-        ::madvise(reinterpret_cast<void *>(begin), size_t(end - begin), MADV_DONTNEED);
     T sum = 0;
     for (uint64_t i = 0; i < e.count; ++i)
         sum += dst[i] * T(0);
     if (!(sum == T(0))) {
-        std::string tensor = "a tensor";
-        for (const auto &kv : m_entries)
-            if (&kv.second == &e)
-                tensor = quoteText(kv.first);
+        const std::string tensor = nameOf(e);
         // the first value that is not finite here: NaN or Inf in the file, or a finite F64 too large for float
         uint64_t i = 0;
         while (i < e.count && std::isfinite(double(dst[i])))
@@ -215,10 +230,24 @@ Status TensorArchive::readAs(const TensorEntry &e, T *dst) const
         }
         return Status::error(StatusCode::NonFinite, m.path + ": " + tensor + ": contains NaN or Inf");
     }
-    m_done += e.bytes;
-    if (m_progress && !m_progress(m_done, totalBytes()))
-        return Status::error(StatusCode::Cancelled, m.path + ": loading cancelled");
-    return {};
+    return finishRead(e);
+}
+
+Status TensorArchive::readBits16(const TensorEntry &e, uint16_t *dst) const
+{
+    const Mapping &m = *m_files.at(size_t(e.file));
+    const bool bf16 = e.dtype == "BF16";
+    if (!bf16 && e.dtype != "F16")
+        return Status::error(StatusCode::InvalidInput, m.path + ": " + nameOf(e) + ": " + e.dtype + ", not F16 or BF16");
+    std::memcpy(dst, m.data + e.offset, size_t(e.count) * 2);
+    // NaN and Inf: every exponent bit set (8 of BF16's, 5 of F16's).
+    const uint16_t exponent = bf16 ? 0x7f80 : 0x7c00;
+    uint16_t any = 0;
+    for (uint64_t i = 0; i < e.count; ++i)
+        any |= uint16_t(((dst[i] & exponent) == exponent) ? 1 : 0);
+    if (any)
+        return Status::error(StatusCode::NonFinite, m.path + ": " + nameOf(e) + ": contains NaN or Inf");
+    return finishRead(e);
 }
 
 Status TensorArchive::read(const TensorEntry &e, float *dst) const { return readAs(e, dst); }

@@ -207,8 +207,10 @@ Architecture llamaShape(int layers, int heads, int kv, int d, int dh, int ff, in
 
 } // namespace
 
-bool seededShape(const std::string &name, Architecture &a)
+bool seededShape(const std::string &name, Architecture &a, std::string *dtype)
 {
+    if (dtype)
+        *dtype = name == "gpt2-small" || name == "bert-base" ? "F32" : "BF16";
     if (name == "gpt2-small" || name == "bert-base") {
         a = Architecture();
         const bool bert = name == "bert-base";

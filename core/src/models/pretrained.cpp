@@ -137,6 +137,7 @@ public:
         i.parameters = m_float->parameters;
         i.tokenizer = m_tokenizer ? m_tokenizer->kind() + " (" + withCommas(m_tokenizer->vocabSize()) + ")" : "none (ids only)";
         i.dtype = m_dtype;
+        i.weightBytes = weightBytes(*m_float);
         i.causal = m_config.causal;
         i.maskedLm = m_float->hasMlmHead;
         i.architecture = m_config;
@@ -449,13 +450,15 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
     return {};
 }
 
-Status seededPretrained(const Architecture &arch, uint64_t seed, std::unique_ptr<Model> &out)
+Status seededPretrained(const Architecture &arch, uint64_t seed, std::unique_ptr<Model> &out, const std::string &dtype)
 {
     if (Status st = arch.validate(); !st)
         return Status::error(StatusCode::InvalidInput, "seeded model: " + st.message);
     auto w = std::make_shared<ModelWeights<float>>();
-    seedWeights(arch, seed, *w);
-    out = std::make_unique<PretrainedModel>(arch, std::string(), std::move(w), nullptr, "F32 (seeded)");
+    const bool bf16 = dtype == "BF16";
+    seedWeights(arch, seed, *w, bf16);
+    out = std::make_unique<PretrainedModel>(arch, std::string(), std::move(w), nullptr,
+                                            bf16 ? "BF16 (seeded)" : "F32 (seeded)");
     return {};
 }
 

@@ -4,11 +4,34 @@
 // post_feedforward_layernorm), q·k scaled by query_pre_attn_scalar^-1/2, attention and final
 // logits soft-capped (tanh(x / c) * c), a sliding window on every other layer (layers 0, 2, 4 ...,
 // or as layer_types says), GeGLU with the tanh GELU, tied. Gemma2Config's defaults otherwise.
+// The embedding scale sqrt(hidden_size) is taken in the checkpoint's dtype (torch_dtype / dtype),
+// as the original implementations and Hugging Face's default load ("auto": the file's dtype) compute
+// it: sqrt(640) = 25.298 is 25.25 in bfloat16 (Gemma 2 casts it to the hidden states' dtype, Gemma
+// 3 keeps it in a buffer of the dtype it is loaded in; transformers 5.17 checked on gemma3-tiny).
 #include "family.h"
+
+#include <Eigen/Core>
 
 #include <cmath>
 
 namespace attnviz::families {
+
+double roundToDtype(double x, const std::string &dtype)
+{
+    if (dtype == "bfloat16")
+        return double(float(Eigen::bfloat16(float(x))));
+    if (dtype == "float16")
+        return double(float(Eigen::half(float(x))));
+    return dtype == "float32" ? double(float(x)) : x;
+}
+
+std::string configDtype(const nlohmann::json &j)
+{
+    for (const char *key : {"dtype", "torch_dtype"}) // transformers 5 writes `dtype`
+        if (j.contains(key) && j[key].is_string())
+            return j[key].get<std::string>();
+    return std::string();
+}
 
 namespace {
 
@@ -31,7 +54,7 @@ Status readGemmaCommon(const ConfigFields &c, Architecture &a, double softcapAtt
             return st;
     a.norm = NormKind::RmsNormPlusOne;
     a.placement = NormPlacement::Sandwich;
-    a.embeddingScale = std::sqrt(double(a.dModel));
+    a.embeddingScale = roundToDtype(std::sqrt(double(a.dModel)), configDtype(c.json()));
     return {};
 }
 

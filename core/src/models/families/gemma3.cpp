@@ -4,12 +4,15 @@
 // head), five sliding layers to one global (sliding_window_pattern 6: layer l slides unless
 // (l + 1) % 6 == 0; or layer_types), and two rotary bases: rope_local_base_freq (10,000) on sliding
 // layers, rope_theta (1,000,000, with rope_scaling) on global ones.
-// Wrapper tensors: language_model.model.* (older files) or model.language_model.* (newer ones).
+// Wrapper tensors: language_model.model.* (older files) or model.language_model.* (newer ones);
+// the wrapper's dtype applies to its text model (the embedding scale's rounding, gemma2.cpp).
 #include "family.h"
 
 namespace attnviz::families {
 
 Status readGemmaShared(const ConfigFields &c, Architecture &a, double softcapAttn, double softcapFinal);
+double roundToDtype(double x, const std::string &dtype);
+std::string configDtype(const nlohmann::json &j);
 TensorNames gemmaTensorNames(const Architecture &a);
 
 namespace {
@@ -56,7 +59,11 @@ Status readGemma3(const ConfigFields &c, Architecture &a)
     if (!c.has("text_config") || !c.json()["text_config"].is_object())
         return c.bad("text_config", "missing (a gemma3 folder keeps its language model's fields there)");
     const ConfigFields text(c.json()["text_config"], c.file() + ": text_config");
-    return readText(text, a);
+    if (Status st = readText(text, a); !st)
+        return st;
+    if (configDtype(text.json()).empty())
+        a.embeddingScale = roundToDtype(a.embeddingScale, configDtype(c.json()));
+    return {};
 }
 
 TensorNames gemma3Names(const Architecture &a)

@@ -240,12 +240,44 @@ void productTransposed(const Mat<T> &x, int p, int n, const Mat<T> &W, int c0, i
         dst.col(c).noalias() = rows * W.row(c0 + c).transpose();
 }
 
+// The same with W kept in 16 bits: a block of W's rows at a time widened into a scratch matrix
+// (per thread, reused) and multiplied as above. Each block is one GEMM, which packs x's rows again:
+// blocks of 4 MB (at least 128 rows) keep that repacking under ~10 % of the product (1 MB blocks,
+// 32 rows of an 8,192-wide layer, made Llama-3.2-1B's full trace a third slower than float32); for
+// a few rows they are 16 rows (one row's product per widened row, W streamed once).
+template <typename T, typename Dst>
+void productTransposed(const Mat<T> &x, int p, int n, const Weight<T> &W, int c0, int cw, Dst dst)
+{
+    if (W.half.empty()) {
+        productTransposed<T>(x, p, n, W.dense, c0, cw, dst);
+        return;
+    }
+    thread_local Mat<T> scratch;
+    const int in = int(W.cols());
+    const int block = n > kFewRows ? std::max(128, int((4 << 20) / (sizeof(T) * size_t(in))) / 16 * 16) : 16;
+    for (int c = 0; c < cw; c += block) {
+        const int b = std::min(block, cw - c);
+        if (scratch.rows() != b || scratch.cols() != in)
+            scratch.resize(b, in);
+        W.half.widen(c0 + c, b, scratch.data());
+        productTransposed<T>(x, p, n, scratch, 0, b, dst.middleCols(c, b));
+    }
+}
+
 // One dense layer of a linearRows call: y rows [p, t) = act(x rows [p, t) W^T + b).
 template <typename T>
 struct LinearJob {
-    const Linear<T> *l;
+    LinearJob(const Linear<T> *l, Mat<T> *y, const Activation *act = nullptr) : dense(&l->W), b(&l->b), y(y), act(act) {}
+    LinearJob(const WeightLinear<T> *l, Mat<T> *y, const Activation *act = nullptr)
+        : weight(&l->W), b(&l->b), y(y), act(act)
+    {
+    }
+    Eigen::Index rows() const { return weight ? weight->rows() : dense->rows(); }
+    const Mat<T> *dense = nullptr;     // one of these two
+    const Weight<T> *weight = nullptr;
+    const Vec<T> *b;
     Mat<T> *y;
-    const Activation *act = nullptr;
+    const Activation *act;
 };
 
 template <typename T, typename Block>
@@ -282,7 +314,7 @@ void linearRows(const Mat<T> &x, int p, std::initializer_list<LinearJob<T>> jobs
     std::vector<Task> tasks;
     double work = 0;
     for (const LinearJob<T> &j : jobs) {
-        const int out = int(j.l->W.rows());
+        const int out = int(j.rows());
         const int chunk = std::max(64, ((out + 2 * threads - 1) / (2 * threads) + 15) / 16 * 16);
         for (int c0 = 0; c0 < out; c0 += chunk)
             tasks.push_back({&j, c0, std::min(chunk, out - c0)});
@@ -290,11 +322,14 @@ void linearRows(const Mat<T> &x, int p, std::initializer_list<LinearJob<T>> jobs
     }
     parallelFor(int(tasks.size()), work, [&](int i) {
         const Task &k = tasks[size_t(i)];
-        const Linear<T> &l = *k.job->l;
-        auto block = k.job->y->block(p, k.c0, n, k.cw);
-        productTransposed<T>(x, p, n, l.W, k.c0, k.cw, block);
-        if (l.hasBias())
-            block.rowwise() += l.b.segment(k.c0, k.cw).transpose();
+        const LinearJob<T> &j = *k.job;
+        auto block = j.y->block(p, k.c0, n, k.cw);
+        if (j.weight)
+            productTransposed<T>(x, p, n, *j.weight, k.c0, k.cw, block);
+        else
+            productTransposed<T>(x, p, n, *j.dense, k.c0, k.cw, block);
+        if (j.b->size())
+            block.rowwise() += j.b->segment(k.c0, k.cw).transpose();
         if (k.job->act)
             activate<T>(block, *k.job->act);
     });
@@ -585,7 +620,7 @@ struct VocabScan {
 };
 
 template <typename T>
-void scanVocabulary(const Mat<T> &h, const Mat<T> &E, const Vec<T> &bias, T softcap, int k, VocabScan<T> &out)
+void scanVocabulary(const Mat<T> &h, const Weight<T> &E, const Vec<T> &bias, T softcap, int k, VocabScan<T> &out)
 {
     const int n = int(h.rows()), V = int(E.rows());
     constexpr int chunk = 2048;
@@ -710,7 +745,7 @@ bool GrowthRoom::heldInThisBuild() { return kHoldsRoom; }
 template <typename T>
 T nextLogit(const Architecture &arch, const ModelWeights<T> &w, const Mat<T> &final, int i, int id)
 {
-    T logit = final.row(i).dot(w.outputEmbedding().row(id));
+    T logit = final.row(i).dot(w.outputEmbedding().row(id).transpose());
     if (w.outputBias.size())
         logit += w.outputBias[id];
     if (arch.finalSoftcap > 0)
@@ -813,7 +848,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     sized(out.input, from ? &from->input : nullptr);
     const T embeddingScale = T(arch.embeddingScale);
     for (int i = p; i < t; ++i) {
-        out.embeddings.row(i) = w.tokens.row(in.ids[size_t(i)]);
+        out.embeddings.row(i) = w.tokens.row(in.ids[size_t(i)]).transpose();
         if (arch.embeddingScale != 1.0)
             out.input.row(i) = out.embeddings.row(i) * embeddingScale;
         else

@@ -3,14 +3,93 @@
 // (families::TensorNames, data): the body's prefix found by the token embeddings, GPT-2's Conv1D
 // tensors transposed, fused q|k|v and gate|up tensors split, norms with or without a bias (and
 // BERT's older gamma/beta spelling), an LM head tied when absent or equal to the embeddings.
-// Also seeded weights of any architecture and the float -> double copy.
+// Also seeded weights of any architecture, the float -> double copy, and the 16-bit weights.
 #include "weights.h"
 #include "../families/family.h"
 
+#include <Eigen/Core>
+
+#include <cstring>
 #include <random>
 #include <tuple>
+#include <type_traits>
 
 namespace attnviz {
+
+template <typename T>
+void HalfMatrix::widen(Eigen::Index r0, Eigen::Index n, T *dst) const
+{
+    const uint16_t *src = bits.data() + r0 * cols;
+    const Eigen::Index count = n * cols;
+    if (kind == Kind::BF16) {
+        // BF16 is float32's top half: a shift, which the compiler vectorizes.
+        for (Eigen::Index i = 0; i < count; ++i) {
+            const uint32_t u = uint32_t(src[i]) << 16;
+            float f;
+            std::memcpy(&f, &u, 4);
+            dst[i] = T(f);
+        }
+        return;
+    }
+    for (Eigen::Index i = 0; i < count; ++i)
+        dst[i] = T(float(Eigen::numext::bit_cast<Eigen::half>(src[i])));
+}
+
+uint16_t HalfMatrix::round(Kind kind, float v)
+{
+    if (kind == Kind::F16)
+        return Eigen::numext::bit_cast<uint16_t>(Eigen::half(v));
+    return Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(v)); // to nearest even, as torch
+}
+
+template void HalfMatrix::widen<float>(Eigen::Index, Eigen::Index, float *) const;
+template void HalfMatrix::widen<double>(Eigen::Index, Eigen::Index, double *) const;
+
+template <typename T>
+Vec<T> Weight<T>::row(Eigen::Index r) const
+{
+    if (half.empty())
+        return dense.row(r).transpose();
+    Vec<T> v(half.cols);
+    half.widen(r, 1, v.data());
+    return v;
+}
+
+template <typename T>
+Weight<T> Weight<T>::middleRows(Eigen::Index r0, Eigen::Index n) const
+{
+    if (half.empty())
+        return Weight<T>(Mat<T>(dense.middleRows(r0, n)));
+    Weight<T> w;
+    w.half.kind = half.kind;
+    w.half.rows = n;
+    w.half.cols = half.cols;
+    w.half.bits.assign(half.bits.begin() + r0 * half.cols, half.bits.begin() + (r0 + n) * half.cols);
+    return w;
+}
+
+template <typename T>
+Mat<T> Weight<T>::toDense() const
+{
+    if (half.empty())
+        return dense;
+    Mat<T> m(half.rows, half.cols);
+    half.widen(0, half.rows, m.data());
+    return m;
+}
+
+template <typename T>
+bool Weight<T>::operator==(const Weight<T> &o) const
+{
+    if (half.empty() != o.half.empty())
+        return toDense() == o.toDense();
+    if (half.empty())
+        return dense == o.dense;
+    return half.kind == o.half.kind && half.rows == o.half.rows && half.bits == o.half.bits;
+}
+
+template struct Weight<float>;
+template struct Weight<double>;
 
 namespace {
 std::string shapeText(const std::vector<int64_t> &s)
@@ -47,6 +126,45 @@ public:
             m = std::move(raw);
         m_parameters += int64_t(e->count);
         return {};
+    }
+
+    // A matrix that may stay in 16 bits: float weights of a BF16 / F16 tensor keep its bits.
+    Status weight(const std::string &n, int rows, int cols, Weight<T> &w)
+    {
+        const TensorEntry *e = nullptr;
+        std::string full;
+        if (Status st = entry(n, e, full); !st)
+            return st;
+        if (!std::is_same_v<T, float> || (e->dtype != "BF16" && e->dtype != "F16")) {
+            w.half = HalfMatrix();
+            return matrix(n, rows, cols, w.dense);
+        }
+        if (e->shape != std::vector<int64_t>{rows, cols})
+            return wrongShape(full, *e, {rows, cols});
+        w.dense.resize(0, 0);
+        w.half.kind = e->dtype == "BF16" ? HalfMatrix::Kind::BF16 : HalfMatrix::Kind::F16;
+        w.half.rows = rows;
+        w.half.cols = cols;
+        w.half.bits.resize(size_t(rows) * size_t(cols));
+        if (Status st = m_a.readBits16(*e, w.half.bits.data()); !st)
+            return st;
+        m_parameters += int64_t(e->count);
+        return {};
+    }
+
+    Status weightLinear(const std::string &n, int out, int in, bool bias, WeightLinear<T> &l, bool transposed = false)
+    {
+        if (transposed) { // Conv1D: stored (in, out), widened and transposed
+            Linear<T> dense;
+            if (Status st = linear(n, out, in, bias, dense, true); !st)
+                return st;
+            l = dense;
+            return {};
+        }
+        if (Status st = weight(n + ".weight", out, in, l.W); !st)
+            return st;
+        l.b.resize(0);
+        return bias ? vector(n + ".bias", out, l.b) : Status();
     }
 
     Status vector(const std::string &n, int len, Vec<T> &v)
@@ -123,11 +241,11 @@ std::string withLayer(std::string pattern, int layer)
     return pattern;
 }
 
-// Rows [r0, r0 + n) of a fused linear layer.
-template <typename T>
-Linear<T> rowsOf(const Linear<T> &l, int r0, int n)
+// Rows [r0, r0 + n) of a fused linear layer (Linear or WeightLinear).
+template <typename L>
+L rowsOf(const L &l, int r0, int n)
 {
-    Linear<T> r;
+    L r;
     r.W = l.W.middleRows(r0, n);
     if (l.hasBias())
         r.b = l.b.segment(r0, n);
@@ -150,6 +268,46 @@ void seededLinear(std::mt19937_64 &g, Linear<T> &l, int out, int in)
     l.b = Vec<T>::Zero(out);
 }
 
+// The same numbers as fillNormal; with bf16, rounded to BF16 and kept in 16 bits.
+template <typename T>
+void fillWeight(std::mt19937_64 &g, Weight<T> &w, int rows, int cols, double sd, bool bf16)
+{
+    if (!bf16) {
+        w.half = HalfMatrix();
+        fillNormal(g, w.dense, rows, cols, sd);
+        return;
+    }
+    std::normal_distribution<double> n(0.0, sd);
+    w.dense.resize(0, 0);
+    w.half.kind = HalfMatrix::Kind::BF16;
+    w.half.rows = rows;
+    w.half.cols = cols;
+    w.half.bits.resize(size_t(rows) * size_t(cols));
+    for (uint16_t &b : w.half.bits)
+        b = HalfMatrix::round(HalfMatrix::Kind::BF16, float(n(g)));
+}
+
+template <typename To, typename From>
+Weight<To> castWeight(const Weight<From> &w)
+{
+    if (w.half.empty())
+        return Weight<To>(Mat<To>(w.dense.template cast<To>()));
+    if constexpr (std::is_same_v<To, From>)
+        return w;
+    Mat<To> m(w.half.rows, w.half.cols);
+    w.half.widen(0, w.half.rows, m.data());
+    return Weight<To>(std::move(m));
+}
+
+template <typename To, typename From>
+WeightLinear<To> castWeightLinear(const WeightLinear<From> &l)
+{
+    WeightLinear<To> r;
+    r.W = castWeight<To>(l.W);
+    r.b = l.b.template cast<To>();
+    return r;
+}
+
 template <typename To, typename From>
 Linear<To> castLinear(const Linear<From> &l)
 {
@@ -166,6 +324,35 @@ LayerNorm<To> castNorm(const LayerNorm<From> &n)
     return r;
 }
 
+// Elements held densely (at sizeof(T)) and in 16 bits.
+template <typename T>
+void countElements(const ModelWeights<T> &w, int64_t &n, int64_t &halves)
+{
+    n = halves = 0;
+    auto weight = [&](const Weight<T> &m) {
+        n += int64_t(m.dense.size());
+        halves += int64_t(m.half.bits.size());
+    };
+    auto norm = [&](const LayerNorm<T> &l) { n += int64_t(l.gamma.size() + l.beta.size()); };
+    auto linear = [&](const Linear<T> &l) { n += int64_t(l.W.size() + l.b.size()); };
+    weight(w.tokens);
+    weight(w.lmHead);
+    n += int64_t(w.positions.size() + w.tokenTypes.size() + w.outputBias.size());
+    norm(w.embeddingNorm);
+    norm(w.finalNorm);
+    norm(w.mlmNorm);
+    linear(w.mlmTransform);
+    for (const LayerWeights<T> &b : w.layers) {
+        for (const Linear<T> *l : {&b.attn->q, &b.attn->k, &b.attn->v, &b.attn->o})
+            linear(*l);
+        for (const LayerNorm<T> *l : {&b.attnNorm, &b.ffnNorm, &b.postAttnNorm, &b.postFfnNorm, &b.qNorm, &b.kNorm})
+            norm(*l);
+        for (const WeightLinear<T> *l : {&b.gate, &b.up, &b.down}) {
+            weight(l->W);
+            n += int64_t(l->b.size());
+        }
+    }
+}
 } // namespace
 
 template <typename T>
@@ -182,7 +369,7 @@ Status loadWeights(const TensorArchive &archive, const Architecture &a, const fa
     const int d = a.dModel, f = a.dFeedForward, qw = a.heads * a.dHead, kw = a.kvHeads * a.dHead;
     const bool layerNorm = a.norm == NormKind::LayerNorm;
     const double eps = a.normEps;
-    if (Status st = r.matrix(n.tokens, a.vocabulary, d, w.tokens); !st)
+    if (Status st = r.weight(n.tokens, a.vocabulary, d, w.tokens); !st)
         return st;
     if (a.positions == PositionKind::Learned)
         if (Status st = r.matrix(n.positions, a.maxPositions, d, w.positions); !st)
@@ -227,19 +414,19 @@ Status loadWeights(const TensorArchive &archive, const Architecture &a, const fa
         if (a.placement == NormPlacement::Sandwich && (n.postAttnNorm.empty() || n.postFfnNorm.empty()))
             return Status::error(StatusCode::InvalidInput, a.family + ": sandwich norms without their tensor names");
         if (!n.gateUp.empty()) {
-            Linear<T> gu;
-            if (Status st = r.linear(h + n.gateUp, 2 * f, d, a.mlpBias, gu); !st)
+            WeightLinear<T> gu;
+            if (Status st = r.weightLinear(h + n.gateUp, 2 * f, d, a.mlpBias, gu); !st)
                 return st;
             b.gate = rowsOf(gu, 0, f);
             b.up = rowsOf(gu, f, f);
         } else {
             if (a.gatedMlp)
-                if (Status st = r.linear(h + n.gate, f, d, a.mlpBias, b.gate); !st)
+                if (Status st = r.weightLinear(h + n.gate, f, d, a.mlpBias, b.gate); !st)
                     return st;
-            if (Status st = r.linear(h + n.up, f, d, a.mlpBias, b.up, n.conv1d); !st)
+            if (Status st = r.weightLinear(h + n.up, f, d, a.mlpBias, b.up, n.conv1d); !st)
                 return st;
         }
-        if (Status st = r.linear(h + n.down, d, f, a.mlpBias, b.down, n.conv1d); !st)
+        if (Status st = r.weightLinear(h + n.down, d, f, a.mlpBias, b.down, n.conv1d); !st)
             return st;
         b.attn = std::move(proj);
         w.layers.push_back(std::move(b));
@@ -250,8 +437,8 @@ Status loadWeights(const TensorArchive &archive, const Architecture &a, const fa
     int64_t params = 0;
     // The LM head: required when untied; when tied, a copy in the file is read and counted once.
     if (!n.lmHead.empty() && (!a.tiedEmbeddings || r.has(n.lmHead))) {
-        Mat<T> head;
-        if (Status st = r.matrix(n.lmHead, a.vocabulary, d, head); !st)
+        Weight<T> head;
+        if (Status st = r.weight(n.lmHead, a.vocabulary, d, head); !st)
             return st;
         if (head != w.tokens)
             w.lmHead = std::move(head);
@@ -266,8 +453,8 @@ Status loadWeights(const TensorArchive &archive, const Architecture &a, const fa
         if (Status st = r.norm(n.mlmNorm, d, eps, true, w.mlmNorm); !st)
             return st;
         if (r.has(n.mlmDecoder)) {
-            Mat<T> dec;
-            if (Status st = r.matrix(n.mlmDecoder, a.vocabulary, d, dec); !st)
+            Weight<T> dec;
+            if (Status st = r.weight(n.mlmDecoder, a.vocabulary, d, dec); !st)
                 return st;
             if (dec != w.tokens)
                 w.lmHead = std::move(dec);
@@ -284,8 +471,9 @@ Status loadWeights(const TensorArchive &archive, const Architecture &a, const fa
 }
 
 template <typename T>
-void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w)
+void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool bf16)
 {
+    bf16 = bf16 && std::is_same_v<T, float>;
     std::mt19937_64 g(seed);
     const int d = a.dModel, f = a.dFeedForward, qw = a.heads * a.dHead, kw = a.kvHeads * a.dHead;
     const bool layerNorm = a.norm == NormKind::LayerNorm;
@@ -303,7 +491,11 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w)
         if (!bias)
             l.b.resize(0);
     };
-    fillNormal(g, w.tokens, a.vocabulary, d, 0.02);
+    auto weightLinear = [&](WeightLinear<T> &l, int out, int in, bool bias) {
+        fillWeight(g, l.W, out, in, 0.02, bf16);
+        l.b = bias ? Vec<T>::Zero(out) : Vec<T>();
+    };
+    fillWeight(g, w.tokens, a.vocabulary, d, 0.02, bf16);
     if (a.positions == PositionKind::Learned)
         fillNormal(g, w.positions, a.maxPositions, d, 0.02);
     if (a.typeVocabulary > 0)
@@ -311,7 +503,6 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w)
     if (a.embeddingNorm)
         w.embeddingNorm = norm(d);
     w.layers.clear();
-    int64_t params = int64_t(w.tokens.size() + w.positions.size() + w.tokenTypes.size());
     for (int l = 0; l < a.layers; ++l) {
         LayerWeights<T> b;
         auto proj = std::make_shared<Projections<T>>();
@@ -320,9 +511,9 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w)
         linear(proj->v, kw, d, a.qkvBias);
         linear(proj->o, d, qw, a.outBias);
         if (a.gatedMlp)
-            linear(b.gate, f, d, a.mlpBias);
-        linear(b.up, f, d, a.mlpBias);
-        linear(b.down, d, f, a.mlpBias);
+            weightLinear(b.gate, f, d, a.mlpBias);
+        weightLinear(b.up, f, d, a.mlpBias);
+        weightLinear(b.down, d, f, a.mlpBias);
         b.attnNorm = norm(d);
         b.ffnNorm = norm(d);
         if (a.placement == NormPlacement::Sandwich) {
@@ -333,16 +524,13 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w)
             b.qNorm = norm(a.dHead);
             b.kNorm = norm(a.dHead);
         }
-        for (const Linear<T> *lin : {&proj->q, &proj->k, &proj->v, &proj->o, &b.gate, &b.up, &b.down})
-            params += int64_t(lin->W.size() + lin->b.size());
         b.attn = std::move(proj);
         w.layers.push_back(std::move(b));
     }
     if (a.finalNorm)
         w.finalNorm = norm(d);
     if (!a.tiedEmbeddings && a.head == LmHead::CausalLm) {
-        fillNormal(g, w.lmHead, a.vocabulary, d, 0.02);
-        params += int64_t(w.lmHead.size());
+        fillWeight(g, w.lmHead, a.vocabulary, d, 0.02, bf16);
     }
     w.hasMlmHead = a.head == LmHead::MaskedLm;
     if (w.hasMlmHead) {
@@ -350,14 +538,16 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w)
         w.mlmNorm = norm(d);
         w.outputBias = Vec<T>::Zero(a.vocabulary);
     }
-    w.parameters = params;
+    int64_t dense = 0, halves = 0;
+    countElements(w, dense, halves); // every tensor made, norms included, as a file's count
+    w.parameters = dense + halves;
 }
 
 template <typename To, typename From>
 std::shared_ptr<const ModelWeights<To>> castWeights(const ModelWeights<From> &w)
 {
     auto r = std::make_shared<ModelWeights<To>>();
-    r->tokens = w.tokens.template cast<To>();
+    r->tokens = castWeight<To>(w.tokens);
     r->positions = w.positions.template cast<To>();
     r->tokenTypes = w.tokenTypes.template cast<To>();
     r->embeddingNorm = castNorm<To>(w.embeddingNorm);
@@ -375,13 +565,13 @@ std::shared_ptr<const ModelWeights<To>> castWeights(const ModelWeights<From> &w)
         nb.postFfnNorm = castNorm<To>(b.postFfnNorm);
         nb.qNorm = castNorm<To>(b.qNorm);
         nb.kNorm = castNorm<To>(b.kNorm);
-        nb.gate = castLinear<To>(b.gate);
-        nb.up = castLinear<To>(b.up);
-        nb.down = castLinear<To>(b.down);
+        nb.gate = castWeightLinear<To>(b.gate);
+        nb.up = castWeightLinear<To>(b.up);
+        nb.down = castWeightLinear<To>(b.down);
         r->layers.push_back(std::move(nb));
     }
     r->finalNorm = castNorm<To>(w.finalNorm);
-    r->lmHead = w.lmHead.template cast<To>();
+    r->lmHead = castWeight<To>(w.lmHead);
     r->hasMlmHead = w.hasMlmHead;
     r->mlmTransform = castLinear<To>(w.mlmTransform);
     r->mlmNorm = castNorm<To>(w.mlmNorm);
@@ -390,9 +580,19 @@ std::shared_ptr<const ModelWeights<To>> castWeights(const ModelWeights<From> &w)
     return r;
 }
 
+
+template <typename T>
+int64_t weightBytes(const ModelWeights<T> &w)
+{
+    int64_t n = 0, halves = 0;
+    countElements(w, n, halves);
+    return n * int64_t(sizeof(T)) + 2 * halves;
+}
+
+template int64_t weightBytes<float>(const ModelWeights<float> &);
 template Status loadWeights<float>(const TensorArchive &, const Architecture &, const families::TensorNames &, ModelWeights<float> &);
 template Status loadWeights<double>(const TensorArchive &, const Architecture &, const families::TensorNames &, ModelWeights<double> &);
-template void seedWeights<float>(const Architecture &, uint64_t, ModelWeights<float> &);
+template void seedWeights<float>(const Architecture &, uint64_t, ModelWeights<float> &, bool);
 template std::shared_ptr<const ModelWeights<double>> castWeights<double, float>(const ModelWeights<float> &);
 
 } // namespace attnviz

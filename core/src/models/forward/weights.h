@@ -4,7 +4,10 @@
 // tensors transposed and fused q|k|v or gate|up tensors split once on load. The attention
 // projections sit behind a shared_ptr so that every trace's LayerTrace::projections points at them
 // instead of copying. Which norms, biases and stages exist is the Architecture's business: an
-// absent tensor is an empty matrix.
+// absent tensor is an empty matrix. The large matrices that only the forward reads (the MLP's, the
+// token embeddings, the LM head) stay in 16 bits when the file stores BF16 or F16 (Weight): a token
+// appended reads every weight once, so half the bytes is half its floor; the attention projections,
+// which the views read, are widened on load.
 #pragma once
 
 #include "attnviz/architecture.h"
@@ -12,6 +15,7 @@
 #include "attnviz/tensorarchive.h"
 #include "attnviz/transformer.h"
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -21,6 +25,50 @@ namespace families {
 struct TensorNames;
 }
 
+// A (rows, cols) row-major matrix of 16-bit floats as a file stores it (BF16 or F16).
+struct HalfMatrix {
+    enum class Kind : uint8_t { BF16, F16 };
+    Kind kind = Kind::BF16;
+    Eigen::Index rows = 0, cols = 0;
+    std::vector<uint16_t> bits;
+    bool empty() const { return bits.empty(); }
+    // Rows [r0, r0 + n) widened into dst (n x cols, row-major, contiguous).
+    template <typename T>
+    void widen(Eigen::Index r0, Eigen::Index n, T *dst) const;
+    // The same float rounded to this kind (seeded weights "as the Hub stores them").
+    static uint16_t round(Kind kind, float v);
+};
+
+// A weight matrix read by the forward's products only: dense, or kept in 16 bits (half non-empty,
+// dense empty) and widened a block of rows at a time inside productTransposed.
+template <typename T>
+struct Weight {
+    Mat<T> dense;
+    HalfMatrix half;
+    Weight() = default;
+    Weight(Mat<T> m) : dense(std::move(m)) {} // NOLINT: a dense matrix is a weight
+    Eigen::Index rows() const { return half.empty() ? dense.rows() : half.rows; }
+    Eigen::Index cols() const { return half.empty() ? dense.cols() : half.cols; }
+    Eigen::Index size() const { return rows() * cols(); }
+    // Row r widened (the embedding lookup, one logit).
+    Vec<T> row(Eigen::Index r) const;
+    // Rows [r0, r0 + n) as a dense copy (fused tensors split on load, float64 copies).
+    Weight<T> middleRows(Eigen::Index r0, Eigen::Index n) const;
+    Mat<T> toDense() const;
+    bool operator==(const Weight<T> &o) const;
+    bool operator!=(const Weight<T> &o) const { return !(*this == o); }
+};
+
+// y = x W^T + b with W a Weight.
+template <typename T>
+struct WeightLinear {
+    Weight<T> W;
+    Vec<T> b;
+    WeightLinear() = default;
+    WeightLinear(const Linear<T> &l) : W(l.W), b(l.b) {} // NOLINT: a dense layer is a weight layer
+    bool hasBias() const { return b.size() != 0; }
+};
+
 template <typename T>
 struct LayerWeights {
     std::shared_ptr<const Projections<T>> attn; // q (H d_head, d), k, v (KV d_head, d), o (d, H d_head)
@@ -29,25 +77,25 @@ struct LayerWeights {
     LayerNorm<T> postAttnNorm; // sandwich (Gemma): on attention's output before the residual add
     LayerNorm<T> postFfnNorm;  // sandwich: on the MLP's output
     LayerNorm<T> qNorm, kNorm; // (d_head) over each head's q and k (Qwen3, Gemma 3)
-    Linear<T> gate, up, down;  // gate empty: a plain MLP down(act(up x))
+    WeightLinear<T> gate, up, down; // gate empty: a plain MLP down(act(up x))
 };
 
 template <typename T>
 struct ModelWeights {
-    Mat<T> tokens;     // (vocabulary, d)
+    Weight<T> tokens;  // (vocabulary, d)
     Mat<T> positions;  // (maxPositions, d) learned positions; empty for rotary models
     Mat<T> tokenTypes; // (types, d) BERT; empty otherwise
     LayerNorm<T> embeddingNorm;
     std::vector<LayerWeights<T>> layers;
     LayerNorm<T> finalNorm;
-    Mat<T> lmHead; // (vocabulary, d); empty = tied to `tokens`
+    Weight<T> lmHead; // (vocabulary, d); empty = tied to `tokens`
     // Masked-LM head: transform (d, d) + activation + LayerNorm, then the decoder (lmHead or tied)
     bool hasMlmHead = false;
     Linear<T> mlmTransform;
     LayerNorm<T> mlmNorm;
     Vec<T> outputBias; // (vocabulary) or empty
     int64_t parameters = 0;
-    const Mat<T> &outputEmbedding() const { return lmHead.size() ? lmHead : tokens; }
+    const Weight<T> &outputEmbedding() const { return lmHead.size() ? lmHead : tokens; }
 };
 
 // Reads the tensors `names` gives for `arch` from `archive` (the first of names.prefixes under
@@ -56,12 +104,17 @@ template <typename T>
 Status loadWeights(const TensorArchive &archive, const Architecture &arch, const families::TensorNames &names,
                    ModelWeights<T> &out);
 
-// Seeded N(0, 0.02) weights of the architecture's shape (benchmarks), norms at their identity.
+// Seeded N(0, 0.02) weights of the architecture's shape (benchmarks), norms at their identity;
+// with `bf16`, the matrices a file would keep in 16 bits are rounded to BF16 and kept so.
 template <typename T>
-void seedWeights(const Architecture &arch, uint64_t seed, ModelWeights<T> &out);
+void seedWeights(const Architecture &arch, uint64_t seed, ModelWeights<T> &out, bool bf16 = false);
 
 template <typename To, typename From>
 std::shared_ptr<const ModelWeights<To>> castWeights(const ModelWeights<From> &w);
+
+// The bytes the weights hold (dense matrices and vectors at sizeof(T), 16-bit ones at 2).
+template <typename T>
+int64_t weightBytes(const ModelWeights<T> &w);
 
 // What a forward pass needs besides the weights.
 struct ForwardInput {

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Weights kept in 16 bits (BF16 / F16 files, seeded BF16 shapes): the MLP, embedding and LM-head
+// matrices hold 2 bytes a weight (ModelInfo::weightBytes read back against the architecture), and
+// the forward that widens them inside its products gives the float64 forward's values (the double
+// model widens them once, densely) for a whole text (the blocked product path, several blocks of
+// W's rows) and for appended tokens (the few-rows path).
+#include "attnviz/architecture.h"
+#include "attnviz/pretrained.h"
+#include "modelchecks.h"
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace attnviz;
+using namespace attnviz::testing;
+
+class TestHalfWeights : public QObject {
+    Q_OBJECT
+private slots:
+    void bytesHeld_data();
+    void bytesHeld();
+    void widenedProductsMatchDouble();
+};
+
+// Elements the forward keeps in 16 bits: token embeddings, an untied LM head, the MLP's matrices.
+static int64_t halfElements(const Architecture &a, bool untiedHead)
+{
+    const int64_t mlp = int64_t(a.gatedMlp ? 3 : 2) * a.dModel * a.dFeedForward;
+    return int64_t(a.vocabulary) * a.dModel * (untiedHead ? 2 : 1) + a.layers * mlp;
+}
+
+void TestHalfWeights::bytesHeld_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<bool>("sixteenBits");
+    QTest::newRow("llama-tiny BF16") << "llama-tiny" << true;
+    QTest::newRow("llama2-tiny F16") << "llama2-tiny" << true;
+    QTest::newRow("qwen3-tiny BF16") << "qwen3-tiny" << true;
+    QTest::newRow("phi3-tiny BF16, fused gate_up") << "phi3-tiny" << true;
+    QTest::newRow("mistral-tiny F32") << "mistral-tiny" << false;
+}
+
+void TestHalfWeights::bytesHeld()
+{
+    QFETCH(QString, folder);
+    QFETCH(bool, sixteenBits);
+    std::unique_ptr<Model> m = open(folder);
+    QVERIFY(m);
+    const ModelInfo i = m->info();
+    const Architecture &a = i.architecture;
+    QVERIFY(i.parameters > 0);
+    if (!sixteenBits) {
+        QCOMPARE(i.weightBytes, 4 * i.parameters);
+        return;
+    }
+    // every parameter at 4 bytes but the 16-bit matrices at 2
+    const int64_t half = halfElements(a, !a.tiedEmbeddings);
+    QVERIFY(half < i.parameters);
+    QCOMPARE(i.weightBytes, 4 * i.parameters - 2 * half);
+}
+
+void TestHalfWeights::widenedProductsMatchDouble()
+{
+    Architecture a;
+    QVERIFY(seededShape("llama3.2-1b", a));
+    // one layer with Llama-3.2-1B's MLP widths (down projection 8,192 -> 1,024 here: a block of its
+    // rows is 128, so each task's slice of W, 256 rows on two threads, is several blocks) and small
+    // heads
+    a.layers = 1;
+    a.window.assign(1, 0);
+    a.dModel = 1024;
+    a.heads = 4;
+    a.kvHeads = 2;
+    a.dHead = 16;
+    a.rope.dims = 16;
+    a.dFeedForward = 8192;
+    a.vocabulary = 700;
+    std::unique_ptr<Model> m;
+    const Status seeded = seededPretrained(a, 5, m, "BF16");
+    QVERIFY2(seeded.ok(), seeded.message.c_str());
+    QCOMPARE(m->info().weightBytes, 4 * m->info().parameters - 2 * halfElements(a, !a.tiedEmbeddings));
+    TraceRequest req;
+    for (int i = 0; i < 12; ++i)
+        req.ids.push_back((37 * i + 11) % a.vocabulary);
+    Trace<float> f;
+    Trace<double> d;
+    QVERIFY(m->trace(req, f).ok());
+    QVERIFY(m->trace(req, d).ok());
+    auto rel = [](const auto &x, const auto &y) {
+        return double((x.template cast<double>() - y).cwiseAbs().maxCoeff()) / std::max(1e-30, double(y.cwiseAbs().maxCoeff()));
+    };
+    QVERIFY2(rel(f.final, d.final) < 1e-5, qPrintable(QString::number(rel(f.final, d.final))));
+    for (int l = 0; l < a.layers; ++l)
+        for (int h = 0; h < a.heads; ++h)
+            QVERIFY(rel(f.weights(l, h), d.weights(l, h)) < 1e-5);
+    // the last position's predictions: the LM head (tied: the 16-bit embeddings) widened per block
+    const auto &pf = f.predictions.next.back();
+    const auto &pd = d.predictions.next.back();
+    QVERIFY(!pf.empty());
+    QCOMPARE(pf.front().id, pd.front().id);
+    QVERIFY(std::abs(pf.front().p - pd.front().p) < 1e-5);
+    // appended tokens, one at a time (rows computed: 1, the few-rows products)
+    for (int extra = 0; extra < 3; ++extra) {
+        req.ids.push_back((91 * extra + 5) % a.vocabulary);
+        QVERIFY(m->trace(req, f).ok());
+        QVERIFY(m->trace(req, d).ok());
+        QVERIFY2(rel(f.final, d.final) < 1e-5, qPrintable(QString::number(rel(f.final, d.final))));
+        QCOMPARE(f.predictions.next.back().front().id, d.predictions.next.back().front().id);
+    }
+}
+
+QTEST_APPLESS_MAIN(TestHalfWeights)
+#include "tst_halfweights.moc"
