@@ -3,10 +3,12 @@
 // key/value heads, llama3 RoPE; qwen3-tiny: the same with q/k RMSNorm and d_head 6): Q and K as
 // projected, the rotated Q and K after them, K and V named and captioned once per key/value group;
 // GPT-2's stages as they were. The stage list, names, captions and plotted cells are read back.
+// Also the layers × heads role grid's head names: the key/value head each query head reads.
 #include "attnviz/pretrained.h"
 #include "live/livesession.h"
 #include "modelfolders.h"
 #include "testsupport.h"
+#include "views/headrolesview.h"
 #include "views/pipelineview.h"
 
 #include <qcustomplot.h>
@@ -159,6 +161,28 @@ private slots:
         QCOMPARE(view.stageName(view.indexOf(Kind::K)), QStringLiteral("K of head 2"));
         QCOMPARE(view.stageCaption(view.indexOf(Kind::K)), QStringLiteral("Keys: what each token offers to be found by."));
         QVERIFY(view.stageTitle(view.indexOf(Kind::K)).startsWith(QStringLiteral("K_2 = LN₁(X)·W_kᵀ + b_k")));
+    }
+
+    // The role grid names each query head's key/value head (llama-tiny: heads 0-1 read kv 0, 2-3 kv 1);
+    // GPT-2's heads keep their plain names.
+    void headRolesNameKeyValueHeads()
+    {
+        for (const QString &model : {QStringLiteral("llama-tiny"), QStringLiteral("gpt2-tiny")}) {
+            const SnapshotPtr s = traced(model);
+            QVERIFY(s && s->hasResult());
+            HeadRolesView view;
+            view.resize(1000, 700);
+            view.show();
+            view.setSnapshot(s);
+            QTRY_VERIFY(view.headCount() > 0);
+            if (model == QStringLiteral("llama-tiny")) {
+                QCOMPARE(view.headCount(), 4);
+                QCOMPARE(view.headName(1), QStringLiteral("H1 · kv 0"));
+                QCOMPARE(view.headName(2), QStringLiteral("H2 · kv 1"));
+            } else {
+                QCOMPARE(view.headName(1), QStringLiteral("H1"));
+            }
+        }
     }
 };
 
