@@ -8,6 +8,7 @@
 // (tests/fixtures/models/make_families.py): every layer's and head's attention, the hidden states,
 // q and k after rotation, the predictions; RoPE tables of every variant; config traps; bad configs.
 #include "attnviz/architecture.h"
+#include "attnviz/memorybudget.h"
 #include "attnviz/pretrained.h"
 #include "modelchecks.h"
 
@@ -79,6 +80,8 @@ private slots:
     void matchesReference();
     void rotatedQueriesAndKeys_data();
     void rotatedQueriesAndKeys();
+    void mlpGate_data();
+    void mlpGate();
     void incrementalEqualsFull_data();
     void incrementalEqualsFull();
     void slidingWindowBoundary();
@@ -153,6 +156,68 @@ void TestFamilies::rotatedQueriesAndKeys()
         }
         QVERIFY(deviation(kCompact, c.value(QStringLiteral("rot_k")).toArray()) < 1e-10);
     }
+}
+
+void TestFamilies::mlpGate_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("float64");
+    for (const char *m : {"llama-tiny", "gemma2-tiny", "phi3-tiny"}) // SwiGLU; GeGLU (tanh); fused gate_up_proj
+        for (bool f64 : {true, false})
+            QTest::addRow("%s %s", m, f64 ? "float64" : "float32") << QString::fromLatin1(m) << f64;
+}
+
+// A gated MLP's products before the activation, kept when asked: x W_gate^T (TransformerLens'
+// hook_pre) and x W_up^T (hook_pre_linear) of layer 0 against the reference; not kept unless asked;
+// an appended token computes only its own row of them, the rest kept from the trace handed back.
+void TestFamilies::mlpGate()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, float64);
+    Model *m = opened(model);
+    QVERIFY(m);
+    QVERIFY(m->info().architecture.gatedMlp);
+    const int ff = m->info().dFeedForward;
+    // the memory budget counts the kept products: 2 x t x d_ff a layer
+    const ModelInfo info = m->info();
+    QCOMPARE(traceBytes(info, 100, 8, false, 0, true) - traceBytes(info, 100, 8, false),
+             uint64_t(2) * 100 * uint64_t(ff) * uint64_t(info.layers) * 8);
+    auto check = [&](auto tag, double tol) {
+        using T = decltype(tag);
+        for (const QJsonValue &v : cases(model)) {
+            const QJsonObject c = v.toObject();
+            TraceRequest req;
+            req.ids = idsOf(c);
+            Trace<T> tr;
+            QVERIFY(m->trace(req, tr).ok());
+            QCOMPARE(tr.layers[0].mlpPre.size(), Eigen::Index(0));
+            QCOMPARE(tr.layers[1].mlpPreLinear.size(), Eigen::Index(0));
+            req.keepMlp = true;
+            QVERIFY(m->trace(req, tr).ok());
+            const LayerTrace<T> &l0 = tr.layers[0];
+            QCOMPARE(l0.mlpPre.rows(), Eigen::Index(req.ids.size()));
+            QCOMPARE(l0.mlpPre.cols(), Eigen::Index(ff));
+            const double dPre = deviation(Mat<double>(l0.mlpPre.template cast<double>()), c.value(QStringLiteral("mlp_pre")).toArray());
+            const double dLin = deviation(Mat<double>(l0.mlpPreLinear.template cast<double>()),
+                                          c.value(QStringLiteral("mlp_pre_linear")).toArray());
+            QVERIFY2(dPre < tol && dLin < tol, qPrintable(QStringLiteral("hook_pre %1, hook_pre_linear %2").arg(dPre).arg(dLin)));
+            QCOMPARE(tr.layers[1].mlpPre.cols(), Eigen::Index(ff));
+            // one token appended: the kept rows stay, the new one is computed
+            const Mat<T> before = tr.layers[1].mlpPre;
+            req.ids.push_back(req.ids.front());
+            QVERIFY(m->trace(req, tr).ok());
+            QCOMPARE(tr.layers[1].mlpPre.rows(), before.rows() + 1);
+            if (!m->info().architecture.rope.dependsOnLength()) // LongRoPE: the angles change with the length
+                QVERIFY(tr.layers[1].mlpPre.topRows(before.rows()) == before);
+            Trace<T> full;
+            QVERIFY(m->trace(req, full).ok());
+            QVERIFY((full.layers[1].mlpPre - tr.layers[1].mlpPre).cwiseAbs().maxCoeff() < T(tol));
+        }
+    };
+    if (float64)
+        check(double{}, 1e-10);
+    else
+        check(float{}, 1e-5);
 }
 
 void TestFamilies::incrementalEqualsFull_data()

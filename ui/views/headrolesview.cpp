@@ -127,8 +127,7 @@ protected:
         p.setPen(palette().color(QPalette::Text));
         if (!sorted()) {
             for (int h = 0; h < m_view->m_heads; ++h)
-                p.drawText(QRect(kLabelW + h * cellW(), 0, kThumb, kHeaderH), Qt::AlignCenter,
-                           QStringLiteral("H%1").arg(h));
+                p.drawText(QRect(kLabelW + h * cellW(), 0, thumbW(), kHeaderH), Qt::AlignCenter, m_view->headName(h));
             for (int l = 0; l < m_view->m_layers; ++l)
                 p.drawText(QRect(0, kHeaderH + l * cellH(), kLabelW - 4, kThumb), Qt::AlignRight | Qt::AlignVCenter,
                            QStringLiteral("L%1").arg(l));
@@ -165,7 +164,7 @@ protected:
             if (sorted()) { // which head it is, above the thumbnail (on it, it hid the first columns)
                 p.setPen(palette().color(QPalette::Text));
                 p.drawText(QRect(r.left(), r.top() - idLine(), r.width(), idLine()), Qt::AlignLeft | Qt::AlignVCenter,
-                           QStringLiteral("L%1 H%2").arg(l).arg(h));
+                           QStringLiteral("L%1 %2").arg(l).arg(m_view->headName(h)));
             }
         }
         if (m_view->m_order.isEmpty()) {
@@ -309,6 +308,11 @@ QString HeadRolesView::note() const
     return m_note->text();
 }
 
+QString HeadRolesView::headName(int head) const
+{
+    return m_kvGroup > 1 ? QStringLiteral("H%1 · kv %2").arg(head).arg(head / m_kvGroup) : QStringLiteral("H%1").arg(head);
+}
+
 void HeadRolesView::rebuild()
 {
     if (deferred())
@@ -326,6 +330,8 @@ void HeadRolesView::rebuild()
     const Trace<float> &trace = *s->trace;
     m_layers = trace.numLayers();
     m_heads = trace.numHeads();
+    const int kv = m_layers > 0 ? trace.layers.front().attention.kvHeads : 0;
+    m_kvGroup = kv > 0 && kv < m_heads ? m_heads / kv : 1;
     m_scores[size_t(Role::PreviousToken)] = previousTokenScores(trace);
     m_scores[size_t(Role::FirstToken)] = firstTokenScores(trace);
     m_scores[size_t(Role::SameToken)] = sameTokenScores(trace);

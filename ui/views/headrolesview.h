@@ -48,6 +48,9 @@ public:
 
     int layerCount() const { return m_layers; }
     int headCount() const { return m_heads; }
+    // "H5", or "H5 · kv 1" for a grouped-query model (which key/value head it reads): the column
+    // headers in layer order, the names above sorted thumbnails
+    QString headName(int head) const;
     // A head's score for a role (NaN where it is not defined or not measured yet).
     double score(Role role, int layer, int head) const;
     static QString roleName(Role role);
@@ -71,6 +74,7 @@ private:
 
     SnapshotPtr m_snapshot;
     int m_layers = 0, m_heads = 0;
+    int m_kvGroup = 1; // query heads per key/value head (grouped-query attention: more than 1)
     int m_selLayer = 0, m_selHead = 0;
     int m_sort = -1;
     double m_minimum = 0.0;

@@ -101,6 +101,16 @@ QString normName(const ComputeSnapshot &s)
     return s.modelInfo.architecture.norm == NormKind::LayerNorm ? QStringLiteral("LN₁") : QStringLiteral("RMSNorm₁");
 }
 
+// What turns q and k after the projection: "rotary positions", "the per-head norm and rotary positions".
+QString turnWords(const ComputeSnapshot &s)
+{
+    const Architecture &a = s.modelInfo.architecture;
+    const bool rotary = a.positions == PositionKind::Rotary;
+    if (a.qkNorm)
+        return rotary ? PipelineView::tr("the per-head norm and rotary positions") : PipelineView::tr("the per-head norm");
+    return PipelineView::tr("rotary positions");
+}
+
 } // namespace
 
 // Draws over a stage's colour map: mask hatching, numbers when the cells are large enough, and
@@ -381,9 +391,10 @@ PipelineView::PipelineView(QWidget *parent)
     bar->addWidget(m_stepLabel);
     bar->addWidget(m_next);
     bar->addWidget(m_all);
-    bar->addSpacing(12);
-    bar->addWidget(m_headNote, 1);
+    bar->addStretch(1);
     layout->addLayout(bar);
+    // its own row: beside the buttons a narrow window wrapped it a word a line, and the bar grew as tall
+    layout->addWidget(m_headNote);
     connect(m_first, &QPushButton::clicked, this, [this] { setCurrentStage(0); });
     connect(m_prev, &QToolButton::clicked, this, &PipelineView::previousStage);
     connect(m_next, &QToolButton::clicked, this, &PipelineView::nextStage);
@@ -493,12 +504,16 @@ QVector<QRect> PipelineView::highlights(int i) const
 
 void PipelineView::buildStages()
 {
-    const bool cross = m_shown && m_shown->hasResult() && m_shown->cross;
+    const bool ok = m_shown && m_shown->hasResult();
+    const bool cross = ok && m_shown->cross;
     QVector<Kind> kinds = {Kind::Input};
     if (cross)
         kinds << Kind::KeyInput;
-    kinds << Kind::Q << Kind::K << Kind::V << Kind::RawScores << Kind::Scaled << Kind::Masked << Kind::Weights
-          << Kind::Context << Kind::Concat << Kind::Output;
+    kinds << Kind::Q << Kind::K << Kind::V;
+    if (ok && m_shown->seq(m_layer).qPre.size())
+        kinds << Kind::QRotated << Kind::KRotated;
+    kinds << Kind::RawScores << Kind::Scaled << Kind::Masked << Kind::Weights << Kind::Context << Kind::Concat
+          << Kind::Output;
     bool same = kinds.size() == m_stages.size();
     for (int i = 0; same && i < kinds.size(); ++i)
         same = m_stages[i]->kind == kinds[i];
@@ -652,6 +667,12 @@ void PipelineView::rebuild()
             m_headNote->setText(tr("“Average of heads” is selected: the per-head stages show head 0 of %1 (the "
                                    "average has no single Q, K, V).")
                                     .arg(s->attention(m_layer).numHeads));
+        else if (const AttentionResult<float> &att = s->attention(m_layer); att.kvHeads > 0 && att.kvHeads < att.numHeads)
+            m_headNote->setText(tr("Per-head stages show head %1 of %2; K and V its key/value head %3 of %4.")
+                                    .arg(h)
+                                    .arg(att.numHeads)
+                                    .arg(att.kvHeadOf(h))
+                                    .arg(att.kvHeads));
         else if (s->attention(m_layer).numHeads > 1)
             m_headNote->setText(tr("Per-head stages show head %1 of %2.").arg(h).arg(s->attention(m_layer).numHeads));
         else
@@ -683,7 +704,7 @@ void PipelineView::fillStage(PipelineStage &st)
     const int h = shownHead();
     const int dh = ok ? s->attention(m_layer).dHead : 0;
     const int H = ok ? s->attention(m_layer).numHeads : 0;
-    const QString hs = H > 1 ? QStringLiteral("_%1").arg(h) : QString();
+    const QString headSuffix = H > 1 ? QStringLiteral("_%1").arg(h) : QString(), &hs = headSuffix;
     const QString headWord = H > 1 ? tr(" of head %1").arg(h) : QString();
     const bool cross = ok && s->cross;
     const bool stack = ok && s->deep();
@@ -738,14 +759,21 @@ void PipelineView::fillStage(PipelineStage &st)
     case Kind::V: {
         const char *letter = st.kind == Kind::Q ? "Q" : st.kind == Kind::K ? "K" : "V";
         const QString L = QString::fromLatin1(letter), l = L.toLower();
-        st.name = L + headWord;
+        // grouped-query attention: K and V are one key/value head's, shared by a group of query heads
+        const AttentionResult<float> *att = ok ? &s->attention(m_layer) : nullptr;
+        const bool grouped = att && st.kind != Kind::Q && att->kvHeads > 0 && att->kvHeads < att->numHeads;
+        const int kv = grouped ? att->kvHeadOf(h) : h, group = grouped ? att->numHeads / att->kvHeads : 1;
+        st.name = L + (grouped ? tr(" of key/value head %1 (query heads %2–%3)").arg(kv).arg(kv * group).arg((kv + 1) * group - 1)
+                               : headWord);
+        const QString hs = grouped ? QStringLiteral("_kv%1").arg(kv) : headSuffix;
         if (st.kind != Kind::Q) {
             rows = &m_keyLabels;
             yAxis = tr("key");
         }
         if (ok) {
             const SequenceResult<float> &r = s->seq(m_layer);
-            headCols(st.kind == Kind::Q ? r.q : st.kind == Kind::K ? r.k : r.v);
+            const bool turned = r.qPre.size() != 0; // Q and K as projected; the rotated stages follow
+            headCols(st.kind == Kind::Q ? (turned ? r.qPre : r.q) : st.kind == Kind::K ? (turned ? r.kPre : r.k) : r.v);
             const Linear<float> *lin = !proj ? nullptr : st.kind == Kind::Q ? &proj->q : st.kind == Kind::K ? &proj->k : &proj->v;
             const QString x = st.kind != Kind::Q && cross ? QStringLiteral("X_kv") : QStringLiteral("X");
             QString f;
@@ -765,23 +793,49 @@ void PipelineView::fillStage(PipelineStage &st)
                                           : tr("Values: what each token passes on when attended to.");
         if (ok && (!proj || (st.kind == Kind::Q ? proj->q : st.kind == Kind::K ? proj->k : proj->v).isIdentity()) && !stack)
             st.caption += tr(" Identity projection: a slice of X itself.");
-        if (ok && model) {
-            const AttentionResult<float> &att = s->attention(m_layer);
-            const SequenceResult<float> &r = s->seq(m_layer);
-            if (st.kind != Kind::Q && att.kvHeads > 0 && att.kvHeads < att.numHeads) {
-                const int g = att.numHeads / att.kvHeads, kv = att.kvHeadOf(shownHead());
-                st.caption += tr(" Grouped-query attention: key/value head %1 serves query heads %2–%3, so they all "
-                                 "read these same %4.")
-                                  .arg(kv)
-                                  .arg(kv * g)
-                                  .arg((kv + 1) * g - 1)
-                                  .arg(st.kind == Kind::K ? tr("keys") : tr("values"));
-            }
-            if (st.kind != Kind::V && r.qPre.size())
-                st.caption += tr(" Shown after %1rotary positions: each pair of dimensions turned by an angle that "
-                                 "grows with the token's position, so q·k depends on how far apart two tokens are.")
-                                  .arg(s->modelInfo.architecture.qkNorm ? tr("the per-head norm and ") : QString());
+        if (grouped)
+            st.caption += tr(" Grouped-query attention: %1 key/value heads for %2 query heads, shown once per "
+                             "group: key/value head %3 serves query heads %4–%5, so they all read these same %6.")
+                              .arg(att->kvHeads)
+                              .arg(att->numHeads)
+                              .arg(kv)
+                              .arg(kv * group)
+                              .arg((kv + 1) * group - 1)
+                              .arg(st.kind == Kind::K ? tr("keys") : tr("values"));
+        if (ok && st.kind != Kind::V && s->seq(m_layer).qPre.size())
+            st.caption += tr(" As projected, before %1: the next stages show them after.").arg(turnWords(*s));
+        break;
+    }
+    case Kind::QRotated:
+    case Kind::KRotated: {
+        const bool q = st.kind == Kind::QRotated;
+        const AttentionResult<float> *att = ok ? &s->attention(m_layer) : nullptr;
+        const bool grouped = att && !q && att->kvHeads > 0 && att->kvHeads < att->numHeads;
+        const int kv = grouped ? att->kvHeadOf(h) : h;
+        const bool rotary = ok && s->modelInfo.architecture.positions == PositionKind::Rotary;
+        const QString L = q ? QStringLiteral("Q") : QStringLiteral("K");
+        st.name = (rotary ? tr("%1 rotated").arg(L) : tr("%1 normalized").arg(L))
+            + (grouped ? tr(" of key/value head %1").arg(kv) : headWord);
+        if (!q) {
+            rows = &m_keyLabels;
+            yAxis = tr("key");
         }
+        if (ok) {
+            const SequenceResult<float> &r = s->seq(m_layer);
+            headCols(q ? r.q : r.k);
+            const QString sub = grouped ? QStringLiteral("_kv%1").arg(kv) : hs;
+            const Architecture &arch = s->modelInfo.architecture;
+            QString f = L + sub;
+            if (arch.qkNorm)
+                f = QStringLiteral("RMSNorm(") + f + QStringLiteral(")");
+            if (rotary)
+                f = QStringLiteral("RoPE(") + f + QStringLiteral(", position)");
+            st.title = QStringLiteral("%1%2 = %3   %4").arg(L, sub, f, shape(st.owned.rows(), st.owned.cols()));
+        }
+        st.caption = (q ? tr("Queries") : tr("Keys")) + QStringLiteral(" ") + tr("after %1.").arg(ok ? turnWords(*s) : QString());
+        if (ok && s->modelInfo.architecture.positions == PositionKind::Rotary)
+            st.caption += tr(" Each pair of dimensions is turned by an angle that grows with the token's position, so "
+                             "q·k depends on how far apart two tokens are. The scores read these.");
         break;
     }
     case Kind::RawScores:
@@ -789,7 +843,9 @@ void PipelineView::fillStage(PipelineStage &st)
         cols = &m_keyLabels;
         xAxis = tr("key");
         if (ok) {
-            st.title = QStringLiteral("S = Q%1·K%1ᵀ   %2").arg(hs, shape(s->tq(), s->tk()));
+            const AttentionResult<float> &att = s->attention(m_layer);
+            const QString ks = att.kvHeads > 0 && att.kvHeads < att.numHeads ? QStringLiteral("_kv%1").arg(att.kvHeadOf(h)) : hs;
+            st.title = QStringLiteral("S = Q%1·K%2ᵀ   %3").arg(hs, ks, shape(s->tq(), s->tk()));
             if (m_scoresDerived)
                 st.matrix = &m_raw;
             else
@@ -1218,10 +1274,20 @@ bool PipelineView::explainCell(int i, int row, int col)
         break;
     case Kind::Q:
         highlightRows(Kind::Input, row, row);
+        highlightRows(Kind::QRotated, row, row);
         highlightRows(Kind::RawScores, row, row);
         break;
     case Kind::K:
         highlightRows(cross ? Kind::KeyInput : Kind::Input, row, row);
+        highlightRows(Kind::KRotated, row, row);
+        highlightCols(Kind::RawScores, row, row);
+        break;
+    case Kind::QRotated:
+        highlightRows(Kind::Q, row, row);
+        highlightRows(Kind::RawScores, row, row);
+        break;
+    case Kind::KRotated:
+        highlightRows(Kind::K, row, row);
         highlightCols(Kind::RawScores, row, row);
         break;
     case Kind::V:
@@ -1234,6 +1300,8 @@ bool PipelineView::explainCell(int i, int row, int col)
     case Kind::Weights:
         highlightRows(Kind::Q, row, row);
         highlightRows(Kind::K, col, col);
+        highlightRows(Kind::QRotated, row, row);
+        highlightRows(Kind::KRotated, col, col);
         for (Kind o : {Kind::RawScores, Kind::Scaled, Kind::Masked, Kind::Weights})
             highlightCell(o, row, col);
         if (k == Kind::Weights)
@@ -1321,12 +1389,9 @@ QString PipelineView::explainText(Kind kind, int i, int j) const
                          .arg(kv)
                          .arg(kv * (att.numHeads / att.kvHeads))
                          .arg((kv + 1) * (att.numHeads / att.kvHeads) - 1));
-            const Mat<float> &pre = letter[0] == 'Q' ? r.qPre : r.kPre;
-            if (letter[0] != 'V' && pre.size() && i < pre.rows() && g < pre.cols())
-                line(QStringLiteral("Before q/k norm and rotary positions it was %1; the rotation turns each pair of "
-                                    "dimensions by an angle proportional to the position %2.")
-                         .arg(num(pre(i, g)))
-                         .arg(i));
+            const Mat<float> &turned = letter[0] == 'Q' ? r.q : r.k;
+            if (letter[0] != 'V' && r.qPre.size() && i < turned.rows() && g < turned.cols())
+                line(QStringLiteral("After %1 (the next stages) it is %2.").arg(turnWords(s)).arg(num(turned(i, g))));
             const Linear<float> &W = letter[0] == 'Q' ? s.layer(m_layer).projections->q
                 : letter[0] == 'K'                    ? s.layer(m_layer).projections->k
                                                       : s.layer(m_layer).projections->v;
@@ -1392,8 +1457,45 @@ QString PipelineView::explainText(Kind kind, int i, int j) const
             line(QStringLiteral("Component %1 of the word vector of token %2 “%3” (table %4).").arg(j).arg(i).arg(tok, esc(s.tableName)));
         break;
     }
-    case Kind::Q: project("Q", s.queryInput(m_layer), r.q, s.projections(m_layer) ? &s.projections(m_layer)->q : nullptr); break;
-    case Kind::K: project("K", s.keyInput(m_layer), r.k, s.projections(m_layer) ? &s.projections(m_layer)->k : nullptr); break;
+    case Kind::Q:
+        project("Q", s.queryInput(m_layer), r.qPre.size() ? r.qPre : r.q, s.projections(m_layer) ? &s.projections(m_layer)->q : nullptr);
+        break;
+    case Kind::K:
+        project("K", s.keyInput(m_layer), r.kPre.size() ? r.kPre : r.k, s.projections(m_layer) ? &s.projections(m_layer)->k : nullptr);
+        break;
+    case Kind::QRotated:
+    case Kind::KRotated: {
+        // rotate_half: dimension j < dims / 2 pairs with j + dims / 2, turned by i · θ_(j mod dims / 2)
+        const bool q = kind == Kind::QRotated;
+        const Mat<float> &pre = q ? r.qPre : r.kPre, &post = q ? r.q : r.k;
+        const int g = h * dh + j;
+        const QString L = q ? QStringLiteral("Q") : QStringLiteral("K");
+        line(QStringLiteral("<b>%1 rotated[%2, %3]%4</b> = %5").arg(L).arg(i).arg(j).arg(head, num(post(i, g))));
+        const Architecture &arch = s.modelInfo.architecture;
+        const Rope &rope = arch.ropeOf(s.layerIndex(m_layer));
+        const int half = rope.dims / 2;
+        if (arch.qkNorm) {
+            line(QStringLiteral("As projected it was %1; %2 first normalizes the head's %3 numbers, then turns them.")
+                     .arg(num(pre(i, g)))
+                     .arg(turnWords(s))
+                     .arg(dh));
+        } else if (arch.positions == PositionKind::Rotary && j < rope.dims && half > 0) {
+            const RopeTable table = ropeTable(rope, int(post.rows()));
+            const int k = j % half, partner = j < half ? j + half : j - half;
+            const double angle = double(i) * table.invFreq[size_t(k)];
+            const double a = pre(i, g), b = pre(i, h * dh + partner);
+            line(QStringLiteral("Token %1 turns the pair of dimensions (%2, %3) by %1 × θ_%4 = %1 × %5 = %6 rad:")
+                     .arg(i).arg(std::min(j, partner)).arg(std::max(j, partner)).arg(k).arg(num(table.invFreq[size_t(k)])).arg(num(angle)));
+            const double c = std::cos(angle) * table.attentionScaling, sn = std::sin(angle) * table.attentionScaling;
+            mono(j < half ? QStringLiteral("%1 × cos − %2 × sin = %1 × %3 − %2 × %4 = %5")
+                                .arg(num(a), num(b), num(c), num(sn), num(a * c - b * sn))
+                          : QStringLiteral("%1 × cos + %2 × sin = %1 × %3 + %2 × %4 = %5")
+                                .arg(num(a), num(b), num(c), num(sn), num(a * c + b * sn)));
+        } else {
+            line(QStringLiteral("Dimension %1 is beyond the %2 rotated ones: unchanged, %3.").arg(j).arg(rope.dims).arg(num(pre(i, g))));
+        }
+        break;
+    }
     case Kind::V: project("V", s.keyInput(m_layer), r.v, s.projections(m_layer) ? &s.projections(m_layer)->v : nullptr); break;
     case Kind::RawScores:
     case Kind::Scaled:

@@ -29,8 +29,12 @@ class PipelineStage;
 class PipelineView : public DeferredView {
     Q_OBJECT
 public:
-    // What a stage shows. KeyInput exists only for cross-attention.
-    enum class StageKind { Input, KeyInput, Q, K, V, RawScores, Scaled, Masked, Weights, Context, Concat, Output };
+    // What a stage shows. KeyInput exists only for cross-attention; QRotated and KRotated only for
+    // models whose q and k are turned by rotary positions (or normalized per head) after the
+    // projection: Q and K then show them as projected, these two as the scores read them.
+    enum class StageKind {
+        Input, KeyInput, Q, K, V, QRotated, KRotated, RawScores, Scaled, Masked, Weights, Context, Concat, Output
+    };
 
     // Beyond this many cells per side a stage is block-averaged (clicks still explain exact values).
     static constexpr int kMaxDisplayCells = 256;

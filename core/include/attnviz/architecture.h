@@ -9,6 +9,7 @@
 #pragma once
 
 #include "attnviz/status.h"
+#include "attnviz/types.h"
 
 #include <string>
 #include <vector>
@@ -52,6 +53,24 @@ struct Rope {
 
 enum class Activation { GeluTanh, GeluErf, Relu, Silu };
 
+// How a row of scores becomes a row of weights. Checkpoints all use the default (softmax, masked
+// keys at -inf, a row with every key masked left at 0, no dropout); the seed-002 teaching stack lets
+// the user choose the rest of types.h's rules, and the forward then computes that layer's attention
+// with computeAttention (attention.h), which implements them.
+struct WeightRule {
+    Normalization normalization = Normalization::Softmax;
+    MaskMethod maskMethod = MaskMethod::NegInf;
+    FullyMaskedPolicy fullyMasked = FullyMaskedPolicy::Zero;
+    double dropout = 0.0;
+    uint64_t dropoutSeed = 0;
+    DropoutStream dropoutStream = DropoutStream::TorchMkl;
+    // The default softmax, whatever a fully masked row gets (that is decided per text)
+    bool softmax() const
+    {
+        return normalization == Normalization::Softmax && maskMethod == MaskMethod::NegInf && dropout == 0.0;
+    }
+};
+
 enum class LmHead {
     CausalLm, // next-token predictions through the (tied or separate) unembedding
     MaskedLm, // BERT's transform + LayerNorm + decoder, at [MASK] positions
@@ -94,6 +113,7 @@ struct Architecture {
     double attentionSoftcap = 0.0, finalSoftcap = 0.0; // Gemma 2: tanh(x / c) * c; 0 = none
 
     bool causal = true;
+    WeightRule weightRule;
     std::vector<int> window; // per layer: 0 = full attention, w = keys j with i - w < j <= i
 
     bool tiedEmbeddings = true;

@@ -160,6 +160,10 @@ struct LayerTrace {
     Mat<T> afterAttention; // (t, d) residual stream after the attention sub-block (resid_mid); empty
                            // for a bare attention layer
     Mat<T> output;         // (t, d) the layer's output (resid_post; a bare layer: attention.output)
+    // A gated MLP's (SwiGLU, GeGLU) two products before the gate's activation, (t, d_ff) each, when
+    // TraceRequest::keepMlp asks: x·W_gateᵀ (TransformerLens' hook_pre) and x·W_upᵀ (hook_pre_linear),
+    // x the normalized stream; the MLP reads act(pre) * preLinear. Empty otherwise.
+    Mat<T> mlpPre, mlpPreLinear;
     // The weights the attention was computed with, for explanations; null = identity projections.
     std::shared_ptr<const Projections<T>> projections;
 };
@@ -233,6 +237,8 @@ struct TraceRequest {
                                     // (specials as given: nothing is added)
     bool keepScores = false;        // true: attention.scores kept too (t^2 x heads a layer more; the
                                     // pipeline view derives scores from q and k and needs none)
+    bool keepMlp = false;           // gated MLPs: LayerTrace::mlpPre and mlpPreLinear kept too (2 x t x
+                                    // d_ff a layer more)
     bool allPredictions = false;    // causal models: next tokens at every position, not only the last
                                     // (see Predictions::next; Model::nextTokens / predictAt compute one
                                     // on demand)

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // From one attention layer to a transformer (seed 002): token + position embeddings, blocks of
 // multi-head self-attention + residual + LayerNorm + feed-forward (4·d, ReLU) + residual + LayerNorm,
-// stacked to a depth, mean-pooled into an optional classifier. Every layer's stages are kept.
+// stacked to a depth, mean-pooled into an optional classifier. Every layer's stages are kept. The
+// stack runs on the one forward pass of every model (core/src/models/forward/): its config and
+// weights are an Architecture and the forward's weight layout.
 #pragma once
 
 #include "attnviz/architecture.h"
+#include "attnviz/model.h"
 #include "attnviz/status.h"
 #include "attnviz/types.h"
 
@@ -76,7 +79,31 @@ struct StackResult {
 
 Mat<double> sinusoidalPositions(int t, int d);
 
-// Runs the stack on one sequence of token vectors (t, d). Validation names the layer and tensor.
+template <typename T>
+struct ModelWeights;
+
+// The stack as the one forward reads it, kept between runs: the weights are laid out once per
+// weights set, depth, head shape and position encoding (the feed-forward copied, the attention
+// projections lent).
+template <typename T>
+class StackForward {
+public:
+    // Runs the stack on one sequence of token vectors (t, d) into `out`: embeddings (the tokens),
+    // input, every layer's stages, final (no predictions). `tokens` may be out.embeddings; out's
+    // projections point into `weights`. Validation names the layer and tensor.
+    Status run(const StackConfig &config, const std::shared_ptr<const StackWeights<T>> &weights, const Mat<T> &tokens,
+               Trace<T> &out);
+
+private:
+    Status layout(const StackConfig &config, int d);
+
+    std::shared_ptr<const StackWeights<T>> m_source;
+    int m_depth = 0, m_heads = 0, m_dHead = 0, m_d = 0;
+    PositionEncoding m_positions = PositionEncoding::None;
+    std::shared_ptr<ModelWeights<T>> m_weights;
+};
+
+// The same into a StackResult, with the mean-pooled classifier (tests, the reference of the views).
 template <typename T>
 Status computeStack(const StackConfig &config, const StackWeights<T> &weights, const Mat<T> &tokens,
                     StackResult<T> &result);

@@ -150,6 +150,7 @@ private:
     uint64_t m_seed = 0;
     PositionEncoding m_pos = PositionEncoding::None;
     std::shared_ptr<const StackWeights<float>> m_weights;
+    StackForward<float> m_forward;
 };
 
 } // namespace attnviz

@@ -290,7 +290,7 @@ private:
             cut = info().name + " reads at most " + withCommas(limit) + " tokens; the text has " + withCommas(total) +
                   ": the rest is cut";
         }
-        if (Status st = checkTraceMemory(info(), int(tokens.size()), sizeof(T), request.keepScores); !st)
+        if (Status st = checkTraceMemory(info(), int(tokens.size()), sizeof(T), request.keepScores, 0, request.keepMlp); !st)
             return st; // before anything of the trace is allocated
         ForwardInput in;
         for (const TraceToken &t : tokens)
@@ -299,6 +299,7 @@ private:
         in.maskedCells = request.maskedCells;
         in.topK = std::max(1, request.topK);
         in.keepScores = request.keepScores;
+        in.keepMlp = request.keepMlp;
         in.allPredictions = request.allPredictions;
         in.maskId = m_maskId;
         in.cancel = request.cancel;
@@ -309,6 +310,7 @@ private:
             if (m_config.causal && tr.producer == producer && tr.paddedKeys == request.paddedKeys &&
                 tr.maskedCells == request.maskedCells && tr.numLayers() == m_config.layers &&
                 (tr.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
+                (tr.layers.front().mlpPre.size() != 0) == (request.keepMlp && m_config.gatedMlp) &&
                 tr.predictions.next.size() == tr.tokens.size() &&
                 tr.predictions.topK == std::min(in.topK, int(m_float->tokens.rows()))) {
                 const size_t n = std::min(tr.tokens.size(), tokens.size());

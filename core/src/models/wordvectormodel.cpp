@@ -83,33 +83,6 @@ std::vector<TraceToken> traceTokens(const EmbeddedSentence &e)
     return out;
 }
 
-template <typename T>
-std::shared_ptr<const T> sharedPart(const std::shared_ptr<const StackWeights<float>> &owner, const T &part)
-{
-    return std::shared_ptr<const T>(owner, &part); // aliasing: keeps the whole set alive
-}
-
-// LayerNorm over each row (what a pre-norm block's attention reads); gamma/beta empty = ones/zeros.
-Mat<float> layerNorm(const Mat<float> &x, const LayerNorm<float> &ln)
-{
-    Mat<float> y(x.rows(), x.cols());
-    for (Eigen::Index i = 0; i < x.rows(); ++i) {
-        const auto row = x.row(i).cast<double>();
-        const double mean = row.mean();
-        const double var = (row.array() - mean).square().mean();
-        const double inv = 1.0 / std::sqrt(var + ln.eps);
-        for (Eigen::Index j = 0; j < x.cols(); ++j) {
-            double v = (row(j) - mean) * inv;
-            if (ln.gamma.size())
-                v *= double(ln.gamma(j));
-            if (ln.beta.size())
-                v += double(ln.beta(j));
-            y(i, j) = float(v);
-        }
-    }
-    return y;
-}
-
 } // namespace
 
 AttentionConfig attentionConfig(const WordVectorSettings &s, int dModel)
@@ -438,23 +411,9 @@ Status WordStackModel::trace(const TraceRequest &req, Trace<float> &out)
     cfg.finalNorm = ss.norm == NormPlacement::Pre; // GPT-2's ln_f (ones/zeros when not loaded)
     cfg.keyPadding = std::move(prep.sequence.keyPadding);
     cfg.attnMask = std::move(prep.attnMask);
-    StackResult<float> r;
-    if (Status st = computeStack(cfg, *weights, out.embeddings, r); !st.ok())
+    if (Status st = m_forward.run(cfg, weights, out.embeddings, out); !st.ok())
         return st;
     out.device = cpuDeviceName();
-    out.input = std::move(r.input);
-    out.layers.resize(r.layers.size());
-    for (size_t l = 0; l < r.layers.size(); ++l) {
-        LayerTrace<float> &t = out.layers[l];
-        LayerResult<float> &lr = r.layers[l];
-        t.residualIn = l == 0 ? out.input : out.layers[l - 1].output;
-        t.attentionIn = ss.norm == NormPlacement::Pre ? layerNorm(t.residualIn, weights->blocks[l].ln1) : t.residualIn;
-        t.attention = std::move(lr.attention);
-        t.afterAttention = std::move(lr.afterAttention);
-        t.output = std::move(lr.output);
-        t.projections = sharedPart(weights, weights->blocks[l].attn);
-    }
-    out.final = std::move(r.final);
     return {};
 }
 

@@ -98,8 +98,8 @@ Status runStackBench(const BenchSize &size, int depth, BenchRow &row, double min
 {
     if (size.t <= 0 || size.d <= 0 || size.h <= 0 || depth <= 0 || size.d % size.h != 0)
         return Status::error(StatusCode::InvalidInput, "bench: stack sizes must be positive, h must divide d");
-    StackWeights<float> w;
-    if (Status st = seededStackWeights(size.d, depth, 7, PositionEncoding::None, 0, w); !st)
+    auto w = std::make_shared<StackWeights<float>>();
+    if (Status st = seededStackWeights(size.d, depth, 7, PositionEncoding::None, 0, *w); !st)
         return st;
     StackConfig cfg;
     cfg.depth = depth;
@@ -110,10 +110,11 @@ Status runStackBench(const BenchSize &size, int depth, BenchRow &row, double min
     Mat<float> x(size.t, size.d);
     for (Eigen::Index i = 0; i < x.size(); ++i)
         x.data()[i] = u(rng);
-    StackResult<float> result;
-    if (Status st = computeStack(cfg, w, x, result); !st)
+    StackForward<float> forward; // the weights laid out once, as the window's stack does
+    Trace<float> result;
+    if (Status st = forward.run(cfg, w, x, result); !st)
         return st;
-    if (Status st = timeRuns([&] { return computeStack(cfg, w, x, result); }, minSeconds, minReps, 100, row); !st)
+    if (Status st = timeRuns([&] { return forward.run(cfg, w, x, result); }, minSeconds, minReps, 100, row); !st)
         return st;
     row.backend = "cpu";
     row.device = cpuDeviceName();

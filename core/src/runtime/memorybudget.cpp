@@ -86,7 +86,8 @@ Status checkAttentionMemory(const ResolvedShape &s, bool dropout, size_t scalarB
     return checkMemory(mul(numbers, uint64_t(scalarBytes) + extraPerNumber), name, what);
 }
 
-uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight)
+uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight,
+                    bool keepMlp)
 {
     const uint64_t t = u(tokens), layers = std::max<uint64_t>(1, u(info.layers)), heads = std::max<uint64_t>(1, u(info.heads));
     const uint64_t d = u(info.dModel), inner = std::max(d, mul(heads, u(info.dHead))), ff = u(info.dFeedForward);
@@ -99,15 +100,18 @@ uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool 
     bytes = add(bytes, mul(square, layers));                       // each layer's t x t mask (one byte a cell)
     bytes = add(bytes, mul(mul(weights, layers), uint64_t(extraPerWeight)));
     bytes = add(bytes, mul(mul(t, add(mul(d, 4), ff)), uint64_t(scalarBytes))); // embeddings, input, final; FF rows
+    if (keepMlp && info.architecture.gatedMlp) // the gate's and up's products, kept per layer
+        bytes = add(bytes, mul(mul(mul(t, mul(ff, 2)), layers), uint64_t(scalarBytes)));
     return bytes;
 }
 
-int tokensWithin(const ModelInfo &info, uint64_t budget, size_t scalarBytes, bool keepScores, size_t extraPerWeight)
+int tokensWithin(const ModelInfo &info, uint64_t budget, size_t scalarBytes, bool keepScores, size_t extraPerWeight,
+                 bool keepMlp)
 {
     int lo = 0, hi = info.maxPositions > 0 ? info.maxPositions : (1 << 30); // traceBytes grows with the tokens
     while (lo < hi) {
         const int mid = lo + (hi - lo + 1) / 2;
-        if (traceBytes(info, mid, scalarBytes, keepScores, extraPerWeight) <= budget)
+        if (traceBytes(info, mid, scalarBytes, keepScores, extraPerWeight, keepMlp) <= budget)
             lo = mid;
         else
             hi = mid - 1;
@@ -115,9 +119,10 @@ int tokensWithin(const ModelInfo &info, uint64_t budget, size_t scalarBytes, boo
     return lo;
 }
 
-Status checkTraceMemory(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight)
+Status checkTraceMemory(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight,
+                        bool keepMlp)
 {
-    const uint64_t bytes = traceBytes(info, tokens, scalarBytes, keepScores, extraPerWeight);
+    const uint64_t bytes = traceBytes(info, tokens, scalarBytes, keepScores, extraPerWeight, keepMlp);
     const uint64_t budget = memoryBudget();
     if (bytes <= budget)
         return {};
@@ -127,7 +132,7 @@ Status checkTraceMemory(const ModelInfo &info, int tokens, size_t scalarBytes, b
                              " layers x " + std::to_string(info.heads) + " heads need " + need +
                              " of attention, more than the " + describeBytes(budget) +
                              " one computation may use here (at most " +
-                             describeCount(tokensWithin(info, budget, scalarBytes, keepScores, extraPerWeight)) +
+                             describeCount(tokensWithin(info, budget, scalarBytes, keepScores, extraPerWeight, keepMlp)) +
                              " tokens fit)");
 }
 

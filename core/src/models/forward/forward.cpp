@@ -695,6 +695,48 @@ std::vector<TokenProb> topProbs(const VocabScan<T> &scan, int row)
 
 bool cancelled(const std::atomic<bool> *c) { return c && c->load(std::memory_order_relaxed); }
 
+// Whether some query row of `mask` hides every key it could see (causal: keys 0..i).
+bool anyRowFullyMasked(const BoolMat &mask, bool causal)
+{
+    for (Eigen::Index i = 0; i < mask.rows(); ++i)
+        if ((mask.row(i).head(causal ? i + 1 : mask.cols()).array() != 0).all())
+            return true;
+    return false;
+}
+
+// One layer's attention, every row, under the architecture's weight rule (Sum or Cosine weights,
+// multiply-renormalize masking, dropout, what a fully masked row gets): computeAttention implements
+// those rules for the one-layer view, and the teaching stack that chooses them is small.
+template <typename T>
+Status attendByRule(const Architecture &arch, const Projections<T> &P, const Mat<T> &a, const BoolMat &mask,
+                    bool keepScores, AttentionResult<T> &R)
+{
+    AttentionConfig c;
+    c.numHeads = arch.heads;
+    c.dHead = arch.dHead;
+    c.scaleRule = ScaleRule::Explicit;
+    c.explicitScale = arch.scale();
+    c.normalization = arch.weightRule.normalization;
+    c.maskMethod = arch.weightRule.maskMethod;
+    c.fullyMasked = arch.weightRule.fullyMasked;
+    c.dropout = arch.weightRule.dropout;
+    c.dropoutSeed = arch.weightRule.dropoutSeed;
+    c.dropoutStream = arch.weightRule.dropoutStream;
+    c.causal = arch.causal;
+    c.keepScores = keepScores;
+    AttentionInput<T> in;
+    in.batch.resize(1);
+    in.batch[0].query = a;
+    in.attnMask = mask;
+    if (Status st = computeAttention(c, in, P, R); !st)
+        return st;
+    R.kvHeads = arch.kvHeads;
+    R.softcap = 0;
+    R.batch[0].qPre.resize(0, 0);
+    R.batch[0].kPre.resize(0, 0);
+    return {};
+}
+
 } // namespace
 
 bool GrowthRoom::heldInThisBuild() { return kHoldsRoom; }
@@ -782,8 +824,15 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         }
     const BoolMat mask = effectiveMask(custom, causal, padding, t, t);
     const bool userMask = custom.size() || !padding.empty();
+    // A weight rule other than the softmax is computed by computeAttention, whole (attendByRule).
+    const bool general = !arch.weightRule.softmax();
+    if (general && (arch.kvHeads != arch.heads || arch.qkNorm || arch.positions == PositionKind::Rotary ||
+                    arch.attentionSoftcap > 0 || arch.slides()))
+        return Status::error(StatusCode::InvalidInput, "attention: weights other than the softmax need plain multi-head "
+                                                       "attention (no grouped-query heads, rotary positions, q/k norms, "
+                                                       "soft-capping or sliding windows)");
     // rows [0, keep) kept from `out`, [keep, p) copied from `source`, [p, t) computed
-    const int keep = causal ? std::clamp(reuse, 0, t) : 0;
+    const int keep = causal && !general ? std::clamp(reuse, 0, t) : 0;
     const int p = causal && source ? std::clamp(sourceReuse, keep, t) : keep;
     const Trace<T> *from = p > keep ? source : nullptr;
     const int n = t - p;
@@ -870,8 +919,13 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             A.sin = local ? &sinL : &sinG;
             A.ropeDims = arch.ropeOf(int(l)).dims;
         }
-        attend(*b.attn, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, limit,
-               out.room, scratch, lt.attention);
+        if (general || (arch.weightRule.fullyMasked != FullyMaskedPolicy::Zero && anyRowFullyMasked(layerMask, causal))) {
+            if (Status st = attendByRule(arch, *b.attn, lt.attentionIn, layerMask, in.keepScores, lt.attention); !st)
+                return Status::error(st.code, "layer " + std::to_string(l) + ": " + st.message);
+        } else {
+            attend(*b.attn, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, limit,
+                   out.room, scratch, lt.attention);
+        }
         if (!layerMask.size() && causal)
             lt.attention.batch[0].mask = mask; // the views hatch the causal cells
         if (placement == NormPlacement::Sandwich) { // the residual adds attention's output normalized
@@ -889,7 +943,20 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         else
             ffIn = lt.afterAttention.middleRows(p, n);
         resizeKeep(hidden, n, b.up.W.rows(), 0);
-        if (b.gate.W.size()) {
+        const bool keepMlp = in.keepMlp && b.gate.W.size();
+        if (keepMlp) { // the products kept before the activation, then activated here
+            for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::mlpPre, &LayerTrace<T>::mlpPreLinear}) {
+                growStage(lt.*m, t, b.up.W.rows(), keep, limit, out.room);
+                if (fl)
+                    copyRows(lt.*m, fl->*m, keep, p);
+            }
+            resizeKeep(gated, n, b.gate.W.rows(), 0);
+            linearRows<T>(ffIn, 0, {{&b.gate, &gated}, {&b.up, &hidden}});
+            lt.mlpPre.middleRows(p, n) = gated;
+            lt.mlpPreLinear.middleRows(p, n) = hidden;
+            activate<T>(gated.block(0, 0, n, gated.cols()), act);
+            hidden.array() *= gated.array();
+        } else if (b.gate.W.size()) {
             resizeKeep(gated, n, b.gate.W.rows(), 0);
             linearRows<T>(ffIn, 0, {{&b.gate, &gated, &act}, {&b.up, &hidden}});
             hidden.array() *= gated.array();
@@ -902,6 +969,10 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         lt.output.middleRows(p, n) = ffIn + lt.afterAttention.middleRows(p, n);
         if (!pre)
             normRows(arch.norm, lt.output, p, b.ffnNorm, lt.output);
+        if (!keepMlp) {
+            lt.mlpPre.resize(0, 0);
+            lt.mlpPreLinear.resize(0, 0);
+        }
         lt.keyIn.resize(0, 0);
         lt.projections = b.attn;
     }

@@ -123,6 +123,7 @@ struct ForwardInput {
     std::vector<std::pair<int, int>> maskedCells;
     int topK = 10;
     bool keepScores = false;
+    bool keepMlp = false; // a gated MLP's products before the gate's activation (LayerTrace::mlpPre ...)
     bool allPredictions = false; // causal: the LM head at every position (else the last only)
     int maskId = -1; // [MASK]: masked-LM predictions at these positions
     const std::atomic<bool> *cancel = nullptr;
