@@ -441,7 +441,7 @@ void TestClassroom::thinnedAxisSaysSo()
     QCustomPlot *p = longWeights();
     QVERIFY(p);
     QVERIFY(tokenAxisLabelStep(p->yAxis) > 1);
-    QVERIFY2(p->yAxis->label().contains(QStringLiteral("zoom in")), qPrintable(p->yAxis->label()));
+    QVERIFY2(p->yAxis->label().contains(QStringLiteral("drag a rectangle to zoom")), qPrintable(p->yAxis->label()));
     QVERIFY(p->yAxis->label().startsWith(QStringLiteral("query")));
     QVERIFY(QFontInfo(p->yAxis->tickLabelFont()).pixelSize() >= minimumLabelPixels());
     // zoomed in far enough, every token in view is labelled again and the note goes

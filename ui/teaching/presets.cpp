@@ -88,13 +88,14 @@ void addTinyLessons(std::vector<Preset> &out)
     p.title = tr("Induction: type a sentence twice");
     p.explanation = tr(
         "The sentence said twice. Layer 1, head 0, the query \"a\" in the second copy: its brightest key, 0.80 of "
-        "its attention, is \"wood\", the token that came AFTER \"a\" in the first copy. The head finds the earlier "
+        "its attention, is \"wood\", the token that came AFTER \"a\" in the first copy; and the model predicts "
+        "\"wood\" after this \"a\" with p = 48.8 % (Predictions dock). The head finds the earlier "
         "occurrence of the current token (layer 0's previous-token head has told \"wood\" that \"a\" came before "
         "it) and looks one token ahead of it: an induction head (Olsson et al. 2022). The view opens on the "
         "second copy's last rows and the first copy's columns (double-click or Home: the whole text): in every "
         "row shown the brightest key is the token after that token's first occurrence, a bright stripe one "
-        "column right of the repeat; and the model predicts \"wood\" after this \"a\" with p = 48.8 % (Predictions dock). This is how a language model "
-        "continues a pattern it has only seen once, in its own input. %1")
+        "column right of the repeat. This is how a language model continues a pattern it has only seen once, in "
+        "its own input. %1")
                         .arg(tinyDrill());
     p.sentence = kTinyTwice;
     p.layer = 1;
