@@ -96,12 +96,6 @@ ResidualView::ResidualView(QWidget *parent) : DeferredView(parent), m_plot(new Q
          std::initializer_list<QCPLayoutElement *>{m_normRect, m_cosRect, m_normScale, m_cosScale})
         e->setMarginGroup(QCP::msTop | QCP::msBottom, group);
     m_cosRect->axis(QCPAxis::atLeft)->setTickLabels(false);
-    m_normRect->axis(QCPAxis::atTop)->setVisible(true);
-    m_normRect->axis(QCPAxis::atTop)->setTicks(false);
-    m_normRect->axis(QCPAxis::atTop)->setLabel(QStringLiteral("norm of each token's vector"));
-    m_cosRect->axis(QCPAxis::atTop)->setVisible(true);
-    m_cosRect->axis(QCPAxis::atTop)->setTicks(false);
-    m_cosRect->axis(QCPAxis::atTop)->setLabel(QStringLiteral("cosine to the token's input vector"));
     for (QCPAxisRect *r : {m_normRect, m_cosRect}) {
         r->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("after layer"));
         r->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
@@ -269,7 +263,10 @@ void ResidualView::rebuild()
     m_lineRect->axis(QCPAxis::atBottom)->setRange(-0.3, m_stages - 0.7);
     QString title =
         QStringLiteral("Residual stream — %1 layers · %2").arg(m_snapshot->numLayers()).arg(m_snapshot->modelLabel);
-    title += QStringLiteral("\n“in” = token vector + position (what layer 0 reads); then the stream after each block.");
+    // what the two maps show is said here, not above each map: the norm map is a few columns wide,
+    // and its title ran into the cosine map's
+    title += QStringLiteral("\nLeft: each token's norm ‖x‖; right: its cosine to its input vector. “in” = token vector + "
+                            "position (what layer 0 reads); then the stream after each block.");
     m_titleText = title;
     m_titleShare = 0.2;
     m_title->setText(fittedTitle(m_plot, m_title, title, m_titleShare, &m_titleElided));
