@@ -161,6 +161,25 @@ private slots:
         QCOMPARE(view.stageName(view.indexOf(Kind::K)), QStringLiteral("K of head 2"));
         QCOMPARE(view.stageCaption(view.indexOf(Kind::K)), QStringLiteral("Keys: what each token offers to be found by."));
         QVERIFY(view.stageTitle(view.indexOf(Kind::K)).startsWith(QStringLiteral("K_2 = LN₁(X)·W_kᵀ + b_k")));
+        QCOMPARE(view.stageCaption(view.indexOf(Kind::Masked)),
+                 QStringLiteral("Hatched keys are later tokens: a causal model (gpt2-tiny) lets each token see only "
+                                "itself and what came before."));
+    }
+
+    // A sliding-window layer says so under the mask (mistral-tiny: a window of 4 on every layer).
+    void slidingWindowCaption()
+    {
+        const SnapshotPtr s = traced(QStringLiteral("mistral-tiny"));
+        QVERIFY(s && s->hasResult());
+        PipelineView view;
+        view.resize(1200, 900);
+        view.setSnapshot(s);
+        view.setSelection(1, 0, 0);
+        const QString caption = view.stageCaption(view.indexOf(Kind::Masked));
+        QVERIFY2(caption.contains(QStringLiteral("a causal model (mistral-tiny)")), qPrintable(caption));
+        QVERIFY2(caption.endsWith(QStringLiteral("This layer slides a window of 4 tokens: keys 4 or more tokens back are "
+                                                 "hatched too.")),
+                 qPrintable(caption));
     }
 
     // The role grid names each query head's key/value head (llama-tiny: heads 0-1 read kv 0, 2-3 kv 1);

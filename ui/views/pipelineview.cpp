@@ -89,6 +89,15 @@ ComputeSettings effectiveSettings(const ComputeSnapshot &s)
     return c;
 }
 
+// A sliding-window layer's extra mask, said after the causal one (Mistral, Gemma, Qwen's window layers).
+QString slidingWindowNote(const Architecture &a, int layer)
+{
+    const int w = layer >= 0 && layer < int(a.window.size()) ? a.window[size_t(layer)] : 0;
+    return w > 0 ? QCoreApplication::translate("PipelineView", " This layer slides a window of %1 tokens: keys %1 or "
+                                                               "more tokens back are hatched too.").arg(w)
+                 : QString();
+}
+
 // A real checkpoint whose blocks normalize the residual stream before attention (GPT-2, Llama, Gemma).
 bool preNorm(const ComputeSnapshot &s)
 {
@@ -914,8 +923,9 @@ void PipelineView::fillStage(PipelineStage &st)
             else
                 scoresMissing();
             st.caption = model && any && s->modelInfo.causal
-                ? tr("Hatched keys are later tokens: a causal model (GPT-2) lets each token see only itself and "
-                     "what came before.")
+                ? tr("Hatched keys are later tokens: a causal model (%1) lets each token see only itself and "
+                     "what came before.").arg(QString::fromStdString(s->modelInfo.name))
+                      + slidingWindowNote(s->modelInfo.architecture, m_layer)
                 : !any ? tr("Mask: none (%1). Every query sees every key.").arg(maskName(c.mask))
                 : n == Normalization::Softmax && c.maskMethod == MaskMethod::MultiplyRenormalize
                 ? tr("Hatched keys (%1) are zeroed after the softmax and the rest rescaled to sum to 1.").arg(maskName(c.mask))
