@@ -7,6 +7,7 @@
 #include <QFontMetrics>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 
 namespace attnviz::ui {
@@ -320,7 +321,9 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
                               int maxCells, int *factorOut)
 {
     const int rows = int(w.rows()), cols = int(w.cols());
-    const int f = std::max({1, (rows + maxCells - 1) / maxCells, (cols + maxCells - 1) / maxCells});
+    // in 64 bits: callers without a limit pass INT_MAX
+    auto cellsPer = [maxCells](int n) { return int((int64_t(n) + maxCells - 1) / maxCells); };
+    const int f = std::max({1, cellsPer(rows), cellsPer(cols)});
     if (factorOut)
         *factorOut = f;
     const bool useMask = exclude && exclude->size() > 0;
