@@ -66,6 +66,15 @@ QStringList textProblems(QCustomPlot *plot)
             if (x.width() > 1.5 && x.height() > 1.5)
                 out << QStringLiteral("overlap: “%1” / “%2”").arg(a.text, b.text);
         }
+    // titles given less height than their lines: the layout squeezed them and their first line went
+    // over the element's (and maybe the plot's) top edge
+    for (QCPLayoutElement *el : plot->plotLayout()->elements(true))
+        if (auto *t = qobject_cast<QCPTextElement *>(el); t && !t->text().isEmpty()) {
+            const int need = QFontMetrics(t->font()).boundingRect(QRect(0, 0, 100000, 100000), Qt::AlignCenter, t->text()).height();
+            if (t->outerRect().height() + 2 < need)
+                out << QStringLiteral("squeezed title: “%1” %2 px high for %3 px of text")
+                           .arg(t->text().left(40)).arg(t->outerRect().height()).arg(need);
+        }
     return out;
 }
 

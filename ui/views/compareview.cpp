@@ -775,6 +775,11 @@ void CompareView::wrapTitle(QCPTextElement *title)
     for (const QString &line : m_rawTitles.value(title).split(QLatin1Char('\n')))
         lines << wrapText(line, chars);
     title->setText(lines.join(QLatin1Char('\n')));
+    // its row as tall as its wrapped lines: with the height of fewer lines (or none) the title's row
+    // has a 0.01 stretch and gave way first, and its first line went over the plot's top edge
+    const int tall = int(lines.join(QLatin1Char('\n')).count(QLatin1Char('\n')) + 1) * QFontMetrics(title->font()).height() + 6;
+    if (title->minimumSize().height() < tall)
+        title->setMinimumSize(QSize(std::max(80, title->minimumSize().width()), tall));
 }
 
 bool CompareView::eventFilter(QObject *watched, QEvent *e)
