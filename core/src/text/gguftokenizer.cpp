@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <unordered_map>
 
 namespace attnviz::detail {
@@ -259,8 +260,23 @@ Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
         return bad("tokenizer.ggml.tokens", "a token or merge is not valid UTF-8");
     }
     std::unique_ptr<SubwordTokenizer> inner;
-    if (Status st = parseHfTokenizer(text, std::string(), f.path + " (tokenizer.ggml.*)", inner); !st)
+    if (Status st = parseHfTokenizer(text, std::string(), f.path, inner); !st) {
+        // "PATH (tokenizer.json): model.merges[411]: ..." said in the file's own keys
+        std::string m = st.message;
+        const std::string prefix = f.path + " (tokenizer.json): ";
+        if (m.rfind(prefix, 0) == 0)
+            m = m.substr(prefix.size());
+        for (const auto &[field, key] : {std::pair<const char *, const char *>{"model.merges", "tokenizer.ggml.merges"},
+                                         {"model.vocab", "tokenizer.ggml.tokens"},
+                                         {"added_tokens", "tokenizer.ggml.tokens"},
+                                         {"model.unk_token", "tokenizer.ggml.unknown_token_id"}})
+            if (m.rfind(field, 0) == 0) {
+                m = "metadata \"" + std::string(key) + "\"" + m.substr(std::strlen(field));
+                break;
+            }
+        st.message = f.path + ": " + m;
         return st;
+    }
     out = std::make_unique<GgufTokenizer>(std::move(inner), kind);
     return {};
 }
