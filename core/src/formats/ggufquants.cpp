@@ -133,33 +133,14 @@ void q8_0(const unsigned char *x, int64_t nb, float *y, const float *t)
     }
 }
 
-void q4_k(const unsigned char *x, int64_t nb, float *y, const float *t)
+// Q4_K and Q5_K share their scales and mins; Q5_K adds a fifth bit per value from qh.
+template <bool fifth>
+void kquant(const unsigned char *x, int64_t nb, float *y, const float *t)
 {
-    for (int64_t i = 0; i < nb; ++i, x += 144) {
+    const int blockBytes = fifth ? 176 : 144;
+    for (int64_t i = 0; i < nb; ++i, x += blockBytes) {
         const float d = half(x, t), min = half(x + 2, t);
-        const unsigned char *scales = x + 4, *q = x + 16;
-        int is = 0;
-        uint8_t sc, m;
-        for (int j = 0; j < 256; j += 64) {
-            scaleMinK4(is + 0, scales, sc, m);
-            const float d1 = d * float(sc), m1 = min * float(m);
-            scaleMinK4(is + 1, scales, sc, m);
-            const float d2 = d * float(sc), m2 = min * float(m);
-            for (int l = 0; l < 32; ++l)
-                *y++ = d1 * float(q[l] & 0xF) - m1;
-            for (int l = 0; l < 32; ++l)
-                *y++ = d2 * float(q[l] >> 4) - m2;
-            q += 32;
-            is += 2;
-        }
-    }
-}
-
-void q5_k(const unsigned char *x, int64_t nb, float *y, const float *t)
-{
-    for (int64_t i = 0; i < nb; ++i, x += 176) {
-        const float d = half(x, t), min = half(x + 2, t);
-        const unsigned char *scales = x + 4, *qh = x + 16, *ql = x + 48;
+        const unsigned char *scales = x + 4, *qh = x + 16, *ql = x + (fifth ? 48 : 16);
         int is = 0;
         uint8_t sc, m;
         uint8_t u1 = 1, u2 = 2;
@@ -169,9 +150,9 @@ void q5_k(const unsigned char *x, int64_t nb, float *y, const float *t)
             scaleMinK4(is + 1, scales, sc, m);
             const float d2 = d * float(sc), m2 = min * float(m);
             for (int l = 0; l < 32; ++l)
-                *y++ = d1 * float((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
+                *y++ = d1 * float((ql[l] & 0xF) + (fifth && (qh[l] & u1) ? 16 : 0)) - m1;
             for (int l = 0; l < 32; ++l)
-                *y++ = d2 * float((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;
+                *y++ = d2 * float((ql[l] >> 4) + (fifth && (qh[l] & u2) ? 16 : 0)) - m2;
             ql += 32;
             is += 2;
             u1 = uint8_t(u1 << 2);
@@ -337,8 +318,8 @@ bool ggmlDequantize(uint32_t type, const unsigned char *src, int64_t n, float *d
     case ggml::Q5_0: q5_0(src, n / 32, dst, t); return true;
     case ggml::Q5_1: q5_1(src, n / 32, dst, t); return true;
     case ggml::Q8_0: q8_0(src, n / 32, dst, t); return true;
-    case ggml::Q4_K: q4_k(src, n / 256, dst, t); return true;
-    case ggml::Q5_K: q5_k(src, n / 256, dst, t); return true;
+    case ggml::Q4_K: kquant<false>(src, n / 256, dst, t); return true;
+    case ggml::Q5_K: kquant<true>(src, n / 256, dst, t); return true;
     case ggml::Q6_K: q6_k(src, n / 256, dst, t); return true;
     case ggml::IQ4_NL: iq4_nl(src, n / 32, dst, t); return true;
     default: return false;
