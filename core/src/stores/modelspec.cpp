@@ -70,9 +70,14 @@ Status resolveHf(const std::string &spec, const std::vector<StoreRoot> &roots, s
             path = f.target.string();
             return Status::success();
         }
-        if (guard.resolve(snapshot / "config.json").kind == Found::File) {
+        if (const Resolved c = guard.resolve(snapshot / "config.json"); c.kind == Found::File) {
+            if (!folderInside(guard, snapshot, why))
+                return Status::error(StatusCode::IoError,
+                                     printable(why.compare(0, 1, "/") == 0 ? why : (snapshot / why).string()));
             path = snapshot.string();
             return Status::success();
+        } else if (c.kind != Found::Missing) {
+            return Status::error(StatusCode::IoError, printable((snapshot / "config.json").string() + ": " + c.why));
         }
         // A repository of GGUF files: the one there is, or the names to choose from.
         std::vector<fs::path> entries;

@@ -64,7 +64,7 @@ Status parseOllamaManifest(const std::string &text, const std::string &name, Oll
         layer.mediaType = mt->get<std::string>();
         layer.digest = dg->get<std::string>();
         if (!isDigest(layer.digest))
-            return bad(at + ".digest", quoteText(layer.digest) + " is not sha256: and 64 hex digits");
+            return bad(at + ".digest", quoteText(layer.digest, 80) + " is not sha256: and 64 hex digits");
         if (sz != l.end()) {
             if (sz->is_number_unsigned())
                 layer.size = sz->get<uint64_t>();

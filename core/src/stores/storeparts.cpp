@@ -155,32 +155,37 @@ std::string ollamaShownName(const std::string &host, const std::string &ns, cons
     return shown + name + ":" + tag;
 }
 
-void describeModelFolder(const StoreRootGuard &guard, const fs::path &dir, LocalModel &m)
+bool folderInside(const StoreRootGuard &guard, const fs::path &dir, std::string &why, uint64_t *bytes, bool *tokenizer)
 {
-    m.format = "safetensors";
-    m.path = dir.string();
     std::vector<fs::path> entries;
     bool cut = false;
-    std::string why;
-    if (!guard.list(dir, entries, cut, why)) {
-        m.reason = why;
-        return;
-    }
+    if (!guard.list(dir, entries, cut, why))
+        return false;
     // Every file the reader may open is checked here first: a link out of the root or into a loop,
     // or a blob an unfinished download left missing, is the reason, and nothing is opened through it.
-    std::string broken;
-    bool tokenizer = false;
+    why.clear();
     for (const fs::path &e : entries) {
         const std::string file = e.filename().string();
         const Resolved r = guard.resolve(e);
         if (r.kind == Found::File) {
-            if (!endsWithGguf(file))
-                m.bytes += StoreRootGuard::sizeOf(r.target);
-            tokenizer = tokenizer || file == "tokenizer.json" || file == "vocab.json" || file == "vocab.txt";
-        } else if (r.kind != Found::Dir && broken.empty() && !endsWithGguf(file)) {
-            broken = file + ": " + r.why;
+            if (bytes && !endsWithGguf(file))
+                *bytes += StoreRootGuard::sizeOf(r.target);
+            if (tokenizer)
+                *tokenizer = *tokenizer || file == "tokenizer.json" || file == "vocab.json" || file == "vocab.txt";
+        } else if (r.kind != Found::Dir && why.empty() && !endsWithGguf(file)) {
+            why = file + ": " + r.why;
         }
     }
+    return why.empty();
+}
+
+void describeModelFolder(const StoreRootGuard &guard, const fs::path &dir, LocalModel &m)
+{
+    m.format = "safetensors";
+    m.path = dir.string();
+    std::string broken;
+    bool tokenizer = false;
+    folderInside(guard, dir, broken, &m.bytes, &tokenizer);
     // The family even where attnviz cannot compute it (model_type as config.json writes it).
     nlohmann::json config;
     if (readJsonFile((dir / "config.json").string(), 10ull * 1000 * 1000, config).ok() && config.is_object()) {

@@ -37,6 +37,12 @@ void describeGgufFile(const fs::path &file, LocalModel &m);
 // sums the folder's own files except .gguf ones. Every file checked is resolved inside `guard`.
 void describeModelFolder(const StoreRootGuard &guard, const fs::path &dir, LocalModel &m);
 
+// Whether every entry of a model folder that is not a .gguf file resolves inside `guard` (a link out
+// of the root, a loop or a missing blob is refused, naming the file: "model.safetensors: a symbolic
+// link out of ROOT (not followed)"). Adds the sizes of the regular files to `bytes` when given.
+bool folderInside(const StoreRootGuard &guard, const fs::path &dir, std::string &why, uint64_t *bytes = nullptr,
+                  bool *tokenizer = nullptr);
+
 bool endsWithGguf(const std::string &name);
 
 // `message` without a leading "PREFIX/" (messages shown beside the model they are about).
