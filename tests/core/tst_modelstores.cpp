@@ -111,9 +111,10 @@ private slots:
             "someone/two-snapshots", "state-spaces/mamba-tiny",
             // Ollama
             "broken:latest", "gone:latest", "hf.co/bartowski/tiny-GGUF:Q8_0", "notgguf:latest", "partial:latest",
-            "someone/tiny:q4", "tiny:latest", "tiny:q8",
+            "someone/tiny:q4", "tiny:latest", "tiny:q4_K_M",
             // LM Studio (the folder link "up" leads back to a folder already read: nothing twice)
-            "lmstudio-community/tiny-GGUF/loop", "lmstudio-community/tiny-GGUF/outside",
+            "lmstudio-community/mamba-GGUF/mamba-Q8_0", "lmstudio-community/tiny-GGUF/loop",
+            "lmstudio-community/tiny-GGUF/no-tokenizer-F16", "lmstudio-community/tiny-GGUF/outside",
             "lmstudio-community/tiny-GGUF/tiny-Q8_0", "mlx-community/llama-tiny",
             // the added folder
             "downloads/tiny", "gpt2-tiny"};
@@ -188,6 +189,24 @@ private slots:
             QCOMPARE(m->format, std::string("gguf"));
             QCOMPARE(qint64(m->bytes), m_trees.ggufBytes);
         }
+        // what the GGUF header says (ggufSummary): architecture, parameters, quantization, computable or why not
+        const auto facts = [&](const char *name) {
+            const LocalModel *m = find(m_scan, name);
+            return m ? m->family + " " + std::to_string(m->parameters) + " " + m->precision + " " +
+                           (m->supported ? std::string("ok") : m->reason)
+                     : std::string("missing");
+        };
+        QCOMPARE(facts("bartowski/tiny-GGUF/tiny-Q8_0.gguf"), std::string("llama 792 Q8_0 ok"));
+        QCOMPARE(facts("bartowski/tiny-GGUF/tiny-Q4_K_M.gguf"), std::string("llama 792 Q4_K_M ok"));
+        QCOMPARE(facts("lmstudio-community/tiny-GGUF/tiny-Q8_0"), std::string("llama 792 Q8_0 ok"));
+        QCOMPARE(facts("downloads/tiny"), std::string("gemma3 792 BF16 ok"));
+        QCOMPARE(facts("tiny:latest"), std::string("llama 792 Q4_K_M ok"));
+        QCOMPARE(facts("someone/tiny:q4"), std::string("qwen3 792 Q4_K_M ok"));
+        QCOMPARE(facts("lmstudio-community/mamba-GGUF/mamba-Q8_0"),
+                 std::string("mamba 792 Q8_0 architecture \"mamba\" is not one attnviz computes (llama, qwen2, qwen3, gemma2, "
+                             "gemma3, phi3, gpt2)"));
+        QCOMPARE(facts("lmstudio-community/tiny-GGUF/no-tokenizer-F16"),
+                 std::string("llama 792 F16 metadata \"tokenizer.ggml.model\" is missing (no tokenizer in the file)"));
         const LocalModel *hf = find(m_scan, "bartowski/tiny-GGUF/tiny-Q8_0.gguf");
         QCOMPARE(hf->spec, std::string("hf:bartowski/tiny-GGUF/tiny-Q8_0.gguf"));
         const LocalModel *lm = find(m_scan, "lmstudio-community/tiny-GGUF/tiny-Q8_0");
@@ -229,9 +248,9 @@ private slots:
         QCOMPARE(tiny->spec, std::string("ollama:tiny:latest"));
         QCOMPARE(tiny->format, std::string("gguf"));
         QCOMPARE(QString::fromStdString(tiny->path),
-                 canonical(m_trees.ollama + QStringLiteral("/blobs/sha256-") + sha256Hex(tinyGguf())));
+                 canonical(m_trees.ollama + QStringLiteral("/blobs/sha256-") + sha256Hex(tinyGguf("tiny", "llama", 15))));
         QCOMPARE(qint64(tiny->bytes), m_trees.ggufBytes + extra); // every layer's blob
-        QCOMPARE(find(m_scan, "tiny:q8")->path, tiny->path);      // one blob, two tags
+        QCOMPARE(find(m_scan, "tiny:q4_K_M")->path, tiny->path);  // one blob, two tags
         QCOMPARE(find(m_scan, "someone/tiny:q4")->spec, std::string("ollama:someone/tiny:q4"));
         QCOMPARE(find(m_scan, "hf.co/bartowski/tiny-GGUF:Q8_0")->spec, std::string("ollama:hf.co/bartowski/tiny-GGUF:Q8_0"));
 
@@ -405,7 +424,7 @@ private slots:
             }
             QVERIFY(writeBytes(dir + QStringLiteral("/refs/main"), kRev.toLatin1()));
         }
-        const QByteArray gguf = tinyGguf();
+        const QByteArray gguf = tinyGguf("tiny", "llama", 15);
         for (int i = 0; i < 15; ++i) {
             ollamaModel(ollama, QStringLiteral("registry.ollama.ai/library/m%1/latest").arg(i), gguf);
             QVERIFY(writeBytes(lm + QStringLiteral("/pub/repo-%1/model-Q4_K_M.gguf").arg(i), gguf));
@@ -419,7 +438,7 @@ private slots:
         int supported = 0;
         for (const LocalModel &m : scan.models)
             supported += m.supported;
-        QCOMPARE(supported, 20); // the safetensors ones; GGUF as the GGUF reader says
+        QCOMPARE(supported, 50);
         qInfo("50 models scanned in %lld ms", ms);
         QVERIFY2(ms < 1000, qPrintable(QStringLiteral("%1 ms").arg(ms)));
     }

@@ -41,9 +41,11 @@ inline bool makeLink(const QString &target, const QString &link)
     return ::symlink(target.toLocal8Bit().constData(), link.toLocal8Bit().constData()) == 0;
 }
 
-// A tiny GGUF (version 3) of a one-layer llama: 8 wide, 2 heads, 16 tokens, F32 tensors of zeros,
-// no tokenizer. 792 parameters.
-inline QByteArray tinyGguf(const QByteArray &name = "tiny")
+// A tiny GGUF (version 3) of a one-layer `arch` ("llama"): 8 wide, 2 heads, 16 tokens, F32 tensors
+// of zeros (792 parameters), general.file_type `fileType` (what a list shows as its quantization:
+// 0 F32, 7 Q8_0, 15 Q4_K_M), and a gpt2-style tokenizer of 16 tokens unless `tokenizer` is false.
+inline QByteArray tinyGguf(const QByteArray &name = "tiny", const QByteArray &arch = "llama", quint32 fileType = 0,
+                           bool tokenizer = true)
 {
     QByteArray b;
     const auto u32 = [&](quint32 v) { b.append(reinterpret_cast<const char *>(&v), 4); };
@@ -65,7 +67,7 @@ inline QByteArray tinyGguf(const QByteArray &name = "tiny")
     b.append("GGUF");
     u32(3);
     u64(quint64(tensors.size()));
-    u64(10);
+    u64(tokenizer ? 12 : 10);
     const auto kvStr = [&](const QByteArray &k, const QByteArray &v) { str(k); u32(8); str(v); };
     const auto kvU32 = [&](const QByteArray &k, quint32 v) { str(k); u32(4); u32(v); };
     const auto kvF32 = [&](const QByteArray &k, float v) {
@@ -73,16 +75,25 @@ inline QByteArray tinyGguf(const QByteArray &name = "tiny")
         u32(6);
         b.append(reinterpret_cast<const char *>(&v), 4);
     };
-    kvStr("general.architecture", "llama");
+    kvStr("general.architecture", arch);
     kvStr("general.name", name);
-    kvU32("general.file_type", 0);
-    kvU32("llama.block_count", 1);
-    kvU32("llama.context_length", 64);
-    kvU32("llama.embedding_length", 8);
-    kvU32("llama.feed_forward_length", 16);
-    kvU32("llama.attention.head_count", 2);
-    kvU32("llama.attention.head_count_kv", 2);
-    kvF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    kvU32("general.file_type", fileType);
+    kvU32(arch + ".block_count", 1);
+    kvU32(arch + ".context_length", 64);
+    kvU32(arch + ".embedding_length", 8);
+    kvU32(arch + ".feed_forward_length", 16);
+    kvU32(arch + ".attention.head_count", 2);
+    kvU32(arch + ".attention.head_count_kv", 2);
+    kvF32(arch + ".attention.layer_norm_rms_epsilon", 1e-5f);
+    if (tokenizer) {
+        kvStr("tokenizer.ggml.model", "gpt2");
+        str("tokenizer.ggml.tokens");
+        u32(9); // array
+        u32(8); // of strings
+        u64(16);
+        for (char c = 'a'; c < 'a' + 16; ++c)
+            str(QByteArray(1, c));
+    }
     quint64 offset = 0;
     for (const Tensor &t : tensors) {
         str(t.name);
@@ -194,7 +205,8 @@ inline StoreTrees buildStoreTrees(const QString &base)
            {{QStringLiteral("config.json"), fileBytes(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/gpt2-tiny/config.json"))},
             {QStringLiteral("pytorch_model.bin"), QByteArray("PK\x03\x04 not unpickled", 20)}});
     hfRepo(t.hub, QStringLiteral("bartowski/tiny-GGUF"),
-           {{QStringLiteral("tiny-Q8_0.gguf"), gguf}, {QStringLiteral("tiny-Q4_K_M.gguf"), gguf}});
+           {{QStringLiteral("tiny-Q8_0.gguf"), tinyGguf("tiny", "llama", 7)},
+            {QStringLiteral("tiny-Q4_K_M.gguf"), tinyGguf("tiny", "llama", 15)}});
     hfRepo(t.hub, QStringLiteral("someone/two-snapshots"), {{QStringLiteral("config.json"), "{}"}}, QString());
     QDir().mkpath(t.hub + QStringLiteral("/models--someone--two-snapshots/snapshots/0000aaaa"));
     // a snapshot whose weights link out of the cache, and one whose config.json is a link loop
@@ -210,10 +222,10 @@ inline StoreTrees buildStoreTrees(const QString &base)
     writeBytes(t.hub + QStringLiteral("/version.txt"), "1");
 
     // Ollama
-    ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/library/tiny/latest"), gguf);
-    ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/library/tiny/q8"), gguf);
-    ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/someone/tiny/q4"), tinyGguf("someone's"));
-    ollamaModel(t.ollama, QStringLiteral("hf.co/bartowski/tiny-GGUF/Q8_0"), tinyGguf("hf"));
+    ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/library/tiny/latest"), tinyGguf("tiny", "llama", 15));
+    ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/library/tiny/q4_K_M"), tinyGguf("tiny", "llama", 15));
+    ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/someone/tiny/q4"), tinyGguf("someone's", "qwen3", 15));
+    ollamaModel(t.ollama, QStringLiteral("hf.co/bartowski/tiny-GGUF/Q8_0"), tinyGguf("hf", "llama", 7));
     ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/library/gone/latest"), tinyGguf("gone"), false);
     ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/library/notgguf/latest"), QByteArray("PK\x03\x04zipped", 10));
     ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/library/partial/latest"), tinyGguf("partial"), true, 1000000);
@@ -221,7 +233,9 @@ inline StoreTrees buildStoreTrees(const QString &base)
 
     // LM Studio: PUBLISHER/REPO/FILE.gguf, an MLX folder, a link loop, a link out of the root, and a
     // folder link back up the tree (read once)
-    writeBytes(t.lmstudio + QStringLiteral("/lmstudio-community/tiny-GGUF/tiny-Q8_0.gguf"), gguf);
+    writeBytes(t.lmstudio + QStringLiteral("/lmstudio-community/tiny-GGUF/tiny-Q8_0.gguf"), tinyGguf("tiny", "llama", 7));
+    writeBytes(t.lmstudio + QStringLiteral("/lmstudio-community/mamba-GGUF/mamba-Q8_0.gguf"), tinyGguf("mamba", "mamba", 7));
+    writeBytes(t.lmstudio + QStringLiteral("/lmstudio-community/tiny-GGUF/no-tokenizer-F16.gguf"), tinyGguf("tiny", "llama", 1, false));
     makeLink(QStringLiteral("loop.gguf"), t.lmstudio + QStringLiteral("/lmstudio-community/tiny-GGUF/loop.gguf"));
     writeBytes(t.elsewhere + QStringLiteral("/outside.gguf"), gguf);
     makeLink(t.elsewhere + QStringLiteral("/outside.gguf"), t.lmstudio + QStringLiteral("/lmstudio-community/tiny-GGUF/outside.gguf"));
@@ -232,7 +246,7 @@ inline StoreTrees buildStoreTrees(const QString &base)
         writeBytes(t.lmstudio + QStringLiteral("/mlx-community/llama-tiny/") + name, bytes);
 
     // A folder the user adds: a .gguf file and a model folder
-    writeBytes(t.folder + QStringLiteral("/downloads/tiny.gguf"), gguf);
+    writeBytes(t.folder + QStringLiteral("/downloads/tiny.gguf"), tinyGguf("tiny", "gemma3", 32));
     for (const auto &[name, bytes] : fixtureFiles(QStringLiteral("gpt2-tiny"), gpt2))
         writeBytes(t.folder + QStringLiteral("/gpt2-tiny/") + name, bytes);
     return t;

@@ -73,6 +73,10 @@ StoreScan scanModelStores(const std::vector<StoreRoot> &roots);
 // "494M", "1.24B", "135M", "9.2K"; "" for 0.
 std::string describeParameters(int64_t parameters);
 
+// "ORG/NAME" for a folder of the Hugging Face cache's layout (.../models--ORG--NAME/snapshots/REV),
+// else "": how a model opened from the cache is named (its folder's own name is a revision hash).
+std::string hfCacheRepo(const std::string &dir);
+
 // True for "hf:..." and "ollama:...".
 bool isModelSpec(const std::string &source);
 

@@ -106,6 +106,20 @@ std::string describeParameters(int64_t n)
     return std::to_string(n);
 }
 
+std::string hfCacheRepo(const std::string &dir)
+{
+    const fs::path p = fs::path(dir).lexically_normal();
+    const fs::path rev = p.has_filename() ? p : p.parent_path();
+    const fs::path snapshots = rev.parent_path(), repo = snapshots.parent_path();
+    const std::string folder = repo.filename().string();
+    if (snapshots.filename() != "snapshots" || folder.compare(0, 8, "models--") != 0 || folder.size() == 8)
+        return std::string();
+    std::string name = folder.substr(8);
+    for (size_t at; (at = name.find("--")) != std::string::npos;)
+        name.replace(at, 2, "/");
+    return name;
+}
+
 bool isModelSpec(const std::string &source)
 {
     return source.compare(0, 3, "hf:") == 0 || source.compare(0, 7, "ollama:") == 0;
@@ -170,9 +184,7 @@ void scanHuggingFace(const Walk &w)
         const std::string folder = e.filename().string();
         if (folder.compare(0, 8, "models--") != 0 || folder.size() == 8)
             continue;
-        std::string repo = folder.substr(8);
-        for (size_t p; (p = repo.find("--")) != std::string::npos;)
-            repo.replace(p, 2, "/");
+        const std::string repo = hfCacheRepo((e / "snapshots" / "x").string());
         const Resolved r = w.guard.resolve(e);
         if (r.kind != Found::Dir) {
             if (r.kind != Found::File && r.kind != Found::Other)
