@@ -186,7 +186,7 @@ inline StoreTrees buildStoreTrees(const QString &base)
     t.hub = t.home + QStringLiteral("/.cache/huggingface/hub");
     t.ollama = t.home + QStringLiteral("/.ollama/models");
     t.lmstudio = t.home + QStringLiteral("/.lmstudio/models");
-    t.folder = base + QStringLiteral("/my-models");
+    t.folder = t.home + QStringLiteral("/models");
     t.elsewhere = base + QStringLiteral("/elsewhere");
     const QByteArray gguf = tinyGguf();
     t.ggufBytes = gguf.size();

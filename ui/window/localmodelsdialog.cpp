@@ -156,13 +156,17 @@ void LocalModelsDialog::fill(const StoreScan &scan, qint64 ms)
         for (int c = 0; c < Columns; ++c)
             item->setToolTip(c, tip);
     }
-    for (int c = 0; c < Note; ++c)
+    for (int c = 0; c < Note; ++c) { // each column as wide as its widest text, and a gap before the next
         m_list->resizeColumnToContents(c);
+        m_list->setColumnWidth(c, m_list->columnWidth(c) + fontMetrics().averageCharWidth() * 2);
+    }
     QString text = m_models.empty()
                        ? tr("No models found in the Hugging Face cache, Ollama or LM Studio folders, nor in the folders added. "
                             "Add a folder that holds .gguf files or model folders.")
-                       : tr("%n model(s) found in %1 ms; %2 attnviz can compute (the others are greyed, with why).", nullptr,
-                            int(m_models.size()))
+                       : (m_models.size() == 1 ? tr("1 model found in %2 ms; %3 attnviz can compute.")
+                                                   : tr("%1 models found in %2 ms; %3 attnviz can compute (the others are "
+                                                        "greyed, with why)."))
+                             .arg(m_models.size())
                              .arg(ms)
                              .arg(computable);
     if (!scan.problems.empty())
