@@ -194,6 +194,30 @@ private slots:
                  QStringLiteral("qwen3"));
     }
 
+    // What the README shows, run on the test's stores (its names replaced by the fake ones).
+    void readmeCommands()
+    {
+        QFile f(QStringLiteral(ATTNVIZ_SOURCE_DIR "/README.md"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString readme = QString::fromUtf8(f.readAll());
+        for (const char *shown : {"attnviz model list                                   # the table; --json for scripts",
+                                  "attnviz --model hf:Qwen/Qwen3-0.6B ", "attnviz --model ollama:qwen3:0.6b ",
+                                  "attnviz model list [--json] [--folder DIR] [--add-folder DIR] [--remove-folder DIR]"})
+            QVERIFY2(readme.contains(QString::fromUtf8(shown)), shown);
+        const QString home = QStringLiteral("/home/me");
+        QProcessEnvironment env = m_env;
+        const QString shownError = QStringLiteral("attnviz model info: \"ollama:qwen3:4b\": no such model in Ollama's store (looked for each of ") +
+                                   home + QStringLiteral("/.ollama/models/manifests/registry.ollama.ai/library/qwen3/4b, "
+                                                         "/usr/share/ollama/.ollama/models/manifests/registry.ollama.ai/library/qwen3/4b)");
+        QVERIFY2(readme.contains(QStringLiteral("$ attnviz model info ollama:qwen3:4b\n") + shownError), "the README's error line");
+        const Run r = attnvizIn(env, {QStringLiteral("model"), QStringLiteral("info"), QStringLiteral("ollama:qwen3:4b")});
+        QCOMPARE(r.code, 2);
+        QCOMPARE(QString::fromUtf8(r.err), QString(shownError).replace(home, m_trees.home) + QLatin1Char('\n'));
+        const Run info = attnvizIn(env, {QStringLiteral("model"), QStringLiteral("info"), QStringLiteral("hf:Qwen/Qwen3-tiny")});
+        QCOMPARE(info.code, 0);
+        QVERIFY2(info.out.startsWith("family      qwen3\nname        Qwen/Qwen3-tiny\n"), info.out.constData());
+    }
+
     void specsThatNameNothing_data()
     {
         QTest::addColumn<QStringList>("args");
