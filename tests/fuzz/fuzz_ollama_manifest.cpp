@@ -8,13 +8,18 @@
 
 #include "attnviz/modelstores.h"
 
+#include <filesystem>
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     using namespace attnviz;
     static const std::string root = [] {
         const std::string d = fuzz::scratchFolder();
         const std::string manifests = d + "/manifests/registry.ollama.ai/library/m";
-        if (std::system(("mkdir -p '" + manifests + "' '" + d + "/blobs'").c_str()) != 0)
+        std::error_code ec;
+        std::filesystem::create_directories(manifests, ec);
+        std::filesystem::create_directories(d + "/blobs", ec);
+        if (ec)
             std::abort();
         static const uint8_t gguf[] = {'G', 'G', 'U', 'F', 3, 0, 0, 0};
         fuzz::writeFile(d + "/blobs/sha256-527ee9a8eac07fc69af277c264ea5bf5c0f037c442b5c3336c18aa10d2096bd6", gguf,
