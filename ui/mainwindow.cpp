@@ -42,6 +42,8 @@
 #include "bundledmodel.h"
 #include "bundledvectors.h"
 
+#include "attnviz/gguf.h"
+
 #include <qcustomplot.h>
 
 #include <QApplication>
@@ -1012,7 +1014,10 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
                               .arg(m_modelInfo.layers)
                               .arg(m_modelInfo.heads)
                               .arg(m_modelInfo.dModel)
-                              .arg(QString::fromStdString(m_modelInfo.tokenizer)));
+                              .arg(QString::fromStdString(m_modelInfo.tokenizer)) +
+                          QString::fromStdString(quantizedModelNote(m_modelInfo.dtype).empty()
+                                                     ? std::string()
+                                                     : " · " + quantizedModelNote(m_modelInfo.dtype)));
     // another model: the controls it set are its own, not a change to undo
     m_lastSettings = m_controls->settings();
     m_undo->clear();

@@ -288,6 +288,11 @@ private slots:
         QCOMPARE(ggmlTypeName(77), std::string("type 77"));
         QCOMPARE(ggmlTypeInfo(ggml::Q4_K)->blockBytes, 144);
         QCOMPARE(ggmlTypeInfo(ggml::IQ4_NL)->blockElements, 32);
+        QCOMPARE(quantizedModelNote("Q4_K_M (GGUF; attention Q4_K)"),
+                 std::string("Q4_K_M \xE2\x80\x94 attention of the quantized model; close to, not identical with, the original's"));
+        QCOMPARE(quantizedModelNote("IQ4_NL (GGUF; MLP IQ4_NL)").substr(0, 6), std::string("IQ4_NL"));
+        QCOMPARE(quantizedModelNote("BF16 (GGUF; attention BF16)"), std::string());
+        QCOMPARE(quantizedModelNote("F16+F32"), std::string());
     }
 
     void truncatedAnywhere()

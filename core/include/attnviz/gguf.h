@@ -120,6 +120,11 @@ struct GgufSummary {
 // (supported = false, with the reason).
 Status ggufSummary(const std::string &path, GgufSummary &out);
 
+// What a window says beside a quantized model, from its ModelInfo::dtype ("Q4_K_M (GGUF; ...)"):
+// "Q4_K_M — attention of the quantized model; close to, not identical with, the original's"; empty for
+// weights that are not quantized (F32, F16, BF16, in a GGUF file or not).
+std::string quantizedModelNote(const std::string &dtype);
+
 // Whether the file starts with the GGUF magic (reads 4 bytes).
 bool looksLikeGguf(const std::string &path);
 

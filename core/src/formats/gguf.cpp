@@ -500,6 +500,17 @@ Status parseGguf(const unsigned char *data, uint64_t size, const std::string &na
     return {};
 }
 
+std::string quantizedModelNote(const std::string &dtype)
+{
+    const size_t gguf = dtype.find(" (GGUF");
+    if (gguf == std::string::npos)
+        return "";
+    const std::string q = dtype.substr(0, gguf);
+    if (q.empty() || (q[0] != 'Q' && q.rfind("IQ", 0) != 0 && q.rfind("TQ", 0) != 0 && q.rfind("MXFP4", 0) != 0))
+        return "";
+    return q + " \xE2\x80\x94 attention of the quantized model; close to, not identical with, the original's";
+}
+
 bool looksLikeGguf(const std::string &path)
 {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -6,6 +6,7 @@
 // Also seeded weights of any architecture, the float -> double copy, and the 16-bit weights.
 #include "weights.h"
 #include "../families/family.h"
+#include "../../formats/ggufquants.h"
 
 #include <Eigen/Core>
 
@@ -46,20 +47,48 @@ template void HalfMatrix::widen<float>(Eigen::Index, Eigen::Index, float *) cons
 template void HalfMatrix::widen<double>(Eigen::Index, Eigen::Index, double *) const;
 
 template <typename T>
+void QuantMatrix::widen(Eigen::Index r0, Eigen::Index n, T *dst) const
+{
+    if constexpr (std::is_same_v<T, float>) {
+        detail::ggmlDequantize(type, bytes.data() + size_t(r0) * rowBytes, n * cols, dst);
+    } else {
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (Eigen::Index r = 0; r < n; ++r) {
+            detail::ggmlDequantize(type, bytes.data() + size_t(r0 + r) * rowBytes, cols, row.data());
+            for (Eigen::Index c = 0; c < cols; ++c)
+                dst[r * cols + c] = T(row[size_t(c)]);
+        }
+    }
+}
+
+template void QuantMatrix::widen<float>(Eigen::Index, Eigen::Index, float *) const;
+template void QuantMatrix::widen<double>(Eigen::Index, Eigen::Index, double *) const;
+
+template <typename T>
 Vec<T> Weight<T>::row(Eigen::Index r) const
 {
-    if (half.empty())
+    if (!packed())
         return dense.row(r).transpose();
-    Vec<T> v(half.cols);
-    half.widen(r, 1, v.data());
+    Vec<T> v(cols());
+    widen(r, 1, v.data());
     return v;
 }
 
 template <typename T>
 Weight<T> Weight<T>::middleRows(Eigen::Index r0, Eigen::Index n) const
 {
-    if (half.empty())
+    if (!packed())
         return Weight<T>(Mat<T>(dense.middleRows(r0, n)));
+    if (!quant.empty()) {
+        Weight<T> w;
+        w.quant.type = quant.type;
+        w.quant.rows = n;
+        w.quant.cols = quant.cols;
+        w.quant.rowBytes = quant.rowBytes;
+        w.quant.bytes.assign(quant.bytes.begin() + ptrdiff_t(size_t(r0) * quant.rowBytes),
+                             quant.bytes.begin() + ptrdiff_t(size_t(r0 + n) * quant.rowBytes));
+        return w;
+    }
     Weight<T> w;
     w.half.kind = half.kind;
     w.half.rows = n;
@@ -71,17 +100,19 @@ Weight<T> Weight<T>::middleRows(Eigen::Index r0, Eigen::Index n) const
 template <typename T>
 Mat<T> Weight<T>::toDense() const
 {
-    if (half.empty())
+    if (!packed())
         return dense;
-    Mat<T> m(half.rows, half.cols);
-    half.widen(0, half.rows, m.data());
+    Mat<T> m(rows(), cols());
+    widen(0, rows(), m.data());
     return m;
 }
 
 template <typename T>
 bool Weight<T>::operator==(const Weight<T> &o) const
 {
-    if (half.empty() != o.half.empty())
+    if (!quant.empty() && !o.quant.empty())
+        return quant.type == o.quant.type && quant.rows == o.quant.rows && quant.bytes == o.quant.bytes;
+    if (half.empty() != o.half.empty() || !quant.empty() || !o.quant.empty())
         return toDense() == o.toDense();
     if (half.empty())
         return dense == o.dense;
@@ -135,6 +166,21 @@ public:
         std::string full;
         if (Status st = entry(n, e, full); !st)
             return st;
+        const bool quantized = e->ggml >= 0 && e->dtype != "BF16" && e->dtype != "F16" && e->dtype != "F32";
+        if (std::is_same_v<T, float> && quantized) { // GGUF blocks kept as stored
+            if (e->shape != std::vector<int64_t>{rows, cols})
+                return wrongShape(full, *e, {rows, cols});
+            w.dense.resize(0, 0);
+            w.half = HalfMatrix();
+            w.quant.type = uint32_t(e->ggml);
+            w.quant.rows = rows;
+            w.quant.cols = cols;
+            w.quant.rowBytes = size_t(e->bytes / uint64_t(rows));
+            if (Status st = m_a.readEncoded(*e, w.quant.bytes); !st)
+                return st;
+            m_parameters += int64_t(e->count);
+            return {};
+        }
         if (!std::is_same_v<T, float> || (e->dtype != "BF16" && e->dtype != "F16")) {
             w.half = HalfMatrix();
             return matrix(n, rows, cols, w.dense);
@@ -290,12 +336,15 @@ void fillWeight(std::mt19937_64 &g, Weight<T> &w, int rows, int cols, double sd,
 template <typename To, typename From>
 Weight<To> castWeight(const Weight<From> &w)
 {
-    if (w.half.empty())
+    if (!w.packed())
         return Weight<To>(Mat<To>(w.dense.template cast<To>()));
     if constexpr (std::is_same_v<To, From>)
         return w;
-    Mat<To> m(w.half.rows, w.half.cols);
-    w.half.widen(0, w.half.rows, m.data());
+    Mat<To> m(w.rows(), w.cols());
+    if (!w.quant.empty())
+        w.quant.widen(0, w.rows(), m.data());
+    else
+        w.half.widen(0, w.rows(), m.data());
     return Weight<To>(std::move(m));
 }
 
@@ -324,14 +373,16 @@ LayerNorm<To> castNorm(const LayerNorm<From> &n)
     return r;
 }
 
-// Elements held densely (at sizeof(T)) and in 16 bits.
+// Elements held densely (at sizeof(T)) and in 16 bits; bytes of quantized weights.
 template <typename T>
-void countElements(const ModelWeights<T> &w, int64_t &n, int64_t &halves)
+void countElements(const ModelWeights<T> &w, int64_t &n, int64_t &halves, int64_t *quantBytes = nullptr)
 {
     n = halves = 0;
+    int64_t qb = 0;
     auto weight = [&](const Weight<T> &m) {
         n += int64_t(m.dense.size());
         halves += int64_t(m.half.bits.size());
+        qb += int64_t(m.quant.bytes.size());
     };
     auto norm = [&](const LayerNorm<T> &l) { n += int64_t(l.gamma.size() + l.beta.size()); };
     auto linear = [&](const Linear<T> &l) { n += int64_t(l.W.size() + l.b.size()); };
@@ -352,6 +403,8 @@ void countElements(const ModelWeights<T> &w, int64_t &n, int64_t &halves)
             n += int64_t(l->b.size());
         }
     }
+    if (quantBytes)
+        *quantBytes = qb;
 }
 } // namespace
 
@@ -584,9 +637,9 @@ std::shared_ptr<const ModelWeights<To>> castWeights(const ModelWeights<From> &w)
 template <typename T>
 int64_t weightBytes(const ModelWeights<T> &w)
 {
-    int64_t n = 0, halves = 0;
-    countElements(w, n, halves);
-    return n * int64_t(sizeof(T)) + 2 * halves;
+    int64_t n = 0, halves = 0, quantBytes = 0;
+    countElements(w, n, halves, &quantBytes);
+    return n * int64_t(sizeof(T)) + 2 * halves + quantBytes;
 }
 
 template int64_t weightBytes<float>(const ModelWeights<float> &);
