@@ -79,7 +79,7 @@ private slots:
         QCOMPARE(r.code, 0);
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         const QJsonArray models = ownModels(o.value(QStringLiteral("models")).toArray(), m_tmp.path());
-        QCOMPARE(models.size(), 25);
+        QCOMPARE(models.size(), 29);
         const QJsonObject gpt2 = modelNamed(models, QStringLiteral("openai-community/gpt2-tiny"));
         QCOMPARE(gpt2.value(QStringLiteral("spec")).toString(), QStringLiteral("hf:openai-community/gpt2-tiny"));
         QCOMPARE(gpt2.value(QStringLiteral("store")).toString(), QStringLiteral("Hugging Face"));
@@ -186,6 +186,27 @@ private slots:
         QCOMPARE(info.value(QStringLiteral("family")).toString(), QStringLiteral("gpt2"));
         QCOMPARE(info.value(QStringLiteral("name")).toString(), QStringLiteral("openai-community/gpt2-tiny"));
         QCOMPARE(info.value(QStringLiteral("layers")).toInt(), 2);
+
+        // GGUF models in each store: Ollama's blob (no .gguf name), LM Studio's file, a GGUF repository
+        const QString gguf = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/gguf/");
+        const QList<QPair<QString, QString>> same = {{QStringLiteral("ollama:llama-tiny:q8_0"), gguf + QStringLiteral("llama-q8_0.gguf")},
+                                                     {QStringLiteral("ollama:qwen3-tiny"), gguf + QStringLiteral("qwen3.gguf")},
+                                                     {QStringLiteral("hf:someone/qwen3-tiny-GGUF"), gguf + QStringLiteral("qwen3.gguf")},
+                                                     {m_trees.lmstudio + QStringLiteral("/lmstudio-community/llama-tiny-GGUF/llama-tiny-Q4_K_M.gguf"),
+                                                      gguf + QStringLiteral("llama-q4_k.gguf")}};
+        for (const auto &[spec, file] : same) {
+            const Run a = attnvizIn(m_env, {QStringLiteral("tokenize"), QStringLiteral("--model"), spec, QStringLiteral("Hello, ship!")});
+            const Run b = attnvizIn(m_env, {QStringLiteral("tokenize"), QStringLiteral("--model"), file, QStringLiteral("Hello, ship!")});
+            QVERIFY2(a.code == 0, qPrintable(spec + QStringLiteral(": ") + QString::fromUtf8(a.err)));
+            QCOMPARE(a.out, b.out);
+            QVERIFY(a.out.count('\n') >= 3);
+        }
+        const Run ggufRun = attnvizIn(m_env, {QStringLiteral("model"), QStringLiteral("run"), QStringLiteral("ollama:llama-tiny:q8_0"),
+                                              QStringLiteral("--text"), QStringLiteral("the ship")});
+        QCOMPARE(ggufRun.code, 0);
+        const QJsonObject ggufModel = QJsonDocument::fromJson(ggufRun.out).object().value(QStringLiteral("model")).toObject();
+        QCOMPARE(ggufModel.value(QStringLiteral("family")).toString(), QStringLiteral("llama"));
+        QCOMPARE(ggufModel.value(QStringLiteral("parameters")).toInteger(), 57504); // the list says 57,508: ggufSummary counts rope_freqs too
 
         const Run run = attnvizIn(m_env, {QStringLiteral("model"), QStringLiteral("run"), QStringLiteral("hf:Qwen/Qwen3-tiny"),
                                           QStringLiteral("--text"), QStringLiteral("the ship")});

@@ -108,12 +108,12 @@ private slots:
             // Hugging Face (datasets-- and version.txt are not models)
             "Qwen/Qwen3-tiny", "bartowski/tiny-GGUF/tiny-Q4_K_M.gguf", "bartowski/tiny-GGUF/tiny-Q8_0.gguf",
             "old/pickled-gpt2", "openai-community/gpt2-tiny", "someone/escape", "someone/looped",
-            "someone/two-snapshots", "state-spaces/mamba-tiny",
+            "someone/qwen3-tiny-GGUF/qwen3.gguf", "someone/two-snapshots", "state-spaces/mamba-tiny",
             // Ollama
-            "broken:latest", "gone:latest", "hf.co/bartowski/tiny-GGUF:Q8_0", "notgguf:latest", "partial:latest",
-            "someone/tiny:q4", "tiny:latest", "tiny:q4_K_M",
+            "broken:latest", "gone:latest", "hf.co/bartowski/tiny-GGUF:Q8_0", "llama-tiny:q8_0", "notgguf:latest",
+            "partial:latest", "qwen3-tiny:latest", "someone/tiny:q4", "tiny:latest", "tiny:q4_K_M",
             // LM Studio (the folder link "up" leads back to a folder already read: nothing twice)
-            "lmstudio-community/mamba-GGUF/mamba-Q8_0", "lmstudio-community/tiny-GGUF/loop",
+            "lmstudio-community/llama-tiny-GGUF/llama-tiny-Q4_K_M", "lmstudio-community/mamba-GGUF/mamba-Q8_0", "lmstudio-community/tiny-GGUF/loop",
             "lmstudio-community/tiny-GGUF/no-tokenizer-F16", "lmstudio-community/tiny-GGUF/outside",
             "lmstudio-community/tiny-GGUF/tiny-Q8_0", "mlx-community/llama-tiny",
             // the added folder
@@ -192,21 +192,26 @@ private slots:
         // what the GGUF header says (ggufSummary): architecture, parameters, quantization, computable or why not
         const auto facts = [&](const char *name) {
             const LocalModel *m = find(m_scan, name);
-            return m ? m->family + " " + std::to_string(m->parameters) + " " + m->precision + " " +
-                           (m->supported ? std::string("ok") : m->reason)
-                     : std::string("missing");
+            return QString::fromStdString(m ? m->family + " " + std::to_string(m->parameters) + " " + m->precision + " " +
+                                                  (m->supported ? std::string("ok") : m->reason)
+                                            : std::string("missing"));
         };
-        QCOMPARE(facts("bartowski/tiny-GGUF/tiny-Q8_0.gguf"), std::string("llama 792 Q8_0 ok"));
-        QCOMPARE(facts("bartowski/tiny-GGUF/tiny-Q4_K_M.gguf"), std::string("llama 792 Q4_K_M ok"));
-        QCOMPARE(facts("lmstudio-community/tiny-GGUF/tiny-Q8_0"), std::string("llama 792 Q8_0 ok"));
-        QCOMPARE(facts("downloads/tiny"), std::string("gemma3 792 BF16 ok"));
-        QCOMPARE(facts("tiny:latest"), std::string("llama 792 Q4_K_M ok"));
-        QCOMPARE(facts("someone/tiny:q4"), std::string("qwen3 792 Q4_K_M ok"));
+        QCOMPARE(facts("bartowski/tiny-GGUF/tiny-Q8_0.gguf"), QStringLiteral("llama 792 Q8_0 ok"));
+        QCOMPARE(facts("bartowski/tiny-GGUF/tiny-Q4_K_M.gguf"), QStringLiteral("llama 792 Q4_K_M ok"));
+        QCOMPARE(facts("lmstudio-community/tiny-GGUF/tiny-Q8_0"), QStringLiteral("llama 792 Q8_0 ok"));
+        QCOMPARE(facts("downloads/tiny"), QStringLiteral("gemma3 792 BF16 ok"));
+        QCOMPARE(facts("tiny:latest"), QStringLiteral("llama 792 Q4_K_M ok"));
+        QCOMPARE(facts("someone/tiny:q4"), QStringLiteral("qwen3 792 Q4_K_M ok"));
         QCOMPARE(facts("lmstudio-community/mamba-GGUF/mamba-Q8_0"),
-                 std::string("mamba 792 Q8_0 architecture \"mamba\" is not one attnviz computes (llama, qwen2, qwen3, gemma2, "
+                 QStringLiteral("mamba 792 Q8_0 architecture \"mamba\" is not one attnviz computes (llama, qwen2, qwen3, gemma2, "
                              "gemma3, phi3, gpt2)"));
         QCOMPARE(facts("lmstudio-community/tiny-GGUF/no-tokenizer-F16"),
-                 std::string("llama 792 F16 metadata \"tokenizer.ggml.model\" is missing (no tokenizer in the file)"));
+                 QStringLiteral("llama 792 F16 metadata \"tokenizer.ggml.model\" is missing (no tokenizer in the file)"));
+        // the real GGUF fixtures, in each store
+        QCOMPARE(facts("llama-tiny:q8_0"), QStringLiteral("llama 57508 Q8_0 ok"));
+        QCOMPARE(facts("qwen3-tiny:latest"), QStringLiteral("qwen3 10560 BF16 ok"));
+        QCOMPARE(facts("lmstudio-community/llama-tiny-GGUF/llama-tiny-Q4_K_M"), QStringLiteral("llama 1705216 Q4_K_M ok"));
+        QCOMPARE(facts("someone/qwen3-tiny-GGUF/qwen3.gguf"), QStringLiteral("qwen3 10560 BF16 ok"));
         const LocalModel *hf = find(m_scan, "bartowski/tiny-GGUF/tiny-Q8_0.gguf");
         QCOMPARE(hf->spec, std::string("hf:bartowski/tiny-GGUF/tiny-Q8_0.gguf"));
         const LocalModel *lm = find(m_scan, "lmstudio-community/tiny-GGUF/tiny-Q8_0");
@@ -286,6 +291,8 @@ private slots:
         QCOMPARE(path, find(m_scan, "openai-community/gpt2-tiny")->path);
         QVERIFY(resolveModelSpec("hf:bartowski/tiny-GGUF/tiny-Q8_0.gguf", roots, path).ok());
         QCOMPARE(path, find(m_scan, "bartowski/tiny-GGUF/tiny-Q8_0.gguf")->path);
+        QVERIFY(resolveModelSpec("hf:someone/qwen3-tiny-GGUF", roots, path).ok()); // its one .gguf file
+        QCOMPARE(path, find(m_scan, "someone/qwen3-tiny-GGUF/qwen3.gguf")->path);
         QVERIFY(resolveModelSpec("ollama:tiny", roots, path).ok()); // tag "latest"
         QCOMPARE(path, find(m_scan, "tiny:latest")->path);
         QVERIFY(resolveModelSpec("ollama:someone/tiny:q4", roots, path).ok());

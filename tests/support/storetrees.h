@@ -41,7 +41,8 @@ inline bool makeLink(const QString &target, const QString &link)
     return ::symlink(target.toLocal8Bit().constData(), link.toLocal8Bit().constData()) == 0;
 }
 
-// A tiny GGUF (version 3) of a one-layer `arch` ("llama"): 8 wide, 2 heads, 16 tokens, F32 tensors
+// A tiny GGUF (version 3) for the list only (no weights worth computing: the real GGUF models of the
+// trees are tests/fixtures/gguf's) of a one-layer `arch` ("llama"): 8 wide, 2 heads, 16 tokens, F32 tensors
 // of zeros (792 parameters), general.file_type `fileType` (what a list shows as its quantization:
 // 0 F32, 7 Q8_0, 15 Q4_K_M), and a gpt2-style tokenizer of 16 tokens unless `tokenizer` is false.
 inline QByteArray tinyGguf(const QByteArray &name = "tiny", const QByteArray &arch = "llama", quint32 fileType = 0,
@@ -207,6 +208,9 @@ inline StoreTrees buildStoreTrees(const QString &base)
     hfRepo(t.hub, QStringLiteral("bartowski/tiny-GGUF"),
            {{QStringLiteral("tiny-Q8_0.gguf"), tinyGguf("tiny", "llama", 7)},
             {QStringLiteral("tiny-Q4_K_M.gguf"), tinyGguf("tiny", "llama", 15)}});
+    // real GGUF models (tests/fixtures/gguf): a repository of one .gguf file, and below in Ollama and LM Studio
+    const auto ggufFixture = [](const char *name) { return fileBytes(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/gguf/") + QLatin1String(name)); };
+    hfRepo(t.hub, QStringLiteral("someone/qwen3-tiny-GGUF"), {{QStringLiteral("qwen3.gguf"), ggufFixture("qwen3.gguf")}});
     hfRepo(t.hub, QStringLiteral("someone/two-snapshots"), {{QStringLiteral("config.json"), "{}"}}, QString());
     QDir().mkpath(t.hub + QStringLiteral("/models--someone--two-snapshots/snapshots/0000aaaa"));
     // a snapshot whose weights link out of the cache, and one whose config.json is a link loop
@@ -230,11 +234,14 @@ inline StoreTrees buildStoreTrees(const QString &base)
     ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/library/notgguf/latest"), QByteArray("PK\x03\x04zipped", 10));
     ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/library/partial/latest"), tinyGguf("partial"), true, 1000000);
     writeBytes(t.ollama + QStringLiteral("/manifests/registry.ollama.ai/library/broken/latest"), "{\"layers\": [ not json");
+    ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/library/llama-tiny/q8_0"), ggufFixture("llama-q8_0.gguf"));
+    ollamaModel(t.ollama, QStringLiteral("registry.ollama.ai/library/qwen3-tiny/latest"), ggufFixture("qwen3.gguf"));
 
     // LM Studio: PUBLISHER/REPO/FILE.gguf, an MLX folder, a link loop, a link out of the root, and a
     // folder link back up the tree (read once)
     writeBytes(t.lmstudio + QStringLiteral("/lmstudio-community/tiny-GGUF/tiny-Q8_0.gguf"), tinyGguf("tiny", "llama", 7));
     writeBytes(t.lmstudio + QStringLiteral("/lmstudio-community/mamba-GGUF/mamba-Q8_0.gguf"), tinyGguf("mamba", "mamba", 7));
+    writeBytes(t.lmstudio + QStringLiteral("/lmstudio-community/llama-tiny-GGUF/llama-tiny-Q4_K_M.gguf"), ggufFixture("llama-q4_k.gguf"));
     writeBytes(t.lmstudio + QStringLiteral("/lmstudio-community/tiny-GGUF/no-tokenizer-F16.gguf"), tinyGguf("tiny", "llama", 1, false));
     makeLink(QStringLiteral("loop.gguf"), t.lmstudio + QStringLiteral("/lmstudio-community/tiny-GGUF/loop.gguf"));
     writeBytes(t.elsewhere + QStringLiteral("/outside.gguf"), gguf);

@@ -86,8 +86,8 @@ private slots:
         QVERIFY(d.scanning()); // the scan runs on a worker thread: the dialog is up before it ends
         QCOMPARE(d.findChild<QLabel *>(QStringLiteral("localModelsStatus"))->text(), QStringLiteral("Looking…"));
         QVERIFY(waitScanned(d));
-        QCOMPARE(d.list()->topLevelItemCount(), 23); // 25 with the added folder's two
-        QCOMPARE(int(d.models().size()), 23);
+        QCOMPARE(d.list()->topLevelItemCount(), 27); // 29 with the added folder's two
+        QCOMPARE(int(d.models().size()), 27);
 
         const QTreeWidgetItem *gpt2 = row(d, QStringLiteral("openai-community/gpt2-tiny"));
         QVERIFY(gpt2);
@@ -142,10 +142,10 @@ private slots:
         d.setFolderPrompt([this] { return m_trees.folder; });
         d.show();
         QVERIFY(waitScanned(d));
-        QCOMPARE(d.list()->topLevelItemCount(), 23);
+        QCOMPARE(d.list()->topLevelItemCount(), 27);
         d.findChild<QPushButton *>(QStringLiteral("localModelsAddFolder"))->click();
         QVERIFY(waitScanned(d));
-        QCOMPARE(d.list()->topLevelItemCount(), 25);
+        QCOMPARE(d.list()->topLevelItemCount(), 29);
         QCOMPARE(userModelFolders(), QStringList{m_trees.folder});
         QTreeWidgetItem *mine = row(d, QStringLiteral("downloads/tiny"));
         QVERIFY(mine);
@@ -157,7 +157,7 @@ private slots:
         QVERIFY(remove->isEnabled());
         remove->click();
         QVERIFY(waitScanned(d));
-        QCOMPARE(d.list()->topLevelItemCount(), 23);
+        QCOMPARE(d.list()->topLevelItemCount(), 27);
         QVERIFY(userModelFolders().isEmpty());
     }
 
@@ -209,6 +209,17 @@ private slots:
         QVERIFY2(w.openSession(session, &report), qPrintable(report));
         QVERIFY2(!report.contains(QLatin1String("model:")), qPrintable(report));
         QCOMPARE(w.modelSource(), QStringLiteral("hf:Qwen/Qwen3-tiny"));
+
+        // an Ollama model (a GGUF blob) picked from the list
+        action = localModelsAction();
+        action->trigger();
+        QVERIFY(waitScanned(*d));
+        QTreeWidgetItem *llama = row(*d, QStringLiteral("llama-tiny:q8_0"));
+        QVERIFY(llama);
+        QCOMPARE(cells(llama), (QStringList{QStringLiteral("llama"), QStringLiteral("57.5K"), QStringLiteral("89.4 KB"),
+                                            QStringLiteral("Q8_0"), QStringLiteral("Ollama  ~/.ollama/models")}));
+        emit d->list()->itemActivated(llama, 0);
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelSource(), QStringLiteral("ollama:llama-tiny:q8_0"), 30000);
     }
 
     // The README's screenshot: the list as it opens on the test's stores plus the added folder.
@@ -216,7 +227,7 @@ private slots:
     {
         addUserModelFolder(m_trees.folder);
         LocalModelsDialog d;
-        d.resize(1180, 640);
+        d.resize(1400, 680);
         d.show();
         QVERIFY(waitScanned(d));
         d.list()->setCurrentItem(row(d, QStringLiteral("Qwen/Qwen3-tiny")));
