@@ -399,6 +399,16 @@ private slots:
         QCOMPARE(ollamaBlobName(m.layers[1].digest), "sha256-" + std::string(64, 'b'));
     }
 
+    void cacheNames()
+    {
+        QCOMPARE(hfCacheRepo("/h/hub/models--Qwen--Qwen3-0.6B/snapshots/abc123"), std::string("Qwen/Qwen3-0.6B"));
+        QCOMPARE(hfCacheRepo("/h/hub/models--gpt2/snapshots/abc123/"), std::string("gpt2"));
+        QCOMPARE(hfCacheRepo("/h/models/Qwen3-0.6B"), std::string());
+        QCOMPARE(hfCacheRepo("/h/hub/models--/snapshots/abc"), std::string());
+        QCOMPARE(hfCacheRepo("/h/hub/datasets--a--b/snapshots/abc"), std::string());
+        QCOMPARE(hfCacheRepo(""), std::string());
+    }
+
     void parameters()
     {
         QCOMPARE(describeParameters(0), std::string());

@@ -165,10 +165,10 @@ struct Walk {
 
     // A link the walk does not follow, listed with why (so that a model linked in from elsewhere is
     // seen, and the user learns why it is greyed).
-    void unfollowed(const std::string &name, const Resolved &r) const
+    void unfollowed(const std::string &name, const fs::path &path, const Resolved &r) const
     {
         LocalModel m = row(name);
-        m.path = name;
+        m.path = path.string();
         m.reason = r.why;
         out.models.push_back(std::move(m));
     }
@@ -188,7 +188,7 @@ void scanHuggingFace(const Walk &w)
         const Resolved r = w.guard.resolve(e);
         if (r.kind != Found::Dir) {
             if (r.kind != Found::File && r.kind != Found::Other)
-                w.unfollowed(repo, r);
+                w.unfollowed(repo, e, r);
             continue;
         }
         fs::path snapshot;
@@ -360,8 +360,7 @@ void scanTree(const Walk &w, const fs::path &dir, const std::string &relative, i
             m.spec = m.path;
             w.out.models.push_back(std::move(m));
         } else if (r.kind == Found::Outside || r.kind == Found::Loop || (r.kind == Found::Missing && endsWithGguf(file))) {
-            w.unfollowed(endsWithGguf(rel) ? rel.substr(0, rel.size() - 5) : rel, r);
-            w.out.models.back().path = e.string();
+            w.unfollowed(endsWithGguf(rel) ? rel.substr(0, rel.size() - 5) : rel, e, r);
         }
     }
 }
