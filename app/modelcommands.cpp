@@ -354,7 +354,11 @@ int benchModel(const QStringList &args)
     QCommandLineOption scoresOpt(QStringLiteral("scores"), QStringLiteral("Keep the raw scores as well as the weights."));
     QCommandLineOption noScoresOpt(QStringLiteral("no-scores"), QStringLiteral("Keep the weights only (the default)."));
     QCommandLineOption jsonOpt(QStringLiteral("json"), QStringLiteral("One JSON object instead of a table."));
-    p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt});
+    QCommandLineOption dtypeOpt(QStringLiteral("dtype"),
+                                QStringLiteral("With --seeded: the weights' precision, f32, bf16, q8_0 or q4_k (the MLP, embeddings and "
+                                               "LM head kept so, as a GGUF file's); default the checkpoint's."),
+                                QStringLiteral("type"));
+    p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -381,6 +385,11 @@ int benchModel(const QStringList &args)
         std::string dtype;
         if (!seededShape(shape.toStdString(), arch, &dtype))
             return fail("bench", "--seeded: " + seededShapeList().toStdString() + ", not " + shape.toStdString(), 2);
+        if (p.isSet(dtypeOpt)) {
+            dtype = p.value(dtypeOpt).toUpper().toStdString();
+            if (dtype != "F32" && dtype != "BF16" && dtype != "Q8_0" && dtype != "Q4_K")
+                return fail("bench", "--dtype: f32, bf16, q8_0 or q4_k, not " + printable(p.value(dtypeOpt).toStdString(), 40), 2);
+        }
         if (Status st = seededPretrained(arch, 1, m, dtype); !st)
             return fail("bench", st.message, 2);
     } else if (Status st = openModelSource(p.value(modelOpt), m); !st) {

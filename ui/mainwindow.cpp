@@ -869,8 +869,12 @@ void MainWindow::onSnapshot(SnapshotPtr s)
                               .arg(s->computeMs, 0, 'f', s->computeMs < 10 ? 2 : 1));
         if (s->deep())
             m_status->setText(m_status->text() + tr(" · layer %1 of %2").arg(layer).arg(s->numLayers()));
-        if (m_session->model())
+        if (m_session->model()) {
             m_status->setText(m_status->text() + tr(" · model %1").arg(shownText(s->modelLabel, 200)));
+            // a quantized file: what the attention shown is (core/include/attnviz/gguf.h)
+            if (const std::string note = quantizedModelNote(m_modelInfo.dtype); !note.empty())
+                m_status->setText(m_status->text() + QStringLiteral(" · ") + QString::fromStdString(note));
+        }
     } else {
         m_status->setText(shownText(s->message, 160));
     }
@@ -1014,10 +1018,7 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
                               .arg(m_modelInfo.layers)
                               .arg(m_modelInfo.heads)
                               .arg(m_modelInfo.dModel)
-                              .arg(QString::fromStdString(m_modelInfo.tokenizer)) +
-                          QString::fromStdString(quantizedModelNote(m_modelInfo.dtype).empty()
-                                                     ? std::string()
-                                                     : " · " + quantizedModelNote(m_modelInfo.dtype)));
+                              .arg(QString::fromStdString(m_modelInfo.tokenizer)));
     // another model: the controls it set are its own, not a change to undo
     m_lastSettings = m_controls->settings();
     m_undo->clear();

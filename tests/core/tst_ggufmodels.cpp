@@ -280,6 +280,57 @@ private slots:
         QCOMPARE(i.parameters, int64_t(1024 * 256 * 2 + 2 * (256 * 256 * 2 + 128 * 256 * 2 + 512 * 256 * 3 + 2 * 256) + 256));
     }
 
+    // Seeded quantized weights (bench --seeded --dtype q8_0|q4_k): the float32 trace through the
+    // block-widening products against the float64 trace of the same (dequantized) weights.
+    void seededQuantized()
+    {
+        Architecture a;
+        QVERIFY(seededShape("llama3.2-1b", a));
+        a.layers = 2;
+        a.dModel = 256;
+        a.heads = 4;
+        a.kvHeads = 2;
+        a.dHead = 64;
+        a.rope.dims = 64;
+        a.dFeedForward = 512;
+        a.vocabulary = 300;
+        a.window.assign(2, 0);
+        for (const char *dtype : {"Q8_0", "Q4_K"}) {
+            std::unique_ptr<Model> m;
+            const Status st = seededPretrained(a, 9, m, dtype);
+            QVERIFY2(st.ok(), st.message.c_str());
+            const ModelInfo i = m->info();
+            QCOMPARE(i.dtype, std::string(dtype) + " (seeded)");
+            const int64_t attention = 2 * int64_t(256 + 128 + 128 + 256) * 256 * 4;
+            const int64_t packed = 300 * 256 + 2 * 3 * 512 * 256; // tokens (tied LM head), gate/up/down elements
+            const int64_t blockBytes = std::string(dtype) == "Q8_0" ? 34 * packed / 32 : 144 * packed / 256;
+            QCOMPARE(i.weightBytes, attention + blockBytes + (2 * 2 * 256 + 256) * 4);
+            QCOMPARE(i.parameters, attention / 4 + packed + 2 * 2 * 256 + 256);
+            TraceRequest r;
+            r.ids = {1, 20, 300 - 1, 7, 7, 150, 42, 3};
+            auto rel = [](const auto &x, const auto &y) {
+                return double((x.template cast<double>() - y).cwiseAbs().maxCoeff()) / std::max(1e-30, double(y.cwiseAbs().maxCoeff()));
+            };
+            Trace<float> f;
+            Trace<double> d;
+            for (int extra = 0; extra < 3; ++extra) { // the full trace, then tokens appended one at a time
+                QVERIFY(m->trace(r, f).ok());
+                QVERIFY(m->trace(r, d).ok());
+                QVERIFY2(rel(f.final, d.final) < 1e-5, qPrintable(QString::number(rel(f.final, d.final))));
+                for (int l = 0; l < a.layers; ++l)
+                    for (int h = 0; h < a.heads; ++h)
+                        QVERIFY(rel(f.weights(l, h), d.weights(l, h)) < 1e-5);
+                QCOMPARE(f.predictions.next.back().front().id, d.predictions.next.back().front().id);
+                r.ids.push_back(11 * extra + 5);
+            }
+        }
+        a.dFeedForward = 500; // not whole Q4_K blocks
+        std::unique_ptr<Model> m;
+        const Status st = seededPretrained(a, 9, m, "Q4_K");
+        QVERIFY(!st.ok());
+        QVERIFY2(st.message.find("multiples of 256") != std::string::npos, st.message.c_str());
+    }
+
     void badFiles()
     {
         QTemporaryDir dir;

@@ -9,13 +9,12 @@
 
 #include "attnviz/fileio.h"
 #include "jsonread.h"
+#include "mappedfile.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <limits>
 
@@ -422,36 +421,6 @@ Status parse(const unsigned char *data, uint64_t size, const std::string &name, 
     return {};
 }
 
-struct Mapped {
-    const unsigned char *data = nullptr;
-    uint64_t size = 0;
-    ~Mapped()
-    {
-        if (data)
-            ::munmap(const_cast<unsigned char *>(data), size_t(size));
-    }
-};
-
-Status mapFile(const std::string &path, Mapped &m)
-{
-    uint64_t size = 0;
-    if (Status st = regularFileSize(path, size); !st)
-        return st;
-    if (size < 4)
-        return Status::error(StatusCode::ParseError, path + ": not a GGUF file (" + std::to_string(size) + " bytes)");
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return Status::error(StatusCode::IoError, path + ": cannot open: " + std::strerror(errno));
-    void *p = ::mmap(nullptr, size_t(size), PROT_READ, MAP_PRIVATE, fd, 0);
-    const int err = errno;
-    ::close(fd);
-    if (p == MAP_FAILED)
-        return Status::error(StatusCode::IoError, path + ": cannot map: " + std::strerror(err));
-    m.data = static_cast<const unsigned char *>(p);
-    m.size = size;
-    return {};
-}
-
 std::string baseName(const std::string &path)
 {
     const size_t slash = path.find_last_of('/');
@@ -524,16 +493,16 @@ bool looksLikeGguf(const std::string &path)
 
 Status ggufSummary(const std::string &path, GgufSummary &out)
 {
-    Mapped m;
-    if (Status st = mapFile(path, m); !st)
+    std::unique_ptr<detail::MappedFile> m;
+    if (Status st = detail::MappedFile::map(path, m); !st)
         return st;
     GgufFile f;
     GgufParseOptions o;
     o.keepArrays = false;
-    if (Status st = parseGguf(m.data, m.size, path, f, o); !st)
+    if (Status st = parseGguf(m->data, m->size, path, f, o); !st)
         return st;
     GgufSummary s;
-    s.fileBytes = m.size;
+    s.fileBytes = m->size;
     auto text = [&](const char *key) -> std::string {
         const GgufValue *v = f.find(key);
         return v && v->type == GgufValueType::String ? v->s : std::string();

@@ -16,6 +16,10 @@
 #include "attnviz/gguf.h"
 #include "safetensorsheader.h"
 
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace attnviz::detail {
@@ -129,33 +133,14 @@ void q8_0(const unsigned char *x, int64_t nb, float *y, const float *t)
     }
 }
 
-void q4_k(const unsigned char *x, int64_t nb, float *y, const float *t)
+// Q4_K and Q5_K share their scales and mins; Q5_K adds a fifth bit per value from qh.
+template <bool fifth>
+void kquant(const unsigned char *x, int64_t nb, float *y, const float *t)
 {
-    for (int64_t i = 0; i < nb; ++i, x += 144) {
+    const int blockBytes = fifth ? 176 : 144;
+    for (int64_t i = 0; i < nb; ++i, x += blockBytes) {
         const float d = half(x, t), min = half(x + 2, t);
-        const unsigned char *scales = x + 4, *q = x + 16;
-        int is = 0;
-        uint8_t sc, m;
-        for (int j = 0; j < 256; j += 64) {
-            scaleMinK4(is + 0, scales, sc, m);
-            const float d1 = d * float(sc), m1 = min * float(m);
-            scaleMinK4(is + 1, scales, sc, m);
-            const float d2 = d * float(sc), m2 = min * float(m);
-            for (int l = 0; l < 32; ++l)
-                *y++ = d1 * float(q[l] & 0xF) - m1;
-            for (int l = 0; l < 32; ++l)
-                *y++ = d2 * float(q[l] >> 4) - m2;
-            q += 32;
-            is += 2;
-        }
-    }
-}
-
-void q5_k(const unsigned char *x, int64_t nb, float *y, const float *t)
-{
-    for (int64_t i = 0; i < nb; ++i, x += 176) {
-        const float d = half(x, t), min = half(x + 2, t);
-        const unsigned char *scales = x + 4, *qh = x + 16, *ql = x + 48;
+        const unsigned char *scales = x + 4, *qh = x + 16, *ql = x + (fifth ? 48 : 16);
         int is = 0;
         uint8_t sc, m;
         uint8_t u1 = 1, u2 = 2;
@@ -165,9 +150,9 @@ void q5_k(const unsigned char *x, int64_t nb, float *y, const float *t)
             scaleMinK4(is + 1, scales, sc, m);
             const float d2 = d * float(sc), m2 = min * float(m);
             for (int l = 0; l < 32; ++l)
-                *y++ = d1 * float((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
+                *y++ = d1 * float((ql[l] & 0xF) + (fifth && (qh[l] & u1) ? 16 : 0)) - m1;
             for (int l = 0; l < 32; ++l)
-                *y++ = d2 * float((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;
+                *y++ = d2 * float((ql[l] >> 4) + (fifth && (qh[l] & u2) ? 16 : 0)) - m2;
             ql += 32;
             is += 2;
             u1 = uint8_t(u1 << 2);
@@ -214,7 +199,90 @@ void iq4_nl(const unsigned char *x, int64_t nb, float *y, const float *t)
     }
 }
 
+uint16_t toHalf(float f)
+{
+    // round to nearest even (as ggml's GGML_FP32_TO_FP16 on F16C hardware)
+    return Eigen::numext::bit_cast<uint16_t>(Eigen::half(f));
+}
+
+int nearestInt(float x) { return int(std::lrintf(x)); }
+
+void quantQ8_0(const float *x, int64_t nb, uint8_t *y)
+{
+    for (int64_t i = 0; i < nb; ++i, x += 32, y += 34) {
+        float amax = 0.0f;
+        for (int j = 0; j < 32; ++j)
+            amax = std::max(amax, std::fabs(x[j]));
+        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        const uint16_t h = toHalf(d);
+        std::memcpy(y, &h, 2);
+        for (int j = 0; j < 32; ++j)
+            y[2 + j] = uint8_t(int8_t(std::round(x[j] * id)));
+    }
+}
+
+void quantQ4_K(const float *x, int64_t nb, uint8_t *y, const float *t)
+{
+    for (int64_t i = 0; i < nb; ++i, x += 256, y += 144) {
+        float scale[8], mins[8], maxScale = 0.0f, maxMin = 0.0f;
+        for (int j = 0; j < 8; ++j) {
+            float lo = 0.0f, hi = x[32 * j];
+            for (int l = 0; l < 32; ++l) {
+                lo = std::min(lo, x[32 * j + l]);
+                hi = std::max(hi, x[32 * j + l]);
+            }
+            scale[j] = hi > lo ? (hi - lo) / 15.0f : 0.0f;
+            mins[j] = -lo;
+            maxScale = std::max(maxScale, scale[j]);
+            maxMin = std::max(maxMin, mins[j]);
+        }
+        const float invS = maxScale > 0 ? 63.0f / maxScale : 0.0f, invM = maxMin > 0 ? 63.0f / maxMin : 0.0f;
+        uint8_t *scales = y + 4;
+        std::memset(scales, 0, 12);
+        for (int j = 0; j < 8; ++j) {
+            const uint8_t ls = uint8_t(std::min(63, nearestInt(invS * scale[j])));
+            const uint8_t lm = uint8_t(std::min(63, nearestInt(invM * mins[j])));
+            if (j < 4) {
+                scales[j] = ls;
+                scales[j + 4] = lm;
+            } else {
+                scales[j + 4] = uint8_t((ls & 0xF) | ((lm & 0xF) << 4));
+                scales[j - 4] |= uint8_t((ls >> 4) << 6);
+                scales[j] |= uint8_t((lm >> 4) << 6);
+            }
+        }
+        const uint16_t d = toHalf(maxScale / 63.0f), dmin = toHalf(maxMin / 63.0f);
+        std::memcpy(y, &d, 2);
+        std::memcpy(y + 2, &dmin, 2);
+        uint8_t L[256];
+        for (int j = 0; j < 8; ++j) {
+            uint8_t sc, m;
+            scaleMinK4(j, scales, sc, m);
+            const float dd = t[d] * float(sc), dm = t[dmin] * float(m);
+            for (int l = 0; l < 32; ++l)
+                L[32 * j + l] = dd != 0.0f ? uint8_t(std::clamp(nearestInt((x[32 * j + l] + dm) / dd), 0, 15)) : 0;
+        }
+        uint8_t *q = y + 16;
+        for (int j = 0; j < 256; j += 64, q += 32)
+            for (int l = 0; l < 32; ++l)
+                q[l] = uint8_t(L[j + l] | (L[j + l + 32] << 4));
+    }
+}
+
 } // namespace
+
+bool ggmlQuantize(uint32_t type, const float *x, int64_t n, uint8_t *dst)
+{
+    if (type == ggml::Q8_0) {
+        quantQ8_0(x, n / 32, dst);
+        return true;
+    }
+    if (type == ggml::Q4_K) {
+        quantQ4_K(x, n / 256, dst, halfTable());
+        return true;
+    }
+    return false;
+}
 
 bool ggmlDequantizes(uint32_t type)
 {
@@ -250,8 +318,8 @@ bool ggmlDequantize(uint32_t type, const unsigned char *src, int64_t n, float *d
     case ggml::Q5_0: q5_0(src, n / 32, dst, t); return true;
     case ggml::Q5_1: q5_1(src, n / 32, dst, t); return true;
     case ggml::Q8_0: q8_0(src, n / 32, dst, t); return true;
-    case ggml::Q4_K: q4_k(src, n / 256, dst, t); return true;
-    case ggml::Q5_K: q5_k(src, n / 256, dst, t); return true;
+    case ggml::Q4_K: kquant<false>(src, n / 256, dst, t); return true;
+    case ggml::Q5_K: kquant<true>(src, n / 256, dst, t); return true;
     case ggml::Q6_K: q6_k(src, n / 256, dst, t); return true;
     case ggml::IQ4_NL: iq4_nl(src, n / 32, dst, t); return true;
     default: return false;

@@ -14,6 +14,11 @@ namespace attnviz::detail {
 // (ggmlTypeInfo). False for a type this file does not decode (nothing written).
 bool ggmlDequantize(uint32_t type, const unsigned char *src, int64_t n, float *dst);
 
+// Encodes `n` floats (a multiple of the block) as Q8_0 (ggml's quantize_row_q8_0_ref) or Q4_K (its
+// block layout and 6-bit scale packing, each sub-block's scale and min from its range: seeded
+// benchmark weights, not a converter's search); false for another type.
+bool ggmlQuantize(uint32_t type, const float *x, int64_t n, uint8_t *dst);
+
 // Whether ggmlDequantize decodes `type`.
 bool ggmlDequantizes(uint32_t type);
 

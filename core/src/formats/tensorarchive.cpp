@@ -8,17 +8,16 @@
 #include "attnviz/gguf.h"
 
 #include "ggufquants.h"
+#include "mappedfile.h"
 
 #include "jsonread.h"
 #include "safetensorsheader.h"
 
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -40,16 +39,7 @@ bool exists(const std::string &path)
 
 } // namespace
 
-struct TensorArchive::Mapping {
-    std::string path;
-    const unsigned char *data = nullptr;
-    uint64_t size = 0;
-    ~Mapping()
-    {
-        if (data)
-            ::munmap(const_cast<unsigned char *>(data), size_t(size));
-    }
-};
+struct TensorArchive::Mapping : detail::MappedFile {};
 
 TensorArchive::TensorArchive() = default;
 TensorArchive::~TensorArchive() = default;
@@ -58,23 +48,13 @@ TensorArchive &TensorArchive::operator=(TensorArchive &&) noexcept = default;
 
 Status TensorArchive::mapFile(const std::string &path, std::unique_ptr<Mapping> &out)
 {
-    uint64_t size = 0;
-    if (Status st = regularFileSize(path, size); !st)
+    std::unique_ptr<detail::MappedFile> m;
+    if (Status st = detail::MappedFile::map(path, m); !st)
         return st;
-    if (size < 8)
-        return Status::error(StatusCode::ParseError, path + ": truncated (" + std::to_string(size) + " bytes, no header length)");
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return Status::error(StatusCode::IoError, path + ": cannot open: " + std::strerror(errno));
-    void *p = ::mmap(nullptr, size_t(size), PROT_READ, MAP_PRIVATE, fd, 0);
-    const int err = errno;
-    ::close(fd);
-    if (p == MAP_FAILED)
-        return Status::error(StatusCode::IoError, path + ": cannot map: " + std::strerror(err));
     out = std::make_unique<Mapping>();
-    out->path = path;
-    out->data = static_cast<const unsigned char *>(p);
-    out->size = size;
+    out->path = m->path;
+    std::swap(out->data, m->data);
+    std::swap(out->size, m->size);
     return {};
 }
 
@@ -83,6 +63,8 @@ Status TensorArchive::mapAndParse(const std::string &path)
     std::unique_ptr<Mapping> map;
     if (Status st = mapFile(path, map); !st)
         return st;
+    if (map->size < 8)
+        return Status::error(StatusCode::ParseError, path + ": truncated (" + std::to_string(map->size) + " bytes, no header length)");
     detail::SafetensorsHeader head;
     if (Status st = detail::parseSafetensorsHeader(map->data, map->size, path, int(m_files.size()), head); !st)
         return st;

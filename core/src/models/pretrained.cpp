@@ -512,9 +512,18 @@ Status seededPretrained(const Architecture &arch, uint64_t seed, std::unique_ptr
         return Status::error(StatusCode::InvalidInput, "seeded model: " + st.message);
     auto w = std::make_shared<ModelWeights<float>>();
     const bool bf16 = dtype == "BF16";
-    seedWeights(arch, seed, *w, bf16);
-    out = std::make_unique<PretrainedModel>(arch, std::string(), std::move(w), nullptr,
-                                            bf16 ? "BF16 (seeded)" : "F32 (seeded)");
+    int quant = -1;
+    if (dtype == "Q8_0" || dtype == "Q4_K") {
+        quant = dtype == "Q8_0" ? int(ggml::Q8_0) : int(ggml::Q4_K);
+        const int block = dtype == "Q8_0" ? 32 : 256;
+        if (arch.dModel % block || arch.dFeedForward % block)
+            return Status::error(StatusCode::InvalidInput, "seeded model: " + dtype + " needs d_model and the MLP's width in multiples of " +
+                                                               std::to_string(block));
+    } else if (dtype != "F32" && !bf16) {
+        return Status::error(StatusCode::InvalidInput, "seeded model: dtype " + dtype + " is not one of F32, BF16, Q8_0, Q4_K");
+    }
+    seedWeights(arch, seed, *w, bf16, quant);
+    out = std::make_unique<PretrainedModel>(arch, std::string(), std::move(w), nullptr, dtype + " (seeded)");
     return {};
 }
 

@@ -7,6 +7,7 @@
 #include "weights.h"
 #include "../families/family.h"
 #include "../../formats/ggufquants.h"
+#include "attnviz/gguf.h"
 
 #include <Eigen/Core>
 
@@ -316,8 +317,26 @@ void seededLinear(std::mt19937_64 &g, Linear<T> &l, int out, int in)
 
 // The same numbers as fillNormal; with bf16, rounded to BF16 and kept in 16 bits.
 template <typename T>
-void fillWeight(std::mt19937_64 &g, Weight<T> &w, int rows, int cols, double sd, bool bf16)
+void fillWeight(std::mt19937_64 &g, Weight<T> &w, int rows, int cols, double sd, bool bf16, int quant = -1)
 {
+    if (quant >= 0 && std::is_same_v<T, float>) { // row by row, never the whole matrix in float
+        const GgmlTypeInfo *info = ggmlTypeInfo(uint32_t(quant));
+        std::normal_distribution<double> n(0.0, sd);
+        w.dense.resize(0, 0);
+        w.half = HalfMatrix();
+        w.quant.type = uint32_t(quant);
+        w.quant.rows = rows;
+        w.quant.cols = cols;
+        w.quant.rowBytes = size_t(cols / info->blockElements) * size_t(info->blockBytes);
+        w.quant.bytes.resize(w.quant.rowBytes * size_t(rows));
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int r = 0; r < rows; ++r) {
+            for (float &v : row)
+                v = float(n(g));
+            detail::ggmlQuantize(uint32_t(quant), row.data(), cols, w.quant.bytes.data() + size_t(r) * w.quant.rowBytes);
+        }
+        return;
+    }
     if (!bf16) {
         w.half = HalfMatrix();
         fillNormal(g, w.dense, rows, cols, sd);
@@ -524,7 +543,7 @@ Status loadWeights(const TensorArchive &archive, const Architecture &a, const fa
 }
 
 template <typename T>
-void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool bf16)
+void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool bf16, int quant)
 {
     bf16 = bf16 && std::is_same_v<T, float>;
     std::mt19937_64 g(seed);
@@ -545,10 +564,10 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool 
             l.b.resize(0);
     };
     auto weightLinear = [&](WeightLinear<T> &l, int out, int in, bool bias) {
-        fillWeight(g, l.W, out, in, 0.02, bf16);
+        fillWeight(g, l.W, out, in, 0.02, bf16, quant);
         l.b = bias ? Vec<T>::Zero(out) : Vec<T>();
     };
-    fillWeight(g, w.tokens, a.vocabulary, d, 0.02, bf16);
+    fillWeight(g, w.tokens, a.vocabulary, d, 0.02, bf16, quant);
     if (a.positions == PositionKind::Learned)
         fillNormal(g, w.positions, a.maxPositions, d, 0.02);
     if (a.typeVocabulary > 0)
@@ -583,7 +602,7 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool 
     if (a.finalNorm)
         w.finalNorm = norm(d);
     if (!a.tiedEmbeddings && a.head == LmHead::CausalLm) {
-        fillWeight(g, w.lmHead, a.vocabulary, d, 0.02, bf16);
+        fillWeight(g, w.lmHead, a.vocabulary, d, 0.02, bf16, quant);
     }
     w.hasMlmHead = a.head == LmHead::MaskedLm;
     if (w.hasMlmHead) {
@@ -591,9 +610,15 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool 
         w.mlmNorm = norm(d);
         w.outputBias = Vec<T>::Zero(a.vocabulary);
     }
-    int64_t dense = 0, halves = 0;
-    countElements(w, dense, halves); // every tensor made, norms included, as a file's count
+    int64_t dense = 0, halves = 0, quantBytes = 0;
+    countElements(w, dense, halves, &quantBytes); // every tensor made, norms included, as a file's count
     w.parameters = dense + halves;
+    auto quantized = [&](const Weight<T> &m) { w.parameters += int64_t(m.quant.rows) * int64_t(m.quant.cols); };
+    quantized(w.tokens);
+    quantized(w.lmHead);
+    for (const LayerWeights<T> &b : w.layers)
+        for (const WeightLinear<T> *l : {&b.gate, &b.up, &b.down})
+            quantized(l->W);
 }
 
 template <typename To, typename From>
@@ -645,7 +670,7 @@ int64_t weightBytes(const ModelWeights<T> &w)
 template int64_t weightBytes<float>(const ModelWeights<float> &);
 template Status loadWeights<float>(const TensorArchive &, const Architecture &, const families::TensorNames &, ModelWeights<float> &);
 template Status loadWeights<double>(const TensorArchive &, const Architecture &, const families::TensorNames &, ModelWeights<double> &);
-template void seedWeights<float>(const Architecture &, uint64_t, ModelWeights<float> &, bool);
+template void seedWeights<float>(const Architecture &, uint64_t, ModelWeights<float> &, bool, int);
 template std::shared_ptr<const ModelWeights<double>> castWeights<double, float>(const ModelWeights<float> &);
 
 } // namespace attnviz

@@ -129,9 +129,10 @@ Status loadWeights(const TensorArchive &archive, const Architecture &arch, const
                    ModelWeights<T> &out);
 
 // Seeded N(0, 0.02) weights of the architecture's shape (benchmarks), norms at their identity;
-// with `bf16`, the matrices a file would keep in 16 bits are rounded to BF16 and kept so.
+// with `bf16`, the matrices a file would keep in 16 bits are rounded to BF16 and kept so; with a
+// ggml type (`quant` >= 0: Q8_0, Q4_K), those matrices are quantized and kept so instead.
 template <typename T>
-void seedWeights(const Architecture &arch, uint64_t seed, ModelWeights<T> &out, bool bf16 = false);
+void seedWeights(const Architecture &arch, uint64_t seed, ModelWeights<T> &out, bool bf16 = false, int quant = -1);
 
 template <typename To, typename From>
 std::shared_ptr<const ModelWeights<To>> castWeights(const ModelWeights<From> &w);
