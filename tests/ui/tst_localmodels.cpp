@@ -220,6 +220,11 @@ private slots:
                                             QStringLiteral("Q8_0"), QStringLiteral("Ollama  ~/.ollama/models")}));
         emit d->list()->itemActivated(llama, 0);
         QTRY_COMPARE_WITH_TIMEOUT(w.modelSource(), QStringLiteral("ollama:llama-tiny:q8_0"), 30000);
+        // the status line says what a quantized model's attention is
+        QTRY_VERIFY_WITH_TIMEOUT(w.findChild<QLabel *>(QStringLiteral("statusLabel"))
+                                     ->text()
+                                     .contains(QStringLiteral("Q8_0 — attention of the quantized model")),
+                                 30000);
     }
 
     // The README's screenshot: the list as it opens on the test's stores plus the added folder.
