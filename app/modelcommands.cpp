@@ -291,16 +291,21 @@ int model(const QStringList &args)
         return modelInfo(rest);
     if (sub == QLatin1String("run"))
         return modelRun(rest);
+    if (sub == QLatin1String("list"))
+        return modelList(rest);
     if (sub == QLatin1String("--help") || sub == QLatin1String("-h")) {
         std::fputs("Usage: attnviz model info DIR [--json]\n"
                    "       attnviz model run DIR --text TEXT [-o OUT.json] [--precision float32|float64]\n"
                    "DIR is a Hugging Face model folder: config.json (model_type gpt2, bert or distilbert),\n"
                    "model.safetensors (or shards with model.safetensors.index.json) and the tokenizer files\n"
-                   "(vocab.json + merges.txt, or vocab.txt + tokenizer_config.json).\n",
+                   "(vocab.json + merges.txt, or vocab.txt + tokenizer_config.json).\n"
+                   "       attnviz model list [--json] [--folder DIR] [--add-folder DIR] [--remove-folder DIR]\n"
+                   "lists the models on this computer (Hugging Face cache, Ollama, LM Studio, added folders);\n"
+                   "wherever DIR is taken, hf:ORG/NAME and ollama:NAME[:TAG] name one of them.\n",
                    stdout);
         return 0;
     }
-    return fail("model", "unknown sub-command '" + sub.toStdString() + "' (info or run)", 2);
+    return fail("model", "unknown sub-command '" + sub.toStdString() + "' (info, run or list)", 2);
 }
 
 int tokenizeWithModel(const QStringList &args)

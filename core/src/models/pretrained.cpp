@@ -7,6 +7,7 @@
 #include "attnviz/fileio.h"
 #include "attnviz/gguf.h"
 #include "attnviz/memorybudget.h"
+#include "attnviz/modelstores.h"
 #include "attnviz/subword.h"
 #include "families/family.h"
 #include "forward/weights.h"
@@ -136,7 +137,8 @@ public:
     {
         ModelInfo i;
         i.family = m_config.family;
-        i.name = m_dir.empty() ? "seeded " + m_config.family : baseName(m_dir);
+        const std::string cached = hfCacheRepo(m_dir); // "ORG/NAME", not the snapshot's revision hash
+        i.name = m_dir.empty() ? "seeded " + m_config.family : !cached.empty() ? cached : baseName(m_dir);
         i.source = m_dir;
         i.layers = m_config.layers;
         i.heads = m_config.heads;
