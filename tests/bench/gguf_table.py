@@ -107,7 +107,7 @@ def main():
         print(f'| {os.path.basename(f)} | {size:,.0f} | {mm(full[f])} | '
               f'{statistics.median(full[f]) / statistics.median(full[base]):.2f}× | {mm(app[f])} | '
               f'{statistics.median(app[f]) / statistics.median(app[base]):.2f}× | {mm(pp[f])} | '
-              f'{statistics.median(full[f]) / statistics.median(pp[f]):.1f}× | {rs} | {size + 1024:,.0f} |')
+              f'{statistics.median(full[f]) / statistics.median(pp[f]):.2f}× | {rs} | {size + 1024:,.0f} |')
 
 
 if __name__ == '__main__':
