@@ -37,6 +37,8 @@ void printUsage()
                "  model info DIR | run DIR --text T    a GPT-2 / BERT model folder: facts, or attention and\n"
                "                                       predictions as JSON (see 'attnviz model --help')\n"
                "  bench --model DIR | --seeded gpt2-small|bert-base   time a model (full, incremental, memory)\n"
+               "  generate --model DIR --text T --tokens N   continue a text: greedy, or sampled (--temperature,\n"
+               "                                       --top-k, --top-p, --seed)\n"
                "  window [SESSION.attnviz] [options]   the window (also with no command, or with only a session file)\n"
                "  vectors export|info|cos|neighbours   word vector tables (see 'attnviz vectors --help')\n"
                "\n"
@@ -100,7 +102,7 @@ static int runAttnviz(int argc, char **argv)
     // `attnviz FILE.attnviz` (the desktop entry's `attnviz %f`) opens the window on that session.
     static const QStringList verbs = {QStringLiteral("compute"), QStringLiteral("bench"), QStringLiteral("export"),
                                       QStringLiteral("tokenize"), QStringLiteral("vectors"), QStringLiteral("window"),
-                                      QStringLiteral("model"),
+                                      QStringLiteral("model"), QStringLiteral("generate"),
                                       QStringLiteral("help")};
     const bool sessionFile = !verb.isEmpty() && !verb.startsWith(QLatin1Char('-')) && !verbs.contains(verb)
         && (verb.endsWith(QLatin1String(".attnviz"), Qt::CaseInsensitive) || QFileInfo(verb).isFile());
@@ -163,6 +165,8 @@ static int runAttnviz(int argc, char **argv)
         return attnviz::cli::model(rest);
     if (verb == QLatin1String("vectors"))
         return attnviz::cli::vectors(rest);
+    if (verb == QLatin1String("generate"))
+        return attnviz::cli::generateText(rest);
     std::fprintf(stderr, "attnviz: unknown command '%s' (try 'attnviz --help')\n", qPrintable(verb));
     return 2;
 }

@@ -107,6 +107,8 @@ Status vocabularyId(const Model &model, const std::string &token, int &id);
 
 // The model's spelling and display of an id (TokenProb's token and display).
 TokenProb tokenOf(const Model &model, int id);
+// Ids as text (the tokenizer's decoder): what generation appends to the text.
+std::string decodeIds(const Model &model, const std::vector<int> &ids);
 
 // ---------------------------------------------------------------------------------------------
 // Generation. After each token the text's trace is extended by one row through the causal path
@@ -143,6 +145,12 @@ Status generate(Model &model, const std::string &prompt, const std::vector<int> 
                 Trace<float> &trace, GenerateResult &out);
 Status generate(Model &model, const std::string &prompt, const std::vector<int> &promptIds, const GenerateOptions &options,
                 Trace<double> &trace, GenerateResult &out);
+
+// The token that would follow the last position of `trace` (one this model made), by the rule
+// above with `u` as the draw (ignored when greedy). Reads the weights and the trace only: a window
+// may call it on a snapshot's trace while its compute thread traces the next text with the model.
+template <typename T>
+Status nextTokenOf(const Model &model, const Trace<T> &trace, const GenerateOptions &options, double u, int &id);
 
 // The one sampling rule above over a row of logits (already soft-capped), for tests and the UI.
 int sampleToken(const std::vector<double> &logits, double temperature, int topK, double topP, double u);

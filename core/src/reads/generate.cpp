@@ -62,6 +62,28 @@ int sampleToken(const std::vector<double> &logits, double temperature, int topK,
     return order[size_t(keep - 1)];
 }
 
+template <typename T>
+Status nextTokenOf(const Model &model, const Trace<T> &trace, const GenerateOptions &options, double u, int &id)
+{
+    std::shared_ptr<const ReadoutWeights> r;
+    if (Status st = reads::readoutFor(model, trace, r); !st)
+        return st;
+    if (r->arch.head != LmHead::CausalLm)
+        return Status::error(StatusCode::Unavailable, r->name + ": generation needs a causal language model (this one fills [MASK])");
+    const Predictions &pr = trace.predictions;
+    if (options.temperature <= 0 && !pr.next.empty() && !pr.next.back().empty()) {
+        id = pr.next.back().front().id; // best first, the lowest id on a tie
+        return {};
+    }
+    std::vector<double> logits;
+    reads::allLogits(*r, *r->weights<T>(), Mat<T>(trace.final.bottomRows(1)), logits);
+    id = sampleToken(logits, options.temperature, options.topK, options.topP, u);
+    return {};
+}
+
+template Status nextTokenOf<float>(const Model &, const Trace<float> &, const GenerateOptions &, double, int &);
+template Status nextTokenOf<double>(const Model &, const Trace<double> &, const GenerateOptions &, double, int &);
+
 namespace {
 
 template <typename T>
@@ -104,22 +126,15 @@ Status generateImpl(Model &model, const std::string &prompt, const std::vector<i
     if (Status st = model.trace(req, trace); !st)
         return st;
     TorchGenerator rng(options.seed);
-    std::vector<double> logits;
     for (int k = 0; k < n; ++k) {
         if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
             out.stopped = true;
             break;
         }
-        const ModelWeights<T> &w = *r->weights<T>();
-        int id;
-        if (options.temperature <= 0 && !trace.predictions.next.empty() && !trace.predictions.next.back().empty()) {
-            id = trace.predictions.next.back().front().id; // best first, the lowest id on a tie
-        } else {
-            const Mat<T> last = trace.final.bottomRows(1);
-            reads::allLogits(*r, w, last, logits);
-            const double u = options.temperature > 0 ? rng.uniformDouble() : 0.0;
-            id = sampleToken(logits, options.temperature, options.topK, options.topP, u);
-        }
+        int id = -1;
+        const double u = options.temperature > 0 ? rng.uniformDouble() : 0.0;
+        if (Status st = nextTokenOf(model, trace, options, u, id); !st)
+            return st;
         ids.push_back(id);
         out.generated.push_back(id);
         req.ids = ids;

@@ -239,6 +239,12 @@ TokenProb tokenOf(const Model &model, int id)
     return r->token(id);
 }
 
+std::string decodeIds(const Model &model, const std::vector<int> &ids)
+{
+    std::shared_ptr<const ReadoutWeights> r = model.readout();
+    return r && r->decode ? r->decode(ids) : std::string();
+}
+
 Status vocabularyId(const Model &model, const std::string &token, int &id)
 {
     std::shared_ptr<const ReadoutWeights> r = model.readout();
