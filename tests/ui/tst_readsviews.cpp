@@ -104,9 +104,9 @@ private slots:
         v.setSelection(0, 0, 3);
         v.setSnapshot(s);
         QCOMPARE(v.selectedPosition(), 3);
-        QVERIFY(v.filledPositions() >= 1); // the selected column at once
-        QVERIFY(v.grid().at(1, 3).computed());
-        QVERIFY(done.wait(20000));
+        QTRY_VERIFY(v.grid().at(1, 3).computed()); // the selected column first
+        QVERIFY(v.filledPositions() < v.positionCount() || done.count() == 1);
+        QVERIFY(done.count() == 1 || done.wait(20000));
         QVERIFY(v.complete());
         const QJsonArray want = reference(QStringLiteral("gpt2-tiny")).value(QStringLiteral("lens")).toArray();
         const Mat<double> top = v.topProbabilities();
@@ -136,7 +136,7 @@ private slots:
         v.setSelection(0, 0, -1);
         v.setSnapshot(s2);
         QCOMPARE(v.selectedPosition(), int(s2->tq()) - 1);
-        QVERIFY(v.grid().at(0, v.selectedPosition()).computed());
+        QTRY_VERIFY(v.grid().at(0, v.selectedPosition()).computed());
         QVERIFY(done.wait(20000));
     }
 

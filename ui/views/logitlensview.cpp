@@ -188,6 +188,7 @@ void LogitLensView::rebuild()
     m_texts.clear();
     m_cellTexts.clear();
     m_grid = LensGrid();
+    m_columnPending = -1;
     m_have.clear();
     m_filled = 0;
     m_labels.clear();
@@ -246,22 +247,36 @@ void LogitLensView::rebuild()
                       .arg(L)
                       .arg(kind);
     m_title->setText(fittedTitle(m_plot, m_title, m_titleText, 0.25));
-    updateSelected(); // computes the selected column at once
+    updateSelected(); // asks for the selected column first
     m_start->start();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void LogitLensView::showColumn()
 {
-    if (m_position < 0 || m_position >= m_grid.positions || m_have[size_t(m_position)])
+    if (m_position < 0 || m_position >= m_grid.positions || m_have[size_t(m_position)] || m_columnPending == m_position)
         return;
-    QElapsedTimer timer;
-    timer.start();
-    std::vector<LensCell> column;
-    if (!lensColumn(*m_snapshot->model, *m_snapshot->trace, m_position, 5, column))
-        return;
-    m_columnMs = double(timer.nsecsElapsed()) / 1e6;
-    fill(m_position, column, 1);
+    // on a pool thread as the grid, first: the keystroke's own views are not kept waiting for it
+    m_columnPending = m_position;
+    const SnapshotPtr snapshot = m_snapshot;
+    const quint64 gen = m_gen;
+    const int position = m_position;
+    QPointer<LogitLensView> self(this);
+    (void)QtConcurrent::run([snapshot, gen, position, self] {
+        QElapsedTimer timer;
+        timer.start();
+        std::vector<LensCell> column;
+        if (!lensColumn(*snapshot->model, *snapshot->trace, position, 5, column))
+            return;
+        const double ms = double(timer.nsecsElapsed()) / 1e6;
+        QMetaObject::invokeMethod(qApp, [self, gen, position, column = std::move(column), ms] {
+            if (self && self->m_gen == gen) {
+                self->m_columnMs = ms;
+                self->m_columnPending = -1;
+                self->fill(position, column, 1);
+            }
+        }, Qt::QueuedConnection);
+    });
 }
 
 void LogitLensView::startGrid()
@@ -367,12 +382,12 @@ void LogitLensView::updateSelected()
     m_hLine->data()->clear();
     if (m_position < 0)
         return;
-    if (!m_have[size_t(m_position)]) {
-        showColumn(); // fills, and comes back here
-        return;
-    }
     m_sel->topLeft->setCoords(m_position - 0.5, m_grid.layers - 0.5);
     m_sel->bottomRight->setCoords(m_position + 0.5, -0.5);
+    if (!m_have[size_t(m_position)]) {
+        showColumn(); // fills when it comes, and comes back here
+        return;
+    }
     double hi = 0;
     for (int l = 0; l < m_grid.layers; ++l) {
         const LensCell &c = m_grid.at(l, m_position);

@@ -3,9 +3,10 @@
 // would predict from the residual stream after that layer (through the final norm and the
 // unembedding), coloured by its probability; hover: the top 5, the rank and probability of the token
 // that actually follows, the entropy. Beside it, for the selected position, p(actual next) and the
-// entropy layer by layer. The selected position's column is computed at once (setSnapshot); the
-// rest of the grid fills in chunks on a pool thread (never the GUI thread), a newer snapshot
-// cancelling it. Click a cell to select its position. Checkpoints with a language-model head only
+// entropy layer by layer. The selected position's column is computed first, on a pool thread (it
+// reads the snapshot's trace and the model's weights only), so that it never delays the keystroke's
+// other views; the rest of the grid fills in chunks after typing pauses, a newer snapshot cancelling
+// it. Click a cell to select its position. Checkpoints with a language-model head only
 // (causal LMs; BERT through its MLM head, "actual" = the token itself).
 #pragma once
 
@@ -83,6 +84,7 @@ private:
     int m_query = -1, m_position = -1;
     LensGrid m_grid;
     int m_filled = 0;
+    int m_columnPending = -1; // the position whose column is being computed
     std::vector<uint8_t> m_have; // per position: filled
     quint64 m_gen = 0;
     std::shared_ptr<std::atomic<bool>> m_cancel;

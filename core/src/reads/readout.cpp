@@ -72,15 +72,16 @@ void activateInPlace(Mat<T> &m, Activation act)
     }
 }
 
-// Rows [v0, v0 + n) of the unembedding as a dense block (16-bit weights widened).
+// h E[v0, v0 + n)^T: the unembedding's rows read in place, or widened a block at a time where the
+// file keeps them in 16 bits.
 template <typename T>
-Mat<T> embeddingRows(const Weight<T> &E, Eigen::Index v0, Eigen::Index n)
+Mat<T> logitsOf(const Mat<T> &h, const Weight<T> &E, Eigen::Index v0, Eigen::Index n)
 {
     if (E.half.empty())
-        return E.dense.middleRows(v0, n);
-    Mat<T> m(n, E.cols());
-    E.half.widen(v0, n, m.data());
-    return m;
+        return h * E.dense.middleRows(v0, n).transpose();
+    Mat<T> rows(n, E.cols());
+    E.half.widen(v0, n, rows.data());
+    return h * rows.transpose();
 }
 
 template <typename T>
@@ -134,7 +135,7 @@ void scanLogits(const ReadoutWeights &r, const ModelWeights<T> &w, const Mat<T> 
     const double cap = r.arch.finalSoftcap;
     parallelFor(chunks, 2.0 * n * double(V) * double(h.cols()), [&](int c) {
         const int v0 = c * chunk, vw = std::min(chunk, V - v0);
-        Mat<T> L = h * embeddingRows(E, v0, vw).transpose();
+        Mat<T> L = logitsOf(h, E, v0, vw);
         if (w.outputBias.size())
             L.rowwise() += w.outputBias.segment(v0, vw).transpose();
         if (cap > 0)
@@ -208,9 +209,9 @@ void allLogits(const ReadoutWeights &r, const ModelWeights<T> &w, const Mat<T> &
     const int chunks = (V + chunk - 1) / chunk;
     parallelFor(chunks, 2.0 * double(V) * double(h.cols()), [&](int c) {
         const int v0 = c * chunk, vw = std::min(chunk, V - v0);
-        const Vec<T> L = embeddingRows(E, v0, vw) * h.row(0).transpose();
+        const Mat<T> L = logitsOf(Mat<T>(h.topRows(1)), E, v0, vw);
         for (int j = 0; j < vw; ++j)
-            out[size_t(v0 + j)] = capped(r, w.outputBias.size() ? L(j) + w.outputBias(v0 + j) : L(j));
+            out[size_t(v0 + j)] = capped(r, w.outputBias.size() ? L(0, j) + w.outputBias(v0 + j) : L(0, j));
     });
 }
 
