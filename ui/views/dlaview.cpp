@@ -4,6 +4,7 @@
 #include "style/legibility.h"
 #include "style/plotstyle.h"
 #include "views/plotfit.h"
+#include "views/readsplot.h"
 
 #include <qcustomplot.h>
 
@@ -11,7 +12,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -26,10 +26,7 @@ QCPAxisRect *gridRect(QCustomPlot *plot)
     for (QCPAxis *a : r->axes())
         a->grid()->setVisible(false);
     for (QCPAxis *a : {r->axis(QCPAxis::atLeft), r->axis(QCPAxis::atBottom)}) {
-        QSharedPointer<QCPAxisTickerFixed> t(new QCPAxisTickerFixed);
-        t->setTickStep(1);
-        t->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-        a->setTicker(t);
+        a->setTicker(wholeNumberTicker());
         a->setSubTicks(false);
     }
     r->axis(QCPAxis::atLeft)->setRangeReversed(true); // layer 0 at the top
@@ -63,20 +60,9 @@ DlaView::DlaView(QWidget *parent) : DeferredView(parent), m_plot(new QCustomPlot
     connect(m_typedEdit, &QLineEdit::editingFinished, this, [this] { setTypedToken(m_typedEdit->text()); });
 
     m_plot->setObjectName(QStringLiteral("dlaPlot"));
-    m_plot->setMouseTracking(true);
-    m_plot->plotLayout()->clear();
-    m_title = new QCPTextElement(m_plot, QStringLiteral("Direct logit attribution"), QFont(font().family(), 10, QFont::Bold));
-    m_plot->plotLayout()->addElement(0, 0, m_title);
-    relabelAfterLayout(m_plot, this, [this] {
-        const QString t = m_titleText.isEmpty() ? m_title->text() : fittedTitle(m_plot, m_title, m_titleText, 0.3);
-        if (t == m_title->text())
-            return false;
-        m_title->setText(t);
-        return true;
-    });
-    auto *row = new QCPLayoutGrid;
-    m_plot->plotLayout()->addElement(1, 0, row);
-    m_plot->plotLayout()->setRowStretchFactors({0.01, 1.0});
+    const TitledPlot titled = titledPlot(m_plot, this, QStringLiteral("Direct logit attribution"), &m_titleText, 0.3);
+    m_title = titled.title;
+    QCPLayoutGrid *row = titled.row;
     m_headRect = gridRect(m_plot);
     m_mlpRect = gridRect(m_plot);
     m_headRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("head"));
@@ -110,26 +96,21 @@ DlaView::DlaView(QWidget *parent) : DeferredView(parent), m_plot(new QCustomPlot
     m_sel->setPen(QPen(QColor(220, 30, 30), 2));
     m_sel->setBrush(Qt::NoBrush);
 
-    auto cellAt = [this](const QPointF &pos, int &layer, int &column) {
-        QCPAxisRect *r = m_plot->axisRectAt(pos);
-        if (!hasAttribution() || (r != m_headRect && r != m_mlpRect))
-            return false;
-        layer = int(std::lround(r->axis(QCPAxis::atLeft)->pixelToCoord(pos.y())));
-        column = r == m_mlpRect ? m_attr.heads : int(std::lround(r->axis(QCPAxis::atBottom)->pixelToCoord(pos.x())));
-        return layer >= 0 && layer < m_attr.layers && column >= 0 && column <= m_attr.heads;
-    };
-    connect(m_plot, &QCustomPlot::mouseMove, this, [this, cellAt](QMouseEvent *e) {
-        int l = 0, c = 0;
-        if (cellAt(e->position(), l, c))
-            QToolTip::showText(e->globalPosition().toPoint(), cellText(l, c), m_plot);
-        else
-            QToolTip::hideText();
-    });
-    connect(m_plot, &QCustomPlot::mouseRelease, this, [this, cellAt](QMouseEvent *e) {
-        int l = 0, c = 0;
-        if (cellAt(e->position(), l, c) && c < m_attr.heads)
-            emit headSelected(l, c);
-    });
+    cellInteraction(
+        m_plot, this,
+        [this](const QPointF &pos, int &layer, int &column) {
+            QCPAxisRect *r = m_plot->axisRectAt(pos);
+            if (!hasAttribution() || (r != m_headRect && r != m_mlpRect))
+                return false;
+            layer = int(std::lround(r->axis(QCPAxis::atLeft)->pixelToCoord(pos.y())));
+            column = r == m_mlpRect ? m_attr.heads : int(std::lround(r->axis(QCPAxis::atBottom)->pixelToCoord(pos.x())));
+            return layer >= 0 && layer < m_attr.layers && column >= 0 && column <= m_attr.heads;
+        },
+        [this](int layer, int column) { return cellText(layer, column); },
+        [this](int layer, int column) {
+            if (column < m_attr.heads)
+                emit headSelected(layer, column);
+        });
     rebuild();
 }
 

@@ -4,12 +4,12 @@
 #include "style/legibility.h"
 #include "style/plotstyle.h"
 #include "views/plotfit.h"
+#include "views/readsplot.h"
 
 #include <qcustomplot.h>
 
 #include <QElapsedTimer>
 #include <QTimer>
-#include <QToolTip>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -29,15 +29,6 @@ QString percent(double p)
     return std::isfinite(p) ? QStringLiteral("%1 %").arg(100.0 * p, 0, 'f', p < 0.001 ? 3 : 1) : QStringLiteral("–");
 }
 
-// Whole layers only (multiples of a step where there are many).
-QSharedPointer<QCPAxisTicker> layerTicker()
-{
-    QSharedPointer<QCPAxisTickerFixed> t(new QCPAxisTickerFixed);
-    t->setTickStep(1);
-    t->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-    return t;
-}
-
 } // namespace
 
 LogitLensView::LogitLensView(QWidget *parent) : DeferredView(parent), m_plot(new QCustomPlot(this))
@@ -46,28 +37,16 @@ LogitLensView::LogitLensView(QWidget *parent) : DeferredView(parent), m_plot(new
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
     m_plot->setObjectName(QStringLiteral("logitLensPlot"));
-    m_plot->setMouseTracking(true);
-    m_plot->plotLayout()->clear();
-    m_title = new QCPTextElement(m_plot, QStringLiteral("Logit lens"), QFont(font().family(), 10, QFont::Bold));
-    m_plot->plotLayout()->addElement(0, 0, m_title);
-    relabelAfterLayout(m_plot, this, [this] {
-        const QString t = m_titleText.isEmpty() ? m_title->text() : fittedTitle(m_plot, m_title, m_titleText, 0.25);
-        if (t == m_title->text())
-            return false;
-        m_title->setText(t);
-        return true;
-    });
-
-    auto *row = new QCPLayoutGrid;
-    m_plot->plotLayout()->addElement(1, 0, row);
-    m_plot->plotLayout()->setRowStretchFactors({0.01, 1.0});
+    const TitledPlot titled = titledPlot(m_plot, this, QStringLiteral("Logit lens"), &m_titleText, 0.25);
+    m_title = titled.title;
+    QCPLayoutGrid *row = titled.row;
     m_gridRect = new QCPAxisRect(m_plot, true);
     for (QCPAxis *a : m_gridRect->axes())
         a->grid()->setVisible(false);
     m_gridRect->axis(QCPAxis::atBottom)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
     m_gridRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("position (the prediction after this token)"));
     m_gridRect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("after layer"));
-    m_gridRect->axis(QCPAxis::atLeft)->setTicker(layerTicker());
+    m_gridRect->axis(QCPAxis::atLeft)->setTicker(wholeNumberTicker());
     m_gridRect->axis(QCPAxis::atLeft)->setSubTicks(false);
     m_scale = new QCPColorScale(m_plot);
     m_scale->setType(QCPAxis::atRight);
@@ -84,7 +63,7 @@ LogitLensView::LogitLensView(QWidget *parent) : DeferredView(parent), m_plot(new
     m_lineRect->axis(QCPAxis::atTop)->setLabel(QStringLiteral("entropy (nats)"));
     m_lineRect->axis(QCPAxis::atBottom)->setRange(0, 1);
     m_lineRect->axis(QCPAxis::atLeft)->setTickLabels(false);
-    m_lineRect->axis(QCPAxis::atLeft)->setTicker(layerTicker());
+    m_lineRect->axis(QCPAxis::atLeft)->setTicker(wholeNumberTicker());
     m_lineRect->axis(QCPAxis::atLeft)->setSubTicks(false);
     fitValueTicks(m_lineRect->axis(QCPAxis::atBottom));
     fitValueTicks(m_lineRect->axis(QCPAxis::atTop));
@@ -123,25 +102,17 @@ LogitLensView::LogitLensView(QWidget *parent) : DeferredView(parent), m_plot(new
         labelTokenAxis(m_gridRect->axis(QCPAxis::atBottom), m_labels);
         fitCellTexts();
     });
-    auto cellAt = [this](const QPointF &pos, int &layer, int &position) {
-        if (m_plot->axisRectAt(pos) != m_gridRect || m_grid.positions == 0)
-            return false;
-        position = int(std::lround(m_gridRect->axis(QCPAxis::atBottom)->pixelToCoord(pos.x())));
-        layer = int(std::lround(m_gridRect->axis(QCPAxis::atLeft)->pixelToCoord(pos.y())));
-        return position >= 0 && position < m_grid.positions && layer >= 0 && layer < m_grid.layers;
-    };
-    connect(m_plot, &QCustomPlot::mouseMove, this, [this, cellAt](QMouseEvent *e) {
-        int l = 0, i = 0;
-        if (cellAt(e->position(), l, i))
-            QToolTip::showText(e->globalPosition().toPoint(), cellText(l, i), m_plot);
-        else
-            QToolTip::hideText();
-    });
-    connect(m_plot, &QCustomPlot::mouseRelease, this, [this, cellAt](QMouseEvent *e) {
-        int l = 0, i = 0;
-        if (cellAt(e->position(), l, i))
-            emit querySelected(i);
-    });
+    cellInteraction(
+        m_plot, this,
+        [this](const QPointF &pos, int &layer, int &position) {
+            if (m_plot->axisRectAt(pos) != m_gridRect || m_grid.positions == 0)
+                return false;
+            position = int(std::lround(m_gridRect->axis(QCPAxis::atBottom)->pixelToCoord(pos.x())));
+            layer = int(std::lround(m_gridRect->axis(QCPAxis::atLeft)->pixelToCoord(pos.y())));
+            return position >= 0 && position < m_grid.positions && layer >= 0 && layer < m_grid.layers;
+        },
+        [this](int layer, int position) { return cellText(layer, position); },
+        [this](int, int position) { emit querySelected(position); });
     m_start = new QTimer(this);
     m_start->setSingleShot(true);
     m_start->setInterval(120); // a burst of keystrokes starts one grid, after it
