@@ -250,6 +250,21 @@ void LogitLensView::showColumn()
     });
 }
 
+void LogitLensView::completeNow()
+{
+    if (!m_snapshot || m_grid.positions == 0 || complete())
+        return;
+    cancelGrid();
+    LensGrid g;
+    if (!lensGrid(*m_snapshot->model, *m_snapshot->trace, LensOptions(), g))
+        return;
+    std::vector<LensCell> cells;
+    for (int i = 0; i < g.positions; ++i)
+        for (int l = 0; l < g.layers; ++l)
+            cells.push_back(g.at(l, i));
+    fill(0, cells, g.positions);
+}
+
 void LogitLensView::startGrid()
 {
     if (!m_snapshot || m_grid.positions == 0 || complete())

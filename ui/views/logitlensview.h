@@ -49,6 +49,9 @@ public:
 
     QCustomPlot *plot() const { return m_plot; }
     QString title() const;
+    // The whole grid computed here and now (an export; tests), not in the background.
+    void completeNow();
+    QStringList positionLabels() const { return m_labels; }
     int layerCount() const { return m_grid.layers; }
     int positionCount() const { return m_grid.positions; }
     int selectedPosition() const { return m_position; }
