@@ -18,6 +18,7 @@
 #include "teaching/presets.h"
 #include "views/residualview.h"
 #include "views/rowview.h"
+#include "views/viewregistry.h"
 #include "controls/sentenceedit.h"
 
 #include "attnviz/backend.h"
@@ -84,8 +85,8 @@ int gui(const QStringList &args)
     QCommandLineOption maskOpt(QStringLiteral("mask"), QStringLiteral("Mask to start with: none, causal."),
                                QStringLiteral("mask"));
     QCommandLineOption tabOpt(QStringLiteral("tab"),
-                              QStringLiteral("View to show: weights, grid, embeddings, lines, pipeline, compare (and with --depth 2+: "
-                                             "layers, residual)."),
+                              QStringLiteral("View to show: %1 (the stack's and a model's tabs once they are listed).")
+                                  .arg(ui::tabViewIds().join(QStringLiteral(", "))),
                               QStringLiteral("view"));
     QCommandLineOption depthOpt(QStringLiteral("depth"),
                                 QStringLiteral("Transformer stack depth to start with (1: single layer; seeded weights)."),
@@ -140,9 +141,7 @@ int gui(const QStringList &args)
     }
     // Every argument is checked here, before anything is opened or any setting saved (the theme,
     // the recent models): a mistake in the last one leaves everything as it was.
-    static const QStringList views = {ui::SessionTab::Weights, ui::SessionTab::Grid, ui::SessionTab::Embeddings,
-                                      ui::SessionTab::Lines,   ui::SessionTab::Pipeline, ui::SessionTab::Compare,
-                                      ui::SessionTab::Layers,  ui::SessionTab::Residual};
+    const QStringList views = ui::tabViewIds();
     if (p.isSet(tabOpt) && !views.contains(p.value(tabOpt)))
         return fail("", QStringLiteral("--tab: expected one of %1").arg(views.join(QStringLiteral(", "))), 2);
     auto integer = [&](const QCommandLineOption &o, int lo, int hi) {
@@ -265,7 +264,7 @@ int exportView(const QStringList &args)
     QCommandLineOption sentOpt(QStringLiteral("sentence"), QStringLiteral("The sentence (queries)."), QStringLiteral("text"));
     QCommandLineOption keyOpt(QStringLiteral("key-sentence"), QStringLiteral("Key/value sentence: cross-attention."),
                               QStringLiteral("text"));
-    QCommandLineOption viewOpt(QStringLiteral("view"), QStringLiteral("weights (default), grid, embeddings, row or lines."),
+    QCommandLineOption viewOpt(QStringLiteral("view"), QStringLiteral("%1 (weights by default).").arg(ui::idChoices(ui::exportViewIds())),
                                QStringLiteral("view"), QStringLiteral("weights"));
     QCommandLineOption headsOpt(QStringLiteral("heads"), QStringLiteral("Number of heads (default 1)."),
                                 QStringLiteral("n"), QStringLiteral("1"));
@@ -372,8 +371,8 @@ int exportView(const QStringList &args)
         return fail("export", QStringLiteral("--out %1: unknown format (use .png .svg .pdf .csv .npy .json)").arg(out), 2);
 
     ui::ExportView view;
-    if (!ui::parseExportView(p.value(viewOpt), view))
-        return fail("export", QStringLiteral("--view %1: expected weights, grid, embeddings, row or lines").arg(p.value(viewOpt)), 2);
+    if (!ui::exportViewIds().contains(p.value(viewOpt)) || !ui::parseExportView(p.value(viewOpt), view))
+        return fail("export", QStringLiteral("--view %1: expected %2").arg(p.value(viewOpt), ui::idChoices(ui::exportViewIds())), 2);
 
     auto intOpt = [&](const QCommandLineOption &o, int lo, int hi, int &v) {
         bool ok = false;
@@ -545,54 +544,15 @@ int exportView(const QStringList &args)
                                                                : ui::HeadDisplay::One;
     const double scaleF = suffix == QLatin1String("png") ? dpi / 96.0 : 1.0;
     const QSize logical(int(width / scaleF), int(height / scaleF));
-    std::unique_ptr<QWidget> widget;
-    QCustomPlot *plot = nullptr;
-    switch (view) {
-    case ui::ExportView::Weights: {
-        auto *v = new ui::HeatmapView;
-        widget.reset(v);
-        v->setShowNumbers(!p.isSet(noNumbersOpt));
-        v->setHeadDisplay(display);
-        v->setSnapshot(snap);
-        v->setSelection(layer, head, -1);
-        plot = v->plot();
-        break;
-    }
-    case ui::ExportView::Grid: {
-        auto *v = new ui::HeadGridView;
-        widget.reset(v);
-        v->setSnapshot(snap);
-        v->setSelection(layer, -2, -1); // no panel highlighted
-        plot = v->plot();
-        break;
-    }
-    case ui::ExportView::Embeddings: {
-        auto *v = new ui::EmbeddingView;
-        widget.reset(v);
-        v->setSnapshot(snap);
-        v->setSelection(layer, head, -1);
-        plot = v->plot();
-        break;
-    }
-    case ui::ExportView::Row: {
-        auto *v = new ui::RowView;
-        widget.reset(v);
-        v->setHeadDisplay(display);
-        v->setSnapshot(snap);
-        v->setSelection(layer, head, query);
-        plot = v->plot();
-        break;
-    }
-    case ui::ExportView::Lines: {
-        auto *v = new ui::LinesView;
-        widget.reset(v);
-        v->setHeadDisplay(display);
-        v->setSnapshot(snap);
-        v->setSelection(layer, head, -1);
-        plot = v->plot();
-        break;
-    }
-    }
+    // the view as the window makes it (views/viewregistry.h), offscreen
+    std::unique_ptr<ui::View> widget(ui::findViewSpec(p.value(viewOpt))->make(ui::ViewContext(), nullptr));
+    if (auto *heatmap = qobject_cast<ui::HeatmapView *>(widget.get()))
+        heatmap->setShowNumbers(!p.isSet(noNumbersOpt));
+    widget->setHeadDisplay(display);
+    widget->setSnapshot(snap);
+    // all heads: no panel highlighted; only the row shows a query
+    widget->setSelection(layer, view == ui::ExportView::Grid ? -2 : head, view == ui::ExportView::Row ? query : -1);
+    QCustomPlot *plot = widget->plot();
     widget->resize(logical);
     widget->ensurePolished();
     plot->replot(QCustomPlot::rpImmediateRefresh);

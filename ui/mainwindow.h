@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The main window only assembles: editors and token chips on top, the views as tabs, the
 // controls and the selected-query bar chart as docks, the status bar, the menus. The state lives in
-// LiveSession (live/); each view is its own class (views/); session files (files/sessionfiles.h),
-// presentation mode and the export actions (window/) are classes of their own that it forwards to.
+// LiveSession (live/); each view is its own class (views/), made and fed through the view registry
+// (views/viewregistry.h, window/viewrouter.h); session files (files/sessionfiles.h), presentation
+// mode and the export actions (window/) are classes of their own that it forwards to. Its member
+// functions live by job in window/: windowmenus.cpp, windowmodels.cpp, windowlessons.cpp,
+// windowedits.cpp, windowstatus.cpp.
 #pragma once
 
 #include "style/appearance.h"
@@ -55,6 +58,8 @@ class RolloutView;
 class RowView;
 class SentenceEdit;
 class TokenChipsView;
+class ViewRouter;
+struct ViewScope;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -75,7 +80,7 @@ public:
     // Sets the table, sentences, every control, the selection and the view of a preset (presets.h)
     // and shows its explanation; false for an unknown id or a preset this build cannot show.
     bool applyPreset(const QString &id);
-    // Shows the tab of a view by its stable id (session.h SessionTab: "weights", "pipeline" …); the
+    // Shows the tab of a view by its stable id (views/viewregistry.h: "weights", "pipeline" …); the
     // view widget's object name is the id + "View".
     bool showView(const QString &id);
     QString currentViewId() const;
@@ -116,18 +121,19 @@ public:
 
     LiveSession *session() const { return m_session; }
     ControlPanel *controls() const { return m_controls; }
-    HeatmapView *heatmapView() const { return m_heatmap; }
-    HeadGridView *headGridView() const { return m_grid; }
-    EmbeddingView *embeddingView() const { return m_embeddings; }
-    RowView *rowView() const { return m_row; }
-    LayerGridView *layerGridView() const { return m_layerGrid; }
-    ResidualView *residualView() const { return m_residual; }
-    PipelineView *pipelineView() const { return m_pipeline; }
-    CompareView *compareView() const { return m_compare; }
-    LinesView *linesView() const { return m_lines; }
-    HeadRolesView *headRolesView() const { return m_roles; }
-    RolloutView *rolloutView() const { return m_rollout; }
-    PredictionsView *predictionsView() const { return m_predictions; }
+    ViewRouter *views() const { return m_views; } // every view of the registry, by id
+    HeatmapView *heatmapView() const;
+    HeadGridView *headGridView() const;
+    EmbeddingView *embeddingView() const;
+    RowView *rowView() const;
+    LayerGridView *layerGridView() const;
+    ResidualView *residualView() const;
+    PipelineView *pipelineView() const;
+    CompareView *compareView() const;
+    LinesView *linesView() const;
+    HeadRolesView *headRolesView() const;
+    RolloutView *rolloutView() const;
+    PredictionsView *predictionsView() const;
     SentenceEdit *sentenceEdit() const { return m_queryEdit; }
     SentenceEdit *keySentenceEdit() const { return m_keyEdit; }
     TokenChipsView *queryChips() const { return m_queryChips; }
@@ -204,8 +210,10 @@ private:
     void buildViewMenu();
     void onAppearanceChanged();
     void onSnapshot(SnapshotPtr s);
-    void showTab(QWidget *page, bool visible); // setTabVisible, only when it changes
     void onSelection(int head, int query);
+    void onSettingsChanged(const ComputeSettings &s); // recorded for undo, then computed with
+    void showSnapshotStatus(const ComputeSnapshot &s, int layer); // the chips, the status bar, the notice
+    ViewScope viewScope(bool stack) const; // what the window computes with, for the views' listing
     void onTokenClicked(bool keyChips, int index);
     void updateModified();
     void applySide(const CompareSide &side); // A becomes `side`, through the setters above
@@ -222,18 +230,7 @@ private:
 
     QString m_backendMode = QStringLiteral("cpu"); // cpu, gpu, auto: what m_session computes with
     ControlPanel *m_controls = nullptr;
-    HeatmapView *m_heatmap = nullptr;
-    HeadGridView *m_grid = nullptr;
-    EmbeddingView *m_embeddings = nullptr;
-    RowView *m_row = nullptr;
-    LayerGridView *m_layerGrid = nullptr;
-    ResidualView *m_residual = nullptr;
-    PipelineView *m_pipeline = nullptr;
-    CompareView *m_compare = nullptr;
-    LinesView *m_lines = nullptr;
-    HeadRolesView *m_roles = nullptr;         // a model's layers x heads with role scores
-    RolloutView *m_rollout = nullptr;
-    PredictionsView *m_predictions = nullptr; // a dock, shown for models with an LM / MLM head
+    ViewRouter *m_views = nullptr; // the registry's views: tabs, and the row and predictions docks
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     InputPanel *m_input = nullptr;

@@ -430,7 +430,7 @@ private slots:
         view.setSortRole(-1);
         QCOMPARE(view.shownOrder(), plain);
         // a click on a thumbnail emits its layer and head
-        QSignalSpy spy(&view, &HeadRolesView::headSelected);
+        QSignalSpy spy(&view, &HeadRolesView::headOpened);
         const QRect r = view.thumbnailRect(1, 2);
         QVERIFY(!r.isEmpty());
         QTest::mouseClick(view.canvas(), Qt::LeftButton, {}, r.center());

@@ -329,7 +329,7 @@ private slots:
         QCOMPARE(saved.selectedQuery, 2);
         QCOMPARE(saved.layer, stack ? 2 : 0);
         QVERIFY(!saved.showNumbers);
-        QCOMPARE(saved.tab, stack ? SessionTab::Residual : SessionTab::Embeddings);
+        QCOMPARE(saved.tab, stack ? QStringLiteral("residual") : QStringLiteral("embeddings"));
         QCOMPARE(saved.tableKind, seedTable ? TableKind::Seed : TableKind::File);
 
         const QString file = path(QStringLiteral("every-%1.attnviz").arg(QTest::currentDataTag()).replace(' ', '_'));
@@ -449,7 +449,7 @@ private slots:
         QCOMPARE(s.sentence, QStringLiteral("we go back"));
         QCOMPARE(s.keySentence, QString());
         QVERIFY(w->controls()->settings() == ComputeSettings());
-        QCOMPARE(s.tab, SessionTab::Weights);
+        QCOMPARE(s.tab, QStringLiteral("weights"));
         QCOMPARE(s.headDisplay, HeadDisplay::One);
         QVERIFY(s.showNumbers);
         if (hasBundledEmbeddings()) {
@@ -534,7 +534,7 @@ private slots:
         good.sentence = QStringLiteral("we go back");
         good.settings.normalization = Normalization::Cosine;
         good.settings.numHeads = 2;
-        good.tab = SessionTab::Grid;
+        good.tab = QStringLiteral("grid");
         QJsonObject json = sessionToJson(good);
         const QJsonValue bad = QJsonDocument::fromJson(("[" + value + "]").toUtf8()).array().at(0);
         if (section.isEmpty()) {

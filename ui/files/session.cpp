@@ -3,6 +3,7 @@
 
 #include "files/messagetext.h"
 #include "teaching/seedtables.h"
+#include "views/viewregistry.h"
 
 #include "attnviz/fileio.h"
 
@@ -59,8 +60,6 @@ const Named<TableKind> kTableKinds[] = {{TableKind::Unsaved, "unsaved"},
                                         {TableKind::File, "file"},
                                         {TableKind::Seed, "seed"}};
 const char *const kBackends[] = {"cpu", "gpu", "auto"};
-const QString kTabs[] = {SessionTab::Weights,  SessionTab::Grid,     SessionTab::Embeddings, SessionTab::Layers,
-                         SessionTab::Residual, SessionTab::Pipeline, SessionTab::Compare,    SessionTab::Lines};
 
 template <typename E, size_t N>
 QString nameOf(const Named<E> (&table)[N], E v)
@@ -374,12 +373,12 @@ void readView(Section sec, SessionState &s)
 {
     const QJsonValue tab = sec.take("tab");
     if (!tab.isUndefined()) {
-        if (std::find(std::begin(kTabs), std::end(kTabs), tab.toString()) != std::end(kTabs))
+        const QStringList tabs = tabViewIds();
+        if (tabs.contains(tab.toString()))
             s.tab = tab.toString();
         else
-            sec.problem(QStringLiteral("%1: %2 is not a view (\"weights\", \"grid\", \"embeddings\", \"layers\", \"residual\", "
-                                       "\"pipeline\", \"compare\", \"lines\")")
-                            .arg(sec.key("tab"), jsonText(tab)));
+            sec.problem(QStringLiteral("%1: %2 is not a view (\"%3\")")
+                            .arg(sec.key("tab"), jsonText(tab), tabs.join(QStringLiteral("\", \""))));
     }
     sec.readEnum("headDisplay", kHeadDisplays, s.headDisplay);
     sec.readInt("selectedHead", 0, 63, QStringLiteral("a head index"), s.selectedHead);

@@ -24,17 +24,6 @@ enum class TableKind {
 };
 
 // The stable ids of the window's tabs, as a session names them.
-namespace SessionTab {
-inline const QString Weights = QStringLiteral("weights");
-inline const QString Grid = QStringLiteral("grid");
-inline const QString Embeddings = QStringLiteral("embeddings");
-inline const QString Layers = QStringLiteral("layers");
-inline const QString Residual = QStringLiteral("residual");
-inline const QString Pipeline = QStringLiteral("pipeline");
-inline const QString Compare = QStringLiteral("compare");
-inline const QString Lines = QStringLiteral("lines");
-} // namespace SessionTab
-
 struct SessionState {
     // input
     QString sentence = QStringLiteral("I must go back to my ship and to my crew"); // = MainWindow::defaultSentence()
@@ -55,7 +44,7 @@ struct SessionState {
     QString projectionsFile;
     QString stackWeightsFile;
     // view
-    QString tab = SessionTab::Weights;
+    QString tab = QStringLiteral("weights"); // a tab's id in views/viewregistry.h
     HeadDisplay headDisplay = HeadDisplay::One;
     int selectedHead = 0;
     int selectedQuery = 0;

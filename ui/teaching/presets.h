@@ -29,7 +29,7 @@ struct Preset {
     HeadDisplay display = HeadDisplay::One;
     int head = 0;
     int query = 0;
-    QString view; // the tab to show, by its id ("weights", "pipeline" …: session.h SessionTab)
+    QString view; // the tab to show, by its id ("weights", "pipeline" …: views/viewregistry.h)
     // What the text talks about (issue 14): on the pipeline, the stage ("scores", "weights",
     // "context", "output") whose cell (query, column) the window outlines and explains; elsewhere the
     // selected query's row is outlined. Column -1: the row.

@@ -3,13 +3,13 @@
 // arrives then only marks it dirty, and it rebuilds once when shown.
 #pragma once
 
-#include <QWidget>
+#include "views/view.h"
 
 namespace attnviz::ui {
 
-class DeferredView : public QWidget {
+class DeferredView : public View {
 public:
-    using QWidget::QWidget;
+    using View::View;
 
 protected:
     // Builds the plots from the current snapshot (each view's own work).
@@ -28,7 +28,7 @@ protected:
 
     void showEvent(QShowEvent *e) override
     {
-        QWidget::showEvent(e);
+        View::showEvent(e);
         if (m_dirty)
             rebuild();
     }

@@ -28,18 +28,15 @@ class EmbeddingView : public DeferredView {
 public:
     explicit EmbeddingView(QWidget *parent = nullptr);
 
-    void setSnapshot(SnapshotPtr snapshot);
+    void setSnapshot(SnapshotPtr snapshot) override;
     // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
-    void setSelection(int layer, int head, int query);
+    void setSelection(int layer, int head, int query) override;
 
-    QCustomPlot *plot() const { return m_plot; }
+    QCustomPlot *plot() const override { return m_plot; }
     QString title() const;
     // Per query token, as plotted.
     const QVector<double> &changeNorms() const { return m_norms; }
     const QVector<double> &cosines() const { return m_cosines; }
-
-signals:
-    void querySelected(int query);
 
 protected:
 

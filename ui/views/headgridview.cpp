@@ -187,7 +187,7 @@ HeadGridView::HeadGridView(QWidget *parent)
         QCPAxisRect *r = m_plot->axisRectAt(e->pos());
         for (size_t n = 0; n < m_rects.size(); ++n)
             if (m_rects[n] == r)
-                emit headSelected(headOfPanel(int(n)));
+                emit headOpened(-1, headOfPanel(int(n)));
     });
     rebuild();
 }

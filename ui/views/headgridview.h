@@ -39,11 +39,11 @@ public:
 
     explicit HeadGridView(QWidget *parent = nullptr);
 
-    void setSnapshot(SnapshotPtr snapshot);
+    void setSnapshot(SnapshotPtr snapshot) override;
     // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
-    void setSelection(int layer, int head, int query);
+    void setSelection(int layer, int head, int query) override;
 
-    QCustomPlot *plot() const { return m_plot; }
+    QCustomPlot *plot() const override { return m_plot; }
     // The panels drawn (this page's).
     int panelCount() const { return int(m_rects.size()); }
     // Panel index (on this page) -> head (-1 for the average); and the panel's centre in widget coordinates.
@@ -56,9 +56,6 @@ public:
     PlotZoom *zoom() const { return m_zoom; }
     QPoint panelCenter(int panel) const;
     QString title() const;
-
-signals:
-    void headSelected(int head);
 
 protected:
     void resizeEvent(QResizeEvent *e) override;

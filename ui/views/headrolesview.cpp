@@ -181,7 +181,7 @@ protected:
         for (int i = 0; i < int(m_view->m_order.size()); ++i)
             if (rectFor(i).contains(e->pos())) {
                 const auto [l, h] = m_view->m_order[i];
-                emit m_view->headSelected(l, h);
+                emit m_view->headOpened(l, h);
                 return;
             }
     }

@@ -5,7 +5,7 @@
 // queries i >= 1 of A[i][i]) on the typed text, and induction,
 // measured once per model on a repeated random-token sequence by the compute thread (the snapshot
 // carries it). The heads can be sorted by one score, highest first, and those below a threshold
-// hidden; clicking a thumbnail emits that layer and head (the window selects them).
+// hidden; clicking a thumbnail emits headOpened(layer, head) (the window selects them).
 #pragma once
 
 #include "views/deferredview.h"
@@ -37,8 +37,8 @@ public:
 
     explicit HeadRolesView(QWidget *parent = nullptr);
 
-    void setSnapshot(SnapshotPtr snapshot);
-    void setSelection(int layer, int head, int query);
+    void setSnapshot(SnapshotPtr snapshot) override;
+    void setSelection(int layer, int head, int query) override;
 
     // Sorting: none (layers down, heads across) or by one role, highest first; heads whose score
     // is below `minimum` (or not defined) are hidden while sorting.
@@ -60,9 +60,6 @@ public:
     QRect thumbnailRect(int layer, int head) const;
     QWidget *canvas() const;
     QString note() const; // the line above the grid (what the scores mean, induction's state)
-
-signals:
-    void headSelected(int layer, int head);
 
 protected:
     void resizeEvent(QResizeEvent *e) override;

@@ -33,11 +33,11 @@ public:
     explicit HeatmapView(QWidget *parent = nullptr);
     ~HeatmapView() override;
 
-    void setSnapshot(SnapshotPtr snapshot);
+    void setSnapshot(SnapshotPtr snapshot) override;
     // head -1 = the average over heads.
     // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
-    void setSelection(int layer, int head, int query);
-    void setHeadDisplay(HeadDisplay display);
+    void setSelection(int layer, int head, int query) override;
+    void setHeadDisplay(HeadDisplay display) override;
     void setShowNumbers(bool show);
     void setCustomMaskEditing(bool on);
     void resetZoom();
@@ -45,7 +45,7 @@ public:
     void zoomToCells(const QRect &cells);
     PlotZoom *zoom() const { return m_zoom; }
 
-    QCustomPlot *plot() const { return m_plot; }
+    QCustomPlot *plot() const override { return m_plot; }
     QString title() const;
     // What is drawn, for tests and export: the matrix (NaN where undefined) and the axis labels.
     const Mat<float> *shownMatrix() const;
@@ -59,7 +59,6 @@ public:
     QPoint cellCenter(int query, int key) const; // widget coordinates
 
 signals:
-    void querySelected(int query);
     void cellToggled(int query, int key);
     // The query row under the mouse changed (-1: none).
     void queryHovered(int query);

@@ -123,7 +123,7 @@ LayerGridView::LayerGridView(QWidget *parent) : DeferredView(parent), m_plot(new
         const int h = int(std::floor(x)), l = int(std::floor(y));
         if (h < 0 || h >= m_heads || l < 0 || l >= m_layers || (x - h) * kStride > 1 || (y - l) * kStride > 1)
             return; // a gap
-        emit thumbnailSelected(l, h);
+        emit headOpened(l, h);
     });
     rebuild();
 }

@@ -30,12 +30,12 @@ public:
 
     explicit LayerGridView(QWidget *parent = nullptr);
 
-    void setSnapshot(SnapshotPtr snapshot);
+    void setSnapshot(SnapshotPtr snapshot) override;
     // The head shown in the main views (-1: the average); the layer comes with the snapshot.
     // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
-    void setSelection(int layer, int head, int query);
+    void setSelection(int layer, int head, int query) override;
 
-    QCustomPlot *plot() const { return m_plot; }
+    QCustomPlot *plot() const override { return m_plot; }
     PlotZoom *zoom() const { return m_zoom; }
     QString title() const;
     int layerCount() const { return m_layers; }
@@ -49,9 +49,6 @@ public:
     QPoint thumbnailCenter(int layer, int head) const;
     // The highlighted thumbnail, (-1, -1) if none.
     QPair<int, int> highlighted() const { return {m_selLayer, m_selHead}; }
-
-signals:
-    void thumbnailSelected(int layer, int head);
 
 protected:
 

@@ -53,11 +53,11 @@ public:
     explicit LinesView(QWidget *parent = nullptr);
     ~LinesView() override;
 
-    void setSnapshot(SnapshotPtr snapshot);
+    void setSnapshot(SnapshotPtr snapshot) override;
     // head -1 = the average over heads (LiveSession::shownHead()).
     // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
-    void setSelection(int layer, int head, int query);
-    void setHeadDisplay(HeadDisplay display);
+    void setSelection(int layer, int head, int query) override;
+    void setHeadDisplay(HeadDisplay display) override;
 
     // Lines fainter than this are not drawn (default 0.01): the opacity, i.e. the weight, or the
     // weight over its row's maximum when rows are scaled.
@@ -74,7 +74,7 @@ public:
     void setHover(Side side, int index);
     void clearHover() { setHover(Side::Query, -1); }
 
-    QCustomPlot *plot() const { return m_plot; }
+    QCustomPlot *plot() const override { return m_plot; }
     QString title() const; // as one line
     // Every line drawn, with the opacity drawn (hover fading included), for tests and export. Above
     // a few thousand lines the painter also leaves out those fainter than 8/255 (invisible there).
@@ -92,9 +92,6 @@ public:
     int shownKeys() const { return m_nk; }
 
 signals:
-    void querySelected(int query);
-    void headSelected(int head);
-    void headDisplayRequested(attnviz::ui::HeadDisplay display);
     // The threshold or the row scaling changed (a session keeps them).
     void optionsChanged();
 

@@ -90,6 +90,24 @@ ComputeSettings effectiveSettings(const ComputeSnapshot &s)
 }
 
 // A sliding-window layer's extra mask, said after the causal one (Mistral, Gemma, Qwen's window layers).
+// The stages, in the order the view shows them: one row per stage, with whether it applies to the
+// snapshot's layer (null: always). A stage a model's architecture adds (rotary positions, a gate)
+// is a row here, its matrix a case of fillStage and its arithmetic a case of explainText.
+struct StageSpec {
+    Kind kind;
+    bool (*applies)(const ComputeSnapshot &s, int layer);
+};
+bool crossAttention(const ComputeSnapshot &s, int) { return s.cross; }
+// q and k turned by rotary positions (or normalized per head) after the projection
+bool turnedQK(const ComputeSnapshot &s, int layer) { return s.seq(layer).qPre.size() != 0; }
+const StageSpec kStageSpecs[] = {
+    {Kind::Input, nullptr},          {Kind::KeyInput, crossAttention}, {Kind::Q, nullptr},
+    {Kind::K, nullptr},              {Kind::V, nullptr},               {Kind::QRotated, turnedQK},
+    {Kind::KRotated, turnedQK},      {Kind::RawScores, nullptr},       {Kind::Scaled, nullptr},
+    {Kind::Masked, nullptr},         {Kind::Weights, nullptr},         {Kind::Context, nullptr},
+    {Kind::Concat, nullptr},         {Kind::Output, nullptr},
+};
+
 QString slidingWindowNote(const Architecture &a, int layer)
 {
     const int w = layer >= 0 && layer < int(a.window.size()) ? a.window[size_t(layer)] : 0;
@@ -514,15 +532,10 @@ QVector<QRect> PipelineView::highlights(int i) const
 void PipelineView::buildStages()
 {
     const bool ok = m_shown && m_shown->hasResult();
-    const bool cross = ok && m_shown->cross;
-    QVector<Kind> kinds = {Kind::Input};
-    if (cross)
-        kinds << Kind::KeyInput;
-    kinds << Kind::Q << Kind::K << Kind::V;
-    if (ok && m_shown->seq(m_layer).qPre.size())
-        kinds << Kind::QRotated << Kind::KRotated;
-    kinds << Kind::RawScores << Kind::Scaled << Kind::Masked << Kind::Weights << Kind::Context << Kind::Concat
-          << Kind::Output;
+    QVector<Kind> kinds;
+    for (const StageSpec &spec : kStageSpecs)
+        if (!spec.applies || (ok && spec.applies(*m_shown, m_layer)))
+            kinds << spec.kind;
     bool same = kinds.size() == m_stages.size();
     for (int i = 0; same && i < kinds.size(); ++i)
         same = m_stages[i]->kind == kinds[i];

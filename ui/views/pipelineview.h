@@ -48,10 +48,10 @@ public:
     explicit PipelineView(QWidget *parent = nullptr);
     ~PipelineView() override;
 
-    void setSnapshot(SnapshotPtr snapshot);
+    void setSnapshot(SnapshotPtr snapshot) override;
     // head -1 = the average of heads: the per-head stages then show head 0 (the view says so).
     // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
-    void setSelection(int layer, int head, int query);
+    void setSelection(int layer, int head, int query) override;
 
     int stageCount() const { return int(m_stages.size()); }
     // -1 while every stage shows.

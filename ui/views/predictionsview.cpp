@@ -30,7 +30,7 @@ PredictionsView::Group makeGroup(const std::vector<TokenProb> &top)
 
 } // namespace
 
-PredictionsView::PredictionsView(QWidget *parent) : QWidget(parent), m_text(new QTextBrowser(this))
+PredictionsView::PredictionsView(QWidget *parent) : View(parent), m_text(new QTextBrowser(this))
 {
     // A read-only text view, not a word-wrapped QLabel in a scroll area: the label laid the table out
     // three or four times a keystroke (its minimum size, its height for the width, its paint); this

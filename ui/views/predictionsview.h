@@ -11,6 +11,7 @@
 #pragma once
 
 #include "live/livetypes.h"
+#include "views/view.h"
 
 #include <QString>
 #include <QWidget>
@@ -23,7 +24,7 @@ class QTextBrowser;
 
 namespace attnviz::ui {
 
-class PredictionsView : public QWidget {
+class PredictionsView : public View {
     Q_OBJECT
 public:
     // One list of scored tokens: a heading ("Next token after “tired”") and its entries, best first.
@@ -42,7 +43,7 @@ public:
 
     explicit PredictionsView(QWidget *parent = nullptr);
 
-    void setSnapshot(SnapshotPtr snapshot);
+    void setSnapshot(SnapshotPtr snapshot) override;
     // The position the mouse is over (token chips, a heatmap row); -1: none (the last token).
     void setHoveredPosition(int position);
     int hoveredPosition() const { return m_hovered; }

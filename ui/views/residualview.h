@@ -27,11 +27,11 @@ class ResidualView : public DeferredView {
 public:
     explicit ResidualView(QWidget *parent = nullptr);
 
-    void setSnapshot(SnapshotPtr snapshot);
+    void setSnapshot(SnapshotPtr snapshot) override;
     // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
-    void setSelection(int layer, int head, int query);
+    void setSelection(int layer, int head, int query) override;
 
-    QCustomPlot *plot() const { return m_plot; }
+    QCustomPlot *plot() const override { return m_plot; }
     QString title() const;
     // What is plotted: stage 0 = the stack's input, stage l + 1 = after block l.
     int stageCount() const { return m_stages; }
@@ -41,9 +41,6 @@ public:
     QVector<double> selectedNorms() const;
     QVector<double> selectedCosines() const;
     int selectedToken() const { return m_query; }
-
-signals:
-    void querySelected(int query);
 
 protected:
 

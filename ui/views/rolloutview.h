@@ -36,13 +36,13 @@ public:
     explicit RolloutView(QWidget *parent = nullptr);
     ~RolloutView() override;
 
-    void setSnapshot(SnapshotPtr snapshot);
+    void setSnapshot(SnapshotPtr snapshot) override;
     // The window's layer: the rollout shown runs up to it.
-    void setSelection(int layer, int head, int query);
+    void setSelection(int layer, int head, int query) override;
     void setRolloutLayer(int layer);
     int rolloutLayer() const { return m_layer; }
 
-    QCustomPlot *plot() const { return m_plot; }
+    QCustomPlot *plot() const override { return m_plot; }
     PlotZoom *zoom() const { return m_zoom; }
     QString title() const;
     QString explanation() const;

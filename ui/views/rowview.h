@@ -24,12 +24,12 @@ class RowView : public DeferredView {
 public:
     explicit RowView(QWidget *parent = nullptr);
 
-    void setSnapshot(SnapshotPtr snapshot);
+    void setSnapshot(SnapshotPtr snapshot) override;
     // The selection: the layer (clamped to the trace's), the head (-1: the average), the query.
-    void setSelection(int layer, int head, int query);
-    void setHeadDisplay(HeadDisplay display);
+    void setSelection(int layer, int head, int query) override;
+    void setHeadDisplay(HeadDisplay display) override;
 
-    QCustomPlot *plot() const { return m_plot; }
+    QCustomPlot *plot() const override { return m_plot; }
     QString title() const;
     const QVector<double> &values() const { return m_values; }
     int query() const { return m_query; }

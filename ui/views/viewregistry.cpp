@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The registry's lines: one per view, in tab order (see viewregistry.h for what each field means).
+#include "views/viewregistry.h"
+
+#include "views/compareview.h"
+#include "views/embeddingview.h"
+#include "views/headgridview.h"
+#include "views/headrolesview.h"
+#include "views/heatmapview.h"
+#include "views/layergridview.h"
+#include "views/linesview.h"
+#include "views/pipelineview.h"
+#include "views/predictionsview.h"
+#include "views/residualview.h"
+#include "views/rolloutview.h"
+#include "views/rowview.h"
+
+#include <QCoreApplication>
+
+namespace attnviz::ui {
+
+namespace {
+
+template <typename V>
+View *make(const ViewContext &, QWidget *parent)
+{
+    return new V(parent);
+}
+
+// When a tab is listed: a stack's or a model's several layers, a model's heads.
+bool stackViews(const ComputeSnapshot &s, const ViewScope &scope) { return scope.stack || (s.deep() && !s.fromModel()); }
+bool deepViews(const ComputeSnapshot &s, const ViewScope &scope) { return s.deep() || scope.stack; }
+bool deepTrace(const ComputeSnapshot &s, const ViewScope &) { return s.deep(); }
+bool modelTrace(const ComputeSnapshot &s, const ViewScope &) { return s.fromModel(); }
+bool languageModel(const ComputeSnapshot &s, const ViewScope &) { return s.causalLm() || s.maskedLm(); }
+bool deepScope(const ViewScope &scope) { return scope.deep(); }
+bool modelScope(const ViewScope &scope) { return scope.model; }
+
+} // namespace
+
+const std::vector<ViewSpec> &viewRegistry()
+{
+    using P = ViewPlace;
+    // id, title, tooltip, place, exportable, factory, listed for a snapshot, listed ahead of one
+    static const std::vector<ViewSpec> views = {
+        {QStringLiteral("weights"), QT_TR_NOOP("Weights"), "", P::Tab, true, make<HeatmapView>, nullptr, nullptr},
+        {QStringLiteral("grid"), QT_TR_NOOP("All heads"), "", P::Tab, true, make<HeadGridView>, nullptr, nullptr},
+        {QStringLiteral("embeddings"), QT_TR_NOOP("Embeddings"), QT_TR_NOOP("Contextual embeddings"), P::Tab, true,
+         make<EmbeddingView>, nullptr, nullptr},
+        {QStringLiteral("row"), QT_TR_NOOP("Selected query"), "", P::Dock, true, make<RowView>, nullptr, nullptr},
+        {QStringLiteral("lines"), QT_TR_NOOP("Lines"), "", P::Tab, true, make<LinesView>, nullptr, nullptr},
+        {QStringLiteral("pipeline"), QT_TR_NOOP("Pipeline"), "", P::Tab, false, make<PipelineView>, nullptr, nullptr},
+        {QStringLiteral("layers"), QT_TR_NOOP("Layers"), QT_TR_NOOP("Layers × heads"), P::Tab, false,
+         make<LayerGridView>, stackViews, deepScope},
+        {QStringLiteral("residual"), QT_TR_NOOP("Residual"), QT_TR_NOOP("Residual stream"), P::Tab, false,
+         make<ResidualView>, deepViews, deepScope},
+        {QStringLiteral("headRoles"), QT_TR_NOOP("Layers"), QT_TR_NOOP("Layers × heads, with each head's role"), P::Tab,
+         false, make<HeadRolesView>, modelTrace, modelScope},
+        {QStringLiteral("rollout"), QT_TR_NOOP("Rollout"), "", P::Tab, false, make<RolloutView>, deepTrace, deepScope},
+        {QStringLiteral("compare"), QT_TR_NOOP("Compare"), "", P::Tab, false,
+         [](const ViewContext &c, QWidget *parent) -> View * { return new CompareView(c.session, parent); }, nullptr,
+         nullptr},
+        {QStringLiteral("predictions"), QT_TR_NOOP("Predictions"), "", P::Dock, false, make<PredictionsView>,
+         languageModel, nullptr},
+    };
+    return views;
+}
+
+const ViewSpec *findViewSpec(const QString &id)
+{
+    for (const ViewSpec &v : viewRegistry())
+        if (v.id == id)
+            return &v;
+    return nullptr;
+}
+
+QStringList tabViewIds()
+{
+    QStringList ids;
+    for (const ViewSpec &v : viewRegistry())
+        if (v.place == ViewPlace::Tab)
+            ids << v.id;
+    return ids;
+}
+
+QStringList exportViewIds()
+{
+    QStringList ids;
+    for (const ViewSpec &v : viewRegistry())
+        if (v.exportable)
+            ids << v.id;
+    return ids;
+}
+
+QString idChoices(const QStringList &ids)
+{
+    if (ids.size() < 2)
+        return ids.join(QString());
+    return ids.mid(0, ids.size() - 1).join(QStringLiteral(", ")) + QStringLiteral(" or ") + ids.last();
+}
+
+} // namespace attnviz::ui

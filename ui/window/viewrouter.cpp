@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Snapshot routing: the registry's views made, fed and listed (see viewrouter.h).
+#include "window/viewrouter.h"
+
+#include "live/livesession.h"
+#include "views/viewregistry.h"
+
+#include <QCoreApplication>
+#include <QDockWidget>
+#include <QTabWidget>
+
+namespace attnviz::ui {
+
+namespace {
+QString translated(const char *text) { return QCoreApplication::translate("attnviz::ui::MainWindow", text); }
+} // namespace
+
+ViewRouter::ViewRouter(LiveSession *session, QTabWidget *tabs, QWidget *window)
+    : QObject(window)
+    , m_session(session)
+    , m_tabs(tabs)
+{
+    const ViewContext context{session};
+    for (const ViewSpec &spec : viewRegistry()) {
+        View *v = spec.make(context, window);
+        v->setObjectName(spec.id + QLatin1String("View")); // stable: presets, sessions and tests find views by it
+        m_order.push_back(v);
+        m_specs.push_back(&spec);
+        m_byId.insert(spec.id, v);
+        if (spec.place == ViewPlace::Tab) {
+            const int i = m_tabs->addTab(v, translated(spec.title));
+            if (*spec.toolTip)
+                m_tabs->setTabToolTip(i, translated(spec.toolTip));
+            if (spec.appliesAhead) // listed once the window computes with what it needs
+                showTab(v, false);
+        }
+        connect(v, &View::querySelected, session, &LiveSession::setSelectedQuery);
+        connect(v, &View::headSelected, session, &LiveSession::setSelectedHead);
+        connect(v, &View::headDisplayRequested, session, &LiveSession::setHeadDisplay);
+        connect(v, &View::headOpened, this, &ViewRouter::openHead);
+    }
+}
+
+View *ViewRouter::view(const QString &id) const { return m_byId.value(id); }
+
+void ViewRouter::setDock(const QString &id, QDockWidget *dock) { m_docks.insert(id, dock); }
+
+void ViewRouter::openHead(int layer, int head)
+{
+    // a thumbnail of the stack's or a model's grid, or a panel of all heads (layer -1: the shown one)
+    if (layer >= 0)
+        m_session->setSelectedLayer(layer);
+    m_session->setSelectedHead(head);
+    if (m_session->headDisplay() == HeadDisplay::All)
+        m_session->setHeadDisplay(head < 0 ? HeadDisplay::Average : HeadDisplay::One);
+    m_tabs->setCurrentWidget(view(QStringLiteral("weights")));
+}
+
+void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool listTabs)
+{
+    for (View *v : m_order)
+        v->setSnapshot(s);
+    for (size_t i = 0; i < m_order.size(); ++i) {
+        const ViewSpec &spec = *m_specs[i];
+        if (!spec.appliesTo)
+            continue;
+        const bool applies = spec.appliesTo(*s, scope);
+        if (spec.place == ViewPlace::Tab) {
+            if (listTabs)
+                showTab(m_order[i], applies);
+        } else if (QDockWidget *dock = m_docks.value(spec.id); dock && dock->property("applies").toBool() != applies) {
+            dock->setProperty("applies", applies);
+            dock->setVisible(applies);
+            emit dockListed(dock);
+        }
+    }
+}
+
+void ViewRouter::setSelection(int layer, int head, int query)
+{
+    for (View *v : m_order)
+        v->setSelection(layer, head, query);
+}
+
+void ViewRouter::setHeadDisplay(HeadDisplay display)
+{
+    for (View *v : m_order)
+        v->setHeadDisplay(display);
+}
+
+void ViewRouter::listAhead(const ViewScope &scope)
+{
+    for (size_t i = 0; i < m_order.size(); ++i)
+        if (m_specs[i]->place == ViewPlace::Tab && m_specs[i]->appliesAhead)
+            showTab(m_order[i], m_specs[i]->appliesAhead(scope));
+}
+
+void ViewRouter::showTab(QWidget *page, bool visible)
+{
+    // QTabWidget::setTabVisible lays the tabs out again and repaints the whole tab widget even when
+    // nothing changes: called on every snapshot, that was a full repaint of the views per keystroke
+    const int index = m_tabs->indexOf(page);
+    if (index >= 0 && m_tabs->isTabVisible(index) != visible)
+        m_tabs->setTabVisible(index, visible);
+}
+
+QWidget *ViewRouter::viewWidget(const QString &id) const
+{
+    const ViewSpec *spec = findViewSpec(id);
+    if (spec && spec->place == ViewPlace::Tab)
+        return view(id);
+    return view(QStringLiteral("weights"));
+}
+
+bool ViewRouter::showView(const QString &id)
+{
+    const ViewSpec *spec = findViewSpec(id);
+    const int i = spec && spec->place == ViewPlace::Tab ? m_tabs->indexOf(view(id)) : -1;
+    if (i < 0 || !m_tabs->isTabVisible(i))
+        return false;
+    m_tabs->setCurrentIndex(i);
+    return true;
+}
+
+QString ViewRouter::currentViewId() const
+{
+    QString name = m_tabs->currentWidget() ? m_tabs->currentWidget()->objectName() : QString();
+    return name.endsWith(QLatin1String("View")) ? name.chopped(4) : name;
+}
+
+} // namespace attnviz::ui

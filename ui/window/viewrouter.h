@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Snapshot routing: makes every view of the registry (views/viewregistry.h), puts the tabs in the
+// window's tab widget, and hands each snapshot, selection and head display to every view; lists a
+// view's tab (or shows its dock) while the view applies; routes what a view asks for (a query, a
+// head, a head opened on the weights) to the session. Views subscribe through the registry: the
+// window names none of them here.
+#pragma once
+
+#include "live/livetypes.h"
+#include "views/view.h"
+
+#include <QHash>
+#include <QObject>
+
+#include <vector>
+
+class QDockWidget;
+class QTabWidget;
+
+namespace attnviz::ui {
+
+class LiveSession;
+struct ViewSpec;
+
+class ViewRouter : public QObject {
+    Q_OBJECT
+public:
+    // Makes every registered view (tabs added to `tabs`, dock views parented to `window` until the
+    // window puts them in a dock with setDock).
+    ViewRouter(LiveSession *session, QTabWidget *tabs, QWidget *window);
+
+    View *view(const QString &id) const; // null for an id the registry does not have
+    template <typename V>
+    V *view(const QString &id) const { return static_cast<V *>(view(id)); }
+    const std::vector<View *> &views() const { return m_order; }
+    // The dock that holds a dock view; its visibility then follows the view's appliesTo.
+    void setDock(const QString &id, QDockWidget *dock);
+
+    // Every view gets the snapshot and the selection; the tabs are listed for it (`scope`: what the
+    // window computes with). `listTabs` false keeps them as they are (an error, or a late result
+    // of the model used before).
+    void setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool listTabs);
+    void setSelection(int layer, int head, int query);
+    void setHeadDisplay(HeadDisplay display);
+    // Lists the tabs ahead of a result (a model opened, a setting changed).
+    void listAhead(const ViewScope &scope);
+
+    // Tabs by id (the registry's ids).
+    bool showView(const QString &id); // false for an unknown or unlisted tab
+    QString currentViewId() const;
+    QWidget *viewWidget(const QString &id) const; // the weights view for an unknown id
+    void showTab(QWidget *page, bool visible);    // setTabVisible, only when it changes
+
+signals:
+    // A dock view's dock was shown or hidden because its view began or stopped applying.
+    void dockListed(QDockWidget *dock);
+
+private:
+    void openHead(int layer, int head);
+
+    LiveSession *m_session;
+    QTabWidget *m_tabs;
+    std::vector<View *> m_order;             // registry order
+    std::vector<const ViewSpec *> m_specs;   // the same order
+    QHash<QString, View *> m_byId;
+    QHash<QString, QDockWidget *> m_docks;
+};
+
+} // namespace attnviz::ui
