@@ -4,6 +4,8 @@
 // seeded sampled ids equal to the float64 reference's, the cut at gpt2-tiny's 32 positions said on
 // stderr) and the bad inputs: one line, exit code 2, nothing on stdout.
 #include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -115,6 +117,74 @@ private slots:
         QCOMPARE(generated(r).size(), 19);
         QCOMPARE(r.err, QByteArray("attnviz generate: note: gpt2-tiny reads at most 32 positions: 19 of the 40 tokens asked for fit "
                                    "after the text's 13\n"));
+    }
+
+    // export --view lens (the grid's top probabilities, the figure) and --view dla (a typed token's
+    // parts and logit against the reference).
+    void exportViews()
+    {
+        QTemporaryDir tmp;
+        const QString g = fixture(QStringLiteral("gpt2-tiny")), t = text(QStringLiteral("gpt2-tiny"));
+        const QJsonObject ref = reference(QStringLiteral("gpt2-tiny"));
+        const QString lens = tmp.filePath(QStringLiteral("lens.json"));
+        Run r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
+                         QStringLiteral("--sentence"), t, QStringLiteral("--out"), lens});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QFile f(lens);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonArray data = o.value(QStringLiteral("data")).toArray(), want = ref.value(QStringLiteral("lens")).toArray();
+        QCOMPARE(data.size(), 2);
+        for (int l = 0; l < 2; ++l)
+            for (int i = 0; i < 13; ++i)
+                QVERIFY(std::abs(data[l][i].toDouble() - want[l][i][QStringLiteral("p")][0].toDouble()) < 2e-5);
+        QCOMPARE(o.value(QStringLiteral("columns")).toArray().size(), 13);
+        // the reference's first attribution: the token after position 10, typed as its spelling
+        const QJsonObject d = ref.value(QStringLiteral("dla"))[0].toObject();
+        QFile vf(fixture(QStringLiteral("gpt2-tiny")) + QStringLiteral("/vocab.json"));
+        QVERIFY(vf.open(QIODevice::ReadOnly));
+        const QJsonObject vocab = QJsonDocument::fromJson(vf.readAll()).object();
+        QString spelling;
+        for (auto it = vocab.begin(); it != vocab.end(); ++it)
+            if (it.value().toInt() == d.value(QStringLiteral("target")).toInt())
+                spelling = it.key();
+        QVERIFY(!spelling.isEmpty());
+        const QString dla = tmp.filePath(QStringLiteral("dla.json"));
+        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
+                     QStringLiteral("--sentence"), t, QStringLiteral("--query"), QString::number(d.value(QStringLiteral("position")).toInt()),
+                     QStringLiteral("--token"), spelling, QStringLiteral("--out"), dla});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QFile df(dla);
+        QVERIFY(df.open(QIODevice::ReadOnly));
+        const QJsonObject a = QJsonDocument::fromJson(df.readAll()).object();
+        const QJsonObject extra = a.value(QStringLiteral("extra")).toObject();
+        QCOMPARE(extra.value(QStringLiteral("target")).toInt(), d.value(QStringLiteral("target")).toInt());
+        QVERIFY(std::abs(extra.value(QStringLiteral("logit")).toDouble() - d.value(QStringLiteral("logit")).toDouble()) < 1e-4);
+        for (int l = 0; l < 2; ++l) {
+            for (int h = 0; h < 4; ++h)
+                QVERIFY(std::abs(a.value(QStringLiteral("data"))[l][h].toDouble() - d.value(QStringLiteral("head"))[l][h].toDouble()) < 1e-4);
+            QVERIFY(std::abs(a.value(QStringLiteral("data"))[l][4].toDouble() - d.value(QStringLiteral("mlp"))[l].toDouble()) < 1e-4);
+        }
+        for (const QString &fig : {QStringLiteral("lens.png"), QStringLiteral("dla.svg")}) {
+            r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), fig.section(QLatin1Char('.'), 0, 0),
+                         QStringLiteral("--sentence"), t, QStringLiteral("--out"), tmp.filePath(fig)});
+            QVERIFY2(r.code == 0, r.err.constData());
+            QVERIFY(QFileInfo(tmp.filePath(fig)).size() > 1000);
+        }
+        // bad input: a token not in the vocabulary, a masked LM for attribution, a position past the text
+        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
+                     QStringLiteral("--sentence"), t, QStringLiteral("--token"), QStringLiteral(" catapultingly"), QStringLiteral("--out"), dla});
+        QCOMPARE(r.code, 2);
+        QCOMPARE(QString::fromUtf8(r.err), QStringLiteral("attnviz export: --view dla: token: \" catapultingly\" is not in the vocabulary of "
+                                                         "gpt2-tiny (it is 3 tokens)\n"));
+        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), fixture(QStringLiteral("bert-tiny")), QStringLiteral("--view"),
+                     QStringLiteral("dla"), QStringLiteral("--sentence"), QStringLiteral("the cat"), QStringLiteral("--out"), dla});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("--view dla attributes a causal language model's logit"));
+        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
+                     QStringLiteral("--sentence"), t, QStringLiteral("--query"), QStringLiteral("13"), QStringLiteral("--out"), lens});
+        QCOMPARE(r.code, 2);
+        QCOMPARE(r.err, QByteArray("attnviz export: --query 13: the text has 13 tokens\n"));
     }
 
     void badInput_data()

@@ -6,12 +6,15 @@
 // the vocabulary said in the view, a click selecting a head) and the generation panel (greedy ids
 // equal to the reference's, appended to the text one snapshot at a time; Stop). With
 // ATTNVIZ_READS_SHOTS=DIR each view is also written there as PNG (resources/screenshots).
+#include "controls/tokenchipsview.h"
 #include "live/livesession.h"
+#include "mainwindow.h"
 #include "style/legibility.h"
 #include "views/dlaview.h"
 #include "views/generationpanel.h"
 #include "views/logitlensview.h"
 #include "views/normweighting.h"
+#include "window/viewrouter.h"
 
 #include "attnviz/pretrained.h"
 
@@ -181,6 +184,40 @@ private slots:
         setPresentationLegibility(false);
     }
 
+    // In the window: the two tabs are listed for a causal model, the lens fills, Generate appends
+    // tokens to the text (the chips mark them), a head clicked in Attribution opens on the weights.
+    void window()
+    {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.session()->setModel(openModel(QStringLiteral("gpt2-tiny")));
+        const QString text = QStringLiteral("a b c d a b c d");
+        w.setSentence(text);
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->snapshot() && w.session()->snapshot()->causalLm() && !w.session()->busy() &&
+                                     w.session()->snapshot()->sentence == text,
+                                 20000);
+        QVERIFY(w.showView(QStringLiteral("lens")));
+        auto *lens = w.views()->view<LogitLensView>(QStringLiteral("lens"));
+        QTRY_VERIFY_WITH_TIMEOUT(lens->complete(), 20000);
+        QCOMPARE(lens->positionCount(), 8);
+        shoot(&w, QStringLiteral("window-logit-lens"));
+        QVERIFY(w.showView(QStringLiteral("dla")));
+        auto *dla = w.views()->view<DlaView>(QStringLiteral("dla"));
+        QTRY_VERIFY(dla->hasAttribution());
+        GenerationPanel *gen = w.generationPanel();
+        QVERIFY(gen->isVisible());
+        gen->setTokens(3);
+        QTest::keyClick(&w, Qt::Key_Return, Qt::ControlModifier);
+        QTRY_VERIFY_WITH_TIMEOUT(!gen->running() && gen->generatedCount() == 3, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->busy() && w.session()->snapshot()->sentence.size() > text.size(), 20000);
+        QVERIFY(w.session()->snapshot()->sentence.startsWith(text));
+        QTRY_COMPARE(w.queryChips()->generatedFrom(), 8);
+        QVERIFY(w.queryChips()->chipCount() >= 9);
+        shoot(&w, QStringLiteral("window-generate"));
+    }
+
     void lensWithoutHead()
     {
         LogitLensView v;
@@ -220,7 +257,7 @@ private slots:
         QVERIFY2(v.title().contains(QStringLiteral("logit")), qPrintable(v.title()));
         QVERIFY(v.cellText(0, 4).startsWith(QStringLiteral("MLP of layer 0 adds")));
         // click a head: selects it
-        QSignalSpy picked(&v, &DlaView::headSelected);
+        QSignalSpy picked(&v, &DlaView::headOpened);
         QTest::mouseClick(v.plot(), Qt::LeftButton, {}, v.plot()->mapFrom(&v, v.cellCenter(1, 3)));
         QCOMPARE(picked.count(), 1);
         QCOMPARE(picked.at(0).at(0).toInt(), 1);

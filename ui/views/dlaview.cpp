@@ -109,7 +109,7 @@ DlaView::DlaView(QWidget *parent) : DeferredView(parent), m_plot(new QCustomPlot
         [this](int layer, int column) { return cellText(layer, column); },
         [this](int layer, int column) {
             if (column < m_attr.heads)
-                emit headSelected(layer, column);
+                emit headOpened(layer, column);
         });
     rebuild();
 }

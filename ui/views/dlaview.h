@@ -4,7 +4,7 @@
 // head and each MLP adds to that token's logit (each part through the final norm with its scale
 // frozen, then the token's unembedding row), as a layers x heads grid plus an MLP column on one
 // diverging scale; the title adds the input and bias terms, which with the grid sum to the logit.
-// Click a head to select it. Causal checkpoints with pre-norm or sandwich blocks.
+// Click a head to open it (View::headOpened). Causal checkpoints with pre-norm or sandwich blocks.
 #pragma once
 
 #include "views/deferredview.h"
@@ -36,15 +36,15 @@ public:
 
     explicit DlaView(QWidget *parent = nullptr);
 
-    void setSnapshot(SnapshotPtr snapshot);
+    void setSnapshot(SnapshotPtr snapshot) override;
     // The selection: the query is the position (-1: the last); layer and head are highlighted.
-    void setSelection(int layer, int head, int query);
+    void setSelection(int layer, int head, int query) override;
     void setTarget(Target target);
     Target target() const { return m_target; }
     // The typed target: a vocabulary spelling ("Ġcat") or text that is one token (" cat").
     void setTypedToken(const QString &token);
 
-    QCustomPlot *plot() const { return m_plot; }
+    QCustomPlot *plot() const override { return m_plot; }
     QString title() const;
     // Why there is no grid ("" when there is one): not a causal checkpoint, a typed token not in the
     // vocabulary, no actual next token after the last position …
@@ -55,9 +55,6 @@ public:
     Mat<double> matrix() const;
     QString cellText(int layer, int column) const;
     QPoint cellCenter(int layer, int column) const; // widget coordinates (clicks)
-
-signals:
-    void headSelected(int layer, int head);
 
 private:
     void rebuild() override;

@@ -69,6 +69,19 @@ GenerationPanel::GenerationPanel(QWidget *parent) : QWidget(parent)
     }
 }
 
+int generatedChip(const ComputeSnapshot &s, int fromChar)
+{
+    if (fromChar < 0 || !s.trace || fromChar > s.sentence.size())
+        return -1;
+    const size_t byte = size_t(s.sentence.left(fromChar).toUtf8().size()); // tokens hold UTF-8 byte ranges
+    for (size_t i = 0; i < s.trace->tokens.size(); ++i) {
+        const TraceToken &t = s.trace->tokens[i];
+        if (!t.special && t.end > byte)
+            return t.begin >= byte ? int(i) : int(i) + 1;
+    }
+    return -1;
+}
+
 void GenerationPanel::setTokens(int n) { m_count->setValue(n); }
 
 void GenerationPanel::setSampling(double temperature, int topK, double topP, quint64 seed)
@@ -86,6 +99,8 @@ QString GenerationPanel::status() const { return m_status->text(); }
 void GenerationPanel::setSnapshot(SnapshotPtr snapshot)
 {
     m_snapshot = std::move(snapshot);
+    if (!m_running && m_from >= 0 && (!m_snapshot || m_snapshot->sentence.size() < m_from))
+        m_from = -1; // the text was cut back before what was generated
     const bool usable = m_snapshot && m_snapshot->hasResult() && m_snapshot->causalLm() && m_snapshot->model;
     m_generate->setEnabled(usable && !m_running);
     if (!usable && !m_running)

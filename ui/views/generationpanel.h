@@ -67,4 +67,8 @@ private:
     TorchGenerator m_rng;
 };
 
+// The first token of `s` that begins at or after character `fromChar` of its sentence (what the
+// chips mark as generated); -1 for fromChar -1 or none.
+int generatedChip(const ComputeSnapshot &s, int fromChar);
+
 } // namespace attnviz::ui

@@ -43,11 +43,10 @@ public:
     explicit LogitLensView(QWidget *parent = nullptr);
     ~LogitLensView() override;
 
-    void setSnapshot(SnapshotPtr snapshot);
-    // The selection: the query is the position (-1: the last); layer and head change nothing here.
-    void setSelection(int layer, int head, int query);
+    // The selection (setSelection): the query is the position (-1: the last); layer and head change
+    // nothing here.
 
-    QCustomPlot *plot() const { return m_plot; }
+    QCustomPlot *plot() const override { return m_plot; }
     QString title() const;
     // The whole grid computed here and now (an export; tests), not in the background.
     void completeNow();
@@ -69,8 +68,11 @@ public:
     double columnMs() const { return m_columnMs; }
     double gridMs() const { return m_gridMs; }
 
+    void setSnapshot(SnapshotPtr snapshot) override;
+    void setSelection(int layer, int head, int query) override;
+
 signals:
-    void querySelected(int query);
+    // querySelected (View): a clicked cell's position
     void gridComplete(); // every cell of the current snapshot filled
 
 private:
