@@ -36,6 +36,8 @@ void printUsage()
                "  tokenize --vocab V --merges M TEXT   GPT-2 / BERT (--wordpiece vocab.txt) subword ids as JSON\n"
                "  model info DIR | run DIR --text T    a GPT-2 / BERT model folder: facts, or attention and\n"
                "                                       predictions as JSON (see 'attnviz model --help')\n"
+               "  model list [--json]                  the models on this computer: Hugging Face cache, Ollama,\n"
+               "                                       LM Studio; DIR may be hf:ORG/NAME or ollama:NAME[:TAG]\n"
                "  bench --model DIR | --seeded gpt2-small|bert-base   time a model (full, incremental, memory)\n"
                "  generate --model DIR --text T --tokens N   continue a text: greedy, or sampled (--temperature,\n"
                "                                       --top-k, --top-p, --seed)\n"

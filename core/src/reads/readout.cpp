@@ -73,14 +73,14 @@ void activateInPlace(Mat<T> &m, Activation act)
 }
 
 // h E[v0, v0 + n)^T: the unembedding's rows read in place, or widened a block at a time where the
-// file keeps them in 16 bits.
+// file keeps them in 16 bits or quantized.
 template <typename T>
 Mat<T> logitsOf(const Mat<T> &h, const Weight<T> &E, Eigen::Index v0, Eigen::Index n)
 {
-    if (E.half.empty())
+    if (!E.packed())
         return h * E.dense.middleRows(v0, n).transpose();
     Mat<T> rows(n, E.cols());
-    E.half.widen(v0, n, rows.data());
+    E.widen(v0, n, rows.data());
     return h * rows.transpose();
 }
 
