@@ -266,6 +266,7 @@ void DlaView::draw()
                 t->position->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
                 t->position->setCoords(c == a.heads ? 0 : c, l);
                 t->setFont(f);
+                t->setProperty("attnviz.ownColour", true); // black or white on its cell, not the theme's
                 t->setText(QString::number(m(l, c), 'f', 2));
                 t->setColor(textOn(QColor::fromRgb(g.color(m(l, c), QCPRange(-hi, hi)))));
                 m_numbers.push_back(t);

@@ -205,6 +205,7 @@ void LogitLensView::rebuild()
                 tx->position->setAxes(m_gridRect->axis(QCPAxis::atBottom), m_gridRect->axis(QCPAxis::atLeft));
                 tx->position->setCoords(i, l);
                 tx->setFont(f);
+                tx->setProperty("attnviz.ownColour", true); // black or white on its cell (fitCellTexts), not the theme's
                 tx->setText(QString());
                 m_texts.push_back(tx);
             }
@@ -326,8 +327,6 @@ void LogitLensView::fill(int first, const std::vector<LensCell> &cells, int coun
 
 void LogitLensView::drawCells(int first, int count)
 {
-    const QCPRange range(0, 1);
-    const QCPColorGradient g = m_scale->gradient();
     for (int k = 0; k < count; ++k) {
         const int i = first + k;
         if (i < 0 || i >= m_grid.positions)
@@ -336,11 +335,8 @@ void LogitLensView::drawCells(int first, int count)
             const LensCell &c = m_grid.at(l, i);
             const double p = c.computed() ? c.top.front().p : std::nan("");
             m_map->data()->setCell(i, l, p);
-            if (!m_texts.empty() && c.computed()) {
-                QCPItemText *tx = m_texts[size_t(l) * size_t(m_grid.positions) + size_t(i)];
+            if (!m_texts.empty() && c.computed()) // coloured and fitted before each replot (fitCellTexts)
                 m_cellTexts[size_t(l) * size_t(m_grid.positions) + size_t(i)] = shown(c.top.front());
-                tx->setColor(textOn(QColor::fromRgb(const_cast<QCPColorGradient &>(g).color(p, range))));
-            }
         }
     }
 }
@@ -352,7 +348,11 @@ void LogitLensView::fitCellTexts()
     QCPAxis *x = m_gridRect->axis(QCPAxis::atBottom);
     const double cell = std::abs(x->coordToPixel(1) - x->coordToPixel(0)) - 4;
     const QFontMetrics fm(m_texts.front()->font());
+    QCPColorGradient g = m_scale->gradient(); // the theme's, as drawn now (the window may change it)
     for (size_t k = 0; k < m_texts.size(); ++k) {
+        const LensCell &c = m_grid.cells[k];
+        if (c.computed())
+            m_texts[k]->setColor(textOn(QColor::fromRgb(g.color(c.top.front().p, QCPRange(0, 1)))));
         // a text cut to the cell's width; none where not even two characters fit (hover has it)
         const QString t = fm.elidedText(m_cellTexts[k], Qt::ElideRight, int(cell));
         m_texts[k]->setText(t.size() < std::min<qsizetype>(2, m_cellTexts[k].size()) || (t.size() <= 2 && t.endsWith(QChar(0x2026))) ? QString() : t);
