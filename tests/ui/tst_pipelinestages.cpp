@@ -4,9 +4,7 @@
 // grouped heads, Qwen 3's q/k norm, Gemma 2's soft-cap and window, BERT): each stage's name, title,
 // caption and plotted cells, and a click on its corner and middle cells explains them. With ATTNVIZ_PIPELINE_DUMP=FILE it writes all of it (texts, plotted values, highlights)
 // to FILE, so a change to how the stages are built can be compared with the view before it.
-#include "attnviz/pretrained.h"
 #include "live/livesession.h"
-#include "modelfolders.h"
 #include "teaching/seedtables.h"
 #include "testsupport.h"
 #include "views/pipelineview.h"
@@ -22,24 +20,10 @@
 using namespace attnviz;
 using namespace attnviz::ui;
 using namespace attnviz::test;
-using attnviz_test::fixtureModel;
 
 namespace {
 
 const QString kText = QStringLiteral("The animal didn't cross the street because it was too tired.");
-
-SnapshotPtr traceModel(const QString &model)
-{
-    std::unique_ptr<Model> m;
-    if (!openPretrained(fixtureModel(model).toStdString(), {}, m))
-        return nullptr;
-    LiveSession session;
-    session.setDebounceMs(0);
-    session.setModel(std::shared_ptr<Model>(std::move(m)));
-    session.setSentence(kText);
-    session.requestNow();
-    return waitForCurrentResult(session) ? session.snapshot() : nullptr;
-}
 
 // The journey table's sentence (and a second one for cross-attention) under `settings`.
 SnapshotPtr traceWords(const ComputeSettings &settings, const QString &keySentence, const std::set<int> &padded,
@@ -190,7 +174,7 @@ private slots:
     void models()
     {
         QFETCH(QString, model);
-        walk(model, traceModel(model));
+        walk(model, traceFixtureModel(model, kText));
     }
 
     void cleanupTestCase()
