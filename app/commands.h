@@ -13,6 +13,7 @@ int bench(const QStringList &args);
 int tokenize(const QStringList &args); // wordcommands.cpp
 int vectors(const QStringList &args);  // wordcommands.cpp
 int model(const QStringList &args);             // modelcommands.cpp: model info / model run
+int modelList(const QStringList &args);         // modellist.cpp: model list
 int tokenizeWithModel(const QStringList &args); // modelcommands.cpp: tokenize --model DIR
 int benchModel(const QStringList &args);        // modelcommands.cpp: bench --model DIR / --seeded
 // The --seeded shapes for messages: "gpt2-small, bert-base, smollm2-135m ..." (modelcommands.cpp).

@@ -36,6 +36,8 @@ void printUsage()
                "  tokenize --vocab V --merges M TEXT   GPT-2 / BERT (--wordpiece vocab.txt) subword ids as JSON\n"
                "  model info DIR | run DIR --text T    a GPT-2 / BERT model folder: facts, or attention and\n"
                "                                       predictions as JSON (see 'attnviz model --help')\n"
+               "  model list [--json]                  the models on this computer: Hugging Face cache, Ollama,\n"
+               "                                       LM Studio; DIR may be hf:ORG/NAME or ollama:NAME[:TAG]\n"
                "  bench --model DIR | --seeded gpt2-small|bert-base   time a model (full, incremental, memory)\n"
                "  window [SESSION.attnviz] [options]   the window (also with no command, or with only a session file)\n"
                "  vectors export|info|cos|neighbours   word vector tables (see 'attnviz vectors --help')\n"

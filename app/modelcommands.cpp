@@ -291,16 +291,21 @@ int model(const QStringList &args)
         return modelInfo(rest);
     if (sub == QLatin1String("run"))
         return modelRun(rest);
+    if (sub == QLatin1String("list"))
+        return modelList(rest);
     if (sub == QLatin1String("--help") || sub == QLatin1String("-h")) {
         std::fputs("Usage: attnviz model info DIR [--json]\n"
                    "       attnviz model run DIR --text TEXT [-o OUT.json] [--precision float32|float64]\n"
                    "DIR is a Hugging Face model folder: config.json (model_type gpt2, bert or distilbert),\n"
                    "model.safetensors (or shards with model.safetensors.index.json) and the tokenizer files\n"
-                   "(vocab.json + merges.txt, or vocab.txt + tokenizer_config.json).\n",
+                   "(vocab.json + merges.txt, or vocab.txt + tokenizer_config.json).\n"
+                   "       attnviz model list [--json] [--folder DIR] [--add-folder DIR] [--remove-folder DIR]\n"
+                   "lists the models on this computer (Hugging Face cache, Ollama, LM Studio, added folders);\n"
+                   "wherever DIR is taken, hf:ORG/NAME and ollama:NAME[:TAG] name one of them.\n",
                    stdout);
         return 0;
     }
-    return fail("model", "unknown sub-command '" + sub.toStdString() + "' (info or run)", 2);
+    return fail("model", "unknown sub-command '" + sub.toStdString() + "' (info, run or list)", 2);
 }
 
 int tokenizeWithModel(const QStringList &args)
@@ -349,7 +354,11 @@ int benchModel(const QStringList &args)
     QCommandLineOption scoresOpt(QStringLiteral("scores"), QStringLiteral("Keep the raw scores as well as the weights."));
     QCommandLineOption noScoresOpt(QStringLiteral("no-scores"), QStringLiteral("Keep the weights only (the default)."));
     QCommandLineOption jsonOpt(QStringLiteral("json"), QStringLiteral("One JSON object instead of a table."));
-    p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt});
+    QCommandLineOption dtypeOpt(QStringLiteral("dtype"),
+                                QStringLiteral("With --seeded: the weights' precision, f32, bf16, q8_0 or q4_k (the MLP, embeddings and "
+                                               "LM head kept so, as a GGUF file's); default the checkpoint's."),
+                                QStringLiteral("type"));
+    p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -376,6 +385,11 @@ int benchModel(const QStringList &args)
         std::string dtype;
         if (!seededShape(shape.toStdString(), arch, &dtype))
             return fail("bench", "--seeded: " + seededShapeList().toStdString() + ", not " + shape.toStdString(), 2);
+        if (p.isSet(dtypeOpt)) {
+            dtype = p.value(dtypeOpt).toUpper().toStdString();
+            if (dtype != "F32" && dtype != "BF16" && dtype != "Q8_0" && dtype != "Q4_K")
+                return fail("bench", "--dtype: f32, bf16, q8_0 or q4_k, not " + printable(p.value(dtypeOpt).toStdString(), 40), 2);
+        }
         if (Status st = seededPretrained(arch, 1, m, dtype); !st)
             return fail("bench", st.message, 2);
     } else if (Status st = openModelSource(p.value(modelOpt), m); !st) {

@@ -3,6 +3,7 @@
 #include "bundledmodel.h"
 
 #include "attnviz/pretrained.h"
+#include "localmodels.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -29,10 +30,8 @@ QString bundledModelDir()
 
 bool resolveModelFolder(const QString &arg, QString &dir, QString *error)
 {
-    if (arg != kBundledModelArg) {
-        dir = arg;
-        return true;
-    }
+    if (arg != kBundledModelArg) // hf:ORG/NAME and ollama:NAME[:TAG] resolved, anything else as it is
+        return resolveLocalModel(arg, dir, error);
     dir = bundledModelDir();
     if (dir.isEmpty() && error)
         *error = QStringLiteral("bundled: this installation has no bundled model (share/attnviz/models/attnviz-tiny "

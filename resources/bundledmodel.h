@@ -21,10 +21,11 @@ inline const QString kBundledModelArg = QStringLiteral("bundled");
 QString bundledModelTitle();
 // The folder holding config.json etc.; empty when neither an installed copy nor the source tree has it.
 QString bundledModelDir();
-// `arg` as a model folder: "bundled" -> bundledModelDir(); anything else unchanged. False, with
-// `error` saying why, when "bundled" is asked for and this installation has none.
+// `arg` as a model folder: "bundled" -> bundledModelDir(); hf:/ollama: specs -> the folder or file
+// they name (localmodels.h); anything else unchanged. False, with `error` saying why, when "bundled"
+// is asked for and this installation has none, or a spec names no model.
 bool resolveModelFolder(const QString &arg, QString &dir, QString *error);
-// Opens `arg` ("bundled" or a model folder) with openPretrained (pretrained.h); its Status names the
+// Opens `arg` ("bundled", a spec or a model folder) with openPretrained (pretrained.h); its Status names the
 // file and the tensor or field (Cancelled when `progress` returned false).
 Status openModelSource(const QString &arg, std::unique_ptr<Model> &out, const LoadProgress &progress = {});
 

@@ -7,6 +7,7 @@
 #include "bundledvectors.h"
 
 #include "attnviz/fileio.h"
+#include "attnviz/modelstores.h"
 
 #include <QAction>
 #include <QCloseEvent>
@@ -113,10 +114,10 @@ bool SessionFiles::openSession(const QString &path, QString *report)
     if (!sessionFromJson(json, s, &problems))
         return fail(problems.join(QStringLiteral("; ")));
     // Paths in the file may be relative to the file's folder (the model folder too; `bundled` names
-    // the model that comes with attnviz, not a folder).
+    // the model that comes with attnviz, hf:/ollama: specs a model in a store, not a folder).
     const QDir dir = QFileInfo(path).absoluteDir();
     for (QString *p : {&s.tablePath, &s.projectionsFile, &s.stackWeightsFile, &s.model})
-        if (!p->isEmpty() && !(p == &s.model && *p == kBundledModelArg))
+        if (!p->isEmpty() && !(p == &s.model && (*p == kBundledModelArg || isModelSpec(p->toStdString()))))
             *p = QDir::cleanPath(dir.absoluteFilePath(*p));
     m_apply(s, &problems);
     importantFirst(problems);

@@ -3,6 +3,7 @@
 
 #include "files/messagetext.h"
 
+#include "attnviz/modelstores.h"
 #include "bundledmodel.h"
 
 #include <QDir>
@@ -44,7 +45,7 @@ ModelLoader::ModelLoader(QWidget *window)
 
 QString ModelLoader::canonicalSource(const QString &source)
 {
-    if (source == kBundledModelArg || source.isEmpty())
+    if (source == kBundledModelArg || source.isEmpty() || isModelSpec(source.toStdString())) // hf:, ollama:
         return source;
     QFileInfo fi(source);
     if (fi.isFile() && fi.fileName() == QLatin1String("config.json")) // a dropped config.json: its folder

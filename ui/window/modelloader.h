@@ -24,7 +24,7 @@ public:
 
     explicit ModelLoader(QWidget *window);
 
-    // "bundled" stays "bundled"; a folder (or a config.json in it) becomes its absolute clean path.
+    // "bundled" and hf:/ollama: specs stay as they are; a folder (or a config.json in it) becomes its absolute clean path.
     static QString canonicalSource(const QString &source);
     // How menus and messages name a source: "attnviz-tiny (bundled)", or the folder's name.
     static QString title(const QString &source);

@@ -2,6 +2,7 @@
 #include "window/modelmenu.h"
 
 #include "mainwindow.h"
+#include "window/localmodelsdialog.h"
 #include "window/modelloader.h"
 
 #include "bundledmodel.h"
@@ -27,6 +28,17 @@ ModelMenu::ModelMenu(MainWindow *window, ModelLoader *loader, QMenu *modelMenu, 
     m_recentFile->setObjectName(QStringLiteral("recentModelsMenu"));
     connect(m_loader, &ModelLoader::recentChanged, this, &ModelMenu::rebuild);
     rebuild();
+}
+
+void ModelMenu::showLocalModels()
+{
+    if (!m_local) {
+        m_local = new LocalModelsDialog(m_window);
+        connect(m_local, &LocalModelsDialog::openRequested, m_window, &MainWindow::startOpenModel);
+    }
+    m_local->show(); // scans again each time it is shown
+    m_local->raise();
+    m_local->activateWindow();
 }
 
 void ModelMenu::setCurrent(const QString &source)
@@ -73,6 +85,8 @@ void ModelMenu::rebuild()
     m_menu->addSeparator();
     m_menu->addAction(tr("Open model folder…"), m_window, &MainWindow::askModelFolder)
         ->setObjectName(QStringLiteral("openModelFolderAction"));
+    m_menu->addAction(tr("On this &computer…"), this, &ModelMenu::showLocalModels)
+        ->setObjectName(QStringLiteral("localModelsAction"));
     const QStringList recent = m_loader->recent();
     if (!recent.isEmpty())
         m_menu->addSection(tr("Recent models"));

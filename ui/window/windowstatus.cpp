@@ -8,6 +8,8 @@
 #include "files/messagetext.h"
 #include "live/livesession.h"
 
+#include "attnviz/gguf.h"
+
 #include <QLabel>
 
 #include <algorithm>
@@ -45,8 +47,12 @@ void MainWindow::showSnapshotStatus(const ComputeSnapshot &s, int layer)
                               .arg(s.computeMs, 0, 'f', s.computeMs < 10 ? 2 : 1));
         if (s.deep())
             m_status->setText(m_status->text() + tr(" · layer %1 of %2").arg(layer).arg(s.numLayers()));
-        if (m_session->model())
+        if (m_session->model()) {
             m_status->setText(m_status->text() + tr(" · model %1").arg(shownText(s.modelLabel, 200)));
+            // a quantized file: what the attention shown is (core/include/attnviz/gguf.h)
+            if (const std::string note = quantizedModelNote(m_modelInfo.dtype); !note.empty())
+                m_status->setText(m_status->text() + QStringLiteral(" · ") + QString::fromStdString(note));
+        }
     } else {
         m_status->setText(shownText(s.message, 160));
     }

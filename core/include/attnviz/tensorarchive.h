@@ -18,6 +18,8 @@
 
 namespace attnviz {
 
+struct GgufFile;
+
 struct TensorEntry {
     std::string dtype;          // F64, F32, F16, BF16
     std::vector<int64_t> shape;
@@ -25,6 +27,8 @@ struct TensorEntry {
     uint64_t offset = 0;        // into the file's mapping (header included)
     uint64_t bytes = 0;
     int file = 0;               // which mapped file
+    int ggml = -1;              // a GGUF tensor: its ggml type (gguf.h; dtype holds its name), else -1
+    int rotaryHeads = 0;        // GGUF llama q/k: rows stored in interleaved rotary order for this many heads
 };
 
 // Called while tensors are converted: bytes done, bytes in all; return false to cancel.
@@ -39,6 +43,14 @@ public:
 
     // One safetensors file. Errors name the file and the tensor ("FILE: h.0.attn.c_attn.weight: ...").
     Status openFile(const std::string &path);
+    // One GGUF file (gguf.h): its tensors under their GGUF names, shapes in PyTorch's order (ne
+    // reversed: (rows, cols)), dtype the ggml type's name; `parsed` gets the header and metadata.
+    // Quantized tensors are widened on read() exactly as ggml's reference does (ggufquants.h); a
+    // type attnviz does not decode is refused when read, naming the tensor and the type.
+    Status openGguf(const std::string &path, GgufFile *parsed = nullptr);
+    // Marks a GGUF tensor whose rows llama.cpp's converter permuted for its adjacent-pair rotary
+    // (q and k of `llama` files): reads give the rows in Hugging Face's half-split order again.
+    void setRotaryHeads(const std::string &name, int heads);
     // A model folder's weights: model.safetensors, or model.safetensors.index.json and its shards.
     // A folder with only pytorch_model.bin is refused with a message naming the file to get.
     Status openFolder(const std::string &dir);
@@ -60,12 +72,19 @@ public:
     // their stored precision and widened inside the products. Same checks and progress as read().
     Status readBits16(const TensorEntry &e, uint16_t *dst) const;
 
+    // A GGUF tensor's encoded rows as stored (rows in Hugging Face's order when permuted), for
+    // weights kept quantized and widened inside the products; every value checked finite.
+    Status readEncoded(const TensorEntry &e, std::vector<uint8_t> &dst) const;
+
     // Progress over every read() (set before reading; total = totalBytes()).
     void setProgress(LoadProgress progress) { m_progress = std::move(progress); }
 
 private:
     struct Mapping;
     Status mapAndParse(const std::string &path);
+    Status mapFile(const std::string &path, std::unique_ptr<Mapping> &map);
+    // Row r of a permuted tensor: the stored row it comes from.
+    int64_t storedRow(const TensorEntry &e, int64_t r) const;
     template <typename T>
     Status readAs(const TensorEntry &e, T *dst) const;
     // After a tensor's copy: its pages given back, then the progress callback.

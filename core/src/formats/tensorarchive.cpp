@@ -5,17 +5,20 @@
 // checkpoint be converted tensor by tensor without a second copy in memory.
 #include "attnviz/tensorarchive.h"
 #include "attnviz/fileio.h"
+#include "attnviz/gguf.h"
+
+#include "ggufquants.h"
+#include "mappedfile.h"
 
 #include "jsonread.h"
 #include "safetensorsheader.h"
 
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -36,44 +39,34 @@ bool exists(const std::string &path)
 
 } // namespace
 
-struct TensorArchive::Mapping {
-    std::string path;
-    const unsigned char *data = nullptr;
-    uint64_t size = 0;
-    ~Mapping()
-    {
-        if (data)
-            ::munmap(const_cast<unsigned char *>(data), size_t(size));
-    }
-};
+struct TensorArchive::Mapping : detail::MappedFile {};
 
 TensorArchive::TensorArchive() = default;
 TensorArchive::~TensorArchive() = default;
 TensorArchive::TensorArchive(TensorArchive &&) noexcept = default;
 TensorArchive &TensorArchive::operator=(TensorArchive &&) noexcept = default;
 
+Status TensorArchive::mapFile(const std::string &path, std::unique_ptr<Mapping> &out)
+{
+    std::unique_ptr<detail::MappedFile> m;
+    if (Status st = detail::MappedFile::map(path, m); !st)
+        return st;
+    out = std::make_unique<Mapping>();
+    out->path = m->path;
+    std::swap(out->data, m->data);
+    std::swap(out->size, m->size);
+    return {};
+}
+
 Status TensorArchive::mapAndParse(const std::string &path)
 {
-    uint64_t size = 0;
-    if (Status st = regularFileSize(path, size); !st)
+    std::unique_ptr<Mapping> map;
+    if (Status st = mapFile(path, map); !st)
         return st;
-    if (size < 8)
-        return Status::error(StatusCode::ParseError, path + ": truncated (" + std::to_string(size) + " bytes, no header length)");
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return Status::error(StatusCode::IoError, path + ": cannot open: " + std::strerror(errno));
-    void *p = ::mmap(nullptr, size_t(size), PROT_READ, MAP_PRIVATE, fd, 0);
-    const int err = errno;
-    ::close(fd);
-    if (p == MAP_FAILED)
-        return Status::error(StatusCode::IoError, path + ": cannot map: " + std::strerror(err));
-    auto map = std::make_unique<Mapping>();
-    map->path = path;
-    map->data = static_cast<const unsigned char *>(p);
-    map->size = size;
-
+    if (map->size < 8)
+        return Status::error(StatusCode::ParseError, path + ": truncated (" + std::to_string(map->size) + " bytes, no header length)");
     detail::SafetensorsHeader head;
-    if (Status st = detail::parseSafetensorsHeader(map->data, size, path, int(m_files.size()), head); !st)
+    if (Status st = detail::parseSafetensorsHeader(map->data, map->size, path, int(m_files.size()), head); !st)
         return st;
     for (auto &kv : head.entries) {
         if (m_entries.count(kv.first))
@@ -91,6 +84,57 @@ Status TensorArchive::openFile(const std::string &path)
         return st;
     *this = std::move(a);
     return {};
+}
+
+Status TensorArchive::openGguf(const std::string &path, GgufFile *parsed)
+{
+    std::unique_ptr<Mapping> map;
+    if (Status st = mapFile(path, map); !st)
+        return st;
+    GgufFile f;
+    if (Status st = parseGguf(map->data, map->size, path, f); !st)
+        return st;
+    TensorArchive a;
+    for (const GgufTensorInfo &t : f.tensors) {
+        TensorEntry e;
+        e.dtype = ggmlTypeName(t.type);
+        e.shape.assign(t.ne.rbegin(), t.ne.rend());
+        for (const int64_t d : e.shape)
+            if (d > INT_MAX)
+                return Status::error(StatusCode::ParseError, path + ": tensor " + quoteText(t.name) + ": dimension " +
+                                                                 std::to_string(d) + " is larger than " +
+                                                                 std::to_string(INT_MAX) + ", the largest attnviz accepts");
+        e.count = t.count;
+        e.offset = t.offset;
+        e.bytes = t.bytes;
+        e.ggml = int(t.type);
+        a.m_entries.emplace(t.name, std::move(e));
+    }
+    // The tensors' pages are not needed again once read (the header's are, by the caller's copy).
+    a.m_files.push_back(std::move(map));
+    if (parsed)
+        *parsed = std::move(f);
+    *this = std::move(a);
+    return {};
+}
+
+void TensorArchive::setRotaryHeads(const std::string &name, int heads)
+{
+    auto it = m_entries.find(name);
+    if (it != m_entries.end())
+        it->second.rotaryHeads = heads;
+}
+
+int64_t TensorArchive::storedRow(const TensorEntry &e, int64_t r) const
+{
+    // convert_hf_to_gguf's permute: within each head of d rows, the Hugging Face row c * d/2 + i
+    // (c = 0 for the first half of the rotary pairs, 1 for the second) is stored at row 2 i + c.
+    const int64_t rows = e.shape.empty() ? 1 : e.shape.front();
+    if (e.rotaryHeads <= 0 || rows % (2 * e.rotaryHeads) != 0)
+        return r;
+    const int64_t d = rows / e.rotaryHeads, half = d / 2;
+    const int64_t h = r / d, within = r % d, c = within / half, i = within % half;
+    return h * d + 2 * i + c;
 }
 
 Status TensorArchive::openFolder(const std::string &dir)
@@ -209,7 +253,29 @@ Status TensorArchive::readAs(const TensorEntry &e, T *dst) const
 {
     const Mapping &m = *m_files.at(size_t(e.file));
     const unsigned char *p = m.data + e.offset;
-    detail::convertTensor(p, e, dst);
+    if (e.ggml >= 0) {
+        if (!detail::ggmlDequantizes(uint32_t(e.ggml)))
+            return Status::error(StatusCode::InvalidInput, m.path + ": tensor " + nameOf(e) + " is " + e.dtype +
+                                                               ", a type attnviz does not dequantize (F32, F16, BF16, Q8_0, "
+                                                               "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL)");
+        // Row by row (a row is whole blocks), in Hugging Face's row order.
+        const int64_t rows = e.shape.size() >= 2 ? int64_t(e.count) / e.shape.back() : 1;
+        const int64_t cols = int64_t(e.count) / rows;
+        const uint64_t rowBytes = e.bytes / uint64_t(rows);
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t r = 0; r < rows; ++r) {
+            detail::ggmlDequantize(uint32_t(e.ggml), p + uint64_t(storedRow(e, r)) * rowBytes, cols, row.data());
+            for (int64_t c = 0; c < cols; ++c)
+                dst[r * cols + c] = T(row[size_t(c)]);
+        }
+        if (e.rotaryHeads > 0 && e.shape.size() == 1) { // a bias: its elements are the rows
+            std::vector<T> copy(dst, dst + e.count);
+            for (int64_t r = 0; r < int64_t(e.count); ++r)
+                dst[r] = copy[size_t(storedRow(e, r))];
+        }
+    } else {
+        detail::convertTensor(p, e, dst);
+    }
     T sum = 0;
     for (uint64_t i = 0; i < e.count; ++i)
         sum += dst[i] * T(0);
@@ -239,7 +305,13 @@ Status TensorArchive::readBits16(const TensorEntry &e, uint16_t *dst) const
     const bool bf16 = e.dtype == "BF16";
     if (!bf16 && e.dtype != "F16")
         return Status::error(StatusCode::InvalidInput, m.path + ": " + nameOf(e) + ": " + e.dtype + ", not F16 or BF16");
-    std::memcpy(dst, m.data + e.offset, size_t(e.count) * 2);
+    if (e.rotaryHeads > 0 && e.shape.size() == 2) {
+        const int64_t rows = e.shape[0], cols = e.shape[1];
+        for (int64_t r = 0; r < rows; ++r)
+            std::memcpy(dst + r * cols, m.data + e.offset + uint64_t(storedRow(e, r) * cols) * 2, size_t(cols) * 2);
+    } else {
+        std::memcpy(dst, m.data + e.offset, size_t(e.count) * 2);
+    }
     // NaN and Inf: every exponent bit set (8 of BF16's, 5 of F16's).
     const uint16_t exponent = bf16 ? 0x7f80 : 0x7c00;
     uint16_t any = 0;
@@ -247,6 +319,33 @@ Status TensorArchive::readBits16(const TensorEntry &e, uint16_t *dst) const
         any |= uint16_t(((dst[i] & exponent) == exponent) ? 1 : 0);
     if (any)
         return Status::error(StatusCode::NonFinite, m.path + ": " + nameOf(e) + ": contains NaN or Inf");
+    return finishRead(e);
+}
+
+Status TensorArchive::readEncoded(const TensorEntry &e, std::vector<uint8_t> &dst) const
+{
+    const Mapping &m = *m_files.at(size_t(e.file));
+    if (e.ggml < 0 || !detail::ggmlDequantizes(uint32_t(e.ggml)))
+        return Status::error(StatusCode::InvalidInput, m.path + ": tensor " + nameOf(e) + " is " + e.dtype +
+                                                           ", not a type attnviz widens in its products");
+    const int64_t rows = e.shape.size() >= 2 ? int64_t(e.count) / e.shape.back() : 1;
+    const int64_t cols = int64_t(e.count) / rows;
+    const uint64_t rowBytes = e.bytes / uint64_t(rows);
+    std::vector<uint8_t> bytes(size_t(e.bytes));
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+        const unsigned char *src = m.data + e.offset + uint64_t(storedRow(e, r)) * rowBytes;
+        std::memcpy(bytes.data() + uint64_t(r) * rowBytes, src, size_t(rowBytes));
+        // Every value widened once here, so that NaN or Inf (a broken scale) is refused on load.
+        detail::ggmlDequantize(uint32_t(e.ggml), src, cols, row.data());
+        float sum = 0.0f;
+        for (const float v : row)
+            sum += v * 0.0f;
+        if (!(sum == 0.0f))
+            return Status::error(StatusCode::NonFinite, m.path + ": tensor " + nameOf(e) + ": row " + std::to_string(r) +
+                                                            " holds NaN or Inf");
+    }
+    dst = std::move(bytes);
     return finishRead(e);
 }
 

@@ -5,10 +5,13 @@
 // models.
 #include "attnviz/pretrained.h"
 #include "attnviz/fileio.h"
+#include "attnviz/gguf.h"
 #include "attnviz/memorybudget.h"
+#include "attnviz/modelstores.h"
 #include "attnviz/subword.h"
 #include "families/family.h"
 #include "forward/weights.h"
+#include "ggufmodel.h"
 #include "../formats/jsonread.h"
 #include "../text/unicodetext.h"
 
@@ -43,6 +46,16 @@ std::string baseName(const std::string &dir)
         d.pop_back();
     const size_t slash = d.rfind('/');
     return slash == std::string::npos ? d : d.substr(slash + 1);
+}
+
+// A path that names a GGUF file: by its extension, or a regular file with the GGUF magic (Ollama's
+// blobs have no extension).
+bool isGgufPath(const std::string &path)
+{
+    if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0)
+        return true;
+    uint64_t size = 0;
+    return regularFileSize(path, size).ok() && looksLikeGguf(path);
 }
 
 bool isFile(const std::string &path)
@@ -124,7 +137,8 @@ public:
     {
         ModelInfo i;
         i.family = m_config.family;
-        i.name = m_dir.empty() ? "seeded " + m_config.family : baseName(m_dir);
+        const std::string cached = hfCacheRepo(m_dir); // "ORG/NAME", not the snapshot's revision hash
+        i.name = m_dir.empty() ? "seeded " + m_config.family : !cached.empty() ? cached : baseName(m_dir);
         i.source = m_dir;
         i.layers = m_config.layers;
         i.heads = m_config.heads;
@@ -161,6 +175,14 @@ public:
         if (!m_double) {
             if (m_dir.empty()) {
                 m_double = castWeights<double>(*m_float);
+            } else if (isGgufPath(m_dir)) { // every weight dequantized as the float path widens it
+                detail::GgufModelParts parts;
+                auto w = std::make_shared<ModelWeights<double>>();
+                if (Status st = detail::openGgufParts(m_dir, parts); !st)
+                    return st;
+                if (Status st = loadWeights(parts.archive, m_config, parts.names, *w); !st)
+                    return st;
+                m_double = std::move(w);
             } else { // the file's values, not the float copy (an F64 checkpoint keeps its digits)
                 TensorArchive archive;
                 auto w = std::make_shared<ModelWeights<double>>();
@@ -377,8 +399,42 @@ private:
     uint64_t m_producerFloat, m_producerDouble;
 };
 
+namespace {
+
+// A GGUF file (llama.cpp, Ollama, LM Studio): architecture, tokenizer and weights from the one file;
+// quantized matrices of the MLP, embeddings and LM head stay quantized (widened in the products).
+Status openGgufModel(const std::string &path, const PretrainedLoadOptions &options, std::unique_ptr<Model> &out)
+{
+    detail::GgufModelParts parts;
+    if (Status st = detail::openGgufParts(path, parts); !st)
+        return st;
+    std::unique_ptr<SubwordTokenizer> tokenizer;
+    if (Status st = detail::ggufTokenizer(parts.file, tokenizer); !st)
+        return st;
+    if (tokenizer->vocabSize() > parts.arch.vocabulary)
+        return Status::error(StatusCode::InvalidInput, path + ": metadata \"tokenizer.ggml.tokens\": " +
+                                                           withCommas(tokenizer->vocabSize()) + " tokens, but token_embd has " +
+                                                           withCommas(parts.arch.vocabulary) + " rows");
+    parts.archive.setProgress(options.progress);
+    auto weights = std::make_shared<ModelWeights<float>>();
+    try {
+        if (Status st = loadWeights(parts.archive, parts.arch, parts.names, *weights); !st)
+            return st;
+    } catch (const std::bad_alloc &) {
+        return Status::error(StatusCode::BackendFailed, path + ": out of memory reading " +
+                                                            describeBytes(parts.archive.totalBytes()) + " of weights");
+    }
+    const std::string dtype = parts.quantization + " (GGUF; " + detail::ggufQuantizationByKind(parts.file) + ")";
+    out = std::make_unique<PretrainedModel>(parts.arch, path, std::move(weights), std::move(tokenizer), dtype);
+    return {};
+}
+
+} // namespace
+
 Status openPretrained(const std::string &dir, const PretrainedLoadOptions &options, std::unique_ptr<Model> &out)
 {
+    if (isGgufPath(dir))
+        return openGgufModel(dir, options, out);
     uint64_t size = 0;
     if (Status st = regularFileSize(dir, size); st.message.find("is a directory") == std::string::npos)
         return st.ok() ? Status::error(StatusCode::InvalidInput, dir + ": a file, not a model folder") : st;
@@ -456,9 +512,18 @@ Status seededPretrained(const Architecture &arch, uint64_t seed, std::unique_ptr
         return Status::error(StatusCode::InvalidInput, "seeded model: " + st.message);
     auto w = std::make_shared<ModelWeights<float>>();
     const bool bf16 = dtype == "BF16";
-    seedWeights(arch, seed, *w, bf16);
-    out = std::make_unique<PretrainedModel>(arch, std::string(), std::move(w), nullptr,
-                                            bf16 ? "BF16 (seeded)" : "F32 (seeded)");
+    int quant = -1;
+    if (dtype == "Q8_0" || dtype == "Q4_K") {
+        quant = dtype == "Q8_0" ? int(ggml::Q8_0) : int(ggml::Q4_K);
+        const int block = dtype == "Q8_0" ? 32 : 256;
+        if (arch.dModel % block || arch.dFeedForward % block)
+            return Status::error(StatusCode::InvalidInput, "seeded model: " + dtype + " needs d_model and the MLP's width in multiples of " +
+                                                               std::to_string(block));
+    } else if (dtype != "F32" && !bf16) {
+        return Status::error(StatusCode::InvalidInput, "seeded model: dtype " + dtype + " is not one of F32, BF16, Q8_0, Q4_K");
+    }
+    seedWeights(arch, seed, *w, bf16, quant);
+    out = std::make_unique<PretrainedModel>(arch, std::string(), std::move(w), nullptr, dtype + " (seeded)");
     return {};
 }
 

@@ -119,3 +119,20 @@ write("vocab_json", "gpt2-small.json", json.dumps({t: i for i, t in enumerate(sm
 write("merges_txt", "gpt2-200.txt", ("#version: 0.2\n" + "\n".join(merges) + "\n").encode())
 with open(os.path.join(FIX, "tokenizers", "bert-base-uncased", "vocab.txt"), "rb") as f:
     write("vocab_txt", "bert-1200.txt", b"".join(f.readlines()[:1200]))
+
+# Ollama manifests (modelstores.h: parseOllamaManifest): a model with its template and params
+# layers as `ollama pull` writes it, and one of a namespace's model with a projector layer.
+def ollama_layer(media, content):
+    import hashlib
+    return {"mediaType": "application/vnd.ollama.image." + media,
+            "digest": "sha256:" + hashlib.sha256(content).hexdigest(), "size": len(content)}
+
+
+manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+            "config": {"mediaType": "application/vnd.docker.container.image.v1+json",
+                       "digest": "sha256:" + "0" * 64, "size": 487},
+            "layers": [ollama_layer("model", b"GGUF\x03\x00\x00\x00"), ollama_layer("template", b"{{ .Prompt }}"),
+                       ollama_layer("params", b'{"stop":["<|im_end|>"]}')]}
+write("ollama_manifest", "tiny-latest.json", json.dumps(manifest).encode())
+manifest["layers"].insert(1, ollama_layer("projector", b"GGUF\x03\x00\x00\x00clip"))
+write("ollama_manifest", "vision-q4.json", json.dumps(manifest, indent=2).encode())

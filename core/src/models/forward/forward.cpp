@@ -240,7 +240,7 @@ void productTransposed(const Mat<T> &x, int p, int n, const Mat<T> &W, int c0, i
         dst.col(c).noalias() = rows * W.row(c0 + c).transpose();
 }
 
-// The same with W kept in 16 bits: a block of W's rows at a time widened into a scratch matrix
+// The same with W kept in 16 bits or quantized (packed): a block of W's rows at a time widened into a scratch matrix
 // (per thread, reused) and multiplied as above. Each block is one GEMM, which packs x's rows again:
 // blocks of 4 MB (at least 128 rows) keep that repacking under ~10 % of the product (1 MB blocks,
 // 32 rows of an 8,192-wide layer, made Llama-3.2-1B's full trace a third slower than float32); for
@@ -248,7 +248,7 @@ void productTransposed(const Mat<T> &x, int p, int n, const Mat<T> &W, int c0, i
 template <typename T, typename Dst>
 void productTransposed(const Mat<T> &x, int p, int n, const Weight<T> &W, int c0, int cw, Dst dst)
 {
-    if (W.half.empty()) {
+    if (!W.packed()) {
         productTransposed<T>(x, p, n, W.dense, c0, cw, dst);
         return;
     }
@@ -259,7 +259,7 @@ void productTransposed(const Mat<T> &x, int p, int n, const Weight<T> &W, int c0
         const int b = std::min(block, cw - c);
         if (scratch.rows() != b || scratch.cols() != in)
             scratch.resize(b, in);
-        W.half.widen(c0 + c, b, scratch.data());
+        W.widen(c0 + c, b, scratch.data());
         productTransposed<T>(x, p, n, scratch, 0, b, dst.middleCols(c, b));
     }
 }

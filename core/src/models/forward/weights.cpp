@@ -6,6 +6,8 @@
 // Also seeded weights of any architecture, the float -> double copy, and the 16-bit weights.
 #include "weights.h"
 #include "../families/family.h"
+#include "../../formats/ggufquants.h"
+#include "attnviz/gguf.h"
 
 #include <Eigen/Core>
 
@@ -46,20 +48,48 @@ template void HalfMatrix::widen<float>(Eigen::Index, Eigen::Index, float *) cons
 template void HalfMatrix::widen<double>(Eigen::Index, Eigen::Index, double *) const;
 
 template <typename T>
+void QuantMatrix::widen(Eigen::Index r0, Eigen::Index n, T *dst) const
+{
+    if constexpr (std::is_same_v<T, float>) {
+        detail::ggmlDequantize(type, bytes.data() + size_t(r0) * rowBytes, n * cols, dst);
+    } else {
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (Eigen::Index r = 0; r < n; ++r) {
+            detail::ggmlDequantize(type, bytes.data() + size_t(r0 + r) * rowBytes, cols, row.data());
+            for (Eigen::Index c = 0; c < cols; ++c)
+                dst[r * cols + c] = T(row[size_t(c)]);
+        }
+    }
+}
+
+template void QuantMatrix::widen<float>(Eigen::Index, Eigen::Index, float *) const;
+template void QuantMatrix::widen<double>(Eigen::Index, Eigen::Index, double *) const;
+
+template <typename T>
 Vec<T> Weight<T>::row(Eigen::Index r) const
 {
-    if (half.empty())
+    if (!packed())
         return dense.row(r).transpose();
-    Vec<T> v(half.cols);
-    half.widen(r, 1, v.data());
+    Vec<T> v(cols());
+    widen(r, 1, v.data());
     return v;
 }
 
 template <typename T>
 Weight<T> Weight<T>::middleRows(Eigen::Index r0, Eigen::Index n) const
 {
-    if (half.empty())
+    if (!packed())
         return Weight<T>(Mat<T>(dense.middleRows(r0, n)));
+    if (!quant.empty()) {
+        Weight<T> w;
+        w.quant.type = quant.type;
+        w.quant.rows = n;
+        w.quant.cols = quant.cols;
+        w.quant.rowBytes = quant.rowBytes;
+        w.quant.bytes.assign(quant.bytes.begin() + ptrdiff_t(size_t(r0) * quant.rowBytes),
+                             quant.bytes.begin() + ptrdiff_t(size_t(r0 + n) * quant.rowBytes));
+        return w;
+    }
     Weight<T> w;
     w.half.kind = half.kind;
     w.half.rows = n;
@@ -71,17 +101,19 @@ Weight<T> Weight<T>::middleRows(Eigen::Index r0, Eigen::Index n) const
 template <typename T>
 Mat<T> Weight<T>::toDense() const
 {
-    if (half.empty())
+    if (!packed())
         return dense;
-    Mat<T> m(half.rows, half.cols);
-    half.widen(0, half.rows, m.data());
+    Mat<T> m(rows(), cols());
+    widen(0, rows(), m.data());
     return m;
 }
 
 template <typename T>
 bool Weight<T>::operator==(const Weight<T> &o) const
 {
-    if (half.empty() != o.half.empty())
+    if (!quant.empty() && !o.quant.empty())
+        return quant.type == o.quant.type && quant.rows == o.quant.rows && quant.bytes == o.quant.bytes;
+    if (half.empty() != o.half.empty() || !quant.empty() || !o.quant.empty())
         return toDense() == o.toDense();
     if (half.empty())
         return dense == o.dense;
@@ -135,6 +167,21 @@ public:
         std::string full;
         if (Status st = entry(n, e, full); !st)
             return st;
+        const bool quantized = e->ggml >= 0 && e->dtype != "BF16" && e->dtype != "F16" && e->dtype != "F32";
+        if (std::is_same_v<T, float> && quantized) { // GGUF blocks kept as stored
+            if (e->shape != std::vector<int64_t>{rows, cols})
+                return wrongShape(full, *e, {rows, cols});
+            w.dense.resize(0, 0);
+            w.half = HalfMatrix();
+            w.quant.type = uint32_t(e->ggml);
+            w.quant.rows = rows;
+            w.quant.cols = cols;
+            w.quant.rowBytes = size_t(e->bytes / uint64_t(rows));
+            if (Status st = m_a.readEncoded(*e, w.quant.bytes); !st)
+                return st;
+            m_parameters += int64_t(e->count);
+            return {};
+        }
         if (!std::is_same_v<T, float> || (e->dtype != "BF16" && e->dtype != "F16")) {
             w.half = HalfMatrix();
             return matrix(n, rows, cols, w.dense);
@@ -270,8 +317,26 @@ void seededLinear(std::mt19937_64 &g, Linear<T> &l, int out, int in)
 
 // The same numbers as fillNormal; with bf16, rounded to BF16 and kept in 16 bits.
 template <typename T>
-void fillWeight(std::mt19937_64 &g, Weight<T> &w, int rows, int cols, double sd, bool bf16)
+void fillWeight(std::mt19937_64 &g, Weight<T> &w, int rows, int cols, double sd, bool bf16, int quant = -1)
 {
+    if (quant >= 0 && std::is_same_v<T, float>) { // row by row, never the whole matrix in float
+        const GgmlTypeInfo *info = ggmlTypeInfo(uint32_t(quant));
+        std::normal_distribution<double> n(0.0, sd);
+        w.dense.resize(0, 0);
+        w.half = HalfMatrix();
+        w.quant.type = uint32_t(quant);
+        w.quant.rows = rows;
+        w.quant.cols = cols;
+        w.quant.rowBytes = size_t(cols / info->blockElements) * size_t(info->blockBytes);
+        w.quant.bytes.resize(w.quant.rowBytes * size_t(rows));
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int r = 0; r < rows; ++r) {
+            for (float &v : row)
+                v = float(n(g));
+            detail::ggmlQuantize(uint32_t(quant), row.data(), cols, w.quant.bytes.data() + size_t(r) * w.quant.rowBytes);
+        }
+        return;
+    }
     if (!bf16) {
         w.half = HalfMatrix();
         fillNormal(g, w.dense, rows, cols, sd);
@@ -290,12 +355,15 @@ void fillWeight(std::mt19937_64 &g, Weight<T> &w, int rows, int cols, double sd,
 template <typename To, typename From>
 Weight<To> castWeight(const Weight<From> &w)
 {
-    if (w.half.empty())
+    if (!w.packed())
         return Weight<To>(Mat<To>(w.dense.template cast<To>()));
     if constexpr (std::is_same_v<To, From>)
         return w;
-    Mat<To> m(w.half.rows, w.half.cols);
-    w.half.widen(0, w.half.rows, m.data());
+    Mat<To> m(w.rows(), w.cols());
+    if (!w.quant.empty())
+        w.quant.widen(0, w.rows(), m.data());
+    else
+        w.half.widen(0, w.rows(), m.data());
     return Weight<To>(std::move(m));
 }
 
@@ -324,14 +392,16 @@ LayerNorm<To> castNorm(const LayerNorm<From> &n)
     return r;
 }
 
-// Elements held densely (at sizeof(T)) and in 16 bits.
+// Elements held densely (at sizeof(T)) and in 16 bits; bytes of quantized weights.
 template <typename T>
-void countElements(const ModelWeights<T> &w, int64_t &n, int64_t &halves)
+void countElements(const ModelWeights<T> &w, int64_t &n, int64_t &halves, int64_t *quantBytes = nullptr)
 {
     n = halves = 0;
+    int64_t qb = 0;
     auto weight = [&](const Weight<T> &m) {
         n += int64_t(m.dense.size());
         halves += int64_t(m.half.bits.size());
+        qb += int64_t(m.quant.bytes.size());
     };
     auto norm = [&](const LayerNorm<T> &l) { n += int64_t(l.gamma.size() + l.beta.size()); };
     auto linear = [&](const Linear<T> &l) { n += int64_t(l.W.size() + l.b.size()); };
@@ -352,6 +422,8 @@ void countElements(const ModelWeights<T> &w, int64_t &n, int64_t &halves)
             n += int64_t(l->b.size());
         }
     }
+    if (quantBytes)
+        *quantBytes = qb;
 }
 } // namespace
 
@@ -471,7 +543,7 @@ Status loadWeights(const TensorArchive &archive, const Architecture &a, const fa
 }
 
 template <typename T>
-void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool bf16)
+void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool bf16, int quant)
 {
     bf16 = bf16 && std::is_same_v<T, float>;
     std::mt19937_64 g(seed);
@@ -492,10 +564,10 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool 
             l.b.resize(0);
     };
     auto weightLinear = [&](WeightLinear<T> &l, int out, int in, bool bias) {
-        fillWeight(g, l.W, out, in, 0.02, bf16);
+        fillWeight(g, l.W, out, in, 0.02, bf16, quant);
         l.b = bias ? Vec<T>::Zero(out) : Vec<T>();
     };
-    fillWeight(g, w.tokens, a.vocabulary, d, 0.02, bf16);
+    fillWeight(g, w.tokens, a.vocabulary, d, 0.02, bf16, quant);
     if (a.positions == PositionKind::Learned)
         fillNormal(g, w.positions, a.maxPositions, d, 0.02);
     if (a.typeVocabulary > 0)
@@ -530,7 +602,7 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool 
     if (a.finalNorm)
         w.finalNorm = norm(d);
     if (!a.tiedEmbeddings && a.head == LmHead::CausalLm) {
-        fillWeight(g, w.lmHead, a.vocabulary, d, 0.02, bf16);
+        fillWeight(g, w.lmHead, a.vocabulary, d, 0.02, bf16, quant);
     }
     w.hasMlmHead = a.head == LmHead::MaskedLm;
     if (w.hasMlmHead) {
@@ -538,9 +610,15 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool 
         w.mlmNorm = norm(d);
         w.outputBias = Vec<T>::Zero(a.vocabulary);
     }
-    int64_t dense = 0, halves = 0;
-    countElements(w, dense, halves); // every tensor made, norms included, as a file's count
+    int64_t dense = 0, halves = 0, quantBytes = 0;
+    countElements(w, dense, halves, &quantBytes); // every tensor made, norms included, as a file's count
     w.parameters = dense + halves;
+    auto quantized = [&](const Weight<T> &m) { w.parameters += int64_t(m.quant.rows) * int64_t(m.quant.cols); };
+    quantized(w.tokens);
+    quantized(w.lmHead);
+    for (const LayerWeights<T> &b : w.layers)
+        for (const WeightLinear<T> *l : {&b.gate, &b.up, &b.down})
+            quantized(l->W);
 }
 
 template <typename To, typename From>
@@ -584,15 +662,15 @@ std::shared_ptr<const ModelWeights<To>> castWeights(const ModelWeights<From> &w)
 template <typename T>
 int64_t weightBytes(const ModelWeights<T> &w)
 {
-    int64_t n = 0, halves = 0;
-    countElements(w, n, halves);
-    return n * int64_t(sizeof(T)) + 2 * halves;
+    int64_t n = 0, halves = 0, quantBytes = 0;
+    countElements(w, n, halves, &quantBytes);
+    return n * int64_t(sizeof(T)) + 2 * halves + quantBytes;
 }
 
 template int64_t weightBytes<float>(const ModelWeights<float> &);
 template Status loadWeights<float>(const TensorArchive &, const Architecture &, const families::TensorNames &, ModelWeights<float> &);
 template Status loadWeights<double>(const TensorArchive &, const Architecture &, const families::TensorNames &, ModelWeights<double> &);
-template void seedWeights<float>(const Architecture &, uint64_t, ModelWeights<float> &, bool);
+template void seedWeights<float>(const Architecture &, uint64_t, ModelWeights<float> &, bool, int);
 template std::shared_ptr<const ModelWeights<double>> castWeights<double, float>(const ModelWeights<float> &);
 
 } // namespace attnviz

@@ -39,16 +39,40 @@ struct HalfMatrix {
     static uint16_t round(Kind kind, float v);
 };
 
-// A weight matrix read by the forward's products only: dense, or kept in 16 bits (half non-empty,
-// dense empty) and widened a block of rows at a time inside productTransposed.
+// A (rows, cols) matrix in one of ggml's block encodings as a GGUF file stores it (Q8_0, Q4_K ...,
+// gguf.h): each row whole blocks, `rowBytes` long. Widened exactly as ggml's reference does.
+struct QuantMatrix {
+    uint32_t type = 0; // ggml type
+    Eigen::Index rows = 0, cols = 0;
+    size_t rowBytes = 0;
+    std::vector<uint8_t> bytes;
+    bool empty() const { return bytes.empty(); }
+    // Rows [r0, r0 + n) widened into dst (n x cols, row-major, contiguous).
+    template <typename T>
+    void widen(Eigen::Index r0, Eigen::Index n, T *dst) const;
+};
+
+// A weight matrix read by the forward's products only: dense, or kept as the file stores it — in 16
+// bits (half) or quantized (quant), dense then empty — and widened a block of rows at a time inside
+// productTransposed.
 template <typename T>
 struct Weight {
     Mat<T> dense;
     HalfMatrix half;
+    QuantMatrix quant;
     Weight() = default;
     Weight(Mat<T> m) : dense(std::move(m)) {} // NOLINT: a dense matrix is a weight
-    Eigen::Index rows() const { return half.empty() ? dense.rows() : half.rows; }
-    Eigen::Index cols() const { return half.empty() ? dense.cols() : half.cols; }
+    bool packed() const { return !half.empty() || !quant.empty(); }
+    Eigen::Index rows() const { return !quant.empty() ? quant.rows : half.empty() ? dense.rows() : half.rows; }
+    Eigen::Index cols() const { return !quant.empty() ? quant.cols : half.empty() ? dense.cols() : half.cols; }
+    // Rows [r0, r0 + n) of a packed weight widened into dst (n x cols, row-major).
+    void widen(Eigen::Index r0, Eigen::Index n, T *dst) const
+    {
+        if (!quant.empty())
+            quant.widen(r0, n, dst);
+        else
+            half.widen(r0, n, dst);
+    }
     Eigen::Index size() const { return rows() * cols(); }
     // Row r widened (the embedding lookup, one logit).
     Vec<T> row(Eigen::Index r) const;
@@ -105,14 +129,16 @@ Status loadWeights(const TensorArchive &archive, const Architecture &arch, const
                    ModelWeights<T> &out);
 
 // Seeded N(0, 0.02) weights of the architecture's shape (benchmarks), norms at their identity;
-// with `bf16`, the matrices a file would keep in 16 bits are rounded to BF16 and kept so.
+// with `bf16`, the matrices a file would keep in 16 bits are rounded to BF16 and kept so; with a
+// ggml type (`quant` >= 0: Q8_0, Q4_K), those matrices are quantized and kept so instead.
 template <typename T>
-void seedWeights(const Architecture &arch, uint64_t seed, ModelWeights<T> &out, bool bf16 = false);
+void seedWeights(const Architecture &arch, uint64_t seed, ModelWeights<T> &out, bool bf16 = false, int quant = -1);
 
 template <typename To, typename From>
 std::shared_ptr<const ModelWeights<To>> castWeights(const ModelWeights<From> &w);
 
-// The bytes the weights hold (dense matrices and vectors at sizeof(T), 16-bit ones at 2).
+// The bytes the weights hold (dense matrices and vectors at sizeof(T), 16-bit ones at 2, quantized
+// ones as stored).
 template <typename T>
 int64_t weightBytes(const ModelWeights<T> &w);
 

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The tokenizer a GGUF file carries in its tokenizer.ggml.* metadata (ggufmodel.h), built as the
+// Hugging Face tokenizer.json the converter started from and run by the one tokenizer.json reader
+// (hftokenizer.cpp), so that a GGUF file tokenizes as its original model did:
+//   - `gpt2`: byte-level BPE; tokens, merges ("a b"), and the pre-tokenizer that tokenizer.ggml.pre
+//     names. llama.cpp compiles one regex list per name (llama-vocab.cpp); here each name gets the
+//     Hugging Face pre-tokenizer those regexes were transcribed from (Split with the original
+//     pattern + ByteLevel; GPT-2's and SmolLM's as ByteLevel with its own regex, SmolLM's digits
+//     split first), and Qwen's NFC normalizer, which llama.cpp skips: attnviz follows Hugging Face,
+//     the tokenizer the model was trained with (README, tests/fixtures/gguf/MANIFEST.md).
+//   - `llama`: SentencePiece-style BPE from scores; as Hugging Face's converter does for such
+//     models (SentencePieceExtractor), merges are every split of a normal token into two tokens,
+//     ordered by the merged token's score; byte tokens <0xNN> as byte fallback, unknown pieces as
+//     tokenizer.ggml.unknown_token_id, spaces as "▁" with one prepended when add_space_prefix
+//     (llama.cpp's default: true).
+// Token types (tokenizer.ggml.token_type): CONTROL tokens become special added tokens and
+// USER_DEFINED ones plain added tokens (both matched whole before splitting, as llama.cpp does);
+// BOS / EOS from tokenizer.ggml.{bos,eos}_token_id with add_bos_token / add_eos_token (absent:
+// BOS for `llama`, none for `gpt2`, as llama.cpp).
+#include "../models/ggufmodel.h"
+
+#include "attnviz/fileio.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <unordered_map>
+
+namespace attnviz::detail {
+
+namespace {
+
+using json = nlohmann::json;
+
+enum TokenType { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
+
+// Hugging Face's pre-tokenizers for llama.cpp's tokenizer.ggml.pre names.
+json preTokenizerFor(const std::string &pre, bool &nfc, bool &ignoreMerges)
+{
+    auto split = [](const char *pattern) {
+        return json{{"type", "Sequence"},
+                    {"pretokenizers",
+                     {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+                      {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}};
+    };
+    const json byteLevel = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+    nfc = false;
+    ignoreMerges = false;
+    if (pre == "llama3" || pre == "llama-v3" || pre == "llama-bpe" || pre == "falcon3") {
+        ignoreMerges = true; // Llama 3's tokenizer.json sets it; llama.cpp too for this pre-tokenizer
+        return split("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+                     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+");
+    }
+    if (pre == "qwen2" || pre == "deepseek-r1-qwen" || pre == "megrez") {
+        nfc = true;
+        return split("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+                     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+");
+    }
+    if (pre == "gpt-4o" || pre == "llama4")
+        return split("[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+                     "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+                     "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+");
+    if (pre == "smollm" || pre == "starcoder" || pre == "refact")
+        return json{{"type", "Sequence"},
+                    {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", true}}, byteLevel}}};
+    if (pre.empty() || pre == "default" || pre == "gpt-2" || pre == "gpt2" || pre == "phi-2")
+        return byteLevel;
+    return nullptr; // unknown
+}
+
+// SentencePiece's merges from scores (Hugging Face's SentencePieceExtractor): each normal token split
+// into two tokens at every character boundary, ordered by the merged token's score, highest first
+// (ties: by the left then the right part's id, as the extractor sorts them).
+json spmMerges(const std::vector<std::string> &tokens, const std::vector<double> &scores, const std::vector<int> &types,
+               const std::unordered_map<std::string, int> &ids)
+{
+    struct M {
+        double score;
+        int merged, left, right;
+    };
+    std::vector<M> merges;
+    for (size_t t = 0; t < tokens.size(); ++t) {
+        if (types[t] != Normal && types[t] != UserDefined)
+            continue;
+        const std::string &s = tokens[t];
+        for (size_t cut = 1; cut < s.size(); ++cut) {
+            if ((uint8_t(s[cut]) & 0xC0) == 0x80) // inside a UTF-8 character
+                continue;
+            const auto l = ids.find(s.substr(0, cut)), r = ids.find(s.substr(cut));
+            if (l != ids.end() && r != ids.end())
+                merges.push_back({scores[t], int(t), l->second, r->second});
+        }
+    }
+    std::stable_sort(merges.begin(), merges.end(), [](const M &a, const M &b) {
+        if (a.score != b.score)
+            return a.score > b.score;
+        if (a.merged != b.merged)
+            return a.merged < b.merged;
+        return a.left != b.left ? a.left < b.left : a.right < b.right;
+    });
+    json out = json::array();
+    for (const M &m : merges)
+        out.push_back(json::array({tokens[size_t(m.left)], tokens[size_t(m.right)]}));
+    return out;
+}
+
+// Keeps the reader's tokenizer and says where it came from.
+class GgufTokenizer final : public SubwordTokenizer {
+public:
+    GgufTokenizer(std::unique_ptr<SubwordTokenizer> inner, std::string kind) : m_inner(std::move(inner)), m_kind(std::move(kind)) {}
+    std::string kind() const override { return m_kind; }
+    int vocabSize() const override { return m_inner->vocabSize(); }
+    Status encode(std::string_view text, std::vector<TraceToken> &out) const override { return m_inner->encode(text, out); }
+    std::string decode(const std::vector<int> &ids) const override { return m_inner->decode(ids); }
+    std::string token(int id) const override { return m_inner->token(id); }
+    int id(std::string_view token) const override { return m_inner->id(token); }
+
+private:
+    std::unique_ptr<SubwordTokenizer> m_inner;
+    std::string m_kind;
+};
+
+} // namespace
+
+Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
+{
+    auto bad = [&](const std::string &key, const std::string &what) {
+        return Status::error(StatusCode::InvalidInput, f.path + ": metadata " + quoteText(key) + ": " + what);
+    };
+    const GgufValue *model = f.find("tokenizer.ggml.model");
+    if (!model || model->type != GgufValueType::String)
+        return bad("tokenizer.ggml.model", "missing (the file has no tokenizer)");
+    const bool spm = model->s == "llama";
+    if (!spm && model->s != "gpt2")
+        return bad("tokenizer.ggml.model", quoteText(model->s) + " is not a tokenizer attnviz reads from GGUF (gpt2, llama)");
+    const GgufValue *tokens = f.find("tokenizer.ggml.tokens");
+    if (!tokens || tokens->type != GgufValueType::Array || tokens->elementType != GgufValueType::String ||
+        tokens->strings.empty())
+        return bad("tokenizer.ggml.tokens", "missing or not a list of strings");
+    const size_t n = tokens->strings.size();
+    if (n > size_t(INT_MAX))
+        return bad("tokenizer.ggml.tokens", "too many tokens");
+    std::vector<int> types(n, Normal);
+    if (const GgufValue *t = f.find("tokenizer.ggml.token_type")) {
+        if (t->type != GgufValueType::Array || t->numbers.size() != n)
+            return bad("tokenizer.ggml.token_type", "not a list of " + std::to_string(n) + " types (one per token)");
+        for (size_t i = 0; i < n; ++i)
+            types[i] = int(t->numbers[i]);
+    }
+    std::vector<double> scores(n, 0.0);
+    if (const GgufValue *s = f.find("tokenizer.ggml.scores")) {
+        if (s->type != GgufValueType::Array || s->numbers.size() != n)
+            return bad("tokenizer.ggml.scores", "not a list of " + std::to_string(n) + " scores (one per token)");
+        scores = s->numbers;
+    } else if (spm) {
+        return bad("tokenizer.ggml.scores", "missing (a SentencePiece vocabulary merges by score)");
+    }
+    auto idKey = [&](const char *key, int &id) -> Status {
+        id = -1;
+        const GgufValue *v = f.find(key);
+        if (!v)
+            return {};
+        if (!v->isInteger() || v->i < 0 || uint64_t(v->i) >= n)
+            return bad(key, "not a token id (0.." + std::to_string(n - 1) + ")");
+        id = int(v->i);
+        return {};
+    };
+    int bos = -1, eos = -1, unk = -1;
+    if (Status st = idKey("tokenizer.ggml.bos_token_id", bos); !st)
+        return st;
+    if (Status st = idKey("tokenizer.ggml.eos_token_id", eos); !st)
+        return st;
+    if (Status st = idKey("tokenizer.ggml.unknown_token_id", unk); !st)
+        return st;
+    auto flag = [&](const char *key, bool fallback) {
+        const GgufValue *v = f.find(key);
+        return v && v->type == GgufValueType::Bool ? v->i != 0 : fallback;
+    };
+    const bool addBos = flag("tokenizer.ggml.add_bos_token", spm) && bos >= 0;
+    const bool addEos = flag("tokenizer.ggml.add_eos_token", false) && eos >= 0;
+
+    json vocab = json::object();
+    std::unordered_map<std::string, int> ids;
+    json added = json::array();
+    for (size_t i = 0; i < n; ++i) {
+        const std::string &t = tokens->strings[i];
+        if (!ids.emplace(t, int(i)).second)
+            return bad("tokenizer.ggml.tokens", "token " + std::to_string(i) + " " + quoteText(t) + " repeats token " +
+                                                    std::to_string(ids[t]));
+        vocab[t] = i;
+        if ((types[i] == Control || types[i] == UserDefined) && !t.empty())
+            added.push_back({{"id", i}, {"content", t}, {"special", types[i] == Control}, {"lstrip", false},
+                             {"rstrip", false}, {"single_word", false}, {"normalized", false}});
+    }
+    json doc;
+    doc["version"] = "1.0";
+    doc["added_tokens"] = added;
+    json m = {{"type", "BPE"}, {"vocab", vocab}, {"dropout", nullptr}, {"continuing_subword_prefix", nullptr},
+              {"end_of_word_suffix", nullptr}};
+    if (unk >= 0)
+        m["unk_token"] = tokens->strings[size_t(unk)];
+    std::string kind;
+    if (spm) {
+        const bool prefix = flag("tokenizer.ggml.add_space_prefix", true);
+        json norm = json::array();
+        if (prefix)
+            norm.push_back({{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}});
+        norm.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xE2\x96\x81"}});
+        doc["normalizer"] = {{"type", "Sequence"}, {"normalizers", norm}};
+        doc["pre_tokenizer"] = nullptr;
+        m["byte_fallback"] = true;
+        m["fuse_unk"] = true;
+        m["merges"] = spmMerges(tokens->strings, scores, types, ids);
+        json dec = json::array({{{"type", "Replace"}, {"pattern", {{"String", "\xE2\x96\x81"}}}, {"content", " "}},
+                                {{"type", "ByteFallback"}}, {{"type", "Fuse"}}});
+        if (prefix)
+            dec.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+        doc["decoder"] = {{"type", "Sequence"}, {"decoders", dec}};
+        kind = "SentencePiece BPE (GGUF metadata)";
+    } else {
+        const GgufValue *merges = f.find("tokenizer.ggml.merges");
+        if (!merges || merges->type != GgufValueType::Array || merges->elementType != GgufValueType::String)
+            return bad("tokenizer.ggml.merges", "missing or not a list of strings (a gpt2 tokenizer needs its merges)");
+        const GgufValue *preKey = f.find("tokenizer.ggml.pre");
+        const std::string pre = preKey && preKey->type == GgufValueType::String ? preKey->s : "";
+        bool nfc = false, ignore = false;
+        json p = preTokenizerFor(pre, nfc, ignore);
+        if (p.is_null())
+            return bad("tokenizer.ggml.pre", quoteText(pre) + " is not a pre-tokenizer attnviz knows (llama-bpe, qwen2, "
+                                                              "smollm, gpt-2, gpt-4o, default)");
+        doc["normalizer"] = nfc ? json{{"type", "NFC"}} : json(nullptr);
+        doc["pre_tokenizer"] = p;
+        m["byte_fallback"] = false;
+        m["ignore_merges"] = ignore;
+        m["merges"] = merges->strings;
+        doc["decoder"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
+        kind = "byte-level BPE (GGUF metadata)";
+    }
+    doc["model"] = m;
+    json single = json::array();
+    json specials = json::object();
+    if (addBos) {
+        single.push_back({{"SpecialToken", {{"id", tokens->strings[size_t(bos)]}, {"type_id", 0}}}});
+        specials[tokens->strings[size_t(bos)]] = {{"id", tokens->strings[size_t(bos)]}, {"ids", {bos}},
+                                                 {"tokens", {tokens->strings[size_t(bos)]}}};
+    }
+    single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
+    if (addEos) {
+        single.push_back({{"SpecialToken", {{"id", tokens->strings[size_t(eos)]}, {"type_id", 0}}}});
+        specials[tokens->strings[size_t(eos)]] = {{"id", tokens->strings[size_t(eos)]}, {"ids", {eos}},
+                                                 {"tokens", {tokens->strings[size_t(eos)]}}};
+    }
+    doc["post_processor"] = {{"type", "TemplateProcessing"}, {"single", single}, {"pair", single}, {"special_tokens", specials}};
+    std::string text;
+    try {
+        text = doc.dump();
+    } catch (const json::exception &) {
+        return bad("tokenizer.ggml.tokens", "a token or merge is not valid UTF-8");
+    }
+    std::unique_ptr<SubwordTokenizer> inner;
+    if (Status st = parseHfTokenizer(text, std::string(), f.path, inner); !st) {
+        // "PATH (tokenizer.json): model.merges[411]: ..." said in the file's own keys
+        std::string m = st.message;
+        const std::string prefix = f.path + " (tokenizer.json): ";
+        if (m.rfind(prefix, 0) == 0)
+            m = m.substr(prefix.size());
+        for (const auto &[field, key] : {std::pair<const char *, const char *>{"model.merges", "tokenizer.ggml.merges"},
+                                         {"model.vocab", "tokenizer.ggml.tokens"},
+                                         {"added_tokens", "tokenizer.ggml.tokens"},
+                                         {"model.unk_token", "tokenizer.ggml.unknown_token_id"}})
+            if (m.rfind(field, 0) == 0) {
+                m = "metadata \"" + std::string(key) + "\"" + m.substr(std::strlen(field));
+                break;
+            }
+        st.message = f.path + ": " + m;
+        return st;
+    }
+    out = std::make_unique<GgufTokenizer>(std::move(inner), kind);
+    return {};
+}
+
+} // namespace attnviz::detail

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// GGUF files on the command line (tests/fixtures/gguf): `model info` names the quantization per
+// kind of tensor, `model run` and `tokenize --model` take a .gguf path as they take a folder, and a
+// broken file is one line naming the file and the field, exit code 2.
+#include "../support/runattnviz.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+attnviz_test::Run attnviz(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
+
+QString gguf(const QString &name) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/gguf/") + name; }
+
+} // namespace
+
+class TestGgufCli : public QObject {
+    Q_OBJECT
+private slots:
+    void info()
+    {
+        const auto r = attnviz({QStringLiteral("model"), QStringLiteral("info"), gguf(QStringLiteral("llama-q4_k.gguf"))});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("family      llama"), r.out.constData());
+        QVERIFY2(r.out.contains("dtype       Q4_K_M (GGUF; attention Q4_K / Q5_0 / Q6_K, MLP Q4_K / Q6_K, embeddings Q4_K, "
+                                "output Q6_K, norms F32)"),
+                 r.out.constData());
+        QVERIFY2(r.out.contains("byte-level BPE (GGUF metadata)"), r.out.constData());
+    }
+
+    void runAndTokenize()
+    {
+        auto r = attnviz({QStringLiteral("tokenize"), QStringLiteral("--model"), gguf(QStringLiteral("qwen3.gguf")),
+                          QStringLiteral("The quick")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.startsWith("785\tThe\t0-3\n"), r.out.constData()); // Qwen's id of "The"
+        QVERIFY2(r.out.trimmed().endsWith("-9"), r.out.constData());
+        r = attnviz({QStringLiteral("model"), QStringLiteral("run"), gguf(QStringLiteral("llama-q8_0.gguf")),
+                      QStringLiteral("--text"), QStringLiteral("The quick brown fox")});
+        QCOMPARE(r.code, 0);
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        const QJsonArray att = o.value(QStringLiteral("attentions")).toArray();
+        QCOMPARE(att.size(), 2);                     // layers
+        QCOMPARE(att[0].toArray().size(), 4);        // heads
+        const QJsonArray row = att[0].toArray()[0].toArray()[1].toArray(); // head 0, query 1 (after BOS)
+        QCOMPARE(row.size(), o.value(QStringLiteral("ids")).toArray().size());
+        QVERIFY(std::abs(row[0].toDouble() + row[1].toDouble() - 1.0) < 1e-5);
+    }
+
+    void badFileExit2()
+    {
+        QTemporaryDir tmp;
+        const QString path = tmp.filePath(QStringLiteral("broken.gguf"));
+        QFile in(gguf(QStringLiteral("llama.gguf")));
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QByteArray b = in.readAll();
+        b.replace("general.architecture", "general.architecturX");
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(b);
+        out.close();
+        for (const QStringList &args : {QStringList{QStringLiteral("model"), QStringLiteral("info"), path},
+                                        QStringList{QStringLiteral("tokenize"), QStringLiteral("--model"), path, QStringLiteral("x")}}) {
+            const auto r = attnviz(args);
+            QCOMPARE(r.code, 2);
+            QVERIFY(r.out.isEmpty());
+            QCOMPARE(r.err.count('\n'), 1);
+            QVERIFY2(r.err.contains(path.toUtf8() + ": metadata \"general.architecture\": missing"), r.err.constData());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGgufCli)
+#include "tst_ggufcli.moc"
