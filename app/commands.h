@@ -16,11 +16,25 @@ int model(const QStringList &args);             // modelcommands.cpp: model info
 int modelList(const QStringList &args);         // modellist.cpp: model list
 int tokenizeWithModel(const QStringList &args); // modelcommands.cpp: tokenize --model DIR
 int benchModel(const QStringList &args);        // modelcommands.cpp: bench --model DIR / --seeded
+int generateText(const QStringList &args);       // readcommands.cpp: generate --model DIR --text T
 // The --seeded shapes for messages: "gpt2-small, bert-base, smollm2-135m ..." (modelcommands.cpp).
 QString seededShapeList();
 } // namespace attnviz::cli
 
 class QCommandLineParser;
+class QJsonObject;
+#include "attnviz/model.h"
+#include <string>
+#include <utility>
+#include <vector>
+namespace attnviz::cli {
+// `model run --lens`: the logit lens grid of a trace as JSON (readcommands.cpp).
+template <typename T>
+Status lensJson(const Model &model, const Trace<T> &trace, QJsonObject &out);
+// `bench --reads`: the lens column, the norm-weighted switch, attribution, the lens grid and a
+// generated token, timed on a `tokens`-token text (readcommands.cpp); rows of (what, median ms).
+Status benchReads(Model &model, int tokens, int repeat, std::vector<std::pair<std::string, double>> &rows);
+} // namespace attnviz::cli
 namespace attnviz::cli {
 // tokenize --vocab/--merges/--wordpiece (subwordcommands.cpp): a checkpoint's subword tokenizer.
 void addSubwordOptions(QCommandLineParser &p);

@@ -39,6 +39,8 @@ void printUsage()
                "  model list [--json]                  the models on this computer: Hugging Face cache, Ollama,\n"
                "                                       LM Studio; DIR may be hf:ORG/NAME or ollama:NAME[:TAG]\n"
                "  bench --model DIR | --seeded gpt2-small|bert-base   time a model (full, incremental, memory)\n"
+               "  generate --model DIR --text T --tokens N   continue a text: greedy, or sampled (--temperature,\n"
+               "                                       --top-k, --top-p, --seed)\n"
                "  window [SESSION.attnviz] [options]   the window (also with no command, or with only a session file)\n"
                "  vectors export|info|cos|neighbours   word vector tables (see 'attnviz vectors --help')\n"
                "\n"
@@ -102,7 +104,7 @@ static int runAttnviz(int argc, char **argv)
     // `attnviz FILE.attnviz` (the desktop entry's `attnviz %f`) opens the window on that session.
     static const QStringList verbs = {QStringLiteral("compute"), QStringLiteral("bench"), QStringLiteral("export"),
                                       QStringLiteral("tokenize"), QStringLiteral("vectors"), QStringLiteral("window"),
-                                      QStringLiteral("model"),
+                                      QStringLiteral("model"), QStringLiteral("generate"),
                                       QStringLiteral("help")};
     const bool sessionFile = !verb.isEmpty() && !verb.startsWith(QLatin1Char('-')) && !verbs.contains(verb)
         && (verb.endsWith(QLatin1String(".attnviz"), Qt::CaseInsensitive) || QFileInfo(verb).isFile());
@@ -165,6 +167,8 @@ static int runAttnviz(int argc, char **argv)
         return attnviz::cli::model(rest);
     if (verb == QLatin1String("vectors"))
         return attnviz::cli::vectors(rest);
+    if (verb == QLatin1String("generate"))
+        return attnviz::cli::generateText(rest);
     std::fprintf(stderr, "attnviz: unknown command '%s' (try 'attnviz --help')\n", qPrintable(verb));
     return 2;
 }

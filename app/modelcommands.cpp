@@ -203,6 +203,18 @@ int modelInfo(const QStringList &args)
     return 0;
 }
 
+template <typename T>
+Status addLens(bool wanted, const Model &m, const Trace<T> &tr, QJsonObject &o)
+{
+    if (!wanted)
+        return {};
+    QJsonObject lens;
+    if (Status st = lensJson(m, tr, lens); !st)
+        return st;
+    o.insert(QStringLiteral("lens"), lens);
+    return {};
+}
+
 int modelRun(const QStringList &args)
 {
     QCommandLineParser p;
@@ -217,7 +229,10 @@ int modelRun(const QStringList &args)
                               QStringLiteral("Write the JSON here (default: standard output)."), QStringLiteral("file"));
     QCommandLineOption precisionOpt(QStringLiteral("precision"), QStringLiteral("float32 (default) or float64."),
                                     QStringLiteral("p"), QStringLiteral("float32"));
-    p.addOptions({textOpt, outOpt, precisionOpt});
+    QCommandLineOption lensOpt(QStringLiteral("lens"), QStringLiteral(
+        "Add \"lens\": the logit lens, lens[layer][position] = the top 5 tokens read from the residual stream after\n"
+        "that layer (through the final norm and the unembedding), the actual token's probability and rank, entropy."));
+    p.addOptions({textOpt, outOpt, precisionOpt, lensOpt});
     if (!p.parse(args))
         return fail("model run", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -258,11 +273,15 @@ int modelRun(const QStringList &args)
         if (Status st = m->trace(req, tr); !st)
             return fail("model run", st.message, exitCodeFor(st));
         o = traceJson(m->info(), tr);
+        if (Status st = addLens(p.isSet(lensOpt), *m, tr, o); !st)
+            return fail("model run", st.message, exitCodeFor(st));
     } else {
         Trace<float> tr;
         if (Status st = m->trace(req, tr); !st)
             return fail("model run", st.message, exitCodeFor(st));
         o = traceJson(m->info(), tr);
+        if (Status st = addLens(p.isSet(lensOpt), *m, tr, o); !st)
+            return fail("model run", st.message, exitCodeFor(st));
     }
     o.insert(QStringLiteral("precision"), precision);
     // Weights that overflowed (finite weights too large for float32 give Inf, then NaN) are written
@@ -295,7 +314,7 @@ int model(const QStringList &args)
         return modelList(rest);
     if (sub == QLatin1String("--help") || sub == QLatin1String("-h")) {
         std::fputs("Usage: attnviz model info DIR [--json]\n"
-                   "       attnviz model run DIR --text TEXT [-o OUT.json] [--precision float32|float64]\n"
+                   "       attnviz model run DIR --text TEXT [-o OUT.json] [--precision float32|float64] [--lens]\n"
                    "DIR is a Hugging Face model folder: config.json (model_type gpt2, bert or distilbert),\n"
                    "model.safetensors (or shards with model.safetensors.index.json) and the tokenizer files\n"
                    "(vocab.json + merges.txt, or vocab.txt + tokenizer_config.json).\n"
@@ -358,7 +377,10 @@ int benchModel(const QStringList &args)
                                 QStringLiteral("With --seeded: the weights' precision, f32, bf16, q8_0 or q4_k (the MLP, embeddings and "
                                                "LM head kept so, as a GGUF file's); default the checkpoint's."),
                                 QStringLiteral("type"));
-    p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt});
+    QCommandLineOption readsOpt(QStringLiteral("reads"), QStringLiteral(
+        "Causal models: also time what the model reads on the first length (the logit lens column and grid, the\n"
+        "norm-weighted switch, attribution, a generated token)."));
+    p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -422,6 +444,13 @@ int benchModel(const QStringList &args)
     std::vector<ModelBenchRow> timed;
     if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed); !st)
         return fail("bench", st.message, 1);
+    if (p.isSet(readsOpt)) {
+        std::vector<std::pair<std::string, double>> reads;
+        if (Status st = benchReads(*m, sizes.front(), repeat, reads); !st)
+            return fail("bench", st.message, exitCodeFor(st));
+        for (const auto &r : reads)
+            timed.push_back({r.first, sizes.front(), r.second});
+    }
     QJsonArray rows;
     for (const ModelBenchRow &r : timed) {
         rows.append(QJsonObject{{QStringLiteral("what"), QString::fromStdString(r.what)},

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "uiverbs.h"
 #include "output.h"
+#include "readexport.h"
 
 #include "controls/controlpanel.h"
 #include "views/embeddingview.h"
@@ -308,9 +309,13 @@ int exportView(const QStringList &args)
     QCommandLineOption dpiOpt(QStringLiteral("dpi"), QStringLiteral("PNG resolution (default 96)."), QStringLiteral("dpi"),
                               QStringLiteral("96"));
     QCommandLineOption noNumbersOpt(QStringLiteral("no-numbers"), QStringLiteral("No numbers in the heatmap cells."));
+    QCommandLineOption tokenOpt(QStringLiteral("token"),
+                                QStringLiteral("--view dla: the token attributed (a vocabulary spelling, or text that is one "
+                                               "token); default: the predicted one. --query picks the position (default: the last)."),
+                                QStringLiteral("text"));
     p.addOptions({sentOpt, keyOpt, viewOpt, headsOpt, dHeadOpt, headOpt, queryOpt, maskOpt, padOpt, methodOpt, scaleOpt,
                   tempOpt, normOpt, projOpt, seedOpt, dropOpt, dropSeedOpt, embOpt, outOpt, widthOpt, heightOpt, dpiOpt,
-                  noNumbersOpt});
+                  noNumbersOpt, tokenOpt});
     QCommandLineOption modelOpt(QStringLiteral("model"),
                                 QStringLiteral("A model folder (GPT-2, BERT, DistilBERT) or `bundled` (attnviz-tiny) instead "
                                                "of the word vectors; the word-vector options then do not apply."),
@@ -370,8 +375,9 @@ int exportView(const QStringList &args)
     if (!ui::isFigureSuffix(suffix) && !ui::isMatrixSuffix(suffix))
         return fail("export", QStringLiteral("--out %1: unknown format (use .png .svg .pdf .csv .npy .json)").arg(out), 2);
 
-    ui::ExportView view;
-    if (!ui::exportViewIds().contains(p.value(viewOpt)) || !ui::parseExportView(p.value(viewOpt), view))
+    ui::ExportView view = ui::ExportView::Weights;
+    const bool readsView = isReadsView(p.value(viewOpt)); // the logit lens, attribution: readexport.cpp
+    if (!ui::exportViewIds().contains(p.value(viewOpt)) || (!readsView && !ui::parseExportView(p.value(viewOpt), view)))
         return fail("export", QStringLiteral("--view %1: expected %2").arg(p.value(viewOpt), ui::idChoices(ui::exportViewIds())), 2);
 
     auto intOpt = [&](const QCommandLineOption &o, int lo, int hi, int &v) {
@@ -530,6 +536,8 @@ int exportView(const QStringList &args)
                              "live limit for %d heads, as in the window)\n",
                      std::max(snap->totalQueryTokens, snap->totalKeyTokens), std::max(snap->tq(), snap->tk()),
                      s.numHeads);
+    if (readsView)
+        return exportReadsView(p.value(viewOpt), snap, p.isSet(queryOpt) ? query : -1, p.value(tokenOpt), out, {width, height, dpi});
     if (snap->hasResult() && view == ui::ExportView::Row && query >= snap->tq())
         return fail("export", QStringLiteral("--query %1: the sentence has %2 tokens").arg(query).arg(snap->tq()), 2);
 

@@ -17,6 +17,7 @@
 #include "teaching/presets.h"
 #include "views/compareview.h"
 #include "views/embeddingview.h"
+#include "views/generationpanel.h"
 #include "views/headgridview.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
@@ -46,6 +47,7 @@
 #include <QProgressBar>
 #include <QScreen>
 #include <QScrollArea>
+#include <QTextCursor>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
@@ -108,6 +110,17 @@ MainWindow::MainWindow(QWidget *parent)
     // (no docks but the lesson's) the views' own minimums apply again.
     m_tabs->setMinimumSize(kTabsMinimum);
     m_views = new ViewRouter(m_session, m_tabs, this);
+
+    // Generate: continues the text token by token, appending each token to it (causal models)
+    m_generation = new GenerationPanel(this);
+    m_generation->setObjectName(QStringLiteral("generationPanel"));
+    m_generation->setVisible(false);
+    input->layout()->addWidget(m_generation);
+    connect(m_generation, &GenerationPanel::appendText, this, [this](const QString &piece) {
+        QTextCursor c(m_queryEdit->document());
+        c.movePosition(QTextCursor::End);
+        c.insertText(piece);
+    });
 
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(input);
@@ -313,6 +326,10 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     // vectors) used before the one now open
     const bool listTabs = (s->hasResult() || s->sentence.trimmed().isEmpty()) && s->fromModel() == (m_session->model() != nullptr);
     m_views->setSnapshot(s, viewScope(s->settings.stack.enabled()), listTabs);
+    if (listTabs)
+        m_generation->setVisible(s->causalLm());
+    m_generation->setSnapshot(s);
+    m_queryChips->setGeneratedFrom(generatedChip(*s, m_generation->generatedFrom()));
     const int layer = s->layerIndex(m_session->selectedLayer());
     if (s->deep())
         m_controls->stackControls()->setShownLayer(layer);

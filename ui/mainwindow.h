@@ -38,6 +38,7 @@ struct ComparisonSpec;
 class ControlPanel;
 class EmbeddingView;
 class ExportActions;
+class GenerationPanel;
 class GuideDialog;
 class PresentationMode;
 class WindowState;
@@ -122,6 +123,7 @@ public:
     LiveSession *session() const { return m_session; }
     ControlPanel *controls() const { return m_controls; }
     ViewRouter *views() const { return m_views; } // every view of the registry, by id
+    GenerationPanel *generationPanel() const { return m_generation; }
     HeatmapView *heatmapView() const;
     HeadGridView *headGridView() const;
     EmbeddingView *embeddingView() const;
@@ -234,6 +236,7 @@ private:
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     InputPanel *m_input = nullptr;
+    GenerationPanel *m_generation = nullptr; // under the text: causal models only
     QTabWidget *m_tabs = nullptr;
     QLabel *m_status = nullptr, *m_notice = nullptr;
     QProgressBar *m_progress = nullptr;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "testsupport.h"
 
+#include "attnviz/pretrained.h"
 #include "live/livesession.h"
+#include "modelfolders.h"
 
 #include <qcustomplot.h>
 
@@ -105,6 +107,19 @@ void settlePlot(QCustomPlot *plot)
     }
     QTest::qWait(30);
     plot->replot(QCustomPlot::rpImmediateRefresh);
+}
+
+ui::SnapshotPtr traceFixtureModel(const QString &model, const QString &text)
+{
+    std::unique_ptr<Model> m;
+    if (!openPretrained(attnviz_test::fixtureModel(model).toStdString(), {}, m))
+        return nullptr;
+    ui::LiveSession session;
+    session.setDebounceMs(0);
+    session.setModel(std::shared_ptr<Model>(std::move(m)));
+    session.setSentence(text);
+    session.requestNow();
+    return waitForCurrentResult(session) ? session.snapshot() : nullptr;
 }
 
 } // namespace attnviz::test

@@ -56,6 +56,9 @@ quint64 shownGeneration(const ui::LiveSession &session);
 // Waits (running the event loop, at most `ms` milliseconds) until `session` shows the result of its
 // latest request: true when that result has weights, false for a message or a timeout.
 bool waitForCurrentResult(const ui::LiveSession &session, int ms = 10000);
+// The fixture model folder `model` (tests/fixtures/models) traced on `text` by a LiveSession as the
+// window does; null when the folder does not open or the trace fails.
+ui::SnapshotPtr traceFixtureModel(const QString &model, const QString &text);
 // Replots `plot` until its labels settle (each label change costs one more layout pass).
 void settlePlot(QCustomPlot *plot);
 

@@ -4,9 +4,7 @@
 // projected, the rotated Q and K after them, K and V named and captioned once per key/value group;
 // GPT-2's stages as they were. The stage list, names, captions and plotted cells are read back.
 // Also the layers × heads role grid's head names: the key/value head each query head reads.
-#include "attnviz/pretrained.h"
 #include "live/livesession.h"
-#include "modelfolders.h"
 #include "testsupport.h"
 #include "views/headrolesview.h"
 #include "views/pipelineview.h"
@@ -20,26 +18,11 @@
 using namespace attnviz;
 using namespace attnviz::ui;
 using namespace attnviz::test;
-using attnviz_test::fixtureModel;
 using Kind = PipelineView::StageKind;
 
 namespace {
 
 const QString kText = QStringLiteral("The animal didn't cross the street because it was too tired.");
-
-// `model` traced on kText by a LiveSession as the window does.
-SnapshotPtr traced(const QString &model)
-{
-    std::unique_ptr<Model> m;
-    if (!openPretrained(fixtureModel(model).toStdString(), {}, m))
-        return nullptr;
-    LiveSession session;
-    session.setDebounceMs(0);
-    session.setModel(std::shared_ptr<Model>(std::move(m)));
-    session.setSentence(kText);
-    session.requestNow();
-    return waitForCurrentResult(session) ? session.snapshot() : nullptr;
-}
 
 QVector<Kind> kinds(const PipelineView &view)
 {
@@ -75,7 +58,7 @@ private slots:
         QFETCH(int, layer);
         QFETCH(int, head);
         QFETCH(bool, qkNorm);
-        const SnapshotPtr s = traced(model);
+        const SnapshotPtr s = traceFixtureModel(model, kText);
         QVERIFY(s && s->hasResult());
         PipelineView view;
         view.resize(1200, 900);
@@ -150,7 +133,7 @@ private slots:
 
     void gpt2StagesUnchanged()
     {
-        const SnapshotPtr s = traced(QStringLiteral("gpt2-tiny"));
+        const SnapshotPtr s = traceFixtureModel(QStringLiteral("gpt2-tiny"), kText);
         QVERIFY(s && s->hasResult());
         PipelineView view;
         view.resize(1200, 900);
@@ -169,7 +152,7 @@ private slots:
     // A sliding-window layer says so under the mask (mistral-tiny: a window of 4 on every layer).
     void slidingWindowCaption()
     {
-        const SnapshotPtr s = traced(QStringLiteral("mistral-tiny"));
+        const SnapshotPtr s = traceFixtureModel(QStringLiteral("mistral-tiny"), kText);
         QVERIFY(s && s->hasResult());
         PipelineView view;
         view.resize(1200, 900);
@@ -187,7 +170,7 @@ private slots:
     void headRolesNameKeyValueHeads()
     {
         for (const QString &model : {QStringLiteral("llama-tiny"), QStringLiteral("gpt2-tiny")}) {
-            const SnapshotPtr s = traced(model);
+            const SnapshotPtr s = traceFixtureModel(model, kText);
             QVERIFY(s && s->hasResult());
             HeadRolesView view;
             view.resize(1000, 700);

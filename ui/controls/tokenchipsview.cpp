@@ -133,6 +133,14 @@ void TokenChipsView::setPadded(const std::set<int> &padded, bool paddingActive)
     update();
 }
 
+void TokenChipsView::setGeneratedFrom(int index)
+{
+    if (index == m_generatedFrom)
+        return;
+    m_generatedFrom = index;
+    update();
+}
+
 void TokenChipsView::setPlaceholder(const QString &text)
 {
     m_placeholder = text;
@@ -205,7 +213,11 @@ void TokenChipsView::paintEvent(QPaintEvent *e)
         const bool unknown = isUnknown(i);
         const bool padded = m_padded.count(i) > 0;
         const bool special = isSpecial(i);
-        QColor fill = padded ? QColor(225, 225, 225) : special ? QColor(238, 230, 248) : QColor(232, 240, 252);
+        const bool generated = m_generatedFrom >= 0 && i >= m_generatedFrom;
+        QColor fill = padded    ? QColor(225, 225, 225)
+                      : special ? QColor(238, 230, 248)
+                      : generated ? QColor(220, 242, 220)
+                                  : QColor(232, 240, 252);
         QPen pen(unknown ? QColor(215, 120, 20) : special ? QColor(130, 90, 170) : QColor(120, 150, 200),
                  unknown ? 1.5 : 1.0);
         if (unknown) {
@@ -254,6 +266,8 @@ bool TokenChipsView::event(QEvent *e)
             tip += tr(" · added by the tokenizer");
         else if (isContinuation(i))
             tip += tr(" · continues the word before it");
+        if (m_generatedFrom >= 0 && i >= m_generatedFrom)
+            tip += tr(" · generated");
         QToolTip::showText(help->globalPos(), tip, this, m_rects[size_t(i)]);
         return true;
     }

@@ -40,6 +40,9 @@ public:
     void setTraceTokens(const std::vector<TraceToken> &tokens, int totalTokens, Pieces pieces);
     void setPadded(const std::set<int> &padded, bool paddingActive);
     void setPlaceholder(const QString &text);
+    // Chips from `index` on were generated (views/generationpanel.h): drawn green; -1: none.
+    void setGeneratedFrom(int index);
+    int generatedFrom() const { return m_generatedFrom; }
     void setClickable(bool on) { m_clickable = on; }
 
     int chipCount() const { return int(m_tokens.size()); }
@@ -78,6 +81,7 @@ protected:
 
 private:
     enum Flag : uint8_t { kSpecial = 1, kContinues = 2 };
+    int m_generatedFrom = -1;
     bool chipFlag(int index, Flag f) const
     {
         return index >= 0 && index < int(m_flags.size()) && (m_flags[size_t(index)] & f);

@@ -44,6 +44,21 @@ bool commit(OutputFile &f, const QString &path, QString *error)
     return false;
 }
 
+// `bytes` to `path` through OutputFile; false with the message where it cannot be written.
+bool writeBytes(const QString &path, const QByteArray &bytes, QString *error)
+{
+    OutputFile file(path);
+    if (!openSave(file, path, error))
+        return false;
+    if (file.device()->write(bytes) != bytes.size()) {
+        if (error)
+            *error = QStringLiteral("cannot write %1: %2").arg(path, file.device()->errorString());
+        file.cancel();
+        return false;
+    }
+    return commit(file, path, error);
+}
+
 // Lays the plot out at the export size once, so that the views' label thinning (done after each
 // layout) sees the export geometry, not the window's; the real rendering then uses those labels.
 void layoutFor(QCustomPlot *plot, int w, int h)
@@ -420,16 +435,56 @@ bool saveMatrices(const ComputeSnapshot &s, ExportView view, int layer, int head
         bytes = npy(blockFor(s, view, layer, head, query));
     else
         bytes = json(s, view, layer, head, query);
-    OutputFile file(path);
-    if (!openSave(file, path, error))
-        return false;
-    if (file.device()->write(bytes) != bytes.size()) {
+    return writeBytes(path, bytes, error);
+}
+
+bool saveLabelledMatrix(const LabelledMatrix &m, const QString &path, QString *error)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (!isMatrixSuffix(suffix)) {
         if (error)
-            *error = QStringLiteral("cannot write %1: %2").arg(path, file.device()->errorString());
-        file.cancel();
+            *error = QStringLiteral("%1: unknown matrix format (use .csv, .npy or .json)").arg(path);
         return false;
     }
-    return commit(file, path, error);
+    Block b;
+    b.shape = {int(m.values.rows()), int(m.values.cols())};
+    for (Eigen::Index i = 0; i < m.values.rows(); ++i)
+        for (Eigen::Index j = 0; j < m.values.cols(); ++j)
+            b.values.push_back(float(m.values(i, j)));
+    QByteArray bytes;
+    if (suffix == QLatin1String("npy")) {
+        bytes = npy(b);
+    } else if (suffix == QLatin1String("csv")) {
+        QString out = quoteCsv(m.corner);
+        for (const QString &c : m.columns)
+            out += QLatin1Char(',') + quoteCsv(c);
+        out += QLatin1Char('\n');
+        for (Eigen::Index i = 0; i < m.values.rows(); ++i) {
+            out += quoteCsv(m.rows.value(int(i)));
+            for (Eigen::Index j = 0; j < m.values.cols(); ++j)
+                out += QLatin1Char(',') + num(m.values(i, j));
+            out += QLatin1Char('\n');
+        }
+        bytes = out.toUtf8();
+    } else {
+        QJsonObject o{{QStringLiteral("view"), m.view},
+                      {QStringLiteral("title"), m.title},
+                      {QStringLiteral("rows"), QJsonArray::fromStringList(m.rows)},
+                      {QStringLiteral("columns"), QJsonArray::fromStringList(m.columns)},
+                      {QStringLiteral("shape"), QJsonArray{b.shape[0], b.shape[1]}}};
+        QJsonArray data;
+        for (Eigen::Index i = 0; i < m.values.rows(); ++i) {
+            QJsonArray row;
+            for (Eigen::Index j = 0; j < m.values.cols(); ++j)
+                row.append(jsonNumber(m.values(i, j)));
+            data.append(row);
+        }
+        o.insert(QStringLiteral("data"), data);
+        if (!m.extra.isEmpty())
+            o.insert(QStringLiteral("extra"), m.extra);
+        bytes = QJsonDocument(o).toJson(QJsonDocument::Indented);
+    }
+    return writeBytes(path, bytes, error);
 }
 
 } // namespace attnviz::ui

@@ -7,7 +7,9 @@
 
 #include "live/livetypes.h"
 
+#include <QJsonObject>
 #include <QJsonValue>
+#include <QStringList>
 #include <QString>
 
 class QCustomPlot;
@@ -37,6 +39,18 @@ bool saveMatrices(const ComputeSnapshot &s, ExportView view, int layer, int head
                   QString *error);
 
 QString exportViewName(ExportView v);
+
+// A view's own table of numbers (the logit lens, attribution): rows x columns with their labels,
+// written by the path's suffix as saveMatrices writes the attention's: CSV with the labels, NPY of
+// the values (float32), JSON with `view`, `title`, `rows`, `columns`, `shape`, `data` and `extra`.
+struct LabelledMatrix {
+    QString view, title;
+    QString corner; // the CSV's first cell ("layer\\position")
+    QStringList rows, columns;
+    Mat<double> values;
+    QJsonObject extra;
+};
+bool saveLabelledMatrix(const LabelledMatrix &m, const QString &path, QString *error);
 
 // A number for a JSON output: finite as a number, otherwise the case files' strings "NaN",
 // "Infinity", "-Infinity" (JSON has no non-finite numbers; QJsonValue would write null).

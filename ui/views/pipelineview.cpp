@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// The pipeline widget: the step bar, one card per stage (heatmap, formula, caption) in as many
+// columns as fit, the explanation beside them, stepping and clicks. What each stage holds and how a
+// click is explained is the stage table's (pipelinestages.cpp).
 #include "views/pipelineview.h"
+#include "views/pipelinestages.h"
 
 #include "style/cellpaint.h"
 #include "style/legibility.h"
@@ -34,36 +38,11 @@ using Kind = PipelineView::StageKind;
 
 namespace {
 
-constexpr int kMaxTerms = 12;      // terms written out in a sum before "…"
 constexpr int kMaxHatchCells = 256 * 256;
 constexpr int kBoxWidth = 320;
 constexpr int kPlotHeight = 280;
 
-QString num(double v)
-{
-    if (std::isnan(v))
-        return QStringLiteral("NaN");
-    if (std::isinf(v))
-        return v < 0 ? QStringLiteral("−∞") : QStringLiteral("∞");
-    return QString::number(v, 'f', 4);
-}
-
-QString esc(const QString &s) { return s.toHtmlEscaped(); }
-
-QString shape(Eigen::Index r, Eigen::Index c) { return QStringLiteral("%1 × %2").arg(r).arg(c); }
-
-// "a×b + c×d + …": the first kMaxTerms products of a sum, then how many are left out.
-template <typename F>
-QString termList(int n, F term)
-{
-    QStringList t;
-    for (int k = 0; k < n && k < kMaxTerms; ++k)
-        t << term(k);
-    QString s = t.join(QStringLiteral(" + "));
-    if (n > kMaxTerms)
-        s += QStringLiteral(" + … (%1 more terms)").arg(n - kMaxTerms);
-    return s;
-}
+QString num(double v) { return stageNumber(v); }
 
 QStringList indexLabels(Eigen::Index n)
 {
@@ -71,71 +50,6 @@ QStringList indexLabels(Eigen::Index n)
     for (Eigen::Index k = 0; k < n; ++k)
         l << QString::number(k);
     return l;
-}
-
-// The attention settings a trace was computed with: the controls' for the word-vector models; a
-// model folder's own arithmetic (softmax of q·k/√d_head, causal for GPT-2, padding as clicked).
-ComputeSettings effectiveSettings(const ComputeSnapshot &s)
-{
-    ComputeSettings c = s.settings;
-    if (!s.fromModel())
-        return c;
-    c = ComputeSettings();
-    const bool padded = !s.paddedKeys.empty();
-    c.mask = s.modelInfo.causal ? (padded ? MaskChoice::CausalPadding : MaskChoice::Causal)
-                                : (padded ? MaskChoice::Padding : MaskChoice::None);
-    if (!s.customMask.empty())
-        c.mask = MaskChoice::Custom;
-    return c;
-}
-
-// A sliding-window layer's extra mask, said after the causal one (Mistral, Gemma, Qwen's window layers).
-// The stages, in the order the view shows them: one row per stage, with whether it applies to the
-// snapshot's layer (null: always). A stage a model's architecture adds (rotary positions, a gate)
-// is a row here, its matrix a case of fillStage and its arithmetic a case of explainText.
-struct StageSpec {
-    Kind kind;
-    bool (*applies)(const ComputeSnapshot &s, int layer);
-};
-bool crossAttention(const ComputeSnapshot &s, int) { return s.cross; }
-// q and k turned by rotary positions (or normalized per head) after the projection
-bool turnedQK(const ComputeSnapshot &s, int layer) { return s.seq(layer).qPre.size() != 0; }
-const StageSpec kStageSpecs[] = {
-    {Kind::Input, nullptr},          {Kind::KeyInput, crossAttention}, {Kind::Q, nullptr},
-    {Kind::K, nullptr},              {Kind::V, nullptr},               {Kind::QRotated, turnedQK},
-    {Kind::KRotated, turnedQK},      {Kind::RawScores, nullptr},       {Kind::Scaled, nullptr},
-    {Kind::Masked, nullptr},         {Kind::Weights, nullptr},         {Kind::Context, nullptr},
-    {Kind::Concat, nullptr},         {Kind::Output, nullptr},
-};
-
-QString slidingWindowNote(const Architecture &a, int layer)
-{
-    const int w = layer >= 0 && layer < int(a.window.size()) ? a.window[size_t(layer)] : 0;
-    return w > 0 ? QCoreApplication::translate("PipelineView", " This layer slides a window of %1 tokens: keys %1 or "
-                                                               "more tokens back are hatched too.").arg(w)
-                 : QString();
-}
-
-// A real checkpoint whose blocks normalize the residual stream before attention (GPT-2, Llama, Gemma).
-bool preNorm(const ComputeSnapshot &s)
-{
-    return s.modelInfo.architecture.layers > 0 && s.modelInfo.architecture.placement != NormPlacement::Post;
-}
-
-// The norm before the projections, as the formulas name it.
-QString normName(const ComputeSnapshot &s)
-{
-    return s.modelInfo.architecture.norm == NormKind::LayerNorm ? QStringLiteral("LN₁") : QStringLiteral("RMSNorm₁");
-}
-
-// What turns q and k after the projection: "rotary positions", "the per-head norm and rotary positions".
-QString turnWords(const ComputeSnapshot &s)
-{
-    const Architecture &a = s.modelInfo.architecture;
-    const bool rotary = a.positions == PositionKind::Rotary;
-    if (a.qkNorm)
-        return rotary ? PipelineView::tr("the per-head norm and rotary positions") : PipelineView::tr("the per-head norm");
-    return PipelineView::tr("rotary positions");
 }
 
 } // namespace
@@ -211,10 +125,8 @@ private:
 
 // One stage: a header (always shown), the heatmap with its formula as title, a caption, and a
 // message in place of the heatmap when the stage cannot be drawn.
-class PipelineStage : public QFrame {
+class PipelineStage : public QFrame, public StageContent {
 public:
-    Kind kind;
-    QString name, title, caption, message;
     QString shownTitle; // the title text as this stage last set it (an export may add a line meanwhile)
     QLabel *header = nullptr, *captionLabel = nullptr, *messageLabel = nullptr, *hiddenLabel = nullptr;
     QCustomPlot *plot = nullptr;
@@ -225,15 +137,13 @@ public:
     PlotZoom *zoom = nullptr; // a dragged rectangle zooms; the wheel scrolls the stages instead
     QSize home{1, 1};         // the whole matrix, columns × rows
     QPoint pressPos;
-    Mat<float> owned;
-    const Mat<float> *matrix = nullptr;
     QStringList rowLabels, colLabels;
     bool revealed = true;
 
     PipelineStage(Kind k, QWidget *parent)
         : QFrame(parent)
-        , kind(k)
     {
+        kind = k;
         setFrameShape(QFrame::StyledPanel);
         setFixedWidth(kBoxWidth);
         auto *l = new QVBoxLayout(this);
@@ -531,11 +441,7 @@ QVector<QRect> PipelineView::highlights(int i) const
 
 void PipelineView::buildStages()
 {
-    const bool ok = m_shown && m_shown->hasResult();
-    QVector<Kind> kinds;
-    for (const StageSpec &spec : kStageSpecs)
-        if (!spec.applies || (ok && spec.applies(*m_shown, m_layer)))
-            kinds << spec.kind;
+    const QVector<Kind> kinds = applicableStages(m_shown.get(), m_layer);
     bool same = kinds.size() == m_stages.size();
     for (int i = 0; same && i < kinds.size(); ++i)
         same = m_stages[i]->kind == kinds[i];
@@ -712,6 +618,23 @@ void PipelineView::rebuild()
         focusCell(refocus, m_focusRow, m_focusCol);
 }
 
+StageContext PipelineView::context() const
+{
+    StageContext cx;
+    cx.snapshot = m_shown.get();
+    cx.layer = m_layer;
+    cx.head = shownHead();
+    cx.scale = m_scale;
+    cx.raw = &m_raw;
+    cx.scaled = &m_scaled;
+    cx.masked = &m_masked;
+    cx.scoresDerived = m_scoresDerived;
+    cx.queryLabels = &m_queryLabels;
+    cx.keyLabels = &m_keyLabels;
+    cx.monoFamily = explanationMono().family();
+    return cx;
+}
+
 void PipelineView::fillStage(PipelineStage &st)
 {
     const SnapshotPtr &s = m_shown;
@@ -723,310 +646,16 @@ void PipelineView::fillStage(PipelineStage &st)
     st.rowLabels.clear();
     st.colLabels.clear();
     const bool ok = s && s->hasResult();
-    const int h = shownHead();
-    const int dh = ok ? s->attention(m_layer).dHead : 0;
-    const int H = ok ? s->attention(m_layer).numHeads : 0;
-    const QString headSuffix = H > 1 ? QStringLiteral("_%1").arg(h) : QString(), &hs = headSuffix;
-    const QString headWord = H > 1 ? tr(" of head %1").arg(h) : QString();
-    const bool cross = ok && s->cross;
-    const bool stack = ok && s->deep();
-    const auto &proj = ok ? s->projections(m_layer) : std::shared_ptr<const Projections<float>>();
-    const ComputeSettings c = ok ? effectiveSettings(*s) : ComputeSettings();
     const bool model = ok && s->fromModel();
-    bool signedScale = true;
-    bool hatch = false;
-    QStringList *rows = &m_queryLabels, *cols = nullptr;
-    QStringList dimLabels;
-    QString xAxis = tr("dimension"), yAxis = tr("query");
+    st.rows = &m_queryLabels;
+    st.cols = nullptr;
+    st.xAxis = tr("dimension");
+    st.yAxis = tr("query");
+    st.hatch = false;
+    st.signedScale = true;
+    fillStageContent(context(), st);
 
-    auto headCols = [&](const Mat<float> &m) {
-        if (m.cols() >= (h + 1) * dh)
-            st.owned = m.middleCols(h * dh, dh);
-        st.matrix = &st.owned;
-    };
-    auto scoresMissing = [&] {
-        st.message = tr("Not derived at this size: %1 × %2 scores per head (over %L3 cells). The live "
-                        "computation keeps no score matrices; the weights stage below is exact.")
-                         .arg(s->tq())
-                         .arg(s->tk())
-                         .arg(kMaxDerivedCells);
-    };
-
-    switch (st.kind) {
-    case Kind::Input:
-        st.name = stack ? tr("Residual stream") : tr("Input X");
-        if (ok) {
-            st.matrix = &s->queryInput(m_layer);
-            st.title = (stack ? tr("X = residual stream into layer %1").arg(s->layerIndex(m_layer)) : tr("X = token embeddings"))
-                + QStringLiteral("   ") + shape(s->tq(), s->queryInput(m_layer).cols());
-        }
-        st.caption = model ? (s->layerIndex(m_layer) == 0 ? tr("One row per token: its embedding plus its position's, entering layer 0.")
-                                                           : tr("One row per token: the residual stream entering this layer."))
-                               + (preNorm(*s) ? tr(" The model normalizes it (%1) before the projections.").arg(normName(*s)) : QString())
-            : cross ? tr("One row per query token: its word vector. Queries come from this sentence.")
-                    : tr("One row per token: its word vector. Queries, keys and values all start here.");
-        break;
-    case Kind::KeyInput:
-        st.name = tr("Key/value input");
-        if (ok) {
-            st.matrix = &s->keyInput(m_layer);
-            st.title = tr("X_kv = key/value sentence") + QStringLiteral("   ") + shape(s->tk(), s->keyInput(m_layer).cols());
-        }
-        rows = &m_keyLabels;
-        yAxis = tr("key");
-        st.caption = tr("Cross-attention: keys and values come from the second sentence.");
-        break;
-    case Kind::Q:
-    case Kind::K:
-    case Kind::V: {
-        const char *letter = st.kind == Kind::Q ? "Q" : st.kind == Kind::K ? "K" : "V";
-        const QString L = QString::fromLatin1(letter), l = L.toLower();
-        // grouped-query attention: K and V are one key/value head's, shared by a group of query heads
-        const AttentionResult<float> *att = ok ? &s->attention(m_layer) : nullptr;
-        const bool grouped = att && st.kind != Kind::Q && att->kvHeads > 0 && att->kvHeads < att->numHeads;
-        const int kv = grouped ? att->kvHeadOf(h) : h, group = grouped ? att->numHeads / att->kvHeads : 1;
-        st.name = L + (grouped ? tr(" of key/value head %1 (query heads %2–%3)").arg(kv).arg(kv * group).arg((kv + 1) * group - 1)
-                               : headWord);
-        const QString hs = grouped ? QStringLiteral("_kv%1").arg(kv) : headSuffix;
-        if (st.kind != Kind::Q) {
-            rows = &m_keyLabels;
-            yAxis = tr("key");
-        }
-        if (ok) {
-            const SequenceResult<float> &r = s->seq(m_layer);
-            const bool turned = r.qPre.size() != 0; // Q and K as projected; the rotated stages follow
-            headCols(st.kind == Kind::Q ? (turned ? r.qPre : r.q) : st.kind == Kind::K ? (turned ? r.kPre : r.k) : r.v);
-            const Linear<float> *lin = !proj ? nullptr : st.kind == Kind::Q ? &proj->q : st.kind == Kind::K ? &proj->k : &proj->v;
-            const QString x = st.kind != Kind::Q && cross ? QStringLiteral("X_kv") : QStringLiteral("X");
-            QString f;
-            if (model)
-                f = QStringLiteral("%1%2 = %3·W_%4ᵀ + b_%4").arg(L, hs, preNorm(*s) ? normName(*s) + QStringLiteral("(X)") : QStringLiteral("X"), l);
-            else if (stack)
-                f = QStringLiteral("%1%2 = LN(X)·W_%3ᵀ").arg(L, hs, l);
-            else if (!lin || lin->isIdentity())
-                f = H > 1 ? QStringLiteral("%1%2 = %3[:, %4…%5]").arg(L, hs, x).arg(h * dh).arg((h + 1) * dh - 1)
-                          : QStringLiteral("%1 = %2 (identity)").arg(L, x);
-            else
-                f = QStringLiteral("%1%2 = %3·W_%4ᵀ%5").arg(L, hs, x, l, lin->hasBias() ? QStringLiteral(" + b_") + l : QString());
-            st.title = f + QStringLiteral("   ") + shape(st.owned.rows(), st.owned.cols());
-        }
-        st.caption = st.kind == Kind::Q   ? tr("Queries: what each token is looking for.")
-            : st.kind == Kind::K          ? tr("Keys: what each token offers to be found by.")
-                                          : tr("Values: what each token passes on when attended to.");
-        if (ok && (!proj || (st.kind == Kind::Q ? proj->q : st.kind == Kind::K ? proj->k : proj->v).isIdentity()) && !stack)
-            st.caption += tr(" Identity projection: a slice of X itself.");
-        if (grouped)
-            st.caption += tr(" Grouped-query attention: %1 key/value heads for %2 query heads, shown once per "
-                             "group: key/value head %3 serves query heads %4–%5, so they all read these same %6.")
-                              .arg(att->kvHeads)
-                              .arg(att->numHeads)
-                              .arg(kv)
-                              .arg(kv * group)
-                              .arg((kv + 1) * group - 1)
-                              .arg(st.kind == Kind::K ? tr("keys") : tr("values"));
-        if (ok && st.kind != Kind::V && s->seq(m_layer).qPre.size())
-            st.caption += tr(" As projected, before %1: the next stages show them after.").arg(turnWords(*s));
-        break;
-    }
-    case Kind::QRotated:
-    case Kind::KRotated: {
-        const bool q = st.kind == Kind::QRotated;
-        const AttentionResult<float> *att = ok ? &s->attention(m_layer) : nullptr;
-        const bool grouped = att && !q && att->kvHeads > 0 && att->kvHeads < att->numHeads;
-        const int kv = grouped ? att->kvHeadOf(h) : h;
-        const bool rotary = ok && s->modelInfo.architecture.positions == PositionKind::Rotary;
-        const QString L = q ? QStringLiteral("Q") : QStringLiteral("K");
-        st.name = (rotary ? tr("%1 rotated").arg(L) : tr("%1 normalized").arg(L))
-            + (grouped ? tr(" of key/value head %1").arg(kv) : headWord);
-        if (!q) {
-            rows = &m_keyLabels;
-            yAxis = tr("key");
-        }
-        if (ok) {
-            const SequenceResult<float> &r = s->seq(m_layer);
-            headCols(q ? r.q : r.k);
-            const QString sub = grouped ? QStringLiteral("_kv%1").arg(kv) : hs;
-            const Architecture &arch = s->modelInfo.architecture;
-            QString f = L + sub;
-            if (arch.qkNorm)
-                f = QStringLiteral("RMSNorm(") + f + QStringLiteral(")");
-            if (rotary)
-                f = QStringLiteral("RoPE(") + f + QStringLiteral(", position)");
-            st.title = QStringLiteral("%1%2 = %3   %4").arg(L, sub, f, shape(st.owned.rows(), st.owned.cols()));
-        }
-        st.caption = (q ? tr("Queries") : tr("Keys")) + QStringLiteral(" ") + tr("after %1.").arg(ok ? turnWords(*s) : QString());
-        if (ok && s->modelInfo.architecture.positions == PositionKind::Rotary)
-            st.caption += tr(" Each pair of dimensions is turned by an angle that grows with the token's position, so "
-                             "q·k depends on how far apart two tokens are. The scores read these.");
-        break;
-    }
-    case Kind::RawScores:
-        st.name = tr("Raw scores");
-        cols = &m_keyLabels;
-        xAxis = tr("key");
-        if (ok) {
-            const AttentionResult<float> &att = s->attention(m_layer);
-            const QString ks = att.kvHeads > 0 && att.kvHeads < att.numHeads ? QStringLiteral("_kv%1").arg(att.kvHeadOf(h)) : hs;
-            st.title = QStringLiteral("S = Q%1·K%2ᵀ   %3").arg(hs, ks, shape(s->tq(), s->tk()));
-            if (m_scoresDerived)
-                st.matrix = &m_raw;
-            else
-                scoresMissing();
-        }
-        st.caption = tr("Dot product of each query row with each key row, before any scaling: "
-                        "large when they point the same way.");
-        break;
-    case Kind::Scaled: {
-        st.name = tr("Scaled scores");
-        cols = &m_keyLabels;
-        xAxis = tr("key");
-        if (ok) {
-            QString f;
-            const Architecture &arch = s->modelInfo.architecture;
-            const bool ownScale = model && arch.attentionScale > 0;
-            switch (ownScale ? ScaleRule::Explicit : c.scaleRule) {
-            case ScaleRule::InvSqrtDHead: f = QStringLiteral("S' = S / √%1  (× %2)").arg(dh).arg(num(m_scale)); break;
-            case ScaleRule::InvSqrtDModel:
-                f = QStringLiteral("S' = S / √d_model = S / √%1  (× %2)").arg(s->attention(m_layer).dModel).arg(num(m_scale));
-                break;
-            case ScaleRule::None: f = QStringLiteral("S' = S  (no scaling, × 1)"); break;
-            case ScaleRule::Temperature:
-                f = QStringLiteral("S' = S / (T·√%1), T = %2  (× %3)").arg(dh).arg(c.temperature, 0, 'g', 3).arg(num(m_scale));
-                break;
-            case ScaleRule::Explicit:
-                f = ownScale ? QStringLiteral("S' = S / √query_pre_attn_scalar = S / √%1  (× %2)")
-                                   .arg(1.0 / (arch.attentionScale * arch.attentionScale), 0, 'g', 6)
-                                   .arg(num(m_scale))
-                             : QStringLiteral("S' = S × %1").arg(num(m_scale));
-                break;
-            }
-            if (s->attention(m_layer).softcap > 0)
-                f += QStringLiteral(", then %1·tanh(S' / %1)").arg(s->attention(m_layer).softcap, 0, 'g', 4);
-            st.title = f + QStringLiteral("   ") + shape(s->tq(), s->tk());
-            if (m_scoresDerived)
-                st.matrix = &m_scaled;
-            else
-                scoresMissing();
-        }
-        st.caption = c.scaleRule == ScaleRule::None
-            ? tr("No scaling is configured: the scores go to the normalization as they are.")
-            : tr("Scaled so that the scores do not grow with the vector width (%1).").arg(scaleRuleName(c.scaleRule));
-        break;
-    }
-    case Kind::Masked: {
-        st.name = tr("Masked scores");
-        cols = &m_keyLabels;
-        xAxis = tr("key");
-        hatch = true;
-        if (ok) {
-            const bool any = s->seq(m_layer).mask.size() > 0;
-            const Normalization n = c.normalization;
-            QString f;
-            if (!any)
-                f = QStringLiteral("no mask: S'_m = S'");
-            else if (n == Normalization::Softmax && c.maskMethod == MaskMethod::NegInf)
-                f = QStringLiteral("S'_m = S', −∞ where masked");
-            else if (n == Normalization::Softmax)
-                f = QStringLiteral("mask M: softmax, × (1 − M), renormalize");
-            else
-                f = QStringLiteral("S'_m = S', 0 where masked");
-            st.title = f + QStringLiteral("   ") + shape(s->tq(), s->tk());
-            if (m_scoresDerived)
-                st.matrix = &m_masked;
-            else
-                scoresMissing();
-            st.caption = model && any && s->modelInfo.causal
-                ? tr("Hatched keys are later tokens: a causal model (%1) lets each token see only itself and "
-                     "what came before.").arg(QString::fromStdString(s->modelInfo.name))
-                      + slidingWindowNote(s->modelInfo.architecture, m_layer)
-                : !any ? tr("Mask: none (%1). Every query sees every key.").arg(maskName(c.mask))
-                : n == Normalization::Softmax && c.maskMethod == MaskMethod::MultiplyRenormalize
-                ? tr("Hatched keys (%1) are zeroed after the softmax and the rest rescaled to sum to 1.").arg(maskName(c.mask))
-                : tr("Hatched keys (%1) are hidden from the query: they will get weight 0.").arg(maskName(c.mask));
-        }
-        break;
-    }
-    case Kind::Weights: {
-        st.name = tr("Attention weights");
-        cols = &m_keyLabels;
-        xAxis = tr("key");
-        hatch = true;
-        signedScale = false;
-        if (ok) {
-            const Mat<float> &w = s->weights(m_layer, h);
-            QString f;
-            switch (c.normalization) {
-            case Normalization::Softmax:
-                f = c.maskMethod == MaskMethod::MultiplyRenormalize && s->seq(m_layer).mask.size()
-                    ? QStringLiteral("A = renorm(softmax(S') · (1 − M))")
-                    : QStringLiteral("A = softmax(S'_m)  (each row)");
-                break;
-            case Normalization::Sum: f = QStringLiteral("A = S'_m / row sum"); break;
-            case Normalization::Cosine: f = QStringLiteral("A = cos(q_i, k_j)"); break;
-            }
-            if (c.dropout > 0)
-                f = QStringLiteral("A = dropout_%1(%2)").arg(c.dropout, 0, 'g', 3).arg(f.mid(4));
-            st.title = f + QStringLiteral("   ") + shape(s->tq(), s->tk());
-            if (w.rows() == s->tq() && w.cols() == s->tk())
-                st.matrix = &w;
-            else
-                st.message = tr("The backend did not read these weights back (only the displayed heads are, at "
-                                "this size).");
-            QString cap = c.normalization == Normalization::Softmax
-                ? (c.dropout > 0 ? tr("Before dropout each row sums to 1: how much query i listens to key j.")
-                                 : tr("Each row sums to 1: how much query i listens to key j."))
-                : c.normalization == Normalization::Sum ? tr("Each row divided by its sum (no exponentials).")
-                                                        : tr("Cosine similarity of q_i and k_j, not normalized.");
-            if (c.dropout > 0)
-                cap += tr(" After dropout (p = %1, seed %2): dropped weights are 0, the kept ones × 1/(1−p), so a "
-                          "row no longer sums to 1.")
-                           .arg(c.dropout, 0, 'g', 3)
-                           .arg(c.dropoutSeed);
-            if (!s->seq(m_layer).fullyMaskedRows.empty())
-                cap += tr(" %n row(s) have every key masked: NaN, as in PyTorch.", "", int(s->seq(m_layer).fullyMaskedRows.size()));
-            st.caption = cap;
-        }
-        break;
-    }
-    case Kind::Context:
-        st.name = tr("Context") + headWord;
-        if (ok) {
-            headCols(s->seq(m_layer).context);
-            st.title = QStringLiteral("C%1 = A·V%1   %2").arg(hs, shape(st.owned.rows(), st.owned.cols()));
-        }
-        st.caption = tr("Each query's new vector: the values mixed by that query's weights.");
-        break;
-    case Kind::Concat:
-        st.name = tr("Concatenated heads");
-        if (ok) {
-            st.matrix = &s->seq(m_layer).context;
-            st.title = (H > 1 ? QStringLiteral("concat(C_0 … C_%1)").arg(H - 1) : QStringLiteral("concat(C) = C"))
-                + QStringLiteral("   %1 × %2·%3").arg(s->tq()).arg(H).arg(dh);
-        }
-        st.caption = H > 1 && dh == 1 ? tr("The %1 heads' contexts side by side (head h takes column h).").arg(H)
-            : H > 1 ? tr("The %1 heads' contexts side by side (head h takes columns h·%2 … h·%2+%3).")
-                          .arg(H)
-                          .arg(dh)
-                          .arg(dh - 1)
-                    : tr("One head: the concatenation is that head's context.");
-        break;
-    case Kind::Output: {
-        st.name = tr("Output");
-        if (ok) {
-            st.matrix = &s->seq(m_layer).output;
-            const bool identity = !stack && (!proj || proj->o.isIdentity());
-            st.title = (identity ? QStringLiteral("no W_o: O = concat")
-                                 : QStringLiteral("O = concat·W_oᵀ%1").arg(!stack && proj->o.hasBias() ? QStringLiteral(" + b_o") : QString()))
-                + QStringLiteral("   ") + shape(s->seq(m_layer).output.rows(), s->seq(m_layer).output.cols());
-            st.caption = identity ? tr("Identity output projection: the output is the concatenation.")
-                                  : tr("The output projection mixes the heads back into d_out = %1 numbers per token.")
-                                        .arg(s->seq(m_layer).output.cols());
-        }
-        break;
-    }
-    }
-
-    const bool dimStage = st.kind != Kind::RawScores && st.kind != Kind::Scaled && st.kind != Kind::Masked && st.kind != Kind::Weights;
+    const bool dimStage = !st.cols; // columns are dimensions, not keys
     if (model && dimStage && st.matrix && st.matrix->cols() > kMaxShownDims) {
         // wide vectors (64-d heads, 768-d streams): the first columns at a readable size, and a
         // marker that says how many there are, rather than unreadable slivers
@@ -1034,7 +663,7 @@ void PipelineView::fillStage(PipelineStage &st)
         Mat<float> left = st.matrix->leftCols(kMaxShownDims);
         st.owned = std::move(left);
         st.matrix = &st.owned;
-        xAxis = tr("dim 0–%1 … %2 dims").arg(kMaxShownDims - 1).arg(all);
+        st.xAxis = tr("dim 0–%1 … %2 dims").arg(kMaxShownDims - 1).arg(all);
         st.title += tr("  (%1 of %2 dims shown)").arg(kMaxShownDims).arg(all);
         st.caption += tr(" Dimensions 0–%1 of %2 shown; click a cell for its numbers.").arg(kMaxShownDims - 1).arg(all);
     }
@@ -1049,17 +678,17 @@ void PipelineView::fillStage(PipelineStage &st)
     st.messageLabel->setText(st.message);
     st.titleElement->setText(st.title);
     st.shownTitle = st.title;
-    st.plot->xAxis->setLabel(xAxis);
-    st.plot->yAxis->setLabel(yAxis);
+    st.plot->xAxis->setLabel(st.xAxis);
+    st.plot->yAxis->setLabel(st.yAxis);
 
     if (st.matrix && st.matrix->size() > 0 && st.message.isEmpty()) {
         const Mat<float> &m = *st.matrix;
-        st.rowLabels = *rows;
-        if (cols)
-            st.colLabels = *cols;
+        st.rowLabels = *st.rows;
+        if (st.cols)
+            st.colLabels = *st.cols;
         else
             st.colLabels = indexLabels(m.cols());
-        const BoolMat *mask = hatch && s->seq(m_layer).mask.size() ? &s->seq(m_layer).mask : nullptr;
+        const BoolMat *mask = st.hatch && s->seq(m_layer).mask.size() ? &s->seq(m_layer).mask : nullptr;
         // masked scores are −∞ (or 0) by construction: hatched, and left out of the colour range
         const bool excludeMasked = st.kind == Kind::Masked && mask;
         int pool = 1;
@@ -1067,7 +696,7 @@ void PipelineView::fillStage(PipelineStage &st)
         st.map->data()->recalculateDataBounds();
         const QCPRange b = st.map->data()->dataBounds();
         double lo = std::isfinite(b.lower) ? b.lower : 0, hi = std::isfinite(b.upper) ? b.upper : 1;
-        if (!signedScale && lo >= 0) {
+        if (!st.signedScale && lo >= 0) {
             st.scale->setGradient(weightsGradient());
             // the weights follow the View menu's fixed 0–1 scale; other stages stay auto-ranged
             const QCPRange r = st.kind == Kind::Weights && fixedWeightScale() && hi <= 1.0 + 1e-6
@@ -1279,415 +908,20 @@ bool PipelineView::explainCell(int i, int row, int col)
         return false;
     clearHighlights();
     m_focus = -1; // a click: the view no longer keeps a lesson's stage in view
-    const Kind k = st.kind;
-    const int h = shownHead(), dh = m_shown->attention(m_layer).dHead;
-    const bool cross = m_shown->cross;
-    highlightCell(k, row, col);
-    switch (k) {
-    case Kind::Input:
-        highlightRows(Kind::Q, row, row);
-        if (!cross) {
-            highlightRows(Kind::K, row, row);
-            highlightRows(Kind::V, row, row);
-        }
-        break;
-    case Kind::KeyInput:
-        highlightRows(Kind::K, row, row);
-        highlightRows(Kind::V, row, row);
-        break;
-    case Kind::Q:
-        highlightRows(Kind::Input, row, row);
-        highlightRows(Kind::QRotated, row, row);
-        highlightRows(Kind::RawScores, row, row);
-        break;
-    case Kind::K:
-        highlightRows(cross ? Kind::KeyInput : Kind::Input, row, row);
-        highlightRows(Kind::KRotated, row, row);
-        highlightCols(Kind::RawScores, row, row);
-        break;
-    case Kind::QRotated:
-        highlightRows(Kind::Q, row, row);
-        highlightRows(Kind::RawScores, row, row);
-        break;
-    case Kind::KRotated:
-        highlightRows(Kind::K, row, row);
-        highlightCols(Kind::RawScores, row, row);
-        break;
-    case Kind::V:
-        highlightRows(cross ? Kind::KeyInput : Kind::Input, row, row);
-        highlightCols(Kind::Context, col, col);
-        break;
-    case Kind::RawScores:
-    case Kind::Scaled:
-    case Kind::Masked:
-    case Kind::Weights:
-        highlightRows(Kind::Q, row, row);
-        highlightRows(Kind::K, col, col);
-        highlightRows(Kind::QRotated, row, row);
-        highlightRows(Kind::KRotated, col, col);
-        for (Kind o : {Kind::RawScores, Kind::Scaled, Kind::Masked, Kind::Weights})
-            highlightCell(o, row, col);
-        if (k == Kind::Weights)
-            highlightRows(Kind::Context, row, row);
-        break;
-    case Kind::Context:
-        highlightRows(Kind::Weights, row, row);
-        highlightCols(Kind::V, col, col);
-        highlightCell(Kind::Concat, row, h * dh + col);
-        break;
-    case Kind::Concat:
-        if (col / std::max(1, dh) == h)
-            highlightCell(Kind::Context, row, col - h * dh);
-        highlightRows(Kind::Output, row, row);
-        break;
-    case Kind::Output: highlightRows(Kind::Concat, row, row); break;
-    }
-    m_explain->setHtml(explainText(k, row, col));
+    // the outlines the stage table asks for, in the stages this configuration has
+    struct Marks : StageMarks {
+        PipelineView *view;
+        explicit Marks(PipelineView *v) : view(v) {}
+        void rows(Kind kind, int r0, int r1) override { view->highlightRows(kind, r0, r1); }
+        void cols(Kind kind, int c0, int c1) override { view->highlightCols(kind, c0, c1); }
+        void cell(Kind kind, int row, int col) override { view->highlightCell(kind, row, col); }
+    } marks(this);
+    const StageContext cx = context();
+    markRelated(cx, st.kind, row, col, marks);
+    m_explain->setHtml(explainStageCell(cx, st.kind, row, col));
     for (PipelineStage *s : m_stages)
         s->plot->replot(QCustomPlot::rpQueuedReplot);
     return true;
-}
-
-QString PipelineView::explainText(Kind kind, int i, int j) const
-{
-    const ComputeSnapshot &s = *m_shown;
-    const SequenceResult<float> &r = s.seq(m_layer);
-    const ComputeSettings c = effectiveSettings(s);
-    const int h = shownHead(), dh = s.attention(m_layer).dHead, H = s.attention(m_layer).numHeads;
-    const QString qTok = esc(m_queryLabels.value(i)), kTok = esc(m_keyLabels.value(j));
-    const QString head = H > 1 ? QStringLiteral(", head %1").arg(h) : QString();
-    const bool masked = r.mask.size() && i < r.mask.rows() && j < r.mask.cols() && r.mask(i, j);
-    QString out;
-    auto line = [&out](const QString &t) { out += QStringLiteral("<p>") + t + QStringLiteral("</p>"); };
-    auto mono = [&out](const QString &t) {
-        out += QStringLiteral("<p style=\"font-family: '%1', monospace\">").arg(explanationMono().family()) + t
-            + QStringLiteral("</p>");
-    };
-    const auto qh = r.q.middleCols(h * dh, dh);
-    const auto kh = r.k.middleCols(h * dh, dh);
-    const auto vh = r.v.middleCols(h * dh, dh);
-    auto dot = [&](int qi, int kj) {
-        double sum = 0;
-        for (int d = 0; d < dh; ++d)
-            sum += double(qh(qi, d)) * double(kh(kj, d));
-        return sum;
-    };
-    auto dotTerms = [&](int qi, int kj) {
-        return termList(dh, [&](int d) { return QStringLiteral("%1×%2").arg(num(qh(qi, d)), num(kh(kj, d))); });
-    };
-    auto scaleText = [&] {
-        switch (c.scaleRule) {
-        case ScaleRule::InvSqrtDHead: return QStringLiteral("1/√%1 = %2").arg(dh).arg(num(s.attention(m_layer).scale));
-        case ScaleRule::InvSqrtDModel: return QStringLiteral("1/√%1 = %2").arg(s.attention(m_layer).dModel).arg(num(s.attention(m_layer).scale));
-        case ScaleRule::None: return QStringLiteral("1 (no scaling)");
-        case ScaleRule::Temperature:
-            return QStringLiteral("1/(%1·√%2) = %3").arg(c.temperature, 0, 'g', 3).arg(dh).arg(num(s.attention(m_layer).scale));
-        case ScaleRule::Explicit: return num(s.attention(m_layer).scale);
-        }
-        return QString();
-    };
-    auto maskReason = [&](int qi, int kj) {
-        QStringList why;
-        if ((c.mask == MaskChoice::Causal || c.mask == MaskChoice::CausalPadding) && kj > qi)
-            why << QStringLiteral("causal: key %1 comes after query %2").arg(kj).arg(qi);
-        if ((c.mask == MaskChoice::Padding || c.mask == MaskChoice::CausalPadding) && s.paddedKeys.count(kj))
-            why << QStringLiteral("key %1 is padding").arg(kj);
-        if (c.mask == MaskChoice::Custom && s.customMask.count({qi, kj}))
-            why << QStringLiteral("masked by hand");
-        return why.isEmpty() ? QStringLiteral("masked") : why.join(QStringLiteral("; "));
-    };
-    auto project = [&](const char *letter, const Mat<float> &x, const Mat<float> &result, const Linear<float> *lin) {
-        const int g = h * dh + j;
-        const QString L = QString::fromLatin1(letter);
-        line(QStringLiteral("<b>%1[%2, %3]%4</b> = %5").arg(L).arg(i).arg(j).arg(head, num(result(i, g))));
-        if (s.fromModel() && s.layer(m_layer).projections) {
-            // Grouped-query attention: K and V come from the head's key/value head; rotary models
-            // show the projection before q/k norm and rotation.
-            const AttentionResult<float> &att = s.attention(m_layer);
-            const int kv = att.kvHeadOf(h);
-            const int gw = letter[0] == 'Q' ? g : kv * dh + j;
-            if (letter[0] != 'Q' && att.kvHeads > 0 && att.kvHeads < att.numHeads)
-                line(QStringLiteral("Head %1 reads key/value head %2, which heads %3–%4 share.")
-                         .arg(h)
-                         .arg(kv)
-                         .arg(kv * (att.numHeads / att.kvHeads))
-                         .arg((kv + 1) * (att.numHeads / att.kvHeads) - 1));
-            const Mat<float> &turned = letter[0] == 'Q' ? r.q : r.k;
-            if (letter[0] != 'V' && r.qPre.size() && i < turned.rows() && g < turned.cols())
-                line(QStringLiteral("After %1 (the next stages) it is %2.").arg(turnWords(s)).arg(num(turned(i, g))));
-            const Linear<float> &W = letter[0] == 'Q' ? s.layer(m_layer).projections->q
-                : letter[0] == 'K'                    ? s.layer(m_layer).projections->k
-                                                      : s.layer(m_layer).projections->v;
-            const Mat<float> &xin = s.layer(m_layer).attentionIn;
-            line(QStringLiteral("x_%1 = %2 (row %1, %3 numbers); %4[%1, %5] = x_%1 · row %6 of W_%7 + b_%7[%6]:")
-                     .arg(i)
-                     .arg(preNorm(s) ? normName(s) + QStringLiteral(" of the residual stream") : QStringLiteral("the residual stream"))
-                     .arg(xin.cols())
-                     .arg(L)
-                     .arg(g)
-                     .arg(gw)
-                     .arg(L.toLower()));
-            double sum = 0;
-            for (int k = 0; k < xin.cols(); ++k)
-                sum += double(xin(i, k)) * double(W.W(gw, k));
-            mono(termList(int(xin.cols()), [&](int k) { return QStringLiteral("%1×%2").arg(num(xin(i, k)), num(W.W(gw, k))); })
-                 + QStringLiteral(" = ") + num(sum));
-            if (W.hasBias())
-                mono(QStringLiteral("+ b_%1[%2] = %3 + %4 = <b>%5</b>").arg(L.toLower()).arg(gw).arg(num(sum), num(W.b(gw)), num(sum + W.b(gw))));
-            return;
-        }
-        if (s.deep()) {
-            line(QStringLiteral("Stack layer %1: computed from the layer-normalized residual stream with the layer's "
-                                "W_%2; this view does not expand stack layers' projections.")
-                     .arg(s.layerIndex(m_layer))
-                     .arg(L.toLower()));
-            return;
-        }
-        if (!lin || lin->isIdentity()) {
-            line(QStringLiteral("Identity projection: %1 = X, so this is column %2 of row %3 of X: %4.")
-                     .arg(L)
-                     .arg(g)
-                     .arg(i)
-                     .arg(num(x(i, g))));
-            return;
-        }
-        double sum = 0;
-        for (int k = 0; k < x.cols(); ++k)
-            sum += double(x(i, k)) * double(lin->W(g, k));
-        line(QStringLiteral("x_%1 · (row %2 of W_%3) = Σ_k x_%1,k · W_%3[%2, k]:").arg(i).arg(g).arg(L.toLower()));
-        mono(termList(int(x.cols()), [&](int k) { return QStringLiteral("%1×%2").arg(num(x(i, k)), num(lin->W(g, k))); })
-             + QStringLiteral(" = ") + num(sum));
-        if (lin->hasBias())
-            mono(QStringLiteral("+ b_%1[%2] = %3 + %4 = %5")
-                     .arg(L.toLower())
-                     .arg(g)
-                     .arg(num(sum), num(lin->b(g)), num(sum + lin->b(g))));
-    };
-
-    switch (kind) {
-    case Kind::Input:
-    case Kind::KeyInput: {
-        const bool key = kind == Kind::KeyInput;
-        const Mat<float> &x = key ? s.keyInput(m_layer) : s.queryInput(m_layer);
-        const QString tok = esc(key ? m_keyLabels.value(i) : m_queryLabels.value(i));
-        line(QStringLiteral("<b>%1[%2, %3]</b> = %4").arg(key ? QStringLiteral("X_kv") : QStringLiteral("X")).arg(i).arg(j).arg(num(x(i, j))));
-        if (s.deep())
-            line(QStringLiteral("Component %1 of token %2 “%3” in the residual stream entering layer %4.").arg(j).arg(i).arg(tok).arg(s.layerIndex(m_layer)));
-        else if (const std::vector<uint8_t> &u = key ? s.keyUnknown : s.queryUnknown; size_t(i) < u.size() && u[size_t(i)])
-            line(QStringLiteral("Token %1 “%2” is not in the table %3: component %4 of its deterministic stand-in vector.")
-                     .arg(i).arg(tok, esc(s.tableName)).arg(j));
-        else
-            line(QStringLiteral("Component %1 of the word vector of token %2 “%3” (table %4).").arg(j).arg(i).arg(tok, esc(s.tableName)));
-        break;
-    }
-    case Kind::Q:
-        project("Q", s.queryInput(m_layer), r.qPre.size() ? r.qPre : r.q, s.projections(m_layer) ? &s.projections(m_layer)->q : nullptr);
-        break;
-    case Kind::K:
-        project("K", s.keyInput(m_layer), r.kPre.size() ? r.kPre : r.k, s.projections(m_layer) ? &s.projections(m_layer)->k : nullptr);
-        break;
-    case Kind::QRotated:
-    case Kind::KRotated: {
-        // rotate_half: dimension j < dims / 2 pairs with j + dims / 2, turned by i · θ_(j mod dims / 2)
-        const bool q = kind == Kind::QRotated;
-        const Mat<float> &pre = q ? r.qPre : r.kPre, &post = q ? r.q : r.k;
-        const int g = h * dh + j;
-        const QString L = q ? QStringLiteral("Q") : QStringLiteral("K");
-        line(QStringLiteral("<b>%1 rotated[%2, %3]%4</b> = %5").arg(L).arg(i).arg(j).arg(head, num(post(i, g))));
-        const Architecture &arch = s.modelInfo.architecture;
-        const Rope &rope = arch.ropeOf(s.layerIndex(m_layer));
-        const int half = rope.dims / 2;
-        if (arch.qkNorm) {
-            line(QStringLiteral("As projected it was %1; %2 first normalizes the head's %3 numbers, then turns them.")
-                     .arg(num(pre(i, g)))
-                     .arg(turnWords(s))
-                     .arg(dh));
-        } else if (arch.positions == PositionKind::Rotary && j < rope.dims && half > 0) {
-            const RopeTable table = ropeTable(rope, int(post.rows()));
-            const int k = j % half, partner = j < half ? j + half : j - half;
-            const double angle = double(i) * table.invFreq[size_t(k)];
-            const double a = pre(i, g), b = pre(i, h * dh + partner);
-            line(QStringLiteral("Token %1 turns the pair of dimensions (%2, %3) by %1 × θ_%4 = %1 × %5 = %6 rad:")
-                     .arg(i).arg(std::min(j, partner)).arg(std::max(j, partner)).arg(k).arg(num(table.invFreq[size_t(k)])).arg(num(angle)));
-            const double c = std::cos(angle) * table.attentionScaling, sn = std::sin(angle) * table.attentionScaling;
-            mono(j < half ? QStringLiteral("%1 × cos − %2 × sin = %1 × %3 − %2 × %4 = %5")
-                                .arg(num(a), num(b), num(c), num(sn), num(a * c - b * sn))
-                          : QStringLiteral("%1 × cos + %2 × sin = %1 × %3 + %2 × %4 = %5")
-                                .arg(num(a), num(b), num(c), num(sn), num(a * c + b * sn)));
-        } else {
-            line(QStringLiteral("Dimension %1 is beyond the %2 rotated ones: unchanged, %3.").arg(j).arg(rope.dims).arg(num(pre(i, g))));
-        }
-        break;
-    }
-    case Kind::V: project("V", s.keyInput(m_layer), r.v, s.projections(m_layer) ? &s.projections(m_layer)->v : nullptr); break;
-    case Kind::RawScores:
-    case Kind::Scaled:
-    case Kind::Masked: {
-        const double raw = dot(i, j);
-        const double scaled = raw * s.attention(m_layer).scale;
-        line(QStringLiteral("<b>%1[%2, %3]</b>: query %2 “%4” · key %3 “%5”%6")
-                 .arg(kind == Kind::RawScores ? QStringLiteral("S") : kind == Kind::Scaled ? QStringLiteral("S'") : QStringLiteral("S'_m"))
-                 .arg(i)
-                 .arg(j)
-                 .arg(qTok, kTok, head));
-        line(QStringLiteral("S = q_%1 · k_%2 = Σ_c q_%1,c · k_%2,c:").arg(i).arg(j));
-        mono(dotTerms(i, j) + QStringLiteral(" = <b>") + num(raw) + QStringLiteral("</b>"));
-        if (kind != Kind::RawScores) {
-            line(QStringLiteral("Scaled: S' = S × %1:").arg(scaleText()));
-            mono(QStringLiteral("%1 × %2 = <b>%3</b>").arg(num(raw), num(s.attention(m_layer).scale), num(scaled)));
-        }
-        if (kind == Kind::Masked) {
-            if (!masked)
-                line(QStringLiteral("Not masked: S'_m = S' = %1.").arg(num(scaled)));
-            else if (c.normalization == Normalization::Softmax && c.maskMethod == MaskMethod::NegInf)
-                line(QStringLiteral("<b>Masked</b> (%1): S'_m = −∞, so exp gives 0 and the weight is 0.").arg(maskReason(i, j)));
-            else if (c.normalization == Normalization::Softmax)
-                line(QStringLiteral("<b>Masked</b> (%1): kept here; the softmax runs over every key, then this "
-                                    "key's probability is multiplied by 0 and the row renormalized.")
-                         .arg(maskReason(i, j)));
-            else
-                line(QStringLiteral("<b>Masked</b> (%1): S'_m = 0, and the key is left out of the row's sum.").arg(maskReason(i, j)));
-        }
-        break;
-    }
-    case Kind::Weights: {
-        const Mat<float> &w = s.weights(m_layer, h);
-        const int tk = int(w.cols());
-        line(QStringLiteral("<b>A[%1, %2]</b> = %3: how much query %1 “%4” attends to key %2 “%5”%6")
-                 .arg(i).arg(j).arg(num(w(i, j))).arg(qTok, kTok, head));
-        const bool fully = std::find(r.fullyMaskedRows.begin(), r.fullyMaskedRows.end(), i) != r.fullyMaskedRows.end();
-        if (fully) {
-            line(QStringLiteral("Every key of query %1 is masked: no weights exist. The policy (as PyTorch) makes "
-                                "the whole row NaN, and so its context and output rows.")
-                     .arg(i));
-            break;
-        }
-        std::vector<double> sc(static_cast<size_t>(tk));
-        for (int k = 0; k < tk; ++k)
-            sc[size_t(k)] = dot(i, k) * s.attention(m_layer).scale;
-        auto isMasked = [&](int k) { return r.mask.size() && r.mask(i, k); };
-        if (masked && !(c.normalization == Normalization::Softmax && c.maskMethod == MaskMethod::MultiplyRenormalize))
-            line(QStringLiteral("<b>Masked</b> (%1): weight 0.").arg(maskReason(i, j)));
-        if (c.normalization == Normalization::Cosine) {
-            double qn = 0, kn = 0;
-            for (int d = 0; d < dh; ++d) {
-                qn += double(qh(i, d)) * qh(i, d);
-                kn += double(kh(j, d)) * kh(j, d);
-            }
-            qn = std::sqrt(qn);
-            kn = std::sqrt(kn);
-            if (!masked) {
-                line(QStringLiteral("Cosine: A = (q_%1 · k_%2) / (|q_%1| |k_%2|):").arg(i).arg(j));
-                mono(QStringLiteral("%1 / (%2 × %3) = <b>%4</b>").arg(num(dot(i, j)), num(qn), num(kn), num(qn * kn > 0 ? dot(i, j) / (qn * kn) : 0)));
-            }
-        } else if (c.normalization == Normalization::Sum) {
-            double sum = 0;
-            for (int k = 0; k < tk; ++k)
-                if (!isMasked(k))
-                    sum += sc[size_t(k)];
-            line(QStringLiteral("Row %1's scaled scores (masked → 0, left out):").arg(i));
-            mono(termList(tk, [&](int k) { return isMasked(k) ? QStringLiteral("(masked)") : num(sc[size_t(k)]); })
-                 + QStringLiteral(" = ") + num(sum));
-            if (!masked)
-                mono(QStringLiteral("A = S'_%1,%2 / row sum = %3 / %4 = <b>%5</b>").arg(i).arg(j).arg(num(sc[size_t(j)]), num(sum), num(sc[size_t(j)] / sum)));
-        } else {
-            const bool renorm = c.maskMethod == MaskMethod::MultiplyRenormalize && r.mask.size();
-            double mx = -std::numeric_limits<double>::infinity();
-            for (int k = 0; k < tk; ++k)
-                if (renorm || !isMasked(k))
-                    mx = std::max(mx, sc[size_t(k)]);
-            std::vector<double> e(static_cast<size_t>(tk));
-            double z = 0;
-            for (int k = 0; k < tk; ++k) {
-                e[size_t(k)] = renorm || !isMasked(k) ? std::exp(sc[size_t(k)] - mx) : 0.0;
-                z += e[size_t(k)];
-            }
-            line(QStringLiteral("Row %1's scaled scores S'%2:").arg(i).arg(renorm ? QString() : QStringLiteral("_m")));
-            mono(termList(tk, [&](int k) { return !renorm && isMasked(k) ? QStringLiteral("−∞") : num(sc[size_t(k)]); }).replace(QStringLiteral(" + "), QStringLiteral(", ")));
-            line(QStringLiteral("Softmax, stable form: subtract the row max m = %1, exponentiate:").arg(num(mx)));
-            mono(termList(tk, [&](int k) { return num(e[size_t(k)]); }) + QStringLiteral(" = Z = ") + num(z));
-            if (!renorm) {
-                if (!masked)
-                    mono(QStringLiteral("A = exp(S'_%1,%2 − m) / Z = %3 / %4 = <b>%5</b>").arg(i).arg(j).arg(num(e[size_t(j)]), num(z), num(e[size_t(j)] / z)));
-            } else {
-                double kept = 0;
-                for (int k = 0; k < tk; ++k)
-                    if (!isMasked(k))
-                        kept += e[size_t(k)] / z;
-                line(QStringLiteral("Multiply-renormalize: p = exp/Z; masked keys × 0; the kept p sum to %1.").arg(num(kept)));
-                if (masked)
-                    line(QStringLiteral("<b>Masked</b> (%1): p × 0 = weight 0.").arg(maskReason(i, j)));
-                else
-                    mono(QStringLiteral("A = p / %1 = %2 / %1 = <b>%3</b>").arg(num(kept), num(e[size_t(j)] / z), num(e[size_t(j)] / z / kept)));
-            }
-        }
-        // the whole row as drawn (and as the lessons quote it): cells too small for four decimals,
-        // or for any number at 18 px in presentation mode, show it here (issue 14)
-        mono(QStringLiteral("A[%1, :] = ").arg(i)
-             + termList(tk, [&](int k) { return num(w(i, k)); }).replace(QStringLiteral(" + "), QStringLiteral(", ")));
-        if (c.dropout > 0 && size_t(h) < r.weightsPreDropout.size()) {
-            const float pre = r.weightsPreDropout[size_t(h)](i, j);
-            const bool dropped = w(i, j) == 0.0f && pre != 0.0f;
-            line(dropped ? QStringLiteral("Dropout (p = %1): this weight was <b>dropped</b> → 0 (it was %2).").arg(c.dropout, 0, 'g', 3).arg(num(pre))
-                         : QStringLiteral("Dropout (p = %1): kept, × 1/(1−p): %2 × %3 = <b>%4</b>.")
-                               .arg(c.dropout, 0, 'g', 3)
-                               .arg(num(pre), num(1.0 / (1.0 - c.dropout)), num(w(i, j))));
-        }
-        if (dh <= 16) { // what the row becomes: its context, the values mixed by these weights
-            QStringList ctx;
-            for (int d = 0; d < dh; ++d)
-                ctx << num(r.context(i, h * dh + d));
-            line(QStringLiteral("Row %1's weights mix the rows of V into its context C%2[%1] = [%3].")
-                     .arg(i)
-                     .arg(H > 1 ? QStringLiteral("_%1").arg(h) : QString(), ctx.join(QStringLiteral(", "))));
-        }
-        break;
-    }
-    case Kind::Context: {
-        const Mat<float> &w = s.weights(m_layer, h);
-        const int tk = int(w.cols());
-        double sum = 0;
-        for (int k = 0; k < tk; ++k)
-            sum += double(w(i, k)) * double(vh(k, j));
-        line(QStringLiteral("<b>C[%1, %2]</b>%3 = %4: query %1 “%5”, value column %2")
-                 .arg(i).arg(j).arg(head, num(r.context(i, h * dh + j))).arg(qTok));
-        line(QStringLiteral("Σ_j A_%1,j · V_j,%2 (weights of row %1 × column %2 of V):").arg(i).arg(j));
-        mono(termList(tk, [&](int k) { return QStringLiteral("%1×%2").arg(num(w(i, k)), num(vh(k, j))); }) + QStringLiteral(" = <b>")
-             + num(sum) + QStringLiteral("</b>"));
-        break;
-    }
-    case Kind::Concat: {
-        const int hh = j / std::max(1, dh);
-        line(QStringLiteral("<b>concat[%1, %2]</b> = %3").arg(i).arg(j).arg(num(r.context(i, j))));
-        line(QStringLiteral("Column %1 is column %2 of head %3's context C_%3 (row %4 “%5”).%6")
-                 .arg(j).arg(j - hh * dh).arg(hh).arg(i).arg(qTok)
-                 .arg(hh == h ? QStringLiteral(" That is the context stage shown here.") : QString()));
-        break;
-    }
-    case Kind::Output: {
-        line(QStringLiteral("<b>O[%1, %2]</b> = %3: output of query %1 “%4”").arg(i).arg(j).arg(num(r.output(i, j))).arg(qTok));
-        if (s.deep()) {
-            line(QStringLiteral("Stack layer %1: concat row %2 · row %3 of the layer's W_o + b_o (not expanded here).").arg(s.layerIndex(m_layer)).arg(i).arg(j));
-            break;
-        }
-        const Linear<float> *o = s.projections(m_layer) ? &s.projections(m_layer)->o : nullptr;
-        if (!o || o->isIdentity()) {
-            line(QStringLiteral("No W_o (identity): output = concatenation, so O[%1, %2] = concat[%1, %2] = %3.")
-                     .arg(i).arg(j).arg(num(r.context(i, j))));
-            break;
-        }
-        double sum = 0;
-        for (int k = 0; k < r.context.cols(); ++k)
-            sum += double(r.context(i, k)) * double(o->W(j, k));
-        line(QStringLiteral("concat row %1 · row %2 of W_o:").arg(i).arg(j));
-        mono(termList(int(r.context.cols()), [&](int k) { return QStringLiteral("%1×%2").arg(num(r.context(i, k)), num(o->W(j, k))); })
-             + QStringLiteral(" = ") + num(sum));
-        if (o->hasBias())
-            mono(QStringLiteral("+ b_o[%1] = %2 + %3 = <b>%4</b>").arg(j).arg(num(sum), num(o->b(j)), num(sum + o->b(j))));
-        break;
-    }
-    }
-    return out;
 }
 
 } // namespace attnviz::ui

@@ -25,6 +25,7 @@ class QPushButton;
 namespace attnviz::ui {
 
 class PipelineStage;
+struct StageContext;
 
 class PipelineView : public DeferredView {
     Q_OBJECT
@@ -107,6 +108,7 @@ private:
     static QFont explanationMono(); // the explanation's fixed-width font
     void styleHeadNote(); // orange, bold, at WCAG AA (4.5 : 1) on the window's background
     void buildStages();
+    StageContext context() const; // what the stage table's functions read
     void fillStage(PipelineStage &st);
     void relayout();
     void applyReveal();
@@ -114,7 +116,6 @@ private:
     void highlightRows(StageKind kind, int r0, int r1);
     void highlightCols(StageKind kind, int c0, int c1);
     void highlightCell(StageKind kind, int row, int col);
-    QString explainText(StageKind kind, int row, int col) const;
     PipelineStage *stage(StageKind kind) const;
 
     SnapshotPtr m_snapshot; // the latest

@@ -3,12 +3,14 @@
 #include "views/viewregistry.h"
 
 #include "views/compareview.h"
+#include "views/dlaview.h"
 #include "views/embeddingview.h"
 #include "views/headgridview.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/layergridview.h"
 #include "views/linesview.h"
+#include "views/logitlensview.h"
 #include "views/pipelineview.h"
 #include "views/predictionsview.h"
 #include "views/residualview.h"
@@ -33,6 +35,7 @@ bool deepViews(const ComputeSnapshot &s, const ViewScope &scope) { return s.deep
 bool deepTrace(const ComputeSnapshot &s, const ViewScope &) { return s.deep(); }
 bool modelTrace(const ComputeSnapshot &s, const ViewScope &) { return s.fromModel(); }
 bool languageModel(const ComputeSnapshot &s, const ViewScope &) { return s.causalLm() || s.maskedLm(); }
+bool causalModel(const ComputeSnapshot &s, const ViewScope &) { return s.causalLm(); }
 bool deepScope(const ViewScope &scope) { return scope.deep(); }
 bool modelScope(const ViewScope &scope) { return scope.model; }
 
@@ -57,6 +60,10 @@ const std::vector<ViewSpec> &viewRegistry()
         {QStringLiteral("headRoles"), QT_TR_NOOP("Layers"), QT_TR_NOOP("Layers × heads, with each head's role"), P::Tab,
          false, make<HeadRolesView>, modelTrace, modelScope},
         {QStringLiteral("rollout"), QT_TR_NOOP("Rollout"), "", P::Tab, false, make<RolloutView>, deepTrace, deepScope},
+        {QStringLiteral("lens"), QT_TR_NOOP("Logit lens"), QT_TR_NOOP("What each layer would predict"), P::Tab, true,
+         make<LogitLensView>, languageModel, modelScope},
+        {QStringLiteral("dla"), QT_TR_NOOP("Attribution"), QT_TR_NOOP("What each head and MLP adds to a token's logit"), P::Tab,
+         true, make<DlaView>, causalModel, modelScope},
         {QStringLiteral("compare"), QT_TR_NOOP("Compare"), "", P::Tab, false,
          [](const ViewContext &c, QWidget *parent) -> View * { return new CompareView(c.session, parent); }, nullptr,
          nullptr},

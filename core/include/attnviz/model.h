@@ -250,6 +250,8 @@ struct TraceRequest {
     const std::atomic<bool> *cancel = nullptr; // set by the caller to stop early (Status Cancelled)
 };
 
+struct ReadoutWeights; // core/src/reads/readout.h: what reads.h needs of a checkpoint's weights
+
 class Model {
 public:
     virtual ~Model() = default;
@@ -302,6 +304,10 @@ public:
         (void)out;
         return Status::error(StatusCode::Unavailable, info().name + ": no next-token predictions");
     }
+    // The final norm, unembedding and tokenizer that the logit lens, attribution and generation
+    // (reads.h) read; null where the model has none (word vectors, the seeded stack). Valid while
+    // the model lives.
+    virtual std::shared_ptr<const ReadoutWeights> readout() const { return nullptr; }
 };
 
 } // namespace attnviz

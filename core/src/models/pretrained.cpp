@@ -11,6 +11,7 @@
 #include "attnviz/subword.h"
 #include "families/family.h"
 #include "forward/weights.h"
+#include "../reads/readout.h"
 #include "ggufmodel.h"
 #include "../formats/jsonread.h"
 #include "../text/unicodetext.h"
@@ -214,6 +215,28 @@ public:
     Status nextTokens(const Trace<double> &trace, int position, NextTokens &out) const override
     {
         return next(m_double, m_producerDouble, trace, position, out);
+    }
+
+    std::shared_ptr<const ReadoutWeights> readout() const override
+    {
+        auto r = std::make_shared<ReadoutWeights>();
+        r->arch = m_config;
+        r->floatWeights = m_float;
+        r->doubleWeights = m_double;
+        r->producerFloat = m_producerFloat;
+        r->producerDouble = m_producerDouble;
+        r->name = info().name;
+        r->token = [this](int id) {
+            TokenProb p;
+            p.id = id;
+            p.token = tokenText(id);
+            p.display = predictionDisplay(m_tokenizer ? m_tokenizer->decode({id}) : std::string(), p.token);
+            return p;
+        };
+        r->id = [this](std::string_view s) { return m_tokenizer ? m_tokenizer->id(s) : -1; };
+        r->tokenize = [this](std::string_view s, std::vector<TraceToken> &out) { return tokenize(s, out); };
+        r->decode = [this](const std::vector<int> &ids) { return m_tokenizer ? m_tokenizer->decode(ids) : std::string(); };
+        return r;
     }
 
 private:

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The command-line side of reads.h: `attnviz generate --model DIR --text T --tokens N` (greedy, or
+// sampled with --temperature, --top-k, --top-p, --seed) and the logit lens as JSON (`model run
+// --lens`, written by lensJson).
+#include "commands.h"
+#include "output.h"
+
+#include "files/figureexport.h"
+
+#include "attnviz/reads.h"
+#include "bundledmodel.h"
+
+#include <QCommandLineParser>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+namespace attnviz::cli {
+
+template <typename T>
+Status lensJson(const Model &model, const Trace<T> &trace, QJsonObject &out)
+{
+    LensGrid grid;
+    LensOptions opt;
+    opt.topK = 5;
+    if (Status st = lensGrid(model, trace, opt, grid); !st)
+        return st;
+    QJsonArray layers;
+    for (int l = 0; l < grid.layers; ++l) {
+        QJsonArray row;
+        for (int i = 0; i < grid.positions; ++i) {
+            const LensCell &c = grid.at(l, i);
+            QJsonArray top;
+            for (const TokenProb &p : c.top)
+                top.append(QJsonObject{{QStringLiteral("id"), p.id},
+                                       {QStringLiteral("token"), QString::fromStdString(p.token)},
+                                       {QStringLiteral("p"), ui::jsonNumber(p.p)}});
+            QJsonObject cell{{QStringLiteral("top"), top}, {QStringLiteral("entropy"), ui::jsonNumber(c.entropy)}};
+            if (c.actualRank > 0) {
+                cell.insert(QStringLiteral("actual_p"), ui::jsonNumber(c.actualP));
+                cell.insert(QStringLiteral("actual_rank"), c.actualRank);
+            }
+            row.append(cell);
+        }
+        layers.append(row);
+    }
+    out = QJsonObject{{QStringLiteral("layers"), layers},
+                      {QStringLiteral("read_as"), QStringLiteral("lens[layer][position]: the residual stream after the layer "
+                                                                 "through the final norm and the unembedding; actual = %1")
+                                                      .arg(model.info().causal ? QStringLiteral("the next token")
+                                                                               : QStringLiteral("the token itself (masked LM)"))}};
+    return {};
+}
+
+template Status lensJson<float>(const Model &, const Trace<float> &, QJsonObject &);
+template Status lensJson<double>(const Model &, const Trace<double> &, QJsonObject &);
+
+int generateText(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Continues a text with a causal language model, one token at a time: greedy (the default), or sampled\n"
+        "with --temperature (> 0), --top-k, --top-p and --seed (torch.manual_seed-compatible draws: the same seed\n"
+        "gives the same tokens). Prints the text and its continuation, or with --json: ids, generated ids and text."));
+    p.addHelpOption();
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, or `bundled`."), QStringLiteral("dir"));
+    QCommandLineOption textOpt(QStringLiteral("text"), QStringLiteral("The text to continue."), QStringLiteral("text"));
+    QCommandLineOption tokensOpt(QStringLiteral("tokens"), QStringLiteral("Tokens to generate (default 20)."), QStringLiteral("n"),
+                                 QStringLiteral("20"));
+    QCommandLineOption tempOpt(QStringLiteral("temperature"), QStringLiteral("0: greedy (default); > 0: sampled."),
+                               QStringLiteral("t"), QStringLiteral("0"));
+    QCommandLineOption topKOpt(QStringLiteral("top-k"), QStringLiteral("Sample among the k most probable (0: all)."),
+                               QStringLiteral("k"), QStringLiteral("0"));
+    QCommandLineOption topPOpt(QStringLiteral("top-p"), QStringLiteral("Sample among the most probable reaching p (1: all)."),
+                               QStringLiteral("p"), QStringLiteral("1"));
+    QCommandLineOption seedOpt(QStringLiteral("seed"), QStringLiteral("Seed of the draws (default 0)."), QStringLiteral("s"),
+                               QStringLiteral("0"));
+    QCommandLineOption jsonOpt(QStringLiteral("json"), QStringLiteral("One JSON object instead of text."));
+    p.addOptions({modelOpt, textOpt, tokensOpt, tempOpt, topKOpt, topPOpt, seedOpt, jsonOpt});
+    if (!p.parse(args))
+        return fail("generate", p.errorText().toStdString(), 2);
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    if (!p.isSet(modelOpt))
+        return fail("generate", "--model: missing (a model folder, or `bundled`)", 2);
+    if (!p.isSet(textOpt))
+        return fail("generate", "--text: missing", 2);
+    GenerateOptions opt;
+    bool ok = false;
+    opt.tokens = p.value(tokensOpt).toInt(&ok);
+    if (!ok || opt.tokens < 0)
+        return fail("generate", "--tokens: a count of 0 or more, not " + p.value(tokensOpt).toStdString(), 2);
+    opt.temperature = p.value(tempOpt).toDouble(&ok);
+    if (!ok || !std::isfinite(opt.temperature) || opt.temperature < 0)
+        return fail("generate", "--temperature: a number of 0 or more, not " + p.value(tempOpt).toStdString(), 2);
+    opt.topK = p.value(topKOpt).toInt(&ok);
+    if (!ok || opt.topK < 0)
+        return fail("generate", "--top-k: a count of 0 or more, not " + p.value(topKOpt).toStdString(), 2);
+    opt.topP = p.value(topPOpt).toDouble(&ok);
+    if (!ok || !(opt.topP > 0 && opt.topP <= 1))
+        return fail("generate", "--top-p: a number in (0, 1], not " + p.value(topPOpt).toStdString(), 2);
+    opt.seed = p.value(seedOpt).toULongLong(&ok);
+    if (!ok)
+        return fail("generate", "--seed: a whole number of 0 or more, not " + p.value(seedOpt).toStdString(), 2);
+    std::unique_ptr<Model> m;
+    if (Status st = openModelSource(p.value(modelOpt), m); !st)
+        return fail("generate", st.message, exitCodeFor(st));
+    const std::string text = p.value(textOpt).toStdString();
+    Trace<float> trace;
+    GenerateResult res;
+    if (Status st = generate(*m, text, {}, opt, trace, res); !st)
+        return fail("generate", st.message, exitCodeFor(st));
+    if (!res.note.empty())
+        std::fprintf(stderr, "attnviz generate: note: %s\n", printable(res.note).c_str());
+    if (p.isSet(jsonOpt)) {
+        QJsonArray ids, generated;
+        for (int id : res.ids)
+            ids.append(id);
+        QJsonArray tokens;
+        for (int id : res.generated) {
+            generated.append(id);
+            tokens.append(QString::fromStdString(tokenOf(*m, id).token));
+        }
+        QJsonObject o{{QStringLiteral("text"), p.value(textOpt)},
+                      {QStringLiteral("ids"), ids},
+                      {QStringLiteral("prompt_tokens"), res.promptTokens},
+                      {QStringLiteral("generated"), generated},
+                      {QStringLiteral("generated_tokens"), tokens},
+                      {QStringLiteral("continuation"), QString::fromStdString(res.text)},
+                      {QStringLiteral("sampling"), opt.temperature > 0 ? QJsonObject{{QStringLiteral("temperature"), opt.temperature},
+                                                                                    {QStringLiteral("top_k"), opt.topK},
+                                                                                    {QStringLiteral("top_p"), opt.topP},
+                                                                                    {QStringLiteral("seed"), QString::number(opt.seed)}}
+                                                                       : QJsonObject{{QStringLiteral("greedy"), true}}}};
+        if (!res.note.empty())
+            o.insert(QStringLiteral("cut"), QString::fromStdString(res.note));
+        const QByteArray b = QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n';
+        std::fwrite(b.constData(), 1, size_t(b.size()), stdout);
+        return 0;
+    }
+    std::printf("%s%s\n", text.c_str(), res.text.c_str());
+    return 0;
+}
+
+namespace {
+
+template <typename F>
+double medianMs(int repeat, F &&once)
+{
+    std::vector<double> ms;
+    for (int r = 0; r < repeat; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        once();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+} // namespace
+
+Status benchReads(Model &model, int tokens, int repeat, std::vector<std::pair<std::string, double>> &rows)
+{
+    const ModelInfo info = model.info();
+    if (!info.causal)
+        return Status::error(StatusCode::InvalidInput, "--reads: " + info.name + " is not a causal language model");
+    std::vector<int> ids;
+    for (int i = 0; i < tokens; ++i)
+        ids.push_back(int((uint64_t(i) * 7919u + 13u) % uint64_t(std::max(1, info.vocabulary))));
+    TraceRequest req;
+    req.ids = ids;
+    Trace<float> tr;
+    if (Status st = model.trace(req, tr); !st)
+        return st;
+    const int t = int(tr.tokens.size()), L = tr.numLayers();
+    Status failed;
+    std::vector<LensCell> column;
+    rows.emplace_back("lens column (selected position)", medianMs(repeat, [&] {
+        if (Status st = lensColumn(model, tr, t - 1, 5, column); !st)
+            failed = st;
+    }));
+    Mat<float> norms, nw;
+    (void)valueNorms(tr, L / 2, norms); // the output projection's Gram matrices, once per model
+    rows.emplace_back("norm-weighted switch (one head)", medianMs(repeat, [&] {
+        if (Status st = normWeighted(tr, L / 2, 0, nw); !st)
+            failed = st;
+    }));
+    rows.emplace_back("norm-weighted, every head of a layer", medianMs(repeat, [&] {
+        for (int h = 0; h < tr.numHeads(); ++h)
+            (void)normWeighted(tr, L / 2, h, nw);
+    }));
+    Attribution a;
+    const int target = tr.predictions.next.back().front().id;
+    rows.emplace_back("attribution (one position)", medianMs(repeat, [&] {
+        if (Status st = attribute(model, tr, t - 1, target, a); !st)
+            failed = st;
+    }));
+    LensGrid grid;
+    rows.emplace_back("lens grid (every layer x position)", medianMs(1, [&] {
+        if (Status st = lensGrid(model, tr, LensOptions(), grid); !st)
+            failed = st;
+    }));
+    for (const double temperature : {0.0, 0.8}) {
+        GenerateOptions opt;
+        opt.tokens = std::max(1, std::min(8, info.maxPositions > 0 ? info.maxPositions - t : 8));
+        opt.temperature = temperature;
+        opt.topK = 50;
+        std::vector<double> ms;
+        auto last = std::chrono::steady_clock::now();
+        opt.onToken = [&](int) {
+            const auto now = std::chrono::steady_clock::now();
+            ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+            last = now;
+            return true;
+        };
+        Trace<float> g = tr;
+        GenerateResult res;
+        last = std::chrono::steady_clock::now();
+        if (Status st = generate(model, std::string(), ids, opt, g, res); !st)
+            return st;
+        ms.erase(ms.begin()); // the first includes the prompt's trace
+        std::sort(ms.begin(), ms.end());
+        rows.emplace_back(temperature > 0 ? "generated token (sampled, top-k 50)" : "generated token (greedy)",
+                          ms.empty() ? 0.0 : ms[ms.size() / 2]);
+    }
+    return failed;
+}
+
+} // namespace attnviz::cli

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Norm-weighted attention and direct logit attribution (reads.h): both read each head's output
+// through its slice of W_O. The value norms use the Gram matrix W_O^h^T W_O^h (d_head x d_head),
+// computed once per head and kept beside the projections it came from, so that a keystroke pays
+// t x d_head^2 per head instead of t x d_head x d.
+#include "readout.h"
+
+#include <cmath>
+#include <map>
+#include <mutex>
+
+namespace attnviz {
+
+namespace {
+
+// Per head h: W_O^h^T W_O^h, for the projections of one layer. Keyed by the projections (which
+// the cache keeps alive: a model's layers are few, and a cache over 256 of them starts over).
+template <typename T>
+std::shared_ptr<const std::vector<Mat<T>>> outputGrams(const std::shared_ptr<const Projections<T>> &P, int heads, int dHead)
+{
+    static std::mutex mutex;
+    static std::map<const void *, std::pair<std::shared_ptr<const Projections<T>>, std::shared_ptr<const std::vector<Mat<T>>>>> cache;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        auto it = cache.find(P.get());
+        if (it != cache.end() && int(it->second.second->size()) == heads)
+            return it->second.second;
+    }
+    auto grams = std::make_shared<std::vector<Mat<T>>>(size_t(heads));
+    for (int h = 0; h < heads; ++h) {
+        const auto Wh = P->o.W.middleCols(Eigen::Index(h) * dHead, dHead);
+        (*grams)[size_t(h)] = Wh.transpose() * Wh;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    if (cache.size() >= 256)
+        cache.clear();
+    cache[P.get()] = {P, grams};
+    return grams;
+}
+
+template <typename T>
+Status checkLayer(const Trace<T> &trace, int layer, const char *what)
+{
+    if (layer < 0 || layer >= trace.numLayers())
+        return Status::error(StatusCode::InvalidInput, std::string(what) + ": layer " + std::to_string(layer) + " is not in the trace (0.." +
+                                                           std::to_string(trace.numLayers() - 1) + ")");
+    if (trace.layers[size_t(layer)].attention.batch.empty())
+        return Status::error(StatusCode::InvalidInput, std::string(what) + ": layer " + std::to_string(layer) + " has no attention");
+    return {};
+}
+
+using RowD = Eigen::Matrix<double, 1, Eigen::Dynamic>;
+
+// A norm's per-dimension factor with its scale frozen from `x`: s * w, s * (1 + w) or s.
+template <typename T>
+RowD frozenGain(NormKind kind, const LayerNorm<T> &ln, const RowD &x)
+{
+    const double d = double(x.size());
+    const double ms = kind == NormKind::LayerNorm ? (x.array() - x.mean()).square().sum() / d : x.squaredNorm() / d;
+    const double s = 1.0 / std::sqrt(ms + ln.eps);
+    RowD g = RowD::Constant(x.size(), s);
+    if (ln.gamma.size()) {
+        const RowD gamma = ln.gamma.transpose().template cast<double>();
+        if (kind == NormKind::RmsNormPlusOne)
+            g.array() *= 1.0 + gamma.array();
+        else
+            g.array() *= gamma.array();
+    }
+    return g;
+}
+
+RowD centred(const RowD &c, bool centre)
+{
+    if (!centre)
+        return c;
+    return (c.array() - c.mean()).matrix();
+}
+
+} // namespace
+
+template <typename T>
+Status valueNorms(const Trace<T> &trace, int layer, Mat<T> &out)
+{
+    if (Status st = checkLayer(trace, layer, "value norms"); !st)
+        return st;
+    const LayerTrace<T> &lt = trace.layers[size_t(layer)];
+    const SequenceResult<T> &s = lt.attention.batch.front();
+    const int H = lt.attention.numHeads, dh = lt.attention.dHead;
+    if (s.v.cols() != Eigen::Index(H) * dh)
+        return Status::error(StatusCode::InvalidInput, "value norms: layer " + std::to_string(layer) + " kept no values");
+    out.resize(s.v.rows(), H);
+    const bool identity = !lt.projections || lt.projections->o.isIdentity();
+    std::shared_ptr<const std::vector<Mat<T>>> grams;
+    if (!identity)
+        grams = outputGrams(lt.projections, H, dh);
+    for (int h = 0; h < H; ++h) {
+        const auto V = s.v.middleCols(Eigen::Index(h) * dh, dh);
+        if (identity) {
+            out.col(h) = V.rowwise().norm();
+        } else {
+            const Mat<T> VG = V * (*grams)[size_t(h)];
+            out.col(h) = (VG.cwiseProduct(V)).rowwise().sum().cwiseMax(T(0)).cwiseSqrt();
+        }
+    }
+    return {};
+}
+
+template <typename T>
+Status normWeighted(const Trace<T> &trace, int layer, int head, Mat<T> &out)
+{
+    Mat<T> norms;
+    if (Status st = valueNorms(trace, layer, norms); !st)
+        return st;
+    const int H = int(norms.cols());
+    if (head >= H)
+        return Status::error(StatusCode::InvalidInput, "norm-weighted attention: head " + std::to_string(head) +
+                                                           " is not in layer " + std::to_string(layer) + " (0.." + std::to_string(H - 1) + ")");
+    if (head >= 0) {
+        out = trace.weights(layer, head).array().rowwise() * norms.col(head).transpose().array();
+        return {};
+    }
+    out = Mat<T>::Zero(trace.weights(layer, 0).rows(), trace.weights(layer, 0).cols());
+    for (int h = 0; h < H; ++h)
+        out.array() += trace.weights(layer, h).array().rowwise() * norms.col(h).transpose().array();
+    out /= T(H);
+    return {};
+}
+
+double Attribution::sum() const
+{
+    double s = input + normBias + outputBias;
+    for (double v : head)
+        s += v;
+    for (double v : attnBias)
+        s += v;
+    for (double v : mlp)
+        s += v;
+    return s;
+}
+
+template <typename T>
+Status attribute(const Model &model, const Trace<T> &trace, int position, int target, Attribution &out)
+{
+    std::shared_ptr<const ReadoutWeights> r;
+    if (Status st = reads::readoutFor(model, trace, r); !st)
+        return st;
+    const Architecture &a = r->arch;
+    if (a.head != LmHead::CausalLm)
+        return Status::error(StatusCode::Unavailable, r->name + ": attribution reads a causal LM's unembedding; a masked LM's head is "
+                                                                "not linear in its input");
+    if (a.placement == NormPlacement::Post)
+        return Status::error(StatusCode::Unavailable, r->name + ": post-norm blocks normalize after each residual add, so the "
+                                                                "output is no sum of the heads' outputs");
+    const ModelWeights<T> &w = *r->weights<T>();
+    const Weight<T> &E = w.outputEmbedding();
+    const int t = int(trace.tokens.size()), L = trace.numLayers(), V = int(E.rows());
+    if (position < 0 || position >= t)
+        return Status::error(StatusCode::InvalidInput, "attribution: position " + std::to_string(position) + " is not in the text (0.." +
+                                                           std::to_string(t - 1) + ")");
+    if (target < 0 || target >= V)
+        return Status::error(StatusCode::InvalidInput, "attribution: token id " + std::to_string(target) + " is not in the vocabulary (0.." +
+                                                           std::to_string(V - 1) + ")");
+    const RowD e = E.row(target).transpose().template cast<double>();
+    // the final norm's frozen scale on the last residual: a part c contributes centre(c) . (g * e)
+    const RowD x = trace.layers[size_t(L - 1)].output.row(position).template cast<double>();
+    RowD u = e;
+    const bool centre = a.finalNorm && a.norm == NormKind::LayerNorm;
+    out.normBias = 0;
+    if (a.finalNorm) {
+        u = frozenGain(a.norm, w.finalNorm, x).cwiseProduct(e);
+        if (centre && w.finalNorm.beta.size())
+            out.normBias = w.finalNorm.beta.template cast<double>().dot(e.transpose());
+    }
+    auto through = [&](const RowD &c) { return centred(c, centre).dot(u); };
+    out.position = position;
+    out.target = target;
+    out.targetToken = r->token(target).token;
+    out.layers = L;
+    out.heads = trace.numHeads();
+    out.softcap = a.finalSoftcap;
+    out.outputBias = w.outputBias.size() ? double(w.outputBias(target)) : 0.0;
+    out.input = through(trace.input.row(position).template cast<double>());
+    out.head.assign(size_t(L) * size_t(out.heads), 0.0);
+    out.attnBias.assign(size_t(L), 0.0);
+    out.mlp.assign(size_t(L), 0.0);
+    for (int l = 0; l < L; ++l) {
+        const LayerTrace<T> &lt = trace.layers[size_t(l)];
+        const SequenceResult<T> &s = lt.attention.batch.front();
+        const int H = lt.attention.numHeads, dh = lt.attention.dHead;
+        const Projections<T> &P = *lt.projections;
+        // a sandwich block's norm on the attention's sum, its scale frozen from that sum
+        RowD post = RowD::Ones(x.size());
+        const bool sandwich = a.placement == NormPlacement::Sandwich;
+        const bool postCentre = sandwich && a.norm == NormKind::LayerNorm;
+        double postBias = 0;
+        if (sandwich) {
+            const LayerNorm<T> &pn = w.layers[size_t(l)].postAttnNorm;
+            post = frozenGain(a.norm, pn, s.output.row(position).template cast<double>());
+            if (postCentre && pn.beta.size())
+                postBias = through(pn.beta.transpose().template cast<double>());
+        }
+        auto attnPart = [&](const RowD &c) { return through(centred(c, postCentre).cwiseProduct(post)); };
+        for (int h = 0; h < H; ++h) {
+            const RowD z = s.context.row(position).segment(Eigen::Index(h) * dh, dh).template cast<double>();
+            const RowD o = z * P.o.W.middleCols(Eigen::Index(h) * dh, dh).transpose().template cast<double>();
+            out.head[size_t(l) * size_t(out.heads) + size_t(h)] = attnPart(o);
+        }
+        out.attnBias[size_t(l)] = (P.o.hasBias() ? attnPart(P.o.b.transpose().template cast<double>()) : 0.0) + postBias;
+        out.mlp[size_t(l)] = through((lt.output.row(position) - lt.afterAttention.row(position)).template cast<double>());
+    }
+    double logit = double(trace.final.row(position).template cast<double>().dot(e));
+    logit += out.outputBias;
+    out.logit = logit;
+    out.cappedLogit = a.finalSoftcap > 0 ? std::tanh(logit / a.finalSoftcap) * a.finalSoftcap : logit;
+    return {};
+}
+
+template Status valueNorms<float>(const Trace<float> &, int, Mat<float> &);
+template Status valueNorms<double>(const Trace<double> &, int, Mat<double> &);
+template Status normWeighted<float>(const Trace<float> &, int, int, Mat<float> &);
+template Status normWeighted<double>(const Trace<double> &, int, int, Mat<double> &);
+template Status attribute<float>(const Model &, const Trace<float> &, int, int, Attribution &);
+template Status attribute<double>(const Model &, const Trace<double> &, int, int, Attribution &);
+
+} // namespace attnviz

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The command line of reads.h as a user runs it on the tiny fixture folders: `model run --lens`
+// (the lens grid against tests/fixtures/reads/reads-expected.json, float64), `generate` (greedy and
+// seeded sampled ids equal to the float64 reference's, the cut at gpt2-tiny's 32 positions said on
+// stderr) and the bad inputs: one line, exit code 2, nothing on stdout.
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include "../support/modelfolders.h"
+#include "../support/runattnviz.h"
+
+#include <cmath>
+
+namespace {
+
+using attnviz_test::Run;
+
+Run attnviz(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
+
+QString fixture(const QString &model) { return attnviz_test::fixtureModel(model); }
+
+QJsonObject reference(const QString &model)
+{
+    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/reads/reads-expected.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("models")).toObject().value(model).toObject();
+}
+
+QString text(const QString &model) { return attnviz_test::expectedCase(model, 0).value(QStringLiteral("text")).toString(); }
+
+QJsonArray generated(const Run &r) { return QJsonDocument::fromJson(r.out).object().value(QStringLiteral("generated")).toArray(); }
+
+} // namespace
+
+class TestReadsCli : public QObject {
+    Q_OBJECT
+private slots:
+    void modelRunLens_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("gpt2-tiny") << QStringLiteral("gpt2-tiny");
+        QTest::newRow("bert-tiny") << QStringLiteral("bert-tiny");
+    }
+
+    // Every cell's top 5 probabilities, the actual token's probability and rank, the entropy.
+    void modelRunLens()
+    {
+        QFETCH(QString, model);
+        const Run r = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(model), QStringLiteral("--text"), text(model),
+                               QStringLiteral("--precision"), QStringLiteral("float64"), QStringLiteral("--lens")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        const QJsonArray got = o.value(QStringLiteral("lens")).toObject().value(QStringLiteral("layers")).toArray();
+        const QJsonArray want = reference(model).value(QStringLiteral("lens")).toArray();
+        QCOMPARE(got.size(), want.size());
+        double worst = 0;
+        for (int l = 0; l < want.size(); ++l) {
+            QCOMPARE(got[l].toArray().size(), want[l].toArray().size());
+            for (int i = 0; i < want[l].toArray().size(); ++i) {
+                const QJsonObject g = got[l][i].toObject(), w = want[l][i].toObject();
+                const QJsonArray top = g.value(QStringLiteral("top")).toArray();
+                QCOMPARE(top.size(), 5);
+                for (int k = 0; k < 5; ++k)
+                    worst = std::max(worst, std::abs(top[k][QStringLiteral("p")].toDouble() - w.value(QStringLiteral("p"))[k].toDouble()));
+                worst = std::max(worst, std::abs(g.value(QStringLiteral("entropy")).toDouble() - w.value(QStringLiteral("entropy")).toDouble()));
+                if (w.contains(QStringLiteral("actual_p"))) {
+                    worst = std::max(worst, std::abs(g.value(QStringLiteral("actual_p")).toDouble() - w.value(QStringLiteral("actual_p")).toDouble()));
+                    QCOMPARE(g.value(QStringLiteral("actual_rank")).toInt(), w.value(QStringLiteral("actual_rank")).toInt());
+                } else {
+                    QVERIFY(!g.contains(QStringLiteral("actual_p")));
+                }
+            }
+        }
+        QVERIFY2(worst < 1e-9, qPrintable(QString::number(worst)));
+        // without --lens: no "lens"
+        const Run plain = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(model), QStringLiteral("--text"), text(model)});
+        QCOMPARE(plain.code, 0);
+        QVERIFY(!QJsonDocument::fromJson(plain.out).object().contains(QStringLiteral("lens")));
+    }
+
+    void generate()
+    {
+        const QJsonObject ref = reference(QStringLiteral("gpt2-tiny"));
+        const QString g = fixture(QStringLiteral("gpt2-tiny")), t = text(QStringLiteral("gpt2-tiny"));
+        Run r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
+                         QStringLiteral("6"), QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QCOMPARE(generated(r), ref.value(QStringLiteral("greedy")).toArray());
+        const QJsonObject s = ref.value(QStringLiteral("sampled")).toObject();
+        r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
+                     QStringLiteral("6"), QStringLiteral("--temperature"), QStringLiteral("0.8"), QStringLiteral("--top-k"),
+                     QStringLiteral("50"), QStringLiteral("--top-p"), QStringLiteral("0.9"), QStringLiteral("--seed"), QStringLiteral("7"),
+                     QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QCOMPARE(generated(r), s.value(QStringLiteral("ids")).toArray());
+        // plain text: the text and its continuation on one line
+        r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
+                     QStringLiteral("3")});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.startsWith(t.toUtf8()));
+        QVERIFY(r.out.size() > t.toUtf8().size() + 1);
+    }
+
+    // gpt2-tiny reads 32 positions: 40 asked after 13 gives 19, and the note says so.
+    void generateCut()
+    {
+        const Run r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+                               QStringLiteral("--text"), text(QStringLiteral("gpt2-tiny")), QStringLiteral("--tokens"), QStringLiteral("40"),
+                               QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QCOMPARE(generated(r).size(), 19);
+        QCOMPARE(r.err, QByteArray("attnviz generate: note: gpt2-tiny reads at most 32 positions: 19 of the 40 tokens asked for fit "
+                                   "after the text's 13\n"));
+    }
+
+    // export --view lens (the grid's top probabilities, the figure) and --view dla (a typed token's
+    // parts and logit against the reference).
+    void exportViews()
+    {
+        QTemporaryDir tmp;
+        const QString g = fixture(QStringLiteral("gpt2-tiny")), t = text(QStringLiteral("gpt2-tiny"));
+        const QJsonObject ref = reference(QStringLiteral("gpt2-tiny"));
+        const QString lens = tmp.filePath(QStringLiteral("lens.json"));
+        Run r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
+                         QStringLiteral("--sentence"), t, QStringLiteral("--out"), lens});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QFile f(lens);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonArray data = o.value(QStringLiteral("data")).toArray(), want = ref.value(QStringLiteral("lens")).toArray();
+        QCOMPARE(data.size(), 2);
+        for (int l = 0; l < 2; ++l)
+            for (int i = 0; i < 13; ++i)
+                QVERIFY(std::abs(data[l][i].toDouble() - want[l][i][QStringLiteral("p")][0].toDouble()) < 2e-5);
+        QCOMPARE(o.value(QStringLiteral("columns")).toArray().size(), 13);
+        // the reference's first attribution: the token after position 10, typed as its spelling
+        const QJsonObject d = ref.value(QStringLiteral("dla"))[0].toObject();
+        QFile vf(fixture(QStringLiteral("gpt2-tiny")) + QStringLiteral("/vocab.json"));
+        QVERIFY(vf.open(QIODevice::ReadOnly));
+        const QJsonObject vocab = QJsonDocument::fromJson(vf.readAll()).object();
+        QString spelling;
+        for (auto it = vocab.begin(); it != vocab.end(); ++it)
+            if (it.value().toInt() == d.value(QStringLiteral("target")).toInt())
+                spelling = it.key();
+        QVERIFY(!spelling.isEmpty());
+        const QString dla = tmp.filePath(QStringLiteral("dla.json"));
+        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
+                     QStringLiteral("--sentence"), t, QStringLiteral("--query"), QString::number(d.value(QStringLiteral("position")).toInt()),
+                     QStringLiteral("--token"), spelling, QStringLiteral("--out"), dla});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QFile df(dla);
+        QVERIFY(df.open(QIODevice::ReadOnly));
+        const QJsonObject a = QJsonDocument::fromJson(df.readAll()).object();
+        const QJsonObject extra = a.value(QStringLiteral("extra")).toObject();
+        QCOMPARE(extra.value(QStringLiteral("target")).toInt(), d.value(QStringLiteral("target")).toInt());
+        QVERIFY(std::abs(extra.value(QStringLiteral("logit")).toDouble() - d.value(QStringLiteral("logit")).toDouble()) < 1e-4);
+        for (int l = 0; l < 2; ++l) {
+            for (int h = 0; h < 4; ++h)
+                QVERIFY(std::abs(a.value(QStringLiteral("data"))[l][h].toDouble() - d.value(QStringLiteral("head"))[l][h].toDouble()) < 1e-4);
+            QVERIFY(std::abs(a.value(QStringLiteral("data"))[l][4].toDouble() - d.value(QStringLiteral("mlp"))[l].toDouble()) < 1e-4);
+        }
+        for (const QString &fig : {QStringLiteral("lens.png"), QStringLiteral("dla.svg")}) {
+            r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), fig.section(QLatin1Char('.'), 0, 0),
+                         QStringLiteral("--sentence"), t, QStringLiteral("--out"), tmp.filePath(fig)});
+            QVERIFY2(r.code == 0, r.err.constData());
+            QVERIFY(QFileInfo(tmp.filePath(fig)).size() > 1000);
+        }
+        // bad input: a token not in the vocabulary, a masked LM for attribution, a position past the text
+        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
+                     QStringLiteral("--sentence"), t, QStringLiteral("--token"), QStringLiteral(" catapultingly"), QStringLiteral("--out"), dla});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.endsWith("attnviz export: --view dla: token: \" catapultingly\" is not in the vocabulary of gpt2-tiny (it is 2 "
+                                "tokens)\n"),
+                 r.err.constData());
+        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), fixture(QStringLiteral("bert-tiny")), QStringLiteral("--view"),
+                     QStringLiteral("dla"), QStringLiteral("--sentence"), QStringLiteral("the cat"), QStringLiteral("--out"), dla});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("--view dla attributes a causal language model's logit"));
+        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
+                     QStringLiteral("--sentence"), t, QStringLiteral("--query"), QStringLiteral("13"), QStringLiteral("--out"), lens});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.endsWith("attnviz export: --query 13: the text has 13 tokens\n"), r.err.constData());
+    }
+
+    void badInput_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        const QString g = fixture(QStringLiteral("gpt2-tiny"));
+        const QString gen = QStringLiteral("generate");
+        QTest::newRow("no model") << QStringList{gen, QStringLiteral("--text"), QStringLiteral("a")}
+                                  << QStringLiteral("attnviz generate: --model: missing (a model folder, or `bundled`)\n");
+        QTest::newRow("negative count") << QStringList{gen, QStringLiteral("--model"), g, QStringLiteral("--text"), QStringLiteral("a"),
+                                                       QStringLiteral("--tokens"), QStringLiteral("-1")}
+                                        << QStringLiteral("attnviz generate: --tokens: a count of 0 or more, not -1\n");
+        QTest::newRow("top-p 0") << QStringList{gen, QStringLiteral("--model"), g, QStringLiteral("--text"), QStringLiteral("a"),
+                                                QStringLiteral("--top-p"), QStringLiteral("0")}
+                                 << QStringLiteral("attnviz generate: --top-p: a number in (0, 1], not 0\n");
+        QTest::newRow("masked LM") << QStringList{gen, QStringLiteral("--model"), fixture(QStringLiteral("bert-tiny")),
+                                                  QStringLiteral("--text"), QStringLiteral("a")}
+                                   << QStringLiteral("attnviz generate: bert-tiny: generation needs a causal language model (this one "
+                                                     "fills [MASK])\n");
+    }
+
+    void badInput()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run r = attnviz(args);
+        QCOMPARE(r.code, 2);
+        QCOMPARE(QString::fromUtf8(r.err), message);
+        QVERIFY(r.out.isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestReadsCli)
+#include "tst_readscli.moc"

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The views of reads.h on the tiny fixture models, each a standalone widget fed snapshots as the
+// window feeds them: the logit lens (the selected column at once, the grid filled off the GUI
+// thread, every cell against tests/fixtures/reads/reads-expected.json, hover text, clicks), direct
+// logit attribution (the grid against the float64 parts, the three targets, a typed token not in
+// the vocabulary said in the view, a click selecting a head) and the generation panel (greedy ids
+// equal to the reference's, appended to the text one snapshot at a time; Stop). With
+// ATTNVIZ_READS_SHOTS=DIR each view is also written there as PNG (resources/screenshots).
+#include "controls/tokenchipsview.h"
+#include "live/livesession.h"
+#include "mainwindow.h"
+#include "style/legibility.h"
+#include "views/dlaview.h"
+#include "views/generationpanel.h"
+#include "views/logitlensview.h"
+#include "views/normweighting.h"
+#include "window/viewrouter.h"
+
+#include "attnviz/pretrained.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <cmath>
+#include <memory>
+
+using namespace attnviz;
+using namespace attnviz::ui;
+
+namespace {
+
+QString fixture(const QString &model) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model; }
+
+QJsonObject reference(const QString &model)
+{
+    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/reads/reads-expected.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("models")).toObject().value(model).toObject();
+}
+
+QString caseText(const QString &model)
+{
+    QFile f(fixture(model) + QStringLiteral("/expected.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("cases"))[0][QStringLiteral("text")].toString();
+}
+
+std::shared_ptr<Model> openModel(const QString &model)
+{
+    std::unique_ptr<Model> m;
+    if (!openPretrained(fixture(model).toStdString(), {}, m))
+        return nullptr;
+    return std::shared_ptr<Model>(std::move(m));
+}
+
+// A snapshot of `model` on `text`, computed by a LiveSession as the window does.
+SnapshotPtr traceText(LiveSession &session, const QString &text)
+{
+    QSignalSpy spy(&session, &LiveSession::snapshotChanged);
+    session.setSentence(text);
+    session.requestNow();
+    for (int i = 0; i < 200 && !(session.snapshot() && session.snapshot()->sentence == text && !session.busy()); ++i)
+        spy.wait(100);
+    const SnapshotPtr s = session.snapshot();
+    return s && s->sentence == text ? s : nullptr;
+}
+
+void shoot(QWidget *w, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("ATTNVIZ_READS_SHOTS");
+    if (dir.isEmpty())
+        return;
+    QCoreApplication::processEvents();
+    if (auto *plot = w->findChild<QCustomPlot *>())
+        plot->replot();
+    w->grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
+}
+
+} // namespace
+
+class TestReadsViews : public QObject {
+    Q_OBJECT
+private slots:
+    void lens()
+    {
+        auto model = openModel(QStringLiteral("gpt2-tiny"));
+        QVERIFY(model);
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(model);
+        const SnapshotPtr s = traceText(session, caseText(QStringLiteral("gpt2-tiny")));
+        QVERIFY(s);
+        LogitLensView v;
+        v.resize(1100, 600);
+        v.show();
+        QSignalSpy done(&v, &LogitLensView::gridComplete);
+        v.setSelection(0, 0, 3);
+        v.setSnapshot(s);
+        QCOMPARE(v.selectedPosition(), 3);
+        QTRY_VERIFY(v.grid().at(1, 3).computed()); // the selected column first
+        QVERIFY(v.filledPositions() < v.positionCount() || done.count() == 1);
+        QVERIFY(done.count() == 1 || done.wait(20000));
+        QVERIFY(v.complete());
+        const QJsonArray want = reference(QStringLiteral("gpt2-tiny")).value(QStringLiteral("lens")).toArray();
+        const Mat<double> top = v.topProbabilities();
+        QCOMPARE(int(top.rows()), want.size());
+        for (int l = 0; l < want.size(); ++l)
+            for (int i = 0; i < want[l].toArray().size(); ++i)
+                QVERIFY2(std::abs(top(l, i) - want[l][i][QStringLiteral("p")][0].toDouble()) < 2e-5, qPrintable(QStringLiteral("%1 %2").arg(l).arg(i)));
+        const QVector<double> actual = v.actualLine();
+        QCOMPARE(actual.size(), 2);
+        QVERIFY(std::abs(actual[1] - want[1][3][QStringLiteral("actual_p")].toDouble()) < 2e-5);
+        QCOMPARE(v.entropyLine().size(), 2);
+        QVERIFY(std::abs(v.entropyLine()[0] - want[0][3][QStringLiteral("entropy")].toDouble()) < 1e-4);
+        const QString hover = v.cellText(1, 3);
+        QVERIFY2(hover.contains(QStringLiteral("Top 5:")) && hover.contains(QStringLiteral("Actual next")) && hover.contains(QStringLiteral("rank")),
+                 qPrintable(hover));
+        QVERIFY(v.title().contains(QStringLiteral("Logit lens — gpt2-tiny")));
+        // a click on a cell selects its position
+        QSignalSpy picked(&v, &LogitLensView::querySelected);
+        QCPAxisRect *r = v.plot()->axisRect(0);
+        const QPoint at(int(r->axis(QCPAxis::atBottom)->coordToPixel(5)), int(r->axis(QCPAxis::atLeft)->coordToPixel(1)));
+        QTest::mouseClick(v.plot(), Qt::LeftButton, {}, at);
+        QCOMPARE(picked.count(), 1);
+        QCOMPARE(picked.at(0).at(0).toInt(), 5);
+        // a newer snapshot starts over; the selected column again at once
+        const SnapshotPtr s2 = traceText(session, QStringLiteral("a b c d a b c d"));
+        QVERIFY(s2);
+        v.setSelection(0, 0, -1);
+        v.setSnapshot(s2);
+        QCOMPARE(v.selectedPosition(), int(s2->tq()) - 1);
+        QTRY_VERIFY(v.grid().at(0, v.selectedPosition()).computed());
+        QVERIFY(done.wait(20000));
+    }
+
+    // With ATTNVIZ_READS_SHOTS=DIR: the views on the bundled (trained) attnviz-tiny, for looking at
+    // and for resources/screenshots.
+    void screenshots()
+    {
+        if (qEnvironmentVariableIsEmpty("ATTNVIZ_READS_SHOTS"))
+            QSKIP("ATTNVIZ_READS_SHOTS not set");
+        std::unique_ptr<Model> m;
+        QVERIFY(openPretrained(ATTNVIZ_SOURCE_DIR "/resources/models/attnviz-tiny", {}, m));
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(std::shared_ptr<Model>(std::move(m)));
+        const SnapshotPtr s = traceText(session, QStringLiteral("The whale swam under the boat and the sailors shouted. The whale swam under the"));
+        QVERIFY(s);
+        LogitLensView lens;
+        lens.resize(1400, 700);
+        lens.show();
+        QSignalSpy done(&lens, &LogitLensView::gridComplete);
+        lens.setSelection(0, 0, 14);
+        lens.setSnapshot(s);
+        QVERIFY(done.wait(20000));
+        shoot(&lens, QStringLiteral("view-logit-lens"));
+        DlaView dla;
+        dla.resize(1000, 700);
+        dla.show();
+        dla.setSnapshot(s);
+        dla.setSelection(1, 0, -1);
+        dla.setTarget(DlaView::Target::Predicted);
+        QVERIFY(dla.hasAttribution());
+        shoot(&dla, QStringLiteral("view-dla"));
+        setPresentationLegibility(true);
+        LogitLensView big;
+        big.resize(1280, 720);
+        big.show();
+        QSignalSpy bigDone(&big, &LogitLensView::gridComplete);
+        big.setSelection(0, 0, 14);
+        big.setSnapshot(s);
+        QVERIFY(bigDone.wait(20000));
+        shoot(&big, QStringLiteral("presentation-1280x720-logit-lens"));
+        setPresentationLegibility(false);
+    }
+
+    // In the window: the two tabs are listed for a causal model, the lens fills, Generate appends
+    // tokens to the text (the chips mark them), a head clicked in Attribution opens on the weights.
+    void window()
+    {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.session()->setModel(openModel(QStringLiteral("gpt2-tiny")));
+        const QString text = QStringLiteral("a b c d a b c d");
+        w.setSentence(text);
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->snapshot() && w.session()->snapshot()->causalLm() && !w.session()->busy() &&
+                                     w.session()->snapshot()->sentence == text,
+                                 20000);
+        QVERIFY(w.showView(QStringLiteral("lens")));
+        auto *lens = w.views()->view<LogitLensView>(QStringLiteral("lens"));
+        QTRY_VERIFY_WITH_TIMEOUT(lens->complete(), 20000);
+        QCOMPARE(lens->positionCount(), 8);
+        shoot(&w, QStringLiteral("window-logit-lens"));
+        QVERIFY(w.showView(QStringLiteral("dla")));
+        auto *dla = w.views()->view<DlaView>(QStringLiteral("dla"));
+        QTRY_VERIFY(dla->hasAttribution());
+        GenerationPanel *gen = w.generationPanel();
+        QVERIFY(gen->isVisible());
+        gen->setTokens(3);
+        QTest::keyClick(&w, Qt::Key_Return, Qt::ControlModifier);
+        QTRY_VERIFY_WITH_TIMEOUT(!gen->running() && gen->generatedCount() == 3, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->busy() && w.session()->snapshot()->sentence.size() > text.size(), 20000);
+        QVERIFY(w.session()->snapshot()->sentence.startsWith(text));
+        QTRY_COMPARE(w.queryChips()->generatedFrom(), 8);
+        QVERIFY(w.queryChips()->chipCount() >= 9);
+        shoot(&w, QStringLiteral("window-generate"));
+    }
+
+    void lensWithoutHead()
+    {
+        LogitLensView v;
+        v.resize(800, 500);
+        v.show();
+        v.setSnapshot(nullptr);
+        QVERIFY(v.title().contains(QStringLiteral("Computing")));
+        QCOMPARE(v.positionCount(), 0);
+    }
+
+    void dla()
+    {
+        auto model = openModel(QStringLiteral("gpt2-tiny"));
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(model);
+        const SnapshotPtr s = traceText(session, caseText(QStringLiteral("gpt2-tiny")));
+        QVERIFY(s);
+        const QJsonObject ref = reference(QStringLiteral("gpt2-tiny"));
+        const QJsonObject want = ref.value(QStringLiteral("dla"))[0].toObject(); // actual next at t - 3
+        DlaView v;
+        v.resize(900, 600);
+        v.show();
+        v.setSnapshot(s);
+        v.setSelection(1, 2, want.value(QStringLiteral("position")).toInt());
+        v.setTarget(DlaView::Target::ActualNext);
+        QVERIFY2(v.hasAttribution(), qPrintable(v.message()));
+        QCOMPARE(v.attribution().target, want.value(QStringLiteral("target")).toInt());
+        const Mat<double> m = v.matrix();
+        QCOMPARE(int(m.cols()), 5);
+        for (int l = 0; l < 2; ++l) {
+            for (int h = 0; h < 4; ++h)
+                QVERIFY(std::abs(m(l, h) - want.value(QStringLiteral("head"))[l][h].toDouble()) < 1e-4);
+            QVERIFY(std::abs(m(l, 4) - want.value(QStringLiteral("mlp"))[l].toDouble()) < 1e-4);
+        }
+        QVERIFY(std::abs(v.attribution().sum() - v.attribution().logit) < 1e-5);
+        QVERIFY2(v.title().contains(QStringLiteral("logit")), qPrintable(v.title()));
+        QVERIFY(v.cellText(0, 4).startsWith(QStringLiteral("MLP of layer 0 adds")));
+        // click a head: selects it
+        QSignalSpy picked(&v, &DlaView::headOpened);
+        QTest::mouseClick(v.plot(), Qt::LeftButton, {}, v.plot()->mapFrom(&v, v.cellCenter(1, 3)));
+        QCOMPARE(picked.count(), 1);
+        QCOMPARE(picked.at(0).at(0).toInt(), 1);
+        QCOMPARE(picked.at(0).at(1).toInt(), 3);
+        // predicted: the model's top token at the last position
+        v.setSelection(0, 0, -1);
+        v.setTarget(DlaView::Target::Predicted);
+        QVERIFY(v.hasAttribution());
+        QCOMPARE(v.attribution().target, ref.value(QStringLiteral("dla"))[1][QStringLiteral("target")].toInt());
+        // actual next after the last token: nothing, said
+        v.setTarget(DlaView::Target::ActualNext);
+        QVERIFY(!v.hasAttribution());
+        QVERIFY(v.message().contains(QStringLiteral("Nothing follows the last token")));
+        // typed: in the vocabulary, and not
+        v.setTarget(DlaView::Target::Typed);
+        v.setTypedToken(QStringLiteral(" cat"));
+        QVERIFY(v.hasAttribution());
+        QCOMPARE(v.attribution().target, 3797);
+        v.setTypedToken(QStringLiteral(" catapultingly"));
+        QVERIFY(!v.hasAttribution());
+        QVERIFY2(v.message().contains(QStringLiteral("is not in the vocabulary of gpt2-tiny")), qPrintable(v.message()));
+        QVERIFY(v.title().contains(v.message()));
+    }
+
+    // The norm-weighted snapshot: every head's weights are a_ij ||v_j W_O^h|| (the reference's), the
+    // average their mean; the value norm on hover.
+    void normWeighted()
+    {
+        auto model = openModel(QStringLiteral("qwen2-tiny")); // grouped-query heads
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(model);
+        const SnapshotPtr s = traceText(session, caseText(QStringLiteral("qwen2-tiny")));
+        QVERIFY(s);
+        const SnapshotPtr n = normWeightedSnapshot(s);
+        QVERIFY(n);
+        QCOMPARE(n->sentence, s->sentence);
+        const QJsonArray want = reference(QStringLiteral("qwen2-tiny")).value(QStringLiteral("norm_weighted")).toArray();
+        for (int l = 0; l < 2; ++l) {
+            Mat<float> mean = Mat<float>::Zero(n->tq(), n->tq());
+            for (int h = 0; h < 4; ++h) {
+                const Mat<float> &w = n->weights(l, h);
+                for (int i = 0; i < n->tq(); ++i)
+                    for (int j = 0; j < n->tq(); ++j)
+                        QVERIFY(std::abs(w(i, j) - want[l][h][i][j].toDouble()) < 1e-4 * std::max(1.0, std::abs(want[l][h][i][j].toDouble())));
+                mean += w;
+            }
+            QVERIFY((n->weights(l, -1) - mean / 4).cwiseAbs().maxCoeff() < 1e-5);
+        }
+        QVERIFY(valueNormText(*s, 1, 2, 0).startsWith(QStringLiteral("‖v·W_O‖ of")));
+        QVERIFY(!normWeightingExplanation().isEmpty());
+        QVERIFY(!normWeightedSnapshot(nullptr));
+    }
+
+    void generation()
+    {
+        auto model = openModel(QStringLiteral("gpt2-tiny"));
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(model);
+        const QString text = caseText(QStringLiteral("gpt2-tiny"));
+        SnapshotPtr s = traceText(session, text);
+        QVERIFY(s);
+        GenerationPanel panel;
+        panel.setTokens(4);
+        panel.setSnapshot(s);
+        QString current = text;
+        connect(&panel, &GenerationPanel::appendText, &session, [&](const QString &piece) {
+            current += piece;
+            session.setSentence(current);
+            session.requestNow();
+        });
+        connect(&session, &LiveSession::snapshotChanged, &panel, [&] { panel.setSnapshot(session.snapshot()); });
+        QVERIFY(panel.generateButton()->isEnabled());
+        panel.start();
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.running(), 20000);
+        QCOMPARE(panel.generatedCount(), 4);
+        QCOMPARE(panel.generatedFrom(), int(text.size()));
+        QCOMPARE(panel.status(), QStringLiteral("Generated 4 tokens."));
+        // the greedy continuation: the reference's ids, as the text's tokens after the prompt
+        const QJsonArray greedy = reference(QStringLiteral("gpt2-tiny")).value(QStringLiteral("greedy")).toArray();
+        const SnapshotPtr last = session.snapshot();
+        QCOMPARE(last->sentence, current);
+        const int prompt = 13;
+        QVERIFY(last->tq() >= prompt + 1);
+        QCOMPARE(last->trace->tokens[size_t(prompt)].id, greedy[0].toInt());
+        // Stop at once: nothing more appended
+        panel.setTokens(10);
+        panel.start();
+        panel.stop();
+        QVERIFY(!panel.running());
+        QVERIFY(panel.status().startsWith(QStringLiteral("Stopped after 1 token")));
+    }
+};
+
+QTEST_MAIN(TestReadsViews)
+#include "tst_readsviews.moc"

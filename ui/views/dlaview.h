@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Direct logit attribution (core: attnviz/reads.h): for the selected position and one target token
+// — the one the model predicts there, the one that actually follows, or one typed in — how much each
+// head and each MLP adds to that token's logit (each part through the final norm with its scale
+// frozen, then the token's unembedding row), as a layers x heads grid plus an MLP column on one
+// diverging scale; the title adds the input and bias terms, which with the grid sum to the logit.
+// Click a head to open it (View::headOpened). Causal checkpoints with pre-norm or sandwich blocks.
+#pragma once
+
+#include "views/deferredview.h"
+
+#include "live/livetypes.h"
+
+#include "attnviz/reads.h"
+
+#include <vector>
+
+class QComboBox;
+class QCustomPlot;
+class QCPAxisRect;
+class QCPColorMap;
+class QCPColorScale;
+class QCPItemRect;
+class QCPItemText;
+class QCPTextElement;
+class QLabel;
+class QLineEdit;
+
+namespace attnviz::ui {
+
+class DlaView : public DeferredView {
+    Q_OBJECT
+public:
+    enum class Target { Predicted, ActualNext, Typed };
+    static constexpr int kMaxNumbers = 400; // cells with their number written in them, at most
+
+    explicit DlaView(QWidget *parent = nullptr);
+
+    void setSnapshot(SnapshotPtr snapshot) override;
+    // The selection: the query is the position (-1: the last); layer and head are highlighted.
+    void setSelection(int layer, int head, int query) override;
+    void setTarget(Target target);
+    Target target() const { return m_target; }
+    // The typed target: a vocabulary spelling ("Ġcat") or text that is one token (" cat").
+    void setTypedToken(const QString &token);
+
+    QCustomPlot *plot() const override { return m_plot; }
+    QString title() const;
+    // Why there is no grid ("" when there is one): not a causal checkpoint, a typed token not in the
+    // vocabulary, no actual next token after the last position …
+    QString message() const { return m_message; }
+    const Attribution &attribution() const { return m_attr; }
+    bool hasAttribution() const { return m_message.isEmpty() && m_attr.target >= 0; }
+    // What the grid draws: layers x (heads + 1), the last column the MLPs.
+    Mat<double> matrix() const;
+    QString cellText(int layer, int column) const;
+    QPoint cellCenter(int layer, int column) const; // widget coordinates (clicks)
+
+private:
+    void rebuild() override;
+    void compute();
+    void draw();
+
+    SnapshotPtr m_snapshot;
+    int m_query = -1, m_layer = 0, m_head = 0;
+    Target m_target = Target::Predicted;
+    QString m_typed;
+    Attribution m_attr;
+    QString m_message;
+    QStringList m_labels;
+    QComboBox *m_targetBox = nullptr;
+    QLineEdit *m_typedEdit = nullptr;
+    QCustomPlot *m_plot = nullptr;
+    QCPTextElement *m_title = nullptr;
+    QString m_titleText;
+    QCPAxisRect *m_headRect = nullptr, *m_mlpRect = nullptr;
+    QCPColorMap *m_headMap = nullptr, *m_mlpMap = nullptr;
+    QCPColorScale *m_scale = nullptr;
+    QCPItemRect *m_sel = nullptr;
+    std::vector<QCPItemText *> m_numbers;
+};
+
+} // namespace attnviz::ui

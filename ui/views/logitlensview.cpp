@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "views/logitlensview.h"
+
+#include "style/legibility.h"
+#include "style/plotstyle.h"
+#include "views/plotfit.h"
+#include "views/readsplot.h"
+
+#include <qcustomplot.h>
+
+#include <QElapsedTimer>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <cmath>
+
+namespace attnviz::ui {
+
+namespace {
+
+QString shown(const TokenProb &p)
+{
+    return QString::fromStdString(p.display.empty() ? p.token : p.display);
+}
+
+QString percent(double p)
+{
+    return std::isfinite(p) ? QStringLiteral("%1 %").arg(100.0 * p, 0, 'f', p < 0.001 ? 3 : 1) : QStringLiteral("–");
+}
+
+} // namespace
+
+LogitLensView::LogitLensView(QWidget *parent) : DeferredView(parent), m_plot(new QCustomPlot(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setObjectName(QStringLiteral("logitLensPlot"));
+    const TitledPlot titled = titledPlot(m_plot, this, QStringLiteral("Logit lens"), &m_titleText, 0.25);
+    m_title = titled.title;
+    QCPLayoutGrid *row = titled.row;
+    m_gridRect = new QCPAxisRect(m_plot, true);
+    for (QCPAxis *a : m_gridRect->axes())
+        a->grid()->setVisible(false);
+    m_gridRect->axis(QCPAxis::atBottom)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    m_gridRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("position (the prediction after this token)"));
+    m_gridRect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("after layer"));
+    m_gridRect->axis(QCPAxis::atLeft)->setTicker(wholeNumberTicker());
+    m_gridRect->axis(QCPAxis::atLeft)->setSubTicks(false);
+    m_scale = new QCPColorScale(m_plot);
+    m_scale->setType(QCPAxis::atRight);
+    m_scale->setBarWidth(10);
+    m_scale->axis()->setLabel(QStringLiteral("p(top token)"));
+    QCPColorGradient g = weightsGradient();
+    g.setNanHandling(QCPColorGradient::nhTransparent);
+    m_scale->setGradient(g);
+    m_scale->setDataRange(QCPRange(0, 1));
+    m_lineRect = new QCPAxisRect(m_plot, true);
+    m_lineRect->axis(QCPAxis::atTop)->setVisible(true);
+    m_lineRect->axis(QCPAxis::atTop)->setTickLabels(true);
+    m_lineRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("p(actual next)"));
+    m_lineRect->axis(QCPAxis::atTop)->setLabel(QStringLiteral("entropy (nats)"));
+    m_lineRect->axis(QCPAxis::atBottom)->setRange(0, 1);
+    m_lineRect->axis(QCPAxis::atLeft)->setTickLabels(false);
+    m_lineRect->axis(QCPAxis::atLeft)->setTicker(wholeNumberTicker());
+    m_lineRect->axis(QCPAxis::atLeft)->setSubTicks(false);
+    fitValueTicks(m_lineRect->axis(QCPAxis::atBottom));
+    fitValueTicks(m_lineRect->axis(QCPAxis::atTop));
+    row->addElement(0, 0, m_gridRect);
+    row->addElement(0, 1, m_scale);
+    row->addElement(0, 2, m_lineRect);
+    row->setColumnStretchFactors({1.0, 0.04, 0.3});
+    auto *group = new QCPMarginGroup(m_plot); // the lines' layers level with the grid's rows
+    for (QCPLayoutElement *e : std::initializer_list<QCPLayoutElement *>{m_gridRect, m_scale, m_lineRect})
+        e->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+    m_map = new QCPColorMap(m_gridRect->axis(QCPAxis::atBottom), m_gridRect->axis(QCPAxis::atLeft));
+    m_map->setColorScale(m_scale);
+    m_map->setInterpolate(false);
+    m_sel = new QCPItemRect(m_plot);
+    m_sel->setClipAxisRect(m_gridRect);
+    for (QCPItemPosition *p : {m_sel->topLeft, m_sel->bottomRight})
+        p->setAxes(m_gridRect->axis(QCPAxis::atBottom), m_gridRect->axis(QCPAxis::atLeft));
+    m_sel->setPen(QPen(QColor(220, 30, 30), 2));
+    m_sel->setBrush(Qt::NoBrush);
+    // vertical lines: the layer on the left axis (the key), the value along the bottom / top
+    m_pLine = new QCPGraph(m_lineRect->axis(QCPAxis::atLeft), m_lineRect->axis(QCPAxis::atBottom));
+    m_pLine->setPen(QPen(QColor(70, 110, 170), 2));
+    m_pLine->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
+    m_pLine->setName(QStringLiteral("p(actual next)"));
+    m_hLine = new QCPGraph(m_lineRect->axis(QCPAxis::atLeft), m_lineRect->axis(QCPAxis::atTop));
+    m_hLine->setPen(QPen(QColor(200, 80, 40), 2, Qt::DashLine));
+    m_hLine->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, 6));
+    m_hLine->setName(QStringLiteral("entropy"));
+    m_lineRect->insetLayout()->addElement(new QCPLegend, Qt::AlignBottom | Qt::AlignRight);
+    auto *legend = qobject_cast<QCPLegend *>(m_lineRect->insetLayout()->elementAt(0));
+    legend->setBrush(QColor(255, 255, 255, 220));
+    legend->addItem(new QCPPlottableLegendItem(legend, m_pLine));
+    legend->addItem(new QCPPlottableLegendItem(legend, m_hLine));
+
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
+        labelTokenAxis(m_gridRect->axis(QCPAxis::atBottom), m_labels);
+        fitCellTexts();
+    });
+    cellInteraction(
+        m_plot, this,
+        [this](const QPointF &pos, int &layer, int &position) {
+            if (m_plot->axisRectAt(pos) != m_gridRect || m_grid.positions == 0)
+                return false;
+            position = int(std::lround(m_gridRect->axis(QCPAxis::atBottom)->pixelToCoord(pos.x())));
+            layer = int(std::lround(m_gridRect->axis(QCPAxis::atLeft)->pixelToCoord(pos.y())));
+            return position >= 0 && position < m_grid.positions && layer >= 0 && layer < m_grid.layers;
+        },
+        [this](int layer, int position) { return cellText(layer, position); },
+        [this](int, int position) { emit querySelected(position); });
+    m_start = new QTimer(this);
+    m_start->setSingleShot(true);
+    m_start->setInterval(120); // a burst of keystrokes starts one grid, after it
+    connect(m_start, &QTimer::timeout, this, &LogitLensView::startGrid);
+    rebuild();
+}
+
+LogitLensView::~LogitLensView() { cancelGrid(); }
+
+QString LogitLensView::title() const { return m_title->text(); }
+
+void LogitLensView::setSnapshot(SnapshotPtr snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    rebuild();
+}
+
+void LogitLensView::setSelection(int, int, int query)
+{
+    m_query = query;
+    if (deferred())
+        return;
+    updateSelected();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LogitLensView::cancelGrid()
+{
+    if (m_cancel)
+        m_cancel->store(true);
+    m_cancel.reset();
+    if (m_start)
+        m_start->stop();
+}
+
+void LogitLensView::rebuild()
+{
+    cancelGrid();
+    ++m_gen;
+    if (deferred())
+        return;
+    for (QCPItemText *t : m_texts)
+        m_plot->removeItem(t);
+    m_texts.clear();
+    m_cellTexts.clear();
+    m_grid = LensGrid();
+    m_columnPending = -1;
+    m_have.clear();
+    m_filled = 0;
+    m_labels.clear();
+    m_pLine->data()->clear();
+    m_hLine->data()->clear();
+    QString why;
+    const ComputeSnapshot *s = m_snapshot.get();
+    if (!s)
+        why = QStringLiteral("Computing…");
+    else if (!s->hasResult())
+        why = s->message;
+    else if (!s->fromModel() || !s->model || !(s->modelInfo.causal || s->modelInfo.maskedLm))
+        why = QStringLiteral("The logit lens reads a model's residual stream through its own language-model head: open a "
+                             "checkpoint with one (GPT-2, Llama, Qwen, Gemma … or BERT's masked-LM head) under File › Open model.");
+    if (!why.isEmpty()) {
+        m_titleText = QStringLiteral("Logit lens\n") + why;
+        m_title->setText(fittedTitle(m_plot, m_title, m_titleText, 1.0));
+        m_map->data()->clear();
+        m_sel->setVisible(false);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    const int L = s->numLayers(), t = s->tq();
+    m_grid.layers = L;
+    m_grid.positions = t;
+    m_grid.topK = 5;
+    m_grid.cells.assign(size_t(L) * size_t(t), LensCell());
+    m_have.assign(size_t(t), 0);
+    m_labels = s->queryLabels;
+    auto *d = new QCPColorMapData(t, L, QCPRange(0, std::max(0, t - 1)), QCPRange(0, std::max(0, L - 1)));
+    d->fill(std::nan(""));
+    m_map->setData(d, false);
+    m_gridRect->axis(QCPAxis::atBottom)->setRange(-0.5, t - 0.5);
+    m_gridRect->axis(QCPAxis::atLeft)->setRange(-0.5, L - 0.5);
+    m_lineRect->axis(QCPAxis::atLeft)->setRange(-0.5, L - 0.5);
+    if (L * t <= kMaxTextCells) {
+        QFont f = font();
+        f.setPixelSize(std::max(minimumNumberPixels(), 10));
+        for (int l = 0; l < L; ++l)
+            for (int i = 0; i < t; ++i) {
+                auto *tx = new QCPItemText(m_plot);
+                tx->setClipAxisRect(m_gridRect);
+                tx->position->setAxes(m_gridRect->axis(QCPAxis::atBottom), m_gridRect->axis(QCPAxis::atLeft));
+                tx->position->setCoords(i, l);
+                tx->setFont(f);
+                tx->setProperty("attnviz.ownColour", true); // black or white on its cell (fitCellTexts), not the theme's
+                tx->setText(QString());
+                m_texts.push_back(tx);
+            }
+        m_cellTexts.assign(m_texts.size(), QString());
+    }
+    const QString kind = s->modelInfo.causal ? QStringLiteral("the token that follows") : QStringLiteral("the token itself");
+    m_titleText = QStringLiteral("Logit lens — %1 · %2 layers\nEach cell: the token the model would predict from the residual "
+                                 "stream after that layer (final norm, then the unembedding), coloured by its probability; "
+                                 "hover for the top 5. Right: p(%3) and the entropy, layer by layer.")
+                      .arg(QString::fromStdString(s->modelInfo.name))
+                      .arg(L)
+                      .arg(kind);
+    m_title->setText(fittedTitle(m_plot, m_title, m_titleText, 0.25));
+    updateSelected(); // asks for the selected column first
+    m_start->start();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LogitLensView::showColumn()
+{
+    if (m_position < 0 || m_position >= m_grid.positions || m_have[size_t(m_position)] || m_columnPending == m_position)
+        return;
+    // on a pool thread as the grid, first: the keystroke's own views are not kept waiting for it
+    m_columnPending = m_position;
+    const SnapshotPtr snapshot = m_snapshot;
+    const quint64 gen = m_gen;
+    const int position = m_position;
+    QPointer<LogitLensView> self(this);
+    (void)QtConcurrent::run([snapshot, gen, position, self] {
+        QElapsedTimer timer;
+        timer.start();
+        std::vector<LensCell> column;
+        if (!lensColumn(*snapshot->model, *snapshot->trace, position, 5, column))
+            return;
+        const double ms = double(timer.nsecsElapsed()) / 1e6;
+        QMetaObject::invokeMethod(qApp, [self, gen, position, column = std::move(column), ms] {
+            if (self && self->m_gen == gen) {
+                self->m_columnMs = ms;
+                self->m_columnPending = -1;
+                self->fill(position, column, 1);
+            }
+        }, Qt::QueuedConnection);
+    });
+}
+
+void LogitLensView::completeNow()
+{
+    if (!m_snapshot || m_grid.positions == 0 || complete())
+        return;
+    cancelGrid();
+    LensGrid g;
+    if (!lensGrid(*m_snapshot->model, *m_snapshot->trace, LensOptions(), g))
+        return;
+    std::vector<LensCell> cells;
+    for (int i = 0; i < g.positions; ++i)
+        for (int l = 0; l < g.layers; ++l)
+            cells.push_back(g.at(l, i));
+    fill(0, cells, g.positions);
+}
+
+void LogitLensView::startGrid()
+{
+    if (!m_snapshot || m_grid.positions == 0 || complete())
+        return;
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    m_cancel = cancel;
+    const SnapshotPtr snapshot = m_snapshot; // keeps the trace and the model alive on the pool thread
+    const quint64 gen = m_gen;
+    QPointer<LogitLensView> self(this);
+    (void)QtConcurrent::run([snapshot, cancel, gen, self] {
+        QElapsedTimer timer;
+        timer.start();
+        LensOptions opt;
+        opt.chunk = 4;
+        opt.cancel = cancel.get();
+        opt.progress = [&](const LensGrid &g, int first, int count) {
+            std::vector<LensCell> cells;
+            cells.reserve(size_t(count) * size_t(g.layers));
+            for (int k = 0; k < count; ++k)
+                for (int l = 0; l < g.layers; ++l)
+                    cells.push_back(g.at(l, first + k));
+            // read on the GUI thread only: the view may be gone, or on a newer snapshot
+            QMetaObject::invokeMethod(qApp, [self, gen, first, count, cells = std::move(cells), ms = double(timer.nsecsElapsed()) / 1e6] {
+                if (self && self->m_gen == gen) {
+                    self->m_gridMs = ms;
+                    self->fill(first, cells, count);
+                }
+            }, Qt::QueuedConnection);
+            return !cancel->load();
+        };
+        LensGrid grid;
+        (void)lensGrid(*snapshot->model, *snapshot->trace, opt, grid);
+    });
+}
+
+void LogitLensView::fill(int first, const std::vector<LensCell> &cells, int count)
+{
+    const int L = m_grid.layers;
+    if (int(cells.size()) < count * L)
+        return;
+    for (int k = 0; k < count; ++k) {
+        const int i = first + k;
+        if (i < 0 || i >= m_grid.positions)
+            continue;
+        for (int l = 0; l < L; ++l)
+            m_grid.at(l, i) = cells[size_t(k) * size_t(L) + size_t(l)];
+        if (!m_have[size_t(i)]) {
+            m_have[size_t(i)] = 1;
+            ++m_filled;
+        }
+    }
+    drawCells(first, count);
+    if (m_position >= first && m_position < first + count)
+        updateSelected();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    if (complete())
+        emit gridComplete();
+}
+
+void LogitLensView::drawCells(int first, int count)
+{
+    for (int k = 0; k < count; ++k) {
+        const int i = first + k;
+        if (i < 0 || i >= m_grid.positions)
+            continue;
+        for (int l = 0; l < m_grid.layers; ++l) {
+            const LensCell &c = m_grid.at(l, i);
+            const double p = c.computed() ? c.top.front().p : std::nan("");
+            m_map->data()->setCell(i, l, p);
+            if (!m_texts.empty() && c.computed()) // coloured and fitted before each replot (fitCellTexts)
+                m_cellTexts[size_t(l) * size_t(m_grid.positions) + size_t(i)] = shown(c.top.front());
+        }
+    }
+}
+
+void LogitLensView::fitCellTexts()
+{
+    if (m_texts.empty())
+        return;
+    QCPAxis *x = m_gridRect->axis(QCPAxis::atBottom);
+    const double cell = std::abs(x->coordToPixel(1) - x->coordToPixel(0)) - 4;
+    const QFontMetrics fm(m_texts.front()->font());
+    QCPColorGradient g = m_scale->gradient(); // the theme's, as drawn now (the window may change it)
+    for (size_t k = 0; k < m_texts.size(); ++k) {
+        const LensCell &c = m_grid.cells[k];
+        if (c.computed())
+            m_texts[k]->setColor(textOn(QColor::fromRgb(g.color(c.top.front().p, QCPRange(0, 1)))));
+        // a text cut to the cell's width; none where not even two characters fit (hover has it)
+        const QString t = fm.elidedText(m_cellTexts[k], Qt::ElideRight, int(cell));
+        m_texts[k]->setText(t.size() < std::min<qsizetype>(2, m_cellTexts[k].size()) || (t.size() <= 2 && t.endsWith(QChar(0x2026))) ? QString() : t);
+    }
+}
+
+void LogitLensView::updateSelected()
+{
+    const int t = m_grid.positions;
+    m_position = t == 0 ? -1 : m_query < 0 || m_query >= t ? t - 1 : m_query;
+    m_sel->setVisible(m_position >= 0);
+    m_pLine->data()->clear();
+    m_hLine->data()->clear();
+    if (m_position < 0)
+        return;
+    m_sel->topLeft->setCoords(m_position - 0.5, m_grid.layers - 0.5);
+    m_sel->bottomRight->setCoords(m_position + 0.5, -0.5);
+    if (!m_have[size_t(m_position)]) {
+        showColumn(); // fills when it comes, and comes back here
+        return;
+    }
+    double hi = 0;
+    for (int l = 0; l < m_grid.layers; ++l) {
+        const LensCell &c = m_grid.at(l, m_position);
+        if (std::isfinite(c.actualP))
+            m_pLine->addData(l, c.actualP);
+        m_hLine->addData(l, c.entropy);
+        hi = std::max(hi, c.entropy);
+    }
+    m_lineRect->axis(QCPAxis::atTop)->setRange(0, hi > 0 ? hi * 1.1 : 1);
+    m_lineRect->axis(QCPAxis::atBottom)
+        ->setLabel(m_pLine->data()->isEmpty() ? QStringLiteral("p(actual next): none after the last token")
+                                              : QStringLiteral("p(actual next) — after “%1”").arg(elide(m_labels.value(m_position), 12)));
+}
+
+Mat<double> LogitLensView::topProbabilities() const
+{
+    Mat<double> m(m_grid.layers, m_grid.positions);
+    for (int l = 0; l < m_grid.layers; ++l)
+        for (int i = 0; i < m_grid.positions; ++i) {
+            const LensCell &c = m_grid.at(l, i);
+            m(l, i) = c.computed() ? c.top.front().p : std::nan("");
+        }
+    return m;
+}
+
+QString LogitLensView::cellText(int layer, int position) const
+{
+    if (layer < 0 || layer >= m_grid.layers || position < 0 || position >= m_grid.positions)
+        return QString();
+    const LensCell &c = m_grid.at(layer, position);
+    if (!c.computed())
+        return QStringLiteral("Layer %1, position %2: computing…").arg(layer).arg(position);
+    QStringList top;
+    for (const TokenProb &p : c.top)
+        top << QStringLiteral("“%1” %2").arg(shown(p), percent(p.p));
+    QString s = QStringLiteral("After layer %1, at “%2” (position %3)\nTop 5: %4\n")
+                    .arg(layer)
+                    .arg(m_labels.value(position))
+                    .arg(position)
+                    .arg(top.join(QStringLiteral(", ")));
+    if (c.actualRank > 0) {
+        const bool causal = m_snapshot && m_snapshot->modelInfo.causal;
+        const QString actual = causal ? m_labels.value(position + 1) : m_labels.value(position);
+        s += QStringLiteral("%1 “%2”: %3, rank %L4\n").arg(causal ? QStringLiteral("Actual next") : QStringLiteral("The token itself"), actual,
+                                                         percent(c.actualP)).arg(c.actualRank);
+    }
+    s += QStringLiteral("Entropy %1 nats").arg(c.entropy, 0, 'f', 2);
+    return s;
+}
+
+QVector<double> LogitLensView::actualLine() const
+{
+    QVector<double> v;
+    for (auto it = m_pLine->data()->constBegin(); it != m_pLine->data()->constEnd(); ++it)
+        v << it->value;
+    return v;
+}
+
+QVector<double> LogitLensView::entropyLine() const
+{
+    QVector<double> v;
+    for (auto it = m_hLine->data()->constBegin(); it != m_hLine->data()->constEnd(); ++it)
+        v << it->value;
+    return v;
+}
+
+} // namespace attnviz::ui

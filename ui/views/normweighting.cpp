@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "views/normweighting.h"
+
+#include "attnviz/reads.h"
+
+namespace attnviz::ui {
+
+QString normWeightingExplanation()
+{
+    return QStringLiteral("Norm-weighted: each weight times the length of what that key’s value adds through W_O "
+                          "(‖α·v·W_O‖, Kobayashi et al. 2020) — a head that attends to a token whose value is tiny moves nothing.");
+}
+
+SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
+{
+    if (!s || !s->hasResult()) {
+        if (why)
+            *why = QStringLiteral("no attention to weigh");
+        return nullptr;
+    }
+    const Trace<float> &tr = *s->trace;
+    auto out = std::make_shared<Trace<float>>();
+    out->tokens = tr.tokens;
+    out->keyTokens = tr.keyTokens;
+    out->totalTokens = tr.totalTokens;
+    out->totalKeyTokens = tr.totalKeyTokens;
+    out->cutReason = tr.cutReason;
+    out->device = tr.device;
+    out->paddedKeys = tr.paddedKeys;
+    out->maskedCells = tr.maskedCells;
+    out->layers.resize(tr.layers.size());
+    for (int l = 0; l < tr.numLayers(); ++l) {
+        const LayerTrace<float> &from = tr.layers[size_t(l)];
+        LayerTrace<float> &to = out->layers[size_t(l)];
+        const AttentionResult<float> &a = from.attention;
+        to.attention.numHeads = a.numHeads;
+        to.attention.dHead = a.dHead;
+        to.attention.dModel = a.dModel;
+        to.attention.dOut = a.dOut;
+        to.attention.scale = a.scale;
+        to.attention.kvHeads = a.kvHeads;
+        to.attention.softcap = a.softcap;
+        to.projections = from.projections;
+        const SequenceResult<float> &sf = a.batch.front();
+        SequenceResult<float> st;
+        st.mask = sf.mask;
+        st.fullyMaskedRows = sf.fullyMaskedRows;
+        Mat<float> norms;
+        if (Status r = valueNorms(tr, l, norms); !r) {
+            if (why)
+                *why = QString::fromStdString(r.message);
+            return nullptr;
+        }
+        st.weights.resize(size_t(a.numHeads));
+        st.weightsAvg = Mat<float>::Zero(sf.weightsAvg.rows(), sf.weightsAvg.cols());
+        for (int h = 0; h < a.numHeads; ++h) {
+            st.weights[size_t(h)] = sf.weights[size_t(h)].array().rowwise() * norms.col(h).transpose().array();
+            st.weightsAvg += st.weights[size_t(h)];
+        }
+        st.weightsAvg /= float(std::max(1, a.numHeads));
+        to.attention.batch.push_back(std::move(st));
+    }
+    auto copy = std::make_shared<ComputeSnapshot>(*s);
+    copy->trace = std::move(out);
+    return copy;
+}
+
+QString valueNormText(const ComputeSnapshot &s, int layer, int head, int key)
+{
+    if (!s.hasResult() || head < 0 || key < 0)
+        return QString();
+    Mat<float> norms;
+    if (!valueNorms(*s.trace, s.layerIndex(layer), norms) || head >= norms.cols() || key >= norms.rows())
+        return QString();
+    return QStringLiteral("‖v·W_O‖ of “%1”: %2 (head %3)").arg(s.keyLabels.value(key)).arg(double(norms(key, head)), 0, 'f', 3).arg(head);
+}
+
+} // namespace attnviz::ui
