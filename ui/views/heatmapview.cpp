@@ -14,6 +14,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnviz::ui {
@@ -204,7 +205,7 @@ void HeatmapView::updateTitle()
     QString t = (normWeighted ? QStringLiteral("Norm-weighted attention ‖α·v·W_O‖ — ") : QStringLiteral("Attention weights — "))
         + describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display);
     if (normWeighted)
-        t += QLatin1Char('\n') + normWeightingExplanation();
+        t += QLatin1Char('\n') + wrapText(normWeightingExplanation(), m_title->font(), std::max(400, m_plot->width() - 40));
     if (m_snapshot->hasResult()) {
         const auto &rows = m_snapshot->seq(m_layer).fullyMaskedRows;
         if (!rows.empty()) {
