@@ -12,6 +12,7 @@
 #include "window/viewrouter.h"
 
 #include "attnviz/pretrained.h"
+#include "../support/modelfolders.h"
 
 #include <QAction>
 #include <QFile>
@@ -31,8 +32,6 @@ using namespace attnviz::ui;
 
 namespace {
 
-QString fixture(const QString &model) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model; }
-
 QJsonArray expectedNormWeighted(const QString &model)
 {
     QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/reads/reads-expected.json"));
@@ -43,20 +42,12 @@ QJsonArray expectedNormWeighted(const QString &model)
         .toArray();
 }
 
-QString caseText(const QString &model)
-{
-    QFile f(fixture(model) + QStringLiteral("/expected.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("cases"))[0][QStringLiteral("text")].toString();
-}
+QString caseText(const QString &model) { return attnviz_test::expectedCase(model, 0)[QStringLiteral("text")].toString(); }
 
 std::shared_ptr<Model> openModel(const QString &model)
 {
     std::unique_ptr<Model> m;
-    if (!openPretrained(fixture(model).toStdString(), {}, m))
-        return nullptr;
-    return std::shared_ptr<Model>(std::move(m));
+    return openPretrained(attnviz_test::fixtureModel(model).toStdString(), {}, m) ? std::shared_ptr<Model>(std::move(m)) : nullptr;
 }
 
 bool near(double got, double want) { return std::abs(got - want) < 1e-4 * std::max(1.0, std::abs(want)); }
@@ -153,7 +144,7 @@ private slots:
         const QString text = caseText(QStringLiteral("gpt2-tiny"));
         QProcess p;
         p.start(QStringLiteral(ATTNVIZ_BINARY),
-                {QStringLiteral("export"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+                {QStringLiteral("export"), QStringLiteral("--model"), attnviz_test::fixtureModel(QStringLiteral("gpt2-tiny")),
                  QStringLiteral("--view"), QStringLiteral("weights"), QStringLiteral("--layer"), QStringLiteral("1"),
                  QStringLiteral("--head"), QStringLiteral("1"), QStringLiteral("--sentence"), text,
                  QStringLiteral("--norm-weighted"), QStringLiteral("--out"), out});
@@ -187,7 +178,7 @@ private slots:
 
         QProcess bad;
         bad.start(QStringLiteral(ATTNVIZ_BINARY),
-                  {QStringLiteral("export"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+                  {QStringLiteral("export"), QStringLiteral("--model"), attnviz_test::fixtureModel(QStringLiteral("gpt2-tiny")),
                    QStringLiteral("--view"), QStringLiteral("embeddings"), QStringLiteral("--sentence"), text,
                    QStringLiteral("--norm-weighted"), QStringLiteral("--out"), out});
         QVERIFY(bad.waitForFinished(60000));
