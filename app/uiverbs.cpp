@@ -14,10 +14,12 @@
 #include "views/linesview.h"
 #include "mainwindow.h"
 #include "window/lessonslides.h"
+#include "window/viewrouter.h"
 #include "style/appearance.h"
 #include "teaching/comparison.h"
 #include "teaching/presets.h"
 #include "views/residualview.h"
+#include "views/normweighting.h"
 #include "views/rowview.h"
 #include "views/viewregistry.h"
 #include "controls/sentenceedit.h"
@@ -122,8 +124,11 @@ int gui(const QStringList &args)
                                 QStringLiteral("dir"));
     QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer to show (with --model or --depth)."),
                                 QStringLiteral("n"));
+    QCommandLineOption normWeightedOpt(QStringLiteral("norm-weighted"),
+                                       QStringLiteral("The attention views draw ||a_ij v_j W_O|| (Kobayashi et al. 2020) "
+                                                      "instead of the weights (View ▸ Norm-weighted attention)."));
     p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt, depthOpt, posOpt, blockOpt,
-                  presetOpt, themeOpt, mapOpt, presentOpt, noRestoreOpt, compareOpt, modelOpt, layerOpt});
+                  presetOpt, themeOpt, mapOpt, presentOpt, noRestoreOpt, compareOpt, modelOpt, layerOpt, normWeightedOpt});
     if (!p.parse(args))
         return fail("", p.errorText(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -224,6 +229,8 @@ int gui(const QStringList &args)
     }
     if (p.isSet(layerOpt))
         w.session()->setSelectedLayer(std::max(0, p.value(layerOpt).toInt()));
+    if (p.isSet(normWeightedOpt))
+        w.views()->setNormWeighted(true);
     if (p.isSet(compareOpt))
         w.startComparison(comparison);
     if (p.isSet(tabOpt)) {
@@ -322,7 +329,10 @@ int exportView(const QStringList &args)
                                 QStringLiteral("dir"));
     QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer shown, with --model (default 0)."),
                                 QStringLiteral("l"), QStringLiteral("0"));
-    p.addOptions({modelOpt, layerOpt});
+    QCommandLineOption normWeightedOpt(QStringLiteral("norm-weighted"),
+                                       QStringLiteral("weights, grid, row, lines: ||a_ij v_j W_O^h|| (Kobayashi et al. 2020) "
+                                                      "instead of the weights, figure and matrices."));
+    p.addOptions({modelOpt, layerOpt, normWeightedOpt});
     QCommandLineOption presetOpt(QStringLiteral("preset"),
                                  QStringLiteral("A lesson (`attnviz window --preset list`), with --slides."), QStringLiteral("id"));
     QCommandLineOption slidesOpt(QStringLiteral("slides"),
@@ -521,7 +531,7 @@ int exportView(const QStringList &args)
 
     CpuBackend backend;
     ui::LiveModels models;
-    const ui::SnapshotPtr snap = ui::computeSnapshot(req, backend, models);
+    ui::SnapshotPtr snap = ui::computeSnapshot(req, backend, models);
     if (!snap->hasResult()) {
         // A figure of an empty sentence is the explained, empty view; anything else is an error.
         const bool emptySentence = snap->sentence.trimmed().isEmpty();
@@ -536,6 +546,17 @@ int exportView(const QStringList &args)
                              "live limit for %d heads, as in the window)\n",
                      std::max(snap->totalQueryTokens, snap->totalKeyTokens), std::max(snap->tq(), snap->tk()),
                      s.numHeads);
+    if (p.isSet(normWeightedOpt)) {
+        if (readsView || view == ui::ExportView::Embeddings)
+            return fail("export", QStringLiteral("--norm-weighted: for the attention views (weights, grid, row, lines), not %1")
+                                      .arg(p.value(viewOpt)), 2);
+        QString why;
+        if (snap->hasResult()) {
+            snap = ui::normWeightedSnapshot(snap, &why);
+            if (!snap)
+                return fail("export", QStringLiteral("--norm-weighted: %1").arg(why), 2);
+        }
+    }
     if (readsView)
         return exportReadsView(p.value(viewOpt), snap, p.isSet(queryOpt) ? query : -1, p.value(tokenOpt), out, {width, height, dpi});
     if (snap->hasResult() && view == ui::ExportView::Row && query >= snap->tq())

@@ -387,6 +387,7 @@ void readView(Section sec, SessionState &s)
     sec.readBool("showNumbers", s.showNumbers);
     sec.readDouble("linesThreshold", 0.0, 1.0, QStringLiteral("an opacity"), s.linesThreshold);
     sec.readBool("linesScaleRows", s.linesScaleRows);
+    sec.readBool("normWeighted", s.normWeighted);
     sec.finish();
 }
 
@@ -460,6 +461,7 @@ bool SessionState::operator==(const SessionState &o) const
         && stackWeightsFile == o.stackWeightsFile && tab == o.tab && headDisplay == o.headDisplay
         && selectedHead == o.selectedHead && selectedQuery == o.selectedQuery && layer == o.layer
         && showNumbers == o.showNumbers && linesThreshold == o.linesThreshold && linesScaleRows == o.linesScaleRows
+        && normWeighted == o.normWeighted
         && lesson == o.lesson && appearance == o.appearance && compare == o.compare;
 }
 
@@ -502,7 +504,7 @@ QJsonObject sessionToJson(const SessionState &s)
     else if (s.tableKind == TableKind::Seed)
         table.insert(QStringLiteral("name"), s.tableName);
 
-    const QJsonObject view{{QStringLiteral("tab"), s.tab},
+    QJsonObject view{{QStringLiteral("tab"), s.tab},
                            {QStringLiteral("headDisplay"), nameOf(kHeadDisplays, s.headDisplay)},
                            {QStringLiteral("selectedHead"), s.selectedHead},
                            {QStringLiteral("selectedQuery"), s.selectedQuery},
@@ -510,6 +512,8 @@ QJsonObject sessionToJson(const SessionState &s)
                            {QStringLiteral("showNumbers"), s.showNumbers},
                            {QStringLiteral("linesThreshold"), s.linesThreshold},
                            {QStringLiteral("linesScaleRows"), s.linesScaleRows}};
+    if (s.normWeighted) // written only when on: the sessions written before it read the same
+        view.insert(QStringLiteral("normWeighted"), true);
 
     const QJsonObject appearance{{QStringLiteral("theme"), themeId(s.appearance.theme)},
                                  {QStringLiteral("weightsMap"), sequentialId(s.appearance.sequential)},

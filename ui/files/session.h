@@ -52,6 +52,7 @@ struct SessionState {
     bool showNumbers = true;
     double linesThreshold = 0.01; // the Lines tab: lines fainter than this are not drawn
     bool linesScaleRows = false;  // the Lines tab: each row scaled to its maximum
+    bool normWeighted = false;    // the attention views draw ||a v W_O|| (View menu) instead of the weights
     // the preset whose explanation the Lesson column shows ("" none)
     QString lesson;
     // appearance (application-wide: a lesson brings its theme, colour maps and text size)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/heatmapview.h"
 
+#include "views/normweighting.h"
+
 #include "style/cellpaint.h"
 #include "style/legibility.h"
 
@@ -12,6 +14,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnviz::ui {
@@ -198,7 +201,11 @@ void HeatmapView::updateTitle()
         m_title->setText(QStringLiteral("Attention weights"));
         return;
     }
-    QString t = QStringLiteral("Attention weights — ") + describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display);
+    const bool normWeighted = isNormWeighted(*m_snapshot);
+    QString t = (normWeighted ? QStringLiteral("Norm-weighted attention ‖α·v·W_O‖ — ") : QStringLiteral("Attention weights — "))
+        + describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display);
+    if (normWeighted)
+        t += QLatin1Char('\n') + wrapText(normWeightingExplanation(), m_title->font(), std::max(400, m_plot->width() - 40));
     if (m_snapshot->hasResult()) {
         const auto &rows = m_snapshot->seq(m_layer).fullyMaskedRows;
         if (!rows.empty()) {
@@ -271,8 +278,9 @@ void HeatmapView::rebuild()
     m_scale->setGradient(gradient);
     m_map->setDataRange(range);
     const Normalization n = m_snapshot->settings.normalization;
-    m_scale->axis()->setLabel(weightScaleLabel(n == Normalization::Cosine ? QStringLiteral("cosine weight")
-                                                                          : QStringLiteral("weight"),
+    m_scale->axis()->setLabel(weightScaleLabel(isNormWeighted(*m_snapshot) ? QStringLiteral("‖α·v·W_O‖")
+                                               : n == Normalization::Cosine    ? QStringLiteral("cosine weight")
+                                                                               : QStringLiteral("weight"),
                                                range));
     m_plot->xAxis->setLabel(m_snapshot->cross ? QStringLiteral("key (key/value sentence)") : QStringLiteral("key"));
     updateTitle();
@@ -313,9 +321,19 @@ QString HeatmapView::hoverText(int query, int key) const
     if (!std::isfinite(v))
         text += QStringLiteral("weight undefined: every key of this query is masked");
     else
-        text += QStringLiteral("weight %1").arg(double(v), 0, 'f', 4);
+        text += (isNormWeighted(*m_snapshot) ? QStringLiteral("‖α·v·W_O‖ %1") : QStringLiteral("weight %1")).arg(double(v), 0, 'f', 4);
     if (masked && std::isfinite(v))
         text += QStringLiteral(" (masked)");
+    if (isNormWeighted(*m_snapshot)) {
+        // the key's value norm: the weight above is α times it
+        QStringList norms;
+        const int heads = m_snapshot->attention(m_layer).numHeads;
+        for (int h = m_head < 0 ? 0 : m_head; h < (m_head < 0 ? heads : m_head + 1); ++h)
+            norms << valueNormText(*m_snapshot, m_layer, h, key);
+        norms.removeAll(QString());
+        if (!norms.isEmpty())
+            text += QLatin1Char('\n') + norms.join(QLatin1Char('\n'));
+    }
     return text;
 }
 

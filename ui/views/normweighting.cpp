@@ -11,6 +11,10 @@ QString normWeightingExplanation()
                           "(‖α·v·W_O‖, Kobayashi et al. 2020) — a head that attends to a token whose value is tiny moves nothing.");
 }
 
+QString normWeightedLabel() { return QStringLiteral("norm-weighted ‖α·v·W_O‖"); }
+
+bool isNormWeighted(const ComputeSnapshot &s) { return s.modelLabel.endsWith(normWeightedLabel()); }
+
 SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
 {
     if (!s || !s->hasResult()) {
@@ -45,6 +49,7 @@ SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
         SequenceResult<float> st;
         st.mask = sf.mask;
         st.fullyMaskedRows = sf.fullyMaskedRows;
+        st.v = sf.v; // the value norms on hover
         Mat<float> norms;
         if (Status r = valueNorms(tr, l, norms); !r) {
             if (why)
@@ -62,6 +67,7 @@ SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
     }
     auto copy = std::make_shared<ComputeSnapshot>(*s);
     copy->trace = std::move(out);
+    copy->modelLabel = copy->modelLabel.isEmpty() ? normWeightedLabel() : copy->modelLabel + QStringLiteral(" · ") + normWeightedLabel();
     return copy;
 }
 

@@ -2,8 +2,9 @@
 // The norm-weighted switch of the attention views (Kobayashi et al. 2020, attnviz/reads.h): a
 // snapshot whose attention weights are ||a_ij v_j W_O^h|| instead of a_ij, which every attention
 // view (weights, all heads, lines, layers, rollout, export) draws as it draws the weights. Only the
-// attention's weights are kept in it (with the mask): what the other views read (q, k, v, the
-// residual stream) stays in the original snapshot. valueNormText says the value norms on hover.
+// attention's weights are kept in it (with the mask, and the values, for the value norms on hover):
+// what the other views read (q, k, the residual stream) stays in the original snapshot.
+// valueNormText says the value norms on hover.
 #pragma once
 
 #include "live/livetypes.h"
@@ -14,6 +15,11 @@ namespace attnviz::ui {
 
 // The one sentence the switch shows.
 QString normWeightingExplanation();
+
+// What a norm-weighted snapshot adds to its model label (so every title built from the label says
+// what the colours are), and whether `s` is such a snapshot.
+QString normWeightedLabel();
+bool isNormWeighted(const ComputeSnapshot &s);
 
 // `s` with every layer's and head's weights norm-weighted; null with `why` set where the snapshot
 // has none (no result, a layer without values or output projection).

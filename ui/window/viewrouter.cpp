@@ -3,7 +3,10 @@
 #include "window/viewrouter.h"
 
 #include "live/livesession.h"
+#include "views/normweighting.h"
 #include "views/viewregistry.h"
+
+#include <QAction>
 
 #include <QCoreApplication>
 #include <QDockWidget>
@@ -13,6 +16,14 @@ namespace attnviz::ui {
 
 namespace {
 QString translated(const char *text) { return QCoreApplication::translate("attnviz::ui::MainWindow", text); }
+
+// The views that draw attention weights: with the switch on they draw ||a_ij v_j W_O^h|| instead.
+bool drawsWeights(const QString &id)
+{
+    static const QStringList ids{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
+                                 QStringLiteral("lines"), QStringLiteral("layers"), QStringLiteral("rollout")};
+    return ids.contains(id);
+}
 } // namespace
 
 ViewRouter::ViewRouter(LiveSession *session, QTabWidget *tabs, QWidget *window)
@@ -39,7 +50,16 @@ ViewRouter::ViewRouter(LiveSession *session, QTabWidget *tabs, QWidget *window)
         connect(v, &View::headDisplayRequested, session, &LiveSession::setHeadDisplay);
         connect(v, &View::headOpened, this, &ViewRouter::openHead);
     }
+    m_normAction = new QAction(translated(QT_TR_NOOP("&Norm-weighted attention ‖α·v·W_O‖")), this);
+    m_normAction->setObjectName(QStringLiteral("normWeightedAction"));
+    m_normAction->setCheckable(true);
+    m_normAction->setToolTip(normWeightingExplanation());
+    m_normAction->setStatusTip(normWeightingExplanation());
 }
+
+bool ViewRouter::normWeighted() const { return m_normAction->isChecked(); }
+
+void ViewRouter::setNormWeighted(bool on) { m_normAction->setChecked(on); }
 
 View *ViewRouter::view(const QString &id) const { return m_byId.value(id); }
 
@@ -58,8 +78,27 @@ void ViewRouter::openHead(int layer, int head)
 
 void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool listTabs)
 {
-    for (View *v : m_order)
-        v->setSnapshot(s);
+    QString why;
+    const bool result = s && s->hasResult();
+    // weighed only while the switch is on; off, whether it could be is seen from the kept values
+    const SnapshotPtr weighted = result && normWeighted() ? normWeightedSnapshot(s, &why) : nullptr;
+    bool available = weighted != nullptr;
+    if (result && !normWeighted()) {
+        available = true;
+        for (int l = 0; l < s->numLayers() && available; ++l) {
+            const AttentionResult<float> &a = s->attention(l);
+            available = a.batch.front().v.cols() == Eigen::Index(a.numHeads) * a.dHead;
+        }
+        why = translated(QT_TR_NOOP("this trace kept no value vectors"));
+    }
+    if (result) { // an error or an empty text keeps the switch as it was; on, it stays uncheckable
+        m_normAction->setEnabled(available || normWeighted());
+        m_normAction->setToolTip(available ? normWeightingExplanation()
+                                           : translated(QT_TR_NOOP("Not for this text: %1")).arg(why));
+    }
+    const bool on = weighted != nullptr;
+    for (size_t i = 0; i < m_order.size(); ++i)
+        m_order[i]->setSnapshot(on && drawsWeights(m_specs[i]->id) ? weighted : s);
     for (size_t i = 0; i < m_order.size(); ++i) {
         const ViewSpec &spec = *m_specs[i];
         if (!spec.appliesTo)

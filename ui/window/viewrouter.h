@@ -3,7 +3,8 @@
 // window's tab widget, and hands each snapshot, selection and head display to every view; lists a
 // view's tab (or shows its dock) while the view applies; routes what a view asks for (a query, a
 // head, a head opened on the weights) to the session. Views subscribe through the registry: the
-// window names none of them here.
+// window names none of them here. The norm-weighted switch lives here too: while it is on, the
+// attention views get the norm-weighted snapshot (views/normweighting.h) instead of the weights.
 #pragma once
 
 #include "live/livetypes.h"
@@ -14,6 +15,7 @@
 
 #include <vector>
 
+class QAction;
 class QDockWidget;
 class QTabWidget;
 
@@ -42,6 +44,11 @@ public:
     void setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool listTabs);
     void setSelection(int layer, int head, int query);
     void setHeadDisplay(HeadDisplay display);
+    // The norm-weighted switch (View menu): checkable, disabled with a tooltip saying why where the
+    // snapshot has no values to weigh. The window hands its snapshot out again when it flips.
+    QAction *normWeightedAction() const { return m_normAction; }
+    bool normWeighted() const;
+    void setNormWeighted(bool on);
     // Lists the tabs ahead of a result (a model opened, a setting changed).
     void listAhead(const ViewScope &scope);
 
@@ -64,6 +71,7 @@ private:
     std::vector<const ViewSpec *> m_specs;   // the same order
     QHash<QString, View *> m_byId;
     QHash<QString, QDockWidget *> m_docks;
+    QAction *m_normAction = nullptr;
 };
 
 } // namespace attnviz::ui

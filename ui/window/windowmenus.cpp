@@ -16,10 +16,12 @@
 #include "window/guidedialog.h"
 #include "window/modelmenu.h"
 #include "window/presentationmode.h"
+#include "window/viewrouter.h"
 #include "window/windowstate.h"
 
 #include <qcustomplot.h>
 
+#include <QAction>
 #include <QApplication>
 #include <QDockWidget>
 #include <QLayout>
@@ -94,6 +96,12 @@ void MainWindow::buildViewMenu()
 {
     QMenu *view = menuBar()->addMenu(tr("&View"));
     new AppearanceMenu(view, this);
+    view->addSeparator();
+    view->addAction(m_views->normWeightedAction());
+    connect(m_views->normWeightedAction(), &QAction::toggled, this, [this] {
+        if (m_session->snapshot())
+            onSnapshot(m_session->snapshot());
+    });
     view->addSeparator();
     for (auto *dock : findChildren<QDockWidget *>())
         view->addAction(dock->toggleViewAction()); // Controls, Selected query, Lesson

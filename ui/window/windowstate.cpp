@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "window/windowstate.h"
+#include "window/viewrouter.h"
 
 #include "controls/controlpanel.h"
 #include "controls/sentenceedit.h"
@@ -195,6 +196,7 @@ SessionState WindowState::capture() const
     s.showNumbers = m_w->controls()->showNumbers();
     s.linesThreshold = m_w->linesView()->threshold();
     s.linesScaleRows = m_w->linesView()->scaleRows();
+    s.normWeighted = m_w->views()->normWeighted();
     s.lesson = m_w->lessonPanel()->currentId();
     s.appearance = AppearanceManager::instance()->appearance();
     if (m_w->compareView()->hasSideB()) {
@@ -354,6 +356,7 @@ void WindowState::apply(const SessionState &in, QStringList *problems)
     }
     m_w->linesView()->setThreshold(s.linesThreshold);
     m_w->linesView()->setScaleRows(s.linesScaleRows);
+    m_w->views()->setNormWeighted(s.normWeighted);
     // The lesson text, the appearance, the Compare tab's side B.
     if (s.lesson.isEmpty())
         m_w->lessonPanel()->showPreset(nullptr);
