@@ -126,7 +126,7 @@ int gui(const QStringList &args)
                                 QStringLiteral("n"));
     QCommandLineOption normWeightedOpt(QStringLiteral("norm-weighted"),
                                        QStringLiteral("The attention views draw ||a_ij v_j W_O|| (Kobayashi et al. 2020) "
-                                                      "instead of the weights (View ▸ Norm-weighted attention)."));
+                                                      "instead of the weights (the View menu's Norm-weighted attention)."));
     p.addOptions({embOpt, sentOpt, keyOpt, headsOpt, maskOpt, tabOpt, shotOpt, sizeOpt, depthOpt, posOpt, blockOpt,
                   presetOpt, themeOpt, mapOpt, presentOpt, noRestoreOpt, compareOpt, modelOpt, layerOpt, normWeightedOpt});
     if (!p.parse(args))

@@ -45,6 +45,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QProxyStyle>
 #include <QScreen>
 #include <QScrollArea>
 #include <QTextCursor>
@@ -62,6 +63,16 @@ namespace attnviz::ui {
 
 namespace {
 const QSize kTabsMinimum(480, 220); // the views' area outside presentation mode
+
+// Tabs with less horizontal padding than the application style's (see the constructor).
+class CompactTabStyle : public QProxyStyle {
+public:
+    int pixelMetric(PixelMetric m, const QStyleOption *option, const QWidget *widget) const override
+    {
+        const int v = QProxyStyle::pixelMetric(m, option, widget);
+        return m == PM_TabBarTabHSpace ? std::max(8, v - 12) : v;
+    }
+};
 } // namespace
 
 MainWindow::MainWindow(QWidget *parent)
@@ -109,13 +120,18 @@ MainWindow::MainWindow(QWidget *parent)
     // a 1280 × 720 projector: each view lays out in less (labels thin, plots scroll). Presenting
     // (no docks but the lesson's) the views' own minimums apply again.
     m_tabs->setMinimumSize(kTabsMinimum);
+    // With a model every view has a tab: narrower padding keeps all eleven in view at 1400 pixels (a
+    // proxy style, not a style sheet: a style sheet would stop presentation mode's fonts reaching views).
+    auto *compactTabs = new CompactTabStyle;
+    compactTabs->setParent(m_tabs->tabBar());
+    m_tabs->tabBar()->setStyle(compactTabs);
     m_views = new ViewRouter(m_session, m_tabs, this);
 
     // Generate: continues the text token by token, appending each token to it (causal models)
     m_generation = new GenerationPanel(this);
     m_generation->setObjectName(QStringLiteral("generationPanel"));
     m_generation->setVisible(false);
-    input->layout()->addWidget(m_generation);
+    statusBar()->addPermanentWidget(m_generation); // beside the status line: no row of its own above the views
     connect(m_generation, &GenerationPanel::appendText, this, [this](const QString &piece) {
         QTextCursor c(m_queryEdit->document());
         c.movePosition(QTextCursor::End);

@@ -95,7 +95,8 @@ void addTinyLessons(std::vector<Preset> &out)
         "second copy's last rows and the first copy's columns (double-click or Home: the whole text): in every "
         "row shown the brightest key is the token after that token's first occurrence, a bright stripe one "
         "column right of the repeat. This is how a language model continues a pattern it has only seen once, in "
-        "its own input. %1")
+        "its own input. The Lens tab (the logit lens) shows after which layer \"wood\" becomes the top guess, and the "
+        "DLA tab (direct logit attribution) which heads add most to its logit. %1")
                         .arg(tinyDrill());
     p.sentence = kTinyTwice;
     p.layer = 1;

@@ -45,17 +45,21 @@ GenerationPanel::GenerationPanel(QWidget *parent) : QWidget(parent)
     m_topP->setValue(0.95);
     m_topP->setPrefix(QStringLiteral("top-p "));
     m_seed = new QSpinBox(this);
-    m_seed->setRange(0, 2147483647);
+    m_seed->setRange(0, 999999);
     m_seed->setPrefix(QStringLiteral("seed "));
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("generateStatus"));
     for (QWidget *w : std::initializer_list<QWidget *>{m_generate, m_stop, m_count, m_mode, m_temperature, m_topK, m_topP, m_seed})
         row->addWidget(w);
     row->addWidget(m_status, 1);
+    // The sampling settings take room only when sampling: greedy keeps the row narrow enough for a
+    // 1280-pixel projector.
     auto sampled = [this] {
         const bool on = m_mode->currentIndex() == 1;
-        for (QWidget *w : std::initializer_list<QWidget *>{m_temperature, m_topK, m_topP, m_seed})
+        for (QWidget *w : std::initializer_list<QWidget *>{m_temperature, m_topK, m_topP, m_seed}) {
+            w->setVisible(on);
             w->setEnabled(on && !m_running);
+        }
     };
     connect(m_mode, qOverload<int>(&QComboBox::currentIndexChanged), this, sampled);
     connect(this, &GenerationPanel::runningChanged, this, sampled);

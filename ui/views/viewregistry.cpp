@@ -47,7 +47,7 @@ const std::vector<ViewSpec> &viewRegistry()
     // id, title, tooltip, place, exportable, factory, listed for a snapshot, listed ahead of one
     static const std::vector<ViewSpec> views = {
         {QStringLiteral("weights"), QT_TR_NOOP("Weights"), "", P::Tab, true, make<HeatmapView>, nullptr, nullptr},
-        {QStringLiteral("grid"), QT_TR_NOOP("All heads"), "", P::Tab, true, make<HeadGridView>, nullptr, nullptr},
+        {QStringLiteral("grid"), QT_TR_NOOP("Heads"), QT_TR_NOOP("All heads side by side"), P::Tab, true, make<HeadGridView>, nullptr, nullptr},
         {QStringLiteral("embeddings"), QT_TR_NOOP("Embeddings"), QT_TR_NOOP("Contextual embeddings"), P::Tab, true,
          make<EmbeddingView>, nullptr, nullptr},
         {QStringLiteral("row"), QT_TR_NOOP("Selected query"), "", P::Dock, true, make<RowView>, nullptr, nullptr},
@@ -60,9 +60,9 @@ const std::vector<ViewSpec> &viewRegistry()
         {QStringLiteral("headRoles"), QT_TR_NOOP("Layers"), QT_TR_NOOP("Layers × heads, with each head's role"), P::Tab,
          false, make<HeadRolesView>, modelTrace, modelScope},
         {QStringLiteral("rollout"), QT_TR_NOOP("Rollout"), "", P::Tab, false, make<RolloutView>, deepTrace, deepScope},
-        {QStringLiteral("lens"), QT_TR_NOOP("Logit lens"), QT_TR_NOOP("What each layer would predict"), P::Tab, true,
+        {QStringLiteral("lens"), QT_TR_NOOP("Lens"), QT_TR_NOOP("Logit lens: what each layer would predict"), P::Tab, true,
          make<LogitLensView>, languageModel, modelScope},
-        {QStringLiteral("dla"), QT_TR_NOOP("Attribution"), QT_TR_NOOP("What each head and MLP adds to a token's logit"), P::Tab,
+        {QStringLiteral("dla"), QT_TR_NOOP("DLA"), QT_TR_NOOP("Direct logit attribution: what each head and MLP adds to a token's logit"), P::Tab,
          true, make<DlaView>, causalModel, modelScope},
         {QStringLiteral("compare"), QT_TR_NOOP("Compare"), "", P::Tab, false,
          [](const ViewContext &c, QWidget *parent) -> View * { return new CompareView(c.session, parent); }, nullptr,
