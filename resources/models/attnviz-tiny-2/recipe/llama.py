@@ -15,10 +15,14 @@ import json
 import math
 import os
 import struct
+import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "attnviz-tiny", "recipe"))
+from gpt2 import load_safetensors  # noqa: E402  (F32, F16 and BF16)
 
 
 def rope_tables(T, dh, theta, dtype=torch.float32, device="cpu"):
@@ -174,28 +178,6 @@ def save_safetensors_bf16(path, tensors, metadata=None):
         f.write(h)
         for b in blobs:
             f.write(b)
-
-
-def load_safetensors(path):
-    """name -> float64 numpy array (BF16, F16 and F32 files)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    base = 8 + n
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        b, e = info["data_offsets"]
-        buf = raw[base + b:base + e]
-        if info["dtype"] == "BF16":
-            u = np.frombuffer(buf, dtype="<u2").astype(np.uint32) << 16
-            a = u.view(np.float32)
-        else:
-            a = np.frombuffer(buf, dtype={"F32": "<f4", "F16": "<f2", "F64": "<f8"}[info["dtype"]])
-        out[name] = a.reshape(info["shape"]).astype(np.float64)
-    return out
 
 
 # --- the float64 reference forward of a saved folder ---------------------------------------------

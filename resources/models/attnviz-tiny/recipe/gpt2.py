@@ -164,7 +164,7 @@ def save_safetensors(path, tensors, metadata=None):
 
 
 def load_safetensors(path):
-    """name -> float64 numpy array (F32 and F16 files)."""
+    """name -> float64 numpy array (F32, F16 and BF16 files; BF16 is float32's upper 16 bits)."""
     with open(path, "rb") as f:
         raw = f.read()
     n = struct.unpack("<Q", raw[:8])[0]
@@ -174,9 +174,13 @@ def load_safetensors(path):
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        dt = {"F32": "<f4", "F16": "<f2", "F64": "<f8"}[info["dtype"]]
         b, e = info["data_offsets"]
-        out[name] = np.frombuffer(raw[base + b:base + e], dtype=dt).reshape(info["shape"]).astype(np.float64)
+        buf = raw[base + b:base + e]
+        if info["dtype"] == "BF16":
+            a = (np.frombuffer(buf, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            a = np.frombuffer(buf, dtype={"F32": "<f4", "F16": "<f2", "F64": "<f8"}[info["dtype"]])
+        out[name] = a.reshape(info["shape"]).astype(np.float64)
     return out
 
 
