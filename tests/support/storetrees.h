@@ -204,7 +204,7 @@ inline StoreTrees buildStoreTrees(const QString &base)
             {QStringLiteral("model.safetensors"), fileBytes(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/gpt2-tiny/model.safetensors"))}});
     hfRepo(t.hub, QStringLiteral("old/pickled-gpt2"),
            {{QStringLiteral("config.json"), fileBytes(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/gpt2-tiny/config.json"))},
-            {QStringLiteral("pytorch_model.bin"), QByteArray("PK\x03\x04 not unpickled", 20)}});
+            {QStringLiteral("pytorch_model.bin"), QByteArray("PK\x03\x04 not unpickled", 18)}});
     hfRepo(t.hub, QStringLiteral("bartowski/tiny-GGUF"),
            {{QStringLiteral("tiny-Q8_0.gguf"), tinyGguf("tiny", "llama", 7)},
             {QStringLiteral("tiny-Q4_K_M.gguf"), tinyGguf("tiny", "llama", 15)}});
