@@ -107,6 +107,17 @@ void TestHeadRoles::rollout()
     QVERIFY((r[0] - h1).cwiseAbs().maxCoeff() < 1e-15);
     QVERIFY((r[1] - h2 * h1).cwiseAbs().maxCoeff() < 1e-15);
     QVERIFY((r[1].rowwise().sum().array() - 1).abs().maxCoeff() < 1e-15);
+
+    // rows summing to norms (a norm-weighted trace) are taken as shares: the same rollout
+    Mat<double> n1 = a1, n2 = a2;
+    n1.row(0) *= 3.0;
+    n1.row(1) *= 0.2;
+    n2 *= 7.5;
+    Trace<double> tn = traceOf({1, 2}, {n1});
+    tn.layers.push_back(traceOf({1, 2}, {n2}).layers[0]);
+    const std::vector<Mat<double>> rn = attentionRollout(tn);
+    QVERIFY((rn[0] - h1).cwiseAbs().maxCoeff() < 1e-15);
+    QVERIFY((rn[1] - h2 * h1).cwiseAbs().maxCoeff() < 1e-15);
 }
 
 void TestHeadRoles::onATinyModel()

@@ -3,12 +3,16 @@
 // llama-tiny fixtures the heatmap's plotted cells equal the float64 ||a_ij v_j W_O^h|| of
 // tests/fixtures/reads/reads-expected.json, its title and scale say so, its hover gives the key's
 // value norm; the switch survives a session round trip; `attnviz export --norm-weighted` writes
-// the norm-weighted matrix. With ATTNVIZ_NORM_SHOT=FILE the window is grabbed there (PNG).
+// the norm-weighted matrix. The model's layers × heads grid draws the norm-weighted thumbnails and
+// scores each query's shares of them; rollout rolls the shares out (both against the same float64
+// matrices). With ATTNVIZ_NORM_SHOT=FILE the window is grabbed there (PNG).
 #include "files/session.h"
 #include "live/livesession.h"
 #include "mainwindow.h"
+#include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/normweighting.h"
+#include "views/rolloutview.h"
 #include "window/viewrouter.h"
 
 #include "attnviz/pretrained.h"
@@ -112,6 +116,102 @@ private slots:
         QCoreApplication::processEvents();
         QVERIFY(near(heatmap->cellValue(2, 1), alpha));
         QVERIFY(heatmap->title().startsWith(QStringLiteral("Attention weights")));
+    }
+
+    void rolesAndRollout_data() { window_data(); }
+
+    void rolesAndRollout()
+    {
+        QFETCH(QString, model);
+        MainWindow w;
+        w.session()->setDebounceMs(0);
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.session()->setModel(openModel(model));
+        const QString text = caseText(model);
+        w.setSentence(text);
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->snapshot() && w.session()->snapshot()->fromModel()
+                                     && w.session()->snapshot()->sentence == text && !w.session()->busy(),
+                                 20000);
+        QCoreApplication::processEvents();
+        const QJsonArray want = expectedNormWeighted(model);
+        const int layers = int(want.size()), heads = int(want[0].toArray().size()), t = w.session()->snapshot()->tq();
+        const auto matrix = [&](int l, int h) {
+            Mat<double> m(t, t);
+            for (int i = 0; i < t; ++i)
+                for (int j = 0; j < t; ++j)
+                    m(i, j) = want[l][h][i][j].toDouble();
+            return m;
+        };
+        const auto shares = [](Mat<double> m) {
+            for (Eigen::Index i = 0; i < m.rows(); ++i)
+                if (const double sum = m.row(i).sum(); sum > 0)
+                    m.row(i) /= sum;
+            return m;
+        };
+
+        QVERIFY(w.showView(QStringLiteral("headRoles")));
+        HeadRolesView *roles = w.headRolesView();
+        QCOMPARE(roles->thumbnailScale(), 1.0);
+        const double alphaPrev = roles->score(HeadRolesView::Role::PreviousToken, 1, 1);
+        w.views()->normWeightedAction()->setChecked(true);
+        QCoreApplication::processEvents();
+        QCOMPARE(roles->layerCount(), layers);
+        QCOMPARE(roles->headCount(), heads);
+        double top = 0;
+        for (int l = 0; l < layers; ++l)
+            for (int h = 0; h < heads; ++h) {
+                const Mat<double> n = matrix(l, h), sh = shares(n);
+                top = std::max(top, n.maxCoeff());
+                double prev = 0, first = 0;
+                for (int i = 1; i < t; ++i) {
+                    prev += sh(i, i - 1);
+                    first += sh(i, 0);
+                }
+                QVERIFY2(near(roles->score(HeadRolesView::Role::PreviousToken, l, h), prev / (t - 1)),
+                         qPrintable(QStringLiteral("L%1 H%2: %3 vs %4").arg(l).arg(h).arg(roles->score(HeadRolesView::Role::PreviousToken, l, h)).arg(prev / (t - 1))));
+                QVERIFY(near(roles->score(HeadRolesView::Role::FirstToken, l, h), first / (t - 1)));
+            }
+        QVERIFY(std::abs(roles->thumbnailScale() - top) < 1e-4 * top);
+        QVERIFY(roles->note().contains(QStringLiteral("‖α·v·W_O‖")));
+        QVERIFY(roles->score(HeadRolesView::Role::PreviousToken, 1, 1) != alphaPrev);
+
+        // rollout of the shares: Â = 0.5·shares(mean_h N) + 0.5·I, R_l = Â_l R_{l-1}
+        QVERIFY(w.showView(QStringLiteral("rollout")));
+        auto *rollout = qobject_cast<RolloutView *>(w.views()->view(QStringLiteral("rollout")));
+        QVERIFY(rollout);
+        QTRY_VERIFY(rollout->ready());
+        Mat<double> acc;
+        for (int l = 0; l < layers; ++l) {
+            Mat<double> mean = Mat<double>::Zero(t, t);
+            for (int h = 0; h < heads; ++h)
+                mean += matrix(l, h);
+            Mat<double> a = 0.5 * shares(mean / heads);
+            a.diagonal().array() += 0.5;
+            acc = l == 0 ? a : Mat<double>(a * acc);
+            rollout->setRolloutLayer(l);
+            for (int i = 0; i < t; ++i)
+                for (int j = 0; j < t; ++j)
+                    QVERIFY2(near(rollout->value(i, j), acc(i, j)),
+                             qPrintable(QStringLiteral("layer %1 cell %2,%3: %4 vs %5").arg(l).arg(i).arg(j).arg(rollout->value(i, j)).arg(acc(i, j))));
+        }
+        QVERIFY(std::abs(acc.row(t - 1).sum() - 1.0) < 1e-9);
+        QVERIFY(rollout->explanation().startsWith(QStringLiteral("Norm-weighted attention rollout")));
+        QVERIFY(rollout->title().contains(normWeightedLabel()));
+        if (const QString shot = qEnvironmentVariable("ATTNVIZ_NORM_ROLES_SHOT"); !shot.isEmpty() && model == QLatin1String("gpt2-tiny")) {
+            QVERIFY(w.showView(QStringLiteral("headRoles")));
+            QCoreApplication::processEvents();
+            QVERIFY(w.grab().save(shot));
+        }
+
+        w.views()->normWeightedAction()->setChecked(false);
+        QVERIFY(w.showView(QStringLiteral("rollout"))); // (a hidden view catches up when shown)
+        QTRY_VERIFY(rollout->explanation().startsWith(QStringLiteral("Attention rollout")));
+        QVERIFY(w.showView(QStringLiteral("headRoles")));
+        QCoreApplication::processEvents();
+        QCOMPARE(roles->thumbnailScale(), 1.0);
+        QCOMPARE(roles->score(HeadRolesView::Role::PreviousToken, 1, 1), alphaPrev);
     }
 
     void session()

@@ -2,6 +2,7 @@
 #include "views/headrolesview.h"
 
 #include "style/plotstyle.h"
+#include "views/normweighting.h"
 
 #include "attnviz/headroles.h"
 
@@ -57,6 +58,25 @@ Mat<double> selfScores(const Trace<float> &trace)
                     ++n;
                 }
             out(l, h) = n ? sum / n : std::numeric_limits<double>::quiet_NaN();
+        }
+    return out;
+}
+
+// `trace` with every row of every head's matrix divided by its sum: a norm-weighted trace's rows as
+// each query's shares of ||a v W_O||, which the role scores (defined on rows summing to 1) read.
+Trace<float> rowShares(const Trace<float> &trace)
+{
+    Trace<float> out = trace;
+    const auto shares = [](Mat<float> &m) {
+        for (Eigen::Index i = 0; i < m.rows(); ++i)
+            if (const float sum = m.row(i).sum(); sum > 0)
+                m.row(i) /= sum;
+    };
+    for (LayerTrace<float> &l : out.layers)
+        for (SequenceResult<float> &sr : l.attention.batch) {
+            for (Mat<float> &w : sr.weights)
+                shares(w);
+            shares(sr.weightsAvg);
         }
     return out;
 }
@@ -327,18 +347,32 @@ void HeadRolesView::rebuild()
         reorder();
         return;
     }
+    const bool normWeighted = isNormWeighted(*s);
     const Trace<float> &trace = *s->trace;
+    const Trace<float> scored = normWeighted ? rowShares(trace) : Trace<float>();
+    const Trace<float> &scoreOn = normWeighted ? scored : trace;
     m_layers = trace.numLayers();
     m_heads = trace.numHeads();
     const int kv = m_layers > 0 ? trace.layers.front().attention.kvHeads : 0;
     m_kvGroup = kv > 0 && kv < m_heads ? m_heads / kv : 1;
-    m_scores[size_t(Role::PreviousToken)] = previousTokenScores(trace);
-    m_scores[size_t(Role::FirstToken)] = firstTokenScores(trace);
-    m_scores[size_t(Role::SameToken)] = sameTokenScores(trace);
-    m_scores[size_t(Role::Self)] = selfScores(trace);
+    m_scores[size_t(Role::PreviousToken)] = previousTokenScores(scoreOn);
+    m_scores[size_t(Role::FirstToken)] = firstTokenScores(scoreOn);
+    m_scores[size_t(Role::SameToken)] = sameTokenScores(scoreOn);
+    m_scores[size_t(Role::Self)] = selfScores(scoreOn);
     if (s->induction && s->induction->rows() == m_layers && s->induction->cols() == m_heads)
         m_scores[size_t(Role::Induction)] = *s->induction;
     QCPColorGradient g = weightsGradient();
+    // one scale for every thumbnail: the weights' 0–1, or 0 to the largest norm-weighted cell
+    double top = 1.0;
+    if (normWeighted) {
+        top = 0.0;
+        for (int l = 0; l < m_layers; ++l)
+            for (int h = 0; h < m_heads; ++h)
+                if (const Mat<float> &w = trace.weights(l, h); w.size() > 0)
+                    top = std::max(top, double(w.maxCoeff()));
+        top = std::max(top, 1e-9);
+    }
+    m_thumbScale = top;
     for (int l = 0; l < m_layers; ++l)
         for (int h = 0; h < m_heads; ++h) {
             const Mat<float> &w = trace.weights(l, h);
@@ -347,12 +381,17 @@ void HeadRolesView::rebuild()
             QImage img(nx, ny, QImage::Format_RGB32);
             for (int y = 0; y < ny; ++y)
                 for (int x = 0; x < nx; ++x)
-                    img.setPixel(x, y, g.color(d->cell(x, y), QCPRange(0.0, 1.0)));
+                    img.setPixel(x, y, g.color(d->cell(x, y), QCPRange(0.0, top)));
             m_thumbs.push_back(img);
         }
-    QString note = tr("Each thumbnail is one head's weights on this text (shared scale 0–1). Under it: previous-token, "
-                      "first-token (“sink”), same-token and self (diagonal) scores on this text; induction measured on 50 random tokens "
-                      "said twice.");
+    QString note = normWeighted
+        ? tr("Each thumbnail is one head's norm-weighted attention ‖α·v·W_O‖ on this text (shared scale 0–%1). Under it: "
+             "previous-token, first-token (“sink”), same-token and self (diagonal) scores of each query's shares of it; "
+             "induction measured on the weights, on 50 random tokens said twice.")
+              .arg(top, 0, 'g', 3)
+        : tr("Each thumbnail is one head's weights on this text (shared scale 0–1). Under it: previous-token, "
+             "first-token (“sink”), same-token and self (diagonal) scores on this text; induction measured on 50 random tokens "
+             "said twice.");
     if (!s->induction)
         note += QLatin1Char(' ') + (s->inductionProblem.isEmpty()
                                         ? tr("Induction is measured for model folders only.")

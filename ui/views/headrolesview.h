@@ -6,6 +6,8 @@
 // measured once per model on a repeated random-token sequence by the compute thread (the snapshot
 // carries it). The heads can be sorted by one score, highest first, and those below a threshold
 // hidden; clicking a thumbnail emits headOpened(layer, head) (the window selects them).
+// Given a norm-weighted snapshot (views/normweighting.h) the thumbnails draw ||a v W_O|| on one
+// shared scale and the text's scores are taken on each query's shares of it.
 #pragma once
 
 #include "views/deferredview.h"
@@ -60,6 +62,8 @@ public:
     QRect thumbnailRect(int layer, int head) const;
     QWidget *canvas() const;
     QString note() const; // the line above the grid (what the scores mean, induction's state)
+    // The top of the thumbnails' shared colour scale: 1 for weights, the largest cell when norm-weighted.
+    double thumbnailScale() const { return m_thumbScale; }
 
 protected:
     void resizeEvent(QResizeEvent *e) override;
@@ -75,6 +79,7 @@ private:
     int m_selLayer = 0, m_selHead = 0;
     int m_sort = -1;
     double m_minimum = 0.0;
+    double m_thumbScale = 1.0;
     std::array<Mat<double>, kRoles> m_scores;
     std::vector<QImage> m_thumbs; // layer-major
     QVector<QPair<int, int>> m_order;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The norm-weighted switch of the attention views (Kobayashi et al. 2020, attnviz/reads.h): a
 // snapshot whose attention weights are ||a_ij v_j W_O^h|| instead of a_ij, which every attention
-// view (weights, all heads, lines, layers, rollout, export) draws as it draws the weights. Only the
-// attention's weights are kept in it (with the mask, and the values, for the value norms on hover):
-// what the other views read (q, k, the residual stream) stays in the original snapshot.
+// view (weights, all heads, lines, layers, a model's layers × heads, rollout, export) draws as it
+// draws the weights. Only the attention's weights are kept in it (with the mask, and the values,
+// for the value norms on hover): what the other views read (q, k, the residual stream) stays in
+// the original snapshot.
 // valueNormText says the value norms on hover.
 #pragma once
 

@@ -2,6 +2,7 @@
 #include "views/rolloutview.h"
 
 #include "style/plotstyle.h"
+#include "views/normweighting.h"
 #include "views/plotfit.h"
 #include "views/plotzoom.h"
 
@@ -37,10 +38,7 @@ RolloutView::RolloutView(QWidget *parent)
     m_explain = new QLabel(this);
     m_explain->setObjectName(QStringLiteral("rolloutExplanation"));
     m_explain->setWordWrap(true);
-    m_explain->setText(tr("Attention rollout (Abnar & Zuidema 2020): each layer's attention, averaged over heads, is "
-                          "mixed half-and-half with the identity for the residual connection, its rows renormalised, "
-                          "and the layers are multiplied in order — row i shows how much token i's state after the "
-                          "chosen layer draws on each input token, the residual path counted."));
+    m_explain->setText(explanationFor(false));
     m_plot->setObjectName(QStringLiteral("rolloutPlot"));
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -112,6 +110,19 @@ QString RolloutView::title() const
 {
     return m_title->text();
 }
+QString RolloutView::explanationFor(bool normWeighted)
+{
+    return normWeighted
+        ? tr("Norm-weighted attention rollout: each layer's ‖α·v·W_O‖, averaged over heads and each row taken as shares "
+             "of its sum, is mixed half-and-half with the identity for the residual connection, and the layers are "
+             "multiplied in order — row i shows how much token i's state after the chosen layer draws on each input "
+             "token, weighing each head by what it moves rather than by where it looks.")
+        : tr("Attention rollout (Abnar & Zuidema 2020): each layer's attention, averaged over heads, is "
+             "mixed half-and-half with the identity for the residual connection, its rows renormalised, "
+             "and the layers are multiplied in order — row i shows how much token i's state after the "
+             "chosen layer draws on each input token, the residual path counted.");
+}
+
 QString RolloutView::explanation() const
 {
     return m_explain->text();
@@ -182,6 +193,7 @@ void RolloutView::showRollout()
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
+    m_explain->setText(explanationFor(s && isNormWeighted(*s)));
     const Mat<float> r = m_rollout[size_t(m_layer)].cast<float>();
     int pool = 1;
     m_map->setData(colorMapData(r, nullptr, kMaxDisplayCells, &pool), false);

@@ -46,6 +46,7 @@ public:
     PlotZoom *zoom() const { return m_zoom; }
     QString title() const;
     QString explanation() const;
+    static QString explanationFor(bool normWeighted); // the line under the plot, for the weights or ||a v W_O||
     bool ready() const { return !m_rollout.empty(); }
     // R_L(query, key) as computed (NaN when not ready or outside).
     double value(int query, int key) const;

@@ -21,7 +21,8 @@ QString translated(const char *text) { return QCoreApplication::translate("attnv
 bool drawsWeights(const QString &id)
 {
     static const QStringList ids{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
-                                 QStringLiteral("lines"), QStringLiteral("layers"), QStringLiteral("rollout")};
+                                 QStringLiteral("lines"), QStringLiteral("layers"), QStringLiteral("headRoles"),
+                                 QStringLiteral("rollout")};
     return ids.contains(id);
 }
 } // namespace

@@ -8,7 +8,9 @@
 //   induction       on r_0..r_{L-1} r_0..r_{L-1} (random tokens said twice, after an optional
 //                   prefix): mean over the second copy's positions of the weight on the token that
 //                   followed the same token in the first copy (Olsson et al. 2022)
-//   rollout         Abnar & Zuidema 2020: per layer Â = 0.5·mean_h A_h + 0.5·I, rows renormalised,
+//   rollout         Abnar & Zuidema 2020: per layer Â = 0.5·mean_h A_h + 0.5·I, rows renormalised
+//                   (mean_h A_h's rows are made shares first, so that a norm-weighted trace, whose
+//                   rows sum to norms, mixes half and half with the identity too),
 //                   R_0 = Â_0, R_l = Â_l R_{l-1}: how much each token's final state draws on each
 //                   input token, with the residual stream counted
 #pragma once

@@ -135,7 +135,13 @@ std::vector<Mat<double>> attentionRollout(const Trace<T> &trace)
     std::vector<Mat<double>> r;
     Mat<double> acc;
     for (int l = 0; l < trace.numLayers(); ++l) {
-        Mat<double> a = 0.5 * trace.weights(l, -1).template cast<double>();
+        // the head mean's rows as shares first: a no-op for softmax weights, and what puts a
+        // norm-weighted trace (rows summing to a norm, not to 1) on the same footing as the identity
+        Mat<double> a = trace.weights(l, -1).template cast<double>();
+        for (Eigen::Index i = 0; i < a.rows(); ++i)
+            if (const double sum = a.row(i).sum(); sum > 0)
+                a.row(i) /= sum;
+        a *= 0.5;
         a.diagonal().array() += 0.5;
         const Eigen::VectorXd sums = a.rowwise().sum();
         for (Eigen::Index i = 0; i < a.rows(); ++i)
