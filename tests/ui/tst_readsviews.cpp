@@ -172,16 +172,80 @@ private slots:
         dla.setTarget(DlaView::Target::Predicted);
         QVERIFY(dla.hasAttribution());
         shoot(&dla, QStringLiteral("view-dla"));
-        setPresentationLegibility(true);
-        LogitLensView big;
-        big.resize(1280, 720);
-        big.show();
-        QSignalSpy bigDone(&big, &LogitLensView::gridComplete);
-        big.setSelection(0, 0, 14);
-        big.setSnapshot(s);
-        QVERIFY(bigDone.wait(20000));
-        shoot(&big, QStringLiteral("presentation-1280x720-logit-lens"));
-        setPresentationLegibility(false);
+    }
+
+    // Presentation mode at 1920 × 1080 and 1280 × 720 on the bundled model: the Lens and DLA views
+    // fill the screen and every axis label, tick, title, scale and token in a cell is at least 18 px.
+    void presentation_data()
+    {
+        QTest::addColumn<QString>("view");
+        QTest::addColumn<QSize>("screen");
+        for (const QSize size : {QSize(1920, 1080), QSize(1280, 720)})
+            for (const char *v : {"lens", "dla"})
+                QTest::addRow("%s %dx%d", v, size.width(), size.height()) << QString::fromLatin1(v) << size;
+    }
+    void presentation()
+    {
+        QFETCH(QString, view);
+        QFETCH(QSize, screen);
+        MainWindow w;
+        w.session()->setDebounceMs(0);
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        std::unique_ptr<Model> m;
+        QVERIFY(openPretrained(ATTNVIZ_SOURCE_DIR "/resources/models/attnviz-tiny", {}, m));
+        w.session()->setModel(std::shared_ptr<Model>(std::move(m)));
+        const QString text = QStringLiteral("The whale swam under the boat and the sailors shouted. The whale swam under the");
+        w.setSentence(text);
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->snapshot() && w.session()->snapshot()->fromModel() && !w.session()->busy()
+                                     && w.session()->snapshot()->sentence == text,
+                                 20000);
+        w.session()->setSelectedQuery(w.session()->snapshot()->tq() - 1); // " the": the second copy predicts " whale"
+        QVERIFY(w.showView(view));
+        w.setPresentationMode(true);
+        w.setWindowState(Qt::WindowNoState);
+        w.setGeometry(QRect(QPoint(0, 0), screen));
+        QWidget *v = w.tabs()->currentWidget();
+        if (auto *lens = qobject_cast<LogitLensView *>(v))
+            QTRY_VERIFY_WITH_TIMEOUT(lens->complete(), 20000);
+        QTest::qWait(100);
+        QVERIFY2(v->width() >= 0.6 * screen.width() && v->height() >= 0.75 * screen.height(),
+                 qPrintable(QStringLiteral("%1 × %2").arg(v->width()).arg(v->height())));
+        const auto small = [](const QFont &f) { return QFontInfo(f).pixelSize() < 18; };
+        QStringList tooSmall;
+        const QList<QCustomPlot *> plots = v->findChildren<QCustomPlot *>();
+        QVERIFY(!plots.isEmpty());
+        for (QCustomPlot *p : plots) {
+            if (!p->isVisible())
+                continue;
+            p->replot();
+            for (QCPAxisRect *r : p->axisRects())
+                for (QCPAxis *a : r->axes()) {
+                    if (!a->visible())
+                        continue;
+                    if (a->tickLabels() && !a->tickVectorLabels().isEmpty() && small(a->tickLabelFont()))
+                        tooSmall << QStringLiteral("ticks of “%1”: %2 px").arg(a->label()).arg(QFontInfo(a->tickLabelFont()).pixelSize());
+                    if (!a->label().isEmpty() && small(a->labelFont()))
+                        tooSmall << QStringLiteral("“%1”: %2 px").arg(a->label()).arg(QFontInfo(a->labelFont()).pixelSize());
+                }
+            for (QCPLayoutElement *el : p->plotLayout()->elements(true)) {
+                if (auto *te = qobject_cast<QCPTextElement *>(el); te && te->visible() && !te->text().isEmpty() && small(te->font()))
+                    tooSmall << QStringLiteral("“%1”: %2 px").arg(te->text().left(30)).arg(QFontInfo(te->font()).pixelSize());
+                if (auto *cs = qobject_cast<QCPColorScale *>(el); cs && cs->visible() && small(cs->axis()->tickLabelFont()))
+                    tooSmall << QStringLiteral("colour scale: %1 px").arg(QFontInfo(cs->axis()->tickLabelFont()).pixelSize());
+                if (auto *lg = qobject_cast<QCPLegend *>(el); lg && lg->visible() && small(lg->font()))
+                    tooSmall << QStringLiteral("legend: %1 px").arg(QFontInfo(lg->font()).pixelSize());
+            }
+            for (int i = 0; i < p->itemCount(); ++i)
+                if (auto *t = qobject_cast<QCPItemText *>(p->item(i)); t && t->visible() && !t->text().isEmpty() && small(t->font()))
+                    tooSmall << QStringLiteral("cell “%1”: %2 px").arg(t->text()).arg(QFontInfo(t->font()).pixelSize());
+        }
+        if (const QString dir = qEnvironmentVariable("ATTNVIZ_READS_SHOTS"); !dir.isEmpty() && screen.width() == 1280)
+            w.grab().save(dir + QStringLiteral("/presentation-1280x720-%1.png").arg(view == QLatin1String("lens") ? QStringLiteral("logit-lens") : view));
+        tooSmall.removeDuplicates();
+        QVERIFY2(tooSmall.isEmpty(), qPrintable(tooSmall.join(QStringLiteral("; "))));
+        w.setPresentationMode(false);
     }
 
     // In the window: the two tabs are listed for a causal model, the lens fills, Generate appends
