@@ -12,6 +12,8 @@
 #include "live/livecompute.h"
 #include "live/livesession.h"
 #include "views/linesview.h"
+#include "views/generationpanel.h"
+#include "views/logitlensview.h"
 #include "mainwindow.h"
 #include "window/lessonslides.h"
 #include "window/viewrouter.h"
@@ -998,6 +1000,78 @@ namespace {
 // Keystroke -> repainted heatmap with a model: the median of `reps` key presses, each a new letter,
 // at the end of the text (a causal model recomputes only the last token) and at its start (every
 // token recomputed).
+// What the views of attnviz/reads.h add to a keystroke in the window (a causal model, the text
+// typed; the cursor at its end): a letter appended with the norm-weighted switch on; with the Lens
+// tab shown, until its selected column is painted (the column runs on a pool thread after the
+// snapshot); the lens grid in the background; and generated tokens, each appended to the text and
+// every shown view repainted.
+void benchReadsInWindow(ui::MainWindow &w, KeystrokeTimer &timer, int reps)
+{
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v.empty() ? 0.0 : v[v.size() / 2];
+    };
+    const auto waitFor = [](const std::function<bool()> &done) {
+        QElapsedTimer guard;
+        guard.start();
+        while (!done() && guard.elapsed() < 120000)
+            QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 5);
+    };
+    const auto letter = [](int r) { return std::pair(Qt::Key_A + r % 26, QString(QChar(QLatin1Char(char('a' + r % 26))))); };
+    QTextCursor c = w.sentenceEdit()->textCursor();
+    c.movePosition(QTextCursor::End);
+    w.sentenceEdit()->setTextCursor(c);
+    w.session()->setSelectedQuery(-1);
+
+    std::vector<double> plain, weighted;
+    for (int r = 0; r < reps; ++r) { // interleaved: off, on
+        const auto [key, text] = letter(r);
+        w.views()->setNormWeighted(false);
+        plain.push_back(timer.type(key, text));
+        w.views()->setNormWeighted(true);
+        weighted.push_back(timer.type(key, text));
+    }
+    w.views()->setNormWeighted(false);
+    std::printf("  norm-weighted switch on: a letter appended %.2f ms (off, interleaved: %.2f ms)\n", median(weighted),
+                median(plain));
+
+    auto *lens = qobject_cast<ui::LogitLensView *>(w.views()->view(QStringLiteral("lens")));
+    if (lens && w.showView(QStringLiteral("lens"))) {
+        waitFor([&] { return lens->complete(); });
+        timer.setPlot(lens->plot());
+        std::vector<double> total, column, grid;
+        for (int r = 0; r < reps; ++r) {
+            const auto [key, text] = letter(r);
+            QElapsedTimer t;
+            t.start();
+            timer.type(key, text);
+            waitFor([&] { return lens->selectedReady(); });
+            total.push_back(double(t.nsecsElapsed()) / 1e6);
+            column.push_back(lens->columnMs());
+            waitFor([&] { return lens->complete(); });
+            grid.push_back(lens->gridMs());
+        }
+        std::printf("  lens tab: a letter appended -> its selected column painted %.2f ms (the column %.2f ms on a pool "
+                    "thread); the whole grid %.1f ms in the background\n",
+                    median(total), median(column), median(grid));
+        timer.setPlot(w.heatmapView()->plot());
+        w.showView(QStringLiteral("weights"));
+    }
+
+    ui::GenerationPanel *gen = w.generationPanel();
+    const int tokens = 16;
+    gen->setSampling(0.0, 50, 1.0, 0);
+    gen->setTokens(tokens);
+    QElapsedTimer t;
+    t.start();
+    gen->start();
+    waitFor([&] { return !gen->running(); });
+    const double ms = double(t.nsecsElapsed()) / 1e6;
+    std::printf("  generation (greedy, Weights tab): %d tokens in %.1f ms, %.2f ms per token with every shown view "
+                "repainted\n",
+                gen->generatedCount(), ms, gen->generatedCount() > 0 ? ms / gen->generatedCount() : 0.0);
+}
+
 int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt, const QCommandLineOption &seededOpt,
                  const QCommandLineOption &tokenizerOpt, const QCommandLineOption &tokensOpt, int reps, bool profile)
 {
@@ -1110,6 +1184,8 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
             }
             printReplotTimes(w);
         }
+        if (info.causal)
+            benchReadsInWindow(w, timer, reps);
         std::fflush(stdout);
     }
     std::printf("device: %s (models compute on the CPU)\n", cpuDeviceName().c_str());

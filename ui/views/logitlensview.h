@@ -57,6 +57,8 @@ public:
     const LensGrid &grid() const { return m_grid; }
     int filledPositions() const { return m_filled; }
     bool complete() const { return m_grid.positions > 0 && m_filled == m_grid.positions; }
+    // The selected position's column is computed and drawn.
+    bool selectedReady() const { return m_position >= 0 && m_have[size_t(m_position)]; }
     // What the map draws: the top token's probability per (layer, position); NaN: not computed yet.
     Mat<double> topProbabilities() const;
     // The hover text of a cell ("" when not computed).

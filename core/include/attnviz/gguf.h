@@ -108,7 +108,7 @@ struct GgufSummary {
     std::string architecture;  // general.architecture ("llama", "qwen3" ...); "" if absent
     std::string name;          // general.name, else the file name without .gguf
     std::string fileType;      // "Q4_K_M", "BF16" ... from general.file_type, else the type holding most weights
-    int64_t parameters = 0;    // elements of all tensors
+    int64_t parameters = 0;    // elements of all tensors but the rotary frequency tables
     uint64_t fileBytes = 0;
     int contextLength = 0;     // {arch}.context_length, 0 if absent
     bool supported = false;    // attnviz can compute it

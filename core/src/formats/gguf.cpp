@@ -513,7 +513,9 @@ Status ggufSummary(const std::string &path, GgufSummary &out)
         s.name = baseName(path);
     std::map<uint32_t, uint64_t> elementsOfType;
     for (const GgufTensorInfo &t : f.tensors) {
-        s.parameters += int64_t(t.count);
+        // rotary frequency tables (Llama 3's rope_freqs, Phi-3's rope_factors_*) are not learned
+        if (t.name.rfind("rope_freqs", 0) != 0 && t.name.rfind("rope_factors", 0) != 0)
+            s.parameters += int64_t(t.count);
         if (t.ne.size() >= 2)
             elementsOfType[t.type] += t.count;
     }

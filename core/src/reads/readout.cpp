@@ -146,9 +146,15 @@ void scanLogits(const ReadoutWeights &r, const ModelWeights<T> &w, const Mat<T> 
         part.sum.assign(size_t(n), 0);
         part.sumL.assign(size_t(n), 0);
         part.above.assign(size_t(n), 0);
+        Eigen::Array<T, 1, Eigen::Dynamic> e(vw);
         for (int i = 0; i < n; ++i) {
-            const double mx = double(L.row(i).maxCoeff());
-            double s = 0, sl = 0;
+            const auto row = L.row(i).array();
+            const T mxT = row.maxCoeff();
+            const double mx = double(mxT);
+            // the softmax's sums in the trace's precision (Eigen's vectorised exp), added up in double
+            e = (row - mxT).exp();
+            const double s = e.template cast<double>().sum();
+            const double sl = (e * row).template cast<double>().sum();
             int above = 0;
             const double tl = out[size_t(i)].targetLogit;
             const bool ranked = out[size_t(i)].targetRank > 0;
@@ -156,9 +162,6 @@ void scanLogits(const ReadoutWeights &r, const ModelWeights<T> &w, const Mat<T> 
             auto &top = part.top[size_t(i)];
             for (int j = 0; j < vw; ++j) {
                 const double v = double(L(i, j));
-                const double e = std::exp(v - mx);
-                s += e;
-                sl += e * v;
                 if (ranked && v > tl && j != self)
                     ++above;
                 if (int(top.size()) == topK && !(v > top.back().first))
