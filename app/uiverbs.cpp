@@ -638,6 +638,20 @@ public:
     {
         return m_model->nextTokens(trace, position, out);
     }
+    std::shared_ptr<const ReadoutWeights> readout() const override { return m_model->readout(); } // the lens, generation
+    // an id beyond the tokenizer's vocabulary (the shape's is larger) is written as the tokenizer's
+    // id modulo its size: generation appends one token of text per step, as with the real tokenizer
+    std::string decode(const std::vector<int> &ids) const override
+    {
+        const int n = std::max(1, m_tok->info().vocabulary);
+        std::vector<int> inVocabulary;
+        for (int id : ids)
+            inVocabulary.push_back(id % n);
+        std::string text = m_tok->decode(inVocabulary);
+        for (int k = 1; text.empty() && k < 64; ++k) // a special token: the next one with text
+            text = m_tok->decode({(inVocabulary.empty() ? 0 : inVocabulary.front() + k) % n});
+        return text;
+    }
 
 private:
     std::shared_ptr<Model> m_tok;
@@ -1014,8 +1028,10 @@ void benchReadsInWindow(ui::MainWindow &w, KeystrokeTimer &timer, int reps)
     const auto waitFor = [](const std::function<bool()> &done) {
         QElapsedTimer guard;
         guard.start();
+        QTimer beat; // wakes the wait below at least every millisecond
+        beat.start(1);
         while (!done() && guard.elapsed() < 120000)
-            QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 5);
+            QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents);
     };
     const auto letter = [](int r) { return std::pair(Qt::Key_A + r % 26, QString(QChar(QLatin1Char(char('a' + r % 26))))); };
     QTextCursor c = w.sentenceEdit()->textCursor();
@@ -1023,12 +1039,21 @@ void benchReadsInWindow(ui::MainWindow &w, KeystrokeTimer &timer, int reps)
     w.sentenceEdit()->setTextCursor(c);
     w.session()->setSelectedQuery(-1);
 
+    // the switch redraws the views at once: that repaint is let finish before the next key is timed
+    const auto settle = [] {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 100)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    };
     std::vector<double> plain, weighted;
     for (int r = 0; r < reps; ++r) { // interleaved: off, on
         const auto [key, text] = letter(r);
         w.views()->setNormWeighted(false);
+        settle();
         plain.push_back(timer.type(key, text));
         w.views()->setNormWeighted(true);
+        settle();
         weighted.push_back(timer.type(key, text));
     }
     w.views()->setNormWeighted(false);
@@ -1068,8 +1093,9 @@ void benchReadsInWindow(ui::MainWindow &w, KeystrokeTimer &timer, int reps)
     waitFor([&] { return !gen->running(); });
     const double ms = double(t.nsecsElapsed()) / 1e6;
     std::printf("  generation (greedy, Weights tab): %d tokens in %.1f ms, %.2f ms per token with every shown view "
-                "repainted\n",
-                gen->generatedCount(), ms, gen->generatedCount() > 0 ? ms / gen->generatedCount() : 0.0);
+                "repainted (%s)\n",
+                gen->generatedCount(), ms, gen->generatedCount() > 0 ? ms / gen->generatedCount() : 0.0,
+                qPrintable(gen->status()));
 }
 
 int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt, const QCommandLineOption &seededOpt,

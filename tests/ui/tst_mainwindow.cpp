@@ -547,6 +547,39 @@ private slots:
         }
     }
 
+    // A layout whose labels flip between two states asks for a replot after every layout: a few
+    // replots settle it, never an endless loop (one kept a core busy behind a hidden Pipeline tab);
+    // a change a moment later is given its settling replots again.
+    void flippingLayoutsSettle()
+    {
+        for (const bool viaRelabel : {false, true}) {
+            QCustomPlot plot;
+            plot.resize(300, 200);
+            plot.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&plot));
+            QCoreApplication::processEvents();
+            int replots = 0;
+            connect(&plot, &QCustomPlot::afterReplot, &plot, [&] { ++replots; });
+            bool flip = false;
+            if (viaRelabel)
+                relabelAfterLayout(&plot, &plot, [&] {
+                    flip = !flip;
+                    plot.xAxis->setLabel(flip ? QStringLiteral("one") : QStringLiteral("one\ntwo"));
+                    return true;
+                });
+            else
+                connect(&plot, &QCustomPlot::afterLayout, &plot, [&] { replotToSettle(&plot, true); });
+            for (int round = 1; round <= 2; ++round) {
+                plot.replot();
+                QElapsedTimer t;
+                t.start();
+                while (t.elapsed() < 300)
+                    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+                QCOMPARE(replots, round * (1 + kMaxSettlingReplots));
+            }
+        }
+    }
+
     // What a keystroke's partial repaints leave on screen (plots repainted at once by their replot,
     // the other widgets by their own updates, nothing under an opaque plot) is what a full render of
     // the window draws: no widget left stale, no parent painted over a plot.

@@ -4,6 +4,7 @@
 #include "style/appearance.h"
 #include "style/legibility.h"
 
+#include <QElapsedTimer>
 #include <QFontMetrics>
 
 #include <algorithm>
@@ -304,16 +305,34 @@ void relabelAfterLayout(QCustomPlot *plot, QObject *context, std::function<bool(
     QObject::connect(plot, &QCustomPlot::afterLayout, context, [plot, relabel = std::move(relabel)] {
         for (int pass = 0; pass < 3; ++pass) {
             if (!relabel())
-                return;
+                return replotToSettle(plot, false);
             // what QCustomPlot::updateLayout does (protected there), without emitting afterLayout again
             QCPLayoutGrid *layout = plot->plotLayout();
             layout->update(QCPLayoutElement::upPreparation);
             layout->update(QCPLayoutElement::upMargins);
             layout->update(QCPLayoutElement::upLayout);
         }
-        if (relabel()) // still moving: settle in the next replot
-            plot->replot(QCustomPlot::rpQueuedReplot);
+        replotToSettle(plot, relabel()); // still moving: settle in the next replot
     });
+}
+
+void replotToSettle(QCustomPlot *plot, bool changed)
+{
+    static QElapsedTimer clock;
+    if (!clock.isValid())
+        clock.start();
+    const qint64 now = clock.elapsed();
+    const QVariant last = plot->property("attnvizSettledAt");
+    int queued = plot->property("attnvizSettling").toInt();
+    if (!changed || !last.isValid() || now - last.toLongLong() > 50)
+        queued = 0;
+    if (!changed || queued >= kMaxSettlingReplots) {
+        plot->setProperty("attnvizSettling", changed ? queued : 0);
+        return;
+    }
+    plot->setProperty("attnvizSettling", queued + 1);
+    plot->setProperty("attnvizSettledAt", now);
+    plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &w,

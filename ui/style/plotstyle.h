@@ -57,8 +57,18 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars = 14,
 // it chooses what depends on the layout (token labels thinned to the room, tick steps, a range with
 // room for value labels) and returns whether it changed something the layout depends on. The plot is
 // then laid out again at once, inside the same replot (at most three passes; a replot is queued only
-// if it still has not settled), so that a new text costs one replot, not two.
+// if it still has not settled, and at most kMaxSettlingReplots in a row: labels that flip between two
+// layouts stay as the last replot drew them, instead of replotting for ever), so that a new text
+// costs one replot, not two.
+constexpr int kMaxSettlingReplots = 3;
 void relabelAfterLayout(QCustomPlot *plot, QObject *context, std::function<bool()> relabel);
+
+// For an afterLayout handler that `changed` something the layout depends on: a queued replot so
+// that it settles, at most kMaxSettlingReplots in a row (labels that flip between two layouts, each
+// asking for the other, stay as the last replot drew them: an endless replot loop otherwise kept a
+// core busy while nothing changed). The count starts again when no settling replot was queued in
+// the last 50 ms (a new text or size, not the loop).
+void replotToSettle(QCustomPlot *plot, bool changed);
 
 // Shortens a label for an axis ("supercalifragilistic" -> "supercalifrag…").
 QString elide(const QString &s, int maxChars);

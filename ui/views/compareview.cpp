@@ -405,21 +405,18 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         c |= labelTokenAxis(m_rectA->axis(QCPAxis::atLeft), m_labelsQA);
         c |= labelTokenAxis(m_rectB->axis(QCPAxis::atBottom), m_labelsKB);
         c |= labelTokenAxis(m_rectB->axis(QCPAxis::atLeft), m_labelsQB);
-        if (c)
-            m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+        replotToSettle(m_pairPlot, c);
     });
     connect(m_diffPlot, &QCustomPlot::afterLayout, this, [this] {
         QCPAxisRect *r = m_diffPlot->axisRect();
         bool c = labelTokenAxis(r->axis(QCPAxis::atBottom), m_labelsKA);
         c |= labelTokenAxis(r->axis(QCPAxis::atLeft), m_labelsQA);
-        if (c)
-            m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
+        replotToSettle(m_diffPlot, c);
     });
     connect(m_focusPlot, &QCustomPlot::afterLayout, this, [this] {
         bool c = labelTokenAxis(m_rowRectA->axis(QCPAxis::atBottom), m_labelsFocusA);
         c |= labelTokenAxis(m_rowRectB->axis(QCPAxis::atBottom), m_labelsFocusB);
-        if (c)
-            m_focusPlot->replot(QCustomPlot::rpQueuedReplot);
+        replotToSettle(m_focusPlot, c);
     });
 
     // Wiring: A is followed live, B recomputes on its own controls.

@@ -142,8 +142,7 @@ EmbeddingView::EmbeddingView(QWidget *parent)
                 changed = true;
             }
         }
-        if (changed)
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        replotToSettle(m_plot, changed);
     });
     connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
         QCPAxisRect *r = m_plot->axisRectAt(e->pos());

@@ -168,8 +168,7 @@ HeadGridView::HeadGridView(QWidget *parent)
                 changed = true;
             }
         }
-        if (changed)
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        replotToSettle(m_plot, changed);
     });
     // drag a rectangle on any panel: every panel shows that region; Shift+drag pans, the wheel zooms
     m_zoom = new PlotZoom(m_plot, [this] {

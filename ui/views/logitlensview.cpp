@@ -238,15 +238,21 @@ void LogitLensView::showColumn()
         QElapsedTimer timer;
         timer.start();
         std::vector<LensCell> column;
-        if (!lensColumn(*snapshot->model, *snapshot->trace, position, 5, column))
-            return;
+        const Status st = lensColumn(*snapshot->model, *snapshot->trace, position, 5, column);
         const double ms = double(timer.nsecsElapsed()) / 1e6;
-        QMetaObject::invokeMethod(qApp, [self, gen, position, column = std::move(column), ms] {
-            if (self && self->m_gen == gen) {
-                self->m_columnMs = ms;
-                self->m_columnPending = -1;
-                self->fill(position, column, 1);
+        QMetaObject::invokeMethod(qApp, [self, gen, position, column = std::move(column), ms, st] {
+            if (!self || self->m_gen != gen)
+                return;
+            self->m_columnPending = -1;
+            if (!st) { // said in the title, not left "computing" for ever
+                self->cancelGrid();
+                self->m_titleText = QStringLiteral("Logit lens\n") + QString::fromStdString(st.message);
+                self->m_title->setText(fittedTitle(self->m_plot, self->m_title, self->m_titleText, 1.0));
+                self->m_plot->replot(QCustomPlot::rpQueuedReplot);
+                return;
             }
+            self->m_columnMs = ms;
+            self->fill(position, column, 1);
         }, Qt::QueuedConnection);
     });
 }
@@ -278,8 +284,7 @@ void LogitLensView::startGrid()
     (void)QtConcurrent::run([snapshot, cancel, gen, self] {
         QElapsedTimer timer;
         timer.start();
-        LensOptions opt;
-        opt.chunk = 4;
+        LensOptions opt; // (16 positions a chunk: a GEMM of 16 x layers rows per scan of the vocabulary)
         opt.cancel = cancel.get();
         opt.progress = [&](const LensGrid &g, int first, int count) {
             std::vector<LensCell> cells;

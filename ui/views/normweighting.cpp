@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/normweighting.h"
 
+#include "attnviz/parallel.h"
 #include "attnviz/reads.h"
 
 namespace attnviz::ui {
@@ -33,7 +34,10 @@ SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
     out->paddedKeys = tr.paddedKeys;
     out->maskedCells = tr.maskedCells;
     out->layers.resize(tr.layers.size());
-    for (int l = 0; l < tr.numLayers(); ++l) {
+    // the layers side by side (each writes its own): on the keystroke's path while the switch is on
+    std::vector<Status> failed(tr.layers.size());
+    const double work = double(tr.numLayers()) * double(tr.numHeads()) * double(tr.tokens.size()) * double(tr.tokens.size()) * 8;
+    parallelFor(tr.numLayers(), work, [&](int l) {
         const LayerTrace<float> &from = tr.layers[size_t(l)];
         LayerTrace<float> &to = out->layers[size_t(l)];
         const AttentionResult<float> &a = from.attention;
@@ -52,9 +56,8 @@ SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
         st.v = sf.v; // the value norms on hover
         Mat<float> norms;
         if (Status r = valueNorms(tr, l, norms); !r) {
-            if (why)
-                *why = QString::fromStdString(r.message);
-            return nullptr;
+            failed[size_t(l)] = r;
+            return;
         }
         st.weights.resize(size_t(a.numHeads));
         st.weightsAvg = Mat<float>::Zero(sf.weightsAvg.rows(), sf.weightsAvg.cols());
@@ -64,7 +67,13 @@ SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
         }
         st.weightsAvg /= float(std::max(1, a.numHeads));
         to.attention.batch.push_back(std::move(st));
-    }
+    });
+    for (const Status &r : failed)
+        if (!r) {
+            if (why)
+                *why = QString::fromStdString(r.message);
+            return nullptr;
+        }
     auto copy = std::make_shared<ComputeSnapshot>(*s);
     copy->trace = std::move(out);
     copy->modelLabel = copy->modelLabel.isEmpty() ? normWeightedLabel() : copy->modelLabel + QStringLiteral(" · ") + normWeightedLabel();

@@ -251,8 +251,7 @@ public:
                 titleElement->setText(text);
                 shownTitle = text;
             }
-            if (x || y || t)
-                plot->replot(QCustomPlot::rpQueuedReplot);
+            replotToSettle(plot, x || y || t);
         });
     }
 

@@ -56,8 +56,7 @@ RolloutView::RolloutView(QWidget *parent)
         const QStringList labels = m_computedFor ? m_computedFor->queryLabels : QStringList();
         const bool x = labelTokenAxis(m_plot->xAxis, labels);
         const bool y = labelTokenAxis(m_plot->yAxis, labels);
-        if (x || y)
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        replotToSettle(m_plot, x || y);
     });
     // drag a rectangle to zoom, Shift+drag to pan; double-click or Home: every token again
     m_zoom = new PlotZoom(m_plot, [this] {

@@ -308,6 +308,9 @@ public:
     // (reads.h) read; null where the model has none (word vectors, the seeded stack). Valid while
     // the model lives.
     virtual std::shared_ptr<const ReadoutWeights> readout() const { return nullptr; }
+    // The text of `ids` as the model's tokenizer writes it (what generation appends); "" where the
+    // model has no tokenizer to decode with. By default the readout's.
+    virtual std::string decode(const std::vector<int> &ids) const;
 };
 
 } // namespace attnviz

@@ -243,11 +243,13 @@ TokenProb tokenOf(const Model &model, int id)
     return r->token(id);
 }
 
-std::string decodeIds(const Model &model, const std::vector<int> &ids)
+std::string Model::decode(const std::vector<int> &ids) const
 {
-    std::shared_ptr<const ReadoutWeights> r = model.readout();
+    std::shared_ptr<const ReadoutWeights> r = readout();
     return r && r->decode ? r->decode(ids) : std::string();
 }
+
+std::string decodeIds(const Model &model, const std::vector<int> &ids) { return model.decode(ids); }
 
 Status vocabularyId(const Model &model, const std::string &token, int &id)
 {
