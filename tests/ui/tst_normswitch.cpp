@@ -54,6 +54,25 @@ std::shared_ptr<Model> openModel(const QString &model)
     return openPretrained(attnviz_test::fixtureModel(model).toStdString(), {}, m) ? std::shared_ptr<Model>(std::move(m)) : nullptr;
 }
 
+// The window shown on `model`'s fixture folder, its case text computed.
+bool showOn(MainWindow &w, const QString &model)
+{
+    w.session()->setDebounceMs(0);
+    w.resize(1400, 900);
+    w.show();
+    if (!QTest::qWaitForWindowExposed(&w))
+        return false;
+    w.session()->setModel(openModel(model));
+    const QString text = caseText(model);
+    w.setSentence(text);
+    const bool computed = QTest::qWaitFor([&] {
+        const SnapshotPtr s = w.session()->snapshot();
+        return s && s->fromModel() && s->sentence == text && !w.session()->busy();
+    }, 20000);
+    QCoreApplication::processEvents();
+    return computed;
+}
+
 bool near(double got, double want) { return std::abs(got - want) < 1e-4 * std::max(1.0, std::abs(want)); }
 
 } // namespace
@@ -72,17 +91,7 @@ private slots:
     {
         QFETCH(QString, model);
         MainWindow w;
-        w.session()->setDebounceMs(0);
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        w.session()->setModel(openModel(model));
-        const QString text = caseText(model);
-        w.setSentence(text);
-        QTRY_VERIFY_WITH_TIMEOUT(w.session()->snapshot() && w.session()->snapshot()->fromModel()
-                                     && w.session()->snapshot()->sentence == text && !w.session()->busy(),
-                                 20000);
-        QCoreApplication::processEvents();
+        QVERIFY(showOn(w, model));
         w.session()->setSelectedLayer(1);
         w.session()->setSelectedHead(1);
         QCoreApplication::processEvents();
@@ -124,17 +133,7 @@ private slots:
     {
         QFETCH(QString, model);
         MainWindow w;
-        w.session()->setDebounceMs(0);
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        w.session()->setModel(openModel(model));
-        const QString text = caseText(model);
-        w.setSentence(text);
-        QTRY_VERIFY_WITH_TIMEOUT(w.session()->snapshot() && w.session()->snapshot()->fromModel()
-                                     && w.session()->snapshot()->sentence == text && !w.session()->busy(),
-                                 20000);
-        QCoreApplication::processEvents();
+        QVERIFY(showOn(w, model));
         const QJsonArray want = expectedNormWeighted(model);
         const int layers = int(want.size()), heads = int(want[0].toArray().size()), t = w.session()->snapshot()->tq();
         const auto matrix = [&](int l, int h) {
