@@ -32,6 +32,7 @@
 #include "window/lessonfocus.h"
 #include "window/modelloader.h"
 #include "window/presentationmode.h"
+#include "window/statuslabel.h"
 #include "window/viewrouter.h"
 #include "window/windowstate.h"
 
@@ -188,10 +189,8 @@ MainWindow::MainWindow(QWidget *parent)
         }
     });
 
-    m_status = new QLabel(this);
+    m_status = new StatusLabel(this); // one line, ended with "…" where the bar is narrower
     m_status->setObjectName(QStringLiteral("statusLabel"));
-    m_status->setTextFormat(Qt::PlainText); // names from files are never markup
-    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // cut, never wider than the screen
     statusBar()->addWidget(m_status, 1);
     m_progress = new QProgressBar(this);
     m_progress->setRange(0, 0);

@@ -14,6 +14,7 @@
 #include "views/generationpanel.h"
 #include "views/logitlensview.h"
 #include "views/normweighting.h"
+#include "window/statuslabel.h"
 #include "window/viewrouter.h"
 
 #include "attnviz/pretrained.h"
@@ -245,6 +246,15 @@ private slots:
             w.grab().save(dir + QStringLiteral("/presentation-1280x720-%1.png").arg(view == QLatin1String("lens") ? QStringLiteral("logit-lens") : view));
         tooSmall.removeDuplicates();
         QVERIFY2(tooSmall.isEmpty(), qPrintable(tooSmall.join(QStringLiteral("; "))));
+        // the status line beside the Generate controls: ended with "…" where it does not fit, the
+        // whole text on hover (it was cut mid-word at 1280 px)
+        auto *status = w.findChild<StatusLabel *>(QStringLiteral("statusLabel"));
+        QVERIFY(status);
+        status->repaint();
+        if (screen.width() == 1280)
+            QVERIFY2(status->elided(), qPrintable(status->text()));
+        if (status->elided())
+            QCOMPARE(status->toolTip(), status->text());
         w.setPresentationMode(false);
     }
 
