@@ -5,6 +5,7 @@
 // (and a BF16 file's saying nothing of the kind), and a broken file leaving the model in use.
 #include "live/livesession.h"
 #include "mainwindow.h"
+#include "promptedwindow.h"
 #include "testsupport.h"
 #include "views/heatmapview.h"
 
@@ -24,25 +25,7 @@ namespace {
 
 QString gguf(const QString &name) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/gguf/") + name; }
 
-struct Window {
-    MainWindow w;
-    QStringList messages;
-    Window()
-    {
-        w.setMessagePrompt([this](const QString &, const QString &text) { messages << text; });
-        w.setFolderPrompt([] { return QString(); });
-        w.session()->setDebounceMs(0);
-        w.resize(1200, 800);
-        w.show();
-    }
-    SnapshotPtr show(const QString &text)
-    {
-        const quint64 g = test::shownGeneration(*w.session());
-        w.setSentence(text);
-        return test::waitForSnapshot(*w.session(), g, [&](const ComputeSnapshot &s) { return s.sentence == text && s.hasResult(); },
-                                     30000);
-    }
-};
+using Window = test::PromptedWindow;
 
 const QString kNote = QStringLiteral("Q4_K_M — attention of the quantized model; close to, not identical with, the original's");
 

@@ -9,6 +9,7 @@
 #include "controls/tokenchipsview.h"
 #include "live/livesession.h"
 #include "mainwindow.h"
+#include "promptedwindow.h"
 #include "testsupport.h"
 #include "views/compareview.h"
 #include "views/headrolesview.h"
@@ -50,35 +51,7 @@ using attnviz_test::fixtureModel;
 
 namespace {
 
-// The window with its dialogs answered by the test: messages are collected, no folder is asked for.
-struct Window {
-    MainWindow w;
-    QStringList messages;
-    Window()
-    {
-        w.setMessagePrompt([this](const QString &, const QString &text) { messages << text; });
-        w.setFolderPrompt([] { return QString(); });
-        w.session()->setDebounceMs(0);
-        w.resize(1200, 800);
-        w.show();
-    }
-    // Types `text` and waits for the views to show it.
-    SnapshotPtr show(const QString &text)
-    {
-        const quint64 g = test::shownGeneration(*w.session());
-        w.setSentence(text);
-        return test::waitForSnapshot(*w.session(), g, [&](const ComputeSnapshot &s) {
-            return s.sentence == text && s.hasResult();
-        }, 30000);
-    }
-    // Waits for the snapshot after a change of model, head or layer.
-    SnapshotPtr settle()
-    {
-        const quint64 g = test::shownGeneration(*w.session());
-        w.session()->requestNow();
-        return test::waitForSnapshot(*w.session(), g, {}, 30000);
-    }
-};
+using Window = test::PromptedWindow;
 
 double worstHeatmapError(const HeatmapView &v, const QJsonArray &want)
 {
