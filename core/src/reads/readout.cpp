@@ -159,18 +159,28 @@ void scanLogits(const ReadoutWeights &r, const ModelWeights<T> &w, const Mat<T> 
             const double tl = out[size_t(i)].targetLogit;
             const bool ranked = out[size_t(i)].targetRank > 0;
             const int self = ranked ? target[size_t(i)] - v0 : -1; // its own logit, rounded apart here
+            if (ranked) { // the logits above the target's, counted vectorised
+                above = int((row.template cast<double>() > tl).count());
+                if (self >= 0 && self < vw && double(row(self)) > tl)
+                    --above;
+            }
+            // the top k: a block of logits is looked into only when its largest would enter
             auto &top = part.top[size_t(i)];
-            for (int j = 0; j < vw; ++j) {
-                const double v = double(L(i, j));
-                if (ranked && v > tl && j != self)
-                    ++above;
-                if (int(top.size()) == topK && !(v > top.back().first))
+            constexpr int block = 64;
+            for (int j0 = 0; j0 < vw; j0 += block) {
+                const int bw = std::min(block, vw - j0);
+                if (int(top.size()) == topK && !(double(row.segment(j0, bw).template maxCoeff<Eigen::PropagateNumbers>()) > top.back().first))
                     continue;
-                auto at = std::upper_bound(top.begin(), top.end(), v,
-                                           [](double a, const std::pair<double, int> &b) { return a > b.first; });
-                top.insert(at, {v, v0 + j});
-                if (int(top.size()) > topK)
-                    top.pop_back();
+                for (int j = j0; j < j0 + bw; ++j) {
+                    const double v = double(L(i, j));
+                    if (int(top.size()) == topK && !(v > top.back().first))
+                        continue;
+                    auto at = std::upper_bound(top.begin(), top.end(), v,
+                                               [](double a, const std::pair<double, int> &b) { return a > b.first; });
+                    top.insert(at, {v, v0 + j});
+                    if (int(top.size()) > topK)
+                        top.pop_back();
+                }
             }
             part.mx[size_t(i)] = mx;
             part.sum[size_t(i)] = s;
