@@ -369,7 +369,7 @@ void HeadRolesView::rebuild()
         for (int l = 0; l < m_layers; ++l)
             for (int h = 0; h < m_heads; ++h)
                 if (const Mat<float> &w = trace.weights(l, h); w.size() > 0)
-                    top = std::max(top, double(w.maxCoeff()));
+                    top = std::max(top, double(w.maxCoeff<Eigen::PropagateNumbers>())); // (NaN: a fully masked row)
         top = std::max(top, 1e-9);
     }
     m_thumbScale = top;
