@@ -67,16 +67,11 @@ Mat<double> selfScores(const Trace<float> &trace)
 Trace<float> rowShares(const Trace<float> &trace)
 {
     Trace<float> out = trace;
-    const auto shares = [](Mat<float> &m) {
-        for (Eigen::Index i = 0; i < m.rows(); ++i)
-            if (const float sum = m.row(i).sum(); sum > 0)
-                m.row(i) /= sum;
-    };
     for (LayerTrace<float> &l : out.layers)
         for (SequenceResult<float> &sr : l.attention.batch) {
             for (Mat<float> &w : sr.weights)
-                shares(w);
-            shares(sr.weightsAvg);
+                makeRowShares(w);
+            makeRowShares(sr.weightsAvg);
         }
     return out;
 }

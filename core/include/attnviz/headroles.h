@@ -47,6 +47,11 @@ InductionProbe inductionProbe(const ModelInfo &info, const Model &model, int len
 // Every score: the first three on `trace` (the user's text), induction by running `model` on the probe.
 Status headRoles(Model &model, const Trace<float> &trace, HeadRoleScores &out);
 
+// Each row of `m` divided by its sum where that is positive: rows as shares (a norm-weighted
+// matrix's rows of ||a v W_O||; softmax rows stay as they are, up to rounding). Others unchanged.
+template <typename T>
+void makeRowShares(Mat<T> &m);
+
 // Rollout up to each layer: result[l] is R_l (t, t). Rows of fully masked queries stay as Â gives them.
 template <typename T>
 std::vector<Mat<double>> attentionRollout(const Trace<T> &trace);

@@ -130,6 +130,14 @@ Status headRoles(Model &model, const Trace<float> &trace, HeadRoleScores &out)
 }
 
 template <typename T>
+void makeRowShares(Mat<T> &m)
+{
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+        if (const T sum = m.row(i).sum(); sum > 0)
+            m.row(i) /= sum;
+}
+
+template <typename T>
 std::vector<Mat<double>> attentionRollout(const Trace<T> &trace)
 {
     std::vector<Mat<double>> r;
@@ -138,9 +146,7 @@ std::vector<Mat<double>> attentionRollout(const Trace<T> &trace)
         // the head mean's rows as shares first: a no-op for softmax weights, and what puts a
         // norm-weighted trace (rows summing to a norm, not to 1) on the same footing as the identity
         Mat<double> a = trace.weights(l, -1).template cast<double>();
-        for (Eigen::Index i = 0; i < a.rows(); ++i)
-            if (const double sum = a.row(i).sum(); sum > 0)
-                a.row(i) /= sum;
+        makeRowShares(a);
         a *= 0.5;
         a.diagonal().array() += 0.5;
         const Eigen::VectorXd sums = a.rowwise().sum();
@@ -158,6 +164,7 @@ std::vector<Mat<double>> attentionRollout(const Trace<T> &trace)
     template Mat<double> firstTokenScores<T>(const Trace<T> &);                                                        \
     template Mat<double> sameTokenScores<T>(const Trace<T> &);                                                         \
     template Mat<double> inductionScores<T>(const Trace<T> &, int, int);                                               \
+    template void makeRowShares<T>(Mat<T> &);                                                                          \
     template std::vector<Mat<double>> attentionRollout<T>(const Trace<T> &);
 ATTNVIZ_HEADROLES(float)
 ATTNVIZ_HEADROLES(double)
