@@ -302,6 +302,33 @@ private slots:
         QCOMPARE(v.positionCount(), 0);
     }
 
+    // A causal model whose lens cannot be read (no readout: its unembedding is not reachable) is
+    // said in the title once its column fails, not left "computing".
+    void lensSaysWhyItCannot()
+    {
+        struct NoReadout final : Model {
+            std::shared_ptr<Model> m;
+            ModelInfo info() const override { return m->info(); }
+            Status tokenize(std::string_view text, std::vector<TraceToken> &out) const override { return m->tokenize(text, out); }
+            using Model::trace;
+            Status trace(const TraceRequest &request, Trace<float> &out) override { return m->trace(request, out); }
+        };
+        auto model = std::make_shared<NoReadout>();
+        model->m = openModel(QStringLiteral("gpt2-tiny"));
+        QVERIFY(model->m);
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(model);
+        const SnapshotPtr s = traceText(session, caseText(QStringLiteral("gpt2-tiny")));
+        QVERIFY(s && s->causalLm());
+        LogitLensView v;
+        v.resize(800, 500);
+        v.show();
+        v.setSnapshot(s);
+        QTRY_VERIFY(v.title().contains(QStringLiteral("no unembedding to read through")));
+        QCOMPARE(v.filledPositions(), 0);
+    }
+
     void dla()
     {
         auto model = openModel(QStringLiteral("gpt2-tiny"));

@@ -174,14 +174,8 @@ void LogitLensView::rebuild()
     else if (!s->fromModel() || !s->model || !(s->modelInfo.causal || s->modelInfo.maskedLm))
         why = QStringLiteral("The logit lens reads a model's residual stream through its own language-model head: open a "
                              "checkpoint with one (GPT-2, Llama, Qwen, Gemma … or BERT's masked-LM head) under File › Open model.");
-    if (!why.isEmpty()) {
-        m_titleText = QStringLiteral("Logit lens\n") + why;
-        m_title->setText(fittedTitle(m_plot, m_title, m_titleText, 1.0));
-        m_map->data()->clear();
-        m_sel->setVisible(false);
-        m_plot->replot(QCustomPlot::rpQueuedReplot);
-        return;
-    }
+    if (!why.isEmpty())
+        return showWhy(why);
     const int L = s->numLayers(), t = s->tq();
     m_grid.layers = L;
     m_grid.positions = t;
@@ -224,6 +218,15 @@ void LogitLensView::rebuild()
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+void LogitLensView::showWhy(const QString &why)
+{
+    m_titleText = QStringLiteral("Logit lens\n") + why;
+    m_title->setText(fittedTitle(m_plot, m_title, m_titleText, 1.0));
+    m_map->data()->clear();
+    m_sel->setVisible(false);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void LogitLensView::showColumn()
 {
     if (m_position < 0 || m_position >= m_grid.positions || m_have[size_t(m_position)] || m_columnPending == m_position)
@@ -246,10 +249,7 @@ void LogitLensView::showColumn()
             self->m_columnPending = -1;
             if (!st) { // said in the title, not left "computing" for ever
                 self->cancelGrid();
-                self->m_titleText = QStringLiteral("Logit lens\n") + QString::fromStdString(st.message);
-                self->m_title->setText(fittedTitle(self->m_plot, self->m_title, self->m_titleText, 1.0));
-                self->m_plot->replot(QCustomPlot::rpQueuedReplot);
-                return;
+                return self->showWhy(QString::fromStdString(st.message));
             }
             self->m_columnMs = ms;
             self->fill(position, column, 1);

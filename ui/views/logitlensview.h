@@ -83,6 +83,7 @@ private:
     void cancelGrid();
     void fill(int first, const std::vector<LensCell> &cells, int count); // cells: count positions x layers
     void showColumn();
+    void showWhy(const QString &why); // no grid: the title says why
     void drawCells(int first, int count);
     void updateSelected();
     void fitCellTexts();
