@@ -1040,11 +1040,10 @@ void benchReadsInWindow(ui::MainWindow &w, KeystrokeTimer &timer, int reps)
     w.session()->setSelectedQuery(-1);
 
     // the switch redraws the views at once: that repaint is let finish before the next key is timed
-    const auto settle = [] {
+    const auto settle = [&waitFor] {
         QElapsedTimer t;
         t.start();
-        while (t.elapsed() < 100)
-            QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+        waitFor([&] { return t.elapsed() >= 100; });
     };
     std::vector<double> plain, weighted;
     for (int r = 0; r < reps; ++r) { // interleaved: off, on

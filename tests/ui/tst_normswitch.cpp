@@ -18,6 +18,8 @@
 #include "attnviz/pretrained.h"
 #include "../support/modelfolders.h"
 
+#include <qcustomplot.h>
+
 #include <QAction>
 #include <QFile>
 #include <QJsonArray>
@@ -199,6 +201,8 @@ private slots:
         QVERIFY(rollout->explanation().startsWith(QStringLiteral("Norm-weighted attention rollout")));
         QVERIFY(rollout->title().contains(normWeightedLabel()));
         if (const QString shot = qEnvironmentVariable("ATTNVIZ_NORM_ROLES_SHOT"); !shot.isEmpty() && model == QLatin1String("gpt2-tiny")) {
+            QTest::qWait(200);
+            QVERIFY(w.grab().save(QString(shot).replace(QStringLiteral(".png"), QStringLiteral("-rollout.png"))));
             QVERIFY(w.showView(QStringLiteral("headRoles")));
             QCoreApplication::processEvents();
             QVERIFY(w.grab().save(shot));
