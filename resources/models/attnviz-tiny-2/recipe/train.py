@@ -39,7 +39,7 @@ ap.add_argument("data")
 ap.add_argument("out")
 ap.add_argument("--steps", type=int, default=12000)
 ap.add_argument("--rows", type=int, default=32, help="rows of --context tokens a step")
-ap.add_argument("--context", type=int, default=256)
+ap.add_argument("--context", type=int, default=512)
 ap.add_argument("--threads", type=int, default=1)
 ap.add_argument("--workers", type=int, default=0, help="processes making batches (0: in this process)")
 ap.add_argument("--device", default="cpu")
@@ -59,7 +59,8 @@ ap.add_argument("--p-copy", type=float, default=0.25)
 ap.add_argument("--p-half", type=float, default=0.10)
 ap.add_argument("--p-words", type=float, default=0.10)
 ap.add_argument("--p-random", type=float, default=0.10)
-ap.add_argument("--drill-steps", type=int, default=1500)
+ap.add_argument("--drill-steps", type=int, default=1000)
+ap.add_argument("--main-repeat", default="2,64", help="after the drill: segments said twice are MIN,MAX tokens long")
 ap.add_argument("--eval-every", type=int, default=500)
 ap.add_argument("--ckpt-every", type=int, default=500)
 ap.add_argument("--keep", default="", help="comma-separated steps whose checkpoints are kept as ckpt-STEP.npz")
@@ -90,6 +91,7 @@ VOCAB = meta["vocab_size"]
 ranges = [s["train"] for s in meta["sources"]]
 weights = np.sqrt([e - b for b, e in ranges])
 weights /= weights.sum()
+MAIN_REPEAT = tuple(int(v) for v in args.main_repeat.split(","))
 WORDS = np.array(probes.common_words(train), dtype=np.int64)
 
 
@@ -127,7 +129,7 @@ def make_batch(step):
     scored = np.ones((rows, T + 1), dtype=bool)
     for r in range(rows):
         u = rng.random()
-        span = DRILL_REPEAT if step < args.drill_steps else REPEAT
+        span = DRILL_REPEAT if step < args.drill_steps else MAIN_REPEAT
         if u < p["random"]:
             row, sc = repeats(rng, n, None, span)
         elif u < p["random"] + p["words"]:
