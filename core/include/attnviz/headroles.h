@@ -37,7 +37,8 @@ template <typename T>
 Mat<double> inductionScores(const Trace<T> &trace, int offset, int length);
 
 // The induction probe: `length` random ids from [low, high) said twice (seeded, reproducible),
-// after the model's own start (BOS <|endoftext|> for GPT-2, [CLS] for BERT, which also gets [SEP]).
+// after the model's own start (the BOS its tokenizer puts before every text, as Llama's does;
+// <|endoftext|> for GPT-2; [CLS] for BERT, which also gets [SEP]).
 struct InductionProbe {
     std::vector<int> ids;
     int offset = 0, length = 0;

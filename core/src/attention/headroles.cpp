@@ -80,7 +80,11 @@ InductionProbe inductionProbe(const ModelInfo &info, const Model &model, int len
     int bos = -1, sep = -1;
     // the model's own start and end tokens, where its tokenizer has them
     if (info.causal) {
-        if (model.tokenize("<|endoftext|>", start).ok() && start.size() == 1)
+        // a tokenizer that starts every text with its BOS (Llama, Gemma, Qwen's chat models) gives it
+        // for ""; GPT-2's adds none, and its start is <|endoftext|>
+        if (model.tokenize("", start).ok() && start.size() == 1)
+            bos = start[0].id;
+        else if (model.tokenize("<|endoftext|>", start).ok() && start.size() == 1)
             bos = start[0].id;
     } else if (model.tokenize("", start).ok() && start.size() == 2) {
         bos = start[0].id;
