@@ -168,7 +168,7 @@ int modelInfo(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Describes a model folder (config.json, model.safetensors, tokenizer files)."));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` for attnviz-tiny."));
+    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."));
     QCommandLineOption jsonOpt(QStringLiteral("json"), QStringLiteral("One JSON object instead of text."));
     p.addOption(jsonOpt);
     if (!p.parse(args))
@@ -223,7 +223,7 @@ int modelRun(const QStringList &args)
         "next_tokens (causal models: the top 10 after the last token), masked (masked-LM models: the top fills of\n"
         "each [MASK]) and model (as `model info`)."));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` for attnviz-tiny."));
+    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."));
     QCommandLineOption textOpt(QStringLiteral("text"), QStringLiteral("The text."), QStringLiteral("text"));
     QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")},
                               QStringLiteral("Write the JSON here (default: standard output)."), QStringLiteral("file"));
@@ -333,7 +333,7 @@ int tokenizeWithModel(const QStringList &args)
     p.setApplicationDescription(QStringLiteral("Tokenizes a text with a model folder's tokenizer: one token a line,\n"
                                                "its id, the token as the vocabulary spells it, and its bytes in the text."));
     p.addHelpOption();
-    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, or `bundled` for attnviz-tiny."), QStringLiteral("dir"));
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."), QStringLiteral("dir"));
     p.addOption(modelOpt);
     p.addPositionalArgument(QStringLiteral("text"), QStringLiteral("The text."));
     if (!p.parse(args))
@@ -364,7 +364,7 @@ int benchModel(const QStringList &args)
         "position, as the window asks. --seeded needs no download: a real checkpoint's shape (gpt2-small,\n"
         "bert-base, smollm2-135m, qwen3-0.6b, llama3.2-1b) with seeded random weights."));
     p.addHelpOption();
-    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("A model folder, or `bundled` for attnviz-tiny."), QStringLiteral("dir"));
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("A model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."), QStringLiteral("dir"));
     QCommandLineOption seededOpt(QStringLiteral("seeded"), QStringLiteral("gpt2-small, bert-base, smollm2-135m, qwen3-0.6b or llama3.2-1b."), QStringLiteral("shape"));
     QCommandLineOption sizesOpt(QStringLiteral("tokens"), QStringLiteral("Text lengths (default 128,1024)."),
                                 QStringLiteral("list"), QStringLiteral("128,1024"));

@@ -68,7 +68,7 @@ int generateText(const QStringList &args)
         "with --temperature (> 0), --top-k, --top-p and --seed (torch.manual_seed-compatible draws: the same seed\n"
         "gives the same tokens). Prints the text and its continuation, or with --json: ids, generated ids and text."));
     p.addHelpOption();
-    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, or `bundled`."), QStringLiteral("dir"));
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."), QStringLiteral("dir"));
     QCommandLineOption textOpt(QStringLiteral("text"), QStringLiteral("The text to continue."), QStringLiteral("text"));
     QCommandLineOption tokensOpt(QStringLiteral("tokens"), QStringLiteral("Tokens to generate (default 20)."), QStringLiteral("n"),
                                  QStringLiteral("20"));

@@ -122,7 +122,7 @@ int gui(const QStringList &args)
                                   QStringLiteral("Start in presentation mode (full screen, large text, high contrast)."));
     QCommandLineOption modelOpt(QStringLiteral("model"),
                                 QStringLiteral("A model folder (config.json, model.safetensors, tokenizer files; GPT-2, BERT, "
-                                               "DistilBERT), or `bundled` for attnviz-tiny."),
+                                               "DistilBERT), or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."),
                                 QStringLiteral("dir"));
     QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer to show (with --model or --depth)."),
                                 QStringLiteral("n"));
@@ -326,7 +326,7 @@ int exportView(const QStringList &args)
                   tempOpt, normOpt, projOpt, seedOpt, dropOpt, dropSeedOpt, embOpt, outOpt, widthOpt, heightOpt, dpiOpt,
                   noNumbersOpt, tokenOpt});
     QCommandLineOption modelOpt(QStringLiteral("model"),
-                                QStringLiteral("A model folder (GPT-2, BERT, DistilBERT) or `bundled` (attnviz-tiny) instead "
+                                QStringLiteral("A model folder (GPT-2, BERT, DistilBERT) or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny) instead "
                                                "of the word vectors; the word-vector options then do not apply."),
                                 QStringLiteral("dir"));
     QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer shown, with --model (default 0)."),

@@ -100,10 +100,15 @@ for f in /usr/bin/attnviz \
          /usr/share/attnviz/models/attnviz-tiny/vocab.json \
          /usr/share/attnviz/models/attnviz-tiny/merges.txt \
          /usr/share/attnviz/models/attnviz-tiny/MANIFEST.md \
+         /usr/share/attnviz/models/attnviz-tiny-2/config.json \
+         /usr/share/attnviz/models/attnviz-tiny-2/model.safetensors \
+         /usr/share/attnviz/models/attnviz-tiny-2/tokenizer.json \
+         /usr/share/attnviz/models/attnviz-tiny-2/tokenizer_config.json \
+         /usr/share/attnviz/models/attnviz-tiny-2/MANIFEST.md \
          /usr/share/doc/attnviz/copyright /usr/share/doc/attnviz/changelog.gz; do
     grep -qxF "$f" "$WORK/contents" || fail "the package lacks $f"
 done
-if grep -q '/usr/share/attnviz/models/attnviz-tiny/recipe' "$WORK/contents"; then
+if grep -q '/usr/share/attnviz/models/attnviz-tiny[^/]*/recipe' "$WORK/contents"; then
     fail "the package carries the bundled model's recipe/ (only the model folder belongs in it)"
 fi
 if grep -vE '^/usr/' "$WORK/contents" | grep -v '^/$' | grep -q .; then
@@ -154,10 +159,13 @@ step "installed attnviz compute /usr/share/attnviz/examples/journey_causal.json 
     -o "$WORK/result.json") || fail "compute failed"
 grep -q '"weights"' "$WORK/result.json" || fail "the result has no weights"
 
-step "installed attnviz model info bundled: the installed model folder"
+step "installed attnviz model info bundled / bundled-gpt2: the installed model folders"
 info=$(cd "$WORK" && /usr/bin/attnviz model info bundled --json) || fail "model info bundled failed"
+grep -q '"source": "/usr/share/attnviz/models/attnviz-tiny-2"' <<<"$info" \
+    || fail "model info bundled does not read /usr/share/attnviz/models/attnviz-tiny-2: $info"
+info=$(cd "$WORK" && /usr/bin/attnviz model info bundled-gpt2 --json) || fail "model info bundled-gpt2 failed"
 grep -q '"source": "/usr/share/attnviz/models/attnviz-tiny"' <<<"$info" \
-    || fail "model info bundled does not read /usr/share/attnviz/models/attnviz-tiny: $info"
+    || fail "model info bundled-gpt2 does not read /usr/share/attnviz/models/attnviz-tiny: $info"
 
 if command -v man >/dev/null && command -v groff >/dev/null; then
     step "man attnviz"

@@ -23,6 +23,9 @@ for f in bin/attnviz share/attnviz/examples/journey_causal.json share/man/man1/a
          share/attnviz/models/attnviz-tiny/config.json share/attnviz/models/attnviz-tiny/model.safetensors \
          share/attnviz/models/attnviz-tiny/vocab.json share/attnviz/models/attnviz-tiny/merges.txt \
          share/attnviz/models/attnviz-tiny/MANIFEST.md \
+         share/attnviz/models/attnviz-tiny-2/config.json share/attnviz/models/attnviz-tiny-2/model.safetensors \
+         share/attnviz/models/attnviz-tiny-2/tokenizer.json share/attnviz/models/attnviz-tiny-2/tokenizer_config.json \
+         share/attnviz/models/attnviz-tiny-2/MANIFEST.md \
          "share/applications/$APP_ID.desktop" "share/icons/hicolor/scalable/apps/$APP_ID.svg"; do
     [ -e "$TOP/$f" ] || fail "the archive lacks $f"
 done
@@ -39,9 +42,13 @@ grep -q "AVX\|SSE\|generic" <<<"$dev" || fail "the bench device line names no IS
 [ "$out" = "attnviz $VERSION" ] || fail "--version printed '$out'"
 (cd "$WORK" && "$TOP/bin/attnviz" compute "$TOP/share/attnviz/examples/journey_causal.json" --check \
     -o "$WORK/result.json" 2>/dev/null) || fail "compute --check on the unpacked example failed"
-[ ! -e "$TOP/share/attnviz/models/attnviz-tiny/recipe" ] || fail "the archive carries the bundled model's recipe/"
+[ ! -e "$TOP/share/attnviz/models/attnviz-tiny/recipe" ] && [ ! -e "$TOP/share/attnviz/models/attnviz-tiny-2/recipe" ] \
+    || fail "the archive carries a bundled model's recipe/"
 # The unpacked program finds the bundled model beside it (share/attnviz/models), not in a source tree.
 info=$(cd "$WORK" && "$TOP/bin/attnviz" model info bundled --json) || fail "model info bundled failed"
+grep -qF "\"source\": \"$TOP/share/attnviz/models/attnviz-tiny-2\"" <<<"$info" \
+    || fail "model info bundled does not read the unpacked share/attnviz/models/attnviz-tiny-2: $info"
+info=$(cd "$WORK" && "$TOP/bin/attnviz" model info bundled-gpt2 --json) || fail "model info bundled-gpt2 failed"
 grep -qF "\"source\": \"$TOP/share/attnviz/models/attnviz-tiny\"" <<<"$info" \
-    || fail "model info bundled does not read the unpacked share/attnviz/models/attnviz-tiny: $info"
+    || fail "model info bundled-gpt2 does not read the unpacked share/attnviz/models/attnviz-tiny: $info"
 echo "PASS tgz_archive: $(basename "$TGZ") unpacks and runs"

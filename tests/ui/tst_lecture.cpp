@@ -289,7 +289,7 @@ void TestLecture::largerTextLargerNumbers()
 void TestLecture::modelMaskIsTheModels()
 {
     QString error;
-    QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+    QVERIFY2(m_w->openModel(QStringLiteral("bundled-gpt2"), &error), qPrintable(error));
     m_w->setSentence(QStringLiteral("the rain fell on the hills"));
     QVERIFY(waitForResult());
     QTRY_VERIFY(m_w->session()->snapshot()->causalLm());

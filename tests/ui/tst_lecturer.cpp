@@ -245,7 +245,7 @@ void TestLecturer::lessonTextsNameWhatIsThere()
 
 void TestLecturer::predictionsDockShowsItsColumns()
 {
-    QVERIFY(!bundledModelDir().isEmpty());
+    QVERIFY(!bundledModelDir(kBundledGpt2Arg).isEmpty());
     QVERIFY(applyPreset(QStringLiteral("tiny-induction")));
     auto *dock = m_w->findChild<QDockWidget *>(QStringLiteral("predictionsDock"));
     QVERIFY(dock && dock->isVisible());
@@ -280,7 +280,7 @@ void TestLecturer::partialCharacterPieceReadsAsBytes()
     // are a space and the first bytes of a character ("␣âĻ" in GPT-2's spelling: " " E2 99, the start
     // of ♥) read as the token chips write them, never as the spelling's letters
     std::unique_ptr<Model> model;
-    QVERIFY(openModelSource(QStringLiteral("bundled"), model).ok());
+    QVERIFY(openModelSource(QStringLiteral("bundled-gpt2"), model).ok());
     TraceRequest req;
     req.text = "I love you";
     req.topK = model->info().vocabulary;
@@ -305,7 +305,7 @@ void TestLecturer::partialCharacterPieceReadsAsBytes()
 void TestLecturer::cutNamesTheModelsPositions()
 {
     QString error;
-    QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+    QVERIFY2(m_w->openModel(QStringLiteral("bundled-gpt2"), &error), qPrintable(error));
     QString longText;
     while (longText.size() < 5000)
         longText += QStringLiteral("The cat sat on the mat and the dog lay by the door. ");
@@ -442,7 +442,7 @@ void TestLecturer::countsInTheRightNumber()
 void TestLecturer::tabsFitWithAModel()
 {
     QString error;
-    QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+    QVERIFY2(m_w->openModel(QStringLiteral("bundled-gpt2"), &error), qPrintable(error));
     QVERIFY(waitForResult());
     QTest::qWait(200);
     QTabBar *bar = m_w->tabs()->tabBar();

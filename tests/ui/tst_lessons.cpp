@@ -11,7 +11,11 @@
 #include "teaching/presets.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
+#include "views/logitlensview.h"
+#include "views/pipelineview.h"
 #include "views/predictionsview.h"
+#include "window/lessonfocus.h"
+#include "window/viewrouter.h"
 
 #include "bundledmodel.h"
 
@@ -56,6 +60,13 @@ private slots:
     void layerToLayer();
     void predictions();
     void backToTheSeeds();
+    // attnviz-tiny 2 (`bundled`, a Llama): the lessons on modern attention
+    void tiny2LessonsAreListed();
+    void tiny2GroupedQuery();
+    void tiny2Rotary();
+    void tiny2Induction();
+    void tiny2FirstToken();
+    void tiny2Lens();
 
 private:
     // Applies the lesson and waits for the model's result on its sentence.
@@ -68,7 +79,8 @@ private:
 
 void TestLessons::initTestCase()
 {
-    QVERIFY2(!bundledModelDir().isEmpty(), "the source tree's resources/models/attnviz-tiny");
+    QVERIFY2(!bundledModelDir(kBundledGpt2Arg).isEmpty(), "the source tree's resources/models/attnviz-tiny");
+    QVERIFY2(!bundledModelDir().isEmpty(), "the source tree's resources/models/attnviz-tiny-2");
 }
 
 void TestLessons::init()
@@ -127,7 +139,7 @@ void TestLessons::lessonsAreListed()
     for (const Preset &p : presets())
         if (p.seed == kTinySeed) {
             tiny << p.id;
-            QCOMPARE(p.model, QStringLiteral("bundled"));
+            QCOMPARE(p.model, kBundledGpt2Arg);
             QVERIFY(p.explanation.size() > 300);
         }
     QCOMPARE(tiny, QStringList({QStringLiteral("tiny-previous-token"), QStringLiteral("tiny-induction"),
@@ -145,7 +157,7 @@ void TestLessons::opensTheModelAndSelects_data()
 {
     QTest::addColumn<QString>("id");
     for (const Preset &p : presets())
-        if (p.seed == kTinySeed)
+        if (p.seed == kTinySeed || p.seed == kTiny2Seed)
             QTest::addRow("%s", qPrintable(p.id)) << p.id;
 }
 
@@ -155,9 +167,10 @@ void TestLessons::opensTheModelAndSelects()
     const Preset *p = findPreset(id);
     const SnapshotPtr s = apply(id);
     QVERIFY2(s && s->hasResult(), s ? qPrintable(s->message) : "no result");
-    QCOMPARE(m_w->modelSource(), QStringLiteral("bundled"));
-    QCOMPARE(QString::fromStdString(m_w->modelInfo().name), QStringLiteral("attnviz-tiny"));
-    QCOMPARE(s->numLayers(), 2);
+    const bool two = p->seed == kTiny2Seed;
+    QCOMPARE(m_w->modelSource(), two ? kBundledModelArg : kBundledGpt2Arg);
+    QCOMPARE(QString::fromStdString(m_w->modelInfo().name), two ? QStringLiteral("attnviz-tiny-2") : QStringLiteral("attnviz-tiny"));
+    QCOMPARE(s->numLayers(), two ? 4 : 2);
     QCOMPARE(m_w->session()->selectedLayer(), p->layer);
     QCOMPARE(m_w->session()->selectedHead(), p->head);
     QCOMPARE(m_w->session()->selectedQuery(), p->query);
@@ -391,6 +404,206 @@ void TestLessons::backToTheSeeds()
                                  m_w->session()->snapshot()->hasResult(),
                              10000);
     QCOMPARE(m_w->session()->selectedLayer(), 0);
+}
+
+void TestLessons::tiny2LessonsAreListed()
+{
+    QStringList ids;
+    for (const Preset &p : presets())
+        if (p.seed == kTiny2Seed) {
+            ids << p.id;
+            QCOMPARE(p.model, kBundledModelArg);
+            QVERIFY(p.explanation.size() > 300);
+            QVERIFY2(!p.explanation.contains(QLatin1Char('@')), qPrintable(p.explanation)); // every number filled in
+        }
+    QCOMPARE(ids, QStringList({QStringLiteral("tiny2-grouped-query"), QStringLiteral("tiny2-rotary"),
+                               QStringLiteral("tiny2-induction"), QStringLiteral("tiny2-first-token"),
+                               QStringLiteral("tiny2-lens")}));
+}
+
+// Layer 1: heads 1 and 3 read the same key/value head, one copies, the other rests on the first token.
+void TestLessons::tiny2GroupedQuery()
+{
+    const QString id = QStringLiteral("tiny2-grouped-query");
+    const SnapshotPtr s = apply(id);
+    QVERIFY(s && s->hasResult());
+    QCOMPARE(s->trace->layers.front().attention.kvHeads, 2);
+    const HeadRolesView *roles = m_w->headRolesView();
+    QVERIFY(roles->isVisible());
+    QCOMPARE(roles->headCount(), 8);
+    for (int h = 0; h < 8; ++h)
+        QCOMPARE(roles->headName(h), QStringLiteral("H%1 · kv %2").arg(h).arg(h / 4));
+    QTRY_VERIFY_WITH_TIMEOUT(std::isfinite(roles->score(Role::Induction, 1, 3)), 20000);
+    const auto at = [&](Role r, int l, int h) { return fixed(roles->score(r, l, h), 3); };
+    qInfo("@SELF01@=%s @PREV03@=%s @FIRST03@=%s @IND11@=%s @IND13@=%s @FIRST11@=%s @FIRST13@=%s",
+          qPrintable(at(Role::Self, 0, 1)), qPrintable(at(Role::PreviousToken, 0, 3)), qPrintable(at(Role::FirstToken, 0, 3)),
+          qPrintable(at(Role::Induction, 1, 1)), qPrintable(at(Role::Induction, 1, 3)), qPrintable(at(Role::FirstToken, 1, 1)),
+          qPrintable(at(Role::FirstToken, 1, 3)));
+    // the claims: one group, different roles
+    QVERIFY(roles->score(Role::Self, 0, 1) > 0.9 && roles->score(Role::Self, 0, 3) < 0.1);
+    QVERIFY(roles->score(Role::PreviousToken, 0, 3) > roles->score(Role::PreviousToken, 0, 1) + 0.2);
+    QVERIFY(roles->score(Role::Induction, 1, 1) >= 0.5 && roles->score(Role::Induction, 1, 3) >= 0.5);
+    QVERIFY(roles->score(Role::FirstToken, 1, 1) > 0.5 && roles->score(Role::FirstToken, 1, 1) > roles->score(Role::FirstToken, 1, 3) + 0.2);
+    expectQuoted(id, QStringLiteral("head 1 looks at the token itself (self score %1), head 3 at the tokens before it and the "
+                                    "first token (previous-token %2, first-token %3)")
+                         .arg(at(Role::Self, 0, 1), at(Role::PreviousToken, 0, 3), at(Role::FirstToken, 0, 3)));
+    expectQuoted(id, QStringLiteral("heads 1 and 3 are both induction heads on 50 random tokens said twice (%1 and %2)")
+                         .arg(at(Role::Induction, 1, 1), at(Role::Induction, 1, 3)));
+    expectQuoted(id, QStringLiteral("(first-token score %1) where head 3 copies (%2)")
+                         .arg(at(Role::FirstToken, 1, 1), at(Role::FirstToken, 1, 3)));
+    screenshot(id);
+}
+
+// Layer 0: the same two words at two places give the same raw score.
+void TestLessons::tiny2Rotary()
+{
+    const QString id = QStringLiteral("tiny2-rotary");
+    const Preset *p = findPreset(id);
+    const SnapshotPtr s = apply(id);
+    QVERIFY(s && s->hasResult());
+    QCOMPARE(s->queryLabels.at(5), QStringLiteral("␣the"));
+    QCOMPARE(s->queryLabels.at(6), QStringLiteral("␣cat"));
+    QCOMPARE(s->queryLabels.at(9), QStringLiteral("␣the"));
+    QCOMPARE(s->queryLabels.at(10), QStringLiteral("␣cat"));
+    PipelineView *pv = m_w->pipelineView();
+    QVERIFY(pv->indexOf(PipelineView::StageKind::QRotated) >= 0 && pv->indexOf(PipelineView::StageKind::KRotated) >= 0);
+    const int stage = lessonStage(*pv, *p);
+    QVERIFY(stage >= 0);
+    // the score the explanation of a cell ends its dot product with
+    auto scoreOf = [&](int i, int j) {
+        pv->explainCell(stage, i, j);
+        const QString e = pv->explanation();
+        // "S = q_i · k_j = Σ …: … = 25.0933": the last number after " = "
+        const QRegularExpression re(QStringLiteral(" = ([−\\-]?\\d+\\.\\d+)"));
+        QString last;
+        for (auto it = re.globalMatch(e); it.hasNext();)
+            last = it.next().captured(1);
+        return last;
+    };
+    const QString later = scoreOf(10, 9), earlier = scoreOf(6, 5), other = scoreOf(10, 5);
+    // quoted to 2 decimals: the two dot products are equal in exact arithmetic, in float32 to ~1e-4
+    const QString quoted = QString::number(later.toDouble(), 'f', 2);
+    qInfo("@ROTSCORE@=%s (%s; first pair %s; the second cat against the first the %s)", qPrintable(quoted),
+          qPrintable(later), qPrintable(earlier), qPrintable(other));
+    QVERIFY(!later.isEmpty() && !earlier.isEmpty());
+    QVERIFY(std::abs(later.toDouble() - earlier.toDouble()) < 1e-3);
+    QVERIFY(std::abs(other.toDouble() - later.toDouble()) > 0.1); // another distance, another score
+    pv->focusCell(stage, p->query, p->column);
+    expectQuoted(id, QStringLiteral("at %1 (the outlined cell)").arg(quoted));
+    // in a later layer the same pairs score differently
+    m_w->session()->setSelectedLayer(2);
+    QTRY_VERIFY(std::abs(scoreOf(10, 9).toDouble() - scoreOf(6, 5).toDouble()) > 0.1);
+    expectQuoted(id, QStringLiteral("In later layers the vectors carry their context and the two scores part."));
+    m_w->session()->setSelectedLayer(0);
+    QTRY_COMPARE(scoreOf(10, 9), later);
+    pv->focusCell(stage, p->query, p->column);
+    screenshot(id);
+}
+
+// The sentence said twice: layer 1 head 3 looks one token ahead of the earlier occurrence.
+void TestLessons::tiny2Induction()
+{
+    const QString id = QStringLiteral("tiny2-induction");
+    const SnapshotPtr s = apply(id);
+    QVERIFY(s && s->hasResult());
+    const int t = s->tq();
+    QCOMPARE(t, 29);
+    const int L = 14; // BOS, then 14 tokens said twice (" My" opens the second copy where "My" opened the first)
+    for (int i = 2; i <= L; ++i)
+        QCOMPARE(s->trace->tokens[size_t(L + i)].id, s->trace->tokens[size_t(i)].id);
+    const HeatmapView *h = m_w->heatmapView();
+    const int q = findPreset(id)->query, ahead = q - L + 1;
+    QCOMPARE(s->queryLabels.at(q), QStringLiteral("␣a"));
+    QCOMPARE(s->queryLabels.at(ahead), QStringLiteral("␣wood"));
+    int best = 0;
+    for (int j = 0; j <= q; ++j)
+        if (h->cellValue(q, j) > h->cellValue(q, best))
+            best = j;
+    QCOMPARE(best, ahead);
+    const QRect zoom = findPreset(id)->zoom;
+    QVERIFY(zoom.contains(ahead, q));
+    int stripe = 0;
+    for (int i = zoom.top(); i <= zoom.bottom(); ++i) {
+        QVERIFY(zoom.contains(i - L + 1, i));
+        int brightest = 0;
+        for (int j = 0; j <= i; ++j)
+            if (h->cellValue(i, j) > h->cellValue(i, brightest))
+                brightest = j;
+        stripe += brightest == i - L + 1;
+    }
+    PredictionsView *pv = m_w->predictionsView();
+    pv->setHoveredPosition(q);
+    const PredictionsView::Entry &top = pv->groups().front().entries.front();
+    qInfo("@INDW@=%s @INDP@=%s (the stripe is the brightest key in %d of %d rows shown)", qPrintable(fixed(h->cellValue(q, ahead), 2)),
+          qPrintable(percent(top.p)), stripe, zoom.height());
+    QVERIFY(stripe >= zoom.height() - 2);
+    QCOMPARE(top.id, s->trace->tokens[size_t(ahead)].id);
+    expectQuoted(id, QStringLiteral("its brightest key, %1 of its attention, is \"wood\"").arg(fixed(h->cellValue(q, ahead), 2)));
+    expectQuoted(id, QStringLiteral("predicts \"wood\" after this \"a\" with p = %1").arg(percent(top.p)));
+    screenshot(id);
+    pv->setHoveredPosition(-1);
+}
+
+// Nothing to copy: layer 1 head 1 rests on the first token.
+void TestLessons::tiny2FirstToken()
+{
+    const QString id = QStringLiteral("tiny2-first-token");
+    const SnapshotPtr s = apply(id);
+    QVERIFY(s && s->hasResult());
+    const int t = s->tq();
+    const int q = findPreset(id)->query;
+    QCOMPARE(q, t - 1);
+    QCOMPARE(s->queryLabels.at(q), QStringLiteral("."));
+    QCOMPARE(s->queryLabels.at(0), QStringLiteral("<|endoftext|>"));
+    const HeatmapView *h = m_w->heatmapView();
+    double column = 0;
+    for (int i = 1; i < t; ++i)
+        column += h->cellValue(i, 0);
+    column /= t - 1;
+    QVERIFY(m_w->showView(QStringLiteral("headRoles")));
+    const double score = m_w->headRolesView()->score(Role::FirstToken, 1, 1);
+    QVERIFY(std::abs(score - column) < 1e-6);
+    qInfo("@SINKLAST@=%s (first-token score %s)", qPrintable(fixed(h->cellValue(q, 0), 2)), qPrintable(fixed(score, 3)));
+    QVERIFY(column >= 0.5);
+    expectQuoted(id, QStringLiteral("the final \".\" gives it %1").arg(fixed(h->cellValue(q, 0), 2)));
+    QVERIFY(findPreset(id)->zoom.contains(0, q)); // the cell quoted, in the region the lesson opens on
+    QVERIFY(m_w->showView(QStringLiteral("weights")));
+    screenshot(id);
+}
+
+// The logit lens on the half-typed copy: the layer after which the copied word is the top guess.
+void TestLessons::tiny2Lens()
+{
+    const QString id = QStringLiteral("tiny2-lens");
+    const SnapshotPtr s = apply(id);
+    QVERIFY(s && s->hasResult());
+    const int t = s->tq();
+    QCOMPARE(findPreset(id)->query, t - 1);
+    QCOMPARE(s->queryLabels.at(t - 1), QStringLiteral("␣cold"));
+    auto *lens = m_w->views()->view<LogitLensView>(QStringLiteral("lens"));
+    QVERIFY(lens && lens->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(lens->complete(), 20000);
+    QCOMPARE(lens->selectedPosition(), t - 1);
+    QCOMPARE(s->queryLabels.at(5), QStringLiteral("␣milk"));
+    const int copied = s->trace->tokens[5].id;
+    int from = -1; // the first layer from which the copied word stays the top guess
+    for (int l = lens->layerCount() - 1; l >= 0 && lens->grid().at(l, t - 1).top.front().id == copied; --l)
+        from = l;
+    QVERIFY(from >= 1);
+    QCOMPARE(lens->grid().at(from - 1, t - 1).top.front().id, s->trace->tokens[size_t(t - 1)].id); // the token itself
+    PredictionsView *pv = m_w->predictionsView();
+    const PredictionsView::Entry &top = pv->groups().front().entries.front();
+    QCOMPARE(top.id, copied);
+    qInfo("@LENSP@=%s (milk from layer %d)", qPrintable(percent(top.p)), from);
+    expectQuoted(id, QStringLiteral("predicts \"milk\" with p = %1").arg(percent(top.p)));
+    expectQuoted(id, QStringLiteral("after layer %1 the top guess is \"cold\" itself").arg(from - 1));
+    expectQuoted(id, QStringLiteral("after layer %1 it is \"milk\", and it stays through the last layer").arg(from));
+    const QVector<double> entropy = lens->entropyLine();
+    QCOMPARE(entropy.size(), lens->layerCount());
+    for (int l = 1; l < entropy.size(); ++l)
+        QVERIFY(entropy[l] < entropy[l - 1]);
+    expectQuoted(id, QStringLiteral("the entropy of the guess at \"cold\" falls layer by layer"));
+    screenshot(id);
 }
 
 QTEST_MAIN(TestLessons)

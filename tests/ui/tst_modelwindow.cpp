@@ -362,12 +362,14 @@ void TestModelWindow::modelMenuAndRecent()
 
 void TestModelWindow::bundledModel()
 {
-    QVERIFY2(!bundledModelDir().isEmpty(), "the source tree's resources/models/attnviz-tiny");
+    QVERIFY2(!bundledModelDir().isEmpty(), "the source tree's resources/models/attnviz-tiny-2");
+    QVERIFY2(!bundledModelDir(kBundledGpt2Arg).isEmpty(), "the source tree's resources/models/attnviz-tiny");
+    QVERIFY(bundledModelDir(QStringLiteral("bundled-nothing")).isEmpty());
     Window win;
     QString error;
     QVERIFY2(win.w.openModel(kBundledModelArg, &error), qPrintable(error));
     QCOMPARE(win.w.modelSource(), kBundledModelArg);
-    QCOMPARE(win.w.modelInfo().family, std::string("gpt2"));
+    QCOMPARE(win.w.modelInfo().family, std::string("llama"));
     const SnapshotPtr s = win.show(QStringLiteral("The cat sat on the mat. The cat sat on the mat."));
     QVERIFY(s);
     QCOMPARE(s->numLayers(), win.w.modelInfo().layers);
@@ -376,9 +378,19 @@ void TestModelWindow::bundledModel()
         for (int h = 0; h < win.w.modelInfo().heads; ++h)
             for (int i = 0; i < s->tq(); ++i)
                 QVERIFY(std::abs(s->weights(l, h).row(i).sum() - 1.0f) < 1e-4f);
-    for (QAction *a : win.w.findChild<QMenu *>(QStringLiteral("modelMenu"))->actions())
+    int entries = 0;
+    for (QAction *a : win.w.findChild<QMenu *>(QStringLiteral("modelMenu"))->actions()) {
         if (a->objectName() == QLatin1String("bundledModelAction"))
-            QVERIFY(a->isEnabled() && a->isChecked());
+            QVERIFY(a->isEnabled() && a->isChecked() && a->text() == bundledModelTitle());
+        if (a->objectName() == QLatin1String("bundledGpt2ModelAction"))
+            QVERIFY(a->isEnabled() && !a->isChecked() && a->text() == bundledModelTitle(kBundledGpt2Arg));
+        entries += a->objectName().startsWith(QLatin1String("bundled"));
+    }
+    QCOMPARE(entries, 2);
+    // the first bundled model, a GPT-2, by its own name
+    QVERIFY2(win.w.openModel(kBundledGpt2Arg, &error), qPrintable(error));
+    QCOMPARE(win.w.modelSource(), kBundledGpt2Arg);
+    QCOMPARE(win.w.modelInfo().family, std::string("gpt2"));
 }
 
 void TestModelWindow::cutAtPositions()

@@ -147,7 +147,7 @@ void TestOverlaps::labelsApartAndWhole()
     QString error;
     const bool model = what != QLatin1String("compare ship") && what != QLatin1String("pipeline presenting");
     if (model) {
-        QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+        QVERIFY2(m_w->openModel(QStringLiteral("bundled-gpt2"), &error), qPrintable(error));
         m_w->setSentence(what == QLatin1String("pipeline model") || what == QLatin1String("weights")
                              ? QStringLiteral("My friend keeps seven green apples in a wooden box.")
                              : longText(what == QLatin1String("embeddings") ? 128 : 40));
@@ -233,7 +233,7 @@ void TestOverlaps::keySentenceBesideTheChips()
     m_w->resize(window);
     QString error;
     if (model)
-        QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+        QVERIFY2(m_w->openModel(QStringLiteral("bundled-gpt2"), &error), qPrintable(error));
     m_w->setSentence(longText(words));
     QVERIFY(waitForResult());
     if (model)

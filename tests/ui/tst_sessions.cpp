@@ -340,7 +340,7 @@ private slots:
         const QJsonDocument doc = QJsonDocument::fromJson(readAll(file), &pe);
         QCOMPARE(pe.error, QJsonParseError::NoError);
         QCOMPARE(doc.object().value("format").toString(), QStringLiteral("attnviz-session"));
-        QCOMPARE(doc.object().value("version").toInt(), 1);
+        QCOMPARE(doc.object().value("version").toInt(), 2);
         QCOMPARE(doc.object().value("settings").toObject().value("scaleRule").toString(), QStringLiteral("temperature"));
         QCOMPARE(doc.object().value("settings").toObject().value("mask").toString(), QStringLiteral("causal+padding"));
         QCOMPARE(doc.object().value("view").toObject().value("tab").toString(), saved.tab);
@@ -461,6 +461,20 @@ private slots:
         }
     }
 
+    // Version 1 was written when `bundled` was attnviz-tiny (the GPT-2): such a file opens that model,
+    // now `bundled-gpt2`; version 2's `bundled` is attnviz-tiny 2.
+    void versionOneBundledIsTheGpt2()
+    {
+        for (const int version : {1, 2}) {
+            const QJsonObject json{{"format", "attnviz-session"}, {"version", version}, {"model", "bundled"}};
+            SessionState s;
+            QStringList problems;
+            QVERIFY(sessionFromJson(json, s, &problems));
+            QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('|'))));
+            QCOMPARE(s.model, version == 1 ? QStringLiteral("bundled-gpt2") : QStringLiteral("bundled"));
+        }
+    }
+
     void newerVersionOpensWhatItCanAndReportsIgnoredKeys()
     {
         auto a = window();
@@ -469,7 +483,7 @@ private slots:
         QString error;
         QVERIFY2(a->saveSession(base, &error), qPrintable(error));
         QJsonObject json = readJson(base);
-        json.insert("version", 2);
+        json.insert("version", 3);
         QJsonObject settings = json.value("settings").toObject();
         settings.insert("fooBar", 1);
         json.insert("settings", settings);
@@ -484,7 +498,7 @@ private slots:
         auto b = window();
         QString report;
         QVERIFY2(b->openSession(file, &report), qPrintable(report));
-        QVERIFY2(report.contains(QStringLiteral("newer attnviz (session format version 2")), qPrintable(report));
+        QVERIFY2(report.contains(QStringLiteral("newer attnviz (session format version 3")), qPrintable(report));
         QVERIFY2(report.contains(QStringLiteral("ignored: settings.fooBar (written by a newer attnviz)")), qPrintable(report));
         QVERIFY2(report.contains(QStringLiteral("ignored: view.zoom")), qPrintable(report));
         QVERIFY2(report.contains(QStringLiteral("ignored: quiz")), qPrintable(report));

@@ -74,7 +74,9 @@ struct SessionState {
     bool operator!=(const SessionState &o) const { return !(*this == o); }
 };
 
-inline constexpr int kSessionVersion = 1;
+// 2: "model": "bundled" names attnviz-tiny 2; a version 1 file's "bundled" (attnviz-tiny, the GPT-2)
+// is read as "bundled-gpt2".
+inline constexpr int kSessionVersion = 2;
 inline const QString kSessionFormat = QStringLiteral("attnviz-session");
 
 QJsonObject sessionToJson(const SessionState &s);

@@ -61,14 +61,15 @@ void addTinyLessons(std::vector<Preset> &out)
 {
     Preset p;
     p.seed = kTinySeed;
-    p.model = QStringLiteral("bundled");
+    p.model = QStringLiteral("bundled-gpt2");
     p.display = HeadDisplay::One;
     p.view = QStringLiteral("weights");
 
     p.id = QStringLiteral("tiny-previous-token");
     p.title = tr("A head that looks at the previous word");
     p.explanation = tr(
-        "attnviz-tiny, the model that comes with attnviz, is a small GPT-2 (2 layers × 4 heads) trained on the "
+        "attnviz-tiny, the first model that came with attnviz (Model ▸ attnviz-tiny GPT-2), is a small GPT-2 "
+        "(2 layers × 4 heads) trained on the "
         "same Debian-packaged texts as the word vectors. Layer 0, head 1: the bright cells lie one step below the "
         "diagonal, so every token looks at the token before it (the view opens on the sentence's last rows; "
         "double-click for all of it). \"rain\" puts 0.998 of its attention on \"the\", "
@@ -154,6 +155,128 @@ void addTinyLessons(std::vector<Preset> &out)
     p.head = 0;
     p.query = 23;
     p.view = QStringLiteral("weights");
+    out.push_back(p);
+}
+
+// The lessons on attnviz-tiny 2 (`bundled`, a Llama). As with attnviz-tiny's, every number a
+// paragraph quotes is what the window shows: tst_lessons2 reads each one back from the views.
+const QString kTiny2Rotary = QStringLiteral("The dog chased the cat, and the cat chased the dog.");
+const QString kTiny2HalfTyped = QStringLiteral("He drank cold milk. He drank cold");
+
+// How attnviz-tiny 2 was trained, said once for the lessons that show what training made.
+QString tiny2Training()
+{
+    return tr("attnviz-tiny 2 learned this from text: after 1,000 steps of a drill on short segments (2 to 8 "
+              "tokens) of random tokens and common words said twice, it read the Debian-packaged texts with "
+              "spans of them copied again later (resources/models/attnviz-tiny-2/MANIFEST.md).");
+}
+
+void addTiny2Lessons(std::vector<Preset> &out)
+{
+    Preset p;
+    p.seed = kTiny2Seed;
+    p.model = QStringLiteral("bundled");
+    p.display = HeadDisplay::One;
+
+    p.id = QStringLiteral("tiny2-grouped-query");
+    p.title = tr("Grouped-query attention: heads that share keys and values");
+    p.explanation = tr(
+        "attnviz-tiny 2, the model that comes with attnviz, is built like Llama, Qwen and Mistral: rotary "
+        "positions, RMSNorm, a gated MLP and grouped-query attention. Each layer has 8 query heads but only 2 "
+        "key/value heads: heads 0–3 share one (\"kv 0\" under the thumbnails), heads 4–7 the other. Shared keys "
+        "and values do not make heads alike, since each head has its own queries. Layer 0, both on kv 0: head 1 "
+        "looks at the token itself (self score %1), head 3 at the tokens before it and the first token "
+        "(previous-token %2, first-token %3). Layer 1: heads 1 and 3 are both induction heads on 50 random tokens "
+        "said twice (%4 and %5), yet on this sentence head 1 parks its attention on the first token (first-token "
+        "score %6) where head 3 copies (%7).")
+                        .arg(QStringLiteral("0.983"), QStringLiteral("0.378"), QStringLiteral("0.403"),
+                             QStringLiteral("0.953"), QStringLiteral("0.978"), QStringLiteral("0.834"),
+                             QStringLiteral("0.524"));
+    p.sentence = kTinyTwice;
+    p.layer = 1;
+    p.head = 3;
+    p.query = 24;
+    p.view = QStringLiteral("headRoles");
+    out.push_back(p);
+
+    p.id = QStringLiteral("tiny2-rotary");
+    p.title = tr("Rotary positions: the same words at the same distance");
+    p.explanation = tr(
+        "attnviz-tiny 2 has no position embeddings. Instead, after the projections, every query and key is "
+        "turned, one pair of dimensions at a time, by angles that grow with its position (the pipeline's "
+        "\"q rotated\" and \"k rotated\" rows; click a cell for the angle). The dot product of a turned query "
+        "with a turned key then depends on how far apart the two tokens are, not on where they stand. \"the "
+        "cat\" comes twice here, at positions 5–6 and 9–10. In layer 0, where each token's vector is still its "
+        "own embedding, head 2 scores the second \"cat\" against the \"the\" before it at %1 (the outlined "
+        "cell), and the first \"cat\" against its \"the\", four positions earlier, at %1 too. In later layers the "
+        "vectors carry their context and the two scores part.")
+                        .arg(QStringLiteral("25.09"));
+    p.sentence = kTiny2Rotary;
+    p.layer = 0;
+    p.head = 2;
+    p.query = 10;
+    p.view = QStringLiteral("pipeline");
+    p.stage = QStringLiteral("scores");
+    p.column = 9;
+    out.push_back(p);
+    p.stage.clear();
+    p.column = -1;
+
+    p.id = QStringLiteral("tiny2-induction");
+    p.title = tr("Induction on your own sentence said twice");
+    p.explanation = tr(
+        "Type any sentence twice. Layer 1, head 3, the query \"a\" in the second copy: its brightest key, %1 of "
+        "its attention, is \"wood\", the token that came AFTER \"a\" the first time, and the model predicts "
+        "\"wood\" after this \"a\" with p = %2 (Predictions dock). The head finds the earlier occurrence of the "
+        "current token and looks one token ahead of it: an induction head (Olsson et al. 2022). The view opens "
+        "on the second copy's last rows and the first copy's columns (double-click or Home: the whole text): "
+        "the bright stripe lies one column right of the repeat. Try your own sentence: the model copies on "
+        "text it never saw, not only on drilled tokens. %3")
+                        .arg(QStringLiteral("0.90"), QStringLiteral("98.9 %"), tiny2Training());
+    p.sentence = kTinyTwice;
+    p.layer = 1;
+    p.head = 3;
+    p.query = 24;
+    p.view = QStringLiteral("weights");
+    p.zoom = QRect(6, 19, 10, 10); // keys 6–15, queries 19–28: the stripe, the cells large enough for numbers
+    out.push_back(p);
+    p.zoom = QRect();
+
+    p.id = QStringLiteral("tiny2-first-token");
+    p.title = tr("The first-token sink");
+    p.explanation = tr(
+        "A sentence with nothing to copy. Layer 1, head 1 shares its keys and values with the induction head 3, "
+        "and here it has nothing to find; softmax must still give out all of its attention, and the head "
+        "parks it on the first token, the <|endoftext|> that the tokenizer puts before every text: its column "
+        "lights up (its mean is the head's first-token score, in the Layers tab), and the final \".\" gives it "
+        "%1. The first token is seen by every query, so trained models use it as a resting place (an "
+        "\"attention sink\", Xiao et al. 2023); the models people run keep that token for this reason.")
+                        .arg(QStringLiteral("0.76"));
+    p.sentence = kTinyNothingToCopy;
+    p.layer = 1;
+    p.head = 1;
+    p.query = 13;
+    p.view = QStringLiteral("weights");
+    p.zoom = QRect(0, 6, 8, 8); // keys 0–7, queries 6–13: the first token's column, large enough for numbers
+    out.push_back(p);
+    p.zoom = QRect();
+
+    p.id = QStringLiteral("tiny2-lens");
+    p.title = tr("Where in the layers the copied word appears");
+    p.explanation = tr(
+        "The second copy typed up to \"cold\": the model predicts \"milk\" with p = %1 (Predictions dock). "
+        "The Lens tab (the logit lens) reads the residual stream after every layer as if it were the last. At "
+        "\"cold\": after layer 0 the top guess is \"cold\" itself (the stream still holds mostly the token's "
+        "own embedding); after layer 1 it is \"milk\", and it stays through the last layer. The copy is "
+        "written into the stream by layer 1's induction heads; layer 0 alone cannot copy. Hover a cell for its "
+        "top 5; beside the grid, the entropy of the guess at \"cold\" falls layer by layer as the model "
+        "becomes sure. %2")
+                        .arg(QStringLiteral("98.7 %"), tiny2Training());
+    p.sentence = kTiny2HalfTyped;
+    p.layer = 1;
+    p.head = 3;
+    p.query = 10;
+    p.view = QStringLiteral("lens");
     out.push_back(p);
 }
 
@@ -382,6 +505,7 @@ std::vector<Preset> make()
     add(p);
 
     addTinyLessons(out);
+    addTiny2Lessons(out);
     return out;
 }
 
@@ -427,6 +551,8 @@ QString seedTitle(const QString &seed)
         return tr("seed 004: multi-head and cross-attention");
     if (seed == kTinySeed)
         return tr("attnviz-tiny: lessons on a trained model");
+    if (seed == kTiny2Seed)
+        return tr("attnviz-tiny 2: lessons on modern attention");
     return tr("seed %1").arg(seed);
 }
 

@@ -19,12 +19,13 @@ enum class PresetTable { Bundled, Journey, Bloem };
 struct Preset {
     QString id;          // stable: sessions and tests name presets by it
     QString title;       // menu text
-    QString seed;        // "001", "003" …: the notebook it comes from; "tiny": a lesson on attnviz-tiny
+    QString seed;        // "001", "003" …: the notebook it comes from; "tiny", "tiny2": a lesson on a bundled model
     QString explanation; // one paragraph, shown beside the views
     QString sentence, keySentence;
     PresetTable table = PresetTable::Bundled; // word vectors only
     ComputeSettings settings;                 // word vectors only: a model sets its own
-    QString model; // "" = the word vectors of the seed notebooks; "bundled" = attnviz-tiny (bundledmodel.h)
+    QString model; // "" = the word vectors of the seed notebooks; "bundled" = attnviz-tiny 2,
+                   // "bundled-gpt2" = attnviz-tiny (bundledmodel.h)
     int layer = 0; // the layer selected (a model's; the word vectors have one)
     HeadDisplay display = HeadDisplay::One;
     int head = 0;
@@ -51,8 +52,10 @@ const std::vector<Preset> &presets();
 // nullptr when no preset has this id.
 const Preset *findPreset(const QString &id);
 
-// The seed of the lessons on the bundled model (they come last in presets()).
+// The seeds of the lessons on the bundled models (they come last in presets()): attnviz-tiny (GPT-2)
+// and attnviz-tiny 2 (a Llama).
 inline const QString kTinySeed = QStringLiteral("tiny");
+inline const QString kTiny2Seed = QStringLiteral("tiny2");
 
 // The seed notebook's short name ("seed 001: a simple self-attention mechanism").
 QString seedTitle(const QString &seed);

@@ -45,7 +45,7 @@ ModelLoader::ModelLoader(QWidget *window)
 
 QString ModelLoader::canonicalSource(const QString &source)
 {
-    if (source == kBundledModelArg || source.isEmpty() || isModelSpec(source.toStdString())) // hf:, ollama:
+    if (isBundledModelArg(source) || source.isEmpty() || isModelSpec(source.toStdString())) // hf:, ollama:
         return source;
     QFileInfo fi(source);
     if (fi.isFile() && fi.fileName() == QLatin1String("config.json")) // a dropped config.json: its folder
@@ -55,8 +55,8 @@ QString ModelLoader::canonicalSource(const QString &source)
 
 QString ModelLoader::title(const QString &source)
 {
-    if (source == kBundledModelArg)
-        return bundledModelTitle();
+    if (isBundledModelArg(source))
+        return bundledModelTitle(source);
     return shownText(QFileInfo(source).fileName(), 200); // a folder's name: escaped, an excerpt
 }
 

@@ -76,11 +76,14 @@ void ModelMenu::rebuild()
         return a;
     };
     entry(m_menu, tr("Word vectors (seed notebooks)"), QString())->setObjectName(QStringLiteral("wordVectorsModelAction"));
-    QAction *bundled = entry(m_menu, bundledModelTitle(), kBundledModelArg);
-    bundled->setObjectName(QStringLiteral("bundledModelAction"));
-    if (bundledModelDir().isEmpty()) {
-        bundled->setEnabled(false);
-        bundled->setToolTip(tr("This installation has no share/attnviz/models/attnviz-tiny"));
+    for (const QString &arg : {kBundledModelArg, kBundledGpt2Arg}) {
+        QAction *bundled = entry(m_menu, bundledModelTitle(arg), arg);
+        bundled->setObjectName(arg == kBundledModelArg ? QStringLiteral("bundledModelAction")
+                                                       : QStringLiteral("bundledGpt2ModelAction"));
+        if (bundledModelDir(arg).isEmpty()) {
+            bundled->setEnabled(false);
+            bundled->setToolTip(tr("This installation does not have this bundled model"));
+        }
     }
     m_menu->addSeparator();
     m_menu->addAction(tr("Open model folder…"), m_window, &MainWindow::askModelFolder)
@@ -91,15 +94,15 @@ void ModelMenu::rebuild()
     if (!recent.isEmpty())
         m_menu->addSection(tr("Recent models"));
     for (const QString &source : recent) {
-        const QString text = source == kBundledModelArg ? bundledModelTitle()
-                                                        : QStringLiteral("%1  (%2)").arg(ModelLoader::title(source),
-                                                                                         QDir::toNativeSeparators(source));
-        if (source != kBundledModelArg)
+        const QString text = isBundledModelArg(source)
+                                 ? bundledModelTitle(source)
+                                 : QStringLiteral("%1  (%2)").arg(ModelLoader::title(source), QDir::toNativeSeparators(source));
+        if (!isBundledModelArg(source))
             entry(m_menu, text, source);
         QAction *f = m_recentFile->addAction(text, m_window, [this, source] { m_window->startOpenModel(source); });
         f->setData(source);
     }
-    if (m_current != kBundledModelArg && !m_current.isEmpty() && !recent.contains(m_current))
+    if (!isBundledModelArg(m_current) && !m_current.isEmpty() && !recent.contains(m_current))
         entry(m_menu, ModelLoader::title(m_current), m_current);
     m_recentFile->setEnabled(!recent.isEmpty());
 }
