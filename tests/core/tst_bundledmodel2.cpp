@@ -8,6 +8,8 @@
 #include "attnviz/headroles.h"
 #include "attnviz/pretrained.h"
 
+#include "../support/referencecase.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -18,6 +20,7 @@
 #include <memory>
 
 using namespace attnviz;
+using attnviz::test::intsOf;
 
 namespace {
 
@@ -41,14 +44,6 @@ std::unique_ptr<Model> openTiny2()
     return m;
 }
 
-std::vector<int> intsOf(const QJsonValue &v)
-{
-    std::vector<int> out;
-    for (const QJsonValue &x : v.toArray())
-        out.push_back(x.toInt());
-    return out;
-}
-
 // The largest |a - b| over a (layers, heads) table of scores.
 double worstScore(const Mat<double> &got, const QJsonArray &want)
 {
@@ -59,56 +54,6 @@ double worstScore(const Mat<double> &got, const QJsonArray &want)
             worst = std::max(worst, std::abs(got(l, h) - row[h].toDouble()));
     }
     return worst;
-}
-
-template <typename T> void checkCase(Model &model, const QJsonObject &c, double tol)
-{
-    TraceRequest req;
-    req.text = c.value(QStringLiteral("text")).toString().toStdString();
-    req.topK = 5;
-    req.allPredictions = true;
-    Trace<T> tr;
-    const Status st = model.trace(req, tr);
-    QVERIFY2(st.ok(), st.message.c_str());
-    const std::vector<int> ids = intsOf(c.value(QStringLiteral("ids")));
-    QCOMPARE(int(tr.tokens.size()), int(ids.size()));
-    for (size_t i = 0; i < ids.size(); ++i)
-        QCOMPARE(tr.tokens[i].id, ids[i]); // BOS first: the folder's tokenizer.json adds it
-    const int t = int(ids.size());
-    const QJsonArray attention = c.value(QStringLiteral("attention")).toArray();
-    QCOMPARE(attention.size(), tr.numLayers() * tr.numHeads());
-    for (const QJsonValue &v : attention) {
-        const QJsonObject a = v.toObject();
-        const int layer = a.value(QStringLiteral("layer")).toInt(), head = a.value(QStringLiteral("head")).toInt();
-        const Mat<T> &w = tr.weights(layer, head);
-        const QJsonArray rows = a.value(QStringLiteral("weights")).toArray();
-        QCOMPARE(int(w.rows()), t);
-        double worst = 0;
-        for (int i = 0; i < t; ++i) {
-            const QJsonArray r = rows[i].toArray();
-            for (int j = 0; j < t; ++j)
-                worst = std::max(worst, std::abs(double(w(i, j)) - r[j].toDouble()));
-        }
-        QVERIFY2(worst <= tol, qPrintable(QStringLiteral("layer %1 head %2: %3").arg(layer).arg(head).arg(worst)));
-    }
-    const QJsonArray top = c.value(QStringLiteral("top_next")).toArray();
-    const std::vector<TokenProb> &last = tr.predictions.next.back();
-    for (int k = 0; k < top.size(); ++k) {
-        const QJsonObject w = top[k].toObject();
-        const double p = w.value(QStringLiteral("prob")).toDouble();
-        QVERIFY2(std::abs(last[size_t(k)].p - p) <= tol,
-                 qPrintable(QStringLiteral("rank %1: p %2, expected %3").arg(k).arg(last[size_t(k)].p).arg(p)));
-        const double above = k ? top[k - 1].toObject().value(QStringLiteral("prob")).toDouble() : 2.0;
-        const double below = k + 1 < top.size() ? top[k + 1].toObject().value(QStringLiteral("prob")).toDouble() : -1.0;
-        if (above - p > tol && p - below > tol)
-            QCOMPARE(last[size_t(k)].id, w.value(QStringLiteral("id")).toInt());
-    }
-    const std::vector<int> argmax = intsOf(c.value(QStringLiteral("argmax_next")));
-    for (int i = 0; i < t; ++i) {
-        const std::vector<TokenProb> &n = tr.predictions.next[size_t(i)];
-        if (n.size() < 2 || n[0].p - n[1].p > tol)
-            QCOMPARE(n[0].id, argmax[size_t(i)]);
-    }
 }
 
 } // namespace
@@ -149,9 +94,9 @@ private slots:
         QVERIFY(m);
         const QJsonObject c = expected().value(QStringLiteral("cases")).toArray().at(caseIndex).toObject();
         if (float64)
-            checkCase<double>(*m, c, 1e-9);
+            test::checkReferenceCase<double>(*m, c, 1e-9);
         else
-            checkCase<float>(*m, c, 2e-5);
+            test::checkReferenceCase<float>(*m, c, 2e-5);
     }
 
     // The ten sentences said twice: the copied word's probability as the reference computes it, and

@@ -43,6 +43,16 @@ QString percent(double p)
     return QString::number(v, 'f', v >= 10 ? 1 : v >= 0.1 ? 2 : 4) + QStringLiteral(" %");
 }
 
+// The brightest key of a row of the heatmap (the first of equals).
+int brightestKey(const HeatmapView *h, int row)
+{
+    int best = 0;
+    for (int j = 0; j <= row; ++j)
+        if (h->cellValue(row, j) > h->cellValue(row, best))
+            best = j;
+    return best;
+}
+
 } // namespace
 
 class TestLessons : public QObject {
@@ -241,11 +251,7 @@ void TestLessons::induction()
     QVERIFY(q > L);
     QCOMPARE(s->queryLabels.at(q), QStringLiteral("␣a"));
     QCOMPARE(s->queryLabels.at(ahead), QStringLiteral("␣wood"));
-    int best = 0;
-    for (int j = 0; j <= q; ++j)
-        if (h->cellValue(q, j) > h->cellValue(q, best))
-            best = j;
-    QCOMPARE(best, ahead); // the token AFTER the earlier "a"
+    QCOMPARE(brightestKey(h, q), ahead); // the token AFTER the earlier "a"
     expectQuoted(
         id,
         QStringLiteral("its brightest key, %1 of its attention, is \"wood\"").arg(fixed(h->cellValue(q, ahead), 2)));
@@ -256,11 +262,7 @@ void TestLessons::induction()
     for (int i = zoom.top(); i <= zoom.bottom(); ++i) {
         QVERIFY(zoom.contains(i - L + 1, i));
         QVERIFY(i > L && s->trace->tokens[size_t(i)].id == s->trace->tokens[size_t(i - L)].id);
-        int brightest = 0;
-        for (int j = 0; j <= i; ++j)
-            if (h->cellValue(i, j) > h->cellValue(i, brightest))
-                brightest = j;
-        QCOMPARE(brightest, i - L + 1);
+        QCOMPARE(brightestKey(h, i), i - L + 1);
     }
     expectQuoted(id, QStringLiteral("in every row shown the brightest key is the token after that token's first occurrence"));
     // the prediction after this "a": "wood"
@@ -515,21 +517,13 @@ void TestLessons::tiny2Induction()
     const int q = findPreset(id)->query, ahead = q - L + 1;
     QCOMPARE(s->queryLabels.at(q), QStringLiteral("␣a"));
     QCOMPARE(s->queryLabels.at(ahead), QStringLiteral("␣wood"));
-    int best = 0;
-    for (int j = 0; j <= q; ++j)
-        if (h->cellValue(q, j) > h->cellValue(q, best))
-            best = j;
-    QCOMPARE(best, ahead);
+    QCOMPARE(brightestKey(h, q), ahead);
     const QRect zoom = findPreset(id)->zoom;
     QVERIFY(zoom.contains(ahead, q));
     int stripe = 0;
     for (int i = zoom.top(); i <= zoom.bottom(); ++i) {
         QVERIFY(zoom.contains(i - L + 1, i));
-        int brightest = 0;
-        for (int j = 0; j <= i; ++j)
-            if (h->cellValue(i, j) > h->cellValue(i, brightest))
-                brightest = j;
-        stripe += brightest == i - L + 1;
+        stripe += brightestKey(h, i) == i - L + 1;
     }
     PredictionsView *pv = m_w->predictionsView();
     pv->setHoveredPosition(q);
