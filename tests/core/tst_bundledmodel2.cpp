@@ -162,6 +162,8 @@ private slots:
         const InductionProbe probe = inductionProbe(m->info(), *m, 50, 1);
         QCOMPARE(probe.offset, 1);
         QCOMPARE(probe.ids.front(), 4095);
+        for (size_t i = 1; i < probe.ids.size(); ++i)
+            QVERIFY(probe.ids[i] >= 1000 && probe.ids[i] < 4095); // ordinary tokens, below BOS
     }
 
     // Held-out text: previous-token and first-token scores of every head as the reference computes

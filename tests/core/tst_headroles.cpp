@@ -142,6 +142,17 @@ void TestHeadRoles::onATinyModel()
     QCOMPARE(int(p.ids.size()), 31);
     QCOMPARE(p.ids.front(), 50256);
     QCOMPARE(p.ids[1], p.ids[16]);
+    // Qwen's vocabulary holds its specials (<|endoftext|> 151643, the chat tokens) and padding rows
+    // after the ordinary tokens: the probe starts with <|endoftext|> and draws below it
+    {
+        std::unique_ptr<Model> qwen;
+        QVERIFY(openPretrained(ATTNVIZ_FIXTURES_DIR "/models/qwen2-tiny", {}, qwen).ok());
+        const InductionProbe q = inductionProbe(qwen->info(), *qwen, 15);
+        QCOMPARE(q.offset, 1);
+        QCOMPARE(q.ids.front(), 151643);
+        for (size_t i = 1; i < q.ids.size(); ++i)
+            QVERIFY(q.ids[i] >= 1000 && q.ids[i] < 151643);
+    }
     // layer 0's rollout is 0.5 (mean of the heads) + 0.5 I
     const std::vector<Mat<double>> r = attentionRollout(tr);
     Mat<double> want = 0.5 * tr.weights(0, -1).cast<double>();

@@ -94,8 +94,12 @@ InductionProbe inductionProbe(const ModelInfo &info, const Model &model, int len
         p.ids.push_back(bos);
     p.offset = int(p.ids.size());
     // random ids from the vocabulary's ordinary range: above BERT's specials and [unusedN] (< 1000),
-    // below GPT-2's <|endoftext|>
-    const int low = std::min(1000, info.vocabulary / 4), high = info.causal ? info.vocabulary - 1 : info.vocabulary;
+    // below a causal model's start token where the specials follow it (GPT-2's <|endoftext|>, Llama 3's
+    // <|begin_of_text|> and its 255 reserved tokens, Qwen's <|endoftext|> and its chat tokens)
+    const int low = std::min(1000, info.vocabulary / 4);
+    int high = info.causal ? info.vocabulary - 1 : info.vocabulary;
+    if (info.causal && bos > low)
+        high = std::min(high, bos);
     std::mt19937_64 g(seed);
     std::uniform_int_distribution<int> pick(low, std::max(low, high - 1));
     std::vector<int> r;
