@@ -468,7 +468,10 @@ void TestLessons::tiny2Rotary()
     QCOMPARE(s->queryLabels.at(9), QStringLiteral("␣the"));
     QCOMPARE(s->queryLabels.at(10), QStringLiteral("␣cat"));
     PipelineView *pv = m_w->pipelineView();
-    QVERIFY(pv->indexOf(PipelineView::StageKind::QRotated) >= 0 && pv->indexOf(PipelineView::StageKind::KRotated) >= 0);
+    // the stages the text names, by the names they are drawn with
+    QVERIFY(pv->stageName(pv->indexOf(PipelineView::StageKind::QRotated)).startsWith(QStringLiteral("Q rotated")));
+    QVERIFY(pv->stageName(pv->indexOf(PipelineView::StageKind::KRotated)).startsWith(QStringLiteral("K rotated")));
+    expectQuoted(id, QStringLiteral("the pipeline's \"Q rotated\" and \"K rotated\" stages"));
     const int stage = lessonStage(*pv, *p);
     QVERIFY(stage >= 0);
     // the score the explanation of a cell ends its dot product with

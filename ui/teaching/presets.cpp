@@ -204,7 +204,7 @@ void addTiny2Lessons(std::vector<Preset> &out)
     p.explanation = tr(
         "attnviz-tiny 2 has no position embeddings. Instead, after the projections, every query and key is "
         "turned, one pair of dimensions at a time, by angles that grow with its position (the pipeline's "
-        "\"q rotated\" and \"k rotated\" rows; click a cell for the angle). The dot product of a turned query "
+        "\"Q rotated\" and \"K rotated\" stages; click a cell for the angle). The dot product of a turned query "
         "with a turned key then depends on how far apart the two tokens are, not on where they stand. \"the "
         "cat\" comes twice here, at positions 5–6 and 9–10. In layer 0, where each token's vector is still its "
         "own embedding, head 2 scores the second \"cat\" against the \"the\" before it at %1 (the outlined "
