@@ -181,14 +181,13 @@ void addTiny2Lessons(std::vector<Preset> &out)
     p.id = QStringLiteral("tiny2-grouped-query");
     p.title = tr("Grouped-query attention: heads that share keys and values");
     p.explanation = tr(
-        "attnviz-tiny 2, the model that comes with attnviz, is built like Llama, Qwen and Mistral: rotary "
-        "positions, RMSNorm, a gated MLP and grouped-query attention. Each layer has 8 query heads but only 2 "
-        "key/value heads: heads 0–3 share one (\"kv 0\" under the thumbnails), heads 4–7 the other. Shared keys "
-        "and values do not make heads alike, since each head has its own queries. Layer 0, both on kv 0: head 1 "
-        "looks at the token itself (self score %1), head 3 at the tokens before it and the first token "
-        "(previous-token %2, first-token %3). Layer 1: heads 1 and 3 are both induction heads on 50 random tokens "
-        "said twice (%4 and %5), yet on this sentence head 1 parks its attention on the first token (first-token "
-        "score %6) where head 3 copies (%7).")
+        "Each layer of attnviz-tiny 2 has 8 query heads but only 2 key/value heads, as in Llama, Qwen and "
+        "Mistral: heads 0–3 share one (\"kv 0\" under the thumbnails), heads 4–7 the other. Each head keeps "
+        "its own queries, so sharing does not make heads alike. Layer 0, both on kv 0: head 1 looks at the "
+        "token itself (self score %1), head 3 at the tokens before it and the first token (previous-token %2, "
+        "first-token %3). Layer 1: heads 1 and 3 are both induction heads on 50 random tokens said twice (%4 "
+        "and %5), yet on this sentence head 1 parks its attention on the first token (first-token score %6) "
+        "where head 3 copies (%7).")
                         .arg(QStringLiteral("0.983"), QStringLiteral("0.378"), QStringLiteral("0.403"),
                              QStringLiteral("0.953"), QStringLiteral("0.978"), QStringLiteral("0.834"),
                              QStringLiteral("0.524"));
