@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "files/session.h"
 
+#include "bundledmodel.h"
+
 #include "files/messagetext.h"
 #include "teaching/seedtables.h"
 #include "views/viewregistry.h"
@@ -607,8 +609,8 @@ bool sessionFromJson(const QJsonObject &json, SessionState &out, QStringList *pr
     top.readPath("projectionsFile", s.projectionsFile);
     top.readPath("stackWeightsFile", s.stackWeightsFile);
     top.readPath("model", s.model);
-    if (version < 2 && s.model == QLatin1String("bundled"))
-        s.model = QStringLiteral("bundled-gpt2"); // the bundled model when the file was written
+    if (version < 2 && s.model == kBundledModelArg)
+        s.model = kBundledGpt2Arg; // the bundled model when the file was written
     readView(top.sub("view"), s);
     bool hasAppearance = false, hasCompare = false;
     Section appearance = top.sub("appearance", &hasAppearance);
