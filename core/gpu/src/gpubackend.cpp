@@ -4,6 +4,7 @@
 #include "attnviz/gpubackend.h"
 
 #include "rhiattention.h"
+#include "rhiforward.h"
 
 #include <QCoreApplication>
 #include <QGuiApplication>
@@ -52,8 +53,12 @@ struct GpuBackend::Impl {
 #endif
     std::unique_ptr<QOffscreenSurface> surface;
 
-    // The worker; `rhi` is created, used and destroyed on it only.
+    // The worker; `rhi` and `forward` are created, used and destroyed on it only, `forward` (which
+    // borrows rhi's QRhi) first.
     std::unique_ptr<RhiAttention> rhi;
+    std::unique_ptr<RhiForward> forward;
+    Status forwardStatus; // why the forward device could not be made (its pipelines)
+    int lastForwardRows = 0;
     std::thread worker;
     std::mutex mutex;
     std::condition_variable cv;
@@ -141,6 +146,7 @@ struct GpuBackend::Impl {
         if (!worker.joinable())
             return;
         onWorker([this] {
+            forward.reset();
             rhi.reset();
             return 0;
         });
@@ -224,6 +230,51 @@ Status GpuBackend::compute(const AttentionConfig &config, const AttentionInput<f
     if (st.code == StatusCode::BackendFailed) {
         // A failed device is not reused: the next compute() says Unavailable until a new backend starts.
         d->onWorker([&] {
+            d->forward.reset();
+            d->rhi.reset();
+            return 0;
+        });
+        d->startStatus = Status::error(StatusCode::Unavailable, d->name + ": stopped after a failure (" + st.message + ")");
+    }
+    return st;
+}
+
+int GpuBackend::lastForwardRows() const { return d->lastForwardRows; }
+
+Status GpuBackend::supports(const Architecture &arch, const ModelWeights<float> &weights, const ForwardInput &in)
+{
+    if (Status st = start(); !st)
+        return st;
+    return d->onWorker([&]() -> Status {
+        if (!d->rhi)
+            return d->startStatus;
+        if (!d->forward && d->forwardStatus.ok()) {
+            auto f = std::make_unique<RhiForward>(d->rhi->rhi(), d->name, d->rhi->maxStorageBytes());
+            d->forwardStatus = f->create();
+            if (d->forwardStatus.ok())
+                d->forward = std::move(f);
+        }
+        if (!d->forward)
+            return Status::error(StatusCode::Unavailable, d->forwardStatus.message);
+        d->forward->setMaxBufferBytes(d->maxBufferBytes);
+        return d->forward->supports(arch, weights, in);
+    });
+}
+
+Status GpuBackend::forward(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights,
+                           const ForwardInput &in, Trace<float> &out)
+{
+    if (Status st = supports(arch, *weights, in); !st)
+        return st;
+    Status st = d->onWorker([&] {
+        Status r = d->forward->forward(arch, weights, in, out);
+        d->lastGpuMs = d->forward->lastGpuMs();
+        d->lastForwardRows = d->forward->lastComputedRows();
+        return r;
+    });
+    if (st.code == StatusCode::BackendFailed) {
+        d->onWorker([&] {
+            d->forward.reset();
             d->rhi.reset();
             return 0;
         });

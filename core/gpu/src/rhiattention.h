@@ -38,6 +38,9 @@ public:
     double lastGpuMs() const { return m_lastGpuMs; }
     void setMaxBufferBytes(qint64 bytes) { m_capBytes = bytes; }
     bool isSoftware() const { return m_software; }
+    // The QRhi, for the forward device that shares it (RhiForward); owned here.
+    QRhi *rhi() const { return m_rhi.get(); }
+    qint64 maxStorageBytes() const { return m_maxStorageBytes; }
 
 private:
     struct Buf {

@@ -15,6 +15,7 @@
 #include "attnviz/status.h"
 #include "attnviz/types.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -181,7 +182,9 @@ struct Trace {
     std::vector<LayerTrace<T>> layers;
     Mat<T> final;                      // (t, d) after the last layer (and a final LayerNorm if any)
     Predictions predictions;
-    std::string device;                // what computed it: "cpu", "vulkan", ... and the device name
+    std::string device;                // what computed it: "cpu", "vulkan", ...
+    std::string deviceNote;            // the device's name, and why the CPU computed where another
+                                       // device was asked for ("" where nothing was asked)
     // The user masks it was computed with (TraceRequest's), and which model made it: a causal
     // model handed back a trace it made (the last one, or the one before: double buffers work)
     // recomputes only from the first token that changed.
@@ -224,6 +227,20 @@ struct ModelInfo {
     Architecture architecture;
 };
 
+class ForwardDevice; // device.h
+
+// What a forward on a device other than the CPU brings back (ForwardDevice, device.h): the stages
+// the visible views read; the rest stays on the device and is left empty in the trace. The CPU
+// forward computes and keeps everything.
+struct Observe {
+    std::vector<int> layers; // layers whose attention comes back (weights, their mean); empty: every layer
+    std::vector<int> heads;  // heads of those layers whose weights come back; empty: every head
+    bool stages = true;      // q, k, v, context, output and the residual streams of those layers too
+    bool everything() const { return layers.empty() && heads.empty() && stages; }
+    bool layer(int l) const { return layers.empty() || std::find(layers.begin(), layers.end(), l) != layers.end(); }
+    bool head(int h) const { return heads.empty() || std::find(heads.begin(), heads.end(), h) != heads.end(); }
+};
+
 // What to compute. Masks beyond the model's own (causal models are always causal) come from the
 // user's clicks: padded key positions and custom (query, key) cells.
 struct TraceRequest {
@@ -248,6 +265,10 @@ struct TraceRequest {
     // Only read; the caller keeps it alive and unchanged during the call. Null: none.
     const Trace<float> *prefixFrom = nullptr;
     const std::atomic<bool> *cancel = nullptr; // set by the caller to stop early (Status Cancelled)
+    // Real checkpoints, float traces: compute on this device where it supports the model (null: the
+    // CPU); Trace::device and deviceNote say what did. Only read during the call.
+    ForwardDevice *device = nullptr;
+    Observe observe; // what such a device brings back
 };
 
 struct ReadoutWeights; // core/src/reads/readout.h: what reads.h needs of a checkpoint's weights

@@ -4,6 +4,8 @@
 // (forward/forward.cpp) with the cut at the model's positions and the incremental path of causal
 // models.
 #include "attnviz/pretrained.h"
+#include "attnviz/backend.h"
+#include "attnviz/device.h"
 #include "attnviz/fileio.h"
 #include "attnviz/gguf.h"
 #include "attnviz/memorybudget.h"
@@ -369,6 +371,55 @@ private:
             }
             return r;
         };
+        // the rest of the trace, whoever computed it
+        auto finish = [&](const std::string &device, const std::string &note, uint64_t madeBy) {
+            out.tokens = std::move(tokens);
+            out.keyTokens.clear();
+            out.totalTokens = total;
+            out.totalKeyTokens = 0;
+            out.cutReason = cut;
+            out.keyEmbeddings.resize(0, 0);
+            out.device = device;
+            out.deviceNote = note;
+            out.paddedKeys = request.paddedKeys;
+            out.maskedCells = request.maskedCells;
+            out.producer = madeBy;
+            for (auto &row : out.predictions.next)
+                for (TokenProb &p : row)
+                    if (p.token.empty()) {
+                        p.token = tokenText(p.id);
+                        p.display = predictionDisplay(m_tokenizer ? m_tokenizer->decode({p.id}) : std::string(), p.token);
+                    }
+            for (auto &m : out.predictions.masked)
+                for (TokenProb &p : m.top) {
+                    p.token = tokenText(p.id);
+                    p.display = predictionDisplay(m_tokenizer ? m_tokenizer->decode({p.id}) : std::string(), p.token);
+                }
+        };
+        // Another device where one is asked for and supports this forward; the CPU otherwise, and the
+        // trace says why. A trace with every stage observed is whole, as the CPU's: the CPU may
+        // continue it; one with stages left on the device is made by no one (nothing reuses it).
+        std::string why;
+        if constexpr (std::is_same_v<T, float>) {
+            if (request.device) {
+                ForwardDevice &dev = *request.device;
+                in.observe = request.observe;
+                Status st = dev.supports(m_config, *weights, in);
+                if (st) {
+                    out.producer = 0;
+                    out.room.release(); // the GPU's trace is sized anew: no room held after its matrices
+                    st = dev.forward(m_config, weights, in, out);
+                    if (st) {
+                        finish(dev.name(), dev.device(), in.observe.everything() ? producer : 0);
+                        return {};
+                    }
+                    if (st.code == StatusCode::Cancelled || st.code == StatusCode::InvalidInput)
+                        return st;
+                }
+                why = st.message;
+                in.observe = Observe();
+            }
+        }
         const int reuse = prefix(out);
         const Trace<T> *source = nullptr;
         int sourceReuse = 0;
@@ -382,27 +433,7 @@ private:
         out.producer = 0; // until this call succeeds
         if (Status st = runForward(m_config, weights, in, reuse, out, source, sourceReuse); !st)
             return st;
-        out.tokens = std::move(tokens);
-        out.keyTokens.clear();
-        out.totalTokens = total;
-        out.totalKeyTokens = 0;
-        out.cutReason = cut;
-        out.keyEmbeddings.resize(0, 0);
-        out.device = "cpu";
-        out.paddedKeys = request.paddedKeys;
-        out.maskedCells = request.maskedCells;
-        out.producer = producer;
-        for (auto &row : out.predictions.next)
-            for (TokenProb &p : row)
-                if (p.token.empty()) {
-                    p.token = tokenText(p.id);
-                    p.display = predictionDisplay(m_tokenizer ? m_tokenizer->decode({p.id}) : std::string(), p.token);
-                }
-        for (auto &m : out.predictions.masked)
-            for (TokenProb &p : m.top) {
-                p.token = tokenText(p.id);
-                p.display = predictionDisplay(m_tokenizer ? m_tokenizer->decode({p.id}) : std::string(), p.token);
-            }
+        finish("cpu", why.empty() ? std::string() : cpuDeviceName() + " — " + why + "; computed on the CPU", producer);
         return {};
     }
 

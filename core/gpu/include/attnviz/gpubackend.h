@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The attention core on a GPU: Qt RHI compute shaders (core/gpu/shaders), checked against the CPU
-// core by tests/tst_gpu.cpp. Same seam as CpuBackend, so callers switch with one setting.
+// core by tests/tst_gpu.cpp. Same seam as CpuBackend, so callers switch with one setting. The same
+// object is the GPU forward device of real models (ForwardDevice, device.h: TraceRequest::device),
+// on the same QRhi and worker thread; tests/tst_gpumodel.cpp checks it against the CPU forward.
 //
 // Threading: the QRhi lives on one worker thread owned by the backend; compute() hands the job to
 // it and waits. Needs a QGuiApplication. Call start() on the GUI thread the first time (OpenGL's
@@ -12,6 +14,7 @@
 #pragma once
 
 #include "attnviz/backend.h"
+#include "attnviz/device.h"
 
 #include <memory>
 #include <string>
@@ -26,7 +29,7 @@ enum class GpuApi {
     Metal,
 };
 
-class GpuBackend final : public Backend {
+class GpuBackend final : public Backend, public ForwardDevice {
 public:
     explicit GpuBackend(GpuApi api = GpuApi::Auto);
     ~GpuBackend() override;
@@ -46,7 +49,15 @@ public:
 
     // True for a software rasterizer (llvmpipe, lavapipe, SwiftShader, WARP): correct, but rarely
     // faster than the CPU core; `auto` selection keeps the CPU then.
-    bool isSoftware() const;
+    bool isSoftware() const override;
+
+    // The model forward (ForwardDevice). Starts the backend if needed; a failure (BackendFailed)
+    // stops it as compute() does.
+    Status supports(const Architecture &arch, const ModelWeights<float> &weights, const ForwardInput &in) override;
+    Status forward(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights,
+                   const ForwardInput &in, Trace<float> &out) override;
+    // Rows the last forward computed (fewer than its tokens where a causal prefix was kept).
+    int lastForwardRows() const;
 
     // Caps one storage buffer (bytes; 0 = the device's limit). Heads are split across buffers of
     // at most this size; a smaller cap trades dispatches for memory. Tests use it to split heads.

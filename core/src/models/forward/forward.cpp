@@ -775,6 +775,59 @@ void predictNext(const Architecture &arch, const ModelWeights<T> &w, const Mat<T
     }
 }
 
+void nextFromLogits(const Architecture &arch, const float *logits, int V, const std::vector<int> &ids, int i, int topK,
+                    NextTokens &out)
+{
+    const float cap = float(arch.finalSoftcap);
+    auto logit = [&](int j) { return cap > 0 ? std::tanh(logits[j] / cap) * cap : logits[j]; };
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int j = 0; j < V; ++j)
+        mx = std::max(mx, logit(j));
+    double sum = 0;
+    std::vector<std::pair<float, int>> top;
+    const int k = std::min(topK, V);
+    for (int j = 0; j < V; ++j) {
+        const float v = logit(j);
+        sum += double(std::exp(v - mx));
+        if (int(top.size()) == k && !(v > top.back().first))
+            continue;
+        auto at = std::upper_bound(top.begin(), top.end(), v, [](float a, const std::pair<float, int> &b) { return a > b.first; });
+        top.insert(at, {v, j});
+        if (int(top.size()) > k)
+            top.pop_back();
+    }
+    auto probability = [&](float v) { return std::exp(double(v) - double(mx)) / sum; };
+    out = NextTokens();
+    for (const auto &e : top)
+        out.top.push_back({e.second, std::string(), probability(e.first), std::string()});
+    out.logNormalizer = double(mx) + std::log(sum);
+    if (size_t(i + 1) < ids.size())
+        out.actualNext = probability(logit(ids[size_t(i + 1)]));
+}
+
+template <typename T>
+void maskedPredictions(const Architecture &arch, const ModelWeights<T> &w, const ForwardInput &in, const Mat<T> &final,
+                       Predictions &pr)
+{
+    const int t = int(final.rows()), d = int(final.cols());
+    const Activation act = arch.activation;
+    std::vector<int> at;
+    for (int i = 0; i < t; ++i)
+        if (in.maskId >= 0 && in.ids[size_t(i)] == in.maskId)
+            at.push_back(i);
+    if (!w.hasMlmHead || at.empty())
+        return;
+    Mat<T> hm(int(at.size()), d), tr(int(at.size()), d);
+    for (size_t i = 0; i < at.size(); ++i)
+        hm.row(Eigen::Index(i)) = final.row(at[i]);
+    linearRows<T>(hm, 0, {{&w.mlmTransform, &tr, &act}});
+    normRows(NormKind::LayerNorm, tr, 0, w.mlmNorm, tr);
+    VocabScan<T> scan;
+    scanVocabulary(tr, w.outputEmbedding(), w.outputBias, T(0), in.topK, scan);
+    for (size_t i = 0; i < at.size(); ++i)
+        pr.masked.push_back({at[i], topProbs(scan, int(i))});
+}
+
 // cos and sin of rows [p, t) for one rotary parameter set (row-major, dims / 2 a row), times
 // Hugging Face's attention scaling as its rotary embedding multiplies them.
 template <typename T>
@@ -1028,21 +1081,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         pr.next.clear();
         pr.actualNext.clear();
         pr.logNormalizer.clear();
-        std::vector<int> at;
-        for (int i = 0; i < t; ++i)
-            if (in.maskId >= 0 && in.ids[size_t(i)] == in.maskId)
-                at.push_back(i);
-        if (w.hasMlmHead && !at.empty()) {
-            Mat<T> hm(int(at.size()), d), tr(int(at.size()), d);
-            for (size_t i = 0; i < at.size(); ++i)
-                hm.row(Eigen::Index(i)) = out.final.row(at[i]);
-            linearRows<T>(hm, 0, {{&w.mlmTransform, &tr, &act}});
-            normRows(NormKind::LayerNorm, tr, 0, w.mlmNorm, tr);
-            VocabScan<T> scan;
-            scanVocabulary(tr, w.outputEmbedding(), w.outputBias, T(0), in.topK, scan);
-            for (size_t i = 0; i < at.size(); ++i)
-                pr.masked.push_back({at[i], topProbs(scan, int(i))});
-        }
+        maskedPredictions(arch, w, in, out.final, pr);
     }
     return {};
 }
@@ -1051,6 +1090,12 @@ template void predictNext<float>(const Architecture &, const ModelWeights<float>
                                   const std::vector<int> &, const std::vector<int> &, int, std::vector<NextTokens> &);
 template void predictNext<double>(const Architecture &, const ModelWeights<double> &, const Mat<double> &,
                                    const std::vector<int> &, const std::vector<int> &, int, std::vector<NextTokens> &);
+template void rotaryRows<float>(const Rope &, int, int, std::vector<float> &, std::vector<float> &);
+template void rotaryRows<double>(const Rope &, int, int, std::vector<double> &, std::vector<double> &);
+template void maskedPredictions<float>(const Architecture &, const ModelWeights<float> &, const ForwardInput &,
+                                      const Mat<float> &, Predictions &);
+template void maskedPredictions<double>(const Architecture &, const ModelWeights<double> &, const ForwardInput &,
+                                       const Mat<double> &, Predictions &);
 template Status runForward<float>(const Architecture &, const std::shared_ptr<const ModelWeights<float>> &,
                                   const ForwardInput &, int, Trace<float> &, const Trace<float> *, int);
 template Status runForward<double>(const Architecture &, const std::shared_ptr<const ModelWeights<double>> &,

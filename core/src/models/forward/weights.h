@@ -153,6 +153,7 @@ struct ForwardInput {
     bool allPredictions = false; // causal: the LM head at every position (else the last only)
     int maskId = -1; // [MASK]: masked-LM predictions at these positions
     const std::atomic<bool> *cancel = nullptr;
+    Observe observe; // a device's readback (ForwardDevice); the CPU forward keeps everything
 };
 
 // Causal models: out[k] = the next tokens after position positions[k] from the final hidden states
@@ -162,6 +163,23 @@ struct ForwardInput {
 template <typename T>
 void predictNext(const Architecture &arch, const ModelWeights<T> &weights, const Mat<T> &final,
                  const std::vector<int> &ids, const std::vector<int> &positions, int topK, std::vector<NextTokens> &out);
+
+// cos and sin of positions [p, t) for one rotary parameter set (row-major, dims / 2 a row), times the
+// attention scaling Hugging Face's rotary embedding multiplies them by (the devices' rotary pass).
+template <typename T>
+void rotaryRows(const Rope &rope, int p, int t, std::vector<T> &cos, std::vector<T> &sin);
+
+// Causal models: position i's next tokens from its row of V logits (x E^T + b, before the final
+// soft-capping, which is applied here), as predictNext computes them: top-k, the softmax's log
+// normalizer, the probability of ids[i + 1] where there is one.
+void nextFromLogits(const Architecture &arch, const float *logits, int V, const std::vector<int> &ids, int i, int topK,
+                    NextTokens &out);
+
+// Masked-LM models: the top fills at each [MASK] of in.ids (in.maskId) from the final hidden states,
+// appended to pr.masked.
+template <typename T>
+void maskedPredictions(const Architecture &arch, const ModelWeights<T> &w, const ForwardInput &in, const Mat<T> &final,
+                       Predictions &pr);
 
 // Runs the model on `in.ids` into `out`, keeping out's first `reuse` positions as they are (a causal
 // model's unchanged prefix; 0 = everything computed) and copying positions [reuse, sourceReuse) from

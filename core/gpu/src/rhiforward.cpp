@@ -1,0 +1,913 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The model forward on QRhi compute: the CPU forward's passes (core/src/models/forward/forward.cpp
+// says what each computes) as dispatches over rows [p, t) of buffers of `cap` rows, one compute pass
+// each (QRhi puts the barrier between a pass that writes a buffer and one that reads it), in one
+// offscreen frame per forward, readbacks at its end. Per block (pre-norm shown):
+//   attnIn = N1(x)                                   rownorm
+//   qPre, kPre, v = attnIn W^T + b                   linear        (k, v: the key/value heads only)
+//   q, k = rotary(qkNorm(qPre, kPre))                rownorm / elementwise copy, rotary
+//   weights = softmax(mask(cap(scale q k^T)))        attend        (heads, cap, cap)
+//   avg = mean over heads; ctx = weights v           headavg, context
+//   attnOut = ctx W_o^T + b; after = x + attnOut     linear, elementwise
+//   out = after + down(act(gate N2(after)) * up N2(after))   rownorm, linear, elementwise, linear
+// then the final norm and, for a causal model, the logits of the rows asked for (linear over the
+// unembedding): only those rows come back, and the top-k is taken on the host. The embedding lookup
+// and the masked-LM head run on the host (a gather of t rows; a head at a few [MASK] positions).
+// What comes back is what ForwardInput::observe asks for; everything else stays on the GPU.
+#include "rhiforward.h"
+
+#include "attnviz/attention.h"
+
+#include <QFile>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <limits>
+
+namespace attnviz {
+
+namespace {
+
+// std140 uniform block `Params` of every forward shader: uvec4 u0..u3, vec4 f0, f1.
+struct PassParams {
+    quint32 u[16];
+    float f[8];
+};
+static_assert(sizeof(PassParams) == 96, "PassParams must match the shaders' std140 block");
+static_assert(sizeof(float) == 4 && Mat<float>::IsRowMajor, "buffers are row-major float32");
+
+QShader loadShader(const char *name)
+{
+    QFile f(QStringLiteral(":/attnviz/shaders/%1.qsb").arg(QLatin1String(name)));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QShader::fromSerialized(f.readAll());
+}
+
+int groups(qint64 n, int size) { return int((n + size - 1) / size); }
+
+bool cancelled(const std::atomic<bool> *c) { return c && c->load(std::memory_order_relaxed); }
+
+// Uploads in pieces, a frame whenever 64 MiB are pending: QRhi copies what a batch uploads, so a
+// 2.5 GB model never sits in memory twice.
+struct Uploader {
+    QRhi *rhi;
+    QRhiResourceUpdateBatch *batch = nullptr;
+    qint64 pending = 0;
+    bool ok = true;
+
+    void put(QRhiBuffer *buf, qint64 offset, qint64 bytes, const void *data)
+    {
+        constexpr qint64 kPiece = qint64(16) << 20;
+        for (qint64 o = 0; o < bytes && ok; o += kPiece) {
+            if (!batch)
+                batch = rhi->nextResourceUpdateBatch();
+            const qint64 n = std::min(kPiece, bytes - o);
+            batch->uploadStaticBuffer(buf, int(offset + o), int(n), static_cast<const char *>(data) + o);
+            pending += n;
+            if (pending >= (qint64(64) << 20))
+                flush();
+        }
+    }
+    void flush()
+    {
+        if (!batch || !ok)
+            return;
+        QRhiCommandBuffer *cb = nullptr;
+        if (rhi->beginOffscreenFrame(&cb) != QRhi::FrameOpSuccess) {
+            batch->release();
+            batch = nullptr;
+            ok = false;
+            return;
+        }
+        cb->resourceUpdate(batch);
+        batch = nullptr;
+        pending = 0;
+        ok = rhi->endOffscreenFrame() == QRhi::FrameOpSuccess;
+    }
+};
+
+using SRB = QRhiShaderResourceBinding;
+constexpr auto kCompute = QRhiShaderResourceBinding::ComputeStage;
+
+const char *const kShaderNames[] = {"linear.comp", "rownorm.comp", "rotary.comp", "attend.comp",
+                                    "context.comp", "headavg.comp", "elementwise.comp"};
+
+quint32 activationCode(Activation a)
+{
+    switch (a) {
+    case Activation::GeluTanh: return 1;
+    case Activation::GeluErf: return 2;
+    case Activation::Relu: return 3;
+    case Activation::Silu: return 4;
+    }
+    return 0;
+}
+
+quint32 normCode(NormKind k) { return k == NormKind::LayerNorm ? 0 : k == NormKind::RmsNorm ? 1 : 2; }
+
+} // namespace
+
+RhiForward::RhiForward(QRhi *rhi, std::string name, qint64 maxStorageBytes)
+    : m_rhi(rhi), m_name(std::move(name)), m_maxStorageBytes(maxStorageBytes)
+{
+}
+
+RhiForward::~RhiForward() = default;
+
+bool RhiForward::makeBuffer(Buffer &b, qint64 bytes)
+{
+    bytes = std::max<qint64>(16, (bytes + 15) / 16 * 16);
+    if (b.buf && b.bytes == bytes)
+        return true;
+    b.buf.reset();
+    b.bytes = 0;
+    if (bytes > m_maxStorageBytes)
+        return false;
+    b.buf.reset(m_rhi->newBuffer(QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int(bytes)));
+    if (!b.buf->create()) {
+        b.buf.reset();
+        return false;
+    }
+    b.bytes = bytes;
+    return true;
+}
+
+Status RhiForward::create()
+{
+    bool ok = makeBuffer(m_dummyLoad, 16) && makeBuffer(m_dummyLoad2, 16) && makeBuffer(m_dummyStore, 16);
+    m_layoutUbo.reset(m_rhi->newBuffer(QRhiBuffer::Dynamic, QRhiBuffer::UniformBuffer, sizeof(PassParams)));
+    if (!ok || !m_layoutUbo->create())
+        return Status::error(StatusCode::BackendFailed, m_name + ": cannot create a buffer");
+    // The bindings each pipeline is laid out with, over placeholder buffers (access as in its shader).
+    QRhiBuffer *u = m_layoutUbo.get(), *d = m_dummyLoad.get();
+    auto L = [&](int b) { return SRB::bufferLoad(b, kCompute, d); };
+    auto S = [&](int b) { return SRB::bufferStore(b, kCompute, d); };
+    auto LS = [&](int b) { return SRB::bufferLoadStore(b, kCompute, d); };
+    const SRB ubo = SRB::uniformBuffer(0, kCompute, u);
+    const QVector<SRB> layouts[] = {
+        {ubo, L(1), L(2), L(3), S(4)},        // linear
+        {ubo, L(1), L(2), L(3), S(4)},        // rownorm
+        {ubo, LS(1), L(2), L(3)},             // rotary
+        {ubo, L(1), L(2), L(3), LS(4), S(5)}, // attend
+        {ubo, L(1), L(2), S(3)},              // context
+        {ubo, L(1), S(2)},                    // headavg
+        {ubo, L(1), L(2), S(3)},              // elementwise
+    };
+    for (int k = 0; k < int(Pipe::Count); ++k) {
+        const QShader shader = loadShader(kShaderNames[k]);
+        if (!shader.isValid())
+            return Status::error(StatusCode::Unavailable,
+                                 m_name + ": the compute shader " + kShaderNames[k] + " is missing from the resources");
+        m_layouts[k].reset(m_rhi->newShaderResourceBindings());
+        m_layouts[k]->setBindings(layouts[k].cbegin(), layouts[k].cend());
+        if (!m_layouts[k]->create())
+            return Status::error(StatusCode::BackendFailed, m_name + ": cannot create shader bindings");
+        m_pipes[k].reset(m_rhi->newComputePipeline());
+        m_pipes[k]->setShaderStage({QRhiShaderStage::Compute, shader});
+        m_pipes[k]->setShaderResourceBindings(m_layouts[k].get());
+        if (!m_pipes[k]->create())
+            return Status::error(StatusCode::Unavailable,
+                                 m_name + ": the compute pipeline of " + kShaderNames[k] + " failed to build");
+    }
+    return {};
+}
+
+Status RhiForward::supports(const Architecture &arch, const ModelWeights<float> &w, const ForwardInput &in) const
+{
+    if (!arch.weightRule.softmax() || arch.weightRule.fullyMasked != FullyMaskedPolicy::Zero)
+        return Status::error(StatusCode::Unavailable,
+                             m_name + ": attention weights other than the softmax run on the CPU (the teaching stack's rules)");
+    if (arch.placement == NormPlacement::Post && arch.norm != NormKind::LayerNorm)
+        return Status::error(StatusCode::Unavailable, m_name + ": post-norm blocks with RMSNorm run on the CPU");
+    const qint64 t = qint64(in.ids.size());
+    // the largest buffers: one layer's weights (heads, cap, cap), a weight matrix, the logits
+    const qint64 cap = std::min<qint64>(arch.maxPositions, (t + 63) / 64 * 64);
+    const qint64 attention = qint64(arch.heads) * cap * cap * 4;
+    qint64 largest = attention;
+    for (const LayerWeights<float> &b : w.layers)
+        for (const Weight<float> *m : {&b.gate.W, &b.up.W, &b.down.W})
+            largest = std::max<qint64>(largest, m->half.empty() ? qint64(m->size()) * 4 : qint64(m->size()) * 2);
+    const Weight<float> &E = w.outputEmbedding();
+    largest = std::max<qint64>(largest, E.half.empty() ? qint64(E.size()) * 4 : qint64(E.size()) * 2);
+    const qint64 limit = m_capBytes > 0 ? std::min(m_capBytes, m_maxStorageBytes) : m_maxStorageBytes;
+    if (largest > limit)
+        return Status::error(StatusCode::Unavailable,
+                             m_name + ": a buffer of " + std::to_string(largest >> 20) +
+                                 " MiB (a weight matrix or one layer's attention at " + std::to_string(t) +
+                                 " tokens) is more than the device's largest storage buffer (" +
+                                 std::to_string(limit >> 20) + " MiB)");
+    return {};
+}
+
+Status RhiForward::upload(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights)
+{
+    if (m_model.key == weights.get() && !m_model.alive.expired())
+        return {};
+    m_model = ModelGpu();
+    m_lastIds.clear();
+    m_layers.clear(); // activations of another model's shapes
+    m_cap = 0;
+    const ModelWeights<float> &w = *weights;
+    Uploader up{m_rhi};
+    qint64 total = 0;
+    bool ok = true;
+    auto vec = [&](Buffer &b, const Vec<float> &v) {
+        if (!v.size())
+            return;
+        ok = ok && makeBuffer(b, qint64(v.size()) * 4);
+        if (ok) {
+            up.put(b.get(), 0, qint64(v.size()) * 4, v.data());
+            total += b.bytes;
+        }
+    };
+    auto dense = [&](Matrix &m, const Mat<float> &M) {
+        m.rows = int(M.rows());
+        m.cols = int(M.cols());
+        m.format = 0;
+        if (!M.size())
+            return;
+        ok = ok && makeBuffer(m.b, qint64(M.size()) * 4);
+        if (ok) {
+            up.put(m.b.get(), 0, qint64(M.size()) * 4, M.data());
+            total += m.b.bytes;
+        }
+    };
+    auto weight = [&](Matrix &m, const Weight<float> &W) {
+        if (!W.half.empty()) { // kept in 16 bits, widened in linear.comp
+            m.rows = int(W.rows());
+            m.cols = int(W.cols());
+            m.format = W.half.kind == HalfMatrix::Kind::BF16 ? 1 : 2;
+            const qint64 bytes = qint64(W.half.bits.size()) * 2;
+            ok = ok && makeBuffer(m.b, (bytes + 3) / 4 * 4);
+            if (ok) {
+                up.put(m.b.get(), 0, bytes, W.half.bits.data());
+                total += m.b.bytes;
+            }
+        } else if (!W.quant.empty()) { // ggml blocks: widened to float32 here, a block of rows at a time
+            m.rows = int(W.rows());
+            m.cols = int(W.cols());
+            m.format = 0;
+            ok = ok && makeBuffer(m.b, qint64(W.size()) * 4);
+            const Eigen::Index block = std::max<Eigen::Index>(1, (Eigen::Index(4) << 20) / std::max<Eigen::Index>(1, W.cols()));
+            std::vector<float> rows;
+            for (Eigen::Index r = 0; ok && r < W.rows(); r += block) {
+                const Eigen::Index n = std::min(block, W.rows() - r);
+                rows.resize(size_t(n * W.cols()));
+                W.widen(r, n, rows.data());
+                up.put(m.b.get(), qint64(r) * W.cols() * 4, qint64(rows.size()) * 4, rows.data());
+                up.flush(); // `rows` is reused: its piece leaves before the next block is widened
+            }
+            total += m.b.bytes;
+        } else {
+            dense(m, W.dense);
+        }
+    };
+    auto norm = [&](Norm &n, const LayerNorm<float> &ln) {
+        n.eps = float(ln.eps);
+        n.hasGamma = ln.gamma.size() != 0;
+        n.hasBeta = ln.beta.size() != 0;
+        vec(n.gamma, ln.gamma);
+        vec(n.beta, ln.beta);
+    };
+    m_model.layers.resize(w.layers.size());
+    for (size_t l = 0; l < w.layers.size() && ok && up.ok; ++l) {
+        const LayerWeights<float> &b = w.layers[l];
+        LayerWeightsGpu &g = m_model.layers[l];
+        dense(g.q, b.attn->q.W);
+        dense(g.k, b.attn->k.W);
+        dense(g.v, b.attn->v.W);
+        dense(g.o, b.attn->o.W);
+        vec(g.bq, b.attn->q.b);
+        vec(g.bk, b.attn->k.b);
+        vec(g.bv, b.attn->v.b);
+        vec(g.bo, b.attn->o.b);
+        weight(g.gate, b.gate.W);
+        weight(g.up, b.up.W);
+        weight(g.down, b.down.W);
+        vec(g.bgate, b.gate.b);
+        vec(g.bup, b.up.b);
+        vec(g.bdown, b.down.b);
+        norm(g.attnNorm, b.attnNorm);
+        norm(g.ffnNorm, b.ffnNorm);
+        norm(g.postAttnNorm, b.postAttnNorm);
+        norm(g.postFfnNorm, b.postFfnNorm);
+        norm(g.qNorm, b.qNorm);
+        norm(g.kNorm, b.kNorm);
+    }
+    norm(m_model.embeddingNorm, w.embeddingNorm);
+    norm(m_model.finalNorm, w.finalNorm);
+    if (arch.head == LmHead::CausalLm) {
+        weight(m_model.unembedding, w.outputEmbedding());
+        vec(m_model.outputBias, w.outputBias);
+    }
+    up.flush();
+    if (!ok || !up.ok) {
+        m_model = ModelGpu();
+        return Status::error(StatusCode::Unavailable, m_name + ": the model's weights do not fit the GPU's memory (" +
+                                                          std::to_string((total >> 20)) + " MiB uploaded when it failed)");
+    }
+    m_model.key = weights.get();
+    m_model.alive = weights;
+    m_model.bytes = total;
+    return {};
+}
+
+Status RhiForward::ensureActivations(const Architecture &arch, const ModelWeights<float> &w, const ForwardInput &in,
+                                     int cap)
+{
+    const int logitRows = arch.head == LmHead::CausalLm ? (in.allPredictions ? cap : 1) : 0;
+    if (cap == m_cap && in.keepScores == m_actsScores && (in.keepMlp && arch.gatedMlp) == m_actsMlp &&
+        logitRows == m_logitRows && m_layers.size() == w.layers.size())
+        return {};
+    m_lastIds.clear();
+    m_cap = 0;
+    const qint64 c = cap, d = arch.dModel, qw = qint64(arch.heads) * arch.dHead, kw = qint64(arch.kvHeads) * arch.dHead;
+    const qint64 ff = std::max(1, arch.dFeedForward), f = 4;
+    bool ok = true;
+    auto mk = [&](Buffer &b, qint64 floats) { ok = ok && makeBuffer(b, floats * f); };
+    m_layers.resize(w.layers.size());
+    const bool shaped = arch.qkNorm || arch.positions == PositionKind::Rotary;
+    const bool keepMlp = in.keepMlp && arch.gatedMlp;
+    for (LayerActs &L : m_layers) {
+        mk(L.attnIn, c * d);
+        mk(L.q, c * qw);
+        mk(L.k, c * kw);
+        mk(L.v, c * kw);
+        if (shaped) {
+            mk(L.qPre, c * qw);
+            mk(L.kPre, c * kw);
+        } else {
+            L.qPre = {};
+            L.kPre = {};
+        }
+        mk(L.w, qint64(arch.heads) * c * c);
+        if (in.keepScores)
+            mk(L.s, qint64(arch.heads) * c * c);
+        else
+            L.s = {};
+        mk(L.avg, c * c);
+        mk(L.ctx, c * qw);
+        mk(L.attnOut, c * d);
+        mk(L.after, c * d);
+        mk(L.out, c * d);
+        if (keepMlp) {
+            mk(L.mlpPre, c * ff);
+            mk(L.mlpPreLinear, c * ff);
+        } else {
+            L.mlpPre = {};
+            L.mlpPreLinear = {};
+        }
+        if (!ok)
+            break;
+    }
+    const qint64 half = std::max(arch.rope.dims, arch.ropeLocal.dims) / 2;
+    mk(m_inputRaw, c * d);
+    mk(m_input, c * d);
+    mk(m_final, c * d);
+    mk(m_ffIn, c * d);
+    mk(m_gateOut, c * ff);
+    mk(m_upOut, c * ff);
+    mk(m_hidden, c * ff);
+    mk(m_mlpOut, c * d);
+    mk(m_tmp, c * d);
+    mk(m_tmp2, c * d);
+    mk(m_cosG, c * std::max<qint64>(1, half));
+    mk(m_sinG, c * std::max<qint64>(1, half));
+    mk(m_cosL, c * std::max<qint64>(1, half));
+    mk(m_sinL, c * std::max<qint64>(1, half));
+    mk(m_mask, c * ((c + 31) / 32));
+    if (logitRows)
+        mk(m_logits, qint64(logitRows) * std::max(1, m_model.unembedding.rows));
+    if (!ok) {
+        m_layers.clear();
+        return Status::error(StatusCode::Unavailable, m_name + ": out of GPU memory for a trace of " +
+                                                          std::to_string(in.ids.size()) + " tokens");
+    }
+    m_cap = cap;
+    m_actsScores = in.keepScores;
+    m_actsMlp = keepMlp;
+    m_logitRows = logitRows;
+    return {};
+}
+
+bool RhiForward::pass(Pipe pipe, const quint32 (&u)[16], const float (&f)[8], std::initializer_list<Binding> bindings,
+                      int x, int y, int z, QRhiResourceUpdateBatch *batch)
+{
+    if (x <= 0 || y <= 0 || z <= 0)
+        return true; // nothing to compute (no rows)
+    if (m_slotsUsed == m_slots.size())
+        m_slots.emplace_back();
+    Slot &slot = m_slots[m_slotsUsed++];
+    if (!slot.ubo) {
+        slot.ubo.reset(m_rhi->newBuffer(QRhiBuffer::Dynamic, QRhiBuffer::UniformBuffer, sizeof(PassParams)));
+        if (!slot.ubo->create()) {
+            slot.ubo.reset();
+            return false;
+        }
+    }
+    std::vector<QRhiBuffer *> bound;
+    bound.push_back(reinterpret_cast<QRhiBuffer *>(quintptr(int(pipe) + 1))); // the pipeline is part of the key
+    for (const Binding &b : bindings)
+        bound.push_back(b.buf);
+    if (bound != slot.bound || !slot.srb) {
+        QVector<SRB> srbs{SRB::uniformBuffer(0, kCompute, slot.ubo.get())};
+        int at = 1;
+        for (const Binding &b : bindings) {
+            switch (b.access) {
+            case Access::Load: srbs.push_back(SRB::bufferLoad(at, kCompute, b.buf)); break;
+            case Access::Store: srbs.push_back(SRB::bufferStore(at, kCompute, b.buf)); break;
+            case Access::LoadStore: srbs.push_back(SRB::bufferLoadStore(at, kCompute, b.buf)); break;
+            }
+            ++at;
+        }
+        slot.srb.reset(m_rhi->newShaderResourceBindings());
+        slot.srb->setBindings(srbs.cbegin(), srbs.cend());
+        if (!slot.srb->create()) {
+            slot.srb.reset();
+            return false;
+        }
+        slot.bound = std::move(bound);
+    }
+    PassParams pp;
+    std::memcpy(pp.u, u, sizeof pp.u);
+    std::memcpy(pp.f, f, sizeof pp.f);
+    batch->updateDynamicBuffer(slot.ubo.get(), 0, sizeof pp, &pp);
+    m_dispatches.push_back({m_pipes[int(pipe)].get(), slot.srb.get(), x, y, z});
+    return true;
+}
+
+Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights,
+                           const ForwardInput &in, Trace<float> &out)
+{
+    const ModelWeights<float> &w = *weights;
+    const int t = int(in.ids.size()), d = arch.dModel, H = arch.heads, KV = arch.kvHeads, dh = arch.dHead;
+    const int qw = H * dh, kw = KV * dh, ff = arch.dFeedForward;
+    const bool causal = arch.causal;
+    if (t == 0)
+        return Status::error(StatusCode::InvalidInput, "text: no tokens");
+    if (t > arch.maxPositions)
+        return Status::error(StatusCode::InvalidInput, "text: " + std::to_string(t) + " tokens, the model reads at most " +
+                                                           std::to_string(arch.maxPositions));
+    for (int id : in.ids)
+        if (id < 0 || id >= w.tokens.rows())
+            return Status::error(StatusCode::InvalidInput, "ids: " + std::to_string(id) + " is not in the vocabulary");
+    if (Status st = supports(arch, w, in); !st)
+        return st;
+    if (Status st = upload(arch, weights); !st)
+        return st;
+    // activations for `cap` rows: the ones there while the text fits, else room to grow in steps of 64
+    const int cap = m_cap >= t ? m_cap : std::min(arch.maxPositions, (t + 63) / 64 * 64);
+    if (Status st = ensureActivations(arch, w, in, cap); !st)
+        return st;
+    // rows: a causal text keeps the prefix it shares with the last one (same masks, same stages)
+    int p = 0;
+    if (causal && !in.keepScores && in.paddedKeys == m_lastPadded && in.maskedCells == m_lastCells) {
+        const size_t n = std::min(m_lastIds.size(), in.ids.size());
+        while (size_t(p) < n && m_lastIds[size_t(p)] == in.ids[size_t(p)])
+            ++p;
+        if (p == t) // the same text: its last row again (the predictions read it)
+            p = t - 1;
+        const Rope &rope = arch.rope;
+        if (arch.positions == PositionKind::Rotary && rope.dependsOnLength() &&
+            std::max(m_lastIds.size(), in.ids.size()) > size_t(rope.originalMaxPositions))
+            p = 0;
+    }
+    m_lastIds.clear(); // until this forward completes
+    const int n = t - p, C = m_cap;
+    if (cancelled(in.cancel))
+        return Status::error(StatusCode::Cancelled, "trace cancelled");
+
+    // host: embeddings (a gather), the input rows, rotary tables, the user's mask
+    auto growRows = [&](Mat<float> &m, int cols) {
+        if (m.rows() != t || m.cols() != cols)
+            m.resize(t, cols);
+    };
+    growRows(out.embeddings, d);
+    growRows(out.input, d);
+    for (int i = 0; i < t; ++i) {
+        out.embeddings.row(i) = w.tokens.row(in.ids[size_t(i)]).transpose();
+        out.input.row(i) = out.embeddings.row(i);
+        if (arch.embeddingScale != 1.0)
+            out.input.row(i) *= float(arch.embeddingScale);
+        if (w.positions.rows())
+            out.input.row(i) += w.positions.row(i);
+        if (w.tokenTypes.rows())
+            out.input.row(i) += w.tokenTypes.row(0);
+    }
+    std::vector<float> cosG, sinG, cosL, sinL;
+    if (arch.positions == PositionKind::Rotary) {
+        rotaryRows(arch.rope, p, t, cosG, sinG);
+        if (arch.localRope)
+            rotaryRows(arch.ropeLocal, p, t, cosL, sinL);
+    }
+    BoolMat custom;
+    for (const auto &cell : in.maskedCells) {
+        if (cell.first < 0 || cell.first >= t || cell.second < 0 || cell.second >= t)
+            continue;
+        if (!custom.size())
+            custom = BoolMat::Zero(t, t);
+        custom(cell.first, cell.second) = 1;
+    }
+    std::vector<uint8_t> padding;
+    for (int j : in.paddedKeys)
+        if (j >= 0 && j < t) {
+            padding.resize(size_t(t), 0);
+            padding[size_t(j)] = 1;
+        }
+    const BoolMat mask = effectiveMask(custom, causal, padding, t, t);
+    const bool userMask = custom.size() || !padding.empty();
+    const int maskWords = (C + 31) / 32;
+    std::vector<quint32> maskBits;
+    if (userMask || (!causal && mask.size())) {
+        maskBits.assign(size_t(t) * size_t(maskWords), 0u);
+        for (int i = 0; i < t; ++i)
+            for (int j = 0; j < t; ++j)
+                if (mask(i, j))
+                    maskBits[size_t(i) * size_t(maskWords) + size_t(j / 32)] |= 1u << (j % 32);
+    }
+
+    const auto t0 = std::chrono::steady_clock::now();
+    QRhiCommandBuffer *cb = nullptr;
+    QRhi::FrameOpResult fr = m_rhi->beginOffscreenFrame(&cb);
+    if (fr != QRhi::FrameOpSuccess)
+        return Status::error(StatusCode::BackendFailed,
+                             m_name + (fr == QRhi::FrameOpDeviceLost ? ": device lost" : ": cannot begin a frame"));
+    QRhiResourceUpdateBatch *u = m_rhi->nextResourceUpdateBatch();
+    const qint64 F = 4;
+    u->uploadStaticBuffer(m_inputRaw.get(), int(F * p * d), int(F * n * d), out.input.data() + qint64(p) * d);
+    if (!cosG.empty()) {
+        u->uploadStaticBuffer(m_cosG.get(), 0, int(F * cosG.size()), cosG.data());
+        u->uploadStaticBuffer(m_sinG.get(), 0, int(F * sinG.size()), sinG.data());
+    }
+    if (!cosL.empty()) {
+        u->uploadStaticBuffer(m_cosL.get(), 0, int(F * cosL.size()), cosL.data());
+        u->uploadStaticBuffer(m_sinL.get(), 0, int(F * sinL.size()), sinL.data());
+    }
+    if (!maskBits.empty())
+        u->uploadStaticBuffer(m_mask.get(), 0, int(F * maskBits.size()), maskBits.data());
+
+    m_dispatches.clear();
+    m_slotsUsed = 0;
+    bool ok = true;
+    const float none[8] = {};
+    QRhiBuffer *dl = m_dummyLoad.get(), *dl2 = m_dummyLoad2.get(), *ds = m_dummyStore.get();
+    // y rows [p, t) = act(x rows [p, t) W^T + b)
+    auto linear = [&](QRhiBuffer *x, int in_, const Matrix &W, const Buffer &b, QRhiBuffer *y, quint32 act = 0) {
+        const quint32 uu[16] = {quint32(n), quint32(W.rows), quint32(in_), W.format, quint32(p * in_), quint32(in_),
+                                quint32(p * W.rows), quint32(W.rows), b.get() ? 1u : 0u, act, 0, 0, 0, 0, 0, 0};
+        ok = ok && pass(Pipe::Linear, uu, none, {{Access::Load, x}, {Access::Load, W.b.get()},
+                                                 {Access::Load, b.get() ? b.get() : dl}, {Access::Store, y}},
+                        groups(W.rows, 64), groups(n, 64), 1, u);
+    };
+    // y rows = N(x rows); `rows` rows of `width` from element offset `off`
+    auto rownorm = [&](QRhiBuffer *x, QRhiBuffer *y, const Norm &nm, NormKind kind, qint64 rows, int width, qint64 off) {
+        const quint32 uu[16] = {quint32(rows), quint32(width), quint32(off), quint32(width), quint32(off), quint32(width),
+                                normCode(kind), (nm.hasBeta ? 1u : 0u) | (nm.hasGamma ? 2u : 0u), 0, 0, 0, 0, 0, 0, 0, 0};
+        const float ff_[8] = {nm.eps, 0, 0, 0, 0, 0, 0, 0};
+        ok = ok && pass(Pipe::RowNorm, uu, ff_, {{Access::Load, x}, {Access::Load, nm.hasGamma ? nm.gamma.get() : dl},
+                                                 {Access::Load, nm.hasBeta ? nm.beta.get() : dl2}, {Access::Store, y}},
+                        int(rows), 1, 1, u);
+    };
+    auto elementwise = [&](quint32 mode, QRhiBuffer *a, QRhiBuffer *b, QRhiBuffer *y, int width, quint32 act = 0) {
+        const quint32 off = quint32(p * width);
+        const quint32 uu[16] = {quint32(n), quint32(width), mode, act, off, quint32(width), off, quint32(width),
+                                off, quint32(width), 0, 0, 0, 0, 0, 0};
+        ok = ok && pass(Pipe::Elementwise, uu, none, {{Access::Load, a}, {Access::Load, b ? b : dl}, {Access::Store, y}},
+                        groups(width, 64), n, 1, u);
+    };
+    auto rotary = [&](QRhiBuffer *q, int heads, int half, bool local) {
+        const quint32 uu[16] = {quint32(n), quint32(heads), quint32(dh), quint32(heads * dh), quint32(p * heads * dh),
+                                quint32(half), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        ok = ok && pass(Pipe::Rotary, uu, none, {{Access::LoadStore, q}, {Access::Load, local ? m_cosL.get() : m_cosG.get()},
+                                                 {Access::Load, local ? m_sinL.get() : m_sinG.get()}},
+                        groups(qint64(heads) * half, 64), n, 1, u);
+    };
+
+    const bool shaped = arch.qkNorm || arch.positions == PositionKind::Rotary;
+    const bool pre = arch.placement != NormPlacement::Post, sandwich = arch.placement == NormPlacement::Sandwich;
+    const quint32 act = activationCode(arch.activation);
+    const int group = H / KV;
+    QRhiBuffer *input = m_inputRaw.get();
+    if (arch.embeddingNorm) {
+        rownorm(m_inputRaw.get(), m_input.get(), m_model.embeddingNorm, arch.norm, n, d, qint64(p) * d);
+        input = m_input.get();
+    }
+    for (size_t l = 0; l < m_layers.size() && ok; ++l) {
+        const LayerWeightsGpu &g = m_model.layers[l];
+        LayerActs &L = m_layers[l];
+        QRhiBuffer *x = l ? m_layers[l - 1].out.get() : input;
+        QRhiBuffer *a = x;
+        if (pre) {
+            rownorm(x, L.attnIn.get(), g.attnNorm, arch.norm, n, d, qint64(p) * d);
+            a = L.attnIn.get();
+        }
+        QRhiBuffer *qDst = shaped ? L.qPre.get() : L.q.get(), *kDst = shaped ? L.kPre.get() : L.k.get();
+        linear(a, d, g.q, g.bq, qDst);
+        linear(a, d, g.k, g.bk, kDst);
+        linear(a, d, g.v, g.bv, L.v.get());
+        if (arch.qkNorm) {
+            rownorm(L.qPre.get(), L.q.get(), g.qNorm, arch.norm, qint64(n) * H, dh, qint64(p) * qw);
+            rownorm(L.kPre.get(), L.k.get(), g.kNorm, arch.norm, qint64(n) * KV, dh, qint64(p) * kw);
+        } else if (shaped) {
+            elementwise(0, L.qPre.get(), nullptr, L.q.get(), qw);
+            elementwise(0, L.kPre.get(), nullptr, L.k.get(), kw);
+        }
+        const int window = arch.windowOf(int(l));
+        if (arch.positions == PositionKind::Rotary) {
+            const bool local = arch.localRope && window > 0;
+            const int half = arch.ropeOf(int(l)).dims / 2;
+            rotary(L.q.get(), H, half, local);
+            rotary(L.k.get(), KV, half, local);
+        }
+        {
+            const quint32 uu[16] = {quint32(n), quint32(t), quint32(C), quint32(p), quint32(dh), quint32(qw), quint32(kw),
+                                    quint32(group), causal ? 1u : 0u, quint32(window > 0 && window < t ? window : 0),
+                                    maskBits.empty() ? 0u : 1u, quint32(maskWords), in.keepScores ? 1u : 0u, 0, 0, 0};
+            const float ff_[8] = {float(arch.scale()), float(arch.attentionSoftcap), 0, 0, 0, 0, 0, 0};
+            ok = ok && pass(Pipe::Attend, uu, ff_, {{Access::Load, L.q.get()}, {Access::Load, L.k.get()},
+                                                    {Access::Load, maskBits.empty() ? dl : m_mask.get()},
+                                                    {Access::LoadStore, L.w.get()},
+                                                    {Access::Store, in.keepScores ? L.s.get() : ds}},
+                            n, H, 1, u);
+            const quint32 ua[16] = {quint32(n), quint32(H), quint32(C), quint32(p), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+            ok = ok && pass(Pipe::HeadAvg, ua, none, {{Access::Load, L.w.get()}, {Access::Store, L.avg.get()}},
+                            groups(C, 64), n, 1, u);
+            const quint32 uc[16] = {quint32(n), quint32(t), quint32(C), quint32(p), quint32(dh), quint32(H), quint32(kw),
+                                    quint32(qw), quint32(group), causal ? 1u : 0u, 0, 0, 0, 0, 0, 0};
+            ok = ok && pass(Pipe::Context, uc, none, {{Access::Load, L.w.get()}, {Access::Load, L.v.get()},
+                                                      {Access::Store, L.ctx.get()}},
+                            groups(qw, 64), n, 1, u);
+        }
+        linear(L.ctx.get(), qw, g.o, g.bo, L.attnOut.get());
+        QRhiBuffer *afterDst = pre ? L.after.get() : m_tmp2.get();
+        if (sandwich) {
+            rownorm(L.attnOut.get(), m_tmp.get(), g.postAttnNorm, arch.norm, n, d, qint64(p) * d);
+            elementwise(1, x, m_tmp.get(), afterDst, d);
+        } else {
+            elementwise(1, x, L.attnOut.get(), afterDst, d);
+        }
+        if (!pre)
+            rownorm(m_tmp2.get(), L.after.get(), g.attnNorm, arch.norm, n, d, qint64(p) * d);
+        QRhiBuffer *ffIn = L.after.get();
+        if (pre) {
+            rownorm(L.after.get(), m_ffIn.get(), g.ffnNorm, arch.norm, n, d, qint64(p) * d);
+            ffIn = m_ffIn.get();
+        }
+        if (g.gate.rows) {
+            QRhiBuffer *gOut = m_actsMlp ? L.mlpPre.get() : m_gateOut.get();
+            QRhiBuffer *uOut = m_actsMlp ? L.mlpPreLinear.get() : m_upOut.get();
+            linear(ffIn, d, g.gate, g.bgate, gOut);
+            linear(ffIn, d, g.up, g.bup, uOut);
+            elementwise(2, gOut, uOut, m_hidden.get(), ff, act);
+        } else {
+            linear(ffIn, d, g.up, g.bup, m_hidden.get(), act);
+        }
+        linear(m_hidden.get(), ff, g.down, g.bdown, m_mlpOut.get());
+        QRhiBuffer *mlp = m_mlpOut.get();
+        if (sandwich) {
+            rownorm(m_mlpOut.get(), m_tmp.get(), g.postFfnNorm, arch.norm, n, d, qint64(p) * d);
+            mlp = m_tmp.get();
+        }
+        if (pre) {
+            elementwise(1, mlp, L.after.get(), L.out.get(), d);
+        } else {
+            elementwise(1, mlp, L.after.get(), m_tmp2.get(), d);
+            rownorm(m_tmp2.get(), L.out.get(), g.ffnNorm, arch.norm, n, d, qint64(p) * d);
+        }
+    }
+    QRhiBuffer *last = m_layers.back().out.get();
+    if (arch.finalNorm)
+        rownorm(last, m_final.get(), m_model.finalNorm, arch.norm, n, d, qint64(p) * d);
+    else
+        elementwise(0, last, nullptr, m_final.get(), d);
+    // logits: the last row, or every row (allPredictions)
+    const int firstPredicted = arch.head == LmHead::CausalLm ? (in.allPredictions ? 0 : t - 1) : t;
+    const int predicted = t - firstPredicted;
+    const int V = m_model.unembedding.rows;
+    if (predicted > 0) {
+        const quint32 uu[16] = {quint32(predicted), quint32(V), quint32(d), m_model.unembedding.format,
+                                quint32(firstPredicted * d), quint32(d), 0, quint32(V),
+                                m_model.outputBias.get() ? 1u : 0u, 0, 0, 0, 0, 0, 0, 0};
+        ok = ok && pass(Pipe::Linear, uu, none, {{Access::Load, m_final.get()}, {Access::Load, m_model.unembedding.b.get()},
+                                                 {Access::Load, m_model.outputBias.get() ? m_model.outputBias.get() : dl},
+                                                 {Access::Store, m_logits.get()}},
+                        groups(V, 64), groups(predicted, 64), 1, u);
+    }
+    if (!ok) {
+        u->release();
+        m_rhi->endOffscreenFrame();
+        return Status::error(StatusCode::BackendFailed, m_name + ": cannot create a uniform buffer or shader bindings");
+    }
+
+    // Readbacks: what the trace holds of the observed layers, rows [0, t).
+    struct Read {
+        QRhiBuffer *buf;
+        qint64 offset, bytes;
+        QRhiBufferReadbackResult result;
+    };
+    std::deque<Read> reads;
+    auto read = [&](const Buffer &b, qint64 offsetFloats, qint64 floats) -> QRhiBufferReadbackResult * {
+        reads.push_back({b.get(), offsetFloats * F, floats * F, {}});
+        return &reads.back().result;
+    };
+    struct LayerReads {
+        QRhiBufferReadbackResult *attnIn = nullptr, *qPre = nullptr, *q = nullptr, *kPre = nullptr, *k = nullptr,
+                                 *v = nullptr, *avg = nullptr, *ctx = nullptr, *attnOut = nullptr, *after = nullptr,
+                                 *out = nullptr, *mlpPre = nullptr, *mlpPreLinear = nullptr;
+        std::vector<QRhiBufferReadbackResult *> w, s;
+    };
+    const Observe &obs = in.observe;
+    std::vector<LayerReads> lr(m_layers.size());
+    for (size_t l = 0; l < m_layers.size(); ++l) {
+        LayerActs &L = m_layers[l];
+        LayerReads &R = lr[l];
+        const bool seen = obs.layer(int(l));
+        const bool stages = obs.stages && seen;
+        if (obs.stages) // every layer's residual stream: the lens and the embeddings views read them all
+            R.out = read(L.out, 0, qint64(t) * d);
+        if (!seen)
+            continue;
+        R.avg = read(L.avg, 0, qint64(t) * C);
+        R.w.assign(size_t(H), nullptr);
+        R.s.assign(size_t(H), nullptr);
+        for (int h = 0; h < H; ++h)
+            if (obs.head(h)) {
+                R.w[size_t(h)] = read(L.w, qint64(h) * C * C, qint64(t) * C);
+                if (in.keepScores)
+                    R.s[size_t(h)] = read(L.s, qint64(h) * C * C, qint64(t) * C);
+            }
+        if (!stages)
+            continue;
+        if (pre)
+            R.attnIn = read(L.attnIn, 0, qint64(t) * d);
+        R.q = read(L.q, 0, qint64(t) * qw);
+        R.k = read(L.k, 0, qint64(t) * kw);
+        R.v = read(L.v, 0, qint64(t) * kw);
+        if (shaped) {
+            R.qPre = read(L.qPre, 0, qint64(t) * qw);
+            R.kPre = read(L.kPre, 0, qint64(t) * kw);
+        }
+        R.ctx = read(L.ctx, 0, qint64(t) * qw);
+        R.attnOut = read(L.attnOut, 0, qint64(t) * d);
+        R.after = read(L.after, 0, qint64(t) * d);
+        if (m_actsMlp) {
+            R.mlpPre = read(L.mlpPre, 0, qint64(t) * ff);
+            R.mlpPreLinear = read(L.mlpPreLinear, 0, qint64(t) * ff);
+        }
+    }
+    QRhiBufferReadbackResult *finalRead = read(m_final, 0, qint64(t) * d);
+    QRhiBufferReadbackResult *inputRead = arch.embeddingNorm ? read(m_input, 0, qint64(t) * d) : nullptr;
+    QRhiBufferReadbackResult *logitsRead = predicted > 0 ? read(m_logits, 0, qint64(predicted) * V) : nullptr;
+
+    QRhiResourceUpdateBatch *rb = m_rhi->nextResourceUpdateBatch();
+    for (Read &r : reads)
+        rb->readBackBuffer(r.buf, int(r.offset), int(r.bytes), &r.result);
+    for (size_t k = 0; k < m_dispatches.size(); ++k) {
+        const Dispatch &dsp = m_dispatches[k];
+        cb->beginComputePass(k == 0 ? u : nullptr);
+        cb->setComputePipeline(dsp.pipe);
+        cb->setShaderResources(dsp.srb);
+        cb->dispatch(dsp.x, dsp.y, dsp.z);
+        cb->endComputePass(k + 1 == m_dispatches.size() ? rb : nullptr);
+    }
+    fr = m_rhi->endOffscreenFrame();
+    m_lastGpuMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (fr != QRhi::FrameOpSuccess || m_rhi->isDeviceLost())
+        return Status::error(StatusCode::BackendFailed, m_name + (fr == QRhi::FrameOpDeviceLost || m_rhi->isDeviceLost()
+                                                                      ? ": device lost"
+                                                                      : ": the frame failed"));
+    for (const Read &r : reads)
+        if (r.result.data.size() != r.bytes)
+            return Status::error(StatusCode::BackendFailed, m_name + ": a readback came back incomplete");
+    m_lastIds = in.ids;
+    m_lastPadded = in.paddedKeys;
+    m_lastCells = in.maskedCells;
+    m_lastRows = n;
+
+    // The trace, from what came back.
+    auto fill = [&](Mat<float> &m, const QRhiBufferReadbackResult *r, int cols) {
+        if (!r) {
+            m.resize(0, 0);
+            return;
+        }
+        m.resize(t, cols);
+        std::memcpy(m.data(), r->data.constData(), size_t(t) * size_t(cols) * 4);
+    };
+    auto fillStrided = [&](Mat<float> &m, const QRhiBufferReadbackResult *r) { // (t, C) rows -> (t, t)
+        if (!r) {
+            m.resize(0, 0);
+            return;
+        }
+        m.resize(t, t);
+        const float *src = reinterpret_cast<const float *>(r->data.constData());
+        for (int i = 0; i < t; ++i)
+            std::memcpy(m.data() + qint64(i) * t, src + qint64(i) * C, size_t(t) * 4);
+    };
+    // k, v and kPre: the compact key/value heads repeated for each query head they serve
+    auto fillShared = [&](Mat<float> &m, const QRhiBufferReadbackResult *r) {
+        if (!r) {
+            m.resize(0, 0);
+            return;
+        }
+        m.resize(t, qw);
+        const float *src = reinterpret_cast<const float *>(r->data.constData());
+        for (int i = 0; i < t; ++i)
+            for (int h = 0; h < H; ++h)
+                std::memcpy(m.data() + qint64(i) * qw + qint64(h) * dh, src + qint64(i) * kw + qint64(h / group) * dh,
+                            size_t(dh) * 4);
+    };
+    if (inputRead)
+        fill(out.input, inputRead, d);
+    out.layers.resize(m_layers.size());
+    for (size_t l = 0; l < m_layers.size(); ++l) {
+        LayerTrace<float> &lt = out.layers[l];
+        const LayerReads &R = lr[l];
+        AttentionResult<float> &A = lt.attention;
+        A.numHeads = H;
+        A.kvHeads = KV;
+        A.dHead = dh;
+        A.dModel = d;
+        A.dOut = d;
+        A.scale = double(float(arch.scale())); // as the CPU forward records them: the float32 it used
+        A.softcap = double(float(arch.attentionSoftcap));
+        A.batch.resize(1);
+        SequenceResult<float> &s = A.batch[0];
+        fill(lt.output, R.out, d);
+        if (R.q) {
+            lt.residualIn = l ? out.layers[l - 1].output : out.input;
+            if (pre)
+                fill(lt.attentionIn, R.attnIn, d);
+            else
+                lt.attentionIn = lt.residualIn;
+        } else {
+            lt.residualIn.resize(0, 0);
+            lt.attentionIn.resize(0, 0);
+        }
+        fill(lt.afterAttention, R.after, d);
+        fill(lt.mlpPre, R.mlpPre, ff);
+        fill(lt.mlpPreLinear, R.mlpPreLinear, ff);
+        lt.keyIn.resize(0, 0);
+        lt.projections = w.layers[l].attn;
+        fill(s.q, R.q, qw);
+        fillShared(s.k, R.k);
+        fillShared(s.v, R.v);
+        fill(s.qPre, R.qPre, qw);
+        fillShared(s.kPre, R.kPre);
+        fill(s.context, R.ctx, qw);
+        fill(s.output, R.attnOut, d);
+        fillStrided(s.weightsAvg, R.avg);
+        s.weights.resize(R.w.empty() ? 0 : size_t(H));
+        for (size_t h = 0; h < R.w.size(); ++h)
+            fillStrided(s.weights[h], R.w[h]);
+        s.scores.resize(in.keepScores && !R.s.empty() ? size_t(H) : 0);
+        for (size_t h = 0; h < s.scores.size(); ++h)
+            fillStrided(s.scores[h], R.s[h]);
+        s.weightsPreDropout.clear();
+        s.degenerateRows.clear();
+        // the layer's mask as the CPU forward records it: the user's cells and a sliding window, or
+        // the causal mask for the views to hatch
+        const int window = arch.windowOf(int(l));
+        BoolMat layerMask = userMask || !causal ? mask : BoolMat();
+        if (window > 0 && window < t) {
+            if (!layerMask.size())
+                layerMask = mask;
+            for (int i = window; i < t; ++i)
+                layerMask.row(i).head(i - window + 1).setOnes();
+        }
+        s.fullyMaskedRows.clear();
+        if (layerMask.size())
+            for (int i = 0; i < t; ++i)
+                if ((layerMask.row(i).head(causal ? i + 1 : t).array() != 0).all())
+                    s.fullyMaskedRows.push_back(i);
+        s.mask = layerMask.size() || !causal ? layerMask : mask;
+    }
+    fill(out.final, finalRead, d);
+
+    Predictions &pr = out.predictions;
+    pr.masked.clear();
+    pr.topK = std::min(in.topK, int(w.outputEmbedding().rows()));
+    if (arch.head == LmHead::CausalLm) {
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        pr.next.assign(size_t(t), {});
+        pr.actualNext.assign(size_t(t), nan);
+        pr.logNormalizer.assign(size_t(t), nan);
+        const float *logits = reinterpret_cast<const float *>(logitsRead->data.constData());
+        for (int i = firstPredicted; i < t; ++i) {
+            NextTokens nt;
+            nextFromLogits(arch, logits + qint64(i - firstPredicted) * V, V, in.ids, i, in.topK, nt);
+            pr.set(size_t(i), std::move(nt));
+        }
+    } else {
+        pr.next.clear();
+        pr.actualNext.clear();
+        pr.logNormalizer.clear();
+        maskedPredictions(arch, w, in, out.final, pr);
+    }
+    return {};
+}
+
+} // namespace attnviz

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The QRhi side of the GPU forward device (GpuBackend as a ForwardDevice): a model's weights
+// uploaded once (BF16 / F16 kept in 16 bits, widened in linear.comp), the activations of the last
+// text kept for a causal text that grows, and one frame per forward running the CPU forward's named
+// passes as compute shaders (core/gpu/shaders: linear, rownorm, rotary, attend, headavg, context,
+// elementwise). Owned by, and only touched on, GpuBackend's worker thread; the QRhi is borrowed
+// from RhiAttention, which creates it and outlives this object.
+#pragma once
+
+#include "attnviz/device.h"
+#include "weights.h"
+
+#include <QtGui/private/qrhi_p.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+class RhiForward {
+public:
+    RhiForward(QRhi *rhi, std::string name, qint64 maxStorageBytes);
+    ~RhiForward();
+    RhiForward(const RhiForward &) = delete;
+    RhiForward &operator=(const RhiForward &) = delete;
+
+    // Builds the pipelines; Unavailable when a shader is missing or does not build.
+    Status create();
+    Status supports(const Architecture &arch, const ModelWeights<float> &weights, const ForwardInput &in) const;
+    Status forward(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights,
+                   const ForwardInput &in, Trace<float> &out);
+    // Milliseconds of the last forward's frame (uploads, dispatches, readbacks).
+    double lastGpuMs() const { return m_lastGpuMs; }
+    // Caps one storage buffer (bytes; 0 = the device's limit), as GpuBackend::setMaxBufferBytes.
+    void setMaxBufferBytes(qint64 bytes) { m_capBytes = bytes; }
+    // Rows the last forward computed (t - the reused prefix).
+    int lastComputedRows() const { return m_lastRows; }
+
+private:
+    struct Buffer {
+        std::unique_ptr<QRhiBuffer> buf;
+        qint64 bytes = 0;
+        QRhiBuffer *get() const { return buf.get(); }
+    };
+    struct Matrix { // a weight: float32, BF16 or F16 words
+        Buffer b;
+        quint32 format = 0;
+        int rows = 0, cols = 0;
+    };
+    struct Norm {
+        Buffer gamma, beta;
+        float eps = 1e-5f;
+        bool hasGamma = false, hasBeta = false;
+    };
+    struct LayerWeightsGpu {
+        Matrix q, k, v, o, gate, up, down;
+        Buffer bq, bk, bv, bo, bgate, bup, bdown;
+        Norm attnNorm, ffnNorm, postAttnNorm, postFfnNorm, qNorm, kNorm;
+    };
+    struct ModelGpu {
+        const ModelWeights<float> *key = nullptr;
+        std::weak_ptr<const ModelWeights<float>> alive;
+        std::vector<LayerWeightsGpu> layers;
+        Norm embeddingNorm, finalNorm;
+        Matrix unembedding;
+        Buffer outputBias;
+        qint64 bytes = 0;
+    };
+    // Activations of one layer, `cap` rows each (row i at i * width).
+    struct LayerActs {
+        Buffer attnIn, qPre, q, kPre, k, v, w, s, avg, ctx, attnOut, after, out, mlpPre, mlpPreLinear;
+    };
+    // A dispatch's own uniform buffer and bindings, reused from one forward to the next while the
+    // buffers it binds stay the same (every dispatch of a frame is recorded before any runs).
+    struct Slot {
+        std::unique_ptr<QRhiBuffer> ubo;
+        std::unique_ptr<QRhiShaderResourceBindings> srb;
+        std::vector<QRhiBuffer *> bound;
+    };
+    enum class Pipe { Linear, RowNorm, Rotary, Attend, Context, HeadAvg, Elementwise, Count };
+    enum class Access { Load, Store, LoadStore };
+    struct Binding {
+        Access access;
+        QRhiBuffer *buf;
+    };
+    struct Dispatch {
+        QRhiComputePipeline *pipe;
+        QRhiShaderResourceBindings *srb;
+        int x, y, z;
+    };
+
+    bool makeBuffer(Buffer &b, qint64 bytes);
+    Status upload(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights);
+    Status ensureActivations(const Architecture &arch, const ModelWeights<float> &w, const ForwardInput &in, int cap);
+    // Records one dispatch (its uniform block, bindings, workgroups) into m_dispatches.
+    bool pass(Pipe pipe, const quint32 (&u)[16], const float (&f)[8], std::initializer_list<Binding> bindings, int x,
+              int y, int z, QRhiResourceUpdateBatch *batch);
+
+    QRhi *m_rhi;
+    std::string m_name;
+    qint64 m_maxStorageBytes;
+    qint64 m_capBytes = 0;
+    double m_lastGpuMs = 0;
+    int m_lastRows = 0;
+
+    // Released in reverse order of declaration before the QRhi (the owner destroys this object first).
+    std::unique_ptr<QRhiBuffer> m_layoutUbo;
+    Buffer m_dummyLoad, m_dummyLoad2, m_dummyStore;
+    std::unique_ptr<QRhiShaderResourceBindings> m_layouts[int(Pipe::Count)];
+    std::unique_ptr<QRhiComputePipeline> m_pipes[int(Pipe::Count)];
+    std::vector<Slot> m_slots;
+    size_t m_slotsUsed = 0;
+    std::vector<Dispatch> m_dispatches;
+
+    ModelGpu m_model;
+    // Activations, sized for `m_cap` rows, and what the last forward computed into them.
+    int m_cap = 0;
+    bool m_actsScores = false, m_actsMlp = false;
+    int m_logitRows = 0;
+    std::vector<LayerActs> m_layers;
+    Buffer m_inputRaw, m_input, m_final, m_ffIn, m_gateOut, m_upOut, m_hidden, m_mlpOut, m_tmp, m_tmp2, m_cosG, m_sinG,
+        m_cosL, m_sinL, m_mask, m_logits;
+    std::vector<int> m_lastIds; // empty: nothing reusable on the device
+    std::vector<int> m_lastPadded;
+    std::vector<std::pair<int, int>> m_lastCells;
+};
+
+} // namespace attnviz
