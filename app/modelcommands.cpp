@@ -8,6 +8,7 @@
 
 #include "attnviz/bench.h"
 #include "attnviz/fileio.h"
+#include "attnviz/gpubackend.h"
 #include "attnviz/memorybudget.h"
 #include "attnviz/parallel.h"
 #include "attnviz/pretrained.h"
@@ -39,6 +40,30 @@ constexpr size_t kJsonBytesPerWeight = 16 + 2 * 22;
 
 
 // Values written as "NaN" / "Infinity" strings (ui::jsonNumber) in a JSON tree.
+// --backend of `model run` and `bench`: "cpu" (null, the default), or the GPU forward device,
+// started here. "auto" takes the GPU only where it is a real one; `note` says what was chosen and why.
+Status gpuDevice(const QString &backend, std::unique_ptr<GpuBackend> &gpu, std::string &note)
+{
+    note.clear();
+    if (backend == QLatin1String("cpu"))
+        return {};
+    if (backend != QLatin1String("gpu") && backend != QLatin1String("auto"))
+        return Status::error(StatusCode::InvalidInput, "--backend: cpu, gpu or auto, not " + printable(backend.toStdString(), 40));
+    auto g = std::make_unique<GpuBackend>(GpuApi::Auto);
+    if (Status st = g->start(); !st) {
+        if (backend == QLatin1String("gpu"))
+            return Status::error(StatusCode::Unavailable, "--backend gpu: " + st.message);
+        note = "--backend auto: " + st.message + "; computing on the CPU";
+        return {};
+    }
+    if (backend == QLatin1String("auto") && g->isSoftware()) {
+        note = "--backend auto: " + g->device() + " is a software rasterizer; computing on the CPU";
+        return {};
+    }
+    gpu = std::move(g);
+    return {};
+}
+
 int countNonFinite(const QJsonValue &v)
 {
     if (v.isString())
@@ -232,7 +257,11 @@ int modelRun(const QStringList &args)
     QCommandLineOption lensOpt(QStringLiteral("lens"), QStringLiteral(
         "Add \"lens\": the logit lens, lens[layer][position] = the top 5 tokens read from the residual stream after\n"
         "that layer (through the final norm and the unembedding), the actual token's probability and rank, entropy."));
-    p.addOptions({textOpt, outOpt, precisionOpt, lensOpt});
+    QCommandLineOption backendOpt(QStringLiteral("backend"),
+                                  QStringLiteral("cpu (default), gpu (Qt RHI compute; float32) or auto (the GPU where it is "
+                                                 "not a software rasterizer). \"device\" in the JSON says what computed."),
+                                  QStringLiteral("b"), QStringLiteral("cpu"));
+    p.addOptions({textOpt, outOpt, precisionOpt, lensOpt, backendOpt});
     if (!p.parse(args))
         return fail("model run", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -246,12 +275,21 @@ int modelRun(const QStringList &args)
     const QString precision = p.value(precisionOpt);
     if (precision != QLatin1String("float32") && precision != QLatin1String("float64"))
         return fail("model run", "--precision: float32 or float64, not " + precision.toStdString(), 2);
+    if (precision == QLatin1String("float64") && p.value(backendOpt) == QLatin1String("gpu"))
+        return fail("model run", "--precision float64: the GPU computes in float32", 2);
+    std::unique_ptr<GpuBackend> gpu;
+    std::string backendNote;
+    if (Status st = gpuDevice(p.value(backendOpt), gpu, backendNote); !st)
+        return fail("model run", st.message, st.code == StatusCode::InvalidInput ? 2 : 1);
+    if (!backendNote.empty())
+        std::fprintf(stderr, "attnviz model run: note: %s\n", backendNote.c_str());
     std::unique_ptr<Model> m;
     if (Status st = openModelSource(p.positionalArguments().front(), m); !st)
         return fail("model run", st.message, exitCodeFor(st));
     TraceRequest req;
     req.text = p.value(textOpt).toStdString();
     req.keepScores = false;
+    req.device = gpu.get();
     // The memory the trace and its JSON take, checked before either is made: every weight is a
     // double in the trace, a JSON value (16 bytes) and about 22 characters of text, twice (the
     // document, then the line written).
@@ -279,7 +317,12 @@ int modelRun(const QStringList &args)
         Trace<float> tr;
         if (Status st = m->trace(req, tr); !st)
             return fail("model run", st.message, exitCodeFor(st));
+        if (gpu && tr.device == "cpu") // the device could not run it: said, and computed on the CPU
+            std::fprintf(stderr, "attnviz model run: note: %s\n", tr.deviceNote.c_str());
         o = traceJson(m->info(), tr);
+        o.insert(QStringLiteral("device"), QString::fromStdString(tr.device));
+        o.insert(QStringLiteral("device_name"),
+                 QString::fromStdString(tr.deviceNote.empty() ? cpuDeviceName() : tr.deviceNote));
         if (Status st = addLens(p.isSet(lensOpt), *m, tr, o); !st)
             return fail("model run", st.message, exitCodeFor(st));
     }
@@ -315,6 +358,7 @@ int model(const QStringList &args)
     if (sub == QLatin1String("--help") || sub == QLatin1String("-h")) {
         std::fputs("Usage: attnviz model info DIR [--json]\n"
                    "       attnviz model run DIR --text TEXT [-o OUT.json] [--precision float32|float64] [--lens]\n"
+                   "                                         [--backend cpu|gpu|auto]\n"
                    "DIR is a Hugging Face model folder: config.json (model_type gpt2, bert or distilbert),\n"
                    "model.safetensors (or shards with model.safetensors.index.json) and the tokenizer files\n"
                    "(vocab.json + merges.txt, or vocab.txt + tokenizer_config.json).\n"
@@ -358,7 +402,7 @@ int benchModel(const QStringList &args)
 {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
-        "Times a model on the CPU core: a full trace at each size, one token appended to a 128-token text\n"
+        "Times a model on the CPU core (or the GPU with --backend gpu): a full trace at each size, one token appended to a 128-token text\n"
         "(causal models: the incremental path), and the peak resident memory of the run. Every layer's\n"
         "attention weights are kept (raw scores with --scores); a causal model's LM head runs at the last\n"
         "position, as the window asks. --seeded needs no download: a real checkpoint's shape (gpt2-small,\n"
@@ -380,7 +424,15 @@ int benchModel(const QStringList &args)
     QCommandLineOption readsOpt(QStringLiteral("reads"), QStringLiteral(
         "Causal models: also time what the model reads on the first length (the logit lens column and grid, the\n"
         "norm-weighted switch, attribution, a generated token)."));
-    p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt});
+    QCommandLineOption backendOpt(QStringLiteral("backend"),
+                                  QStringLiteral("cpu (default) or gpu: the GPU forward device (Qt RHI compute)."),
+                                  QStringLiteral("b"), QStringLiteral("cpu"));
+    QCommandLineOption observeOpt(QStringLiteral("observe"),
+                                  QStringLiteral("With --backend gpu, what comes back: all (every stage, as the window "
+                                                 "reads; the default) or attention (every layer's weights only)."),
+                                  QStringLiteral("what"), QStringLiteral("all"));
+    p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt, backendOpt,
+                  observeOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -398,6 +450,17 @@ int benchModel(const QStringList &args)
     }
     if (asked.empty())
         return fail("bench", "--tokens: no length given", 2);
+    Observe observe;
+    if (p.value(observeOpt) == QLatin1String("attention"))
+        observe.stages = false;
+    else if (p.value(observeOpt) != QLatin1String("all"))
+        return fail("bench", "--observe: all or attention, not " + printable(p.value(observeOpt).toStdString(), 40), 2);
+    if (p.value(backendOpt) == QLatin1String("auto"))
+        return fail("bench", "--backend: cpu or gpu (a benchmark names what it times)", 2);
+    std::unique_ptr<GpuBackend> gpu;
+    std::string backendNote;
+    if (Status st = gpuDevice(p.value(backendOpt), gpu, backendNote); !st)
+        return fail("bench", st.message, st.code == StatusCode::InvalidInput ? 2 : 1);
     const bool keepScores = p.isSet(scoresOpt) && !p.isSet(noScoresOpt);
     std::unique_ptr<Model> m;
     const auto t0 = std::chrono::steady_clock::now();
@@ -438,11 +501,14 @@ int benchModel(const QStringList &args)
             return fail("bench", st.message, exitCodeFor(st));
         sizes.push_back(n);
     }
+    const std::string device = gpu ? gpu->name() + " (" + gpu->device() + (gpu->isSoftware() ? ", a software rasterizer" : "") + ")"
+                                   : "cpu (" + cpuDeviceName() + ")";
     if (!p.isSet(jsonOpt))
-        std::printf("%s (%s, %d x %d x %d), %d threads, load %.0f ms\n", info.name.c_str(), info.family.c_str(), info.layers,
-                    info.heads, info.dModel, coreThreads(), loadMs);
+        std::printf("%s (%s, %d x %d x %d), %d threads, load %.0f ms, on %s%s\n", info.name.c_str(), info.family.c_str(),
+                    info.layers, info.heads, info.dModel, coreThreads(), loadMs, device.c_str(),
+                    gpu && !observe.stages ? ", every layer's weights read back" : "");
     std::vector<ModelBenchRow> timed;
-    if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed); !st)
+    if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed, gpu.get(), observe); !st)
         return fail("bench", st.message, 1);
     if (p.isSet(readsOpt)) {
         std::vector<std::pair<std::string, double>> reads;
@@ -463,6 +529,7 @@ int benchModel(const QStringList &args)
     if (p.isSet(jsonOpt)) {
         const QJsonObject o{{QStringLiteral("model"), infoJson(info)},
                             {QStringLiteral("threads"), coreThreads()},
+                            {QStringLiteral("device"), QString::fromStdString(device)},
                             {QStringLiteral("load_ms"), loadMs},
                             {QStringLiteral("scores_kept"), keepScores},
                             {QStringLiteral("rows"), rows},

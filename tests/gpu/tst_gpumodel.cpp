@@ -201,6 +201,7 @@ private slots:
     void observedOnly();
     void cpuTakesWhatTheDeviceCannot_data();
     void cpuTakesWhatTheDeviceCannot();
+    void backendsEndInAnyOrder();
 
 private:
     void apiRows(const char *const *models, size_t count);
@@ -439,6 +440,32 @@ void TestGpuModel::cpuTakesWhatTheDeviceCannot()
     QVERIFY(tr.layers.front().attention.batch.front().weights.front().size() != 0);
     QVERIFY(m->trace(req, tr));
     QCOMPARE(tr.device, gpu->name());
+}
+
+// Two GPU backends alive at once (the window's and its Compare tab's), both having computed: each
+// ends in either order without touching the other's device.
+void TestGpuModel::backendsEndInAnyOrder()
+{
+    Model *m = opened(QStringLiteral("llama-tiny"));
+    QVERIFY(m);
+    for (bool firstEndsFirst : {false, true}) {
+        auto a = std::make_unique<GpuBackend>(GpuApi::Vulkan);
+        auto b = std::make_unique<GpuBackend>(GpuApi::Vulkan);
+        if (!a->start() || !b->start())
+            QSKIP("no Vulkan device");
+        TraceRequest req;
+        req.text = "a b c";
+        Trace<float> ta, tb;
+        req.device = b.get();
+        QVERIFY(m->trace(req, tb));
+        if (firstEndsFirst) {
+            req.device = a.get();
+            QVERIFY(m->trace(req, ta));
+            a.reset();
+        }
+        b.reset();
+        a.reset();
+    }
 }
 
 QTEST_MAIN(TestGpuModel)

@@ -11,6 +11,7 @@ FallbackBackend::FallbackBackend(Mode mode, std::unique_ptr<Backend> gpu, bool g
     , m_software(gpuIsSoftware)
     , m_whyNot(std::move(whyNot))
 {
+    m_device = m_gpu ? m_gpu->forwardDevice(nullptr) : nullptr;
     m_lastName = m_gpu ? m_gpu->name() : m_cpu.name();
     m_lastDevice = m_gpu ? m_gpu->device() : m_cpu.device() + " — " + m_whyNot;
 }
@@ -36,6 +37,7 @@ Status FallbackBackend::compute(const AttentionConfig &config, const AttentionIn
             reason = m_gpu->name() + " failed: " + st.message;
             if (st.code == StatusCode::BackendFailed) { // device lost: never use it again
                 m_whyNot = reason;
+                m_device = nullptr;
                 m_gpu.reset();
             }
         } else {
@@ -45,6 +47,19 @@ Status FallbackBackend::compute(const AttentionConfig &config, const AttentionIn
     m_lastName = m_cpu.name();
     m_lastDevice = m_cpu.device() + " — " + reason + "; computed on the CPU";
     return m_cpu.compute(config, input, result);
+}
+
+ForwardDevice *FallbackBackend::forwardDevice(std::string *whyNot)
+{
+    std::string why = m_whyNot;
+    ForwardDevice *device = m_device;
+    if (device && m_mode == Mode::Auto && m_software) {
+        why = "auto: " + m_gpu->device() + " is a software rasterizer";
+        device = nullptr;
+    }
+    if (whyNot)
+        *whyNot = device ? std::string() : why;
+    return device;
 }
 
 std::unique_ptr<Backend> makeWindowBackend(const std::string &mode)

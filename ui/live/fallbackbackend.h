@@ -2,7 +2,9 @@
 // The window's backend choice: "gpu" computes on the GPU (Qt RHI) and falls back to the CPU core
 // on any failure; "auto" uses the GPU only for problems big enough to gain (B*H*t^2 >= 2^20) on a
 // hardware GPU. name()/device() describe what computed the LAST result, and say why the CPU did
-// when the GPU was asked for, so the status bar shows it.
+// when the GPU was asked for, so the status bar shows it. Real models' forward passes run on the
+// same GPU (forwardDevice): always with "gpu", with "auto" only where it is not a software
+// rasterizer.
 #pragma once
 
 #include "attnviz/backend.h"
@@ -22,10 +24,12 @@ public:
     std::string device() const override { return m_lastDevice; }
     Status compute(const AttentionConfig &config, const AttentionInput<float> &input,
                    AttentionResult<float> &result) override;
+    ForwardDevice *forwardDevice(std::string *whyNot) override;
 
 private:
     Mode m_mode;
     std::unique_ptr<Backend> m_gpu;
+    ForwardDevice *m_device = nullptr; // m_gpu's forward device
     bool m_software;
     std::string m_whyNot;
     CpuBackend m_cpu;

@@ -313,6 +313,10 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     // hovered position is computed by the dock itself (Model::nextTokens on the snapshot's trace),
     // not at every position of every text (a third of GPT-2 small's work at 128 tokens).
     tr.allPredictions = false;
+    // a real model computes on the backend's GPU where it has one (every stage read back: the
+    // views read any layer and head); the trace names the device that did
+    std::string notOnDevice;
+    tr.device = req.model ? backend.forwardDevice(&notOnDevice) : nullptr;
     models.setBackend(&backend);
     QString stackLabel;
     Model &model = models.modelFor(req, stackLabel);
@@ -353,9 +357,12 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     snap->computeMs = double(timer.nsecsElapsed()) / 1e6;
     snap->backendName = QString::fromStdString(backend.name()); // what computed this one (a fallback names the CPU)
     snap->device = QString::fromStdString(backend.device());
-    if (req.model) { // models compute on the CPU core for now, whatever backend is chosen (issue 13)
-        snap->backendName = QStringLiteral("cpu");
-        snap->device = QString::fromStdString(cpuDeviceName());
+    if (req.model) { // a model's trace says what computed it, and why the CPU did where a GPU was asked for
+        snap->backendName = QString::fromStdString(trace->device.empty() ? std::string("cpu") : trace->device);
+        std::string device = trace->deviceNote;
+        if (device.empty())
+            device = cpuDeviceName() + (notOnDevice.empty() ? std::string() : " — " + notOnDevice + "; computed on the CPU");
+        snap->device = QString::fromStdString(device);
     }
 
     // Labels: the tokens (also without layers, for the chips), the model's part of the titles.

@@ -56,8 +56,6 @@ void MainWindow::showSnapshotStatus(const ComputeSnapshot &s, int layer)
     } else {
         m_status->setText(shownText(s.message, 160));
     }
-    if (m_session->model() && s.settings.backend != QLatin1String("cpu")) // never a silent switch
-        m_status->setText(m_status->text() + tr(" · the GPU backend is chosen, but models run on the CPU for now"));
     if (s.hasResult() && s.trace->cut() && !s.trace->cutReason.empty())
         m_status->setText(m_status->text() + tr(" · cut at %L1 of %L2 tokens: %3")
                                                  .arg(s.tq())

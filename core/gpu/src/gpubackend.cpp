@@ -38,6 +38,25 @@ const char *toString(GpuApi api)
     return "?";
 }
 
+#if QT_CONFIG(vulkan)
+// One Vulkan instance for every backend of the process, alive while any uses it: a second
+// QVulkanInstance ending while the first's QRhi lives leaves that QRhi's device functions dangling
+// (the first QRhi then crashes on destruction: the window's and its Compare tab's backends end in
+// any order). Made and handed out on the GUI thread only (start()).
+std::shared_ptr<QVulkanInstance> sharedVulkanInstance()
+{
+    static std::weak_ptr<QVulkanInstance> shared;
+    if (std::shared_ptr<QVulkanInstance> v = shared.lock())
+        return v;
+    auto v = std::make_shared<QVulkanInstance>();
+    v->setExtensions(QRhiVulkanInitParams::preferredInstanceExtensions());
+    if (!v->create())
+        return nullptr;
+    shared = v;
+    return v;
+}
+#endif
+
 struct GpuBackend::Impl {
     GpuApi api = GpuApi::Auto;
     bool started = false;
@@ -49,7 +68,7 @@ struct GpuBackend::Impl {
 
     // Made on the thread that calls start() (the GUI thread), destroyed after the worker's QRhi.
 #if QT_CONFIG(vulkan)
-    std::unique_ptr<QVulkanInstance> vulkan;
+    std::shared_ptr<QVulkanInstance> vulkan;
 #endif
     std::unique_ptr<QOffscreenSurface> surface;
 
@@ -103,12 +122,9 @@ struct GpuBackend::Impl {
         if (which == GpuApi::Vulkan) {
 #if QT_CONFIG(vulkan)
             if (!vulkan) {
-                vulkan = std::make_unique<QVulkanInstance>();
-                vulkan->setExtensions(QRhiVulkanInitParams::preferredInstanceExtensions());
-                if (!vulkan->create()) {
-                    vulkan.reset();
+                vulkan = sharedVulkanInstance();
+                if (!vulkan)
                     return Status::error(StatusCode::Unavailable, "vulkan: no Vulkan instance (no loader or driver)");
-                }
             }
             inst = vulkan.get();
 #else

@@ -11,6 +11,8 @@
 
 namespace attnviz {
 
+class ForwardDevice;
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -23,6 +25,15 @@ public:
     // Computes every stage (see computeAttention). Must not throw.
     virtual Status compute(const AttentionConfig &config, const AttentionInput<float> &input,
                            AttentionResult<float> &result) = 0;
+    // The device that runs real models' forward passes with this backend (TraceRequest::device;
+    // valid while the backend lives); null: the CPU, with the reason in `whyNot` where another
+    // device was asked for ("" where the CPU is the choice).
+    virtual ForwardDevice *forwardDevice(std::string *whyNot)
+    {
+        if (whyNot)
+            whyNot->clear();
+        return nullptr;
+    }
 };
 
 class CpuBackend final : public Backend {

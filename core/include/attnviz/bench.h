@@ -54,8 +54,10 @@ struct ModelBenchRow {
 // (median of `repeat`), then for causal models below their limit one token appended (median of
 // `repeat`; between runs the trace goes back to `size` tokens, untimed). Every layer's attention
 // weights are kept; scores when `keepScores`; a causal model's LM head at the last position.
+// With a `device` (device.h), on it, reading back what `observe` asks for; an error where the
+// device left a trace to the CPU (the message says why).
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
-                     std::vector<ModelBenchRow> &rows);
+                     std::vector<ModelBenchRow> &rows, ForwardDevice *device = nullptr, const Observe &observe = {});
 
 // This process's peak resident memory so far, in MB (getrusage; 0 where unknown).
 double peakRssMb();

@@ -139,7 +139,7 @@ std::string benchRowJson(const BenchRow &r)
 }
 
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
-                     std::vector<ModelBenchRow> &rows)
+                     std::vector<ModelBenchRow> &rows, ForwardDevice *device, const Observe &observe)
 {
     using clock = std::chrono::steady_clock;
     const ModelInfo info = model.info();
@@ -150,6 +150,14 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
     std::uniform_int_distribution<int> pick(large ? 1000 : 0, std::max(0, large ? info.vocabulary - 2 : info.vocabulary - 1));
     TraceRequest req;
     req.keepScores = keepScores;
+    req.device = device;
+    req.observe = observe;
+    // a benchmark of a device times that device, never a quiet fallback to the CPU
+    auto onDevice = [&](const Trace<float> &tr) -> Status {
+        if (device && tr.device == "cpu")
+            return Status::error(StatusCode::Unavailable, "the trace ran on the CPU: " + tr.deviceNote);
+        return {};
+    };
     auto median = [](std::vector<double> ms) {
         std::sort(ms.begin(), ms.end());
         return ms[ms.size() / 2];
@@ -165,6 +173,8 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
             if (Status st = model.trace(req, tr); !st)
                 return st;
             ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+            if (Status st = onDevice(tr); !st)
+                return st;
         }
         rows.push_back({"full trace", n, median(ms)});
         if (!info.causal || (info.maxPositions > 0 && n >= info.maxPositions))
@@ -182,6 +192,8 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
             if (Status st = model.trace(req, tr); !st)
                 return st;
             ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+            if (Status st = onDevice(tr); !st)
+                return st;
             req.ids = base; // back to n tokens, untimed (the prefix is kept)
             if (Status st = model.trace(req, tr); !st)
                 return st;

@@ -56,6 +56,12 @@ public:
     Status supports(const Architecture &arch, const ModelWeights<float> &weights, const ForwardInput &in) override;
     Status forward(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights,
                    const ForwardInput &in, Trace<float> &out) override;
+    ForwardDevice *forwardDevice(std::string *whyNot) override
+    {
+        if (whyNot)
+            whyNot->clear();
+        return this;
+    }
     // Rows the last forward computed (fewer than its tokens where a causal prefix was kept).
     int lastForwardRows() const;
 
