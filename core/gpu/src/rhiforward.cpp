@@ -93,8 +93,13 @@ struct Uploader {
 using SRB = QRhiShaderResourceBinding;
 constexpr auto kCompute = QRhiShaderResourceBinding::ComputeStage;
 
-const char *const kShaderNames[] = {"linear.comp", "rownorm.comp", "rotary.comp", "attend.comp",
-                                    "context.comp", "headavg.comp", "elementwise.comp"};
+const char *const kShaderNames[] = {"linear.comp",  "rownorm.comp", "rotary.comp",      "attend.comp",
+                                    "context.comp", "headavg.comp", "elementwise.comp", "rowlinear.comp"};
+
+// Rows at most this many go through rowlinear.comp (each weight read once) instead of the tiles.
+constexpr int kFewRows = 8;
+// rowlinear.comp's workgroups per grid row: a 2-D grid keeps every dimension under the 65,535 limit.
+constexpr int kRowLinearWidth = 32768;
 
 quint32 activationCode(Activation a)
 {
@@ -156,6 +161,7 @@ Status RhiForward::create()
         {ubo, L(1), L(2), S(3)},              // context
         {ubo, L(1), S(2)},                    // headavg
         {ubo, L(1), L(2), S(3)},              // elementwise
+        {ubo, L(1), L(2), L(3), S(4)},        // rowlinear
     };
     for (int k = 0; k < int(Pipe::Count); ++k) {
         const QShader shader = loadShader(kShaderNames[k]);
@@ -556,12 +562,23 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
     const float none[8] = {};
     QRhiBuffer *dl = m_dummyLoad.get(), *dl2 = m_dummyLoad2.get(), *ds = m_dummyStore.get();
     // y rows [p, t) = act(x rows [p, t) W^T + b)
+    // rows: `rows` from row `first` of x (and of y, unless yFirst says where)
+    auto product = [&](QRhiBuffer *x, int in_, const Matrix &W, QRhiBuffer *bias, QRhiBuffer *y, quint32 act, int first,
+                       int rows, int yFirst) {
+        const bool few = rows <= kFewRows;
+        const quint32 uu[16] = {quint32(rows), quint32(W.rows), quint32(in_), W.format, quint32(first * in_), quint32(in_),
+                                quint32(yFirst * W.rows), quint32(W.rows), bias ? 1u : 0u, act, 0, 0,
+                                quint32(kRowLinearWidth), 0, 0, 0};
+        const std::initializer_list<Binding> bindings = {
+            {Access::Load, x}, {Access::Load, W.b.get()}, {Access::Load, bias ? bias : dl}, {Access::Store, y}};
+        if (few)
+            ok = ok && pass(Pipe::RowLinear, uu, none, bindings, std::min(W.rows, kRowLinearWidth),
+                            groups(W.rows, kRowLinearWidth), 1, u);
+        else
+            ok = ok && pass(Pipe::Linear, uu, none, bindings, groups(W.rows, 64), groups(rows, 64), 1, u);
+    };
     auto linear = [&](QRhiBuffer *x, int in_, const Matrix &W, const Buffer &b, QRhiBuffer *y, quint32 act = 0) {
-        const quint32 uu[16] = {quint32(n), quint32(W.rows), quint32(in_), W.format, quint32(p * in_), quint32(in_),
-                                quint32(p * W.rows), quint32(W.rows), b.get() ? 1u : 0u, act, 0, 0, 0, 0, 0, 0};
-        ok = ok && pass(Pipe::Linear, uu, none, {{Access::Load, x}, {Access::Load, W.b.get()},
-                                                 {Access::Load, b.get() ? b.get() : dl}, {Access::Store, y}},
-                        groups(W.rows, 64), groups(n, 64), 1, u);
+        product(x, in_, W, b.get(), y, act, p, n, p);
     };
     // y rows = N(x rows); `rows` rows of `width` from element offset `off`
     auto rownorm = [&](QRhiBuffer *x, QRhiBuffer *y, const Norm &nm, NormKind kind, qint64 rows, int width, qint64 off) {
@@ -688,15 +705,9 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
     const int firstPredicted = arch.head == LmHead::CausalLm ? (in.allPredictions ? 0 : t - 1) : t;
     const int predicted = t - firstPredicted;
     const int V = m_model.unembedding.rows;
-    if (predicted > 0) {
-        const quint32 uu[16] = {quint32(predicted), quint32(V), quint32(d), m_model.unembedding.format,
-                                quint32(firstPredicted * d), quint32(d), 0, quint32(V),
-                                m_model.outputBias.get() ? 1u : 0u, 0, 0, 0, 0, 0, 0, 0};
-        ok = ok && pass(Pipe::Linear, uu, none, {{Access::Load, m_final.get()}, {Access::Load, m_model.unembedding.b.get()},
-                                                 {Access::Load, m_model.outputBias.get() ? m_model.outputBias.get() : dl},
-                                                 {Access::Store, m_logits.get()}},
-                        groups(V, 64), groups(predicted, 64), 1, u);
-    }
+    if (predicted > 0)
+        product(m_final.get(), d, m_model.unembedding, m_model.outputBias.get(), m_logits.get(), 0, firstPredicted,
+                predicted, 0);
     if (!ok) {
         u->release();
         m_rhi->endOffscreenFrame();

@@ -2,8 +2,8 @@
 // The QRhi side of the GPU forward device (GpuBackend as a ForwardDevice): a model's weights
 // uploaded once (BF16 / F16 kept in 16 bits, widened in linear.comp), the activations of the last
 // text kept for a causal text that grows, and one frame per forward running the CPU forward's named
-// passes as compute shaders (core/gpu/shaders: linear, rownorm, rotary, attend, headavg, context,
-// elementwise). Owned by, and only touched on, GpuBackend's worker thread; the QRhi is borrowed
+// passes as compute shaders (core/gpu/shaders: linear and rowlinear, rownorm, rotary, attend, headavg,
+// context, elementwise). Owned by, and only touched on, GpuBackend's worker thread; the QRhi is borrowed
 // from RhiAttention, which creates it and outlives this object.
 #pragma once
 
@@ -78,7 +78,7 @@ private:
         std::unique_ptr<QRhiShaderResourceBindings> srb;
         std::vector<QRhiBuffer *> bound;
     };
-    enum class Pipe { Linear, RowNorm, Rotary, Attend, Context, HeadAvg, Elementwise, Count };
+    enum class Pipe { Linear, RowNorm, Rotary, Attend, Context, HeadAvg, Elementwise, RowLinear, Count };
     enum class Access { Load, Store, LoadStore };
     struct Binding {
         Access access;
