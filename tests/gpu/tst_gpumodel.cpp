@@ -202,6 +202,8 @@ private slots:
     void cpuTakesWhatTheDeviceCannot_data();
     void cpuTakesWhatTheDeviceCannot();
     void backendsEndInAnyOrder();
+    void weightsInChunks_data();
+    void weightsInChunks();
 
 private:
     void apiRows(const char *const *models, size_t count);
@@ -466,6 +468,38 @@ void TestGpuModel::backendsEndInAnyOrder()
         b.reset();
         a.reset();
     }
+}
+
+void TestGpuModel::weightsInChunks_data()
+{
+    static const char *const some[] = {"gpt2-tiny", "llama-tiny", "attnviz-tiny-2", "llama-q8_0.gguf"};
+    apiRows(some, sizeof(some) / sizeof(some[0]));
+}
+
+// Storage buffers capped at 128 KiB (lavapipe's limit is 128 MiB; GPT-2 small's float32 unembedding
+// is 147): every weight matrix larger than that goes up in chunks of rows, each product a dispatch
+// per chunk, and the trace still equals the CPU's.
+void TestGpuModel::weightsInChunks()
+{
+    QFETCH(GpuApi, api);
+    QFETCH(QString, model);
+    GpuBackend *gpu = backend(api);
+    if (!gpu)
+        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+    Model *m = opened(model);
+    QVERIFY(m);
+    TraceRequest req;
+    req.text = textsOf(model).front();
+    Trace<float> cpu, dev;
+    QVERIFY(m->trace(req, cpu));
+    req.device = gpu;
+    gpu->setMaxBufferBytes(128 << 10);
+    const Status st = m->trace(req, dev);
+    gpu->setMaxBufferBytes(0);
+    QVERIFY2(st, st.message.c_str());
+    QVERIFY2(dev.device == gpu->name(), dev.deviceNote.c_str());
+    QString why;
+    QVERIFY2(sameTrace(dev, cpu, 1e-4, why), qPrintable(why));
 }
 
 QTEST_MAIN(TestGpuModel)

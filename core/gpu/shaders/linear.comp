@@ -2,7 +2,8 @@
 // One dense layer of the model forward, rows of x through a weight kept as the file stores it:
 //   Y[r, n] = act(sum_k X[r, k] W[n, k] + bias[n])     r < M rows, n < N outputs, k < K inputs
 // W is (N, K) row-major in the nn.Linear convention, stored as float32, BF16 or F16 words and
-// widened here, so a BF16 model holds its 16-bit bytes on the GPU. One workgroup computes a 64 x 64
+// widened here, so a BF16 model holds its 16-bit bytes on the GPU. A matrix larger than one storage
+// buffer comes in chunks of rows: each is a dispatch writing its columns of Y (yOff, biasOff). One workgroup computes a 64 x 64
 // tile of Y with 16 x 16 threads, 4 x 4 outputs each, K walked in slices of 16 through shared
 // memory (about K + K / 16 * 4 loop iterations per invocation: Mesa's software GPUs stop one after
 // 65,535).
@@ -14,7 +15,7 @@ layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
 layout(std140, binding = 0) uniform Params {
     uvec4 u0; // M, N, K, weight format (0 float32, 1 BF16, 2 F16)
     uvec4 u1; // xOff, ldx, yOff, ldy (elements)
-    uvec4 u2; // hasBias, activation (0 none, 1 GELU tanh, 2 GELU erf, 3 ReLU, 4 SiLU), wOff, -
+    uvec4 u2; // hasBias, activation (0 none, 1 GELU tanh, 2 GELU erf, 3 ReLU, 4 SiLU), wOff, biasOff
     uvec4 u3;
     vec4 f0;
     vec4 f1;
@@ -115,7 +116,7 @@ void main()
                 continue;
             float v = acc[i][j];
             if (p.u2.x != 0u)
-                v += bias[n];
+                v += bias[p.u2.w + n];
             Y[p.u1.z + r * p.u1.w + n] = activate(v, p.u2.y);
         }
     }

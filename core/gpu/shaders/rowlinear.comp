@@ -12,7 +12,7 @@ layout(local_size_x = 64) in;
 layout(std140, binding = 0) uniform Params {
     uvec4 u0; // M (at most 8), N, K, weight format (0 float32, 1 BF16, 2 F16)
     uvec4 u1; // xOff, ldx, yOff, ldy (elements)
-    uvec4 u2; // hasBias, activation, wOff, -
+    uvec4 u2; // hasBias, activation, wOff, biasOff
     uvec4 u3; // outputs per dispatch row (the workgroup grid is 2-D: n = y * u3.x + x)
     vec4 f0;
     vec4 f1;
@@ -96,7 +96,7 @@ void main()
     if (live && lid < M) {
         float v = red[lid][0];
         if (p.u2.x != 0u)
-            v += bias[n];
+            v += bias[p.u2.w + n];
         Y[p.u1.z + lid * p.u1.w + n] = activate(v, p.u2.y);
     }
 }

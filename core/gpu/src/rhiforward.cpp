@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
 
 namespace attnviz {
@@ -193,25 +194,24 @@ Status RhiForward::supports(const Architecture &arch, const ModelWeights<float> 
     // the largest buffers: one layer's weights (heads, cap, cap), a weight matrix, the logits
     const qint64 cap = std::min<qint64>(arch.maxPositions, (t + 63) / 64 * 64);
     const qint64 attention = qint64(arch.heads) * cap * cap * 4;
-    qint64 largest = attention;
+    // a weight matrix goes in chunks of rows: one row must fit
+    qint64 row = 0;
     for (const LayerWeights<float> &b : w.layers)
         for (const Weight<float> *m : {&b.gate.W, &b.up.W, &b.down.W})
-            largest = std::max<qint64>(largest, m->half.empty() ? qint64(m->size()) * 4 : qint64(m->size()) * 2);
-    const Weight<float> &E = w.outputEmbedding();
-    largest = std::max<qint64>(largest, E.half.empty() ? qint64(E.size()) * 4 : qint64(E.size()) * 2);
-    const qint64 limit = m_capBytes > 0 ? std::min(m_capBytes, m_maxStorageBytes) : m_maxStorageBytes;
-    if (largest > limit)
+            row = std::max<qint64>(row, qint64(m->cols()) * 4);
+    row = std::max<qint64>(row, qint64(w.outputEmbedding().cols()) * 4);
+    const qint64 largest = std::max(attention, row);
+    if (largest > limit())
         return Status::error(StatusCode::Unavailable,
-                             m_name + ": a buffer of " + std::to_string(largest >> 20) +
-                                 " MiB (a weight matrix or one layer's attention at " + std::to_string(t) +
-                                 " tokens) is more than the device's largest storage buffer (" +
-                                 std::to_string(limit >> 20) + " MiB)");
+                             m_name + ": one layer's attention at " + std::to_string(t) + " tokens (" +
+                                 std::to_string(attention >> 20) + " MiB) is more than the device's largest storage buffer (" +
+                                 std::to_string(limit() >> 20) + " MiB)");
     return {};
 }
 
 Status RhiForward::upload(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights)
 {
-    if (m_model.key == weights.get() && !m_model.alive.expired())
+    if (m_model.key == weights.get() && !m_model.alive.expired() && m_model.limit == limit())
         return {};
     m_model = ModelGpu();
     m_lastIds.clear();
@@ -230,44 +230,55 @@ Status RhiForward::upload(const Architecture &arch, const std::shared_ptr<const 
             total += b.bytes;
         }
     };
-    auto dense = [&](Matrix &m, const Mat<float> &M) {
-        m.rows = int(M.rows());
-        m.cols = int(M.cols());
-        m.format = 0;
-        if (!M.size())
+    // Rows in chunks of at most one storage buffer (an even number of 16-bit values each, so that a
+    // chunk starts on a whole word); `put(chunk, row0, rows)` uploads one.
+    auto chunked = [&](Matrix &m, int rows, int cols, quint32 format, const std::function<void(Matrix::Chunk &)> &put) {
+        m.rows = rows;
+        m.cols = cols;
+        m.format = format;
+        m.chunks.clear();
+        if (!rows || !cols)
             return;
-        ok = ok && makeBuffer(m.b, qint64(M.size()) * 4);
-        if (ok) {
-            up.put(m.b.get(), 0, qint64(M.size()) * 4, M.data());
-            total += m.b.bytes;
+        const qint64 rowBytes = qint64(cols) * (format ? 2 : 4);
+        qint64 per = std::max<qint64>(1, (limit() - 16) / rowBytes);
+        if (format && (cols % 2) && per > 1)
+            per &= ~qint64(1);
+        for (qint64 r0 = 0; r0 < rows && ok && up.ok; r0 += per) {
+            m.chunks.emplace_back();
+            Matrix::Chunk &c = m.chunks.back();
+            c.row0 = int(r0);
+            c.rows = int(std::min<qint64>(per, rows - r0));
+            const qint64 bytes = qint64(c.rows) * rowBytes;
+            ok = ok && makeBuffer(c.b, (bytes + 3) / 4 * 4);
+            if (ok) {
+                put(c);
+                total += c.b.bytes;
+            }
         }
+    };
+    auto dense = [&](Matrix &m, const Mat<float> &M) {
+        chunked(m, int(M.rows()), int(M.cols()), 0, [&](Matrix::Chunk &c) {
+            up.put(c.b.get(), 0, qint64(c.rows) * M.cols() * 4, M.data() + qint64(c.row0) * M.cols());
+        });
     };
     auto weight = [&](Matrix &m, const Weight<float> &W) {
         if (!W.half.empty()) { // kept in 16 bits, widened in linear.comp
-            m.rows = int(W.rows());
-            m.cols = int(W.cols());
-            m.format = W.half.kind == HalfMatrix::Kind::BF16 ? 1 : 2;
-            const qint64 bytes = qint64(W.half.bits.size()) * 2;
-            ok = ok && makeBuffer(m.b, (bytes + 3) / 4 * 4);
-            if (ok) {
-                up.put(m.b.get(), 0, bytes, W.half.bits.data());
-                total += m.b.bytes;
-            }
+            chunked(m, int(W.rows()), int(W.cols()), W.half.kind == HalfMatrix::Kind::BF16 ? 1 : 2, [&](Matrix::Chunk &c) {
+                up.put(c.b.get(), 0, qint64(c.rows) * W.cols() * 2, W.half.bits.data() + qint64(c.row0) * W.cols());
+            });
         } else if (!W.quant.empty()) { // ggml blocks: widened to float32 here, a block of rows at a time
-            m.rows = int(W.rows());
-            m.cols = int(W.cols());
-            m.format = 0;
-            ok = ok && makeBuffer(m.b, qint64(W.size()) * 4);
-            const Eigen::Index block = std::max<Eigen::Index>(1, (Eigen::Index(4) << 20) / std::max<Eigen::Index>(1, W.cols()));
             std::vector<float> rows;
-            for (Eigen::Index r = 0; ok && r < W.rows(); r += block) {
-                const Eigen::Index n = std::min(block, W.rows() - r);
-                rows.resize(size_t(n * W.cols()));
-                W.widen(r, n, rows.data());
-                up.put(m.b.get(), qint64(r) * W.cols() * 4, qint64(rows.size()) * 4, rows.data());
-                up.flush(); // `rows` is reused: its piece leaves before the next block is widened
-            }
-            total += m.b.bytes;
+            chunked(m, int(W.rows()), int(W.cols()), 0, [&](Matrix::Chunk &c) {
+                const Eigen::Index block =
+                    std::max<Eigen::Index>(1, (Eigen::Index(4) << 20) / std::max<Eigen::Index>(1, W.cols()));
+                for (Eigen::Index r = 0; up.ok && r < c.rows; r += block) {
+                    const Eigen::Index n = std::min<Eigen::Index>(block, c.rows - r);
+                    rows.resize(size_t(n * W.cols()));
+                    W.widen(c.row0 + r, n, rows.data());
+                    up.put(c.b.get(), qint64(r) * W.cols() * 4, qint64(rows.size()) * 4, rows.data());
+                    up.flush(); // `rows` is reused: its piece leaves before the next block is widened
+                }
+            });
         } else {
             dense(m, W.dense);
         }
@@ -318,6 +329,7 @@ Status RhiForward::upload(const Architecture &arch, const std::shared_ptr<const 
     }
     m_model.key = weights.get();
     m_model.alive = weights;
+    m_model.limit = limit();
     m_model.bytes = total;
     return {};
 }
@@ -566,16 +578,18 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
     auto product = [&](QRhiBuffer *x, int in_, const Matrix &W, QRhiBuffer *bias, QRhiBuffer *y, quint32 act, int first,
                        int rows, int yFirst) {
         const bool few = rows <= kFewRows;
-        const quint32 uu[16] = {quint32(rows), quint32(W.rows), quint32(in_), W.format, quint32(first * in_), quint32(in_),
-                                quint32(yFirst * W.rows), quint32(W.rows), bias ? 1u : 0u, act, 0, 0,
-                                quint32(kRowLinearWidth), 0, 0, 0};
-        const std::initializer_list<Binding> bindings = {
-            {Access::Load, x}, {Access::Load, W.b.get()}, {Access::Load, bias ? bias : dl}, {Access::Store, y}};
-        if (few)
-            ok = ok && pass(Pipe::RowLinear, uu, none, bindings, std::min(W.rows, kRowLinearWidth),
-                            groups(W.rows, kRowLinearWidth), 1, u);
-        else
-            ok = ok && pass(Pipe::Linear, uu, none, bindings, groups(W.rows, 64), groups(rows, 64), 1, u);
+        for (const Matrix::Chunk &c : W.chunks) { // each chunk of W's rows: its columns of y
+            const quint32 uu[16] = {quint32(rows), quint32(c.rows), quint32(in_), W.format, quint32(first * in_),
+                                    quint32(in_), quint32(yFirst * W.rows + c.row0), quint32(W.rows), bias ? 1u : 0u, act,
+                                    0, quint32(c.row0), quint32(kRowLinearWidth), 0, 0, 0};
+            const std::initializer_list<Binding> bindings = {
+                {Access::Load, x}, {Access::Load, c.b.get()}, {Access::Load, bias ? bias : dl}, {Access::Store, y}};
+            if (few)
+                ok = ok && pass(Pipe::RowLinear, uu, none, bindings, std::min(c.rows, kRowLinearWidth),
+                                groups(c.rows, kRowLinearWidth), 1, u);
+            else
+                ok = ok && pass(Pipe::Linear, uu, none, bindings, groups(c.rows, 64), groups(rows, 64), 1, u);
+        }
     };
     auto linear = [&](QRhiBuffer *x, int in_, const Matrix &W, const Buffer &b, QRhiBuffer *y, quint32 act = 0) {
         product(x, in_, W, b.get(), y, act, p, n, p);

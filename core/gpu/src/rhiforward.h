@@ -12,6 +12,7 @@
 
 #include <QtGui/private/qrhi_p.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,8 +44,14 @@ private:
         qint64 bytes = 0;
         QRhiBuffer *get() const { return buf.get(); }
     };
-    struct Matrix { // a weight: float32, BF16 or F16 words
-        Buffer b;
+    // A weight: float32, BF16 or F16 words, in chunks of whole rows where it is larger than one
+    // storage buffer may be (lavapipe: 128 MiB; GPT-2's 50,257 x 768 float32 unembedding is 147).
+    struct Matrix {
+        struct Chunk {
+            Buffer b;
+            int row0 = 0, rows = 0;
+        };
+        std::vector<Chunk> chunks;
         quint32 format = 0;
         int rows = 0, cols = 0;
     };
@@ -60,6 +67,7 @@ private:
     };
     struct ModelGpu {
         const ModelWeights<float> *key = nullptr;
+        qint64 limit = 0; // the storage buffer limit its weights were chunked for
         std::weak_ptr<const ModelWeights<float>> alive;
         std::vector<LayerWeightsGpu> layers;
         Norm embeddingNorm, finalNorm;
@@ -101,6 +109,7 @@ private:
     std::string m_name;
     qint64 m_maxStorageBytes;
     qint64 m_capBytes = 0;
+    qint64 limit() const { return m_capBytes > 0 ? std::min(m_capBytes, m_maxStorageBytes) : m_maxStorageBytes; }
     double m_lastGpuMs = 0;
     int m_lastRows = 0;
 
