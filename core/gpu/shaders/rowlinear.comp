@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // linear.comp for a few rows (M <= 8: a token appended, the last row's logits): the same product
 //   Y[r, n] = act(sum_k X[r, k] W[n, k] + bias[n])
-// with one workgroup of 64 threads per output n reading W's row n once, coalesced, for every row
-// at once and reducing in shared memory. The 64 x 64 tiles of linear.comp would compute 64 rows
-// to keep one: this reads each weight once, which is all a single token's product needs.
+// with one workgroup of 64 threads per 4 outputs reading those rows of W once, coalesced, for every
+// row of x at once and reducing in shared memory. The 64 x 64 tiles of linear.comp would compute 64
+// rows to keep one: this reads each weight once, which is all a single token's product needs.
 #version 440
 
 layout(local_size_x = 64) in;
@@ -13,7 +13,7 @@ layout(std140, binding = 0) uniform Params {
     uvec4 u0; // M (at most 8), N, K, weight format (0 float32, 1 BF16, 2 F16)
     uvec4 u1; // xOff, ldx, yOff, ldy (elements)
     uvec4 u2; // hasBias, activation, wOff, biasOff
-    uvec4 u3; // outputs per dispatch row (the workgroup grid is 2-D: n = y * u3.x + x)
+    uvec4 u3; // workgroups per dispatch row (the grid is 2-D: outputs from 4 (y * u3.x + x))
     vec4 f0;
     vec4 f1;
 } p;
@@ -23,7 +23,7 @@ layout(std430, binding = 2) readonly buffer WBuf { uint W[]; };
 layout(std430, binding = 3) readonly buffer BiasBuf { float bias[]; };
 layout(std430, binding = 4) writeonly buffer YBuf { float Y[]; };
 
-shared float red[8][64];
+shared float red[32][64]; // (row, output) x thread
 
 // linear.comp's weightAt(), erfApprox() and activate(), the same formulas.
 float weightAt(uint idx)
@@ -74,29 +74,34 @@ float activate(float x, uint a)
 void main()
 {
     uint M = p.u0.x, N = p.u0.y, K = p.u0.z;
-    uint n = gl_WorkGroupID.y * p.u3.x + gl_WorkGroupID.x, lid = gl_LocalInvocationID.x;
-    bool live = n < N;
-    float acc[8];
-    for (uint r = 0u; r < 8u; ++r)
-        acc[r] = 0.0;
-    for (uint k = lid; live && k < K; k += 64u) {
-        float w = weightAt(p.u2.z + n * K + k);
-        for (uint r = 0u; r < M; ++r)
-            acc[r] += X[p.u1.x + r * p.u1.y + k] * w;
+    uint n0 = 4u * (gl_WorkGroupID.y * p.u3.x + gl_WorkGroupID.x), lid = gl_LocalInvocationID.x;
+    float acc[32]; // row r, output o at 4 r + o
+    for (uint i = 0u; i < 32u; ++i)
+        acc[i] = 0.0;
+    for (uint k = lid; n0 < N && k < K; k += 64u) {
+        float w[4];
+        for (uint o = 0u; o < 4u; ++o)
+            w[o] = n0 + o < N ? weightAt(p.u2.z + (n0 + o) * K + k) : 0.0;
+        for (uint r = 0u; r < M; ++r) {
+            float x = X[p.u1.x + r * p.u1.y + k];
+            for (uint o = 0u; o < 4u; ++o)
+                acc[4u * r + o] += x * w[o];
+        }
     }
-    for (uint r = 0u; r < 8u; ++r)
-        red[r][lid] = acc[r];
+    for (uint i = 0u; i < 32u; ++i)
+        red[i][lid] = acc[i];
     barrier();
     for (uint st = 32u; st > 0u; st >>= 1u) {
         if (lid < st)
-            for (uint r = 0u; r < 8u; ++r)
-                red[r][lid] += red[r][lid + st];
+            for (uint i = 0u; i < 32u; ++i)
+                red[i][lid] += red[i][lid + st];
         barrier();
     }
-    if (live && lid < M) {
+    uint r = lid / 4u, n = n0 + lid % 4u;
+    if (r < M && n < N) {
         float v = red[lid][0];
         if (p.u2.x != 0u)
             v += bias[p.u2.w + n];
-        Y[p.u1.z + lid * p.u1.w + n] = activate(v, p.u2.y);
+        Y[p.u1.z + r * p.u1.w + n] = activate(v, p.u2.y);
     }
 }

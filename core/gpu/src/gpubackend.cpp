@@ -257,6 +257,17 @@ Status GpuBackend::compute(const AttentionConfig &config, const AttentionInput<f
 
 int GpuBackend::lastForwardRows() const { return d->lastForwardRows; }
 
+void GpuBackend::forgetText()
+{
+    if (!d->worker.joinable())
+        return;
+    d->onWorker([&] {
+        if (d->forward)
+            d->forward->forgetText();
+        return 0;
+    });
+}
+
 Status GpuBackend::supports(const Architecture &arch, const ModelWeights<float> &weights, const ForwardInput &in)
 {
     if (Status st = start(); !st)

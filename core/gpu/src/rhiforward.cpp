@@ -99,7 +99,8 @@ const char *const kShaderNames[] = {"linear.comp",  "rownorm.comp", "rotary.comp
 
 // Rows at most this many go through rowlinear.comp (each weight read once) instead of the tiles.
 constexpr int kFewRows = 8;
-// rowlinear.comp's workgroups per grid row: a 2-D grid keeps every dimension under the 65,535 limit.
+// rowlinear.comp's workgroups (4 outputs each) per grid row: a 2-D grid keeps every dimension under
+// the 65,535 limit.
 constexpr int kRowLinearWidth = 32768;
 
 quint32 activationCode(Activation a)
@@ -192,7 +193,7 @@ Status RhiForward::supports(const Architecture &arch, const ModelWeights<float> 
         return Status::error(StatusCode::Unavailable, m_name + ": post-norm blocks with RMSNorm run on the CPU");
     const qint64 t = qint64(in.ids.size());
     // the largest buffers: one layer's weights (heads, cap, cap), a weight matrix, the logits
-    const qint64 cap = std::min<qint64>(arch.maxPositions, (t + 63) / 64 * 64);
+    const qint64 cap = std::min<qint64>(arch.maxPositions, (t / 64 + 1) * 64);
     const qint64 attention = qint64(arch.heads) * cap * cap * 4;
     // a weight matrix goes in chunks of rows: one row must fit
     qint64 row = 0;
@@ -461,6 +462,12 @@ bool RhiForward::pass(Pipe pipe, const quint32 (&u)[16], const float (&f)[8], st
 Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights,
                            const ForwardInput &in, Trace<float> &out)
 {
+    // ATTNVIZ_GPU_PROFILE=1: where a forward's time goes (host, recording, the frame, the copies)
+    static const bool profile = qEnvironmentVariableIsSet("ATTNVIZ_GPU_PROFILE");
+    const auto tStart = std::chrono::steady_clock::now();
+    auto since = [](std::chrono::steady_clock::time_point a) {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+    };
     const ModelWeights<float> &w = *weights;
     const int t = int(in.ids.size()), d = arch.dModel, H = arch.heads, KV = arch.kvHeads, dh = arch.dHead;
     const int qw = H * dh, kw = KV * dh, ff = arch.dFeedForward;
@@ -477,8 +484,9 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
         return st;
     if (Status st = upload(arch, weights); !st)
         return st;
-    // activations for `cap` rows: the ones there while the text fits, else room to grow in steps of 64
-    const int cap = m_cap >= t ? m_cap : std::min(arch.maxPositions, (t + 63) / 64 * 64);
+    // activations for `cap` rows: the ones there while the text fits, else room for it and at least
+    // one more row (a text typed on grows a token at a time), in steps of 64
+    const int cap = m_cap >= t ? m_cap : std::min(arch.maxPositions, (t / 64 + 1) * 64);
     if (Status st = ensureActivations(arch, w, in, cap); !st)
         return st;
     // rows: a causal text keeps the prefix it shares with the last one (same masks, same stages)
@@ -585,8 +593,8 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
             const std::initializer_list<Binding> bindings = {
                 {Access::Load, x}, {Access::Load, c.b.get()}, {Access::Load, bias ? bias : dl}, {Access::Store, y}};
             if (few)
-                ok = ok && pass(Pipe::RowLinear, uu, none, bindings, std::min(c.rows, kRowLinearWidth),
-                                groups(c.rows, kRowLinearWidth), 1, u);
+                ok = ok && pass(Pipe::RowLinear, uu, none, bindings, std::min(groups(c.rows, 4), kRowLinearWidth),
+                                groups(groups(c.rows, 4), kRowLinearWidth), 1, u);
             else
                 ok = ok && pass(Pipe::Linear, uu, none, bindings, groups(c.rows, 64), groups(rows, 64), 1, u);
         }
@@ -799,7 +807,12 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
         cb->dispatch(dsp.x, dsp.y, dsp.z);
         cb->endComputePass(k + 1 == m_dispatches.size() ? rb : nullptr);
     }
+    const auto tFrame = std::chrono::steady_clock::now();
     fr = m_rhi->endOffscreenFrame();
+    if (profile)
+        qInfo("gpu forward: %d rows of %d, %zu dispatches, %zu readbacks; before the frame's end %.1f ms, the frame %.1f ms",
+              n, t, m_dispatches.size(), reads.size(), std::chrono::duration<double, std::milli>(tFrame - tStart).count(),
+              since(tFrame));
     m_lastGpuMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (fr != QRhi::FrameOpSuccess || m_rhi->isDeviceLost())
         return Status::error(StatusCode::BackendFailed, m_name + (fr == QRhi::FrameOpDeviceLost || m_rhi->isDeviceLost()
@@ -932,6 +945,8 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
         pr.logNormalizer.clear();
         maskedPredictions(arch, w, in, out.final, pr);
     }
+    if (profile)
+        qInfo("gpu forward: %.1f ms in all", since(tStart));
     return {};
 }
 

@@ -33,6 +33,7 @@ public:
                    const ForwardInput &in, Trace<float> &out);
     // Milliseconds of the last forward's frame (uploads, dispatches, readbacks).
     double lastGpuMs() const { return m_lastGpuMs; }
+    void forgetText() { m_lastIds.clear(); }
     // Caps one storage buffer (bytes; 0 = the device's limit), as GpuBackend::setMaxBufferBytes.
     void setMaxBufferBytes(qint64 bytes) { m_capBytes = bytes; }
     // Rows the last forward computed (t - the reused prefix).

@@ -40,6 +40,8 @@ public:
     // the caller computes on the CPU and the device stops taking work.
     virtual Status forward(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights,
                            const ForwardInput &in, Trace<float> &out) = 0;
+    // Forgets the last text: the next forward computes every row (a benchmark's full trace).
+    virtual void forgetText() = 0;
 };
 
 } // namespace attnviz

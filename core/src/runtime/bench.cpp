@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attnviz/bench.h"
+#include "attnviz/device.h"
 #include "attnviz/projections.h"
 #include "attnviz/transformer.h"
 
@@ -169,6 +170,8 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
         std::vector<double> ms;
         for (int r = 0; r < repeat; ++r) {
             Trace<float> tr; // a fresh trace: everything computed
+            if (device)
+                device->forgetText(); // the device's own copy of the last text too
             const auto a = clock::now();
             if (Status st = model.trace(req, tr); !st)
                 return st;

@@ -62,6 +62,7 @@ public:
             whyNot->clear();
         return this;
     }
+    void forgetText() override;
     // Rows the last forward computed (fewer than its tokens where a causal prefix was kept).
     int lastForwardRows() const;
 
