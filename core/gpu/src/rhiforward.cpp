@@ -459,19 +459,246 @@ bool RhiForward::pass(Pipe pipe, const quint32 (&u)[16], const float (&f)[8], st
     return true;
 }
 
+int RhiForward::reusableRows(const Architecture &arch, const ForwardInput &in) const
+{
+    const int t = int(in.ids.size());
+    if (!arch.causal || in.keepScores || in.paddedKeys != m_lastPadded || in.maskedCells != m_lastCells)
+        return 0;
+    int p = 0;
+    const size_t n = std::min(m_lastIds.size(), in.ids.size());
+    while (size_t(p) < n && m_lastIds[size_t(p)] == in.ids[size_t(p)])
+        ++p;
+    if (p == t) // the same text: its last row again (the predictions read it)
+        p = t - 1;
+    // angles that depend on the length (dynamic NTK, LongRoPE) change past the original positions
+    const Rope &rope = arch.rope;
+    if (arch.positions == PositionKind::Rotary && rope.dependsOnLength() &&
+        std::max(m_lastIds.size(), in.ids.size()) > size_t(rope.originalMaxPositions))
+        p = 0;
+    return p;
+}
+
+void RhiForward::prepareHost(const Architecture &arch, const ModelWeights<float> &w, const ForwardInput &in, int p,
+                             Trace<float> &out, HostInputs &host) const
+{
+    const int t = int(in.ids.size()), d = arch.dModel;
+    if (out.embeddings.rows() != t || out.embeddings.cols() != d)
+        out.embeddings.resize(t, d);
+    if (out.input.rows() != t || out.input.cols() != d)
+        out.input.resize(t, d);
+    for (int i = 0; i < t; ++i) {
+        out.embeddings.row(i) = w.tokens.row(in.ids[size_t(i)]).transpose();
+        out.input.row(i) = out.embeddings.row(i);
+        if (arch.embeddingScale != 1.0)
+            out.input.row(i) *= float(arch.embeddingScale);
+        if (w.positions.rows())
+            out.input.row(i) += w.positions.row(i);
+        if (w.tokenTypes.rows())
+            out.input.row(i) += w.tokenTypes.row(0);
+    }
+    if (arch.positions == PositionKind::Rotary) {
+        rotaryRows(arch.rope, p, t, host.cosG, host.sinG);
+        if (arch.localRope)
+            rotaryRows(arch.ropeLocal, p, t, host.cosL, host.sinL);
+    }
+    BoolMat custom;
+    for (const auto &cell : in.maskedCells) {
+        if (cell.first < 0 || cell.first >= t || cell.second < 0 || cell.second >= t)
+            continue;
+        if (!custom.size())
+            custom = BoolMat::Zero(t, t);
+        custom(cell.first, cell.second) = 1;
+    }
+    std::vector<uint8_t> padding;
+    for (int j : in.paddedKeys)
+        if (j >= 0 && j < t) {
+            padding.resize(size_t(t), 0);
+            padding[size_t(j)] = 1;
+        }
+    host.mask = effectiveMask(custom, arch.causal, padding, t, t);
+    host.userMask = custom.size() || !padding.empty();
+    host.maskWords = (m_cap + 31) / 32;
+    host.maskBits.clear();
+    if (host.userMask || (!arch.causal && host.mask.size())) {
+        host.maskBits.assign(size_t(t) * size_t(host.maskWords), 0u);
+        for (int i = 0; i < t; ++i)
+            for (int j = 0; j < t; ++j)
+                if (host.mask(i, j))
+                    host.maskBits[size_t(i) * size_t(host.maskWords) + size_t(j / 32)] |= 1u << (j % 32);
+    }
+}
+
+// y rows [yFirst, yFirst + rows) = act(x rows [first, first + rows) W^T + b), a dispatch per chunk of W
+void RhiForward::product(Frame &f, QRhiBuffer *x, int in, const Matrix &W, QRhiBuffer *bias, QRhiBuffer *y, quint32 act,
+                         int first, int rows, int yFirst)
+{
+    static const float none[8] = {};
+    for (const Matrix::Chunk &c : W.chunks) { // each chunk of W's rows: its columns of y
+        const quint32 uu[16] = {quint32(rows), quint32(c.rows), quint32(in), W.format, quint32(first * in), quint32(in),
+                                quint32(yFirst * W.rows + c.row0), quint32(W.rows), bias ? 1u : 0u, act, 0,
+                                quint32(c.row0), quint32(kRowLinearWidth), 0, 0, 0};
+        const std::initializer_list<Binding> bindings = {
+            {Access::Load, x}, {Access::Load, c.b.get()}, {Access::Load, bias ? bias : m_dummyLoad.get()}, {Access::Store, y}};
+        if (rows <= kFewRows)
+            f.ok = f.ok && pass(Pipe::RowLinear, uu, none, bindings, std::min(groups(c.rows, 4), kRowLinearWidth),
+                                groups(groups(c.rows, 4), kRowLinearWidth), 1, f.batch);
+        else
+            f.ok = f.ok && pass(Pipe::Linear, uu, none, bindings, groups(c.rows, 64), groups(rows, 64), 1, f.batch);
+    }
+}
+
+void RhiForward::linear(Frame &f, QRhiBuffer *x, int in, const Matrix &W, const Buffer &b, QRhiBuffer *y, quint32 act)
+{
+    product(f, x, in, W, b.get(), y, act, f.p, f.n, f.p);
+}
+
+// y = N(x): `rows` rows of `width` from element offset `off` (the computed rows of a stream, or
+// each head's slice of q or k)
+void RhiForward::rownorm(Frame &f, QRhiBuffer *x, QRhiBuffer *y, const Norm &nm, NormKind kind, qint64 rows, int width,
+                         qint64 off)
+{
+    const quint32 uu[16] = {quint32(rows), quint32(width), quint32(off), quint32(width), quint32(off), quint32(width),
+                            normCode(kind), (nm.hasBeta ? 1u : 0u) | (nm.hasGamma ? 2u : 0u), 0, 0, 0, 0, 0, 0, 0, 0};
+    const float ff[8] = {nm.eps, 0, 0, 0, 0, 0, 0, 0};
+    f.ok = f.ok && pass(Pipe::RowNorm, uu, ff, {{Access::Load, x}, {Access::Load, nm.hasGamma ? nm.gamma.get() : m_dummyLoad.get()},
+                                                {Access::Load, nm.hasBeta ? nm.beta.get() : m_dummyLoad2.get()},
+                                                {Access::Store, y}},
+                        int(rows), 1, 1, f.batch);
+}
+
+// the computed rows of a (cap, width) stream: mode 0 y = a, 1 y = a + b, 2 y = act(a) * b
+void RhiForward::elementwise(Frame &f, quint32 mode, QRhiBuffer *a, QRhiBuffer *b, QRhiBuffer *y, int width, quint32 act)
+{
+    static const float none[8] = {};
+    const quint32 off = quint32(f.p * width);
+    const quint32 uu[16] = {quint32(f.n), quint32(width), mode, act, off, quint32(width), off, quint32(width),
+                            off, quint32(width), 0, 0, 0, 0, 0, 0};
+    f.ok = f.ok && pass(Pipe::Elementwise, uu, none,
+                        {{Access::Load, a}, {Access::Load, b ? b : m_dummyLoad.get()}, {Access::Store, y}},
+                        groups(width, 64), f.n, 1, f.batch);
+}
+
+void RhiForward::rotary(Frame &f, QRhiBuffer *q, int heads, int dHead, int half, bool local)
+{
+    static const float none[8] = {};
+    const quint32 uu[16] = {quint32(f.n), quint32(heads), quint32(dHead), quint32(heads * dHead),
+                            quint32(f.p * heads * dHead), quint32(half), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    f.ok = f.ok && pass(Pipe::Rotary, uu, none,
+                        {{Access::LoadStore, q}, {Access::Load, local ? m_cosL.get() : m_cosG.get()},
+                         {Access::Load, local ? m_sinL.get() : m_sinG.get()}},
+                        groups(qint64(heads) * half, 64), f.n, 1, f.batch);
+}
+
+// One layer's attention from its q, k, v: the weights (scores, masks, softmax), their head mean and
+// the context.
+void RhiForward::attention(Frame &f, const Architecture &arch, const ForwardInput &in, const HostInputs &host, size_t l)
+{
+    static const float none[8] = {};
+    LayerActs &L = m_layers[l];
+    const int H = arch.heads, dh = arch.dHead, qw = H * dh, kw = arch.kvHeads * dh, group = H / arch.kvHeads;
+    const int window = arch.windowOf(int(l));
+    const quint32 uu[16] = {quint32(f.n), quint32(f.t), quint32(f.cap), quint32(f.p), quint32(dh), quint32(qw), quint32(kw),
+                            quint32(group), arch.causal ? 1u : 0u, quint32(window > 0 && window < f.t ? window : 0),
+                            host.maskBits.empty() ? 0u : 1u, quint32(host.maskWords), in.keepScores ? 1u : 0u, 0, 0, 0};
+    const float ff[8] = {float(arch.scale()), float(arch.attentionSoftcap), 0, 0, 0, 0, 0, 0};
+    f.ok = f.ok && pass(Pipe::Attend, uu, ff,
+                        {{Access::Load, L.q.get()}, {Access::Load, L.k.get()},
+                         {Access::Load, host.maskBits.empty() ? m_dummyLoad.get() : m_mask.get()},
+                         {Access::LoadStore, L.w.get()}, {Access::Store, in.keepScores ? L.s.get() : m_dummyStore.get()}},
+                        f.n, H, 1, f.batch);
+    const quint32 ua[16] = {quint32(f.n), quint32(H), quint32(f.cap), quint32(f.p), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    f.ok = f.ok && pass(Pipe::HeadAvg, ua, none, {{Access::Load, L.w.get()}, {Access::Store, L.avg.get()}},
+                        groups(f.cap, 64), f.n, 1, f.batch);
+    const quint32 uc[16] = {quint32(f.n), quint32(f.t), quint32(f.cap), quint32(f.p), quint32(dh), quint32(H), quint32(kw),
+                            quint32(qw), quint32(group), arch.causal ? 1u : 0u, 0, 0, 0, 0, 0, 0};
+    f.ok = f.ok && pass(Pipe::Context, uc, none,
+                        {{Access::Load, L.w.get()}, {Access::Load, L.v.get()}, {Access::Store, L.ctx.get()}},
+                        groups(qw, 64), f.n, 1, f.batch);
+}
+
+// One block, as the CPU forward's: the norms where the placement puts them, q/k/v, q/k norms and
+// rotary, attention, the output projection and residual, the MLP and its residual.
+void RhiForward::block(Frame &f, const Architecture &arch, const ForwardInput &in, const HostInputs &host, size_t l,
+                       QRhiBuffer *x)
+{
+    const LayerWeightsGpu &g = m_model.layers[l];
+    LayerActs &L = m_layers[l];
+    const int d = arch.dModel, H = arch.heads, KV = arch.kvHeads, dh = arch.dHead, qw = H * dh, kw = KV * dh;
+    const qint64 rows = qint64(f.p) * d; // element offset of the computed rows of a (cap, d) stream
+    const bool shaped = arch.qkNorm || arch.positions == PositionKind::Rotary;
+    const bool pre = arch.placement != NormPlacement::Post, sandwich = arch.placement == NormPlacement::Sandwich;
+    QRhiBuffer *a = x;
+    if (pre) {
+        rownorm(f, x, L.attnIn.get(), g.attnNorm, arch.norm, f.n, d, rows);
+        a = L.attnIn.get();
+    }
+    linear(f, a, d, g.q, g.bq, shaped ? L.qPre.get() : L.q.get());
+    linear(f, a, d, g.k, g.bk, shaped ? L.kPre.get() : L.k.get());
+    linear(f, a, d, g.v, g.bv, L.v.get());
+    if (arch.qkNorm) {
+        rownorm(f, L.qPre.get(), L.q.get(), g.qNorm, arch.norm, qint64(f.n) * H, dh, qint64(f.p) * qw);
+        rownorm(f, L.kPre.get(), L.k.get(), g.kNorm, arch.norm, qint64(f.n) * KV, dh, qint64(f.p) * kw);
+    } else if (shaped) {
+        elementwise(f, 0, L.qPre.get(), nullptr, L.q.get(), qw);
+        elementwise(f, 0, L.kPre.get(), nullptr, L.k.get(), kw);
+    }
+    if (arch.positions == PositionKind::Rotary) {
+        const bool local = arch.localRope && arch.windowOf(int(l)) > 0;
+        const int half = arch.ropeOf(int(l)).dims / 2;
+        rotary(f, L.q.get(), H, dh, half, local);
+        rotary(f, L.k.get(), KV, dh, half, local);
+    }
+    attention(f, arch, in, host, l);
+    linear(f, L.ctx.get(), qw, g.o, g.bo, L.attnOut.get());
+    // after = x + attention (sandwich: its output normalized; post-norm: the sum normalized)
+    QRhiBuffer *afterSum = pre ? L.after.get() : m_tmp2.get();
+    if (sandwich) {
+        rownorm(f, L.attnOut.get(), m_tmp.get(), g.postAttnNorm, arch.norm, f.n, d, rows);
+        elementwise(f, 1, x, m_tmp.get(), afterSum, d);
+    } else {
+        elementwise(f, 1, x, L.attnOut.get(), afterSum, d);
+    }
+    if (!pre)
+        rownorm(f, m_tmp2.get(), L.after.get(), g.attnNorm, arch.norm, f.n, d, rows);
+    QRhiBuffer *ffIn = L.after.get();
+    if (pre) {
+        rownorm(f, L.after.get(), m_ffIn.get(), g.ffnNorm, arch.norm, f.n, d, rows);
+        ffIn = m_ffIn.get();
+    }
+    const quint32 act = activationCode(arch.activation);
+    if (g.gate.rows) { // gated: act(x W_gate^T) * x W_up^T, the two products kept where asked
+        QRhiBuffer *gOut = m_actsMlp ? L.mlpPre.get() : m_gateOut.get();
+        QRhiBuffer *uOut = m_actsMlp ? L.mlpPreLinear.get() : m_upOut.get();
+        linear(f, ffIn, d, g.gate, g.bgate, gOut);
+        linear(f, ffIn, d, g.up, g.bup, uOut);
+        elementwise(f, 2, gOut, uOut, m_hidden.get(), arch.dFeedForward, act);
+    } else {
+        linear(f, ffIn, d, g.up, g.bup, m_hidden.get(), act);
+    }
+    linear(f, m_hidden.get(), arch.dFeedForward, g.down, g.bdown, m_mlpOut.get());
+    QRhiBuffer *mlp = m_mlpOut.get();
+    if (sandwich) {
+        rownorm(f, m_mlpOut.get(), m_tmp.get(), g.postFfnNorm, arch.norm, f.n, d, rows);
+        mlp = m_tmp.get();
+    }
+    if (pre) {
+        elementwise(f, 1, mlp, L.after.get(), L.out.get(), d);
+    } else {
+        elementwise(f, 1, mlp, L.after.get(), m_tmp2.get(), d);
+        rownorm(f, m_tmp2.get(), L.out.get(), g.ffnNorm, arch.norm, f.n, d, rows);
+    }
+}
+
 Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights,
                            const ForwardInput &in, Trace<float> &out)
 {
-    // ATTNVIZ_GPU_PROFILE=1: where a forward's time goes (host, recording, the frame, the copies)
+    // ATTNVIZ_GPU_PROFILE=1: where a forward's time goes (before the frame ends, the frame, the copies)
     static const bool profile = qEnvironmentVariableIsSet("ATTNVIZ_GPU_PROFILE");
-    const auto tStart = std::chrono::steady_clock::now();
-    auto since = [](std::chrono::steady_clock::time_point a) {
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
-    };
+    using clock = std::chrono::steady_clock;
+    auto ms = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    const auto tStart = clock::now();
     const ModelWeights<float> &w = *weights;
-    const int t = int(in.ids.size()), d = arch.dModel, H = arch.heads, KV = arch.kvHeads, dh = arch.dHead;
-    const int qw = H * dh, kw = KV * dh, ff = arch.dFeedForward;
-    const bool causal = arch.causal;
+    const int t = int(in.ids.size()), d = arch.dModel;
     if (t == 0)
         return Status::error(StatusCode::InvalidInput, "text: no tokens");
     if (t > arch.maxPositions)
@@ -489,344 +716,158 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
     const int cap = m_cap >= t ? m_cap : std::min(arch.maxPositions, (t / 64 + 1) * 64);
     if (Status st = ensureActivations(arch, w, in, cap); !st)
         return st;
-    // rows: a causal text keeps the prefix it shares with the last one (same masks, same stages)
-    int p = 0;
-    if (causal && !in.keepScores && in.paddedKeys == m_lastPadded && in.maskedCells == m_lastCells) {
-        const size_t n = std::min(m_lastIds.size(), in.ids.size());
-        while (size_t(p) < n && m_lastIds[size_t(p)] == in.ids[size_t(p)])
-            ++p;
-        if (p == t) // the same text: its last row again (the predictions read it)
-            p = t - 1;
-        const Rope &rope = arch.rope;
-        if (arch.positions == PositionKind::Rotary && rope.dependsOnLength() &&
-            std::max(m_lastIds.size(), in.ids.size()) > size_t(rope.originalMaxPositions))
-            p = 0;
-    }
+    Frame f;
+    f.p = reusableRows(arch, in);
+    f.t = t;
+    f.n = t - f.p;
+    f.cap = m_cap;
     m_lastIds.clear(); // until this forward completes
-    const int n = t - p, C = m_cap;
     if (cancelled(in.cancel))
         return Status::error(StatusCode::Cancelled, "trace cancelled");
+    HostInputs host;
+    prepareHost(arch, w, in, f.p, out, host);
 
-    // host: embeddings (a gather), the input rows, rotary tables, the user's mask
-    auto growRows = [&](Mat<float> &m, int cols) {
-        if (m.rows() != t || m.cols() != cols)
-            m.resize(t, cols);
-    };
-    growRows(out.embeddings, d);
-    growRows(out.input, d);
-    for (int i = 0; i < t; ++i) {
-        out.embeddings.row(i) = w.tokens.row(in.ids[size_t(i)]).transpose();
-        out.input.row(i) = out.embeddings.row(i);
-        if (arch.embeddingScale != 1.0)
-            out.input.row(i) *= float(arch.embeddingScale);
-        if (w.positions.rows())
-            out.input.row(i) += w.positions.row(i);
-        if (w.tokenTypes.rows())
-            out.input.row(i) += w.tokenTypes.row(0);
-    }
-    std::vector<float> cosG, sinG, cosL, sinL;
-    if (arch.positions == PositionKind::Rotary) {
-        rotaryRows(arch.rope, p, t, cosG, sinG);
-        if (arch.localRope)
-            rotaryRows(arch.ropeLocal, p, t, cosL, sinL);
-    }
-    BoolMat custom;
-    for (const auto &cell : in.maskedCells) {
-        if (cell.first < 0 || cell.first >= t || cell.second < 0 || cell.second >= t)
-            continue;
-        if (!custom.size())
-            custom = BoolMat::Zero(t, t);
-        custom(cell.first, cell.second) = 1;
-    }
-    std::vector<uint8_t> padding;
-    for (int j : in.paddedKeys)
-        if (j >= 0 && j < t) {
-            padding.resize(size_t(t), 0);
-            padding[size_t(j)] = 1;
-        }
-    const BoolMat mask = effectiveMask(custom, causal, padding, t, t);
-    const bool userMask = custom.size() || !padding.empty();
-    const int maskWords = (C + 31) / 32;
-    std::vector<quint32> maskBits;
-    if (userMask || (!causal && mask.size())) {
-        maskBits.assign(size_t(t) * size_t(maskWords), 0u);
-        for (int i = 0; i < t; ++i)
-            for (int j = 0; j < t; ++j)
-                if (mask(i, j))
-                    maskBits[size_t(i) * size_t(maskWords) + size_t(j / 32)] |= 1u << (j % 32);
-    }
-
-    const auto t0 = std::chrono::steady_clock::now();
     QRhiCommandBuffer *cb = nullptr;
     QRhi::FrameOpResult fr = m_rhi->beginOffscreenFrame(&cb);
     if (fr != QRhi::FrameOpSuccess)
         return Status::error(StatusCode::BackendFailed,
                              m_name + (fr == QRhi::FrameOpDeviceLost ? ": device lost" : ": cannot begin a frame"));
-    QRhiResourceUpdateBatch *u = m_rhi->nextResourceUpdateBatch();
+    f.batch = m_rhi->nextResourceUpdateBatch();
     const qint64 F = 4;
-    u->uploadStaticBuffer(m_inputRaw.get(), int(F * p * d), int(F * n * d), out.input.data() + qint64(p) * d);
-    if (!cosG.empty()) {
-        u->uploadStaticBuffer(m_cosG.get(), 0, int(F * cosG.size()), cosG.data());
-        u->uploadStaticBuffer(m_sinG.get(), 0, int(F * sinG.size()), sinG.data());
-    }
-    if (!cosL.empty()) {
-        u->uploadStaticBuffer(m_cosL.get(), 0, int(F * cosL.size()), cosL.data());
-        u->uploadStaticBuffer(m_sinL.get(), 0, int(F * sinL.size()), sinL.data());
-    }
-    if (!maskBits.empty())
-        u->uploadStaticBuffer(m_mask.get(), 0, int(F * maskBits.size()), maskBits.data());
+    f.batch->uploadStaticBuffer(m_inputRaw.get(), int(F * f.p * d), int(F * f.n * d), out.input.data() + qint64(f.p) * d);
+    auto upload = [&](const Buffer &b, const auto &v) {
+        if (!v.empty())
+            f.batch->uploadStaticBuffer(b.get(), 0, int(F * qint64(v.size())), v.data());
+    };
+    upload(m_cosG, host.cosG);
+    upload(m_sinG, host.sinG);
+    upload(m_cosL, host.cosL);
+    upload(m_sinL, host.sinL);
+    upload(m_mask, host.maskBits);
 
     m_dispatches.clear();
     m_slotsUsed = 0;
-    bool ok = true;
-    const float none[8] = {};
-    QRhiBuffer *dl = m_dummyLoad.get(), *dl2 = m_dummyLoad2.get(), *ds = m_dummyStore.get();
-    // y rows [p, t) = act(x rows [p, t) W^T + b)
-    // rows: `rows` from row `first` of x (and of y, unless yFirst says where)
-    auto product = [&](QRhiBuffer *x, int in_, const Matrix &W, QRhiBuffer *bias, QRhiBuffer *y, quint32 act, int first,
-                       int rows, int yFirst) {
-        const bool few = rows <= kFewRows;
-        for (const Matrix::Chunk &c : W.chunks) { // each chunk of W's rows: its columns of y
-            const quint32 uu[16] = {quint32(rows), quint32(c.rows), quint32(in_), W.format, quint32(first * in_),
-                                    quint32(in_), quint32(yFirst * W.rows + c.row0), quint32(W.rows), bias ? 1u : 0u, act,
-                                    0, quint32(c.row0), quint32(kRowLinearWidth), 0, 0, 0};
-            const std::initializer_list<Binding> bindings = {
-                {Access::Load, x}, {Access::Load, c.b.get()}, {Access::Load, bias ? bias : dl}, {Access::Store, y}};
-            if (few)
-                ok = ok && pass(Pipe::RowLinear, uu, none, bindings, std::min(groups(c.rows, 4), kRowLinearWidth),
-                                groups(groups(c.rows, 4), kRowLinearWidth), 1, u);
-            else
-                ok = ok && pass(Pipe::Linear, uu, none, bindings, groups(c.rows, 64), groups(rows, 64), 1, u);
-        }
-    };
-    auto linear = [&](QRhiBuffer *x, int in_, const Matrix &W, const Buffer &b, QRhiBuffer *y, quint32 act = 0) {
-        product(x, in_, W, b.get(), y, act, p, n, p);
-    };
-    // y rows = N(x rows); `rows` rows of `width` from element offset `off`
-    auto rownorm = [&](QRhiBuffer *x, QRhiBuffer *y, const Norm &nm, NormKind kind, qint64 rows, int width, qint64 off) {
-        const quint32 uu[16] = {quint32(rows), quint32(width), quint32(off), quint32(width), quint32(off), quint32(width),
-                                normCode(kind), (nm.hasBeta ? 1u : 0u) | (nm.hasGamma ? 2u : 0u), 0, 0, 0, 0, 0, 0, 0, 0};
-        const float ff_[8] = {nm.eps, 0, 0, 0, 0, 0, 0, 0};
-        ok = ok && pass(Pipe::RowNorm, uu, ff_, {{Access::Load, x}, {Access::Load, nm.hasGamma ? nm.gamma.get() : dl},
-                                                 {Access::Load, nm.hasBeta ? nm.beta.get() : dl2}, {Access::Store, y}},
-                        int(rows), 1, 1, u);
-    };
-    auto elementwise = [&](quint32 mode, QRhiBuffer *a, QRhiBuffer *b, QRhiBuffer *y, int width, quint32 act = 0) {
-        const quint32 off = quint32(p * width);
-        const quint32 uu[16] = {quint32(n), quint32(width), mode, act, off, quint32(width), off, quint32(width),
-                                off, quint32(width), 0, 0, 0, 0, 0, 0};
-        ok = ok && pass(Pipe::Elementwise, uu, none, {{Access::Load, a}, {Access::Load, b ? b : dl}, {Access::Store, y}},
-                        groups(width, 64), n, 1, u);
-    };
-    auto rotary = [&](QRhiBuffer *q, int heads, int half, bool local) {
-        const quint32 uu[16] = {quint32(n), quint32(heads), quint32(dh), quint32(heads * dh), quint32(p * heads * dh),
-                                quint32(half), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-        ok = ok && pass(Pipe::Rotary, uu, none, {{Access::LoadStore, q}, {Access::Load, local ? m_cosL.get() : m_cosG.get()},
-                                                 {Access::Load, local ? m_sinL.get() : m_sinG.get()}},
-                        groups(qint64(heads) * half, 64), n, 1, u);
-    };
-
-    const bool shaped = arch.qkNorm || arch.positions == PositionKind::Rotary;
-    const bool pre = arch.placement != NormPlacement::Post, sandwich = arch.placement == NormPlacement::Sandwich;
-    const quint32 act = activationCode(arch.activation);
-    const int group = H / KV;
-    QRhiBuffer *input = m_inputRaw.get();
+    QRhiBuffer *x = m_inputRaw.get();
     if (arch.embeddingNorm) {
-        rownorm(m_inputRaw.get(), m_input.get(), m_model.embeddingNorm, arch.norm, n, d, qint64(p) * d);
-        input = m_input.get();
+        rownorm(f, m_inputRaw.get(), m_input.get(), m_model.embeddingNorm, arch.norm, f.n, d, qint64(f.p) * d);
+        x = m_input.get();
     }
-    for (size_t l = 0; l < m_layers.size() && ok; ++l) {
-        const LayerWeightsGpu &g = m_model.layers[l];
-        LayerActs &L = m_layers[l];
-        QRhiBuffer *x = l ? m_layers[l - 1].out.get() : input;
-        QRhiBuffer *a = x;
-        if (pre) {
-            rownorm(x, L.attnIn.get(), g.attnNorm, arch.norm, n, d, qint64(p) * d);
-            a = L.attnIn.get();
-        }
-        QRhiBuffer *qDst = shaped ? L.qPre.get() : L.q.get(), *kDst = shaped ? L.kPre.get() : L.k.get();
-        linear(a, d, g.q, g.bq, qDst);
-        linear(a, d, g.k, g.bk, kDst);
-        linear(a, d, g.v, g.bv, L.v.get());
-        if (arch.qkNorm) {
-            rownorm(L.qPre.get(), L.q.get(), g.qNorm, arch.norm, qint64(n) * H, dh, qint64(p) * qw);
-            rownorm(L.kPre.get(), L.k.get(), g.kNorm, arch.norm, qint64(n) * KV, dh, qint64(p) * kw);
-        } else if (shaped) {
-            elementwise(0, L.qPre.get(), nullptr, L.q.get(), qw);
-            elementwise(0, L.kPre.get(), nullptr, L.k.get(), kw);
-        }
-        const int window = arch.windowOf(int(l));
-        if (arch.positions == PositionKind::Rotary) {
-            const bool local = arch.localRope && window > 0;
-            const int half = arch.ropeOf(int(l)).dims / 2;
-            rotary(L.q.get(), H, half, local);
-            rotary(L.k.get(), KV, half, local);
-        }
-        {
-            const quint32 uu[16] = {quint32(n), quint32(t), quint32(C), quint32(p), quint32(dh), quint32(qw), quint32(kw),
-                                    quint32(group), causal ? 1u : 0u, quint32(window > 0 && window < t ? window : 0),
-                                    maskBits.empty() ? 0u : 1u, quint32(maskWords), in.keepScores ? 1u : 0u, 0, 0, 0};
-            const float ff_[8] = {float(arch.scale()), float(arch.attentionSoftcap), 0, 0, 0, 0, 0, 0};
-            ok = ok && pass(Pipe::Attend, uu, ff_, {{Access::Load, L.q.get()}, {Access::Load, L.k.get()},
-                                                    {Access::Load, maskBits.empty() ? dl : m_mask.get()},
-                                                    {Access::LoadStore, L.w.get()},
-                                                    {Access::Store, in.keepScores ? L.s.get() : ds}},
-                            n, H, 1, u);
-            const quint32 ua[16] = {quint32(n), quint32(H), quint32(C), quint32(p), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-            ok = ok && pass(Pipe::HeadAvg, ua, none, {{Access::Load, L.w.get()}, {Access::Store, L.avg.get()}},
-                            groups(C, 64), n, 1, u);
-            const quint32 uc[16] = {quint32(n), quint32(t), quint32(C), quint32(p), quint32(dh), quint32(H), quint32(kw),
-                                    quint32(qw), quint32(group), causal ? 1u : 0u, 0, 0, 0, 0, 0, 0};
-            ok = ok && pass(Pipe::Context, uc, none, {{Access::Load, L.w.get()}, {Access::Load, L.v.get()},
-                                                      {Access::Store, L.ctx.get()}},
-                            groups(qw, 64), n, 1, u);
-        }
-        linear(L.ctx.get(), qw, g.o, g.bo, L.attnOut.get());
-        QRhiBuffer *afterDst = pre ? L.after.get() : m_tmp2.get();
-        if (sandwich) {
-            rownorm(L.attnOut.get(), m_tmp.get(), g.postAttnNorm, arch.norm, n, d, qint64(p) * d);
-            elementwise(1, x, m_tmp.get(), afterDst, d);
-        } else {
-            elementwise(1, x, L.attnOut.get(), afterDst, d);
-        }
-        if (!pre)
-            rownorm(m_tmp2.get(), L.after.get(), g.attnNorm, arch.norm, n, d, qint64(p) * d);
-        QRhiBuffer *ffIn = L.after.get();
-        if (pre) {
-            rownorm(L.after.get(), m_ffIn.get(), g.ffnNorm, arch.norm, n, d, qint64(p) * d);
-            ffIn = m_ffIn.get();
-        }
-        if (g.gate.rows) {
-            QRhiBuffer *gOut = m_actsMlp ? L.mlpPre.get() : m_gateOut.get();
-            QRhiBuffer *uOut = m_actsMlp ? L.mlpPreLinear.get() : m_upOut.get();
-            linear(ffIn, d, g.gate, g.bgate, gOut);
-            linear(ffIn, d, g.up, g.bup, uOut);
-            elementwise(2, gOut, uOut, m_hidden.get(), ff, act);
-        } else {
-            linear(ffIn, d, g.up, g.bup, m_hidden.get(), act);
-        }
-        linear(m_hidden.get(), ff, g.down, g.bdown, m_mlpOut.get());
-        QRhiBuffer *mlp = m_mlpOut.get();
-        if (sandwich) {
-            rownorm(m_mlpOut.get(), m_tmp.get(), g.postFfnNorm, arch.norm, n, d, qint64(p) * d);
-            mlp = m_tmp.get();
-        }
-        if (pre) {
-            elementwise(1, mlp, L.after.get(), L.out.get(), d);
-        } else {
-            elementwise(1, mlp, L.after.get(), m_tmp2.get(), d);
-            rownorm(m_tmp2.get(), L.out.get(), g.ffnNorm, arch.norm, n, d, qint64(p) * d);
-        }
+    for (size_t l = 0; l < m_layers.size() && f.ok; ++l) {
+        block(f, arch, in, host, l, x);
+        x = m_layers[l].out.get();
     }
-    QRhiBuffer *last = m_layers.back().out.get();
     if (arch.finalNorm)
-        rownorm(last, m_final.get(), m_model.finalNorm, arch.norm, n, d, qint64(p) * d);
+        rownorm(f, x, m_final.get(), m_model.finalNorm, arch.norm, f.n, d, qint64(f.p) * d);
     else
-        elementwise(0, last, nullptr, m_final.get(), d);
+        elementwise(f, 0, x, nullptr, m_final.get(), d);
     // logits: the last row, or every row (allPredictions)
     const int firstPredicted = arch.head == LmHead::CausalLm ? (in.allPredictions ? 0 : t - 1) : t;
-    const int predicted = t - firstPredicted;
-    const int V = m_model.unembedding.rows;
-    if (predicted > 0)
-        product(m_final.get(), d, m_model.unembedding, m_model.outputBias.get(), m_logits.get(), 0, firstPredicted,
-                predicted, 0);
-    if (!ok) {
-        u->release();
+    if (firstPredicted < t)
+        product(f, m_final.get(), d, m_model.unembedding, m_model.outputBias.get(), m_logits.get(), 0, firstPredicted,
+                t - firstPredicted, 0);
+    if (!f.ok) {
+        f.batch->release();
         m_rhi->endOffscreenFrame();
         return Status::error(StatusCode::BackendFailed, m_name + ": cannot create a uniform buffer or shader bindings");
     }
 
-    // Readbacks: what the trace holds of the observed layers, rows [0, t).
-    struct Read {
-        QRhiBuffer *buf;
-        qint64 offset, bytes;
-        QRhiBufferReadbackResult result;
-    };
-    std::deque<Read> reads;
-    auto read = [&](const Buffer &b, qint64 offsetFloats, qint64 floats) -> QRhiBufferReadbackResult * {
-        reads.push_back({b.get(), offsetFloats * F, floats * F, {}});
-        return &reads.back().result;
-    };
-    struct LayerReads {
-        QRhiBufferReadbackResult *attnIn = nullptr, *qPre = nullptr, *q = nullptr, *kPre = nullptr, *k = nullptr,
-                                 *v = nullptr, *avg = nullptr, *ctx = nullptr, *attnOut = nullptr, *after = nullptr,
-                                 *out = nullptr, *mlpPre = nullptr, *mlpPreLinear = nullptr;
-        std::vector<QRhiBufferReadbackResult *> w, s;
-    };
-    const Observe &obs = in.observe;
-    std::vector<LayerReads> lr(m_layers.size());
-    for (size_t l = 0; l < m_layers.size(); ++l) {
-        LayerActs &L = m_layers[l];
-        LayerReads &R = lr[l];
-        const bool seen = obs.layer(int(l));
-        const bool stages = obs.stages && seen;
-        if (obs.stages) // every layer's residual stream: the lens and the embeddings views read them all
-            R.out = read(L.out, 0, qint64(t) * d);
-        if (!seen)
-            continue;
-        R.avg = read(L.avg, 0, qint64(t) * C);
-        R.w.assign(size_t(H), nullptr);
-        R.s.assign(size_t(H), nullptr);
-        for (int h = 0; h < H; ++h)
-            if (obs.head(h)) {
-                R.w[size_t(h)] = read(L.w, qint64(h) * C * C, qint64(t) * C);
-                if (in.keepScores)
-                    R.s[size_t(h)] = read(L.s, qint64(h) * C * C, qint64(t) * C);
-            }
-        if (!stages)
-            continue;
-        if (pre)
-            R.attnIn = read(L.attnIn, 0, qint64(t) * d);
-        R.q = read(L.q, 0, qint64(t) * qw);
-        R.k = read(L.k, 0, qint64(t) * kw);
-        R.v = read(L.v, 0, qint64(t) * kw);
-        if (shaped) {
-            R.qPre = read(L.qPre, 0, qint64(t) * qw);
-            R.kPre = read(L.kPre, 0, qint64(t) * kw);
-        }
-        R.ctx = read(L.ctx, 0, qint64(t) * qw);
-        R.attnOut = read(L.attnOut, 0, qint64(t) * d);
-        R.after = read(L.after, 0, qint64(t) * d);
-        if (m_actsMlp) {
-            R.mlpPre = read(L.mlpPre, 0, qint64(t) * ff);
-            R.mlpPreLinear = read(L.mlpPreLinear, 0, qint64(t) * ff);
-        }
-    }
-    QRhiBufferReadbackResult *finalRead = read(m_final, 0, qint64(t) * d);
-    QRhiBufferReadbackResult *inputRead = arch.embeddingNorm ? read(m_input, 0, qint64(t) * d) : nullptr;
-    QRhiBufferReadbackResult *logitsRead = predicted > 0 ? read(m_logits, 0, qint64(predicted) * V) : nullptr;
-
+    Reads reads;
+    planReads(arch, in, f, firstPredicted, reads);
     QRhiResourceUpdateBatch *rb = m_rhi->nextResourceUpdateBatch();
-    for (Read &r : reads)
+    for (Read &r : reads.all)
         rb->readBackBuffer(r.buf, int(r.offset), int(r.bytes), &r.result);
     for (size_t k = 0; k < m_dispatches.size(); ++k) {
         const Dispatch &dsp = m_dispatches[k];
-        cb->beginComputePass(k == 0 ? u : nullptr);
+        cb->beginComputePass(k == 0 ? f.batch : nullptr);
         cb->setComputePipeline(dsp.pipe);
         cb->setShaderResources(dsp.srb);
         cb->dispatch(dsp.x, dsp.y, dsp.z);
         cb->endComputePass(k + 1 == m_dispatches.size() ? rb : nullptr);
     }
-    const auto tFrame = std::chrono::steady_clock::now();
+    const auto tFrame = clock::now();
     fr = m_rhi->endOffscreenFrame();
-    if (profile)
-        qInfo("gpu forward: %d rows of %d, %zu dispatches, %zu readbacks; before the frame's end %.1f ms, the frame %.1f ms",
-              n, t, m_dispatches.size(), reads.size(), std::chrono::duration<double, std::milli>(tFrame - tStart).count(),
-              since(tFrame));
-    m_lastGpuMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const auto tEnd = clock::now();
+    m_lastGpuMs = ms(tStart, tEnd);
     if (fr != QRhi::FrameOpSuccess || m_rhi->isDeviceLost())
         return Status::error(StatusCode::BackendFailed, m_name + (fr == QRhi::FrameOpDeviceLost || m_rhi->isDeviceLost()
                                                                       ? ": device lost"
                                                                       : ": the frame failed"));
-    for (const Read &r : reads)
+    for (const Read &r : reads.all)
         if (r.result.data.size() != r.bytes)
             return Status::error(StatusCode::BackendFailed, m_name + ": a readback came back incomplete");
     m_lastIds = in.ids;
     m_lastPadded = in.paddedKeys;
     m_lastCells = in.maskedCells;
-    m_lastRows = n;
+    m_lastRows = f.n;
+    fillTrace(arch, w, in, host, reads, firstPredicted, out);
+    if (profile)
+        qInfo("gpu forward: %d rows of %d, %zu dispatches, %zu readbacks: %.1f ms before the frame's end, the frame "
+              "%.1f ms, the trace %.1f ms",
+              f.n, t, m_dispatches.size(), reads.all.size(), ms(tStart, tFrame), ms(tFrame, tEnd), ms(tEnd, clock::now()));
+    return {};
+}
 
-    // The trace, from what came back.
+// What comes back, as ForwardInput::observe asks: rows [0, t) of the observed layers' stages.
+void RhiForward::planReads(const Architecture &arch, const ForwardInput &in, const Frame &f, int firstPredicted,
+                           Reads &reads)
+{
+    const qint64 t = f.t, C = f.cap, d = arch.dModel, H = arch.heads, qw = H * arch.dHead,
+                 kw = qint64(arch.kvHeads) * arch.dHead, ff = arch.dFeedForward;
+    auto read = [&](const Buffer &b, qint64 offsetFloats, qint64 floats) -> QRhiBufferReadbackResult * {
+        reads.all.push_back({b.get(), offsetFloats * 4, floats * 4, {}});
+        return &reads.all.back().result;
+    };
+    const Observe &obs = in.observe;
+    const bool shaped = arch.qkNorm || arch.positions == PositionKind::Rotary;
+    reads.layers.assign(m_layers.size(), LayerReads());
+    for (size_t l = 0; l < m_layers.size(); ++l) {
+        LayerActs &L = m_layers[l];
+        LayerReads &R = reads.layers[l];
+        const bool seen = obs.layer(int(l));
+        if (obs.stages) // every layer's residual stream: the lens and the embeddings views read them all
+            R.out = read(L.out, 0, t * d);
+        if (!seen)
+            continue;
+        R.avg = read(L.avg, 0, t * C);
+        R.w.assign(size_t(H), nullptr);
+        R.s.assign(size_t(H), nullptr);
+        for (int h = 0; h < H; ++h)
+            if (obs.head(h)) {
+                R.w[size_t(h)] = read(L.w, h * C * C, t * C);
+                if (in.keepScores)
+                    R.s[size_t(h)] = read(L.s, h * C * C, t * C);
+            }
+        if (!obs.stages)
+            continue;
+        if (arch.placement != NormPlacement::Post)
+            R.attnIn = read(L.attnIn, 0, t * d);
+        R.q = read(L.q, 0, t * qw);
+        R.k = read(L.k, 0, t * kw);
+        R.v = read(L.v, 0, t * kw);
+        if (shaped) {
+            R.qPre = read(L.qPre, 0, t * qw);
+            R.kPre = read(L.kPre, 0, t * kw);
+        }
+        R.ctx = read(L.ctx, 0, t * qw);
+        R.attnOut = read(L.attnOut, 0, t * d);
+        R.after = read(L.after, 0, t * d);
+        if (m_actsMlp) {
+            R.mlpPre = read(L.mlpPre, 0, t * ff);
+            R.mlpPreLinear = read(L.mlpPreLinear, 0, t * ff);
+        }
+    }
+    reads.final = read(m_final, 0, t * d);
+    reads.input = arch.embeddingNorm ? read(m_input, 0, t * d) : nullptr;
+    reads.logits = firstPredicted < t ? read(m_logits, 0, (t - firstPredicted) * m_model.unembedding.rows) : nullptr;
+}
+
+// The trace from what came back; what was not read back is left empty.
+void RhiForward::fillTrace(const Architecture &arch, const ModelWeights<float> &w, const ForwardInput &in,
+                           const HostInputs &host, const Reads &reads, int firstPredicted, Trace<float> &out) const
+{
+    const int t = int(in.ids.size()), C = m_cap, d = arch.dModel, H = arch.heads, dh = arch.dHead, qw = H * dh,
+              kw = arch.kvHeads * dh, ff = arch.dFeedForward, group = H / arch.kvHeads;
+    const bool causal = arch.causal, pre = arch.placement != NormPlacement::Post;
     auto fill = [&](Mat<float> &m, const QRhiBufferReadbackResult *r, int cols) {
         if (!r) {
             m.resize(0, 0);
@@ -858,15 +899,15 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
                 std::memcpy(m.data() + qint64(i) * qw + qint64(h) * dh, src + qint64(i) * kw + qint64(h / group) * dh,
                             size_t(dh) * 4);
     };
-    if (inputRead)
-        fill(out.input, inputRead, d);
+    if (reads.input)
+        fill(out.input, reads.input, d);
     out.layers.resize(m_layers.size());
     for (size_t l = 0; l < m_layers.size(); ++l) {
         LayerTrace<float> &lt = out.layers[l];
-        const LayerReads &R = lr[l];
+        const LayerReads &R = reads.layers[l];
         AttentionResult<float> &A = lt.attention;
         A.numHeads = H;
-        A.kvHeads = KV;
+        A.kvHeads = arch.kvHeads;
         A.dHead = dh;
         A.dModel = d;
         A.dOut = d;
@@ -909,10 +950,10 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
         // the layer's mask as the CPU forward records it: the user's cells and a sliding window, or
         // the causal mask for the views to hatch
         const int window = arch.windowOf(int(l));
-        BoolMat layerMask = userMask || !causal ? mask : BoolMat();
+        BoolMat layerMask = host.userMask || !causal ? host.mask : BoolMat();
         if (window > 0 && window < t) {
             if (!layerMask.size())
-                layerMask = mask;
+                layerMask = host.mask;
             for (int i = window; i < t; ++i)
                 layerMask.row(i).head(i - window + 1).setOnes();
         }
@@ -921,19 +962,20 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
             for (int i = 0; i < t; ++i)
                 if ((layerMask.row(i).head(causal ? i + 1 : t).array() != 0).all())
                     s.fullyMaskedRows.push_back(i);
-        s.mask = layerMask.size() || !causal ? layerMask : mask;
+        s.mask = layerMask.size() || !causal ? layerMask : host.mask;
     }
-    fill(out.final, finalRead, d);
+    fill(out.final, reads.final, d);
 
     Predictions &pr = out.predictions;
     pr.masked.clear();
     pr.topK = std::min(in.topK, int(w.outputEmbedding().rows()));
     if (arch.head == LmHead::CausalLm) {
         const double nan = std::numeric_limits<double>::quiet_NaN();
+        const int V = m_model.unembedding.rows;
         pr.next.assign(size_t(t), {});
         pr.actualNext.assign(size_t(t), nan);
         pr.logNormalizer.assign(size_t(t), nan);
-        const float *logits = reinterpret_cast<const float *>(logitsRead->data.constData());
+        const float *logits = reinterpret_cast<const float *>(reads.logits->data.constData());
         for (int i = firstPredicted; i < t; ++i) {
             NextTokens nt;
             nextFromLogits(arch, logits + qint64(i - firstPredicted) * V, V, in.ids, i, in.topK, nt);
@@ -945,9 +987,6 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
         pr.logNormalizer.clear();
         maskedPredictions(arch, w, in, out.final, pr);
     }
-    if (profile)
-        qInfo("gpu forward: %.1f ms in all", since(tStart));
-    return {};
 }
 
 } // namespace attnviz

@@ -13,6 +13,7 @@
 #include <QtGui/private/qrhi_p.h>
 
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,9 +100,60 @@ private:
         int x, y, z;
     };
 
+    // What the host prepares for a forward: the rotary tables of the computed rows, the user's mask.
+    struct HostInputs {
+        std::vector<float> cosG, sinG, cosL, sinL;
+        BoolMat mask;                  // effective: causal, padding, the user's cells (t, t)
+        bool userMask = false;         // padding or cells
+        int maskWords = 0;             // a row of maskBits
+        std::vector<quint32> maskBits; // the mask as bits; empty: none beyond causality and windows
+    };
+    // One forward being recorded: rows [p, p + n) of t computed, activations of `cap` rows.
+    struct Frame {
+        int p = 0, n = 0, t = 0, cap = 0;
+        QRhiResourceUpdateBatch *batch = nullptr; // the frame's uploads and uniform blocks
+        bool ok = true;                           // false: a uniform buffer or bindings could not be made
+    };
+    struct Read {
+        QRhiBuffer *buf;
+        qint64 offset, bytes;
+        QRhiBufferReadbackResult result;
+    };
+    // One layer's readbacks (null: left on the GPU).
+    struct LayerReads {
+        QRhiBufferReadbackResult *attnIn = nullptr, *qPre = nullptr, *q = nullptr, *kPre = nullptr, *k = nullptr,
+                                 *v = nullptr, *avg = nullptr, *ctx = nullptr, *attnOut = nullptr, *after = nullptr,
+                                 *out = nullptr, *mlpPre = nullptr, *mlpPreLinear = nullptr;
+        std::vector<QRhiBufferReadbackResult *> w, s; // per head
+    };
+    struct Reads {
+        std::deque<Read> all; // a deque: the results stay where the pointers below point
+        std::vector<LayerReads> layers;
+        QRhiBufferReadbackResult *final = nullptr, *input = nullptr, *logits = nullptr;
+    };
+
     bool makeBuffer(Buffer &b, qint64 bytes);
     Status upload(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights);
     Status ensureActivations(const Architecture &arch, const ModelWeights<float> &w, const ForwardInput &in, int cap);
+    // Rows [0, p) the device still holds from the last text (same prefix, masks and stages).
+    int reusableRows(const Architecture &arch, const ForwardInput &in) const;
+    // The trace's embeddings and input (a gather on the host), rotary tables, the mask as bits.
+    void prepareHost(const Architecture &arch, const ModelWeights<float> &w, const ForwardInput &in, int p,
+                     Trace<float> &out, HostInputs &host) const;
+    // The passes, each recording its dispatches (forward.cpp's passes of the same names).
+    void product(Frame &f, QRhiBuffer *x, int in, const Matrix &W, QRhiBuffer *bias, QRhiBuffer *y, quint32 act,
+                 int first, int rows, int yFirst);
+    void linear(Frame &f, QRhiBuffer *x, int in, const Matrix &W, const Buffer &b, QRhiBuffer *y, quint32 act = 0);
+    void rownorm(Frame &f, QRhiBuffer *x, QRhiBuffer *y, const Norm &nm, NormKind kind, qint64 rows, int width, qint64 off);
+    void elementwise(Frame &f, quint32 mode, QRhiBuffer *a, QRhiBuffer *b, QRhiBuffer *y, int width, quint32 act = 0);
+    void rotary(Frame &f, QRhiBuffer *q, int heads, int dHead, int half, bool local);
+    void attention(Frame &f, const Architecture &arch, const ForwardInput &in, const HostInputs &host, size_t layer);
+    // Layer `layer` reading the residual stream x.
+    void block(Frame &f, const Architecture &arch, const ForwardInput &in, const HostInputs &host, size_t layer,
+               QRhiBuffer *x);
+    void planReads(const Architecture &arch, const ForwardInput &in, const Frame &f, int firstPredicted, Reads &reads);
+    void fillTrace(const Architecture &arch, const ModelWeights<float> &w, const ForwardInput &in, const HostInputs &host,
+                   const Reads &reads, int firstPredicted, Trace<float> &out) const;
     // Records one dispatch (its uniform block, bindings, workgroups) into m_dispatches.
     bool pass(Pipe pipe, const quint32 (&u)[16], const float (&f)[8], std::initializer_list<Binding> bindings, int x,
               int y, int z, QRhiResourceUpdateBatch *batch);
