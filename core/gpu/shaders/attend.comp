@@ -29,6 +29,31 @@ layout(std430, binding = 5) writeonly buffer SBuf { float S[]; };
 
 shared float red[64];
 
+// Reductions over the workgroup, called from main() by every invocation, outside any branch: each
+// writes its part, then reads all 64 (two barriers instead of log2(64) + 1: barriers are what
+// software rasterizers pay most for).
+float reduceSum(float v, uint lid)
+{
+    red[lid] = v;
+    barrier();
+    float r = 0.0;
+    for (uint k = 0u; k < 64u; ++k)
+        r += red[k];
+    barrier();
+    return r;
+}
+
+float reduceMax(float v, uint lid)
+{
+    red[lid] = v;
+    barrier();
+    float r = red[0];
+    for (uint k = 1u; k < 64u; ++k)
+        r = max(r, red[k]);
+    barrier();
+    return r;
+}
+
 bool isMasked(uint i, uint j, uint keys, uint lo)
 {
     if (j >= keys || j < lo)
@@ -65,30 +90,15 @@ void main()
         if (!isMasked(i, j, keys, lo))
             mx = max(mx, s);
     }
-    red[lid] = mx;
-    barrier();
-    for (uint st = 32u; st > 0u; st >>= 1u) {
-        if (lid < st)
-            red[lid] = max(red[lid], red[lid + st]);
-        barrier();
-    }
-    mx = red[0];
+    mx = reduceMax(mx, lid);
     bool none = isinf(mx); // every key masked: the row stays 0
-    barrier();
     float sum = 0.0;
     for (uint j = lid; live && j < t; j += 64u) {
         float e = none || isMasked(i, j, keys, lo) ? 0.0 : exp(Wt[wBase + j] - mx);
         Wt[wBase + j] = e;
         sum += e;
     }
-    red[lid] = sum;
-    barrier();
-    for (uint st = 32u; st > 0u; st >>= 1u) {
-        if (lid < st)
-            red[lid] += red[lid + st];
-        barrier();
-    }
-    sum = red[0];
+    sum = reduceSum(sum, lid);
     for (uint j = lid; live && j < cap; j += 64u)
         Wt[wBase + j] = j < t && !none ? Wt[wBase + j] / sum : 0.0;
 }

@@ -90,16 +90,15 @@ void main()
     }
     for (uint i = 0u; i < 32u; ++i)
         red[i][lid] = acc[i];
-    barrier();
-    for (uint st = 32u; st > 0u; st >>= 1u) {
-        if (lid < st)
-            for (uint i = 0u; i < 32u; ++i)
-                red[i][lid] += red[i][lid + st];
-        barrier();
-    }
+    barrier(); // one barrier, then each of the 32 sums read whole by one thread (barriers are what
+               // software rasterizers pay most for)
+    float total = 0.0;
+    if (lid < 32u)
+        for (uint k = 0u; k < 64u; ++k)
+            total += red[lid][k];
     uint r = lid / 4u, n = n0 + lid % 4u;
     if (r < M && n < N) {
-        float v = red[lid][0];
+        float v = total;
         if (p.u2.x != 0u)
             v += bias[p.u2.w + n];
         Y[p.u1.z + r * p.u1.w + n] = activate(v, p.u2.y);

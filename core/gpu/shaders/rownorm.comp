@@ -24,6 +24,20 @@ layout(std430, binding = 4) writeonly buffer YBuf { float Y[]; };
 
 shared float red[64];
 
+// Reductions over the workgroup, called from main() by every invocation, outside any branch: each
+// writes its part, then reads all 64 (two barriers instead of log2(64) + 1: barriers are what
+// software rasterizers pay most for).
+float reduceSum(float v, uint lid)
+{
+    red[lid] = v;
+    barrier();
+    float r = 0.0;
+    for (uint k = 0u; k < 64u; ++k)
+        r += red[k];
+    barrier();
+    return r;
+}
+
 // Both sums are reduced whatever the kind, in main() outside any branch: GLSL ES and some OpenGL
 // drivers want barrier() nowhere else (the mean is not used by the RMS norms).
 void main()
@@ -37,28 +51,14 @@ void main()
     float s = 0.0;
     for (uint k = lid; live && k < width; k += 64u)
         s += X[inBase + k];
-    red[lid] = s;
-    barrier();
-    for (uint st = 32u; st > 0u; st >>= 1u) {
-        if (lid < st)
-            red[lid] += red[lid + st];
-        barrier();
-    }
-    float mean = kind == 0u ? red[0] / d : 0.0;
-    barrier();
+    float total = reduceSum(s, lid);
+    float mean = kind == 0u ? total / d : 0.0;
     float q = 0.0;
     for (uint k = lid; live && k < width; k += 64u) {
         float x = X[inBase + k] - mean;
         q += x * x;
     }
-    red[lid] = q;
-    barrier();
-    for (uint st = 32u; st > 0u; st >>= 1u) {
-        if (lid < st)
-            red[lid] += red[lid + st];
-        barrier();
-    }
-    float inv = 1.0 / sqrt(red[0] / d + p.f0.x);
+    float inv = 1.0 / sqrt(reduceSum(q, lid) / d + p.f0.x);
     for (uint k = lid; live && k < width; k += 64u) {
         float x = (X[inBase + k] - mean) * inv;
         float w = (p.u1.w & 2u) != 0u ? gamma[k] : (kind == 2u ? 0.0 : 1.0); // absent: ones (zeros for 1 + w)
