@@ -202,6 +202,7 @@ private slots:
     void cpuTakesWhatTheDeviceCannot_data();
     void cpuTakesWhatTheDeviceCannot();
     void backendsEndInAnyOrder();
+    void aClosedModelLeavesTheGpu();
     void weightsInChunks_data();
     void weightsInChunks();
 
@@ -468,6 +469,35 @@ void TestGpuModel::backendsEndInAnyOrder()
         b.reset();
         a.reset();
     }
+}
+
+// A model closed (its weights gone) leaves the GPU at the device's next call; the next model, and a
+// model opened again, compute as before.
+void TestGpuModel::aClosedModelLeavesTheGpu()
+{
+    GpuBackend *gpu = backend(GpuApi::Vulkan);
+    if (!gpu)
+        QSKIP(qPrintable(QString::fromStdString(m_start[GpuApi::Vulkan].message)));
+    TraceRequest req;
+    req.text = "The cat sat on the mat.";
+    req.device = gpu;
+    for (int round = 0; round < 2; ++round) {
+        std::unique_ptr<Model> m;
+        QVERIFY(openPretrained(modelPath(QStringLiteral("qwen3-tiny")).toStdString(), {}, m));
+        Trace<float> tr, cpu;
+        QVERIFY(m->trace(req, tr));
+        QCOMPARE(tr.device, gpu->name());
+        TraceRequest onCpu = req;
+        onCpu.device = nullptr;
+        QVERIFY(m->trace(onCpu, cpu));
+        QString why;
+        QVERIFY2(sameTrace(tr, cpu, 1e-4, why), qPrintable(why));
+    } // closed: its weights expire; the next call releases them
+    Model *other = opened(QStringLiteral("gpt2-tiny"));
+    QVERIFY(other);
+    Trace<float> tr;
+    QVERIFY(other->trace(req, tr));
+    QCOMPARE(tr.device, gpu->name());
 }
 
 void TestGpuModel::weightsInChunks_data()

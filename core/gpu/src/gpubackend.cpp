@@ -239,6 +239,8 @@ Status GpuBackend::compute(const AttentionConfig &config, const AttentionInput<f
     if (Status st = start(); !st)
         return st;
     Status st = d->onWorker([&] {
+        if (d->forward) // a model's weights the window no longer holds leave the GPU
+            d->forward->releaseExpired();
         d->rhi->setMaxBufferBytes(d->maxBufferBytes);
         return d->rhi->compute(config, input, result);
     });
@@ -283,6 +285,7 @@ Status GpuBackend::supports(const Architecture &arch, const ModelWeights<float> 
         }
         if (!d->forward)
             return Status::error(StatusCode::Unavailable, d->forwardStatus.message);
+        d->forward->releaseExpired();
         d->forward->setMaxBufferBytes(d->maxBufferBytes);
         return d->forward->supports(arch, weights, in);
     });

@@ -125,6 +125,21 @@ RhiForward::RhiForward(QRhi *rhi, std::string name, qint64 maxStorageBytes)
 
 RhiForward::~RhiForward() = default;
 
+void RhiForward::releaseExpired()
+{
+    if (!m_model.key || !m_model.alive.expired())
+        return;
+    for (Slot &s : m_slots) // first: their bindings name the buffers released below
+        s = Slot();
+    m_layers.clear();
+    for (Buffer *b : {&m_inputRaw, &m_input, &m_final, &m_ffIn, &m_gateOut, &m_upOut, &m_hidden, &m_mlpOut, &m_tmp, &m_tmp2,
+                      &m_cosG, &m_sinG, &m_cosL, &m_sinL, &m_mask, &m_logits})
+        *b = Buffer();
+    m_model = ModelGpu();
+    m_cap = 0;
+    m_lastIds.clear();
+}
+
 bool RhiForward::makeBuffer(Buffer &b, qint64 bytes)
 {
     bytes = std::max<qint64>(16, (bytes + 15) / 16 * 16);

@@ -35,6 +35,9 @@ public:
     // Milliseconds of the last forward's frame (uploads, dispatches, readbacks).
     double lastGpuMs() const { return m_lastGpuMs; }
     void forgetText() { m_lastIds.clear(); }
+    // Gives the GPU memory of a model whose weights are gone (the window opened another model or went
+    // back to the word vectors) back: its weights and the activations of its last text.
+    void releaseExpired();
     // Caps one storage buffer (bytes; 0 = the device's limit), as GpuBackend::setMaxBufferBytes.
     void setMaxBufferBytes(qint64 bytes) { m_capBytes = bytes; }
     // Rows the last forward computed (t - the reused prefix).
