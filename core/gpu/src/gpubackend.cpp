@@ -278,7 +278,8 @@ Status GpuBackend::supports(const Architecture &arch, const ModelWeights<float> 
         if (!d->rhi)
             return d->startStatus;
         if (!d->forward && d->forwardStatus.ok()) {
-            auto f = std::make_unique<RhiForward>(d->rhi->rhi(), d->name, d->rhi->maxStorageBytes());
+            auto f = std::make_unique<RhiForward>(d->rhi->rhi(), d->name, d->rhi->maxStorageBytes(),
+                                                  d->rhi->vulkanReadback());
             d->forwardStatus = f->create();
             if (d->forwardStatus.ok())
                 d->forward = std::move(f);

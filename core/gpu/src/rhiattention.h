@@ -41,6 +41,8 @@ public:
     // The QRhi, for the forward device that shares it (RhiForward); owned here.
     QRhi *rhi() const { return m_rhi.get(); }
     qint64 maxStorageBytes() const { return m_maxStorageBytes; }
+    // Vulkan's persistent readback buffers (vulkanreadback.h), shared with the forward; null elsewhere.
+    VulkanReadback *vulkanReadback() const { return m_vkReadback.get(); }
 
 private:
     struct Buf {

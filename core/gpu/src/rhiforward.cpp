@@ -15,6 +15,7 @@
 // and the masked-LM head run on the host (a gather of t rows; a head at a few [MASK] positions).
 // What comes back is what ForwardInput::observe asks for; everything else stays on the GPU.
 #include "rhiforward.h"
+#include "vulkanreadback.h"
 
 #include "attnviz/attention.h"
 
@@ -118,8 +119,8 @@ quint32 normCode(NormKind k) { return k == NormKind::LayerNorm ? 0 : k == NormKi
 
 } // namespace
 
-RhiForward::RhiForward(QRhi *rhi, std::string name, qint64 maxStorageBytes)
-    : m_rhi(rhi), m_name(std::move(name)), m_maxStorageBytes(maxStorageBytes)
+RhiForward::RhiForward(QRhi *rhi, std::string name, qint64 maxStorageBytes, VulkanReadback *vkReadback)
+    : m_rhi(rhi), m_vkReadback(vkReadback), m_name(std::move(name)), m_maxStorageBytes(maxStorageBytes)
 {
 }
 
@@ -788,16 +789,28 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
 
     Reads reads;
     planReads(arch, in, f, firstPredicted, reads);
-    QRhiResourceUpdateBatch *rb = m_rhi->nextResourceUpdateBatch();
-    for (Read &r : reads.all)
-        rb->readBackBuffer(r.buf, int(r.offset), int(r.bytes), &r.result);
+    // Vulkan: copies into persistent host-visible buffers at the end of the last pass; elsewhere QRhi's
+    std::vector<ReadItem> items;
+    for (const Read &r : reads.all)
+        items.push_back({r.buf, r.offset, r.bytes, nullptr});
+    const bool native = m_vkReadback && m_vkReadback->prepare(items);
+    QRhiResourceUpdateBatch *rb = nullptr;
+    if (!native) {
+        rb = m_rhi->nextResourceUpdateBatch();
+        for (Read &r : reads.all)
+            rb->readBackBuffer(r.buf, int(r.offset), int(r.bytes), &r.result);
+    }
     for (size_t k = 0; k < m_dispatches.size(); ++k) {
         const Dispatch &dsp = m_dispatches[k];
-        cb->beginComputePass(k == 0 ? f.batch : nullptr);
+        const bool last = k + 1 == m_dispatches.size();
+        cb->beginComputePass(k == 0 ? f.batch : nullptr,
+                             last && native ? QRhiCommandBuffer::ExternalContent : QRhiCommandBuffer::BeginPassFlags());
         cb->setComputePipeline(dsp.pipe);
         cb->setShaderResources(dsp.srb);
         cb->dispatch(dsp.x, dsp.y, dsp.z);
-        cb->endComputePass(k + 1 == m_dispatches.size() ? rb : nullptr);
+        if (last && native)
+            m_vkReadback->record(cb, items);
+        cb->endComputePass(last ? rb : nullptr);
     }
     const auto tFrame = clock::now();
     fr = m_rhi->endOffscreenFrame();
@@ -807,6 +820,9 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
         return Status::error(StatusCode::BackendFailed, m_name + (fr == QRhi::FrameOpDeviceLost || m_rhi->isDeviceLost()
                                                                       ? ": device lost"
                                                                       : ": the frame failed"));
+    if (native) // the mapped copies, where fillTrace reads them
+        for (size_t k = 0; k < reads.all.size(); ++k)
+            reads.all[k].result.data = QByteArray(static_cast<const char *>(m_vkReadback->mapped(k)), int(reads.all[k].bytes));
     for (const Read &r : reads.all)
         if (r.result.data.size() != r.bytes)
             return Status::error(StatusCode::BackendFailed, m_name + ": a readback came back incomplete");

@@ -20,9 +20,12 @@
 
 namespace attnviz {
 
+struct VulkanReadback;
+
 class RhiForward {
 public:
-    RhiForward(QRhi *rhi, std::string name, qint64 maxStorageBytes);
+    // `vkReadback` (Vulkan: persistent readback buffers, owned by RhiAttention; null elsewhere).
+    RhiForward(QRhi *rhi, std::string name, qint64 maxStorageBytes, VulkanReadback *vkReadback);
     ~RhiForward();
     RhiForward(const RhiForward &) = delete;
     RhiForward &operator=(const RhiForward &) = delete;
@@ -162,6 +165,7 @@ private:
               int y, int z, QRhiResourceUpdateBatch *batch);
 
     QRhi *m_rhi;
+    VulkanReadback *m_vkReadback;
     std::string m_name;
     qint64 m_maxStorageBytes;
     qint64 m_capBytes = 0;
