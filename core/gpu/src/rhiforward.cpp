@@ -517,22 +517,7 @@ void RhiForward::prepareHost(const Architecture &arch, const ModelWeights<float>
         if (arch.localRope)
             rotaryRows(arch.ropeLocal, p, t, host.cosL, host.sinL);
     }
-    BoolMat custom;
-    for (const auto &cell : in.maskedCells) {
-        if (cell.first < 0 || cell.first >= t || cell.second < 0 || cell.second >= t)
-            continue;
-        if (!custom.size())
-            custom = BoolMat::Zero(t, t);
-        custom(cell.first, cell.second) = 1;
-    }
-    std::vector<uint8_t> padding;
-    for (int j : in.paddedKeys)
-        if (j >= 0 && j < t) {
-            padding.resize(size_t(t), 0);
-            padding[size_t(j)] = 1;
-        }
-    host.mask = effectiveMask(custom, arch.causal, padding, t, t);
-    host.userMask = custom.size() || !padding.empty();
+    host.mask = textMask(in, arch.causal, t, host.userMask);
     host.maskWords = (m_cap + 31) / 32;
     host.maskBits.clear();
     if (host.userMask || (!arch.causal && host.mask.size())) {
@@ -980,14 +965,7 @@ void RhiForward::fillTrace(const Architecture &arch, const ModelWeights<float> &
         s.degenerateRows.clear();
         // the layer's mask as the CPU forward records it: the user's cells and a sliding window, or
         // the causal mask for the views to hatch
-        const int window = arch.windowOf(int(l));
-        BoolMat layerMask = host.userMask || !causal ? host.mask : BoolMat();
-        if (window > 0 && window < t) {
-            if (!layerMask.size())
-                layerMask = host.mask;
-            for (int i = window; i < t; ++i)
-                layerMask.row(i).head(i - window + 1).setOnes();
-        }
+        const BoolMat layerMask = attnviz::layerMask(arch, host.mask, host.userMask, int(l), t);
         s.fullyMaskedRows.clear();
         if (layerMask.size())
             for (int i = 0; i < t; ++i)

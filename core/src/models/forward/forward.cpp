@@ -828,6 +828,39 @@ void maskedPredictions(const Architecture &arch, const ModelWeights<T> &w, const
         pr.masked.push_back({at[i], topProbs(scan, int(i))});
 }
 
+BoolMat textMask(const ForwardInput &in, bool causal, int t, bool &userMask)
+{
+    BoolMat custom;
+    for (const auto &cell : in.maskedCells) {
+        if (cell.first < 0 || cell.first >= t || cell.second < 0 || cell.second >= t)
+            continue;
+        if (!custom.size())
+            custom = BoolMat::Zero(t, t);
+        custom(cell.first, cell.second) = 1;
+    }
+    std::vector<uint8_t> padding;
+    for (int j : in.paddedKeys)
+        if (j >= 0 && j < t) {
+            padding.resize(size_t(t), 0);
+            padding[size_t(j)] = 1;
+        }
+    userMask = custom.size() || !padding.empty();
+    return effectiveMask(custom, causal, padding, t, t);
+}
+
+BoolMat layerMask(const Architecture &arch, const BoolMat &mask, bool userMask, int layer, int t)
+{
+    const int window = arch.windowOf(layer);
+    BoolMat m = userMask || !arch.causal ? mask : BoolMat();
+    if (window > 0 && window < t) {
+        if (!m.size())
+            m = mask;
+        for (int i = window; i < t; ++i)
+            m.row(i).head(i - window + 1).setOnes();
+    }
+    return m;
+}
+
 // cos and sin of rows [p, t) for one rotary parameter set (row-major, dims / 2 a row), times
 // Hugging Face's attention scaling as its rotary embedding multiplies them.
 template <typename T>
@@ -861,22 +894,8 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         if (id < 0 || id >= w.tokens.rows())
             return Status::error(StatusCode::InvalidInput, "ids: " + std::to_string(id) + " is not in the vocabulary (0.." +
                                                                std::to_string(w.tokens.rows() - 1) + ")");
-    BoolMat custom;
-    for (const auto &cell : in.maskedCells) {
-        if (cell.first < 0 || cell.first >= t || cell.second < 0 || cell.second >= t)
-            continue;
-        if (!custom.size())
-            custom = BoolMat::Zero(t, t);
-        custom(cell.first, cell.second) = 1;
-    }
-    std::vector<uint8_t> padding;
-    for (int j : in.paddedKeys)
-        if (j >= 0 && j < t) {
-            padding.resize(size_t(t), 0);
-            padding[size_t(j)] = 1;
-        }
-    const BoolMat mask = effectiveMask(custom, causal, padding, t, t);
-    const bool userMask = custom.size() || !padding.empty();
+    bool userMask = false;
+    const BoolMat mask = textMask(in, causal, int(t), userMask);
     // A weight rule other than the softmax is computed by computeAttention, whole (attendByRule).
     const bool general = !arch.weightRule.softmax();
     if (general && (arch.kvHeads != arch.heads || arch.qkNorm || arch.positions == PositionKind::Rotary ||
@@ -947,13 +966,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             lt.attentionIn.middleRows(p, n) = x.middleRows(p, n);
         // this layer's mask: the user's cells and a sliding window narrower than the text
         const int window = arch.windowOf(int(l));
-        BoolMat layerMask = userMask || !causal ? mask : BoolMat();
-        if (window > 0 && window < t) {
-            if (!layerMask.size())
-                layerMask = mask;
-            for (int i = window; i < t; ++i)
-                layerMask.row(i).head(i - window + 1).setOnes();
-        }
+        const BoolMat layerMask = attnviz::layerMask(arch, mask, userMask, int(l), t);
         AttentionSpec<T> A;
         A.heads = arch.heads;
         A.kvHeads = arch.kvHeads;

@@ -164,6 +164,14 @@ template <typename T>
 void predictNext(const Architecture &arch, const ModelWeights<T> &weights, const Mat<T> &final,
                  const std::vector<int> &ids, const std::vector<int> &positions, int topK, std::vector<NextTokens> &out);
 
+// A text's mask from in.maskedCells and in.paddedKeys (out-of-range ones ignored), with causality:
+// effectiveMask's; `userMask` says whether the user masked anything.
+BoolMat textMask(const ForwardInput &in, bool causal, int t, bool &userMask);
+// Layer `layer`'s mask as the forward uses and records it: the text's mask where the user masked
+// something or the model is not causal (else empty: causality alone), and a sliding window narrower
+// than the text (key j seen by query i when i - w < j <= i).
+BoolMat layerMask(const Architecture &arch, const BoolMat &mask, bool userMask, int layer, int t);
+
 // cos and sin of positions [p, t) for one rotary parameter set (row-major, dims / 2 a row), times the
 // attention scaling Hugging Face's rotary embedding multiplies them by (the devices' rotary pass).
 template <typename T>
