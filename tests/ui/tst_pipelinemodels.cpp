@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The pipeline on checkpoints with grouped-query heads and rotary positions (llama-tiny: 4 heads on 2
 // key/value heads, llama3 RoPE; qwen3-tiny: the same with q/k RMSNorm and d_head 6): Q and K as
-// projected, the rotated Q and K after them, K and V named and captioned once per key/value group;
-// GPT-2's stages as they were. The stage list, names, captions and plotted cells are read back.
+// projected, the rotated Q and K after them, K and V named and captioned once per key/value group,
+// the gated MLP's stages after the attention's (tst_mlpgate checks their cells); GPT-2's stages as
+// they were. The stage list, names, captions and plotted cells are read back.
 // Also the layers × heads role grid's head names: the key/value head each query head reads.
 #include "live/livesession.h"
 #include "testsupport.h"
@@ -66,7 +67,8 @@ private slots:
         view.setSelection(layer, head, 0);
         QCOMPARE(kinds(view), (QVector<Kind>{Kind::Input, Kind::Q, Kind::K, Kind::V, Kind::QRotated, Kind::KRotated,
                                              Kind::RawScores, Kind::Scaled, Kind::Masked, Kind::Weights, Kind::Context,
-                                             Kind::Concat, Kind::Output}));
+                                             Kind::Concat, Kind::Output, Kind::MlpGate, Kind::MlpActivated,
+                                             Kind::MlpUp, Kind::MlpProduct}));
         const AttentionResult<float> &att = s->trace->layers[size_t(layer)].attention;
         const SequenceResult<float> &r = att.batch.front();
         const int dh = att.dHead, kv = head / 2; // 4 query heads on 2 key/value heads

@@ -309,6 +309,7 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         tr.maskedCells.assign(req.customMask.begin(), req.customMask.end());
     tr.maxTokens = req.maxTokens;
     tr.cancel = req.cancel;
+    tr.keepMlp = req.keepMlp;
     // A causal model's LM head runs at the last position only (the predictions dock's list): a
     // hovered position is computed by the dock itself (Model::nextTokens on the snapshot's trace),
     // not at every position of every text (a third of GPT-2 small's work at 128 tokens).
@@ -331,7 +332,7 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     int budgetTokens = 0;
     if (req.model) {
         const ModelInfo info = req.model->info();
-        budgetTokens = tokensWithin(info, traceBudget, sizeof(float), tr.keepScores);
+        budgetTokens = tokensWithin(info, traceBudget, sizeof(float), tr.keepScores, 0, tr.keepMlp);
         if (budgetTokens < 1)
             budgetTokens = 1;
         if (info.maxPositions <= 0 || budgetTokens < info.maxPositions)

@@ -83,7 +83,17 @@ void LiveSession::setTable(std::shared_ptr<const EmbeddingTable> table)
 void LiveSession::setModel(std::shared_ptr<Model> model)
 {
     m_model = std::move(model);
+    m_gatedModel = m_model && m_model->info().architecture.gatedMlp;
     schedule();
+}
+
+void LiveSession::setKeepMlp(bool keep)
+{
+    if (keep == m_keepMlp)
+        return;
+    m_keepMlp = keep;
+    if (keep && m_gatedModel && !m_postedKeepMlp)
+        schedule();
 }
 
 void LiveSession::togglePadding(int keyIndex)
@@ -202,6 +212,8 @@ void LiveSession::post()
     r.paddedKeys = m_padded;
     r.customMask = m_custom;
     r.model = m_model;
+    r.keepMlp = m_keepMlp && m_gatedModel;
+    m_postedKeepMlp = r.keepMlp;
     m_busy = true;
     if (!m_busyDelay.isActive())
         m_busyDelay.start();

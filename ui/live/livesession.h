@@ -41,6 +41,11 @@ public:
     // Replaces the compute backend (CPU today; the GPU backend plugs in here).
     void setBackend(std::unique_ptr<Backend> backend);
     void setDebounceMs(int ms) { m_debounce.setInterval(ms); }
+    // Whether a view needs a gated MLP's two products (ComputeRequest::keepMlp). Turned on for a
+    // model with a gated MLP whose last request did not keep them, it recomputes; turned off, the
+    // next request leaves them out (nothing is recomputed to drop them).
+    void setKeepMlp(bool keep);
+    bool keepMlp() const { return m_keepMlp; }
 
     void togglePadding(int keyIndex);
     void toggleCustomCell(int query, int key);
@@ -92,6 +97,9 @@ private:
     ComputeSettings m_settings;
     std::shared_ptr<const EmbeddingTable> m_table;
     std::shared_ptr<Model> m_model;
+    bool m_gatedModel = false;  // m_model has a gated MLP (its architecture, read when it is set)
+    bool m_keepMlp = false;     // a view needs the gated MLP's products
+    bool m_postedKeepMlp = false; // the last request posted asked for them
     std::set<int> m_padded;
     std::set<std::pair<int, int>> m_custom;
     int m_head = 0, m_query = 0;

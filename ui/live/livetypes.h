@@ -69,6 +69,9 @@ struct ComputeRequest {
     // A model of its own (a folder read by File > Open model): traced as it is, and `settings` only
     // label it. Null: the word-vector layer or stack that `settings` and `table` describe.
     std::shared_ptr<Model> model;
+    // A model's gated MLP: keep its two products, gate and up (TraceRequest::keepMlp), for a view
+    // that shows them; the trace then holds 2 × tokens × d_ff more numbers a layer.
+    bool keepMlp = false;
     // Set by the compute worker when a newer request arrives: a model's trace stops between layers
     // (Status Cancelled) and the snapshot is dropped, so a keystroke never waits for a stale trace.
     const std::atomic<bool> *cancel = nullptr;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace attnviz::ui {
 
@@ -73,6 +74,34 @@ QString turnWords(const ComputeSnapshot &s)
     return tr("rotary positions");
 }
 
+// The norm before a pre-norm block's MLP, as the formulas name it.
+QString mlpNormName(const ComputeSnapshot &s)
+{
+    return s.modelInfo.architecture.norm == NormKind::LayerNorm ? QStringLiteral("LN₂") : QStringLiteral("RMSNorm₂");
+}
+
+// The gate's activation as a name ("SiLU") and as the stage titles write it applied to G.
+QString activationName(Activation a)
+{
+    switch (a) {
+    case Activation::Silu: return QStringLiteral("SiLU");
+    case Activation::GeluTanh: return QStringLiteral("GELU");
+    case Activation::GeluErf: return QStringLiteral("GELU");
+    case Activation::Relu: return QStringLiteral("ReLU");
+    }
+    return QString();
+}
+QString activationFormula(Activation a)
+{
+    switch (a) {
+    case Activation::Silu: return QStringLiteral("SiLU(G) = G·σ(G)");
+    case Activation::GeluTanh: return QStringLiteral("GELU_tanh(G)");
+    case Activation::GeluErf: return QStringLiteral("GELU(G)");
+    case Activation::Relu: return QStringLiteral("max(G, 0)");
+    }
+    return QString();
+}
+
 // One stage's content being made: the context unpacked into the names every stage function uses.
 // A stage's function is a member: it sets st (name, title, caption, matrix, labels).
 struct StageFill {
@@ -124,6 +153,7 @@ struct StageFill {
     void context();
     void concat();
     void output();
+    void mlp(); // the gated MLP's four stages
 };
 
 // The arithmetic behind one clicked cell (i, j) of a stage, written into `out` as HTML paragraphs:
@@ -201,6 +231,7 @@ struct Explanation {
     void context();
     void concat();
     void output();
+    void mlp(); // the gated MLP's four stages
 };
 
 // ---- each stage's matrix, title and caption ------------------------------------------------
@@ -487,6 +518,95 @@ void StageFill::output()
                               : tr("The output projection mixes the heads back into d_out = %1 numbers per token.")
                                     .arg(s->seq(layer).output.cols());
     }
+}
+
+void StageFill::mlp()
+{
+    const Architecture *arch = model ? &s->modelInfo.architecture : nullptr;
+    const QString act = arch ? activationName(arch->activation) : QStringLiteral("act");
+    switch (kind) {
+    case Kind::MlpGate: st.name = tr("MLP gate"); break;
+    case Kind::MlpActivated: st.name = tr("Gate after %1").arg(act); break;
+    case Kind::MlpUp: st.name = tr("MLP up"); break;
+    default: st.name = tr("Gate times up"); break;
+    }
+    st.yAxis = tr("token");
+    st.xAxis = tr("neuron");
+    st.cols = cx.neuronLabels;
+    const LayerTrace<float> *lt = arch ? &s->layer(layer) : nullptr;
+    const std::vector<int> *neurons = cx.neurons;
+    const bool kept = lt && lt->mlpPre.size() && neurons && !neurons->empty();
+    const int dff = kept ? int(lt->mlpPre.cols()) : arch ? arch->dFeedForward : 0;
+    const int shown = kept ? int(neurons->size()) : 0;
+    if (arch) {
+        const QString x = mlpNormName(*s) + QStringLiteral("(X′)");
+        const QString bias = arch->mlpBias ? QStringLiteral(" + b_%1") : QString();
+        QString f;
+        switch (kind) {
+        case Kind::MlpGate: f = QStringLiteral("G = %1·W_gateᵀ%2").arg(x, bias.arg(QStringLiteral("gate"))); break;
+        case Kind::MlpActivated: f = QStringLiteral("A = ") + activationFormula(arch->activation); break;
+        case Kind::MlpUp: f = QStringLiteral("U = %1·W_upᵀ%2").arg(x, bias.arg(QStringLiteral("up"))); break;
+        default: f = QStringLiteral("H = %1(G) ⊙ U").arg(arch->activation == Activation::Relu ? QStringLiteral("ReLU") : act); break;
+        }
+        st.title = f + QStringLiteral("   ") + shape(s->tq(), dff);
+        if (kept && shown < dff)
+            st.title += tr("  (%1 of %2 neurons shown)").arg(shown).arg(dff);
+    }
+    switch (kind) {
+    case Kind::MlpGate:
+        st.caption = tr("The MLP's gate: each token's stream after attention, normalized, times W_gate: one number "
+                        "per neuron.");
+        if (kept)
+            st.caption += shown < dff ? tr(" Shown: the %1 most active of %L2 neurons over this text, strongest first "
+                                           "(the same ones in the next three stages).")
+                                            .arg(shown)
+                                            .arg(dff)
+                                      : tr(" All %1 neurons are shown.").arg(dff);
+        break;
+    case Kind::MlpActivated:
+        st.caption = arch && arch->activation == Activation::Relu
+            ? tr("The gate through ReLU: 0 for a negative gate, the gate itself otherwise.")
+            : tr("The gate through %1: about 0 for a negative gate, about the gate itself for a large one, so it "
+                 "opens or shuts each neuron for each token.")
+                  .arg(arch && arch->activation == Activation::GeluTanh ? tr("GELU (tanh approximation)") : act);
+        break;
+    case Kind::MlpUp:
+        st.caption = tr("The MLP's up projection: the same normalized row times W_up. The activated gate scales it, "
+                        "cell by cell.");
+        break;
+    default:
+        st.caption = arch ? tr("What each neuron passes on: the activated gate times up, cell by cell. W_down maps a "
+                               "token's %L1 numbers back to d_model = %2, added to the residual stream.")
+                                .arg(dff)
+                                .arg(arch->dModel)
+                          : tr("What each neuron passes on: the activated gate times up, cell by cell.");
+        break;
+    }
+    if (!ok)
+        return;
+    if (!kept) {
+        st.message = tr("This trace kept no MLP products: the window asks for them while the Pipeline tab is "
+                        "shown, and the next trace brings them.");
+        return;
+    }
+    const int t = std::min(s->tq(), int(lt->mlpPre.rows()));
+    st.owned.resize(t, shown);
+    const Activation a = arch->activation;
+    for (int c = 0; c < shown; ++c) {
+        const int n = (*neurons)[size_t(c)];
+        for (int r = 0; r < t; ++r) {
+            const double g = lt->mlpPre(r, n), u = lt->mlpPreLinear(r, n);
+            double v = g;
+            switch (kind) {
+            case Kind::MlpGate: v = g; break;
+            case Kind::MlpActivated: v = mlpActivation(a, g); break;
+            case Kind::MlpUp: v = u; break;
+            default: v = mlpActivation(a, g) * u; break;
+            }
+            st.owned(r, c) = float(v);
+        }
+    }
+    st.matrix = &st.owned;
 }
 
 // ---- each stage's explanation of a clicked cell ---------------------------------------------
@@ -793,6 +913,104 @@ void Explanation::v()
 }
 
 
+void Explanation::mlp()
+{
+    const LayerTrace<float> &lt = s.layer(layer);
+    const Architecture &a = s.modelInfo.architecture;
+    const int n = cx.neurons && j < int(cx.neurons->size()) ? (*cx.neurons)[size_t(j)] : j;
+    const double g = lt.mlpPre(i, n), u = lt.mlpPreLinear(i, n);
+    const double act = mlpActivation(a.activation, g), hv = act * u;
+    const QString name = activationName(a.activation);
+    const QString where = QStringLiteral("token %1 “%2”, neuron %3").arg(i).arg(qTok).arg(n);
+    const QString x = QStringLiteral("x_%1 is row %1 of the residual stream after this layer's attention, "
+                                     "normalized (%2), %3 numbers")
+                          .arg(i)
+                          .arg(mlpNormName(s))
+                          .arg(a.dModel);
+    // act(g) with its arithmetic
+    auto activation = [&] {
+        switch (a.activation) {
+        case Activation::Silu:
+            mono(QStringLiteral("SiLU(g) = g / (1 + e^(−g)) = %1 / (1 + %2) = <b>%3</b>")
+                     .arg(num(g), num(std::exp(-g)), num(act)));
+            break;
+        case Activation::GeluTanh: {
+            const double inner = std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g);
+            mono(QStringLiteral("GELU_tanh(g) = 0.5·g·(1 + tanh(√(2/π)·(g + 0.044715·g³)))"));
+            mono(QStringLiteral("= 0.5 × %1 × (1 + tanh(%2)) = 0.5 × %1 × %3 = <b>%4</b>")
+                     .arg(num(g), num(inner), num(1.0 + std::tanh(inner)), num(act)));
+            break;
+        }
+        case Activation::GeluErf:
+            mono(QStringLiteral("GELU(g) = 0.5·g·(1 + erf(g/√2)) = 0.5 × %1 × %2 = <b>%3</b>")
+                     .arg(num(g), num(1.0 + std::erf(g / std::sqrt(2.0))), num(act)));
+            break;
+        case Activation::Relu: mono(QStringLiteral("ReLU(g) = max(g, 0) = <b>%1</b>").arg(num(act))); break;
+        }
+    };
+    switch (kind) {
+    case Kind::MlpGate:
+        line(QStringLiteral("<b>G[%1, %2]</b> = %3: %4").arg(i).arg(n).arg(num(g)).arg(where));
+        line(QStringLiteral("G[%1, %2] = x_%1 · row %2 of W_gate%3; %4. The trace keeps the product (TransformerLens' "
+                            "hook_pre); W_gate is the model's (%5 rows of %6).")
+                 .arg(i).arg(n)
+                 .arg(a.mlpBias ? QStringLiteral(" + b_gate[%1]").arg(n) : QString())
+                 .arg(x)
+                 .arg(lt.mlpPre.cols())
+                 .arg(a.dModel));
+        line(QStringLiteral("It opens or shuts the neuron: %1(g), then times U[%2, %3] = %4:").arg(name).arg(i).arg(n).arg(num(u)));
+        activation();
+        mono(QStringLiteral("H[%1, %2] = %3 × %4 = <b>%5</b>").arg(i).arg(n).arg(num(act), num(u), num(hv)));
+        break;
+    case Kind::MlpActivated:
+        line(QStringLiteral("<b>%1(G)[%2, %3]</b> = %4: %5").arg(name).arg(i).arg(n).arg(num(act)).arg(where));
+        line(QStringLiteral("The gate G[%1, %2] = g = %3 through %4:").arg(i).arg(n).arg(num(g)).arg(name));
+        activation();
+        line(QStringLiteral("It scales U[%1, %2] = %3:").arg(i).arg(n).arg(num(u)));
+        mono(QStringLiteral("H[%1, %2] = %3 × %4 = <b>%5</b>").arg(i).arg(n).arg(num(act), num(u), num(hv)));
+        break;
+    case Kind::MlpUp:
+        line(QStringLiteral("<b>U[%1, %2]</b> = %3: %4").arg(i).arg(n).arg(num(u)).arg(where));
+        line(QStringLiteral("U[%1, %2] = x_%1 · row %2 of W_up%3; %4. The trace keeps the product (TransformerLens' "
+                            "hook_pre_linear).")
+                 .arg(i).arg(n)
+                 .arg(a.mlpBias ? QStringLiteral(" + b_up[%1]").arg(n) : QString())
+                 .arg(x));
+        line(QStringLiteral("The activated gate %1(G[%2, %3]) = %4 scales it:").arg(name).arg(i).arg(n).arg(num(act)));
+        mono(QStringLiteral("H[%1, %2] = %3 × %4 = <b>%5</b>").arg(i).arg(n).arg(num(act), num(u), num(hv)));
+        break;
+    default:
+        line(QStringLiteral("<b>H[%1, %2]</b> = %3: %4").arg(i).arg(n).arg(num(hv)).arg(where));
+        line(QStringLiteral("H = %1(G) ⊙ U: the gate G[%2, %3] = g = %4 through %1,").arg(name).arg(i).arg(n).arg(num(g)));
+        activation();
+        line(QStringLiteral("times the up projection U[%1, %2] = %3:").arg(i).arg(n).arg(num(u)));
+        mono(QStringLiteral("%1 × %2 = <b>%3</b>").arg(num(act), num(u), num(hv)));
+        line(QStringLiteral("Row %1 of H (%2 numbers) times W_downᵀ is the MLP's output for this token, added to the "
+                            "residual stream.")
+                 .arg(i)
+                 .arg(lt.mlpPre.cols()));
+        break;
+    }
+    // the neuron over the whole text: where it fires most
+    double peak = 0;
+    int at = 0;
+    for (int r = 0; r < lt.mlpPre.rows(); ++r) {
+        const double v = std::abs(mlpActivation(a.activation, lt.mlpPre(r, n)) * lt.mlpPreLinear(r, n));
+        if (v > peak) {
+            peak = v;
+            at = r;
+        }
+    }
+    const bool ranked = cx.neurons && int(cx.neurons->size()) < lt.mlpPre.cols();
+    line(QStringLiteral("Neuron %1%2 fires most at token %3 “%4”: |H| = %5.")
+             .arg(n)
+             .arg(ranked ? QStringLiteral(", number %1 of the %2 most active over this text,").arg(j + 1).arg(cx.neurons->size())
+                         : QString())
+             .arg(at)
+             .arg(esc(queryLabels->value(at)))
+             .arg(num(peak)));
+}
+
 // ---- where a clicked cell came from and what it feeds ----------------------------------------
 
 void relatedInput(const StageContext &cx, Kind, int row, int, StageMarks &m)
@@ -861,13 +1079,45 @@ void relatedConcat(const StageContext &cx, Kind, int row, int col, StageMarks &m
         m.cell(Kind::Context, row, col - cx.head * dh);
     m.rows(Kind::Output, row, row);
 }
-void relatedOutput(const StageContext &, Kind, int row, int, StageMarks &m) { m.rows(Kind::Concat, row, row); }
+void relatedOutput(const StageContext &, Kind, int row, int, StageMarks &m)
+{
+    m.rows(Kind::Concat, row, row);
+    m.rows(Kind::MlpGate, row, row); // added to the stream, normalized, it is what the MLP reads
+    m.rows(Kind::MlpUp, row, row);
+}
+// a cell of the MLP: the same token and neuron in the stages it comes from or feeds; the gate and up
+// read the stream the attention's output row was added to
+void relatedMlp(const StageContext &, Kind kind, int row, int col, StageMarks &m)
+{
+    switch (kind) {
+    case Kind::MlpGate:
+        m.rows(Kind::Output, row, row);
+        m.cell(Kind::MlpActivated, row, col);
+        m.cell(Kind::MlpProduct, row, col);
+        break;
+    case Kind::MlpActivated:
+        m.cell(Kind::MlpGate, row, col);
+        m.cell(Kind::MlpProduct, row, col);
+        break;
+    case Kind::MlpUp:
+        m.rows(Kind::Output, row, row);
+        m.cell(Kind::MlpProduct, row, col);
+        break;
+    default:
+        for (Kind o : {Kind::MlpGate, Kind::MlpActivated, Kind::MlpUp})
+            m.cell(o, row, col);
+        break;
+    }
+}
 
 // ---- the table -------------------------------------------------------------------------------
 
 bool crossAttention(const ComputeSnapshot &s, int) { return s.cross; }
 // q and k turned by rotary positions (or normalized per head) after the projection
 bool turnedQK(const ComputeSnapshot &s, int layer) { return s.seq(layer).qPre.size() != 0; }
+// a model whose MLP is gated (SwiGLU, GeGLU): its stages are listed whether or not the trace kept the
+// products (a trace that did not says so in their place)
+bool gatedMlp(const ComputeSnapshot &s, int) { return s.fromModel() && s.modelInfo.architecture.gatedMlp; }
 
 // One row per stage, in the order the view shows them.
 struct StageSpec {
@@ -892,6 +1142,10 @@ const StageSpec kStageSpecs[] = {
     {Kind::Context, nullptr, &StageFill::context, &Explanation::context, relatedContext},
     {Kind::Concat, nullptr, &StageFill::concat, &Explanation::concat, relatedConcat},
     {Kind::Output, nullptr, &StageFill::output, &Explanation::output, relatedOutput},
+    {Kind::MlpGate, gatedMlp, &StageFill::mlp, &Explanation::mlp, relatedMlp},
+    {Kind::MlpActivated, gatedMlp, &StageFill::mlp, &Explanation::mlp, relatedMlp},
+    {Kind::MlpUp, gatedMlp, &StageFill::mlp, &Explanation::mlp, relatedMlp},
+    {Kind::MlpProduct, gatedMlp, &StageFill::mlp, &Explanation::mlp, relatedMlp},
 };
 
 const StageSpec *specOf(Kind kind)
@@ -937,6 +1191,44 @@ void markRelated(const StageContext &cx, StageKind kind, int row, int col, Stage
     marks.cell(kind, row, col);
     if (const StageSpec *spec = specOf(kind))
         spec->related(cx, kind, row, col, marks);
+}
+
+double mlpActivation(Activation a, double g)
+{
+    switch (a) {
+    case Activation::Silu: return g / (1.0 + std::exp(-g));
+    case Activation::GeluTanh: return 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)));
+    case Activation::GeluErf: return 0.5 * g * (1.0 + std::erf(g / std::sqrt(2.0)));
+    case Activation::Relu: return std::max(g, 0.0);
+    }
+    return g;
+}
+
+std::vector<int> strongestNeurons(const ComputeSnapshot &s, int layer, int n)
+{
+    if (!s.hasResult() || n <= 0)
+        return {};
+    const LayerTrace<float> &lt = s.layer(layer);
+    const Mat<float> &gate = lt.mlpPre, &up = lt.mlpPreLinear;
+    if (gate.size() == 0 || gate.rows() != up.rows() || gate.cols() != up.cols())
+        return {};
+    std::vector<int> all(size_t(gate.cols()));
+    std::iota(all.begin(), all.end(), 0);
+    if (int(all.size()) <= n)
+        return all;
+    const Activation a = s.modelInfo.architecture.activation;
+    std::vector<double> peak(all.size(), 0.0);
+    for (Eigen::Index c = 0; c < gate.cols(); ++c)
+        for (Eigen::Index r = 0; r < gate.rows(); ++r) {
+            const double v = std::abs(mlpActivation(a, gate(r, c)) * up(r, c));
+            if (v > peak[size_t(c)]) // NaN never wins
+                peak[size_t(c)] = v;
+        }
+    std::partial_sort(all.begin(), all.begin() + n, all.end(), [&](int x, int y) {
+        return peak[size_t(x)] != peak[size_t(y)] ? peak[size_t(x)] > peak[size_t(y)] : x < y;
+    });
+    all.resize(size_t(n));
+    return all;
 }
 
 ComputeSettings effectiveSettings(const ComputeSnapshot &s)

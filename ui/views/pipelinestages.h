@@ -22,6 +22,10 @@ struct StageContext {
     const Mat<float> *raw = nullptr, *scaled = nullptr, *masked = nullptr;
     bool scoresDerived = false;
     const QStringList *queryLabels = nullptr, *keyLabels = nullptr;
+    // the MLP stages' columns: the neurons shown (indices into d_ff) and their labels; empty when
+    // the trace kept no MLP products
+    const std::vector<int> *neurons = nullptr;
+    const QStringList *neuronLabels = nullptr;
     QString monoFamily; // the explanation's fixed-width font, for its sums
 };
 
@@ -57,6 +61,14 @@ void fillStageContent(const StageContext &cx, StageContent &st);
 QString explainStageCell(const StageContext &cx, StageKind kind, int row, int col);
 // Marks the clicked cell and the rows, columns and cells of the other stages it came from or feeds.
 void markRelated(const StageContext &cx, StageKind kind, int row, int col, StageMarks &marks);
+
+// A gated MLP's activation of one gate value, as the forward computes it (SiLU, GELU with tanh or erf,
+// ReLU): the core applies it inside its forward and exports no function for one number.
+double mlpActivation(Activation a, double g);
+// The `n` neurons of `layer`'s gated MLP most active over the text (largest |act(gate) · up| of any
+// token), strongest first; every neuron, in order, when there are at most `n`; empty when the trace
+// kept no MLP products.
+std::vector<int> strongestNeurons(const ComputeSnapshot &s, int layer, int n);
 
 // The attention settings a trace was computed with: the controls' for the word-vector models; a
 // model folder's own arithmetic (softmax of q·k/√d_head, causal for GPT-2, padding as clicked).

@@ -564,11 +564,17 @@ void PipelineView::rebuild()
     m_scaled.resize(0, 0);
     m_masked.resize(0, 0);
     m_scoresDerived = false;
+    m_neurons.clear();
+    m_neuronLabels.clear();
     const SnapshotPtr &s = m_shown;
     const bool ok = s && s->hasResult();
     if (ok) {
         m_queryLabels = s->queryLabels;
         m_keyLabels = s->keyLabels;
+        // the gated MLP's stages: the same neurons in all four, the most active over the text
+        m_neurons = strongestNeurons(*s, m_layer, kMaxShownNeurons);
+        for (int n : m_neurons)
+            m_neuronLabels << QString::number(n);
         const SequenceResult<float> &r = s->seq(m_layer);
         const int h = shownHead(), dh = s->attention(m_layer).dHead;
         m_scale = s->attention(m_layer).scale;
@@ -630,6 +636,8 @@ StageContext PipelineView::context() const
     cx.scoresDerived = m_scoresDerived;
     cx.queryLabels = &m_queryLabels;
     cx.keyLabels = &m_keyLabels;
+    cx.neurons = &m_neurons;
+    cx.neuronLabels = &m_neuronLabels;
     cx.monoFamily = explanationMono().family();
     return cx;
 }
@@ -801,6 +809,26 @@ void PipelineView::applyReveal()
     m_prev->setEnabled(m_current != 0 && n > 1);
     m_next->setEnabled(m_current >= 0);
     m_all->setEnabled(m_current >= 0);
+}
+
+TraceNeeds PipelineView::traceNeeds() const
+{
+    // the MLP stages draw a gated MLP's products (the session asks for them only for such a model)
+    TraceNeeds needs;
+    needs.mlp = isVisible();
+    return needs;
+}
+
+void PipelineView::showEvent(QShowEvent *e)
+{
+    DeferredView::showEvent(e);
+    emit traceNeedsChanged();
+}
+
+void PipelineView::hideEvent(QHideEvent *e)
+{
+    DeferredView::hideEvent(e);
+    emit traceNeedsChanged();
 }
 
 void PipelineView::keyPressEvent(QKeyEvent *e)

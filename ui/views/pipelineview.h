@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The step-by-step pipeline: X -> Q, K, V -> QKᵀ -> scaled -> masked -> weights -> ·V -> concatenated
-// heads -> W_o, one heatmap per stage with its formula, shape and caption. A click on a cell explains
-// how that number was computed; the stages can be revealed one at a time for teaching.
+// heads -> W_o (and a gated MLP's gate, activation, up and product), one heatmap per stage with its
+// formula, shape and caption. A click on a cell explains how that number was computed; the stages can
+// be revealed one at a time for teaching.
 #pragma once
 
 #include "views/deferredview.h"
@@ -13,6 +14,8 @@
 #include <QRect>
 #include <QString>
 #include <QVector>
+
+#include <vector>
 
 class QCustomPlot;
 class QLabel;
@@ -32,9 +35,12 @@ class PipelineView : public DeferredView {
 public:
     // What a stage shows. KeyInput exists only for cross-attention; QRotated and KRotated only for
     // models whose q and k are turned by rotary positions (or normalized per head) after the
-    // projection: Q and K then show them as projected, these two as the scores read them.
+    // projection: Q and K then show them as projected, these two as the scores read them. The four
+    // Mlp stages only for a model with a gated MLP (SwiGLU, GeGLU), after the attention's: the gate
+    // x·W_gateᵀ, its activation, the up projection x·W_upᵀ and the product the MLP passes on.
     enum class StageKind {
-        Input, KeyInput, Q, K, V, QRotated, KRotated, RawScores, Scaled, Masked, Weights, Context, Concat, Output
+        Input, KeyInput, Q, K, V, QRotated, KRotated, RawScores, Scaled, Masked, Weights, Context, Concat, Output,
+        MlpGate, MlpActivated, MlpUp, MlpProduct
     };
 
     // Beyond this many cells per side a stage is block-averaged (clicks still explain exact values).
@@ -45,6 +51,9 @@ public:
     // "… N dims" marker on the axis; clicks still explain every number.
     static constexpr int kMaxShownDims = 16;
     static constexpr qint64 kMaxDerivedCells = qint64(1024) * 1024;
+    // The MLP stages show this many of the d_ff neurons (columns): the most active over the text,
+    // strongest first, the same ones in all four stages; fewer neurons all show.
+    static constexpr int kMaxShownNeurons = kMaxShownDims;
 
     explicit PipelineView(QWidget *parent = nullptr);
     ~PipelineView() override;
@@ -72,6 +81,11 @@ public:
     bool stageRevealed(int stage) const;
     QCustomPlot *stagePlot(int stage) const;
     int shownHead() const; // the head the per-head stages show
+    // The neurons the MLP stages' columns are (column c shows neuron shownNeurons()[c]); empty
+    // without them.
+    const std::vector<int> &shownNeurons() const { return m_neurons; }
+    // While shown, a model with a gated MLP needs its products kept (the MLP stages draw them).
+    TraceNeeds traceNeeds() const override;
 
     // Explains how cell (row, col) of a stage was computed (what a click does) and highlights it
     // and the rows/columns it came from in the other stages. Returns false outside the stage.
@@ -99,6 +113,8 @@ signals:
 
 protected:
     void keyPressEvent(QKeyEvent *e) override;
+    void showEvent(QShowEvent *e) override; // the trace needs follow whether the view is shown
+    void hideEvent(QHideEvent *e) override;
     void changeEvent(QEvent *e) override; // the head note's colour follows the theme
     bool eventFilter(QObject *o, QEvent *e) override;
 
@@ -134,7 +150,8 @@ private:
     // derived per shown head (empty when not derived)
     Mat<float> m_raw, m_scaled, m_masked;
     bool m_scoresDerived = false;
-    QStringList m_queryLabels, m_keyLabels;
+    std::vector<int> m_neurons; // the MLP stages' columns: neuron indices, strongest first
+    QStringList m_queryLabels, m_keyLabels, m_neuronLabels;
     QVector<PipelineStage *> m_stages;
 
     QLabel *m_stepLabel = nullptr, *m_headNote = nullptr;

@@ -50,6 +50,7 @@ ViewRouter::ViewRouter(LiveSession *session, QTabWidget *tabs, QWidget *window)
         connect(v, &View::headSelected, session, &LiveSession::setSelectedHead);
         connect(v, &View::headDisplayRequested, session, &LiveSession::setHeadDisplay);
         connect(v, &View::headOpened, this, &ViewRouter::openHead);
+        connect(v, &View::traceNeedsChanged, this, &ViewRouter::updateTraceNeeds);
     }
     m_normAction = new QAction(translated(QT_TR_NOOP("&Norm-weighted attention ‖α·v·W_O‖")), this);
     m_normAction->setObjectName(QStringLiteral("normWeightedAction"));
@@ -65,6 +66,15 @@ void ViewRouter::setNormWeighted(bool on) { m_normAction->setChecked(on); }
 View *ViewRouter::view(const QString &id) const { return m_byId.value(id); }
 
 void ViewRouter::setDock(const QString &id, QDockWidget *dock) { m_docks.insert(id, dock); }
+
+void ViewRouter::updateTraceNeeds()
+{
+    // what any view needs now: the session asks the core for it, and stops asking when none does
+    bool mlp = false;
+    for (const View *v : m_order)
+        mlp = mlp || v->traceNeeds().mlp;
+    m_session->setKeepMlp(mlp);
+}
 
 void ViewRouter::openHead(int layer, int head)
 {

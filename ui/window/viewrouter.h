@@ -3,7 +3,8 @@
 // window's tab widget, and hands each snapshot, selection and head display to every view; lists a
 // view's tab (or shows its dock) while the view applies; routes what a view asks for (a query, a
 // head, a head opened on the weights) to the session. Views subscribe through the registry: the
-// window names none of them here. The norm-weighted switch lives here too: while it is on, the
+// window names none of them here. What the views need a trace to keep (View::traceNeeds) goes to
+// the session, which asks the core for it only while a view needs it. The norm-weighted switch lives here too: while it is on, the
 // attention views get the norm-weighted snapshot (views/normweighting.h) instead of the weights.
 #pragma once
 
@@ -64,6 +65,7 @@ signals:
 
 private:
     void openHead(int layer, int head);
+    void updateTraceNeeds();
 
     LiveSession *m_session;
     QTabWidget *m_tabs;
