@@ -4,7 +4,7 @@
 // trace's LayerTrace::mlpPre / mlpPreLinear and SiLU / GELU computed here, the neurons shown (the
 // most active over the text, strongest first), a click's arithmetic and outlines; GPT-2 without
 // them; in the window, the products asked of the core only while the Pipeline tab is shown, and a
-// session on the Pipeline tab brings them back. With ATTNVIZ_MLP_SHOTS=DIR it writes the window's
+// session on the Pipeline tab brings them back; the bundled attnviz-tiny 2 (d_ff 768). With ATTNVIZ_MLP_SHOTS=DIR it writes the window's
 // grabs (1400 × 900, and presentation mode at 1280 × 720) to DIR.
 #include "files/session.h"
 #include "live/livesession.h"
@@ -14,6 +14,8 @@
 #include "views/pipelineview.h"
 
 #include "../support/modelfolders.h"
+
+#include "bundledmodel.h"
 
 #include "attnviz/pretrained.h"
 
@@ -293,21 +295,6 @@ private slots:
                  QStringLiteral("mlp-gate"));
         QVERIFY(pipe->stageFigureTitle(pipe->indexOf(Kind::MlpGate)).startsWith(QStringLiteral("%1. MLP gate — ").arg(pipe->indexOf(Kind::MlpGate) + 1)));
 
-        // the window's grab with a product cell explained (README screenshot)
-        win.w.resize(1400, 900);
-        QVERIFY(pipe->focusCell(pipe->indexOf(Kind::MlpProduct), 5, 0));
-        QTest::qWait(200);
-        shoot(&win.w, QStringLiteral("pipeline-mlp-gate.png"));
-        // presentation mode on a 1280 × 720 screen
-        win.w.setPresentationMode(true);
-        win.w.setWindowState(Qt::WindowNoState);
-        win.w.setGeometry(QRect(0, 0, 1280, 720));
-        QTest::qWait(200);
-        QVERIFY(pipe->focusCell(pipe->indexOf(Kind::MlpProduct), 5, 0));
-        QTest::qWait(300);
-        shoot(&win.w, QStringLiteral("pipeline-mlp-gate-presentation-1280x720.png"));
-        win.w.setPresentationMode(false);
-        QTest::qWait(100);
 
         // another tab: asked no more, and the next trace leaves them out
         QVERIFY(win.w.showView(QStringLiteral("weights")));
@@ -324,6 +311,55 @@ private slots:
         QVERIFY(!s->modelInfo.architecture.gatedMlp);
         QCOMPARE(s->trace->layers.front().mlpPre.size(), Eigen::Index(0));
         QTRY_COMPARE(pipe->indexOf(Kind::MlpGate), -1);
+    }
+
+    // The bundled attnviz-tiny 2 (a Llama, d_ff 768): 16 of its neurons, legible, in the window and
+    // presenting on a 1280 × 720 screen (the grabs the README's screenshot comes from).
+    void bundledModelOnThePipeline()
+    {
+        PromptedWindow win;
+        QString error;
+        QVERIFY2(win.w.openModel(kBundledModelArg, &error), qPrintable(error));
+        QVERIFY(win.w.showView(QStringLiteral("pipeline")));
+        win.w.session()->setSelectedLayer(2);
+        const QString text = QStringLiteral("The cat sat on the mat. The cat sat on the mat.");
+        const quint64 before = shownGeneration(*win.w.session());
+        win.w.setSentence(text);
+        const SnapshotPtr s = waitForSnapshot(*win.w.session(), before, [&](const ComputeSnapshot &x) {
+            return x.sentence == text && x.hasResult() && x.trace->layers.front().mlpPre.size() > 0;
+        }, 30000);
+        QVERIFY(s);
+        PipelineView *pipe = win.w.pipelineView();
+        QTRY_COMPARE(int(pipe->shownNeurons().size()), 16);
+        const LayerTrace<float> &lt = s->trace->layers[2];
+        QCOMPARE(int(lt.mlpPre.cols()), 768);
+        const int i = 7, n = pipe->shownNeurons()[4];
+        QTRY_COMPARE(plotted(*pipe, Kind::MlpGate, i, 4), double(lt.mlpPre(i, n)));
+        QVERIFY(near(plotted(*pipe, Kind::MlpProduct, i, 4), silu(lt.mlpPre(i, n)) * lt.mlpPreLinear(i, n)));
+        QVERIFY(pipe->stageTitle(pipe->indexOf(Kind::MlpGate)).endsWith(QStringLiteral("(16 of 768 neurons shown)")));
+
+        win.w.resize(1600, 1000);
+        QTest::qWait(100);
+        QVERIFY(pipe->focusCell(pipe->indexOf(Kind::MlpGate), i, 4));
+        QTest::qWait(300);
+        // every neuron labelled by its index, no position in front of it
+        QCustomPlot *plot = pipe->stagePlot(pipe->indexOf(Kind::MlpGate));
+        settlePlot(plot);
+        const QMap<double, QString> ticks = qSharedPointerDynamicCast<QCPAxisTickerText>(plot->xAxis->ticker())->ticks();
+        for (auto t = ticks.begin(); t != ticks.end(); ++t)
+            QCOMPARE(t.value(), QString::number(pipe->shownNeurons()[size_t(t.key())]));
+        shoot(&win.w, QStringLiteral("pipeline-mlp-gate.png"));
+        // presentation mode on a 1280 × 720 screen
+        win.w.setPresentationMode(true);
+        win.w.setWindowState(Qt::WindowNoState);
+        win.w.setGeometry(QRect(0, 0, 1280, 720));
+        QTest::qWait(200);
+        QVERIFY(pipe->focusCell(pipe->indexOf(Kind::MlpProduct), i, 4));
+        QTest::qWait(300);
+        settlePlot(pipe->stagePlot(pipe->indexOf(Kind::MlpProduct)));
+        QVERIFY(QFontInfo(pipe->stagePlot(pipe->indexOf(Kind::MlpProduct))->xAxis->tickLabelFont()).pixelSize() >= 18);
+        shoot(&win.w, QStringLiteral("pipeline-mlp-gate-presentation-1280x720.png"));
+        win.w.setPresentationMode(false);
     }
 
     // A session saved on the Pipeline tab with a gated model opens with the MLP stages filled.

@@ -50,7 +50,9 @@ QColor maskFillColor();
 // title, unless the axis has the property "attnvizThinNoteElsewhere" set (its view says it once for
 // many small panels, where a rotated note would run past them: All heads). With `always` a token of
 // the axis (the selected query row), the thinned labels are every k-th counted from it, so its own
-// label is never the one dropped.
+// label is never the one dropped. A thinned label is prefixed with its position ("4 ␣because"),
+// unless the axis has the property "attnvizLabelsAreIds" set (labels that name their column
+// themselves: the pipeline's neuron indices).
 bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars = 14, int always = -1);
 
 // Calls `relabel` after every layout of `plot` (QCustomPlot::afterLayout, in a replot or an export):

@@ -540,12 +540,12 @@ void StageFill::mlp()
     const int shown = kept ? int(neurons->size()) : 0;
     if (arch) {
         const QString x = mlpNormName(*s) + QStringLiteral("(X′)");
-        const QString bias = arch->mlpBias ? QStringLiteral(" + b_%1") : QString();
+        const auto bias = [arch](const char *w) { return arch->mlpBias ? QStringLiteral(" + b_") + QLatin1String(w) : QString(); };
         QString f;
         switch (kind) {
-        case Kind::MlpGate: f = QStringLiteral("G = %1·W_gateᵀ%2").arg(x, bias.arg(QStringLiteral("gate"))); break;
+        case Kind::MlpGate: f = QStringLiteral("G = %1·W_gateᵀ%2").arg(x, bias("gate")); break;
         case Kind::MlpActivated: f = QStringLiteral("A = ") + activationFormula(arch->activation); break;
-        case Kind::MlpUp: f = QStringLiteral("U = %1·W_upᵀ%2").arg(x, bias.arg(QStringLiteral("up"))); break;
+        case Kind::MlpUp: f = QStringLiteral("U = %1·W_upᵀ%2").arg(x, bias("up")); break;
         default: f = QStringLiteral("H = %1(G) ⊙ U").arg(arch->activation == Activation::Relu ? QStringLiteral("ReLU") : act); break;
         }
         st.title = f + QStringLiteral("   ") + shape(s->tq(), dff);

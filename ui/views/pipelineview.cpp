@@ -687,6 +687,8 @@ void PipelineView::fillStage(PipelineStage &st)
     st.shownTitle = st.title;
     st.plot->xAxis->setLabel(st.xAxis);
     st.plot->yAxis->setLabel(st.yAxis);
+    // the MLP stages' columns are named by their neuron's index, which is not their position
+    st.plot->xAxis->setProperty("attnvizLabelsAreIds", st.cols == &m_neuronLabels);
 
     if (st.matrix && st.matrix->size() > 0 && st.message.isEmpty()) {
         const Mat<float> &m = *st.matrix;
