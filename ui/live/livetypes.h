@@ -69,6 +69,8 @@ struct ComputeRequest {
     // A model of its own (a folder read by File > Open model): traced as it is, and `settings` only
     // label it. Null: the word-vector layer or stack that `settings` and `table` describe.
     std::shared_ptr<Model> model;
+    // What a model's trace brings back from a GPU (TraceRequest::observe); the CPU keeps everything.
+    Observe observe;
     // A model's gated MLP: keep its two products, gate and up (TraceRequest::keepMlp), for a view
     // that shows them; the trace then holds 2 × tokens × d_ff more numbers a layer.
     bool keepMlp = false;

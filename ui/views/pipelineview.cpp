@@ -813,26 +813,6 @@ void PipelineView::applyReveal()
     m_all->setEnabled(m_current >= 0);
 }
 
-TraceNeeds PipelineView::traceNeeds() const
-{
-    // the MLP stages draw a gated MLP's products (the session asks for them only for such a model)
-    TraceNeeds needs;
-    needs.mlp = isVisible();
-    return needs;
-}
-
-void PipelineView::showEvent(QShowEvent *e)
-{
-    DeferredView::showEvent(e);
-    emit traceNeedsChanged();
-}
-
-void PipelineView::hideEvent(QHideEvent *e)
-{
-    DeferredView::hideEvent(e);
-    emit traceNeedsChanged();
-}
-
 void PipelineView::keyPressEvent(QKeyEvent *e)
 {
     switch (e->key()) {

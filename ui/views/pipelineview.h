@@ -84,8 +84,6 @@ public:
     // The neurons the MLP stages' columns are (column c shows neuron shownNeurons()[c]); empty
     // without them.
     const std::vector<int> &shownNeurons() const { return m_neurons; }
-    // While shown, a model with a gated MLP needs its products kept (the MLP stages draw them).
-    TraceNeeds traceNeeds() const override;
 
     // Explains how cell (row, col) of a stage was computed (what a click does) and highlights it
     // and the rows/columns it came from in the other stages. Returns false outside the stage.
@@ -113,8 +111,7 @@ signals:
 
 protected:
     void keyPressEvent(QKeyEvent *e) override;
-    void showEvent(QShowEvent *e) override; // the trace needs follow whether the view is shown
-    void hideEvent(QHideEvent *e) override;
+
     void changeEvent(QEvent *e) override; // the head note's colour follows the theme
     bool eventFilter(QObject *o, QEvent *e) override;
 

@@ -22,12 +22,6 @@ struct ViewScope {
     bool deep() const { return model ? modelLayers > 1 : stack; }
 };
 
-// What a view needs a trace to keep beyond what every trace keeps. The window asks the core for it
-// only while a view needs it (a view needs it while it is shown), so the other views pay nothing.
-struct TraceNeeds {
-    bool mlp = false; // a gated MLP's two products, gate and up (TraceRequest::keepMlp)
-};
-
 class View : public QWidget {
     Q_OBJECT
 public:
@@ -39,15 +33,12 @@ public:
     virtual void setHeadDisplay(HeadDisplay display) { Q_UNUSED(display); }
     // The figure File ▸ Export current view and `attnviz export --view` write (null: none).
     virtual QCustomPlot *plot() const { return nullptr; }
-    // What this view needs the trace to keep now; it emits traceNeedsChanged when that changes.
-    virtual TraceNeeds traceNeeds() const { return {}; }
 
 signals:
     void querySelected(int query);                            // select this query
     void headSelected(int head);                              // select this head, the view stays
     void headOpened(int layer, int head);                     // show this head (layer -1: the shown one) on the weights
     void headDisplayRequested(attnviz::ui::HeadDisplay display); // one head, their average or all
-    void traceNeedsChanged();                                 // traceNeeds() has changed
 };
 
 } // namespace attnviz::ui

@@ -50,7 +50,6 @@ ViewRouter::ViewRouter(LiveSession *session, QTabWidget *tabs, QWidget *window)
         connect(v, &View::headSelected, session, &LiveSession::setSelectedHead);
         connect(v, &View::headDisplayRequested, session, &LiveSession::setHeadDisplay);
         connect(v, &View::headOpened, this, &ViewRouter::openHead);
-        connect(v, &View::traceNeedsChanged, this, &ViewRouter::updateTraceNeeds);
     }
     m_normAction = new QAction(translated(QT_TR_NOOP("&Norm-weighted attention ‖α·v·W_O‖")), this);
     m_normAction->setObjectName(QStringLiteral("normWeightedAction"));
@@ -66,15 +65,6 @@ void ViewRouter::setNormWeighted(bool on) { m_normAction->setChecked(on); }
 View *ViewRouter::view(const QString &id) const { return m_byId.value(id); }
 
 void ViewRouter::setDock(const QString &id, QDockWidget *dock) { m_docks.insert(id, dock); }
-
-void ViewRouter::updateTraceNeeds()
-{
-    // what any view needs now: the session asks the core for it, and stops asking when none does
-    bool mlp = false;
-    for (const View *v : m_order)
-        mlp = mlp || v->traceNeeds().mlp;
-    m_session->setKeepMlp(mlp);
-}
 
 void ViewRouter::openHead(int layer, int head)
 {
@@ -97,6 +87,8 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
     if (result && !normWeighted()) {
         available = true;
         for (int l = 0; l < s->numLayers() && available; ++l) {
+            if (!s->trace->observed.layer(l)) // left on the GPU: no view draws it from this trace
+                continue;
             const AttentionResult<float> &a = s->attention(l);
             available = a.batch.front().v.cols() == Eigen::Index(a.numHeads) * a.dHead;
         }
@@ -108,8 +100,13 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
                                            : translated(QT_TR_NOOP("Not for this text: %1")).arg(why));
     }
     const bool on = weighted != nullptr;
+    m_held.resize(m_order.size());
+    const int layer = m_session->selectedLayer();
     for (size_t i = 0; i < m_order.size(); ++i)
-        m_order[i]->setSnapshot(on && drawsWeights(m_specs[i]->id) ? weighted : s);
+        if (holds(s, i, layer)) {
+            m_held[i] = s;
+            m_order[i]->setSnapshot(on && drawsWeights(m_specs[i]->id) ? weighted : s);
+        }
     for (size_t i = 0; i < m_order.size(); ++i) {
         const ViewSpec &spec = *m_specs[i];
         if (!spec.appliesTo)
@@ -128,8 +125,52 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
 
 void ViewRouter::setSelection(int layer, int head, int query)
 {
-    for (View *v : m_order)
-        v->setSelection(layer, head, query);
+    m_held.resize(m_order.size());
+    for (size_t i = 0; i < m_order.size(); ++i)
+        if (!m_held[i] || holds(m_held[i], i, layer)) // else it comes with the trace that holds the layer
+            m_order[i]->setSelection(layer, head, query);
+}
+
+bool ViewRouter::holds(const SnapshotPtr &s, size_t i, int layer) const
+{
+    if (!s || !s->hasResult() || !s->trace)
+        return true;
+    const Observe &held = s->trace->observed;
+    switch (m_specs[i]->reads) {
+    case ViewReads::Everything: return held.everything();
+    case ViewReads::SelectedLayer: return held.covers(Observe{{s->layerIndex(layer)}, {}, true});
+    case ViewReads::NoLayer: return true;
+    }
+    return true;
+}
+
+bool ViewRouter::shown(size_t i) const
+{
+    return m_specs[i]->place == ViewPlace::Tab ? m_tabs->currentWidget() == m_order[i]
+                                               : m_docks.value(m_specs[i]->id) && m_docks.value(m_specs[i]->id)->isVisible();
+}
+
+bool ViewRouter::neededMlp() const
+{
+    for (size_t i = 0; i < m_order.size(); ++i)
+        if (m_specs[i]->readsMlp && shown(i))
+            return true;
+    return false;
+}
+
+Observe ViewRouter::needed(int layer) const
+{
+    bool any = false;
+    for (size_t i = 0; i < m_order.size(); ++i) {
+        if (!shown(i))
+            continue;
+        if (m_specs[i]->reads == ViewReads::Everything)
+            return Observe();
+        any = any || m_specs[i]->reads == ViewReads::SelectedLayer;
+    }
+    Observe o;
+    o.layers = {any ? std::max(0, layer) : 0};
+    return o;
 }
 
 void ViewRouter::setHeadDisplay(HeadDisplay display)
