@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The registry of views: one line per view (viewregistry.cpp) with its stable id, its title, where
 // the window puts it, when its tab is listed, whether `attnviz export --view` writes it, the
-// function that makes it, and which layers of a trace it reads (and whether a gated MLP's products). The window's tabs and docks, session files (view.tab), `--tab` and
-// `export --view` all take their ids from here. A new view is its class plus one line there.
+// function that makes it, and which layers of a trace it reads (and whether a gated MLP's
+// products). The window's tabs and docks, session files (view.tab), `--tab` and `export --view`
+// all take their ids from here. A new view is its class plus one line there.
 #pragma once
 
 #include <QString>
