@@ -921,7 +921,8 @@ void Explanation::mlp()
     const double g = lt.mlpPre(i, n), u = lt.mlpPreLinear(i, n);
     const double act = mlpActivation(a.activation, g), hv = act * u;
     const QString name = activationName(a.activation);
-    const QString where = QStringLiteral("token %1 “%2”, neuron %3").arg(i).arg(qTok).arg(n);
+    // (one arg() call: a token's text may itself hold "%3")
+    const QString where = QStringLiteral("token %1 “%2”, neuron %3").arg(QString::number(i), qTok, QString::number(n));
     const QString x = QStringLiteral("x_%1 is row %1 of the residual stream after this layer's attention, "
                                      "normalized (%2), %3 numbers")
                           .arg(i)
@@ -948,36 +949,41 @@ void Explanation::mlp()
         case Activation::Relu: mono(QStringLiteral("ReLU(g) = max(g, 0) = <b>%1</b>").arg(num(act))); break;
         }
     };
-    switch (kind) {
-    case Kind::MlpGate:
-        line(QStringLiteral("<b>G[%1, %2]</b> = %3: %4").arg(i).arg(n).arg(num(g)).arg(where));
-        line(QStringLiteral("G[%1, %2] = x_%1 · row %2 of W_gate%3; %4. The trace keeps the product (TransformerLens' "
-                            "hook_pre); W_gate is the model's (%5 rows of %6).")
-                 .arg(i).arg(n)
-                 .arg(a.mlpBias ? QStringLiteral(" + b_gate[%1]").arg(n) : QString())
+    // H[i, n] = act × u, the number the clicked cell feeds (or is)
+    auto product = [&] {
+        mono(QStringLiteral("H[%1, %2] = %3 × %4 = <b>%5</b>").arg(i).arg(n).arg(num(act), num(u), num(hv)));
+    };
+    // G or U[i, n]: x_i times a row of W_gate or W_up, kept by the trace as TransformerLens' hook
+    auto projected = [&](const QString &letter, const QString &w, const char *hook, double v) {
+        line(QStringLiteral("<b>%1[%2, %3]</b> = %4: %5").arg(letter).arg(i).arg(n).arg(num(v)).arg(where));
+        line(QStringLiteral("%1[%2, %3] = x_%2 · row %3 of W_%4%5; %6. The trace keeps the product (TransformerLens' "
+                            "%7); W_%4 is the model's (%8 rows of %9).")
+                 .arg(letter).arg(i).arg(n)
+                 .arg(w)
+                 .arg(a.mlpBias ? QStringLiteral(" + b_%1[%2]").arg(w).arg(n) : QString())
                  .arg(x)
+                 .arg(QLatin1String(hook))
                  .arg(lt.mlpPre.cols())
                  .arg(a.dModel));
+    };
+    switch (kind) {
+    case Kind::MlpGate:
+        projected(QStringLiteral("G"), QStringLiteral("gate"), "hook_pre", g);
         line(QStringLiteral("It opens or shuts the neuron: %1(g), then times U[%2, %3] = %4:").arg(name).arg(i).arg(n).arg(num(u)));
         activation();
-        mono(QStringLiteral("H[%1, %2] = %3 × %4 = <b>%5</b>").arg(i).arg(n).arg(num(act), num(u), num(hv)));
+        product();
         break;
     case Kind::MlpActivated:
         line(QStringLiteral("<b>%1(G)[%2, %3]</b> = %4: %5").arg(name).arg(i).arg(n).arg(num(act)).arg(where));
         line(QStringLiteral("The gate G[%1, %2] = g = %3 through %4:").arg(i).arg(n).arg(num(g)).arg(name));
         activation();
         line(QStringLiteral("It scales U[%1, %2] = %3:").arg(i).arg(n).arg(num(u)));
-        mono(QStringLiteral("H[%1, %2] = %3 × %4 = <b>%5</b>").arg(i).arg(n).arg(num(act), num(u), num(hv)));
+        product();
         break;
     case Kind::MlpUp:
-        line(QStringLiteral("<b>U[%1, %2]</b> = %3: %4").arg(i).arg(n).arg(num(u)).arg(where));
-        line(QStringLiteral("U[%1, %2] = x_%1 · row %2 of W_up%3; %4. The trace keeps the product (TransformerLens' "
-                            "hook_pre_linear).")
-                 .arg(i).arg(n)
-                 .arg(a.mlpBias ? QStringLiteral(" + b_up[%1]").arg(n) : QString())
-                 .arg(x));
+        projected(QStringLiteral("U"), QStringLiteral("up"), "hook_pre_linear", u);
         line(QStringLiteral("The activated gate %1(G[%2, %3]) = %4 scales it:").arg(name).arg(i).arg(n).arg(num(act)));
-        mono(QStringLiteral("H[%1, %2] = %3 × %4 = <b>%5</b>").arg(i).arg(n).arg(num(act), num(u), num(hv)));
+        product();
         break;
     default:
         line(QStringLiteral("<b>H[%1, %2]</b> = %3: %4").arg(i).arg(n).arg(num(hv)).arg(where));
@@ -1003,12 +1009,10 @@ void Explanation::mlp()
     }
     const bool ranked = cx.neurons && int(cx.neurons->size()) < lt.mlpPre.cols();
     line(QStringLiteral("Neuron %1%2 fires most at token %3 “%4”: |H| = %5.")
-             .arg(n)
-             .arg(ranked ? QStringLiteral(", number %1 of the %2 most active over this text,").arg(j + 1).arg(cx.neurons->size())
-                         : QString())
-             .arg(at)
-             .arg(esc(queryLabels->value(at)))
-             .arg(num(peak)));
+             .arg(QString::number(n),
+                  ranked ? QStringLiteral(", number %1 of the %2 most active over this text,").arg(j + 1).arg(cx.neurons->size())
+                         : QString(),
+                  QString::number(at), esc(queryLabels->value(at)), num(peak)));
 }
 
 // ---- where a clicked cell came from and what it feeds ----------------------------------------
