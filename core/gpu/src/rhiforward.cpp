@@ -141,10 +141,10 @@ void RhiForward::releaseExpired()
     m_lastIds.clear();
 }
 
-bool RhiForward::makeBuffer(Buffer &b, qint64 bytes)
+bool RhiForward::makeBuffer(Buffer &b, qint64 bytes, bool atLeast)
 {
     bytes = std::max<qint64>(16, (bytes + 15) / 16 * 16);
-    if (b.buf && b.bytes == bytes)
+    if (b.buf && (b.bytes == bytes || (atLeast && b.bytes > bytes)))
         return true;
     b.buf.reset();
     b.bytes = 0;
@@ -161,7 +161,8 @@ bool RhiForward::makeBuffer(Buffer &b, qint64 bytes)
 
 Status RhiForward::create()
 {
-    bool ok = makeBuffer(m_dummyLoad, 16) && makeBuffer(m_dummyLoad2, 16) && makeBuffer(m_dummyStore, 16);
+    bool ok = makeBuffer(m_dummyLoad, 16) && makeBuffer(m_dummyLoad2, 16) && makeBuffer(m_dummyStore, 16) &&
+              makeBuffer(m_dummyStore2, 16);
     m_layoutUbo.reset(m_rhi->newBuffer(QRhiBuffer::Dynamic, QRhiBuffer::UniformBuffer, sizeof(PassParams)));
     if (!ok || !m_layoutUbo->create())
         return Status::error(StatusCode::BackendFailed, m_name + ": cannot create a buffer");
@@ -175,9 +176,9 @@ Status RhiForward::create()
         {ubo, L(1), L(2), L(3), S(4)},        // linear
         {ubo, L(1), L(2), L(3), S(4)},        // rownorm
         {ubo, LS(1), L(2), L(3)},             // rotary
-        {ubo, L(1), L(2), L(3), LS(4), S(5)}, // attend
-        {ubo, L(1), L(2), S(3)},              // context
-        {ubo, L(1), S(2)},                    // headavg
+        {ubo, L(1), L(2), L(3), LS(4), S(5), S(6)}, // attend
+        {ubo, L(1), L(2), S(3)},                     // context
+        {ubo, L(1), LS(2)},                          // headavg
         {ubo, L(1), L(2), S(3)},              // elementwise
         {ubo, L(1), L(2), L(3), S(4)},        // rowlinear
     };
@@ -434,9 +435,10 @@ bool RhiForward::pass(Pipe pipe, const quint32 (&u)[16], const float (&f)[8], st
 {
     if (x <= 0 || y <= 0 || z <= 0)
         return true; // nothing to compute (no rows)
-    if (m_slotsUsed == m_slots.size())
-        m_slots.emplace_back();
-    Slot &slot = m_slots[m_slotsUsed++];
+    std::vector<Slot> &set = *m_slotSet;
+    if (m_slotsUsed == set.size())
+        set.emplace_back();
+    Slot &slot = set[m_slotsUsed++];
     if (!slot.ubo) {
         slot.ubo.reset(m_rhi->newBuffer(QRhiBuffer::Dynamic, QRhiBuffer::UniformBuffer, sizeof(PassParams)));
         if (!slot.ubo->create()) {
@@ -473,6 +475,49 @@ bool RhiForward::pass(Pipe pipe, const quint32 (&u)[16], const float (&f)[8], st
     batch->updateDynamicBuffer(slot.ubo.get(), 0, sizeof pp, &pp);
     m_dispatches.push_back({m_pipes[int(pipe)].get(), slot.srb.get(), x, y, z});
     return true;
+}
+
+Status RhiForward::runFrame(QRhiCommandBuffer *cb, QRhiResourceUpdateBatch *batch, const std::vector<ReadItem> &items,
+                            std::vector<QByteArray> &data)
+{
+    // Vulkan: copies into persistent host-visible buffers at the end of the last pass; elsewhere QRhi's
+    // readbacks.
+    const bool native = m_vkReadback && m_vkReadback->prepare(items);
+    std::deque<QRhiBufferReadbackResult> reads;
+    QRhiResourceUpdateBatch *rb = nullptr;
+    if (!native) {
+        rb = m_rhi->nextResourceUpdateBatch();
+        for (const ReadItem &it : items) {
+            reads.emplace_back();
+            rb->readBackBuffer(it.buf, int(it.offset), int(it.bytes), &reads.back());
+        }
+    }
+    for (size_t k = 0; k < m_dispatches.size(); ++k) {
+        const Dispatch &dsp = m_dispatches[k];
+        const bool last = k + 1 == m_dispatches.size();
+        cb->beginComputePass(k == 0 ? batch : nullptr,
+                             last && native ? QRhiCommandBuffer::ExternalContent : QRhiCommandBuffer::BeginPassFlags());
+        cb->setComputePipeline(dsp.pipe);
+        cb->setShaderResources(dsp.srb);
+        cb->dispatch(dsp.x, dsp.y, dsp.z);
+        if (last && native)
+            m_vkReadback->record(cb, items);
+        cb->endComputePass(last ? rb : nullptr);
+    }
+    const QRhi::FrameOpResult fr = m_rhi->endOffscreenFrame();
+    if (fr != QRhi::FrameOpSuccess || m_rhi->isDeviceLost())
+        return Status::error(StatusCode::BackendFailed, m_name + (fr == QRhi::FrameOpDeviceLost || m_rhi->isDeviceLost()
+                                                                      ? ": device lost"
+                                                                      : ": the frame failed"));
+    data.resize(items.size());
+    for (size_t k = 0; k < items.size(); ++k) {
+        // native: the mapped copy itself, valid until the next frame
+        data[k] = native ? QByteArray::fromRawData(static_cast<const char *>(m_vkReadback->mapped(k)), int(items[k].bytes))
+                         : reads[k].data;
+        if (data[k].size() != items[k].bytes)
+            return Status::error(StatusCode::BackendFailed, m_name + ": a readback came back incomplete");
+    }
+    return {};
 }
 
 int RhiForward::reusableRows(const Architecture &arch, const ForwardInput &in) const
@@ -605,10 +650,11 @@ void RhiForward::attention(Frame &f, const Architecture &arch, const ForwardInpu
     f.ok = f.ok && pass(Pipe::Attend, uu, ff,
                         {{Access::Load, L.q.get()}, {Access::Load, L.k.get()},
                          {Access::Load, host.maskBits.empty() ? m_dummyLoad.get() : m_mask.get()},
-                         {Access::LoadStore, L.w.get()}, {Access::Store, in.keepScores ? L.s.get() : m_dummyStore.get()}},
+                         {Access::LoadStore, L.w.get()}, {Access::Store, in.keepScores ? L.s.get() : m_dummyStore.get()},
+                         {Access::Store, m_dummyStore2.get()}},
                         f.n, H, 1, f.batch);
     const quint32 ua[16] = {quint32(f.n), quint32(H), quint32(f.cap), quint32(f.p), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    f.ok = f.ok && pass(Pipe::HeadAvg, ua, none, {{Access::Load, L.w.get()}, {Access::Store, L.avg.get()}},
+    f.ok = f.ok && pass(Pipe::HeadAvg, ua, none, {{Access::Load, L.w.get()}, {Access::LoadStore, L.avg.get()}},
                         groups(f.cap, 64), f.n, 1, f.batch);
     const quint32 uc[16] = {quint32(f.n), quint32(f.t), quint32(f.cap), quint32(f.p), quint32(dh), quint32(H), quint32(kw),
                             quint32(qw), quint32(group), arch.causal ? 1u : 0u, 0, 0, 0, 0, 0, 0};
@@ -747,6 +793,7 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
     upload(m_mask, host.maskBits);
 
     m_dispatches.clear();
+    m_slotSet = &m_slots;
     m_slotsUsed = 0;
     QRhiBuffer *x = m_inputRaw.get();
     if (arch.embeddingNorm) {
@@ -774,43 +821,18 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
 
     Reads reads;
     planReads(arch, in, f, firstPredicted, reads);
-    // Vulkan: copies into persistent host-visible buffers at the end of the last pass; elsewhere QRhi's
     std::vector<ReadItem> items;
     for (const Read &r : reads.all)
         items.push_back({r.buf, r.offset, r.bytes, nullptr});
-    const bool native = m_vkReadback && m_vkReadback->prepare(items);
-    QRhiResourceUpdateBatch *rb = nullptr;
-    if (!native) {
-        rb = m_rhi->nextResourceUpdateBatch();
-        for (Read &r : reads.all)
-            rb->readBackBuffer(r.buf, int(r.offset), int(r.bytes), &r.result);
-    }
-    for (size_t k = 0; k < m_dispatches.size(); ++k) {
-        const Dispatch &dsp = m_dispatches[k];
-        const bool last = k + 1 == m_dispatches.size();
-        cb->beginComputePass(k == 0 ? f.batch : nullptr,
-                             last && native ? QRhiCommandBuffer::ExternalContent : QRhiCommandBuffer::BeginPassFlags());
-        cb->setComputePipeline(dsp.pipe);
-        cb->setShaderResources(dsp.srb);
-        cb->dispatch(dsp.x, dsp.y, dsp.z);
-        if (last && native)
-            m_vkReadback->record(cb, items);
-        cb->endComputePass(last ? rb : nullptr);
-    }
+    std::vector<QByteArray> data;
     const auto tFrame = clock::now();
-    fr = m_rhi->endOffscreenFrame();
+    const Status run = runFrame(cb, f.batch, items, data);
     const auto tEnd = clock::now();
     m_lastGpuMs = ms(tStart, tEnd);
-    if (fr != QRhi::FrameOpSuccess || m_rhi->isDeviceLost())
-        return Status::error(StatusCode::BackendFailed, m_name + (fr == QRhi::FrameOpDeviceLost || m_rhi->isDeviceLost()
-                                                                      ? ": device lost"
-                                                                      : ": the frame failed"));
-    if (native) // the mapped copies, where fillTrace reads them
-        for (size_t k = 0; k < reads.all.size(); ++k)
-            reads.all[k].result.data = QByteArray(static_cast<const char *>(m_vkReadback->mapped(k)), int(reads.all[k].bytes));
-    for (const Read &r : reads.all)
-        if (r.result.data.size() != r.bytes)
-            return Status::error(StatusCode::BackendFailed, m_name + ": a readback came back incomplete");
+    if (!run)
+        return run;
+    for (size_t k = 0; k < reads.all.size(); ++k)
+        reads.all[k].result.data = data[k];
     m_lastIds = in.ids;
     m_lastPadded = in.paddedKeys;
     m_lastCells = in.maskedCells;
