@@ -231,7 +231,7 @@ Status RhiForward::attend(const AttentionConfig &cfg, const AttentionInput<float
                                     quint32(dIn), 1, 0, quint32(hb.first), quint32(headElems), 0, 0, 0, 0};
             f.ok = f.ok && pass(Pipe::Context, uc, none,
                                 {{Access::Load, hb.w.get()}, {Access::Load, op.v.get()}, {Access::Store, op.ctx.get()}},
-                                groups(qint64(hb.count) * dh, 64), tq, 1, f.batch);
+                                groups(qint64(hb.count) * dh, 64), groups(tq, 4), 1, f.batch);
             if (readAvg) { // summed buffer after buffer, divided by H with the last
                 const quint32 mode = (c > 0 ? 1u : 0u) | (c + 1 < op.heads.size() ? 2u : 0u);
                 const quint32 uh[16] = {quint32(tq), quint32(hb.count), quint32(tk), 0, quint32(headElems), mode, quint32(H),

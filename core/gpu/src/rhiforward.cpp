@@ -473,13 +473,15 @@ bool RhiForward::pass(Pipe pipe, const quint32 (&u)[16], const float (&f)[8], st
     std::memcpy(pp.u, u, sizeof pp.u);
     std::memcpy(pp.f, f, sizeof pp.f);
     batch->updateDynamicBuffer(slot.ubo.get(), 0, sizeof pp, &pp);
-    m_dispatches.push_back({m_pipes[int(pipe)].get(), slot.srb.get(), x, y, z});
+    m_dispatches.push_back({m_pipes[int(pipe)].get(), slot.srb.get(), x, y, z, int(pipe)});
     return true;
 }
 
 Status RhiForward::runFrame(QRhiCommandBuffer *cb, QRhiResourceUpdateBatch *batch, const std::vector<ReadItem> &items,
                             std::vector<QByteArray> &data)
 {
+    // ATTNVIZ_GPU_PROFILE=2: a frame per dispatch, each timed (slower; where a frame's time goes).
+    static const bool profileEach = qEnvironmentVariableIntValue("ATTNVIZ_GPU_PROFILE") >= 2;
     // Vulkan: copies into persistent host-visible buffers at the end of the last pass; elsewhere QRhi's
     // readbacks.
     const bool native = m_vkReadback && m_vkReadback->prepare(items);
@@ -503,6 +505,13 @@ Status RhiForward::runFrame(QRhiCommandBuffer *cb, QRhiResourceUpdateBatch *batc
         if (last && native)
             m_vkReadback->record(cb, items);
         cb->endComputePass(last ? rb : nullptr);
+        if (profileEach && !last) { // a debugging aid: each dispatch in its own frame, timed
+            const auto t0 = std::chrono::steady_clock::now();
+            m_rhi->endOffscreenFrame();
+            qInfo("dispatch %zu (%s, %d x %d x %d): %.2f ms", k, kShaderNames[dsp.pipeIndex], dsp.x, dsp.y, dsp.z,
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            m_rhi->beginOffscreenFrame(&cb);
+        }
     }
     const QRhi::FrameOpResult fr = m_rhi->endOffscreenFrame();
     if (fr != QRhi::FrameOpSuccess || m_rhi->isDeviceLost())
@@ -660,7 +669,7 @@ void RhiForward::attention(Frame &f, const Architecture &arch, const ForwardInpu
                             quint32(qw), quint32(group), arch.causal ? 1u : 0u, 0, 0, 0, 0, 0, 0};
     f.ok = f.ok && pass(Pipe::Context, uc, none,
                         {{Access::Load, L.w.get()}, {Access::Load, L.v.get()}, {Access::Store, L.ctx.get()}},
-                        groups(qw, 64), f.n, 1, f.batch);
+                        groups(qw, 64), groups(f.n, 4), 1, f.batch);
 }
 
 // One block, as the CPU forward's: the norms where the placement puts them, q/k/v, q/k norms and

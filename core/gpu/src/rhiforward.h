@@ -113,6 +113,7 @@ private:
         QRhiComputePipeline *pipe;
         QRhiShaderResourceBindings *srb;
         int x, y, z;
+        int pipeIndex; // Pipe, for ATTNVIZ_GPU_PROFILE's lines
     };
 
     // What the host prepares for a forward: the rotary tables of the computed rows, the user's mask.
