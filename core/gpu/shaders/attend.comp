@@ -14,6 +14,7 @@
 // headBase + h) are at h headStride + i cap (the model: (heads, cap, cap); the attention op: one
 // storage buffer's heads of (t_q, t_k)). With keepScores, the scaled and capped scores of every key,
 // masked or not, go to S (same layout). With flags, Flags[(headBase + h) rows + r] = degenerate.
+// With given, Wt holds the raw dots q_h . k_h already (linear.comp's tiles: the attention op).
 // One workgroup of 64 threads per (row, head), keys strided over the threads.
 #version 440
 
@@ -24,7 +25,7 @@ layout(std140, binding = 0) uniform Params {
     uvec4 u0; // rows (computed), t (keys), cap (row stride), first row p
     uvec4 u1; // dHead, ldq, ldk, group (query heads per key/value head)
     uvec4 u2; // causal, window (0 none), hasMask, maskWords
-    uvec4 u3; // keepScores, mode | policy << 4 | flags << 8, headStride (0: cap^2), headBase
+    uvec4 u3; // keepScores, mode | policy << 4 | flags << 8 | given << 9, headStride (0: cap^2), headBase
     vec4 f0;  // scale, softcap (0 none)
     vec4 f1;
 } p;
@@ -96,6 +97,7 @@ void main()
     uint window = p.u2.y;
     uint lo = window > 0u && i + 1u > window ? i + 1u - window : 0u;
     uint mode = p.u3.y & 15u, policy = (p.u3.y >> 4u) & 15u;
+    bool given = ((p.u3.y >> 9u) & 1u) != 0u;
     uint headStride = p.u3.z != 0u ? p.u3.z : cap * cap;
     uint qBase = i * p.u1.y + hq * dh, wBase = h * headStride + i * cap;
     float scale = p.f0.x, softcap = p.f0.y;
@@ -105,8 +107,11 @@ void main()
     for (uint j = lid; live && j < t; j += 64u) {
         uint kBase = j * p.u1.z + g * dh;
         float s = 0.0;
-        for (uint c = 0u; c < dh; ++c)
-            s += (scale * Q[qBase + c]) * K[kBase + c];
+        if (given)
+            s = Wt[wBase + j] * scale;
+        else
+            for (uint c = 0u; c < dh; ++c)
+                s += (scale * Q[qBase + c]) * K[kBase + c];
         if (softcap > 0.0)
             s = tanh(clamp(s / softcap, -15.0, 15.0)) * softcap;
         if (p.u3.x != 0u)

@@ -6,7 +6,8 @@
 // buffer comes in chunks of rows: each is a dispatch writing its columns of Y (yOff, biasOff). One
 // workgroup computes a 64 x 64 tile of Y with 16 x 16 threads, 4 x 4 outputs each, K walked in
 // slices of 16 through shared memory (about K + K / 16 * 4 loop iterations per invocation: Mesa's
-// software GPUs stop one after 65,535).
+// software GPUs stop one after 65,535). The attention op's raw scores q_h k_h^T are this product too,
+// a head per z: W is then k with its row stride ldw.
 #version 440
 
 layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
@@ -16,7 +17,7 @@ layout(std140, binding = 0) uniform Params {
     uvec4 u0; // M, N, K, weight format (0 float32, 1 BF16, 2 F16)
     uvec4 u1; // xOff, ldx, yOff, ldy (elements)
     uvec4 u2; // hasBias, activation (0 none, 1 GELU tanh, 2 GELU erf, 3 ReLU, 4 SiLU), wOff, biasOff
-    uvec4 u3;
+    uvec4 u3; // ldw (0: K), and per z: the steps of xOff, wOff, yOff
     vec4 f0;
     vec4 f1;
 } p;
@@ -79,7 +80,9 @@ void main()
     uint M = p.u0.x, N = p.u0.y, K = p.u0.z;
     uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
     uint lid = ty * 16u + tx;
-    uint row0 = gl_WorkGroupID.y * 64u, col0 = gl_WorkGroupID.x * 64u;
+    uint row0 = gl_WorkGroupID.y * 64u, col0 = gl_WorkGroupID.x * 64u, z = gl_WorkGroupID.z;
+    uint xOff = p.u1.x + z * p.u3.y, wOff = p.u2.z + z * p.u3.z, yOff = p.u1.z + z * p.u3.w;
+    uint ldw = p.u3.x != 0u ? p.u3.x : K;
     // Rows ty + 16 i (acc i) by outputs tx + 16 j (component j): vec4s, no dynamically indexed local
     // arrays (software rasterizers spill those to memory).
     vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
@@ -88,9 +91,9 @@ void main()
             uint r = e / 16u, c = e % 16u;
             uint gk = k0 + c;
             uint gr = row0 + r;
-            xs[c * 64u + r] = (gr < M && gk < K) ? X[p.u1.x + gr * p.u1.y + gk] : 0.0;
+            xs[c * 64u + r] = (gr < M && gk < K) ? X[xOff + gr * p.u1.y + gk] : 0.0;
             uint gn = col0 + r;
-            ws[c * 64u + r] = (gn < N && gk < K) ? weightAt(p.u2.z + gn * K + gk) : 0.0;
+            ws[c * 64u + r] = (gn < N && gk < K) ? weightAt(wOff + gn * ldw + gk) : 0.0;
         }
         barrier();
         for (uint c = 0u; c < 16u; ++c) {
@@ -115,7 +118,7 @@ void main()
             float v = j == 0u ? a.x : (j == 1u ? a.y : (j == 2u ? a.z : a.w));
             if (p.u2.x != 0u)
                 v += bias[p.u2.w + n];
-            Y[p.u1.z + r * p.u1.w + n] = activate(v, p.u2.y);
+            Y[yOff + r * p.u1.w + n] = activate(v, p.u2.y);
         }
     }
 }

@@ -3,7 +3,8 @@
 // (one sequence; H heads of d_head, dIn = H * d_head):
 //   x_q (t_q, d_model), x_k (t_k, kdim), x_v (t_k, vdim)
 //   q = x_q W_q^T + b_q (t_q, dIn)   k, v (t_k, dIn)          product (linear.comp), or host (identity)
-//   W[h] = normalize(mask(scale q_h k_h^T)) (t_q, t_k)        attend.comp, heads in storage buffers
+//   W[h] = q_h k_h^T (t_q, t_k), heads in storage buffers     linear.comp (z = head)
+//   W[h] = normalize(mask(scale W[h]))                        attend.comp
 //   context[:, h] = W[h] v_h (t_q, dIn)                       context.comp
 //   weights_avg = mean_h W[h] (t_q, t_k)                      headavg.comp, adding up buffer after buffer
 //   output = context W_o^T + b_o (t_q, dOut)                  product, or host (identity)
@@ -215,9 +216,18 @@ Status RhiForward::attend(const AttentionConfig &cfg, const AttentionInput<float
 
         static const float none[8] = {};
         const float fa[8] = {float(s.scale), 0, 0, 0, 0, 0, 0, 0};
-        const quint32 modeWord = attendMode(cfg, hasMask) | (policyCode(cfg.fullyMasked) << 4) | (1u << 8); // flags on
+        // flags on; the raw dots given (linear.comp's tiles)
+        const quint32 modeWord = attendMode(cfg, hasMask) | (policyCode(cfg.fullyMasked) << 4) | (1u << 8) | (1u << 9);
         for (size_t c = 0; c < op.heads.size(); ++c) {
             const OpHeads &hb = op.heads[c];
+            // raw dots q_h k_h^T of the buffer's heads, one z each: x = q, W = k (rows of stride dIn)
+            const quint32 ud[16] = {quint32(tq), quint32(tk), quint32(dh), 0, quint32(hb.first * dh), quint32(dIn), 0,
+                                    quint32(tk), 0, 0, quint32(hb.first * dh), 0, quint32(dIn), quint32(dh), quint32(dh),
+                                    quint32(headElems)};
+            f.ok = f.ok && pass(Pipe::Linear, ud, none,
+                                {{Access::Load, op.q.get()}, {Access::Load, op.k.get()}, {Access::Load, m_dummyLoad.get()},
+                                 {Access::Store, hb.w.get()}},
+                                groups(tk, 64), groups(tq, 64), hb.count, f.batch);
             const quint32 ua[16] = {quint32(tq), quint32(tk), quint32(tk), 0, quint32(dh), quint32(dIn), quint32(dIn), 1,
                                     0, 0, hasMask ? 1u : 0u, quint32(maskWords), cfg.keepScores ? 1u : 0u, modeWord,
                                     quint32(headElems), quint32(hb.first)};

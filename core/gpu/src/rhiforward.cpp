@@ -591,7 +591,7 @@ void RhiForward::product(Frame &f, QRhiBuffer *x, int in, const Matrix &W, QRhiB
     for (const Matrix::Chunk &c : W.chunks) { // each chunk of W's rows: its columns of y
         const quint32 uu[16] = {quint32(rows), quint32(c.rows), quint32(in), W.format, quint32(first * in), quint32(in),
                                 quint32(yFirst * W.rows + c.row0), quint32(W.rows), bias ? 1u : 0u, act, 0,
-                                quint32(c.row0), quint32(kRowLinearWidth), 0, 0, 0};
+                                quint32(c.row0), rows <= kFewRows ? quint32(kRowLinearWidth) : 0u, 0, 0, 0};
         const std::initializer_list<Binding> bindings = {
             {Access::Load, x}, {Access::Load, c.b.get()}, {Access::Load, bias ? bias : m_dummyLoad.get()}, {Access::Store, y}};
         if (rows <= kFewRows)
