@@ -3,6 +3,8 @@
 //  - every reference case (tests/fixtures/cases) within float32 tolerance (rtol 1e-4, atol 1e-5);
 //  - random inputs at t = 8, 100, 1000 and 3000 for every mask, scaling rule and normalization,
 //    GPU vs CPU (float32), max abs difference reported per stage;
+//  - heads split across storage buffers (self and cross attention), softmax-then-renormalize whose
+//    kept share underflows;
 //  - readback of chosen heads only, refusals (dropout, APIs this platform lacks) as Status.
 // Runs under xvfb-run (label xvfb): Vulkan on lavapipe, OpenGL 4.3 on llvmpipe in CI. A backend that
 // cannot start is skipped with QSKIP, never passed. Mesa's software GPUs stop a shader invocation
