@@ -203,6 +203,11 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_session, &LiveSession::selectionChanged, this, &MainWindow::onSelection);
     // another layer of the same trace: every view, the chips and the status bar show it
     connect(m_session, &LiveSession::layerChanged, this, [this] { onSnapshot(m_session->snapshot()); });
+    // a model on the GPU brings back what the shown views read: the current tab, the shown docks
+    auto observe = [this] { m_session->setObserve(m_views->needed(m_session->selectedLayer())); };
+    connect(m_session, &LiveSession::layerChanged, this, observe);
+    connect(m_tabs, &QTabWidget::currentChanged, this, observe);
+    connect(m_views, &ViewRouter::dockListed, this, observe);
     connect(m_session, &LiveSession::headDisplayChanged, this, [this](HeadDisplay d) {
         m_controls->setHeadDisplay(d);
         m_views->setHeadDisplay(d);

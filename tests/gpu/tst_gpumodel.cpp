@@ -195,6 +195,8 @@ private slots:
     void matchesCpu();
     void stagesMasksAndEveryPrediction_data();
     void stagesMasksAndEveryPrediction();
+    void topKOnTheDevice_data();
+    void topKOnTheDevice();
     void appendComputesOnlyNewRows_data();
     void appendComputesOnlyNewRows();
     void observedOnly_data();
@@ -313,6 +315,51 @@ void TestGpuModel::stagesMasksAndEveryPrediction()
     QVERIFY(dev.layers.front().attention.batch.front().mask.size() != 0);
     QString why;
     QVERIFY2(sameTrace(dev, cpu, 1e-4, why), qPrintable(why));
+}
+
+void TestGpuModel::topKOnTheDevice_data()
+{
+    static const char *const some[] = {"gpt2-tiny", "gemma2-tiny", "llama-tiny"}; // gemma2: the final soft-cap
+    apiRows(some, sizeof(some) / sizeof(some[0]));
+}
+
+// The LM head's top-k, normalizer and actual next token at every position: on the GPU up to 16
+// (topk.comp), from the logits rows read back beyond; equal to the CPU's either way.
+void TestGpuModel::topKOnTheDevice()
+{
+    QFETCH(GpuApi, api);
+    QFETCH(QString, model);
+    GpuBackend *gpu = backend(api);
+    if (!gpu)
+        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+    Model *m = opened(model);
+    QVERIFY(m);
+    const int V = m->info().vocabulary;
+    QVERIFY(V > 64);
+    for (int k : {1, 10, 16, 17, 64}) {
+        TraceRequest req;
+        req.text = textsOf(model).front();
+        req.topK = k;
+        req.allPredictions = true;
+        Trace<float> cpu, dev;
+        QVERIFY(m->trace(req, cpu));
+        req.device = gpu;
+        QVERIFY(m->trace(req, dev));
+        QCOMPARE(dev.device, gpu->name());
+        QString why;
+        QVERIFY2(sameTrace(dev, cpu, 1e-4, why), qPrintable(QStringLiteral("top-%1: ").arg(k) + why));
+        const Predictions &p = dev.predictions, &q = cpu.predictions;
+        QCOMPARE(p.topK, k);
+        QCOMPARE(p.next.size(), dev.tokens.size());
+        for (size_t i = 0; i < p.next.size(); ++i) {
+            QCOMPARE(int(p.next[i].size()), k);
+            QVERIFY2(std::abs(p.logNormalizer[i] - q.logNormalizer[i]) <= 1e-4 + 1e-4 * std::abs(q.logNormalizer[i]),
+                     qPrintable(QStringLiteral("top-%1, position %2: log normalizer %3 vs %4")
+                                    .arg(k).arg(i).arg(p.logNormalizer[i]).arg(q.logNormalizer[i])));
+        }
+        QVERIFY(std::isnan(p.actualNext.back()));
+        QVERIFY(!std::isnan(p.actualNext.front()));
+    }
 }
 
 void TestGpuModel::appendComputesOnlyNewRows_data()

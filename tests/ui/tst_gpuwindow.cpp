@@ -8,6 +8,7 @@
 #include "controls/controlpanel.h"
 #include "live/livesession.h"
 #include "mainwindow.h"
+#include "views/heatmapview.h"
 #include "promptedwindow.h"
 #include "testsupport.h"
 
@@ -27,13 +28,14 @@ using attnviz_test::fixtureModel;
 
 namespace {
 
+// Over the layers `a` holds (a GPU trace brings back what the shown views read).
 double maxDiff(const Trace<float> &a, const Trace<float> &b)
 {
     double mx = 0;
     if (a.numLayers() != b.numLayers())
         return INFINITY;
     for (int l = 0; l < a.numLayers(); ++l)
-        for (int h = -1; h < a.numHeads(); ++h) {
+        for (int h = -1; h < a.numHeads() && a.observed.layer(l); ++h) {
             const Mat<float> &x = a.weights(l, h), &y = b.weights(l, h);
             if (x.rows() != y.rows() || x.cols() != y.cols())
                 return INFINITY;
@@ -49,6 +51,7 @@ class TestGpuWindow : public QObject {
 private slots:
     void modelOnTheGpu_data();
     void modelOnTheGpu();
+    void viewsBringBackWhatTheyRead();
     void autoKeepsSoftwareOff();
 };
 
@@ -107,6 +110,53 @@ void TestGpuWindow::modelOnTheGpu()
         QVERIFY(m->trace(req, ref));
         QVERIFY2(maxDiff(*gpu->trace, ref) < 1e-4, qPrintable(QString::number(maxDiff(*gpu->trace, ref))));
     }
+}
+
+// The GPU brings back what the shown views read: the Weights tab the selected layer, another layer
+// when one is selected, every layer for the Layers × heads tab; each equal to the CPU's.
+void TestGpuWindow::viewsBringBackWhatTheyRead()
+{
+    {
+        GpuBackend probe;
+        if (Status st = probe.start(); !st)
+            QSKIP(st.message.c_str());
+    }
+    test::PromptedWindow win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("llama-tiny")), nullptr));
+    const QString text = QStringLiteral("The quick brown fox jumps over the lazy dog");
+    const SnapshotPtr cpu = win.show(text);
+    QVERIFY(cpu && cpu->trace->observed.everything()); // the CPU keeps everything
+    QVERIFY(cpu->numLayers() >= 2);
+    QVERIFY(win.w.showView(QStringLiteral("weights")));
+    test::setCombo(test::child<QComboBox>(win.w.controls(), "backendCombo"), 1); // GPU
+    SnapshotPtr gpu = win.settle();
+    QVERIFY(gpu && gpu->hasResult());
+    QVERIFY2(gpu->backendName != QLatin1String("cpu"), qPrintable(gpu->device));
+    QCOMPARE(gpu->trace->observed.layers, std::vector<int>{0});
+    QCOMPARE(gpu->trace->layers[1].attention.batch.front().weights.size(), size_t(0)); // left on the GPU
+    QVERIFY(maxDiff(*gpu->trace, *cpu->trace) < 1e-4);
+
+    // layer 1 selected: computed again with layer 1 brought back, and the heatmap shows it
+    quint64 g = gpu->generation;
+    win.w.session()->setSelectedLayer(1);
+    gpu = test::waitForSnapshot(*win.w.session(), g, [](const ComputeSnapshot &s) { return s.trace->observed.layer(1); },
+                                30000);
+    QVERIFY(gpu);
+    QVERIFY(!gpu->trace->observed.layer(0));
+    const Mat<float> *shown = win.w.heatmapView()->shownMatrix();
+    QVERIFY(shown);
+    const Mat<float> &want = cpu->weights(1, win.w.session()->shownHead());
+    QCOMPARE(shown->rows(), want.rows());
+    QVERIFY2((*shown - want).cwiseAbs().maxCoeff() < 1e-4, "the heatmap shows layer 1 as the CPU computes it");
+
+    // the Layers × heads tab reads every layer: everything comes back
+    g = gpu->generation;
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    gpu = test::waitForSnapshot(*win.w.session(), g, [](const ComputeSnapshot &s) { return s.trace->observed.everything(); },
+                                30000);
+    QVERIFY(gpu);
+    QVERIFY(maxDiff(*gpu->trace, *cpu->trace) < 1e-4);
+    QCOMPARE(gpu->trace->layers[0].attention.batch.front().weights.size(), size_t(cpu->trace->numHeads()));
 }
 
 // Auto takes the GPU only where it is a real one: on a software rasterizer the CPU computes, and

@@ -313,10 +313,12 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     // hovered position is computed by the dock itself (Model::nextTokens on the snapshot's trace),
     // not at every position of every text (a third of GPT-2 small's work at 128 tokens).
     tr.allPredictions = false;
-    // a real model computes on the backend's GPU where it has one (every stage read back: the
-    // views read any layer and head); the trace names the device that did
+    // a real model computes on the backend's GPU where it has one, which brings back what the shown
+    // views read (the layers grid any layer, the weights the selected one); the trace names the
+    // device that computed it and what it holds
     std::string notOnDevice;
     tr.device = req.model ? backend.forwardDevice(&notOnDevice) : nullptr;
+    tr.observe = req.observe;
     models.setBackend(&backend);
     QString stackLabel;
     Model &model = models.modelFor(req, stackLabel);

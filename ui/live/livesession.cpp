@@ -174,6 +174,16 @@ void LiveSession::setSelectedLayer(int layer)
         emit layerChanged(m_layer);
 }
 
+void LiveSession::setObserve(const Observe &observe)
+{
+    if (observe.layers == m_observe.layers && observe.heads == m_observe.heads && observe.stages == m_observe.stages)
+        return;
+    m_observe = observe;
+    if (m_model && m_snapshot && m_snapshot->hasResult() && m_snapshot->fromModel() &&
+        !m_snapshot->trace->observed.covers(observe))
+        requestNow();
+}
+
 void LiveSession::schedule()
 {
     ++m_generation;
@@ -202,6 +212,7 @@ void LiveSession::post()
     r.paddedKeys = m_padded;
     r.customMask = m_custom;
     r.model = m_model;
+    r.observe = m_observe;
     m_busy = true;
     if (!m_busyDelay.isActive())
         m_busyDelay.start();

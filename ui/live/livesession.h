@@ -57,6 +57,10 @@ public:
     // change the views can see emits layerChanged.
     void setSelectedLayer(int layer);
     int selectedLayer() const { return m_layer; }
+    // What a model's trace brings back from a GPU: what the shown views read (ViewRouter::needed).
+    // Asking for more than the trace on screen holds computes again.
+    void setObserve(const Observe &observe);
+    const Observe &observe() const { return m_observe; }
 
     const QString &sentence() const { return m_sentence; }
     const QString &keySentence() const { return m_keySentence; }
@@ -96,6 +100,7 @@ private:
     std::set<std::pair<int, int>> m_custom;
     int m_head = 0, m_query = 0;
     int m_layer = 0;
+    Observe m_observe; // everything until the window says what its views read
     HeadDisplay m_display = HeadDisplay::One;
     quint64 m_generation = 0;
     bool m_busy = false;

@@ -69,6 +69,8 @@ struct ComputeRequest {
     // A model of its own (a folder read by File > Open model): traced as it is, and `settings` only
     // label it. Null: the word-vector layer or stack that `settings` and `table` describe.
     std::shared_ptr<Model> model;
+    // What a model's trace brings back from a GPU (TraceRequest::observe); the CPU keeps everything.
+    Observe observe;
     // Set by the compute worker when a newer request arrives: a model's trace stops between layers
     // (Status Cancelled) and the snapshot is dropped, so a keystroke never waits for a stale trace.
     const std::atomic<bool> *cancel = nullptr;

@@ -33,6 +33,7 @@ SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
     out->device = tr.device;
     out->paddedKeys = tr.paddedKeys;
     out->maskedCells = tr.maskedCells;
+    out->observed = tr.observed;
     out->layers.resize(tr.layers.size());
     // the layers side by side (each writes its own): on the keystroke's path while the switch is on
     std::vector<Status> failed(tr.layers.size());
@@ -53,6 +54,10 @@ SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
         SequenceResult<float> st;
         st.mask = sf.mask;
         st.fullyMaskedRows = sf.fullyMaskedRows;
+        if (!tr.observed.layer(l)) { // left on the GPU, as in the trace weighed
+            to.attention.batch.push_back(std::move(st));
+            return;
+        }
         st.v = sf.v; // the value norms on hover
         Mat<float> norms;
         if (Status r = valueNorms(tr, l, norms); !r) {

@@ -44,15 +44,17 @@ bool modelScope(const ViewScope &scope) { return scope.model; }
 const std::vector<ViewSpec> &viewRegistry()
 {
     using P = ViewPlace;
-    // id, title, tooltip, place, exportable, factory, listed for a snapshot, listed ahead of one
+    using R = ViewReads;
+    // id, title, tooltip, place, exportable, factory, listed for a snapshot, listed ahead of one,
+    // the layers it reads (default: any)
     static const std::vector<ViewSpec> views = {
-        {QStringLiteral("weights"), QT_TR_NOOP("Weights"), "", P::Tab, true, make<HeatmapView>, nullptr, nullptr},
-        {QStringLiteral("grid"), QT_TR_NOOP("Heads"), QT_TR_NOOP("All heads side by side"), P::Tab, true, make<HeadGridView>, nullptr, nullptr},
+        {QStringLiteral("weights"), QT_TR_NOOP("Weights"), "", P::Tab, true, make<HeatmapView>, nullptr, nullptr, R::SelectedLayer},
+        {QStringLiteral("grid"), QT_TR_NOOP("Heads"), QT_TR_NOOP("All heads side by side"), P::Tab, true, make<HeadGridView>, nullptr, nullptr, R::SelectedLayer},
         {QStringLiteral("embeddings"), QT_TR_NOOP("Embeddings"), QT_TR_NOOP("Contextual embeddings"), P::Tab, true,
-         make<EmbeddingView>, nullptr, nullptr},
-        {QStringLiteral("row"), QT_TR_NOOP("Selected query"), "", P::Dock, true, make<RowView>, nullptr, nullptr},
-        {QStringLiteral("lines"), QT_TR_NOOP("Lines"), "", P::Tab, true, make<LinesView>, nullptr, nullptr},
-        {QStringLiteral("pipeline"), QT_TR_NOOP("Pipeline"), "", P::Tab, false, make<PipelineView>, nullptr, nullptr},
+         make<EmbeddingView>, nullptr, nullptr, R::SelectedLayer},
+        {QStringLiteral("row"), QT_TR_NOOP("Selected query"), "", P::Dock, true, make<RowView>, nullptr, nullptr, R::SelectedLayer},
+        {QStringLiteral("lines"), QT_TR_NOOP("Lines"), "", P::Tab, true, make<LinesView>, nullptr, nullptr, R::SelectedLayer},
+        {QStringLiteral("pipeline"), QT_TR_NOOP("Pipeline"), "", P::Tab, false, make<PipelineView>, nullptr, nullptr, R::SelectedLayer},
         {QStringLiteral("layers"), QT_TR_NOOP("Layers"), QT_TR_NOOP("Layers × heads"), P::Tab, false,
          make<LayerGridView>, stackViews, deepScope},
         {QStringLiteral("residual"), QT_TR_NOOP("Residual"), QT_TR_NOOP("Residual stream"), P::Tab, false,
@@ -68,7 +70,7 @@ const std::vector<ViewSpec> &viewRegistry()
          [](const ViewContext &c, QWidget *parent) -> View * { return new CompareView(c.session, parent); }, nullptr,
          nullptr},
         {QStringLiteral("predictions"), QT_TR_NOOP("Predictions"), "", P::Dock, false, make<PredictionsView>,
-         languageModel, nullptr},
+         languageModel, nullptr, R::NoLayer},
     };
     return views;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The registry of views: one line per view (viewregistry.cpp) with its stable id, its title, where
-// the window puts it, when its tab is listed, whether `attnviz export --view` writes it, and the
-// function that makes it. The window's tabs and docks, session files (view.tab), `--tab` and
+// the window puts it, when its tab is listed, whether `attnviz export --view` writes it, the
+// function that makes it, and which layers of a trace it reads. The window's tabs and docks, session files (view.tab), `--tab` and
 // `export --view` all take their ids from here. A new view is its class plus one line there.
 #pragma once
 
@@ -25,6 +25,15 @@ struct ViewContext {
     LiveSession *session = nullptr;
 };
 
+// Which layers of a model's trace a view reads. A GPU computes every layer anyway, but brings back
+// only what the shown views read (TraceRequest::observe): a view reading the selected layer lets a
+// trace of 16 layers come back with one.
+enum class ViewReads {
+    Everything,    // any layer at any time (the layers grid, rollout, the lens ...)
+    SelectedLayer, // the selected layer's weights and stages (and the streams every trace holds)
+    NoLayer        // only the final stream and the predictions
+};
+
 enum class ViewPlace {
     Tab, // a tab of the window's views
     Dock // a dock of its own (the selected query's row, the predictions)
@@ -43,6 +52,7 @@ struct ViewSpec {
     // Whether it is listed ahead of a result (a model opened, a setting changed), so that a
     // session or --tab can name it; null: always.
     bool (*appliesAhead)(const ViewScope &) = nullptr;
+    ViewReads reads = ViewReads::Everything;
 };
 
 // Every view, in the order of the window's tabs (docks where their line is).

@@ -87,6 +87,8 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
     if (result && !normWeighted()) {
         available = true;
         for (int l = 0; l < s->numLayers() && available; ++l) {
+            if (!s->trace->observed.layer(l)) // left on the GPU: no view draws it from this trace
+                continue;
             const AttentionResult<float> &a = s->attention(l);
             available = a.batch.front().v.cols() == Eigen::Index(a.numHeads) * a.dHead;
         }
@@ -98,8 +100,13 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
                                            : translated(QT_TR_NOOP("Not for this text: %1")).arg(why));
     }
     const bool on = weighted != nullptr;
+    m_held.resize(m_order.size());
+    const int layer = m_session->selectedLayer();
     for (size_t i = 0; i < m_order.size(); ++i)
-        m_order[i]->setSnapshot(on && drawsWeights(m_specs[i]->id) ? weighted : s);
+        if (holds(s, i, layer)) {
+            m_held[i] = s;
+            m_order[i]->setSnapshot(on && drawsWeights(m_specs[i]->id) ? weighted : s);
+        }
     for (size_t i = 0; i < m_order.size(); ++i) {
         const ViewSpec &spec = *m_specs[i];
         if (!spec.appliesTo)
@@ -118,8 +125,41 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
 
 void ViewRouter::setSelection(int layer, int head, int query)
 {
-    for (View *v : m_order)
-        v->setSelection(layer, head, query);
+    m_held.resize(m_order.size());
+    for (size_t i = 0; i < m_order.size(); ++i)
+        if (!m_held[i] || holds(m_held[i], i, layer)) // else it comes with the trace that holds the layer
+            m_order[i]->setSelection(layer, head, query);
+}
+
+bool ViewRouter::holds(const SnapshotPtr &s, size_t i, int layer) const
+{
+    if (!s || !s->hasResult() || !s->trace)
+        return true;
+    const Observe &held = s->trace->observed;
+    switch (m_specs[i]->reads) {
+    case ViewReads::Everything: return held.everything();
+    case ViewReads::SelectedLayer: return held.covers(Observe{{s->layerIndex(layer)}, {}, true});
+    case ViewReads::NoLayer: return true;
+    }
+    return true;
+}
+
+Observe ViewRouter::needed(int layer) const
+{
+    bool any = false;
+    for (size_t i = 0; i < m_order.size(); ++i) {
+        const bool shown = m_specs[i]->place == ViewPlace::Tab
+                               ? m_tabs->currentWidget() == m_order[i]
+                               : m_docks.value(m_specs[i]->id) && m_docks.value(m_specs[i]->id)->isVisible();
+        if (!shown)
+            continue;
+        if (m_specs[i]->reads == ViewReads::Everything)
+            return Observe();
+        any = any || m_specs[i]->reads == ViewReads::SelectedLayer;
+    }
+    Observe o;
+    o.layers = {any ? std::max(0, layer) : 0};
+    return o;
 }
 
 void ViewRouter::setHeadDisplay(HeadDisplay display)

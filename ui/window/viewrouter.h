@@ -5,6 +5,9 @@
 // head, a head opened on the weights) to the session. Views subscribe through the registry: the
 // window names none of them here. The norm-weighted switch lives here too: while it is on, the
 // attention views get the norm-weighted snapshot (views/normweighting.h) instead of the weights.
+// What the shown views read (the registry's ViewReads) is what the window asks a GPU to bring back;
+// a view is handed a snapshot (and a selection) only where the snapshot holds what it reads, and
+// otherwise keeps the one it has until a trace that does arrives.
 #pragma once
 
 #include "live/livetypes.h"
@@ -49,6 +52,8 @@ public:
     QAction *normWeightedAction() const { return m_normAction; }
     bool normWeighted() const;
     void setNormWeighted(bool on);
+    // What the current tab and the shown docks read at `layer` (Observe: everything, or that layer).
+    Observe needed(int layer) const;
     // Lists the tabs ahead of a result (a model opened, a setting changed).
     void listAhead(const ViewScope &scope);
 
@@ -64,11 +69,14 @@ signals:
 
 private:
     void openHead(int layer, int head);
+    // Whether `s` holds what view i reads at `layer` (a snapshot without a result always does).
+    bool holds(const SnapshotPtr &s, size_t i, int layer) const;
 
     LiveSession *m_session;
     QTabWidget *m_tabs;
     std::vector<View *> m_order;             // registry order
     std::vector<const ViewSpec *> m_specs;   // the same order
+    std::vector<SnapshotPtr> m_held;         // the snapshot each view was last handed (the same order)
     QHash<QString, View *> m_byId;
     QHash<QString, QDockWidget *> m_docks;
     QAction *m_normAction = nullptr;

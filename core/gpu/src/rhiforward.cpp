@@ -11,7 +11,8 @@
 //   attnOut = ctx W_o^T + b; after = x + attnOut     linear, elementwise
 //   out = after + down(act(gate N2(after)) * up N2(after))   rownorm, linear, elementwise, linear
 // then the final norm and, for a causal model, the logits of the rows asked for (linear over the
-// unembedding): only those rows come back, and the top-k is taken on the host. The embedding lookup
+// unembedding) and their top-k (topk): only the k best, the normalizer and the actual next token's
+// logit come back (the logits rows themselves where more than topk.comp's K are asked for). The embedding lookup
 // and the masked-LM head run on the host (a gather of t rows; a head at a few [MASK] positions).
 // What comes back is what ForwardInput::observe asks for; everything else stays on the GPU.
 #include "rhiforward.h"
@@ -27,6 +28,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <limits>
 
 namespace attnviz {
@@ -95,8 +97,13 @@ struct Uploader {
 using SRB = QRhiShaderResourceBinding;
 constexpr auto kCompute = QRhiShaderResourceBinding::ComputeStage;
 
-const char *const kShaderNames[] = {"linear.comp",  "rownorm.comp", "rotary.comp",      "attend.comp",
-                                    "context.comp", "headavg.comp", "elementwise.comp", "rowlinear.comp"};
+const char *const kShaderNames[] = {"linear.comp",  "rownorm.comp",     "rotary.comp",    "attend.comp", "context.comp",
+                                    "headavg.comp", "elementwise.comp", "rowlinear.comp", "topk.comp"};
+static_assert(std::size(kShaderNames) == 9, "a shader for every pipeline");
+
+// topk.comp's K: the most predictions a row's top-k keeps on the GPU; a row's output is 2 K + 4 words.
+constexpr int kTopKMax = 16;
+constexpr int kTopKStride = 2 * kTopKMax + 4;
 
 // Rows at most this many go through rowlinear.comp (each weight read once) instead of the tiles.
 constexpr int kFewRows = 8;
@@ -173,14 +180,15 @@ Status RhiForward::create()
     auto LS = [&](int b) { return SRB::bufferLoadStore(b, kCompute, d); };
     const SRB ubo = SRB::uniformBuffer(0, kCompute, u);
     const QVector<SRB> layouts[] = {
-        {ubo, L(1), L(2), L(3), S(4)},        // linear
-        {ubo, L(1), L(2), L(3), S(4)},        // rownorm
-        {ubo, LS(1), L(2), L(3)},             // rotary
+        {ubo, L(1), L(2), L(3), S(4)},              // linear
+        {ubo, L(1), L(2), L(3), S(4)},              // rownorm
+        {ubo, LS(1), L(2), L(3)},                   // rotary
         {ubo, L(1), L(2), L(3), LS(4), S(5), S(6)}, // attend
-        {ubo, L(1), L(2), S(3)},                     // context
-        {ubo, L(1), LS(2)},                          // headavg
-        {ubo, L(1), L(2), S(3)},              // elementwise
-        {ubo, L(1), L(2), L(3), S(4)},        // rowlinear
+        {ubo, L(1), L(2), S(3)},                    // context
+        {ubo, L(1), LS(2)},                         // headavg
+        {ubo, L(1), L(2), S(3)},                    // elementwise
+        {ubo, L(1), L(2), L(3), S(4)},              // rowlinear
+        {ubo, L(1), L(2), S(3)},                    // topk
     };
     for (int k = 0; k < int(Pipe::Count); ++k) {
         const QShader shader = loadShader(kShaderNames[k]);
@@ -416,8 +424,11 @@ Status RhiForward::ensureActivations(const Architecture &arch, const ModelWeight
     mk(m_cosL, c * std::max<qint64>(1, half));
     mk(m_sinL, c * std::max<qint64>(1, half));
     mk(m_mask, c * ((c + 31) / 32));
-    if (logitRows)
+    if (logitRows) {
         mk(m_logits, qint64(logitRows) * std::max(1, m_model.unembedding.rows));
+        mk(m_nextIds, logitRows);
+        mk(m_topk, qint64(logitRows) * kTopKStride);
+    }
     if (!ok) {
         m_layers.clear();
         return Status::error(StatusCode::Unavailable, m_name + ": out of GPU memory for a trace of " +
@@ -644,6 +655,16 @@ void RhiForward::rotary(Frame &f, QRhiBuffer *q, int heads, int dHead, int half,
                         groups(qint64(heads) * half, 64), f.n, 1, f.batch);
 }
 
+void RhiForward::topk(Frame &f, const Architecture &arch, int rows, int k)
+{
+    const quint32 uu[16] = {quint32(rows), quint32(m_model.unembedding.rows), quint32(k), 0, 0, 0, 0, 0,
+                            0,             0,                                  0,          0, 0, 0, 0, 0};
+    const float ff[8] = {float(arch.finalSoftcap), 0, 0, 0, 0, 0, 0, 0};
+    f.ok = f.ok && pass(Pipe::TopK, uu, ff,
+                        {{Access::Load, m_logits.get()}, {Access::Load, m_nextIds.get()}, {Access::Store, m_topk.get()}},
+                        rows, 1, 1, f.batch);
+}
+
 // One layer's attention from its q, k, v: the weights (scores, masks, softmax), their head mean and
 // the context.
 void RhiForward::attention(Frame &f, const Architecture &arch, const ForwardInput &in, const HostInputs &host, size_t l)
@@ -819,9 +840,18 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
         elementwise(f, 0, x, nullptr, m_final.get(), d);
     // logits: the last row, or every row (allPredictions)
     const int firstPredicted = arch.head == LmHead::CausalLm ? (in.allPredictions ? 0 : t - 1) : t;
-    if (firstPredicted < t)
+    const bool topkOnGpu = in.topK <= kTopKMax;
+    if (firstPredicted < t) {
         product(f, m_final.get(), d, m_model.unembedding, m_model.outputBias.get(), m_logits.get(), 0, firstPredicted,
                 t - firstPredicted, 0);
+        if (topkOnGpu) {
+            std::vector<quint32> next(size_t(t - firstPredicted), 0xffffffffu);
+            for (int i = firstPredicted; i + 1 < t; ++i)
+                next[size_t(i - firstPredicted)] = quint32(in.ids[size_t(i + 1)]);
+            f.batch->uploadStaticBuffer(m_nextIds.get(), 0, int(F * qint64(next.size())), next.data());
+            topk(f, arch, t - firstPredicted, in.topK);
+        }
+    }
     if (!f.ok) {
         f.batch->release();
         m_rhi->endOffscreenFrame();
@@ -905,7 +935,10 @@ void RhiForward::planReads(const Architecture &arch, const ForwardInput &in, con
     }
     reads.final = read(m_final, 0, t * d);
     reads.input = arch.embeddingNorm ? read(m_input, 0, t * d) : nullptr;
-    reads.logits = firstPredicted < t ? read(m_logits, 0, (t - firstPredicted) * m_model.unembedding.rows) : nullptr;
+    if (firstPredicted < t && in.topK <= kTopKMax)
+        reads.topk = read(m_topk, 0, (t - firstPredicted) * kTopKStride);
+    else if (firstPredicted < t)
+        reads.logits = read(m_logits, 0, (t - firstPredicted) * m_model.unembedding.rows);
 }
 
 // The trace from what came back; what was not read back is left empty.
@@ -1015,10 +1048,27 @@ void RhiForward::fillTrace(const Architecture &arch, const ModelWeights<float> &
         pr.next.assign(size_t(t), {});
         pr.actualNext.assign(size_t(t), nan);
         pr.logNormalizer.assign(size_t(t), nan);
-        const float *logits = reinterpret_cast<const float *>(reads.logits->data.constData());
         for (int i = firstPredicted; i < t; ++i) {
             NextTokens nt;
-            nextFromLogits(arch, logits + qint64(i - firstPredicted) * V, V, in.ids, i, in.topK, nt);
+            if (reads.topk) { // topk.comp's row: K logits (bits), K ids, max, sum, actual next's logit, count
+                const quint32 *row = reinterpret_cast<const quint32 *>(reads.topk->data.constData()) +
+                                     qint64(i - firstPredicted) * kTopKStride;
+                auto value = [&](int k) {
+                    float v;
+                    std::memcpy(&v, row + k, 4);
+                    return double(v);
+                };
+                const double mx = value(2 * kTopKMax), sum = value(2 * kTopKMax + 1);
+                const int n = std::min<int>(int(row[2 * kTopKMax + 3]), kTopKMax);
+                for (int e = 0; e < n; ++e)
+                    nt.top.push_back({int(row[kTopKMax + e]), std::string(), std::exp(value(e) - mx) / sum, std::string()});
+                nt.logNormalizer = mx + std::log(sum);
+                if (i + 1 < t)
+                    nt.actualNext = std::exp(value(2 * kTopKMax + 2) - mx) / sum;
+            } else {
+                const float *logits = reinterpret_cast<const float *>(reads.logits->data.constData());
+                nextFromLogits(arch, logits + qint64(i - firstPredicted) * V, V, in.ids, i, in.topK, nt);
+            }
             pr.set(size_t(i), std::move(nt));
         }
     } else {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The QRhi side of GpuBackend, its one GPU code path: the CPU forward's named passes as compute
 // shaders (core/gpu/shaders: linear and rowlinear, rownorm, rotary, attend, headavg, context,
-// elementwise), recorded one dispatch each through pass() and run in one frame per forward. Two users:
+// elementwise, topk), recorded one dispatch each through pass() and run in one frame per forward. Two
+// users:
 //  - the model forward device (rhiforward.cpp): a model's weights uploaded once (BF16 / F16 kept in
 //    16 bits, widened in linear.comp), the activations of the last text kept for a causal text that
 //    grows;
@@ -103,7 +104,7 @@ private:
         std::unique_ptr<QRhiShaderResourceBindings> srb;
         std::vector<QRhiBuffer *> bound;
     };
-    enum class Pipe { Linear, RowNorm, Rotary, Attend, Context, HeadAvg, Elementwise, RowLinear, Count };
+    enum class Pipe { Linear, RowNorm, Rotary, Attend, Context, HeadAvg, Elementwise, RowLinear, TopK, Count };
     enum class Access { Load, Store, LoadStore };
     struct Binding {
         Access access;
@@ -145,7 +146,8 @@ private:
     struct Reads {
         std::deque<Read> all; // a deque: the results stay where the pointers below point
         std::vector<LayerReads> layers;
-        QRhiBufferReadbackResult *final = nullptr, *input = nullptr, *logits = nullptr;
+        // the predicted rows' logits (a top-k larger than topk.comp keeps), or their top-k
+        QRhiBufferReadbackResult *final = nullptr, *input = nullptr, *logits = nullptr, *topk = nullptr;
     };
 
     // The attention op's buffers, kept from one call to the next while they are large enough.
@@ -188,6 +190,8 @@ private:
     void rownorm(Frame &f, QRhiBuffer *x, QRhiBuffer *y, const Norm &nm, NormKind kind, qint64 rows, int width, qint64 off);
     void elementwise(Frame &f, quint32 mode, QRhiBuffer *a, QRhiBuffer *b, QRhiBuffer *y, int width, quint32 act = 0);
     void rotary(Frame &f, QRhiBuffer *q, int heads, int dHead, int half, bool local);
+    // The LM head's top-k, normalizer and actual-next logit of `rows` logits rows (topk.comp).
+    void topk(Frame &f, const Architecture &arch, int rows, int k);
     void attention(Frame &f, const Architecture &arch, const ForwardInput &in, const HostInputs &host, size_t layer);
     // Layer `layer` reading the residual stream x.
     void block(Frame &f, const Architecture &arch, const ForwardInput &in, const HostInputs &host, size_t layer,
@@ -225,7 +229,7 @@ private:
     int m_logitRows = 0;
     std::vector<LayerActs> m_layers;
     Buffer m_inputRaw, m_input, m_final, m_ffIn, m_gateOut, m_upOut, m_hidden, m_mlpOut, m_tmp, m_tmp2, m_cosG, m_sinG,
-        m_cosL, m_sinL, m_mask, m_logits;
+        m_cosL, m_sinL, m_mask, m_logits, m_nextIds, m_topk;
     std::vector<int> m_lastIds; // empty: nothing reusable on the device
     std::vector<int> m_lastPadded;
     std::vector<std::pair<int, int>> m_lastCells;

@@ -169,6 +169,35 @@ struct LayerTrace {
     std::shared_ptr<const Projections<T>> projections;
 };
 
+// What a forward on a device other than the CPU brings back (ForwardDevice, device.h): the stages
+// the visible views read; the rest stays on the device and is left empty in the trace. The CPU
+// forward computes and keeps everything.
+struct Observe {
+    std::vector<int> layers; // layers whose attention comes back (weights, their mean); empty: every layer
+    std::vector<int> heads;  // heads of those layers whose weights come back; empty: every head
+    bool stages = true;      // q, k, v, context, output and the residual streams of those layers too
+    bool everything() const { return layers.empty() && heads.empty() && stages; }
+    bool layer(int l) const { return layers.empty() || std::find(layers.begin(), layers.end(), l) != layers.end(); }
+    bool head(int h) const { return heads.empty() || std::find(heads.begin(), heads.end(), h) != heads.end(); }
+    // Whether a trace that holds this holds everything `need` asks for.
+    bool covers(const Observe &need) const
+    {
+        if (everything())
+            return true;
+        if (need.layers.empty() || (need.stages && !stages))
+            return false;
+        for (int l : need.layers)
+            if (!layer(l))
+                return false;
+        if (need.heads.empty())
+            return heads.empty();
+        for (int h : need.heads)
+            if (!head(h))
+                return false;
+        return true;
+    }
+};
+
 // Everything a model computed on one text.
 template <typename T>
 struct Trace {
@@ -191,6 +220,9 @@ struct Trace {
     std::vector<int> paddedKeys;
     std::vector<std::pair<int, int>> maskedCells;
     uint64_t producer = 0; // 0: none; otherwise unique per model instance and precision
+    // What it holds: everything, except where a device brought back only what TraceRequest::observe
+    // asked for (the layers not observed have empty matrices).
+    Observe observed;
     GrowthRoom room;       // where its stage matrices may grow in place (real checkpoints' forward)
 
     int numLayers() const { return int(layers.size()); }
@@ -229,17 +261,6 @@ struct ModelInfo {
 
 class ForwardDevice; // device.h
 
-// What a forward on a device other than the CPU brings back (ForwardDevice, device.h): the stages
-// the visible views read; the rest stays on the device and is left empty in the trace. The CPU
-// forward computes and keeps everything.
-struct Observe {
-    std::vector<int> layers; // layers whose attention comes back (weights, their mean); empty: every layer
-    std::vector<int> heads;  // heads of those layers whose weights come back; empty: every head
-    bool stages = true;      // q, k, v, context, output and the residual streams of those layers too
-    bool everything() const { return layers.empty() && heads.empty() && stages; }
-    bool layer(int l) const { return layers.empty() || std::find(layers.begin(), layers.end(), l) != layers.end(); }
-    bool head(int h) const { return heads.empty() || std::find(heads.begin(), heads.end(), h) != heads.end(); }
-};
 
 // What to compute. Masks beyond the model's own (causal models are always causal) come from the
 // user's clicks: padded key positions and custom (query, key) cells.

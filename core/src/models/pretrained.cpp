@@ -372,7 +372,8 @@ private:
             return r;
         };
         // the rest of the trace, whoever computed it
-        auto finish = [&](const std::string &device, const std::string &note, uint64_t madeBy) {
+        auto finish = [&](const std::string &device, const std::string &note, uint64_t madeBy, const Observe &held) {
+            out.observed = held;
             out.tokens = std::move(tokens);
             out.keyTokens.clear();
             out.totalTokens = total;
@@ -410,7 +411,7 @@ private:
                     out.room.release(); // the GPU's trace is sized anew: no room held after its matrices
                     st = dev.forward(m_config, weights, in, out);
                     if (st) {
-                        finish(dev.name(), dev.device(), in.observe.everything() ? producer : 0);
+                        finish(dev.name(), dev.device(), in.observe.everything() ? producer : 0, in.observe);
                         return {};
                     }
                     if (st.code == StatusCode::Cancelled || st.code == StatusCode::InvalidInput)
@@ -433,7 +434,7 @@ private:
         out.producer = 0; // until this call succeeds
         if (Status st = runForward(m_config, weights, in, reuse, out, source, sourceReuse); !st)
             return st;
-        finish("cpu", why.empty() ? std::string() : cpuDeviceName() + " — " + why + "; computed on the CPU", producer);
+        finish("cpu", why.empty() ? std::string() : cpuDeviceName() + " — " + why + "; computed on the CPU", producer, Observe());
         return {};
     }
 
