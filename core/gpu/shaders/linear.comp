@@ -6,15 +6,16 @@
 // buffer comes in chunks of rows: each is a dispatch writing its columns of Y (yOff, biasOff). One
 // workgroup computes a 64 x 64 tile of Y with 16 x 16 threads, 4 x 4 outputs each, K walked in
 // slices of 16 through shared memory (about K + K / 16 * 4 loop iterations per invocation: Mesa's
-// software GPUs stop one after 65,535). The attention op's raw scores q_h k_h^T are this product too,
-// a head per z: W is then k with its row stride ldw.
+// software GPUs stop one after 65,535). The attention op's products per head are this one too, a
+// head per z: its raw scores q_h k_h^T (W is k, rows of stride ldw) and its context W_h v_h (W is
+// v_h stored (K, N): format + 16).
 #version 440
 
 layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
 
 // Host struct: PassParams in rhiforward.cpp (std140: 4 uvec4 + 2 vec4, 96 bytes).
 layout(std140, binding = 0) uniform Params {
-    uvec4 u0; // M, N, K, weight format (0 float32, 1 BF16, 2 F16)
+    uvec4 u0; // M, N, K, weight format (0 float32, 1 BF16, 2 F16; + 16: float32 stored (K, N))
     uvec4 u1; // xOff, ldx, yOff, ldy (elements)
     uvec4 u2; // hasBias, activation (0 none, 1 GELU tanh, 2 GELU erf, 3 ReLU, 4 SiLU), wOff, biasOff
     uvec4 u3; // ldw (0: K), and per z: the steps of xOff, wOff, yOff
@@ -32,7 +33,7 @@ shared float ws[16 * 64]; // ws[k * 64 + n]: the same of 64 rows of W
 
 float weightAt(uint idx)
 {
-    uint fmt = p.u0.w;
+    uint fmt = p.u0.w & 15u;
     if (fmt == 0u)
         return uintBitsToFloat(W[idx]);
     uint word = W[idx >> 1u];
@@ -92,8 +93,14 @@ void main()
             uint gk = k0 + c;
             uint gr = row0 + r;
             xs[c * 64u + r] = (gr < M && gk < K) ? X[xOff + gr * p.u1.y + gk] : 0.0;
-            uint gn = col0 + r;
-            ws[c * 64u + r] = (gn < N && gk < K) ? weightAt(wOff + gn * ldw + gk) : 0.0;
+            if ((p.u0.w & 16u) == 0u) {
+                uint gn = col0 + r;
+                ws[c * 64u + r] = (gn < N && gk < K) ? weightAt(wOff + gn * ldw + gk) : 0.0;
+            } else { // (K, N): contiguous along n
+                uint kb = e / 64u, n = e % 64u;
+                uint gkb = k0 + kb, gn = col0 + n;
+                ws[kb * 64u + n] = (gn < N && gkb < K) ? uintBitsToFloat(W[wOff + gkb * ldw + gn]) : 0.0;
+            }
         }
         barrier();
         for (uint c = 0u; c < 16u; ++c) {

@@ -5,7 +5,7 @@
 //   q = x_q W_q^T + b_q (t_q, dIn)   k, v (t_k, dIn)          product (linear.comp), or host (identity)
 //   W[h] = q_h k_h^T (t_q, t_k), heads in storage buffers     linear.comp (z = head)
 //   W[h] = normalize(mask(scale W[h]))                        attend.comp
-//   context[:, h] = W[h] v_h (t_q, dIn)                       context.comp
+//   context[:, h] = W[h] v_h (t_q, dIn)                       linear.comp (z = head)
 //   weights_avg = mean_h W[h] (t_q, t_k)                      headavg.comp, adding up buffer after buffer
 //   output = context W_o^T + b_o (t_q, dOut)                  product, or host (identity)
 // The normalizations, masks, fully-masked policies and degenerate rows follow the CPU core's
@@ -237,11 +237,14 @@ Status RhiForward::attend(const AttentionConfig &cfg, const AttentionInput<float
                                  {Access::Store, cfg.keepScores ? hb.s.get() : m_dummyStore.get()},
                                  {Access::Store, op.flags.get()}},
                                 tq, hb.count, 1, f.batch);
-            const quint32 uc[16] = {quint32(tq), quint32(tk), quint32(tk), 0, quint32(dh), quint32(hb.count), quint32(dIn),
-                                    quint32(dIn), 1, 0, quint32(hb.first), quint32(headElems), 0, 0, 0, 0};
-            f.ok = f.ok && pass(Pipe::Context, uc, none,
-                                {{Access::Load, hb.w.get()}, {Access::Load, op.v.get()}, {Access::Store, op.ctx.get()}},
-                                groups(qint64(hb.count) * dh, 64), groups(tq, 4), 1, f.batch);
+            // context[:, h] = W[h] v_h, one z each: x = W[h] (t_q, t_k), the weight v_h stored (t_k, d_head)
+            const quint32 uc[16] = {quint32(tq), quint32(dh), quint32(tk), 16, 0, quint32(tk), quint32(hb.first * dh),
+                                    quint32(dIn), 0, 0, quint32(hb.first * dh), 0, quint32(dIn), quint32(headElems),
+                                    quint32(dh), quint32(dh)};
+            f.ok = f.ok && pass(Pipe::Linear, uc, none,
+                                {{Access::Load, hb.w.get()}, {Access::Load, op.v.get()}, {Access::Load, m_dummyLoad.get()},
+                                 {Access::Store, op.ctx.get()}},
+                                groups(dh, 64), groups(tq, 64), hb.count, f.batch);
             if (readAvg) { // summed buffer after buffer, divided by H with the last
                 const quint32 mode = (c > 0 ? 1u : 0u) | (c + 1 < op.heads.size() ? 2u : 0u);
                 const quint32 uh[16] = {quint32(tq), quint32(hb.count), quint32(tk), 0, quint32(headElems), mode, quint32(H),
