@@ -3,6 +3,8 @@
 //  - every reference case (tests/fixtures/cases) within float32 tolerance (rtol 1e-4, atol 1e-5);
 //  - random inputs at t = 8, 100, 1000 and 3000 for every mask, scaling rule and normalization,
 //    GPU vs CPU (float32), max abs difference reported per stage;
+//  - heads split across storage buffers (self and cross attention), softmax-then-renormalize whose
+//    kept share underflows;
 //  - readback of chosen heads only, refusals (dropout, APIs this platform lacks) as Status.
 // Runs under xvfb-run (label xvfb): Vulkan on lavapipe, OpenGL 4.3 on llvmpipe in CI. A backend that
 // cannot start is skipped with QSKIP, never passed. Mesa's software GPUs stop a shader invocation
@@ -177,6 +179,8 @@ private slots:
     void headsSplitAcrossBuffers();
     void readbackChosenHeads_data();
     void readbackChosenHeads();
+    void renormalizeUnderflow_data();
+    void renormalizeUnderflow();
     void refusals_data();
     void refusals();
     void unavailableApi();
@@ -367,18 +371,24 @@ void TestGpu::headsSplitAcrossBuffers_data()
 {
     QTest::addColumn<GpuApi>("api");
     QTest::addColumn<int>("norm");
+    QTest::addColumn<bool>("cross");
     addBackendRows([](const char *name, GpuApi api) {
         for (int n = 0; n < 4; ++n)
-            QTest::addRow("%s/%s", name, kNorms[n].name) << api << n;
+            QTest::addRow("%s/%s", name, kNorms[n].name) << api << n << false;
+        for (int n = 0; n < 4; ++n)
+            QTest::addRow("%s/cross/%s", name, kNorms[n].name) << api << n << true;
     });
 }
 
 // Heads in several storage buffers (as at large t, or on llvmpipe's 128 MiB limit): 5 heads, at
-// most 2 per buffer. The head mean adds up across buffers; cosine finds its head's q and k.
+// most 2 per buffer. The head mean adds up across buffers; cosine finds its head's q and k. Cross
+// attention (t_q != t_k, keys and values of other widths) with a mask that leaves a row fully
+// masked, under the uniform policy.
 void TestGpu::headsSplitAcrossBuffers()
 {
     QFETCH(GpuApi, api);
     QFETCH(int, norm);
+    QFETCH(bool, cross);
     GPU_OR_SKIP(gpu, api);
     RandomSpec s;
     s.tq = s.tk = 200;
@@ -386,6 +396,14 @@ void TestGpu::headsSplitAcrossBuffers()
     s.dModel = s.kdim = s.vdim = 40;
     s.mask = MaskCase::Causal;
     s.norm = kNorms[norm];
+    if (cross) {
+        s.tq = 150;
+        s.tk = 230;
+        s.kdim = 24;
+        s.vdim = 32;
+        s.mask = MaskCase::Arbitrary;
+        s.policy = FullyMaskedPolicy::Uniform;
+    }
     AttentionConfig cfg;
     AttentionInput<float> in;
     makeRandom(s, cfg, in);
@@ -406,6 +424,8 @@ void TestGpu::headsSplitAcrossBuffers()
     const double atol = 1e-5 + 1e-4 * ref.batch[0].context.cwiseAbs().maxCoeff();
     compareMat(got.batch[0].context, ref.batch[0].context, 1e-4, atol, ok);
     QVERIFY2(ok, "context differs");
+    QCOMPARE(got.batch[0].fullyMaskedRows, ref.batch[0].fullyMaskedRows);
+    QCOMPARE(got.batch[0].degenerateRows, ref.batch[0].degenerateRows);
     // A cap below one head's matrix: refused with a reason, not a crash.
     gpu->setMaxBufferBytes(1024);
     const Status small = gpu->compute(cfg, in, got);
@@ -454,6 +474,48 @@ void TestGpu::readbackChosenHeads()
     QVERIFY(one.batch[0].weights[1] == A.weights[1]);
     QCOMPARE(one.batch[0].weights[2].size(), Eigen::Index(0));
     QVERIFY(one.batch[0].context == A.context);
+}
+
+void TestGpu::renormalizeUnderflow_data()
+{
+    QTest::addColumn<GpuApi>("api");
+    addBackendRows([](const char *name, GpuApi api) { QTest::addRow("%s", name) << api; });
+}
+
+// Softmax then renormalize where the kept key's share underflows (a masked key scores 195 above
+// it): the core falls back to the softmax over the keys left, and so does the GPU (1, not 0 / 0);
+// no row is degenerate.
+void TestGpu::renormalizeUnderflow()
+{
+    QFETCH(GpuApi, api);
+    GPU_OR_SKIP(gpu, api);
+    AttentionConfig cfg;
+    cfg.numHeads = 1;
+    cfg.scaleRule = ScaleRule::None;
+    cfg.normalization = Normalization::Softmax;
+    cfg.maskMethod = MaskMethod::MultiplyRenormalize;
+    AttentionInput<float> in;
+    in.batch.resize(1);
+    in.batch[0].query.resize(2, 4);
+    in.batch[0].query << 10, 0, 0, 0, 0.1f, 0, 0, 0;
+    in.batch[0].key.resize(3, 4);
+    in.batch[0].key << 20, 0, 0, 0, 0.5f, 1, 0, 0, -0.3f, 0, 0, 0;
+    in.batch[0].value = in.batch[0].key;
+    in.attnMask = BoolMat::Zero(2, 3);
+    in.attnMask(0, 0) = 1;
+    in.attnMask(0, 2) = 1;
+    AttentionResult<float> ref, got;
+    QVERIFY(computeAttention(cfg, in, ref).ok());
+    const Status st = gpu->compute(cfg, in, got);
+    QVERIFY2(st.ok(), st.message.c_str());
+    const Mat<float> &w = got.batch[0].weights[0];
+    QCOMPARE(w(0, 0), 0.0f);
+    QCOMPARE(w(0, 1), 1.0f);
+    QCOMPARE(w(0, 2), 0.0f);
+    bool ok = true;
+    compareMat(w, ref.batch[0].weights[0], 1e-4, 1e-5, ok);
+    QVERIFY2(ok, "weights differ");
+    QVERIFY(got.batch[0].degenerateRows.empty());
 }
 
 void TestGpu::refusals_data()

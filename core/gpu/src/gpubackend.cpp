@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// GpuBackend: a worker thread that owns the QRhi (a QRhi belongs to the thread that created it);
-// compute() hands each job to it and waits for the answer.
+// GpuBackend: a worker thread that owns the QRhi (a QRhi belongs to the thread that created it) and
+// the one GPU code path on it (RhiForward: the model forward and the attention op); compute(),
+// supports() and forward() hand each job to it and wait for the answer.
 #include "attnviz/gpubackend.h"
 
-#include "rhiattention.h"
+#include "rhicontext.h"
 #include "rhiforward.h"
 
 #include <QCoreApplication>
@@ -74,9 +75,8 @@ struct GpuBackend::Impl {
 
     // The worker; `rhi` and `forward` are created, used and destroyed on it only, `forward` (which
     // borrows rhi's QRhi) first.
-    std::unique_ptr<RhiAttention> rhi;
+    std::unique_ptr<RhiContext> rhi;
     std::unique_ptr<RhiForward> forward;
-    Status forwardStatus; // why the forward device could not be made (its pipelines)
     int lastForwardRows = 0;
     std::thread worker;
     std::mutex mutex;
@@ -145,14 +145,19 @@ struct GpuBackend::Impl {
         }
         QOffscreenSurface *surf = surface.get();
         return onWorker([this, which, surf, inst] {
-            auto r = std::make_unique<RhiAttention>();
+            auto r = std::make_unique<RhiContext>();
             Status st = r->create(which, surf, inst);
-            if (st) {
-                name = r->name();
-                device = r->device();
-                software = r->isSoftware();
-                rhi = std::move(r);
-            }
+            if (!st)
+                return st;
+            // The pipelines are built here: an API whose shaders do not build is not started.
+            auto f = std::make_unique<RhiForward>(r->rhi(), r->name(), r->maxStorageBytes(), r->vulkanReadback());
+            if (st = f->create(); !st)
+                return st;
+            name = r->name();
+            device = r->device();
+            software = r->isSoftware();
+            rhi = std::move(r);
+            forward = std::move(f);
             return st;
         });
     }
@@ -238,13 +243,15 @@ Status GpuBackend::compute(const AttentionConfig &config, const AttentionInput<f
 {
     if (Status st = start(); !st)
         return st;
-    Status st = d->onWorker([&] {
-        if (d->forward) // a model's weights the window no longer holds leave the GPU
-            d->forward->releaseExpired();
-        d->rhi->setMaxBufferBytes(d->maxBufferBytes);
-        return d->rhi->compute(config, input, result);
+    Status st = d->onWorker([&]() -> Status {
+        if (!d->forward)
+            return d->startStatus;
+        d->forward->releaseExpired(); // a model's weights the window no longer holds leave the GPU
+        d->forward->setMaxBufferBytes(d->maxBufferBytes);
+        Status r = d->forward->attend(config, input, result);
+        d->lastGpuMs = d->forward->lastGpuMs();
+        return r;
     });
-    d->lastGpuMs = d->onWorker([&] { return d->rhi->lastGpuMs(); });
     if (st.code == StatusCode::BackendFailed) {
         // A failed device is not reused: the next compute() says Unavailable until a new backend starts.
         d->onWorker([&] {
@@ -275,17 +282,8 @@ Status GpuBackend::supports(const Architecture &arch, const ModelWeights<float> 
     if (Status st = start(); !st)
         return st;
     return d->onWorker([&]() -> Status {
-        if (!d->rhi)
-            return d->startStatus;
-        if (!d->forward && d->forwardStatus.ok()) {
-            auto f = std::make_unique<RhiForward>(d->rhi->rhi(), d->name, d->rhi->maxStorageBytes(),
-                                                  d->rhi->vulkanReadback());
-            d->forwardStatus = f->create();
-            if (d->forwardStatus.ok())
-                d->forward = std::move(f);
-        }
         if (!d->forward)
-            return Status::error(StatusCode::Unavailable, d->forwardStatus.message);
+            return d->startStatus;
         d->forward->releaseExpired();
         d->forward->setMaxBufferBytes(d->maxBufferBytes);
         return d->forward->supports(arch, weights, in);

@@ -148,10 +148,10 @@ void RhiForward::releaseExpired()
     m_lastIds.clear();
 }
 
-bool RhiForward::makeBuffer(Buffer &b, qint64 bytes)
+bool RhiForward::makeBuffer(Buffer &b, qint64 bytes, bool atLeast)
 {
     bytes = std::max<qint64>(16, (bytes + 15) / 16 * 16);
-    if (b.buf && b.bytes == bytes)
+    if (b.buf && (b.bytes == bytes || (atLeast && b.bytes > bytes)))
         return true;
     b.buf.reset();
     b.bytes = 0;
@@ -168,7 +168,8 @@ bool RhiForward::makeBuffer(Buffer &b, qint64 bytes)
 
 Status RhiForward::create()
 {
-    bool ok = makeBuffer(m_dummyLoad, 16) && makeBuffer(m_dummyLoad2, 16) && makeBuffer(m_dummyStore, 16);
+    bool ok = makeBuffer(m_dummyLoad, 16) && makeBuffer(m_dummyLoad2, 16) && makeBuffer(m_dummyStore, 16) &&
+              makeBuffer(m_dummyStore2, 16);
     m_layoutUbo.reset(m_rhi->newBuffer(QRhiBuffer::Dynamic, QRhiBuffer::UniformBuffer, sizeof(PassParams)));
     if (!ok || !m_layoutUbo->create())
         return Status::error(StatusCode::BackendFailed, m_name + ": cannot create a buffer");
@@ -179,15 +180,15 @@ Status RhiForward::create()
     auto LS = [&](int b) { return SRB::bufferLoadStore(b, kCompute, d); };
     const SRB ubo = SRB::uniformBuffer(0, kCompute, u);
     const QVector<SRB> layouts[] = {
-        {ubo, L(1), L(2), L(3), S(4)},        // linear
-        {ubo, L(1), L(2), L(3), S(4)},        // rownorm
-        {ubo, LS(1), L(2), L(3)},             // rotary
-        {ubo, L(1), L(2), L(3), LS(4), S(5)}, // attend
-        {ubo, L(1), L(2), S(3)},              // context
-        {ubo, L(1), S(2)},                    // headavg
-        {ubo, L(1), L(2), S(3)},              // elementwise
-        {ubo, L(1), L(2), L(3), S(4)},        // rowlinear
-        {ubo, L(1), L(2), S(3)},              // topk
+        {ubo, L(1), L(2), L(3), S(4)},              // linear
+        {ubo, L(1), L(2), L(3), S(4)},              // rownorm
+        {ubo, LS(1), L(2), L(3)},                   // rotary
+        {ubo, L(1), L(2), L(3), LS(4), S(5), S(6)}, // attend
+        {ubo, L(1), L(2), S(3)},                    // context
+        {ubo, L(1), LS(2)},                         // headavg
+        {ubo, L(1), L(2), S(3)},                    // elementwise
+        {ubo, L(1), L(2), L(3), S(4)},              // rowlinear
+        {ubo, L(1), L(2), S(3)},                    // topk
     };
     for (int k = 0; k < int(Pipe::Count); ++k) {
         const QShader shader = loadShader(kShaderNames[k]);
@@ -445,9 +446,10 @@ bool RhiForward::pass(Pipe pipe, const quint32 (&u)[16], const float (&f)[8], st
 {
     if (x <= 0 || y <= 0 || z <= 0)
         return true; // nothing to compute (no rows)
-    if (m_slotsUsed == m_slots.size())
-        m_slots.emplace_back();
-    Slot &slot = m_slots[m_slotsUsed++];
+    std::vector<Slot> &set = *m_slotSet;
+    if (m_slotsUsed == set.size())
+        set.emplace_back();
+    Slot &slot = set[m_slotsUsed++];
     if (!slot.ubo) {
         slot.ubo.reset(m_rhi->newBuffer(QRhiBuffer::Dynamic, QRhiBuffer::UniformBuffer, sizeof(PassParams)));
         if (!slot.ubo->create()) {
@@ -482,8 +484,60 @@ bool RhiForward::pass(Pipe pipe, const quint32 (&u)[16], const float (&f)[8], st
     std::memcpy(pp.u, u, sizeof pp.u);
     std::memcpy(pp.f, f, sizeof pp.f);
     batch->updateDynamicBuffer(slot.ubo.get(), 0, sizeof pp, &pp);
-    m_dispatches.push_back({m_pipes[int(pipe)].get(), slot.srb.get(), x, y, z});
+    m_dispatches.push_back({m_pipes[int(pipe)].get(), slot.srb.get(), x, y, z, int(pipe)});
     return true;
+}
+
+Status RhiForward::runFrame(QRhiCommandBuffer *cb, QRhiResourceUpdateBatch *batch, const std::vector<ReadItem> &items,
+                            std::vector<QByteArray> &data)
+{
+    // ATTNVIZ_GPU_PROFILE=2: a frame per dispatch, each timed (slower; where a frame's time goes).
+    static const bool profileEach = qEnvironmentVariableIntValue("ATTNVIZ_GPU_PROFILE") >= 2;
+    // Vulkan: copies into persistent host-visible buffers at the end of the last pass; elsewhere QRhi's
+    // readbacks.
+    const bool native = m_vkReadback && m_vkReadback->prepare(items);
+    std::deque<QRhiBufferReadbackResult> reads;
+    QRhiResourceUpdateBatch *rb = nullptr;
+    if (!native) {
+        rb = m_rhi->nextResourceUpdateBatch();
+        for (const ReadItem &it : items) {
+            reads.emplace_back();
+            rb->readBackBuffer(it.buf, int(it.offset), int(it.bytes), &reads.back());
+        }
+    }
+    for (size_t k = 0; k < m_dispatches.size(); ++k) {
+        const Dispatch &dsp = m_dispatches[k];
+        const bool last = k + 1 == m_dispatches.size();
+        cb->beginComputePass(k == 0 ? batch : nullptr,
+                             last && native ? QRhiCommandBuffer::ExternalContent : QRhiCommandBuffer::BeginPassFlags());
+        cb->setComputePipeline(dsp.pipe);
+        cb->setShaderResources(dsp.srb);
+        cb->dispatch(dsp.x, dsp.y, dsp.z);
+        if (last && native)
+            m_vkReadback->record(cb, items);
+        cb->endComputePass(last ? rb : nullptr);
+        if (profileEach && !last) { // a debugging aid: each dispatch in its own frame, timed
+            const auto t0 = std::chrono::steady_clock::now();
+            m_rhi->endOffscreenFrame();
+            qInfo("dispatch %zu (%s, %d x %d x %d): %.2f ms", k, kShaderNames[dsp.pipeIndex], dsp.x, dsp.y, dsp.z,
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            m_rhi->beginOffscreenFrame(&cb);
+        }
+    }
+    const QRhi::FrameOpResult fr = m_rhi->endOffscreenFrame();
+    if (fr != QRhi::FrameOpSuccess || m_rhi->isDeviceLost())
+        return Status::error(StatusCode::BackendFailed, m_name + (fr == QRhi::FrameOpDeviceLost || m_rhi->isDeviceLost()
+                                                                      ? ": device lost"
+                                                                      : ": the frame failed"));
+    data.resize(items.size());
+    for (size_t k = 0; k < items.size(); ++k) {
+        // native: the mapped copy itself, valid until the next frame
+        data[k] = native ? QByteArray::fromRawData(static_cast<const char *>(m_vkReadback->mapped(k)), int(items[k].bytes))
+                         : reads[k].data;
+        if (data[k].size() != items[k].bytes)
+            return Status::error(StatusCode::BackendFailed, m_name + ": a readback came back incomplete");
+    }
+    return {};
 }
 
 int RhiForward::reusableRows(const Architecture &arch, const ForwardInput &in) const
@@ -548,7 +602,7 @@ void RhiForward::product(Frame &f, QRhiBuffer *x, int in, const Matrix &W, QRhiB
     for (const Matrix::Chunk &c : W.chunks) { // each chunk of W's rows: its columns of y
         const quint32 uu[16] = {quint32(rows), quint32(c.rows), quint32(in), W.format, quint32(first * in), quint32(in),
                                 quint32(yFirst * W.rows + c.row0), quint32(W.rows), bias ? 1u : 0u, act, 0,
-                                quint32(c.row0), quint32(kRowLinearWidth), 0, 0, 0};
+                                quint32(c.row0), rows <= kFewRows ? quint32(kRowLinearWidth) : 0u, 0, 0, 0};
         const std::initializer_list<Binding> bindings = {
             {Access::Load, x}, {Access::Load, c.b.get()}, {Access::Load, bias ? bias : m_dummyLoad.get()}, {Access::Store, y}};
         if (rows <= kFewRows)
@@ -626,16 +680,17 @@ void RhiForward::attention(Frame &f, const Architecture &arch, const ForwardInpu
     f.ok = f.ok && pass(Pipe::Attend, uu, ff,
                         {{Access::Load, L.q.get()}, {Access::Load, L.k.get()},
                          {Access::Load, host.maskBits.empty() ? m_dummyLoad.get() : m_mask.get()},
-                         {Access::LoadStore, L.w.get()}, {Access::Store, in.keepScores ? L.s.get() : m_dummyStore.get()}},
+                         {Access::LoadStore, L.w.get()}, {Access::Store, in.keepScores ? L.s.get() : m_dummyStore.get()},
+                         {Access::Store, m_dummyStore2.get()}},
                         f.n, H, 1, f.batch);
     const quint32 ua[16] = {quint32(f.n), quint32(H), quint32(f.cap), quint32(f.p), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    f.ok = f.ok && pass(Pipe::HeadAvg, ua, none, {{Access::Load, L.w.get()}, {Access::Store, L.avg.get()}},
+    f.ok = f.ok && pass(Pipe::HeadAvg, ua, none, {{Access::Load, L.w.get()}, {Access::LoadStore, L.avg.get()}},
                         groups(f.cap, 64), f.n, 1, f.batch);
     const quint32 uc[16] = {quint32(f.n), quint32(f.t), quint32(f.cap), quint32(f.p), quint32(dh), quint32(H), quint32(kw),
                             quint32(qw), quint32(group), arch.causal ? 1u : 0u, 0, 0, 0, 0, 0, 0};
     f.ok = f.ok && pass(Pipe::Context, uc, none,
                         {{Access::Load, L.w.get()}, {Access::Load, L.v.get()}, {Access::Store, L.ctx.get()}},
-                        groups(qw, 64), f.n, 1, f.batch);
+                        groups(qw, 64), groups(f.n, 4), 1, f.batch);
 }
 
 // One block, as the CPU forward's: the norms where the placement puts them, q/k/v, q/k norms and
@@ -768,6 +823,7 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
     upload(m_mask, host.maskBits);
 
     m_dispatches.clear();
+    m_slotSet = &m_slots;
     m_slotsUsed = 0;
     QRhiBuffer *x = m_inputRaw.get();
     if (arch.embeddingNorm) {
@@ -804,43 +860,18 @@ Status RhiForward::forward(const Architecture &arch, const std::shared_ptr<const
 
     Reads reads;
     planReads(arch, in, f, firstPredicted, reads);
-    // Vulkan: copies into persistent host-visible buffers at the end of the last pass; elsewhere QRhi's
     std::vector<ReadItem> items;
     for (const Read &r : reads.all)
         items.push_back({r.buf, r.offset, r.bytes, nullptr});
-    const bool native = m_vkReadback && m_vkReadback->prepare(items);
-    QRhiResourceUpdateBatch *rb = nullptr;
-    if (!native) {
-        rb = m_rhi->nextResourceUpdateBatch();
-        for (Read &r : reads.all)
-            rb->readBackBuffer(r.buf, int(r.offset), int(r.bytes), &r.result);
-    }
-    for (size_t k = 0; k < m_dispatches.size(); ++k) {
-        const Dispatch &dsp = m_dispatches[k];
-        const bool last = k + 1 == m_dispatches.size();
-        cb->beginComputePass(k == 0 ? f.batch : nullptr,
-                             last && native ? QRhiCommandBuffer::ExternalContent : QRhiCommandBuffer::BeginPassFlags());
-        cb->setComputePipeline(dsp.pipe);
-        cb->setShaderResources(dsp.srb);
-        cb->dispatch(dsp.x, dsp.y, dsp.z);
-        if (last && native)
-            m_vkReadback->record(cb, items);
-        cb->endComputePass(last ? rb : nullptr);
-    }
+    std::vector<QByteArray> data;
     const auto tFrame = clock::now();
-    fr = m_rhi->endOffscreenFrame();
+    const Status run = runFrame(cb, f.batch, items, data);
     const auto tEnd = clock::now();
     m_lastGpuMs = ms(tStart, tEnd);
-    if (fr != QRhi::FrameOpSuccess || m_rhi->isDeviceLost())
-        return Status::error(StatusCode::BackendFailed, m_name + (fr == QRhi::FrameOpDeviceLost || m_rhi->isDeviceLost()
-                                                                      ? ": device lost"
-                                                                      : ": the frame failed"));
-    if (native) // the mapped copies, where fillTrace reads them
-        for (size_t k = 0; k < reads.all.size(); ++k)
-            reads.all[k].result.data = QByteArray(static_cast<const char *>(m_vkReadback->mapped(k)), int(reads.all[k].bytes));
-    for (const Read &r : reads.all)
-        if (r.result.data.size() != r.bytes)
-            return Status::error(StatusCode::BackendFailed, m_name + ": a readback came back incomplete");
+    if (!run)
+        return run;
+    for (size_t k = 0; k < reads.all.size(); ++k)
+        reads.all[k].result.data = data[k];
     m_lastIds = in.ids;
     m_lastPadded = in.paddedKeys;
     m_lastCells = in.maskedCells;

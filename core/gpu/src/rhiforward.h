@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The QRhi side of the GPU forward device (GpuBackend as a ForwardDevice): a model's weights
-// uploaded once (BF16 / F16 kept in 16 bits, widened in linear.comp), the activations of the last
-// text kept for a causal text that grows, and one frame per forward running the CPU forward's named
-// passes as compute shaders (core/gpu/shaders: linear and rowlinear, rownorm, rotary, attend, headavg,
-// context, elementwise, topk). Owned by, and only touched on, GpuBackend's worker thread; the QRhi is borrowed
-// from RhiAttention, which creates it and outlives this object.
+// The QRhi side of GpuBackend, its one GPU code path: the CPU forward's named passes as compute
+// shaders (core/gpu/shaders: linear and rowlinear, rownorm, rotary, attend, headavg, context,
+// elementwise, topk), recorded one dispatch each through pass() and run in one frame per forward. Two
+// users:
+//  - the model forward device (rhiforward.cpp): a model's weights uploaded once (BF16 / F16 kept in
+//    16 bits, widened in linear.comp), the activations of the last text kept for a causal text that
+//    grows;
+//  - the attention op, Backend::compute() of the word-vector path (rhiattentionop.cpp): one layer's
+//    projections, attention and head mean over the same passes, its weights uploaded when they change.
+// Owned by, and only touched on, GpuBackend's worker thread; the QRhi is borrowed from RhiContext,
+// which creates it and outlives this object.
 #pragma once
 
+#include "attnviz/attention.h"
 #include "attnviz/device.h"
 #include "weights.h"
 
@@ -20,11 +26,12 @@
 
 namespace attnviz {
 
+struct ReadItem;
 struct VulkanReadback;
 
 class RhiForward {
 public:
-    // `vkReadback` (Vulkan: persistent readback buffers, owned by RhiAttention; null elsewhere).
+    // `vkReadback` (Vulkan: persistent readback buffers, owned by RhiContext; null elsewhere).
     RhiForward(QRhi *rhi, std::string name, qint64 maxStorageBytes, VulkanReadback *vkReadback);
     ~RhiForward();
     RhiForward(const RhiForward &) = delete;
@@ -35,7 +42,10 @@ public:
     Status supports(const Architecture &arch, const ModelWeights<float> &weights, const ForwardInput &in) const;
     Status forward(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights,
                    const ForwardInput &in, Trace<float> &out);
-    // Milliseconds of the last forward's frame (uploads, dispatches, readbacks).
+    // The attention op (Backend::compute): every stage of one layer, as computeAttention(); heads
+    // listed in readbackHeads (all when empty) come back, the head mean where -1 is listed.
+    Status attend(const AttentionConfig &config, const AttentionInput<float> &input, AttentionResult<float> &result);
+    // Milliseconds of the last forward's or attend()'s frames (uploads, dispatches, readbacks).
     double lastGpuMs() const { return m_lastGpuMs; }
     void forgetText() { m_lastIds.clear(); }
     // Gives the GPU memory of a model whose weights are gone (the window opened another model or went
@@ -104,6 +114,7 @@ private:
         QRhiComputePipeline *pipe;
         QRhiShaderResourceBindings *srb;
         int x, y, z;
+        int pipeIndex; // Pipe, for ATTNVIZ_GPU_PROFILE's lines
     };
 
     // What the host prepares for a forward: the rotary tables of the computed rows, the user's mask.
@@ -139,7 +150,32 @@ private:
         QRhiBufferReadbackResult *final = nullptr, *input = nullptr, *logits = nullptr, *topk = nullptr;
     };
 
-    bool makeBuffer(Buffer &b, qint64 bytes);
+    // The attention op's buffers, kept from one call to the next while they are large enough.
+    struct OpWeight {
+        Matrix m;
+        Buffer b;
+        std::vector<float> w, bias; // the values last uploaded (skip the upload when equal)
+    };
+    // Heads whose (t_q, t_k) matrices share one storage buffer: buffers are limited to 2 GiB in
+    // Qt 6.4 and to the device's storage-buffer range.
+    struct OpHeads {
+        int first = 0, count = 0;
+        Buffer w, s;
+    };
+    struct Op {
+        Buffer xq, xk, xv, q, k, v, mask, flags, ctx, out, avg;
+        OpWeight wq, wk, wv, wo;
+        std::vector<OpHeads> heads;
+    };
+
+    // `atLeast`: keep a buffer that is already large enough (the attention op's sizes change each call).
+    bool makeBuffer(Buffer &b, qint64 bytes, bool atLeast = false);
+    // The weight and bias of one of the op's projections, uploaded where they changed.
+    bool opWeight(QRhiResourceUpdateBatch *batch, OpWeight &w, const Linear<float> &lin);
+    // Runs the recorded dispatches in the frame begun as `cb` (a compute pass each, the first carrying
+    // `batch`), brings `items` back and ends the frame; data[k] holds item k until the next frame.
+    Status runFrame(QRhiCommandBuffer *cb, QRhiResourceUpdateBatch *batch, const std::vector<ReadItem> &items,
+                    std::vector<QByteArray> &data);
     Status upload(const Architecture &arch, const std::shared_ptr<const ModelWeights<float>> &weights);
     Status ensureActivations(const Architecture &arch, const ModelWeights<float> &w, const ForwardInput &in, int cap);
     // Rows [0, p) the device still holds from the last text (same prefix, masks and stages).
@@ -178,10 +214,11 @@ private:
 
     // Released in reverse order of declaration before the QRhi (the owner destroys this object first).
     std::unique_ptr<QRhiBuffer> m_layoutUbo;
-    Buffer m_dummyLoad, m_dummyLoad2, m_dummyStore;
+    Buffer m_dummyLoad, m_dummyLoad2, m_dummyStore, m_dummyStore2;
     std::unique_ptr<QRhiShaderResourceBindings> m_layouts[int(Pipe::Count)];
     std::unique_ptr<QRhiComputePipeline> m_pipes[int(Pipe::Count)];
-    std::vector<Slot> m_slots;
+    std::vector<Slot> m_slots, m_opSlots; // the model forward's dispatches, the attention op's
+    std::vector<Slot> *m_slotSet = &m_slots; // the set pass() takes its slots from
     size_t m_slotsUsed = 0;
     std::vector<Dispatch> m_dispatches;
 
@@ -196,6 +233,7 @@ private:
     std::vector<int> m_lastIds; // empty: nothing reusable on the device
     std::vector<int> m_lastPadded;
     std::vector<std::pair<int, int>> m_lastCells;
+    Op m_op;
 };
 
 } // namespace attnviz

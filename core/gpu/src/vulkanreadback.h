@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Readbacks of storage buffers, shared by the attention op (rhiattention.cpp) and the model forward
-// (rhiforward.cpp): on Vulkan, copies into persistent host-visible buffers recorded at the end of a
-// frame's last compute pass (QRhi 6.4 would allocate and map a staging buffer per readback, then copy
-// it once more); elsewhere the callers use QRhi's readbacks.
+// Readbacks of storage buffers for RhiForward's frames (the model forward and the attention op): on
+// Vulkan, copies into persistent host-visible buffers recorded at the end of a frame's last compute
+// pass (QRhi 6.4 would allocate and map a staging buffer per readback, then copy it once more);
+// elsewhere QRhi's readbacks.
 #pragma once
 
 #include <QtGui/private/qrhi_p.h>
