@@ -52,6 +52,8 @@ private slots:
     void modelOnTheGpu_data();
     void modelOnTheGpu();
     void viewsBringBackWhatTheyRead();
+    void failuresFallBackToTheCpu_data();
+    void failuresFallBackToTheCpu();
     void autoKeepsSoftwareOff();
 };
 
@@ -157,6 +159,53 @@ void TestGpuWindow::viewsBringBackWhatTheyRead()
     QVERIFY(gpu);
     QVERIFY(maxDiff(*gpu->trace, *cpu->trace) < 1e-4);
     QCOMPARE(gpu->trace->layers[0].attention.batch.front().weights.size(), size_t(cpu->trace->numHeads()));
+}
+
+void TestGpuWindow::failuresFallBackToTheCpu_data()
+{
+    QTest::addColumn<QByteArray>("fault");
+    QTest::addColumn<QString>("why");
+    QTest::newRow("a shader that does not build") << QByteArray("shader") << QStringLiteral("attend.comp failed to build");
+    QTest::newRow("weights larger than its memory") << QByteArray("memory") << QStringLiteral("do not fit the GPU's memory");
+    QTest::newRow("the device lost in a frame") << QByteArray("lost") << QStringLiteral("device lost");
+}
+
+// A GPU that fails (ATTNVIZ_GPU_FAULT makes the failure): the CPU computes the trace, the status bar
+// says why, the text and the views stay, and typing on keeps computing.
+void TestGpuWindow::failuresFallBackToTheCpu()
+{
+    QFETCH(QByteArray, fault);
+    QFETCH(QString, why);
+    {
+        GpuBackend probe;
+        if (Status st = probe.start(); !st)
+            QSKIP(st.message.c_str());
+    }
+    qputenv("ATTNVIZ_GPU_FAULT", fault);
+    struct Unset {
+        ~Unset() { qunsetenv("ATTNVIZ_GPU_FAULT"); }
+    } unset;
+    test::PromptedWindow win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("llama-tiny")), nullptr));
+    const QString text = QStringLiteral("The quick brown fox");
+    const SnapshotPtr cpu = win.show(text);
+    QVERIFY(cpu);
+    test::setCombo(test::child<QComboBox>(win.w.controls(), "backendCombo"), 1); // GPU
+    SnapshotPtr s = win.settle();
+    QVERIFY(s && s->hasResult());
+    QCOMPARE(s->sentence, text);
+    QCOMPARE(s->backendName, QStringLiteral("cpu"));
+    QVERIFY2(win.w.statusText().contains(why) && win.w.statusText().contains(QLatin1String("computed on the CPU")),
+             qPrintable(win.w.statusText()));
+    QVERIFY(s->trace->observed.everything());
+    QVERIFY(maxDiff(*s->trace, *cpu->trace) < 1e-6);
+    QVERIFY(win.w.heatmapView()->shownMatrix());
+    // typing on: the CPU again, and the status bar still says why
+    s = win.show(text + QStringLiteral(" jumps"));
+    QVERIFY(s && s->hasResult());
+    QCOMPARE(s->backendName, QStringLiteral("cpu"));
+    QVERIFY2(win.w.statusText().contains(why), qPrintable(win.w.statusText()));
+    QVERIFY(win.messages.isEmpty()); // said in the status bar, not in a dialog per keystroke
 }
 
 // Auto takes the GPU only where it is a real one: on a software rasterizer the CPU computes, and

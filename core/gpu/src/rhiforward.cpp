@@ -51,6 +51,11 @@ QShader loadShader(const char *name)
     return QShader::fromSerialized(f.readAll());
 }
 
+// ATTNVIZ_GPU_FAULT=shader|memory|lost: a failure a working device does not make on request (a
+// pipeline that does not build, weights larger than its memory, the device lost during a frame),
+// made here so that the tests see the fallback to the CPU where it happens.
+bool injected(const char *fault) { return qgetenv("ATTNVIZ_GPU_FAULT") == fault; }
+
 int groups(qint64 n, int size) { return int((n + size - 1) / size); }
 
 bool cancelled(const std::atomic<bool> *c) { return c && c->load(std::memory_order_relaxed); }
@@ -202,7 +207,7 @@ Status RhiForward::create()
         m_pipes[k].reset(m_rhi->newComputePipeline());
         m_pipes[k]->setShaderStage({QRhiShaderStage::Compute, shader});
         m_pipes[k]->setShaderResourceBindings(m_layouts[k].get());
-        if (!m_pipes[k]->create())
+        if (!m_pipes[k]->create() || (injected("shader") && k == int(Pipe::Attend)))
             return Status::error(StatusCode::Unavailable,
                                  m_name + ": the compute pipeline of " + kShaderNames[k] + " failed to build");
     }
@@ -246,7 +251,7 @@ Status RhiForward::upload(const Architecture &arch, const std::shared_ptr<const 
     const ModelWeights<float> &w = *weights;
     Uploader up{m_rhi};
     qint64 total = 0;
-    bool ok = true;
+    bool ok = !injected("memory");
     auto vec = [&](Buffer &b, const Vec<float> &v) {
         if (!v.size())
             return;
@@ -525,8 +530,9 @@ Status RhiForward::runFrame(QRhiCommandBuffer *cb, QRhiResourceUpdateBatch *batc
         }
     }
     const QRhi::FrameOpResult fr = m_rhi->endOffscreenFrame();
-    if (fr != QRhi::FrameOpSuccess || m_rhi->isDeviceLost())
-        return Status::error(StatusCode::BackendFailed, m_name + (fr == QRhi::FrameOpDeviceLost || m_rhi->isDeviceLost()
+    const bool lost = m_rhi->isDeviceLost() || injected("lost");
+    if (fr != QRhi::FrameOpSuccess || lost)
+        return Status::error(StatusCode::BackendFailed, m_name + (fr == QRhi::FrameOpDeviceLost || lost
                                                                       ? ": device lost"
                                                                       : ": the frame failed"));
     data.resize(items.size());
