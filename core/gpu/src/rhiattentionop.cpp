@@ -23,8 +23,6 @@ namespace attnviz {
 
 namespace {
 
-int groups(qint64 n, int size) { return int((n + size - 1) / size); }
-
 // attend.comp's normalization (mode) and fully-masked policy codes.
 quint32 attendMode(const AttentionConfig &cfg, bool hasMask)
 {
@@ -162,20 +160,12 @@ Status RhiForward::attend(const AttentionConfig &cfg, const AttentionInput<float
         r.degenerateRows.clear();
         r.weightsPreDropout.clear();
         const bool hasMask = r.mask.size() != 0;
-        std::vector<quint32> maskBits;
+        std::vector<quint32> bits;
         if (hasMask) {
-            maskBits.assign(size_t(tq * maskWords), 0u);
-            for (int i = 0; i < tq; ++i) {
-                bool all = true;
-                for (int j = 0; j < tk; ++j) {
-                    if (r.mask(i, j))
-                        maskBits[size_t(i * maskWords + j / 32)] |= 1u << (j % 32);
-                    else
-                        all = false;
-                }
-                if (all)
+            bits = maskBits(r.mask, int(maskWords));
+            for (int i = 0; i < tq; ++i)
+                if ((r.mask.row(i).array() != 0).all())
                     r.fullyMaskedRows.push_back(i);
-            }
         }
 
         const auto t0 = clock::now();
@@ -212,7 +202,7 @@ Status RhiForward::attend(const AttentionConfig &cfg, const AttentionInput<float
         role(projK, xk, P.k, op.xk, op.wk, op.k);
         role(projV, xv, P.v, op.xv, op.wv, op.v);
         if (hasMask)
-            f.batch->uploadStaticBuffer(op.mask.get(), 0, int(maskBits.size() * 4), maskBits.data());
+            f.batch->uploadStaticBuffer(op.mask.get(), 0, int(bits.size() * 4), bits.data());
 
         static const float none[8] = {};
         const float fa[8] = {float(s.scale), 0, 0, 0, 0, 0, 0, 0};

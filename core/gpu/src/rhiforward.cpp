@@ -56,8 +56,6 @@ QShader loadShader(const char *name)
 // made here so that the tests see the fallback to the CPU where it happens.
 bool injected(const char *fault) { return qgetenv("ATTNVIZ_GPU_FAULT") == fault; }
 
-int groups(qint64 n, int size) { return int((n + size - 1) / size); }
-
 bool cancelled(const std::atomic<bool> *c) { return c && c->load(std::memory_order_relaxed); }
 
 // Uploads in pieces, a frame whenever 64 MiB are pending: QRhi copies what a batch uploads, so a
@@ -591,13 +589,18 @@ void RhiForward::prepareHost(const Architecture &arch, const ModelWeights<float>
     host.mask = textMask(in, arch.causal, t, host.userMask);
     host.maskWords = (m_cap + 31) / 32;
     host.maskBits.clear();
-    if (host.userMask || (!arch.causal && host.mask.size())) {
-        host.maskBits.assign(size_t(t) * size_t(host.maskWords), 0u);
-        for (int i = 0; i < t; ++i)
-            for (int j = 0; j < t; ++j)
-                if (host.mask(i, j))
-                    host.maskBits[size_t(i) * size_t(host.maskWords) + size_t(j / 32)] |= 1u << (j % 32);
-    }
+    if (host.userMask || (!arch.causal && host.mask.size()))
+        host.maskBits = maskBits(host.mask, host.maskWords);
+}
+
+std::vector<quint32> maskBits(const BoolMat &mask, int words)
+{
+    std::vector<quint32> bits(size_t(mask.rows()) * size_t(words), 0u);
+    for (Eigen::Index i = 0; i < mask.rows(); ++i)
+        for (Eigen::Index j = 0; j < mask.cols(); ++j)
+            if (mask(i, j))
+                bits[size_t(i) * size_t(words) + size_t(j / 32)] |= 1u << (j % 32);
+    return bits;
 }
 
 // y rows [yFirst, yFirst + rows) = act(x rows [first, first + rows) W^T + b), a dispatch per chunk of W

@@ -29,6 +29,12 @@ namespace attnviz {
 struct ReadItem;
 struct VulkanReadback;
 
+// The workgroups of `size` that cover n items.
+inline int groups(qint64 n, int size) { return int((n + size - 1) / size); }
+// A (rows, cols) mask, true where masked, as attend.comp reads it: `words` uints a row, bit j % 32 of
+// word j / 32.
+std::vector<quint32> maskBits(const BoolMat &mask, int words);
+
 class RhiForward {
 public:
     // `vkReadback` (Vulkan: persistent readback buffers, owned by RhiContext; null elsewhere).
