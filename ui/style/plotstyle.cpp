@@ -224,8 +224,8 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
         const int first = lo + ((phase - lo) % step + step) % step;
         for (int i = first; i <= hi; i += step) {
             QString text = elide(labels.at(i), maxChars);
-            // a thinned axis names each label's index, unless the label is the index (issue 14, 4) or
-            // the labels are ids of their own (the pipeline's neurons: "0 25" read as two neurons)
+            // a thinned axis names each label's index, unless the label is the index or the labels
+            // are ids of their own (the pipeline's neurons: "0 25" read as two neurons)
             if (step > 1 && text != QString::number(i) && !axis->property("attnvizLabelsAreIds").toBool())
                 text = QStringLiteral("%1 %2").arg(i).arg(text);
             ticks.insert(i, text);
