@@ -428,8 +428,9 @@ int benchModel(const QStringList &args)
                                   QStringLiteral("cpu (default) or gpu: the GPU forward device (Qt RHI compute)."),
                                   QStringLiteral("b"), QStringLiteral("cpu"));
     QCommandLineOption observeOpt(QStringLiteral("observe"),
-                                  QStringLiteral("With --backend gpu, what comes back: all (every stage, as the window "
-                                                 "reads; the default) or attention (every layer's weights only)."),
+                                  QStringLiteral("What a trace keeps: all (every stage; the default) or attention (every "
+                                                 "layer's weights; on the CPU also its keys and values, on the GPU "
+                                                 "the rest stays there)."),
                                   QStringLiteral("what"), QStringLiteral("all"));
     p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt, backendOpt,
                   observeOpt});
@@ -506,7 +507,7 @@ int benchModel(const QStringList &args)
     if (!p.isSet(jsonOpt))
         std::printf("%s (%s, %d x %d x %d), %d threads, load %.0f ms, on %s%s\n", info.name.c_str(), info.family.c_str(),
                     info.layers, info.heads, info.dModel, coreThreads(), loadMs, device.c_str(),
-                    gpu && !observe.stages ? ", every layer's weights read back" : "");
+                    observe.stages ? "" : gpu ? ", every layer's weights read back" : ", every layer's weights kept, no other stage");
     std::vector<ModelBenchRow> timed;
     if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed, gpu.get(), observe); !st)
         return fail("bench", st.message, 1);
@@ -532,6 +533,7 @@ int benchModel(const QStringList &args)
                             {QStringLiteral("device"), QString::fromStdString(device)},
                             {QStringLiteral("load_ms"), loadMs},
                             {QStringLiteral("scores_kept"), keepScores},
+                            {QStringLiteral("stages_kept"), observe.stages},
                             {QStringLiteral("rows"), rows},
                             {QStringLiteral("peak_rss_mb"), rss}};
         const QByteArray b = QJsonDocument(o).toJson(QJsonDocument::Indented);

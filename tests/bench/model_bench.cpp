@@ -3,9 +3,11 @@
 // core (no Qt), for machines where the window's libraries are not installed (a quiet benchmark
 // machine). Same timing code (runModelBench), same JSON fields; tests/bench/models_peer.py runs
 // either. Its options are read by hand: QCommandLineParser would bring the Qt runtime back.
-//   model_bench --seeded SHAPE [--tokens 128,1024] [--repeat 5] [--scores] [--dtype F32|BF16] [--json]
+//   model_bench --seeded SHAPE [--tokens 128,1024] [--repeat 5] [--scores] [--dtype F32|BF16]
+//               [--observe all|attention] [--json]
 // --dtype overrides the precision the shape is published in (seededShape): F32 against BF16 is the
-// A/B of 16-bit weights kept as stored.
+// A/B of 16-bit weights kept as stored. --observe attention: every layer's weights, keys and values
+// kept, no other stage (as `attnviz bench --observe attention`).
 #include "attnviz/bench.h"
 #include "attnviz/parallel.h"
 #include "attnviz/pretrained.h"
@@ -25,6 +27,7 @@ int main(int argc, char **argv)
     std::string shape = "gpt2-small", tokens = "128,1024", dtypeOverride;
     int repeat = 5;
     bool scores = false;
+    Observe observe; // everything, unless --observe attention
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const bool hasValue = i + 1 < argc;
@@ -36,7 +39,14 @@ int main(int argc, char **argv)
             repeat = std::atoi(argv[++i]);
         else if (a == "--dtype" && hasValue)
             dtypeOverride = argv[++i];
-        else if (a == "--scores")
+        else if (a == "--observe" && hasValue) {
+            const std::string what = argv[++i];
+            if (what != "all" && what != "attention") {
+                std::fprintf(stderr, "model_bench: --observe: all or attention, not %s\n", what.c_str());
+                return 2;
+            }
+            observe.stages = what == "all";
+        } else if (a == "--scores")
             scores = true;
         else if (a != "--json" && a != "--no-scores") {
             std::fprintf(stderr, "model_bench: unknown option '%s'\n", a.c_str());
@@ -71,7 +81,7 @@ int main(int argc, char **argv)
         at = comma == std::string::npos ? tokens.size() : comma + 1;
     }
     std::vector<ModelBenchRow> rows;
-    if (Status st = runModelBench(*m, sizes, repeat, scores, rows); !st) {
+    if (Status st = runModelBench(*m, sizes, repeat, scores, rows, nullptr, observe); !st) {
         std::fprintf(stderr, "model_bench: %s\n", st.message.c_str());
         return 1;
     }
@@ -84,6 +94,7 @@ int main(int argc, char **argv)
                           {"threads", coreThreads()},
                           {"load_ms", loadMs},
                           {"scores_kept", scores},
+                          {"stages_kept", observe.stages},
                           {"rows", nlohmann::json::array()},
                           {"peak_rss_mb", peakRssMb()}};
     for (const ModelBenchRow &r : rows)

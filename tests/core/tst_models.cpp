@@ -37,6 +37,8 @@ private slots:
     void seededShapes();
     void growsInPlace_data();
     void growsInPlace();
+    void keepsWhatIsObserved_data();
+    void keepsWhatIsObserved();
 };
 
 void TestModels::matchesReference_data()
@@ -487,6 +489,103 @@ void TestModels::growsInPlace()
         qInfo("%d of %d growths in place, up to %zu placeholders", stayed, grown, held);
         QVERIFY2(stayed * 2 >= grown, qPrintable(QStringLiteral("%1 of %2 in place").arg(stayed).arg(grown)));
     }
+}
+
+void TestModels::keepsWhatIsObserved_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<int>("layer"); // the layer whose stages are observed; -1: no layer's (Observe::stages off)
+    for (const char *m : {"gpt2-tiny", "llama-tiny", "qwen3-tiny", "mistral-tiny", "gemma3-tiny"}) {
+        QTest::addRow("%s, layer 1", m) << QString::fromLatin1(m) << 1;
+        QTest::addRow("%s, no layer's stages", m) << QString::fromLatin1(m) << -1;
+    }
+}
+
+// The whole trace of `text` with the stages of the layers `o` leaves out emptied: what the CPU
+// keeps for a request that observes `o` (every layer's weights, their mean, k, v and the mask).
+static Trace<float> observedPart(Model &m, const std::string &text, const Observe &o)
+{
+    TraceRequest req;
+    req.text = text;
+    Trace<float> t;
+    if (!m.trace(req, t).ok() || !t.observed.everything())
+        return {};
+    for (int l = 0; l < t.numLayers(); ++l) {
+        if (o.stages && o.layer(l))
+            continue;
+        LayerTrace<float> &lt = t.layers[size_t(l)];
+        for (Mat<float> *s : {&lt.residualIn, &lt.attentionIn, &lt.afterAttention, &lt.output, &lt.attention.batch[0].q,
+                              &lt.attention.batch[0].context, &lt.attention.batch[0].output,
+                              &lt.attention.batch[0].qPre, &lt.attention.batch[0].kPre})
+            s->resize(0, 0);
+    }
+    return t;
+}
+
+// A CPU trace asked to observe part of the model keeps the stages of the observed layers and, of
+// every layer, the weights, their mean, k, v and the mask; all equal to a whole trace's: fresh, typed
+// on word by word (double buffered, the newest as prefixFrom: the prefix reused), and asked next for
+// another layer (computed again) or for everything.
+void TestModels::keepsWhatIsObserved()
+{
+    QFETCH(QString, model);
+    QFETCH(int, layer);
+    std::unique_ptr<Model> m = open(model);
+    QVERIFY(m);
+    QVERIFY(m->info().layers >= 2);
+    Observe o;
+    if (layer >= 0)
+        o.layers = {layer};
+    else
+        o.stages = false;
+    const std::vector<std::string> words = {"The", " cat", " sat", " on", " the", " mat", " because", " it", " was",
+                                            " tired", ",", " and", " then"};
+    TraceRequest req;
+    req.observe = o;
+    Trace<float> traces[2];
+    int newest = -1;
+    for (size_t k = 0; k < words.size(); ++k) {
+        req.text += words[k];
+        Trace<float> &out = traces[newest == 0 ? 1 : 0];
+        req.prefixFrom = newest >= 0 ? &traces[newest] : nullptr;
+        QVERIFY(m->trace(req, out).ok());
+        newest = newest == 0 ? 1 : 0;
+        QCOMPARE(out.observed.layers, o.layers);
+        QCOMPARE(out.observed.stages, o.stages);
+        const Trace<float> want = observedPart(*m, req.text, o);
+        QVERIFY(want.numLayers() == m->info().layers);
+        for (int l = 0; l < out.numLayers(); ++l) {
+            const SequenceResult<float> &s = out.layers[size_t(l)].attention.batch[0];
+            QCOMPARE(out.layers[size_t(l)].output.rows(), l == layer ? Eigen::Index(out.tokens.size()) : Eigen::Index(0));
+            QCOMPARE(s.k.rows(), Eigen::Index(out.tokens.size()));
+            QCOMPARE(s.weights.size(), size_t(m->info().heads));
+        }
+        const double diff = traceDifference(out, want);
+        QVERIFY2(diff < 1e-5, qPrintable(QStringLiteral("after \"%1\": %2").arg(QString::fromStdString(req.text)).arg(diff)));
+    }
+    // another layer: the trace handed back does not hold it, so it is computed again
+    Trace<float> &out = traces[1 - newest];
+    req.prefixFrom = &traces[newest];
+    Observe other;
+    other.layers = {0};
+    req.observe = other;
+    QVERIFY(m->trace(req, out).ok());
+    QCOMPARE(out.observed.layers, other.layers);
+    double diff = traceDifference(out, observedPart(*m, req.text, other));
+    QVERIFY2(diff < 1e-5, qPrintable(QString::number(diff)));
+    // everything, from a trace that holds part: whole again
+    req.observe = Observe();
+    req.prefixFrom = nullptr;
+    QVERIFY(m->trace(req, out).ok());
+    QVERIFY(out.observed.everything());
+    diff = traceDifference(out, observedPart(*m, req.text, Observe()));
+    QVERIFY2(diff < 1e-5, qPrintable(QString::number(diff)));
+    // scores kept: every stage is (the kept rows' scores against new keys read their q)
+    req.observe = o;
+    req.keepScores = true;
+    QVERIFY(m->trace(req, out).ok());
+    QVERIFY(out.observed.everything());
+    QCOMPARE(out.layers.back().output.rows(), Eigen::Index(out.tokens.size()));
 }
 
 QTEST_GUILESS_MAIN(TestModels)

@@ -104,6 +104,9 @@ QString describeConfig(const ComputeSnapshot &s, int layer, int head, HeadDispla
 
 namespace {
 
+// The largest trace the CPU keeps whole in the window (see its use below).
+constexpr uint64_t kWholeTraceBytes = 512ull << 20;
+
 QString projectionLabel(const ComputeSettings &c)
 {
     switch (c.projection) {
@@ -341,6 +344,13 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
             tr.maxTokens = tr.maxTokens > 0 ? std::min(tr.maxTokens, budgetTokens) : budgetTokens;
         else
             budgetTokens = 0; // every position fits
+        // On the CPU a trace keeps every stage of every layer while that is small, so that choosing
+        // another layer or tab recomputes nothing; a larger one keeps, as a GPU brings back, the
+        // stages of the layers the views read (and every layer's weights, keys and values): a third
+        // of the memory at 1,024 tokens. The size is the trace on screen's (typing changes it little).
+        const int estimate = newest ? int(newest->tokens.size()) + 1 : int(tr.text.size());
+        if (!tr.device && traceBytes(info, estimate, sizeof(float), tr.keepScores, 0, tr.keepMlp) <= kWholeTraceBytes)
+            tr.observe = Observe();
     }
     Status st = model.trace(tr, *trace);
     if (st.ok() && req.model && tr.paddedKeys.empty() && tr.maskedCells.empty()) {

@@ -186,7 +186,7 @@ void LiveSession::setSelectedLayer(int layer)
 
 void LiveSession::setObserve(const Observe &observe)
 {
-    if (observe.layers == m_observe.layers && observe.heads == m_observe.heads && observe.stages == m_observe.stages)
+    if (observe == m_observe)
         return;
     m_observe = observe;
     if (m_model && m_snapshot && m_snapshot->hasResult() && m_snapshot->fromModel() &&

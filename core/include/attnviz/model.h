@@ -177,6 +177,8 @@ struct Observe {
     std::vector<int> heads;  // heads of those layers whose weights come back; empty: every head
     bool stages = true;      // q, k, v, context, output and the residual streams of those layers too
     bool everything() const { return layers.empty() && heads.empty() && stages; }
+    bool operator==(const Observe &o) const { return layers == o.layers && heads == o.heads && stages == o.stages; }
+    bool operator!=(const Observe &o) const { return !(*this == o); }
     bool layer(int l) const { return layers.empty() || std::find(layers.begin(), layers.end(), l) != layers.end(); }
     bool head(int h) const { return heads.empty() || std::find(heads.begin(), heads.end(), h) != heads.end(); }
     // Whether a trace that holds this holds everything `need` asks for.
@@ -184,7 +186,9 @@ struct Observe {
     {
         if (everything())
             return true;
-        if (need.layers.empty() || (need.stages && !stages))
+        if (need.stages && !stages)
+            return false;
+        if (need.layers.empty() && !layers.empty())
             return false;
         for (int l : need.layers)
             if (!layer(l))

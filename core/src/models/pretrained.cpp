@@ -359,7 +359,7 @@ private:
                 (tr.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
                 (tr.layers.front().mlpPre.size() != 0) == (request.keepMlp && m_config.gatedMlp) &&
                 tr.predictions.next.size() == tr.tokens.size() &&
-                tr.predictions.topK == std::min(in.topK, int(m_float->tokens.rows()))) {
+                tr.predictions.topK == std::min(in.topK, int(m_float->tokens.rows())) && tr.observed.covers(in.observe)) {
                 const size_t n = std::min(tr.tokens.size(), tokens.size());
                 while (size_t(r) < n && tr.tokens[size_t(r)].id == tokens[size_t(r)].id)
                     ++r;
@@ -418,9 +418,12 @@ private:
                         return st;
                 }
                 why = st.message;
-                in.observe = Observe();
             }
         }
+        // The CPU keeps every layer's weights, keys and values, and the other stages where
+        // request.observe asks for them (everything by default; runForward says why).
+        in.observe = request.observe;
+        const bool whole = in.observe.everything() || in.keepScores;
         const int reuse = prefix(out);
         const Trace<T> *source = nullptr;
         int sourceReuse = 0;
@@ -434,7 +437,8 @@ private:
         out.producer = 0; // until this call succeeds
         if (Status st = runForward(m_config, weights, in, reuse, out, source, sourceReuse); !st)
             return st;
-        finish("cpu", why.empty() ? std::string() : cpuDeviceName() + " — " + why + "; computed on the CPU", producer, Observe());
+        finish("cpu", why.empty() ? std::string() : cpuDeviceName() + " — " + why + "; computed on the CPU", producer,
+               whole ? Observe() : in.observe);
         return {};
     }
 

@@ -447,11 +447,13 @@ void shapeHead(const AttentionSpec<T> &A, const LayerNorm<T> *norm, int rowInTab
 // query rows through every head, so each weights row is written once, its head average is summed
 // while the rows are in cache, and a causal row's scores are computed only for the keys it can see
 // (the rest of the row is set to 0 once, no full-width temporary). `mask` (t, t) holds the user's
-// cells and sliding windows; empty: none beyond causality.
+// cells and sliding windows; empty: none beyond causality. `stages` false: q, the context and the
+// output (and qPre, kPre) are a spare layer's buffers, only rows [p, t) are meaningful and nothing is
+// copied into them; k, v, the weights and their mean are kept whole either way.
 template <typename T>
 void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
-            const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, Eigen::Index limit, GrowthRoom &room,
-            ProjectionScratch<T> &scratch, AttentionResult<T> &R)
+            const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, Eigen::Index limit,
+            GrowthRoom &room, ProjectionScratch<T> &scratch, AttentionResult<T> &R)
 {
     const int t = int(a.rows()), heads = A.heads, dh = A.dHead, width = heads * dh, n = t - p;
     const bool causal = A.causal;
@@ -468,22 +470,24 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
     R.batch.resize(1);
     SequenceResult<T> &s = R.batch[0];
     const SequenceResult<T> *f = from && p > keep ? &from->batch.front() : nullptr;
+    // k and v continue the trace (the next token's keys); the rest is kept where `stages` asks
+    auto stage = [&](Mat<T> &m, const Mat<T> *fm, Eigen::Index cols, bool kept) {
+        if (!kept) {
+            resizeKeep(m, t, cols, 0);
+            return;
+        }
+        growStage(m, t, cols, keep, limit, room);
+        if (fm)
+            copyRows(m, *fm, keep, p);
+    };
     for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::k, &SequenceResult<T>::v,
-                                         &SequenceResult<T>::context}) {
-        growStage(s.*m, t, width, keep, limit, room);
-        if (f)
-            copyRows(s.*m, f->*m, keep, p);
-    }
-    growStage(s.output, t, R.dOut, keep, limit, room);
-    if (f)
-        copyRows(s.output, f->output, keep, p);
+                                         &SequenceResult<T>::context})
+        stage(s.*m, f ? &(f->*m) : nullptr, width, stages || m == &SequenceResult<T>::k || m == &SequenceResult<T>::v);
+    stage(s.output, f ? &f->output : nullptr, R.dOut, stages);
     const bool shaped = A.qNorm || A.cos; // q and k as projected are kept apart (qPre, kPre)
     if (shaped) {
-        for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::qPre, &SequenceResult<T>::kPre}) {
-            growStage(s.*m, t, width, keep, limit, room);
-            if (f)
-                copyRows(s.*m, f->*m, keep, p);
-        }
+        for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::qPre, &SequenceResult<T>::kPre})
+            stage(s.*m, f ? &(f->*m) : nullptr, width, stages);
     } else {
         s.qPre.resize(0, 0);
         s.kPre.resize(0, 0);
@@ -878,6 +882,34 @@ void rotaryRows(const Rope &rope, int p, int t, std::vector<T> &cos, std::vector
         }
 }
 
+// The (t, d)-like stages of a layer that Observe::stages covers, exchanged (no copy) or emptied; k, v,
+// the weights, their mean and the mask are not among them.
+template <typename T>
+void swapStages(LayerTrace<T> &a, LayerTrace<T> &b)
+{
+    b.attention.batch.resize(1);
+    for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::residualIn, &LayerTrace<T>::attentionIn,
+                                     &LayerTrace<T>::afterAttention, &LayerTrace<T>::output})
+        (a.*m).swap(b.*m);
+    SequenceResult<T> &sa = a.attention.batch[0], &sb = b.attention.batch[0];
+    for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::qPre, &SequenceResult<T>::kPre,
+                                         &SequenceResult<T>::context, &SequenceResult<T>::output})
+        (sa.*m).swap(sb.*m);
+}
+
+template <typename T>
+void clearStages(LayerTrace<T> &a)
+{
+    for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::residualIn, &LayerTrace<T>::attentionIn,
+                                     &LayerTrace<T>::afterAttention, &LayerTrace<T>::output, &LayerTrace<T>::mlpPre,
+                                     &LayerTrace<T>::mlpPreLinear})
+        (a.*m).resize(0, 0);
+    SequenceResult<T> &s = a.attention.batch[0];
+    for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::qPre, &SequenceResult<T>::kPre,
+                                         &SequenceResult<T>::context, &SequenceResult<T>::output})
+        (s.*m).resize(0, 0);
+}
+
 template <typename T>
 Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWeights<T>> &weights,
                   const ForwardInput &in, int reuse, Trace<T> &out, const Trace<T> *source, int sourceReuse)
@@ -949,21 +981,36 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     // 128 tokens of GPT-2 small).
     Mat<T> hidden, gated, ffIn;
     ProjectionScratch<T> scratch;
+    // The stages of a layer that in.observe leaves out are computed in one of two spare layers
+    // (alternating: a layer reads the output of the one before) and left empty in the trace: at
+    // 1,024 tokens of SmolLM2 they are 26 MB a layer beside its 38 MB of weights. Its k and v (the
+    // next token's keys), every head's weights, their mean and the mask are kept in every layer.
+    // With scores kept every stage is (the kept rows' scores against new keys read q).
+    const bool pruning = !in.observe.everything() && !in.keepScores;
+    LayerTrace<T> spare[2];
+    const Mat<T> *x = &out.input; // what the layer reads: the output of the one before
     for (size_t l = 0; l < w.layers.size(); ++l) {
         if (cancelled(in.cancel))
             return Status::error(StatusCode::Cancelled, "trace cancelled");
         const LayerWeights<T> &b = w.layers[l];
         LayerTrace<T> &lt = out.layers[l];
-        const Mat<T> &x = l ? out.layers[l - 1].output : out.input;
+        const bool kept = !pruning || (in.observe.stages && in.observe.layer(int(l)));
+        lt.attention.batch.resize(1);
+        if (!kept)
+            swapStages(lt, spare[l % 2]);
         const LayerTrace<T> *fl = from ? &from->layers[l] : nullptr;
         for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::residualIn, &LayerTrace<T>::attentionIn,
-                                         &LayerTrace<T>::afterAttention, &LayerTrace<T>::output})
-            sized(lt.*m, fl ? &(fl->*m) : nullptr);
-        lt.residualIn.middleRows(p, n) = x.middleRows(p, n);
+                                         &LayerTrace<T>::afterAttention, &LayerTrace<T>::output}) {
+            if (kept)
+                sized(lt.*m, fl ? &(fl->*m) : nullptr);
+            else
+                resizeKeep(lt.*m, t, d, 0);
+        }
+        lt.residualIn.middleRows(p, n) = x->middleRows(p, n);
         if (pre)
-            normRows(arch.norm, x, p, b.attnNorm, lt.attentionIn);
+            normRows(arch.norm, *x, p, b.attnNorm, lt.attentionIn);
         else
-            lt.attentionIn.middleRows(p, n) = x.middleRows(p, n);
+            lt.attentionIn.middleRows(p, n) = x->middleRows(p, n);
         // this layer's mask: the user's cells and a sliding window narrower than the text
         const int window = arch.windowOf(int(l));
         const BoolMat layerMask = attnviz::layerMask(arch, mask, userMask, int(l), t);
@@ -989,17 +1036,17 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             if (Status st = attendByRule(arch, *b.attn, lt.attentionIn, layerMask, in.keepScores, lt.attention); !st)
                 return Status::error(st.code, "layer " + std::to_string(l) + ": " + st.message);
         } else {
-            attend(*b.attn, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, limit,
-                   out.room, scratch, lt.attention);
+            attend(*b.attn, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, kept,
+                   limit, out.room, scratch, lt.attention);
         }
         if (!layerMask.size() && causal)
             lt.attention.batch[0].mask = mask; // the views hatch the causal cells
         if (placement == NormPlacement::Sandwich) { // the residual adds attention's output normalized
             resizeKeep(ffIn, n, d, 0);
             normRows(arch.norm, lt.attention.batch[0].output, p, b.postAttnNorm, ffIn, 0);
-            lt.afterAttention.middleRows(p, n) = x.middleRows(p, n) + ffIn;
+            lt.afterAttention.middleRows(p, n) = x->middleRows(p, n) + ffIn;
         } else {
-            lt.afterAttention.middleRows(p, n) = x.middleRows(p, n) + lt.attention.batch[0].output.middleRows(p, n);
+            lt.afterAttention.middleRows(p, n) = x->middleRows(p, n) + lt.attention.batch[0].output.middleRows(p, n);
         }
         if (!pre)
             normRows(arch.norm, lt.afterAttention, p, b.attnNorm, lt.afterAttention);
@@ -1009,7 +1056,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         else
             ffIn = lt.afterAttention.middleRows(p, n);
         resizeKeep(hidden, n, b.up.W.rows(), 0);
-        const bool keepMlp = in.keepMlp && b.gate.W.size();
+        const bool keepMlp = in.keepMlp && b.gate.W.size() && kept;
         if (keepMlp) { // the products kept before the activation, then activated here
             for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::mlpPre, &LayerTrace<T>::mlpPreLinear}) {
                 growStage(lt.*m, t, b.up.W.rows(), keep, limit, out.room);
@@ -1041,8 +1088,14 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         }
         lt.keyIn.resize(0, 0);
         lt.projections = b.attn;
+        x = &lt.output;
+        if (!kept) { // the spare takes its buffers back; the trace keeps none of this layer's stages
+            swapStages(lt, spare[l % 2]);
+            x = &spare[l % 2].output;
+            clearStages(lt);
+        }
     }
-    const Mat<T> &last = out.layers.back().output;
+    const Mat<T> &last = *x;
     sized(out.final, from ? &from->final : nullptr);
     if (arch.finalNorm)
         normRows(arch.norm, last, p, w.finalNorm, out.final);
