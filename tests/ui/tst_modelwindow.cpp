@@ -33,6 +33,7 @@
 #include <QMenuBar>
 #include <QMimeData>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -77,6 +78,7 @@ private slots:
     void openFixture_data();
     void openFixture();
     void chooseLayer();
+    void largeCpuTraceKeepsWhatTheViewsRead();
     void controlsThatDoNotApply();
     void chipsShowPieces();
     void badFolderKeepsModel_data();
@@ -171,6 +173,65 @@ void TestModelWindow::chooseLayer()
     QVERIFY(win.show(QStringLiteral("the ship and the crew")));
     QVERIFY(!layer->isEnabled());
     QVERIFY(!win.w.tabs()->isTabVisible(win.w.tabs()->indexOf(win.w.layerGridView())));
+}
+
+// A trace past the size the CPU keeps whole (here every trace: ATTNVIZ_WHOLE_TRACE_MB=0) holds the
+// selected layer's stages and every layer's weights; another layer is computed again, the Layers ×
+// heads tab brings everything; the heatmap equals a whole trace's at each step, typing on too.
+void TestModelWindow::largeCpuTraceKeepsWhatTheViewsRead()
+{
+    qputenv("ATTNVIZ_WHOLE_TRACE_MB", "0");
+    auto restore = qScopeGuard([] { qunsetenv("ATTNVIZ_WHOLE_TRACE_MB"); });
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("llama-tiny")), nullptr));
+    QVERIFY(win.w.showView(QStringLiteral("weights")));
+    std::unique_ptr<Model> m;
+    QVERIFY(openPretrained(fixtureModel(QStringLiteral("llama-tiny")).toStdString(), {}, m).ok());
+    auto whole = [&](const QString &text) {
+        TraceRequest req;
+        req.text = text.toStdString();
+        Trace<float> t;
+        m->trace(req, t);
+        return t;
+    };
+    auto shows = [&](const Trace<float> &want, int layer) {
+        const Mat<float> *shown = win.w.heatmapView()->shownMatrix();
+        const Mat<float> &w = want.weights(layer, win.w.session()->shownHead());
+        // within float rounding: a token appended computes its row with products of other shapes
+        return shown && shown->rows() == w.rows() && (*shown - w).cwiseAbs().maxCoeff() < 1e-5;
+    };
+    QString text = QStringLiteral("The quick brown fox jumps over the lazy dog");
+    SnapshotPtr s = win.show(text);
+    QVERIFY(s && s->hasResult());
+    QCOMPARE(s->trace->observed.layers, std::vector<int>{0});
+    QCOMPARE(s->trace->layers[1].output.rows(), Eigen::Index(0)); // not kept
+    QCOMPARE(s->trace->layers[0].output.rows(), Eigen::Index(s->trace->tokens.size()));
+    QCOMPARE(s->trace->layers[1].attention.batch[0].weights.size(), size_t(s->trace->numHeads())); // kept
+    QVERIFY(shows(whole(text), 0));
+    // layer 1: computed again, holding layer 1
+    quint64 g = s->generation;
+    win.w.session()->setSelectedLayer(1);
+    s = test::waitForSnapshot(*win.w.session(), g, [](const ComputeSnapshot &x) { return x.trace->observed.layer(1); }, 30000);
+    QVERIFY(s);
+    QCOMPARE(s->trace->layers[1].output.rows(), Eigen::Index(s->trace->tokens.size()));
+    QCOMPARE(s->trace->layers[0].output.rows(), Eigen::Index(0));
+    QVERIFY(shows(whole(text), 1));
+    // typing on: still layer 1 alone, equal to a whole trace of the text
+    for (const QString &more : {QStringLiteral(" and"), QStringLiteral(" and runs")}) {
+        s = win.show(text + more);
+        QVERIFY(s);
+        QCOMPARE(s->trace->observed.layers, std::vector<int>{1});
+        QVERIFY(shows(whole(text + more), 1));
+    }
+    text += QStringLiteral(" and runs");
+    // the Layers × heads tab reads every layer: the whole trace
+    g = s->generation;
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    s = test::waitForSnapshot(*win.w.session(), g, [](const ComputeSnapshot &x) { return x.trace->observed.everything(); },
+                              30000);
+    QVERIFY(s);
+    QCOMPARE(s->trace->layers[0].output.rows(), Eigen::Index(s->trace->tokens.size()));
+    QCOMPARE(s->trace->layers[1].output.rows(), Eigen::Index(s->trace->tokens.size()));
 }
 
 void TestModelWindow::controlsThatDoNotApply()

@@ -104,8 +104,14 @@ QString describeConfig(const ComputeSnapshot &s, int layer, int head, HeadDispla
 
 namespace {
 
-// The largest trace the CPU keeps whole in the window (see its use below).
-constexpr uint64_t kWholeTraceBytes = 512ull << 20;
+// The largest trace the CPU keeps whole in the window (see its use below): 512 MB, or
+// ATTNVIZ_WHOLE_TRACE_MB (the tests make every trace a large one with 0).
+uint64_t wholeTraceBytes()
+{
+    bool set = false;
+    const int mb = qEnvironmentVariableIntValue("ATTNVIZ_WHOLE_TRACE_MB", &set);
+    return uint64_t(set && mb >= 0 ? mb : 512) << 20;
+}
 
 QString projectionLabel(const ComputeSettings &c)
 {
@@ -349,7 +355,7 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         // stages of the layers the views read (and every layer's weights, keys and values): a third
         // of the memory at 1,024 tokens. The size is the trace on screen's (typing changes it little).
         const int estimate = newest ? int(newest->tokens.size()) + 1 : int(tr.text.size());
-        if (!tr.device && traceBytes(info, estimate, sizeof(float), tr.keepScores, 0, tr.keepMlp) <= kWholeTraceBytes)
+        if (!tr.device && traceBytes(info, estimate, sizeof(float), tr.keepScores, 0, tr.keepMlp) <= wholeTraceBytes())
             tr.observe = Observe();
     }
     Status st = model.trace(tr, *trace);
