@@ -421,8 +421,10 @@ private:
             }
         }
         // The CPU keeps every layer's weights, keys and values, and the other stages where
-        // request.observe asks for them (everything by default; runForward says why).
-        in.observe = request.observe;
+        // request.observe asks for them (everything by default; runForward says why). In place of a
+        // device that could not compute it keeps everything: what the caller sized observe for
+        // was the device's readback.
+        in.observe = request.device ? Observe() : request.observe;
         const bool whole = in.observe.everything() || in.keepScores;
         const int reuse = prefix(out);
         const Trace<T> *source = nullptr;
