@@ -425,7 +425,6 @@ private:
         // device that could not compute it keeps everything: what the caller sized observe for
         // was the device's readback.
         in.observe = request.device ? Observe() : request.observe;
-        const bool whole = in.observe.everything() || in.keepScores;
         const int reuse = prefix(out);
         const Trace<T> *source = nullptr;
         int sourceReuse = 0;
@@ -440,7 +439,7 @@ private:
         if (Status st = runForward(m_config, weights, in, reuse, out, source, sourceReuse); !st)
             return st;
         finish("cpu", why.empty() ? std::string() : cpuDeviceName() + " — " + why + "; computed on the CPU", producer,
-               whole ? Observe() : in.observe);
+               Observe(out.observed)); // what runForward kept
         return {};
     }
 

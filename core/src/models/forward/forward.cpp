@@ -219,6 +219,22 @@ void copySquare(M &m, const M &from, int keep, int p)
         m.block(0, keep, keep, p - keep) = from.block(0, keep, keep, p - keep);
 }
 
+// A stage matrix sized (t, cols) for rows [p, t). Kept in the trace, it grows in place keeping its
+// first `keep` rows and takes rows [keep, p) from `from` (a newer trace's; null: none); a spare
+// layer's buffer (`kept` false) only needs the size: its rows before p are never read.
+template <typename M>
+void sizeStage(M &m, const M *from, Eigen::Index t, Eigen::Index cols, int keep, int p, Eigen::Index limit,
+               GrowthRoom &room, bool kept = true)
+{
+    if (!kept) {
+        resizeKeep(m, t, cols, 0);
+        return;
+    }
+    growStage(m, t, cols, keep, limit, room);
+    if (from)
+        copyRows(m, *from, keep, p);
+}
+
 // dst (n x cw) = x rows [p, p + n) times rows [c0, c0 + cw) of W, transposed. Eigen's GEMM first
 // packs W into panels: for the few rows typing recomputes (one token appended; a word that BPE splits
 // anew changes two or three, and the double-buffered trace is two keystrokes old) that packing costs
@@ -472,13 +488,7 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
     const SequenceResult<T> *f = from && p > keep ? &from->batch.front() : nullptr;
     // k and v continue the trace (the next token's keys); the rest is kept where `stages` asks
     auto stage = [&](Mat<T> &m, const Mat<T> *fm, Eigen::Index cols, bool kept) {
-        if (!kept) {
-            resizeKeep(m, t, cols, 0);
-            return;
-        }
-        growStage(m, t, cols, keep, limit, room);
-        if (fm)
-            copyRows(m, *fm, keep, p);
+        sizeStage(m, fm, t, cols, keep, p, limit, room, kept);
     };
     for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::k, &SequenceResult<T>::v,
                                          &SequenceResult<T>::context})
@@ -882,32 +892,28 @@ void rotaryRows(const Rope &rope, int p, int t, std::vector<T> &cos, std::vector
         }
 }
 
-// The (t, d)-like stages of a layer that Observe::stages covers, exchanged (no copy) or emptied; k, v,
-// the weights, their mean and the mask are not among them.
-template <typename T>
-void swapStages(LayerTrace<T> &a, LayerTrace<T> &b)
+// The (t, d)-like stages of a layer that Observe::stages covers (k, v, the weights, their mean and the
+// mask are not among them; a gated MLP's products are kept only with them), each passed to `f` as the
+// pair of a's and b's.
+template <typename T, typename F>
+void forStages(LayerTrace<T> &a, LayerTrace<T> &b, F f)
 {
+    a.attention.batch.resize(1);
     b.attention.batch.resize(1);
     for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::residualIn, &LayerTrace<T>::attentionIn,
                                      &LayerTrace<T>::afterAttention, &LayerTrace<T>::output})
-        (a.*m).swap(b.*m);
+        f(a.*m, b.*m);
     SequenceResult<T> &sa = a.attention.batch[0], &sb = b.attention.batch[0];
     for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::qPre, &SequenceResult<T>::kPre,
                                          &SequenceResult<T>::context, &SequenceResult<T>::output})
-        (sa.*m).swap(sb.*m);
+        f(sa.*m, sb.*m);
 }
 
+// a's stages and b's exchanged (no copy)
 template <typename T>
-void clearStages(LayerTrace<T> &a)
+void swapStages(LayerTrace<T> &a, LayerTrace<T> &b)
 {
-    for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::residualIn, &LayerTrace<T>::attentionIn,
-                                     &LayerTrace<T>::afterAttention, &LayerTrace<T>::output, &LayerTrace<T>::mlpPre,
-                                     &LayerTrace<T>::mlpPreLinear})
-        (a.*m).resize(0, 0);
-    SequenceResult<T> &s = a.attention.batch[0];
-    for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::qPre, &SequenceResult<T>::kPre,
-                                         &SequenceResult<T>::context, &SequenceResult<T>::output})
-        (s.*m).resize(0, 0);
+    forStages(a, b, [](Mat<T> &x, Mat<T> &y) { x.swap(y); });
 }
 
 template <typename T>
@@ -941,10 +947,8 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     const Trace<T> *from = p > keep ? source : nullptr;
     const int n = t - p;
     const Eigen::Index limit = std::min(arch.maxPositions, 1 << 20);
-    auto sized = [&](Mat<T> &m, const Mat<T> *f) { // (t, d), rows [0, p) in place
-        growStage(m, t, d, keep, limit, out.room);
-        if (f)
-            copyRows(m, *f, keep, p);
+    auto sized = [&](Mat<T> &m, const Mat<T> *f, bool kept = true) { // (t, d), rows [0, p) in place
+        sizeStage(m, f, t, d, keep, p, limit, out.room, kept);
     };
 
     // embeddings
@@ -987,6 +991,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     // next token's keys), every head's weights, their mean and the mask are kept in every layer.
     // With scores kept every stage is (the kept rows' scores against new keys read q).
     const bool pruning = !in.observe.everything() && !in.keepScores;
+    out.observed = pruning ? in.observe : Observe();
     LayerTrace<T> spare[2];
     const Mat<T> *x = &out.input; // what the layer reads: the output of the one before
     for (size_t l = 0; l < w.layers.size(); ++l) {
@@ -995,17 +1000,12 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         const LayerWeights<T> &b = w.layers[l];
         LayerTrace<T> &lt = out.layers[l];
         const bool kept = !pruning || (in.observe.stages && in.observe.layer(int(l)));
-        lt.attention.batch.resize(1);
         if (!kept)
             swapStages(lt, spare[l % 2]);
         const LayerTrace<T> *fl = from ? &from->layers[l] : nullptr;
         for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::residualIn, &LayerTrace<T>::attentionIn,
-                                         &LayerTrace<T>::afterAttention, &LayerTrace<T>::output}) {
-            if (kept)
-                sized(lt.*m, fl ? &(fl->*m) : nullptr);
-            else
-                resizeKeep(lt.*m, t, d, 0);
-        }
+                                         &LayerTrace<T>::afterAttention, &LayerTrace<T>::output})
+            sized(lt.*m, fl ? &(fl->*m) : nullptr, kept);
         lt.residualIn.middleRows(p, n) = x->middleRows(p, n);
         if (pre)
             normRows(arch.norm, *x, p, b.attnNorm, lt.attentionIn);
@@ -1092,7 +1092,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         if (!kept) { // the spare takes its buffers back; the trace keeps none of this layer's stages
             swapStages(lt, spare[l % 2]);
             x = &spare[l % 2].output;
-            clearStages(lt);
+            forStages(lt, lt, [](Mat<T> &m, Mat<T> &) { m.resize(0, 0); });
         }
     }
     const Mat<T> &last = *x;

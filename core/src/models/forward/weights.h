@@ -153,7 +153,8 @@ struct ForwardInput {
     bool allPredictions = false; // causal: the LM head at every position (else the last only)
     int maskId = -1; // [MASK]: masked-LM predictions at these positions
     const std::atomic<bool> *cancel = nullptr;
-    Observe observe; // a device's readback (ForwardDevice); the CPU forward keeps everything
+    Observe observe; // a device's readback (ForwardDevice); the CPU forward keeps every layer's weights,
+                     // keys and values, and the other stages of these layers (runForward)
 };
 
 // Causal models: out[k] = the next tokens after position positions[k] from the final hidden states
