@@ -75,7 +75,7 @@ run_tests() {
     return $rc
 }
 
-# The sanitizer run (issue 16): clang-14 with ASan + UBSan (any report fails the test) and the
+# The sanitizer run: clang-14 with ASan + UBSan (any report fails the test) and the
 # libFuzzer targets. Runs the core and command-line suites (labels core, app: tst_cli, and
 # tst_modelcli, which runs `model run|info`, `tokenize --model`, `bench --model` and `export --model`
 # on the fixture folders and their bad-folder tables) and every fuzz target (the model-folder

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Screenshots of every view, for looking at (and for the README's resources/screenshots/):
 # the window under Xvfb (attnviz --screenshot) and the headless figures (attnviz export); every
-# preset, every comparison, and presentation mode on 1920 × 1080 and 1280 × 720 screens (issue 14).
+# preset, every comparison, and presentation mode on 1920 × 1080 and 1280 × 720 screens.
 #   bash tests/screenshots.sh [OUT_DIR]     (default: build/screenshots)
 #   ONLY=lessons bash tests/screenshots.sh  (only the presets, comparisons and presentation mode)
 # Without Xvfb: QT_QPA_PLATFORM=offscreen:configfile=FILE.json (a "screens" list with width and height;

@@ -179,7 +179,7 @@ void TestCli::unwritableOutput()
     QVERIFY(missing.err.contains("/nonexistent.json: no such file"));
 }
 
-// Issue 16's classes through the command line: each file once crashed, hung or was accepted.
+// The hostile-file classes through the command line: each file once crashed, hung or was accepted.
 // Arguments name the file as FILE (written from `content`), DIR (a folder) or /dev/zero; OUT is
 // the output path, which must never appear.
 void TestCli::hostileFiles_data()

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// A Qt-free driver of the core's benchmark (bench.h), for comparing ways of building the core
-// (issue 15): run_tables.sh compiles the core's arithmetic with this file once per option
+// A Qt-free driver of the core's benchmark (bench.h), for comparing ways of building the core:
+// run_tables.sh compiles the core's arithmetic with this file once per option
 // (-march levels, EIGEN_USE_BLAS over OpenBLAS). It takes the arguments of `attnviz bench --json`
 // that torch_peer.py passes and prints the same JSON rows, so torch_peer.py --attnviz can run it.
 //   core_bench [bench] [--json] [--backend cpu] [--seconds S] [--stack DEPTH] --sizes t:d:h|b:t:d:h,...

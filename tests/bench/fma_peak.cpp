@@ -2,7 +2,7 @@
 // The machine's arithmetic ceiling: float FMA throughput from registers only (no loads, no stores),
 // with AVX2 (8 lanes) and AVX-512 (16 lanes), on 1 thread and on every hardware thread. No kernel
 // that also reads its operands from memory can go faster, so this is the bound the "% of sgemm"
-// columns of README "Performance" and issue 15's AVX2 rows are judged against.
+// columns of README "Performance" and the AVX2 rows are judged against.
 // A benchmark, not a test: built and run by tests/bench/run_tables.sh (section 0), or by hand:
 //   g++ -O2 -pthread tests/bench/fma_peak.cpp -o fma_peak && ./fma_peak [--seconds 1] [--rounds 3]
 #include <algorithm>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Re-makes every performance table of issue 15 (README "Performance") on this machine, from an
+# Re-makes every performance table (README "Performance") on this machine, from an
 # already-built tree (bash packaging/dev.sh build). A benchmark, not a test: run it on a quiet
 # machine; on a shared one, raise ROUNDS (each table interleaves attnviz and PyTorch per size and
 # prints the median ratio with its min-max spread).
@@ -13,7 +13,7 @@
 #   4. keystroke -> repaint (attnviz bench --ui)
 #   5. ways of building the core side by side (OPTIONS=1): -march levels and EIGEN_USE_BLAS over
 #      OpenBLAS, each compiled here from the core's sources with tests/bench/core_bench.cpp
-#   6. issue 13: a real 12-layer model (GPT-2 small, BERT-base shapes) vs PyTorch (models_table.sh)
+#   6. a real 12-layer model (GPT-2 small, BERT-base shapes) vs PyTorch (models_table.sh)
 # Needs: /usr/bin/python3 with python3-torch, libopenblas0-pthread (and libopenblas-dev for 5).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -18,7 +18,7 @@ weight kept, residual, LayerNorm, Linear(d, 4d), ReLU, Linear(4d, d), residual).
 GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F (the loader then picks its x86-64-v3 core build), PyTorch
 with OPENBLAS_CORETYPE=Haswell and ATEN_CPU_CAPABILITY=avx2.
 
-PyTorch is set up as a strong peer, as issue 2 asks: Debian's python3-torch over OpenBLAS
+PyTorch is set up as a strong peer: Debian's python3-torch over OpenBLAS
 (apt-get install python3-torch libopenblas0-pthread), OPENBLAS_CORETYPE=SkylakeX where the CPU
 has AVX-512, torch.set_num_threads(<cpus>), GLIBC_TUNABLES=glibc.malloc.hugetlb=1.
 

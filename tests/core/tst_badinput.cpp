@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Hostile files against every core reader (issue 16): one table per reader, one row per class of
+// Hostile files against every core reader: one table per reader, one row per class of
 // bad input that once crashed, hung or was accepted: deep nesting, JSON numbers out of range,
 // header counts the file cannot hold, special files (/dev/zero, a folder, a FIFO), attention
 // too large for memory, shapes that overflow 64 bits, duplicate keys, .avec with 0 words or

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The shipped weights of the bundled trained model (resources/models/attnviz-tiny, issue 17), through
+// The shipped weights of the bundled trained model (resources/models/attnviz-tiny), through
 // the Qt-free core only: openPretrained on the folder against tests/fixtures/models/
 // attnviz-tiny-expected.json (float64 numpy forward of the same model.safetensors: token ids, every
 // head's attention, the top 5 next tokens and the argmax at every position), and the head roles the

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Themes, colour maps, text size and presentation mode (issue 5): every plot follows the chosen
+// Themes, colour maps, text size and presentation mode: every plot follows the chosen
 // appearance; presentation mode fills the screen with large high-contrast text, steps through the
 // pipeline's stages from the keyboard and gives everything back on Esc.
 #include "style/appearance.h"
@@ -156,7 +156,7 @@ private slots:
         QVERIFY(lesson->isVisible());
         QCOMPARE(AppearanceManager::instance()->appearance().theme, Theme::HighContrast);
         QVERIFY(QApplication::font().pointSizeF() >= baseSize * 1.59);
-        // presenting keeps the stage the lesson opened on (issue 14: lessons open on what they talk
+        // presenting keeps the stage the lesson opened on (lessons open on what they talk
         // about); from X the keys step through the stages
         PipelineView *pipe = w.pipelineView();
         QCOMPARE(pipe->stageKind(pipe->currentStage()), PipelineView::StageKind::Weights); // the preset's stage

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Classroom-grade views (issue 14): each defect a teacher found, read back from what the views
+// Classroom-grade views: each defect a teacher found, read back from what the views
 // draw — bars that stay in their panels, every head count giving a view, ticks that never touch a
 // cell's number, token labels kept while they fit (and a thinned axis that says so), nothing
 // clipped, a pipeline that fills its width and scrolls under the wheel, exports that carry their

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The contextual-embeddings view (issue 14): narrow vectors (d ≤ 16) show every cell's number, each
+// The contextual-embeddings view: narrow vectors (d ≤ 16) show every cell's number, each
 // bar shows its value, wide vectors (the bundled 50-d table) show no numbers in cells, and the
 // dimension axes tick at whole dimensions only (3 dimensions: 0, 1, 2 — not −0.5 … 2.5). Read back
 // from the strings the plot draws.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Lessons that open on what they talk about (issue 14): each preset shows its view, the pipeline
+// Lessons that open on what they talk about: each preset shows its view, the pipeline
 // stage and cell its text names (outlined, explained, scrolled into view), and every number its text
 // quotes is in what the open view draws without scrolling — read back from the strings the plots
 // paint and the words the explanation shows in its viewport. Presenting on a small screen, the

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The lessons on the bundled trained model (issue 17, presets with seed "tiny"): each one opened in
+// The lessons on the bundled trained model (presets with seed "tiny"): each one opened in
 // the real window, offscreen, and the numbers its paragraph quotes read back from what the window
 // shows (the heatmap's cells, the layers × heads grid's role scores, the Predictions dock), then
 // found, formatted the same way, in the paragraph. The claims themselves are checked too: the

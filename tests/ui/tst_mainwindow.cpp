@@ -218,7 +218,7 @@ private slots:
             QCOMPARE(m_w->headGridView()->panelCount(), 5);
             m_w->tabs()->setCurrentWidget(m_w->heatmapView());
             // a count that does not divide d_model gives unequal identity slices (6, 5, 5 of 16),
-            // padded to d_head 6, and the panel says so (issue 14, defect 2)
+            // padded to d_head 6, and the panel says so
             child<QSpinBox>(c, "headsSpin")->setValue(3);
             const SnapshotPtr uneven = waitFor(s->generation);
             QVERIFY(uneven && uneven->hasResult());

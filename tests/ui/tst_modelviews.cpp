@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The views a real model needs (issue 13), on the tiny fixture models (tests/fixtures/models): the
+// The views a real model needs, on the tiny fixture models (tests/fixtures/models): the
 // predictions panel against expected.json (PyTorch float64), the layers × heads grid's role scores
 // against attnviz/headroles.h and its sorting and clicks, the rollout cells, the pipeline's real
 // Q/K/V and a clicked cell's explanation, and BERT's click-a-token-to-[MASK] path in the window.
@@ -303,7 +303,7 @@ private slots:
         QVERIFY(w.tabs()->isTabVisible(w.tabs()->indexOf(w.headRolesView())));
         QVERIFY(w.tabs()->isTabVisible(w.tabs()->indexOf(w.rolloutView())));
 
-        // issue 29, 13: a click on the [MASK] chip gives the word back, and so does Ctrl+Z (the
+        // a click on the [MASK] chip gives the word back, and so does Ctrl+Z (the
         // replacement is an edit of the text, not a new text that empties the undo stack)
         QTRY_COMPARE(w.queryChips()->chipCount(), 9);
         QTest::mouseClick(w.queryChips(), Qt::LeftButton, {}, w.queryChips()->chipRect(6).center());

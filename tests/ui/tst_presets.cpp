@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Every seed demonstration as a preset (issue 5): applying one sets the controls, table, sentence,
+// Every seed demonstration as a preset: applying one sets the controls, table, sentence,
 // selection and view it claims, and the window then computes the numbers its notebook prints.
 #include "controls/controlpanel.h"
 #include "teaching/lessonpanel.h"

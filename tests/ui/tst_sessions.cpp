@@ -624,7 +624,7 @@ private slots:
         QVERIFY(w->sessionPath().isEmpty());
     }
 
-    // Issue 16: the window opened on /dev/zero ran to bad_alloc; a FIFO would block it forever.
+    // The window opened on /dev/zero once ran to bad_alloc; a FIFO would block it forever.
     void specialFilesChangeNothing_data()
     {
         QTest::addColumn<QString>("target");

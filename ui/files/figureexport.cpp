@@ -389,7 +389,7 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
         QPdfWriter writer(file.device());
         writer.setCreator(QStringLiteral("attnviz"));
         // 96 dpi, as the PNG and the SVG: a point-sized font takes the same share of the figure in
-        // all three (at 72 the PDF's text was 3/4 of the PNG's, issue 14, 8); the window below maps
+        // all three (at 72 the PDF's text was 3/4 of the PNG's); the window below maps
         // the layout's width × height onto the width × height points of the page
         writer.setResolution(96);
         writer.setPageLayout(QPageLayout(QPageSize(QSizeF(opt.width, opt.height), QPageSize::Point,

@@ -60,7 +60,7 @@ WordVectorSettings wordVectorSettings(const ComputeSettings &s);
 
 // Why `heads` cannot be used with this d_model and projection mode, in a sentence; empty if fine.
 QString headsProblem(int dModel, int heads, int dHead, ProjectionMode mode);
-// What the Controls panel says about a head count that does not divide d_model (issue 14: it still
+// What the Controls panel says about a head count that does not divide d_model (it still
 // gives a view, attnviz/headslices.h); empty when it divides or an explicit d_head is used.
 QString unequalHeadsNote(int dModel, int heads, int dHead, ProjectionMode mode);
 

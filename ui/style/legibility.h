@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Legibility (issue 14): what keeps every label and number readable in a classroom — the smallest
+// Legibility: what keeps every label and number readable in a classroom — the smallest
 // text a view may draw (larger in presentation mode), the font of the numbers in cells, WCAG
 // contrast between two colours, and the state of a token axis whose labels could not all be drawn.
 #pragma once

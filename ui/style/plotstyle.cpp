@@ -155,11 +155,11 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
         ticker = QSharedPointer<QCPAxisTickerText>::create();
         axis->setTicker(ticker);
     }
-    // ticks point outwards: inside the plot they touch the first cell's number ("-0.95", issue 14, 3)
+    // ticks point outwards: inside the plot they touch the first cell's number ("-0.95")
     axis->setTickLength(0, axis->tickLengthOut() > 0 ? axis->tickLengthOut() : 4);
     axis->setSubTickLength(0, 0);
     // the view's own font and title, kept on first use: labels shrink from that font to the
-    // smallest readable size before any label is dropped (issue 14, 5)
+    // smallest readable size before any label is dropped
     // (the theme's font when styled: AppearanceManager keeps attnvizBaseFont and applies
     // attnvizLabelPx, the pixel size chosen here)
     if (!axis->property("attnvizBaseFont").isValid())
@@ -423,7 +423,7 @@ QString wrapText(const QString &text, const QFont &font, double pixels)
 
 QColor contrastingText(const QColor &bg)
 {
-    return textOn(bg); // black or white by WCAG contrast: at least 4.58 : 1 on any cell (issue 14)
+    return textOn(bg); // black or white by WCAG contrast: at least 4.58 : 1 on any cell
 }
 
 QColor headColor(int head)

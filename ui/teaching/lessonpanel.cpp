@@ -26,7 +26,7 @@ namespace attnviz::ui {
 namespace {
 
 // QComboBox draws its current text clipped at the edge of its field ("tiny · Induction:" in a narrow
-// column, issue 14); this one draws it elided with "…", the whole text in its tooltip. Qt has no
+// column); this one draws it elided with "…", the whole text in its tooltip. Qt has no
 // option for it: the label is drawn here as QComboBox::paintEvent draws it, with the text elided.
 class ElidingComboBox : public QComboBox {
 public:

@@ -38,7 +38,7 @@ ComputeSettings trainable(InitScheme scheme, quint64 seed)
     return s;
 }
 
-// The lessons on the bundled trained model (issue 17). Every number a paragraph quotes is what the
+// The lessons on the bundled trained model. Every number a paragraph quotes is what the
 // window shows for its sentence: tst_lessons reads each one back from the views and finds it here.
 const QString kTinyPrevious = QStringLiteral("The cat sat on the mat and looked out of the window at the rain.");
 const QString kTinyTwice = QStringLiteral("My friend keeps seven green apples in a wooden box. "

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // One named preset per demonstration in the seed notebooks: it sets every control, the sentence,
 // the table and the view, and carries the paragraph that explains what to look at. The lessons on the
-// bundled trained model (attnviz-tiny, issue 17) are presets too: they open the model instead of a
+// bundled trained model (attnviz-tiny) are presets too: they open the model instead of a
 // word-vector table and select a layer as well.
 #pragma once
 
@@ -31,7 +31,7 @@ struct Preset {
     int head = 0;
     int query = 0;
     QString view; // the tab to show, by its id ("weights", "pipeline" …: views/viewregistry.h)
-    // What the text talks about (issue 14): on the pipeline, the stage ("scores", "weights",
+    // What the text talks about: on the pipeline, the stage ("scores", "weights",
     // "context", "output") whose cell (query, column) the window outlines and explains; elsewhere the
     // selected query's row is outlined. Column -1: the row.
     QString stage;

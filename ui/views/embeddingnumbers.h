@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The numbers of the contextual-embeddings view (issue 14): each cell's value over a colour map of
+// The numbers of the contextual-embeddings view: each cell's value over a colour map of
 // narrow vectors (d ≤ kMaxNumberedDims) with the selected query's row outlined, and each bar's value
 // beside the bar (inside it where the panel has no room).
 #pragma once

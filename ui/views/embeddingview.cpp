@@ -74,7 +74,7 @@ EmbeddingView::EmbeddingView(QWidget *parent)
     m_inRect->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
     for (QCPAxisRect *r : {m_normRect, m_cosRect})
         r->axis(QCPAxis::atBottom)->ticker()->setTickCount(3);
-    // the dimension axes tick at whole dimensions only: 0, 1, 2 for three, never −0.5 … 2.5 (issue 14)
+    // the dimension axes tick at whole dimensions only: 0, 1, 2 for three, never −0.5 … 2.5
     for (QCPAxisRect *r : {m_inRect, m_outRect}) {
         auto dims = QSharedPointer<QCPAxisTickerFixed>::create();
         dims->setTickStep(1);
@@ -228,7 +228,7 @@ void EmbeddingView::rebuild()
         if (std::isfinite(m_norms[i]))
             maxNorm = std::max(maxNorm, m_norms[i]);
     }
-    // only finite values become bars: QCPBars draws a NaN as a bar across the whole rect (issue 14, 1)
+    // only finite values become bars: QCPBars draws a NaN as a bar across the whole rect
     QVector<double> normKeys, normVals, cosKeys, cosVals;
     for (int i = 0; i < t; ++i) {
         if (std::isfinite(m_norms[i])) {

@@ -113,7 +113,7 @@ HeadGridView::HeadGridView(QWidget *parent)
                 keyStep = std::max(keyStep, tokenAxisLabelStep(m_rects[n]->axis(QCPAxis::atBottom)));
             }
         // thinned labels are said once, in the title: a rotated note along each small panel ran past
-        // it into the rows above and below (issue 14)
+        // it into the rows above and below
         // one line with the block means: the title of a long text took five lines above small panels
         QStringList thinned;
         if (!m_poolNote.isEmpty())
@@ -130,7 +130,7 @@ HeadGridView::HeadGridView(QWidget *parent)
             changed = true;
         }
         // the first column also holds the query labels: it gets that much more width, so that every
-        // panel's cells are as wide as the others' (they were narrower in the first column, issue 14)
+        // panel's cells are as wide as the others' (they were narrower in the first column)
         // (and the last row holds the key labels: the same for the rows' heights)
         const int rows = m_grid->rowCount(), cols = m_grid->columnCount();
         auto equalize = [](const QList<int> &outerMargins, double space, const QList<double> &now, QList<double> &f) {
@@ -341,9 +341,9 @@ void HeadGridView::rebuild()
             r->axis(QCPAxis::atRight)->setRangeReversed(true);
             r->setMinimumMargins(QMargins(2, 2, 2, 2));
             // every panel's bottom margin is automatic: a margin group sets only automatic sides,
-            // and a panel beside the key labels was taller than its neighbours (issue 14)
+            // and a panel beside the key labels was taller than its neighbours
             r->setAutoMargins(QCP::msTop | QCP::msBottom);
-            if (n + cols >= panels) { // the lowest panel of its column: the keys (issue 14, 5)
+            if (n + cols >= panels) { // the lowest panel of its column: the keys
                 QCPAxis *b = r->axis(QCPAxis::atBottom);
                 b->setTicker(QSharedPointer<QCPAxisTickerText>::create());
                 b->setTicks(true);

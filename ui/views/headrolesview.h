@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The layers × heads grid of a real model (BertViz's model view, issue 13): one thumbnail of the
+// The layers × heads grid of a real model (BertViz's model view): one thumbnail of the
 // weights per (layer, head) with that head's role scores (attnviz/headroles.h) under it —
 // previous-token, first-token ("attention sink"), same-token and self (the diagonal: mean over
 // queries i >= 1 of A[i][i]) on the typed text, and induction,

@@ -272,7 +272,7 @@ void LinesView::computeLines()
         QColor color;
     };
     std::vector<Source> sources;
-    // each colour with at least 3 : 1 contrast on the theme's background (dark blue on black, issue 14)
+    // each colour with at least 3 : 1 contrast on the theme's background (dark blue on black)
     const QColor bg = QGuiApplication::palette().color(QPalette::Base);
     if (m_display == HeadDisplay::All) {
         for (int h = 0; h < heads; ++h)

@@ -840,7 +840,7 @@ void Explanation::weights()
         }
     }
     // the whole row as drawn (and as the lessons quote it): cells too small for four decimals,
-    // or for any number at 18 px in presentation mode, show it here (issue 14)
+    // or for any number at 18 px in presentation mode, show it here
     mono(QStringLiteral("A[%1, :] = ").arg(i)
          + termList(tk, [&](int k) { return num(w(i, k)); }).replace(QStringLiteral(" + "), QStringLiteral(", ")));
     if (c.dropout > 0 && size_t(h) < r.weightsPreDropout.size()) {

@@ -87,9 +87,9 @@ protected:
         const QRectF one = cellRect(0, 0, 0, 0);
         // the largest font up to 9 pt (12 px) in which "−0.00" fits a cell, never below the readable
         // minimum (legibility.h); none past 64 × 64 cells. Four decimals, as the lessons and the
-        // explanations quote them, where "−0.0000" fits in a font as large (issue 14).
+        // explanations quote them, where "−0.0000" fits in a font as large.
         // no room kept for a minus sign where no entry has one (the weights): at 18 px the weights'
-        // six columns drew no numbers at 1920 × 1080 while the scores beside them did (issue 14)
+        // six columns drew no numbers at 1920 × 1080 while the scores beside them did
         const bool negative = rows * cols <= 64 * 64 && (matrix->array() < 0.0f).any();
         const QString minus = negative ? QStringLiteral("−") : QString();
         const auto f = rows * cols <= 64 * 64
@@ -214,7 +214,7 @@ public:
         hiddenLabel->setFixedHeight(kPlotHeight);
         hiddenLabel->setAlignment(Qt::AlignCenter);
         // colours by palette role, not a style sheet: a sheet's palette() is read once, and kept the
-        // light theme's white block in high contrast (issue 14)
+        // light theme's white block in high contrast
         hiddenLabel->setAutoFillBackground(true);
         hiddenLabel->setBackgroundRole(QPalette::AlternateBase);
         hiddenLabel->setForegroundRole(QPalette::PlaceholderText);
@@ -230,8 +230,7 @@ public:
         connect(plot, &QCustomPlot::afterLayout, plot, [this] {
             const bool x = labelTokenAxis(plot->xAxis, colLabels, 10);
             const bool y = labelTokenAxis(plot->yAxis, rowLabels, 10);
-            // a title too wide for the card breaks between formula and shape, then at spaces,
-            // never cut (issue 14, 6)
+            // a title too wide for the card breaks between formula and shape, then at spaces, never cut
             const QFontMetricsF fm(titleElement->font());
             const double avail = plot->width() - 12;
             QStringList lines;
@@ -320,7 +319,7 @@ PipelineView::PipelineView(QWidget *parent)
     m_stepLabel->setObjectName(QStringLiteral("pipelineStepLabel"));
     m_headNote = new QLabel(this);
     m_headNote->setObjectName(QStringLiteral("pipelineHeadNote"));
-    m_headNote->setWordWrap(true); // a long note wraps; it never sets the window's minimum width (issue 14)
+    m_headNote->setWordWrap(true); // a long note wraps; it never sets the window's minimum width
     styleHeadNote();
     bar->addWidget(m_first);
     bar->addWidget(m_prev);
@@ -473,11 +472,11 @@ void PipelineView::buildStages()
 void PipelineView::relayout()
 {
     // as many columns of at least kBoxWidth as the viewport holds, sharing its whole width; the
-    // plots grow with the cards up to most of the viewport's height (issue 14, 7)
+    // plots grow with the cards up to most of the viewport's height
     const int spacing = m_grid->spacing();
     const int avail = m_scroll->viewport()->width() - 8 - m_scroll->verticalScrollBar()->sizeHint().width();
     // cards grow with the text (presentation mode): a stage of tiny cells under large labels reads
-    // worse than fewer, larger stages (issue 14)
+    // worse than fewer, larger stages
     int box = presentationLegibility() ? std::max(kBoxWidth, fontMetrics().averageCharWidth() * 40) : kBoxWidth;
     const int highest = std::max(kPlotHeight, int(m_scroll->viewport()->height() * 0.7));
     int least = kPlotHeight;
@@ -485,7 +484,7 @@ void PipelineView::relayout()
         // and wide and high enough for the numbers of the stages that can hold them (at most 64 × 64
         // cells, as StageOverlay draws) at the 18 px minimum, where the screen allows: 4 columns of
         // "−0.00" did not fit cards sized by the text alone (at 1920 × 1080 the Output stage of the
-        // two-head preset drew none, issue 14). What is not the cells (labels, colour scale, title) is
+        // two-head preset drew none). What is not the cells (labels, colour scale, title) is
         // taken from each stage's last layout.
         QFont f = font();
         f.setPixelSize(minimumNumberPixels());
@@ -534,7 +533,7 @@ bool PipelineView::eventFilter(QObject *o, QEvent *e)
     }
     // in presentation mode the explanation holds a line of three numbers in its own (1.6×) text:
     // narrower, its lines wrapped until the context row at its end needed scrolling on a 1280 × 720
-    // screen (issue 14); in the window it keeps its 220 px
+    // screen; in the window it keeps its 220 px
     if (o == m_explain && e->type() == QEvent::FontChange) {
         QFont mono = explanationMono();
         mono.setPixelSize(QFontInfo(m_explain->font()).pixelSize());
@@ -543,7 +542,7 @@ bool PipelineView::eventFilter(QObject *o, QEvent *e)
             + m_explain->verticalScrollBar()->sizeHint().width();
         m_explain->setMinimumWidth(presentationLegibility() ? std::max(220, line + chrome) : 220);
     }
-    // the wheel over a stage scrolls the stages (the plots do not zoom) (issue 14, 7)
+    // the wheel over a stage scrolls the stages (the plots do not zoom)
     if (e->type() == QEvent::Wheel && o != m_scroll->viewport() && qobject_cast<QCustomPlot *>(o)) {
         QCoreApplication::sendEvent(m_scroll->verticalScrollBar(), e);
         return true;

@@ -88,7 +88,7 @@ public:
     // Explains how cell (row, col) of a stage was computed (what a click does) and highlights it
     // and the rows/columns it came from in the other stages. Returns false outside the stage.
     bool explainCell(int stage, int row, int col);
-    // What a lesson opens on (issue 14): explainCell, the stages up to this one revealed, and the stage
+    // What a lesson opens on: explainCell, the stages up to this one revealed, and the stage
     // scrolled into view (kept there when the layout changes, until the next snapshot or click).
     bool focusCell(int stage, int row, int col);
     // The stage kept in view by focusCell (-1: none).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// What a model with a prediction head says about the text (issue 13), beside the views: a causal
+// What a model with a prediction head says about the text, beside the views: a causal
 // language model (GPT-2) — the top next tokens after the last token with their probabilities, or,
 // while a position is hovered (token chips, heatmap rows), what it predicted after that position
 // and the probability it gave the token that actually follows; a masked language model (BERT) — the

@@ -137,7 +137,7 @@ RowView::RowView(QWidget *parent)
 
     relabelAfterLayout(m_plot, this, [this] {
         bool changed = labelTokenAxis(m_plot->xAxis, m_labels);
-        // (issue 14, 6) room above the tallest bar for its value label, and no more weight ticks
+        // room above the tallest bar for its value label, and no more weight ticks
         // than the height holds at the current text size
         const double H = m_plot->axisRect()->height();
         // the bars get at least four lines of the text size beside the title and key labels (the

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// What a lesson opens on (issue 14): the pipeline stage a preset's text talks about, with the cell
+// What a lesson opens on: the pipeline stage a preset's text talks about, with the cell
 // it names explained, outlined and scrolled into view. The other views outline the selected query's
 // row themselves; the window applies this once the preset's result has reached the views.
 #pragma once

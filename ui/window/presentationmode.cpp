@@ -64,10 +64,10 @@ void PresentationMode::setOn(bool on)
     // the sentence editors and chips above the tabs (the central splitter's first widget)
     auto *split = qobject_cast<QSplitter *>(m_window->centralWidget());
     QWidget *editors = split ? split->widget(0) : nullptr;
-    // labels and numbers at least 18 px tall while presenting (legibility.h, issue 14); set before
+    // labels and numbers at least 18 px tall while presenting (legibility.h); set before
     // the appearance below restyles every plot
     setPresentationLegibility(on);
-    // the Lesson column as wide as its text needs, up to a third of the screen (issue 14)
+    // the Lesson column as wide as its text needs, up to a third of the screen
     m_lesson->setPresenting(on);
     if (on) {
         m_before.appearance = am->appearance();
@@ -84,7 +84,7 @@ void PresentationMode::setOn(bool on)
         am->setAppearance(a);
         m_before.geometry = m_window->geometry();
         // the layouts take the larger text and lose the docks now: until they do, their minimum sizes
-        // are the window's as it was, and it stayed 1420 px wide on a 1280 × 720 screen (issue 14)
+        // are the window's as it was, and it stayed 1420 px wide on a 1280 × 720 screen
         for (int pass = 0; pass < 4; ++pass) // nested layouts ask again once their children have
             QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
         if (m_window->screen())
@@ -109,7 +109,7 @@ void PresentationMode::setOn(bool on)
             QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
             m_window->setGeometry(m_before.geometry);
             // again once the layouts have taken the smaller text: until then their minimum sizes are
-            // those of the large text, and the window came back wider than the screen (issue 14)
+            // those of the large text, and the window came back wider than the screen
             const QRect g = m_before.geometry;
             QTimer::singleShot(0, this, [this, g] {
                 if (!m_on && !m_window->isMaximized())

@@ -152,8 +152,7 @@ void MainWindow::onAppearanceChanged()
         AppearanceManager::track(p);
         AppearanceManager::stylePlot(p);
     }
-    // the Controls keep all their text in view at any text size, once their layout has taken the
-    // new font (issue 14, 6)
+    // the Controls keep all their text in view at any text size, once their layout has taken the new font
     QTimer::singleShot(0, this, [this] {
         auto *scroll = qobject_cast<QScrollArea *>(m_controls->parentWidget() ? m_controls->parentWidget()->parentWidget() : nullptr);
         if (!scroll)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Head counts that do not divide d_model (issue 14, defect 2): every count gives a view. The rule:
+// Head counts that do not divide d_model: every count gives a view. The rule:
 // d_head = ⌈d_model / heads⌉. Identity projections give head h an unequal slice of the embedding
 // (widths differ by at most one, in order), each padded with zero columns to d_head, and W_o = the
 // same selection transposed puts the slices back in place, so the output is d_model wide; random

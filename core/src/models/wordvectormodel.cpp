@@ -132,7 +132,7 @@ std::string divisorsOf(int n)
 
 std::string headsProblem(int, int heads, int, ProjectionSource)
 {
-    // a head count that does not divide d_model still gives a view (headslices.h, issue 14)
+    // a head count that does not divide d_model still gives a view (headslices.h)
     if (heads < 1)
         return "At least one head is needed.";
     return {};
