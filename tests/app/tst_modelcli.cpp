@@ -187,7 +187,7 @@ private slots:
     void exportModel_data();
     void exportModel();
     void exportModelRefusals();
-    // the lettered failure classes on the command line
+    // hostile inputs on the command line, one class a letter
     void memoryBudget();            // A, B: refused before allocating, named, under a 4 GB address space too
     void windowUnderAddressLimit(); // A: the window on the same folder and text, headless, cut and up
     void stdoutWriteErrors();       // K

@@ -88,5 +88,5 @@ if [ "${OPTIONS:-1}" = 1 ]; then
     done
 fi
 echo
-echo "## 6. real models (issue 13): GPT-2 small and BERT-base shapes, seeded weights, vs PyTorch"
+echo "## 6. real models: GPT-2 small and BERT-base shapes, seeded weights, vs PyTorch"
 bash tests/bench/models_table.sh "$BUILD_DIR" "$ROUNDS"

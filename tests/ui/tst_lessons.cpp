@@ -155,7 +155,7 @@ void TestLessons::lessonsAreListed()
     QCOMPARE(tiny, QStringList({QStringLiteral("tiny-previous-token"), QStringLiteral("tiny-induction"),
                                 QStringLiteral("tiny-first-token"), QStringLiteral("tiny-layers"),
                                 QStringLiteral("tiny-predictions")}));
-    // the issue: the lessons say plainly that the model was drilled on repeated random tokens
+    // the lessons say plainly that the model was drilled on repeated random tokens
     for (const char *id : {"tiny-induction", "tiny-layers", "tiny-predictions"})
         expectQuoted(QLatin1String(id), QStringLiteral("random tokens said twice, with its MLPs switched off"));
     // start-up stays on the word vectors and seed 003's sentence

@@ -47,7 +47,7 @@ const QString kTinyHalfTyped = QStringLiteral("My friend keeps seven green apple
                                               "My friend keeps seven green apples in a");
 const QString kTinyNothingToCopy = QStringLiteral("The old sailor told a long story about his ship.");
 
-// How the model came by its induction heads: the issue asks the lessons to say it plainly.
+// How the model came by its induction heads, said plainly in each lesson that shows them.
 QString tinyDrill()
 {
     return tr("attnviz-tiny was not trained on natural text alone: for its first 3,000 steps it saw only random "
