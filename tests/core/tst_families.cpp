@@ -113,8 +113,9 @@ void TestFamilies::matchesReference()
     for (const QJsonValue &c : all) {
         if (float64)
             checkCase<double>(*m, c.toObject(), 1e-10);
-        else // probabilities: float32's rounding of logits near 12 moves a p of 0.47 by up to 1.5e-5
-            checkCase<float>(*m, c.toObject(), 1e-5, 2e-5);
+        else // probabilities: float32's rounding of logits near 12 moves a p of 0.47 by up to 1.5e-5, and
+             // llama2-tiny's p of 0.56 by 1.8e-5 or 2.1e-5 as the products sum in one order or another
+            checkCase<float>(*m, c.toObject(), 1e-5, 3e-5);
         if (QTest::currentTestFailed())
             return;
     }
