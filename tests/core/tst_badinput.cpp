@@ -546,7 +546,8 @@ void TestBadInput::float32Overflow()
     QVERIFY(a.openFile(big.toStdString()).ok());
     Status st = a.read(*a.find("w"), out);
     expectOneLine(st, StatusCode::NonFinite, big, QStringLiteral("\"w\": value 1 (1e+300) is larger than float32 holds"));
-    QVERIFY(!QString::fromStdString(st.message).contains(QLatin1String("NaN")));
+    // (the path left out: a temporary folder's random name may spell "NaN")
+    QVERIFY(!QString::fromStdString(st.message).remove(big).contains(QLatin1String("NaN")));
     double exact[2];
     QVERIFY(a.read(*a.find("w"), exact).ok()); // float64 holds it
     QCOMPARE(exact[1], 1e300);
