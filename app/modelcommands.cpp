@@ -428,9 +428,10 @@ int benchModel(const QStringList &args)
                                   QStringLiteral("cpu (default) or gpu: the GPU forward device (Qt RHI compute)."),
                                   QStringLiteral("b"), QStringLiteral("cpu"));
     QCommandLineOption observeOpt(QStringLiteral("observe"),
-                                  QStringLiteral("What a trace keeps: all (every stage; the default) or attention (every "
-                                                 "layer's weights; on the CPU also its keys and values, on the GPU "
-                                                 "the rest stays there)."),
+                                  QStringLiteral("What a trace keeps: all (every stage; the default), attention (every "
+                                                 "layer's weights) or layer (the first layer's weights and stages, "
+                                                 "as the Weights tab of a large trace asks). On the CPU every layer's "
+                                                 "keys and values too; on the GPU the rest stays there."),
                                   QStringLiteral("what"), QStringLiteral("all"));
     p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt, backendOpt,
                   observeOpt});
@@ -454,8 +455,10 @@ int benchModel(const QStringList &args)
     Observe observe;
     if (p.value(observeOpt) == QLatin1String("attention"))
         observe.stages = false;
+    else if (p.value(observeOpt) == QLatin1String("layer"))
+        observe.layers = {0};
     else if (p.value(observeOpt) != QLatin1String("all"))
-        return fail("bench", "--observe: all or attention, not " + printable(p.value(observeOpt).toStdString(), 40), 2);
+        return fail("bench", "--observe: all, attention or layer, not " + printable(p.value(observeOpt).toStdString(), 40), 2);
     if (p.value(backendOpt) == QLatin1String("auto"))
         return fail("bench", "--backend: cpu or gpu (a benchmark names what it times)", 2);
     std::unique_ptr<GpuBackend> gpu;
@@ -507,7 +510,10 @@ int benchModel(const QStringList &args)
     if (!p.isSet(jsonOpt))
         std::printf("%s (%s, %d x %d x %d), %d threads, load %.0f ms, on %s%s\n", info.name.c_str(), info.family.c_str(),
                     info.layers, info.heads, info.dModel, coreThreads(), loadMs, device.c_str(),
-                    observe.stages ? "" : gpu ? ", every layer's weights read back" : ", every layer's weights kept, no other stage");
+                    observe.everything()  ? ""
+                    : !observe.stages     ? (gpu ? ", every layer's weights read back" : ", every layer's weights kept, no other stage")
+                    : gpu                 ? ", the first layer read back"
+                                          : ", the first layer kept, of the others their keys and values");
     std::vector<ModelBenchRow> timed;
     if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed, gpu.get(), observe); !st)
         return fail("bench", st.message, 1);
@@ -534,6 +540,7 @@ int benchModel(const QStringList &args)
                             {QStringLiteral("load_ms"), loadMs},
                             {QStringLiteral("scores_kept"), keepScores},
                             {QStringLiteral("stages_kept"), observe.stages},
+                            {QStringLiteral("layers_kept"), observe.layers.empty() ? QStringLiteral("all") : QStringLiteral("first")},
                             {QStringLiteral("rows"), rows},
                             {QStringLiteral("peak_rss_mb"), rss}};
         const QByteArray b = QJsonDocument(o).toJson(QJsonDocument::Indented);

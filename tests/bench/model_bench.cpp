@@ -4,10 +4,11 @@
 // machine). Same timing code (runModelBench), same JSON fields; tests/bench/models_peer.py runs
 // either. Its options are read by hand: QCommandLineParser would bring the Qt runtime back.
 //   model_bench --seeded SHAPE [--tokens 128,1024] [--repeat 5] [--scores] [--dtype F32|BF16]
-//               [--observe all|attention] [--json]
+//               [--observe all|attention|layer] [--json]
 // --dtype overrides the precision the shape is published in (seededShape): F32 against BF16 is the
 // A/B of 16-bit weights kept as stored. --observe attention: every layer's weights, keys and values
-// kept, no other stage (as `attnviz bench --observe attention`).
+// kept, no other stage; layer: the first layer's weights and stages, every layer's keys and values
+// (as `attnviz bench --observe`).
 #include "attnviz/bench.h"
 #include "attnviz/parallel.h"
 #include "attnviz/pretrained.h"
@@ -27,7 +28,7 @@ int main(int argc, char **argv)
     std::string shape = "gpt2-small", tokens = "128,1024", dtypeOverride;
     int repeat = 5;
     bool scores = false;
-    Observe observe; // everything, unless --observe attention
+    Observe observe; // everything, unless --observe attention or layer
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const bool hasValue = i + 1 < argc;
@@ -41,11 +42,13 @@ int main(int argc, char **argv)
             dtypeOverride = argv[++i];
         else if (a == "--observe" && hasValue) {
             const std::string what = argv[++i];
-            if (what != "all" && what != "attention") {
-                std::fprintf(stderr, "model_bench: --observe: all or attention, not %s\n", what.c_str());
+            if (what != "all" && what != "attention" && what != "layer") {
+                std::fprintf(stderr, "model_bench: --observe: all, attention or layer, not %s\n", what.c_str());
                 return 2;
             }
-            observe.stages = what == "all";
+            observe.stages = what != "attention";
+            if (what == "layer")
+                observe.layers = {0};
         } else if (a == "--scores")
             scores = true;
         else if (a != "--json" && a != "--no-scores") {
@@ -95,6 +98,7 @@ int main(int argc, char **argv)
                           {"load_ms", loadMs},
                           {"scores_kept", scores},
                           {"stages_kept", observe.stages},
+                          {"layers_kept", observe.layers.empty() ? "all" : "first"},
                           {"rows", nlohmann::json::array()},
                           {"peak_rss_mb", peakRssMb()}};
     for (const ModelBenchRow &r : rows)

@@ -501,8 +501,8 @@ void TestModels::keepsWhatIsObserved_data()
     }
 }
 
-// The whole trace of `text` with the stages of the layers `o` leaves out emptied: what the CPU
-// keeps for a request that observes `o` (every layer's weights, their mean, k, v and the mask).
+// The whole trace of `text` with what `o` leaves out emptied: what the CPU keeps for a request that
+// observes `o` (the observed layers' weights and their mean; every layer's k, v and mask).
 static Trace<float> observedPart(Model &m, const std::string &text, const Observe &o)
 {
     TraceRequest req;
@@ -514,6 +514,10 @@ static Trace<float> observedPart(Model &m, const std::string &text, const Observ
         if (o.stages && o.layer(l))
             continue;
         LayerTrace<float> &lt = t.layers[size_t(l)];
+        if (!o.layer(l)) {
+            lt.attention.batch[0].weights.clear();
+            lt.attention.batch[0].weightsAvg.resize(0, 0);
+        }
         for (Mat<float> *s : {&lt.residualIn, &lt.attentionIn, &lt.afterAttention, &lt.output, &lt.attention.batch[0].q,
                               &lt.attention.batch[0].context, &lt.attention.batch[0].output,
                               &lt.attention.batch[0].qPre, &lt.attention.batch[0].kPre})
@@ -522,8 +526,8 @@ static Trace<float> observedPart(Model &m, const std::string &text, const Observ
     return t;
 }
 
-// A CPU trace asked to observe part of the model keeps the stages of the observed layers and, of
-// every layer, the weights, their mean, k, v and the mask; all equal to a whole trace's: fresh, typed
+// A CPU trace asked to observe part of the model keeps the observed layers' weights, their mean and
+// (where asked) stages, and every layer's k, v and mask; all equal to a whole trace's: fresh, typed
 // on word by word (double buffered, the newest as prefixFrom: the prefix reused), and asked next for
 // another layer (computed again) or for everything.
 void TestModels::keepsWhatIsObserved()
@@ -558,7 +562,8 @@ void TestModels::keepsWhatIsObserved()
             const SequenceResult<float> &s = out.layers[size_t(l)].attention.batch[0];
             QCOMPARE(out.layers[size_t(l)].output.rows(), l == layer ? Eigen::Index(out.tokens.size()) : Eigen::Index(0));
             QCOMPARE(s.k.rows(), Eigen::Index(out.tokens.size()));
-            QCOMPARE(s.weights.size(), size_t(m->info().heads));
+            QCOMPARE(s.weights.size(), o.layer(l) ? size_t(m->info().heads) : size_t(0));
+            QCOMPARE(s.weightsAvg.rows(), o.layer(l) ? Eigen::Index(out.tokens.size()) : Eigen::Index(0));
         }
         const double diff = traceDifference(out, want);
         QVERIFY2(diff < 1e-5, qPrintable(QStringLiteral("after \"%1\": %2").arg(QString::fromStdString(req.text)).arg(diff)));

@@ -176,8 +176,9 @@ void TestModelWindow::chooseLayer()
 }
 
 // A trace past the size the CPU keeps whole (here every trace: ATTNVIZ_WHOLE_TRACE_MB=0) holds the
-// selected layer's stages and every layer's weights; another layer is computed again, the Layers ×
-// heads tab brings everything; the heatmap equals a whole trace's at each step, typing on too.
+// selected layer's weights and stages and every layer's keys and values; another layer is computed
+// again, the Layers × heads tab brings everything; the heatmap equals a whole trace's at each step,
+// typing on too.
 void TestModelWindow::largeCpuTraceKeepsWhatTheViewsRead()
 {
     qputenv("ATTNVIZ_WHOLE_TRACE_MB", "0");
@@ -206,7 +207,9 @@ void TestModelWindow::largeCpuTraceKeepsWhatTheViewsRead()
     QCOMPARE(s->trace->observed.layers, std::vector<int>{0});
     QCOMPARE(s->trace->layers[1].output.rows(), Eigen::Index(0)); // not kept
     QCOMPARE(s->trace->layers[0].output.rows(), Eigen::Index(s->trace->tokens.size()));
-    QCOMPARE(s->trace->layers[1].attention.batch[0].weights.size(), size_t(s->trace->numHeads())); // kept
+    QCOMPARE(s->trace->layers[1].attention.batch[0].weights.size(), size_t(0)); // nor its weights
+    QCOMPARE(s->trace->layers[0].attention.batch[0].weights.size(), size_t(s->trace->numHeads()));
+    QCOMPARE(s->trace->layers[1].attention.batch[0].k.rows(), Eigen::Index(s->trace->tokens.size())); // the next token's keys
     QVERIFY(shows(whole(text), 0));
     // layer 1: computed again, holding layer 1
     quint64 g = s->generation;

@@ -169,9 +169,9 @@ struct LayerTrace {
     std::shared_ptr<const Projections<T>> projections;
 };
 
-// What a forward on a device other than the CPU brings back (ForwardDevice, device.h): the stages
-// the visible views read; the rest stays on the device and is left empty in the trace. The CPU
-// forward computes and keeps everything.
+// What a trace of a real checkpoint keeps (TraceRequest::observe): the stages the visible views
+// read; the rest is left empty in the trace (on a device, ForwardDevice in device.h, it stays there).
+// The CPU also keeps every layer's k, v and mask, which the next token reads.
 struct Observe {
     std::vector<int> layers; // layers whose attention comes back (weights, their mean); empty: every layer
     std::vector<int> heads;  // heads of those layers whose weights come back; empty: every head
@@ -224,8 +224,8 @@ struct Trace {
     std::vector<int> paddedKeys;
     std::vector<std::pair<int, int>> maskedCells;
     uint64_t producer = 0; // 0: none; otherwise unique per model instance and precision
-    // What it holds: everything, except where a device brought back only what TraceRequest::observe
-    // asked for (the layers not observed have empty matrices).
+    // What it holds: everything, or what TraceRequest::observe asked for (the layers not observed
+    // have empty matrices).
     Observe observed;
     GrowthRoom room;       // where its stage matrices may grow in place (real checkpoints' forward)
 
@@ -293,7 +293,7 @@ struct TraceRequest {
     // Real checkpoints, float traces: compute on this device where it supports the model (null: the
     // CPU); Trace::device and deviceNote say what did. Only read during the call.
     ForwardDevice *device = nullptr;
-    Observe observe; // what such a device brings back
+    Observe observe; // what the trace keeps (real checkpoints; everything by default)
 };
 
 struct ReadoutWeights; // core/src/reads/readout.h: what reads.h needs of a checkpoint's weights

@@ -474,11 +474,11 @@ void shapeHead(const AttentionSpec<T> &A, const LayerNorm<T> *norm, int rowInTab
 // (the rest of the row is set to 0 once, no full-width temporary). `mask` (t, t) holds the user's
 // cells and sliding windows; empty: none beyond causality. `stages` false: q, the context and the
 // output (and qPre, kPre) are a spare layer's buffers, only rows [p, t) are meaningful and nothing is
-// copied into them; k, v, the weights and their mean are kept whole either way.
+// copied into them; `weights` false: the same of the weights and their mean. k and v are kept whole.
 template <typename T>
 void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
-            const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, Eigen::Index limit,
-            GrowthRoom &room, ProjectionScratch<T> &scratch, AttentionResult<T> &R)
+            const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, bool weights,
+            Eigen::Index limit, GrowthRoom &room, ProjectionScratch<T> &scratch, AttentionResult<T> &R)
 {
     const int t = int(a.rows()), heads = A.heads, dh = A.dHead, width = heads * dh, n = t - p;
     const bool causal = A.causal;
@@ -546,19 +546,21 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
     else
         s.scores.clear();
     s.weightsPreDropout.clear();
+    const int keepWeights = weights ? keep : 0;
+    const SequenceResult<T> *fw = weights ? f : nullptr;
     for (int h = 0; h < heads; ++h) {
-        resizeKeep(s.weights[size_t(h)], t, t, keep);
-        if (f)
-            copySquare(s.weights[size_t(h)], f->weights[size_t(h)], keep, p);
+        resizeKeep(s.weights[size_t(h)], t, t, keepWeights);
+        if (fw)
+            copySquare(s.weights[size_t(h)], fw->weights[size_t(h)], keep, p);
         if (keepScores) {
             resizeKeep(s.scores[size_t(h)], t, t, keep);
             if (f)
                 copySquare(s.scores[size_t(h)], f->scores[size_t(h)], keep, p);
         }
     }
-    resizeKeep(s.weightsAvg, t, t, keep);
-    if (f)
-        copySquare(s.weightsAvg, f->weightsAvg, keep, p);
+    resizeKeep(s.weightsAvg, t, t, keepWeights);
+    if (fw)
+        copySquare(s.weightsAvg, fw->weightsAvg, keep, p);
     std::vector<uint8_t> full(size_t(t), 0); // rows whose every key is masked (the same in every head)
     if (mask.size())
         for (int i = p; i < t; ++i)
@@ -606,7 +608,7 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
         if (keys < t)
             avg.rightCols(t - keys).setZero();
     });
-    if (p > 0) { // the kept rows meet the new keys: masked (causal), scores for the record
+    if (p > 0 && weights) { // the kept rows meet the new keys: masked (causal), scores for the record
         s.weightsAvg.block(0, p, p, n).setZero();
         for (int h = 0; h < heads; ++h) {
             s.weights[size_t(h)].block(0, p, p, n).setZero();
@@ -925,6 +927,16 @@ void swapStages(LayerTrace<T> &a, LayerTrace<T> &b)
     forStages(a, b, [](Mat<T> &x, Mat<T> &y) { x.swap(y); });
 }
 
+// a's attention weights (every head's and their mean) and b's exchanged (no copy)
+template <typename T>
+void swapWeights(LayerTrace<T> &a, LayerTrace<T> &b)
+{
+    a.attention.batch.resize(1);
+    b.attention.batch.resize(1);
+    a.attention.batch[0].weights.swap(b.attention.batch[0].weights);
+    a.attention.batch[0].weightsAvg.swap(b.attention.batch[0].weightsAvg);
+}
+
 template <typename T>
 Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWeights<T>> &weights,
                   const ForwardInput &in, int reuse, Trace<T> &out, const Trace<T> *source, int sourceReuse)
@@ -994,11 +1006,12 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     // 128 tokens of GPT-2 small).
     Mat<T> hidden, gated, ffIn;
     ProjectionScratch<T> scratch;
-    // The stages of a layer that in.observe leaves out are computed in one of two spare layers
-    // (alternating: a layer reads the output of the one before) and left empty in the trace: at
-    // 1,024 tokens of SmolLM2 they are 26 MB a layer beside its 38 MB of weights. Its k and v (the
-    // next token's keys), every head's weights, their mean and the mask are kept in every layer.
-    // With scores kept every stage is (the kept rows' scores against new keys read q).
+    // What in.observe leaves out of a layer is computed in one of two spare layers (alternating: a
+    // layer reads the output of the one before) and left empty in the trace, as a device leaves it:
+    // the stages of a layer not observed with its stages, the weights and their mean of a layer not
+    // observed at all (at 1,024 tokens of SmolLM2, 26 MB and 42 MB a layer). k and v (the next
+    // token's keys) and the mask are kept in every layer. With scores kept everything is (the kept
+    // rows' scores against new keys read q).
     const bool pruning = !in.observe.everything() && !in.keepScores;
     out.observed = pruning ? in.observe : Observe();
     LayerTrace<T> spare[2];
@@ -1009,8 +1022,11 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         const LayerWeights<T> &b = w.layers[l];
         LayerTrace<T> &lt = out.layers[l];
         const bool kept = !pruning || (in.observe.stages && in.observe.layer(int(l)));
+        const bool weightsKept = !pruning || in.observe.layer(int(l));
         if (!kept)
             swapStages(lt, spare[l % 2]);
+        if (!weightsKept)
+            swapWeights(lt, spare[l % 2]);
         const LayerTrace<T> *fl = from ? &from->layers[l] : nullptr;
         for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::residualIn, &LayerTrace<T>::attentionIn,
                                          &LayerTrace<T>::afterAttention, &LayerTrace<T>::output})
@@ -1046,7 +1062,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
                 return Status::error(st.code, "layer " + std::to_string(l) + ": " + st.message);
         } else {
             attend(*b.attn, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, kept,
-                   limit, out.room, scratch, lt.attention);
+                   weightsKept, limit, out.room, scratch, lt.attention);
         }
         if (!layerMask.size() && causal)
             lt.attention.batch[0].mask = mask; // the views hatch the causal cells
@@ -1102,6 +1118,11 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             swapStages(lt, spare[l % 2]);
             x = &spare[l % 2].output;
             forStages(lt, lt, [](Mat<T> &m, Mat<T> &) { m.resize(0, 0); });
+        }
+        if (!weightsKept) { // and its weights
+            swapWeights(lt, spare[l % 2]);
+            lt.attention.batch[0].weights.clear();
+            lt.attention.batch[0].weightsAvg.resize(0, 0);
         }
     }
     const Mat<T> &last = *x;

@@ -153,8 +153,8 @@ struct ForwardInput {
     bool allPredictions = false; // causal: the LM head at every position (else the last only)
     int maskId = -1; // [MASK]: masked-LM predictions at these positions
     const std::atomic<bool> *cancel = nullptr;
-    Observe observe; // a device's readback (ForwardDevice); the CPU forward keeps every layer's weights,
-                     // keys and values, and the other stages of these layers (runForward)
+    Observe observe; // what the trace keeps: the CPU forward keeps these layers' weights and stages,
+                     // and every layer's keys, values and mask (runForward)
 };
 
 // Causal models: out[k] = the next tokens after position positions[k] from the final hidden states
