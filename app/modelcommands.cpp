@@ -403,7 +403,8 @@ int benchModel(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Times a model on the CPU core (or the GPU with --backend gpu): a full trace at each size, one token appended to a 128-token text\n"
-        "(causal models: the incremental path), and the peak resident memory of the run. Every layer's\n"
+        "(causal models: the incremental path; then typed as the window does, two traces that grow a token a\n"
+        "keystroke), and the peak resident memory of the run. Every layer's\n"
         "attention weights are kept (raw scores with --scores); a causal model's LM head runs at the last\n"
         "position, as the window asks. --seeded needs no download: a real checkpoint's shape (gpt2-small,\n"
         "bert-base, smollm2-135m, qwen3-0.6b, llama3.2-1b) with seeded random weights."));
@@ -530,7 +531,7 @@ int benchModel(const QStringList &args)
                                 {QStringLiteral("tokens"), r.tokens},
                                 {QStringLiteral("ms"), r.ms}});
         if (!p.isSet(jsonOpt))
-            std::printf("%-34s %6d tokens  %9.1f ms\n", r.what.c_str(), r.tokens, r.ms);
+            std::printf("%-38s %6d tokens  %9.1f ms\n", r.what.c_str(), r.tokens, r.ms);
     }
     const double rss = peakRssMb();
     if (p.isSet(jsonOpt)) {

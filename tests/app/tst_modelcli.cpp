@@ -494,8 +494,10 @@ void TestModelCli::benchSeeded()
     QCOMPARE(r.code, 0);
     const QJsonObject o = QJsonDocument::fromJson(r.out).object();
     const QJsonArray rows = o.value(QStringLiteral("rows")).toArray();
-    QCOMPARE(rows.size(), 4); // full and appended at 8 and 16
+    QCOMPARE(rows.size(), 6); // full, appended and typed at 8 and 16
     QCOMPARE(rows[1].toObject().value(QStringLiteral("tokens")).toInt(), 9);
+    QCOMPARE(rows[2].toObject().value(QStringLiteral("what")).toString(), QStringLiteral("one token typed (two traces, growing)"));
+    QVERIFY(rows[2].toObject().value(QStringLiteral("ms")).toDouble() > 0);
     QVERIFY(o.value(QStringLiteral("peak_rss_mb")).toDouble() > 0);
     const Run bad = attnviz({QStringLiteral("bench"), QStringLiteral("--seeded"), QStringLiteral("gpt3")});
     QCOMPARE(bad.code, 2);

@@ -52,13 +52,16 @@ SHAPES = {
     "bert-base": ("torch_models.py", "128", "BERT-base", [("full-128", "full trace, 128 tokens", 200, None)], None),
     "smollm2-135m": ("torch_llama.py", "128", "SmolLM2-135M (30 x 9 heads / 3 kv x 576)", [
         ("full-128", "full trace, 128 tokens", 150, 1.5),
-        ("append-128", "one token appended to 128", 35, 1.8)], 1200),
+        ("append-128", "one token appended to 128", 35, 1.8),
+        ("typed-128", "one token typed at 128 (two traces, growing)", 35, 1.8)], 1200),
     "qwen3-0.6b": ("torch_llama.py", "128", "Qwen3-0.6B (28 x 16 / 8 x 1024, d_head 128)", [
         ("full-128", "full trace, 128 tokens", 500, 1.5),
-        ("append-128", "one token appended to 128", 120, 1.8)], 3000),
+        ("append-128", "one token appended to 128", 120, 1.8),
+        ("typed-128", "one token typed at 128 (two traces, growing)", 120, 1.8)], 3000),
     "llama3.2-1b": ("torch_llama.py", "128", "Llama-3.2-1B (16 x 32 / 8 x 2048, vocab 128k)", [
         ("full-128", "full trace, 128 tokens", 1200, 1.5),
-        ("append-128", "one token appended to 128", 250, 1.8)], 4000),
+        ("append-128", "one token appended to 128", 250, 1.8),
+        ("typed-128", "one token typed at 128 (two traces, growing)", 250, 1.8)], 4000),
 }
 MEMORY_TOKENS = 1024
 
@@ -85,13 +88,17 @@ def run_json(cmd, env):
 
 
 def rows_of(result, shape):
-    """{shape-full-N: ms, shape-append-128: ms} from either side's JSON rows."""
+    """{shape-full-N: ms, shape-append-128: ms, shape-typed-128: ms} from either side's JSON rows. The
+    peer's append (a key/value cache that concatenates: it grows) stands beside attnviz's typed row."""
     got = {}
     for r in result["rows"]:
         if r["what"].startswith("full"):
             got[f"{shape}-full-{r['tokens']}"] = r["ms"]
+        elif r["what"].startswith("one token typed") and r["tokens"] == 131:
+            got[f"{shape}-typed-128"] = r["ms"]
         elif r["tokens"] == 129:
             got[f"{shape}-append-128"] = r["ms"]
+            got.setdefault(f"{shape}-typed-128", r["ms"])
     return got
 
 

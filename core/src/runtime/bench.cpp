@@ -202,6 +202,29 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
                 return st;
         }
         rows.push_back({"one token appended (incremental)", n + 1, median(ms)});
+        // As the window types: two traces, each keystroke one token longer, computed into the older
+        // one with the newer as prefixFrom. Unlike the row above, every kept matrix grows (a t x t
+        // weight matrix is laid out again), as a KV cache that concatenates does.
+        if (info.maxPositions <= 0 || n + repeat + 2 <= info.maxPositions) {
+            Trace<float> buffers[2];
+            req.ids = base;
+            if (Status st = model.trace(req, buffers[0]); !st)
+                return st;
+            ms.clear();
+            for (int k = 1; k <= repeat + 2; ++k) { // the first two fill the second buffer: untimed
+                req.ids.push_back(pick(g));
+                req.prefixFrom = &buffers[(k + 1) % 2];
+                const auto a = clock::now();
+                if (Status st = model.trace(req, buffers[k % 2]); !st)
+                    return st;
+                if (k > 2)
+                    ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+                if (Status st = onDevice(buffers[k % 2]); !st)
+                    return st;
+            }
+            req.prefixFrom = nullptr;
+            rows.push_back({"one token typed (two traces, growing)", n + 3, median(ms)});
+        }
         req.ids = base;
     }
     return {};
