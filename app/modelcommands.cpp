@@ -403,8 +403,8 @@ int benchModel(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Times a model on the CPU core (or the GPU with --backend gpu): a full trace at each size, one token appended to a 128-token text\n"
-        "(causal models: the incremental path; then typed as the window does, two traces that grow a token a\n"
-        "keystroke), and the peak resident memory of the run. Every layer's\n"
+        "(causal models: the incremental path; with --typed also typed as the window does, two traces that\n"
+        "grow a token a keystroke), and the peak resident memory of the run. Every layer's\n"
         "attention weights are kept (raw scores with --scores); a causal model's LM head runs at the last\n"
         "position, as the window asks. --seeded needs no download: a real checkpoint's shape (gpt2-small,\n"
         "bert-base, smollm2-135m, qwen3-0.6b, llama3.2-1b) with seeded random weights."));
@@ -434,8 +434,11 @@ int benchModel(const QStringList &args)
                                                  "as the Weights tab of a large trace asks). On the CPU every layer's "
                                                  "keys and values too; on the GPU the rest stays there."),
                                   QStringLiteral("what"), QStringLiteral("all"));
+    QCommandLineOption typedOpt(QStringLiteral("typed"),
+                                QStringLiteral("Causal models: also a row typed as the window types (two traces, a token "
+                                               "longer each keystroke; the peak memory then holds two traces)."));
     p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt, backendOpt,
-                  observeOpt});
+                  observeOpt, typedOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -516,7 +519,7 @@ int benchModel(const QStringList &args)
                     : gpu                 ? ", the first layer read back"
                                           : ", the first layer kept, of the others their keys and values");
     std::vector<ModelBenchRow> timed;
-    if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed, gpu.get(), observe); !st)
+    if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed, gpu.get(), observe, p.isSet(typedOpt)); !st)
         return fail("bench", st.message, 1);
     if (p.isSet(readsOpt)) {
         std::vector<std::pair<std::string, double>> reads;

@@ -490,11 +490,11 @@ void TestModelCli::benchSeeded()
 {
     const Run r = attnviz({QStringLiteral("bench"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
                            QStringLiteral("--tokens"), QStringLiteral("8,16"), QStringLiteral("--repeat"), QStringLiteral("1"),
-                           QStringLiteral("--json")});
+                           QStringLiteral("--typed"), QStringLiteral("--json")});
     QCOMPARE(r.code, 0);
     const QJsonObject o = QJsonDocument::fromJson(r.out).object();
     const QJsonArray rows = o.value(QStringLiteral("rows")).toArray();
-    QCOMPARE(rows.size(), 6); // full, appended and typed at 8 and 16
+    QCOMPARE(rows.size(), 6); // full, appended and typed (--typed) at 8 and 16
     QCOMPARE(rows[1].toObject().value(QStringLiteral("tokens")).toInt(), 9);
     QCOMPARE(rows[2].toObject().value(QStringLiteral("what")).toString(), QStringLiteral("one token typed (two traces, growing)"));
     QVERIFY(rows[2].toObject().value(QStringLiteral("ms")).toDouble() > 0);

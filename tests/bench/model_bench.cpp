@@ -4,7 +4,7 @@
 // machine). Same timing code (runModelBench), same JSON fields; tests/bench/models_peer.py runs
 // either. Its options are read by hand: QCommandLineParser would bring the Qt runtime back.
 //   model_bench --seeded SHAPE [--tokens 128,1024] [--repeat 5] [--scores] [--dtype F32|BF16]
-//               [--observe all|attention|layer] [--json]
+//               [--observe all|attention|layer] [--typed] [--json]
 // --dtype overrides the precision the shape is published in (seededShape): F32 against BF16 is the
 // A/B of 16-bit weights kept as stored. --observe attention: every layer's weights, keys and values
 // kept, no other stage; layer: the first layer's weights and stages, every layer's keys and values
@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 {
     std::string shape = "gpt2-small", tokens = "128,1024", dtypeOverride;
     int repeat = 5;
-    bool scores = false;
+    bool scores = false, typed = false;
     Observe observe; // everything, unless --observe attention or layer
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -51,6 +51,8 @@ int main(int argc, char **argv)
                 observe.layers = {0};
         } else if (a == "--scores")
             scores = true;
+        else if (a == "--typed")
+            typed = true;
         else if (a != "--json" && a != "--no-scores") {
             std::fprintf(stderr, "model_bench: unknown option '%s'\n", a.c_str());
             return 2;
@@ -84,7 +86,7 @@ int main(int argc, char **argv)
         at = comma == std::string::npos ? tokens.size() : comma + 1;
     }
     std::vector<ModelBenchRow> rows;
-    if (Status st = runModelBench(*m, sizes, repeat, scores, rows, nullptr, observe); !st) {
+    if (Status st = runModelBench(*m, sizes, repeat, scores, rows, nullptr, observe, typed); !st) {
         std::fprintf(stderr, "model_bench: %s\n", st.message.c_str());
         return 1;
     }

@@ -160,7 +160,7 @@ def main():
         if rate:
             sgemms.append(rate)
         for shape in shapes:
-            a = rows_of(attnviz(args, shape, SHAPES[shape][1], args.repeat), shape)
+            a = rows_of(attnviz(args, shape, SHAPES[shape][1], args.repeat, ("--typed",)), shape)
             t_res = torch(args, shape, SHAPES[shape][1], args.repeat)
             torch_version = t_res["torch"]
             t = rows_of(t_res, shape)

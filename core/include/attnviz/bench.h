@@ -55,9 +55,12 @@ struct ModelBenchRow {
 // `repeat`; between runs the trace goes back to `size` tokens, untimed). Every layer's attention
 // weights are kept; scores when `keepScores`; a causal model's LM head at the last position.
 // With a `device` (device.h), on it, reading back what `observe` asks for; an error where the
-// device left a trace to the CPU (the message says why).
+// device left a trace to the CPU (the message says why). `typed`: causal models also get a row typed
+// as the window types (two traces, a token longer each keystroke); it holds two traces, so a run that
+// weighs one trace's peak memory leaves it out.
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
-                     std::vector<ModelBenchRow> &rows, ForwardDevice *device = nullptr, const Observe &observe = {});
+                     std::vector<ModelBenchRow> &rows, ForwardDevice *device = nullptr, const Observe &observe = {},
+                     bool typed = false);
 
 // This process's peak resident memory so far, in MB (getrusage; 0 where unknown).
 double peakRssMb();

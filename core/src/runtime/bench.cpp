@@ -140,7 +140,7 @@ std::string benchRowJson(const BenchRow &r)
 }
 
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
-                     std::vector<ModelBenchRow> &rows, ForwardDevice *device, const Observe &observe)
+                     std::vector<ModelBenchRow> &rows, ForwardDevice *device, const Observe &observe, bool typed)
 {
     using clock = std::chrono::steady_clock;
     const ModelInfo info = model.info();
@@ -205,7 +205,7 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
         // As the window types: two traces, each keystroke one token longer, computed into the older
         // one with the newer as prefixFrom. Unlike the row above, every kept matrix grows (a t x t
         // weight matrix is laid out again), as a KV cache that concatenates does.
-        if (info.maxPositions <= 0 || n + repeat + 2 <= info.maxPositions) {
+        if (typed && (info.maxPositions <= 0 || n + repeat + 2 <= info.maxPositions)) {
             Trace<float> buffers[2];
             req.ids = base;
             if (Status st = model.trace(req, buffers[0]); !st)
