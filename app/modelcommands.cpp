@@ -457,11 +457,7 @@ int benchModel(const QStringList &args)
     if (asked.empty())
         return fail("bench", "--tokens: no length given", 2);
     Observe observe;
-    if (p.value(observeOpt) == QLatin1String("attention"))
-        observe.stages = false;
-    else if (p.value(observeOpt) == QLatin1String("layer"))
-        observe.layers = {0};
-    else if (p.value(observeOpt) != QLatin1String("all"))
+    if (!benchObserve(p.value(observeOpt).toStdString(), observe))
         return fail("bench", "--observe: all, attention or layer, not " + printable(p.value(observeOpt).toStdString(), 40), 2);
     if (p.value(backendOpt) == QLatin1String("auto"))
         return fail("bench", "--backend: cpu or gpu (a benchmark names what it times)", 2);

@@ -42,13 +42,10 @@ int main(int argc, char **argv)
             dtypeOverride = argv[++i];
         else if (a == "--observe" && hasValue) {
             const std::string what = argv[++i];
-            if (what != "all" && what != "attention" && what != "layer") {
+            if (!benchObserve(what, observe)) {
                 std::fprintf(stderr, "model_bench: --observe: all, attention or layer, not %s\n", what.c_str());
                 return 2;
             }
-            observe.stages = what != "attention";
-            if (what == "layer")
-                observe.layers = {0};
         } else if (a == "--scores")
             scores = true;
         else if (a == "--typed")

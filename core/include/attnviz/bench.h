@@ -62,6 +62,11 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
                      std::vector<ModelBenchRow> &rows, ForwardDevice *device = nullptr, const Observe &observe = {},
                      bool typed = false);
 
+// What `--observe WHAT` of `attnviz bench` and `model_bench` asks a trace to keep: all (everything),
+// attention (every layer's weights, no other stage) or layer (the first layer's weights and stages).
+// False for another name (out untouched).
+bool benchObserve(const std::string &what, Observe &out);
+
 // This process's peak resident memory so far, in MB (getrusage; 0 where unknown).
 double peakRssMb();
 

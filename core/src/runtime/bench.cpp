@@ -230,6 +230,19 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
     return {};
 }
 
+bool benchObserve(const std::string &what, Observe &out)
+{
+    Observe o;
+    if (what == "attention")
+        o.stages = false;
+    else if (what == "layer")
+        o.layers = {0};
+    else if (what != "all")
+        return false;
+    out = o;
+    return true;
+}
+
 double peakRssMb()
 {
     struct rusage u {};
