@@ -120,7 +120,7 @@ QJsonObject traceJson(const ModelInfo &info, const Trace<T> &tr)
     for (int l = 0; l < tr.numLayers(); ++l) {
         QJsonArray heads;
         for (int h = 0; h < tr.numHeads(); ++h) {
-            const Mat<T> &w = tr.weights(l, h);
+            const WeightMatrix<T> &w = tr.weights(l, h);
             QJsonArray rows;
             for (Eigen::Index i = 0; i < w.rows(); ++i) {
                 QJsonArray row;

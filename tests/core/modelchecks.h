@@ -107,12 +107,12 @@ void checkCase(Model &model, const QJsonObject &c, double tol, double probTol = 
         QCOMPARE(tr.numHeads(), heads.size());
         Mat<T> mean = Mat<T>::Zero(tr.weights(l, 0).rows(), tr.weights(l, 0).cols());
         for (int h = 0; h < heads.size(); ++h) {
-            const double dev = deviation(tr.weights(l, h), heads[h].toArray());
+            const double dev = deviation(tr.weights(l, h).toDense(), heads[h].toArray());
             if (!(dev < tol))
                 QFAIL(qPrintable(QStringLiteral("layer %1 head %2: attention off by %3").arg(l).arg(h).arg(dev)));
-            mean += tr.weights(l, h);
+            mean += tr.weights(l, h).toDense();
         }
-        QVERIFY((tr.weights(l, -1) - mean / T(heads.size())).cwiseAbs().maxCoeff() < tol);
+        QVERIFY((tr.weights(l, -1).toDense() - mean / T(heads.size())).cwiseAbs().maxCoeff() < tol);
         const double dev = deviation(tr.layers[size_t(l)].output, hidden[l + 1].toArray());
         if (!(dev < tol))
             QFAIL(qPrintable(QStringLiteral("layer %1: hidden state off by %2").arg(l).arg(dev)));
@@ -180,9 +180,10 @@ double traceDifference(const Trace<T> &a, const Trace<T> &b)
         cmp(x.afterAttention, y.afterAttention);
         cmp(x.output, y.output);
         const SequenceResult<T> &s = x.attention.batch[0], &r = y.attention.batch[0];
-        for (const auto &[m1, m2] : {std::pair{&s.q, &r.q}, {&s.k, &r.k}, {&s.v, &r.v}, {&s.context, &r.context},
-                                     {&s.output, &r.output}, {&s.weightsAvg, &r.weightsAvg}})
+        for (const auto &[m1, m2] :
+             {std::pair{&s.q, &r.q}, {&s.k, &r.k}, {&s.v, &r.v}, {&s.context, &r.context}, {&s.output, &r.output}})
             cmp(*m1, *m2);
+        cmp(s.weightsAvg, r.weightsAvg);
         if (s.weights.size() != r.weights.size() || s.scores.size() != r.scores.size() || s.mask != r.mask)
             return (qWarning("structure differs at line %d", __LINE__), INFINITY);
         for (size_t h = 0; h < s.weights.size(); ++h)

@@ -86,6 +86,7 @@ private slots:
     void nonFiniteInLargeInputs_data();
     void nonFiniteInLargeInputs();
     void bufferReuse();
+    void weightMatrixLayouts();
     void derivedStages();
 };
 
@@ -182,8 +183,8 @@ void TestAttention::headAverageIsMean()
     QVERIFY(computeAttention(cfg, in, r).ok());
     Mat<double> mean = Mat<double>::Zero(15, 15);
     for (const auto &w : r.batch[0].weights)
-        mean += w / 6.0;
-    QVERIFY((mean - r.batch[0].weightsAvg).cwiseAbs().maxCoeff() < 1e-15);
+        mean += w.toDense() / 6.0;
+    QVERIFY((mean - r.batch[0].weightsAvg.toDense()).cwiseAbs().maxCoeff() < 1e-15);
 }
 
 void TestAttention::matchesPlainReferenceFloat()
@@ -324,7 +325,7 @@ void TestAttention::freeHeadWidth()
     c1.numHeads = 1;
     AttentionResult<double> r1;
     QVERIFY(computeAttention(c1, one, r1).ok());
-    QVERIFY((r1.batch[0].weights[0] - r.batch[0].weights[1]).cwiseAbs().maxCoeff() < 1e-14);
+    QVERIFY((r1.batch[0].weights[0].toDense() - r.batch[0].weights[1].toDense()).cwiseAbs().maxCoeff() < 1e-14);
     QVERIFY((r1.batch[0].context - r.batch[0].context.middleCols(12, 12)).cwiseAbs().maxCoeff() < 1e-14);
 
     // seed 000: reduce then project == one projection by the product of the two matrices
@@ -603,6 +604,52 @@ void TestAttention::nonFiniteInLargeInputs()
     // the same input made finite again computes
     in = selfInput<float>(300, 256, 4, 2);
     QVERIFY(computeAttention(cfg, in, r).ok());
+}
+
+// A lower WeightMatrix (a causal trace's) reads as the whole matrix with 0 above the diagonal,
+// stores t (t + 1) / 2 values, keeps its rows when it grows or shrinks, and equals a whole matrix of
+// the same values.
+void TestAttention::weightMatrixLayouts()
+{
+    Mat<float> m(3, 3);
+    m << 0.5f, 0, 0, 0.25f, 0.75f, 0, 0.125f, 0.375f, 0.5f;
+    WeightMatrix<float> lower;
+    lower.resize(3, 3, true);
+    for (int i = 0; i < 3; ++i)
+        lower.storedRow(i) = m.row(i).head(i + 1);
+    QVERIFY(lower.lower());
+    QCOMPARE(lower.storedSize(), Eigen::Index(6));
+    QCOMPARE(lower.size(), Eigen::Index(9));
+    QCOMPARE(lower(0, 2), 0.0f);
+    QCOMPARE(lower(2, 1), 0.375f);
+    QCOMPARE(lower.stored(1), Eigen::Index(2));
+    QVERIFY(lower.row(1) == m.row(1));
+    QVERIFY(lower.toDense() == m);
+    const WeightMatrix<float> whole(m);
+    QVERIFY(!whole.lower());
+    QCOMPARE(whole.storedSize(), Eigen::Index(9));
+    QVERIFY(lower == whole && whole == lower);
+    WeightMatrix<float> other = whole;
+    other.dense()(2, 0) = 0.25f;
+    QVERIFY(lower != other);
+    // one token more: the rows before stay where they are, the new row follows them
+    lower.resize(4, 4, true);
+    QCOMPARE(lower.storedSize(), Eigen::Index(10));
+    QCOMPARE(lower(2, 1), 0.375f);
+    QCOMPARE(lower.rowData(3), lower.data() + 6);
+    lower.storedRow(3).setConstant(0.25f);
+    QCOMPARE(lower(3, 3), 0.25f);
+    QCOMPARE(lower(2, 3), 0.0f);
+    // one fewer: the first rows kept
+    lower.resize(2, 2, true);
+    QCOMPARE(lower(1, 0), 0.25f);
+    QCOMPARE(lower(1, 1), 0.75f);
+    // another layout starts over
+    lower.resize(2, 2, false);
+    QVERIFY(!lower.lower());
+    QCOMPARE(lower.storedSize(), Eigen::Index(4));
+    lower.clear();
+    QCOMPARE(lower.size(), Eigen::Index(0));
 }
 
 void TestAttention::bufferReuse()

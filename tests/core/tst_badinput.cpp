@@ -492,6 +492,11 @@ void TestBadInput::traceMemory()
     QVERIFY(traceBytes(info, 20000, 4, false) >= weights);
     QVERIFY(traceBytes(info, 20000, 4, false) < weights + weights / 2); // the weights dominate
     QVERIFY(traceBytes(info, 20000, 4, true) >= 2 * weights);            // scores kept too
+    info.causal = true; // weights stored lower: about half
+    QVERIFY(traceBytes(info, 20000, 4, false) >= weights / 2);
+    QVERIFY(traceBytes(info, 20000, 4, false) < weights / 2 + weights / 4);
+    QVERIFY(traceBytes(info, 20000, 4, true) >= weights + weights / 2); // the scores whole
+    info.causal = false;
     const Status st = checkTraceMemory(info, 20000, 4, false);
     QVERIFY(!st.ok());
     QCOMPARE(st.code, StatusCode::InvalidInput);

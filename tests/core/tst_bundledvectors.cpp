@@ -244,8 +244,8 @@ static void shipRow(const EmbeddingTable &table, const char *sentence, std::vect
             ship = int(i);
     }
     QVERIFY(ship >= 0);
-    const auto &w = r.batch[0].weights[0];
-    row.assign(w.row(ship).data(), w.row(ship).data() + w.cols());
+    const auto w = r.batch[0].weights[0].row(ship);
+    row.assign(w.data(), w.data() + w.cols());
     QStringList text;
     for (size_t j = 0; j < row.size(); ++j)
         text << QStringLiteral("%1 %2").arg(QString::fromStdString(tokens[j])).arg(row[j], 0, 'f', 3);

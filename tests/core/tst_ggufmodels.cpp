@@ -48,7 +48,8 @@ double attentionDifference(const Trace<float> &a, const Trace<float> &b)
         return INFINITY;
     for (int l = 0; l < a.numLayers(); ++l)
         for (int h = 0; h < a.numHeads(); ++h)
-            worst = std::max(worst, double((a.weights(l, h) - b.weights(l, h)).cwiseAbs().maxCoeff()));
+            worst =
+                std::max(worst, double((a.weights(l, h).toDense() - b.weights(l, h).toDense()).cwiseAbs().maxCoeff()));
     return worst;
 }
 
@@ -319,7 +320,7 @@ private slots:
                 QVERIFY2(rel(f.final, d.final) < 1e-5, qPrintable(QString::number(rel(f.final, d.final))));
                 for (int l = 0; l < a.layers; ++l)
                     for (int h = 0; h < a.heads; ++h)
-                        QVERIFY(rel(f.weights(l, h), d.weights(l, h)) < 1e-5);
+                        QVERIFY(rel(f.weights(l, h).toDense(), d.weights(l, h).toDense()) < 1e-5);
                 QCOMPARE(f.predictions.next.back().front().id, d.predictions.next.back().front().id);
                 r.ids.push_back(11 * extra + 5);
             }

@@ -24,7 +24,7 @@ Trace<double> traceOf(const std::vector<int> &ids, const std::vector<Mat<double>
     LayerTrace<double> l;
     l.attention.numHeads = int(heads.size());
     l.attention.batch.resize(1);
-    l.attention.batch[0].weights = heads;
+    l.attention.batch[0].weights.assign(heads.begin(), heads.end());
     Mat<double> avg = Mat<double>::Zero(heads[0].rows(), heads[0].cols());
     for (const auto &h : heads)
         avg += h / double(heads.size());

@@ -39,6 +39,8 @@ private slots:
     void growsInPlace();
     void keepsWhatIsObserved_data();
     void keepsWhatIsObserved();
+    void storesCausalWeightsLower_data();
+    void storesCausalWeightsLower();
 };
 
 void TestModels::matchesReference_data()
@@ -594,4 +596,43 @@ void TestModels::keepsWhatIsObserved()
 }
 
 QTEST_GUILESS_MAIN(TestModels)
+void TestModels::storesCausalWeightsLower_data()
+{
+    QTest::addColumn<QString>("model");
+    for (const char *m : {"gpt2-tiny", "llama-tiny", "mistral-tiny", "bert-tiny"})
+        QTest::addRow("%s", m) << QString::fromLatin1(m);
+}
+
+// A causal model's trace stores each head's weights and their mean lower: what each query sees,
+// t (t + 1) / 2 values, read as the whole matrix with 0 above the diagonal. A bidirectional model's
+// are whole. (Their values are checked against the references in matchesReference.)
+void TestModels::storesCausalWeightsLower()
+{
+    QFETCH(QString, model);
+    std::unique_ptr<Model> m = open(model);
+    QVERIFY(m);
+    TraceRequest req;
+    req.text = "The cat sat on the mat because it was warm and the dog was not";
+    Trace<float> tr;
+    QVERIFY(m->trace(req, tr).ok());
+    const bool causal = m->info().causal;
+    QCOMPARE(causal, !model.startsWith(QLatin1String("bert")));
+    const Eigen::Index t = Eigen::Index(tr.tokens.size());
+    QVERIFY(t > 10);
+    for (int l = 0; l < tr.numLayers(); ++l)
+        for (int h = -1; h < tr.numHeads(); ++h) {
+            const WeightMatrix<float> &w = tr.weights(l, h);
+            QCOMPARE(w.lower(), causal);
+            QCOMPARE(w.rows(), t);
+            QCOMPARE(w.cols(), t);
+            QCOMPARE(w.storedSize(), causal ? t * (t + 1) / 2 : t * t);
+            const Mat<float> d = w.toDense();
+            for (Eigen::Index i = 0; i < t; ++i) {
+                QVERIFY(std::abs(d.row(i).sum() - 1.0f) < 1e-5f);
+                if (causal && i + 1 < t)
+                    QCOMPARE(d.row(i).tail(t - i - 1).cwiseAbs().maxCoeff() + 0.0f, 0.0f);
+            }
+        }
+}
+
 #include "tst_models.moc"

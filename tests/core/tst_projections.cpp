@@ -298,7 +298,7 @@ void TestProjections::dropoutTorchCpuStream()
     cfg.dropoutStream = DropoutStream::TorchCpu;
     AttentionResult<double> r;
     QVERIFY(computeAttention(cfg, in, r).ok());
-    const Mat<double> scaledBack = r.batch[0].weights[0] * 6.0; // ones * mask / (1-p) == weights * 6
+    const Mat<double> scaledBack = r.batch[0].weights[0].toDense() * 6.0; // ones * mask / (1-p) == weights * 6
     QVERIFY((scaledBack - expected).cwiseAbs().maxCoeff() < 1e-12);
 }
 

@@ -47,7 +47,7 @@ template <typename T> void checkReferenceCase(Model &model, const QJsonObject &c
     for (const QJsonValue &v : attention) {
         const QJsonObject a = v.toObject();
         const int layer = a.value(QStringLiteral("layer")).toInt(), head = a.value(QStringLiteral("head")).toInt();
-        const Mat<T> &w = tr.weights(layer, head);
+        const WeightMatrix<T> &w = tr.weights(layer, head);
         const QJsonArray rows = a.value(QStringLiteral("weights")).toArray();
         QCOMPARE(int(w.rows()), t);
         QCOMPARE(rows.size(), t);

@@ -145,11 +145,12 @@ void TestGpuWindow::viewsBringBackWhatTheyRead()
                                 30000);
     QVERIFY(gpu);
     QVERIFY(!gpu->trace->observed.layer(0));
-    const Mat<float> *shown = win.w.heatmapView()->shownMatrix();
+    const WeightMatrix<float> *shown = win.w.heatmapView()->shownMatrix();
     QVERIFY(shown);
     const Mat<float> &want = cpu->weights(1, win.w.session()->shownHead());
     QCOMPARE(shown->rows(), want.rows());
-    QVERIFY2((*shown - want).cwiseAbs().maxCoeff() < 1e-4, "the heatmap shows layer 1 as the CPU computes it");
+    QVERIFY2((shown->toDense() - want).cwiseAbs().maxCoeff() < 1e-4,
+             "the heatmap shows layer 1 as the CPU computes it");
 
     // the Layers × heads tab reads every layer: everything comes back
     g = gpu->generation;

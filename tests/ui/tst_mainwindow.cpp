@@ -315,9 +315,7 @@ private slots:
             QVERIFY(s && s->hasResult());
             QVERIFY(!s->seq(0).weightsPreDropout.empty());
             QVERIFY(same(s->seq(0).weightsPreDropout[0], base->weights(0, 0)));
-            int zeros = 0;
-            for (Eigen::Index k = 0; k < s->weights(0, 0).size(); ++k)
-                zeros += s->weights(0, 0).data()[k] == 0.0f;
+            const int zeros = int((s->weights(0, 0).toDense().array() == 0.0f).count());
             QVERIFY(zeros > 20 && zeros < 100);
         } else if (control == QLatin1String("head") || control == QLatin1String("average")) {
             child<QSpinBox>(c, "headsSpin")->setValue(4);
@@ -468,7 +466,8 @@ private slots:
                 QVERIFY2(s->backendName == QLatin1String("vulkan") || s->backendName == QLatin1String("opengl"),
                          qPrintable(s->backendName));
                 QVERIFY(!s->device.isEmpty());
-                QVERIFY((s->seq(0).weights[0] - base->seq(0).weights[0]).cwiseAbs().maxCoeff() < 1e-4f);
+                QVERIFY((s->seq(0).weights[0].toDense() - base->seq(0).weights[0].toDense()).cwiseAbs().maxCoeff() <
+                        1e-4f);
             }
             setCombo(combo, 0);
             const SnapshotPtr back = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult(); });

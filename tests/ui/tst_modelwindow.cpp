@@ -196,10 +196,10 @@ void TestModelWindow::largeCpuTraceKeepsWhatTheViewsRead()
         return t;
     };
     auto shows = [&](const Trace<float> &want, int layer) {
-        const Mat<float> *shown = win.w.heatmapView()->shownMatrix();
+        const WeightMatrix<float> *shown = win.w.heatmapView()->shownMatrix();
         const Mat<float> &w = want.weights(layer, win.w.session()->shownHead());
         // within float rounding: a token appended computes its row with products of other shapes
-        return shown && shown->rows() == w.rows() && (*shown - w).cwiseAbs().maxCoeff() < 1e-5;
+        return shown && shown->rows() == w.rows() && (shown->toDense() - w).cwiseAbs().maxCoeff() < 1e-5;
     };
     QString text = QStringLiteral("The quick brown fox jumps over the lazy dog");
     SnapshotPtr s = win.show(text);
@@ -517,7 +517,8 @@ void TestModelWindow::typingEqualsFreshCompute()
         double worst = 0;
         for (int l = 0; l < want.numLayers(); ++l)
             for (int h = -1; h < want.numHeads(); ++h)
-                worst = std::max(worst, double((s->weights(l, h) - want.weights(l, h)).cwiseAbs().maxCoeff()));
+                worst = std::max(
+                    worst, double((s->weights(l, h).toDense() - want.weights(l, h).toDense()).cwiseAbs().maxCoeff()));
         QVERIFY2(worst < 1e-5, qPrintable(QStringLiteral("%1: weights differ by %2").arg(text).arg(worst)));
         // the predictions: the trace's (the last position, and those kept from earlier texts), and
         // every other position as the dock shows it on hover (computed from the shared trace)

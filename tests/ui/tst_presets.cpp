@@ -318,7 +318,8 @@ void TestPresets::multiHeadBloem()
     QCOMPARE(s->attention(0).dHead, 10);
     QCOMPARE(s->attention(0).scale, 1.0 / std::sqrt(50.0));
     QCOMPARE(int(s->seq(0).weights.size()), 5);
-    QVERIFY((s->seq(0).weights[0] - s->seq(0).weights[1]).cwiseAbs().maxCoeff() > 1e-3f); // heads differ
+    // heads differ
+    QVERIFY((s->seq(0).weights[0].toDense() - s->seq(0).weights[1].toDense()).cwiseAbs().maxCoeff() > 1e-3f);
 }
 
 void TestPresets::crossAttention()

@@ -406,7 +406,7 @@ private slots:
                         QVERIFY(std::abs(w(i, j) - want[l][h][i][j].toDouble()) < 1e-4 * std::max(1.0, std::abs(want[l][h][i][j].toDouble())));
                 mean += w;
             }
-            QVERIFY((n->weights(l, -1) - mean / 4).cwiseAbs().maxCoeff() < 1e-5);
+            QVERIFY((n->weights(l, -1).toDense() - mean / 4).cwiseAbs().maxCoeff() < 1e-5);
         }
         QVERIFY(valueNormText(*s, 1, 2, 0).startsWith(QStringLiteral("‖v·W_O‖ of")));
         QVERIFY(!normWeightingExplanation().isEmpty());

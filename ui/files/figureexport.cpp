@@ -98,6 +98,15 @@ void appendMatrix(Block &b, const Mat<float> &m)
     b.values.insert(b.values.end(), m.data(), m.data() + m.size());
 }
 
+void appendMatrix(Block &b, const WeightMatrix<float> &m)
+{
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        const auto row = m.storedRow(i);
+        b.values.insert(b.values.end(), row.data(), row.data() + row.size());
+        b.values.resize(b.values.size() + size_t(m.cols() - row.size()), 0.0f); // the cells not stored: 0
+    }
+}
+
 Block blockFor(const ComputeSnapshot &s, ExportView view, int layer, int head, int query)
 {
     Block b;
@@ -105,7 +114,7 @@ Block blockFor(const ComputeSnapshot &s, ExportView view, int layer, int head, i
     switch (view) {
     case ExportView::Weights:
     case ExportView::Lines: {
-        const Mat<float> &w = s.weights(layer, head);
+        const WeightMatrix<float> &w = s.weights(layer, head);
         b.shape = {int(w.rows()), int(w.cols())};
         appendMatrix(b, w);
         break;
@@ -116,7 +125,7 @@ Block blockFor(const ComputeSnapshot &s, ExportView view, int layer, int head, i
             appendMatrix(b, w);
         break;
     case ExportView::Row: {
-        const Mat<float> &w = s.weights(layer, head);
+        const WeightMatrix<float> &w = s.weights(layer, head);
         const int q = std::clamp(query, 0, int(w.rows()) - 1);
         b.shape = {int(w.cols())};
         for (int j = 0; j < w.cols(); ++j)
@@ -176,7 +185,7 @@ QByteArray csv(const ComputeSnapshot &s, ExportView view, int layer, int head, i
     switch (view) {
     case ExportView::Weights:
     case ExportView::Lines: {
-        const Mat<float> &w = s.weights(layer, head);
+        const WeightMatrix<float> &w = s.weights(layer, head);
         out += QStringLiteral("query\\key");
         for (int j = 0; j < w.cols(); ++j)
             out += QLatin1Char(',') + quoteCsv(kt.value(j));
@@ -202,7 +211,7 @@ QByteArray csv(const ComputeSnapshot &s, ExportView view, int layer, int head, i
                                .arg(quoteCsv(kt.value(j)), num(seq.weights[h](i, j)));
         break;
     case ExportView::Row: {
-        const Mat<float> &w = s.weights(layer, head);
+        const WeightMatrix<float> &w = s.weights(layer, head);
         const int q = std::clamp(query, 0, int(w.rows()) - 1);
         out += QStringLiteral("key_index,key,weight\n");
         for (int j = 0; j < w.cols(); ++j)

@@ -364,8 +364,8 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         // weights that overflow float32 (finite in the file) make NaN attention: said, not drawn
         // (a row the user masks whole is NaN on purpose, and drawn as such)
         for (const LayerTrace<float> &layer : trace->layers)
-            for (const Mat<float> &w : layer.attention.batch.front().weights)
-                if (st.ok() && !w.allFinite())
+            for (const WeightMatrix<float> &w : layer.attention.batch.front().weights)
+                if (st.ok() && !Eigen::Map<const Eigen::ArrayXf>(w.data(), w.storedSize()).allFinite())
                     st = Status::error(StatusCode::NonFinite,
                                        req.model->info().name + ": the attention weights are not finite (NaN or Inf): the "
                                                                 "model's weights overflow float32 on this text");

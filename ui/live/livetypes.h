@@ -145,7 +145,7 @@ struct ComputeSnapshot {
     }
     const SequenceResult<float> &seq(int l) const { return attention(l).batch.front(); }
     // Weights shown for a head; -1 = the average over heads.
-    const Mat<float> &weights(int l, int head) const { return trace->weights(layerIndex(l), head); }
+    const WeightMatrix<float> &weights(int l, int head) const { return trace->weights(layerIndex(l), head); }
     // What the layer's queries (and, in self-attention, keys) are made from: the token vectors, or
     // the residual stream entering a deeper layer.
     const Mat<float> &queryInput(int l) const { return layer(l).residualIn; }

@@ -61,9 +61,12 @@ void paintMaskedCells(QCPPainter *p, const QCPAxisRect *rect, const BoolMat &mas
     }
 }
 
-void paintCellNumbers(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, const Mat<float> &m,
-                      const CellRange &cells, const QFont &f, const std::function<QString(float)> &text,
-                      const std::function<bool(int, int)> &skip)
+namespace {
+
+template <typename M>
+void paintCellNumbersOf(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, const M &m, const CellRange &cells,
+                        const QFont &f, const std::function<QString(float)> &text,
+                        const std::function<bool(int, int)> &skip)
 {
     p->setFont(f);
     for (int i = cells.i0; i <= cells.i1; ++i)
@@ -75,6 +78,22 @@ void paintCellNumbers(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, 
             p->setPen(contrastingText(bg));
             p->drawText(cellPixels(rect, i, j, i, j), Qt::AlignCenter, text(v));
         }
+}
+
+} // namespace
+
+void paintCellNumbers(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, const Mat<float> &m,
+                      const CellRange &cells, const QFont &f, const std::function<QString(float)> &text,
+                      const std::function<bool(int, int)> &skip)
+{
+    paintCellNumbersOf(p, rect, map, m, cells, f, text, skip);
+}
+
+void paintCellNumbers(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, const WeightMatrix<float> &m,
+                      const CellRange &cells, const QFont &f, const std::function<QString(float)> &text,
+                      const std::function<bool(int, int)> &skip)
+{
+    paintCellNumbersOf(p, rect, map, m, cells, f, text, skip);
 }
 
 void paintOutline(QCPPainter *p, const QRectF &r, const QColor &colour, double width, double halo, Qt::PenStyle style)

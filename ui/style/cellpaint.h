@@ -29,6 +29,9 @@ void paintMaskedCells(QCPPainter *p, const QCPAxisRect *rect, const BoolMat &mas
 void paintCellNumbers(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, const Mat<float> &m,
                       const CellRange &cells, const QFont &f, const std::function<QString(float)> &text,
                       const std::function<bool(int, int)> &skip);
+void paintCellNumbers(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, const WeightMatrix<float> &m,
+                      const CellRange &cells, const QFont &f, const std::function<QString(float)> &text,
+                      const std::function<bool(int, int)> &skip);
 // A rectangle outlined in `colour` over a wider white halo, readable on any cell colour.
 void paintOutline(QCPPainter *p, const QRectF &r, const QColor &colour, double width, double halo,
                   Qt::PenStyle style = Qt::SolidLine);

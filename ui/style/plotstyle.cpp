@@ -93,16 +93,34 @@ QString weightScaleLabel(const QString &base, const QCPRange &range)
     return base + (symmetric ? QStringLiteral(" · ± max (auto)") : QStringLiteral(" · 0 to max (auto)"));
 }
 
-void extendFiniteRange(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &m, double &lo,
-                       double &hi, bool &any)
+namespace {
+
+void extendFiniteRange(const float *values, Eigen::Index n, double &lo, double &hi, bool &any)
 {
-    for (Eigen::Index k = 0; k < m.size(); ++k) {
-        const float v = m.data()[k];
+    for (Eigen::Index k = 0; k < n; ++k) {
+        const float v = values[k];
         if (std::isfinite(v)) {
             lo = any ? std::min(lo, double(v)) : double(v);
             hi = any ? std::max(hi, double(v)) : double(v);
             any = true;
         }
+    }
+}
+
+} // namespace
+
+void extendFiniteRange(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &m, double &lo,
+                       double &hi, bool &any)
+{
+    extendFiniteRange(m.data(), m.size(), lo, hi, any);
+}
+
+void extendFiniteRange(const WeightMatrix<float> &m, double &lo, double &hi, bool &any)
+{
+    extendFiniteRange(m.data(), m.storedSize(), lo, hi, any);
+    if (m.storedSize() < m.size()) { // the cells not stored: 0
+        const float zero = 0.0f;
+        extendFiniteRange(&zero, 1, lo, hi, any);
     }
 }
 
@@ -336,9 +354,10 @@ void replotToSettle(QCustomPlot *plot, bool changed)
     plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &w,
-                              const Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> *exclude,
-                              int maxCells, int *factorOut)
+namespace {
+
+template <typename M>
+QCPColorMapData *colorMapDataOf(const M &w, const BoolMat *exclude, int maxCells, int *factorOut)
 {
     const int rows = int(w.rows()), cols = int(w.cols());
     // in 64 bits: callers without a limit pass INT_MAX
@@ -382,6 +401,20 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
             set(b, a, n ? sum / n : std::nan(""));
         }
     return d;
+}
+
+} // namespace
+
+QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &w,
+                              const Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> *exclude,
+                              int maxCells, int *factorOut)
+{
+    return colorMapDataOf(w, exclude, maxCells, factorOut);
+}
+
+QCPColorMapData *colorMapData(const WeightMatrix<float> &w, const BoolMat *exclude, int maxCells, int *factorOut)
+{
+    return colorMapDataOf(w, exclude, maxCells, factorOut);
 }
 
 namespace {

@@ -2,6 +2,8 @@
 // Colours, gradients and axis labelling shared by the views.
 #pragma once
 
+#include "attnviz/types.h"
+
 #include <qcustomplot.h>
 
 #include <QStringList>
@@ -36,6 +38,7 @@ QString weightScaleLabel(const QString &base, const QCPRange &range);
 // Widens [lo, hi] to the finite entries of `m` (`any`: whether lo and hi hold a value yet).
 void extendFiniteRange(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &m, double &lo,
                        double &hi, bool &any);
+void extendFiniteRange(const WeightMatrix<float> &m, double &lo, double &hi, bool &any);
 QCPColorGradient divergingGradient(DivergingMap m);
 
 // The brush that marks masked cells and fully-masked rows.
@@ -82,6 +85,8 @@ QString elide(const QString &s, int maxChars);
 QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> &m,
                               const Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> *exclude,
                               int maxCells, int *factor = nullptr);
+QCPColorMapData *colorMapData(const WeightMatrix<float> &m, const BoolMat *exclude, int maxCells,
+                              int *factor = nullptr);
 
 // The bottom and left axes of `rect` as a matrix's: rows down (y reversed), the column labels at
 // −60°, no grid and no sub-ticks, text tickers (labelTokenAxis fills them). Every heatmap of tokens

@@ -132,7 +132,7 @@ public:
     {
     }
 
-    const Mat<float> *matrix = nullptr;
+    const WeightMatrix<float> *matrix = nullptr;
     const BoolMat *mask = nullptr;
     int query = -1;
     int decimals = 2;
@@ -874,7 +874,7 @@ void CompareView::rebuildPair()
         ql = s->queryLabels;
         kl = s->keyLabels;
         const int layer = isA ? m_layerA : m_sessionB->selectedLayer();
-        const Mat<float> &w = s->weights(layer, m_head);
+        const WeightMatrix<float> &w = s->weights(layer, m_head);
         int pool = 1;
         map->setData(colorMapData(w, nullptr, 1024, &pool), false);
         map->setVisible(true);
@@ -938,9 +938,11 @@ void CompareView::rebuildDifference()
         m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
-    const Mat<float> &a = m_shownA->weights(m_layerA, m_head);
-    const Mat<float> &b = m_shownB->weights(m_sessionB->selectedLayer(), m_head);
-    m_diff = a - b;
+    const WeightMatrix<float> &a = m_shownA->weights(m_layerA, m_head);
+    const WeightMatrix<float> &b = m_shownB->weights(m_sessionB->selectedLayer(), m_head);
+    m_diff.resize(a.rows(), a.cols());
+    for (Eigen::Index i = 0; i < a.rows(); ++i)
+        m_diff.dense().row(i) = a.row(i) - b.row(i);
     double m = 0;
     for (Eigen::Index k = 0; k < m_diff.size(); ++k)
         if (std::isfinite(m_diff.data()[k]))
@@ -995,7 +997,7 @@ void CompareView::rebuildFocus()
     const QString word = a.queryLabels.at(m_focusA);
     m_focusB = findWord(b.queryLabels, word);
 
-    const Mat<float> &wa = a.weights(m_layerA, m_head);
+    const WeightMatrix<float> &wa = a.weights(m_layerA, m_head);
     QVector<double> rowA(int(wa.cols()));
     for (int j = 0; j < rowA.size(); ++j)
         rowA[j] = wa(m_focusA, j);
@@ -1006,7 +1008,7 @@ void CompareView::rebuildFocus()
     QVector<double> rowB;
     m_labelsFocusB.clear();
     if (m_focusB >= 0) {
-        const Mat<float> &wb = b.weights(m_sessionB->selectedLayer(), m_head);
+        const WeightMatrix<float> &wb = b.weights(m_sessionB->selectedLayer(), m_head);
         rowB.resize(int(wb.cols()));
         for (int j = 0; j < rowB.size(); ++j)
             rowB[j] = wb(m_focusB, j);

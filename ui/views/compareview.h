@@ -145,7 +145,7 @@ private:
     int m_layerA = 0; // A's selected layer when last drawn (B shows its own session's)
     int m_head = 0;
     double m_maxAbs = 0.0;
-    Mat<float> m_diff;
+    WeightMatrix<float> m_diff;
     int m_focusA = -1, m_focusB = -1;
     double m_cosine = 0.0;
     QHash<QCPTextElement *, QString> m_rawTitles;

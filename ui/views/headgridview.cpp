@@ -390,8 +390,8 @@ void HeadGridView::rebuild()
     // one colour scale for every head, on every page
     double hi = 0, lo = 0;
     for (int head = -1; head < all - 1; ++head) {
-        const Mat<float> &w = m_snapshot->weights(m_layer, head);
-        for (Eigen::Index k = 0; k < w.size(); ++k)
+        const WeightMatrix<float> &w = m_snapshot->weights(m_layer, head);
+        for (Eigen::Index k = 0; k < w.storedSize(); ++k) // the cells not stored are 0: no change to hi, lo
             if (std::isfinite(w.data()[k])) {
                 hi = std::max(hi, double(w.data()[k]));
                 if (m_snapshot->settings.normalization != Normalization::Softmax)
@@ -400,7 +400,7 @@ void HeadGridView::rebuild()
     }
     for (int n = 0; n < panels; ++n) {
         const int head = headOfPanel(n);
-        const Mat<float> &w = m_snapshot->weights(m_layer, head);
+        const WeightMatrix<float> &w = m_snapshot->weights(m_layer, head);
         m_maps[size_t(n)]->setData(colorMapData(w, &m_snapshot->seq(m_layer).mask, kMaxCells), false);
         QCPAxisRect *r = m_rects[size_t(n)];
         r->axis(QCPAxis::atTop)->setLabel(head < 0 ? QStringLiteral("average") : QStringLiteral("head %1").arg(head));

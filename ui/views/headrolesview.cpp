@@ -49,7 +49,7 @@ Mat<double> selfScores(const Trace<float> &trace)
     Mat<double> out(trace.numLayers(), trace.numHeads());
     for (int l = 0; l < trace.numLayers(); ++l)
         for (int h = 0; h < trace.numHeads(); ++h) {
-            const Mat<float> &w = trace.weights(l, h);
+            const WeightMatrix<float> &w = trace.weights(l, h);
             double sum = 0;
             int n = 0;
             for (Eigen::Index i = 1; i < std::min(w.rows(), w.cols()); ++i)
@@ -62,6 +62,14 @@ Mat<double> selfScores(const Trace<float> &trace)
     return out;
 }
 
+// makeRowShares on one head's weights (or their mean), stored whole after it.
+void rowSharesOf(WeightMatrix<float> &w)
+{
+    Mat<float> m = w.toDense();
+    makeRowShares(m);
+    w = m;
+}
+
 // `trace` with every row of every head's matrix divided by its sum: a norm-weighted trace's rows as
 // each query's shares of ||a v W_O||, which the role scores (defined on rows summing to 1) read.
 Trace<float> rowShares(const Trace<float> &trace)
@@ -69,9 +77,9 @@ Trace<float> rowShares(const Trace<float> &trace)
     Trace<float> out = trace;
     for (LayerTrace<float> &l : out.layers)
         for (SequenceResult<float> &sr : l.attention.batch) {
-            for (Mat<float> &w : sr.weights)
-                makeRowShares(w);
-            makeRowShares(sr.weightsAvg);
+            for (WeightMatrix<float> &w : sr.weights)
+                rowSharesOf(w);
+            rowSharesOf(sr.weightsAvg);
         }
     return out;
 }
@@ -363,14 +371,15 @@ void HeadRolesView::rebuild()
         top = 0.0;
         for (int l = 0; l < m_layers; ++l)
             for (int h = 0; h < m_heads; ++h)
-                if (const Mat<float> &w = trace.weights(l, h); w.size() > 0)
-                    top = std::max(top, double(w.maxCoeff<Eigen::PropagateNumbers>())); // (NaN: a fully masked row)
+                if (const WeightMatrix<float> &w = trace.weights(l, h); w.size() > 0) // the stored cells (the rest: 0)
+                    top = std::max(top, double(Eigen::Map<const Eigen::ArrayXf>(w.data(), w.storedSize())
+                                                   .maxCoeff<Eigen::PropagateNumbers>())); // (NaN: a fully masked row)
         top = std::max(top, 1e-9);
     }
     m_thumbScale = top;
     for (int l = 0; l < m_layers; ++l)
         for (int h = 0; h < m_heads; ++h) {
-            const Mat<float> &w = trace.weights(l, h);
+            const WeightMatrix<float> &w = trace.weights(l, h);
             std::unique_ptr<QCPColorMapData> d(colorMapData(w, nullptr, kMaxCells));
             const int nx = d->keySize(), ny = d->valueSize();
             QImage img(nx, ny, QImage::Format_RGB32);

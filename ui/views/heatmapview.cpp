@@ -32,7 +32,7 @@ public:
 
     SnapshotPtr snapshot;
     int layer = 0;
-    const Mat<float> *matrix = nullptr;
+    const WeightMatrix<float> *matrix = nullptr;
     int query = -1;
     bool numbers = false;
 
@@ -175,7 +175,7 @@ void HeatmapView::zoomToCells(const QRect &cells)
     m_zoom->zoomTo(QRectF(cells.left(), cells.top(), cells.width() - 1, cells.height() - 1));
 }
 
-const Mat<float> *HeatmapView::shownMatrix() const
+const WeightMatrix<float> *HeatmapView::shownMatrix() const
 {
     if (!m_snapshot || !m_snapshot->hasResult())
         return nullptr;
@@ -259,7 +259,7 @@ void HeatmapView::rebuild()
     m_message->setVisible(false);
     m_map->setVisible(true);
     m_scale->setVisible(true);
-    const Mat<float> &w = m_snapshot->weights(m_layer, m_head);
+    const WeightMatrix<float> &w = m_snapshot->weights(m_layer, m_head);
     m_overlay->matrix = &w;
     QCPColorMapData *data = colorMapData(w, nullptr, kMaxDisplayCells, &m_pool);
     double lo = 0, hi = 0;
@@ -307,7 +307,7 @@ QPoint HeatmapView::cellCenter(int query, int key) const
 
 QString HeatmapView::hoverText(int query, int key) const
 {
-    const Mat<float> *w = shownMatrix();
+    const WeightMatrix<float> *w = shownMatrix();
     if (!w || query < 0 || key < 0 || query >= w->rows() || key >= w->cols())
         return {};
     const float v = (*w)(query, key);

@@ -48,7 +48,7 @@ public:
     QCustomPlot *plot() const override { return m_plot; }
     QString title() const;
     // What is drawn, for tests and export: the matrix (NaN where undefined) and the axis labels.
-    const Mat<float> *shownMatrix() const;
+    const WeightMatrix<float> *shownMatrix() const;
     QStringList queryLabels() const { return m_queryLabels; }
     QStringList keyLabels() const { return m_keyLabels; }
     double cellValue(int query, int key) const; // from the plotted colour-map data (its block when pooled)

@@ -19,7 +19,7 @@ constexpr double kStride = 1.15; // a thumbnail is 1 x 1 plot units, then a gap
 
 // Block average of a (t, t) matrix down to `n` cells per side over [x0, x0 + 1] x [y0, y0 + 1].
 // Masked cells are left out; a block with nothing left (all masked, or NaN) is NaN and drawn grey.
-QCPColorMapData *tile(const Mat<float> &w, const BoolMat &mask, int n, double x0, double y0)
+QCPColorMapData *tile(const WeightMatrix<float> &w, const BoolMat &mask, int n, double x0, double y0)
 {
     const int tq = int(w.rows()), tk = int(w.cols());
     const int fq = (tq + n - 1) / n, fk = (tk + n - 1) / n;
@@ -219,9 +219,9 @@ void LayerGridView::rebuild()
     for (int l = 0; l < layers; ++l) {
         const SequenceResult<float> &seq = stack->layers[size_t(l)].attention.batch.front();
         for (int h = 0; h < heads; ++h) {
-            const Mat<float> &w = seq.weights[size_t(h)];
+            const WeightMatrix<float> &w = seq.weights[size_t(h)];
             m_maps[size_t(l * heads + h)]->setData(tile(w, seq.mask, kMaxCells, h * kStride, l * kStride), false);
-            for (Eigen::Index k = 0; k < w.size(); ++k) {
+            for (Eigen::Index k = 0; k < w.storedSize(); ++k) { // the cells not stored are 0: no change to hi, lo
                 const float v = w.data()[k];
                 if (std::isfinite(v)) {
                     hi = std::max(hi, double(v));

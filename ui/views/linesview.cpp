@@ -216,9 +216,9 @@ bool LinesView::padded(int key) const
     return (m == MaskChoice::Padding || m == MaskChoice::CausalPadding) && m_snapshot->paddedKeys.count(key);
 }
 
-std::vector<const Mat<float> *> LinesView::shownMatrices() const
+std::vector<const WeightMatrix<float> *> LinesView::shownMatrices() const
 {
-    std::vector<const Mat<float> *> out;
+    std::vector<const WeightMatrix<float> *> out;
     if (!m_snapshot || !m_snapshot->hasResult())
         return out;
     const int heads = int(m_snapshot->seq(m_layer).weights.size());
@@ -268,7 +268,7 @@ void LinesView::computeLines()
     const int heads = int(m_snapshot->seq(m_layer).weights.size());
     struct Source {
         int head;
-        const Mat<float> *w;
+        const WeightMatrix<float> *w;
         QColor color;
     };
     std::vector<Source> sources;
@@ -286,11 +286,11 @@ void LinesView::computeLines()
     const BoolMat &mask = m_snapshot->seq(m_layer).mask;
     const bool masked = mask.size() > 0;
     for (const Source &src : sources) {
-        const Mat<float> &w = *src.w;
+        const WeightMatrix<float> &w = *src.w;
         for (int i = m_q0; i < m_q0 + m_nq && i < w.rows(); ++i) {
             double rowMax = 0;
             if (m_scaleRows)
-                for (int j = 0; j < w.cols(); ++j)
+                for (int j = 0; j < w.stored(i); ++j) // the cells not stored are 0
                     if (!(masked && mask(i, j)) && std::isfinite(w(i, j)))
                         rowMax = std::max(rowMax, std::abs(double(w(i, j))));
             for (int j = m_k0; j < m_k0 + m_nk && j < w.cols(); ++j) {

@@ -80,7 +80,7 @@ public:
     // a few thousand lines the painter also leaves out those fainter than 8/255 (invisible there).
     std::vector<Line> lines() const;
     // The weights the lines show: one matrix for one head or the average, or one per head shown.
-    std::vector<const Mat<float> *> shownMatrices() const;
+    std::vector<const WeightMatrix<float> *> shownMatrices() const;
     // A token label's rectangle in this widget's coordinates (empty when not shown).
     QRect tokenRect(Side side, int index) const;
     // A head chip in this widget's coordinates; head -1 = the "average" chip, -2 = the "all" chip.

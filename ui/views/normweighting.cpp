@@ -65,12 +65,15 @@ SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
             return;
         }
         st.weights.resize(size_t(a.numHeads));
-        st.weightsAvg = Mat<float>::Zero(sf.weightsAvg.rows(), sf.weightsAvg.cols());
+        st.weightsAvg.resize(sf.weightsAvg.rows(), sf.weightsAvg.cols());
+        st.weightsAvg.setZero();
         for (int h = 0; h < a.numHeads; ++h) {
-            st.weights[size_t(h)] = sf.weights[size_t(h)].array().rowwise() * norms.col(h).transpose().array();
-            st.weightsAvg += st.weights[size_t(h)];
+            const WeightMatrix<float> &w = sf.weights[size_t(h)];
+            st.weights[size_t(h)].resize(w.rows(), w.cols());
+            st.weights[size_t(h)].dense().array() = w.toDense().array().rowwise() * norms.col(h).transpose().array();
+            st.weightsAvg.dense() += st.weights[size_t(h)].dense();
         }
-        st.weightsAvg /= float(std::max(1, a.numHeads));
+        st.weightsAvg.dense() /= float(std::max(1, a.numHeads));
         to.attention.batch.push_back(std::move(st));
     });
     for (const Status &r : failed)

@@ -444,7 +444,7 @@ void StageFill::weights()
     st.hatch = true;
     st.signedScale = false;
     if (ok) {
-        const Mat<float> &w = s->weights(layer, h);
+        const WeightMatrix<float> &w = s->weights(layer, h);
         QString f;
         switch (c.normalization) {
         case Normalization::Softmax:
@@ -458,11 +458,13 @@ void StageFill::weights()
         if (c.dropout > 0)
             f = QStringLiteral("A = dropout_%1(%2)").arg(c.dropout, 0, 'g', 3).arg(f.mid(4));
         st.title = f + QStringLiteral("   ") + shape(s->tq(), s->tk());
-        if (w.rows() == s->tq() && w.cols() == s->tk())
-            st.matrix = &w;
-        else
+        if (w.rows() == s->tq() && w.cols() == s->tk()) {
+            st.owned = w.toDense();
+            st.matrix = &st.owned;
+        } else {
             st.message = tr("The backend did not read these weights back (only the displayed heads are, at "
                             "this size).");
+        }
         QString cap = c.normalization == Normalization::Softmax
             ? (c.dropout > 0 ? tr("Before dropout each row sums to 1: how much query i listens to key j.")
                              : tr("Each row sums to 1: how much query i listens to key j."))
@@ -769,7 +771,7 @@ void Explanation::scores()
 
 void Explanation::weights()
 {
-    const Mat<float> &w = s.weights(layer, h);
+    const WeightMatrix<float> &w = s.weights(layer, h);
     const int tk = int(w.cols());
     line(QStringLiteral("<b>A[%1, %2]</b> = %3: how much query %1 “%4” attends to key %2 “%5”%6")
              .arg(i).arg(j).arg(num(w(i, j))).arg(qTok, kTok, head));
@@ -863,7 +865,7 @@ void Explanation::weights()
 
 void Explanation::context()
 {
-    const Mat<float> &w = s.weights(layer, h);
+    const WeightMatrix<float> &w = s.weights(layer, h);
     const int tk = int(w.cols());
     double sum = 0;
     for (int k = 0; k < tk; ++k)

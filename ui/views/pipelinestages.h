@@ -33,7 +33,7 @@ struct StageContext {
 struct StageContent {
     StageKind kind = StageKind::Input;
     QString name, title, caption, message; // message: why there is no heatmap ("" when there is one)
-    Mat<float> owned;                      // a slice the stage keeps (one head's columns)
+    Mat<float> owned;                      // what the stage keeps: a slice (one head's columns), the weights whole
     const Mat<float> *matrix = nullptr;    // what is drawn: `owned` or a matrix of the snapshot
     const QStringList *rows = nullptr;     // the row labels
     const QStringList *cols = nullptr;     // the column labels; null: the columns are dimensions

@@ -239,7 +239,7 @@ void RowView::rebuild()
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
-    const Mat<float> &w = m_snapshot->weights(m_layer, m_head);
+    const WeightMatrix<float> &w = m_snapshot->weights(m_layer, m_head);
     const int tk = int(w.cols());
     m_labels = m_snapshot->keyLabels;
     const QString qname = m_snapshot->queryLabels.at(int(m_query));

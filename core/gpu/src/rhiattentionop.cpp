@@ -263,6 +263,10 @@ Status RhiForward::attend(const AttentionConfig &cfg, const AttentionInput<float
             m.resize(rows, cols);
             items.push_back({buf.get(), offsetBytes, F * qint64(m.size()), m.data()});
         };
+        auto wantWeights = [&](const Buffer &buf, qint64 offsetBytes, WeightMatrix<float> &m, int rows, int cols) {
+            m.resize(rows, cols); // whole: the op's buffers hold every key of every row
+            items.push_back({buf.get(), offsetBytes, F * qint64(m.size()), m.data()});
+        };
         want(op.q, 0, r.q, tq, dIn);
         want(op.k, 0, r.k, tk, dIn);
         want(op.v, 0, r.v, tk, dIn);
@@ -270,9 +274,9 @@ Status RhiForward::attend(const AttentionConfig &cfg, const AttentionInput<float
         if (projO)
             want(op.out, 0, r.output, tq, dOut);
         if (readAvg)
-            want(op.avg, 0, r.weightsAvg, tq, tk);
+            wantWeights(op.avg, 0, r.weightsAvg, tq, tk);
         else
-            r.weightsAvg.resize(0, 0);
+            r.weightsAvg.clear();
         std::vector<quint32> flags(size_t(H) * tq);
         items.push_back({op.flags.get(), 0, F * qint64(flags.size()), flags.data()});
         r.weights.resize(size_t(H));
@@ -281,9 +285,9 @@ Status RhiForward::attend(const AttentionConfig &cfg, const AttentionInput<float
             for (int h = hb.first; h < hb.first + hb.count; ++h) {
                 const qint64 off = F * headElems * (h - hb.first);
                 if (readHead[size_t(h)])
-                    want(hb.w, off, r.weights[size_t(h)], tq, tk);
+                    wantWeights(hb.w, off, r.weights[size_t(h)], tq, tk);
                 else
-                    r.weights[size_t(h)].resize(0, 0);
+                    r.weights[size_t(h)].clear();
                 if (cfg.keepScores && readHead[size_t(h)])
                     want(hb.s, off, r.scores[size_t(h)], tq, tk);
                 else if (cfg.keepScores)

@@ -975,6 +975,17 @@ void RhiForward::fillTrace(const Architecture &arch, const ModelWeights<float> &
         for (int i = 0; i < t; ++i)
             std::memcpy(m.data() + qint64(i) * t, src + qint64(i) * C, size_t(t) * 4);
     };
+    // weights: stored as the CPU forward stores them (a causal model's lower: keys up to the query)
+    auto fillWeights = [&](WeightMatrix<float> &m, const QRhiBufferReadbackResult *r) {
+        if (!r) {
+            m.clear();
+            return;
+        }
+        m.resize(t, t, causal);
+        const float *src = reinterpret_cast<const float *>(r->data.constData());
+        for (int i = 0; i < t; ++i)
+            std::memcpy(m.rowData(i), src + qint64(i) * C, size_t(m.stored(i)) * 4);
+    };
     // k, v and kPre: the compact key/value heads repeated for each query head they serve
     auto fillShared = [&](Mat<float> &m, const QRhiBufferReadbackResult *r) {
         if (!r) {
@@ -1027,10 +1038,10 @@ void RhiForward::fillTrace(const Architecture &arch, const ModelWeights<float> &
         fillShared(s.kPre, R.kPre);
         fill(s.context, R.ctx, qw);
         fill(s.output, R.attnOut, d);
-        fillStrided(s.weightsAvg, R.avg);
+        fillWeights(s.weightsAvg, R.avg);
         s.weights.resize(R.w.empty() ? 0 : size_t(H));
         for (size_t h = 0; h < R.w.size(); ++h)
-            fillStrided(s.weights[h], R.w[h]);
+            fillWeights(s.weights[h], R.w[h]);
         s.scores.resize(in.keepScores && !R.s.empty() ? size_t(H) : 0);
         for (size_t h = 0; h < s.scores.size(); ++h)
             fillStrided(s.scores[h], R.s[h]);

@@ -235,7 +235,7 @@ struct Trace {
     const std::vector<TraceToken> &keys() const { return cross() ? keyTokens : tokens; }
     bool cut() const { return int(tokens.size()) < totalTokens || int(keys().size()) < totalKeyTokens; }
     // Weights of (layer, head); head -1 = the mean over heads.
-    const Mat<T> &weights(int layer, int head) const
+    const WeightMatrix<T> &weights(int layer, int head) const
     {
         const SequenceResult<T> &s = layers[size_t(layer)].attention.batch.front();
         return head < 0 || head >= int(s.weights.size()) ? s.weightsAvg : s.weights[size_t(head)];

@@ -5,7 +5,12 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
+#include <cassert>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +22,144 @@ using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 template <typename T>
 using Vec = Eigen::Matrix<T, Eigen::Dynamic, 1>;
 using BoolMat = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Memory handed out without being written first (std::vector<T, ...> of floats that are computed
+// into right after resize: no pass of zeros over half a gigabyte of weights).
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+        using other = UninitializedAllocator<U>;
+    };
+    UninitializedAllocator() = default;
+    template <typename U>
+    UninitializedAllocator(const UninitializedAllocator<U> &) noexcept
+    {
+    }
+    template <typename U>
+    void construct(U *p) noexcept(std::is_nothrow_default_constructible_v<U>)
+    {
+        ::new (static_cast<void *>(p)) U;
+    }
+    template <typename U, typename... A>
+    void construct(U *p, A &&...a)
+    {
+        ::new (static_cast<void *>(p)) U(std::forward<A>(a)...);
+    }
+};
+
+// One head's attention weights (t_q, t_k), or their mean over heads. A causal trace stores only what
+// each query can see: row i holds keys 0 .. i, row after row (the lower triangle, packed): half of a
+// t x t matrix, and a trace one token longer appends a row without moving the others ("lower"; square
+// only). Everything else is stored whole, row-major. Reading sees a whole matrix: a cell that is not
+// stored is 0, the weight of a masked key. Where a whole Eigen matrix is needed, toDense() (or the
+// conversion to Mat<T>) makes one: a copy, t x t.
+template <typename T>
+class WeightMatrix {
+public:
+    using Index = Eigen::Index;
+    using Row = Eigen::Matrix<T, 1, Eigen::Dynamic>;
+
+    WeightMatrix() = default;
+    WeightMatrix(const Mat<T> &m) { *this = m; } // a whole matrix (implicit: every Mat is one)
+    WeightMatrix &operator=(const Mat<T> &m)
+    {
+        resize(m.rows(), m.cols());
+        std::copy(m.data(), m.data() + m.size(), m_data.begin());
+        return *this;
+    }
+
+    Index rows() const { return m_rows; }
+    Index cols() const { return m_cols; }
+    Index size() const { return m_rows * m_cols; } // of the whole matrix it stands for
+    bool lower() const { return m_lower; }
+    // Keys stored for query i, from key 0; the rest of the row is 0.
+    Index stored(Index i) const { return m_lower ? i + 1 : m_cols; }
+    const T *rowData(Index i) const { return m_data.data() + offset(i); }
+    T *rowData(Index i) { return m_data.data() + offset(i); }
+    Eigen::Map<const Row> storedRow(Index i) const { return {rowData(i), stored(i)}; }
+    Eigen::Map<Row> storedRow(Index i) { return {rowData(i), stored(i)}; }
+    T operator()(Index i, Index j) const { return j < stored(i) ? m_data[size_t(offset(i) + j)] : T(0); }
+    Row row(Index i) const
+    {
+        Row r = Row::Zero(m_cols);
+        r.head(stored(i)) = storedRow(i);
+        return r;
+    }
+    Mat<T> toDense() const
+    {
+        if (!m_lower)
+            return dense();
+        Mat<T> m = Mat<T>::Zero(m_rows, m_cols);
+        for (Index i = 0; i < m_rows; ++i)
+            m.row(i).head(i + 1) = storedRow(i);
+        return m;
+    }
+    operator Mat<T>() const { return toDense(); }
+    template <typename U>
+    Mat<U> cast() const
+    {
+        return toDense().template cast<U>();
+    }
+    // A whole (not lower) matrix as an Eigen matrix, to compute into or read in place.
+    Eigen::Map<Mat<T>> dense()
+    {
+        assert(!m_lower);
+        return {m_data.data(), m_rows, m_cols};
+    }
+    Eigen::Map<const Mat<T>> dense() const
+    {
+        assert(!m_lower);
+        return {m_data.data(), m_rows, m_cols};
+    }
+    // The stored values, row after row (storedSize() of them).
+    T *data() { return m_data.data(); }
+    const T *data() const { return m_data.data(); }
+    Index storedSize() const { return Index(m_data.size()); }
+
+    // Sizes it (lower: rows == cols). The stored values before the new end are kept where the layout
+    // does not change (a lower matrix that grows keeps its rows); new ones are not initialized.
+    void resize(Index rows, Index cols, bool lower = false)
+    {
+        assert(!lower || rows == cols);
+        if (lower != m_lower || (!lower && cols != m_cols))
+            m_data.clear();
+        m_rows = rows;
+        m_cols = cols;
+        m_lower = lower;
+        m_data.resize(size_t(lower ? rows * (rows + 1) / 2 : rows * cols));
+    }
+    void setZero() { std::fill(m_data.begin(), m_data.end(), T(0)); }
+    void clear() { resize(0, 0); }
+    void swap(WeightMatrix &o) noexcept
+    {
+        std::swap(m_rows, o.m_rows);
+        std::swap(m_cols, o.m_cols);
+        std::swap(m_lower, o.m_lower);
+        m_data.swap(o.m_data);
+    }
+    // The same values (whatever the layout).
+    bool operator==(const WeightMatrix &o) const
+    {
+        if (m_rows != o.m_rows || m_cols != o.m_cols)
+            return false;
+        if (m_lower == o.m_lower)
+            return m_data == o.m_data;
+        for (Index i = 0; i < m_rows; ++i)
+            for (Index j = 0; j < m_cols; ++j)
+                if ((*this)(i, j) != o(i, j))
+                    return false;
+        return true;
+    }
+    bool operator!=(const WeightMatrix &o) const { return !(*this == o); }
+
+private:
+    Index offset(Index i) const { return m_lower ? i * (i + 1) / 2 : i * m_cols; }
+
+    Index m_rows = 0, m_cols = 0;
+    bool m_lower = false;
+    std::vector<T, UninitializedAllocator<T>> m_data;
+};
 
 // How the factor multiplied onto q·k is chosen.
 enum class ScaleRule {
@@ -117,9 +260,10 @@ struct SequenceResult {
                                   // (TransformerLens' hook_q / hook_k beside hook_rot_q / hook_rot_k);
                                   // empty where q and k are used as projected
     std::vector<Mat<T>> scores;   // per head (t_q, t_k): scale * q_h k_h^T, BEFORE masking
-    std::vector<Mat<T>> weights;  // per head (t_q, t_k): normalized (after dropout if any)
+    std::vector<WeightMatrix<T>> weights; // per head (t_q, t_k): normalized (after dropout if any); a
+                                          // causal trace of a model stores them lower
     std::vector<Mat<T>> weightsPreDropout; // only when dropout > 0
-    Mat<T> weightsAvg;            // (t_q, t_k): mean over heads
+    WeightMatrix<T> weightsAvg;   // (t_q, t_k): mean over heads
     Mat<T> context;               // (t_q, H*d_head): heads concatenated
     Mat<T> output;                // (t_q, d_out): context W_o^T + b_o
     BoolMat mask;                 // (t_q, t_k) effective mask (attn OR causal OR padding); empty = none

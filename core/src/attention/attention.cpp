@@ -563,7 +563,7 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
         const int rowBlocks = (tq + rb - 1) / rb;
         parallelFor(rowBlocks, 4.0 * work, [&](int blk) {
             const int r0 = blk * rb, n = std::min(rb, tq - r0);
-            auto avg = r.weightsAvg.middleRows(r0, n);
+            auto avg = r.weightsAvg.dense().middleRows(r0, n);
             // One head's rows of the block, from scores to weights, stay in this L2-sized scratch; the
             // kept weights are stored once, never read back from memory. (Non-temporal stores were
             // no faster on the AMD EPYC VM the README's table comes from: 16 against 25 GB/s.)
@@ -602,7 +602,7 @@ Status computeAttention(const AttentionConfig &cfg, const AttentionInput<T> &inp
                         for (Eigen::Index i = 0; i < Eigen::Index(gn) * tk; ++i)
                             wp[i] = kp[i] ? wp[i] * inv : T(0);
                     }
-                    r.weights[size_t(h)].middleRows(r0 + g0, gn) = part;
+                    r.weights[size_t(h)].dense().middleRows(r0 + g0, gn) = part;
                     auto mean = avg.middleRows(g0, gn);
                     if (H == 1)
                         mean = part / T(H);

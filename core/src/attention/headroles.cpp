@@ -17,7 +17,7 @@ Mat<double> perHead(const Trace<T> &trace, Pick pick, Value value)
     Mat<double> s(trace.numLayers(), trace.numHeads());
     for (int l = 0; l < trace.numLayers(); ++l)
         for (int h = 0; h < trace.numHeads(); ++h) {
-            const Mat<T> &w = trace.weights(l, h);
+            const WeightMatrix<T> &w = trace.weights(l, h);
             double sum = 0;
             int n = 0;
             for (int i = 0; i < int(w.rows()); ++i)
@@ -35,13 +35,13 @@ Mat<double> perHead(const Trace<T> &trace, Pick pick, Value value)
 template <typename T>
 Mat<double> previousTokenScores(const Trace<T> &trace)
 {
-    return perHead(trace, [](int i) { return i >= 1; }, [](const Mat<T> &w, int i) { return double(w(i, i - 1)); });
+    return perHead(trace, [](int i) { return i >= 1; }, [](const WeightMatrix<T> &w, int i) { return double(w(i, i - 1)); });
 }
 
 template <typename T>
 Mat<double> firstTokenScores(const Trace<T> &trace)
 {
-    return perHead(trace, [](int i) { return i >= 1; }, [](const Mat<T> &w, int i) { return double(w(i, 0)); });
+    return perHead(trace, [](int i) { return i >= 1; }, [](const WeightMatrix<T> &w, int i) { return double(w(i, 0)); });
 }
 
 template <typename T>
@@ -54,7 +54,7 @@ Mat<double> sameTokenScores(const Trace<T> &trace)
                 return true;
         return false;
     };
-    return perHead(trace, repeats, [&](const Mat<T> &w, int i) {
+    return perHead(trace, repeats, [&](const WeightMatrix<T> &w, int i) {
         double s = 0;
         for (int j = 0; j < i; ++j)
             if (tok[size_t(j)].id == tok[size_t(i)].id)
@@ -69,7 +69,7 @@ Mat<double> inductionScores(const Trace<T> &trace, int offset, int length)
     const int t = int(trace.tokens.size());
     auto second = [&](int i) { return i >= offset + length && i < offset + 2 * length && i < t; };
     // query offset+L+j sees r_j; in the first copy r_j was followed by position offset+j+1
-    return perHead(trace, second, [&](const Mat<T> &w, int i) { return double(w(i, i - length + 1)); });
+    return perHead(trace, second, [&](const WeightMatrix<T> &w, int i) { return double(w(i, i - length + 1)); });
 }
 
 InductionProbe inductionProbe(const ModelInfo &info, const Model &model, int length, uint64_t seed)

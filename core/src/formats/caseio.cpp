@@ -249,28 +249,27 @@ void appendNumber(std::string &out, T v)
 }
 
 // The matrices of one sequence that make up a stage: one for q k v weights_avg context output,
-// one per head for scores and weights; none for an unknown name.
+// one per head for scores and weights; none for an unknown name. Copies: a case is small, and
+// weights may be stored as a triangle (WeightMatrix).
 template <typename T>
-std::vector<const Mat<T> *> stageMatrices(const SequenceResult<T> &s, const std::string &stage)
+std::vector<Mat<T>> stageMatrices(const SequenceResult<T> &s, const std::string &stage)
 {
-    if (stage == "scores" || stage == "weights") {
-        std::vector<const Mat<T> *> v;
-        for (const auto &m : stage == "scores" ? s.scores : s.weights)
-            v.push_back(&m);
-        return v;
-    }
+    if (stage == "scores")
+        return s.scores;
+    if (stage == "weights")
+        return {s.weights.begin(), s.weights.end()};
     if (stage == "q")
-        return {&s.q};
+        return {s.q};
     if (stage == "k")
-        return {&s.k};
+        return {s.k};
     if (stage == "v")
-        return {&s.v};
+        return {s.v};
     if (stage == "weights_avg")
-        return {&s.weightsAvg};
+        return {s.weightsAvg.toDense()};
     if (stage == "context")
-        return {&s.context};
+        return {s.context};
     if (stage == "output")
-        return {&s.output};
+        return {s.output};
     return {};
 }
 
@@ -290,7 +289,7 @@ void appendStage(std::string &out, const AttentionResult<T> &r, const std::strin
         for (size_t h = 0; h < list.size(); ++h) {
             if (h)
                 out += ',';
-            const Mat<T> &m = *list[h];
+            const Mat<T> &m = list[h];
             out += '[';
             for (Eigen::Index i = 0; i < m.rows(); ++i) {
                 if (i)
@@ -577,15 +576,15 @@ NdArray stageArray(const AttentionResult<T> &r, const std::string &stage)
     const bool perHead = stage == "scores" || stage == "weights";
     for (size_t b = 0; b < r.batch.size(); ++b) {
         const auto list = stageMatrices(r.batch[b], stage);
-        for (const auto *m : list)
-            for (Eigen::Index i = 0; i < m->size(); ++i)
-                a.values.push_back(double(m->data()[i]));
+        for (const Mat<T> &m : list)
+            for (Eigen::Index i = 0; i < m.size(); ++i)
+                a.values.push_back(double(m.data()[i]));
         if (b == 0 && !list.empty()) {
             a.shape = {int(r.batch.size())};
             if (perHead)
                 a.shape.push_back(int(list.size()));
-            a.shape.push_back(int(list[0]->rows()));
-            a.shape.push_back(int(list[0]->cols()));
+            a.shape.push_back(int(list[0].rows()));
+            a.shape.push_back(int(list[0].cols()));
         }
     }
     return a;

@@ -116,12 +116,17 @@ Status normWeighted(const Trace<T> &trace, int layer, int head, Mat<T> &out)
         return Status::error(StatusCode::InvalidInput, "norm-weighted attention: head " + std::to_string(head) +
                                                            " is not in layer " + std::to_string(layer) + " (0.." + std::to_string(H - 1) + ")");
     if (head >= 0) {
-        out = trace.weights(layer, head).array().rowwise() * norms.col(head).transpose().array();
+        out = trace.weights(layer, head).toDense().array().rowwise() * norms.col(head).transpose().array();
         return {};
     }
-    out = Mat<T>::Zero(trace.weights(layer, 0).rows(), trace.weights(layer, 0).cols());
-    for (int h = 0; h < H; ++h)
-        out.array() += trace.weights(layer, h).array().rowwise() * norms.col(h).transpose().array();
+    const WeightMatrix<T> &w0 = trace.weights(layer, 0);
+    out = Mat<T>::Zero(w0.rows(), w0.cols());
+    for (int h = 0; h < H; ++h) { // row by row: a causal trace stores each row's keys up to its query
+        const WeightMatrix<T> &w = trace.weights(layer, h);
+        for (Eigen::Index i = 0; i < w.rows(); ++i)
+            out.row(i).head(w.stored(i)).array() +=
+                w.storedRow(i).array() * norms.col(h).head(w.stored(i)).transpose().array();
+    }
     out /= T(H);
     return {};
 }

@@ -93,8 +93,10 @@ uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool 
     const uint64_t d = u(info.dModel), inner = std::max(d, mul(heads, u(info.dHead))), ff = u(info.dFeedForward);
     const uint64_t square = mul(t, t);
     const uint64_t weights = mul(square, heads); // per layer
-    uint64_t numbers = mul(weights, keepScores ? 2 : 1);
-    numbers = add(numbers, square);                       // the head average
+    // a causal model's weights are stored lower (WeightMatrix): t (t + 1) / 2 of each head's
+    const uint64_t stored = info.causal ? add(square, t) / 2 : square;
+    uint64_t numbers = add(mul(stored, heads), keepScores ? weights : 0);
+    numbers = add(numbers, stored);                       // the head average
     numbers = add(numbers, mul(t, add(mul(d, 4), mul(inner, 5)))); // resid_pre, ln1, resid_mid, resid_post; q k v z out
     uint64_t bytes = mul(mul(numbers, layers), uint64_t(scalarBytes));
     bytes = add(bytes, mul(square, layers));                       // each layer's t x t mask (one byte a cell)

@@ -235,6 +235,37 @@ void sizeStage(M &m, const M *from, Eigen::Index t, Eigen::Index cols, int keep,
         copyRows(m, *from, keep, p);
 }
 
+// One head's (t, t) weights (or their mean) for rows [p, t): stored lower where the attention is
+// causal (a row appended to the rows before, nothing moved), whole otherwise. Rows [0, keep) are kept
+// (laid out anew where they were stored another way: the rule-based path stores whole matrices) and
+// rows [keep, p) come from `from` (a newer trace's; null: none).
+template <typename T>
+void sizeWeights(WeightMatrix<T> &w, const WeightMatrix<T> *from, int t, bool causal, int keep, int p)
+{
+    const bool fresh = w.storedSize() == 0 || keep == 0;
+    if (keep > 0 && w.lower() != causal && w.rows() >= keep) {
+        WeightMatrix<T> laid;
+        laid.resize(t, t, causal);
+        for (int i = 0; i < keep; ++i)
+            for (Eigen::Index j = 0; j < laid.stored(i); ++j)
+                laid.rowData(i)[j] = w(i, j);
+        w.swap(laid);
+    } else {
+        w.resize(t, t, causal);
+    }
+    if (fresh)
+        adviseHugePages(w.data(), size_t(w.storedSize()) * sizeof(T));
+    if (!from)
+        return;
+    if (from->lower() && w.lower() && p > keep) { // the same rows, at the same place
+        std::copy(from->rowData(keep), from->rowData(p - 1) + from->stored(p - 1), w.rowData(keep));
+    } else {
+        for (int i = keep; i < p; ++i)
+            for (Eigen::Index j = 0; j < w.stored(i); ++j)
+                w.rowData(i)[j] = (*from)(i, j);
+    }
+}
+
 // dst (n x cw) = x rows [p, p + n) times rows [c0, c0 + cw) of W, transposed. Eigen's GEMM first
 // packs W into panels: for the few rows typing recomputes (one token appended; a word that BPE splits
 // anew changes two or three, and the double-buffered trace is two keystrokes old) that packing costs
@@ -468,13 +499,13 @@ void shapeHead(const AttentionSpec<T> &A, const LayerNorm<T> *norm, int rowInTab
 }
 
 // One layer's attention on rows [p, t) of `a`; rows [0, keep) of `R` are kept and [keep, p) copied
-// from `from` (a newer trace's layer; null when keep == p). A task is a block of
-// query rows through every head, so each weights row is written once, its head average is summed
-// while the rows are in cache, and a causal row's scores are computed only for the keys it can see
-// (the rest of the row is set to 0 once, no full-width temporary). `mask` (t, t) holds the user's
-// cells and sliding windows; empty: none beyond causality. `stages` false: q, the context and the
-// output (and qPre, kPre) are a spare layer's buffers, only rows [p, t) are meaningful and nothing is
-// copied into them; `weights` false: the same of the weights and their mean. k and v are kept whole.
+// from `from` (a newer trace's layer; null when keep == p). A task is a block of query rows through
+// every head: a head's weights of the block are computed in a scratch block (a causal row's scores only
+// for the keys it can see), stored once (a causal trace's lower, sizeWeights) and summed into the head
+// mean while they are in cache. `mask` (t, t) holds the user's cells and sliding windows; empty: none
+// beyond causality. `stages` false: q, the context and the output (and qPre, kPre) are a spare layer's
+// buffers, only rows [p, t) are meaningful and nothing is copied into them; `weights` false: no
+// weights nor their mean are stored. k and v are kept whole.
 template <typename T>
 void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
             const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, bool weights,
@@ -540,35 +571,39 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
             }
         });
     }
-    s.weights.resize(size_t(heads));
     if (keepScores)
         s.scores.resize(size_t(heads));
     else
         s.scores.clear();
     s.weightsPreDropout.clear();
-    const int keepWeights = weights ? keep : 0;
     const SequenceResult<T> *fw = weights ? f : nullptr;
-    for (int h = 0; h < heads; ++h) {
-        resizeKeep(s.weights[size_t(h)], t, t, keepWeights);
-        if (fw)
-            copySquare(s.weights[size_t(h)], fw->weights[size_t(h)], keep, p);
-        if (keepScores) {
-            resizeKeep(s.scores[size_t(h)], t, t, keep);
-            if (f)
-                copySquare(s.scores[size_t(h)], f->scores[size_t(h)], keep, p);
-        }
+    if (weights) {
+        s.weights.resize(size_t(heads));
+        for (int h = 0; h < heads; ++h)
+            sizeWeights(s.weights[size_t(h)], fw ? &fw->weights[size_t(h)] : nullptr, t, causal, keep, p);
+        sizeWeights(s.weightsAvg, fw ? &fw->weightsAvg : nullptr, t, causal, keep, p);
+    } else {
+        s.weights.clear();
+        s.weightsAvg.clear();
     }
-    resizeKeep(s.weightsAvg, t, t, keepWeights);
-    if (fw)
-        copySquare(s.weightsAvg, fw->weightsAvg, keep, p);
+    for (int h = 0; h < heads && keepScores; ++h) {
+        resizeKeep(s.scores[size_t(h)], t, t, keep);
+        if (f)
+            copySquare(s.scores[size_t(h)], f->scores[size_t(h)], keep, p);
+    }
     std::vector<uint8_t> full(size_t(t), 0); // rows whose every key is masked (the same in every head)
     if (mask.size())
         for (int i = p; i < t; ++i)
             full[size_t(i)] = (mask.row(i).head(causal ? i + 1 : t).array() != 0).all() ? 1 : 0;
     const T cap = A.softcap;
-    auto capped = [cap](auto block) {
+    auto capped = [cap](auto &&block) { // a matrix or a block of one, capped in place
         if (cap > 0)
             block = ((block.array() / cap).tanh() * cap).matrix();
+    };
+    // the rows of a block, stored from a scratch block: a lower matrix keeps keys up to the query
+    auto store = [](WeightMatrix<T> &w, const Mat<T> &rows, int r0) {
+        for (int i = 0; i < int(rows.rows()); ++i)
+            w.storedRow(r0 + i) = rows.row(i).head(w.stored(r0 + i));
     };
     // blocks of up to 32 rows, at least ~4 per thread so that the triangle of a causal text balances
     const int threads = std::max(1, coreThreads());
@@ -577,11 +612,14 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
     parallelFor(blocks, (causal ? 2.0 : 4.0) * double(n) * t * width, [&](int b) {
         const int r0 = p + b * per, rn = std::min(per, t - r0);
         const int keys = causal ? r0 + rn : t; // columns any row of the block can see
-        auto avg = s.weightsAvg.middleRows(r0, rn);
+        // one head's weights of the block's rows and their sum over heads, every key a row can see:
+        // computed here (in cache) and stored once
+        thread_local Mat<T> seen, avg;
+        seen.resize(rn, keys);
+        if (weights)
+            avg.resize(rn, keys);
         Mat<T> qh;
         for (int h = 0; h < heads; ++h) {
-            Mat<T> &w = s.weights[size_t(h)];
-            auto seen = w.block(r0, 0, rn, keys);
             qh.noalias() = scale * s.q.block(r0, h * dh, rn, dh);
             if (keepScores) { // the scaled (and capped) scores of every key, masked or not, for the record
                 auto sc = s.scores[size_t(h)].middleRows(r0, rn);
@@ -592,31 +630,29 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
                 seen.noalias() = qh * s.k.block(0, h * dh, keys, dh).transpose();
                 capped(seen);
             }
-            if (keys < t)
-                w.block(r0, keys, rn, t - keys).setZero();
             for (int i = r0; i < r0 + rn; ++i) {
                 const uint8_t *m = mask.size() ? mask.data() + Eigen::Index(i) * t : nullptr;
-                maskedSoftmax(w.row(i).head(keys), causal ? i + 1 : t, m); // every key masked: weights 0, context 0
+                maskedSoftmax(seen.row(i - r0), causal ? i + 1 : t, m); // every key masked: weights 0, context 0
             }
             s.context.block(r0, h * dh, rn, dh).noalias() = seen * s.v.block(0, h * dh, keys, dh);
+            if (!weights)
+                continue;
+            store(s.weights[size_t(h)], seen, r0);
             if (h == 0)
-                avg.leftCols(keys) = seen;
+                avg = seen;
             else
-                avg.leftCols(keys) += seen;
+                avg += seen;
         }
-        avg.leftCols(keys) /= T(heads);
-        if (keys < t)
-            avg.rightCols(t - keys).setZero();
+        if (weights) {
+            avg /= T(heads);
+            store(s.weightsAvg, avg, r0);
+        }
     });
-    if (p > 0 && weights) { // the kept rows meet the new keys: masked (causal), scores for the record
-        s.weightsAvg.block(0, p, p, n).setZero();
+    if (p > 0 && keepScores) { // the kept rows' scores against the new keys, for the record
         for (int h = 0; h < heads; ++h) {
-            s.weights[size_t(h)].block(0, p, p, n).setZero();
-            if (keepScores) {
-                auto sc = s.scores[size_t(h)].block(0, p, p, n);
-                sc.noalias() = (scale * s.q.block(0, h * dh, p, dh)) * s.k.block(p, h * dh, n, dh).transpose();
-                capped(sc);
-            }
+            auto sc = s.scores[size_t(h)].block(0, p, p, n);
+            sc.noalias() = (scale * s.q.block(0, h * dh, p, dh)) * s.k.block(p, h * dh, n, dh).transpose();
+            capped(sc);
         }
     }
     s.mask = mask;
@@ -927,16 +963,6 @@ void swapStages(LayerTrace<T> &a, LayerTrace<T> &b)
     forStages(a, b, [](Mat<T> &x, Mat<T> &y) { x.swap(y); });
 }
 
-// a's attention weights (every head's and their mean) and b's exchanged (no copy)
-template <typename T>
-void swapWeights(LayerTrace<T> &a, LayerTrace<T> &b)
-{
-    a.attention.batch.resize(1);
-    b.attention.batch.resize(1);
-    a.attention.batch[0].weights.swap(b.attention.batch[0].weights);
-    a.attention.batch[0].weightsAvg.swap(b.attention.batch[0].weightsAvg);
-}
-
 template <typename T>
 Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWeights<T>> &weights,
                   const ForwardInput &in, int reuse, Trace<T> &out, const Trace<T> *source, int sourceReuse)
@@ -1006,10 +1032,10 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     // 128 tokens of GPT-2 small).
     Mat<T> hidden, gated, ffIn;
     ProjectionScratch<T> scratch;
-    // What in.observe leaves out of a layer is computed in one of two spare layers (alternating: a
-    // layer reads the output of the one before) and left empty in the trace, as a device leaves it:
-    // the stages of a layer not observed with its stages, the weights and their mean of a layer not
-    // observed at all (at 1,024 tokens of SmolLM2, 26 MB and 42 MB a layer). k and v (the next
+    // What in.observe leaves out of a layer is left empty in the trace, as a device leaves it: the
+    // stages of a layer not observed with its stages (computed in one of two spare layers, alternating:
+    // a layer reads the output of the one before), the weights and their mean of a layer not observed
+    // at all (never stored; at 1,024 tokens of SmolLM2, 13 MB and 26 MB a layer). k and v (the next
     // token's keys) and the mask are kept in every layer. With scores kept everything is (the kept
     // rows' scores against new keys read q).
     const bool pruning = !in.observe.everything() && !in.keepScores;
@@ -1025,8 +1051,6 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         const bool weightsKept = !pruning || in.observe.layer(int(l));
         if (!kept)
             swapStages(lt, spare[l % 2]);
-        if (!weightsKept)
-            swapWeights(lt, spare[l % 2]);
         const LayerTrace<T> *fl = from ? &from->layers[l] : nullptr;
         for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::residualIn, &LayerTrace<T>::attentionIn,
                                          &LayerTrace<T>::afterAttention, &LayerTrace<T>::output})
@@ -1119,10 +1143,9 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             x = &spare[l % 2].output;
             forStages(lt, lt, [](Mat<T> &m, Mat<T> &) { m.resize(0, 0); });
         }
-        if (!weightsKept) { // and its weights
-            swapWeights(lt, spare[l % 2]);
+        if (!weightsKept) { // nor the weights the rule-based path stored
             lt.attention.batch[0].weights.clear();
-            lt.attention.batch[0].weightsAvg.resize(0, 0);
+            lt.attention.batch[0].weightsAvg.clear();
         }
     }
     const Mat<T> &last = *x;
