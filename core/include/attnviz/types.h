@@ -118,7 +118,12 @@ public:
     Index storedSize() const { return Index(m_data.size()); }
 
     // Sizes it (lower: rows == cols). The stored values before the new end are kept where the layout
-    // does not change (a lower matrix that grows keeps its rows); new ones are not initialized.
+    // does not change (a lower matrix that grows keeps its rows); new ones are not initialized. A
+    // fresh matrix takes exactly its size. A lower one that grows past its block moves to one with
+    // room for kRoomRows more rows: typing moves it once in that many tokens, to a block only a little
+    // larger than the one it leaves, so that the next matrix to grow reuses the blocks freed before
+    // it. (Doubling, as std::vector grows, leaves freed blocks too small for the next matrix, and the
+    // process keeps them: a 1,024-token trace that grows by a token would hold 1.3 times its memory.)
     void resize(Index rows, Index cols, bool lower = false)
     {
         assert(!lower || rows == cols);
@@ -127,8 +132,12 @@ public:
         m_rows = rows;
         m_cols = cols;
         m_lower = lower;
-        m_data.resize(size_t(lower ? rows * (rows + 1) / 2 : rows * cols));
+        const size_t n = size_t(lower ? rows * (rows + 1) / 2 : rows * cols);
+        if (lower && !m_data.empty() && n > m_data.capacity())
+            m_data.reserve(size_t((rows + kRoomRows) * (rows + kRoomRows + 1) / 2));
+        m_data.resize(n);
     }
+    static constexpr Index kRoomRows = 32;
     void setZero() { std::fill(m_data.begin(), m_data.end(), T(0)); }
     void clear() { resize(0, 0); }
     void swap(WeightMatrix &o) noexcept
@@ -255,7 +264,9 @@ template <typename T>
 struct SequenceResult {
     Mat<T> q, k, v;               // projected, (t_q, H*d_head), (t_k, H*d_head), (t_k, H*d_head): what the
                                   // scores and the context are computed from. Grouped-query attention:
-                                  // k and v of a key/value head repeated for each query head it serves
+                                  // k and v of a key/value head repeated for each query head it serves;
+                                  // where a model's trace leaves a layer's stages out (Observe), only
+                                  // the key/value heads' own, (t_k, KV*d_head), which the next token reads
     Mat<T> qPre, kPre;            // q and k as projected, before q/k norm and rotary positions
                                   // (TransformerLens' hook_q / hook_k beside hook_rot_q / hook_rot_k);
                                   // empty where q and k are used as projected
