@@ -504,7 +504,8 @@ void TestModels::keepsWhatIsObserved_data()
 }
 
 // The whole trace of `text` with what `o` leaves out emptied: what the CPU keeps for a request that
-// observes `o` (the observed layers' weights and their mean; every layer's k, v and mask).
+// observes `o` (the observed layers' weights and their mean; every layer's k, v and mask, k and v
+// per key/value head in a layer whose stages are left out).
 static Trace<float> observedPart(Model &m, const std::string &text, const Observe &o)
 {
     TraceRequest req;
@@ -524,6 +525,14 @@ static Trace<float> observedPart(Model &m, const std::string &text, const Observ
                               &lt.attention.batch[0].context, &lt.attention.batch[0].output,
                               &lt.attention.batch[0].qPre, &lt.attention.batch[0].kPre})
             s->resize(0, 0);
+        const int kv = lt.attention.kvHeads, dh = lt.attention.dHead, group = lt.attention.numHeads / kv;
+        if (group > 1)
+            for (Mat<float> *s : {&lt.attention.batch[0].k, &lt.attention.batch[0].v}) {
+                Mat<float> own(s->rows(), kv * dh); // the first query head's copy of each key/value head
+                for (int g = 0; g < kv; ++g)
+                    own.middleCols(g * dh, dh) = s->middleCols(g * group * dh, dh);
+                *s = own;
+            }
     }
     return t;
 }
@@ -587,6 +596,21 @@ void TestModels::keepsWhatIsObserved()
     QVERIFY(out.observed.everything());
     diff = traceDifference(out, observedPart(*m, req.text, Observe()));
     QVERIFY2(diff < 1e-5, qPrintable(QString::number(diff)));
+    // part again, a word longer, continuing the whole trace (its k and v rows laid out per key/value
+    // head where the stages are left out), then from it as prefixFrom into a fresh trace
+    const Trace<float> whole = out;
+    req.observe = o;
+    req.text += " ran";
+    QVERIFY(m->trace(req, out).ok());
+    diff = traceDifference(out, observedPart(*m, req.text, o));
+    QVERIFY2(diff < 1e-5, qPrintable(QStringLiteral("continued: %1").arg(diff)));
+    Trace<float> fresh;
+    req.prefixFrom = &whole;
+    QVERIFY(m->trace(req, fresh).ok());
+    diff = traceDifference(fresh, observedPart(*m, req.text, o));
+    QVERIFY2(diff < 1e-5, qPrintable(QStringLiteral("from a whole prefix: %1").arg(diff)));
+    req.prefixFrom = nullptr;
+    req.text.resize(req.text.size() - 4);
     // scores kept: every stage is (the kept rows' scores against new keys read their q)
     req.observe = o;
     req.keepScores = true;
@@ -595,7 +619,6 @@ void TestModels::keepsWhatIsObserved()
     QCOMPARE(out.layers.back().output.rows(), Eigen::Index(out.tokens.size()));
 }
 
-QTEST_GUILESS_MAIN(TestModels)
 void TestModels::storesCausalWeightsLower_data()
 {
     QTest::addColumn<QString>("model");
@@ -635,4 +658,5 @@ void TestModels::storesCausalWeightsLower()
         }
 }
 
+QTEST_GUILESS_MAIN(TestModels)
 #include "tst_models.moc"

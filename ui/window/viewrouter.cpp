@@ -90,7 +90,8 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
             if (!s->trace->observed.layer(l)) // left on the GPU: no view draws it from this trace
                 continue;
             const AttentionResult<float> &a = s->attention(l);
-            available = a.batch.front().v.cols() == Eigen::Index(a.numHeads) * a.dHead;
+            const Eigen::Index v = a.batch.front().v.cols(); // per query head, or per key/value head
+            available = v == Eigen::Index(a.numHeads) * a.dHead || (a.kvHeads > 0 && v == Eigen::Index(a.kvHeads) * a.dHead);
         }
         why = translated(QT_TR_NOOP("this trace kept no value vectors"));
     }

@@ -171,7 +171,8 @@ struct LayerTrace {
 
 // What a trace of a real checkpoint keeps (TraceRequest::observe): the stages the visible views
 // read; the rest is left empty in the trace (on a device, ForwardDevice in device.h, it stays there).
-// The CPU also keeps every layer's k, v and mask, which the next token reads.
+// The CPU also keeps every layer's k, v and mask, which the next token reads (in a layer whose stages
+// are left out, k and v per key/value head: SequenceResult::k).
 struct Observe {
     std::vector<int> layers; // layers whose attention comes back (weights, their mean); empty: every layer
     std::vector<int> heads;  // heads of those layers whose weights come back; empty: every head

@@ -86,7 +86,11 @@ Status valueNorms(const Trace<T> &trace, int layer, Mat<T> &out)
     const LayerTrace<T> &lt = trace.layers[size_t(layer)];
     const SequenceResult<T> &s = lt.attention.batch.front();
     const int H = lt.attention.numHeads, dh = lt.attention.dHead;
-    if (s.v.cols() != Eigen::Index(H) * dh)
+    // a copy per query head, or (a layer whose other stages a long text's trace left out) the
+    // key/value heads' own
+    const int kv = lt.attention.kvHeads > 0 ? lt.attention.kvHeads : H;
+    const bool shared = kv < H && s.v.cols() == Eigen::Index(kv) * dh;
+    if (s.v.cols() != Eigen::Index(H) * dh && !shared)
         return Status::error(StatusCode::InvalidInput, "value norms: layer " + std::to_string(layer) + " kept no values");
     out.resize(s.v.rows(), H);
     const bool identity = !lt.projections || lt.projections->o.isIdentity();
@@ -94,7 +98,7 @@ Status valueNorms(const Trace<T> &trace, int layer, Mat<T> &out)
     if (!identity)
         grams = outputGrams(lt.projections, H, dh);
     for (int h = 0; h < H; ++h) {
-        const auto V = s.v.middleCols(Eigen::Index(h) * dh, dh);
+        const auto V = s.v.middleCols(Eigen::Index(shared ? lt.attention.kvHeadOf(h) : h) * dh, dh);
         if (identity) {
             out.col(h) = V.rowwise().norm();
         } else {

@@ -235,6 +235,46 @@ void sizeStage(M &m, const M *from, Eigen::Index t, Eigen::Index cols, int keep,
         copyRows(m, *from, keep, p);
 }
 
+// k or v rows laid out with `cols` columns: a copy per query head (H d_head) from the key/value
+// heads' own (KV d_head, `group` query heads each), or the reverse.
+template <typename M>
+Mat<typename M::Scalar> relaid(const M &m, Eigen::Index cols, int group, int dh)
+{
+    Mat<typename M::Scalar> out(m.rows(), cols);
+    const bool widen = cols > m.cols();
+    const int heads = int((widen ? cols : m.cols()) / dh);
+    for (int h = 0; h < heads; ++h) {
+        const int g = h / group;
+        if (widen)
+            out.middleCols(h * dh, dh) = m.middleCols(g * dh, dh);
+        else if (h % group == 0)
+            out.middleCols(g * dh, dh) = m.middleCols(h * dh, dh);
+    }
+    return out;
+}
+
+// A layer's k or v (t, cols) for rows [p, t), kept in the trace (the next token's keys): as
+// sizeStage, and rows kept or copied from a trace that laid them out the other way (one that kept
+// every stage, continued by one that keeps fewer, or the reverse) are converted, not lost.
+template <typename T>
+void sizeKeys(Mat<T> &m, const Mat<T> *from, Eigen::Index t, Eigen::Index cols, int keep, int p, Eigen::Index limit,
+              GrowthRoom &room, int group, int dh)
+{
+    if (keep > 0 && m.cols() != cols && m.cols() > 0 && m.rows() >= keep) {
+        const Mat<T> kept = relaid(m.topRows(keep), cols, group, dh);
+        growStage(m, t, cols, 0, limit, room);
+        m.topRows(keep) = kept;
+    } else {
+        growStage(m, t, cols, keep, limit, room);
+    }
+    if (!from || p <= keep)
+        return;
+    if (from->cols() == cols)
+        copyRows(m, *from, keep, p);
+    else
+        m.middleRows(keep, p - keep) = relaid(from->middleRows(keep, p - keep), cols, group, dh);
+}
+
 // One head's (t, t) weights (or their mean) for rows [p, t): stored lower where the attention is
 // causal (a row appended to the rows before, nothing moved), whole otherwise. Rows [0, keep) are kept
 // (laid out anew where they were stored another way: the rule-based path stores whole matrices) and
@@ -505,7 +545,8 @@ void shapeHead(const AttentionSpec<T> &A, const LayerNorm<T> *norm, int rowInTab
 // mean while they are in cache. `mask` (t, t) holds the user's cells and sliding windows; empty: none
 // beyond causality. `stages` false: q, the context and the output (and qPre, kPre) are a spare layer's
 // buffers, only rows [p, t) are meaningful and nothing is copied into them; `weights` false: no
-// weights nor their mean are stored. k and v are kept whole.
+// weights nor their mean are stored. k and v are kept: a copy per query head with the stages, the
+// key/value heads' own without (grouped-query attention).
 template <typename T>
 void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
             const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, bool weights,
@@ -530,9 +571,15 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
     auto stage = [&](Mat<T> &m, const Mat<T> *fm, Eigen::Index cols, bool kept) {
         sizeStage(m, fm, t, cols, keep, p, limit, room, kept);
     };
-    for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::k, &SequenceResult<T>::v,
-                                         &SequenceResult<T>::context})
-        stage(s.*m, f ? &(f->*m) : nullptr, width, stages || m == &SequenceResult<T>::k || m == &SequenceResult<T>::v);
+    for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::context})
+        stage(s.*m, f ? &(f->*m) : nullptr, width, stages);
+    // k and v: a copy per query head where the stages are kept (the views read them head by head);
+    // otherwise the key/value heads' own, (t, KV d_head), all the next token reads
+    const int kw = A.kvHeads * dh;
+    const bool compact = !stages && group > 1;
+    auto kvCol = [&](int h) { return compact ? (h / group) * dh : h * dh; }; // query head h's k, v columns
+    for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::k, &SequenceResult<T>::v})
+        sizeKeys(s.*m, f ? &(f->*m) : nullptr, t, compact ? kw : width, keep, p, limit, room, group, dh);
     stage(s.output, f ? &f->output : nullptr, R.dOut, stages);
     const bool shaped = A.qNorm || A.cos; // q and k as projected are kept apart (qPre, kPre)
     if (shaped) {
@@ -545,7 +592,6 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
     if (plain) {
         linearRows<T>(a, p, {{&P.q, &s.q}, {&P.k, &s.k}, {&P.v, &s.v}});
     } else {
-        const int kw = A.kvHeads * dh;
         resizeKeep(scratch.k, t, kw, 0);
         resizeKeep(scratch.v, t, kw, 0);
         Mat<T> &q = shaped ? s.qPre : s.q;
@@ -563,8 +609,10 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
                 if (shaped)
                     shapeHead(A, A.kNorm, r, k.row(0));
                 for (int h = g * group; h < (g + 1) * group; ++h) {
-                    s.k.row(i).segment(h * dh, dh) = k;
-                    s.v.row(i).segment(h * dh, dh) = scratch.v.row(i).segment(g * dh, dh);
+                    if (!compact || h == g * group) {
+                        s.k.row(i).segment(kvCol(h), dh) = k;
+                        s.v.row(i).segment(kvCol(h), dh) = scratch.v.row(i).segment(g * dh, dh);
+                    }
                     if (shaped)
                         s.kPre.row(i).segment(h * dh, dh) = kRaw;
                 }
@@ -623,18 +671,18 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
             qh.noalias() = scale * s.q.block(r0, h * dh, rn, dh);
             if (keepScores) { // the scaled (and capped) scores of every key, masked or not, for the record
                 auto sc = s.scores[size_t(h)].middleRows(r0, rn);
-                sc.noalias() = qh * s.k.middleCols(h * dh, dh).transpose();
+                sc.noalias() = qh * s.k.middleCols(kvCol(h), dh).transpose();
                 capped(sc);
                 seen = sc.leftCols(keys);
             } else {
-                seen.noalias() = qh * s.k.block(0, h * dh, keys, dh).transpose();
+                seen.noalias() = qh * s.k.block(0, kvCol(h), keys, dh).transpose();
                 capped(seen);
             }
             for (int i = r0; i < r0 + rn; ++i) {
                 const uint8_t *m = mask.size() ? mask.data() + Eigen::Index(i) * t : nullptr;
                 maskedSoftmax(seen.row(i - r0), causal ? i + 1 : t, m); // every key masked: weights 0, context 0
             }
-            s.context.block(r0, h * dh, rn, dh).noalias() = seen * s.v.block(0, h * dh, keys, dh);
+            s.context.block(r0, h * dh, rn, dh).noalias() = seen * s.v.block(0, kvCol(h), keys, dh);
             if (!weights)
                 continue;
             store(s.weights[size_t(h)], seen, r0);
@@ -651,7 +699,7 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
     if (p > 0 && keepScores) { // the kept rows' scores against the new keys, for the record
         for (int h = 0; h < heads; ++h) {
             auto sc = s.scores[size_t(h)].block(0, p, p, n);
-            sc.noalias() = (scale * s.q.block(0, h * dh, p, dh)) * s.k.block(p, h * dh, n, dh).transpose();
+            sc.noalias() = (scale * s.q.block(0, h * dh, p, dh)) * s.k.block(p, kvCol(h), n, dh).transpose();
             capped(sc);
         }
     }
