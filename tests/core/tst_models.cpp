@@ -7,6 +7,7 @@
 // the cut at the model's positions; next-token predictions computed on demand (predictAt); a trace
 // typed into token by token (its matrices growing in place, Trace::room) equal to fresh ones.
 #include "attnviz/pretrained.h"
+#include "attnviz/reads.h"
 #include "modelchecks.h"
 
 #include <QFile>
@@ -604,6 +605,16 @@ void TestModels::keepsWhatIsObserved()
     QVERIFY(m->trace(req, out).ok());
     diff = traceDifference(out, observedPart(*m, req.text, o));
     QVERIFY2(diff < 1e-5, qPrintable(QStringLiteral("continued: %1").arg(diff)));
+    // norm-weighted attention reads the values in either layout
+    const Trace<float> all = observedPart(*m, req.text, Observe());
+    for (int l = 0; l < out.numLayers(); ++l) {
+        if (!o.layer(l))
+            continue;
+        Mat<float> got, want;
+        QVERIFY(normWeighted(out, l, -1, got).ok());
+        QVERIFY(normWeighted(all, l, -1, want).ok());
+        QVERIFY2((got - want).cwiseAbs().maxCoeff() < 1e-5f, qPrintable(QStringLiteral("layer %1").arg(l)));
+    }
     Trace<float> fresh;
     req.prefixFrom = &whole;
     QVERIFY(m->trace(req, fresh).ok());
