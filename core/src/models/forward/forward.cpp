@@ -275,6 +275,21 @@ void sizeKeys(Mat<T> &m, const Mat<T> *from, Eigen::Index t, Eigen::Index cols, 
         m.middleRows(keep, p - keep) = relaid(from->middleRows(keep, p - keep), cols, group, dh);
 }
 
+// Rows [r0, r1) of `from` into `w` (sized already), whatever the two layouts.
+template <typename T>
+void copyWeightRows(WeightMatrix<T> &w, const WeightMatrix<T> &from, int r0, int r1)
+{
+    if (r1 <= r0)
+        return;
+    if (from.lower() && w.lower()) { // the same rows, at the same place
+        std::copy(from.rowData(r0), from.rowData(r1 - 1) + from.stored(r1 - 1), w.rowData(r0));
+        return;
+    }
+    for (int i = r0; i < r1; ++i)
+        for (Eigen::Index j = 0; j < w.stored(i); ++j)
+            w.rowData(i)[j] = from(i, j);
+}
+
 // One head's (t, t) weights (or their mean) for rows [p, t): stored lower where the attention is
 // causal (a row appended to the rows before, nothing moved), whole otherwise. Rows [0, keep) are kept
 // (laid out anew where they were stored another way: the rule-based path stores whole matrices) and
@@ -286,24 +301,15 @@ void sizeWeights(WeightMatrix<T> &w, const WeightMatrix<T> *from, int t, bool ca
     if (keep > 0 && w.lower() != causal && w.rows() >= keep) {
         WeightMatrix<T> laid;
         laid.resize(t, t, causal);
-        for (int i = 0; i < keep; ++i)
-            for (Eigen::Index j = 0; j < laid.stored(i); ++j)
-                laid.rowData(i)[j] = w(i, j);
+        copyWeightRows(laid, w, 0, keep);
         w.swap(laid);
     } else {
         w.resize(t, t, causal);
     }
     if (fresh)
         adviseHugePages(w.data(), size_t(w.storedSize()) * sizeof(T));
-    if (!from)
-        return;
-    if (from->lower() && w.lower() && p > keep) { // the same rows, at the same place
-        std::copy(from->rowData(keep), from->rowData(p - 1) + from->stored(p - 1), w.rowData(keep));
-    } else {
-        for (int i = keep; i < p; ++i)
-            for (Eigen::Index j = 0; j < w.stored(i); ++j)
-                w.rowData(i)[j] = (*from)(i, j);
-    }
+    if (from)
+        copyWeightRows(w, *from, keep, p);
 }
 
 // dst (n x cw) = x rows [p, p + n) times rows [c0, c0 + cw) of W, transposed. Eigen's GEMM first
