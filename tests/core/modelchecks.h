@@ -120,9 +120,10 @@ void checkCase(Model &model, const QJsonObject &c, double tol, double probTol = 
         // and rotation where the model has them)
         const LayerTrace<T> &lt = tr.layers[size_t(l)];
         QVERIFY(lt.projections);
-        Mat<T> q = lt.attentionIn * lt.projections->q.W.transpose();
-        if (lt.projections->q.hasBias())
-            q.rowwise() += lt.projections->q.b.transpose();
+        const std::shared_ptr<const Projections<T>> P = lt.projections.get();
+        Mat<T> q = lt.attentionIn * P->q.W.transpose();
+        if (P->q.hasBias())
+            q.rowwise() += P->q.b.transpose();
         const SequenceResult<T> &sr = lt.attention.batch[0];
         QVERIFY((q - (sr.qPre.size() ? sr.qPre : sr.q)).cwiseAbs().maxCoeff() < tol * 10);
         QCOMPARE(lt.attention.batch[0].scores.size(), size_t(tr.numHeads()));

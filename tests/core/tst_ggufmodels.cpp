@@ -262,7 +262,7 @@ private slots:
         QVERIFY(m->info().tokenizer.find("GGUF metadata") != std::string::npos);
     }
 
-    // Q4_K_M: the quantization named per kind of tensor; the MLP, embeddings and LM head kept as stored.
+    // Q4_K_M: the quantization named per kind of tensor; every weight matrix kept as stored.
     void quantizedStaysQuantized()
     {
         auto m = openGguf(QStringLiteral("llama-q4_k.gguf"));
@@ -272,10 +272,11 @@ private slots:
         QVERIFY2(i.dtype.find("attention Q4_K / Q5_0 / Q6_K") != std::string::npos, i.dtype.c_str());
         QVERIFY2(i.dtype.find("MLP Q4_K / Q6_K") != std::string::npos, i.dtype.c_str());
         QVERIFY2(i.dtype.find("norms F32") != std::string::npos, i.dtype.c_str());
-        // attention projections widened (the views read them): 2 layers x (256 + 128 + 128 + 256) rows of
-        // 256 floats; the rest as the file stores it: embeddings Q4_K (1024 rows x 144 bytes), LM head
-        // Q6_K (1024 x 210), gate and up Q4_K (4 x 512 x 144), down Q6_K (2 x 256 x 420), norms F32
-        const int64_t attention = 2 * int64_t(256 + 128 + 128 + 256) * 256 * 4;
+        // as the file stores it: the attention projections q, k Q4_K (a 256-wide row is 144 bytes), v Q6_K
+        // (210), o Q4_K in layer 0 and Q5_0 (8 blocks of 22 bytes) in layer 1; embeddings Q4_K (1024 rows
+        // x 144 bytes), LM head Q6_K (1024 x 210), gate and up Q4_K (4 x 512 x 144), down Q6_K
+        // (2 x 256 x 420), norms F32
+        const int64_t attention = 2 * (256 * 144 + 128 * 144 + 128 * 210) + 256 * 144 + 256 * 176;
         const int64_t stored = 1024 * 144 + 1024 * 210 + 4 * 512 * 144 + 2 * 256 * 420 + (2 * 2 * 256 + 256) * 4;
         QCOMPARE(i.weightBytes, attention + stored);
         QCOMPARE(i.parameters, int64_t(1024 * 256 * 2 + 2 * (256 * 256 * 2 + 128 * 256 * 2 + 512 * 256 * 3 + 2 * 256) + 256));
@@ -302,11 +303,11 @@ private slots:
             QVERIFY2(st.ok(), st.message.c_str());
             const ModelInfo i = m->info();
             QCOMPARE(i.dtype, std::string(dtype) + " (seeded)");
-            const int64_t attention = 2 * int64_t(256 + 128 + 128 + 256) * 256 * 4;
-            const int64_t packed = 300 * 256 + 2 * 3 * 512 * 256; // tokens (tied LM head), gate/up/down elements
+            // tokens (tied LM head), q/k/v/o and gate/up/down elements, all quantized
+            const int64_t packed = 300 * 256 + 2 * int64_t(256 + 128 + 128 + 256) * 256 + 2 * 3 * 512 * 256;
             const int64_t blockBytes = std::string(dtype) == "Q8_0" ? 34 * packed / 32 : 144 * packed / 256;
-            QCOMPARE(i.weightBytes, attention + blockBytes + (2 * 2 * 256 + 256) * 4);
-            QCOMPARE(i.parameters, attention / 4 + packed + 2 * 2 * 256 + 256);
+            QCOMPARE(i.weightBytes, blockBytes + (2 * 2 * 256 + 256) * 4);
+            QCOMPARE(i.parameters, packed + 2 * 2 * 256 + 256);
             TraceRequest r;
             r.ids = {1, 20, 300 - 1, 7, 7, 150, 42, 3};
             auto rel = [](const auto &x, const auto &y) {

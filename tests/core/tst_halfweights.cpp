@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Weights kept in 16 bits (BF16 / F16 files, seeded BF16 shapes): the MLP, embedding and LM-head
-// matrices hold 2 bytes a weight (ModelInfo::weightBytes read back against the architecture), and
-// the forward that widens them inside its products gives the float64 forward's values (the double
-// model widens them once, densely) for a whole text (the blocked product path, several blocks of
-// W's rows) and for appended tokens (the few-rows path).
+// Weights kept in 16 bits (BF16 / F16 files, seeded BF16 shapes): the attention projections, MLP,
+// embedding and LM-head matrices hold 2 bytes a weight (ModelInfo::weightBytes read back against the
+// architecture), and the forward that widens them inside its products gives the float64 forward's
+// values (the double model widens them once, densely) for a whole text (the blocked product path,
+// several blocks of W's rows) and for appended tokens (the few-rows path). A trace's projections
+// (what the views read) are widened when asked, once while held.
 #include "attnviz/architecture.h"
 #include "attnviz/pretrained.h"
 #include "modelchecks.h"
@@ -11,6 +12,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <cstring>
 
 using namespace attnviz;
 using namespace attnviz::testing;
@@ -21,13 +23,16 @@ private slots:
     void bytesHeld_data();
     void bytesHeld();
     void widenedProductsMatchDouble();
+    void projectionsWidenedWhenAsked();
 };
 
-// Elements the forward keeps in 16 bits: token embeddings, an untied LM head, the MLP's matrices.
+// Elements the forward keeps in 16 bits: token embeddings, an untied LM head, each layer's attention
+// projections (q, o: H d_head x d; k, v: KV d_head x d) and MLP matrices.
 static int64_t halfElements(const Architecture &a, bool untiedHead)
 {
     const int64_t mlp = int64_t(a.gatedMlp ? 3 : 2) * a.dModel * a.dFeedForward;
-    return int64_t(a.vocabulary) * a.dModel * (untiedHead ? 2 : 1) + a.layers * mlp;
+    const int64_t attention = 2 * int64_t(a.heads + a.kvHeads) * a.dHead * a.dModel;
+    return int64_t(a.vocabulary) * a.dModel * (untiedHead ? 2 : 1) + a.layers * (mlp + attention);
 }
 
 void TestHalfWeights::bytesHeld_data()
@@ -107,6 +112,42 @@ void TestHalfWeights::widenedProductsMatchDouble()
         QVERIFY(m->trace(req, d).ok());
         QVERIFY2(rel(f.final, d.final) < 1e-5, qPrintable(QString::number(rel(f.final, d.final))));
         QCOMPARE(f.predictions.next.back().front().id, d.predictions.next.back().front().id);
+    }
+}
+
+void TestHalfWeights::projectionsWidenedWhenAsked()
+{
+    std::unique_ptr<Model> m = open("qwen3-tiny"); // BF16, q/k norms, head_dim != d_model / heads
+    QVERIFY(m);
+    const Architecture a = m->info().architecture;
+    TraceRequest req;
+    req.ids = {3, 14, 15, 92, 65};
+    Trace<float> f, g;
+    Trace<double> d;
+    QVERIFY(m->trace(req, f).ok());
+    QVERIFY(m->trace(req, g).ok());
+    QVERIFY(m->trace(req, d).ok());
+    for (int l = 0; l < a.layers; ++l) {
+        const ProjectionsRef<float> &ref = f.layers[size_t(l)].projections;
+        QVERIFY(ref);
+        QVERIFY(ref == g.layers[size_t(l)].projections); // one layer's weights, whichever trace
+        const std::shared_ptr<const Projections<float>> P = ref.get();
+        QVERIFY(P);
+        QCOMPARE(ref.get().get(), P.get()); // widened once while held
+        QCOMPARE(P->q.W.rows(), Eigen::Index(a.heads) * a.dHead);
+        QCOMPARE(P->k.W.rows(), Eigen::Index(a.kvHeads) * a.dHead);
+        QCOMPARE(P->o.W.cols(), Eigen::Index(a.heads) * a.dHead);
+        // the values the file stores: the float64 model widened them on load
+        const std::shared_ptr<const Projections<double>> D = d.layers[size_t(l)].projections.get();
+        for (auto [x, y] : {std::pair<const Linear<float> *, const Linear<double> *>{&P->q, &D->q}, {&P->k, &D->k},
+                            {&P->v, &D->v}, {&P->o, &D->o}}) {
+            QVERIFY(x->W.size() > 0);
+            QVERIFY(x->W.cast<double>() == y->W);
+        }
+        // a bf16 value has 8 significant bits: a float32 copy of one keeps its low 16 bits zero
+        uint32_t bits = 0;
+        std::memcpy(&bits, P->q.W.data(), 4);
+        QCOMPARE(bits & 0xffffu, 0u);
     }
 }
 

@@ -168,7 +168,7 @@ private slots:
         const auto first = t.layers[0].projections;
         Trace<float> again;
         QVERIFY(m.trace(req, again).ok());
-        QCOMPARE(again.layers[0].projections.get(), first.get());
+        QCOMPARE(again.layers[0].projections.key(), first.key());
     }
 
     void stackTraceHoldsEveryLayer()

@@ -157,7 +157,7 @@ struct ComputeSnapshot {
     // The layer's projections; null = identity, and for deeper layers (the views do not expand them).
     std::shared_ptr<const Projections<float>> projections(int l) const
     {
-        return deep() ? nullptr : layer(l).projections;
+        return deep() ? nullptr : layer(l).projections.get();
     }
 };
 

@@ -618,7 +618,8 @@ void Explanation::project(const char *letter, const Mat<float> &x, const Mat<flo
     const int g = h * dh + j;
     const QString L = QString::fromLatin1(letter);
     line(QStringLiteral("<b>%1[%2, %3]%4</b> = %5").arg(L).arg(i).arg(j).arg(head, num(result(i, g))));
-    if (s.fromModel() && s.layer(layer).projections) {
+    const std::shared_ptr<const Projections<float>> P = s.fromModel() ? s.layer(layer).projections.get() : nullptr;
+    if (P) {
         // Grouped-query attention: K and V come from the head's key/value head; rotary models
         // show the projection before q/k norm and rotation.
         const AttentionResult<float> &att = s.attention(layer);
@@ -633,9 +634,7 @@ void Explanation::project(const char *letter, const Mat<float> &x, const Mat<flo
         const Mat<float> &turned = letter[0] == 'Q' ? r.q : r.k;
         if (letter[0] != 'V' && r.qPre.size() && i < turned.rows() && g < turned.cols())
             line(QStringLiteral("After %1 (the next stages) it is %2.").arg(turnWords(s)).arg(num(turned(i, g))));
-        const Linear<float> &W = letter[0] == 'Q' ? s.layer(layer).projections->q
-            : letter[0] == 'K'                    ? s.layer(layer).projections->k
-                                                  : s.layer(layer).projections->v;
+        const Linear<float> &W = letter[0] == 'Q' ? P->q : letter[0] == 'K' ? P->k : P->v;
         const Mat<float> &xin = s.layer(layer).attentionIn;
         line(QStringLiteral("x_%1 = %2 (row %1, %3 numbers); %4[%1, %5] = x_%1 · row %6 of W_%7 + b_%7[%6]:")
                  .arg(i)
@@ -699,12 +698,14 @@ void Explanation::input()
 
 void Explanation::q()
 {
-    project("Q", s.queryInput(layer), r.qPre.size() ? r.qPre : r.q, s.projections(layer) ? &s.projections(layer)->q : nullptr);
+    const auto P = s.projections(layer); // held while the explanation reads it
+    project("Q", s.queryInput(layer), r.qPre.size() ? r.qPre : r.q, P ? &P->q : nullptr);
 }
 
 void Explanation::k()
 {
-    project("K", s.keyInput(layer), r.kPre.size() ? r.kPre : r.k, s.projections(layer) ? &s.projections(layer)->k : nullptr);
+    const auto P = s.projections(layer); // held while the explanation reads it
+    project("K", s.keyInput(layer), r.kPre.size() ? r.kPre : r.k, P ? &P->k : nullptr);
 }
 
 void Explanation::turned()
@@ -893,7 +894,8 @@ void Explanation::output()
         line(QStringLiteral("Stack layer %1: concat row %2 · row %3 of the layer's W_o + b_o (not expanded here).").arg(s.layerIndex(layer)).arg(i).arg(j));
         return;
     }
-    const Linear<float> *o = s.projections(layer) ? &s.projections(layer)->o : nullptr;
+    const auto P = s.projections(layer); // held while the explanation reads it
+    const Linear<float> *o = P ? &P->o : nullptr;
     if (!o || o->isIdentity()) {
         line(QStringLiteral("No W_o (identity): output = concatenation, so O[%1, %2] = concat[%1, %2] = %3.")
                  .arg(i).arg(j).arg(num(r.context(i, j))));
@@ -911,7 +913,8 @@ void Explanation::output()
 
 void Explanation::v()
 {
-    project("V", s.keyInput(layer), r.v, s.projections(layer) ? &s.projections(layer)->v : nullptr);
+    const auto P = s.projections(layer); // held while the explanation reads it
+    project("V", s.keyInput(layer), r.v, P ? &P->v : nullptr);
 }
 
 

@@ -225,9 +225,13 @@ Status RhiForward::supports(const Architecture &arch, const ModelWeights<float> 
     const qint64 attention = qint64(arch.heads) * cap * cap * 4;
     // a weight matrix goes in chunks of rows: one row must fit
     qint64 row = 0;
-    for (const LayerWeights<float> &b : w.layers)
+    for (const LayerWeights<float> &b : w.layers) {
         for (const Weight<float> *m : {&b.gate.W, &b.up.W, &b.down.W})
             row = std::max<qint64>(row, qint64(m->cols()) * 4);
+        if (b.packed)
+            for (const WeightLinear<float> *m : {&b.packed->q, &b.packed->k, &b.packed->v, &b.packed->o})
+                row = std::max<qint64>(row, qint64(m->W.cols()) * 4);
+    }
     row = std::max<qint64>(row, qint64(w.outputEmbedding().cols()) * 4);
     const qint64 largest = std::max(attention, row);
     if (largest > limit())
@@ -323,14 +327,27 @@ Status RhiForward::upload(const Architecture &arch, const std::shared_ptr<const 
     for (size_t l = 0; l < w.layers.size() && ok && up.ok; ++l) {
         const LayerWeights<float> &b = w.layers[l];
         LayerWeightsGpu &g = m_model.layers[l];
-        dense(g.q, b.attn->q.W);
-        dense(g.k, b.attn->k.W);
-        dense(g.v, b.attn->v.W);
-        dense(g.o, b.attn->o.W);
-        vec(g.bq, b.attn->q.b);
-        vec(g.bk, b.attn->k.b);
-        vec(g.bv, b.attn->v.b);
-        vec(g.bo, b.attn->o.b);
+        if (b.packed) { // as the file stores them, like the MLP's
+            const PackedProjections<float> &P = *b.packed;
+            weight(g.q, P.q.W);
+            weight(g.k, P.k.W);
+            weight(g.v, P.v.W);
+            weight(g.o, P.o.W);
+            vec(g.bq, P.q.b);
+            vec(g.bk, P.k.b);
+            vec(g.bv, P.v.b);
+            vec(g.bo, P.o.b);
+        } else {
+            const Projections<float> &P = *b.attn;
+            dense(g.q, P.q.W);
+            dense(g.k, P.k.W);
+            dense(g.v, P.v.W);
+            dense(g.o, P.o.W);
+            vec(g.bq, P.q.b);
+            vec(g.bk, P.k.b);
+            vec(g.bv, P.v.b);
+            vec(g.bo, P.o.b);
+        }
         weight(g.gate, b.gate.W);
         weight(g.up, b.up.W);
         weight(g.down, b.down.W);
@@ -1030,7 +1047,7 @@ void RhiForward::fillTrace(const Architecture &arch, const ModelWeights<float> &
         fill(lt.mlpPre, R.mlpPre, ff);
         fill(lt.mlpPreLinear, R.mlpPreLinear, ff);
         lt.keyIn.resize(0, 0);
-        lt.projections = w.layers[l].attn;
+        lt.projections = w.layers[l].projections();
         fill(s.q, R.q, qw);
         fillShared(s.k, R.k);
         fillShared(s.v, R.v);

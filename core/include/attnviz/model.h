@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -151,6 +152,42 @@ private:
     std::vector<std::pair<const void *, void *>> m_held;
 };
 
+// Where a layer's attention projections come from when the weights do not hold them in T: a model
+// that keeps them as its file stores them (16 bits, ggml blocks) widens one layer when it is asked.
+template <typename T>
+struct ProjectionProvider {
+    virtual ~ProjectionProvider() = default;
+    virtual std::shared_ptr<const Projections<T>> projections() const = 0;
+};
+
+// A layer's attention projections as a trace refers to them: held in T, or a source that widens
+// them on demand; null: identity projections. get() returns them (null for identity); a caller
+// holds what it returns while it reads, as that may be the only owner of a widened copy.
+template <typename T>
+class ProjectionsRef {
+public:
+    ProjectionsRef() = default;
+    ProjectionsRef(std::nullptr_t) {} // NOLINT: null is identity projections
+    ProjectionsRef(std::shared_ptr<const Projections<T>> held) : m_held(std::move(held)) {} // NOLINT: held ones are a reference
+    explicit ProjectionsRef(std::shared_ptr<const ProjectionProvider<T>> source) : m_source(std::move(source)) {}
+    std::shared_ptr<const Projections<T>> get() const { return m_source ? m_source->projections() : m_held; }
+    explicit operator bool() const { return m_held || m_source; }
+    // What names them (the same layer's weights, widened or not): caches key on it while `owner` lives.
+    const void *key() const { return m_source ? static_cast<const void *>(m_source.get()) : m_held.get(); }
+    std::shared_ptr<const void> owner() const
+    {
+        if (m_source)
+            return m_source;
+        return m_held;
+    }
+    bool operator==(const ProjectionsRef &o) const { return key() == o.key(); }
+    bool operator!=(const ProjectionsRef &o) const { return !(*this == o); }
+
+private:
+    std::shared_ptr<const Projections<T>> m_held;
+    std::shared_ptr<const ProjectionProvider<T>> m_source;
+};
+
 // One layer of a trace.
 template <typename T>
 struct LayerTrace {
@@ -166,7 +203,7 @@ struct LayerTrace {
     // x the normalized stream; the MLP reads act(pre) * preLinear. Empty otherwise.
     Mat<T> mlpPre, mlpPreLinear;
     // The weights the attention was computed with, for explanations; null = identity projections.
-    std::shared_ptr<const Projections<T>> projections;
+    ProjectionsRef<T> projections;
 };
 
 // What a trace of a real checkpoint keeps (TraceRequest::observe): the stages the visible views

@@ -13,28 +13,33 @@ namespace attnviz {
 
 namespace {
 
-// Per head h: W_O^h^T W_O^h, for the projections of one layer. Keyed by the projections (which
-// the cache keeps alive: a model's layers are few, and a cache over 256 of them starts over).
+// Per head h: W_O^h^T W_O^h, for the projections of one layer (null: W_O is the identity). Keyed by
+// the projections while they live (a weak reference: closing a model frees its weights, and 16-bit
+// ones are widened only to compute these); a cache over 256 layers starts over.
 template <typename T>
-std::shared_ptr<const std::vector<Mat<T>>> outputGrams(const std::shared_ptr<const Projections<T>> &P, int heads, int dHead)
+std::shared_ptr<const std::vector<Mat<T>>> outputGrams(const ProjectionsRef<T> &ref, int heads, int dHead)
 {
     static std::mutex mutex;
-    static std::map<const void *, std::pair<std::shared_ptr<const Projections<T>>, std::shared_ptr<const std::vector<Mat<T>>>>> cache;
+    static std::map<const void *, std::pair<std::weak_ptr<const void>, std::shared_ptr<const std::vector<Mat<T>>>>> cache;
     {
         std::lock_guard<std::mutex> lock(mutex);
-        auto it = cache.find(P.get());
-        if (it != cache.end() && int(it->second.second->size()) == heads)
+        auto it = cache.find(ref.key());
+        if (it != cache.end() && it->second.first.lock() == ref.owner() &&
+            (!it->second.second || int(it->second.second->size()) == heads))
             return it->second.second;
     }
-    auto grams = std::make_shared<std::vector<Mat<T>>>(size_t(heads));
-    for (int h = 0; h < heads; ++h) {
+    const std::shared_ptr<const Projections<T>> P = ref.get();
+    std::shared_ptr<std::vector<Mat<T>>> grams;
+    if (!P->o.isIdentity())
+        grams = std::make_shared<std::vector<Mat<T>>>(size_t(heads));
+    for (int h = 0; grams && h < heads; ++h) {
         const auto Wh = P->o.W.middleCols(Eigen::Index(h) * dHead, dHead);
         (*grams)[size_t(h)] = Wh.transpose() * Wh;
     }
     std::lock_guard<std::mutex> lock(mutex);
     if (cache.size() >= 256)
         cache.clear();
-    cache[P.get()] = {P, grams};
+    cache[ref.key()] = {ref.owner(), grams};
     return grams;
 }
 
@@ -93,10 +98,8 @@ Status valueNorms(const Trace<T> &trace, int layer, Mat<T> &out)
     if (s.v.cols() != Eigen::Index(H) * dh && !shared)
         return Status::error(StatusCode::InvalidInput, "value norms: layer " + std::to_string(layer) + " kept no values");
     out.resize(s.v.rows(), H);
-    const bool identity = !lt.projections || lt.projections->o.isIdentity();
-    std::shared_ptr<const std::vector<Mat<T>>> grams;
-    if (!identity)
-        grams = outputGrams(lt.projections, H, dh);
+    const std::shared_ptr<const std::vector<Mat<T>>> grams = lt.projections ? outputGrams(lt.projections, H, dh) : nullptr;
+    const bool identity = !grams;
     for (int h = 0; h < H; ++h) {
         const auto V = s.v.middleCols(Eigen::Index(shared ? lt.attention.kvHeadOf(h) : h) * dh, dh);
         if (identity) {
@@ -196,7 +199,8 @@ Status attribute(const Model &model, const Trace<T> &trace, int position, int ta
         const LayerTrace<T> &lt = trace.layers[size_t(l)];
         const SequenceResult<T> &s = lt.attention.batch.front();
         const int H = lt.attention.numHeads, dh = lt.attention.dHead;
-        const Projections<T> &P = *lt.projections;
+        const std::shared_ptr<const Projections<T>> held = lt.projections.get();
+        const Projections<T> &P = *held;
         // a sandwich block's norm on the attention's sum, its scale frozen from that sum
         RowD post = RowD::Ones(x.size());
         const bool sandwich = a.placement == NormPlacement::Sandwich;

@@ -544,6 +544,20 @@ void shapeHead(const AttentionSpec<T> &A, const LayerNorm<T> *norm, int rowInTab
     }
 }
 
+// Which of a layer's attention projections a product multiplies: the file's 16-bit (or quantized)
+// ones where the layer keeps them so, else the ones in T.
+enum class Proj { Q, K, V, O };
+template <typename T>
+LinearJob<T> projection(const LayerWeights<T> &b, Proj which, Mat<T> *y)
+{
+    if (b.packed) {
+        const PackedProjections<T> &P = *b.packed;
+        return {which == Proj::Q ? &P.q : which == Proj::K ? &P.k : which == Proj::V ? &P.v : &P.o, y};
+    }
+    const Projections<T> &P = *b.attn;
+    return {which == Proj::Q ? &P.q : which == Proj::K ? &P.k : which == Proj::V ? &P.v : &P.o, y};
+}
+
 // One layer's attention on rows [p, t) of `a`; rows [0, keep) of `R` are kept and [keep, p) copied
 // from `from` (a newer trace's layer; null when keep == p). A task is a block of query rows through
 // every head: a head's weights of the block are computed in a scratch block (a causal row's scores only
@@ -554,7 +568,7 @@ void shapeHead(const AttentionSpec<T> &A, const LayerNorm<T> *norm, int rowInTab
 // weights nor their mean are stored. k and v are kept: a copy per query head with the stages, the
 // key/value heads' own without (grouped-query attention).
 template <typename T>
-void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
+void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
             const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, bool weights,
             Eigen::Index limit, GrowthRoom &room, ProjectionScratch<T> &scratch, AttentionResult<T> &R)
 {
@@ -567,7 +581,7 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
     R.kvHeads = A.kvHeads;
     R.dHead = dh;
     R.dModel = int(a.cols());
-    R.dOut = int(P.o.W.rows());
+    R.dOut = int(lw.packed ? lw.packed->o.W.rows() : lw.attn->o.W.rows());
     R.scale = double(A.scale);
     R.softcap = double(A.softcap);
     R.batch.resize(1);
@@ -596,12 +610,13 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
         s.kPre.resize(0, 0);
     }
     if (plain) {
-        linearRows<T>(a, p, {{&P.q, &s.q}, {&P.k, &s.k}, {&P.v, &s.v}});
+        linearRows<T>(a, p, {projection(lw, Proj::Q, &s.q), projection(lw, Proj::K, &s.k), projection(lw, Proj::V, &s.v)});
     } else {
         resizeKeep(scratch.k, t, kw, 0);
         resizeKeep(scratch.v, t, kw, 0);
         Mat<T> &q = shaped ? s.qPre : s.q;
-        linearRows<T>(a, p, {{&P.q, &q}, {&P.k, &scratch.k}, {&P.v, &scratch.v}});
+        linearRows<T>(a, p,
+                      {projection(lw, Proj::Q, &q), projection(lw, Proj::K, &scratch.k), projection(lw, Proj::V, &scratch.v)});
         parallelFor(n, double(n) * (width + kw) * 8, [&](int r) {
             const int i = p + r;
             if (shaped) {
@@ -723,7 +738,7 @@ void attend(const Projections<T> &P, const AttentionSpec<T> &A, const Mat<T> &a,
         if (full[size_t(i)])
             s.fullyMaskedRows.push_back(i);
     s.degenerateRows.clear();
-    linearRows<T>(s.context, p, {{&P.o, &s.output}});
+    linearRows<T>(s.context, p, {projection(lw, Proj::O, &s.output)});
 }
 
 // Top-k tokens and the softmax normalizer of each row of h E^T + b, the vocabulary in chunks
@@ -1136,10 +1151,11 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             A.ropeDims = arch.ropeOf(int(l)).dims;
         }
         if (general || (arch.weightRule.fullyMasked != FullyMaskedPolicy::Zero && anyRowFullyMasked(layerMask, causal))) {
-            if (Status st = attendByRule(arch, *b.attn, lt.attentionIn, layerMask, in.keepScores, lt.attention); !st)
+            const std::shared_ptr<const Projections<T>> P = b.projections().get(); // 16-bit ones widened
+            if (Status st = attendByRule(arch, *P, lt.attentionIn, layerMask, in.keepScores, lt.attention); !st)
                 return Status::error(st.code, "layer " + std::to_string(l) + ": " + st.message);
         } else {
-            attend(*b.attn, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, kept,
+            attend(b, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, kept,
                    weightsKept, limit, out.room, scratch, lt.attention);
         }
         if (!layerMask.size() && causal)
@@ -1190,7 +1206,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             lt.mlpPreLinear.resize(0, 0);
         }
         lt.keyIn.resize(0, 0);
-        lt.projections = b.attn;
+        lt.projections = b.projections();
         x = &lt.output;
         if (!kept) { // the spare takes its buffers back; the trace keeps none of this layer's stages
             swapStages(lt, spare[l % 2]);

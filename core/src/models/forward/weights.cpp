@@ -123,6 +123,25 @@ bool Weight<T>::operator==(const Weight<T> &o) const
 template struct Weight<float>;
 template struct Weight<double>;
 
+template <typename T>
+std::shared_ptr<const Projections<T>> PackedProjections<T>::projections() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (std::shared_ptr<const Projections<T>> held = m_widened.lock())
+        return held;
+    auto widened = std::make_shared<Projections<T>>();
+    for (auto [from, to] : {std::pair<const WeightLinear<T> *, Linear<T> *>{&q, &widened->q}, {&k, &widened->k},
+                            {&v, &widened->v}, {&o, &widened->o}}) {
+        to->W = from->W.toDense();
+        to->b = from->b;
+    }
+    m_widened = widened;
+    return widened;
+}
+
+template class PackedProjections<float>;
+template class PackedProjections<double>;
+
 namespace {
 std::string shapeText(const std::vector<int64_t> &s)
 {
@@ -392,6 +411,26 @@ LayerNorm<To> castNorm(const LayerNorm<From> &n)
     return r;
 }
 
+// A layer's projections as read or seeded: kept packed when all four are (16 bits or ggml blocks),
+// else held in T (a mixed layer widened whole, so that the forward has one kind per layer).
+template <typename T>
+void keepProjections(std::shared_ptr<PackedProjections<T>> p, LayerWeights<T> &b)
+{
+    if (p->q.W.packed() && p->k.W.packed() && p->v.W.packed() && p->o.W.packed()) {
+        b.packed = std::move(p);
+        b.attn.reset();
+        return;
+    }
+    auto dense = std::make_shared<Projections<T>>();
+    for (auto [from, to] : {std::pair<WeightLinear<T> *, Linear<T> *>{&p->q, &dense->q}, {&p->k, &dense->k},
+                            {&p->v, &dense->v}, {&p->o, &dense->o}}) {
+        to->W = from->W.packed() ? from->W.toDense() : std::move(from->W.dense);
+        to->b = std::move(from->b);
+    }
+    b.attn = std::move(dense);
+    b.packed.reset();
+}
+
 // Elements held densely (at sizeof(T)) and in 16 bits; bytes of quantized weights.
 template <typename T>
 void countElements(const ModelWeights<T> &w, int64_t &n, int64_t &halves, int64_t *quantBytes = nullptr)
@@ -413,8 +452,15 @@ void countElements(const ModelWeights<T> &w, int64_t &n, int64_t &halves, int64_
     norm(w.mlmNorm);
     linear(w.mlmTransform);
     for (const LayerWeights<T> &b : w.layers) {
-        for (const Linear<T> *l : {&b.attn->q, &b.attn->k, &b.attn->v, &b.attn->o})
-            linear(*l);
+        if (b.packed) {
+            for (const WeightLinear<T> *l : {&b.packed->q, &b.packed->k, &b.packed->v, &b.packed->o}) {
+                weight(l->W);
+                n += int64_t(l->b.size());
+            }
+        } else {
+            for (const Linear<T> *l : {&b.attn->q, &b.attn->k, &b.attn->v, &b.attn->o})
+                linear(*l);
+        }
         for (const LayerNorm<T> *l : {&b.attnNorm, &b.ffnNorm, &b.postAttnNorm, &b.postFfnNorm, &b.qNorm, &b.kNorm})
             norm(*l);
         for (const WeightLinear<T> *l : {&b.gate, &b.up, &b.down}) {
@@ -455,22 +501,23 @@ Status loadWeights(const TensorArchive &archive, const Architecture &a, const fa
     for (int l = 0; l < a.layers; ++l) {
         const std::string h = withLayer(n.layer, l);
         LayerWeights<T> b;
-        auto proj = std::make_shared<Projections<T>>();
+        auto proj = std::make_shared<PackedProjections<T>>();
         if (!n.qkv.empty()) { // fused q|k|v rows (GPT-2's Conv1D stores them as columns)
-            Linear<T> qkv;
-            if (Status st = r.linear(h + n.qkv, qw + 2 * kw, d, a.qkvBias, qkv, n.conv1d); !st)
+            WeightLinear<T> qkv;
+            if (Status st = r.weightLinear(h + n.qkv, qw + 2 * kw, d, a.qkvBias, qkv, n.conv1d); !st)
                 return st;
             proj->q = rowsOf(qkv, 0, qw);
             proj->k = rowsOf(qkv, qw, kw);
             proj->v = rowsOf(qkv, qw + kw, kw);
         } else {
-            for (auto [name, lin, rows] : {std::tuple<const std::string *, Linear<T> *, int>{&n.q, &proj->q, qw},
+            for (auto [name, lin, rows] : {std::tuple<const std::string *, WeightLinear<T> *, int>{&n.q, &proj->q, qw},
                                            {&n.k, &proj->k, kw}, {&n.v, &proj->v, kw}})
-                if (Status st = r.linear(h + *name, rows, d, a.qkvBias, *lin); !st)
+                if (Status st = r.weightLinear(h + *name, rows, d, a.qkvBias, *lin); !st)
                     return st;
         }
-        if (Status st = r.linear(h + n.o, d, qw, a.outBias, proj->o, n.conv1d); !st)
+        if (Status st = r.weightLinear(h + n.o, d, qw, a.outBias, proj->o, n.conv1d); !st)
             return st;
+        keepProjections(std::move(proj), b);
         if (a.qkNorm) {
             if (Status st = r.norm(h + n.qNorm, a.dHead, eps, layerNorm, b.qNorm); !st)
                 return st;
@@ -500,7 +547,6 @@ Status loadWeights(const TensorArchive &archive, const Architecture &a, const fa
         }
         if (Status st = r.weightLinear(h + n.down, d, f, a.mlpBias, b.down, n.conv1d); !st)
             return st;
-        b.attn = std::move(proj);
         w.layers.push_back(std::move(b));
     }
     if (a.finalNorm)
@@ -558,11 +604,6 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool 
         ln.eps = a.normEps;
         return ln;
     };
-    auto linear = [&](Linear<T> &l, int out, int in, bool bias) {
-        seededLinear(g, l, out, in);
-        if (!bias)
-            l.b.resize(0);
-    };
     auto weightLinear = [&](WeightLinear<T> &l, int out, int in, bool bias) {
         fillWeight(g, l.W, out, in, 0.02, bf16, quant);
         l.b = bias ? Vec<T>::Zero(out) : Vec<T>();
@@ -577,11 +618,12 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool 
     w.layers.clear();
     for (int l = 0; l < a.layers; ++l) {
         LayerWeights<T> b;
-        auto proj = std::make_shared<Projections<T>>();
-        linear(proj->q, qw, d, a.qkvBias);
-        linear(proj->k, kw, d, a.qkvBias);
-        linear(proj->v, kw, d, a.qkvBias);
-        linear(proj->o, d, qw, a.outBias);
+        auto proj = std::make_shared<PackedProjections<T>>();
+        weightLinear(proj->q, qw, d, a.qkvBias);
+        weightLinear(proj->k, kw, d, a.qkvBias);
+        weightLinear(proj->v, kw, d, a.qkvBias);
+        weightLinear(proj->o, d, qw, a.outBias);
+        keepProjections(std::move(proj), b);
         if (a.gatedMlp)
             weightLinear(b.gate, f, d, a.mlpBias);
         weightLinear(b.up, f, d, a.mlpBias);
@@ -596,7 +638,6 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool 
             b.qNorm = norm(a.dHead);
             b.kNorm = norm(a.dHead);
         }
-        b.attn = std::move(proj);
         w.layers.push_back(std::move(b));
     }
     if (a.finalNorm)
@@ -616,9 +657,13 @@ void seedWeights(const Architecture &a, uint64_t seed, ModelWeights<T> &w, bool 
     auto quantized = [&](const Weight<T> &m) { w.parameters += int64_t(m.quant.rows) * int64_t(m.quant.cols); };
     quantized(w.tokens);
     quantized(w.lmHead);
-    for (const LayerWeights<T> &b : w.layers)
+    for (const LayerWeights<T> &b : w.layers) {
         for (const WeightLinear<T> *l : {&b.gate, &b.up, &b.down})
             quantized(l->W);
+        if (b.packed)
+            for (const WeightLinear<T> *l : {&b.packed->q, &b.packed->k, &b.packed->v, &b.packed->o})
+                quantized(l->W);
+    }
 }
 
 template <typename To, typename From>
@@ -631,11 +676,12 @@ std::shared_ptr<const ModelWeights<To>> castWeights(const ModelWeights<From> &w)
     r->embeddingNorm = castNorm<To>(w.embeddingNorm);
     for (const auto &b : w.layers) {
         LayerWeights<To> nb;
+        const std::shared_ptr<const Projections<From>> P = b.projections().get(); // 16-bit ones widened
         auto proj = std::make_shared<Projections<To>>();
-        proj->q = castLinear<To>(b.attn->q);
-        proj->k = castLinear<To>(b.attn->k);
-        proj->v = castLinear<To>(b.attn->v);
-        proj->o = castLinear<To>(b.attn->o);
+        proj->q = castLinear<To>(P->q);
+        proj->k = castLinear<To>(P->k);
+        proj->v = castLinear<To>(P->v);
+        proj->o = castLinear<To>(P->o);
         nb.attn = std::move(proj);
         nb.attnNorm = castNorm<To>(b.attnNorm);
         nb.ffnNorm = castNorm<To>(b.ffnNorm);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The one canonical weight layout of every model family (private to the core) and the one forward
 // pass over it (forward.cpp). Matrices in the nn.Linear convention (out, in); GPT-2's Conv1D
-// tensors transposed and fused q|k|v or gate|up tensors split once on load. The attention
-// projections sit behind a shared_ptr so that every trace's LayerTrace::projections points at them
-// instead of copying. Which norms, biases and stages exist is the Architecture's business: an
-// absent tensor is an empty matrix. The large matrices that only the forward reads (the MLP's, the
-// token embeddings, the LM head) stay in 16 bits when the file stores BF16 or F16 (Weight): a token
-// appended reads every weight once, so half the bytes is half its floor; the attention projections,
-// which the views read, are widened on load.
+// tensors transposed and fused q|k|v or gate|up tensors split once on load. Which norms, biases and
+// stages exist is the Architecture's business: an absent tensor is an empty matrix. The weight
+// matrices stay in 16 bits when the file stores BF16 or F16, or in ggml's blocks (Weight): a token
+// appended reads every weight once, so half the bytes is half its floor. The attention projections,
+// which the views also read (LayerTrace::projections), sit behind a shared_ptr that every trace
+// shares: dense ones as they are, 16-bit ones (PackedProjections) widened a layer at a time when a
+// view asks.
 #pragma once
 
 #include "attnviz/architecture.h"
@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace attnviz {
@@ -93,9 +94,31 @@ struct WeightLinear {
     bool hasBias() const { return b.size() != 0; }
 };
 
+// A layer's attention projections as the file stores them (16 bits or ggml blocks): the forward
+// multiplies these; a view that asks gets them widened, one copy shared while anyone holds it.
+template <typename T>
+class PackedProjections final : public ProjectionProvider<T> {
+public:
+    WeightLinear<T> q, k, v, o;
+    std::shared_ptr<const Projections<T>> projections() const override;
+
+private:
+    mutable std::mutex m_mutex;
+    mutable std::weak_ptr<const Projections<T>> m_widened;
+};
+
 template <typename T>
 struct LayerWeights {
-    std::shared_ptr<const Projections<T>> attn; // q (H d_head, d), k, v (KV d_head, d), o (d, H d_head)
+    // q (H d_head, d), k, v (KV d_head, d), o (d, H d_head): in T (attn), or as the file stores them
+    // (packed, when all four are 16-bit or quantized); the other null
+    std::shared_ptr<const Projections<T>> attn;
+    std::shared_ptr<const PackedProjections<T>> packed;
+    ProjectionsRef<T> projections() const
+    {
+        if (packed)
+            return ProjectionsRef<T>(std::static_pointer_cast<const ProjectionProvider<T>>(packed));
+        return ProjectionsRef<T>(attn);
+    }
     LayerNorm<T> attnNorm;     // pre-norm: before attention; post-norm: after its residual add
     LayerNorm<T> ffnNorm;      // the same for the MLP
     LayerNorm<T> postAttnNorm; // sandwich (Gemma): on attention's output before the residual add
