@@ -24,6 +24,8 @@ private slots:
     void bytesHeld();
     void widenedProductsMatchDouble();
     void projectionsWidenedWhenAsked();
+    void fewRowsMatchDouble_data();
+    void fewRowsMatchDouble();
 };
 
 // Elements the forward keeps in 16 bits: token embeddings, an untied LM head, each layer's attention
@@ -149,6 +151,64 @@ void TestHalfWeights::projectionsWidenedWhenAsked()
         std::memcpy(&bits, P->q.W.data(), 4);
         QCOMPARE(bits & 0xffffu, 0u);
     }
+}
+
+// Tokens appended 1 to 6 at a time (the products of a few rows by 16-bit weights, widened in
+// registers): F16 (llama2-tiny) and BF16 with widths that are not multiples of 8 or 16 and an odd
+// vocabulary (the remainders of each row and an odd last row).
+void TestHalfWeights::fewRowsMatchDouble_data()
+{
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<int>("rows");
+    for (const char *source : {"llama2-tiny", "seeded"})
+        for (int rows = 1; rows <= 6; ++rows)
+            QTest::addRow("%s, %d rows", source, rows) << QString::fromLatin1(source) << rows;
+}
+
+void TestHalfWeights::fewRowsMatchDouble()
+{
+    QFETCH(QString, source);
+    QFETCH(int, rows);
+    std::unique_ptr<Model> m;
+    if (source == "seeded") {
+        Architecture a;
+        QVERIFY(seededShape("llama3.2-1b", a));
+        a.layers = 2;
+        a.window.assign(2, 0);
+        a.dModel = 100;
+        a.heads = 5;
+        a.kvHeads = 1;
+        a.dHead = 20;
+        a.rope.dims = 20;
+        a.dFeedForward = 300;
+        a.vocabulary = 701;
+        a.tiedEmbeddings = false;
+        const Status seeded = seededPretrained(a, 9, m, "BF16");
+        QVERIFY2(seeded.ok(), seeded.message.c_str());
+    } else {
+        m = open(source);
+        QVERIFY(m);
+    }
+    const int V = m->info().architecture.vocabulary;
+    TraceRequest req;
+    for (int i = 0; i < 7; ++i)
+        req.ids.push_back((53 * i + 17) % V);
+    Trace<float> f;
+    QVERIFY(m->trace(req, f).ok());
+    for (int i = 0; i < rows; ++i)
+        req.ids.push_back((29 * i + 3) % V);
+    Trace<double> d;
+    QVERIFY(m->trace(req, f).ok()); // the first 7 rows kept, `rows` computed
+    QVERIFY(m->trace(req, d).ok());
+    auto rel = [](const auto &x, const auto &y) {
+        return double((x.template cast<double>() - y).cwiseAbs().maxCoeff()) / std::max(1e-30, double(y.cwiseAbs().maxCoeff()));
+    };
+    QVERIFY2(rel(f.final, d.final) < 1e-5, qPrintable(QString::number(rel(f.final, d.final))));
+    for (size_t l = 0; l < f.layers.size(); ++l)
+        QVERIFY(rel(f.layers[l].attention.batch[0].k, d.layers[l].attention.batch[0].k) < 1e-5);
+    const auto &pf = f.predictions.next.back(), &pd = d.predictions.next.back();
+    QCOMPARE(pf.front().id, pd.front().id);
+    QVERIFY(std::abs(pf.front().p - pd.front().p) < 1e-5);
 }
 
 QTEST_APPLESS_MAIN(TestHalfWeights)

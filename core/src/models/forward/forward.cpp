@@ -22,6 +22,7 @@
 // still uses every core. Large matrices of a fresh trace get huge-page advice (see adviseHugePages;
 // the model also keeps freed trace memory: keepTraceMemory).
 #include "weights.h"
+#include "halfrows.h"
 #include "attnviz/attention.h"
 #include "attnviz/parallel.h"
 
@@ -337,16 +338,28 @@ void productTransposed(const Mat<T> &x, int p, int n, const Mat<T> &W, int c0, i
 // (per thread, reused) and multiplied as above. Each block is one GEMM, which packs x's rows again:
 // blocks of 4 MB (at least 128 rows) keep that repacking under ~10 % of the product (1 MB blocks,
 // 32 rows of an 8,192-wide layer, made Llama-3.2-1B's full trace a third slower than float32; 8 MB
-// blocks were no faster); for a few rows they are 16 rows (one row's product per widened row, W
-// streamed once). Many rows are multiplied into a column-major tile: Eigen then packs the widened
-// block as its right-hand side, four contiguous rows at a time, instead of transposing it into its
-// left-hand panels (Llama-3.2-1B's full trace 7 % faster).
+// blocks were no faster); for a few rows by 16-bit weights halfrows.h widens in registers instead
+// (else blocks of 16 rows: one row's product per widened row, W streamed once). Many rows are
+// multiplied into a column-major tile: Eigen then packs the widened block as its right-hand side,
+// four contiguous rows at a time, instead of transposing it into its left-hand panels
+// (Llama-3.2-1B's full trace 7 % faster).
 template <typename T, typename Dst>
 void productTransposed(const Mat<T> &x, int p, int n, const Weight<T> &W, int c0, int cw, Dst dst)
 {
     if (!W.packed()) {
         productTransposed<T>(x, p, n, W.dense, c0, cw, dst);
         return;
+    }
+    if constexpr (std::is_same_v<T, float> && std::decay_t<Dst>::IsRowMajor) {
+        if (n <= kFewRows && !W.half.empty()) { // widened in registers (halfrows.h)
+            const float *rows[kFewRows];
+            for (int r = 0; r < n; ++r)
+                rows[r] = x.row(p + r).data();
+            const int in = int(W.cols());
+            if (detail::halfRowsProduct(n, W.half.kind == HalfMatrix::Kind::BF16, rows,
+                                        W.half.bits.data() + size_t(c0) * size_t(in), in, cw, dst.data(), long(dst.outerStride())))
+                return;
+        }
     }
     thread_local Mat<T> scratch;
     const int in = int(W.cols());
