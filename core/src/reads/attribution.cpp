@@ -5,6 +5,7 @@
 // t x d_head^2 per head instead of t x d_head x d.
 #include "readout.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -199,8 +200,31 @@ Status attribute(const Model &model, const Trace<T> &trace, int position, int ta
         const LayerTrace<T> &lt = trace.layers[size_t(l)];
         const SequenceResult<T> &s = lt.attention.batch.front();
         const int H = lt.attention.numHeads, dh = lt.attention.dHead;
-        const std::shared_ptr<const Projections<T>> held = lt.projections.get();
-        const Projections<T> &P = *held;
+        // each head's output z_h W_O^h (H, d), from W_O as the layer keeps it: in T, or as the file
+        // stores it, widened 64 rows at a time (never the whole layer's projections)
+        const LayerWeights<T> &lw = w.layers[size_t(l)];
+        const Weight<T> *packedO = lw.packed ? &lw.packed->o.W : nullptr;
+        const Linear<T> *denseO = lw.packed ? nullptr : &lw.attn->o;
+        const Vec<T> &outBias = lw.packed ? lw.packed->o.b : denseO->b;
+        const Eigen::Index D = packedO ? packedO->rows() : denseO->W.rows();
+        const RowD z = s.context.row(position).template cast<double>();
+        Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> o(H, D);
+        auto headOutputs = [&](const auto &rows, Eigen::Index r0) {
+            for (int h = 0; h < H; ++h)
+                o.row(h).segment(r0, rows.rows()).noalias() =
+                    z.segment(Eigen::Index(h) * dh, dh) * rows.middleCols(Eigen::Index(h) * dh, dh).transpose().template cast<double>();
+        };
+        Mat<T> widened;
+        for (Eigen::Index r0 = 0; r0 < D; r0 += 64) {
+            const Eigen::Index n = std::min<Eigen::Index>(64, D - r0);
+            if (packedO) {
+                widened.resize(n, packedO->cols());
+                packedO->widen(r0, n, widened.data());
+                headOutputs(widened, r0);
+            } else {
+                headOutputs(denseO->W.middleRows(r0, n), r0);
+            }
+        }
         // a sandwich block's norm on the attention's sum, its scale frozen from that sum
         RowD post = RowD::Ones(x.size());
         const bool sandwich = a.placement == NormPlacement::Sandwich;
@@ -213,12 +237,9 @@ Status attribute(const Model &model, const Trace<T> &trace, int position, int ta
                 postBias = through(pn.beta.transpose().template cast<double>());
         }
         auto attnPart = [&](const RowD &c) { return through(centred(c, postCentre).cwiseProduct(post)); };
-        for (int h = 0; h < H; ++h) {
-            const RowD z = s.context.row(position).segment(Eigen::Index(h) * dh, dh).template cast<double>();
-            const RowD o = z * P.o.W.middleCols(Eigen::Index(h) * dh, dh).transpose().template cast<double>();
-            out.head[size_t(l) * size_t(out.heads) + size_t(h)] = attnPart(o);
-        }
-        out.attnBias[size_t(l)] = (P.o.hasBias() ? attnPart(P.o.b.transpose().template cast<double>()) : 0.0) + postBias;
+        for (int h = 0; h < H; ++h)
+            out.head[size_t(l) * size_t(out.heads) + size_t(h)] = attnPart(o.row(h));
+        out.attnBias[size_t(l)] = (outBias.size() ? attnPart(outBias.transpose().template cast<double>()) : 0.0) + postBias;
         out.mlp[size_t(l)] = through((lt.output.row(position) - lt.afterAttention.row(position)).template cast<double>());
     }
     double logit = double(trace.final.row(position).template cast<double>().dot(e));
