@@ -327,27 +327,22 @@ Status RhiForward::upload(const Architecture &arch, const std::shared_ptr<const 
     for (size_t l = 0; l < w.layers.size() && ok && up.ok; ++l) {
         const LayerWeights<float> &b = w.layers[l];
         LayerWeightsGpu &g = m_model.layers[l];
-        if (b.packed) { // as the file stores them, like the MLP's
-            const PackedProjections<float> &P = *b.packed;
-            weight(g.q, P.q.W);
-            weight(g.k, P.k.W);
-            weight(g.v, P.v.W);
-            weight(g.o, P.o.W);
-            vec(g.bq, P.q.b);
-            vec(g.bk, P.k.b);
-            vec(g.bv, P.v.b);
-            vec(g.bo, P.o.b);
-        } else {
-            const Projections<float> &P = *b.attn;
-            dense(g.q, P.q.W);
-            dense(g.k, P.k.W);
-            dense(g.v, P.v.W);
-            dense(g.o, P.o.W);
-            vec(g.bq, P.q.b);
-            vec(g.bk, P.k.b);
-            vec(g.bv, P.v.b);
-            vec(g.bo, P.o.b);
-        }
+        // the projections as the layer keeps them: packed ones as the MLP's (16 bits widened in the
+        // shader, ggml blocks on upload), ones in float32 as they are
+        auto projections = [&](const auto &P) {
+            for (auto [m, lin] : {std::pair{&g.q, &P.q}, {&g.k, &P.k}, {&g.v, &P.v}, {&g.o, &P.o}}) {
+                if constexpr (std::is_same_v<std::decay_t<decltype(P)>, Projections<float>>)
+                    dense(*m, lin->W);
+                else
+                    weight(*m, lin->W);
+            }
+            for (auto [bias, lin] : {std::pair{&g.bq, &P.q}, {&g.bk, &P.k}, {&g.bv, &P.v}, {&g.bo, &P.o}})
+                vec(*bias, lin->b);
+        };
+        if (b.packed)
+            projections(*b.packed);
+        else
+            projections(*b.attn);
         weight(g.gate, b.gate.W);
         weight(g.up, b.up.W);
         weight(g.down, b.down.W);

@@ -563,12 +563,10 @@ enum class Proj { Q, K, V, O };
 template <typename T>
 LinearJob<T> projection(const LayerWeights<T> &b, Proj which, Mat<T> *y)
 {
-    if (b.packed) {
-        const PackedProjections<T> &P = *b.packed;
+    auto pick = [&](const auto &P) -> LinearJob<T> {
         return {which == Proj::Q ? &P.q : which == Proj::K ? &P.k : which == Proj::V ? &P.v : &P.o, y};
-    }
-    const Projections<T> &P = *b.attn;
-    return {which == Proj::Q ? &P.q : which == Proj::K ? &P.k : which == Proj::V ? &P.v : &P.o, y};
+    };
+    return b.packed ? pick(*b.packed) : pick(*b.attn);
 }
 
 // One layer's attention on rows [p, t) of `a`; rows [0, keep) of `R` are kept and [keep, p) copied
@@ -594,7 +592,7 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     R.kvHeads = A.kvHeads;
     R.dHead = dh;
     R.dModel = int(a.cols());
-    R.dOut = int(lw.packed ? lw.packed->o.W.rows() : lw.attn->o.W.rows());
+    R.dOut = int(projection<T>(lw, Proj::O, nullptr).rows());
     R.scale = double(A.scale);
     R.softcap = double(A.softcap);
     R.batch.resize(1);
