@@ -47,8 +47,11 @@ deps() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
-build() {
+configure() {
     cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
+}
+build() {
+    configure
     cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 
@@ -62,17 +65,16 @@ fetch_tokenizers() {
     bash tests/fixtures/tokenizers/get_hf_tokenizers.sh "$ATTNVIZ_HF_TOKENIZERS_DIR" llama3_1 gemma3
 }
 
-run_tests() {
-    export QT_QPA_PLATFORM=offscreen
-    local rc=0
+release_tests() {
     # Tests that need no display.
-    ctest --test-dir "$BUILD_DIR" --output-on-failure -LE xvfb -j "$JOBS" || rc=$?
+    QT_QPA_PLATFORM=offscreen counted ctest --test-dir "$BUILD_DIR" --output-on-failure -LE xvfb -j "$JOBS"
+}
+xvfb_tests() {
     # Tests that need an X server (QRhi on OpenGL / Vulkan), if any are registered.
     if ctest --test-dir "$BUILD_DIR" -N -L xvfb | grep -q "Total Tests: [1-9]"; then
-        QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x1024x24" \
-            ctest --test-dir "$BUILD_DIR" --output-on-failure -L xvfb || rc=$?
+        QT_QPA_PLATFORM=xcb counted xvfb-run -a -s "-screen 0 1280x1024x24" \
+            ctest --test-dir "$BUILD_DIR" --output-on-failure -L xvfb
     fi
-    return $rc
 }
 
 # The sanitizer run: clang-14 with ASan + UBSan (any report fails the test) and the
@@ -81,20 +83,78 @@ run_tests() {
 # on the fixture folders and their bad-folder tables) and every fuzz target (the model-folder
 # readers included) for ATTNVIZ_FUZZ_SECONDS; the UI suites stay in the release run (see README,
 # Contributing).
-sanitize() {
+sanitize_build() {
     cmake -S . -B "$ASAN_BUILD_DIR" --preset asan -DATTNVIZ_FUZZ_SECONDS="${ATTNVIZ_FUZZ_SECONDS:-30}"
     cmake --build "$ASAN_BUILD_DIR" -j "$JOBS" --target attnviz tests/core/all tests/app/all tests/fuzz/all
+}
+sanitize_env() {
     export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
     [ -x /usr/bin/llvm-symbolizer-14 ] && export ASAN_SYMBOLIZER_PATH=/usr/bin/llvm-symbolizer-14
+    return 0
+}
+sanitize_tests() {
+    sanitize_env
     local rc=0
-    ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^core$' -j "$JOBS" || rc=$?
+    counted ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^core$' -j "$JOBS" || rc=$?
     # The command-line suite runs the whole attnviz process: Qt, fontconfig and Mesa keep one-time
     # allocations to exit, which LeakSanitizer would report; memory errors and UB still fail it.
     ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 \
-        ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^app$' -j "$JOBS" || rc=$?
-    ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^fuzz$' -j "$JOBS" || rc=$?
+        counted ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^app$' -j "$JOBS" || rc=$?
     return $rc
 }
+fuzz_tests() {
+    sanitize_env
+    counted ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^fuzz$' -j "$JOBS"
+}
+sanitize() {
+    local rc=0
+    stage "sanitizer build" sanitize_build || return $?
+    stage "sanitizer tests" sanitize_tests || rc=$?
+    stage "fuzz" fuzz_tests || rc=$?
+    return $rc
+}
+
+# Per-stage wall times: `stage NAME command...` runs the command, remembers how long it took and how
+# it ended; `summary` prints one line per stage, the total, and the tests counted over every ctest run.
+STAGES=()
+TESTS_PASSED=0
+TESTS_FAILED=0
+stage() {
+    local name=$1 start rc=0
+    shift
+    start=$(date +%s)
+    "$@" || rc=$?
+    STAGES+=("$(printf '%-18s %6d s%s' "$name" $(( $(date +%s) - start )) "$([ $rc -eq 0 ] || echo "  (failed: $rc)")")")
+    return $rc
+}
+# A command that runs ctest, its output kept, so that summary can add up ctest's "N tests failed out
+# of M" over every run.
+counted() {
+    local log rc=0
+    log=$(mktemp)
+    { "$@" 2>&1 && echo 0 >"$log.rc" || echo $? >"$log.rc"; } | tee "$log"
+    rc=$(cat "$log.rc")
+    local line
+    line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1 || true)
+    if [ -n "$line" ]; then
+        local failed total
+        failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+        total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+        TESTS_PASSED=$(( TESTS_PASSED + total - failed ))
+        TESTS_FAILED=$(( TESTS_FAILED + failed ))
+    fi
+    rm -f "$log" "$log.rc"
+    return $rc
+}
+summary() {
+    echo
+    echo "dev.sh: stage times (wall clock, $(nproc) CPUs, JOBS=$JOBS)"
+    local s
+    for s in "${STAGES[@]}"; do echo "  $s"; done
+    printf '  %-18s %6d s\n' total $(( $(date +%s) - T0 ))
+    echo "tests: $TESTS_PASSED passed, $TESTS_FAILED failed"
+}
+T0=$(date +%s)
 
 case "${1:-}" in
     deps) deps ;;
@@ -105,12 +165,23 @@ case "${1:-}" in
         exec "$BUILD_DIR/app/attnviz" "$@"
         ;;
     test)
-        deps; build; fetch_tokenizers
         rc=0
-        run_tests || rc=$?
+        stage deps deps || { summary; exit 1; }
+        stage configure configure || { summary; exit 1; }
+        stage "release build" cmake --build "$BUILD_DIR" -j "$JOBS" || { summary; exit 1; }
+        stage tokenizers fetch_tokenizers || rc=$?
+        stage "release tests" release_tests || rc=$?
+        stage "xvfb tests" xvfb_tests || rc=$?
         sanitize || rc=$?
+        summary
         exit $rc
         ;;
-    sanitize) deps; fetch_tokenizers; sanitize ;;
+    sanitize)
+        rc=0
+        deps; fetch_tokenizers
+        sanitize || rc=$?
+        summary
+        exit $rc
+        ;;
     *) echo "usage: bash packaging/dev.sh run|test|build|deps|sanitize" >&2; exit 2 ;;
 esac
