@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `attnviz compute`, `attnviz bench` and `attnviz tokenize --vocab/--wordpiece` as a user runs them: results, and bad input that gets a
 // one-line error naming the field, a non-zero exit, and nothing written.
+#include "testpaths.h"
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -18,7 +19,7 @@ Run attnviz(const QStringList &args) { return attnviz_test::runAttnviz(args, 120
 
 QJsonObject readCase(const QString &name)
 {
-    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/") + name);
+    QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/cases/")) + name);
     f.open(QIODevice::ReadOnly);
     return QJsonDocument::fromJson(f.readAll()).object();
 }
@@ -50,7 +51,7 @@ void TestCli::computeWritesEveryStage()
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("r.json"));
     const Run r = attnviz({QStringLiteral("compute"),
-                           QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/mha_04_h2_d8_tq3_tk7_b2_cross_key_padding.json"),
+                           QString::fromUtf8(ATTNVIZ_FIXTURE("/cases/mha_04_h2_d8_tq3_tk7_b2_cross_key_padding.json")),
                            QStringLiteral("-o"), out});
     QCOMPARE(r.code, 0);
     QFile f(out);
@@ -75,7 +76,7 @@ void TestCli::computeWritesEveryStage()
 void TestCli::computeCheckAgainstExpected()
 {
     const Run r = attnviz({QStringLiteral("compute"),
-                           QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch/torch_07_b2_h2_d8_fully_masked_rows.json"),
+                           QString::fromUtf8(ATTNVIZ_FIXTURE("/torch/torch_07_b2_h2_d8_fully_masked_rows.json")),
                            QStringLiteral("--check"), QStringLiteral("-o"), QStringLiteral("-")});
     QCOMPARE(r.code, 0);
     QVERIFY(r.err.contains("every key masked")); // never NaN silently
@@ -84,7 +85,7 @@ void TestCli::computeCheckAgainstExpected()
     QCOMPARE(o[QStringLiteral("weights")].toArray()[1].toArray()[0].toArray()[0].toArray()[0].toString(),
              QStringLiteral("NaN"));
     const Run z = attnviz({QStringLiteral("compute"),
-                           QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch/torch_07_b2_h2_d8_fully_masked_rows.json"),
+                           QString::fromUtf8(ATTNVIZ_FIXTURE("/torch/torch_07_b2_h2_d8_fully_masked_rows.json")),
                            QStringLiteral("--fully-masked"), QStringLiteral("zero")});
     QCOMPARE(z.code, 0);
     const QJsonObject oz = QJsonDocument::fromJson(z.out).object();
@@ -170,7 +171,7 @@ void TestCli::badInput()
 void TestCli::unwritableOutput()
 {
     const Run r = attnviz({QStringLiteral("compute"),
-                           QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/seed_01_xtest_softmax_scaled.json"),
+                           QString::fromUtf8(ATTNVIZ_FIXTURE("/cases/seed_01_xtest_softmax_scaled.json")),
                            QStringLiteral("-o"), QStringLiteral("/nonexistent-dir/r.json")});
     QCOMPARE(r.code, 1);
     QVERIFY(r.err.contains("/nonexistent-dir/r.json: cannot write"));
@@ -207,7 +208,7 @@ void TestCli::hostileFiles_data()
                                     << "/dev/zero: not a regular file";
     QTest::addRow("case is a folder") << QStringList{"compute", "DIR", "-o", "OUT"} << QByteArray() << 2
                                       << "DIR: is a directory";
-    const QStringList computeEmb = {"compute", QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/examples/odyssey_ship.json"), "--embeddings", "FILE",
+    const QStringList computeEmb = {"compute", QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/resources/examples/odyssey_ship.json")), "--embeddings", "FILE",
                                     "-o", "OUT"};
     QTest::addRow("vectors: header 50000000 15") << computeEmb << QByteArray("50000000 15\nship 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n")
                                                  << 2 << "FILE:1: the header announces 50000000 words";
@@ -273,8 +274,8 @@ void TestCli::unreadableFiles_data()
 {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QByteArray>("content");
-    const QString ship = QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/examples/odyssey_ship.json");
-    QFile caseFile(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/seed_01_xtest_softmax_scaled.json"));
+    const QString ship = QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/resources/examples/odyssey_ship.json"));
+    QFile caseFile(QString::fromUtf8(ATTNVIZ_FIXTURE("/cases/seed_01_xtest_softmax_scaled.json")));
     caseFile.open(QIODevice::ReadOnly);
     QTest::addRow("compute CASE") << QStringList{"compute", "FILE", "-o", "OUT"} << caseFile.readAll();
     QTest::addRow("compute --embeddings") << QStringList{"compute", ship, "--embeddings", "FILE", "-o", "OUT"}
@@ -342,7 +343,7 @@ void TestCli::versionAndHelp()
     QCOMPARE(attnviz({QStringLiteral("frobnicate")}).code, 2);
 }
 
-static const QString kTok = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/tokenizers/");
+static const QString kTok = QString::fromUtf8(ATTNVIZ_FIXTURE("/tokenizers/"));
 
 void TestCli::tokenizeSubword_data()
 {

@@ -2,6 +2,7 @@
 // GGUF files on the command line (tests/fixtures/gguf): `model info` names the quantization per
 // kind of tensor, `model run` and `tokenize --model` take a .gguf path as they take a folder, and a
 // broken file is one line naming the file and the field, exit code 2.
+#include "testpaths.h"
 #include "../support/runattnviz.h"
 
 #include <QFile>
@@ -15,7 +16,7 @@ namespace {
 
 attnviz_test::Run attnviz(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
 
-QString gguf(const QString &name) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/gguf/") + name; }
+QString gguf(const QString &name) { return QString::fromUtf8(ATTNVIZ_FIXTURE("/gguf/")) + name; }
 
 } // namespace
 

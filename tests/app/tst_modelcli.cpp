@@ -3,6 +3,7 @@
 // fixture folders (tests/fixtures/models): the JSON read back against the float64 reference, a
 // sharded copy, and the bad-folder table: one line naming the file and the tensor or field, exit
 // code 2, nothing written.
+#include "testpaths.h"
 #include <QDir>
 #include <QDirIterator>
 #include <QElapsedTimer>
@@ -113,7 +114,7 @@ Run limited(qint64 bytes, const QStringList &args, int timeoutMs = 120000, const
         e.insert(kv.section(QLatin1Char('='), 0, 0), kv.section(QLatin1Char('='), 1));
     p.setProcessEnvironment(e);
     QStringList all = args;
-    QString program = QStringLiteral(ATTNVIZ_BINARY);
+    QString program = QString::fromUtf8(ATTNVIZ_BINARY);
     if (bytes > 0 && !kSanitized) {
         all.prepend(program);
         all.prepend(QStringLiteral("--as=%1").arg(bytes));
@@ -647,7 +648,7 @@ void TestModelCli::stdoutWriteErrors()
     for (const QStringList &args : runs) {
         QProcess p;
         p.setStandardOutputFile(QStringLiteral("/dev/full"));
-        p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+        p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
         QVERIFY(p.waitForFinished(60000));
         const QString err = QString::fromUtf8(p.readAllStandardError()).trimmed();
         QVERIFY2(p.exitCode() == 1, qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": ") + err));

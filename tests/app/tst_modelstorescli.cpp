@@ -4,6 +4,7 @@
 // specs, parameters, sizes, reasons), --folder, --add-folder / --remove-folder kept in the settings,
 // `model info` and `tokenize --model` through hf:ORG/NAME giving what the folder gives, and the
 // specs that name nothing: one line saying where attnviz looked, exit code 2.
+#include "testpaths.h"
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -33,7 +34,7 @@ Run attnvizIn(const QProcessEnvironment &env, const QStringList &args)
 {
     QProcess p;
     p.setProcessEnvironment(env);
-    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
     return finished(p, 120000);
 }
 
@@ -173,7 +174,7 @@ private slots:
     // The spec opens what the folder opens: model info and tokenize through hf: equal the fixture's.
     void specsOpenTheSameModel()
     {
-        const QString fixture = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/gpt2-tiny");
+        const QString fixture = QString::fromUtf8(ATTNVIZ_FIXTURE("/models/gpt2-tiny"));
         Run viaSpec = attnvizIn(m_env, {QStringLiteral("tokenize"), QStringLiteral("--model"), QStringLiteral("hf:openai-community/gpt2-tiny"),
                                         QStringLiteral("Hello, ship!")});
         const Run viaFolder = attnvizIn(m_env, {QStringLiteral("tokenize"), QStringLiteral("--model"), fixture, QStringLiteral("Hello, ship!")});
@@ -190,7 +191,7 @@ private slots:
         QCOMPARE(info.value(QStringLiteral("layers")).toInt(), 2);
 
         // GGUF models in each store: Ollama's blob (no .gguf name), LM Studio's file, a GGUF repository
-        const QString gguf = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/gguf/");
+        const QString gguf = QString::fromUtf8(ATTNVIZ_FIXTURE("/gguf/"));
         const QList<QPair<QString, QString>> same = {{QStringLiteral("ollama:llama-tiny:q8_0"), gguf + QStringLiteral("llama-q8_0.gguf")},
                                                      {QStringLiteral("ollama:qwen3-tiny"), gguf + QStringLiteral("qwen3.gguf")},
                                                      {QStringLiteral("hf:someone/qwen3-tiny-GGUF"), gguf + QStringLiteral("qwen3.gguf")},
@@ -220,7 +221,7 @@ private slots:
     // What the README shows, run on the test's stores (its names replaced by the fake ones).
     void readmeCommands()
     {
-        QFile f(QStringLiteral(ATTNVIZ_SOURCE_DIR "/README.md"));
+        QFile f(QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/README.md")));
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QString readme = QString::fromUtf8(f.readAll());
         for (const char *shown : {"attnviz model list                                   # the table; --json for scripts",

@@ -3,6 +3,7 @@
 // (the lens grid against tests/fixtures/reads/reads-expected.json, float64), `generate` (greedy and
 // seeded sampled ids equal to the float64 reference's, the cut at gpt2-tiny's 32 positions said on
 // stderr) and the bad inputs: one line, exit code 2, nothing on stdout.
+#include "testpaths.h"
 #include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
@@ -26,7 +27,7 @@ QString fixture(const QString &model) { return attnviz_test::fixtureModel(model)
 
 QJsonObject reference(const QString &model)
 {
-    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/reads/reads-expected.json"));
+    QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/reads/reads-expected.json")));
     if (!f.open(QIODevice::ReadOnly))
         return {};
     return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("models")).toObject().value(model).toObject();

@@ -3,6 +3,7 @@
 // real GPT-2 and bert-base-uncased vocabularies, then encodes the first 1,000 words of the
 // reference corpus (licence prose, as typed text) with an empty BPE cache and warm, and the whole
 // corpus. Usage: bench_subword [FIXTURES_DIR]
+#include "testpaths.h"
 #include "attnviz/subword.h"
 
 #include <nlohmann/json.hpp>

@@ -5,6 +5,7 @@
 // difference between two traces of the same text.
 #pragma once
 
+#include "testpaths.h"
 #include "attnviz/pretrained.h"
 
 #include <QFile>
@@ -17,7 +18,7 @@
 
 namespace attnviz::testing {
 
-inline QString fixture(const QString &model) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model; }
+inline QString fixture(const QString &model) { return QString::fromUtf8(ATTNVIZ_FIXTURE("/models/")) + model; }
 
 inline std::unique_ptr<Model> open(const QString &model)
 {

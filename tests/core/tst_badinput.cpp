@@ -5,6 +5,7 @@
 // too large for memory, shapes that overflow 64 bits, duplicate keys, .avec with 0 words or
 // unknown flags. Each row asserts the Status code, a one-line message naming the file and the
 // problem, and that the caller's value is untouched.
+#include "testpaths.h"
 #include "attnviz/caseio.h"
 #include "attnviz/embeddings.h"
 #include "attnviz/fileio.h"
@@ -49,7 +50,7 @@ QByteArray deep(const char *open, int n, const char *close)
 // A valid case (the shared fixture) with one JSON fragment replaced.
 QByteArray caseWith(const QByteArray &from, const QByteArray &to)
 {
-    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/mha_01_h1_d4_tq3_tk3_b1_self_none.json"));
+    QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/cases/mha_01_h1_d4_tq3_tk3_b1_self_none.json")));
     if (!f.open(QIODevice::ReadOnly))
         return {};
     QByteArray text = f.readAll();
@@ -455,14 +456,14 @@ void TestBadInput::modelFolderJson()
     } else if (file == QLatin1String("tokenizer_config.json")) {
         // a BERT folder whose other files are the fixture's
         for (const char *other : {"config.json", "model.safetensors", "vocab.txt"})
-            QVERIFY(QFile::link(QFileInfo(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/bert-tiny/") + QLatin1String(other)).canonicalFilePath(),
+            QVERIFY(QFile::link(QFileInfo(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/bert-tiny/")) + QLatin1String(other)).canonicalFilePath(),
                                 dir.filePath(QLatin1String(other))));
         std::unique_ptr<Model> m;
         st = openPretrained(d, {}, m);
         QVERIFY(!m);
     } else if (file == QLatin1String("vocab.json")) {
         std::unique_ptr<SubwordTokenizer> t;
-        st = loadByteLevelBpe(path.toStdString(), ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/merges.txt", t);
+        st = loadByteLevelBpe(path.toStdString(), ATTNVIZ_FIXTURE("/tokenizers/gpt2/merges.txt"), t);
         QVERIFY(!t);
     } else {
         TensorArchive a;
@@ -585,8 +586,8 @@ void TestBadInput::hugeWord()
     QCOMPARE(int(words.tokens.size()), 1);
     QVERIFY2(timer.elapsed() < kCeilingMs, qPrintable(QString::number(timer.elapsed())));
     std::unique_ptr<SubwordTokenizer> bpe, wp;
-    QVERIFY(loadByteLevelBpe(ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/vocab.json", ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/merges.txt", bpe).ok());
-    QVERIFY(loadWordPiece(ATTNVIZ_FIXTURES_DIR "/tokenizers/bert-base-uncased/vocab.txt", WordPieceOptions(), wp).ok());
+    QVERIFY(loadByteLevelBpe(ATTNVIZ_FIXTURE("/tokenizers/gpt2/vocab.json"), ATTNVIZ_FIXTURE("/tokenizers/gpt2/merges.txt"), bpe).ok());
+    QVERIFY(loadWordPiece(ATTNVIZ_FIXTURE("/tokenizers/bert-base-uncased/vocab.txt"), WordPieceOptions(), wp).ok());
     for (const std::string &text : {word, std::string(333'333, 'x') + std::string(333'333, 'y') + std::string(333'334, 'z'),
                                     [] { std::string s; for (int i = 0; i < 250'000; ++i) s += "ab1é"; return s; }()}) {
         std::vector<TraceToken> tokens;
@@ -608,7 +609,7 @@ void TestBadInput::hugeWord()
 void TestBadInput::goodFilesStillLoad()
 {
     CaseFile c;
-    const Status cs = loadCase(ATTNVIZ_FIXTURES_DIR "/cases/mha_04_h2_d8_tq3_tk7_b2_cross_key_padding.json", c);
+    const Status cs = loadCase(ATTNVIZ_FIXTURE("/cases/mha_04_h2_d8_tq3_tk7_b2_cross_key_padding.json"), c);
     QVERIFY2(cs.ok(), cs.message.c_str());
     QCOMPARE(int(c.input.batch.size()), 2);
 
@@ -628,7 +629,7 @@ void TestBadInput::goodFilesStillLoad()
     QCOMPARE(t.size(), 2);
 
     SafetensorsFile f;
-    const Status ss = readSafetensors(ATTNVIZ_FIXTURES_DIR "/torch/stack_postnorm_relu_sinusoidal.safetensors", f);
+    const Status ss = readSafetensors(ATTNVIZ_FIXTURE("/torch/stack_postnorm_relu_sinusoidal.safetensors"), f);
     QVERIFY2(ss.ok(), ss.message.c_str());
     QVERIFY(!f.tensors.empty());
 }

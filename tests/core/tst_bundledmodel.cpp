@@ -5,6 +5,7 @@
 // head's attention, the top 5 next tokens and the argmax at every position), and the head roles the
 // MANIFEST and the lessons claim (headroles.h): a previous-token head in layer 0, an induction head in
 // layer 1, and the loss on a second copy of random tokens far below the first copy's.
+#include "testpaths.h"
 #include "attnviz/headroles.h"
 #include "attnviz/pretrained.h"
 
@@ -24,11 +25,11 @@ using attnviz::test::intsOf;
 
 namespace {
 
-const char *const kModelDir = ATTNVIZ_SOURCE_DIR "/resources/models/attnviz-tiny";
+const char *const kModelDir = ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny");
 
 QJsonArray cases()
 {
-    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/attnviz-tiny-expected.json"));
+    QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/attnviz-tiny-expected.json")));
     if (!f.open(QIODevice::ReadOnly))
         return {};
     return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("cases")).toArray();

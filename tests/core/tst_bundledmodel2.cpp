@@ -5,6 +5,7 @@
 // numpy forward of the same model.safetensors, make_tiny2_expected.py), and the MANIFEST's claims on
 // text the training never saw: the copied word of ten sentences said twice, an induction head on
 // common words said twice, previous-token and first-token heads on held-out text.
+#include "testpaths.h"
 #include "attnviz/headroles.h"
 #include "attnviz/pretrained.h"
 
@@ -24,12 +25,12 @@ using attnviz::test::intsOf;
 
 namespace {
 
-const char *const kModelDir = ATTNVIZ_SOURCE_DIR "/resources/models/attnviz-tiny-2";
+const char *const kModelDir = ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny-2");
 
 const QJsonObject &expected()
 {
     static const QJsonObject doc = [] {
-        QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/attnviz-tiny-2-expected.json"));
+        QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/attnviz-tiny-2-expected.json")));
         return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
     }();
     return doc;

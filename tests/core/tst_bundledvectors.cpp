@@ -4,6 +4,7 @@
 // king ~ queen), survive int8 quantization, and reproduce seed 003's demonstration: with identity
 // projections and 1/sqrt(d) scaling, "ship" attends to "crew" in the Odyssey sentence and not in
 // the Amazon one. Also `attnviz compute` on a sentence case with no --embeddings.
+#include "testpaths.h"
 #include "attnviz/attention.h"
 #include "attnviz/embeddings.h"
 #include "bundledvectors.h"
@@ -92,7 +93,7 @@ void TestBundledVectors::declaredSize()
 void TestBundledVectors::manifestChecksum()
 {
     // The committed table is the one MANIFEST.md describes (and build.sh check reproduces).
-    QFile manifest(QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/embeddings/MANIFEST.md"));
+    QFile manifest(QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/resources/embeddings/MANIFEST.md")));
     QVERIFY(manifest.open(QIODevice::ReadOnly | QIODevice::Text));
     const QRegularExpression re(QStringLiteral("^- table sha256: `([0-9a-f]{64})`"),
                                 QRegularExpression::MultilineOption);
@@ -126,7 +127,7 @@ void TestBundledVectors::tokenizerMatchesCorpus()
 {
     // The table was trained on text cut by this very tokenizer (attnviz tokenize). A sample of the
     // corpus, sentence and tokens, must still come out the same, or lookups would miss.
-    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/wordvectors/corpus-sample.tsv"));
+    QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/wordvectors/corpus-sample.tsv")));
     QVERIFY(f.open(QIODevice::ReadOnly));
     int lines = 0, unknown = 0, total = 0;
     while (!f.atEnd()) {
@@ -196,7 +197,7 @@ void TestBundledVectors::quantizationError()
 {
     // The float32 vectors of a sample of words, as fastText wrote them (build.sh `export` step).
     EmbeddingTable sample;
-    const Status st = loadEmbeddings(ATTNVIZ_FIXTURES_DIR "/wordvectors/attnviz-en50-sample.vec", sample);
+    const Status st = loadEmbeddings(ATTNVIZ_FIXTURE("/wordvectors/attnviz-en50-sample.vec"), sample);
     QVERIFY2(st.ok(), st.message.c_str());
     QVERIFY(sample.size() >= 400);
     std::vector<int> fi, qi;
@@ -294,7 +295,7 @@ void TestBundledVectors::computeSentenceCaseWithoutEmbeddingsOption()
                "inputs": {"sentence": "I must go back to my ship and to my crew, Zqxjv!"}})json");
     f.close();
     QProcess p;
-    p.start(QStringLiteral(ATTNVIZ_BINARY), {QStringLiteral("compute"), casePath});
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), {QStringLiteral("compute"), casePath});
     QVERIFY(p.waitForFinished(30000));
     QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
     const QJsonObject r = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
@@ -329,7 +330,7 @@ void TestBundledVectors::computeCrossSentenceCase()
                "inputs": {"sentence": "the crew", "key_sentence": "my ship sails"}})json");
     f.close();
     QProcess p;
-    p.start(QStringLiteral(ATTNVIZ_BINARY),
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY),
             {QStringLiteral("compute"), casePath, QStringLiteral("--precision"), QStringLiteral("float32")});
     QVERIFY(p.waitForFinished(30000));
     QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
@@ -355,7 +356,7 @@ void TestBundledVectors::computeSentenceSizesMustFit()
                     "inputs": {"sentence": "my ship", "key_sentence": "and my crew"}})json");
     f.close();
     QProcess p;
-    p.start(QStringLiteral(ATTNVIZ_BINARY), {QStringLiteral("compute"), casePath});
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), {QStringLiteral("compute"), casePath});
     QVERIFY(p.waitForFinished(30000));
     QCOMPARE(p.exitCode(), 2);
     QVERIFY(p.readAllStandardOutput().isEmpty());
@@ -367,8 +368,8 @@ void TestBundledVectors::exampleSentenceCase()
 {
     // resources/examples/odyssey_ship.json, the README's sentence example.
     QProcess p;
-    p.start(QStringLiteral(ATTNVIZ_BINARY),
-            {QStringLiteral("compute"), QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/examples/odyssey_ship.json")});
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY),
+            {QStringLiteral("compute"), QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/resources/examples/odyssey_ship.json"))});
     QVERIFY(p.waitForFinished(30000));
     QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
     const QJsonObject r = QJsonDocument::fromJson(p.readAllStandardOutput()).object();

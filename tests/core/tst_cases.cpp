@@ -3,6 +3,7 @@
 // tolerance, stage by stage: tests/fixtures/cases (= ../shared/cases) and attnviz's own PyTorch
 // fixtures tests/fixtures/torch (made by make_fixtures.py: larger sizes, batches, kdim != vdim,
 // every mask, sum/cosine normalization, fully-masked rows, dropout).
+#include "testpaths.h"
 #include "attnviz/attention.h"
 #include "attnviz/caseio.h"
 
@@ -35,8 +36,8 @@ void TestCases::cases_data()
 {
     QTest::addColumn<QString>("path");
     QTest::addColumn<bool>("f64");
-    const QStringList shared = caseFiles(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases"));
-    const QStringList own = caseFiles(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch")).filter(QStringLiteral("/torch_"));
+    const QStringList shared = caseFiles(QString::fromUtf8(ATTNVIZ_FIXTURE("/cases")));
+    const QStringList own = caseFiles(QString::fromUtf8(ATTNVIZ_FIXTURE("/torch"))).filter(QStringLiteral("/torch_"));
     QVERIFY(shared.size() >= 13);
     QVERIFY(own.size() >= 10);
     const QStringList files = shared + own;
@@ -83,11 +84,11 @@ void TestCases::cases()
 // The committed copy must equal ../shared/cases where that folder exists (CI has it beside the clone).
 void TestCases::sharedCasesAreMirrored()
 {
-    const QString shared = QStringLiteral(ATTNVIZ_SOURCE_DIR "/../shared/cases");
+    const QString shared = QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/../shared/cases"));
     if (!QDir(shared).exists())
         QSKIP("../shared/cases is not beside this checkout");
     for (const QString &f : caseFiles(shared)) {
-        QFile a(f), b(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/") + QFileInfo(f).fileName());
+        QFile a(f), b(QString::fromUtf8(ATTNVIZ_FIXTURE("/cases/")) + QFileInfo(f).fileName());
         QVERIFY2(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly), qPrintable(f));
         QVERIFY2(a.readAll() == b.readAll(), qPrintable(f + QStringLiteral(" differs from the committed copy")));
     }

@@ -3,6 +3,7 @@
 // numbers, as glove.6B.50d.txt) loads with progress reported and can be cancelled part way,
 // leaving the caller's table untouched; `attnviz compute --embeddings FILE` uses that file.
 // The file is generated in a temporary folder (short numbers keep it near 100 MB and fast).
+#include "testpaths.h"
 #include "attnviz/embeddings.h"
 
 #include <QFile>
@@ -137,7 +138,7 @@ void TestEmbeddingLoading::computeUsesTheGivenTable()
     c.write(R"({"name": "tiny", "config": {"projections": "identity"}, "inputs": {"sentence": "ship to crew"}})");
     c.close();
     QProcess p;
-    p.start(QStringLiteral(ATTNVIZ_BINARY),
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY),
             {QStringLiteral("compute"), casePath, QStringLiteral("--embeddings"), table});
     QVERIFY(p.waitForFinished(30000));
     QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());

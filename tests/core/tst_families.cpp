@@ -7,6 +7,7 @@
 // rotary, LongRoPE) against the float64 reference transcribed from Hugging Face's modeling code
 // (tests/fixtures/models/make_families.py): every layer's and head's attention, the hidden states,
 // q and k after rotation, the predictions; RoPE tables of every variant; config traps; bad configs.
+#include "testpaths.h"
 #include "attnviz/architecture.h"
 #include "attnviz/memorybudget.h"
 #include "attnviz/pretrained.h"
@@ -288,7 +289,7 @@ void TestFamilies::slidingWindowBoundary()
 // dynamic NTK at four lengths, linear and default.
 void TestFamilies::ropeTables()
 {
-    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/families-expected-rope.json"));
+    QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/families-expected-rope.json")));
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QJsonObject all = QJsonDocument::fromJson(f.readAll()).object();
     int checked = 0;

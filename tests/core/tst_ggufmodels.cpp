@@ -6,6 +6,7 @@
 // Gemma 3's hard-coded sliding pattern); the forward of each file, of a Q8_0 and of a Q4_K_M file
 // against the float64 reference on the dequantized weights; the tokenizers from the metadata;
 // quantized weights kept quantized; bad files refused with one line naming the file and the field.
+#include "testpaths.h"
 #include "attnviz/gguf.h"
 #include "attnviz/pretrained.h"
 #include "attnviz/tensorarchive.h"
@@ -21,7 +22,7 @@ using namespace attnviz::testing;
 
 namespace {
 
-QString gguf(const QString &name) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/gguf/") + name; }
+QString gguf(const QString &name) { return QString::fromUtf8(ATTNVIZ_FIXTURE("/gguf/")) + name; }
 
 QJsonObject expected()
 {

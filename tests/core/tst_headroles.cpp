@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Head-role scores and attention rollout (headroles.h) on hand-made attention patterns whose scores
 // are known, and on a real (tiny) model end to end.
+#include "testpaths.h"
 #include "attnviz/headroles.h"
 #include "attnviz/pretrained.h"
 
@@ -123,7 +124,7 @@ void TestHeadRoles::rollout()
 void TestHeadRoles::onATinyModel()
 {
     std::unique_ptr<Model> m;
-    const Status st = openPretrained(ATTNVIZ_FIXTURES_DIR "/models/gpt2-tiny", {}, m);
+    const Status st = openPretrained(ATTNVIZ_FIXTURE("/models/gpt2-tiny"), {}, m);
     QVERIFY2(st.ok(), st.message.c_str());
     TraceRequest req;
     req.text = "the cat sat on the mat and the cat sat";
@@ -146,7 +147,7 @@ void TestHeadRoles::onATinyModel()
     // after the ordinary tokens: the probe starts with <|endoftext|> and draws below it
     {
         std::unique_ptr<Model> qwen;
-        QVERIFY(openPretrained(ATTNVIZ_FIXTURES_DIR "/models/qwen2-tiny", {}, qwen).ok());
+        QVERIFY(openPretrained(ATTNVIZ_FIXTURE("/models/qwen2-tiny"), {}, qwen).ok());
         const InductionProbe q = inductionProbe(qwen->info(), *qwen, 15);
         QCOMPARE(q.offset, 1);
         QCOMPARE(q.ids.front(), 151643);

@@ -6,6 +6,7 @@
 // outside CI), except the lines hf_exclusions.json names, which are checked against the ids of
 // Unicode White_Space \s instead. Also: byte ranges cover the text, decoding gives the text back,
 // chip displays, typed added tokens, a megabyte of text, and hostile files get one message each.
+#include "testpaths.h"
 #include "attnviz/subword.h"
 
 #include "subwordtesthelpers.h"
@@ -23,7 +24,7 @@ using namespace attnviz;
 using namespace attnviz::testing;
 
 namespace {
-const QString kDir = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/tokenizers/");
+const QString kDir = QString::fromUtf8(ATTNVIZ_FIXTURE("/tokenizers/"));
 
 // Where the Llama 3.1 and Gemma 3 files are: $ATTNVIZ_HF_TOKENIZERS_DIR (packaging/dev.sh sets it
 // after fetching them; then they must be there), else the build folder's hf-tokenizers.
@@ -31,7 +32,7 @@ QString fetchedDir(bool &required)
 {
     const char *env = std::getenv("ATTNVIZ_HF_TOKENIZERS_DIR");
     required = env && *env;
-    return required ? QString::fromLocal8Bit(env) : QStringLiteral(ATTNVIZ_HF_TOKENIZERS_DEFAULT);
+    return required ? QString::fromLocal8Bit(env) : QString::fromUtf8(ATTNVIZ_BUILD_PATH("/hf-tokenizers"));
 }
 
 // The added-token lines of make_hf_reference_ids.mjs: the tokens in the file's order, 20 a line,

@@ -6,6 +6,7 @@
 // the root, an unknown model_type, a pickle); the specs hf: and ollama: resolved to what the scan
 // shows; the roots the environment gives; Ollama manifests refused field by field; 50 models in
 // well under a second.
+#include "testpaths.h"
 #include "attnviz/fileio.h"
 #include "attnviz/modelstores.h"
 
@@ -33,7 +34,7 @@ qint64 fixtureBytes(const QString &model, const QStringList &files)
 {
     qint64 n = 0;
     for (const QString &f : files)
-        n += QFileInfo(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model + QLatin1Char('/') + f).size();
+        n += QFileInfo(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/")) + model + QLatin1Char('/') + f).size();
     return n;
 }
 
@@ -139,8 +140,8 @@ private slots:
         // the blobs the snapshot links to, not the links
         QCOMPARE(qint64(gpt2->bytes), fixtureBytes(QStringLiteral("gpt2-tiny"), {QStringLiteral("config.json"),
                  QStringLiteral("model.safetensors"), QStringLiteral("vocab.json"), QStringLiteral("merges.txt")}));
-        QCOMPARE(gpt2->bytes, uint64_t(3251776 + 315 + sizeOf(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/vocab.json")) +
-                                       sizeOf(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/merges.txt"))));
+        QCOMPARE(gpt2->bytes, uint64_t(3251776 + 315 + sizeOf(QString::fromUtf8(ATTNVIZ_FIXTURE("/tokenizers/gpt2/vocab.json"))) +
+                                       sizeOf(QString::fromUtf8(ATTNVIZ_FIXTURE("/tokenizers/gpt2/merges.txt")))));
 
         const LocalModel *qwen = find(m_scan, "Qwen/Qwen3-tiny");
         QVERIFY(qwen && qwen->supported);

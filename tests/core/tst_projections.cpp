@@ -2,6 +2,7 @@
 // Seeded projections and dropout reproduce PyTorch bit for bit: against weights drawn by torch
 // itself (fixtures/torch/rng_torch.json, made by make_fixtures.py) and against the numbers the
 // seed notebooks print (seed 001: torch.manual_seed(123) / (789) examples, its dropout mask).
+#include "testpaths.h"
 #include "attnviz/attention.h"
 #include "attnviz/projections.h"
 #include "attnviz/torchrng.h"
@@ -35,7 +36,7 @@ Mat<double> toMat(const QJsonValue &v)
 
 QJsonObject rngFixture()
 {
-    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch/rng_torch.json"));
+    QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/torch/rng_torch.json")));
     if (!f.open(QIODevice::ReadOnly))
         return {};
     return QJsonDocument::fromJson(f.readAll()).object();

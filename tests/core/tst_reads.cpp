@@ -4,6 +4,7 @@
 // norm-weighted attention ||a_ij v_j W_O^h|| (grouped-query heads included), direct logit
 // attribution (each part, and the parts summing to the logit within 1e-5), generation (greedy ids,
 // sampled ids for a seed, the cut at the model's positions, Stop), and the bad inputs.
+#include "testpaths.h"
 #include "attnviz/reads.h"
 #include "attnviz/torchrng.h"
 #include "modelchecks.h"
@@ -29,7 +30,7 @@ Model *opened(const QString &name)
 const QJsonObject &reference()
 {
     static const QJsonObject r = [] {
-        QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/reads/reads-expected.json"));
+        QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/reads/reads-expected.json")));
         if (!f.open(QIODevice::ReadOnly))
             return QJsonObject();
         return QJsonDocument::fromJson(f.readAll()).object();

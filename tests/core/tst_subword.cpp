@@ -5,6 +5,7 @@
 // gpt-3-encoder (GPT-2) and of Hugging Face's BertTokenizer (bert-base-uncased), except the lines exclusions.json names
 // (Unicode versions; see MANIFEST.md). Also: GPT-2 decodes back to the exact bytes, byte ranges cover the text, typed
 // specials stay one token, and hostile vocabulary files get one message each.
+#include "testpaths.h"
 #include "attnviz/subword.h"
 
 #include "subwordtesthelpers.h"
@@ -27,10 +28,10 @@ using namespace attnviz;
 using namespace attnviz::testing;
 
 namespace {
-const QString kDir = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/tokenizers/");
-const std::string kGpt2Vocab = ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/vocab.json";
-const std::string kGpt2Merges = ATTNVIZ_FIXTURES_DIR "/tokenizers/gpt2/merges.txt";
-const std::string kBertVocab = ATTNVIZ_FIXTURES_DIR "/tokenizers/bert-base-uncased/vocab.txt";
+const QString kDir = QString::fromUtf8(ATTNVIZ_FIXTURE("/tokenizers/"));
+const std::string kGpt2Vocab = ATTNVIZ_FIXTURE("/tokenizers/gpt2/vocab.json");
+const std::string kGpt2Merges = ATTNVIZ_FIXTURE("/tokenizers/gpt2/merges.txt");
+const std::string kBertVocab = ATTNVIZ_FIXTURE("/tokenizers/bert-base-uncased/vocab.txt");
 
 bool writeFile(const QString &path, const QByteArray &bytes)
 {

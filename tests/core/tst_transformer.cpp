@@ -2,6 +2,7 @@
 // Transformer stacks (seed 002) against PyTorch float64 forward passes at every layer
 // (fixtures/torch/stack_*.{safetensors,json}, made by make_stack_fixtures.py), and the safetensors
 // reader's refusals: missing tensors, wrong shapes or dtypes, truncated files, lying headers.
+#include "testpaths.h"
 #include "attnviz/transformer.h"
 
 #include <QFile>
@@ -16,7 +17,7 @@ namespace {
 
 QByteArray readFixture(const QString &name)
 {
-    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch/") + name);
+    QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/torch/")) + name);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 

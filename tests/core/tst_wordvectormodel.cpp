@@ -2,6 +2,7 @@
 // The word-vector models behind the Model seam (wordvectormodel.h): a single layer is a one-layer
 // trace with the numbers computeAttention gives on the same vectors; the stack's trace holds
 // computeStack's layers; tokens, cuts, masks and the window's messages.
+#include "testpaths.h"
 #include "attnviz/attention.h"
 #include "attnviz/embeddings.h"
 #include "attnviz/headslices.h"
@@ -18,7 +19,7 @@ const char *kSentence = "I must go back to my ship and to my crew";
 std::shared_ptr<const EmbeddingTable> toyTable()
 {
     auto t = std::make_shared<EmbeddingTable>();
-    const Status st = loadEmbeddings(ATTNVIZ_FIXTURES_DIR "/embeddings/toy-en16.txt", *t);
+    const Status st = loadEmbeddings(ATTNVIZ_FIXTURE("/embeddings/toy-en16.txt"), *t);
     if (!st.ok())
         qFatal("%s", st.message.c_str());
     return t;

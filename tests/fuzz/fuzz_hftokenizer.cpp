@@ -9,6 +9,7 @@
 //        the trimmed copy in the seeds); every token's range must lie inside the text and ranges
 //        must go left to right.
 // A refusal must be one line that starts with the name it was given.
+#include "testpaths.h"
 #include "attnviz/subword.h"
 
 #include <cstdint>
@@ -23,7 +24,7 @@ namespace {
 const SubwordTokenizer &mistral()
 {
     static std::unique_ptr<SubwordTokenizer> m;
-    if (!m && !loadHfTokenizer(ATTNVIZ_FIXTURES_DIR "/tokenizers/mistral", m))
+    if (!m && !loadHfTokenizer(ATTNVIZ_FIXTURE("/tokenizers/mistral"), m))
         std::abort();
     return *m;
 }

@@ -2,6 +2,7 @@
 // libFuzzer target: a byte-level BPE merges.txt (parseByteLevelBpe) against a fixed small
 // vocabulary (the vocab_json seed: the 256 byte symbols and the tokens of GPT-2's first 200 merges),
 // then a text encoded and decoded back byte for byte.
+#include "testpaths.h"
 #include "fuzzcheck.h"
 
 #include "attnviz/subword.h"
@@ -9,7 +10,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     using namespace attnviz;
-    static const std::string vocab = fuzz::readFile(ATTNVIZ_FUZZ_SEEDS "/vocab_json/gpt2-small.json");
+    static const std::string vocab = fuzz::readFile(ATTNVIZ_FUZZ_SEED("/vocab_json/gpt2-small.json"));
     std::unique_ptr<SubwordTokenizer> tok;
     const Status st = parseByteLevelBpe(vocab, fuzz::bytes(data, size), "fuzz", tok);
     fuzz::expectOneLineStarting(st, "fuzz (merges.txt):");

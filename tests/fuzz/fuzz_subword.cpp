@@ -5,6 +5,7 @@
 //   1: a vocab.txt -> parseWordPiece (every option combination), then encode;
 //   2..: a text -> encode with the real GPT-2 and bert-base-uncased vocabularies; GPT-2 must decode
 //        it back byte for byte and its pieces must tile it; BERT's ranges must lie inside it.
+#include "testpaths.h"
 #include "attnviz/subword.h"
 
 #include <cstdint>
@@ -19,7 +20,7 @@ const SubwordTokenizer &real(bool bpe)
 {
     static std::unique_ptr<SubwordTokenizer> gpt2, bert;
     if (!gpt2) {
-        const std::string dir = ATTNVIZ_FIXTURES_DIR "/tokenizers/";
+        const std::string dir = ATTNVIZ_FIXTURE("/tokenizers/");
         if (!loadByteLevelBpe(dir + "gpt2/vocab.json", dir + "gpt2/merges.txt", gpt2) ||
             !loadWordPiece(dir + "bert-base-uncased/vocab.txt", WordPieceOptions(), bert))
             std::abort();

@@ -2,6 +2,7 @@
 // libFuzzer target: a BERT folder's tokenizer_config.json, read as opening the folder reads it
 // (openPretrained), beside bert-tiny's config and weights and a 1,200-token vocab.txt (the
 // vocab_txt seed, so that each run is quick); a folder that opens then tokenizes a sentence.
+#include "testpaths.h"
 #include "fuzzcheck.h"
 
 #include "attnviz/pretrained.h"
@@ -12,9 +13,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const std::string dir = [] {
         const std::string d = fuzz::scratchFolder();
         for (const char *name : {"config.json", "model.safetensors"})
-            if (::symlink((std::string(ATTNVIZ_FIXTURES_DIR "/models/bert-tiny/") + name).c_str(), (d + "/" + name).c_str()) != 0)
+            if (::symlink((std::string(ATTNVIZ_FIXTURE("/models/bert-tiny/")) + name).c_str(), (d + "/" + name).c_str()) != 0)
                 std::abort();
-        const std::string vocab = fuzz::readFile(ATTNVIZ_FUZZ_SEEDS "/vocab_txt/bert-1200.txt");
+        const std::string vocab = fuzz::readFile(ATTNVIZ_FUZZ_SEED("/vocab_txt/bert-1200.txt"));
         fuzz::writeFile(d + "/vocab.txt", reinterpret_cast<const uint8_t *>(vocab.data()), vocab.size());
         return d;
     }();

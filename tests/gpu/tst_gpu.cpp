@@ -9,6 +9,7 @@
 // Runs under xvfb-run (label xvfb): Vulkan on lavapipe, OpenGL 4.3 on llvmpipe in CI. A backend that
 // cannot start is skipped with QSKIP, never passed. Mesa's software GPUs stop a shader invocation
 // after 65535 loop iterations: t = 3000 checks that the tiled shaders stay below that.
+#include "testpaths.h"
 #include "attnviz/attention.h"
 #include "attnviz/caseio.h"
 #include "attnviz/gpubackend.h"
@@ -228,7 +229,7 @@ void TestGpu::cases_data()
 {
     QTest::addColumn<GpuApi>("api");
     QTest::addColumn<QString>("path");
-    const QDir dir(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases"));
+    const QDir dir(QString::fromUtf8(ATTNVIZ_FIXTURE("/cases")));
     const QStringList files = dir.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
     QVERIFY(files.size() >= 13);
     addBackendRows([&](const char *name, GpuApi api) {
@@ -585,8 +586,8 @@ void TestGpu::unavailableApi()
 // passes --check; `--backend auto` on a tiny case stays on the CPU and says so.
 void TestGpu::cliNamesBackendAndDevice()
 {
-    const QString exe = QStringLiteral(ATTNVIZ_BINARY);
-    const QString c = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/cases/mha_04_h2_d8_tq3_tk7_b2_cross_key_padding.json");
+    const QString exe = QString::fromUtf8(ATTNVIZ_BINARY);
+    const QString c = QString::fromUtf8(ATTNVIZ_FIXTURE("/cases/mha_04_h2_d8_tq3_tk7_b2_cross_key_padding.json"));
     QProcess p;
     p.start(exe, {QStringLiteral("compute"), c, QStringLiteral("--backend"), QStringLiteral("gpu"), QStringLiteral("--check"),
                   QStringLiteral("-o"), QStringLiteral("-")});

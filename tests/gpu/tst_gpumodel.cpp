@@ -8,6 +8,7 @@
 // only observed layers and heads come back; masks, scores and MLP stages; a device that cannot run
 // a forward leaves it to the CPU, which says why. Runs under xvfb-run (label xvfb): Vulkan on
 // lavapipe, OpenGL 4.3 on llvmpipe in CI; a backend that cannot start is skipped with QSKIP.
+#include "testpaths.h"
 #include "attnviz/device.h"
 #include "attnviz/gpubackend.h"
 #include "attnviz/pretrained.h"
@@ -35,10 +36,10 @@ const char *const kFixtures[] = {"gpt2-tiny",  "bert-tiny",   "distilbert-tiny",
 QString modelPath(const QString &name)
 {
     if (name == QLatin1String("attnviz-tiny-2") || name == QLatin1String("attnviz-tiny"))
-        return QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/models/") + name;
+        return QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/resources/models/")) + name;
     if (name.endsWith(QLatin1String(".gguf")))
-        return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/gguf/") + name;
-    return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + name;
+        return QString::fromUtf8(ATTNVIZ_FIXTURE("/gguf/")) + name;
+    return QString::fromUtf8(ATTNVIZ_FIXTURE("/models/")) + name;
 }
 
 // The texts to trace: the fixture's expected.json cases, or sentences for the rest.

@@ -4,6 +4,7 @@
 // from the SVG have the sizes they claim (PNG, ICO, ICNS), and the man page renders cleanly and
 // agrees with the program's --help. A validator that is not installed is a QSKIP naming the Debian
 // package; `bash packaging/dev.sh test` installs them all.
+#include "testpaths.h"
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -16,7 +17,7 @@
 
 namespace {
 
-const QString kPackagingDir = QStringLiteral(ATTNVIZ_PACKAGING_BUILD_DIR);
+const QString kPackagingDir = QString::fromUtf8(ATTNVIZ_BUILD_PATH("/packaging"));
 const QString kAppId = QStringLiteral(ATTNVIZ_APP_ID);
 
 struct Run {
@@ -149,7 +150,7 @@ void TestPackaging::mimeTypeRegistersGlob()
     QTemporaryDir data;
     const QDir mime(data.filePath(QStringLiteral("mime")));
     QVERIFY(QDir().mkpath(mime.filePath(QStringLiteral("packages"))));
-    QVERIFY(QFile::copy(QStringLiteral(ATTNVIZ_SOURCE_DIR "/packaging/linux/attnviz-mime.xml"),
+    QVERIFY(QFile::copy(QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/packaging/linux/attnviz-mime.xml")),
                         mime.filePath(QStringLiteral("packages/attnviz.xml"))));
     const Run r = run(tool, {mime.path()}, {QStringLiteral("XDG_DATA_DIRS=") + data.path()});
     // Any complaint about the XML comes on stderr.
@@ -248,14 +249,14 @@ void TestPackaging::manPageHasEveryCommandsHelp()
     const QString page = QString::fromUtf8(readAll(kPackagingDir + QStringLiteral("/attnviz.1")));
     QVERIFY(!page.isEmpty());
     QVERIFY(page.contains(QStringLiteral("\"attnviz " ATTNVIZ_VERSION "\"")));
-    const Run top = run(QStringLiteral(ATTNVIZ_BINARY), {QStringLiteral("--help")});
+    const Run top = run(QString::fromUtf8(ATTNVIZ_BINARY), {QStringLiteral("--help")});
     QCOMPARE(top.code, 0);
     const QStringList verbs = commands(top.out);
     QVERIFY(verbs.contains(QStringLiteral("compute")));
     static const QRegularExpression usage(QStringLiteral("Usage: [^ \n]*attnviz"));
     for (const QString &verb : verbs) {
         QVERIFY2(page.contains(QStringLiteral(".SS \"attnviz %1\"\n").arg(verb)), qPrintable(verb));
-        const Run help = run(QStringLiteral(ATTNVIZ_BINARY), {verb, QStringLiteral("--help")});
+        const Run help = run(QString::fromUtf8(ATTNVIZ_BINARY), {verb, QStringLiteral("--help")});
         QCOMPARE(help.code, 0);
         // Every line of the command's help, as the page must carry it: an old page (a help text
         // changed without the page being regenerated) fails here.
@@ -288,12 +289,12 @@ void TestPackaging::manPageProseMatchesHelp()
     QString prose = page.left(commandsAt) + page.mid(afterCommands);
     prose.replace(QLatin1String("\\-"), QLatin1String("-"));
 
-    const Run top = run(QStringLiteral(ATTNVIZ_BINARY), {QStringLiteral("--help")});
+    const Run top = run(QString::fromUtf8(ATTNVIZ_BINARY), {QStringLiteral("--help")});
     QCOMPARE(top.code, 0);
     QHash<QString, QStringList> optionsOf;
     QStringList allOptions = {QStringLiteral("version"), QStringLiteral("help")};
     for (const QString &verb : commands(top.out)) {
-        const Run help = run(QStringLiteral(ATTNVIZ_BINARY), {verb, QStringLiteral("--help")});
+        const Run help = run(QString::fromUtf8(ATTNVIZ_BINARY), {verb, QStringLiteral("--help")});
         QCOMPARE(help.code, 0);
         optionsOf[verb] = longOptions(QString::fromUtf8(help.out));
         allOptions += optionsOf[verb];

@@ -2,9 +2,10 @@
 // The tiny fixture model folders (tests/fixtures/models) for the suites that open them: their paths,
 // their expected.json cases, and the tools of the bad-folder tables (a copy to spoil, a safetensors
 // file read and written back, a JSON file edited). Header-only, like runattnviz.h, so that the
-// command-line suites need not link the window. ATTNVIZ_FIXTURES_DIR is defined for every test.
+// command-line suites need not link the window. Paths come from testpaths.h (attnviz_testpaths).
 #pragma once
 
+#include "testpaths.h"
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -21,7 +22,7 @@
 
 namespace attnviz_test {
 
-inline QString fixtureModel(const QString &model) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model; }
+inline QString fixtureModel(const QString &model) { return QString::fromUtf8(ATTNVIZ_FIXTURE("/models/")) + model; }
 
 // Case `index` of tests/fixtures/models/MODEL/expected.json (text, ids, tokens, attentions ...).
 inline QJsonObject expectedCase(const QString &model, int index)

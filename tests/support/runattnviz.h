@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Running the attnviz binary as a user does, for the command-line suites (tests/app): exit code,
 // stdout and stderr. Header-only, so that Qt-Core-only suites need not link attnviz_testsupport
-// (which brings the window). ATTNVIZ_BINARY is defined for every test by attnviz_add_test.
+// (which brings the window). ATTNVIZ_BINARY comes from testpaths.h (attnviz_testpaths).
 #pragma once
 
+#include "testpaths.h"
 #include <QByteArray>
 #include <QProcess>
 #include <QStringList>
@@ -32,7 +33,7 @@ inline Run finished(QProcess &p, int timeoutMs)
 inline Run runAttnviz(const QStringList &args, int timeoutMs = 120000)
 {
     QProcess p;
-    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
     return finished(p, timeoutMs);
 }
 
@@ -46,7 +47,7 @@ inline Run runAttnvizUnprivileged(const QStringList &args, bool &possible, int t
         return runAttnviz(args, timeoutMs);
     QProcess p;
     p.start(QStringLiteral("setpriv"), QStringList{QStringLiteral("--bounding-set"), QStringLiteral("-dac_override,-dac_read_search"),
-                                                   QStringLiteral(ATTNVIZ_BINARY)} + args);
+                                                   QString::fromUtf8(ATTNVIZ_BINARY)} + args);
     if (!p.waitForStarted()) {
         possible = false;
         return {};

@@ -8,6 +8,7 @@
 // Header-only (Qt Core), like modelfolders.h.
 #pragma once
 
+#include "testpaths.h"
 #include <QByteArray>
 #include <QCryptographicHash>
 #include <QDir>
@@ -174,7 +175,7 @@ inline QList<QPair<QString, QByteArray>> fixtureFiles(const QString &model, cons
 {
     QList<QPair<QString, QByteArray>> files;
     for (const QString &n : names)
-        files.append({n, fileBytes(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model + QLatin1Char('/') + n)});
+        files.append({n, fileBytes(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/")) + model + QLatin1Char('/') + n)});
     return files;
 }
 
@@ -201,22 +202,22 @@ inline StoreTrees buildStoreTrees(const QString &base)
     hfRepo(t.hub, QStringLiteral("Qwen/Qwen3-tiny"), fixtureFiles(QStringLiteral("qwen3-tiny"), qwen3));
     hfRepo(t.hub, QStringLiteral("state-spaces/mamba-tiny"),
            {{QStringLiteral("config.json"), "{\"model_type\": \"mamba\", \"hidden_size\": 8}"},
-            {QStringLiteral("model.safetensors"), fileBytes(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/gpt2-tiny/model.safetensors"))}});
+            {QStringLiteral("model.safetensors"), fileBytes(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/gpt2-tiny/model.safetensors")))}});
     hfRepo(t.hub, QStringLiteral("old/pickled-gpt2"),
-           {{QStringLiteral("config.json"), fileBytes(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/gpt2-tiny/config.json"))},
+           {{QStringLiteral("config.json"), fileBytes(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/gpt2-tiny/config.json")))},
             {QStringLiteral("pytorch_model.bin"), QByteArray("PK\x03\x04 not unpickled", 18)}});
     hfRepo(t.hub, QStringLiteral("bartowski/tiny-GGUF"),
            {{QStringLiteral("tiny-Q8_0.gguf"), tinyGguf("tiny", "llama", 7)},
             {QStringLiteral("tiny-Q4_K_M.gguf"), tinyGguf("tiny", "llama", 15)}});
     // real GGUF models (tests/fixtures/gguf): a repository of one .gguf file, and below in Ollama and LM Studio
-    const auto ggufFixture = [](const char *name) { return fileBytes(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/gguf/") + QLatin1String(name)); };
+    const auto ggufFixture = [](const char *name) { return fileBytes(QString::fromUtf8(ATTNVIZ_FIXTURE("/gguf/")) + QLatin1String(name)); };
     hfRepo(t.hub, QStringLiteral("someone/qwen3-tiny-GGUF"), {{QStringLiteral("qwen3.gguf"), ggufFixture("qwen3.gguf")}});
     hfRepo(t.hub, QStringLiteral("someone/two-snapshots"), {{QStringLiteral("config.json"), "{}"}}, QString());
     QDir().mkpath(t.hub + QStringLiteral("/models--someone--two-snapshots/snapshots/0000aaaa"));
     // a snapshot whose weights link out of the cache, and one whose config.json is a link loop
     hfRepo(t.hub, QStringLiteral("someone/escape"), fixtureFiles(QStringLiteral("gpt2-tiny"), {QStringLiteral("config.json"), QStringLiteral("vocab.json"), QStringLiteral("merges.txt")}));
     writeBytes(t.elsewhere + QStringLiteral("/model.safetensors"),
-               fileBytes(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/gpt2-tiny/model.safetensors")));
+               fileBytes(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/gpt2-tiny/model.safetensors"))));
     makeLink(t.elsewhere + QStringLiteral("/model.safetensors"),
              t.hub + QStringLiteral("/models--someone--escape/snapshots/0123456789abcdef0123456789abcdef01234567/model.safetensors"));
     hfRepo(t.hub, QStringLiteral("someone/looped"), fixtureFiles(QStringLiteral("gpt2-tiny"), {QStringLiteral("model.safetensors")}));

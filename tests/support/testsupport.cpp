@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include "testpaths.h"
 #include "testsupport.h"
 
 #include "attnviz/pretrained.h"
@@ -20,12 +21,12 @@ namespace attnviz::test {
 
 QString toyTable()
 {
-    return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/embeddings/toy-en16.txt");
+    return QString::fromUtf8(ATTNVIZ_FIXTURE("/embeddings/toy-en16.txt"));
 }
 
 QString stackFile()
 {
-    return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/torch/stack_postnorm_relu_sinusoidal.safetensors");
+    return QString::fromUtf8(ATTNVIZ_FIXTURE("/torch/stack_postnorm_relu_sinusoidal.safetensors"));
 }
 
 void setCombo(QComboBox *c, int data)

@@ -4,6 +4,7 @@
 // cell's number, token labels kept while they fit (and a thinned axis that says so), nothing
 // clipped, a pipeline that fills its width and scrolls under the wheel, exports that carry their
 // configuration and look the same in PNG, PDF and a real SVG renderer.
+#include "testpaths.h"
 #include "style/appearance.h"
 #include "views/compareview.h"
 #include "teaching/comparison.h"
@@ -290,11 +291,11 @@ void TestClassroom::readmeCommandsRun_data()
             << QStringLiteral("attnviz export --sentence \"...\" --view weights|grid|embeddings|row|lines --heads 4 "
                               "--mask causal --out fig.png")
             << QStringLiteral("fig.png");
-    QTest::addRow("compute --check") << QStringList{"compute", ATTNVIZ_SOURCE_DIR "/resources/examples/journey_causal.json",
+    QTest::addRow("compute --check") << QStringList{"compute", ATTNVIZ_SOURCE_PATH("/resources/examples/journey_causal.json"),
                                                    "--check"}
                                      << QStringLiteral("attnviz compute /usr/share/attnviz/examples/journey_causal.json --check")
                                      << QString();
-    QTest::addRow("compute -o") << QStringList{"compute", ATTNVIZ_SOURCE_DIR "/resources/examples/journey_causal.json", "-o",
+    QTest::addRow("compute -o") << QStringList{"compute", ATTNVIZ_SOURCE_PATH("/resources/examples/journey_causal.json"), "-o",
                                               "OUT/result.json"}
                                 << QStringLiteral("attnviz compute CASE.json [-o RESULT.json]") << QStringLiteral("result.json");
     QTest::addRow("preset list") << QStringList{"--preset", "list"} << QStringLiteral("`attnviz --preset list`") << QString();
@@ -306,7 +307,7 @@ void TestClassroom::readmeCommandsRun()
     QFETCH(QStringList, args);
     QFETCH(QString, readme);
     QFETCH(QString, out);
-    QFile f(QStringLiteral(ATTNVIZ_SOURCE_DIR "/README.md"));
+    QFile f(QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/README.md")));
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QString text = QString::fromUtf8(f.readAll());
     QVERIFY2(text.contains(readme), qPrintable(QStringLiteral("the README no longer shows: ") + readme));
@@ -317,7 +318,7 @@ void TestClassroom::readmeCommandsRun()
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
     p.setProcessEnvironment(env);
-    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
     QVERIFY(p.waitForFinished(60000));
     QVERIFY2(p.exitCode() == 0, qPrintable(QString::fromUtf8(p.readAllStandardError())));
     if (!out.isEmpty())
@@ -994,7 +995,7 @@ void TestClassroom::presentationScreenshotAtAScreenSize()
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen:configfile=") + config.fileName());
     env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path()); // no settings of a previous run
     p.setProcessEnvironment(env);
-    p.start(QStringLiteral(ATTNVIZ_BINARY), {QStringLiteral("--preset"), preset, QStringLiteral("--presentation"),
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), {QStringLiteral("--preset"), preset, QStringLiteral("--presentation"),
                                               QStringLiteral("--screenshot"), shot});
     QVERIFY(p.waitForFinished(120000));
     QVERIFY2(p.exitCode() == 0, qPrintable(QString::fromUtf8(p.readAllStandardError())));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Export: figures of each view as PNG / SVG / PDF of the requested size, matrices as CSV / NPY /
 // JSON, nothing half-written on failure, and `attnviz export` run as a process with no display.
+#include "testpaths.h"
 #include "views/embeddingview.h"
 #include "files/figureexport.h"
 #include "views/headgridview.h"
@@ -25,7 +26,7 @@ using namespace attnviz::ui;
 
 namespace {
 
-const QString kToyTable = QStringLiteral(ATTNVIZ_FIXTURES_DIR "/embeddings/toy-en16.txt");
+const QString kToyTable = QString::fromUtf8(ATTNVIZ_FIXTURE("/embeddings/toy-en16.txt"));
 const QString kSentence = QStringLiteral("I must go back to my ship and to my crew");
 
 SnapshotPtr compute(int heads, MaskChoice mask = MaskChoice::None, const QString &sentence = kSentence)
@@ -327,7 +328,7 @@ private slots:
         env.remove(QStringLiteral("WAYLAND_DISPLAY"));
         env.remove(QStringLiteral("QT_QPA_PLATFORM"));
         p.setProcessEnvironment(env);
-        p.start(QStringLiteral(ATTNVIZ_BINARY), full);
+        p.start(QString::fromUtf8(ATTNVIZ_BINARY), full);
         QVERIFY(p.waitForFinished(60000));
         const QString err = QString::fromLocal8Bit(p.readAllStandardError());
         QVERIFY2(p.exitStatus() == QProcess::NormalExit, qPrintable(err));
@@ -366,14 +367,14 @@ private slots:
         env.remove(QStringLiteral("QT_QPA_PLATFORM"));
         p.setProcessEnvironment(env);
         const QString out = dir.filePath(QStringLiteral("empty.png"));
-        p.start(QStringLiteral(ATTNVIZ_BINARY),
+        p.start(QString::fromUtf8(ATTNVIZ_BINARY),
                 {QStringLiteral("export"), QStringLiteral("--sentence"), QString(), QStringLiteral("--embeddings"), kToyTable,
                  QStringLiteral("--out"), out});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         QVERIFY(QImage(out).width() == 1200);
         // but its matrices are an error: there are none
-        p.start(QStringLiteral(ATTNVIZ_BINARY),
+        p.start(QString::fromUtf8(ATTNVIZ_BINARY),
                 {QStringLiteral("export"), QStringLiteral("--sentence"), QString(), QStringLiteral("--embeddings"), kToyTable,
                  QStringLiteral("--out"), dir.filePath(QStringLiteral("empty.csv"))});
         QVERIFY(p.waitForFinished(60000));

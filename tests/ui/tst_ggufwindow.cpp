@@ -3,6 +3,7 @@
 // attention read back from the heatmap against the float64 reference on the dequantized weights
 // (tests/fixtures/gguf/expected.json), the status line saying what a quantized model's attention is
 // (and a BF16 file's saying nothing of the kind), and a broken file leaving the model in use.
+#include "testpaths.h"
 #include "live/livesession.h"
 #include "mainwindow.h"
 #include "promptedwindow.h"
@@ -23,7 +24,7 @@ using namespace attnviz::ui;
 
 namespace {
 
-QString gguf(const QString &name) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/gguf/") + name; }
+QString gguf(const QString &name) { return QString::fromUtf8(ATTNVIZ_FIXTURE("/gguf/")) + name; }
 
 using Window = test::PromptedWindow;
 

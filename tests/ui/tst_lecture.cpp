@@ -4,6 +4,7 @@
 // not look like weights, numbers that grow with the text and the cell, the fixed 0–1 weight scale,
 // the model's own mask, the self (diagonal) role score, presentation legibility, and a window that
 // fits a 1280 × 720 projector.
+#include "testpaths.h"
 #include "drawntext.h"
 #include "testsupport.h"
 
@@ -560,7 +561,7 @@ void TestLecture::windowFitsAProjector()
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen:configfile=") + config.fileName());
     env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path()); // a first start: no saved geometry
     p.setProcessEnvironment(env);
-    p.start(QStringLiteral(ATTNVIZ_BINARY), args + QStringList{QStringLiteral("--screenshot"), shot});
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), args + QStringList{QStringLiteral("--screenshot"), shot});
     QVERIFY(p.waitForFinished(120000));
     QVERIFY2(p.exitCode() == 0, qPrintable(QString::fromUtf8(p.readAllStandardError())));
     const QSize got = QImage(shot).size();

@@ -6,6 +6,7 @@
 // fit their tokenizer, one hatched shape in vector exports, a quiet command line; then the lesson
 // flow (the first start's welcome, next and previous lesson), the Help menu's guide (the README's tour,
 // every shortcut in it), undo and redo, and a lesson written as slides.
+#include "testpaths.h"
 #include "controls/controlpanel.h"
 #include "controls/inputpanel.h"
 #include "controls/sentenceedit.h"
@@ -645,8 +646,8 @@ void TestLecturer::guideListsEveryShortcut()
 
 void TestLecturer::readmeTourIsTheGuide()
 {
-    const QString readme = readText(QStringLiteral(ATTNVIZ_SOURCE_DIR "/README.md"));
-    const QString guide = readText(QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/guide/guide.md"));
+    const QString readme = readText(QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/README.md")));
+    const QString guide = readText(QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/resources/guide/guide.md")));
     QVERIFY(!readme.isEmpty() && !guide.isEmpty());
     QCOMPARE(GuideDialog::markdown(), guide); // the program carries the file as it is
     const QString begin = QStringLiteral("<!-- guide: begin (resources/guide/guide.md, one level down) -->\n");
@@ -660,7 +661,7 @@ void TestLecturer::readmeTourIsTheGuide()
     // measurement history lives with the benchmarks, not in the user's README
     QVERIFY(!readme.contains(QRegularExpression(QStringLiteral("issue \\d+"))));
     QVERIFY(!readme.contains(QLatin1String("## Performance")));
-    QVERIFY(readText(QStringLiteral(ATTNVIZ_SOURCE_DIR "/tests/bench/README.md")).contains(QLatin1String("Performance")));
+    QVERIFY(readText(QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/tests/bench/README.md"))).contains(QLatin1String("Performance")));
 }
 
 void TestLecturer::undoRedoControlsAndChips()

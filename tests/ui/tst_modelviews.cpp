@@ -3,6 +3,7 @@
 // predictions panel against expected.json (PyTorch float64), the layers × heads grid's role scores
 // against attnviz/headroles.h and its sorting and clicks, the rollout cells, the pipeline's real
 // Q/K/V and a clicked cell's explanation, and BERT's click-a-token-to-[MASK] path in the window.
+#include "testpaths.h"
 #include "controls/sentenceedit.h"
 #include "controls/tokenchipsview.h"
 #include "live/livesession.h"
@@ -40,7 +41,7 @@ namespace {
 
 QString fixture(const QString &model)
 {
-    return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model;
+    return QString::fromUtf8(ATTNVIZ_FIXTURE("/models/")) + model;
 }
 
 QJsonObject expected(const QString &model)
@@ -590,7 +591,7 @@ private slots:
         QTest::addRow("gpt2-tiny") << fixture(QStringLiteral("gpt2-tiny")) << "a b c d a b c d a b c d";
         QTest::addRow("bert-tiny") << fixture(QStringLiteral("bert-tiny"))
                                    << "Paris is the [MASK] of France, isn't it?";
-        QTest::addRow("attnviz-tiny") << QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/models/attnviz-tiny")
+        QTest::addRow("attnviz-tiny") << QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny"))
                                       << sentence;
     }
     void renderedViews()

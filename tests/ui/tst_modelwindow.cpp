@@ -5,6 +5,7 @@
 // that do not apply disabled with a reason; a bad folder (the command line's bad-folder cases) leaves
 // the model in use working; the progress-dialog path, a dropped folder, the recent models, the Model
 // menu; text cut at the model's positions; the GPU backend's note; sessions that keep the model.
+#include "testpaths.h"
 #include "controls/controlpanel.h"
 #include "controls/tokenchipsview.h"
 #include "live/livesession.h"
@@ -679,7 +680,7 @@ void TestModelWindow::readmeCommandsRun()
 {
     QFETCH(QString, readme);
     QFETCH(QStringList, args);
-    const QString text = QString::fromUtf8(test::readAll(QStringLiteral(ATTNVIZ_SOURCE_DIR "/README.md")));
+    const QString text = QString::fromUtf8(test::readAll(QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/README.md"))));
     QVERIFY2(text.contains(readme), qPrintable(QStringLiteral("the README no longer shows: ") + readme));
     QTemporaryDir dir;
     QString written;
@@ -696,7 +697,7 @@ void TestModelWindow::readmeCommandsRun()
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
     p.setProcessEnvironment(env);
-    p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
     QVERIFY(p.waitForFinished(120000));
     QVERIFY2(p.exitCode() == 0, qPrintable(QString::fromUtf8(p.readAllStandardError())));
     if (!written.isEmpty())

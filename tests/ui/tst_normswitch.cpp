@@ -6,6 +6,7 @@
 // the norm-weighted matrix. The model's layers × heads grid draws the norm-weighted thumbnails and
 // scores each query's shares of them; rollout rolls the shares out (both against the same float64
 // matrices). With ATTNVIZ_NORM_SHOT=FILE the window is grabbed there (PNG).
+#include "testpaths.h"
 #include "files/session.h"
 #include "live/livesession.h"
 #include "mainwindow.h"
@@ -40,7 +41,7 @@ namespace {
 
 QJsonArray expectedNormWeighted(const QString &model)
 {
-    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/reads/reads-expected.json"));
+    QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/reads/reads-expected.json")));
     if (!f.open(QIODevice::ReadOnly))
         return {};
     return QJsonDocument::fromJson(f.readAll())
@@ -246,7 +247,7 @@ private slots:
         const QString out = dir.filePath(QStringLiteral("nw.json"));
         const QString text = caseText(QStringLiteral("gpt2-tiny"));
         QProcess p;
-        p.start(QStringLiteral(ATTNVIZ_BINARY),
+        p.start(QString::fromUtf8(ATTNVIZ_BINARY),
                 {QStringLiteral("export"), QStringLiteral("--model"), attnviz_test::fixtureModel(QStringLiteral("gpt2-tiny")),
                  QStringLiteral("--view"), QStringLiteral("weights"), QStringLiteral("--layer"), QStringLiteral("1"),
                  QStringLiteral("--head"), QStringLiteral("1"), QStringLiteral("--sentence"), text,
@@ -280,7 +281,7 @@ private slots:
                 QVERIFY(near(m[i][j].toDouble(), want[1][1][i][j].toDouble()));
 
         QProcess bad;
-        bad.start(QStringLiteral(ATTNVIZ_BINARY),
+        bad.start(QString::fromUtf8(ATTNVIZ_BINARY),
                   {QStringLiteral("export"), QStringLiteral("--model"), attnviz_test::fixtureModel(QStringLiteral("gpt2-tiny")),
                    QStringLiteral("--view"), QStringLiteral("embeddings"), QStringLiteral("--sentence"), text,
                    QStringLiteral("--norm-weighted"), QStringLiteral("--out"), out});

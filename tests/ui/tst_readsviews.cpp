@@ -6,6 +6,7 @@
 // the vocabulary said in the view, a click selecting a head) and the generation panel (greedy ids
 // equal to the reference's, appended to the text one snapshot at a time; Stop). With
 // ATTNVIZ_READS_SHOTS=DIR each view is also written there as PNG (resources/screenshots).
+#include "testpaths.h"
 #include "controls/tokenchipsview.h"
 #include "live/livesession.h"
 #include "mainwindow.h"
@@ -38,11 +39,11 @@ using namespace attnviz::ui;
 
 namespace {
 
-QString fixture(const QString &model) { return QStringLiteral(ATTNVIZ_FIXTURES_DIR "/models/") + model; }
+QString fixture(const QString &model) { return QString::fromUtf8(ATTNVIZ_FIXTURE("/models/")) + model; }
 
 QJsonObject reference(const QString &model)
 {
-    QFile f(QStringLiteral(ATTNVIZ_FIXTURES_DIR "/reads/reads-expected.json"));
+    QFile f(QString::fromUtf8(ATTNVIZ_FIXTURE("/reads/reads-expected.json")));
     if (!f.open(QIODevice::ReadOnly))
         return {};
     return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("models")).toObject().value(model).toObject();
@@ -151,7 +152,7 @@ private slots:
         if (qEnvironmentVariableIsEmpty("ATTNVIZ_READS_SHOTS"))
             QSKIP("ATTNVIZ_READS_SHOTS not set");
         std::unique_ptr<Model> m;
-        QVERIFY(openPretrained(ATTNVIZ_SOURCE_DIR "/resources/models/attnviz-tiny", {}, m));
+        QVERIFY(openPretrained(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny"), {}, m));
         LiveSession session;
         session.setDebounceMs(0);
         session.setModel(std::shared_ptr<Model>(std::move(m)));
@@ -195,7 +196,7 @@ private slots:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         std::unique_ptr<Model> m;
-        QVERIFY(openPretrained(ATTNVIZ_SOURCE_DIR "/resources/models/attnviz-tiny", {}, m));
+        QVERIFY(openPretrained(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny"), {}, m));
         w.session()->setModel(std::shared_ptr<Model>(std::move(m)));
         const QString text = QStringLiteral("The whale swam under the boat and the sailors shouted. The whale swam under the");
         w.setSentence(text);

@@ -3,6 +3,7 @@
 // missing files) open what they can and never change the window or the file when they cannot, the
 // modified flag and the unsaved-changes prompt, recent files, restore on start. Offscreen, with
 // QSettings in Qt's test location; the user's own settings are never read or written.
+#include "testpaths.h"
 #include "controls/controlpanel.h"
 #include "views/embeddingview.h"
 #include "views/headgridview.h"
@@ -199,7 +200,7 @@ private slots:
 
     void theReadmeExampleReadsWithoutProblems()
     {
-        const QString readme = QString::fromUtf8(readAll(QStringLiteral(ATTNVIZ_SOURCE_DIR "/README.md")));
+        const QString readme = QString::fromUtf8(readAll(QString::fromUtf8(ATTNVIZ_SOURCE_PATH("/README.md"))));
         const int at = readme.indexOf(QLatin1String("### Session files"));
         const int from = readme.indexOf(QLatin1String("```json\n"), at);
         const int to = readme.indexOf(QLatin1String("```"), from + 8);
@@ -985,7 +986,7 @@ private slots:
         env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.filePath(QStringLiteral("config"))); // not the user's settings
         env.insert(QStringLiteral("HOME"), home.path());
         p.setProcessEnvironment(env);
-        p.start(QStringLiteral(ATTNVIZ_BINARY), args);
+        p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
         QVERIFY(p.waitForFinished(60000));
         QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, p.readAllStandardError().constData());
         QVERIFY(QFileInfo::exists(shot)); // the window opened either way
@@ -1003,13 +1004,13 @@ private slots:
         env.remove(QStringLiteral("DISPLAY"));
         env.remove(QStringLiteral("WAYLAND_DISPLAY"));
         p.setProcessEnvironment(env);
-        p.start(QStringLiteral(ATTNVIZ_BINARY), {QStringLiteral("window"), QStringLiteral("--help")});
+        p.start(QString::fromUtf8(ATTNVIZ_BINARY), {QStringLiteral("window"), QStringLiteral("--help")});
         QVERIFY(p.waitForFinished(30000));
         QCOMPARE(p.exitCode(), 0);
         const QString out = QString::fromUtf8(p.readAllStandardOutput());
         QVERIFY2(out.contains(QStringLiteral("--no-restore")), qPrintable(out));
         QVERIFY2(out.contains(QStringLiteral("SESSION.attnviz")), qPrintable(out));
-        p.start(QStringLiteral(ATTNVIZ_BINARY), {QStringLiteral("--help")});
+        p.start(QString::fromUtf8(ATTNVIZ_BINARY), {QStringLiteral("--help")});
         QVERIFY(p.waitForFinished(30000));
         QVERIFY(QString::fromUtf8(p.readAllStandardOutput()).contains(QStringLiteral("  window [SESSION.attnviz]")));
     }

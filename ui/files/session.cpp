@@ -23,48 +23,48 @@ namespace {
 
 // Enum <-> the string a session file holds.
 template <typename E>
-struct Named {
+struct NamedEnum {
     E value;
     const char *name;
 };
 
-const Named<ScaleRule> kScaleRules[] = {{ScaleRule::InvSqrtDHead, "1/sqrt(d_head)"},
+const NamedEnum<ScaleRule> kScaleRules[] = {{ScaleRule::InvSqrtDHead, "1/sqrt(d_head)"},
                                         {ScaleRule::InvSqrtDModel, "1/sqrt(d_model)"},
                                         {ScaleRule::None, "none"},
                                         {ScaleRule::Temperature, "temperature"}};
-const Named<Normalization> kNormalizations[] = {
+const NamedEnum<Normalization> kNormalizations[] = {
     {Normalization::Softmax, "softmax"}, {Normalization::Sum, "sum"}, {Normalization::Cosine, "cosine"}};
-const Named<MaskChoice> kMasks[] = {{MaskChoice::None, "none"},
+const NamedEnum<MaskChoice> kMasks[] = {{MaskChoice::None, "none"},
                                     {MaskChoice::Causal, "causal"},
                                     {MaskChoice::Padding, "padding"},
                                     {MaskChoice::CausalPadding, "causal+padding"},
                                     {MaskChoice::Custom, "custom"}};
-const Named<MaskMethod> kMaskMethods[] = {{MaskMethod::NegInf, "neg_inf"},
+const NamedEnum<MaskMethod> kMaskMethods[] = {{MaskMethod::NegInf, "neg_inf"},
                                           {MaskMethod::MultiplyRenormalize, "renormalize"}};
-const Named<ProjectionMode> kProjections[] = {
+const NamedEnum<ProjectionMode> kProjections[] = {
     {ProjectionMode::Identity, "identity"}, {ProjectionMode::Random, "random"}, {ProjectionMode::File, "file"}};
-const Named<InitScheme> kInitSchemes[] = {{InitScheme::TorchLinear, "nn.Linear"},
+const NamedEnum<InitScheme> kInitSchemes[] = {{InitScheme::TorchLinear, "nn.Linear"},
                                           {InitScheme::Uniform01, "torch.rand"},
                                           {InitScheme::XavierUniform, "xavier"}};
-const Named<DrawOrder> kDrawOrders[] = {{DrawOrder::Fused, "fused"}, {DrawOrder::PerHead, "per_head"}};
-const Named<NormPlacement> kNormPlacements[] = {{NormPlacement::Post, "post"}, {NormPlacement::Pre, "pre"}};
-const Named<Activation> kActivations[] = {
+const NamedEnum<DrawOrder> kDrawOrders[] = {{DrawOrder::Fused, "fused"}, {DrawOrder::PerHead, "per_head"}};
+const NamedEnum<NormPlacement> kNormPlacements[] = {{NormPlacement::Post, "post"}, {NormPlacement::Pre, "pre"}};
+const NamedEnum<Activation> kActivations[] = {
     {Activation::Relu, "relu"}, {Activation::GeluErf, "gelu"}, {Activation::GeluTanh, "gelu_tanh"}};
-const Named<PositionEncoding> kPositions[] = {{PositionEncoding::None, "none"},
+const NamedEnum<PositionEncoding> kPositions[] = {{PositionEncoding::None, "none"},
                                               {PositionEncoding::Sinusoidal, "sinusoidal"},
                                               {PositionEncoding::Learned, "learned"}};
-const Named<StackWeightsSource> kStackSources[] = {{StackWeightsSource::Seeded, "seeded"},
+const NamedEnum<StackWeightsSource> kStackSources[] = {{StackWeightsSource::Seeded, "seeded"},
                                                    {StackWeightsSource::File, "file"}};
-const Named<HeadDisplay> kHeadDisplays[] = {
+const NamedEnum<HeadDisplay> kHeadDisplays[] = {
     {HeadDisplay::One, "one"}, {HeadDisplay::Average, "average"}, {HeadDisplay::All, "all"}};
-const Named<TableKind> kTableKinds[] = {{TableKind::Unsaved, "unsaved"},
+const NamedEnum<TableKind> kTableKinds[] = {{TableKind::Unsaved, "unsaved"},
                                         {TableKind::Bundled, "bundled"},
                                         {TableKind::File, "file"},
                                         {TableKind::Seed, "seed"}};
 const char *const kBackends[] = {"cpu", "gpu", "auto"};
 
 template <typename E, size_t N>
-QString nameOf(const Named<E> (&table)[N], E v)
+QString nameOf(const NamedEnum<E> (&table)[N], E v)
 {
     for (const auto &n : table)
         if (n.value == v)
@@ -73,7 +73,7 @@ QString nameOf(const Named<E> (&table)[N], E v)
 }
 
 template <typename E, size_t N>
-QString choices(const Named<E> (&table)[N])
+QString choices(const NamedEnum<E> (&table)[N])
 {
     QStringList l;
     for (const auto &n : table)
@@ -208,7 +208,7 @@ public:
         }
     }
     template <typename E, size_t N>
-    void readEnum(const char *k, const Named<E> (&table)[N], E &out)
+    void readEnum(const char *k, const NamedEnum<E> (&table)[N], E &out)
     {
         const QJsonValue v = take(k);
         if (v.isUndefined())

@@ -14,29 +14,29 @@ namespace attnviz::ui {
 
 namespace {
 
-struct Named {
+struct NamedId {
     int value;
     const char *id;
 };
-const Named kThemes[] = {{int(Theme::System), "system"}, {int(Theme::Light), "light"}, {int(Theme::Dark), "dark"},
+const NamedId kThemes[] = {{int(Theme::System), "system"}, {int(Theme::Light), "light"}, {int(Theme::Dark), "dark"},
                          {int(Theme::HighContrast), "high-contrast"}};
-const Named kSequential[] = {{int(SequentialMap::Viridis), "viridis"}, {int(SequentialMap::Cividis), "cividis"},
+const NamedId kSequential[] = {{int(SequentialMap::Viridis), "viridis"}, {int(SequentialMap::Cividis), "cividis"},
                              {int(SequentialMap::Magma), "magma"}, {int(SequentialMap::Greys), "greys"}};
-const Named kDiverging[] = {{int(DivergingMap::RedBlue), "blue-red"}, {int(DivergingMap::PurpleOrange), "purple-orange"}};
+const NamedId kDiverging[] = {{int(DivergingMap::RedBlue), "blue-red"}, {int(DivergingMap::PurpleOrange), "purple-orange"}};
 
 template <size_t N>
-QString idOf(const Named (&table)[N], int v)
+QString idOf(const NamedId (&table)[N], int v)
 {
-    for (const Named &n : table)
+    for (const NamedId &n : table)
         if (n.value == v)
             return QString::fromLatin1(n.id);
     return {};
 }
 
 template <size_t N, typename E>
-bool parse(const Named (&table)[N], const QString &id, E &out)
+bool parse(const NamedId (&table)[N], const QString &id, E &out)
 {
-    for (const Named &n : table)
+    for (const NamedId &n : table)
         if (id == QLatin1String(n.id)) {
             out = E(n.value);
             return true;

@@ -29,7 +29,7 @@ namespace {
 
 using bytelevel::bytesToUnicode;
 
-struct Piece {
+struct BytePiece {
     int id;
     uint32_t bytes; // how many bytes of the pre-token it covers
 };
@@ -50,7 +50,7 @@ private:
     };
     static uint64_t key(int a, int b) { return uint64_t(uint32_t(a)) << 32 | uint32_t(b); }
     void encodePart(std::string_view text, size_t offset, std::vector<TraceToken> &out) const;
-    void bpe(std::string_view bytes, std::vector<Piece> &pieces) const;
+    void bpe(std::string_view bytes, std::vector<BytePiece> &pieces) const;
     void emit(std::string_view text, size_t begin, size_t end, std::vector<TraceToken> &out) const;
     std::string display(int id) const;
 
@@ -63,7 +63,7 @@ private:
     // kCachedWords of them (a few MB), so that pasted runs of random text do not fill memory.
     static constexpr size_t kCachedBytes = 64, kCachedWords = 100000;
     mutable std::mutex m_cacheMutex;
-    mutable std::unordered_map<std::string, std::vector<Piece>> m_cache;
+    mutable std::unordered_map<std::string, std::vector<BytePiece>> m_cache;
 };
 
 Status ByteLevelBpe::build(const std::string &vocabBytes, const std::string &vocabName, const std::string &mergesBytes,
@@ -170,7 +170,7 @@ Status ByteLevelBpe::build(const std::string &vocabBytes, const std::string &voc
 // lowest-ranked pair in position order, so each round is one of encoder.py's iterations: a round
 // cannot create a new occurrence of its own pair (the merged token is longer than either part),
 // and the pairs it forms join the heap only after it, as encoder.py sees them only on its next scan.
-void ByteLevelBpe::bpe(std::string_view bytes, std::vector<Piece> &pieces) const
+void ByteLevelBpe::bpe(std::string_view bytes, std::vector<BytePiece> &pieces) const
 {
     const bool cached = bytes.size() <= kCachedBytes;
     if (cached) {
@@ -237,7 +237,7 @@ void ByteLevelBpe::bpe(std::string_view bytes, std::vector<Piece> &pieces) const
             offer(pos);
         }
     }
-    std::vector<Piece> result;
+    std::vector<BytePiece> result;
     for (int i = n > 0 ? 0 : -1; i >= 0; i = word[size_t(i)].next)
         result.push_back({word[size_t(i)].id, word[size_t(i)].bytes});
     pieces = result;
@@ -258,10 +258,10 @@ std::string ByteLevelBpe::display(int id) const
 
 void ByteLevelBpe::emit(std::string_view text, size_t begin, size_t end, std::vector<TraceToken> &out) const
 {
-    std::vector<Piece> pieces;
+    std::vector<BytePiece> pieces;
     bpe(text.substr(begin, end - begin), pieces);
     size_t at = begin;
-    for (const Piece &p : pieces) {
+    for (const BytePiece &p : pieces) {
         TraceToken t;
         t.id = p.id;
         t.text = m_tokens[size_t(p.id)];

@@ -88,7 +88,7 @@ private:
     std::vector<int> m_ends{-1}; // node -> token index, -1 when no token ends there
 };
 
-struct Piece {
+struct CharPiece {
     int id;
     uint32_t chars; // how many characters of the pre-token it covers
 };
@@ -108,8 +108,8 @@ private:
     };
     void splitAdded(const Text &t, const AddedTrie &trie, std::vector<Segment> &out) const;
     void encodeSegment(const Text &t, std::vector<TraceToken> &out) const;
-    void bpe(const Text &word, std::vector<Piece> &pieces) const;
-    void bpeUncached(const Text &word, std::vector<Piece> &pieces) const;
+    void bpe(const Text &word, std::vector<CharPiece> &pieces) const;
+    void bpeUncached(const Text &word, std::vector<CharPiece> &pieces) const;
     TraceToken specialToken(int id, size_t at) const;
     TraceToken addedToken(const Segment &s) const;
     std::string display(int id) const;
@@ -141,7 +141,7 @@ private:
     // Pre-token -> pieces, as bytelevelbpe.cpp: short words only, a bounded number of them.
     static constexpr size_t kCachedBytes = 64, kCachedWords = 100000;
     mutable std::mutex m_cacheMutex;
-    mutable std::unordered_map<std::string, std::vector<Piece>> m_cache;
+    mutable std::unordered_map<std::string, std::vector<CharPiece>> m_cache;
 };
 
 void HfTokenizer::build(const json &doc, const json *config, const std::string &name)
@@ -448,7 +448,7 @@ void HfTokenizer::splitAdded(const Text &t, const AddedTrie &trie, std::vector<S
 // Hugging Face's BPE word: symbols from the characters (vocabulary, else <0xNN> bytes, else the
 // unknown token, fused when fuse_unk), then merges from a heap ordered by (rank, position), each
 // new pair pushed as soon as it forms (tokenizers' Word::merge_all).
-void HfTokenizer::bpeUncached(const Text &word, std::vector<Piece> &pieces) const
+void HfTokenizer::bpeUncached(const Text &word, std::vector<CharPiece> &pieces) const
 {
     pieces.clear();
     std::string whole = utf8Of(word);
@@ -550,7 +550,7 @@ void HfTokenizer::bpeUncached(const Text &word, std::vector<Piece> &pieces) cons
         pieces.push_back({syms[size_t(i)].id, syms[size_t(i)].chars});
 }
 
-void HfTokenizer::bpe(const Text &word, std::vector<Piece> &pieces) const
+void HfTokenizer::bpe(const Text &word, std::vector<CharPiece> &pieces) const
 {
     std::string k = utf8Of(word);
     const bool cached = k.size() <= kCachedBytes;
@@ -674,13 +674,13 @@ void HfTokenizer::encodeSegment(const Text &t, std::vector<TraceToken> &out) con
     std::vector<Text> splits{t};
     if (m_preTokenizer)
         m_preTokenizer(splits);
-    std::vector<Piece> pieces;
+    std::vector<CharPiece> pieces;
     for (const Text &word : splits) {
         if (word.empty())
             continue;
         bpe(word, pieces);
         size_t at = 0;
-        for (const Piece &p : pieces) {
+        for (const CharPiece &p : pieces) {
             TraceToken tok;
             tok.id = p.id;
             tok.text = m_tokens[size_t(p.id)];
