@@ -4,7 +4,9 @@
 #   bash packaging/dev.sh run    install what is missing, build, launch attnviz
 #   bash packaging/dev.sh test   install what is missing, build, run every test headless, then the
 #                                sanitizer build (clang ASan + UBSan): core and CLI suites, fuzz label
-# Also: deps (install only), build (configure + build), sanitize (the sanitizer part alone).
+# Also: deps (install only), build (configure + build), sanitize (the sanitizer part alone), and
+#   bash packaging/dev.sh check [PATH...]   rebuild what changed and run the suites that cover PATH
+#                                           (default: the files changed since the last commit)
 # BUILD_DIR (default build), ASAN_BUILD_DIR (default build-asan), JOBS (default: number of CPUs)
 # and ATTNVIZ_FUZZ_SECONDS (default 30 per fuzz target) may be set in the environment.
 set -euo pipefail
@@ -16,6 +18,7 @@ JOBS=${JOBS:-$(nproc)}
 # Debian 12 / Ubuntu package names. Everything the build, the app and the tests need.
 PACKAGES=(
     build-essential cmake ninja-build pkg-config
+    ccache mold # build speed: a compiler cache shared by every clone, a fast linker (CMakeLists.txt)
     qt6-base-dev qt6-base-private-dev qt6-shadertools-dev qt6-svg-dev libqcustomplot-dev
     libeigen3-dev nlohmann-json3-dev libicu-dev
     mesa-vulkan-drivers libgl1-mesa-dri libvulkan1 xvfb xauth
@@ -114,6 +117,47 @@ sanitize() {
     return $rc
 }
 
+# The suites that cover the given paths (default: the files changed since the last commit, and the
+# untracked ones): a suite's own file runs that suite; core/gpu/ the GPU suites (under xvfb); core/
+# the core suites; ui/views/ the suites labelled views; the rest of ui/ and tests/support/ the ui
+# suites; app/ the command-line suites; packaging/ the package label; resources/ core and ui.
+check() {
+    local paths=("$@") labels=() names=() p
+    if [ ${#paths[@]} -eq 0 ]; then
+        mapfile -t paths < <(git diff --name-only HEAD; git ls-files --others --exclude-standard)
+    fi
+    for p in "${paths[@]}"; do
+        case "$p" in
+            tests/*/tst_*.cpp) names+=("$(basename "$p" .cpp)") ;;
+            core/gpu/*) labels+=(gpu) ;;
+            core/*) labels+=(core) ;;
+            ui/views/*) labels+=(views) ;;
+            ui/* | tests/support/*) labels+=(ui) ;;
+            app/*) labels+=(app) ;;
+            packaging/*) labels+=(package) ;;
+            resources/*) labels+=(core ui) ;;
+        esac
+    done
+    if [ ${#labels[@]} -eq 0 ] && [ ${#names[@]} -eq 0 ]; then
+        echo "dev.sh check: no suite covers ${paths[*]:-the unchanged tree}; name a file or a suite's file" >&2
+        return 2
+    fi
+    local filter=() rc=0
+    [ ${#labels[@]} -eq 0 ] || filter+=(-L "^($(printf '%s\n' "${labels[@]}" | sort -u | paste -sd '|'))\$")
+    [ ${#names[@]} -eq 0 ] || filter+=(-R "^($(printf '%s\n' "${names[@]}" | sort -u | paste -sd '|'))(_.*)?\$")
+    # A test is picked by a label or by its name; ctest ANDs -L with -R, so each runs on its own.
+    local f
+    for ((f = 0; f < ${#filter[@]}; f += 2)); do
+        QT_QPA_PLATFORM=offscreen counted ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" -LE xvfb \
+            "${filter[f]}" "${filter[f + 1]}" || rc=$?
+        if ctest --test-dir "$BUILD_DIR" -N -L xvfb "${filter[f]}" "${filter[f + 1]}" | grep -q "Total Tests: [1-9]"; then
+            QT_QPA_PLATFORM=xcb counted xvfb-run -a -s "-screen 0 1280x1024x24" \
+                ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" -L xvfb "${filter[f]}" "${filter[f + 1]}" || rc=$?
+        fi
+    done
+    return $rc
+}
+
 # Per-stage wall times: `stage NAME command...` runs the command, remembers how long it took and how
 # it ended; `summary` prints one line per stage, the total, and the tests counted over every ctest run.
 STAGES=()
@@ -173,6 +217,16 @@ case "${1:-}" in
         stage "release tests" release_tests || rc=$?
         stage "xvfb tests" xvfb_tests || rc=$?
         sanitize || rc=$?
+        summary
+        exit $rc
+        ;;
+    check)
+        shift
+        rc=0
+        [ -f "$BUILD_DIR/build.ninja" ] || configure
+        stage build cmake --build "$BUILD_DIR" -j "$JOBS" || { summary; exit 1; }
+        fetch_tokenizers >/dev/null
+        stage suites check "$@" || rc=$?
         summary
         exit $rc
         ;;

@@ -6,7 +6,8 @@
 // "Contributing"). Plain C++, for the Qt suites and the fuzz targets alike.
 #pragma once
 
-namespace attnviz::testpaths {
+// Not inside namespace attnviz: several suites name their helper attnviz().
+namespace attnviz_testpaths {
 
 const char *sourceDir();     // the checkout's root
 const char *fixturesDir();   // tests/fixtures
@@ -17,13 +18,13 @@ const char *attnvizBinary(); // this build's attnviz program
 // serves wherever a string literal did.
 const char *join(const char *dir, const char *rel);
 
-} // namespace attnviz::testpaths
+} // namespace attnviz_testpaths
 
-#define ATTNVIZ_BINARY (::attnviz::testpaths::attnvizBinary())
-#define ATTNVIZ_FIXTURES_DIR (::attnviz::testpaths::fixturesDir())
-#define ATTNVIZ_SOURCE_DIR (::attnviz::testpaths::sourceDir())
+#define ATTNVIZ_BINARY (::attnviz_testpaths::attnvizBinary())
+#define ATTNVIZ_FIXTURES_DIR (::attnviz_testpaths::fixturesDir())
+#define ATTNVIZ_SOURCE_DIR (::attnviz_testpaths::sourceDir())
 // A file or folder under tests/fixtures, the checkout, the fuzz seeds or the build folder.
-#define ATTNVIZ_FIXTURE(rel) (::attnviz::testpaths::join(::attnviz::testpaths::fixturesDir(), rel))
-#define ATTNVIZ_SOURCE_PATH(rel) (::attnviz::testpaths::join(::attnviz::testpaths::sourceDir(), rel))
+#define ATTNVIZ_FIXTURE(rel) (::attnviz_testpaths::join(::attnviz_testpaths::fixturesDir(), rel))
+#define ATTNVIZ_SOURCE_PATH(rel) (::attnviz_testpaths::join(::attnviz_testpaths::sourceDir(), rel))
 #define ATTNVIZ_FUZZ_SEED(rel) ATTNVIZ_SOURCE_PATH("/tests/fuzz/seeds" rel)
-#define ATTNVIZ_BUILD_PATH(rel) (::attnviz::testpaths::join(::attnviz::testpaths::binaryDir(), rel))
+#define ATTNVIZ_BUILD_PATH(rel) (::attnviz_testpaths::join(::attnviz_testpaths::binaryDir(), rel))

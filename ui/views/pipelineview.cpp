@@ -42,8 +42,6 @@ constexpr int kMaxHatchCells = 256 * 256;
 constexpr int kBoxWidth = 320;
 constexpr int kPlotHeight = 280;
 
-QString num(double v) { return stageNumber(v); }
-
 QStringList indexLabels(Eigen::Index n)
 {
     QStringList l;
@@ -107,7 +105,7 @@ protected:
             paintCellNumbers(
                 p, m_rect, m_map, *matrix, all, four ? *f4 : *f,
                 [four](float v) {
-                    return !std::isfinite(v) ? num(v)
+                    return !std::isfinite(v) ? stageNumber(v)
                         : std::abs(v) < 10   ? QString::number(double(v), 'f', four ? 4 : 2)
                                              : QString::number(double(v), 'g', four ? 5 : 3);
                 },
