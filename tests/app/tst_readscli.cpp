@@ -21,7 +21,7 @@ namespace {
 
 using attnviz_test::Run;
 
-Run attnviz(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
+Run execCli(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
 
 QString fixture(const QString &model) { return attnviz_test::fixtureModel(model); }
 
@@ -53,7 +53,7 @@ private slots:
     void modelRunLens()
     {
         QFETCH(QString, model);
-        const Run r = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(model), QStringLiteral("--text"), text(model),
+        const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(model), QStringLiteral("--text"), text(model),
                                QStringLiteral("--precision"), QStringLiteral("float64"), QStringLiteral("--lens")});
         QVERIFY2(r.code == 0, r.err.constData());
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
@@ -80,7 +80,7 @@ private slots:
         }
         QVERIFY2(worst < 1e-9, qPrintable(QString::number(worst)));
         // without --lens: no "lens"
-        const Run plain = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(model), QStringLiteral("--text"), text(model)});
+        const Run plain = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(model), QStringLiteral("--text"), text(model)});
         QCOMPARE(plain.code, 0);
         QVERIFY(!QJsonDocument::fromJson(plain.out).object().contains(QStringLiteral("lens")));
     }
@@ -89,19 +89,19 @@ private slots:
     {
         const QJsonObject ref = reference(QStringLiteral("gpt2-tiny"));
         const QString g = fixture(QStringLiteral("gpt2-tiny")), t = text(QStringLiteral("gpt2-tiny"));
-        Run r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
+        Run r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
                          QStringLiteral("6"), QStringLiteral("--json")});
         QVERIFY2(r.code == 0, r.err.constData());
         QCOMPARE(generated(r), ref.value(QStringLiteral("greedy")).toArray());
         const QJsonObject s = ref.value(QStringLiteral("sampled")).toObject();
-        r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
+        r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
                      QStringLiteral("6"), QStringLiteral("--temperature"), QStringLiteral("0.8"), QStringLiteral("--top-k"),
                      QStringLiteral("50"), QStringLiteral("--top-p"), QStringLiteral("0.9"), QStringLiteral("--seed"), QStringLiteral("7"),
                      QStringLiteral("--json")});
         QVERIFY2(r.code == 0, r.err.constData());
         QCOMPARE(generated(r), s.value(QStringLiteral("ids")).toArray());
         // plain text: the text and its continuation on one line
-        r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
+        r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
                      QStringLiteral("3")});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.startsWith(t.toUtf8()));
@@ -111,7 +111,7 @@ private slots:
     // gpt2-tiny reads 32 positions: 40 asked after 13 gives 19, and the note says so.
     void generateCut()
     {
-        const Run r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+        const Run r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
                                QStringLiteral("--text"), text(QStringLiteral("gpt2-tiny")), QStringLiteral("--tokens"), QStringLiteral("40"),
                                QStringLiteral("--json")});
         QVERIFY2(r.code == 0, r.err.constData());
@@ -128,7 +128,7 @@ private slots:
         const QString g = fixture(QStringLiteral("gpt2-tiny")), t = text(QStringLiteral("gpt2-tiny"));
         const QJsonObject ref = reference(QStringLiteral("gpt2-tiny"));
         const QString lens = tmp.filePath(QStringLiteral("lens.json"));
-        Run r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
+        Run r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
                          QStringLiteral("--sentence"), t, QStringLiteral("--out"), lens});
         QVERIFY2(r.code == 0, r.err.constData());
         QFile f(lens);
@@ -151,7 +151,7 @@ private slots:
                 spelling = it.key();
         QVERIFY(!spelling.isEmpty());
         const QString dla = tmp.filePath(QStringLiteral("dla.json"));
-        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
+        r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
                      QStringLiteral("--sentence"), t, QStringLiteral("--query"), QString::number(d.value(QStringLiteral("position")).toInt()),
                      QStringLiteral("--token"), spelling, QStringLiteral("--out"), dla});
         QVERIFY2(r.code == 0, r.err.constData());
@@ -167,23 +167,23 @@ private slots:
             QVERIFY(std::abs(a.value(QStringLiteral("data"))[l][4].toDouble() - d.value(QStringLiteral("mlp"))[l].toDouble()) < 1e-4);
         }
         for (const QString &fig : {QStringLiteral("lens.png"), QStringLiteral("dla.svg")}) {
-            r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), fig.section(QLatin1Char('.'), 0, 0),
+            r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), fig.section(QLatin1Char('.'), 0, 0),
                          QStringLiteral("--sentence"), t, QStringLiteral("--out"), tmp.filePath(fig)});
             QVERIFY2(r.code == 0, r.err.constData());
             QVERIFY(QFileInfo(tmp.filePath(fig)).size() > 1000);
         }
         // bad input: a token not in the vocabulary, a masked LM for attribution, a position past the text
-        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
+        r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
                      QStringLiteral("--sentence"), t, QStringLiteral("--token"), QStringLiteral(" catapultingly"), QStringLiteral("--out"), dla});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.endsWith("attnviz export: --view dla: token: \" catapultingly\" is not in the vocabulary of gpt2-tiny (it is 2 "
                                 "tokens)\n"),
                  r.err.constData());
-        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), fixture(QStringLiteral("bert-tiny")), QStringLiteral("--view"),
+        r = execCli({QStringLiteral("export"), QStringLiteral("--model"), fixture(QStringLiteral("bert-tiny")), QStringLiteral("--view"),
                      QStringLiteral("dla"), QStringLiteral("--sentence"), QStringLiteral("the cat"), QStringLiteral("--out"), dla});
         QCOMPARE(r.code, 2);
         QVERIFY(r.err.contains("--view dla attributes a causal language model's logit"));
-        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
+        r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
                      QStringLiteral("--sentence"), t, QStringLiteral("--query"), QStringLiteral("13"), QStringLiteral("--out"), lens});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.endsWith("attnviz export: --query 13: the text has 13 tokens\n"), r.err.constData());
@@ -213,7 +213,7 @@ private slots:
     {
         QFETCH(QStringList, args);
         QFETCH(QString, message);
-        const Run r = attnviz(args);
+        const Run r = execCli(args);
         QCOMPARE(r.code, 2);
         QCOMPARE(QString::fromUtf8(r.err), message);
         QVERIFY(r.out.isEmpty());
