@@ -40,15 +40,30 @@ const char *toString(GgufValueType t)
     return "unknown";
 }
 
-bool GgufValue::isInteger() const
+bool isIntegerType(GgufValueType t)
 {
-    switch (type) {
+    switch (t) {
     case GgufValueType::Uint8: case GgufValueType::Int8: case GgufValueType::Uint16: case GgufValueType::Int16:
     case GgufValueType::Uint32: case GgufValueType::Int32: case GgufValueType::Uint64: case GgufValueType::Int64:
         return true;
     default:
         return false;
     }
+}
+
+bool isNumberType(GgufValueType t)
+{
+    return isIntegerType(t) || t == GgufValueType::Float32 || t == GgufValueType::Float64;
+}
+
+bool GgufValue::isInteger() const
+{
+    return isIntegerType(type);
+}
+
+std::string GgufValue::typeName() const
+{
+    return type == GgufValueType::Array ? std::string("array of ") + toString(elementType) : toString(type);
 }
 
 // Block sizes as ggml.c's type_traits define them (block_* structs of ggml-common.h).
