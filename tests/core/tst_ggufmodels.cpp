@@ -429,6 +429,12 @@ private slots:
         b = good;
         b.replace("token_embd.weight", "token_embX.weight");
         tryOpen(b, "tensor \"token_embd.weight\": missing");
+        b = good; // the tensor count one short: the data would be read from before where they are
+        uint64_t n = 0;
+        std::memcpy(&n, b.constData() + 8, 8);
+        --n;
+        std::memcpy(b.data() + 8, &n, 8);
+        tryOpen(b, "bytes past the data of the last tensor");
     }
 
     // Keys of the wrong type are refused as llama.cpp's loader refuses them, naming the key and the
