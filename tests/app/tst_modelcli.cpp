@@ -196,6 +196,7 @@ private slots:
     void argumentsBeforeSettings(); // L
     void benchSmallModels();        // N
     void nonFiniteResults();        // I
+    void nonFinitePredictions();
     void weightsOutOfMemory();      // D
     void weightsOutOfMemoryFromSession(); // D: the window stays up, on the word vectors
     void unreadableFiles_data();
@@ -787,6 +788,34 @@ void TestModelCli::nonFiniteResults()
     QVERIFY2(n > 0, r.out.left(300).constData());
     QVERIFY(r.out.contains("\"NaN\""));
     QVERIFY2(r.err.contains(QByteArray("attention weights are not finite")), r.err.constData());
+}
+
+// A final norm that overflows float32 leaves the attention finite and every predicted p NaN:
+// counted in `non_finite_predictions` and said, never a silent exit 0
+void TestModelCli::nonFinitePredictions()
+{
+    QTemporaryDir tmp;
+    const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
+    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
+    const QJsonArray off = st.header.value(QStringLiteral("transformer.ln_f.weight"))
+                               .toObject()
+                               .value(QStringLiteral("data_offsets"))
+                               .toArray();
+    QVERIFY(!off.isEmpty());
+    const float big = 3e38f;
+    for (qint64 at = off[0].toInteger(); at < off[1].toInteger(); at += 4)
+        st.data.replace(int(at), 4, reinterpret_cast<const char *>(&big), 4);
+    writeSt(dir + QStringLiteral("/model.safetensors"), st);
+    const Run r = execCli(
+        {QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), QStringLiteral("a b c d")});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QVERIFY(!o.contains(QStringLiteral("non_finite"))); // the attention is finite
+    const int n = o.value(QStringLiteral("non_finite_predictions")).toInt();
+    QCOMPARE(n, o.value(QStringLiteral("next_tokens")).toArray().size());
+    QVERIFY2(n > 0, r.out.right(300).constData());
+    QVERIFY2(r.err.contains(QByteArray("predicted probabilities are not finite")), r.err.constData());
+    QCOMPARE(r.err.count('\n'), 1);
 }
 
 // D: an allocation that fails while the weights are converted is one line naming the file and the
