@@ -120,6 +120,36 @@ private slots:
                                    "after the text's 13\n"));
     }
 
+    // A vocabulary token that spells ESC (gpt2-tiny's byte 0x1b, id 215) made the one the model
+    // predicts everywhere (a zero final norm with a bias of ones, the token's row large): the plain
+    // output escapes it as --json and tokenize do, never a raw terminal escape.
+    void generateEscapesControls()
+    {
+        QTemporaryDir tmp;
+        const QString dir = attnviz_test::copyModelFolder(QStringLiteral("gpt2-tiny"), tmp);
+        attnviz_test::Safetensors st = attnviz_test::readSafetensors(dir + QStringLiteral("/model.safetensors"));
+        auto fill = [&](const QString &name, qint64 from, qint64 count, float value) {
+            const qint64 at =
+                st.header.value(name).toObject().value(QStringLiteral("data_offsets")).toArray()[0].toInteger();
+            for (qint64 k = 0; k < count; ++k)
+                st.data.replace(int(at + 4 * (from + k)), 4, reinterpret_cast<const char *>(&value), 4);
+        };
+        fill(QStringLiteral("transformer.ln_f.weight"), 0, 16, 0.0f);
+        fill(QStringLiteral("transformer.ln_f.bias"), 0, 16, 1.0f);
+        fill(QStringLiteral("transformer.wte.weight"), 215 * 16, 16, 10.0f);
+        attnviz_test::writeSafetensors(dir + QStringLiteral("/model.safetensors"), st);
+        Run r =
+            execCli({QStringLiteral("generate"), QStringLiteral("--model"), dir, QStringLiteral("--text"),
+                     QStringLiteral("a b"), QStringLiteral("--tokens"), QStringLiteral("3"), QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QCOMPARE(generated(r), (QJsonArray{215, 215, 215}));
+        r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), dir, QStringLiteral("--text"),
+                     QStringLiteral("a b"), QStringLiteral("--tokens"), QStringLiteral("3")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(!r.out.contains('\x1b'), r.out.toHex().constData());
+        QCOMPARE(r.out, QByteArray("a b\\x1b\\x1b\\x1b\n"));
+    }
+
     // export --view lens (the grid's top probabilities, the figure) and --view dla (a typed token's
     // parts and logit against the reference).
     void exportViews()

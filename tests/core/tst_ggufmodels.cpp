@@ -466,6 +466,11 @@ private slots:
         QTest::newRow("eps a string")
             << "llama.gguf" << QByteArray("llama.attention.layer_norm_rms_epsilon") << str << ggufString("1e-5")
             << "metadata \"llama.attention.layer_norm_rms_epsilon\": type string, expected float32";
+        // a value out of range shown with the digits that tell it apart (not "0.000000 is outside 0.000000..0.5")
+        const float zero = 0.0f;
+        QTest::newRow("eps 0") << "llama.gguf" << QByteArray("llama.attention.layer_norm_rms_epsilon")
+                               << int(GgufValueType::Float32) << QByteArray(reinterpret_cast<const char *>(&zero), 4)
+                               << "metadata \"llama.attention.layer_norm_rms_epsilon\": 0 is outside 1e-30..0.5";
         QTest::newRow("model a uint32") << "llama.gguf" << QByteArray("tokenizer.ggml.model")
                                         << int(GgufValueType::Uint32) << seven
                                         << "metadata \"tokenizer.ggml.model\": type uint32, expected string";

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -33,6 +34,14 @@ namespace attnviz::detail {
 namespace {
 
 using json = nlohmann::json;
+
+// A number as a message shows it: the digits that tell it apart (1e-30, not 0.000000).
+std::string shown(double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
 
 class Keys {
 public:
@@ -80,7 +89,7 @@ public:
         if (!x->isNumber())
             return bad(full(k), "type " + x->typeName() + ", expected float32");
         if (!std::isfinite(x->f) || x->f < lo || x->f > hi)
-            return bad(full(k), std::to_string(x->f) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+            return bad(full(k), shown(x->f) + " is outside " + shown(lo) + ".." + shown(hi));
         v = x->f;
         return {};
     }

@@ -517,7 +517,14 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
     const families::Family *family = families::familyNamed(arch.family);
     if (!family)
         return Status::error(StatusCode::InvalidInput, dir + ": no family named " + arch.family);
-    // tokenizer: tokenizer.json where the folder has one, else the family's older files
+    // tokenizer: tokenizer.json where the folder has one, else the family's older files. A file of
+    // theirs that is there but not a regular one (a FIFO, a folder) is said to be so, not missing.
+    for (const char *name : {"tokenizer.json", "vocab.json", "merges.txt", "vocab.txt"}) {
+        uint64_t size = 0;
+        if (Status st = regularFileSize(dir + "/" + name, size);
+            !st && st.message.find(": no such file") == std::string::npos)
+            return st;
+    }
     std::unique_ptr<SubwordTokenizer> tokenizer;
     std::string vocabFile;
     const bool gpt2Files = isFile(dir + "/vocab.json") && isFile(dir + "/merges.txt");
