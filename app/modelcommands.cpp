@@ -336,6 +336,20 @@ int modelRun(const QStringList &args)
                              "\"NaN\" / \"Infinity\"): the weights overflow float32\n",
                      describeCount(nonFinite).c_str());
     }
+    // The same for the predictions: a final norm or LM head that overflows makes every p "NaN".
+    int badPredictions = 0;
+    for (const QJsonValue &t : o.value(QStringLiteral("next_tokens")).toArray())
+        badPredictions += countNonFinite(t.toObject().value(QStringLiteral("p")));
+    for (const QJsonValue &m : o.value(QStringLiteral("masked")).toArray())
+        for (const QJsonValue &t : m.toObject().value(QStringLiteral("top")).toArray())
+            badPredictions += countNonFinite(t.toObject().value(QStringLiteral("p")));
+    if (badPredictions > 0) {
+        o.insert(QStringLiteral("non_finite_predictions"), badPredictions);
+        std::fprintf(stderr,
+                     "attnviz model run: note: %s predicted probabilities are not finite (NaN or Inf, written as "
+                     "\"NaN\" / \"Infinity\"): the final norm or the LM head overflows float32\n",
+                     describeCount(badPredictions).c_str());
+    }
     std::string error;
     if (!writeOutput(p.value(outOpt), QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n', error))
         return fail("model run", error, 1);

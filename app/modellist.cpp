@@ -106,13 +106,25 @@ int modelList(const QStringList &args)
     for (const QString &f : p.values(folderOpt) + p.values(addOpt))
         if (!QFileInfo(f).isDir())
             return fail("model list", f.toStdString() + ": not a folder", 2);
+    // Every folder to remove is checked before anything is written: a bad argument leaves the
+    // settings as they were (the folders added by the same command count as added).
+    const QStringList added = userModelFolders();
+    QStringList afterAdding = added;
+    for (const QString &f : p.values(addOpt))
+        afterAdding << QDir::cleanPath(QFileInfo(f).absoluteFilePath());
+    for (const QString &f : p.values(removeOpt))
+        if (!afterAdding.contains(QDir::cleanPath(QFileInfo(f).absoluteFilePath())) && !afterAdding.contains(f))
+            return fail(
+                "model list",
+                f.toStdString() + ": not one of the added folders (" +
+                    (added.isEmpty() ? std::string("none is added") : added.join(QStringLiteral(", ")).toStdString()) +
+                    "); nothing changed",
+                2);
     for (const QString &f : p.values(addOpt))
         if (addUserModelFolder(f))
             std::fprintf(stderr, "attnviz model list: added %s\n", qPrintable(QDir::cleanPath(QFileInfo(f).absoluteFilePath())));
     for (const QString &f : p.values(removeOpt))
-        if (!removeUserModelFolder(f))
-            return fail("model list", f.toStdString() + ": not one of the added folders (" +
-                                          userModelFolders().join(QStringLiteral(", ")).toStdString() + ")", 2);
+        removeUserModelFolder(f);
     const std::vector<StoreRoot> roots = localModelRoots(p.values(folderOpt));
     const StoreScan scan = scanModelStores(roots);
     if (p.isSet(jsonOpt)) {

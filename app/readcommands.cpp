@@ -60,6 +60,28 @@ Status lensJson(const Model &model, const Trace<T> &trace, QJsonObject &out)
 template Status lensJson<float>(const Model &, const Trace<float> &, QJsonObject &);
 template Status lensJson<double>(const Model &, const Trace<double> &, QJsonObject &);
 
+namespace {
+
+// Text for the terminal: line breaks and tabs kept (a continuation has lines), every other control
+// (a vocabulary token's ESC sequence, a C1 control) escaped as printable() escapes it.
+std::string terminalText(const std::string &text)
+{
+    std::string out;
+    size_t from = 0;
+    while (from <= text.size()) {
+        const size_t at = std::min(text.find('\n', from), text.find('\t', from));
+        const size_t end = at == std::string::npos ? text.size() : at;
+        out += printable(std::string_view(text).substr(from, end - from), std::string::npos);
+        if (at == std::string::npos)
+            break;
+        out += text[at];
+        from = at + 1;
+    }
+    return out;
+}
+
+} // namespace
+
 int generateText(const QStringList &args)
 {
     QCommandLineParser p;
@@ -145,7 +167,7 @@ int generateText(const QStringList &args)
         std::fwrite(b.constData(), 1, size_t(b.size()), stdout);
         return 0;
     }
-    std::printf("%s%s\n", text.c_str(), res.text.c_str());
+    std::printf("%s\n", terminalText(text + res.text).c_str());
     return 0;
 }
 

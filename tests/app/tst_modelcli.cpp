@@ -29,7 +29,7 @@ namespace {
 
 using attnviz_test::Run;
 
-Run attnviz(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
+Run execCli(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
 
 QString fixture(const QString &model) { return attnviz_test::fixtureModel(model); }
 using attnviz_test::expectedCase;
@@ -196,6 +196,7 @@ private slots:
     void argumentsBeforeSettings(); // L
     void benchSmallModels();        // N
     void nonFiniteResults();        // I
+    void nonFinitePredictions();
     void weightsOutOfMemory();      // D
     void weightsOutOfMemoryFromSession(); // D: the window stays up, on the word vectors
     void unreadableFiles_data();
@@ -217,7 +218,7 @@ void TestModelCli::runGpt2()
     const QJsonObject want = expectedCase(QStringLiteral("gpt2-tiny"), 0);
     QTemporaryDir tmp;
     const QString out = tmp.filePath(QStringLiteral("run.json"));
-    const Run r = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")),
+    const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")),
                            QStringLiteral("--text"), want.value(QStringLiteral("text")).toString(), QStringLiteral("-o"), out,
                            QStringLiteral("--precision"), precision});
     QCOMPARE(r.code, 0);
@@ -256,7 +257,7 @@ void TestModelCli::runGpt2()
 void TestModelCli::runBertMasked()
 {
     const QJsonObject want = expectedCase(QStringLiteral("bert-tiny-legacy"), 1);
-    const Run r = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("bert-tiny-legacy")),
+    const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("bert-tiny-legacy")),
                            QStringLiteral("--text"), want.value(QStringLiteral("text")).toString()});
     QCOMPARE(r.code, 0);
     const QJsonObject got = QJsonDocument::fromJson(r.out).object();
@@ -276,13 +277,13 @@ void TestModelCli::runBertMasked()
 
 void TestModelCli::info()
 {
-    Run r = attnviz({QStringLiteral("model"), QStringLiteral("info"), fixture(QStringLiteral("distilbert-tiny"))});
+    Run r = execCli({QStringLiteral("model"), QStringLiteral("info"), fixture(QStringLiteral("distilbert-tiny"))});
     QCOMPARE(r.code, 0);
     QVERIFY(r.out.contains("family      distilbert"));
     QVERIFY(r.out.contains("vocabulary  30,522"));
     QVERIFY(r.out.contains("dtype       F16"));
     QVERIFY(r.out.contains("WordPiece"));
-    r = attnviz({QStringLiteral("model"), QStringLiteral("info"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--json")});
+    r = execCli({QStringLiteral("model"), QStringLiteral("info"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--json")});
     QCOMPARE(r.code, 0);
     const QJsonObject o = QJsonDocument::fromJson(r.out).object();
     QCOMPARE(o.value(QStringLiteral("layers")).toInt(), 2);
@@ -294,7 +295,7 @@ void TestModelCli::info()
 
 void TestModelCli::tokenizeWithModel()
 {
-    const Run r = attnviz({QStringLiteral("tokenize"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+    const Run r = execCli({QStringLiteral("tokenize"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
                            QStringLiteral("Hello world")});
     QCOMPARE(r.code, 0);
     QCOMPARE(r.out, QByteArray("15496\tHello\t0-5\n995\t\xC4\xA0world\t5-11\n"));
@@ -306,8 +307,8 @@ void TestModelCli::sharded()
     const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
     shard(dir);
     const QString text = QStringLiteral("a b c d a b c d");
-    const Run a = attnviz({QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), text});
-    const Run b = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"), text});
+    const Run a = execCli({QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), text});
+    const Run b = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"), text});
     QCOMPARE(a.code, 0);
     QCOMPARE(b.code, 0);
     QJsonObject ja = QJsonDocument::fromJson(a.out).object(), jb = QJsonDocument::fromJson(b.out).object();
@@ -471,7 +472,7 @@ void TestModelCli::badFolders()
     QTemporaryDir tmp;
     const QString dir = spoil(copyFolder(model, tmp));
     const QString out = tmp.filePath(QStringLiteral("out.json"));
-    const Run r = attnviz({QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), QStringLiteral("hi"),
+    const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), QStringLiteral("hi"),
                            QStringLiteral("-o"), out});
     QCOMPARE(r.code, 2);
     QVERIFY(!QFile::exists(out));
@@ -482,14 +483,14 @@ void TestModelCli::badFolders()
     for (const QString &m : mentions)
         QVERIFY2(err.contains(m), qPrintable(err));
     // model info says the same
-    const Run i = attnviz({QStringLiteral("model"), QStringLiteral("info"), dir});
+    const Run i = execCli({QStringLiteral("model"), QStringLiteral("info"), dir});
     QCOMPARE(i.code, 2);
     QCOMPARE(QString::fromUtf8(i.err).trimmed().section(QLatin1Char(':'), 1), err.section(QLatin1Char(':'), 1));
 }
 
 void TestModelCli::benchSeeded()
 {
-    const Run r = attnviz({QStringLiteral("bench"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+    const Run r = execCli({QStringLiteral("bench"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
                            QStringLiteral("--tokens"), QStringLiteral("8,16"), QStringLiteral("--repeat"), QStringLiteral("1"),
                            QStringLiteral("--typed"), QStringLiteral("--json")});
     QCOMPARE(r.code, 0);
@@ -500,7 +501,7 @@ void TestModelCli::benchSeeded()
     QCOMPARE(rows[2].toObject().value(QStringLiteral("what")).toString(), QStringLiteral("one token typed (two traces, growing)"));
     QVERIFY(rows[2].toObject().value(QStringLiteral("ms")).toDouble() > 0);
     QVERIFY(o.value(QStringLiteral("peak_rss_mb")).toDouble() > 0);
-    const Run bad = attnviz({QStringLiteral("bench"), QStringLiteral("--seeded"), QStringLiteral("gpt3")});
+    const Run bad = execCli({QStringLiteral("bench"), QStringLiteral("--seeded"), QStringLiteral("gpt3")});
     QCOMPARE(bad.code, 2);
     QVERIFY(bad.err.contains("gpt2-small, bert-base, smollm2-135m, qwen3-0.6b, llama3.2-1b"));
 }
@@ -529,7 +530,7 @@ void TestModelCli::exportModel()
     QTemporaryDir tmp;
     const QString json = tmp.filePath(QStringLiteral("w.json")), png = tmp.filePath(QStringLiteral("w.png"));
     for (const QString &out : {json, png}) {
-        const Run r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), fixture(model), QStringLiteral("--layer"),
+        const Run r = execCli({QStringLiteral("export"), QStringLiteral("--model"), fixture(model), QStringLiteral("--layer"),
                                QString::number(layer), QStringLiteral("--head"), QString::number(head), QStringLiteral("--sentence"),
                                want.value(QStringLiteral("text")).toString(), QStringLiteral("--out"), out});
         QVERIFY2(r.code == 0, r.err.constData());
@@ -564,7 +565,7 @@ void TestModelCli::exportModelRefusals()
         {QStringLiteral("--layer"), QStringLiteral("1")}, // the word vectors have one layer
     };
     for (const QStringList &extra : cases) {
-        const Run r = attnviz(QStringList{QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("a b c"),
+        const Run r = execCli(QStringList{QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("a b c"),
                                           QStringLiteral("--out"), out}
                               + extra);
         QVERIFY2(r.code == 2, qPrintable(extra.join(QLatin1Char(' ')) + QStringLiteral(": ") + QString::fromUtf8(r.err)));
@@ -671,7 +672,7 @@ void TestModelCli::specialOutputs()
         QProcess reader;
         reader.start(QStringLiteral("cat"), {fifo});
         QVERIFY(reader.waitForStarted());
-        const Run r = attnviz(args);
+        const Run r = execCli(args);
         QVERIFY2(r.code == 0, r.err.constData());
         QVERIFY(reader.waitForFinished(30000));
         const QJsonDocument doc = QJsonDocument::fromJson(reader.readAllStandardOutput());
@@ -682,14 +683,14 @@ void TestModelCli::specialOutputs()
         QCOMPARE(QDir(tmp.path()).entryList(QDir::Files | QDir::System | QDir::Hidden).size(), 1); // no temporary left
     }
     // /dev/null: written, still a device
-    Run r = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
+    Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
                      QStringLiteral("hi"), QStringLiteral("-o"), QStringLiteral("/dev/null")});
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY(QFileInfo(QStringLiteral("/dev/null")).exists() && !QFileInfo(QStringLiteral("/dev/null")).isFile());
     // a folder: refused, untouched
     const QString folder = tmp.filePath(QStringLiteral("folder.json"));
     QVERIFY(QDir().mkdir(folder));
-    r = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
+    r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
                  QStringLiteral("hi"), QStringLiteral("-o"), folder});
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains("folder.json: cannot write (is a folder)"), r.err.constData());
@@ -752,16 +753,16 @@ void TestModelCli::benchSmallModels()
         st.header.insert(name, e);
     }
     writeSt(dir + QStringLiteral("/model.safetensors"), st);
-    Run r = attnviz({QStringLiteral("model"), QStringLiteral("info"), dir});
+    Run r = execCli({QStringLiteral("model"), QStringLiteral("info"), dir});
     QVERIFY2(r.code == 0, r.err.constData());
-    r = attnviz({QStringLiteral("bench"), QStringLiteral("--model"), dir, QStringLiteral("--repeat"), QStringLiteral("1"), QStringLiteral("--json")});
+    r = execCli({QStringLiteral("bench"), QStringLiteral("--model"), dir, QStringLiteral("--repeat"), QStringLiteral("1"), QStringLiteral("--json")});
     QVERIFY2(r.code == 0, r.err.constData());
     // the default 128 and 1,024 tokens are cut to the 64 positions, once, and said
     QVERIFY2(r.err.contains("attnviz bench: note: bert-tiny reads at most 64 tokens: 128 tokens timed at 64"), r.err.constData());
     const QJsonArray rows = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("rows")).toArray();
     QCOMPARE(rows.size(), 1);
     QCOMPARE(rows[0].toObject().value(QStringLiteral("tokens")).toInt(), 64);
-    r = attnviz({QStringLiteral("bench"), QStringLiteral("--model"), dir, QStringLiteral("--tokens"), QStringLiteral("1")});
+    r = execCli({QStringLiteral("bench"), QStringLiteral("--model"), dir, QStringLiteral("--tokens"), QStringLiteral("1")});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("--tokens: \"1\" is not a length of 2 tokens or more") || r.err.contains("--tokens: 1 is not a length of 2 tokens or more"),
              r.err.constData());
@@ -779,7 +780,7 @@ void TestModelCli::nonFiniteResults()
     for (qint64 at = off[0].toInteger(); at < off[1].toInteger(); at += 4)
         st.data.replace(int(at), 4, reinterpret_cast<const char *>(&big), 4);
     writeSt(dir + QStringLiteral("/model.safetensors"), st);
-    const Run r = attnviz({QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), QStringLiteral("a b c d")});
+    const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), QStringLiteral("a b c d")});
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY(!r.out.contains("null"));
     const QJsonObject o = QJsonDocument::fromJson(r.out).object();
@@ -787,6 +788,34 @@ void TestModelCli::nonFiniteResults()
     QVERIFY2(n > 0, r.out.left(300).constData());
     QVERIFY(r.out.contains("\"NaN\""));
     QVERIFY2(r.err.contains(QByteArray("attention weights are not finite")), r.err.constData());
+}
+
+// A final norm that overflows float32 leaves the attention finite and every predicted p NaN:
+// counted in `non_finite_predictions` and said, never a silent exit 0
+void TestModelCli::nonFinitePredictions()
+{
+    QTemporaryDir tmp;
+    const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
+    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
+    const QJsonArray off = st.header.value(QStringLiteral("transformer.ln_f.weight"))
+                               .toObject()
+                               .value(QStringLiteral("data_offsets"))
+                               .toArray();
+    QVERIFY(!off.isEmpty());
+    const float big = 3e38f;
+    for (qint64 at = off[0].toInteger(); at < off[1].toInteger(); at += 4)
+        st.data.replace(int(at), 4, reinterpret_cast<const char *>(&big), 4);
+    writeSt(dir + QStringLiteral("/model.safetensors"), st);
+    const Run r = execCli(
+        {QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), QStringLiteral("a b c d")});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QVERIFY(!o.contains(QStringLiteral("non_finite"))); // the attention is finite
+    const int n = o.value(QStringLiteral("non_finite_predictions")).toInt();
+    QCOMPARE(n, o.value(QStringLiteral("next_tokens")).toArray().size());
+    QVERIFY2(n > 0, r.out.right(300).constData());
+    QVERIFY2(r.err.contains(QByteArray("predicted probabilities are not finite")), r.err.constData());
+    QCOMPARE(r.err.count('\n'), 1);
 }
 
 // D: an allocation that fails while the weights are converted is one line naming the file and the

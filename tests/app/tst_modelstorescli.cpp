@@ -150,6 +150,16 @@ private slots:
         r = attnvizIn(m_env, {QStringLiteral("model"), QStringLiteral("list"), QStringLiteral("--remove-folder"), m_trees.folder});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.startsWith("attnviz model list: " + m_trees.folder.toUtf8() + ": not one of the added folders"), r.err.constData());
+        // A folder to remove that is not added: refused before the folder to add is written.
+        r = attnvizIn(m_env, {QStringLiteral("model"), QStringLiteral("list"), QStringLiteral("--add-folder"),
+                              m_trees.folder, QStringLiteral("--remove-folder"), m_tmp.path()});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.startsWith("attnviz model list: " + m_tmp.path().toUtf8() + ": not one of the added folders"),
+                 r.err.constData());
+        QVERIFY2(r.err.endsWith("nothing changed\n") && r.err.count('\n') == 1, r.err.constData());
+        r = attnvizIn(m_env, {QStringLiteral("model"), QStringLiteral("list"), QStringLiteral("--json")});
+        models = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("models")).toArray();
+        QVERIFY(modelNamed(models, QStringLiteral("downloads/tiny")).isEmpty());
         r = attnvizIn(m_env, {QStringLiteral("model"), QStringLiteral("list"), QStringLiteral("--folder"), m_tmp.path() + QStringLiteral("/none")});
         QCOMPARE(r.code, 2);
         QCOMPARE(r.err, "attnviz model list: " + m_tmp.path().toUtf8() + "/none: not a folder\n");

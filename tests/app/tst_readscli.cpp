@@ -21,7 +21,7 @@ namespace {
 
 using attnviz_test::Run;
 
-Run attnviz(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
+Run execCli(const QStringList &args) { return attnviz_test::runAttnviz(args, 300000); }
 
 QString fixture(const QString &model) { return attnviz_test::fixtureModel(model); }
 
@@ -53,7 +53,7 @@ private slots:
     void modelRunLens()
     {
         QFETCH(QString, model);
-        const Run r = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(model), QStringLiteral("--text"), text(model),
+        const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(model), QStringLiteral("--text"), text(model),
                                QStringLiteral("--precision"), QStringLiteral("float64"), QStringLiteral("--lens")});
         QVERIFY2(r.code == 0, r.err.constData());
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
@@ -80,7 +80,7 @@ private slots:
         }
         QVERIFY2(worst < 1e-9, qPrintable(QString::number(worst)));
         // without --lens: no "lens"
-        const Run plain = attnviz({QStringLiteral("model"), QStringLiteral("run"), fixture(model), QStringLiteral("--text"), text(model)});
+        const Run plain = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(model), QStringLiteral("--text"), text(model)});
         QCOMPARE(plain.code, 0);
         QVERIFY(!QJsonDocument::fromJson(plain.out).object().contains(QStringLiteral("lens")));
     }
@@ -89,19 +89,19 @@ private slots:
     {
         const QJsonObject ref = reference(QStringLiteral("gpt2-tiny"));
         const QString g = fixture(QStringLiteral("gpt2-tiny")), t = text(QStringLiteral("gpt2-tiny"));
-        Run r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
+        Run r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
                          QStringLiteral("6"), QStringLiteral("--json")});
         QVERIFY2(r.code == 0, r.err.constData());
         QCOMPARE(generated(r), ref.value(QStringLiteral("greedy")).toArray());
         const QJsonObject s = ref.value(QStringLiteral("sampled")).toObject();
-        r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
+        r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
                      QStringLiteral("6"), QStringLiteral("--temperature"), QStringLiteral("0.8"), QStringLiteral("--top-k"),
                      QStringLiteral("50"), QStringLiteral("--top-p"), QStringLiteral("0.9"), QStringLiteral("--seed"), QStringLiteral("7"),
                      QStringLiteral("--json")});
         QVERIFY2(r.code == 0, r.err.constData());
         QCOMPARE(generated(r), s.value(QStringLiteral("ids")).toArray());
         // plain text: the text and its continuation on one line
-        r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
+        r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t, QStringLiteral("--tokens"),
                      QStringLiteral("3")});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.startsWith(t.toUtf8()));
@@ -111,13 +111,43 @@ private slots:
     // gpt2-tiny reads 32 positions: 40 asked after 13 gives 19, and the note says so.
     void generateCut()
     {
-        const Run r = attnviz({QStringLiteral("generate"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+        const Run r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
                                QStringLiteral("--text"), text(QStringLiteral("gpt2-tiny")), QStringLiteral("--tokens"), QStringLiteral("40"),
                                QStringLiteral("--json")});
         QVERIFY2(r.code == 0, r.err.constData());
         QCOMPARE(generated(r).size(), 19);
         QCOMPARE(r.err, QByteArray("attnviz generate: note: gpt2-tiny reads at most 32 positions: 19 of the 40 tokens asked for fit "
                                    "after the text's 13\n"));
+    }
+
+    // A vocabulary token that spells ESC (gpt2-tiny's byte 0x1b, id 215) made the one the model
+    // predicts everywhere (a zero final norm with a bias of ones, the token's row large): the plain
+    // output escapes it as --json and tokenize do, never a raw terminal escape.
+    void generateEscapesControls()
+    {
+        QTemporaryDir tmp;
+        const QString dir = attnviz_test::copyModelFolder(QStringLiteral("gpt2-tiny"), tmp);
+        attnviz_test::Safetensors st = attnviz_test::readSafetensors(dir + QStringLiteral("/model.safetensors"));
+        auto fill = [&](const QString &name, qint64 from, qint64 count, float value) {
+            const qint64 at =
+                st.header.value(name).toObject().value(QStringLiteral("data_offsets")).toArray()[0].toInteger();
+            for (qint64 k = 0; k < count; ++k)
+                st.data.replace(int(at + 4 * (from + k)), 4, reinterpret_cast<const char *>(&value), 4);
+        };
+        fill(QStringLiteral("transformer.ln_f.weight"), 0, 16, 0.0f);
+        fill(QStringLiteral("transformer.ln_f.bias"), 0, 16, 1.0f);
+        fill(QStringLiteral("transformer.wte.weight"), 215 * 16, 16, 10.0f);
+        attnviz_test::writeSafetensors(dir + QStringLiteral("/model.safetensors"), st);
+        Run r =
+            execCli({QStringLiteral("generate"), QStringLiteral("--model"), dir, QStringLiteral("--text"),
+                     QStringLiteral("a b"), QStringLiteral("--tokens"), QStringLiteral("3"), QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QCOMPARE(generated(r), (QJsonArray{215, 215, 215}));
+        r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), dir, QStringLiteral("--text"),
+                     QStringLiteral("a b"), QStringLiteral("--tokens"), QStringLiteral("3")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(!r.out.contains('\x1b'), r.out.toHex().constData());
+        QCOMPARE(r.out, QByteArray("a b\\x1b\\x1b\\x1b\n"));
     }
 
     // export --view lens (the grid's top probabilities, the figure) and --view dla (a typed token's
@@ -128,7 +158,7 @@ private slots:
         const QString g = fixture(QStringLiteral("gpt2-tiny")), t = text(QStringLiteral("gpt2-tiny"));
         const QJsonObject ref = reference(QStringLiteral("gpt2-tiny"));
         const QString lens = tmp.filePath(QStringLiteral("lens.json"));
-        Run r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
+        Run r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
                          QStringLiteral("--sentence"), t, QStringLiteral("--out"), lens});
         QVERIFY2(r.code == 0, r.err.constData());
         QFile f(lens);
@@ -151,7 +181,7 @@ private slots:
                 spelling = it.key();
         QVERIFY(!spelling.isEmpty());
         const QString dla = tmp.filePath(QStringLiteral("dla.json"));
-        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
+        r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
                      QStringLiteral("--sentence"), t, QStringLiteral("--query"), QString::number(d.value(QStringLiteral("position")).toInt()),
                      QStringLiteral("--token"), spelling, QStringLiteral("--out"), dla});
         QVERIFY2(r.code == 0, r.err.constData());
@@ -167,23 +197,23 @@ private slots:
             QVERIFY(std::abs(a.value(QStringLiteral("data"))[l][4].toDouble() - d.value(QStringLiteral("mlp"))[l].toDouble()) < 1e-4);
         }
         for (const QString &fig : {QStringLiteral("lens.png"), QStringLiteral("dla.svg")}) {
-            r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), fig.section(QLatin1Char('.'), 0, 0),
+            r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), fig.section(QLatin1Char('.'), 0, 0),
                          QStringLiteral("--sentence"), t, QStringLiteral("--out"), tmp.filePath(fig)});
             QVERIFY2(r.code == 0, r.err.constData());
             QVERIFY(QFileInfo(tmp.filePath(fig)).size() > 1000);
         }
         // bad input: a token not in the vocabulary, a masked LM for attribution, a position past the text
-        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
+        r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("dla"),
                      QStringLiteral("--sentence"), t, QStringLiteral("--token"), QStringLiteral(" catapultingly"), QStringLiteral("--out"), dla});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.endsWith("attnviz export: --view dla: token: \" catapultingly\" is not in the vocabulary of gpt2-tiny (it is 2 "
                                 "tokens)\n"),
                  r.err.constData());
-        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), fixture(QStringLiteral("bert-tiny")), QStringLiteral("--view"),
+        r = execCli({QStringLiteral("export"), QStringLiteral("--model"), fixture(QStringLiteral("bert-tiny")), QStringLiteral("--view"),
                      QStringLiteral("dla"), QStringLiteral("--sentence"), QStringLiteral("the cat"), QStringLiteral("--out"), dla});
         QCOMPARE(r.code, 2);
         QVERIFY(r.err.contains("--view dla attributes a causal language model's logit"));
-        r = attnviz({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
+        r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--view"), QStringLiteral("lens"),
                      QStringLiteral("--sentence"), t, QStringLiteral("--query"), QStringLiteral("13"), QStringLiteral("--out"), lens});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.endsWith("attnviz export: --query 13: the text has 13 tokens\n"), r.err.constData());
@@ -213,7 +243,7 @@ private slots:
     {
         QFETCH(QStringList, args);
         QFETCH(QString, message);
-        const Run r = attnviz(args);
+        const Run r = execCli(args);
         QCOMPARE(r.code, 2);
         QCOMPARE(QString::fromUtf8(r.err), message);
         QVERIFY(r.out.isEmpty());

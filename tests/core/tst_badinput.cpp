@@ -137,6 +137,7 @@ private slots:
     void traceMemory();
     // Text from files in messages: an escaped excerpt (E, O); empty paths (P)
     void messagesQuoteFileText();
+    void tokenizerNotARegularFile();
     // F64 values too large for float32 are not called NaN (P)
     void float32Overflow();
     // One huge word through every tokenizer in well under a second each (F)
@@ -523,6 +524,14 @@ void TestBadInput::messagesQuoteFileText()
 {
     QCOMPARE(quoteText("ab\ncd"), std::string("\"ab\\x0acd\""));
     QCOMPARE(quoteText("\x1b[2J"), std::string("\"\\x1b[2J\""));
+    // C1 controls (U+009B is an 8-bit CSI) and bidirectional overrides as \uNNNN; other characters kept
+    QCOMPARE(quoteText("a\xC2\x9B"
+                       "2Jb"),
+             std::string("\"a\\u009b2Jb\""));
+    QCOMPARE(printable("x\xE2\x80\xAEy\xE2\x81\xA6z"), std::string("x\\u202ey\\u2066z"));
+    QCOMPARE(printable("\xC2\x80\xC2\x9F"), std::string("\\u0080\\u009f"));
+    QCOMPARE(printable("\xC3\xA9 \xC2\xA0 \xE2\x80\xAF \xE2\x80\x94"),
+             std::string("\xC3\xA9 \xC2\xA0 \xE2\x80\xAF \xE2\x80\x94"));
     const std::string big(5'000'000, 'x');
     const std::string q = quoteText(big);
     QCOMPARE(q, "\"" + std::string(64, 'x') + "\"... (5.0 MB)");
@@ -535,6 +544,29 @@ void TestBadInput::messagesQuoteFileText()
     uint64_t size = 0;
     const Status st = regularFileSize("", size);
     QCOMPARE(st.message, std::string("(an empty path): names no file"));
+}
+
+// A tokenizer.json that is there but not a regular file (a FIFO, never opened: it would block) is
+// said to be what it is, not "missing".
+void TestBadInput::tokenizerNotARegularFile()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    for (const char *other : {"config.json", "model.safetensors"})
+        QVERIFY(QFile::link(QFileInfo(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/gemma3-tiny/")) + QLatin1String(other))
+                                .canonicalFilePath(),
+                            dir.filePath(QLatin1String(other))));
+    const QString tokenizer = dir.filePath(QStringLiteral("tokenizer.json"));
+    QVERIFY(::mkfifo(QFile::encodeName(tokenizer).constData(), 0600) == 0);
+    std::unique_ptr<Model> m;
+    Status st = openPretrained(dir.path().toStdString(), {}, m);
+    QVERIFY(!m);
+    expectOneLine(st, StatusCode::IoError, tokenizer, QStringLiteral("not a regular file"));
+    QVERIFY2(st.message.find("missing") == std::string::npos, st.message.c_str());
+    QVERIFY(QFile::remove(tokenizer));
+    QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("tokenizer.json")));
+    st = openPretrained(dir.path().toStdString(), {}, m);
+    expectOneLine(st, StatusCode::IoError, tokenizer, QStringLiteral("is a directory, not a file"));
 }
 
 void TestBadInput::float32Overflow()

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The GGUF container reader (gguf.h): every metadata value type read back, arrays of arrays,
 // general.alignment, versions 2 and 3, the summary a model list shows, and bad files (truncated at
-// every byte, absurd counts and lengths, offsets out of range or misaligned, overflowing shapes,
-// unknown types), each refused with one line naming the file and the field.
+// every byte, absurd counts and lengths, offsets out of range, misaligned or not where ggml lays
+// the data, a tensor count short of the infos, overflowing shapes, unknown types), each refused
+// with one line naming the file and the field.
 #include "attnviz/gguf.h"
 
 #include <QTemporaryDir>
@@ -66,6 +67,8 @@ public:
         ++m_nTensors;
     }
     void setAlignment(uint32_t a) { m_alignment = a; }
+    // `n` bytes in the data section before the next tensor's data (a layout ggml refuses).
+    void gap(size_t n) { m_data += std::string(n, '\0'); }
     std::string bytes() const
     {
         std::string b = "GGUF";
@@ -397,6 +400,30 @@ private slots:
             off = 4;
             std::memcpy(&b[at], &off, 8);
             expectOneLine(parse(b, f), "tensor \"w\": offset 4 is not a multiple of the alignment 32");
+        }
+        {
+            GgufBuilder g; // the data section starts 32 bytes after the tensor infos' aligned end
+            g.gap(32);
+            g.tensor("w", {8}, ggml::F32, std::string(32, '\0'));
+            expectOneLine(parse(g.bytes(), f), "tensor \"w\": offset 32, expected 0 (the first tensor's data start");
+        }
+        {
+            GgufBuilder g; // a gap between two tensors
+            g.tensor("a", {8}, ggml::F32, std::string(32, '\0'));
+            g.gap(32);
+            g.tensor("b", {8}, ggml::F32, std::string(32, '\0'));
+            expectOneLine(parse(g.bytes(), f),
+                          "tensor \"b\": offset 64, expected 32 (where the data of tensor \"a\" end");
+        }
+        {
+            // The header's tensor count one short: the last tensor info is taken for padding and the
+            // data section for starting that much earlier (every tensor would be read 64 bytes early).
+            std::string b = llamaFile().bytes();
+            QVERIFY(parse(b, f).ok());
+            const uint64_t one = 1;
+            std::memcpy(&b[8], &one, 8);
+            expectOneLine(parse(b, f), "header: tensor count 1: the file holds ");
+            expectOneLine(parse(b, f), "bytes past the data of the last tensor");
         }
         {
             GgufBuilder g;

@@ -60,6 +60,72 @@ QByteArray readAll(const QString &path)
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
+// The bytes a GGUF value of `type` takes at `at` (scalars, strings, arrays of them).
+qint64 valueBytes(const QByteArray &b, qint64 at, uint32_t type)
+{
+    static const int kWidth[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+    auto u64 = [&](qint64 p) {
+        uint64_t v = 0;
+        std::memcpy(&v, b.constData() + p, 8);
+        return qint64(v);
+    };
+    if (type == uint32_t(GgufValueType::String))
+        return 8 + u64(at);
+    if (type != uint32_t(GgufValueType::Array))
+        return kWidth[type];
+    uint32_t et = 0;
+    std::memcpy(&et, b.constData() + at, 4);
+    const qint64 n = u64(at + 4);
+    qint64 size = 12;
+    for (qint64 k = 0; k < n; ++k)
+        size += valueBytes(b, at + size, et);
+    return size;
+}
+
+// `file` with metadata `key` given type `type` and the value bytes `value` (the key must be there);
+// the tensor infos and the data section are kept, the data moved to the new aligned start.
+QByteArray withKey(const QByteArray &file, const QByteArray &key, GgufValueType type, const QByteArray &value)
+{
+    uint64_t nTensors = 0, nKv = 0;
+    std::memcpy(&nTensors, file.constData() + 8, 8);
+    std::memcpy(&nKv, file.constData() + 16, 8);
+    qint64 at = 24, begin = -1, end = -1;
+    for (uint64_t k = 0; k < nKv; ++k) {
+        const qint64 entry = at;
+        const qint64 keyLength = valueBytes(file, at, uint32_t(GgufValueType::String));
+        const QByteArray name = file.mid(int(at + 8), int(keyLength - 8));
+        uint32_t t = 0;
+        std::memcpy(&t, file.constData() + at + keyLength, 4);
+        at += keyLength + 4;
+        at += valueBytes(file, at, t);
+        if (name == key)
+            begin = entry, end = at;
+    }
+    for (uint64_t k = 0; k < nTensors; ++k) { // name, n_dims, ne[n_dims], type, offset
+        at += valueBytes(file, at, uint32_t(GgufValueType::String));
+        uint32_t dims = 0;
+        std::memcpy(&dims, file.constData() + at, 4);
+        at += 4 + 8 * qint64(dims) + 4 + 8;
+    }
+    const qint64 dataStart = (at + 31) / 32 * 32;
+    if (begin < 0)
+        return {};
+    QByteArray entry;
+    const uint64_t keyLength = uint64_t(key.size());
+    entry.append(reinterpret_cast<const char *>(&keyLength), 8).append(key);
+    const uint32_t t = uint32_t(type);
+    entry.append(reinterpret_cast<const char *>(&t), 4).append(value);
+    QByteArray out = file.left(int(begin)) + entry + file.mid(int(end), int(at - end));
+    out.append(QByteArray(int((32 - out.size() % 32) % 32), '\0'));
+    return out + file.mid(int(dataStart));
+}
+
+QByteArray ggufString(const QByteArray &s)
+{
+    const uint64_t n = uint64_t(s.size());
+    return QByteArray(reinterpret_cast<const char *>(&n), 8) + s;
+}
+
 } // namespace
 
 class TestGgufModels : public QObject {
@@ -363,6 +429,82 @@ private slots:
         b = good;
         b.replace("token_embd.weight", "token_embX.weight");
         tryOpen(b, "tensor \"token_embd.weight\": missing");
+        b = good; // the tensor count one short: the data would be read from before where they are
+        uint64_t n = 0;
+        std::memcpy(&n, b.constData() + 8, 8);
+        --n;
+        std::memcpy(b.data() + 8, &n, 8);
+        tryOpen(b, "bytes past the data of the last tensor");
+    }
+
+    // Keys of the wrong type are refused as llama.cpp's loader refuses them, naming the key and the
+    // type expected (a string "true" is not read as false, a float array not truncated to integers).
+    void wrongTypes_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QByteArray>("key");
+        QTest::addColumn<int>("type");
+        QTest::addColumn<QByteArray>("value");
+        QTest::addColumn<QString>("message");
+        const uint32_t u32 = 7;
+        const QByteArray seven(reinterpret_cast<const char *>(&u32), 4);
+        QByteArray floats;
+        const uint32_t f32 = uint32_t(GgufValueType::Float32);
+        const uint64_t two = 2;
+        const float ff[2] = {96.0f, 96.0f}; // the file's own width, as floats: read silently as 96 once
+        floats.append(reinterpret_cast<const char *>(&f32), 4).append(reinterpret_cast<const char *>(&two), 8);
+        floats.append(reinterpret_cast<const char *>(ff), 8);
+        const int str = int(GgufValueType::String), arr = int(GgufValueType::Array);
+        QTest::newRow("add_bos_token a string")
+            << "llama.gguf" << QByteArray("tokenizer.ggml.add_bos_token") << str << ggufString("true")
+            << "metadata \"tokenizer.ggml.add_bos_token\": type string, expected bool";
+        QTest::newRow("pre a uint32") << "qwen2.gguf" << QByteArray("tokenizer.ggml.pre") << int(GgufValueType::Uint32)
+                                      << seven << "metadata \"tokenizer.ggml.pre\": type uint32, expected string";
+        QTest::newRow("feed_forward_length floats")
+            << "llama.gguf" << QByteArray("llama.feed_forward_length") << arr << floats
+            << "metadata \"llama.feed_forward_length\": type array of float32, expected uint32";
+        QTest::newRow("eps a string")
+            << "llama.gguf" << QByteArray("llama.attention.layer_norm_rms_epsilon") << str << ggufString("1e-5")
+            << "metadata \"llama.attention.layer_norm_rms_epsilon\": type string, expected float32";
+        // a value out of range shown with the digits that tell it apart (not "0.000000 is outside 0.000000..0.5")
+        const float zero = 0.0f;
+        QTest::newRow("eps 0") << "llama.gguf" << QByteArray("llama.attention.layer_norm_rms_epsilon")
+                               << int(GgufValueType::Float32) << QByteArray(reinterpret_cast<const char *>(&zero), 4)
+                               << "metadata \"llama.attention.layer_norm_rms_epsilon\": 0 is outside 1e-30..0.5";
+        QTest::newRow("model a uint32") << "llama.gguf" << QByteArray("tokenizer.ggml.model")
+                                        << int(GgufValueType::Uint32) << seven
+                                        << "metadata \"tokenizer.ggml.model\": type uint32, expected string";
+    }
+    void wrongTypes()
+    {
+        QFETCH(QString, file);
+        QFETCH(QByteArray, key);
+        QFETCH(int, type);
+        QFETCH(QByteArray, value);
+        QFETCH(QString, message);
+        const QByteArray good = readAll(gguf(file));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("wrong.gguf"));
+        auto open = [&](const QByteArray &bytes) {
+            QFile f(path);
+            f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+            f.write(bytes);
+            f.close();
+            std::unique_ptr<Model> m;
+            return openPretrained(path.toStdString(), {}, m);
+        };
+        // The rewriting itself is sound: the key given its own type again, the file opens.
+        if (key == "tokenizer.ggml.add_bos_token") {
+            const Status st = open(withKey(good, key, GgufValueType::Bool, QByteArray(1, '\1')));
+            QVERIFY2(st.ok(), st.message.c_str());
+        }
+        const QByteArray bad = withKey(good, key, GgufValueType(type), value);
+        QVERIFY2(!bad.isEmpty(), key.constData());
+        const Status st = open(bad);
+        QVERIFY2(!st.ok(),
+                 qPrintable(file + QLatin1Char(' ') + QString::fromLatin1(key) + QStringLiteral(" accepted")));
+        QVERIFY2(st.message.rfind(path.toStdString() + ": " + message.toStdString(), 0) == 0, st.message.c_str());
+        QVERIFY2(st.message.find('\n') == std::string::npos, st.message.c_str());
     }
 
     // Bytes changed anywhere (seeded): the file opens, or is refused in one line naming it; never a

@@ -5,9 +5,12 @@
 // (committed) and Llama 3.1 and Gemma 3 (fetched from npm by packaging/dev.sh; skipped when absent
 // outside CI), except the lines hf_exclusions.json names, which are checked against the ids of
 // Unicode White_Space \s instead. Also: byte ranges cover the text, decoding gives the text back,
-// chip displays, typed added tokens, a megabyte of text, and hostile files get one message each.
-#include "testpaths.h"
+// chip displays, typed added tokens, a megabyte of text, hostile files get one message each, and the
+// real Gemma 3 file opens with a text model of 262,144 embedding rows (its added id 262,144 beyond).
+#include "attnviz/pretrained.h"
 #include "attnviz/subword.h"
+#include "modelfolders.h"
+#include "testpaths.h"
 
 #include "subwordtesthelpers.h"
 
@@ -98,6 +101,7 @@ private slots:
     void hostileFiles();
     void catastrophicRegexIsOneError();
     void deepJson();
+    void gemma3WithTextModel();
 
 private:
     const Loaded *get(const QString &name);
@@ -508,6 +512,90 @@ void TestHfTokenizer::deepJson()
     const Status c = parseHfTokenizer(tiny(), std::string(1000, '['), "deep", tok);
     QVERIFY(!c.ok());
     QVERIFY2(c.message.rfind("deep (tokenizer_config.json): ", 0) == 0, c.message.c_str());
+}
+
+// Gemma 3's tokenizer.json has 262,145 ids: the text models' 262,144 rows plus the added
+// <image_soft_token>. A gemma3_text folder with that many rows (gemma3-tiny's weights, its
+// embeddings grown) opens, its tokens equal the reference ids, and a text that types
+// <image_soft_token> is refused by name; with fewer rows than the vocabulary's own tokens the
+// folder is refused.
+void TestHfTokenizer::gemma3WithTextModel()
+{
+    const QString name = QStringLiteral("gemma3");
+    GET_OR_SKIP(l, name);
+    constexpr int kRows = 262144;
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString dir = attnviz_test::copyModelFolder(QStringLiteral("gemma3-tiny"), tmp);
+    for (const char *f : {"tokenizer.json", "tokenizer_config.json"}) {
+        const QString dst = dir + QLatin1Char('/') + QLatin1String(f);
+        QFile::remove(dst);
+        QVERIFY(QFile::copy(m_fetched + QStringLiteral("/gemma3/") + QLatin1String(f), dst));
+    }
+    attnviz_test::editJson(dir + QStringLiteral("/config.json"),
+                           [](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), kRows); });
+    // The embeddings grown to kRows rows of zeros (BF16); every other tensor moves by the growth.
+    const QString weights = dir + QStringLiteral("/model.safetensors");
+    attnviz_test::Safetensors st = attnviz_test::readSafetensors(weights);
+    const QString embed = QStringLiteral("model.embed_tokens.weight");
+    QJsonObject e = st.header.value(embed).toObject();
+    const qint64 width = e.value(QStringLiteral("shape")).toArray()[1].toInteger();
+    const qint64 oldEnd = e.value(QStringLiteral("data_offsets")).toArray()[1].toInteger();
+    QCOMPARE(e.value(QStringLiteral("data_offsets")).toArray()[0].toInteger(), qint64(0));
+    const qint64 newEnd = kRows * width * 2;
+    for (auto it = st.header.begin(); it != st.header.end(); ++it) {
+        if (it.key() == QLatin1String("__metadata__") || it.key() == embed)
+            continue;
+        QJsonObject t = it.value().toObject();
+        const QJsonArray o = t.value(QStringLiteral("data_offsets")).toArray();
+        t.insert(QStringLiteral("data_offsets"),
+                 QJsonArray{o[0].toInteger() + newEnd - oldEnd, o[1].toInteger() + newEnd - oldEnd});
+        it.value() = t;
+    }
+    e.insert(QStringLiteral("shape"), QJsonArray{kRows, width});
+    e.insert(QStringLiteral("data_offsets"), QJsonArray{0, newEnd});
+    st.header.insert(embed, e);
+    st.data = QByteArray(int(newEnd), '\0') + st.data.mid(int(oldEnd));
+    attnviz_test::writeSafetensors(weights, st);
+
+    std::unique_ptr<Model> model;
+    Status s = openPretrained(dir.toStdString(), {}, model);
+    QVERIFY2(s.ok(), s.message.c_str());
+    QCOMPARE(model->info().vocabulary, kRows);
+    const QList<QByteArray> expected = readAll(kDir + name + QStringLiteral(".ids")).split('\n');
+    const QJsonObject excluded = m_exclusions.value(name).toObject();
+    int failures = 0, refused = 0;
+    for (size_t i = 0; i < l->texts.size(); ++i) {
+        std::vector<TraceToken> tokens;
+        s = model->tokenize(l->texts[i], tokens);
+        if (l->texts[i].find("<image_soft_token>") != std::string::npos) {
+            QVERIFY(!s.ok());
+            QVERIFY2(s.message.find("\"<image_soft_token>\" (id 262,144)") != std::string::npos, s.message.c_str());
+            QVERIFY2(s.message.find("tokenizer.json") != std::string::npos, s.message.c_str());
+            QCOMPARE(s.message.find('\n'), std::string::npos);
+            ++refused;
+            continue;
+        }
+        QVERIFY2(s.ok(), s.message.c_str());
+        const QJsonObject ex = excluded.value(QString::number(i + 1)).toObject();
+        const std::vector<int> want =
+            parseIds(ex.isEmpty() ? expected[int(i)] : ex.value(QLatin1String("white_space")).toString().toUtf8());
+        if (idsOf(tokens) != want && ++failures <= 5)
+            qWarning("gemma3 line %zu:\n  want %s\n  got  %s", i + 1, qPrintable(show(want)),
+                     qPrintable(show(idsOf(tokens))));
+    }
+    QCOMPARE(failures, 0);
+    QCOMPARE(refused, 1);
+
+    // Fewer rows than the vocabulary's own tokens (255,967 is an ordinary token): refused.
+    attnviz_test::editJson(dir + QStringLiteral("/config.json"),
+                           [](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), 255967); });
+    model.reset();
+    s = openPretrained(dir.toStdString(), {}, model);
+    QVERIFY(!s.ok());
+    QVERIFY2(s.message.find("tokenizer.json: 262,145 tokens") != std::string::npos, s.message.c_str());
+    QVERIFY2(s.message.find("(id 255,967)") != std::string::npos, s.message.c_str());
+    QVERIFY2(s.message.find("config.json: vocab_size") != std::string::npos, s.message.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestHfTokenizer)

@@ -422,6 +422,29 @@ private slots:
         QCOMPARE(describeParameters(999), std::string("999"));
     }
 
+    // refs/main a folder (or snapshots/ a file): the message says what was found, not "refs/main: ".
+    void refsMainNotAFile()
+    {
+        QTemporaryDir tmp;
+        const QString hub = tmp.path() + QStringLiteral("/hub");
+        hfRepo(hub, QStringLiteral("org/model"),
+               fixtureFiles(QStringLiteral("qwen3-tiny"), {QStringLiteral("config.json")}));
+        const QString refs = hub + QStringLiteral("/models--org--model/refs/main");
+        QVERIFY(QFile::remove(refs));
+        QVERIFY(QDir().mkpath(refs));
+        const std::vector<StoreRoot> roots = {{ModelStore::HuggingFace, s(hub)}};
+        std::string path;
+        Status st = resolveModelSpec("hf:org/model", roots, path);
+        QVERIFY(!st.ok());
+        QCOMPARE(st.message, "\"hf:org/model\": " + s(hub) + "/models--org--model: refs/main: a folder, not a file");
+        QVERIFY(QDir(refs).removeRecursively());
+        const QString snapshots = hub + QStringLiteral("/models--org--model/snapshots");
+        QVERIFY(QDir(snapshots).removeRecursively());
+        QVERIFY(writeBytes(snapshots, "x"));
+        st = resolveModelSpec("hf:org/model", roots, path);
+        QCOMPARE(st.message, "\"hf:org/model\": " + s(hub) + "/models--org--model: snapshots/: a file, not a folder");
+    }
+
     // 50 models (20 Hugging Face repositories, 15 Ollama tags, 15 LM Studio files) in well under a second.
     void fiftyModelsFast()
     {

@@ -3,11 +3,14 @@
 // same fixture folders: the logit lens (top 5, the actual token's probability and rank, entropy),
 // norm-weighted attention ||a_ij v_j W_O^h|| (grouped-query heads included), direct logit
 // attribution (each part, and the parts summing to the logit within 1e-5), generation (greedy ids,
-// sampled ids for a seed, the cut at the model's positions, Stop), and the bad inputs.
+// sampled ids for a seed, the cut at the model's positions, a request bounded up front by the
+// positions and the memory, Stop), and the bad inputs.
 #include "testpaths.h"
 #include "attnviz/reads.h"
 #include "attnviz/torchrng.h"
 #include "modelchecks.h"
+
+#include <QElapsedTimer>
 
 #include <map>
 
@@ -367,6 +370,50 @@ private slots:
         QCOMPARE(generate(*m, std::string("The"), {}, opt, tr, res).code, StatusCode::InvalidInput);
         opt.tokens = 2;
         QCOMPARE(generate(*opened(QStringLiteral("bert-tiny")), std::string("the"), {}, opt, tr, res).code, StatusCode::Unavailable);
+    }
+
+    // A count near INT_MAX is cut to the positions as any other (it once wrapped past the check and
+    // ran on); a count whose last trace would not fit the memory one computation may use is refused
+    // before the first token, in one line saying how many tokens fit.
+    void generationBoundedUpFront()
+    {
+        Model *m = opened(QStringLiteral("gpt2-tiny"));
+        const std::vector<int> ids = ints(ref(QStringLiteral("gpt2-tiny")).value(QStringLiteral("ids")));
+        GenerateOptions opt;
+        opt.tokens = 2147483645;
+        GenerateResult res;
+        Trace<float> tr;
+        QVERIFY(generate(*m, std::string(), ids, opt, tr, res));
+        QCOMPARE(int(res.generated.size()), 19);
+        QCOMPARE(
+            res.note,
+            std::string(
+                "gpt2-tiny reads at most 32 positions: 19 of the 2147483645 tokens asked for fit after the text's 13"));
+
+        Architecture a; // Llama 3.2's shape with a tiny width and 131,072 positions
+        QVERIFY(seededShape("llama3.2-1b", a));
+        a.maxPositions = 131072;
+        a.layers = 2;
+        a.dModel = 32;
+        a.heads = 4;
+        a.kvHeads = 2;
+        a.dHead = 8;
+        a.rope.dims = 8;
+        a.dFeedForward = 64;
+        a.vocabulary = 50;
+        a.window.assign(2, 0);
+        std::unique_ptr<Model> big;
+        QVERIFY(seededPretrained(a, 3, big).ok());
+        opt.tokens = 1000000000;
+        QElapsedTimer clock;
+        clock.start();
+        const Status st = generate(*big, std::string(), {1, 2, 3}, opt, tr, res);
+        QVERIFY(!st.ok());
+        QVERIFY2(st.message.find("131,072 tokens") != std::string::npos, st.message.c_str());
+        QVERIFY2(st.message.find("tokens fit)") != std::string::npos, st.message.c_str());
+        QVERIFY2(st.message.find('\n') == std::string::npos, st.message.c_str());
+        QVERIFY(res.generated.empty());
+        QVERIFY(clock.elapsed() < 5000);
     }
 };
 

@@ -43,7 +43,16 @@ struct GgufValue {
 
     bool isInteger() const;
     bool isNumber() const { return isInteger() || type == GgufValueType::Float32 || type == GgufValueType::Float64; }
+    // An array whose elements are integers (a per-layer count), numbers, or strings.
+    bool isArrayOf(bool (*element)(GgufValueType)) const
+    {
+        return type == GgufValueType::Array && element(elementType);
+    }
+    // The type as messages name it: "uint32", "string", "array of float32".
+    std::string typeName() const;
 };
+bool isIntegerType(GgufValueType t); // the eight integer types (not bool)
+bool isNumberType(GgufValueType t);  // integers, float32, float64
 
 // ggml's tensor types, numbered as in the file (ggml_type).
 namespace ggml {

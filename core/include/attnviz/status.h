@@ -31,7 +31,8 @@ struct Status {
 const char *toString(StatusCode code);
 
 // The one way text from a file or the command line enters a message (fileio.cpp): control
-// characters (line breaks, ESC of a terminal escape) written as \xNN so that nothing a file holds
+// characters (line breaks, ESC of a terminal escape) written as \xNN, and the C1 controls (U+009B,
+// the 8-bit CSI) and bidirectional overrides (U+202E) as \uNNNN, so that nothing a file holds
 // can clear a screen or forge a second line, and a long string cut to an excerpt so that a 5 MB
 // field does not become a 5 MB line.
 //   quoteText("ab\ncd")         -> "\"ab\\x0acd\""

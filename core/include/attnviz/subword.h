@@ -37,6 +37,9 @@ public:
     virtual std::string decode(const std::vector<int> &ids) const = 0;
     virtual std::string token(int id) const = 0;      // as in the vocabulary; "" when out of range
     virtual int id(std::string_view token) const = 0; // -1 when absent
+    // Whether `id` is an added token (tokenizer.json's added_tokens): such ids may lie beyond a
+    // model's embedding rows (Gemma 3's <image_soft_token>), as no text in the vocabulary needs them.
+    virtual bool isAdded(int /*id*/) const { return false; }
 };
 
 struct WordPieceOptions {

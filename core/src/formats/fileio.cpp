@@ -15,8 +15,27 @@ namespace attnviz {
 
 namespace {
 
-// Appends `text` with control bytes (< 0x20, 0x7f) as \xNN, stopping before `max` bytes of input;
-// returns how many input bytes were taken (never half of a UTF-8 character).
+// The bytes of a UTF-8 character at text[i] that a terminal would act on rather than show: the C1
+// controls U+0080..U+009F (U+009B is an 8-bit CSI, as ESC [ is) and the bidirectional overrides
+// and isolates U+202A..U+202E, U+2066..U+2069 (which reorder what follows); 0 for any other.
+size_t controlCharacter(std::string_view text, size_t i, char32_t &cp)
+{
+    const auto at = [&](size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
+    if (at(0) == 0xC2 && at(1) >= 0x80 && at(1) <= 0x9F) {
+        cp = char32_t(at(1));
+        return 2;
+    }
+    if (at(0) == 0xE2 &&
+        ((at(1) == 0x80 && at(2) >= 0xAA && at(2) <= 0xAE) || (at(1) == 0x81 && at(2) >= 0xA6 && at(2) <= 0xA9))) {
+        cp = char32_t(0x2000 | (at(1) & 0x3F) << 6 | (at(2) & 0x3F));
+        return 3;
+    }
+    return 0;
+}
+
+// Appends `text` with control bytes (< 0x20, 0x7f) as \xNN and the control characters above as
+// \uNNNN, stopping before `max` bytes of input; returns how many input bytes were taken (never
+// half of a UTF-8 character).
 size_t appendEscaped(std::string &out, std::string_view text, size_t max)
 {
     size_t n = std::min(text.size(), max);
@@ -25,10 +44,15 @@ size_t appendEscaped(std::string &out, std::string_view text, size_t max)
             --n; // text[n] continues a character: cut before the character
     for (size_t i = 0; i < n; ++i) {
         const unsigned char c = static_cast<unsigned char>(text[i]);
+        char hex[12];
+        char32_t cp = 0;
         if (c < 0x20 || c == 0x7f) {
-            char hex[8];
             std::snprintf(hex, sizeof hex, "\\x%02x", c);
             out += hex;
+        } else if (const size_t len = controlCharacter(text.substr(0, n), i, cp); len > 0) {
+            std::snprintf(hex, sizeof hex, "\\u%04x", unsigned(cp));
+            out += hex;
+            i += len - 1;
         } else {
             out += char(c);
         }

@@ -4,7 +4,8 @@
 //   "GGUF" u32 version u64 n_tensors u64 n_kv
 //   n_kv × { string key, u32 type, value }              string = u64 length + bytes
 //   n_tensors × { string name, u32 n_dims, u64 ne[n_dims], u32 ggml_type, u64 offset }
-//   padding to general.alignment (default 32), then the data section the offsets are relative to.
+//   padding to general.alignment (default 32), then the data section the offsets are relative to:
+//   the tensors' data in the order of their infos, each padded to the alignment, nothing after.
 #include "attnviz/gguf.h"
 
 #include "attnviz/fileio.h"
@@ -40,15 +41,30 @@ const char *toString(GgufValueType t)
     return "unknown";
 }
 
-bool GgufValue::isInteger() const
+bool isIntegerType(GgufValueType t)
 {
-    switch (type) {
+    switch (t) {
     case GgufValueType::Uint8: case GgufValueType::Int8: case GgufValueType::Uint16: case GgufValueType::Int16:
     case GgufValueType::Uint32: case GgufValueType::Int32: case GgufValueType::Uint64: case GgufValueType::Int64:
         return true;
     default:
         return false;
     }
+}
+
+bool isNumberType(GgufValueType t)
+{
+    return isIntegerType(t) || t == GgufValueType::Float32 || t == GgufValueType::Float64;
+}
+
+bool GgufValue::isInteger() const
+{
+    return isIntegerType(type);
+}
+
+std::string GgufValue::typeName() const
+{
+    return type == GgufValueType::Array ? std::string("array of ") + toString(elementType) : toString(type);
 }
 
 // Block sizes as ggml.c's type_traits define them (block_* structs of ggml-common.h).
@@ -397,7 +413,11 @@ Status parse(const unsigned char *data, uint64_t size, const std::string &name, 
     f.dataOffset = dataOffset;
     f.fileSize = size;
     const uint64_t dataSize = dataOffset <= size ? size - dataOffset : 0;
-    std::vector<std::pair<uint64_t, size_t>> order;
+    // ggml's layout (gguf.cpp, gguf_init_from_file_impl): each tensor's data starts where the one
+    // before it in the infos ends, padded to the alignment, the first at the data section's start.
+    // ggml refuses any other offset; a file whose data do not start where the infos end (a gap, a
+    // tensor info missing) would otherwise be read from the wrong bytes.
+    uint64_t expected = 0;
     for (size_t k = 0; k < f.tensors.size(); ++k) {
         GgufTensorInfo &t = f.tensors[k];
         const std::string field = "tensor " + quoteText(t.name, 80);
@@ -408,16 +428,20 @@ Status parse(const unsigned char *data, uint64_t size, const std::string &name, 
             return bad(field + ": " + std::to_string(t.bytes) + " bytes of " + ggmlTypeName(t.type) + " at offset " +
                        std::to_string(t.offset) + " lie past the end of the " + std::to_string(dataSize) +
                        "-byte data section (truncated file?)");
-        order.emplace_back(t.offset, k);
+        if (t.offset != expected)
+            return bad(field + ": offset " + std::to_string(t.offset) + ", expected " + std::to_string(expected) +
+                       (k == 0 ? " (the first tensor's data start the data section)"
+                               : " (where the data of tensor " + quoteText(f.tensors[k - 1].name, 80) +
+                                     " end, padded to " + std::to_string(f.alignment) + " bytes)"));
+        expected += t.bytes + (f.alignment - t.bytes % f.alignment) % f.alignment; // within dataSize + alignment
         t.offset += dataOffset;
     }
-    std::sort(order.begin(), order.end());
-    for (size_t k = 1; k < order.size(); ++k) {
-        const GgufTensorInfo &prev = f.tensors[order[k - 1].second];
-        const GgufTensorInfo &t = f.tensors[order[k].second];
-        if (order[k].first < order[k - 1].first + prev.bytes)
-            return bad("tensor " + quoteText(t.name, 80) + ": its bytes overlap those of " + quoteText(prev.name, 80));
-    }
+    // Past the last tensor's padded data the file ends: more bytes there mean the data section
+    // starts later than the infos say (the header's tensor count short of the infos written).
+    if (dataSize > expected)
+        return bad("header: tensor count " + std::to_string(nTensors) + ": the file holds " +
+                   std::to_string(dataSize - expected) + " bytes past the data of the last tensor (a tensor info " +
+                   "missing, or the data section not where the tensor infos end)");
     return {};
 }
 

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -33,6 +34,14 @@ namespace attnviz::detail {
 namespace {
 
 using json = nlohmann::json;
+
+// A number as a message shows it: the digits that tell it apart (1e-30, not 0.000000).
+std::string shown(double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
 
 class Keys {
 public:
@@ -58,13 +67,14 @@ public:
         int64_t got = 0;
         if (x->isInteger()) {
             got = x->i;
-        } else if (x->type == GgufValueType::Array && !x->numbers.empty() && x->elementType != GgufValueType::String &&
-                   x->elementType != GgufValueType::Array) {
+        } else if (x->isArrayOf(isIntegerType) && !x->numbers.empty()) {
             if (std::any_of(x->numbers.begin(), x->numbers.end(), [&](double n) { return n != x->numbers.front(); }))
                 return bad(full(k), "differs between layers, which attnviz does not compute");
             got = int64_t(x->numbers.front());
-        } else {
-            return bad(full(k), std::string("a ") + toString(x->type) + ", not an integer");
+        } else { // llama.cpp refuses a float or bool here as well (its get_key_or_arr: uint32 or int32)
+            return bad(full(k), "type " + x->typeName() +
+                                    (x->type == GgufValueType::Array && x->count == 0 ? " (empty)" : "") +
+                                    ", expected uint32 (or an array of uint32, one per layer)");
         }
         if (got < lo || got > hi)
             return bad(full(k), std::to_string(got) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
@@ -77,16 +87,20 @@ public:
         if (!x)
             return required ? bad(full(k), "missing") : Status();
         if (!x->isNumber())
-            return bad(full(k), std::string("a ") + toString(x->type) + ", not a number");
+            return bad(full(k), "type " + x->typeName() + ", expected float32");
         if (!std::isfinite(x->f) || x->f < lo || x->f > hi)
-            return bad(full(k), std::to_string(x->f) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+            return bad(full(k), shown(x->f) + " is outside " + shown(lo) + ".." + shown(hi));
         v = x->f;
         return {};
     }
-    std::string text(const std::string &k) const
+    // A string; "" when the key is absent.
+    Status text(const std::string &k, std::string &v) const
     {
         const GgufValue *x = find(k);
-        return x && x->type == GgufValueType::String ? x->s : std::string();
+        if (x && x->type != GgufValueType::String)
+            return bad(full(k), "type " + x->typeName() + ", expected string");
+        v = x ? x->s : std::string();
+        return {};
     }
 
 private:
@@ -122,7 +136,8 @@ Status architectureOf(GgufModelParts &p)
     if (!archKey)
         return Status::error(StatusCode::InvalidInput, f.path + ": metadata \"general.architecture\": missing");
     if (archKey->type != GgufValueType::String)
-        return Status::error(StatusCode::InvalidInput, f.path + ": metadata \"general.architecture\": not a string");
+        return Status::error(StatusCode::InvalidInput, f.path + ": metadata \"general.architecture\": type " +
+                                                           archKey->typeName() + ", expected string");
     const std::string arch = archKey->s;
     static const std::set<std::string> kKnown{"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "gpt2"};
     if (!kKnown.count(arch))
@@ -202,7 +217,9 @@ Status architectureOf(GgufModelParts &p)
         if (arch == "llama" && p.archive.find("blk.0.attn_q.bias"))
             c["attention_bias"] = true;
         // RoPE scaling keys (llama.cpp's rope.scaling.*).
-        const std::string scaling = k.text("rope.scaling.type");
+        std::string scaling;
+        if (!(st = k.text("rope.scaling.type", scaling)))
+            return st;
         double factor = 1;
         if (!(st = k.number("rope.scaling.factor", factor, 1e-6, 1e6)))
             return st;
@@ -360,8 +377,12 @@ Status openGgufParts(const std::string &path, GgufModelParts &out)
             p.archive.setRotaryHeads("blk." + std::to_string(l) + ".attn_k.bias", p.arch.kvHeads);
         }
     p.names = namesOf(p);
-    if (const GgufValue *ft = p.file.find("general.file_type"); ft && ft->isInteger())
+    if (const GgufValue *ft = p.file.find("general.file_type")) {
+        if (!ft->isInteger())
+            return Status::error(StatusCode::InvalidInput, p.file.path + ": metadata \"general.file_type\": type " +
+                                                               ft->typeName() + ", expected uint32");
         p.quantization = ggufFileTypeName(ft->i);
+    }
     if (p.quantization.empty())
         p.quantization = dominantType(p.file);
     out = std::move(p);

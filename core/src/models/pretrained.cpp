@@ -165,7 +165,20 @@ public:
     {
         if (!m_tokenizer)
             return Status::error(StatusCode::Unavailable, info().name + ": no tokenizer (seeded weights take ids)");
-        return m_tokenizer->encode(text, out);
+        if (Status st = m_tokenizer->encode(text, out); !st)
+            return st;
+        // An added token beyond the embedding rows (Gemma 3's <image_soft_token> in a text model):
+        // only tokenizer.json's added tokens may lie there (openPretrained checks the rest).
+        for (const TraceToken &t : out)
+            if (t.id >= m_float->tokens.rows()) {
+                const std::string what = quoteText(m_tokenizer->token(t.id)) + " (id " + withCommas(t.id) + ")";
+                out.clear();
+                return Status::error(StatusCode::InvalidInput,
+                                     m_dir + "/tokenizer.json: added_tokens: the text gives " + what +
+                                         ", which has no embedding row (the model has " +
+                                         withCommas(int(m_float->tokens.rows())) + ")");
+            }
+        return {};
     }
 
     Status trace(const TraceRequest &request, Trace<float> &out) override
@@ -504,7 +517,14 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
     const families::Family *family = families::familyNamed(arch.family);
     if (!family)
         return Status::error(StatusCode::InvalidInput, dir + ": no family named " + arch.family);
-    // tokenizer: tokenizer.json where the folder has one, else the family's older files
+    // tokenizer: tokenizer.json where the folder has one, else the family's older files. A file of
+    // theirs that is there but not a regular one (a FIFO, a folder) is said to be so, not missing.
+    for (const char *name : {"tokenizer.json", "vocab.json", "merges.txt", "vocab.txt"}) {
+        uint64_t size = 0;
+        if (Status st = regularFileSize(dir + "/" + name, size);
+            !st && st.message.find(": no such file") == std::string::npos)
+            return st;
+    }
     std::unique_ptr<SubwordTokenizer> tokenizer;
     std::string vocabFile;
     const bool gpt2Files = isFile(dir + "/vocab.json") && isFile(dir + "/merges.txt");
@@ -544,10 +564,15 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
         if (Status st = loadWordPiece(vocabFile, wp, tokenizer); !st)
             return st;
     }
-    if (tokenizer->vocabSize() > arch.vocabulary)
-        return Status::error(StatusCode::InvalidInput, vocabFile + ": " + withCommas(tokenizer->vocabSize()) +
-                                                           " tokens, but the embeddings have " + withCommas(arch.vocabulary) +
-                                                           " rows (" + dir + "/config.json: vocab_size)");
+    // Ids beyond the embedding rows are allowed for added tokens only (a text that gives one is
+    // refused by tokenize); a vocabulary token there would have no row.
+    for (int id = tokenizer->vocabSize() - 1; id >= arch.vocabulary; --id)
+        if (!tokenizer->isAdded(id))
+            return Status::error(StatusCode::InvalidInput,
+                                 vocabFile + ": " + withCommas(tokenizer->vocabSize()) + " tokens, the token " +
+                                     quoteText(tokenizer->token(id)) + " (id " + withCommas(id) +
+                                     ") not an added one, but the embeddings have " + withCommas(arch.vocabulary) +
+                                     " rows (" + dir + "/config.json: vocab_size)");
     // weights (their shapes are checked against the config: the embeddings have vocab_size rows)
     TensorArchive archive;
     if (Status st = archive.openFolder(dir); !st)

@@ -6,6 +6,7 @@
 // torch's generator: the same seed gives the same ids in both.
 #include "readout.h"
 
+#include "attnviz/memorybudget.h"
 #include "attnviz/torchrng.h"
 
 #include <algorithm>
@@ -114,7 +115,7 @@ Status generateImpl(Model &model, const std::string &prompt, const std::vector<i
     if (int(ids.size()) > limit)
         ids.resize(size_t(limit));
     int n = options.tokens;
-    if (int(ids.size()) + n > limit) {
+    if (int64_t(ids.size()) + n > limit) { // 64 bits: a count near INT_MAX must not wrap past the check
         n = limit - int(ids.size());
         out.note = r->name + " reads at most " + std::to_string(limit) + " positions: " + std::to_string(n) + " of the " +
                    std::to_string(options.tokens) + " tokens asked for fit after the text's " + std::to_string(ids.size());
@@ -123,6 +124,10 @@ Status generateImpl(Model &model, const std::string &prompt, const std::vector<i
     TraceRequest req;
     req.topK = std::max(1, options.traceTopK);
     req.ids = ids;
+    // The whole request bounded up front: the trace of the last step must fit the memory one
+    // computation may use, or nothing is generated (one line, with how many tokens would fit).
+    if (Status st = checkTraceMemory(model.info(), int(ids.size()) + n, sizeof(T), req.keepScores, 0, req.keepMlp); !st)
+        return st;
     if (Status st = model.trace(req, trace); !st)
         return st;
     TorchGenerator rng(options.seed);

@@ -75,10 +75,13 @@ Resolved StoreRootGuard::resolve(const fs::path &path) const
         return out;
     }
     out.target = target;
+    // `why` also for a file and a folder: a caller that wanted the other kind says what it found.
     if (st.type() == fs::file_type::regular) {
         out.kind = Found::File;
+        out.why = "a file, not a folder";
     } else if (st.type() == fs::file_type::directory) {
         out.kind = Found::Dir;
+        out.why = "a folder, not a file";
     } else {
         out.kind = Found::Other;
         out.why = "not a regular file";

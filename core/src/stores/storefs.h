@@ -31,7 +31,9 @@ enum class Found {
 struct Resolved {
     Found kind = Found::Missing;
     fs::path target; // canonical (links resolved) for File and Dir
-    std::string why; // for everything but File and Dir: "a symbolic link out of ROOT (not followed)"
+    // What it is, for a caller that wanted another kind: "a folder, not a file", "a symbolic link
+    // out of ROOT (not followed)".
+    std::string why;
 };
 
 class StoreRootGuard {

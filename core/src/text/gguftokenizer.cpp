@@ -129,29 +129,42 @@ Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
     auto bad = [&](const std::string &key, const std::string &what) {
         return Status::error(StatusCode::InvalidInput, f.path + ": metadata " + quoteText(key) + ": " + what);
     };
+    // A key of the wrong type is refused, as llama.cpp's loader does ("key has wrong type").
+    auto wrongType = [&](const char *key, const GgufValue &v, const char *expected) {
+        return bad(key, "type " + v.typeName() + ", expected " + expected);
+    };
     const GgufValue *model = f.find("tokenizer.ggml.model");
-    if (!model || model->type != GgufValueType::String)
+    if (!model)
         return bad("tokenizer.ggml.model", "missing (the file has no tokenizer)");
+    if (model->type != GgufValueType::String)
+        return wrongType("tokenizer.ggml.model", *model, "string");
     const bool spm = model->s == "llama";
     if (!spm && model->s != "gpt2")
         return bad("tokenizer.ggml.model", quoteText(model->s) + " is not a tokenizer attnviz reads from GGUF (gpt2, llama)");
     const GgufValue *tokens = f.find("tokenizer.ggml.tokens");
-    if (!tokens || tokens->type != GgufValueType::Array || tokens->elementType != GgufValueType::String ||
-        tokens->strings.empty())
-        return bad("tokenizer.ggml.tokens", "missing or not a list of strings");
+    if (!tokens)
+        return bad("tokenizer.ggml.tokens", "missing");
+    if (tokens->type != GgufValueType::Array || tokens->elementType != GgufValueType::String)
+        return wrongType("tokenizer.ggml.tokens", *tokens, "array of string");
+    if (tokens->strings.empty())
+        return bad("tokenizer.ggml.tokens", "empty");
     const size_t n = tokens->strings.size();
     if (n > size_t(INT_MAX))
         return bad("tokenizer.ggml.tokens", "too many tokens");
     std::vector<int> types(n, Normal);
     if (const GgufValue *t = f.find("tokenizer.ggml.token_type")) {
-        if (t->type != GgufValueType::Array || t->numbers.size() != n)
+        if (!t->isArrayOf(isIntegerType))
+            return wrongType("tokenizer.ggml.token_type", *t, "array of int32");
+        if (t->numbers.size() != n)
             return bad("tokenizer.ggml.token_type", "not a list of " + std::to_string(n) + " types (one per token)");
         for (size_t i = 0; i < n; ++i)
             types[i] = int(t->numbers[i]);
     }
     std::vector<double> scores(n, 0.0);
     if (const GgufValue *s = f.find("tokenizer.ggml.scores")) {
-        if (s->type != GgufValueType::Array || s->numbers.size() != n)
+        if (!s->isArrayOf(isNumberType))
+            return wrongType("tokenizer.ggml.scores", *s, "array of float32");
+        if (s->numbers.size() != n)
             return bad("tokenizer.ggml.scores", "not a list of " + std::to_string(n) + " scores (one per token)");
         scores = s->numbers;
     } else if (spm) {
@@ -162,8 +175,10 @@ Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
         const GgufValue *v = f.find(key);
         if (!v)
             return {};
-        if (!v->isInteger() || v->i < 0 || uint64_t(v->i) >= n)
-            return bad(key, "not a token id (0.." + std::to_string(n - 1) + ")");
+        if (!v->isInteger())
+            return wrongType(key, *v, "uint32 (a token id)");
+        if (v->i < 0 || uint64_t(v->i) >= n)
+            return bad(key, std::to_string(v->i) + " is not a token id (0.." + std::to_string(n - 1) + ")");
         id = int(v->i);
         return {};
     };
@@ -174,9 +189,14 @@ Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
         return st;
     if (Status st = idKey("tokenizer.ggml.unknown_token_id", unk); !st)
         return st;
+    // The flags: bool keys ("true" as a string is refused, not read as false).
+    for (const char *key :
+         {"tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token", "tokenizer.ggml.add_space_prefix"})
+        if (const GgufValue *v = f.find(key); v && v->type != GgufValueType::Bool)
+            return wrongType(key, *v, "bool");
     auto flag = [&](const char *key, bool fallback) {
         const GgufValue *v = f.find(key);
-        return v && v->type == GgufValueType::Bool ? v->i != 0 : fallback;
+        return v ? v->i != 0 : fallback;
     };
     const bool addBos = flag("tokenizer.ggml.add_bos_token", spm) && bos >= 0;
     const bool addEos = flag("tokenizer.ggml.add_eos_token", false) && eos >= 0;
@@ -221,10 +241,14 @@ Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
         kind = "SentencePiece BPE (GGUF metadata)";
     } else {
         const GgufValue *merges = f.find("tokenizer.ggml.merges");
-        if (!merges || merges->type != GgufValueType::Array || merges->elementType != GgufValueType::String)
-            return bad("tokenizer.ggml.merges", "missing or not a list of strings (a gpt2 tokenizer needs its merges)");
+        if (!merges)
+            return bad("tokenizer.ggml.merges", "missing (a gpt2 tokenizer needs its merges)");
+        if (merges->type != GgufValueType::Array || merges->elementType != GgufValueType::String)
+            return wrongType("tokenizer.ggml.merges", *merges, "array of string");
         const GgufValue *preKey = f.find("tokenizer.ggml.pre");
-        const std::string pre = preKey && preKey->type == GgufValueType::String ? preKey->s : "";
+        if (preKey && preKey->type != GgufValueType::String)
+            return wrongType("tokenizer.ggml.pre", *preKey, "string");
+        const std::string pre = preKey ? preKey->s : "";
         bool nfc = false, ignore = false;
         json p = preTokenizerFor(pre, nfc, ignore);
         if (p.is_null())

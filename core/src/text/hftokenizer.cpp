@@ -98,6 +98,7 @@ public:
     std::string kind() const override { return m_kind; }
     Status encode(std::string_view text, std::vector<TraceToken> &out) const override;
     std::string decode(const std::vector<int> &ids) const override;
+    bool isAdded(int id) const override { return id >= 0 && size_t(id) < m_isAdded.size() && m_isAdded[size_t(id)]; }
 
     void build(const json &doc, const json *config, const std::string &name);
 
