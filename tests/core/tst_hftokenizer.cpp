@@ -100,6 +100,7 @@ private slots:
     void hostileFiles_data();
     void hostileFiles();
     void catastrophicRegexIsOneError();
+    void backtrackingAddsUpOverSplits();
     void deepJson();
     void gemma3WithTextModel();
 
@@ -433,6 +434,20 @@ void TestHfTokenizer::hostileFiles_data()
     row("decoder", tiny(R"("decoder":{"type":"CTC"})"), "bad (tokenizer.json): decoder.type: unknown decoder \"CTC\"");
     row("regex", tiny(R"("pre_tokenizer":{"type":"Split","pattern":{"Regex":"(a"},"behavior":"Isolated"})"),
         "bad (tokenizer.json): pre_tokenizer.pattern.Regex: the regex does not compile (U_REGEX_MISMATCHED_PAREN");
+    {
+        std::string groups;
+        for (int k = 0; k < 20000; ++k)
+            groups += "()";
+        row("20,000 empty groups",
+            tiny(R"("pre_tokenizer":{"type":"Split","pattern":{"Regex":")" + groups + R"(x"},"behavior":"Isolated"})"),
+            "bad (tokenizer.json): pre_tokenizer.pattern.Regex: 40001 bytes, more than the 4096 a pattern may have");
+    }
+    row("back-reference",
+        tiny(R"("pre_tokenizer":{"type":"Split","pattern":{"Regex":"[\\1](.+)\\1+x"},"behavior":"Isolated"})"),
+        "bad (tokenizer.json): pre_tokenizer.pattern.Regex: a back-reference (\\1 at offset 8) is not supported");
+    row("named back-reference",
+        tiny(R"("normalizer":{"type":"Replace","pattern":{"Regex":"(?<w>a)\\k<w>"},"content":""})"),
+        "bad (tokenizer.json): normalizer.pattern.Regex: a back-reference (\\k at offset 7) is not supported");
     row("behaviour", tiny(R"("pre_tokenizer":{"type":"Split","pattern":{"String":"a"},"behavior":"Sideways"})"),
         "bad (tokenizer.json): pre_tokenizer.behavior: unknown behaviour \"Sideways\"");
     row("merge symbol", tiny(R"("model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b","a c"]})"),
@@ -498,6 +513,30 @@ void TestHfTokenizer::catastrophicRegexIsOneError()
     s = parseHfTokenizer(tiny(), R"({"add_bos_token":true,"bos_token":"<nope>"})", "cfg", tok);
     QCOMPARE(QString::fromStdString(s.message),
              QStringLiteral("cfg (tokenizer_config.json): bos_token: \"<nope>\" is not a token"));
+}
+
+// A pattern that backtracks some 260,000 states on each of 1,000 words finishes no word's match
+// at the limit of one match, yet adds up: the encode's budget, in proportion to its text, runs out
+// and the text is refused naming the field.
+void TestHfTokenizer::backtrackingAddsUpOverSplits()
+{
+    std::unique_ptr<SubwordTokenizer> tok;
+    const std::string json = tiny(R"("pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"WhitespaceSplit"},)"
+                                  R"({"type":"Split","pattern":{"Regex":"(a+)+$"},"behavior":"Isolated"}]})");
+    Status s = parseHfTokenizer(json, "", "slow", tok);
+    QVERIFY2(s.ok(), s.message.c_str());
+    std::string text;
+    for (int k = 0; k < 1000; ++k)
+        text += std::string(18, 'a') + "b ";
+    std::vector<TraceToken> tokens;
+    s = tok->encode(text, tokens);
+    QVERIFY(!s.ok());
+    QVERIFY2(s.message.rfind("slow (tokenizer.json): pre_tokenizer.pretokenizers[1].pattern.Regex: matching gave up",
+                             0) == 0,
+             s.message.c_str());
+    QVERIFY(s.message.find('\n') == std::string::npos);
+    // One such word is within its text's budget.
+    QVERIFY(tok->encode(std::string(18, 'a') + "b", tokens).ok());
 }
 
 // 60 MB of "[": refused at the nesting limit, no recursion over it.

@@ -711,6 +711,7 @@ Status HfTokenizer::encode(std::string_view text, std::vector<TraceToken> &out) 
         return Status::error(StatusCode::InvalidInput,
                              "text of " + describeBytes(text.size()) + ": too long to tokenize");
     try {
+        const RegexBudget budget(text.size());
         for (const int id : m_prefix)
             out.push_back(specialToken(id, 0));
         std::vector<Segment> raw;

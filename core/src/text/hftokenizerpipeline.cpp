@@ -16,13 +16,62 @@
 #include <cctype>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 namespace attnviz::hf {
 namespace {
-constexpr int32_t kRegexStepLimit = 2000; // ICU "steps" per match (on the order of a ms each)
+// ICU counts a "tick" each 10,000 backtracking states it saves. One encode may spend a base of
+// ticks plus a share per character of its text, over every pattern and every split together: a
+// pattern that backtracks a little on each of many splits adds up to a refusal, not to minutes.
+constexpr int64_t kRegexBaseTicks = 2000;
+constexpr int64_t kRegexCharsPerTick = 4;
+// A pattern from the file: its length bounds the work done at each position of the text between
+// two saved states (the ticks bound the rest); tokenizers' own patterns are a few hundred.
+constexpr size_t kMaxPatternBytes = 4096;
+
+thread_local int64_t *t_regexTicksLeft = nullptr; // the encode's budget (RegexBudget), if any
+
+UBool U_CALLCONV spendTick(const void *context, int32_t)
+{
+    int64_t &left = *static_cast<int64_t *>(const_cast<void *>(context));
+    return --left > 0;
+}
+
+// A back-reference (\1..\9, \k<name>) outside a set: matching it compares text without saving
+// states, so no step limit sees the cubic work of (.+)\1+x. Returns its offset, or npos.
+size_t backReferenceAt(const std::string &regex)
+{
+    bool inSet = false;
+    for (size_t i = 0; i < regex.size(); ++i) {
+        const char c = regex[i];
+        if (c == '\\' && i + 1 < regex.size()) {
+            const char n = regex[i + 1];
+            if (!inSet && ((n >= '1' && n <= '9') || (n == 'k' && i + 2 < regex.size() && regex[i + 2] == '<')))
+                return i;
+            ++i;
+        } else if (c == '[') {
+            inSet = true;
+        } else if (c == ']') {
+            inSet = false;
+        }
+    }
+    return std::string::npos;
+}
 
 } // namespace
+
+RegexBudget::RegexBudget(size_t chars)
+    : m_left(kRegexBaseTicks + int64_t(std::min<size_t>(chars, INT32_MAX)) / kRegexCharsPerTick),
+      m_outer(t_regexTicksLeft)
+{
+    t_regexTicksLeft = &m_left;
+}
+
+RegexBudget::~RegexBudget()
+{
+    t_regexTicksLeft = m_outer;
+}
 
 void appendChar(std::string &out, char32_t c)
 {
@@ -180,8 +229,14 @@ public:
             if (!r->is_string())
                 fail(field + ".Regex", "expected a string");
             m_field += ".Regex";
-            m_regex.reset(
-                icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(r->get<std::string>()), 0, where, status));
+            const std::string &regex = r->get_ref<const std::string &>();
+            if (regex.size() > kMaxPatternBytes)
+                fail(m_field, std::to_string(regex.size()) + " bytes, more than the " +
+                                  std::to_string(kMaxPatternBytes) + " a pattern may have");
+            if (const size_t at = backReferenceAt(regex); at != std::string::npos)
+                fail(m_field, "a back-reference (" + regex.substr(at, 2) + " at offset " + std::to_string(at) +
+                                  ") is not supported: its matching has no bound");
+            m_regex.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(regex), 0, where, status));
             if (U_FAILURE(status))
                 fail(m_field, std::string("the regex does not compile (") + u_errorName(status) + " at offset " +
                                   std::to_string(where.offset) + ")");
@@ -218,11 +273,15 @@ public:
         charAt.push_back(uint32_t(t.size()));
         UErrorCode status = U_ZERO_ERROR;
         std::unique_ptr<icu::RegexMatcher> m(m_regex->matcher(u, status));
+        // Ticks from the encode's budget, or (outside an encode) from one of this text's own.
+        std::optional<RegexBudget> own;
+        if (!t_regexTicksLeft)
+            own.emplace(t.size());
         if (U_SUCCESS(status))
-            m->setTimeLimit(kRegexStepLimit, status);
+            m->setMatchCallback(spendTick, t_regexTicksLeft, status);
         // No limit on the backtracking stack: ICU's default (8 MB) fails on a run of some 100,000
-        // spaces, which the tokenizers library matches; the step limit bounds the work, and with it
-        // the stack.
+        // spaces, which the tokenizers library matches; the step budget bounds the work, and with
+        // it the stack.
         if (U_SUCCESS(status))
             m->setStackLimit(0, status);
         while (U_SUCCESS(status) && m->find(status)) {
@@ -232,9 +291,10 @@ public:
             out.push_back({charAt[size_t(b)], charAt[size_t(e)]});
         }
         if (U_FAILURE(status)) {
-            const std::string why = status == U_REGEX_TIME_OUT ? "matching gave up after its step limit "
-                                                                 "(a pattern that backtracks catastrophically?)"
-                                                               : std::string("matching failed: ") + u_errorName(status);
+            const std::string why = status == U_REGEX_STOPPED_BY_CALLER
+                                        ? "matching gave up after its step limit "
+                                          "(a pattern that backtracks catastrophically?)"
+                                        : std::string("matching failed: ") + u_errorName(status);
             throw Failure{m_field + ": " + why};
         }
     }

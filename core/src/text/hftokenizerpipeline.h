@@ -52,6 +52,20 @@ const json &getArray(const json &obj, const std::string &key, const std::string 
 std::string typeOf(const json &obj, const std::string &field); // its "type"
 std::string quote(const std::string &s);                       // "\"s\"", long ones cut
 
+// The regex work one encode may do, in proportion to its text: while one is in scope on a thread,
+// every pattern matched there spends from it (nested scopes: the innermost).
+class RegexBudget {
+public:
+    explicit RegexBudget(size_t chars);
+    ~RegexBudget();
+    RegexBudget(const RegexBudget &) = delete;
+    RegexBudget &operator=(const RegexBudget &) = delete;
+
+private:
+    int64_t m_left;
+    int64_t *m_outer;
+};
+
 // --- The pipeline's stages, built from their JSON objects (`field` names the object) ---
 using Normalizer = std::function<void(Text &)>;
 using PreTokenizer = std::function<void(std::vector<Text> &)>;   // splits -> splits
