@@ -101,6 +101,7 @@ private slots:
     void hostileFiles();
     void catastrophicRegexIsOneError();
     void backtrackingAddsUpOverSplits();
+    void growingNormalizers();
     void deepJson();
     void gemma3WithTextModel();
 
@@ -537,6 +538,48 @@ void TestHfTokenizer::backtrackingAddsUpOverSplits()
     QVERIFY(s.message.find('\n') == std::string::npos);
     // One such word is within its text's budget.
     QVERIFY(tok->encode(std::string(18, 'a') + "b", tokens).ok());
+}
+
+// Normalizers that grow the text: doubling it 24 times, a Replace by a megabyte, a Sequence of
+// 1,000 Prepends. Each is refused with one line naming the normalizer, and the tokenizer still
+// encodes a text its normalizers keep small.
+void TestHfTokenizer::growingNormalizers()
+{
+    std::string doublings;
+    for (int k = 0; k < 24; ++k)
+        doublings += std::string(k ? "," : "") + R"({"type":"Replace","pattern":{"String":"a"},"content":"aa"})";
+    std::unique_ptr<SubwordTokenizer> tok;
+    Status s = parseHfTokenizer(tiny(R"("normalizer":{"type":"Sequence","normalizers":[)" + doublings + "]}"), "",
+                                "grow", tok);
+    QVERIFY2(s.ok(), s.message.c_str());
+    std::vector<TraceToken> tokens;
+    s = tok->encode("ab", tokens);
+    QVERIFY(!s.ok());
+    QVERIFY(tokens.empty());
+    QVERIFY2(s.message.rfind("grow (tokenizer.json): normalizer.normalizers[", 0) == 0 &&
+                 s.message.find("characters, more than the") != std::string::npos &&
+                 s.message.find('\n') == std::string::npos,
+             s.message.c_str());
+    QVERIFY(tok->encode("bb", tokens).ok());
+    QCOMPARE(show(idsOf(tokens)), QStringLiteral("1 1"));
+
+    const std::string mega = std::string(1 << 20, 'b');
+    s = parseHfTokenizer(tiny(R"("normalizer":{"type":"Replace","pattern":{"String":"a"},"content":")" + mega + "\"}"),
+                         "", "grow", tok);
+    QVERIFY2(s.ok(), s.message.c_str());
+    s = tok->encode("ab", tokens);
+    QVERIFY(!s.ok());
+    QVERIFY2(s.message.rfind("grow (tokenizer.json): normalizer: the text would grow to 1048577 characters", 0) == 0,
+             s.message.c_str());
+
+    std::string prepends;
+    for (int k = 0; k < 1000; ++k)
+        prepends += std::string(k ? "," : "") + R"({"type":"Prepend","prepend":"a"})";
+    s = parseHfTokenizer(tiny(R"("normalizer":{"type":"Sequence","normalizers":[)" + prepends + "]}"), "", "grow", tok);
+    QVERIFY(!s.ok());
+    QVERIFY2(s.message.rfind("grow (tokenizer.json): normalizer.normalizers[255]: more than the 256 normalizers", 0) ==
+                 0,
+             s.message.c_str());
 }
 
 // 60 MB of "[": refused at the nesting limit, no recursion over it.

@@ -285,6 +285,7 @@ void HfTokenizer::build(const json &doc, const json *config, const std::string &
             continue;
         }
         Text content = decodePlain(m_added[k].content);
+        const EncodeBudget budget(content.size());
         if (m_normalizer)
             m_normalizer(content);
         if (!content.empty())
@@ -711,7 +712,7 @@ Status HfTokenizer::encode(std::string_view text, std::vector<TraceToken> &out) 
         return Status::error(StatusCode::InvalidInput,
                              "text of " + describeBytes(text.size()) + ": too long to tokenize");
     try {
-        const RegexBudget budget(text.size());
+        const EncodeBudget budget(text.size());
         for (const int id : m_prefix)
             out.push_back(specialToken(id, 0));
         std::vector<Segment> raw;

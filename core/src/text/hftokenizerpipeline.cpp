@@ -30,7 +30,30 @@ constexpr int64_t kRegexCharsPerTick = 4;
 // two saved states (the ticks bound the rest); tokenizers' own patterns are a few hundred.
 constexpr size_t kMaxPatternBytes = 4096;
 
-thread_local int64_t *t_regexTicksLeft = nullptr; // the encode's budget (RegexBudget), if any
+thread_local int64_t *t_regexTicksLeft = nullptr; // the encode's budget (EncodeBudget), if any
+
+// The characters normalizers may make of a text: a multiple of it (NFKC expands a character to at
+// most 18, every other normalizer by its content), so that work and memory follow the text given.
+constexpr size_t kGrowthBase = 4096;
+constexpr size_t kGrowthPerChar = 8;
+constexpr size_t kUnscopedMaxChars = size_t(1) << 20; // outside an encode's budget
+// Normalizers one tokenizer may have, Sequences' members counted at every depth.
+constexpr size_t kMaxNormalizers = 256;
+
+thread_local size_t t_maxChars = 0; // the encode's budget, if any
+
+size_t maxChars()
+{
+    return t_maxChars ? t_maxChars : kUnscopedMaxChars;
+}
+
+// Throws when a normalizer would make the text `chars` long, past what the budget allows.
+void checkGrowth(size_t chars, const std::string &field)
+{
+    if (chars > maxChars())
+        throw Failure{field + ": the text would grow to " + std::to_string(chars) + " characters, more than the " +
+                      std::to_string(maxChars()) + " its normalizers may make of the text given"};
+}
 
 UBool U_CALLCONV spendTick(const void *context, int32_t)
 {
@@ -61,16 +84,18 @@ size_t backReferenceAt(const std::string &regex)
 
 } // namespace
 
-RegexBudget::RegexBudget(size_t chars)
+EncodeBudget::EncodeBudget(size_t chars)
     : m_left(kRegexBaseTicks + int64_t(std::min<size_t>(chars, INT32_MAX)) / kRegexCharsPerTick),
-      m_outer(t_regexTicksLeft)
+      m_outer(t_regexTicksLeft), m_outerMaxChars(t_maxChars)
 {
     t_regexTicksLeft = &m_left;
+    t_maxChars = kGrowthBase + std::min<size_t>(chars, INT32_MAX) * kGrowthPerChar;
 }
 
-RegexBudget::~RegexBudget()
+EncodeBudget::~EncodeBudget()
 {
     t_regexTicksLeft = m_outer;
+    t_maxChars = m_outerMaxChars;
 }
 
 void appendChar(std::string &out, char32_t c)
@@ -274,7 +299,7 @@ public:
         UErrorCode status = U_ZERO_ERROR;
         std::unique_ptr<icu::RegexMatcher> m(m_regex->matcher(u, status));
         // Ticks from the encode's budget, or (outside an encode) from one of this text's own.
-        std::optional<RegexBudget> own;
+        std::optional<EncodeBudget> own;
         if (!t_regexTicksLeft)
             own.emplace(t.size());
         if (U_SUCCESS(status))
@@ -429,11 +454,11 @@ Text replaceMatches(const Text &t, const std::vector<Match> &found, const Text &
 
 // --- Normalizers ------------------------------------------------------------------------------
 
-Normalizer unicodeForm(const icu::Normalizer2 *norm)
+Normalizer unicodeForm(const icu::Normalizer2 *norm, const std::string &field)
 {
     // Cut where the normalizer says nothing interacts across the cut; each piece is normalized
     // alone and its characters cover the piece's bytes. Raw bytes are left as they are.
-    return [norm](Text &t) {
+    return [norm, field](Text &t) {
         Text out;
         size_t i = 0;
         while (i < t.size()) {
@@ -457,28 +482,29 @@ Normalizer unicodeForm(const icu::Normalizer2 *norm)
                 for (int32_t k = 0; k < n.length(); k = n.moveIndex32(k, 1))
                     out.push_back({char32_t(n.char32At(k)), b, e});
             }
+            checkGrowth(out.size(), field);
             i = j;
         }
         t.swap(out);
     };
 }
 
-} // namespace
-
-Normalizer makeNormalizer(const json &n, const std::string &field)
+Normalizer buildNormalizer(const json &n, const std::string &field, size_t &count)
 {
+    if (++count > kMaxNormalizers)
+        fail(field, "more than the " + std::to_string(kMaxNormalizers) + " normalizers a tokenizer may have");
     const std::string type = typeOf(n, field);
     UErrorCode status = U_ZERO_ERROR;
     if (type == "NFC")
-        return unicodeForm(icu::Normalizer2::getNFCInstance(status));
+        return unicodeForm(icu::Normalizer2::getNFCInstance(status), field);
     if (type == "NFD")
-        return unicodeForm(icu::Normalizer2::getNFDInstance(status));
+        return unicodeForm(icu::Normalizer2::getNFDInstance(status), field);
     if (type == "NFKC")
-        return unicodeForm(icu::Normalizer2::getNFKCInstance(status));
+        return unicodeForm(icu::Normalizer2::getNFKCInstance(status), field);
     if (type == "NFKD")
-        return unicodeForm(icu::Normalizer2::getNFKDInstance(status));
+        return unicodeForm(icu::Normalizer2::getNFKDInstance(status), field);
     if (type == "Lowercase")
-        return [](Text &t) {
+        return [field](Text &t) {
             Text out;
             for (const Char &c : t) {
                 if (isRaw(c.cp))
@@ -486,23 +512,34 @@ Normalizer makeNormalizer(const json &n, const std::string &field)
                 else
                     unicode::appendLower(c, out);
             }
+            checkGrowth(out.size(), field);
             t.swap(out);
         };
     if (type == "Prepend") {
         const Text what = decodePlain(getString(n, "prepend", field));
-        return [what](Text &t) {
-            if (!t.empty())
-                insertText(t, 0, what, t.front().begin);
+        return [what, field](Text &t) {
+            if (t.empty())
+                return;
+            checkGrowth(t.size() + what.size(), field);
+            insertText(t, 0, what, t.front().begin);
         };
     }
     if (type == "Replace") {
         auto pattern = std::make_shared<Pattern>(member(n, "pattern", field), field + ".pattern");
         const Text content = decodePlain(getString(n, "content", field));
-        return [pattern, content](Text &t) {
+        return [pattern, content, field](Text &t) {
             std::vector<Match> found;
             pattern->find(t, found);
-            if (!found.empty())
-                t = replaceMatches(t, found, content);
+            if (found.empty())
+                return;
+            // The size the replacement will have (empty matches replace nothing), checked before
+            // it is built.
+            size_t chars = t.size();
+            for (const Match &m : found)
+                if (m.end > m.begin)
+                    chars = chars - (m.end - m.begin) + content.size();
+            checkGrowth(chars, field);
+            t = replaceMatches(t, found, content);
         };
     }
     if (type == "Strip") {
@@ -520,7 +557,7 @@ Normalizer makeNormalizer(const json &n, const std::string &field)
         const json &list = getArray(n, "normalizers", field);
         std::vector<Normalizer> steps;
         for (size_t k = 0; k < list.size(); ++k)
-            steps.push_back(makeNormalizer(list[k], field + ".normalizers[" + std::to_string(k) + "]"));
+            steps.push_back(buildNormalizer(list[k], field + ".normalizers[" + std::to_string(k) + "]", count));
         return [steps](Text &t) {
             for (const Normalizer &s : steps)
                 s(t);
@@ -528,6 +565,14 @@ Normalizer makeNormalizer(const json &n, const std::string &field)
     }
     fail(field + ".type", "unknown normalizer " + quote(type) +
                               " (known: NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Strip, Sequence)");
+}
+
+} // namespace
+
+Normalizer makeNormalizer(const json &n, const std::string &field)
+{
+    size_t count = 0;
+    return buildNormalizer(n, field, count);
 }
 
 // --- Pre-tokenizers ---------------------------------------------------------------------------
