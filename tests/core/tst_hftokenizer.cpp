@@ -102,6 +102,7 @@ private slots:
     void catastrophicRegexIsOneError();
     void backtrackingAddsUpOverSplits();
     void growingNormalizers();
+    void vocabularyOutnumbersRows();
     void deepJson();
     void gemma3WithTextModel();
 
@@ -469,6 +470,15 @@ void TestHfTokenizer::hostileFiles_data()
         "bad (tokenizer.json): added_tokens[0].id: the id -1 is outside");
     row("megabyte added token", tiny(R"("added_tokens":[{"id":3,"content":")" + std::string(1 << 20, 'x') + "\"}]"),
         "bad (tokenizer.json): added_tokens[0].content: 1048576 bytes, more than the 1024 an added token may have");
+    {
+        std::string added;
+        for (int k = 0; k < 1100; ++k)
+            added += std::string(k ? "," : "") + R"({"id":)" + std::to_string(4 + k) + R"(,"content":")" +
+                     std::to_string(100000 + k) + std::string(994, 'x') + "\"}";
+        row("added tokens of a megabyte", tiny(R"("added_tokens":[)" + added + "]"),
+            "bad (tokenizer.json): added_tokens[1048].content: the added tokens reach 1049000 bytes, more than the "
+            "1048576 they may have together");
+    }
     row("template",
         tiny(R"("post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<bos>"}}]})"),
         "bad (tokenizer.json): post_processor.single[0].SpecialToken.id: \"<bos>\" is not a token");
@@ -582,6 +592,24 @@ void TestHfTokenizer::growingNormalizers()
              s.message.c_str());
 }
 
+// A folder whose config.json gives fewer embedding rows than tokenizer.json's vocabulary has
+// tokens: refused by the vocabulary's count, naming the field, before its tokens are read.
+void TestHfTokenizer::vocabularyOutnumbersRows()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString dir = attnviz_test::copyModelFolder(QStringLiteral("qwen3-tiny"), tmp);
+    attnviz_test::editJson(dir + QStringLiteral("/config.json"),
+                           [](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), 1000); });
+    std::unique_ptr<Model> model;
+    const Status s = openPretrained(dir.toStdString(), {}, model);
+    QVERIFY(!s.ok());
+    QVERIFY2(s.message.find("(tokenizer.json): model.vocab: 151643 tokens, more than the 1000 rows of the embeddings "
+                            "(config.json: vocab_size)") != std::string::npos,
+             s.message.c_str());
+    QCOMPARE(s.message.find('\n'), std::string::npos);
+}
+
 // 60 MB of "[": refused at the nesting limit, no recursion over it.
 void TestHfTokenizer::deepJson()
 {
@@ -669,14 +697,15 @@ void TestHfTokenizer::gemma3WithTextModel()
     QCOMPARE(failures, 0);
     QCOMPARE(refused, 1);
 
-    // Fewer rows than the vocabulary's own tokens (255,967 is an ordinary token): refused.
+    // Fewer rows than the vocabulary has tokens: refused by their count.
     attnviz_test::editJson(dir + QStringLiteral("/config.json"),
                            [](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), 255967); });
     model.reset();
     s = openPretrained(dir.toStdString(), {}, model);
     QVERIFY(!s.ok());
-    QVERIFY2(s.message.find("tokenizer.json: 262,145 tokens") != std::string::npos, s.message.c_str());
-    QVERIFY2(s.message.find("(id 255,967)") != std::string::npos, s.message.c_str());
+    QVERIFY2(s.message.find("(tokenizer.json): model.vocab: 262144 tokens, more than the 255967 rows") !=
+                 std::string::npos,
+             s.message.c_str());
     QVERIFY2(s.message.find("config.json: vocab_size") != std::string::npos, s.message.c_str());
 }
 
