@@ -28,7 +28,10 @@ const char *toString(GgufValueType t); // "uint32", "string", "array" ...
 // floats in `f` (integers are copied there too, so `f` is always the value as a number); strings in
 // `s`. Arrays: `elementType` and `count`, the elements in `strings` (arrays of strings), `numbers`
 // (arrays of numbers or bools; 64-bit integers beyond 2^53 rounded) or `arrays` (arrays of arrays).
-// A reader asked not to keep arrays (summaries) leaves them empty, with `count` still set.
+// A reader asked not to keep arrays (summaries) leaves them empty, with `count` still set; so does
+// one that keeps them, for arrays nothing reads: arrays of arrays, and arrays longer than per-layer
+// values are (the tokenizer's, tokenizer.ggml.*, are kept up to a vocabulary's length, longer
+// ones refused).
 struct GgufValue {
     GgufValueType type = GgufValueType::Uint8;
     uint64_t u = 0;

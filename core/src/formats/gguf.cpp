@@ -236,9 +236,21 @@ void decodeScalar(const unsigned char *p, GgufValueType t, GgufValue &v)
         v.u = v.i < 0 ? 0 : uint64_t(v.i);
 }
 
-Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &where, bool keepArrays, int depth);
+// Arrays kept in memory: the tokenizer's (tokenizer.ggml.*) up to kMaxTokenizerArray elements, a
+// longer one refused (no vocabulary is that long); others up to kMaxOtherArray (per-layer values; a
+// model has at most a few hundred layers). Longer arrays and arrays of arrays are checked against
+// the file and skipped, never materialised: nothing reads them.
+constexpr uint64_t kMaxTokenizerArray = uint64_t(1) << 22;
+constexpr uint64_t kMaxOtherArray = 4096;
 
-Status readArray(Reader &r, GgufValue &v, const std::string &where, bool keepArrays, int depth)
+struct Keep {
+    uint64_t upTo = 0;       // keep an array of at most this many elements (0: none)
+    bool refuseOver = false; // a longer one is refused
+};
+
+Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &where, Keep keep, int depth);
+
+Status readArray(Reader &r, GgufValue &v, const std::string &where, Keep keep, int depth)
 {
     if (depth >= kMaxNesting)
         return r.fail(where, "arrays nested deeper than " + std::to_string(kMaxNesting) + " levels");
@@ -256,6 +268,10 @@ Status readArray(Reader &r, GgufValue &v, const std::string &where, bool keepArr
     if (n > r.left() / least)
         return r.fail(where, "array of " + std::to_string(n) + " " + toString(GgufValueType(et)) +
                                  " elements needs more than the " + std::to_string(r.left()) + " bytes left in the file");
+    if (keep.refuseOver && n > keep.upTo)
+        return r.fail(where, "array of " + std::to_string(n) + " elements, more than the " +
+                                 std::to_string(keep.upTo) + " a tokenizer's may have");
+    const bool keepArrays = n <= keep.upTo;
     v.elementType = GgufValueType(et);
     v.count = n;
     if (width > 0) {
@@ -272,30 +288,30 @@ Status readArray(Reader &r, GgufValue &v, const std::string &where, bool keepArr
         }
         return {};
     }
+    // Strings kept with their array; arrays of arrays never (nothing reads them).
+    const Keep inner{keepArrays && GgufValueType(et) == GgufValueType::String ? uint64_t(1) : 0, false};
     for (uint64_t k = 0; k < n; ++k) {
         GgufValue e;
-        if (Status st = readValue(r, et, e, where + "[" + std::to_string(k) + "]", keepArrays, depth + 1); !st)
+        if (Status st = readValue(r, et, e, where + "[" + std::to_string(k) + "]", inner, depth + 1); !st)
             return st;
         if (!keepArrays)
             continue;
         if (v.elementType == GgufValueType::String)
             v.strings.push_back(std::move(e.s));
-        else
-            v.arrays.push_back(std::move(e));
     }
     return {};
 }
 
-Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &where, bool keepArrays, int depth)
+Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &where, Keep keep, int depth)
 {
     const int width = scalarBytes(type);
     if (width < 0)
         return r.fail(where, "value type " + std::to_string(type) + " is not a GGUF value type");
     v.type = GgufValueType(type);
     if (v.type == GgufValueType::String)
-        return r.string(v.s, where, keepArrays || depth == 0);
+        return r.string(v.s, where, keep.upTo > 0 || depth == 0);
     if (v.type == GgufValueType::Array)
-        return readArray(r, v, where, keepArrays, depth);
+        return readArray(r, v, where, keep, depth);
     const uint64_t at = r.pos();
     if (Status st = r.skip(uint64_t(width), where); !st)
         return st;
@@ -345,7 +361,10 @@ Status parse(const unsigned char *data, uint64_t size, const std::string &name, 
         if (Status st = r.read(type, field + " (type)"); !st)
             return st;
         GgufValue v;
-        if (Status st = readValue(r, type, v, field, options.keepArrays, 0); !st)
+        Keep keep;
+        if (options.keepArrays)
+            keep = key.rfind("tokenizer.ggml.", 0) == 0 ? Keep{kMaxTokenizerArray, true} : Keep{kMaxOtherArray, false};
+        if (Status st = readValue(r, type, v, field, keep, 0); !st)
             return st;
         f.keyIndex.emplace(key, f.metadata.size());
         f.metadata.emplace_back(std::move(key), std::move(v));
