@@ -105,6 +105,7 @@ struct GgufFile {
 
 struct GgufParseOptions {
     bool keepArrays = true; // false: arrays checked and skipped (a summary needs no vocabulary)
+    uint64_t maxHeaderBytes = 0; // > 0: a header (metadata, tensor infos) running past it is refused
 };
 
 // Parses the `size` bytes at `data` (a whole GGUF file, or at least its header: tensors whose data
@@ -130,6 +131,7 @@ struct GgufSummary {
 // Maps `path` and summarizes it. Errors (not a GGUF file, truncated, a size that does not fit) are
 // one line naming the file and the field; a well-formed file attnviz cannot compute is not an error
 // (supported = false, with the reason).
+// Reads at most the first 64 MiB of the header (a longer one is refused, saying so).
 Status ggufSummary(const std::string &path, GgufSummary &out);
 
 // What a window says beside a quantized model, from its ModelInfo::dtype ("Q4_K_M (GGUF; ...)"):

@@ -134,11 +134,23 @@ namespace {
 constexpr int kMaxDims = 4;       // GGML_MAX_DIMS
 constexpr int kMaxNesting = 8;    // arrays of arrays: real files nest at most once
 constexpr uint64_t kMaxString = 256ull << 20; // one key or string value (a chat template is kilobytes)
+// What a summary (a model list's row) reads of a header: real ones, a 262,144-token vocabulary and
+// its merges included, take some 10 MB.
+constexpr uint64_t kSummaryHeaderBytes = 64ull << 20;
 
 // A cursor over the file's bytes; every read checks what is left.
 class Reader {
 public:
     Reader(const unsigned char *data, uint64_t size, const std::string &name) : m_d(data), m_size(size), m_name(name) {}
+    void setBudget(uint64_t bytes) { m_budget = bytes; }
+    // Fails once the cursor is past the budget (GgufParseOptions::maxHeaderBytes), if one is set.
+    Status withinBudget(const std::string &where) const
+    {
+        if (m_budget == 0 || m_pos <= m_budget)
+            return {};
+        return fail(where, "the header runs past the first " + describeBytes(m_budget) +
+                               " of the file, all that is read of it here (not read further)");
+    }
 
     uint64_t pos() const { return m_pos; }
     const unsigned char *base() const { return m_d; }
@@ -191,6 +203,7 @@ private:
     const unsigned char *m_d;
     uint64_t m_size;
     uint64_t m_pos = 0;
+    uint64_t m_budget = 0;
     const std::string &m_name;
 };
 
@@ -294,6 +307,8 @@ Status readArray(Reader &r, GgufValue &v, const std::string &where, Keep keep, i
         GgufValue e;
         if (Status st = readValue(r, et, e, where + "[" + std::to_string(k) + "]", inner, depth + 1); !st)
             return st;
+        if (Status st = r.withinBudget(where); !st)
+            return st;
         if (!keepArrays)
             continue;
         if (v.elementType == GgufValueType::String)
@@ -322,6 +337,7 @@ Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &wher
 Status parse(const unsigned char *data, uint64_t size, const std::string &name, GgufFile &f, const GgufParseOptions &options)
 {
     Reader r(data, size, name);
+    r.setBudget(options.maxHeaderBytes);
     auto bad = [&](const std::string &m) { return Status::error(StatusCode::ParseError, name + ": " + m); };
     if (size < 4 || std::memcmp(data, "GGUF", 4) != 0)
         return bad("not a GGUF file (it does not start with the bytes \"GGUF\")");
@@ -366,6 +382,8 @@ Status parse(const unsigned char *data, uint64_t size, const std::string &name, 
             keep = key.rfind("tokenizer.ggml.", 0) == 0 ? Keep{kMaxTokenizerArray, true} : Keep{kMaxOtherArray, false};
         if (Status st = readValue(r, type, v, field, keep, 0); !st)
             return st;
+        if (Status st = r.withinBudget(field); !st)
+            return st;
         f.keyIndex.emplace(key, f.metadata.size());
         f.metadata.emplace_back(std::move(key), std::move(v));
     }
@@ -380,6 +398,8 @@ Status parse(const unsigned char *data, uint64_t size, const std::string &name, 
     for (uint64_t k = 0; k < nTensors; ++k) {
         GgufTensorInfo t;
         const std::string where = "tensor info " + std::to_string(k);
+        if (Status st = r.withinBudget(where); !st)
+            return st;
         if (Status st = r.string(t.name, where + " (name)"); !st)
             return st;
         const std::string field = "tensor " + quoteText(t.name, 80);
@@ -542,6 +562,7 @@ Status ggufSummary(const std::string &path, GgufSummary &out)
     GgufFile f;
     GgufParseOptions o;
     o.keepArrays = false;
+    o.maxHeaderBytes = kSummaryHeaderBytes;
     if (Status st = parseGguf(m->data, m->size, path, f, o); !st)
         return st;
     GgufSummary s;
