@@ -120,6 +120,26 @@ QByteArray withKey(const QByteArray &file, const QByteArray &key, GgufValueType 
     return out + file.mid(int(dataStart));
 }
 
+// The value bytes of metadata `key` in `file` (empty when absent).
+QByteArray keyValue(const QByteArray &file, const QByteArray &key)
+{
+    uint64_t nKv = 0;
+    std::memcpy(&nKv, file.constData() + 16, 8);
+    qint64 at = 24;
+    for (uint64_t k = 0; k < nKv; ++k) {
+        const qint64 keyLength = valueBytes(file, at, uint32_t(GgufValueType::String));
+        const QByteArray name = file.mid(int(at + 8), int(keyLength - 8));
+        uint32_t t = 0;
+        std::memcpy(&t, file.constData() + at + keyLength, 4);
+        at += keyLength + 4;
+        const qint64 size = valueBytes(file, at, t);
+        if (name == key)
+            return file.mid(int(at), int(size));
+        at += size;
+    }
+    return {};
+}
+
 QByteArray ggufString(const QByteArray &s)
 {
     const uint64_t n = uint64_t(s.size());
@@ -505,6 +525,47 @@ private slots:
                  qPrintable(file + QLatin1Char(' ') + QString::fromLatin1(key) + QStringLiteral(" accepted")));
         QVERIFY2(st.message.rfind(path.toStdString() + ": " + message.toStdString(), 0) == 0, st.message.c_str());
         QVERIFY2(st.message.find('\n') == std::string::npos, st.message.c_str());
+    }
+
+    // A SentencePiece vocabulary whose last normal token is 2,000,000 bytes: its merges are looked up where
+    // both parts could be tokens, so the file opens (at once, not after minutes of lookups per byte)
+    // and tokenizes.
+    void longSentencePieceToken()
+    {
+        const QByteArray good = readAll(gguf(QStringLiteral("gemma2.gguf"))); // tokenizer.ggml.model "llama"
+        const QByteArray key("tokenizer.ggml.tokens");
+        const QByteArray tokens = keyValue(good, key);
+        QVERIFY(!tokens.isEmpty());
+        // array header (element type, count), then each string; the last normal token (type 1) replaced
+        const QByteArray types = keyValue(good, "tokenizer.ggml.token_type");
+        uint64_t n = 0;
+        std::memcpy(&n, tokens.constData() + 4, 8);
+        uint64_t last = n;
+        for (uint64_t k = 0; k < n; ++k) {
+            int32_t t = 0;
+            std::memcpy(&t, types.constData() + 12 + 4 * k, 4);
+            if (t == 1)
+                last = k;
+        }
+        QVERIFY(last < n);
+        qint64 at = 12;
+        for (uint64_t k = 0; k < last; ++k)
+            at += valueBytes(tokens, at, uint32_t(GgufValueType::String));
+        const qint64 end = at + valueBytes(tokens, at, uint32_t(GgufValueType::String));
+        const QByteArray value = tokens.left(int(at)) + ggufString(QByteArray(2000000, 'x')) + tokens.mid(int(end));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("long.gguf"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(withKey(good, key, GgufValueType::Array, value));
+        f.close();
+        std::unique_ptr<Model> m;
+        Status st = openPretrained(path.toStdString(), {}, m);
+        QVERIFY2(st.ok(), st.message.c_str());
+        std::vector<TraceToken> ids;
+        st = m->tokenize("hello world", ids);
+        QVERIFY2(st.ok(), st.message.c_str());
+        QVERIFY(!ids.empty());
     }
 
     // Bytes changed anywhere (seeded): the file opens, or is refused in one line naming it; never a

@@ -100,6 +100,9 @@ private slots:
     void hostileFiles_data();
     void hostileFiles();
     void catastrophicRegexIsOneError();
+    void backtrackingAddsUpOverSplits();
+    void growingNormalizers();
+    void vocabularyOutnumbersRows();
     void deepJson();
     void gemma3WithTextModel();
 
@@ -433,6 +436,20 @@ void TestHfTokenizer::hostileFiles_data()
     row("decoder", tiny(R"("decoder":{"type":"CTC"})"), "bad (tokenizer.json): decoder.type: unknown decoder \"CTC\"");
     row("regex", tiny(R"("pre_tokenizer":{"type":"Split","pattern":{"Regex":"(a"},"behavior":"Isolated"})"),
         "bad (tokenizer.json): pre_tokenizer.pattern.Regex: the regex does not compile (U_REGEX_MISMATCHED_PAREN");
+    {
+        std::string groups;
+        for (int k = 0; k < 20000; ++k)
+            groups += "()";
+        row("20,000 empty groups",
+            tiny(R"("pre_tokenizer":{"type":"Split","pattern":{"Regex":")" + groups + R"(x"},"behavior":"Isolated"})"),
+            "bad (tokenizer.json): pre_tokenizer.pattern.Regex: 40001 bytes, more than the 4096 a pattern may have");
+    }
+    row("back-reference",
+        tiny(R"("pre_tokenizer":{"type":"Split","pattern":{"Regex":"[\\1](.+)\\1+x"},"behavior":"Isolated"})"),
+        "bad (tokenizer.json): pre_tokenizer.pattern.Regex: a back-reference (\\1 at offset 8) is not supported");
+    row("named back-reference",
+        tiny(R"("normalizer":{"type":"Replace","pattern":{"Regex":"(?<w>a)\\k<w>"},"content":""})"),
+        "bad (tokenizer.json): normalizer.pattern.Regex: a back-reference (\\k at offset 7) is not supported");
     row("behaviour", tiny(R"("pre_tokenizer":{"type":"Split","pattern":{"String":"a"},"behavior":"Sideways"})"),
         "bad (tokenizer.json): pre_tokenizer.behavior: unknown behaviour \"Sideways\"");
     row("merge symbol", tiny(R"("model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b","a c"]})"),
@@ -453,6 +470,15 @@ void TestHfTokenizer::hostileFiles_data()
         "bad (tokenizer.json): added_tokens[0].id: the id -1 is outside");
     row("megabyte added token", tiny(R"("added_tokens":[{"id":3,"content":")" + std::string(1 << 20, 'x') + "\"}]"),
         "bad (tokenizer.json): added_tokens[0].content: 1048576 bytes, more than the 1024 an added token may have");
+    {
+        std::string added;
+        for (int k = 0; k < 1100; ++k)
+            added += std::string(k ? "," : "") + R"({"id":)" + std::to_string(4 + k) + R"(,"content":")" +
+                     std::to_string(100000 + k) + std::string(994, 'x') + "\"}";
+        row("added tokens of a megabyte", tiny(R"("added_tokens":[)" + added + "]"),
+            "bad (tokenizer.json): added_tokens[1048].content: the added tokens reach 1049000 bytes, more than the "
+            "1048576 they may have together");
+    }
     row("template",
         tiny(R"("post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<bos>"}}]})"),
         "bad (tokenizer.json): post_processor.single[0].SpecialToken.id: \"<bos>\" is not a token");
@@ -498,6 +524,90 @@ void TestHfTokenizer::catastrophicRegexIsOneError()
     s = parseHfTokenizer(tiny(), R"({"add_bos_token":true,"bos_token":"<nope>"})", "cfg", tok);
     QCOMPARE(QString::fromStdString(s.message),
              QStringLiteral("cfg (tokenizer_config.json): bos_token: \"<nope>\" is not a token"));
+}
+
+// A pattern that backtracks some 260,000 states on each of 1,000 words finishes no word's match
+// at the limit of one match, yet adds up: the encode's budget, in proportion to its text, runs out
+// and the text is refused naming the field.
+void TestHfTokenizer::backtrackingAddsUpOverSplits()
+{
+    std::unique_ptr<SubwordTokenizer> tok;
+    const std::string json = tiny(R"("pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"WhitespaceSplit"},)"
+                                  R"({"type":"Split","pattern":{"Regex":"(a+)+$"},"behavior":"Isolated"}]})");
+    Status s = parseHfTokenizer(json, "", "slow", tok);
+    QVERIFY2(s.ok(), s.message.c_str());
+    std::string text;
+    for (int k = 0; k < 1000; ++k)
+        text += std::string(18, 'a') + "b ";
+    std::vector<TraceToken> tokens;
+    s = tok->encode(text, tokens);
+    QVERIFY(!s.ok());
+    QVERIFY2(s.message.rfind("slow (tokenizer.json): pre_tokenizer.pretokenizers[1].pattern.Regex: matching gave up",
+                             0) == 0,
+             s.message.c_str());
+    QVERIFY(s.message.find('\n') == std::string::npos);
+    // One such word is within its text's budget.
+    QVERIFY(tok->encode(std::string(18, 'a') + "b", tokens).ok());
+}
+
+// Normalizers that grow the text: doubling it 24 times, a Replace by a megabyte, a Sequence of
+// 1,000 Prepends. Each is refused with one line naming the normalizer, and the tokenizer still
+// encodes a text its normalizers keep small.
+void TestHfTokenizer::growingNormalizers()
+{
+    std::string doublings;
+    for (int k = 0; k < 24; ++k)
+        doublings += std::string(k ? "," : "") + R"({"type":"Replace","pattern":{"String":"a"},"content":"aa"})";
+    std::unique_ptr<SubwordTokenizer> tok;
+    Status s = parseHfTokenizer(tiny(R"("normalizer":{"type":"Sequence","normalizers":[)" + doublings + "]}"), "",
+                                "grow", tok);
+    QVERIFY2(s.ok(), s.message.c_str());
+    std::vector<TraceToken> tokens;
+    s = tok->encode("ab", tokens);
+    QVERIFY(!s.ok());
+    QVERIFY(tokens.empty());
+    QVERIFY2(s.message.rfind("grow (tokenizer.json): normalizer.normalizers[", 0) == 0 &&
+                 s.message.find("characters, more than the") != std::string::npos &&
+                 s.message.find('\n') == std::string::npos,
+             s.message.c_str());
+    QVERIFY(tok->encode("bb", tokens).ok());
+    QCOMPARE(show(idsOf(tokens)), QStringLiteral("1 1"));
+
+    const std::string mega = std::string(1 << 20, 'b');
+    s = parseHfTokenizer(tiny(R"("normalizer":{"type":"Replace","pattern":{"String":"a"},"content":")" + mega + "\"}"),
+                         "", "grow", tok);
+    QVERIFY2(s.ok(), s.message.c_str());
+    s = tok->encode("ab", tokens);
+    QVERIFY(!s.ok());
+    QVERIFY2(s.message.rfind("grow (tokenizer.json): normalizer: the text would grow to 1048577 characters", 0) == 0,
+             s.message.c_str());
+
+    std::string prepends;
+    for (int k = 0; k < 1000; ++k)
+        prepends += std::string(k ? "," : "") + R"({"type":"Prepend","prepend":"a"})";
+    s = parseHfTokenizer(tiny(R"("normalizer":{"type":"Sequence","normalizers":[)" + prepends + "]}"), "", "grow", tok);
+    QVERIFY(!s.ok());
+    QVERIFY2(s.message.rfind("grow (tokenizer.json): normalizer.normalizers[255]: more than the 256 normalizers", 0) ==
+                 0,
+             s.message.c_str());
+}
+
+// A folder whose config.json gives fewer embedding rows than tokenizer.json's vocabulary has
+// tokens: refused by the vocabulary's count, naming the field, before its tokens are read.
+void TestHfTokenizer::vocabularyOutnumbersRows()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString dir = attnviz_test::copyModelFolder(QStringLiteral("qwen3-tiny"), tmp);
+    attnviz_test::editJson(dir + QStringLiteral("/config.json"),
+                           [](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), 1000); });
+    std::unique_ptr<Model> model;
+    const Status s = openPretrained(dir.toStdString(), {}, model);
+    QVERIFY(!s.ok());
+    QVERIFY2(s.message.find("(tokenizer.json): model.vocab: 151643 tokens, more than the 1000 rows of the embeddings "
+                            "(config.json: vocab_size)") != std::string::npos,
+             s.message.c_str());
+    QCOMPARE(s.message.find('\n'), std::string::npos);
 }
 
 // 60 MB of "[": refused at the nesting limit, no recursion over it.
@@ -587,14 +697,15 @@ void TestHfTokenizer::gemma3WithTextModel()
     QCOMPARE(failures, 0);
     QCOMPARE(refused, 1);
 
-    // Fewer rows than the vocabulary's own tokens (255,967 is an ordinary token): refused.
+    // Fewer rows than the vocabulary has tokens: refused by their count.
     attnviz_test::editJson(dir + QStringLiteral("/config.json"),
                            [](QJsonObject &o) { o.insert(QStringLiteral("vocab_size"), 255967); });
     model.reset();
     s = openPretrained(dir.toStdString(), {}, model);
     QVERIFY(!s.ok());
-    QVERIFY2(s.message.find("tokenizer.json: 262,145 tokens") != std::string::npos, s.message.c_str());
-    QVERIFY2(s.message.find("(id 255,967)") != std::string::npos, s.message.c_str());
+    QVERIFY2(s.message.find("(tokenizer.json): model.vocab: 262144 tokens, more than the 255967 rows") !=
+                 std::string::npos,
+             s.message.c_str());
     QVERIFY2(s.message.find("config.json: vocab_size") != std::string::npos, s.message.c_str());
 }
 

@@ -445,6 +445,61 @@ private slots:
         QCOMPARE(st.message, "\"hf:org/model\": " + s(hub) + "/models--org--model: snapshots/: a file, not a folder");
     }
 
+    // A GGUF whose metadata is 72 MB of empty strings (a sparse file), and 40 repositories whose
+    // config.json links to one 2 MB blob: the list reads each only up to its budget and says what
+    // it did not read, in the row.
+    void oversizedHeadersSkipped()
+    {
+        QTemporaryDir tmp;
+        const QString hub = tmp.path() + QStringLiteral("/hub"), lm = tmp.path() + QStringLiteral("/lm");
+        QByteArray b("GGUF");
+        const auto u32 = [&](quint32 v) { b.append(reinterpret_cast<const char *>(&v), 4); };
+        const auto u64 = [&](quint64 v) { b.append(reinterpret_cast<const char *>(&v), 8); };
+        const auto str = [&](const QByteArray &t) {
+            u64(quint64(t.size()));
+            b.append(t);
+        };
+        u32(3);
+        u64(0);
+        u64(2);
+        str("general.architecture");
+        u32(8);
+        str("llama");
+        str("x.strings");
+        u32(9);
+        u32(8);
+        const quint64 n = 9000000; // each string: a zero length
+        u64(n);
+        const QString gguf = lm + QStringLiteral("/pub/big-GGUF/big.gguf");
+        QVERIFY(writeBytes(gguf, b));
+        QVERIFY(QFile::resize(gguf, (b.size() + qint64(n) * 8 + 31) / 32 * 32));
+
+        const QByteArray config = "{\"model_type\":\"llama\",\"pad\":\"" + QByteArray(2 << 20, 'x') + "\"}";
+        QVERIFY(writeBytes(tmp.path() + QStringLiteral("/src/config.json"), config));
+        for (int i = 0; i < 40; ++i) {
+            const QString dir = hub + QStringLiteral("/models--org--big-%1").arg(i);
+            QDir().mkpath(dir + QStringLiteral("/blobs"));
+            QVERIFY(::link(qPrintable(tmp.path() + QStringLiteral("/src/config.json")),
+                           qPrintable(dir + QStringLiteral("/blobs/config"))) == 0);
+            QVERIFY(makeLink(QStringLiteral("../../blobs/config"),
+                             dir + QStringLiteral("/snapshots/") + kRev + QStringLiteral("/config.json")));
+            QVERIFY(writeBytes(dir + QStringLiteral("/refs/main"), kRev.toLatin1()));
+        }
+        const StoreScan scan =
+            scanModelStores({{ModelStore::HuggingFace, s(hub)}, {ModelStore::LmStudio, s(lm)}});
+        QCOMPARE(scan.models.size(), size_t(41));
+        const LocalModel *big = find(scan, "pub/big-GGUF/big");
+        QVERIFY(big && !big->supported);
+        QVERIFY2(big->reason.find("metadata \"x.strings\": the header runs past the first 67.1 MB of the file") == 0,
+                 big->reason.c_str());
+        for (const LocalModel &m : scan.models) {
+            if (m.format != "safetensors")
+                continue;
+            QVERIFY(!m.supported);
+            QCOMPARE(m.reason, std::string("config.json: 2.1 MB, more than the 1.0 MB a list reads of one (not read)"));
+        }
+    }
+
     // 50 models (20 Hugging Face repositories, 15 Ollama tags, 15 LM Studio files) in well under a second.
     void fiftyModelsFast()
     {

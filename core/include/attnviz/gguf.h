@@ -28,7 +28,10 @@ const char *toString(GgufValueType t); // "uint32", "string", "array" ...
 // floats in `f` (integers are copied there too, so `f` is always the value as a number); strings in
 // `s`. Arrays: `elementType` and `count`, the elements in `strings` (arrays of strings), `numbers`
 // (arrays of numbers or bools; 64-bit integers beyond 2^53 rounded) or `arrays` (arrays of arrays).
-// A reader asked not to keep arrays (summaries) leaves them empty, with `count` still set.
+// A reader asked not to keep arrays (summaries) leaves them empty, with `count` still set; so does
+// one that keeps them, for arrays nothing reads: arrays of arrays, and arrays longer than per-layer
+// values are (the tokenizer's, tokenizer.ggml.*, are kept up to a vocabulary's length, longer
+// ones refused).
 struct GgufValue {
     GgufValueType type = GgufValueType::Uint8;
     uint64_t u = 0;
@@ -102,6 +105,7 @@ struct GgufFile {
 
 struct GgufParseOptions {
     bool keepArrays = true; // false: arrays checked and skipped (a summary needs no vocabulary)
+    uint64_t maxHeaderBytes = 0; // > 0: a header (metadata, tensor infos) running past it is refused
 };
 
 // Parses the `size` bytes at `data` (a whole GGUF file, or at least its header: tensors whose data
@@ -127,6 +131,7 @@ struct GgufSummary {
 // Maps `path` and summarizes it. Errors (not a GGUF file, truncated, a size that does not fit) are
 // one line naming the file and the field; a well-formed file attnviz cannot compute is not an error
 // (supported = false, with the reason).
+// Reads at most the first 64 MiB of the header (a longer one is refused, saying so).
 Status ggufSummary(const std::string &path, GgufSummary &out);
 
 // What a window says beside a quantized model, from its ModelInfo::dtype ("Q4_K_M (GGUF; ...)"):

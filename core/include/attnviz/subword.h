@@ -77,10 +77,11 @@ Status parseByteLevelBpe(const std::string &vocabJsonBytes, const std::string &m
 // field ("DIR (tokenizer.json): model.merges[7]: \"x\" is not in the vocabulary"); from memory they
 // name `name`. A regex that backtracks without end fails encode() with such a message, never hangs.
 // decode() runs the file's decoder (specials included, as Hugging Face's decode without
-// skip_special_tokens); ByteLevel decoding keeps the exact bytes.
-Status loadHfTokenizer(const std::string &dir, std::unique_ptr<SubwordTokenizer> &out);
+// skip_special_tokens); ByteLevel decoding keeps the exact bytes. With embeddingRows >= 0 (the
+// model's vocab_size), a vocabulary of more tokens is refused before anything is built.
+Status loadHfTokenizer(const std::string &dir, std::unique_ptr<SubwordTokenizer> &out, int embeddingRows = -1);
 Status parseHfTokenizer(const std::string &tokenizerJson, const std::string &tokenizerConfigJson /* may be empty */,
-                        const std::string &name, std::unique_ptr<SubwordTokenizer> &out);
+                        const std::string &name, std::unique_ptr<SubwordTokenizer> &out, int embeddingRows = -1);
 Status loadWordPiece(const std::string &vocabTxt, const WordPieceOptions &options,
                      std::unique_ptr<SubwordTokenizer> &out);
 Status parseWordPiece(const std::string &vocabBytes, const std::string &name, const WordPieceOptions &options,

@@ -134,11 +134,23 @@ namespace {
 constexpr int kMaxDims = 4;       // GGML_MAX_DIMS
 constexpr int kMaxNesting = 8;    // arrays of arrays: real files nest at most once
 constexpr uint64_t kMaxString = 256ull << 20; // one key or string value (a chat template is kilobytes)
+// What a summary (a model list's row) reads of a header: real ones, a 262,144-token vocabulary and
+// its merges included, take some 10 MB.
+constexpr uint64_t kSummaryHeaderBytes = 64ull << 20;
 
 // A cursor over the file's bytes; every read checks what is left.
 class Reader {
 public:
     Reader(const unsigned char *data, uint64_t size, const std::string &name) : m_d(data), m_size(size), m_name(name) {}
+    void setBudget(uint64_t bytes) { m_budget = bytes; }
+    // Fails once the cursor is past the budget (GgufParseOptions::maxHeaderBytes), if one is set.
+    Status withinBudget(const std::string &where) const
+    {
+        if (m_budget == 0 || m_pos <= m_budget)
+            return {};
+        return fail(where, "the header runs past the first " + describeBytes(m_budget) +
+                               " of the file, all that is read of it here (not read further)");
+    }
 
     uint64_t pos() const { return m_pos; }
     const unsigned char *base() const { return m_d; }
@@ -191,6 +203,7 @@ private:
     const unsigned char *m_d;
     uint64_t m_size;
     uint64_t m_pos = 0;
+    uint64_t m_budget = 0;
     const std::string &m_name;
 };
 
@@ -236,9 +249,21 @@ void decodeScalar(const unsigned char *p, GgufValueType t, GgufValue &v)
         v.u = v.i < 0 ? 0 : uint64_t(v.i);
 }
 
-Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &where, bool keepArrays, int depth);
+// Arrays kept in memory: the tokenizer's (tokenizer.ggml.*) up to kMaxTokenizerArray elements, a
+// longer one refused (no vocabulary is that long); others up to kMaxOtherArray (per-layer values; a
+// model has at most a few hundred layers). Longer arrays and arrays of arrays are checked against
+// the file and skipped, never materialised: nothing reads them.
+constexpr uint64_t kMaxTokenizerArray = uint64_t(1) << 22;
+constexpr uint64_t kMaxOtherArray = 4096;
 
-Status readArray(Reader &r, GgufValue &v, const std::string &where, bool keepArrays, int depth)
+struct Keep {
+    uint64_t upTo = 0;       // keep an array of at most this many elements (0: none)
+    bool refuseOver = false; // a longer one is refused
+};
+
+Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &where, Keep keep, int depth);
+
+Status readArray(Reader &r, GgufValue &v, const std::string &where, Keep keep, int depth)
 {
     if (depth >= kMaxNesting)
         return r.fail(where, "arrays nested deeper than " + std::to_string(kMaxNesting) + " levels");
@@ -256,6 +281,10 @@ Status readArray(Reader &r, GgufValue &v, const std::string &where, bool keepArr
     if (n > r.left() / least)
         return r.fail(where, "array of " + std::to_string(n) + " " + toString(GgufValueType(et)) +
                                  " elements needs more than the " + std::to_string(r.left()) + " bytes left in the file");
+    if (keep.refuseOver && n > keep.upTo)
+        return r.fail(where, "array of " + std::to_string(n) + " elements, more than the " +
+                                 std::to_string(keep.upTo) + " a tokenizer's may have");
+    const bool keepArrays = n <= keep.upTo;
     v.elementType = GgufValueType(et);
     v.count = n;
     if (width > 0) {
@@ -272,30 +301,32 @@ Status readArray(Reader &r, GgufValue &v, const std::string &where, bool keepArr
         }
         return {};
     }
+    // Strings kept with their array; arrays of arrays never (nothing reads them).
+    const Keep inner{keepArrays && GgufValueType(et) == GgufValueType::String ? uint64_t(1) : 0, false};
     for (uint64_t k = 0; k < n; ++k) {
         GgufValue e;
-        if (Status st = readValue(r, et, e, where + "[" + std::to_string(k) + "]", keepArrays, depth + 1); !st)
+        if (Status st = readValue(r, et, e, where + "[" + std::to_string(k) + "]", inner, depth + 1); !st)
+            return st;
+        if (Status st = r.withinBudget(where); !st)
             return st;
         if (!keepArrays)
             continue;
         if (v.elementType == GgufValueType::String)
             v.strings.push_back(std::move(e.s));
-        else
-            v.arrays.push_back(std::move(e));
     }
     return {};
 }
 
-Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &where, bool keepArrays, int depth)
+Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &where, Keep keep, int depth)
 {
     const int width = scalarBytes(type);
     if (width < 0)
         return r.fail(where, "value type " + std::to_string(type) + " is not a GGUF value type");
     v.type = GgufValueType(type);
     if (v.type == GgufValueType::String)
-        return r.string(v.s, where, keepArrays || depth == 0);
+        return r.string(v.s, where, keep.upTo > 0 || depth == 0);
     if (v.type == GgufValueType::Array)
-        return readArray(r, v, where, keepArrays, depth);
+        return readArray(r, v, where, keep, depth);
     const uint64_t at = r.pos();
     if (Status st = r.skip(uint64_t(width), where); !st)
         return st;
@@ -306,6 +337,7 @@ Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &wher
 Status parse(const unsigned char *data, uint64_t size, const std::string &name, GgufFile &f, const GgufParseOptions &options)
 {
     Reader r(data, size, name);
+    r.setBudget(options.maxHeaderBytes);
     auto bad = [&](const std::string &m) { return Status::error(StatusCode::ParseError, name + ": " + m); };
     if (size < 4 || std::memcmp(data, "GGUF", 4) != 0)
         return bad("not a GGUF file (it does not start with the bytes \"GGUF\")");
@@ -345,7 +377,12 @@ Status parse(const unsigned char *data, uint64_t size, const std::string &name, 
         if (Status st = r.read(type, field + " (type)"); !st)
             return st;
         GgufValue v;
-        if (Status st = readValue(r, type, v, field, options.keepArrays, 0); !st)
+        Keep keep;
+        if (options.keepArrays)
+            keep = key.rfind("tokenizer.ggml.", 0) == 0 ? Keep{kMaxTokenizerArray, true} : Keep{kMaxOtherArray, false};
+        if (Status st = readValue(r, type, v, field, keep, 0); !st)
+            return st;
+        if (Status st = r.withinBudget(field); !st)
             return st;
         f.keyIndex.emplace(key, f.metadata.size());
         f.metadata.emplace_back(std::move(key), std::move(v));
@@ -361,6 +398,8 @@ Status parse(const unsigned char *data, uint64_t size, const std::string &name, 
     for (uint64_t k = 0; k < nTensors; ++k) {
         GgufTensorInfo t;
         const std::string where = "tensor info " + std::to_string(k);
+        if (Status st = r.withinBudget(where); !st)
+            return st;
         if (Status st = r.string(t.name, where + " (name)"); !st)
             return st;
         const std::string field = "tensor " + quoteText(t.name, 80);
@@ -523,6 +562,7 @@ Status ggufSummary(const std::string &path, GgufSummary &out)
     GgufFile f;
     GgufParseOptions o;
     o.keepArrays = false;
+    o.maxHeaderBytes = kSummaryHeaderBytes;
     if (Status st = parseGguf(m->data, m->size, path, f, o); !st)
         return st;
     GgufSummary s;

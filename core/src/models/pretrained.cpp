@@ -532,7 +532,7 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
     if (isFile(dir + "/tokenizer.json") && !(arch.family == "gpt2" && gpt2Files) &&
         !(arch.head == LmHead::MaskedLm && bertFiles)) {
         vocabFile = dir + "/tokenizer.json";
-        if (Status st = loadHfTokenizer(dir, tokenizer); !st)
+        if (Status st = loadHfTokenizer(dir, tokenizer, arch.vocabulary); !st)
             return st;
     } else if (arch.head != LmHead::MaskedLm) {
         if (!gpt2Files && !isFile(dir + "/tokenizer.json") && arch.family != "gpt2")

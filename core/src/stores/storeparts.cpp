@@ -4,6 +4,7 @@
 #include "storeparts.h"
 
 #include "attnviz/architecture.h"
+#include "attnviz/fileio.h"
 #include "attnviz/tensorarchive.h"
 
 #include "../formats/jsonread.h"
@@ -14,6 +15,8 @@
 namespace attnviz::detail {
 
 namespace {
+
+constexpr uint64_t kListConfigBytes = 1ull << 20; // what a list reads of a config.json
 
 // A name read from a file or typed by the user that becomes one path component.
 bool safeComponent(const std::string &s)
@@ -186,6 +189,14 @@ void describeModelFolder(const StoreRootGuard &guard, const fs::path &dir, Local
     std::string broken;
     bool tokenizer = false;
     folderInside(guard, dir, broken, &m.bytes, &tokenizer);
+    // A list reads config.json only up to a budget (real ones are kilobytes): a larger one is said
+    // to be skipped, not parsed once per repository that links to it.
+    const uint64_t configBytes = StoreRootGuard::sizeOf(dir / "config.json");
+    if (configBytes > kListConfigBytes) {
+        m.reason = "config.json: " + describeBytes(configBytes) + ", more than the " +
+                   describeBytes(kListConfigBytes) + " a list reads of one (not read)";
+        return;
+    }
     // The family even where attnviz cannot compute it (model_type as config.json writes it).
     nlohmann::json config;
     if (readJsonFile((dir / "config.json").string(), 10ull * 1000 * 1000, config).ok() && config.is_object()) {

@@ -73,13 +73,26 @@ json preTokenizerFor(const std::string &pre, bool &nfc, bool &ignoreMerges)
 // SentencePiece's merges from scores (Hugging Face's SentencePieceExtractor): each normal token split
 // into two tokens at every character boundary, ordered by the merged token's score, highest first
 // (ties: by the left then the right part's id, as the extractor sorts them).
-json spmMerges(const std::vector<std::string> &tokens, const std::vector<double> &scores, const std::vector<int> &types,
-               const std::unordered_map<std::string, int> &ids)
+// The work is bounded by the tokens' bytes, not by the square of one token's length: a cut is looked
+// up only where both parts have the length of some token (one pass over a token far longer than the
+// others), and the bytes the lookups read are counted against a multiple of all the tokens' bytes;
+// past it, false (the vocabulary is refused).
+bool spmMerges(const std::vector<std::string> &tokens, const std::vector<double> &scores, const std::vector<int> &types,
+               const std::unordered_map<std::string, int> &ids, json &out)
 {
     struct M {
         double score;
         int merged, left, right;
     };
+    size_t longest = 0, total = 0;
+    for (const std::string &s : tokens) {
+        longest = std::max(longest, s.size());
+        total += s.size();
+    }
+    std::vector<bool> hasLength(longest + 1, false);
+    for (const std::string &s : tokens)
+        hasLength[s.size()] = true;
+    uint64_t budget = uint64_t(total) * 64 + (uint64_t(1) << 24);
     std::vector<M> merges;
     for (size_t t = 0; t < tokens.size(); ++t) {
         if (types[t] != Normal && types[t] != UserDefined)
@@ -88,6 +101,11 @@ json spmMerges(const std::vector<std::string> &tokens, const std::vector<double>
         for (size_t cut = 1; cut < s.size(); ++cut) {
             if ((uint8_t(s[cut]) & 0xC0) == 0x80) // inside a UTF-8 character
                 continue;
+            if (!hasLength[cut] || !hasLength[s.size() - cut])
+                continue;
+            if (budget < s.size())
+                return false;
+            budget -= s.size();
             const auto l = ids.find(s.substr(0, cut)), r = ids.find(s.substr(cut));
             if (l != ids.end() && r != ids.end())
                 merges.push_back({scores[t], int(t), l->second, r->second});
@@ -100,10 +118,10 @@ json spmMerges(const std::vector<std::string> &tokens, const std::vector<double>
             return a.merged < b.merged;
         return a.left != b.left ? a.left < b.left : a.right < b.right;
     });
-    json out = json::array();
+    out = json::array();
     for (const M &m : merges)
         out.push_back(json::array({tokens[size_t(m.left)], tokens[size_t(m.right)]}));
-    return out;
+    return true;
 }
 
 // Keeps the reader's tokenizer and says where it came from.
@@ -232,7 +250,11 @@ Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
         doc["pre_tokenizer"] = nullptr;
         m["byte_fallback"] = true;
         m["fuse_unk"] = true;
-        m["merges"] = spmMerges(tokens->strings, scores, types, ids);
+        json merges;
+        if (!spmMerges(tokens->strings, scores, types, ids, merges))
+            return bad("tokenizer.ggml.tokens", "its tokens split into more parts than merges can be built from in "
+                                                "bounded work (tokens of every length, each made of others?)");
+        m["merges"] = std::move(merges);
         json dec = json::array({{{"type", "Replace"}, {"pattern", {{"String", "\xE2\x96\x81"}}}, {"content", " "}},
                                 {{"type", "ByteFallback"}}, {{"type", "Fuse"}}});
         if (prefix)

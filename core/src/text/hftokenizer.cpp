@@ -38,6 +38,9 @@ namespace {
 using namespace hf;
 
 constexpr size_t kMaxAddedTokenBytes = 1024; // real added tokens are under 100 bytes
+// The bytes of every added token together, which their matcher (a trie of bytes) holds: Gemma 3's
+// 6,415 added tokens have 77 KB.
+constexpr size_t kMaxAddedBytes = size_t(1) << 20;
 
 // --- The tokenizer ----------------------------------------------------------------------------
 
@@ -100,7 +103,8 @@ public:
     std::string decode(const std::vector<int> &ids) const override;
     bool isAdded(int id) const override { return id >= 0 && size_t(id) < m_isAdded.size() && m_isAdded[size_t(id)]; }
 
-    void build(const json &doc, const json *config, const std::string &name);
+    // embeddingRows >= 0: the model's rows, which the vocabulary's own tokens may not outnumber.
+    void build(const json &doc, const json *config, const std::string &name, int embeddingRows);
 
 private:
     struct Segment {
@@ -145,7 +149,7 @@ private:
     mutable std::unordered_map<std::string, std::vector<CharPiece>> m_cache;
 };
 
-void HfTokenizer::build(const json &doc, const json *config, const std::string &name)
+void HfTokenizer::build(const json &doc, const json *config, const std::string &name, int embeddingRows)
 {
     if (!doc.is_object())
         fail("(top level)", "expected a JSON object");
@@ -166,6 +170,10 @@ void HfTokenizer::build(const json &doc, const json *config, const std::string &
     if (addedList && !addedList->is_array())
         fail("added_tokens", "expected an array");
     const size_t nAdded = addedList ? addedList->size() : 0;
+    // Counted before anything is built: a vocabulary that outnumbers the rows is refused at once.
+    if (embeddingRows >= 0 && vocab.size() > size_t(embeddingRows))
+        fail("model.vocab", std::to_string(vocab.size()) + " tokens, more than the " + std::to_string(embeddingRows) +
+                                " rows of the embeddings (config.json: vocab_size)");
     // Ids number the tokens from 0; an added token may take the next ids (Gemma 3's <image_soft_token>).
     const size_t limit = vocab.size() + nAdded;
     if (limit > size_t(INT_MAX))
@@ -190,6 +198,7 @@ void HfTokenizer::build(const json &doc, const json *config, const std::string &
     m_ids = m_vocab;
 
     // Added tokens.
+    size_t addedBytes = 0;
     for (size_t k = 0; k < nAdded; ++k) {
         const json &a = (*addedList)[k];
         const std::string field = "added_tokens[" + std::to_string(k) + "]";
@@ -200,6 +209,10 @@ void HfTokenizer::build(const json &doc, const json *config, const std::string &
         if (t.content.size() > kMaxAddedTokenBytes)
             fail(field + ".content", std::to_string(t.content.size()) + " bytes, more than the " +
                                          std::to_string(kMaxAddedTokenBytes) + " an added token may have");
+        addedBytes += t.content.size();
+        if (addedBytes > kMaxAddedBytes)
+            fail(field + ".content", "the added tokens reach " + std::to_string(addedBytes) + " bytes, more than the " +
+                                         std::to_string(kMaxAddedBytes) + " they may have together");
         const int64_t id = getInt(a, "id", field, -1);
         if (id < 0 || uint64_t(id) >= limit)
             fail(field + ".id", "the id " + std::to_string(id) + " is outside 0.." + std::to_string(limit - 1));
@@ -285,6 +298,7 @@ void HfTokenizer::build(const json &doc, const json *config, const std::string &
             continue;
         }
         Text content = decodePlain(m_added[k].content);
+        const EncodeBudget budget(content.size());
         if (m_normalizer)
             m_normalizer(content);
         if (!content.empty())
@@ -711,6 +725,7 @@ Status HfTokenizer::encode(std::string_view text, std::vector<TraceToken> &out) 
         return Status::error(StatusCode::InvalidInput,
                              "text of " + describeBytes(text.size()) + ": too long to tokenize");
     try {
+        const EncodeBudget budget(text.size());
         for (const int id : m_prefix)
             out.push_back(specialToken(id, 0));
         std::vector<Segment> raw;
@@ -767,7 +782,7 @@ std::string HfTokenizer::decode(const std::vector<int> &ids) const
 } // namespace
 
 Status parseHfTokenizer(const std::string &tokenizerJson, const std::string &tokenizerConfigJson,
-                        const std::string &name, std::unique_ptr<SubwordTokenizer> &out)
+                        const std::string &name, std::unique_ptr<SubwordTokenizer> &out, int embeddingRows)
 {
     json doc, config;
     Status s = detail::parseJson(tokenizerJson, name + " (tokenizer.json)", doc);
@@ -782,7 +797,7 @@ Status parseHfTokenizer(const std::string &tokenizerJson, const std::string &tok
     }
     auto tok = std::make_unique<HfTokenizer>();
     try {
-        tok->build(doc, tokenizerConfigJson.empty() ? nullptr : &config, name);
+        tok->build(doc, tokenizerConfigJson.empty() ? nullptr : &config, name, embeddingRows);
     } catch (const Failure &f) {
         return Status::error(
             StatusCode::ParseError,
@@ -797,7 +812,7 @@ Status parseHfTokenizer(const std::string &tokenizerJson, const std::string &tok
     return s;
 }
 
-Status loadHfTokenizer(const std::string &dir, std::unique_ptr<SubwordTokenizer> &out)
+Status loadHfTokenizer(const std::string &dir, std::unique_ptr<SubwordTokenizer> &out, int embeddingRows)
 {
     const std::string jsonPath = dir + "/tokenizer.json", configPath = dir + "/tokenizer_config.json";
     std::string text, config;
@@ -810,7 +825,7 @@ Status loadHfTokenizer(const std::string &dir, std::unique_ptr<SubwordTokenizer>
         if (!s)
             return s;
     }
-    return parseHfTokenizer(text, config, dir, out);
+    return parseHfTokenizer(text, config, dir, out, embeddingRows);
 }
 
 } // namespace attnviz

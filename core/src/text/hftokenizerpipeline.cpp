@@ -16,13 +16,87 @@
 #include <cctype>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 namespace attnviz::hf {
 namespace {
-constexpr int32_t kRegexStepLimit = 2000; // ICU "steps" per match (on the order of a ms each)
+// ICU counts a "tick" each 10,000 backtracking states it saves. One encode may spend a base of
+// ticks plus a share per character of its text, over every pattern and every split together: a
+// pattern that backtracks a little on each of many splits adds up to a refusal, not to minutes.
+constexpr int64_t kRegexBaseTicks = 2000;
+constexpr int64_t kRegexCharsPerTick = 4;
+// A pattern from the file: its length bounds the work done at each position of the text between
+// two saved states (the ticks bound the rest); tokenizers' own patterns are a few hundred.
+constexpr size_t kMaxPatternBytes = 4096;
+
+thread_local int64_t *t_regexTicksLeft = nullptr; // the encode's budget (EncodeBudget), if any
+
+// The characters normalizers may make of a text: a multiple of it (NFKC expands a character to at
+// most 18, every other normalizer by its content), so that work and memory follow the text given.
+constexpr size_t kGrowthBase = 4096;
+constexpr size_t kGrowthPerChar = 8;
+constexpr size_t kUnscopedMaxChars = size_t(1) << 20; // outside an encode's budget
+// Normalizers one tokenizer may have, Sequences' members counted at every depth.
+constexpr size_t kMaxNormalizers = 256;
+
+thread_local size_t t_maxChars = 0; // the encode's budget, if any
+
+size_t maxChars()
+{
+    return t_maxChars ? t_maxChars : kUnscopedMaxChars;
+}
+
+// Throws when a normalizer would make the text `chars` long, past what the budget allows.
+void checkGrowth(size_t chars, const std::string &field)
+{
+    if (chars > maxChars())
+        throw Failure{field + ": the text would grow to " + std::to_string(chars) + " characters, more than the " +
+                      std::to_string(maxChars()) + " its normalizers may make of the text given"};
+}
+
+UBool U_CALLCONV spendTick(const void *context, int32_t)
+{
+    int64_t &left = *static_cast<int64_t *>(const_cast<void *>(context));
+    return --left > 0;
+}
+
+// A back-reference (\1..\9, \k<name>) outside a set: matching it compares text without saving
+// states, so no step limit sees the cubic work of (.+)\1+x. Returns its offset, or npos.
+size_t backReferenceAt(const std::string &regex)
+{
+    bool inSet = false;
+    for (size_t i = 0; i < regex.size(); ++i) {
+        const char c = regex[i];
+        if (c == '\\' && i + 1 < regex.size()) {
+            const char n = regex[i + 1];
+            if (!inSet && ((n >= '1' && n <= '9') || (n == 'k' && i + 2 < regex.size() && regex[i + 2] == '<')))
+                return i;
+            ++i;
+        } else if (c == '[') {
+            inSet = true;
+        } else if (c == ']') {
+            inSet = false;
+        }
+    }
+    return std::string::npos;
+}
 
 } // namespace
+
+EncodeBudget::EncodeBudget(size_t chars)
+    : m_left(kRegexBaseTicks + int64_t(std::min<size_t>(chars, INT32_MAX)) / kRegexCharsPerTick),
+      m_outer(t_regexTicksLeft), m_outerMaxChars(t_maxChars)
+{
+    t_regexTicksLeft = &m_left;
+    t_maxChars = kGrowthBase + std::min<size_t>(chars, INT32_MAX) * kGrowthPerChar;
+}
+
+EncodeBudget::~EncodeBudget()
+{
+    t_regexTicksLeft = m_outer;
+    t_maxChars = m_outerMaxChars;
+}
 
 void appendChar(std::string &out, char32_t c)
 {
@@ -180,8 +254,14 @@ public:
             if (!r->is_string())
                 fail(field + ".Regex", "expected a string");
             m_field += ".Regex";
-            m_regex.reset(
-                icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(r->get<std::string>()), 0, where, status));
+            const std::string &regex = r->get_ref<const std::string &>();
+            if (regex.size() > kMaxPatternBytes)
+                fail(m_field, std::to_string(regex.size()) + " bytes, more than the " +
+                                  std::to_string(kMaxPatternBytes) + " a pattern may have");
+            if (const size_t at = backReferenceAt(regex); at != std::string::npos)
+                fail(m_field, "a back-reference (" + regex.substr(at, 2) + " at offset " + std::to_string(at) +
+                                  ") is not supported: its matching has no bound");
+            m_regex.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(regex), 0, where, status));
             if (U_FAILURE(status))
                 fail(m_field, std::string("the regex does not compile (") + u_errorName(status) + " at offset " +
                                   std::to_string(where.offset) + ")");
@@ -218,11 +298,15 @@ public:
         charAt.push_back(uint32_t(t.size()));
         UErrorCode status = U_ZERO_ERROR;
         std::unique_ptr<icu::RegexMatcher> m(m_regex->matcher(u, status));
+        // Ticks from the encode's budget, or (outside an encode) from one of this text's own.
+        std::optional<EncodeBudget> own;
+        if (!t_regexTicksLeft)
+            own.emplace(t.size());
         if (U_SUCCESS(status))
-            m->setTimeLimit(kRegexStepLimit, status);
+            m->setMatchCallback(spendTick, t_regexTicksLeft, status);
         // No limit on the backtracking stack: ICU's default (8 MB) fails on a run of some 100,000
-        // spaces, which the tokenizers library matches; the step limit bounds the work, and with it
-        // the stack.
+        // spaces, which the tokenizers library matches; the step budget bounds the work, and with
+        // it the stack.
         if (U_SUCCESS(status))
             m->setStackLimit(0, status);
         while (U_SUCCESS(status) && m->find(status)) {
@@ -232,9 +316,10 @@ public:
             out.push_back({charAt[size_t(b)], charAt[size_t(e)]});
         }
         if (U_FAILURE(status)) {
-            const std::string why = status == U_REGEX_TIME_OUT ? "matching gave up after its step limit "
-                                                                 "(a pattern that backtracks catastrophically?)"
-                                                               : std::string("matching failed: ") + u_errorName(status);
+            const std::string why = status == U_REGEX_STOPPED_BY_CALLER
+                                        ? "matching gave up after its step limit "
+                                          "(a pattern that backtracks catastrophically?)"
+                                        : std::string("matching failed: ") + u_errorName(status);
             throw Failure{m_field + ": " + why};
         }
     }
@@ -369,11 +454,11 @@ Text replaceMatches(const Text &t, const std::vector<Match> &found, const Text &
 
 // --- Normalizers ------------------------------------------------------------------------------
 
-Normalizer unicodeForm(const icu::Normalizer2 *norm)
+Normalizer unicodeForm(const icu::Normalizer2 *norm, const std::string &field)
 {
     // Cut where the normalizer says nothing interacts across the cut; each piece is normalized
     // alone and its characters cover the piece's bytes. Raw bytes are left as they are.
-    return [norm](Text &t) {
+    return [norm, field](Text &t) {
         Text out;
         size_t i = 0;
         while (i < t.size()) {
@@ -397,28 +482,29 @@ Normalizer unicodeForm(const icu::Normalizer2 *norm)
                 for (int32_t k = 0; k < n.length(); k = n.moveIndex32(k, 1))
                     out.push_back({char32_t(n.char32At(k)), b, e});
             }
+            checkGrowth(out.size(), field);
             i = j;
         }
         t.swap(out);
     };
 }
 
-} // namespace
-
-Normalizer makeNormalizer(const json &n, const std::string &field)
+Normalizer buildNormalizer(const json &n, const std::string &field, size_t &count)
 {
+    if (++count > kMaxNormalizers)
+        fail(field, "more than the " + std::to_string(kMaxNormalizers) + " normalizers a tokenizer may have");
     const std::string type = typeOf(n, field);
     UErrorCode status = U_ZERO_ERROR;
     if (type == "NFC")
-        return unicodeForm(icu::Normalizer2::getNFCInstance(status));
+        return unicodeForm(icu::Normalizer2::getNFCInstance(status), field);
     if (type == "NFD")
-        return unicodeForm(icu::Normalizer2::getNFDInstance(status));
+        return unicodeForm(icu::Normalizer2::getNFDInstance(status), field);
     if (type == "NFKC")
-        return unicodeForm(icu::Normalizer2::getNFKCInstance(status));
+        return unicodeForm(icu::Normalizer2::getNFKCInstance(status), field);
     if (type == "NFKD")
-        return unicodeForm(icu::Normalizer2::getNFKDInstance(status));
+        return unicodeForm(icu::Normalizer2::getNFKDInstance(status), field);
     if (type == "Lowercase")
-        return [](Text &t) {
+        return [field](Text &t) {
             Text out;
             for (const Char &c : t) {
                 if (isRaw(c.cp))
@@ -426,23 +512,34 @@ Normalizer makeNormalizer(const json &n, const std::string &field)
                 else
                     unicode::appendLower(c, out);
             }
+            checkGrowth(out.size(), field);
             t.swap(out);
         };
     if (type == "Prepend") {
         const Text what = decodePlain(getString(n, "prepend", field));
-        return [what](Text &t) {
-            if (!t.empty())
-                insertText(t, 0, what, t.front().begin);
+        return [what, field](Text &t) {
+            if (t.empty())
+                return;
+            checkGrowth(t.size() + what.size(), field);
+            insertText(t, 0, what, t.front().begin);
         };
     }
     if (type == "Replace") {
         auto pattern = std::make_shared<Pattern>(member(n, "pattern", field), field + ".pattern");
         const Text content = decodePlain(getString(n, "content", field));
-        return [pattern, content](Text &t) {
+        return [pattern, content, field](Text &t) {
             std::vector<Match> found;
             pattern->find(t, found);
-            if (!found.empty())
-                t = replaceMatches(t, found, content);
+            if (found.empty())
+                return;
+            // The size the replacement will have (empty matches replace nothing), checked before
+            // it is built.
+            size_t chars = t.size();
+            for (const Match &m : found)
+                if (m.end > m.begin)
+                    chars = chars - (m.end - m.begin) + content.size();
+            checkGrowth(chars, field);
+            t = replaceMatches(t, found, content);
         };
     }
     if (type == "Strip") {
@@ -460,7 +557,7 @@ Normalizer makeNormalizer(const json &n, const std::string &field)
         const json &list = getArray(n, "normalizers", field);
         std::vector<Normalizer> steps;
         for (size_t k = 0; k < list.size(); ++k)
-            steps.push_back(makeNormalizer(list[k], field + ".normalizers[" + std::to_string(k) + "]"));
+            steps.push_back(buildNormalizer(list[k], field + ".normalizers[" + std::to_string(k) + "]", count));
         return [steps](Text &t) {
             for (const Normalizer &s : steps)
                 s(t);
@@ -468,6 +565,14 @@ Normalizer makeNormalizer(const json &n, const std::string &field)
     }
     fail(field + ".type", "unknown normalizer " + quote(type) +
                               " (known: NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Strip, Sequence)");
+}
+
+} // namespace
+
+Normalizer makeNormalizer(const json &n, const std::string &field)
+{
+    size_t count = 0;
+    return buildNormalizer(n, field, count);
 }
 
 // --- Pre-tokenizers ---------------------------------------------------------------------------

@@ -52,6 +52,22 @@ const json &getArray(const json &obj, const std::string &key, const std::string 
 std::string typeOf(const json &obj, const std::string &field); // its "type"
 std::string quote(const std::string &s);                       // "\"s\"", long ones cut
 
+// The work one encode may do, in proportion to its text: the regex steps of every pattern, and
+// the characters normalizers may make of it. While one is in scope on a thread, the stages run
+// there spend from it (nested scopes: the innermost).
+class EncodeBudget {
+public:
+    explicit EncodeBudget(size_t chars);
+    ~EncodeBudget();
+    EncodeBudget(const EncodeBudget &) = delete;
+    EncodeBudget &operator=(const EncodeBudget &) = delete;
+
+private:
+    int64_t m_left;
+    int64_t *m_outer;
+    size_t m_outerMaxChars;
+};
+
 // --- The pipeline's stages, built from their JSON objects (`field` names the object) ---
 using Normalizer = std::function<void(Text &)>;
 using PreTokenizer = std::function<void(std::vector<Text> &)>;   // splits -> splits
