@@ -276,17 +276,24 @@ void AppearanceManager::stylePlot(QCustomPlot *plot)
             // plot (or the window) beyond it. Measured again only when the title, its font or the
             // room changed (this runs before every replot: a keystroke's replot kept re-measuring it)
             const int avail = plot->width() - 16;
-            const auto fitKey = [&] { return QStringLiteral("%1|%2|%3").arg(avail).arg(f.toString(), t->text()); };
+            // from the view's own text: the breaks added here are undone when the room grows again
+            // (a title broken while its plot was narrow, presenting or half laid out, would keep its
+            // extra lines, and its dock their height, for good)
+            QString full = t->text();
+            if (t->property("attnviz.fittedText").toString() == full)
+                full = t->property("attnviz.fullText").toString();
+            const auto fitKey = [&] { return QStringLiteral("%1|%2|%3").arg(avail).arg(f.toString(), full); };
             if (t->property("attnviz.fitted").toString() == fitKey())
                 continue;
             const QFontMetrics fm(f);
+            QString fitted = full;
             if (avail > 100) {
                 bool tooWide = false;
-                for (const QString &line : t->text().split(QLatin1Char('\n')))
+                for (const QString &line : full.split(QLatin1Char('\n')))
                     tooWide = tooWide || fm.horizontalAdvance(line) > avail;
                 if (tooWide) {
                     QStringList out;
-                    for (const QString &line : t->text().split(QLatin1Char('\n'))) {
+                    for (const QString &line : full.split(QLatin1Char('\n'))) {
                         QString cur;
                         for (const QString &part : line.split(QStringLiteral(" \u00b7 "))) {
                             const QString joined = cur.isEmpty() ? part : cur + QStringLiteral(" \u00b7 ") + part;
@@ -299,9 +306,13 @@ void AppearanceManager::stylePlot(QCustomPlot *plot)
                         }
                         out << cur;
                     }
-                    t->setText(out.join(QLatin1Char('\n')));
+                    fitted = out.join(QLatin1Char('\n'));
                 }
             }
+            if (t->text() != fitted)
+                t->setText(fitted);
+            t->setProperty("attnviz.fullText", full);
+            t->setProperty("attnviz.fittedText", fitted);
             const QSize min(80, fm.height() * (int(t->text().count(QLatin1Char('\n'))) + 1) + 6);
             if (t->minimumSize() != min)
                 t->setMinimumSize(min);

@@ -4,7 +4,6 @@
 #include "style/appearance.h"
 #include "style/legibility.h"
 
-#include <QElapsedTimer>
 #include <QFontMetrics>
 
 #include <algorithm>
@@ -337,20 +336,26 @@ void relabelAfterLayout(QCustomPlot *plot, QObject *context, std::function<bool(
 
 void replotToSettle(QCustomPlot *plot, bool changed)
 {
-    static QElapsedTimer clock;
-    if (!clock.isValid())
-        clock.start();
-    const qint64 now = clock.elapsed();
-    const QVariant last = plot->property("attnvizSettledAt");
-    int queued = plot->property("attnvizSettling").toInt();
-    if (!changed || !last.isValid() || now - last.toLongLong() > 50)
-        queued = 0;
-    if (!changed || queued >= kMaxSettlingReplots) {
-        plot->setProperty("attnvizSettling", changed ? queued : 0);
-        return;
+    // The count is kept per plot and restarts with a replot that was not queued here (a new text,
+    // size or setting), never because a second afterLayout handler of the same replot had nothing to
+    // change (a settled colour scale beside flipping token labels restarted it after every layout,
+    // and the two replotted each other for ever), nor by the clock.
+    if (!plot->property("attnvizSettleHooked").toBool()) {
+        plot->setProperty("attnvizSettleHooked", true);
+        QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] {
+            if (plot->property("attnvizSettlePending").toBool())
+                plot->setProperty("attnvizSettlePending", false); // the replot queued below
+            else
+                plot->setProperty("attnvizSettling", 0);
+        });
     }
+    if (!changed || plot->property("attnvizSettlePending").toBool())
+        return; // nothing to settle, or this replot already queued its settling one
+    const int queued = plot->property("attnvizSettling").toInt();
+    if (queued >= kMaxSettlingReplots)
+        return;
     plot->setProperty("attnvizSettling", queued + 1);
-    plot->setProperty("attnvizSettledAt", now);
+    plot->setProperty("attnvizSettlePending", true);
     plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -71,8 +71,9 @@ void relabelAfterLayout(QCustomPlot *plot, QObject *context, std::function<bool(
 // For an afterLayout handler that `changed` something the layout depends on: a queued replot so
 // that it settles, at most kMaxSettlingReplots in a row (labels that flip between two layouts, each
 // asking for the other, stay as the last replot drew them: an endless replot loop otherwise kept a
-// core busy while nothing changed). The count starts again when no settling replot was queued in
-// the last 50 ms (a new text or size, not the loop).
+// core busy while nothing changed). The count starts again when the plot is replotted for another
+// reason than settling (a new text, size or setting); not by the clock, and not because another
+// afterLayout handler of the same replot had nothing to change.
 void replotToSettle(QCustomPlot *plot, bool changed);
 
 // Shortens a label for an axis ("supercalifragilistic" -> "supercalifrag…").

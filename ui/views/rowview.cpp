@@ -144,13 +144,14 @@ RowView::RowView(QWidget *parent)
         // dock grows with larger text instead of squeezing the chart; five held the window taller
         // than a 1280 × 720 screen)
         const double line = QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
-        // never negative: a plot not laid out yet (the command line's, before its resize) has an axis
-        // rect taller than itself
-        const int needed = std::max(0, int(std::ceil(m_plot->height() - H + 4 * line)));
-        if (H > 0 && std::abs(m_plot->minimumHeight() - needed) > line) {
-            m_plot->setMinimumHeight(needed); // the dock's layout follows later: lay out again then (rare)
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
-        }
+        // Measured on the viewport the axis rect was laid out in, not on the widget's height: a
+        // hidden dock's plot is resized without being laid out again (its axis rect stays as it
+        // was), and a minimum taken from its height would grow it by four lines per replot without
+        // bound (the window with it). Never negative: a plot not laid out yet (the command line's, before
+        // its resize) has an axis rect taller than itself.
+        const int needed = std::max(0, int(std::ceil(m_plot->viewport().height() - H + 4 * line)));
+        if (H > 0 && m_plot->isVisible() && std::abs(m_plot->minimumHeight() - needed) > line)
+            m_plot->setMinimumHeight(needed); // a larger minimum resizes the plot, which replots it
         if (H > 0) {
             // the smallest 1-2-5 step that keeps the labels 1.3 lines apart, at most 4 of them
             auto fixed = qSharedPointerDynamicCast<QCPAxisTickerFixed>(m_plot->yAxis->ticker());

@@ -5,6 +5,8 @@
 #include "teaching/lessonpanel.h"
 #include "views/pipelineview.h"
 
+#include <qcustomplot.h>
+
 #include <QAction>
 #include <QApplication>
 #include <QDockWidget>
@@ -74,6 +76,10 @@ void PresentationMode::setOn(bool on)
         m_before.state = m_window->saveState();
         m_before.maximized = m_window->isMaximized();
         m_before.focus = QApplication::focusWidget();
+        m_before.minimumHeights.clear();
+        for (auto *dock : m_window->findChildren<QDockWidget *>())
+            for (auto *plot : dock->findChildren<QCustomPlot *>())
+                m_before.minimumHeights.emplace_back(plot, plot->minimumHeight());
         for (auto *dock : m_window->findChildren<QDockWidget *>()) // the Lesson column stays when a preset is in use
             dock->setVisible(dock->objectName() == QLatin1String("lessonDock") && !m_lesson->currentId().isEmpty());
         if (editors)
@@ -121,6 +127,9 @@ void PresentationMode::setOn(bool on)
         QTimer::singleShot(0, this, [this, state = m_before.state] {
             if (m_on)
                 return;
+            for (const auto &[plot, height] : m_before.minimumHeights)
+                if (plot)
+                    plot->setMinimumHeight(height);
             for (int pass = 0; pass < 4; ++pass)
                 QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
             m_window->restoreState(state);

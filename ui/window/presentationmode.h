@@ -13,6 +13,7 @@
 #include <QPointer>
 #include <QRect>
 
+#include <utility>
 #include <vector>
 
 class QAction;
@@ -55,6 +56,10 @@ private:
         QRect geometry;
         bool maximized = false;
         QPointer<QWidget> focus; // the widget that had the focus
+        // the minimum heights the docks' plots had chosen for their text (a plot that sizes itself
+        // to its labels meets half-restyled layouts on the way back, and one it chose then would
+        // keep its dock taller than it was)
+        std::vector<std::pair<QPointer<QWidget>, int>> minimumHeights;
     } m_before;
     QAction *m_action = nullptr;
     std::vector<QShortcut *> m_keys; // live only in presentation mode (an editor keeps its arrow keys)

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Presentation mode with a model open, on a projector's screen: idle means no replot, Esc gives back
+// the window exactly as it was (geometry, docks), and the window never grows past its screen.
+#include "testsupport.h"
+
+#include "live/livesession.h"
+#include "mainwindow.h"
+#include "style/appearance.h"
+
+#include <qcustomplot.h>
+
+#include <QApplication>
+#include <QDockWidget>
+#include <QStandardPaths>
+#include <QtTest>
+
+using namespace attnviz;
+using namespace attnviz::ui;
+
+class TestPresentationMode : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+
+    void idleMeansNoReplotAndEscRestores_data();
+    void idleMeansNoReplotAndEscRestores();
+
+private:
+    bool waitForResult();
+    MainWindow *m_w = nullptr;
+};
+
+void TestPresentationMode::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("attnviz-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_presentationmode"));
+}
+
+void TestPresentationMode::init()
+{
+    m_w = new MainWindow;
+    m_w->session()->setDebounceMs(0);
+    m_w->resize(1280, 720);
+    m_w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_w));
+}
+
+void TestPresentationMode::cleanup()
+{
+    AppearanceManager::instance()->setAppearance(Appearance());
+    delete m_w;
+    m_w = nullptr;
+}
+
+bool TestPresentationMode::waitForResult()
+{
+    for (int i = 0; i < 500; ++i) {
+        const SnapshotPtr s = m_w->session()->snapshot();
+        if (s && !m_w->session()->busy() && s->generation == m_w->session()->generation())
+            return s->hasResult();
+        QTest::qWait(20);
+    }
+    return false;
+}
+
+// Idle, presenting and after Esc, no plot replots: a replot asks for another only while its labels
+// settle, a few times at most (style/plotstyle.h), whatever else is connected to its layout. Esc
+// gives back the window's geometry and every dock's, and no plot grows past the window.
+void TestPresentationMode::idleMeansNoReplotAndEscRestores_data()
+{
+    QTest::addColumn<QString>("view");
+    for (const char *view : {"rollout", "weights", "lens", "dla", "headRoles", "pipeline", "compare"})
+        QTest::addRow("%s", view) << QString::fromLatin1(view);
+}
+
+void TestPresentationMode::idleMeansNoReplotAndEscRestores()
+{
+    QFETCH(QString, view);
+    QString error;
+    QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+    QVERIFY(waitForResult());
+    QVERIFY(m_w->showView(view));
+    QTest::qWait(300);
+    const QRect geometry = m_w->geometry();
+    QMap<QString, QRect> docks;
+    for (auto *d : m_w->findChildren<QDockWidget *>())
+        docks[d->objectName()] = d->isVisible() ? d->geometry() : QRect();
+
+    QMap<QString, int> replots;
+    for (QCustomPlot *plot : m_w->findChildren<QCustomPlot *>())
+        connect(plot, &QCustomPlot::afterReplot, this, [&replots, plot] { ++replots[plot->objectName()]; });
+    auto idleReplots = [&] {
+        QTest::qWait(500); // the change's own replots, and any settling ones
+        replots.clear();
+        for (int i = 0; i < 100; ++i) // a hundred turns of the event loop with nothing to do
+            QTest::qWait(5);
+        QStringList plots;
+        for (auto it = replots.cbegin(); it != replots.cend(); ++it)
+            plots << QStringLiteral("%1 ×%2").arg(it.key()).arg(it.value());
+        return plots.join(QStringLiteral(", "));
+    };
+
+    m_w->setPresentationMode(true);
+    m_w->setWindowState(Qt::WindowNoState); // the offscreen screen is of its own size: a projector's
+    m_w->setGeometry(QRect(QPoint(0, 0), QSize(1280, 720)));
+    QString idle = idleReplots();
+    QVERIFY2(idle.isEmpty(), qPrintable(QStringLiteral("presenting: ") + idle));
+    // no plot sizes itself past the window, shown or hidden (a minimum height taken from a hidden
+    // plot's own height grew it by four text lines per replot)
+    for (QCustomPlot *plot : m_w->findChildren<QCustomPlot *>())
+        QVERIFY2(plot->height() <= 720, qPrintable(QStringLiteral("%1: %2 px").arg(plot->objectName()).arg(plot->height())));
+
+    QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : static_cast<QWidget *>(m_w), Qt::Key_Escape);
+    QVERIFY(!m_w->presentationMode());
+    idle = idleReplots();
+    QVERIFY2(idle.isEmpty(), qPrintable(QStringLiteral("after Esc: ") + idle));
+    QCOMPARE(m_w->geometry(), geometry);
+    for (QCustomPlot *plot : m_w->findChildren<QCustomPlot *>())
+        QVERIFY2(plot->height() <= geometry.height(), qPrintable(QStringLiteral("%1: %2 px").arg(plot->objectName()).arg(plot->height())));
+    for (auto *d : m_w->findChildren<QDockWidget *>())
+        QVERIFY2((d->isVisible() ? d->geometry() : QRect()) == docks.value(d->objectName()),
+                 qPrintable(QStringLiteral("%1: %2 × %3 at %4, %5, was %6 × %7 at %8, %9")
+                                .arg(d->objectName())
+                                .arg(d->width())
+                                .arg(d->height())
+                                .arg(d->x())
+                                .arg(d->y())
+                                .arg(docks.value(d->objectName()).width())
+                                .arg(docks.value(d->objectName()).height())
+                                .arg(docks.value(d->objectName()).x())
+                                .arg(docks.value(d->objectName()).y())));
+}
+
+QTEST_MAIN(TestPresentationMode)
+#include "tst_presentationmode.moc"
