@@ -9,9 +9,11 @@
 #include "views/layergridview.h"
 #include "views/pipelineview.h"
 #include "views/residualview.h"
+#include "views/view.h"
 
 #include <qcustomplot.h>
 
+#include <QAction>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
@@ -30,21 +32,57 @@ ExportActions::ExportActions(MainWindow *window)
     : QObject(window)
     , m_window(window)
 {
+    m_current = new QAction(tr("Export current &view…"), this);
+    m_current->setObjectName(QStringLiteral("exportCurrentAction"));
+    m_current->setShortcut(QKeySequence(tr("Ctrl+E")));
+    connect(m_current, &QAction::triggered, this, &ExportActions::exportCurrent);
+}
+
+ExportActions::CurrentFigure ExportActions::currentFigure() const
+{
+    const QString id = m_window->currentViewId();
+    CurrentFigure f;
+    if (id == QLatin1String("pipeline") || id == QLatin1String("compare")) {
+        f.name = id;
+        f.choose = true;
+        return f;
+    }
+    // the file is named after the view: "headRoles" -> attnviz-head-roles.png
+    for (const QChar c : id) {
+        if (c.isUpper() && !f.name.isEmpty())
+            f.name += QLatin1Char('-');
+        f.name += c.toLower();
+    }
+    const auto *view = qobject_cast<const View *>(m_window->viewWidget(id));
+    if (view && m_window->viewWidget(id) == m_window->tabs()->currentWidget())
+        f.plot = view->plot();
+    if (!f.plot)
+        f.whyNot = tr("The %1 tab draws no figure to export; File ▸ Export matrices writes the attention's numbers.")
+                       .arg(m_window->tabs()->tabText(m_window->tabs()->currentIndex()).remove(QLatin1Char('&')));
+    return f;
+}
+
+void ExportActions::update()
+{
+    const CurrentFigure f = currentFigure();
+    const bool can = f.plot || f.choose;
+    m_current->setEnabled(can);
+    const QString tip = can ? tr("Export the %1 view as a figure (PNG, SVG or PDF)").arg(f.name) : f.whyNot;
+    m_current->setToolTip(tip);
+    m_current->setStatusTip(tip);
 }
 
 void ExportActions::exportCurrent()
 {
-    QWidget *tab = m_window->tabs()->currentWidget();
-    if (tab == m_window->layerGridView())
-        exportPlot(m_window->layerGridView()->plot(), QStringLiteral("layers"));
-    else if (tab == m_window->residualView())
-        exportPlot(m_window->residualView()->plot(), QStringLiteral("residual"));
-    else if (tab == m_window->pipelineView())
+    const CurrentFigure f = currentFigure();
+    if (f.choose && f.name == QLatin1String("pipeline"))
         exportPipelineStage();
-    else if (tab == m_window->compareView())
+    else if (f.choose)
         exportComparePart();
+    else if (f.plot)
+        exportPlot(f.plot, f.name);
     else
-        exportFigure(m_window->currentView());
+        m_window->statusBar()->showMessage(f.whyNot, 8000);
 }
 
 void ExportActions::exportPipelineStage()

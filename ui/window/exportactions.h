@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QString>
 
+class QAction;
 class QCustomPlot;
 
 namespace attnviz::ui {
@@ -19,6 +20,21 @@ class ExportActions : public QObject {
     Q_OBJECT
 public:
     explicit ExportActions(MainWindow *window);
+
+    // What File ▸ Export current view (Ctrl+E) writes for the current tab: the tab's own plot and
+    // the name its file takes by default (attnviz-NAME.png), or no plot and why not. The Pipeline and
+    // Compare tabs ask which of their figures (`choose`).
+    struct CurrentFigure {
+        QCustomPlot *plot = nullptr;
+        QString name;
+        QString whyNot; // when there is no plot: said in the action's tooltip and the status bar
+        bool choose = false;
+    };
+    CurrentFigure currentFigure() const;
+    // File ▸ Export current view (Ctrl+E): enabled for the current tab, or disabled with the reason
+    // as its tooltip (update() after the tab changes).
+    QAction *currentAction() const { return m_current; }
+    void update();
 
     void exportCurrent(); // Ctrl+E: what the current tab shows
     void exportFigure(ExportView view);
@@ -31,6 +47,7 @@ private:
     void exportComparePart();   // on the Compare tab: A and B, or the difference / focus word
 
     MainWindow *m_window;
+    QAction *m_current = nullptr;
 };
 
 } // namespace attnviz::ui

@@ -43,7 +43,9 @@ void MainWindow::buildMenus()
     file->addAction(tr("Load &embeddings…"), m_state, &WindowState::startLoadEmbeddings);
     file->addAction(tr("Load &projections…"), m_state, &WindowState::askProjectionsFile);
     file->addSeparator();
-    file->addAction(tr("Export current &view…"), QKeySequence(tr("Ctrl+E")), m_export, &ExportActions::exportCurrent);
+    file->addAction(m_export->currentAction());
+    m_export->update();
+    connect(m_tabs, &QTabWidget::currentChanged, m_export, &ExportActions::update);
     file->addAction(tr("Export &all heads…"), this, [this] { m_export->exportFigure(ExportView::Grid); });
     file->addAction(tr("Export &matrices (CSV, NPY, JSON)…"), m_export, &ExportActions::exportMatrices);
     file->addAction(tr("Export lesson as &slides (PNG, PDF)…"), this, &MainWindow::exportLessonSlides);
