@@ -324,6 +324,19 @@ void MainWindow::showEvent(QShowEvent *e)
     }
 }
 
+void MainWindow::resizeEvent(QResizeEvent *e)
+{
+    QMainWindow::resizeEvent(e);
+    // The current view keeps the height: on a short window (a 1280 × 720 projector) the Selected
+    // query dock under it gives up what it takes beyond a quarter of the window, which it keeps
+    // otherwise as it was left (the central area takes a window's change in height).
+    auto *rowDock = findChild<QDockWidget *>(QStringLiteral("rowDock"));
+    const int most = height() / 4;
+    if (rowDock && rowDock->isVisible() && !rowDock->isFloating() && !presentationMode()
+        && dockWidgetArea(rowDock) == Qt::BottomDockWidgetArea && rowDock->height() > most)
+        resizeDocks({rowDock}, {most}, Qt::Vertical);
+}
+
 void MainWindow::closeEvent(QCloseEvent *e)
 {
     if (!m_files->close()) {

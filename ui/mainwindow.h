@@ -204,6 +204,7 @@ signals:
 protected:
     void closeEvent(QCloseEvent *e) override;
     void showEvent(QShowEvent *e) override;
+    void resizeEvent(QResizeEvent *e) override;
     void dragEnterEvent(QDragEnterEvent *e) override; // a model folder (or its config.json)
     void dropEvent(QDropEvent *e) override;
 

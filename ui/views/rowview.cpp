@@ -136,7 +136,21 @@ RowView::RowView(QWidget *parent)
     m_message->setVisible(false);
 
     relabelAfterLayout(m_plot, this, [this] {
-        bool changed = labelTokenAxis(m_plot->xAxis, m_labels);
+        // a short dock (a 1280 × 720 window gives it a fifth of its height): the query line of the
+        // title alone and shorter key labels, so that the bars keep room to be read
+        m_compact = m_plot->height() < 14 * QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
+        bool changed = false;
+        if (const double rotation = m_compact ? -90 : -60; m_plot->xAxis->tickLabelRotation() != rotation) {
+            m_plot->xAxis->setTickLabelRotation(rotation);
+            changed = true;
+        }
+        changed = labelTokenAxis(m_plot->xAxis, m_labels, m_compact ? 5 : 14) || changed;
+        const QString title = m_compact ? m_fullTitle.section(QLatin1Char('\n'), 0, 0) : m_fullTitle;
+        if (title != m_shownTitle) {
+            m_shownTitle = title;
+            m_title->setText(title);
+            changed = true;
+        }
         // room above the tallest bar for its value label, and no more weight ticks
         // than the height holds at the current text size
         const double H = m_plot->axisRect()->height();
@@ -149,7 +163,10 @@ RowView::RowView(QWidget *parent)
         // was), and a minimum taken from its height would grow it by four lines per replot without
         // bound (the window with it). Never negative: a plot not laid out yet (the command line's, before
         // its resize) has an axis rect taller than itself.
-        const int needed = std::max(0, int(std::ceil(m_plot->viewport().height() - H + 4 * line)));
+        // At most a fifth of the window's height: the view above keeps the rest (the window gives
+        // the dock a quarter of a short window, title included; the chart lays out in less).
+        const int needed = std::min(window()->height() / 5,
+                                    std::max(0, int(std::ceil(m_plot->viewport().height() - H + 4 * line))));
         if (H > 0 && m_plot->isVisible() && std::abs(m_plot->minimumHeight() - needed) > line)
             m_plot->setMinimumHeight(needed); // a larger minimum resizes the plot, which replots it
         if (H > 0) {
@@ -190,7 +207,7 @@ RowView::RowView(QWidget *parent)
     rebuild();
 }
 
-QString RowView::title() const { return m_title->text(); }
+QString RowView::title() const { return m_fullTitle; }
 
 void RowView::setSnapshot(SnapshotPtr snapshot)
 {
@@ -234,7 +251,8 @@ void RowView::rebuild()
     if (!ok) {
         m_bars->data()->clear();
         m_masked->masked.clear();
-        m_title->setText(QStringLiteral("Selected query"));
+        m_fullTitle = m_shownTitle = QStringLiteral("Selected query");
+        m_title->setText(m_fullTitle);
         m_message->setText(wrapText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…"), 90));
         m_message->setVisible(!m_message->text().isEmpty());
         m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -274,12 +292,14 @@ void RowView::rebuild()
         m_message->setText(QStringLiteral("Every key is masked for “%1”: there are no weights to show (NaN).").arg(qname));
     const QString head = m_head < 0 || m_display == HeadDisplay::Average ? QStringLiteral("average of heads")
                                                                           : QStringLiteral("head %1").arg(m_head);
-    m_title->setText(QStringLiteral("Query %1 “%2” attends to — %3%4")
-                         .arg(m_query)
-                         .arg(qname)
-                         .arg(head)
-                         .arg(maskedKeys == 0 ? QString() : QStringLiteral(" (hatched: masked keys)"))
-                     + QLatin1Char('\n') + describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display));
+    m_fullTitle = QStringLiteral("Query %1 “%2” attends to — %3%4")
+                      .arg(m_query)
+                      .arg(qname)
+                      .arg(head)
+                      .arg(maskedKeys == 0 ? QString() : QStringLiteral(" (hatched: masked keys)"))
+                  + QLatin1Char('\n') + describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display);
+    m_shownTitle = m_compact ? m_fullTitle.section(QLatin1Char('\n'), 0, 0) : m_fullTitle;
+    m_title->setText(m_shownTitle);
     m_plot->xAxis->setRange(-0.6, tk - 0.4);
     m_plot->yAxis->setRange(std::min(0.0, lo * 1.1), hi * 1.12);
     if (tk <= 40) {

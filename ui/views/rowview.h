@@ -50,6 +50,9 @@ private:
     QStringList m_labels;
     QVector<double> m_values;
     QCustomPlot *m_plot = nullptr;
+    QString m_fullTitle;  // the query line, then the configuration's
+    QString m_shownTitle; // what the title element was given: the query line alone on a short dock
+    bool m_compact = false; // the last layout was a short dock's
     QCPTextElement *m_title = nullptr;
     QCPBars *m_bars = nullptr;
     MaskedKeysLayer *m_masked = nullptr; // the hatched bars of masked keys
