@@ -178,7 +178,11 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_lesson, &LessonPanel::stepRequested, this, &MainWindow::stepLesson);
     // The Compare tab shows both sides' rows itself, and the Pipeline explains any cell of the row: they
     // take the row dock's height while they are shown.
-    connect(m_tabs, &QTabWidget::currentChanged, this, [this, rowDock] {
+    // Presenting shows no dock but the lessons': stepping off those tabs brings the row back only
+    // after Esc (it came back over the view, and the window grew past a 720 px screen).
+    const auto syncRowDock = [this, rowDock] {
+        if (presentationMode())
+            return;
         const bool compare = m_tabs->currentWidget() == compareView() || m_tabs->currentWidget() == pipelineView();
         if (compare && !rowDock->isHidden()) { // isHidden: also before the window is shown
             rowDock->hide();
@@ -187,6 +191,12 @@ MainWindow::MainWindow(QWidget *parent)
             rowDock->show();
             rowDock->setProperty("hiddenForCompare", false);
         }
+    };
+    connect(m_tabs, &QTabWidget::currentChanged, this, syncRowDock);
+    // after Esc, once presentation mode has put the docks back as they were (its own queued restore)
+    connect(this, &MainWindow::presentationModeChanged, this, [this, syncRowDock](bool on) {
+        if (!on)
+            QTimer::singleShot(0, this, syncRowDock);
     });
 
     m_status = new StatusLabel(this); // one line, ended with "…" where the bar is narrower

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Presentation mode with a model open, on a projector's screen: idle means no replot, Esc gives back
-// the window exactly as it was (geometry, docks), and the window never grows past its screen.
+// the window exactly as it was (geometry, docks), the window never grows past its screen, the docks
+// stay away while stepping, and a lesson keeps the Predictions dock it quotes.
 #include "testsupport.h"
 
 #include "live/livesession.h"
@@ -26,6 +27,8 @@ private slots:
 
     void idleMeansNoReplotAndEscRestores_data();
     void idleMeansNoReplotAndEscRestores();
+    void steppingKeepsTheDocksAway();
+    void lessonKeepsItsPredictions();
 
 private:
     bool waitForResult();
@@ -132,6 +135,48 @@ void TestPresentationMode::idleMeansNoReplotAndEscRestores()
                                 .arg(docks.value(d->objectName()).height())
                                 .arg(docks.value(d->objectName()).x())
                                 .arg(docks.value(d->objectName()).y())));
+}
+
+// Presenting at 1280 × 720 from the Pipeline tab (where the Selected query dock is hidden), a step
+// to another view leaves the docks away and the window its screen's size (the dock came back and
+// the window grew to 825 px); after Esc the dock is back for that view.
+void TestPresentationMode::steppingKeepsTheDocksAway()
+{
+    QString error;
+    QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+    QVERIFY(waitForResult());
+    QVERIFY(m_w->showView(QStringLiteral("pipeline")));
+    QTest::qWait(100);
+    auto *rowDock = m_w->findChild<QDockWidget *>(QStringLiteral("rowDock"));
+    QVERIFY(rowDock && !rowDock->isVisible());
+    m_w->setPresentationMode(true);
+    m_w->setWindowState(Qt::WindowNoState);
+    m_w->setGeometry(QRect(0, 0, 1280, 720));
+    QTest::qWait(100);
+    QVERIFY(m_w->showView(QStringLiteral("weights")));
+    QTest::qWait(200);
+    QVERIFY(!rowDock->isVisible());
+    QVERIFY2(m_w->height() <= 720, qPrintable(QStringLiteral("%1 px").arg(m_w->height())));
+    m_w->setPresentationMode(false);
+    QTest::qWait(200);
+    QVERIFY(rowDock->isVisible());
+}
+
+// F11 from a model's lesson keeps the Predictions dock its text quotes beside the Lesson column.
+void TestPresentationMode::lessonKeepsItsPredictions()
+{
+    QVERIFY(m_w->applyPreset(QStringLiteral("tiny-induction")));
+    QVERIFY(waitForResult());
+    QTest::qWait(200);
+    auto *predictions = m_w->findChild<QDockWidget *>(QStringLiteral("predictionsDock"));
+    auto *lesson = m_w->findChild<QDockWidget *>(QStringLiteral("lessonDock"));
+    QVERIFY(predictions && predictions->isVisible());
+    QVERIFY(lesson && lesson->isVisible());
+    m_w->setPresentationMode(true);
+    QTest::qWait(200);
+    QVERIFY(lesson->isVisible());
+    QVERIFY(predictions->isVisible());
+    QVERIFY(!m_w->findChild<QDockWidget *>(QStringLiteral("rowDock"))->isVisible());
 }
 
 QTEST_MAIN(TestPresentationMode)

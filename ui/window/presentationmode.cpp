@@ -80,8 +80,13 @@ void PresentationMode::setOn(bool on)
         for (auto *dock : m_window->findChildren<QDockWidget *>())
             for (auto *plot : dock->findChildren<QCustomPlot *>())
                 m_before.minimumHeights.emplace_back(plot, plot->minimumHeight());
-        for (auto *dock : m_window->findChildren<QDockWidget *>()) // the Lesson column stays when a preset is in use
-            dock->setVisible(dock->objectName() == QLatin1String("lessonDock") && !m_lesson->currentId().isEmpty());
+        // the Lesson column stays when a preset is in use, and with it the Predictions dock its
+        // text quotes (a model's lesson reads the next-token probabilities there)
+        const bool lesson = !m_lesson->currentId().isEmpty();
+        for (auto *dock : m_window->findChildren<QDockWidget *>())
+            dock->setVisible(lesson
+                             && (dock->objectName() == QLatin1String("lessonDock")
+                                 || (dock->objectName() == QLatin1String("predictionsDock") && dock->isVisible())));
         if (editors)
             editors->hide(); // one view fills the screen
         Appearance a = am->appearance();

@@ -174,7 +174,7 @@ void MainWindow::setPresentationMode(bool on)
         m_tabs->setMinimumSize(0, 0); // before the mode lays the window out
     m_presentation->setOn(on);
 }
-bool MainWindow::presentationMode() const { return m_presentation->isOn(); }
+bool MainWindow::presentationMode() const { return m_presentation && m_presentation->isOn(); }
 void MainWindow::presentationStep(int delta) { m_presentation->step(delta); }
 
 } // namespace attnviz::ui
