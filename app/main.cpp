@@ -34,7 +34,7 @@ void printUsage()
                "  tokenize < TEXT                      one line of tokens per input line (the app's tokenizer)\n"
                "  tokenize --model DIR TEXT            a model folder's tokens: id, token, bytes\n"
                "  tokenize --vocab V --merges M TEXT   GPT-2 / BERT (--wordpiece vocab.txt) subword ids as JSON\n"
-               "  model info DIR | run DIR --text T    a GPT-2 / BERT model folder: facts, or attention and\n"
+               "  model info DIR | run DIR --text T    a model folder or GGUF file: facts, or attention and\n"
                "                                       predictions as JSON (see 'attnviz model --help')\n"
                "  model list [--json]                  the models on this computer: Hugging Face cache, Ollama,\n"
                "                                       LM Studio; DIR may be hf:ORG/NAME or ollama:NAME[:TAG]\n"

@@ -26,6 +26,7 @@
 #include "views/viewregistry.h"
 #include "controls/sentenceedit.h"
 
+#include "attnviz/architecture.h"
 #include "attnviz/backend.h"
 #include "attnviz/pretrained.h"
 #include "bundledmodel.h"
@@ -50,6 +51,29 @@
 #include <cstdio>
 #include <ctime>
 #include <random>
+
+namespace {
+
+// The model families a folder's config.json may name (model_type), from the core's own table.
+QString modelFamilies()
+{
+    QStringList types;
+    for (const std::string &t : attnviz::knownModelTypes())
+        types << QString::fromStdString(t);
+    return types.join(QStringLiteral(", "));
+}
+
+// The weights colour maps --colormap takes, from the appearance's own names.
+QString colourMaps()
+{
+    using attnviz::ui::SequentialMap;
+    QStringList maps;
+    for (SequentialMap m : {SequentialMap::Viridis, SequentialMap::Cividis, SequentialMap::Magma, SequentialMap::Greys})
+        maps << attnviz::ui::sequentialId(m);
+    return maps.join(QStringLiteral(", "));
+}
+
+} // namespace
 
 namespace attnviz::cli {
 
@@ -113,7 +137,7 @@ int gui(const QStringList &args)
     QCommandLineOption themeOpt(QStringLiteral("theme"), QStringLiteral("system, light, dark or high-contrast."),
                                 QStringLiteral("theme"));
     QCommandLineOption mapOpt(QStringLiteral("colormap"),
-                              QStringLiteral("Weights colour map: viridis, cividis, magma, greys."), QStringLiteral("map"));
+                              QStringLiteral("Weights colour map: %1.").arg(colourMaps()), QStringLiteral("map"));
     QCommandLineOption compareOpt(QStringLiteral("compare"),
                                   QStringLiteral("Open one of the seeds' comparisons on the Compare tab (ID; `list` "
                                                  "prints them)."),
@@ -121,8 +145,10 @@ int gui(const QStringList &args)
     QCommandLineOption presentOpt(QStringLiteral("presentation"),
                                   QStringLiteral("Start in presentation mode (full screen, large text, high contrast)."));
     QCommandLineOption modelOpt(QStringLiteral("model"),
-                                QStringLiteral("A model folder (config.json, model.safetensors, tokenizer files; GPT-2, BERT, "
-                                               "DistilBERT), or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."),
+                                QStringLiteral("A model folder (config.json, model.safetensors, tokenizer files; model_type one "
+                                               "of %1), a GGUF file, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: "
+                                               "attnviz-tiny).")
+                                    .arg(modelFamilies()),
                                 QStringLiteral("dir"));
     QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer to show (with --model or --depth)."),
                                 QStringLiteral("n"));
@@ -326,8 +352,10 @@ int exportView(const QStringList &args)
                   tempOpt, normOpt, projOpt, seedOpt, dropOpt, dropSeedOpt, embOpt, outOpt, widthOpt, heightOpt, dpiOpt,
                   noNumbersOpt, tokenOpt});
     QCommandLineOption modelOpt(QStringLiteral("model"),
-                                QStringLiteral("A model folder (GPT-2, BERT, DistilBERT) or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny) instead "
-                                               "of the word vectors; the word-vector options then do not apply."),
+                                QStringLiteral("A model folder (model_type one of %1) or `bundled` (attnviz-tiny 2; "
+                                               "`bundled-gpt2`: attnviz-tiny) instead of the word vectors; the "
+                                               "word-vector options then do not apply.")
+                                    .arg(modelFamilies()),
                                 QStringLiteral("dir"));
     QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer shown, with --model (default 0)."),
                                 QStringLiteral("l"), QStringLiteral("0"));

@@ -4,6 +4,9 @@
 // sharded copy, and the bad-folder table: one line naming the file and the tensor or field, exit
 // code 2, nothing written.
 #include "testpaths.h"
+
+#include "attnviz/architecture.h"
+
 #include <QDir>
 #include <QDirIterator>
 #include <QElapsedTimer>
@@ -176,6 +179,8 @@ QString manyTokens(int n)
 class TestModelCli : public QObject {
     Q_OBJECT
 private slots:
+    void helpNamesWhatIsSupported_data();
+    void helpNamesWhatIsSupported();
     void runGpt2_data();
     void runGpt2();
     void runBertMasked();
@@ -202,6 +207,33 @@ private slots:
     void unreadableFiles_data();
     void unreadableFiles();         // P: a file that cannot be read is bad input (exit 2), named
 };
+
+// `window --help` and `export --help` name every model family the core reads (its own table) and
+// `window --help` every weights colour map; they named GPT-2, BERT and DistilBERT only.
+void TestModelCli::helpNamesWhatIsSupported_data()
+{
+    QTest::addColumn<QString>("command");
+    QTest::addColumn<QStringList>("names");
+    QStringList families;
+    for (const std::string &t : attnviz::knownModelTypes())
+        families << QString::fromStdString(t);
+    QVERIFY(families.size() > 3);
+    QTest::addRow("window") << QStringLiteral("window")
+                            << (families + QStringList{QStringLiteral("viridis"), QStringLiteral("cividis"),
+                                                       QStringLiteral("magma"), QStringLiteral("greys")});
+    QTest::addRow("export") << QStringLiteral("export") << families;
+}
+
+void TestModelCli::helpNamesWhatIsSupported()
+{
+    QFETCH(QString, command);
+    QFETCH(QStringList, names);
+    const Run h = execCli({command, QStringLiteral("--help")});
+    QCOMPARE(h.code, 0);
+    const QString text = QString::fromUtf8(h.out).simplified(); // (Qt wraps the option texts)
+    for (const QString &name : names)
+        QVERIFY2(text.contains(name), qPrintable(QStringLiteral("%1 --help does not name %2").arg(command, name)));
+}
 
 void TestModelCli::runGpt2_data()
 {
