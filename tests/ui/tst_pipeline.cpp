@@ -356,6 +356,22 @@ private slots:
         QCOMPARE(spy.last().at(0).toInt(), -1);
     }
 
+    // A step to a stage turns the explanation panel to that stage (it went on explaining the cell
+    // clicked in an earlier one); a cell clicked there is explained as before.
+    void stepExplainsTheStageSteppedTo()
+    {
+        view()->setCurrentStage(stageOf(Kind::RawScores));
+        QVERIFY(view()->explainCell(stageOf(Kind::RawScores), 1, 0));
+        const QString cell = view()->explanation();
+        view()->nextStage();
+        const int now = view()->currentStage();
+        QCOMPARE(now, stageOf(Kind::RawScores) + 1);
+        QVERIFY2(view()->explanation() != cell, qPrintable(view()->explanation()));
+        QVERIFY2(view()->explanation().contains(view()->stageName(now)), qPrintable(view()->explanation()));
+        QVERIFY(view()->explainCell(now, 1, 0));
+        QVERIFY2(!view()->explanation().contains(QStringLiteral("Click a cell of this stage")), qPrintable(view()->explanation()));
+    }
+
     void averageHeadSaysWhichHeadIsShown()
     {
         QVERIFY(apply([](ComputeSettings &s) { s.numHeads = 3; }, [](const ComputeSnapshot &s) { return s.attention(0).numHeads == 3; }));

@@ -745,6 +745,8 @@ void PipelineView::setCurrentStage(int stage)
         return;
     m_current = v;
     applyReveal();
+    if (v >= 0 && v != m_explained)
+        introduceStage(v); // the panel speaks of the stage stepped to, not of a cell of another
     if (v >= 0) {
         scrollToStage(v);
         // again once the revealed stages have their sizes
@@ -754,6 +756,16 @@ void PipelineView::setCurrentStage(int stage)
         });
     }
     emit stageChanged(m_current);
+}
+
+void PipelineView::introduceStage(int i)
+{
+    const PipelineStage &st = *m_stages[i];
+    clearHighlights();
+    m_explained = i;
+    m_explain->setHtml(tr("<p><b>%1. %2</b></p><p>%3</p><p>Click a cell of this stage to see how it was computed.</p>")
+                           .arg(i + 1)
+                           .arg(st.name.toHtmlEscaped(), st.caption.toHtmlEscaped()));
 }
 
 void PipelineView::scrollToStage(int stage)
@@ -925,6 +937,7 @@ bool PipelineView::explainCell(int i, int row, int col)
     const StageContext cx = context();
     markRelated(cx, st.kind, row, col, marks);
     m_explain->setHtml(explainStageCell(cx, st.kind, row, col));
+    m_explained = i;
     for (PipelineStage *s : m_stages)
         s->plot->replot(QCustomPlot::rpQueuedReplot);
     return true;

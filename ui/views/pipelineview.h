@@ -118,6 +118,8 @@ protected:
 private:
     void rebuild() override;
     void scrollToStage(int stage);
+    // The explanation panel on stage i's name and caption (a step to it; a click explains a cell).
+    void introduceStage(int i);
     static QFont explanationMono(); // the explanation's fixed-width font
     void styleHeadNote(); // orange, bold, at WCAG AA (4.5 : 1) on the window's background
     void buildStages();
@@ -137,6 +139,7 @@ private:
     SnapshotPtr m_shown;    // what the stages show (kept alive: they point into it)
     int m_head = 0;
     int m_current = -1;
+    int m_explained = -1; // the stage the explanation panel speaks of
     int m_focus = -1; // focusCell's stage
     // focusCell's cell, and the layer and head it was asked on: the same snapshot shown again (a new
     // theme or text size, presentation mode) keeps it (it was lost when presenting a lesson)
