@@ -283,7 +283,10 @@ void AppearanceManager::stylePlot(QCustomPlot *plot)
             if (t->property("attnviz.fittedText").toString() == full)
                 full = t->property("attnviz.fullText").toString();
             const auto fitKey = [&] { return QStringLiteral("%1|%2|%3").arg(avail).arg(f.toString(), full); };
-            if (t->property("attnviz.fitted").toString() == fitKey())
+            // (and only while the title still shows that fit: a view that sets its full title again
+            // gets it fitted again)
+            if (t->property("attnviz.fitted").toString() == fitKey()
+                && t->text() == t->property("attnviz.fittedText").toString())
                 continue;
             const QFontMetrics fm(f);
             QString fitted = full;
