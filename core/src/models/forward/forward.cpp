@@ -488,27 +488,30 @@ void normRows(NormKind kind, const Mat<T> &x, int p, const LayerNorm<T> &ln, Mat
     }
 }
 
-// Softmax of a row over keys [0, limit) not masked; keys [limit, row end) set to 0. Returns false
-// (the row all 0) if every key is masked.
+// Softmax of a row over keys [0, limit) not masked; keys [limit, row end) set to 0. Returns the
+// row's log-sum-exp (max + log of the sum of exp(s - max)): weight j = exp(s_j - it); -inf (the row
+// all 0) if every key is masked.
 template <typename Row>
-bool maskedSoftmax(Row row, int limit, const uint8_t *mask)
+typename Row::Scalar maskedSoftmax(Row row, int limit, const uint8_t *mask)
 {
     using T = typename Row::Scalar;
     auto head = row.head(limit);
+    T mx, sum;
     if (!mask) { // the common case, vectorised
-        const T mx = head.maxCoeff();
+        mx = head.maxCoeff();
         head = (head.array() - mx).exp();
-        head /= head.sum();
+        sum = head.sum();
+        head /= sum;
     } else {
-        T mx = -std::numeric_limits<T>::infinity();
+        mx = -std::numeric_limits<T>::infinity();
         for (int j = 0; j < limit; ++j)
             if (!mask[j] && row[j] > mx)
                 mx = row[j];
         if (mx == -std::numeric_limits<T>::infinity()) {
             row.setZero();
-            return false;
+            return mx;
         }
-        T sum = 0;
+        sum = 0;
         for (int j = 0; j < limit; ++j) {
             row[j] = mask[j] ? T(0) : std::exp(row[j] - mx);
             sum += row[j];
@@ -516,7 +519,7 @@ bool maskedSoftmax(Row row, int limit, const uint8_t *mask)
         head /= sum;
     }
     row.tail(row.size() - limit).setZero();
-    return true;
+    return mx + std::log(sum);
 }
 
 // What one layer's attention is, beyond its projections (from the Architecture).
@@ -525,6 +528,7 @@ struct AttentionSpec {
     int heads = 1, kvHeads = 1, dHead = 1;
     T scale = 1, softcap = 0; // softcap 0: none
     bool causal = true;
+    int window = 0; // sliding window (in the mask already; recorded for AttentionTiles); 0: none
     NormKind norm = NormKind::RmsNorm;
     const LayerNorm<T> *qNorm = nullptr, *kNorm = nullptr; // per head, before rotation; null: none
     const std::vector<T> *cos = nullptr, *sin = nullptr;   // rotary: rows [p, t) x dims / 2; null: none
@@ -595,6 +599,8 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     R.dOut = int(projection<T>(lw, Proj::O, nullptr).rows());
     R.scale = double(A.scale);
     R.softcap = double(A.softcap);
+    R.causal = causal;
+    R.window = A.window;
     R.batch.resize(1);
     SequenceResult<T> &s = R.batch[0];
     const SequenceResult<T> *f = from && p > keep ? &from->batch.front() : nullptr;
@@ -612,6 +618,8 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::k, &SequenceResult<T>::v})
         sizeKeys(s.*m, f ? &(f->*m) : nullptr, t, compact ? kw : width, keep, p, limit, room, group, dh);
     stage(s.output, f ? &f->output : nullptr, R.dOut, stages);
+    // every row's log-sum-exp per head: (t, H), kept in every layer (the weights from q and k alone)
+    sizeStage(s.lse, f ? &f->lse : nullptr, t, heads, keep, p, limit, room);
     const bool shaped = A.qNorm || A.cos; // q and k as projected are kept apart (qPre, kPre)
     if (shaped) {
         for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::qPre, &SequenceResult<T>::kPre})
@@ -712,7 +720,8 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
             }
             for (int i = r0; i < r0 + rn; ++i) {
                 const uint8_t *m = mask.size() ? mask.data() + Eigen::Index(i) * t : nullptr;
-                maskedSoftmax(seen.row(i - r0), causal ? i + 1 : t, m); // every key masked: weights 0, context 0
+                // every key masked: weights 0, context 0, lse -inf
+                s.lse(i, h) = maskedSoftmax(seen.row(i - r0), causal ? i + 1 : t, m);
             }
             s.context.block(r0, h * dh, rn, dh).noalias() = seen * s.v.block(0, kvCol(h), keys, dh);
             if (!weights)
@@ -875,6 +884,7 @@ Status attendByRule(const Architecture &arch, const Projections<T> &P, const Mat
     R.softcap = 0;
     R.batch[0].qPre.resize(0, 0);
     R.batch[0].kPre.resize(0, 0);
+    R.batch[0].lse.resize(0, 0); // weights by a rule: no log-sum-exp stands for them
     return {};
 }
 
@@ -1150,6 +1160,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         A.scale = T(arch.scale());
         A.softcap = T(arch.attentionSoftcap);
         A.causal = causal;
+        A.window = std::max(0, window);
         A.norm = arch.norm;
         if (arch.qkNorm) {
             A.qNorm = &b.qNorm;
@@ -1171,6 +1182,8 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         }
         if (!layerMask.size() && causal)
             lt.attention.batch[0].mask = mask; // the views hatch the causal cells
+        lt.attention.causal = causal;
+        lt.attention.window = A.window;
         if (placement == NormPlacement::Sandwich) { // the residual adds attention's output normalized
             resizeKeep(ffIn, n, d, 0);
             normRows(arch.norm, lt.attention.batch[0].output, p, b.postAttnNorm, ffIn, 0);
