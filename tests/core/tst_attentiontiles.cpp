@@ -7,6 +7,7 @@
 // zeros included; the tile cache stays within its bytes.
 #include "testpaths.h"
 #include "attnviz/attentiontiles.h"
+#include "attnviz/memorybudget.h"
 #include "attnviz/pretrained.h"
 #include "modelchecks.h"
 
@@ -68,7 +69,7 @@ double largestDifference(const Mat<T> &a, const Mat<T> &b)
 }
 
 // Pools `full` as AttentionTiles::pooled documents, in float64.
-Mat<double> poolFull(const Mat<double> &full, int r0, int r1, int c0, int c1, int outRows, int outCols, Pool pool)
+Mat<double> poolFull(const Mat<double> &full, int r0, int r1, int c0, int c1, int outRows, int outCols, Pooling pool)
 {
     const int R = r1 - r0, C = c1 - c0;
     Mat<double> out(outRows, outCols);
@@ -77,7 +78,7 @@ Mat<double> poolFull(const Mat<double> &full, int r0, int r1, int c0, int c1, in
             const int ra = r0 + int(int64_t(a) * R / outRows), rb = r0 + int(int64_t(a + 1) * R / outRows);
             const int ca = c0 + int(int64_t(b) * C / outCols), cb = c0 + int(int64_t(b + 1) * C / outCols);
             const auto cells = full.block(ra, ca, rb - ra, cb - ca);
-            out(a, b) = pool == Pool::Max ? cells.maxCoeff() : cells.mean();
+            out(a, b) = pool == Pooling::Max ? cells.maxCoeff() : cells.mean();
         }
     return out;
 }
@@ -137,6 +138,76 @@ void checkRecomputed(Model &m, const std::vector<int> &ids, bool userMasks, doub
     QCOMPARE(windowed > 0, bites);
 }
 
+
+// Bytes of the matrices a trace holds (its layers' stages, k, v, lse, weights, masks; the rest).
+template <typename T>
+uint64_t heldBytes(const Trace<T> &tr)
+{
+    uint64_t n = 0;
+    auto add = [&](const auto &m) { n += uint64_t(m.size()) * sizeof(typename std::decay_t<decltype(m)>::Scalar); };
+    for (const Mat<T> *m : {&tr.embeddings, &tr.input, &tr.final})
+        add(*m);
+    for (const LayerTrace<T> &l : tr.layers) {
+        for (const Mat<T> *m : {&l.residualIn, &l.attentionIn, &l.afterAttention, &l.output, &l.mlpPre, &l.mlpPreLinear})
+            add(*m);
+        const SequenceResult<T> &s = l.attention.batch[0];
+        for (const Mat<T> *m : {&s.q, &s.k, &s.v, &s.qPre, &s.kPre, &s.context, &s.output, &s.lse})
+            add(*m);
+        for (const WeightMatrix<T> &w : s.weights)
+            n += uint64_t(w.storedSize()) * sizeof(T);
+        n += uint64_t(s.weightsAvg.storedSize()) * sizeof(T);
+        n += uint64_t(s.mask.size());
+    }
+    return n;
+}
+
+template <typename T>
+void checkWithoutWeights(Model &m, const std::vector<int> &ids, bool userMasks, bool stages, double tol)
+{
+    TraceRequest req;
+    req.ids = ids;
+    const int t = int(ids.size());
+    if (userMasks) {
+        req.paddedKeys = {1};
+        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
+    }
+    Trace<T> full;
+    QVERIFY(m.trace(req, full).ok());
+    req.observe.weights = false;
+    req.observe.stages = stages;
+    Trace<T> lean;
+    const Status st = m.trace(req, lean);
+    QVERIFY2(st.ok(), st.message.c_str());
+    QVERIFY(!lean.observed.weights);
+    QCOMPARE(lean.observed.stages, stages);
+    // the same text: the same final states
+    QVERIFY(largestDifference(lean.final, full.final) <= tol);
+    const ModelInfo info = m.info();
+    for (int l = 0; l < lean.numLayers(); ++l) {
+        const SequenceResult<T> &s = lean.layers[size_t(l)].attention.batch[0];
+        QVERIFY(s.weights.empty());
+        QCOMPARE(s.weightsAvg.size(), Eigen::Index(0));
+        QCOMPARE(s.mask.size(), Eigen::Index(0));
+        QCOMPARE(int(s.q.rows()), t);
+        QCOMPARE(int(s.lse.rows()), t);
+        // without the stages, k per key/value head (grouped-query attention)
+        QCOMPARE(int(s.k.cols()), (stages ? info.heads : info.kvHeads) * info.dHead);
+        AttentionTiles<T> tiles(lean, l);
+        QVERIFY(tiles.valid());
+        QVERIFY(tiles.recomputes());
+        for (int h = -1; h < lean.numHeads(); ++h) {
+            const double d = largestDifference(tiles.tile(h, 0, t, 0, t), full.weights(l, h).toDense());
+            if (!(d <= tol))
+                QFAIL(qPrintable(QStringLiteral("layer %1 head %2: off by %3").arg(l).arg(h).arg(d)));
+        }
+        if (stages) // the other stages as a full trace's
+            QVERIFY(largestDifference(s.context, full.layers[size_t(l)].attention.batch[0].context) <= tol);
+    }
+    // what it holds: linear in the text, within the estimate that follows the policy
+    QVERIFY(heldBytes(lean) < heldBytes(full));
+    QVERIFY(heldBytes(lean) <= traceBytes(info, t, sizeof(T), false, 0, false, false, stages));
+}
+
 } // namespace
 
 class TestAttentionTiles : public QObject {
@@ -148,6 +219,11 @@ private slots:
     void pooledEqualsPoolingFull();
     void regionsAndHeadsClamped();
     void cacheBoundedByBytes();
+    void withoutWeights_data();
+    void withoutWeights();
+    void typedWithoutWeights_data();
+    void typedWithoutWeights();
+    void estimateFollowsPolicy();
 };
 
 void TestAttentionTiles::recomputedEqualsFull_data()
@@ -223,7 +299,7 @@ void TestAttentionTiles::pooledEqualsPoolingFull()
     Trace<double> td;
     QVERIFY(m->trace(req, td).ok());
     const int r0 = region.y(), r1 = region.y() + region.height(), c0 = region.x(), c1 = region.x() + region.width();
-    for (Pool pool : {Pool::Max, Pool::Mean}) {
+    for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
         {
             AttentionTiles<float> tiles(tf, layer, AttentionTiles<float>::Source::Recompute);
             QVERIFY(tiles.valid());
@@ -268,10 +344,10 @@ void TestAttentionTiles::regionsAndHeadsClamped()
     QCOMPARE(int(whole.cols()), 20);
     QVERIFY(largestDifference(whole, tr.weights(0, -1).toDense()) <= 1e-12);
     QVERIFY(largestDifference(tiles.tile(9, 0, 20, 0, 20), whole) == 0);
-    const Mat<double> map = tiles.pooled(0, 0, 20, 0, 20, 50, 3, Pool::Mean);
+    const Mat<double> map = tiles.pooled(0, 0, 20, 0, 20, 50, 3, Pooling::Mean);
     QCOMPARE(int(map.rows()), 20);
     QCOMPARE(int(map.cols()), 3);
-    QCOMPARE(tiles.pooled(0, 5, 5, 0, 20, 4, 4, Pool::Max).size(), Eigen::Index(0));
+    QCOMPARE(tiles.pooled(0, 5, 5, 0, 20, 4, 4, Pooling::Max).size(), Eigen::Index(0));
     // no log-sum-exp, no recomputing: a layer index past the last
     AttentionTiles<double> none(tr, 2, AttentionTiles<double>::Source::Recompute);
     QVERIFY(!none.valid());
@@ -307,6 +383,122 @@ void TestAttentionTiles::cacheBoundedByBytes()
     QCOMPARE(tiles.cachedEntries(), 0);
     QCOMPARE(tiles.cachedBytes(), size_t(0));
     QVERIFY(tiles.tile(0, 0, 16, 0, 16) == a); // computed anew: the same values
+}
+
+void TestAttentionTiles::withoutWeights_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("float64");
+    QTest::addColumn<bool>("userMasks");
+    QTest::addColumn<bool>("stages");
+    for (const char *m : kFolders)
+        for (bool f64 : {false, true})
+            for (bool masks : {false, true})
+                for (bool stages : {true, false})
+                    QTest::addRow("%s %s%s%s", m, f64 ? "float64" : "float32", masks ? " masked" : "",
+                                  stages ? "" : " no stages")
+                        << QString::fromLatin1(m) << f64 << masks << stages;
+}
+
+// A trace that keeps no t x t weights (Observe::weights false) keeps q, k, v and the log-sum-exp in
+// every layer, no weights, means or masks; its tiles equal the weights of a trace that keeps them
+// (4e-6 float32, 1e-12 float64, as above), its other stages are the same, and it holds less, within
+// the memory estimate of that policy.
+void TestAttentionTiles::withoutWeights()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, float64);
+    QFETCH(bool, userMasks);
+    QFETCH(bool, stages);
+    Model *m = opened(model);
+    QVERIFY(m);
+    const std::vector<int> ids = idsOf(cases(model).first().toObject());
+    if (float64)
+        checkWithoutWeights<double>(*m, ids, userMasks, stages, 1e-12);
+    else
+        checkWithoutWeights<float>(*m, ids, userMasks, stages, 4e-6);
+}
+
+void TestAttentionTiles::typedWithoutWeights_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("stages");
+    for (const char *m : {"mistral-tiny", "qwen3-tiny", "gemma2-tiny", "gpt2-tiny"})
+        for (bool stages : {true, false})
+            QTest::addRow("%s%s", m, stages ? "" : " no stages") << QString::fromLatin1(m) << stages;
+}
+
+// Typing token by token into one trace that keeps no weights (its rows' q, k and log-sum-exp kept and
+// grown, the new ones computed) gives the tiles of a fresh trace of the whole text; a trace that
+// keeps the weights is not continued by one that keeps none, nor the reverse, without recomputing.
+void TestAttentionTiles::typedWithoutWeights()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, stages);
+    Model *m = opened(model);
+    QVERIFY(m);
+    const std::vector<int> ids = idsOf(cases(model).first().toObject());
+    Trace<double> typed;
+    TraceRequest req;
+    req.observe.weights = false;
+    req.observe.stages = stages;
+    for (size_t n = 1; n <= ids.size(); ++n) {
+        req.ids.assign(ids.begin(), ids.begin() + long(n));
+        if (n == ids.size() / 2) { // one keystroke with the weights kept, then none again
+            TraceRequest whole = req;
+            whole.observe = Observe();
+            QVERIFY(m->trace(whole, typed).ok());
+            QCOMPARE(int(typed.layers[0].attention.batch[0].weights.size()), typed.numHeads());
+        }
+        QVERIFY(m->trace(req, typed).ok());
+        QVERIFY(typed.layers[0].attention.batch[0].weights.empty());
+        TraceRequest full;
+        full.ids = req.ids;
+        Trace<double> fresh;
+        QVERIFY(m->trace(full, fresh).ok());
+        const int t = int(n);
+        for (int l = 0; l < typed.numLayers(); ++l) {
+            AttentionTiles<double> tiles(typed, l);
+            QVERIFY(tiles.recomputes());
+            for (int h = -1; h < typed.numHeads(); ++h) {
+                const double d = largestDifference(tiles.tile(h, 0, t, 0, t), fresh.weights(l, h).toDense());
+                if (!(d <= 1e-12))
+                    QFAIL(qPrintable(QStringLiteral("%1 tokens, layer %2 head %3: off by %4").arg(t).arg(l).arg(h).arg(d)));
+            }
+        }
+    }
+}
+
+// The memory estimate follows the policy: without the weights it grows linearly with the text, and
+// Llama-3.2-1B's shape at 8,192 tokens fits the 4 GB one computation may use where keeping every
+// head's weights would need tens of gigabytes.
+void TestAttentionTiles::estimateFollowsPolicy()
+{
+    Architecture a;
+    QVERIFY(seededShape("llama3.2-1b", a));
+    ModelInfo info;
+    info.name = "llama3.2-1b";
+    info.layers = a.layers;
+    info.heads = a.heads;
+    info.kvHeads = a.kvHeads;
+    info.dModel = a.dModel;
+    info.dHead = a.dHead;
+    info.dFeedForward = a.dFeedForward;
+    info.causal = true;
+    info.maxPositions = a.maxPositions;
+    info.architecture = a;
+    const uint64_t kept = traceBytes(info, 8192, 4, false);
+    const uint64_t lean = traceBytes(info, 8192, 4, false, 0, false, false, false);
+    QVERIFY(kept > uint64_t(60) * 1000 * 1000 * 1000);
+    QVERIFY(lean < uint64_t(4) * 1000 * 1000 * 1000);
+    // linear: twice the text, at most a little more than twice the bytes (the text's t x t masks)
+    const uint64_t lean2 = traceBytes(info, 16384, 4, false, 0, false, false, false);
+    QVERIFY(lean2 < lean * 2 + uint64_t(2) * 16384 * 16384);
+    // the stages kept: more, still linear
+    QVERIFY(traceBytes(info, 8192, 4, false, 0, false, false, true) > lean);
+    QCOMPARE(checkTraceMemory(info, 8192, 4, false, 0, false, false, false).ok(), lean <= memoryBudget());
+    QVERIFY(!checkTraceMemory(info, 8192, 4, false).ok());
+    QVERIFY(tokensWithin(info, memoryBudget(), 4, false, 0, false, false, false) > tokensWithin(info, memoryBudget(), 4, false));
 }
 
 QTEST_APPLESS_MAIN(TestAttentionTiles)

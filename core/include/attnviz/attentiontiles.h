@@ -28,7 +28,7 @@
 namespace attnviz {
 
 // How a pooled map reduces the weights one output cell covers.
-enum class Pool { Max, Mean };
+enum class Pooling { Max, Mean };
 
 template <typename T>
 class AttentionTiles {
@@ -62,7 +62,7 @@ public:
     // and the keys likewise (R, C the region's sizes; outRows, outCols at most R, C, at least 1:
     // clamped), and holds the max or the mean of those weights (masked cells count as 0).
     Mat<T> pooled(int head, int rowBegin, int rowEnd, int colBegin, int colEnd, int outRows, int outCols,
-                  Pool pool) const;
+                  Pooling pool) const;
 
     size_t cacheCapacity() const { return m_capacity; }
     size_t cachedBytes() const;

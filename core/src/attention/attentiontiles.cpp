@@ -253,7 +253,7 @@ Mat<T> AttentionTiles<T>::tile(int head, int rowBegin, int rowEnd, int colBegin,
 
 template <typename T>
 Mat<T> AttentionTiles<T>::pooled(int head, int rowBegin, int rowEnd, int colBegin, int colEnd, int outRows,
-                                 int outCols, Pool pool) const
+                                 int outCols, Pooling pool) const
 {
     if (!m_valid)
         return {};
@@ -277,7 +277,7 @@ Mat<T> AttentionTiles<T>::pooled(int head, int rowBegin, int rowEnd, int colBegi
     parallelFor(outRows, work, [&](int a) {
         const int ra = edge(rowBegin, R, outRows, a), rb = edge(rowBegin, R, outRows, a + 1);
         auto acc = out->row(a);
-        if (pool == Pool::Max)
+        if (pool == Pooling::Max)
             acc.setConstant(-std::numeric_limits<T>::infinity());
         else
             acc.setZero();
@@ -288,7 +288,7 @@ Mat<T> AttentionTiles<T>::pooled(int head, int rowBegin, int rowEnd, int colBegi
                 const int b1 = std::min(outCols, b0 + cellsPer);
                 const int ca = edge(colBegin, C, outCols, b0), cb = edge(colBegin, C, outCols, b1);
                 if (m_recompute && blockHidden(r0, r1, ca, cb)) { // all 0
-                    if (pool == Pool::Max)
+                    if (pool == Pooling::Max)
                         acc.segment(b0, b1 - b0) = acc.segment(b0, b1 - b0).cwiseMax(T(0));
                     continue;
                 }
@@ -296,14 +296,14 @@ Mat<T> AttentionTiles<T>::pooled(int head, int rowBegin, int rowEnd, int colBegi
                 for (int b = b0; b < b1; ++b) {
                     const int c0 = edge(colBegin, C, outCols, b) - ca, c1 = edge(colBegin, C, outCols, b + 1) - ca;
                     const auto cells = w.middleCols(c0, c1 - c0);
-                    if (pool == Pool::Max)
+                    if (pool == Pooling::Max)
                         acc[b] = std::max(acc[b], cells.maxCoeff());
                     else
                         acc[b] += cells.sum();
                 }
             }
         }
-        if (pool == Pool::Mean)
+        if (pool == Pooling::Mean)
             for (int b = 0; b < outCols; ++b)
                 acc[b] /= T(double(rb - ra) * (edge(colBegin, C, outCols, b + 1) - edge(colBegin, C, outCols, b)));
     });
