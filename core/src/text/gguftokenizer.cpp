@@ -224,19 +224,9 @@ Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
     // What needs no array's contents first, as the list of models checks it (ggufUnsupportedReason).
     if (std::string why = ggufTokenizerKeysProblem(f); !why.empty())
         return Status::error(StatusCode::InvalidInput, f.path + ": " + why);
-    const GgufValue *model = f.find("tokenizer.ggml.model");
-    if (!model)
-        return bad("tokenizer.ggml.model", "missing (the file has no tokenizer)");
-    if (model->type != GgufValueType::String)
-        return wrongType("tokenizer.ggml.model", *model, "string");
-    const bool spm = model->s == "llama";
-    if (!spm && model->s != "gpt2")
-        return bad("tokenizer.ggml.model", quoteText(model->s) + " is not a tokenizer attnviz reads from GGUF (gpt2, llama)");
+    // present and of their types: checked just above
+    const bool spm = f.find("tokenizer.ggml.model")->s == "llama";
     const GgufValue *tokens = f.find("tokenizer.ggml.tokens");
-    if (!tokens)
-        return bad("tokenizer.ggml.tokens", "missing");
-    if (tokens->type != GgufValueType::Array || tokens->elementType != GgufValueType::String)
-        return wrongType("tokenizer.ggml.tokens", *tokens, "array of string");
     if (tokens->strings.empty())
         return bad("tokenizer.ggml.tokens", "empty");
     const size_t n = tokens->strings.size();
