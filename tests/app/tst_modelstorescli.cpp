@@ -3,7 +3,8 @@
 // support/storetrees.h under a HOME of the test's own: the table and the JSON read back (names,
 // specs, parameters, sizes, reasons), --folder, --add-folder / --remove-folder kept in the settings,
 // `model info` and `tokenize --model` through hf:ORG/NAME giving what the folder gives, and the
-// specs that name nothing: one line saying where attnviz looked, exit code 2.
+// specs that name nothing: one line saying where attnviz looked, exit code 2; a greyed GGUF file's
+// reason is what `model info` on it says.
 #include "testpaths.h"
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -163,6 +164,44 @@ private slots:
         r = attnvizIn(m_env, {QStringLiteral("model"), QStringLiteral("list"), QStringLiteral("--folder"), m_tmp.path() + QStringLiteral("/none")});
         QCOMPARE(r.code, 2);
         QCOMPARE(r.err, "attnviz model list: " + m_tmp.path().toUtf8() + "/none: not a folder\n");
+    }
+
+    // A GGUF file the list greys says why on the line below its row (and in the JSON), and `model
+    // info` on it fails for that reason: the list never offers what does not open.
+    void greyedGgufSaysWhy()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY(writeBytes(dir.path() + QStringLiteral("/tekken.gguf"), tinyGguf("tekken", "llama", 7, true, true, "tekken")));
+        QVERIFY(writeBytes(dir.path() + QStringLiteral("/fine.gguf"), tinyGguf("fine", "llama", 7)));
+        const QString why = QStringLiteral("metadata \"tokenizer.ggml.pre\": \"tekken\" is not a pre-tokenizer attnviz knows");
+        Run r = attnvizIn(m_env, {QStringLiteral("model"), QStringLiteral("list"), QStringLiteral("--folder"), dir.path()});
+        QCOMPARE(r.code, 0);
+        const QString out = QString::fromUtf8(r.out);
+        const int row = out.indexOf(dir.path() + QStringLiteral("/tekken.gguf"));
+        QVERIFY2(row >= 0, r.out.constData());
+        const int next = out.indexOf(QLatin1Char('\n'), row);
+        QVERIFY2(out.mid(next + 1).startsWith(QStringLiteral("    cannot compute: ") + why), r.out.constData());
+        r = attnvizIn(m_env, {QStringLiteral("model"), QStringLiteral("list"), QStringLiteral("--json"), QStringLiteral("--folder"),
+                              dir.path()});
+        QCOMPARE(r.code, 0);
+        const QJsonArray models = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("models")).toArray();
+        QJsonObject tekken, fine;
+        for (const QJsonValue &v : models) {
+            const QString path = v.toObject().value(QStringLiteral("path")).toString();
+            if (path.endsWith(QStringLiteral("/tekken.gguf")))
+                tekken = v.toObject();
+            else if (path.endsWith(QStringLiteral("/fine.gguf")))
+                fine = v.toObject();
+        }
+        QVERIFY(!tekken.value(QStringLiteral("supported")).toBool());
+        QVERIFY2(tekken.value(QStringLiteral("reason")).toString().startsWith(why), r.out.constData());
+        QVERIFY(fine.value(QStringLiteral("supported")).toBool());
+        r = attnvizIn(m_env, {QStringLiteral("model"), QStringLiteral("info"), dir.path() + QStringLiteral("/tekken.gguf")});
+        QVERIFY(r.code != 0);
+        QVERIFY2(QString::fromUtf8(r.err).contains(why), r.err.constData());
+        r = attnvizIn(m_env, {QStringLiteral("model"), QStringLiteral("info"), dir.path() + QStringLiteral("/fine.gguf")});
+        QVERIFY2(r.code == 0, r.err.constData());
     }
 
     void emptyStores()

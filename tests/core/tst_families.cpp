@@ -85,6 +85,8 @@ private slots:
     void mlpGate();
     void incrementalEqualsFull_data();
     void incrementalEqualsFull();
+    void logSumExpKept_data();
+    void logSumExpKept();
     void slidingWindowBoundary();
     void ropeTables();
     void configTraps();
@@ -248,6 +250,57 @@ void TestFamilies::incrementalEqualsFull()
         const double diff = traceDifference(typed, fresh);
         if (!(diff < 1e-5))
             QFAIL(qPrintable(QStringLiteral("%1 tokens: typed differs from fresh by %2").arg(n).arg(diff)));
+    }
+}
+
+void TestFamilies::logSumExpKept_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("masks");
+    for (const char *m : kFolders)
+        for (bool masks : {false, true})
+            QTest::addRow("%s%s", m, masks ? " masked" : "") << QString::fromLatin1(m) << masks;
+}
+
+// Every layer keeps each (query row, head)'s log-sum-exp of its scores as the softmax saw them
+// (scaled, soft-capped, masked: the kept scores where the mask leaves a key), the weights being
+// exp(score - lse): in float64 to 1e-12, with the user's masks and sliding windows; with the layer's
+// causality and window recorded.
+void TestFamilies::logSumExpKept()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, masks);
+    Model *m = opened(model);
+    QVERIFY(m);
+    TraceRequest req;
+    req.ids = idsOf(cases(model).first().toObject());
+    const int t = int(req.ids.size());
+    if (masks) {
+        req.paddedKeys = {1};
+        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
+    }
+    req.keepScores = true;
+    Trace<double> tr;
+    QVERIFY(m->trace(req, tr).ok());
+    const Architecture a = m->info().architecture;
+    for (int l = 0; l < tr.numLayers(); ++l) {
+        const AttentionResult<double> &R = tr.layers[size_t(l)].attention;
+        const SequenceResult<double> &s = R.batch[0];
+        QCOMPARE(R.causal, a.causal);
+        QCOMPARE(R.window, a.windowOf(l));
+        QCOMPARE(int(s.lse.rows()), t);
+        QCOMPARE(int(s.lse.cols()), tr.numHeads());
+        for (int h = 0; h < tr.numHeads(); ++h)
+            for (int i = 0; i < t; ++i) {
+                double sum = 0;
+                for (int j = 0; j < t; ++j)
+                    if (!(s.mask.size() && s.mask(i, j)) && !(a.causal && j > i))
+                        sum += std::exp(s.scores[size_t(h)](i, j));
+                QVERIFY(std::abs(s.lse(i, h) - std::log(sum)) < 1e-12);
+                for (int j = 0; j < t; ++j)
+                    if (s.weights[size_t(h)](i, j) > 0)
+                        QVERIFY(std::abs(std::exp(s.scores[size_t(h)](i, j) - s.lse(i, h)) - s.weights[size_t(h)](i, j)) < 1e-12);
+            }
     }
 }
 

@@ -96,7 +96,8 @@ Status parse(const std::string &bytes, GgufFile &f, bool keep = true)
     return parseGguf(reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size(), "t.gguf", f, o);
 }
 
-// A small valid file: llama with a Q4_K matrix and an F32 norm.
+// A small valid file: llama with a Q4_K matrix and an F32 norm, and a gpt2 tokenizer of four tokens
+// and one merge.
 GgufBuilder llamaFile()
 {
     GgufBuilder g;
@@ -105,6 +106,16 @@ GgufBuilder llamaFile()
     g.kvU32("general.file_type", 15);
     g.kvU32("llama.context_length", 2048);
     g.kvString("tokenizer.ggml.model", "gpt2");
+    const auto strings = [](const std::vector<std::string> &items) {
+        std::string b;
+        GgufBuilder::put<uint32_t>(b, uint32_t(GgufValueType::String));
+        GgufBuilder::put<uint64_t>(b, items.size());
+        for (const std::string &item : items)
+            GgufBuilder::putString(b, item);
+        return b;
+    };
+    g.kvRaw("tokenizer.ggml.tokens", GgufValueType::Array, strings({"a", "b", "c", "ab"}));
+    g.kvRaw("tokenizer.ggml.merges", GgufValueType::Array, strings({"a b"}));
     g.tensor("blk.0.attn_q.weight", {256, 2}, ggml::Q4_K, std::string(2 * 144, '\x01'));
     g.tensor("blk.0.attn_norm.weight", {256}, ggml::F32, std::string(256 * 4, '\0'));
     return g;

@@ -103,6 +103,7 @@ private slots:
     void backtrackingAddsUpOverSplits();
     void growingNormalizers();
     void vocabularyOutnumbersRows();
+    void vocabularyCountedBeforeTheRest();
     void deepJson();
     void gemma3WithTextModel();
 
@@ -594,6 +595,33 @@ void TestHfTokenizer::growingNormalizers()
 
 // A folder whose config.json gives fewer embedding rows than tokenizer.json's vocabulary has
 // tokens: refused by the vocabulary's count, naming the field, before its tokens are read.
+// The vocabulary's tokens are counted against the embeddings' rows as the file is read, before the
+// rest of it is: a tokenizer.json whose 2,000 tokens outnumber 1,000 rows is refused by that count
+// even where what follows the vocabulary would not parse (it is never read), the document never built.
+void TestHfTokenizer::vocabularyCountedBeforeTheRest()
+{
+    std::string vocab;
+    for (int k = 0; k < 2000; ++k)
+        vocab += std::string(k ? "," : "") + "\"t" + std::to_string(k) + "\":" + std::to_string(k);
+    const std::string head = R"({"version":"1.0","added_tokens":[],"normalizer":null,"pre_tokenizer":null,)"
+                             R"("model":{"type":"BPE","vocab":{)" + vocab + "},";
+    const std::string message = "big (tokenizer.json): model.vocab: 2000 tokens, more than the 1000 rows of the "
+                                "embeddings (config.json: vocab_size)";
+    for (const std::string &rest : {std::string(R"("merges":[]}})"), std::string(R"("merges":["t0 t1", [ nul)")}) {
+        std::unique_ptr<SubwordTokenizer> tok;
+        const Status s = parseHfTokenizer(head + rest, "", "big", tok, 1000);
+        QVERIFY(!s.ok());
+        QCOMPARE(QString::fromStdString(s.message), QString::fromStdString(message));
+        QVERIFY(!tok);
+    }
+    // within the rows: the rest is read, and a broken rest is what is said
+    std::unique_ptr<SubwordTokenizer> tok;
+    const Status s = parseHfTokenizer(head + R"("merges":["t0 t1", [ nul)", "", "big", tok, 2000);
+    QVERIFY(!s.ok());
+    QVERIFY2(s.message.rfind("big (tokenizer.json): ", 0) == 0 && s.message.find("model.vocab") == std::string::npos,
+             s.message.c_str());
+}
+
 void TestHfTokenizer::vocabularyOutnumbersRows()
 {
     QTemporaryDir tmp;

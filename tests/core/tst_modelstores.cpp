@@ -5,10 +5,12 @@
 // broken manifest, a missing blob, a blob that is not GGUF, a short blob, a link loop, links out of
 // the root, an unknown model_type, a pickle); the specs hf: and ollama: resolved to what the scan
 // shows; the roots the environment gives; Ollama manifests refused field by field; 50 models in
-// well under a second.
+// well under a second; a GGUF file the list offers opens, and one it greys fails to open for the
+// reason it shows.
 #include "testpaths.h"
 #include "attnviz/fileio.h"
 #include "attnviz/modelstores.h"
+#include "attnviz/pretrained.h"
 
 #include "../support/storetrees.h"
 
@@ -180,6 +182,61 @@ private slots:
         QVERIFY(two && !two->supported);
         QCOMPARE(two->reason, "no refs/main and 2 snapshots (open one of the folders under " +
                                   s(canonical(m_trees.hub + QStringLiteral("/models--someone--two-snapshots/snapshots"))) + ")");
+    }
+
+    void ggufVerdictAgreesWithOpening_data()
+    {
+        QTest::addColumn<QByteArray>("gguf");
+        QTest::addColumn<QString>("reason");
+        using Extra = QList<QPair<QByteArray, QByteArray>>;
+        QTest::newRow("valid") << tinyGguf("tiny", "llama", 0) << QString();
+        QTest::newRow("valid, pre llama-bpe")
+            << tinyGguf("tiny", "llama", 0, true, true, "llama-bpe") << QString();
+        QTest::newRow("no merges") << tinyGguf("tiny", "llama", 0, true, false)
+                                   << QStringLiteral("metadata \"tokenizer.ggml.merges\": missing (a gpt2 tokenizer needs its merges)");
+        QTest::newRow("unknown pre-tokenizer")
+            << tinyGguf("tiny", "llama", 0, true, true, "tekken")
+            << QStringLiteral("metadata \"tokenizer.ggml.pre\": \"tekken\" is not a pre-tokenizer attnviz knows (llama-bpe, "
+                              "qwen2, smollm, gpt-2, gpt-4o, default)");
+        QTest::newRow("add_bos_token a string")
+            << tinyGguf("tiny", "llama", 0, true, true, "default", Extra{{"tokenizer.ggml.add_bos_token", "true"}})
+            << QStringLiteral("metadata \"tokenizer.ggml.add_bos_token\": type string, expected bool");
+        QTest::newRow("bos id a string")
+            << tinyGguf("tiny", "llama", 0, true, true, "default", Extra{{"tokenizer.ggml.bos_token_id", "1"}})
+            << QStringLiteral("metadata \"tokenizer.ggml.bos_token_id\": type string, expected uint32 (a token id)");
+    }
+
+    // The list's verdict on a GGUF file is what opening it finds: offered, it opens; greyed, opening
+    // it fails for the reason the row shows (the tokenizer's keys are checked without its arrays).
+    void ggufVerdictAgreesWithOpening()
+    {
+        QFETCH(QByteArray, gguf);
+        QFETCH(QString, reason);
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString file = tmp.path() + QStringLiteral("/models/tiny.gguf");
+        QVERIFY(QDir().mkpath(tmp.path() + QStringLiteral("/models")));
+        writeBytes(file, gguf);
+        StoreEnvironment env;
+        env.home = s(tmp.path() + QStringLiteral("/home"));
+        env.systemOllama = false;
+        const StoreScan scan = scanModelStores(modelStoreRoots(env, {s(tmp.path() + QStringLiteral("/models"))}));
+        const LocalModel *row = nullptr;
+        for (const LocalModel &m : scan.models)
+            if (QFileInfo(QString::fromStdString(m.path)).fileName() == QLatin1String("tiny.gguf"))
+                row = &m;
+        QVERIFY(row);
+        std::unique_ptr<Model> model;
+        const Status open = openPretrained(row->path, {}, model);
+        if (reason.isEmpty()) {
+            QVERIFY2(row->supported, row->reason.c_str());
+            QVERIFY2(open.ok(), open.message.c_str());
+            return;
+        }
+        QVERIFY(!row->supported);
+        QCOMPARE(QString::fromStdString(row->reason), reason);
+        QVERIFY(!open.ok());
+        QVERIFY2(QString::fromStdString(open.message).endsWith(reason), open.message.c_str());
     }
 
     void ggufFiles()

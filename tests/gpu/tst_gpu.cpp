@@ -5,7 +5,8 @@
 //    GPU vs CPU (float32), max abs difference reported per stage;
 //  - heads split across storage buffers (self and cross attention), softmax-then-renormalize whose
 //    kept share underflows;
-//  - readback of chosen heads only, refusals (dropout, APIs this platform lacks) as Status.
+//  - readback of chosen heads only, refusals (dropout, APIs this platform lacks) as Status;
+//  - `model run --backend gpu` on a GPU that fails: the CPU computes, one line of attnviz's says why.
 // Runs under xvfb-run (label xvfb): Vulkan on lavapipe, OpenGL 4.3 on llvmpipe in CI. A backend that
 // cannot start is skipped with QSKIP, never passed. Mesa's software GPUs stop a shader invocation
 // after 65535 loop iterations: t = 3000 checks that the tiled shaders stay below that.
@@ -17,7 +18,9 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QJsonDocument>
+#include <QJsonArray>
 #include <QJsonObject>
+#include <QTemporaryDir>
 #include <QProcess>
 #include <QtTest>
 
@@ -186,6 +189,8 @@ private slots:
     void refusals();
     void unavailableApi();
     void cliNamesBackendAndDevice();
+    void cliFallsBackToTheCpu_data();
+    void cliFallsBackToTheCpu();
 
 private:
     void addBackendRows(const std::function<void(const char *, GpuApi)> &add);
@@ -609,6 +614,52 @@ void TestGpu::cliNamesBackendAndDevice()
     QVERIFY(p.readAllStandardError().contains("small problem, computing on the CPU"));
     QCOMPARE(QJsonDocument::fromJson(p.readAllStandardOutput()).object().value(QStringLiteral("backend")).toString(),
              QStringLiteral("cpu"));
+}
+
+void TestGpu::cliFallsBackToTheCpu_data()
+{
+    QTest::addColumn<QByteArray>("fault");
+    QTest::addColumn<QString>("why");
+    QTest::newRow("a shader that does not build")
+        << QByteArray("shader") << QStringLiteral("the compute pipeline of attend.comp failed to build");
+    // the driver refuses an allocation for real, and says so in its debug report
+    QTest::newRow("weights larger than its memory") << QByteArray("memory") << QStringLiteral("do not fit the GPU's memory");
+}
+
+// `model run --backend gpu` where the GPU fails (ATTNVIZ_GPU_FAULT makes the failure): exit 0, the
+// CPU's numbers, and on stderr one line, attnviz's, saying why; none of the platform's own.
+void TestGpu::cliFallsBackToTheCpu()
+{
+    QFETCH(QByteArray, fault);
+    QFETCH(QString, why);
+    {
+        GpuBackend probe;
+        if (Status st = probe.start(); !st)
+            QSKIP(st.message.c_str());
+    }
+    QTemporaryDir runtime; // Qt's note about a missing XDG_RUNTIME_DIR is not the GPU's
+    QVERIFY(runtime.isValid());
+    QFile::setPermissions(runtime.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("ATTNVIZ_GPU_FAULT"), QString::fromLatin1(fault));
+    env.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtime.path());
+    env.remove(QStringLiteral("ATTNVIZ_GPU_VERBOSE"));
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY),
+            {QStringLiteral("model"), QStringLiteral("run"), QString::fromUtf8(ATTNVIZ_FIXTURE("/models/llama-tiny")),
+             QStringLiteral("--text"), QStringLiteral("The quick brown fox"), QStringLiteral("--backend"), QStringLiteral("gpu")});
+    QVERIFY(p.waitForFinished(120000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(err));
+    const QStringList lines = err.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QVERIFY2(lines.size() == 1, qPrintable(err));
+    QVERIFY2(lines[0].startsWith(QLatin1String("attnviz model run: note: ")) && lines[0].contains(why) &&
+                 lines[0].contains(QLatin1String("on the CPU")),
+             qPrintable(err));
+    const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    QCOMPARE(o.value(QStringLiteral("device")).toString(), QStringLiteral("cpu"));
+    QVERIFY(!o.value(QStringLiteral("attentions")).toArray().isEmpty());
 }
 
 QTEST_MAIN(TestGpu)

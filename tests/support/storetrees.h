@@ -14,6 +14,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QList>
+#include <QPair>
 #include <QString>
 #include <QStringList>
 #include <QtEndian>
@@ -45,9 +47,12 @@ inline bool makeLink(const QString &target, const QString &link)
 // A tiny GGUF (version 3) for the list only (no weights worth computing: the real GGUF models of the
 // trees are tests/fixtures/gguf's) of a one-layer `arch` ("llama"): 8 wide, 2 heads, 16 tokens, F32 tensors
 // of zeros (792 parameters), general.file_type `fileType` (what a list shows as its quantization:
-// 0 F32, 7 Q8_0, 15 Q4_K_M), and a gpt2-style tokenizer of 16 tokens unless `tokenizer` is false.
+// 0 F32, 7 Q8_0, 15 Q4_K_M), and a gpt2-style tokenizer of 16 tokens with an empty list of merges and
+// tokenizer.ggml.pre `pre` unless `tokenizer` is false; `merges` false leaves that key out, `extra`
+// adds string keys (a key of the wrong type).
 inline QByteArray tinyGguf(const QByteArray &name = "tiny", const QByteArray &arch = "llama", quint32 fileType = 0,
-                           bool tokenizer = true)
+                           bool tokenizer = true, bool merges = true, const QByteArray &pre = "default",
+                           const QList<QPair<QByteArray, QByteArray>> &extra = {})
 {
     QByteArray b;
     const auto u32 = [&](quint32 v) { b.append(reinterpret_cast<const char *>(&v), 4); };
@@ -69,7 +74,7 @@ inline QByteArray tinyGguf(const QByteArray &name = "tiny", const QByteArray &ar
     b.append("GGUF");
     u32(3);
     u64(quint64(tensors.size()));
-    u64(tokenizer ? 12 : 10);
+    u64(quint64(10 + (tokenizer ? 3 + (merges ? 1 : 0) + extra.size() : 0)));
     const auto kvStr = [&](const QByteArray &k, const QByteArray &v) { str(k); u32(8); str(v); };
     const auto kvU32 = [&](const QByteArray &k, quint32 v) { str(k); u32(4); u32(v); };
     const auto kvF32 = [&](const QByteArray &k, float v) {
@@ -89,12 +94,21 @@ inline QByteArray tinyGguf(const QByteArray &name = "tiny", const QByteArray &ar
     kvF32(arch + ".attention.layer_norm_rms_epsilon", 1e-5f);
     if (tokenizer) {
         kvStr("tokenizer.ggml.model", "gpt2");
+        kvStr("tokenizer.ggml.pre", pre);
         str("tokenizer.ggml.tokens");
         u32(9); // array
         u32(8); // of strings
         u64(16);
         for (char c = 'a'; c < 'a' + 16; ++c)
             str(QByteArray(1, c));
+        if (merges) {
+            str("tokenizer.ggml.merges");
+            u32(9); // array
+            u32(8); // of strings
+            u64(0);
+        }
+        for (const auto &[key, value] : extra)
+            kvStr(key, value);
     }
     quint64 offset = 0;
     for (const Tensor &t : tensors) {

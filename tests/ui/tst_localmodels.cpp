@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Model ▸ On this computer (LocalModelsDialog) on the fake stores of support/storetrees.h under a HOME
 // of the test's own: the rows read back (name, family, parameters, size, precision, where, why not),
-// greyed rows in the disabled text colour with their reason, the scan off the GUI thread, Add folder
-// and Remove folder, and a double-click that opens hf:ORG/NAME in the real window through its loader.
+// greyed rows in the disabled text colour with their reason (a GGUF file's tokenizer keys included),
+// the scan off the GUI thread, Add folder and Remove folder, and a double-click that opens
+// hf:ORG/NAME in the real window through its loader.
 // With ATTNVIZ_SCREENSHOT_DIR set, the dialog is also saved as local-models.png there (the README's).
 #include "mainwindow.h"
 #include "testsupport.h"
@@ -17,6 +18,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -225,6 +227,41 @@ private slots:
                                      ->text()
                                      .contains(QStringLiteral("Q8_0 — attention of the quantized model")),
                                  30000);
+    }
+
+    // A GGUF file whose tokenizer attnviz cannot build (an unknown tokenizer.ggml.pre) is greyed
+    // with the reason opening it would give; Open stays off for it; a valid one beside it is not.
+    void greyedGgufSaysWhy()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY(writeBytes(dir.path() + QStringLiteral("/tekken.gguf"), tinyGguf("tekken", "llama", 7, true, true, "tekken")));
+        QVERIFY(writeBytes(dir.path() + QStringLiteral("/fine.gguf"), tinyGguf("fine", "llama", 7)));
+        addUserModelFolder(dir.path());
+        const auto unadd = qScopeGuard([&] { removeUserModelFolder(dir.path()); });
+        LocalModelsDialog d;
+        d.resize(1400, 680);
+        d.show();
+        QVERIFY(waitScanned(d));
+        QTreeWidgetItem *tekken = row(d, QStringLiteral("tekken")); // named by the path under the folder
+        QTreeWidgetItem *fine = row(d, QStringLiteral("fine"));
+        QVERIFY(tekken && fine);
+        const QColor grey = d.palette().color(QPalette::Disabled, QPalette::Text);
+        QCOMPARE(tekken->foreground(Name).color(), grey);
+        const QString why = QStringLiteral("metadata \"tokenizer.ggml.pre\": \"tekken\" is not a pre-tokenizer attnviz knows");
+        QVERIFY2(tekken->text(Note).startsWith(why), qPrintable(tekken->text(Note)));
+        QVERIFY(tekken->toolTip(Name).contains(QStringLiteral("attnviz cannot compute it: ") + why));
+        QVERIFY(fine->foreground(Name).color() != grey);
+        QVERIFY(fine->text(Note).isEmpty());
+        d.list()->setCurrentItem(tekken);
+        QVERIFY(!d.findChild<QPushButton *>(QStringLiteral("localModelsOpen"))->isEnabled());
+        d.list()->setCurrentItem(fine);
+        QVERIFY(d.findChild<QPushButton *>(QStringLiteral("localModelsOpen"))->isEnabled());
+        const QString shots = qEnvironmentVariable("ATTNVIZ_SCREENSHOT_DIR");
+        if (!shots.isEmpty()) {
+            QCoreApplication::processEvents();
+            QVERIFY(d.grab().toImage().save(shots + QStringLiteral("/local-models-greyed-gguf.png")));
+        }
     }
 
     // The README's screenshot: the list as it opens on the test's stores plus the added folder.

@@ -43,6 +43,9 @@
 #include <QtTest>
 
 #include <cmath>
+#include <new>
+#include <stdexcept>
+#include <vector>
 
 using namespace attnviz;
 using namespace attnviz::ui;
@@ -84,6 +87,8 @@ private slots:
     void chipsShowPieces();
     void badFolderKeepsModel_data();
     void badFolderKeepsModel();
+    void readThatThrowsKeepsModel_data();
+    void readThatThrowsKeepsModel();
     void progressDialogPathAndDrop();
     void modelMenuAndRecent();
     void bundledModel();
@@ -351,6 +356,56 @@ void TestModelWindow::badFolderKeepsModel()
     const SnapshotPtr s = win.show(QStringLiteral("Paris is the [MASK] of France, isn't it? [MASK]!"));
     QVERIFY(s);
     QCOMPARE(s->tq(), 16);
+}
+
+void TestModelWindow::readThatThrowsKeepsModel_data()
+{
+    QTest::addColumn<std::function<void()>>("raise");
+    QTest::addColumn<QString>("says");
+    using Raise = std::function<void()>;
+    QTest::addRow("std::bad_alloc") << Raise([] { throw std::bad_alloc(); }) << QStringLiteral("cannot be read: out of memory");
+    QTest::addRow("std::length_error") << Raise([] { std::vector<char>().reserve(size_t(-1)); })
+                                       << QStringLiteral("cannot be read: a size beyond what it can hold (vector::reserve)");
+    QTest::addRow("std::runtime_error") << Raise([] { throw std::runtime_error("a library's own error"); })
+                                        << QStringLiteral("cannot be read: a library's own error");
+    QTest::addRow("not a std::exception") << Raise([] { throw 42; }) << QStringLiteral("cannot be read: an unexpected error");
+}
+
+// A read that throws on the worker thread (what the core does not foresee: an allocation, a
+// library's exception): the dialog's one-line message names the folder, the model in use stays.
+void TestModelWindow::readThatThrowsKeepsModel()
+{
+    QFETCH(std::function<void()>, raise);
+    QFETCH(QString, says);
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("distilbert-tiny")), nullptr));
+    const std::shared_ptr<Model> inUse = win.w.session()->model();
+    QVERIFY(win.show(QStringLiteral("The capital of France is [MASK].")));
+    ModelLoader::setReader([raise](const QString &, std::unique_ptr<Model> &, const LoadProgress &) -> Status {
+        raise();
+        return {};
+    });
+    struct Restore {
+        ~Restore() { ModelLoader::setReader({}); }
+    } restore;
+    const QString dir = fixtureModel(QStringLiteral("gpt2-tiny"));
+    // the menu's way: on a thread behind a progress dialog
+    win.w.startOpenModel(dir);
+    QTRY_COMPARE_WITH_TIMEOUT(win.messages.size(), 1, 20000);
+    const QString message = win.messages.front().section(QStringLiteral("\n\n"), 0, 0);
+    QCOMPARE(message, QStringLiteral("gpt2-tiny: ") + says);
+    QVERIFY(win.messages.front().contains(QLatin1String("keeps working")));
+    QVERIFY2(win.w.statusText().contains(QLatin1String("distilbert-tiny stays in use")), qPrintable(win.w.statusText()));
+    QCOMPARE(win.w.session()->model(), inUse);
+    // blocking (sessions, --model): the same message
+    QString error;
+    QVERIFY(!win.w.openModel(dir, &error));
+    QCOMPARE(error, message);
+    QCOMPARE(win.w.session()->model(), inUse);
+    // the reader back: the folder opens
+    ModelLoader::setReader({});
+    QVERIFY(win.w.openModel(dir, nullptr));
+    QVERIFY(win.show(QStringLiteral("The animal")));
 }
 
 void TestModelWindow::progressDialogPathAndDrop()

@@ -19,6 +19,9 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <new>
+#include <stdexcept>
+
 namespace attnviz::ui {
 
 namespace {
@@ -117,7 +120,15 @@ void LocalModelsDialog::rescan()
         QElapsedTimer t;
         t.start();
         ScanResult r;
-        r.scan = scanModelStores(roots);
+        try { // an exception here would reach the event loop through the watcher
+            r.scan = scanModelStores(roots);
+        } catch (const std::bad_alloc &) {
+            r.scan = StoreScan();
+            r.scan.problems.push_back("the listing ran out of memory");
+        } catch (const std::exception &e) {
+            r.scan = StoreScan();
+            r.scan.problems.push_back(std::string("the listing failed: ") + e.what());
+        }
         r.ms = t.elapsed();
         return r;
     }));

@@ -16,6 +16,8 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <atomic>
+#include <new>
+#include <stdexcept>
 
 namespace attnviz::ui {
 
@@ -28,11 +30,36 @@ struct LoadResult {
     std::shared_ptr<Model> model;
 };
 
+ModelLoader::Reader &reader()
+{
+    static ModelLoader::Reader r;
+    return r;
+}
+
+// One line naming the source and what went wrong, for an exception the read let through.
+Status thrown(const QString &source, const char *what)
+{
+    return Status::error(StatusCode::IoError, ModelLoader::title(source).toStdString() + ": cannot be read: " + what);
+}
+
 LoadResult read(const QString &source, const LoadProgress &progress)
 {
     std::unique_ptr<Model> m;
-    const Status st = openModelSource(source, m, progress);
-    return {st, st.ok() ? std::shared_ptr<Model>(std::move(m)) : nullptr};
+    Status st;
+    try {
+        st = reader() ? reader()(source, m, progress) : openModelSource(source, m, progress);
+    } catch (const std::bad_alloc &) {
+        st = thrown(source, "out of memory");
+    } catch (const std::length_error &e) {
+        st = thrown(source, ("a size beyond what it can hold (" + shownText(QString::fromUtf8(e.what()), 200).toStdString() + ")").c_str());
+    } catch (const std::exception &e) {
+        st = thrown(source, shownText(QString::fromUtf8(e.what()), 200).toUtf8().constData());
+    } catch (...) {
+        st = thrown(source, "an unexpected error");
+    }
+    if (!st.ok())
+        m.reset();
+    return {st, st.ok() && m ? std::shared_ptr<Model>(std::move(m)) : nullptr};
 }
 
 } // namespace
@@ -112,6 +139,8 @@ bool ModelLoader::start(const QString &sourceIn)
     }));
     return true;
 }
+
+void ModelLoader::setReader(Reader r) { reader() = std::move(r); }
 
 QStringList ModelLoader::recent() const { return QSettings().value(kRecentKey).toStringList(); }
 

@@ -3,14 +3,18 @@
 // progress dialog whose Cancel stops the read, or blocking (sessions, tests, `--model`); the recent
 // models list (QSettings "models/recent"). A source is "bundled" (bundledmodel.h) or a folder's
 // absolute path. What the window does with a loaded model is the window's business (loaded()).
+// An exception from the read (std::bad_alloc, std::length_error, ...) becomes its one-line
+// message, on the worker as on the blocking path: it never reaches the event loop.
 #pragma once
 
 #include "attnviz/model.h"
+#include "attnviz/tensorarchive.h"
 
 #include <QObject>
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <memory>
 
 class QWidget;
@@ -36,6 +40,11 @@ public:
     // One read at a time: false (and nothing started) while one runs.
     bool start(const QString &source);
     bool busy() const { return m_busy; }
+
+    // What reads a source (openModelSource, bundledmodel.h). Tests put in one that throws, as an
+    // allocation or a library may on a file the core does not foresee; an empty one restores it.
+    using Reader = std::function<Status(const QString &source, std::unique_ptr<Model> &out, const LoadProgress &progress)>;
+    static void setReader(Reader reader);
 
     QStringList recent() const;
     void addRecent(const QString &source);

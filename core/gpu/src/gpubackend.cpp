@@ -9,6 +9,7 @@
 
 #include <QCoreApplication>
 #include <QGuiApplication>
+#include <QMessageLogContext>
 #include <QOffscreenSurface>
 #include <QSurfaceFormat>
 #include <QThread>
@@ -26,6 +27,45 @@
 #include <thread>
 
 namespace attnviz {
+
+namespace {
+
+// The platform's own messages about GPU work: QRhi's warnings ("Failed to create staging buffer of
+// size …: -2") and the driver's debug reports ("vkDebug: …: VK_ERROR_OUT_OF_DEVICE_MEMORY"), a line
+// per failed allocation. They come from the thread doing the work (the worker, or start() while it
+// makes the Vulkan instance), and GpuBackend's Status already says what failed in one line, so they
+// are dropped there; messages from any other thread pass to the handler installed before.
+// ATTNVIZ_GPU_VERBOSE=1 keeps them, for a driver's bug report.
+thread_local bool tl_gpuQuiet = false;
+QtMessageHandler g_previousHandler = nullptr;
+
+void gpuQuietHandler(QtMsgType type, const QMessageLogContext &context, const QString &message)
+{
+    if (tl_gpuQuiet && type != QtFatalMsg)
+        return;
+    if (g_previousHandler)
+        g_previousHandler(type, context, message);
+}
+
+// Installs the filter once per process (chained to the handler in place then).
+void installGpuQuietHandler()
+{
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (qEnvironmentVariableIntValue("ATTNVIZ_GPU_VERBOSE"))
+            return;
+        g_previousHandler = qInstallMessageHandler(gpuQuietHandler);
+    });
+}
+
+// Quiet on this thread while it lives (nests).
+struct GpuQuiet {
+    bool was = tl_gpuQuiet;
+    GpuQuiet() { tl_gpuQuiet = true; }
+    ~GpuQuiet() { tl_gpuQuiet = was; }
+};
+
+} // namespace
 
 const char *toString(GpuApi api)
 {
@@ -105,7 +145,10 @@ struct GpuBackend::Impl {
     auto onWorker(F f) -> decltype(f())
     {
         if (!worker.joinable())
-            worker = std::thread([this] { loop(); });
+            worker = std::thread([this] {
+                GpuQuiet quiet; // the worker's messages are QRhi's and the driver's
+                loop();
+            });
         std::packaged_task<decltype(f())()> task(std::move(f));
         auto result = task.get_future();
         {
@@ -209,6 +252,8 @@ Status GpuBackend::start()
     if (d->started)
         return d->startStatus;
     d->started = true;
+    installGpuQuietHandler();
+    GpuQuiet quiet; // the Vulkan instance and OpenGL surface are made here
     if (!qobject_cast<QGuiApplication *>(QCoreApplication::instance())) {
         d->startStatus = Status::error(StatusCode::Unavailable, "gpu: needs a QGuiApplication (a display or platform plugin)");
         return d->startStatus;

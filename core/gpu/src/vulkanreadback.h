@@ -12,6 +12,7 @@
 #include <QtGui/private/qrhivulkan_p.h>
 #endif
 
+#include <algorithm>
 #include <vector>
 
 namespace attnviz {
@@ -102,6 +103,24 @@ struct VulkanReadback {
         s.size = bytes;
         return true;
     }
+    // Asks the driver for more memory than its largest heap holds, as weights larger than the device
+    // do: true where it refuses (it then says so through its debug report, as for a real model).
+    bool refusesMoreThanItHas()
+    {
+        VkDeviceSize largest = 0;
+        for (uint32_t h = 0; h < memProps.memoryHeapCount; ++h)
+            largest = std::max(largest, memProps.memoryHeaps[h].size);
+        VkMemoryAllocateInfo ai{};
+        ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+        // beyond the heap, and beyond what a process can map (a driver on host memory may map lazily)
+        ai.allocationSize = std::max(largest * 2, VkDeviceSize(1) << 48);
+        ai.memoryTypeIndex = 0;
+        VkDeviceMemory mem = VK_NULL_HANDLE;
+        if (df->vkAllocateMemory(dev, &ai, nullptr, &mem) != VK_SUCCESS)
+            return true;
+        df->vkFreeMemory(dev, mem, nullptr);
+        return false;
+    }
     // False (use QRhi's readbacks instead) where host memory cannot be had.
     bool prepare(const std::vector<ReadItem> &items)
     {
@@ -140,6 +159,7 @@ struct VulkanReadback {
     const void *mapped(size_t k) const { return staging[k].map; }
 #else
     bool prepare(const std::vector<ReadItem> &) { return false; }
+    bool refusesMoreThanItHas() { return true; }
     void record(QRhiCommandBuffer *, const std::vector<ReadItem> &) {}
     const void *mapped(size_t) const { return nullptr; }
 #endif

@@ -57,13 +57,16 @@ struct ModelBenchRow {
 // With a `device` (device.h), on it, reading back what `observe` asks for; an error where the
 // device left a trace to the CPU (the message says why). `typed`: causal models also get a row typed
 // as the window types (two traces, a token longer each keystroke); it holds two traces, so a run that
-// weighs one trace's peak memory leaves it out.
+// weighs one trace's peak memory leaves it out. `map` > 0: on the last full trace, a map x map pooled
+// (max) map of the middle layer's first head over the whole text and its last 256 x 256 weights
+// (AttentionTiles; the cache cleared before each run). `appended` false: no appended-token rows.
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
                      std::vector<ModelBenchRow> &rows, ForwardDevice *device = nullptr, const Observe &observe = {},
-                     bool typed = false);
+                     bool typed = false, int map = 0, bool appended = true);
 
 // What `--observe WHAT` of `attnviz bench` and `model_bench` asks a trace to keep: all (everything),
-// attention (every layer's weights, no other stage) or layer (the first layer's weights and stages).
+// attention (every layer's weights, no other stage), layer (the first layer's weights and stages),
+// tiles (every stage, no t x t weights: Observe::weights false) or tiles-attention (neither).
 // False for another name (out untouched).
 bool benchObserve(const std::string &what, Observe &out);
 

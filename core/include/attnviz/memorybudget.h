@@ -39,19 +39,22 @@ Status checkAttentionMemory(const ResolvedShape &shape, bool dropout, size_t sca
 // JSON text of `model run`). Every head's t x t weights per layer dominate (with the raw scores too
 // when `keepScores`), then the head average and the layer's t x t mask, then the (t, d) stages of
 // each layer and the feed-forward's hidden rows; with `keepMlp`, a gated MLP's two (t, d_ff)
-// products per layer (LayerTrace::mlpPre, mlpPreLinear).
+// products per layer (LayerTrace::mlpPre, mlpPreLinear). Without `keepWeights` (Observe::weights)
+// no t x t matrix is kept: per layer q, k, v and each row's log-sum-exp, the stages where
+// `keepStages` (Observe::stages; else two spare layers' worth), and the text's masks while computed.
 uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight = 0,
-                    bool keepMlp = false);
+                    bool keepMlp = false, bool keepWeights = true, bool keepStages = true);
 
 // The most tokens whose trace fits `budget` bytes (at most `info.maxPositions` when it has one).
 int tokensWithin(const ModelInfo &info, uint64_t budget, size_t scalarBytes, bool keepScores,
-                 size_t extraPerWeight = 0, bool keepMlp = false);
+                 size_t extraPerWeight = 0, bool keepMlp = false, bool keepWeights = true, bool keepStages = true);
 
 // Refuses a trace above memoryBudget(), before anything is allocated:
 // "NAME: 20,000 tokens through 12 layers x 12 heads need 231 GB of attention, more than the 4.0 GB
 // one computation may use here (at most 2,944 tokens fit)". NAME is info.name.
 Status checkTraceMemory(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores,
-                        size_t extraPerWeight = 0, bool keepMlp = false);
+                        size_t extraPerWeight = 0, bool keepMlp = false, bool keepWeights = true,
+                        bool keepStages = true);
 
 // Asks the C library's allocator (glibc) to keep freed blocks of up to 32 MB in the process for the
 // next trace instead of handing each back to the kernel: a real model's trace is ~1 GB of fresh

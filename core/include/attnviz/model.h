@@ -208,14 +208,23 @@ struct LayerTrace {
 
 // What a trace of a real checkpoint keeps (TraceRequest::observe): the stages the visible views
 // read; the rest is left empty in the trace (on a device, ForwardDevice in device.h, it stays there).
-// The CPU also keeps every layer's k, v and mask, which the next token reads (in a layer whose stages
-// are left out, k and v per key/value head: SequenceResult::k).
+// The CPU also keeps every layer's k, v, mask and each row's log-sum-exp, which the next token reads
+// (in a layer whose stages are left out, k and v per key/value head: SequenceResult::k).
 struct Observe {
     std::vector<int> layers; // layers whose attention comes back (weights, their mean); empty: every layer
     std::vector<int> heads;  // heads of those layers whose weights come back; empty: every head
     bool stages = true;      // q, k, v, context, output and the residual streams of those layers too
-    bool everything() const { return layers.empty() && heads.empty() && stages; }
-    bool operator==(const Observe &o) const { return layers == o.layers && heads == o.heads && stages == o.stages; }
+    // Every layer's t x t weights, their mean and mask stored (the CPU forward). False: none, so that
+    // a trace's memory is linear in its length; every layer keeps q (with k, v and each row's
+    // log-sum-exp) and AttentionTiles (attentiontiles.h) computes any weight where it is read.
+    bool weights = true;
+    bool everything() const { return layers.empty() && heads.empty() && stages && weights; }
+    // Whether every layer's q is kept: with the stages, or in place of the weights.
+    bool queries() const { return stages || !weights; }
+    bool operator==(const Observe &o) const
+    {
+        return layers == o.layers && heads == o.heads && stages == o.stages && weights == o.weights;
+    }
     bool operator!=(const Observe &o) const { return !(*this == o); }
     bool layer(int l) const { return layers.empty() || std::find(layers.begin(), layers.end(), l) != layers.end(); }
     bool head(int h) const { return heads.empty() || std::find(heads.begin(), heads.end(), h) != heads.end(); }
@@ -225,6 +234,8 @@ struct Observe {
         if (everything())
             return true;
         if (need.stages && !stages)
+            return false;
+        if ((need.weights && !weights) || (need.queries() && !queries()))
             return false;
         if (need.layers.empty() && !layers.empty())
             return false;

@@ -275,6 +275,12 @@ struct SequenceResult {
                                           // causal trace of a model stores them lower
     std::vector<Mat<T>> weightsPreDropout; // only when dropout > 0
     WeightMatrix<T> weightsAvg;   // (t_q, t_k): mean over heads
+    // (t_q, H): per query row and head, the log of the softmax's sum over the keys it sees, of the
+    // scores as they enter the softmax (scaled, soft-capped, masked): weight (i, j) of head h is
+    // exp(s_ij - lse(i, h)), so any weight is exact from q, k and this alone (AttentionTiles).
+    // -inf where every key of the row is masked. Kept by the real checkpoints' softmax forward;
+    // empty where weights come from another rule (Sum, Cosine, dropout, computeAttention).
+    Mat<T> lse;
     Mat<T> context;               // (t_q, H*d_head): heads concatenated
     Mat<T> output;                // (t_q, d_out): context W_o^T + b_o
     BoolMat mask;                 // (t_q, t_k) effective mask (attn OR causal OR padding); empty = none
@@ -292,6 +298,8 @@ struct AttentionResult {
     double scale = 1.0; // the factor that was multiplied onto q·k
     int kvHeads = 0;    // key/value heads (grouped-query attention); 0: one per query head
     double softcap = 0; // scores soft-capped as tanh(s / c) * c before the mask (Gemma 2); 0: none
+    bool causal = false; // key j > query i masked (real checkpoints' forward; the mask says it too)
+    int window = 0;      // sliding window: key j seen by query i only when i - window < j; 0: none
     int kvHeadOf(int head) const { return kvHeads > 0 && kvHeads < numHeads ? head / (numHeads / kvHeads) : head; }
 };
 

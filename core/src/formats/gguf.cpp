@@ -11,6 +11,7 @@
 #include "attnviz/fileio.h"
 #include "jsonread.h"
 #include "mappedfile.h"
+#include "../models/ggufmodel.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -515,7 +516,7 @@ std::string ggufUnsupportedReason(const GgufFile &f)
         return "metadata \"tokenizer.ggml.model\" is missing (no tokenizer in the file)";
     if (tok->s != "gpt2" && tok->s != "llama")
         return "tokenizer " + quoteText(tok->s) + " is not one attnviz reads from GGUF (gpt2, llama)";
-    return "";
+    return detail::ggufTokenizerKeysProblem(f); // what opening it would refuse, said before
 }
 
 Status parseGguf(const unsigned char *data, uint64_t size, const std::string &name, GgufFile &out,

@@ -33,6 +33,10 @@ Status openGgufParts(const std::string &path, GgufModelParts &out);
 // The tokenizer of tokenizer.ggml.*: `gpt2` (byte-level BPE with merges and the pre-tokenizer that
 // tokenizer.ggml.pre names) or `llama` (SentencePiece-style: scores, byte tokens, add_space_prefix).
 Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out);
+// What ggufTokenizer refuses that the keys alone show, without the arrays' contents (their types
+// and counts, the ids, the flags, the pre-tokenizer's name): "metadata \"KEY\": why", "" when none.
+// A list of models, which skips the arrays, says it as the reason a file cannot be opened.
+std::string ggufTokenizerKeysProblem(const GgufFile &f);
 
 // "Q4_K_M; attention Q8_0 (q, k, v, o), MLP Q4_K / Q6_K, embeddings Q6_K, norms F32": the ggml types
 // of each kind of tensor.

@@ -350,7 +350,9 @@ private:
             cut = info().name + " reads at most " + withCommas(limit) + " tokens; the text has " + withCommas(total) +
                   ": the rest is cut";
         }
-        if (Status st = checkTraceMemory(info(), int(tokens.size()), sizeof(T), request.keepScores, 0, request.keepMlp); !st)
+        if (Status st = checkTraceMemory(info(), int(tokens.size()), sizeof(T), request.keepScores, 0, request.keepMlp,
+                                         request.observe.weights, request.observe.stages);
+            !st)
             return st; // before anything of the trace is allocated
         ForwardInput in;
         for (const TraceToken &t : tokens)
@@ -364,10 +366,11 @@ private:
         in.maskId = m_maskId;
         in.cancel = request.cancel;
         // a causal model reuses the unchanged prefix of a trace it made with the same masks and stages
-        // (the one handed back, or rows of request.prefixFrom where that shares more)
+        // (the one handed back, or rows of request.prefixFrom where that shares more) on the CPU (a
+        // device's trace keeps no log-sum-exp for its rows: computed anew)
         auto prefix = [&](const Trace<T> &tr) {
             int r = 0;
-            if (m_config.causal && tr.producer == producer && tr.paddedKeys == request.paddedKeys &&
+            if (m_config.causal && tr.producer == producer && tr.device == "cpu" && tr.paddedKeys == request.paddedKeys &&
                 tr.maskedCells == request.maskedCells && tr.numLayers() == m_config.layers &&
                 (tr.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
                 (tr.layers.front().mlpPre.size() != 0) == (request.keepMlp && m_config.gatedMlp) &&
@@ -424,7 +427,9 @@ private:
                     out.room.release(); // the GPU's trace is sized anew: no room held after its matrices
                     st = dev.forward(m_config, weights, in, out);
                     if (st) {
-                        finish(dev.name(), dev.device(), in.observe.everything() ? producer : 0, in.observe);
+                        Observe held = in.observe;
+                        held.weights = true; // a device computes and reads back the weights themselves
+                        finish(dev.name(), dev.device(), held.everything() ? producer : 0, held);
                         return {};
                     }
                     if (st.code == StatusCode::Cancelled || st.code == StatusCode::InvalidInput)
@@ -436,8 +441,10 @@ private:
         // The CPU keeps every layer's weights, keys and values, and the other stages where
         // request.observe asks for them (everything by default; runForward says why). In place of a
         // device that could not compute it keeps everything: what the caller sized observe for
-        // was the device's readback.
-        in.observe = request.device ? Observe() : request.observe;
+        // was the device's readback (but no t x t weights where none were asked for).
+        Observe everything;
+        everything.weights = request.observe.weights;
+        in.observe = request.device ? everything : request.observe;
         const int reuse = prefix(out);
         const Trace<T> *source = nullptr;
         int sourceReuse = 0;

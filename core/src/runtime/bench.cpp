@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attnviz/bench.h"
+#include "attnviz/attentiontiles.h"
 #include "attnviz/device.h"
 #include "attnviz/projections.h"
 #include "attnviz/transformer.h"
@@ -140,7 +141,8 @@ std::string benchRowJson(const BenchRow &r)
 }
 
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
-                     std::vector<ModelBenchRow> &rows, ForwardDevice *device, const Observe &observe, bool typed)
+                     std::vector<ModelBenchRow> &rows, ForwardDevice *device, const Observe &observe, bool typed, int map,
+                     bool appended)
 {
     using clock = std::chrono::steady_clock;
     const ModelInfo info = model.info();
@@ -168,8 +170,10 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
         for (int i = 0; i < n; ++i)
             req.ids.push_back(pick(g));
         std::vector<double> ms;
+        Trace<float> kept; // the last run's trace, where the map is timed on it
         for (int r = 0; r < repeat; ++r) {
-            Trace<float> tr; // a fresh trace: everything computed
+            Trace<float> fresh; // a fresh trace: everything computed
+            Trace<float> &tr = map > 0 && r + 1 == repeat ? kept : fresh;
             if (device)
                 device->forgetText(); // the device's own copy of the last text too
             const auto a = clock::now();
@@ -180,7 +184,31 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
                 return st;
         }
         rows.push_back({"full trace", n, median(ms)});
-        if (!info.causal || (info.maxPositions > 0 && n >= info.maxPositions))
+        if (map > 0) { // the middle layer's first head, the whole text pooled (max), each run computed anew
+            const int layer = kept.numLayers() / 2;
+            AttentionTiles<float> tiles(kept, layer);
+            if (!tiles.valid())
+                return Status::error(StatusCode::Unavailable, "layer " + std::to_string(layer) + ": no weights to map");
+            std::vector<double> pooled, block;
+            const int side = std::min(256, n), at = n - side; // the last rows' block: a zoom to single cells
+            for (int r = 0; r < repeat; ++r) {
+                tiles.clearCache();
+                auto a = clock::now();
+                const Mat<float> m = tiles.pooled(0, 0, n, 0, n, map, map, Pooling::Max);
+                pooled.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+                a = clock::now();
+                const Mat<float> b = tiles.tile(0, at, n, at, n);
+                block.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+                if (m.rows() != std::min(map, n) || b.rows() != side)
+                    return Status::error(StatusCode::Unavailable, "the map came back empty");
+            }
+            const std::string how = tiles.recomputes() ? " (from q, k)" : " (stored weights)";
+            rows.push_back({"pooled map " + std::to_string(map) + " x " + std::to_string(map) + ", one head" + how, n,
+                            median(pooled)});
+            rows.push_back({std::to_string(side) + " x " + std::to_string(side) + " weights, one head" + how, n, median(block)});
+            kept = Trace<float>(); // one trace at a time below
+        }
+        if (!appended || !info.causal || (info.maxPositions > 0 && n >= info.maxPositions))
             continue;
         Trace<float> tr;
         if (Status st = model.trace(req, tr); !st)
@@ -237,7 +265,12 @@ bool benchObserve(const std::string &what, Observe &out)
         o.stages = false;
     else if (what == "layer")
         o.layers = {0};
-    else if (what != "all")
+    else if (what == "tiles") {
+        o.weights = false;
+    } else if (what == "tiles-attention") {
+        o.weights = false;
+        o.stages = false;
+    } else if (what != "all")
         return false;
     out = o;
     return true;

@@ -87,11 +87,31 @@ Status checkAttentionMemory(const ResolvedShape &s, bool dropout, size_t scalarB
 }
 
 uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight,
-                    bool keepMlp)
+                    bool keepMlp, bool keepWeights, bool keepStages)
 {
     const uint64_t t = u(tokens), layers = std::max<uint64_t>(1, u(info.layers)), heads = std::max<uint64_t>(1, u(info.heads));
     const uint64_t d = u(info.dModel), inner = std::max(d, mul(heads, u(info.dHead))), ff = u(info.dFeedForward);
     const uint64_t square = mul(t, t);
+    if (!keepWeights && !keepScores) { // no t x t matrix kept: linear in the text
+        const uint64_t kvInner = info.kvHeads > 0 ? mul(u(info.kvHeads), u(info.dHead)) : inner;
+        // per layer: each row's log-sum-exp per head, q, k and v (a copy per query head with the
+        // stages, the key/value heads' own without), and with the stages resid_pre, ln1, resid_mid,
+        // resid_post, q and k before rotation, z, attn_out
+        const uint64_t stages = add(mul(d, 5), mul(inner, 3));
+        uint64_t perToken = add(heads, inner);
+        perToken = add(perToken, mul(keepStages ? inner : kvInner, 2));
+        if (keepStages)
+            perToken = add(perToken, stages);
+        uint64_t numbers = mul(mul(perToken, layers), t);
+        if (!keepStages) // the two spare layers the stages are computed in
+            numbers = add(numbers, mul(mul(stages, 2), t));
+        numbers = add(numbers, mul(t, add(mul(d, 3), add(ff, mul(kvInner, 2))))); // embeddings, input, final; FF
+                                                                                     // rows; k, v before sharing
+        if (keepMlp && info.architecture.gatedMlp)
+            numbers = add(numbers, mul(mul(t, mul(ff, 2)), layers));
+        // the text's t x t mask and one layer's (a window, the user's cells) while they are computed
+        return add(mul(numbers, uint64_t(scalarBytes)), mul(square, 2));
+    }
     const uint64_t weights = mul(square, heads); // per layer
     // a causal model's weights are stored lower (WeightMatrix): t (t + 1) / 2 of each head's
     const uint64_t stored = info.causal ? add(square, t) / 2 : square;
@@ -108,12 +128,12 @@ uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool 
 }
 
 int tokensWithin(const ModelInfo &info, uint64_t budget, size_t scalarBytes, bool keepScores, size_t extraPerWeight,
-                 bool keepMlp)
+                 bool keepMlp, bool keepWeights, bool keepStages)
 {
     int lo = 0, hi = info.maxPositions > 0 ? info.maxPositions : (1 << 30); // traceBytes grows with the tokens
     while (lo < hi) {
         const int mid = lo + (hi - lo + 1) / 2;
-        if (traceBytes(info, mid, scalarBytes, keepScores, extraPerWeight, keepMlp) <= budget)
+        if (traceBytes(info, mid, scalarBytes, keepScores, extraPerWeight, keepMlp, keepWeights, keepStages) <= budget)
             lo = mid;
         else
             hi = mid - 1;
@@ -122,9 +142,9 @@ int tokensWithin(const ModelInfo &info, uint64_t budget, size_t scalarBytes, boo
 }
 
 Status checkTraceMemory(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight,
-                        bool keepMlp)
+                        bool keepMlp, bool keepWeights, bool keepStages)
 {
-    const uint64_t bytes = traceBytes(info, tokens, scalarBytes, keepScores, extraPerWeight, keepMlp);
+    const uint64_t bytes = traceBytes(info, tokens, scalarBytes, keepScores, extraPerWeight, keepMlp, keepWeights, keepStages);
     const uint64_t budget = memoryBudget();
     if (bytes <= budget)
         return {};
@@ -134,7 +154,8 @@ Status checkTraceMemory(const ModelInfo &info, int tokens, size_t scalarBytes, b
                              " layers x " + std::to_string(info.heads) + " heads need " + need +
                              " of attention, more than the " + describeBytes(budget) +
                              " one computation may use here (at most " +
-                             describeCount(tokensWithin(info, budget, scalarBytes, keepScores, extraPerWeight, keepMlp)) +
+                             describeCount(tokensWithin(info, budget, scalarBytes, keepScores, extraPerWeight, keepMlp,
+                                                        keepWeights, keepStages)) +
                              " tokens fit)");
 }
 

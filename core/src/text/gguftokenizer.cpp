@@ -142,11 +142,9 @@ private:
 
 } // namespace
 
-Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
+std::string ggufTokenizerKeysProblem(const GgufFile &f)
 {
-    auto bad = [&](const std::string &key, const std::string &what) {
-        return Status::error(StatusCode::InvalidInput, f.path + ": metadata " + quoteText(key) + ": " + what);
-    };
+    auto bad = [](const std::string &key, const std::string &what) { return "metadata " + quoteText(key) + ": " + what; };
     // A key of the wrong type is refused, as llama.cpp's loader does ("key has wrong type").
     auto wrongType = [&](const char *key, const GgufValue &v, const char *expected) {
         return bad(key, "type " + v.typeName() + ", expected " + expected);
@@ -164,6 +162,71 @@ Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
         return bad("tokenizer.ggml.tokens", "missing");
     if (tokens->type != GgufValueType::Array || tokens->elementType != GgufValueType::String)
         return wrongType("tokenizer.ggml.tokens", *tokens, "array of string");
+    const uint64_t n = tokens->count;
+    if (n == 0)
+        return bad("tokenizer.ggml.tokens", "empty");
+    if (n > uint64_t(INT_MAX))
+        return bad("tokenizer.ggml.tokens", "too many tokens");
+    if (const GgufValue *t = f.find("tokenizer.ggml.token_type")) {
+        if (!t->isArrayOf(isIntegerType))
+            return wrongType("tokenizer.ggml.token_type", *t, "array of int32");
+        if (t->count != n)
+            return bad("tokenizer.ggml.token_type", "not a list of " + std::to_string(n) + " types (one per token)");
+    }
+    if (const GgufValue *s = f.find("tokenizer.ggml.scores")) {
+        if (!s->isArrayOf(isNumberType))
+            return wrongType("tokenizer.ggml.scores", *s, "array of float32");
+        if (s->count != n)
+            return bad("tokenizer.ggml.scores", "not a list of " + std::to_string(n) + " scores (one per token)");
+    } else if (spm) {
+        return bad("tokenizer.ggml.scores", "missing (a SentencePiece vocabulary merges by score)");
+    }
+    for (const char *key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id"}) {
+        const GgufValue *v = f.find(key);
+        if (!v)
+            continue;
+        if (!v->isInteger())
+            return wrongType(key, *v, "uint32 (a token id)");
+        if (v->i < 0 || uint64_t(v->i) >= n)
+            return bad(key, std::to_string(v->i) + " is not a token id (0.." + std::to_string(n - 1) + ")");
+    }
+    // The flags: bool keys ("true" as a string is refused, not read as false).
+    for (const char *key :
+         {"tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token", "tokenizer.ggml.add_space_prefix"})
+        if (const GgufValue *v = f.find(key); v && v->type != GgufValueType::Bool)
+            return wrongType(key, *v, "bool");
+    if (!spm) {
+        const GgufValue *merges = f.find("tokenizer.ggml.merges");
+        if (!merges)
+            return bad("tokenizer.ggml.merges", "missing (a gpt2 tokenizer needs its merges)");
+        if (merges->type != GgufValueType::Array || merges->elementType != GgufValueType::String)
+            return wrongType("tokenizer.ggml.merges", *merges, "array of string");
+        const GgufValue *preKey = f.find("tokenizer.ggml.pre");
+        if (preKey && preKey->type != GgufValueType::String)
+            return wrongType("tokenizer.ggml.pre", *preKey, "string");
+        bool nfc = false, ignore = false;
+        if (preTokenizerFor(preKey ? preKey->s : std::string(), nfc, ignore).is_null())
+            return bad("tokenizer.ggml.pre", quoteText(preKey->s) + " is not a pre-tokenizer attnviz knows (llama-bpe, qwen2, "
+                                                                   "smollm, gpt-2, gpt-4o, default)");
+    }
+    return "";
+}
+
+Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
+{
+    auto bad = [&](const std::string &key, const std::string &what) {
+        return Status::error(StatusCode::InvalidInput, f.path + ": metadata " + quoteText(key) + ": " + what);
+    };
+    // A key of the wrong type is refused, as llama.cpp's loader does ("key has wrong type").
+    auto wrongType = [&](const char *key, const GgufValue &v, const char *expected) {
+        return bad(key, "type " + v.typeName() + ", expected " + expected);
+    };
+    // What needs no array's contents first, as the list of models checks it (ggufUnsupportedReason).
+    if (std::string why = ggufTokenizerKeysProblem(f); !why.empty())
+        return Status::error(StatusCode::InvalidInput, f.path + ": " + why);
+    // present and of their types: checked just above
+    const bool spm = f.find("tokenizer.ggml.model")->s == "llama";
+    const GgufValue *tokens = f.find("tokenizer.ggml.tokens");
     if (tokens->strings.empty())
         return bad("tokenizer.ggml.tokens", "empty");
     const size_t n = tokens->strings.size();

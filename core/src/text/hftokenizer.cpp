@@ -779,11 +779,91 @@ std::string HfTokenizer::decode(const std::vector<int> &ids) const
     return out;
 }
 
+// Counts the entries of model.vocab as the text is read (nlohmann's SAX events: no document is
+// built) and stops where that object ends, so that a vocabulary larger than the embeddings is
+// refused before a 60 MB file becomes a gigabyte of JSON values. `done` is false where the text
+// ends, or does not parse, before model.vocab has ended; the full parse then says what is wrong.
+struct VocabCounter : nlohmann::json_sax<json> {
+    int depth = 0;
+    int modelDepth = -1, vocabDepth = -1;
+    bool modelNext = false, vocabNext = false, done = false;
+    uint64_t count = 0;
+
+    bool value()
+    {
+        modelNext = vocabNext = false;
+        return true;
+    }
+    bool null() override { return value(); }
+    bool boolean(bool) override { return value(); }
+    bool number_integer(number_integer_t) override { return value(); }
+    bool number_unsigned(number_unsigned_t) override { return value(); }
+    bool number_float(number_float_t, const string_t &) override { return value(); }
+    bool string(string_t &) override { return value(); }
+    bool binary(binary_t &) override { return value(); }
+    bool start_object(std::size_t) override
+    {
+        ++depth;
+        if (modelNext)
+            modelDepth = depth;
+        else if (vocabNext)
+            vocabDepth = depth;
+        modelNext = vocabNext = false;
+        return true;
+    }
+    bool key(string_t &k) override
+    {
+        if (depth == vocabDepth)
+            ++count;
+        else if (depth == 1)
+            modelNext = k == "model";
+        else if (depth == modelDepth)
+            vocabNext = k == "vocab";
+        return true;
+    }
+    bool end_object() override
+    {
+        if (depth == vocabDepth) {
+            done = true;
+            return false; // counted: the rest is not this reader's to read
+        }
+        if (depth == modelDepth)
+            modelDepth = -1;
+        --depth;
+        return true;
+    }
+    bool start_array(std::size_t) override
+    {
+        modelNext = vocabNext = false;
+        ++depth;
+        return true;
+    }
+    bool end_array() override
+    {
+        --depth;
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override { return false; }
+};
+
 } // namespace
 
 Status parseHfTokenizer(const std::string &tokenizerJson, const std::string &tokenizerConfigJson,
                         const std::string &name, std::unique_ptr<SubwordTokenizer> &out, int embeddingRows)
 {
+    if (embeddingRows >= 0) {
+        VocabCounter counter;
+        try {
+            (void)json::sax_parse(tokenizerJson, &counter, json::input_format_t::json, false);
+        } catch (const std::exception &) {
+            counter.done = false; // the full parse below says what is wrong
+        }
+        if (counter.done && counter.count > uint64_t(embeddingRows))
+            return Status::error(StatusCode::ParseError,
+                                 name + " (tokenizer.json): model.vocab: " + std::to_string(counter.count) +
+                                     " tokens, more than the " + std::to_string(embeddingRows) +
+                                     " rows of the embeddings (config.json: vocab_size)");
+    }
     json doc, config;
     Status s = detail::parseJson(tokenizerJson, name + " (tokenizer.json)", doc);
     if (!s)

@@ -136,3 +136,115 @@ manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distributio
 write("ollama_manifest", "tiny-latest.json", json.dumps(manifest).encode())
 manifest["layers"].insert(1, ollama_layer("projector", b"GGUF\x03\x00\x00\x00clip"))
 write("ollama_manifest", "vision-q4.json", json.dumps(manifest, indent=2).encode())
+
+# GGUF tokenizers (fuzz_gguf_tokenizer): each fixture's tokenizer.ggml.* metadata with no tensors
+# (general.architecture kept), then the hostile shapes shrunk to seed size: a SentencePiece token of
+# 20,000 bytes, arrays that claim 1.5e9 uint8 or 1e8 empty arrays the file does not hold, and keys
+# of the wrong type (add_bos_token the string "true", tokenizer.ggml.pre a uint32).
+GGUF_SCALAR = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+
+
+def gguf_value(b, o, t):
+    if t in GGUF_SCALAR:
+        fmt = "<" + GGUF_SCALAR[t]
+        return b[o:o + struct.calcsize(fmt)], o + struct.calcsize(fmt)
+    if t == 8:
+        n = struct.unpack_from("<Q", b, o)[0]
+        return b[o:o + 8 + n], o + 8 + n
+    if t == 9:
+        et, n = struct.unpack_from("<IQ", b, o)
+        p = o + 12
+        for _ in range(n):
+            _, p = gguf_value(b, p, et)
+        return b[o:p], p
+    raise ValueError("GGUF value type %d" % t)
+
+
+def gguf_metadata(path):
+    """(key, type, raw value bytes) of a GGUF file's metadata, in file order."""
+    with open(path, "rb") as f:
+        b = f.read()
+    assert b[:4] == b"GGUF"
+    _, _, n_kv = struct.unpack_from("<IQQ", b, 4)
+    o, out = 24, []
+    for _ in range(n_kv):
+        n = struct.unpack_from("<Q", b, o)[0]
+        key = b[o + 8:o + 8 + n].decode()
+        t = struct.unpack_from("<I", b, o + 8 + n)[0]
+        raw, o = gguf_value(b, o + 12 + n, t)
+        out.append((key, t, raw))
+    return out
+
+
+def gguf_bytes(kvs):
+    b = b"GGUF" + struct.pack("<IQQ", 3, 0, len(kvs))
+    for key, t, raw in kvs:
+        b += struct.pack("<Q", len(key)) + key.encode() + struct.pack("<I", t) + raw
+    return b
+
+
+def gguf_str(s):
+    s = s.encode() if isinstance(s, str) else s
+    return struct.pack("<Q", len(s)) + s
+
+
+tokenizer_kvs = {}
+for name in ("gpt2", "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"):
+    kvs = [kv for kv in gguf_metadata(os.path.join(FIX, "gguf", name + ".gguf"))
+           if kv[0] == "general.architecture" or kv[0].startswith("tokenizer.")]
+    tokenizer_kvs[name] = kvs
+    write("gguf_tokenizer", name + ".gguf", gguf_bytes(kvs))
+
+
+def replaced(kvs, key, t, raw):
+    return [(k, t, raw) if k == key else (k, kt, kraw) for k, kt, kraw in kvs]
+
+
+# A: the last token of the SentencePiece vocabulary 20,000 bytes long
+sp = tokenizer_kvs["gemma3"]
+tokens = dict((k, raw) for k, _, raw in sp)["tokenizer.ggml.tokens"]
+et, n = struct.unpack_from("<IQ", tokens, 0)
+items, p = [], 12
+for _ in range(n):
+    raw, p = gguf_value(tokens, p, 8)
+    items.append(raw)
+items[-1] = gguf_str("\u2581" + "a" * 20000)
+write("gguf_tokenizer", "a-long-token.gguf", gguf_bytes(replaced(sp, "tokenizer.ggml.tokens", 9,
+                                                               struct.pack("<IQ", 8, n) + b"".join(items))))
+# B: arrays larger than the file (a key nothing reads, and the token types)
+write("gguf_tokenizer", "b-huge-uint8.gguf",
+      gguf_bytes(tokenizer_kvs["gpt2"] + [("general.junk", 9, struct.pack("<IQ", 0, 1500000000) + b"\0" * 64)]))
+write("gguf_tokenizer", "b-empty-arrays.gguf",
+      gguf_bytes(replaced(tokenizer_kvs["llama"], "tokenizer.ggml.token_type", 9,
+                          struct.pack("<IQ", 9, 100000000) + struct.pack("<IQ", 5, 0) * 4)))
+# H: keys of the wrong type
+write("gguf_tokenizer", "h-bos-string.gguf",
+      gguf_bytes(replaced(tokenizer_kvs["llama"], "tokenizer.ggml.add_bos_token", 8, gguf_str("true"))))
+write("gguf_tokenizer", "h-pre-uint32.gguf",
+      gguf_bytes(replaced(tokenizer_kvs["qwen2"], "tokenizer.ggml.pre", 4, struct.pack("<I", 7))))
+
+# tokenizer.json pipelines (fuzz_hf_pipeline): "normalizer \0 pre_tokenizer \0 text" from each
+# fixture's tokenizer.json, then the hostile ones shrunk: 2,000 empty groups, a back-reference,
+# 60 doubling Replaces, a Replace by 30,000 characters, 1,000 Prepends.
+TEXT = "The theory's 12 caf\u00e9s \u4e2d\u6587  \t\n<s> hello  world"
+
+
+def pipeline(normalizer, pre, text=TEXT):
+    part = lambda v: b"" if v is None else json.dumps(v, ensure_ascii=False).encode()
+    return part(normalizer) + b"\0" + part(pre) + b"\0" + text.encode()
+
+
+for name in ("llama3-gpt2", "mistral", "qwen3"):
+    with open(os.path.join(FIX, "tokenizers", name, "tokenizer.json"), encoding="utf-8") as f:
+        t = json.load(f)
+    write("hf_pipeline", name, pipeline(t.get("normalizer"), t.get("pre_tokenizer")))
+split = lambda pattern: {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated"}
+write("hf_pipeline", "d-empty-groups", pipeline(None, split("()" * 2000 + "x")))
+write("hf_pipeline", "d-back-reference", pipeline(None, split("(.+)\\1+x"), "ab" * 2500))
+write("hf_pipeline", "d-nested-plus", pipeline(None, split("(a+)+$"), "a" * 64 + "b"))
+seq = lambda items: {"type": "Sequence", "normalizers": items}
+write("hf_pipeline", "e-doublings",
+      pipeline(seq([{"type": "Replace", "pattern": {"String": "a"}, "content": "aa"}] * 60), None, "a b a"))
+write("hf_pipeline", "e-replace-large",
+      pipeline({"type": "Replace", "pattern": {"String": "a"}, "content": "b" * 30000}, None, "a" * 40))
+write("hf_pipeline", "e-prepends", pipeline(seq([{"type": "Prepend", "prepend": "a"}] * 1000), None, "x"))

@@ -488,27 +488,30 @@ void normRows(NormKind kind, const Mat<T> &x, int p, const LayerNorm<T> &ln, Mat
     }
 }
 
-// Softmax of a row over keys [0, limit) not masked; keys [limit, row end) set to 0. Returns false
-// (the row all 0) if every key is masked.
+// Softmax of a row over keys [0, limit) not masked; keys [limit, row end) set to 0. Returns the
+// row's log-sum-exp (max + log of the sum of exp(s - max)): weight j = exp(s_j - it); -inf (the row
+// all 0) if every key is masked.
 template <typename Row>
-bool maskedSoftmax(Row row, int limit, const uint8_t *mask)
+typename Row::Scalar maskedSoftmax(Row row, int limit, const uint8_t *mask)
 {
     using T = typename Row::Scalar;
     auto head = row.head(limit);
+    T mx, sum;
     if (!mask) { // the common case, vectorised
-        const T mx = head.maxCoeff();
+        mx = head.maxCoeff();
         head = (head.array() - mx).exp();
-        head /= head.sum();
+        sum = head.sum();
+        head /= sum;
     } else {
-        T mx = -std::numeric_limits<T>::infinity();
+        mx = -std::numeric_limits<T>::infinity();
         for (int j = 0; j < limit; ++j)
             if (!mask[j] && row[j] > mx)
                 mx = row[j];
         if (mx == -std::numeric_limits<T>::infinity()) {
             row.setZero();
-            return false;
+            return mx;
         }
-        T sum = 0;
+        sum = 0;
         for (int j = 0; j < limit; ++j) {
             row[j] = mask[j] ? T(0) : std::exp(row[j] - mx);
             sum += row[j];
@@ -516,7 +519,7 @@ bool maskedSoftmax(Row row, int limit, const uint8_t *mask)
         head /= sum;
     }
     row.tail(row.size() - limit).setZero();
-    return true;
+    return mx + std::log(sum);
 }
 
 // What one layer's attention is, beyond its projections (from the Architecture).
@@ -525,6 +528,7 @@ struct AttentionSpec {
     int heads = 1, kvHeads = 1, dHead = 1;
     T scale = 1, softcap = 0; // softcap 0: none
     bool causal = true;
+    int window = 0; // sliding window (in the mask already; recorded for AttentionTiles); 0: none
     NormKind norm = NormKind::RmsNorm;
     const LayerNorm<T> *qNorm = nullptr, *kNorm = nullptr; // per head, before rotation; null: none
     const std::vector<T> *cos = nullptr, *sin = nullptr;   // rotary: rows [p, t) x dims / 2; null: none
@@ -574,14 +578,14 @@ LinearJob<T> projection(const LayerWeights<T> &b, Proj which, Mat<T> *y)
 // every head: a head's weights of the block are computed in a scratch block (a causal row's scores only
 // for the keys it can see), stored once (a causal trace's lower, sizeWeights) and summed into the head
 // mean while they are in cache. `mask` (t, t) holds the user's cells and sliding windows; empty: none
-// beyond causality. `stages` false: q, the context and the output (and qPre, kPre) are a spare layer's
-// buffers, only rows [p, t) are meaningful and nothing is copied into them; `weights` false: no
-// weights nor their mean are stored. k and v are kept: a copy per query head with the stages, the
-// key/value heads' own without (grouped-query attention).
+// beyond causality. `stages` false: the context and the output (and qPre, kPre) are a spare layer's
+// buffers, only rows [p, t) are meaningful and nothing is copied into them; q too unless `keepQ`;
+// `weights` false: no weights nor their mean are stored. k, v and each row's log-sum-exp are kept: k and
+// v a copy per query head with the stages, the key/value heads' own without (grouped-query attention).
 template <typename T>
 void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
-            const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, bool weights,
-            Eigen::Index limit, GrowthRoom &room, ProjectionScratch<T> &scratch, AttentionResult<T> &R)
+            const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, bool keepQ,
+            bool weights, Eigen::Index limit, GrowthRoom &room, ProjectionScratch<T> &scratch, AttentionResult<T> &R)
 {
     const int t = int(a.rows()), heads = A.heads, dh = A.dHead, width = heads * dh, n = t - p;
     const bool causal = A.causal;
@@ -595,6 +599,8 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     R.dOut = int(projection<T>(lw, Proj::O, nullptr).rows());
     R.scale = double(A.scale);
     R.softcap = double(A.softcap);
+    R.causal = causal;
+    R.window = A.window;
     R.batch.resize(1);
     SequenceResult<T> &s = R.batch[0];
     const SequenceResult<T> *f = from && p > keep ? &from->batch.front() : nullptr;
@@ -602,8 +608,8 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     auto stage = [&](Mat<T> &m, const Mat<T> *fm, Eigen::Index cols, bool kept) {
         sizeStage(m, fm, t, cols, keep, p, limit, room, kept);
     };
-    for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::context})
-        stage(s.*m, f ? &(f->*m) : nullptr, width, stages);
+    stage(s.q, f ? &f->q : nullptr, width, keepQ);
+    stage(s.context, f ? &f->context : nullptr, width, stages);
     // k and v: a copy per query head where the stages are kept (the views read them head by head);
     // otherwise the key/value heads' own, (t, KV d_head), all the next token reads
     const int kw = A.kvHeads * dh;
@@ -612,6 +618,8 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::k, &SequenceResult<T>::v})
         sizeKeys(s.*m, f ? &(f->*m) : nullptr, t, compact ? kw : width, keep, p, limit, room, group, dh);
     stage(s.output, f ? &f->output : nullptr, R.dOut, stages);
+    // every row's log-sum-exp per head: (t, H), kept in every layer (the weights from q and k alone)
+    sizeStage(s.lse, f ? &f->lse : nullptr, t, heads, keep, p, limit, room);
     const bool shaped = A.qNorm || A.cos; // q and k as projected are kept apart (qPre, kPre)
     if (shaped) {
         for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::qPre, &SequenceResult<T>::kPre})
@@ -712,7 +720,8 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
             }
             for (int i = r0; i < r0 + rn; ++i) {
                 const uint8_t *m = mask.size() ? mask.data() + Eigen::Index(i) * t : nullptr;
-                maskedSoftmax(seen.row(i - r0), causal ? i + 1 : t, m); // every key masked: weights 0, context 0
+                // every key masked: weights 0, context 0, lse -inf
+                s.lse(i, h) = maskedSoftmax(seen.row(i - r0), causal ? i + 1 : t, m);
             }
             s.context.block(r0, h * dh, rn, dh).noalias() = seen * s.v.block(0, kvCol(h), keys, dh);
             if (!weights)
@@ -875,6 +884,7 @@ Status attendByRule(const Architecture &arch, const Projections<T> &P, const Mat
     R.softcap = 0;
     R.batch[0].qPre.resize(0, 0);
     R.batch[0].kPre.resize(0, 0);
+    R.batch[0].lse.resize(0, 0); // weights by a rule: no log-sum-exp stands for them
     return {};
 }
 
@@ -1019,11 +1029,12 @@ void rotaryRows(const Rope &rope, int p, int t, std::vector<T> &cos, std::vector
         }
 }
 
-// The (t, d)-like stages of a layer that Observe::stages covers (k, v, the weights, their mean and the
-// mask are not among them; a gated MLP's products are kept only with them), each passed to `f` as the
-// pair of a's and b's.
+// The (t, d)-like stages of a layer that Observe::stages covers (k, v, the log-sum-exp, the weights,
+// their mean and the mask are not among them; a gated MLP's products are kept only with them), each
+// passed to `f` as the pair of a's and b's; q among them unless `withoutQ` (a trace that keeps no
+// weights keeps every layer's q).
 template <typename T, typename F>
-void forStages(LayerTrace<T> &a, LayerTrace<T> &b, F f)
+void forStages(LayerTrace<T> &a, LayerTrace<T> &b, F f, bool withoutQ = false)
 {
     a.attention.batch.resize(1);
     b.attention.batch.resize(1);
@@ -1031,16 +1042,18 @@ void forStages(LayerTrace<T> &a, LayerTrace<T> &b, F f)
                                      &LayerTrace<T>::afterAttention, &LayerTrace<T>::output})
         f(a.*m, b.*m);
     SequenceResult<T> &sa = a.attention.batch[0], &sb = b.attention.batch[0];
-    for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::q, &SequenceResult<T>::qPre, &SequenceResult<T>::kPre,
+    if (!withoutQ)
+        f(sa.q, sb.q);
+    for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::qPre, &SequenceResult<T>::kPre,
                                          &SequenceResult<T>::context, &SequenceResult<T>::output})
         f(sa.*m, sb.*m);
 }
 
 // a's stages and b's exchanged (no copy)
 template <typename T>
-void swapStages(LayerTrace<T> &a, LayerTrace<T> &b)
+void swapStages(LayerTrace<T> &a, LayerTrace<T> &b, bool withoutQ)
 {
-    forStages(a, b, [](Mat<T> &x, Mat<T> &y) { x.swap(y); });
+    forStages(a, b, [](Mat<T> &x, Mat<T> &y) { x.swap(y); }, withoutQ);
 }
 
 template <typename T>
@@ -1117,7 +1130,9 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     // a layer reads the output of the one before), the weights and their mean of a layer not observed
     // at all (never stored; at 1,024 tokens of SmolLM2, 13 MB and 26 MB a layer). k and v (the next
     // token's keys) and the mask are kept in every layer. With scores kept everything is (the kept
-    // rows' scores against new keys read q).
+    // rows' scores against new keys read q). Observe::weights false: no layer's weights, their mean or
+    // mask are stored; every layer keeps q, k, v and each row's log-sum-exp instead (AttentionTiles
+    // computes any weight from them), except a layer whose weights come by a rule (no log-sum-exp).
     const bool pruning = !in.observe.everything() && !in.keepScores;
     out.observed = pruning ? in.observe : Observe();
     LayerTrace<T> spare[2];
@@ -1128,9 +1143,10 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         const LayerWeights<T> &b = w.layers[l];
         LayerTrace<T> &lt = out.layers[l];
         const bool kept = !pruning || (in.observe.stages && in.observe.layer(int(l)));
-        const bool weightsKept = !pruning || in.observe.layer(int(l));
+        const bool weightsKept = !pruning || (in.observe.weights && in.observe.layer(int(l)));
+        const bool qKept = kept || (pruning && !in.observe.weights);
         if (!kept)
-            swapStages(lt, spare[l % 2]);
+            swapStages(lt, spare[l % 2], qKept);
         const LayerTrace<T> *fl = from ? &from->layers[l] : nullptr;
         for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::residualIn, &LayerTrace<T>::attentionIn,
                                          &LayerTrace<T>::afterAttention, &LayerTrace<T>::output})
@@ -1150,6 +1166,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         A.scale = T(arch.scale());
         A.softcap = T(arch.attentionSoftcap);
         A.causal = causal;
+        A.window = std::max(0, window);
         A.norm = arch.norm;
         if (arch.qkNorm) {
             A.qNorm = &b.qNorm;
@@ -1166,11 +1183,17 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             if (Status st = attendByRule(arch, *P, lt.attentionIn, layerMask, in.keepScores, lt.attention); !st)
                 return Status::error(st.code, "layer " + std::to_string(l) + ": " + st.message);
         } else {
-            attend(b, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, kept,
+            attend(b, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, kept, qKept,
                    weightsKept, limit, out.room, scratch, lt.attention);
         }
+        // weights by a rule have no log-sum-exp: only the stored ones (and their mask) say them
+        const bool ruled = lt.attention.batch[0].lse.size() == 0;
         if (!layerMask.size() && causal)
             lt.attention.batch[0].mask = mask; // the views hatch the causal cells
+        if (pruning && !in.observe.weights && !ruled) // a t x t mask a layer: AttentionTiles applies the spec
+            lt.attention.batch[0].mask.resize(0, 0);
+        lt.attention.causal = causal;
+        lt.attention.window = A.window;
         if (placement == NormPlacement::Sandwich) { // the residual adds attention's output normalized
             resizeKeep(ffIn, n, d, 0);
             normRows(arch.norm, lt.attention.batch[0].output, p, b.postAttnNorm, ffIn, 0);
@@ -1220,11 +1243,11 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         lt.projections = b.projections();
         x = &lt.output;
         if (!kept) { // the spare takes its buffers back; the trace keeps none of this layer's stages
-            swapStages(lt, spare[l % 2]);
+            swapStages(lt, spare[l % 2], qKept);
             x = &spare[l % 2].output;
-            forStages(lt, lt, [](Mat<T> &m, Mat<T> &) { m.resize(0, 0); });
+            forStages(lt, lt, [](Mat<T> &m, Mat<T> &) { m.resize(0, 0); }, qKept);
         }
-        if (!weightsKept) { // nor the weights the rule-based path stored
+        if (!weightsKept && !(ruled && in.observe.layer(int(l)))) { // nor the weights the rule-based path stored
             lt.attention.batch[0].weights.clear();
             lt.attention.batch[0].weightsAvg.clear();
         }

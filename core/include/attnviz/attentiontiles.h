@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A layer's attention weights read where a view looks, without the whole t x t matrix: AttentionTiles
+// computes any block of them, or a pooled map of a region (each output cell the max or the mean of
+// the weights it covers), from what the trace keeps. A real checkpoint's softmax forward keeps per
+// layer the rotated q, k per key/value head and each (query row, head)'s log-sum-exp of its scores
+// (SequenceResult::lse), so that weight (i, j) of head h is exact from q and k alone:
+//   s_ij = cap(scale q_i,h · k_j,kv(h)),  w_ij = exp(s_ij - lse_i,h)  (0 where (i, j) is masked)
+// (FlashAttention's identity). The masks are the forward's: causal, a sliding window, the user's
+// padded keys and masked cells (the trace's). Where a trace keeps the weights themselves (every
+// trace by default: Observe::weights) the same interface reads them instead; a layer whose weights
+// come from another rule (Sum, Cosine, dropout) has no log-sum-exp and is read only so.
+// Blocks of q x k^T are Eigen matrix products; a pooled map is computed in blocks of query rows over
+// the core's pool (parallel.h). Recently computed tiles and maps are kept in a cache bounded in bytes
+// (least recently used first out). Head -1 is the mean over heads, as Trace::weights.
+#pragma once
+
+#include "attnviz/model.h"
+
+#include <cstddef>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace attnviz {
+
+// How a pooled map reduces the weights one output cell covers.
+enum class Pooling { Max, Mean };
+
+template <typename T>
+class AttentionTiles {
+public:
+    // Where the weights come from: the stored matrices where the trace kept them, else recomputed
+    // (Auto); always recomputed from q, k and the log-sum-exp (Recompute); only stored (Stored).
+    enum class Source { Auto, Recompute, Stored };
+    static constexpr size_t kDefaultCacheBytes = size_t(64) << 20;
+
+    // Layer `layer` of `trace`, which must outlive this and stay unchanged while it is read.
+    AttentionTiles(const Trace<T> &trace, int layer, Source source = Source::Auto,
+                   size_t cacheBytes = kDefaultCacheBytes);
+    AttentionTiles(const AttentionTiles &) = delete;
+    AttentionTiles &operator=(const AttentionTiles &) = delete;
+
+    // Whether layer `layer` of `trace` keeps what recomputing its weights needs (q, k, lse).
+    static bool recomputable(const Trace<T> &trace, int layer);
+    // Whether the layer holds what `source` needs; every read below requires it.
+    bool valid() const { return m_valid; }
+    bool recomputes() const { return m_recompute; }
+    int rows() const { return m_tq; }
+    int cols() const { return m_tk; }
+    int numHeads() const { return m_heads; }
+    // Whether key j is masked for query i (weight 0): causal, window, padded key, masked cell.
+    bool masked(int i, int j) const;
+
+    // Weights of `head` (-1: the mean over heads), rows [rowBegin, rowEnd) x keys [colBegin, colEnd).
+    Mat<T> tile(int head, int rowBegin, int rowEnd, int colBegin, int colEnd) const;
+    // The region rows [rowBegin, rowEnd) x keys [colBegin, colEnd) as an outRows x outCols map:
+    // output cell (a, b) covers rows rowBegin + [floor(a R / outRows), floor((a + 1) R / outRows))
+    // and the keys likewise (R, C the region's sizes; outRows, outCols at most R, C, at least 1:
+    // clamped), and holds the max or the mean of those weights (masked cells count as 0).
+    Mat<T> pooled(int head, int rowBegin, int rowEnd, int colBegin, int colEnd, int outRows, int outCols,
+                  Pooling pool) const;
+
+    size_t cacheCapacity() const { return m_capacity; }
+    size_t cachedBytes() const;
+    int cachedEntries() const;
+    void clearCache();
+
+private:
+    using Key = std::tuple<int, int, int, int, int, int, int, int, int>; // kind, head, region, out, pool
+    struct Entry {
+        Key key;
+        std::shared_ptr<const Mat<T>> value;
+    };
+    // Weights of one head (>= 0) or their mean (-1) into `out` (resized): the block itself.
+    void block(int head, int r0, int r1, int c0, int c1, Mat<T> &out) const;
+    void headBlock(int head, int r0, int r1, int c0, int c1, Mat<T> &out) const;
+    // Whether every cell of the block is masked by causality or the window (nothing to compute).
+    bool blockHidden(int r0, int r1, int c0, int c1) const;
+    std::shared_ptr<const Mat<T>> cached(const Key &key) const;
+    void remember(const Key &key, std::shared_ptr<const Mat<T>> value) const;
+
+    const Trace<T> &m_trace;
+    const SequenceResult<T> *m_seq = nullptr;
+    int m_layer = 0;
+    int m_tq = 0, m_tk = 0, m_heads = 0, m_kvHeads = 0, m_dh = 0;
+    T m_scale = 1, m_cap = 0;
+    bool m_causal = false;
+    int m_window = 0;
+    bool m_valid = false, m_recompute = false;
+    bool m_kPerHead = true; // k holds a copy per query head (else the key/value heads' own)
+    std::vector<uint8_t> m_padded;               // per key; empty: none
+    std::vector<std::pair<int, int>> m_cells;    // (query, key) masked by hand, sorted
+    size_t m_capacity;
+    mutable std::mutex m_mutex;
+    mutable std::list<Entry> m_lru; // most recent first
+    mutable std::map<Key, typename std::list<Entry>::iterator> m_index;
+    mutable size_t m_bytes = 0;
+};
+
+extern template class AttentionTiles<float>;
+extern template class AttentionTiles<double>;
+
+} // namespace attnviz

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// AttentionTiles (attentiontiles.h): blocks and pooled maps of one layer's attention weights,
+// recomputed from q, k and each row's log-sum-exp as the forward formed its scores (forward.cpp:
+// scale * q, times k^T, soft-capped, then the masks), or read from the stored matrices.
+#include "attnviz/attentiontiles.h"
+#include "attnviz/parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace attnviz {
+
+namespace {
+
+// Rows (or keys) of output cell a of a region of n split into `out` cells: [edge(a), edge(a + 1)).
+int edge(int begin, int n, int out, int a) { return begin + int(int64_t(a) * n / out); }
+
+// Query rows a pooled map computes at once, and keys at most per block: 64 x 256 weights (64 KB of
+// float) stay in cache between the product and the reduction.
+constexpr int kBandRows = 64;
+constexpr int kBlockKeys = 256;
+
+} // namespace
+
+template <typename T>
+AttentionTiles<T>::AttentionTiles(const Trace<T> &trace, int layer, Source source, size_t cacheBytes)
+    : m_trace(trace), m_layer(layer), m_capacity(cacheBytes)
+{
+    if (layer < 0 || layer >= trace.numLayers() || trace.layers[size_t(layer)].attention.batch.empty())
+        return;
+    const AttentionResult<T> &R = trace.layers[size_t(layer)].attention;
+    m_seq = &R.batch.front();
+    m_heads = R.numHeads;
+    m_kvHeads = R.kvHeads > 0 ? R.kvHeads : R.numHeads;
+    m_dh = R.dHead;
+    m_scale = T(R.scale);
+    m_cap = T(R.softcap);
+    m_causal = R.causal;
+    m_window = R.window;
+    const bool stored = int(m_seq->weights.size()) == m_heads && m_heads > 0 && m_seq->weightsAvg.rows() > 0;
+    const bool recomputable = AttentionTiles::recomputable(trace, layer);
+    m_recompute = source == Source::Recompute || (source == Source::Auto && !stored);
+    m_valid = m_recompute ? recomputable : stored;
+    if (!m_valid)
+        return;
+    if (m_recompute) {
+        m_tq = int(m_seq->q.rows());
+        m_tk = int(m_seq->k.rows());
+        m_kPerHead = m_seq->k.cols() == Eigen::Index(m_heads) * m_dh;
+        for (int j : trace.paddedKeys)
+            if (j >= 0 && j < m_tk) {
+                m_padded.resize(size_t(m_tk), 0);
+                m_padded[size_t(j)] = 1;
+            }
+        for (const auto &c : trace.maskedCells)
+            if (c.first >= 0 && c.first < m_tq && c.second >= 0 && c.second < m_tk)
+                m_cells.push_back(c);
+        std::sort(m_cells.begin(), m_cells.end());
+    } else {
+        m_tq = int(m_seq->weightsAvg.rows());
+        m_tk = int(m_seq->weightsAvg.cols());
+    }
+}
+
+template <typename T>
+bool AttentionTiles<T>::recomputable(const Trace<T> &trace, int layer)
+{
+    if (layer < 0 || layer >= trace.numLayers() || trace.layers[size_t(layer)].attention.batch.empty())
+        return false;
+    const AttentionResult<T> &R = trace.layers[size_t(layer)].attention;
+    const SequenceResult<T> &s = R.batch.front();
+    const Eigen::Index H = R.numHeads, KV = R.kvHeads > 0 ? R.kvHeads : R.numHeads, dh = R.dHead;
+    const Eigen::Index t = s.q.rows();
+    return H > 0 && dh > 0 && t > 0 && s.q.cols() == H * dh && s.lse.rows() == t && s.lse.cols() == H &&
+           s.k.rows() > 0 && (s.k.cols() == H * dh || s.k.cols() == KV * dh) && H % KV == 0;
+}
+
+template <typename T>
+bool AttentionTiles<T>::masked(int i, int j) const
+{
+    if (!m_recompute) {
+        const BoolMat &m = m_seq->mask;
+        return m.rows() == m_tq && m.cols() == m_tk && m(i, j) != 0;
+    }
+    if (m_causal && j > i)
+        return true;
+    if (m_window > 0 && j <= i - m_window)
+        return true;
+    if (!m_padded.empty() && m_padded[size_t(j)])
+        return true;
+    return std::binary_search(m_cells.begin(), m_cells.end(), std::make_pair(i, j));
+}
+
+template <typename T>
+bool AttentionTiles<T>::blockHidden(int r0, int r1, int c0, int c1) const
+{
+    if (r1 <= r0 || c1 <= c0)
+        return true;
+    if (m_causal && c0 > r1 - 1) // every key after every row's own
+        return true;
+    return m_window > 0 && c1 - 1 <= r0 - m_window; // every key before every row's window
+}
+
+template <typename T>
+void AttentionTiles<T>::headBlock(int h, int r0, int r1, int c0, int c1, Mat<T> &out) const
+{
+    const int rn = r1 - r0, cn = c1 - c0, dh = m_dh;
+    out.resize(rn, cn);
+    if (!m_recompute) { // the stored matrix (a lower one holds keys 0 .. i of row i)
+        const WeightMatrix<T> &w = h < 0 ? m_seq->weightsAvg : m_seq->weights[size_t(h)];
+        for (int i = 0; i < rn; ++i) {
+            const int upto = int(std::clamp<Eigen::Index>(w.stored(r0 + i), c0, c1));
+            if (upto > c0)
+                out.row(i).head(upto - c0) = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(w.rowData(r0 + i) + c0, upto - c0);
+            out.row(i).tail(c1 - upto).setZero();
+        }
+        return;
+    }
+    if (blockHidden(r0, r1, c0, c1)) {
+        out.setZero();
+        return;
+    }
+    // as the forward forms them: (scale q) k^T, soft-capped
+    const Eigen::Index kc = m_kPerHead ? Eigen::Index(h) * dh : Eigen::Index(h / (m_heads / m_kvHeads)) * dh;
+    thread_local Mat<T> qh;
+    qh.noalias() = m_scale * m_seq->q.block(r0, Eigen::Index(h) * dh, rn, dh);
+    out.noalias() = qh * m_seq->k.block(c0, kc, cn, dh).transpose();
+    if (m_cap > 0)
+        out = ((out.array() / m_cap).tanh() * m_cap).matrix();
+    for (int r = 0; r < rn; ++r) {
+        const int i = r0 + r;
+        const T lse = m_seq->lse(i, h);
+        auto row = out.row(r);
+        if (lse == -std::numeric_limits<T>::infinity()) { // every key masked
+            row.setZero();
+            continue;
+        }
+        row = (row.array() - lse).exp().matrix();
+        if (m_causal && i + 1 < c1) // keys after the query
+            row.tail(c1 - std::max(c0, i + 1)).setZero();
+        if (m_window > 0 && i - m_window + 1 > c0) // keys before the window
+            row.head(std::min(c1, i - m_window + 1) - c0).setZero();
+    }
+    if (!m_padded.empty())
+        for (int j = c0; j < c1; ++j)
+            if (m_padded[size_t(j)])
+                out.col(j - c0).setZero();
+    for (auto it = std::lower_bound(m_cells.begin(), m_cells.end(), std::make_pair(r0, std::numeric_limits<int>::min()));
+         it != m_cells.end() && it->first < r1; ++it)
+        if (it->second >= c0 && it->second < c1)
+            out(it->first - r0, it->second - c0) = T(0);
+}
+
+template <typename T>
+void AttentionTiles<T>::block(int head, int r0, int r1, int c0, int c1, Mat<T> &out) const
+{
+    if (head >= 0 || !m_recompute) {
+        headBlock(head, r0, r1, c0, c1, out);
+        return;
+    }
+    // the mean over heads, summed in head order and divided as the forward does
+    thread_local Mat<T> one;
+    headBlock(0, r0, r1, c0, c1, out);
+    for (int h = 1; h < m_heads; ++h) {
+        headBlock(h, r0, r1, c0, c1, one);
+        out += one;
+    }
+    out /= T(m_heads);
+}
+
+template <typename T>
+std::shared_ptr<const Mat<T>> AttentionTiles<T>::cached(const Key &key) const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_index.find(key);
+    if (it == m_index.end())
+        return nullptr;
+    m_lru.splice(m_lru.begin(), m_lru, it->second);
+    return it->second->value;
+}
+
+template <typename T>
+void AttentionTiles<T>::remember(const Key &key, std::shared_ptr<const Mat<T>> value) const
+{
+    const size_t bytes = size_t(value->size()) * sizeof(T);
+    if (bytes > m_capacity)
+        return;
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_index.count(key))
+        return;
+    m_lru.push_front({key, std::move(value)});
+    m_index[key] = m_lru.begin();
+    m_bytes += bytes;
+    while (m_bytes > m_capacity) {
+        const Entry &last = m_lru.back();
+        m_bytes -= size_t(last.value->size()) * sizeof(T);
+        m_index.erase(last.key);
+        m_lru.pop_back();
+    }
+}
+
+template <typename T>
+size_t AttentionTiles<T>::cachedBytes() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_bytes;
+}
+
+template <typename T>
+int AttentionTiles<T>::cachedEntries() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return int(m_lru.size());
+}
+
+template <typename T>
+void AttentionTiles<T>::clearCache()
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_lru.clear();
+    m_index.clear();
+    m_bytes = 0;
+}
+
+template <typename T>
+Mat<T> AttentionTiles<T>::tile(int head, int rowBegin, int rowEnd, int colBegin, int colEnd) const
+{
+    if (!m_valid)
+        return {};
+    head = head >= m_heads ? -1 : std::max(-1, head);
+    rowBegin = std::clamp(rowBegin, 0, m_tq);
+    rowEnd = std::clamp(rowEnd, rowBegin, m_tq);
+    colBegin = std::clamp(colBegin, 0, m_tk);
+    colEnd = std::clamp(colEnd, colBegin, m_tk);
+    const Key key{0, head, rowBegin, rowEnd, colBegin, colEnd, 0, 0, 0};
+    if (auto hit = cached(key))
+        return *hit;
+    auto out = std::make_shared<Mat<T>>(rowEnd - rowBegin, colEnd - colBegin);
+    // bands of rows over the pool, each one product of its rows by the keys
+    const int rn = rowEnd - rowBegin, bands = (rn + kBandRows - 1) / kBandRows;
+    const double work = 2.0 * rn * double(colEnd - colBegin) * m_dh * (head < 0 ? m_heads : 1);
+    parallelFor(bands, work, [&](int b) {
+        const int r0 = rowBegin + b * kBandRows, r1 = std::min(rowEnd, r0 + kBandRows);
+        thread_local Mat<T> part;
+        block(head, r0, r1, colBegin, colEnd, part);
+        out->middleRows(r0 - rowBegin, r1 - r0) = part;
+    });
+    remember(key, out);
+    return *out;
+}
+
+template <typename T>
+Mat<T> AttentionTiles<T>::pooled(int head, int rowBegin, int rowEnd, int colBegin, int colEnd, int outRows,
+                                 int outCols, Pooling pool) const
+{
+    if (!m_valid)
+        return {};
+    head = head >= m_heads ? -1 : std::max(-1, head);
+    rowBegin = std::clamp(rowBegin, 0, m_tq);
+    rowEnd = std::clamp(rowEnd, rowBegin, m_tq);
+    colBegin = std::clamp(colBegin, 0, m_tk);
+    colEnd = std::clamp(colEnd, colBegin, m_tk);
+    const int R = rowEnd - rowBegin, C = colEnd - colBegin;
+    if (R == 0 || C == 0)
+        return Mat<T>(0, 0);
+    outRows = std::clamp(outRows, 1, R);
+    outCols = std::clamp(outCols, 1, C);
+    const Key key{1, head, rowBegin, rowEnd, colBegin, colEnd, outRows, outCols, int(pool)};
+    if (auto hit = cached(key))
+        return *hit;
+    auto out = std::make_shared<Mat<T>>(outRows, outCols);
+    // output columns per block: blocks of about kBlockKeys keys, whole output cells
+    const int cellsPer = std::max(1, int(int64_t(kBlockKeys) * outCols / C));
+    const double work = 2.0 * R * double(C) * m_dh * (head < 0 ? m_heads : 1);
+    parallelFor(outRows, work, [&](int a) {
+        const int ra = edge(rowBegin, R, outRows, a), rb = edge(rowBegin, R, outRows, a + 1);
+        auto acc = out->row(a);
+        if (pool == Pooling::Max)
+            acc.setConstant(-std::numeric_limits<T>::infinity());
+        else
+            acc.setZero();
+        thread_local Mat<T> w;
+        for (int r0 = ra; r0 < rb; r0 += kBandRows) {
+            const int r1 = std::min(rb, r0 + kBandRows);
+            for (int b0 = 0; b0 < outCols; b0 += cellsPer) {
+                const int b1 = std::min(outCols, b0 + cellsPer);
+                const int ca = edge(colBegin, C, outCols, b0), cb = edge(colBegin, C, outCols, b1);
+                if (m_recompute && blockHidden(r0, r1, ca, cb)) { // all 0
+                    if (pool == Pooling::Max)
+                        acc.segment(b0, b1 - b0) = acc.segment(b0, b1 - b0).cwiseMax(T(0));
+                    continue;
+                }
+                block(head, r0, r1, ca, cb, w);
+                for (int b = b0; b < b1; ++b) {
+                    const int c0 = edge(colBegin, C, outCols, b) - ca, c1 = edge(colBegin, C, outCols, b + 1) - ca;
+                    const auto cells = w.middleCols(c0, c1 - c0);
+                    if (pool == Pooling::Max)
+                        acc[b] = std::max(acc[b], cells.maxCoeff());
+                    else
+                        acc[b] += cells.sum();
+                }
+            }
+        }
+        if (pool == Pooling::Mean)
+            for (int b = 0; b < outCols; ++b)
+                acc[b] /= T(double(rb - ra) * (edge(colBegin, C, outCols, b + 1) - edge(colBegin, C, outCols, b)));
+    });
+    remember(key, out);
+    return *out;
+}
+
+template class AttentionTiles<float>;
+template class AttentionTiles<double>;
+
+} // namespace attnviz

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// AttentionTiles (attentiontiles.h): weights recomputed from q, k and each row's log-sum-exp equal the
+// trace's full softmax on every tiny Hugging Face fixture family (llama, mistral's sliding window,
+// qwen2/3, gemma2's soft-capping, gemma3's local and global layers, phi3, GPT-2, BERT; grouped-query
+// heads), with and without the user's masks, in float32 (1e-6) and float64 (1e-12); its masks are
+// the forward's; pooled maps (max, mean) equal pooling the full matrix, ragged edges and causal
+// zeros included; the tile cache stays within its bytes.
+#include "testpaths.h"
+#include "attnviz/attentiontiles.h"
+#include "attnviz/memorybudget.h"
+#include "attnviz/pretrained.h"
+#include "modelchecks.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <map>
+
+using namespace attnviz;
+using namespace attnviz::testing;
+
+namespace {
+
+const char *const kFolders[] = {"llama-tiny",  "llama2-tiny", "mistral-tiny",        "qwen2-tiny", "qwen3-tiny",
+                                "gemma2-tiny", "gemma3-tiny", "gemma3-wrapper-tiny", "phi3-tiny",  "gpt2-tiny",
+                                "bert-tiny"};
+
+Model *opened(const QString &model)
+{
+    static std::map<QString, std::unique_ptr<Model>> models;
+    std::unique_ptr<Model> &m = models[model];
+    if (!m)
+        m = open(model);
+    return m.get();
+}
+
+// A seeded model of SmolLM2-135M's shape (9 heads, 3 key/value heads), two layers, the second with
+// a sliding window of `window` keys and soft-capped scores where `softcap` > 0.
+std::unique_ptr<Model> seededSmall(int window, double softcap)
+{
+    Architecture a;
+    if (!seededShape("smollm2-135m", a))
+        return nullptr;
+    a.layers = 2;
+    a.window = {0, window};
+    a.vocabulary = 500;
+    a.attentionSoftcap = softcap;
+    std::unique_ptr<Model> m;
+    if (!seededPretrained(a, 7, m).ok())
+        return nullptr;
+    return m;
+}
+
+std::vector<int> seededIds(int t)
+{
+    std::vector<int> ids;
+    for (int i = 0; i < t; ++i)
+        ids.push_back((37 * i + 11) % 500);
+    return ids;
+}
+
+// The largest |a - b| of two matrices of the same shape (infinite when the shapes differ).
+template <typename T>
+double largestDifference(const Mat<T> &a, const Mat<T> &b)
+{
+    if (a.rows() != b.rows() || a.cols() != b.cols())
+        return INFINITY;
+    return a.size() ? (a.template cast<double>() - b.template cast<double>()).cwiseAbs().maxCoeff() : 0.0;
+}
+
+// Pools `full` as AttentionTiles::pooled documents, in float64.
+Mat<double> poolFull(const Mat<double> &full, int r0, int r1, int c0, int c1, int outRows, int outCols, Pooling pool)
+{
+    const int R = r1 - r0, C = c1 - c0;
+    Mat<double> out(outRows, outCols);
+    for (int a = 0; a < outRows; ++a)
+        for (int b = 0; b < outCols; ++b) {
+            const int ra = r0 + int(int64_t(a) * R / outRows), rb = r0 + int(int64_t(a + 1) * R / outRows);
+            const int ca = c0 + int(int64_t(b) * C / outCols), cb = c0 + int(int64_t(b + 1) * C / outCols);
+            const auto cells = full.block(ra, ca, rb - ra, cb - ca);
+            out(a, b) = pool == Pooling::Max ? cells.maxCoeff() : cells.mean();
+        }
+    return out;
+}
+
+template <typename T>
+void checkRecomputed(Model &m, const std::vector<int> &ids, bool userMasks, double tol)
+{
+    TraceRequest req;
+    req.ids = ids;
+    const int t = int(ids.size());
+    if (userMasks) { // a padded key and two masked cells; no row loses every key
+        req.paddedKeys = {1};
+        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
+    }
+    Trace<T> tr;
+    const Status st = m.trace(req, tr);
+    QVERIFY2(st.ok(), st.message.c_str());
+    QCOMPARE(int(tr.tokens.size()), t);
+    int windowed = 0;
+    for (int l = 0; l < tr.numLayers(); ++l) {
+        QVERIFY(AttentionTiles<T>::recomputable(tr, l));
+        AttentionTiles<T> tiles(tr, l, AttentionTiles<T>::Source::Recompute);
+        QVERIFY(tiles.valid());
+        QVERIFY(tiles.recomputes());
+        QCOMPARE(tiles.rows(), t);
+        QCOMPARE(tiles.cols(), t);
+        const SequenceResult<T> &s = tr.layers[size_t(l)].attention.batch[0];
+        if (tr.layers[size_t(l)].attention.window > 0 && tr.layers[size_t(l)].attention.window < t)
+            ++windowed;
+        // the masks the tiles apply are the ones the forward recorded
+        if (s.mask.size())
+            for (int i = 0; i < t; ++i)
+                for (int j = 0; j < t; ++j)
+                    if (tiles.masked(i, j) != bool(s.mask(i, j)))
+                        QFAIL(qPrintable(QStringLiteral("layer %1: mask (%2, %3) differs").arg(l).arg(i).arg(j)));
+        for (int h = -1; h < tr.numHeads(); ++h) {
+            const Mat<T> full = tr.weights(l, h).toDense();
+            const double d = largestDifference(tiles.tile(h, 0, t, 0, t), full);
+            if (!(d <= tol))
+                QFAIL(qPrintable(QStringLiteral("layer %1 head %2: recomputed weights off by %3").arg(l).arg(h).arg(d)));
+            // a block inside, away from the edges: the masks at an offset
+            const int r0 = t / 3, r1 = t - 1, c0 = 1, c1 = t - t / 4;
+            const double db = largestDifference(tiles.tile(h, r0, r1, c0, c1), Mat<T>(full.block(r0, c0, r1 - r0, c1 - c0)));
+            if (!(db <= tol))
+                QFAIL(qPrintable(QStringLiteral("layer %1 head %2: block off by %3").arg(l).arg(h).arg(db)));
+        }
+        // the stored weights through the same interface
+        AttentionTiles<T> stored(tr, l);
+        QVERIFY(stored.valid());
+        QVERIFY(!stored.recomputes());
+        QVERIFY(stored.tile(0, 0, t, 0, t) == tr.weights(l, 0).toDense());
+    }
+    const Architecture arch = m.info().architecture;
+    bool bites = false; // a window narrower than the text
+    for (int l = 0; l < arch.layers; ++l)
+        bites = bites || (arch.windowOf(l) > 0 && arch.windowOf(l) < t);
+    QCOMPARE(windowed > 0, bites);
+}
+
+
+// Bytes of the matrices a trace holds (its layers' stages, k, v, lse, weights, masks; the rest).
+template <typename T>
+uint64_t heldBytes(const Trace<T> &tr)
+{
+    uint64_t n = 0;
+    auto add = [&](const auto &m) { n += uint64_t(m.size()) * sizeof(typename std::decay_t<decltype(m)>::Scalar); };
+    for (const Mat<T> *m : {&tr.embeddings, &tr.input, &tr.final})
+        add(*m);
+    for (const LayerTrace<T> &l : tr.layers) {
+        for (const Mat<T> *m : {&l.residualIn, &l.attentionIn, &l.afterAttention, &l.output, &l.mlpPre, &l.mlpPreLinear})
+            add(*m);
+        const SequenceResult<T> &s = l.attention.batch[0];
+        for (const Mat<T> *m : {&s.q, &s.k, &s.v, &s.qPre, &s.kPre, &s.context, &s.output, &s.lse})
+            add(*m);
+        for (const WeightMatrix<T> &w : s.weights)
+            n += uint64_t(w.storedSize()) * sizeof(T);
+        n += uint64_t(s.weightsAvg.storedSize()) * sizeof(T);
+        n += uint64_t(s.mask.size());
+    }
+    return n;
+}
+
+template <typename T>
+void checkWithoutWeights(Model &m, const std::vector<int> &ids, bool userMasks, bool stages, double tol)
+{
+    TraceRequest req;
+    req.ids = ids;
+    const int t = int(ids.size());
+    if (userMasks) {
+        req.paddedKeys = {1};
+        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
+    }
+    Trace<T> full;
+    QVERIFY(m.trace(req, full).ok());
+    req.observe.weights = false;
+    req.observe.stages = stages;
+    Trace<T> lean;
+    const Status st = m.trace(req, lean);
+    QVERIFY2(st.ok(), st.message.c_str());
+    QVERIFY(!lean.observed.weights);
+    QCOMPARE(lean.observed.stages, stages);
+    // the same text: the same final states
+    QVERIFY(largestDifference(lean.final, full.final) <= tol);
+    const ModelInfo info = m.info();
+    for (int l = 0; l < lean.numLayers(); ++l) {
+        const SequenceResult<T> &s = lean.layers[size_t(l)].attention.batch[0];
+        QVERIFY(s.weights.empty());
+        QCOMPARE(s.weightsAvg.size(), Eigen::Index(0));
+        QCOMPARE(s.mask.size(), Eigen::Index(0));
+        QCOMPARE(int(s.q.rows()), t);
+        QCOMPARE(int(s.lse.rows()), t);
+        // without the stages, k per key/value head (grouped-query attention)
+        QCOMPARE(int(s.k.cols()), (stages ? info.heads : info.kvHeads) * info.dHead);
+        AttentionTiles<T> tiles(lean, l);
+        QVERIFY(tiles.valid());
+        QVERIFY(tiles.recomputes());
+        for (int h = -1; h < lean.numHeads(); ++h) {
+            const double d = largestDifference(tiles.tile(h, 0, t, 0, t), full.weights(l, h).toDense());
+            if (!(d <= tol))
+                QFAIL(qPrintable(QStringLiteral("layer %1 head %2: off by %3").arg(l).arg(h).arg(d)));
+        }
+        if (stages) // the other stages as a full trace's
+            QVERIFY(largestDifference(s.context, full.layers[size_t(l)].attention.batch[0].context) <= tol);
+    }
+    // what it holds: linear in the text, within the estimate that follows the policy
+    QVERIFY(heldBytes(lean) < heldBytes(full));
+    QVERIFY(heldBytes(lean) <= traceBytes(info, t, sizeof(T), false, 0, false, false, stages));
+}
+
+} // namespace
+
+class TestAttentionTiles : public QObject {
+    Q_OBJECT
+private slots:
+    void recomputedEqualsFull_data();
+    void recomputedEqualsFull();
+    void pooledEqualsPoolingFull_data();
+    void pooledEqualsPoolingFull();
+    void regionsAndHeadsClamped();
+    void cacheBoundedByBytes();
+    void withoutWeights_data();
+    void withoutWeights();
+    void typedWithoutWeights_data();
+    void typedWithoutWeights();
+    void estimateFollowsPolicy();
+};
+
+void TestAttentionTiles::recomputedEqualsFull_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("float64");
+    QTest::addColumn<bool>("userMasks");
+    for (const char *m : kFolders)
+        for (bool f64 : {false, true})
+            for (bool masks : {false, true})
+                QTest::addRow("%s %s%s", m, f64 ? "float64" : "float32", masks ? " masked" : "")
+                    << QString::fromLatin1(m) << f64 << masks;
+}
+
+// Every layer's and head's weights (and their mean), whole and a block, recomputed from q, k and the
+// log-sum-exp, equal the trace's: 1e-12 in float64; 4e-6 in float32, where rounding a score s (and
+// the log-sum-exp) moves a weight by about |s| x 6e-8 of itself, and the forward and a tile sum the
+// same dot product in other orders (Eigen's small-product path in the forward's blocks of two rows,
+// its blocked kernel in a tile): measured up to 2.9e-6 on these fixtures.
+void TestAttentionTiles::recomputedEqualsFull()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, float64);
+    QFETCH(bool, userMasks);
+    Model *m = opened(model);
+    QVERIFY(m);
+    const std::vector<int> ids = idsOf(cases(model).first().toObject());
+    QVERIFY(ids.size() >= 9);
+    if (float64)
+        checkRecomputed<double>(*m, ids, userMasks, 1e-12);
+    else
+        checkRecomputed<float>(*m, ids, userMasks, 4e-6);
+}
+
+void TestAttentionTiles::pooledEqualsPoolingFull_data()
+{
+    QTest::addColumn<int>("tokens");
+    QTest::addColumn<int>("layer");
+    QTest::addColumn<int>("head");
+    QTest::addColumn<QRect>("region"); // x: first key, y: first row, width: keys, height: rows
+    QTest::addColumn<QSize>("out");    // width: output columns, height: output rows
+    QTest::addColumn<double>("softcap");
+    // t not a multiple of the output: ragged cells; a causal region with whole cells of zeros
+    QTest::newRow("whole 150 to 7x11") << 150 << 0 << 4 << QRect(0, 0, 150, 150) << QSize(11, 7) << 0.0;
+    QTest::newRow("whole 150 to 32x32") << 150 << 0 << 0 << QRect(0, 0, 150, 150) << QSize(32, 32) << 0.0;
+    QTest::newRow("cells themselves") << 150 << 0 << 8 << QRect(0, 0, 150, 150) << QSize(150, 150) << 0.0;
+    QTest::newRow("head mean") << 150 << 0 << -1 << QRect(0, 0, 150, 150) << QSize(13, 17) << 0.0;
+    QTest::newRow("region") << 150 << 0 << 2 << QRect(5, 13, 145, 128) << QSize(9, 10) << 0.0;
+    QTest::newRow("above the diagonal") << 150 << 0 << 2 << QRect(100, 0, 50, 60) << QSize(5, 6) << 0.0;
+    QTest::newRow("one cell") << 150 << 0 << 1 << QRect(0, 0, 150, 150) << QSize(1, 1) << 0.0;
+    QTest::newRow("window") << 150 << 1 << 3 << QRect(0, 0, 150, 150) << QSize(23, 19) << 0.0;
+    QTest::newRow("window, head mean") << 150 << 1 << -1 << QRect(20, 30, 120, 120) << QSize(16, 16) << 0.0;
+    QTest::newRow("soft-capped window") << 150 << 1 << 5 << QRect(0, 0, 150, 150) << QSize(12, 12) << 5.0;
+    QTest::newRow("longer than a block") << 600 << 1 << 6 << QRect(0, 0, 600, 600) << QSize(7, 5) << 0.0;
+    QTest::newRow("longer, head mean") << 600 << 0 << -1 << QRect(0, 0, 600, 600) << QSize(64, 64) << 0.0;
+}
+
+// A pooled map (max and mean) equals pooling the trace's full matrix, float32 and float64.
+void TestAttentionTiles::pooledEqualsPoolingFull()
+{
+    QFETCH(int, tokens);
+    QFETCH(int, layer);
+    QFETCH(int, head);
+    QFETCH(QRect, region);
+    QFETCH(QSize, out);
+    QFETCH(double, softcap);
+    std::unique_ptr<Model> m = seededSmall(40, softcap);
+    QVERIFY(m);
+    TraceRequest req;
+    req.ids = seededIds(tokens);
+    Trace<float> tf;
+    QVERIFY(m->trace(req, tf).ok());
+    Trace<double> td;
+    QVERIFY(m->trace(req, td).ok());
+    const int r0 = region.y(), r1 = region.y() + region.height(), c0 = region.x(), c1 = region.x() + region.width();
+    for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
+        {
+            AttentionTiles<float> tiles(tf, layer, AttentionTiles<float>::Source::Recompute);
+            QVERIFY(tiles.valid());
+            const Mat<double> want = poolFull(tf.weights(layer, head).toDense().cast<double>(), r0, r1, c0, c1,
+                                              out.height(), out.width(), pool);
+            const Mat<float> got = tiles.pooled(head, r0, r1, c0, c1, out.height(), out.width(), pool);
+            const double d = largestDifference(Mat<double>(got.cast<double>()), want);
+            QVERIFY2(d <= 1e-6, qPrintable(QStringLiteral("float32 pooled off by %1").arg(d)));
+            // stored weights pooled through the same interface
+            AttentionTiles<float> stored(tf, layer);
+            QVERIFY(!stored.recomputes());
+            const Mat<float> gotStored = stored.pooled(head, r0, r1, c0, c1, out.height(), out.width(), pool);
+            QVERIFY(largestDifference(Mat<double>(gotStored.cast<double>()), want) <= 1e-6);
+        }
+        AttentionTiles<double> tiles(td, layer, AttentionTiles<double>::Source::Recompute);
+        const Mat<double> want = poolFull(td.weights(layer, head).toDense(), r0, r1, c0, c1, out.height(), out.width(), pool);
+        const Mat<double> got = tiles.pooled(head, r0, r1, c0, c1, out.height(), out.width(), pool);
+        const double d = largestDifference(got, want);
+        QVERIFY2(d <= 1e-12, qPrintable(QStringLiteral("float64 pooled off by %1").arg(d)));
+        if (r0 == 0 && c0 == 0 && c1 == tokens && out.width() == out.height() && out.width() > 1 && out.width() < tokens) {
+            // causal: the top-right cell is all zeros, the diagonal's are not
+            QCOMPARE(got(0, out.width() - 1), 0.0);
+            QVERIFY(got(out.height() - 1, out.width() - 1) > 0);
+        }
+    }
+}
+
+// Regions beyond the matrix are clamped to it, a head past the last is the mean, and the output
+// never has more cells than the region.
+void TestAttentionTiles::regionsAndHeadsClamped()
+{
+    std::unique_ptr<Model> m = seededSmall(0, 0);
+    QVERIFY(m);
+    TraceRequest req;
+    req.ids = seededIds(20);
+    Trace<double> tr;
+    QVERIFY(m->trace(req, tr).ok());
+    AttentionTiles<double> tiles(tr, 0, AttentionTiles<double>::Source::Recompute);
+    QCOMPARE(tiles.numHeads(), 9);
+    const Mat<double> whole = tiles.tile(-1, -5, 100, -3, 40);
+    QCOMPARE(int(whole.rows()), 20);
+    QCOMPARE(int(whole.cols()), 20);
+    QVERIFY(largestDifference(whole, tr.weights(0, -1).toDense()) <= 1e-12);
+    QVERIFY(largestDifference(tiles.tile(9, 0, 20, 0, 20), whole) == 0);
+    const Mat<double> map = tiles.pooled(0, 0, 20, 0, 20, 50, 3, Pooling::Mean);
+    QCOMPARE(int(map.rows()), 20);
+    QCOMPARE(int(map.cols()), 3);
+    QCOMPARE(tiles.pooled(0, 5, 5, 0, 20, 4, 4, Pooling::Max).size(), Eigen::Index(0));
+    // no log-sum-exp, no recomputing: a layer index past the last
+    AttentionTiles<double> none(tr, 2, AttentionTiles<double>::Source::Recompute);
+    QVERIFY(!none.valid());
+    QCOMPARE(none.tile(0, 0, 20, 0, 20).size(), Eigen::Index(0));
+}
+
+// Tiles come back from the cache as they were computed; the least recently used leave first, and
+// the cache never holds more bytes than its capacity.
+void TestAttentionTiles::cacheBoundedByBytes()
+{
+    std::unique_ptr<Model> m = seededSmall(0, 0);
+    QVERIFY(m);
+    TraceRequest req;
+    req.ids = seededIds(64);
+    Trace<float> tr;
+    QVERIFY(m->trace(req, tr).ok());
+    const size_t tileBytes = 16 * 16 * sizeof(float);
+    AttentionTiles<float> tiles(tr, 0, AttentionTiles<float>::Source::Recompute, 3 * tileBytes);
+    QCOMPARE(tiles.cacheCapacity(), 3 * tileBytes);
+    const Mat<float> a = tiles.tile(0, 0, 16, 0, 16);
+    QCOMPARE(tiles.cachedEntries(), 1);
+    QCOMPARE(tiles.cachedBytes(), tileBytes);
+    QVERIFY(tiles.tile(0, 0, 16, 0, 16) == a); // a hit: the same values
+    QCOMPARE(tiles.cachedEntries(), 1);
+    for (int k = 1; k <= 4; ++k)
+        tiles.tile(0, 16 * (k % 4), 16 * (k % 4) + 16, 16, 32);
+    QVERIFY(tiles.cachedBytes() <= 3 * tileBytes);
+    QCOMPARE(tiles.cachedEntries(), 3);
+    const Mat<float> big = tiles.tile(1, 0, 64, 0, 64); // larger than the whole cache: not kept
+    QCOMPARE(tiles.cachedEntries(), 3);
+    QVERIFY(big == tiles.tile(1, 0, 64, 0, 64));
+    tiles.clearCache();
+    QCOMPARE(tiles.cachedEntries(), 0);
+    QCOMPARE(tiles.cachedBytes(), size_t(0));
+    QVERIFY(tiles.tile(0, 0, 16, 0, 16) == a); // computed anew: the same values
+}
+
+void TestAttentionTiles::withoutWeights_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("float64");
+    QTest::addColumn<bool>("userMasks");
+    QTest::addColumn<bool>("stages");
+    for (const char *m : kFolders)
+        for (bool f64 : {false, true})
+            for (bool masks : {false, true})
+                for (bool stages : {true, false})
+                    QTest::addRow("%s %s%s%s", m, f64 ? "float64" : "float32", masks ? " masked" : "",
+                                  stages ? "" : " no stages")
+                        << QString::fromLatin1(m) << f64 << masks << stages;
+}
+
+// A trace that keeps no t x t weights (Observe::weights false) keeps q, k, v and the log-sum-exp in
+// every layer, no weights, means or masks; its tiles equal the weights of a trace that keeps them
+// (4e-6 float32, 1e-12 float64, as above), its other stages are the same, and it holds less, within
+// the memory estimate of that policy.
+void TestAttentionTiles::withoutWeights()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, float64);
+    QFETCH(bool, userMasks);
+    QFETCH(bool, stages);
+    Model *m = opened(model);
+    QVERIFY(m);
+    const std::vector<int> ids = idsOf(cases(model).first().toObject());
+    if (float64)
+        checkWithoutWeights<double>(*m, ids, userMasks, stages, 1e-12);
+    else
+        checkWithoutWeights<float>(*m, ids, userMasks, stages, 4e-6);
+}
+
+void TestAttentionTiles::typedWithoutWeights_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("stages");
+    for (const char *m : {"mistral-tiny", "qwen3-tiny", "gemma2-tiny", "gpt2-tiny"})
+        for (bool stages : {true, false})
+            QTest::addRow("%s%s", m, stages ? "" : " no stages") << QString::fromLatin1(m) << stages;
+}
+
+// Typing token by token into one trace that keeps no weights (its rows' q, k and log-sum-exp kept and
+// grown, the new ones computed) gives the tiles of a fresh trace of the whole text; a trace that
+// keeps the weights is not continued by one that keeps none, nor the reverse, without recomputing.
+void TestAttentionTiles::typedWithoutWeights()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, stages);
+    Model *m = opened(model);
+    QVERIFY(m);
+    const std::vector<int> ids = idsOf(cases(model).first().toObject());
+    Trace<double> typed;
+    TraceRequest req;
+    req.observe.weights = false;
+    req.observe.stages = stages;
+    for (size_t n = 1; n <= ids.size(); ++n) {
+        req.ids.assign(ids.begin(), ids.begin() + long(n));
+        if (n == ids.size() / 2) { // one keystroke with the weights kept, then none again
+            TraceRequest whole = req;
+            whole.observe = Observe();
+            QVERIFY(m->trace(whole, typed).ok());
+            QCOMPARE(int(typed.layers[0].attention.batch[0].weights.size()), typed.numHeads());
+        }
+        QVERIFY(m->trace(req, typed).ok());
+        QVERIFY(typed.layers[0].attention.batch[0].weights.empty());
+        TraceRequest full;
+        full.ids = req.ids;
+        Trace<double> fresh;
+        QVERIFY(m->trace(full, fresh).ok());
+        const int t = int(n);
+        for (int l = 0; l < typed.numLayers(); ++l) {
+            AttentionTiles<double> tiles(typed, l);
+            QVERIFY(tiles.recomputes());
+            for (int h = -1; h < typed.numHeads(); ++h) {
+                const double d = largestDifference(tiles.tile(h, 0, t, 0, t), fresh.weights(l, h).toDense());
+                if (!(d <= 1e-12))
+                    QFAIL(qPrintable(QStringLiteral("%1 tokens, layer %2 head %3: off by %4").arg(t).arg(l).arg(h).arg(d)));
+            }
+        }
+    }
+}
+
+// The memory estimate follows the policy: without the weights it grows linearly with the text, and
+// Llama-3.2-1B's shape at 8,192 tokens fits the 4 GB one computation may use where keeping every
+// head's weights would need tens of gigabytes.
+void TestAttentionTiles::estimateFollowsPolicy()
+{
+    Architecture a;
+    QVERIFY(seededShape("llama3.2-1b", a));
+    ModelInfo info;
+    info.name = "llama3.2-1b";
+    info.layers = a.layers;
+    info.heads = a.heads;
+    info.kvHeads = a.kvHeads;
+    info.dModel = a.dModel;
+    info.dHead = a.dHead;
+    info.dFeedForward = a.dFeedForward;
+    info.causal = true;
+    info.maxPositions = a.maxPositions;
+    info.architecture = a;
+    const uint64_t kept = traceBytes(info, 8192, 4, false);
+    const uint64_t lean = traceBytes(info, 8192, 4, false, 0, false, false, false);
+    QVERIFY(kept > uint64_t(60) * 1000 * 1000 * 1000);
+    QVERIFY(lean < uint64_t(4) * 1000 * 1000 * 1000);
+    // linear: twice the text, at most a little more than twice the bytes (the text's t x t masks)
+    const uint64_t lean2 = traceBytes(info, 16384, 4, false, 0, false, false, false);
+    QVERIFY(lean2 < lean * 2 + uint64_t(2) * 16384 * 16384);
+    // the stages kept: more, still linear
+    QVERIFY(traceBytes(info, 8192, 4, false, 0, false, false, true) > lean);
+    QCOMPARE(checkTraceMemory(info, 8192, 4, false, 0, false, false, false).ok(), lean <= memoryBudget());
+    QVERIFY(!checkTraceMemory(info, 8192, 4, false).ok());
+    QVERIFY(tokensWithin(info, memoryBudget(), 4, false, 0, false, false, false) > tokensWithin(info, memoryBudget(), 4, false));
+}
+
+QTEST_APPLESS_MAIN(TestAttentionTiles)
+#include "tst_attentiontiles.moc"
