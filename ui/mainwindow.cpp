@@ -330,6 +330,7 @@ void MainWindow::showEvent(QShowEvent *e)
         QTimer::singleShot(0, this, [this] {
             if (auto *lesson = findChild<QDockWidget *>(QStringLiteral("lessonDock")))
                 resizeDocks({lesson}, {std::max(260, width() / 5)}, Qt::Horizontal);
+            fitRowDock(); // its first 230 px are most of a short window's central area
         });
     }
 }
@@ -337,6 +338,11 @@ void MainWindow::showEvent(QShowEvent *e)
 void MainWindow::resizeEvent(QResizeEvent *e)
 {
     QMainWindow::resizeEvent(e);
+    fitRowDock();
+}
+
+void MainWindow::fitRowDock()
+{
     // The current view keeps the height: on a short window (a 1280 × 720 projector) the Selected
     // query dock under it gives up what it takes beyond a quarter of the window, which it keeps
     // otherwise as it was left (the central area takes a window's change in height).

@@ -211,6 +211,7 @@ protected:
 private:
     void buildMenus();
     void buildViewMenu();
+    void fitRowDock(); // a short window's Selected query dock gives the current view its height
     void onAppearanceChanged();
     void onSnapshot(SnapshotPtr s);
     void onSelection(int head, int query);

@@ -271,9 +271,11 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
             return true;
         };
         const QString lead = baseLabel.isEmpty() ? QString() : baseLabel;
+        const QString shortestNote = QStringLiteral("1 in %1 shown").arg(step);
         const QStringList tries = {lead.isEmpty() ? note : lead + QStringLiteral(" — ") + note,
                                    lead.isEmpty() ? note : lead + QLatin1Char('\n') + note,
-                                   lead.isEmpty() ? shortNote : lead + QLatin1Char('\n') + shortNote};
+                                   lead.isEmpty() ? shortNote : lead + QLatin1Char('\n') + shortNote,
+                                   lead.isEmpty() ? shortestNote : lead + QLatin1Char('\n') + shortestNote};
         label.clear();
         for (const QString &t : tries)
             if (label.isEmpty() && fits(t))

@@ -79,9 +79,13 @@ protected:
         }
         p->setClipRect(area);
         // "masked", written upwards from each stub while the keys are wide enough for a line of text
+        // and the axis high enough for the word (a short dock would cut it at the axis' top: the
+        // title's "hatched: masked keys" says it then)
         const QFont font = x->tickLabelFont();
         const QFontMetricsF fm(font);
-        if (std::abs(x->coordToPixel(1) - x->coordToPixel(0)) >= fm.height()) {
+        const double above = span.top() - area.top();
+        if (std::abs(x->coordToPixel(1) - x->coordToPixel(0)) >= fm.height()
+            && above >= fm.horizontalAdvance(QStringLiteral("masked")) + 3) {
             p->setFont(font);
             p->setPen(parentPlot()->xAxis->tickLabelColor());
             for (const QPolygonF &bar : bars) {
