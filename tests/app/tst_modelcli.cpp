@@ -201,6 +201,10 @@ private slots:
     void weightsOutOfMemoryFromSession(); // D: the window stays up, on the word vectors
     void unreadableFiles_data();
     void unreadableFiles();         // P: a file that cannot be read is bad input (exit 2), named
+    void ablate_data();
+    void ablate();
+    void ablateRefusals_data();
+    void ablateRefusals();
 };
 
 void TestModelCli::runGpt2_data()
@@ -911,6 +915,104 @@ void TestModelCli::unreadableFiles()
         QVERIFY2(err.endsWith(QLatin1String("Permission denied")), qPrintable(err));
         QVERIFY(!QFile::exists(out));
     }
+}
+
+
+// `model run --ablate L.H[:zero|mean]`: the JSON is the edited model's and lists the edits. Zeroing
+// head H's z equals zeroing its inputs of W_O (GPT-2's Conv1D c_proj: rows H d_head .. (H + 1) d_head)
+// in a copy of the folder, run unedited: the same next tokens to 1e-10 in float64.
+void TestModelCli::ablate_data()
+{
+    QTest::addColumn<int>("layer");
+    QTest::addColumn<int>("head");
+    QTest::addRow("L1 H2") << 1 << 2;
+    QTest::addRow("L0 H0") << 0 << 0;
+}
+
+void TestModelCli::ablate()
+{
+    QFETCH(int, layer);
+    QFETCH(int, head);
+    QTemporaryDir tmp;
+    const QString text = QStringLiteral("The cat sat on the mat and the dog sat on the log");
+    auto run = [&](const QString &dir, const QStringList &extra) {
+        const QString out = tmp.filePath(QStringLiteral("run.json"));
+        QFile::remove(out);
+        const Run r = execCli(QStringList{QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), text,
+                                          QStringLiteral("-o"), out, QStringLiteral("--precision"), QStringLiteral("float64")}
+                              + extra);
+        if (r.code != 0)
+            qWarning("%s", r.err.constData());
+        QFile f(out);
+        f.open(QIODevice::ReadOnly);
+        return QJsonDocument::fromJson(f.readAll()).object();
+    };
+    const QString spec = QString::number(layer) + QLatin1Char('.') + QString::number(head);
+    const QJsonObject edited = run(fixture(QStringLiteral("gpt2-tiny")), {QStringLiteral("--ablate"), spec});
+    const QJsonArray edits = edited.value(QStringLiteral("edits")).toArray();
+    QCOMPARE(edits.size(), 1);
+    const QJsonObject e = edits[0].toObject();
+    QCOMPARE(e.value(QStringLiteral("hook")).toString(), QStringLiteral("attn.hook_z"));
+    QCOMPARE(e.value(QStringLiteral("layer")).toInt(), layer);
+    QCOMPARE(e.value(QStringLiteral("head")).toInt(), head);
+    QCOMPARE(e.value(QStringLiteral("kind")).toString(), QStringLiteral("zero"));
+    QCOMPARE(e.value(QStringLiteral("positions")).toString(), QStringLiteral("all"));
+
+    const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
+    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
+    const QJsonObject t = st.header.value(QStringLiteral("transformer.h.%1.attn.c_proj.weight").arg(layer)).toObject();
+    const qint64 at = t.value(QStringLiteral("data_offsets")).toArray()[0].toInteger();
+    const int cols = t.value(QStringLiteral("shape")).toArray()[1].toInt(), dh = 4; // 16 wide, 4 heads
+    for (int r = head * dh; r < (head + 1) * dh; ++r)
+        for (int c = 0; c < cols * 4; ++c)
+            st.data[int(at + qint64(r) * cols * 4 + c)] = 0;
+    writeSt(dir + QStringLiteral("/model.safetensors"), st);
+    const QJsonObject want = run(dir, {});
+    QVERIFY(!want.contains(QStringLiteral("edits")));
+    const QJsonArray a = edited.value(QStringLiteral("next_tokens")).toArray(), b = want.value(QStringLiteral("next_tokens")).toArray(),
+                     clean = run(fixture(QStringLiteral("gpt2-tiny")), {}).value(QStringLiteral("next_tokens")).toArray();
+    QCOMPARE(a.size(), 10);
+    QCOMPARE(b.size(), 10);
+    double worst = 0, change = 0;
+    for (int k = 0; k < 10; ++k) {
+        QCOMPARE(a[k].toObject().value(QStringLiteral("id")).toInt(), b[k].toObject().value(QStringLiteral("id")).toInt());
+        worst = std::max(worst, std::abs(a[k].toObject().value(QStringLiteral("p")).toDouble() -
+                                         b[k].toObject().value(QStringLiteral("p")).toDouble()));
+        change = std::max(change, std::abs(clean[k].toObject().value(QStringLiteral("p")).toDouble() -
+                                           b[k].toObject().value(QStringLiteral("p")).toDouble()));
+    }
+    QVERIFY2(worst <= 1e-10, qPrintable(QString::number(worst)));
+    QVERIFY(change > 1e-6); // the ablation changes the predictions
+    // a mean ablation is said so
+    const QJsonObject mean = run(fixture(QStringLiteral("gpt2-tiny")), {QStringLiteral("--ablate"), spec + QStringLiteral(":mean"),
+                                                                        QStringLiteral("--ablate"), QStringLiteral("0.1")});
+    QCOMPARE(mean.value(QStringLiteral("edits")).toArray().size(), 2);
+    QCOMPARE(mean.value(QStringLiteral("edits")).toArray()[0].toObject().value(QStringLiteral("kind")).toString(), QStringLiteral("mean"));
+}
+
+// Out-of-range or malformed ablations: one line naming the value, exit code 2, nothing written.
+void TestModelCli::ablateRefusals_data()
+{
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("message");
+    QTest::addRow("layer") << "2.0" << "attnviz model run: --ablate 2.0: layer 2 is not one of the model's 2 layers (0..1)\n";
+    QTest::addRow("head") << "1.4" << "attnviz model run: --ablate 1.4: head 4 is not one of the model's 4 query heads (0..3)\n";
+    QTest::addRow("negative") << "-1.0" << "attnviz model run: --ablate -1.0: layer -1 is not one of the model's 2 layers (0..1)\n";
+    QTest::addRow("syntax") << "3" << "attnviz model run: --ablate 3: not LAYER.HEAD[:zero|mean] (e.g. 0.3 or 1.2:mean)\n";
+    QTest::addRow("kind") << "0.1:half" << "attnviz model run: --ablate 0.1:half: the ablation is zero or mean, not half\n";
+}
+
+void TestModelCli::ablateRefusals()
+{
+    QFETCH(QString, value);
+    QFETCH(QString, message);
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath(QStringLiteral("run.json"));
+    const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
+                           QStringLiteral("a cat"), QStringLiteral("-o"), out, QStringLiteral("--ablate"), value});
+    QCOMPARE(r.code, 2);
+    QCOMPARE(QString::fromUtf8(r.err), message);
+    QVERIFY(!QFile::exists(out));
 }
 
 QTEST_GUILESS_MAIN(TestModelCli)
