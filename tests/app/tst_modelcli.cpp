@@ -205,6 +205,9 @@ private slots:
     void ablate();
     void ablateRefusals_data();
     void ablateRefusals();
+    void patchSweeps();
+    void patchRefusals_data();
+    void patchRefusals();
 };
 
 void TestModelCli::runGpt2_data()
@@ -1010,6 +1013,78 @@ void TestModelCli::ablateRefusals()
     const QString out = tmp.filePath(QStringLiteral("run.json"));
     const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
                            QStringLiteral("a cat"), QStringLiteral("-o"), out, QStringLiteral("--ablate"), value});
+    QCOMPARE(r.code, 2);
+    QCOMPARE(QString::fromUtf8(r.err), message);
+    QVERIFY(!QFile::exists(out));
+}
+
+// `attnviz patch`: the grid's shape and labels, the invariants that hold exactly (resid_pre of layer 0
+// patched where the prompts differ is the clean run: 1; where they agree, the corrupted run: 0), and
+// the .npy's header. Each cell against the patched forward itself: tst_patching.
+void TestModelCli::patchSweeps()
+{
+    QTemporaryDir tmp;
+    const QString json = tmp.filePath(QStringLiteral("p.json")), npy = tmp.filePath(QStringLiteral("p.npy"));
+    const QStringList common = {QStringLiteral("patch"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+                                QStringLiteral("--clean"), QStringLiteral("The cat sat on the mat"), QStringLiteral("--corrupted"),
+                                QStringLiteral("The dog sat on the mat"), QStringLiteral("--answer"), QStringLiteral(" mat"),
+                                QStringLiteral("--wrong"), QStringLiteral(" log"), QStringLiteral("--precision"), QStringLiteral("float64")};
+    Run r = execCli(common + QStringList{QStringLiteral("--sweep"), QStringLiteral("resid"), QStringLiteral("-o"), json});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile f(json);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(o.value(QStringLiteral("sweep")).toString(), QStringLiteral("resid_pre"));
+    const QJsonArray metric = o.value(QStringLiteral("metric")).toArray();
+    QCOMPARE(metric.size(), 2); // layers
+    QCOMPARE(metric[0].toArray().size(), 6); // positions
+    QCOMPARE(o.value(QStringLiteral("columns")).toArray()[1].toString(), QStringLiteral("1 ␣cat"));
+    for (int c = 0; c < 6; ++c)
+        QCOMPARE(metric[0].toArray()[c].toDouble(), c == 1 ? 1.0 : 0.0);
+    QCOMPARE(metric[1].toArray()[0].toDouble(), 0.0);
+    QVERIFY(o.value(QStringLiteral("clean_logit_diff")).toDouble() != o.value(QStringLiteral("corrupted_logit_diff")).toDouble());
+    r = execCli(common + QStringList{QStringLiteral("--sweep"), QStringLiteral("heads"), QStringLiteral("-o"), npy});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile n(npy);
+    QVERIFY(n.open(QIODevice::ReadOnly));
+    const QByteArray b = n.readAll();
+    QVERIFY(b.startsWith(QByteArray("\x93NUMPY", 6)));
+    QVERIFY(b.contains("'shape': (2,4)"));
+}
+
+void TestModelCli::patchRefusals_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::addRow("token counts") << QStringList{QStringLiteral("--corrupted"), QStringLiteral("The dog sat on the mat today")}
+                                  << "attnviz patch: the clean prompt has 6 tokens and the corrupted 7; they differ from token 1 on "
+                                     "(clean: \"Ġcat\" \"Ġsat\" \"Ġon\" \"Ġthe\" \"Ġmat\"; corrupted: \"Ġdog\" \"Ġsat\" \"Ġon\" \"Ġthe\" "
+                                     "\"Ġmat\" \"Ġtoday\")\n";
+    QTest::addRow("answer of two tokens") << QStringList{QStringLiteral("--answer"), QStringLiteral(" mat mat")}
+                                          << "attnviz patch: --answer: \" mat mat\" is not in the vocabulary of gpt2-tiny (it is 2 tokens)\n";
+    QTest::addRow("sweep") << QStringList{QStringLiteral("--sweep"), QStringLiteral("mlp")}
+                           << "attnviz patch: --sweep: resid or heads, not mlp\n";
+}
+
+void TestModelCli::patchRefusals()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath(QStringLiteral("p.json"));
+    QMap<QString, QString> opts{{QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny"))},
+                                {QStringLiteral("--clean"), QStringLiteral("The cat sat on the mat")},
+                                {QStringLiteral("--corrupted"), QStringLiteral("The dog sat on the mat")},
+                                {QStringLiteral("--answer"), QStringLiteral(" mat")},
+                                {QStringLiteral("--wrong"), QStringLiteral(" log")},
+                                {QStringLiteral("--sweep"), QStringLiteral("heads")},
+                                {QStringLiteral("-o"), out}};
+    for (int i = 0; i + 1 < args.size(); i += 2)
+        opts[args[i]] = args[i + 1];
+    QStringList cli{QStringLiteral("patch")};
+    for (auto it = opts.begin(); it != opts.end(); ++it)
+        cli << it.key() << it.value();
+    const Run r = execCli(cli);
     QCOMPARE(r.code, 2);
     QCOMPARE(QString::fromUtf8(r.err), message);
     QVERIFY(!QFile::exists(out));
