@@ -24,6 +24,7 @@ enum class PatchSweep { ResidPre, HeadsAllPositions };
 struct PatchRequest {
     PatchSweep sweep = PatchSweep::HeadsAllPositions;
     std::string clean, corrupted; // the two prompts (the same number of tokens)
+    std::vector<int> cleanIds, corruptedIds; // non-empty: these vocabulary ids instead of the texts
     int answer = -1, wrong = -1;  // vocabulary ids (reads.h vocabularyId)
     const std::atomic<bool> *cancel = nullptr; // set to stop (Status Cancelled, the cells done kept)
     std::function<void(int done, int total)> progress; // after each cell, on the calling thread

@@ -73,12 +73,14 @@ Status patchSweep(Model &model, const PatchRequest &request, PatchResult &out)
     out.sweep = request.sweep;
     TraceRequest cr;
     cr.text = request.clean;
+    cr.ids = request.cleanIds;
     cr.cancel = request.cancel;
     Trace<T> clean, corrupted;
     if (Status st = model.trace(cr, clean); !st)
         return Status::error(st.code, "clean prompt: " + st.message);
     TraceRequest kr = cr;
     kr.text = request.corrupted;
+    kr.ids = request.corruptedIds;
     if (Status st = model.trace(kr, corrupted); !st)
         return Status::error(st.code, "corrupted prompt: " + st.message);
     out.cleanTokens = clean.tokens;
