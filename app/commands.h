@@ -17,6 +17,7 @@ int modelList(const QStringList &args);         // modellist.cpp: model list
 int tokenizeWithModel(const QStringList &args); // modelcommands.cpp: tokenize --model DIR
 int benchModel(const QStringList &args);        // modelcommands.cpp: bench --model DIR / --seeded
 int generateText(const QStringList &args);       // readcommands.cpp: generate --model DIR --text T
+int patch(const QStringList &args);              // patchcommands.cpp: patch --model M --clean T --corrupted T ...
 // The --seeded shapes for messages: "gpt2-small, bert-base, smollm2-135m ..." (modelcommands.cpp).
 QString seededShapeList();
 } // namespace attnviz::cli

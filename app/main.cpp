@@ -41,6 +41,8 @@ void printUsage()
                "  bench --model DIR | --seeded gpt2-small|bert-base   time a model (full, incremental, memory)\n"
                "  generate --model DIR --text T --tokens N   continue a text: greedy, or sampled (--temperature,\n"
                "                                       --top-k, --top-p, --seed)\n"
+               "  patch --model DIR --clean T --corrupted T --answer A --wrong B --sweep resid|heads -o OUT.json|.npy\n"
+               "                                       activation patching: layers x positions or layers x heads\n"
                "  window [SESSION.attnviz] [options]   the window (also with no command, or with only a session file)\n"
                "  vectors export|info|cos|neighbours   word vector tables (see 'attnviz vectors --help')\n"
                "\n"
@@ -104,7 +106,7 @@ static int runAttnviz(int argc, char **argv)
     // `attnviz FILE.attnviz` (the desktop entry's `attnviz %f`) opens the window on that session.
     static const QStringList verbs = {QStringLiteral("compute"), QStringLiteral("bench"), QStringLiteral("export"),
                                       QStringLiteral("tokenize"), QStringLiteral("vectors"), QStringLiteral("window"),
-                                      QStringLiteral("model"), QStringLiteral("generate"),
+                                      QStringLiteral("model"), QStringLiteral("generate"), QStringLiteral("patch"),
                                       QStringLiteral("help")};
     const bool sessionFile = !verb.isEmpty() && !verb.startsWith(QLatin1Char('-')) && !verbs.contains(verb)
         && (verb.endsWith(QLatin1String(".attnviz"), Qt::CaseInsensitive) || QFileInfo(verb).isFile());
@@ -169,6 +171,8 @@ static int runAttnviz(int argc, char **argv)
         return attnviz::cli::vectors(rest);
     if (verb == QLatin1String("generate"))
         return attnviz::cli::generateText(rest);
+    if (verb == QLatin1String("patch"))
+        return attnviz::cli::patch(rest);
     std::fprintf(stderr, "attnviz: unknown command '%s' (try 'attnviz --help')\n", qPrintable(verb));
     return 2;
 }

@@ -148,7 +148,58 @@ QJsonObject traceJson(const ModelInfo &info, const Trace<T> &tr)
         o.insert(QStringLiteral("cut"), QString::fromStdString(tr.cutReason));
         o.insert(QStringLiteral("total_tokens"), tr.totalTokens);
     }
+    if (tr.edited()) { // every value above is the edited model's
+        QJsonArray edits;
+        for (const Intervention &e : tr.edits) {
+            QJsonObject j{{QStringLiteral("hook"), QString::fromLatin1(hookName(e.hook))},
+                          {QStringLiteral("layer"), e.layer},
+                          {QStringLiteral("kind"), QString::fromLatin1(editKindName(e.kind))},
+                          {QStringLiteral("text"), QString::fromStdString(describeEdit(e))}};
+            if (e.head >= 0)
+                j.insert(QStringLiteral("head"), e.head);
+            QJsonArray positions;
+            for (int i : e.positions)
+                positions.append(i);
+            j.insert(QStringLiteral("positions"), e.positions.empty() ? QJsonValue(QStringLiteral("all")) : QJsonValue(positions));
+            edits.append(j);
+        }
+        o.insert(QStringLiteral("edits"), edits);
+    }
     return o;
+}
+
+// `--ablate L.H[:zero|mean]` values as edits of attn.hook_z (layer L's query head H, both from 0, at
+// every position), checked against the model; one line naming the value otherwise.
+Status ablations(const QStringList &values, const ModelInfo &info, std::vector<Intervention> &out)
+{
+    for (const QString &v : values) {
+        const std::string what = "--ablate " + v.toStdString() + ": ";
+        const QStringList kindSplit = v.split(QLatin1Char(':'));
+        const QStringList lh = kindSplit.front().split(QLatin1Char('.'));
+        bool okL = false, okH = false;
+        const int layer = lh.size() == 2 ? lh[0].toInt(&okL) : 0, head = lh.size() == 2 ? lh[1].toInt(&okH) : 0;
+        if (kindSplit.size() > 2 || !okL || !okH)
+            return Status::error(StatusCode::InvalidInput, what + "not LAYER.HEAD[:zero|mean] (e.g. 0.3 or 1.2:mean)");
+        Intervention e;
+        e.hook = HookPoint::AttnZ;
+        e.layer = layer;
+        e.head = head;
+        const QString kind = kindSplit.size() == 2 ? kindSplit[1] : QStringLiteral("zero");
+        if (kind == QLatin1String("zero"))
+            e.kind = EditKind::Zero;
+        else if (kind == QLatin1String("mean"))
+            e.kind = EditKind::MeanOverText;
+        else
+            return Status::error(StatusCode::InvalidInput, what + "the ablation is zero or mean, not " + kind.toStdString());
+        if (layer < 0 || layer >= info.layers)
+            return Status::error(StatusCode::InvalidInput, what + "layer " + std::to_string(layer) + " is not one of the model's " +
+                                                               std::to_string(info.layers) + " layers (0.." + std::to_string(info.layers - 1) + ")");
+        if (head < 0 || head >= info.heads)
+            return Status::error(StatusCode::InvalidInput, what + "head " + std::to_string(head) + " is not one of the model's " +
+                                                               std::to_string(info.heads) + " query heads (0.." + std::to_string(info.heads - 1) + ")");
+        out.push_back(std::move(e));
+    }
+    return {};
 }
 
 // The architecture in words: "RMSNorm (pre), rotary (llama3, theta 500,000), SiLU gated MLP, sliding window 4,096 on 5 of 6 layers".
@@ -261,7 +312,12 @@ int modelRun(const QStringList &args)
                                   QStringLiteral("cpu (default), gpu (Qt RHI compute; float32) or auto (the GPU where it is "
                                                  "not a software rasterizer). \"device\" in the JSON says what computed."),
                                   QStringLiteral("b"), QStringLiteral("cpu"));
-    p.addOptions({textOpt, outOpt, precisionOpt, lensOpt, backendOpt});
+    QCommandLineOption ablateOpt(QStringLiteral("ablate"),
+                                 QStringLiteral("Ablate layer L's query head H (both from 0): its output before W_O (attn.hook_z) set to\n"
+                                                "zero, or to its mean over the text's positions, at every position. Repeatable; the JSON\n"
+                                                "is then the edited model's and \"edits\" lists them (computed on the CPU)."),
+                                 QStringLiteral("L.H[:zero|mean]"));
+    p.addOptions({textOpt, outOpt, precisionOpt, lensOpt, backendOpt, ablateOpt});
     if (!p.parse(args))
         return fail("model run", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -290,6 +346,8 @@ int modelRun(const QStringList &args)
     req.text = p.value(textOpt).toStdString();
     req.keepScores = false;
     req.device = gpu.get();
+    if (Status st = ablations(p.values(ablateOpt), m->info(), req.edits); !st)
+        return fail("model run", st.message, 2);
     // The memory the trace and its JSON take, checked before either is made: every weight is a
     // double in the trace, a JSON value (16 bytes) and about 22 characters of text, twice (the
     // document, then the line written).
@@ -372,7 +430,7 @@ int model(const QStringList &args)
     if (sub == QLatin1String("--help") || sub == QLatin1String("-h")) {
         std::fputs("Usage: attnviz model info DIR [--json]\n"
                    "       attnviz model run DIR --text TEXT [-o OUT.json] [--precision float32|float64] [--lens]\n"
-                   "                                         [--backend cpu|gpu|auto]\n"
+                   "                                         [--backend cpu|gpu|auto] [--ablate L.H[:zero|mean]]...\n"
                    "DIR is a Hugging Face model folder: config.json (model_type gpt2, bert or distilbert),\n"
                    "model.safetensors (or shards with model.safetensors.index.json) and the tokenizer files\n"
                    "(vocab.json + merges.txt, or vocab.txt + tokenizer_config.json).\n"

@@ -206,6 +206,13 @@ private slots:
     void weightsOutOfMemoryFromSession(); // D: the window stays up, on the word vectors
     void unreadableFiles_data();
     void unreadableFiles();         // P: a file that cannot be read is bad input (exit 2), named
+    void ablate_data();
+    void ablate();
+    void ablateRefusals_data();
+    void ablateRefusals();
+    void patchSweeps();
+    void patchRefusals_data();
+    void patchRefusals();
 };
 
 // `window --help` and `export --help` name every model family the core reads (its own table) and
@@ -943,6 +950,176 @@ void TestModelCli::unreadableFiles()
         QVERIFY2(err.endsWith(QLatin1String("Permission denied")), qPrintable(err));
         QVERIFY(!QFile::exists(out));
     }
+}
+
+
+// `model run --ablate L.H[:zero|mean]`: the JSON is the edited model's and lists the edits. Zeroing
+// head H's z equals zeroing its inputs of W_O (GPT-2's Conv1D c_proj: rows H d_head .. (H + 1) d_head)
+// in a copy of the folder, run unedited: the same next tokens to 1e-10 in float64.
+void TestModelCli::ablate_data()
+{
+    QTest::addColumn<int>("layer");
+    QTest::addColumn<int>("head");
+    QTest::addRow("L1 H2") << 1 << 2;
+    QTest::addRow("L0 H0") << 0 << 0;
+}
+
+void TestModelCli::ablate()
+{
+    QFETCH(int, layer);
+    QFETCH(int, head);
+    QTemporaryDir tmp;
+    const QString text = QStringLiteral("The cat sat on the mat and the dog sat on the log");
+    auto run = [&](const QString &dir, const QStringList &extra) {
+        const QString out = tmp.filePath(QStringLiteral("run.json"));
+        QFile::remove(out);
+        const Run r = execCli(QStringList{QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), text,
+                                          QStringLiteral("-o"), out, QStringLiteral("--precision"), QStringLiteral("float64")}
+                              + extra);
+        if (r.code != 0)
+            qWarning("%s", r.err.constData());
+        QFile f(out);
+        f.open(QIODevice::ReadOnly);
+        return QJsonDocument::fromJson(f.readAll()).object();
+    };
+    const QString spec = QString::number(layer) + QLatin1Char('.') + QString::number(head);
+    const QJsonObject edited = run(fixture(QStringLiteral("gpt2-tiny")), {QStringLiteral("--ablate"), spec});
+    const QJsonArray edits = edited.value(QStringLiteral("edits")).toArray();
+    QCOMPARE(edits.size(), 1);
+    const QJsonObject e = edits[0].toObject();
+    QCOMPARE(e.value(QStringLiteral("hook")).toString(), QStringLiteral("attn.hook_z"));
+    QCOMPARE(e.value(QStringLiteral("layer")).toInt(), layer);
+    QCOMPARE(e.value(QStringLiteral("head")).toInt(), head);
+    QCOMPARE(e.value(QStringLiteral("kind")).toString(), QStringLiteral("zero"));
+    QCOMPARE(e.value(QStringLiteral("positions")).toString(), QStringLiteral("all"));
+
+    const QString dir = copyFolder(QStringLiteral("gpt2-tiny"), tmp);
+    Safetensors st = readSt(dir + QStringLiteral("/model.safetensors"));
+    const QJsonObject t = st.header.value(QStringLiteral("transformer.h.%1.attn.c_proj.weight").arg(layer)).toObject();
+    const qint64 at = t.value(QStringLiteral("data_offsets")).toArray()[0].toInteger();
+    const int cols = t.value(QStringLiteral("shape")).toArray()[1].toInt(), dh = 4; // 16 wide, 4 heads
+    for (int r = head * dh; r < (head + 1) * dh; ++r)
+        for (int c = 0; c < cols * 4; ++c)
+            st.data[int(at + qint64(r) * cols * 4 + c)] = 0;
+    writeSt(dir + QStringLiteral("/model.safetensors"), st);
+    const QJsonObject want = run(dir, {});
+    QVERIFY(!want.contains(QStringLiteral("edits")));
+    const QJsonArray a = edited.value(QStringLiteral("next_tokens")).toArray(), b = want.value(QStringLiteral("next_tokens")).toArray(),
+                     clean = run(fixture(QStringLiteral("gpt2-tiny")), {}).value(QStringLiteral("next_tokens")).toArray();
+    QCOMPARE(a.size(), 10);
+    QCOMPARE(b.size(), 10);
+    double worst = 0, change = 0;
+    for (int k = 0; k < 10; ++k) {
+        QCOMPARE(a[k].toObject().value(QStringLiteral("id")).toInt(), b[k].toObject().value(QStringLiteral("id")).toInt());
+        worst = std::max(worst, std::abs(a[k].toObject().value(QStringLiteral("p")).toDouble() -
+                                         b[k].toObject().value(QStringLiteral("p")).toDouble()));
+        change = std::max(change, std::abs(clean[k].toObject().value(QStringLiteral("p")).toDouble() -
+                                           b[k].toObject().value(QStringLiteral("p")).toDouble()));
+    }
+    QVERIFY2(worst <= 1e-10, qPrintable(QString::number(worst)));
+    QVERIFY(change > 1e-6); // the ablation changes the predictions
+    // a mean ablation is said so
+    const QJsonObject mean = run(fixture(QStringLiteral("gpt2-tiny")), {QStringLiteral("--ablate"), spec + QStringLiteral(":mean"),
+                                                                        QStringLiteral("--ablate"), QStringLiteral("0.1")});
+    QCOMPARE(mean.value(QStringLiteral("edits")).toArray().size(), 2);
+    QCOMPARE(mean.value(QStringLiteral("edits")).toArray()[0].toObject().value(QStringLiteral("kind")).toString(), QStringLiteral("mean"));
+}
+
+// Out-of-range or malformed ablations: one line naming the value, exit code 2, nothing written.
+void TestModelCli::ablateRefusals_data()
+{
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("message");
+    QTest::addRow("layer") << "2.0" << "attnviz model run: --ablate 2.0: layer 2 is not one of the model's 2 layers (0..1)\n";
+    QTest::addRow("head") << "1.4" << "attnviz model run: --ablate 1.4: head 4 is not one of the model's 4 query heads (0..3)\n";
+    QTest::addRow("negative") << "-1.0" << "attnviz model run: --ablate -1.0: layer -1 is not one of the model's 2 layers (0..1)\n";
+    QTest::addRow("syntax") << "3" << "attnviz model run: --ablate 3: not LAYER.HEAD[:zero|mean] (e.g. 0.3 or 1.2:mean)\n";
+    QTest::addRow("kind") << "0.1:half" << "attnviz model run: --ablate 0.1:half: the ablation is zero or mean, not half\n";
+}
+
+void TestModelCli::ablateRefusals()
+{
+    QFETCH(QString, value);
+    QFETCH(QString, message);
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath(QStringLiteral("run.json"));
+    const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
+                           QStringLiteral("a cat"), QStringLiteral("-o"), out, QStringLiteral("--ablate"), value});
+    QCOMPARE(r.code, 2);
+    QCOMPARE(QString::fromUtf8(r.err), message);
+    QVERIFY(!QFile::exists(out));
+}
+
+// `attnviz patch`: the grid's shape and labels, the invariants that hold exactly (resid_pre of layer 0
+// patched where the prompts differ is the clean run: 1; where they agree, the corrupted run: 0), and
+// the .npy's header. Each cell against the patched forward itself: tst_patching.
+void TestModelCli::patchSweeps()
+{
+    QTemporaryDir tmp;
+    const QString json = tmp.filePath(QStringLiteral("p.json")), npy = tmp.filePath(QStringLiteral("p.npy"));
+    const QStringList common = {QStringLiteral("patch"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+                                QStringLiteral("--clean"), QStringLiteral("The cat sat on the mat"), QStringLiteral("--corrupted"),
+                                QStringLiteral("The dog sat on the mat"), QStringLiteral("--answer"), QStringLiteral(" mat"),
+                                QStringLiteral("--wrong"), QStringLiteral(" log"), QStringLiteral("--precision"), QStringLiteral("float64")};
+    Run r = execCli(common + QStringList{QStringLiteral("--sweep"), QStringLiteral("resid"), QStringLiteral("-o"), json});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile f(json);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(o.value(QStringLiteral("sweep")).toString(), QStringLiteral("resid_pre"));
+    const QJsonArray metric = o.value(QStringLiteral("metric")).toArray();
+    QCOMPARE(metric.size(), 2); // layers
+    QCOMPARE(metric[0].toArray().size(), 6); // positions
+    QCOMPARE(o.value(QStringLiteral("columns")).toArray()[1].toString(), QStringLiteral("1 ␣cat"));
+    for (int c = 0; c < 6; ++c)
+        QCOMPARE(metric[0].toArray()[c].toDouble(), c == 1 ? 1.0 : 0.0);
+    QCOMPARE(metric[1].toArray()[0].toDouble(), 0.0);
+    QVERIFY(o.value(QStringLiteral("clean_logit_diff")).toDouble() != o.value(QStringLiteral("corrupted_logit_diff")).toDouble());
+    r = execCli(common + QStringList{QStringLiteral("--sweep"), QStringLiteral("heads"), QStringLiteral("-o"), npy});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile n(npy);
+    QVERIFY(n.open(QIODevice::ReadOnly));
+    const QByteArray b = n.readAll();
+    QVERIFY(b.startsWith(QByteArray("\x93NUMPY", 6)));
+    QVERIFY(b.contains("'shape': (2,4)"));
+}
+
+void TestModelCli::patchRefusals_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::addRow("token counts") << QStringList{QStringLiteral("--corrupted"), QStringLiteral("The dog sat on the mat today")}
+                                  << "attnviz patch: the clean prompt has 6 tokens and the corrupted 7; they differ from token 1 on "
+                                     "(clean: \"Ġcat\" \"Ġsat\" \"Ġon\" \"Ġthe\" \"Ġmat\"; corrupted: \"Ġdog\" \"Ġsat\" \"Ġon\" \"Ġthe\" "
+                                     "\"Ġmat\" \"Ġtoday\")\n";
+    QTest::addRow("answer of two tokens") << QStringList{QStringLiteral("--answer"), QStringLiteral(" mat mat")}
+                                          << "attnviz patch: --answer: \" mat mat\" is not in the vocabulary of gpt2-tiny (it is 2 tokens)\n";
+    QTest::addRow("sweep") << QStringList{QStringLiteral("--sweep"), QStringLiteral("mlp")}
+                           << "attnviz patch: --sweep: resid or heads, not mlp\n";
+}
+
+void TestModelCli::patchRefusals()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath(QStringLiteral("p.json"));
+    QMap<QString, QString> opts{{QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny"))},
+                                {QStringLiteral("--clean"), QStringLiteral("The cat sat on the mat")},
+                                {QStringLiteral("--corrupted"), QStringLiteral("The dog sat on the mat")},
+                                {QStringLiteral("--answer"), QStringLiteral(" mat")},
+                                {QStringLiteral("--wrong"), QStringLiteral(" log")},
+                                {QStringLiteral("--sweep"), QStringLiteral("heads")},
+                                {QStringLiteral("-o"), out}};
+    for (int i = 0; i + 1 < args.size(); i += 2)
+        opts[args[i]] = args[i + 1];
+    QStringList cli{QStringLiteral("patch")};
+    for (auto it = opts.begin(); it != opts.end(); ++it)
+        cli << it.key() << it.value();
+    const Run r = execCli(cli);
+    QCOMPARE(r.code, 2);
+    QCOMPARE(QString::fromUtf8(r.err), message);
+    QVERIFY(!QFile::exists(out));
 }
 
 QTEST_GUILESS_MAIN(TestModelCli)

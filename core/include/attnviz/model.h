@@ -12,6 +12,7 @@
 #pragma once
 
 #include "attnviz/architecture.h"
+#include "attnviz/interventions.h"
 #include "attnviz/status.h"
 #include "attnviz/types.h"
 
@@ -202,6 +203,10 @@ struct LayerTrace {
     // TraceRequest::keepMlp asks: x·W_gateᵀ (TransformerLens' hook_pre) and x·W_upᵀ (hook_pre_linear),
     // x the normalized stream; the MLP reads act(pre) * preLinear. Empty otherwise.
     Mat<T> mlpPre, mlpPreLinear;
+    // What the attention and MLP sub-blocks add to the residual stream (hook_attn_out, mlp_out; a
+    // sandwich-norm model's after its post norms), (t, d) each, when TraceRequest::keepHookOutputs asks
+    // (after any edit at those hooks). Empty otherwise.
+    Mat<T> attnOut, mlpOut;
     // The weights the attention was computed with, for explanations; null = identity projections.
     ProjectionsRef<T> projections;
 };
@@ -277,6 +282,10 @@ struct Trace {
     // have empty matrices).
     Observe observed;
     GrowthRoom room;       // where its stage matrices may grow in place (real checkpoints' forward)
+    // The interventions it was computed with (TraceRequest::edits): empty, the model as it is;
+    // otherwise every stage is that of the edited model.
+    std::vector<Intervention> edits;
+    bool edited() const { return !edits.empty(); }
 
     int numLayers() const { return int(layers.size()); }
     int numHeads() const { return layers.empty() ? 0 : layers.front().attention.numHeads; }
@@ -343,6 +352,14 @@ struct TraceRequest {
     // CPU); Trace::device and deviceNote say what did. Only read during the call.
     ForwardDevice *device = nullptr;
     Observe observe; // what the trace keeps (real checkpoints; everything by default)
+    // Real checkpoints: edits of the forward at hook points (interventions.h), applied in order (an
+    // edit reads the hook as the edits before it left it). A trace with edits is computed whole on
+    // the CPU (a device asked for is not used: Trace::deviceNote says so) and never continues, nor is
+    // continued by, a trace without the same edits. Other models refuse a request with edits.
+    std::vector<Intervention> edits;
+    // Real checkpoints: LayerTrace::attnOut and mlpOut kept too (hook_attn_out, mlp_out; 2 x t x d a
+    // layer more), so that hookValue can read them (patching from this trace).
+    bool keepHookOutputs = false;
 };
 
 struct ReadoutWeights; // core/src/reads/readout.h: what reads.h needs of a checkpoint's weights

@@ -365,12 +365,22 @@ private:
         in.allPredictions = request.allPredictions;
         in.maskId = m_maskId;
         in.cancel = request.cancel;
+        in.edits = &request.edits;
+        in.keepHookOutputs = request.keepHookOutputs;
+        if (!request.edits.empty())
+            if (Status st = checkEdits(request.edits, m_config.layers, m_config.heads, m_config.dModel, m_config.dHead,
+                                       int(tokens.size()));
+                !st)
+                return st;
         // a causal model reuses the unchanged prefix of a trace it made with the same masks and stages
         // (the one handed back, or rows of request.prefixFrom where that shares more) on the CPU (a
         // device's trace keeps no log-sum-exp for its rows: computed anew)
         auto prefix = [&](const Trace<T> &tr) {
             int r = 0;
+            // a trace with edits is computed whole and continues nothing (its rows are the edited model's)
             if (m_config.causal && tr.producer == producer && tr.device == "cpu" && tr.paddedKeys == request.paddedKeys &&
+                request.edits.empty() && tr.edits.empty() &&
+                (tr.layers.front().mlpOut.size() != 0) == request.keepHookOutputs &&
                 tr.maskedCells == request.maskedCells && tr.numLayers() == m_config.layers &&
                 (tr.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
                 (tr.layers.front().mlpPre.size() != 0) == (request.keepMlp && m_config.gatedMlp) &&
@@ -401,6 +411,7 @@ private:
             out.paddedKeys = request.paddedKeys;
             out.maskedCells = request.maskedCells;
             out.producer = madeBy;
+            out.edits = request.edits;
             for (auto &row : out.predictions.next)
                 for (TokenProb &p : row)
                     if (p.token.empty()) {
@@ -418,7 +429,9 @@ private:
         // continue it; one with stages left on the device is made by no one (nothing reuses it).
         std::string why;
         if constexpr (std::is_same_v<T, float>) {
-            if (request.device) {
+            if (request.device && !request.edits.empty()) {
+                why = "edits (interventions) are applied by the CPU forward only";
+            } else if (request.device) {
                 ForwardDevice &dev = *request.device;
                 in.observe = request.observe;
                 Status st = dev.supports(m_config, *weights, in);

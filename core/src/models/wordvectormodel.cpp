@@ -258,6 +258,8 @@ std::shared_ptr<const Projections<float>> WordVectorModel::randomProjections(con
 
 Status WordVectorModel::trace(const TraceRequest &req, Trace<float> &out)
 {
+    if (!req.edits.empty())
+        return Status::error(StatusCode::Unavailable, info().name + ": no interventions (edits apply to transformer checkpoints)");
     const WordVectorSettings &s = m_settings;
     const int dModel = m_table ? m_table->dim() : 0;
     Prepared prep;
@@ -371,6 +373,8 @@ std::shared_ptr<const StackWeights<float>> WordStackModel::seeded(int dModel, St
 
 Status WordStackModel::trace(const TraceRequest &req, Trace<float> &out)
 {
+    if (!req.edits.empty())
+        return Status::error(StatusCode::Unavailable, info().name + ": no interventions (edits apply to transformer checkpoints)");
     const int dModel = m_table ? m_table->dim() : 0;
     Prepared prep;
     if (Status st = prepare(req, liveLimit(), stackHeadsProblem(dModel, m_settings.numHeads), out, prep); !st.ok())

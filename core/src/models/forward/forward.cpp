@@ -20,7 +20,10 @@
 // computeAttention: only rows [p, t) of each stage are computed, and causal rows only read keys
 // 0..i. Matrix products are split over the cores by output columns, so a single new token (one row)
 // still uses every core. Large matrices of a fresh trace get huge-page advice (see adviseHugePages;
-// the model also keeps freed trace memory: keepTraceMemory).
+// the model also keeps freed trace memory: keepTraceMemory). Interventions (interventions.h) are
+// applied where their hooks are computed: resid_pre as a layer reads the stream, attn.hook_z between
+// the context and W_O, hook_attn_out and mlp_out before the residual adds them, resid_mid and
+// resid_post as they are stored; a forward with edits computes every row (reuse 0).
 #include "weights.h"
 #include "halfrows.h"
 #include "attnviz/attention.h"
@@ -31,6 +34,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 
 #ifdef __linux__
@@ -585,7 +589,8 @@ LinearJob<T> projection(const LayerWeights<T> &b, Proj which, Mat<T> *y)
 template <typename T>
 void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
             const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, bool keepQ,
-            bool weights, Eigen::Index limit, GrowthRoom &room, ProjectionScratch<T> &scratch, AttentionResult<T> &R)
+            bool weights, Eigen::Index limit, GrowthRoom &room, ProjectionScratch<T> &scratch, AttentionResult<T> &R,
+            const std::function<void(Mat<T> &)> *editZ = nullptr)
 {
     const int t = int(a.rows()), heads = A.heads, dh = A.dHead, width = heads * dh, n = t - p;
     const bool causal = A.causal;
@@ -758,6 +763,8 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
         if (full[size_t(i)])
             s.fullyMaskedRows.push_back(i);
     s.degenerateRows.clear();
+    if (editZ) // attn.hook_z edits, between the context and W_O
+        (*editZ)(s.context);
     linearRows<T>(s.context, p, {projection(lw, Proj::O, &s.output)});
 }
 
@@ -886,6 +893,55 @@ Status attendByRule(const Architecture &arch, const Projections<T> &P, const Mat
     R.batch[0].kPre.resize(0, 0);
     R.batch[0].lse.resize(0, 0); // weights by a rule: no log-sum-exp stands for them
     return {};
+}
+
+// The edits of `in` at `hook` of `layer` applied in order to `m`, the hook's (t, width) activation
+// (every row: a forward with edits computes every position). Returns whether any applied.
+template <typename T>
+bool applyEdits(const ForwardInput &in, HookPoint hook, int layer, int dHead, Mat<T> &m)
+{
+    if (!in.edits)
+        return false;
+    bool any = false;
+    for (const Intervention &e : *in.edits) {
+        if (e.hook != hook || e.layer != layer)
+            continue;
+        any = true;
+        const Eigen::Index c0 = e.head >= 0 ? Eigen::Index(e.head) * dHead : 0;
+        const Eigen::Index cw = e.head >= 0 ? dHead : m.cols();
+        std::vector<int> rows = e.positions;
+        if (rows.empty()) {
+            rows.resize(size_t(m.rows()));
+            for (size_t i = 0; i < rows.size(); ++i)
+                rows[i] = int(i);
+        }
+        switch (e.kind) {
+        case EditKind::Zero:
+            for (int i : rows)
+                m.row(i).segment(c0, cw).setZero();
+            break;
+        case EditKind::MeanOverText: {
+            const Eigen::Matrix<T, 1, Eigen::Dynamic> mean = m.middleCols(c0, cw).colwise().sum() / T(m.rows());
+            for (int i : rows)
+                m.row(i).segment(c0, cw) = mean;
+            break;
+        }
+        case EditKind::Value:
+            for (int i : rows)
+                m.row(i).segment(c0, cw) = e.value.row(i).segment(c0, cw).template cast<T>();
+            break;
+        }
+    }
+    return any;
+}
+
+bool hasEdits(const ForwardInput &in, HookPoint hook, int layer)
+{
+    if (in.edits)
+        for (const Intervention &e : *in.edits)
+            if (e.hook == hook && e.layer == layer)
+                return true;
+    return false;
 }
 
 } // namespace
@@ -1082,8 +1138,12 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
                                                        "attention (no grouped-query heads, rotary positions, q/k norms, "
                                                        "soft-capping or sliding windows)");
     // rows [0, keep) kept from `out`, [keep, p) copied from `source`, [p, t) computed
-    const int keep = causal && !general ? std::clamp(reuse, 0, t) : 0;
-    const int p = causal && source ? std::clamp(sourceReuse, keep, t) : keep;
+    const bool editing = in.edits && !in.edits->empty();
+    if (editing)
+        if (Status st = checkEdits(*in.edits, arch.layers, arch.heads, d, arch.dHead, t); !st)
+            return st;
+    const int keep = causal && !general && !editing ? std::clamp(reuse, 0, t) : 0;
+    const int p = causal && source && !editing ? std::clamp(sourceReuse, keep, t) : keep;
     const Trace<T> *from = p > keep ? source : nullptr;
     const int n = t - p;
     const Eigen::Index limit = std::min(arch.maxPositions, 1 << 20);
@@ -1152,6 +1212,8 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
                                          &LayerTrace<T>::afterAttention, &LayerTrace<T>::output})
             sized(lt.*m, fl ? &(fl->*m) : nullptr, kept);
         lt.residualIn.middleRows(p, n) = x->middleRows(p, n);
+        if (applyEdits(in, HookPoint::ResidPre, int(l), arch.dHead, lt.residualIn))
+            x = &lt.residualIn; // the layer reads the edited stream; the one before keeps its output
         if (pre)
             normRows(arch.norm, *x, p, b.attnNorm, lt.attentionIn);
         else
@@ -1178,13 +1240,20 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             A.sin = local ? &sinL : &sinG;
             A.ropeDims = arch.ropeOf(int(l)).dims;
         }
+        const std::function<void(Mat<T> &)> editZ = [&](Mat<T> &z) { applyEdits(in, HookPoint::AttnZ, int(l), arch.dHead, z); };
+        const bool zEdited = hasEdits(in, HookPoint::AttnZ, int(l));
         if (general || (arch.weightRule.fullyMasked != FullyMaskedPolicy::Zero && anyRowFullyMasked(layerMask, causal))) {
             const std::shared_ptr<const Projections<T>> P = b.projections().get(); // 16-bit ones widened
             if (Status st = attendByRule(arch, *P, lt.attentionIn, layerMask, in.keepScores, lt.attention); !st)
                 return Status::error(st.code, "layer " + std::to_string(l) + ": " + st.message);
+            if (zEdited) { // the output anew from the edited context
+                SequenceResult<T> &sr = lt.attention.batch[0];
+                editZ(sr.context);
+                linearRows<T>(sr.context, 0, {{&P->o, &sr.output}});
+            }
         } else {
             attend(b, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, kept, qKept,
-                   weightsKept, limit, out.room, scratch, lt.attention);
+                   weightsKept, limit, out.room, scratch, lt.attention, zEdited ? &editZ : nullptr);
         }
         // weights by a rule have no log-sum-exp: only the stored ones (and their mask) say them
         const bool ruled = lt.attention.batch[0].lse.size() == 0;
@@ -1194,15 +1263,30 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             lt.attention.batch[0].mask.resize(0, 0);
         lt.attention.causal = causal;
         lt.attention.window = A.window;
+        const bool keepOutputs = in.keepHookOutputs && kept;
+        if (keepOutputs) {
+            sized(lt.attnOut, fl ? &fl->attnOut : nullptr);
+            sized(lt.mlpOut, fl ? &fl->mlpOut : nullptr);
+        } else {
+            lt.attnOut.resize(0, 0);
+            lt.mlpOut.resize(0, 0);
+        }
         if (placement == NormPlacement::Sandwich) { // the residual adds attention's output normalized
             resizeKeep(ffIn, n, d, 0);
             normRows(arch.norm, lt.attention.batch[0].output, p, b.postAttnNorm, ffIn, 0);
+            applyEdits(in, HookPoint::AttnOut, int(l), arch.dHead, ffIn);
+            if (keepOutputs)
+                lt.attnOut.middleRows(p, n) = ffIn;
             lt.afterAttention.middleRows(p, n) = x->middleRows(p, n) + ffIn;
         } else {
+            applyEdits(in, HookPoint::AttnOut, int(l), arch.dHead, lt.attention.batch[0].output);
+            if (keepOutputs)
+                lt.attnOut.middleRows(p, n) = lt.attention.batch[0].output.middleRows(p, n);
             lt.afterAttention.middleRows(p, n) = x->middleRows(p, n) + lt.attention.batch[0].output.middleRows(p, n);
         }
         if (!pre)
             normRows(arch.norm, lt.afterAttention, p, b.attnNorm, lt.afterAttention);
+        applyEdits(in, HookPoint::ResidMid, int(l), arch.dHead, lt.afterAttention);
         resizeKeep(ffIn, n, d, 0);
         if (pre)
             normRows(arch.norm, lt.afterAttention, p, b.ffnNorm, ffIn, 0);
@@ -1232,9 +1316,13 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         linearRows<T>(hidden, 0, {{&b.down, &ffIn}}); // ffIn is free again: the second layer's rows
         if (placement == NormPlacement::Sandwich)
             normRows(arch.norm, ffIn, 0, b.postFfnNorm, ffIn);
+        applyEdits(in, HookPoint::MlpOut, int(l), arch.dHead, ffIn);
+        if (keepOutputs)
+            lt.mlpOut.middleRows(p, n) = ffIn;
         lt.output.middleRows(p, n) = ffIn + lt.afterAttention.middleRows(p, n);
         if (!pre)
             normRows(arch.norm, lt.output, p, b.ffnNorm, lt.output);
+        applyEdits(in, HookPoint::ResidPost, int(l), arch.dHead, lt.output);
         if (!keepMlp) {
             lt.mlpPre.resize(0, 0);
             lt.mlpPreLinear.resize(0, 0);

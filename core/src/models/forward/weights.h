@@ -176,6 +176,9 @@ struct ForwardInput {
     bool allPredictions = false; // causal: the LM head at every position (else the last only)
     int maskId = -1; // [MASK]: masked-LM predictions at these positions
     const std::atomic<bool> *cancel = nullptr;
+    const std::vector<Intervention> *edits = nullptr; // applied at their hooks (TraceRequest::edits);
+                                                      // null or empty: none. Any edit needs reuse 0.
+    bool keepHookOutputs = false; // LayerTrace::attnOut and mlpOut kept
     Observe observe; // what the trace keeps: the CPU forward keeps these layers' weights and stages,
                      // and every layer's keys, values and mask (runForward)
 };

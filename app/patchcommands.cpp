@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `attnviz patch --model M --clean TEXT --corrupted TEXT --answer A --wrong B --sweep resid|heads -o OUT`:
+// an activation patching sweep (patching.h) written as JSON (the metric grid with its labels and the
+// two runs' logit differences) or .npy (the grid, layers x positions or layers x heads, float32).
+#include "commands.h"
+#include "output.h"
+
+#include "files/figureexport.h"
+
+#include "attnviz/patching.h"
+#include "attnviz/reads.h"
+#include "bundledmodel.h"
+
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <cmath>
+#include <cstdio>
+
+namespace attnviz::cli {
+
+namespace {
+
+// A token the user typed as an id, one line naming the option otherwise (several tokens included).
+Status tokenId(const Model &m, const char *option, const QString &text, int &id)
+{
+    Status st = vocabularyId(m, text.toStdString(), id);
+    if (st)
+        return st;
+    std::string why = st.message;
+    if (why.rfind("token: ", 0) == 0)
+        why = why.substr(7);
+    return Status::error(st.code, std::string(option) + ": " + why);
+}
+
+} // namespace
+
+int patch(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Activation patching (TransformerLens' get_act_patch_resid_pre and get_act_patch_attn_head_out_all_pos):\n"
+        "the corrupted prompt run once per cell with one activation taken from the clean prompt's run, scored by\n"
+        "the normalised logit difference of --answer and --wrong after the last token (0: the corrupted run,\n"
+        "1: the clean run). --sweep resid: layers x positions (resid_pre); heads: layers x heads (attn.hook_z at\n"
+        "every position). The prompts must have the same number of tokens. Causal language models."));
+    p.addHelpOption();
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, .gguf file, or `bundled`."), QStringLiteral("dir"));
+    QCommandLineOption cleanOpt(QStringLiteral("clean"), QStringLiteral("The clean prompt."), QStringLiteral("text"));
+    QCommandLineOption corruptedOpt(QStringLiteral("corrupted"), QStringLiteral("The corrupted prompt."), QStringLiteral("text"));
+    QCommandLineOption answerOpt(QStringLiteral("answer"), QStringLiteral("The right answer: one token (\" Mary\" or Ġ-spelled)."),
+                                 QStringLiteral("token"));
+    QCommandLineOption wrongOpt(QStringLiteral("wrong"), QStringLiteral("The wrong answer: one token."), QStringLiteral("token"));
+    QCommandLineOption sweepOpt(QStringLiteral("sweep"), QStringLiteral("resid or heads."), QStringLiteral("kind"));
+    QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")}, QStringLiteral("OUT.json or OUT.npy."),
+                              QStringLiteral("file"));
+    QCommandLineOption precisionOpt(QStringLiteral("precision"), QStringLiteral("float32 (default) or float64."),
+                                    QStringLiteral("p"), QStringLiteral("float32"));
+    p.addOptions({modelOpt, cleanOpt, corruptedOpt, answerOpt, wrongOpt, sweepOpt, outOpt, precisionOpt});
+    if (!p.parse(args))
+        return fail("patch", p.errorText().toStdString(), 2);
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    for (const QCommandLineOption *o : {&modelOpt, &cleanOpt, &corruptedOpt, &answerOpt, &wrongOpt, &sweepOpt, &outOpt})
+        if (!p.isSet(*o))
+            return fail("patch", "--" + o->names().last().toStdString() + ": missing", 2);
+    PatchRequest req;
+    const QString sweep = p.value(sweepOpt);
+    if (sweep == QLatin1String("resid"))
+        req.sweep = PatchSweep::ResidPre;
+    else if (sweep == QLatin1String("heads"))
+        req.sweep = PatchSweep::HeadsAllPositions;
+    else
+        return fail("patch", "--sweep: resid or heads, not " + sweep.toStdString(), 2);
+    const QString out = p.value(outOpt), suffix = QFileInfo(out).suffix().toLower();
+    if (suffix != QLatin1String("json") && suffix != QLatin1String("npy"))
+        return fail("patch", "-o " + out.toStdString() + ": .json or .npy", 2);
+    const QString precision = p.value(precisionOpt);
+    if (precision != QLatin1String("float32") && precision != QLatin1String("float64"))
+        return fail("patch", "--precision: float32 or float64, not " + precision.toStdString(), 2);
+    std::unique_ptr<Model> m;
+    if (Status st = openModelSource(p.value(modelOpt), m); !st)
+        return fail("patch", st.message, exitCodeFor(st));
+    if (!m->info().causal)
+        return fail("patch", m->info().name + ": not a causal language model (the metric reads next-token logits)", 2);
+    if (Status st = tokenId(*m, "--answer", p.value(answerOpt), req.answer); !st)
+        return fail("patch", st.message, exitCodeFor(st));
+    if (Status st = tokenId(*m, "--wrong", p.value(wrongOpt), req.wrong); !st)
+        return fail("patch", st.message, exitCodeFor(st));
+    req.clean = p.value(cleanOpt).toStdString();
+    req.corrupted = p.value(corruptedOpt).toStdString();
+    PatchResult res;
+    const Status st = precision == QLatin1String("float64") ? patchSweep<double>(*m, req, res) : patchSweep<float>(*m, req, res);
+    if (!st)
+        return fail("patch", st.message, exitCodeFor(st));
+    auto label = [](const TraceToken &t) { return QString::fromStdString(t.display.empty() ? t.text : t.display); };
+    QStringList rows, cols;
+    for (int l = 0; l < res.rows; ++l)
+        rows << QStringLiteral("L%1").arg(l);
+    for (int c = 0; c < res.cols; ++c)
+        cols << (req.sweep == PatchSweep::ResidPre ? QStringLiteral("%1 %2").arg(c).arg(label(res.cleanTokens[size_t(c)]))
+                                                   : QStringLiteral("H%1").arg(c));
+    Mat<double> grid(res.rows, res.cols);
+    for (int l = 0; l < res.rows; ++l)
+        for (int c = 0; c < res.cols; ++c)
+            grid(l, c) = res.at(l, c);
+    if (suffix == QLatin1String("npy")) {
+        ui::LabelledMatrix lm;
+        lm.values = grid;
+        lm.rows = rows;
+        lm.columns = cols;
+        QString error;
+        if (!ui::saveLabelledMatrix(lm, out, &error))
+            return fail("patch", error, 1);
+        return 0;
+    }
+    QJsonArray metric, cleanTokens, corruptedTokens, rowLabels, colLabels;
+    for (int l = 0; l < res.rows; ++l) {
+        QJsonArray row;
+        for (int c = 0; c < res.cols; ++c)
+            row.append(ui::jsonNumber(grid(l, c)));
+        metric.append(row);
+    }
+    for (const TraceToken &t : res.cleanTokens)
+        cleanTokens.append(QString::fromStdString(t.text));
+    for (const TraceToken &t : res.corruptedTokens)
+        corruptedTokens.append(QString::fromStdString(t.text));
+    for (const QString &s : rows)
+        rowLabels.append(s);
+    for (const QString &s : cols)
+        colLabels.append(s);
+    QJsonObject o{{QStringLiteral("sweep"), QString::fromLatin1(patchSweepName(req.sweep))},
+                  {QStringLiteral("metric_name"), QStringLiteral("normalised logit difference (0 corrupted, 1 clean)")},
+                  {QStringLiteral("rows"), rowLabels},
+                  {QStringLiteral("columns"), colLabels},
+                  {QStringLiteral("metric"), metric},
+                  {QStringLiteral("clean_logit_diff"), res.cleanDiff},
+                  {QStringLiteral("corrupted_logit_diff"), res.corruptedDiff},
+                  {QStringLiteral("answer"), QJsonObject{{QStringLiteral("id"), req.answer}, {QStringLiteral("token"), QString::fromStdString(tokenOf(*m, req.answer).token)}}},
+                  {QStringLiteral("wrong"), QJsonObject{{QStringLiteral("id"), req.wrong}, {QStringLiteral("token"), QString::fromStdString(tokenOf(*m, req.wrong).token)}}},
+                  {QStringLiteral("clean_tokens"), cleanTokens},
+                  {QStringLiteral("corrupted_tokens"), corruptedTokens},
+                  {QStringLiteral("precision"), precision},
+                  {QStringLiteral("model"), QString::fromStdString(m->info().name)}};
+    std::string error;
+    if (!writeOutput(out, QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n', error))
+        return fail("patch", error, 1);
+    return 0;
+}
+
+} // namespace attnviz::cli
