@@ -303,8 +303,8 @@ private slots:
         QTest::newRow("max distance") << "relative_attention_max_distance" << QJsonValue(4)
                                       << "config.json: relative_attention_max_distance: 4 must exceed half of "
                                          "relative_attention_num_buckets (8)";
-        QTest::newRow("start id") << "decoder_start_token_id" << QJsonValue(128)
-                                  << "config.json: decoder_start_token_id: 128 is not below vocab_size 128";
+        QTest::newRow("start id") << "decoder_start_token_id" << QJsonValue(448)
+                                  << "config.json: decoder_start_token_id: 448 is not below vocab_size 448";
         QTest::newRow("no layers") << "num_layers" << QJsonValue(QJsonValue::Null) << "config.json: num_layers: missing";
     }
     void badConfig()
@@ -346,11 +346,11 @@ private slots:
         Model *m = opened(QStringLiteral("t5-tiny"));
         QVERIFY(m);
         TraceRequest r;
-        r.ids = {5, 128};
+        r.ids = {5, 448};
         Trace<float> t;
         const Status st = m->trace(r, t);
         QVERIFY(!st);
-        QVERIFY2(st.message.find("token id 128 is outside the vocabulary (128)") != std::string::npos, st.message.c_str());
+        QVERIFY2(st.message.find("token id 448 is outside the vocabulary (448)") != std::string::npos, st.message.c_str());
     }
 };
 

@@ -5,6 +5,7 @@
 #include "seq2seqmodel.h"
 #include "attnviz/encoderdecoder.h"
 #include "attnviz/fileio.h"
+#include "attnviz/subword.h"
 #include "families/family.h"
 #include "forward/seq2seq.h"
 
@@ -25,8 +26,10 @@ std::string baseName(const std::string &dir)
 
 class EncoderDecoderModel final : public Model {
 public:
-    EncoderDecoderModel(Architecture arch, std::string dir, std::shared_ptr<const Seq2SeqWeights<float>> w, std::string dtype)
-        : m_arch(std::move(arch)), m_dir(std::move(dir)), m_float(std::move(w)), m_dtype(std::move(dtype))
+    EncoderDecoderModel(Architecture arch, std::string dir, std::shared_ptr<const Seq2SeqWeights<float>> w, std::string dtype,
+                        std::unique_ptr<SubwordTokenizer> tokenizer)
+        : m_arch(std::move(arch)), m_dir(std::move(dir)), m_float(std::move(w)), m_dtype(std::move(dtype)),
+          m_tokenizer(std::move(tokenizer))
     {
     }
 
@@ -45,7 +48,7 @@ public:
         i.vocabulary = m_arch.vocabulary;
         i.maxPositions = 0;
         i.parameters = m_float->parameters;
-        i.tokenizer = "none (ids only)";
+        i.tokenizer = m_tokenizer ? m_tokenizer->kind() + " (" + std::to_string(m_tokenizer->vocabSize()) + ")" : "none (ids only)";
         i.dtype = m_dtype;
         i.weightBytes = m_float->parameters * int64_t(sizeof(float));
         i.causal = true;
@@ -53,10 +56,18 @@ public:
         return i;
     }
 
-    Status tokenize(std::string_view, std::vector<TraceToken> &out) const override
+    // The source as T5Tokenizer encodes it: SentencePiece's pieces, then </s>.
+    Status tokenize(std::string_view text, std::vector<TraceToken> &out) const override
     {
         out.clear();
-        return Status::error(StatusCode::Unavailable, m_dir + ": T5's tokenizer (spiece.model) is not read yet: trace token ids");
+        if (!m_tokenizer)
+            return Status::error(StatusCode::Unavailable, m_dir + "/spiece.model: missing (the folder's tokenizer): only token ids trace");
+        return m_tokenizer->encode(text, out);
+    }
+
+    std::string decode(const std::vector<int> &ids) const override
+    {
+        return m_tokenizer ? m_tokenizer->decode(ids) : std::string();
     }
 
     Status trace(const TraceRequest &request, Trace<float> &out) override { return run(request, *m_float, out); }
@@ -72,55 +83,71 @@ public:
     }
 
 private:
+    // Tokens of bare ids: their pieces where the folder has a tokenizer, else the ids written out.
+    std::vector<TraceToken> tokensOf(const std::vector<int> &ids) const
+    {
+        std::vector<TraceToken> t(ids.size());
+        for (size_t i = 0; i < ids.size(); ++i) {
+            t[i].id = ids[i];
+            const std::string piece = m_tokenizer ? m_tokenizer->token(ids[i]) : std::string();
+            t[i].text = piece.empty() ? std::to_string(ids[i]) : piece;
+            t[i].display = t[i].text;
+            for (size_t k = t[i].display.find("\xE2\x96\x81"); k != std::string::npos; k = t[i].display.find("\xE2\x96\x81", k))
+                t[i].display.replace(k, 3, "\xE2\x90\xA3"); // SentencePiece's space made visible
+            t[i].special = ids[i] == m_arch.seq2seq.eosId || ids[i] == m_arch.seq2seq.padId;
+        }
+        return t;
+    }
+
     template <typename T>
     Status run(const TraceRequest &request, const Seq2SeqWeights<T> &w, Trace<T> &out)
     {
         Seq2SeqInput in;
         std::vector<TraceToken> source, target;
         if (!request.ids.empty()) {
-            in.source = request.ids;
-        } else {
-            if (Status st = tokenize(request.text, source); !st)
-                return st;
-            for (const TraceToken &t : source)
-                in.source.push_back(t.id);
+            source = tokensOf(request.ids);
+        } else if (Status st = tokenize(request.text, source); !st) {
+            return st;
         }
-        in.decoder.push_back(m_arch.seq2seq.decoderStartId);
+        target.push_back(tokensOf({m_arch.seq2seq.decoderStartId}).front());
+        target.front().special = true; // the decoder's start token
         if (!request.targetIds.empty()) {
-            in.decoder.insert(in.decoder.end(), request.targetIds.begin(), request.targetIds.end());
+            for (const TraceToken &t : tokensOf(request.targetIds))
+                target.push_back(t);
         } else if (!request.target.empty()) {
-            if (Status st = tokenize(request.target, target); !st)
+            std::vector<TraceToken> typed;
+            if (Status st = tokenize(request.target, typed); !st)
                 return st;
-            for (const TraceToken &t : target)
-                if (t.id != m_arch.seq2seq.eosId)
-                    in.decoder.push_back(t.id);
+            for (const TraceToken &t : typed)
+                if (!t.special) // the decoder is fed the target without the </s> a source gets
+                    target.push_back(t);
         }
         Trace<T> r;
         r.totalKeyTokens = 0;
-        r.totalTokens = int(in.decoder.size());
+        r.totalTokens = int(target.size());
         if (request.maxTokens > 0) {
-            if (int(in.source.size()) > request.maxTokens || int(in.decoder.size()) > request.maxTokens)
+            if (int(source.size()) > request.maxTokens || int(target.size()) > request.maxTokens)
                 r.cutReason = "cut at " + std::to_string(request.maxTokens) + " tokens (source and target each)";
-            in.source.resize(std::min(in.source.size(), size_t(request.maxTokens)));
-            in.decoder.resize(std::min(in.decoder.size(), size_t(request.maxTokens)));
+            source.resize(std::min(source.size(), size_t(request.maxTokens)));
+            target.resize(std::min(target.size(), size_t(request.maxTokens)));
         }
+        for (const TraceToken &t : source)
+            in.source.push_back(t.id);
+        for (const TraceToken &t : target)
+            in.decoder.push_back(t.id);
         in.topK = request.topK;
         in.allPredictions = request.allPredictions;
         in.keepScores = request.keepScores;
         in.cancel = request.cancel;
         if (Status st = runSeq2Seq(m_arch, w, in, r); !st)
             return st;
-        auto tokensOf = [](const std::vector<int> &ids) {
-            std::vector<TraceToken> t(ids.size());
-            for (size_t i = 0; i < ids.size(); ++i) {
-                t[i].id = ids[i];
-                t[i].text = t[i].display = std::to_string(ids[i]);
+        r.seq2seq.sourceTokens = std::move(source);
+        r.tokens = std::move(target);
+        for (std::vector<TokenProb> &top : r.predictions.next)
+            for (TokenProb &p : top) {
+                p.token = m_tokenizer ? m_tokenizer->token(p.id) : std::to_string(p.id);
+                p.display = tokensOf({p.id}).front().display;
             }
-            return t;
-        };
-        r.seq2seq.sourceTokens = tokensOf(in.source);
-        r.tokens = tokensOf(in.decoder);
-        r.tokens.front().special = true; // the decoder's start token
         r.device = "cpu";
         if (request.device)
             r.deviceNote = "encoder-decoder models do not run on a device yet: the CPU computed";
@@ -134,6 +161,7 @@ private:
     std::mutex m_doubleMutex;
     std::shared_ptr<const Seq2SeqWeights<double>> m_double;
     std::string m_dtype;
+    std::unique_ptr<SubwordTokenizer> m_tokenizer;
 };
 
 } // namespace seq2seqmodel
@@ -146,6 +174,20 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
     const families::Family *family = families::familyNamed(arch.family);
     if (!family)
         return Status::error(StatusCode::InvalidInput, dir + ": no family named " + arch.family);
+    // the tokenizer: spiece.model (T5Tokenizer's file) where the folder has one
+    std::unique_ptr<SubwordTokenizer> tokenizer;
+    const std::string spiece = dir + "/spiece.model";
+    uint64_t size = 0;
+    if (Status st = regularFileSize(spiece, size); st) {
+        if (Status lt = loadSentencePiece(spiece, true, tokenizer); !lt)
+            return lt;
+        if (tokenizer->vocabSize() > arch.vocabulary)
+            return Status::error(StatusCode::InvalidInput, spiece + ": " + std::to_string(tokenizer->vocabSize()) +
+                                                               " pieces, but the embeddings have " + std::to_string(arch.vocabulary) +
+                                                               " rows (" + dir + "/config.json: vocab_size)");
+    } else if (st.message.find(": no such file") == std::string::npos) {
+        return st; // there, but not a regular file
+    }
     TensorArchive archive;
     if (Status st = archive.openFolder(dir); !st)
         return st;
@@ -158,7 +200,7 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
         return Status::error(StatusCode::BackendFailed, archive.fileOf(std::string()) + ": out of memory converting " +
                                                             describeBytes(archive.totalBytes()) + " of weights to float32");
     }
-    out = std::make_unique<EncoderDecoderModel>(arch, dir, std::move(w), archive.dtypeSummary());
+    out = std::make_unique<EncoderDecoderModel>(arch, dir, std::move(w), archive.dtypeSummary(), std::move(tokenizer));
     return {};
 }
 
