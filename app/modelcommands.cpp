@@ -109,18 +109,17 @@ QJsonArray probsJson(const std::vector<TokenProb> &top)
     return a;
 }
 
+// attentions[layer][head][query][key] of one of a trace's attentions (a head whose weights the trace
+// left out: the mean over heads, as Trace::weights gives it).
 template <typename T>
-QJsonObject traceJson(const ModelInfo &info, const Trace<T> &tr)
+QJsonArray attentionsJson(const std::vector<LayerTrace<T>> &layers)
 {
-    QJsonArray ids, tokens, attentions;
-    for (const TraceToken &t : tr.tokens) {
-        ids.append(t.id);
-        tokens.append(QString::fromStdString(t.text));
-    }
-    for (int l = 0; l < tr.numLayers(); ++l) {
+    QJsonArray attentions;
+    for (const LayerTrace<T> &layer : layers) {
         QJsonArray heads;
-        for (int h = 0; h < tr.numHeads(); ++h) {
-            const WeightMatrix<T> &w = tr.weights(l, h);
+        const SequenceResult<T> &s = layer.attention.batch.front();
+        for (int h = 0; h < layer.attention.numHeads; ++h) {
+            const WeightMatrix<T> &w = h < int(s.weights.size()) ? s.weights[size_t(h)] : s.weightsAvg;
             QJsonArray rows;
             for (Eigen::Index i = 0; i < w.rows(); ++i) {
                 QJsonArray row;
@@ -132,10 +131,34 @@ QJsonObject traceJson(const ModelInfo &info, const Trace<T> &tr)
         }
         attentions.append(heads);
     }
+    return attentions;
+}
+
+// An encoder-decoder trace's ids, tokens and attentions are the decoder's (its start token, then the
+// target; its self-attention); the source's and the other two attentions come beside them.
+template <typename T>
+QJsonObject traceJson(const ModelInfo &info, const Trace<T> &tr)
+{
+    auto tokensJson = [](const std::vector<TraceToken> &list, QJsonArray &ids, QJsonArray &tokens) {
+        for (const TraceToken &t : list) {
+            ids.append(t.id);
+            tokens.append(QString::fromStdString(t.text));
+        }
+    };
+    QJsonArray ids, tokens;
+    tokensJson(tr.tokens, ids, tokens);
     QJsonObject o{{QStringLiteral("model"), infoJson(info)},
                   {QStringLiteral("ids"), ids},
                   {QStringLiteral("tokens"), tokens},
-                  {QStringLiteral("attentions"), attentions}};
+                  {QStringLiteral("attentions"), attentionsJson(tr.layers)}};
+    if (tr.encoderDecoder()) {
+        QJsonArray sourceIds, sourceTokens;
+        tokensJson(tr.seq2seq.sourceTokens, sourceIds, sourceTokens);
+        o.insert(QStringLiteral("source_ids"), sourceIds);
+        o.insert(QStringLiteral("source_tokens"), sourceTokens);
+        o.insert(QStringLiteral("encoder_attentions"), attentionsJson(tr.seq2seq.encoder));
+        o.insert(QStringLiteral("cross_attentions"), attentionsJson(tr.seq2seq.cross));
+    }
     if (info.causal && !tr.predictions.next.empty())
         o.insert(QStringLiteral("next_tokens"), probsJson(tr.predictions.next.back()));
     if (info.maskedLm) {
@@ -219,12 +242,18 @@ std::string architectureText(const Architecture &a)
         if (a.localRope)
             s += "; local layers theta " + describeCount(int64_t(a.ropeLocal.theta));
         s += ")";
+    } else if (a.positions == PositionKind::RelativeBuckets) {
+        s += "relative position buckets (" + std::to_string(a.relative.buckets) + ", max distance " +
+             std::to_string(a.relative.maxDistance) + ")";
     } else {
         s += "learned positions";
     }
     s += std::string(", ") + acts[int(a.activation)] + (a.gatedMlp ? " gated MLP" : " MLP");
     if (a.qkNorm)
         s += ", q/k norm";
+    if (a.encoderDecoder)
+        s += ", encoder-decoder (" + std::to_string(a.seq2seq.encoderLayers) + " encoder + " + std::to_string(a.layers) +
+             " decoder blocks, cross-attention)";
     if (a.attentionSoftcap > 0 || a.finalSoftcap > 0)
         s += ", soft-capping";
     int sliding = 0, w = 0;
@@ -317,7 +346,12 @@ int modelRun(const QStringList &args)
                                                 "zero, or to its mean over the text's positions, at every position. Repeatable; the JSON\n"
                                                 "is then the edited model's and \"edits\" lists them (computed on the CPU)."),
                                  QStringLiteral("L.H[:zero|mean]"));
-    p.addOptions({textOpt, outOpt, precisionOpt, lensOpt, backendOpt, ablateOpt});
+    QCommandLineOption targetOpt(QStringLiteral("target"), QStringLiteral(
+        "Encoder-decoder models (T5): the target the decoder reads after its start token (teacher forcing); --text is\n"
+        "the source. The JSON then adds source_ids, source_tokens, encoder_attentions and cross_attentions\n"
+        "[layer][head][target token][source token]; ids, tokens and attentions are the decoder's."),
+                                 QStringLiteral("text"));
+    p.addOptions({textOpt, outOpt, precisionOpt, lensOpt, backendOpt, ablateOpt, targetOpt});
     if (!p.parse(args))
         return fail("model run", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -348,6 +382,15 @@ int modelRun(const QStringList &args)
     req.device = gpu.get();
     if (Status st = ablations(p.values(ablateOpt), m->info(), req.edits); !st)
         return fail("model run", st.message, 2);
+    if (m->info().architecture.encoderDecoder) {
+        req.target = p.value(targetOpt).toStdString();
+        if (p.isSet(lensOpt))
+            return fail("model run", "--lens: the logit lens of encoder-decoder models (" + m->info().family +
+                                         ") is not computed yet", 2);
+    } else if (p.isSet(targetOpt)) {
+        return fail("model run", "--target: only encoder-decoder models (t5) read a target; " + m->info().name + " is " +
+                                     m->info().family, 2);
+    }
     // The memory the trace and its JSON take, checked before either is made: every weight is a
     // double in the trace, a JSON value (16 bytes) and about 22 characters of text, twice (the
     // document, then the line written).

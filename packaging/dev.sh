@@ -20,7 +20,7 @@ PACKAGES=(
     build-essential cmake ninja-build pkg-config
     ccache mold # build speed: a compiler cache shared by every clone, a fast linker (CMakeLists.txt)
     qt6-base-dev qt6-base-private-dev qt6-shadertools-dev qt6-svg-dev libqcustomplot-dev
-    libeigen3-dev nlohmann-json3-dev libicu-dev
+    libeigen3-dev nlohmann-json3-dev libicu-dev libsentencepiece-dev
     mesa-vulkan-drivers libgl1-mesa-dri libvulkan1 xvfb xauth
     fonts-dejavu-core
     # tests: the lessons' layout with a typical desktop's fonts beside DejaVu (tst_lessonfocus)

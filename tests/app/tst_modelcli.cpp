@@ -184,6 +184,8 @@ private slots:
     void runGpt2_data();
     void runGpt2();
     void runBertMasked();
+    void runT5();
+    void t5Refusals();
     void info();
     void tokenizeWithModel();
     void sharded();
@@ -312,6 +314,68 @@ void TestModelCli::runBertMasked()
         QVERIFY(std::abs(gt[0].toObject().value(QStringLiteral("p")).toDouble() - wt[0].toObject().value(QStringLiteral("p")).toDouble()) < 1e-5);
     }
     QVERIFY(!got.contains(QStringLiteral("next_tokens")));
+}
+
+// An encoder-decoder folder: the source read by the encoder, the target after the decoder's start
+// token, and the three attentions with their shapes and as distributions.
+void TestModelCli::runT5()
+{
+    const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("t5-tiny")),
+                           QStringLiteral("--text"), QStringLiteral("the 3rd of March"), QStringLiteral("--target"),
+                           QStringLiteral("1998-03-03"), QStringLiteral("--precision"), QStringLiteral("float64")});
+    QCOMPARE(r.code, 0);
+    const QJsonObject got = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(got.value(QStringLiteral("model")).toObject().value(QStringLiteral("family")).toString(), QStringLiteral("t5"));
+    const QJsonArray source = got.value(QStringLiteral("source_tokens")).toArray(), target = got.value(QStringLiteral("tokens")).toArray();
+    QVERIFY(source.size() > 2);
+    QCOMPARE(source.last().toString(), QStringLiteral("</s>"));
+    QCOMPARE(got.value(QStringLiteral("source_ids")).toArray().last().toInt(), 1);
+    QCOMPARE(got.value(QStringLiteral("ids")).toArray().first().toInt(), 0); // decoder start = pad
+    QVERIFY(target.size() > 2);
+    const qsizetype s = source.size(), t = target.size();
+    auto check = [&](const char *key, int layers, qsizetype rows, qsizetype cols, bool causal) {
+        const QJsonArray a = got.value(QLatin1String(key)).toArray();
+        QCOMPARE(a.size(), layers);
+        for (const QJsonValue &layer : a) {
+            QCOMPARE(layer.toArray().size(), 4);
+            for (const QJsonValue &head : layer.toArray()) {
+                QCOMPARE(head.toArray().size(), rows);
+                for (qsizetype i = 0; i < rows; ++i) {
+                    const QJsonArray row = head.toArray()[i].toArray();
+                    QCOMPARE(row.size(), cols);
+                    double sum = 0;
+                    for (qsizetype j = 0; j < cols; ++j) {
+                        sum += row[j].toDouble();
+                        if (causal && j > i)
+                            QCOMPARE(row[j].toDouble(), 0.0);
+                    }
+                    QVERIFY2(std::abs(sum - 1) < 1e-12, key);
+                }
+            }
+        }
+    };
+    check("encoder_attentions", 2, s, s, false);
+    check("attentions", 3, t, t, true);
+    check("cross_attentions", 3, t, s, false);
+}
+
+// What is not computed for encoder-decoder models yet is refused in one line; --target elsewhere too.
+void TestModelCli::t5Refusals()
+{
+    const QString t5 = fixture(QStringLiteral("t5-tiny"));
+    Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), t5, QStringLiteral("--text"), QStringLiteral("a"),
+                     QStringLiteral("--lens")});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--lens: the logit lens of encoder-decoder models (t5) is not computed yet"), r.err.constData());
+    QVERIFY(r.out.isEmpty());
+    r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
+                 QStringLiteral("a"), QStringLiteral("--target"), QStringLiteral("b")});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--target: only encoder-decoder models (t5) read a target"), r.err.constData());
+    r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), t5, QStringLiteral("--text"), QStringLiteral("a")});
+    QVERIFY(r.code != 0);
+    QVERIFY2(r.err.contains("generation of encoder-decoder models (t5) is not supported yet"), r.err.constData());
+    QCOMPARE(r.err.count('\n'), 1);
 }
 
 void TestModelCli::info()

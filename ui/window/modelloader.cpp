@@ -57,6 +57,10 @@ LoadResult read(const QString &source, const LoadProgress &progress)
     } catch (...) {
         st = thrown(source, "an unexpected error");
     }
+    if (st.ok() && m && m->info().architecture.encoderDecoder) // the views read one attention of one token list
+        st = Status::error(StatusCode::Unavailable, ModelLoader::title(source).toStdString() + ": an encoder-decoder model (" +
+                                                        m->info().family + "): the window does not show its encoder, decoder and "
+                                                        "cross attentions yet (attnviz model run --text SOURCE --target TARGET does)");
     if (!st.ok())
         m.reset();
     return {st, st.ok() && m ? std::shared_ptr<Model>(std::move(m)) : nullptr};

@@ -29,7 +29,10 @@ enum class NormPlacement {
     Sandwich, // x + N1'(Attn(N1(x))); x + N2'(MLP(N2(x))): four norms a block  (Gemma 2 / 3)
 };
 
-enum class PositionKind { Learned, Rotary };
+// Learned: a table of absolute positions added to the embeddings; Rotary: RoPE on q and k;
+// RelativeBuckets: T5's bucketed relative position bias, one learned scalar per (bucket, head) added
+// to the scores (Architecture::relative), nothing added to the embeddings.
+enum class PositionKind { Learned, Rotary, RelativeBuckets };
 
 // Hugging Face's rope_type values (modeling_rope_utils.py).
 enum class RopeType { Default, Linear, Dynamic, Llama3, Yarn, LongRope };
@@ -69,6 +72,25 @@ struct WeightRule {
     {
         return normalization == Normalization::Softmax && maskMethod == MaskMethod::NegInf && dropout == 0.0;
     }
+};
+
+// T5's relative position bias (modeling_t5.py, T5Attention._relative_position_bucket): key j of
+// query i falls in a bucket of j - i; half the buckets are exact distances, the rest log-spaced up
+// to maxDistance. Bidirectional (the encoder): separate buckets for keys after the query; otherwise
+// (the decoder) keys after the query share bucket 0 (causality masks them anyway).
+struct RelativeBuckets {
+    int buckets = 32, maxDistance = 128;
+    int bucket(int relative, bool bidirectional) const; // relative = key - query
+};
+
+// An encoder-decoder model (T5): `layers` are the decoder's blocks, each self-attention (causal),
+// cross-attention (decoder queries, keys and values from the encoder's output) and MLP; the encoder
+// has `encoderLayers` blocks of self-attention (bidirectional) and MLP of the same widths.
+struct EncoderDecoderShape {
+    int encoderLayers = 0;
+    int decoderStartId = 0; // the decoder's first token (T5: the pad id)
+    int eosId = 1;          // what ends a generated target
+    int padId = 0;
 };
 
 enum class LmHead {
@@ -118,6 +140,11 @@ struct Architecture {
 
     bool tiedEmbeddings = true;
     LmHead head = LmHead::CausalLm;
+    double outputScale = 1.0; // multiplied onto the final hidden states before the LM head (T5 tied: d_model^-0.5)
+
+    RelativeBuckets relative;  // positions == RelativeBuckets
+    bool encoderDecoder = false;
+    EncoderDecoderShape seq2seq; // encoderDecoder only
 
     int kvGroup() const { return kvHeads > 0 ? heads / kvHeads : 1; } // query heads per key/value head
     int kvHeadOf(int head) const { return head / kvGroup(); }

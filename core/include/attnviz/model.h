@@ -256,6 +256,29 @@ struct Observe {
     }
 };
 
+// A trace's attentions: its own layers (Trace::layers: a decoder-only or encoder-only model's, an
+// encoder-decoder model's decoder self-attention), and an encoder-decoder model's encoder
+// self-attention and cross-attention (Trace::seq2seq).
+enum class AttentionKind { Self, Encoder, Cross };
+
+// What an encoder-decoder model (T5) computed beyond its decoder's layers. Its Trace's tokens are the
+// decoder's (the start token, then the target), its layers the decoder blocks' self-attention
+// (residualIn the stream entering the block, afterAttention after self-attention's add, output the
+// block's output after the MLP), final and predictions the decoder's.
+template <typename T>
+struct EncoderDecoderTrace {
+    std::vector<TraceToken> sourceTokens; // what the encoder read
+    Mat<T> sourceEmbeddings;              // (s, d) the source's token vectors (the encoder's input)
+    std::vector<LayerTrace<T>> encoder;   // per encoder block: self-attention over the source and the MLP
+    Mat<T> encoderFinal;                  // (s, d) the encoder's output after its final norm
+    // Per decoder block: cross-attention, queries the decoder's tokens and keys the source.
+    // residualIn: the stream after self-attention's add; attentionIn: its norm; keyIn: encoderFinal;
+    // output (= afterAttention): the stream after cross-attention's add, which the MLP's norm reads.
+    std::vector<LayerTrace<T>> cross;
+    // Relative position biases (T5) are added to the scores (attention.scores hold them) and are not
+    // recoverable from q and k: no log-sum-exp is kept, the weights are stored.
+};
+
 // Everything a model computed on one text.
 template <typename T>
 struct Trace {
@@ -287,8 +310,25 @@ struct Trace {
     std::vector<Intervention> edits;
     bool edited() const { return !edits.empty(); }
 
+    EncoderDecoderTrace<T> seq2seq; // encoder-decoder models; empty otherwise
+
     int numLayers() const { return int(layers.size()); }
     int numHeads() const { return layers.empty() ? 0 : layers.front().attention.numHeads; }
+    bool encoderDecoder() const { return !seq2seq.encoder.empty(); }
+    // One of the trace's attentions (Encoder and Cross: empty unless encoderDecoder()), with the
+    // tokens of its queries and keys.
+    const std::vector<LayerTrace<T>> &attentions(AttentionKind kind) const
+    {
+        return kind == AttentionKind::Encoder ? seq2seq.encoder : kind == AttentionKind::Cross ? seq2seq.cross : layers;
+    }
+    const std::vector<TraceToken> &queriesOf(AttentionKind kind) const
+    {
+        return kind == AttentionKind::Encoder ? seq2seq.sourceTokens : tokens;
+    }
+    const std::vector<TraceToken> &keysOf(AttentionKind kind) const
+    {
+        return kind == AttentionKind::Self ? keys() : seq2seq.sourceTokens;
+    }
     bool cross() const { return !keyTokens.empty(); }
     const std::vector<TraceToken> &keys() const { return cross() ? keyTokens : tokens; }
     bool cut() const { return int(tokens.size()) < totalTokens || int(keys().size()) < totalKeyTokens; }
@@ -360,6 +400,11 @@ struct TraceRequest {
     // Real checkpoints: LayerTrace::attnOut and mlpOut kept too (hook_attn_out, mlp_out; 2 x t x d a
     // layer more), so that hookValue can read them (patching from this trace).
     bool keepHookOutputs = false;
+    // Encoder-decoder models: `text` (or `ids`) is the source the encoder reads; the decoder reads its
+    // start token and then the target, teacher-forced: targetIds where given (nothing added), else
+    // `target` tokenized (without the end token the source gets).
+    std::string target;
+    std::vector<int> targetIds;
 };
 
 struct ReadoutWeights; // core/src/reads/readout.h: what reads.h needs of a checkpoint's weights

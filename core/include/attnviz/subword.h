@@ -86,5 +86,12 @@ Status loadWordPiece(const std::string &vocabTxt, const WordPieceOptions &option
                      std::unique_ptr<SubwordTokenizer> &out);
 Status parseWordPiece(const std::string &vocabBytes, const std::string &name, const WordPieceOptions &options,
                       std::unique_ptr<SubwordTokenizer> &out);
+// A SentencePiece model file (T5's spiece.model) read and run by the SentencePiece library itself:
+// the normalizer the file carries (NFKC, whitespace rules), its unigram or BPE pieces, byte fallback.
+// encode() gives the library's pieces with their byte ranges, then, with `appendEos`, the model's end
+// token (</s>) as a special, as T5Tokenizer appends it. Messages name the file.
+Status loadSentencePiece(const std::string &modelFile, bool appendEos, std::unique_ptr<SubwordTokenizer> &out);
+Status parseSentencePiece(const std::string &modelBytes, const std::string &name, bool appendEos,
+                          std::unique_ptr<SubwordTokenizer> &out);
 
 } // namespace attnviz

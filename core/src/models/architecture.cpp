@@ -16,6 +16,26 @@ double Architecture::scale() const { return attentionScale > 0 ? attentionScale 
 
 const Rope &Architecture::ropeOf(int layer) const { return localRope && windowOf(layer) > 0 ? ropeLocal : rope; }
 
+int RelativeBuckets::bucket(int relative, bool bidirectional) const
+{
+    // as modeling_t5.py computes it, the log-spaced part in float32 (torch's .float()) and truncated
+    int n = buckets, out = 0;
+    if (bidirectional) {
+        n /= 2;
+        if (relative > 0)
+            out += n;
+        relative = std::abs(relative);
+    } else {
+        relative = -std::min(relative, 0);
+    }
+    const int maxExact = n / 2;
+    if (relative < maxExact)
+        return out + relative;
+    const float ratio = float(relative) / float(maxExact);
+    const float large = std::log(ratio) / float(std::log(double(maxDistance) / maxExact)) * float(n - maxExact);
+    return out + std::min(maxExact + int(large), n - 1);
+}
+
 bool Architecture::slides() const
 {
     return std::any_of(window.begin(), window.end(), [](int w) { return w > 0; });
@@ -37,6 +57,11 @@ Status Architecture::validate() const
                 return bad("rotary dimensions: " + std::to_string(r->dims) + " must be even and at most head_dim " +
                            std::to_string(dHead));
         }
+    if (encoderDecoder && seq2seq.encoderLayers < 1)
+        return bad("num_layers: the encoder needs at least one layer");
+    if (positions == PositionKind::RelativeBuckets && (relative.buckets < 4 || relative.maxDistance <= relative.buckets / 2))
+        return bad("relative_attention_max_distance: " + std::to_string(relative.maxDistance) + " must exceed half of " +
+                   "relative_attention_num_buckets (" + std::to_string(relative.buckets) + "), which must be at least 4");
     if (int(window.size()) != layers)
         return bad("sliding windows: one per layer expected");
     if (int64_t(heads) * dHead > (int64_t(1) << 20))

@@ -15,6 +15,7 @@
 #include "forward/weights.h"
 #include "../reads/readout.h"
 #include "ggufmodel.h"
+#include "seq2seqmodel.h"
 #include "../formats/jsonread.h"
 #include "../text/unicodetext.h"
 
@@ -537,6 +538,8 @@ Status openPretrained(const std::string &dir, const PretrainedLoadOptions &optio
     const families::Family *family = families::familyNamed(arch.family);
     if (!family)
         return Status::error(StatusCode::InvalidInput, dir + ": no family named " + arch.family);
+    if (arch.encoderDecoder)
+        return detail::openEncoderDecoder(dir, arch, options, out);
     // tokenizer: tokenizer.json where the folder has one, else the family's older files. A file of
     // theirs that is there but not a regular one (a FIFO, a folder) is said to be so, not missing.
     for (const char *name : {"tokenizer.json", "vocab.json", "merges.txt", "vocab.txt"}) {

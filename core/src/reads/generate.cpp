@@ -93,6 +93,9 @@ Status generateImpl(Model &model, const std::string &prompt, const std::vector<i
 {
     out = GenerateResult();
     std::shared_ptr<const ReadoutWeights> r = model.readout();
+    if (!r && model.info().architecture.encoderDecoder)
+        return Status::error(StatusCode::Unavailable, model.info().name + ": generation of encoder-decoder models (" +
+                                                          model.info().family + ") is not supported yet");
     if (!r)
         return Status::error(StatusCode::Unavailable, model.info().name + ": generation needs a checkpoint's language-model head");
     if (r->arch.head != LmHead::CausalLm)

@@ -16,6 +16,9 @@ template <typename T>
 Status readoutFor(const Model &model, const Trace<T> &trace, std::shared_ptr<const ReadoutWeights> &out)
 {
     std::shared_ptr<const ReadoutWeights> r = model.readout();
+    if (!r && model.info().architecture.encoderDecoder)
+        return Status::error(StatusCode::Unavailable, model.info().name + ": the logit lens and attribution of encoder-decoder models (" +
+                                                          model.info().family + ") are not computed yet");
     if (!r)
         return Status::error(StatusCode::Unavailable, model.info().name + ": no unembedding to read through (a checkpoint has one)");
     if (!r->weights<T>() || trace.producer != r->producer<T>())

@@ -66,6 +66,15 @@ struct TensorNames {
     bool conv1d = false;                       // GPT-2: matrices stored (in, out), q|k|v fused in qkv
     // BERT's masked-LM head (optional in the file: absent = a bare encoder).
     std::string mlmTransform, mlmNorm, mlmDecoder, mlmBias, mlmBiasAlt;
+    // Encoder-decoder families: `layer` and its sub-names are the decoder's blocks; the encoder's
+    // blocks sit under `encoderLayer` with the same attention names and their own MLP names; the
+    // decoder's cross-attention; the relative position bias (a full name under a block, the
+    // (buckets, heads) table that block 0 of each stack holds); the encoder's final norm.
+    // `tokensAlt`: where the token embeddings sit when `tokens` is absent.
+    std::string tokensAlt;
+    std::string encoderLayer, encoderFfnNorm, encoderUp, encoderGate, encoderDown, encoderFinalNorm;
+    std::string crossNorm, crossQ, crossK, crossV, crossO;
+    std::string relativeBias;
 };
 
 struct Family {
@@ -101,6 +110,6 @@ Status readQwenWindows(const ConfigFields &c, Architecture &a);
 void setBertBlocks(Architecture &a);
 
 // Each family's entry (one per file).
-extern const Family kGpt2, kBert, kDistilBert, kLlama, kMistral, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3;
+extern const Family kGpt2, kBert, kDistilBert, kLlama, kMistral, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kT5;
 
 } // namespace attnviz::families

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The encoder-decoder forward (private to the core): T5's weights in one layout (an encoder stack,
+// a decoder stack whose blocks add cross-attention, a relative position bias per stack) read under
+// a family's TensorNames, and the teacher-forced pass that fills a Trace with the encoder's
+// self-attention, the decoder's self-attention and cross-attention of every layer and head, the
+// hidden states and the decoder's next-token predictions. Written for exactness first (one plain
+// product per head); float32 and float64.
+#pragma once
+
+#include "attnviz/architecture.h"
+#include "attnviz/model.h"
+#include "attnviz/tensorarchive.h"
+#include "attnviz/transformer.h"
+
+#include <memory>
+#include <vector>
+
+namespace attnviz {
+
+namespace families {
+struct TensorNames;
+}
+
+template <typename T>
+struct Seq2SeqBlock {
+    std::shared_ptr<const Projections<T>> self, cross; // cross: decoder blocks only
+    LayerNorm<T> selfNorm, crossNorm, ffnNorm;        // RMSNorms before each sub-block
+    Linear<T> gate, up, down;                         // gate empty: down(act(up x))
+};
+
+template <typename T>
+struct Seq2SeqWeights {
+    Mat<T> tokens; // (V, d) shared by the encoder, the decoder and (tied) the LM head
+    Mat<T> lmHead; // (V, d); empty = tied to tokens
+    std::vector<Seq2SeqBlock<T>> encoder, decoder;
+    Mat<T> encoderBias, decoderBias; // (buckets, heads): block 0's relative position bias of each stack
+    LayerNorm<T> encoderFinal, decoderFinal;
+    int64_t parameters = 0;
+    const Mat<T> &output() const { return lmHead.size() ? lmHead : tokens; }
+};
+
+// Reads the tensors `names` gives; messages name the file and the tensor.
+template <typename T>
+Status loadSeq2SeqWeights(const TensorArchive &archive, const Architecture &arch, const families::TensorNames &names,
+                          Seq2SeqWeights<T> &out);
+
+template <typename To, typename From>
+std::shared_ptr<const Seq2SeqWeights<To>> castSeq2SeqWeights(const Seq2SeqWeights<From> &w);
+
+struct Seq2SeqInput {
+    std::vector<int> source;  // the encoder's ids
+    std::vector<int> decoder; // the decoder's ids: the start token, then the target
+    int topK = 10;
+    bool allPredictions = false; // next tokens at every decoder position (else the last only)
+    bool keepScores = false;
+    const std::atomic<bool> *cancel = nullptr;
+};
+
+// Fills out.seq2seq (its sourceTokens' ids only), out.layers, out.embeddings, out.input, out.final and
+// out.predictions (token strings left empty for the caller). Ids must be below the vocabulary.
+template <typename T>
+Status runSeq2Seq(const Architecture &arch, const Seq2SeqWeights<T> &w, const Seq2SeqInput &in, Trace<T> &out);
+
+} // namespace attnviz
