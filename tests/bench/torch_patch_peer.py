@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+# PyTorch peer of tests/bench/patch_bench: activation patching sweeps done as TransformerLens does
+# them (patching.py, get_act_patch_attn_head_out_all_pos and get_act_patch_resid_pre): the clean run
+# cached, then one full forward of the corrupted prompt per cell with a hook that writes the clean
+# value in, scored by the normalised logit difference of two answer tokens after the last position.
+# GPT-2 small's shape, random weights, float32, 2 threads; the logits of the last position only (a
+# stronger peer than TransformerLens, which computes every position's). Prints one JSON object.
+#   /usr/bin/python3 tests/bench/torch_patch_peer.py [--tokens 64] [--sweep heads|resid|both]
+import argparse, json, math, time
+import torch
+import torch.nn.functional as F
+
+p = argparse.ArgumentParser()
+p.add_argument('--tokens', type=int, default=64)
+p.add_argument('--sweep', choices=['heads', 'resid', 'both'], default='both')
+p.add_argument('--threads', type=int, default=2)
+a = p.parse_args()
+torch.set_num_threads(a.threads)
+torch.manual_seed(1)
+L, H, D, FF, V, P = 12, 12, 768, 3072, 50257, 1024
+DH = D // H
+
+
+def w(*s):
+    return torch.randn(*s) * 0.02
+
+
+wte, wpe = w(V, D), w(P, D)
+blocks = [dict(qkv=w(3 * D, D), bqkv=torch.zeros(3 * D), o=w(D, D), bo=torch.zeros(D), f1=w(FF, D), b1=torch.zeros(FF),
+               f2=w(D, FF), b2=torch.zeros(D), g1=torch.ones(D), n1=torch.zeros(D), g2=torch.ones(D), n2=torch.zeros(D))
+          for _ in range(L)]
+
+
+@torch.no_grad()
+def forward(ids, hook=None, cache=None):
+    """Last position's logits; hook(name, layer, value) may return a replacement (TransformerLens'
+    hook points resid_pre and attn.hook_z); cache, a dict, keeps every hook's value."""
+    def at(name, layer, value):
+        if cache is not None:
+            cache[(name, layer)] = value.clone()
+        if hook is not None:
+            r = hook(name, layer, value)
+            if r is not None:
+                return r
+        return value
+
+    t = len(ids)
+    x = wte[ids] + wpe[:t]
+    mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+    for i, b in enumerate(blocks):
+        x = at('resid_pre', i, x)
+        q, k, v = F.linear(F.layer_norm(x, (D,), b['g1'], b['n1'], 1e-5), b['qkv'], b['bqkv']).split(D, -1)
+        q, k, v = (m.view(t, H, DH).transpose(0, 1) for m in (q, k, v))
+        s = (q @ k.transpose(1, 2) / math.sqrt(DH)).masked_fill(mask, float('-inf'))
+        z = (torch.softmax(s, -1) @ v).transpose(0, 1)  # t x H x DH: attn.hook_z
+        z = at('z', i, z)
+        x = x + F.linear(z.reshape(t, D), b['o'], b['bo'])
+        m = F.layer_norm(x, (D,), b['g2'], b['n2'], 1e-5)
+        x = x + F.linear(F.gelu(F.linear(m, b['f1'], b['b1']), approximate='tanh'), b['f2'], b['b2'])
+    return F.layer_norm(x[-1], (D,), eps=1e-5) @ wte.T
+
+
+# The prompts of patch_bench: seeded ids, the corrupted one differing in the middle.
+clean = torch.tensor([(i * 7919 + 13) % V for i in range(a.tokens)])
+corrupted = clean.clone()
+corrupted[a.tokens // 2] = (clean[a.tokens // 2] + 1) % V
+answer, wrong = 11, 12
+
+
+def diff(logits):
+    return float(logits[answer] - logits[wrong])
+
+
+rows = {}
+for sweep in (['heads', 'resid'] if a.sweep == 'both' else [a.sweep]):
+    t0 = time.perf_counter()
+    cache = {}
+    c, k = diff(forward(clean, cache=cache)), diff(forward(corrupted))
+    grid = []
+    for layer in range(L):
+        for cell in range(H if sweep == 'heads' else a.tokens):
+            if sweep == 'heads':
+                def hook(name, l, value, layer=layer, head=cell):
+                    if name == 'z' and l == layer:
+                        value = value.clone()
+                        value[:, head] = cache[('z', l)][:, head]
+                        return value
+            else:
+                def hook(name, l, value, layer=layer, pos=cell):
+                    if name == 'resid_pre' and l == layer:
+                        value = value.clone()
+                        value[pos] = cache[('resid_pre', l)][pos]
+                        return value
+            grid.append((diff(forward(corrupted, hook)) - k) / (c - k))
+    sec = time.perf_counter() - t0
+    rows[sweep] = {'cells': len(grid), 'seconds': sec, 'cells_per_second': len(grid) / sec}
+print(json.dumps({'torch': torch.__version__, 'threads': a.threads, 'tokens': a.tokens, 'shape': 'gpt2-small', **rows}))
