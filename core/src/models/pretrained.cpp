@@ -380,9 +380,8 @@ private:
             int r = 0;
             // a trace with edits is computed whole and continues nothing (its rows are the edited model's)
             if (m_config.causal && tr.producer == producer && tr.device == "cpu" && tr.paddedKeys == request.paddedKeys &&
-                request.edits.empty() && tr.edits.empty() &&
-                (tr.layers.front().mlpOut.size() != 0) == request.keepHookOutputs &&
-                tr.maskedCells == request.maskedCells && tr.numLayers() == m_config.layers &&
+                request.edits.empty() && tr.edits.empty() && tr.maskedCells == request.maskedCells &&
+                tr.numLayers() == m_config.layers && (tr.layers.front().mlpOut.size() != 0) == request.keepHookOutputs &&
                 (tr.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
                 (tr.layers.front().mlpPre.size() != 0) == (request.keepMlp && m_config.gatedMlp) &&
                 tr.predictions.next.size() == tr.tokens.size() &&
