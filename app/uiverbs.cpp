@@ -16,6 +16,7 @@
 #include "views/logitlensview.h"
 #include "mainwindow.h"
 #include "window/lessonslides.h"
+#include "window/modelloader.h"
 #include "window/viewrouter.h"
 #include "style/appearance.h"
 #include "teaching/comparison.h"
@@ -85,6 +86,10 @@ bool openModel(const QString &source, std::shared_ptr<Model> &out, QString *erro
     std::unique_ptr<Model> m;
     if (Status st = openModelSource(source, m); !st) {
         *error = QString::fromStdString(st.message);
+        return false;
+    }
+    if (const QString why = ui::ModelLoader::notShown(source, *m); !why.isEmpty()) {
+        *error = why;
         return false;
     }
     out = std::move(m);

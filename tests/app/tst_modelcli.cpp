@@ -376,6 +376,15 @@ void TestModelCli::t5Refusals()
     QVERIFY(r.code != 0);
     QVERIFY2(r.err.contains("generation of encoder-decoder models (t5) is not supported yet"), r.err.constData());
     QCOMPARE(r.err.count('\n'), 1);
+    // export renders the window's views, which read one attention over one token list
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath(QStringLiteral("x.png"));
+    r = execCli({QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("a b c"), QStringLiteral("--model"), t5,
+                 QStringLiteral("--out"), out});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("t5-tiny: an encoder-decoder model (t5): the window does not show its encoder, decoder and cross "
+                            "attentions yet"), r.err.constData());
+    QVERIFY(!QFile::exists(out));
 }
 
 void TestModelCli::info()

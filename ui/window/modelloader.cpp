@@ -57,16 +57,26 @@ LoadResult read(const QString &source, const LoadProgress &progress)
     } catch (...) {
         st = thrown(source, "an unexpected error");
     }
-    if (st.ok() && m && m->info().architecture.encoderDecoder) // the views read one attention of one token list
-        st = Status::error(StatusCode::Unavailable, ModelLoader::title(source).toStdString() + ": an encoder-decoder model (" +
-                                                        m->info().family + "): the window does not show its encoder, decoder and "
-                                                        "cross attentions yet (attnviz model run --text SOURCE --target TARGET does)");
+    if (st.ok() && m) {
+        if (const QString why = ModelLoader::notShown(source, *m); !why.isEmpty())
+            st = Status::error(StatusCode::Unavailable, why.toStdString());
+    }
     if (!st.ok())
         m.reset();
     return {st, st.ok() && m ? std::shared_ptr<Model>(std::move(m)) : nullptr};
 }
 
 } // namespace
+
+QString ModelLoader::notShown(const QString &source, const Model &model)
+{
+    const ModelInfo info = model.info();
+    if (!info.architecture.encoderDecoder)
+        return {};
+    return title(source) + QStringLiteral(": an encoder-decoder model (%1): the window does not show its encoder, decoder "
+                                          "and cross attentions yet (attnviz model run --text SOURCE --target TARGET does)")
+                               .arg(QString::fromStdString(info.family));
+}
 
 ModelLoader::ModelLoader(QWidget *window)
     : QObject(window)

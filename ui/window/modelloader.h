@@ -35,6 +35,10 @@ public:
     // Reads the model now. False, `out` untouched and `error` the core's message (naming the file and
     // the tensor or field) when it cannot be read.
     static bool load(const QString &source, std::shared_ptr<Model> &out, QString *error);
+    // Why the window's views cannot show `model` read from `source` (an encoder-decoder model: they
+    // read one attention over one token list); empty where they can. The window and the CLI verbs
+    // that render its views (export, render) refuse with it.
+    static QString notShown(const QString &source, const Model &model);
 
     // Reads it on a thread behind a progress dialog; emits loaded() or failed() (nothing on Cancel).
     // One read at a time: false (and nothing started) while one runs.
