@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -51,20 +52,35 @@ QShader loadShader(const char *name)
     return QShader::fromSerialized(f.readAll());
 }
 
-// ATTNVIZ_GPU_FAULT=shader|memory|lost: a failure a working device does not make on request (a
-// pipeline that does not build, weights larger than its memory, the device lost during a frame),
+// ATTNVIZ_GPU_FAULT=shader|memory|hostmemory|lost: a failure a working device does not make on request
+// (a pipeline that does not build, weights larger than its memory, the host out of memory while they
+// are copied, the device lost during a frame),
 // made here so that the tests see the fallback to the CPU where it happens.
 bool injected(const char *fault) { return qgetenv("ATTNVIZ_GPU_FAULT") == fault; }
 
 bool cancelled(const std::atomic<bool> *c) { return c && c->load(std::memory_order_relaxed); }
 
 // Uploads in pieces, a frame whenever 64 MiB are pending: QRhi copies what a batch uploads, so a
-// 2.5 GB model never sits in memory twice.
+// 2.5 GB model never sits in memory twice. That copy may find the host out of memory: Qt 6.4 then
+// throws std::bad_alloc from uploadStaticBuffer and leaves the batch broken (its pieces freed twice
+// when the QRhi goes, an abort), so the memory of each piece is tried first and a piece that would
+// not fit ends the upload with hostMemory set, the batch given back intact (the CPU then says what it
+// can). The catch is the second line, for memory taken between the try and the copy.
 struct Uploader {
     QRhi *rhi;
     QRhiResourceUpdateBatch *batch = nullptr;
     qint64 pending = 0;
     bool ok = true;
+    bool hostMemory = false; // the host, not the device, ran out of memory
+
+    explicit Uploader(QRhi *r) : rhi(r) {}
+    Uploader(const Uploader &) = delete;
+    Uploader &operator=(const Uploader &) = delete;
+    ~Uploader()
+    {
+        if (batch)
+            batch->release();
+    }
 
     void put(QRhiBuffer *buf, qint64 offset, qint64 bytes, const void *data)
     {
@@ -73,7 +89,24 @@ struct Uploader {
             if (!batch)
                 batch = rhi->nextResourceUpdateBatch();
             const qint64 n = std::min(kPiece, bytes - o);
-            batch->uploadStaticBuffer(buf, int(offset + o), int(n), static_cast<const char *>(data) + o);
+            void *room = injected("hostmemory") ? nullptr : std::malloc(size_t(2 * n)); // the copy, and as much again
+            if (!room) {
+                batch->release();
+                batch = nullptr;
+                ok = false;
+                hostMemory = true;
+                return;
+            }
+            std::free(room);
+            try {
+                batch->uploadStaticBuffer(buf, int(offset + o), int(n), static_cast<const char *>(data) + o);
+            } catch (const std::bad_alloc &) {
+                batch->release();
+                batch = nullptr;
+                ok = false;
+                hostMemory = true;
+                return;
+            }
             pending += n;
             if (pending >= (qint64(64) << 20))
                 flush();
@@ -365,6 +398,11 @@ Status RhiForward::upload(const Architecture &arch, const std::shared_ptr<const 
         vec(m_model.outputBias, w.outputBias);
     }
     up.flush();
+    if (up.hostMemory) {
+        m_model = ModelGpu();
+        return Status::error(StatusCode::Unavailable, m_name + ": out of memory on the host while copying the model's weights to "
+                                                          "the GPU (" + std::to_string((total >> 20)) + " MiB uploaded when it failed)");
+    }
     if (!ok || !up.ok) {
         m_model = ModelGpu();
         return Status::error(StatusCode::Unavailable, m_name + ": the model's weights do not fit the GPU's memory (" +
