@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -31,8 +32,7 @@ public:
         std::unique_lock<std::mutex> busy(m_busy, std::try_to_lock);
         if (!busy.owns_lock())
             return false;
-        const int helpers = std::min(threads() - 1, n - 1);
-        ensureWorkers(helpers);
+        const int helpers = ensureWorkers(std::min(threads() - 1, n - 1));
         {
             std::lock_guard<std::mutex> lk(m_mutex);
             m_body = &body;
@@ -91,12 +91,19 @@ private:
         }
     }
 
-    void ensureWorkers(int n)
+    // Starts helpers up to n; returns how many there are (fewer where the system refuses a thread: a
+    // memory or process limit; the work then runs on those, or on the caller alone).
+    int ensureWorkers(int n)
     {
         while (int(m_workers.size()) < n) {
             const int index = int(m_workers.size());
-            m_workers.emplace_back([this, index] { workerLoop(index); });
+            try {
+                m_workers.emplace_back([this, index] { workerLoop(index); });
+            } catch (const std::system_error &) {
+                break;
+            }
         }
+        return std::min(n, int(m_workers.size()));
     }
 
     // Spins (a pause per check) while `busy()` holds, for at most kSpin. Why: one attention call
