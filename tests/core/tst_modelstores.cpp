@@ -239,6 +239,70 @@ private slots:
         QVERIFY2(QString::fromStdString(open.message).endsWith(reason), open.message.c_str());
     }
 
+    void folderVerdictAgreesWithOpening_data()
+    {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<QString>("modelType"); // replaces tokenizer.json's model.type; empty: as it is
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("BPE") << QStringLiteral("qwen3-tiny") << QString() << QString();
+        QTest::newRow("Unigram") << QStringLiteral("qwen3-tiny") << QStringLiteral("Unigram")
+                                 << QStringLiteral("tokenizer.json: model.type: Unigram models are not supported yet (only BPE)");
+        QTest::newRow("WordLevel") << QStringLiteral("qwen3-tiny") << QStringLiteral("WordLevel")
+                                   << QStringLiteral("tokenizer.json: model.type: \"WordLevel\" is not supported (only BPE)");
+        QTest::newRow("encoder-decoder")
+            << QStringLiteral("t5-tiny") << QString()
+            << QStringLiteral("an encoder-decoder model (t5): the window does not show it yet (attnviz model run --text SOURCE "
+                              "--target TARGET does)");
+    }
+
+    // A folder's row in the list says what opening it would refuse of its tokenizer.json (read only up
+    // to model.type), and greys what the window cannot show.
+    void folderVerdictAgreesWithOpening()
+    {
+        QFETCH(QString, fixture);
+        QFETCH(QString, modelType);
+        QFETCH(QString, reason);
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString dir = tmp.path() + QStringLiteral("/models/") + fixture;
+        QVERIFY(QDir().mkpath(dir));
+        const QDir from(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/")) + fixture);
+        for (const QString &f : from.entryList(QDir::Files)) {
+            QFile in(from.filePath(f));
+            QVERIFY(in.open(QIODevice::ReadOnly));
+            QByteArray bytes = in.readAll();
+            if (f == QLatin1String("tokenizer.json") && !modelType.isEmpty()) {
+                const QByteArray bpe = "\"model\": {\n    \"type\": \"BPE\"";
+                QVERIFY(bytes.contains(bpe));
+                bytes.replace(bpe, "\"model\": {\n    \"type\": \"" + modelType.toUtf8() + '"');
+            }
+            writeBytes(dir + QLatin1Char('/') + f, bytes);
+        }
+        StoreEnvironment env;
+        env.home = s(tmp.path() + QStringLiteral("/home"));
+        env.systemOllama = false;
+        const StoreScan scan = scanModelStores(modelStoreRoots(env, {s(tmp.path() + QStringLiteral("/models"))}));
+        const LocalModel *row = nullptr;
+        for (const LocalModel &m : scan.models)
+            if (QFileInfo(QString::fromStdString(m.path)).fileName() == fixture)
+                row = &m;
+        QVERIFY(row);
+        std::unique_ptr<Model> model;
+        const Status open = openPretrained(row->path, {}, model);
+        if (reason.isEmpty()) {
+            QVERIFY2(row->supported, row->reason.c_str());
+            QVERIFY2(open.ok(), open.message.c_str());
+            return;
+        }
+        QVERIFY(!row->supported);
+        QCOMPARE(QString::fromStdString(row->reason), reason);
+        if (!modelType.isEmpty()) {
+            QVERIFY(!open.ok());
+            QVERIFY2(QString::fromStdString(open.message).endsWith(reason.mid(int(qstrlen("tokenizer.json: ")))),
+                     open.message.c_str());
+        }
+    }
+
     void ggufFiles()
     {
         for (const char *name : {"bartowski/tiny-GGUF/tiny-Q8_0.gguf", "lmstudio-community/tiny-GGUF/tiny-Q8_0", "downloads/tiny"}) {

@@ -82,6 +82,11 @@ Status parseByteLevelBpe(const std::string &vocabJsonBytes, const std::string &m
 Status loadHfTokenizer(const std::string &dir, std::unique_ptr<SubwordTokenizer> &out, int embeddingRows = -1);
 Status parseHfTokenizer(const std::string &tokenizerJson, const std::string &tokenizerConfigJson /* may be empty */,
                         const std::string &name, std::unique_ptr<SubwordTokenizer> &out, int embeddingRows = -1);
+// What opening DIR/tokenizer.json would refuse in its model.type ("tokenizer.json: model.type:
+// Unigram models are not supported yet (only BPE)"), read up to that field only: a list of local
+// models says it before anything is opened. Empty where the type is one attnviz builds, or where the
+// file cannot be read or parsed (opening then says why).
+std::string hfTokenizerModelProblem(const std::string &dir);
 Status loadWordPiece(const std::string &vocabTxt, const WordPieceOptions &options,
                      std::unique_ptr<SubwordTokenizer> &out);
 Status parseWordPiece(const std::string &vocabBytes, const std::string &name, const WordPieceOptions &options,

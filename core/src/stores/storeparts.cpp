@@ -5,6 +5,7 @@
 
 #include "attnviz/architecture.h"
 #include "attnviz/fileio.h"
+#include "attnviz/subword.h"
 #include "attnviz/tensorarchive.h"
 
 #include "../formats/jsonread.h"
@@ -222,9 +223,24 @@ void describeModelFolder(const StoreRootGuard &guard, const fs::path &dir, Local
     for (const auto &[name, e] : weights.entries())
         m.parameters += int64_t(e.count);
     m.precision = weights.dtypeSummary();
+    if (arch.encoderDecoder) {
+        m.reason = "an encoder-decoder model (" + arch.family + "): the window does not show it yet (attnviz model run "
+                   "--text SOURCE --target TARGET does)";
+        return;
+    }
     if (!tokenizer) {
         m.reason = "no tokenizer.json, vocab.json or vocab.txt";
         return;
+    }
+    // the tokenizer opening would read (pretrained.cpp): tokenizer.json, but GPT-2's own files and a
+    // masked model's vocab.txt where they are there too
+    const auto has = [&](const char *name) { return StoreRootGuard::sizeOf(dir / name) > 0; };
+    if (has("tokenizer.json") && !(arch.family == "gpt2" && has("vocab.json") && has("merges.txt")) &&
+        !(arch.head == LmHead::MaskedLm && has("vocab.txt"))) {
+        if (std::string why = hfTokenizerModelProblem(m.path); !why.empty()) {
+            m.reason = why;
+            return;
+        }
     }
     m.supported = true;
 }

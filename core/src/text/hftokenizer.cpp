@@ -149,17 +149,24 @@ private:
     mutable std::unordered_map<std::string, std::vector<CharPiece>> m_cache;
 };
 
+// What build() refuses of model.type (empty: a BPE model, the one it builds).
+std::string modelTypeProblem(const std::string &type)
+{
+    if (type == "BPE")
+        return {};
+    if (type == "Unigram")
+        return "Unigram models are not supported yet (only BPE)";
+    return quote(type) + " is not supported (only BPE)";
+}
+
 void HfTokenizer::build(const json &doc, const json *config, const std::string &name, int embeddingRows)
 {
     if (!doc.is_object())
         fail("(top level)", "expected a JSON object");
     // The model: BPE only.
     const json &model = member(doc, "model", "(top level)");
-    const std::string type = getString(model, "type", "model", "BPE");
-    if (type == "Unigram")
-        fail("model.type", "Unigram models are not supported yet (only BPE)");
-    if (type != "BPE")
-        fail("model.type", quote(type) + " is not supported (only BPE)");
+    if (const std::string why = modelTypeProblem(getString(model, "type", "model", "BPE")); !why.empty())
+        fail("model.type", why);
     for (const char *k : {"continuing_subword_prefix", "end_of_word_suffix"})
         if (!getString(model, k, "model", "").empty())
             fail(std::string("model.") + k, "not supported (only the empty string or null)");
@@ -846,7 +853,88 @@ struct VocabCounter : nlohmann::json_sax<json> {
     bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override { return false; }
 };
 
+// Reads model.type as the text goes and stops there (the vocabulary after it is not read); a model
+// without "type" is BPE, as build() takes it. `type` stays empty where the text ends or does not parse
+// first.
+struct ModelTypeReader : nlohmann::json_sax<json> {
+    int depth = 0, modelDepth = -1;
+    bool modelNext = false, typeNext = false;
+    std::string type;
+
+    bool value()
+    {
+        modelNext = typeNext = false;
+        return true;
+    }
+    bool null() override { return value(); }
+    bool boolean(bool) override { return value(); }
+    bool number_integer(number_integer_t) override { return value(); }
+    bool number_unsigned(number_unsigned_t) override { return value(); }
+    bool number_float(number_float_t, const string_t &) override { return value(); }
+    bool string(string_t &v) override
+    {
+        if (typeNext) {
+            type = v;
+            return false;
+        }
+        return value();
+    }
+    bool binary(binary_t &) override { return value(); }
+    bool start_object(std::size_t) override
+    {
+        ++depth;
+        if (modelNext)
+            modelDepth = depth;
+        modelNext = typeNext = false;
+        return true;
+    }
+    bool key(string_t &k) override
+    {
+        if (depth == 1)
+            modelNext = k == "model";
+        else if (depth == modelDepth)
+            typeNext = k == "type";
+        return true;
+    }
+    bool end_object() override
+    {
+        if (depth == modelDepth) {
+            type = "BPE";
+            return false;
+        }
+        --depth;
+        return true;
+    }
+    bool start_array(std::size_t) override
+    {
+        modelNext = typeNext = false;
+        ++depth;
+        return true;
+    }
+    bool end_array() override
+    {
+        --depth;
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override { return false; }
+};
+
 } // namespace
+
+std::string hfTokenizerModelProblem(const std::string &dir)
+{
+    std::string text;
+    if (!readRegularFile(dir + "/tokenizer.json", kMaxTokenizerFileBytes, text))
+        return {};
+    ModelTypeReader reader;
+    try {
+        (void)json::sax_parse(text, &reader, json::input_format_t::json, false);
+    } catch (const std::exception &) {
+        return {};
+    }
+    const std::string why = reader.type.empty() ? std::string() : modelTypeProblem(reader.type);
+    return why.empty() ? why : "tokenizer.json: model.type: " + why;
+}
 
 Status parseHfTokenizer(const std::string &tokenizerJson, const std::string &tokenizerConfigJson,
                         const std::string &name, std::unique_ptr<SubwordTokenizer> &out, int embeddingRows)
