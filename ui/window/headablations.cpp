@@ -22,10 +22,7 @@ bool isHead(const Intervention &e, int layer, int head)
 } // namespace
 
 HeadAblations::HeadAblations(LiveSession *session, QUndoStack *undo, std::function<QString()> refusal, QObject *parent)
-    : QObject(parent)
-    , m_session(session)
-    , m_undo(undo)
-    , m_refusal(std::move(refusal))
+    : QObject(parent), m_session(session), m_undo(undo), m_refusal(std::move(refusal))
 {
     m_zero = new QAction(tr("&Ablate the selected head (zero)"), this);
     m_zero->setObjectName(QStringLiteral("ablateSelectedZeroAction"));
@@ -92,7 +89,8 @@ void HeadAblations::restore(int layer, int head)
     if (layer < 0)
         to.clear();
     else
-        to.erase(std::remove_if(to.begin(), to.end(), [&](const Intervention &i) { return isHead(i, layer, head); }), to.end());
+        to.erase(std::remove_if(to.begin(), to.end(), [&](const Intervention &i) { return isHead(i, layer, head); }),
+                 to.end());
     setEdits(to, layer < 0 ? tr("Restore all heads") : tr("Restore L%1 H%2").arg(layer).arg(head));
 }
 
@@ -103,7 +101,8 @@ void HeadAblations::setEdits(const std::vector<Intervention> &to, const QString 
         return;
     m_session->setEdits(to);
     LiveSession *s = m_session;
-    m_undo->push(new WindowCommand(what, [s, before] { s->setEdits(before); }, [s, to] { s->setEdits(to); }));
+    m_undo->push(new WindowCommand(
+        what, [s, before] { s->setEdits(before); }, [s, to] { s->setEdits(to); }));
 }
 
 void HeadAblations::update()
@@ -113,17 +112,21 @@ void HeadAblations::update()
     const bool can = refusal.isEmpty() && h >= 0;
     const bool on = ablated(l, h);
     m_zero->setEnabled(can);
-    m_zero->setText(on ? tr("Restore the selected head L%1 H%2").arg(l).arg(h) : tr("&Ablate the selected head L%1 H%2 (zero)").arg(l).arg(h));
+    m_zero->setText(on ? tr("Restore the selected head L%1 H%2").arg(l).arg(h)
+                       : tr("&Ablate the selected head L%1 H%2 (zero)").arg(l).arg(h));
     m_mean->setEnabled(can);
     m_mean->setText(tr("Ablate the selected head L%1 H%2 (&mean over the text)").arg(l).arg(h));
     m_restoreAll->setEnabled(!m_session->edits().empty());
     for (QAction *a : {m_zero, m_mean})
-        a->setToolTip(refusal.isEmpty() ? tr("Set the head's output before W_O (attn.hook_z) at every position; every view recomputes")
-                                        : refusal);
+        a->setToolTip(
+            refusal.isEmpty()
+                ? tr("Set the head's output before W_O (attn.hook_z) at every position; every view recomputes")
+                : refusal);
     m_clean->setEnabled(!m_session->edits().empty());
-    m_clean->setToolTip(m_session->edits().empty() ? tr("No head is ablated: the model shown is the clean model")
-                                                   : tr("Show the model without the ablations (%1), keeping them")
-                                                         .arg(describeAblations(m_session->edits())));
+    m_clean->setToolTip(
+        m_session->edits().empty()
+            ? tr("No head is ablated: the model shown is the clean model")
+            : tr("Show the model without the ablations (%1), keeping them").arg(describeAblations(m_session->edits())));
     const QSignalBlocker block(m_clean);
     m_clean->setChecked(m_session->editsShownClean());
 }

@@ -35,10 +35,10 @@ public:
     void restore(int layer, int head);
     bool ablated(int layer, int head) const;
 
-    QAction *zeroAction() const { return m_zero; }       // the selected head: ablate to zero / restore (Ctrl+K)
-    QAction *meanAction() const { return m_mean; }       // the selected head: ablate to the mean (Ctrl+Shift+K)
+    QAction *zeroAction() const { return m_zero; } // the selected head: ablate to zero / restore (Ctrl+K)
+    QAction *meanAction() const { return m_mean; } // the selected head: ablate to the mean (Ctrl+Shift+K)
     QAction *restoreAllAction() const { return m_restoreAll; }
-    QAction *cleanAction() const { return m_clean; }     // View ▸ Clean model: checkable, enabled while edits exist
+    QAction *cleanAction() const { return m_clean; } // View ▸ Clean model: checkable, enabled while edits exist
     void addEditActions(QMenu *menu) const;
 
     // Enables the actions for the model in use and the edits (after a model, snapshot or edit change).
