@@ -22,6 +22,7 @@ int patch(const QStringList &args);              // patchcommands.cpp: patch --m
 QString seededShapeList();
 } // namespace attnviz::cli
 
+class QCommandLineOption;
 class QCommandLineParser;
 class QJsonObject;
 #include "attnviz/model.h"
@@ -35,6 +36,11 @@ Status lensJson(const Model &model, const Trace<T> &trace, QJsonObject &out);
 // `bench --reads`: the lens column, the norm-weighted switch, attribution, the lens grid and a
 // generated token, timed on a `tokens`-token text (readcommands.cpp); rows of (what, median ms).
 Status benchReads(Model &model, int tokens, int repeat, std::vector<std::pair<std::string, double>> &rows);
+// `--ablate L.H[:zero|mean]` (model run, generate, export; modelcommands.cpp): the option, its help
+// ending with `then` (what the output then is), and its values as edits of attn.hook_z (layer L's
+// query head H at every position) checked against the model; one line naming the value otherwise.
+QCommandLineOption ablateOption(const QString &then);
+Status ablations(const QStringList &values, const ModelInfo &info, std::vector<Intervention> &out);
 } // namespace attnviz::cli
 namespace attnviz::cli {
 // tokenize --vocab/--merges/--wordpiece (subwordcommands.cpp): a checkpoint's subword tokenizer.

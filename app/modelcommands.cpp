@@ -191,40 +191,6 @@ QJsonObject traceJson(const ModelInfo &info, const Trace<T> &tr)
     return o;
 }
 
-// `--ablate L.H[:zero|mean]` values as edits of attn.hook_z (layer L's query head H, both from 0, at
-// every position), checked against the model; one line naming the value otherwise.
-Status ablations(const QStringList &values, const ModelInfo &info, std::vector<Intervention> &out)
-{
-    for (const QString &v : values) {
-        const std::string what = "--ablate " + v.toStdString() + ": ";
-        const QStringList kindSplit = v.split(QLatin1Char(':'));
-        const QStringList lh = kindSplit.front().split(QLatin1Char('.'));
-        bool okL = false, okH = false;
-        const int layer = lh.size() == 2 ? lh[0].toInt(&okL) : 0, head = lh.size() == 2 ? lh[1].toInt(&okH) : 0;
-        if (kindSplit.size() > 2 || !okL || !okH)
-            return Status::error(StatusCode::InvalidInput, what + "not LAYER.HEAD[:zero|mean] (e.g. 0.3 or 1.2:mean)");
-        Intervention e;
-        e.hook = HookPoint::AttnZ;
-        e.layer = layer;
-        e.head = head;
-        const QString kind = kindSplit.size() == 2 ? kindSplit[1] : QStringLiteral("zero");
-        if (kind == QLatin1String("zero"))
-            e.kind = EditKind::Zero;
-        else if (kind == QLatin1String("mean"))
-            e.kind = EditKind::MeanOverText;
-        else
-            return Status::error(StatusCode::InvalidInput, what + "the ablation is zero or mean, not " + kind.toStdString());
-        if (layer < 0 || layer >= info.layers)
-            return Status::error(StatusCode::InvalidInput, what + "layer " + std::to_string(layer) + " is not one of the model's " +
-                                                               std::to_string(info.layers) + " layers (0.." + std::to_string(info.layers - 1) + ")");
-        if (head < 0 || head >= info.heads)
-            return Status::error(StatusCode::InvalidInput, what + "head " + std::to_string(head) + " is not one of the model's " +
-                                                               std::to_string(info.heads) + " query heads (0.." + std::to_string(info.heads - 1) + ")");
-        out.push_back(std::move(e));
-    }
-    return {};
-}
-
 // The architecture in words: "RMSNorm (pre), rotary (llama3, theta 500,000), SiLU gated MLP, sliding window 4,096 on 5 of 6 layers".
 std::string architectureText(const Architecture &a)
 {
@@ -341,11 +307,7 @@ int modelRun(const QStringList &args)
                                   QStringLiteral("cpu (default), gpu (Qt RHI compute; float32) or auto (the GPU where it is "
                                                  "not a software rasterizer). \"device\" in the JSON says what computed."),
                                   QStringLiteral("b"), QStringLiteral("cpu"));
-    QCommandLineOption ablateOpt(QStringLiteral("ablate"),
-                                 QStringLiteral("Ablate layer L's query head H (both from 0): its output before W_O (attn.hook_z) set to\n"
-                                                "zero, or to its mean over the text's positions, at every position. Repeatable; the JSON\n"
-                                                "is then the edited model's and \"edits\" lists them (computed on the CPU)."),
-                                 QStringLiteral("L.H[:zero|mean]"));
+    const QCommandLineOption ablateOpt = ablateOption(QStringLiteral("the JSON is then the edited model's and \"edits\" lists them"));
     QCommandLineOption targetOpt(QStringLiteral("target"), QStringLiteral(
         "Encoder-decoder models (T5): the target the decoder reads after its start token (teacher forcing); --text is\n"
         "the source. The JSON then adds source_ids, source_tokens, encoder_attentions and cross_attentions\n"
@@ -458,6 +420,51 @@ int modelRun(const QStringList &args)
 }
 
 } // namespace
+
+// `--ablate L.H[:zero|mean]` values as edits of attn.hook_z (layer L's query head H, both from 0, at
+// every position), checked against the model; one line naming the value otherwise.
+Status ablations(const QStringList &values, const ModelInfo &info, std::vector<Intervention> &out)
+{
+    for (const QString &v : values) {
+        const std::string what = "--ablate " + v.toStdString() + ": ";
+        const QStringList kindSplit = v.split(QLatin1Char(':'));
+        const QStringList lh = kindSplit.front().split(QLatin1Char('.'));
+        bool okL = false, okH = false;
+        const int layer = lh.size() == 2 ? lh[0].toInt(&okL) : 0, head = lh.size() == 2 ? lh[1].toInt(&okH) : 0;
+        if (kindSplit.size() > 2 || !okL || !okH)
+            return Status::error(StatusCode::InvalidInput, what + "not LAYER.HEAD[:zero|mean] (e.g. 0.3 or 1.2:mean)");
+        Intervention e;
+        e.hook = HookPoint::AttnZ;
+        e.layer = layer;
+        e.head = head;
+        const QString kind = kindSplit.size() == 2 ? kindSplit[1] : QStringLiteral("zero");
+        if (kind == QLatin1String("zero"))
+            e.kind = EditKind::Zero;
+        else if (kind == QLatin1String("mean"))
+            e.kind = EditKind::MeanOverText;
+        else
+            return Status::error(StatusCode::InvalidInput, what + "the ablation is zero or mean, not " + kind.toStdString());
+        if (layer < 0 || layer >= info.layers)
+            return Status::error(StatusCode::InvalidInput, what + "layer " + std::to_string(layer) + " is not one of the model's " +
+                                                               std::to_string(info.layers) + " layers (0.." + std::to_string(info.layers - 1) + ")");
+        if (head < 0 || head >= info.heads)
+            return Status::error(StatusCode::InvalidInput, what + "head " + std::to_string(head) + " is not one of the model's " +
+                                                               std::to_string(info.heads) + " query heads (0.." + std::to_string(info.heads - 1) + ")");
+        out.push_back(std::move(e));
+    }
+    return {};
+}
+
+QCommandLineOption ablateOption(const QString &then)
+{
+    return QCommandLineOption(QStringLiteral("ablate"),
+                              QStringLiteral("Ablate layer L's query head H (both from 0): its output before W_O (attn.hook_z) set to\n"
+                                             "zero, or to its mean over the text's positions, at every position. Repeatable; %1\n"
+                                             "(computed on the CPU).")
+                                  .arg(then),
+                              QStringLiteral("L.H[:zero|mean]"));
+}
+
 
 int model(const QStringList &args)
 {

@@ -82,6 +82,44 @@ std::string terminalText(const std::string &text)
 
 } // namespace
 
+namespace {
+
+// A model whose every trace carries `edits` (TraceRequest::edits): generation through the core's
+// one loop (reads.h generate) continues the text with the edited model. Everything else is the
+// model's own; the traces it makes are the model's (predictAt and nextTokens read them as such).
+class EditedModel : public Model {
+public:
+    EditedModel(Model &model, std::vector<Intervention> edits) : m_model(model), m_edits(std::move(edits)) {}
+    ModelInfo info() const override { return m_model.info(); }
+    Status tokenize(std::string_view text, std::vector<TraceToken> &out) const override { return m_model.tokenize(text, out); }
+    Status trace(const TraceRequest &request, Trace<float> &out) override { return m_model.trace(edited(request), out); }
+    Status trace(const TraceRequest &request, Trace<double> &out) override { return m_model.trace(edited(request), out); }
+    Status predictAt(Trace<float> &trace, int position) const override { return m_model.predictAt(trace, position); }
+    Status predictAt(Trace<double> &trace, int position) const override { return m_model.predictAt(trace, position); }
+    Status nextTokens(const Trace<float> &trace, int position, NextTokens &out) const override
+    {
+        return m_model.nextTokens(trace, position, out);
+    }
+    Status nextTokens(const Trace<double> &trace, int position, NextTokens &out) const override
+    {
+        return m_model.nextTokens(trace, position, out);
+    }
+    std::shared_ptr<const ReadoutWeights> readout() const override { return m_model.readout(); }
+    std::string decode(const std::vector<int> &ids) const override { return m_model.decode(ids); }
+
+private:
+    TraceRequest edited(const TraceRequest &request) const
+    {
+        TraceRequest r = request;
+        r.edits.insert(r.edits.end(), m_edits.begin(), m_edits.end());
+        return r;
+    }
+    Model &m_model;
+    std::vector<Intervention> m_edits;
+};
+
+} // namespace
+
 int generateText(const QStringList &args)
 {
     QCommandLineParser p;
@@ -103,7 +141,8 @@ int generateText(const QStringList &args)
     QCommandLineOption seedOpt(QStringLiteral("seed"), QStringLiteral("Seed of the draws (default 0)."), QStringLiteral("s"),
                                QStringLiteral("0"));
     QCommandLineOption jsonOpt(QStringLiteral("json"), QStringLiteral("One JSON object instead of text."));
-    p.addOptions({modelOpt, textOpt, tokensOpt, tempOpt, topKOpt, topPOpt, seedOpt, jsonOpt});
+    const QCommandLineOption ablateOpt = ablateOption(QStringLiteral("the edited model continues the text and --json adds \"edits\""));
+    p.addOptions({modelOpt, textOpt, tokensOpt, tempOpt, topKOpt, topPOpt, seedOpt, jsonOpt, ablateOpt});
     if (!p.parse(args))
         return fail("generate", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -134,10 +173,14 @@ int generateText(const QStringList &args)
     std::unique_ptr<Model> m;
     if (Status st = openModelSource(p.value(modelOpt), m); !st)
         return fail("generate", st.message, exitCodeFor(st));
+    std::vector<Intervention> edits;
+    if (Status st = ablations(p.values(ablateOpt), m->info(), edits); !st)
+        return fail("generate", st.message, 2);
+    EditedModel edited(*m, edits);
     const std::string text = p.value(textOpt).toStdString();
     Trace<float> trace;
     GenerateResult res;
-    if (Status st = generate(*m, text, {}, opt, trace, res); !st)
+    if (Status st = generate(edited, text, {}, opt, trace, res); !st)
         return fail("generate", st.message, exitCodeFor(st));
     if (!res.note.empty())
         std::fprintf(stderr, "attnviz generate: note: %s\n", printable(res.note).c_str());
@@ -163,6 +206,12 @@ int generateText(const QStringList &args)
                                                                        : QJsonObject{{QStringLiteral("greedy"), true}}}};
         if (!res.note.empty())
             o.insert(QStringLiteral("cut"), QString::fromStdString(res.note));
+        if (!edits.empty()) { // the continuation is the edited model's
+            QJsonArray list;
+            for (const Intervention &e : edits)
+                list.append(QString::fromStdString(describeEdit(e)));
+            o.insert(QStringLiteral("edits"), list);
+        }
         const QByteArray b = QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n';
         std::fwrite(b.constData(), 1, size_t(b.size()), stdout);
         return 0;

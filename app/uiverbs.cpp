@@ -367,7 +367,8 @@ int exportView(const QStringList &args)
     QCommandLineOption normWeightedOpt(QStringLiteral("norm-weighted"),
                                        QStringLiteral("weights, grid, row, lines: ||a_ij v_j W_O^h|| (Kobayashi et al. 2020) "
                                                       "instead of the weights, figure and matrices."));
-    p.addOptions({modelOpt, layerOpt, normWeightedOpt});
+    const QCommandLineOption ablateOpt = ablateOption(QStringLiteral("with --model: every view and matrix is the edited model's"));
+    p.addOptions({modelOpt, layerOpt, normWeightedOpt, ablateOpt});
     QCommandLineOption presetOpt(QStringLiteral("preset"),
                                  QStringLiteral("A lesson (`attnviz window --preset list`), with --slides."), QStringLiteral("id"));
     QCommandLineOption slidesOpt(QStringLiteral("slides"),
@@ -467,8 +468,15 @@ int exportView(const QStringList &args)
                                       .arg(p.value(layerOpt), QString::fromStdString(info.name))
                                       .arg(info.layers - 1),
                         2);
+        if (Status st = ablations(p.values(ablateOpt), info, req.edits); !st)
+            return fail("export", QString::fromStdString(st.message), 2);
+        if (!req.edits.empty()) // the same one-line refusal as the window's menu for a model that cannot be edited
+            if (const QString why = ui::editsRefusal(info, true); !why.isEmpty())
+                return fail("export", QStringLiteral("--ablate: ") + why, 2);
     } else if (!intOpt(layerOpt, 0, 0, layer)) {
         return fail("export", QStringLiteral("--layer: the word-vector attention has one layer (0); --model DIR has more"), 2);
+    } else if (p.isSet(ablateOpt)) {
+        return fail("export", QStringLiteral("--ablate: ") + ui::editsRefusal(ModelInfo(), false), 2);
     }
     s.numHeads = heads;
     s.dHead = dHead;

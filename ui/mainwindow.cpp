@@ -29,6 +29,7 @@
 #include "views/rolloutview.h"
 #include "views/rowview.h"
 #include "window/exportactions.h"
+#include "window/headablations.h"
 #include "window/lessonfocus.h"
 #include "window/modelloader.h"
 #include "window/presentationmode.h"
@@ -236,6 +237,10 @@ MainWindow::MainWindow(QWidget *parent)
             m_status->setText(tr("Computing…"));
     });
     m_undo = new QUndoStack(this);
+    m_ablations = new HeadAblations(m_session, m_undo, [this] { return editsRefusal(m_modelInfo, m_session->model() != nullptr); }, this);
+    connect(m_views, &ViewRouter::headAblationRequested, m_ablations, &HeadAblations::ablate);
+    connect(m_views, &ViewRouter::headRestoreRequested, m_ablations, &HeadAblations::restore);
+    connect(m_session, &LiveSession::editsChanged, this, &MainWindow::updateModified);
     connect(m_controls, &ControlPanel::settingsChanged, this, &MainWindow::onSettingsChanged);
     connect(m_controls, &ControlPanel::headDisplayChanged, m_session, &LiveSession::setHeadDisplay);
     connect(m_controls, &ControlPanel::headChanged, m_session, &LiveSession::setSelectedHead);

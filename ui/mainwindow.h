@@ -40,6 +40,7 @@ class EmbeddingView;
 class ExportActions;
 class GenerationPanel;
 class GuideDialog;
+class HeadAblations;
 class PresentationMode;
 class WindowState;
 class HeadGridView;
@@ -179,6 +180,8 @@ public:
     // [MASK] replacements, one step each (a slider dragged is one step). A sentence editor with the
     // focus undoes its own typing first, as every text editor does.
     QUndoStack *undoStack() const { return m_undo; }
+    // Head ablation (Edit menu, the Layers × heads grid's menu, View ▸ Clean model): window/headablations.h.
+    HeadAblations *ablations() const { return m_ablations; }
 
     // Help ▸ attnviz guide (F1): the user guide (resources/guide/guide.md), opened at the heading
     // `section` starts with ("" = the top). The dialog, once made (null before).
@@ -254,6 +257,7 @@ private:
     QString m_lessonZoom; // the preset whose region the heatmap zooms to once its text has its result
     bool m_docksSized = false;
     QUndoStack *m_undo = nullptr;
+    HeadAblations *m_ablations = nullptr;
     ComputeSettings m_lastSettings; // what the controls set before the change being recorded
     bool m_undoing = false;         // an undo or redo is setting the controls: nothing to record
     GuideDialog *m_guide = nullptr;

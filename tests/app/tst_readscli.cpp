@@ -2,7 +2,8 @@
 // The command line of reads.h as a user runs it on the tiny fixture folders: `model run --lens`
 // (the lens grid against tests/fixtures/reads/reads-expected.json, float64), `generate` (greedy and
 // seeded sampled ids equal to the float64 reference's, the cut at gpt2-tiny's 32 positions said on
-// stderr) and the bad inputs: one line, exit code 2, nothing on stdout.
+// stderr), `--ablate` on generate and export (the edited model's, as `model run --ablate` computes
+// it) and the bad inputs: one line, exit code 2, nothing on stdout.
 #include "testpaths.h"
 #include <QFile>
 #include <QFileInfo>
@@ -219,6 +220,78 @@ private slots:
         QVERIFY2(r.err.endsWith("attnviz export: --query 13: the text has 13 tokens\n"), r.err.constData());
     }
 
+    // generate --ablate: the edited model continues the text; its first token is the edited model's
+    // most probable next token (`model run --ablate`), and the continuation is not the clean one's.
+    void generateAblated()
+    {
+        const QString g = fixture(QStringLiteral("gpt2-tiny"));
+        const QString t = QStringLiteral("The cat sat on the mat because it was");
+        const QStringList ablate{QStringLiteral("--ablate"), QStringLiteral("1.2"), QStringLiteral("--ablate"), QStringLiteral("0.0:mean")};
+        const QStringList gen{QStringLiteral("generate"), QStringLiteral("--model"), g, QStringLiteral("--text"), t,
+                              QStringLiteral("--tokens"), QStringLiteral("8"), QStringLiteral("--json")};
+        const Run clean = execCli(gen);
+        const Run edited = execCli(gen + ablate);
+        QVERIFY2(clean.code == 0 && edited.code == 0, edited.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(edited.out).object();
+        QCOMPARE(o.value(QStringLiteral("edits")).toArray(),
+                 (QJsonArray{QStringLiteral("attn.hook_z L1 H2 zero"), QStringLiteral("attn.hook_z L0 H0 mean")}));
+        QVERIFY(!QJsonDocument::fromJson(clean.out).object().contains(QStringLiteral("edits")));
+        QCOMPARE(generated(edited).size(), 8);
+        QVERIFY(generated(edited) != generated(clean));
+        const Run run = execCli(QStringList{QStringLiteral("model"), QStringLiteral("run"), g, QStringLiteral("--text"), t} + ablate);
+        QVERIFY2(run.code == 0, run.err.constData());
+        const QJsonArray next = QJsonDocument::fromJson(run.out).object().value(QStringLiteral("next_tokens")).toArray();
+        QVERIFY(!next.isEmpty());
+        QCOMPARE(generated(edited)[0].toInt(), next[0].toObject().value(QStringLiteral("id")).toInt());
+    }
+
+    // export --ablate: the matrices of a later layer are the edited model's (model run --ablate's
+    // attentions), not the clean model's.
+    void exportAblated()
+    {
+        QTemporaryDir tmp;
+        const QString g = fixture(QStringLiteral("gpt2-tiny"));
+        const QString t = QStringLiteral("The cat sat on the mat because it was");
+        auto exportJson = [&](const QStringList &extra) {
+            const QString out = tmp.filePath(QStringLiteral("w.json"));
+            QFile::remove(out);
+            const Run r = execCli(QStringList{QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--sentence"), t,
+                                              QStringLiteral("--layer"), QStringLiteral("1"), QStringLiteral("--head"), QStringLiteral("1"),
+                                              QStringLiteral("--out"), out} + extra);
+            if (r.code != 0)
+                qWarning("%s", r.err.constData());
+            QFile f(out);
+            f.open(QIODevice::ReadOnly);
+            return QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("data")).toArray();
+        };
+        const QStringList ablate{QStringLiteral("--ablate"), QStringLiteral("0.2")};
+        const QJsonArray clean = exportJson({}), edited = exportJson(ablate);
+        QVERIFY(!edited.isEmpty());
+        QCOMPARE(edited.size(), clean.size());
+        const Run run = execCli(QStringList{QStringLiteral("model"), QStringLiteral("run"), g, QStringLiteral("--text"), t} + ablate);
+        QVERIFY2(run.code == 0, run.err.constData());
+        const QJsonArray want = QJsonDocument::fromJson(run.out).object().value(QStringLiteral("attentions")).toArray()[1].toArray()[1].toArray();
+        QCOMPARE(want.size(), edited.size());
+        double worst = 0, change = 0;
+        for (int i = 0; i < want.size(); ++i)
+            for (int j = 0; j <= i; ++j) { // causal: the cells above the diagonal are masked
+                const double e = edited[i].toArray()[j].toDouble();
+                worst = std::max(worst, std::abs(e - want[i].toArray()[j].toDouble()));
+                change = std::max(change, std::abs(e - clean[i].toArray()[j].toDouble()));
+            }
+        QVERIFY2(worst < 1e-6, qPrintable(QString::number(worst)));
+        QVERIFY(change > 1e-6);
+        // the word-vector attention has no heads to ablate: one line, exit 2, nothing written
+        const QString never = tmp.filePath(QStringLiteral("never.png"));
+        const Run r = execCli({QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("a cat"), QStringLiteral("--out"),
+                               never, QStringLiteral("--ablate"), QStringLiteral("0.0")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.endsWith("attnviz export: --ablate: head ablation edits a model checkpoint's forward (a model folder); the "
+                                "word-vector attention has no heads to ablate\n"),
+                 r.err.constData());
+        QVERIFY(!QFile::exists(never));
+    }
+
     void badInput_data()
     {
         QTest::addColumn<QStringList>("args");
@@ -233,6 +306,10 @@ private slots:
         QTest::newRow("top-p 0") << QStringList{gen, QStringLiteral("--model"), g, QStringLiteral("--text"), QStringLiteral("a"),
                                                 QStringLiteral("--top-p"), QStringLiteral("0")}
                                  << QStringLiteral("attnviz generate: --top-p: a number in (0, 1], not 0\n");
+        QTest::newRow("ablate a head it does not have")
+            << QStringList{gen, QStringLiteral("--model"), g, QStringLiteral("--text"), QStringLiteral("a"), QStringLiteral("--ablate"),
+                           QStringLiteral("1.4")}
+            << QStringLiteral("attnviz generate: --ablate 1.4: head 4 is not one of the model's 4 query heads (0..3)\n");
         QTest::newRow("masked LM") << QStringList{gen, QStringLiteral("--model"), fixture(QStringLiteral("bert-tiny")),
                                                   QStringLiteral("--text"), QStringLiteral("a")}
                                    << QStringLiteral("attnviz generate: bert-tiny: generation needs a causal language model (this one "

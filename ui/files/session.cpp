@@ -451,6 +451,50 @@ void readCompare(Section sec, SessionState::CompareB &b)
     sec.finish();
 }
 
+// "ablations": {"heads": [{"layer": 1, "head": 2, "kind": "zero" | "mean"}, …], "shownClean": false}.
+// Whether the layers and heads exist is the model's business (the window checks when it applies them).
+void readAblations(Section sec, SessionState &s)
+{
+    const QJsonValue heads = sec.take("heads");
+    if (!heads.isUndefined() && !heads.isArray())
+        sec.problem(QStringLiteral("%1: %2 is not a list of heads").arg(sec.key("heads"), jsonText(heads)));
+    const QJsonArray a = heads.toArray();
+    std::vector<Intervention> out;
+    for (int i = 0; i < a.size(); ++i) {
+        const QString at = QStringLiteral("%1[%2]").arg(sec.key("heads")).arg(i);
+        if (!a[i].isObject()) {
+            sec.problem(QStringLiteral("%1: %2 is not a head (layer, head, kind)").arg(at, jsonText(a[i])));
+            continue;
+        }
+        QStringList lines;
+        Section h(a[i].toObject(), at, &lines, false);
+        Intervention e;
+        e.hook = HookPoint::AttnZ;
+        e.layer = -1;
+        e.head = -1;
+        h.readInt("layer", 0, 10000, QStringLiteral("a layer"), e.layer);
+        h.readInt("head", 0, 10000, QStringLiteral("a head"), e.head);
+        QString kind = QStringLiteral("zero");
+        h.readString("kind", kind);
+        h.finish();
+        if (kind == QLatin1String("mean"))
+            e.kind = EditKind::MeanOverText;
+        else if (kind != QLatin1String("zero"))
+            lines << QStringLiteral("%1.kind: %2 is not zero or mean").arg(at, quotedText(kind));
+        if (e.layer < 0 || e.head < 0)
+            lines << QStringLiteral("%1: no layer and head").arg(at);
+        if (!lines.isEmpty()) { // this head is left out, the others are applied
+            for (const QString &l : lines)
+                sec.problem(l + QStringLiteral(" (that ablation is left out)"));
+            continue;
+        }
+        out.push_back(e);
+    }
+    s.ablations = out;
+    sec.readBool("shownClean", s.ablationsShownClean);
+    sec.finish();
+}
+
 QJsonValue pathOrNull(const QString &p) { return p.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(p); }
 
 } // namespace
@@ -463,7 +507,7 @@ bool SessionState::operator==(const SessionState &o) const
         && stackWeightsFile == o.stackWeightsFile && tab == o.tab && headDisplay == o.headDisplay
         && selectedHead == o.selectedHead && selectedQuery == o.selectedQuery && layer == o.layer
         && showNumbers == o.showNumbers && linesThreshold == o.linesThreshold && linesScaleRows == o.linesScaleRows
-        && normWeighted == o.normWeighted
+        && normWeighted == o.normWeighted && ablations == o.ablations && ablationsShownClean == o.ablationsShownClean
         && lesson == o.lesson && appearance == o.appearance && compare == o.compare;
 }
 
@@ -536,6 +580,15 @@ QJsonObject sessionToJson(const SessionState &s)
                        {QStringLiteral("appearance"), appearance}};
     if (!s.lesson.isEmpty())
         out.insert(QStringLiteral("lesson"), s.lesson);
+    if (!s.ablations.empty()) { // written only with some: the sessions written before read the same
+        QJsonArray heads;
+        for (const Intervention &e : s.ablations)
+            heads.append(QJsonObject{{QStringLiteral("layer"), e.layer},
+                                     {QStringLiteral("head"), e.head},
+                                     {QStringLiteral("kind"), QString::fromLatin1(editKindName(e.kind))}});
+        out.insert(QStringLiteral("ablations"),
+                   QJsonObject{{QStringLiteral("heads"), heads}, {QStringLiteral("shownClean"), s.ablationsShownClean}});
+    }
     if (s.compare.present)
         out.insert(QStringLiteral("compare"),
                    QJsonObject{{QStringLiteral("sentence"), s.compare.sentence},
@@ -620,6 +673,10 @@ bool sessionFromJson(const QJsonObject &json, SessionState &out, QStringList *pr
     if (hasCompare)
         readCompare(compare, s.compare);
     top.readString("lesson", s.lesson);
+    bool hasAblations = false;
+    Section ablations = top.sub("ablations", &hasAblations);
+    if (hasAblations)
+        readAblations(ablations, s);
     top.finish();
 
     out = s;

@@ -53,6 +53,10 @@ struct SessionState {
     double linesThreshold = 0.01; // the Lines tab: lines fainter than this are not drawn
     bool linesScaleRows = false;  // the Lines tab: each row scaled to its maximum
     bool normWeighted = false;    // the attention views draw ||a v W_O|| (View menu) instead of the weights
+    // a model's head ablations (attn.hook_z of a head at every position, zero or mean) and whether
+    // the clean model is shown instead (View ▸ Clean model); written only when there are some
+    std::vector<Intervention> ablations;
+    bool ablationsShownClean = false;
     // the preset whose explanation the Lesson column shows ("" none)
     QString lesson;
     // appearance (application-wide: a lesson brings its theme, colour maps and text size)

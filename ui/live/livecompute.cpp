@@ -37,6 +37,27 @@ QString describeTable(const EmbeddingTable &t)
         .arg(t.dim());
 }
 
+QString editsRefusal(const ModelInfo &info, bool model)
+{
+    if (!model || info.architecture.layers == 0)
+        return QObject::tr("head ablation edits a model checkpoint's forward (a model folder); the word-vector "
+                           "attention has no heads to ablate");
+    if (info.architecture.encoderDecoder)
+        return QObject::tr("head ablation in encoder-decoder models (%1) is not computed yet")
+            .arg(QString::fromStdString(info.family));
+    return QString();
+}
+
+QString describeAblations(const std::vector<Intervention> &edits)
+{
+    QStringList parts;
+    for (const Intervention &e : edits)
+        parts << (e.hook == HookPoint::AttnZ && e.head >= 0 && e.positions.empty()
+                      ? QStringLiteral("L%1 H%2 %3").arg(e.layer).arg(e.head).arg(QLatin1String(editKindName(e.kind)))
+                      : QString::fromStdString(describeEdit(e)));
+    return parts.join(QStringLiteral(", "));
+}
+
 QString scaleRuleName(ScaleRule r)
 {
     switch (r) {
@@ -329,6 +350,8 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     std::string notOnDevice;
     tr.device = req.model ? backend.forwardDevice(&notOnDevice) : nullptr;
     tr.observe = req.observe;
+    if (req.model && !req.editsShownClean)
+        tr.edits = req.edits; // computed whole on the CPU; the trace's deviceNote says so where a GPU was asked
     models.setBackend(&backend);
     QString stackLabel;
     Model &model = models.modelFor(req, stackLabel);
@@ -370,6 +393,30 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
                                        req.model->info().name + ": the attention weights are not finite (NaN or Inf): the "
                                                                 "model's weights overflow float32 on this text");
     }
+    if (st.ok() && req.model && !tr.edits.empty() && req.model->info().causal) {
+        // the clean model's next-token probabilities after the last token, for the deltas beside the
+        // edited ones: a trace kept apart (its prefix reused while typing), every id's probability
+        Trace<float> &clean = models.cleanTraceFor(*req.model);
+        TraceRequest c = tr;
+        c.edits.clear();
+        c.device = nullptr;
+        c.prefixFrom = nullptr;
+        c.keepMlp = false;
+        c.observe = Observe();
+        c.observe.stages = false;
+        c.observe.weights = false;
+        c.topK = std::max(1, req.model->info().vocabulary);
+        if (Status cs = model.trace(c, clean); cs && !clean.predictions.next.empty()) {
+            snap->cleanNext.assign(size_t(c.topK), 0.0f);
+            for (const TokenProb &p : clean.predictions.next.back())
+                if (p.id >= 0 && p.id < c.topK)
+                    snap->cleanNext[size_t(p.id)] = float(p.p);
+        } else {
+            st = cs.ok() ? Status::error(StatusCode::Unavailable, "the clean model predicted nothing") : cs;
+        }
+    }
+    snap->edits = req.edits;
+    snap->editsShownClean = req.editsShownClean;
     if (st.ok() && budgetTokens > 0 && int(trace->tokens.size()) >= budgetTokens && trace->cut())
         trace->cutReason = "a trace of " + req.model->info().name + " keeps every head's weights for every pair of tokens: " +
                            describeCount(budgetTokens) + " tokens fit in the " + describeBytes(traceBudget) +

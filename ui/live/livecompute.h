@@ -36,12 +36,24 @@ public:
     // The induction scores of `model` (attnviz/headroles.h's probe), measured on the first call for
     // each model and kept; null and `problem` set when the probe cannot run.
     std::shared_ptr<const Mat<double>> inductionFor(const std::shared_ptr<Model> &model, QString &problem);
+    // A trace of `model` without edits kept apart from those above, for the clean model's predictions
+    // beside an edited trace (a new one for another model).
+    Trace<float> &cleanTraceFor(const Model &model)
+    {
+        if (m_cleanOf != &model) {
+            m_cleanOf = &model;
+            m_clean = Trace<float>();
+        }
+        return m_clean;
+    }
     // Lets go of the traces kept for reuse (after an allocation failed: their memory is given back;
     // a snapshot on screen keeps its own).
     void dropTraces()
     {
         m_traces.clear();
         m_traced = nullptr;
+        m_clean = Trace<float>();
+        m_cleanOf = nullptr;
     }
 
 private:
@@ -53,6 +65,8 @@ private:
     // The model the traces below came from, and its last two traces (newest first).
     const Model *m_traced = nullptr;
     std::vector<std::shared_ptr<Trace<float>>> m_traces;
+    const Model *m_cleanOf = nullptr;
+    Trace<float> m_clean;
 };
 
 // The word-vector model's settings from the controls (Qt-free values for the core).

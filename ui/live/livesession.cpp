@@ -84,6 +84,32 @@ void LiveSession::setModel(std::shared_ptr<Model> model)
 {
     m_model = std::move(model);
     m_gatedModel = m_model && m_model->info().architecture.gatedMlp;
+    if (!m_edits.empty() || m_editsClean) { // edits name another model's layers and heads
+        m_edits.clear();
+        m_editsClean = false;
+        emit editsChanged();
+    }
+    schedule();
+}
+
+void LiveSession::setEdits(const std::vector<Intervention> &edits)
+{
+    if (edits == m_edits)
+        return;
+    m_edits = edits;
+    if (m_edits.empty())
+        m_editsClean = false; // nothing kept aside: the switch goes back to the edited (= clean) model
+    emit editsChanged();
+    schedule();
+}
+
+void LiveSession::setEditsShownClean(bool clean)
+{
+    clean = clean && !m_edits.empty();
+    if (clean == m_editsClean)
+        return;
+    m_editsClean = clean;
+    emit editsChanged();
     schedule();
 }
 
@@ -224,6 +250,8 @@ void LiveSession::post()
     r.model = m_model;
     r.observe = m_observe;
     r.keepMlp = m_keepMlp && m_gatedModel;
+    r.edits = m_edits;
+    r.editsShownClean = m_editsClean;
     m_postedKeepMlp = r.keepMlp;
     m_busy = true;
     if (!m_busyDelay.isActive())

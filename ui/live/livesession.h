@@ -47,6 +47,14 @@ public:
     void setKeepMlp(bool keep);
     bool keepMlp() const { return m_keepMlp; }
 
+    // Edits of a model's forward (the head ablations, Intervention's attn.hook_z of one head): every
+    // request carries them (ComputeRequest::edits) and the views recompute. Another model clears them.
+    // `shownClean` keeps them but computes the model as it is (View ▸ Clean model).
+    void setEdits(const std::vector<Intervention> &edits);
+    const std::vector<Intervention> &edits() const { return m_edits; }
+    void setEditsShownClean(bool clean);
+    bool editsShownClean() const { return m_editsClean; }
+
     void togglePadding(int keyIndex);
     void toggleCustomCell(int query, int key);
     void clearCustomMask();
@@ -91,6 +99,7 @@ signals:
     void layerChanged(int layer);
     void headDisplayChanged(attnviz::ui::HeadDisplay display);
     void busyChanged(bool busy, int tokens);
+    void editsChanged(); // the edits or the clean switch
 
 private:
     void schedule();
@@ -104,6 +113,8 @@ private:
     bool m_gatedModel = false;  // m_model has a gated MLP (its architecture, read when it is set)
     bool m_keepMlp = false;     // a view needs the gated MLP's products
     bool m_postedKeepMlp = false; // the last request posted asked for them
+    std::vector<Intervention> m_edits;
+    bool m_editsClean = false;
     std::set<int> m_padded;
     std::set<std::pair<int, int>> m_custom;
     int m_head = 0, m_query = 0;

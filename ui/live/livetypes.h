@@ -77,6 +77,12 @@ struct ComputeRequest {
     // Set by the compute worker when a newer request arrives: a model's trace stops between layers
     // (Status Cancelled) and the snapshot is dropped, so a keystroke never waits for a stale trace.
     const std::atomic<bool> *cancel = nullptr;
+    // Edits of a model's forward (the window's head ablations: attn.hook_z of one head at every
+    // position), applied unless `editsShownClean` (the View menu's clean switch: the edits kept, the
+    // model shown as it is). A causal model's edited trace comes with the clean model's next-token
+    // probabilities at the last position (ComputeSnapshot::cleanNext), for the deltas.
+    std::vector<Intervention> edits;
+    bool editsShownClean = false;
 };
 
 // "1 head", "4 heads": a count with its noun in the number it needs (English only: no translations
@@ -120,6 +126,13 @@ struct ComputeSnapshot {
     // call that reads the trace only (Model::nextTokens: a hovered position's next tokens), on the
     // view's thread while the compute thread traces the next text.
     std::shared_ptr<const Model> model;
+    // The window's edits (ComputeRequest::edits) whether applied or not: the trace is the edited
+    // model's when trace->edited(), the clean model's when `editsShownClean`. cleanNext: a causal
+    // model's edited trace only, the clean model's probability of every vocabulary id after the last
+    // token (empty otherwise).
+    std::vector<Intervention> edits;
+    bool editsShownClean = false;
+    std::vector<float> cleanNext;
 
     bool fromModel() const { return !modelInfo.family.empty(); }
     bool causalLm() const { return fromModel() && modelInfo.causal; }
@@ -163,6 +176,13 @@ struct ComputeSnapshot {
 
 using SnapshotPtr = std::shared_ptr<const ComputeSnapshot>;
 
+
+// Why a model cannot be edited (head ablation), in one line; empty when it can: real decoder-only and
+// encoder-only checkpoints (Model::info's architecture) can, word vectors and encoder-decoder models
+// cannot. `model` false: the word-vector attention.
+QString editsRefusal(const ModelInfo &info, bool model);
+// "L1 H2 zero, L0 H3 mean": the window's head ablations for people.
+QString describeAblations(const std::vector<Intervention> &edits);
 
 // "attnviz-en50 — 50,000 words, 50 dimensions": how the window names a table.
 QString describeTable(const EmbeddingTable &t);

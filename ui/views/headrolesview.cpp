@@ -2,14 +2,17 @@
 #include "views/headrolesview.h"
 
 #include "style/plotstyle.h"
+#include "views/headablationmenu.h"
 #include "views/normweighting.h"
 
 #include "attnviz/headroles.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QContextMenuEvent>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollArea>
@@ -167,6 +170,24 @@ protected:
             p.setPen(QPen(sel ? QColor(220, 30, 30) : palette().color(QPalette::Mid), sel ? 3 : 1));
             p.setBrush(Qt::NoBrush);
             p.drawRect(r.adjusted(0, 0, -1, -1));
+            if (m_view->m_snapshot) // an ablated head: crossed out, its kind on it
+                if (const QString kind = ablationOf(*m_view->m_snapshot, l, h); !kind.isEmpty()) {
+                    const bool clean = m_view->m_snapshot->editsShownClean;
+                    p.save();
+                    p.setRenderHint(QPainter::Antialiasing);
+                    p.setPen(QPen(QColor(230, 40, 40), 3, clean ? Qt::DashLine : Qt::SolidLine));
+                    const QRect in = r.adjusted(4, 4, -4, -4);
+                    p.drawLine(in.topLeft(), in.bottomRight());
+                    p.drawLine(in.bottomLeft(), in.topRight());
+                    const QString label = clean ? tr("%1 (off)").arg(kind) : kind;
+                    p.setFont(bold);
+                    QRect at(QPoint(0, 0), p.fontMetrics().size(Qt::TextSingleLine, label) + QSize(8, 2));
+                    at.moveCenter(r.center());
+                    p.fillRect(at, QColor(200, 30, 30, clean ? 150 : 220));
+                    p.setPen(Qt::white);
+                    p.drawText(at, Qt::AlignCenter, label);
+                    p.restore();
+                }
             // scores: two a line, the sorted score in bold
             p.setPen(palette().color(QPalette::Text));
             int y = r.bottom() + 2;
@@ -195,6 +216,18 @@ protected:
             p.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
                        m_view->m_layers ? tr("No head reaches that score.") : QString());
         }
+    }
+
+    void contextMenuEvent(QContextMenuEvent *e) override
+    {
+        for (int i = 0; i < int(m_view->m_order.size()); ++i)
+            if (rectFor(i).contains(e->pos())) {
+                const auto [l, h] = m_view->m_order[i];
+                QMenu menu(this);
+                menu.addActions(m_view->headActions(l, h, &menu));
+                menu.exec(e->globalPos());
+                return;
+            }
     }
 
     void mouseReleaseEvent(QMouseEvent *e) override
@@ -334,6 +367,20 @@ QString HeadRolesView::note() const
 QString HeadRolesView::headName(int head) const
 {
     return m_kvGroup > 1 ? QStringLiteral("H%1 · kv %2").arg(head).arg(head / m_kvGroup) : QStringLiteral("H%1").arg(head);
+}
+
+QList<QAction *> HeadRolesView::headActions(int layer, int head, QObject *parent)
+{
+    return headAblationActions(this, m_snapshot, layer, head, layer == m_selLayer && head == m_selHead, parent);
+}
+
+int HeadRolesView::ablationMarks() const
+{
+    int n = 0;
+    if (m_snapshot)
+        for (const auto &[l, h] : m_order)
+            n += ablationOf(*m_snapshot, l, h).isEmpty() ? 0 : 1;
+    return n;
 }
 
 void HeadRolesView::rebuild()

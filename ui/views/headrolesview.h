@@ -5,7 +5,9 @@
 // queries i >= 1 of A[i][i]) on the typed text, and induction,
 // measured once per model on a repeated random-token sequence by the compute thread (the snapshot
 // carries it). The heads can be sorted by one score, highest first, and those below a threshold
-// hidden; clicking a thumbnail emits headOpened(layer, head) (the window selects them).
+// hidden; clicking a thumbnail emits headOpened(layer, head) (the window selects them), and its
+// right-click menu ablates or restores the head (views/headablationmenu.h); an ablated head is
+// crossed out and labelled (dashed while the clean model is shown).
 // Given a norm-weighted snapshot (views/normweighting.h) the thumbnails draw ||a v W_O|| on one
 // shared scale and the text's scores are taken on each query's shares of it.
 #pragma once
@@ -20,6 +22,7 @@
 
 #include <array>
 
+class QAction;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -61,6 +64,10 @@ public:
     // A thumbnail's rectangle in the canvas (empty when hidden), and the canvas, for clicks.
     QRect thumbnailRect(int layer, int head) const;
     QWidget *canvas() const;
+    // The right-click menu's entries for thumbnail (layer, head) (views/headablationmenu.h).
+    QList<QAction *> headActions(int layer, int head, QObject *parent);
+    // The thumbnails drawn crossed out: the snapshot's ablated heads that are shown.
+    int ablationMarks() const;
     QString note() const; // the line above the grid (what the scores mean, induction's state)
     // The top of the thumbnails' shared colour scale: 1 for weights, the largest cell when norm-weighted.
     double thumbnailScale() const { return m_thumbScale; }

@@ -2,11 +2,14 @@
 #include "views/layergridview.h"
 
 #include "style/plotstyle.h"
+#include "views/headablationmenu.h"
 #include "views/plotzoom.h"
 #include "live/stackcompute.h"
 
 #include <qcustomplot.h>
 
+#include <QAction>
+#include <QMenu>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -112,20 +115,53 @@ LayerGridView::LayerGridView(QWidget *parent) : DeferredView(parent), m_plot(new
         if (x != m_plot->xAxis2->range() || y != m_plot->yAxis->range())
             m_zoom->reset(); // (the same ranges again, remembered as the whole grid)
     });
+    // a thumbnail's own menu (head ablation) before the zoom's Reset view
+    m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_plot, &QWidget::customContextMenuRequested, this, [this](const QPoint &at) {
+        QMenu menu(this);
+        int l = -1, h = -1;
+        if (thumbnailAt(m_plot->mapTo(this, at), l, h)) {
+            menu.addActions(headActions(l, h, &menu));
+        } else {
+            menu.addAction(m_zoom->resetAction());
+        }
+        menu.exec(m_plot->mapToGlobal(at));
+    });
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent *e) { m_pressPos = e->pos(); });
     connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
         if ((e->pos() - m_pressPos).manhattanLength() > 4)
             return; // a zoom or a pan, not a click
-        if (m_layers == 0 || m_plot->axisRectAt(e->pos()) != m_plot->axisRect())
-            return;
-        const double x = m_plot->xAxis2->pixelToCoord(e->pos().x()) / kStride;
-        const double y = m_plot->yAxis->pixelToCoord(e->pos().y()) / kStride;
-        const int h = int(std::floor(x)), l = int(std::floor(y));
-        if (h < 0 || h >= m_heads || l < 0 || l >= m_layers || (x - h) * kStride > 1 || (y - l) * kStride > 1)
-            return; // a gap
-        emit headOpened(l, h);
+        if (e->button() != Qt::LeftButton)
+            return; // the right button opens the menu
+        int l = -1, h = -1;
+        if (thumbnailAt(m_plot->mapTo(this, e->pos()), l, h))
+            emit headOpened(l, h);
     });
     rebuild();
+}
+
+bool LayerGridView::thumbnailAt(const QPoint &pos, int &layer, int &head) const
+{
+    const QPoint p = m_plot->mapFrom(this, pos);
+    if (m_layers == 0 || m_plot->axisRectAt(p) != m_plot->axisRect())
+        return false;
+    const double x = m_plot->xAxis2->pixelToCoord(p.x()) / kStride;
+    const double y = m_plot->yAxis->pixelToCoord(p.y()) / kStride;
+    const int h = int(std::floor(x)), l = int(std::floor(y));
+    if (h < 0 || h >= m_heads || l < 0 || l >= m_layers || (x - h) * kStride > 1 || (y - l) * kStride > 1)
+        return false; // a gap
+    layer = l;
+    head = h;
+    return true;
+}
+
+QList<QAction *> LayerGridView::headActions(int layer, int head, QObject *parent)
+{
+    QList<QAction *> out = headAblationActions(this, m_snapshot, layer, head, highlighted() == qMakePair(layer, head), parent);
+    auto *sep = new QAction(parent);
+    sep->setSeparator(true);
+    out << sep << m_zoom->resetAction();
+    return out;
 }
 
 QString LayerGridView::title() const
@@ -296,3 +332,4 @@ void LayerGridView::highlight()
 }
 
 } // namespace attnviz::ui
+

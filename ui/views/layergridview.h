@@ -3,6 +3,8 @@
 // layers, columns = heads, on one shared colour scale. Clicking a thumbnail selects that layer and
 // head (the main views then show it). Long inputs are block-averaged to at most kMaxCells per side
 // per thumbnail (the title says so). In single-layer mode (depth 1) it explains how to get a stack.
+// A thumbnail's right-click menu has the head-ablation entries (views/headablationmenu.h), disabled
+// with the reason: the word-vector stack cannot be edited (a model's grid is HeadRolesView).
 #pragma once
 
 #include "views/deferredview.h"
@@ -16,6 +18,7 @@
 class QCustomPlot;
 class QCPColorMap;
 class QCPColorScale;
+class QAction;
 class QCPItemRect;
 class QCPTextElement;
 
@@ -49,6 +52,11 @@ public:
     QPoint thumbnailCenter(int layer, int head) const;
     // The highlighted thumbnail, (-1, -1) if none.
     QPair<int, int> highlighted() const { return {m_selLayer, m_selHead}; }
+    // The right-click menu's entries for thumbnail (layer, head): the head-ablation entries, then
+    // Reset view.
+    QList<QAction *> headActions(int layer, int head, QObject *parent);
+    // The thumbnail under a widget position; false over a gap or outside the grid.
+    bool thumbnailAt(const QPoint &pos, int &layer, int &head) const;
 
 protected:
 

@@ -173,6 +173,14 @@ void PredictionsView::rebuild()
                                     .arg(t)
                                     .arg(s->totalQueryTokens)
                               : tr("After “%1” (position %2) the model predicted").arg(tok).arg(at);
+            // the edited model's last position beside the clean model's
+            if (at == t - 1 && s->trace->edited() && !s->cleanNext.empty()) {
+                for (Entry &e : g.entries)
+                    if (e.id >= 0 && e.id < int(s->cleanNext.size()))
+                        e.delta = e.p - double(s->cleanNext[size_t(e.id)]);
+                g.heading += tr(" — edited model (%1); Δ: the change against the clean model")
+                                 .arg(describeAblations(s->trace->edits));
+            }
             if (at + 1 < t) {
                 const double p = next.actualNext;
                 g.actualNext = p;
@@ -238,12 +246,28 @@ QString PredictionsView::html() const
                        .arg(w)
                        .arg(bar.name())
                        .arg(e.id);
+            if (std::isfinite(e.delta)) // a column of its own before the id's closing row tag
+                out.insert(out.size() - 5, QStringLiteral("<td style=\"white-space:nowrap\" align=\"right\"><font color=\"%1\">%2</font></td>")
+                                               .arg(e.delta > 0 ? QStringLiteral("#1a8a1a") : e.delta < 0 ? QStringLiteral("#c62828") : palette().color(QPalette::Text).name(),
+                                                    deltaText(e.delta)));
         }
         out += QStringLiteral("</table>");
         if (!g.note.isEmpty())
             out += QStringLiteral("<p>%1</p>").arg(g.note.toHtmlEscaped());
     }
     return out;
+}
+
+QString PredictionsView::deltaText(double d)
+{
+    if (!std::isfinite(d))
+        return QString();
+    const double a = std::abs(d);
+    // two decimals as the "+0.12"; a tiny model's near-uniform changes keep their digits
+    const QString digits = a >= 0.005 || a == 0 ? QString::number(a, 'f', 2)
+        : a >= 0.00005                          ? QString::number(a, 'f', 4)
+                                                : QString::number(a, 'e', 1);
+    return (d > 0 ? QStringLiteral("+") : d < 0 ? QString(QChar(0x2212)) : QString()) + digits;
 }
 
 QString PredictionsView::maskedSentence(const ComputeSnapshot &s, int position)

@@ -7,7 +7,8 @@
 // last position of a causal model, the [MASK] fills); a hovered position the trace did not compute is
 // asked of the snapshot's model (Model::nextTokens: one position's LM head, the shared trace only
 // read) and kept while the tokens up to the one after it stay the same (typing elsewhere, later).
-// maskedSentence() is what clicking a token does for BERT.
+// maskedSentence() is what clicking a token does for BERT. With head ablations applied, the last
+// token's list adds each token's change against the clean model (ComputeSnapshot::cleanNext).
 #pragma once
 
 #include "live/livetypes.h"
@@ -32,6 +33,8 @@ public:
         int id = -1;
         QString token; // the decoded text, spaces made visible (TokenProb::display)
         double p = 0.0;
+        // an edited model's last position: p minus the clean model's probability of the token (NaN: none)
+        double delta = std::numeric_limits<double>::quiet_NaN();
     };
     struct Group {
         QString heading;
@@ -57,6 +60,9 @@ public:
 
     // The snapshot's sentence with token `position` replaced by "[MASK]" (its byte range in the
     // text); an empty string when that token cannot be masked (an added special, or out of range).
+    // "+0.12", "−0.30": a probability's change, as the list shows it.
+    static QString deltaText(double delta);
+
     static QString maskedSentence(const ComputeSnapshot &snapshot, int position);
 
     // Positions computed on hover so far and still valid (tests).

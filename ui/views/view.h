@@ -39,6 +39,10 @@ signals:
     void headSelected(int head);                              // select this head, the view stays
     void headOpened(int layer, int head);                     // show this head (layer -1: the shown one) on the weights
     void headDisplayRequested(attnviz::ui::HeadDisplay display); // one head, their average or all
+    // Head ablation (the window keeps the edits): ablate (layer, head) to zero or to its mean over
+    // the text; restore it (layer -1: every head).
+    void headAblationRequested(int layer, int head, bool mean);
+    void headRestoreRequested(int layer, int head);
 };
 
 } // namespace attnviz::ui

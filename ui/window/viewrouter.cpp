@@ -50,6 +50,8 @@ ViewRouter::ViewRouter(LiveSession *session, QTabWidget *tabs, QWidget *window)
         connect(v, &View::headSelected, session, &LiveSession::setSelectedHead);
         connect(v, &View::headDisplayRequested, session, &LiveSession::setHeadDisplay);
         connect(v, &View::headOpened, this, &ViewRouter::openHead);
+        connect(v, &View::headAblationRequested, this, &ViewRouter::headAblationRequested);
+        connect(v, &View::headRestoreRequested, this, &ViewRouter::headRestoreRequested);
     }
     m_normAction = new QAction(translated(QT_TR_NOOP("&Norm-weighted attention ‖α·v·W_O‖")), this);
     m_normAction->setObjectName(QStringLiteral("normWeightedAction"));

@@ -2,8 +2,8 @@
 // Snapshot routing: makes every view of the registry (views/viewregistry.h), puts the tabs in the
 // window's tab widget, and hands each snapshot, selection and head display to every view; lists a
 // view's tab (or shows its dock) while the view applies; routes what a view asks for (a query, a
-// head, a head opened on the weights) to the session. Views subscribe through the registry: the
-// window names none of them here. The norm-weighted switch lives here too: while it is on, the
+// head, a head opened on the weights) to the session, and a head ablation to the window. Views
+// subscribe through the registry: the window names none of them here. The norm-weighted switch lives here too: while it is on, the
 // attention views get the norm-weighted snapshot (views/normweighting.h) instead of the weights.
 // What the shown views read (the registry's ViewReads) is what the window asks a GPU to bring back;
 // a view is handed a snapshot (and a selection) only where the snapshot holds what it reads, and
@@ -69,6 +69,9 @@ public:
 signals:
     // A dock view's dock was shown or hidden because its view began or stopped applying.
     void dockListed(QDockWidget *dock);
+    // A view asked to ablate or restore a head (View's signals): the window's edits.
+    void headAblationRequested(int layer, int head, bool mean);
+    void headRestoreRequested(int layer, int head);
 
 private:
     void openHead(int layer, int head);

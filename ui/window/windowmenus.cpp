@@ -14,6 +14,7 @@
 #include "views/compareview.h"
 #include "window/exportactions.h"
 #include "window/guidedialog.h"
+#include "window/headablations.h"
 #include "window/modelmenu.h"
 #include "window/presentationmode.h"
 #include "window/viewrouter.h"
@@ -61,6 +62,8 @@ void MainWindow::buildMenus()
     redo->setShortcuts({QKeySequence(tr("Ctrl+Shift+Z")), QKeySequence(tr("Ctrl+Y"))});
     edit->addAction(undo);
     edit->addAction(redo);
+    edit->addSeparator();
+    m_ablations->addEditActions(edit);
 
     menuBar()->addMenu(m_modelMenu->menu());
     buildViewMenu();
@@ -100,6 +103,7 @@ void MainWindow::buildViewMenu()
     new AppearanceMenu(view, this);
     view->addSeparator();
     view->addAction(m_views->normWeightedAction());
+    view->addAction(m_ablations->cleanAction());
     connect(m_views->normWeightedAction(), &QAction::toggled, this, [this] {
         if (m_session->snapshot())
             onSnapshot(m_session->snapshot());

@@ -9,6 +9,7 @@
 #include "files/messagetext.h"
 #include "live/livesession.h"
 #include "views/compareview.h"
+#include "window/headablations.h"
 #include "window/modelloader.h"
 #include "window/modelmenu.h"
 #include "window/viewrouter.h"
@@ -83,6 +84,7 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
     m_lastSettings = m_controls->settings();
     m_undo->clear();
     m_maskedWords.clear();
+    m_ablations->update(); // whether this model can be edited
     updateModified();
 }
 

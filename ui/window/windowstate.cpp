@@ -197,6 +197,8 @@ SessionState WindowState::capture() const
     s.linesThreshold = m_w->linesView()->threshold();
     s.linesScaleRows = m_w->linesView()->scaleRows();
     s.normWeighted = m_w->views()->normWeighted();
+    s.ablations = m_w->session()->edits();
+    s.ablationsShownClean = m_w->session()->editsShownClean();
     s.lesson = m_w->lessonPanel()->currentId();
     s.appearance = AppearanceManager::instance()->appearance();
     if (m_w->compareView()->hasSideB()) {
@@ -325,6 +327,20 @@ void WindowState::apply(const SessionState &in, QStringList *problems)
     }
     m_w->session()->setPaddedKeys(s.paddedKeys);
     m_w->session()->setCustomMask(s.customMask);
+    // The head ablations, checked against the model now in use (a session opened: not an undo step)
+    std::vector<Intervention> ablations;
+    if (!s.ablations.empty()) {
+        const ModelInfo &info = m_w->modelInfo();
+        const QString refusal = editsRefusal(info, m_w->session()->model() != nullptr);
+        if (!refusal.isEmpty())
+            lines << tr("ablations: %1; the model is shown without them").arg(refusal);
+        else if (const Status st = checkEdits(s.ablations, info.layers, info.heads, info.dModel, info.dHead, 1); !st)
+            lines << tr("ablations: %1; the model is shown without them").arg(QString::fromStdString(st.message));
+        else
+            ablations = s.ablations;
+    }
+    m_w->session()->setEdits(ablations);
+    m_w->session()->setEditsShownClean(s.ablationsShownClean);
     m_w->controls()->setShowNumbers(s.showNumbers);
     const int heads = m_w->controls()->settings().numHeads; // a model's own count once it is open
     if (s.selectedHead >= heads)

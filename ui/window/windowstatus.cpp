@@ -7,6 +7,7 @@
 #include "controls/tokenchipsview.h"
 #include "files/messagetext.h"
 #include "live/livesession.h"
+#include "window/headablations.h"
 
 #include "attnviz/gguf.h"
 
@@ -61,7 +62,13 @@ void MainWindow::showSnapshotStatus(const ComputeSnapshot &s, int layer)
                                                  .arg(s.tq())
                                                  .arg(s.totalQueryTokens)
                                                  .arg(QString::fromStdString(s.trace->cutReason)));
+    if (s.hasResult() && !s.edits.empty())
+        m_status->setText(m_status->text() + (s.editsShownClean ? tr(" · clean model (ablations kept: %1)")
+                                                                : tr(" · edited: %1"))
+                                                 .arg(describeAblations(s.edits)));
     QStringList notices;
+    if (const QString edits = HeadAblations::notice(s); !edits.isEmpty())
+        notices << edits;
     if (s.trace && s.trace->cut() && !s.trace->cutReason.empty())
         notices << tr("%L1 tokens: the views show the first %L2 (%3).")
                        .arg(std::max(s.totalQueryTokens, s.totalKeyTokens))

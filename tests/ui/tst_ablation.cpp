@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Head ablation in the window (offscreen), on the gpt2-tiny fixture: the Layers × heads grid's menu
+// (HeadRolesView, a model's Layers tab)
+// ablates a head (the trace's edits, the grid's crosses, Predictions' numbers and deltas against the
+// core's own edited and clean forwards); restore gives the clean numbers back bit for bit; the
+// Clean model switch; the Edit menu's shortcut actions on the selected head; undo and redo; a
+// session keeps the ablations (and refuses ones the model does not have); the word vectors refuse,
+// the menu entries disabled with the reason.
+#include "testpaths.h"
+#include "live/livesession.h"
+#include "mainwindow.h"
+#include "promptedwindow.h"
+#include "testsupport.h"
+#include "views/headrolesview.h"
+#include "views/layergridview.h"
+#include "views/predictionsview.h"
+#include "window/headablations.h"
+
+#include "../support/modelfolders.h"
+
+#include "bundledmodel.h"
+
+#include "attnviz/interventions.h"
+
+#include <QAction>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+#include <memory>
+
+using namespace attnviz;
+using namespace attnviz::ui;
+using attnviz_test::fixtureModel;
+
+namespace {
+
+using Window = test::PromptedWindow;
+
+const QString kText = QStringLiteral("The cat sat on the mat because it was");
+
+Intervention headEdit(int layer, int head, EditKind kind)
+{
+    Intervention e;
+    e.hook = HookPoint::AttnZ;
+    e.layer = layer;
+    e.head = head;
+    e.kind = kind;
+    return e;
+}
+
+QAction *actionNamed(const QList<QAction *> &actions, const QString &name)
+{
+    for (QAction *a : actions)
+        if (a->objectName() == name)
+            return a;
+    return nullptr;
+}
+
+// The core's own trace of the fixture on kText, with `edits`, keeping `topK` next tokens.
+Trace<float> coreTrace(const std::vector<Intervention> &edits, int topK = 10)
+{
+    std::unique_ptr<Model> m;
+    Status st = openModelSource(fixtureModel(QStringLiteral("gpt2-tiny")), m);
+    Trace<float> tr;
+    if (!st)
+        return tr;
+    TraceRequest req;
+    req.text = kText.toStdString();
+    req.topK = topK;
+    req.edits = edits;
+    m->trace(req, tr);
+    return tr;
+}
+
+// Waits for a snapshot of the current request that satisfies `pred`.
+SnapshotPtr waitFor(Window &win, const std::function<bool(const ComputeSnapshot &)> &pred)
+{
+    const quint64 g = test::shownGeneration(*win.w.session());
+    return test::waitForSnapshot(*win.w.session(), g, [&](const ComputeSnapshot &s) { return s.hasResult() && pred(s); }, 30000);
+}
+
+} // namespace
+
+class TestAblation : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+    }
+    void gridMenuAblatesAndRestores();
+    void cleanSwitch();
+    void shortcutActionsAndUndo();
+    void sessionRoundTrip();
+    void refusals();
+    void screenshots();
+};
+
+void TestAblation::gridMenuAblatesAndRestores()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles"))); // a model's Layers tab
+    const SnapshotPtr clean = win.show(kText);
+    QVERIFY(clean && !clean->trace->edited());
+    const auto cleanGroups = win.w.predictionsView()->groups();
+    QCOMPARE(cleanGroups.size(), size_t(1));
+    for (const PredictionsView::Entry &e : cleanGroups.front().entries)
+        QVERIFY(!std::isfinite(e.delta)); // no deltas on the clean model
+
+    HeadRolesView *grid = win.w.headRolesView();
+    QCOMPARE(grid->layerCount(), 2);
+    QCOMPARE(grid->ablationMarks(), 0);
+    QObject owner;
+    const QList<QAction *> menu = grid->headActions(1, 2, &owner);
+    QAction *zero = actionNamed(menu, QStringLiteral("ablateZeroAction"));
+    QAction *restore = actionNamed(menu, QStringLiteral("restoreHeadAction"));
+    QVERIFY(zero && restore && actionNamed(menu, QStringLiteral("ablateMeanAction")) && actionNamed(menu, QStringLiteral("restoreAllAction")));
+    QCOMPARE(zero->text(), QStringLiteral("Ablate L1 H2 (zero)"));
+    QVERIFY(zero->isEnabled());
+    QVERIFY(!restore->isEnabled()); // nothing to restore yet
+    zero->trigger();
+
+    const std::vector<Intervention> want{headEdit(1, 2, EditKind::Zero)};
+    QVERIFY(win.w.session()->edits() == want);
+    const SnapshotPtr edited = waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); });
+    QVERIFY(edited);
+    QVERIFY(edited->trace->edits == want);
+    QCOMPARE(grid->ablationMarks(), 1); // L1 H2 crossed out
+
+    // Predictions: the core's edited forward, and each token's change against the core's clean one
+    const Trace<float> core = coreTrace(want);
+    const Trace<float> coreClean = coreTrace({}, 50257);
+    QVERIFY(core.edited() && !core.predictions.next.empty() && !coreClean.predictions.next.empty());
+    std::vector<double> cleanP(50257, 0.0);
+    for (const TokenProb &p : coreClean.predictions.next.back())
+        cleanP[size_t(p.id)] = p.p;
+    const auto groups = win.w.predictionsView()->groups();
+    QCOMPARE(groups.size(), size_t(1));
+    const std::vector<TokenProb> &top = core.predictions.next.back();
+    QCOMPARE(groups.front().entries.size(), top.size());
+    bool changed = false;
+    for (size_t i = 0; i < top.size(); ++i) {
+        const PredictionsView::Entry &e = groups.front().entries[i];
+        QCOMPARE(e.id, top[i].id);
+        QCOMPARE(e.p, top[i].p);
+        QVERIFY(std::abs(e.delta - (top[i].p - cleanP[size_t(e.id)])) < 1e-7);
+        changed = changed || e.delta != 0;
+    }
+    QVERIFY(changed); // ablating the head moved the predictions
+    QVERIFY(groups.front().heading.contains(QLatin1String("edited model")));
+    QVERIFY(win.w.predictionsView()->html().contains(PredictionsView::deltaText(groups.front().entries.front().delta)));
+    QVERIFY(win.w.statusText().contains(QLatin1String("edited: L1 H2 zero")));
+
+    // restore from the menu: the clean numbers again, bit for bit
+    const QList<QAction *> again = grid->headActions(1, 2, &owner);
+    QAction *restoreNow = actionNamed(again, QStringLiteral("restoreHeadAction"));
+    QVERIFY(restoreNow && restoreNow->isEnabled());
+    restoreNow->trigger();
+    QVERIFY(win.w.session()->edits().empty());
+    QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return !s.trace->edited(); }));
+    QCOMPARE(grid->ablationMarks(), 0);
+    const auto restored = win.w.predictionsView()->groups();
+    QCOMPARE(restored.size(), size_t(1));
+    QCOMPARE(restored.front().entries.size(), cleanGroups.front().entries.size());
+    for (size_t i = 0; i < restored.front().entries.size(); ++i) {
+        QCOMPARE(restored.front().entries[i].id, cleanGroups.front().entries[i].id);
+        QCOMPARE(restored.front().entries[i].p, cleanGroups.front().entries[i].p);
+        QVERIFY(!std::isfinite(restored.front().entries[i].delta));
+    }
+}
+
+void TestAblation::cleanSwitch()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(kText));
+    const auto cleanGroups = win.w.predictionsView()->groups();
+    QAction *clean = win.w.findChild<QAction *>(QStringLiteral("cleanModelAction"));
+    QVERIFY(clean && clean->isCheckable());
+    QVERIFY(!clean->isEnabled()); // no edits yet
+    win.w.ablations()->ablate(0, 1, true);
+    QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); }));
+    QVERIFY(clean->isEnabled());
+    clean->setChecked(true);
+    QVERIFY(win.w.session()->editsShownClean());
+    const SnapshotPtr shown = waitFor(win, [](const ComputeSnapshot &s) { return !s.trace->edited(); });
+    QVERIFY(shown && shown->editsShownClean);
+    QVERIFY(shown->edits == std::vector<Intervention>{headEdit(0, 1, EditKind::MeanOverText)}); // kept
+    const auto groups = win.w.predictionsView()->groups();
+    for (size_t i = 0; i < groups.front().entries.size(); ++i)
+        QCOMPARE(groups.front().entries[i].p, cleanGroups.front().entries[i].p);
+    QVERIFY(win.w.statusText().contains(QLatin1String("clean model")));
+    clean->setChecked(false);
+    QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); }));
+    // restoring every head turns the switch off and disables it
+    win.w.ablations()->restore(-1, -1);
+    QVERIFY(!clean->isEnabled() && !clean->isChecked());
+}
+
+void TestAblation::shortcutActionsAndUndo()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(kText));
+    QUndoStack *undo = win.w.undoStack();
+    QCOMPARE(undo->count(), 0);
+    QAction *zero = win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"));
+    QAction *mean = win.w.findChild<QAction *>(QStringLiteral("ablateSelectedMeanAction"));
+    QVERIFY(zero && mean);
+    QCOMPARE(zero->shortcut(), QKeySequence(QStringLiteral("Ctrl+K")));
+    QCOMPARE(mean->shortcut(), QKeySequence(QStringLiteral("Ctrl+Shift+K")));
+    win.w.session()->setSelectedLayer(1);
+    win.w.session()->setSelectedHead(3);
+    QVERIFY(zero->isEnabled());
+    zero->trigger();
+    QVERIFY(win.w.session()->edits() == std::vector<Intervention>{headEdit(1, 3, EditKind::Zero)});
+    QCOMPARE(undo->count(), 1);
+    QCOMPARE(undo->undoText(), QStringLiteral("Ablate L1 H3 (zero)"));
+    mean->trigger(); // the same head, now to its mean: replaces the zero
+    QVERIFY(win.w.session()->edits() == std::vector<Intervention>{headEdit(1, 3, EditKind::MeanOverText)});
+    QVERIFY(zero->text().startsWith(QLatin1String("Restore")));
+    zero->trigger(); // an ablated head: Ctrl+K restores it
+    QVERIFY(win.w.session()->edits().empty());
+    QCOMPARE(undo->count(), 3);
+    undo->undo();
+    QVERIFY(win.w.session()->edits() == std::vector<Intervention>{headEdit(1, 3, EditKind::MeanOverText)});
+    undo->undo();
+    QVERIFY(win.w.session()->edits() == std::vector<Intervention>{headEdit(1, 3, EditKind::Zero)});
+    undo->undo();
+    QVERIFY(win.w.session()->edits().empty());
+    undo->redo();
+    QVERIFY(win.w.session()->edits() == std::vector<Intervention>{headEdit(1, 3, EditKind::Zero)});
+    const SnapshotPtr s = waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); });
+    QVERIFY(s && s->trace->edits == std::vector<Intervention>{headEdit(1, 3, EditKind::Zero)});
+    // another model clears the ablations
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.w.session()->edits().empty());
+}
+
+void TestAblation::sessionRoundTrip()
+{
+    QTemporaryDir tmp;
+    const QString path = tmp.filePath(QStringLiteral("ablated.attnviz"));
+    const std::vector<Intervention> want{headEdit(1, 0, EditKind::MeanOverText), headEdit(0, 3, EditKind::Zero)};
+    {
+        Window win;
+        QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+        QVERIFY(win.show(kText));
+        win.w.ablations()->ablate(1, 0, true);
+        win.w.ablations()->ablate(0, 3, false);
+        win.w.session()->setEditsShownClean(true);
+        QString error;
+        QVERIFY2(win.w.saveSession(path, &error), qPrintable(error));
+    }
+    const QJsonObject json = test::readJson(path);
+    const QJsonArray heads = json.value(QStringLiteral("ablations")).toObject().value(QStringLiteral("heads")).toArray();
+    QCOMPARE(heads.size(), 2);
+    QCOMPARE(heads[0].toObject().value(QStringLiteral("kind")).toString(), QStringLiteral("mean"));
+    QCOMPARE(json.value(QStringLiteral("ablations")).toObject().value(QStringLiteral("shownClean")).toBool(), true);
+    {
+        Window win;
+        QString report;
+        QVERIFY2(win.w.openSession(path, &report), qPrintable(report));
+        QVERIFY2(!report.contains(QLatin1String("ablations")), qPrintable(report));
+        QVERIFY(win.w.session()->edits() == want);
+        QVERIFY(win.w.session()->editsShownClean());
+        QCOMPARE(win.w.undoStack()->count(), 0); // a session opened is a start, not a change
+        QVERIFY(win.w.findChild<QAction *>(QStringLiteral("cleanModelAction"))->isChecked());
+        const SnapshotPtr s = win.settle();
+        QVERIFY(s && s->edits == want && s->editsShownClean);
+    }
+    // a session without ablations writes none (earlier sessions read the same)
+    {
+        Window win;
+        QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+        QVERIFY(win.w.saveSession(path, nullptr));
+        QVERIFY(!test::readJson(path).contains(QStringLiteral("ablations")));
+    }
+    // a head the model does not have: said, and none applied
+    {
+        QJsonObject bad = json;
+        bad.insert(QStringLiteral("ablations"),
+                   QJsonObject{{QStringLiteral("heads"), QJsonArray{QJsonObject{{QStringLiteral("layer"), 1}, {QStringLiteral("head"), 9}}}}});
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(bad).toJson());
+        f.close();
+        Window win;
+        QString report;
+        QVERIFY(win.w.openSession(path, &report));
+        QVERIFY2(report.contains(QLatin1String("ablations:")) && report.contains(QLatin1String("head 9")), qPrintable(report));
+        QVERIFY(win.w.session()->edits().empty());
+    }
+}
+
+void TestAblation::refusals()
+{
+    Window win; // the word vectors
+    QVERIFY(win.show(QStringLiteral("I must go back to my ship")));
+    QObject owner;
+    const QList<QAction *> menu = win.w.layerGridView()->headActions(0, 0, &owner);
+    QAction *zero = actionNamed(menu, QStringLiteral("ablateZeroAction"));
+    QVERIFY(zero && !zero->isEnabled());
+    QVERIFY2(zero->toolTip().contains(QLatin1String("word-vector")), qPrintable(zero->toolTip()));
+    QAction *selected = win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"));
+    QVERIFY(selected && !selected->isEnabled());
+    win.w.ablations()->ablate(0, 0, false);
+    QVERIFY(win.w.session()->edits().empty());
+
+    // the window opens no encoder-decoder model (ModelLoader refuses it); the reason the menu would give
+    ModelInfo t5;
+    t5.family = "t5";
+    t5.architecture.layers = 2;
+    t5.architecture.encoderDecoder = true;
+    QVERIFY(editsRefusal(t5, true).contains(QLatin1String("encoder-decoder models (t5)")));
+    ModelInfo gpt2;
+    gpt2.architecture.layers = 2;
+    QVERIFY(editsRefusal(gpt2, true).isEmpty());
+    QVERIFY(!editsRefusal(gpt2, false).isEmpty());
+}
+
+// With ATTNVIZ_ABLATION_SHOTS=DIR: the Layers grid with two ablated heads and Predictions with its
+// deltas, on the bundled model, as PNGs to look at (skipped otherwise).
+void TestAblation::screenshots()
+{
+    const QString dir = qEnvironmentVariable("ATTNVIZ_ABLATION_SHOTS");
+    if (dir.isEmpty())
+        QSKIP("ATTNVIZ_ABLATION_SHOTS names no folder");
+    Window win;
+    win.w.resize(1400, 900);
+    QVERIFY(win.w.openModel(kBundledModelArg, nullptr));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    QVERIFY(win.show(QStringLiteral("Once upon a time there was a little girl who")));
+    win.w.session()->setSelectedLayer(1);
+    win.w.session()->setSelectedHead(1);
+    win.w.ablations()->ablate(0, 2, false);
+    win.w.ablations()->ablate(1, 1, true);
+    QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); }));
+    QTest::qWait(300);
+    QCOMPARE(win.w.headRolesView()->ablationMarks(), 2);
+    QVERIFY(win.w.headRolesView()->grab().save(dir + QStringLiteral("/ablation-grid.png")));
+    QVERIFY(win.w.predictionsView()->grab().save(dir + QStringLiteral("/ablation-predictions.png")));
+    QVERIFY(win.w.grab().save(dir + QStringLiteral("/ablation-window.png")));
+}
+
+QTEST_MAIN(TestAblation)
+#include "tst_ablation.moc"

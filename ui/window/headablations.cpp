@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "window/headablations.h"
+
+#include "live/livesession.h"
+#include "window/undocommands.h"
+
+#include <QAction>
+#include <QMenu>
+#include <QUndoStack>
+
+#include <algorithm>
+
+namespace attnviz::ui {
+
+namespace {
+
+bool isHead(const Intervention &e, int layer, int head)
+{
+    return e.hook == HookPoint::AttnZ && e.layer == layer && e.head == head;
+}
+
+} // namespace
+
+HeadAblations::HeadAblations(LiveSession *session, QUndoStack *undo, std::function<QString()> refusal, QObject *parent)
+    : QObject(parent), m_session(session), m_undo(undo), m_refusal(std::move(refusal))
+{
+    m_zero = new QAction(tr("&Ablate the selected head (zero)"), this);
+    m_zero->setObjectName(QStringLiteral("ablateSelectedZeroAction"));
+    m_zero->setShortcut(QKeySequence(tr("Ctrl+K")));
+    connect(m_zero, &QAction::triggered, this, [this] {
+        const int l = m_session->selectedLayer(), h = m_session->selectedHead();
+        if (ablated(l, h))
+            restore(l, h);
+        else
+            ablate(l, h, false);
+    });
+    m_mean = new QAction(tr("Ablate the selected head (&mean over the text)"), this);
+    m_mean->setObjectName(QStringLiteral("ablateSelectedMeanAction"));
+    m_mean->setShortcut(QKeySequence(tr("Ctrl+Shift+K")));
+    connect(m_mean, &QAction::triggered, this,
+            [this] { ablate(m_session->selectedLayer(), m_session->selectedHead(), true); });
+    m_restoreAll = new QAction(tr("Restore all &heads"), this);
+    m_restoreAll->setObjectName(QStringLiteral("restoreAllHeadsAction"));
+    connect(m_restoreAll, &QAction::triggered, this, [this] { restore(-1, -1); });
+    m_clean = new QAction(tr("&Clean model (the ablations kept, not applied)"), this);
+    m_clean->setObjectName(QStringLiteral("cleanModelAction"));
+    m_clean->setCheckable(true);
+    connect(m_clean, &QAction::toggled, m_session, &LiveSession::setEditsShownClean);
+    connect(m_session, &LiveSession::editsChanged, this, &HeadAblations::update);
+    connect(m_session, &LiveSession::selectionChanged, this, &HeadAblations::update);
+    connect(m_session, &LiveSession::layerChanged, this, &HeadAblations::update);
+    update();
+}
+
+void HeadAblations::addEditActions(QMenu *menu) const
+{
+    menu->addAction(m_zero);
+    menu->addAction(m_mean);
+    menu->addAction(m_restoreAll);
+}
+
+bool HeadAblations::ablated(int layer, int head) const
+{
+    const auto &e = m_session->edits();
+    return std::any_of(e.begin(), e.end(), [&](const Intervention &i) { return isHead(i, layer, head); });
+}
+
+void HeadAblations::ablate(int layer, int head, bool mean)
+{
+    if (!m_refusal().isEmpty() || layer < 0 || head < 0)
+        return;
+    std::vector<Intervention> to = m_session->edits();
+    Intervention e;
+    e.hook = HookPoint::AttnZ;
+    e.layer = layer;
+    e.head = head;
+    e.kind = mean ? EditKind::MeanOverText : EditKind::Zero;
+    const auto it = std::find_if(to.begin(), to.end(), [&](const Intervention &i) { return isHead(i, layer, head); });
+    if (it != to.end())
+        *it = e;
+    else
+        to.push_back(e);
+    setEdits(to, tr("Ablate L%1 H%2 (%3)").arg(layer).arg(head).arg(QLatin1String(editKindName(e.kind))));
+}
+
+void HeadAblations::restore(int layer, int head)
+{
+    std::vector<Intervention> to = m_session->edits();
+    if (layer < 0)
+        to.clear();
+    else
+        to.erase(std::remove_if(to.begin(), to.end(), [&](const Intervention &i) { return isHead(i, layer, head); }),
+                 to.end());
+    setEdits(to, layer < 0 ? tr("Restore all heads") : tr("Restore L%1 H%2").arg(layer).arg(head));
+}
+
+void HeadAblations::setEdits(const std::vector<Intervention> &to, const QString &what)
+{
+    const std::vector<Intervention> before = m_session->edits();
+    if (to == before)
+        return;
+    m_session->setEdits(to);
+    LiveSession *s = m_session;
+    m_undo->push(new WindowCommand(
+        what, [s, before] { s->setEdits(before); }, [s, to] { s->setEdits(to); }));
+}
+
+void HeadAblations::update()
+{
+    const QString refusal = m_refusal();
+    const int l = m_session->selectedLayer(), h = m_session->selectedHead();
+    const bool can = refusal.isEmpty() && h >= 0;
+    const bool on = ablated(l, h);
+    m_zero->setEnabled(can);
+    m_zero->setText(on ? tr("Restore the selected head L%1 H%2").arg(l).arg(h)
+                       : tr("&Ablate the selected head L%1 H%2 (zero)").arg(l).arg(h));
+    m_mean->setEnabled(can);
+    m_mean->setText(tr("Ablate the selected head L%1 H%2 (&mean over the text)").arg(l).arg(h));
+    m_restoreAll->setEnabled(!m_session->edits().empty());
+    for (QAction *a : {m_zero, m_mean})
+        a->setToolTip(
+            refusal.isEmpty()
+                ? tr("Set the head's output before W_O (attn.hook_z) at every position; every view recomputes")
+                : refusal);
+    m_clean->setEnabled(!m_session->edits().empty());
+    m_clean->setToolTip(
+        m_session->edits().empty()
+            ? tr("No head is ablated: the model shown is the clean model")
+            : tr("Show the model without the ablations (%1), keeping them").arg(describeAblations(m_session->edits())));
+    const QSignalBlocker block(m_clean);
+    m_clean->setChecked(m_session->editsShownClean());
+}
+
+QString HeadAblations::notice(const ComputeSnapshot &s)
+{
+    if (s.edits.empty())
+        return QString();
+    const QString list = describeAblations(s.edits);
+    if (s.editsShownClean)
+        return tr("Clean model shown: the ablations %1 are kept, not applied (View ▸ Clean model).").arg(list);
+    QString text = tr("Edited model: %1.").arg(list);
+    if (s.settings.backend != QLatin1String("cpu"))
+        text += tr(" Computed on the CPU: ablations are applied by the CPU forward only.");
+    if (!s.cleanNext.empty())
+        text += tr(" Predictions show each token's change against the clean model.");
+    return text;
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Head ablation in the window: the Edit menu's actions for the selected head (Ctrl+K: ablate to zero,
+// or restore an ablated one; Ctrl+Shift+K: ablate to the mean over the text), Restore all heads, the
+// View menu's Clean model switch, and the requests of the Layers × heads grid's menu. The edits
+// themselves live in LiveSession (every request carries them); each ablate or restore is one undo
+// step. notice() is what the window says above the chips while edits exist.
+#pragma once
+
+#include "live/livetypes.h"
+
+#include <QObject>
+#include <QString>
+
+#include <functional>
+#include <vector>
+
+class QAction;
+class QMenu;
+class QUndoStack;
+
+namespace attnviz::ui {
+
+class LiveSession;
+
+class HeadAblations : public QObject {
+    Q_OBJECT
+public:
+    // `refusal` says why the model in use cannot be edited ("" when it can).
+    HeadAblations(LiveSession *session, QUndoStack *undo, std::function<QString()> refusal, QObject *parent);
+
+    // Ablates (layer, head) to zero or to its mean over the text (replacing its earlier ablation);
+    // restore takes it out (layer -1: every head). One undo step each; nothing for a model that
+    // cannot be edited or a change that changes nothing.
+    void ablate(int layer, int head, bool mean);
+    void restore(int layer, int head);
+    bool ablated(int layer, int head) const;
+
+    QAction *zeroAction() const { return m_zero; } // the selected head: ablate to zero / restore (Ctrl+K)
+    QAction *meanAction() const { return m_mean; } // the selected head: ablate to the mean (Ctrl+Shift+K)
+    QAction *restoreAllAction() const { return m_restoreAll; }
+    QAction *cleanAction() const { return m_clean; } // View ▸ Clean model: checkable, enabled while edits exist
+    void addEditActions(QMenu *menu) const;
+
+    // Enables the actions for the model in use and the edits (after a model, snapshot or edit change).
+    void update();
+    // The line above the chips for a snapshot: the edits and whether they are applied, and that the
+    // CPU computed where a GPU was asked for; "" without edits.
+    static QString notice(const ComputeSnapshot &s);
+
+private:
+    void setEdits(const std::vector<Intervention> &to, const QString &what);
+
+    LiveSession *m_session;
+    QUndoStack *m_undo;
+    std::function<QString()> m_refusal;
+    QAction *m_zero = nullptr, *m_mean = nullptr, *m_restoreAll = nullptr, *m_clean = nullptr;
+};
+
+} // namespace attnviz::ui
