@@ -128,6 +128,6 @@ TensorNames bartNames(const Architecture &a);
 
 // Each family's entry (one per file).
 extern const Family kGpt2, kBert, kDistilBert, kLlama, kMistral, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kT5, kBart,
-    kMBart;
+    kMBart, kMarian;
 
 } // namespace attnviz::families
