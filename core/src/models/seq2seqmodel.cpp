@@ -46,7 +46,7 @@ public:
         i.dHead = m_arch.dHead;
         i.dFeedForward = m_arch.dFeedForward;
         i.vocabulary = m_arch.vocabulary;
-        i.maxPositions = 0;
+        i.maxPositions = m_arch.positions == PositionKind::RelativeBuckets ? 0 : m_arch.maxPositions; // T5: no table
         i.parameters = m_float->parameters;
         i.tokenizer = m_tokenizer ? m_tokenizer->kind() + " (" + std::to_string(m_tokenizer->vocabSize()) + ")" : "none (ids only)";
         i.dtype = m_dtype;
