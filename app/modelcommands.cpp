@@ -211,6 +211,10 @@ std::string architectureText(const Architecture &a)
     } else if (a.positions == PositionKind::RelativeBuckets) {
         s += "relative position buckets (" + std::to_string(a.relative.buckets) + ", max distance " +
              std::to_string(a.relative.maxDistance) + ")";
+    } else if (a.positions == PositionKind::Sinusoidal) {
+        s += "sinusoidal positions";
+    } else if (a.encoderDecoder && a.seq2seq.positionOffset > 0) {
+        s += "learned positions (offset " + std::to_string(a.seq2seq.positionOffset) + ")";
     } else {
         s += "learned positions";
     }
@@ -308,11 +312,14 @@ int modelRun(const QStringList &args)
                                                  "not a software rasterizer). \"device\" in the JSON says what computed."),
                                   QStringLiteral("b"), QStringLiteral("cpu"));
     const QCommandLineOption ablateOpt = ablateOption(QStringLiteral("the JSON is then the edited model's and \"edits\" lists them"));
-    QCommandLineOption targetOpt(QStringLiteral("target"), QStringLiteral(
-        "Encoder-decoder models (T5): the target the decoder reads after its start token (teacher forcing); --text is\n"
-        "the source. The JSON then adds source_ids, source_tokens, encoder_attentions and cross_attentions\n"
-        "[layer][head][target token][source token]; ids, tokens and attentions are the decoder's."),
-                                 QStringLiteral("text"));
+    QCommandLineOption targetOpt(
+        QStringLiteral("target"),
+        QStringLiteral(
+            "Encoder-decoder models (T5, BART, mBART, Marian): the target the decoder reads after its start token "
+            "(teacher forcing); --text is\n"
+            "the source. The JSON then adds source_ids, source_tokens, encoder_attentions and cross_attentions\n"
+            "[layer][head][target token][source token]; ids, tokens and attentions are the decoder's."),
+        QStringLiteral("text"));
     p.addOptions({textOpt, outOpt, precisionOpt, lensOpt, backendOpt, ablateOpt, targetOpt});
     if (!p.parse(args))
         return fail("model run", p.errorText().toStdString(), 2);
@@ -350,8 +357,10 @@ int modelRun(const QStringList &args)
             return fail("model run", "--lens: the logit lens of encoder-decoder models (" + m->info().family +
                                          ") is not computed yet", 2);
     } else if (p.isSet(targetOpt)) {
-        return fail("model run", "--target: only encoder-decoder models (t5) read a target; " + m->info().name + " is " +
-                                     m->info().family, 2);
+        return fail("model run",
+                    "--target: only encoder-decoder models (t5, bart, mbart, marian) read a target; " + m->info().name +
+                        " is " + m->info().family,
+                    2);
     }
     // The memory the trace and its JSON take, checked before either is made: every weight is a
     // double in the trace, a JSON value (16 bytes) and about 22 characters of text, twice (the

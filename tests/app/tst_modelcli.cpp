@@ -186,6 +186,7 @@ private slots:
     void runBertMasked();
     void runT5();
     void t5Refusals();
+    void runBart();
     void info();
     void tokenizeWithModel();
     void sharded();
@@ -359,6 +360,40 @@ void TestModelCli::runT5()
     check("cross_attentions", 3, t, s, false);
 }
 
+// BART through its byte-level BPE: the source as BartTokenizer encodes it (<s> ... </s>), the
+// decoder started at </s> and reading the target's <s> (shift_tokens_right of the labels), the
+// three attentions shaped as T5's; Marian, whose tokenizer is not read yet, refused in one line.
+void TestModelCli::runBart()
+{
+    const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("bart-tiny")),
+                           QStringLiteral("--text"), QStringLiteral("the end of the sea"), QStringLiteral("--target"),
+                           QStringLiteral("the way"), QStringLiteral("--precision"), QStringLiteral("float64")});
+    QCOMPARE(r.code, 0);
+    const QJsonObject got = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(got.value(QStringLiteral("model")).toObject().value(QStringLiteral("family")).toString(),
+             QStringLiteral("bart"));
+    // make_bart.py's BPE ids of both texts
+    QCOMPARE(got.value(QStringLiteral("source_ids")).toArray(),
+             QJsonArray({0, 271, 36, 267, 104, 266, 262, 272, 273, 2}));
+    QCOMPARE(got.value(QStringLiteral("ids")).toArray(), QJsonArray({2, 0, 271, 276}));
+    const QJsonArray source = got.value(QStringLiteral("source_tokens")).toArray();
+    QCOMPARE(source.first().toString(), QStringLiteral("<s>"));
+    QCOMPARE(source.last().toString(), QStringLiteral("</s>"));
+    const QJsonArray cross = got.value(QStringLiteral("cross_attentions")).toArray();
+    QCOMPARE(cross.size(), 3);
+    QCOMPARE(cross[0].toArray().size(), 4);
+    QCOMPARE(cross[0].toArray()[0].toArray().size(), 4);               // decoder tokens
+    QCOMPARE(cross[0].toArray()[0].toArray()[0].toArray().size(), 10); // source tokens
+    QCOMPARE(got.value(QStringLiteral("encoder_attentions")).toArray().size(), 2);
+    const Run m = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("marian-tiny")),
+                           QStringLiteral("--text"), QStringLiteral("Hello"), QStringLiteral("--target"),
+                           QStringLiteral("Hallo")});
+    QVERIFY(m.code != 0);
+    QVERIFY2(m.err.contains("marian's tokenizer (source.spm, target.spm and vocab.json) is not read yet"),
+             m.err.constData());
+    QCOMPARE(m.err.count('\n'), 1);
+}
+
 // What is not computed for encoder-decoder models yet is refused in one line; --target elsewhere too.
 void TestModelCli::t5Refusals()
 {
@@ -371,7 +406,8 @@ void TestModelCli::t5Refusals()
     r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--text"),
                  QStringLiteral("a"), QStringLiteral("--target"), QStringLiteral("b")});
     QCOMPARE(r.code, 2);
-    QVERIFY2(r.err.contains("--target: only encoder-decoder models (t5) read a target"), r.err.constData());
+    QVERIFY2(r.err.contains("--target: only encoder-decoder models (t5, bart, mbart, marian) read a target"),
+             r.err.constData());
     r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), t5, QStringLiteral("--text"), QStringLiteral("a")});
     QVERIFY(r.code != 0);
     QVERIFY2(r.err.contains("generation of encoder-decoder models (t5) is not supported yet"), r.err.constData());

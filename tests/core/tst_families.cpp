@@ -534,7 +534,7 @@ void TestFamilies::badConfigs_data()
     row("gemma3 wrapper without text_config", QStringLiteral(R"("model_type": "gemma3")"),
         "config.json: text_config: missing");
     row("unknown family", QStringLiteral(R"("model_type": "mamba")"),
-        "config.json: model_type: \"mamba\" is not a family attnviz knows (gpt2, bert, distilbert, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, phi3, t5)");
+        "config.json: model_type: \"mamba\" is not a family attnviz knows (gpt2, bert, distilbert, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, phi3, t5, bart, mbart, marian)");
 }
 
 void TestFamilies::badConfigs()

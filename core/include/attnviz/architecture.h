@@ -31,8 +31,9 @@ enum class NormPlacement {
 
 // Learned: a table of absolute positions added to the embeddings; Rotary: RoPE on q and k;
 // RelativeBuckets: T5's bucketed relative position bias, one learned scalar per (bucket, head) added
-// to the scores (Architecture::relative), nothing added to the embeddings.
-enum class PositionKind { Learned, Rotary, RelativeBuckets };
+// to the scores (Architecture::relative), nothing added to the embeddings; Sinusoidal: Marian's fixed
+// table (marianPositions), computed rather than stored, added to the embeddings.
+enum class PositionKind { Learned, Rotary, RelativeBuckets, Sinusoidal };
 
 // Hugging Face's rope_type values (modeling_rope_utils.py).
 enum class RopeType { Default, Linear, Dynamic, Llama3, Yarn, LongRope };
@@ -83,14 +84,20 @@ struct RelativeBuckets {
     int bucket(int relative, bool bidirectional) const; // relative = key - query
 };
 
-// An encoder-decoder model (T5): `layers` are the decoder's blocks, each self-attention (causal),
-// cross-attention (decoder queries, keys and values from the encoder's output) and MLP; the encoder
-// has `encoderLayers` blocks of self-attention (bidirectional) and MLP of the same widths.
+// An encoder-decoder model (T5, BART, mBART, Marian): `layers` are the decoder's blocks, each
+// self-attention (causal), cross-attention (decoder queries, keys and values from the encoder's
+// output) and MLP; the encoder has `encoderLayers` blocks of self-attention (bidirectional) and MLP of
+// the same widths. Both stacks share the token embeddings; positions (Learned, Sinusoidal) are added
+// per stack from position 0, embeddingNorm normalizes each stack's input (BART's
+// layernorm_embedding), finalNorm closes each stack (T5, mBART).
 struct EncoderDecoderShape {
     int encoderLayers = 0;
-    int decoderStartId = 0; // the decoder's first token (T5: the pad id)
+    int decoderStartId = 0; // the decoder's first token (T5, Marian: the pad id; BART: </s>)
     int eosId = 1;          // what ends a generated target
     int padId = 0;
+    int bosId = -1;          // what the tokenizer puts before a source (BART's <s>); -1 = nothing
+    int positionOffset = 0;  // learned positions: position i reads row i + offset (BART: 2)
+    bool logitsBias = false; // a bias added to every logit (BART, Marian: final_logits_bias; zeros when absent)
 };
 
 enum class LmHead {
@@ -178,6 +185,13 @@ std::vector<std::string> knownModelTypes();
 // "smollm2-135m", "qwen3-0.6b", "llama3.2-1b". False for an unknown name. `dtype`: the precision
 // the checkpoint is published in ("F32" for GPT-2 and BERT, "BF16" for the rotary decoders).
 bool seededShape(const std::string &name, Architecture &out, std::string *dtype = nullptr);
+
+// Marian's sinusoidal positions (MarianSinusoidalPositionalEmbedding._init_weight): row p, column j
+// < ceil(d / 2): sin(p / 10000^(2j / d)); column ceil(d / 2) + j: cos(p / 10000^(2j / d)) — sines in
+// the first half, cosines in the second, not interleaved as transformer.h's sinusoidalPositions —
+// computed in float64 and stored as float32 (torch.FloatTensor), as the model adds them. (rows, d)
+// row-major.
+std::vector<float> marianPositions(int rows, int d);
 std::vector<std::string> seededShapeNames();
 
 } // namespace attnviz

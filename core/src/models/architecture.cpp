@@ -62,11 +62,27 @@ Status Architecture::validate() const
     if (positions == PositionKind::RelativeBuckets && (relative.buckets < 4 || relative.maxDistance <= relative.buckets / 2))
         return bad("relative_attention_max_distance: " + std::to_string(relative.maxDistance) + " must exceed half of " +
                    "relative_attention_num_buckets (" + std::to_string(relative.buckets) + "), which must be at least 4");
+    if (encoderDecoder && seq2seq.positionOffset < 0)
+        return bad("positions: a negative offset");
     if (int(window.size()) != layers)
         return bad("sliding windows: one per layer expected");
     if (int64_t(heads) * dHead > (int64_t(1) << 20))
         return bad("heads x head_dim: too wide");
     return {};
+}
+
+std::vector<float> marianPositions(int rows, int d)
+{
+    std::vector<float> out(size_t(std::max(rows, 0)) * size_t(std::max(d, 0)));
+    const int sines = d % 2 == 0 ? d / 2 : d / 2 + 1; // MarianSinusoidalPositionalEmbedding's `sentinel`
+    for (int p = 0; p < rows; ++p) {
+        float *row = out.data() + size_t(p) * size_t(d);
+        for (int i = 0; i < sines; ++i)
+            row[i] = float(std::sin(double(p) / std::pow(10000.0, double(2 * i) / double(d))));
+        for (int i = 0; i < d / 2; ++i)
+            row[sines + i] = float(std::cos(double(p) / std::pow(10000.0, double(2 * i) / double(d))));
+    }
+    return out;
 }
 
 RopeTable ropeTable(const Rope &r, int length)

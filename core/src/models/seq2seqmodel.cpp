@@ -26,10 +26,10 @@ std::string baseName(const std::string &dir)
 
 class EncoderDecoderModel final : public Model {
 public:
-    EncoderDecoderModel(Architecture arch, std::string dir, std::shared_ptr<const Seq2SeqWeights<float>> w, std::string dtype,
-                        std::unique_ptr<SubwordTokenizer> tokenizer)
+    EncoderDecoderModel(Architecture arch, std::string dir, std::shared_ptr<const Seq2SeqWeights<float>> w,
+                        std::string dtype, std::unique_ptr<SubwordTokenizer> tokenizer, std::string noTokenizer)
         : m_arch(std::move(arch)), m_dir(std::move(dir)), m_float(std::move(w)), m_dtype(std::move(dtype)),
-          m_tokenizer(std::move(tokenizer))
+          m_tokenizer(std::move(tokenizer)), m_noTokenizer(std::move(noTokenizer))
     {
     }
 
@@ -46,7 +46,7 @@ public:
         i.dHead = m_arch.dHead;
         i.dFeedForward = m_arch.dFeedForward;
         i.vocabulary = m_arch.vocabulary;
-        i.maxPositions = 0;
+        i.maxPositions = m_arch.positions == PositionKind::RelativeBuckets ? 0 : m_arch.maxPositions; // T5: no table
         i.parameters = m_float->parameters;
         i.tokenizer = m_tokenizer ? m_tokenizer->kind() + " (" + std::to_string(m_tokenizer->vocabSize()) + ")" : "none (ids only)";
         i.dtype = m_dtype;
@@ -56,13 +56,23 @@ public:
         return i;
     }
 
-    // The source as T5Tokenizer encodes it: SentencePiece's pieces, then </s>.
+    // The source as T5Tokenizer encodes it (SentencePiece's pieces, then </s>) or BartTokenizer
+    // (<s>, the byte-level BPE tokens, </s>).
     Status tokenize(std::string_view text, std::vector<TraceToken> &out) const override
     {
         out.clear();
         if (!m_tokenizer)
-            return Status::error(StatusCode::Unavailable, m_dir + "/spiece.model: missing (the folder's tokenizer): only token ids trace");
-        return m_tokenizer->encode(text, out);
+            return Status::error(StatusCode::Unavailable, m_noTokenizer);
+        if (!m_bpe)
+            return m_tokenizer->encode(text, out);
+        if (m_arch.seq2seq.bosId >= 0)
+            out.push_back(tokensOf({m_arch.seq2seq.bosId}).front());
+        std::vector<TraceToken> pieces;
+        if (Status st = m_tokenizer->encode(text, pieces); !st)
+            return st;
+        out.insert(out.end(), pieces.begin(), pieces.end());
+        out.push_back(tokensOf({m_arch.seq2seq.eosId}).front());
+        return {};
     }
 
     std::string decode(const std::vector<int> &ids) const override
@@ -91,10 +101,15 @@ private:
             t[i].id = ids[i];
             const std::string piece = m_tokenizer ? m_tokenizer->token(ids[i]) : std::string();
             t[i].text = piece.empty() ? std::to_string(ids[i]) : piece;
-            t[i].display = t[i].text;
-            for (size_t k = t[i].display.find("\xE2\x96\x81"); k != std::string::npos; k = t[i].display.find("\xE2\x96\x81", k))
-                t[i].display.replace(k, 3, "\xE2\x90\xA3"); // SentencePiece's space made visible
-            t[i].special = ids[i] == m_arch.seq2seq.eosId || ids[i] == m_arch.seq2seq.padId;
+            const bool special =
+                ids[i] == m_arch.seq2seq.eosId || ids[i] == m_arch.seq2seq.padId || ids[i] == m_arch.seq2seq.bosId;
+            // a byte-level BPE token as its bytes (Ġ is a space), a SentencePiece piece as written
+            t[i].display = m_bpe && !special && !piece.empty() ? m_tokenizer->decode({ids[i]}) : t[i].text;
+            for (const char *space : {"\xE2\x96\x81", " "}) // SentencePiece's and BPE's space made visible
+                for (size_t k = t[i].display.find(space); m_tokenizer && k != std::string::npos;
+                     k = t[i].display.find(space, k))
+                    t[i].display.replace(k, std::string_view(space).size(), "\xE2\x90\xA3");
+            t[i].special = special;
         }
         return t;
     }
@@ -121,8 +136,10 @@ private:
             std::vector<TraceToken> typed;
             if (Status st = tokenize(request.target, typed); !st)
                 return st;
+            // the decoder is fed the target without the </s> a source gets; BART's <s> stays, as
+            // shift_tokens_right of its labels keeps it after the start token
             for (const TraceToken &t : typed)
-                if (!t.special) // the decoder is fed the target without the </s> a source gets
+                if (!t.special || (t.id == m_arch.seq2seq.bosId && &t == &typed.front()))
                     target.push_back(t);
         }
         Trace<T> r;
@@ -165,6 +182,8 @@ private:
     std::shared_ptr<const Seq2SeqWeights<double>> m_double;
     std::string m_dtype;
     std::unique_ptr<SubwordTokenizer> m_tokenizer;
+    std::string m_noTokenizer; // why there is none
+    bool m_bpe = m_tokenizer && m_tokenizer->kind().find("BPE") != std::string::npos;
 };
 
 } // namespace seq2seqmodel
@@ -177,11 +196,30 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
     const families::Family *family = families::familyNamed(arch.family);
     if (!family)
         return Status::error(StatusCode::InvalidInput, dir + ": no family named " + arch.family);
-    // the tokenizer: spiece.model (T5Tokenizer's file) where the folder has one
+    // the tokenizer: spiece.model (T5Tokenizer's file) or vocab.json + merges.txt (BartTokenizer's)
+    // where the folder has them
     std::unique_ptr<SubwordTokenizer> tokenizer;
+    std::string noTokenizer;
     const std::string spiece = dir + "/spiece.model";
     uint64_t size = 0;
-    if (Status st = regularFileSize(spiece, size); st) {
+    if (arch.family == "bart") {
+        const std::string vocab = dir + "/vocab.json", merges = dir + "/merges.txt";
+        if (regularFileSize(vocab, size) && regularFileSize(merges, size)) {
+            if (Status lt = loadByteLevelBpe(vocab, merges, tokenizer); !lt)
+                return lt;
+            if (tokenizer->vocabSize() > arch.vocabulary)
+                return Status::error(StatusCode::InvalidInput, vocab + ": " + std::to_string(tokenizer->vocabSize()) +
+                                                                   " tokens, but the embeddings have " +
+                                                                   std::to_string(arch.vocabulary) + " rows (" + dir +
+                                                                   "/config.json: vocab_size)");
+        } else {
+            noTokenizer = dir + "/vocab.json and merges.txt: missing (BART's tokenizer): only token ids trace";
+        }
+    } else if (arch.family != "t5") {
+        noTokenizer = dir + ": " + arch.family + "'s tokenizer (" +
+                      (arch.family == "marian" ? "source.spm, target.spm and vocab.json" : "sentencepiece.bpe.model") +
+                      ") is not read yet: only token ids trace";
+    } else if (Status st = regularFileSize(spiece, size); st) {
         if (Status lt = loadSentencePiece(spiece, true, tokenizer); !lt)
             return lt;
         if (tokenizer->vocabSize() > arch.vocabulary)
@@ -190,6 +228,8 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
                                                                " rows (" + dir + "/config.json: vocab_size)");
     } else if (st.message.find(": no such file") == std::string::npos) {
         return st; // there, but not a regular file
+    } else {
+        noTokenizer = spiece + ": missing (the folder's tokenizer): only token ids trace";
     }
     TensorArchive archive;
     if (Status st = archive.openFolder(dir); !st)
@@ -203,7 +243,8 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
         return Status::error(StatusCode::BackendFailed, archive.fileOf(std::string()) + ": out of memory converting " +
                                                             describeBytes(archive.totalBytes()) + " of weights to float32");
     }
-    out = std::make_unique<EncoderDecoderModel>(arch, dir, std::move(w), archive.dtypeSummary(), std::move(tokenizer));
+    out = std::make_unique<EncoderDecoderModel>(arch, dir, std::move(w), archive.dtypeSummary(), std::move(tokenizer),
+                                                std::move(noTokenizer));
     return {};
 }
 

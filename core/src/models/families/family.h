@@ -70,8 +70,12 @@ struct TensorNames {
     // blocks sit under `encoderLayer` with the same attention names and their own MLP names; the
     // decoder's cross-attention; the relative position bias (a full name under a block, the
     // (buckets, heads) table that block 0 of each stack holds); the encoder's final norm.
-    // `tokensAlt`: where the token embeddings sit when `tokens` is absent.
+    // `tokensAlt`: where the token embeddings sit when `tokens` is absent. `positions` and
+    // `embeddingNorm` are the decoder's, `encoderPositions` and `encoderEmbeddingNorm` the encoder's;
+    // `logitsBias` a full name looked up without the prefix (BART's final_logits_bias), optional.
+    // Names are read under the first of `prefixes` under which `tokens` or `tokensAlt` exists.
     std::string tokensAlt;
+    std::string encoderPositions, encoderEmbeddingNorm, logitsBias;
     std::string encoderLayer, encoderFfnNorm, encoderUp, encoderGate, encoderDown, encoderFinalNorm;
     std::string crossNorm, crossQ, crossK, crossV, crossO;
     std::string relativeBias;
@@ -109,7 +113,21 @@ Status readQwenWindows(const ConfigFields &c, Architecture &a);
 // and on the embeddings, learned positions, bidirectional, the masked-LM head.
 void setBertBlocks(Architecture &a);
 
+// Shared by BART, mBART (bart.cpp) and Marian (marian.cpp): their configuration classes' fields,
+// read with the given defaults, and their tensor names.
+constexpr int DecoderStartIsPad = -2;
+struct BartDefaults {
+    int vocab = 50265, dModel = 1024, maxPositions = 1024, pad = 1, eos = 2;
+    int bos = 0;          // -1: the tokenizer puts nothing before a source
+    int decoderStart = 2; // -1: no default (the file must name it); DecoderStartIsPad: the pad id
+    const char *noStart = "";
+    bool preNorm = false, embeddingNorm = true, sinusoidal = false;
+};
+Status readBartLike(const ConfigFields &c, Architecture &a, const BartDefaults &d);
+TensorNames bartNames(const Architecture &a);
+
 // Each family's entry (one per file).
-extern const Family kGpt2, kBert, kDistilBert, kLlama, kMistral, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kT5;
+extern const Family kGpt2, kBert, kDistilBert, kLlama, kMistral, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kT5, kBart,
+    kMBart, kMarian;
 
 } // namespace attnviz::families

@@ -8,7 +8,7 @@ namespace attnviz::families {
 const std::vector<Family> &registry()
 {
     static const std::vector<Family> families{
-        kGpt2, kBert, kDistilBert, kLlama, kMistral, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kT5,
+        kGpt2, kBert, kDistilBert, kLlama, kMistral, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kT5, kBart, kMBart, kMarian,
     };
     return families;
 }

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The encoder-decoder forward (seq2seq.h), as Hugging Face's modeling_t5.py computes it: per stack,
-// x + Attn(N(x)) then x + MLP(N(x)) (decoder blocks: self-attention, cross-attention over the
-// encoder's output, MLP), scores q·kᵀ + the relative position bias of block 0 (shared by every
-// layer of its stack; none in cross-attention), a softmax, no scaling by 1/sqrt(d); a final RMSNorm
-// per stack; logits from the decoder's final states times Architecture::outputScale.
+// The encoder-decoder forward (seq2seq.h), as Hugging Face's modeling_t5.py, modeling_bart.py,
+// modeling_mbart.py and modeling_marian.py compute it: each stack reads its token vectors (times
+// Architecture::embeddingScale) plus its positions (a learned row i + positionOffset, or the
+// sinusoid of i), then the stack's input norm where there is one; per block, pre-norm x + Attn(N(x))
+// or post-norm N(x + Attn(x)), and the same for the MLP (decoder blocks: self-attention,
+// cross-attention over the encoder's output, MLP); scores q·kᵀ times Architecture::scale() (T5: 1)
+// + the relative position bias of block 0 (T5: shared by every layer of its stack; none in
+// cross-attention), a softmax; a final norm per stack where there is one; logits from the decoder's
+// final states times Architecture::outputScale, plus the logits bias where there is one.
 #include "seq2seq.h"
 #include "../families/family.h"
 
@@ -51,21 +55,31 @@ public:
         parameters += int64_t(e->count);
         return {};
     }
-    Status linear(const std::string &module, int out, int in, Linear<T> &l)
+    Status vector(const std::string &name, int64_t n, Vec<T> &v)
     {
-        l.b.resize(0);
-        return matrix(module + ".weight", out, in, l.W);
-    }
-    Status norm(const std::string &module, int d, double eps, LayerNorm<T> &ln)
-    {
-        Mat<T> w;
-        if (Status st = matrix(module + ".weight", d, 0, w); !st)
+        Mat<T> m;
+        if (Status st = matrix(name, n, 0, m); !st)
             return st;
-        ln.gamma = Eigen::Map<const Vec<T>>(w.data(), d);
-        ln.beta.resize(0);
-        ln.eps = eps;
+        v = Eigen::Map<const Vec<T>>(m.data(), Eigen::Index(n));
         return {};
     }
+    Status linear(const std::string &module, int out, int in, bool bias, Linear<T> &l)
+    {
+        l.b.resize(0);
+        if (Status st = matrix(module + ".weight", out, in, l.W); !st)
+            return st;
+        return bias ? vector(module + ".bias", out, l.b) : Status();
+    }
+    // A norm's weight, and its bias for a LayerNorm (RMSNorms have none).
+    Status norm(const std::string &module, int d, const Architecture &a, LayerNorm<T> &ln)
+    {
+        ln.beta.resize(0);
+        ln.eps = a.normEps;
+        if (Status st = vector(module + ".weight", d, ln.gamma); !st)
+            return st;
+        return a.norm == NormKind::LayerNorm ? vector(module + ".bias", d, ln.beta) : Status();
+    }
+    bool has(const std::string &name) const { return m_a.find(name) != nullptr; }
     int64_t parameters = 0;
 
 private:
@@ -79,8 +93,10 @@ Status loadAttention(Tensors<T> &r, const std::string &at, const std::string &q,
     auto p = std::make_shared<Projections<T>>();
     const int inner = a.heads * a.dHead;
     Status st;
-    if (!(st = r.linear(at + q, inner, a.dModel, p->q)) || !(st = r.linear(at + k, inner, a.dModel, p->k)) ||
-        !(st = r.linear(at + v, inner, a.dModel, p->v)) || !(st = r.linear(at + o, a.dModel, inner, p->o)))
+    if (!(st = r.linear(at + q, inner, a.dModel, a.qkvBias, p->q)) ||
+        !(st = r.linear(at + k, inner, a.dModel, a.qkvBias, p->k)) ||
+        !(st = r.linear(at + v, inner, a.dModel, a.qkvBias, p->v)) ||
+        !(st = r.linear(at + o, a.dModel, inner, a.outBias, p->o)))
         return st;
     out = std::move(p);
     return {};
@@ -91,9 +107,10 @@ Status loadMlp(Tensors<T> &r, const std::string &at, const std::string &gate, co
                const Architecture &a, Seq2SeqBlock<T> &b)
 {
     Status st;
-    if (a.gatedMlp && !(st = r.linear(at + gate, a.dFeedForward, a.dModel, b.gate)))
+    if (a.gatedMlp && !(st = r.linear(at + gate, a.dFeedForward, a.dModel, a.mlpBias, b.gate)))
         return st;
-    if (!(st = r.linear(at + up, a.dFeedForward, a.dModel, b.up)) || !(st = r.linear(at + down, a.dModel, a.dFeedForward, b.down)))
+    if (!(st = r.linear(at + up, a.dFeedForward, a.dModel, a.mlpBias, b.up)) ||
+        !(st = r.linear(at + down, a.dModel, a.dFeedForward, a.mlpBias, b.down)))
         return st;
     return {};
 }
@@ -106,38 +123,86 @@ Status loadSeq2SeqWeights(const TensorArchive &archive, const Architecture &a, c
 {
     seq2seqimpl::Tensors<T> r(archive);
     Seq2SeqWeights<T> w;
-    const std::string tokens = !archive.find(n.tokens) && !n.tokensAlt.empty() && archive.find(n.tokensAlt) ? n.tokensAlt : n.tokens;
+    // the prefix: the first under which the token embeddings sit ("model." or none for BART)
+    std::string pre = n.prefixes.empty() ? std::string() : n.prefixes.front();
+    for (const std::string &p : n.prefixes)
+        if (r.has(p + n.tokens) || (!n.tokensAlt.empty() && r.has(p + n.tokensAlt))) {
+            pre = p;
+            break;
+        }
+    const std::string tokens =
+        !r.has(pre + n.tokens) && !n.tokensAlt.empty() && r.has(pre + n.tokensAlt) ? n.tokensAlt : n.tokens;
     Status st;
-    if (!(st = r.matrix(tokens, a.vocabulary, a.dModel, w.tokens)))
+    if (!(st = r.matrix(pre + tokens, a.vocabulary, a.dModel, w.tokens)))
         return st;
     if (!a.tiedEmbeddings && !(st = r.matrix(n.lmHead, a.vocabulary, a.dModel, w.lmHead)))
         return st;
+    // positions: a learned table of maxPositions + offset rows per stack, or the sinusoids (which a
+    // file may also hold: then they must be that table)
+    const int rows = a.maxPositions + a.seq2seq.positionOffset;
+    if (a.positions == PositionKind::Learned) {
+        if (!(st = r.matrix(pre + n.encoderPositions, rows, a.dModel, w.encoderPositions)) ||
+            !(st = r.matrix(pre + n.positions, rows, a.dModel, w.decoderPositions)))
+            return st;
+    } else if (a.positions == PositionKind::Sinusoidal) {
+        const std::vector<float> table = marianPositions(rows, a.dModel);
+        w.encoderPositions = Eigen::Map<const Mat<float>>(table.data(), rows, a.dModel).template cast<T>();
+        for (const std::string &name : {n.encoderPositions, n.positions}) {
+            if (name.empty() || !r.has(pre + name))
+                continue;
+            Mat<T> stored;
+            if (!(st = r.matrix(pre + name, rows, a.dModel, stored)))
+                return st;
+            const double off = double((stored - w.encoderPositions).cwiseAbs().maxCoeff());
+            if (off > 1e-6)
+                return Status::error(StatusCode::InvalidInput, archive.fileOf(std::string()) + ": " + pre + name +
+                                                                   ": differs from the sinusoidal table by " +
+                                                                   std::to_string(off) +
+                                                                   " (the model computes its positions)");
+        }
+        w.decoderPositions = w.encoderPositions;
+    }
+    if (a.embeddingNorm && (!(st = r.norm(pre + n.encoderEmbeddingNorm, a.dModel, a, w.encoderEmbeddingNorm)) ||
+                            !(st = r.norm(pre + n.embeddingNorm, a.dModel, a, w.decoderEmbeddingNorm))))
+        return st;
     w.encoder.resize(size_t(a.seq2seq.encoderLayers));
     for (int l = 0; l < a.seq2seq.encoderLayers; ++l) {
-        const std::string at = seq2seqimpl::withLayer(n.encoderLayer, l);
+        const std::string at = pre + seq2seqimpl::withLayer(n.encoderLayer, l);
         Seq2SeqBlock<T> &b = w.encoder[size_t(l)];
-        if (!(st = r.norm(at + n.attnNorm, a.dModel, a.normEps, b.selfNorm)) ||
+        if (!(st = r.norm(at + n.attnNorm, a.dModel, a, b.selfNorm)) ||
             !(st = seq2seqimpl::loadAttention(r, at, n.q, n.k, n.v, n.o, a, b.self)) ||
-            !(st = r.norm(at + n.encoderFfnNorm, a.dModel, a.normEps, b.ffnNorm)) ||
+            !(st = r.norm(at + n.encoderFfnNorm, a.dModel, a, b.ffnNorm)) ||
             !(st = seq2seqimpl::loadMlp(r, at, n.encoderGate, n.encoderUp, n.encoderDown, a, b)))
             return st;
     }
     w.decoder.resize(size_t(a.layers));
     for (int l = 0; l < a.layers; ++l) {
-        const std::string at = seq2seqimpl::withLayer(n.layer, l);
+        const std::string at = pre + seq2seqimpl::withLayer(n.layer, l);
         Seq2SeqBlock<T> &b = w.decoder[size_t(l)];
-        if (!(st = r.norm(at + n.attnNorm, a.dModel, a.normEps, b.selfNorm)) ||
+        if (!(st = r.norm(at + n.attnNorm, a.dModel, a, b.selfNorm)) ||
             !(st = seq2seqimpl::loadAttention(r, at, n.q, n.k, n.v, n.o, a, b.self)) ||
-            !(st = r.norm(at + n.crossNorm, a.dModel, a.normEps, b.crossNorm)) ||
+            !(st = r.norm(at + n.crossNorm, a.dModel, a, b.crossNorm)) ||
             !(st = seq2seqimpl::loadAttention(r, at, n.crossQ, n.crossK, n.crossV, n.crossO, a, b.cross)) ||
-            !(st = r.norm(at + n.ffnNorm, a.dModel, a.normEps, b.ffnNorm)) || !(st = seq2seqimpl::loadMlp(r, at, n.gate, n.up, n.down, a, b)))
+            !(st = r.norm(at + n.ffnNorm, a.dModel, a, b.ffnNorm)) ||
+            !(st = seq2seqimpl::loadMlp(r, at, n.gate, n.up, n.down, a, b)))
             return st;
     }
-    if (!(st = r.matrix(seq2seqimpl::withLayer(n.encoderLayer, 0) + n.relativeBias, a.relative.buckets, a.heads, w.encoderBias)) ||
-        !(st = r.matrix(seq2seqimpl::withLayer(n.layer, 0) + n.relativeBias, a.relative.buckets, a.heads, w.decoderBias)) ||
-        !(st = r.norm(n.encoderFinalNorm, a.dModel, a.normEps, w.encoderFinal)) ||
-        !(st = r.norm(n.finalNorm, a.dModel, a.normEps, w.decoderFinal)))
+    if (a.positions == PositionKind::RelativeBuckets &&
+        (!(st = r.matrix(pre + seq2seqimpl::withLayer(n.encoderLayer, 0) + n.relativeBias, a.relative.buckets, a.heads,
+                         w.encoderBias)) ||
+         !(st = r.matrix(pre + seq2seqimpl::withLayer(n.layer, 0) + n.relativeBias, a.relative.buckets, a.heads,
+                         w.decoderBias))))
         return st;
+    if (a.finalNorm && (!(st = r.norm(pre + n.encoderFinalNorm, a.dModel, a, w.encoderFinal)) ||
+                        !(st = r.norm(pre + n.finalNorm, a.dModel, a, w.decoderFinal))))
+        return st;
+    // final_logits_bias: a (1, V) buffer, zeros where the file has none (a BartModel checkpoint)
+    if (a.seq2seq.logitsBias && r.has(n.logitsBias)) {
+        Mat<T> bias;
+        if (!(st = r.matrix(n.logitsBias, 1, a.vocabulary, bias)))
+            return st;
+        w.logitsBias = Eigen::Map<const Vec<T>>(bias.data(), a.vocabulary);
+    }
     w.parameters = r.parameters;
     out = std::move(w);
     return {};
@@ -167,8 +232,13 @@ std::shared_ptr<const Seq2SeqWeights<To>> castSeq2SeqWeights(const Seq2SeqWeight
     out->decoder = stack(w.decoder);
     out->encoderBias = w.encoderBias.template cast<To>();
     out->decoderBias = w.decoderBias.template cast<To>();
+    out->encoderPositions = w.encoderPositions.template cast<To>();
+    out->decoderPositions = w.decoderPositions.template cast<To>();
+    out->encoderEmbeddingNorm = norm(w.encoderEmbeddingNorm);
+    out->decoderEmbeddingNorm = norm(w.decoderEmbeddingNorm);
     out->encoderFinal = norm(w.encoderFinal);
     out->decoderFinal = norm(w.decoderFinal);
+    out->logitsBias = w.logitsBias.template cast<To>();
     out->parameters = w.parameters;
     return out;
 }
@@ -185,6 +255,28 @@ Mat<T> rmsNorm(const Mat<T> &x, const LayerNorm<T> &ln)
         y.row(i) = (x.row(i).array() * inv * ln.gamma.transpose().array()).matrix();
     }
     return y;
+}
+
+// nn.LayerNorm: (x - mean) / sqrt(var + eps) * w + b, the variance biased (divided by d).
+template <typename T> Mat<T> layerNorm(const Mat<T> &x, const LayerNorm<T> &ln)
+{
+    Mat<T> y(x.rows(), x.cols());
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+        const auto c = (x.row(i).array() - x.row(i).mean()).eval();
+        const T inv = T(1) / std::sqrt(c.square().sum() / T(x.cols()) + T(ln.eps));
+        y.row(i) = (c * inv * ln.gamma.transpose().array()).matrix();
+        if (ln.beta.size())
+            y.row(i) += ln.beta.transpose();
+    }
+    return y;
+}
+
+// The architecture's norm; an empty norm (no gamma) leaves x as it is.
+template <typename T> Mat<T> normed(const Architecture &a, const Mat<T> &x, const LayerNorm<T> &ln)
+{
+    if (!ln.gamma.size())
+        return x;
+    return a.norm == NormKind::LayerNorm ? layerNorm(x, ln) : rmsNorm(x, ln);
 }
 
 template <typename T>
@@ -227,8 +319,9 @@ Mat<T> mlp(const Seq2SeqBlock<T> &b, Activation act, const Mat<T> &x)
     return linear(h, b.down);
 }
 
-// One attention: queries from xq, keys and values from xkv; scores q_h k_hᵀ (+ the relative bias
-// where `bias` is given), keys after the query masked when `causal`, a softmax per row.
+// One attention: queries from xq, keys and values from xkv; scores q_h k_hᵀ times the architecture's
+// scale (T5: 1; BART, Marian: head_dim^-0.5) (+ the relative bias where `bias` is given), keys after the query masked
+// when `causal`, a softmax per row.
 template <typename T>
 void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, const Mat<T> &xkv, const Mat<T> *bias,
             bool bidirectional, bool causal, bool keepScores, AttentionResult<T> &R)
@@ -239,7 +332,7 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
     R.dHead = dh;
     R.dModel = int(xq.cols());
     R.dOut = int(P.o.W.rows());
-    R.scale = 1.0;
+    R.scale = a.scale();
     R.softcap = 0;
     R.causal = causal;
     R.window = 0;
@@ -252,6 +345,8 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
     s.weights.resize(size_t(H));
     Mat<T> avg = Mat<T>::Zero(tq, tk);
     std::vector<int> buckets;
+    if (bias && bias->size() == 0)
+        bias = nullptr;
     if (bias) {
         buckets.resize(size_t(tq) * size_t(tk));
         for (int i = 0; i < tq; ++i)
@@ -261,6 +356,8 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
     const T ninf = -std::numeric_limits<T>::infinity();
     for (int h = 0; h < H; ++h) {
         Mat<T> sc = s.q.middleCols(h * dh, dh) * s.k.middleCols(h * dh, dh).transpose();
+        if (R.scale != 1.0)
+            sc *= T(R.scale);
         if (bias)
             for (int i = 0; i < tq; ++i)
                 for (int j = 0; j < tk; ++j)
@@ -285,30 +382,59 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
 }
 
 // A stack's block over x (the residual stream): self-attention, cross-attention (decoder blocks,
-// over `memory`), MLP; the stages into `self` (and `cross`).
+// over `memory`), MLP, each pre-norm (x + f(N(x)): attentionIn is the norm of the stream) or post-norm
+// (N(x + f(x)): attentionIn is the stream itself, afterAttention and output the norms after the adds);
+// the stages into `self` (and `cross`).
 template <typename T>
 void block(const Architecture &a, const Seq2SeqBlock<T> &b, const Mat<T> &bias, bool decoder, const Mat<T> *memory,
            bool keepScores, Mat<T> &x, LayerTrace<T> &self, LayerTrace<T> *cross)
 {
+    const bool pre = a.placement != NormPlacement::Post;
     self.residualIn = x;
-    self.attentionIn = rmsNorm(x, b.selfNorm);
+    self.attentionIn = pre ? normed(a, x, b.selfNorm) : x;
     attend(*b.self, a, self.attentionIn, self.attentionIn, &bias, !decoder, decoder, keepScores, self.attention);
     self.projections = ProjectionsRef<T>(b.self);
     x += self.attention.batch[0].output;
+    if (!pre)
+        x = normed(a, x, b.selfNorm);
     self.afterAttention = x;
     if (cross) {
         cross->residualIn = x;
-        cross->attentionIn = rmsNorm(x, b.crossNorm);
+        cross->attentionIn = pre ? normed(a, x, b.crossNorm) : x;
         cross->keyIn = *memory;
         attend(*b.cross, a, cross->attentionIn, *memory, static_cast<const Mat<T> *>(nullptr), false, false, keepScores,
                cross->attention);
         cross->projections = ProjectionsRef<T>(b.cross);
         x += cross->attention.batch[0].output;
+        if (!pre)
+            x = normed(a, x, b.crossNorm);
         cross->afterAttention = x;
         cross->output = x;
     }
-    x += mlp(b, a.activation, rmsNorm(x, b.ffnNorm));
+    if (pre) {
+        x += mlp(b, a.activation, normed(a, x, b.ffnNorm));
+    } else {
+        x += mlp(b, a.activation, x);
+        x = normed(a, x, b.ffnNorm);
+    }
     self.output = x;
+}
+
+// A stack's input: token vectors times the embedding scale, plus position i's row (i + offset of a
+// learned table), then the stack's input norm where it has one. `scaled` gets the token vectors.
+template <typename T>
+Mat<T> embed(const Architecture &a, const Seq2SeqWeights<T> &w, const std::vector<int> &ids, const Mat<T> &positions,
+             const LayerNorm<T> &norm, Mat<T> &scaled)
+{
+    scaled.resize(Eigen::Index(ids.size()), a.dModel);
+    for (size_t i = 0; i < ids.size(); ++i)
+        scaled.row(Eigen::Index(i)) = w.tokens.row(ids[i]);
+    if (a.embeddingScale != 1.0)
+        scaled *= T(a.embeddingScale);
+    Mat<T> x = scaled;
+    if (positions.size())
+        x += positions.middleRows(a.seq2seq.positionOffset, Eigen::Index(ids.size()));
+    return normed(a, x, norm);
 }
 
 } // namespace seq2seqimpl
@@ -323,15 +449,17 @@ Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2S
             if (id < 0 || id >= a.vocabulary)
                 return Status::error(StatusCode::InvalidInput, "token id " + std::to_string(id) + " is outside the vocabulary (" +
                                                                    std::to_string(a.vocabulary) + ")");
+    if (w.encoderPositions.size())
+        for (auto [what, n] : {std::pair{"the source", in.source.size()}, {"the decoder's tokens", in.decoder.size()}})
+            if (n > size_t(a.maxPositions))
+                return Status::error(StatusCode::InvalidInput,
+                                     std::string(what) + ": " + std::to_string(n) + " tokens, more than the " +
+                                         std::to_string(a.maxPositions) +
+                                         " positions the model has (max_position_embeddings)");
     auto cancelled = [&] { return in.cancel && in.cancel->load(std::memory_order_relaxed); };
-    auto lookup = [&](const std::vector<int> &ids) {
-        Mat<T> e(Eigen::Index(ids.size()), a.dModel);
-        for (size_t i = 0; i < ids.size(); ++i)
-            e.row(Eigen::Index(i)) = w.tokens.row(ids[i]);
-        return e;
-    };
     EncoderDecoderTrace<T> &sq = out.seq2seq;
-    sq.sourceEmbeddings = lookup(in.source);
+    Mat<T> scaledSource;
+    sq.sourceEmbeddings = seq2seqimpl::embed(a, w, in.source, w.encoderPositions, w.encoderEmbeddingNorm, scaledSource);
     Mat<T> x = sq.sourceEmbeddings;
     sq.encoder.assign(w.encoder.size(), LayerTrace<T>());
     for (size_t l = 0; l < w.encoder.size(); ++l) {
@@ -340,9 +468,8 @@ Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2S
         seq2seqimpl::block(a, w.encoder[l], w.encoderBias, false, static_cast<const Mat<T> *>(nullptr), in.keepScores, x, sq.encoder[l],
               static_cast<LayerTrace<T> *>(nullptr));
     }
-    sq.encoderFinal = seq2seqimpl::rmsNorm(x, w.encoderFinal);
-    out.embeddings = lookup(in.decoder);
-    out.input = out.embeddings;
+    sq.encoderFinal = seq2seqimpl::normed(a, x, w.encoderFinal);
+    out.input = seq2seqimpl::embed(a, w, in.decoder, w.decoderPositions, w.decoderEmbeddingNorm, out.embeddings);
     x = out.input;
     out.layers.assign(w.decoder.size(), LayerTrace<T>());
     sq.cross.assign(w.decoder.size(), LayerTrace<T>());
@@ -351,8 +478,8 @@ Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2S
             return Status::error(StatusCode::Cancelled, "trace cancelled");
         seq2seqimpl::block(a, w.decoder[l], w.decoderBias, true, &sq.encoderFinal, in.keepScores, x, out.layers[l], &sq.cross[l]);
     }
-    out.final = seq2seqimpl::rmsNorm(x, w.decoderFinal);
-    // next tokens: logits (final * outputScale) Eᵀ, the top k, the softmax's log normalizer
+    out.final = seq2seqimpl::normed(a, x, w.decoderFinal);
+    // next tokens: logits (final * outputScale) Eᵀ (+ the logits bias), the top k, the softmax's log normalizer
     const int t = int(in.decoder.size()), V = a.vocabulary, k = std::clamp(in.topK, 1, V);
     Predictions &pr = out.predictions;
     pr = Predictions();
@@ -362,7 +489,9 @@ Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2S
     pr.logNormalizer.assign(size_t(t), std::numeric_limits<double>::quiet_NaN());
     const Mat<T> &E = w.output();
     for (int i = in.allPredictions ? 0 : t - 1; i < t; ++i) {
-        const Eigen::Matrix<T, 1, Eigen::Dynamic> logits = (out.final.row(i) * T(a.outputScale)) * E.transpose();
+        Eigen::Matrix<T, 1, Eigen::Dynamic> logits = (out.final.row(i) * T(a.outputScale)) * E.transpose();
+        if (w.logitsBias.size())
+            logits += w.logitsBias.transpose();
         const T mx = logits.maxCoeff();
         const T lse = mx + std::log((logits.array() - mx).exp().sum());
         std::vector<int> order(static_cast<size_t>(V));

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The encoder-decoder forward (private to the core): T5's weights in one layout (an encoder stack,
-// a decoder stack whose blocks add cross-attention, a relative position bias per stack) read under
-// a family's TensorNames, and the teacher-forced pass that fills a Trace with the encoder's
+// The encoder-decoder forward (private to the core): T5's, BART's, mBART's and Marian's weights in
+// one layout (an encoder stack, a decoder stack whose blocks add cross-attention; a relative position
+// bias per stack or a table of absolute positions per stack; an optional norm on each stack's input
+// and after each stack; an optional bias on the logits) read under a family's TensorNames, and the
+// teacher-forced pass that fills a Trace with the encoder's
 // self-attention, the decoder's self-attention and cross-attention of every layer and head, the
 // hidden states and the decoder's next-token predictions. Written for exactness first (one plain
 // product per head); float32 and float64.
@@ -24,7 +26,8 @@ struct TensorNames;
 template <typename T>
 struct Seq2SeqBlock {
     std::shared_ptr<const Projections<T>> self, cross; // cross: decoder blocks only
-    LayerNorm<T> selfNorm, crossNorm, ffnNorm;        // RMSNorms before each sub-block
+    LayerNorm<T> selfNorm, crossNorm,
+        ffnNorm; // each sub-block's norm (before it, or after its add: Architecture::placement)
     Linear<T> gate, up, down;                         // gate empty: down(act(up x))
 };
 
@@ -34,7 +37,10 @@ struct Seq2SeqWeights {
     Mat<T> lmHead; // (V, d); empty = tied to tokens
     std::vector<Seq2SeqBlock<T>> encoder, decoder;
     Mat<T> encoderBias, decoderBias; // (buckets, heads): block 0's relative position bias of each stack
-    LayerNorm<T> encoderFinal, decoderFinal;
+    Mat<T> encoderPositions, decoderPositions;               // (rows, d): learned tables or the sinusoids; empty = none
+    LayerNorm<T> encoderEmbeddingNorm, decoderEmbeddingNorm; // on each stack's input; gamma empty = none
+    LayerNorm<T> encoderFinal, decoderFinal;                 // after each stack; gamma empty = none
+    Vec<T> logitsBias;                                       // (V) added to the logits; empty = none
     int64_t parameters = 0;
     const Mat<T> &output() const { return lmHead.size() ? lmHead : tokens; }
 };
