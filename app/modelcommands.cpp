@@ -610,6 +610,8 @@ int benchModel(const QStringList &args)
     std::string backendNote;
     if (Status st = gpuDevice(p.value(backendOpt), gpu, backendNote); !st)
         return fail("bench", st.message, st.code == StatusCode::InvalidInput ? 2 : 1);
+    if (!backendNote.empty()) // the GPU asked for did not start: the CPU is timed, and the table says so
+        std::fprintf(stderr, "attnviz bench: note: %s\n", backendNote.c_str());
     const bool keepScores = p.isSet(scoresOpt) && !p.isSet(noScoresOpt);
     std::unique_ptr<Model> m;
     const auto t0 = std::chrono::steady_clock::now();

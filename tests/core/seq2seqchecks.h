@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Shared by the encoder-decoder family tests (tst_bart, tst_marian): opening a fixture folder once,
+// Shared by the encoder-decoder family tests (tst_t5, tst_bart, tst_marian): opening a fixture folder once,
 // its expected.json (written by tests/fixtures/models/make_bart.py / make_marian.py), a trace of one
 // case against every stage of the float64 reference, a fixture's tensors read directly, a copy of a
 // fixture folder with edited config fields or tensor values.

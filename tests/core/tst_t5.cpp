@@ -10,6 +10,7 @@
 #include "attnviz/encoderdecoder.h"
 #include "attnviz/pretrained.h"
 #include "modelchecks.h"
+#include "seq2seqchecks.h"
 
 #include <QDir>
 #include <QTemporaryDir>
@@ -20,66 +21,6 @@ using namespace attnviz;
 using namespace attnviz::testing;
 
 namespace {
-
-Model *opened(const QString &model)
-{
-    static std::map<QString, std::unique_ptr<Model>> models;
-    std::unique_ptr<Model> &m = models[model];
-    if (!m)
-        m = open(model);
-    return m.get();
-}
-
-QJsonObject expected(const QString &model)
-{
-    QFile f(fixture(model) + QStringLiteral("/expected.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
-
-std::vector<int> intsOf(const QJsonArray &a)
-{
-    std::vector<int> v;
-    for (const QJsonValue &x : a)
-        v.push_back(x.toInt());
-    return v;
-}
-
-std::string configError(const QString &model, const std::function<void(QJsonObject &)> &edit)
-{
-    QFile f(fixture(model) + QStringLiteral("/config.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        return "no fixture";
-    QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
-    edit(o);
-    Architecture a;
-    const Status st = parseArchitecture(QJsonDocument(o).toJson().toStdString(), "config.json", a);
-    return st ? std::string("accepted") : st.message;
-}
-
-// Every layer's and head's weights of one attention against [layer][head][[...]].
-template <typename T>
-double attentionDeviation(const std::vector<LayerTrace<T>> &layers, const QJsonArray &want)
-{
-    if (int(layers.size()) != want.size())
-        return INFINITY;
-    double worst = 0;
-    for (int l = 0; l < want.size(); ++l) {
-        const QJsonArray heads = want[l].toArray();
-        const SequenceResult<T> &s = layers[size_t(l)].attention.batch.front();
-        if (int(s.weights.size()) != heads.size())
-            return INFINITY;
-        for (int h = 0; h < heads.size(); ++h) {
-            const WeightMatrix<T> &w = s.weights[size_t(h)];
-            Mat<T> m(w.rows(), w.cols());
-            for (Eigen::Index i = 0; i < w.rows(); ++i)
-                m.row(i) = w.row(i);
-            worst = std::max(worst, deviation(m, heads[h].toArray()));
-        }
-    }
-    return worst;
-}
 
 template <typename T>
 void checkTrace(const QString &model, int index, double tol)

@@ -191,6 +191,7 @@ private slots:
     void cliNamesBackendAndDevice();
     void cliFallsBackToTheCpu_data();
     void cliFallsBackToTheCpu();
+    void benchSaysWhyItTimesTheCpu();
 
 private:
     void addBackendRows(const std::function<void(const char *, GpuApi)> &add);
@@ -663,6 +664,40 @@ void TestGpu::cliFallsBackToTheCpu()
     const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
     QCOMPARE(o.value(QStringLiteral("device")).toString(), QStringLiteral("cpu"));
     QVERIFY(!o.value(QStringLiteral("attentions")).toArray().isEmpty());
+}
+
+// `bench --backend gpu` where the GPU does not start (a pipeline that does not build): the CPU is
+// timed, the table names it, and stderr has one line, attnviz's, saying why.
+void TestGpu::benchSaysWhyItTimesTheCpu()
+{
+    {
+        GpuBackend probe;
+        if (Status st = probe.start(); !st)
+            QSKIP(st.message.c_str());
+    }
+    QTemporaryDir runtime;
+    QVERIFY(runtime.isValid());
+    QFile::setPermissions(runtime.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("ATTNVIZ_GPU_FAULT"), QStringLiteral("shader"));
+    env.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtime.path());
+    env.remove(QStringLiteral("ATTNVIZ_GPU_VERBOSE"));
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY),
+            {QStringLiteral("bench"), QStringLiteral("--model"), QString::fromUtf8(ATTNVIZ_FIXTURE("/models/llama-tiny")),
+             QStringLiteral("--tokens"), QStringLiteral("8"), QStringLiteral("--repeat"), QStringLiteral("1"),
+             QStringLiteral("--backend"), QStringLiteral("gpu"), QStringLiteral("--json")});
+    QVERIFY(p.waitForFinished(120000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(err));
+    const QStringList lines = err.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QVERIFY2(lines.size() == 1 && lines[0].startsWith(QLatin1String("attnviz bench: note: ")) &&
+                 lines[0].contains(QLatin1String("the compute pipeline of attend.comp failed to build")),
+             qPrintable(err));
+    const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    QVERIFY2(!o.value(QStringLiteral("device")).toString().contains(QLatin1String("vulkan")),
+             qPrintable(o.value(QStringLiteral("device")).toString()));
 }
 
 QTEST_MAIN(TestGpu)

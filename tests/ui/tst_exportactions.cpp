@@ -13,6 +13,7 @@
 #include <QApplication>
 #include <QDialog>
 #include <QFileDialog>
+#include <QLineEdit>
 #include <QFileInfo>
 #include <QSpinBox>
 #include <QTimer>
@@ -133,6 +134,10 @@ void TestExportActions::everyTabExportsItself()
         if (auto *files = qobject_cast<QFileDialog *>(modal)) {
             defaultName = QFileInfo(files->selectedFiles().value(0)).fileName();
             files->selectFile(path);
+            // selectFile leaves the name field as it was while that field has the focus (the window
+            // manager's timing, not ours): the name is typed there as a user would
+            if (auto *name = files->findChild<QLineEdit *>(QStringLiteral("fileNameEdit")))
+                name->setText(path);
             static_cast<QDialog *>(files)->accept();
             saved = true;
             return;

@@ -28,6 +28,9 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QToolButton>
+#include <QMenu>
+#include <QTimer>
+#include <QApplication>
 #include <QtTest>
 
 #include <cmath>
@@ -208,8 +211,10 @@ void TestZoom::dragZoomsAndResetRestores()
     // the context menu's "Reset view", with its key (Home: where the plot takes the focus)
     drag(plot, from, to);
     QVERIFY(zoom->isZoomed());
-    QCOMPARE(plot->contextMenuPolicy(), Qt::ActionsContextMenu);
-    QVERIFY(plot->actions().contains(zoom->resetAction()));
+    if (plot->contextMenuPolicy() != Qt::CustomContextMenu) {
+        QCOMPARE(plot->contextMenuPolicy(), Qt::ActionsContextMenu);
+        QVERIFY(plot->actions().contains(zoom->resetAction()));
+    }
     QCOMPARE(zoom->resetAction()->text(), QStringLiteral("Reset view"));
     QCOMPARE(zoom->resetAction()->shortcut(), QKeySequence(Qt::Key_Home));
     if (plot->focusPolicy() != Qt::NoFocus) {
@@ -221,6 +226,18 @@ void TestZoom::dragZoomsAndResetRestores()
     }
     test::settlePlot(plot);
     QVERIFY(same(x->range(), homeX) && same(y->range(), homeY));
+    if (plot->contextMenuPolicy() == Qt::CustomContextMenu) {
+        // a view with entries of its own (the layers grid's head ablation) builds its menu: Reset view in it
+        QList<QAction *> offered;
+        QTimer::singleShot(0, plot, [&offered] {
+            if (auto *menu = qobject_cast<QMenu *>(QApplication::activePopupWidget())) {
+                offered = menu->actions();
+                menu->close();
+            }
+        });
+        emit plot->customContextMenuRequested(area.center());
+        QVERIFY(offered.contains(zoom->resetAction()));
+    }
 }
 
 // The export draws what is seen: the zoomed range, its labels and no others; the view stays zoomed.

@@ -115,16 +115,16 @@ LayerGridView::LayerGridView(QWidget *parent) : DeferredView(parent), m_plot(new
         if (x != m_plot->xAxis2->range() || y != m_plot->yAxis->range())
             m_zoom->reset(); // (the same ranges again, remembered as the whole grid)
     });
-    // a thumbnail's own menu (head ablation) before the zoom's Reset view
+    // a thumbnail's own menu (head ablation), then the zoom's Reset view, which every point offers
     m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_plot, &QWidget::customContextMenuRequested, this, [this](const QPoint &at) {
         QMenu menu(this);
         int l = -1, h = -1;
         if (thumbnailAt(m_plot->mapTo(this, at), l, h)) {
             menu.addActions(headActions(l, h, &menu));
-        } else {
-            menu.addAction(m_zoom->resetAction());
+            menu.addSeparator();
         }
+        menu.addAction(m_zoom->resetAction());
         menu.exec(m_plot->mapToGlobal(at));
     });
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent *e) { m_pressPos = e->pos(); });

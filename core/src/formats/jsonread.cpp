@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// parseJson (jsonread.h): nlohmann's parser with a callback that tracks the open objects and arrays,
-// so that depth and duplicate keys are checked while parsing, before any value is built twice.
+// parseJson (jsonread.h): depth and duplicate keys checked as nlohmann's SAX events come, then the
+// document built by nlohmann's plain parser.
 #include "jsonread.h"
 
 #include "attnviz/fileio.h"
@@ -13,11 +13,6 @@
 namespace attnviz::detail {
 
 namespace {
-
-// Thrown from the parser callback; nlohmann lets it through and frees what it had built.
-struct Refused {
-    std::string message;
-};
 
 // One open object or array: its keys so far (objects) and the key being read, for messages.
 struct Frame {
@@ -54,44 +49,75 @@ std::string jsonMessage(const nlohmann::json::exception &e)
 
 namespace {
 
-// parseJson and checkJsonText: with `out` null nothing is kept (the callback discards every value
-// once it is checked), so checking costs the text's size, not a document's.
+// The limits, checked as nlohmann's SAX events come, before any document is built: nesting depth and
+// duplicate keys. (nlohmann's callback parser could check them while it builds, but after every object
+// it keeps it searches the whole enclosing array for discarded values, so an array of n objects costs
+// n² — a tokenizer.json of 400,000 added tokens took minutes.)
+struct LimitChecker : nlohmann::json_sax<nlohmann::json> {
+    explicit LimitChecker(int maxDepth) : maxDepth(maxDepth) {}
+    int maxDepth;
+    std::vector<Frame> stack;
+    std::string refused, malformed;
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t &) override { return true; }
+    bool string(string_t &) override { return true; }
+    bool binary(binary_t &) override { return true; }
+    bool open(bool object)
+    {
+        if (int(stack.size()) >= maxDepth) {
+            refused = pathOf(stack) + ": nested deeper than " + std::to_string(maxDepth) + " levels";
+            return false;
+        }
+        stack.push_back({object, {}, {}});
+        return true;
+    }
+    bool start_object(std::size_t) override { return open(true); }
+    bool start_array(std::size_t) override { return open(false); }
+    bool key(string_t &k) override
+    {
+        Frame &f = stack.back();
+        f.current = k;
+        if (!f.keys.insert(f.current).second) {
+            refused = pathOf(stack) + ": duplicate key (a field may be given once)";
+            return false;
+        }
+        return true;
+    }
+    bool end_object() override
+    {
+        stack.pop_back();
+        return true;
+    }
+    bool end_array() override
+    {
+        stack.pop_back();
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string &, const nlohmann::json::exception &e) override
+    {
+        malformed = jsonMessage(e);
+        return false;
+    }
+};
+
+// parseJson and checkJsonText: the limits first (LimitChecker), then, with `out`, the document built
+// by the plain parser; with `out` null nothing is built, so checking costs the text's size.
 Status parseLimited(const std::string &text, const std::string &name, nlohmann::json *out, const char *what, int maxDepth)
 {
     using json = nlohmann::json;
-    const bool keep = out != nullptr;
-    std::vector<Frame> stack;
-    auto callback = [&](int, json::parse_event_t event, json &parsed) {
-        switch (event) {
-        case json::parse_event_t::object_start:
-        case json::parse_event_t::array_start:
-            if (int(stack.size()) >= maxDepth)
-                throw Refused{pathOf(stack) + ": nested deeper than " + std::to_string(maxDepth) + " levels"};
-            stack.push_back({event == json::parse_event_t::object_start, {}, {}});
-            break;
-        case json::parse_event_t::key:
-            if (!stack.empty() && stack.back().object) {
-                Frame &f = stack.back();
-                f.current = parsed.get<std::string>();
-                if (!f.keys.insert(f.current).second)
-                    throw Refused{pathOf(stack) + ": duplicate key (a field may be given once)"};
-            }
-            break;
-        case json::parse_event_t::object_end:
-        case json::parse_event_t::array_end:
-            if (!stack.empty())
-                stack.pop_back();
-            return keep;
-        case json::parse_event_t::value: return keep;
-        }
-        return true;
-    };
     try {
-        json doc = json::parse(text, callback);
+        LimitChecker checker(maxDepth);
+        if (!json::sax_parse(text, &checker)) {
+            if (!checker.refused.empty())
+                return Status::error(StatusCode::ParseError, name + ": " + oneLine(checker.refused));
+            return Status::error(StatusCode::ParseError, name + ": malformed " + what + ": " + checker.malformed);
+        }
         if (out)
-            *out = std::move(doc);
-    } catch (const Refused &r) {
-        return Status::error(StatusCode::ParseError, name + ": " + oneLine(r.message));
+            *out = json::parse(text);
     } catch (const json::exception &e) {
         return Status::error(StatusCode::ParseError, name + ": malformed " + what + ": " + jsonMessage(e));
     } catch (const std::bad_alloc &) {

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <climits>
 #include <functional>
 #include <mutex>
@@ -786,21 +787,12 @@ std::string HfTokenizer::decode(const std::vector<int> &ids) const
     return out;
 }
 
-// Counts the entries of model.vocab as the text is read (nlohmann's SAX events: no document is
-// built) and stops where that object ends, so that a vocabulary larger than the embeddings is
-// refused before a 60 MB file becomes a gigabyte of JSON values. `done` is false where the text
-// ends, or does not parse, before model.vocab has ended; the full parse then says what is wrong.
-struct VocabCounter : nlohmann::json_sax<json> {
+// nlohmann's SAX events for the readers below, which look for one field as the text goes (no
+// document is built): every scalar is value(), arrays only count their depth, a parse error stops.
+struct FieldReader : nlohmann::json_sax<json> {
     int depth = 0;
-    int modelDepth = -1, vocabDepth = -1;
-    bool modelNext = false, vocabNext = false, done = false;
-    uint64_t count = 0;
 
-    bool value()
-    {
-        modelNext = vocabNext = false;
-        return true;
-    }
+    virtual bool value() = 0;
     bool null() override { return value(); }
     bool boolean(bool) override { return value(); }
     bool number_integer(number_integer_t) override { return value(); }
@@ -808,6 +800,33 @@ struct VocabCounter : nlohmann::json_sax<json> {
     bool number_float(number_float_t, const string_t &) override { return value(); }
     bool string(string_t &) override { return value(); }
     bool binary(binary_t &) override { return value(); }
+    bool start_array(std::size_t) override
+    {
+        ++depth;
+        return value();
+    }
+    bool end_array() override
+    {
+        --depth;
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override { return false; }
+};
+
+// Counts the entries of model.vocab as the text is read (nlohmann's SAX events: no document is
+// built) and stops where that object ends, so that a vocabulary larger than the embeddings is
+// refused before a 60 MB file becomes a gigabyte of JSON values. `done` is false where the text
+// ends, or does not parse, before model.vocab has ended; the full parse then says what is wrong.
+struct VocabCounter : FieldReader {
+    int modelDepth = -1, vocabDepth = -1;
+    bool modelNext = false, vocabNext = false, done = false;
+    uint64_t count = 0;
+
+    bool value() override
+    {
+        modelNext = vocabNext = false;
+        return true;
+    }
     bool start_object(std::size_t) override
     {
         ++depth;
@@ -839,38 +858,21 @@ struct VocabCounter : nlohmann::json_sax<json> {
         --depth;
         return true;
     }
-    bool start_array(std::size_t) override
-    {
-        modelNext = vocabNext = false;
-        ++depth;
-        return true;
-    }
-    bool end_array() override
-    {
-        --depth;
-        return true;
-    }
-    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override { return false; }
 };
 
 // Reads model.type as the text goes and stops there (the vocabulary after it is not read); a model
 // without "type" is BPE, as build() takes it. `type` stays empty where the text ends or does not parse
 // first.
-struct ModelTypeReader : nlohmann::json_sax<json> {
-    int depth = 0, modelDepth = -1;
+struct ModelTypeReader : FieldReader {
+    int modelDepth = -1;
     bool modelNext = false, typeNext = false;
     std::string type;
 
-    bool value()
+    bool value() override
     {
         modelNext = typeNext = false;
         return true;
     }
-    bool null() override { return value(); }
-    bool boolean(bool) override { return value(); }
-    bool number_integer(number_integer_t) override { return value(); }
-    bool number_unsigned(number_unsigned_t) override { return value(); }
-    bool number_float(number_float_t, const string_t &) override { return value(); }
     bool string(string_t &v) override
     {
         if (typeNext) {
@@ -879,7 +881,6 @@ struct ModelTypeReader : nlohmann::json_sax<json> {
         }
         return value();
     }
-    bool binary(binary_t &) override { return value(); }
     bool start_object(std::size_t) override
     {
         ++depth;
@@ -905,30 +906,23 @@ struct ModelTypeReader : nlohmann::json_sax<json> {
         --depth;
         return true;
     }
-    bool start_array(std::size_t) override
-    {
-        modelNext = typeNext = false;
-        ++depth;
-        return true;
-    }
-    bool end_array() override
-    {
-        --depth;
-        return true;
-    }
-    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override { return false; }
 };
 
 } // namespace
 
 std::string hfTokenizerModelProblem(const std::string &dir)
 {
-    std::string text;
-    if (!readRegularFile(dir + "/tokenizer.json", kMaxTokenizerFileBytes, text))
+    // read from the file as far as model.type, no further (a list reads many folders' files)
+    const std::string path = dir + "/tokenizer.json";
+    uint64_t size = 0;
+    if (!regularFileSize(path, size))
+        return {};
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
         return {};
     ModelTypeReader reader;
     try {
-        (void)json::sax_parse(text, &reader, json::input_format_t::json, false);
+        (void)json::sax_parse(in, &reader, json::input_format_t::json, false);
     } catch (const std::exception &) {
         return {};
     }
