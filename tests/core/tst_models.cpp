@@ -6,6 +6,7 @@
 // (1e-5) and float64 (1e-10); the incremental path of a causal model against a full recompute;
 // the cut at the model's positions; next-token predictions computed on demand (predictAt); a trace
 // typed into token by token (its matrices growing in place, Trace::room) equal to fresh ones.
+#include "attnviz/parallel.h"
 #include "attnviz/pretrained.h"
 #include "attnviz/reads.h"
 #include "modelchecks.h"
@@ -441,6 +442,13 @@ void TestModels::growsInPlace()
 {
     QFETCH(QVector<int>, steps);
     QFETCH(bool, copies);
+    // one thread: where the pool's helpers allocate their temporaries (their own malloc arenas or the
+    // caller's, as the scheduler decides on a busy machine) is not what this measures
+    struct OneThread {
+        int was = coreThreads();
+        OneThread() { setCoreThreads(1); }
+        ~OneThread() { setCoreThreads(was); }
+    } oneThread;
     const Architecture c = smallGpt2(512, 512, 256);
     std::unique_ptr<Model> m;
     QVERIFY(seededPretrained(c, 11, m).ok());
