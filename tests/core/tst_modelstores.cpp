@@ -56,6 +56,23 @@ const LocalModel *find(const StoreScan &scan, const std::string &name)
     return nullptr;
 }
 
+// The row of `fileName` when TMP/models is listed as a folder of models (a scratch home, no
+// system Ollama); `found` false where the list has none.
+LocalModel folderRow(const QTemporaryDir &tmp, const QString &fileName, bool &found)
+{
+    StoreEnvironment env;
+    env.home = s(tmp.path() + QStringLiteral("/home"));
+    env.systemOllama = false;
+    const StoreScan scan = scanModelStores(modelStoreRoots(env, {s(tmp.path() + QStringLiteral("/models"))}));
+    found = false;
+    for (const LocalModel &m : scan.models)
+        if (QFileInfo(QString::fromStdString(m.path)).fileName() == fileName) {
+            found = true;
+            return m;
+        }
+    return {};
+}
+
 const QString kRev = QStringLiteral("0123456789abcdef0123456789abcdef01234567");
 
 } // namespace
@@ -217,15 +234,10 @@ private slots:
         const QString file = tmp.path() + QStringLiteral("/models/tiny.gguf");
         QVERIFY(QDir().mkpath(tmp.path() + QStringLiteral("/models")));
         writeBytes(file, gguf);
-        StoreEnvironment env;
-        env.home = s(tmp.path() + QStringLiteral("/home"));
-        env.systemOllama = false;
-        const StoreScan scan = scanModelStores(modelStoreRoots(env, {s(tmp.path() + QStringLiteral("/models"))}));
-        const LocalModel *row = nullptr;
-        for (const LocalModel &m : scan.models)
-            if (QFileInfo(QString::fromStdString(m.path)).fileName() == QLatin1String("tiny.gguf"))
-                row = &m;
-        QVERIFY(row);
+        bool found = false;
+        const LocalModel listed = folderRow(tmp, QStringLiteral("tiny.gguf"), found);
+        QVERIFY(found);
+        const LocalModel *row = &listed;
         std::unique_ptr<Model> model;
         const Status open = openPretrained(row->path, {}, model);
         if (reason.isEmpty()) {
@@ -278,15 +290,10 @@ private slots:
             }
             writeBytes(dir + QLatin1Char('/') + f, bytes);
         }
-        StoreEnvironment env;
-        env.home = s(tmp.path() + QStringLiteral("/home"));
-        env.systemOllama = false;
-        const StoreScan scan = scanModelStores(modelStoreRoots(env, {s(tmp.path() + QStringLiteral("/models"))}));
-        const LocalModel *row = nullptr;
-        for (const LocalModel &m : scan.models)
-            if (QFileInfo(QString::fromStdString(m.path)).fileName() == fixture)
-                row = &m;
-        QVERIFY(row);
+        bool found = false;
+        const LocalModel listed = folderRow(tmp, fixture, found);
+        QVERIFY(found);
+        const LocalModel *row = &listed;
         std::unique_ptr<Model> model;
         const Status open = openPretrained(row->path, {}, model);
         if (reason.isEmpty()) {
