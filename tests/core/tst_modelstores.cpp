@@ -237,16 +237,15 @@ private slots:
         bool found = false;
         const LocalModel listed = folderRow(tmp, QStringLiteral("tiny.gguf"), found);
         QVERIFY(found);
-        const LocalModel *row = &listed;
         std::unique_ptr<Model> model;
-        const Status open = openPretrained(row->path, {}, model);
+        const Status open = openPretrained(listed.path, {}, model);
         if (reason.isEmpty()) {
-            QVERIFY2(row->supported, row->reason.c_str());
+            QVERIFY2(listed.supported, listed.reason.c_str());
             QVERIFY2(open.ok(), open.message.c_str());
             return;
         }
-        QVERIFY(!row->supported);
-        QCOMPARE(QString::fromStdString(row->reason), reason);
+        QVERIFY(!listed.supported);
+        QCOMPARE(QString::fromStdString(listed.reason), reason);
         QVERIFY(!open.ok());
         QVERIFY2(QString::fromStdString(open.message).endsWith(reason), open.message.c_str());
     }
@@ -293,16 +292,15 @@ private slots:
         bool found = false;
         const LocalModel listed = folderRow(tmp, fixture, found);
         QVERIFY(found);
-        const LocalModel *row = &listed;
         std::unique_ptr<Model> model;
-        const Status open = openPretrained(row->path, {}, model);
+        const Status open = openPretrained(listed.path, {}, model);
         if (reason.isEmpty()) {
-            QVERIFY2(row->supported, row->reason.c_str());
+            QVERIFY2(listed.supported, listed.reason.c_str());
             QVERIFY2(open.ok(), open.message.c_str());
             return;
         }
-        QVERIFY(!row->supported);
-        QCOMPARE(QString::fromStdString(row->reason), reason);
+        QVERIFY(!listed.supported);
+        QCOMPARE(QString::fromStdString(listed.reason), reason);
         if (!modelType.isEmpty()) {
             QVERIFY(!open.ok());
             QVERIFY2(QString::fromStdString(open.message).endsWith(reason.mid(int(qstrlen("tokenizer.json: ")))),
