@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // GGUF files (llama.cpp, Ollama, LM Studio): the reader of the container — header, metadata (every
-// value type, arrays of arrays), tensor infos, general.alignment — and the summary a model list
+// value type but arrays of arrays), tensor infos, general.alignment — and the summary a model list
 // shows. Versions 2 and 3, little-endian. Nothing a file claims is trusted: every count, string
 // length, array length, dimension, type and offset is checked against the file's size before it
 // is used, no container is reserved from a claimed count, and every error is one line naming the
@@ -26,11 +26,11 @@ const char *toString(GgufValueType t); // "uint32", "string", "array" ...
 
 // One metadata value. Scalars: integers in `i` (signed types and bool) or `u` (unsigned types),
 // floats in `f` (integers are copied there too, so `f` is always the value as a number); strings in
-// `s`. Arrays: `elementType` and `count`, the elements in `strings` (arrays of strings), `numbers`
-// (arrays of numbers or bools; 64-bit integers beyond 2^53 rounded) or `arrays` (arrays of arrays).
-// A reader asked not to keep arrays (summaries) leaves them empty, with `count` still set; so does
-// one that keeps them, for arrays nothing reads: arrays of arrays, and arrays longer than per-layer
-// values are (the tokenizer's, tokenizer.ggml.*, are kept up to a vocabulary's length, longer
+// `s`. Arrays: `elementType` and `count`, the elements in `strings` (arrays of strings) or `numbers`
+// (arrays of numbers or bools; 64-bit integers beyond 2^53 rounded); arrays of arrays are refused,
+// as ggml refuses them. A reader asked not to keep arrays (summaries) leaves them empty, with
+// `count` still set; so does one that keeps them, for arrays longer than per-layer values are
+// (the tokenizer's, tokenizer.ggml.*, are kept up to a vocabulary's length, longer
 // ones refused).
 struct GgufValue {
     GgufValueType type = GgufValueType::Uint8;
@@ -42,7 +42,6 @@ struct GgufValue {
     uint64_t count = 0;
     std::vector<std::string> strings;
     std::vector<double> numbers;
-    std::vector<GgufValue> arrays;
 
     bool isInteger() const;
     bool isNumber() const { return isInteger() || type == GgufValueType::Float32 || type == GgufValueType::Float64; }

@@ -133,7 +133,6 @@ const GgufTensorInfo *GgufFile::tensor(const std::string &name) const
 namespace {
 
 constexpr int kMaxDims = 4;       // GGML_MAX_DIMS
-constexpr int kMaxNesting = 8;    // arrays of arrays: real files nest at most once
 constexpr uint64_t kMaxString = 256ull << 20; // one key or string value (a chat template is kilobytes)
 // What a summary (a model list's row) reads of a header: real ones, a 262,144-token vocabulary and
 // its merges included, take some 10 MB.
@@ -252,8 +251,9 @@ void decodeScalar(const unsigned char *p, GgufValueType t, GgufValue &v)
 
 // Arrays kept in memory: the tokenizer's (tokenizer.ggml.*) up to kMaxTokenizerArray elements, a
 // longer one refused (no vocabulary is that long); others up to kMaxOtherArray (per-layer values; a
-// model has at most a few hundred layers). Longer arrays and arrays of arrays are checked against
-// the file and skipped, never materialised: nothing reads them.
+// model has at most a few hundred layers). Longer arrays are checked against the file and skipped,
+// never materialised: nothing reads them. Arrays of arrays are refused, as ggml's reader refuses them
+// ("invalid GGUF type"): no file llama.cpp loads holds one, and walking 10^8 empty ones took seconds.
 constexpr uint64_t kMaxTokenizerArray = uint64_t(1) << 22;
 constexpr uint64_t kMaxOtherArray = 4096;
 
@@ -262,12 +262,10 @@ struct Keep {
     bool refuseOver = false; // a longer one is refused
 };
 
-Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &where, Keep keep, int depth);
+Status readString(Reader &r, GgufValue &v, const std::string &where, bool keep);
 
-Status readArray(Reader &r, GgufValue &v, const std::string &where, Keep keep, int depth)
+Status readArray(Reader &r, GgufValue &v, const std::string &where, Keep keep)
 {
-    if (depth >= kMaxNesting)
-        return r.fail(where, "arrays nested deeper than " + std::to_string(kMaxNesting) + " levels");
     uint32_t et = 0;
     uint64_t n = 0;
     if (Status st = r.read(et, where + " (array element type)"); !st)
@@ -275,10 +273,12 @@ Status readArray(Reader &r, GgufValue &v, const std::string &where, Keep keep, i
     const int width = scalarBytes(et);
     if (width < 0)
         return r.fail(where, "array element type " + std::to_string(et) + " is not a GGUF value type");
+    if (GgufValueType(et) == GgufValueType::Array)
+        return r.fail(where, "an array of arrays (ggml and llama.cpp read no nested arrays)");
     if (Status st = r.read(n, where + " (array length)"); !st)
         return st;
-    // The least bytes one element takes: its width, a string's length field, an array's type and length.
-    const uint64_t least = width > 0 ? uint64_t(width) : (GgufValueType(et) == GgufValueType::String ? 8 : 12);
+    // The least bytes one element takes: its width, or a string's length field.
+    const uint64_t least = width > 0 ? uint64_t(width) : 8;
     if (n > r.left() / least)
         return r.fail(where, "array of " + std::to_string(n) + " " + toString(GgufValueType(et)) +
                                  " elements needs more than the " + std::to_string(r.left()) + " bytes left in the file");
@@ -302,32 +302,36 @@ Status readArray(Reader &r, GgufValue &v, const std::string &where, Keep keep, i
         }
         return {};
     }
-    // Strings kept with their array; arrays of arrays never (nothing reads them).
-    const Keep inner{keepArrays && GgufValueType(et) == GgufValueType::String ? uint64_t(1) : 0, false};
+    // An array of strings, kept with its array.
     for (uint64_t k = 0; k < n; ++k) {
         GgufValue e;
-        if (Status st = readValue(r, et, e, where + "[" + std::to_string(k) + "]", inner, depth + 1); !st)
+        if (Status st = readString(r, e, where + "[" + std::to_string(k) + "]", keepArrays); !st)
             return st;
         if (Status st = r.withinBudget(where); !st)
             return st;
-        if (!keepArrays)
-            continue;
-        if (v.elementType == GgufValueType::String)
+        if (keepArrays)
             v.strings.push_back(std::move(e.s));
     }
     return {};
 }
 
-Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &where, Keep keep, int depth)
+Status readString(Reader &r, GgufValue &v, const std::string &where, bool keep)
+{
+    v.type = GgufValueType::String;
+    return r.string(v.s, where, keep);
+}
+
+// A metadata entry's value.
+Status readValue(Reader &r, uint32_t type, GgufValue &v, const std::string &where, Keep keep)
 {
     const int width = scalarBytes(type);
     if (width < 0)
         return r.fail(where, "value type " + std::to_string(type) + " is not a GGUF value type");
     v.type = GgufValueType(type);
     if (v.type == GgufValueType::String)
-        return r.string(v.s, where, keep.upTo > 0 || depth == 0);
+        return readString(r, v, where, true);
     if (v.type == GgufValueType::Array)
-        return readArray(r, v, where, keep, depth);
+        return readArray(r, v, where, keep);
     const uint64_t at = r.pos();
     if (Status st = r.skip(uint64_t(width), where); !st)
         return st;
@@ -381,7 +385,7 @@ Status parse(const unsigned char *data, uint64_t size, const std::string &name, 
         Keep keep;
         if (options.keepArrays)
             keep = key.rfind("tokenizer.ggml.", 0) == 0 ? Keep{kMaxTokenizerArray, true} : Keep{kMaxOtherArray, false};
-        if (Status st = readValue(r, type, v, field, keep, 0); !st)
+        if (Status st = readValue(r, type, v, field, keep); !st)
             return st;
         if (Status st = r.withinBudget(field); !st)
             return st;
