@@ -82,11 +82,13 @@ Status parseByteLevelBpe(const std::string &vocabJsonBytes, const std::string &m
 Status loadHfTokenizer(const std::string &dir, std::unique_ptr<SubwordTokenizer> &out, int embeddingRows = -1);
 Status parseHfTokenizer(const std::string &tokenizerJson, const std::string &tokenizerConfigJson /* may be empty */,
                         const std::string &name, std::unique_ptr<SubwordTokenizer> &out, int embeddingRows = -1);
-// What opening DIR/tokenizer.json would refuse in its model.type ("tokenizer.json: model.type:
-// Unigram models are not supported yet (only BPE)"), read up to that field only: a list of local
-// models says it before anything is opened. Empty where the type is one attnviz builds, or where the
-// file cannot be read or parsed (opening then says why).
-std::string hfTokenizerModelProblem(const std::string &dir);
+// What opening DIR/tokenizer.json would refuse before building the tokenizer, as opening says it
+// ("tokenizer.json: " then the reason): the file (not a regular file, larger than a tokenizer may be,
+// truncated, malformed or nested too deep before model.type) or its model.type ("tokenizer.json:
+// model.type: Unigram models are not supported yet (only BPE)"). A sound file is read only as far
+// as model.type, and its last bytes, so that a list of local models says it before anything is
+// opened. Empty where opening would get as far as building.
+std::string hfTokenizerProblem(const std::string &dir);
 Status loadWordPiece(const std::string &vocabTxt, const WordPieceOptions &options,
                      std::unique_ptr<SubwordTokenizer> &out);
 Status parseWordPiece(const std::string &vocabBytes, const std::string &name, const WordPieceOptions &options,

@@ -171,11 +171,12 @@ bool folderInside(const StoreRootGuard &guard, const fs::path &dir, std::string 
     for (const fs::path &e : entries) {
         const std::string file = e.filename().string();
         const Resolved r = guard.resolve(e);
+        // a folder named like a tokenizer file counts too: opening then says what is wrong with it
+        if (tokenizer && (r.kind == Found::File || r.kind == Found::Dir))
+            *tokenizer = *tokenizer || file == "tokenizer.json" || file == "vocab.json" || file == "vocab.txt";
         if (r.kind == Found::File) {
             if (bytes && !endsWithGguf(file))
                 *bytes += StoreRootGuard::sizeOf(r.target);
-            if (tokenizer)
-                *tokenizer = *tokenizer || file == "tokenizer.json" || file == "vocab.json" || file == "vocab.txt";
         } else if (r.kind != Found::Dir && why.empty() && !endsWithGguf(file)) {
             why = file + ": " + r.why;
         }
@@ -234,10 +235,13 @@ void describeModelFolder(const StoreRootGuard &guard, const fs::path &dir, Local
     }
     // the tokenizer opening would read (pretrained.cpp): tokenizer.json, but GPT-2's own files and a
     // masked model's vocab.txt where they are there too
-    const auto has = [&](const char *name) { return StoreRootGuard::sizeOf(dir / name) > 0; };
+    const auto has = [&](const char *name) {
+        std::error_code ec;
+        return fs::exists(dir / name, ec);
+    };
     if (has("tokenizer.json") && !(arch.family == "gpt2" && has("vocab.json") && has("merges.txt")) &&
         !(arch.head == LmHead::MaskedLm && has("vocab.txt"))) {
-        if (std::string why = hfTokenizerModelProblem(m.path); !why.empty()) {
+        if (std::string why = hfTokenizerProblem(m.path); !why.empty()) {
             m.reason = why;
             return;
         }

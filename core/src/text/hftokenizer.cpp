@@ -862,11 +862,25 @@ struct VocabCounter : FieldReader {
 
 // Reads model.type as the text goes and stops there (the vocabulary after it is not read); a model
 // without "type" is BPE, as build() takes it. `type` stays empty where the text ends or does not parse
-// first.
+// first; `broken` is set where it does not parse, or nests deeper than opening accepts, before that.
 struct ModelTypeReader : FieldReader {
     int modelDepth = -1;
-    bool modelNext = false, typeNext = false;
+    bool modelNext = false, typeNext = false, broken = false;
     std::string type;
+
+    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override
+    {
+        broken = true;
+        return false;
+    }
+    bool start_array(std::size_t n) override
+    {
+        if (depth >= detail::kMaxJsonDepth) {
+            broken = true;
+            return false;
+        }
+        return FieldReader::start_array(n);
+    }
 
     bool value() override
     {
@@ -883,6 +897,10 @@ struct ModelTypeReader : FieldReader {
     }
     bool start_object(std::size_t) override
     {
+        if (depth >= detail::kMaxJsonDepth) {
+            broken = true;
+            return false;
+        }
         ++depth;
         if (modelNext)
             modelDepth = depth;
@@ -910,22 +928,40 @@ struct ModelTypeReader : FieldReader {
 
 } // namespace
 
-std::string hfTokenizerModelProblem(const std::string &dir)
+std::string hfTokenizerProblem(const std::string &dir)
 {
-    // read from the file as far as model.type, no further (a list reads many folders' files)
+    // A list reads many folders' files (a real tokenizer.json is 10-30 MB): a sound one is read as far
+    // as model.type, and its last bytes. What looks wrong on the way (not a regular file, larger than
+    // the cap, not ending as an object ends, a parse error or too deep before model.type) is then
+    // checked as opening checks it, for opening's own message.
     const std::string path = dir + "/tokenizer.json";
+    const auto checkedAsOpening = [&]() -> std::string {
+        std::string text;
+        const Status st = readCheckedJsonFile(path, kMaxTokenizerFileBytes, text);
+        if (st)
+            return {};
+        return st.message.rfind(dir + "/", 0) == 0 ? st.message.substr(dir.size() + 1) : st.message;
+    };
     uint64_t size = 0;
-    if (!regularFileSize(path, size))
-        return {};
+    if (!regularFileSize(path, size) || size > kMaxTokenizerFileBytes)
+        return checkedAsOpening();
     std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return {};
+    const uint64_t tail = std::min<uint64_t>(size, 256);
+    std::string end(size_t(tail), '\0');
+    if (!in.seekg(std::streamoff(size - tail)) || !in.read(end.data(), std::streamsize(tail)))
+        return checkedAsOpening();
+    const size_t last = end.find_last_not_of(" \t\r\n");
+    if (last == std::string::npos || end[last] != '}')
+        return checkedAsOpening();
+    in.seekg(0);
     ModelTypeReader reader;
     try {
         (void)json::sax_parse(in, &reader, json::input_format_t::json, false);
     } catch (const std::exception &) {
-        return {};
+        return checkedAsOpening();
     }
+    if (reader.broken)
+        return checkedAsOpening();
     const std::string why = reader.type.empty() ? std::string() : modelTypeProblem(reader.type);
     return why.empty() ? why : "tokenizer.json: model.type: " + why;
 }
