@@ -248,3 +248,54 @@ write("hf_pipeline", "e-doublings",
 write("hf_pipeline", "e-replace-large",
       pipeline({"type": "Replace", "pattern": {"String": "a"}, "content": "b" * 30000}, None, "a" * 40))
 write("hf_pipeline", "e-prepends", pipeline(seq([{"type": "Prepend", "prepend": "a"}] * 1000), None, "x"))
+
+# GGUF layouts ggml refuses (fuzz_gguf), from the smallest fixture: G1 a 64-byte gap before the first
+# tensor's data (every offset moved by 64), G2 a tensor count one short of the infos written (each
+# tensor then read where the one before it lies).
+def gguf_tensor_offsets(b):
+    """Positions of the tensor infos' offset fields, and where the data section starts."""
+    _, n_t, n_kv = struct.unpack_from("<IQQ", b, 4)
+    o, alignment = 24, 32
+    for _ in range(n_kv):
+        n = struct.unpack_from("<Q", b, o)[0]
+        key = b[o + 8:o + 8 + n].decode()
+        t = struct.unpack_from("<I", b, o + 8 + n)[0]
+        raw, o = gguf_value(b, o + 12 + n, t)
+        if key == "general.alignment":
+            alignment = struct.unpack_from("<I", raw)[0]
+    fields = []
+    for _ in range(n_t):
+        n = struct.unpack_from("<Q", b, o)[0]
+        dims = struct.unpack_from("<I", b, o + 8 + n)[0]
+        o += 8 + n + 4 + 8 * dims + 4
+        fields.append(o)
+        o += 8
+    return fields, (o + alignment - 1) // alignment * alignment
+
+
+with open(os.path.join(FIX, "gguf", "qwen3.gguf"), "rb") as f:
+    qwen3 = bytearray(f.read())
+fields, data_start = gguf_tensor_offsets(qwen3)
+gap = bytearray(qwen3)
+for p in fields:
+    struct.pack_into("<Q", gap, p, struct.unpack_from("<Q", gap, p)[0] + 64)
+write("gguf", "g-gap-before-first-tensor.gguf", bytes(gap[:data_start]) + b"\0" * 64 + bytes(gap[data_start:]))
+short = bytearray(qwen3)
+struct.pack_into("<Q", short, 8, struct.unpack_from("<Q", short, 8)[0] - 1)
+write("gguf", "g-count-one-short.gguf", bytes(short))
+
+# F (fuzz_hftokenizer, first byte 0: a tokenizer.json): the trimmed Qwen 3 file with 250 added tokens
+# of 80 characters each, and with 3,000 more vocabulary entries than its merges reach.
+with open(os.path.join(HERE, "hftokenizer", "qwen3_small"), "rb") as f:
+    q3 = json.loads(f.read()[1:])
+many = dict(q3)
+next_id = max(list(q3["model"]["vocab"].values()) + [t["id"] for t in q3["added_tokens"]]) + 1
+many["added_tokens"] = q3["added_tokens"] + [
+    {"id": next_id + i, "content": "<|added_%03d|" % i + "x" * 66 + "|>", "single_word": False, "lstrip": False,
+     "rstrip": False, "normalized": False, "special": i % 2 == 0} for i in range(250)]
+compact = lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":")).encode()
+write("hftokenizer", "f-many-added-tokens", b"\0" + compact(many))
+wide = json.loads(json.dumps(q3))
+for i in range(3000):
+    wide["model"]["vocab"]["w%04d" % i] = next_id + i
+write("hftokenizer", "f-wide-vocabulary", b"\0" + compact(wide))
