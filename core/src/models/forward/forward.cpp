@@ -26,6 +26,7 @@
 // resid_post as they are stored; a forward with edits computes every row (reuse 0).
 #include "weights.h"
 #include "halfrows.h"
+#include "../../attention/scoreblock.h"
 #include "attnviz/attention.h"
 #include "attnviz/parallel.h"
 
@@ -711,16 +712,15 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
         seen.resize(rn, keys);
         if (weights)
             avg.resize(rn, keys);
-        Mat<T> qh;
         for (int h = 0; h < heads; ++h) {
-            qh.noalias() = scale * s.q.block(r0, h * dh, rn, dh);
             if (keepScores) { // the scaled (and capped) scores of every key, masked or not, for the record
-                auto sc = s.scores[size_t(h)].middleRows(r0, rn);
-                sc.noalias() = qh * s.k.middleCols(kvCol(h), dh).transpose();
-                capped(sc);
-                seen = sc.leftCols(keys);
+                thread_local Mat<T> all;
+                scoreBlock(scale, s.q, r0, rn, Eigen::Index(h) * dh, s.k, 0, t, kvCol(h), dh, all);
+                capped(all);
+                s.scores[size_t(h)].middleRows(r0, rn) = all;
+                seen = all.leftCols(keys);
             } else {
-                seen.noalias() = qh * s.k.block(0, kvCol(h), keys, dh).transpose();
+                scoreBlock(scale, s.q, r0, rn, Eigen::Index(h) * dh, s.k, 0, keys, kvCol(h), dh, seen);
                 capped(seen);
             }
             for (int i = r0; i < r0 + rn; ++i) {
@@ -744,9 +744,10 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     });
     if (p > 0 && keepScores) { // the kept rows' scores against the new keys, for the record
         for (int h = 0; h < heads; ++h) {
-            auto sc = s.scores[size_t(h)].block(0, p, p, n);
-            sc.noalias() = (scale * s.q.block(0, h * dh, p, dh)) * s.k.block(p, kvCol(h), n, dh).transpose();
+            Mat<T> sc;
+            scoreBlock(scale, s.q, 0, p, Eigen::Index(h) * dh, s.k, p, n, kvCol(h), dh, sc);
             capped(sc);
+            s.scores[size_t(h)].block(0, p, p, n) = sc;
         }
     }
     s.mask = mask;
