@@ -41,7 +41,8 @@ Status checkAttentionMemory(const ResolvedShape &shape, bool dropout, size_t sca
 // each layer and the feed-forward's hidden rows; with `keepMlp`, a gated MLP's two (t, d_ff)
 // products per layer (LayerTrace::mlpPre, mlpPreLinear). Without `keepWeights` (Observe::weights)
 // no t x t matrix is kept: per layer q, k, v and each row's log-sum-exp, the stages where
-// `keepStages` (Observe::stages; else two spare layers' worth), and the text's masks while computed.
+// `keepStages` (Observe::stages; else a spare layer's worth), and a sliding window's mask while its
+// layer is computed (the user's masked cells and keys add t x t bytes, not counted).
 uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight = 0,
                     bool keepMlp = false, bool keepWeights = true, bool keepStages = true);
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // AttentionTiles (attentiontiles.h): blocks and pooled maps of one layer's attention weights,
 // recomputed from q, k and each row's log-sum-exp as the forward formed its scores (forward.cpp:
-// scale * q, times k^T, soft-capped, then the masks), or read from the stored matrices.
+// scale * q, times k^T, soft-capped, then the masks), or read from the stored matrices. Also
+// scoreBlock (scoreblock.h), the one place where both form a block of scores.
 #include "attnviz/attentiontiles.h"
 #include "attnviz/parallel.h"
+#include "scoreblock.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +25,42 @@ constexpr int kBandRows = 64;
 constexpr int kBlockKeys = 256;
 
 } // namespace
+
+// Keys a chunk at a time, transposed into a scratch (d_head x lanes, zero past the block's end), and
+// each score a chain over d in order in its own lane: every score the same sum whatever the block.
+// Out of line so that every caller runs the same code (the same contractions into fused multiply-adds).
+template <typename T>
+__attribute__((noinline)) void scoreBlock(T scale, const Mat<T> &q, Eigen::Index r0, Eigen::Index rn, Eigen::Index qc,
+                                          const Mat<T> &k, Eigen::Index c0, Eigen::Index cn, Eigen::Index kc, int dh,
+                                          Mat<T> &out)
+{
+    constexpr int kLanes = 512 / int(sizeof(T)); // 128 floats or 64 doubles: 2 KB, eight AVX-512 registers
+    using Lanes = Eigen::Array<T, 1, kLanes>;
+    out.resize(rn, cn);
+    if (rn == 0 || cn == 0)
+        return;
+    thread_local Mat<T> qs;
+    thread_local Eigen::Matrix<T, Eigen::Dynamic, kLanes, Eigen::RowMajor> kt;
+    qs.noalias() = scale * q.block(r0, qc, rn, dh);
+    kt.resize(dh, kLanes);
+    for (Eigen::Index j0 = 0; j0 < cn; j0 += kLanes) {
+        const Eigen::Index w = std::min<Eigen::Index>(kLanes, cn - j0);
+        if (w < kLanes)
+            kt.setZero();
+        kt.leftCols(w) = k.block(c0 + j0, kc, w, dh).transpose();
+        for (Eigen::Index i = 0; i < rn; ++i) {
+            Lanes acc = qs(i, 0) * kt.row(0).array();
+            for (int d = 1; d < dh; ++d)
+                acc += qs(i, d) * kt.row(d).array();
+            out.row(i).segment(j0, w) = acc.head(w).matrix();
+        }
+    }
+}
+
+template void scoreBlock<float>(float, const Mat<float> &, Eigen::Index, Eigen::Index, Eigen::Index, const Mat<float> &,
+                                Eigen::Index, Eigen::Index, Eigen::Index, int, Mat<float> &);
+template void scoreBlock<double>(double, const Mat<double> &, Eigen::Index, Eigen::Index, Eigen::Index,
+                                 const Mat<double> &, Eigen::Index, Eigen::Index, Eigen::Index, int, Mat<double> &);
 
 template <typename T>
 AttentionTiles<T>::AttentionTiles(const Trace<T> &trace, int layer, Source source, size_t cacheBytes)
@@ -122,11 +160,9 @@ void AttentionTiles<T>::headBlock(int h, int r0, int r1, int c0, int c1, Mat<T> 
         out.setZero();
         return;
     }
-    // as the forward forms them: (scale q) k^T, soft-capped
+    // as the forward forms them (scoreBlock: the same sums), soft-capped
     const Eigen::Index kc = m_kPerHead ? Eigen::Index(h) * dh : Eigen::Index(h / (m_heads / m_kvHeads)) * dh;
-    thread_local Mat<T> qh;
-    qh.noalias() = m_scale * m_seq->q.block(r0, Eigen::Index(h) * dh, rn, dh);
-    out.noalias() = qh * m_seq->k.block(c0, kc, cn, dh).transpose();
+    scoreBlock(m_scale, m_seq->q, r0, rn, Eigen::Index(h) * dh, m_seq->k, c0, cn, kc, dh, out);
     if (m_cap > 0)
         out = ((out.array() / m_cap).tanh() * m_cap).matrix();
     for (int r = 0; r < rn; ++r) {

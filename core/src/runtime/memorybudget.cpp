@@ -103,14 +103,19 @@ uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool 
         if (keepStages)
             perToken = add(perToken, stages);
         uint64_t numbers = mul(mul(perToken, layers), t);
-        if (!keepStages) // the two spare layers the stages are computed in
-            numbers = add(numbers, mul(mul(stages, 2), t));
-        numbers = add(numbers, mul(t, add(mul(d, 3), add(ff, mul(kvInner, 2))))); // embeddings, input, final; FF
-                                                                                     // rows; k, v before sharing
+        if (!keepStages) // the spare layers the stages are computed in: two streams, one set of the rest
+            numbers = add(numbers, mul(add(mul(d, 4), inner), t));
+        numbers = add(numbers, mul(t, mul(d, 3))); // embeddings, input, final
+        if (keepStages || kvInner == inner)        // k, v as projected, before they are shared out
+            numbers = add(numbers, mul(t, mul(kvInner, 2)));
+        // the feed-forward's rows, in blocks of 16 MB of hidden units (forward.cpp)
+        const uint64_t block = std::max<uint64_t>(256, (uint64_t(16) << 20) / std::max<uint64_t>(1, mul(ff, scalarBytes)) / 64 * 64);
+        numbers = add(numbers, mul(std::min(t, block), add(mul(ff, 2), d)));
         if (keepMlp && info.architecture.gatedMlp)
             numbers = add(numbers, mul(mul(t, mul(ff, 2)), layers));
-        // the text's t x t mask and one layer's (a window, the user's cells) while they are computed
-        return add(mul(numbers, uint64_t(scalarBytes)), mul(square, 2));
+        // The text's t x t mask is built only for the user's masked cells and keys, and a sliding
+        // window's for its layer while it is computed: one layer's is counted.
+        return add(mul(numbers, uint64_t(scalarBytes)), info.architecture.slides() ? square : 0);
     }
     const uint64_t weights = mul(square, heads); // per layer
     // a causal model's weights are stored lower (WeightMatrix): t (t + 1) / 2 of each head's

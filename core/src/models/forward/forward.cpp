@@ -26,6 +26,7 @@
 // resid_post as they are stored; a forward with edits computes every row (reuse 0).
 #include "weights.h"
 #include "halfrows.h"
+#include "../../attention/scoreblock.h"
 #include "attnviz/attention.h"
 #include "attnviz/parallel.h"
 
@@ -582,8 +583,8 @@ LinearJob<T> projection(const LayerWeights<T> &b, Proj which, Mat<T> *y)
 // every head: a head's weights of the block are computed in a scratch block (a causal row's scores only
 // for the keys it can see), stored once (a causal trace's lower, sizeWeights) and summed into the head
 // mean while they are in cache. `mask` (t, t) holds the user's cells and sliding windows; empty: none
-// beyond causality. `stages` false: the context and the output (and qPre, kPre) are a spare layer's
-// buffers, only rows [p, t) are meaningful and nothing is copied into them; q too unless `keepQ`;
+// beyond causality. `stages` false: the context and the output are a spare layer's buffers, only rows
+// [p, t) are meaningful and nothing is copied into them; q too unless `keepQ`; qPre and kPre are not kept;
 // `weights` false: no weights nor their mean are stored. k, v and each row's log-sum-exp are kept: k and
 // v a copy per query head with the stages, the key/value heads' own without (grouped-query attention).
 template <typename T>
@@ -625,8 +626,9 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     stage(s.output, f ? &f->output : nullptr, R.dOut, stages);
     // every row's log-sum-exp per head: (t, H), kept in every layer (the weights from q and k alone)
     sizeStage(s.lse, f ? &f->lse : nullptr, t, heads, keep, p, limit, room);
-    const bool shaped = A.qNorm || A.cos; // q and k as projected are kept apart (qPre, kPre)
-    if (shaped) {
+    const bool shaped = A.qNorm || A.cos;
+    const bool split = shaped && stages; // q and k as projected kept apart (qPre, kPre): with the stages
+    if (split) {
         for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::qPre, &SequenceResult<T>::kPre})
             stage(s.*m, f ? &(f->*m) : nullptr, width, stages);
     } else {
@@ -636,29 +638,34 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     if (plain) {
         linearRows<T>(a, p, {projection(lw, Proj::Q, &s.q), projection(lw, Proj::K, &s.k), projection(lw, Proj::V, &s.v)});
     } else {
-        resizeKeep(scratch.k, t, kw, 0);
-        resizeKeep(scratch.v, t, kw, 0);
-        Mat<T> &q = shaped ? s.qPre : s.q;
-        linearRows<T>(a, p,
-                      {projection(lw, Proj::Q, &q), projection(lw, Proj::K, &scratch.k), projection(lw, Proj::V, &scratch.v)});
+        // compact k and v are laid out as projected (each key/value head's own columns): shaped in place
+        Mat<T> &kp = compact ? s.k : scratch.k, &vp = compact ? s.v : scratch.v;
+        if (!compact) {
+            resizeKeep(scratch.k, t, kw, 0);
+            resizeKeep(scratch.v, t, kw, 0);
+        }
+        Mat<T> &q = split ? s.qPre : s.q; // else shaped in place
+        linearRows<T>(a, p, {projection(lw, Proj::Q, &q), projection(lw, Proj::K, &kp), projection(lw, Proj::V, &vp)});
         parallelFor(n, double(n) * (width + kw) * 8, [&](int r) {
             const int i = p + r;
             if (shaped) {
-                s.q.row(i) = s.qPre.row(i);
+                if (split)
+                    s.q.row(i) = s.qPre.row(i);
                 for (int h = 0; h < heads; ++h)
                     shapeHead(A, A.qNorm, r, s.q.row(i).segment(h * dh, dh));
             }
             for (int g = 0; g < A.kvHeads; ++g) {
-                auto kRaw = scratch.k.row(i).segment(g * dh, dh);
+                auto kRaw = kp.row(i).segment(g * dh, dh);
                 Eigen::Matrix<T, 1, Eigen::Dynamic> k = kRaw;
                 if (shaped)
                     shapeHead(A, A.kNorm, r, k.row(0));
                 for (int h = g * group; h < (g + 1) * group; ++h) {
                     if (!compact || h == g * group) {
                         s.k.row(i).segment(kvCol(h), dh) = k;
-                        s.v.row(i).segment(kvCol(h), dh) = scratch.v.row(i).segment(g * dh, dh);
+                        if (!compact)
+                            s.v.row(i).segment(kvCol(h), dh) = vp.row(i).segment(g * dh, dh);
                     }
-                    if (shaped)
+                    if (split)
                         s.kPre.row(i).segment(h * dh, dh) = kRaw;
                 }
             }
@@ -711,16 +718,15 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
         seen.resize(rn, keys);
         if (weights)
             avg.resize(rn, keys);
-        Mat<T> qh;
         for (int h = 0; h < heads; ++h) {
-            qh.noalias() = scale * s.q.block(r0, h * dh, rn, dh);
             if (keepScores) { // the scaled (and capped) scores of every key, masked or not, for the record
-                auto sc = s.scores[size_t(h)].middleRows(r0, rn);
-                sc.noalias() = qh * s.k.middleCols(kvCol(h), dh).transpose();
-                capped(sc);
-                seen = sc.leftCols(keys);
+                thread_local Mat<T> all;
+                scoreBlock(scale, s.q, r0, rn, Eigen::Index(h) * dh, s.k, 0, t, kvCol(h), dh, all);
+                capped(all);
+                s.scores[size_t(h)].middleRows(r0, rn) = all;
+                seen = all.leftCols(keys);
             } else {
-                seen.noalias() = qh * s.k.block(0, kvCol(h), keys, dh).transpose();
+                scoreBlock(scale, s.q, r0, rn, Eigen::Index(h) * dh, s.k, 0, keys, kvCol(h), dh, seen);
                 capped(seen);
             }
             for (int i = r0; i < r0 + rn; ++i) {
@@ -744,9 +750,10 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     });
     if (p > 0 && keepScores) { // the kept rows' scores against the new keys, for the record
         for (int h = 0; h < heads; ++h) {
-            auto sc = s.scores[size_t(h)].block(0, p, p, n);
-            sc.noalias() = (scale * s.q.block(0, h * dh, p, dh)) * s.k.block(p, kvCol(h), n, dh).transpose();
+            Mat<T> sc;
+            scoreBlock(scale, s.q, 0, p, Eigen::Index(h) * dh, s.k, p, n, kvCol(h), dh, sc);
             capped(sc);
+            s.scores[size_t(h)].block(0, p, p, n) = sc;
         }
     }
     s.mask = mask;
@@ -1060,8 +1067,8 @@ BoolMat layerMask(const Architecture &arch, const BoolMat &mask, bool userMask, 
     const int window = arch.windowOf(layer);
     BoolMat m = userMask || !arch.causal ? mask : BoolMat();
     if (window > 0 && window < t) {
-        if (!m.size())
-            m = mask;
+        if (!m.size()) // the text's own, or its causal mask where none was built (a trace without weights)
+            m = mask.size() ? mask : effectiveMask(BoolMat(), arch.causal, {}, t, t);
         for (int i = window; i < t; ++i)
             m.row(i).head(i - window + 1).setOnes();
     }
@@ -1105,11 +1112,15 @@ void forStages(LayerTrace<T> &a, LayerTrace<T> &b, F f, bool withoutQ = false)
         f(sa.*m, sb.*m);
 }
 
-// a's stages and b's exchanged (no copy)
+// a's stages exchanged with the spare layers' (no copy): resid_post, which the next layer reads, with
+// `stream`'s, every other with `shared`'s (read by no other layer: one set serves them all). Its own
+// inverse.
 template <typename T>
-void swapStages(LayerTrace<T> &a, LayerTrace<T> &b, bool withoutQ)
+void swapStages(LayerTrace<T> &a, LayerTrace<T> &shared, LayerTrace<T> &stream, bool withoutQ)
 {
-    forStages(a, b, [](Mat<T> &x, Mat<T> &y) { x.swap(y); }, withoutQ);
+    forStages(a, shared, [](Mat<T> &x, Mat<T> &y) { x.swap(y); }, withoutQ);
+    a.output.swap(shared.output); // back, then with the stream's
+    a.output.swap(stream.output);
 }
 
 template <typename T>
@@ -1128,10 +1139,14 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         if (id < 0 || id >= w.tokens.rows())
             return Status::error(StatusCode::InvalidInput, "ids: " + std::to_string(id) + " is not in the vocabulary (0.." +
                                                                std::to_string(w.tokens.rows() - 1) + ")");
-    bool userMask = false;
-    const BoolMat mask = textMask(in, causal, int(t), userMask);
     // A weight rule other than the softmax is computed by computeAttention, whole (attendByRule).
     const bool general = !arch.weightRule.softmax();
+    // The text's mask, t x t bytes (1 GB at 32,768 tokens): a trace that keeps no weights stores none
+    // and its softmax forward applies causality itself, so it is built only for the user's masks.
+    const bool maskless = !in.observe.weights && !in.keepScores && !general && causal && in.maskedCells.empty() &&
+                          in.paddedKeys.empty();
+    bool userMask = false;
+    const BoolMat mask = maskless ? BoolMat() : textMask(in, causal, int(t), userMask);
     if (general && (arch.kvHeads != arch.heads || arch.qkNorm || arch.positions == PositionKind::Rotary ||
                     arch.attentionSoftcap > 0 || arch.slides()))
         return Status::error(StatusCode::InvalidInput, "attention: weights other than the softmax need plain multi-head "
@@ -1186,13 +1201,14 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     Mat<T> hidden, gated, ffIn;
     ProjectionScratch<T> scratch;
     // What in.observe leaves out of a layer is left empty in the trace, as a device leaves it: the
-    // stages of a layer not observed with its stages (computed in one of two spare layers, alternating:
-    // a layer reads the output of the one before), the weights and their mean of a layer not observed
-    // at all (never stored; at 1,024 tokens of SmolLM2, 13 MB and 26 MB a layer). k and v (the next
-    // token's keys) and the mask are kept in every layer. With scores kept everything is (the kept
-    // rows' scores against new keys read q). Observe::weights false: no layer's weights, their mean or
-    // mask are stored; every layer keeps q, k, v and each row's log-sum-exp instead (AttentionTiles
-    // computes any weight from them), except a layer whose weights come by a rule (no log-sum-exp).
+    // stages of a layer not observed with its stages (computed in a spare layer: its output in one of
+    // two, alternating, as a layer reads the output of the one before; the rest in one set), the
+    // weights and their mean of a layer not observed at all (never stored; at 1,024 tokens of
+    // SmolLM2, 13 MB and 26 MB a layer). k and v (the next token's keys) and the mask are kept in
+    // every layer. With scores kept everything is (the kept rows' scores against new keys read q).
+    // Observe::weights false: no layer's weights, their mean or mask are stored; every layer keeps q,
+    // k, v and each row's log-sum-exp instead (AttentionTiles computes any weight from them), except a
+    // layer whose weights come by a rule (no log-sum-exp).
     const bool pruning = !in.observe.everything() && !in.keepScores;
     out.observed = pruning ? in.observe : Observe();
     LayerTrace<T> spare[2];
@@ -1206,14 +1222,25 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         const bool weightsKept = !pruning || (in.observe.weights && in.observe.layer(int(l)));
         const bool qKept = kept || (pruning && !in.observe.weights);
         if (!kept)
-            swapStages(lt, spare[l % 2], qKept);
+            swapStages(lt, spare[0], spare[l % 2], qKept);
         const LayerTrace<T> *fl = from ? &from->layers[l] : nullptr;
+        // A spare layer reads the stream where it is (a copy, resid_pre, only where an edit changes
+        // it) and adds attention's output into resid_post's buffer (resid_mid there, in place).
+        const bool preEdited = hasEdits(in, HookPoint::ResidPre, int(l));
         for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::residualIn, &LayerTrace<T>::attentionIn,
-                                         &LayerTrace<T>::afterAttention, &LayerTrace<T>::output})
-            sized(lt.*m, fl ? &(fl->*m) : nullptr, kept);
-        lt.residualIn.middleRows(p, n) = x->middleRows(p, n);
-        if (applyEdits(in, HookPoint::ResidPre, int(l), arch.dHead, lt.residualIn))
-            x = &lt.residualIn; // the layer reads the edited stream; the one before keeps its output
+                                         &LayerTrace<T>::afterAttention, &LayerTrace<T>::output}) {
+            const bool used = kept || (m == &LayerTrace<T>::residualIn ? preEdited : m != &LayerTrace<T>::afterAttention);
+            if (used)
+                sized(lt.*m, fl ? &(fl->*m) : nullptr, kept);
+            else
+                (lt.*m).resize(0, 0);
+        }
+        Mat<T> &mid = kept ? lt.afterAttention : lt.output;
+        if (kept || preEdited) {
+            lt.residualIn.middleRows(p, n) = x->middleRows(p, n);
+            if (applyEdits(in, HookPoint::ResidPre, int(l), arch.dHead, lt.residualIn))
+                x = &lt.residualIn; // the layer reads the edited stream; the one before keeps its output
+        }
         if (pre)
             normRows(arch.norm, *x, p, b.attnNorm, lt.attentionIn);
         else
@@ -1277,49 +1304,62 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             applyEdits(in, HookPoint::AttnOut, int(l), arch.dHead, ffIn);
             if (keepOutputs)
                 lt.attnOut.middleRows(p, n) = ffIn;
-            lt.afterAttention.middleRows(p, n) = x->middleRows(p, n) + ffIn;
+            mid.middleRows(p, n) = x->middleRows(p, n) + ffIn;
         } else {
             applyEdits(in, HookPoint::AttnOut, int(l), arch.dHead, lt.attention.batch[0].output);
             if (keepOutputs)
                 lt.attnOut.middleRows(p, n) = lt.attention.batch[0].output.middleRows(p, n);
-            lt.afterAttention.middleRows(p, n) = x->middleRows(p, n) + lt.attention.batch[0].output.middleRows(p, n);
+            mid.middleRows(p, n) = x->middleRows(p, n) + lt.attention.batch[0].output.middleRows(p, n);
         }
         if (!pre)
-            normRows(arch.norm, lt.afterAttention, p, b.attnNorm, lt.afterAttention);
-        applyEdits(in, HookPoint::ResidMid, int(l), arch.dHead, lt.afterAttention);
-        resizeKeep(ffIn, n, d, 0);
-        if (pre)
-            normRows(arch.norm, lt.afterAttention, p, b.ffnNorm, ffIn, 0);
-        else
-            ffIn = lt.afterAttention.middleRows(p, n);
-        resizeKeep(hidden, n, b.up.W.rows(), 0);
+            normRows(arch.norm, mid, p, b.attnNorm, mid);
+        applyEdits(in, HookPoint::ResidMid, int(l), arch.dHead, mid);
         const bool keepMlp = in.keepMlp && b.gate.W.size() && kept;
-        if (keepMlp) { // the products kept before the activation, then activated here
+        if (keepMlp) { // the products kept before the activation
             for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::mlpPre, &LayerTrace<T>::mlpPreLinear}) {
                 growStage(lt.*m, t, b.up.W.rows(), keep, limit, out.room);
                 if (fl)
                     copyRows(lt.*m, fl->*m, keep, p);
             }
-            resizeKeep(gated, n, b.gate.W.rows(), 0);
-            linearRows<T>(ffIn, 0, {{&b.gate, &gated}, {&b.up, &hidden}});
-            lt.mlpPre.middleRows(p, n) = gated;
-            lt.mlpPreLinear.middleRows(p, n) = hidden;
-            activate<T>(gated.block(0, 0, n, gated.cols()), act);
-            hidden.array() *= gated.array();
-        } else if (b.gate.W.size()) {
-            resizeKeep(gated, n, b.gate.W.rows(), 0);
-            linearRows<T>(ffIn, 0, {{&b.gate, &gated, &act}, {&b.up, &hidden}});
-            hidden.array() *= gated.array();
-        } else {
-            linearRows<T>(ffIn, 0, {{&b.up, &hidden, &act}});
         }
-        linearRows<T>(hidden, 0, {{&b.down, &ffIn}}); // ffIn is free again: the second layer's rows
-        if (placement == NormPlacement::Sandwich)
-            normRows(arch.norm, ffIn, 0, b.postFfnNorm, ffIn);
-        applyEdits(in, HookPoint::MlpOut, int(l), arch.dHead, ffIn);
-        if (keepOutputs)
-            lt.mlpOut.middleRows(p, n) = ffIn;
-        lt.output.middleRows(p, n) = ffIn + lt.afterAttention.middleRows(p, n);
+        // The feed-forward in blocks of rows (each row its own: the same numbers), so that its hidden
+        // rows take 16 MB at most, not (t, d_ff) twice (512 MB at 8,192 tokens of Llama-3.2-1B); in
+        // one block where an edit of mlp_out may read every row.
+        const int ffRows = hasEdits(in, HookPoint::MlpOut, int(l))
+                               ? n
+                               : std::max(256, int((size_t(16) << 20) / (sizeof(T) * size_t(b.up.W.rows()))) / 64 * 64);
+        for (int c0 = p; c0 < t; c0 += ffRows) {
+            const int cn = std::min(ffRows, t - c0);
+            resizeKeep(ffIn, cn, d, 0);
+            if (pre) {
+                for (int i = 0; i < cn; ++i)
+                    normRow(arch.norm, mid.row(c0 + i), b.ffnNorm, ffIn.row(i));
+            } else {
+                ffIn = mid.middleRows(c0, cn);
+            }
+            resizeKeep(hidden, cn, b.up.W.rows(), 0);
+            if (keepMlp) { // activated here, after they are kept
+                resizeKeep(gated, cn, b.gate.W.rows(), 0);
+                linearRows<T>(ffIn, 0, {{&b.gate, &gated}, {&b.up, &hidden}});
+                lt.mlpPre.middleRows(c0, cn) = gated;
+                lt.mlpPreLinear.middleRows(c0, cn) = hidden;
+                activate<T>(gated.block(0, 0, cn, gated.cols()), act);
+                hidden.array() *= gated.array();
+            } else if (b.gate.W.size()) {
+                resizeKeep(gated, cn, b.gate.W.rows(), 0);
+                linearRows<T>(ffIn, 0, {{&b.gate, &gated, &act}, {&b.up, &hidden}});
+                hidden.array() *= gated.array();
+            } else {
+                linearRows<T>(ffIn, 0, {{&b.up, &hidden, &act}});
+            }
+            linearRows<T>(hidden, 0, {{&b.down, &ffIn}}); // ffIn is free again: the second layer's rows
+            if (placement == NormPlacement::Sandwich)
+                normRows(arch.norm, ffIn, 0, b.postFfnNorm, ffIn);
+            applyEdits(in, HookPoint::MlpOut, int(l), arch.dHead, ffIn);
+            if (keepOutputs)
+                lt.mlpOut.middleRows(c0, cn) = ffIn;
+            lt.output.middleRows(c0, cn) = ffIn + mid.middleRows(c0, cn);
+        }
         if (!pre)
             normRows(arch.norm, lt.output, p, b.ffnNorm, lt.output);
         applyEdits(in, HookPoint::ResidPost, int(l), arch.dHead, lt.output);
@@ -1331,7 +1371,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         lt.projections = b.projections();
         x = &lt.output;
         if (!kept) { // the spare takes its buffers back; the trace keeps none of this layer's stages
-            swapStages(lt, spare[l % 2], qKept);
+            swapStages(lt, spare[0], spare[l % 2], qKept);
             x = &spare[l % 2].output;
             forStages(lt, lt, [](Mat<T> &m, Mat<T> &) { m.resize(0, 0); }, qKept);
         }
