@@ -39,10 +39,12 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFormLayout>
 #include <QImage>
 #include <QMenuBar>
+#include <QProcess>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollBar>
@@ -88,6 +90,8 @@ private slots:
 
     // what the lecturer asked for next
     void firstStartWelcomes();
+    void firstStartWelcomesFromTheCommandLine_data();
+    void firstStartWelcomesFromTheCommandLine();
     void nextAndPreviousLesson();
     void helpMenuOpensTheGuide();
     void guideListsEveryShortcut();
@@ -545,6 +549,43 @@ void TestLecturer::firstStartWelcomes()
     QTest::mouseClick(m_w->lessonPanel()->nextButton(), Qt::LeftButton);
     QCOMPARE(m_w->lessonPanel()->currentId(), presets().front().id);
     QVERIFY(!m_w->lessonPanel()->welcomeShown());
+}
+
+// `attnviz` and `attnviz --no-restore` on a true first start (XDG_CONFIG_HOME an empty folder: no
+// settings file) welcome: the window writes lessons/welcomed when it shows the welcome in the Lesson
+// column (welcomeOnFirstStart, checked above), read back from the settings file while it runs.
+void TestLecturer::firstStartWelcomesFromTheCommandLine_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addRow("attnviz") << QStringList{};
+    QTest::addRow("--no-restore") << QStringList{QStringLiteral("--no-restore")};
+    QTest::addRow("--no-restore --theme dark")
+        << QStringList{QStringLiteral("--no-restore"), QStringLiteral("--theme"), QStringLiteral("dark")};
+}
+
+void TestLecturer::firstStartWelcomesFromTheCommandLine()
+{
+    QFETCH(QStringList, args);
+    QTemporaryDir dir;
+    const QString conf = dir.filePath(QStringLiteral("attnviz/attnviz.conf"));
+    QVERIFY(!QFile::exists(conf));
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path());
+    p.setProcessEnvironment(env);
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
+    QVERIFY(p.waitForStarted());
+    const auto welcomed = [&] { return QSettings(conf, QSettings::IniFormat).value(QStringLiteral("lessons/welcomed")).toBool(); };
+    QElapsedTimer t;
+    t.start();
+    while (!welcomed() && p.state() == QProcess::Running && t.elapsed() < 30000)
+        QTest::qWait(100);
+    const bool running = p.state() == QProcess::Running;
+    p.kill();
+    p.waitForFinished();
+    QVERIFY2(running, p.readAllStandardError().constData());
+    QVERIFY2(welcomed(), qPrintable(QStringLiteral("no welcome after %1 ms").arg(t.elapsed())));
 }
 
 void TestLecturer::nextAndPreviousLesson()
