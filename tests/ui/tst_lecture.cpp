@@ -50,6 +50,8 @@ private slots:
 
     void linesReadOnEveryBackground_data();
     void linesReadOnEveryBackground();
+    void strongestLineReadsOnEveryBackground_data();
+    void strongestLineReadsOnEveryBackground();
     void oneColumnHeatmapsHaveColour_data();
     void oneColumnHeatmapsHaveColour();
     void maskedKeysAreNotBars();
@@ -152,6 +154,76 @@ void TestLecture::linesReadOnEveryBackground()
                  qPrintable(QStringLiteral("“%1” %2 on %3: %4 : 1").arg(t.text, t.color.name(), bg.name()).arg(contrastRatio(t.color, bg), 0, 'f', 2)));
     }
     QVERIFY2(labels >= s->tq() + s->tk(), qPrintable(QString::number(labels)));
+}
+
+// The Lines view on the dark theme and presenting: the brightest line was 2.1–2.3 : 1 on black (a head
+// colour at 3 : 1, drawn at its weight's opacity). The strongest line of every head, shown alone, and
+// of all heads together, now shows a colour at WCAG AA (4.5 : 1) on the plot's background.
+void TestLecture::strongestLineReadsOnEveryBackground_data()
+{
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<int>("theme");
+    QTest::addColumn<bool>("presenting");
+    for (const QString preset : {QStringLiteral("ship-odyssey"), QStringLiteral("multihead-split"), QStringLiteral("tiny2-grouped-query")}) {
+        QTest::addRow("%s dark", qPrintable(preset)) << preset << int(Theme::Dark) << false;
+        QTest::addRow("%s presenting", qPrintable(preset)) << preset << int(Theme::Light) << true;
+        QTest::addRow("%s light", qPrintable(preset)) << preset << int(Theme::Light) << false;
+    }
+}
+
+void TestLecture::strongestLineReadsOnEveryBackground()
+{
+    QFETCH(QString, preset);
+    QFETCH(int, theme);
+    QFETCH(bool, presenting);
+    QVERIFY(m_w->applyPreset(preset) && waitForResult());
+    Appearance a = AppearanceManager::instance()->appearance();
+    a.theme = Theme(theme);
+    AppearanceManager::instance()->setAppearance(a);
+    QVERIFY(m_w->showView(QStringLiteral("lines")));
+    if (presenting)
+        present(QSize(1920, 1080));
+    LinesView *v = m_w->linesView();
+    const QColor bg = QApplication::palette().color(QPalette::Base);
+    const int heads = m_w->session()->snapshot()->attention(m_w->session()->selectedLayer()).numHeads;
+    QVERIFY(heads >= 1);
+    const auto strongestContrast = [&](const QString &what) {
+        settle(v->plot());
+        const std::vector<LinesView::Line> lines = v->lines();
+        QVERIFY2(!lines.empty(), qPrintable(what));
+        const auto top = std::max_element(lines.begin(), lines.end(),
+                                          [](const LinesView::Line &x, const LinesView::Line &y) { return x.alpha < y.alpha; });
+        const QColor drawn = v->drawnColor(*top);
+        QVERIFY2(contrastRatio(drawn, bg) >= 4.5,
+                 qPrintable(QStringLiteral("%1: strongest line (weight %2) %3 on %4: %5 : 1")
+                                .arg(what)
+                                .arg(top->weight, 0, 'f', 3)
+                                .arg(drawn.name(), bg.name())
+                                .arg(contrastRatio(drawn, bg), 0, 'f', 2)));
+    };
+    m_w->session()->setHeadDisplay(HeadDisplay::One);
+    for (int h = 0; h < heads; ++h) {
+        m_w->session()->setSelectedHead(h);
+        strongestContrast(QStringLiteral("head %1").arg(h));
+        if (QTest::currentTestFailed())
+            return;
+    }
+    m_w->session()->setHeadDisplay(HeadDisplay::All);
+    strongestContrast(QStringLiteral("all heads"));
+    if (QTest::currentTestFailed())
+        return;
+    m_w->session()->setHeadDisplay(HeadDisplay::Average);
+    strongestContrast(QStringLiteral("average"));
+    if (QTest::currentTestFailed())
+        return;
+    // the title says how the opacity is drawn
+    QVERIFY2(v->opacityGain() <= 1.0 + 1e-9 || v->title().contains(QStringLiteral("the strongest line shown opaque")),
+             qPrintable(v->title()));
+    if (qEnvironmentVariableIsSet("ATTNVIZ_SCREENSHOT_DIR") && theme == int(Theme::Dark)) {
+        m_w->session()->setHeadDisplay(HeadDisplay::All);
+        settle(v->plot());
+        m_w->grab().save(QDir(qEnvironmentVariable("ATTNVIZ_SCREENSHOT_DIR")).filePath(QStringLiteral("lines-%1-dark.png").arg(preset)));
+    }
 }
 
 // Defect 2: QCPColorMap sizes a cell by the distance between the first and last cell centres: one
