@@ -7,6 +7,7 @@
 #include "testpaths.h"
 #include "drawntext.h"
 #include "testsupport.h"
+#include "../support/modelfolders.h"
 
 #include "controls/controlpanel.h"
 #include "controls/tokenchipsview.h"
@@ -34,6 +35,8 @@
 #include <QImage>
 #include <QLabel>
 #include <QProcess>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -60,6 +63,8 @@ private slots:
     void presentingGrowsAndDarkens();
     void fixedWeightScale();
     void selfScoreAndHeadLabels();
+    void headGridFitsItsHeads_data();
+    void headGridFitsItsHeads();
     void lessonNumbersWithoutHovering();
     void stepsShowTheirOwnStage_data();
     void stepsShowTheirOwnStage();
@@ -524,6 +529,73 @@ void TestLecture::selfScoreAndHeadLabels()
         QVERIFY2(!thumb.intersects(t.box.toAlignedRect().adjusted(1, 1, -1, -1)),
                  qPrintable(QStringLiteral("%1 over its thumbnail").arg(t.text)));
     }
+}
+
+// The Layers × heads grid at 1400 × 900 showed 4 of attnviz-tiny 2's 8 heads while its lesson speaks
+// of heads 4–7. Every head of a layer now lies inside the grid's view across (8 and 16 heads), each
+// with its scores, and the head a lesson or a click names is scrolled into view.
+void TestLecture::headGridFitsItsHeads_data()
+{
+    QTest::addColumn<QString>("model"); // "" = the preset's own
+    QTest::addColumn<int>("heads");
+    QTest::addRow("tiny2-grouped-query, 8 heads") << QString() << 8;
+    QTest::addRow("gpt2-tiny as 16 heads") << QStringLiteral("gpt2-tiny") << 16;
+}
+
+void TestLecture::headGridFitsItsHeads()
+{
+    QFETCH(QString, model);
+    QFETCH(int, heads);
+    m_w->setWindowState(Qt::WindowNoState);
+    m_w->setGeometry(QRect(0, 0, 1400, 900));
+    QVERIFY(m_w->applyPreset(QStringLiteral("tiny2-grouped-query")) && waitForResult());
+    QTemporaryDir tmp;
+    if (!model.isEmpty()) { // the same weights read as more, narrower heads (d_model 16)
+        const QString dir = attnviz_test::copyModelFolder(model, tmp);
+        attnviz_test::editJson(dir + QStringLiteral("/config.json"), [heads](QJsonObject &o) { o.insert(QStringLiteral("n_head"), heads); });
+        QString error;
+        QVERIFY2(m_w->openModel(dir, &error), qPrintable(error));
+        QVERIFY(waitForResult());
+        QVERIFY(m_w->showView(QStringLiteral("headRoles")));
+    }
+    QTest::qWait(100);
+    HeadRolesView *roles = m_w->headRolesView();
+    QCOMPARE(roles->headCount(), heads);
+    auto *scroll = roles->findChild<QScrollArea *>();
+    QVERIFY(scroll);
+    const QWidget *viewport = scroll->viewport();
+    const auto inView = [&](int layer, int head, bool across) {
+        const QRect r = roles->thumbnailRect(layer, head);
+        const QRect shown(roles->canvas()->mapTo(viewport, r.topLeft()), r.size());
+        return across ? shown.left() >= 0 && shown.right() < viewport->width() : viewport->rect().contains(shown);
+    };
+    const int layer = m_w->session()->selectedLayer();
+    for (int h = 0; h < heads; ++h)
+        QVERIFY2(inView(layer, h, true), qPrintable(QStringLiteral("head %1 of %2 outside the %3 px view")
+                                                         .arg(h)
+                                                         .arg(heads)
+                                                         .arg(viewport->width())));
+    QVERIFY2(scroll->horizontalScrollBar()->maximum() == 0,
+             qPrintable(QStringLiteral("canvas %1 px wide in a %2 px view").arg(roles->canvas()->width()).arg(viewport->width())));
+    // the scores of every head drawn (the selected layer's, three decimals)
+    const QStringList texts = test::widgetTexts(roles->canvas());
+    for (int h = 0; h < heads; ++h) {
+        const double v = roles->score(HeadRolesView::Role::Self, layer, h);
+        QVERIFY2(texts.contains(QString::number(v, 'f', 3)) || texts.contains(QStringLiteral("self %1").arg(v, 0, 'f', 3)),
+                 qPrintable(QStringLiteral("head %1: self %2 not drawn").arg(h).arg(v, 0, 'f', 3)));
+    }
+    // a head named by a selection (a lesson, a click) comes into view, the last layer's last head too
+    const int last = roles->layerCount() - 1;
+    m_w->session()->setSelectedLayer(last);
+    m_w->session()->setSelectedHead(heads - 1);
+    QTest::qWait(100);
+    QVERIFY(inView(last, heads - 1, false));
+    m_w->session()->setSelectedLayer(0);
+    m_w->session()->setSelectedHead(0);
+    QTest::qWait(100);
+    QVERIFY(inView(0, 0, false));
+    if (qEnvironmentVariableIsSet("ATTNVIZ_SCREENSHOT_DIR"))
+        m_w->grab().save(QDir(qEnvironmentVariable("ATTNVIZ_SCREENSHOT_DIR")).filePath(QStringLiteral("headgrid-%1.png").arg(heads)));
 }
 
 // Defect 3 (part): the induction lesson quotes p = 48.8 % from the Predictions dock, which showed
