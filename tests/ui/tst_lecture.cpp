@@ -62,6 +62,8 @@ private slots:
     void modelMaskIsTheModels();
     void presentingGrowsAndDarkens();
     void fixedWeightScale();
+    void lessonScaleShowsItsText_data();
+    void lessonScaleShowsItsText();
     void selfScoreAndHeadLabels();
     void headGridFitsItsHeads_data();
     void headGridFitsItsHeads();
@@ -500,6 +502,54 @@ void TestLecture::fixedWeightScale()
 // Defect 16: layer 0's heads 2 and 3 of the bundled model attend to the token itself, yet every
 // role score read 0.00. A self (diagonal) score now says so; sorted, a head's name sits above its
 // thumbnail instead of over its first-token column.
+// ship-odyssey on the fixed 0–1 scale was a dark wall (its weights ≤ 0.23) while its text says "ship"
+// attends most to itself and then to "crew". A lesson whose text reads the pattern (most, then) colours
+// from 0 to the largest weight; one that compares weights with 1 or with another lesson (near-uniform
+// rows, sum against softmax) keeps the fixed scale. Either way the colour scale's title names it.
+void TestLecture::lessonScaleShowsItsText_data()
+{
+    QTest::addColumn<QString>("id");
+    for (const Preset &p : presets())
+        QTest::addRow("%s", qPrintable(p.id)) << p.id;
+}
+
+void TestLecture::lessonScaleShowsItsText()
+{
+    QFETCH(QString, id);
+    // the lessons whose text reads the pattern within the sentence, not against 1
+    const QStringList toMax = {QStringLiteral("ship-odyssey"), QStringLiteral("ship-amazon"), QStringLiteral("cross-attention")};
+    QVERIFY(m_w->applyPreset(id) && waitForResult());
+    QCOMPARE(findPreset(id)->fixedScale, !toMax.contains(id));
+    QVERIFY(m_w->showView(QStringLiteral("weights")));
+    HeatmapView *hv = m_w->heatmapView();
+    settle(hv->plot());
+    auto *map = qobject_cast<QCPColorMap *>(hv->plot()->plottable(0));
+    QVERIFY(map && map->colorScale());
+    const QString label = map->colorScale()->axis()->label();
+    double top = 0;
+    const Mat<float> &w = *hv->shownMatrix();
+    for (Eigen::Index i = 0; i < w.rows(); ++i)
+        for (Eigen::Index j = 0; j < w.cols(); ++j)
+            if (std::isfinite(w(i, j)))
+                top = std::max(top, std::abs(double(w(i, j))));
+    const QString info = QStringLiteral("%1: largest weight %2, scale %3 to %4, “%5”")
+                             .arg(id)
+                             .arg(top, 0, 'f', 4)
+                             .arg(map->dataRange().lower)
+                             .arg(map->dataRange().upper)
+                             .arg(label);
+    if (toMax.contains(id)) {
+        QVERIFY2(!AppearanceManager::instance()->appearance().fixedWeights, qPrintable(info));
+        QVERIFY2(std::abs(map->dataRange().upper - top) < 1e-6, qPrintable(info));
+        QVERIFY2(label.contains(QStringLiteral("0 to max")), qPrintable(info));
+    } else {
+        QVERIFY2(AppearanceManager::instance()->appearance().fixedWeights, qPrintable(info));
+        // fixed unless a weight leaves [0, 1] (dropout's 2.0, cosines below 0)
+        QVERIFY2(label.contains(QStringLiteral("fixed")) || top > 1.0 + 1e-6 || map->dataRange().lower < 0, qPrintable(info));
+    }
+    qInfo("%s", qPrintable(info));
+}
+
 void TestLecture::selfScoreAndHeadLabels()
 {
     QVERIFY(m_w->applyPreset(QStringLiteral("tiny-layers")) && waitForResult());
