@@ -45,6 +45,8 @@
 #include <QImage>
 #include <QMenuBar>
 #include <QProcess>
+#include <QLineEdit>
+#include <QAbstractSpinBox>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollBar>
@@ -81,6 +83,7 @@ private slots:
     void partialCharacterPieceReadsAsBytes();
     void cutNamesTheModelsPositions();
     void disabledControlsLookDisabled();
+    void disabledRowLabelsLookDisabled();
     void highContrastShowsCheckBoxes();
     void countsInTheRightNumber();
     void tabsFitWithAModel();
@@ -384,6 +387,72 @@ void TestLecturer::disabledControlsLookDisabled()
         QVERIFY2(pixelsLike(on, highlight, 40) > 0, "an enabled slider shows its filled groove");
         m_w->controls()->findChild<QComboBox *>(QStringLiteral("scaleCombo"))->setCurrentIndex(0);
     }
+}
+
+// The dark theme: row labels stood white (232) beside their disabled, grey fields (d_head, Random seed,
+// Mask method …), as bright as an enabled control's. Every labelled row of the controls now greys its
+// label with its field, and a disabled label is drawn darker than an enabled one.
+void TestLecturer::disabledRowLabelsLookDisabled()
+{
+    Appearance a;
+    a.theme = Theme::Dark;
+    AppearanceManager::instance()->setAppearance(a);
+    QTest::qWait(20);
+    const auto isInput = [](QWidget *w) {
+        return qobject_cast<QAbstractSpinBox *>(w) || qobject_cast<QComboBox *>(w) || qobject_cast<QAbstractSlider *>(w)
+            || qobject_cast<QAbstractButton *>(w) || qobject_cast<QLineEdit *>(w);
+    };
+    // the brightest pixel of a label's text on the dark window
+    const auto brightest = [](QLabel *l) {
+        const QImage img = l->grab().toImage();
+        int most = 0;
+        for (int y = 0; y < img.height(); ++y)
+            for (int x = 0; x < img.width(); ++x)
+                most = std::max(most, qGray(img.pixel(x, y)));
+        return most;
+    };
+    int disabled = 0, enabledLight = 0, disabledLight = 0;
+    for (QFormLayout *form : m_w->controls()->findChildren<QFormLayout *>())
+        for (int row = 0; row < form->rowCount(); ++row) {
+            QLayoutItem *li = form->itemAt(row, QFormLayout::LabelRole);
+            QLayoutItem *fi = form->itemAt(row, QFormLayout::FieldRole);
+            auto *label = li ? qobject_cast<QLabel *>(li->widget()) : nullptr;
+            QWidget *field = fi ? fi->widget() : nullptr;
+            if (!label || !field)
+                continue;
+            if (!isInput(field))
+                for (QWidget *c : field->findChildren<QWidget *>(Qt::FindDirectChildrenOnly))
+                    if (isInput(c)) {
+                        field = c;
+                        break;
+                    }
+            if (!isInput(field))
+                continue;
+            QVERIFY2(label->isEnabled() == field->isEnabled(),
+                     qPrintable(QStringLiteral("“%1”: label %2, field %3").arg(label->text()).arg(label->isEnabled()).arg(field->isEnabled())));
+            if (!label->isVisible())
+                continue;
+            if (field->isEnabled())
+                enabledLight = std::max(enabledLight, brightest(label));
+            else {
+                ++disabled;
+                disabledLight = std::max(disabledLight, brightest(label));
+            }
+        }
+    QVERIFY2(disabled >= 3, qPrintable(QString::number(disabled))); // d_head, Mask method, Random seed …
+    QVERIFY2(disabledLight + 60 < enabledLight, qPrintable(QStringLiteral("disabled %1, enabled %2").arg(disabledLight).arg(enabledLight)));
+    // a field enabled again takes its label with it
+    screenshot(m_w, QStringLiteral("dark-disabled-labels"));
+    auto *mode = m_w->controls()->findChild<QComboBox *>(QStringLiteral("projectionCombo"));
+    auto *seed = m_w->controls()->findChild<QSpinBox *>(QStringLiteral("projectionSeedSpin"));
+    QVERIFY(mode && seed);
+    auto *seedLabel = qobject_cast<QLabel *>(seed->parentWidget()->findChild<QFormLayout *>()->labelForField(seed));
+    QVERIFY(seedLabel && !seed->isEnabled() && !seedLabel->isEnabled()); // identity projections: no seed
+    mode->setCurrentIndex(mode->findData(int(ProjectionMode::Random)));
+    QVERIFY(seed->isEnabled());
+    QVERIFY(seedLabel->isEnabled());
+    mode->setCurrentIndex(mode->findData(int(ProjectionMode::Identity)));
+    QVERIFY(!seedLabel->isEnabled());
 }
 
 void TestLecturer::highContrastShowsCheckBoxes()
