@@ -96,6 +96,7 @@ private slots:
     void firstStartWelcomesFromTheCommandLine_data();
     void firstStartWelcomesFromTheCommandLine();
     void nextAndPreviousLesson();
+    void presentingKeepsLessonSteps();
     void helpMenuOpensTheGuide();
     void guideListsEveryShortcut();
     void readmeTourIsTheGuide();
@@ -687,6 +688,46 @@ void TestLecturer::nextAndPreviousLesson()
     QVERIFY(m_w->applyPreset(all.back().id));
     QVERIFY(!m_w->lessonPanel()->nextButton()->isEnabled());
     QVERIFY(!m_w->stepLesson(1));
+}
+
+// Presenting, the Lesson column had no ◀ ▶ (only Alt+→ / Alt+←): a lecturer with a mouse or a clicker
+// could not step. ◀ ▶ now sit beside the lesson list while presenting (no line of the text's height),
+// step the lessons, and go when presenting ends.
+void TestLecturer::presentingKeepsLessonSteps()
+{
+    const std::vector<Preset> &all = presets();
+    QVERIFY(applyPreset(all[1].id));
+    m_w->setPresentationMode(true);
+    m_w->setWindowState(Qt::WindowNoState);
+    m_w->setGeometry(QRect(0, 0, 1280, 720));
+    QTest::qWait(150);
+    LessonPanel *panel = m_w->lessonPanel();
+    auto *next = panel->findChild<QToolButton *>(QStringLiteral("presentNextLesson"));
+    auto *previous = panel->findChild<QToolButton *>(QStringLiteral("presentPreviousLesson"));
+    QVERIFY(next && previous);
+    QVERIFY(next->isVisible() && previous->isVisible());
+    QVERIFY(next->isEnabled() && previous->isEnabled());
+    // on the list's line
+    auto *list = panel->findChild<QComboBox *>(QStringLiteral("presetCombo"));
+    QVERIFY(list);
+    const QRect listBox(list->mapTo(panel, QPoint(0, 0)), list->size());
+    const QRect nextBox(next->mapTo(panel, QPoint(0, 0)), next->size());
+    QVERIFY2(nextBox.top() < listBox.bottom() && nextBox.bottom() > listBox.top(),
+             qPrintable(QStringLiteral("▶ at y %1–%2, the list at %3–%4").arg(nextBox.top()).arg(nextBox.bottom()).arg(listBox.top()).arg(listBox.bottom())));
+    QVERIFY(nextBox.right() <= panel->width());
+    screenshot(m_w, QStringLiteral("presenting-lesson-steps"));
+    QTest::mouseClick(next, Qt::LeftButton);
+    QVERIFY(waitForResult());
+    QCOMPARE(panel->currentId(), all[2].id);
+    QTest::mouseClick(previous, Qt::LeftButton);
+    QVERIFY(waitForResult());
+    QTest::mouseClick(previous, Qt::LeftButton);
+    QVERIFY(waitForResult());
+    QCOMPARE(panel->currentId(), all[0].id);
+    QVERIFY(!previous->isEnabled()); // the first lesson
+    m_w->setPresentationMode(false);
+    QVERIFY(!next->isVisible() && !previous->isVisible());
+    QVERIFY(panel->nextButton()->isVisible());
 }
 
 void TestLecturer::helpMenuOpensTheGuide()
