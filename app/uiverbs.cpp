@@ -225,11 +225,13 @@ int gui(const QStringList &args)
     ui::AppearanceManager::instance()->setAppearance(look);
     ui::MainWindow w;
     // A session file that cannot be opened leaves the window as it starts, with a dialog saying why.
+    // A first start (no settings yet) welcomes, with or without --no-restore: the Lesson column points
+    // at the lessons. A preset or a comparison fills the column itself; a screenshot shows the views.
     if (!sessions.isEmpty())
         w.openSessionInteractive(sessions.first());
-    else if (!p.isSet(noRestoreOpt) && !p.isSet(shotOpt) && !p.isSet(presetOpt) && !p.isSet(compareOpt)
-             && !w.restoreLastSession())
-        w.welcomeOnFirstStart(); // nothing to come back to: the Lesson column points at the lessons
+    else if (!p.isSet(shotOpt) && !p.isSet(presetOpt) && !p.isSet(compareOpt)
+             && (p.isSet(noRestoreOpt) || !w.restoreLastSession()))
+        w.welcomeOnFirstStart();
     if (p.isSet(embOpt)) {
         QString error;
         if (!w.loadEmbeddingsFile(p.value(embOpt), &error))

@@ -224,7 +224,9 @@ private:
     void onTokenClicked(bool keyChips, int index);
     void updateModified();
     void applySide(const CompareSide &side); // A becomes `side`, through the setters above
-    void useLessonWeightScale(); // lessons and the seed comparisons colour weights on the fixed 0–1 scale
+    // Lessons colour weights on the fixed 0–1 scale or from 0 to the largest (Preset::fixedScale); the
+    // seed comparisons on the fixed one.
+    void useLessonWeightScale(bool fixed = true);
     void setModelFrom(const QString &source, std::shared_ptr<Model> model); // null = word vectors
     void modelFailed(const QString &source, const QString &message);
 

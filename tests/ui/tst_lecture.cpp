@@ -7,6 +7,7 @@
 #include "testpaths.h"
 #include "drawntext.h"
 #include "testsupport.h"
+#include "../support/modelfolders.h"
 
 #include "controls/controlpanel.h"
 #include "controls/tokenchipsview.h"
@@ -34,6 +35,8 @@
 #include <QImage>
 #include <QLabel>
 #include <QProcess>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -50,6 +53,8 @@ private slots:
 
     void linesReadOnEveryBackground_data();
     void linesReadOnEveryBackground();
+    void strongestLineReadsOnEveryBackground_data();
+    void strongestLineReadsOnEveryBackground();
     void oneColumnHeatmapsHaveColour_data();
     void oneColumnHeatmapsHaveColour();
     void maskedKeysAreNotBars();
@@ -57,7 +62,11 @@ private slots:
     void modelMaskIsTheModels();
     void presentingGrowsAndDarkens();
     void fixedWeightScale();
+    void lessonScaleShowsItsText_data();
+    void lessonScaleShowsItsText();
     void selfScoreAndHeadLabels();
+    void headGridFitsItsHeads_data();
+    void headGridFitsItsHeads();
     void lessonNumbersWithoutHovering();
     void stepsShowTheirOwnStage_data();
     void stepsShowTheirOwnStage();
@@ -152,6 +161,76 @@ void TestLecture::linesReadOnEveryBackground()
                  qPrintable(QStringLiteral("“%1” %2 on %3: %4 : 1").arg(t.text, t.color.name(), bg.name()).arg(contrastRatio(t.color, bg), 0, 'f', 2)));
     }
     QVERIFY2(labels >= s->tq() + s->tk(), qPrintable(QString::number(labels)));
+}
+
+// The Lines view on the dark theme and presenting: the brightest line was 2.1–2.3 : 1 on black (a head
+// colour at 3 : 1, drawn at its weight's opacity). The strongest line of every head, shown alone, and
+// of all heads together, now shows a colour at WCAG AA (4.5 : 1) on the plot's background.
+void TestLecture::strongestLineReadsOnEveryBackground_data()
+{
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<int>("theme");
+    QTest::addColumn<bool>("presenting");
+    for (const QString preset : {QStringLiteral("ship-odyssey"), QStringLiteral("multihead-split"), QStringLiteral("tiny2-grouped-query")}) {
+        QTest::addRow("%s dark", qPrintable(preset)) << preset << int(Theme::Dark) << false;
+        QTest::addRow("%s presenting", qPrintable(preset)) << preset << int(Theme::Light) << true;
+        QTest::addRow("%s light", qPrintable(preset)) << preset << int(Theme::Light) << false;
+    }
+}
+
+void TestLecture::strongestLineReadsOnEveryBackground()
+{
+    QFETCH(QString, preset);
+    QFETCH(int, theme);
+    QFETCH(bool, presenting);
+    QVERIFY(m_w->applyPreset(preset) && waitForResult());
+    Appearance a = AppearanceManager::instance()->appearance();
+    a.theme = Theme(theme);
+    AppearanceManager::instance()->setAppearance(a);
+    QVERIFY(m_w->showView(QStringLiteral("lines")));
+    if (presenting)
+        present(QSize(1920, 1080));
+    LinesView *v = m_w->linesView();
+    const QColor bg = QApplication::palette().color(QPalette::Base);
+    const int heads = m_w->session()->snapshot()->attention(m_w->session()->selectedLayer()).numHeads;
+    QVERIFY(heads >= 1);
+    const auto strongestContrast = [&](const QString &what) {
+        settle(v->plot());
+        const std::vector<LinesView::Line> lines = v->lines();
+        QVERIFY2(!lines.empty(), qPrintable(what));
+        const auto top = std::max_element(lines.begin(), lines.end(),
+                                          [](const LinesView::Line &x, const LinesView::Line &y) { return x.alpha < y.alpha; });
+        const QColor drawn = v->drawnColor(*top);
+        QVERIFY2(contrastRatio(drawn, bg) >= 4.5,
+                 qPrintable(QStringLiteral("%1: strongest line (weight %2) %3 on %4: %5 : 1")
+                                .arg(what)
+                                .arg(top->weight, 0, 'f', 3)
+                                .arg(drawn.name(), bg.name())
+                                .arg(contrastRatio(drawn, bg), 0, 'f', 2)));
+    };
+    m_w->session()->setHeadDisplay(HeadDisplay::One);
+    for (int h = 0; h < heads; ++h) {
+        m_w->session()->setSelectedHead(h);
+        strongestContrast(QStringLiteral("head %1").arg(h));
+        if (QTest::currentTestFailed())
+            return;
+    }
+    m_w->session()->setHeadDisplay(HeadDisplay::All);
+    strongestContrast(QStringLiteral("all heads"));
+    if (QTest::currentTestFailed())
+        return;
+    m_w->session()->setHeadDisplay(HeadDisplay::Average);
+    strongestContrast(QStringLiteral("average"));
+    if (QTest::currentTestFailed())
+        return;
+    // the title says how the opacity is drawn
+    QVERIFY2(v->opacityGain() <= 1.0 + 1e-9 || v->title().contains(QStringLiteral("the strongest line shown opaque")),
+             qPrintable(v->title()));
+    if (qEnvironmentVariableIsSet("ATTNVIZ_SCREENSHOT_DIR") && theme == int(Theme::Dark)) {
+        m_w->session()->setHeadDisplay(HeadDisplay::All);
+        settle(v->plot());
+        m_w->grab().save(QDir(qEnvironmentVariable("ATTNVIZ_SCREENSHOT_DIR")).filePath(QStringLiteral("lines-%1-dark.png").arg(preset)));
+    }
 }
 
 // Defect 2: QCPColorMap sizes a cell by the distance between the first and last cell centres: one
@@ -423,6 +502,54 @@ void TestLecture::fixedWeightScale()
 // Defect 16: layer 0's heads 2 and 3 of the bundled model attend to the token itself, yet every
 // role score read 0.00. A self (diagonal) score now says so; sorted, a head's name sits above its
 // thumbnail instead of over its first-token column.
+// ship-odyssey on the fixed 0–1 scale was a dark wall (its weights ≤ 0.23) while its text says "ship"
+// attends most to itself and then to "crew". A lesson whose text reads the pattern (most, then) colours
+// from 0 to the largest weight; one that compares weights with 1 or with another lesson (near-uniform
+// rows, sum against softmax) keeps the fixed scale. Either way the colour scale's title names it.
+void TestLecture::lessonScaleShowsItsText_data()
+{
+    QTest::addColumn<QString>("id");
+    for (const Preset &p : presets())
+        QTest::addRow("%s", qPrintable(p.id)) << p.id;
+}
+
+void TestLecture::lessonScaleShowsItsText()
+{
+    QFETCH(QString, id);
+    // the lessons whose text reads the pattern within the sentence, not against 1
+    const QStringList toMax = {QStringLiteral("ship-odyssey"), QStringLiteral("ship-amazon"), QStringLiteral("cross-attention")};
+    QVERIFY(m_w->applyPreset(id) && waitForResult());
+    QCOMPARE(findPreset(id)->fixedScale, !toMax.contains(id));
+    QVERIFY(m_w->showView(QStringLiteral("weights")));
+    HeatmapView *hv = m_w->heatmapView();
+    settle(hv->plot());
+    auto *map = qobject_cast<QCPColorMap *>(hv->plot()->plottable(0));
+    QVERIFY(map && map->colorScale());
+    const QString label = map->colorScale()->axis()->label();
+    double top = 0;
+    const Mat<float> &w = *hv->shownMatrix();
+    for (Eigen::Index i = 0; i < w.rows(); ++i)
+        for (Eigen::Index j = 0; j < w.cols(); ++j)
+            if (std::isfinite(w(i, j)))
+                top = std::max(top, std::abs(double(w(i, j))));
+    const QString info = QStringLiteral("%1: largest weight %2, scale %3 to %4, “%5”")
+                             .arg(id)
+                             .arg(top, 0, 'f', 4)
+                             .arg(map->dataRange().lower)
+                             .arg(map->dataRange().upper)
+                             .arg(label);
+    if (toMax.contains(id)) {
+        QVERIFY2(!AppearanceManager::instance()->appearance().fixedWeights, qPrintable(info));
+        QVERIFY2(std::abs(map->dataRange().upper - top) < 1e-6, qPrintable(info));
+        QVERIFY2(label.contains(QStringLiteral("0 to max")), qPrintable(info));
+    } else {
+        QVERIFY2(AppearanceManager::instance()->appearance().fixedWeights, qPrintable(info));
+        // fixed unless a weight leaves [0, 1] (dropout's 2.0, cosines below 0)
+        QVERIFY2(label.contains(QStringLiteral("fixed")) || top > 1.0 + 1e-6 || map->dataRange().lower < 0, qPrintable(info));
+    }
+    qInfo("%s", qPrintable(info));
+}
+
 void TestLecture::selfScoreAndHeadLabels()
 {
     QVERIFY(m_w->applyPreset(QStringLiteral("tiny-layers")) && waitForResult());
@@ -452,6 +579,73 @@ void TestLecture::selfScoreAndHeadLabels()
         QVERIFY2(!thumb.intersects(t.box.toAlignedRect().adjusted(1, 1, -1, -1)),
                  qPrintable(QStringLiteral("%1 over its thumbnail").arg(t.text)));
     }
+}
+
+// The Layers × heads grid at 1400 × 900 showed 4 of attnviz-tiny 2's 8 heads while its lesson speaks
+// of heads 4–7. Every head of a layer now lies inside the grid's view across (8 and 16 heads), each
+// with its scores, and the head a lesson or a click names is scrolled into view.
+void TestLecture::headGridFitsItsHeads_data()
+{
+    QTest::addColumn<QString>("model"); // "" = the preset's own
+    QTest::addColumn<int>("heads");
+    QTest::addRow("tiny2-grouped-query, 8 heads") << QString() << 8;
+    QTest::addRow("gpt2-tiny as 16 heads") << QStringLiteral("gpt2-tiny") << 16;
+}
+
+void TestLecture::headGridFitsItsHeads()
+{
+    QFETCH(QString, model);
+    QFETCH(int, heads);
+    m_w->setWindowState(Qt::WindowNoState);
+    m_w->setGeometry(QRect(0, 0, 1400, 900));
+    QVERIFY(m_w->applyPreset(QStringLiteral("tiny2-grouped-query")) && waitForResult());
+    QTemporaryDir tmp;
+    if (!model.isEmpty()) { // the same weights read as more, narrower heads (d_model 16)
+        const QString dir = attnviz_test::copyModelFolder(model, tmp);
+        attnviz_test::editJson(dir + QStringLiteral("/config.json"), [heads](QJsonObject &o) { o.insert(QStringLiteral("n_head"), heads); });
+        QString error;
+        QVERIFY2(m_w->openModel(dir, &error), qPrintable(error));
+        QVERIFY(waitForResult());
+        QVERIFY(m_w->showView(QStringLiteral("headRoles")));
+    }
+    QTest::qWait(100);
+    HeadRolesView *roles = m_w->headRolesView();
+    QCOMPARE(roles->headCount(), heads);
+    auto *scroll = roles->findChild<QScrollArea *>();
+    QVERIFY(scroll);
+    const QWidget *viewport = scroll->viewport();
+    const auto inView = [&](int layer, int head, bool across) {
+        const QRect r = roles->thumbnailRect(layer, head);
+        const QRect shown(roles->canvas()->mapTo(viewport, r.topLeft()), r.size());
+        return across ? shown.left() >= 0 && shown.right() < viewport->width() : viewport->rect().contains(shown);
+    };
+    const int layer = m_w->session()->selectedLayer();
+    for (int h = 0; h < heads; ++h)
+        QVERIFY2(inView(layer, h, true), qPrintable(QStringLiteral("head %1 of %2 outside the %3 px view")
+                                                         .arg(h)
+                                                         .arg(heads)
+                                                         .arg(viewport->width())));
+    QVERIFY2(scroll->horizontalScrollBar()->maximum() == 0,
+             qPrintable(QStringLiteral("canvas %1 px wide in a %2 px view").arg(roles->canvas()->width()).arg(viewport->width())));
+    // the scores of every head drawn (the selected layer's, three decimals)
+    const QStringList texts = test::widgetTexts(roles->canvas());
+    for (int h = 0; h < heads; ++h) {
+        const double v = roles->score(HeadRolesView::Role::Self, layer, h);
+        QVERIFY2(texts.contains(QString::number(v, 'f', 3)) || texts.contains(QStringLiteral("self %1").arg(v, 0, 'f', 3)),
+                 qPrintable(QStringLiteral("head %1: self %2 not drawn").arg(h).arg(v, 0, 'f', 3)));
+    }
+    // a head named by a selection (a lesson, a click) comes into view, the last layer's last head too
+    const int last = roles->layerCount() - 1;
+    m_w->session()->setSelectedLayer(last);
+    m_w->session()->setSelectedHead(heads - 1);
+    QTest::qWait(100);
+    QVERIFY(inView(last, heads - 1, false));
+    m_w->session()->setSelectedLayer(0);
+    m_w->session()->setSelectedHead(0);
+    QTest::qWait(100);
+    QVERIFY(inView(0, 0, false));
+    if (qEnvironmentVariableIsSet("ATTNVIZ_SCREENSHOT_DIR"))
+        m_w->grab().save(QDir(qEnvironmentVariable("ATTNVIZ_SCREENSHOT_DIR")).filePath(QStringLiteral("headgrid-%1.png").arg(heads)));
 }
 
 // Defect 3 (part): the induction lesson quotes p = 48.8 % from the Predictions dock, which showed

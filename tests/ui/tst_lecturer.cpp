@@ -39,10 +39,14 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFormLayout>
 #include <QImage>
 #include <QMenuBar>
+#include <QProcess>
+#include <QLineEdit>
+#include <QAbstractSpinBox>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollBar>
@@ -79,6 +83,7 @@ private slots:
     void partialCharacterPieceReadsAsBytes();
     void cutNamesTheModelsPositions();
     void disabledControlsLookDisabled();
+    void disabledRowLabelsLookDisabled();
     void highContrastShowsCheckBoxes();
     void countsInTheRightNumber();
     void tabsFitWithAModel();
@@ -88,7 +93,10 @@ private slots:
 
     // what the lecturer asked for next
     void firstStartWelcomes();
+    void firstStartWelcomesFromTheCommandLine_data();
+    void firstStartWelcomesFromTheCommandLine();
     void nextAndPreviousLesson();
+    void presentingKeepsLessonSteps();
     void helpMenuOpensTheGuide();
     void guideListsEveryShortcut();
     void readmeTourIsTheGuide();
@@ -382,6 +390,72 @@ void TestLecturer::disabledControlsLookDisabled()
     }
 }
 
+// The dark theme: row labels stood white (232) beside their disabled, grey fields (d_head, Random seed,
+// Mask method …), as bright as an enabled control's. Every labelled row of the controls now greys its
+// label with its field, and a disabled label is drawn darker than an enabled one.
+void TestLecturer::disabledRowLabelsLookDisabled()
+{
+    Appearance a;
+    a.theme = Theme::Dark;
+    AppearanceManager::instance()->setAppearance(a);
+    QTest::qWait(20);
+    const auto isInput = [](QWidget *w) {
+        return qobject_cast<QAbstractSpinBox *>(w) || qobject_cast<QComboBox *>(w) || qobject_cast<QAbstractSlider *>(w)
+            || qobject_cast<QAbstractButton *>(w) || qobject_cast<QLineEdit *>(w);
+    };
+    // the brightest pixel of a label's text on the dark window
+    const auto brightest = [](QLabel *l) {
+        const QImage img = l->grab().toImage();
+        int most = 0;
+        for (int y = 0; y < img.height(); ++y)
+            for (int x = 0; x < img.width(); ++x)
+                most = std::max(most, qGray(img.pixel(x, y)));
+        return most;
+    };
+    int disabled = 0, enabledLight = 0, disabledLight = 0;
+    for (QFormLayout *form : m_w->controls()->findChildren<QFormLayout *>())
+        for (int row = 0; row < form->rowCount(); ++row) {
+            QLayoutItem *li = form->itemAt(row, QFormLayout::LabelRole);
+            QLayoutItem *fi = form->itemAt(row, QFormLayout::FieldRole);
+            auto *label = li ? qobject_cast<QLabel *>(li->widget()) : nullptr;
+            QWidget *field = fi ? fi->widget() : nullptr;
+            if (!label || !field)
+                continue;
+            if (!isInput(field))
+                for (QWidget *c : field->findChildren<QWidget *>(Qt::FindDirectChildrenOnly))
+                    if (isInput(c)) {
+                        field = c;
+                        break;
+                    }
+            if (!isInput(field))
+                continue;
+            QVERIFY2(label->isEnabled() == field->isEnabled(),
+                     qPrintable(QStringLiteral("“%1”: label %2, field %3").arg(label->text()).arg(label->isEnabled()).arg(field->isEnabled())));
+            if (!label->isVisible())
+                continue;
+            if (field->isEnabled())
+                enabledLight = std::max(enabledLight, brightest(label));
+            else {
+                ++disabled;
+                disabledLight = std::max(disabledLight, brightest(label));
+            }
+        }
+    QVERIFY2(disabled >= 3, qPrintable(QString::number(disabled))); // d_head, Mask method, Random seed …
+    QVERIFY2(disabledLight + 60 < enabledLight, qPrintable(QStringLiteral("disabled %1, enabled %2").arg(disabledLight).arg(enabledLight)));
+    // a field enabled again takes its label with it
+    screenshot(m_w, QStringLiteral("dark-disabled-labels"));
+    auto *mode = m_w->controls()->findChild<QComboBox *>(QStringLiteral("projectionCombo"));
+    auto *seed = m_w->controls()->findChild<QSpinBox *>(QStringLiteral("projectionSeedSpin"));
+    QVERIFY(mode && seed);
+    auto *seedLabel = qobject_cast<QLabel *>(seed->parentWidget()->findChild<QFormLayout *>()->labelForField(seed));
+    QVERIFY(seedLabel && !seed->isEnabled() && !seedLabel->isEnabled()); // identity projections: no seed
+    mode->setCurrentIndex(mode->findData(int(ProjectionMode::Random)));
+    QVERIFY(seed->isEnabled());
+    QVERIFY(seedLabel->isEnabled());
+    mode->setCurrentIndex(mode->findData(int(ProjectionMode::Identity)));
+    QVERIFY(!seedLabel->isEnabled());
+}
+
 void TestLecturer::highContrastShowsCheckBoxes()
 {
     Appearance a;
@@ -547,6 +621,43 @@ void TestLecturer::firstStartWelcomes()
     QVERIFY(!m_w->lessonPanel()->welcomeShown());
 }
 
+// `attnviz` and `attnviz --no-restore` on a true first start (XDG_CONFIG_HOME an empty folder: no
+// settings file) welcome: the window writes lessons/welcomed when it shows the welcome in the Lesson
+// column (welcomeOnFirstStart, checked above), read back from the settings file while it runs.
+void TestLecturer::firstStartWelcomesFromTheCommandLine_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addRow("attnviz") << QStringList{};
+    QTest::addRow("--no-restore") << QStringList{QStringLiteral("--no-restore")};
+    QTest::addRow("--no-restore --theme dark")
+        << QStringList{QStringLiteral("--no-restore"), QStringLiteral("--theme"), QStringLiteral("dark")};
+}
+
+void TestLecturer::firstStartWelcomesFromTheCommandLine()
+{
+    QFETCH(QStringList, args);
+    QTemporaryDir dir;
+    const QString conf = dir.filePath(QStringLiteral("attnviz/attnviz.conf"));
+    QVERIFY(!QFile::exists(conf));
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path());
+    p.setProcessEnvironment(env);
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
+    QVERIFY(p.waitForStarted());
+    const auto welcomed = [&] { return QSettings(conf, QSettings::IniFormat).value(QStringLiteral("lessons/welcomed")).toBool(); };
+    QElapsedTimer t;
+    t.start();
+    while (!welcomed() && p.state() == QProcess::Running && t.elapsed() < 30000)
+        QTest::qWait(100);
+    const bool running = p.state() == QProcess::Running;
+    p.kill();
+    p.waitForFinished();
+    QVERIFY2(running, p.readAllStandardError().constData());
+    QVERIFY2(welcomed(), qPrintable(QStringLiteral("no welcome after %1 ms").arg(t.elapsed())));
+}
+
 void TestLecturer::nextAndPreviousLesson()
 {
     const std::vector<Preset> &all = presets();
@@ -577,6 +688,46 @@ void TestLecturer::nextAndPreviousLesson()
     QVERIFY(m_w->applyPreset(all.back().id));
     QVERIFY(!m_w->lessonPanel()->nextButton()->isEnabled());
     QVERIFY(!m_w->stepLesson(1));
+}
+
+// Presenting, the Lesson column had no ◀ ▶ (only Alt+→ / Alt+←): a lecturer with a mouse or a clicker
+// could not step. ◀ ▶ now sit beside the lesson list while presenting (no line of the text's height),
+// step the lessons, and go when presenting ends.
+void TestLecturer::presentingKeepsLessonSteps()
+{
+    const std::vector<Preset> &all = presets();
+    QVERIFY(applyPreset(all[1].id));
+    m_w->setPresentationMode(true);
+    m_w->setWindowState(Qt::WindowNoState);
+    m_w->setGeometry(QRect(0, 0, 1280, 720));
+    QTest::qWait(150);
+    LessonPanel *panel = m_w->lessonPanel();
+    auto *next = panel->findChild<QToolButton *>(QStringLiteral("presentNextLesson"));
+    auto *previous = panel->findChild<QToolButton *>(QStringLiteral("presentPreviousLesson"));
+    QVERIFY(next && previous);
+    QVERIFY(next->isVisible() && previous->isVisible());
+    QVERIFY(next->isEnabled() && previous->isEnabled());
+    // on the list's line
+    auto *list = panel->findChild<QComboBox *>(QStringLiteral("presetCombo"));
+    QVERIFY(list);
+    const QRect listBox(list->mapTo(panel, QPoint(0, 0)), list->size());
+    const QRect nextBox(next->mapTo(panel, QPoint(0, 0)), next->size());
+    QVERIFY2(nextBox.top() < listBox.bottom() && nextBox.bottom() > listBox.top(),
+             qPrintable(QStringLiteral("▶ at y %1–%2, the list at %3–%4").arg(nextBox.top()).arg(nextBox.bottom()).arg(listBox.top()).arg(listBox.bottom())));
+    QVERIFY(nextBox.right() <= panel->width());
+    screenshot(m_w, QStringLiteral("presenting-lesson-steps"));
+    QTest::mouseClick(next, Qt::LeftButton);
+    QVERIFY(waitForResult());
+    QCOMPARE(panel->currentId(), all[2].id);
+    QTest::mouseClick(previous, Qt::LeftButton);
+    QVERIFY(waitForResult());
+    QTest::mouseClick(previous, Qt::LeftButton);
+    QVERIFY(waitForResult());
+    QCOMPARE(panel->currentId(), all[0].id);
+    QVERIFY(!previous->isEnabled()); // the first lesson
+    m_w->setPresentationMode(false);
+    QVERIFY(!next->isVisible() && !previous->isVisible());
+    QVERIFY(panel->nextButton()->isVisible());
 }
 
 void TestLecturer::helpMenuOpensTheGuide()

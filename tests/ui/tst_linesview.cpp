@@ -220,8 +220,8 @@ private slots:
         std::set<QRgb> colours;
         for (const auto &l : lines) {
             QVERIFY(l.head == 0 || l.head == 1);
-            // the head's colour, with at least 3 : 1 contrast on the background
-            QCOMPARE(l.color, readableOn(headColor(l.head), QApplication::palette().color(QPalette::Base)));
+            // the head's colour, at 4.5 : 1 on the background
+            QCOMPARE(l.color, readableOn(headColor(l.head), QApplication::palette().color(QPalette::Base), 4.5));
             QVERIFY(std::abs(l.weight - snap->weights(0, l.head)(l.query, l.key)) < 1e-6);
             colours.insert(l.color.rgb());
         }

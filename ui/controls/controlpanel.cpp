@@ -260,6 +260,7 @@ ControlPanel::ControlPanel(QWidget *parent)
     connect(m_loadProjections, &QPushButton::clicked, this, &ControlPanel::loadProjectionsRequested);
     connect(m_loadEmbeddings, &QPushButton::clicked, this, &ControlPanel::loadEmbeddingsRequested);
     connect(m_useBundled, &QPushButton::clicked, this, &ControlPanel::useBundledRequested);
+    greyLabelsWithFields(this);
     updateDerived();
 }
 

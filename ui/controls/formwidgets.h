@@ -2,8 +2,14 @@
 // Small builders shared by the control groups (ControlPanel, StackControls).
 #pragma once
 
+#include <QAbstractButton>
+#include <QAbstractSlider>
+#include <QAbstractSpinBox>
 #include <QComboBox>
+#include <QEvent>
+#include <QFormLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QList>
 #include <QPair>
 
@@ -28,6 +34,53 @@ inline QLabel *note(QWidget *parent)
     f.setPointSizeF(f.pointSizeF() * 0.9);
     l->setFont(f);
     return l;
+}
+
+// Greys each row label of the forms under `root` with its field: the label follows the enabled state
+// of the field, or of the first input in a field that is a row of widgets (a spin box and its note),
+// so that a disabled control does not stand beside a label as bright as an enabled one's (the dark
+// theme's white labels by grey fields).
+inline void greyLabelsWithFields(QWidget *root)
+{
+    class Follower : public QObject {
+    public:
+        Follower(QWidget *field, QLabel *label) : QObject(label), m_label(label)
+        {
+            field->installEventFilter(this);
+            label->setEnabled(field->isEnabled());
+        }
+        bool eventFilter(QObject *watched, QEvent *e) override
+        {
+            if (e->type() == QEvent::EnabledChange)
+                m_label->setEnabled(static_cast<QWidget *>(watched)->isEnabled());
+            return false;
+        }
+
+    private:
+        QLabel *m_label;
+    };
+    const auto isInput = [](QWidget *w) {
+        return qobject_cast<QAbstractSpinBox *>(w) || qobject_cast<QComboBox *>(w) || qobject_cast<QAbstractSlider *>(w)
+            || qobject_cast<QAbstractButton *>(w) || qobject_cast<QLineEdit *>(w);
+    };
+    for (QFormLayout *form : root->findChildren<QFormLayout *>()) {
+        for (int row = 0; row < form->rowCount(); ++row) {
+            QLayoutItem *labelItem = form->itemAt(row, QFormLayout::LabelRole);
+            QLayoutItem *fieldItem = form->itemAt(row, QFormLayout::FieldRole);
+            auto *label = labelItem ? qobject_cast<QLabel *>(labelItem->widget()) : nullptr;
+            QWidget *field = fieldItem ? fieldItem->widget() : nullptr;
+            if (!label || !field)
+                continue;
+            if (!isInput(field))
+                for (QWidget *child : field->findChildren<QWidget *>(Qt::FindDirectChildrenOnly))
+                    if (isInput(child)) {
+                        field = child;
+                        break;
+                    }
+            if (isInput(field))
+                new Follower(field, label);
+        }
+    }
 }
 
 } // namespace attnviz::ui

@@ -15,6 +15,7 @@
 #include <QStylePainter>
 #include <QTextBlock>
 #include <QTextBrowser>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -70,7 +71,27 @@ LessonPanel::LessonPanel(QWidget *parent) : QWidget(parent)
         }
         m_combo->addItem(QStringLiteral("%1 · %2").arg(p.seed, p.title), p.id);
     }
-    l->addWidget(m_combo);
+    // presenting, the steps sit beside the list (the text keeps the column's height; Alt+→ / Alt+← too)
+    auto *top = new QHBoxLayout;
+    top->setContentsMargins(0, 0, 0, 0);
+    top->addWidget(m_combo, 1);
+    m_presentPrevious = new QToolButton(this);
+    m_presentPrevious->setObjectName(QStringLiteral("presentPreviousLesson"));
+    m_presentPrevious->setText(QStringLiteral("◀"));
+    m_presentPrevious->setToolTip(tr("The lesson before this one (Alt+Left)"));
+    m_presentNext = new QToolButton(this);
+    m_presentNext->setObjectName(QStringLiteral("presentNextLesson"));
+    m_presentNext->setText(QStringLiteral("▶"));
+    m_presentNext->setToolTip(tr("The next lesson (Alt+Right)"));
+    for (QToolButton *b : {m_presentPrevious, m_presentNext}) {
+        b->setFocusPolicy(Qt::NoFocus);
+        b->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);
+        b->hide();
+        top->addWidget(b);
+    }
+    connect(m_presentPrevious, &QToolButton::clicked, this, [this] { emit stepRequested(-1); });
+    connect(m_presentNext, &QToolButton::clicked, this, [this] { emit stepRequested(1); });
+    l->addLayout(top);
     // the lessons in order, one click (or Alt+→ / Alt+←) each
     auto *steps = new QHBoxLayout;
     steps->setContentsMargins(0, 0, 0, 0);
@@ -122,6 +143,8 @@ void LessonPanel::updateStepButtons()
     const QString id = m_shown ? m_shown->id : QString();
     m_previousButton->setEnabled(!neighbourId(id, -1).isEmpty());
     m_nextButton->setEnabled(!neighbourId(id, 1).isEmpty());
+    m_presentPrevious->setEnabled(m_previousButton->isEnabled());
+    m_presentNext->setEnabled(m_nextButton->isEnabled());
     m_nextButton->setText(id.isEmpty() ? tr("First lesson ▶") : tr("Next lesson ▶"));
 }
 
@@ -166,6 +189,8 @@ void LessonPanel::setPresenting(bool on)
     // presenting, the text has the column's height to itself (the keys step the lessons: Alt+Right)
     m_previousButton->setVisible(!on);
     m_nextButton->setVisible(!on);
+    m_presentPrevious->setVisible(on);
+    m_presentNext->setVisible(on);
     if (on)
         window()->installEventFilter(this); // the cap is a share of the window's width
     else

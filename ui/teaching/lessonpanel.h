@@ -9,6 +9,7 @@
 
 class QComboBox;
 class QPushButton;
+class QToolButton;
 class QTextBrowser;
 
 namespace attnviz::ui {
@@ -57,6 +58,8 @@ private:
     QComboBox *m_combo;
     QTextBrowser *m_text;
     QPushButton *m_previousButton, *m_nextButton;
+    // presenting: ◀ ▶ beside the lesson list, where they take no line of the text's height
+    QToolButton *m_presentPrevious, *m_presentNext;
     bool m_welcome = false;
     void updateStepButtons();
     QString m_current;

@@ -425,6 +425,7 @@ std::vector<Preset> make()
 
     p = Preset();
     p.id = QStringLiteral("ship-odyssey");
+    p.fixedScale = false; // "most to itself and then to crew": weights up to 0.23
     p.seed = QStringLiteral("003");
     p.title = tr("\"ship\" among sailors: softmax(X Xᵀ / √d) X");
     p.explanation = tr(
@@ -439,6 +440,7 @@ std::vector<Preset> make()
     add(p);
 
     p.id = QStringLiteral("ship-amazon");
+    p.fixedScale = false; // the pattern around "ship", as in ship-odyssey
     p.title = tr("\"ship\" in commerce: the same word, another context");
     p.explanation = tr(
         "\"We process and ship your order\": the same vector for \"ship\" meets other neighbours, gets other "
@@ -449,6 +451,7 @@ std::vector<Preset> make()
     add(p);
 
     p.id = QStringLiteral("ship-cosine");
+    p.fixedScale = true; // cosines against the diagonal's 1
     p.title = tr("Cosine similarities as weights");
     p.explanation = tr(
         "The notebook's first attempt: the weights are the cosines of the word vectors, 1 on the diagonal, not "
@@ -482,6 +485,7 @@ std::vector<Preset> make()
 
     p = Preset();
     p.id = QStringLiteral("cross-attention");
+    p.fixedScale = false; // the shape of 3 × 5 weights up to 0.21, not their size
     p.settingNumbers = QStringList{QStringLiteral("0.2")}; // "set dropout to 0.2"
     p.seed = QStringLiteral("004");
     p.title = tr("Cross-attention: 3 queries over 5 keys, 2 heads, hidden 32, output 8");

@@ -41,6 +41,11 @@ struct Preset {
     QRect zoom;
     // Numbers the text names that are settings, not values any view draws (the dropout rate).
     QStringList settingNumbers;
+    // The weights' colour scale: fixed 0–1 where the text compares weights with 1 or with another
+    // lesson's (near-uniform rows look near-uniform); false: 0 to the largest weight, where the text
+    // reads the pattern within the sentence ("most to itself, then to crew") and the fixed scale
+    // would draw weights ≤ 0.23 as one dark wall.
+    bool fixedScale = true;
 };
 
 // The decimal numbers the explanation quotes ("0.9544", "−2.1985", "1.0"), as written, less the

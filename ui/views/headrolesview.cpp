@@ -16,6 +16,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollArea>
+#include <QStyle>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -27,10 +28,12 @@ namespace attnviz::ui {
 
 namespace {
 
-constexpr int kThumb = 92;   // thumbnail side, pixels
-constexpr int kGap = 10;     // between cells
-constexpr int kLabelW = 34;  // "L11" column in layer order
-constexpr int kHeaderH = 18; // "H0" row in layer order
+constexpr int kThumb = 92;    // thumbnail side, pixels
+constexpr int kGap = 10;      // between cells
+constexpr int kLabelW = 34;   // "L11" column in layer order
+constexpr int kHeaderH = 18;  // "H0" row in layer order
+constexpr int kMinThumb = 30; // the narrowest thumbnail of the compact layout (a score fits)
+constexpr int kCompactGap = 4;
 
 const char *shortName(int role)
 {
@@ -98,7 +101,7 @@ public:
     }
 
     // the scores two a line; sorted, a line above each thumbnail names its head
-    int textLines() const { return (HeadRolesView::kRoles + 1) / 2; }
+    int textLines() const { return compact() ? HeadRolesView::kRoles : (HeadRolesView::kRoles + 1) / 2; }
     int idLine() const { return sorted() ? fontMetrics().height() : 0; }
     // two scores a line, each as wide as the widest "first 0.000" in the current font
     int scoreW() const
@@ -107,15 +110,74 @@ public:
         bold.setBold(true);
         return QFontMetrics(bold).horizontalAdvance(QStringLiteral("first 0.000")) + 8;
     }
-    int thumbW() const { return std::max(kThumb, 2 * scoreW()); }
-    int cellW() const { return thumbW() + kGap; }
-    int cellH() const { return idLine() + kThumb + textLines() * fontMetrics().height() + kGap + 4; }
+    int fullThumbW() const { return std::max(kThumb, 2 * scoreW()); }
+    // the width the grid has: the scroll area's, less a vertical scroll bar whether shown or not (a
+    // width that followed the bar could show and hide it in turn)
+    int viewportW() const
+    {
+        const int bar = style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, this);
+        return std::max(1, m_view->m_scroll->contentsRect().width() - bar);
+    }
+    // Layer order where the heads' full cells are wider than the view (8 heads need ~1,550 px): the
+    // thumbnails narrow to fit the view's width, down to kMinThumb, their scores one a line as bare
+    // numbers, named once per layer in the label column.
+    bool compact() const
+    {
+        return !sorted() && m_view->m_heads > 0 && kLabelW + m_view->m_heads * (fullThumbW() + kGap) > viewportW();
+    }
+    int gap() const { return compact() ? kCompactGap : kGap; }
+    int labelW() const
+    {
+        if (!compact())
+            return kLabelW;
+        const QFontMetrics fm = fontMetrics();
+        int w = fm.horizontalAdvance(QStringLiteral("L%1").arg(m_view->m_layers - 1));
+        for (int r = 0; r < HeadRolesView::kRoles; ++r)
+            w = std::max(w, fm.horizontalAdvance(QString::fromLatin1(shortName(r))));
+        return w + 8;
+    }
+    // the head names in layer order: "H5 · kv 1" on one line, or two where the cells are narrow
+    bool twoLineHeader() const
+    {
+        return compact() && m_view->m_kvGroup > 1
+            && fontMetrics().horizontalAdvance(m_view->headName(m_view->m_heads - 1)) > thumbW();
+    }
+    int headerH() const { return twoLineHeader() ? 2 * fontMetrics().height() + 2 : std::max(kHeaderH, fontMetrics().height() + 2); }
+    int thumbW() const
+    {
+        if (!compact())
+            return fullThumbW();
+        const int number = QFontMetrics(numberFont()).horizontalAdvance(QStringLiteral("0.000")) + 2;
+        return std::clamp(fitW(), std::max(kMinThumb, number), fullThumbW());
+    }
+    // a compact column's width when the heads share the view's width
+    int fitW() const { return (viewportW() - labelW() - kCompactGap) / std::max(1, m_view->m_heads) - kCompactGap; }
+    // the compact layout's scores: the view's font, down to 3/4 of it where "0.000" is wider than a
+    // column that fits (16 heads in ~600 px)
+    QFont numberFont() const
+    {
+        QFont f = font();
+        if (!compact())
+            return f;
+        const int need = QFontMetrics(f).horizontalAdvance(QStringLiteral("0.000")) + 2;
+        const double k = std::clamp(double(fitW()) / need, 0.75, 1.0);
+        if (k < 1.0) {
+            if (f.pointSizeF() > 0)
+                f.setPointSizeF(f.pointSizeF() * k);
+            else
+                f.setPixelSize(std::max(1, int(f.pixelSize() * k)));
+        }
+        return f;
+    }
+    int thumbH() const { return compact() ? std::min(kThumb, thumbW()) : kThumb; }
+    int cellW() const { return thumbW() + gap(); }
+    int cellH() const { return idLine() + thumbH() + textLines() * fontMetrics().height() + gap() + 4; }
     bool sorted() const { return m_view->m_sort >= 0; }
     int columns() const
     {
         if (!sorted())
             return m_view->m_heads;
-        const int avail = std::max(cellW(), (parentWidget() ? parentWidget()->width() : width()) - kGap);
+        const int avail = std::max(cellW(), viewportW() - kGap);
         return std::max(1, avail / cellW());
     }
 
@@ -125,7 +187,7 @@ public:
             return QRect();
         const auto [l, h] = m_view->m_order[index];
         if (!sorted())
-            return QRect(kLabelW + h * cellW(), kHeaderH + l * cellH(), thumbW(), kThumb);
+            return QRect(labelW() + h * cellW(), headerH() + l * cellH(), thumbW(), thumbH());
         const int c = columns();
         return QRect(kGap + (index % c) * cellW(), kGap + (index / c) * cellH() + idLine(), thumbW(), kThumb);
     }
@@ -135,14 +197,15 @@ public:
         const int n = int(m_view->m_order.size());
         QSize sz(0, 0);
         if (!sorted()) {
-            sz = QSize(kLabelW + m_view->m_heads * cellW(), kHeaderH + m_view->m_layers * cellH());
+            sz = QSize(labelW() + m_view->m_heads * cellW(), headerH() + m_view->m_layers * cellH());
         } else if (n > 0) {
             const int c = columns();
             sz = QSize(kGap + std::min(n, c) * cellW(), kGap + ((n + c - 1) / c) * cellH());
         }
         setMinimumSize(sz);
-        resize(sz.expandedTo(parentWidget() ? QSize(parentWidget()->width(), 0) : QSize()));
+        resize(sz.expandedTo(QSize(viewportW(), 0)));
         update();
+        m_view->showSelected();
     }
 
 protected:
@@ -151,14 +214,24 @@ protected:
         QPainter p(this);
         p.fillRect(rect(), palette().color(QPalette::Base));
         p.setPen(palette().color(QPalette::Text));
-        if (!sorted()) {
-            for (int h = 0; h < m_view->m_heads; ++h)
-                p.drawText(QRect(kLabelW + h * cellW(), 0, thumbW(), kHeaderH), Qt::AlignCenter, m_view->headName(h));
-            for (int l = 0; l < m_view->m_layers; ++l)
-                p.drawText(QRect(0, kHeaderH + l * cellH(), kLabelW - 4, kThumb), Qt::AlignRight | Qt::AlignVCenter,
-                           QStringLiteral("L%1").arg(l));
-        }
         const int lh = fontMetrics().height();
+        const bool narrow = compact();
+        const QFont numbers = numberFont();
+        if (!sorted()) {
+            const bool twoLines = twoLineHeader();
+            for (int h = 0; h < m_view->m_heads; ++h) {
+                const QString name = twoLines ? QStringLiteral("H%1\nkv %2").arg(h).arg(h / m_view->m_kvGroup) : m_view->headName(h);
+                p.drawText(QRect(labelW() + h * cellW(), 0, thumbW(), headerH()), Qt::AlignCenter, name);
+            }
+            for (int l = 0; l < m_view->m_layers; ++l) {
+                const int top = headerH() + l * cellH();
+                p.drawText(QRect(0, top, labelW() - 4, thumbH()), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("L%1").arg(l));
+                if (narrow) // the scores' names, once per layer
+                    for (int role = 0; role < HeadRolesView::kRoles; ++role)
+                        p.drawText(QRect(0, top + thumbH() + 1 + role * lh, labelW() - 4, lh), Qt::AlignRight | Qt::AlignVCenter,
+                                   QString::fromLatin1(shortName(role)));
+            }
+        }
         QFont bold = font();
         bold.setBold(true);
         for (int i = 0; i < int(m_view->m_order.size()); ++i) {
@@ -191,7 +264,13 @@ protected:
             // scores: two a line, the sorted score in bold
             p.setPen(palette().color(QPalette::Text));
             int y = r.bottom() + 2;
-            for (int line = 0; line < textLines(); ++line) {
+            if (narrow) { // one a line, the names in the label column
+                p.setFont(numbers);
+                for (int role = 0; role < HeadRolesView::kRoles; ++role, y += lh)
+                    p.drawText(QRect(r.left(), y, r.width(), lh), Qt::AlignRight | Qt::AlignVCenter,
+                               scoreText(m_view->score(HeadRolesView::Role(role), l, h)));
+            }
+            for (int line = 0; !narrow && line < textLines(); ++line) {
                 int x = r.left();
                 for (int k = 0; k < 2 && line * 2 + k < HeadRolesView::kRoles; ++k) {
                     const int role = line * 2 + k;
@@ -315,6 +394,22 @@ void HeadRolesView::setSelection(int layer, int head, int)
     m_selLayer = layer;
     m_selHead = head;
     m_canvas->update();
+    showSelected();
+}
+
+void HeadRolesView::showSelected()
+{
+    QRect r = thumbnailRect(m_selLayer, m_selHead);
+    if (r.isEmpty())
+        return;
+    // with its scores below, and the head names above the first layer
+    r.setBottom(r.bottom() + m_canvas->textLines() * m_canvas->fontMetrics().height());
+    if (m_sort < 0 && m_selLayer == 0)
+        r.setTop(0);
+    // the whole thumbnail and its scores where the view has room for them
+    const int margin = 12;
+    m_scroll->ensureVisible(r.center().x(), r.center().y(), std::min(r.width() / 2 + margin, m_scroll->viewport()->width() / 2),
+                            std::min(r.height() / 2 + margin, m_scroll->viewport()->height() / 2));
 }
 
 void HeadRolesView::setSortRole(int role)

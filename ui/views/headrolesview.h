@@ -10,6 +10,8 @@
 // crossed out and labelled (dashed while the clean model is shown).
 // Given a norm-weighted snapshot (views/normweighting.h) the thumbnails draw ||a v W_O|| on one
 // shared scale and the text's scores are taken on each query's shares of it.
+// In layer order the heads of a layer fit the view's width (8–16 heads at 1400 px): narrower
+// thumbnails with their scores one a line; the selected head is scrolled into view.
 #pragma once
 
 #include "views/deferredview.h"
@@ -79,6 +81,8 @@ private:
     friend class HeadRolesCanvas;
     void rebuild() override;
     void reorder();
+    // Scrolls the selected head's thumbnail into view (a lesson or a click names it).
+    void showSelected();
 
     SnapshotPtr m_snapshot;
     int m_layers = 0, m_heads = 0;

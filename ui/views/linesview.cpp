@@ -263,6 +263,7 @@ void LinesView::computeLines()
 {
     m_lines.clear();
     m_allLines.clear();
+    m_gain = 1;
     if (!m_snapshot || !m_snapshot->hasResult())
         return;
     const int heads = int(m_snapshot->seq(m_layer).weights.size());
@@ -272,16 +273,17 @@ void LinesView::computeLines()
         QColor color;
     };
     std::vector<Source> sources;
-    // each colour with at least 3 : 1 contrast on the theme's background (dark blue on black)
+    // each colour at WCAG AA (4.5 : 1) on the theme's background: an opaque line reads as well as a
+    // label (dark blue on black is lightened)
     const QColor bg = QGuiApplication::palette().color(QPalette::Base);
     if (m_display == HeadDisplay::All) {
         for (int h = 0; h < heads; ++h)
             if (headEnabled(h))
-                sources.push_back({h, &m_snapshot->weights(m_layer, h), readableOn(headColor(h), bg)});
+                sources.push_back({h, &m_snapshot->weights(m_layer, h), readableOn(headColor(h), bg, 4.5)});
     } else if (m_display == HeadDisplay::Average || m_head < 0 || m_head >= heads) {
-        sources.push_back({-1, &m_snapshot->weights(m_layer, -1), readableOn(headAverageColor(), bg)});
+        sources.push_back({-1, &m_snapshot->weights(m_layer, -1), readableOn(headAverageColor(), bg, 4.5)});
     } else {
-        sources.push_back({m_head, &m_snapshot->weights(m_layer, m_head), readableOn(headColor(m_head), bg)});
+        sources.push_back({m_head, &m_snapshot->weights(m_layer, m_head), readableOn(headColor(m_head), bg, 4.5)});
     }
     const BoolMat &mask = m_snapshot->seq(m_layer).mask;
     const bool masked = mask.size() > 0;
@@ -306,6 +308,20 @@ void LinesView::computeLines()
             }
         }
     }
+    // the strongest line shown is drawn opaque, the others in proportion: a weight's opacity on a
+    // dark background falls off faster than on a light one (0.5 of a 3 : 1 blue is ~1.4 : 1 on black)
+    double strongest = 0;
+    for (const Line &l : m_allLines)
+        strongest = std::max(strongest, l.alpha);
+    m_gain = strongest > 0 ? 1.0 / strongest : 1.0;
+}
+
+QColor LinesView::drawnColor(const Line &line) const
+{
+    const QColor bg = QGuiApplication::palette().color(QPalette::Base);
+    const double a = std::clamp(std::lround(std::clamp(line.alpha * m_gain, 0.0, 1.0) * 255) / 255.0, 0.0, 1.0);
+    const auto mix = [a](int c, int b) { return int(std::lround(b + (c - b) * a)); };
+    return QColor(mix(line.color.red(), bg.red()), mix(line.color.green(), bg.green()), mix(line.color.blue(), bg.blue()));
 }
 
 void LinesView::capLines()
@@ -381,6 +397,8 @@ void LinesView::updateTitle()
                          .arg(m_snapshot->attention(m_layer).numHeads);
         QString how = m_scaleRows ? QStringLiteral("opacity = weight / row maximum")
                                   : QStringLiteral("opacity = weight");
+        if (m_gain > 1.0 + 1e-9)
+            how += QStringLiteral(" × %1 (the strongest line shown opaque)").arg(m_gain, 0, 'f', 2);
         if (m_threshold > 0)
             how += QStringLiteral("; lines below opacity %1 not drawn").arg(m_threshold);
         for (const Line &l : m_lines)
@@ -519,7 +537,7 @@ void LinesView::paint(QCPPainter *p, const QRectF &area)
     const double x0 = g.xLeft + g.labelW + 2, x1 = g.xRight - 2;
     const std::vector<Line> shown = lines();
     for (const Line &l : shown) {
-        const double a = l.alpha;
+        const double a = std::min(1.0, l.alpha * m_gain);
         const int a8 = int(std::lround(a * 255));
         if (a8 <= 0)
             continue;
@@ -538,7 +556,7 @@ void LinesView::paint(QCPPainter *p, const QRectF &area)
     // fainter lines first, whatever their head, so that no head covers the others wholesale
     for (int a8 = thin ? 8 : 1; a8 < 256; ++a8) {
         for (int c = 0; c <= heads; ++c) {
-            const QColor base = readableOn(c == 0 ? headAverageColor() : headColor(c - 1), parentBg);
+            const QColor base = readableOn(c == 0 ? headAverageColor() : headColor(c - 1), parentBg, 4.5);
             const auto &b = batches[size_t(c) * 256 + size_t(a8)];
             if (b.empty())
                 continue;

@@ -46,8 +46,8 @@ public:
     struct Line {
         int query = 0, key = 0, head = 0;
         double weight = 0; // the attention weight
-        double alpha = 0;  // the opacity drawn, 0..1
-        QColor color;      // without alpha
+        double alpha = 0;  // the weight's opacity, 0..1 (drawn times opacityGain())
+        QColor color;      // without alpha: the head's colour at 4.5 : 1 on the background
     };
 
     explicit LinesView(QWidget *parent = nullptr);
@@ -79,6 +79,11 @@ public:
     // Every line drawn, with the opacity drawn (hover fading included), for tests and export. Above
     // a few thousand lines the painter also leaves out those fainter than 8/255 (invisible there).
     std::vector<Line> lines() const;
+    // The factor the lines' opacity is drawn with: 1 / the largest alpha of the lines shown, so that
+    // the strongest line is opaque (on a dark background a line of weight 0.5 was ~2 : 1 on black).
+    double opacityGain() const { return m_gain; }
+    // The colour a line shows on the plot's background (its colour at alpha × opacityGain()).
+    QColor drawnColor(const Line &line) const;
     // The weights the lines show: one matrix for one head or the average, or one per head shown.
     std::vector<const WeightMatrix<float> *> shownMatrices() const;
     // A token label's rectangle in this widget's coordinates (empty when not shown).
@@ -134,6 +139,7 @@ private:
     HeadDisplay m_display = HeadDisplay::One;
     double m_threshold = 0.01;
     bool m_scaleRows = false;
+    double m_gain = 1;
     std::set<int> m_hiddenHeads;
     Side m_hoverSide = Side::Query;
     int m_hover = -1;

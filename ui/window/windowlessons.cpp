@@ -37,7 +37,7 @@ bool MainWindow::applyPreset(const QString &id)
     if (!p)
         return false;
     m_applyingPreset = true;
-    useLessonWeightScale();
+    useLessonWeightScale(p->fixedScale);
     if (!p->model.isEmpty()) { // a lesson on a trained model: its own tokens and settings, no table
         QString error;
         if (ModelLoader::canonicalSource(p->model) != m_modelSource && !openModel(p->model, &error)) {
@@ -162,12 +162,13 @@ void MainWindow::applySide(const CompareSide &side)
     setSentence(side.sentence);
 }
 
-void MainWindow::useLessonWeightScale()
+void MainWindow::useLessonWeightScale(bool fixed)
 {
-    // a lesson compares weights with each other and with 1: the fixed 0–1 colour scale (View menu)
-    if (!AppearanceManager::instance()->appearance().fixedWeights) {
+    // the scale the lesson's text reads (View menu ▸ Weights on a fixed 0–1 scale); the colour scale's
+    // title says which
+    if (AppearanceManager::instance()->appearance().fixedWeights != fixed) {
         Appearance a = AppearanceManager::instance()->appearance();
-        a.fixedWeights = true;
+        a.fixedWeights = fixed;
         AppearanceManager::instance()->setAppearance(a);
     }
 }
