@@ -8,7 +8,8 @@
 #   bash packaging/dev.sh check [PATH...]   rebuild what changed and run the suites that cover PATH
 #                                           (default: the files changed since the last commit)
 # BUILD_DIR (default build), ASAN_BUILD_DIR (default build-asan), JOBS (default: number of CPUs)
-# and ATTNVIZ_FUZZ_SECONDS (default 30 per fuzz target) may be set in the environment.
+# and ATTNVIZ_FUZZ_SECONDS (default: each fuzz target its own, tests/fuzz/CMakeLists.txt) may be set
+# in the environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -84,10 +85,10 @@ xvfb_tests() {
 # libFuzzer targets. Runs the core and command-line suites (labels core, app: tst_cli, and
 # tst_modelcli, which runs `model run|info`, `tokenize --model`, `bench --model` and `export --model`
 # on the fixture folders and their bad-folder tables) and every fuzz target (the model-folder
-# readers included) for ATTNVIZ_FUZZ_SECONDS; the UI suites stay in the release run (see README,
+# readers included) for its seconds (tests/fuzz/CMakeLists.txt); the UI suites stay in the release run (see README,
 # Contributing).
 sanitize_build() {
-    cmake -S . -B "$ASAN_BUILD_DIR" --preset asan -DATTNVIZ_FUZZ_SECONDS="${ATTNVIZ_FUZZ_SECONDS:-30}"
+    cmake -S . -B "$ASAN_BUILD_DIR" --preset asan -DATTNVIZ_FUZZ_SECONDS="${ATTNVIZ_FUZZ_SECONDS:-}"
     cmake --build "$ASAN_BUILD_DIR" -j "$JOBS" --target attnviz tests/core/all tests/app/all tests/fuzz/all
 }
 sanitize_env() {
