@@ -77,6 +77,7 @@ private:
     bool waitForResult();
     void settle(QCustomPlot *plot);
     void present(QSize screen);
+    bool showLines(const QString &preset, int theme, bool presenting);
     MainWindow *m_w = nullptr;
 };
 
@@ -107,6 +108,21 @@ bool TestLecture::waitForResult() { return test::waitForCurrentResult(*m_w->sess
 
 void TestLecture::settle(QCustomPlot *plot) { test::settlePlot(plot); }
 
+// The Lines view of a preset in a theme, presenting on a 1920 × 1080 screen or not.
+bool TestLecture::showLines(const QString &preset, int theme, bool presenting)
+{
+    if (!m_w->applyPreset(preset) || !waitForResult())
+        return false;
+    Appearance a = AppearanceManager::instance()->appearance();
+    a.theme = Theme(theme);
+    AppearanceManager::instance()->setAppearance(a);
+    if (!m_w->showView(QStringLiteral("lines")))
+        return false;
+    if (presenting)
+        present(QSize(1920, 1080));
+    return true;
+}
+
 void TestLecture::present(QSize screen)
 {
     m_w->setPresentationMode(true);
@@ -132,13 +148,7 @@ void TestLecture::linesReadOnEveryBackground()
 {
     QFETCH(int, theme);
     QFETCH(bool, presenting);
-    QVERIFY(m_w->applyPreset(QStringLiteral("multihead-split")) && waitForResult());
-    Appearance a = AppearanceManager::instance()->appearance();
-    a.theme = Theme(theme);
-    AppearanceManager::instance()->setAppearance(a);
-    QVERIFY(m_w->showView(QStringLiteral("lines")));
-    if (presenting)
-        present(QSize(1920, 1080));
+    QVERIFY(showLines(QStringLiteral("multihead-split"), theme, presenting));
     QCustomPlot *p = m_w->linesView()->plot();
     settle(p);
     const QColor bg = p->property("attnviz.background").value<QColor>();
@@ -183,13 +193,7 @@ void TestLecture::strongestLineReadsOnEveryBackground()
     QFETCH(QString, preset);
     QFETCH(int, theme);
     QFETCH(bool, presenting);
-    QVERIFY(m_w->applyPreset(preset) && waitForResult());
-    Appearance a = AppearanceManager::instance()->appearance();
-    a.theme = Theme(theme);
-    AppearanceManager::instance()->setAppearance(a);
-    QVERIFY(m_w->showView(QStringLiteral("lines")));
-    if (presenting)
-        present(QSize(1920, 1080));
+    QVERIFY(showLines(preset, theme, presenting));
     LinesView *v = m_w->linesView();
     const QColor bg = QApplication::palette().color(QPalette::Base);
     const int heads = m_w->session()->snapshot()->attention(m_w->session()->selectedLayer()).numHeads;

@@ -8,6 +8,7 @@
 // every shortcut in it), undo and redo, and a lesson written as slides.
 #include "testpaths.h"
 #include "controls/controlpanel.h"
+#include "controls/formwidgets.h"
 #include "controls/inputpanel.h"
 #include "controls/sentenceedit.h"
 #include "controls/tokenchipsview.h"
@@ -399,10 +400,6 @@ void TestLecturer::disabledRowLabelsLookDisabled()
     a.theme = Theme::Dark;
     AppearanceManager::instance()->setAppearance(a);
     QTest::qWait(20);
-    const auto isInput = [](QWidget *w) {
-        return qobject_cast<QAbstractSpinBox *>(w) || qobject_cast<QComboBox *>(w) || qobject_cast<QAbstractSlider *>(w)
-            || qobject_cast<QAbstractButton *>(w) || qobject_cast<QLineEdit *>(w);
-    };
     // the brightest pixel of a label's text on the dark window
     const auto brightest = [](QLabel *l) {
         const QImage img = l->grab().toImage();
@@ -413,33 +410,18 @@ void TestLecturer::disabledRowLabelsLookDisabled()
         return most;
     };
     int disabled = 0, enabledLight = 0, disabledLight = 0;
-    for (QFormLayout *form : m_w->controls()->findChildren<QFormLayout *>())
-        for (int row = 0; row < form->rowCount(); ++row) {
-            QLayoutItem *li = form->itemAt(row, QFormLayout::LabelRole);
-            QLayoutItem *fi = form->itemAt(row, QFormLayout::FieldRole);
-            auto *label = li ? qobject_cast<QLabel *>(li->widget()) : nullptr;
-            QWidget *field = fi ? fi->widget() : nullptr;
-            if (!label || !field)
-                continue;
-            if (!isInput(field))
-                for (QWidget *c : field->findChildren<QWidget *>(Qt::FindDirectChildrenOnly))
-                    if (isInput(c)) {
-                        field = c;
-                        break;
-                    }
-            if (!isInput(field))
-                continue;
-            QVERIFY2(label->isEnabled() == field->isEnabled(),
-                     qPrintable(QStringLiteral("“%1”: label %2, field %3").arg(label->text()).arg(label->isEnabled()).arg(field->isEnabled())));
-            if (!label->isVisible())
-                continue;
-            if (field->isEnabled())
-                enabledLight = std::max(enabledLight, brightest(label));
-            else {
-                ++disabled;
-                disabledLight = std::max(disabledLight, brightest(label));
-            }
+    for (const auto &[label, field] : labelledInputs(m_w->controls())) {
+        QVERIFY2(label->isEnabled() == field->isEnabled(),
+                 qPrintable(QStringLiteral("“%1”: label %2, field %3").arg(label->text()).arg(label->isEnabled()).arg(field->isEnabled())));
+        if (!label->isVisible())
+            continue;
+        if (field->isEnabled())
+            enabledLight = std::max(enabledLight, brightest(label));
+        else {
+            ++disabled;
+            disabledLight = std::max(disabledLight, brightest(label));
         }
+    }
     QVERIFY2(disabled >= 3, qPrintable(QString::number(disabled))); // d_head, Mask method, Random seed …
     QVERIFY2(disabledLight + 60 < enabledLight, qPrintable(QStringLiteral("disabled %1, enabled %2").arg(disabledLight).arg(enabledLight)));
     // a field enabled again takes its label with it

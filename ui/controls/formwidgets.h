@@ -36,10 +36,39 @@ inline QLabel *note(QWidget *parent)
     return l;
 }
 
-// Greys each row label of the forms under `root` with its field: the label follows the enabled state
-// of the field, or of the first input in a field that is a row of widgets (a spin box and its note),
-// so that a disabled control does not stand beside a label as bright as an enabled one's (the dark
-// theme's white labels by grey fields).
+// The rows of the forms under `root` whose field is an input: (label, input), the input being the
+// field itself or the first input of a field that is a row of widgets (a spin box and its note).
+inline QList<QPair<QLabel *, QWidget *>> labelledInputs(QWidget *root)
+{
+    const auto isInput = [](QWidget *w) {
+        return qobject_cast<QAbstractSpinBox *>(w) || qobject_cast<QComboBox *>(w) || qobject_cast<QAbstractSlider *>(w)
+            || qobject_cast<QAbstractButton *>(w) || qobject_cast<QLineEdit *>(w);
+    };
+    QList<QPair<QLabel *, QWidget *>> rows;
+    for (QFormLayout *form : root->findChildren<QFormLayout *>()) {
+        for (int row = 0; row < form->rowCount(); ++row) {
+            QLayoutItem *labelItem = form->itemAt(row, QFormLayout::LabelRole);
+            QLayoutItem *fieldItem = form->itemAt(row, QFormLayout::FieldRole);
+            auto *label = labelItem ? qobject_cast<QLabel *>(labelItem->widget()) : nullptr;
+            QWidget *field = fieldItem ? fieldItem->widget() : nullptr;
+            if (!label || !field)
+                continue;
+            if (!isInput(field))
+                for (QWidget *child : field->findChildren<QWidget *>(Qt::FindDirectChildrenOnly))
+                    if (isInput(child)) {
+                        field = child;
+                        break;
+                    }
+            if (isInput(field))
+                rows.append({label, field});
+        }
+    }
+    return rows;
+}
+
+// Greys each row label of the forms under `root` with its input (labelledInputs), so that a disabled
+// control does not stand beside a label as bright as an enabled one's (the dark theme's white labels
+// by grey fields).
 inline void greyLabelsWithFields(QWidget *root)
 {
     class Follower : public QObject {
@@ -59,28 +88,8 @@ inline void greyLabelsWithFields(QWidget *root)
     private:
         QLabel *m_label;
     };
-    const auto isInput = [](QWidget *w) {
-        return qobject_cast<QAbstractSpinBox *>(w) || qobject_cast<QComboBox *>(w) || qobject_cast<QAbstractSlider *>(w)
-            || qobject_cast<QAbstractButton *>(w) || qobject_cast<QLineEdit *>(w);
-    };
-    for (QFormLayout *form : root->findChildren<QFormLayout *>()) {
-        for (int row = 0; row < form->rowCount(); ++row) {
-            QLayoutItem *labelItem = form->itemAt(row, QFormLayout::LabelRole);
-            QLayoutItem *fieldItem = form->itemAt(row, QFormLayout::FieldRole);
-            auto *label = labelItem ? qobject_cast<QLabel *>(labelItem->widget()) : nullptr;
-            QWidget *field = fieldItem ? fieldItem->widget() : nullptr;
-            if (!label || !field)
-                continue;
-            if (!isInput(field))
-                for (QWidget *child : field->findChildren<QWidget *>(Qt::FindDirectChildrenOnly))
-                    if (isInput(child)) {
-                        field = child;
-                        break;
-                    }
-            if (isInput(field))
-                new Follower(field, label);
-        }
-    }
+    for (const auto &[label, field] : labelledInputs(root))
+        new Follower(field, label);
 }
 
 } // namespace attnviz::ui
