@@ -28,8 +28,6 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
-#include <QToolTip>
-#include <QHelpEvent>
 #include <QtTest>
 
 #include <cmath>
@@ -117,28 +115,7 @@ private slots:
                 QVERIFY2(near(heatmap->cellValue(i, j), want[1][1][i][j].toDouble()),
                          qPrintable(QStringLiteral("cell %1,%2: %3 vs %4").arg(i).arg(j).arg(heatmap->cellValue(i, j)).arg(want[1][1][i][j].toDouble())));
         QVERIFY(heatmap->title().startsWith(QStringLiteral("Norm-weighted attention ‖α·v·W_O‖")));
-        // the explanation on one line under the configuration, elided, its whole text the title's tooltip
-        // (wrapped, it took 3 of the title's 5 lines)
-        QVERIFY(heatmap->title().contains(normWeightingExplanation()));
-        QVERIFY2(heatmap->shownTitle().count(QLatin1Char('\n')) == 1, qPrintable(heatmap->shownTitle()));
-        const QString line = heatmap->shownTitle().section(QLatin1Char('\n'), 1, 1);
-        QVERIFY2(line == normWeightingExplanation() || (line.endsWith(QChar(0x2026)) && normWeightingExplanation().startsWith(line.chopped(1))),
-                 qPrintable(line));
-        {
-            QCustomPlot *plot = heatmap->plot();
-            QCPTextElement *title = nullptr;
-            for (QCPLayoutElement *el : plot->plotLayout()->elements(true))
-                if (auto *te = qobject_cast<QCPTextElement *>(el))
-                    title = te;
-            QVERIFY(title);
-            for (const QString &shown : heatmap->shownTitle().split(QLatin1Char('\n')))
-                QVERIFY2(QFontMetrics(title->font()).horizontalAdvance(shown) <= plot->width(), qPrintable(shown));
-            if (heatmap->shownTitle() != heatmap->title()) { // elided: the tooltip has all of it
-                QHelpEvent help(QEvent::ToolTip, title->outerRect().center(), plot->mapToGlobal(title->outerRect().center()));
-                QCoreApplication::sendEvent(plot, &help);
-                QVERIFY2(QToolTip::text().contains(normWeightingExplanation()), qPrintable(QToolTip::text()));
-            }
-        }
+        QVERIFY(heatmap->title().simplified().contains(normWeightingExplanation()));
         const QString hover = heatmap->hoverText(2, 1);
         QVERIFY2(hover.contains(QStringLiteral("‖v·W_O‖ of")) && hover.contains(QStringLiteral("(head 1)")), qPrintable(hover));
         // the value norm on hover is the cell over its weight

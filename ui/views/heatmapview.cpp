@@ -7,7 +7,6 @@
 #include "style/legibility.h"
 
 #include "style/plotstyle.h"
-#include "views/plotfit.h"
 #include "views/plotzoom.h"
 
 #include <qcustomplot.h>
@@ -91,8 +90,6 @@ HeatmapView::HeatmapView(QWidget *parent)
     m_map = h.map;
     m_scale = h.scale;
     m_title = h.title;
-    // the norm-weighted explanation is one line, elided: the whole of it as the title's tooltip
-    titleTooltip(m_plot, m_title, [this] { return m_title->text() != m_fullTitle ? m_fullTitle : QString(); });
 
     m_message = new QCPItemText(m_plot);
     m_message->position->setType(QCPItemPosition::ptAxisRectRatio);
@@ -111,9 +108,7 @@ HeatmapView::HeatmapView(QWidget *parent)
     relabelAfterLayout(m_plot, this, [this] {
         const bool x = labelTokenAxis(m_plot->xAxis, m_keyLabels);
         const bool y = labelTokenAxis(m_plot->yAxis, m_queryLabels, 14, m_query); // the selected row keeps its label
-        const QString title = m_title->text();
-        updateTitle(); // an elided line follows the plot's width
-        return x || y || m_title->text() != title;
+        return x || y;
     });
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onPress);
     connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapView::onRelease);
@@ -198,23 +193,19 @@ QString HeatmapView::message() const
     return m_message->visible() ? QString(m_message->text()).replace(QLatin1Char('\n'), QLatin1Char(' ')) : QString();
 }
 
-QString HeatmapView::title() const { return m_fullTitle; }
-
-QString HeatmapView::shownTitle() const { return m_title->text(); }
+QString HeatmapView::title() const { return m_title->text(); }
 
 void HeatmapView::updateTitle()
 {
     if (!m_snapshot) {
         m_title->setText(QStringLiteral("Attention weights"));
-        m_fullTitle = m_title->text();
         return;
     }
     const bool normWeighted = isNormWeighted(*m_snapshot);
     QString t = (normWeighted ? QStringLiteral("Norm-weighted attention ‖α·v·W_O‖ — ") : QStringLiteral("Attention weights — "))
         + describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display);
-    // the norm-weighted explanation on one line (wrapped, it took three of a short plot's height)
     if (normWeighted)
-        t += QLatin1Char('\n') + normWeightingExplanation();
+        t += QLatin1Char('\n') + wrapText(normWeightingExplanation(), m_title->font(), std::max(400, m_plot->width() - 40));
     if (m_snapshot->hasResult()) {
         const auto &rows = m_snapshot->seq(m_layer).fullyMaskedRows;
         if (!rows.empty()) {
@@ -236,16 +227,6 @@ void HeatmapView::updateTitle()
                      .arg(m_snapshot->tq())
                      .arg(m_snapshot->totalQueryTokens)
                      .arg(m_snapshot->cutReason());
-    }
-    m_fullTitle = t;
-    if (normWeighted) {
-        // its longer lines each elided to the plot's width (the first was cut at both ends); the whole
-        // title is the tooltip
-        const QFontMetrics fm(m_title->font());
-        QStringList lines = t.split(QLatin1Char('\n'));
-        for (QString &line : lines)
-            line = fm.elidedText(line, Qt::ElideRight, std::max(200, m_plot->width() - 40));
-        t = lines.join(QLatin1Char('\n'));
     }
     m_title->setText(t);
 }

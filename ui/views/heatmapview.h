@@ -46,9 +46,7 @@ public:
     PlotZoom *zoom() const { return m_zoom; }
 
     QCustomPlot *plot() const override { return m_plot; }
-    // The title with nothing elided (the tooltip of an elided one), and as drawn.
     QString title() const;
-    QString shownTitle() const;
     // What is drawn, for tests and export: the matrix (NaN where undefined) and the axis labels.
     const WeightMatrix<float> *shownMatrix() const;
     QStringList queryLabels() const { return m_queryLabels; }
@@ -89,7 +87,6 @@ private:
     QCPColorMap *m_map = nullptr;
     QCPColorScale *m_scale = nullptr;
     QCPTextElement *m_title = nullptr;
-    QString m_fullTitle; // the title with nothing elided (its tooltip where the drawn one is shorter)
     QCPItemText *m_message = nullptr;
     HeatmapOverlay *m_overlay = nullptr;
     PlotZoom *m_zoom = nullptr;
