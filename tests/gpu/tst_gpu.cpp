@@ -194,6 +194,7 @@ private slots:
     void benchSaysWhyItTimesTheCpu();
 
 private:
+    bool runWithGpuFault(const char *fault, const QStringList &args, QString &err, QByteArray &out);
     void addBackendRows(const std::function<void(const char *, GpuApi)> &add);
     GpuBackend *backend(GpuApi api); // QSKIPs (via the caller) when nullptr
     std::map<GpuApi, std::unique_ptr<GpuBackend>> m_backends;
@@ -641,8 +642,31 @@ void TestGpu::cliFallsBackToTheCpu()
         if (Status st = probe.start(); !st)
             QSKIP(st.message.c_str());
     }
-    QTemporaryDir runtime; // Qt's note about a missing XDG_RUNTIME_DIR is not the GPU's
-    QVERIFY(runtime.isValid());
+    QString err;
+    QByteArray out;
+    QVERIFY2(runWithGpuFault(fault.constData(),
+                             {QStringLiteral("model"), QStringLiteral("run"), QString::fromUtf8(ATTNVIZ_FIXTURE("/models/llama-tiny")),
+                              QStringLiteral("--text"), QStringLiteral("The quick brown fox"), QStringLiteral("--backend"),
+                              QStringLiteral("gpu")},
+                             err, out),
+             qPrintable(err));
+    const QStringList lines = err.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QVERIFY2(lines.size() == 1, qPrintable(err));
+    QVERIFY2(lines[0].startsWith(QLatin1String("attnviz model run: note: ")) && lines[0].contains(why) &&
+                 lines[0].contains(QLatin1String("on the CPU")),
+             qPrintable(err));
+    const QJsonObject o = QJsonDocument::fromJson(out).object();
+    QCOMPARE(o.value(QStringLiteral("device")).toString(), QStringLiteral("cpu"));
+    QVERIFY(!o.value(QStringLiteral("attentions")).toArray().isEmpty());
+}
+
+// Runs attnviz with ARGS and ATTNVIZ_GPU_FAULT=FAULT (GPU chatter off, a private XDG_RUNTIME_DIR so that
+// Qt's note about a missing one is not on stderr): true where it exits 0; its stderr and stdout.
+bool TestGpu::runWithGpuFault(const char *fault, const QStringList &args, QString &err, QByteArray &out)
+{
+    QTemporaryDir runtime;
+    if (!runtime.isValid())
+        return false;
     QFile::setPermissions(runtime.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("ATTNVIZ_GPU_FAULT"), QString::fromLatin1(fault));
@@ -650,20 +674,11 @@ void TestGpu::cliFallsBackToTheCpu()
     env.remove(QStringLiteral("ATTNVIZ_GPU_VERBOSE"));
     QProcess p;
     p.setProcessEnvironment(env);
-    p.start(QString::fromUtf8(ATTNVIZ_BINARY),
-            {QStringLiteral("model"), QStringLiteral("run"), QString::fromUtf8(ATTNVIZ_FIXTURE("/models/llama-tiny")),
-             QStringLiteral("--text"), QStringLiteral("The quick brown fox"), QStringLiteral("--backend"), QStringLiteral("gpu")});
-    QVERIFY(p.waitForFinished(120000));
-    const QString err = QString::fromUtf8(p.readAllStandardError());
-    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(err));
-    const QStringList lines = err.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-    QVERIFY2(lines.size() == 1, qPrintable(err));
-    QVERIFY2(lines[0].startsWith(QLatin1String("attnviz model run: note: ")) && lines[0].contains(why) &&
-                 lines[0].contains(QLatin1String("on the CPU")),
-             qPrintable(err));
-    const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
-    QCOMPARE(o.value(QStringLiteral("device")).toString(), QStringLiteral("cpu"));
-    QVERIFY(!o.value(QStringLiteral("attentions")).toArray().isEmpty());
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
+    const bool finished = p.waitForFinished(120000);
+    err = QString::fromUtf8(p.readAllStandardError());
+    out = p.readAllStandardOutput();
+    return finished && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
 }
 
 // `bench --backend gpu` where the GPU does not start (a pipeline that does not build): the CPU is
@@ -675,27 +690,19 @@ void TestGpu::benchSaysWhyItTimesTheCpu()
         if (Status st = probe.start(); !st)
             QSKIP(st.message.c_str());
     }
-    QTemporaryDir runtime;
-    QVERIFY(runtime.isValid());
-    QFile::setPermissions(runtime.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("ATTNVIZ_GPU_FAULT"), QStringLiteral("shader"));
-    env.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtime.path());
-    env.remove(QStringLiteral("ATTNVIZ_GPU_VERBOSE"));
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.start(QString::fromUtf8(ATTNVIZ_BINARY),
-            {QStringLiteral("bench"), QStringLiteral("--model"), QString::fromUtf8(ATTNVIZ_FIXTURE("/models/llama-tiny")),
-             QStringLiteral("--tokens"), QStringLiteral("8"), QStringLiteral("--repeat"), QStringLiteral("1"),
-             QStringLiteral("--backend"), QStringLiteral("gpu"), QStringLiteral("--json")});
-    QVERIFY(p.waitForFinished(120000));
-    const QString err = QString::fromUtf8(p.readAllStandardError());
-    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(err));
+    QString err;
+    QByteArray out;
+    QVERIFY2(runWithGpuFault("shader",
+                             {QStringLiteral("bench"), QStringLiteral("--model"), QString::fromUtf8(ATTNVIZ_FIXTURE("/models/llama-tiny")),
+                              QStringLiteral("--tokens"), QStringLiteral("8"), QStringLiteral("--repeat"), QStringLiteral("1"),
+                              QStringLiteral("--backend"), QStringLiteral("gpu"), QStringLiteral("--json")},
+                             err, out),
+             qPrintable(err));
     const QStringList lines = err.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     QVERIFY2(lines.size() == 1 && lines[0].startsWith(QLatin1String("attnviz bench: note: ")) &&
                  lines[0].contains(QLatin1String("the compute pipeline of attend.comp failed to build")),
              qPrintable(err));
-    const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    const QJsonObject o = QJsonDocument::fromJson(out).object();
     QVERIFY2(!o.value(QStringLiteral("device")).toString().contains(QLatin1String("vulkan")),
              qPrintable(o.value(QStringLiteral("device")).toString()));
 }
