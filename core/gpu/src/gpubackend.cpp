@@ -19,12 +19,14 @@
 #endif
 #include <QtGui/private/qrhigles2_p.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace attnviz {
 
@@ -36,12 +38,24 @@ namespace {
 // makes the Vulkan instance), and GpuBackend's Status already says what failed in one line, so they
 // are dropped there; messages from any other thread pass to the handler installed before.
 // ATTNVIZ_GPU_VERBOSE=1 keeps them, for a driver's bug report.
-thread_local bool tl_gpuQuiet = false;
+//
+// The quiet threads are a list under a lock, not a thread_local flag: this library is linked into
+// executables, and Debian 12's mold (1.10) can place an executable's lone one-byte .tbss so that the
+// RELRO range starts on a page nothing maps (the loader then stops: "cannot apply additional memory
+// protection after relocation"); tests/packaging's elf_layout test checks every program for it.
+std::mutex g_quietMutex;
+std::vector<std::thread::id> g_quietThreads; // once per GpuQuiet alive (nested ones repeat the id)
 QtMessageHandler g_previousHandler = nullptr;
+
+bool quietHere()
+{
+    const std::lock_guard<std::mutex> lock(g_quietMutex);
+    return std::find(g_quietThreads.begin(), g_quietThreads.end(), std::this_thread::get_id()) != g_quietThreads.end();
+}
 
 void gpuQuietHandler(QtMsgType type, const QMessageLogContext &context, const QString &message)
 {
-    if (tl_gpuQuiet && type != QtFatalMsg)
+    if (type != QtFatalMsg && quietHere())
         return;
     if (g_previousHandler)
         g_previousHandler(type, context, message);
@@ -60,9 +74,18 @@ void installGpuQuietHandler()
 
 // Quiet on this thread while it lives (nests).
 struct GpuQuiet {
-    bool was = tl_gpuQuiet;
-    GpuQuiet() { tl_gpuQuiet = true; }
-    ~GpuQuiet() { tl_gpuQuiet = was; }
+    GpuQuiet()
+    {
+        const std::lock_guard<std::mutex> lock(g_quietMutex);
+        g_quietThreads.push_back(std::this_thread::get_id());
+    }
+    ~GpuQuiet()
+    {
+        const std::lock_guard<std::mutex> lock(g_quietMutex);
+        g_quietThreads.erase(std::find(g_quietThreads.begin(), g_quietThreads.end(), std::this_thread::get_id()));
+    }
+    GpuQuiet(const GpuQuiet &) = delete;
+    GpuQuiet &operator=(const GpuQuiet &) = delete;
 };
 
 } // namespace
