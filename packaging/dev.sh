@@ -69,12 +69,10 @@ fetch_tokenizers() {
     bash tests/fixtures/tokenizers/get_hf_tokenizers.sh "$ATTNVIZ_HF_TOKENIZERS_DIR" llama3_1 gemma3
 }
 
-# A test that fails is run once more: the machines this runs on sometimes refuse a process its memory
-# at start ("error while loading shared libraries: ... Cannot allocate memory") with nothing of the
-# test's own at fault. The first failure's output stays in the log, and summary names every test that
-# passed only on its second run, so flakiness is seen, never hidden. A test that fails twice fails.
-# Fuzz targets are not run again: their crashes come from random inputs, and a second run with other
-# inputs would hide one.
+# A test that fails is run once more. The first failure's output stays in the log and summary names
+# every test that passed only on its second run: a flaky test is seen and stays a bug to fix, but
+# does not fail the whole run; a test that fails twice fails. Fuzz targets are not run again: their
+# crashes come from random inputs, and a second run with other inputs would hide one.
 RETRY=(--repeat until-pass:2)
 
 release_tests() {
