@@ -18,6 +18,7 @@ int tokenizeWithModel(const QStringList &args); // modelcommands.cpp: tokenize -
 int benchModel(const QStringList &args);        // modelcommands.cpp: bench --model DIR / --seeded
 int generateText(const QStringList &args);       // readcommands.cpp: generate --model DIR --text T
 int patch(const QStringList &args);              // patchcommands.cpp: patch --model M --clean T --corrupted T ...
+int heads(const QStringList &args);              // headcommands.cpp: heads --model M --corpus FILE
 // The --seeded shapes for messages: "gpt2-small, bert-base, smollm2-135m ..." (modelcommands.cpp).
 QString seededShapeList();
 } // namespace attnviz::cli

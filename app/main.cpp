@@ -43,6 +43,8 @@ void printUsage()
                "                                       --top-k, --top-p, --seed)\n"
                "  patch --model DIR --clean T --corrupted T --answer A --wrong B --sweep resid|heads -o OUT.json|.npy\n"
                "                                       activation patching: layers x positions or layers x heads\n"
+               "  heads --model DIR --corpus FILE [-o OUT.csv|.json]   each head's role scores averaged over\n"
+               "                                       a file of prompts, with their spread\n"
                "  window [SESSION.attnviz] [options]   the window (also with no command, or with only a session file)\n"
                "  vectors export|info|cos|neighbours   word vector tables (see 'attnviz vectors --help')\n"
                "\n"
@@ -107,7 +109,7 @@ static int runAttnviz(int argc, char **argv)
     static const QStringList verbs = {QStringLiteral("compute"), QStringLiteral("bench"), QStringLiteral("export"),
                                       QStringLiteral("tokenize"), QStringLiteral("vectors"), QStringLiteral("window"),
                                       QStringLiteral("model"), QStringLiteral("generate"), QStringLiteral("patch"),
-                                      QStringLiteral("help")};
+                                      QStringLiteral("heads"), QStringLiteral("help")};
     const bool sessionFile = !verb.isEmpty() && !verb.startsWith(QLatin1Char('-')) && !verbs.contains(verb)
         && (verb.endsWith(QLatin1String(".attnviz"), Qt::CaseInsensitive) || QFileInfo(verb).isFile());
     const bool windowVerb = verb == QLatin1String("window");
@@ -173,6 +175,8 @@ static int runAttnviz(int argc, char **argv)
         return attnviz::cli::generateText(rest);
     if (verb == QLatin1String("patch"))
         return attnviz::cli::patch(rest);
+    if (verb == QLatin1String("heads"))
+        return attnviz::cli::heads(rest);
     std::fprintf(stderr, "attnviz: unknown command '%s' (try 'attnviz --help')\n", qPrintable(verb));
     return 2;
 }

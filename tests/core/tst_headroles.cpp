@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <limits>
 
 using namespace attnviz;
 
@@ -59,6 +60,8 @@ private slots:
     void induction();
     void rollout();
     void onATinyModel();
+    void overACorpus();
+    void corpusRefusals();
 };
 
 void TestHeadRoles::knownPatterns()
@@ -74,6 +77,15 @@ void TestHeadRoles::knownPatterns()
     QCOMPARE(same(0, 1), 0.5); // query 2 puts all on 0 (the same id); query 3 too (a different id)
     // no repeated token: NaN, not 0
     QVERIFY(std::isnan(sameTokenScores(traceOf({1, 2, 3}, {previousHead(3)}))(0, 0)));
+    // self: the diagonal from query 1 on; a NaN cell (a fully masked row) is left out
+    Mat<double> diag = 0.25 * Mat<double>::Identity(4, 4);
+    diag(3, 3) = std::numeric_limits<double>::quiet_NaN();
+    const Mat<double> self = selfScores(traceOf({1, 2, 3, 4}, {previousHead(4), sinkHead(4), diag}));
+    QCOMPARE(self(0, 0), 0.0);
+    QCOMPARE(self(0, 1), 0.0);
+    QCOMPARE(self(0, 2), 0.25); // queries 1 and 2
+    // one token: no query past 0, NaN
+    QVERIFY(std::isnan(selfScores(traceOf({1}, {previousHead(1)}))(0, 0)));
 }
 
 void TestHeadRoles::induction()
@@ -159,6 +171,115 @@ void TestHeadRoles::onATinyModel()
     Mat<double> want = 0.5 * tr.weights(0, -1).cast<double>();
     want.diagonal().array() += 0.5;
     QVERIFY((r[0] - want).cwiseAbs().maxCoeff() < 1e-6);
+}
+
+// The corpus scores are the per-prompt scores' mean and sample deviation, each prompt counted once,
+// computed here from each prompt's own trace; same-token counts only the prompts where a token repeats.
+void TestHeadRoles::overACorpus()
+{
+    std::unique_ptr<Model> m;
+    QVERIFY(openPretrained(ATTNVIZ_FIXTURE("/models/gpt2-tiny"), {}, m).ok());
+    CorpusRequest req;
+    req.prompts = {"the cat sat on the mat", "", "a dog ran", "one two three one two three", "x"};
+    std::vector<std::pair<int, int>> progress;
+    req.progress = [&](int done, int total) { progress.emplace_back(done, total); };
+    CorpusHeadScores c;
+    const Status st = corpusHeadScores(*m, req, c);
+    QVERIFY2(st.ok(), st.message.c_str());
+    QCOMPARE(c.prompts, 4); // the empty line skipped
+    QCOMPARE(int(progress.size()), 5);
+    QCOMPARE(progress.back(), std::make_pair(5, 5));
+
+    std::vector<Mat<double>> prev, first, same, self;
+    long long tokens = 0;
+    for (const std::string &text : req.prompts) {
+        if (text.empty())
+            continue;
+        TraceRequest r;
+        r.text = text;
+        Trace<float> tr;
+        QVERIFY(m->trace(r, tr).ok());
+        tokens += (long long)tr.tokens.size();
+        prev.push_back(previousTokenScores(tr));
+        first.push_back(firstTokenScores(tr));
+        same.push_back(sameTokenScores(tr));
+        self.push_back(selfScores(tr));
+    }
+    QCOMPARE(c.tokens, tokens);
+    auto check = [](const CorpusScore &got, const std::vector<Mat<double>> &each, const char *what) {
+        for (int l = 0; l < 2; ++l)
+            for (int h = 0; h < 4; ++h) {
+                std::vector<double> v;
+                for (const Mat<double> &x : each)
+                    if (std::isfinite(x(l, h)))
+                        v.push_back(x(l, h));
+                QVERIFY2(got.count(l, h) == int(v.size()), what);
+                double mean = 0;
+                for (double x : v)
+                    mean += x / double(v.size());
+                double ss = 0;
+                for (double x : v)
+                    ss += (x - mean) * (x - mean);
+                QVERIFY2(std::abs(got.mean(l, h) - mean) < 1e-12, what);
+                if (v.size() < 2) // no spread from one prompt
+                    QVERIFY2(std::isnan(got.spread(l, h)), what);
+                else
+                    QVERIFY2(std::abs(got.spread(l, h) - std::sqrt(ss / double(v.size() - 1))) < 1e-12, what);
+            }
+    };
+    check(c.previousToken, prev, "previous");
+    check(c.firstToken, first, "first");
+    check(c.sameToken, same, "same");
+    check(c.self, self, "self");
+    // "x" is one token (no query past 0); only "one two three one two three" repeats a token (GPT-2
+    // spells "the" and " the" apart)
+    QCOMPARE(c.previousToken.count(0, 0), 3);
+    QCOMPARE(c.sameToken.count(0, 0), 1);
+    QCOMPARE(c.cut, 0);
+    // induction: the probe's, as headRoles gives it
+    TraceRequest r;
+    r.text = req.prompts[0];
+    Trace<float> tr;
+    QVERIFY(m->trace(r, tr).ok());
+    HeadRoleScores one;
+    QVERIFY(headRoles(*m, tr, one).ok());
+    QVERIFY(c.induction.isApprox(one.induction, 0) || (c.induction - one.induction).cwiseAbs().maxCoeff() == 0);
+    // without it: none
+    req.induction = false;
+    req.progress = {};
+    QVERIFY(corpusHeadScores(*m, req, c).ok());
+    QCOMPARE(c.induction.size(), Eigen::Index(0));
+}
+
+void TestHeadRoles::corpusRefusals()
+{
+    std::unique_ptr<Model> m;
+    QVERIFY(openPretrained(ATTNVIZ_FIXTURE("/models/gpt2-tiny"), {}, m).ok());
+    CorpusHeadScores c;
+    c.prompts = 7;
+    CorpusRequest req;
+    req.prompts = {"", ""};
+    Status st = corpusHeadScores(*m, req, c);
+    QCOMPARE(st.code, StatusCode::InvalidInput);
+    QCOMPARE(c.prompts, 7); // untouched
+    // a prompt past the model's 32 positions is scored on its first 32, and counted as cut
+    std::string longText;
+    for (int i = 0; i < 40; ++i)
+        longText += " cat";
+    req.prompts = {"the cat", longText, longText};
+    QVERIFY(corpusHeadScores(*m, req, c).ok());
+    QCOMPARE(c.cut, 2);
+    QCOMPARE(c.tokens, 2 + 32 + 32);
+    QVERIFY2(c.cutReason.find("reads at most 32 tokens") != std::string::npos, c.cutReason.c_str());
+    c.prompts = 7;
+    // cancelled before the second prompt
+    std::atomic<bool> cancel{false};
+    req.prompts = {"the cat", "the dog"};
+    req.cancel = &cancel;
+    req.progress = [&](int done, int) { cancel = done >= 1; };
+    st = corpusHeadScores(*m, req, c);
+    QCOMPARE(st.code, StatusCode::Cancelled);
+    QCOMPARE(c.prompts, 7);
 }
 
 QTEST_GUILESS_MAIN(TestHeadRoles)

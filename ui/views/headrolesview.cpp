@@ -47,27 +47,6 @@ QString scoreText(double v)
     return std::isfinite(v) ? QString::number(v, 'f', 3) : QStringLiteral("–");
 }
 
-// Self (diagonal) scores: per layer and head, the mean over queries i >= 1 of A[i][i] (as the
-// other scores, query 0 is left out: under a causal mask it can only attend to itself); NaN
-// where no such query exists.
-Mat<double> selfScores(const Trace<float> &trace)
-{
-    Mat<double> out(trace.numLayers(), trace.numHeads());
-    for (int l = 0; l < trace.numLayers(); ++l)
-        for (int h = 0; h < trace.numHeads(); ++h) {
-            const WeightMatrix<float> &w = trace.weights(l, h);
-            double sum = 0;
-            int n = 0;
-            for (Eigen::Index i = 1; i < std::min(w.rows(), w.cols()); ++i)
-                if (std::isfinite(w(i, i))) {
-                    sum += w(i, i);
-                    ++n;
-                }
-            out(l, h) = n ? sum / n : std::numeric_limits<double>::quiet_NaN();
-        }
-    return out;
-}
-
 // makeRowShares on one head's weights (or their mean), stored whole after it.
 void rowSharesOf(WeightMatrix<float> &w)
 {

@@ -2,6 +2,7 @@
 // Head-role scores and attention rollout over a trace's weights (headroles.h).
 #include "attnviz/headroles.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -112,12 +113,30 @@ InductionProbe inductionProbe(const ModelInfo &info, const Model &model, int len
     return p;
 }
 
-Status headRoles(Model &model, const Trace<float> &trace, HeadRoleScores &out)
+template <typename T>
+Mat<double> selfScores(const Trace<T> &trace)
 {
-    HeadRoleScores s;
-    s.previousToken = previousTokenScores(trace);
-    s.firstToken = firstTokenScores(trace);
-    s.sameToken = sameTokenScores(trace);
+    Mat<double> out(trace.numLayers(), trace.numHeads());
+    for (int l = 0; l < trace.numLayers(); ++l)
+        for (int h = 0; h < trace.numHeads(); ++h) {
+            const WeightMatrix<T> &w = trace.weights(l, h);
+            double sum = 0;
+            int n = 0;
+            for (Eigen::Index i = 1; i < std::min(w.rows(), w.cols()); ++i)
+                if (std::isfinite(double(w(i, i)))) {
+                    sum += double(w(i, i));
+                    ++n;
+                }
+            out(l, h) = n ? sum / n : std::numeric_limits<double>::quiet_NaN();
+        }
+    return out;
+}
+
+namespace {
+
+// The induction probe's scores: `model` run on its own random tokens said twice.
+Status probeInduction(Model &model, Mat<double> &out)
+{
     const ModelInfo info = model.info();
     int length = 50;
     if (info.maxPositions > 0)
@@ -132,7 +151,97 @@ Status headRoles(Model &model, const Trace<float> &trace, HeadRoleScores &out)
     Trace<float> tr;
     if (Status st = model.trace(req, tr); !st)
         return st;
-    s.induction = inductionScores(tr, probe.offset, probe.length);
+    out = inductionScores(tr, probe.offset, probe.length);
+    return {};
+}
+
+// Welford's running mean and sum of squared deviations, per cell, over the prompts where the cell
+// is finite; `spread` holds the running sum of squares until finish() makes it the deviation.
+struct Running {
+    CorpusScore s;
+    void add(const Mat<double> &x)
+    {
+        if (s.mean.size() == 0) {
+            s.mean = Mat<double>::Zero(x.rows(), x.cols());
+            s.spread = Mat<double>::Zero(x.rows(), x.cols());
+            s.count = Eigen::MatrixXi::Zero(x.rows(), x.cols());
+        }
+        for (Eigen::Index r = 0; r < x.rows(); ++r)
+            for (Eigen::Index c = 0; c < x.cols(); ++c)
+                if (const double v = x(r, c); std::isfinite(v)) {
+                    const int n = ++s.count(r, c);
+                    const double d = v - s.mean(r, c);
+                    s.mean(r, c) += d / n;
+                    s.spread(r, c) += d * (v - s.mean(r, c));
+                }
+    }
+    CorpusScore finish()
+    {
+        constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+        for (Eigen::Index r = 0; r < s.mean.rows(); ++r)
+            for (Eigen::Index c = 0; c < s.mean.cols(); ++c) {
+                const int n = s.count(r, c);
+                s.spread(r, c) = n >= 2 ? std::sqrt(s.spread(r, c) / (n - 1)) : nan;
+                if (n == 0)
+                    s.mean(r, c) = nan;
+            }
+        return std::move(s);
+    }
+};
+
+} // namespace
+
+Status corpusHeadScores(Model &model, const CorpusRequest &request, CorpusHeadScores &out)
+{
+    Running prev, first, same, self;
+    CorpusHeadScores res;
+    const int total = int(request.prompts.size());
+    for (int k = 0; k < total; ++k) {
+        if (request.cancel && request.cancel->load())
+            return Status::error(StatusCode::Cancelled, "cancelled after " + std::to_string(k) + " of " +
+                                                            std::to_string(total) + " prompts");
+        const std::string &text = request.prompts[size_t(k)];
+        if (!text.empty()) {
+            TraceRequest req;
+            req.text = text;
+            req.keepScores = false;
+            req.topK = 1;
+            Trace<float> tr;
+            if (Status st = model.trace(req, tr); !st)
+                return Status::error(st.code, "prompt " + std::to_string(k + 1) + ": " + st.message);
+            prev.add(previousTokenScores(tr));
+            first.add(firstTokenScores(tr));
+            same.add(sameTokenScores(tr));
+            self.add(selfScores(tr));
+            ++res.prompts;
+            res.tokens += (long long)tr.tokens.size();
+            if (!tr.cutReason.empty() && res.cut++ == 0)
+                res.cutReason = tr.cutReason;
+        }
+        if (request.progress)
+            request.progress(k + 1, total);
+    }
+    if (res.prompts == 0)
+        return Status::error(StatusCode::InvalidInput, "no prompt to score (every line empty)");
+    if (request.induction)
+        if (Status st = probeInduction(model, res.induction); !st)
+            return st;
+    res.previousToken = prev.finish();
+    res.firstToken = first.finish();
+    res.sameToken = same.finish();
+    res.self = self.finish();
+    out = std::move(res);
+    return {};
+}
+
+Status headRoles(Model &model, const Trace<float> &trace, HeadRoleScores &out)
+{
+    HeadRoleScores s;
+    s.previousToken = previousTokenScores(trace);
+    s.firstToken = firstTokenScores(trace);
+    s.sameToken = sameTokenScores(trace);
+    if (Status st = probeInduction(model, s.induction); !st)
+        return st;
     out = std::move(s);
     return {};
 }
@@ -171,6 +280,7 @@ std::vector<Mat<double>> attentionRollout(const Trace<T> &trace)
     template Mat<double> previousTokenScores<T>(const Trace<T> &);                                                     \
     template Mat<double> firstTokenScores<T>(const Trace<T> &);                                                        \
     template Mat<double> sameTokenScores<T>(const Trace<T> &);                                                         \
+    template Mat<double> selfScores<T>(const Trace<T> &);                                                              \
     template Mat<double> inductionScores<T>(const Trace<T> &, int, int);                                               \
     template void makeRowShares<T>(Mat<T> &);                                                                          \
     template std::vector<Mat<double>> attentionRollout<T>(const Trace<T> &);

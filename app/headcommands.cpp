@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `attnviz heads --model M --corpus FILE [-o OUT.csv|OUT.json]`: the Layers × heads grid's scores
+// (previous, first, same, self; induction from the model's own probe) averaged over a text file of
+// prompts, one a line, with each score's spread over the prompts (headroles.h corpusHeadScores).
+#include "commands.h"
+#include "output.h"
+
+#include "files/figureexport.h"
+
+#include "attnviz/fileio.h"
+#include "attnviz/headroles.h"
+#include "bundledmodel.h"
+
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <cmath>
+#include <cstdio>
+
+#include <unistd.h>
+
+namespace attnviz::cli {
+
+namespace {
+
+// A corpus larger than this is refused before it is read: at a few hundred bytes a prompt, 64 MB is
+// hundreds of thousands of prompts, hours of tracing on a desktop.
+constexpr uint64_t kCorpusCap = 64ull << 20;
+
+// The prompts of a corpus file: one a line (a trailing "\r" dropped, empty lines kept as empty so that
+// messages count lines as an editor does). A NUL byte: not a text file.
+Status readCorpus(const std::string &path, std::vector<std::string> &prompts)
+{
+    std::string text;
+    if (Status st = readRegularFile(path, kCorpusCap, text); !st)
+        return st;
+    if (const size_t nul = text.find('\0'); nul != std::string::npos)
+        return Status::error(StatusCode::ParseError,
+                             path + ": a NUL byte at offset " + std::to_string(nul) + ": not a text file of prompts");
+    std::vector<std::string> lines;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos)
+            end = text.size();
+        std::string line = text.substr(start, end - start);
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        lines.push_back(std::move(line));
+        start = end + 1;
+    }
+    bool any = false;
+    for (const std::string &l : lines)
+        any = any || l.find_first_not_of(" \t") != std::string::npos;
+    if (!any)
+        return Status::error(StatusCode::InvalidInput, path + ": no prompt in it (every line is empty)");
+    prompts = std::move(lines);
+    return {};
+}
+
+struct NamedScore {
+    const char *name;
+    const CorpusScore *score;
+};
+
+} // namespace
+
+int heads(const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "What each head does over many prompts: the Layers x heads grid's scores averaged over a corpus,\n"
+        "a text file of prompts (one a line; empty lines skipped), each prompt traced on its own and\n"
+        "counted once. Scores, per layer and head (query 0 left out, as in the window):\n"
+        "  previous  mean of A[i][i-1]         first  mean of A[i][0] (the attention sink)\n"
+        "  same      weight on earlier copies of the query's token (prompts where a token repeats)\n"
+        "  self      mean of A[i][i]           induction  on the model's random probe (once, not the corpus)\n"
+        "Each with its mean over prompts, its spread (sample standard deviation over prompts) and the\n"
+        "number of prompts where it is defined. Output: CSV (layer,head,score,mean,spread,prompts) or\n"
+        "JSON (layers x heads grids), to -o FILE or standard output."));
+    p.addHelpOption();
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, .gguf file, or `bundled`."), QStringLiteral("dir"));
+    QCommandLineOption corpusOpt(QStringLiteral("corpus"), QStringLiteral("A text file of prompts, one a line."), QStringLiteral("file"));
+    QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")},
+                              QStringLiteral("OUT.csv or OUT.json (default: CSV on standard output)."), QStringLiteral("file"));
+    QCommandLineOption formatOpt(QStringLiteral("format"), QStringLiteral("csv or json, where -o does not say (standard output)."),
+                                 QStringLiteral("f"));
+    QCommandLineOption noInductionOpt(QStringLiteral("no-induction"), QStringLiteral("Skip the induction probe."));
+    p.addOptions({modelOpt, corpusOpt, outOpt, formatOpt, noInductionOpt});
+    if (!p.parse(args))
+        return fail("heads", p.errorText().toStdString(), 2);
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    for (const QCommandLineOption *o : {&modelOpt, &corpusOpt})
+        if (!p.isSet(*o))
+            return fail("heads", "--" + o->names().last().toStdString() + ": missing", 2);
+    const QString out = p.value(outOpt);
+    QString format = p.value(formatOpt).toLower();
+    if (!out.isEmpty() && out != QLatin1String("-")) {
+        const QString suffix = QFileInfo(out).suffix().toLower();
+        if (suffix != QLatin1String("csv") && suffix != QLatin1String("json"))
+            return fail("heads", "-o " + out.toStdString() + ": .csv or .json", 2);
+        if (!format.isEmpty() && format != suffix)
+            return fail("heads", "--format " + format.toStdString() + " disagrees with -o " + out.toStdString(), 2);
+        format = suffix;
+    }
+    if (format.isEmpty())
+        format = QStringLiteral("csv");
+    if (format != QLatin1String("csv") && format != QLatin1String("json"))
+        return fail("heads", "--format: csv or json, not " + format.toStdString(), 2);
+
+    CorpusRequest req;
+    if (Status st = readCorpus(p.value(corpusOpt).toStdString(), req.prompts); !st)
+        return fail("heads", st.message, exitCodeFor(st));
+    std::unique_ptr<Model> m;
+    if (Status st = openModelSource(p.value(modelOpt), m); !st)
+        return fail("heads", st.message, exitCodeFor(st));
+    req.induction = !p.isSet(noInductionOpt);
+    for (std::string &prompt : req.prompts)
+        if (prompt.find_first_not_of(" \t") == std::string::npos)
+            prompt.clear();
+    if (isatty(fileno(stderr))) // progress for a person at a terminal, not in a log
+        req.progress = [](int done, int total) {
+            if (done == total || done % 16 == 0)
+                std::fprintf(stderr, "\rattnviz heads: %d of %d lines", done, total);
+            if (done == total)
+                std::fputc('\n', stderr);
+        };
+    CorpusHeadScores res;
+    if (Status st = corpusHeadScores(*m, req, res); !st)
+        return fail("heads", st.message, exitCodeFor(st));
+
+    if (res.cut > 0)
+        std::fprintf(stderr, "attnviz heads: note: %d of %d prompts cut: %s (the first shown)\n", res.cut, res.prompts,
+                     res.cutReason.c_str());
+    const std::vector<NamedScore> scores = {{"previous", &res.previousToken},
+                                            {"first", &res.firstToken},
+                                            {"same", &res.sameToken},
+                                            {"self", &res.self}};
+    const int layers = int(res.previousToken.mean.rows()), heads = int(res.previousToken.mean.cols());
+    auto number = [](double v) { return std::isfinite(v) ? QString::number(v, 'g', 9) : QString(); };
+    QByteArray bytes;
+    if (format == QLatin1String("csv")) {
+        bytes = "layer,head,score,mean,spread,prompts\n";
+        for (int l = 0; l < layers; ++l)
+            for (int h = 0; h < heads; ++h) {
+                for (const NamedScore &s : scores)
+                    bytes += QStringLiteral("%1,%2,%3,%4,%5,%6\n")
+                                 .arg(l)
+                                 .arg(h)
+                                 .arg(QLatin1String(s.name), number(s.score->mean(l, h)), number(s.score->spread(l, h)))
+                                 .arg(s.score->count(l, h))
+                                 .toUtf8();
+                if (res.induction.size() > 0)
+                    bytes += QStringLiteral("%1,%2,induction,%3,,\n").arg(l).arg(h).arg(number(res.induction(l, h))).toUtf8();
+            }
+    } else {
+        auto grid = [&](const Mat<double> &g) {
+            QJsonArray rows;
+            for (int l = 0; l < int(g.rows()); ++l) {
+                QJsonArray row;
+                for (int h = 0; h < int(g.cols()); ++h)
+                    row.append(ui::jsonNumber(g(l, h)));
+                rows.append(row);
+            }
+            return rows;
+        };
+        QJsonObject o{{QStringLiteral("model"), QString::fromStdString(m->info().name)},
+                      {QStringLiteral("prompts"), res.prompts},
+                      {QStringLiteral("tokens"), double(res.tokens)},
+                      {QStringLiteral("layers"), layers},
+                      {QStringLiteral("heads"), heads}};
+        QJsonObject all;
+        for (const NamedScore &s : scores) {
+            QJsonArray counts;
+            for (int l = 0; l < layers; ++l) {
+                QJsonArray row;
+                for (int h = 0; h < heads; ++h)
+                    row.append(s.score->count(l, h));
+                counts.append(row);
+            }
+            all.insert(QLatin1String(s.name), QJsonObject{{QStringLiteral("mean"), grid(s.score->mean)},
+                                                          {QStringLiteral("spread"), grid(s.score->spread)},
+                                                          {QStringLiteral("prompts"), counts}});
+        }
+        if (res.induction.size() > 0)
+            all.insert(QStringLiteral("induction"), QJsonObject{{QStringLiteral("mean"), grid(res.induction)}});
+        o.insert(QStringLiteral("scores"), all);
+        bytes = QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n';
+    }
+    std::string error;
+    if (!writeOutput(out, bytes, error))
+        return fail("heads", error, 1);
+    return 0;
+}
+
+} // namespace attnviz::cli
