@@ -370,7 +370,11 @@ int exportView(const QStringList &args)
                                        QStringLiteral("weights, grid, row, lines: ||a_ij v_j W_O^h|| (Kobayashi et al. 2020) "
                                                       "instead of the weights, figure and matrices."));
     const QCommandLineOption ablateOpt = ablateOption(QStringLiteral("with --model: every view and matrix is the edited model's"));
-    p.addOptions({modelOpt, layerOpt, normWeightedOpt, ablateOpt});
+    QCommandLineOption allLayersOpt(QStringLiteral("all-layers"),
+                                    QStringLiteral("Every layer's and head's weights in one file (.npy: layers x heads x queries "
+                                                   "x keys, float32; .csv: a row per weight; .json: with the tokens and their "
+                                                   "positions). --view, --layer and --head do not apply."));
+    p.addOptions({modelOpt, layerOpt, normWeightedOpt, ablateOpt, allLayersOpt});
     QCommandLineOption presetOpt(QStringLiteral("preset"),
                                  QStringLiteral("A lesson (`attnviz window --preset list`), with --slides."), QStringLiteral("id"));
     QCommandLineOption slidesOpt(QStringLiteral("slides"),
@@ -423,6 +427,13 @@ int exportView(const QStringList &args)
     if (!ui::isFigureSuffix(suffix) && !ui::isMatrixSuffix(suffix))
         return fail("export", QStringLiteral("--out %1: unknown format (use .png .svg .pdf .csv .npy .json)").arg(out), 2);
 
+    if (p.isSet(allLayersOpt)) {
+        if (!ui::isMatrixSuffix(suffix))
+            return fail("export", QStringLiteral("--all-layers writes numbers: .npy, .csv or .json, not .%1").arg(suffix), 2);
+        for (const QCommandLineOption *o : {&viewOpt, &layerOpt, &headOpt, &queryOpt})
+            if (p.isSet(*o))
+                return fail("export", QStringLiteral("--all-layers writes every layer and head: --%1 does not apply").arg(o->names().constFirst()), 2);
+    }
     ui::ExportView view = ui::ExportView::Weights;
     const bool readsView = isReadsView(p.value(viewOpt)); // the logit lens, attribution: readexport.cpp
     if (!ui::exportViewIds().contains(p.value(viewOpt)) || (!readsView && !ui::parseExportView(p.value(viewOpt), view)))
@@ -608,6 +619,11 @@ int exportView(const QStringList &args)
         return fail("export", QStringLiteral("--query %1: the sentence has %2 tokens").arg(query).arg(snap->tq()), 2);
 
     QString error;
+    if (p.isSet(allLayersOpt)) {
+        if (!ui::saveAllLayers(*snap, out, &error))
+            return fail("export", error, 1);
+        return 0;
+    }
     if (ui::isMatrixSuffix(suffix)) {
         if (!ui::saveMatrices(*snap, view, layer, head, query, out, &error))
             return fail("export", error, 1);

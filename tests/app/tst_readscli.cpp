@@ -2,7 +2,8 @@
 // The command line of reads.h as a user runs it on the tiny fixture folders: `model run --lens`
 // (the lens grid against tests/fixtures/reads/reads-expected.json, float64), `generate` (greedy and
 // seeded sampled ids equal to the float64 reference's, the cut at gpt2-tiny's 32 positions said on
-// stderr), `--ablate` on generate and export (the edited model's, as `model run --ablate` computes
+// stderr), `export --all-layers` (every layer's and head's weights, against the core's trace),
+// `--ablate` on generate and export (the edited model's, as `model run --ablate` computes
 // it) and the bad inputs: one line, exit code 2, nothing on stdout.
 #include "testpaths.h"
 #include <QFile>
@@ -15,6 +16,8 @@
 
 #include "../support/modelfolders.h"
 #include "../support/runattnviz.h"
+
+#include "attnviz/pretrained.h"
 
 #include <cmath>
 
@@ -218,6 +221,69 @@ private slots:
                      QStringLiteral("--sentence"), t, QStringLiteral("--query"), QStringLiteral("13"), QStringLiteral("--out"), lens});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.endsWith("attnviz export: --query 13: the text has 13 tokens\n"), r.err.constData());
+    }
+
+    // export --all-layers: every layer's and head's weights, equal to the core's trace of the same
+    // text (NPY read byte by byte: its header's shape, then float32 rows; JSON with tokens and
+    // positions; CSV a row per weight); figures and --head refused in one line.
+    void exportAllLayers()
+    {
+        QTemporaryDir tmp;
+        const QString g = fixture(QStringLiteral("gpt2-tiny")), t = QStringLiteral("the cat sat on the mat");
+        std::unique_ptr<attnviz::Model> m;
+        QVERIFY(attnviz::openPretrained(g.toStdString(), {}, m).ok());
+        attnviz::TraceRequest req;
+        req.text = t.toStdString();
+        attnviz::Trace<float> tr;
+        QVERIFY(m->trace(req, tr).ok());
+        const int n = int(tr.tokens.size());
+        QCOMPARE(n, 6);
+        auto exportTo = [&](const QString &name) {
+            return execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--sentence"), t,
+                            QStringLiteral("--all-layers"), QStringLiteral("--out"), tmp.filePath(name)});
+        };
+        Run r = exportTo(QStringLiteral("all.npy"));
+        QVERIFY2(r.code == 0, r.err.constData());
+        QFile f(tmp.filePath(QStringLiteral("all.npy")));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray npy = f.readAll();
+        QVERIFY(npy.startsWith(QByteArray("\x93NUMPY\x01\x00", 8)));
+        const int headerLen = int(uchar(npy[8])) | int(uchar(npy[9])) << 8;
+        QVERIFY(npy.mid(10, headerLen).contains("'shape': (2,4,6,6)"));
+        QCOMPARE(npy.size(), 10 + headerLen + 2 * 4 * 6 * 6 * 4);
+        const float *v = reinterpret_cast<const float *>(npy.constData() + 10 + headerLen);
+        for (int l = 0; l < 2; ++l)
+            for (int h = 0; h < 4; ++h)
+                for (int i = 0; i < n; ++i)
+                    for (int j = 0; j < n; ++j)
+                        QCOMPARE(v[((l * 4 + h) * n + i) * n + j], j <= i ? tr.weights(l, h)(i, j) : 0.0f);
+        r = exportTo(QStringLiteral("all.json"));
+        QVERIFY2(r.code == 0, r.err.constData());
+        QFile jf(tmp.filePath(QStringLiteral("all.json")));
+        QVERIFY(jf.open(QIODevice::ReadOnly));
+        const QJsonObject o = QJsonDocument::fromJson(jf.readAll()).object();
+        QCOMPARE(o.value(QStringLiteral("shape")).toArray(), (QJsonArray{2, 4, 6, 6}));
+        QCOMPARE(o.value(QStringLiteral("query_positions")).toArray().size(), 6);
+        QCOMPARE(o.value(QStringLiteral("key_tokens")).toArray()[1].toString(), QStringLiteral("␣cat"));
+        QCOMPARE(float(o.value(QStringLiteral("weights"))[1][2][3][1].toDouble()), tr.weights(1, 2)(3, 1));
+        r = exportTo(QStringLiteral("all.csv"));
+        QVERIFY2(r.code == 0, r.err.constData());
+        QFile cf(tmp.filePath(QStringLiteral("all.csv")));
+        QVERIFY(cf.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = cf.readAll().split('\n');
+        QCOMPARE(lines.front(), QByteArray("layer,head,query_index,query,key_index,key,weight"));
+        QCOMPARE(lines.size(), 1 + 2 * 4 * 36 + 1); // the last line ends with a newline
+        QVERIFY(lines[1 + 36 + 6 + 0].startsWith("0,1,1,\"␣cat\",0,\"the\","));
+        // bad input: a figure, a head of its own
+        r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--sentence"), t, QStringLiteral("--all-layers"),
+                     QStringLiteral("--out"), tmp.filePath(QStringLiteral("all.png"))});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.endsWith("attnviz export: --all-layers writes numbers: .npy, .csv or .json, not .png\n"), r.err.constData());
+        r = execCli({QStringLiteral("export"), QStringLiteral("--model"), g, QStringLiteral("--sentence"), t, QStringLiteral("--all-layers"),
+                     QStringLiteral("--head"), QStringLiteral("1"), QStringLiteral("--out"), tmp.filePath(QStringLiteral("x.npy"))});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.endsWith("attnviz export: --all-layers writes every layer and head: --head does not apply\n"), r.err.constData());
+        QVERIFY(!QFile::exists(tmp.filePath(QStringLiteral("x.npy"))));
     }
 
     // generate --ablate: the edited model continues the text; its first token is the edited model's

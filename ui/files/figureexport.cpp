@@ -447,6 +447,107 @@ bool saveMatrices(const ComputeSnapshot &s, ExportView view, int layer, int head
     return writeBytes(path, bytes, error);
 }
 
+bool saveAllLayers(const ComputeSnapshot &s, const QString &path, QString *error)
+{
+    auto failWith = [&](const QString &why) {
+        if (error)
+            *error = why;
+        return false;
+    };
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (!isMatrixSuffix(suffix))
+        return failWith(QStringLiteral("%1: --all-layers writes .npy, .csv or .json").arg(path));
+    if (!s.hasResult())
+        return failWith(QStringLiteral("nothing to export: %1").arg(s.message));
+    const int layers = s.numLayers(), tq = s.tq(), tk = s.tk();
+    const int heads = layers > 0 ? int(s.seq(0).weights.size()) : 0;
+    for (int l = 0; l < layers; ++l)
+        if (int(s.seq(l).weights.size()) != heads)
+            return failWith(QStringLiteral("layer %1 has %2 heads, layer 0 %3: not one array").arg(l).arg(s.seq(l).weights.size()).arg(heads));
+    const qint64 cells = qint64(layers) * heads * tq * tk;
+    if (suffix != QLatin1String("npy") && cells > kMaxTextCells)
+        return failWith(QStringLiteral("%1 x %2 x %3 x %4 = %5 weights: too many for %6 text (at most %7); write .npy")
+                            .arg(layers).arg(heads).arg(tq).arg(tk).arg(cells).arg(suffix.toUpper()).arg(kMaxTextCells));
+    OutputFile file(path);
+    if (!openSave(file, path, error))
+        return false;
+    QIODevice *dev = file.device();
+    bool ok = true;
+    auto put = [&](const QByteArray &bytes) { ok = ok && dev->write(bytes) == bytes.size(); };
+    std::vector<float> row(size_t(std::max(tk, 0)));
+    auto rowOf = [&](const WeightMatrix<float> &w, int i) {
+        std::fill(row.begin(), row.end(), 0.0f); // the cells a triangle does not store: 0
+        const auto stored = w.storedRow(i);
+        std::copy(stored.data(), stored.data() + std::min<qsizetype>(stored.size(), tk), row.begin());
+    };
+    if (suffix == QLatin1String("npy")) {
+        Block header;
+        header.shape = {layers, heads, tq, tk};
+        put(npy(header)); // the header alone: the values follow, row by row
+        for (int l = 0; l < layers && ok; ++l)
+            for (int h = 0; h < heads && ok; ++h)
+                for (int i = 0; i < tq && ok; ++i) {
+                    rowOf(s.seq(l).weights[size_t(h)], i);
+                    put(QByteArray::fromRawData(reinterpret_cast<const char *>(row.data()), qsizetype(row.size() * sizeof(float))));
+                }
+    } else if (suffix == QLatin1String("csv")) {
+        put("layer,head,query_index,query,key_index,key,weight\n");
+        for (int l = 0; l < layers && ok; ++l)
+            for (int h = 0; h < heads && ok; ++h)
+                for (int i = 0; i < tq && ok; ++i) {
+                    rowOf(s.seq(l).weights[size_t(h)], i);
+                    QString out;
+                    const QString lead = QStringLiteral("%1,%2,%3,%4,").arg(l).arg(h).arg(i).arg(quoteCsv(s.queryLabels.value(i)));
+                    for (int j = 0; j < tk; ++j)
+                        out += lead + QStringLiteral("%1,%2,%3\n").arg(j).arg(quoteCsv(s.keyLabels.value(j)), num(row[size_t(j)]));
+                    put(out.toUtf8());
+                }
+    } else {
+        QJsonArray all;
+        for (int l = 0; l < layers; ++l) {
+            QJsonArray perHead;
+            for (int h = 0; h < heads; ++h) {
+                QJsonArray rows;
+                for (int i = 0; i < tq; ++i) {
+                    rowOf(s.seq(l).weights[size_t(h)], i);
+                    QJsonArray r;
+                    for (float v : row)
+                        r.append(jsonNumber(double(v)));
+                    rows.append(r);
+                }
+                perHead.append(rows);
+            }
+            all.append(perHead);
+        }
+        QJsonArray qpos, kpos;
+        for (int i = 0; i < tq; ++i)
+            qpos.append(i);
+        for (int j = 0; j < tk; ++j)
+            kpos.append(j);
+        QJsonObject o{{QStringLiteral("view"), QStringLiteral("all-layers")},
+                      {QStringLiteral("sentence"), s.sentence},
+                      {QStringLiteral("query_tokens"), QJsonArray::fromStringList(s.queryLabels.mid(0, tq))},
+                      {QStringLiteral("query_positions"), qpos},
+                      {QStringLiteral("key_tokens"), QJsonArray::fromStringList(s.keyLabels.mid(0, tk))},
+                      {QStringLiteral("key_positions"), kpos},
+                      {QStringLiteral("layers"), layers},
+                      {QStringLiteral("heads"), heads},
+                      {QStringLiteral("shape"), QJsonArray{layers, heads, tq, tk}},
+                      {QStringLiteral("axes"), QJsonArray{QStringLiteral("layer"), QStringLiteral("head"), QStringLiteral("query"),
+                                                          QStringLiteral("key")}},
+                      {QStringLiteral("weights"), all}};
+        if (s.cross)
+            o.insert(QStringLiteral("key_sentence"), s.keySentence);
+        put(QJsonDocument(o).toJson(QJsonDocument::Compact));
+    }
+    if (!ok) {
+        const QString why = dev->errorString();
+        file.cancel();
+        return failWith(QStringLiteral("cannot write %1: %2").arg(path, why));
+    }
+    return commit(file, path, error);
+}
+
 bool saveLabelledMatrix(const LabelledMatrix &m, const QString &path, QString *error)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();

@@ -38,6 +38,14 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
 bool saveMatrices(const ComputeSnapshot &s, ExportView view, int layer, int head, int query, const QString &path,
                   QString *error);
 
+// Every layer's and head's attention weights (`export --all-layers`), by the path's suffix: NPY of
+// float32 (layers, heads, queries, keys); CSV of rows layer,head,query_index,query,key_index,key,weight;
+// JSON with the tokens and their positions, `shape` and `weights[layer][head][query][key]`. The NPY
+// and CSV are written as they are made (a model's whole trace may be gigabytes); CSV and JSON text
+// stop at kMaxTextCells cells with a message that names .npy.
+constexpr qint64 kMaxTextCells = 50'000'000;
+bool saveAllLayers(const ComputeSnapshot &s, const QString &path, QString *error);
+
 QString exportViewName(ExportView v);
 
 // A view's own table of numbers (the logit lens, attribution): rows x columns with their labels,
