@@ -33,7 +33,7 @@
 #include "window/lessonfocus.h"
 #include "window/modelloader.h"
 #include "window/presentationmode.h"
-#include "window/statuslabel.h"
+#include "controls/elidedlabel.h"
 #include "window/viewrouter.h"
 #include "window/windowstate.h"
 
@@ -200,7 +200,7 @@ MainWindow::MainWindow(QWidget *parent)
             QTimer::singleShot(0, this, syncRowDock);
     });
 
-    m_status = new StatusLabel(this); // one line, ended with "…" where the bar is narrower
+    m_status = new ElidedLabel(this); // one line, ended with "…" where the bar is narrower
     m_status->setObjectName(QStringLiteral("statusLabel"));
     statusBar()->addWidget(m_status, 1);
     m_progress = new QProgressBar(this);

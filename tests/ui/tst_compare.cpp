@@ -188,7 +188,13 @@ private slots:
         QVERIFY(view()->differenceTitle().contains(QString::number(view()->maxAbsDifference(), 'f', 4)));
         QVERIFY(view()->titleA().contains(QStringLiteral("softmax")));
         QVERIFY(view()->titleB().contains(QStringLiteral("sum")));
-        QVERIFY(view()->titleA().contains(spec.a.sentence));
+        // one sentence on both sides: said once, above them, with what the sides share
+        QCOMPARE(spec.a.sentence, spec.b.sentence);
+        QVERIFY(view()->sharedCaption().contains(spec.a.sentence));
+        QVERIFY(!view()->titleA().contains(spec.a.sentence));
+        QVERIFY(view()->sharedCaption().contains(QStringLiteral("no scaling")));
+        QVERIFY(!view()->titleA().contains(QStringLiteral("no scaling")));
+        QVERIFY(!view()->sharedCaption().contains(QStringLiteral("softmax")));
     }
 
     void scaledVsUnscaled()
@@ -397,6 +403,13 @@ private slots:
         view()->copyAToB();
         QVERIFY(waitFor([&] { return view()->shownB()->settings == view()->shownA()->settings; }));
         QCOMPARE(view()->maxAbsDifference(), 0.0);
+        QVERIFY2(view()->differenceTitle().contains(QStringLiteral("agree up to float rounding")), qPrintable(view()->differenceTitle()));
+        // on the automatic scale a zero (or float-rounding) difference stays white: the scale keeps ±0.001
+        Appearance ap = AppearanceManager::instance()->appearance();
+        ap.fixedWeights = false;
+        AppearanceManager::instance()->setAppearance(ap);
+        QVERIFY(waitFor([&] { return view()->differenceRange().upper == 1e-3; }));
+        QCOMPARE(view()->differenceRange().lower, -1e-3);
     }
 
     void headFollowsA()

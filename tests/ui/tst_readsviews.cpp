@@ -15,7 +15,7 @@
 #include "views/generationpanel.h"
 #include "views/logitlensview.h"
 #include "views/normweighting.h"
-#include "window/statuslabel.h"
+#include "controls/elidedlabel.h"
 #include "window/viewrouter.h"
 
 #include "attnviz/pretrained.h"
@@ -249,7 +249,7 @@ private slots:
         QVERIFY2(tooSmall.isEmpty(), qPrintable(tooSmall.join(QStringLiteral("; "))));
         // the status line beside the Generate controls: ended with "…" where it does not fit, the
         // whole text on hover (it was cut mid-word at 1280 px)
-        auto *status = w.findChild<StatusLabel *>(QStringLiteral("statusLabel"));
+        auto *status = w.findChild<ElidedLabel *>(QStringLiteral("statusLabel"));
         QVERIFY(status);
         status->repaint();
         if (screen.width() == 1280)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/compareview.h"
 
+#include "style/appearance.h"
 #include "style/cellpaint.h"
 
 #include "controls/controlpanel.h"
+#include "controls/elidedlabel.h"
 #include "live/fallbackbackend.h"
 #include "controls/formwidgets.h"
 #include "files/messagetext.h"
@@ -46,6 +48,10 @@ namespace {
 const QColor kColorA(33, 102, 172);
 const QColor kColorB(230, 120, 20);
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// The automatic difference scale's smallest half-width (weights are 0..1), and the largest |A − B|
+// that is float32 rounding of one computation made twice rather than a difference.
+constexpr double kDifferenceFloor = 1e-3;
+constexpr double kFloatRounding = 1e-6;
 
 QCPAxisRect *tokenRect(QCPAxisRect *rect)
 {
@@ -231,9 +237,15 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     bRow->addWidget(m_keySentenceB, 2);
     bRow->addWidget(m_followCheck);
     outer->addLayout(bRow);
+    // B's line and, beside it, what both sides share: one row, so the plots keep their height
+    auto *infoRow = new QHBoxLayout;
     m_statusB = note(this);
     m_statusB->setObjectName(QStringLiteral("statusB"));
-    outer->addWidget(m_statusB);
+    infoRow->addWidget(m_statusB, 2);
+    m_shared = new ElidedLabel(this);
+    m_shared->setObjectName(QStringLiteral("compareShared"));
+    infoRow->addWidget(m_shared, 3);
+    outer->addLayout(infoRow);
 
     // Plots: [A | B | shared scale] [difference or focus word] [B's controls]
     auto *split = m_split = new QSplitter(Qt::Horizontal, this);
@@ -404,7 +416,21 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         bool c = labelTokenAxis(m_rectA->axis(QCPAxis::atBottom), m_labelsKA);
         c |= labelTokenAxis(m_rectA->axis(QCPAxis::atLeft), m_labelsQA);
         c |= labelTokenAxis(m_rectB->axis(QCPAxis::atBottom), m_labelsKB);
-        c |= labelTokenAxis(m_rectB->axis(QCPAxis::atLeft), m_labelsQB);
+        // B beside A with the same query words: A's labels name B's rows too, and B's map gets their width
+        QCPAxis *leftB = m_rectB->axis(QCPAxis::atLeft);
+        const bool sharedRows = !m_labelsQA.isEmpty() && m_labelsQA == m_labelsQB;
+        if (leftB->tickLabels() == sharedRows) {
+            leftB->setTickLabels(!sharedRows);
+            c = true;
+        }
+        if (sharedRows) {
+            if (!leftB->label().isEmpty()) {
+                leftB->setLabel(QString());
+                c = true;
+            }
+        } else {
+            c |= labelTokenAxis(leftB, m_labelsQB);
+        }
         replotToSettle(m_pairPlot, c);
     });
     connect(m_diffPlot, &QCustomPlot::afterLayout, this, [this] {
@@ -438,6 +464,8 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
     });
     connect(m_sessionA, &LiveSession::headDisplayChanged, this, [this] { rebuild(); });
+    // View ▸ fixed weight scale: both scales change with it
+    connect(AppearanceManager::instance(), &AppearanceManager::changed, this, [this] { rebuild(); });
     connect(m_sessionA, &LiveSession::layerChanged, this, [this] { rebuild(); });
     connect(m_sessionB, &LiveSession::snapshotChanged, this, [this] {
         updateStatusB();
@@ -660,6 +688,11 @@ QString CompareView::explanation() const
     return m_explanation->text();
 }
 
+QString CompareView::sharedCaption() const
+{
+    return m_shared->isHidden() ? QString() : m_shared->text();
+}
+
 QString CompareView::sideTitle(bool a) const
 {
     // The spec's title while the side still is what the spec set.
@@ -765,13 +798,26 @@ void CompareView::wrapTitle(QCPTextElement *title)
         px = (px - 90) / 2;
     else if (title == m_diffTitle)
         px -= 90;
-    const double charWidth =
-        QFontMetricsF(title->font()).horizontalAdvance(QStringLiteral("d_model 50, d_head 50 · softmax · mask")) / 37.0;
-    const int chars = std::max(24, int(0.9 * px / std::max(1.0, charWidth)));
+    // the characters' mean width in this title's own text (bold, with its symbols), or a typical
+    // configuration's where that is wider
+    const QFontMetricsF fm(title->font());
+    const QString raw = m_rawTitles.value(title);
+    double charWidth = fm.horizontalAdvance(QStringLiteral("d_model 50, d_head 50 · softmax · mask")) / 37.0;
+    if (!raw.isEmpty())
+        charWidth = std::max(charWidth, fm.horizontalAdvance(raw) / raw.size());
+    const int chars = std::max(16, int(0.9 * px / std::max(1.0, charWidth)));
     QStringList lines;
-    for (const QString &line : m_rawTitles.value(title).split(QLatin1Char('\n')))
+    for (const QString &line : raw.split(QLatin1Char('\n')))
         lines << wrapText(line, chars);
     title->setText(lines.join(QLatin1Char('\n')));
+    // A's and B's columns at least as wide as their titles' longest line: a narrow map's column
+    // otherwise cut its title at both ends
+    if (title == m_titleA || title == m_titleB) {
+        double widest = 0;
+        for (const QString &line : lines)
+            widest = std::max(widest, fm.horizontalAdvance(line));
+        title->setMinimumSize(QSize(std::max(80, int(std::ceil(widest)) + 6), title->minimumSize().height()));
+    }
     // its row as tall as its wrapped lines: with the height of fewer lines (or none) the title's row
     // has a 0.01 stretch and gave way first, and its first line went over the plot's top edge
     const int tall = int(lines.join(QLatin1Char('\n')).count(QLatin1Char('\n')) + 1) * QFontMetrics(title->font()).height() + 6;
@@ -852,6 +898,27 @@ void CompareView::rebuildPair()
 {
     const bool headsDiffer = m_shownA && m_shownB && m_shownA->hasResult() && m_shownB->hasResult() &&
                              m_shownA->attention(m_layerA).numHeads != m_shownB->attention(m_sessionB->selectedLayer()).numHeads;
+    // What both sides share is said once, above them; each title keeps its head and what differs.
+    const bool bothOk = m_shownA && m_shownB && m_shownA->hasResult() && m_shownB->hasResult();
+    QStringList partsA, partsB, shared;
+    if (bothOk) {
+        const auto config = [&](const SnapshotPtr &s, int layer) {
+            return describeConfig(*s, layer, m_head, m_head < 0 ? HeadDisplay::Average : HeadDisplay::One).split(QStringLiteral(" · "));
+        };
+        partsA = config(m_shownA, m_layerA);
+        partsB = config(m_shownB, m_sessionB->selectedLayer());
+        for (int i = 1; i < partsA.size(); ++i) // [0]: the head, always in each side's own title
+            if (partsB.contains(partsA[i]))
+                shared << partsA[i];
+    }
+    const bool sameSentence = bothOk && m_shownA->sentence == m_shownB->sentence && m_shownA->keySentence == m_shownB->keySentence;
+    QString caption;
+    if (!shared.isEmpty())
+        caption = tr("Both: %1").arg(shared.join(QStringLiteral(" · ")));
+    if (sameSentence)
+        caption += (caption.isEmpty() ? tr("Both: ") : QStringLiteral(" · ")) + QStringLiteral("“%1”").arg(elide(m_shownA->sentence, 120));
+    m_shared->setText(caption);
+    m_shared->setVisible(!caption.isEmpty());
     double lo = 0, hi = 0;
     bool any = false;
     const auto side = [&](const SnapshotPtr &s, bool isA, QCPColorMap *map, QCPItemText *message, QCPTextElement *title,
@@ -884,10 +951,14 @@ void CompareView::rebuildPair()
         overlay->query = m_sessionA->selectedQuery();
         extendFiniteRange(w, lo, hi, any);
         const HeadDisplay d = m_head < 0 ? HeadDisplay::Average : HeadDisplay::One;
-        QString t = head + QStringLiteral(" — ") + describeConfig(*s, layer, m_head, d);
+        QStringList own = describeConfig(*s, layer, m_head, d).split(QStringLiteral(" · "));
+        own.erase(std::remove_if(own.begin() + std::min<qsizetype>(1, own.size()), own.end(),
+                                 [&](const QString &part) { return shared.contains(part); }),
+                  own.end());
+        QString t = head + QStringLiteral(" — ") + own.join(QStringLiteral(" · "));
         if (headsDiffer)
             t += tr(" (head counts differ: each side's head average)");
-        setTitle(title, t + QStringLiteral("\n“%1”").arg(elide(s->sentence, 80)));
+        setTitle(title, sameSentence ? t : t + QStringLiteral("\n“%1”").arg(elide(s->sentence, 80)));
         rect->axis(QCPAxis::atBottom)->setLabel(s->cross ? tr("key (key/value sentence)") : tr("key"));
         (isA ? m_homeA : m_homeB) = QSize(s->tk(), s->tq());
     };
@@ -953,19 +1024,24 @@ void CompareView::rebuildDifference()
     m_diffMap->setVisible(true);
     m_diffScale->setVisible(true);
     m_diffMessage->setVisible(false);
-    // symmetric: white is 0; on the fixed scale ±1, so that a difference of 0.005 looks like one
-    const double r = fixedWeightScale() && m <= 1.0 ? 1.0 : m > 0 ? m : 1e-6;
+    // symmetric: white is 0; on the fixed scale ±1, so that a difference of 0.005 looks like one; on
+    // the automatic scale at least ±kDifferenceFloor, so that float32 rounding (1e-7 where A and B are
+    // the same computation made twice) stays white instead of filling the scale
+    const bool fixed = fixedWeightScale() && m <= 1.0;
+    const double r = fixed ? 1.0 : std::max(m, kDifferenceFloor);
     m_diffScale->setDataRange(QCPRange(-r, r));
-    m_diffScale->axis()->setLabel(weightScaleLabel(tr("A − B"), QCPRange(-r, r)));
+    m_diffScale->axis()->setLabel(weightScaleLabel(tr("A − B"), QCPRange(-r, r)) +
+                                  (!fixed && m < kDifferenceFloor ? tr(" · at least ±%1").arg(kDifferenceFloor) : QString()));
     m_diffOverlay->matrix = pool == 1 ? &m_diff : nullptr;
     m_diffOverlay->query = m_sessionA->selectedQuery();
     QString t = tr("Difference A − B · max |A−B| = %1").arg(m, 0, 'f', 4);
+    if (m < kFloatRounding)
+        t += tr(" (A and B agree up to float rounding)");
     if (m_shownA->attention(m_layerA).numHeads != m_shownB->attention(m_sessionB->selectedLayer()).numHeads)
         t += tr("\nhead average of A (%1) − head average of B (%2)")
                  .arg(m_shownA->attention(m_layerA).numHeads)
                  .arg(m_shownB->attention(m_sessionB->selectedLayer()).numHeads);
-    else
-        t += m_head < 0 ? tr("\naverage of heads on both sides") : tr("\nhead %1 on both sides").arg(m_head);
+    // (the same head on both sides: A's and B's titles say which)
     if (m_shownA->queryLabels != m_shownB->queryLabels || m_shownA->keyLabels != m_shownB->keyLabels)
         t += tr("\nThe sentences differ: cells compare positions, not words.");
     t += tr("\nred: more weight in A · blue: more in B");

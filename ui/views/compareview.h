@@ -89,6 +89,8 @@ public:
     QCPRange differenceRange() const;
     double maxAbsDifference() const { return m_maxAbs; }
     bool showsDifference() const;
+    // What A and B share (settings, and the sentence when it is one), above the plots.
+    QString sharedCaption() const;
     QString titleA() const;
     QString titleB() const;
     QString differenceTitle() const;
@@ -155,6 +157,7 @@ private:
     QPushButton *m_swap = nullptr, *m_copy = nullptr;
     QToolButton *m_showControls = nullptr;
     QLabel *m_explanation = nullptr, *m_statusB = nullptr, *m_reason = nullptr;
+    QLabel *m_shared = nullptr; // what A and B share, said once above both (their titles say what differs); one line
     QLineEdit *m_sentenceB = nullptr, *m_keySentenceB = nullptr;
     QCheckBox *m_followCheck = nullptr;
     ControlPanel *m_controlsB = nullptr;

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "window/statuslabel.h"
+#include "controls/elidedlabel.h"
 
 #include <QPainter>
 #include <QStyle>
 
 namespace attnviz::ui {
 
-StatusLabel::StatusLabel(QWidget *parent)
+ElidedLabel::ElidedLabel(QWidget *parent)
     : QLabel(parent)
 {
     setTextFormat(Qt::PlainText);                          // names from files are never markup
     setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // never wider than the screen
 }
 
-void StatusLabel::paintEvent(QPaintEvent *)
+void ElidedLabel::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
     const QRect r = contentsRect();
