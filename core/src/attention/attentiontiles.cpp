@@ -51,13 +51,14 @@ __attribute__((noinline)) void scoreBlock(T scale, const Mat<T> &q, Eigen::Index
     out.resize(rn, cn);
     if (rn == 0 || cn == 0)
         return;
-    thread_local Mat<T> qs;
-    thread_local Eigen::Matrix<T, Eigen::Dynamic, 1> kp;
+    // scratch that only grows: no allocation per call (the forward calls this per head and block)
+    thread_local std::vector<T, Eigen::aligned_allocator<T>> qs, kp;
     const Eigen::Index rows = (rn + kRows - 1) / kRows * kRows;
-    qs.resize(rows, dh);
-    qs.topRows(rn).noalias() = scale * q.block(r0, qc, rn, dh);
-    qs.bottomRows(rows - rn).setZero();
-    kp.resize(Eigen::Index(dh) * kChunk);
+    qs.resize(std::max(qs.size(), size_t(rows * dh)));
+    kp.resize(std::max(kp.size(), size_t(dh) * kChunk));
+    Eigen::Map<Mat<T>> qm(qs.data(), rows, dh);
+    qm.topRows(rn).noalias() = scale * q.block(r0, qc, rn, dh);
+    qm.bottomRows(rows - rn).setZero();
     alignas(64) T tmp[kRows * kPanel];
     for (Eigen::Index j0 = 0; j0 < cn; j0 += kChunk) {
         const Eigen::Index w = std::min<Eigen::Index>(kChunk, cn - j0);
