@@ -9,8 +9,8 @@
 // padded keys and masked cells (the trace's). Where a trace keeps the weights themselves (every
 // trace by default: Observe::weights) the same interface reads them instead; a layer whose weights
 // come from another rule (Sum, Cosine, dropout) has no log-sum-exp and is read only so.
-// Blocks of q x k^T are Eigen matrix products; a pooled map is computed in blocks of query rows over
-// the core's pool (parallel.h). Recently computed tiles and maps are kept in a cache bounded in bytes
+// Blocks of q x k^T come from the forward's own score kernel (scoreBlock: the same sums); a pooled
+// map is computed in blocks of query rows over the core's pool (parallel.h). Recently computed tiles and maps are kept in a cache bounded in bytes
 // (least recently used first out). Head -1 is the mean over heads, as Trace::weights.
 #pragma once
 

@@ -26,36 +26,111 @@ constexpr int kBlockKeys = 256;
 
 } // namespace
 
-// Keys a chunk at a time, transposed into a scratch (d_head x lanes, zero past the block's end), and
-// each score a chain over d in order in its own lane: every score the same sum whatever the block.
-// Out of line so that every caller runs the same code (the same contractions into fused multiply-adds).
+// Register-blocked: kRows query rows (scaled, zero rows past rn) by kVecs packets of keys per pass,
+// the keys a chunk at a time packed into panels of d_head x kPanel (transposed kPacket x kPacket in
+// registers; zero past the block's end) so that a pass streams its keys from one contiguous panel.
+// Each score is one chain over d in order, a multiply then multiply-adds (fused where the ISA has
+// them), in its own lane: every score the same sum whatever the block's size, place or alignment.
+// Out of line so that every caller runs the same code.
+// (PacketBlock of a vector type: GCC warns that the type's alignment attribute is not part of the
+// template argument, as in Eigen's own headers, which silence it.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"
 template <typename T>
 __attribute__((noinline)) void scoreBlock(T scale, const Mat<T> &q, Eigen::Index r0, Eigen::Index rn, Eigen::Index qc,
                                           const Mat<T> &k, Eigen::Index c0, Eigen::Index cn, Eigen::Index kc, int dh,
                                           Mat<T> &out)
 {
-    constexpr int kLanes = 512 / int(sizeof(T)); // 128 floats or 64 doubles: 2 KB, eight AVX-512 registers
-    using Lanes = Eigen::Array<T, 1, kLanes>;
+    namespace ei = Eigen::internal;
+    using Packet = typename ei::packet_traits<T>::type;
+    constexpr int kPacket = ei::packet_traits<T>::size;
+    constexpr int kRows = 4;
+    constexpr int kVecs = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 4 : 3;
+    constexpr int kPanel = kVecs * kPacket;
+    constexpr int kChunk = kPanel * std::max(1, 256 / kPanel);
     out.resize(rn, cn);
     if (rn == 0 || cn == 0)
         return;
-    thread_local Mat<T> qs;
-    thread_local Eigen::Matrix<T, Eigen::Dynamic, kLanes, Eigen::RowMajor> kt;
-    qs.noalias() = scale * q.block(r0, qc, rn, dh);
-    kt.resize(dh, kLanes);
-    for (Eigen::Index j0 = 0; j0 < cn; j0 += kLanes) {
-        const Eigen::Index w = std::min<Eigen::Index>(kLanes, cn - j0);
-        if (w < kLanes)
-            kt.setZero();
-        kt.leftCols(w) = k.block(c0 + j0, kc, w, dh).transpose();
-        for (Eigen::Index i = 0; i < rn; ++i) {
-            Lanes acc = qs(i, 0) * kt.row(0).array();
-            for (int d = 1; d < dh; ++d)
-                acc += qs(i, d) * kt.row(d).array();
-            out.row(i).segment(j0, w) = acc.head(w).matrix();
+    // scratch that only grows: no allocation per call (the forward calls this per head and block)
+    thread_local std::vector<T, Eigen::aligned_allocator<T>> qs, kp;
+    const Eigen::Index rows = (rn + kRows - 1) / kRows * kRows;
+    qs.resize(std::max(qs.size(), size_t(rows * dh)));
+    kp.resize(std::max(kp.size(), size_t(dh) * kChunk));
+    Eigen::Map<Mat<T>> qm(qs.data(), rows, dh);
+    qm.topRows(rn).noalias() = scale * q.block(r0, qc, rn, dh);
+    qm.bottomRows(rows - rn).setZero();
+    alignas(64) T tmp[kRows * kPanel];
+    for (Eigen::Index j0 = 0; j0 < cn; j0 += kChunk) {
+        const Eigen::Index w = std::min<Eigen::Index>(kChunk, cn - j0);
+        const Eigen::Index panels = (w + kPanel - 1) / kPanel;
+        // keys kPacket at a time, kPacket dimensions at a time transposed in registers; zero past w
+        const T *kBase = k.data() + (c0 + j0) * k.cols() + kc;
+        const Eigen::Index stride = k.cols();
+        const int dVec = dh / kPacket * kPacket;
+        for (Eigen::Index g = 0; g < panels * kVecs; ++g) {
+            T *dst = kp.data() + (g / kVecs) * dh * kPanel + (g % kVecs) * kPacket;
+            const Eigen::Index l0 = g * kPacket, ln = std::min<Eigen::Index>(kPacket, w - l0);
+            if (ln <= 0) {
+                for (int d = 0; d < dh; ++d)
+                    ei::pstore(dst + d * kPanel, ei::pzero(Packet()));
+                continue;
+            }
+            for (int d0 = 0; d0 < dVec; d0 += kPacket) {
+                ei::PacketBlock<Packet, kPacket> b;
+                for (int l = 0; l < kPacket; ++l)
+                    b.packet[l] = l < ln ? ei::ploadu<Packet>(kBase + (l0 + l) * stride + d0) : ei::pzero(Packet());
+                ei::ptranspose(b);
+                for (int l = 0; l < kPacket; ++l)
+                    ei::pstore(dst + (d0 + l) * kPanel, b.packet[l]);
+            }
+            for (int d = dVec; d < dh; ++d)
+                for (int l = 0; l < kPacket; ++l)
+                    dst[d * kPanel + l] = l < ln ? kBase[(l0 + l) * stride + d] : T(0);
+        }
+        for (Eigen::Index i = 0; i < rows; i += kRows) {
+            const T *qr[kRows];
+            for (int m = 0; m < kRows; ++m)
+                qr[m] = qs.data() + (i + m) * dh;
+            const int mr = int(std::min<Eigen::Index>(kRows, rn - i));
+            for (Eigen::Index pn = 0; pn < panels; ++pn) {
+                const T *kpp = kp.data() + pn * dh * kPanel;
+                Packet acc[kRows][kVecs];
+                Packet kv[kVecs];
+                for (int v = 0; v < kVecs; ++v)
+                    kv[v] = ei::pload<Packet>(kpp + v * kPacket);
+                for (int m = 0; m < kRows; ++m) {
+                    const Packet qb = ei::pset1<Packet>(qr[m][0]);
+                    for (int v = 0; v < kVecs; ++v)
+                        acc[m][v] = ei::pmul(qb, kv[v]);
+                }
+                for (int d = 1; d < dh; ++d) {
+                    for (int v = 0; v < kVecs; ++v)
+                        kv[v] = ei::pload<Packet>(kpp + d * kPanel + v * kPacket);
+                    for (int m = 0; m < kRows; ++m) {
+                        const Packet qb = ei::pset1<Packet>(qr[m][d]);
+                        for (int v = 0; v < kVecs; ++v)
+                            acc[m][v] = ei::pmadd(qb, kv[v], acc[m][v]);
+                    }
+                }
+                const Eigen::Index pw = std::min<Eigen::Index>(kPanel, w - pn * kPanel);
+                const Eigen::Index col = j0 + pn * kPanel;
+                if (mr == kRows && pw == kPanel) {
+                    for (int m = 0; m < kRows; ++m)
+                        for (int v = 0; v < kVecs; ++v)
+                            ei::pstoreu(out.data() + (i + m) * cn + col + v * kPacket, acc[m][v]);
+                } else {
+                    for (int m = 0; m < kRows; ++m)
+                        for (int v = 0; v < kVecs; ++v)
+                            ei::pstore(tmp + m * kPanel + v * kPacket, acc[m][v]);
+                    for (int m = 0; m < mr; ++m)
+                        std::copy(tmp + m * kPanel, tmp + m * kPanel + pw, out.data() + (i + m) * cn + col);
+                }
+            }
         }
     }
 }
+
+#pragma GCC diagnostic pop
 
 template void scoreBlock<float>(float, const Mat<float> &, Eigen::Index, Eigen::Index, Eigen::Index, const Mat<float> &,
                                 Eigen::Index, Eigen::Index, Eigen::Index, int, Mat<float> &);
