@@ -47,6 +47,8 @@ struct Seq2SeqGeneration {
     Seq2SeqGenerationSettings settings; // what was used (numBeams and maxLength after the options)
     std::vector<TraceToken> source;     // what the encoder read
     std::vector<int> ids;               // the kept beam's generated ids: no start token, the end token kept
+    std::vector<TraceToken> tokens;     // their tokens (pieces where the folder has a tokenizer, else ids)
+    std::string text;                   // the ids before the end token, decoded ("" without a tokenizer)
     double logProb = 0;                 // the sum of its steps' (processed) log-probabilities
     double score = 0;                   // beam search's score: logProb / generated length ^ length_penalty
     // Per generated id: the cross-attention row of the decoder position that predicted it,

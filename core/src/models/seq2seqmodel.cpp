@@ -55,14 +55,25 @@ public:
             source.resize(size_t(request.maxTokens));
         out = Seq2SeqGeneration();
         out.source = source;
-        if (!options.float64)
-            return generateWith(*m_float, options, out);
-        {
-            std::lock_guard<std::mutex> lock(m_doubleMutex);
-            if (!m_double)
-                m_double = castSeq2SeqWeights<double>(*m_float);
+        Status st;
+        if (!options.float64) {
+            st = generateWith(*m_float, options, out);
+        } else {
+            {
+                std::lock_guard<std::mutex> lock(m_doubleMutex);
+                if (!m_double)
+                    m_double = castSeq2SeqWeights<double>(*m_float);
+            }
+            st = generateWith(*m_double, options, out);
         }
-        return generateWith(*m_double, options, out);
+        if (!st)
+            return st;
+        out.tokens = tokensOf(out.ids);
+        std::vector<int> text = out.ids;
+        if (!text.empty() && text.back() == m_arch.seq2seq.eosId)
+            text.pop_back();
+        out.text = decode(text);
+        return {};
     }
 
     ModelInfo info() const override
