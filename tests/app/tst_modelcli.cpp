@@ -365,7 +365,7 @@ void TestModelCli::runT5()
 
 // BART through its byte-level BPE: the source as BartTokenizer encodes it (<s> ... </s>), the
 // decoder started at </s> and reading the target's <s> (shift_tokens_right of the labels), the
-// three attentions shaped as T5's; Marian, whose tokenizer is not read yet, refused in one line.
+// three attentions shaped as T5's; a Marian folder without its tokenizer files refused in one line.
 void TestModelCli::runBart()
 {
     const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("bart-tiny")),
@@ -392,7 +392,7 @@ void TestModelCli::runBart()
                            QStringLiteral("--text"), QStringLiteral("Hello"), QStringLiteral("--target"),
                            QStringLiteral("Hallo")});
     QVERIFY(m.code != 0);
-    QVERIFY2(m.err.contains("marian's tokenizer (source.spm, target.spm and vocab.json) is not read yet"),
+    QVERIFY2(m.err.contains("marian-tiny/source.spm, target.spm and vocab.json: missing (Marian's tokenizer)"),
              m.err.constData());
     QCOMPARE(m.err.count('\n'), 1);
 }

@@ -31,10 +31,12 @@ std::string baseName(const std::string &dir)
 class EncoderDecoderModel final : public Model {
 public:
     EncoderDecoderModel(Architecture arch, std::string dir, std::shared_ptr<const Seq2SeqWeights<float>> w,
-                        std::string dtype, std::unique_ptr<SubwordTokenizer> tokenizer, std::string noTokenizer,
+                        std::string dtype, std::unique_ptr<SubwordTokenizer> tokenizer,
+                        std::unique_ptr<SubwordTokenizer> targetTokenizer, std::string noTokenizer,
                         Seq2SeqGenerationSettings settings)
         : m_arch(std::move(arch)), m_dir(std::move(dir)), m_float(std::move(w)), m_dtype(std::move(dtype)),
-          m_tokenizer(std::move(tokenizer)), m_noTokenizer(std::move(noTokenizer)), m_settings(std::move(settings))
+          m_tokenizer(std::move(tokenizer)), m_targetTokenizer(std::move(targetTokenizer)),
+          m_noTokenizer(std::move(noTokenizer)), m_settings(std::move(settings))
     {
     }
 
@@ -99,8 +101,9 @@ public:
         return i;
     }
 
-    // The source as T5Tokenizer encodes it (SentencePiece's pieces, then </s>) or BartTokenizer
-    // (<s>, the byte-level BPE tokens, </s>).
+    // The source as T5Tokenizer encodes it (SentencePiece's pieces, then </s>), MarianTokenizer
+    // (source.spm's pieces looked up in vocab.json, then </s>) or BartTokenizer (<s>, the byte-level
+    // BPE tokens, </s>).
     Status tokenize(std::string_view text, std::vector<TraceToken> &out) const override
     {
         out.clear();
@@ -118,9 +121,11 @@ public:
         return {};
     }
 
+    // Ids of the target (the decoder's tokens, what generate() writes) as text.
     std::string decode(const std::vector<int> &ids) const override
     {
-        return m_tokenizer ? m_tokenizer->decode(ids) : std::string();
+        const SubwordTokenizer *t = m_targetTokenizer ? m_targetTokenizer.get() : m_tokenizer.get();
+        return t ? t->decode(ids) : std::string();
     }
 
     Status trace(const TraceRequest &request, Trace<float> &out) override { return run(request, *m_float, out); }
@@ -180,7 +185,7 @@ private:
                 target.push_back(t);
         } else if (!request.target.empty()) {
             std::vector<TraceToken> typed;
-            if (Status st = tokenize(request.target, typed); !st)
+            if (Status st = m_targetTokenizer ? m_targetTokenizer->encode(request.target, typed) : tokenize(request.target, typed); !st)
                 return st;
             // the decoder is fed the target without the </s> a source gets; BART's <s> stays, as
             // shift_tokens_right of its labels keeps it after the start token
@@ -228,6 +233,7 @@ private:
     std::shared_ptr<const Seq2SeqWeights<double>> m_double;
     std::string m_dtype;
     std::unique_ptr<SubwordTokenizer> m_tokenizer;
+    std::unique_ptr<SubwordTokenizer> m_targetTokenizer; // the target's where it is another (Marian's target.spm)
     std::string m_noTokenizer; // why there is none
     Seq2SeqGenerationSettings m_settings;
     bool m_bpe = m_tokenizer && m_tokenizer->kind().find("BPE") != std::string::npos;
@@ -488,7 +494,7 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
         return Status::error(StatusCode::InvalidInput, dir + ": no family named " + arch.family);
     // the tokenizer: spiece.model (T5Tokenizer's file) or vocab.json + merges.txt (BartTokenizer's)
     // where the folder has them
-    std::unique_ptr<SubwordTokenizer> tokenizer;
+    std::unique_ptr<SubwordTokenizer> tokenizer, targetTokenizer; // the target's: Marian's target.spm
     std::string noTokenizer;
     const std::string spiece = dir + "/spiece.model";
     uint64_t size = 0;
@@ -505,10 +511,22 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
         } else {
             noTokenizer = dir + "/vocab.json and merges.txt: missing (BART's tokenizer): only token ids trace";
         }
+    } else if (arch.family == "marian") {
+        const std::string source = dir + "/source.spm", target = dir + "/target.spm", vocab = dir + "/vocab.json";
+        if (regularFileSize(source, size) && regularFileSize(target, size) && regularFileSize(vocab, size)) {
+            if (Status lt = loadMarianTokenizer(source, vocab, tokenizer); !lt)
+                return lt;
+            if (Status lt = loadMarianTokenizer(target, vocab, targetTokenizer); !lt)
+                return lt;
+            if (tokenizer->vocabSize() > arch.vocabulary)
+                return Status::error(StatusCode::InvalidInput, vocab + ": ids up to " + std::to_string(tokenizer->vocabSize() - 1) +
+                                                                   ", but the embeddings have " + std::to_string(arch.vocabulary) +
+                                                                   " rows (" + dir + "/config.json: vocab_size)");
+        } else {
+            noTokenizer = dir + "/source.spm, target.spm and vocab.json: missing (Marian's tokenizer): only token ids trace";
+        }
     } else if (arch.family != "t5") {
-        noTokenizer = dir + ": " + arch.family + "'s tokenizer (" +
-                      (arch.family == "marian" ? "source.spm, target.spm and vocab.json" : "sentencepiece.bpe.model") +
-                      ") is not read yet: only token ids trace";
+        noTokenizer = dir + ": " + arch.family + "'s tokenizer (sentencepiece.bpe.model) is not read yet: only token ids trace";
     } else if (Status st = regularFileSize(spiece, size); st) {
         if (Status lt = loadSentencePiece(spiece, true, tokenizer); !lt)
             return lt;
@@ -550,7 +568,7 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
         break;
     }
     out = std::make_unique<EncoderDecoderModel>(arch, dir, std::move(w), archive.dtypeSummary(), std::move(tokenizer),
-                                                std::move(noTokenizer), std::move(settings));
+                                                std::move(targetTokenizer), std::move(noTokenizer), std::move(settings));
     return {};
 }
 
