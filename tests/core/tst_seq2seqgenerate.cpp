@@ -200,6 +200,16 @@ private slots:
         for (int id : out.ids)
             QVERIFY(id != 63); // bad_words_ids
 
+        for (int beams : {1, 3}) { // --max-new 0: nothing generated, greedy or beams
+            Seq2SeqGenerateOptions none;
+            none.beams = beams;
+            none.maxNew = 0;
+            st = generateTarget(*m, req, none, out);
+            QVERIFY2(st.ok(), st.message.c_str());
+            QVERIFY(out.ids.empty() && out.cross.empty());
+            QCOMPARE(out.settings.maxLength, 1);
+        }
+
         Seq2SeqGenerateOptions five;
         five.beams = 5;
         st = generateTarget(*m, req, five, out);

@@ -291,6 +291,8 @@ Status EncoderDecoderModel::generateWith(const Seq2SeqWeights<T> &w, const Seq2S
     if (options.noRepeatNgramSize >= 0)
         g.noRepeatNgramSize = options.noRepeatNgramSize;
     out.settings = g;
+    if (g.maxLength <= 1) // nothing to generate past the start token
+        return {};
     std::vector<int> source;
     for (const TraceToken &t : out.source)
         source.push_back(t.id);
