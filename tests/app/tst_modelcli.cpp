@@ -6,6 +6,8 @@
 #include "testpaths.h"
 
 #include "attnviz/architecture.h"
+#include "attnviz/encoderdecoder.h"
+#include "attnviz/pretrained.h"
 
 #include <QDir>
 #include <QDirIterator>
@@ -186,6 +188,7 @@ private slots:
     void runBertMasked();
     void runT5();
     void t5Refusals();
+    void generateSeq2Seq();
     void runBart();
     void info();
     void tokenizeWithModel();
@@ -362,7 +365,7 @@ void TestModelCli::runT5()
 
 // BART through its byte-level BPE: the source as BartTokenizer encodes it (<s> ... </s>), the
 // decoder started at </s> and reading the target's <s> (shift_tokens_right of the labels), the
-// three attentions shaped as T5's; Marian, whose tokenizer is not read yet, refused in one line.
+// three attentions shaped as T5's; a Marian folder without its tokenizer files refused in one line.
 void TestModelCli::runBart()
 {
     const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), fixture(QStringLiteral("bart-tiny")),
@@ -389,9 +392,94 @@ void TestModelCli::runBart()
                            QStringLiteral("--text"), QStringLiteral("Hello"), QStringLiteral("--target"),
                            QStringLiteral("Hallo")});
     QVERIFY(m.code != 0);
-    QVERIFY2(m.err.contains("marian's tokenizer (source.spm, target.spm and vocab.json) is not read yet"),
+    QVERIFY2(m.err.contains("marian-tiny/source.spm, target.spm and vocab.json: missing (Marian's tokenizer)"),
              m.err.constData());
     QCOMPARE(m.err.count('\n'), 1);
+}
+
+// generate for an encoder-decoder model: the core's generateTarget (its own test: tst_seq2seqgenerate)
+// written out — source ids and tokens, the generated ids and tokens, the search, and with
+// --attention each step's cross-attention (layers × heads × source) — and the decoded target alone
+// without --json.
+void TestModelCli::generateSeq2Seq()
+{
+    using namespace attnviz;
+    const QString t5 = fixture(QStringLiteral("t5-tiny")), text = QStringLiteral("the 3rd of March");
+    Run r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), t5, QStringLiteral("--text"), text,
+                     QStringLiteral("--beams"), QStringLiteral("2"), QStringLiteral("--max-new"), QStringLiteral("5"),
+                     QStringLiteral("--json"), QStringLiteral("--attention")});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.err.isEmpty(), r.err.constData());
+    const QJsonObject got = QJsonDocument::fromJson(r.out).object();
+    std::unique_ptr<Model> m;
+    Status st = openPretrained(t5.toStdString(), {}, m);
+    QVERIFY2(st.ok(), st.message.c_str());
+    TraceRequest req;
+    req.text = text.toStdString();
+    Seq2SeqGenerateOptions opt;
+    opt.beams = 2;
+    opt.maxNew = 5;
+    Seq2SeqGeneration g;
+    st = generateTarget(*m, req, opt, g);
+    QVERIFY2(st.ok(), st.message.c_str());
+    QCOMPARE(got.value(QStringLiteral("text")).toString(), text);
+    const QJsonArray sourceIds = got.value(QStringLiteral("source_ids")).toArray(),
+                     sourceTokens = got.value(QStringLiteral("source_tokens")).toArray(),
+                     generated = got.value(QStringLiteral("generated")).toArray(),
+                     tokens = got.value(QStringLiteral("generated_tokens")).toArray();
+    QCOMPARE(sourceIds.size(), qsizetype(g.source.size()));
+    for (qsizetype i = 0; i < sourceIds.size(); ++i)
+        QCOMPARE(sourceIds[i].toInt(), g.source[size_t(i)].id);
+    QCOMPARE(sourceTokens.last().toString(), QStringLiteral("</s>"));
+    QCOMPARE(generated.size(), qsizetype(g.ids.size()));
+    QCOMPARE(generated.size(), 5); // the random model never ends: --max-new
+    for (qsizetype i = 0; i < generated.size(); ++i) {
+        QCOMPARE(generated[i].toInt(), g.ids[size_t(i)]);
+        QCOMPARE(tokens[i].toString().toStdString(), g.tokens[size_t(i)].text);
+    }
+    QCOMPARE(got.value(QStringLiteral("continuation")).toString().toStdString(), g.text);
+    const QJsonObject search = got.value(QStringLiteral("search")).toObject();
+    QCOMPARE(search.value(QStringLiteral("beams")).toInt(), 2);
+    QCOMPARE(search.value(QStringLiteral("max_length")).toInt(), 6);
+    QCOMPARE(search.value(QStringLiteral("length_penalty")).toDouble(), 1.0);
+    QCOMPARE(search.value(QStringLiteral("early_stopping")), QJsonValue(false));
+    QCOMPARE(search.value(QStringLiteral("score")).toDouble(), g.score);
+    QCOMPARE(search.value(QStringLiteral("log_prob")).toDouble(), g.logProb);
+    QCOMPARE(g.score, g.logProb / 5); // length_penalty 1: the mean over the 5 generated tokens
+    const QJsonArray cross = got.value(QStringLiteral("cross_attention")).toArray();
+    QCOMPARE(cross.size(), 5);
+    for (qsizetype s = 0; s < cross.size(); ++s) {
+        const QJsonArray layers = cross[s].toArray();
+        QCOMPARE(layers.size(), 3);
+        for (int l = 0; l < 3; ++l) {
+            QCOMPARE(layers[l].toArray().size(), 4);
+            for (int h = 0; h < 4; ++h) {
+                const QJsonArray row = layers[l].toArray()[h].toArray();
+                QCOMPARE(row.size(), sourceIds.size());
+                double sum = 0;
+                for (qsizetype j = 0; j < row.size(); ++j) {
+                    QCOMPARE(row[j].toDouble(), g.cross[size_t(s)](l * 4 + h, Eigen::Index(j)));
+                    sum += row[j].toDouble();
+                }
+                QVERIFY(std::abs(sum - 1) < 1e-5);
+            }
+        }
+    }
+    // the folder's settings (t5-tiny names none: greedy) and the target as text, one line
+    r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), t5, QStringLiteral("--text"), text,
+                 QStringLiteral("--max-new"), QStringLiteral("4")});
+    QCOMPARE(r.code, 0);
+    opt.beams = 1;
+    opt.maxNew = 4;
+    st = generateTarget(*m, req, opt, g);
+    QVERIFY2(st.ok(), st.message.c_str());
+    QCOMPARE(r.out.toStdString(), g.text + "\n");
+    QVERIFY(!g.text.empty());
+    // --attention without --json
+    r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), t5, QStringLiteral("--text"), text,
+                 QStringLiteral("--attention")});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--attention: the cross-attention is written in --json's output: add --json"), r.err.constData());
 }
 
 // What is not computed for encoder-decoder models yet is refused in one line; --target elsewhere too.
@@ -408,10 +496,27 @@ void TestModelCli::t5Refusals()
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("--target: only encoder-decoder models (t5, bart, mbart, marian) read a target"),
              r.err.constData());
-    r = execCli({QStringLiteral("generate"), QStringLiteral("--model"), t5, QStringLiteral("--text"), QStringLiteral("a")});
-    QVERIFY(r.code != 0);
-    QVERIFY2(r.err.contains("generation of encoder-decoder models (t5) is not supported yet"), r.err.constData());
-    QCOMPARE(r.err.count('\n'), 1);
+    // generate: greedy or beam search, not sampling; --beams 1 to 4; the encoder-decoder options
+    // refused for a causal model
+    const struct {
+        QStringList args;
+        const char *message;
+    } generateRefusals[] = {
+        {{QStringLiteral("--model"), t5, QStringLiteral("--temperature"), QStringLiteral("0.7")},
+         "--temperature: sampling from encoder-decoder models (t5) is not computed yet: greedy or --beams"},
+        {{QStringLiteral("--model"), t5, QStringLiteral("--beams"), QStringLiteral("5")}, "--beams: 1 (greedy) to 4, not 5"},
+        {{QStringLiteral("--model"), t5, QStringLiteral("--tokens"), QStringLiteral("3")},
+         "--tokens: t5-tiny is an encoder-decoder model: --max-new counts what it generates"},
+        {{QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--beams"), QStringLiteral("2")},
+         "--beams: encoder-decoder models only (t5, bart, mbart, marian); gpt2-tiny is gpt2"},
+    };
+    for (const auto &g : generateRefusals) {
+        r = execCli(QStringList{QStringLiteral("generate"), QStringLiteral("--text"), QStringLiteral("a")} + g.args);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(g.message), r.err.constData());
+        QCOMPARE(r.err.count('\n'), 1);
+        QVERIFY(r.out.isEmpty());
+    }
     // export renders the window's views, which read one attention over one token list
     QTemporaryDir tmp;
     const QString out = tmp.filePath(QStringLiteral("x.png"));

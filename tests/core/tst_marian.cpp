@@ -6,7 +6,7 @@
 // (MarianSinusoidalPositionalEmbedding: sines in the first half, cosines in the second, float32),
 // computed and added from position 0 in each stack; embeddings times sqrt(d_model); the decoder
 // started at the pad id; a stored table used only when it is that table; the config's defaults and
-// what is not read yet, named.
+// what is not read, named.
 #include "seq2seqchecks.h"
 
 using namespace attnviz;
@@ -173,7 +173,8 @@ private slots:
                  st.message.c_str());
     }
 
-    // Text needs Marian's tokenizer, which attnviz does not read yet: one line, ids trace.
+    // Text needs Marian's tokenizer files, which this folder lacks (tst_mariantokenizer reads them):
+    // one line, ids trace.
     void tokenizerRefused()
     {
         std::vector<TraceToken> tokens;
@@ -181,7 +182,7 @@ private slots:
         QVERIFY(!st);
         QVERIFY2(
             st.message.find(
-                "marian's tokenizer (source.spm, target.spm and vocab.json) is not read yet: only token ids trace") !=
+                "marian-tiny/source.spm, target.spm and vocab.json: missing (Marian's tokenizer): only token ids trace") !=
                 std::string::npos,
             st.message.c_str());
     }

@@ -100,5 +100,10 @@ Status parseWordPiece(const std::string &vocabBytes, const std::string &name, co
 Status loadSentencePiece(const std::string &modelFile, bool appendEos, std::unique_ptr<SubwordTokenizer> &out);
 Status parseSentencePiece(const std::string &modelBytes, const std::string &name, bool appendEos,
                           std::unique_ptr<SubwordTokenizer> &out);
+// Marian's tokenizer for one side (MarianTokenizer: source.spm for the source, target.spm for the
+// target, one vocab.json): a ">>xx<<" language code at the front kept as a token, the rest encoded
+// by the SentencePiece library to pieces, each piece's id read from vocab.json (<unk>'s where it is
+// absent), then </s>. decode() leaves </s> and <pad> out. Messages name the files.
+Status loadMarianTokenizer(const std::string &spmFile, const std::string &vocabJson, std::unique_ptr<SubwordTokenizer> &out);
 
 } // namespace attnviz

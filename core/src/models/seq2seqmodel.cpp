@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // An encoder-decoder model folder (seq2seqmodel.h): config.json's architecture, the weights of both
 // stacks (forward/seq2seq.h), teacher-forced traces that keep the encoder's, the decoder's and the
-// cross attentions (Trace::seq2seq), float32 and float64, and greedy decoding (encoderdecoder.h).
+// cross attentions (Trace::seq2seq), float32 and float64, greedy decoding through traces, and
+// generation with the folder's settings, greedy or beam search (encoderdecoder.h).
 #include "seq2seqmodel.h"
 #include "attnviz/encoderdecoder.h"
 #include "attnviz/fileio.h"
 #include "attnviz/subword.h"
 #include "families/family.h"
 #include "forward/seq2seq.h"
+#include "../formats/jsonread.h"
 
+#include <algorithm>
+#include <cmath>
 #include <mutex>
 
 namespace attnviz {
@@ -27,10 +31,51 @@ std::string baseName(const std::string &dir)
 class EncoderDecoderModel final : public Model {
 public:
     EncoderDecoderModel(Architecture arch, std::string dir, std::shared_ptr<const Seq2SeqWeights<float>> w,
-                        std::string dtype, std::unique_ptr<SubwordTokenizer> tokenizer, std::string noTokenizer)
+                        std::string dtype, std::unique_ptr<SubwordTokenizer> tokenizer,
+                        std::unique_ptr<SubwordTokenizer> targetTokenizer, std::string noTokenizer,
+                        Seq2SeqGenerationSettings settings)
         : m_arch(std::move(arch)), m_dir(std::move(dir)), m_float(std::move(w)), m_dtype(std::move(dtype)),
-          m_tokenizer(std::move(tokenizer)), m_noTokenizer(std::move(noTokenizer))
+          m_tokenizer(std::move(tokenizer)), m_targetTokenizer(std::move(targetTokenizer)),
+          m_noTokenizer(std::move(noTokenizer)), m_settings(std::move(settings))
     {
+    }
+
+    const Seq2SeqGenerationSettings &settings() const { return m_settings; }
+
+    Status generate(const TraceRequest &request, const Seq2SeqGenerateOptions &options, Seq2SeqGeneration &out)
+    {
+        if (!request.edits.empty())
+            return Status::error(StatusCode::Unavailable, "interventions in encoder-decoder models (" + m_arch.family +
+                                                              ") are not computed yet");
+        std::vector<TraceToken> source;
+        if (!request.ids.empty()) {
+            source = tokensOf(request.ids);
+        } else if (Status st = tokenize(request.text, source); !st) {
+            return st;
+        }
+        if (request.maxTokens > 0 && int(source.size()) > request.maxTokens)
+            source.resize(size_t(request.maxTokens));
+        out = Seq2SeqGeneration();
+        out.source = source;
+        Status st;
+        if (!options.float64) {
+            st = generateWith(*m_float, options, out);
+        } else {
+            {
+                std::lock_guard<std::mutex> lock(m_doubleMutex);
+                if (!m_double)
+                    m_double = castSeq2SeqWeights<double>(*m_float);
+            }
+            st = generateWith(*m_double, options, out);
+        }
+        if (!st)
+            return st;
+        out.tokens = tokensOf(out.ids);
+        std::vector<int> text = out.ids;
+        if (!text.empty() && text.back() == m_arch.seq2seq.eosId)
+            text.pop_back();
+        out.text = decode(text);
+        return {};
     }
 
     ModelInfo info() const override
@@ -56,8 +101,9 @@ public:
         return i;
     }
 
-    // The source as T5Tokenizer encodes it (SentencePiece's pieces, then </s>) or BartTokenizer
-    // (<s>, the byte-level BPE tokens, </s>).
+    // The source as T5Tokenizer encodes it (SentencePiece's pieces, then </s>), MarianTokenizer
+    // (source.spm's pieces looked up in vocab.json, then </s>) or BartTokenizer (<s>, the byte-level
+    // BPE tokens, </s>).
     Status tokenize(std::string_view text, std::vector<TraceToken> &out) const override
     {
         out.clear();
@@ -75,9 +121,11 @@ public:
         return {};
     }
 
+    // Ids of the target (the decoder's tokens, what generate() writes) as text.
     std::string decode(const std::vector<int> &ids) const override
     {
-        return m_tokenizer ? m_tokenizer->decode(ids) : std::string();
+        const SubwordTokenizer *t = m_targetTokenizer ? m_targetTokenizer.get() : m_tokenizer.get();
+        return t ? t->decode(ids) : std::string();
     }
 
     Status trace(const TraceRequest &request, Trace<float> &out) override { return run(request, *m_float, out); }
@@ -93,6 +141,9 @@ public:
     }
 
 private:
+    template <typename T>
+    Status generateWith(const Seq2SeqWeights<T> &w, const Seq2SeqGenerateOptions &options, Seq2SeqGeneration &out);
+
     // Tokens of bare ids: their pieces where the folder has a tokenizer, else the ids written out.
     std::vector<TraceToken> tokensOf(const std::vector<int> &ids) const
     {
@@ -134,7 +185,7 @@ private:
                 target.push_back(t);
         } else if (!request.target.empty()) {
             std::vector<TraceToken> typed;
-            if (Status st = tokenize(request.target, typed); !st)
+            if (Status st = m_targetTokenizer ? m_targetTokenizer->encode(request.target, typed) : tokenize(request.target, typed); !st)
                 return st;
             // the decoder is fed the target without the </s> a source gets; BART's <s> stays, as
             // shift_tokens_right of its labels keeps it after the start token
@@ -182,9 +233,256 @@ private:
     std::shared_ptr<const Seq2SeqWeights<double>> m_double;
     std::string m_dtype;
     std::unique_ptr<SubwordTokenizer> m_tokenizer;
+    std::unique_ptr<SubwordTokenizer> m_targetTokenizer; // the target's where it is another (Marian's target.spm)
     std::string m_noTokenizer; // why there is none
+    Seq2SeqGenerationSettings m_settings;
     bool m_bpe = m_tokenizer && m_tokenizer->kind().find("BPE") != std::string::npos;
 };
+
+
+// transformers' logits processors on one hypothesis's log-probs, as generate() builds them for these
+// settings: NoRepeatNGram, NoBadWords, MinLength, ForcedBOS, ForcedEOS (a forced token's score is
+// 0, every other -inf). `ids` holds the start token and the target so far.
+void processScores(const Seq2SeqGenerationSettings &g, int eos, const std::vector<int> &ids, std::vector<double> &scores)
+{
+    const double ninf = -std::numeric_limits<double>::infinity();
+    const int V = int(scores.size()), cur = int(ids.size()), n = g.noRepeatNgramSize;
+    if (n > 0 && cur + 1 >= n) // a token that would repeat an n-gram of the hypothesis
+        for (int i = 0; i + n <= cur; ++i)
+            if (std::equal(ids.begin() + i, ids.begin() + i + n - 1, ids.end() - (n - 1)) && ids[size_t(i + n - 1)] < V)
+                scores[size_t(ids[size_t(i + n - 1)])] = ninf;
+    for (const std::vector<int> &bad : g.badWordsIds) {
+        if (bad.empty() || bad.back() < 0 || bad.back() >= V)
+            continue;
+        const size_t prefix = bad.size() - 1;
+        if (prefix <= ids.size() && std::equal(bad.begin(), bad.end() - 1, ids.end() - long(prefix)))
+            scores[size_t(bad.back())] = ninf;
+    }
+    if (cur < g.minLength && eos >= 0 && eos < V)
+        scores[size_t(eos)] = ninf;
+    auto force = [&](int id) {
+        if (id < 0 || id >= V)
+            return;
+        std::fill(scores.begin(), scores.end(), ninf);
+        scores[size_t(id)] = 0;
+    };
+    if (cur == 1 && g.forcedBosId >= 0)
+        force(g.forcedBosId);
+    if (cur == g.maxLength - 1 && g.forcedEosId >= 0)
+        force(g.forcedEosId);
+}
+
+template <typename T>
+Status EncoderDecoderModel::generateWith(const Seq2SeqWeights<T> &w, const Seq2SeqGenerateOptions &options,
+                                         Seq2SeqGeneration &out)
+{
+    Seq2SeqGenerationSettings g = m_settings;
+    if (options.beams != 0)
+        g.numBeams = options.beams;
+    if (g.numBeams < 1 || g.numBeams > 4)
+        return Status::error(StatusCode::InvalidInput, "beam search of " + std::to_string(g.numBeams) +
+                                                           " beams: 1 (greedy) to 4 are computed");
+    if (options.maxNew >= 0)
+        g.maxLength = options.maxNew + 1;
+    if (!std::isnan(options.lengthPenalty))
+        g.lengthPenalty = options.lengthPenalty;
+    if (options.earlyStopping >= 0)
+        g.earlyStopping = options.earlyStopping;
+    if (options.noRepeatNgramSize >= 0)
+        g.noRepeatNgramSize = options.noRepeatNgramSize;
+    out.settings = g;
+    if (g.maxLength <= 1) // nothing to generate past the start token
+        return {};
+    std::vector<int> source;
+    for (const TraceToken &t : out.source)
+        source.push_back(t.id);
+    Mat<T> memory;
+    if (Status st = encodeSeq2Seq(m_arch, w, source, memory); !st)
+        return st;
+    const int eos = m_arch.seq2seq.eosId, start = m_arch.seq2seq.decoderStartId;
+    std::vector<double> scores;
+    Mat<double> cross;
+    if (g.numBeams == 1) { // greedy search
+        std::vector<int> ids{start};
+        while (int(ids.size()) < g.maxLength) {
+            if (Status st = nextLogProbs(m_arch, w, memory, ids, scores, cross); !st)
+                return st;
+            processScores(g, eos, ids, scores);
+            const int next = int(std::max_element(scores.begin(), scores.end()) - scores.begin());
+            out.logProb += scores[size_t(next)];
+            ids.push_back(next);
+            out.cross.push_back(cross);
+            if (next == eos)
+                break;
+        }
+        out.ids.assign(ids.begin() + 1, ids.end());
+        out.score = out.logProb;
+        return {};
+    }
+    // beam search: BeamSearchScorer's process() and finalize() for one source
+    struct Beam {
+        std::vector<int> ids; // the start token, the target so far
+        double score = 0;     // the sum of its log-probs
+        std::vector<Mat<double>> cross;
+    };
+    struct Hypothesis {
+        double score;
+        double logProb;
+        std::vector<int> ids;
+        std::vector<Mat<double>> cross;
+        bool ended; // closed by the end token
+    };
+    const int nb = g.numBeams;
+    std::vector<Beam> beams(static_cast<size_t>(nb));
+    for (int b = 0; b < nb; ++b) {
+        beams[size_t(b)].ids = {start};
+        beams[size_t(b)].score = b == 0 ? 0.0 : -1e9; // the first step expands the first beam only
+    }
+    std::vector<Hypothesis> hyps;
+    double worst = 1e9;
+    auto add = [&](std::vector<int> ids, double logProb, std::vector<Mat<double>> rows, int length, bool ended) {
+        const double score = logProb / std::pow(double(length), g.lengthPenalty);
+        if (int(hyps.size()) < nb || score > worst) {
+            hyps.push_back({score, logProb, std::move(ids), std::move(rows), ended});
+            if (int(hyps.size()) > nb) {
+                std::vector<std::pair<double, size_t>> sorted;
+                for (size_t i = 0; i < hyps.size(); ++i)
+                    sorted.emplace_back(hyps[i].score, i);
+                std::sort(sorted.begin(), sorted.end());
+                hyps.erase(hyps.begin() + long(sorted[0].second));
+                worst = sorted[1].first;
+            } else {
+                worst = std::min(score, worst);
+            }
+        }
+    };
+    bool done = false;
+    const int V = m_arch.vocabulary;
+    while (true) {
+        const int curLen = int(beams.front().ids.size());
+        struct Candidate {
+            double score;
+            int beam, token;
+        };
+        std::vector<Candidate> all;
+        all.reserve(size_t(nb) * size_t(V));
+        std::vector<Mat<double>> rows(static_cast<size_t>(nb));
+        for (int b = 0; b < nb; ++b) {
+            if (Status st = nextLogProbs(m_arch, w, memory, beams[size_t(b)].ids, scores, rows[size_t(b)]); !st)
+                return st;
+            processScores(g, eos, beams[size_t(b)].ids, scores);
+            for (int v = 0; v < V; ++v)
+                all.push_back({scores[size_t(v)] + beams[size_t(b)].score, b, v});
+        }
+        // torch.topk over (beams × vocabulary), sorted; equal scores in flat order
+        const size_t k = std::min(all.size(), size_t(2 * nb));
+        std::partial_sort(all.begin(), all.begin() + long(k), all.end(), [&](const Candidate &p, const Candidate &q) {
+            return p.score > q.score || (p.score == q.score && (p.beam * V + p.token) < (q.beam * V + q.token));
+        });
+        std::vector<Beam> next;
+        for (size_t rank = 0; rank < k && int(next.size()) < nb; ++rank) {
+            const Candidate &c = all[rank];
+            const Beam &from = beams[size_t(c.beam)];
+            std::vector<Mat<double>> hist = from.cross;
+            hist.push_back(rows[size_t(c.beam)]);
+            if (c.token == eos) {
+                if (int(rank) >= nb)
+                    continue;
+                // the hypothesis without its end token; its length counts the end token
+                add(from.ids, c.score, std::move(hist), curLen, true);
+            } else {
+                Beam nbm;
+                nbm.ids = from.ids;
+                nbm.ids.push_back(c.token);
+                nbm.score = c.score;
+                nbm.cross = std::move(hist);
+                next.push_back(std::move(nbm));
+            }
+        }
+        if (int(next.size()) < nb) // fewer candidates than beams (a vocabulary smaller than 2 × beams)
+            return Status::error(StatusCode::InvalidInput, "beam search of " + std::to_string(nb) + " beams over a vocabulary of " +
+                                                               std::to_string(V) + ": too few candidates");
+        // is_done(best candidate's score, the length after this step)
+        if (!done && int(hyps.size()) >= nb) {
+            const double best = all.front().score;
+            if (g.earlyStopping == 1) {
+                done = true;
+            } else {
+                const int len = g.earlyStopping == 2 && g.lengthPenalty > 0 ? g.maxLength - 1 : curLen;
+                done = worst >= best / std::pow(double(len), g.lengthPenalty);
+            }
+        }
+        beams = std::move(next);
+        if (done || int(beams.front().ids.size()) >= g.maxLength)
+            break;
+    }
+    if (!done) // finalize: the open beams join the hypotheses
+        for (Beam &b : beams)
+            add(b.ids, b.score, b.cross, int(b.ids.size()) - 1, false);
+    // the best: the highest score, the last added among equal ones (Python's sorted(...).pop())
+    size_t best = 0;
+    for (size_t i = 1; i < hyps.size(); ++i)
+        if (hyps[i].score >= hyps[best].score)
+            best = i;
+    Hypothesis &h = hyps[best];
+    out.ids.assign(h.ids.begin() + 1, h.ids.end());
+    if (h.ended)
+        out.ids.push_back(eos);
+    out.logProb = h.logProb;
+    out.score = h.score;
+    out.cross = std::move(h.cross);
+    return {};
+}
+
+// config.json's or generation_config.json's generation fields over transformers' defaults.
+Status readGenerationSettings(const nlohmann::json &j, const std::string &path, Seq2SeqGenerationSettings &g)
+{
+    auto intField = [&](const char *key, int &v) -> Status {
+        const auto it = j.find(key);
+        if (it == j.end() || it->is_null())
+            return {};
+        if (!it->is_number_integer())
+            return Status::error(StatusCode::InvalidInput, path + ": " + key + ": not a whole number");
+        v = it->get<int>();
+        return {};
+    };
+    for (auto [key, v] : {std::pair{"num_beams", &g.numBeams}, {"max_length", &g.maxLength}, {"min_length", &g.minLength},
+                          {"no_repeat_ngram_size", &g.noRepeatNgramSize}, {"forced_bos_token_id", &g.forcedBosId},
+                          {"forced_eos_token_id", &g.forcedEosId}})
+        if (Status st = intField(key, *v); !st)
+            return st;
+    if (const auto it = j.find("length_penalty"); it != j.end() && !it->is_null()) {
+        if (!it->is_number())
+            return Status::error(StatusCode::InvalidInput, path + ": length_penalty: not a number");
+        g.lengthPenalty = it->get<double>();
+    }
+    if (const auto it = j.find("early_stopping"); it != j.end() && !it->is_null()) {
+        if (it->is_boolean())
+            g.earlyStopping = it->get<bool>() ? 1 : 0;
+        else if (it->is_string() && it->get<std::string>() == "never")
+            g.earlyStopping = 2;
+        else
+            return Status::error(StatusCode::InvalidInput, path + ": early_stopping: true, false or \"never\"");
+    }
+    if (const auto it = j.find("bad_words_ids"); it != j.end() && !it->is_null()) {
+        g.badWordsIds.clear();
+        bool ok = it->is_array();
+        for (size_t i = 0; ok && i < it->size(); ++i) {
+            const nlohmann::json &seq = (*it)[i];
+            ok = seq.is_array();
+            std::vector<int> ids;
+            for (size_t k = 0; ok && k < seq.size(); ++k) {
+                ok = seq[k].is_number_integer();
+                if (ok)
+                    ids.push_back(seq[k].get<int>());
+            }
+            g.badWordsIds.push_back(std::move(ids));
+        }
+        if (!ok)
+            return Status::error(StatusCode::InvalidInput, path + ": bad_words_ids: lists of token ids");
+    }
+    return {};
+}
 
 } // namespace seq2seqmodel
 
@@ -198,7 +496,7 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
         return Status::error(StatusCode::InvalidInput, dir + ": no family named " + arch.family);
     // the tokenizer: spiece.model (T5Tokenizer's file) or vocab.json + merges.txt (BartTokenizer's)
     // where the folder has them
-    std::unique_ptr<SubwordTokenizer> tokenizer;
+    std::unique_ptr<SubwordTokenizer> tokenizer, targetTokenizer; // the target's: Marian's target.spm
     std::string noTokenizer;
     const std::string spiece = dir + "/spiece.model";
     uint64_t size = 0;
@@ -215,10 +513,22 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
         } else {
             noTokenizer = dir + "/vocab.json and merges.txt: missing (BART's tokenizer): only token ids trace";
         }
+    } else if (arch.family == "marian") {
+        const std::string source = dir + "/source.spm", target = dir + "/target.spm", vocab = dir + "/vocab.json";
+        if (regularFileSize(source, size) && regularFileSize(target, size) && regularFileSize(vocab, size)) {
+            if (Status lt = loadMarianTokenizer(source, vocab, tokenizer); !lt)
+                return lt;
+            if (Status lt = loadMarianTokenizer(target, vocab, targetTokenizer); !lt)
+                return lt;
+            if (tokenizer->vocabSize() > arch.vocabulary)
+                return Status::error(StatusCode::InvalidInput, vocab + ": ids up to " + std::to_string(tokenizer->vocabSize() - 1) +
+                                                                   ", but the embeddings have " + std::to_string(arch.vocabulary) +
+                                                                   " rows (" + dir + "/config.json: vocab_size)");
+        } else {
+            noTokenizer = dir + "/source.spm, target.spm and vocab.json: missing (Marian's tokenizer): only token ids trace";
+        }
     } else if (arch.family != "t5") {
-        noTokenizer = dir + ": " + arch.family + "'s tokenizer (" +
-                      (arch.family == "marian" ? "source.spm, target.spm and vocab.json" : "sentencepiece.bpe.model") +
-                      ") is not read yet: only token ids trace";
+        noTokenizer = dir + ": " + arch.family + "'s tokenizer (sentencepiece.bpe.model) is not read yet: only token ids trace";
     } else if (Status st = regularFileSize(spiece, size); st) {
         if (Status lt = loadSentencePiece(spiece, true, tokenizer); !lt)
             return lt;
@@ -243,8 +553,24 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
         return Status::error(StatusCode::BackendFailed, archive.fileOf(std::string()) + ": out of memory converting " +
                                                             describeBytes(archive.totalBytes()) + " of weights to float32");
     }
+    // generate()'s settings: generation_config.json where the folder has one (transformers reads it
+    // instead of config.json), else config.json's fields
+    Seq2SeqGenerationSettings settings;
+    for (const char *name : {"/generation_config.json", "/config.json"}) {
+        const std::string path = dir + name;
+        if (!regularFileSize(path, size))
+            continue;
+        nlohmann::json j;
+        if (Status st = detail::readJsonFile(path, 1u << 20, j); !st)
+            return st;
+        if (!j.is_object())
+            return Status::error(StatusCode::InvalidInput, path + ": not a JSON object");
+        if (Status st = seq2seqmodel::readGenerationSettings(j, path, settings); !st)
+            return st;
+        break;
+    }
     out = std::make_unique<EncoderDecoderModel>(arch, dir, std::move(w), archive.dtypeSummary(), std::move(tokenizer),
-                                                std::move(noTokenizer));
+                                                std::move(targetTokenizer), std::move(noTokenizer), std::move(settings));
     return {};
 }
 
@@ -272,6 +598,23 @@ Status greedyTarget(Model &model, const TraceRequest &source, int maxNew, std::v
     }
     target = std::move(ids);
     return {};
+}
+
+Status generationSettings(const Model &model, Seq2SeqGenerationSettings &out)
+{
+    const auto *m = dynamic_cast<const EncoderDecoderModel *>(&model);
+    if (!m)
+        return Status::error(StatusCode::InvalidInput, model.info().name + ": not an encoder-decoder model folder");
+    out = m->settings();
+    return {};
+}
+
+Status generateTarget(Model &model, const TraceRequest &source, const Seq2SeqGenerateOptions &options, Seq2SeqGeneration &out)
+{
+    auto *m = dynamic_cast<EncoderDecoderModel *>(&model);
+    if (!m)
+        return Status::error(StatusCode::InvalidInput, model.info().name + ": not an encoder-decoder model folder");
+    return m->generate(source, options, out);
 }
 
 } // namespace attnviz

@@ -94,8 +94,8 @@ Status generateImpl(Model &model, const std::string &prompt, const std::vector<i
     out = GenerateResult();
     std::shared_ptr<const ReadoutWeights> r = model.readout();
     if (!r && model.info().architecture.encoderDecoder)
-        return Status::error(StatusCode::Unavailable, model.info().name + ": generation of encoder-decoder models (" +
-                                                          model.info().family + ") is not supported yet");
+        return Status::error(StatusCode::Unavailable, model.info().name + ": an encoder-decoder model (" + model.info().family +
+                                                          ") generates through generateTarget (encoderdecoder.h)");
     if (!r)
         return Status::error(StatusCode::Unavailable, model.info().name + ": generation needs a checkpoint's language-model head");
     if (r->arch.head != LmHead::CausalLm)

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // SentencePiece models (subword.h: loadSentencePiece) run by the SentencePiece library: the file's
 // own normalizer and pieces, so that ids are the library's; pieces shown with "▁" as "␣", byte
-// pieces (<0xE2>) as they are, unknown pieces flagged.
+// pieces (<0xE2>) as they are, unknown pieces flagged. Marian's tokenizer (loadMarianTokenizer): a
+// .spm's pieces looked up in the folder's vocab.json.
 #include "attnviz/fileio.h"
 #include "attnviz/model.h"
 #include "attnviz/subword.h"
 
+#include "../formats/jsonread.h"
+
 #include <sentencepiece_processor.h>
+
+#include <map>
 
 namespace attnviz {
 
@@ -67,7 +72,6 @@ public:
         return i == m_sp->unk_id() && m_sp->IdToPiece(i) != token ? -1 : i; // PieceToId answers <unk> for an absent piece
     }
 
-private:
     // "▁" (U+2581, SentencePiece's space) made a visible space "␣"
     static std::string display(const std::string &piece)
     {
@@ -83,11 +87,152 @@ private:
         return s;
     }
 
+private:
     std::unique_ptr<sentencepiece::SentencePieceProcessor> m_sp;
     bool m_appendEos = true;
 };
 
+// MarianTokenizer (tokenization_marian.py) for one side: a ">>xx<<" language code at the front kept
+// as a token (language_code_re.match) and every such code removed from the text (its sub), the
+// rest encoded by the .spm to pieces, each piece's id read from vocab.json (<unk>'s where absent),
+// then </s>.
+class MarianTokenizer final : public SubwordTokenizer {
+public:
+    MarianTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> sp, std::map<std::string, int> vocab)
+        : m_sp(std::move(sp)), m_vocab(std::move(vocab))
+    {
+        for (const auto &[piece, id] : m_vocab) {
+            if (size_t(id) >= m_pieces.size())
+                m_pieces.resize(size_t(id) + 1);
+            m_pieces[size_t(id)] = piece;
+        }
+        m_unk = m_vocab.at("<unk>");
+        m_eos = m_vocab.at("</s>");
+        const auto pad = m_vocab.find("<pad>");
+        m_pad = pad == m_vocab.end() ? -1 : pad->second;
+    }
+
+    std::string kind() const override { return "SentencePiece + vocab.json (Marian)"; }
+    int vocabSize() const override { return int(m_pieces.size()); }
+
+    Status encode(std::string_view text, std::vector<TraceToken> &out) const override
+    {
+        out.clear();
+        // the codes: ">>", then at least one character, then the line's last "<<" (Python's greedy .+)
+        auto codeAt = [&](size_t i) -> size_t { // its end, or npos
+            if (text.compare(i, 2, ">>") != 0)
+                return std::string_view::npos;
+            const size_t line = std::min(text.find('\n', i), text.size());
+            const size_t close = text.substr(0, line).rfind("<<");
+            return close != std::string_view::npos && close >= i + 3 ? close + 2 : std::string_view::npos;
+        };
+        std::string rest;
+        std::vector<size_t> at; // rest's byte k is the text's byte at[k]
+        for (size_t i = 0; i < text.size();) {
+            if (const size_t end = codeAt(i); end != std::string_view::npos) {
+                if (i == 0)
+                    out.push_back(token(std::string(text.substr(0, end)), 0, end));
+                i = end;
+                continue;
+            }
+            rest += text[i];
+            at.push_back(i++);
+        }
+        at.push_back(text.size());
+        const sentencepiece::ImmutableSentencePieceText spt = m_sp->EncodeAsImmutableProto(rest);
+        for (const auto &p : spt.pieces())
+            out.push_back(token(p.piece(), at[std::min(size_t(p.begin()), at.size() - 1)], at[std::min(size_t(p.end()), at.size() - 1)]));
+        TraceToken e;
+        e.id = m_eos;
+        e.text = e.display = "</s>";
+        e.begin = e.end = text.size();
+        e.special = true;
+        out.push_back(std::move(e));
+        return {};
+    }
+
+    // The pieces decoded by the .spm, run by run; </s> and <pad> left out, a token the .spm does not
+    // have (a language code, <unk>) written as it is between spaces.
+    std::string decode(const std::vector<int> &ids) const override
+    {
+        std::string text;
+        std::vector<std::string> run;
+        auto flush = [&] {
+            std::string part;
+            if (!run.empty() && m_sp->Decode(run, &part).ok())
+                text += part;
+            run.clear();
+        };
+        for (int id : ids) {
+            if (id < 0 || id >= vocabSize() || id == m_eos || id == m_pad || m_pieces[size_t(id)].empty())
+                continue;
+            const std::string &piece = m_pieces[size_t(id)];
+            if (m_sp->PieceToId(piece) != m_sp->unk_id() || piece == m_sp->IdToPiece(m_sp->unk_id())) {
+                run.push_back(piece);
+            } else {
+                flush();
+                text += (text.empty() ? "" : " ") + piece + " ";
+            }
+        }
+        flush();
+        return text;
+    }
+
+    std::string token(int id) const override { return id >= 0 && id < vocabSize() ? m_pieces[size_t(id)] : std::string(); }
+
+    int id(std::string_view token) const override
+    {
+        const auto it = m_vocab.find(std::string(token));
+        return it == m_vocab.end() ? -1 : it->second;
+    }
+
+private:
+    TraceToken token(const std::string &piece, size_t begin, size_t end) const
+    {
+        TraceToken t;
+        const auto it = m_vocab.find(piece);
+        t.id = it == m_vocab.end() ? m_unk : it->second;
+        t.text = piece;
+        t.display = SentencePieceTokenizer::display(piece);
+        t.begin = begin;
+        t.end = end;
+        t.unknown = t.id == m_unk;
+        return t;
+    }
+
+    std::unique_ptr<sentencepiece::SentencePieceProcessor> m_sp;
+    std::map<std::string, int> m_vocab;
+    std::vector<std::string> m_pieces; // by id
+    int m_unk = 1, m_eos = 0, m_pad = -1;
+};
+
 } // namespace
+
+Status loadMarianTokenizer(const std::string &spmFile, const std::string &vocabJson, std::unique_ptr<SubwordTokenizer> &out)
+{
+    std::string bytes;
+    if (Status st = readRegularFile(spmFile, kMaxTokenizerFileBytes, bytes); !st)
+        return st;
+    auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
+    if (const auto st = sp->LoadFromSerializedProto(absl::string_view(bytes.data(), bytes.size())); !st.ok())
+        return Status::error(StatusCode::ParseError, spmFile + ": not a SentencePiece model (" + st.ToString() + ")");
+    nlohmann::json j;
+    if (Status st = detail::readJsonFile(vocabJson, kMaxTokenizerFileBytes, j); !st)
+        return st;
+    if (!j.is_object())
+        return Status::error(StatusCode::ParseError, vocabJson + ": not a JSON object of pieces and ids");
+    std::map<std::string, int> vocab;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() > 10000000)
+            return Status::error(StatusCode::ParseError, vocabJson + ": " + detail::oneLine(it.key()) + ": not an id from 0 to 10,000,000");
+        vocab[it.key()] = int(it.value().get<int64_t>());
+    }
+    for (const char *needed : {"</s>", "<unk>"})
+        if (!vocab.count(needed))
+            return Status::error(StatusCode::ParseError, vocabJson + ": no " + needed + " (MarianTokenizer's end and unknown tokens)");
+    out = std::make_unique<MarianTokenizer>(std::move(sp), std::move(vocab));
+    return {};
+}
 
 Status parseSentencePiece(const std::string &modelBytes, const std::string &name, bool appendEos,
                           std::unique_ptr<SubwordTokenizer> &out)

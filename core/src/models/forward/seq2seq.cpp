@@ -437,48 +437,128 @@ Mat<T> embed(const Architecture &a, const Seq2SeqWeights<T> &w, const std::vecto
     return normed(a, x, norm);
 }
 
-} // namespace seq2seqimpl
-
 template <typename T>
-Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2SeqInput &in, Trace<T> &out)
+Status checkIds(const Architecture &a, const Seq2SeqWeights<T> &w, const std::vector<int> &source,
+                const std::vector<int> &decoder)
 {
-    if (in.source.empty() || in.decoder.empty())
+    if (source.empty() || decoder.empty())
         return Status::error(StatusCode::InvalidInput, "encoder-decoder trace: the source and the decoder's tokens must not be empty");
-    for (const std::vector<int> *ids : {&in.source, &in.decoder})
+    for (const std::vector<int> *ids : {&source, &decoder})
         for (int id : *ids)
             if (id < 0 || id >= a.vocabulary)
                 return Status::error(StatusCode::InvalidInput, "token id " + std::to_string(id) + " is outside the vocabulary (" +
                                                                    std::to_string(a.vocabulary) + ")");
     if (w.encoderPositions.size())
-        for (auto [what, n] : {std::pair{"the source", in.source.size()}, {"the decoder's tokens", in.decoder.size()}})
+        for (auto [what, n] : {std::pair{"the source", source.size()}, {"the decoder's tokens", decoder.size()}})
             if (n > size_t(a.maxPositions))
                 return Status::error(StatusCode::InvalidInput,
                                      std::string(what) + ": " + std::to_string(n) + " tokens, more than the " +
                                          std::to_string(a.maxPositions) +
                                          " positions the model has (max_position_embeddings)");
-    auto cancelled = [&] { return in.cancel && in.cancel->load(std::memory_order_relaxed); };
-    EncoderDecoderTrace<T> &sq = out.seq2seq;
+    return {};
+}
+
+// The encoder stack over `source` into sq (its embeddings, blocks and final states).
+template <typename T>
+Status encoderStack(const Architecture &a, const Seq2SeqWeights<T> &w, const std::vector<int> &source, bool keepScores,
+                    const std::atomic<bool> *cancel, EncoderDecoderTrace<T> &sq)
+{
     Mat<T> scaledSource;
-    sq.sourceEmbeddings = seq2seqimpl::embed(a, w, in.source, w.encoderPositions, w.encoderEmbeddingNorm, scaledSource);
+    sq.sourceEmbeddings = embed(a, w, source, w.encoderPositions, w.encoderEmbeddingNorm, scaledSource);
     Mat<T> x = sq.sourceEmbeddings;
     sq.encoder.assign(w.encoder.size(), LayerTrace<T>());
     for (size_t l = 0; l < w.encoder.size(); ++l) {
-        if (cancelled())
+        if (cancel && cancel->load(std::memory_order_relaxed))
             return Status::error(StatusCode::Cancelled, "trace cancelled");
-        seq2seqimpl::block(a, w.encoder[l], w.encoderBias, false, static_cast<const Mat<T> *>(nullptr), in.keepScores, x, sq.encoder[l],
+        block(a, w.encoder[l], w.encoderBias, false, static_cast<const Mat<T> *>(nullptr), keepScores, x, sq.encoder[l],
               static_cast<LayerTrace<T> *>(nullptr));
     }
-    sq.encoderFinal = seq2seqimpl::normed(a, x, w.encoderFinal);
-    out.input = seq2seqimpl::embed(a, w, in.decoder, w.decoderPositions, w.decoderEmbeddingNorm, out.embeddings);
-    x = out.input;
-    out.layers.assign(w.decoder.size(), LayerTrace<T>());
-    sq.cross.assign(w.decoder.size(), LayerTrace<T>());
+    sq.encoderFinal = normed(a, x, w.encoderFinal);
+    return {};
+}
+
+// The decoder stack over `decoder` with cross-attention to `memory` (the encoder's final states):
+// its input, token vectors, blocks, cross-attentions and final states.
+template <typename T>
+Status decoderStack(const Architecture &a, const Seq2SeqWeights<T> &w, const Mat<T> &memory, const std::vector<int> &decoder,
+                    bool keepScores, const std::atomic<bool> *cancel, Mat<T> &input, Mat<T> &embeddings,
+                    std::vector<LayerTrace<T>> &layers, std::vector<LayerTrace<T>> &cross, Mat<T> &final)
+{
+    input = embed(a, w, decoder, w.decoderPositions, w.decoderEmbeddingNorm, embeddings);
+    Mat<T> x = input;
+    layers.assign(w.decoder.size(), LayerTrace<T>());
+    cross.assign(w.decoder.size(), LayerTrace<T>());
     for (size_t l = 0; l < w.decoder.size(); ++l) {
-        if (cancelled())
+        if (cancel && cancel->load(std::memory_order_relaxed))
             return Status::error(StatusCode::Cancelled, "trace cancelled");
-        seq2seqimpl::block(a, w.decoder[l], w.decoderBias, true, &sq.encoderFinal, in.keepScores, x, out.layers[l], &sq.cross[l]);
+        block(a, w.decoder[l], w.decoderBias, true, &memory, keepScores, x, layers[l], &cross[l]);
     }
-    out.final = seq2seqimpl::normed(a, x, w.decoderFinal);
+    final = normed(a, x, w.decoderFinal);
+    return {};
+}
+
+// Row i's logits: (final_i * outputScale) Eᵀ (+ the logits bias).
+template <typename T>
+Eigen::Matrix<T, 1, Eigen::Dynamic> logitsOf(const Architecture &a, const Seq2SeqWeights<T> &w, const Mat<T> &final, int i)
+{
+    Eigen::Matrix<T, 1, Eigen::Dynamic> logits = (final.row(i) * T(a.outputScale)) * w.output().transpose();
+    if (w.logitsBias.size())
+        logits += w.logitsBias.transpose();
+    return logits;
+}
+
+} // namespace seq2seqimpl
+
+template <typename T>
+Status encodeSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const std::vector<int> &source, Mat<T> &memory)
+{
+    if (Status st = seq2seqimpl::checkIds(a, w, source, std::vector<int>{a.seq2seq.decoderStartId}); !st)
+        return st;
+    EncoderDecoderTrace<T> sq;
+    if (Status st = seq2seqimpl::encoderStack(a, w, source, false, nullptr, sq); !st)
+        return st;
+    memory = std::move(sq.encoderFinal);
+    return {};
+}
+
+template <typename T>
+Status nextLogProbs(const Architecture &a, const Seq2SeqWeights<T> &w, const Mat<T> &memory, const std::vector<int> &decoder,
+                    std::vector<double> &logProbs, Mat<double> &cross)
+{
+    if (Status st = seq2seqimpl::checkIds(a, w, std::vector<int>{0}, decoder); !st)
+        return st;
+    Mat<T> input, embeddings, final;
+    std::vector<LayerTrace<T>> layers, crossLayers;
+    if (Status st = seq2seqimpl::decoderStack(a, w, memory, decoder, false, nullptr, input, embeddings, layers, crossLayers, final);
+        !st)
+        return st;
+    const int last = int(decoder.size()) - 1;
+    const Eigen::Matrix<T, 1, Eigen::Dynamic> logits = seq2seqimpl::logitsOf(a, w, final, last);
+    const T mx = logits.maxCoeff();
+    const T lse = mx + std::log((logits.array() - mx).exp().sum());
+    logProbs.resize(size_t(logits.size()));
+    for (Eigen::Index j = 0; j < logits.size(); ++j)
+        logProbs[size_t(j)] = double(logits[j] - lse);
+    const int H = a.heads, s = int(memory.rows());
+    cross.resize(Eigen::Index(crossLayers.size()) * H, s);
+    for (size_t l = 0; l < crossLayers.size(); ++l)
+        for (int h = 0; h < H; ++h)
+            cross.row(Eigen::Index(l) * H + h) = crossLayers[l].attention.batch[0].weights[size_t(h)].row(last).template cast<double>();
+    return {};
+}
+
+template <typename T>
+Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2SeqInput &in, Trace<T> &out)
+{
+    if (Status st = seq2seqimpl::checkIds(a, w, in.source, in.decoder); !st)
+        return st;
+    EncoderDecoderTrace<T> &sq = out.seq2seq;
+    if (Status st = seq2seqimpl::encoderStack(a, w, in.source, in.keepScores, in.cancel, sq); !st)
+        return st;
+    if (Status st = seq2seqimpl::decoderStack(a, w, sq.encoderFinal, in.decoder, in.keepScores, in.cancel, out.input,
+                                              out.embeddings, out.layers, sq.cross, out.final);
+        !st)
+        return st;
     // next tokens: logits (final * outputScale) Eᵀ (+ the logits bias), the top k, the softmax's log normalizer
     const int t = int(in.decoder.size()), V = a.vocabulary, k = std::clamp(in.topK, 1, V);
     Predictions &pr = out.predictions;
@@ -487,11 +567,8 @@ Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2S
     pr.next.assign(size_t(t), {});
     pr.actualNext.assign(size_t(t), std::numeric_limits<double>::quiet_NaN());
     pr.logNormalizer.assign(size_t(t), std::numeric_limits<double>::quiet_NaN());
-    const Mat<T> &E = w.output();
     for (int i = in.allPredictions ? 0 : t - 1; i < t; ++i) {
-        Eigen::Matrix<T, 1, Eigen::Dynamic> logits = (out.final.row(i) * T(a.outputScale)) * E.transpose();
-        if (w.logitsBias.size())
-            logits += w.logitsBias.transpose();
+        const Eigen::Matrix<T, 1, Eigen::Dynamic> logits = seq2seqimpl::logitsOf(a, w, out.final, i);
         const T mx = logits.maxCoeff();
         const T lse = mx + std::log((logits.array() - mx).exp().sum());
         std::vector<int> order(static_cast<size_t>(V));
@@ -519,5 +596,11 @@ template Status loadSeq2SeqWeights<float>(const TensorArchive &, const Architect
 template std::shared_ptr<const Seq2SeqWeights<double>> castSeq2SeqWeights<double, float>(const Seq2SeqWeights<float> &);
 template Status runSeq2Seq<float>(const Architecture &, const Seq2SeqWeights<float> &, const Seq2SeqInput &, Trace<float> &);
 template Status runSeq2Seq<double>(const Architecture &, const Seq2SeqWeights<double> &, const Seq2SeqInput &, Trace<double> &);
+template Status encodeSeq2Seq<float>(const Architecture &, const Seq2SeqWeights<float> &, const std::vector<int> &, Mat<float> &);
+template Status encodeSeq2Seq<double>(const Architecture &, const Seq2SeqWeights<double> &, const std::vector<int> &, Mat<double> &);
+template Status nextLogProbs<float>(const Architecture &, const Seq2SeqWeights<float> &, const Mat<float> &,
+                                    const std::vector<int> &, std::vector<double> &, Mat<double> &);
+template Status nextLogProbs<double>(const Architecture &, const Seq2SeqWeights<double> &, const Mat<double> &,
+                                     const std::vector<int> &, std::vector<double> &, Mat<double> &);
 
 } // namespace attnviz

@@ -67,4 +67,14 @@ struct Seq2SeqInput {
 template <typename T>
 Status runSeq2Seq(const Architecture &arch, const Seq2SeqWeights<T> &w, const Seq2SeqInput &in, Trace<T> &out);
 
+// Generation's two halves, the same arithmetic as runSeq2Seq: the encoder's final states of
+// `source` (computed once per generated target), then per step the decoder over `decoder` (the start
+// token and the target so far) against them: the log-softmax of the last position's logits over the
+// vocabulary and that position's cross-attention row, (layers × heads, source) layer-major.
+template <typename T>
+Status encodeSeq2Seq(const Architecture &arch, const Seq2SeqWeights<T> &w, const std::vector<int> &source, Mat<T> &memory);
+template <typename T>
+Status nextLogProbs(const Architecture &arch, const Seq2SeqWeights<T> &w, const Mat<T> &memory, const std::vector<int> &decoder,
+                    std::vector<double> &logProbs, Mat<double> &cross);
+
 } // namespace attnviz
