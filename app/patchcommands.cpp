@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `attnviz patch --model M --clean TEXT --corrupted TEXT --answer A --wrong B --sweep resid|heads -o OUT`:
-// an activation patching sweep (patching.h) written as JSON (the metric grid with its labels and the
-// two runs' logit differences) or .npy (the grid, layers x positions or layers x heads, float32).
+// `attnviz patch --model M --clean TEXT --corrupted TEXT --answer A --wrong B --sweep resid|heads|heads-by-pos|mlp
+// [--metric logit-diff|prob|kl] -o OUT`: an activation patching sweep (patching.h) written as JSON (the
+// metric grid with its labels and the two unpatched runs' values) or .npy (the grid, float32).
 #include "commands.h"
 #include "output.h"
 
@@ -33,6 +33,14 @@ Status tokenId(const Model &m, const char *option, const QString &text, int &id)
     std::string why = st.message;
     if (why.rfind("token: ", 0) == 0)
         why = why.substr(7);
+    std::vector<TraceToken> tokens; // several tokens: named
+    if (why.size() > 1 && why.back() == ')' && m.tokenize(text.toStdString(), tokens).ok() && tokens.size() > 1) {
+        std::string names;
+        for (const TraceToken &t : tokens)
+            if (!t.special)
+                names += (names.empty() ? "" : " ") + quoteText(t.text);
+        why.insert(why.size() - 1, ": " + names);
+    }
     return Status::error(st.code, std::string(option) + ": " + why);
 }
 
@@ -42,41 +50,60 @@ int patch(const QStringList &args)
 {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
-        "Activation patching (TransformerLens' get_act_patch_resid_pre and get_act_patch_attn_head_out_all_pos):\n"
-        "the corrupted prompt run once per cell with one activation taken from the clean prompt's run, scored by\n"
-        "the normalised logit difference of --answer and --wrong after the last token (0: the corrupted run,\n"
-        "1: the clean run). --sweep resid: layers x positions (resid_pre); heads: layers x heads (attn.hook_z at\n"
-        "every position). The prompts must have the same number of tokens. Causal language models."));
+        "Activation patching as TransformerLens' get_act_patch_* define it: the corrupted prompt run once per cell\n"
+        "with one activation taken from the clean prompt's run. --sweep resid: layers x positions (resid_pre,\n"
+        "get_act_patch_resid_pre); heads: layers x heads (attn.hook_z at every position, _attn_head_out_all_pos);\n"
+        "heads-by-pos: layers x positions x heads (z of one head at one position, _attn_head_out_by_pos; columns\n"
+        "position-major); mlp: layers x positions (mlp_out, get_act_patch_mlp_out). --metric, after the last token:\n"
+        "logit-diff (default): (LD - LD_corrupted) / (LD_clean - LD_corrupted), LD = logit(--answer) - logit(--wrong),\n"
+        "0 the corrupted run, 1 the clean run; prob: the probability of --answer; kl: KL(clean || patched) of the\n"
+        "next-token distributions, in nats. The prompts must have the same number of tokens. Causal language models."));
     p.addHelpOption();
     QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, .gguf file, or `bundled`."), QStringLiteral("dir"));
     QCommandLineOption cleanOpt(QStringLiteral("clean"), QStringLiteral("The clean prompt."), QStringLiteral("text"));
     QCommandLineOption corruptedOpt(QStringLiteral("corrupted"), QStringLiteral("The corrupted prompt."), QStringLiteral("text"));
     QCommandLineOption answerOpt(QStringLiteral("answer"), QStringLiteral("The right answer: one token (\" Mary\" or Ġ-spelled)."),
                                  QStringLiteral("token"));
-    QCommandLineOption wrongOpt(QStringLiteral("wrong"), QStringLiteral("The wrong answer: one token."), QStringLiteral("token"));
-    QCommandLineOption sweepOpt(QStringLiteral("sweep"), QStringLiteral("resid or heads."), QStringLiteral("kind"));
+    QCommandLineOption wrongOpt(QStringLiteral("wrong"), QStringLiteral("The wrong answer: one token (logit-diff)."), QStringLiteral("token"));
+    QCommandLineOption sweepOpt(QStringLiteral("sweep"), QStringLiteral("resid, heads, heads-by-pos or mlp."), QStringLiteral("kind"));
+    QCommandLineOption metricOpt(QStringLiteral("metric"), QStringLiteral("logit-diff (default), prob or kl."), QStringLiteral("m"),
+                                 QStringLiteral("logit-diff"));
     QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")}, QStringLiteral("OUT.json or OUT.npy."),
                               QStringLiteral("file"));
     QCommandLineOption precisionOpt(QStringLiteral("precision"), QStringLiteral("float32 (default) or float64."),
                                     QStringLiteral("p"), QStringLiteral("float32"));
-    p.addOptions({modelOpt, cleanOpt, corruptedOpt, answerOpt, wrongOpt, sweepOpt, outOpt, precisionOpt});
+    p.addOptions({modelOpt, cleanOpt, corruptedOpt, answerOpt, wrongOpt, sweepOpt, metricOpt, outOpt, precisionOpt});
     if (!p.parse(args))
         return fail("patch", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
         std::fputs(qPrintable(p.helpText()), stdout);
         return 0;
     }
-    for (const QCommandLineOption *o : {&modelOpt, &cleanOpt, &corruptedOpt, &answerOpt, &wrongOpt, &sweepOpt, &outOpt})
-        if (!p.isSet(*o))
-            return fail("patch", "--" + o->names().last().toStdString() + ": missing", 2);
     PatchRequest req;
+    const QString metricName = p.value(metricOpt);
+    if (metricName == QLatin1String("logit-diff"))
+        req.metric = PatchMetric::LogitDiff;
+    else if (metricName == QLatin1String("prob"))
+        req.metric = PatchMetric::Prob;
+    else if (metricName == QLatin1String("kl"))
+        req.metric = PatchMetric::Kl;
+    else
+        return fail("patch", "--metric: logit-diff, prob or kl, not " + metricName.toStdString(), 2);
+    const bool needsAnswer = req.metric != PatchMetric::Kl, needsWrong = req.metric == PatchMetric::LogitDiff;
+    for (const QCommandLineOption *o : {&modelOpt, &cleanOpt, &corruptedOpt, &answerOpt, &wrongOpt, &sweepOpt, &outOpt})
+        if (!p.isSet(*o) && !(o == &answerOpt && !needsAnswer) && !(o == &wrongOpt && !needsWrong))
+            return fail("patch", "--" + o->names().last().toStdString() + ": missing", 2);
     const QString sweep = p.value(sweepOpt);
     if (sweep == QLatin1String("resid"))
         req.sweep = PatchSweep::ResidPre;
     else if (sweep == QLatin1String("heads"))
         req.sweep = PatchSweep::HeadsAllPositions;
+    else if (sweep == QLatin1String("heads-by-pos"))
+        req.sweep = PatchSweep::HeadsByPosition;
+    else if (sweep == QLatin1String("mlp"))
+        req.sweep = PatchSweep::MlpOut;
     else
-        return fail("patch", "--sweep: resid or heads, not " + sweep.toStdString(), 2);
+        return fail("patch", "--sweep: resid, heads, heads-by-pos or mlp, not " + sweep.toStdString(), 2);
     const QString out = p.value(outOpt), suffix = QFileInfo(out).suffix().toLower();
     if (suffix != QLatin1String("json") && suffix != QLatin1String("npy"))
         return fail("patch", "-o " + out.toStdString() + ": .json or .npy", 2);
@@ -88,10 +115,12 @@ int patch(const QStringList &args)
         return fail("patch", st.message, exitCodeFor(st));
     if (!m->info().causal)
         return fail("patch", m->info().name + ": not a causal language model (the metric reads next-token logits)", 2);
-    if (Status st = tokenId(*m, "--answer", p.value(answerOpt), req.answer); !st)
-        return fail("patch", st.message, exitCodeFor(st));
-    if (Status st = tokenId(*m, "--wrong", p.value(wrongOpt), req.wrong); !st)
-        return fail("patch", st.message, exitCodeFor(st));
+    if (p.isSet(answerOpt))
+        if (Status st = tokenId(*m, "--answer", p.value(answerOpt), req.answer); !st)
+            return fail("patch", st.message, exitCodeFor(st));
+    if (p.isSet(wrongOpt))
+        if (Status st = tokenId(*m, "--wrong", p.value(wrongOpt), req.wrong); !st)
+            return fail("patch", st.message, exitCodeFor(st));
     req.clean = p.value(cleanOpt).toStdString();
     req.corrupted = p.value(corruptedOpt).toStdString();
     PatchResult res;
@@ -102,9 +131,14 @@ int patch(const QStringList &args)
     QStringList rows, cols;
     for (int l = 0; l < res.rows; ++l)
         rows << QStringLiteral("L%1").arg(l);
-    for (int c = 0; c < res.cols; ++c)
-        cols << (req.sweep == PatchSweep::ResidPre ? QStringLiteral("%1 %2").arg(c).arg(label(res.cleanTokens[size_t(c)]))
-                                                   : QStringLiteral("H%1").arg(c));
+    for (int c = 0; c < res.cols; ++c) {
+        if (req.sweep == PatchSweep::HeadsAllPositions)
+            cols << QStringLiteral("H%1").arg(c);
+        else if (req.sweep == PatchSweep::HeadsByPosition)
+            cols << QStringLiteral("%1 %2 H%3").arg(c / res.heads).arg(label(res.cleanTokens[size_t(c / res.heads)])).arg(c % res.heads);
+        else
+            cols << QStringLiteral("%1 %2").arg(c).arg(label(res.cleanTokens[size_t(c)]));
+    }
     Mat<double> grid(res.rows, res.cols);
     for (int l = 0; l < res.rows; ++l)
         for (int c = 0; c < res.cols; ++c)
@@ -135,14 +169,19 @@ int patch(const QStringList &args)
     for (const QString &s : cols)
         colLabels.append(s);
     QJsonObject o{{QStringLiteral("sweep"), QString::fromLatin1(patchSweepName(req.sweep))},
-                  {QStringLiteral("metric_name"), QStringLiteral("normalised logit difference (0 corrupted, 1 clean)")},
+                  {QStringLiteral("metric_name"), req.metric == PatchMetric::LogitDiff ? QStringLiteral("normalised logit difference (0 corrupted, 1 clean)")
+                                                  : req.metric == PatchMetric::Prob ? QStringLiteral("probability of the answer")
+                                                                                    : QStringLiteral("KL(clean || patched), nats")},
+                  {QStringLiteral("metric_kind"), QString::fromLatin1(patchMetricName(req.metric))},
+                  {QStringLiteral("clean_value"), res.cleanValue},
+                  {QStringLiteral("corrupted_value"), res.corruptedValue},
                   {QStringLiteral("rows"), rowLabels},
                   {QStringLiteral("columns"), colLabels},
                   {QStringLiteral("metric"), metric},
                   {QStringLiteral("clean_logit_diff"), res.cleanDiff},
                   {QStringLiteral("corrupted_logit_diff"), res.corruptedDiff},
-                  {QStringLiteral("answer"), QJsonObject{{QStringLiteral("id"), req.answer}, {QStringLiteral("token"), QString::fromStdString(tokenOf(*m, req.answer).token)}}},
-                  {QStringLiteral("wrong"), QJsonObject{{QStringLiteral("id"), req.wrong}, {QStringLiteral("token"), QString::fromStdString(tokenOf(*m, req.wrong).token)}}},
+                  {QStringLiteral("answer"), req.answer < 0 ? QJsonValue() : QJsonValue(QJsonObject{{QStringLiteral("id"), req.answer}, {QStringLiteral("token"), QString::fromStdString(tokenOf(*m, req.answer).token)}})},
+                  {QStringLiteral("wrong"), req.wrong < 0 ? QJsonValue() : QJsonValue(QJsonObject{{QStringLiteral("id"), req.wrong}, {QStringLiteral("token"), QString::fromStdString(tokenOf(*m, req.wrong).token)}})},
                   {QStringLiteral("clean_tokens"), cleanTokens},
                   {QStringLiteral("corrupted_tokens"), corruptedTokens},
                   {QStringLiteral("precision"), precision},

@@ -1296,6 +1296,36 @@ void TestModelCli::patchSweeps()
     const QByteArray b = n.readAll();
     QVERIFY(b.startsWith(QByteArray("\x93NUMPY", 6)));
     QVERIFY(b.contains("'shape': (2,4)"));
+    // mlp_out scored by KL to the clean run (no answer tokens), heads by position by the answer's probability
+    const QStringList prompts = {QStringLiteral("patch"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+                                 QStringLiteral("--clean"), QStringLiteral("The cat sat on the mat"), QStringLiteral("--corrupted"),
+                                 QStringLiteral("The dog sat on the mat")};
+    r = execCli(prompts + QStringList{QStringLiteral("--sweep"), QStringLiteral("mlp"), QStringLiteral("--metric"), QStringLiteral("kl"),
+                                      QStringLiteral("-o"), json});
+    QVERIFY2(r.code == 0, r.err.constData());
+    f.close();
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject k = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(k.value(QStringLiteral("sweep")).toString(), QStringLiteral("mlp_out"));
+    QCOMPARE(k.value(QStringLiteral("metric_kind")).toString(), QStringLiteral("kl"));
+    QCOMPARE(k.value(QStringLiteral("clean_value")).toDouble(), 0.0);
+    const double corruptedKl = k.value(QStringLiteral("corrupted_value")).toDouble();
+    QVERIFY(corruptedKl > 0);
+    const QJsonArray kg = k.value(QStringLiteral("metric")).toArray();
+    QCOMPARE(kg.size(), 2);
+    QCOMPARE(kg[1].toArray().size(), 6);
+    QCOMPARE(kg[1].toArray()[0].toDouble(), corruptedKl); // before the prompts differ: the corrupted run
+    QVERIFY(kg[1].toArray()[1].toDouble() >= 0);
+    r = execCli(prompts + QStringList{QStringLiteral("--sweep"), QStringLiteral("heads-by-pos"), QStringLiteral("--metric"),
+                                      QStringLiteral("prob"), QStringLiteral("--answer"), QStringLiteral(" mat"), QStringLiteral("-o"), json});
+    QVERIFY2(r.code == 0, r.err.constData());
+    f.close();
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject h = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(h.value(QStringLiteral("metric")).toArray()[0].toArray().size(), 6 * 4);
+    QCOMPARE(h.value(QStringLiteral("columns")).toArray()[6].toString(), QStringLiteral("1 ␣cat H2"));
+    const double pc = h.value(QStringLiteral("clean_value")).toDouble(), pk = h.value(QStringLiteral("corrupted_value")).toDouble();
+    QVERIFY(pc > 0 && pc < 1 && pk > 0 && pk < 1 && pc != pk);
 }
 
 void TestModelCli::patchRefusals_data()
@@ -1307,9 +1337,12 @@ void TestModelCli::patchRefusals_data()
                                      "(clean: \"Ġcat\" \"Ġsat\" \"Ġon\" \"Ġthe\" \"Ġmat\"; corrupted: \"Ġdog\" \"Ġsat\" \"Ġon\" \"Ġthe\" "
                                      "\"Ġmat\" \"Ġtoday\")\n";
     QTest::addRow("answer of two tokens") << QStringList{QStringLiteral("--answer"), QStringLiteral(" mat mat")}
-                                          << "attnviz patch: --answer: \" mat mat\" is not in the vocabulary of gpt2-tiny (it is 2 tokens)\n";
-    QTest::addRow("sweep") << QStringList{QStringLiteral("--sweep"), QStringLiteral("mlp")}
-                           << "attnviz patch: --sweep: resid or heads, not mlp\n";
+                                          << "attnviz patch: --answer: \" mat mat\" is not in the vocabulary of gpt2-tiny (it is 2 tokens: "
+                                             "\"Ġmat\" \"Ġmat\")\n";
+    QTest::addRow("sweep") << QStringList{QStringLiteral("--sweep"), QStringLiteral("path")}
+                           << "attnviz patch: --sweep: resid, heads, heads-by-pos or mlp, not path\n";
+    QTest::addRow("metric") << QStringList{QStringLiteral("--metric"), QStringLiteral("loss")}
+                            << "attnviz patch: --metric: logit-diff, prob or kl, not loss\n";
 }
 
 void TestModelCli::patchRefusals()

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // patch_bench: the time of an activation patching sweep (patching.h) on a seeded shape, core only.
-//   patch_bench [--seeded gpt2-small] [--tokens 64] [--sweep heads|resid|both] [--json]
+//   patch_bench [--seeded gpt2-small] [--tokens 64] [--sweep heads|resid|mlp|both|all] [--json]
 // The clean and corrupted prompts are seeded ids that differ at one position (the middle one); the
 // answer and wrong tokens are two fixed ids. Prints the wall time of each sweep (one run: a sweep is
 // hundreds of forwards) and the cells per second; tests/bench/torch_patch_peer.py times the same sweep
@@ -67,8 +67,10 @@ int main(int argc, char **argv)
     req.answer = 11;
     req.wrong = 12;
     nlohmann::json out = {{"shape", shape}, {"tokens", tokens}, {"threads", coreThreads()}, {"dtype", dtype}};
-    for (PatchSweep s : {PatchSweep::HeadsAllPositions, PatchSweep::ResidPre}) {
-        if (sweeps != "both" && sweeps != (s == PatchSweep::ResidPre ? "resid" : "heads"))
+    for (PatchSweep s : {PatchSweep::HeadsAllPositions, PatchSweep::ResidPre, PatchSweep::MlpOut}) {
+        const char *name = s == PatchSweep::ResidPre ? "resid" : s == PatchSweep::MlpOut ? "mlp" : "heads";
+        const bool wanted = sweeps == "all" || sweeps == name || (sweeps == "both" && s != PatchSweep::MlpOut);
+        if (!wanted)
             continue;
         req.sweep = s;
         PatchResult res;

@@ -1,19 +1,23 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 # PyTorch peer of tests/bench/patch_bench: activation patching sweeps done as TransformerLens does
-# them (patching.py, get_act_patch_attn_head_out_all_pos and get_act_patch_resid_pre): the clean run
+# them (patching.py, get_act_patch_attn_head_out_all_pos, get_act_patch_resid_pre and
+# get_act_patch_mlp_out): the clean run
 # cached, then one full forward of the corrupted prompt per cell with a hook that writes the clean
 # value in, scored by the normalised logit difference of two answer tokens after the last position.
 # GPT-2 small's shape, random weights, float32, 2 threads; the logits of the last position only (a
 # stronger peer than TransformerLens, which computes every position's). Prints one JSON object.
-#   /usr/bin/python3 tests/bench/torch_patch_peer.py [--tokens 64] [--sweep heads|resid|both]
+# --cells N times the first N cells of each sweep only and extrapolates to the whole grid (the JSON
+# says so: "timed_cells", "extrapolated").
+#   /usr/bin/python3 tests/bench/torch_patch_peer.py [--tokens 64] [--sweep heads|resid|mlp|both|all] [--cells N]
 import argparse, json, math, time
 import torch
 import torch.nn.functional as F
 
 p = argparse.ArgumentParser()
 p.add_argument('--tokens', type=int, default=64)
-p.add_argument('--sweep', choices=['heads', 'resid', 'both'], default='both')
+p.add_argument('--sweep', choices=['heads', 'resid', 'mlp', 'both', 'all'], default='both')
+p.add_argument('--cells', type=int, default=0)
 p.add_argument('--threads', type=int, default=2)
 a = p.parse_args()
 torch.set_num_threads(a.threads)
@@ -57,7 +61,7 @@ def forward(ids, hook=None, cache=None):
         z = at('z', i, z)
         x = x + F.linear(z.reshape(t, D), b['o'], b['bo'])
         m = F.layer_norm(x, (D,), b['g2'], b['n2'], 1e-5)
-        x = x + F.linear(F.gelu(F.linear(m, b['f1'], b['b1']), approximate='tanh'), b['f2'], b['b2'])
+        x = x + at('mlp_out', i, F.linear(F.gelu(F.linear(m, b['f1'], b['b1']), approximate='tanh'), b['f2'], b['b2']))
     return F.layer_norm(x[-1], (D,), eps=1e-5) @ wte.T
 
 
@@ -73,13 +77,17 @@ def diff(logits):
 
 
 rows = {}
-for sweep in (['heads', 'resid'] if a.sweep == 'both' else [a.sweep]):
+sweeps = {'both': ['heads', 'resid'], 'all': ['heads', 'resid', 'mlp']}.get(a.sweep, [a.sweep])
+for sweep in sweeps:
     t0 = time.perf_counter()
     cache = {}
     c, k = diff(forward(clean, cache=cache)), diff(forward(corrupted))
     grid = []
+    total = L * (H if sweep == 'heads' else a.tokens)
     for layer in range(L):
         for cell in range(H if sweep == 'heads' else a.tokens):
+            if a.cells and len(grid) >= a.cells:
+                break
             if sweep == 'heads':
                 def hook(name, l, value, layer=layer, head=cell):
                     if name == 'z' and l == layer:
@@ -87,12 +95,13 @@ for sweep in (['heads', 'resid'] if a.sweep == 'both' else [a.sweep]):
                         value[:, head] = cache[('z', l)][:, head]
                         return value
             else:
-                def hook(name, l, value, layer=layer, pos=cell):
-                    if name == 'resid_pre' and l == layer:
+                def hook(name, l, value, layer=layer, pos=cell, hook_name='resid_pre' if sweep == 'resid' else 'mlp_out'):
+                    if name == hook_name and l == layer:
                         value = value.clone()
-                        value[pos] = cache[('resid_pre', l)][pos]
+                        value[pos] = cache[(hook_name, l)][pos]
                         return value
             grid.append((diff(forward(corrupted, hook)) - k) / (c - k))
     sec = time.perf_counter() - t0
-    rows[sweep] = {'cells': len(grid), 'seconds': sec, 'cells_per_second': len(grid) / sec}
+    rows[sweep] = {'cells': total, 'timed_cells': len(grid), 'extrapolated': len(grid) < total,
+                   'seconds': sec * total / len(grid), 'cells_per_second': len(grid) / sec}
 print(json.dumps({'torch': torch.__version__, 'threads': a.threads, 'tokens': a.tokens, 'shape': 'gpt2-small', **rows}))

@@ -397,6 +397,15 @@ struct TraceRequest {
     // the CPU (a device asked for is not used: Trace::deviceNote says so) and never continues, nor is
     // continued by, a trace without the same edits. Other models refuse a request with edits.
     std::vector<Intervention> edits;
+    // Real checkpoints, causal models, with edits: the trace of this same request without its edits
+    // (made by this model on the CPU: the same tokens, masks and stages). What no edit can reach is
+    // copied from it instead of computed: every layer before the first edited one, and in the others
+    // the positions before the first edited position (edits of listed positions, zero or value; any
+    // other edit reads every position). The numbers stay those of the whole forward, bit for bit (the
+    // copied rows start where the products' row blocks do: runForward). The sweeps of patching.h run
+    // their cells so. Only read; the caller keeps it alive and unchanged during the call. Null: none.
+    const Trace<float> *unedited = nullptr;
+    const Trace<double> *uneditedDouble = nullptr;
     // Real checkpoints: LayerTrace::attnOut and mlpOut kept too (hook_attn_out, mlp_out; 2 x t x d a
     // layer more), so that hookValue can read them (patching from this trace).
     bool keepHookOutputs = false;

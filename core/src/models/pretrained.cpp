@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -376,11 +377,12 @@ private:
         // a causal model reuses the unchanged prefix of a trace it made with the same masks and stages
         // (the one handed back, or rows of request.prefixFrom where that shares more) on the CPU (a
         // device's trace keeps no log-sum-exp for its rows: computed anew)
-        auto prefix = [&](const Trace<T> &tr) {
+        auto prefix = [&](const Trace<T> &tr, bool overEdits = false) {
             int r = 0;
-            // a trace with edits is computed whole and continues nothing (its rows are the edited model's)
+            // a trace with edits is computed whole and continues nothing (its rows are the edited model's),
+            // except over its own unedited trace (TraceRequest::unedited)
             if (m_config.causal && tr.producer == producer && tr.device == "cpu" && tr.paddedKeys == request.paddedKeys &&
-                request.edits.empty() && tr.edits.empty() && tr.maskedCells == request.maskedCells &&
+                (overEdits || request.edits.empty()) && tr.edits.empty() && tr.maskedCells == request.maskedCells &&
                 tr.numLayers() == m_config.layers && (tr.layers.front().mlpOut.size() != 0) == request.keepHookOutputs &&
                 (tr.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
                 (tr.layers.front().mlpPre.size() != 0) == (request.keepMlp && m_config.gatedMlp) &&
@@ -462,11 +464,32 @@ private:
         const Trace<T> *source = nullptr;
         int sourceReuse = 0;
         if constexpr (std::is_same_v<T, float>) {
-            if (request.prefixFrom && request.prefixFrom != &out) {
+            if (request.prefixFrom && request.prefixFrom != &out && request.edits.empty()) {
                 sourceReuse = prefix(*request.prefixFrom);
                 if (sourceReuse > reuse)
                     source = request.prefixFrom;
             }
+        }
+        // edits over the unedited trace: the same tokens throughout; rows before the first position an
+        // edit reaches (none where an edit reads every position)
+        const Trace<T> *unedited = nullptr;
+        if constexpr (std::is_same_v<T, float>)
+            unedited = request.unedited;
+        else
+            unedited = request.uneditedDouble;
+        if (!request.edits.empty() && unedited && unedited != &out &&
+            unedited->tokens.size() == tokens.size() && prefix(*unedited, true) == int(tokens.size())) {
+            int first = int(tokens.size());
+            for (const Intervention &e : request.edits) {
+                if (e.positions.empty() || e.kind == EditKind::MeanOverText) {
+                    first = 0;
+                    break;
+                }
+                first = std::min(first, *std::min_element(e.positions.begin(), e.positions.end()));
+            }
+            source = unedited;
+            sourceReuse = std::max(0, first);
+            in.overUnedited = true;
         }
         out.producer = 0; // until this call succeeds
         if (Status st = runForward(m_config, weights, in, reuse, out, source, sourceReuse); !st)

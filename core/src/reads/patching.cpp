@@ -1,16 +1,59 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Activation patching sweeps (patching.h): the clean and corrupted runs, then the corrupted run once
-// per cell with one of the clean run's activations patched in (TraceRequest::edits), scored by the
-// normalised logit difference. Each forward runs on the pool (its products split over the cores).
+// per cell with one of the clean run's activations patched in (TraceRequest::edits, over the
+// corrupted trace: TraceRequest::unedited), scored by the request's metric. Each forward runs on the
+// pool (its products split over the cores).
 #include "attnviz/patching.h"
 #include "readout.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace attnviz {
 
-const char *patchSweepName(PatchSweep s) { return s == PatchSweep::ResidPre ? "resid_pre" : "heads"; }
+const char *patchSweepName(PatchSweep s)
+{
+    switch (s) {
+    case PatchSweep::ResidPre: return "resid_pre";
+    case PatchSweep::HeadsAllPositions: return "heads";
+    case PatchSweep::HeadsByPosition: return "heads_by_pos";
+    case PatchSweep::MlpOut: return "mlp_out";
+    }
+    return "";
+}
+
+const char *patchMetricName(PatchMetric m)
+{
+    switch (m) {
+    case PatchMetric::LogitDiff: return "logit_diff";
+    case PatchMetric::Prob: return "prob";
+    case PatchMetric::Kl: return "kl";
+    }
+    return "";
+}
+
+namespace {
+
+template <typename T>
+Status causalReadout(const Model &model, const Trace<T> &trace, std::shared_ptr<const ReadoutWeights> &r)
+{
+    if (Status st = reads::readoutFor(model, trace, r); !st)
+        return st;
+    if (r->arch.head != LmHead::CausalLm)
+        return Status::error(StatusCode::Unavailable, model.info().name + ": the patching metrics read next-token logits (a causal language model)");
+    return {};
+}
+
+Status checkToken(int id, int V)
+{
+    if (id < 0 || id >= V)
+        return Status::error(StatusCode::InvalidInput, "token id " + std::to_string(id) + " is not in the vocabulary (0.." +
+                                                           std::to_string(V - 1) + ")");
+    return {};
+}
+
+} // namespace
 
 template <typename T>
 Status logitDifference(const Model &model, const Trace<T> &trace, int answer, int wrong, double &out)
@@ -23,9 +66,8 @@ Status logitDifference(const Model &model, const Trace<T> &trace, int answer, in
     const ModelWeights<T> *w = r->weights<T>();
     const int V = int(w->outputEmbedding().rows());
     for (int id : {answer, wrong})
-        if (id < 0 || id >= V)
-            return Status::error(StatusCode::InvalidInput, "token id " + std::to_string(id) + " is not in the vocabulary (0.." +
-                                                               std::to_string(V - 1) + ")");
+        if (Status st = checkToken(id, V); !st)
+            return st;
     const Eigen::Index last = trace.final.rows() - 1;
     Mat<T> h(2, trace.final.cols());
     h.row(0) = trace.final.row(last);
@@ -37,17 +79,60 @@ Status logitDifference(const Model &model, const Trace<T> &trace, int answer, in
 }
 
 template <typename T>
+Status nextLogProbs(const Model &model, const Trace<T> &trace, std::vector<double> &out)
+{
+    std::shared_ptr<const ReadoutWeights> r;
+    if (Status st = causalReadout(model, trace, r); !st)
+        return st;
+    const ModelWeights<T> *w = r->weights<T>();
+    const Mat<T> h = trace.final.bottomRows(1);
+    reads::allLogits(*r, *w, h, out);
+    double mx = -std::numeric_limits<double>::infinity();
+    for (double z : out)
+        mx = std::max(mx, z);
+    double sum = 0;
+    for (double z : out)
+        sum += std::exp(z - mx);
+    const double lse = mx + std::log(sum);
+    for (double &z : out)
+        z -= lse;
+    return {};
+}
+
+template <typename T>
 Status patchFor(PatchSweep sweep, const Trace<T> &clean, int row, int col, Intervention &out)
 {
     out = Intervention();
     out.kind = EditKind::Value;
     out.layer = row;
-    if (sweep == PatchSweep::ResidPre) {
+    const int layers = clean.numLayers(), heads = clean.numHeads(), tokens = int(clean.tokens.size());
+    const int cols = sweep == PatchSweep::HeadsAllPositions ? heads : sweep == PatchSweep::HeadsByPosition ? tokens * heads : tokens;
+    if (row < 0 || row >= layers)
+        return Status::error(StatusCode::InvalidInput, "layer " + std::to_string(row) + " is out of range (the model has " +
+                                                           std::to_string(layers) + " layers: 0.." + std::to_string(layers - 1) + ")");
+    if (col < 0 || col >= cols) {
+        const char *what = sweep == PatchSweep::HeadsAllPositions ? "head" : sweep == PatchSweep::HeadsByPosition ? "cell" : "position";
+        return Status::error(StatusCode::InvalidInput, std::string(what) + " " + std::to_string(col) + " is out of range (0.." +
+                                                           std::to_string(cols - 1) + ")");
+    }
+    switch (sweep) {
+    case PatchSweep::ResidPre:
         out.hook = HookPoint::ResidPre;
         out.positions = {col};
-    } else {
+        break;
+    case PatchSweep::HeadsAllPositions:
         out.hook = HookPoint::AttnZ;
         out.head = col;
+        break;
+    case PatchSweep::HeadsByPosition:
+        out.hook = HookPoint::AttnZ;
+        out.head = col % heads;
+        out.positions = {col / heads};
+        break;
+    case PatchSweep::MlpOut:
+        out.hook = HookPoint::MlpOut;
+        out.positions = {col};
+        break;
     }
     return hookValue(clean, out.hook, row, out.value);
 }
@@ -64,6 +149,56 @@ std::string tokenList(const std::vector<TraceToken> &t)
     return s;
 }
 
+// Whether the edit's selected entries already hold these values in the run (the corrupted run's own
+// activation `own` of the hook): then the patched forward is that run, bit for bit.
+bool sameEntries(const Intervention &e, const Mat<double> &own, int dHead)
+{
+    const Eigen::Index c0 = e.head >= 0 ? Eigen::Index(e.head) * dHead : 0;
+    const Eigen::Index cw = e.head >= 0 ? dHead : own.cols();
+    auto same = [&](int i) { return e.value.row(i).segment(c0, cw) == own.row(i).segment(c0, cw); };
+    if (e.positions.empty()) {
+        for (int i = 0; i < int(own.rows()); ++i)
+            if (!same(i))
+                return false;
+        return true;
+    }
+    return std::all_of(e.positions.begin(), e.positions.end(), same);
+}
+
+// A run's metric (patching.h PatchMetric); `cleanLogProbs` for Kl, `corruptedDiff` and `span` for LogitDiff.
+template <typename T>
+Status metricOf(const Model &model, const Trace<T> &trace, const PatchRequest &request, const std::vector<double> &cleanLogProbs,
+                double corruptedDiff, double span, double &out)
+{
+    switch (request.metric) {
+    case PatchMetric::LogitDiff: {
+        double d = 0;
+        if (Status st = logitDifference(model, trace, request.answer, request.wrong, d); !st)
+            return st;
+        out = (d - corruptedDiff) / span;
+        return {};
+    }
+    case PatchMetric::Prob:
+    case PatchMetric::Kl: {
+        std::vector<double> lp;
+        if (Status st = nextLogProbs(model, trace, lp); !st)
+            return st;
+        if (request.metric == PatchMetric::Prob) {
+            if (Status st = checkToken(request.answer, int(lp.size())); !st)
+                return st;
+            out = std::exp(lp[size_t(request.answer)]);
+            return {};
+        }
+        double kl = 0;
+        for (size_t v = 0; v < lp.size(); ++v)
+            kl += std::exp(cleanLogProbs[v]) * (cleanLogProbs[v] - lp[v]);
+        out = kl;
+        return {};
+    }
+    }
+    return {};
+}
+
 } // namespace
 
 template <typename T>
@@ -71,10 +206,12 @@ Status patchSweep(Model &model, const PatchRequest &request, PatchResult &out)
 {
     out = PatchResult();
     out.sweep = request.sweep;
+    out.metricKind = request.metric;
     TraceRequest cr;
     cr.text = request.clean;
     cr.ids = request.cleanIds;
     cr.cancel = request.cancel;
+    cr.keepHookOutputs = request.sweep == PatchSweep::MlpOut; // mlp_out read from the clean trace
     Trace<T> clean, corrupted;
     if (Status st = model.trace(cr, clean); !st)
         return Status::error(st.code, "clean prompt: " + st.message);
@@ -95,34 +232,71 @@ Status patchSweep(Model &model, const PatchRequest &request, PatchResult &out)
                                  " on (clean: " + tokenList({clean.tokens.begin() + long(i), clean.tokens.end()}) +
                                  "; corrupted: " + tokenList({corrupted.tokens.begin() + long(i), corrupted.tokens.end()}) + ")");
     }
-    if (Status st = logitDifference(model, clean, request.answer, request.wrong, out.cleanDiff); !st)
-        return st;
-    if (Status st = logitDifference(model, corrupted, request.answer, request.wrong, out.corruptedDiff); !st)
-        return st;
-    const double span = out.cleanDiff - out.corruptedDiff;
-    if (!(std::abs(span) > 0))
-        return Status::error(StatusCode::InvalidInput, "the clean and corrupted prompts give the same logit difference (" +
-                                                           std::to_string(out.cleanDiff) + "): nothing to normalise by");
+    double span = 1;
+    std::vector<double> cleanLogProbs;
+    if (request.metric == PatchMetric::LogitDiff) {
+        if (Status st = logitDifference(model, clean, request.answer, request.wrong, out.cleanDiff); !st)
+            return st;
+        if (Status st = logitDifference(model, corrupted, request.answer, request.wrong, out.corruptedDiff); !st)
+            return st;
+        span = out.cleanDiff - out.corruptedDiff;
+        if (!(std::abs(span) > 0))
+            return Status::error(StatusCode::InvalidInput, "the clean and corrupted prompts give the same logit difference (" +
+                                                               std::to_string(out.cleanDiff) + "): nothing to normalise by");
+        out.cleanValue = 1;
+        out.corruptedValue = 0;
+    } else {
+        if (Status st = nextLogProbs(model, clean, cleanLogProbs); !st)
+            return st;
+        if (Status st = metricOf(model, clean, request, cleanLogProbs, 0, 1, out.cleanValue); !st)
+            return st;
+        if (Status st = metricOf(model, corrupted, request, cleanLogProbs, 0, 1, out.corruptedValue); !st)
+            return st;
+    }
+    const int tokens = int(clean.tokens.size());
     out.rows = clean.numLayers();
-    out.cols = request.sweep == PatchSweep::ResidPre ? int(clean.tokens.size()) : clean.numHeads();
+    out.heads = clean.numHeads();
+    switch (request.sweep) {
+    case PatchSweep::ResidPre:
+    case PatchSweep::MlpOut: out.cols = tokens; break;
+    case PatchSweep::HeadsAllPositions: out.cols = out.heads; break;
+    case PatchSweep::HeadsByPosition: out.cols = tokens * out.heads; break;
+    }
     const int total = out.rows * out.cols;
     out.metric.assign(size_t(total), std::numeric_limits<double>::quiet_NaN());
     TraceRequest pr = kr;
     pr.edits.resize(1);
+    if constexpr (std::is_same_v<T, float>)
+        pr.unedited = &corrupted;
+    else
+        pr.uneditedDouble = &corrupted;
+    const int dHead = model.info().dHead;
     Trace<T> patched;
+    Mat<double> own;
+    int ownLayer = -1;
     for (int r = 0; r < out.rows; ++r)
         for (int c = 0; c < out.cols; ++c) {
             if (request.cancel && request.cancel->load())
                 return Status::error(StatusCode::Cancelled, "patching cancelled after " + std::to_string(out.done) + " of " +
                                                                 std::to_string(total) + " cells");
-            if (Status st = patchFor(request.sweep, clean, r, c, pr.edits[0]); !st)
+            Intervention &e = pr.edits[0];
+            if (Status st = patchFor(request.sweep, clean, r, c, e); !st)
                 return st;
-            if (Status st = model.trace(pr, patched); !st)
-                return st;
-            double d = 0;
-            if (Status st = logitDifference(model, patched, request.answer, request.wrong, d); !st)
-                return st;
-            out.metric[size_t(r) * size_t(out.cols) + size_t(c)] = (d - out.corruptedDiff) / span;
+            if (ownLayer != r) {
+                if (Status st = hookValue(corrupted, e.hook, r, own); !st)
+                    return st;
+                ownLayer = r;
+            }
+            double v = 0;
+            if (sameEntries(e, own, dHead)) {
+                v = out.corruptedValue; // the corrupted run itself
+            } else {
+                if (Status st = model.trace(pr, patched); !st)
+                    return st;
+                if (Status st = metricOf(model, patched, request, cleanLogProbs, out.corruptedDiff, span, v); !st)
+                    return st;
+            }
+            out.metric[size_t(r) * size_t(out.cols) + size_t(c)] = v;
             ++out.done;
             if (request.progress)
                 request.progress(out.done, total);
@@ -132,6 +306,8 @@ Status patchSweep(Model &model, const PatchRequest &request, PatchResult &out)
 
 template Status logitDifference<float>(const Model &, const Trace<float> &, int, int, double &);
 template Status logitDifference<double>(const Model &, const Trace<double> &, int, int, double &);
+template Status nextLogProbs<float>(const Model &, const Trace<float> &, std::vector<double> &);
+template Status nextLogProbs<double>(const Model &, const Trace<double> &, std::vector<double> &);
 template Status patchFor<float>(PatchSweep, const Trace<float> &, int, int, Intervention &);
 template Status patchFor<double>(PatchSweep, const Trace<double> &, int, int, Intervention &);
 template Status patchSweep<float>(Model &, const PatchRequest &, PatchResult &);

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <numeric>
 
 #ifdef __linux__
 #include <sys/mman.h>
@@ -566,6 +567,33 @@ void shapeHead(const AttentionSpec<T> &A, const LayerNorm<T> *norm, int rowInTab
     }
 }
 
+// The rows of a block of attend's softmax pass for `rows` rows computed: up to 32, at least ~4 blocks
+// per thread so that the triangle of a causal text balances.
+int attentionRows(int rows)
+{
+    const int threads = std::max(1, coreThreads());
+    return std::clamp((rows + 4 * threads - 1) / (4 * threads), 1, 32);
+}
+
+// Edits over an unedited trace of t tokens whose first `r` rows no edit reaches: the rows copied,
+// r aligned down so that every computed row meets the products as in the whole forward: a multiple
+// of the attention block (attend's `aligned`) and of 8 (Eigen's GEMM takes a row-major product's rows
+// as the columns of its micro-panels, 4 or 8 at a time, each entry summed over k in the same order),
+// leaving more than kFewRows (a product of that many rows takes the matrix-vector path, summed in
+// another order); short texts (products by rows) and long ones (the feed-forward's row blocks start
+// at the first computed row) are computed whole.
+int uneditedRows(int r, int t)
+{
+    if (t <= kFewRows || t > 256)
+        return 0;
+    const int per = attentionRows(t);
+    const int a = std::lcm(per, 8);
+    int p = r / a * a;
+    if (t - p <= kFewRows)
+        p -= a;
+    return std::max(0, p);
+}
+
 // Which of a layer's attention projections a product multiplies: the file's 16-bit (or quantized)
 // ones where the layer keeps them so, else the ones in T.
 enum class Proj { Q, K, V, O };
@@ -591,7 +619,7 @@ template <typename T>
 void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
             const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, bool keepQ,
             bool weights, Eigen::Index limit, GrowthRoom &room, ProjectionScratch<T> &scratch, AttentionResult<T> &R,
-            const std::function<void(Mat<T> &)> *editZ = nullptr)
+            const std::function<void(Mat<T> &)> *editZ = nullptr, bool aligned = false)
 {
     const int t = int(a.rows()), heads = A.heads, dh = A.dHead, width = heads * dh, n = t - p;
     const bool causal = A.causal;
@@ -705,12 +733,14 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
         for (int i = 0; i < int(rows.rows()); ++i)
             w.storedRow(r0 + i) = rows.row(i).head(w.stored(r0 + i));
     };
-    // blocks of up to 32 rows, at least ~4 per thread so that the triangle of a causal text balances
-    const int threads = std::max(1, coreThreads());
-    const int per = std::clamp((n + 4 * threads - 1) / (4 * threads), 1, 32);
-    const int blocks = (n + per - 1) / per;
+    // blocks of up to 32 rows, at least ~4 per thread so that the triangle of a causal text balances;
+    // `aligned`: the blocks of a whole forward (from row 0) that rows [p, t) fall in, so that each row
+    // is computed in the same block as there (p a multiple of the block: uneditedRows)
+    const int per = attentionRows(aligned ? t : n);
+    const int b0 = aligned ? p / per : 0, r00 = aligned ? b0 * per : p;
+    const int blocks = n > 0 ? (t - r00 + per - 1) / per : 0;
     parallelFor(blocks, (causal ? 2.0 : 4.0) * double(n) * t * width, [&](int b) {
-        const int r0 = p + b * per, rn = std::min(per, t - r0);
+        const int r0 = std::max(p, r00 + b * per), rn = std::min(r00 + (b + 1) * per, t) - r0;
         const int keys = causal ? r0 + rn : t; // columns any row of the block can see
         // one head's weights of the block's rows and their sum over heads, every key a row can see:
         // computed here (in cache) and stored once
@@ -902,10 +932,11 @@ Status attendByRule(const Architecture &arch, const Projections<T> &P, const Mat
     return {};
 }
 
-// The edits of `in` at `hook` of `layer` applied in order to `m`, the hook's (t, width) activation
-// (every row: a forward with edits computes every position). Returns whether any applied.
+// The edits of `in` at `hook` of `layer` applied in order to `m`, the hook's activation of positions
+// [row0, row0 + m.rows()) (every row from row0 on, as the forward computes them; edits over an
+// unedited trace start row0 before any edited position). Returns whether any applied.
 template <typename T>
-bool applyEdits(const ForwardInput &in, HookPoint hook, int layer, int dHead, Mat<T> &m)
+bool applyEdits(const ForwardInput &in, HookPoint hook, int layer, int dHead, Mat<T> &m, int row0 = 0)
 {
     if (!in.edits)
         return false;
@@ -920,22 +951,22 @@ bool applyEdits(const ForwardInput &in, HookPoint hook, int layer, int dHead, Ma
         if (rows.empty()) {
             rows.resize(size_t(m.rows()));
             for (size_t i = 0; i < rows.size(); ++i)
-                rows[i] = int(i);
+                rows[i] = row0 + int(i);
         }
         switch (e.kind) {
         case EditKind::Zero:
             for (int i : rows)
-                m.row(i).segment(c0, cw).setZero();
+                m.row(i - row0).segment(c0, cw).setZero();
             break;
-        case EditKind::MeanOverText: {
+        case EditKind::MeanOverText: { // row0 is 0: the mean reads every position
             const Eigen::Matrix<T, 1, Eigen::Dynamic> mean = m.middleCols(c0, cw).colwise().sum() / T(m.rows());
             for (int i : rows)
-                m.row(i).segment(c0, cw) = mean;
+                m.row(i - row0).segment(c0, cw) = mean;
             break;
         }
         case EditKind::Value:
             for (int i : rows)
-                m.row(i).segment(c0, cw) = e.value.row(i).segment(c0, cw).template cast<T>();
+                m.row(i - row0).segment(c0, cw) = e.value.row(i).segment(c0, cw).template cast<T>();
             break;
         }
     }
@@ -1158,8 +1189,19 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         if (Status st = checkEdits(*in.edits, arch.layers, arch.heads, d, arch.dHead, t); !st)
             return st;
     const int keep = causal && !general && !editing ? std::clamp(reuse, 0, t) : 0;
-    const int p = causal && source && !editing ? std::clamp(sourceReuse, keep, t) : keep;
-    const Trace<T> *from = p > keep ? source : nullptr;
+    // Edits over the unedited trace (TraceRequest::unedited): the layers before the first edited one are
+    // its own, copied whole; in the others rows [0, p) are copied, p aligned down so that the computed
+    // rows meet the products in the row blocks a whole forward gives them (uneditedRows)
+    const bool over = editing && in.overUnedited && source && causal && !general;
+    int firstLayer = 0;
+    if (over) {
+        firstLayer = arch.layers;
+        for (const Intervention &e : *in.edits)
+            firstLayer = std::min(firstLayer, e.layer);
+    }
+    const int p = over ? uneditedRows(std::clamp(sourceReuse, 0, t), t)
+                       : causal && source && !editing ? std::clamp(sourceReuse, keep, t) : keep;
+    const Trace<T> *from = p > keep || firstLayer > 0 ? source : nullptr;
     const int n = t - p;
     const Eigen::Index limit = std::min(arch.maxPositions, 1 << 20);
     auto sized = [&](Mat<T> &m, const Mat<T> *f, bool kept = true) { // (t, d), rows [0, p) in place
@@ -1224,6 +1266,10 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         if (!kept)
             swapStages(lt, spare[0], spare[l % 2], qKept);
         const LayerTrace<T> *fl = from ? &from->layers[l] : nullptr;
+        const int pl = int(l) < firstLayer ? t : p, nl = t - pl; // this layer's first computed row
+        auto sizedL = [&](Mat<T> &m, const Mat<T> *f, bool kept = true) {
+            sizeStage(m, f, t, d, keep, pl, limit, out.room, kept);
+        };
         // A spare layer reads the stream where it is (a copy, resid_pre, only where an edit changes
         // it) and adds attention's output into resid_post's buffer (resid_mid there, in place).
         const bool preEdited = hasEdits(in, HookPoint::ResidPre, int(l));
@@ -1231,20 +1277,20 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
                                          &LayerTrace<T>::afterAttention, &LayerTrace<T>::output}) {
             const bool used = kept || (m == &LayerTrace<T>::residualIn ? preEdited : m != &LayerTrace<T>::afterAttention);
             if (used)
-                sized(lt.*m, fl ? &(fl->*m) : nullptr, kept);
+                sizedL(lt.*m, fl ? &(fl->*m) : nullptr, kept);
             else
                 (lt.*m).resize(0, 0);
         }
         Mat<T> &mid = kept ? lt.afterAttention : lt.output;
         if (kept || preEdited) {
-            lt.residualIn.middleRows(p, n) = x->middleRows(p, n);
+            lt.residualIn.middleRows(pl, nl) = x->middleRows(pl, nl);
             if (applyEdits(in, HookPoint::ResidPre, int(l), arch.dHead, lt.residualIn))
                 x = &lt.residualIn; // the layer reads the edited stream; the one before keeps its output
         }
         if (pre)
-            normRows(arch.norm, *x, p, b.attnNorm, lt.attentionIn);
+            normRows(arch.norm, *x, pl, b.attnNorm, lt.attentionIn);
         else
-            lt.attentionIn.middleRows(p, n) = x->middleRows(p, n);
+            lt.attentionIn.middleRows(pl, nl) = x->middleRows(pl, nl);
         // this layer's mask: the user's cells and a sliding window narrower than the text
         const int window = arch.windowOf(int(l));
         const BoolMat layerMask = attnviz::layerMask(arch, mask, userMask, int(l), t);
@@ -1279,8 +1325,8 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
                 linearRows<T>(sr.context, 0, {{&P->o, &sr.output}});
             }
         } else {
-            attend(b, A, lt.attentionIn, keep, p, fl ? &fl->attention : nullptr, layerMask, in.keepScores, kept, qKept,
-                   weightsKept, limit, out.room, scratch, lt.attention, zEdited ? &editZ : nullptr);
+            attend(b, A, lt.attentionIn, keep, pl, fl ? &fl->attention : nullptr, layerMask, in.keepScores, kept, qKept,
+                   weightsKept, limit, out.room, scratch, lt.attention, zEdited ? &editZ : nullptr, over);
         }
         // weights by a rule have no log-sum-exp: only the stored ones (and their mask) say them
         const bool ruled = lt.attention.batch[0].lse.size() == 0;
@@ -1292,43 +1338,43 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         lt.attention.window = A.window;
         const bool keepOutputs = in.keepHookOutputs && kept;
         if (keepOutputs) {
-            sized(lt.attnOut, fl ? &fl->attnOut : nullptr);
-            sized(lt.mlpOut, fl ? &fl->mlpOut : nullptr);
+            sizedL(lt.attnOut, fl ? &fl->attnOut : nullptr);
+            sizedL(lt.mlpOut, fl ? &fl->mlpOut : nullptr);
         } else {
             lt.attnOut.resize(0, 0);
             lt.mlpOut.resize(0, 0);
         }
         if (placement == NormPlacement::Sandwich) { // the residual adds attention's output normalized
-            resizeKeep(ffIn, n, d, 0);
-            normRows(arch.norm, lt.attention.batch[0].output, p, b.postAttnNorm, ffIn, 0);
-            applyEdits(in, HookPoint::AttnOut, int(l), arch.dHead, ffIn);
+            resizeKeep(ffIn, nl, d, 0);
+            normRows(arch.norm, lt.attention.batch[0].output, pl, b.postAttnNorm, ffIn, 0);
+            applyEdits(in, HookPoint::AttnOut, int(l), arch.dHead, ffIn, pl);
             if (keepOutputs)
-                lt.attnOut.middleRows(p, n) = ffIn;
-            mid.middleRows(p, n) = x->middleRows(p, n) + ffIn;
+                lt.attnOut.middleRows(pl, nl) = ffIn;
+            mid.middleRows(pl, nl) = x->middleRows(pl, nl) + ffIn;
         } else {
             applyEdits(in, HookPoint::AttnOut, int(l), arch.dHead, lt.attention.batch[0].output);
             if (keepOutputs)
-                lt.attnOut.middleRows(p, n) = lt.attention.batch[0].output.middleRows(p, n);
-            mid.middleRows(p, n) = x->middleRows(p, n) + lt.attention.batch[0].output.middleRows(p, n);
+                lt.attnOut.middleRows(pl, nl) = lt.attention.batch[0].output.middleRows(pl, nl);
+            mid.middleRows(pl, nl) = x->middleRows(pl, nl) + lt.attention.batch[0].output.middleRows(pl, nl);
         }
         if (!pre)
-            normRows(arch.norm, mid, p, b.attnNorm, mid);
+            normRows(arch.norm, mid, pl, b.attnNorm, mid);
         applyEdits(in, HookPoint::ResidMid, int(l), arch.dHead, mid);
         const bool keepMlp = in.keepMlp && b.gate.W.size() && kept;
         if (keepMlp) { // the products kept before the activation
             for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::mlpPre, &LayerTrace<T>::mlpPreLinear}) {
                 growStage(lt.*m, t, b.up.W.rows(), keep, limit, out.room);
                 if (fl)
-                    copyRows(lt.*m, fl->*m, keep, p);
+                    copyRows(lt.*m, fl->*m, keep, pl);
             }
         }
         // The feed-forward in blocks of rows (each row its own: the same numbers), so that its hidden
         // rows take 16 MB at most, not (t, d_ff) twice (512 MB at 8,192 tokens of Llama-3.2-1B); in
         // one block where an edit of mlp_out may read every row.
         const int ffRows = hasEdits(in, HookPoint::MlpOut, int(l))
-                               ? n
+                               ? nl
                                : std::max(256, int((size_t(16) << 20) / (sizeof(T) * size_t(b.up.W.rows()))) / 64 * 64);
-        for (int c0 = p; c0 < t; c0 += ffRows) {
+        for (int c0 = pl; c0 < t; c0 += ffRows) {
             const int cn = std::min(ffRows, t - c0);
             resizeKeep(ffIn, cn, d, 0);
             if (pre) {
@@ -1355,13 +1401,13 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             linearRows<T>(hidden, 0, {{&b.down, &ffIn}}); // ffIn is free again: the second layer's rows
             if (placement == NormPlacement::Sandwich)
                 normRows(arch.norm, ffIn, 0, b.postFfnNorm, ffIn);
-            applyEdits(in, HookPoint::MlpOut, int(l), arch.dHead, ffIn);
+            applyEdits(in, HookPoint::MlpOut, int(l), arch.dHead, ffIn, c0);
             if (keepOutputs)
                 lt.mlpOut.middleRows(c0, cn) = ffIn;
             lt.output.middleRows(c0, cn) = ffIn + mid.middleRows(c0, cn);
         }
         if (!pre)
-            normRows(arch.norm, lt.output, p, b.ffnNorm, lt.output);
+            normRows(arch.norm, lt.output, pl, b.ffnNorm, lt.output);
         applyEdits(in, HookPoint::ResidPost, int(l), arch.dHead, lt.output);
         if (!keepMlp) {
             lt.mlpPre.resize(0, 0);

@@ -179,6 +179,10 @@ struct ForwardInput {
     const std::vector<Intervention> *edits = nullptr; // applied at their hooks (TraceRequest::edits);
                                                       // null or empty: none. Any edit needs reuse 0.
     bool keepHookOutputs = false; // LayerTrace::attnOut and mlpOut kept
+    // edits over runForward's `source`, the same input's unedited trace (TraceRequest::unedited): the
+    // layers before the first edited one copied whole, and rows [0, sourceReuse) of the others (aligned
+    // down to the products' row blocks)
+    bool overUnedited = false;
     Observe observe; // what the trace keeps: the CPU forward keeps these layers' weights and stages,
                      // and every layer's keys, values and mask (runForward)
 };
