@@ -229,7 +229,7 @@ int generateText(const QStringList &args)
                                  QStringLiteral("n"));
     QCommandLineOption attentionOpt(QStringLiteral("attention"),
                                     QStringLiteral("Encoder-decoder models, with --json: each generated step's cross-attention "
-                                                   "(layers × heads × source tokens)."));
+                                                   "(layers x heads x source tokens)."));
     p.addOptions({modelOpt, textOpt, tokensOpt, tempOpt, topKOpt, topPOpt, seedOpt, jsonOpt, ablateOpt, beamsOpt, maxNewOpt,
                   attentionOpt});
     if (!p.parse(args))

@@ -13,11 +13,18 @@ foreach(var BIN TEMPLATE OUT PROJECT_VERSION ATTNVIZ_RELEASE_DATE ATTNVIZ_APP_ID
     endif()
 endforeach()
 
-# roff: a backslash is \e, every '-' is \- (so options copy and paste as ASCII), and a line that
-# starts with '.' or '\'' is protected by \&.
+# roff: a backslash is \e, every '-' is \- (so options copy and paste as ASCII), the typographic
+# characters help texts use are roff's own names (groff reads its input as Latin-1 unless preconv
+# runs first: "×" would be two invalid characters), and a line that starts with '.' or '\'' is
+# protected by \&.
 function(roff_escape out text)
     string(REPLACE "\\" "\\e" text "${text}")
     string(REPLACE "-" "\\-" text "${text}")
+    foreach(pair "×;\\(mu" "—;\\(em" "–;\\(en" "≤;\\(<=" "≥;\\(>=" "→;\\(->" "…;..." "·;\\(pc" "√;\\(sr" "−;\\(mi")
+        list(GET pair 0 from)
+        list(GET pair 1 to)
+        string(REPLACE "${from}" "${to}" text "${text}")
+    endforeach()
     string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" text "${text}")
     set(${out} "${text}" PARENT_SCOPE)
 endfunction()
