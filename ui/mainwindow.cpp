@@ -139,6 +139,7 @@ MainWindow::MainWindow(QWidget *parent)
         c.movePosition(QTextCursor::End);
         c.insertText(piece);
     });
+    connect(m_generation, &GenerationPanel::showRow, m_session, &LiveSession::setSelectedQuery);
 
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(input);

@@ -453,6 +453,75 @@ private slots:
         QVERIFY(!panel.running());
         QVERIFY(panel.status().startsWith(QStringLiteral("Stopped after 1 token")));
     }
+
+    // Step: one token at a time, each continuing the same run (its marks, the greedy ids); the views
+    // follow the newest token; a pace holds the next token back; replay selects the row that
+    // predicted a generated token.
+    void generationStepsAndReplays()
+    {
+        auto model = openModel(QStringLiteral("gpt2-tiny"));
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(model);
+        const QString text = caseText(QStringLiteral("gpt2-tiny"));
+        SnapshotPtr s = traceText(session, text);
+        QVERIFY(s);
+        const int prompt = 13;
+        QCOMPARE(s->tq(), prompt);
+        GenerationPanel panel;
+        panel.setPace(0);
+        panel.setSnapshot(s);
+        QString current = text;
+        int appended = 0;
+        connect(&panel, &GenerationPanel::appendText, &session, [&](const QString &piece) {
+            ++appended;
+            current += piece;
+            session.setSentence(current);
+            session.requestNow();
+        });
+        connect(&session, &LiveSession::snapshotChanged, &panel, [&] { panel.setSnapshot(session.snapshot()); });
+        QSignalSpy rows(&panel, &GenerationPanel::showRow);
+        const QJsonArray greedy = reference(QStringLiteral("gpt2-tiny")).value(QStringLiteral("greedy")).toArray();
+        for (int k = 1; k <= 3; ++k) {
+            QVERIFY(panel.stepButton()->isEnabled());
+            panel.stepOnce();
+            QTRY_VERIFY_WITH_TIMEOUT(!panel.running() && session.snapshot()->sentence == current && !session.busy(), 20000);
+            QCOMPARE(appended, k);
+            QCOMPARE(panel.generatedCount(), k);
+            QCOMPARE(panel.generatedFrom(), int(text.size())); // one run: the marks begin at the prompt's end
+            const SnapshotPtr last = session.snapshot();
+            QCOMPARE(last->tq(), prompt + k);
+            QCOMPARE(last->trace->tokens[size_t(prompt + k - 1)].id, greedy[k - 1].toInt());
+            QCOMPARE(rows.last().at(0).toInt(), prompt + k - 1); // the newest token's row
+        }
+        // replay step 2: the row that predicted the second generated token
+        rows.clear();
+        panel.replay(2);
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows.last().at(0).toInt(), prompt);
+        QVERIFY2(panel.status().startsWith(QStringLiteral("Step 2 of 3: ")), qPrintable(panel.status()));
+        // an edited text begins a new run: its marks at the new end, one token
+        current += QStringLiteral(" x");
+        session.setSentence(current);
+        session.requestNow();
+        QTRY_VERIFY_WITH_TIMEOUT(session.snapshot()->sentence == current && !session.busy(), 20000);
+        const int editedEnd = int(current.size());
+        panel.stepOnce();
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.running(), 20000);
+        QCOMPARE(panel.generatedCount(), 1);
+        QCOMPARE(panel.generatedFrom(), editedEnd);
+        // a pace holds the next token back: one token in, the run still going
+        panel.setPace(5.0);
+        panel.setTokens(3);
+        appended = 0;
+        panel.start();
+        QTRY_VERIFY_WITH_TIMEOUT(appended == 1 && session.snapshot()->sentence == current && !session.busy(), 20000);
+        QTest::qWait(200);
+        QCOMPARE(appended, 1);
+        QVERIFY(panel.running());
+        panel.stop();
+        QVERIFY(!panel.running());
+    }
 };
 
 QTEST_MAIN(TestReadsViews)
