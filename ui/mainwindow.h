@@ -215,6 +215,7 @@ private:
     void buildMenus();
     void buildViewMenu();
     void fitRowDock(); // a short window's Selected query dock gives the current view its height
+    void fitControlsWidth(); // the Controls dock as wide as its widest row, after a font or model change
     void onAppearanceChanged();
     void onSnapshot(SnapshotPtr s);
     void onSelection(int head, int query);

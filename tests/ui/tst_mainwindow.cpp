@@ -521,9 +521,10 @@ private slots:
         QTest::qWait(300); // the dock and the labels settle at this length
         QCustomPlot *heat = m_w->heatmapView()->plot(), *row = m_w->rowView()->plot();
         int heatReplots = 0, rowReplots = 0, snapshots = 0;
-        connect(heat, &QCustomPlot::afterReplot, this, [&] { ++heatReplots; });
-        connect(row, &QCustomPlot::afterReplot, this, [&] { ++rowReplots; });
-        connect(m_w.get(), &MainWindow::viewsUpdated, this, [&] { ++snapshots; });
+        QObject counting; // the counters end with this block, also where a check fails and returns early
+        connect(heat, &QCustomPlot::afterReplot, &counting, [&] { ++heatReplots; });
+        connect(row, &QCustomPlot::afterReplot, &counting, [&] { ++rowReplots; });
+        connect(m_w.get(), &MainWindow::viewsUpdated, &counting, [&] { ++snapshots; });
         SentenceEdit *e = m_w->sentenceEdit();
         e->setFocus();
         e->moveCursor(QTextCursor::End);

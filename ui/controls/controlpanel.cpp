@@ -150,12 +150,18 @@ ControlPanel::ControlPanel(QWidget *parent)
     sf->addRow(tr("Dropout"), drow);
     outer->addWidget(scoreBox);
 
+    // With a model the stack and the projections (settings of the word-vector attention) are not
+    // shown: greyed, they only took room from the views (the dock's width with larger text).
+    m_wordVectorsOnly = note(this);
+    m_wordVectorsOnly->setObjectName(QStringLiteral("wordVectorsOnlyNote"));
+    m_wordVectorsOnly->setVisible(false);
+    outer->addWidget(m_wordVectorsOnly);
     m_stack = new StackControls(this);
     outer->addWidget(m_stack);
     connect(m_stack, &StackControls::changed, this, [this] { emitSettings(); });
 
     // Projections
-    auto *projBox = new QGroupBox(tr("Projections W_q, W_k, W_v, W_o"), this);
+    auto *projBox = m_projBox = new QGroupBox(tr("Projections W_q, W_k, W_v, W_o"), this);
     auto *pf = new QFormLayout(projBox);
     m_projection = combo(projBox, "projectionCombo",
                          {{tr("identity (Q = K = V = X)"), int(ProjectionMode::Identity)},
@@ -412,6 +418,14 @@ void ControlPanel::showKeyValueGroup()
 
 void ControlPanel::applyModelMode()
 {
+    if (m_stack && m_projBox && m_wordVectorsOnly) { // (not while the panel is being built)
+        m_stack->setVisible(!m_modelMode);
+        m_projBox->setVisible(!m_modelMode);
+        m_wordVectorsOnly->setVisible(m_modelMode);
+        m_wordVectorsOnly->setText(tr("%1 has its own layers and trained W_q, W_k, W_v, W_o: the transformer stack "
+                                      "and the projections apply to the word vectors (Model ▸ Word vectors).")
+                                       .arg(m_modelName));
+    }
     if (!m_modelMode) {
         // give back the tooltips; updateDerived() has just set the enabled state of the widgets it
         // manages, the others were always enabled (the bundled button: when this build has the table)

@@ -10,6 +10,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
 class QPushButton;
 class QSlider;
@@ -102,6 +103,8 @@ private:
     QCheckBox *m_numbers;
     QLabel *m_layerLabel;
     StackControls *m_stack = nullptr;
+    QGroupBox *m_projBox = nullptr;
+    QLabel *m_wordVectorsOnly = nullptr; // with a model: why the stack and projections are not shown
 };
 
 } // namespace attnviz::ui

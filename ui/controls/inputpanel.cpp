@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "controls/inputpanel.h"
 
+#include "controls/elidedlabel.h"
+
 #include "controls/sentenceedit.h"
 #include "controls/tokenchipsview.h"
 
@@ -20,7 +22,8 @@ QWidget *labelled(const QString &label, QWidget *w, QWidget *parent)
     auto *l = new QVBoxLayout(box);
     l->setContentsMargins(0, 0, 0, 0);
     l->setSpacing(2);
-    auto *lab = new QLabel(label, box);
+    auto *lab = new ElidedLabel(box); // one line that never sets the window's minimum width
+    lab->setText(label);
     QFont f = lab->font();
     f.setBold(true);
     lab->setFont(f);
@@ -40,12 +43,12 @@ InputPanel::InputPanel(QWidget *parent)
     m_queryEdit = new SentenceEdit(input);
     m_queryEdit->setObjectName(QStringLiteral("sentenceEdit"));
     m_queryEdit->setPlaceholderText(tr("Type a sentence: every keystroke recomputes."));
-    m_queryEdit->setMaximumHeight(m_queryEdit->sizeHint().height());
+    m_queryEdit->setVisibleLines(2);
     m_keyEdit = new SentenceEdit(input);
     m_keyEdit->setObjectName(QStringLiteral("keySentenceEdit"));
     // one line, as tall as the editor: a longer text wrapped and was cut in half
     m_keyEdit->setPlaceholderText(tr("Optional: keys and values from this sentence (cross-attention)"));
-    m_keyEdit->setMaximumHeight(m_keyEdit->fontMetrics().lineSpacing() + 14);
+    m_keyEdit->setVisibleLines(1);
     m_keyEdit->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     m_queryChips = new TokenChipsView(input);
     m_queryChips->setObjectName(QStringLiteral("queryChips"));

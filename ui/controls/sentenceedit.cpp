@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "controls/sentenceedit.h"
 
+#include <QEvent>
 #include <QMimeData>
 #include <QStringDecoder>
 
@@ -16,6 +17,25 @@ SentenceEdit::SentenceEdit(QWidget *parent)
 QSize SentenceEdit::sizeHint() const
 {
     return QSize(600, fontMetrics().lineSpacing() * 2 + 14);
+}
+
+void SentenceEdit::setVisibleLines(int lines)
+{
+    m_lines = lines;
+    fitLines();
+}
+
+void SentenceEdit::fitLines()
+{
+    if (m_lines > 0)
+        setMaximumHeight(fontMetrics().lineSpacing() * m_lines + 14);
+}
+
+void SentenceEdit::changeEvent(QEvent *event)
+{
+    QPlainTextEdit::changeEvent(event);
+    if (event->type() == QEvent::FontChange)
+        fitLines();
 }
 
 QString SentenceEdit::decodeBytes(const QByteArray &bytes, int *replaced)

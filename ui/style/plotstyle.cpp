@@ -272,10 +272,12 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
         };
         const QString lead = baseLabel.isEmpty() ? QString() : baseLabel;
         const QString shortestNote = QStringLiteral("1 in %1 shown").arg(step);
+        const QString tersest = QStringLiteral("1 in %1").arg(step); // a short axis with larger text
         const QStringList tries = {lead.isEmpty() ? note : lead + QStringLiteral(" — ") + note,
                                    lead.isEmpty() ? note : lead + QLatin1Char('\n') + note,
                                    lead.isEmpty() ? shortNote : lead + QLatin1Char('\n') + shortNote,
-                                   lead.isEmpty() ? shortestNote : lead + QLatin1Char('\n') + shortestNote};
+                                   lead.isEmpty() ? shortestNote : lead + QLatin1Char('\n') + shortestNote,
+                                   lead.isEmpty() ? tersest : lead + QLatin1Char('\n') + tersest};
         label.clear();
         for (const QString &t : tries)
             if (label.isEmpty() && fits(t))

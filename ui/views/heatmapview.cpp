@@ -7,6 +7,7 @@
 #include "style/legibility.h"
 
 #include "style/plotstyle.h"
+#include "views/plotfit.h"
 #include "views/plotzoom.h"
 
 #include <qcustomplot.h>
@@ -106,10 +107,36 @@ HeatmapView::HeatmapView(QWidget *parent)
     // labels are chosen once the layout is known; a change (new text, resize, zoom) lays the plot out
     // again within the same replot
     relabelAfterLayout(m_plot, this, [this] {
-        const bool x = labelTokenAxis(m_plot->xAxis, m_keyLabels);
+        // The map keeps most of a short plot (1280 × 720 with larger text): the title goes to one
+        // elided line past 30 % of the height, and the key labels, drawn at −60°, are shortened
+        // until they take at most a fifth of it (the whole token on hover).
+        const QString shown = fittedTitle(m_plot, m_title, m_titleText, 0.3);
+        const bool title = shown != m_title->text();
+        if (title)
+            m_title->setText(shown);
+        const QFontMetricsF fm(m_plot->xAxis->tickLabelFont());
+        int keyChars = 14;
+        for (; keyChars > 4; keyChars -= 2) {
+            double widest = 0;
+            for (const QString &label : std::as_const(m_keyLabels))
+                widest = std::max(widest, fm.horizontalAdvance(elide(label, keyChars)));
+            if (widest * 0.87 + fm.height() * 0.5 <= 0.2 * m_plot->height())
+                break;
+        }
+        // the colour bar's title along its height: what it measures and its scale, else what it measures
+        QString scaleLabel = m_scaleLabel;
+        const QFontMetricsF sfm(m_scale->axis()->labelFont());
+        const double along = m_scale->axis()->axisRect()->height() - 4;
+        if (along > 20 && sfm.horizontalAdvance(scaleLabel) > along)
+            scaleLabel = sfm.elidedText(m_scaleLabel.section(QStringLiteral(" · "), 0, 0), Qt::ElideRight, along);
+        const bool scale = scaleLabel != m_scale->axis()->label();
+        if (scale)
+            m_scale->axis()->setLabel(scaleLabel);
+        const bool x = labelTokenAxis(m_plot->xAxis, m_keyLabels, keyChars);
         const bool y = labelTokenAxis(m_plot->yAxis, m_queryLabels, 14, m_query); // the selected row keeps its label
-        return x || y;
+        return title || scale || x || y;
     });
+    titleTooltip(m_plot, m_title, [this] { return m_title->text() == m_titleText ? QString() : m_titleText; });
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onPress);
     connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapView::onRelease);
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMove);
@@ -193,12 +220,13 @@ QString HeatmapView::message() const
     return m_message->visible() ? QString(m_message->text()).replace(QLatin1Char('\n'), QLatin1Char(' ')) : QString();
 }
 
-QString HeatmapView::title() const { return m_title->text(); }
+QString HeatmapView::title() const { return m_titleText; }
 
 void HeatmapView::updateTitle()
 {
     if (!m_snapshot) {
-        m_title->setText(QStringLiteral("Attention weights"));
+        m_titleText = QStringLiteral("Attention weights");
+        m_title->setText(m_titleText);
         return;
     }
     const bool normWeighted = isNormWeighted(*m_snapshot);
@@ -228,7 +256,8 @@ void HeatmapView::updateTitle()
                      .arg(m_snapshot->totalQueryTokens)
                      .arg(m_snapshot->cutReason());
     }
-    m_title->setText(t);
+    m_titleText = t;
+    m_title->setText(fittedTitle(m_plot, m_title, t, 0.3));
 }
 
 void HeatmapView::rebuild()
@@ -278,10 +307,11 @@ void HeatmapView::rebuild()
     m_scale->setGradient(gradient);
     m_map->setDataRange(range);
     const Normalization n = m_snapshot->settings.normalization;
-    m_scale->axis()->setLabel(weightScaleLabel(isNormWeighted(*m_snapshot) ? QStringLiteral("‖α·v·W_O‖")
-                                               : n == Normalization::Cosine    ? QStringLiteral("cosine weight")
-                                                                               : QStringLiteral("weight"),
-                                               range));
+    m_scaleLabel = weightScaleLabel(isNormWeighted(*m_snapshot) ? QStringLiteral("‖α·v·W_O‖")
+                                    : n == Normalization::Cosine    ? QStringLiteral("cosine weight")
+                                                                    : QStringLiteral("weight"),
+                                    range);
+    m_scale->axis()->setLabel(m_scaleLabel);
     m_plot->xAxis->setLabel(m_snapshot->cross ? QStringLiteral("key (key/value sentence)") : QStringLiteral("key"));
     updateTitle();
     m_plot->replot(QCustomPlot::rpQueuedReplot);

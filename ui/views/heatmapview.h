@@ -87,6 +87,8 @@ private:
     QCPColorMap *m_map = nullptr;
     QCPColorScale *m_scale = nullptr;
     QCPTextElement *m_title = nullptr;
+    QString m_scaleLabel; // the colour bar's whole title
+    QString m_titleText; // the whole title; drawn on one elided line where its lines would crowd the map
     QCPItemText *m_message = nullptr;
     HeatmapOverlay *m_overlay = nullptr;
     PlotZoom *m_zoom = nullptr;

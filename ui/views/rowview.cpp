@@ -148,8 +148,18 @@ RowView::RowView(QWidget *parent)
             m_plot->xAxis->setTickLabelRotation(rotation);
             changed = true;
         }
-        changed = labelTokenAxis(m_plot->xAxis, m_labels, m_compact ? 5 : 14) || changed;
-        const QString title = m_compact ? m_fullTitle.section(QLatin1Char('\n'), 0, 0) : m_fullTitle;
+        // tighter still (larger text in a quarter of a 720-pixel window): three letters a key, no
+        // "key" under them (the dock's title says what the bars are), the title on one elided line
+        const bool tight = m_plot->height() < 9 * QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
+        if (const QString keyTitle = tight ? QString() : QStringLiteral("key"); m_plot->xAxis->label() != keyTitle
+                                                                                && (tight || m_plot->xAxis->label().isEmpty())) {
+            m_plot->xAxis->setLabel(keyTitle);
+            changed = true;
+        }
+        changed = labelTokenAxis(m_plot->xAxis, m_labels, tight ? 3 : m_compact ? 5 : 14) || changed;
+        QString title = m_compact ? m_fullTitle.section(QLatin1Char('\n'), 0, 0) : m_fullTitle;
+        if (tight)
+            title = QFontMetricsF(m_title->font()).elidedText(title, Qt::ElideRight, std::max(40, m_plot->width() - 16));
         if (title != m_shownTitle) {
             m_shownTitle = title;
             m_title->setText(title);

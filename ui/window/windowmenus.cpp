@@ -143,6 +143,15 @@ void MainWindow::showGuide(const QString &section)
         m_guide->showSection(section);
 }
 
+void MainWindow::fitControlsWidth()
+{
+    auto *scroll = qobject_cast<QScrollArea *>(m_controls->parentWidget() ? m_controls->parentWidget()->parentWidget() : nullptr);
+    if (!scroll)
+        return;
+    m_controls->layout()->activate();
+    scroll->setMinimumWidth(m_controls->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4);
+}
+
 void MainWindow::onAppearanceChanged()
 {
     // a dock draws its title in the font Qt gave it when the dock was made (the "QDockWidgetTitle"
@@ -159,13 +168,7 @@ void MainWindow::onAppearanceChanged()
         AppearanceManager::stylePlot(p);
     }
     // the Controls keep all their text in view at any text size, once their layout has taken the new font
-    QTimer::singleShot(0, this, [this] {
-        auto *scroll = qobject_cast<QScrollArea *>(m_controls->parentWidget() ? m_controls->parentWidget()->parentWidget() : nullptr);
-        if (!scroll)
-            return;
-        m_controls->layout()->activate();
-        scroll->setMinimumWidth(m_controls->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4);
-    });
+    QTimer::singleShot(0, this, &MainWindow::fitControlsWidth);
     if (m_session->snapshot())
         onSnapshot(m_session->snapshot()); // the views draw again with the new maps
     for (QCustomPlot *p : findChildren<QCustomPlot *>())
