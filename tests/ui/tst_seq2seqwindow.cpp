@@ -97,6 +97,17 @@ SnapshotPtr settleOn(Window &win, const QString &source, const QString &target)
         30000);
 }
 
+// ATTNVIZ_SEQ2SEQ_SHOTS=DIR: the window as it is, grabbed to DIR/name.png (to look at by eye).
+void shoot(Window &win, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("ATTNVIZ_SEQ2SEQ_SHOTS");
+    if (dir.isEmpty())
+        return;
+    QCoreApplication::processEvents();
+    QTest::qWait(100);
+    win.w.grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
+}
+
 } // namespace
 
 class TestSeq2SeqWindow : public QObject {
@@ -177,6 +188,7 @@ private slots:
                                                      .arg(double(m(i, j)))));
                 }
             QVERIFY2(win.w.statusText().contains(attentionKindDescription(kind)), qPrintable(win.w.statusText()));
+            shoot(win, folder + QLatin1Char('-') + attentionKindName(kind).toLower());
         }
         // Lines: cross-attention joins the target's tokens (one side) to the source's (the other)
         combo->setCurrentIndex(combo->findData(int(AttentionKind::Cross)));
@@ -191,6 +203,7 @@ private slots:
         QCOMPARE(int(shown.front()->cols()), int(want.seq2seq.sourceTokens.size()));
         QVERIFY(!win.w.linesView()->tokenRect(LinesView::Side::Key, int(want.seq2seq.sourceTokens.size()) - 1).isEmpty());
         QVERIFY(win.w.linesView()->tokenRect(LinesView::Side::Query, int(want.tokens.size())).isEmpty());
+        shoot(win, folder + QStringLiteral("-lines-cross"));
     }
 
     // An empty target: generated greedily from the source with the folder's settings, shown under the
@@ -220,11 +233,25 @@ private slots:
         auto *note = win.w.inputPanel()->findChild<QLabel *>(QStringLiteral("targetNote"));
         QVERIFY(note && note->isVisibleTo(&win.w));
         QVERIFY(note->text().contains(QStringLiteral("Generated (greedy)")));
+        shoot(win, QStringLiteral("t5-tiny-generated"));
         // the predictions dock: the decoder's next tokens at its last position, as the core computed
         std::vector<int> top;
         for (const TokenProb &p : s->trace->predictions.next.back())
             top.push_back(p.id);
         QVERIFY(!top.empty());
+        QCoreApplication::processEvents();
+        PredictionsView *pv = win.w.predictionsView();
+        QVERIFY2(pv->message().isEmpty(), qPrintable(pv->message()));
+        QCOMPARE(int(pv->groups().size()), 1);
+        std::vector<int> shownTop;
+        for (const PredictionsView::Entry &e : pv->groups().front().entries)
+            shownTop.push_back(e.id);
+        QCOMPARE(shownTop, top);
+        QCOMPARE(pv->groups().front().position, int(s->trace->tokens.size()) - 1);
+        // a position before the last: the decoder's next tokens there, as the core computed them
+        pv->setHoveredPosition(1);
+        QCOMPARE(pv->groups().front().position, 1);
+        QCOMPARE(pv->groups().front().entries.front().id, s->trace->predictions.next[1].front().id);
 
         // typed, then Generate: generated again
         s = settleOn(win, kSource, kTarget);
@@ -263,6 +290,7 @@ private slots:
             for (int i = 0; i < 20 && !shownTexts(page).contains(QStringLiteral("not yet for encoder-decoder models")); ++i)
                 QTest::qWait(50);
             QVERIFY2(shownTexts(page).contains(QStringLiteral("not yet for encoder-decoder models")), qPrintable(shownTexts(page)));
+            shoot(win, QStringLiteral("t5-tiny-") + view);
         }
         // the attention views get the selector's attention, predictions the decoder's
         QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("weights")), s);

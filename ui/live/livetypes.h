@@ -149,6 +149,21 @@ struct ComputeSnapshot {
     QString target;          // what the decoder read after its start token (the generated text when generated)
     bool targetGenerated = false; // the target was empty: generated greedily from the source
 
+    // What the key side is read from, for axis titles: " (key/value sentence)" in cross-attention,
+    // an encoder-decoder model's " (source)" or " (target)"; "" otherwise. querySide likewise.
+    QString keySide() const
+    {
+        if (encoderDecoder)
+            return attentionKind == AttentionKind::Self ? QStringLiteral(" (target)") : QStringLiteral(" (source)");
+        return cross ? QStringLiteral(" (key/value sentence)") : QString();
+    }
+    QString querySide() const
+    {
+        if (encoderDecoder)
+            return attentionKind == AttentionKind::Encoder ? QStringLiteral(" (source)") : QStringLiteral(" (target)");
+        return QString();
+    }
+
     bool fromModel() const { return !modelInfo.family.empty(); }
     bool causalLm() const { return fromModel() && modelInfo.causal; }
     bool maskedLm() const { return fromModel() && modelInfo.maskedLm; }

@@ -54,7 +54,9 @@ std::shared_ptr<ComputeSnapshot> viewOf(const ComputeSnapshot &d, AttentionKind 
     v->totalQueryTokens = t->totalTokens;
     v->totalKeyTokens = t->totalKeyTokens;
     v->settings.mask = MaskChoice::None; // the encoder reads the whole source, the decoder's queries all of it
-    v->modelLabel = d.modelLabel + QStringLiteral(" · ") + attentionKindDescription(kind);
+    // describeConfig says "cross-attention" of a cross snapshot itself
+    v->modelLabel = d.modelLabel + QStringLiteral(" · ")
+        + (kind == AttentionKind::Cross ? QObject::tr("target rows × source columns") : attentionKindDescription(kind));
     v->trace = std::move(t);
     return v;
 }

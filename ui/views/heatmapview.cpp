@@ -282,7 +282,7 @@ void HeatmapView::rebuild()
                                                : n == Normalization::Cosine    ? QStringLiteral("cosine weight")
                                                                                : QStringLiteral("weight"),
                                                range));
-    m_plot->xAxis->setLabel(m_snapshot->cross ? QStringLiteral("key (key/value sentence)") : QStringLiteral("key"));
+    m_plot->xAxis->setLabel(QStringLiteral("key") + m_snapshot->keySide());
     updateTitle();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -43,17 +43,22 @@ void MainWindow::showSnapshotStatus(const ComputeSnapshot &s, int layer)
         m_queryChips->setPadded(s.paddedKeys, padding);
     }
 
+    // an encoder-decoder model's sizes and layers: those of the attention the selector shows
+    const AttentionKind kind = m_session->attentionKind();
+    const ComputeSnapshot &v = kind == AttentionKind::Encoder && s.encoderView ? *s.encoderView
+        : kind == AttentionKind::Cross && s.crossView                          ? *s.crossView
+                                                                               : s;
     if (s.hasResult()) {
         m_status->setText(tr("%1%2 · %3 · d_model %4 · d_head %5 · %6: %7 · %8 ms")
-                              .arg(countText(s.tq(), tr("token"), tr("tokens")))
-                              .arg(s.cross ? tr(" × %1").arg(countText(s.tk(), tr("key"), tr("keys"))) : QString())
-                              .arg(countText(s.attention(layer).numHeads, tr("head"), tr("heads")))
-                              .arg(s.attention(layer).dModel)
-                              .arg(s.attention(layer).dHead)
+                              .arg(countText(v.tq(), tr("token"), tr("tokens")))
+                              .arg(v.cross ? tr(" × %1").arg(countText(v.tk(), tr("key"), tr("keys"))) : QString())
+                              .arg(countText(v.attention(layer).numHeads, tr("head"), tr("heads")))
+                              .arg(v.attention(layer).dModel)
+                              .arg(v.attention(layer).dHead)
                               .arg(s.backendName, s.device)
                               .arg(s.computeMs, 0, 'f', s.computeMs < 10 ? 2 : 1));
-        if (s.deep())
-            m_status->setText(m_status->text() + tr(" · layer %1 of %2").arg(layer).arg(s.numLayers()));
+        if (v.deep())
+            m_status->setText(m_status->text() + tr(" · layer %1 of %2").arg(v.layerIndex(layer)).arg(v.numLayers()));
         if (s.encoderDecoder)
             m_status->setText(m_status->text() + tr(" · source %1 · %2")
                                                      .arg(countText(qint64(s.trace->seq2seq.sourceTokens.size()), tr("token"), tr("tokens")))
