@@ -10,6 +10,7 @@
 #include "controls/inputpanel.h"
 #include "controls/sentenceedit.h"
 #include "controls/tokenchipsview.h"
+#include "files/figureexport.h"
 #include "live/livesession.h"
 #include "mainwindow.h"
 #include "promptedwindow.h"
@@ -297,6 +298,37 @@ private slots:
         win.w.session()->setAttentionKind(AttentionKind::Cross);
         QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("grid")), s->crossView);
         QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("predictions")), s);
+    }
+
+    // Export writes what the selector shows: the current tab's plot, and its matrices (those of the
+    // snapshot the tab was handed: the cross-attention's target rows × source columns).
+    void exportsWhatTheSelectorShows()
+    {
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("t5-tiny")), &error), qPrintable(error));
+        const SnapshotPtr s = settleOn(win, kSource, kTarget);
+        QVERIFY(s);
+        win.w.session()->setAttentionKind(AttentionKind::Cross);
+        win.w.session()->setSelectedLayer(1);
+        win.w.session()->setSelectedHead(2);
+        QVERIFY(win.w.showView(QStringLiteral("weights")));
+        QCoreApplication::processEvents();
+        QCOMPARE(win.w.plotFor(win.w.currentView()), win.w.heatmapView()->plot());
+        QTemporaryDir dir;
+        const QString png = dir.filePath(QStringLiteral("cross.png"));
+        QVERIFY2(saveFigure(win.w.heatmapView()->plot(), png, FigureOptions(), &error), qPrintable(error));
+        QVERIFY(QImage(png).width() > 100);
+        const SnapshotPtr handed = win.w.views()->snapshotFor(s, win.w.currentViewId());
+        QCOMPARE(handed, s->crossView);
+        const QString csv = dir.filePath(QStringLiteral("cross.csv"));
+        QVERIFY2(saveMatrices(*handed, ExportView::Weights, 1, 2, 0, csv, &error), qPrintable(error));
+        QFile f(csv);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
+        const WeightMatrix<float> &m = s->trace->seq2seq.cross[1].attention.batch.front().weights[2];
+        QCOMPARE(int(lines.size()), int(m.rows()) + 1); // a header row, then a row per target token
+        QCOMPARE(int(lines.back().count(',')), int(m.cols())); // the row's label, then a column per source token
     }
 
     // A session keeps the target and the selector; one without them reads as before (the decoder's,
