@@ -331,6 +331,32 @@ private slots:
         QCOMPARE(int(lines.back().count(',')), int(m.cols())); // the row's label, then a column per source token
     }
 
+    // A query, layer and head chosen on one attention stay drawable on the others (the source is
+    // longer than the target, the encoder and the decoder have their own layer counts): every
+    // attention view, every attention, no crash, the heatmap as tall as that attention's queries.
+    void selectionAcrossAttentions()
+    {
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("marian-spm-tiny")), &error), qPrintable(error));
+        const SnapshotPtr s = settleOn(win, kSource, QStringLiteral("1998"));
+        QVERIFY(s);
+        QVERIFY(s->trace->seq2seq.sourceTokens.size() > s->trace->tokens.size());
+        win.w.session()->setAttentionKind(AttentionKind::Encoder);
+        win.w.session()->setSelectedLayer(s->encoderView->numLayers() - 1);
+        win.w.session()->setSelectedQuery(int(s->trace->seq2seq.sourceTokens.size()) - 1);
+        for (const char *id : {"weights", "grid", "lines", "headRoles"}) {
+            QVERIFY(win.w.showView(QString::fromLatin1(id)));
+            for (AttentionKind kind : {AttentionKind::Self, AttentionKind::Cross, AttentionKind::Encoder}) {
+                win.w.session()->setAttentionKind(kind);
+                QCoreApplication::processEvents();
+                QVERIFY(!win.w.grab().isNull());
+                if (qstrcmp(id, "weights") == 0) // the others draw only while shown: the heatmap too
+                    QCOMPARE(win.w.heatmapView()->queryLabels(), displays(s->trace->queriesOf(kind)));
+            }
+        }
+    }
+
     // A session keeps the target and the selector; one without them reads as before (the decoder's,
     // generated).
     void sessionRoundTrip()
