@@ -115,6 +115,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_notice = input->notice();
     connect(input, &InputPanel::sentenceChanged, m_session, &LiveSession::setSentence);
     connect(input, &InputPanel::keySentenceChanged, m_session, &LiveSession::setKeySentence);
+    connect(input, &InputPanel::targetChanged, m_session, &LiveSession::setTarget);
 
     // Views: every one of the registry, its tab or dock titled there.
     m_tabs = new QTabWidget(this);
@@ -245,6 +246,13 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_controls, &ControlPanel::settingsChanged, this, &MainWindow::onSettingsChanged);
     connect(m_controls, &ControlPanel::headDisplayChanged, m_session, &LiveSession::setHeadDisplay);
     connect(m_controls, &ControlPanel::headChanged, m_session, &LiveSession::setSelectedHead);
+    connect(m_controls, &ControlPanel::attentionKindChanged, m_session, &LiveSession::setAttentionKind);
+    connect(m_session, &LiveSession::attentionKindChanged, this, [this](AttentionKind kind) {
+        m_controls->setAttentionKind(kind);
+        if (m_session->snapshot())
+            onSnapshot(m_session->snapshot()); // the attention views draw the other attention
+        updateModified();
+    });
     connect(m_controls, &ControlPanel::showNumbersChanged, heatmapView(), &HeatmapView::setShowNumbers);
     heatmapView()->setShowNumbers(m_controls->showNumbers());
     connect(m_controls, &ControlPanel::clearCustomMaskRequested, m_session, &LiveSession::clearCustomMask);
@@ -268,7 +276,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_keyChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(true, i); });
 
     // Unsaved changes: whatever a session holds, compared with the state last saved or opened.
-    for (SentenceEdit *e : {m_queryEdit, m_keyEdit})
+    for (SentenceEdit *e : {m_queryEdit, m_keyEdit, m_input->targetEdit()})
         connect(e, &QPlainTextEdit::textChanged, this, &MainWindow::updateModified);
     connect(m_session, &LiveSession::selectionChanged, this, &MainWindow::updateModified);
     connect(m_session, &LiveSession::headDisplayChanged, this, &MainWindow::updateModified);
@@ -386,14 +394,15 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     const bool listTabs = (s->hasResult() || s->sentence.trimmed().isEmpty()) && s->fromModel() == (m_session->model() != nullptr);
     m_views->setSnapshot(s, viewScope(s->settings.stack.enabled()), listTabs);
     if (listTabs)
-        m_generation->setVisible(s->causalLm());
+        m_generation->setVisible(s->causalLm() && !s->encoderDecoder);
     m_generation->setSnapshot(s);
     m_queryChips->setGeneratedFrom(generatedChip(*s, m_generation->generatedFrom()));
-    const int layer = s->layerIndex(m_session->selectedLayer());
+    const SnapshotPtr shown = seq2seqView(s, m_session->attentionKind()); // its layers: the selector's attention
+    const int layer = shown->layerIndex(m_session->selectedLayer());
     if (s->deep())
         m_controls->stackControls()->setShownLayer(layer);
     if (s->hasResult()) {
-        m_controls->setLayerCount(s->numLayers());
+        m_controls->setLayerCount(shown->numLayers());
         m_controls->setShownLayer(layer);
     }
     onSelection(m_session->shownHead(), m_session->selectedQuery());

@@ -141,6 +141,7 @@ public:
     SentenceEdit *keySentenceEdit() const { return m_keyEdit; }
     TokenChipsView *queryChips() const { return m_queryChips; }
     TokenChipsView *keyChips() const { return m_keyChips; }
+    InputPanel *inputPanel() const { return m_input; } // the sentence, key/value sentence and target editors
     QTabWidget *tabs() const { return m_tabs; }
     QString statusText() const;
     ExportView currentView() const;

@@ -517,14 +517,14 @@ void TestModelCli::t5Refusals()
         QCOMPARE(r.err.count('\n'), 1);
         QVERIFY(r.out.isEmpty());
     }
-    // export renders the window's views, which read one attention over one token list
+    // export renders the views with no target and no attention choice: not yet
     QTemporaryDir tmp;
     const QString out = tmp.filePath(QStringLiteral("x.png"));
     r = execCli({QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("a b c"), QStringLiteral("--model"), t5,
                  QStringLiteral("--out"), out});
     QCOMPARE(r.code, 2);
-    QVERIFY2(r.err.contains("t5-tiny: an encoder-decoder model (t5): the window does not show its encoder, decoder and cross "
-                            "attentions yet"), r.err.constData());
+    QVERIFY2(r.err.contains("t5-tiny: an encoder-decoder model (t5): export and render do not show its encoder, decoder and "
+                            "cross attentions yet"), r.err.constData());
     QVERIFY(!QFile::exists(out));
 }
 

@@ -316,7 +316,7 @@ void TestAblation::refusals()
     win.w.ablations()->ablate(0, 0, false);
     QVERIFY(win.w.session()->edits().empty());
 
-    // the window opens no encoder-decoder model (ModelLoader refuses it); the reason the menu would give
+    // an encoder-decoder model opens in the window, but its heads cannot be ablated yet: the menu says why
     ModelInfo t5;
     t5.family = "t5";
     t5.architecture.layers = 2;

@@ -85,6 +85,22 @@ ControlPanel::ControlPanel(QWidget *parent)
     srow->addWidget(m_headDisplay, 1);
     srow->addWidget(m_head);
     hf->addRow(tr("Show"), srow);
+    m_attention = combo(headsBox, "attentionKindCombo",
+                        {{attentionKindName(AttentionKind::Encoder), int(AttentionKind::Encoder)},
+                         {attentionKindName(AttentionKind::Self), int(AttentionKind::Self)},
+                         {attentionKindName(AttentionKind::Cross), int(AttentionKind::Cross)}});
+    m_attention->setCurrentIndex(1);
+    m_attention->setToolTip(tr("An encoder-decoder model's attention the views draw: the encoder's self-attention "
+                               "(source × source), the decoder's (target × target, causal) or the cross-attention "
+                               "(target rows × source columns)"));
+    m_attentionLabel = new QLabel(tr("Attention"), headsBox);
+    hf->addRow(m_attentionLabel, m_attention);
+    m_attention->setVisible(false);
+    m_attentionLabel->setVisible(false);
+    connect(m_attention, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+        if (!m_blockSignals)
+            emit attentionKindChanged(attentionKind());
+    });
     m_layer = new QSpinBox(headsBox);
     m_layer->setObjectName(QStringLiteral("layerSpin"));
     m_layer->setRange(0, 0);
@@ -347,6 +363,24 @@ void ControlPanel::setSelectedHead(int head)
         return;
     m_blockSignals = true;
     m_head->setValue(head);
+    m_blockSignals = false;
+}
+
+void ControlPanel::setEncoderDecoder(bool on)
+{
+    m_attention->setVisible(on);
+    m_attentionLabel->setVisible(on);
+}
+
+AttentionKind ControlPanel::attentionKind() const { return AttentionKind(m_attention->currentData().toInt()); }
+
+void ControlPanel::setAttentionKind(AttentionKind kind)
+{
+    const int i = m_attention->findData(int(kind));
+    if (i < 0 || i == m_attention->currentIndex())
+        return;
+    m_blockSignals = true;
+    m_attention->setCurrentIndex(i);
     m_blockSignals = false;
 }
 

@@ -51,6 +51,10 @@ public:
     // count and mask set before come back.
     void setModel(const ModelInfo *info);
     bool modelMode() const { return m_modelMode; }
+    // An encoder-decoder model: the Attention selector (Encoder / Decoder / Cross) shows.
+    void setEncoderDecoder(bool on);
+    AttentionKind attentionKind() const;
+    void setAttentionKind(AttentionKind kind); // emits nothing
     // The layer chooser beside the head chooser: enabled for a trace of more than one layer.
     void setLayerCount(int layers);
     void setShownLayer(int layer);
@@ -64,6 +68,7 @@ signals:
     void headDisplayChanged(attnviz::ui::HeadDisplay display);
     void headChanged(int head);
     void layerChanged(int layer);
+    void attentionKindChanged(attnviz::AttentionKind kind);
     void showNumbersChanged(bool show);
     void loadEmbeddingsRequested();
     void useBundledRequested();
@@ -102,6 +107,8 @@ private:
     QDoubleSpinBox *m_dropout;
     QCheckBox *m_numbers;
     QLabel *m_layerLabel;
+    QComboBox *m_attention = nullptr;
+    QLabel *m_attentionLabel = nullptr;
     StackControls *m_stack = nullptr;
     QGroupBox *m_projBox = nullptr;
     QLabel *m_wordVectorsOnly = nullptr; // with a model: why the stack and projections are not shown

@@ -6,7 +6,9 @@
 #include "controls/sentenceedit.h"
 #include "controls/tokenchipsview.h"
 
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QVBoxLayout>
 
@@ -16,7 +18,7 @@ namespace attnviz::ui {
 
 namespace {
 
-QWidget *labelled(const QString &label, QWidget *w, QWidget *parent)
+QWidget *labelled(const QString &label, QWidget *w, QWidget *parent, QLabel **labelOut = nullptr)
 {
     auto *box = new QWidget(parent);
     auto *l = new QVBoxLayout(box);
@@ -24,6 +26,8 @@ QWidget *labelled(const QString &label, QWidget *w, QWidget *parent)
     l->setSpacing(2);
     auto *lab = new ElidedLabel(box); // one line that never sets the window's minimum width
     lab->setText(label);
+    if (labelOut)
+        *labelOut = lab;
     QFont f = lab->font();
     f.setBold(true);
     lab->setFont(f);
@@ -75,7 +79,8 @@ InputPanel::InputPanel(QWidget *parent)
         });
         return sa;
     };
-    il->addWidget(labelled(tr("Sentence (queries; keys too unless a key/value sentence is given)"), m_queryEdit, input));
+    il->addWidget(labelled(tr("Sentence (queries; keys too unless a key/value sentence is given)"), m_queryEdit, input,
+                           &m_queryLabel));
     auto *chipsHelp = m_chipsHelp = new QLabel(input);
     chipsHelp->setObjectName(QStringLiteral("chipsHelp"));
     setModelTokens(QString());
@@ -83,8 +88,8 @@ InputPanel::InputPanel(QWidget *parent)
     chipsHelp->setStyleSheet(QStringLiteral("color: palette(mid)"));
     il->addWidget(chipsHelp);
     il->addWidget(scrolled(m_queryChips));
-    il->addWidget(labelled(tr("Key/value sentence (cross-attention)"), m_keyEdit, input));
-    auto *keyChipsArea = scrolled(m_keyChips);
+    il->addWidget(m_keyBox = labelled(tr("Key/value sentence (cross-attention)"), m_keyEdit, input));
+    auto *keyChipsArea = m_keyChipsArea = scrolled(m_keyChips);
     il->addWidget(keyChipsArea);
     keyChipsArea->setVisible(false);
     connect(m_keyEdit, &QPlainTextEdit::textChanged, this, [this, keyChipsArea] {
@@ -95,13 +100,45 @@ InputPanel::InputPanel(QWidget *parent)
     });
     connect(m_queryEdit, &QPlainTextEdit::textChanged, this,
             [this] { emit sentenceChanged(m_queryEdit->toPlainText()); });
+
+    // an encoder-decoder model's target: typed (teacher-forced) or, empty, generated from the source
+    m_targetEdit = new SentenceEdit(input);
+    m_targetEdit->setObjectName(QStringLiteral("targetEdit"));
+    m_targetEdit->setPlaceholderText(tr("Empty: generated greedily from the source"));
+    m_targetEdit->setVisibleLines(1);
+    m_targetEdit->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    m_generate = new QPushButton(tr("Generate"), input);
+    m_generate->setObjectName(QStringLiteral("generateTargetButton"));
+    m_generate->setToolTip(tr("Empty the target: the decoder's text is generated greedily from the source "
+                              "(the folder's generation settings)"));
+    auto *targetRow = new QWidget(input);
+    auto *tl = new QHBoxLayout(targetRow);
+    tl->setContentsMargins(0, 0, 0, 0);
+    tl->addWidget(m_targetEdit, 1);
+    tl->addWidget(m_generate);
+    m_targetBox = labelled(tr("Target (the decoder's text, teacher-forced)"), targetRow, input);
+    auto *tbl = static_cast<QVBoxLayout *>(m_targetBox->layout());
+    m_targetNote = new QLabel(m_targetBox);
+    m_targetNote->setObjectName(QStringLiteral("targetNote"));
+    m_targetNote->setWordWrap(true);
+    m_targetNote->setTextFormat(Qt::PlainText);
+    m_targetNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    tbl->addWidget(m_targetNote);
+    m_targetChips = new TokenChipsView(input);
+    m_targetChips->setObjectName(QStringLiteral("targetChips"));
+    tbl->addWidget(scrolled(m_targetChips));
+    il->addWidget(m_targetBox);
+    m_targetBox->setVisible(false);
+    connect(m_targetEdit, &QPlainTextEdit::textChanged, this, [this] { emit targetChanged(m_targetEdit->toPlainText()); });
+    connect(m_generate, &QPushButton::clicked, this, [this] { m_targetEdit->clear(); });
+
     m_notice = new QLabel(input);
     m_notice->setObjectName(QStringLiteral("notice"));
     m_notice->setWordWrap(true);
     m_notice->setStyleSheet(QStringLiteral("color: #b05a00"));
     m_notice->setVisible(false);
     il->addWidget(m_notice);
-    for (SentenceEdit *e : {m_queryEdit, m_keyEdit})
+    for (SentenceEdit *e : {m_queryEdit, m_keyEdit, m_targetEdit})
         connect(e, &SentenceEdit::pasteReport, this, &InputPanel::showNotice);
 
 }
@@ -130,6 +167,23 @@ void InputPanel::setModelTokens(const QString &modelName, const QString &tokeniz
         m_chipsHelp->setText(tr("Tokens of %1 — pieces of one word are drawn together, the tokenizer's own tokens "
                                 "in violet; hover a token for its vocabulary id.")
                                  .arg(modelName));
+}
+
+void InputPanel::setEncoderDecoder(bool on)
+{
+    m_encoderDecoder = on;
+    m_targetBox->setVisible(on);
+    m_keyBox->setVisible(!on);
+    m_keyChipsArea->setVisible(!on && !m_keyEdit->toPlainText().trimmed().isEmpty());
+    m_queryLabel->setText(on ? tr("Source (what the encoder reads)")
+                             : tr("Sentence (queries; keys too unless a key/value sentence is given)"));
+}
+
+void InputPanel::setDecoderText(const QString &text, bool generated)
+{
+    m_generated = generated ? text : QString();
+    m_targetNote->setText(generated ? tr("Generated (greedy): %1").arg(text) : QString());
+    m_targetNote->setVisible(generated);
 }
 
 QString InputPanel::chipsHelpText() const { return m_chipsHelp->text(); }

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The window's input strip: the sentence editor, its token chips, the key/value sentence editor
 // (cross-attention) with its chips, and a notice line (pasted text that was cleaned, a cut at the
-// live token limit). The key chips show only while the key/value sentence has text.
+// live token limit). The key chips show only while the key/value sentence has text. An
+// encoder-decoder model replaces the key/value sentence with its target (the decoder's text, with
+// its chips, the generated text where it is empty, and Generate).
 #pragma once
 
 #include <QWidget>
 
 class QLabel;
+class QPushButton;
 class QScrollArea;
 
 namespace attnviz::ui {
@@ -24,6 +27,16 @@ public:
     TokenChipsView *queryChips() const { return m_queryChips; }
     TokenChipsView *keyChips() const { return m_keyChips; }
     QLabel *notice() const { return m_notice; }
+    SentenceEdit *targetEdit() const { return m_targetEdit; }
+    TokenChipsView *targetChips() const { return m_targetChips; }
+    QPushButton *generateButton() const { return m_generate; }
+    // An encoder-decoder model: the sentence is its source, the Target field shows (the key/value
+    // sentence hides); otherwise the other way round.
+    void setEncoderDecoder(bool on);
+    bool encoderDecoder() const { return m_encoderDecoder; }
+    // What the decoder read: `generated` true when the target was empty and generated greedily.
+    void setDecoderText(const QString &text, bool generated);
+    QString generatedTarget() const { return m_generated; }
     // The line under the sentence that explains the chips: the word vectors' (no name) or a model's,
     // in the words of its tokenizer (byte-level BPE marks spaces with ␣, WordPiece pieces with ##).
     void setModelTokens(const QString &modelName, const QString &tokenizer = QString());
@@ -33,12 +46,21 @@ public:
 signals:
     void sentenceChanged(const QString &text);
     void keySentenceChanged(const QString &text);
+    void targetChanged(const QString &text);
 
 private:
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;
     QLabel *m_notice = nullptr;
     QLabel *m_chipsHelp = nullptr;
+    QLabel *m_queryLabel = nullptr;
+    QWidget *m_keyBox = nullptr, *m_keyChipsArea = nullptr, *m_targetBox = nullptr;
+    SentenceEdit *m_targetEdit = nullptr;
+    TokenChipsView *m_targetChips = nullptr;
+    QLabel *m_targetNote = nullptr;
+    QPushButton *m_generate = nullptr;
+    QString m_generated; // the last generated target ("" while the target is typed)
+    bool m_encoderDecoder = false;
 };
 
 } // namespace attnviz::ui

@@ -61,6 +61,8 @@ const NamedEnum<TableKind> kTableKinds[] = {{TableKind::Unsaved, "unsaved"},
                                         {TableKind::Bundled, "bundled"},
                                         {TableKind::File, "file"},
                                         {TableKind::Seed, "seed"}};
+const NamedEnum<AttentionKind> kAttentionKinds[] = {
+    {AttentionKind::Self, "decoder"}, {AttentionKind::Encoder, "encoder"}, {AttentionKind::Cross, "cross"}};
 const char *const kBackends[] = {"cpu", "gpu", "auto"};
 
 template <typename E, size_t N>
@@ -260,6 +262,7 @@ void readInput(Section sec, SessionState &s)
 {
     readSentence(sec, "sentence", s.sentence);
     readSentence(sec, "keySentence", s.keySentence);
+    readSentence(sec, "target", s.target);
     const QJsonValue padded = sec.take("paddedKeys");
     if (!padded.isUndefined()) {
         if (!padded.isArray()) {
@@ -390,6 +393,7 @@ void readView(Section sec, SessionState &s)
     sec.readDouble("linesThreshold", 0.0, 1.0, QStringLiteral("an opacity"), s.linesThreshold);
     sec.readBool("linesScaleRows", s.linesScaleRows);
     sec.readBool("normWeighted", s.normWeighted);
+    sec.readEnum("attention", kAttentionKinds, s.attention);
     sec.finish();
 }
 
@@ -507,7 +511,7 @@ bool SessionState::operator==(const SessionState &o) const
         && stackWeightsFile == o.stackWeightsFile && tab == o.tab && headDisplay == o.headDisplay
         && selectedHead == o.selectedHead && selectedQuery == o.selectedQuery && layer == o.layer
         && showNumbers == o.showNumbers && linesThreshold == o.linesThreshold && linesScaleRows == o.linesScaleRows
-        && normWeighted == o.normWeighted && ablations == o.ablations && ablationsShownClean == o.ablationsShownClean
+        && normWeighted == o.normWeighted && target == o.target && attention == o.attention && ablations == o.ablations && ablationsShownClean == o.ablationsShownClean
         && lesson == o.lesson && appearance == o.appearance && compare == o.compare;
 }
 
@@ -537,10 +541,12 @@ QJsonObject sessionToJson(const SessionState &s)
     QJsonArray custom;
     for (const auto &[q, k] : s.customMask)
         custom.append(QJsonArray{q, k});
-    const QJsonObject input{{QStringLiteral("sentence"), s.sentence},
+    QJsonObject input{{QStringLiteral("sentence"), s.sentence},
                             {QStringLiteral("keySentence"), s.keySentence},
                             {QStringLiteral("paddedKeys"), padded},
                             {QStringLiteral("customMask"), custom}};
+    if (!s.target.isEmpty()) // an encoder-decoder model's target, written only when typed
+        input.insert(QStringLiteral("target"), s.target);
 
     const QJsonObject settings = settingsToJson(s.settings);
 
@@ -560,6 +566,8 @@ QJsonObject sessionToJson(const SessionState &s)
                            {QStringLiteral("linesScaleRows"), s.linesScaleRows}};
     if (s.normWeighted) // written only when on: the sessions written before it read the same
         view.insert(QStringLiteral("normWeighted"), true);
+    if (s.attention != AttentionKind::Self) // the decoder's is the default: the sessions before it read the same
+        view.insert(QStringLiteral("attention"), nameOf(kAttentionKinds, s.attention));
 
     const QJsonObject appearance{{QStringLiteral("theme"), themeId(s.appearance.theme)},
                                  {QStringLiteral("weightsMap"), sequentialId(s.appearance.sequential)},

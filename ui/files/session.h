@@ -28,6 +28,9 @@ struct SessionState {
     // input
     QString sentence = QStringLiteral("I must go back to my ship and to my crew"); // = MainWindow::defaultSentence()
     QString keySentence;
+    // an encoder-decoder model's target (the sentence is its source; "" = generated greedily),
+    // input.target, written only when there is one
+    QString target;
     std::set<int> paddedKeys;
     std::set<std::pair<int, int>> customMask;
     // settings: every field but the loaded weights themselves (projectionsFile, stackWeightsFile say
@@ -53,6 +56,9 @@ struct SessionState {
     double linesThreshold = 0.01; // the Lines tab: lines fainter than this are not drawn
     bool linesScaleRows = false;  // the Lines tab: each row scaled to its maximum
     bool normWeighted = false;    // the attention views draw ||a v W_O|| (View menu) instead of the weights
+    // an encoder-decoder model's attention the views draw (view.attention: "encoder", "decoder" or
+    // "cross"; written only when not the decoder's, the default)
+    AttentionKind attention = AttentionKind::Self;
     // a model's head ablations (attn.hook_z of a head at every position, zero or mean) and whether
     // the clean model is shown instead (View ▸ Clean model); written only when there are some
     std::vector<Intervention> ablations;

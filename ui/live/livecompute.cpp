@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "live/livecompute.h"
 
+#include "live/seq2seqcompute.h"
+
 #include "attnviz/attention.h"
 #include "attnviz/backend.h"
 #include "attnviz/fileio.h"
@@ -298,6 +300,13 @@ std::shared_ptr<const Mat<double>> LiveModels::inductionFor(const std::shared_pt
 
 std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Backend &backend, LiveModels &models)
 {
+    if (encoderDecoderRequest(req)) {
+        auto snap = seq2seqSnapshot(req);
+        snap->keySentence = req.keySentence;
+        if (req.table)
+            snap->tableName = QString::fromStdString(req.table->source());
+        return snap;
+    }
     QElapsedTimer timer;
     timer.start();
     auto snap = std::make_shared<ComputeSnapshot>();

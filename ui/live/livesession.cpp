@@ -64,6 +64,23 @@ void LiveSession::setKeySentence(const QString &text)
     schedule();
 }
 
+void LiveSession::setTarget(const QString &text)
+{
+    if (text == m_target)
+        return;
+    m_target = text;
+    if (m_encoderDecoder)
+        schedule();
+}
+
+void LiveSession::setAttentionKind(AttentionKind kind)
+{
+    if (kind == m_attentionKind)
+        return;
+    m_attentionKind = kind;
+    emit attentionKindChanged(kind);
+}
+
 void LiveSession::setSettings(const ComputeSettings &settings)
 {
     if (settings == m_settings)
@@ -84,6 +101,7 @@ void LiveSession::setModel(std::shared_ptr<Model> model)
 {
     m_model = std::move(model);
     m_gatedModel = m_model && m_model->info().architecture.gatedMlp;
+    m_encoderDecoder = m_model && m_model->info().architecture.encoderDecoder;
     if (!m_edits.empty() || m_editsClean) { // edits name another model's layers and heads
         m_edits.clear();
         m_editsClean = false;
@@ -252,6 +270,8 @@ void LiveSession::post()
     r.keepMlp = m_keepMlp && m_gatedModel;
     r.edits = m_edits;
     r.editsShownClean = m_editsClean;
+    if (m_encoderDecoder)
+        r.target = m_target;
     m_postedKeepMlp = r.keepMlp;
     m_busy = true;
     if (!m_busyDelay.isActive())

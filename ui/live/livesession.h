@@ -30,6 +30,14 @@ public:
 
     void setSentence(const QString &text);
     void setKeySentence(const QString &text);
+    // An encoder-decoder model's target (ComputeRequest::target): the sentence is its source; empty:
+    // generated greedily from the source. Other models keep it and do not read it.
+    void setTarget(const QString &text);
+    const QString &target() const { return m_target; }
+    // Which of an encoder-decoder model's attentions the attention views draw (seq2seqView): the
+    // encoder's, the decoder's (Self) or the cross-attention. Changing it computes nothing.
+    void setAttentionKind(AttentionKind kind);
+    AttentionKind attentionKind() const { return m_attentionKind; }
     void setSettings(const ComputeSettings &settings);
     void setTable(std::shared_ptr<const EmbeddingTable> table);
     // A model of its own (File > Open model: a folder): every request traces it, and the word-vector
@@ -100,6 +108,7 @@ signals:
     void headDisplayChanged(attnviz::ui::HeadDisplay display);
     void busyChanged(bool busy, int tokens);
     void editsChanged(); // the edits or the clean switch
+    void attentionKindChanged(attnviz::AttentionKind kind);
 
 private:
     void schedule();
@@ -107,6 +116,9 @@ private:
     void onFinished(SnapshotPtr snapshot);
 
     QString m_sentence, m_keySentence;
+    QString m_target;
+    AttentionKind m_attentionKind = AttentionKind::Self;
+    bool m_encoderDecoder = false; // m_model is an encoder-decoder model
     ComputeSettings m_settings;
     std::shared_ptr<const EmbeddingTable> m_table;
     std::shared_ptr<Model> m_model;

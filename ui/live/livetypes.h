@@ -83,6 +83,10 @@ struct ComputeRequest {
     // probabilities at the last position (ComputeSnapshot::cleanNext), for the deltas.
     std::vector<Intervention> edits;
     bool editsShownClean = false;
+    // An encoder-decoder model: `sentence` is the source the encoder reads, `target` what the
+    // decoder reads after its start token (teacher-forced); an empty target is generated greedily
+    // from the source with the folder's settings first.
+    QString target;
 };
 
 // "1 head", "4 heads": a count with its noun in the number it needs (English only: no translations
@@ -133,6 +137,32 @@ struct ComputeSnapshot {
     std::vector<Intervention> edits;
     bool editsShownClean = false;
     std::vector<float> cleanNext;
+    // An encoder-decoder model's snapshot: the attention its trace's layers are (AttentionKind,
+    // model.h). The one computed is the decoder's (Self: the decoder's self-attention over its
+    // tokens, the start token then the target; the trace keeps the encoder's and the cross
+    // attentions in Trace::seq2seq); encoderView and crossView are the same result with the
+    // encoder's self-attention (source × source) or the cross-attention (target rows × source
+    // columns) as the trace's layers, for the views that draw one attention (seq2seqView).
+    bool encoderDecoder = false;
+    AttentionKind attentionKind = AttentionKind::Self;
+    std::shared_ptr<const ComputeSnapshot> encoderView, crossView;
+    QString target;          // what the decoder read after its start token (the generated text when generated)
+    bool targetGenerated = false; // the target was empty: generated greedily from the source
+
+    // What the key side is read from, for axis titles: " (key/value sentence)" in cross-attention,
+    // an encoder-decoder model's " (source)" or " (target)"; "" otherwise. querySide likewise.
+    QString keySide() const
+    {
+        if (encoderDecoder)
+            return attentionKind == AttentionKind::Self ? QStringLiteral(" (target)") : QStringLiteral(" (source)");
+        return cross ? QStringLiteral(" (key/value sentence)") : QString();
+    }
+    QString querySide() const
+    {
+        if (encoderDecoder)
+            return attentionKind == AttentionKind::Encoder ? QStringLiteral(" (source)") : QStringLiteral(" (target)");
+        return QString();
+    }
 
     bool fromModel() const { return !modelInfo.family.empty(); }
     bool causalLm() const { return fromModel() && modelInfo.causal; }
@@ -175,6 +205,16 @@ struct ComputeSnapshot {
 };
 
 using SnapshotPtr = std::shared_ptr<const ComputeSnapshot>;
+
+// An encoder-decoder snapshot as the views that draw one attention see it: the decoder's own for
+// Self, else its encoderView or crossView; any other snapshot as it is.
+SnapshotPtr seq2seqView(const SnapshotPtr &s, AttentionKind kind);
+// The line a view shows for an encoder-decoder snapshot it cannot draw yet: `s` without a result,
+// its message "<view>: not yet for encoder-decoder models".
+SnapshotPtr seq2seqNotYet(const SnapshotPtr &s, const QString &view);
+// "Encoder", "Decoder", "Cross" (the selector's names), and what each shows.
+QString attentionKindName(AttentionKind kind);
+QString attentionKindDescription(AttentionKind kind);
 
 
 // Why a model cannot be edited (head ablation), in one line; empty when it can: real decoder-only and

@@ -705,7 +705,7 @@ QString CompareView::sideTitle(bool a) const
 
 void CompareView::updateStatusB()
 {
-    const SnapshotPtr s = m_sessionB->snapshot();
+    const SnapshotPtr s = seq2seqNotYet(m_sessionB->snapshot(), tr("Compare"));
     if (!s)
         return;
     if (!s->hasResult()) {
@@ -727,7 +727,9 @@ void CompareView::updateStatusB()
 bool CompareView::isCurrent() const
 {
     const SnapshotPtr a = m_sessionA->snapshot(), b = m_sessionB->snapshot();
-    return a && b && a == m_shownA && b == m_shownB && !m_sessionA->busy() && !m_sessionB->busy() &&
+    // the shown ones are these snapshots (or, for an encoder-decoder model, their "not yet" copies)
+    return a && b && m_shownA && m_shownB && a->generation == m_shownA->generation && b->generation == m_shownB->generation
+        && !m_sessionA->busy() && !m_sessionB->busy() &&
            a->generation == m_sessionA->generation() && b->generation == m_sessionB->generation();
 }
 
@@ -875,8 +877,9 @@ void CompareView::rebuild()
 {
     if (deferred())
         return;
-    m_shownA = m_sessionA->snapshot();
-    m_shownB = m_sessionB->snapshot();
+    // an encoder-decoder model's two sides: one line each, not yet compared
+    m_shownA = seq2seqNotYet(m_sessionA->snapshot(), tr("Compare"));
+    m_shownB = seq2seqNotYet(m_sessionB->snapshot(), tr("Compare"));
     m_layerA = m_sessionA->selectedLayer();
     const bool okA = m_shownA && m_shownA->hasResult(), okB = m_shownB && m_shownB->hasResult();
     // The head: A's selection on both sides; with different head counts each side's average.

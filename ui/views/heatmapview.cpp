@@ -312,7 +312,7 @@ void HeatmapView::rebuild()
                                                                     : QStringLiteral("weight"),
                                     range);
     m_scale->axis()->setLabel(m_scaleLabel);
-    m_plot->xAxis->setLabel(m_snapshot->cross ? QStringLiteral("key (key/value sentence)") : QStringLiteral("key"));
+    m_plot->xAxis->setLabel(QStringLiteral("key") + m_snapshot->keySide());
     updateTitle();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

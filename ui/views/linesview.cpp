@@ -527,9 +527,9 @@ void LinesView::paint(QCPPainter *p, const QRectF &area)
     p->setFont(g.bold);
     p->setPen(grey);
     p->drawText(g.queryHeader.adjusted(0, 0, -fm.height() * 0.4, 0), Qt::AlignRight | Qt::AlignVCenter,
-                QStringLiteral("queries"));
+                QStringLiteral("queries") + m_snapshot->querySide());
     p->drawText(g.keyHeader.adjusted(fm.height() * 0.4, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter,
-                m_snapshot->cross ? QStringLiteral("keys (key/value sentence)") : QStringLiteral("keys"));
+                QStringLiteral("keys") + m_snapshot->keySide());
 
     // lines, batched by (colour, 8-bit alpha): one pen and one drawLines call per batch
     const int heads = m_snapshot->attention(m_layer).numHeads;

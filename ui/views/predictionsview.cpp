@@ -106,6 +106,10 @@ bool PredictionsView::nextTokensAt(int position, NextTokens &out)
         out = it->second.next;
         return true;
     }
+    if (s.encoderDecoder) { // the trace holds the decoder's next token after the target only
+        m_message = tr("Predictions before the last target token: not yet for encoder-decoder models.");
+        return false;
+    }
     if (!s.model) {
         m_message = tr("No predictions were computed for this text.");
         return false;

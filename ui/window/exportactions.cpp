@@ -10,6 +10,7 @@
 #include "views/pipelineview.h"
 #include "views/residualview.h"
 #include "views/view.h"
+#include "window/viewrouter.h"
 
 #include <qcustomplot.h>
 
@@ -170,7 +171,9 @@ void ExportActions::exportPlot(QCustomPlot *plot, const QString &name, const QSt
 
 void ExportActions::exportMatrices()
 {
-    const SnapshotPtr s = m_window->session()->snapshot();
+    // what the current tab was handed: an encoder-decoder model's attention the selector names, or
+    // its "not yet" line
+    const SnapshotPtr s = m_window->views()->snapshotFor(m_window->session()->snapshot(), m_window->currentViewId());
     if (!s || !s->hasResult()) {
         QMessageBox box(QMessageBox::Information, tr("Nothing to export"), s ? shownText(s->message) : tr("Nothing computed yet."),
                         QMessageBox::Ok, m_window);

@@ -57,10 +57,6 @@ LoadResult read(const QString &source, const LoadProgress &progress)
     } catch (...) {
         st = thrown(source, "an unexpected error");
     }
-    if (st.ok() && m) {
-        if (const QString why = ModelLoader::notShown(source, *m); !why.isEmpty())
-            st = Status::error(StatusCode::Unavailable, why.toStdString());
-    }
     if (!st.ok())
         m.reset();
     return {st, st.ok() && m ? std::shared_ptr<Model>(std::move(m)) : nullptr};
@@ -73,8 +69,9 @@ QString ModelLoader::notShown(const QString &source, const Model &model)
     const ModelInfo info = model.info();
     if (!info.architecture.encoderDecoder)
         return {};
-    return title(source) + QStringLiteral(": an encoder-decoder model (%1): the window does not show its encoder, decoder "
-                                          "and cross attentions yet (attnviz model run --text SOURCE --target TARGET does)")
+    return title(source) + QStringLiteral(": an encoder-decoder model (%1): export and render do not show its encoder, "
+                                          "decoder and cross attentions yet (the window and attnviz model run --text "
+                                          "SOURCE --target TARGET do)")
                                .arg(QString::fromStdString(info.family));
 }
 

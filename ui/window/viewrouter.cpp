@@ -25,7 +25,28 @@ bool drawsWeights(const QString &id)
                                  QStringLiteral("rollout")};
     return ids.contains(id);
 }
+
+// The views that draw an encoder-decoder model's encoder, decoder or cross attention (the
+// session's attentionKind); predictions reads the decoder's; the others say "not yet".
+bool drawsSeq2seq(const QString &id)
+{
+    static const QStringList ids{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
+                                 QStringLiteral("lines"), QStringLiteral("layers"), QStringLiteral("headRoles")};
+    return ids.contains(id);
+}
 } // namespace
+
+SnapshotPtr ViewRouter::snapshotFor(const SnapshotPtr &s, const QString &id) const
+{
+    if (!s || !s->encoderDecoder)
+        return s;
+    if (drawsSeq2seq(id))
+        return seq2seqView(s, m_session->attentionKind());
+    if (id == QLatin1String("predictions"))
+        return s;
+    const ViewSpec *spec = findViewSpec(id);
+    return seq2seqNotYet(s, spec ? translated(spec->title) : id);
+}
 
 ViewRouter::ViewRouter(LiveSession *session, QTabWidget *tabs, QWidget *window)
     : QObject(window)
@@ -84,9 +105,12 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
     QString why;
     const bool result = s && s->hasResult();
     // weighed only while the switch is on; off, whether it could be is seen from the kept values
-    const SnapshotPtr weighted = result && normWeighted() ? normWeightedSnapshot(s, &why) : nullptr;
+    const bool seq2seq = s && s->encoderDecoder;
+    const SnapshotPtr weighted = result && normWeighted() && !seq2seq ? normWeightedSnapshot(s, &why) : nullptr;
     bool available = weighted != nullptr;
-    if (result && !normWeighted()) {
+    if (seq2seq)
+        why = translated(QT_TR_NOOP("not yet for encoder-decoder models"));
+    else if (result && !normWeighted()) {
         available = true;
         for (int l = 0; l < s->numLayers() && available; ++l) {
             if (!s->trace->observed.layer(l)) // left on the GPU: no view draws it from this trace
@@ -108,7 +132,7 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
     for (size_t i = 0; i < m_order.size(); ++i)
         if (holds(s, i, layer)) {
             m_held[i] = s;
-            m_order[i]->setSnapshot(on && drawsWeights(m_specs[i]->id) ? weighted : s);
+            m_order[i]->setSnapshot(on && drawsWeights(m_specs[i]->id) ? weighted : snapshotFor(s, m_specs[i]->id));
         }
     for (size_t i = 0; i < m_order.size(); ++i) {
         const ViewSpec &spec = *m_specs[i];

@@ -3,6 +3,7 @@
 #include "window/viewrouter.h"
 
 #include "controls/controlpanel.h"
+#include "controls/inputpanel.h"
 #include "controls/sentenceedit.h"
 #include "controls/stackcontrols.h"
 #include "files/messagetext.h"
@@ -179,6 +180,8 @@ SessionState WindowState::capture() const
     SessionState s;
     s.sentence = m_w->sentenceEdit()->toPlainText();
     s.keySentence = m_w->keySentenceEdit()->toPlainText();
+    s.target = m_w->inputPanel()->targetEdit()->toPlainText();
+    s.attention = m_w->session()->attentionKind();
     s.paddedKeys = m_w->session()->paddedKeys();
     s.customMask = m_w->session()->customMask();
     s.settings = m_w->controls()->settings();
@@ -253,6 +256,8 @@ void WindowState::apply(const SessionState &in, QStringList *problems)
     // The sentences (a new key sentence clears the padding and the custom mask: set before them).
     m_w->setKeySentence(s.keySentence);
     m_w->setSentence(s.sentence);
+    m_w->inputPanel()->targetEdit()->setPlainText(s.target);
+    m_w->session()->setAttentionKind(s.attention);
 
     // The weight files, before the settings that select them.
     if (!s.projectionsFile.isEmpty()) {

@@ -4,6 +4,7 @@
 // the chips (a text cut to the first tokens): MainWindow::showSnapshotStatus.
 #include "mainwindow.h"
 
+#include "controls/inputpanel.h"
 #include "controls/tokenchipsview.h"
 #include "files/messagetext.h"
 #include "live/livesession.h"
@@ -24,7 +25,12 @@ void MainWindow::showSnapshotStatus(const ComputeSnapshot &s, int layer)
         ? TokenChipsView::Pieces::ByteLevel
         : tokenizer.startsWith(QLatin1String("WordPiece"), Qt::CaseInsensitive) ? TokenChipsView::Pieces::WordPiece
                                                                                : TokenChipsView::Pieces::Words;
-    if (s.trace)
+    if (s.encoderDecoder && s.trace) { // the sentence is the source; the target's chips are the decoder's tokens
+        const auto &source = s.trace->seq2seq.sourceTokens;
+        m_queryChips->setTraceTokens(source, int(source.size()), pieces);
+        m_input->targetChips()->setTraceTokens(s.trace->tokens, s.totalQueryTokens, pieces);
+        m_input->setDecoderText(s.target, s.targetGenerated);
+    } else if (s.trace)
         m_queryChips->setTraceTokens(s.trace->tokens, s.totalQueryTokens, pieces);
     else
         m_queryChips->setTokens(s.queryLabels, s.queryUnknown, s.totalQueryTokens);
@@ -37,17 +43,26 @@ void MainWindow::showSnapshotStatus(const ComputeSnapshot &s, int layer)
         m_queryChips->setPadded(s.paddedKeys, padding);
     }
 
+    // an encoder-decoder model's sizes and layers: those of the attention the selector shows
+    const AttentionKind kind = m_session->attentionKind();
+    const ComputeSnapshot &v = kind == AttentionKind::Encoder && s.encoderView ? *s.encoderView
+        : kind == AttentionKind::Cross && s.crossView                          ? *s.crossView
+                                                                               : s;
     if (s.hasResult()) {
         m_status->setText(tr("%1%2 · %3 · d_model %4 · d_head %5 · %6: %7 · %8 ms")
-                              .arg(countText(s.tq(), tr("token"), tr("tokens")))
-                              .arg(s.cross ? tr(" × %1").arg(countText(s.tk(), tr("key"), tr("keys"))) : QString())
-                              .arg(countText(s.attention(layer).numHeads, tr("head"), tr("heads")))
-                              .arg(s.attention(layer).dModel)
-                              .arg(s.attention(layer).dHead)
+                              .arg(countText(v.tq(), tr("token"), tr("tokens")))
+                              .arg(v.cross ? tr(" × %1").arg(countText(v.tk(), tr("key"), tr("keys"))) : QString())
+                              .arg(countText(v.attention(layer).numHeads, tr("head"), tr("heads")))
+                              .arg(v.attention(layer).dModel)
+                              .arg(v.attention(layer).dHead)
                               .arg(s.backendName, s.device)
                               .arg(s.computeMs, 0, 'f', s.computeMs < 10 ? 2 : 1));
-        if (s.deep())
-            m_status->setText(m_status->text() + tr(" · layer %1 of %2").arg(layer).arg(s.numLayers()));
+        if (v.deep())
+            m_status->setText(m_status->text() + tr(" · layer %1 of %2").arg(v.layerIndex(layer)).arg(v.numLayers()));
+        if (s.encoderDecoder)
+            m_status->setText(m_status->text() + tr(" · source %1 · %2")
+                                                     .arg(countText(qint64(s.trace->seq2seq.sourceTokens.size()), tr("token"), tr("tokens")))
+                                                     .arg(attentionKindDescription(m_session->attentionKind())));
         if (m_session->model()) {
             m_status->setText(m_status->text() + tr(" · model %1").arg(shownText(s.modelLabel, 200)));
             // a quantized file: what the attention shown is (core/include/attnviz/gguf.h)

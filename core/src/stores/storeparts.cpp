@@ -224,9 +224,8 @@ void describeModelFolder(const StoreRootGuard &guard, const fs::path &dir, Local
     for (const auto &[name, e] : weights.entries())
         m.parameters += int64_t(e.count);
     m.precision = weights.dtypeSummary();
-    if (arch.encoderDecoder) {
-        m.reason = "an encoder-decoder model (" + arch.family + "): the window does not show it yet (attnviz model run "
-                   "--text SOURCE --target TARGET does)";
+    if (arch.encoderDecoder) { // its SentencePiece or byte-level BPE files are read when it opens
+        m.supported = true;
         return;
     }
     if (!tokenizer) {

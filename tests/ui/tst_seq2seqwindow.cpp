@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Encoder-decoder models in the real window (offscreen): the tiny T5, BART and Marian fixture
+// folders opened, the Target field and the Attention selector shown only for them, the heatmap's
+// matrix and axis labels for Encoder, Decoder and Cross read back against the core's own trace of
+// the same source and target (exact), Lines with the target on one side and the source on the
+// other, an empty target generated as the core's greedy generate() does, the views that cannot show
+// such a trace yet saying so in one line, and a session's target and selector read back.
+#include "testpaths.h"
+#include "controls/controlpanel.h"
+#include "controls/inputpanel.h"
+#include "controls/sentenceedit.h"
+#include "controls/tokenchipsview.h"
+#include "files/figureexport.h"
+#include "live/livesession.h"
+#include "mainwindow.h"
+#include "promptedwindow.h"
+#include "testsupport.h"
+#include "views/heatmapview.h"
+#include "views/linesview.h"
+#include "views/predictionsview.h"
+#include "window/modelloader.h"
+#include "window/viewrouter.h"
+
+#include "attnviz/encoderdecoder.h"
+#include "qcustomplot.h"
+
+#include <QComboBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace attnviz;
+using namespace attnviz::ui;
+
+namespace {
+
+QString fixture(const QString &name) { return QString::fromUtf8(ATTNVIZ_FIXTURE("/models/")) + name; }
+
+using Window = test::PromptedWindow;
+
+const QString kSource = QStringLiteral("the 3rd of March, 1998");
+const QString kTarget = QStringLiteral("1998-03-03");
+
+QStringList displays(const std::vector<TraceToken> &tokens)
+{
+    QStringList out;
+    for (const TraceToken &t : tokens)
+        out << QString::fromStdString(t.display);
+    return out;
+}
+
+QStringList chipTexts(const TokenChipsView *chips)
+{
+    QStringList out;
+    for (int i = 0; i < chips->chipCount(); ++i)
+        out << chips->chipText(i);
+    return out;
+}
+
+// Every text a widget shows: its labels', its plots' titles, texts and axis labels.
+QString shownTexts(QWidget *w)
+{
+    QStringList out;
+    for (QLabel *l : w->findChildren<QLabel *>())
+        if (l->isVisibleTo(w))
+            out << l->text();
+    QList<QCustomPlot *> plots = w->findChildren<QCustomPlot *>();
+    if (auto *p = qobject_cast<QCustomPlot *>(w))
+        plots << p;
+    for (QCustomPlot *p : plots) {
+        for (int i = 0; i < p->plotLayout()->elementCount(); ++i)
+            if (auto *t = qobject_cast<QCPTextElement *>(p->plotLayout()->elementAt(i)))
+                out << t->text();
+        for (int i = 0; i < p->itemCount(); ++i)
+            if (auto *t = qobject_cast<QCPItemText *>(p->item(i)))
+                out << t->text();
+        for (QCPAxisRect *r : p->axisRects())
+            for (QCPAxis *a : r->axes())
+                out << a->label();
+    }
+    return out.join(QLatin1Char('\n'));
+}
+
+// Waits until the window shows a result for this source and target.
+SnapshotPtr settleOn(Window &win, const QString &source, const QString &target)
+{
+    win.w.inputPanel()->targetEdit()->setPlainText(target);
+    const quint64 g = test::shownGeneration(*win.w.session());
+    win.w.setSentence(source);
+    win.w.session()->requestNow();
+    return test::waitForSnapshot(
+        *win.w.session(), g,
+        [&](const ComputeSnapshot &s) { return s.sentence == source && s.hasResult() && (target.isEmpty() ? s.targetGenerated : s.target == target); },
+        30000);
+}
+
+// ATTNVIZ_SEQ2SEQ_SHOTS=DIR: the window as it is, grabbed to DIR/name.png (to look at by eye).
+void shoot(Window &win, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("ATTNVIZ_SEQ2SEQ_SHOTS");
+    if (dir.isEmpty())
+        return;
+    QCoreApplication::processEvents();
+    QTest::qWait(100);
+    win.w.grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
+}
+
+} // namespace
+
+class TestSeq2SeqWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+    }
+
+    void eachAttentionOnTheHeatmap_data()
+    {
+        QTest::addColumn<QString>("folder");
+        QTest::newRow("t5") << QStringLiteral("t5-tiny");
+        QTest::newRow("t5 v1.1") << QStringLiteral("t5-v1_1-tiny");
+        QTest::newRow("bart") << QStringLiteral("bart-tiny");
+        QTest::newRow("marian") << QStringLiteral("marian-spm-tiny");
+    }
+
+    // The heatmap draws the core trace's encoder, decoder and cross weights of the chosen layer and
+    // head, exactly, with the source's or the target's tokens on each axis.
+    void eachAttentionOnTheHeatmap()
+    {
+        QFETCH(QString, folder);
+        Window win;
+        auto *combo = win.w.controls()->findChild<QComboBox *>(QStringLiteral("attentionKindCombo"));
+        QVERIFY(combo);
+        QVERIFY(!combo->isVisibleTo(&win.w)); // the word vectors: no selector, no Target
+        QVERIFY(!win.w.inputPanel()->targetEdit()->isVisibleTo(&win.w));
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(folder), &error), qPrintable(error));
+        QVERIFY(win.messages.isEmpty());
+        QVERIFY(combo->isVisibleTo(&win.w));
+        QVERIFY(win.w.inputPanel()->targetEdit()->isVisibleTo(&win.w));
+        QVERIFY(!win.w.keySentenceEdit()->isVisibleTo(&win.w));
+        const SnapshotPtr s = settleOn(win, kSource, kTarget);
+        QVERIFY(s);
+        QVERIFY(s->encoderDecoder && !s->targetGenerated);
+
+        std::shared_ptr<Model> model;
+        QVERIFY(ModelLoader::load(fixture(folder), model, &error));
+        TraceRequest req;
+        req.text = kSource.toStdString();
+        req.target = kTarget.toStdString();
+        Trace<float> want;
+        QVERIFY(model->trace(req, want).ok());
+        // the chips: the source under the sentence, the decoder's tokens under the target
+        QCOMPARE(chipTexts(win.w.queryChips()), displays(want.seq2seq.sourceTokens));
+        QCOMPARE(chipTexts(win.w.inputPanel()->targetChips()), displays(want.tokens));
+
+        win.w.showView(QStringLiteral("weights"));
+        for (AttentionKind kind : {AttentionKind::Encoder, AttentionKind::Self, AttentionKind::Cross}) {
+            combo->setCurrentIndex(combo->findData(int(kind)));
+            QCOMPARE(win.w.session()->attentionKind(), kind);
+            const auto &layers = want.attentions(kind);
+            const QStringList rows = displays(want.queriesOf(kind)), cols = displays(want.keysOf(kind));
+            for (int l = 0; l < int(layers.size()); ++l)
+                for (int h = 0; h < layers[size_t(l)].attention.numHeads; ++h) {
+                    win.w.session()->setSelectedLayer(l);
+                    win.w.session()->setSelectedHead(h);
+                    QCoreApplication::processEvents();
+                    QCOMPARE(win.w.heatmapView()->queryLabels(), rows);
+                    QCOMPARE(win.w.heatmapView()->keyLabels(), cols);
+                    const WeightMatrix<float> &m = layers[size_t(l)].attention.batch.front().weights[size_t(h)];
+                    QCOMPARE(int(m.rows()), int(rows.size()));
+                    QCOMPARE(int(m.cols()), int(cols.size()));
+                    for (int i = 0; i < m.rows(); ++i)
+                        for (int j = 0; j < m.cols(); ++j)
+                            if (win.w.heatmapView()->cellValue(i, j) != double(m(i, j)))
+                                QFAIL(qPrintable(QStringLiteral("%1 layer %2 head %3 (%4, %5): %6, the core's %7")
+                                                     .arg(attentionKindName(kind))
+                                                     .arg(l)
+                                                     .arg(h)
+                                                     .arg(i)
+                                                     .arg(j)
+                                                     .arg(win.w.heatmapView()->cellValue(i, j))
+                                                     .arg(double(m(i, j)))));
+                }
+            QVERIFY2(win.w.statusText().contains(attentionKindDescription(kind)), qPrintable(win.w.statusText()));
+            shoot(win, folder + QLatin1Char('-') + attentionKindName(kind).toLower());
+        }
+        // Lines: cross-attention joins the target's tokens (one side) to the source's (the other)
+        combo->setCurrentIndex(combo->findData(int(AttentionKind::Cross)));
+        win.w.session()->setSelectedLayer(0);
+        win.w.session()->setSelectedHead(1);
+        QVERIFY(win.w.showView(QStringLiteral("lines")));
+        QCoreApplication::processEvents();
+        const std::vector<const WeightMatrix<float> *> shown = win.w.linesView()->shownMatrices();
+        QCOMPARE(int(shown.size()), 1);
+        QCOMPARE(shown.front(), &s->crossView->trace->layers[0].attention.batch.front().weights[1]);
+        QCOMPARE(int(shown.front()->rows()), int(want.tokens.size()));
+        QCOMPARE(int(shown.front()->cols()), int(want.seq2seq.sourceTokens.size()));
+        QVERIFY(!win.w.linesView()->tokenRect(LinesView::Side::Key, int(want.seq2seq.sourceTokens.size()) - 1).isEmpty());
+        QVERIFY(win.w.linesView()->tokenRect(LinesView::Side::Query, int(want.tokens.size())).isEmpty());
+        shoot(win, folder + QStringLiteral("-lines-cross"));
+    }
+
+    // An empty target: generated greedily from the source with the folder's settings, shown under the
+    // Target field, and traced; Generate empties a typed target.
+    void emptyTargetGenerates()
+    {
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("t5-tiny")), &error), qPrintable(error));
+        SnapshotPtr s = settleOn(win, kSource, QString());
+        QVERIFY(s && s->targetGenerated);
+        std::shared_ptr<Model> model;
+        QVERIFY(ModelLoader::load(fixture(QStringLiteral("t5-tiny")), model, &error));
+        TraceRequest req;
+        req.text = kSource.toStdString();
+        Seq2SeqGenerateOptions opt;
+        opt.beams = 1;
+        Seq2SeqGeneration g;
+        QVERIFY(generateTarget(*model, req, opt, g).ok());
+        QVERIFY(!g.ids.empty());
+        std::vector<int> traced;
+        for (size_t i = 1; i < s->trace->tokens.size(); ++i) // after the decoder's start token
+            traced.push_back(s->trace->tokens[i].id);
+        QCOMPARE(traced, g.ids);
+        QCOMPARE(s->target, QString::fromStdString(g.text));
+        QCOMPARE(win.w.inputPanel()->generatedTarget(), QString::fromStdString(g.text));
+        auto *note = win.w.inputPanel()->findChild<QLabel *>(QStringLiteral("targetNote"));
+        QVERIFY(note && note->isVisibleTo(&win.w));
+        QVERIFY(note->text().contains(QStringLiteral("Generated (greedy)")));
+        shoot(win, QStringLiteral("t5-tiny-generated"));
+        // the predictions dock: the decoder's next tokens at its last position, as the core computed
+        std::vector<int> top;
+        for (const TokenProb &p : s->trace->predictions.next.back())
+            top.push_back(p.id);
+        QVERIFY(!top.empty());
+        QCoreApplication::processEvents();
+        PredictionsView *pv = win.w.predictionsView();
+        QVERIFY2(pv->message().isEmpty(), qPrintable(pv->message()));
+        QCOMPARE(int(pv->groups().size()), 1);
+        std::vector<int> shownTop;
+        for (const PredictionsView::Entry &e : pv->groups().front().entries)
+            shownTop.push_back(e.id);
+        QCOMPARE(shownTop, top);
+        QCOMPARE(pv->groups().front().position, int(s->trace->tokens.size()) - 1);
+        // a position before the last: the decoder's next tokens there, as the core computed them
+        pv->setHoveredPosition(1);
+        QCOMPARE(pv->groups().front().position, 1);
+        QCOMPARE(pv->groups().front().entries.front().id, s->trace->predictions.next[1].front().id);
+
+        // typed, then Generate: generated again
+        s = settleOn(win, kSource, kTarget);
+        QVERIFY(s && !s->targetGenerated);
+        QVERIFY(!note->isVisibleTo(&win.w));
+        const quint64 gen = test::shownGeneration(*win.w.session());
+        win.w.inputPanel()->generateButton()->click();
+        QVERIFY(win.w.inputPanel()->targetEdit()->toPlainText().isEmpty());
+        s = test::waitForSnapshot(*win.w.session(), gen, [](const ComputeSnapshot &x) { return x.hasResult() && x.targetGenerated; }, 30000);
+        QVERIFY(s);
+        QCOMPARE(s->target, QString::fromStdString(g.text));
+    }
+
+    // The views that cannot show an encoder-decoder trace yet: one line saying so, never a blank.
+    void otherViewsSayNotYet_data()
+    {
+        QTest::addColumn<QString>("view");
+        for (const char *id : {"pipeline", "embeddings", "residual", "rollout", "lens", "dla", "compare"})
+            QTest::newRow(id) << QString::fromLatin1(id);
+    }
+    void otherViewsSayNotYet()
+    {
+        QFETCH(QString, view);
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("t5-tiny")), &error), qPrintable(error));
+        const SnapshotPtr s = settleOn(win, kSource, kTarget);
+        QVERIFY(s);
+        const SnapshotPtr handed = win.w.views()->snapshotFor(s, view);
+        QVERIFY(handed && !handed->hasResult());
+        QVERIFY(handed->message.endsWith(QStringLiteral(": not yet for encoder-decoder models")));
+        // its tab shows the line (where the tab is listed for this model)
+        QWidget *page = win.w.viewWidget(view);
+        if (win.w.showView(view)) {
+            QCoreApplication::processEvents();
+            for (int i = 0; i < 20 && !shownTexts(page).contains(QStringLiteral("not yet for encoder-decoder models")); ++i)
+                QTest::qWait(50);
+            QVERIFY2(shownTexts(page).contains(QStringLiteral("not yet for encoder-decoder models")), qPrintable(shownTexts(page)));
+            shoot(win, QStringLiteral("t5-tiny-") + view);
+        }
+        // the attention views get the selector's attention, predictions the decoder's
+        QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("weights")), s);
+        win.w.session()->setAttentionKind(AttentionKind::Cross);
+        QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("grid")), s->crossView);
+        QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("predictions")), s);
+    }
+
+    // Export writes what the selector shows: the current tab's plot, and its matrices (those of the
+    // snapshot the tab was handed: the cross-attention's target rows × source columns).
+    void exportsWhatTheSelectorShows()
+    {
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("t5-tiny")), &error), qPrintable(error));
+        const SnapshotPtr s = settleOn(win, kSource, kTarget);
+        QVERIFY(s);
+        win.w.session()->setAttentionKind(AttentionKind::Cross);
+        win.w.session()->setSelectedLayer(1);
+        win.w.session()->setSelectedHead(2);
+        QVERIFY(win.w.showView(QStringLiteral("weights")));
+        QCoreApplication::processEvents();
+        QCOMPARE(win.w.plotFor(win.w.currentView()), win.w.heatmapView()->plot());
+        QTemporaryDir dir;
+        const QString png = dir.filePath(QStringLiteral("cross.png"));
+        QVERIFY2(saveFigure(win.w.heatmapView()->plot(), png, FigureOptions(), &error), qPrintable(error));
+        QVERIFY(QImage(png).width() > 100);
+        const SnapshotPtr handed = win.w.views()->snapshotFor(s, win.w.currentViewId());
+        QCOMPARE(handed, s->crossView);
+        const QString csv = dir.filePath(QStringLiteral("cross.csv"));
+        QVERIFY2(saveMatrices(*handed, ExportView::Weights, 1, 2, 0, csv, &error), qPrintable(error));
+        QFile f(csv);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
+        const WeightMatrix<float> &m = s->trace->seq2seq.cross[1].attention.batch.front().weights[2];
+        QCOMPARE(int(lines.size()), int(m.rows()) + 1); // a header row, then a row per target token
+        QCOMPARE(int(lines.back().count(',')), int(m.cols())); // the row's label, then a column per source token
+    }
+
+    // A query, layer and head chosen on one attention stay drawable on the others (the source is
+    // longer than the target, the encoder and the decoder have their own layer counts): every
+    // attention view, every attention, no crash, the heatmap as tall as that attention's queries.
+    void selectionAcrossAttentions()
+    {
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("marian-spm-tiny")), &error), qPrintable(error));
+        const SnapshotPtr s = settleOn(win, kSource, QStringLiteral("1998"));
+        QVERIFY(s);
+        QVERIFY(s->trace->seq2seq.sourceTokens.size() > s->trace->tokens.size());
+        win.w.session()->setAttentionKind(AttentionKind::Encoder);
+        win.w.session()->setSelectedLayer(s->encoderView->numLayers() - 1);
+        win.w.session()->setSelectedQuery(int(s->trace->seq2seq.sourceTokens.size()) - 1);
+        for (const char *id : {"weights", "grid", "lines", "headRoles"}) {
+            QVERIFY(win.w.showView(QString::fromLatin1(id)));
+            for (AttentionKind kind : {AttentionKind::Self, AttentionKind::Cross, AttentionKind::Encoder}) {
+                win.w.session()->setAttentionKind(kind);
+                QCoreApplication::processEvents();
+                QVERIFY(!win.w.grab().isNull());
+                if (qstrcmp(id, "weights") == 0) // the others draw only while shown: the heatmap too
+                    QCOMPARE(win.w.heatmapView()->queryLabels(), displays(s->trace->queriesOf(kind)));
+            }
+        }
+    }
+
+    // A session keeps the target and the selector; one without them reads as before (the decoder's,
+    // generated).
+    void sessionRoundTrip()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("s.attnviz"));
+        {
+            Window win;
+            QString error;
+            QVERIFY2(win.w.openModel(fixture(QStringLiteral("bart-tiny")), &error), qPrintable(error));
+            QVERIFY(settleOn(win, kSource, kTarget));
+            win.w.session()->setAttentionKind(AttentionKind::Cross);
+            const SessionState st = win.w.captureSession();
+            QCOMPARE(st.target, kTarget);
+            QCOMPARE(st.attention, AttentionKind::Cross);
+            const QJsonObject json = sessionToJson(st);
+            QCOMPARE(json.value(QStringLiteral("input")).toObject().value(QStringLiteral("target")).toString(), kTarget);
+            QCOMPARE(json.value(QStringLiteral("view")).toObject().value(QStringLiteral("attention")).toString(), QStringLiteral("cross"));
+            QVERIFY2(win.w.saveSession(path, &error), qPrintable(error));
+        }
+        Window win;
+        QString report;
+        QVERIFY2(win.w.openSession(path, &report), qPrintable(report));
+        QCOMPARE(win.w.inputPanel()->targetEdit()->toPlainText(), kTarget);
+        QCOMPARE(win.w.session()->attentionKind(), AttentionKind::Cross);
+        auto *combo = win.w.controls()->findChild<QComboBox *>(QStringLiteral("attentionKindCombo"));
+        QCOMPARE(combo->currentData().toInt(), int(AttentionKind::Cross));
+        const SnapshotPtr s = win.settle();
+        QVERIFY(s);
+        QVERIFY(win.w.modelSource().endsWith(QStringLiteral("bart-tiny")));
+
+        // the defaults are not written, and a file without them reads them
+        SessionState plain;
+        const QJsonObject json = sessionToJson(plain);
+        QVERIFY(!json.value(QStringLiteral("input")).toObject().contains(QStringLiteral("target")));
+        QVERIFY(!json.value(QStringLiteral("view")).toObject().contains(QStringLiteral("attention")));
+        SessionState back;
+        back.target = QStringLiteral("x");
+        back.attention = AttentionKind::Encoder;
+        QStringList problems;
+        QJsonObject bad = json;
+        QJsonObject view = bad.value(QStringLiteral("view")).toObject();
+        view.insert(QStringLiteral("attention"), QStringLiteral("sideways"));
+        bad.insert(QStringLiteral("view"), view);
+        QVERIFY(sessionFromJson(bad, back, &problems));
+        QCOMPARE(back.attention, AttentionKind::Encoder); // kept: the bad value is a problem
+        QCOMPARE(problems.size(), 1);
+        QVERIFY2(problems.front().startsWith(QStringLiteral("view.attention: \"sideways\" is not one of")), qPrintable(problems.front()));
+    }
+};
+
+QTEST_MAIN(TestSeq2SeqWindow)
+#include "tst_seq2seqwindow.moc"
