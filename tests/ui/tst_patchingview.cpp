@@ -29,6 +29,8 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -444,9 +446,21 @@ void TestPatchingView::screenshots()
     QVERIFY(runAndWait(v));
     QTest::qWait(300);
     QVERIFY(v->grab().save(dir + QStringLiteral("/patching-heads.png")));
+    // a cell applied: the window shows the corrupted prompt patched
+    v->sweepCombo()->setCurrentIndex(int(PatchSweep::ResidPre));
+    QVERIFY(runAndWait(v)); // from the cache
+    QVERIFY(v->applyCell(2, 15));
+    QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); }));
+    QTest::qWait(300);
+    QVERIFY(win.w.grab().save(dir + QStringLiteral("/patching-applied-window.png")));
     win.w.resize(1280, 720);
     QTest::qWait(300);
     QVERIFY(win.w.grab().save(dir + QStringLiteral("/patching-window-1280x720.png")));
+    auto *scroll = v->findChild<QScrollArea *>();
+    QVERIFY(scroll);
+    scroll->verticalScrollBar()->setValue(scroll->verticalScrollBar()->maximum());
+    QTest::qWait(300);
+    QVERIFY(win.w.grab().save(dir + QStringLiteral("/patching-window-1280x720-scrolled.png")));
 }
 
 QTEST_MAIN(TestPatchingView)

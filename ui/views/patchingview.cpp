@@ -11,12 +11,13 @@
 #include <qcustomplot.h>
 
 #include <QComboBox>
-#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QPushButton>
 #include <QTableWidget>
 #include <QTimer>
@@ -38,10 +39,10 @@ QString display(const TraceToken &t) { return QString::fromStdString(t.display.e
 QString sweepTitle(PatchSweep s)
 {
     switch (s) {
-    case PatchSweep::ResidPre: return QStringLiteral("resid_pre patched, layer × position");
-    case PatchSweep::HeadsAllPositions: return QStringLiteral("head outputs (attn.hook_z) patched at every position, layer × head");
-    case PatchSweep::HeadsByPosition: return QStringLiteral("head outputs (attn.hook_z) patched per position, layer × position·head");
-    case PatchSweep::MlpOut: return QStringLiteral("mlp_out patched, layer × position");
+    case PatchSweep::ResidPre: return QStringLiteral("resid_pre");
+    case PatchSweep::HeadsAllPositions: return QStringLiteral("head outputs (hook_z), every position");
+    case PatchSweep::HeadsByPosition: return QStringLiteral("head outputs (hook_z) by position");
+    case PatchSweep::MlpOut: return QStringLiteral("mlp_out");
     }
     return {};
 }
@@ -51,103 +52,117 @@ QString sweepTitle(PatchSweep s)
 PatchingView::PatchingView(LiveSession *session, QWidget *parent) : View(parent), m_session(session)
 {
     auto *layout = new QVBoxLayout(this);
-    layout->setContentsMargins(6, 4, 6, 4);
+    layout->setContentsMargins(0, 0, 0, 0);
     m_refusal = new QLabel(this);
     m_refusal->setObjectName(QStringLiteral("patchingRefusal"));
     m_refusal->setWordWrap(true);
+    m_refusal->setContentsMargins(6, 4, 6, 4);
     layout->addWidget(m_refusal);
 
-    m_form = new QWidget(this);
-    auto *form = new QVBoxLayout(m_form);
-    form->setContentsMargins(0, 0, 0, 0);
-    auto *fields = new QFormLayout;
-    fields->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    m_clean = new QLabel(m_form);
-    m_clean->setObjectName(QStringLiteral("patchingClean"));
-    m_clean->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_clean->setToolTip(tr("The clean prompt is the window's text"));
-    fields->addRow(tr("Clean (the window's text):"), m_clean);
-    m_corrupted = new QLineEdit(m_form);
-    m_corrupted->setObjectName(QStringLiteral("patchingCorrupted"));
-    m_corrupted->setPlaceholderText(tr("the same prompt with a few tokens changed"));
-    fields->addRow(tr("Corrupted:"), m_corrupted);
-    form->addLayout(fields);
+    // the inputs over the heatmap, the whole scrolled when the tab is too short for the heatmap to read
+    auto *scroll = new QScrollArea(this);
+    m_form = scroll;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto *inputs = new QWidget(scroll);
+    scroll->setWidget(inputs);
+    auto *form = new QVBoxLayout(inputs);
+    form->setContentsMargins(6, 4, 6, 2);
+    form->setSpacing(3);
 
-    m_tokens = new QTableWidget(2, 0, m_form);
+    auto *row1 = new QHBoxLayout;
+    row1->addWidget(new QLabel(tr("Corrupted:"), inputs));
+    m_corrupted = new QLineEdit(inputs);
+    m_corrupted->setObjectName(QStringLiteral("patchingCorrupted"));
+    m_corrupted->setPlaceholderText(tr("the clean prompt (the window's text) with a few tokens changed"));
+    row1->addWidget(m_corrupted, 1);
+    m_run = new QPushButton(tr("Run"), inputs);
+    m_run->setObjectName(QStringLiteral("patchingRun"));
+    m_cancel = new QPushButton(tr("Cancel"), inputs);
+    m_cancel->setObjectName(QStringLiteral("patchingCancel"));
+    m_clear = new QPushButton(tr("Clear patch"), inputs);
+    m_clear->setObjectName(QStringLiteral("patchingClear"));
+    m_clear->setToolTip(tr("Take the patch out of the model and give the window the clean prompt back"));
+    m_progress = new QProgressBar(inputs);
+    m_progress->setObjectName(QStringLiteral("patchingProgress"));
+    m_progress->setFormat(tr("%v of %m cells"));
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+    m_progress->setMaximumWidth(180);
+    row1->addWidget(m_run);
+    row1->addWidget(m_cancel);
+    row1->addWidget(m_progress);
+    row1->addWidget(m_clear);
+    form->addLayout(row1);
+
+    auto *row2 = new QHBoxLayout;
+    row2->addWidget(new QLabel(tr("Answer:"), inputs));
+    m_answer = new QLineEdit(inputs);
+    m_answer->setObjectName(QStringLiteral("patchingAnswer"));
+    m_answer->setPlaceholderText(tr("one token: “ Mary”"));
+    m_answer->setToolTip(tr("The clean prompt's right next token (one token, as typed or as the vocabulary spells it)"));
+    row2->addWidget(m_answer, 1);
+    row2->addWidget(new QLabel(tr("Wrong:"), inputs));
+    m_wrong = new QLineEdit(inputs);
+    m_wrong->setObjectName(QStringLiteral("patchingWrong"));
+    m_wrong->setPlaceholderText(tr("one token: “ John”"));
+    m_wrong->setToolTip(tr("The corrupted prompt's answer (one token): the logit difference is answer − wrong"));
+    row2->addWidget(m_wrong, 1);
+    row2->addWidget(new QLabel(tr("Sweep:"), inputs));
+    m_sweep = new QComboBox(inputs);
+    m_sweep->setObjectName(QStringLiteral("patchingSweep"));
+    // in PatchSweep's order
+    m_sweep->addItems({tr("resid_pre"), tr("heads"), tr("heads by position"), tr("mlp_out")});
+    m_sweep->setToolTip(tr("What each cell patches from the clean run: the residual stream entering a layer at one position "
+                           "(layer × position), one head's output at every position (layer × head) or at one position "
+                           "(layer × position·head), an MLP's output at one position (layer × position)"));
+    row2->addWidget(m_sweep);
+    row2->addWidget(new QLabel(tr("Metric:"), inputs));
+    m_metric = new QComboBox(inputs);
+    m_metric->setObjectName(QStringLiteral("patchingMetric"));
+    m_metric->addItems({tr("logit difference"), tr("p(answer)"), tr("KL to clean")});
+    m_metric->setToolTip(tr("Logit difference answer − wrong, normalised: 0 the corrupted run, 1 the clean run; the "
+                            "answer's probability; KL(clean ‖ patched) in nats, 0 the clean run"));
+    row2->addWidget(m_metric);
+    form->addLayout(row2);
+
+    m_tokens = new QTableWidget(2, 0, inputs);
     m_tokens->setObjectName(QStringLiteral("patchingTokens"));
     m_tokens->setVerticalHeaderLabels({tr("clean"), tr("corrupted")});
+    m_tokens->verticalHeaderItem(0)->setToolTip(tr("The clean prompt: the window's text"));
     m_tokens->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_tokens->setSelectionMode(QAbstractItemView::NoSelection);
     m_tokens->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_tokens->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_tokens->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_tokens->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
+    m_tokens->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     form->addWidget(m_tokens);
-    m_tokenNote = new QLabel(m_form);
+    m_tokenNote = new QLabel(inputs);
     m_tokenNote->setObjectName(QStringLiteral("patchingTokenNote"));
     m_tokenNote->setWordWrap(true);
     form->addWidget(m_tokenNote);
-
-    auto *row = new QHBoxLayout;
-    row->addWidget(new QLabel(tr("Answer:"), m_form));
-    m_answer = new QLineEdit(m_form);
-    m_answer->setObjectName(QStringLiteral("patchingAnswer"));
-    m_answer->setPlaceholderText(tr("one token, e.g. “ Mary”"));
-    row->addWidget(m_answer, 1);
-    row->addWidget(new QLabel(tr("Wrong:"), m_form));
-    m_wrong = new QLineEdit(m_form);
-    m_wrong->setObjectName(QStringLiteral("patchingWrong"));
-    m_wrong->setPlaceholderText(tr("one token, e.g. “ John”"));
-    row->addWidget(m_wrong, 1);
-    row->addWidget(new QLabel(tr("Sweep:"), m_form));
-    m_sweep = new QComboBox(m_form);
-    m_sweep->setObjectName(QStringLiteral("patchingSweep"));
-    // in PatchSweep's order
-    m_sweep->addItems({tr("resid_pre (layer × position)"), tr("heads (layer × head)"),
-                       tr("heads by position (layer × position·head)"), tr("mlp_out (layer × position)")});
-    row->addWidget(m_sweep);
-    row->addWidget(new QLabel(tr("Metric:"), m_form));
-    m_metric = new QComboBox(m_form);
-    m_metric->setObjectName(QStringLiteral("patchingMetric"));
-    m_metric->addItems({tr("logit difference (normalised)"), tr("probability of the answer"), tr("KL to the clean run")});
-    row->addWidget(m_metric);
-    form->addLayout(row);
-    auto *notes = new QHBoxLayout;
-    m_answerNote = new QLabel(m_form);
+    m_answerNote = new QLabel(inputs);
     m_answerNote->setObjectName(QStringLiteral("patchingAnswerNote"));
-    m_wrongNote = new QLabel(m_form);
+    m_wrongNote = new QLabel(inputs);
     m_wrongNote->setObjectName(QStringLiteral("patchingWrongNote"));
     for (QLabel *l : {m_answerNote, m_wrongNote}) {
         l->setWordWrap(true);
-        notes->addWidget(l, 1);
+        form->addWidget(l);
     }
-    form->addLayout(notes);
+    m_clean = new QLabel(inputs); // the clean prompt, for tests and screen readers; the table shows its tokens
+    m_clean->setObjectName(QStringLiteral("patchingClean"));
+    m_clean->hide();
 
-    auto *runRow = new QHBoxLayout;
-    m_run = new QPushButton(tr("Run"), m_form);
-    m_run->setObjectName(QStringLiteral("patchingRun"));
-    m_cancel = new QPushButton(tr("Cancel"), m_form);
-    m_cancel->setObjectName(QStringLiteral("patchingCancel"));
-    m_progress = new QProgressBar(m_form);
-    m_progress->setObjectName(QStringLiteral("patchingProgress"));
-    m_progress->setFormat(tr("%v of %m cells"));
-    m_progress->setRange(0, 1);
-    m_progress->setValue(0);
-    m_clear = new QPushButton(tr("Clear patch"), m_form);
-    m_clear->setObjectName(QStringLiteral("patchingClear"));
-    m_clear->setToolTip(tr("Take the patch out of the model and give the window the clean prompt back"));
-    runRow->addWidget(m_run);
-    runRow->addWidget(m_cancel);
-    runRow->addWidget(m_progress, 1);
-    runRow->addWidget(m_clear);
-    form->addLayout(runRow);
-    m_status = new QLabel(m_form);
+    m_status = new QLabel(inputs);
     m_status->setObjectName(QStringLiteral("patchingStatus"));
     m_status->setWordWrap(true);
     form->addWidget(m_status);
 
-    m_plot = new QCustomPlot(m_form);
+    m_plot = new QCustomPlot(inputs);
     m_plot->setObjectName(QStringLiteral("patchingPlot"));
-    m_plot->setMinimumHeight(180);
+    m_plot->setMinimumHeight(250); // below that the tab scrolls rather than squash the heatmap
     QFont titleFont = font();
     titleFont.setBold(true);
     const TokenHeatmap h = makeTokenHeatmap(m_plot, tr("position"), tr("layer"), QString(), titleFont);
@@ -157,6 +172,14 @@ PatchingView::PatchingView(LiveSession *session, QWidget *parent) : View(parent)
     m_scale->setGradient(divergingGradient());
     fitValueTicks(m_scale->axis());
     m_plot->yAxis->setTicker(wholeNumberTicker());
+    titleTooltip(m_plot, m_title, [this] { return m_titleText; });
+    // after each layout: the title fitted to the width, the column labels thinned to the room
+    relabelAfterLayout(m_plot, this, [this] {
+        const QString fitted = fittedTitle(m_plot, m_title, m_titleText, 0.2);
+        const bool titleChanged = fitted != m_title->text();
+        m_title->setText(fitted);
+        return labelTokenAxis(m_plot->xAxis, m_colLabels) || titleChanged;
+    });
     form->addWidget(m_plot, 1);
     layout->addWidget(m_form, 1);
 
@@ -356,8 +379,9 @@ void PatchingView::refresh()
             }
         }
         m_tokens->setHorizontalHeaderLabels(heads);
-        m_tokens->setFixedHeight(m_tokens->horizontalHeader()->sizeHint().height() + 2 * m_tokens->verticalHeader()->defaultSectionSize()
-                                 + 2 * m_tokens->frameWidth() + 18);
+        m_tokens->resizeRowsToContents();
+        m_tokens->setFixedHeight(m_tokens->horizontalHeader()->sizeHint().height() + m_tokens->rowHeight(0) + m_tokens->rowHeight(1)
+                                 + m_tokens->horizontalScrollBar()->sizeHint().height() + 2 * m_tokens->frameWidth());
         if (b.empty()) {
             m_tokenNote->setText(QString());
         } else if (a.size() != b.size()) {
@@ -375,7 +399,8 @@ void PatchingView::refresh()
         } else if (differ == 0) {
             m_tokenNote->setText(tr("The prompts are the same tokens: every cell would be the clean run."));
         } else {
-            m_tokenNote->setText(tr("%n position(s) differ (marked).", nullptr, differ));
+            m_tokenNote->setText(differ == 1 ? tr("1 position differs (marked).")
+                                             : tr("%1 positions differ (marked).").arg(differ));
         }
         int id = -1;
         const PatchMetric metric = PatchMetric(m_metric->currentIndex());
@@ -383,6 +408,9 @@ void PatchingView::refresh()
         const QString wn = metric != PatchMetric::LogitDiff || m_wrong->text().isEmpty() ? QString() : tokenNote(m_wrong->text(), id);
         m_answerNote->setText(an.isEmpty() ? QString() : tr("Answer: %1").arg(an));
         m_wrongNote->setText(wn.isEmpty() ? QString() : tr("Wrong: %1").arg(wn));
+        m_answerNote->setVisible(!an.isEmpty());
+        m_wrongNote->setVisible(!wn.isEmpty());
+        m_tokenNote->setVisible(!m_tokenNote->text().isEmpty());
         m_wrong->setEnabled(metric == PatchMetric::LogitDiff);
         m_answer->setEnabled(metric != PatchMetric::Kl);
     }
@@ -392,7 +420,8 @@ void PatchingView::refresh()
     m_run->setToolTip(p.isEmpty() ? tr("Run the sweep (one corrupted forward per cell)") : p);
     m_cancel->setEnabled(busy);
     m_clear->setEnabled(patchApplied());
-    m_status->setText(m_message.isEmpty() && !busy ? p : m_message);
+    const QString status = m_message.isEmpty() && !busy ? p : m_message;
+    m_status->setText(status == m_tokenNote->text() ? QString() : status); // said once, under the tokens
 }
 
 QString PatchingView::cacheKey() const
@@ -424,6 +453,9 @@ bool PatchingView::run()
     const QString key = cacheKey();
     if (auto it = m_cache.find(key); it != m_cache.end()) {
         m_result = *it;
+        const int cells = m_result->result.rows * m_result->result.cols;
+        m_progress->setRange(0, std::max(1, cells));
+        m_progress->setValue(m_result->result.done);
         m_message = tr("From this session's cache: the same prompts, tokens, sweep and metric.");
         draw();
         refresh();
@@ -524,9 +556,9 @@ QString PatchingView::scaleLabel() const
 {
     const PatchMetric m = m_result ? m_result->result.metricKind : PatchMetric(m_metric->currentIndex());
     switch (m) {
-    case PatchMetric::LogitDiff: return tr("logit difference, normalised (0 corrupted, 1 clean)");
-    case PatchMetric::Prob: return tr("probability of the answer");
-    case PatchMetric::Kl: return tr("KL(clean ‖ patched), nats");
+    case PatchMetric::LogitDiff: return tr("logit diff (0 corrupted, 1 clean)");
+    case PatchMetric::Prob: return tr("p(answer)");
+    case PatchMetric::Kl: return tr("KL(clean ‖ patched)");
     }
     return {};
 }
@@ -590,8 +622,8 @@ void PatchingView::draw()
     m_scale->axis()->setLabel(scaleLabel());
     m_plot->xAxis->setRange(-0.5, r->cols - 0.5);
     m_plot->yAxis->setRange(-0.5, r->rows - 0.5);
-    m_title->setText(tr("Patching: %1").arg(sweepTitle(r->sweep)));
-    relabelAfterLayout(m_plot, this, [this] { return labelTokenAxis(m_plot->xAxis, m_colLabels); });
+    m_titleText = tr("Clean %1 patched into the corrupted run").arg(sweepTitle(r->sweep));
+    m_title->setText(m_titleText);
     labelTokenAxis(m_plot->xAxis, m_colLabels);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -128,6 +128,7 @@ private:
     QString m_message;
     std::function<void(int, int)> m_hook;
     QStringList m_colLabels;
+    QString m_titleText; // the heatmap's whole title (shown wrapped or elided to the plot's width)
 
     QLabel *m_refusal = nullptr, *m_clean = nullptr, *m_tokenNote = nullptr, *m_answerNote = nullptr,
            *m_wrongNote = nullptr, *m_status = nullptr;
@@ -137,7 +138,7 @@ private:
     QProgressBar *m_progress = nullptr;
     QTableWidget *m_tokens = nullptr;
     QTimer *m_poll = nullptr;
-    QWidget *m_form = nullptr;
+    QWidget *m_form = nullptr; // the inputs over the heatmap (a scroll area)
     QCustomPlot *m_plot = nullptr;
     QCPColorMap *m_map = nullptr;
     QCPColorScale *m_scale = nullptr;
