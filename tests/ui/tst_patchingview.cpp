@@ -14,6 +14,7 @@
 #include "testsupport.h"
 #include "views/patchingview.h"
 #include "window/headablations.h"
+#include "files/figureexport.h"
 #include "files/session.h"
 
 #include "../support/modelfolders.h"
@@ -25,7 +26,10 @@
 
 #include <qcustomplot.h>
 
+#include <QAction>
 #include <QComboBox>
+#include <QFileInfo>
+#include <QTemporaryDir>
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -162,6 +166,7 @@ void TestPatchingView::sweepEqualsCore()
     v->metricCombo()->setCurrentIndex(metric);
     QCOMPARE(v->problem(), QString());
     QVERIFY(v->runButton()->isEnabled());
+    QVERIFY(!v->plot()); // nothing to export before a sweep
     QVERIFY(runAndWait(v));
     const PatchResult *got = v->result();
     QVERIFY(got);
@@ -187,6 +192,18 @@ void TestPatchingView::sweepEqualsCore()
     QCOMPARE(v->columnLabels().size(), want.cols);
     if (r.sweep == PatchSweep::ResidPre)
         QCOMPARE(v->columnLabels()[1], QStringLiteral("␣cat→␣dog"));
+
+    // File ▸ Export current view writes the heatmap (PNG and SVG)
+    QAction *exportAction = win.w.findChild<QAction *>(QStringLiteral("exportCurrentAction"));
+    QVERIFY(exportAction && exportAction->isEnabled());
+    QVERIFY(exportAction->toolTip().contains(QStringLiteral("patching")));
+    QTemporaryDir tmp;
+    QString error;
+    for (const QString &suffix : {QStringLiteral("png"), QStringLiteral("svg")}) {
+        const QString path = tmp.filePath(QStringLiteral("patching.") + suffix);
+        QVERIFY2(saveFigure(v->plot(), path, FigureOptions(), &error), qPrintable(error));
+        QVERIFY(QFileInfo(path).size() > 1000);
+    }
 
     // the same request again: from the cache, at once
     QSignalSpy again(v, &PatchingView::sweepFinished);

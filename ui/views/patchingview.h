@@ -47,7 +47,8 @@ public:
     ~PatchingView() override;
 
     void setSnapshot(SnapshotPtr snapshot) override;
-    QCustomPlot *plot() const override { return m_plot; }
+    // The heatmap once a sweep is shown (File ▸ Export current view: PNG, SVG, PDF); null before.
+    QCustomPlot *plot() const override { return m_result ? m_plot : nullptr; }
 
     PatchingSettings settings() const;
     void setSettings(const PatchingSettings &s);
