@@ -28,6 +28,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <QLineEdit>
@@ -204,6 +205,21 @@ void TestPatchingView::sweepEqualsCore()
         QVERIFY2(saveFigure(v->plot(), path, FigureOptions(), &error), qPrintable(error));
         QVERIFY(QFileInfo(path).size() > 1000);
     }
+
+    // the numbers as CSV: a header of the column labels, one row per layer, read back exactly
+    const QString csv = tmp.filePath(QStringLiteral("patching.csv"));
+    v->setCsvPrompt([csv] { return csv; });
+    QVERIFY(v->csvButton()->isEnabled());
+    v->csvButton()->click();
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), want.rows + 1);
+    QVERIFY(lines[0].startsWith(QStringLiteral("layer,")));
+    const QStringList last = lines.last().split(QLatin1Char(','));
+    QCOMPARE(last.size(), want.cols + 1);
+    QCOMPARE(last[0].toInt(), want.rows - 1);
+    QCOMPARE(last[1].toDouble(), want.at(want.rows - 1, 0));
 
     // the same request again: from the cache, at once
     QSignalSpy again(v, &PatchingView::sweepFinished);

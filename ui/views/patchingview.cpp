@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/patchingview.h"
 
+#include "files/outputfile.h"
 #include "live/livesession.h"
 #include "style/plotstyle.h"
 #include "views/plotfit.h"
@@ -11,6 +12,7 @@
 #include <qcustomplot.h>
 
 #include <QComboBox>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -94,6 +96,10 @@ PatchingView::PatchingView(LiveSession *session, QWidget *parent) : View(parent)
     row1->addWidget(m_cancel);
     row1->addWidget(m_progress);
     row1->addWidget(m_clear);
+    m_csv = new QPushButton(tr("CSV…"), inputs);
+    m_csv->setObjectName(QStringLiteral("patchingCsv"));
+    m_csv->setToolTip(tr("Save the heatmap's numbers as CSV (File ▸ Export current view writes the figure)"));
+    row1->addWidget(m_csv);
     form->addLayout(row1);
 
     auto *row2 = new QHBoxLayout;
@@ -207,6 +213,17 @@ PatchingView::PatchingView(LiveSession *session, QWidget *parent) : View(parent)
     connect(m_run, &QPushButton::clicked, this, [this] { run(); });
     connect(m_cancel, &QPushButton::clicked, this, &PatchingView::cancel);
     connect(m_clear, &QPushButton::clicked, this, &PatchingView::clearPatch);
+    connect(m_csv, &QPushButton::clicked, this, [this] {
+        const QString path = m_csvPrompt ? m_csvPrompt()
+                                         : QFileDialog::getSaveFileName(this, tr("Save the patching heatmap as CSV"),
+                                                                        QStringLiteral("attnviz-patching.csv"),
+                                                                        tr("CSV (*.csv)"));
+        if (path.isEmpty())
+            return;
+        QString error;
+        m_message = saveCsv(path, &error) ? tr("Saved %1").arg(path) : error;
+        refresh();
+    });
     for (QLineEdit *e : {m_corrupted, m_answer, m_wrong})
         connect(e, &QLineEdit::textChanged, this, &PatchingView::refresh);
     for (QComboBox *c : {m_sweep, m_metric})
@@ -420,6 +437,7 @@ void PatchingView::refresh()
     m_run->setToolTip(p.isEmpty() ? tr("Run the sweep (one corrupted forward per cell)") : p);
     m_cancel->setEnabled(busy);
     m_clear->setEnabled(patchApplied());
+    m_csv->setEnabled(m_result != nullptr && !busy);
     const QString status = m_message.isEmpty() && !busy ? p : m_message;
     m_status->setText(status == m_tokenNote->text() ? QString() : status); // said once, under the tokens
 }
@@ -663,6 +681,45 @@ void PatchingView::clearPatch()
     emit patchClearRequested(m_appliedClean.isEmpty() ? cleanPrompt() : m_appliedClean);
     m_message = tr("Patch cleared: the window shows the clean prompt.");
     refresh();
+}
+
+bool PatchingView::saveCsv(const QString &path, QString *error) const
+{
+    const PatchResult *r = result();
+    if (!r) {
+        if (error)
+            *error = tr("No sweep to save: run one first.");
+        return false;
+    }
+    const auto field = [](QString s) {
+        if (s.contains(QLatin1Char(',')) || s.contains(QLatin1Char('"')) || s.contains(QLatin1Char('\n')))
+            s = QLatin1Char('"') + s.replace(QLatin1Char('"'), QStringLiteral("\"\"")) + QLatin1Char('"');
+        return s;
+    };
+    QString text = QStringLiteral("layer");
+    for (const QString &l : m_colLabels)
+        text += QLatin1Char(',') + field(l);
+    text += QLatin1Char('\n');
+    for (int y = 0; y < r->rows; ++y) {
+        text += QString::number(y);
+        for (int x = 0; x < r->cols; ++x) {
+            text += QLatin1Char(',');
+            if (std::isfinite(r->at(y, x)))
+                text += QString::number(r->at(y, x), 'g', 17); // read back exactly
+        }
+        text += QLatin1Char('\n');
+    }
+    OutputFile out(path);
+    QString why;
+    if (!out.open(why) || out.device()->write(text.toUtf8()) < 0 || !out.commit(why)) {
+        if (why.isEmpty())
+            why = out.device() ? out.device()->errorString() : QString();
+        out.cancel();
+        if (error)
+            *error = tr("Could not write %1: %2").arg(path, why);
+        return false;
+    }
+    return true;
 }
 
 } // namespace attnviz::ui

@@ -76,6 +76,13 @@ public:
     void clearPatch(); // asks the window for the clean prompt without the patch (patchClearRequested)
     bool patchApplied() const; // the window's edits hold a patch (an edit of kind Value)
 
+    // The shown result as CSV: a header row ("layer" and the column labels), then one row per layer;
+    // a cell not computed is empty. False with `error` (nothing shown, or the file cannot be written).
+    bool saveCsv(const QString &path, QString *error) const;
+    // The CSV button's file question (tests answer it); "" cancels.
+    void setCsvPrompt(std::function<QString()> prompt) { m_csvPrompt = std::move(prompt); }
+    QPushButton *csvButton() const { return m_csv; }
+
     // Called on the sweep's thread after each cell (tests: a cancel at a chosen cell).
     void setProgressHook(std::function<void(int done, int total)> hook) { m_hook = std::move(hook); }
 
@@ -128,6 +135,7 @@ private:
     QFutureWatcher<std::shared_ptr<const Outcome>> m_watcher;
     QString m_message;
     std::function<void(int, int)> m_hook;
+    std::function<QString()> m_csvPrompt;
     QStringList m_colLabels;
     QString m_titleText; // the heatmap's whole title (shown wrapped or elided to the plot's width)
 
@@ -135,7 +143,7 @@ private:
            *m_wrongNote = nullptr, *m_status = nullptr;
     QLineEdit *m_corrupted = nullptr, *m_answer = nullptr, *m_wrong = nullptr;
     QComboBox *m_sweep = nullptr, *m_metric = nullptr;
-    QPushButton *m_run = nullptr, *m_cancel = nullptr, *m_clear = nullptr;
+    QPushButton *m_run = nullptr, *m_cancel = nullptr, *m_clear = nullptr, *m_csv = nullptr;
     QProgressBar *m_progress = nullptr;
     QTableWidget *m_tokens = nullptr;
     QTimer *m_poll = nullptr;
