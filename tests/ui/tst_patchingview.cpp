@@ -13,6 +13,7 @@
 #include "promptedwindow.h"
 #include "testsupport.h"
 #include "views/patchingview.h"
+#include "views/headablationmenu.h"
 #include "window/headablations.h"
 #include "files/figureexport.h"
 #include "files/session.h"
@@ -382,6 +383,18 @@ void TestPatchingView::clickAppliesThePatch()
     QVERIFY(!win.w.ablations()->ablated(1, 0) && win.w.ablations()->ablated(0, 1));
     win.w.ablations()->restore(-1, -1);
     QVERIFY(win.w.session()->edits().size() == 1 && win.w.session()->edits().front() == want);
+
+    // a head's patch (attn.hook_z of one head, every position) is named as a patch, not drawn as an ablation
+    v->clearPatch();
+    v->sweepCombo()->setCurrentIndex(int(PatchSweep::HeadsAllPositions));
+    QVERIFY(runAndWait(v));
+    QVERIFY(v->applyCell(1, 2));
+    QCOMPARE(win.w.session()->edits().front().kind, EditKind::Value);
+    QVERIFY(!win.w.ablations()->ablated(1, 2));
+    const SnapshotPtr headPatched = waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); });
+    QVERIFY(headPatched);
+    QCOMPARE(ablationOf(*headPatched, 1, 2), QString());
+    QCOMPARE(describeAblations(headPatched->edits), QStringLiteral("attn.hook_z L1 H2 patched from the clean prompt"));
 }
 
 void TestPatchingView::sessionRoundTrip()

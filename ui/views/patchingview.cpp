@@ -157,9 +157,6 @@ PatchingView::PatchingView(LiveSession *session, QWidget *parent) : View(parent)
         l->setWordWrap(true);
         form->addWidget(l);
     }
-    m_clean = new QLabel(inputs); // the clean prompt, for tests and screen readers; the table shows its tokens
-    m_clean->setObjectName(QStringLiteral("patchingClean"));
-    m_clean->hide();
 
     m_status = new QLabel(inputs);
     m_status->setObjectName(QStringLiteral("patchingStatus"));
@@ -246,6 +243,7 @@ void PatchingView::setSnapshot(SnapshotPtr snapshot)
     const Model *model = m_session ? m_session->model().get() : nullptr;
     if (model != m_model) { // another model: the results cached are the last one's
         m_model = model;
+        cancel(); // a sweep of the last one is of no use
         m_cache.clear();
         m_result.reset();
         m_message.clear();
@@ -362,7 +360,6 @@ void PatchingView::refresh()
     m_refusal->setVisible(!why.isEmpty());
     m_form->setVisible(why.isEmpty());
     const QString clean = cleanPrompt();
-    m_clean->setText(clean);
     m_tokenNote->setProperty("mismatch", QString());
     if (why.isEmpty() && m_snapshot && m_snapshot->model) {
         std::vector<TraceToken> a, b;
@@ -463,6 +460,8 @@ bool PatchingView::run()
 {
     if (running())
         return false;
+    if (m_session && m_session->model().get() != m_model)
+        setSnapshot(SnapshotPtr(m_snapshot)); // another model, its first result not in yet
     if (const QString p = problem(); !p.isEmpty()) {
         m_message = p;
         refresh();
@@ -497,6 +496,7 @@ bool PatchingView::run()
     auto done = m_done, total = m_total;
     const QString cleanText = cleanPrompt(), corruptedText = m_corrupted->text();
     m_runningKey = key;
+    m_runningModel = model.get();
     auto hook = m_hook;
     m_watcher.setFuture(QtConcurrent::run([model, req, cancelFlag, done, total, cleanText, corruptedText, hook]() mutable {
         auto o = std::make_shared<Outcome>();
@@ -537,6 +537,13 @@ void PatchingView::finished()
 {
     m_poll->stop();
     const std::shared_ptr<const Outcome> o = m_watcher.result();
+    if (m_runningModel != m_model) { // the model changed while it ran: not this model's numbers
+        m_message.clear();
+        m_cancelFlag.reset();
+        refresh();
+        emit sweepFinished();
+        return;
+    }
     const bool cancelled = o->status.code == StatusCode::Cancelled;
     if (o->status.ok() || (cancelled && o->result.rows > 0)) {
         m_result = o;
@@ -665,11 +672,11 @@ bool PatchingView::applyCell(int row, int col)
     }
     m_appliedClean = m_result->cleanText;
     const QString label = col < m_colLabels.size() ? m_colLabels[col] : QString::number(col);
-    const QString what = tr("Patch %1 L%2 %3 from the clean prompt").arg(QLatin1String(hookName(e.hook))).arg(row).arg(label);
-    emit patchRequested(e, m_result->cleanText, m_result->corruptedText, what);
-    m_message = tr("Applied: %1 into the corrupted prompt (the window now shows the patched run; Clear patch or Undo "
-                   "takes it out).")
-                    .arg(what.mid(6));
+    const QString cell = tr("%1 L%2 %3").arg(QLatin1String(hookName(e.hook))).arg(row).arg(label);
+    emit patchRequested(e, m_result->cleanText, m_result->corruptedText, tr("Patch %1 from the clean prompt").arg(cell));
+    m_message = tr("Applied: the clean run's %1 patched into the corrupted prompt, which the window now shows (Clear "
+                   "patch or Undo takes it out).")
+                    .arg(cell);
     refresh();
     return true;
 }

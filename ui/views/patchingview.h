@@ -130,6 +130,7 @@ private:
     QHash<QString, std::shared_ptr<const Outcome>> m_cache;
     std::shared_ptr<const Outcome> m_result;
     QString m_runningKey;
+    const Model *m_runningModel = nullptr; // the model of the sweep running
     std::shared_ptr<std::atomic<bool>> m_cancelFlag;
     std::shared_ptr<std::atomic<int>> m_done, m_total;
     QFutureWatcher<std::shared_ptr<const Outcome>> m_watcher;
@@ -139,7 +140,7 @@ private:
     QStringList m_colLabels;
     QString m_titleText; // the heatmap's whole title (shown wrapped or elided to the plot's width)
 
-    QLabel *m_refusal = nullptr, *m_clean = nullptr, *m_tokenNote = nullptr, *m_answerNote = nullptr,
+    QLabel *m_refusal = nullptr, *m_tokenNote = nullptr, *m_answerNote = nullptr,
            *m_wrongNote = nullptr, *m_status = nullptr;
     QLineEdit *m_corrupted = nullptr, *m_answer = nullptr, *m_wrong = nullptr;
     QComboBox *m_sweep = nullptr, *m_metric = nullptr;

@@ -118,7 +118,9 @@ void HeadAblations::update()
                        : tr("&Ablate the selected head L%1 H%2 (zero)").arg(l).arg(h));
     m_mean->setEnabled(can);
     m_mean->setText(tr("Ablate the selected head L%1 H%2 (&mean over the text)").arg(l).arg(h));
-    m_restoreAll->setEnabled(!m_session->edits().empty());
+    const auto &edits = m_session->edits();
+    m_restoreAll->setEnabled(
+        std::any_of(edits.begin(), edits.end(), [](const Intervention &e) { return e.kind != EditKind::Value; }));
     for (QAction *a : {m_zero, m_mean})
         a->setToolTip(
             refusal.isEmpty()
