@@ -16,9 +16,9 @@
 #include "teaching/presets.h"
 #include "teaching/seedtables.h"
 #include "views/compareview.h"
-#include "views/patchingview.h"
 #include "views/heatmapview.h"
 #include "views/linesview.h"
+#include "views/patchingview.h"
 
 #include "bundledvectors.h"
 
