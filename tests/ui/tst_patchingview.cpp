@@ -4,8 +4,10 @@
 // sweep and metric); prompts of different token counts are refused naming the first differing
 // tokens; an answer of several tokens is named; a cancelled sweep keeps the cells done; clicking a
 // cell puts exactly patchFor's edit into the window's edits, the window shows the corrupted prompt
-// patched (the core's own patched forward), Clear patch and undo give the clean prompt back; the
-// cache; a session keeps the tab's fields (and not the patch); the word vectors refuse in one line.
+// patched (the core's own patched forward), Clear patch and undo give the clean prompt back, a patch
+// is no ablation (Restore all heads keeps it, the grid does not cross it out); the cache; the heatmap
+// exported (PNG, SVG) and its numbers as CSV; a session keeps the tab's fields (and not the patch);
+// the word vectors and an encoder refuse in one line.
 // ATTNVIZ_PATCHING_SHOTS=DIR writes the tab after a sweep, at 1400 × 900 and at 1280 × 720.
 #include "testpaths.h"
 #include "live/livesession.h"
