@@ -23,6 +23,7 @@
 #include "views/heatmapview.h"
 #include "views/layergridview.h"
 #include "views/linesview.h"
+#include "views/patchingview.h"
 #include "views/pipelineview.h"
 #include "views/predictionsview.h"
 #include "views/residualview.h"
@@ -272,6 +273,11 @@ MainWindow::MainWindow(QWidget *parent)
             &WindowState::askStackWeightsFile);
     connect(compareView(), &CompareView::comparisonRequested, this, &MainWindow::startComparison);
     connect(compareView(), &CompareView::sideARequested, this, &MainWindow::applySide);
+    connect(patchingView(), &PatchingView::patchRequested, this,
+            [this](const Intervention &e, const QString &, const QString &corrupted, const QString &what) {
+                applyPatch(e, corrupted, what);
+            });
+    connect(patchingView(), &PatchingView::patchClearRequested, this, &MainWindow::clearPatch);
     connect(m_queryChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(false, i); });
     connect(m_keyChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(true, i); });
 
@@ -331,6 +337,7 @@ LayerGridView *MainWindow::layerGridView() const { return m_views->view<LayerGri
 ResidualView *MainWindow::residualView() const { return m_views->view<ResidualView>(QStringLiteral("residual")); }
 PipelineView *MainWindow::pipelineView() const { return m_views->view<PipelineView>(QStringLiteral("pipeline")); }
 CompareView *MainWindow::compareView() const { return m_views->view<CompareView>(QStringLiteral("compare")); }
+PatchingView *MainWindow::patchingView() const { return m_views->view<PatchingView>(QStringLiteral("patching")); }
 LinesView *MainWindow::linesView() const { return m_views->view<LinesView>(QStringLiteral("lines")); }
 HeadRolesView *MainWindow::headRolesView() const { return m_views->view<HeadRolesView>(QStringLiteral("headRoles")); }
 RolloutView *MainWindow::rolloutView() const { return m_views->view<RolloutView>(QStringLiteral("rollout")); }

@@ -54,6 +54,7 @@ class ResidualView;
 class LiveSession;
 class ModelLoader;
 class ModelMenu;
+class PatchingView;
 class PipelineView;
 class PredictionsView;
 class RolloutView;
@@ -133,6 +134,7 @@ public:
     ResidualView *residualView() const;
     PipelineView *pipelineView() const;
     CompareView *compareView() const;
+    PatchingView *patchingView() const;
     LinesView *linesView() const;
     HeadRolesView *headRolesView() const;
     RolloutView *rolloutView() const;
@@ -183,6 +185,11 @@ public:
     QUndoStack *undoStack() const { return m_undo; }
     // Head ablation (Edit menu, the Layers × heads grid's menu, View ▸ Clean model): window/headablations.h.
     HeadAblations *ablations() const { return m_ablations; }
+    // The Patching tab's requests: the window's text becomes `corrupted` and `edit` replaces any
+    // earlier patch (an edit of kind Value) among the edits; clearPatch takes the patch out and
+    // gives back `clean`. One undo step each, covering the text and the edits together.
+    void applyPatch(const Intervention &edit, const QString &corrupted, const QString &what);
+    void clearPatch(const QString &clean);
 
     // Help ▸ attnviz guide (F1): the user guide (resources/guide/guide.md), opened at the heading
     // `section` starts with ("" = the top). The dialog, once made (null before).

@@ -499,6 +499,38 @@ void readAblations(Section sec, SessionState &s)
     sec.finish();
 }
 
+// "patching": {"corrupted": "…", "answer": " Mary", "wrong": " John", "sweep": "resid_pre" | "heads" |
+// "heads_by_pos" | "mlp_out", "metric": "logit_diff" | "prob" | "kl"} (attnviz/patching.h's names).
+void readPatching(Section sec, SessionState &s)
+{
+    PatchingSettings &p = s.patching;
+    readSentence(sec, "corrupted", p.corrupted);
+    sec.readString("answer", p.answer);
+    sec.readString("wrong", p.wrong);
+    QString sweep = QString::fromLatin1(patchSweepName(p.sweep)), metric = QString::fromLatin1(patchMetricName(p.metric));
+    sec.readString("sweep", sweep);
+    sec.readString("metric", metric);
+    bool found = false;
+    for (PatchSweep w : {PatchSweep::ResidPre, PatchSweep::HeadsAllPositions, PatchSweep::HeadsByPosition, PatchSweep::MlpOut})
+        if (sweep == QLatin1String(patchSweepName(w))) {
+            p.sweep = w;
+            found = true;
+        }
+    if (!found)
+        sec.problem(QStringLiteral("%1: %2 is not a sweep (resid_pre, heads, heads_by_pos, mlp_out); %3 is used")
+                        .arg(sec.key("sweep"), quotedText(sweep), QLatin1String(patchSweepName(p.sweep))));
+    found = false;
+    for (PatchMetric m : {PatchMetric::LogitDiff, PatchMetric::Prob, PatchMetric::Kl})
+        if (metric == QLatin1String(patchMetricName(m))) {
+            p.metric = m;
+            found = true;
+        }
+    if (!found)
+        sec.problem(QStringLiteral("%1: %2 is not a metric (logit_diff, prob, kl); %3 is used")
+                        .arg(sec.key("metric"), quotedText(metric), QLatin1String(patchMetricName(p.metric))));
+    sec.finish();
+}
+
 QJsonValue pathOrNull(const QString &p) { return p.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(p); }
 
 } // namespace
@@ -511,8 +543,9 @@ bool SessionState::operator==(const SessionState &o) const
         && stackWeightsFile == o.stackWeightsFile && tab == o.tab && headDisplay == o.headDisplay
         && selectedHead == o.selectedHead && selectedQuery == o.selectedQuery && layer == o.layer
         && showNumbers == o.showNumbers && linesThreshold == o.linesThreshold && linesScaleRows == o.linesScaleRows
-        && normWeighted == o.normWeighted && target == o.target && attention == o.attention && ablations == o.ablations && ablationsShownClean == o.ablationsShownClean
-        && lesson == o.lesson && appearance == o.appearance && compare == o.compare;
+        && normWeighted == o.normWeighted && target == o.target && attention == o.attention && ablations == o.ablations
+        && ablationsShownClean == o.ablationsShownClean && lesson == o.lesson && appearance == o.appearance && compare == o.compare
+        && patching == o.patching;
 }
 
 std::shared_ptr<const EmbeddingTable> seedTableByName(const QString &name)
@@ -597,6 +630,13 @@ QJsonObject sessionToJson(const SessionState &s)
         out.insert(QStringLiteral("ablations"),
                    QJsonObject{{QStringLiteral("heads"), heads}, {QStringLiteral("shownClean"), s.ablationsShownClean}});
     }
+    if (!s.patching.empty()) // written only when set: the sessions written before read the same
+        out.insert(QStringLiteral("patching"),
+                   QJsonObject{{QStringLiteral("corrupted"), s.patching.corrupted},
+                               {QStringLiteral("answer"), s.patching.answer},
+                               {QStringLiteral("wrong"), s.patching.wrong},
+                               {QStringLiteral("sweep"), QString::fromLatin1(patchSweepName(s.patching.sweep))},
+                               {QStringLiteral("metric"), QString::fromLatin1(patchMetricName(s.patching.metric))}});
     if (s.compare.present)
         out.insert(QStringLiteral("compare"),
                    QJsonObject{{QStringLiteral("sentence"), s.compare.sentence},
@@ -685,6 +725,10 @@ bool sessionFromJson(const QJsonObject &json, SessionState &out, QStringList *pr
     Section ablations = top.sub("ablations", &hasAblations);
     if (hasAblations)
         readAblations(ablations, s);
+    bool hasPatching = false;
+    Section patching = top.sub("patching", &hasPatching);
+    if (hasPatching)
+        readPatching(patching, s);
     top.finish();
 
     out = s;

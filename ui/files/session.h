@@ -63,6 +63,10 @@ struct SessionState {
     // the clean model is shown instead (View ▸ Clean model); written only when there are some
     std::vector<Intervention> ablations;
     bool ablationsShownClean = false;
+    // the Patching tab's corrupted prompt, answer and wrong tokens, sweep and metric; written only when
+    // a prompt or token is typed. A patch applied from it is not kept: the session holds the clean
+    // prompt as its sentence and the edits without the patch (its value is the clean run's activation)
+    PatchingSettings patching;
     // the preset whose explanation the Lesson column shows ("" none)
     QString lesson;
     // appearance (application-wide: a lesson brings its theme, colour maps and text size)

@@ -16,6 +16,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 
 #include <cmath>
 
@@ -54,9 +55,13 @@ QString describeAblations(const std::vector<Intervention> &edits)
 {
     QStringList parts;
     for (const Intervention &e : edits)
-        parts << (e.hook == HookPoint::AttnZ && e.head >= 0 && e.positions.empty()
-                      ? QStringLiteral("L%1 H%2 %3").arg(e.layer).arg(e.head).arg(QLatin1String(editKindName(e.kind)))
-                      : QString::fromStdString(describeEdit(e)));
+        if (e.kind == EditKind::Value) // a patch (the Patching tab's): the source is the clean prompt
+            parts << QString::fromStdString(describeEdit(e)).replace(QRegularExpression(QStringLiteral(" value$")),
+                                                                     QStringLiteral(" patched from the clean prompt"));
+        else
+            parts << (e.hook == HookPoint::AttnZ && e.head >= 0 && e.positions.empty()
+                          ? QStringLiteral("L%1 H%2 %3").arg(e.layer).arg(e.head).arg(QLatin1String(editKindName(e.kind)))
+                          : QString::fromStdString(describeEdit(e)));
     return parts.join(QStringLiteral(", "));
 }
 

@@ -7,6 +7,7 @@
 
 #include "attnviz/embeddings.h"
 #include "attnviz/model.h"
+#include "attnviz/patching.h"
 #include "attnviz/projections.h"
 #include "attnviz/status.h"
 #include "attnviz/types.h"
@@ -221,6 +222,18 @@ QString attentionKindDescription(AttentionKind kind);
 // encoder-only checkpoints (Model::info's architecture) can, word vectors and encoder-decoder models
 // cannot. `model` false: the word-vector attention.
 QString editsRefusal(const ModelInfo &info, bool model);
+// What a session file keeps of the Patching tab (views/patchingview.h; a session file's "patching").
+struct PatchingSettings {
+    QString corrupted, answer, wrong;
+    PatchSweep sweep = PatchSweep::ResidPre;
+    PatchMetric metric = PatchMetric::LogitDiff;
+    bool empty() const { return corrupted.isEmpty() && answer.isEmpty() && wrong.isEmpty(); }
+    bool operator==(const PatchingSettings &o) const
+    {
+        return corrupted == o.corrupted && answer == o.answer && wrong == o.wrong && sweep == o.sweep && metric == o.metric;
+    }
+};
+
 // "L1 H2 zero, L0 H3 mean": the window's head ablations for people.
 QString describeAblations(const std::vector<Intervention> &edits);
 

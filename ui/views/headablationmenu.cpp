@@ -5,15 +5,26 @@
 
 #include <QAction>
 
+#include <algorithm>
+
 namespace attnviz::ui {
 
 QString ablationOf(const ComputeSnapshot &snapshot, int layer, int head)
 {
     for (const Intervention &e : snapshot.edits)
-        if (e.hook == HookPoint::AttnZ && e.layer == layer && e.head == head)
+        if (e.hook == HookPoint::AttnZ && e.layer == layer && e.head == head && e.kind != EditKind::Value) // a patch is no ablation
             return QString::fromLatin1(editKindName(e.kind));
     return QString();
 }
+
+namespace {
+
+bool anyAblation(const std::vector<Intervention> &edits)
+{
+    return std::any_of(edits.begin(), edits.end(), [](const Intervention &e) { return e.kind != EditKind::Value; });
+}
+
+} // namespace
 
 QList<QAction *> headAblationActions(View *view, const SnapshotPtr &snapshot, int layer, int head, bool selected,
                                      QObject *parent)
@@ -41,7 +52,7 @@ QList<QAction *> headAblationActions(View *view, const SnapshotPtr &snapshot, in
     add(View::tr("Restore L%1 H%2").arg(layer).arg(head), QStringLiteral("restoreHeadAction"), ablated,
         selected && ablated ? QStringLiteral("Ctrl+K") : QString(),
         [view, layer, head] { emit view->headRestoreRequested(layer, head); });
-    add(View::tr("Restore all heads"), QStringLiteral("restoreAllAction"), snapshot && !snapshot->edits.empty(),
+    add(View::tr("Restore all heads"), QStringLiteral("restoreAllAction"), snapshot && anyAblation(snapshot->edits),
         QString(), [view] { emit view->headRestoreRequested(-1, -1); });
     return out;
 }

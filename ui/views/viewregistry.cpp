@@ -11,6 +11,7 @@
 #include "views/layergridview.h"
 #include "views/linesview.h"
 #include "views/logitlensview.h"
+#include "views/patchingview.h"
 #include "views/pipelineview.h"
 #include "views/predictionsview.h"
 #include "views/residualview.h"
@@ -70,6 +71,12 @@ const std::vector<ViewSpec> &viewRegistry()
         {QStringLiteral("compare"), QT_TR_NOOP("Compare"), "", P::Tab, false,
          [](const ViewContext &c, QWidget *parent) -> View * { return new CompareView(c.session, parent); }, nullptr,
          nullptr},
+        // listed always: for a model it cannot patch it says why in one line. Not `export --view`
+        // (a sweep is run from the tab); File ▸ Export current view writes its heatmap
+        {QStringLiteral("patching"), QT_TR_NOOP("Patching"),
+         QT_TR_NOOP("Activation patching: a clean prompt's activations patched into a corrupted one, cell by cell"), P::Tab,
+         false, [](const ViewContext &c, QWidget *parent) -> View * { return new PatchingView(c.session, parent); }, nullptr,
+         nullptr, R::NoLayer},
         {QStringLiteral("predictions"), QT_TR_NOOP("Predictions"), "", P::Dock, false, make<PredictionsView>,
          languageModel, nullptr, R::NoLayer},
     };

@@ -16,7 +16,8 @@ namespace {
 
 bool isHead(const Intervention &e, int layer, int head)
 {
-    return e.hook == HookPoint::AttnZ && e.layer == layer && e.head == head;
+    // a patch of a head's output (EditKind::Value, the Patching tab's) is no ablation of it
+    return e.hook == HookPoint::AttnZ && e.layer == layer && e.head == head && e.kind != EditKind::Value;
 }
 
 } // namespace
@@ -86,8 +87,9 @@ void HeadAblations::ablate(int layer, int head, bool mean)
 void HeadAblations::restore(int layer, int head)
 {
     std::vector<Intervention> to = m_session->edits();
-    if (layer < 0)
-        to.clear();
+    if (layer < 0) // every ablation; a patch stays (the Patching tab's Clear patch takes it out)
+        to.erase(std::remove_if(to.begin(), to.end(), [](const Intervention &i) { return i.kind != EditKind::Value; }),
+                 to.end());
     else
         to.erase(std::remove_if(to.begin(), to.end(), [&](const Intervention &i) { return isHead(i, layer, head); }),
                  to.end());
@@ -116,7 +118,9 @@ void HeadAblations::update()
                        : tr("&Ablate the selected head L%1 H%2 (zero)").arg(l).arg(h));
     m_mean->setEnabled(can);
     m_mean->setText(tr("Ablate the selected head L%1 H%2 (&mean over the text)").arg(l).arg(h));
-    m_restoreAll->setEnabled(!m_session->edits().empty());
+    const auto &edits = m_session->edits();
+    m_restoreAll->setEnabled(
+        std::any_of(edits.begin(), edits.end(), [](const Intervention &e) { return e.kind != EditKind::Value; }));
     for (QAction *a : {m_zero, m_mean})
         a->setToolTip(
             refusal.isEmpty()

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // What the user changes by hand, as undo steps: a settings change (recorded, then computed with),
-// a chip clicked (padding, or BERT's [MASK] and back) and the text it replaces: MainWindow's members
-// for them.
+// a chip clicked (padding, or BERT's [MASK] and back) and the text it replaces, a patch from the
+// Patching tab applied or cleared: MainWindow's members for them.
 #include "mainwindow.h"
 
 #include "controls/controlpanel.h"
@@ -145,6 +145,48 @@ void MainWindow::onTokenClicked(bool keyChips, int index)
     const ComputeSettings after = m_controls->settings();
     m_undo->push(new WindowCommand(tr("Pad token %1").arg(index), [toggle, before] { toggle(before); },
                                    [toggle, after] { toggle(after); }));
+}
+
+void MainWindow::applyPatch(const Intervention &edit, const QString &corrupted, const QString &what)
+{
+    if (!editsRefusal(m_modelInfo, m_session->model() != nullptr).isEmpty())
+        return;
+    const QString beforeText = m_queryEdit->toPlainText();
+    const std::vector<Intervention> before = m_session->edits();
+    std::vector<Intervention> to;
+    for (const Intervention &e : before)
+        if (e.kind != EditKind::Value) // one patch at a time: it replaces the last
+            to.push_back(e);
+    to.push_back(edit);
+    // the text first: the edit's value has the corrupted prompt's token count
+    const auto set = [this](const QString &text, const std::vector<Intervention> &edits) {
+        if (m_queryEdit->toPlainText() != text)
+            setSentence(text);
+        m_session->setEdits(edits);
+    };
+    set(corrupted, to);
+    m_undo->push(new WindowCommand(
+        what, [set, beforeText, before] { set(beforeText, before); }, [set, corrupted, to] { set(corrupted, to); }));
+}
+
+void MainWindow::clearPatch(const QString &clean)
+{
+    const QString beforeText = m_queryEdit->toPlainText();
+    const std::vector<Intervention> before = m_session->edits();
+    std::vector<Intervention> to;
+    for (const Intervention &e : before)
+        if (e.kind != EditKind::Value)
+            to.push_back(e);
+    if (to == before)
+        return;
+    const auto set = [this](const QString &text, const std::vector<Intervention> &edits) {
+        if (m_queryEdit->toPlainText() != text)
+            setSentence(text);
+        m_session->setEdits(edits);
+    };
+    set(clean, to);
+    m_undo->push(new WindowCommand(
+        tr("Clear the patch"), [set, beforeText, before] { set(beforeText, before); }, [set, clean, to] { set(clean, to); }));
 }
 
 } // namespace attnviz::ui

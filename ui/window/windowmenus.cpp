@@ -12,6 +12,7 @@
 #include "teaching/presets.h"
 #include "teaching/seedtables.h"
 #include "views/compareview.h"
+#include "views/patchingview.h"
 #include "window/exportactions.h"
 #include "window/guidedialog.h"
 #include "window/headablations.h"
@@ -47,6 +48,7 @@ void MainWindow::buildMenus()
     file->addAction(m_export->currentAction());
     m_export->update();
     connect(m_tabs, &QTabWidget::currentChanged, m_export, &ExportActions::update);
+    connect(patchingView(), &PatchingView::sweepFinished, m_export, &ExportActions::update); // its heatmap drawn
     file->addAction(tr("Export &all heads…"), this, [this] { m_export->exportFigure(ExportView::Grid); });
     file->addAction(tr("Export &matrices (CSV, NPY, JSON)…"), m_export, &ExportActions::exportMatrices);
     file->addAction(tr("Export lesson as &slides (PNG, PDF)…"), this, &MainWindow::exportLessonSlides);

@@ -19,6 +19,7 @@
 #include "views/compareview.h"
 #include "views/heatmapview.h"
 #include "views/linesview.h"
+#include "views/patchingview.h"
 
 #include "bundledvectors.h"
 
@@ -200,7 +201,14 @@ SessionState WindowState::capture() const
     s.linesThreshold = m_w->linesView()->threshold();
     s.linesScaleRows = m_w->linesView()->scaleRows();
     s.normWeighted = m_w->views()->normWeighted();
-    s.ablations = m_w->session()->edits();
+    // a patch (the Patching tab's, EditKind::Value) is not kept: the session holds the clean prompt
+    s.ablations.clear();
+    for (const Intervention &e : m_w->session()->edits())
+        if (e.kind != EditKind::Value)
+            s.ablations.push_back(e);
+    s.patching = m_w->patchingView()->settings();
+    if (m_w->patchingView()->patchApplied())
+        s.sentence = m_w->patchingView()->cleanPrompt();
     s.ablationsShownClean = m_w->session()->editsShownClean();
     s.lesson = m_w->lessonPanel()->currentId();
     s.appearance = AppearanceManager::instance()->appearance();
@@ -345,6 +353,7 @@ void WindowState::apply(const SessionState &in, QStringList *problems)
             ablations = s.ablations;
     }
     m_w->session()->setEdits(ablations);
+    m_w->patchingView()->setSettings(s.patching);
     m_w->session()->setEditsShownClean(s.ablationsShownClean);
     m_w->controls()->setShowNumbers(s.showNumbers);
     const int heads = m_w->controls()->settings().numHeads; // a model's own count once it is open
