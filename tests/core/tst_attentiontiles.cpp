@@ -10,6 +10,7 @@
 #include "attnviz/attentiontiles.h"
 #include "attnviz/memorybudget.h"
 #include "attnviz/pretrained.h"
+#include "attnviz/reads.h"
 #include "modelchecks.h"
 
 #include <QtTest>
@@ -210,6 +211,9 @@ void checkWithoutWeights(Model &m, const std::vector<int> &ids, bool userMasks, 
 }
 
 
+// The bounds checkSixteenBit holds the 16-bit forward to (see there).
+constexpr double kSixteenBitFinal = 5e-2, kSixteenBitLogit = 0.5;
+
 // The tiles of layer `l` of a 16-bit trace are the exact softmax of the scores of the q and k it keeps
 // (float64, 1e-6), and each row sums to 1 (the forward's log-sum-exp is that of the kept q and k).
 void checkKeptSoftmax(const Trace<float> &tr, int l, const AttentionTiles<float> &tiles)
@@ -282,6 +286,12 @@ void checkSixteenBit(Model &m, const std::vector<int> &ids, bool userMasks, doub
         QVERIFY(tiles.valid() && tiles.recomputes());
         QCOMPARE(tiles.rows(), t);
         checkKeptSoftmax(lean, l, tiles);
+        // a reader of the layer's whole v widens it: the value norms of the 16-bit values, the float
+        // forward's within rounding
+        Mat<float> norms, fullNorms;
+        QVERIFY(valueNorms(lean, l, norms).ok());
+        QVERIFY(valueNorms(full, l, fullNorms).ok());
+        QVERIFY(largestDifference(norms, fullNorms) <= kSixteenBitFinal * double(fullNorms.maxCoeff()));
     }
     // the final states off by at most finalBound of their largest magnitude
     const double finalOff = largestDifference(lean.final, full.final) / double(full.final.cwiseAbs().maxCoeff());
@@ -296,9 +306,6 @@ void checkSixteenBit(Model &m, const std::vector<int> &ids, bool userMasks, doub
     QVERIFY2(finalOff <= finalBound, qPrintable(QString::number(finalOff)));
     QVERIFY2(logitOff <= logitBound, qPrintable(QString::number(logitOff)));
 }
-// The bounds checkSixteenBit holds the 16-bit forward to (see there).
-constexpr double kSixteenBitFinal = 5e-2, kSixteenBitLogit = 0.5;
-
 } // namespace
 
 class TestAttentionTiles : public QObject {
