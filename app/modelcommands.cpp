@@ -564,8 +564,10 @@ int benchModel(const QStringList &args)
                                                  "layer's weights), layer (the first layer's weights and stages, "
                                                  "as the Weights tab of a large trace asks), tiles (every stage but "
                                                  "no t x t weights: q, k, v and each row's log-sum-exp, the weights "
-                                                 "computed where read) or tiles-attention (no weights, no other "
-                                                 "stage). On the CPU every layer's keys and values too; on the GPU "
+                                                 "computed where read), tiles-attention (no weights, no other "
+                                                 "stage) or tiles-attention-16 (that, with q, k and v rounded to "
+                                                 "and kept in the model's 16-bit type where its weights are BF16 "
+                                                 "or F16). On the CPU every layer's keys and values too; on the GPU "
                                                  "the rest stays there."),
                                   QStringLiteral("what"), QStringLiteral("all"));
     QCommandLineOption typedOpt(QStringLiteral("typed"),
@@ -598,7 +600,7 @@ int benchModel(const QStringList &args)
         return fail("bench", "--tokens: no length given", 2);
     Observe observe;
     if (!benchObserve(p.value(observeOpt).toStdString(), observe))
-        return fail("bench", "--observe: all, attention, layer, tiles or tiles-attention, not " +
+        return fail("bench", "--observe: all, attention, layer, tiles, tiles-attention or tiles-attention-16, not " +
                                  printable(p.value(observeOpt).toStdString(), 40), 2);
     bool mapOk = false;
     const int map = p.value(mapOpt).toInt(&mapOk);
@@ -659,7 +661,8 @@ int benchModel(const QStringList &args)
                     info.layers, info.heads, info.dModel, coreThreads(), loadMs, device.c_str(),
                     observe.everything()  ? ""
                     : !observe.weights    ? (observe.stages ? ", no t x t weights kept: q, k, v, log-sum-exp and the stages"
-                                                            : ", no t x t weights kept: q, k, v and log-sum-exp")
+                                          : observe.sixteenBit ? ", no t x t weights kept: q, k, v (16-bit) and log-sum-exp"
+                                                               : ", no t x t weights kept: q, k, v and log-sum-exp")
                     : !observe.stages     ? (gpu ? ", every layer's weights read back" : ", every layer's weights kept, no other stage")
                     : gpu                 ? ", the first layer read back"
                                           : ", the first layer kept, of the others their keys and values");

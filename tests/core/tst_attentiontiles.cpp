@@ -4,11 +4,13 @@
 // qwen2/3, gemma2's soft-capping, gemma3's local and global layers, phi3, GPT-2, BERT; grouped-query
 // heads), with and without the user's masks, in float32 (1e-6) and float64 (1e-12); its masks are
 // the forward's; pooled maps (max, mean) equal pooling the full matrix, ragged edges and causal
-// zeros included; the tile cache stays within its bytes.
+// zeros included; the tile cache stays within its bytes; a 16-bit model's long-text trace
+// (Observe::sixteenBit) keeps q, k and v in 16 bits and its tiles are the softmax of those.
 #include "testpaths.h"
 #include "attnviz/attentiontiles.h"
 #include "attnviz/memorybudget.h"
 #include "attnviz/pretrained.h"
+#include "attnviz/reads.h"
 #include "modelchecks.h"
 
 #include <QtTest>
@@ -208,6 +210,102 @@ void checkWithoutWeights(Model &m, const std::vector<int> &ids, bool userMasks, 
     QVERIFY(heldBytes(lean) <= traceBytes(info, t, sizeof(T), false, 0, false, false, stages));
 }
 
+
+// The bounds checkSixteenBit holds the 16-bit forward to (see there).
+constexpr double kSixteenBitFinal = 5e-2, kSixteenBitLogit = 0.5;
+
+// The tiles of layer `l` of a 16-bit trace are the exact softmax of the scores of the q and k it keeps
+// (float64, 1e-6), and each row sums to 1 (the forward's log-sum-exp is that of the kept q and k).
+void checkKeptSoftmax(const Trace<float> &tr, int l, const AttentionTiles<float> &tiles)
+{
+    const AttentionResult<float> &R = tr.layers[size_t(l)].attention;
+    const SequenceResult<float> &s = R.batch[0];
+    const int t = tiles.rows();
+    const Mat<double> q = s.q16.widened<double>(), k = s.k16.widened<double>();
+    for (int h = 0; h < R.numHeads; ++h) {
+        const int kh = R.kvHeadOf(h);
+        Mat<double> sc = R.scale * q.middleCols(h * R.dHead, R.dHead) * k.middleCols(kh * R.dHead, R.dHead).transpose();
+        if (R.softcap > 0)
+            sc = ((sc.array() / R.softcap).tanh() * R.softcap).matrix();
+        Mat<double> ref(t, t);
+        for (int i = 0; i < t; ++i) {
+            double mx = -INFINITY;
+            for (int j = 0; j < t; ++j)
+                if (!tiles.masked(i, j))
+                    mx = std::max(mx, sc(i, j));
+            double sum = 0;
+            for (int j = 0; j < t; ++j)
+                sum += ref(i, j) = tiles.masked(i, j) ? 0.0 : std::exp(sc(i, j) - mx);
+            ref.row(i) /= sum;
+        }
+        const Mat<float> w = tiles.tile(h, 0, t, 0, t);
+        const double d = largestDifference(Mat<double>(w.cast<double>()), ref);
+        if (!(d <= 1e-6))
+            QFAIL(qPrintable(QStringLiteral("layer %1 head %2: off the softmax of the kept q, k by %3").arg(l).arg(h).arg(d)));
+        const double rowSum = (w.cast<double>().rowwise().sum().array() - 1.0).abs().maxCoeff();
+        if (!(rowSum <= 1e-6))
+            QFAIL(qPrintable(QStringLiteral("layer %1 head %2: a row sums to 1 +- %3").arg(l).arg(h).arg(rowSum)));
+    }
+}
+
+// A trace that keeps no weights nor stages with Observe::sixteenBit, of a model whose weights are BF16:
+// every layer keeps q, k and v in 16 bits (their float copies empty; the bytes are 16-bit's), its tiles
+// are the exact softmax of the scores of those q and k (float64, 1e-6; each row sums to 1: the forward
+// computed its log-sum-exp from the rounded q and k), and its outputs differ from the float forward's
+// by rounding only: the final states by at most `finalBound`, the last position's top logit by at most
+// `logitBound` (measured on the fixtures, with a margin), yet not at all would mean nothing was rounded.
+void checkSixteenBit(Model &m, const std::vector<int> &ids, bool userMasks, double finalBound, double logitBound)
+{
+    TraceRequest req;
+    req.ids = ids;
+    const int t = int(ids.size());
+    if (userMasks) {
+        req.paddedKeys = {1};
+        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
+    }
+    Trace<float> full;
+    QVERIFY(m.trace(req, full).ok());
+    req.observe.weights = false;
+    req.observe.stages = false;
+    req.observe.sixteenBit = true;
+    Trace<float> lean;
+    const Status st = m.trace(req, lean);
+    QVERIFY2(st.ok(), st.message.c_str());
+    QVERIFY(lean.observed.sixteenBit);
+    const ModelInfo info = m.info();
+    for (int l = 0; l < lean.numLayers(); ++l) {
+        const AttentionResult<float> &R = lean.layers[size_t(l)].attention;
+        const SequenceResult<float> &s = R.batch[0];
+        QCOMPARE(s.q.size() + s.k.size() + s.v.size(), Eigen::Index(0));
+        QVERIFY(s.q16.kind == HalfRows::Kind::BF16);
+        QCOMPARE(s.q16.bytes(), size_t(t) * size_t(info.heads * info.dHead) * 2);
+        QCOMPARE(s.k16.bytes(), size_t(t) * size_t(info.kvHeads * info.dHead) * 2);
+        QCOMPARE(s.v16.bytes(), size_t(t) * size_t(info.kvHeads * info.dHead) * 2);
+        QVERIFY(AttentionTiles<float>::recomputable(lean, l));
+        AttentionTiles<float> tiles(lean, l);
+        QVERIFY(tiles.valid() && tiles.recomputes());
+        QCOMPARE(tiles.rows(), t);
+        checkKeptSoftmax(lean, l, tiles);
+        // a reader of the layer's whole v widens it: the value norms of the 16-bit values, the float
+        // forward's within rounding
+        Mat<float> norms, fullNorms;
+        QVERIFY(valueNorms(lean, l, norms).ok());
+        QVERIFY(valueNorms(full, l, fullNorms).ok());
+        QVERIFY(largestDifference(norms, fullNorms) <= kSixteenBitFinal * double(fullNorms.maxCoeff()));
+    }
+    // the final states off by at most finalBound of their largest magnitude
+    const double finalOff = largestDifference(lean.final, full.final) / double(full.final.cwiseAbs().maxCoeff());
+    auto topLogit = [](const Trace<float> &tr) {
+        return std::log(tr.predictions.next.back().front().p) + tr.predictions.logNormalizer.back();
+    };
+    QCOMPARE(lean.predictions.next.back().front().id, full.predictions.next.back().front().id);
+    const double logitOff = std::abs(topLogit(lean) - topLogit(full));
+    qInfo("%s: final states off by %.3g of their largest, top logit by %.3g", qPrintable(QString::fromStdString(info.name)),
+          finalOff, logitOff);
+    QVERIFY(finalOff > 0);
+    QVERIFY2(finalOff <= finalBound, qPrintable(QString::number(finalOff)));
+    QVERIFY2(logitOff <= logitBound, qPrintable(QString::number(logitOff)));
+}
 } // namespace
 
 class TestAttentionTiles : public QObject {
@@ -224,6 +322,9 @@ private slots:
     void typedWithoutWeights_data();
     void typedWithoutWeights();
     void estimateFollowsPolicy();
+    void sixteenBit_data();
+    void sixteenBit();
+    void typedSixteenBit();
 };
 
 void TestAttentionTiles::recomputedEqualsFull_data()
@@ -498,6 +599,77 @@ void TestAttentionTiles::estimateFollowsPolicy()
     QCOMPARE(checkTraceMemory(info, 8192, 4, false, 0, false, false, false).ok(), lean <= memoryBudget());
     QVERIFY(!checkTraceMemory(info, 8192, 4, false).ok());
     QVERIFY(tokensWithin(info, memoryBudget(), 4, false, 0, false, false, false) > tokensWithin(info, memoryBudget(), 4, false));
+}
+
+void TestAttentionTiles::sixteenBit_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("userMasks");
+    for (const char *m : {"llama-tiny", "qwen2-tiny", "qwen3-tiny", "gemma3-tiny", "phi3-tiny"})
+        for (bool masks : {false, true})
+            QTest::addRow("%s%s", m, masks ? " masked" : "") << QString::fromLatin1(m) << masks;
+}
+
+void TestAttentionTiles::sixteenBit()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, userMasks);
+    Model *m = opened(model);
+    QVERIFY(m);
+    checkSixteenBit(*m, idsOf(cases(model).first().toObject()), userMasks, kSixteenBitFinal, kSixteenBitLogit);
+}
+
+// Typing token by token into one 16-bit trace (its rows' q, k, v widened back, grown and kept in 16
+// bits again): the kept rows' bits stay as they were, the tiles are the softmax of the kept q and k, and
+// the final states are a fresh 16-bit trace's within the rounding bound (a row computed in another block
+// may round to the other neighbouring 16-bit value); a float trace is not continued by a 16-bit one.
+void TestAttentionTiles::typedSixteenBit()
+{
+    Architecture a; // SmolLM2-135M's shape, two layers (the second with a window of 5 keys), BF16 weights
+    QVERIFY(seededShape("smollm2-135m", a));
+    a.layers = 2;
+    a.window = {0, 5};
+    a.vocabulary = 500;
+    std::unique_ptr<Model> m;
+    QVERIFY(seededPretrained(a, 7, m, "BF16").ok());
+    const std::vector<int> ids = seededIds(24);
+    Trace<float> typed;
+    TraceRequest req;
+    req.observe.weights = false;
+    req.observe.stages = false;
+    req.observe.sixteenBit = true;
+    std::vector<std::vector<uint16_t>> before; // each layer's kept k bits before the keystroke
+    for (size_t n = 1; n <= ids.size(); ++n) {
+        req.ids.assign(ids.begin(), ids.begin() + long(n));
+        if (n == ids.size() / 2) { // one keystroke in float, then 16 bits again
+            TraceRequest f = req;
+            f.observe.sixteenBit = false;
+            QVERIFY(m->trace(f, typed).ok());
+            QVERIFY(typed.layers[0].attention.batch[0].q16.empty());
+            before.clear();
+        }
+        QVERIFY(m->trace(req, typed).ok());
+        Trace<float> fresh;
+        QVERIFY(m->trace(req, fresh).ok());
+        const double off = largestDifference(typed.final, fresh.final) / double(fresh.final.cwiseAbs().maxCoeff());
+        if (!(off <= kSixteenBitFinal))
+            QFAIL(qPrintable(QStringLiteral("%1 tokens: final states off a fresh trace's by %2").arg(n).arg(off)));
+        const int t = int(n);
+        std::vector<std::vector<uint16_t>> now;
+        for (int l = 0; l < typed.numLayers(); ++l) {
+            const SequenceResult<float> &s = typed.layers[size_t(l)].attention.batch[0];
+            QCOMPARE(int(s.k16.rows), t);
+            QCOMPARE(s.q.size() + s.k.size() + s.v.size(), Eigen::Index(0));
+            // the rows kept from the keystroke before: the same bits
+            if (!before.empty())
+                QVERIFY(std::equal(before[size_t(l)].begin(), before[size_t(l)].end(), s.k16.bits.begin()));
+            now.push_back(s.k16.bits);
+            AttentionTiles<float> tiles(typed, l);
+            QVERIFY(tiles.recomputes());
+            checkKeptSoftmax(typed, l, tiles);
+        }
+        before = now;
+    }
 }
 
 QTEST_APPLESS_MAIN(TestAttentionTiles)

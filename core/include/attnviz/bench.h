@@ -66,7 +66,8 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
 
 // What `--observe WHAT` of `attnviz bench` and `model_bench` asks a trace to keep: all (everything),
 // attention (every layer's weights, no other stage), layer (the first layer's weights and stages),
-// tiles (every stage, no t x t weights: Observe::weights false) or tiles-attention (neither).
+// tiles (every stage, no t x t weights: Observe::weights false), tiles-attention (neither) or
+// tiles-attention-16 (neither, q, k and v in the model's 16 bits: Observe::sixteenBit).
 // False for another name (out untouched).
 bool benchObserve(const std::string &what, Observe &out);
 

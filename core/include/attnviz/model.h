@@ -223,12 +223,19 @@ struct Observe {
     // a trace's memory is linear in its length; every layer keeps q (with k, v and each row's
     // log-sum-exp) and AttentionTiles (attentiontiles.h) computes any weight where it is read.
     bool weights = true;
+    // With `weights` false, for a model whose weights are 16-bit (BF16, F16) in the float32 forward:
+    // each layer whose stages are left out rounds q, k and v to that type right after projection and
+    // rotation, computes its attention from them (as the model's own 16-bit runtime holds them), and
+    // keeps them so (SequenceResult::q16): half the bytes of a long text's trace, its weights within
+    // rounding of the float forward's and exactly what AttentionTiles recomputes. No effect otherwise.
+    bool sixteenBit = false;
     bool everything() const { return layers.empty() && heads.empty() && stages && weights; }
     // Whether every layer's q is kept: with the stages, or in place of the weights.
     bool queries() const { return stages || !weights; }
     bool operator==(const Observe &o) const
     {
-        return layers == o.layers && heads == o.heads && stages == o.stages && weights == o.weights;
+        return layers == o.layers && heads == o.heads && stages == o.stages && weights == o.weights &&
+               sixteenBit == o.sixteenBit;
     }
     bool operator!=(const Observe &o) const { return !(*this == o); }
     bool layer(int l) const { return layers.empty() || std::find(layers.begin(), layers.end(), l) != layers.end(); }

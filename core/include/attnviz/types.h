@@ -259,6 +259,79 @@ struct AttentionInput {
     Projections<T> proj;
 };
 
+// A (rows, cols) row-major matrix kept in 16 bits, the model's own BF16 or F16: a long text's q, k or v
+// (SequenceResult::q16). Each value is exactly the float the forward computed with (it rounded them
+// before using them), so widening gives that float back.
+struct HalfRows {
+    enum class Kind : uint8_t { BF16, F16 };
+    Kind kind = Kind::BF16;
+    Eigen::Index rows = 0, cols = 0;
+    std::vector<uint16_t> bits;
+    bool empty() const { return rows == 0; }
+    size_t bytes() const { return bits.size() * sizeof(uint16_t); }
+    void clear()
+    {
+        rows = cols = 0;
+        std::vector<uint16_t>().swap(bits);
+    }
+    static float widen(Kind kind, uint16_t b)
+    {
+        if (kind == Kind::F16)
+            return float(Eigen::numext::bit_cast<Eigen::half>(b));
+        return float(Eigen::numext::bit_cast<Eigen::bfloat16>(b));
+    }
+    static uint16_t narrow(Kind kind, float v) // to nearest even
+    {
+        if (kind == Kind::F16)
+            return Eigen::numext::bit_cast<uint16_t>(Eigen::half(v));
+        return Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(v));
+    }
+    // v rounded to this precision, as a float
+    static float rounded(Kind kind, float v) { return widen(kind, narrow(kind, v)); }
+    // Rows [r0, r0 + n) x columns [c0, c0 + cn) widened into `out` (resized n x cn).
+    template <typename T>
+    void widen(Eigen::Index r0, Eigen::Index n, Eigen::Index c0, Eigen::Index cn, Mat<T> &out) const
+    {
+        out.resize(n, cn);
+        for (Eigen::Index r = 0; r < n; ++r) {
+            const uint16_t *src = bits.data() + size_t(r0 + r) * size_t(cols) + size_t(c0);
+            T *dst = out.data() + r * cn;
+            for (Eigen::Index c = 0; c < cn; ++c)
+                dst[c] = T(widen(kind, src[c]));
+        }
+    }
+    // The whole matrix widened.
+    template <typename T>
+    Mat<T> widened() const
+    {
+        Mat<T> out;
+        widen(0, rows, 0, cols, out);
+        return out;
+    }
+    // `m` narrowed into this (its values already rounded to `k`: exact).
+    template <typename T>
+    void assign(Kind k, const Mat<T> &m)
+    {
+        kind = k;
+        rows = m.rows();
+        cols = m.cols();
+        bits.resize(size_t(m.size()));
+        for (Eigen::Index i = 0; i < m.size(); ++i)
+            bits[size_t(i)] = narrow(k, float(m.data()[i]));
+    }
+};
+
+// `m`, or where it is empty and `half` holds it in 16 bits, `half` widened into `scratch`: a reader of
+// a long text's whole q, k or v (one layer's, for the time it reads).
+template <typename T>
+const Mat<T> &widenedOr(const Mat<T> &m, const HalfRows &half, Mat<T> &scratch)
+{
+    if (m.size() || half.empty())
+        return m;
+    scratch = half.template widened<T>();
+    return scratch;
+}
+
 // Every stage of one sequence. Per-head matrices are stored head after head.
 template <typename T>
 struct SequenceResult {
@@ -267,6 +340,11 @@ struct SequenceResult {
                                   // k and v of a key/value head repeated for each query head it serves;
                                   // where a model's trace leaves a layer's stages out (Observe), only
                                   // the key/value heads' own, (t_k, KV*d_head), which the next token reads
+    // A long text's q, k and v in 16 bits, q, k and v then empty: a trace that keeps neither the weights
+    // nor the layer's stages of a model whose weights are 16-bit (BF16, F16) rounds them to that type
+    // right after projection and rotation, computes its attention from them, and keeps them so
+    // (compact k and v). Readers go through widenedOr or widen the rows they need. Empty otherwise.
+    HalfRows q16, k16, v16;
     Mat<T> qPre, kPre;            // q and k as projected, before q/k norm and rotary positions
                                   // (TransformerLens' hook_q / hook_k beside hook_rot_q / hook_rot_k);
                                   // empty where q and k are used as projected

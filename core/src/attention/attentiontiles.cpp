@@ -159,9 +159,10 @@ AttentionTiles<T>::AttentionTiles(const Trace<T> &trace, int layer, Source sourc
     if (!m_valid)
         return;
     if (m_recompute) {
-        m_tq = int(m_seq->q.rows());
-        m_tk = int(m_seq->k.rows());
-        m_kPerHead = m_seq->k.cols() == Eigen::Index(m_heads) * m_dh;
+        const bool half = !m_seq->q16.empty();
+        m_tq = int(half ? m_seq->q16.rows : m_seq->q.rows());
+        m_tk = int(half ? m_seq->k16.rows : m_seq->k.rows());
+        m_kPerHead = (half ? m_seq->k16.cols : m_seq->k.cols()) == Eigen::Index(m_heads) * m_dh;
         for (int j : trace.paddedKeys)
             if (j >= 0 && j < m_tk) {
                 m_padded.resize(size_t(m_tk), 0);
@@ -185,9 +186,14 @@ bool AttentionTiles<T>::recomputable(const Trace<T> &trace, int layer)
     const AttentionResult<T> &R = trace.layers[size_t(layer)].attention;
     const SequenceResult<T> &s = R.batch.front();
     const Eigen::Index H = R.numHeads, KV = R.kvHeads > 0 ? R.kvHeads : R.numHeads, dh = R.dHead;
-    const Eigen::Index t = s.q.rows();
-    return H > 0 && dh > 0 && t > 0 && s.q.cols() == H * dh && s.lse.rows() == t && s.lse.cols() == H &&
-           s.k.rows() > 0 && (s.k.cols() == H * dh || s.k.cols() == KV * dh) && H % KV == 0;
+    // q and k in T, or both kept in 16 bits (a long text of a 16-bit model: HalfRows)
+    const bool half = !s.q16.empty();
+    if (half && s.k16.empty())
+        return false;
+    const Eigen::Index t = half ? s.q16.rows : s.q.rows(), qCols = half ? s.q16.cols : s.q.cols();
+    const Eigen::Index tk = half ? s.k16.rows : s.k.rows(), kCols = half ? s.k16.cols : s.k.cols();
+    return H > 0 && dh > 0 && t > 0 && qCols == H * dh && s.lse.rows() == t && s.lse.cols() == H && tk > 0 &&
+           (kCols == H * dh || kCols == KV * dh) && H % KV == 0;
 }
 
 template <typename T>
@@ -237,7 +243,14 @@ void AttentionTiles<T>::headBlock(int h, int r0, int r1, int c0, int c1, Mat<T> 
     }
     // as the forward forms them (scoreBlock: the same sums), soft-capped
     const Eigen::Index kc = m_kPerHead ? Eigen::Index(h) * dh : Eigen::Index(h / (m_heads / m_kvHeads)) * dh;
-    scoreBlock(m_scale, m_seq->q, r0, rn, Eigen::Index(h) * dh, m_seq->k, c0, cn, kc, dh, out);
+    if (!m_seq->q16.empty()) { // the block's rows of q and keys of k widened (exact), the same sums
+        thread_local Mat<T> qb, kb;
+        m_seq->q16.widen(r0, rn, Eigen::Index(h) * dh, dh, qb);
+        m_seq->k16.widen(c0, cn, kc, dh, kb);
+        scoreBlock(m_scale, qb, 0, rn, 0, kb, 0, cn, 0, dh, out);
+    } else {
+        scoreBlock(m_scale, m_seq->q, r0, rn, Eigen::Index(h) * dh, m_seq->k, c0, cn, kc, dh, out);
+    }
     if (m_cap > 0)
         out = ((out.array() / m_cap).tanh() * m_cap).matrix();
     for (int r = 0; r < rn; ++r) {

@@ -258,12 +258,13 @@ std::vector<Mat<T>> stageMatrices(const SequenceResult<T> &s, const std::string 
         return s.scores;
     if (stage == "weights")
         return {s.weights.begin(), s.weights.end()};
+    Mat<T> wide; // kept in 16 bits (a long text): widened
     if (stage == "q")
-        return {s.q};
+        return {widenedOr(s.q, s.q16, wide)};
     if (stage == "k")
-        return {s.k};
+        return {widenedOr(s.k, s.k16, wide)};
     if (stage == "v")
-        return {s.v};
+        return {widenedOr(s.v, s.v16, wide)};
     if (stage == "weights_avg")
         return {s.weightsAvg.toDense()};
     if (stage == "context")

@@ -387,7 +387,9 @@ private:
                 (tr.layers.front().attention.batch.front().scores.empty() != request.keepScores) &&
                 (tr.layers.front().mlpPre.size() != 0) == (request.keepMlp && m_config.gatedMlp) &&
                 tr.predictions.next.size() == tr.tokens.size() &&
-                tr.predictions.topK == std::min(in.topK, int(m_float->tokens.rows())) && tr.observed.covers(in.observe)) {
+                tr.predictions.topK == std::min(in.topK, int(m_float->tokens.rows())) && tr.observed.covers(in.observe) &&
+                tr.observed.weights == in.observe.weights &&
+                tr.observed.sixteenBit == in.observe.sixteenBit) { // q, k, v rounded or not (Observe::sixteenBit)
                 const size_t n = std::min(tr.tokens.size(), tokens.size());
                 while (size_t(r) < n && tr.tokens[size_t(r)].id == tokens[size_t(r)].id)
                     ++r;

@@ -91,18 +91,20 @@ Status valueNorms(const Trace<T> &trace, int layer, Mat<T> &out)
         return st;
     const LayerTrace<T> &lt = trace.layers[size_t(layer)];
     const SequenceResult<T> &s = lt.attention.batch.front();
+    Mat<T> wide; // v kept in 16 bits (a long text): this layer's widened while it is read
+    const Mat<T> &values = widenedOr(s.v, s.v16, wide);
     const int H = lt.attention.numHeads, dh = lt.attention.dHead;
     // a copy per query head, or (a layer whose other stages a long text's trace left out) the
     // key/value heads' own
     const int kv = lt.attention.kvHeads > 0 ? lt.attention.kvHeads : H;
-    const bool shared = kv < H && s.v.cols() == Eigen::Index(kv) * dh;
-    if (s.v.cols() != Eigen::Index(H) * dh && !shared)
+    const bool shared = kv < H && values.cols() == Eigen::Index(kv) * dh;
+    if (values.cols() != Eigen::Index(H) * dh && !shared)
         return Status::error(StatusCode::InvalidInput, "value norms: layer " + std::to_string(layer) + " kept no values");
-    out.resize(s.v.rows(), H);
+    out.resize(values.rows(), H);
     const std::shared_ptr<const std::vector<Mat<T>>> grams = lt.projections ? outputGrams(lt.projections, H, dh) : nullptr;
     const bool identity = !grams;
     for (int h = 0; h < H; ++h) {
-        const auto V = s.v.middleCols(Eigen::Index(shared ? lt.attention.kvHeadOf(h) : h) * dh, dh);
+        const auto V = values.middleCols(Eigen::Index(shared ? lt.attention.kvHeadOf(h) : h) * dh, dh);
         if (identity) {
             out.col(h) = V.rowwise().norm();
         } else {

@@ -267,9 +267,10 @@ bool benchObserve(const std::string &what, Observe &out)
         o.layers = {0};
     else if (what == "tiles") {
         o.weights = false;
-    } else if (what == "tiles-attention") {
+    } else if (what == "tiles-attention" || what == "tiles-attention-16") {
         o.weights = false;
         o.stages = false;
+        o.sixteenBit = what == "tiles-attention-16";
     } else if (what != "all")
         return false;
     out = o;

@@ -38,6 +38,8 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
+#include <type_traits>
 
 #ifdef __linux__
 #include <sys/mman.h>
@@ -619,7 +621,8 @@ template <typename T>
 void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
             const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, bool keepQ,
             bool weights, Eigen::Index limit, GrowthRoom &room, ProjectionScratch<T> &scratch, AttentionResult<T> &R,
-            const std::function<void(Mat<T> &)> *editZ = nullptr, bool aligned = false)
+            const std::function<void(Mat<T> &)> *editZ = nullptr, bool aligned = false,
+            std::optional<HalfRows::Kind> half = std::nullopt)
 {
     const int t = int(a.rows()), heads = A.heads, dh = A.dHead, width = heads * dh, n = t - p;
     const bool causal = A.causal;
@@ -638,6 +641,27 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     R.batch.resize(1);
     SequenceResult<T> &s = R.batch[0];
     const SequenceResult<T> *f = from && p > keep ? &from->batch.front() : nullptr;
+    // q, k and v kept in 16 bits (a long text of a 16-bit model): this layer's own and the newer
+    // trace's widened back for the rows this call keeps or copies (exactly: they were rounded before
+    // use), narrowed again at the end; a trace kept so in float, or the reverse, converts here
+    SequenceResult<T> fromWide;
+    if (f && (!f->q16.empty() || !f->k16.empty() || !f->v16.empty())) {
+        fromWide = *f; // no weights: a trace kept so stores none
+        for (auto [m, m16] : {std::pair{&fromWide.q, &fromWide.q16}, std::pair{&fromWide.k, &fromWide.k16},
+                              std::pair{&fromWide.v, &fromWide.v16}}) {
+            if (!m16->empty())
+                *m = m16->template widened<T>();
+            m16->clear();
+        }
+        f = &fromWide;
+    }
+    for (auto [m, m16] : {std::pair{&s.q, &s.q16}, std::pair{&s.k, &s.k16}, std::pair{&s.v, &s.v16}}) {
+        if (m16->empty())
+            continue;
+        if (keep > 0 && m->size() == 0)
+            *m = m16->template widened<T>();
+        m16->clear();
+    }
     // k and v continue the trace (the next token's keys); the rest is kept where `stages` asks
     auto stage = [&](Mat<T> &m, const Mat<T> *fm, Eigen::Index cols, bool kept) {
         sizeStage(m, fm, t, cols, keep, p, limit, room, kept);
@@ -698,6 +722,14 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
                 }
             }
         });
+    }
+    if constexpr (std::is_same_v<T, float>) {
+        if (half) // the attention below computed from q, k and v as the model's 16-bit runtime holds them
+            for (Mat<T> *m : {&s.q, &s.k, &s.v})
+                parallelFor(n, double(n) * double(m->cols()), [&](int r) {
+                    for (T &x : m->row(p + r))
+                        x = HalfRows::rounded(*half, x);
+                });
     }
     if (keepScores)
         s.scores.resize(size_t(heads));
@@ -803,6 +835,12 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     if (editZ) // attn.hook_z edits, between the context and W_O
         (*editZ)(s.context);
     linearRows<T>(s.context, p, {projection(lw, Proj::O, &s.output)});
+    if (half) // kept in 16 bits, the float copies (and any room held after them) given back
+        for (auto [m, m16] : {std::pair{&s.q, &s.q16}, std::pair{&s.k, &s.k16}, std::pair{&s.v, &s.v16}}) {
+            m16->assign(*half, *m);
+            std::free(room.take(m->data()));
+            m->resize(0, 0);
+        }
 }
 
 // Top-k tokens and the softmax normalizer of each row of h E^T + b, the vocabulary in chunks
@@ -1143,6 +1181,17 @@ void forStages(LayerTrace<T> &a, LayerTrace<T> &b, F f, bool withoutQ = false)
         f(sa.*m, sb.*m);
 }
 
+// The 16-bit type a layer's q, k and v are kept in: its projections' own (BF16, F16) where `longText`
+// (a trace keeping neither the weights nor the layer's stages) in the float32 forward; else none.
+template <typename T>
+std::optional<HalfRows::Kind> halfKept(const LayerWeights<T> &b, bool longText)
+{
+    if (!std::is_same_v<T, float> || !longText || !b.packed || b.packed->q.W.half.empty() || b.packed->k.W.half.empty() ||
+        b.packed->v.W.half.empty())
+        return std::nullopt;
+    return b.packed->q.W.half.kind == HalfMatrix::Kind::F16 ? HalfRows::Kind::F16 : HalfRows::Kind::BF16;
+}
+
 // a's stages exchanged with the spare layers' (no copy): resid_post, which the next layer reads, with
 // `stream`'s, every other with `shared`'s (read by no other layer: one set serves them all). Its own
 // inverse.
@@ -1326,7 +1375,8 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             }
         } else {
             attend(b, A, lt.attentionIn, keep, pl, fl ? &fl->attention : nullptr, layerMask, in.keepScores, kept, qKept,
-                   weightsKept, limit, out.room, scratch, lt.attention, zEdited ? &editZ : nullptr, over);
+                   weightsKept, limit, out.room, scratch, lt.attention, zEdited ? &editZ : nullptr, over,
+                   halfKept(b, pruning && !in.observe.weights && in.observe.sixteenBit && !kept));
         }
         // weights by a rule have no log-sum-exp: only the stored ones (and their mask) say them
         const bool ruled = lt.attention.batch[0].lse.size() == 0;
