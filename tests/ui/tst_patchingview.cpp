@@ -125,6 +125,7 @@ private slots:
     void sweepEqualsCore_data();
     void sweepEqualsCore();
     void refusesMismatchedPrompts();
+    void longTextWaitsForTheTab();
     void cancelKeepsCellsDone();
     void clickAppliesThePatch();
     void sessionRoundTrip();
@@ -263,6 +264,28 @@ void TestPatchingView::refusesMismatchedPrompts()
     v->answerEdit()->setText(QStringLiteral(" cat sat"));
     QVERIFY2(v->problem().startsWith(QStringLiteral("Answer: “ cat sat” is 2 tokens (“Ġcat” “Ġsat”)")), qPrintable(v->problem()));
     QVERIFY(!v->runButton()->isEnabled());
+}
+
+// A long text: the tab lays out its token table only when shown (a column per token of 20,000,
+// on every snapshot behind another tab, kept the window busy for minutes), and then its first 512.
+void TestPatchingView::longTextWaitsForTheTab()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.w.showView(QStringLiteral("weights")));
+    PatchingView *v = win.w.patchingView();
+    v->corruptedEdit()->setText(QStringLiteral("x"));
+    QString text;
+    for (int i = 0; i < 600; ++i)
+        text += QStringLiteral(" cat");
+    QVERIFY(win.show(text));
+    QCOMPARE(v->tokenTable()->columnCount(), 0); // nothing laid out behind the Weights tab
+    QVERIFY(win.w.showView(QStringLiteral("patching")));
+    QTRY_COMPARE(v->tokenTable()->columnCount(), 512);
+    QVERIFY2(v->problem().contains(QStringLiteral("600")), qPrintable(v->problem())); // the counts differ: refused
+    v->corruptedEdit()->setText(text);
+    QCOMPARE(v->tokenTable()->columnCount(), 512);
+    QVERIFY2(!v->problem().startsWith(QStringLiteral("Refused")), qPrintable(v->problem())); // same counts now
 }
 
 void TestPatchingView::cancelKeepsCellsDone()

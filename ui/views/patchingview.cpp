@@ -33,6 +33,7 @@ namespace attnviz::ui {
 namespace {
 
 const QColor kDiffers(255, 200, 90); // a position where the prompts' tokens differ
+constexpr int kTokenColumns = 512;     // the token table's columns at most
 
 QString quoted(const std::string &s) { return QStringLiteral("“%1”").arg(QString::fromStdString(s)); }
 
@@ -51,7 +52,7 @@ QString sweepTitle(PatchSweep s)
 
 } // namespace
 
-PatchingView::PatchingView(LiveSession *session, QWidget *parent) : View(parent), m_session(session)
+PatchingView::PatchingView(LiveSession *session, QWidget *parent) : DeferredView(parent), m_session(session)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -139,8 +140,10 @@ PatchingView::PatchingView(LiveSession *session, QWidget *parent) : View(parent)
     m_tokens->verticalHeaderItem(0)->setToolTip(tr("The clean prompt: the window's text"));
     m_tokens->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_tokens->setSelectionMode(QAbstractItemView::NoSelection);
-    m_tokens->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_tokens->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // sized to the contents once after each fill (refresh): resizing to contents on every item set
+    // measured every column again, 16 s for 512 tokens
+    m_tokens->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_tokens->verticalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_tokens->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_tokens->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
     m_tokens->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
@@ -355,6 +358,8 @@ QString PatchingView::problem() const
 
 void PatchingView::refresh()
 {
+    if (deferred())
+        return;
     const QString why = refusal();
     m_refusal->setText(why);
     m_refusal->setVisible(!why.isEmpty());
@@ -367,11 +372,12 @@ void PatchingView::refresh()
         if (!m_corrupted->text().isEmpty())
             m_snapshot->model->tokenize(m_corrupted->text().toStdString(), b);
         const int n = int(std::max(a.size(), b.size()));
-        m_tokens->setColumnCount(n);
+        // a long text's first tokens only: a column per token of 20,000 took minutes to lay out
+        const int shown = std::min(n, kTokenColumns);
+        m_tokens->setColumnCount(shown);
         QStringList heads;
         int differ = 0, first = -1;
         for (int i = 0; i < n; ++i) {
-            heads << QString::number(i);
             const bool has = i < int(a.size()) && i < int(b.size());
             const bool differs = !b.empty() && (!has || a[size_t(i)].id != b[size_t(i)].id);
             if (differs) {
@@ -379,6 +385,9 @@ void PatchingView::refresh()
                 if (first < 0)
                     first = i;
             }
+            if (i >= shown)
+                continue;
+            heads << QString::number(i);
             for (int r = 0; r < 2; ++r) {
                 const std::vector<TraceToken> &t = r == 0 ? a : b;
                 auto *item = new QTableWidgetItem(i < int(t.size()) ? display(t[size_t(i)]) : QString());
@@ -393,6 +402,7 @@ void PatchingView::refresh()
             }
         }
         m_tokens->setHorizontalHeaderLabels(heads);
+        m_tokens->resizeColumnsToContents();
         m_tokens->resizeRowsToContents();
         m_tokens->setFixedHeight(m_tokens->horizontalHeader()->sizeHint().height() + m_tokens->rowHeight(0) + m_tokens->rowHeight(1)
                                  + m_tokens->horizontalScrollBar()->sizeHint().height() + 2 * m_tokens->frameWidth());
@@ -416,6 +426,9 @@ void PatchingView::refresh()
             m_tokenNote->setText(differ == 1 ? tr("1 position differs (marked).")
                                              : tr("%1 positions differ (marked).").arg(differ));
         }
+        if (shown < n && m_tokenNote->property("mismatch").toString().isEmpty())
+            m_tokenNote->setText(m_tokenNote->text() + (m_tokenNote->text().isEmpty() ? QString() : QStringLiteral(" "))
+                                 + tr("The table shows the first %L1 of %L2 tokens.").arg(shown).arg(n));
         int id = -1;
         const PatchMetric metric = PatchMetric(m_metric->currentIndex());
         const QString an = metric == PatchMetric::Kl || m_answer->text().isEmpty() ? QString() : tokenNote(m_answer->text(), id);

@@ -13,7 +13,7 @@
 // prompt back without the patch. Decoder-only models only; for others the tab says why in one line.
 #pragma once
 
-#include "views/view.h"
+#include "views/deferredview.h"
 
 #include "attnviz/patching.h"
 
@@ -39,7 +39,7 @@ namespace attnviz::ui {
 
 class LiveSession;
 
-class PatchingView : public View {
+class PatchingView : public DeferredView {
     Q_OBJECT
 public:
     // `session` is the window's (not owned): its text is the clean prompt, its model the one patched.
@@ -108,6 +108,9 @@ signals:
     void patchClearRequested(const QString &clean);
     void sweepFinished(); // a sweep ended (done, cancelled or failed) or a cached one is shown
 
+protected:
+    void rebuild() override { refresh(); }
+
 private:
     struct Outcome {
         Status status;
@@ -116,7 +119,9 @@ private:
         QString cleanText, corruptedText;
     };
 
-    void refresh(); // the tokens, the token notes and the buttons, from the fields and the snapshot
+    // the tokens, the token notes and the buttons, from the fields and the snapshot (once shown: a long
+    // text's tokens are not laid out while another tab is in view)
+    void refresh();
     void finished();
     void draw();
     QString refusal() const; // not a decoder-only model: why ("" when it is one)
