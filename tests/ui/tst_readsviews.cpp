@@ -145,6 +145,42 @@ private slots:
         QVERIFY(done.wait(20000));
     }
 
+    // The lens at about its size in a 1400 x 900 window: every input token labelled under the grid
+    // (upright, one long token set the spacing of all: one label in five at 13 tokens), the
+    // actual-next line's title within its panel, and no legend over the lines' points.
+    void lensLabelsEveryToken()
+    {
+        std::unique_ptr<Model> m;
+        QVERIFY(openPretrained(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny-2"), {}, m));
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(std::shared_ptr<Model>(std::move(m)));
+        const SnapshotPtr s = traceText(session, QStringLiteral("The cat sat on the mat because it was tired."));
+        QVERIFY(s);
+        QCOMPARE(int(s->tq()), 13);
+        LogitLensView v;
+        v.resize(740, 400);
+        v.show();
+        QSignalSpy done(&v, &LogitLensView::gridComplete);
+        v.setSelection(0, 0, 0);
+        v.setSnapshot(s);
+        QVERIFY(done.count() == 1 || done.wait(20000));
+        v.plot()->replot();
+        QCPAxis *x = v.plot()->axisRect(0)->axis(QCPAxis::atBottom);
+        auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(x->ticker());
+        QVERIFY(ticker);
+        QCOMPARE(ticker->ticks().size(), 13);
+        QVERIFY2(!x->label().contains(QStringLiteral("1 in")), qPrintable(x->label()));
+        QCPAxisRect *lines = v.plot()->axisRect(1);
+        QCOMPARE(lines->insetLayout()->elementCount(), 0);
+        QCPAxis *p = lines->axis(QCPAxis::atBottom);
+        QVERIFY2(p->label().contains(QStringLiteral("after “<|")), qPrintable(p->label()));
+        const QFontMetricsF fm(p->labelFont());
+        for (const QString &line : p->label().split(QLatin1Char('\n')))
+            QVERIFY2(fm.horizontalAdvance(line) <= lines->outerRect().width(), qPrintable(line));
+        QCOMPARE(p->labelColor(), v.plot()->graph(0)->pen().color());
+    }
+
     // With ATTNVIZ_READS_SHOTS=DIR: the views on the bundled (trained) attnviz-tiny, for looking at
     // and for resources/screenshots.
     void screenshots()

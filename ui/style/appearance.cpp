@@ -103,12 +103,15 @@ void setIfDifferent(Getter get, Setter set, const V &v)
 
 void styleAxis(QCPAxis *a, const QColor &text, const QColor &grid, const QFont &font, bool strong)
 {
-    QPen pen(text, strong ? 1.6 : 1.0);
+    // an axis in its curve's colour (colourAxis) keeps it, only its width follows the theme
+    const bool own = a->property("attnviz.ownColour").toBool();
+    const QColor ink = own ? a->labelColor() : text;
+    QPen pen(ink, strong ? 1.6 : 1.0);
     setIfDifferent([a] { return a->basePen(); }, [a](const QPen &p) { a->setBasePen(p); }, pen);
     setIfDifferent([a] { return a->tickPen(); }, [a](const QPen &p) { a->setTickPen(p); }, pen);
     setIfDifferent([a] { return a->subTickPen(); }, [a](const QPen &p) { a->setSubTickPen(p); }, pen);
-    setIfDifferent([a] { return a->tickLabelColor(); }, [a](const QColor &c) { a->setTickLabelColor(c); }, text);
-    setIfDifferent([a] { return a->labelColor(); }, [a](const QColor &c) { a->setLabelColor(c); }, text);
+    setIfDifferent([a] { return a->tickLabelColor(); }, [a](const QColor &c) { a->setTickLabelColor(c); }, ink);
+    setIfDifferent([a] { return a->labelColor(); }, [a](const QColor &c) { a->setLabelColor(c); }, ink);
     QFont tickFont = font;
     if (a->property("attnvizLabelPx").isValid()) { // a token axis sizes its labels from this font (labelTokenAxis)
         a->setProperty("attnvizBaseFont", font);

@@ -160,6 +160,22 @@ struct AxisPainterAccess : QCPAxisPainterPrivate {
 
 } // namespace
 
+void colourAxis(QCPAxis *axis, const QColor &colour)
+{
+    axis->setProperty("attnviz.ownColour", true);
+    QPen pen = axis->basePen();
+    pen.setColor(colour);
+    axis->setBasePen(pen);
+    pen = axis->tickPen();
+    pen.setColor(colour);
+    axis->setTickPen(pen);
+    pen = axis->subTickPen();
+    pen.setColor(colour);
+    axis->setSubTickPen(pen);
+    axis->setTickLabelColor(colour);
+    axis->setLabelColor(colour);
+}
+
 bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int always)
 {
     if (!axis->property("attnvizLabelCache").isValid()) {

@@ -46,6 +46,9 @@ QBrush maskHatchBrush();
 QColor nanColor();
 // Background of a masked cell, under the hatching.
 QColor maskFillColor();
+// An axis drawn in one colour (its line, ticks, numbers and title), kept by every theme: the axis
+// of one curve among several, in that curve's colour (the property "attnviz.ownColour").
+void colourAxis(QCPAxis *axis, const QColor &colour);
 
 // Labels a token axis, thinning the labels when they cannot all fit: keeps every k-th label of the
 // visible range so that neighbours are at least one text line apart. Returns whether the labels

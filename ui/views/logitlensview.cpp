@@ -44,6 +44,9 @@ LogitLensView::LogitLensView(QWidget *parent) : DeferredView(parent), m_plot(new
     for (QCPAxis *a : m_gridRect->axes())
         a->grid()->setVisible(false);
     m_gridRect->axis(QCPAxis::atBottom)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    // the input tokens slanted, as under a heatmap: upright, one long token ("<|endoftext|>") set the
+    // spacing of all, and 13 tokens were labelled one in five
+    m_gridRect->axis(QCPAxis::atBottom)->setTickLabelRotation(-60);
     m_gridRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("position (the prediction after this token)"));
     m_gridRect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("after layer"));
     m_gridRect->axis(QCPAxis::atLeft)->setTicker(wholeNumberTicker());
@@ -92,14 +95,14 @@ LogitLensView::LogitLensView(QWidget *parent) : DeferredView(parent), m_plot(new
     m_hLine->setPen(QPen(QColor(200, 80, 40), 2, Qt::DashLine));
     m_hLine->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, 6));
     m_hLine->setName(QStringLiteral("entropy"));
-    m_lineRect->insetLayout()->addElement(new QCPLegend, Qt::AlignBottom | Qt::AlignRight);
-    auto *legend = qobject_cast<QCPLegend *>(m_lineRect->insetLayout()->elementAt(0));
-    legend->setBrush(QColor(255, 255, 255, 220));
-    legend->addItem(new QCPPlottableLegendItem(legend, m_pLine));
-    legend->addItem(new QCPPlottableLegendItem(legend, m_hLine));
+    // each value axis in its line's colour, instead of a legend: an inset legend covered the lines'
+    // points of the first layers, and the panel is too narrow for one beside them
+    colourAxis(m_lineRect->axis(QCPAxis::atBottom), m_pLine->pen().color());
+    colourAxis(m_lineRect->axis(QCPAxis::atTop), m_hLine->pen().color());
 
     connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
-        labelTokenAxis(m_gridRect->axis(QCPAxis::atBottom), m_labels);
+        labelTokenAxis(m_gridRect->axis(QCPAxis::atBottom), m_labels, 8);
+        fitLineLabel();
         fitCellTexts();
     });
     cellInteraction(
@@ -208,7 +211,8 @@ void LogitLensView::rebuild()
     const QString kind = s->modelInfo.causal ? QStringLiteral("the token that follows") : QStringLiteral("the token itself");
     m_titleText = QStringLiteral("Logit lens — %1 · %2 layers\nEach cell: the token the model would predict from the residual "
                                  "stream after that layer (final norm, then the unembedding), coloured by its probability; "
-                                 "hover for the top 5. Right: p(%3) and the entropy, layer by layer.")
+                                 "hover for the top 5. Right, layer by layer: p(%3) (blue circles, lower scale) and the entropy "
+                                 "(orange squares, upper scale).")
                       .arg(QString::fromStdString(s->modelInfo.name))
                       .arg(L)
                       .arg(kind);
@@ -388,9 +392,32 @@ void LogitLensView::updateSelected()
         hi = std::max(hi, c.entropy);
     }
     m_lineRect->axis(QCPAxis::atTop)->setRange(0, hi > 0 ? hi * 1.1 : 1);
-    m_lineRect->axis(QCPAxis::atBottom)
-        ->setLabel(m_pLine->data()->isEmpty() ? QStringLiteral("p(actual next): none after the last token")
-                                              : QStringLiteral("p(actual next) — after “%1”").arg(elide(m_labels.value(m_position), 12)));
+    fitLineLabel();
+}
+
+void LogitLensView::fitLineLabel()
+{
+    // two lines, the token elided to the panel's width (one line ran past the panel's right edge)
+    QCPAxis *a = m_lineRect->axis(QCPAxis::atBottom);
+    QString label = QStringLiteral("p(actual next)");
+    if (m_position >= 0 && m_position < m_labels.size()) {
+        if (m_pLine->data()->isEmpty()) {
+            label += QStringLiteral(":\nnone after the last token");
+        } else {
+            const QFontMetricsF fm(a->labelFont());
+            const double room = std::max(40, m_lineRect->outerRect().width());
+            const QString token = m_labels.value(m_position);
+            QString second;
+            for (int chars = std::min(12, int(token.size())); chars >= 1; --chars) {
+                second = QStringLiteral("after “%1”").arg(elide(token, chars));
+                if (fm.horizontalAdvance(second) <= room)
+                    break;
+            }
+            label += QStringLiteral("\n") + second;
+        }
+    }
+    if (a->label() != label)
+        a->setLabel(label);
 }
 
 Mat<double> LogitLensView::topProbabilities() const
