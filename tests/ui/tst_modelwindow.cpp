@@ -13,6 +13,7 @@
 #include "promptedwindow.h"
 #include "testsupport.h"
 #include "views/compareview.h"
+#include "views/comparepredictions.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/layergridview.h"
@@ -26,6 +27,9 @@
 #include "bundledmodel.h"
 
 #include "attnviz/pretrained.h"
+#include "attnviz/reads.h"
+
+#include <qcustomplot.h>
 
 #include <QAction>
 #include <QComboBox>
@@ -637,6 +641,15 @@ void TestModelWindow::compareOnTheModel()
     QVERIFY(win.w.showView(QStringLiteral("compare")));
     QTRY_VERIFY_WITH_TIMEOUT(compare->hasSideB() && compare->sessionB()->snapshot(), 20000); // B: a copy of A first
     compare->sessionB()->setDebounceMs(0);
+    {
+        // A's map as wide as B's, though only A's rows carry the tokens (A's was a third of B's)
+        auto *pair = test::child<QCustomPlot>(compare, "comparePairPlot");
+        QTRY_VERIFY(pair->axisRects().size() >= 2 && pair->axisRects()[1]->width() > 20);
+        pair->replot();
+        const QList<QCPAxisRect *> rects = pair->axisRects();
+        QVERIFY2(std::abs(rects[0]->width() - rects[1]->width()) <= 3,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(rects[0]->width()).arg(rects[1]->width())));
+    }
     const quint64 g = test::shownGeneration(*compare->sessionB());
     compare->sentenceEditB()->setText(want.value(QStringLiteral("text")).toString());
     const SnapshotPtr b = test::waitForSnapshot(*compare->sessionB(), g, [&](const ComputeSnapshot &s) {
@@ -649,8 +662,24 @@ void TestModelWindow::compareOnTheModel()
         for (int j = 0; j < ref.size(); ++j)
             worst = std::max(worst, std::abs(double(b->weights(1, 3)(i, j)) - ref[i].toArray()[j].toDouble()));
     QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
+    // the next tokens after each side's last token, and a logit difference read on both sides: each
+    // side's value equals the difference of the two tokens' logits summed by attribution
+    auto *next = test::child<ComparePredictions>(compare, "comparePredictions");
+    QTRY_VERIFY(next->isVisible() && next->secondId() >= 0);
+    const SnapshotPtr a = win.w.session()->snapshot();
+    QCOMPARE(next->firstId(), a->trace->predictions.next.back().front().id);
+    for (const auto &[side, value] : {std::pair{a, next->differenceA()}, std::pair{b, next->differenceB()}}) {
+        const int last = int(side->trace->tokens.size()) - 1;
+        Attribution x, y;
+        QVERIFY(attribute(*side->model, *side->trace, last, next->firstId(), x));
+        QVERIFY(attribute(*side->model, *side->trace, last, next->secondId(), y));
+        QVERIFY2(std::abs(value - (x.cappedLogit - y.cappedLogit)) < 1e-4,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(value).arg(x.cappedLogit - y.cappedLogit)));
+    }
+    QVERIFY(next->text().contains(QStringLiteral("Logit difference")));
     win.w.useWordVectors();
     QVERIFY(compare->sessionB()->model() == nullptr);
+    QTRY_VERIFY(!next->isVisible());
 }
 
 void TestModelWindow::sessionRoundTrip()

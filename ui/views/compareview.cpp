@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/compareview.h"
 
+#include "views/comparepredictions.h"
+
 #include "style/appearance.h"
 #include "style/cellpaint.h"
 
@@ -302,6 +304,8 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     rl->addWidget(m_reason);
     m_right = new QStackedWidget(right);
     rl->addWidget(m_right, 1);
+    m_predictions = new ComparePredictions(right);
+    rl->addWidget(m_predictions);
 
     m_diffPlot = new QCustomPlot(m_right);
     m_diffPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
@@ -431,6 +435,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         } else {
             c |= labelTokenAxis(leftB, m_labelsQB);
         }
+        c |= equalMapWidths();
         replotToSettle(m_pairPlot, c);
     });
     connect(m_diffPlot, &QCustomPlot::afterLayout, this, [this] {
@@ -889,6 +894,7 @@ void CompareView::rebuild()
     if (okA && m_head >= m_shownA->attention(m_layerA).numHeads)
         m_head = -1;
     rebuildPair();
+    m_predictions->setSnapshots(m_shownA, m_shownB);
     const bool sameShape = okA && okB && m_shownA->tq() == m_shownB->tq() && m_shownA->tk() == m_shownB->tk();
     if (okA && okB && !sameShape)
         rebuildFocus();
@@ -979,6 +985,28 @@ void CompareView::rebuildPair()
     m_scale->axis()->setLabel(weightScaleLabel(tr("weight (A and B)"), range));
     m_scale->setVisible(any);
     m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool CompareView::equalMapWidths()
+{
+    // The columns share the width by their stretch factors, labels included: A's query labels (B
+    // shows none when its rows are A's) left A's map a third of B's. Each column's factor is its
+    // map's equal share plus its own margins.
+    const QMargins ma = m_rectA->margins(), mb = m_rectB->margins();
+    const double marginA = ma.left() + ma.right(), marginB = mb.left() + mb.right();
+    const double total = m_rectA->outerRect().width() + m_rectB->outerRect().width();
+    if (total <= marginA + marginB + 2)
+        return false;
+    const double inner = (total - marginA - marginB) / 2;
+    const double fa = (inner + marginA) / total, fb = (inner + marginB) / total;
+    QCPLayoutGrid *pl = m_pairPlot->plotLayout();
+    const QList<double> f = pl->columnStretchFactors();
+    const double was = f.value(0) / std::max(1e-9, f.value(0) + f.value(1));
+    if (std::abs(was - fa) < 0.01)
+        return false;
+    // the colour scale's column keeps its share of the two maps' (it is held to its minimum width)
+    pl->setColumnStretchFactors({2 * fa, 2 * fb, 0.01});
+    return true;
 }
 
 void CompareView::rebuildDifference()

@@ -33,6 +33,7 @@ class QToolButton;
 namespace attnviz::ui {
 
 class CellOverlay;
+class ComparePredictions;
 class ControlPanel;
 class PlotZoom;
 class LiveSession;
@@ -124,6 +125,8 @@ private:
     void rebuild() override;
     void rebuildPair();
     void rebuildDifference();
+    // Sets the pair's column stretch so that A's and B's maps are equally wide; whether it changed.
+    bool equalMapWidths();
     void rebuildFocus();
     void applyToA(const CompareSide &side);
     void syncTable();
@@ -163,6 +166,7 @@ private:
     ControlPanel *m_controlsB = nullptr;
     QScrollArea *m_controlsScroll = nullptr;
     QStackedWidget *m_right = nullptr;
+    ComparePredictions *m_predictions = nullptr; // the next tokens after each side's last token
     QSplitter *m_split = nullptr;
 
     QCustomPlot *m_pairPlot = nullptr;
