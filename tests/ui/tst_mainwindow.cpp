@@ -219,8 +219,17 @@ private slots:
             m_w->tabs()->setCurrentWidget(m_w->heatmapView());
             // a count that does not divide d_model gives unequal identity slices (6, 5, 5 of 16),
             // padded to d_head 6, and the panel says so
+            // no control moves when the note comes (it stood between the heads' rows)
+            QHash<QWidget *, QPoint> where;
+            for (QWidget *w : c->findChildren<QWidget *>())
+                if (w->isVisible() && w->objectName() != QLatin1String("headsNote"))
+                    where.insert(w, w->mapTo(c, QPoint(0, 0)));
             child<QSpinBox>(c, "headsSpin")->setValue(3);
             const SnapshotPtr uneven = waitFor(s->generation);
+            QVERIFY(child<QLabel>(c, "headsNote")->isVisible());
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+            for (auto it = where.cbegin(); it != where.cend(); ++it)
+                QVERIFY2(it.key()->mapTo(c, QPoint(0, 0)) == it.value(), qPrintable(QStringLiteral("%1 %2 %3,%4 -> %5,%6").arg(it.key()->objectName(), QString::fromLatin1(it.key()->metaObject()->className())).arg(it.value().x()).arg(it.value().y()).arg(it.key()->mapTo(c, QPoint(0, 0)).x()).arg(it.key()->mapTo(c, QPoint(0, 0)).y())));
             QVERIFY(uneven && uneven->hasResult());
             QCOMPARE(uneven->attention(0).dHead, 6);
             QCOMPARE(int(uneven->seq(0).output.cols()), 16);

@@ -70,10 +70,6 @@ ControlPanel::ControlPanel(QWidget *parent)
     m_dHead->setToolTip(tr("The width of each head. Free only with random or loaded projections; identity "
                            "projections split the embedding into equal slices."));
     hf->addRow(tr("d_head"), m_dHead);
-    m_headsNote = note(headsBox);
-    m_headsNote->setObjectName(QStringLiteral("headsNote"));
-    m_headsNote->setStyleSheet(QStringLiteral("color: #b05a00"));
-    hf->addRow(m_headsNote);
     m_headDisplay = combo(headsBox, "headDisplayCombo",
                           {{tr("One head"), int(HeadDisplay::One)},
                            {tr("Average of heads"), int(HeadDisplay::Average)},
@@ -244,6 +240,14 @@ ControlPanel::ControlPanel(QWidget *parent)
     m_numbers->setChecked(true);
     df->addRow(m_numbers);
     outer->addWidget(dataBox);
+    // what a head count that does not divide d_model does, under every control: shown between the
+    // heads' rows it moved every control below them as the count was stepped (the d_head line
+    // marks it, at its place)
+    m_headsNote = note(this);
+    m_headsNote->setObjectName(QStringLiteral("headsNote"));
+    m_headsNote->setStyleSheet(QStringLiteral("color: #b05a00"));
+    m_headsNote->setVisible(false);
+    outer->addWidget(m_headsNote);
     outer->addStretch(1);
 
     const auto changed = [this] { emitSettings(); };
@@ -567,6 +571,7 @@ void ControlPanel::updateDerived()
         problem = unequalHeadsNote(m_dModel, s.numHeads, free ? s.dHead : 0, s.projection);
     m_headsNote->setText(problem);
     m_headsNote->setVisible(!problem.isEmpty());
+    m_dHeadLabel->setToolTip(problem);
     m_head->setMaximum(std::max(0, s.numHeads - 1));
     m_head->setEnabled(headDisplay() == HeadDisplay::One && !m_headElsewhere);
     const bool temp = s.scaleRule == ScaleRule::Temperature;
