@@ -403,7 +403,7 @@ void MainWindow::onSnapshot(SnapshotPtr s)
     if (listTabs)
         m_generation->setVisible(s->causalLm() && !s->encoderDecoder);
     m_generation->setSnapshot(s);
-    m_queryChips->setGeneratedFrom(generatedChip(*s, m_generation->generatedFrom()));
+    m_queryChips->setGeneratedFrom(m_generation->firstGeneratedChip());
     const SnapshotPtr shown = seq2seqView(s, m_session->attentionKind()); // its layers: the selector's attention
     const int layer = shown->layerIndex(m_session->selectedLayer());
     if (s->deep())

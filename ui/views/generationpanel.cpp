@@ -153,6 +153,7 @@ void GenerationPanel::setSnapshot(SnapshotPtr snapshot)
     m_snapshot = std::move(snapshot);
     if (!m_running && m_from >= 0 && (!m_snapshot || m_snapshot->sentence.size() < m_from))
         m_from = -1; // the text was cut back before what was generated
+    m_firstChip = m_snapshot ? generatedChip(*m_snapshot, m_from) : -1;
     const bool usable = m_snapshot && m_snapshot->hasResult() && m_snapshot->causalLm() && m_snapshot->model;
     m_generate->setEnabled(usable && !m_running);
     m_stepOne->setEnabled(usable && !m_running);
@@ -179,7 +180,7 @@ void GenerationPanel::afterToken()
 void GenerationPanel::updateReplay()
 {
     // Replay is offered while the text still holds what the last run generated.
-    const int first = m_snapshot && m_done > 0 ? generatedChip(*m_snapshot, m_from) : -1;
+    const int first = m_snapshot && m_done > 0 ? m_firstChip : -1;
     const bool offered = first > 0 && m_snapshot->sentence == m_expected && first + m_done <= m_snapshot->tq();
     if (offered) {
         const QSignalBlocker block(m_replay);
@@ -195,7 +196,7 @@ void GenerationPanel::replay(int k)
 {
     if (!m_snapshot || !m_snapshot->trace || k < 1 || k > m_done)
         return;
-    const int first = generatedChip(*m_snapshot, m_from);
+    const int first = m_firstChip;
     const int row = first + k - 2; // the row whose prediction was the k-th generated token
     if (first <= 0 || row < 0 || first + k - 1 >= m_snapshot->tq())
         return;

@@ -43,6 +43,8 @@ public:
     // (-1: nothing generated since the last edit); the chips mark tokens from there on.
     int generatedCount() const { return m_done; }
     int generatedFrom() const { return m_from; }
+    // The first generated token's chip in the snapshot shown (generatedChip), -1: none.
+    int firstGeneratedChip() const { return m_firstChip; }
     QString status() const;
     QPushButton *generateButton() const { return m_generate; }
     QPushButton *stepButton() const { return m_stepOne; }
@@ -84,6 +86,7 @@ private:
     QTimer *m_paceTimer = nullptr;
     bool m_running = false;
     int m_done = 0, m_from = -1;
+    int m_firstChip = -1; // generatedChip of the snapshot and m_from, found once per snapshot
     int m_target = 0; // m_done at which this run stops
     QString m_expected; // the text asked for by the last appendText
     TorchGenerator m_rng;
