@@ -66,7 +66,11 @@ int exportReadsView(const QString &id, const ui::SnapshotPtr &snapshot, int posi
             return fail("export", QStringLiteral("--view dla: ") + v->message(), 2);
         const Attribution &a = v->attribution();
         m.values = v->matrix();
-        m.corner = QStringLiteral("layer\\head");
+        // the corner says what was attributed where: the CSV holds no other header
+        m.corner = QStringLiteral("layer\\head: logit of %1 (id %2) after position %3")
+                       .arg(QString::fromStdString(a.targetToken))
+                       .arg(a.target)
+                       .arg(a.position);
         for (int l = 0; l < a.layers; ++l)
             m.rows << QString::number(l);
         for (int h = 0; h < a.heads; ++h)

@@ -96,6 +96,14 @@ bool openModel(const QString &source, std::shared_ptr<Model> &out, QString *erro
     return true;
 }
 
+ui::FigureOptions figureSized(ui::FigureOptions figure, int width, int height, double dpi)
+{
+    figure.width = width;
+    figure.height = height;
+    figure.dpi = dpi;
+    return figure;
+}
+
 } // namespace
 
 int gui(const QStringList &args)
@@ -355,9 +363,19 @@ int exportView(const QStringList &args)
                                 QStringLiteral("--view dla: the token attributed (a vocabulary spelling, or text that is one "
                                                "token); default: the predicted one. --query picks the position (default: the last)."),
                                 QStringLiteral("text"));
+    QCommandLineOption publicationOpt(QStringLiteral("publication"),
+                                      QStringLiteral("A figure for a paper: every token labelled where text down to 6 px "
+                                                     "allows (else every k-th, said on the axis), none of the window's "
+                                                     "hints, the title one line of what is shown."));
+    QCommandLineOption titleOpt(QStringLiteral("title"), QStringLiteral("The figure's title (implies --publication)."),
+                                QStringLiteral("text"));
+    QCommandLineOption noTitleOpt(QStringLiteral("no-title"), QStringLiteral("No title (implies --publication)."));
+    QCommandLineOption fontSizeOpt(QStringLiteral("font-size"),
+                                   QStringLiteral("Axis text in points, titles a little larger (implies --publication)."),
+                                   QStringLiteral("pt"));
     p.addOptions({sentOpt, keyOpt, viewOpt, headsOpt, dHeadOpt, headOpt, queryOpt, maskOpt, padOpt, methodOpt, scaleOpt,
                   tempOpt, normOpt, projOpt, seedOpt, dropOpt, dropSeedOpt, embOpt, outOpt, widthOpt, heightOpt, dpiOpt,
-                  noNumbersOpt, tokenOpt});
+                  noNumbersOpt, tokenOpt, publicationOpt, titleOpt, noTitleOpt, fontSizeOpt});
     QCommandLineOption modelOpt(QStringLiteral("model"),
                                 QStringLiteral("A model folder (model_type one of %1) or `bundled` (attnviz-tiny 2; "
                                                "`bundled-gpt2`: attnviz-tiny) instead of the word vectors; the "
@@ -463,6 +481,14 @@ int exportView(const QStringList &args)
         return fail("export", QStringLiteral("--width/--height: expected 16..20000"), 2);
     if (!dblOpt(dpiOpt, 10, 2400, dpi))
         return fail("export", QStringLiteral("--dpi: expected 10..2400"), 2);
+    ui::FigureOptions figure;
+    figure.publication = p.isSet(publicationOpt) || p.isSet(titleOpt) || p.isSet(noTitleOpt) || p.isSet(fontSizeOpt);
+    figure.title = p.value(titleOpt);
+    figure.noTitle = p.isSet(noTitleOpt);
+    if (figure.noTitle && p.isSet(titleOpt))
+        return fail("export", QStringLiteral("--title and --no-title: give one"), 2);
+    if (p.isSet(fontSizeOpt) && !dblOpt(fontSizeOpt, 4, 72, figure.fontPt))
+        return fail("export", QStringLiteral("--font-size: expected 4..72 points"), 2);
     if (!dblOpt(tempOpt, 1e-3, 1e3, temperature))
         return fail("export", QStringLiteral("--temperature: expected a number in 0.001..1000"), 2);
     if (!dblOpt(dropOpt, 0, 0.99, dropout))
@@ -614,7 +640,7 @@ int exportView(const QStringList &args)
         }
     }
     if (readsView)
-        return exportReadsView(p.value(viewOpt), snap, p.isSet(queryOpt) ? query : -1, p.value(tokenOpt), out, {width, height, dpi});
+        return exportReadsView(p.value(viewOpt), snap, p.isSet(queryOpt) ? query : -1, p.value(tokenOpt), out, figureSized(figure, width, height, dpi));
     if (snap->hasResult() && view == ui::ExportView::Row && query >= snap->tq())
         return fail("export", QStringLiteral("--query %1: the sentence has %2 tokens").arg(query).arg(snap->tq()), 2);
 
@@ -646,7 +672,7 @@ int exportView(const QStringList &args)
     widget->resize(logical);
     widget->ensurePolished();
     plot->replot(QCustomPlot::rpImmediateRefresh);
-    if (!ui::saveFigure(plot, out, {width, height, dpi}, &error))
+    if (!ui::saveFigure(plot, out, figureSized(figure, width, height, dpi), &error))
         return fail("export", error, 1);
     return 0;
 }

@@ -358,6 +358,45 @@ private slots:
         }
     }
 
+    // A small figure of the bundled model's weights (400 x 320, 13 tokens), as SVG text: the window's
+    // export thins the key labels and says how to zoom; a publication figure labels every token,
+    // gives no window hint, and its title is one whole line (not "Attention…"); --title replaces it.
+    void publicationFigure()
+    {
+        QTemporaryDir dir;
+        const auto run = [&](const QStringList &extra, const QString &name, QString *err = nullptr) {
+            QProcess p;
+            p.start(QString::fromUtf8(ATTNVIZ_BINARY),
+                    QStringList{QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("bundled"),
+                                QStringLiteral("--sentence"), QStringLiteral("The cat sat on the mat because it was tired."),
+                                QStringLiteral("--width"), QStringLiteral("400"), QStringLiteral("--height"), QStringLiteral("320"),
+                                QStringLiteral("--no-numbers"), QStringLiteral("--out"), dir.filePath(name)}
+                        + extra);
+            p.waitForFinished(60000);
+            if (err)
+                *err = QString::fromLocal8Bit(p.readAllStandardError());
+            return p.exitCode() == 0 ? QString::fromUtf8(readAll(dir.filePath(name))) : QString();
+        };
+        const QString window = run({}, QStringLiteral("w.svg"));
+        QVERIFY(!window.isEmpty());
+        QVERIFY(window.contains(QStringLiteral("labels shown")));
+        const QString paper = run({QStringLiteral("--publication")}, QStringLiteral("p.svg"));
+        QVERIFY(!paper.isEmpty());
+        QVERIFY(!paper.contains(QStringLiteral("labels shown")) && !paper.contains(QStringLiteral("zoom")));
+        for (const char *token : {"␣cat", "␣sat", "␣was", "ired"})
+            QVERIFY2(paper.count(QString::fromUtf8(token)) >= 2, token); // the key axis as well as the query axis
+        QVERIFY(paper.contains(QStringLiteral("Attention weights — head 0 of 8")));
+        QVERIFY(!paper.contains(QStringLiteral("Attention…")));
+        const QString titled = run({QStringLiteral("--title"), QStringLiteral("Figure 3: layer 0")}, QStringLiteral("t.svg"));
+        QVERIFY(titled.contains(QStringLiteral("Figure 3: layer 0")) && !titled.contains(QStringLiteral("Attention weights")));
+        const QString untitled = run({QStringLiteral("--no-title")}, QStringLiteral("n.svg"));
+        QVERIFY(!untitled.isEmpty() && !untitled.contains(QStringLiteral("Attention weights")));
+        QString err;
+        QVERIFY(run({QStringLiteral("--font-size"), QStringLiteral("200")}, QStringLiteral("f.svg"), &err).isEmpty());
+        QVERIFY2(err.contains(QStringLiteral("--font-size")), qPrintable(err));
+        QVERIFY(!run({QStringLiteral("--font-size"), QStringLiteral("7")}, QStringLiteral("g.svg")).isEmpty());
+    }
+
     void cliEmptySentenceIsAnExplainedFigure()
     {
         QTemporaryDir dir;

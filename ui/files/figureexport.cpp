@@ -2,7 +2,9 @@
 #include "files/figureexport.h"
 #include "files/outputfile.h"
 
+#include "style/legibility.h"
 #include "style/plotstyle.h"
+#include "views/plotfit.h"
 
 #include <qcustomplot.h>
 
@@ -61,6 +63,101 @@ bool writeBytes(const QString &path, const QByteArray &bytes, QString *error)
 
 // Lays the plot out at the export size once, so that the views' label thinning (done after each
 // layout) sees the export geometry, not the window's; the real rendering then uses those labels.
+// The texts of a figure while it is drawn, put back by restore(): each title fitted again to the
+// figure's size from the whole text its view gave it (kFullTitleProperty; at the widget's size it
+// was elided: "Logit len…" in a 400 px figure), held so that the views' own fitting after a layout
+// leaves it; the extra title line on the first title; for a publication figure that title is one
+// line of what is shown (or FigureOptions::title, or none), the fonts FigureOptions::fontPt, and
+// the legibility switch that lets labels shrink further and drops the window's hints.
+class FigureText {
+public:
+    FigureText(QCustomPlot *plot, const FigureOptions &opt, double width, double height)
+    {
+        setPublicationFigure(opt.publication);
+        bool first = true;
+        for (QCPLayoutElement *el : plot->plotLayout()->elements(true)) {
+            auto *t = qobject_cast<QCPTextElement *>(el);
+            if (!t)
+                continue;
+            m_titles.push_back({t, t->text(), t->font()});
+            QString full = t->property(kFullTitleProperty).toString();
+            if (full.isEmpty())
+                full = t->text();
+            QFont font = t->font();
+            if (opt.publication && opt.fontPt > 0)
+                font.setPointSizeF(opt.fontPt * 1.15);
+            t->setFont(font);
+            QString shown;
+            if (opt.publication && first && opt.noTitle)
+                shown = QString();
+            else if (opt.publication && first && !opt.title.isEmpty())
+                shown = wrapText(opt.title, font, width - 16);
+            else if (opt.publication)
+                shown = wrapText(full.section(QLatin1Char('\n'), 0, 0), font, width - 16);
+            else {
+                shown = wrapText(full, font, width - 16);
+                const double tall = QFontMetricsF(font).lineSpacing() * (shown.count(QLatin1Char('\n')) + 1) + 8;
+                if (tall > 0.3 * height) // the first line whole, wrapped, rather than the explanation
+                    shown = wrapText(full.section(QLatin1Char('\n'), 0, 0), font, width - 16);
+            }
+            if (first && !opt.titleLine.isEmpty())
+                shown += QLatin1Char('\n') + wrapText(opt.titleLine, std::max(40, opt.width / 9));
+            t->setText(shown);
+            t->setProperty(kTitleHeldProperty, true);
+            first = false;
+        }
+        if (opt.publication && opt.fontPt > 0) {
+            QList<QCPAxis *> axes;
+            for (QCPAxisRect *r : plot->axisRects())
+                axes += r->axes();
+            for (QCPLayoutElement *el : plot->plotLayout()->elements(true))
+                if (auto *scale = qobject_cast<QCPColorScale *>(el))
+                    axes << scale->axis();
+            for (QCPAxis *a : axes) {
+                m_axes.push_back({a, a->tickLabelFont(), a->labelFont(), a->property("attnvizBaseFont")});
+                QFont tick = a->tickLabelFont(), label = a->labelFont();
+                tick.setPointSizeF(opt.fontPt);
+                label.setPointSizeF(opt.fontPt);
+                a->setTickLabelFont(tick);
+                a->setLabelFont(label);
+                if (a->property("attnvizBaseFont").isValid()) // a token axis sizes its labels from this
+                    a->setProperty("attnvizBaseFont", tick);
+            }
+        }
+    }
+    void restore()
+    {
+        for (const Title &t : m_titles) {
+            t.element->setProperty(kTitleHeldProperty, QVariant());
+            t.element->setFont(t.font);
+            t.element->setText(t.text);
+        }
+        for (const Axis &a : m_axes) {
+            a.axis->setTickLabelFont(a.tick);
+            a.axis->setLabelFont(a.label);
+            a.axis->setProperty("attnvizBaseFont", a.base);
+        }
+        m_titles.clear();
+        m_axes.clear();
+        setPublicationFigure(false);
+    }
+    ~FigureText() { restore(); }
+
+private:
+    struct Title {
+        QCPTextElement *element;
+        QString text;
+        QFont font;
+    };
+    struct Axis {
+        QCPAxis *axis;
+        QFont tick, label;
+        QVariant base;
+    };
+    std::vector<Title> m_titles;
+    std::vector<Axis> m_axes;
+};
+
 void layoutFor(QCustomPlot *plot, int w, int h)
 {
     QImage scratch(std::max(1, w), std::max(1, h), QImage::Format_ARGB32_Premultiplied);
@@ -346,14 +443,9 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
     if (!openSave(file, path, error))
         return false;
     const QRect oldViewport = plot->viewport();
-    // the extra title line: on the first title element while the figure is drawn, then taken off
-    QCPTextElement *title = nullptr;
-    for (QCPLayoutElement *el : plot->plotLayout()->elements(true))
-        if (!title)
-            title = qobject_cast<QCPTextElement *>(el);
-    const QString oldTitle = title ? title->text() : QString();
-    if (title && !opt.titleLine.isEmpty())
-        title->setText(oldTitle + QLatin1Char('\n') + wrapText(opt.titleLine, std::max(40, opt.width / 9)));
+    const double logicalWidth = suffix == QLatin1String("png") ? opt.width / (opt.dpi / 96.0) : opt.width;
+    const double logicalHeight = suffix == QLatin1String("png") ? opt.height / (opt.dpi / 96.0) : opt.height;
+    FigureText text(plot, opt, logicalWidth, logicalHeight);
     if (suffix == QLatin1String("png")) {
         const double scale = opt.dpi / 96.0;
         const int lw = int(std::lround(opt.width / scale)), lh = int(std::lround(opt.height / scale));
@@ -417,8 +509,7 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
         plot->toPainter(&p, opt.width, opt.height);
         p.end();
     }
-    if (title)
-        title->setText(oldTitle);
+    text.restore();
     plot->setViewport(oldViewport);
     plot->replot(QCustomPlot::rpQueuedReplot);
     return commit(file, path, error);

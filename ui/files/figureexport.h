@@ -25,6 +25,14 @@ struct FigureOptions {
     int height = 900;
     double dpi = 96.0; // PNG only: stored in the file, and text and lines scale by dpi/96
     QString titleLine; // drawn under the figure's title while it is written (a pipeline stage's configuration)
+    // A figure for a paper: labels and numbers shrink to 6 px before any is dropped (a thinned axis
+    // states its stride), none of the window's hints (how to zoom, what hovering shows), the title
+    // one line of what is shown (`title` instead, or none with `noTitle`), every axis's text at
+    // `fontPt` points where given (the titles a little larger).
+    bool publication = false;
+    QString title;
+    bool noTitle = false;
+    double fontPt = 0;
 };
 
 bool isFigureSuffix(const QString &suffix);

@@ -13,11 +13,16 @@ namespace attnviz::ui {
 
 namespace {
 bool g_presenting = false;
+bool g_publication = false; // only while saveFigure draws a publication figure (GUI thread)
 }
 
-int minimumLabelPixels() { return g_presenting ? 18 : 10; }
+int minimumLabelPixels() { return g_presenting ? 18 : g_publication ? 6 : 10; }
 
-int minimumNumberPixels() { return g_presenting ? 18 : 8; }
+int minimumNumberPixels() { return g_presenting ? 18 : g_publication ? 6 : 8; }
+
+void setPublicationFigure(bool on) { g_publication = on; }
+
+bool publicationFigure() { return g_publication; }
 
 void setPresentationLegibility(bool on) { g_presenting = on; }
 

@@ -23,6 +23,11 @@ int minimumNumberPixels();
 // Presentation mode on or off: both minimums above.
 void setPresentationLegibility(bool on);
 bool presentationLegibility();
+// While a publication figure is drawn (saveFigure with FigureOptions::publication): labels and
+// numbers may shrink to 6 px before any is dropped, and a thinned axis states its stride with no
+// hint about the window (how to zoom).
+void setPublicationFigure(bool on);
+bool publicationFigure();
 
 // The font for the numbers in cells of `cell` pixels: the largest pixel size from
 // max(maxPx × the text scale, minimumNumberPixels()) — presenting, at least a third of the cell's

@@ -270,12 +270,20 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
         // a plot with a selection rectangle zooms to a dragged region (views/plotzoom.h)
         const bool drags = axis->parentPlot() && axis->parentPlot()->selectionRectMode() != QCP::srmNone;
         const bool zooms = axis->parentPlot() && axis->parentPlot()->interactions().testFlag(QCP::iRangeZoom);
-        const QString note = QStringLiteral("1 in %1 labels shown: %2")
-                                 .arg(step)
-                                 .arg(drags   ? QStringLiteral("drag a rectangle to zoom")
-                                      : zooms ? QStringLiteral("zoom in (wheel)")
-                                              : QStringLiteral("widen or zoom the view"));
-        const QString shortNote = QStringLiteral("1 in %1 labels shown").arg(step);
+        // a publication figure states the stride alone: nothing there can be zoomed
+        const auto nth = [](int k) {
+            const int tens = k % 100, ones = k % 10;
+            const char *suffix = tens >= 11 && tens <= 13 ? "th" : ones == 1 ? "st" : ones == 2 ? "nd" : ones == 3 ? "rd" : "th";
+            return QString::number(k) + QLatin1String(suffix);
+        };
+        const QString note = publicationFigure() ? QStringLiteral("every %1 token labelled").arg(nth(step))
+                                                 : QStringLiteral("1 in %1 labels shown: %2")
+                                                       .arg(step)
+                                                       .arg(drags   ? QStringLiteral("drag a rectangle to zoom")
+                                                            : zooms ? QStringLiteral("zoom in (wheel)")
+                                                                    : QStringLiteral("widen or zoom the view"));
+        const QString shortNote = publicationFigure() ? QStringLiteral("every %1 labelled").arg(nth(step))
+                                                      : QStringLiteral("1 in %1 labels shown").arg(step);
         // the note on the title's line while it fits along the axis, else on a line of its own,
         // shortened, and at worst elided with "…": never cut at the plot's edge
         const QFontMetricsF fm(axis->labelFont());

@@ -100,10 +100,13 @@ LogitLensView::LogitLensView(QWidget *parent) : DeferredView(parent), m_plot(new
     colourAxis(m_lineRect->axis(QCPAxis::atBottom), m_pLine->pen().color());
     colourAxis(m_lineRect->axis(QCPAxis::atTop), m_hLine->pen().color());
 
-    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
-        labelTokenAxis(m_gridRect->axis(QCPAxis::atBottom), m_labels, 8);
-        fitLineLabel();
+    // after each layout (a replot's or an export's, at the figure's size): the labels and cell
+    // texts chosen for the axis rectangles' real sizes
+    relabelAfterLayout(m_plot, this, [this] {
+        bool changed = labelTokenAxis(m_gridRect->axis(QCPAxis::atBottom), m_labels, 8);
+        changed |= fitLineLabel();
         fitCellTexts();
+        return changed;
     });
     cellInteraction(
         m_plot, this,
@@ -395,7 +398,7 @@ void LogitLensView::updateSelected()
     fitLineLabel();
 }
 
-void LogitLensView::fitLineLabel()
+bool LogitLensView::fitLineLabel()
 {
     // two lines, the token elided to the panel's width (one line ran past the panel's right edge)
     QCPAxis *a = m_lineRect->axis(QCPAxis::atBottom);
@@ -416,8 +419,10 @@ void LogitLensView::fitLineLabel()
             label += QStringLiteral("\n") + second;
         }
     }
-    if (a->label() != label)
-        a->setLabel(label);
+    if (a->label() == label)
+        return false;
+    a->setLabel(label);
+    return true;
 }
 
 Mat<double> LogitLensView::topProbabilities() const

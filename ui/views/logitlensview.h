@@ -87,7 +87,7 @@ private:
     void drawCells(int first, int count);
     void updateSelected();
     void fitCellTexts();
-    void fitLineLabel();
+    bool fitLineLabel(); // whether the label changed
 
     SnapshotPtr m_snapshot;
     int m_query = -1, m_position = -1;

@@ -123,8 +123,11 @@ void fitValueTicks(QCPAxis *axis, double spacing)
     });
 }
 
-QString fittedTitle(QCustomPlot *plot, const QCPTextElement *title, const QString &full, double maxShare, bool *elided)
+QString fittedTitle(QCustomPlot *plot, QCPTextElement *title, const QString &full, double maxShare, bool *elided)
 {
+    if (title->property(kTitleHeldProperty).toBool()) // an export draws its own fitting of it
+        return title->text();
+    title->setProperty(kFullTitleProperty, full);
     const double width = plot->width() - 16;
     const QString wrapped = wrapText(full, title->font(), width);
     const QFontMetricsF fm(title->font());

@@ -22,8 +22,13 @@ void fitValueTicks(QCPAxis *axis, double spacing = 1.8);
 // The text `title` should show at the plot's current size: `full` wrapped to the plot's width
 // when at most `maxShare` of the plot's height holds its lines, else its first line elided to
 // one line (`*elided` says which).
-QString fittedTitle(QCustomPlot *plot, const QCPTextElement *title, const QString &full, double maxShare,
+// The title element keeps `full` as the property kFullTitleProperty: an export fits it again to the
+// figure's size (saveFigure).
+QString fittedTitle(QCustomPlot *plot, QCPTextElement *title, const QString &full, double maxShare,
                     bool *elided = nullptr);
+inline constexpr const char *kFullTitleProperty = "attnvizFullTitle";
+// Set on a title element while an export draws it: fittedTitle then keeps the text it has.
+inline constexpr const char *kTitleHeldProperty = "attnvizTitleHeld";
 
 // Hovering `title` shows what `full` returns as a tooltip (the whole text of an elided title).
 void titleTooltip(QCustomPlot *plot, QCPTextElement *title, std::function<QString()> full);

@@ -15,12 +15,14 @@
 #include <qcustomplot.h>
 
 #include <QAction>
+#include <QCheckBox>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QInputDialog>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QSettings>
 #include <QSpinBox>
@@ -148,6 +150,28 @@ void ExportActions::exportPlot(QCustomPlot *plot, const QString &name, const QSt
     form->addRow(tr("Width (px; points for SVG/PDF)"), w);
     form->addRow(tr("Height"), h);
     form->addRow(tr("DPI (PNG)"), dpi);
+    // a figure for a paper (FigureOptions::publication), as `attnviz export --publication` writes it
+    auto *publication = new QCheckBox(tr("Publication figure: every label, no hints, a one-line title"), &dialog);
+    publication->setObjectName(QStringLiteral("publicationCheck"));
+    publication->setChecked(settings.value(QStringLiteral("export/publication"), false).toBool());
+    auto *title = new QLineEdit(&dialog);
+    title->setObjectName(QStringLiteral("publicationTitle"));
+    title->setPlaceholderText(tr("the view's own; a single space: none"));
+    auto *fontPt = new QDoubleSpinBox(&dialog);
+    fontPt->setObjectName(QStringLiteral("publicationFontSize"));
+    fontPt->setRange(0, 72);
+    fontPt->setSpecialValueText(tr("the view's own"));
+    fontPt->setSuffix(tr(" pt"));
+    fontPt->setValue(settings.value(QStringLiteral("export/fontPt"), 0.0).toDouble());
+    form->addRow(publication);
+    form->addRow(tr("Title"), title);
+    form->addRow(tr("Axis text"), fontPt);
+    const auto follow = [=] {
+        title->setEnabled(publication->isChecked());
+        fontPt->setEnabled(publication->isChecked());
+    };
+    follow();
+    connect(publication, &QCheckBox::toggled, &dialog, follow);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
     form->addRow(buttons);
     connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
@@ -157,13 +181,24 @@ void ExportActions::exportPlot(QCustomPlot *plot, const QString &name, const QSt
     settings.setValue(QStringLiteral("export/width"), w->value());
     settings.setValue(QStringLiteral("export/height"), h->value());
     settings.setValue(QStringLiteral("export/dpi"), dpi->value());
+    settings.setValue(QStringLiteral("export/publication"), publication->isChecked());
+    settings.setValue(QStringLiteral("export/fontPt"), fontPt->value() < 4 ? 0.0 : fontPt->value());
     const QString path = QFileDialog::getSaveFileName(m_window, tr("Export figure"),
                                                       QStringLiteral("attnviz-%1.png").arg(name),
                                                       tr("PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"));
     if (path.isEmpty())
         return;
     QString error;
-    if (!saveFigure(plot, path, {w->value(), h->value(), dpi->value(), titleLine}, &error))
+    FigureOptions figure;
+    figure.width = w->value();
+    figure.height = h->value();
+    figure.dpi = dpi->value();
+    figure.titleLine = titleLine;
+    figure.publication = publication->isChecked();
+    figure.noTitle = figure.publication && !title->text().isEmpty() && title->text().trimmed().isEmpty();
+    figure.title = figure.publication ? title->text().trimmed() : QString();
+    figure.fontPt = figure.publication && fontPt->value() >= 4 ? fontPt->value() : 0;
+    if (!saveFigure(plot, path, figure, &error))
         warnPlain(m_window, tr("Export failed"), shownText(error));
     else
         m_window->statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
