@@ -152,7 +152,7 @@ int gui(const QStringList &args)
     QCommandLineOption modelOpt(QStringLiteral("model"),
                                 QStringLiteral("A model folder (config.json, model.safetensors, tokenizer files; model_type one "
                                                "of %1), a GGUF file, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: "
-                                               "attnviz-tiny).")
+                                               "attnviz-tiny; `bundled-dates`: attnviz-dates, a T5).")
                                     .arg(modelFamilies()),
                                 QStringLiteral("dir"));
     QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer to show (with --model or --depth)."),
@@ -360,7 +360,7 @@ int exportView(const QStringList &args)
                   noNumbersOpt, tokenOpt});
     QCommandLineOption modelOpt(QStringLiteral("model"),
                                 QStringLiteral("A model folder (model_type one of %1) or `bundled` (attnviz-tiny 2; "
-                                               "`bundled-gpt2`: attnviz-tiny) instead of the word vectors; the "
+                                               "`bundled-gpt2`: attnviz-tiny; `bundled-dates`: attnviz-dates) instead of the word vectors; the "
                                                "word-vector options then do not apply.")
                                     .arg(modelFamilies()),
                                 QStringLiteral("dir"));
