@@ -19,7 +19,7 @@ enum class PresetTable { Bundled, Journey, Bloem };
 struct Preset {
     QString id;          // stable: sessions and tests name presets by it
     QString title;       // menu text
-    QString seed;        // "001", "003" …: the notebook it comes from; "tiny", "tiny2": a lesson on a bundled model
+    QString seed;        // "001", "003" …: the notebook it comes from; "tiny", "tiny2", "dates": a lesson on a bundled model
     QString explanation; // one paragraph, shown beside the views
     QString sentence, keySentence;
     // An encoder-decoder model's: the target typed in the Target field (the decoder's text; empty: generated),
