@@ -243,7 +243,7 @@ int modelInfo(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Describes a model folder (config.json, model.safetensors, tokenizer files)."));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."));
+    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny; `bundled-dates`: attnviz-dates, a T5)."));
     QCommandLineOption jsonOpt(QStringLiteral("json"), QStringLiteral("One JSON object instead of text."));
     p.addOption(jsonOpt);
     if (!p.parse(args))
@@ -298,7 +298,7 @@ int modelRun(const QStringList &args)
         "next_tokens (causal models: the top 10 after the last token), masked (masked-LM models: the top fills of\n"
         "each [MASK]) and model (as `model info`)."));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."));
+    p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny; `bundled-dates`: attnviz-dates, a T5)."));
     QCommandLineOption textOpt(QStringLiteral("text"), QStringLiteral("The text."), QStringLiteral("text"));
     QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")},
                               QStringLiteral("Write the JSON here (default: standard output)."), QStringLiteral("file"));
@@ -508,7 +508,7 @@ int tokenizeWithModel(const QStringList &args)
     p.setApplicationDescription(QStringLiteral("Tokenizes a text with a model folder's tokenizer: one token a line,\n"
                                                "its id, the token as the vocabulary spells it, and its bytes in the text."));
     p.addHelpOption();
-    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."), QStringLiteral("dir"));
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny; `bundled-dates`: attnviz-dates, a T5)."), QStringLiteral("dir"));
     p.addOption(modelOpt);
     p.addPositionalArgument(QStringLiteral("text"), QStringLiteral("The text."));
     if (!p.parse(args))
@@ -540,7 +540,7 @@ int benchModel(const QStringList &args)
         "position, as the window asks. --seeded needs no download: a real checkpoint's shape (gpt2-small,\n"
         "bert-base, smollm2-135m, qwen3-0.6b, llama3.2-1b) with seeded random weights."));
     p.addHelpOption();
-    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("A model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."), QStringLiteral("dir"));
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("A model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny; `bundled-dates`: attnviz-dates, a T5)."), QStringLiteral("dir"));
     QCommandLineOption seededOpt(QStringLiteral("seeded"), QStringLiteral("gpt2-small, bert-base, smollm2-135m, qwen3-0.6b or llama3.2-1b."), QStringLiteral("shape"));
     QCommandLineOption sizesOpt(QStringLiteral("tokens"), QStringLiteral("Text lengths (default 128,1024)."),
                                 QStringLiteral("list"), QStringLiteral("128,1024"));

@@ -207,7 +207,7 @@ int generateText(const QStringList &args)
         "(--beams, --max-new; the folder's generation settings otherwise), printing the generated target, or with\n"
         "--json its ids, tokens, source tokens and the search, and with --attention each step's cross-attention."));
     p.addHelpOption();
-    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny)."), QStringLiteral("dir"));
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: attnviz-tiny; `bundled-dates`: attnviz-dates, a T5)."), QStringLiteral("dir"));
     QCommandLineOption textOpt(QStringLiteral("text"), QStringLiteral("The text to continue."), QStringLiteral("text"));
     QCommandLineOption tokensOpt(QStringLiteral("tokens"), QStringLiteral("Tokens to generate (default 20)."), QStringLiteral("n"),
                                  QStringLiteral("20"));

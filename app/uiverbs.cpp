@@ -160,7 +160,7 @@ int gui(const QStringList &args)
     QCommandLineOption modelOpt(QStringLiteral("model"),
                                 QStringLiteral("A model folder (config.json, model.safetensors, tokenizer files; model_type one "
                                                "of %1), a GGUF file, or `bundled` (attnviz-tiny 2; `bundled-gpt2`: "
-                                               "attnviz-tiny).")
+                                               "attnviz-tiny; `bundled-dates`: attnviz-dates, a T5).")
                                     .arg(modelFamilies()),
                                 QStringLiteral("dir"));
     QCommandLineOption layerOpt(QStringLiteral("layer"), QStringLiteral("Layer to show (with --model or --depth)."),
@@ -378,7 +378,7 @@ int exportView(const QStringList &args)
                   noNumbersOpt, tokenOpt, publicationOpt, titleOpt, noTitleOpt, fontSizeOpt});
     QCommandLineOption modelOpt(QStringLiteral("model"),
                                 QStringLiteral("A model folder (model_type one of %1) or `bundled` (attnviz-tiny 2; "
-                                               "`bundled-gpt2`: attnviz-tiny) instead of the word vectors; the "
+                                               "`bundled-gpt2`: attnviz-tiny; `bundled-dates`: attnviz-dates) instead of the word vectors; the "
                                                "word-vector options then do not apply.")
                                     .arg(modelFamilies()),
                                 QStringLiteral("dir"));

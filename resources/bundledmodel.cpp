@@ -20,6 +20,8 @@ QString folderName(const QString &arg)
         return QStringLiteral("attnviz-tiny-2");
     if (arg == kBundledGpt2Arg)
         return QStringLiteral("attnviz-tiny");
+    if (arg == kBundledDatesArg)
+        return QStringLiteral("attnviz-dates");
     return {};
 }
 
@@ -29,6 +31,8 @@ bool isBundledModelArg(const QString &arg) { return !folderName(arg).isEmpty(); 
 
 QString bundledModelTitle(const QString &arg)
 {
+    if (arg == kBundledDatesArg)
+        return QStringLiteral("attnviz-dates T5 (bundled)");
     return arg == kBundledGpt2Arg ? QStringLiteral("attnviz-tiny GPT-2 (bundled)")
                                   : QStringLiteral("attnviz-tiny 2 (bundled)");
 }

@@ -105,10 +105,15 @@ for f in /usr/bin/attnviz \
          /usr/share/attnviz/models/attnviz-tiny-2/tokenizer.json \
          /usr/share/attnviz/models/attnviz-tiny-2/tokenizer_config.json \
          /usr/share/attnviz/models/attnviz-tiny-2/MANIFEST.md \
+         /usr/share/attnviz/models/attnviz-dates/config.json \
+         /usr/share/attnviz/models/attnviz-dates/model.safetensors \
+         /usr/share/attnviz/models/attnviz-dates/spiece.model \
+         /usr/share/attnviz/models/attnviz-dates/tokenizer_config.json \
+         /usr/share/attnviz/models/attnviz-dates/MANIFEST.md \
          /usr/share/doc/attnviz/copyright /usr/share/doc/attnviz/changelog.gz; do
     grep -qxF "$f" "$WORK/contents" || fail "the package lacks $f"
 done
-if grep -q '/usr/share/attnviz/models/attnviz-tiny[^/]*/recipe' "$WORK/contents"; then
+if grep -q '/usr/share/attnviz/models/attnviz-[^/]*/recipe' "$WORK/contents"; then
     fail "the package carries the bundled model's recipe/ (only the model folder belongs in it)"
 fi
 if grep -vE '^/usr/' "$WORK/contents" | grep -v '^/$' | grep -q .; then

@@ -26,6 +26,9 @@ for f in bin/attnviz share/attnviz/examples/journey_causal.json share/man/man1/a
          share/attnviz/models/attnviz-tiny-2/config.json share/attnviz/models/attnviz-tiny-2/model.safetensors \
          share/attnviz/models/attnviz-tiny-2/tokenizer.json share/attnviz/models/attnviz-tiny-2/tokenizer_config.json \
          share/attnviz/models/attnviz-tiny-2/MANIFEST.md \
+         share/attnviz/models/attnviz-dates/config.json share/attnviz/models/attnviz-dates/model.safetensors \
+         share/attnviz/models/attnviz-dates/spiece.model share/attnviz/models/attnviz-dates/tokenizer_config.json \
+         share/attnviz/models/attnviz-dates/MANIFEST.md \
          "share/applications/$APP_ID.desktop" "share/icons/hicolor/scalable/apps/$APP_ID.svg"; do
     [ -e "$TOP/$f" ] || fail "the archive lacks $f"
 done
@@ -43,6 +46,7 @@ grep -q "AVX\|SSE\|generic" <<<"$dev" || fail "the bench device line names no IS
 (cd "$WORK" && "$TOP/bin/attnviz" compute "$TOP/share/attnviz/examples/journey_causal.json" --check \
     -o "$WORK/result.json" 2>/dev/null) || fail "compute --check on the unpacked example failed"
 [ ! -e "$TOP/share/attnviz/models/attnviz-tiny/recipe" ] && [ ! -e "$TOP/share/attnviz/models/attnviz-tiny-2/recipe" ] \
+    && [ ! -e "$TOP/share/attnviz/models/attnviz-dates/recipe" ] \
     || fail "the archive carries a bundled model's recipe/"
 # The unpacked program finds the bundled model beside it (share/attnviz/models), not in a source tree.
 info=$(cd "$WORK" && "$TOP/bin/attnviz" model info bundled --json) || fail "model info bundled failed"

@@ -18,6 +18,9 @@
 #include "window/viewrouter.h"
 
 #include "bundledmodel.h"
+#include "window/modelloader.h"
+
+#include "attnviz/encoderdecoder.h"
 
 #include <QDockWidget>
 #include <QtTest>
@@ -53,6 +56,16 @@ int brightestKey(const HeatmapView *h, int row)
     return best;
 }
 
+// The brightest key of a cross-attention row (every source token is a key; the first of equals).
+int brightestSourceKey(const HeatmapView *h, int row)
+{
+    int best = 0;
+    for (int j = 1; j < h->keyLabels().size(); ++j)
+        if (h->cellValue(row, j) > h->cellValue(row, best))
+            best = j;
+    return best;
+}
+
 } // namespace
 
 class TestLessons : public QObject {
@@ -77,6 +90,13 @@ private slots:
     void tiny2Induction();
     void tiny2FirstToken();
     void tiny2Lens();
+    // attnviz-dates (`bundled-dates`, a T5): cross-attention
+    void datesLessonsAreListed();
+    void datesOpenTheCrossAttention_data();
+    void datesOpenTheCrossAttention();
+    void datesYear();
+    void datesMonth();
+    void datesCentury();
 
 private:
     // Applies the lesson and waits for the model's result on its sentence.
@@ -117,7 +137,7 @@ SnapshotPtr TestLessons::apply(const QString &id)
     for (int i = 0; i < 500; ++i) {
         SnapshotPtr s = m_w->session()->snapshot();
         if (s && s->fromModel() && !m_w->session()->busy() && s->sentence == p->sentence &&
-            s->generation == m_w->session()->generation())
+            s->generation == m_w->session()->generation() && (p->target.isEmpty() || s->target == p->target))
             return s;
         QTest::qWait(20);
     }
@@ -600,6 +620,129 @@ void TestLessons::tiny2Lens()
     for (int l = 1; l < entropy.size(); ++l)
         QVERIFY(entropy[l] < entropy[l - 1]);
     expectQuoted(id, QStringLiteral("the entropy of the guess at \"cold\" falls layer by layer"));
+    screenshot(id);
+}
+
+
+void TestLessons::datesLessonsAreListed()
+{
+    QStringList ids;
+    for (const Preset &p : presets())
+        if (p.seed == kDatesSeed) {
+            ids << p.id;
+            QCOMPARE(p.model, kBundledDatesArg);
+            QCOMPARE(p.attention, AttentionKind::Cross);
+            QVERIFY(!p.target.isEmpty());
+            QVERIFY(!p.explanation.contains(QLatin1Char('@')));
+        }
+    QCOMPARE(ids, QStringList({QStringLiteral("dates-year"), QStringLiteral("dates-month"), QStringLiteral("dates-century")}));
+}
+
+void TestLessons::datesOpenTheCrossAttention_data()
+{
+    QTest::addColumn<QString>("id");
+    for (const Preset &p : presets())
+        if (p.seed == kDatesSeed)
+            QTest::addRow("%s", qPrintable(p.id)) << p.id;
+}
+
+// Each lesson opens attnviz-dates with its source and typed target, the Cross attention of layer 1
+// with the heads averaged, and its row selected; the model writes the typed target itself.
+void TestLessons::datesOpenTheCrossAttention()
+{
+    QFETCH(QString, id);
+    const Preset *p = findPreset(id);
+    const SnapshotPtr s = apply(id);
+    QVERIFY2(s && s->hasResult(), s ? qPrintable(s->message) : "no result");
+    QCOMPARE(m_w->modelSource(), kBundledDatesArg);
+    QCOMPARE(QString::fromStdString(m_w->modelInfo().name), QStringLiteral("attnviz-dates"));
+    QVERIFY(s->encoderDecoder && !s->targetGenerated);
+    QCOMPARE(s->target, p->target);
+    QCOMPARE(m_w->session()->attentionKind(), AttentionKind::Cross);
+    QCOMPARE(m_w->session()->headDisplay(), HeadDisplay::Average);
+    QCOMPARE(m_w->session()->selectedLayer(), 1);
+    QCOMPARE(m_w->session()->selectedQuery(), p->query);
+    QCOMPARE(m_w->currentViewId(), p->view);
+    QCOMPARE(m_w->lessonPanel()->currentId(), id);
+    const HeatmapView *h = m_w->heatmapView();
+    // rows: the start token, then the target's characters; columns: the source's characters and </s>
+    QCOMPARE(h->queryLabels().size(), 1 + int(p->target.size()));
+    QCOMPARE(h->keyLabels().size(), int(p->sentence.size()) + 1);
+    // the model, left to itself, writes the lesson's target
+    std::shared_ptr<Model> model;
+    QString error;
+    QVERIFY(ModelLoader::load(kBundledDatesArg, model, &error));
+    TraceRequest req;
+    req.text = p->sentence.toStdString();
+    Seq2SeqGenerateOptions opt;
+    opt.beams = 1;
+    Seq2SeqGeneration g;
+    QVERIFY(generateTarget(*model, req, opt, g).ok());
+    QCOMPARE(QString::fromStdString(g.text), p->target);
+}
+
+// "the 11th of March, 1998": the rows writing 1, 9, 9 look at 1, 9, 9 of the year in order.
+void TestLessons::datesYear()
+{
+    const QString id = QStringLiteral("dates-year");
+    const SnapshotPtr s = apply(id);
+    QVERIFY(s && s->hasResult());
+    const HeatmapView *h = m_w->heatmapView();
+    const int year = 19; // "the 11th of March, " is 19 characters
+    QCOMPARE(h->keyLabels().mid(year, 4), QStringList({QStringLiteral("1"), QStringLiteral("9"), QStringLiteral("9"), QStringLiteral("8")}));
+    QCOMPARE(h->queryLabels().mid(0, 3), QStringList({QStringLiteral("<pad>"), QStringLiteral("1"), QStringLiteral("9")}));
+    QStringList w;
+    for (int row = 0; row < 4; ++row) {
+        QCOMPARE(brightestSourceKey(h, row), year + row);
+        w << fixed(h->cellValue(row, year + row), 2);
+    }
+    const int end = h->keyLabels().size() - 1;
+    QCOMPARE(h->keyLabels().at(end), QStringLiteral("</s>"));
+    const QString toEnd = fixed(h->cellValue(3, end), 2);
+    qInfo("@Y0@=%s @Y1@=%s @Y2@=%s @Y3@=%s @Y3E@=%s", qPrintable(w[0]), qPrintable(w[1]), qPrintable(w[2]), qPrintable(w[3]), qPrintable(toEnd));
+    expectQuoted(id, QStringLiteral("hardest at the \"1\" of 1998 (%1)").arg(w[0]));
+    expectQuoted(id, QStringLiteral("at the first \"9\" (%1, selected)").arg(w[1]));
+    expectQuoted(id, QStringLiteral("at the second \"9\" (%1)").arg(w[2]));
+    expectQuoted(id, QStringLiteral("gives the \"8\" %1 and the end token </s> %2").arg(w[3], toEnd));
+    screenshot(id);
+}
+
+void TestLessons::datesMonth()
+{
+    const QString id = QStringLiteral("dates-month");
+    const SnapshotPtr s = apply(id);
+    QVERIFY(s && s->hasResult());
+    const HeatmapView *h = m_w->heatmapView();
+    const int m = 12, day = 5; // "the 11th of " is 12 characters; the day's second "1" is the sixth
+    QCOMPARE(h->keyLabels().at(m), QStringLiteral("M"));
+    QCOMPARE(h->keyLabels().at(day), QStringLiteral("1"));
+    QCOMPARE(h->queryLabels().at(5), QStringLiteral("-"));
+    QCOMPARE(h->queryLabels().at(6), QStringLiteral("0"));
+    QCOMPARE(brightestSourceKey(h, 5), m);
+    QCOMPARE(brightestSourceKey(h, 6), m);
+    QCOMPARE(brightestSourceKey(h, 9), day);
+    qInfo("@M0@=%s @M1@=%s @D1@=%s", qPrintable(fixed(h->cellValue(5, m), 2)), qPrintable(fixed(h->cellValue(6, m), 2)),
+          qPrintable(fixed(h->cellValue(9, day), 2)));
+    expectQuoted(id, QStringLiteral("the row writing \"0\" gives its \"M\" %1").arg(fixed(h->cellValue(5, m), 2)));
+    expectQuoted(id, QStringLiteral("the row writing \"3\" (selected) %1").arg(fixed(h->cellValue(6, m), 2)));
+    expectQuoted(id, QStringLiteral("gives the second \"1\" of the source %1").arg(fixed(h->cellValue(9, day), 2)));
+    screenshot(id);
+}
+
+void TestLessons::datesCentury()
+{
+    const QString id = QStringLiteral("dates-century");
+    const SnapshotPtr s = apply(id);
+    QVERIFY(s && s->hasResult());
+    const HeatmapView *h = m_w->heatmapView();
+    const int nine = 9; // "11th Mar 98": the "9"
+    QCOMPARE(h->keyLabels().at(nine), QStringLiteral("9"));
+    for (int row = 0; row < 3; ++row)
+        QCOMPARE(brightestSourceKey(h, row), nine);
+    qInfo("@C0@=%s @C1@=%s @C2@=%s", qPrintable(fixed(h->cellValue(0, nine), 2)), qPrintable(fixed(h->cellValue(1, nine), 2)),
+          qPrintable(fixed(h->cellValue(2, nine), 2)));
+    expectQuoted(id, QStringLiteral("look at the \"9\" of \"98\" (%1 and %2)").arg(fixed(h->cellValue(0, nine), 2), fixed(h->cellValue(1, nine), 2)));
+    expectQuoted(id, QStringLiteral("reads the same \"9\" with %1").arg(fixed(h->cellValue(2, nine), 2)));
     screenshot(id);
 }
 

@@ -488,6 +488,7 @@ void TestModelWindow::bundledModel()
 {
     QVERIFY2(!bundledModelDir().isEmpty(), "the source tree's resources/models/attnviz-tiny-2");
     QVERIFY2(!bundledModelDir(kBundledGpt2Arg).isEmpty(), "the source tree's resources/models/attnviz-tiny");
+    QVERIFY2(!bundledModelDir(kBundledDatesArg).isEmpty(), "the source tree's resources/models/attnviz-dates");
     QVERIFY(bundledModelDir(QStringLiteral("bundled-nothing")).isEmpty());
     Window win;
     QString error;
@@ -508,13 +509,20 @@ void TestModelWindow::bundledModel()
             QVERIFY(a->isEnabled() && a->isChecked() && a->text() == bundledModelTitle());
         if (a->objectName() == QLatin1String("bundledGpt2ModelAction"))
             QVERIFY(a->isEnabled() && !a->isChecked() && a->text() == bundledModelTitle(kBundledGpt2Arg));
+        if (a->objectName() == QLatin1String("bundledDatesModelAction"))
+            QVERIFY(a->isEnabled() && !a->isChecked() && a->text() == bundledModelTitle(kBundledDatesArg));
         entries += a->objectName().startsWith(QLatin1String("bundled"));
     }
-    QCOMPARE(entries, 2);
+    QCOMPARE(entries, 3);
     // the first bundled model, a GPT-2, by its own name
     QVERIFY2(win.w.openModel(kBundledGpt2Arg, &error), qPrintable(error));
     QCOMPARE(win.w.modelSource(), kBundledGpt2Arg);
     QCOMPARE(win.w.modelInfo().family, std::string("gpt2"));
+    // the encoder-decoder one, a T5
+    QVERIFY2(win.w.openModel(kBundledDatesArg, &error), qPrintable(error));
+    QCOMPARE(win.w.modelSource(), kBundledDatesArg);
+    QCOMPARE(win.w.modelInfo().family, std::string("t5"));
+    QVERIFY(win.w.modelInfo().architecture.encoderDecoder);
 }
 
 void TestModelWindow::cutAtPositions()

@@ -112,9 +112,10 @@ void TestPresets::everySeedHasAPreset()
             seeds << p.seed;
         QCOMPARE(findPreset(p.id), &p);
     }
-    QCOMPARE(seeds.size(), 7); // 000 .. 004, and the lessons on attnviz-tiny and attnviz-tiny 2 (tst_lessons)
+    QCOMPARE(seeds.size(), 8); // 000 .. 004, and the lessons on attnviz-tiny, attnviz-tiny 2 and attnviz-dates (tst_lessons)
     QVERIFY(seeds.contains(kTinySeed));
     QVERIFY(seeds.contains(kTiny2Seed));
+    QVERIFY(seeds.contains(kDatesSeed));
     for (const char *id : {"journey-scores", "journey-sum", "causal-neg-inf", "causal-renormalize", "dropout",
                            "ship-odyssey", "ship-amazon", "multihead-split", "cross-attention"})
         QVERIFY2(findPreset(QLatin1String(id)), id);

@@ -113,8 +113,9 @@ bool SessionFiles::openSession(const QString &path, QString *report)
     QStringList problems;
     if (!sessionFromJson(json, s, &problems))
         return fail(problems.join(QStringLiteral("; ")));
-    // Paths in the file may be relative to the file's folder (the model folder too; `bundled` and
-    // `bundled-gpt2` name the models that come with attnviz, hf:/ollama: specs a model in a store, not a folder).
+    // Paths in the file may be relative to the file's folder (the model folder too; `bundled`,
+    // `bundled-gpt2` and `bundled-dates` name the models that come with attnviz, hf:/ollama: specs a model
+    // in a store, not a folder).
     const QDir dir = QFileInfo(path).absoluteDir();
     for (QString *p : {&s.tablePath, &s.projectionsFile, &s.stackWeightsFile, &s.model})
         if (!p->isEmpty() && !(p == &s.model && (isBundledModelArg(*p) || isModelSpec(p->toStdString()))))

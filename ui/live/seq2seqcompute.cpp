@@ -126,7 +126,8 @@ std::shared_ptr<ComputeSnapshot> seq2seqSnapshot(const ComputeRequest &req)
     const ModelInfo info = req.model->info();
     ComputeSettings &c = snap->settings;
     c.numHeads = std::max(1, info.heads);
-    c.scaleRule = ScaleRule::InvSqrtDHead;
+    // T5 multiplies q·k by nothing (its 1/sqrt(d_kv) lives in W_q's initialisation); BART and Marian by 1/sqrt(d_head)
+    c.scaleRule = info.architecture.attentionScale == 1.0 ? ScaleRule::None : ScaleRule::InvSqrtDHead;
     c.normalization = Normalization::Softmax;
     c.maskMethod = MaskMethod::NegInf;
     c.mask = MaskChoice::Causal; // the decoder's self-attention, which this snapshot's layers are

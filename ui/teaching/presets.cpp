@@ -3,6 +3,8 @@
 
 #include "teaching/seedtables.h"
 
+#include "bundledmodel.h"
+
 #include <QCoreApplication>
 #include <QRegularExpression>
 
@@ -279,6 +281,77 @@ void addTiny2Lessons(std::vector<Preset> &out)
     out.push_back(p);
 }
 
+// The lessons on attnviz-dates (`bundled-dates`, a T5 that writes dates as ISO dates): cross-attention.
+// Every number a paragraph quotes is a cell of the Cross heatmap (layer 1, the heads averaged), read back
+// by tst_lessons. Both dates are held out: the model never saw them, in any format.
+const QString kDatesLong = QStringLiteral("the 11th of March, 1998");
+const QString kDatesShort = QStringLiteral("11th Mar 98");
+const QString kDatesIso = QStringLiteral("1998-03-11");
+
+QString datesModel()
+{
+    return tr("attnviz-dates, a small T5 that attnviz trained on dates typed in eight formats, never saw this "
+              "date; of 3,200 such dates it writes 3,199 right (resources/models/attnviz-dates/MANIFEST.md).");
+}
+
+void addDatesLessons(std::vector<Preset> &out)
+{
+    Preset p;
+    p.seed = kDatesSeed;
+    p.model = kBundledDatesArg;
+    p.display = HeadDisplay::Average;
+    p.attention = AttentionKind::Cross;
+    p.layer = 1;
+    p.view = QStringLiteral("weights");
+    p.fixedScale = true;
+
+    p.id = QStringLiteral("dates-year");
+    p.title = tr("Cross-attention: the year's digits read the year");
+    p.explanation = tr(
+        "Cross-attention: queries from the decoder, keys and values from the encoder. attnviz-dates reads "
+        "\"the 11th of March, 1998\" and writes \"1998-03-11\", a character a step. Each row is a decoder step, "
+        "labelled with the token it reads (first the start token <pad>); it writes the next. Layer 1, heads "
+        "averaged: the row writing the year's \"1\" looks hardest at the \"1\" of 1998 (%1), the row writing the "
+        "first \"9\" at the first \"9\" (%2, selected), the next at the second \"9\" (%3): a diagonal, like the "
+        "alignments of translation models (Bahdanau et al. 2014). The row writing \"8\" gives the \"8\" %4 and "
+        "the end token </s> %5. %6")
+                        .arg(QStringLiteral("0.50"), QStringLiteral("0.91"), QStringLiteral("0.97"), QStringLiteral("0.50"),
+                             QStringLiteral("0.49"), datesModel());
+    p.sentence = kDatesLong;
+    p.target = kDatesIso;
+    p.query = 1;
+    p.zoom = QRect(16, 0, 8, 5); // keys 16–23 (the year and </s>), queries 0–4: the year's rows, with their numbers
+    out.push_back(p);
+
+    p.id = QStringLiteral("dates-month");
+    p.title = tr("Cross-attention: the month's digits read the month's name");
+    p.explanation = tr(
+        "The same date. No digit of the source says 3, yet the target's month is \"03\": the rows that write "
+        "the month look at the word March, the row writing \"0\" gives its \"M\" %1, the row writing \"3\" "
+        "(selected) %2. The model learned the month names from examples, and reads them where they stand: in "
+        "\"March 11, 1998\" or in the dotted day-month-year form the same rows move to the month there. The day's rows read "
+        "\"11th\": the row writing the day's second \"1\" gives the second \"1\" of the source %3. Type another date "
+        "(Target empty: the model writes it) and watch the bright cells follow the fields.")
+                        .arg(QStringLiteral("0.52"), QStringLiteral("0.96"), QStringLiteral("1.00"));
+    p.query = 6;
+    p.zoom = QRect(3, 4, 11, 6); // keys 3–13 (the day and "March"'s M), queries 4–9: the month's and the day's rows
+    out.push_back(p);
+    p.zoom = QRect();
+
+    p.id = QStringLiteral("dates-century");
+    p.title = tr("Cross-attention: a century that is not in the source");
+    p.explanation = tr(
+        "\"11th Mar 98\" has a two-digit year, which the model learned to read as 1998 (50–99: the 1900s, "
+        "00–49: the 2000s). The rows that write \"1\" and \"9\" (selected) have no century to copy: both "
+        "look at the \"9\" of \"98\" (%1 and %2), the digit that decides it, and the row writing the year's "
+        "third digit reads the same \"9\" with %3. Attention shows where the model looked, not why: the "
+        "century rule is in the weights that turn what it read into \"19\".")
+                        .arg(QStringLiteral("0.75"), QStringLiteral("0.75"), QStringLiteral("0.99"));
+    p.sentence = kDatesShort;
+    p.query = 1;
+    out.push_back(p);
+}
+
 std::vector<Preset> make()
 {
     std::vector<Preset> out;
@@ -509,6 +582,7 @@ std::vector<Preset> make()
 
     addTinyLessons(out);
     addTiny2Lessons(out);
+    addDatesLessons(out);
     return out;
 }
 
@@ -556,6 +630,8 @@ QString seedTitle(const QString &seed)
         return tr("attnviz-tiny: lessons on a trained model");
     if (seed == kTiny2Seed)
         return tr("attnviz-tiny 2: lessons on modern attention");
+    if (seed == kDatesSeed)
+        return tr("attnviz-dates: cross-attention in a T5");
     return tr("seed %1").arg(seed);
 }
 

@@ -19,13 +19,17 @@ enum class PresetTable { Bundled, Journey, Bloem };
 struct Preset {
     QString id;          // stable: sessions and tests name presets by it
     QString title;       // menu text
-    QString seed;        // "001", "003" …: the notebook it comes from; "tiny", "tiny2": a lesson on a bundled model
+    QString seed;        // "001", "003" …: the notebook it comes from; "tiny", "tiny2", "dates": a lesson on a bundled model
     QString explanation; // one paragraph, shown beside the views
     QString sentence, keySentence;
+    // An encoder-decoder model's: the target typed in the Target field (the decoder's text; empty: generated),
+    // and the attention the window shows (Encoder, Decoder = Self, Cross).
+    QString target;
+    AttentionKind attention = AttentionKind::Self;
     PresetTable table = PresetTable::Bundled; // word vectors only
     ComputeSettings settings;                 // word vectors only: a model sets its own
     QString model; // "" = the word vectors of the seed notebooks; "bundled" = attnviz-tiny 2,
-                   // "bundled-gpt2" = attnviz-tiny (bundledmodel.h)
+                   // "bundled-gpt2" = attnviz-tiny, "bundled-dates" = attnviz-dates (bundledmodel.h)
     int layer = 0; // the layer selected (a model's; the word vectors have one)
     HeadDisplay display = HeadDisplay::One;
     int head = 0;
@@ -57,10 +61,11 @@ const std::vector<Preset> &presets();
 // nullptr when no preset has this id.
 const Preset *findPreset(const QString &id);
 
-// The seeds of the lessons on the bundled models (they come last in presets()): attnviz-tiny (GPT-2)
-// and attnviz-tiny 2 (a Llama).
+// The seeds of the lessons on the bundled models (they come last in presets()): attnviz-tiny (GPT-2),
+// attnviz-tiny 2 (a Llama) and attnviz-dates (a T5: cross-attention).
 inline const QString kTinySeed = QStringLiteral("tiny");
 inline const QString kTiny2Seed = QStringLiteral("tiny2");
+inline const QString kDatesSeed = QStringLiteral("dates");
 
 // The seed notebook's short name ("seed 001: a simple self-attention mechanism").
 QString seedTitle(const QString &seed);

@@ -76,10 +76,11 @@ void ModelMenu::rebuild()
         return a;
     };
     entry(m_menu, tr("Word vectors (seed notebooks)"), QString())->setObjectName(QStringLiteral("wordVectorsModelAction"));
-    for (const QString &arg : {kBundledModelArg, kBundledGpt2Arg}) {
+    for (const QString &arg : {kBundledModelArg, kBundledGpt2Arg, kBundledDatesArg}) {
         QAction *bundled = entry(m_menu, bundledModelTitle(arg), arg);
-        bundled->setObjectName(arg == kBundledModelArg ? QStringLiteral("bundledModelAction")
-                                                       : QStringLiteral("bundledGpt2ModelAction"));
+        bundled->setObjectName(arg == kBundledModelArg  ? QStringLiteral("bundledModelAction")
+                               : arg == kBundledGpt2Arg ? QStringLiteral("bundledGpt2ModelAction")
+                                                        : QStringLiteral("bundledDatesModelAction"));
         if (bundledModelDir(arg).isEmpty()) {
             bundled->setEnabled(false);
             bundled->setToolTip(tr("This installation does not have this bundled model"));

@@ -68,6 +68,8 @@ bool MainWindow::applyPreset(const QString &id)
         }
     }
     m_keyEdit->setPlainText(p->keySentence);
+    m_input->targetEdit()->setPlainText(p->target); // before the sentence: one result for both
+    m_session->setAttentionKind(p->attention);
     m_queryEdit->setPlainText(p->sentence);
     if (p->model.isEmpty())
         m_controls->setSettings(p->settings);
