@@ -42,7 +42,7 @@ SnapshotPtr ViewRouter::snapshotFor(const SnapshotPtr &s, const QString &id) con
         return s;
     if (drawsSeq2seq(id))
         return seq2seqView(s, m_session->attentionKind());
-    if (id == QLatin1String("predictions"))
+    if (id == QLatin1String("predictions") || id == QLatin1String("alignment")) // the decoder's; all three attentions
         return s;
     const ViewSpec *spec = findViewSpec(id);
     return seq2seqNotYet(s, spec ? translated(spec->title) : id);
