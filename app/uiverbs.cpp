@@ -2,6 +2,7 @@
 #include "uiverbs.h"
 #include "output.h"
 #include "readexport.h"
+#include "seq2seqexport.h"
 
 #include "controls/controlpanel.h"
 #include "views/embeddingview.h"
@@ -81,14 +82,15 @@ namespace attnviz::cli {
 namespace {
 
 // "bundled" or a model folder, read now; false with the core's message.
-bool openModel(const QString &source, std::shared_ptr<Model> &out, QString *error)
+// `encoderDecoder`: the caller shows such a model (export --view cross|alignment), so it is not refused.
+bool openModel(const QString &source, std::shared_ptr<Model> &out, QString *error, bool encoderDecoder = false)
 {
     std::unique_ptr<Model> m;
     if (Status st = openModelSource(source, m); !st) {
         *error = QString::fromStdString(st.message);
         return false;
     }
-    if (const QString why = ui::ModelLoader::notShown(source, *m); !why.isEmpty()) {
+    if (const QString why = ui::ModelLoader::notShown(source, *m); !why.isEmpty() && !encoderDecoder) {
         *error = why;
         return false;
     }
@@ -315,8 +317,18 @@ int exportView(const QStringList &args)
     QCommandLineOption sentOpt(QStringLiteral("sentence"), QStringLiteral("The sentence (queries)."), QStringLiteral("text"));
     QCommandLineOption keyOpt(QStringLiteral("key-sentence"), QStringLiteral("Key/value sentence: cross-attention."),
                               QStringLiteral("text"));
-    QCommandLineOption viewOpt(QStringLiteral("view"), QStringLiteral("%1 (weights by default).").arg(ui::idChoices(ui::exportViewIds())),
+    QStringList viewIds = ui::exportViewIds();
+    viewIds << QStringLiteral("cross"); // the weights view on an encoder-decoder model's cross-attention
+    QCommandLineOption viewOpt(QStringLiteral("view"),
+                               QStringLiteral("%1 (weights by default). cross and alignment: an encoder-decoder model's "
+                                              "cross-attention (target rows x source columns) and its word alignment "
+                                              "(--layer and --head default to avg there: the mean).")
+                                   .arg(ui::idChoices(viewIds)),
                                QStringLiteral("view"), QStringLiteral("weights"));
+    QCommandLineOption targetOpt(QStringLiteral("target"),
+                                 QStringLiteral("With an encoder-decoder --model: the decoder's text (teacher-forced); "
+                                                "without it, generated greedily from --sentence (the source)."),
+                                 QStringLiteral("text"));
     QCommandLineOption headsOpt(QStringLiteral("heads"), QStringLiteral("Number of heads (default 1)."),
                                 QStringLiteral("n"), QStringLiteral("1"));
     QCommandLineOption dHeadOpt(QStringLiteral("d-head"), QStringLiteral("Head width with random projections (default d_model/heads)."),
@@ -375,7 +387,7 @@ int exportView(const QStringList &args)
                                    QStringLiteral("pt"));
     p.addOptions({sentOpt, keyOpt, viewOpt, headsOpt, dHeadOpt, headOpt, queryOpt, maskOpt, padOpt, methodOpt, scaleOpt,
                   tempOpt, normOpt, projOpt, seedOpt, dropOpt, dropSeedOpt, embOpt, outOpt, widthOpt, heightOpt, dpiOpt,
-                  noNumbersOpt, tokenOpt, publicationOpt, titleOpt, noTitleOpt, fontSizeOpt});
+                  noNumbersOpt, tokenOpt, publicationOpt, titleOpt, noTitleOpt, fontSizeOpt, targetOpt});
     QCommandLineOption modelOpt(QStringLiteral("model"),
                                 QStringLiteral("A model folder (model_type one of %1) or `bundled` (attnviz-tiny 2; "
                                                "`bundled-gpt2`: attnviz-tiny; `bundled-dates`: attnviz-dates) instead of the word vectors; the "
@@ -454,8 +466,17 @@ int exportView(const QStringList &args)
     }
     ui::ExportView view = ui::ExportView::Weights;
     const bool readsView = isReadsView(p.value(viewOpt)); // the logit lens, attribution: readexport.cpp
-    if (!ui::exportViewIds().contains(p.value(viewOpt)) || (!readsView && !ui::parseExportView(p.value(viewOpt), view)))
-        return fail("export", QStringLiteral("--view %1: expected %2").arg(p.value(viewOpt), ui::idChoices(ui::exportViewIds())), 2);
+    const bool seq2seqView = isSeq2SeqView(p.value(viewOpt)); // cross, alignment: seq2seqexport.cpp
+    if (!viewIds.contains(p.value(viewOpt)) || (!readsView && !seq2seqView && !ui::parseExportView(p.value(viewOpt), view)))
+        return fail("export", QStringLiteral("--view %1: expected %2").arg(p.value(viewOpt), ui::idChoices(viewIds)), 2);
+    if (seq2seqView && p.isSet(allLayersOpt))
+        return fail("export", QStringLiteral("--all-layers writes the weights of every layer: not with --view %1").arg(p.value(viewOpt)), 2);
+    // the alignment's --layer and --head may be the mean (avg), as its tab's; cross's --head may
+    const auto meanChoice = [&](const QCommandLineOption &o) {
+        return p.value(o) == QLatin1String("avg") || p.value(o) == QLatin1String("average") || p.value(o) == QLatin1String("mean");
+    };
+    const bool alignmentView = p.value(viewOpt) == QLatin1String("alignment");
+    const bool meanLayer = alignmentView && (!p.isSet(layerOpt) || meanChoice(layerOpt));
 
     auto intOpt = [&](const QCommandLineOption &o, int lo, int hi, int &v) {
         bool ok = false;
@@ -498,11 +519,22 @@ int exportView(const QStringList &args)
     int layer = 0;
     if (p.isSet(modelOpt)) {
         QString error;
-        if (!openModel(p.value(modelOpt), req.model, &error))
+        if (!openModel(p.value(modelOpt), req.model, &error, true)) // an encoder-decoder model: refused below but for cross|alignment
             return fail("export", error, 2);
         const ModelInfo info = req.model->info();
         heads = std::max(1, info.heads); // the model's own; --heads is the word vectors'
-        if (!intOpt(layerOpt, 0, std::max(0, info.layers - 1), layer))
+        if (info.architecture.encoderDecoder && !seq2seqView)
+            return fail("export", QStringLiteral("--view %1: %2 is an encoder-decoder model (%3): export draws its cross-attention "
+                                                 "(--view cross) and its word alignment (--view alignment)")
+                                      .arg(p.value(viewOpt), QString::fromStdString(info.name), QString::fromStdString(info.family)),
+                        2);
+        if (p.isSet(targetOpt) && !info.architecture.encoderDecoder)
+            return fail("export", QStringLiteral("--target: only encoder-decoder models (t5, bart, mbart, marian) read a target; %1 is %2")
+                                      .arg(QString::fromStdString(info.name), QString::fromStdString(info.family)),
+                        2);
+        if (meanLayer)
+            layer = -1;
+        else if (!intOpt(layerOpt, 0, std::max(0, info.layers - 1), layer))
             return fail("export", QStringLiteral("--layer %1: %2 has layers 0..%3")
                                       .arg(p.value(layerOpt), QString::fromStdString(info.name))
                                       .arg(info.layers - 1),
@@ -512,6 +544,11 @@ int exportView(const QStringList &args)
         if (!req.edits.empty()) // the same one-line refusal as the window's menu for a model that cannot be edited
             if (const QString why = ui::editsRefusal(info, true); !why.isEmpty())
                 return fail("export", QStringLiteral("--ablate: ") + why, 2);
+    } else if (seq2seqView || p.isSet(targetOpt)) {
+        return fail("export", seq2seqView ? seq2seqViewRefusal(p.value(viewOpt), ui::ComputeSnapshot())
+                                          : QStringLiteral("--target: only encoder-decoder models (t5, bart, mbart, marian) read a target; "
+                                                           "give --model DIR of one"),
+                    2);
     } else if (!intOpt(layerOpt, 0, 0, layer)) {
         return fail("export", QStringLiteral("--layer: the word-vector attention has one layer (0); --model DIR has more"), 2);
     } else if (p.isSet(ablateOpt)) {
@@ -602,10 +639,11 @@ int exportView(const QStringList &args)
         req.table = table;
     req.sentence = p.value(sentOpt);
     req.keySentence = p.value(keyOpt);
+    req.target = p.value(targetOpt);
     req.generation = 1;
 
     int head = 0;
-    if (p.value(headOpt) == QLatin1String("avg") || p.value(headOpt) == QLatin1String("average")) {
+    if (meanChoice(headOpt) || (alignmentView && !p.isSet(headOpt))) {
         head = -1;
     } else if (!intOpt(headOpt, 0, heads - 1, head)) {
         return fail("export", QStringLiteral("--head %1: expected 0..%2 or avg").arg(p.value(headOpt)).arg(heads - 1), 2);
@@ -629,7 +667,7 @@ int exportView(const QStringList &args)
                      std::max(snap->totalQueryTokens, snap->totalKeyTokens), std::max(snap->tq(), snap->tk()),
                      s.numHeads);
     if (p.isSet(normWeightedOpt)) {
-        if (readsView || view == ui::ExportView::Embeddings)
+        if (readsView || seq2seqView || view == ui::ExportView::Embeddings)
             return fail("export", QStringLiteral("--norm-weighted: for the attention views (weights, grid, row, lines), not %1")
                                       .arg(p.value(viewOpt)), 2);
         QString why;
@@ -638,6 +676,12 @@ int exportView(const QStringList &args)
             if (!snap)
                 return fail("export", QStringLiteral("--norm-weighted: %1").arg(why), 2);
         }
+    }
+    if (seq2seqView) {
+        if (const QString why = seq2seqViewRefusal(p.value(viewOpt), *snap); !why.isEmpty())
+            return fail("export", why, 2);
+        return exportSeq2SeqView(p.value(viewOpt), snap, layer, head, !p.isSet(noNumbersOpt), out,
+                                 figureSized(figure, width, height, dpi));
     }
     if (readsView)
         return exportReadsView(p.value(viewOpt), snap, p.isSet(queryOpt) ? query : -1, p.value(tokenOpt), out, figureSized(figure, width, height, dpi));

@@ -24,6 +24,7 @@
 #include "views/layergridview.h"
 #include "views/linesview.h"
 #include "views/patchingview.h"
+#include "views/alignmentview.h"
 #include "views/pipelineview.h"
 #include "views/predictionsview.h"
 #include "views/residualview.h"
@@ -266,6 +267,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_queryChips, &TokenChipsView::tokenHovered, predictionsView(), &PredictionsView::setHoveredPosition);
     connect(heatmapView(), &HeatmapView::queryHovered, predictionsView(), &PredictionsView::setHoveredPosition);
     connect(linesView(), &LinesView::optionsChanged, this, &MainWindow::updateModified);
+    connect(alignmentView(), &AlignmentView::settingsChanged, this, &MainWindow::updateModified);
     connect(m_controls->stackControls(), &StackControls::layerChanged, m_session, &LiveSession::setSelectedLayer);
     connect(m_controls, &ControlPanel::layerChanged, m_session, &LiveSession::setSelectedLayer);
     connect(m_controls, &ControlPanel::layerChanged, this, &MainWindow::updateModified);
@@ -338,6 +340,7 @@ ResidualView *MainWindow::residualView() const { return m_views->view<ResidualVi
 PipelineView *MainWindow::pipelineView() const { return m_views->view<PipelineView>(QStringLiteral("pipeline")); }
 CompareView *MainWindow::compareView() const { return m_views->view<CompareView>(QStringLiteral("compare")); }
 PatchingView *MainWindow::patchingView() const { return m_views->view<PatchingView>(QStringLiteral("patching")); }
+AlignmentView *MainWindow::alignmentView() const { return m_views->view<AlignmentView>(QStringLiteral("alignment")); }
 LinesView *MainWindow::linesView() const { return m_views->view<LinesView>(QStringLiteral("lines")); }
 HeadRolesView *MainWindow::headRolesView() const { return m_views->view<HeadRolesView>(QStringLiteral("headRoles")); }
 RolloutView *MainWindow::rolloutView() const { return m_views->view<RolloutView>(QStringLiteral("rollout")); }
@@ -388,6 +391,7 @@ ViewScope MainWindow::viewScope(bool stack) const
     ViewScope scope;
     scope.model = m_session->model() != nullptr;
     scope.modelLayers = scope.model ? m_modelInfo.layers : 0;
+    scope.encoderDecoder = scope.model && m_modelInfo.architecture.encoderDecoder;
     scope.stack = !scope.model && stack;
     return scope;
 }

@@ -55,6 +55,7 @@ class LiveSession;
 class ModelLoader;
 class ModelMenu;
 class PatchingView;
+class AlignmentView;
 class PipelineView;
 class PredictionsView;
 class RolloutView;
@@ -135,6 +136,7 @@ public:
     PipelineView *pipelineView() const;
     CompareView *compareView() const;
     PatchingView *patchingView() const;
+    AlignmentView *alignmentView() const;
     LinesView *linesView() const;
     HeadRolesView *headRolesView() const;
     RolloutView *rolloutView() const;

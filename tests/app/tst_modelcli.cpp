@@ -188,6 +188,7 @@ private slots:
     void runBertMasked();
     void runT5();
     void t5Refusals();
+    void exportCrossAndAlignment();
     void generateSeq2Seq();
     void runBart();
     void info();
@@ -523,9 +524,116 @@ void TestModelCli::t5Refusals()
     r = execCli({QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("a b c"), QStringLiteral("--model"), t5,
                  QStringLiteral("--out"), out});
     QCOMPARE(r.code, 2);
-    QVERIFY2(r.err.contains("t5-tiny: an encoder-decoder model (t5): export and render do not show its encoder, decoder and "
-                            "cross attentions yet"), r.err.constData());
+    QVERIFY2(r.err.contains("--view weights: t5-tiny is an encoder-decoder model (t5): export draws its cross-attention "
+                            "(--view cross) and its word alignment (--view alignment)"), r.err.constData());
+    QCOMPARE(r.err.count("attnviz export:"), 1);
     QVERIFY(!QFile::exists(out));
+}
+
+// export --view cross|alignment with an encoder-decoder model and --target: the cross-attention's
+// matrix as `model run` computes it (target rows x source columns), the word alignment's matrix
+// (rows summing to 1, each row's argmax), figures in every format; a model of another kind, or
+// --target without an encoder-decoder model, refused in one line with exit code 2.
+void TestModelCli::exportCrossAndAlignment()
+{
+    const QString t5 = fixture(QStringLiteral("t5-tiny"));
+    const QString source = QStringLiteral("the 3rd of March, 1998"), target = QStringLiteral("der dritte M\u00e4rz");
+    const Run ref = execCli({QStringLiteral("model"), QStringLiteral("run"), t5, QStringLiteral("--text"), source,
+                             QStringLiteral("--target"), target});
+    QCOMPARE(ref.code, 0);
+    const QJsonObject got = QJsonDocument::fromJson(ref.out).object();
+    const QJsonArray cross = got.value(QStringLiteral("cross_attentions")).toArray();
+    QCOMPARE(cross.size(), 3);
+    QTemporaryDir tmp;
+    const QStringList common{QStringLiteral("export"), QStringLiteral("--model"), t5, QStringLiteral("--sentence"), source,
+                             QStringLiteral("--target"), target};
+    // cross: layer 2, head 1, as CSV: a header row, then a row per target token
+    const QString csv = tmp.filePath(QStringLiteral("cross.csv"));
+    Run r = execCli(common + QStringList{QStringLiteral("--view"), QStringLiteral("cross"), QStringLiteral("--layer"), QStringLiteral("2"),
+                                         QStringLiteral("--head"), QStringLiteral("1"), QStringLiteral("--out"), csv});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
+    const QJsonArray want = cross[2].toArray()[1].toArray();
+    QCOMPARE(lines.size(), want.size() + 1);
+    for (qsizetype i = 0; i < want.size(); ++i) {
+        const QList<QByteArray> cells = lines[i + 1].split(',');
+        const QJsonArray row = want[i].toArray();
+        QCOMPARE(cells.size(), row.size() + 1);
+        for (qsizetype j = 0; j < row.size(); ++j)
+            QVERIFY2(std::abs(cells[j + 1].toDouble() - row[j].toDouble()) < 1e-6, lines[i + 1].constData());
+    }
+    // alignment: the mean of layers and heads by default, as JSON with its words and argmax
+    const QString json = tmp.filePath(QStringLiteral("alignment.json"));
+    r = execCli(common + QStringList{QStringLiteral("--view"), QStringLiteral("alignment"), QStringLiteral("--out"), json});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile jf(json);
+    QVERIFY(jf.open(QIODevice::ReadOnly));
+    const QJsonObject a = QJsonDocument::fromJson(jf.readAll()).object();
+    QCOMPARE(a.value(QStringLiteral("view")).toString(), QStringLiteral("alignment"));
+    const QJsonArray rows = a.value(QStringLiteral("rows")).toArray(), cols = a.value(QStringLiteral("columns")).toArray();
+    QVERIFY(cols.contains(QStringLiteral("1998")));
+    QVERIFY(cols.contains(QStringLiteral("March,")));
+    QVERIFY(cols.size() < got.value(QStringLiteral("source_tokens")).toArray().size()); // pieces merged into words
+    const QJsonObject extra = a.value(QStringLiteral("extra")).toObject();
+    QCOMPARE(extra.value(QStringLiteral("layer")).toString(), QStringLiteral("mean"));
+    const QJsonArray data = a.value(QStringLiteral("data")).toArray(), argmax = extra.value(QStringLiteral("argmax")).toArray();
+    QCOMPARE(data.size(), rows.size());
+    for (qsizetype i = 0; i < data.size(); ++i) {
+        const QJsonArray row = data[i].toArray();
+        QCOMPARE(row.size(), cols.size());
+        double sum = 0, best = -1;
+        int at = -1;
+        for (qsizetype j = 0; j < row.size(); ++j) {
+            sum += row[j].toDouble();
+            if (row[j].toDouble() > best) {
+                best = row[j].toDouble();
+                at = int(j);
+            }
+        }
+        QVERIFY(std::abs(sum - 1) < 1e-5);
+        QCOMPARE(argmax[i].toInt(), at);
+    }
+    // the figures
+    for (const char *view : {"cross", "alignment"})
+        for (const char *suffix : {"png", "svg", "pdf"}) {
+            const QString fig = tmp.filePath(QStringLiteral("%1.%2").arg(QLatin1String(view), QLatin1String(suffix)));
+            r = execCli(common + QStringList{QStringLiteral("--view"), QLatin1String(view), QStringLiteral("--out"), fig});
+            QVERIFY2(r.code == 0, r.err.constData());
+            QVERIFY2(QFileInfo(fig).size() > 1000, qPrintable(fig));
+        }
+    // the npy of the alignment: float32, rows x columns
+    const QString npy = tmp.filePath(QStringLiteral("alignment.npy"));
+    r = execCli(common + QStringList{QStringLiteral("--view"), QStringLiteral("alignment"), QStringLiteral("--layer"), QStringLiteral("1"),
+                                     QStringLiteral("--head"), QStringLiteral("0"), QStringLiteral("--out"), npy});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile nf(npy);
+    QVERIFY(nf.open(QIODevice::ReadOnly));
+    QVERIFY(nf.readAll().contains(QStringLiteral("'shape': (%1,%2)").arg(rows.size()).arg(cols.size()).toLatin1()));
+
+    // refused: a decoder-only model, the word vectors, --target without an encoder-decoder model
+    const QString png = tmp.filePath(QStringLiteral("no.png"));
+    const struct {
+        QStringList args;
+        const char *message;
+    } refusals[] = {
+        {{QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--view"), QStringLiteral("cross")},
+         "--view cross draws an encoder-decoder model's cross-attention: give --model DIR of one (t5, bart, mbart, marian); gpt2-tiny is gpt2"},
+        {{QStringLiteral("--view"), QStringLiteral("alignment")},
+         "--view alignment aligns an encoder-decoder model's words: give --model DIR of one (t5, bart, mbart, marian); the word vectors have none"},
+        {{QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--target"), QStringLiteral("b")},
+         "--target: only encoder-decoder models (t5, bart, mbart, marian) read a target; gpt2-tiny is gpt2"},
+        {{QStringLiteral("--model"), t5, QStringLiteral("--view"), QStringLiteral("cross"), QStringLiteral("--layer"), QStringLiteral("7")},
+         "--layer 7: "},
+    };
+    for (const auto &x : refusals) {
+        r = execCli(QStringList{QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("a b"), QStringLiteral("--out"), png} + x.args);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(x.message), r.err.constData());
+        QCOMPARE(r.err.count("attnviz export:"), 1); // one line (Qt may add its own notes)
+        QVERIFY(!QFile::exists(png));
+    }
 }
 
 void TestModelCli::info()

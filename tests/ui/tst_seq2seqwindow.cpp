@@ -4,7 +4,8 @@
 // matrix and axis labels for Encoder, Decoder and Cross read back against the core's own trace of
 // the same source and target (exact), Lines with the target on one side and the source on the
 // other, an empty target generated as the core's greedy generate() does, the views that cannot show
-// such a trace yet saying so in one line, and a session's target and selector read back.
+// such a trace yet saying so in one line, norm-weighted attention of the selected attention, and a
+// session's target and selector read back.
 #include "testpaths.h"
 #include "controls/controlpanel.h"
 #include "controls/inputpanel.h"
@@ -22,8 +23,10 @@
 #include "window/viewrouter.h"
 
 #include "attnviz/encoderdecoder.h"
+#include "attnviz/reads.h"
 #include "qcustomplot.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QLabel>
 #include <QPushButton>
@@ -270,6 +273,9 @@ private slots:
     void otherViewsSayNotYet_data()
     {
         QTest::addColumn<QString>("view");
+        // the pipeline's stages are those of a decoder-only or encoder-only block: its scores know no
+        // relative position bias (T5) and its blocks no cross-attention sub-block between
+        // self-attention and the MLP
         for (const char *id : {"pipeline", "embeddings", "residual", "rollout", "lens", "dla", "compare"})
             QTest::newRow(id) << QString::fromLatin1(id);
     }
@@ -355,6 +361,67 @@ private slots:
                     QCOMPARE(win.w.heatmapView()->queryLabels(), displays(s->trace->queriesOf(kind)));
             }
         }
+    }
+
+    // View ▸ Norm-weighted attention on an encoder-decoder model: the attention views draw
+    // a_ij ||v_j W_O^h|| of the attention the selector names (the core's valueNorms of that attention's
+    // layers), and go back to the weights when it is switched off.
+    void normWeightedFollowsTheSelector_data()
+    {
+        QTest::addColumn<QString>("folder");
+        QTest::newRow("t5") << QStringLiteral("t5-tiny");
+        QTest::newRow("bart") << QStringLiteral("bart-tiny");
+    }
+    void normWeightedFollowsTheSelector()
+    {
+        QFETCH(QString, folder);
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(folder), &error), qPrintable(error));
+        QVERIFY(settleOn(win, kSource, kTarget));
+        auto *action = win.w.findChild<QAction *>(QStringLiteral("normWeightedAction"));
+        QVERIFY(action && action->isEnabled());
+        std::shared_ptr<Model> model;
+        QVERIFY(ModelLoader::load(fixture(folder), model, &error));
+        TraceRequest req;
+        req.text = kSource.toStdString();
+        req.target = kTarget.toStdString();
+        Trace<float> want;
+        QVERIFY(model->trace(req, want).ok());
+        win.w.showView(QStringLiteral("weights"));
+        win.w.views()->setNormWeighted(true);
+        for (AttentionKind kind : {AttentionKind::Encoder, AttentionKind::Self, AttentionKind::Cross}) {
+            win.w.session()->setAttentionKind(kind);
+            Trace<float> one; // that attention as a trace's layers, as valueNorms reads them
+            one.tokens = want.queriesOf(kind);
+            one.layers = want.attentions(kind);
+            const int l = int(one.layers.size()) - 1, h = 1;
+            win.w.session()->setSelectedLayer(l);
+            win.w.session()->setSelectedHead(h);
+            QCoreApplication::processEvents();
+            QVERIFY(action->isEnabled());
+            Mat<float> norms;
+            QVERIFY(valueNorms(one, l, norms).ok());
+            const WeightMatrix<float> &a = one.layers[size_t(l)].attention.batch.front().weights[size_t(h)];
+            QCOMPARE(win.w.heatmapView()->queryLabels().size(), int(a.rows()));
+            QCOMPARE(win.w.heatmapView()->keyLabels().size(), int(a.cols()));
+            for (int i = 0; i < a.rows(); ++i)
+                for (int j = 0; j < a.cols(); ++j) {
+                    const double expect = double(a(i, j)) * double(norms(j, h));
+                    if (std::abs(win.w.heatmapView()->cellValue(i, j) - expect) > 1e-5 * std::max(1.0, std::abs(expect)))
+                        QFAIL(qPrintable(QStringLiteral("%1 (%2, %3): %4, want %5")
+                                             .arg(attentionKindName(kind))
+                                             .arg(i)
+                                             .arg(j)
+                                             .arg(win.w.heatmapView()->cellValue(i, j))
+                                             .arg(expect)));
+                }
+            shoot(win, folder + QStringLiteral("-norm-") + attentionKindName(kind).toLower());
+        }
+        win.w.views()->setNormWeighted(false);
+        QCoreApplication::processEvents();
+        const WeightMatrix<float> &cross = want.seq2seq.cross.back().attention.batch.front().weights[1];
+        QCOMPARE(win.w.heatmapView()->cellValue(1, 2), double(cross(1, 2)));
     }
 
     // A session keeps the target and the selector; one without them reads as before (the decoder's,

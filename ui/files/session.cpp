@@ -531,6 +531,52 @@ void readPatching(Section sec, SessionState &s)
     sec.finish();
 }
 
+// "alignment": {"layer": "mean" | 0.., "head": "mean" | 0.., "marks": [[target word, source word], …]}.
+// A bad value is one problem naming its key; the rest is read.
+void readAlignment(Section sec, SessionState &s)
+{
+    AlignmentSettings &a = s.alignment;
+    const auto readChoice = [&sec](const char *k, const QString &what, int &out) {
+        const QJsonValue v = sec.take(k);
+        if (v.isUndefined())
+            return;
+        if (v.isString() && v.toString() == QLatin1String("mean")) {
+            out = -1;
+            return;
+        }
+        const double d = v.toDouble(std::nan(""));
+        if (!v.isDouble() || d != std::floor(d) || d < 0 || d > 4095) {
+            sec.problem(QStringLiteral("%1: %2 is not %3 (\"mean\", or 0 to 4095)").arg(sec.key(k), jsonText(v), what));
+            return;
+        }
+        out = int(d);
+    };
+    readChoice("layer", QStringLiteral("a layer"), a.layer);
+    readChoice("head", QStringLiteral("a head"), a.head);
+    const QJsonValue marks = sec.take("marks");
+    if (!marks.isUndefined()) {
+        std::map<int, int> read;
+        bool ok = marks.isArray();
+        for (const QJsonValue &m : marks.toArray()) {
+            const QJsonArray pair = m.toArray();
+            const double t = pair.size() == 2 ? pair[0].toDouble(-1) : -1, w = pair.size() == 2 ? pair[1].toDouble(-1) : -1;
+            if (!m.isArray() || pair.size() != 2 || !pair[0].isDouble() || !pair[1].isDouble() || t < 0 || w < 0
+                || t != std::floor(t) || w != std::floor(w) || t > 1e6 || w > 1e6 || read.count(int(t))) {
+                ok = false;
+                break;
+            }
+            read[int(t)] = int(w);
+        }
+        if (ok)
+            a.marks = read;
+        else
+            sec.problem(QStringLiteral("%1: %2 is not a list of [target word, source word] pairs, one per target word; "
+                                       "nothing is marked")
+                            .arg(sec.key("marks"), jsonText(marks)));
+    }
+    sec.finish();
+}
+
 QJsonValue pathOrNull(const QString &p) { return p.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(p); }
 
 } // namespace
@@ -545,7 +591,7 @@ bool SessionState::operator==(const SessionState &o) const
         && showNumbers == o.showNumbers && linesThreshold == o.linesThreshold && linesScaleRows == o.linesScaleRows
         && normWeighted == o.normWeighted && target == o.target && attention == o.attention && ablations == o.ablations
         && ablationsShownClean == o.ablationsShownClean && lesson == o.lesson && appearance == o.appearance && compare == o.compare
-        && patching == o.patching;
+        && patching == o.patching && alignment == o.alignment;
 }
 
 std::shared_ptr<const EmbeddingTable> seedTableByName(const QString &name)
@@ -637,6 +683,15 @@ QJsonObject sessionToJson(const SessionState &s)
                                {QStringLiteral("wrong"), s.patching.wrong},
                                {QStringLiteral("sweep"), QString::fromLatin1(patchSweepName(s.patching.sweep))},
                                {QStringLiteral("metric"), QString::fromLatin1(patchMetricName(s.patching.metric))}});
+    if (!s.alignment.isDefault()) { // written only when set: the sessions written before read the same
+        const auto choice = [](int v) { return v < 0 ? QJsonValue(QStringLiteral("mean")) : QJsonValue(v); };
+        QJsonArray marks;
+        for (const auto &[t, w] : s.alignment.marks)
+            marks.append(QJsonArray{t, w});
+        out.insert(QStringLiteral("alignment"), QJsonObject{{QStringLiteral("layer"), choice(s.alignment.layer)},
+                                                            {QStringLiteral("head"), choice(s.alignment.head)},
+                                                            {QStringLiteral("marks"), marks}});
+    }
     if (s.compare.present)
         out.insert(QStringLiteral("compare"),
                    QJsonObject{{QStringLiteral("sentence"), s.compare.sentence},
@@ -729,6 +784,10 @@ bool sessionFromJson(const QJsonObject &json, SessionState &out, QStringList *pr
     Section patching = top.sub("patching", &hasPatching);
     if (hasPatching)
         readPatching(patching, s);
+    bool hasAlignment = false;
+    Section alignment = top.sub("alignment", &hasAlignment);
+    if (hasAlignment)
+        readAlignment(alignment, s);
     top.finish();
 
     out = s;

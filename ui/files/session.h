@@ -5,6 +5,7 @@
 
 #include "style/appearance.h"
 #include "live/livetypes.h"
+#include "views/wordalignment.h"
 
 #include <QJsonObject>
 #include <QString>
@@ -67,6 +68,9 @@ struct SessionState {
     // a prompt or token is typed. A patch applied from it is not kept: the session holds the clean
     // prompt as its sentence and the edits without the patch (its value is the clean run's activation)
     PatchingSettings patching;
+    // the Alignment tab's layer and head (-1: the mean) and the alignment marked on it, per target
+    // word its source word; written only when not the defaults (the means, nothing marked)
+    AlignmentSettings alignment;
     // the preset whose explanation the Lesson column shows ("" none)
     QString lesson;
     // appearance (application-wide: a lesson brings its theme, colour maps and text size)

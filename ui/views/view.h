@@ -19,6 +19,7 @@ struct ViewScope {
     bool model = false;   // a model folder (or attnviz-tiny) rather than the word vectors
     int modelLayers = 0;  // the model's layers (0 for the word vectors)
     bool stack = false;   // the word vectors' stack of blocks is on (depth 2 or more)
+    bool encoderDecoder = false; // the model is an encoder-decoder one (T5, BART, Marian)
     bool deep() const { return model ? modelLayers > 1 : stack; }
 };
 

@@ -2,6 +2,7 @@
 // The registry's lines: one per view, in tab order (see viewregistry.h for what each field means).
 #include "views/viewregistry.h"
 
+#include "views/alignmentview.h"
 #include "views/compareview.h"
 #include "views/dlaview.h"
 #include "views/embeddingview.h"
@@ -37,7 +38,9 @@ bool deepTrace(const ComputeSnapshot &s, const ViewScope &) { return s.deep(); }
 bool modelTrace(const ComputeSnapshot &s, const ViewScope &) { return s.fromModel(); }
 bool languageModel(const ComputeSnapshot &s, const ViewScope &) { return s.causalLm() || s.maskedLm(); }
 bool causalModel(const ComputeSnapshot &s, const ViewScope &) { return s.causalLm(); }
+bool encoderDecoderTrace(const ComputeSnapshot &s, const ViewScope &) { return s.encoderDecoder; }
 bool deepScope(const ViewScope &scope) { return scope.deep(); }
+bool encoderDecoderScope(const ViewScope &scope) { return scope.encoderDecoder; }
 bool modelScope(const ViewScope &scope) { return scope.model; }
 
 } // namespace
@@ -68,6 +71,10 @@ const std::vector<ViewSpec> &viewRegistry()
          make<LogitLensView>, languageModel, modelScope},
         {QStringLiteral("dla"), QT_TR_NOOP("DLA"), QT_TR_NOOP("Direct logit attribution: what each head and MLP adds to a token's logit"), P::Tab,
          true, make<DlaView>, causalModel, modelScope},
+        // an encoder-decoder model's cross-attention by word; for other models it says so in one line
+        {QStringLiteral("alignment"), QT_TR_NOOP("Alignment"),
+         QT_TR_NOOP("Word alignment: which source words each target word attends to in cross-attention"), P::Tab, true,
+         make<AlignmentView>, encoderDecoderTrace, encoderDecoderScope},
         {QStringLiteral("compare"), QT_TR_NOOP("Compare"), "", P::Tab, false,
          [](const ViewContext &c, QWidget *parent) -> View * { return new CompareView(c.session, parent); }, nullptr,
          nullptr},

@@ -5,6 +5,7 @@
 #include "files/messagetext.h"
 #include "live/livesession.h"
 #include "mainwindow.h"
+#include "views/alignmentview.h"
 #include "views/compareview.h"
 #include "views/layergridview.h"
 #include "views/pipelineview.h"
@@ -17,6 +18,7 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QDialog>
+#include <QJsonArray>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -206,6 +208,10 @@ void ExportActions::exportPlot(QCustomPlot *plot, const QString &name, const QSt
 
 void ExportActions::exportMatrices()
 {
+    if (m_window->currentViewId() == QLatin1String("alignment")) {
+        exportAlignment();
+        return;
+    }
     // what the current tab was handed: an encoder-decoder model's attention the selector names, or
     // its "not yet" line
     const SnapshotPtr s = m_window->views()->snapshotFor(m_window->session()->snapshot(), m_window->currentViewId());
@@ -228,6 +234,41 @@ void ExportActions::exportMatrices()
         : m_window->session()->headDisplay() == HeadDisplay::All ? ExportView::Grid
                                                        : ExportView::Weights;
     if (!saveMatrices(*s, data, m_window->session()->selectedLayer(), m_window->session()->shownHead(), m_window->session()->selectedQuery(), path, &error))
+        warnPlain(m_window, tr("Export failed"), shownText(error));
+    else
+        m_window->statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+// The Alignment tab's word matrix (`attnviz export --view alignment` writes the same).
+void ExportActions::exportAlignment()
+{
+    const AlignmentView *v = m_window->alignmentView();
+    if (!v->plot()) {
+        QMessageBox box(QMessageBox::Information, tr("Nothing to export"), shownText(v->message()), QMessageBox::Ok, m_window);
+        box.setTextFormat(Qt::PlainText);
+        box.exec();
+        return;
+    }
+    const QString path = QFileDialog::getSaveFileName(m_window, tr("Export matrices"), QStringLiteral("attnviz-alignment.csv"),
+                                                      tr("CSV (*.csv);;NumPy (*.npy);;JSON (*.json)"));
+    if (path.isEmpty())
+        return;
+    LabelledMatrix m;
+    m.view = QStringLiteral("alignment");
+    m.title = tr("Cross-attention by word, %1").arg(v->selectionText());
+    m.corner = QStringLiteral("target\\source");
+    m.rows = v->rowLabels();
+    m.columns = v->columnLabels();
+    m.values = v->wordMatrix();
+    QJsonArray argmax;
+    for (int a : v->argmax())
+        argmax.append(a);
+    const auto choice = [](int i) { return i < 0 ? QJsonValue(QStringLiteral("mean")) : QJsonValue(i); };
+    m.extra = QJsonObject{{QStringLiteral("layer"), choice(v->settings().layer)},
+                          {QStringLiteral("head"), choice(v->settings().head)},
+                          {QStringLiteral("argmax"), argmax}};
+    QString error;
+    if (!saveLabelledMatrix(m, path, &error))
         warnPlain(m_window, tr("Export failed"), shownText(error));
     else
         m_window->statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);

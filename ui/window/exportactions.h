@@ -41,6 +41,7 @@ public:
     // the size dialog, then saveFigure (`titleLine`: FigureOptions::titleLine)
     void exportPlot(QCustomPlot *plot, const QString &name, const QString &titleLine = QString());
     void exportMatrices();
+    void exportAlignment(); // the Alignment tab's word matrix
 
 private:
     void exportPipelineStage(); // on the Pipeline tab: one stage

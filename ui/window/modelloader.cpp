@@ -69,9 +69,9 @@ QString ModelLoader::notShown(const QString &source, const Model &model)
     const ModelInfo info = model.info();
     if (!info.architecture.encoderDecoder)
         return {};
-    return title(source) + QStringLiteral(": an encoder-decoder model (%1): export and render do not show its encoder, "
-                                          "decoder and cross attentions yet (the window and attnviz model run --text "
-                                          "SOURCE --target TARGET do)")
+    return title(source) + QStringLiteral(": an encoder-decoder model (%1): render and bench --ui do not show its encoder, "
+                                          "decoder and cross attentions yet (the window, attnviz export --view cross|alignment "
+                                          "and attnviz model run --text SOURCE --target TARGET do)")
                                .arg(QString::fromStdString(info.family));
 }
 

@@ -35,9 +35,10 @@ public:
     // Reads the model now. False, `out` untouched and `error` the core's message (naming the file and
     // the tensor or field) when it cannot be read.
     static bool load(const QString &source, std::shared_ptr<Model> &out, QString *error);
-    // Why the command-line verbs that render the window's views (export, render) cannot show `model`
-    // read from `source` (an encoder-decoder model: they take no target and no attention choice);
-    // empty where they can. The window opens such a model (its Target field and Attention selector).
+    // Why the command-line verbs that render the window's views (render, bench --ui) cannot show
+    // `model` read from `source` (an encoder-decoder model: they take no target and no attention
+    // choice); empty where they can. The window opens such a model (its Target field and Attention
+    // selector); export draws its cross-attention and word alignment (--view cross|alignment).
     static QString notShown(const QString &source, const Model &model);
 
     // Reads it on a thread behind a progress dialog; emits loaded() or failed() (nothing on Cancel).

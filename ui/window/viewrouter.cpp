@@ -42,7 +42,7 @@ SnapshotPtr ViewRouter::snapshotFor(const SnapshotPtr &s, const QString &id) con
         return s;
     if (drawsSeq2seq(id))
         return seq2seqView(s, m_session->attentionKind());
-    if (id == QLatin1String("predictions"))
+    if (id == QLatin1String("predictions") || id == QLatin1String("alignment")) // the decoder's; all three attentions
         return s;
     const ViewSpec *spec = findViewSpec(id);
     return seq2seqNotYet(s, spec ? translated(spec->title) : id);
@@ -105,17 +105,17 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
     QString why;
     const bool result = s && s->hasResult();
     // weighed only while the switch is on; off, whether it could be is seen from the kept values
+    // an encoder-decoder model's attention views weigh the attention its selector names
     const bool seq2seq = s && s->encoderDecoder;
-    const SnapshotPtr weighted = result && normWeighted() && !seq2seq ? normWeightedSnapshot(s, &why) : nullptr;
+    const SnapshotPtr drawn = seq2seq ? seq2seqView(s, m_session->attentionKind()) : s;
+    const SnapshotPtr weighted = result && normWeighted() ? normWeightedSnapshot(drawn, &why) : nullptr;
     bool available = weighted != nullptr;
-    if (seq2seq)
-        why = translated(QT_TR_NOOP("not yet for encoder-decoder models"));
-    else if (result && !normWeighted()) {
+    if (result && !normWeighted()) {
         available = true;
-        for (int l = 0; l < s->numLayers() && available; ++l) {
-            if (!s->trace->observed.layer(l)) // left on the GPU: no view draws it from this trace
+        for (int l = 0; l < drawn->numLayers() && available; ++l) {
+            if (!drawn->trace->observed.layer(l)) // left on the GPU: no view draws it from this trace
                 continue;
-            const AttentionResult<float> &a = s->attention(l);
+            const AttentionResult<float> &a = drawn->attention(l);
             const Eigen::Index v = a.batch.front().v.cols(); // per query head, or per key/value head
             available = v == Eigen::Index(a.numHeads) * a.dHead || (a.kvHeads > 0 && v == Eigen::Index(a.kvHeads) * a.dHead);
         }
@@ -132,7 +132,9 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
     for (size_t i = 0; i < m_order.size(); ++i)
         if (holds(s, i, layer)) {
             m_held[i] = s;
-            m_order[i]->setSnapshot(on && drawsWeights(m_specs[i]->id) ? weighted : snapshotFor(s, m_specs[i]->id));
+            m_order[i]->setSnapshot(on && drawsWeights(m_specs[i]->id) && (!seq2seq || drawsSeq2seq(m_specs[i]->id))
+                                        ? weighted
+                                        : snapshotFor(s, m_specs[i]->id));
         }
     for (size_t i = 0; i < m_order.size(); ++i) {
         const ViewSpec &spec = *m_specs[i];

@@ -66,7 +66,8 @@ public:
     QWidget *viewWidget(const QString &id) const; // the weights view for an unknown id
     void showTab(QWidget *page, bool visible);    // setTabVisible, only when it changes
     // What view `id` is handed of `s`: `s` itself, or for an encoder-decoder model the attention the
-    // session's selector names (the attention views), the decoder's (predictions), or a snapshot that
+    // session's selector names (the attention views), the decoder's with all three attentions
+    // (predictions, alignment), or a snapshot that
     // says "not yet for encoder-decoder models" (the others).
     SnapshotPtr snapshotFor(const SnapshotPtr &s, const QString &id) const;
 

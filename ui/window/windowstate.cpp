@@ -20,6 +20,7 @@
 #include "views/heatmapview.h"
 #include "views/linesview.h"
 #include "views/patchingview.h"
+#include "views/alignmentview.h"
 
 #include "bundledvectors.h"
 
@@ -207,6 +208,7 @@ SessionState WindowState::capture() const
         if (e.kind != EditKind::Value)
             s.ablations.push_back(e);
     s.patching = m_w->patchingView()->settings();
+    s.alignment = m_w->alignmentView()->settings();
     if (m_w->patchingView()->patchApplied())
         s.sentence = m_w->patchingView()->cleanPrompt();
     s.ablationsShownClean = m_w->session()->editsShownClean();
@@ -354,6 +356,7 @@ void WindowState::apply(const SessionState &in, QStringList *problems)
     }
     m_w->session()->setEdits(ablations);
     m_w->patchingView()->setSettings(s.patching);
+    m_w->alignmentView()->setSettings(s.alignment);
     m_w->session()->setEditsShownClean(s.ablationsShownClean);
     m_w->controls()->setShowNumbers(s.showNumbers);
     const int heads = m_w->controls()->settings().numHeads; // a model's own count once it is open

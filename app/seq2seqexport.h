@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `attnviz export --view cross|alignment`: an encoder-decoder model's cross-attention (the Weights
+// view drawn on target rows × source columns) and its word alignment (the Alignment tab), made as the
+// window makes them and written headless as a figure or as matrices.
+#pragma once
+
+#include "files/figureexport.h"
+#include "live/livetypes.h"
+
+#include <QString>
+
+namespace attnviz::cli {
+
+// Whether `export --view id` is one of these views.
+bool isSeq2SeqView(const QString &id);
+
+// The line refusing `--view id` for a snapshot of a model that is not an encoder-decoder one (word
+// vectors, a decoder-only or encoder-only model); "" where it is one.
+QString seq2seqViewRefusal(const QString &id, const ui::ComputeSnapshot &snapshot);
+
+// Writes view `id` of the encoder-decoder snapshot: `layer` and `head` the shown ones (-1: their mean;
+// cross takes a layer, and -1 as head is the mean of heads). Exit codes as in commands.h: 2 for a
+// layer out of range, 1 for a file that cannot be written.
+int exportSeq2SeqView(const QString &id, const ui::SnapshotPtr &snapshot, int layer, int head, bool numbers,
+                      const QString &out, const ui::FigureOptions &figure);
+
+} // namespace attnviz::cli
