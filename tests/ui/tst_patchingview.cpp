@@ -164,6 +164,9 @@ void TestPatchingView::pathSweepAndClick()
     QVERIFY(runAndWait(v));
     const PatchResult *r = v->result();
     QVERIFY(r && r->sweep == PatchSweep::Path);
+    QCOMPARE(v->progressBar()->maximum(), 4); // the senders of layer 0
+    QCOMPARE(v->progressBar()->value(), 4);
+    QVERIFY2(v->message().startsWith(QStringLiteral("Done: 4 cells.")), qPrintable(v->message()));
     PatchRequest req;
     req.sweep = PatchSweep::Path;
     req.receiver = {1, 2, HeadInput::V};
@@ -687,8 +690,8 @@ void TestPatchingView::screenshots()
     // the path sweep into the induction head's keys, on the repeated sentence
     win.w.resize(1400, 900);
     v->clearPatch();
-    QVERIFY(win.show(QStringLiteral("My friend keeps seven green apples in a wooden box. My friend keeps seven green apples in a wooden box.")));
-    v->corruptedEdit()->setText(QStringLiteral("My friend keeps seven green apples in the wooden box. My friend keeps seven green apples in a wooden box."));
+    QVERIFY(win.show(QStringLiteral("My friend keeps seven green apples in a wooden box. My friend keeps seven green apples in a")));
+    v->corruptedEdit()->setText(QStringLiteral("My friend keeps seven green apples in the wooden box. My friend keeps seven green apples in a"));
     v->metricCombo()->setCurrentIndex(int(PatchMetric::Prob));
     v->answerEdit()->setText(QStringLiteral(" wood"));
     v->sweepCombo()->setCurrentIndex(int(PatchSweep::Path));

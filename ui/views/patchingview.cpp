@@ -33,6 +33,16 @@ namespace attnviz::ui {
 
 namespace {
 
+// The cells a sweep computes: every cell, or a path sweep's senders before the receiver's layer.
+int cellsOf(const PatchResult &r)
+{
+    return r.sweep == PatchSweep::Path ? std::max(0, r.receiver.layer) * r.cols : r.rows * r.cols;
+}
+
+} // namespace
+
+namespace {
+
 const QColor kDiffers(255, 200, 90); // a position where the prompts' tokens differ
 constexpr int kTokenColumns = 512;     // the token table's columns at most
 
@@ -579,7 +589,7 @@ bool PatchingView::run()
     const QString key = cacheKey();
     if (auto it = m_cache.find(key); it != m_cache.end()) {
         m_result = *it;
-        const int cells = m_result->result.rows * m_result->result.cols;
+        const int cells = cellsOf(m_result->result);
         m_progress->setRange(0, std::max(1, cells));
         m_progress->setValue(m_result->result.done);
         m_message = tr("From this session's cache: the same prompts, tokens, sweep and metric.");
@@ -663,7 +673,7 @@ void PatchingView::finished()
     const bool cancelled = o->status.code == StatusCode::Cancelled;
     if (o->status.ok() || (cancelled && o->result.rows > 0)) {
         m_result = o;
-        const int total = o->result.rows * o->result.cols;
+        const int total = cellsOf(o->result);
         m_progress->setRange(0, std::max(1, total));
         m_progress->setValue(o->result.done);
         if (o->status.ok()) {
@@ -804,7 +814,7 @@ void PatchingView::draw()
                 m_cellTexts << t;
             }
     m_titleText = r->sweep == PatchSweep::Path
-                      ? tr("Clean sender heads → L%1 H%2's %3 (path patching; blank: not before the receiver)")
+                      ? tr("Clean sender heads → L%1 H%2's %3 (path patching)")
                             .arg(r->receiver.layer)
                             .arg(r->receiver.head)
                             .arg(r->receiver.input == HeadInput::Q   ? tr("queries")
