@@ -810,6 +810,7 @@ void PatchingView::draw()
                 t->position->setCoords(x, y);
                 t->setText(QString::number(v, 'f', 3));
                 t->setColor(std::abs(v) > 0.6 * hi ? Qt::white : Qt::black);
+                t->setProperty("attnviz.ownColour", true); // legible on its cell, not the theme's text colour
                 t->setClipToAxisRect(true);
                 m_cellTexts << t;
             }
