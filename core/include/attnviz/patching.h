@@ -108,15 +108,17 @@ Status nextLogProbs(const Model &model, const Trace<T> &trace, std::vector<doubl
 template <typename T>
 Status patchFor(PatchSweep sweep, const Trace<T> &clean, int row, int col, Intervention &out);
 
-// Path patching, as Wang et al. 2022 define it (section 3.1, appendix "path patching") and ARENA's
-// get_path_patch_head_to_heads computes it, patching clean into corrupted (the direction of the
-// sweeps above: 0 is the corrupted run): the sender head's output changes from its corrupted value to
-// its clean one, and only the receiver head's `input` sees the change, through the residual stream
-// alone. Every other path is frozen at the corrupted run: the other heads and the MLPs of the layers
-// between sender and receiver do not see the change (this freezes the MLPs too, as the direct path
-// Wang et al. draw in their figure 3 does; ARENA's implementation lets the MLPs recompute), and the
-// receiver's other inputs and the other heads of its layer (a grouped key/value head's other query
-// heads among them) read the corrupted stream. Precisely, with Ls, hs the sender and Lr, hr the receiver:
+// Path patching (Wang et al. 2022, "Interpretability in the Wild", appendix B; ARENA's
+// get_path_patch_head_to_heads), patching clean into corrupted (the direction of the sweeps above: 0 is
+// the corrupted run): the sender head's output changes from its corrupted value to its clean one, and
+// only the receiver head's `input` sees the change, through the residual stream alone: the direct
+// path. Every other path is frozen at the corrupted run: the other heads AND the MLPs from the sender's
+// layer to the receiver's do not see the change, the receiver's other two inputs and the other heads of
+// its layer (a grouped key/value head's other query heads among them) read the corrupted stream.
+// This differs from appendix B's algorithm as ARENA implements it in one point: there only the heads'
+// outputs (hook_z) are frozen and the MLPs recompute, so a sender's effect through the MLPs in between
+// (the sender layer's own MLP included) counts as part of its path; here it does not. Precisely, with
+// Ls, hs the sender and Lr, hr the receiver:
 //   delta    = hook_attn_out[Ls] of the corrupted run with z[Ls, hs] set to the clean run's (at
 //              `positions`; empty: every position)  -  hook_attn_out[Ls] of the corrupted run
 //              (pre-norm models: (z_clean - z_corr)[hs] W_O[hs], the sender's direct contribution;
