@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `attnviz patch --model M --clean TEXT --corrupted TEXT --answer A --wrong B --sweep resid|heads|heads-by-pos|mlp
-// [--metric logit-diff|prob|kl] -o OUT`: an activation patching sweep (patching.h) written as JSON (the
-// metric grid with its labels and the two unpatched runs' values) or .npy (the grid, float32).
+// `attnviz patch --model M --clean TEXT --corrupted TEXT --answer A --wrong B --sweep resid|heads|heads-by-pos|mlp|path
+// [--receiver L.H:q|k|v] [--metric logit-diff|prob|kl] -o OUT`: an activation or path patching sweep
+// (patching.h) written as JSON (the metric grid with its labels and the two unpatched runs' values) or
+// .npy (the grid, float32).
 #include "commands.h"
 #include "output.h"
 
@@ -54,7 +55,10 @@ int patch(const QStringList &args)
         "with one activation taken from the clean prompt's run. --sweep resid: layers x positions (resid_pre,\n"
         "get_act_patch_resid_pre); heads: layers x heads (attn.hook_z at every position, _attn_head_out_all_pos);\n"
         "heads-by-pos: layers x positions x heads (z of one head at one position, _attn_head_out_by_pos; columns\n"
-        "position-major); mlp: layers x positions (mlp_out, get_act_patch_mlp_out). --metric, after the last token:\n"
+        "position-major); mlp: layers x positions (mlp_out, get_act_patch_mlp_out); path: layers x heads of sender heads for the\n"
+        "receiver head --receiver L.H:q|k|v (path patching, Wang et al. 2022: the sender's clean output reaches only\n"
+        "the receiver's queries, keys or values, through the residual stream; senders not before the receiver NaN).\n"
+        "--metric, after the last token:\n"
         "logit-diff (default): (LD - LD_corrupted) / (LD_clean - LD_corrupted), LD = logit(--answer) - logit(--wrong),\n"
         "0 the corrupted run, 1 the clean run; prob: the probability of --answer; kl: KL(clean || patched) of the\n"
         "next-token distributions, in nats. The prompts must have the same number of tokens. Causal language models."));
@@ -65,14 +69,17 @@ int patch(const QStringList &args)
     QCommandLineOption answerOpt(QStringLiteral("answer"), QStringLiteral("The right answer: one token (\" Mary\" or Ġ-spelled)."),
                                  QStringLiteral("token"));
     QCommandLineOption wrongOpt(QStringLiteral("wrong"), QStringLiteral("The wrong answer: one token (logit-diff)."), QStringLiteral("token"));
-    QCommandLineOption sweepOpt(QStringLiteral("sweep"), QStringLiteral("resid, heads, heads-by-pos or mlp."), QStringLiteral("kind"));
+    QCommandLineOption sweepOpt(QStringLiteral("sweep"), QStringLiteral("resid, heads, heads-by-pos, mlp or path."), QStringLiteral("kind"));
+    QCommandLineOption receiverOpt(QStringLiteral("receiver"),
+                                   QStringLiteral("--sweep path: the receiver head and its input, LAYER.HEAD:q, :k or :v (from 0)."),
+                                   QStringLiteral("L.H:x"));
     QCommandLineOption metricOpt(QStringLiteral("metric"), QStringLiteral("logit-diff (default), prob or kl."), QStringLiteral("m"),
                                  QStringLiteral("logit-diff"));
     QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")}, QStringLiteral("OUT.json or OUT.npy."),
                               QStringLiteral("file"));
     QCommandLineOption precisionOpt(QStringLiteral("precision"), QStringLiteral("float32 (default) or float64."),
                                     QStringLiteral("p"), QStringLiteral("float32"));
-    p.addOptions({modelOpt, cleanOpt, corruptedOpt, answerOpt, wrongOpt, sweepOpt, metricOpt, outOpt, precisionOpt});
+    p.addOptions({modelOpt, cleanOpt, corruptedOpt, answerOpt, wrongOpt, sweepOpt, receiverOpt, metricOpt, outOpt, precisionOpt});
     if (!p.parse(args))
         return fail("patch", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -102,8 +109,19 @@ int patch(const QStringList &args)
         req.sweep = PatchSweep::HeadsByPosition;
     else if (sweep == QLatin1String("mlp"))
         req.sweep = PatchSweep::MlpOut;
+    else if (sweep == QLatin1String("path"))
+        req.sweep = PatchSweep::Path;
     else
-        return fail("patch", "--sweep: resid, heads, heads-by-pos or mlp, not " + sweep.toStdString(), 2);
+        return fail("patch", "--sweep: resid, heads, heads-by-pos, mlp or path, not " + sweep.toStdString(), 2);
+    if (req.sweep == PatchSweep::Path) {
+        if (!p.isSet(receiverOpt))
+            return fail("patch", "--receiver: missing (--sweep path patches into one receiver head, e.g. --receiver 1.3:k)", 2);
+        std::string error;
+        if (!parsePathReceiver(p.value(receiverOpt).toStdString(), req.receiver, error))
+            return fail("patch", "--receiver: " + error, 2);
+    } else if (p.isSet(receiverOpt)) {
+        return fail("patch", "--receiver: only with --sweep path", 2);
+    }
     const QString out = p.value(outOpt), suffix = QFileInfo(out).suffix().toLower();
     if (suffix != QLatin1String("json") && suffix != QLatin1String("npy"))
         return fail("patch", "-o " + out.toStdString() + ": .json or .npy", 2);
@@ -115,6 +133,9 @@ int patch(const QStringList &args)
         return fail("patch", st.message, exitCodeFor(st));
     if (!m->info().causal)
         return fail("patch", m->info().name + ": not a causal language model (the metric reads next-token logits)", 2);
+    if (req.sweep == PatchSweep::Path)
+        if (Status st = checkPathReceiver(req.receiver, m->info().layers, m->info().heads); !st)
+            return fail("patch", "--receiver: " + st.message, 2);
     if (p.isSet(answerOpt))
         if (Status st = tokenId(*m, "--answer", p.value(answerOpt), req.answer); !st)
             return fail("patch", st.message, exitCodeFor(st));
@@ -132,7 +153,7 @@ int patch(const QStringList &args)
     for (int l = 0; l < res.rows; ++l)
         rows << QStringLiteral("L%1").arg(l);
     for (int c = 0; c < res.cols; ++c) {
-        if (req.sweep == PatchSweep::HeadsAllPositions)
+        if (req.sweep == PatchSweep::HeadsAllPositions || req.sweep == PatchSweep::Path)
             cols << QStringLiteral("H%1").arg(c);
         else if (req.sweep == PatchSweep::HeadsByPosition)
             cols << QStringLiteral("%1 %2 H%3").arg(c / res.heads).arg(label(res.cleanTokens[size_t(c / res.heads)])).arg(c % res.heads);
@@ -185,6 +206,8 @@ int patch(const QStringList &args)
                   {QStringLiteral("clean_tokens"), cleanTokens},
                   {QStringLiteral("corrupted_tokens"), corruptedTokens},
                   {QStringLiteral("precision"), precision},
+                  {QStringLiteral("receiver"), req.sweep == PatchSweep::Path ? QJsonValue(QString::fromStdString(pathReceiverName(req.receiver)))
+                                                                              : QJsonValue()},
                   {QStringLiteral("model"), QString::fromStdString(m->info().name)}};
     std::string error;
     if (!writeOutput(out, QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n', error))

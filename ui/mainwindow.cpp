@@ -280,6 +280,11 @@ MainWindow::MainWindow(QWidget *parent)
                 applyPatch(e, corrupted, what);
             });
     connect(patchingView(), &PatchingView::patchClearRequested, this, &MainWindow::clearPatch);
+    // a sender head dragged onto a receiver on the Layers grid: the path sweep into that receiver
+    connect(headRolesView(), &HeadRolesView::pathPatchRequested, this, [this](int sl, int sh, int rl, int rh) {
+        showView(QStringLiteral("patching"));
+        patchingView()->openPath(sl, sh, rl, rh);
+    });
     connect(m_queryChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(false, i); });
     connect(m_keyChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(true, i); });
 

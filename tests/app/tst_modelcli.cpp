@@ -8,6 +8,7 @@
 #include "attnviz/architecture.h"
 #include "attnviz/encoderdecoder.h"
 #include "attnviz/pretrained.h"
+#include "attnviz/patching.h"
 
 #include <QDir>
 #include <QDirIterator>
@@ -1434,6 +1435,33 @@ void TestModelCli::patchSweeps()
     QCOMPARE(h.value(QStringLiteral("columns")).toArray()[6].toString(), QStringLiteral("1 ␣cat H2"));
     const double pc = h.value(QStringLiteral("clean_value")).toDouble(), pk = h.value(QStringLiteral("corrupted_value")).toDouble();
     QVERIFY(pc > 0 && pc < 1 && pk > 0 && pk < 1 && pc != pk);
+    // path patching into head 3 of layer 1's keys: the senders of layer 0 as patchSweep gives them
+    // (float64: the JSON's numbers exact), layer 1's cells NaN
+    r = execCli(common + QStringList{QStringLiteral("--sweep"), QStringLiteral("path"), QStringLiteral("--receiver"), QStringLiteral("1.3:k"),
+                                     QStringLiteral("-o"), json});
+    QVERIFY2(r.code == 0, r.err.constData());
+    f.close();
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject pp = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(pp.value(QStringLiteral("sweep")).toString(), QStringLiteral("path"));
+    QCOMPARE(pp.value(QStringLiteral("receiver")).toString(), QStringLiteral("1.3:k"));
+    QCOMPARE(pp.value(QStringLiteral("columns")).toArray()[2].toString(), QStringLiteral("H2"));
+    std::unique_ptr<attnviz::Model> m;
+    QVERIFY(attnviz::openPretrained(fixture(QStringLiteral("gpt2-tiny")).toStdString(), {}, m).ok());
+    attnviz::PatchRequest req;
+    req.sweep = attnviz::PatchSweep::Path;
+    req.receiver = {1, 3, attnviz::HeadInput::K};
+    req.clean = "The cat sat on the mat";
+    req.corrupted = "The dog sat on the mat";
+    req.answer = pp.value(QStringLiteral("answer")).toObject().value(QStringLiteral("id")).toInt();
+    req.wrong = pp.value(QStringLiteral("wrong")).toObject().value(QStringLiteral("id")).toInt();
+    attnviz::PatchResult want;
+    QVERIFY(attnviz::patchSweep<double>(*m, req, want).ok());
+    const QJsonArray pg = pp.value(QStringLiteral("metric")).toArray();
+    for (int c = 0; c < 4; ++c) {
+        QCOMPARE(pg[0].toArray()[c].toDouble(), want.at(0, c));
+        QCOMPARE(pg[1].toArray()[c].toString(), QStringLiteral("NaN"));
+    }
 }
 
 void TestModelCli::patchRefusals_data()
@@ -1447,8 +1475,26 @@ void TestModelCli::patchRefusals_data()
     QTest::addRow("answer of two tokens") << QStringList{QStringLiteral("--answer"), QStringLiteral(" mat mat")}
                                           << "attnviz patch: --answer: \" mat mat\" is not in the vocabulary of gpt2-tiny (it is 2 tokens: "
                                              "\"Ġmat\" \"Ġmat\")\n";
-    QTest::addRow("sweep") << QStringList{QStringLiteral("--sweep"), QStringLiteral("path")}
-                           << "attnviz patch: --sweep: resid, heads, heads-by-pos or mlp, not path\n";
+    QTest::addRow("sweep") << QStringList{QStringLiteral("--sweep"), QStringLiteral("walk")}
+                           << "attnviz patch: --sweep: resid, heads, heads-by-pos, mlp or path, not walk\n";
+    const QString path = QStringLiteral("path"), sweep = QStringLiteral("--sweep"), receiver = QStringLiteral("--receiver");
+    QTest::addRow("path without receiver") << QStringList{sweep, path}
+                                           << "attnviz patch: --receiver: missing (--sweep path patches into one receiver head, e.g. "
+                                              "--receiver 1.3:k)\n";
+    QTest::addRow("receiver in layer 0") << QStringList{sweep, path, receiver, QStringLiteral("0.1:k")}
+                                         << "attnviz patch: --receiver: receiver layer 0 has no sender before it (a receiver is in layer 1..1)\n";
+    QTest::addRow("receiver layer out of range") << QStringList{sweep, path, receiver, QStringLiteral("2.1:k")}
+                                                 << "attnviz patch: --receiver: receiver layer 2 is out of range (the model has 2 layers; a "
+                                                    "receiver is in layer 1..1)\n";
+    QTest::addRow("receiver head out of range") << QStringList{sweep, path, receiver, QStringLiteral("1.4:q")}
+                                                << "attnviz patch: --receiver: receiver head 4 is out of range (0..3)\n";
+    QTest::addRow("receiver input") << QStringList{sweep, path, receiver, QStringLiteral("1.3:w")}
+                                    << "attnviz patch: --receiver: the receiver's input 'w' is not q, k or v\n";
+    QTest::addRow("receiver form") << QStringList{sweep, path, receiver, QStringLiteral("1:k")}
+                                   << "attnviz patch: --receiver: the receiver '1:k' is not LAYER.HEAD:q, :k or :v (layer and head "
+                                      "from 0, e.g. 1.3:k)\n";
+    QTest::addRow("receiver without path") << QStringList{receiver, QStringLiteral("1.3:k")}
+                                           << "attnviz patch: --receiver: only with --sweep path\n";
     QTest::addRow("metric") << QStringList{QStringLiteral("--metric"), QStringLiteral("loss")}
                             << "attnviz patch: --metric: logit-diff, prob or kl, not loss\n";
 }

@@ -4,10 +4,15 @@
 // invariants that hold exactly (resid_pre of layer 0 patched at the one position where the prompts
 // differ gives the clean run, metric 1; a position where the prompts agree, before the difference in
 // a causal model, gives the corrupted run, metric 0); progress, cancelling, and prompts that do not fit.
+// Path patching: every cell against a float64 reference computed here from the fixture's weights
+// (the sender's W_O, the receiver's norm, projections and rotary, its attention by hand); a sender
+// whose clean output is its corrupted one changes nothing, bit for bit; receivers and families that
+// do not fit refused in one line.
 #include "testpaths.h"
 #include "attnviz/patching.h"
 #include "attnviz/pretrained.h"
 #include "modelchecks.h"
+#include "../support/modelfolders.h"
 
 #include <QtTest>
 
@@ -52,6 +57,96 @@ int firstDifference(Model &m, int &tokens)
         ++i;
     return i;
 }
+
+
+// A float32 tensor of a fixture folder's model.safetensors, as (rows, cols) (a vector: one row).
+Mat<double> tensorOf(const attnviz_test::Safetensors &st, const QString &name)
+{
+    const QJsonObject t = st.header.value(name).toObject();
+    const QJsonArray shape = t.value(QStringLiteral("shape")).toArray();
+    const qint64 at = t.value(QStringLiteral("data_offsets")).toArray().at(0).toInteger();
+    const int rows = shape.size() > 1 ? shape.at(0).toInt() : 1, cols = shape.size() > 1 ? shape.at(1).toInt() : shape.at(0).toInt();
+    Mat<double> m(rows, cols);
+    const float *f = reinterpret_cast<const float *>(st.data.constData() + at);
+    for (int i = 0; i < rows * cols; ++i)
+        m.data()[i] = double(f[i]);
+    return m;
+}
+
+// The float64 path patching reference of one receiver, from the fixture's weights (gpt2-tiny:
+// LayerNorm, Conv1D c_attn / c_proj; mistral-tiny: RMSNorm, q/k/v/o_proj, rotary of base 10000 on the
+// whole head, grouped keys and values, a sliding window of 4). `model`'s float64 forward gives the
+// two runs and the final patched run (an attn.hook_z edit, checked by tst_interventions).
+struct PathReference {
+    bool gpt2 = true;
+    attnviz_test::Safetensors st;
+    Architecture arch;
+    Mat<double> headQkv(const Mat<double> &resid, int layer, int head, int which) const // which: 0 q, 1 k, 2 v
+    {
+        const int t = int(resid.rows()), d = int(resid.cols()), dh = arch.dHead;
+        Mat<double> x(t, d);
+        const QString L = gpt2 ? QStringLiteral("transformer.h.%1.").arg(layer) : QStringLiteral("model.layers.%1.").arg(layer);
+        if (gpt2) {
+            const Mat<double> w = tensorOf(st, L + "ln_1.weight"), b = tensorOf(st, L + "ln_1.bias");
+            for (int i = 0; i < t; ++i) {
+                const double mu = resid.row(i).mean();
+                const double var = (resid.row(i).array() - mu).square().mean();
+                x.row(i) = ((resid.row(i).array() - mu) / std::sqrt(var + 1e-5)) * w.row(0).array() + b.row(0).array();
+            }
+            const Mat<double> W = tensorOf(st, L + "attn.c_attn.weight"), B = tensorOf(st, L + "attn.c_attn.bias");
+            const int c = which * d + head * dh;
+            Mat<double> out = x * W.middleCols(c, dh);
+            out.rowwise() += B.row(0).segment(c, dh);
+            return out;
+        }
+        const Mat<double> w = tensorOf(st, L + "input_layernorm.weight");
+        for (int i = 0; i < t; ++i)
+            x.row(i) = resid.row(i).array() / std::sqrt(resid.row(i).squaredNorm() / d + 1e-5) * w.row(0).array();
+        const char *names[] = {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight"};
+        const int r = which == 0 ? head * dh : (head / arch.kvGroup()) * dh;
+        Mat<double> out = x * tensorOf(st, L + names[which]).middleRows(r, dh).transpose();
+        if (which < 2) // rotate_half rotary over the whole head, base 10000
+            for (int i = 0; i < t; ++i) {
+                const Eigen::RowVectorXd a = out.row(i);
+                for (int j = 0; j < dh / 2; ++j) {
+                    const double f = i * std::pow(10000.0, -2.0 * j / dh), c = std::cos(f), sn = std::sin(f);
+                    out(i, j) = a(j) * c - a(j + dh / 2) * sn;
+                    out(i, j + dh / 2) = a(j + dh / 2) * c + a(j) * sn;
+                }
+            }
+        return out;
+    }
+    // The sender's output (z_clean - z_corr)[hs] through W_O
+    Mat<double> contribution(const Mat<double> &dz, int layer, int head) const
+    {
+        const int dh = arch.dHead;
+        if (gpt2)
+            return dz.middleCols(head * dh, dh) * tensorOf(st, QStringLiteral("transformer.h.%1.attn.c_proj.weight").arg(layer)).middleRows(head * dh, dh);
+        return dz.middleCols(head * dh, dh) *
+               tensorOf(st, QStringLiteral("model.layers.%1.self_attn.o_proj.weight").arg(layer)).middleCols(head * dh, dh).transpose();
+    }
+    // z of the receiver head from its q, k, v (causal, the window, softmax at scale 1/sqrt(d_head))
+    Mat<double> attend(const Mat<double> &q, const Mat<double> &k, const Mat<double> &v, int window) const
+    {
+        const int t = int(q.rows());
+        Mat<double> z = Mat<double>::Zero(t, v.cols());
+        for (int i = 0; i < t; ++i) {
+            std::vector<double> s(size_t(i) + 1, -INFINITY);
+            double mx = -INFINITY;
+            for (int j = 0; j <= i; ++j)
+                if (window <= 0 || i - window < j) {
+                    s[size_t(j)] = q.row(i).dot(k.row(j)) / std::sqrt(double(arch.dHead));
+                    mx = std::max(mx, s[size_t(j)]);
+                }
+            double sum = 0;
+            for (double &x : s)
+                sum += (x = std::exp(x - mx));
+            for (int j = 0; j <= i; ++j)
+                z.row(i) += s[size_t(j)] / sum * v.row(j);
+        }
+        return z;
+    }
+};
 
 } // namespace
 
@@ -309,6 +404,215 @@ private slots:
         QVERIFY(patchFor(PatchSweep::HeadsByPosition, clean, 1, 9 * 4 - 1, e).ok());
         QCOMPARE(e.head, 3);
         QCOMPARE(e.positions, std::vector<int>{8});
+    }
+
+
+    // Each path cell against the float64 reference: the patched run's logit difference to 1e-5
+    // (float32) and 1e-9 (float64) of the reference's, for receivers of layer 1 on each input;
+    // senders at or after the receiver's layer NaN. The reference's own q, k, v from the corrupted
+    // stream equal the trace's (so that it computes what the model does).
+    void pathCellsMatchReference_data()
+    {
+        QTest::addColumn<QString>("folder");
+        QTest::addColumn<bool>("f64");
+        for (const char *f : {"gpt2-tiny", "mistral-tiny"}) {
+            QTest::newRow((QByteArray(f) + " f64").constData()) << QString::fromUtf8(f) << true;
+            QTest::newRow((QByteArray(f) + " f32").constData()) << QString::fromUtf8(f) << false;
+        }
+    }
+    void pathCellsMatchReference()
+    {
+        QFETCH(QString, folder);
+        QFETCH(bool, f64);
+        auto m = open(folder);
+        QVERIFY(m);
+        PathReference ref;
+        ref.gpt2 = folder == QLatin1String("gpt2-tiny");
+        ref.st = attnviz_test::readSafetensors(fixture(folder) + QStringLiteral("/model.safetensors"));
+        ref.arch = m->info().architecture;
+        const int window = ref.gpt2 ? 0 : 4;
+        PatchRequest r;
+        r.sweep = PatchSweep::Path;
+        // the sliding window of 4 keeps a change farther back than 3 positions from the last token
+        r.clean = ref.gpt2 ? kClean : "The cat sat on";
+        r.corrupted = ref.gpt2 ? kCorrupted : "The dog sat on";
+        TraceRequest tr;
+        tr.keepHookOutputs = true;
+        tr.text = r.clean;
+        Trace<double> cd, kd;
+        QVERIFY(m->trace(tr, cd).ok());
+        tr.text = r.corrupted;
+        QVERIFY(m->trace(tr, kd).ok());
+        r.answer = cd.predictions.next.back()[0].id;
+        r.wrong = kd.predictions.next.back()[0].id;
+        if (r.wrong == r.answer)
+            r.wrong = kd.predictions.next.back()[1].id;
+        const int layers = m->info().layers, heads = m->info().heads, dh = m->info().dHead;
+        const int Lr = layers - 1;
+        int checked = 0, moved = 0;
+        for (int hr : {1, 2})
+            for (HeadInput input : {HeadInput::Q, HeadInput::K, HeadInput::V}) {
+                r.receiver = {Lr, hr, input};
+                PatchResult out;
+                const Status st = f64 ? patchSweep<double>(*m, r, out) : patchSweep<float>(*m, r, out);
+                QVERIFY2(st.ok(), st.message.c_str());
+                QCOMPARE(out.rows, layers);
+                QCOMPARE(out.cols, heads);
+                QCOMPARE(out.done, Lr * heads);
+                QVERIFY(out.receiver == r.receiver);
+                const Mat<double> &resid = kd.layers[size_t(Lr)].residualIn;
+                const auto &ks = kd.layers[size_t(Lr)].attention.batch[0];
+                const Mat<double> qk[3] = {ref.headQkv(resid, Lr, hr, 0), ref.headQkv(resid, Lr, hr, 1), ref.headQkv(resid, Lr, hr, 2)};
+                const Mat<double> *traced[3] = {&ks.q, &ks.k, &ks.v};
+                for (int w = 0; w < 3; ++w) // the reference computes the model's q, k, v
+                    QVERIFY2((qk[w] - traced[w]->middleCols(hr * dh, dh)).cwiseAbs().maxCoeff() < 1e-10, "reference q/k/v");
+                for (int Ls = 0; Ls < layers; ++Ls)
+                    for (int hs = 0; hs < heads; ++hs) {
+                        if (Ls >= Lr) {
+                            QVERIFY(std::isnan(out.at(Ls, hs)));
+                            continue;
+                        }
+                        const Mat<double> dz = cd.layers[size_t(Ls)].attention.batch[0].context - kd.layers[size_t(Ls)].attention.batch[0].context;
+                        const Mat<double> patched = resid + ref.contribution(dz, Ls, hs);
+                        Mat<double> in[3] = {qk[0], qk[1], qk[2]};
+                        in[int(input)] = ref.headQkv(patched, Lr, hr, int(input));
+                        Intervention e;
+                        e.hook = HookPoint::AttnZ;
+                        e.layer = Lr;
+                        e.head = hr;
+                        e.kind = EditKind::Value;
+                        e.value = ks.context;
+                        e.value.middleCols(hr * dh, dh) = ref.attend(in[0], in[1], in[2], window);
+                        TraceRequest pr;
+                        pr.text = r.corrupted;
+                        pr.edits = {e};
+                        Trace<double> pt;
+                        QVERIFY(m->trace(pr, pt).ok());
+                        double want = 0;
+                        QVERIFY(logitDifference(*m, pt, r.answer, r.wrong, want).ok());
+                        const double got = out.at(Ls, hs) * (out.cleanDiff - out.corruptedDiff) + out.corruptedDiff;
+                        const double tol = (f64 ? 1e-9 : 1e-5) * std::max(1.0, std::abs(want));
+                        QVERIFY2(std::abs(got - want) < tol, qPrintable(QStringLiteral("%1 %2: sender %3.%4: %5 vs %6")
+                                                                           .arg(QString::fromStdString(pathReceiverName(r.receiver)))
+                                                                           .arg(f64 ? "f64" : "f32").arg(Ls).arg(hs)
+                                                                           .arg(got, 0, 'g', 12).arg(want, 0, 'g', 12)));
+                        if (std::abs(want - out.corruptedDiff) > 1e-6)
+                            ++moved;
+                        ++checked;
+                    }
+            }
+        QCOMPARE(checked, 2 * 3 * (layers - 1) * heads);
+        QVERIFY2(moved > 0, "some path moves the logit difference");
+    }
+
+    // A sender whose clean output is the corrupted run's own changes nothing: no edit, and the sweep's
+    // cells the corrupted run's value bit for bit (the two prompts the same text, metric prob).
+    void pathWithTheCorruptedSenderIsTheCorruptedRun_data()
+    {
+        QTest::addColumn<QString>("folder");
+        QTest::newRow("gpt2-tiny") << QStringLiteral("gpt2-tiny");
+        QTest::newRow("mistral-tiny") << QStringLiteral("mistral-tiny");
+    }
+    void pathWithTheCorruptedSenderIsTheCorruptedRun()
+    {
+        QFETCH(QString, folder);
+        auto m = open(folder);
+        QVERIFY(m);
+        TraceRequest tr;
+        tr.text = kCorrupted;
+        tr.keepHookOutputs = true;
+        Trace<float> k;
+        QVERIFY(m->trace(tr, k).ok());
+        for (HeadInput input : {HeadInput::Q, HeadInput::K, HeadInput::V})
+            for (int hs = 0; hs < m->info().heads; ++hs) {
+                std::vector<Intervention> edits{Intervention()};
+                QVERIFY(pathPatchFor(*m, k, k, 0, hs, PathReceiver{1, 3, input}, {}, edits).ok());
+                QVERIFY(edits.empty());
+            }
+        PatchRequest r;
+        r.sweep = PatchSweep::Path;
+        r.metric = PatchMetric::Prob;
+        r.clean = r.corrupted = kCorrupted;
+        r.answer = k.predictions.next.back()[0].id;
+        r.receiver = {1, 0, HeadInput::K};
+        PatchResult out;
+        QVERIFY(patchSweep<float>(*m, r, out).ok());
+        for (int hs = 0; hs < out.cols; ++hs)
+            QCOMPARE(out.at(0, hs), out.corruptedValue);
+        // and a patch that does move: the edit is the receiver's z, at the rows from the first change on
+        TraceRequest cr = tr;
+        cr.text = kClean;
+        Trace<float> c;
+        QVERIFY(m->trace(cr, c).ok());
+        int tokens = 0;
+        const int q = firstDifference(*m, tokens);
+        std::vector<Intervention> edits;
+        QVERIFY(pathPatchFor(*m, c, k, 0, 0, PathReceiver{1, 3, HeadInput::K}, {}, edits).ok());
+        QCOMPARE(int(edits.size()), 1);
+        QCOMPARE(edits[0].hook, HookPoint::AttnZ);
+        QCOMPARE(edits[0].layer, 1);
+        QCOMPARE(edits[0].head, 3);
+        QVERIFY(!edits[0].positions.empty());
+        QVERIFY(edits[0].positions.front() >= q);
+        // only the sender at positions before the difference: nothing reaches
+        std::vector<int> before;
+        for (int i = 0; i < q; ++i)
+            before.push_back(i);
+        QVERIFY(pathPatchFor(*m, c, k, 0, 0, PathReceiver{1, 3, HeadInput::K}, before, edits).ok());
+        QVERIFY(edits.empty());
+    }
+
+    // Receivers that do not fit, the receiver's spelling, and families path patching does not run on:
+    // one line each.
+    void pathRefusals()
+    {
+        PathReceiver p;
+        std::string error;
+        QVERIFY(parsePathReceiver("1.3:k", p, error));
+        QVERIFY(p == (PathReceiver{1, 3, HeadInput::K}));
+        QCOMPARE(pathReceiverName(p), std::string("1.3:k"));
+        QVERIFY(!parsePathReceiver("1.3:x", p, error));
+        QCOMPARE(QString::fromStdString(error), QStringLiteral("the receiver's input 'x' is not q, k or v"));
+        QVERIFY(!parsePathReceiver("13k", p, error));
+        QCOMPARE(QString::fromStdString(error),
+                 QStringLiteral("the receiver '13k' is not LAYER.HEAD:q, :k or :v (layer and head from 0, e.g. 1.3:k)"));
+        QCOMPARE(QString::fromStdString(checkPathReceiver({0, 1, HeadInput::Q}, 2, 4).message),
+                 QStringLiteral("receiver layer 0 has no sender before it (a receiver is in layer 1..1)"));
+        QCOMPARE(QString::fromStdString(checkPathReceiver({2, 1, HeadInput::Q}, 2, 4).message),
+                 QStringLiteral("receiver layer 2 is out of range (the model has 2 layers; a receiver is in layer 1..1)"));
+        QCOMPARE(QString::fromStdString(checkPathReceiver({1, 4, HeadInput::Q}, 2, 4).message),
+                 QStringLiteral("receiver head 4 is out of range (0..3)"));
+        auto m = open(QStringLiteral("gpt2-tiny"));
+        QVERIFY(m);
+        PatchRequest r;
+        r.sweep = PatchSweep::Path;
+        r.clean = kClean;
+        r.corrupted = kCorrupted;
+        answers<float>(*m, r.answer, r.wrong);
+        r.receiver = {0, 0, HeadInput::K};
+        PatchResult out;
+        Status st = patchSweep<float>(*m, r, out);
+        QCOMPARE(st.code, StatusCode::InvalidInput);
+        QCOMPARE(QString::fromStdString(st.message), QStringLiteral("receiver layer 0 has no sender before it (a receiver is in layer 1..1)"));
+        TraceRequest tr;
+        tr.text = kClean;
+        tr.keepHookOutputs = true;
+        Trace<float> c;
+        QVERIFY(m->trace(tr, c).ok());
+        std::vector<Intervention> edits;
+        st = pathPatchFor(*m, c, c, 1, 0, PathReceiver{1, 0, HeadInput::Q}, {}, edits);
+        QCOMPARE(QString::fromStdString(st.message), QStringLiteral("sender layer 1 is not before the receiver's (0..0)"));
+        Intervention e;
+        QCOMPARE(patchFor(PatchSweep::Path, c, 0, 0, e).code, StatusCode::InvalidInput);
+        for (const char *f : {"bert-tiny", "t5-tiny"}) {
+            auto other = open(QString::fromUtf8(f));
+            QVERIFY(other);
+            r.receiver = {1, 0, HeadInput::K};
+            st = patchSweep<float>(*other, r, out);
+            QCOMPARE(st.code, StatusCode::Unavailable);
+            QCOMPARE(QString::fromStdString(st.message),
+                     QString::fromStdString(other->info().name + ": path patching runs on decoder-only (causal) checkpoints"));
+        }
     }
 
 private:

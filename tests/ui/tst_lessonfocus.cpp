@@ -11,6 +11,7 @@
 #include "style/appearance.h"
 #include "mainwindow.h"
 #include "teaching/presets.h"
+#include "views/patchingview.h"
 #include "views/pipelineview.h"
 #include "views/predictionsview.h"
 #include "window/lessonfocus.h"
@@ -185,6 +186,8 @@ void TestLessonFocus::opensOnWhatItTalksAbout()
         w.setGeometry(QRect(QPoint(0, 0), size));
     }
     QVERIFY(waitForResult(w));
+    if (p->runPatching) // the lesson's sweep, run once its text has its result: its cells carry the numbers
+        QTRY_VERIFY_WITH_TIMEOUT(w.patchingView()->result() && !w.patchingView()->running(), 60000);
     QTest::qWait(100); // the focus scrolls once the layout is done
 
     // the view

@@ -13,6 +13,7 @@
 #include "views/heatmapview.h"
 #include "views/logitlensview.h"
 #include "views/pipelineview.h"
+#include "views/patchingview.h"
 #include "views/predictionsview.h"
 #include "window/lessonfocus.h"
 #include "window/viewrouter.h"
@@ -22,9 +23,15 @@
 
 #include "attnviz/encoderdecoder.h"
 
+#include "attnviz/patching.h"
+#include "attnviz/reads.h"
+
 #include <QDockWidget>
+#include <QSignalSpy>
 #include <QtTest>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 using namespace attnviz;
@@ -97,6 +104,8 @@ private slots:
     void datesYear();
     void datesMonth();
     void datesCentury();
+    void tiny2Knockout();
+    void tiny2KComposition();
 
 private:
     // Applies the lesson and waits for the model's result on its sentence.
@@ -440,7 +449,8 @@ void TestLessons::tiny2LessonsAreListed()
         }
     QCOMPARE(ids, QStringList({QStringLiteral("tiny2-grouped-query"), QStringLiteral("tiny2-rotary"),
                                QStringLiteral("tiny2-induction"), QStringLiteral("tiny2-first-token"),
-                               QStringLiteral("tiny2-lens")}));
+                               QStringLiteral("tiny2-lens"), QStringLiteral("tiny2-knockout"),
+                               QStringLiteral("tiny2-k-composition")}));
 }
 
 // Layer 1: heads 1 and 3 read the same key/value head, one copies, the other rests on the first token.
@@ -743,6 +753,150 @@ void TestLessons::datesCentury()
           qPrintable(fixed(h->cellValue(2, nine), 2)));
     expectQuoted(id, QStringLiteral("look at the \"9\" of \"98\" (%1 and %2)").arg(fixed(h->cellValue(0, nine), 2), fixed(h->cellValue(1, nine), 2)));
     expectQuoted(id, QStringLiteral("reads the same \"9\" with %1").arg(fixed(h->cellValue(2, nine), 2)));
+// The induction heads knocked out: the window's edits are the lesson's zero ablations (the three
+// layer-1 heads of the highest induction scores, read from the Layers grid); the copy of "wood" after
+// the second "a" falls; both probabilities read from the Predictions dock (the clean model's top token
+// beside the edited model's value) and recomputed here by the core; with heads 5 and 7 ablated too,
+// "wood" leaves the top 10; the ablated head still looks at "wood".
+void TestLessons::tiny2Knockout()
+{
+    const QString id = QStringLiteral("tiny2-knockout");
+    const Preset *p = findPreset(id);
+    QVERIFY(p);
+    QVERIFY(apply(id));
+    SnapshotPtr s;
+    QTRY_VERIFY_WITH_TIMEOUT((s = m_w->session()->snapshot()) && s->hasResult() && s->trace->edited() &&
+                                 s->sentence == p->sentence && !s->cleanNext.empty(),
+                             20000);
+    const int t = s->tq();
+    QCOMPARE(p->query, t - 1);
+    QCOMPARE(s->queryLabels.at(t - 1), QStringLiteral("␣a"));
+    QCOMPARE(int(s->trace->edits.size()), int(p->ablate.size()));
+    for (size_t i = 0; i < p->ablate.size(); ++i) {
+        const Intervention &e = s->trace->edits[i];
+        QVERIFY(e.hook == HookPoint::AttnZ && e.kind == EditKind::Zero);
+        QCOMPARE(qMakePair(e.layer, e.head), qMakePair(p->ablate[i].first, p->ablate[i].second));
+    }
+    // the ablated heads are layer 1's three highest induction scores, as the grid shows them
+    auto *roles = m_w->views()->view<HeadRolesView>(QStringLiteral("headRoles"));
+    QVERIFY(roles && roles->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(std::isfinite(roles->score(Role::Induction, 1, 3)), 20000);
+    QCOMPARE(roles->ablationMarks(), 3);
+    std::vector<std::pair<double, int>> byScore;
+    for (int h = 0; h < roles->headCount(); ++h)
+        byScore.push_back({roles->score(Role::Induction, 1, h), h});
+    std::sort(byScore.rbegin(), byScore.rend());
+    QCOMPARE((std::vector<int>{byScore[0].second, byScore[1].second, byScore[2].second}), (std::vector<int>{3, 1, 4}));
+    for (int h : {1, 3, 4})
+        expectQuoted(id, QStringLiteral("H%1 %2").arg(h).arg(fixed(roles->score(Role::Induction, 1, h), 3)));
+    QCOMPARE((std::vector<int>{byScore[3].second, byScore[4].second}), (std::vector<int>{7, 5})); // "almost as high"
+    // the core: p(wood) after the last "a", clean and with the heads zeroed
+    std::unique_ptr<Model> m;
+    QVERIFY(openModelSource(kBundledModelArg, m).ok());
+    int wood = -1;
+    QVERIFY(vocabularyId(*m, " wood", wood).ok());
+    TraceRequest r;
+    r.text = p->sentence.toStdString();
+    r.topK = 10;
+    Trace<float> clean, edited, five;
+    QVERIFY(m->trace(r, clean).ok());
+    r.edits = s->trace->edits;
+    QVERIFY(m->trace(r, edited).ok());
+    auto pOf = [wood](const Trace<float> &tr) {
+        for (const TokenProb &tp : tr.predictions.next.back())
+            if (tp.id == wood)
+                return tp.p;
+        return -1.0; // not in the top 10
+    };
+    const double before = pOf(clean), after = pOf(edited);
+    QVERIFY(before > 0.5 && after > 0 && after < before / 10);
+    for (int h : {5, 7}) {
+        Intervention e = r.edits.front();
+        e.head = h;
+        r.edits.push_back(e);
+    }
+    QVERIFY(m->trace(r, five).ok());
+    QCOMPARE(pOf(five), -1.0);
+    expectQuoted(id, QStringLiteral("ablate them as well and \"wood\" leaves the top 10"));
+    PredictionsView *pv = m_w->predictionsView();
+    pv->setHoveredPosition(-1);
+    PredictionsView::Group g = pv->groups().front();
+    g.note.replace(QChar(0x00A0), QLatin1Char(' ')); // the dock's no-break space before "%"
+    qInfo("@KOBEFORE@=%s @KOAFTER@=%s note: %s", qPrintable(percent(before)), qPrintable(percent(after)), qPrintable(g.note));
+    QVERIFY2(g.note.contains(QStringLiteral("“␣wood”, p = %1").arg(percent(before))), qPrintable(g.note));
+    QVERIFY2(g.note.contains(QStringLiteral("the edited model gives it %1").arg(percent(after))), qPrintable(g.note));
+    expectQuoted(id, QStringLiteral("The clean model gives \"wood\" p = %1").arg(percent(before)));
+    expectQuoted(id, QStringLiteral("the edited model gives it %1").arg(percent(after)));
+    // the ablated head still looks at "wood": its pattern is kept, its output is not
+    const int L = 14, ahead = t - 1 - L + 1;
+    QCOMPARE(s->queryLabels.at(ahead), QStringLiteral("␣wood"));
+    const WeightMatrix<float> &w = s->trace->weights(1, 3);
+    int best = 0;
+    for (int j = 0; j < t; ++j)
+        if (w(t - 1, j) > w(t - 1, best))
+            best = j;
+    QCOMPARE(best, ahead);
+    screenshot(id);
+}
+
+// K-composition: the path sweep into the induction head's keys, run by the lesson in the Patching tab;
+// its cells (drawn on the heatmap) are patchSweep's; the same senders into its queries and values,
+// computed here, raise p(wood) by less than a percentage point.
+void TestLessons::tiny2KComposition()
+{
+    const QString id = QStringLiteral("tiny2-k-composition");
+    const Preset *p = findPreset(id);
+    QVERIFY(p);
+    PatchingView *v = m_w->patchingView();
+    QSignalSpy done(v, &PatchingView::sweepFinished);
+    QVERIFY(apply(id));
+    QVERIFY(done.count() > 0 || done.wait(60000));
+    QCOMPARE(m_w->currentViewId(), QStringLiteral("patching"));
+    const PatchResult *r = v->result();
+    QVERIFY2(r && r->sweep == PatchSweep::Path, qPrintable(v->message()));
+    QVERIFY(r->receiver == (PathReceiver{1, 3, HeadInput::K}));
+    std::unique_ptr<Model> m;
+    QVERIFY(openModelSource(kBundledModelArg, m).ok());
+    PatchRequest req;
+    req.sweep = PatchSweep::Path;
+    req.metric = PatchMetric::Prob;
+    req.clean = p->sentence.toStdString();
+    req.corrupted = p->patching.corrupted.toStdString();
+    QVERIFY(vocabularyId(*m, p->patching.answer.toStdString(), req.answer).ok());
+    std::array<PatchResult, 3> res;
+    for (HeadInput in : {HeadInput::Q, HeadInput::K, HeadInput::V}) {
+        req.receiver = {1, 3, in};
+        QVERIFY(patchSweep<float>(*m, req, res[size_t(in)]).ok());
+    }
+    const PatchResult &k = res[size_t(HeadInput::K)];
+    for (int h = 0; h < k.cols; ++h)
+        QCOMPARE(r->at(0, h), k.at(0, h));
+    QString line;
+    double most[3] = {0, 0, 0};
+    for (int in = 0; in < 3; ++in)
+        for (int h = 0; h < k.cols; ++h) {
+            most[in] = std::max(most[in], res[size_t(in)].at(0, h) - res[size_t(in)].corruptedValue);
+            line += QStringLiteral(" %1H%2=%3").arg(QLatin1String(headInputName(HeadInput(in)))).arg(h).arg(res[size_t(in)].at(0, h), 0, 'f', 4);
+        }
+    qInfo("@KCOMP@ clean %.4f corrupted %.4f;%s", k.cleanValue, k.corruptedValue, qPrintable(line));
+    expectQuoted(id, QStringLiteral("\"wood\" has p = %1 (Predictions dock)").arg(percent(k.cleanValue)));
+    QCOMPARE(m_w->predictionsView()->groups().front().entries.front().id, req.answer);
+    QVERIFY(k.corruptedValue < 0.05);
+    expectQuoted(id, QStringLiteral("p(\"wood\") falls below 5 %"));
+    expectQuoted(id, QStringLiteral("H2 brings the copy back: H2 %1").arg(k.at(0, 2), 0, 'f', 3));
+    expectQuoted(id, QStringLiteral("H3 %1 (lower), H5 %2").arg(k.at(0, 3), 0, 'f', 3).arg(k.at(0, 5), 0, 'f', 3));
+    QVERIFY(k.at(0, 3) < k.corruptedValue);
+    int best = 0;
+    for (int h = 1; h < k.cols; ++h)
+        if (k.at(0, h) > k.at(0, best))
+            best = h;
+    QCOMPARE(best, 2);
+    QVERIFY(v->cellNumbers().contains(QString::number(k.at(0, 2), 'f', 3)));
+    // queries and values: no sender raises p(wood) by a percentage point; the keys' H2 by far more
+    QVERIFY(most[int(HeadInput::K)] > 0.2);
+    QVERIFY(most[int(HeadInput::Q)] < 0.01);
+    QVERIFY(most[int(HeadInput::V)] < 0.01);
+    expectQuoted(id, QStringLiteral("no sender raises p(\"wood\") by even one percentage point"));
     screenshot(id);
 }
 

@@ -7,7 +7,11 @@
 // patched (the core's own patched forward), Clear patch and undo give the clean prompt back, a patch
 // is no ablation (Restore all heads keeps it, the grid does not cross it out); the cache; the heatmap
 // exported (PNG, SVG) and its numbers as CSV; a session keeps the tab's fields (and not the patch);
-// the word vectors and an encoder refuse in one line.
+// the word vectors and an encoder refuse in one line. The path sweep: its receiver chooser, its cells
+// equal to patchSweep's, a clicked sender cell puts exactly pathPatchFor's edit into the window's edits,
+// a cell that is not a sender applies nothing; on the Layers grid a sender head Shift-dragged onto a
+// receiver (real mouse events), or "Patch path from here…" then a click on the receiver, opens the
+// tab on that receiver and runs the sweep.
 // ATTNVIZ_PATCHING_SHOTS=DIR writes the tab after a sweep, at 1400 × 900 and at 1280 × 720.
 #include "testpaths.h"
 #include "live/livesession.h"
@@ -16,6 +20,7 @@
 #include "testsupport.h"
 #include "views/patchingview.h"
 #include "views/headablationmenu.h"
+#include "views/headrolesview.h"
 #include "window/headablations.h"
 #include "files/figureexport.h"
 #include "files/session.h"
@@ -130,8 +135,157 @@ private slots:
     void clickAppliesThePatch();
     void sessionRoundTrip();
     void wordVectorsRefuse();
+    void pathSweepAndClick();
+    void pathFromTheGrid();
     void screenshots();
 };
+
+// The path sweep in the tab: the receiver chooser lists layer 1's heads, the cells equal patchSweep's
+// (bit for bit), the drawn numbers are the cells', a sender cell clicked applies pathPatchFor's edit,
+// a cell of the receiver's layer applies nothing.
+void TestPatchingView::pathSweepAndClick()
+{
+    std::unique_ptr<Model> m = fixture();
+    QVERIFY(m);
+    int answer = -1, wrong = -1;
+    answers(*m, answer, wrong);
+    Window win;
+    PatchingView *v = openTab(win, QString::fromStdString(tokenOf(*m, answer).token), QString::fromStdString(tokenOf(*m, wrong).token));
+    QVERIFY(v);
+    v->sweepCombo()->setCurrentIndex(int(PatchSweep::Path));
+    QVERIFY(v->receiverCombo()->isVisible());
+    QCOMPARE(v->receiverCombo()->count(), 4); // layer 1's heads: a receiver has a layer before it
+    QCOMPARE(v->receiverCombo()->itemText(3), QStringLiteral("L1 H3"));
+    v->setReceiver(PathReceiver{1, 2, HeadInput::V});
+    QCOMPARE(v->receiverCombo()->currentText(), QStringLiteral("L1 H2"));
+    QVERIFY(v->receiver() == (PathReceiver{1, 2, HeadInput::V}));
+    QVERIFY(v->settings().receiver == (PathReceiver{1, 2, HeadInput::V}));
+    QVERIFY2(v->problem().isEmpty(), qPrintable(v->problem()));
+    QVERIFY(runAndWait(v));
+    const PatchResult *r = v->result();
+    QVERIFY(r && r->sweep == PatchSweep::Path);
+    QCOMPARE(v->progressBar()->maximum(), 4); // the senders of layer 0
+    QCOMPARE(v->progressBar()->value(), 4);
+    QVERIFY2(v->message().startsWith(QStringLiteral("Done: 4 cells.")), qPrintable(v->message()));
+    PatchRequest req;
+    req.sweep = PatchSweep::Path;
+    req.receiver = {1, 2, HeadInput::V};
+    req.clean = kClean.toStdString();
+    req.corrupted = kCorrupted.toStdString();
+    req.answer = answer;
+    req.wrong = wrong;
+    PatchResult want;
+    QVERIFY(patchSweep<float>(*m, req, want).ok());
+    QStringList numbers;
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < 4; ++h) {
+            if (l == 0) {
+                QCOMPARE(r->at(l, h), want.at(l, h));
+                numbers << QString::number(want.at(l, h), 'f', 3);
+            } else {
+                QVERIFY(std::isnan(r->at(l, h)));
+            }
+        }
+    QCOMPARE(v->cellNumbers(), numbers);
+    QVERIFY(v->cellText(1, 0).contains(QStringLiteral("not a sender")));
+
+    // the sender whose path moves the metric most, clicked
+    int best = 0;
+    for (int h = 1; h < 4; ++h)
+        if (std::abs(want.at(0, h)) > std::abs(want.at(0, best)))
+            best = h;
+    QVERIFY(std::abs(want.at(0, best)) > 1e-6);
+    TraceRequest tr;
+    tr.keepHookOutputs = true;
+    tr.text = req.clean;
+    Trace<float> clean, corrupted;
+    QVERIFY(m->trace(tr, clean).ok());
+    tr.text = req.corrupted;
+    QVERIFY(m->trace(tr, corrupted).ok());
+    std::vector<Intervention> edits;
+    QVERIFY(pathPatchFor(*m, clean, corrupted, 0, best, req.receiver, {}, edits).ok());
+    QCOMPARE(edits.size(), size_t(1));
+    QCustomPlot *plot = v->plot();
+    plot->replot();
+    // a cell of the receiver's layer: not a sender, nothing applied
+    QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, QPoint(int(plot->xAxis->coordToPixel(0)), int(plot->yAxis->coordToPixel(1))));
+    QVERIFY(win.w.session()->edits().empty());
+    QVERIFY2(v->message().contains(QStringLiteral("not a sender")), qPrintable(v->message()));
+    QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, QPoint(int(plot->xAxis->coordToPixel(best)), int(plot->yAxis->coordToPixel(0))));
+    QCOMPARE(win.w.session()->edits().size(), size_t(1));
+    QVERIFY(win.w.session()->edits().front() == edits.front());
+    QCOMPARE(win.w.session()->sentence(), kCorrupted);
+    QVERIFY(v->patchApplied());
+    // the window's run is the core's patched run, whose metric is the cell's
+    const SnapshotPtr patched = waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); });
+    QVERIFY(patched);
+    TraceRequest pr;
+    pr.text = req.corrupted;
+    pr.edits = edits;
+    Trace<float> core;
+    QVERIFY(m->trace(pr, core).ok());
+    QVERIFY((patched->trace->layers.back().output - core.layers.back().output).cwiseAbs().maxCoeff() < 1e-5f);
+    double d = 0;
+    QVERIFY(logitDifference(*m, core, answer, wrong, d).ok());
+    QVERIFY(std::abs((d - want.corruptedDiff) / (want.cleanDiff - want.corruptedDiff) - want.at(0, best)) < 1e-5);
+}
+
+// From the Layers grid: a sender Shift-dragged onto a receiver, and the menu's "Patch path from here…"
+// then a click on the receiver; each opens the Patching tab on that receiver and runs the path sweep. A
+// drop on a head of the sender's own layer asks for nothing.
+void TestPatchingView::pathFromTheGrid()
+{
+    std::unique_ptr<Model> m = fixture();
+    QVERIFY(m);
+    int answer = -1, wrong = -1;
+    answers(*m, answer, wrong);
+    Window win;
+    win.w.resize(1400, 900);
+    PatchingView *v = openTab(win, QString::fromStdString(tokenOf(*m, answer).token), QString::fromStdString(tokenOf(*m, wrong).token));
+    QVERIFY(v);
+    v->receiverInputCombo()->setCurrentIndex(int(HeadInput::K));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    HeadRolesView *g = win.w.headRolesView();
+    QTRY_VERIFY_WITH_TIMEOUT(g->layerCount() == 2 && !g->thumbnailRect(1, 3).isEmpty(), 10000);
+    QWidget *canvas = g->canvas();
+    QSignalSpy asked(g, &HeadRolesView::pathPatchRequested);
+    // a drop in the sender's own layer: refused in the note, nothing asked
+    QTest::mousePress(canvas, Qt::LeftButton, Qt::ShiftModifier, g->thumbnailRect(0, 1).center());
+    QTest::mouseRelease(canvas, Qt::LeftButton, Qt::ShiftModifier, g->thumbnailRect(0, 2).center());
+    QCOMPARE(asked.count(), 0);
+    QVERIFY2(g->note().contains(QStringLiteral("A path runs forward")), qPrintable(g->note()));
+    QSignalSpy finished(v, &PatchingView::sweepFinished);
+    QTest::mousePress(canvas, Qt::LeftButton, Qt::ShiftModifier, g->thumbnailRect(0, 1).center());
+    QTest::mouseMove(canvas, g->thumbnailRect(1, 3).center());
+    QTest::mouseRelease(canvas, Qt::LeftButton, Qt::ShiftModifier, g->thumbnailRect(1, 3).center());
+    QCOMPARE(asked.count(), 1);
+    QCOMPARE(asked.front(), (QList<QVariant>{0, 1, 1, 3}));
+    QCOMPARE(win.w.currentViewId(), QStringLiteral("patching"));
+    QVERIFY(finished.count() > 0 || finished.wait(60000));
+    QVERIFY(v->result() && v->result()->sweep == PatchSweep::Path);
+    QVERIFY(v->result()->receiver == (PathReceiver{1, 3, HeadInput::K}));
+    QVERIFY2(v->message().contains(QStringLiteral("The path L0 H1 → L1 H3 (k): %1").arg(v->result()->at(0, 1), 0, 'f', 4)),
+             qPrintable(v->message()));
+    // the menu's entry, then a click on the receiver
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    QList<QAction *> actions = g->headActions(0, 2, g);
+    QAction *from = nullptr;
+    for (QAction *a : actions)
+        if (a->objectName() == QLatin1String("pathFromHereAction"))
+            from = a;
+    QVERIFY(from && from->isEnabled());
+    QVERIFY(!g->headActions(1, 0, g).last()->isEnabled()); // the last layer sends to no later head
+    from->trigger();
+    QCOMPARE(g->pendingPathSender(), qMakePair(0, 2));
+    QVERIFY(g->note().contains(QStringLiteral("click the receiver head")));
+    finished.clear();
+    QTest::mouseClick(canvas, Qt::LeftButton, Qt::NoModifier, g->thumbnailRect(1, 0).center());
+    QCOMPARE(asked.count(), 2);
+    QCOMPARE(asked.back(), (QList<QVariant>{0, 2, 1, 0}));
+    QCOMPARE(g->pendingPathSender(), qMakePair(-1, -1));
+    QVERIFY(finished.count() > 0 || finished.wait(60000));
+    QVERIFY(v->result()->receiver == (PathReceiver{1, 0, HeadInput::K}));
+}
 
 void TestPatchingView::sweepEqualsCore_data()
 {
@@ -325,9 +479,10 @@ void TestPatchingView::cancelKeepsCellsDone()
     }
     QCOMPARE(v->progressBar()->value(), 5);
     QVERIFY(v->cellText(0, 6).contains(QStringLiteral("not computed")));
-    // a cancelled sweep is not cached: Run computes it whole
+    // a cancelled sweep is not cached: Run computes it whole (the cancelled result, `got`, is then gone)
+    const int cells = got->rows * got->cols;
     QVERIFY(runAndWait(v));
-    QCOMPARE(v->result()->done, got->rows * got->cols);
+    QCOMPARE(v->result()->done, cells);
     QVERIFY(v->message().startsWith(QStringLiteral("Done: ")));
 }
 
@@ -473,7 +628,7 @@ void TestPatchingView::sessionRoundTrip()
     SessionState badRead;
     problems.clear();
     QVERIFY(sessionFromJson(bad, badRead, &problems));
-    QCOMPARE(problems, QStringList{QStringLiteral("patching.sweep: \"attn\" is not a sweep (resid_pre, heads, heads_by_pos, mlp_out); resid_pre is used")});
+    QCOMPARE(problems, QStringList{QStringLiteral("patching.sweep: \"attn\" is not a sweep (resid_pre, heads, heads_by_pos, mlp_out, path); resid_pre is used")});
     QCOMPARE(badRead.patching.sweep, PatchSweep::ResidPre);
 }
 
@@ -532,6 +687,31 @@ void TestPatchingView::screenshots()
     scroll->verticalScrollBar()->setValue(scroll->verticalScrollBar()->maximum());
     QTest::qWait(300);
     QVERIFY(win.w.grab().save(dir + QStringLiteral("/patching-window-1280x720-scrolled.png")));
+    // the path sweep into the induction head's keys, on the repeated sentence
+    win.w.resize(1400, 900);
+    v->clearPatch();
+    QVERIFY(win.show(QStringLiteral("My friend keeps seven green apples in a wooden box. My friend keeps seven green apples in a")));
+    v->corruptedEdit()->setText(QStringLiteral("My friend keeps seven green apples in the wooden box. My friend keeps seven green apples in a"));
+    v->metricCombo()->setCurrentIndex(int(PatchMetric::Prob));
+    v->answerEdit()->setText(QStringLiteral(" wood"));
+    v->sweepCombo()->setCurrentIndex(int(PatchSweep::Path));
+    v->setReceiver(PathReceiver{1, 3, HeadInput::K});
+    QVERIFY2(v->problem().isEmpty(), qPrintable(v->problem()));
+    QVERIFY(runAndWait(v));
+    QTest::qWait(300);
+    QVERIFY(v->grab().save(dir + QStringLiteral("/patching-path.png")));
+    // the grid with an ablated head
+    win.w.session()->setEdits({});
+    Intervention e;
+    e.hook = HookPoint::AttnZ;
+    e.layer = 1;
+    e.head = 3;
+    e.kind = EditKind::Zero;
+    win.w.session()->setEdits({e});
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); }));
+    QTest::qWait(300);
+    QVERIFY(win.w.grab().save(dir + QStringLiteral("/grid-ablated.png")));
 }
 
 QTEST_MAIN(TestPatchingView)

@@ -500,7 +500,8 @@ void readAblations(Section sec, SessionState &s)
 }
 
 // "patching": {"corrupted": "…", "answer": " Mary", "wrong": " John", "sweep": "resid_pre" | "heads" |
-// "heads_by_pos" | "mlp_out", "metric": "logit_diff" | "prob" | "kl"} (attnviz/patching.h's names).
+// "heads_by_pos" | "mlp_out" | "path", "metric": "logit_diff" | "prob" | "kl", "receiver": "1.3:k" (the
+// path sweep's; optional)} (attnviz/patching.h's names).
 void readPatching(Section sec, SessionState &s)
 {
     PatchingSettings &p = s.patching;
@@ -510,14 +511,21 @@ void readPatching(Section sec, SessionState &s)
     QString sweep = QString::fromLatin1(patchSweepName(p.sweep)), metric = QString::fromLatin1(patchMetricName(p.metric));
     sec.readString("sweep", sweep);
     sec.readString("metric", metric);
+    QString receiver = QString::fromStdString(pathReceiverName(p.receiver));
+    sec.readString("receiver", receiver);
+    std::string why;
+    if (!parsePathReceiver(receiver.toStdString(), p.receiver, why))
+        sec.problem(QStringLiteral("%1: %2; %3 is used")
+                        .arg(sec.key("receiver"), QString::fromStdString(why), QString::fromStdString(pathReceiverName(p.receiver))));
     bool found = false;
-    for (PatchSweep w : {PatchSweep::ResidPre, PatchSweep::HeadsAllPositions, PatchSweep::HeadsByPosition, PatchSweep::MlpOut})
+    for (PatchSweep w : {PatchSweep::ResidPre, PatchSweep::HeadsAllPositions, PatchSweep::HeadsByPosition, PatchSweep::MlpOut,
+                         PatchSweep::Path})
         if (sweep == QLatin1String(patchSweepName(w))) {
             p.sweep = w;
             found = true;
         }
     if (!found)
-        sec.problem(QStringLiteral("%1: %2 is not a sweep (resid_pre, heads, heads_by_pos, mlp_out); %3 is used")
+        sec.problem(QStringLiteral("%1: %2 is not a sweep (resid_pre, heads, heads_by_pos, mlp_out, path); %3 is used")
                         .arg(sec.key("sweep"), quotedText(sweep), QLatin1String(patchSweepName(p.sweep))));
     found = false;
     for (PatchMetric m : {PatchMetric::LogitDiff, PatchMetric::Prob, PatchMetric::Kl})
@@ -682,7 +690,8 @@ QJsonObject sessionToJson(const SessionState &s)
                                {QStringLiteral("answer"), s.patching.answer},
                                {QStringLiteral("wrong"), s.patching.wrong},
                                {QStringLiteral("sweep"), QString::fromLatin1(patchSweepName(s.patching.sweep))},
-                               {QStringLiteral("metric"), QString::fromLatin1(patchMetricName(s.patching.metric))}});
+                               {QStringLiteral("metric"), QString::fromLatin1(patchMetricName(s.patching.metric))},
+                               {QStringLiteral("receiver"), QString::fromStdString(pathReceiverName(s.patching.receiver))}});
     if (!s.alignment.isDefault()) { // written only when set: the sessions written before read the same
         const auto choice = [](int v) { return v < 0 ? QJsonValue(QStringLiteral("mean")) : QJsonValue(v); };
         QJsonArray marks;

@@ -227,10 +227,12 @@ struct PatchingSettings {
     QString corrupted, answer, wrong;
     PatchSweep sweep = PatchSweep::ResidPre;
     PatchMetric metric = PatchMetric::LogitDiff;
+    PathReceiver receiver{1, 0, HeadInput::K}; // the path sweep's receiver head and input
     bool empty() const { return corrupted.isEmpty() && answer.isEmpty() && wrong.isEmpty(); }
     bool operator==(const PatchingSettings &o) const
     {
-        return corrupted == o.corrupted && answer == o.answer && wrong == o.wrong && sweep == o.sweep && metric == o.metric;
+        return corrupted == o.corrupted && answer == o.answer && wrong == o.wrong && sweep == o.sweep && metric == o.metric &&
+               receiver == o.receiver;
     }
 };
 

@@ -279,6 +279,57 @@ void addTiny2Lessons(std::vector<Preset> &out)
     p.query = 10;
     p.view = QStringLiteral("lens");
     out.push_back(p);
+
+    p.id = QStringLiteral("tiny2-knockout");
+    p.title = tr("Knock out the induction heads: the copy fails");
+    p.explanation = tr(
+        "The second copy typed up to \"a\". The clean model gives \"wood\" p = %1 after this \"a\". Here the "
+        "three heads of layer 1 with the highest induction scores (H1 %2, H3 %3, H4 %4) are switched off: their "
+        "output before W_O is set to zero (crossed out; a head's right-click menu, or Edit ▸ Ablate, does it). "
+        "Now the edited model gives it %5 (Predictions dock, under the list): the copy is mostly gone. The "
+        "crossed-out thumbnails still show the stripe one column right of the repeat: an ablation keeps where a "
+        "head looks and removes what it writes, and the copy needs what it writes. Heads 5 and 7 score almost "
+        "as high and copy too: ablate them as well and \"wood\" leaves the top 10. The clean-vs-edited switch "
+        "compares the two models.")
+                        .arg(QStringLiteral("98.9 %"), QStringLiteral("0.953"), QStringLiteral("0.978"), QStringLiteral("0.949"),
+                             QStringLiteral("4.85 %"));
+    p.sentence = kTinyHalfTyped;
+    p.layer = 1;
+    p.head = 3;
+    p.query = 24;
+    p.view = QStringLiteral("headRoles");
+    p.ablate = {{1, 1}, {1, 3}, {1, 4}};
+    out.push_back(p);
+    p.ablate.clear();
+
+    p.id = QStringLiteral("tiny2-k-composition");
+    p.title = tr("K-composition: the previous-token head feeds the induction head's keys");
+    p.explanation = tr(
+        "Path patching in the Patching tab. Clean prompt: the second copy typed up to \"a\"; \"wood\" has p = "
+        "%1 (Predictions dock). Corrupted prompt: the first copy says \"in the wooden box\", so no \"wood\" "
+        "follows an \"a\" and p(\"wood\") falls below 5 %. Each cell is the corrupted run in which one head of "
+        "layer 0 (the sender) gets its clean output back, seen only by the KEYS of layer 1's induction head 3 "
+        "(everything else frozen). The previous-token head H2 brings the copy back: H2 %2; the other heads "
+        "that look back do not, through these keys: H3 %3 (lower), H5 %4. H2 writes \"the token before me "
+        "was a\" into the stream at \"wood\", and head 3 finds \"wood\" by that key: K-composition (Olsson et "
+        "al. 2022). Choose the receiver's queries or values and run again: no sender raises p(\"wood\") by "
+        "even one percentage point. It is the key path that matters.")
+                        .arg(QStringLiteral("98.9 %"), QStringLiteral("0.289"), QStringLiteral("0.018"), QStringLiteral("0.044"));
+    p.sentence = kTinyHalfTyped;
+    p.layer = 1;
+    p.head = 3;
+    p.query = 24;
+    p.view = QStringLiteral("patching");
+    p.patching.corrupted = QStringLiteral("My friend keeps seven green apples in the wooden box. "
+                                          "My friend keeps seven green apples in a");
+    p.patching.answer = QStringLiteral(" wood");
+    p.patching.metric = PatchMetric::Prob;
+    p.patching.sweep = PatchSweep::Path;
+    p.patching.receiver = PathReceiver{1, 3, HeadInput::K};
+    p.runPatching = true;
+    out.push_back(p);
+    p.patching = PatchingSettings();
+    p.runPatching = false;
 }
 
 // The lessons on attnviz-dates (`bundled-dates`, a T5 that writes dates as ISO dates): cross-attention.

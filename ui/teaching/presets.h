@@ -10,6 +10,7 @@
 #include <QRect>
 #include <QString>
 
+#include <utility>
 #include <vector>
 
 namespace attnviz::ui {
@@ -50,6 +51,13 @@ struct Preset {
     // reads the pattern within the sentence ("most to itself, then to crew") and the fixed scale
     // would draw weights ≤ 0.23 as one dark wall.
     bool fixedScale = true;
+    // Model lessons: heads (layer, head) zero-ablated when the lesson opens (the window's edits; a lesson
+    // without any clears them).
+    std::vector<std::pair<int, int>> ablate;
+    // Model lessons: the Patching tab's prompts, tokens, sweep and receiver; runPatching: its sweep run
+    // once the lesson's text has its result.
+    PatchingSettings patching;
+    bool runPatching = false;
 };
 
 // The decimal numbers the explanation quotes ("0.9544", "−2.1985", "1.0"), as written, less the

@@ -11,6 +11,7 @@
 #include <QDoubleSpinBox>
 #include <QContextMenuEvent>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QMenu>
 #include <QMouseEvent>
@@ -288,16 +289,31 @@ protected:
             }
     }
 
+    void mousePressEvent(QMouseEvent *e) override
+    {
+        // Shift held: a path drag from this head
+        m_view->m_dragSender = e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier)
+                                   ? m_view->headAt(e->pos())
+                                   : qMakePair(-1, -1);
+    }
+
     void mouseReleaseEvent(QMouseEvent *e) override
     {
         if (e->button() != Qt::LeftButton)
             return;
-        for (int i = 0; i < int(m_view->m_order.size()); ++i)
-            if (rectFor(i).contains(e->pos())) {
-                const auto [l, h] = m_view->m_order[i];
-                emit m_view->headOpened(l, h);
-                return;
-            }
+        const auto [l, h] = m_view->headAt(e->pos());
+        const QPair<int, int> drag = m_view->m_dragSender, pending = m_view->m_pathSender;
+        m_view->m_dragSender = {-1, -1};
+        if (drag.first >= 0 && l >= 0 && qMakePair(l, h) != drag) { // dropped on another head
+            m_view->pathTo(drag.first, drag.second, l, h);
+            return;
+        }
+        if (pending.first >= 0 && l >= 0) { // the receiver after "Patch path from here…"
+            m_view->pathTo(pending.first, pending.second, l, h);
+            return;
+        }
+        if (l >= 0)
+            emit m_view->headOpened(l, h);
     }
 
 private:
@@ -445,7 +461,54 @@ QString HeadRolesView::headName(int head) const
 
 QList<QAction *> HeadRolesView::headActions(int layer, int head, QObject *parent)
 {
-    return headAblationActions(this, m_snapshot, layer, head, layer == m_selLayer && head == m_selHead, parent);
+    QList<QAction *> out = headAblationActions(this, m_snapshot, layer, head, layer == m_selLayer && head == m_selHead, parent);
+    auto *path = new QAction(tr("Patch path from L%1 H%2…").arg(layer).arg(head), parent);
+    path->setObjectName(QStringLiteral("pathFromHereAction"));
+    const bool causal = m_snapshot && m_snapshot->fromModel() && m_snapshot->modelInfo.causal &&
+                        !m_snapshot->modelInfo.architecture.encoderDecoder;
+    path->setEnabled(causal && layer + 1 < m_layers);
+    path->setToolTip(!causal ? tr("Path patching runs on decoder-only models")
+                     : layer + 1 < m_layers ? tr("Then click the receiver head, in a later layer (or Shift-drag this head onto it)")
+                                            : tr("The last layer's heads send to no later head"));
+    connect(path, &QAction::triggered, this, [this, layer, head] {
+        m_pathSender = {layer, head};
+        m_pathNote = tr("Path patching from L%1 H%2: click the receiver head (a later layer); Esc cancels.").arg(layer).arg(head);
+        m_note->setText(m_pathNote);
+    });
+    out << path;
+    return out;
+}
+
+QPair<int, int> HeadRolesView::headAt(const QPoint &pos) const
+{
+    for (int i = 0; i < int(m_order.size()); ++i)
+        if (m_canvas->rectFor(i).contains(pos))
+            return m_order[i];
+    return {-1, -1};
+}
+
+void HeadRolesView::pathTo(int senderLayer, int senderHead, int layer, int head)
+{
+    m_pathSender = {-1, -1};
+    if (layer <= senderLayer) {
+        m_pathNote = tr("A path runs forward: drop L%1 H%2 on a head of a later layer.").arg(senderLayer).arg(senderHead);
+        m_note->setText(m_pathNote);
+        return;
+    }
+    m_pathNote.clear();
+    rebuild(); // the note back to the scores'
+    emit pathPatchRequested(senderLayer, senderHead, layer, head);
+}
+
+void HeadRolesView::keyPressEvent(QKeyEvent *e)
+{
+    if (e->key() == Qt::Key_Escape && m_pathSender.first >= 0) {
+        m_pathSender = {-1, -1};
+        m_pathNote.clear();
+        rebuild();
+        return;
+    }
+    DeferredView::keyPressEvent(e);
 }
 
 int HeadRolesView::ablationMarks() const
@@ -523,7 +586,7 @@ void HeadRolesView::rebuild()
                                         : tr("Induction not measured: %1.").arg(s->inductionProblem));
     if (m_layers * m_heads > 0 && s->tq() > kMaxCells)
         note += QLatin1Char(' ') + tr("Thumbnails are block-averaged to %1 cells per side.").arg(kMaxCells);
-    m_note->setText(note);
+    m_note->setText(m_pathNote.isEmpty() ? note : m_pathNote);
     m_selLayer = s->layerIndex(m_selLayer);
     reorder();
 }

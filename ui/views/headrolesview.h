@@ -7,7 +7,10 @@
 // carries it). The heads can be sorted by one score, highest first, and those below a threshold
 // hidden; clicking a thumbnail emits headOpened(layer, head) (the window selects them), and its
 // right-click menu ablates or restores the head (views/headablationmenu.h); an ablated head is
-// crossed out and labelled (dashed while the clean model is shown).
+// crossed out and labelled (dashed while the clean model is shown). Path patching from the grid: drag
+// a sender head onto a receiver head with Shift held, or choose "Patch path from here…" on the sender's
+// menu and then click the receiver; either asks for the path sweep into that receiver
+// (pathPatchRequested; the window opens the Patching tab on it).
 // Given a norm-weighted snapshot (views/normweighting.h) the thumbnails draw ||a v W_O|| on one
 // shared scale and the text's scores are taken on each query's shares of it.
 // In layer order the heads of a layer fit the view's width (8–16 heads at 1400 px): narrower
@@ -71,11 +74,20 @@ public:
     // The thumbnails drawn crossed out: the snapshot's ablated heads that are shown.
     int ablationMarks() const;
     QString note() const; // the line above the grid (what the scores mean, induction's state)
+    // The sender chosen by "Patch path from here…", waiting for the receiver's click ((-1, -1): none).
+    QPair<int, int> pendingPathSender() const { return m_pathSender; }
+    // The head whose thumbnail holds `pos` (a canvas point): (-1, -1) where none does.
+    QPair<int, int> headAt(const QPoint &pos) const;
     // The top of the thumbnails' shared colour scale: 1 for weights, the largest cell when norm-weighted.
     double thumbnailScale() const { return m_thumbScale; }
 
+signals:
+    // Path patching from (senderLayer, senderHead) into (receiverLayer, receiverHead), asked on the grid.
+    void pathPatchRequested(int senderLayer, int senderHead, int receiverLayer, int receiverHead);
+
 protected:
     void resizeEvent(QResizeEvent *e) override;
+    void keyPressEvent(QKeyEvent *e) override; // Esc: no sender waits for its receiver
 
 private:
     friend class HeadRolesCanvas;
@@ -83,6 +95,10 @@ private:
     void reorder();
     // Scrolls the selected head's thumbnail into view (a lesson or a click names it).
     void showSelected();
+    // The path from the sender to the head released or clicked on: asked for, or refused in the note.
+    void pathTo(int senderLayer, int senderHead, int layer, int head);
+    QPair<int, int> m_pathSender{-1, -1}, m_dragSender{-1, -1};
+    QString m_pathNote; // said above the grid while a sender waits or after a refusal
 
     SnapshotPtr m_snapshot;
     int m_layers = 0, m_heads = 0;

@@ -20,6 +20,7 @@
 #include <QProgressBar>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QSignalBlocker>
 #include <QPushButton>
 #include <QTableWidget>
 #include <QTimer>
@@ -29,6 +30,16 @@
 #include <cmath>
 
 namespace attnviz::ui {
+
+namespace {
+
+// The cells a sweep computes: every cell, or a path sweep's senders before the receiver's layer.
+int cellsOf(const PatchResult &r)
+{
+    return r.sweep == PatchSweep::Path ? std::max(0, r.receiver.layer) * r.cols : r.rows * r.cols;
+}
+
+} // namespace
 
 namespace {
 
@@ -46,6 +57,7 @@ QString sweepTitle(PatchSweep s)
     case PatchSweep::HeadsAllPositions: return QStringLiteral("head outputs (hook_z), every position");
     case PatchSweep::HeadsByPosition: return QStringLiteral("head outputs (hook_z) by position");
     case PatchSweep::MlpOut: return QStringLiteral("mlp_out");
+    case PatchSweep::Path: return QStringLiteral("sender heads (path patching)");
     }
     return {};
 }
@@ -120,10 +132,12 @@ PatchingView::PatchingView(LiveSession *session, QWidget *parent) : DeferredView
     m_sweep = new QComboBox(inputs);
     m_sweep->setObjectName(QStringLiteral("patchingSweep"));
     // in PatchSweep's order
-    m_sweep->addItems({tr("resid_pre"), tr("heads"), tr("heads by position"), tr("mlp_out")});
+    m_sweep->addItems({tr("resid_pre"), tr("heads"), tr("heads by position"), tr("mlp_out"), tr("path")});
     m_sweep->setToolTip(tr("What each cell patches from the clean run: the residual stream entering a layer at one position "
                            "(layer × position), one head's output at every position (layer × head) or at one position "
-                           "(layer × position·head), an MLP's output at one position (layer × position)"));
+                           "(layer × position·head), an MLP's output at one position (layer × position); path: one "
+                           "sender head's output, reaching only the receiver head's queries, keys or values (sender "
+                           "layer × head)"));
     row2->addWidget(m_sweep);
     row2->addWidget(new QLabel(tr("Metric:"), inputs));
     m_metric = new QComboBox(inputs);
@@ -133,6 +147,26 @@ PatchingView::PatchingView(LiveSession *session, QWidget *parent) : DeferredView
                             "answer's probability; KL(clean ‖ patched) in nats, 0 the clean run"));
     row2->addWidget(m_metric);
     form->addLayout(row2);
+
+    m_receiverRow = new QWidget(inputs);
+    auto *row3 = new QHBoxLayout(m_receiverRow);
+    row3->setContentsMargins(0, 0, 0, 0);
+    row3->addWidget(new QLabel(tr("Receiver head:"), m_receiverRow));
+    m_receiver = new QComboBox(m_receiverRow);
+    m_receiver->setObjectName(QStringLiteral("patchingReceiver"));
+    m_receiver->setToolTip(tr("The head whose input the sender heads' clean outputs reach (a layer after layer 0); "
+                              "on the Layers tab, Shift-drag a sender head onto it"));
+    row3->addWidget(m_receiver);
+    row3->addWidget(new QLabel(tr("its input:"), m_receiverRow));
+    m_receiverInput = new QComboBox(m_receiverRow);
+    m_receiverInput->setObjectName(QStringLiteral("patchingReceiverInput"));
+    m_receiverInput->addItems({tr("queries (q)"), tr("keys (k)"), tr("values (v)")}); // in HeadInput's order
+    m_receiverInput->setCurrentIndex(int(m_wantReceiver.input));
+    m_receiverInput->setToolTip(tr("Which of the receiver's inputs is computed from the stream with the sender's clean "
+                                   "output; the other two, and every other head and MLP, keep the corrupted run's"));
+    row3->addWidget(m_receiverInput);
+    row3->addStretch(1);
+    form->addWidget(m_receiverRow);
 
     m_tokens = new QTableWidget(2, 0, inputs);
     m_tokens->setObjectName(QStringLiteral("patchingTokens"));
@@ -228,6 +262,11 @@ PatchingView::PatchingView(LiveSession *session, QWidget *parent) : DeferredView
         connect(e, &QLineEdit::textChanged, this, &PatchingView::refresh);
     for (QComboBox *c : {m_sweep, m_metric})
         connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &PatchingView::refresh);
+    for (QComboBox *c : {m_receiver, m_receiverInput})
+        connect(c, qOverload<int>(&QComboBox::activated), this, [this] {
+            m_wantReceiver = receiver();
+            refresh();
+        });
     if (m_session)
         connect(m_session, &LiveSession::editsChanged, this, &PatchingView::refresh);
     refresh();
@@ -295,7 +334,64 @@ PatchingSettings PatchingView::settings() const
     s.wrong = m_wrong->text();
     s.sweep = PatchSweep(m_sweep->currentIndex());
     s.metric = PatchMetric(m_metric->currentIndex());
+    s.receiver = receiver();
     return s;
+}
+
+PathReceiver PatchingView::receiver() const
+{
+    PathReceiver r = m_wantReceiver;
+    if (m_receiver->currentIndex() >= 0 && m_receiverHeads > 0) {
+        const int i = m_receiver->currentData().toInt();
+        r.layer = i / m_receiverHeads;
+        r.head = i % m_receiverHeads;
+    }
+    r.input = HeadInput(std::max(0, m_receiverInput->currentIndex()));
+    return r;
+}
+
+void PatchingView::setReceiver(const PathReceiver &r)
+{
+    m_wantReceiver = r;
+    m_receiverInput->setCurrentIndex(int(r.input));
+    fillReceivers();
+}
+
+void PatchingView::fillReceivers()
+{
+    const int layers = m_snapshot && m_snapshot->fromModel() ? m_snapshot->modelInfo.layers : 0;
+    const int heads = m_snapshot && m_snapshot->fromModel() ? m_snapshot->modelInfo.heads : 0;
+    if (layers != m_receiverLayers || heads != m_receiverHeads) {
+        const QSignalBlocker block(m_receiver);
+        m_receiver->clear();
+        m_receiverLayers = layers;
+        m_receiverHeads = heads;
+        for (int l = 1; l < layers; ++l)
+            for (int h = 0; h < heads; ++h)
+                m_receiver->addItem(QStringLiteral("L%1 H%2").arg(l).arg(h), l * heads + h);
+    }
+    const QSignalBlocker block(m_receiver);
+    const int at = m_receiver->findData(m_wantReceiver.layer * m_receiverHeads + m_wantReceiver.head);
+    if (m_wantReceiver.layer >= 1 && m_wantReceiver.head >= 0 && m_wantReceiver.head < m_receiverHeads && at >= 0)
+        m_receiver->setCurrentIndex(at);
+}
+
+bool PatchingView::openPath(int senderLayer, int senderHead, int receiverLayer, int receiverHead)
+{
+    if (receiverLayer <= senderLayer) {
+        m_message = tr("A path runs forward: the receiver (L%1 H%2) must be in a later layer than the sender (L%3 H%4).")
+                        .arg(receiverLayer)
+                        .arg(receiverHead)
+                        .arg(senderLayer)
+                        .arg(senderHead);
+        refresh();
+        return false;
+    }
+    m_sweep->setCurrentIndex(int(PatchSweep::Path));
+    setReceiver(PathReceiver{receiverLayer, receiverHead, HeadInput(std::max(0, m_receiverInput->currentIndex()))});
+    m_senderLayer = senderLayer;
+    m_senderHead = senderHead;
+    return run();
 }
 
 void PatchingView::setSettings(const PatchingSettings &s)
@@ -305,6 +401,7 @@ void PatchingView::setSettings(const PatchingSettings &s)
     m_wrong->setText(s.wrong);
     m_sweep->setCurrentIndex(int(s.sweep));
     m_metric->setCurrentIndex(int(s.metric));
+    setReceiver(s.receiver);
     refresh();
 }
 
@@ -339,6 +436,11 @@ QString PatchingView::problem() const
         return tr("Type the corrupted prompt: the clean one with a few tokens changed.");
     if (!m_tokenNote->property("mismatch").toString().isEmpty())
         return m_tokenNote->property("mismatch").toString();
+    if (PatchSweep(m_sweep->currentIndex()) == PatchSweep::Path && m_snapshot) {
+        const PathReceiver r = receiver();
+        if (Status st = checkPathReceiver(r, m_snapshot->modelInfo.layers, m_snapshot->modelInfo.heads); !st)
+            return tr("Receiver: %1.").arg(QString::fromStdString(st.message));
+    }
     const PatchMetric metric = PatchMetric(m_metric->currentIndex());
     int id = -1;
     if (metric != PatchMetric::Kl) {
@@ -441,6 +543,8 @@ void PatchingView::refresh()
         m_wrong->setEnabled(metric == PatchMetric::LogitDiff);
         m_answer->setEnabled(metric != PatchMetric::Kl);
     }
+    fillReceivers();
+    m_receiverRow->setVisible(PatchSweep(m_sweep->currentIndex()) == PatchSweep::Path);
     const bool busy = running();
     const QString p = busy ? QString() : problem();
     m_run->setEnabled(!busy && p.isEmpty());
@@ -460,13 +564,15 @@ QString PatchingView::cacheKey() const
         tokenNote(m_answer->text(), a);
     if (metric == PatchMetric::LogitDiff)
         tokenNote(m_wrong->text(), w);
-    return QStringLiteral("%1\n%2\n%3\n%4 %5 %6 %7")
+    const bool path = PatchSweep(m_sweep->currentIndex()) == PatchSweep::Path;
+    return QStringLiteral("%1\n%2\n%3\n%4 %5 %6 %7 %8")
         .arg(quintptr(m_session ? m_session->model().get() : nullptr), 0, 16)
         .arg(cleanPrompt(), m_corrupted->text())
         .arg(a)
         .arg(w)
         .arg(m_sweep->currentIndex())
-        .arg(m_metric->currentIndex());
+        .arg(m_metric->currentIndex())
+        .arg(path ? QString::fromStdString(pathReceiverName(receiver())) : QString());
 }
 
 bool PatchingView::run()
@@ -483,7 +589,7 @@ bool PatchingView::run()
     const QString key = cacheKey();
     if (auto it = m_cache.find(key); it != m_cache.end()) {
         m_result = *it;
-        const int cells = m_result->result.rows * m_result->result.cols;
+        const int cells = cellsOf(m_result->result);
         m_progress->setRange(0, std::max(1, cells));
         m_progress->setValue(m_result->result.done);
         m_message = tr("From this session's cache: the same prompts, tokens, sweep and metric.");
@@ -497,6 +603,7 @@ bool PatchingView::run()
     req.metric = PatchMetric(m_metric->currentIndex());
     req.clean = cleanPrompt().toStdString();
     req.corrupted = m_corrupted->text().toStdString();
+    req.receiver = receiver();
     if (req.metric != PatchMetric::Kl)
         tokenNote(m_answer->text(), req.answer);
     if (req.metric == PatchMetric::LogitDiff)
@@ -525,10 +632,16 @@ bool PatchingView::run()
         // the clean run as patchSweep traces it, kept for the edit a clicked cell stands for
         TraceRequest cr;
         cr.text = req.clean;
-        cr.keepHookOutputs = req.sweep == PatchSweep::MlpOut;
+        cr.keepHookOutputs = req.sweep == PatchSweep::MlpOut || req.sweep == PatchSweep::Path;
         auto clean = std::make_shared<Trace<float>>();
         if (Status st = model->trace(cr, *clean); st)
             o->clean = clean;
+        if (req.sweep == PatchSweep::Path) { // and the corrupted run: a path cell's edit reads both
+            cr.text = req.corrupted;
+            auto corrupted = std::make_shared<Trace<float>>();
+            if (Status st = model->trace(cr, *corrupted); st)
+                o->corrupted = corrupted;
+        }
         o->status = patchSweep<float>(*model, req, o->result);
         return std::shared_ptr<const Outcome>(o);
     }));
@@ -560,7 +673,7 @@ void PatchingView::finished()
     const bool cancelled = o->status.code == StatusCode::Cancelled;
     if (o->status.ok() || (cancelled && o->result.rows > 0)) {
         m_result = o;
-        const int total = o->result.rows * o->result.cols;
+        const int total = cellsOf(o->result);
         m_progress->setRange(0, std::max(1, total));
         m_progress->setValue(o->result.done);
         if (o->status.ok()) {
@@ -574,6 +687,16 @@ void PatchingView::finished()
                       .arg(total)
                       .arg(o->result.cleanValue, 0, 'g', 4)
                       .arg(o->result.corruptedValue, 0, 'g', 4);
+            const PatchResult &r = o->result;
+            if (r.sweep == PatchSweep::Path && m_senderLayer >= 0 && m_senderLayer < r.receiver.layer && m_senderHead >= 0 &&
+                m_senderHead < r.cols)
+                m_message += QLatin1Char(' ') + tr("The path L%1 H%2 → L%3 H%4 (%5): %6.")
+                                                    .arg(m_senderLayer)
+                                                    .arg(m_senderHead)
+                                                    .arg(r.receiver.layer)
+                                                    .arg(r.receiver.head)
+                                                    .arg(QLatin1String(headInputName(r.receiver.input)))
+                                                    .arg(r.at(m_senderLayer, m_senderHead), 0, 'f', 4);
         } else {
             m_message = tr("Cancelled after %1 of %2 cells: the cells done are shown, the others are blank.")
                             .arg(o->result.done)
@@ -584,6 +707,7 @@ void PatchingView::finished()
         m_message = tr("Not computed: %1").arg(QString::fromStdString(o->status.message));
     }
     m_cancelFlag.reset();
+    m_senderLayer = m_senderHead = -1;
     refresh();
     emit sweepFinished();
 }
@@ -607,6 +731,11 @@ QString PatchingView::cellText(int row, int col) const
     if (!r || row < 0 || row >= r->rows || col < 0 || col >= r->cols)
         return QString();
     const double v = r->at(row, col);
+    if (r->sweep == PatchSweep::Path && row >= r->receiver.layer)
+        return tr("layer %1, %2: not a sender (a path runs from a layer before the receiver's, L%3)")
+            .arg(row)
+            .arg(col < m_colLabels.size() ? m_colLabels[col] : QString::number(col))
+            .arg(r->receiver.layer);
     const QString value = std::isnan(v) ? tr("not computed") : QString::number(v, 'f', 4);
     return tr("layer %1, %2: %3\nclick: apply this patch to the corrupted prompt")
         .arg(row)
@@ -618,6 +747,9 @@ void PatchingView::draw()
     const PatchResult *r = result();
     m_colLabels.clear();
     if (!r || r->rows == 0 || r->cols == 0) {
+        for (QCPItemText *t : std::as_const(m_cellTexts))
+            m_plot->removeItem(t);
+        m_cellTexts.clear();
         m_map->data()->clear();
         m_title->setText(QString());
         m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -631,13 +763,16 @@ void PatchingView::draw()
         switch (r->sweep) {
         case PatchSweep::ResidPre:
         case PatchSweep::MlpOut: m_colLabels << tokenAt(c); break;
-        case PatchSweep::HeadsAllPositions: m_colLabels << QStringLiteral("H%1").arg(c); break;
+        case PatchSweep::HeadsAllPositions:
+        case PatchSweep::Path: m_colLabels << QStringLiteral("H%1").arg(c); break;
         case PatchSweep::HeadsByPosition:
             m_colLabels << QStringLiteral("%1 H%2").arg(tokenAt(c / std::max(1, r->heads))).arg(c % std::max(1, r->heads));
             break;
         }
     }
-    m_plot->xAxis->setLabel(r->sweep == PatchSweep::HeadsAllPositions ? tr("head")
+    m_plot->yAxis->setLabel(r->sweep == PatchSweep::Path ? tr("sender layer") : tr("layer"));
+    m_plot->xAxis->setLabel(r->sweep == PatchSweep::Path              ? tr("sender head")
+                            : r->sweep == PatchSweep::HeadsAllPositions ? tr("head")
                             : r->sweep == PatchSweep::HeadsByPosition ? tr("position · head")
                                                                       : tr("position (clean→corrupted where they differ)"));
     auto *data = new QCPColorMapData(r->cols, r->rows, QCPRange(0, r->cols - 1), QCPRange(0, r->rows - 1));
@@ -660,16 +795,61 @@ void PatchingView::draw()
     m_scale->axis()->setLabel(scaleLabel());
     m_plot->xAxis->setRange(-0.5, r->cols - 0.5);
     m_plot->yAxis->setRange(-0.5, r->rows - 0.5);
-    m_titleText = tr("Clean %1 patched into the corrupted run").arg(sweepTitle(r->sweep));
+    // a small grid (a path sweep, the heads of a small model) carries its numbers on its cells
+    for (QCPItemText *t : std::as_const(m_cellTexts))
+        m_plot->removeItem(t);
+    m_cellTexts.clear();
+    if (r->rows * r->cols <= kNumberedCells)
+        for (int y = 0; y < r->rows; ++y)
+            for (int x = 0; x < r->cols; ++x) {
+                const double v = r->at(y, x);
+                if (!std::isfinite(v))
+                    continue;
+                auto *t = new QCPItemText(m_plot);
+                t->position->setType(QCPItemPosition::ptPlotCoords);
+                t->position->setCoords(x, y);
+                t->setText(QString::number(v, 'f', 3));
+                t->setColor(std::abs(v) > 0.6 * hi ? Qt::white : Qt::black);
+                t->setProperty("attnviz.ownColour", true); // legible on its cell, not the theme's text colour
+                t->setClipToAxisRect(true);
+                m_cellTexts << t;
+            }
+    m_titleText = r->sweep == PatchSweep::Path
+                      ? tr("Clean sender heads → L%1 H%2's %3 (path patching)")
+                            .arg(r->receiver.layer)
+                            .arg(r->receiver.head)
+                            .arg(r->receiver.input == HeadInput::Q   ? tr("queries")
+                                 : r->receiver.input == HeadInput::K ? tr("keys")
+                                                                     : tr("values"))
+                      : tr("Clean %1 patched into the corrupted run").arg(sweepTitle(r->sweep));
     m_title->setText(m_titleText);
     labelTokenAxis(m_plot->xAxis, m_colLabels);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QStringList PatchingView::cellNumbers() const
+{
+    QStringList out;
+    for (const QCPItemText *t : m_cellTexts)
+        out << t->text();
+    return out;
 }
 
 bool PatchingView::patchOf(int row, int col, Intervention &out) const
 {
     if (!m_result || !m_result->clean) {
         return false;
+    }
+    if (m_result->result.sweep == PatchSweep::Path) { // the receiver's z, as this sender's path makes it
+        std::shared_ptr<Model> model = m_session ? m_session->model() : nullptr;
+        if (!m_result->corrupted || !model || model.get() != m_model)
+            return false;
+        std::vector<Intervention> edits;
+        if (!pathPatchFor(*model, *m_result->clean, *m_result->corrupted, row, col, m_result->result.receiver, {}, edits).ok() ||
+            edits.empty())
+            return false;
+        out = edits.front();
+        return true;
     }
     const Status st = patchFor(m_result->result.sweep, *m_result->clean, row, col, out);
     return st.ok();
@@ -678,14 +858,34 @@ bool PatchingView::patchOf(int row, int col, Intervention &out) const
 bool PatchingView::applyCell(int row, int col)
 {
     Intervention e;
+    const PatchResult *r = result();
+    const bool path = r && r->sweep == PatchSweep::Path;
+    if (path && (row >= r->receiver.layer || row < 0 || col < 0 || col >= r->cols)) {
+        m_message = tr("L%1 H%2 is not a sender: a path runs from a layer before the receiver's (L%3).")
+                        .arg(row)
+                        .arg(col)
+                        .arg(r->receiver.layer);
+        refresh();
+        return false;
+    }
     if (!patchOf(row, col, e)) {
-        m_message = tr("No patch for that cell: run the sweep first.");
+        m_message = path && r->at(row, col) == r->corruptedValue
+                        ? tr("L%1 H%2's clean output does not reach the receiver: the patched run is the corrupted run itself.")
+                              .arg(row)
+                              .arg(col)
+                        : tr("No patch for that cell: run the sweep first.");
         refresh();
         return false;
     }
     m_appliedClean = m_result->cleanText;
     const QString label = col < m_colLabels.size() ? m_colLabels[col] : QString::number(col);
-    const QString cell = tr("%1 L%2 %3").arg(QLatin1String(hookName(e.hook))).arg(row).arg(label);
+    const QString cell = path ? tr("path L%1 H%2 → L%3 H%4 %5")
+                                    .arg(row)
+                                    .arg(col)
+                                    .arg(r->receiver.layer)
+                                    .arg(r->receiver.head)
+                                    .arg(QLatin1String(headInputName(r->receiver.input)))
+                              : tr("%1 L%2 %3").arg(QLatin1String(hookName(e.hook))).arg(row).arg(label);
     emit patchRequested(e, m_result->cleanText, m_result->corruptedText, tr("Patch %1 from the clean prompt").arg(cell));
     m_message = tr("Applied: the clean run's %1 patched into the corrupted prompt, which the window now shows (Clear "
                    "patch or Undo takes it out).")

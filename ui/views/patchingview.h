@@ -10,7 +10,10 @@
 // wrong, sweep, metric) for the session. Clicking a cell asks the window to apply that cell's patch
 // (patchFor's edit) to the corrupted prompt: the window's text becomes the corrupted prompt and the
 // edit joins the window's edits, so every view shows the patched run; Clear patch asks for the clean
-// prompt back without the patch. Decoder-only models only; for others the tab says why in one line.
+// prompt back without the patch. The path sweep (sender heads into one receiver head's q, k or v) has a
+// receiver chooser; its clicked cell applies pathPatchFor's edit (the receiver's z as the path patch
+// makes it, an attn.hook_z edit of the corrupted run). Decoder-only models only; for others the tab says
+// why in one line.
 #pragma once
 
 #include "views/deferredview.h"
@@ -19,6 +22,7 @@
 
 #include <QFutureWatcher>
 #include <QHash>
+#include <QList>
 #include <QStringList>
 
 #include <atomic>
@@ -27,6 +31,7 @@
 class QCPColorMap;
 class QCPColorScale;
 class QCPTextElement;
+class QCPItemText;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -74,6 +79,13 @@ public:
     // As a click on the cell: asks the window to apply its patch (patchRequested).
     bool applyCell(int row, int col);
     void clearPatch(); // asks the window for the clean prompt without the patch (patchClearRequested)
+    // The path sweep's receiver (the chooser's; layer -1 before a model with two layers is shown).
+    PathReceiver receiver() const;
+    void setReceiver(const PathReceiver &r);
+    // The path sweep into (receiverLayer, receiverHead) on the chosen input, started (or shown from the
+    // cache) with (senderLayer, senderHead)'s cell named once it is done: the grid's drag of a sender head
+    // onto a receiver. False with message() saying why (a receiver not after the sender ...).
+    bool openPath(int senderLayer, int senderHead, int receiverLayer, int receiverHead);
     bool patchApplied() const; // the window's edits hold a patch (an edit of kind Value)
 
     // The shown result as CSV: a header row ("layer" and the column labels), then one row per layer;
@@ -91,6 +103,8 @@ public:
     QLineEdit *wrongEdit() const { return m_wrong; }
     QComboBox *sweepCombo() const { return m_sweep; }
     QComboBox *metricCombo() const { return m_metric; }
+    QComboBox *receiverCombo() const { return m_receiver; }
+    QComboBox *receiverInputCombo() const { return m_receiverInput; }
     QPushButton *runButton() const { return m_run; }
     QPushButton *cancelButton() const { return m_cancel; }
     QPushButton *clearButton() const { return m_clear; }
@@ -116,6 +130,7 @@ private:
         Status status;
         PatchResult result;
         std::shared_ptr<const Trace<float>> clean; // the clean run, for a cell's patchFor
+        std::shared_ptr<const Trace<float>> corrupted; // path sweeps: the corrupted run, for pathPatchFor
         QString cleanText, corruptedText;
     };
 
@@ -144,11 +159,16 @@ private:
     std::function<QString()> m_csvPrompt;
     QStringList m_colLabels;
     QString m_titleText; // the heatmap's whole title (shown wrapped or elided to the plot's width)
+    PathReceiver m_wantReceiver{1, 0, HeadInput::K}; // chosen before the chooser lists the model's heads
+    int m_receiverHeads = 0, m_receiverLayers = 0;   // what the chooser lists
+    int m_senderLayer = -1, m_senderHead = -1;       // openPath's sender, named when its sweep is done
 
     QLabel *m_refusal = nullptr, *m_tokenNote = nullptr, *m_answerNote = nullptr,
            *m_wrongNote = nullptr, *m_status = nullptr;
     QLineEdit *m_corrupted = nullptr, *m_answer = nullptr, *m_wrong = nullptr;
-    QComboBox *m_sweep = nullptr, *m_metric = nullptr;
+    QComboBox *m_sweep = nullptr, *m_metric = nullptr, *m_receiver = nullptr, *m_receiverInput = nullptr;
+    QWidget *m_receiverRow = nullptr;
+    void fillReceivers(); // the chooser's heads: layers 1.. of the model shown
     QPushButton *m_run = nullptr, *m_cancel = nullptr, *m_clear = nullptr, *m_csv = nullptr;
     QProgressBar *m_progress = nullptr;
     QTableWidget *m_tokens = nullptr;
@@ -158,6 +178,11 @@ private:
     QCPColorMap *m_map = nullptr;
     QCPColorScale *m_scale = nullptr;
     QCPTextElement *m_title = nullptr;
+    QList<QCPItemText *> m_cellTexts; // the cells' numbers (grids of at most kNumberedCells)
+public:
+    static constexpr int kNumberedCells = 64;
+    // The numbers drawn on the cells (row-major, computed cells only): a grid of at most kNumberedCells.
+    QStringList cellNumbers() const;
 };
 
 } // namespace attnviz::ui

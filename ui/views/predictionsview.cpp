@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/predictionsview.h"
 
+#include "attnviz/reads.h"
+
 #include <QScrollBar>
 #include <QTextBrowser>
 #include <QTextDocument>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnviz::ui {
@@ -182,8 +185,20 @@ void PredictionsView::rebuild()
                 for (Entry &e : g.entries)
                     if (e.id >= 0 && e.id < int(s->cleanNext.size()))
                         e.delta = e.p - double(s->cleanNext[size_t(e.id)]);
-                g.heading += tr(" — edited model (%1); Δ: the change against the clean model")
-                                 .arg(describeAblations(s->trace->edits));
+                // the heading short (two lines in a narrow dock), the edits and what Δ means under the list
+                g.heading += tr(", edited model");
+                // what the clean model put first, and where the edit left it
+                const auto best = std::max_element(s->cleanNext.begin(), s->cleanNext.end());
+                const int id = int(best - s->cleanNext.begin());
+                const TokenProb tp = s->model ? tokenOf(*s->model, id) : TokenProb{id, std::string(), 0.0, std::string()};
+                const QString name = QString::fromStdString(tp.display.empty() ? tp.token : tp.display);
+                QString now = tr("not in the edited model's top %1").arg(g.entries.size());
+                for (const Entry &e : g.entries)
+                    if (e.id == id)
+                        now = tr("the edited model gives it %1").arg(percent(e.p));
+                g.note = tr("Edited: %1; Δ is the change against the clean model. The clean model's top token here: "
+                            "“%2”, p = %3; %4.")
+                             .arg(describeAblations(s->trace->edits), name, percent(double(*best)), now);
             }
             if (at + 1 < t) {
                 const double p = next.actualNext;
@@ -197,7 +212,7 @@ void PredictionsView::rebuild()
                              .arg(s->queryLabels.value(at + 1), percent(p),
                                   rank > 0 ? tr(" (its rank %1 above)").arg(rank)
                                            : tr(" (not in the top %1)").arg(g.entries.size()));
-            } else if (!hovering) {
+            } else if (!hovering && g.note.isEmpty()) {
                 g.note = tr("Hover a token (the chips or a heatmap row) to see what the model predicted there.");
             }
             m_groups.push_back(std::move(g));

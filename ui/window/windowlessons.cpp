@@ -15,6 +15,7 @@
 #include "teaching/seedtables.h"
 #include "views/compareview.h"
 #include "views/heatmapview.h"
+#include "views/patchingview.h"
 #include "views/predictionsview.h"
 #include "window/lessonslides.h"
 #include "window/modelloader.h"
@@ -78,21 +79,41 @@ bool MainWindow::applyPreset(const QString &id)
     if (p->display == HeadDisplay::One)
         m_session->setSelectedHead(p->head);
     m_session->setSelectedQuery(p->query);
+    if (!p->model.isEmpty()) { // a lesson's ablations (none: the edits of the lesson before go)
+        std::vector<Intervention> edits;
+        for (const auto &[layer, head] : p->ablate) {
+            Intervention e;
+            e.hook = HookPoint::AttnZ;
+            e.layer = layer;
+            e.head = head;
+            e.kind = EditKind::Zero;
+            edits.push_back(e);
+        }
+        m_session->setEditsShownClean(false);
+        m_session->setEdits(edits);
+        if (!p->patching.empty())
+            patchingView()->setSettings(p->patching);
+    }
     // A late result of the text before (a model just opened computes it first) clamps the selection
     // to its tokens: the preset's query is selected again once its own text has its result.
     const SnapshotPtr now = m_session->snapshot();
     auto once = std::make_shared<QMetaObject::Connection>();
     if (!now || now->generation != m_session->generation())
         *once = connect(m_session, &LiveSession::snapshotChanged, this,
-                        [this, once, sentence = p->sentence, query = p->query](const SnapshotPtr &s) {
+                        [this, once, sentence = p->sentence, query = p->query, id = p->id,
+                         runPatching = p->runPatching](const SnapshotPtr &s) {
                             if (s->generation != m_session->generation())
                                 return;
                             disconnect(*once);
                             if (s->hasResult() && s->sentence == sentence && query < s->tq())
                                 m_session->setSelectedQuery(query);
+                            if (s->hasResult() && s->sentence == sentence && m_lesson->shownId() == id && runPatching)
+                                patchingView()->run();
                         });
     if (!showView(p->view))
         showView(QStringLiteral("weights"));
+    if (now && now->generation == m_session->generation() && p->runPatching)
+        patchingView()->run(); // the text's result is in: the sweep starts now
     // a model lesson's predictions are about its query (the last token otherwise)
     predictionsView()->setSelectedPosition(p->model.isEmpty() ? -1 : p->query);
     m_lesson->showPreset(p);

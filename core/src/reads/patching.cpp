@@ -19,6 +19,7 @@ const char *patchSweepName(PatchSweep s)
     case PatchSweep::HeadsAllPositions: return "heads";
     case PatchSweep::HeadsByPosition: return "heads_by_pos";
     case PatchSweep::MlpOut: return "mlp_out";
+    case PatchSweep::Path: return "path";
     }
     return "";
 }
@@ -103,6 +104,8 @@ template <typename T>
 Status patchFor(PatchSweep sweep, const Trace<T> &clean, int row, int col, Intervention &out)
 {
     out = Intervention();
+    if (sweep == PatchSweep::Path)
+        return Status::error(StatusCode::InvalidInput, "a path patching cell reads both runs: pathPatchFor gives its edit");
     out.kind = EditKind::Value;
     out.layer = row;
     const int layers = clean.numLayers(), heads = clean.numHeads(), tokens = int(clean.tokens.size());
@@ -133,6 +136,7 @@ Status patchFor(PatchSweep sweep, const Trace<T> &clean, int row, int col, Inter
         out.hook = HookPoint::MlpOut;
         out.positions = {col};
         break;
+    case PatchSweep::Path: break;
     }
     return hookValue(clean, out.hook, row, out.value);
 }
@@ -199,6 +203,44 @@ Status metricOf(const Model &model, const Trace<T> &trace, const PatchRequest &r
     return {};
 }
 
+// The cells of a Path sweep (out shaped, the unpatched runs' metrics set): senders of the layers
+// before the receiver's, each the corrupted run with pathPatchFor's edit; the rest stay NaN.
+template <typename T>
+Status pathSweep(Model &model, const PatchRequest &request, const Trace<T> &clean, const Trace<T> &corrupted,
+                 const std::vector<double> &cleanLogProbs, double span, PatchResult &out)
+{
+    const int total = request.receiver.layer * out.cols;
+    TraceRequest pr;
+    for (const TraceToken &tok : corrupted.tokens)
+        pr.ids.push_back(tok.id);
+    pr.keepHookOutputs = true;
+    if constexpr (std::is_same_v<T, float>)
+        pr.unedited = &corrupted;
+    else
+        pr.uneditedDouble = &corrupted;
+    Trace<T> patched;
+    for (int r = 0; r < request.receiver.layer; ++r)
+        for (int c = 0; c < out.cols; ++c) {
+            if (request.cancel && request.cancel->load())
+                return Status::error(StatusCode::Cancelled, "patching cancelled after " + std::to_string(out.done) + " of " +
+                                                                std::to_string(total) + " cells");
+            if (Status st = pathPatchFor(model, clean, corrupted, r, c, request.receiver, {}, pr.edits); !st)
+                return st;
+            double v = out.corruptedValue; // nothing reached the receiver: the corrupted run itself
+            if (!pr.edits.empty()) {
+                if (Status st = model.trace(pr, patched); !st)
+                    return st;
+                if (Status st = metricOf(model, patched, request, cleanLogProbs, out.corruptedDiff, span, v); !st)
+                    return st;
+            }
+            out.metric[size_t(r) * size_t(out.cols) + size_t(c)] = v;
+            ++out.done;
+            if (request.progress)
+                request.progress(out.done, total);
+        }
+    return {};
+}
+
 } // namespace
 
 template <typename T>
@@ -207,11 +249,21 @@ Status patchSweep(Model &model, const PatchRequest &request, PatchResult &out)
     out = PatchResult();
     out.sweep = request.sweep;
     out.metricKind = request.metric;
+    const bool path = request.sweep == PatchSweep::Path;
+    if (path) {
+        out.receiver = request.receiver;
+        const ModelInfo info = model.info();
+        if (!info.causal || info.architecture.encoderDecoder || info.architecture.layers == 0)
+            return Status::error(StatusCode::Unavailable, info.name + ": path patching runs on decoder-only (causal) checkpoints");
+        if (Status st = checkPathReceiver(request.receiver, info.layers, info.heads); !st)
+            return st;
+    }
     TraceRequest cr;
     cr.text = request.clean;
     cr.ids = request.cleanIds;
     cr.cancel = request.cancel;
-    cr.keepHookOutputs = request.sweep == PatchSweep::MlpOut; // mlp_out read from the clean trace
+    // mlp_out read from the clean trace; path patching reads both runs' hook_attn_out
+    cr.keepHookOutputs = request.sweep == PatchSweep::MlpOut || path;
     Trace<T> clean, corrupted;
     if (Status st = model.trace(cr, clean); !st)
         return Status::error(st.code, "clean prompt: " + st.message);
@@ -259,11 +311,14 @@ Status patchSweep(Model &model, const PatchRequest &request, PatchResult &out)
     switch (request.sweep) {
     case PatchSweep::ResidPre:
     case PatchSweep::MlpOut: out.cols = tokens; break;
-    case PatchSweep::HeadsAllPositions: out.cols = out.heads; break;
+    case PatchSweep::HeadsAllPositions:
+    case PatchSweep::Path: out.cols = out.heads; break;
     case PatchSweep::HeadsByPosition: out.cols = tokens * out.heads; break;
     }
+    out.metric.assign(size_t(out.rows) * size_t(out.cols), std::numeric_limits<double>::quiet_NaN());
+    if (path)
+        return pathSweep(model, request, clean, corrupted, cleanLogProbs, span, out);
     const int total = out.rows * out.cols;
-    out.metric.assign(size_t(total), std::numeric_limits<double>::quiet_NaN());
     TraceRequest pr = kr;
     pr.edits.resize(1);
     if constexpr (std::is_same_v<T, float>)
