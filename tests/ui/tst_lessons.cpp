@@ -753,6 +753,8 @@ void TestLessons::datesCentury()
           qPrintable(fixed(h->cellValue(2, nine), 2)));
     expectQuoted(id, QStringLiteral("look at the \"9\" of \"98\" (%1 and %2)").arg(fixed(h->cellValue(0, nine), 2), fixed(h->cellValue(1, nine), 2)));
     expectQuoted(id, QStringLiteral("reads the same \"9\" with %1").arg(fixed(h->cellValue(2, nine), 2)));
+}
+
 // The induction heads knocked out: the window's edits are the lesson's zero ablations (the three
 // layer-1 heads of the highest induction scores, read from the Layers grid); the copy of "wood" after
 // the second "a" falls; both probabilities read from the Predictions dock (the clean model's top token
