@@ -185,6 +185,14 @@ void TestLongTextWindow::mapEqualsPooledFullMatrix()
             hv->setPooling(Pooling::Max);
             QVERIFY(hv->title().contains(QStringLiteral("Long text")));
         }
+    // a large map is computed on a pool thread: the same cells once it comes back
+    const Mat<float> before = hv->mapCells();
+    hv->setMapWorkOnThread(0);
+    selectHead(win, 3);
+    selectHead(win, -1);
+    QTRY_VERIFY(!hv->mapPending());
+    QVERIFY(worst(hv->mapCells(), before) < 1e-7);
+    hv->setMapWorkOnThread(5e7);
     // the switch is the heatmap's context-menu action
     QVERIFY(hv->meanPoolingAction()->isVisible());
     hv->meanPoolingAction()->setChecked(true);

@@ -15,6 +15,9 @@
 #include <qcustomplot.h>
 
 #include <QAction>
+#include <QCoreApplication>
+#include <QPointer>
+#include <QThreadPool>
 #include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -189,7 +192,7 @@ HeatmapView::HeatmapView(QWidget *parent)
     m_mapTimer = new QTimer(this);
     m_mapTimer->setSingleShot(true);
     m_mapTimer->setInterval(40);
-    connect(m_mapTimer, &QTimer::timeout, this, &HeatmapView::refreshMap);
+    connect(m_mapTimer, &QTimer::timeout, this, &HeatmapView::startMap);
     for (QCPAxis *axis : {m_plot->xAxis, m_plot->yAxis})
         connect(axis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this, [this] {
             if (m_tiles)
@@ -215,18 +218,56 @@ void HeatmapView::setPooling(Pooling pooling)
     m_pooling = pooling;
     m_meanAction->setChecked(pooling == Pooling::Mean);
     if (m_tiles) {
-        refreshMap();
+        startMap();
         updateTitle();
     }
 }
 
-bool HeatmapView::mapPending() const { return m_mapTimer->isActive(); }
+bool HeatmapView::mapPending() const { return m_mapTimer->isActive() || m_mapComputing; }
 
 void HeatmapView::refreshMap()
 {
     m_mapTimer->stop();
+    ++m_mapGeneration; // a map still computing elsewhere is not shown
+    m_mapComputing = false;
     if (!m_tiles || !m_snapshot || !m_snapshot->hasResult())
         return;
+    const MapRequest r = mapRequest();
+    showMap(r, m_tiles->pooled(r.head, r.region.top(), r.region.bottom() + 1, r.region.left(), r.region.right() + 1,
+                               r.outRows, r.outCols, r.pooling));
+}
+
+void HeatmapView::startMap()
+{
+    m_mapTimer->stop();
+    if (!m_tiles || !m_snapshot || !m_snapshot->hasResult())
+        return;
+    const MapRequest r = mapRequest();
+    if (r.work < m_mapWorkOnThread)
+        return refreshMap();
+    const quint64 generation = ++m_mapGeneration;
+    m_mapComputing = true;
+    QPointer<HeatmapView> self(this);
+    // the tiles hold the trace alive; the result comes back on the GUI thread, to this view if it
+    // still exists and asked for nothing newer
+    QThreadPool::globalInstance()->start([self, tiles = m_tiles, r, generation] {
+        Mat<float> cells = tiles->pooled(r.head, r.region.top(), r.region.bottom() + 1, r.region.left(),
+                                         r.region.right() + 1, r.outRows, r.outCols, r.pooling);
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, tiles, r, generation, cells = std::move(cells)]() mutable {
+                if (!self || self->m_mapGeneration != generation || self->m_tiles != tiles)
+                    return;
+                self->m_mapComputing = false;
+                self->showMap(r, std::move(cells));
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+HeatmapView::MapRequest HeatmapView::mapRequest() const
+{
+    MapRequest r;
     const int tq = m_tiles->rows(), tk = m_tiles->cols();
     // the cells any part of which is inside the axes' ranges (cell j spans j ± 0.5)
     const QCPRange xr = m_plot->xAxis->range(), yr = m_plot->yAxis->range();
@@ -240,9 +281,22 @@ void HeatmapView::refreshMap()
     const QRect px = m_plot->axisRect()->rect();
     const int outR = std::clamp(std::max(1, px.height()), 1, std::min(R, kMaxDisplayCells));
     const int outC = std::clamp(std::max(1, px.width()), 1, std::min(C, kMaxDisplayCells));
-    const int head = m_head < 0 || m_head >= m_tiles->numHeads() ? -1 : m_head;
-    m_mapCells = m_tiles->pooled(head, r0, r1 + 1, c0, c1 + 1, outR, outC, m_pooling);
-    m_mapRegion = QRect(c0, r0, C, R);
+    r.head = m_head < 0 || m_head >= m_tiles->numHeads() ? -1 : m_head;
+    r.region = QRect(c0, r0, C, R);
+    r.outRows = outR;
+    r.outCols = outC;
+    r.pooling = m_pooling;
+    const double dh = m_snapshot->attention(m_layer).dHead;
+    r.work = double(R) * C * std::max(1.0, dh) * (r.head < 0 ? m_tiles->numHeads() : 1);
+    return r;
+}
+
+void HeatmapView::showMap(const MapRequest &r, Mat<float> cells)
+{
+    m_mapCells = std::move(cells);
+    m_mapRegion = r.region;
+    const int c0 = r.region.left(), r0 = r.region.top(), C = r.region.width(), R = r.region.height();
+    const int outR = int(m_mapCells.rows()), outC = int(m_mapCells.cols());
     // QCPColorMap spaces cells evenly from the first centre to the last; a single one is stored as
     // two half-width cells holding the same value (as colorMapData)
     auto centres = [](int first, int n, int out) {
@@ -446,6 +500,8 @@ void HeatmapView::rebuild()
     m_overlay->matrix = nullptr;
     m_overlay->cells = nullptr;
     m_tiles.reset();
+    ++m_mapGeneration; // a map still computing is of the snapshot before
+    m_mapComputing = false;
     m_mapCells.resize(0, 0);
     m_mapRegion = QRect();
     m_meanAction->setVisible(ok && m_snapshot->longText);
@@ -467,7 +523,7 @@ void HeatmapView::rebuild()
         m_scale->setVisible(true);
         m_pool = 1;
         m_plot->xAxis->setLabel(QStringLiteral("key") + m_snapshot->keySide());
-        refreshMap();
+        startMap();
         return;
     }
     if (!ok) {

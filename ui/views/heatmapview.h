@@ -76,10 +76,13 @@ public:
     Pooling pooling() const { return m_pooling; }
     void setPooling(Pooling pooling);
     QAction *meanPoolingAction() const { return m_meanAction; }
-    // Whether a zoom or pan waits for its map (computed once the view stops moving); refreshMap
-    // computes it now.
+    // Whether a zoom or pan waits for its map (computed once the view stops moving, off the GUI
+    // thread where it is large); refreshMap computes it now, on this thread.
     bool mapPending() const;
     void refreshMap();
+    // Above this many multiply-adds (cells x d_head x heads; 5e7 unless set) a map is computed on a
+    // pool thread.
+    void setMapWorkOnThread(double work) { m_mapWorkOnThread = work; }
 
 signals:
     void cellToggled(int query, int key);
@@ -98,6 +101,17 @@ private:
     // The cell (a, b) of the drawn map that covers (query, key), with the keys (x) and rows (y) it
     // covers; false outside the map.
     bool mapCellAt(int query, int key, int &a, int &b, QRect &covered) const;
+    // A long text's map of what the axes show: the region (x keys, y queries), the cells it is
+    // pooled into, the head, and the work it takes.
+    struct MapRequest {
+        QRect region;
+        int outRows = 1, outCols = 1, head = -1;
+        Pooling pooling = Pooling::Max;
+        double work = 0;
+    };
+    MapRequest mapRequest() const;
+    void showMap(const MapRequest &r, Mat<float> cells);
+    void startMap(); // on this thread where small, else on a pool thread (the newest request wins)
 
     SnapshotPtr m_snapshot;
     std::shared_ptr<const AttentionTiles<float>> m_tiles; // a long text's, of the shown layer
@@ -106,6 +120,9 @@ private:
     Pooling m_pooling = Pooling::Max;
     QAction *m_meanAction = nullptr;
     QTimer *m_mapTimer = nullptr;
+    quint64 m_mapGeneration = 0; // the map requested last; an older one computed is dropped
+    bool m_mapComputing = false;
+    double m_mapWorkOnThread = 5e7;
 
     int m_layer = 0; // the selected layer (the snapshot clamps it)
     int m_head = 0, m_query = 0;
