@@ -599,6 +599,15 @@ void TestAttentionTiles::estimateFollowsPolicy()
     QCOMPARE(checkTraceMemory(info, 8192, 4, false, 0, false, false, false).ok(), lean <= memoryBudget());
     QVERIFY(!checkTraceMemory(info, 8192, 4, false).ok());
     QVERIFY(tokensWithin(info, memoryBudget(), 4, false, 0, false, false, false) > tokensWithin(info, memoryBudget(), 4, false));
+    // q, k and v in 16 bits: 2 bytes a number fewer for each, every layer (the log-sum-exp stays float)
+    const uint64_t half = traceBytes(info, 8192, 4, false, 0, false, false, false, true);
+    const uint64_t qkv = uint64_t(a.heads * a.dHead + 2 * a.kvHeads * a.dHead) * 8192 * uint64_t(a.layers);
+    QCOMPARE(lean - half, qkv * 2);
+    QVERIFY(tokensWithin(info, uint64_t(1) << 30, 4, false, 0, false, false, false, true) >
+            tokensWithin(info, uint64_t(1) << 30, 4, false, 0, false, false, false));
+    // with the stages kept or the weights, no 16-bit rows: unchanged
+    QCOMPARE(traceBytes(info, 8192, 4, false, 0, false, false, true, true), traceBytes(info, 8192, 4, false, 0, false, false, true));
+    QCOMPARE(traceBytes(info, 1024, 4, false, 0, false, true, true, true), traceBytes(info, 1024, 4, false));
 }
 
 void TestAttentionTiles::sixteenBit_data()

@@ -528,6 +528,12 @@ bool saveMatrices(const ComputeSnapshot &s, ExportView view, int layer, int head
             *error = QStringLiteral("nothing to export: %1").arg(s.message);
         return false;
     }
+    if (s.longText) { // its weights are computed where a view looks, never kept whole
+        if (error)
+            *error = QStringLiteral("a long text's weights are not kept whole (%L1 tokens): not yet written as a matrix; "
+                                    "export the current view as a figure").arg(s.tq());
+        return false;
+    }
     QByteArray bytes;
     if (suffix == QLatin1String("csv"))
         bytes = csv(s, view, layer, head, query);
@@ -550,6 +556,9 @@ bool saveAllLayers(const ComputeSnapshot &s, const QString &path, QString *error
         return failWith(QStringLiteral("%1: --all-layers writes .npy, .csv or .json").arg(path));
     if (!s.hasResult())
         return failWith(QStringLiteral("nothing to export: %1").arg(s.message));
+    if (s.longText)
+        return failWith(QStringLiteral("a long text's weights are not kept whole (%L1 tokens): not yet written for every layer")
+                            .arg(s.tq()));
     const int layers = s.numLayers(), tq = s.tq(), tk = s.tk();
     const int heads = layers > 0 ? int(s.seq(0).weights.size()) : 0;
     for (int l = 0; l < layers; ++l)

@@ -393,6 +393,7 @@ void readView(Section sec, SessionState &s)
     sec.readDouble("linesThreshold", 0.0, 1.0, QStringLiteral("an opacity"), s.linesThreshold);
     sec.readBool("linesScaleRows", s.linesScaleRows);
     sec.readBool("normWeighted", s.normWeighted);
+    sec.readBool("meanPooling", s.meanPooling);
     sec.readEnum("attention", kAttentionKinds, s.attention);
     sec.finish();
 }
@@ -597,7 +598,7 @@ bool SessionState::operator==(const SessionState &o) const
         && stackWeightsFile == o.stackWeightsFile && tab == o.tab && headDisplay == o.headDisplay
         && selectedHead == o.selectedHead && selectedQuery == o.selectedQuery && layer == o.layer
         && showNumbers == o.showNumbers && linesThreshold == o.linesThreshold && linesScaleRows == o.linesScaleRows
-        && normWeighted == o.normWeighted && target == o.target && attention == o.attention && ablations == o.ablations
+        && normWeighted == o.normWeighted && meanPooling == o.meanPooling && target == o.target && attention == o.attention && ablations == o.ablations
         && ablationsShownClean == o.ablationsShownClean && lesson == o.lesson && appearance == o.appearance && compare == o.compare
         && patching == o.patching && alignment == o.alignment;
 }
@@ -653,6 +654,8 @@ QJsonObject sessionToJson(const SessionState &s)
                            {QStringLiteral("linesScaleRows"), s.linesScaleRows}};
     if (s.normWeighted) // written only when on: the sessions written before it read the same
         view.insert(QStringLiteral("normWeighted"), true);
+    if (s.meanPooling) // likewise
+        view.insert(QStringLiteral("meanPooling"), true);
     if (s.attention != AttentionKind::Self) // the decoder's is the default: the sessions before it read the same
         view.insert(QStringLiteral("attention"), nameOf(kAttentionKinds, s.attention));
 

@@ -56,7 +56,8 @@ struct SessionState {
     bool showNumbers = true;
     double linesThreshold = 0.01; // the Lines tab: lines fainter than this are not drawn
     bool linesScaleRows = false;  // the Lines tab: each row scaled to its maximum
-    bool normWeighted = false;    // the attention views draw ||a v W_O|| (View menu) instead of the weights
+    bool normWeighted = false;
+    bool meanPooling = false;     // a long text's weights map pools each cell by the mean, not the max    // the attention views draw ||a v W_O|| (View menu) instead of the weights
     // an encoder-decoder model's attention the views draw (view.attention: "encoder", "decoder" or
     // "cross"; written only when not the decoder's, the default)
     AttentionKind attention = AttentionKind::Self;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "live/livecompute.h"
 
+#include "live/longtext.h"
 #include "live/seq2seqcompute.h"
 
 #include "attnviz/attention.h"
@@ -140,6 +141,25 @@ uint64_t wholeTraceBytes()
     const int mb = qEnvironmentVariableIntValue("ATTNVIZ_WHOLE_TRACE_MB", &set);
     return uint64_t(set && mb >= 0 ? mb : 512) << 20;
 }
+
+// What one trace of a model may keep in the window: a quarter of the memory budget (the trace on
+// screen and the next, and the views' copies), or ATTNVIZ_TRACE_BUDGET_KB (the tests make a short
+// text a long one with a small budget).
+uint64_t windowTraceBudget()
+{
+    bool set = false;
+    const int kb = qEnvironmentVariableIntValue("ATTNVIZ_TRACE_BUDGET_KB", &set);
+    return set && kb > 0 ? uint64_t(kb) << 10 : memoryBudget() / 4;
+}
+
+// Whether a model's attention weights can all be recomputed from q, k and each row's log-sum-exp
+// (AttentionTiles): a real checkpoint's softmax, decoder-only or encoder-only.
+bool recomputesWeights(const ModelInfo &info)
+{
+    return info.layers > 0 && !info.architecture.encoderDecoder && info.family != "word-vectors" && info.family != "stack";
+}
+
+bool sixteenBitWeights(const ModelInfo &info) { return info.dtype == "BF16" || info.dtype == "F16"; }
 
 QString projectionLabel(const ComputeSettings &c)
 {
@@ -376,13 +396,34 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     // show (a heatmap holds a head's weights as doubles): each trace gets a quarter of the memory
     // budget, and a text longer than that holds is cut here, before anything is allocated, with
     // the reason on screen (memorybudget.h).
-    const uint64_t traceBudget = memoryBudget() / 4;
-    int budgetTokens = 0;
+    // Past what every head's weights fit, a CPU trace of a softmax model keeps instead q, k, v and
+    // each row's log-sum-exp (linear in the text; 16-bit where the model's weights are) and the views
+    // compute the weights where they look (live/longtext.h): the text is cut only where that exceeds
+    // the budget.
+    const uint64_t traceBudget = windowTraceBudget();
+    int budgetTokens = 0, weightsTokens = 0;
+    bool longText = false;
     if (req.model) {
         const ModelInfo info = req.model->info();
-        budgetTokens = tokensWithin(info, traceBudget, sizeof(float), tr.keepScores, 0, tr.keepMlp);
-        if (budgetTokens < 1)
-            budgetTokens = 1;
+        budgetTokens = weightsTokens = std::max(1, tokensWithin(info, traceBudget, sizeof(float), tr.keepScores, 0, tr.keepMlp));
+        if (req.longTexts && !tr.device && !tr.keepScores && recomputesWeights(info) &&
+            (info.maxPositions <= 0 || weightsTokens < info.maxPositions)) {
+            int tokens = int(std::min<size_t>(tr.text.size() + 2, 1 << 30)); // at most a token a byte, and the model's own
+            if (tokens > weightsTokens) { // counted where the bytes say it may be long
+                std::vector<TraceToken> pieces;
+                if (req.model->tokenize(tr.text, pieces))
+                    tokens = int(pieces.size());
+            }
+            if (tokens > weightsTokens) {
+                longText = true;
+                tr.observe = req.observe;
+                tr.observe.weights = false;
+                tr.observe.stages = false;
+                tr.observe.sixteenBit = sixteenBitWeights(info);
+                budgetTokens = std::max(1, tokensWithin(info, traceBudget, sizeof(float), false, 0, tr.keepMlp, false,
+                                                        false, tr.observe.sixteenBit));
+            }
+        }
         if (info.maxPositions <= 0 || budgetTokens < info.maxPositions)
             tr.maxTokens = tr.maxTokens > 0 ? std::min(tr.maxTokens, budgetTokens) : budgetTokens;
         else
@@ -393,10 +434,20 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         // 1,024 tokens of SmolLM2 with one layer shown, 0.7 GB at its peak rather than 2.5 GB. The
         // size is the trace on screen's (typing changes it little).
         const int estimate = newest ? int(newest->tokens.size()) + 1 : int(tr.text.size());
-        if (!tr.device && traceBytes(info, estimate, sizeof(float), tr.keepScores, 0, tr.keepMlp) <= wholeTraceBytes())
+        if (!longText && !tr.device && traceBytes(info, estimate, sizeof(float), tr.keepScores, 0, tr.keepMlp) <= wholeTraceBytes())
             tr.observe = Observe();
     }
     Status st = model.trace(tr, *trace);
+    if (st.ok() && longText) // every layer's weights must be readable from what it kept, else cut as before
+        for (int l = 0; l < trace->numLayers() && longText; ++l)
+            if (!AttentionTiles<float>::recomputable(*trace, l)) {
+                longText = false;
+                budgetTokens = weightsTokens;
+                tr.maxTokens = req.maxTokens > 0 ? std::min(req.maxTokens, budgetTokens) : budgetTokens;
+                tr.observe = req.observe;
+                tr.prefixFrom = nullptr;
+                st = model.trace(tr, *trace);
+            }
     if (st.ok() && req.model && tr.paddedKeys.empty() && tr.maskedCells.empty()) {
         // weights that overflow float32 (finite in the file) make NaN attention: said, not drawn
         // (a row the user masks whole is NaN on purpose, and drawn as such)
@@ -431,7 +482,12 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     }
     snap->edits = req.edits;
     snap->editsShownClean = req.editsShownClean;
-    if (st.ok() && budgetTokens > 0 && int(trace->tokens.size()) >= budgetTokens && trace->cut())
+    if (st.ok() && longText && budgetTokens > 0 && int(trace->tokens.size()) >= budgetTokens && trace->cut())
+        trace->cutReason = "a long text's trace of " + req.model->info().name + " keeps q, k and v of every token" +
+                           (tr.observe.sixteenBit ? " in 16 bits" : "") + " and computes the weights where a view looks: " +
+                           describeCount(budgetTokens) + " tokens fit in the " + describeBytes(traceBudget) +
+                           " the window gives one; the text has " + describeCount(trace->totalTokens) + ", the rest is cut";
+    else if (st.ok() && budgetTokens > 0 && int(trace->tokens.size()) >= budgetTokens && trace->cut())
         trace->cutReason = "a trace of " + req.model->info().name + " keeps every head's weights for every pair of tokens: " +
                            describeCount(budgetTokens) + " tokens fit in the " + describeBytes(traceBudget) +
                            " the window gives one; the text has " + describeCount(trace->totalTokens) + ", the rest is cut";
@@ -476,6 +532,11 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         snap->modelInfo = req.model->info();
         if (st.ok())
             snap->induction = models.inductionFor(req.model, snap->inductionProblem);
+    }
+    if (st.ok() && longText) {
+        snap->longText = true;
+        snap->longTextFrom = weightsTokens;
+        snap->tiles = std::make_shared<LongTextTiles>(trace);
     }
     snap->trace = std::move(trace);
     return snap;

@@ -233,7 +233,8 @@ void LiveSession::setObserve(const Observe &observe)
     if (observe == m_observe)
         return;
     m_observe = observe;
-    if (m_model && m_snapshot && m_snapshot->hasResult() && m_snapshot->fromModel() &&
+    // a long text's trace holds every layer's q and k, all that the views read of it
+    if (m_model && m_snapshot && m_snapshot->hasResult() && m_snapshot->fromModel() && !m_snapshot->longText &&
         !m_snapshot->trace->observed.covers(observe))
         requestNow();
 }
@@ -267,6 +268,7 @@ void LiveSession::post()
     r.customMask = m_custom;
     r.model = m_model;
     r.observe = m_observe;
+    r.longTexts = true;
     r.keepMlp = m_keepMlp && m_gatedModel;
     r.edits = m_edits;
     r.editsShownClean = m_editsClean;

@@ -26,6 +26,8 @@
 
 namespace attnviz::ui {
 
+class LongTextTiles; // live/longtext.h
+
 enum class ProjectionMode { Identity, Random, File };
 enum class MaskChoice { None, Causal, Padding, CausalPadding, Custom };
 enum class HeadDisplay { One, Average, All };
@@ -72,6 +74,10 @@ struct ComputeRequest {
     std::shared_ptr<Model> model;
     // What a model's trace brings back from a GPU (TraceRequest::observe); the CPU keeps everything.
     Observe observe;
+    // A model's text past what every head's weights fit in the trace's budget: traced without them
+    // and read through AttentionTiles (the window: ComputeSnapshot::longText); false: cut there
+    // (export's figures and matrices).
+    bool longTexts = false;
     // A model's gated MLP: keep its two products, gate and up (TraceRequest::keepMlp), for a view
     // that shows them; the trace then holds 2 × tokens × d_ff more numbers a layer.
     bool keepMlp = false;
@@ -164,6 +170,13 @@ struct ComputeSnapshot {
             return attentionKind == AttentionKind::Encoder ? QStringLiteral(" (source)") : QStringLiteral(" (target)");
         return QString();
     }
+
+    // A text longer than every head's weights fit in the window's trace budget: the trace keeps q, k,
+    // v and each row's log-sum-exp instead of the weights (Observe::weights false), and the views
+    // read the weights where they look through `tiles` (live/longtext.h: longTextTiles).
+    bool longText = false;
+    int longTextFrom = 0; // the most tokens whose weights fit (past them a text is a long one)
+    std::shared_ptr<LongTextTiles> tiles;
 
     bool fromModel() const { return !modelInfo.family.empty(); }
     bool causalLm() const { return fromModel() && modelInfo.causal; }

@@ -96,6 +96,13 @@ void paintCellNumbers(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, 
     paintCellNumbersOf(p, rect, map, m, cells, f, text, skip);
 }
 
+void paintCellNumbers(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, const std::function<float(int, int)> &value,
+                      const CellRange &cells, const QFont &f, const std::function<QString(float)> &text,
+                      const std::function<bool(int, int)> &skip)
+{
+    paintCellNumbersOf(p, rect, map, value, cells, f, text, skip);
+}
+
 void paintOutline(QCPPainter *p, const QRectF &r, const QColor &colour, double width, double halo, Qt::PenStyle style)
 {
     p->setBrush(Qt::NoBrush);

@@ -32,6 +32,10 @@ void paintCellNumbers(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, 
 void paintCellNumbers(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, const WeightMatrix<float> &m,
                       const CellRange &cells, const QFont &f, const std::function<QString(float)> &text,
                       const std::function<bool(int, int)> &skip);
+// The same with each cell's value from `value(i, j)` (weights computed where they are drawn).
+void paintCellNumbers(QCPPainter *p, const QCPAxisRect *rect, QCPColorMap *map, const std::function<float(int, int)> &value,
+                      const CellRange &cells, const QFont &f, const std::function<QString(float)> &text,
+                      const std::function<bool(int, int)> &skip);
 // A rectangle outlined in `colour` over a wider white halo, readable on any cell colour.
 void paintOutline(QCPPainter *p, const QRectF &r, const QColor &colour, double width, double halo,
                   Qt::PenStyle style = Qt::SolidLine);

@@ -13,6 +13,7 @@
 #include "files/messagetext.h"
 #include "live/livecompute.h"
 #include "live/livesession.h"
+#include "live/longtext.h"
 #include "style/legibility.h"
 #include "style/plotstyle.h"
 #include "views/plotfit.h"
@@ -710,7 +711,7 @@ QString CompareView::sideTitle(bool a) const
 
 void CompareView::updateStatusB()
 {
-    const SnapshotPtr s = seq2seqNotYet(m_sessionB->snapshot(), tr("Compare"));
+    const SnapshotPtr s = longTextNotYet(seq2seqNotYet(m_sessionB->snapshot(), tr("Compare")), tr("Compare"), tr("the full weights"));
     if (!s)
         return;
     if (!s->hasResult()) {
@@ -883,8 +884,8 @@ void CompareView::rebuild()
     if (deferred())
         return;
     // an encoder-decoder model's two sides: one line each, not yet compared
-    m_shownA = seq2seqNotYet(m_sessionA->snapshot(), tr("Compare"));
-    m_shownB = seq2seqNotYet(m_sessionB->snapshot(), tr("Compare"));
+    m_shownA = longTextNotYet(seq2seqNotYet(m_sessionA->snapshot(), tr("Compare")), tr("Compare"), tr("the full weights"));
+    m_shownB = longTextNotYet(seq2seqNotYet(m_sessionB->snapshot(), tr("Compare")), tr("Compare"), tr("the full weights"));
     m_layerA = m_sessionA->selectedLayer();
     const bool okA = m_shownA && m_shownA->hasResult(), okB = m_shownB && m_shownB->hasResult();
     // The head: A's selection on both sides; with different head counts each side's average.

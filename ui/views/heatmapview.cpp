@@ -3,6 +3,8 @@
 
 #include "views/normweighting.h"
 
+#include "live/longtext.h"
+
 #include "style/cellpaint.h"
 #include "style/legibility.h"
 
@@ -12,11 +14,17 @@
 
 #include <qcustomplot.h>
 
+#include <QAction>
+#include <QCoreApplication>
+#include <QPointer>
+#include <QThreadPool>
+#include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attnviz::ui {
 
@@ -34,6 +42,9 @@ public:
     SnapshotPtr snapshot;
     int layer = 0;
     const WeightMatrix<float> *matrix = nullptr;
+    // a long text's map where it shows single cells: the weights of `region` (x keys, y queries)
+    const Mat<float> *cells = nullptr;
+    QRect region;
     int query = -1;
     bool numbers = false;
 
@@ -43,6 +54,8 @@ protected:
 
     void draw(QCPPainter *p) override
     {
+        if (snapshot && snapshot->hasResult() && snapshot->longText)
+            return drawLongText(p);
         if (!snapshot || !snapshot->hasResult() || !matrix)
             return;
         const int tq = int(matrix->rows()), tk = int(matrix->cols());
@@ -71,6 +84,34 @@ protected:
     }
 
 private:
+    void drawLongText(QCPPainter *p)
+    {
+        const int tq = snapshot->tq(), tk = snapshot->tk();
+        if (!numbers)
+            parentPlot()->setProperty("attnvizCellNumberPx", 0);
+        if (numbers && cells && cells->rows() == region.height() && cells->cols() == region.width()) {
+            CellRange shown = visibleCells(m_rect, tq, tk);
+            shown.i0 = std::max(shown.i0, region.top());
+            shown.i1 = std::min(shown.i1, region.bottom());
+            shown.j0 = std::max(shown.j0, region.left());
+            shown.j1 = std::min(shown.j1, region.right());
+            const QRectF one = cellPixels(m_rect, 0, 0, 0, 0);
+            if (const auto f = cellNumberFont(parentPlot(), p->font(), one.size(), QStringLiteral("0.00"),
+                                              std::min(13.0, one.height() * 0.43)))
+                paintCellNumbers(
+                    p, m_rect, m_map,
+                    std::function<float(int, int)>([this](int i, int j) {
+                        return (*cells)(i - region.top(), j - region.left());
+                    }),
+                    shown, *f,
+                    [](float v) { return std::isfinite(v) ? QString::number(double(v), 'f', 2) : QStringLiteral("NaN"); },
+                    nullptr);
+        }
+        if (query >= 0 && query < tq)
+            paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30),
+                         presentationLegibility() ? 4 : 1.5, presentationLegibility() ? 8 : 3);
+    }
+
     QCPAxisRect *m_rect;
     QCPColorMap *m_map;
 };
@@ -147,16 +188,181 @@ HeatmapView::HeatmapView(QWidget *parent)
         m_plot->xAxis->setRange(-0.5, tk - 0.5);
         m_plot->yAxis->setRange(-0.5, tq - 0.5);
     });
+    // a long text's map: computed again for the new region once a zoom or pan stops moving
+    m_mapTimer = new QTimer(this);
+    m_mapTimer->setSingleShot(true);
+    m_mapTimer->setInterval(40);
+    connect(m_mapTimer, &QTimer::timeout, this, &HeatmapView::startMap);
+    for (QCPAxis *axis : {m_plot->xAxis, m_plot->yAxis})
+        connect(axis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this, [this] {
+            if (m_tiles)
+                m_mapTimer->start();
+        });
+    m_meanAction = new QAction(tr("Long text: pool the map by the mean (else the max)"), m_plot);
+    m_meanAction->setObjectName(QStringLiteral("meanPoolingAction"));
+    m_meanAction->setCheckable(true);
+    m_meanAction->setToolTip(tr("Each cell of a long text's map holds the largest weight it covers, or with this "
+                                "on their mean"));
+    m_meanAction->setVisible(false);
+    connect(m_meanAction, &QAction::toggled, this, [this](bool on) { setPooling(on ? Pooling::Mean : Pooling::Max); });
+    m_plot->addAction(m_meanAction);
     rebuild();
 }
 
 HeatmapView::~HeatmapView() = default;
+
+void HeatmapView::setPooling(Pooling pooling)
+{
+    if (pooling == m_pooling)
+        return;
+    m_pooling = pooling;
+    m_meanAction->setChecked(pooling == Pooling::Mean);
+    if (m_tiles) {
+        startMap();
+        updateTitle();
+    }
+}
+
+bool HeatmapView::mapPending() const { return m_mapTimer->isActive() || m_mapComputing; }
+
+void HeatmapView::refreshMap()
+{
+    m_mapTimer->stop();
+    ++m_mapGeneration; // a map still computing elsewhere is not shown
+    m_mapComputing = false;
+    if (!m_tiles || !m_snapshot || !m_snapshot->hasResult())
+        return;
+    const MapRequest r = mapRequest();
+    showMap(r, m_tiles->pooled(r.head, r.region.top(), r.region.bottom() + 1, r.region.left(), r.region.right() + 1,
+                               r.outRows, r.outCols, r.pooling));
+}
+
+void HeatmapView::startMap()
+{
+    m_mapTimer->stop();
+    if (!m_tiles || !m_snapshot || !m_snapshot->hasResult())
+        return;
+    const MapRequest r = mapRequest();
+    if (r.work < m_mapWorkOnThread)
+        return refreshMap();
+    const quint64 generation = ++m_mapGeneration;
+    m_mapComputing = true;
+    QPointer<HeatmapView> self(this);
+    // the tiles hold the trace alive; the result comes back on the GUI thread, to this view if it
+    // still exists and asked for nothing newer
+    QThreadPool::globalInstance()->start([self, tiles = m_tiles, r, generation] {
+        Mat<float> cells = tiles->pooled(r.head, r.region.top(), r.region.bottom() + 1, r.region.left(),
+                                         r.region.right() + 1, r.outRows, r.outCols, r.pooling);
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, tiles, r, generation, cells = std::move(cells)]() mutable {
+                if (!self || self->m_mapGeneration != generation || self->m_tiles != tiles)
+                    return;
+                self->m_mapComputing = false;
+                self->showMap(r, std::move(cells));
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+HeatmapView::MapRequest HeatmapView::mapRequest() const
+{
+    MapRequest r;
+    const int tq = m_tiles->rows(), tk = m_tiles->cols();
+    // the cells any part of which is inside the axes' ranges (cell j spans j ± 0.5)
+    const QCPRange xr = m_plot->xAxis->range(), yr = m_plot->yAxis->range();
+    constexpr double eps = 1e-6;
+    const int c0 = std::clamp(int(std::floor(xr.lower - 0.5 + eps)) + 1, 0, tk - 1);
+    const int c1 = std::clamp(int(std::ceil(xr.upper + 0.5 - eps)) - 1, c0, tk - 1);
+    const int r0 = std::clamp(int(std::floor(std::min(yr.lower, yr.upper) - 0.5 + eps)) + 1, 0, tq - 1);
+    const int r1 = std::clamp(int(std::ceil(std::max(yr.lower, yr.upper) + 0.5 - eps)) - 1, r0, tq - 1);
+    const int R = r1 - r0 + 1, C = c1 - c0 + 1;
+    // about one cell a pixel, at most kMaxDisplayCells a side
+    const QRect px = m_plot->axisRect()->rect();
+    const int outR = std::clamp(std::max(1, px.height()), 1, std::min(R, kMaxDisplayCells));
+    const int outC = std::clamp(std::max(1, px.width()), 1, std::min(C, kMaxDisplayCells));
+    r.head = m_head < 0 || m_head >= m_tiles->numHeads() ? -1 : m_head;
+    r.region = QRect(c0, r0, C, R);
+    r.outRows = outR;
+    r.outCols = outC;
+    r.pooling = m_pooling;
+    const double dh = m_snapshot->attention(m_layer).dHead;
+    r.work = double(R) * C * std::max(1.0, dh) * (r.head < 0 ? m_tiles->numHeads() : 1);
+    return r;
+}
+
+void HeatmapView::showMap(const MapRequest &r, Mat<float> cells)
+{
+    m_mapCells = std::move(cells);
+    m_mapRegion = r.region;
+    const int c0 = r.region.left(), r0 = r.region.top(), C = r.region.width(), R = r.region.height();
+    const int outR = int(m_mapCells.rows()), outC = int(m_mapCells.cols());
+    // QCPColorMap spaces cells evenly from the first centre to the last; a single one is stored as
+    // two half-width cells holding the same value (as colorMapData)
+    auto centres = [](int first, int n, int out) {
+        if (out == 1)
+            return QCPRange(first - 0.5 + n / 2.0 - n / 4.0, first - 0.5 + n / 2.0 + n / 4.0);
+        return QCPRange(first - 0.5 + 0.5 * n / out, first - 0.5 + (out - 0.5) * n / out);
+    };
+    const int dc = outC == 1 ? 2 : outC, dr = outR == 1 ? 2 : outR;
+    auto *data = new QCPColorMapData(dc, dr, centres(c0, C, outC), centres(r0, R, outR));
+    float hi = 0;
+    for (int a = 0; a < dr; ++a)
+        for (int b = 0; b < dc; ++b) {
+            const float v = m_mapCells(std::min(a, outR - 1), std::min(b, outC - 1));
+            data->setCell(b, a, double(v));
+            if (std::isfinite(v))
+                hi = std::max(hi, v);
+        }
+    m_map->setData(data, false);
+    QCPColorGradient gradient;
+    const QCPRange range = weightsRange(0.0, double(hi), gradient);
+    m_scale->setGradient(gradient);
+    m_map->setDataRange(range);
+    m_scaleLabel = weightScaleLabel(QStringLiteral("weight"), range);
+    m_scale->axis()->setLabel(m_scaleLabel);
+    const bool single = outR == R && outC == C;
+    m_overlay->cells = single ? &m_mapCells : nullptr;
+    m_overlay->region = m_mapRegion;
+    updateTitle();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool HeatmapView::mapCellAt(int query, int key, int &a, int &b, QRect &covered) const
+{
+    if (!m_tiles || m_mapCells.size() == 0 || !m_mapRegion.contains(key, query))
+        return false;
+    // AttentionTiles::pooled: output cell a covers rows first + [floor(a R / out), floor((a + 1) R / out))
+    auto find = [](int x, int first, int n, int out, int &from, int &to) {
+        const int rel = x - first;
+        int k = int(int64_t(rel) * out / n);
+        auto start = [&](int c) { return int(int64_t(c) * n / out); };
+        while (k > 0 && start(k) > rel)
+            --k;
+        while (k + 1 < out && start(k + 1) <= rel)
+            ++k;
+        from = first + start(k);
+        to = first + start(k + 1) - 1;
+        return k;
+    };
+    int q0 = 0, q1 = 0, k0 = 0, k1 = 0;
+    a = find(query, m_mapRegion.top(), m_mapRegion.height(), int(m_mapCells.rows()), q0, q1);
+    b = find(key, m_mapRegion.left(), m_mapRegion.width(), int(m_mapCells.cols()), k0, k1);
+    covered = QRect(QPoint(k0, q0), QPoint(k1, q1));
+    return true;
+}
 
 void HeatmapView::setSnapshot(SnapshotPtr snapshot)
 {
     const bool sizeChanged = !m_snapshot || !snapshot || m_snapshot->tq() != snapshot->tq()
         || m_snapshot->tk() != snapshot->tk();
     m_snapshot = std::move(snapshot);
+    if (m_snapshot && m_snapshot->longText && sizeChanged) { // the map is computed for the whole matrix
+        m_tiles.reset();
+        resetZoom();
+        rebuild();
+        return;
+    }
     rebuild();
     if (sizeChanged)
         resetZoom();
@@ -204,13 +410,18 @@ void HeatmapView::zoomToCells(const QRect &cells)
 
 const WeightMatrix<float> *HeatmapView::shownMatrix() const
 {
-    if (!m_snapshot || !m_snapshot->hasResult())
+    if (!m_snapshot || !m_snapshot->hasResult() || m_snapshot->longText)
         return nullptr;
     return &m_snapshot->weights(m_layer, m_head);
 }
 
 double HeatmapView::cellValue(int query, int key) const
 {
+    if (m_tiles) { // the map's cell that covers it
+        int a = 0, b = 0;
+        QRect covered;
+        return mapCellAt(query, key, a, b, covered) ? double(m_mapCells(a, b)) : std::numeric_limits<double>::quiet_NaN();
+    }
     return m_map->data()->cell(key / m_pool, query / m_pool);
 }
 
@@ -246,6 +457,18 @@ void HeatmapView::updateTitle()
                                 "PyTorch); those rows are drawn grey and hatched.")
                      .arg(names.join(QStringLiteral(", ")));
         }
+        if (m_tiles && m_mapCells.size() > 0) {
+            const int rows = m_mapRegion.height(), cols = m_mapRegion.width();
+            if (m_mapCells.rows() == rows && m_mapCells.cols() == cols)
+                t += tr("\nLong text (%L1 tokens): each weight computed from q and k where you look.").arg(m_snapshot->tq());
+            else
+                t += tr("\nLong text (%L1 tokens): each cell the %2 of about %3 × %4 weights, computed from q and k "
+                        "where you look; zoom in for single cells.")
+                         .arg(m_snapshot->tq())
+                         .arg(m_pooling == Pooling::Max ? tr("largest") : tr("mean"))
+                         .arg((rows + m_mapCells.rows() - 1) / m_mapCells.rows())
+                         .arg((cols + m_mapCells.cols() - 1) / m_mapCells.cols());
+        }
         if (m_pool > 1)
             t += QStringLiteral("\nEach cell shows the mean of %1 × %1 weights (%2 tokens); hover gives exact values.")
                      .arg(m_pool)
@@ -275,6 +498,34 @@ void HeatmapView::rebuild()
     m_overlay->layer = m_layer;
     m_overlay->query = m_query;
     m_overlay->matrix = nullptr;
+    m_overlay->cells = nullptr;
+    m_tiles.reset();
+    ++m_mapGeneration; // a map still computing is of the snapshot before
+    m_mapComputing = false;
+    m_mapCells.resize(0, 0);
+    m_mapRegion = QRect();
+    m_meanAction->setVisible(ok && m_snapshot->longText);
+    if (ok && m_snapshot->longText) {
+        m_tiles = longTextTiles(*m_snapshot, m_layer);
+        if (!m_tiles) {
+            m_map->data()->clear();
+            m_map->setVisible(false);
+            m_message->setText(wrapText(tr("Layer %1's weights cannot be computed from what this long text's trace kept")
+                                            .arg(m_snapshot->layerIndex(m_layer))));
+            m_message->setVisible(true);
+            m_scale->setVisible(false);
+            updateTitle();
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+            return;
+        }
+        m_message->setVisible(false);
+        m_map->setVisible(true);
+        m_scale->setVisible(true);
+        m_pool = 1;
+        m_plot->xAxis->setLabel(QStringLiteral("key") + m_snapshot->keySide());
+        startMap();
+        return;
+    }
     if (!ok) {
         m_map->data()->clear();
         m_map->setVisible(false);
@@ -337,6 +588,33 @@ QPoint HeatmapView::cellCenter(int query, int key) const
 
 QString HeatmapView::hoverText(int query, int key) const
 {
+    if (m_tiles) { // a long text: the weight computed from q and k, and what the map's cell pools
+        if (query < 0 || key < 0 || query >= m_tiles->rows() || key >= m_tiles->cols())
+            return {};
+        const int head = m_head < 0 || m_head >= m_tiles->numHeads() ? -1 : m_head;
+        const float v = m_tiles->tile(head, query, query + 1, key, key + 1)(0, 0);
+        QString text = tr("query %1 “%2” → key %3 “%4”\nweight %5")
+                           .arg(query)
+                           .arg(m_queryLabels.value(query))
+                           .arg(key)
+                           .arg(m_keyLabels.value(key))
+                           .arg(double(v), 0, 'f', 4);
+        if (m_tiles->masked(query, key))
+            text += tr(" (masked)");
+        int a = 0, b = 0;
+        QRect covered;
+        if (mapCellAt(query, key, a, b, covered) && (covered.width() > 1 || covered.height() > 1))
+            text += tr("\nits cell of the map: the %1 of %2 × %3 weights (queries %4–%5, keys %6–%7): %8")
+                        .arg(m_pooling == Pooling::Max ? tr("max") : tr("mean"))
+                        .arg(covered.height())
+                        .arg(covered.width())
+                        .arg(covered.top())
+                        .arg(covered.bottom())
+                        .arg(covered.left())
+                        .arg(covered.right())
+                        .arg(double(m_mapCells(a, b)), 0, 'f', 4);
+        return text;
+    }
     const WeightMatrix<float> *w = shownMatrix();
     if (!w || query < 0 || key < 0 || query >= w->rows() || key >= w->cols())
         return {};
@@ -400,6 +678,8 @@ bool HeatmapView::event(QEvent *e)
 {
     if (e->type() == QEvent::PaletteChange)
         m_plot->replot(QCustomPlot::rpQueuedReplot);
+    if (e->type() == QEvent::Resize && m_tiles) // the map's resolution follows the plot's pixels
+        m_mapTimer->start();
     return QWidget::event(e);
 }
 

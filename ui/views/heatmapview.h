@@ -3,13 +3,22 @@
 // tooltips, optional numbers in the cells, zoom (a dragged rectangle, the wheel; PlotZoom) and pan
 // (Shift+drag), masked cells hatched.
 // Clicking a row selects that query; in custom-mask mode clicking a cell masks or unmasks it.
+// A long text's trace keeps no weights (ComputeSnapshot::longText): the view draws a map of the
+// visible region at about the plot's pixel resolution, each cell the max (or, on a switch in the
+// context menu, the mean) of the weights it covers, computed from q and k (AttentionTiles), and
+// computes it again as the view zooms or pans, down to single cells with their exact weights.
 #pragma once
 
 #include "views/deferredview.h"
 
 #include "live/livetypes.h"
 
+#include "attnviz/attentiontiles.h"
+
+#include <QRect>
 #include <QWidget>
+
+#include <memory>
 
 class QCustomPlot;
 class QCPColorMap;
@@ -17,6 +26,8 @@ class QCPColorScale;
 class QCPTextElement;
 class QCPItemText;
 class QMouseEvent;
+class QAction;
+class QTimer;
 
 namespace attnviz::ui {
 
@@ -58,6 +69,21 @@ public:
     bool cellAt(const QPoint &widgetPos, int &query, int &key) const;
     QPoint cellCenter(int query, int key) const; // widget coordinates
 
+    // A long text's map: the cells drawn (rows: queries), the region of the matrix they cover (x:
+    // keys, y: queries, in cells), and how each cell pools the weights it covers. Empty otherwise.
+    const Mat<float> &mapCells() const { return m_mapCells; }
+    QRect mapRegion() const { return m_mapRegion; }
+    Pooling pooling() const { return m_pooling; }
+    void setPooling(Pooling pooling);
+    QAction *meanPoolingAction() const { return m_meanAction; }
+    // Whether a zoom or pan waits for its map (computed once the view stops moving, off the GUI
+    // thread where it is large); refreshMap computes it now, on this thread.
+    bool mapPending() const;
+    void refreshMap();
+    // Above this many multiply-adds (cells x d_head x heads; 5e7 unless set) a map is computed on a
+    // pool thread.
+    void setMapWorkOnThread(double work) { m_mapWorkOnThread = work; }
+
 signals:
     void cellToggled(int query, int key);
     // The query row under the mouse changed (-1: none).
@@ -72,8 +98,31 @@ private:
     void onPress(QMouseEvent *e);
     void onRelease(QMouseEvent *e);
     void onMove(QMouseEvent *e);
+    // The cell (a, b) of the drawn map that covers (query, key), with the keys (x) and rows (y) it
+    // covers; false outside the map.
+    bool mapCellAt(int query, int key, int &a, int &b, QRect &covered) const;
+    // A long text's map of what the axes show: the region (x keys, y queries), the cells it is
+    // pooled into, the head, and the work it takes.
+    struct MapRequest {
+        QRect region;
+        int outRows = 1, outCols = 1, head = -1;
+        Pooling pooling = Pooling::Max;
+        double work = 0;
+    };
+    MapRequest mapRequest() const;
+    void showMap(const MapRequest &r, Mat<float> cells);
+    void startMap(); // on this thread where small, else on a pool thread (the newest request wins)
 
     SnapshotPtr m_snapshot;
+    std::shared_ptr<const AttentionTiles<float>> m_tiles; // a long text's, of the shown layer
+    Mat<float> m_mapCells;
+    QRect m_mapRegion;
+    Pooling m_pooling = Pooling::Max;
+    QAction *m_meanAction = nullptr;
+    QTimer *m_mapTimer = nullptr;
+    quint64 m_mapGeneration = 0; // the map requested last; an older one computed is dropped
+    bool m_mapComputing = false;
+    double m_mapWorkOnThread = 5e7;
 
     int m_layer = 0; // the selected layer (the snapshot clamps it)
     int m_head = 0, m_query = 0;

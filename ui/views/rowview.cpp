@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/rowview.h"
 
+#include "live/longtext.h"
+
 #include "style/plotstyle.h"
 
 #include <qcustomplot.h>
@@ -272,11 +274,31 @@ void RowView::rebuild()
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
-    const WeightMatrix<float> &w = m_snapshot->weights(m_layer, m_head);
-    const int tk = int(w.cols());
+    // a long text's row is computed from q and k (its trace keeps no weights): one row of tiles
+    const std::shared_ptr<const AttentionTiles<float>> tiles =
+        m_snapshot->longText ? longTextTiles(*m_snapshot, m_layer) : nullptr;
+    if (m_snapshot->longText && !tiles) {
+        m_bars->data()->clear();
+        m_masked->masked.clear();
+        m_fullTitle = m_shownTitle = QStringLiteral("Selected query");
+        m_title->setText(m_fullTitle);
+        m_message->setText(wrapText(tr("Layer %1's weights cannot be computed from what this long text's trace kept")
+                                        .arg(m_snapshot->layerIndex(m_layer)),
+                                    90));
+        m_message->setVisible(true);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    const WeightMatrix<float> *stored = tiles ? nullptr : &m_snapshot->weights(m_layer, m_head);
+    const int tk = tiles ? tiles->cols() : int(stored->cols());
+    Mat<float> row;
+    if (tiles)
+        row = tiles->tile(m_head < 0 || m_head >= tiles->numHeads() ? -1 : m_head, m_query, m_query + 1, 0, tk);
+    auto weight = [&](int j) { return tiles ? row(0, j) : (*stored)(m_query, j); };
     m_labels = m_snapshot->keyLabels;
     const QString qname = m_snapshot->queryLabels.at(int(m_query));
-    const BoolMat &mask = m_snapshot->seq(m_layer).mask;
+    const BoolMat &storedMask = m_snapshot->seq(m_layer).mask;
+    auto maskedAt = [&](int j) { return tiles ? tiles->masked(m_query, j) : storedMask.size() > 0 && storedMask(m_query, j); };
     QVector<double> keys(tk);
     int maskedKeys = 0;
     m_masked->masked.assign(size_t(tk), 0);
@@ -284,7 +306,7 @@ void RowView::rebuild()
     double hi = 0, lo = 0;
     for (int j = 0; j < tk; ++j) {
         keys[j] = j;
-        m_values[j] = double(w(m_query, j));
+        m_values[j] = double(weight(j));
         if (std::isfinite(m_values[j])) {
             hi = std::max(hi, m_values[j]);
             lo = std::min(lo, m_values[j]);
@@ -293,7 +315,7 @@ void RowView::rebuild()
     if (hi <= lo)
         hi = lo + 1;
     for (int j = 0; j < tk; ++j)
-        if (mask.size() > 0 && mask(m_query, j)) {
+        if (maskedAt(j)) {
             m_masked->masked[size_t(j)] = 1;
             ++maskedKeys;
         }
@@ -329,7 +351,7 @@ void RowView::rebuild()
                 break;
             }
         for (int j = 0; j < tk; ++j) {
-            if (!std::isfinite(m_values[j]) || (mask.size() > 0 && mask(m_query, j)))
+            if (!std::isfinite(m_values[j]) || maskedAt(j))
                 continue;
             auto *t = new QCPItemText(m_plot);
             t->position->setCoords(j, std::max(0.0, m_values[j]));

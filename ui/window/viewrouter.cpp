@@ -3,6 +3,7 @@
 #include "window/viewrouter.h"
 
 #include "live/livesession.h"
+#include "live/longtext.h"
 #include "views/normweighting.h"
 #include "views/viewregistry.h"
 
@@ -34,10 +35,35 @@ bool drawsSeq2seq(const QString &id)
                                  QStringLiteral("lines"), QStringLiteral("layers"), QStringLiteral("headRoles")};
     return ids.contains(id);
 }
+// What a view that cannot read a long text yet would need (longTextNotYet's line); empty for the
+// views that read one (the weights through AttentionTiles, the selected query's row, the
+// predictions, the Patching tab's own runs).
+QString longTextNeeds(const QString &id)
+{
+    static const QStringList reads{QStringLiteral("weights"), QStringLiteral("row"), QStringLiteral("predictions"),
+                                   QStringLiteral("patching")};
+    if (reads.contains(id))
+        return {};
+    static const QStringList stages{QStringLiteral("embeddings"), QStringLiteral("pipeline"), QStringLiteral("residual"),
+                                    QStringLiteral("lens"), QStringLiteral("dla")};
+    if (stages.contains(id))
+        return translated(QT_TR_NOOP("every layer's stages (the residual stream)"));
+    if (id == QLatin1String("rollout") || id == QLatin1String("layers") || id == QLatin1String("headRoles") ||
+        id == QLatin1String("grid"))
+        return translated(QT_TR_NOOP("every head's full weights"));
+    return translated(QT_TR_NOOP("the full weights"));
+}
 } // namespace
 
 SnapshotPtr ViewRouter::snapshotFor(const SnapshotPtr &s, const QString &id) const
 {
+    if (s && s->longText) {
+        const QString needs = longTextNeeds(id);
+        if (needs.isEmpty())
+            return s;
+        const ViewSpec *spec = findViewSpec(id);
+        return longTextNotYet(s, spec ? translated(spec->title) : id, needs);
+    }
     if (!s || !s->encoderDecoder)
         return s;
     if (drawsSeq2seq(id))
@@ -107,10 +133,13 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
     // weighed only while the switch is on; off, whether it could be is seen from the kept values
     // an encoder-decoder model's attention views weigh the attention its selector names
     const bool seq2seq = s && s->encoderDecoder;
+    const bool longText = s && s->longText;
     const SnapshotPtr drawn = seq2seq ? seq2seqView(s, m_session->attentionKind()) : s;
-    const SnapshotPtr weighted = result && normWeighted() ? normWeightedSnapshot(drawn, &why) : nullptr;
+    const SnapshotPtr weighted = result && normWeighted() && !longText ? normWeightedSnapshot(drawn, &why) : nullptr;
     bool available = weighted != nullptr;
-    if (result && !normWeighted()) {
+    if (longText)
+        why = translated(QT_TR_NOOP("not yet for long texts (their weights are computed where a view looks)"));
+    else if (result && !normWeighted()) {
         available = true;
         for (int l = 0; l < drawn->numLayers() && available; ++l) {
             if (!drawn->trace->observed.layer(l)) // left on the GPU: no view draws it from this trace
@@ -162,7 +191,7 @@ void ViewRouter::setSelection(int layer, int head, int query)
 
 bool ViewRouter::holds(const SnapshotPtr &s, size_t i, int layer) const
 {
-    if (!s || !s->hasResult() || !s->trace)
+    if (!s || !s->hasResult() || !s->trace || s->longText) // a long text's: every layer's q and k (or a line)
         return true;
     const Observe &held = s->trace->observed;
     switch (m_specs[i]->reads) {

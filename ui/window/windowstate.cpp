@@ -202,6 +202,7 @@ SessionState WindowState::capture() const
     s.linesThreshold = m_w->linesView()->threshold();
     s.linesScaleRows = m_w->linesView()->scaleRows();
     s.normWeighted = m_w->views()->normWeighted();
+    s.meanPooling = m_w->heatmapView()->pooling() == Pooling::Mean;
     // a patch (the Patching tab's, EditKind::Value) is not kept: the session holds the clean prompt
     s.ablations.clear();
     for (const Intervention &e : m_w->session()->edits())
@@ -390,6 +391,7 @@ void WindowState::apply(const SessionState &in, QStringList *problems)
     m_w->linesView()->setThreshold(s.linesThreshold);
     m_w->linesView()->setScaleRows(s.linesScaleRows);
     m_w->views()->setNormWeighted(s.normWeighted);
+    m_w->heatmapView()->setPooling(s.meanPooling ? Pooling::Mean : Pooling::Max);
     // The lesson text, the appearance, the Compare tab's side B.
     if (s.lesson.isEmpty())
         m_w->lessonPanel()->showPreset(nullptr);

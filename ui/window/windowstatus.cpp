@@ -7,6 +7,7 @@
 #include "controls/inputpanel.h"
 #include "controls/tokenchipsview.h"
 #include "files/messagetext.h"
+#include "live/longtext.h"
 #include "live/livesession.h"
 #include "window/headablations.h"
 
@@ -51,7 +52,8 @@ void MainWindow::showSnapshotStatus(const ComputeSnapshot &s, int layer)
     if (s.hasResult()) {
         m_status->setText(tr("%1%2 · %3 · d_model %4 · d_head %5 · %6: %7 · %8 ms")
                               .arg(countText(v.tq(), tr("token"), tr("tokens")))
-                              .arg(v.cross ? tr(" × %1").arg(countText(v.tk(), tr("key"), tr("keys"))) : QString())
+                              .arg((v.cross ? tr(" × %1").arg(countText(v.tk(), tr("key"), tr("keys"))) : QString()) +
+                                   (s.longText ? QStringLiteral(" (") + longTextPolicy() + QLatin1Char(')') : QString()))
                               .arg(countText(v.attention(layer).numHeads, tr("head"), tr("heads")))
                               .arg(v.attention(layer).dModel)
                               .arg(v.attention(layer).dHead)

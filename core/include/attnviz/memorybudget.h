@@ -42,13 +42,15 @@ Status checkAttentionMemory(const ResolvedShape &shape, bool dropout, size_t sca
 // products per layer (LayerTrace::mlpPre, mlpPreLinear). Without `keepWeights` (Observe::weights)
 // no t x t matrix is kept: per layer q, k, v and each row's log-sum-exp, the stages where
 // `keepStages` (Observe::stages; else a spare layer's worth), and a sliding window's mask while its
-// layer is computed (the user's masked cells and keys add t x t bytes, not counted).
+// layer is computed (the user's masked cells and keys add t x t bytes, not counted). `sixteenBit`
+// (Observe::sixteenBit), without the weights and the stages: q, k and v kept in 2 bytes a number.
 uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight = 0,
-                    bool keepMlp = false, bool keepWeights = true, bool keepStages = true);
+                    bool keepMlp = false, bool keepWeights = true, bool keepStages = true, bool sixteenBit = false);
 
 // The most tokens whose trace fits `budget` bytes (at most `info.maxPositions` when it has one).
 int tokensWithin(const ModelInfo &info, uint64_t budget, size_t scalarBytes, bool keepScores,
-                 size_t extraPerWeight = 0, bool keepMlp = false, bool keepWeights = true, bool keepStages = true);
+                 size_t extraPerWeight = 0, bool keepMlp = false, bool keepWeights = true, bool keepStages = true,
+                 bool sixteenBit = false);
 
 // Refuses a trace above memoryBudget(), before anything is allocated:
 // "NAME: 20,000 tokens through 12 layers x 12 heads need 231 GB of attention, more than the 4.0 GB

@@ -87,7 +87,7 @@ Status checkAttentionMemory(const ResolvedShape &s, bool dropout, size_t scalarB
 }
 
 uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight,
-                    bool keepMlp, bool keepWeights, bool keepStages)
+                    bool keepMlp, bool keepWeights, bool keepStages, bool sixteenBit)
 {
     const uint64_t t = u(tokens), layers = std::max<uint64_t>(1, u(info.layers)), heads = std::max<uint64_t>(1, u(info.heads));
     const uint64_t d = u(info.dModel), inner = std::max(d, mul(heads, u(info.dHead))), ff = u(info.dFeedForward);
@@ -102,6 +102,10 @@ uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool 
         perToken = add(perToken, mul(keepStages ? inner : kvInner, 2));
         if (keepStages)
             perToken = add(perToken, stages);
+        // 16-bit q, k and v: counted at half a float32 (the log-sum-exp stays float)
+        const bool half = sixteenBit && !keepStages && scalarBytes == 4;
+        if (half)
+            perToken = add(heads, add(inner, mul(kvInner, 2)) / 2);
         uint64_t numbers = mul(mul(perToken, layers), t);
         if (!keepStages) // the spare layers the stages are computed in: two streams, one set of the rest
             numbers = add(numbers, mul(add(mul(d, 4), inner), t));
@@ -133,12 +137,13 @@ uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool 
 }
 
 int tokensWithin(const ModelInfo &info, uint64_t budget, size_t scalarBytes, bool keepScores, size_t extraPerWeight,
-                 bool keepMlp, bool keepWeights, bool keepStages)
+                 bool keepMlp, bool keepWeights, bool keepStages, bool sixteenBit)
 {
     int lo = 0, hi = info.maxPositions > 0 ? info.maxPositions : (1 << 30); // traceBytes grows with the tokens
     while (lo < hi) {
         const int mid = lo + (hi - lo + 1) / 2;
-        if (traceBytes(info, mid, scalarBytes, keepScores, extraPerWeight, keepMlp, keepWeights, keepStages) <= budget)
+        if (traceBytes(info, mid, scalarBytes, keepScores, extraPerWeight, keepMlp, keepWeights, keepStages, sixteenBit) <=
+            budget)
             lo = mid;
         else
             hi = mid - 1;

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Long texts in the window (offscreen): with a trace budget too small for every head's weights
+// (ATTNVIZ_TRACE_BUDGET_KB), a text past it is traced without them (q, k, v and each row's
+// log-sum-exp) instead of being cut; the Weights heatmap draws the pooled map of what it shows and
+// equals pooling the full matrix of a core trace that kept the weights, zoomed to single cells
+// too; the Selected query dock's row equals the full trace's; every other view says in one line
+// that it needs the whole matrices; matrix export is refused; a short text is drawn as before.
+#include "testpaths.h"
+#include "live/livesession.h"
+#include "live/longtext.h"
+#include "mainwindow.h"
+#include "promptedwindow.h"
+#include "testsupport.h"
+#include "drawntext.h"
+#include "files/figureexport.h"
+#include "files/session.h"
+#include "views/heatmapview.h"
+#include "views/rowview.h"
+#include "window/viewrouter.h"
+
+#include "attnviz/attentiontiles.h"
+#include "attnviz/pretrained.h"
+
+#include <qcustomplot.h>
+
+#include <QAction>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLabel>
+#include <QScopeGuard>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <memory>
+
+using namespace attnviz;
+using namespace attnviz::ui;
+
+namespace {
+
+using Window = test::PromptedWindow;
+
+QString fixture(const QString &name) { return QString::fromUtf8(ATTNVIZ_FIXTURE("/models/")) + name; }
+
+// About 1,000 tokens of the float32 fixture: past the ~430 whose weights fit in 4 MB, well within
+// what its q, k and v take, and more than the plot has pixels (its map pools them).
+QString longText()
+{
+    QString text;
+    for (int i = 0; i < 90; ++i)
+        text += QStringLiteral("The quick brown fox jumps over the lazy dog. ");
+    return text.trimmed();
+}
+
+// Every text a widget shows: its labels', its plots' titles, texts and axis labels, on one line.
+QString shownTexts(QWidget *w)
+{
+    QStringList out;
+    for (QLabel *l : w->findChildren<QLabel *>())
+        if (l->isVisibleTo(w))
+            out << l->text();
+    QList<QCustomPlot *> plots = w->findChildren<QCustomPlot *>();
+    if (auto *p = qobject_cast<QCustomPlot *>(w))
+        plots << p;
+    for (QCustomPlot *p : plots) {
+        for (int i = 0; i < p->plotLayout()->elementCount(); ++i)
+            if (auto *t = qobject_cast<QCPTextElement *>(p->plotLayout()->elementAt(i)))
+                out << t->text();
+        for (int i = 0; i < p->itemCount(); ++i)
+            if (auto *t = qobject_cast<QCPItemText *>(p->item(i)))
+                out << t->text();
+    }
+    for (QCustomPlot *p : plots) // what a layer paints by hand (the Lines view's note)
+        for (const test::DrawnText &t : test::drawnTexts(p))
+            out << t.text;
+    return out.join(QLatin1Char(' ')).replace(QLatin1Char('\n'), QLatin1Char(' ')).simplified();
+}
+
+// Head `head` shown, -1 the average over heads.
+void selectHead(Window &win, int head)
+{
+    win.w.session()->setHeadDisplay(head < 0 ? HeadDisplay::Average : HeadDisplay::One);
+    if (head >= 0)
+        win.w.session()->setSelectedHead(head);
+    QCoreApplication::processEvents();
+}
+
+double worst(const Mat<float> &a, const Mat<float> &b)
+{
+    if (a.rows() != b.rows() || a.cols() != b.cols())
+        return 1e9;
+    return double((a - b).cwiseAbs().maxCoeff());
+}
+
+} // namespace
+
+class TestLongTextWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        QVERIFY(openPretrained(fixture(QStringLiteral("mistral-tiny")).toStdString(), {}, m_model).ok());
+        TraceRequest req;
+        req.text = longText().toStdString();
+        QVERIFY(m_model->trace(req, m_full).ok()); // every weight kept: the reference
+    }
+    void init() { qputenv("ATTNVIZ_TRACE_BUDGET_KB", "4096"); }
+    void cleanup() { qunsetenv("ATTNVIZ_TRACE_BUDGET_KB"); }
+
+    void notCutWhereWeightsWouldBe();
+    void mapEqualsPooledFullMatrix();
+    void zoomShowsSingleCells();
+    void selectedQueryRow();
+    void otherViewsSayNotYet();
+    void exportRefused();
+    void sixteenBitModel();
+    void shortTextUnchanged();
+    void screenshots();
+
+private:
+    // The fixture opened in `win`, the long text shown on the Weights tab.
+    SnapshotPtr showLong(Window &win)
+    {
+        if (!win.w.openModel(fixture(QStringLiteral("mistral-tiny")), nullptr))
+            return nullptr;
+        win.w.showView(QStringLiteral("weights"));
+        return win.show(longText());
+    }
+
+    std::unique_ptr<Model> m_model;
+    Trace<float> m_full;
+};
+
+void TestLongTextWindow::notCutWhereWeightsWouldBe()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->hasResult());
+    QVERIFY(s->longText);
+    QVERIFY(!s->trace->observed.weights);
+    QCOMPARE(s->tq(), int(m_full.tokens.size()));
+    QVERIFY(!s->trace->cut());
+    // the weights policy would have cut it here
+    QVERIFY2(s->longTextFrom > 100 && s->longTextFrom < s->tq(), qPrintable(QString::number(s->longTextFrom)));
+    QCOMPARE(s->trace->layers[0].attention.batch[0].weights.size(), size_t(0));
+    bool said = false;
+    for (QLabel *l : win.w.findChildren<QLabel *>())
+        said = said || l->text().contains(longTextPolicy());
+    QVERIFY2(said, "the status line names the long-text policy");
+}
+
+void TestLongTextWindow::mapEqualsPooledFullMatrix()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    HeatmapView *hv = win.w.heatmapView();
+    for (int layer : {0, 1})
+        for (int head : {1, -1}) {
+            win.w.session()->setSelectedLayer(layer);
+            selectHead(win, head);
+            QCOMPARE(win.w.session()->shownHead(), head);
+            hv->refreshMap();
+            const Mat<float> &drawn = hv->mapCells();
+            QCOMPARE(hv->mapRegion(), QRect(0, 0, s->tk(), s->tq()));
+            QVERIFY2(drawn.rows() < s->tq() && drawn.cols() < s->tk(),
+                     qPrintable(QStringLiteral("%1 x %2 cells drawn").arg(drawn.rows()).arg(drawn.cols())));
+            const AttentionTiles<float> full(m_full, layer, AttentionTiles<float>::Source::Stored);
+            QVERIFY(full.valid());
+            for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
+                hv->setPooling(pool);
+                const Mat<float> want =
+                    full.pooled(head, 0, s->tq(), 0, s->tk(), int(drawn.rows()), int(drawn.cols()), pool);
+                QVERIFY2(worst(hv->mapCells(), want) < 1e-5,
+                         qPrintable(QStringLiteral("layer %1 head %2: %3").arg(layer).arg(head).arg(worst(hv->mapCells(), want))));
+                // the plotted colour map holds those cells; hover says what a cell pools
+                QCOMPARE(hv->cellValue(s->tq() - 1, 0), double(hv->mapCells()(drawn.rows() - 1, 0)));
+                QVERIFY(hv->hoverText(s->tq() - 1, 0).contains(pool == Pooling::Max ? QStringLiteral("the max of")
+                                                                                     : QStringLiteral("the mean of")));
+            }
+            hv->setPooling(Pooling::Max);
+            QVERIFY(hv->title().contains(QStringLiteral("Long text")));
+        }
+    // a large map is computed on a pool thread: the same cells once it comes back
+    const Mat<float> before = hv->mapCells();
+    hv->setMapWorkOnThread(0);
+    selectHead(win, 3);
+    selectHead(win, -1);
+    QTRY_VERIFY(!hv->mapPending());
+    QVERIFY(worst(hv->mapCells(), before) < 1e-7);
+    hv->setMapWorkOnThread(5e7);
+    // the switch is the heatmap's context-menu action
+    QVERIFY(hv->meanPoolingAction()->isVisible());
+    hv->meanPoolingAction()->setChecked(true);
+    QCOMPARE(hv->pooling(), Pooling::Mean);
+    // kept with the session
+    const SessionState saved = win.w.captureSession();
+    QVERIFY(saved.meanPooling);
+    SessionState read;
+    QStringList problems;
+    QVERIFY(sessionFromJson(sessionToJson(saved), read, &problems));
+    QVERIFY(read.meanPooling);
+    hv->setPooling(Pooling::Max);
+    QVERIFY(!hv->meanPoolingAction()->isChecked());
+    win.w.applySession(read, &problems);
+    QCOMPARE(hv->pooling(), Pooling::Mean);
+}
+
+void TestLongTextWindow::zoomShowsSingleCells()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    win.w.session()->setSelectedLayer(1);
+    selectHead(win, 2);
+    HeatmapView *hv = win.w.heatmapView();
+    const QRect cells(190, 200, 20, 20); // x keys, y queries: the diagonal (a sliding window of 4 keys)
+    hv->zoomToCells(cells);
+    QTRY_VERIFY(!hv->mapPending()); // computed once the zoom stops
+    QCOMPARE(hv->mapRegion(), cells);
+    const Mat<float> &drawn = hv->mapCells();
+    QCOMPARE(drawn.rows(), Eigen::Index(20));
+    const Mat<float> want = m_full.weights(1, 2).toDense().block(200, 190, 20, 20);
+    QVERIFY2(worst(drawn, want) < 1e-5, qPrintable(QString::number(worst(drawn, want))));
+    QVERIFY(want(5, 13) > 0.01); // query 205, key 203: inside the window
+    QCOMPARE(hv->cellValue(205, 203), double(drawn(5, 13)));
+    // single cells: hover gives the exact weight, without a pooled cell's line
+    const QString hover = hv->hoverText(205, 203);
+    QVERIFY2(hover.contains(QString::number(double(m_full.weights(1, 2)(205, 203)), 'f', 4)), qPrintable(hover));
+    QVERIFY(!hover.contains(QStringLiteral("of the map")));
+    QVERIFY(hv->title().contains(QStringLiteral("each weight computed from q and k")));
+    // back to the whole matrix: a map again
+    hv->resetZoom();
+    QTRY_VERIFY(!hv->mapPending());
+    QCOMPARE(hv->mapRegion(), QRect(0, 0, s->tk(), s->tq()));
+}
+
+void TestLongTextWindow::selectedQueryRow()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    RowView *row = win.w.rowView();
+    for (int head : {0, -1}) {
+        selectHead(win, head);
+        win.w.session()->setSelectedQuery(250);
+        QCoreApplication::processEvents();
+        row->show();
+        QTRY_COMPARE(int(row->values().size()), s->tk());
+        const WeightMatrix<float> &w = m_full.weights(0, head);
+        double err = 0;
+        for (int j = 0; j < s->tk(); ++j)
+            err = std::max(err, std::abs(row->values()[j] - double(w(250, j))));
+        QVERIFY2(err < 1e-5, qPrintable(QString::number(err)));
+    }
+}
+
+void TestLongTextWindow::otherViewsSayNotYet()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    for (const char *id : {"grid", "layers", "headRoles", "rollout", "lines", "pipeline", "embeddings", "residual", "lens",
+                           "dla", "compare"}) {
+        const QString view = QString::fromLatin1(id);
+        const SnapshotPtr handed = win.w.views()->snapshotFor(s, view);
+        QVERIFY2(handed && !handed->hasResult(), id);
+        QVERIFY2(handed->message.contains(QStringLiteral("not yet for texts past %L1 tokens (this one has %L2)")
+                                              .arg(s->longTextFrom)
+                                              .arg(s->tq())),
+                 qPrintable(handed->message));
+        // its tab shows the line, where it is listed for this model
+        if (win.w.showView(view)) {
+            QWidget *page = win.w.viewWidget(view);
+            QTRY_VERIFY2(shownTexts(page).contains(QStringLiteral("not yet for texts past")), qPrintable(view + QStringLiteral(": ") + shownTexts(page)));
+        }
+    }
+    // the weights and the selected query read it themselves
+    QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("weights")), s);
+    QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("row")), s);
+    // the norm-weighted switch cannot be turned on
+    QVERIFY(!win.w.views()->normWeightedAction()->isEnabled());
+}
+
+void TestLongTextWindow::exportRefused()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY(!saveMatrices(*s, ExportView::Weights, 0, 0, 0, dir.filePath(QStringLiteral("w.csv")), &error));
+    QVERIFY2(error.contains(QStringLiteral("not kept whole")), qPrintable(error));
+    QVERIFY(!saveAllLayers(*s, dir.filePath(QStringLiteral("w.npy")), &error));
+    QVERIFY2(error.contains(QStringLiteral("not kept whole")), qPrintable(error));
+    // the figure is what is drawn: the map
+    QVERIFY2(saveFigure(win.w.heatmapView()->plot(), dir.filePath(QStringLiteral("w.png")), {}, &error), qPrintable(error));
+}
+
+// A model whose weights are 16-bit keeps q, k and v so (Observe::sixteenBit): the map equals pooling
+// what the core's own trace of that policy recomputes, and the full weights within 16-bit rounding.
+void TestLongTextWindow::sixteenBitModel()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixture(QStringLiteral("llama-tiny")), nullptr));
+    const SnapshotPtr s = win.show(longText());
+    QVERIFY(s && s->longText);
+    QVERIFY(s->trace->observed.sixteenBit);
+    QVERIFY(!s->trace->cut());
+    std::unique_ptr<Model> m;
+    QVERIFY(openPretrained(fixture(QStringLiteral("llama-tiny")).toStdString(), {}, m).ok());
+    TraceRequest req;
+    req.text = longText().toStdString();
+    Trace<float> full;
+    QVERIFY(m->trace(req, full).ok());
+    QCOMPARE(int(full.tokens.size()), s->tq());
+    // the core's trace of the same policy: recomputed alike
+    req.observe.weights = false;
+    req.observe.stages = false;
+    req.observe.sixteenBit = true;
+    Trace<float> lean;
+    QVERIFY(m->trace(req, lean).ok());
+    HeatmapView *hv = win.w.heatmapView();
+    hv->refreshMap();
+    const Mat<float> &drawn = hv->mapCells();
+    const int head = win.w.session()->shownHead();
+    const Mat<float> same = AttentionTiles<float>(lean, 0).pooled(head, 0, s->tq(), 0, s->tk(), int(drawn.rows()),
+                                                                  int(drawn.cols()), Pooling::Max);
+    QVERIFY2(worst(drawn, same) < 1e-6, qPrintable(QString::number(worst(drawn, same))));
+    // and the float forward's full weights within 16-bit rounding of q and k
+    const Mat<float> want = AttentionTiles<float>(full, 0, AttentionTiles<float>::Source::Stored)
+                                .pooled(head, 0, s->tq(), 0, s->tk(), int(drawn.rows()), int(drawn.cols()), Pooling::Max);
+    QVERIFY2(worst(drawn, want) < 5e-2, qPrintable(QString::number(worst(drawn, want))));
+}
+
+void TestLongTextWindow::shortTextUnchanged()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixture(QStringLiteral("mistral-tiny")), nullptr));
+    const QString text = QStringLiteral("The quick brown fox jumps over the lazy dog.");
+    const SnapshotPtr s = win.show(text);
+    QVERIFY(s && s->hasResult());
+    QVERIFY(!s->longText);
+    QVERIFY(s->trace->observed.weights);
+    const WeightMatrix<float> *shown = win.w.heatmapView()->shownMatrix();
+    QVERIFY(shown);
+    TraceRequest req;
+    req.text = text.toStdString();
+    Trace<float> full;
+    QVERIFY(m_model->trace(req, full).ok());
+    const Mat<float> w = full.weights(0, win.w.session()->shownHead()).toDense();
+    QVERIFY((shown->toDense() - w).cwiseAbs().maxCoeff() < 1e-6);
+    QCOMPARE(win.w.heatmapView()->mapCells().size(), Eigen::Index(0));
+    QVERIFY(!win.w.heatmapView()->meanPoolingAction()->isVisible());
+    QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("rollout")), s);
+}
+
+// With ATTNVIZ_LONGTEXT_SHOTS=DIR: the window on README.md pasted until it is past 10,000 tokens
+// (llama-tiny, the default budget), the whole map, a zoomed region and single cells, as PNGs; and the
+// bundled model's 512 positions with a budget that makes them a long text.
+void TestLongTextWindow::screenshots()
+{
+    qunsetenv("ATTNVIZ_TRACE_BUDGET_KB");
+    const QString dir = qEnvironmentVariable("ATTNVIZ_LONGTEXT_SHOTS");
+    if (dir.isEmpty())
+        QSKIP("set ATTNVIZ_LONGTEXT_SHOTS=DIR to write the screenshots");
+    QFile readme(QString::fromUtf8(ATTNVIZ_SOURCE_DIR) + QStringLiteral("/README.md"));
+    QVERIFY(readme.open(QIODevice::ReadOnly));
+    const QString once = QString::fromUtf8(readme.readAll());
+    auto shoot = [&](Window &win, const QString &name) {
+        for (int i = 0; i < 10; ++i) {
+            QCoreApplication::processEvents();
+            QTest::qWait(50);
+        }
+        win.w.heatmapView()->refreshMap();
+        QCoreApplication::processEvents();
+        win.w.grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
+    };
+    {
+        Window win;
+        QVERIFY(win.w.openModel(fixture(QStringLiteral("llama-tiny")), nullptr));
+        win.w.showView(QStringLiteral("weights"));
+        std::unique_ptr<Model> llama;
+        QVERIFY(openPretrained(fixture(QStringLiteral("llama-tiny")).toStdString(), {}, llama).ok());
+        QString text;
+        std::vector<TraceToken> pieces;
+        while (pieces.size() < 10000) {
+            text += once;
+            pieces.clear();
+            QVERIFY(llama->tokenize(text.toStdString(), pieces).ok());
+        }
+        QElapsedTimer timer;
+        timer.start();
+        const SnapshotPtr s = win.show(text);
+        QVERIFY(s && s->longText);
+        qInfo("llama-tiny, %d tokens: traced and drawn in %lld ms (%s)", s->tq(), timer.elapsed(),
+              qPrintable(s->trace->cutReason.empty() ? QStringLiteral("not cut") : QString::fromStdString(s->trace->cutReason)));
+        selectHead(win, 0);
+        timer.restart();
+        win.w.heatmapView()->refreshMap();
+        qInfo("the whole map of head 0: %lld ms (%lld x %lld cells)", timer.elapsed(),
+              qlonglong(win.w.heatmapView()->mapCells().rows()), qlonglong(win.w.heatmapView()->mapCells().cols()));
+        shoot(win, QStringLiteral("longtext-llama-tiny-map"));
+        win.w.heatmapView()->zoomToCells(QRect(4000, 4100, 400, 400));
+        timer.restart();
+        win.w.heatmapView()->refreshMap();
+        qInfo("a 400 x 400 region: %lld ms", timer.elapsed());
+        shoot(win, QStringLiteral("longtext-llama-tiny-zoom400"));
+        win.w.resize(1600, 1200);
+        win.w.session()->setSelectedQuery(4403);
+        win.w.heatmapView()->setShowNumbers(true);
+        win.w.heatmapView()->zoomToCells(QRect(4396, 4400, 10, 8));
+        shoot(win, QStringLiteral("longtext-llama-tiny-cells"));
+        win.w.showView(QStringLiteral("rollout"));
+        shoot(win, QStringLiteral("longtext-llama-tiny-rollout"));
+    }
+    {
+        qputenv("ATTNVIZ_TRACE_BUDGET_KB", "16384");
+        Window win;
+        QVERIFY(win.w.openModel(QStringLiteral("bundled"), nullptr));
+        win.w.showView(QStringLiteral("weights"));
+        const SnapshotPtr s = win.show(once.left(6000));
+        QVERIFY(s && s->longText);
+        selectHead(win, -1);
+        shoot(win, QStringLiteral("longtext-bundled-map"));
+        win.w.heatmapView()->zoomToCells(QRect(0, 400, 60, 60));
+        shoot(win, QStringLiteral("longtext-bundled-zoom"));
+    }
+}
+
+QTEST_MAIN(TestLongTextWindow)
+#include "tst_longtextwindow.moc"

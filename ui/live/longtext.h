@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Long texts in the window: a snapshot whose trace keeps no t x t weights (ComputeSnapshot::longText)
+// is read through AttentionTiles, one per layer, built on first use and kept with the trace alive
+// for as long as any view holds it; the views that need whole matrices show one line instead.
+#pragma once
+
+#include "live/livetypes.h"
+
+#include "attnviz/attentiontiles.h"
+
+#include <QString>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace attnviz::ui {
+
+// The per-layer AttentionTiles of one trace (shared by the snapshot and its copies).
+class LongTextTiles {
+public:
+    explicit LongTextTiles(std::shared_ptr<const Trace<float>> trace);
+    // Layer `layer`'s tiles (the mean over heads: head -1); null where the layer cannot be
+    // recomputed (no q, k or log-sum-exp). Thread-safe.
+    std::shared_ptr<const AttentionTiles<float>> layer(int layer) const;
+
+private:
+    std::shared_ptr<const Trace<float>> m_trace;
+    mutable std::mutex m_mutex;
+    mutable std::vector<std::shared_ptr<const AttentionTiles<float>>> m_layers;
+};
+
+// The tiles of the snapshot's layer `layer` (clamped like ComputeSnapshot::layer); null where the
+// snapshot is not a long text's or the layer cannot be read so.
+std::shared_ptr<const AttentionTiles<float>> longTextTiles(const ComputeSnapshot &s, int layer);
+
+// What the window's status says of a long text's trace, in plain words.
+QString longTextPolicy();
+
+// The line a view shows for a long text it cannot draw yet: `s` without a result, its message
+// "<view> needs <needs>: not yet for texts past N tokens (this one has M)". `s` itself where it is
+// not a long text's.
+SnapshotPtr longTextNotYet(const SnapshotPtr &s, const QString &view, const QString &needs);
+
+} // namespace attnviz::ui
