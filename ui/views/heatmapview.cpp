@@ -151,7 +151,7 @@ HeatmapView::HeatmapView(QWidget *parent)
         // The map keeps most of a short plot (1280 × 720 with larger text): the title goes to one
         // elided line past 30 % of the height, and the key labels, drawn at −60°, are shortened
         // until they take at most a fifth of it (the whole token on hover).
-        const QString shown = fittedTitle(m_plot, m_title, m_titleText, 0.3);
+        const QString shown = fittedTitle(m_plot, m_title, m_titleText, 0.3, &m_titleElided);
         const bool title = shown != m_title->text();
         if (title)
             m_title->setText(shown);
@@ -177,7 +177,7 @@ HeatmapView::HeatmapView(QWidget *parent)
         const bool y = labelTokenAxis(m_plot->yAxis, m_queryLabels, 14, m_query); // the selected row keeps its label
         return title || scale || x || y;
     });
-    titleTooltip(m_plot, m_title, [this] { return m_title->text() == m_titleText ? QString() : m_titleText; });
+    titleTooltip(m_plot, m_title, [this] { return m_titleElided ? m_titleText : QString(); });
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onPress);
     connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapView::onRelease);
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMove);
@@ -433,6 +433,17 @@ QString HeatmapView::message() const
 
 QString HeatmapView::title() const { return m_titleText; }
 
+void HeatmapView::showMessage(const QString &text)
+{
+    m_map->data()->clear();
+    m_map->setVisible(false);
+    m_message->setText(wrapText(text));
+    m_message->setVisible(true);
+    m_scale->setVisible(false);
+    updateTitle();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void HeatmapView::updateTitle()
 {
     if (!m_snapshot) {
@@ -480,7 +491,7 @@ void HeatmapView::updateTitle()
                      .arg(m_snapshot->cutReason());
     }
     m_titleText = t;
-    m_title->setText(fittedTitle(m_plot, m_title, t, 0.3));
+    m_title->setText(fittedTitle(m_plot, m_title, t, 0.3, &m_titleElided));
 }
 
 void HeatmapView::rebuild()
@@ -508,14 +519,8 @@ void HeatmapView::rebuild()
     if (ok && m_snapshot->longText) {
         m_tiles = longTextTiles(*m_snapshot, m_layer);
         if (!m_tiles) {
-            m_map->data()->clear();
-            m_map->setVisible(false);
-            m_message->setText(wrapText(tr("Layer %1's weights cannot be computed from what this long text's trace kept")
-                                            .arg(m_snapshot->layerIndex(m_layer))));
-            m_message->setVisible(true);
-            m_scale->setVisible(false);
-            updateTitle();
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
+            showMessage(tr("Layer %1's weights cannot be computed from what this long text's trace kept")
+                            .arg(m_snapshot->layerIndex(m_layer)));
             return;
         }
         m_message->setVisible(false);
@@ -527,13 +532,7 @@ void HeatmapView::rebuild()
         return;
     }
     if (!ok) {
-        m_map->data()->clear();
-        m_map->setVisible(false);
-        m_message->setText(wrapText(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…")));
-        m_message->setVisible(true);
-        m_scale->setVisible(false);
-        updateTitle();
-        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        showMessage(m_snapshot ? m_snapshot->message : QStringLiteral("Computing…"));
         return;
     }
     m_message->setVisible(false);

@@ -95,6 +95,8 @@ protected:
 private:
     void rebuild() override;
     void updateTitle();
+    // The explanation instead of a map (no weights to draw), and a replot.
+    void showMessage(const QString &text);
     void onPress(QMouseEvent *e);
     void onRelease(QMouseEvent *e);
     void onMove(QMouseEvent *e);
@@ -138,6 +140,7 @@ private:
     QCPTextElement *m_title = nullptr;
     QString m_scaleLabel; // the colour bar's whole title
     QString m_titleText; // the whole title; drawn on one elided line where its lines would crowd the map
+    bool m_titleElided = false; // so drawn (its tooltip then gives the whole; a title only re-wrapped has none)
     QCPItemText *m_message = nullptr;
     HeatmapOverlay *m_overlay = nullptr;
     PlotZoom *m_zoom = nullptr;

@@ -929,12 +929,8 @@ bool PatchingView::saveCsv(const QString &path, QString *error) const
         }
         text += QLatin1Char('\n');
     }
-    OutputFile out(path);
     QString why;
-    if (!out.open(why) || out.device()->write(text.toUtf8()) < 0 || !out.commit(why)) {
-        if (why.isEmpty())
-            why = out.device() ? out.device()->errorString() : QString();
-        out.cancel();
+    if (!writeOutputFile(path, text.toUtf8(), why)) {
         if (error)
             *error = tr("Could not write %1: %2").arg(path, why);
         return false;
