@@ -4,6 +4,8 @@
 
 #include "attnviz/fileio.h"
 
+#include <QObject>
+
 namespace attnviz::ui {
 
 LongTextTiles::LongTextTiles(std::shared_ptr<const Trace<float>> trace)
