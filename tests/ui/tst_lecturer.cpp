@@ -344,6 +344,21 @@ void TestLecturer::cutNamesTheModelsPositions()
 namespace {
 
 // How many pixels of `img` are within `tol` of `c` in every channel.
+// The share of an image's pixels in colour (a colour map's), not black, white or grey: text, axes,
+// hatching and the window's chrome are not.
+double colouredShare(const QImage &img)
+{
+    const QImage im = img.convertToFormat(QImage::Format_RGB32);
+    qint64 n = 0;
+    for (int y = 0; y < im.height(); ++y)
+        for (int x = 0; x < im.width(); ++x) {
+            const QColor c(im.pixel(x, y));
+            if (c.hsvSaturation() > 80 && c.value() > 40)
+                ++n;
+        }
+    return double(n) / (double(im.width()) * im.height());
+}
+
 [[maybe_unused]] int pixelsLike(const QImage &img, const QColor &c, int tol = 8)
 {
     int n = 0;
@@ -915,8 +930,16 @@ void TestLecturer::lessonAsSlides()
         QVERIFY2(pixelsLike(img.scaled(320, 180), Qt::black, 4) > 320 * 180 / 4, qPrintable(files[i]));
     }
     QVERIFY(slides.at(expected - 1).title.startsWith(QStringLiteral("Step %1 of %1").arg(steps)));
-    // the step slides differ: each shows one more stage
     QVERIFY(QImage(files[expected - 2]) != QImage(files[expected - 1]));
+    // a step's slide is its stage alone at the slide's width, not the window: the weights' colour map
+    // covers a third of the slide and more (the whole window with every stage so far, small: 7 %)
+    int weights = -1;
+    for (int i = 0; i < expected; ++i)
+        if (slides[i].title.endsWith(QLatin1String("Attention weights")))
+            weights = i;
+    QVERIFY(weights >= 0);
+    const double share = colouredShare(QImage(files[weights]));
+    QVERIFY2(share > 0.3, qPrintable(QString::number(share)));
     QFile pdf(files.last());
     QVERIFY(pdf.open(QIODevice::ReadOnly));
     const QByteArray bytes = pdf.readAll();

@@ -423,6 +423,35 @@ bool isMatrixSuffix(const QString &s)
     return s == QLatin1String("csv") || s == QLatin1String("npy") || s == QLatin1String("json");
 }
 
+QImage renderFigure(QCustomPlot *plot, const FigureOptions &opt, const QColor &background)
+{
+    const QRect oldViewport = plot->viewport();
+    const double scale = opt.dpi / 96.0;
+    const int lw = std::max(1, int(std::lround(opt.width / scale))), lh = std::max(1, int(std::lround(opt.height / scale)));
+    FigureText text(plot, opt, lw, lh);
+    layoutFor(plot, lw, lh);
+    QImage img(std::max(1, opt.width), std::max(1, opt.height), QImage::Format_ARGB32_Premultiplied);
+    img.fill(background);
+    {
+        QCPPainter p(&img);
+        p.setRenderHint(QPainter::Antialiasing);
+        if (scale != 1.0) {
+            if (scale > 1.0)
+                p.setMode(QCPPainter::pmNonCosmetic);
+            p.scale(double(opt.width) / lw, double(opt.height) / lh);
+        }
+        plot->toPainter(&p, lw, lh);
+    }
+    // after painting: point-sized fonts follow the device's DPI, the scale above already did that
+    const int dpm = int(std::lround(opt.dpi / 0.0254));
+    img.setDotsPerMeterX(dpm);
+    img.setDotsPerMeterY(dpm);
+    text.restore();
+    plot->setViewport(oldViewport);
+    plot->replot(QCustomPlot::rpQueuedReplot);
+    return img;
+}
+
 bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt, QString *error)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
@@ -439,40 +468,25 @@ bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &opt
                          .arg(opt.dpi);
         return false;
     }
-    OutputFile file(path);
-    if (!openSave(file, path, error))
-        return false;
-    const QRect oldViewport = plot->viewport();
-    const double logicalWidth = suffix == QLatin1String("png") ? opt.width / (opt.dpi / 96.0) : opt.width;
-    const double logicalHeight = suffix == QLatin1String("png") ? opt.height / (opt.dpi / 96.0) : opt.height;
-    FigureText text(plot, opt, logicalWidth, logicalHeight);
     if (suffix == QLatin1String("png")) {
-        const double scale = opt.dpi / 96.0;
-        const int lw = int(std::lround(opt.width / scale)), lh = int(std::lround(opt.height / scale));
-        layoutFor(plot, lw, lh);
-        QImage img(opt.width, opt.height, QImage::Format_ARGB32_Premultiplied);
-        img.fill(Qt::white);
-        {
-            QCPPainter p(&img);
-            p.setRenderHint(QPainter::Antialiasing);
-            if (scale != 1.0) {
-                if (scale > 1.0)
-                    p.setMode(QCPPainter::pmNonCosmetic);
-                p.scale(double(opt.width) / lw, double(opt.height) / lh);
-            }
-            plot->toPainter(&p, lw, lh);
-        }
-        // after painting: point-sized fonts follow the device's DPI, the scale above already did that
-        const int dpm = int(std::lround(opt.dpi / 0.0254));
-        img.setDotsPerMeterX(dpm);
-        img.setDotsPerMeterY(dpm);
+        const QImage img = renderFigure(plot, opt);
+        OutputFile file(path);
+        if (!openSave(file, path, error))
+            return false;
         if (!img.save(file.device(), "PNG")) {
             file.cancel();
             if (error)
                 *error = QStringLiteral("cannot encode PNG %1").arg(path);
             return false;
         }
-    } else if (suffix == QLatin1String("svg")) {
+        return commit(file, path, error);
+    }
+    OutputFile file(path);
+    if (!openSave(file, path, error))
+        return false;
+    const QRect oldViewport = plot->viewport();
+    FigureText text(plot, opt, opt.width, opt.height);
+    if (suffix == QLatin1String("svg")) {
         layoutFor(plot, opt.width, opt.height);
         QSvgGenerator gen;
         gen.setOutputDevice(file.device());

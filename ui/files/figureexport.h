@@ -7,6 +7,8 @@
 
 #include "live/livetypes.h"
 
+#include <QColor>
+#include <QImage>
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QStringList>
@@ -37,6 +39,10 @@ struct FigureOptions {
 
 bool isFigureSuffix(const QString &suffix);
 bool isMatrixSuffix(const QString &suffix);
+
+// The figure as its PNG holds it (`options`' size and DPI: text and lines scale by dpi/96), drawn on
+// `background` where the plot draws no background of its own.
+QImage renderFigure(QCustomPlot *plot, const FigureOptions &options, const QColor &background = Qt::white);
 
 // By the path's suffix: .png .svg .pdf
 bool saveFigure(QCustomPlot *plot, const QString &path, const FigureOptions &options, QString *error);

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A lesson exported as slides (File ▸ Export lesson as slides…, `attnviz export --preset ID --slides
-// DIR`): the window opens the lesson in presentation mode at the slide size and takes one picture
-// per pipeline step when the lesson is about the pipeline, else one of the view it opens on followed
-// by one per pipeline step for the same head and query. Each slide is a PNG; the PDF holds them all,
-// one page each, in order.
+// DIR`): the window opens the lesson in presentation mode (its theme and text sizes) and makes one
+// slide per pipeline step when the lesson is about the pipeline, else one of the view it opens on
+// followed by one per pipeline step for the same head and query (none where the pipeline cannot
+// show the model or the text yet). A slide is the view alone: the
+// lesson's title and the slide's in a band, the view's figure (one pipeline stage) at the slide's
+// full width, the stage's caption under it; never the window's menus, docks or other stages. Each
+// slide is a PNG; the PDF holds them all, one page each, in order.
 #pragma once
 
 #include <QSize>
