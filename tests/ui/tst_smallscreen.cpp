@@ -99,10 +99,9 @@ void TestSmallScreen::mainViewKeepsTheHeight()
     QVERIFY2(mapShare >= 0.35, qPrintable(QStringLiteral("the map is %1 px of its plot's %2 px").arg(plot->axisRect()->height()).arg(plot->height())));
     if (qEnvironmentVariableIsSet("ATTNVIZ_SHOTS"))
         m_w->grab().save(QStringLiteral("%1/smallscreen-%2.png").arg(qEnvironmentVariable("ATTNVIZ_SHOTS")).arg(textScale > 1 ? "larger" : "normal"));
-    // not yet with larger text: the docks at their least leave the heatmap 53 % of the height, and
-    // its token labels shrink back to the smallest size on the narrower map
-    if (textScale == 1.0)
-        QVERIFY2(share >= 0.55, qPrintable(QStringLiteral("the heatmap is %1 px of the central %2 px").arg(plot->height()).arg(central->height())));
+    // with larger text too: the chips' help on one line, no key/value sentence for a model (it took
+    // the heatmap to 49 %)
+    QVERIFY2(share >= 0.55, qPrintable(QStringLiteral("the heatmap is %1 px of the central %2 px").arg(plot->height()).arg(central->height())));
     // the dock keeps its chart: a title line, the bars and their key labels
     QVERIFY(m_w->rowView()->isVisible());
     QVERIFY2(m_w->rowView()->plot()->axisRect()->height() >= 20,

@@ -2,7 +2,6 @@
 #include "controls/inputpanel.h"
 
 #include "controls/elidedlabel.h"
-
 #include "controls/sentenceedit.h"
 #include "controls/tokenchipsview.h"
 
@@ -81,10 +80,10 @@ InputPanel::InputPanel(QWidget *parent)
     };
     il->addWidget(labelled(tr("Sentence (queries; keys too unless a key/value sentence is given)"), m_queryEdit, input,
                            &m_queryLabel));
-    auto *chipsHelp = m_chipsHelp = new QLabel(input);
+    // one line (the whole text on hover where it is elided): the main view keeps the height
+    auto *chipsHelp = m_chipsHelp = new ElidedLabel(input);
     chipsHelp->setObjectName(QStringLiteral("chipsHelp"));
     setModelTokens(QString());
-    chipsHelp->setWordWrap(true);
     chipsHelp->setStyleSheet(QStringLiteral("color: palette(mid)"));
     il->addWidget(chipsHelp);
     il->addWidget(scrolled(m_queryChips));
@@ -93,7 +92,7 @@ InputPanel::InputPanel(QWidget *parent)
     il->addWidget(keyChipsArea);
     keyChipsArea->setVisible(false);
     connect(m_keyEdit, &QPlainTextEdit::textChanged, this, [this, keyChipsArea] {
-        const bool cross = !m_keyEdit->toPlainText().trimmed().isEmpty();
+        const bool cross = m_takesKeys && !m_keyEdit->toPlainText().trimmed().isEmpty();
         keyChipsArea->setVisible(cross);
         m_keyChips->setVisible(cross);
         emit keySentenceChanged(m_keyEdit->toPlainText());
@@ -169,14 +168,17 @@ void InputPanel::setModelTokens(const QString &modelName, const QString &tokeniz
                                  .arg(modelName));
 }
 
-void InputPanel::setEncoderDecoder(bool on)
+void InputPanel::setTextFields(TextFields fields)
 {
+    const bool on = fields == TextFields::SourceAndTarget, keys = fields == TextFields::SentenceAndKeys;
     m_encoderDecoder = on;
+    m_takesKeys = keys;
     m_targetBox->setVisible(on);
-    m_keyBox->setVisible(!on);
-    m_keyChipsArea->setVisible(!on && !m_keyEdit->toPlainText().trimmed().isEmpty());
-    m_queryLabel->setText(on ? tr("Source (what the encoder reads)")
-                             : tr("Sentence (queries; keys too unless a key/value sentence is given)"));
+    m_keyBox->setVisible(keys);
+    m_keyChipsArea->setVisible(keys && !m_keyEdit->toPlainText().trimmed().isEmpty());
+    m_queryLabel->setText(on     ? tr("Source (what the encoder reads)")
+                          : keys ? tr("Sentence (queries; keys too unless a key/value sentence is given)")
+                                 : tr("Sentence"));
 }
 
 void InputPanel::setDecoderText(const QString &text, bool generated)

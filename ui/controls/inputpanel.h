@@ -30,9 +30,11 @@ public:
     SentenceEdit *targetEdit() const { return m_targetEdit; }
     TokenChipsView *targetChips() const { return m_targetChips; }
     QPushButton *generateButton() const { return m_generate; }
-    // An encoder-decoder model: the sentence is its source, the Target field shows (the key/value
-    // sentence hides); otherwise the other way round.
-    void setEncoderDecoder(bool on);
+    // The text fields the open model reads: the word vectors a sentence and an optional key/value
+    // sentence (cross-attention); a decoder-only or encoder-only model its sentence alone (its heads
+    // attend within it); an encoder-decoder model a source and a target. The others hide.
+    enum class TextFields { SentenceAndKeys, Sentence, SourceAndTarget };
+    void setTextFields(TextFields fields);
     bool encoderDecoder() const { return m_encoderDecoder; }
     // What the decoder read: `generated` true when the target was empty and generated greedily.
     void setDecoderText(const QString &text, bool generated);
@@ -61,6 +63,7 @@ private:
     QPushButton *m_generate = nullptr;
     QString m_generated; // the last generated target ("" while the target is typed)
     bool m_encoderDecoder = false;
+    bool m_takesKeys = true; // the key/value sentence applies (the word vectors)
 };
 
 } // namespace attnviz::ui

@@ -355,7 +355,8 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     }
     snap->paddedKeys = req.paddedKeys;
     snap->customMask = req.customMask;
-    snap->cross = !req.keySentence.trimmed().isEmpty();
+    // a key/value sentence is the word vectors' (a model's heads attend within its own text)
+    snap->cross = !req.model && !req.keySentence.trimmed().isEmpty();
     if (req.table)
         snap->tableName = QString::fromStdString(req.table->source());
     snap->config = attentionConfig(wordVectorSettings(req.settings), req.table ? req.table->dim() : 0);

@@ -63,7 +63,9 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
     m_modelInfo = model ? model->info() : ModelInfo();
     m_controls->setModel(model ? &m_modelInfo : nullptr);
     m_controls->setEncoderDecoder(m_modelInfo.architecture.encoderDecoder);
-    m_input->setEncoderDecoder(m_modelInfo.architecture.encoderDecoder);
+    m_input->setTextFields(!model                                      ? InputPanel::TextFields::SentenceAndKeys
+                           : m_modelInfo.architecture.encoderDecoder ? InputPanel::TextFields::SourceAndTarget
+                                                                     : InputPanel::TextFields::Sentence);
     fitControlsWidth(); // a model hides the word vectors' stack and projections
     compareView()->followModel(model, model ? &m_modelInfo : nullptr);
     m_session->setModel(std::move(model)); // after the controls: the settings it computes with are final
