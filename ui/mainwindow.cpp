@@ -49,6 +49,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QProxyStyle>
 #include <QScreen>
 #include <QScrollArea>
@@ -211,7 +212,15 @@ MainWindow::MainWindow(QWidget *parent)
     m_progress->setRange(0, 0);
     m_progress->setMaximumWidth(160);
     m_progress->setVisible(false);
+    m_progress->setObjectName(QStringLiteral("computeProgress"));
     statusBar()->addPermanentWidget(m_progress);
+    // a long text's prefill can take minutes on a large model: it can be stopped, the views keep
+    // what they show
+    m_cancelCompute = new QPushButton(tr("Cancel"), this);
+    m_cancelCompute->setObjectName(QStringLiteral("cancelComputeButton"));
+    m_cancelCompute->setToolTip(tr("Stop computing this text; the views keep what they show"));
+    m_cancelCompute->setVisible(false);
+    statusBar()->addPermanentWidget(m_cancelCompute);
 
     // Wiring.
     connect(m_session, &LiveSession::snapshotChanged, this, &MainWindow::onSnapshot);
@@ -237,8 +246,27 @@ MainWindow::MainWindow(QWidget *parent)
     });
     connect(m_session, &LiveSession::busyChanged, this, [this](bool busy, int) {
         m_progress->setVisible(busy);
+        m_cancelCompute->setVisible(busy);
         if (busy)
             m_status->setText(tr("Computing…"));
+        else
+            m_progress->setRange(0, 0); // the next computation starts without a count
+    });
+    connect(m_session, &LiveSession::progress, this, [this](int done, int layers) {
+        if (!m_progress->isVisible() || layers <= 0)
+            return;
+        m_progress->setRange(0, layers);
+        m_progress->setValue(done);
+        m_status->setText(done < layers ? tr("Computing… layer %1 of %2").arg(done + 1).arg(layers)
+                                        : tr("Computing… the predictions"));
+    });
+    connect(m_cancelCompute, &QPushButton::clicked, m_session, &LiveSession::cancelCompute);
+    connect(m_session, &LiveSession::computeCancelled, this, [this] {
+        const SnapshotPtr s = m_session->snapshot();
+        m_status->setText(s && s->hasResult()
+                              ? tr("Stopped: the views show the text as it was before (%n tokens); edit the text to compute it again.",
+                                   nullptr, s->tq())
+                              : tr("Stopped; edit the text to compute it again."));
     });
     m_undo = new QUndoStack(this);
     m_ablations = new HeadAblations(m_session, m_undo, [this] { return editsRefusal(m_modelInfo, m_session->model() != nullptr); }, this);

@@ -27,6 +27,7 @@ class QLabel;
 class QMenu;
 class QShortcut;
 class QProgressBar;
+class QPushButton;
 class QTabWidget;
 class QUndoStack;
 
@@ -258,6 +259,7 @@ private:
     QTabWidget *m_tabs = nullptr;
     QLabel *m_status = nullptr, *m_notice = nullptr;
     QProgressBar *m_progress = nullptr;
+    QPushButton *m_cancelCompute = nullptr;
     LessonPanel *m_lesson = nullptr;
     ModelLoader *m_modelLoader = nullptr;
     ModelMenu *m_modelMenu = nullptr;

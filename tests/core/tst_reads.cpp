@@ -120,6 +120,33 @@ class TestReads : public QObject {
 
 private slots:
     void initTestCase() { QVERIFY2(!reference().isEmpty(), "tests/fixtures/reads/reads-expected.json missing"); }
+    // TraceRequest::progress: once as each layer starts and once after the last, in order, on the
+    // calling thread; a cancel between layers stops the trace there.
+    void traceProgress()
+    {
+        Model *m = opened(QStringLiteral("gpt2-tiny"));
+        const int layers = m->info().layers;
+        QVERIFY(layers >= 2);
+        TraceRequest r;
+        r.text = "The animal did not cross the street";
+        std::vector<std::pair<int, int>> calls;
+        r.progress = [&](int done, int total) { calls.emplace_back(done, total); };
+        Trace<float> tr;
+        QVERIFY(m->trace(r, tr));
+        QCOMPARE(int(calls.size()), layers + 1);
+        for (int l = 0; l <= layers; ++l)
+            QCOMPARE(calls[size_t(l)], std::make_pair(l, layers));
+        std::atomic<bool> cancel{false};
+        r.cancel = &cancel;
+        calls.clear();
+        r.progress = [&](int done, int) {
+            calls.emplace_back(done, 0);
+            if (done == 1)
+                cancel.store(true);
+        };
+        QCOMPARE(m->trace(r, tr).code, StatusCode::Cancelled);
+        QCOMPARE(int(calls.size()), 2); // layer 0 and layer 1 started; layer 2 never began
+    }
 
     void lens_data()
     {

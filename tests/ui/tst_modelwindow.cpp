@@ -40,6 +40,7 @@
 #include <QProcess>
 #include <QScopeGuard>
 #include <QSettings>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
@@ -86,6 +87,7 @@ private slots:
     void openFixture_data();
     void openFixture();
     void chooseLayer();
+    void progressAndCancel();
     void largeCpuTraceKeepsWhatTheViewsRead();
     void controlsThatDoNotApply();
     void chipsShowPieces();
@@ -183,6 +185,41 @@ void TestModelWindow::chooseLayer()
     QVERIFY(win.show(QStringLiteral("the ship and the crew")));
     QVERIFY(!layer->isEnabled());
     QVERIFY(!win.w.tabs()->isTabVisible(win.w.tabs()->indexOf(win.w.layerGridView())));
+}
+
+// A model's computation counts its layers in the status bar's progress, and Cancel stops it: the
+// views keep the text they show, the status line says so, and the next edit computes again.
+void TestModelWindow::progressAndCancel()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(QStringLiteral("The animal did not cross the street")));
+    const int layers = win.w.session()->snapshot()->modelInfo.layers;
+    QVector<QPair<int, int>> seen;
+    QObject context;
+    connect(win.w.session(), &LiveSession::progress, &context, [&](int done, int total) { seen.push_back({done, total}); });
+    QVERIFY(win.show(QStringLiteral("The animal did not cross the street because it was tired")));
+    QVERIFY(!seen.isEmpty());
+    QCOMPARE(seen.last(), qMakePair(layers, layers));
+    for (const auto &p : seen)
+        QCOMPARE(p.second, layers);
+
+    const SnapshotPtr before = win.w.session()->snapshot();
+    auto *cancel = win.w.findChild<QPushButton *>(QStringLiteral("cancelComputeButton"));
+    QVERIFY(cancel && !cancel->isVisible());
+    bool cancelled = false;
+    connect(win.w.session(), &LiveSession::computeCancelled, &context, [&] { cancelled = true; });
+    win.w.session()->setSentence(QStringLiteral("A text that is never computed"));
+    win.w.session()->requestNow();
+    QVERIFY(win.w.session()->busy());
+    win.w.session()->cancelCompute();
+    QTRY_VERIFY(cancelled);
+    QVERIFY(!win.w.session()->busy());
+    QCOMPARE(win.w.session()->snapshot(), before);
+    QVERIFY2(win.w.statusText().startsWith(QStringLiteral("Stopped")), qPrintable(win.w.statusText()));
+    QVERIFY(!cancel->isVisible());
+    QVERIFY(win.show(QStringLiteral("The animal crossed")));
+    QCOMPARE(win.w.session()->snapshot()->sentence, QStringLiteral("The animal crossed"));
 }
 
 // A trace past the size the CPU keeps whole (here every trace: ATTNVIZ_WHOLE_TRACE_MB=0) holds the

@@ -4,6 +4,7 @@
 #include <QElapsedTimer>
 #include <QMetaObject>
 
+#include <algorithm>
 #include <new>
 
 namespace attnviz::ui {
@@ -28,6 +29,12 @@ void ComputeWorker::post(ComputeRequest request)
     }
 }
 
+void ComputeWorker::cancel(quint64 generation)
+{
+    m_cancelledUpTo.store(std::max(m_cancelledUpTo.load(), generation));
+    m_cancel.store(true);
+}
+
 void ComputeWorker::process()
 {
     std::optional<ComputeRequest> req;
@@ -42,10 +49,18 @@ void ComputeWorker::process()
     timer.start();
     m_cancel.store(false);
     req->cancel = &m_cancel;
+    const quint64 generation = req->generation;
+    req->progress = [this, generation](int done, int layers) { emit progressed(generation, done, layers); };
     emit started(req->generation, int(req->sentence.size() / 5));
     std::shared_ptr<ComputeSnapshot> snap;
     try {
-        snap = computeSnapshot(*req, *m_backend, m_models);
+        if (req->generation <= m_cancelledUpTo.load()) { // stopped before it began
+            snap = std::make_shared<ComputeSnapshot>();
+            snap->generation = req->generation;
+            snap->status = Status::error(StatusCode::Cancelled, "trace cancelled");
+        } else {
+            snap = computeSnapshot(*req, *m_backend, m_models);
+        }
     } catch (const std::bad_alloc &) {
         // The budget (memorybudget.h) is checked before a trace is made, but the machine may have
         // less free than it says: the window stays up, with the text and the model it had, and says so.

@@ -26,10 +26,15 @@ public:
 
     // Thread-safe. Replaces any request not started yet.
     void post(ComputeRequest request);
+    // Thread-safe. Stops the request of `generation` (and any older one): one not started yet is not
+    // computed, a running trace stops between layers; either comes back as a Cancelled snapshot.
+    void cancel(quint64 generation);
     quint64 latestGeneration() const { return m_latest.load(); }
 
 signals:
     void started(quint64 generation, int approxTokens);
+    // A model's trace of `generation`: `done` of `layers` layers computed.
+    void progressed(quint64 generation, int done, int layers);
     void finished(attnviz::ui::SnapshotPtr snapshot);
 
 private:
@@ -42,6 +47,7 @@ private:
     bool m_scheduled = false;
     std::atomic<quint64> m_latest{0};
     std::atomic<bool> m_cancel{false}; // set by post(): the running trace is stale
+    std::atomic<quint64> m_cancelledUpTo{0}; // cancel(): requests up to this generation stop
 };
 
 } // namespace attnviz::ui

@@ -374,6 +374,7 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         tr.maskedCells.assign(req.customMask.begin(), req.customMask.end());
     tr.maxTokens = req.maxTokens;
     tr.cancel = req.cancel;
+    tr.progress = req.progress;
     tr.keepMlp = req.keepMlp;
     // A causal model's LM head runs at the last position only (the predictions dock's list): a
     // hovered position is computed by the dock itself (Model::nextTokens on the snapshot's trace),

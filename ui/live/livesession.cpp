@@ -71,6 +71,10 @@ void LiveSession::setBackend(std::unique_ptr<Backend> backend)
     auto *worker = new ComputeWorker(std::move(backend));
     worker->moveToThread(&m_thread);
     connect(worker, &ComputeWorker::finished, this, &LiveSession::onFinished, Qt::QueuedConnection);
+    connect(worker, &ComputeWorker::progressed, this, [this](quint64 generation, int done, int layers) {
+        if (generation == m_generation && m_busy)
+            emit progress(done, layers);
+    }, Qt::QueuedConnection);
     m_worker = worker;
     schedule();
 }
@@ -310,8 +314,26 @@ void LiveSession::post()
     m_worker->post(std::move(r));
 }
 
+void LiveSession::cancelCompute()
+{
+    if (!m_busy || !m_worker)
+        return;
+    m_debounce.stop();
+    m_worker->cancel(m_generation);
+}
+
 void LiveSession::onFinished(SnapshotPtr snapshot)
 {
+    // stopped by cancelCompute: what is on screen stays; a newer request computes as usual
+    if (snapshot && snapshot->status.code == StatusCode::Cancelled) {
+        if (snapshot->generation == m_generation && m_busy) {
+            m_busy = false;
+            m_busyDelay.stop();
+            emit busyChanged(false, m_snapshot && m_snapshot->hasResult() ? m_snapshot->tq() : 0);
+            emit computeCancelled();
+        }
+        return;
+    }
     // Stale = older than what the views already show. A result that is not the newest request is
     // still shown when it is newer than the current one, so that continuous typing with a slow
     // compute keeps the views moving instead of starving them.

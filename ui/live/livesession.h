@@ -97,6 +97,9 @@ public:
     int shownHead() const { return m_display == HeadDisplay::Average ? -1 : m_head; }
     quint64 generation() const { return m_generation; }
     bool busy() const { return m_busy; }
+    // Stops the computation running or waiting (a long text's prefill): the views keep what they
+    // show, and computeCancelled follows. Nothing when none is running.
+    void cancelCompute();
 
     // Computes now (skips the debounce); used by export and tests.
     void requestNow();
@@ -107,6 +110,10 @@ signals:
     void layerChanged(int layer);
     void headDisplayChanged(attnviz::ui::HeadDisplay display);
     void busyChanged(bool busy, int tokens);
+    // The newest request's model trace: `done` of `layers` layers computed.
+    void progress(int done, int layers);
+    // cancelCompute stopped it: the views still show the snapshot before it.
+    void computeCancelled();
     void editsChanged(); // the edits or the clean switch
     void attentionKindChanged(attnviz::AttentionKind kind);
 

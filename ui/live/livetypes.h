@@ -19,6 +19,7 @@
 #include <algorithm>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <set>
 #include <utility>
@@ -84,6 +85,9 @@ struct ComputeRequest {
     // Set by the compute worker when a newer request arrives: a model's trace stops between layers
     // (Status Cancelled) and the snapshot is dropped, so a keystroke never waits for a stale trace.
     const std::atomic<bool> *cancel = nullptr;
+    // A model's trace, as each layer starts and when all are done (TraceRequest::progress), on the
+    // compute thread. Empty: none.
+    std::function<void(int done, int layers)> progress;
     // Edits of a model's forward (the window's head ablations: attn.hook_z of one head at every
     // position), applied unless `editsShownClean` (the View menu's clean switch: the edits kept, the
     // model shown as it is). A causal model's edited trace comes with the clean model's next-token

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -395,6 +396,10 @@ struct TraceRequest {
     // Only read; the caller keeps it alive and unchanged during the call. Null: none.
     const Trace<float> *prefixFrom = nullptr;
     const std::atomic<bool> *cancel = nullptr; // set by the caller to stop early (Status Cancelled)
+    // Real decoder-only and encoder-only checkpoints on the CPU: called on the calling thread as each layer
+    // starts (done = the layers finished, of `layers`) and once all are done (layers, layers); a long
+    // text's prefill takes minutes on a large model. Empty: none.
+    std::function<void(int done, int layers)> progress;
     // Real checkpoints, float traces: compute on this device where it supports the model (null: the
     // CPU); Trace::device and deviceNote say what did. Only read during the call.
     ForwardDevice *device = nullptr;

@@ -367,6 +367,7 @@ private:
         in.allPredictions = request.allPredictions;
         in.maskId = m_maskId;
         in.cancel = request.cancel;
+        in.progress = request.progress ? &request.progress : nullptr;
         in.edits = &request.edits;
         in.keepHookOutputs = request.keepHookOutputs;
         if (!request.edits.empty())

@@ -1307,6 +1307,8 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     for (size_t l = 0; l < w.layers.size(); ++l) {
         if (cancelled(in.cancel))
             return Status::error(StatusCode::Cancelled, "trace cancelled");
+        if (in.progress)
+            (*in.progress)(int(l), int(w.layers.size()));
         const LayerWeights<T> &b = w.layers[l];
         LayerTrace<T> &lt = out.layers[l];
         const bool kept = !pruning || (in.observe.stages && in.observe.layer(int(l)));
@@ -1484,6 +1486,8 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         out.final.middleRows(p, n) = last.middleRows(p, n);
     if (cancelled(in.cancel))
         return Status::error(StatusCode::Cancelled, "trace cancelled");
+    if (in.progress)
+        (*in.progress)(int(w.layers.size()), int(w.layers.size()));
 
     // predictions
     Predictions &pr = out.predictions;

@@ -16,6 +16,7 @@
 #include "attnviz/transformer.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -176,6 +177,7 @@ struct ForwardInput {
     bool allPredictions = false; // causal: the LM head at every position (else the last only)
     int maskId = -1; // [MASK]: masked-LM predictions at these positions
     const std::atomic<bool> *cancel = nullptr;
+    const std::function<void(int, int)> *progress = nullptr; // TraceRequest::progress; null: none
     const std::vector<Intervention> *edits = nullptr; // applied at their hooks (TraceRequest::edits);
                                                       // null or empty: none. Any edit needs reuse 0.
     bool keepHookOutputs = false; // LayerTrace::attnOut and mlpOut kept
