@@ -11,6 +11,7 @@
 #include "attnviz/gguf.h"
 #include "attnviz/pretrained.h"
 #include "attnviz/subword.h"
+#include "attnviz/tensorarchive.h"
 #include "modelchecks.h"
 #include "seq2seqchecks.h"
 
@@ -256,6 +257,44 @@ private slots:
             QCOMPARE(g->decode(ia), spm->decode(ib));
         }
         QVERIFY(unknownOrBytes > 0); // the corpus reached the byte pieces
+    }
+
+    // A tied T5 whose checkpoint stored lm_head.weight too: the converter writes it as `output`, the
+    // same bytes as token_embd. Read as tied (scaled by d_model^-0.5, as Hugging Face's T5 with
+    // tie_word_embeddings), not as an untied head: the file computes what the tied folder computes.
+    void tiedOutputStoredToo()
+    {
+        const QString from = gguf(QStringLiteral("t5-v1_1.gguf"));
+        QByteArray b = readAll(from);
+        TensorArchive archive;
+        QVERIFY(archive.openGguf(from.toStdString()).ok());
+        const TensorEntry *out = archive.find("output.weight"), *tok = archive.find("token_embd.weight");
+        QVERIFY(out && tok && out->bytes == tok->bytes);
+        std::memcpy(b.data() + out->offset, b.constData() + tok->offset, tok->bytes);
+        QTemporaryDir dir, folder;
+        const QString path = dir.filePath(QStringLiteral("tied.gguf"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(b);
+        f.close();
+        std::unique_ptr<Model> g, h;
+        Status st = openPretrained(path.toStdString(), {}, g);
+        QVERIFY2(st.ok(), st.message.c_str());
+        QVERIFY(g->info().architecture.tiedEmbeddings);
+        QCOMPARE(g->info().architecture.outputScale, 0.25);
+        QVERIFY(copyFixture(QStringLiteral("t5-v1_1-tiny"), folder, [](QJsonObject &o) {
+            o[QStringLiteral("relative_attention_max_distance")] = 128;
+            o[QStringLiteral("tie_word_embeddings")] = true;
+        }));
+        QVERIFY((st = openPretrained(folder.path().toStdString(), {}, h)).ok());
+        const QJsonObject c = expectedCase(QStringLiteral("t5-v1_1-tiny"), 0);
+        Trace<float> x, y;
+        QVERIFY((st = traceOf(*g, c, x)).ok());
+        QVERIFY((st = traceOf(*h, c, y)).ok());
+        QCOMPARE(seq2seqDifference(x, y), 0.0);
+        Trace<float> untied; // the file as it was: its own head, unscaled
+        QVERIFY((st = traceOf(*openedGguf(QStringLiteral("t5-v1_1.gguf")), c, untied)).ok());
+        QVERIFY(seq2seqDifference(x, untied) > 1e-3);
     }
 
     void refusals()
