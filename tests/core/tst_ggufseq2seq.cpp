@@ -345,6 +345,9 @@ private slots:
         b = good; // value_length alone
         std::memcpy(b.data() + vl, &five, 4);
         tryOpen(b, "metadata \"t5.attention.value_length\": 5 differs from key_length 6");
+        b = good;
+        b.replace("tokenizer.ggml.scores", "tokenizer.ggml.scoreX");
+        tryOpen(b, "metadata \"tokenizer.ggml.scores\": missing (a Unigram vocabulary segments by its scores)");
         b = good; // an unknown vocabulary type
         const qsizetype tm = valueAt(b, "tokenizer.ggml.model");
         QVERIFY(tm > 0 && b.mid(tm + 8, 2) == "t5");

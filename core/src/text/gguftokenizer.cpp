@@ -309,7 +309,8 @@ std::string ggufTokenizerKeysProblem(const GgufFile &f)
         if (s->count != n)
             return bad("tokenizer.ggml.scores", "not a list of " + std::to_string(n) + " scores (one per token)");
     } else if (spm) {
-        return bad("tokenizer.ggml.scores", "missing (a SentencePiece vocabulary merges by score)");
+        return bad("tokenizer.ggml.scores", model->s == "t5" ? "missing (a Unigram vocabulary segments by its scores)"
+                                                             : "missing (a SentencePiece vocabulary merges by score)");
     }
     for (const char *key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id"}) {
         const GgufValue *v = f.find(key);
@@ -383,7 +384,9 @@ Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
             return bad("tokenizer.ggml.scores", "not a list of " + std::to_string(n) + " scores (one per token)");
         scores = s->numbers;
     } else if (spm) {
-        return bad("tokenizer.ggml.scores", "missing (a SentencePiece vocabulary merges by score)");
+        return bad("tokenizer.ggml.scores", f.find("tokenizer.ggml.model")->s == "t5"
+                                                ? "missing (a Unigram vocabulary segments by its scores)"
+                                                : "missing (a SentencePiece vocabulary merges by score)");
     }
     auto idKey = [&](const char *key, int &id) -> Status {
         id = -1;
