@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // GGUF files on the command line (tests/fixtures/gguf): `model info` names the quantization per
-// kind of tensor, `model run` and `tokenize --model` take a .gguf path as they take a folder, and a
-// broken file is one line naming the file and the field, exit code 2.
+// kind of tensor, `model run` and `tokenize --model` take a .gguf path as they take a folder (a T5
+// file's run and generate print what its folder prints), and a broken file is one line naming the
+// file and the field, exit code 2.
 #include "testpaths.h"
 #include "../support/runattnviz.h"
 
@@ -73,6 +74,59 @@ private slots:
             QCOMPARE(r.err.count('\n'), 1);
             QVERIFY2(r.err.contains(path.toUtf8() + ": metadata \"general.architecture\": missing"), r.err.constData());
         }
+    }
+
+    // A T5 file runs as its folder does: `model run` with a target (every attention, the source's and
+    // the decoder's tokens, the predictions) and `generate` (greedy and beams) print what the folder
+    // prints at llama.cpp's max distance 128 (the one thing the file does not hold); `t5encoder` is
+    // refused in one line.
+    void t5AsItsFolder()
+    {
+        QTemporaryDir folder; // t5-tiny at max distance 128
+        const QString from = QString::fromUtf8(ATTNVIZ_FIXTURE("/models/t5-tiny/"));
+        QVERIFY(QFile::copy(from + QStringLiteral("model.safetensors"), folder.filePath(QStringLiteral("model.safetensors"))));
+        QVERIFY(QFile::copy(from + QStringLiteral("spiece.model"), folder.filePath(QStringLiteral("spiece.model"))));
+        QFile c(from + QStringLiteral("config.json"));
+        QVERIFY(c.open(QIODevice::ReadOnly));
+        QJsonObject config = QJsonDocument::fromJson(c.readAll()).object();
+        config[QStringLiteral("relative_attention_max_distance")] = 128;
+        QFile w(folder.filePath(QStringLiteral("config.json")));
+        QVERIFY(w.open(QIODevice::WriteOnly));
+        w.write(QJsonDocument(config).toJson());
+        w.close();
+        const QString file = gguf(QStringLiteral("t5.gguf"));
+        const QStringList run{QStringLiteral("model"), QStringLiteral("run"), QStringLiteral("--text"),
+                              QStringLiteral("the 3rd of March, 1998"), QStringLiteral("--target"), QStringLiteral("1998-03-03")};
+        const auto a = attnviz(run + QStringList{file}), b = attnviz(run + QStringList{folder.path()});
+        QCOMPARE(a.code, 0);
+        QCOMPARE(b.code, 0);
+        QJsonObject x = QJsonDocument::fromJson(a.out).object(), y = QJsonDocument::fromJson(b.out).object();
+        for (const char *key : {"encoder_attentions", "attentions", "cross_attentions"})
+            QVERIFY(!x.value(QLatin1String(key)).toArray().isEmpty());
+        QCOMPARE(x.value(QStringLiteral("cross_attentions")).toArray().size(), 3); // decoder layers
+        QCOMPARE(x.value(QStringLiteral("encoder_attentions")).toArray().size(), 2);
+        const QJsonObject xm = x.take(QStringLiteral("model")).toObject(), ym = y.take(QStringLiteral("model")).toObject();
+        QCOMPARE(x, y); // every number, token and prediction
+        QCOMPARE(xm.value(QStringLiteral("name")).toString(), QStringLiteral("t5.gguf"));
+        QCOMPARE(xm.value(QStringLiteral("family")).toString(), ym.value(QStringLiteral("family")).toString());
+        QCOMPARE(xm.value(QStringLiteral("parameters")), ym.value(QStringLiteral("parameters")));
+        for (const QStringList &gen : {QStringList{}, QStringList{QStringLiteral("--beams"), QStringLiteral("3")}}) {
+            const QStringList args = QStringList{QStringLiteral("generate"), QStringLiteral("--text"),
+                                                 QStringLiteral("the cat sat on the mat"), QStringLiteral("--json"),
+                                                 QStringLiteral("--model")};
+            const auto g = attnviz(args + QStringList{file} + gen), h = attnviz(args + QStringList{folder.path()} + gen);
+            QCOMPARE(g.code, 0);
+            QCOMPARE(h.code, 0);
+            QJsonObject gj = QJsonDocument::fromJson(g.out).object(), hj = QJsonDocument::fromJson(h.out).object();
+            QVERIFY(!gj.isEmpty());
+            gj.remove(QStringLiteral("model"));
+            hj.remove(QStringLiteral("model"));
+            QCOMPARE(gj, hj);
+        }
+        const auto r = attnviz({QStringLiteral("model"), QStringLiteral("info"), gguf(QStringLiteral("t5encoder.gguf"))});
+        QCOMPARE(r.code, 2);
+        QCOMPARE(r.err.count('\n'), 1);
+        QVERIFY2(r.err.contains("\"t5encoder\" (a T5 encoder alone) is not computed by attnviz"), r.err.constData());
     }
 };
 

@@ -3,8 +3,9 @@
 // of the test's own: the rows read back (name, family, parameters, size, precision, where, why not),
 // greyed rows in the disabled text colour with their reason (a GGUF file's tokenizer keys included),
 // the scan off the GUI thread, Add folder and Remove folder, and a double-click that opens
-// hf:ORG/NAME in the real window through its loader.
+// hf:ORG/NAME in the real window through its loader; llama.cpp's T5 files listed, opened, or greyed.
 // With ATTNVIZ_SCREENSHOT_DIR set, the dialog is also saved as local-models.png there (the README's).
+#include "controls/controlpanel.h"
 #include "mainwindow.h"
 #include "testsupport.h"
 #include "window/localmodelsdialog.h"
@@ -15,6 +16,7 @@
 #include "localmodels.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
@@ -262,6 +264,44 @@ private slots:
             QCoreApplication::processEvents();
             QVERIFY(d.grab().toImage().save(shots + QStringLiteral("/local-models-greyed-gguf.png")));
         }
+    }
+
+    // llama.cpp's T5 files in a folder of the user's: t5.gguf listed as a t5 model and opened in the
+    // window by a double-click (the Attention selector and the Target field shown, as for a T5
+    // folder); t5encoder.gguf greyed with the reason opening it gives.
+    void t5GgufFiles()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString from = QString::fromUtf8(ATTNVIZ_FIXTURE("/gguf/"));
+        for (const char *name : {"t5.gguf", "t5encoder.gguf"})
+            QVERIFY(QFile::copy(from + QLatin1String(name), dir.filePath(QLatin1String(name))));
+        addUserModelFolder(dir.path());
+        const auto unadd = qScopeGuard([&] { removeUserModelFolder(dir.path()); });
+        MainWindow w;
+        w.setMessagePrompt([](const QString &, const QString &text) { QFAIL(qPrintable(text)); });
+        w.resize(1200, 800);
+        w.show();
+        for (QAction *a : w.findChild<QMenu *>(QStringLiteral("modelMenu"))->actions())
+            if (a->objectName() == QLatin1String("localModelsAction"))
+                a->trigger();
+        LocalModelsDialog *d = w.findChild<LocalModelsDialog *>();
+        QVERIFY(d && d->isVisible());
+        QVERIFY(waitScanned(*d));
+        QTreeWidgetItem *t5 = row(*d, QStringLiteral("t5")), *encoder = row(*d, QStringLiteral("t5encoder"));
+        QVERIFY(t5 && encoder);
+        QCOMPARE(cells(t5).mid(0, 2), (QStringList{QStringLiteral("t5"), QStringLiteral("23K")}));
+        QCOMPARE(t5->text(Precision), QStringLiteral("F32"));
+        QVERIFY(t5->text(Note).isEmpty());
+        const QColor grey = d->palette().color(QPalette::Disabled, QPalette::Text);
+        QCOMPARE(encoder->foreground(Name).color(), grey);
+        QVERIFY2(encoder->text(Note).startsWith(QStringLiteral("architecture \"t5encoder\" (a T5 encoder alone) is not computed")),
+                 qPrintable(encoder->text(Note)));
+        emit d->list()->itemActivated(t5, 0);
+        QTRY_COMPARE_WITH_TIMEOUT(w.modelSource(), dir.filePath(QStringLiteral("t5.gguf")), 30000);
+        auto *combo = w.controls()->findChild<QComboBox *>(QStringLiteral("attentionKindCombo"));
+        QVERIFY(combo);
+        QTRY_VERIFY_WITH_TIMEOUT(combo->isVisibleTo(&w), 30000);
     }
 
     // The README's screenshot: the list as it opens on the test's stores plus the added folder.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Encoder-decoder models in the real window (offscreen): the tiny T5, BART and Marian fixture
-// folders opened, the Target field and the Attention selector shown only for them, the heatmap's
+// folders and the T5 GGUF files opened, the Target field and the Attention selector shown only for them, the heatmap's
 // matrix and axis labels for Encoder, Decoder and Cross read back against the core's own trace of
 // the same source and target (exact), Lines with the target on one side and the source on the
 // other, an empty target generated as the core's greedy generate() does, the views that cannot show
@@ -28,6 +28,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QLabel>
 #include <QPushButton>
 #include <QSettings>
@@ -130,6 +131,9 @@ private slots:
         QTest::newRow("t5 v1.1") << QStringLiteral("t5-v1_1-tiny");
         QTest::newRow("bart") << QStringLiteral("bart-tiny");
         QTest::newRow("marian") << QStringLiteral("marian-spm-tiny");
+        // llama.cpp's T5 files (tests/fixtures/gguf/make_gguf_t5.py), opened as File > Open model opens them
+        QTest::newRow("t5 gguf") << QStringLiteral("../gguf/t5.gguf");
+        QTest::newRow("t5 v1.1 gguf") << QStringLiteral("../gguf/t5-v1_1.gguf");
     }
 
     // The heatmap draws the core trace's encoder, decoder and cross weights of the chosen layer and
@@ -192,7 +196,7 @@ private slots:
                                                      .arg(double(m(i, j)))));
                 }
             QVERIFY2(win.w.statusText().contains(attentionKindDescription(kind)), qPrintable(win.w.statusText()));
-            shoot(win, folder + QLatin1Char('-') + attentionKindName(kind).toLower());
+            shoot(win, QFileInfo(folder).fileName() + QLatin1Char('-') + attentionKindName(kind).toLower());
         }
         // Lines: cross-attention joins the target's tokens (one side) to the source's (the other)
         combo->setCurrentIndex(combo->findData(int(AttentionKind::Cross)));
@@ -207,7 +211,7 @@ private slots:
         QCOMPARE(int(shown.front()->cols()), int(want.seq2seq.sourceTokens.size()));
         QVERIFY(!win.w.linesView()->tokenRect(LinesView::Side::Key, int(want.seq2seq.sourceTokens.size()) - 1).isEmpty());
         QVERIFY(win.w.linesView()->tokenRect(LinesView::Side::Query, int(want.tokens.size())).isEmpty());
-        shoot(win, folder + QStringLiteral("-lines-cross"));
+        shoot(win, QFileInfo(folder).fileName() + QStringLiteral("-lines-cross"));
     }
 
     // An empty target: generated greedily from the source with the folder's settings, shown under the

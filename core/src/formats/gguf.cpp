@@ -505,10 +505,12 @@ std::string ggufUnsupportedReason(const GgufFile &f)
     const GgufValue *arch = f.find("general.architecture");
     if (!arch || arch->type != GgufValueType::String)
         return "metadata \"general.architecture\" is missing";
-    static const char *const kArchitectures[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "gpt2"};
+    static const char *const kArchitectures[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "gpt2", "t5"};
+    if (arch->s == "t5encoder")
+        return "architecture \"t5encoder\" (a T5 encoder alone) is not computed by attnviz (the t5 file of the same model opens)";
     if (std::find_if(std::begin(kArchitectures), std::end(kArchitectures), [&](const char *a) { return arch->s == a; }) ==
         std::end(kArchitectures))
-        return "architecture " + quoteText(arch->s) + " is not one attnviz computes (llama, qwen2, qwen3, gemma2, gemma3, phi3, gpt2)";
+        return "architecture " + quoteText(arch->s) + " is not one attnviz computes (llama, qwen2, qwen3, gemma2, gemma3, phi3, gpt2, t5)";
     for (const GgufTensorInfo &t : f.tensors) {
         const GgmlTypeInfo *info = ggmlTypeInfo(t.type);
         if (!info || !info->dequantized)
@@ -518,8 +520,8 @@ std::string ggufUnsupportedReason(const GgufFile &f)
     const GgufValue *tok = f.find("tokenizer.ggml.model");
     if (!tok || tok->type != GgufValueType::String)
         return "metadata \"tokenizer.ggml.model\" is missing (no tokenizer in the file)";
-    if (tok->s != "gpt2" && tok->s != "llama")
-        return "tokenizer " + quoteText(tok->s) + " is not one attnviz reads from GGUF (gpt2, llama)";
+    if (tok->s != "gpt2" && tok->s != "llama" && tok->s != "t5")
+        return "tokenizer " + quoteText(tok->s) + " is not one attnviz reads from GGUF (gpt2, llama, t5)";
     return detail::ggufTokenizerKeysProblem(f); // what opening it would refuse, said before
 }
 

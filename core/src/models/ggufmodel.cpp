@@ -17,6 +17,8 @@
 //     (an {arch}.attention.sliding_window_pattern key, where a file has one, is used instead).
 //     Gemma 2 / 3's query scale is not stored either: llama.cpp takes 1/sqrt(head_dim), and
 //     1/sqrt(d_model / heads) for the 27B models (46 and 62 layers); so does this reader.
+//   - T5 (`t5`): an encoder-decoder model, its enc.blk.N / dec.blk.N tensors; what llama.cpp
+//     assumes of such a file is written at t5ArchitectureOf. `t5encoder` files are refused.
 #include "ggufmodel.h"
 
 #include "attnviz/fileio.h"
@@ -26,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -129,6 +132,122 @@ Status factorList(const GgufModelParts &p, const std::string &name, int n, json 
     return {};
 }
 
+// `t5` files (llama.cpp's LLM_ARCH_T5; convert_hf_to_gguf.py's T5Model) read as T5's config.json
+// and then by the t5 family (families/t5.cpp). What llama.cpp's llama-model.cpp (llama_model_t5),
+// llama-graph.cpp and the converter mean by such a file:
+//   - t5.block_count is the encoder's layers, t5.decoder_block_count the decoder's (absent: the
+//     same); t5.attention.key_length = value_length = d_kv (absent: embedding_length / head_count);
+//     t5.attention.layer_norm_rms_epsilon and t5.attention.relative_buckets_count are required.
+//   - the relative attention's max distance is not in the file: llama.cpp hard-codes 128
+//     (llama_relative_position_bucket, "move to hparams if a T5 variant appears that uses a
+//     different value"); so does this reader. Every T5 / FLAN-T5 / mT5 checkpoint has 128.
+//   - the bias is {enc,dec}.blk.0.attn_rel_b, shared by the stack's layers (llama.cpp takes a
+//     layer's own where it has one: UMT5's per-layer bias, refused here); dec.blk.N.cross_attn_rel_b,
+//     which Hugging Face never uses, is not read (llama.cpp loads it but passes no bias to the
+//     cross-attention either).
+//   - the MLP: ffn_gate present means gated-GELU (llama.cpp's LLM_FFN_GELU, ggml's tanh form:
+//     Hugging Face's "gated-gelu" = gelu_new), absent ReLU (v1.0).
+//   - the LM head: `output` where the file has it, else token_embd. Hugging Face's T5 with tied
+//     embeddings scales the final states by d_model^-0.5 before the head; llama.cpp's graph never
+//     does (its logits of a tied T5 are sqrt(d_model) times Hugging Face's: the same argmax, sharper
+//     probabilities). This reader follows Hugging Face, the model as trained: a file without
+//     `output`, or whose `output` holds token_embd's bytes (a tied checkpoint that stored
+//     lm_head.weight too), is read as tied and scaled.
+//   - ids: t5.decoder_start_token_id (absent: the pad id, as T5Config), tokenizer.ggml.eos_token_id
+//     (absent: 1) and padding_token_id (absent: 0), llama.cpp's defaults for a "t5" vocabulary.
+Status t5ArchitectureOf(GgufModelParts &p, const Keys &k)
+{
+    const GgufFile &f = p.file;
+    const int64_t widthCap = 65536;
+    int64_t layers = 0, decoderLayers = 0, d = 0, heads = 0, ff = 0, ctx = 0, buckets = 0;
+    Status st;
+    if (!(st = k.integer("block_count", layers, 1, 1024)) || !(st = k.integer("embedding_length", d, 1, widthCap)) ||
+        !(st = k.integer("attention.head_count", heads, 1, widthCap)) ||
+        !(st = k.integer("feed_forward_length", ff, 1, 16 * widthCap)) ||
+        !(st = k.integer("context_length", ctx, 1, 16'777'216)) ||
+        !(st = k.integer("attention.relative_buckets_count", buckets, 4, 1 << 16)))
+        return st;
+    decoderLayers = layers;
+    if (!(st = k.integer("decoder_block_count", decoderLayers, 1, 1024, false)))
+        return st;
+    int64_t headDim = d % heads == 0 ? d / heads : 0, valueDim = 0;
+    if (!(st = k.integer("attention.key_length", headDim, 1, widthCap, headDim == 0)))
+        return st;
+    valueDim = headDim;
+    if (!(st = k.integer("attention.value_length", valueDim, 1, widthCap, false)))
+        return st;
+    if (valueDim != headDim)
+        return k.bad("t5.attention.value_length", std::to_string(valueDim) + " differs from key_length " +
+                                                      std::to_string(headDim) + ", which attnviz does not compute");
+    if (int64_t kv = heads; !(st = k.integer("attention.head_count_kv", kv, 1, widthCap, false)) || kv != heads)
+        return st ? k.bad("t5.attention.head_count_kv", std::to_string(kv) + " differs from head_count " +
+                                                            std::to_string(heads) + " (T5 has no grouped keys)")
+                  : st;
+    double eps = 0;
+    if (!(st = k.number("attention.layer_norm_rms_epsilon", eps, 1e-30, 0.5, true)))
+        return st;
+    // the float32 key holds config.json's decimal rounded: the shortest decimal that rounds to it
+    // is what the folder says (1e-06, not 9.99999997e-07)
+    for (int digits = 1; digits <= 9; ++digits) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.*g", digits, eps);
+        if (float(std::strtod(buf, nullptr)) == float(eps)) {
+            eps = std::strtod(buf, nullptr);
+            break;
+        }
+    }
+    const TensorEntry *tok = p.archive.find("token_embd.weight");
+    if (!tok)
+        return Status::error(StatusCode::InvalidInput, f.path + ": tensor \"token_embd.weight\": missing");
+    if (tok->shape.size() != 2 || tok->shape[1] != d)
+        return Status::error(StatusCode::InvalidInput, f.path + ": tensor \"token_embd.weight\": not (vocabulary, " +
+                                                           std::to_string(d) + ")");
+    // a relative bias in another layer than 0: UMT5's, one per layer
+    for (const auto &[name, e] : p.archive.entries())
+        if (name.size() > 18 && name.compare(name.size() - 18, 18, ".attn_rel_b.weight") == 0 &&
+            name.rfind("enc.blk.0.", 0) != 0 && name.rfind("dec.blk.0.", 0) != 0 && name.find("cross_attn_rel_b") == std::string::npos)
+            return Status::error(StatusCode::InvalidInput, f.path + ": tensor " + quoteText(name) +
+                                                               ": a relative position bias in a layer other than 0 (UMT5's, "
+                                                               "one per layer) is not computed by attnviz (T5 shares block 0's)");
+    bool tied = true;
+    if (const TensorEntry *out = p.archive.find("output.weight")) {
+        tied = false;
+        if (out->shape == tok->shape && out->dtype == tok->dtype) {
+            std::vector<uint8_t> a, b;
+            if (!(st = p.archive.readEncoded(*out, a)) || !(st = p.archive.readEncoded(*tok, b)))
+                return st;
+            tied = a == b;
+        }
+    }
+    int64_t pad = 0, eos = 1, start = -1;
+    if (!(st = k.integer("tokenizer.ggml.padding_token_id", pad, 0, tok->shape[0] - 1, false)) ||
+        !(st = k.integer("tokenizer.ggml.eos_token_id", eos, 0, tok->shape[0] - 1, false)) ||
+        !(st = k.integer("decoder_start_token_id", start, 0, tok->shape[0] - 1, false)))
+        return st;
+    json c;
+    c["model_type"] = "t5";
+    c["vocab_size"] = tok->shape[0];
+    c["d_model"] = d;
+    c["d_kv"] = headDim;
+    c["d_ff"] = ff;
+    c["num_layers"] = layers;
+    c["num_decoder_layers"] = decoderLayers;
+    c["num_heads"] = heads;
+    c["relative_attention_num_buckets"] = buckets;
+    c["relative_attention_max_distance"] = 128; // llama.cpp's llama_relative_position_bucket
+    c["layer_norm_epsilon"] = eps;
+    c["feed_forward_proj"] = p.archive.find("enc.blk.0.ffn_gate.weight") ? "gated-gelu" : "relu";
+    c["tie_word_embeddings"] = tied;
+    c["pad_token_id"] = pad;
+    c["eos_token_id"] = eos;
+    c["decoder_start_token_id"] = start >= 0 ? start : pad;
+    Architecture a;
+    if (Status s = parseArchitecture(c.dump(), f.path + " (its t5.* keys read as config.json)", a); !s)
+        return s;
+    p.arch = std::move(a);
+    return {};
+}
+
 Status architectureOf(GgufModelParts &p)
 {
     const GgufFile &f = p.file;
@@ -139,12 +258,18 @@ Status architectureOf(GgufModelParts &p)
         return Status::error(StatusCode::InvalidInput, f.path + ": metadata \"general.architecture\": type " +
                                                            archKey->typeName() + ", expected string");
     const std::string arch = archKey->s;
-    static const std::set<std::string> kKnown{"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "gpt2"};
+    static const std::set<std::string> kKnown{"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "gpt2", "t5"};
+    if (arch == "t5encoder")
+        return Status::error(StatusCode::InvalidInput, f.path + ": metadata \"general.architecture\": \"t5encoder\" (a T5 "
+                                                           "encoder alone) is not computed by attnviz: its relative position "
+                                                           "bias has no encoder-only path; the t5 file of the same model opens");
     if (!kKnown.count(arch))
         return Status::error(StatusCode::InvalidInput, f.path + ": metadata \"general.architecture\": " + quoteText(arch) +
                                                            " is not one attnviz computes (llama, qwen2, qwen3, gemma2, "
-                                                           "gemma3, phi3, gpt2)");
+                                                           "gemma3, phi3, gpt2, t5)");
     const Keys k(f, arch);
+    if (arch == "t5")
+        return t5ArchitectureOf(p, k);
     int64_t layers = 0, d = 0, heads = 0, kv = 0, ff = 0, ctx = 0, headDim = 0, valueDim = 0, ropeDims = 0;
     const int64_t widthCap = 65536;
     Status st;
@@ -308,9 +433,41 @@ Status architectureOf(GgufModelParts &p)
     return {};
 }
 
+// llama.cpp's T5 tensors (gguf-py's MODEL_TENSOR.ENC_* / DEC_*): enc.blk.N.* and dec.blk.N.*.
+families::TensorNames t5NamesOf(const Architecture &a)
+{
+    families::TensorNames n;
+    n.prefixes = {""};
+    n.tokens = "token_embd.weight";
+    n.lmHead = a.tiedEmbeddings ? std::string() : std::string("output.weight");
+    n.layer = "dec.blk.{L}.";
+    n.encoderLayer = "enc.blk.{L}.";
+    n.attnNorm = "attn_norm";
+    n.q = "attn_q";
+    n.k = "attn_k";
+    n.v = "attn_v";
+    n.o = "attn_o";
+    n.relativeBias = "attn_rel_b.weight";
+    n.crossNorm = "cross_attn_norm";
+    n.crossQ = "cross_attn_q";
+    n.crossK = "cross_attn_k";
+    n.crossV = "cross_attn_v";
+    n.crossO = "cross_attn_o";
+    n.ffnNorm = n.encoderFfnNorm = "ffn_norm";
+    if (a.gatedMlp)
+        n.gate = n.encoderGate = "ffn_gate";
+    n.up = n.encoderUp = "ffn_up";
+    n.down = n.encoderDown = "ffn_down";
+    n.finalNorm = "dec.output_norm";
+    n.encoderFinalNorm = "enc.output_norm";
+    return n;
+}
+
 families::TensorNames namesOf(const GgufModelParts &p)
 {
     const Architecture &a = p.arch;
+    if (a.encoderDecoder)
+        return t5NamesOf(a);
     families::TensorNames n;
     n.prefixes = {""};
     n.tokens = "token_embd.weight";
@@ -399,7 +556,7 @@ std::string ggufQuantizationByKind(const GgufFile &f)
             return "output";
         if (name.find("norm") != std::string::npos)
             return "norms";
-        if (name.find(".attn_") != std::string::npos)
+        if (name.find(".attn_") != std::string::npos || name.find(".cross_attn_") != std::string::npos)
             return "attention";
         if (name.find(".ffn_") != std::string::npos)
             return "MLP";

@@ -534,6 +534,10 @@ Status openGgufModel(const std::string &path, const PretrainedLoadOptions &optio
         return Status::error(StatusCode::InvalidInput, path + ": metadata \"tokenizer.ggml.tokens\": " +
                                                            withCommas(tokenizer->vocabSize()) + " tokens, but token_embd has " +
                                                            withCommas(parts.arch.vocabulary) + " rows");
+    const std::string dtype = parts.quantization + " (GGUF; " + detail::ggufQuantizationByKind(parts.file) + ")";
+    if (parts.arch.encoderDecoder)
+        return detail::openEncoderDecoderGguf(path, parts.arch, parts.archive, parts.names, std::move(tokenizer), dtype,
+                                              options, out);
     parts.archive.setProgress(options.progress);
     auto weights = std::make_shared<ModelWeights<float>>();
     try {
@@ -543,7 +547,6 @@ Status openGgufModel(const std::string &path, const PretrainedLoadOptions &optio
         return Status::error(StatusCode::BackendFailed, path + ": out of memory reading " +
                                                             describeBytes(parts.archive.totalBytes()) + " of weights");
     }
-    const std::string dtype = parts.quantization + " (GGUF; " + detail::ggufQuantizationByKind(parts.file) + ")";
     out = std::make_unique<PretrainedModel>(parts.arch, path, std::move(weights), std::move(tokenizer), dtype);
     return {};
 }

@@ -574,6 +574,25 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
     return {};
 }
 
+Status detail::openEncoderDecoderGguf(const std::string &path, const Architecture &arch, TensorArchive &archive,
+                                      const families::TensorNames &names, std::unique_ptr<SubwordTokenizer> tokenizer,
+                                      const std::string &dtype, const PretrainedLoadOptions &options,
+                                      std::unique_ptr<Model> &out)
+{
+    archive.setProgress(options.progress);
+    auto w = std::make_shared<Seq2SeqWeights<float>>();
+    try {
+        if (Status st = loadSeq2SeqWeights(archive, arch, names, *w); !st)
+            return st;
+    } catch (const std::bad_alloc &) {
+        return Status::error(StatusCode::BackendFailed, path + ": out of memory reading " +
+                                                            describeBytes(archive.totalBytes()) + " of weights");
+    }
+    out = std::make_unique<EncoderDecoderModel>(arch, path, std::move(w), dtype, std::move(tokenizer), nullptr,
+                                                std::string(), Seq2SeqGenerationSettings());
+    return {};
+}
+
 Status greedyTarget(Model &model, const TraceRequest &source, int maxNew, std::vector<int> &target)
 {
     const Architecture arch = model.info().architecture;

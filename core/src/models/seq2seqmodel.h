@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // An encoder-decoder model folder (T5) as a Model (private to the core; openPretrained opens it
-// when config.json's family is an encoder-decoder one).
+// when config.json's family is an encoder-decoder one), and a T5 GGUF file as the same Model.
 #pragma once
 
 #include "attnviz/architecture.h"
 #include "attnviz/model.h"
 #include "attnviz/pretrained.h"
+#include "attnviz/subword.h"
+#include "attnviz/tensorarchive.h"
+#include "families/family.h"
 
 #include <memory>
 #include <string>
@@ -14,5 +17,11 @@ namespace attnviz::detail {
 
 Status openEncoderDecoder(const std::string &dir, const Architecture &arch, const PretrainedLoadOptions &options,
                           std::unique_ptr<Model> &out);
+// A GGUF file's encoder-decoder model (ggufmodel.h read its architecture, tensor names and
+// tokenizer): the same weights, traces and generation as the folder it was converted from;
+// generate()'s settings are transformers' defaults (a GGUF file holds no generation_config.json).
+Status openEncoderDecoderGguf(const std::string &path, const Architecture &arch, TensorArchive &archive,
+                              const families::TensorNames &names, std::unique_ptr<SubwordTokenizer> tokenizer,
+                              const std::string &dtype, const PretrainedLoadOptions &options, std::unique_ptr<Model> &out);
 
 } // namespace attnviz::detail

@@ -13,6 +13,8 @@
 //     ordered by the merged token's score; byte tokens <0xNN> as byte fallback, unknown pieces as
 //     tokenizer.ggml.unknown_token_id, spaces as "▁" with one prepended when add_space_prefix
 //     (llama.cpp's default: true).
+//   - `t5`: SentencePiece Unigram with the precompiled normalizer (t5Tokenizer below), run by the
+//     SentencePiece library as a folder's spiece.model is.
 // Token types (tokenizer.ggml.token_type): CONTROL tokens become special added tokens and
 // USER_DEFINED ones plain added tokens (both matched whole before splitting, as llama.cpp does);
 // BOS / EOS from tokenizer.ggml.{bos,eos}_token_id with add_bos_token / add_eos_token (absent:
@@ -125,20 +127,148 @@ bool spmMerges(const std::vector<std::string> &tokens, const std::vector<double>
 }
 
 // Keeps the reader's tokenizer and says where it came from.
+// `silent`: ids decode() leaves out (a `t5` vocabulary's UNUSED rows, which llama.cpp's
+// token_to_piece writes as nothing and the spiece.model they were padded from does not have).
 class GgufTokenizer final : public SubwordTokenizer {
 public:
-    GgufTokenizer(std::unique_ptr<SubwordTokenizer> inner, std::string kind) : m_inner(std::move(inner)), m_kind(std::move(kind)) {}
+    GgufTokenizer(std::unique_ptr<SubwordTokenizer> inner, std::string kind, std::vector<bool> silent = {})
+        : m_inner(std::move(inner)), m_kind(std::move(kind)), m_silent(std::move(silent))
+    {
+    }
     std::string kind() const override { return m_kind; }
     int vocabSize() const override { return m_inner->vocabSize(); }
     Status encode(std::string_view text, std::vector<TraceToken> &out) const override { return m_inner->encode(text, out); }
-    std::string decode(const std::vector<int> &ids) const override { return m_inner->decode(ids); }
+    std::string decode(const std::vector<int> &ids) const override
+    {
+        if (m_silent.empty())
+            return m_inner->decode(ids);
+        std::vector<int> kept;
+        for (int id : ids)
+            if (id < 0 || size_t(id) >= m_silent.size() || !m_silent[size_t(id)])
+                kept.push_back(id);
+        return m_inner->decode(kept);
+    }
     std::string token(int id) const override { return m_inner->token(id); }
     int id(std::string_view token) const override { return m_inner->id(token); }
 
 private:
     std::unique_ptr<SubwordTokenizer> m_inner;
     std::string m_kind;
+    std::vector<bool> m_silent;
 };
+
+// SentencePiece's model file (sentencepiece_model.proto's ModelProto) in protobuf's wire format: the
+// library reads the pieces, the trainer's ids and the normalizer from it, nothing else.
+class ProtoWriter {
+public:
+    void varint(uint64_t v)
+    {
+        for (; v >= 0x80; v >>= 7)
+            m_bytes.push_back(char(uint8_t(v) | 0x80));
+        m_bytes.push_back(char(v));
+    }
+    void integer(int field, int64_t v) // int32, enum and bool fields (negative int32 as ten bytes)
+    {
+        varint(uint64_t(field) << 3);
+        varint(uint64_t(v));
+    }
+    void bytes(int field, std::string_view b)
+    {
+        varint(uint64_t(field) << 3 | 2);
+        varint(b.size());
+        m_bytes.append(b.data(), b.size());
+    }
+    void float32(int field, float v)
+    {
+        varint(uint64_t(field) << 3 | 5);
+        char raw[4];
+        std::memcpy(raw, &v, 4); // little-endian machines only, as the GGUF reader
+        m_bytes.append(raw, 4);
+    }
+    const std::string &data() const { return m_bytes; }
+
+private:
+    std::string m_bytes;
+};
+
+// A `t5` vocabulary (llama.cpp's UGM type; convert_hf_to_gguf.py's T5Model.set_vocab copied the
+// spiece.model's pieces, scores and types, add_dummy_prefix as add_space_prefix,
+// remove_extra_whitespaces and the normalizer's precompiled_charsmap) put back into the
+// SentencePiece model it came from and run by the SentencePiece library, as the folder's
+// spiece.model is (subword.h: parseSentencePiece), so that the file tokenizes as T5Tokenizer does:
+//   - a Unigram model; the token types as the pieces' (NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED,
+//     BYTE; the converter's "[PAD<id>]" rows past the pieces are UNUSED and never produced);
+//   - byte fallback where the vocabulary has byte tokens (<0x00> ...: SentencePiece's trainer adds
+//     them only with byte_fallback, the flag the converter does not copy). llama.cpp's UGM tokenizer
+//     gives <unk> for an unknown character in any case; attnviz follows the model as trained.
+//   - </s> appended (add_eos_token, absent: true) and no BOS (add_bos_token, absent: false), the
+//     defaults of llama-vocab.cpp for a `t5` vocabulary; unk 2, eos 1 unless the keys say otherwise.
+Status t5Tokenizer(const GgufFile &f, const std::vector<std::string> &tokens, const std::vector<double> &scores,
+                   std::vector<int> types, int eos, int unk, std::unique_ptr<SubwordTokenizer> &out)
+{
+    auto bad = [&](const std::string &key, const std::string &what) {
+        return Status::error(StatusCode::InvalidInput, f.path + ": metadata " + quoteText(key) + ": " + what);
+    };
+    const int n = int(tokens.size());
+    if (unk >= n)
+        return bad("tokenizer.ggml.unknown_token_id", std::to_string(unk) + " is not a token id (0.." + std::to_string(n - 1) + ")");
+    if (eos >= n)
+        return bad("tokenizer.ggml.eos_token_id", std::to_string(eos) + " is not a token id (0.." + std::to_string(n - 1) + ")");
+    bool bytes = false, unknown = false;
+    for (int &t : types) {
+        if (t < Normal || t > Byte)
+            t = Normal;
+        bytes = bytes || t == Byte;
+        unknown = unknown || t == Unknown;
+    }
+    if (!unknown) // no token types: the unknown token is unknown_token_id's
+        types[size_t(unk)] = Unknown;
+    ProtoWriter model;
+    for (int i = 0; i < n; ++i) {
+        if (tokens[size_t(i)].empty())
+            return bad("tokenizer.ggml.tokens", "token " + std::to_string(i) + " is empty (a SentencePiece piece never is)");
+        ProtoWriter piece;
+        piece.bytes(1, tokens[size_t(i)]);
+        piece.float32(2, float(scores[size_t(i)]));
+        piece.integer(3, types[size_t(i)]);
+        model.bytes(1, piece.data());
+    }
+    ProtoWriter trainer;
+    trainer.integer(3, 1); // model_type: UNIGRAM
+    trainer.integer(4, n);
+    trainer.integer(35, bytes); // byte_fallback
+    trainer.integer(40, unk);
+    trainer.integer(41, -1); // bos_id: none
+    trainer.integer(42, eos);
+    trainer.integer(43, -1); // pad_id: none (the library's pad is for training)
+    trainer.bytes(45, tokens[size_t(unk)]);
+    if (eos >= 0)
+        trainer.bytes(47, tokens[size_t(eos)]);
+    model.bytes(2, trainer.data());
+    ProtoWriter normalizer;
+    if (const GgufValue *c = f.find("tokenizer.ggml.precompiled_charsmap")) {
+        std::string map(c->numbers.size(), '\0');
+        for (size_t i = 0; i < map.size(); ++i)
+            map[i] = char(uint8_t(int(c->numbers[i])));
+        normalizer.bytes(2, map);
+    }
+    auto flag = [&](const char *key, bool fallback) {
+        const GgufValue *v = f.find(key);
+        return v ? v->i != 0 : fallback;
+    };
+    normalizer.integer(3, flag("tokenizer.ggml.add_space_prefix", true));
+    normalizer.integer(4, flag("tokenizer.ggml.remove_extra_whitespaces", true));
+    normalizer.integer(5, 1); // escape_whitespaces
+    model.bytes(3, normalizer.data());
+    std::unique_ptr<SubwordTokenizer> inner;
+    if (Status st = parseSentencePiece(model.data(), f.path + " (tokenizer.ggml.*)", eos >= 0, inner); !st)
+        return st;
+    std::vector<bool> unused(types.size());
+    for (size_t i = 0; i < types.size(); ++i)
+        unused[i] = types[i] == Unused;
+    out = std::make_unique<GgufTokenizer>(std::move(inner), "SentencePiece Unigram (GGUF metadata)", std::move(unused));
+    return {};
+}
 
 } // namespace
 
@@ -154,9 +284,9 @@ std::string ggufTokenizerKeysProblem(const GgufFile &f)
         return bad("tokenizer.ggml.model", "missing (the file has no tokenizer)");
     if (model->type != GgufValueType::String)
         return wrongType("tokenizer.ggml.model", *model, "string");
-    const bool spm = model->s == "llama";
+    const bool spm = model->s == "llama" || model->s == "t5";
     if (!spm && model->s != "gpt2")
-        return bad("tokenizer.ggml.model", quoteText(model->s) + " is not a tokenizer attnviz reads from GGUF (gpt2, llama)");
+        return bad("tokenizer.ggml.model", quoteText(model->s) + " is not a tokenizer attnviz reads from GGUF (gpt2, llama, t5)");
     const GgufValue *tokens = f.find("tokenizer.ggml.tokens");
     if (!tokens)
         return bad("tokenizer.ggml.tokens", "missing");
@@ -179,7 +309,8 @@ std::string ggufTokenizerKeysProblem(const GgufFile &f)
         if (s->count != n)
             return bad("tokenizer.ggml.scores", "not a list of " + std::to_string(n) + " scores (one per token)");
     } else if (spm) {
-        return bad("tokenizer.ggml.scores", "missing (a SentencePiece vocabulary merges by score)");
+        return bad("tokenizer.ggml.scores", model->s == "t5" ? "missing (a Unigram vocabulary segments by its scores)"
+                                                             : "missing (a SentencePiece vocabulary merges by score)");
     }
     for (const char *key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id"}) {
         const GgufValue *v = f.find(key);
@@ -191,10 +322,14 @@ std::string ggufTokenizerKeysProblem(const GgufFile &f)
             return bad(key, std::to_string(v->i) + " is not a token id (0.." + std::to_string(n - 1) + ")");
     }
     // The flags: bool keys ("true" as a string is refused, not read as false).
-    for (const char *key :
-         {"tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token", "tokenizer.ggml.add_space_prefix"})
+    for (const char *key : {"tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token",
+                            "tokenizer.ggml.add_space_prefix", "tokenizer.ggml.remove_extra_whitespaces"})
         if (const GgufValue *v = f.find(key); v && v->type != GgufValueType::Bool)
             return wrongType(key, *v, "bool");
+    // llama.cpp asserts the charsmap's element type (GGML_ASSERT: int8 or uint8); refused here
+    if (const GgufValue *c = f.find("tokenizer.ggml.precompiled_charsmap");
+        c && !(c->type == GgufValueType::Array && (c->elementType == GgufValueType::Uint8 || c->elementType == GgufValueType::Int8)))
+        return wrongType("tokenizer.ggml.precompiled_charsmap", *c, "array of uint8");
     if (!spm) {
         const GgufValue *merges = f.find("tokenizer.ggml.merges");
         if (!merges)
@@ -249,7 +384,9 @@ Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
             return bad("tokenizer.ggml.scores", "not a list of " + std::to_string(n) + " scores (one per token)");
         scores = s->numbers;
     } else if (spm) {
-        return bad("tokenizer.ggml.scores", "missing (a SentencePiece vocabulary merges by score)");
+        return bad("tokenizer.ggml.scores", f.find("tokenizer.ggml.model")->s == "t5"
+                                                ? "missing (a Unigram vocabulary segments by its scores)"
+                                                : "missing (a SentencePiece vocabulary merges by score)");
     }
     auto idKey = [&](const char *key, int &id) -> Status {
         id = -1;
@@ -279,6 +416,12 @@ Status ggufTokenizer(const GgufFile &f, std::unique_ptr<SubwordTokenizer> &out)
         const GgufValue *v = f.find(key);
         return v ? v->i != 0 : fallback;
     };
+    if (f.find("tokenizer.ggml.model")->s == "t5") {
+        if (flag("tokenizer.ggml.add_bos_token", false))
+            return bad("tokenizer.ggml.add_bos_token", "true: a BOS before a T5 source is not computed (T5 has none)");
+        return t5Tokenizer(f, tokens->strings, scores, types, flag("tokenizer.ggml.add_eos_token", true) ? (eos >= 0 ? eos : 1) : -1,
+                           unk >= 0 ? unk : 2, out);
+    }
     const bool addBos = flag("tokenizer.ggml.add_bos_token", spm) && bos >= 0;
     const bool addEos = flag("tokenizer.ggml.add_eos_token", false) && eos >= 0;
 

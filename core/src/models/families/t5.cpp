@@ -13,6 +13,9 @@
 //   encoder.block.N.layer.1.{layer_norm, DenseReluDense.{wi | wi_0, wi_1; wo}}, encoder.final_layer_norm,
 //   decoder.block.N.layer.0 (self-attention, as the encoder's), decoder.block.N.layer.1.{layer_norm,
 //   EncDecAttention.{q,k,v,o}}, decoder.block.N.layer.2 (the MLP), decoder.final_layer_norm; lm_head (untied)
+// llama.cpp's `t5` GGUF files are read onto these same fields by ggufmodel.cpp (t5ArchitectureOf:
+// what llama.cpp's llama-model.cpp, llama-graph.cpp and convert_hf_to_gguf.py assume of them, the
+// max distance it fixes at 128 and the tied head's scale it leaves out among them).
 #include "family.h"
 
 #include <cmath>
