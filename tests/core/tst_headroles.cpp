@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Head-role scores and attention rollout (headroles.h) on hand-made attention patterns whose scores
-// are known, and on a real (tiny) model end to end.
+// are known, and on a real (tiny) model end to end; every score and long-context reading of a trace
+// that keeps no weights (read through AttentionTiles) equals the same reading computed here from the
+// full matrices of a trace that keeps them.
 #include "testpaths.h"
 #include "attnviz/headroles.h"
 #include "attnviz/pretrained.h"
@@ -62,6 +64,9 @@ private slots:
     void onATinyModel();
     void overACorpus();
     void corpusRefusals();
+    void longReadingsKnown();
+    void readingsThroughTiles_data();
+    void readingsThroughTiles();
 };
 
 void TestHeadRoles::knownPatterns()
@@ -280,6 +285,149 @@ void TestHeadRoles::corpusRefusals()
     st = corpusHeadScores(*m, req, c);
     QCOMPARE(st.code, StatusCode::Cancelled);
     QCOMPARE(c.prompts, 7);
+}
+
+void TestHeadRoles::longReadingsKnown()
+{
+    const Trace<double> t = traceOf({1, 2, 3, 4, 5}, {previousHead(5), sinkHead(5)});
+    // sink mass over queries i >= k: the sink head puts everything on key 0
+    const Mat<double> sink1 = sinkMassScores(t, 1), sink2 = sinkMassScores(t, 2);
+    QCOMPARE(sink1(0, 0), 0.25); // query 1 on key 0; 2, 3, 4 elsewhere
+    QCOMPARE(sink1(0, 1), 1.0);
+    QCOMPARE(sink2(0, 0), 1.0 / 3); // queries 2, 3, 4: only 2 reads key 1
+    // recent window of w keys ending at the query, over queries i >= w
+    const Mat<double> rec2 = recentMassScores(t, 2), rec1 = recentMassScores(t, 1);
+    QCOMPARE(rec2(0, 0), 1.0); // i - 1 is in the window
+    QCOMPARE(rec2(0, 1), 0.0); // key 0 is not, for queries 2 .. 4
+    QCOMPARE(rec1(0, 0), 0.0);
+    QVERIFY(std::isnan(recentMassScores(t, 5)(0, 0))); // no query past the window
+    // entropy: one-hot rows 0 nats; a row spread evenly over n keys ln n
+    Mat<double> even = Mat<double>::Zero(5, 5);
+    for (int i = 0; i < 5; ++i)
+        even.row(i).head(i + 1).setConstant(1.0 / (i + 1));
+    const Mat<double> ent = entropyScores(traceOf({1, 2, 3, 4, 5}, {previousHead(5), even}));
+    QCOMPARE(ent(0, 0), 0.0);
+    QVERIFY(std::abs(ent(0, 1) - (std::log(2.0) + std::log(3.0) + std::log(4.0) + std::log(5.0)) / 4) < 1e-15);
+    int read = 0;
+    const Mat<double> ent2 = entropyScores(traceOf({1, 2, 3, 4, 5}, {previousHead(5), even}), 2, &read);
+    QCOMPARE(read, 2); // rows 1 and 3
+    QCOMPARE(entropyRows(5, 2), std::vector<int>({1, 3}));
+    QVERIFY(std::abs(ent2(0, 1) - (std::log(2.0) + std::log(4.0)) / 2) < 1e-15);
+    // span mass: queries after the span [1, 3), their weight on it
+    const Mat<double> span = spanMassScores(t, 1, 3);
+    QCOMPARE(span(0, 0), 1.0 / 2); // query 3 reads 2; query 4 reads 3
+    QCOMPARE(span(0, 1), 0.0);
+    QVERIFY(std::isnan(spanMassScores(t, 3, 5)(0, 0))); // no query after it
+    QVERIFY(std::isnan(spanMassScores(t, 2, 2)(0, 0))); // empty
+    // the grid's chooser reads the same
+    ReadingOptions o;
+    o.spanBegin = 1;
+    o.spanEnd = 3;
+    QVERIFY(headReading(t, HeadReading::SpanMass, o) == span);
+    QVERIFY(headReading(t, HeadReading::PreviousToken) == previousTokenScores(t));
+}
+
+void TestHeadRoles::readingsThroughTiles_data()
+{
+    QTest::addColumn<QString>("model");
+    for (const char *m : {"llama-tiny", "mistral-tiny", "gemma2-tiny", "bert-tiny"})
+        QTest::addRow("%s", m) << QString::fromLatin1(m);
+}
+
+// Each score on a trace that keeps no weights (q, k and the log-sum-exp; the cells recomputed) and
+// on one that keeps them equals the definition in headroles.h applied here to the full matrices.
+void TestHeadRoles::readingsThroughTiles()
+{
+    QFETCH(QString, model);
+    std::unique_ptr<Model> m;
+    QVERIFY(openPretrained(ATTNVIZ_FIXTURE("/models/") + model.toStdString(), {}, m).ok());
+    TraceRequest req;
+    req.text = "the cat sat on the mat and the cat sat on the mat again";
+    Trace<float> full, lean;
+    QVERIFY(m->trace(req, full).ok());
+    req.observe.weights = false;
+    QVERIFY(m->trace(req, lean).ok());
+    QVERIFY(lean.layers[0].attention.batch[0].weights.empty());
+    const int t = int(full.tokens.size()), L = full.numLayers(), H = full.numHeads();
+    QVERIFY(t >= 12);
+    const int k = 2, w = 3, b = 2, e = 5, sampled = 4;
+    const std::vector<int> sample = entropyRows(t, sampled);
+    QCOMPARE(int(sample.size()), sampled);
+    // the definitions over the full matrices, in double
+    Mat<double> prev(L, H), first(L, H), same(L, H), self(L, H), sink(L, H), recent(L, H), ent(L, H), entS(L, H),
+        span(L, H);
+    for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h) {
+            const Mat<double> A = full.weights(l, h).toDense().cast<double>();
+            double p = 0, f = 0, sf = 0, sn = 0, rc = 0, sp = 0, sm = 0;
+            int nSame = 0;
+            for (int i = 1; i < t; ++i) {
+                p += A(i, i - 1);
+                f += A(i, 0);
+                sf += A(i, i);
+                double s = 0;
+                bool rep = false;
+                for (int j = 0; j < i; ++j)
+                    if (full.tokens[size_t(j)].id == full.tokens[size_t(i)].id) {
+                        s += A(i, j);
+                        rep = true;
+                    }
+                if (rep) {
+                    sm += s;
+                    ++nSame;
+                }
+            }
+            for (int i = k; i < t; ++i)
+                sn += A.row(i).head(k).sum();
+            for (int i = w; i < t; ++i)
+                rc += A.row(i).segment(i - w + 1, w).sum();
+            for (int i = e; i < t; ++i)
+                sp += A.row(i).segment(b, e - b).sum();
+            auto rowEntropy = [&](int i) {
+                double x = 0;
+                for (int j = 0; j < t; ++j)
+                    if (A(i, j) > 0)
+                        x -= A(i, j) * std::log(A(i, j));
+                return x;
+            };
+            double en = 0, es = 0;
+            for (int i = 1; i < t; ++i)
+                en += rowEntropy(i);
+            for (int i : sample)
+                es += rowEntropy(i);
+            prev(l, h) = p / (t - 1);
+            first(l, h) = f / (t - 1);
+            self(l, h) = sf / (t - 1);
+            same(l, h) = sm / nSame;
+            sink(l, h) = sn / (t - k);
+            recent(l, h) = rc / (t - w);
+            span(l, h) = sp / (t - e);
+            ent(l, h) = en / (t - 1);
+            entS(l, h) = es / sampled;
+        }
+    ReadingOptions o;
+    o.sinkTokens = k;
+    o.window = w;
+    o.spanBegin = b;
+    o.spanEnd = e;
+    const std::pair<HeadReading, const Mat<double> *> want[] = {
+        {HeadReading::PreviousToken, &prev}, {HeadReading::FirstToken, &first}, {HeadReading::SameToken, &same},
+        {HeadReading::Self, &self},          {HeadReading::SinkMass, &sink},    {HeadReading::RecentMass, &recent},
+        {HeadReading::Entropy, &ent},        {HeadReading::SpanMass, &span}};
+    for (const Trace<float> *tr : {&full, &lean})
+        for (const auto &[reading, ref] : want) {
+            const Mat<double> got = headReading(*tr, reading, o);
+            QCOMPARE(got.rows(), Eigen::Index(L));
+            QCOMPARE(got.cols(), Eigen::Index(H));
+            const double d = (got - *ref).cwiseAbs().maxCoeff();
+            if (!(d <= 1e-6))
+                QFAIL(qPrintable(QStringLiteral("%1 trace, reading %2: off by %3")
+                                     .arg(tr == &full ? "full" : "lean").arg(int(reading)).arg(d)));
+        }
+    o.entropyRows = sampled;
+    QVERIFY((headReading(lean, HeadReading::Entropy, o) - entS).cwiseAbs().maxCoeff() <= 1e-6);
+    // entropy is in nats, within [0, ln t]
+    QVERIFY(ent.minCoeff() >= 0 && ent.maxCoeff() <= std::log(double(t)));
 }
 
 QTEST_GUILESS_MAIN(TestHeadRoles)
