@@ -2,9 +2,12 @@
 // Head-role scores and attention rollout (headroles.h) on hand-made attention patterns whose scores
 // are known, and on a real (tiny) model end to end; every score and long-context reading of a trace
 // that keeps no weights (read through AttentionTiles) equals the same reading computed here from the
-// full matrices of a trace that keeps them.
+// full matrices of a trace that keeps them; the retrieval score (needleprobe.h) on a hand-built case
+// and the needle probe on a tiny model.
 #include "testpaths.h"
 #include "attnviz/headroles.h"
+#include "attnviz/needleprobe.h"
+#include "attnviz/reads.h"
 #include "attnviz/pretrained.h"
 
 #include <QtTest>
@@ -67,6 +70,8 @@ private slots:
     void longReadingsKnown();
     void readingsThroughTiles_data();
     void readingsThroughTiles();
+    void retrievalScoreHandBuilt();
+    void needleProbeOnATinyModel();
 };
 
 void TestHeadRoles::knownPatterns()
@@ -428,6 +433,87 @@ void TestHeadRoles::readingsThroughTiles()
     QVERIFY((headReading(lean, HeadReading::Entropy, o) - entS).cwiseAbs().maxCoeff() <= 1e-6);
     // entropy is in nats, within [0, ln t]
     QVERIFY(ent.minCoeff() >= 0 && ent.maxCoeff() <= std::log(double(t)));
+}
+
+// The retrieval score on a hand-built trace: prompt ids 1 [10 11 12] 2 3 (the needle at 1-3), the
+// answer 10 10 12 (the trace holds its first two tokens). Answer token k is read on row 5 + k.
+void TestHeadRoles::retrievalScoreHandBuilt()
+{
+    const std::vector<int> ids = {1, 10, 11, 12, 2, 3, 10, 10};
+    const std::vector<int> answer = {10, 10, 12};
+    const int n = int(ids.size());
+    auto head = [&](const std::vector<std::vector<std::pair<int, double>>> &rows) {
+        Mat<double> m = Mat<double>::Identity(n, n);
+        for (int k = 0; k < 3; ++k) {
+            m.row(5 + k).setZero();
+            for (const auto &[j, w] : rows[size_t(k)])
+                m(5 + k, j) = w;
+        }
+        return m;
+    };
+    // copies 10 from key 1, misses 10 at key 2 (11), copies 12 from key 3: 2 of 3 needle tokens
+    const Mat<double> copier = head({{{1, 0.9}, {0, 0.1}}, {{2, 0.8}, {1, 0.2}}, {{3, 0.7}, {0, 0.3}}});
+    // copies 10 from key 1 twice (counted once); on the last row most of its weight is on the answer
+    // token at 7, outside the prompt: its most-attended prompt token is key 2 (11, not 12)
+    const Mat<double> once = head({{{1, 1.0}}, {{1, 1.0}}, {{7, 0.6}, {2, 0.3}, {3, 0.1}}});
+    // attends to key 0, outside the needle
+    const Mat<double> sink = head({{{0, 1.0}}, {{0, 1.0}}, {{0, 1.0}}});
+    // a tie between key 1 (10) and key 4 (2): the first, key 1, copies
+    const Mat<double> tie = head({{{1, 0.5}, {4, 0.5}}, {{0, 1.0}}, {{0, 1.0}}});
+    const Trace<double> t = traceOf(ids, {copier, once, sink, tie});
+    const Mat<double> s = retrievalScores(t, 6, 1, 4, answer);
+    QCOMPARE(s.rows(), Eigen::Index(1));
+    QCOMPARE(s.cols(), Eigen::Index(4));
+    QCOMPARE(s(0, 0), 2.0 / 3);
+    QCOMPARE(s(0, 1), 1.0 / 3);
+    QCOMPARE(s(0, 2), 0.0);
+    QCOMPARE(s(0, 3), 1.0 / 3);
+    // no needle: NaN
+    QVERIFY(std::isnan(retrievalScores(t, 6, 2, 2, answer)(0, 0)));
+}
+
+// The probe end to end on a tiny model: the needle's tokens are its own in the text, the answer is
+// greedy (each token the model's best after the ones before), and the scores, read through
+// AttentionTiles on a trace that keeps no weights, equal retrievalScores on a trace that keeps them.
+void TestHeadRoles::needleProbeOnATinyModel()
+{
+    std::unique_ptr<Model> m;
+    QVERIFY(openPretrained(ATTNVIZ_FIXTURE("/models/llama-tiny"), {}, m).ok());
+    NeedleRequest req;
+    req.haystack = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.";
+    req.needle = "The best thing to do in San Francisco is eat a sandwich.";
+    req.question = "What is the best thing to do in San Francisco?";
+    req.depth = 0.5;
+    req.answerTokens = 5;
+    NeedleProbe p;
+    const Status st = needleProbe(*m, req, p);
+    QVERIFY2(st.ok(), st.message.c_str());
+    QVERIFY(p.needleBegin > 0 && p.needleEnd > p.needleBegin + 5 && p.needleEnd < p.promptTokens);
+    QVERIFY(p.text.find(req.needle) != std::string::npos);
+    QCOMPARE(int(p.answer.size()), 5);
+    QCOMPARE(int(p.ids.size()), p.promptTokens + 5);
+    // the needle's tokens decode to the needle
+    const std::vector<int> needleIds(p.ids.begin() + p.needleBegin, p.ids.begin() + p.needleEnd);
+    QVERIFY2(decodeIds(*m, needleIds).find("San Francisco is eat a sandwich.") != std::string::npos, decodeIds(*m, needleIds).c_str());
+    // greedy, and the same scores from the full weights
+    TraceRequest tr;
+    tr.ids.assign(p.ids.begin(), p.ids.end() - 1);
+    tr.allPredictions = true;
+    Trace<float> full;
+    QVERIFY(m->trace(tr, full).ok());
+    QCOMPARE(int(full.predictions.next.size()), int(tr.ids.size()));
+    for (int k = 0; k < 5; ++k)
+        QCOMPARE(full.predictions.next[size_t(p.promptTokens - 1 + k)].front().id, p.answer[size_t(k)]);
+    const Mat<double> want = retrievalScores(full, p.promptTokens, p.needleBegin, p.needleEnd, p.answer);
+    QCOMPARE(p.retrieval.rows(), Eigen::Index(full.numLayers()));
+    QVERIFY(p.retrieval == want);
+    QVERIFY(p.retrieval.minCoeff() >= 0 && p.retrieval.maxCoeff() <= 1);
+    // refusals: an empty needle, a depth outside [0, 1]
+    req.needle = " ";
+    QVERIFY(!needleProbe(*m, req, p).ok());
+    req.needle = "x";
+    req.depth = 1.5;
+    QVERIFY(!needleProbe(*m, req, p).ok());
 }
 
 QTEST_GUILESS_MAIN(TestHeadRoles)
