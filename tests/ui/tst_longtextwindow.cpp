@@ -28,6 +28,7 @@
 #include <qcustomplot.h>
 
 #include <QAction>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
@@ -327,6 +328,9 @@ void TestLongTextWindow::headRolesReadLongText()
     QCOMPARE(view->layerCount(), m_full.numLayers());
     QCOMPARE(view->shownReading(), int(HeadReading::SinkMass));
     QVERIFY2(!view->note().contains(QStringLiteral("not yet")), qPrintable(view->note()));
+    auto *chooser = view->findChild<QComboBox *>(QStringLiteral("headRolesReading"));
+    QVERIFY(chooser);
+    QCOMPARE(chooser->currentData().toInt(), int(HeadReading::SinkMass)); // the weights' entry: not on a long text
     QVERIFY2(view->note().contains(QStringLiteral("Long text")), qPrintable(view->note()));
     using R = HeadRolesView::Role;
     const std::pair<R, Mat<double>> roles[] = {{R::PreviousToken, previousTokenScores(m_full)},
@@ -528,6 +532,9 @@ void TestLongTextWindow::screenshots()
         shoot(win, QStringLiteral("longtext-bundled-map"));
         win.w.heatmapView()->zoomToCells(QRect(0, 400, 60, 60));
         shoot(win, QStringLiteral("longtext-bundled-zoom"));
+        win.w.showView(QStringLiteral("headRoles"));
+        QTRY_VERIFY_WITH_TIMEOUT(win.w.headRolesView()->layerCount() > 0 && !win.w.headRolesView()->computing(), 120000);
+        shoot(win, QStringLiteral("longtext-bundled-layers-sink"));
     }
 }
 

@@ -20,6 +20,7 @@
 #include <QPointer>
 #include <QScrollArea>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QStyle>
 #include <QThreadPool>
 #include <QVBoxLayout>
@@ -369,14 +370,17 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
         b->setRange(0, 0);
         b->setToolTip(tr("Span mass: the tokens from the first number up to (not including) the second"));
     }
-    bar->addSpacing(12);
-    bar->addWidget(new QLabel(tr("Thumbnails:"), this));
-    bar->addWidget(m_readingBox);
-    bar->addWidget(new QLabel(tr("span:"), this));
-    bar->addWidget(m_spanFrom);
-    bar->addWidget(new QLabel(QStringLiteral("–"), this));
-    bar->addWidget(m_spanTo);
     bar->addStretch(1);
+    // a second row: the grid's width stays that of the sorting row
+    auto *readingBar = new QHBoxLayout;
+    readingBar->addWidget(new QLabel(tr("Thumbnails:"), this));
+    readingBar->addWidget(m_readingBox);
+    readingBar->addSpacing(12);
+    readingBar->addWidget(new QLabel(tr("span:"), this));
+    readingBar->addWidget(m_spanFrom);
+    readingBar->addWidget(new QLabel(QStringLiteral("–"), this));
+    readingBar->addWidget(m_spanTo);
+    readingBar->addStretch(1);
     m_note = new QLabel(this);
     m_note->setWordWrap(true);
     m_note->setObjectName(QStringLiteral("headRolesNote"));
@@ -386,6 +390,7 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
     m_scroll->setWidgetResizable(false);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(bar);
+    layout->addLayout(readingBar);
     layout->addWidget(m_note);
     layout->addWidget(m_scroll, 1);
     connect(m_sortBox, &QComboBox::currentIndexChanged, this,
@@ -461,6 +466,19 @@ void HeadRolesView::setSpan(int begin, int end)
     m_spanEnd = end;
     if (shownReading() == int(HeadReading::SpanMass))
         rebuild();
+}
+
+void HeadRolesView::showReadingChoice()
+{
+    // a long text has no weights to draw: the chooser names the reading drawn in their place
+    const bool longText = m_snapshot && m_snapshot->hasResult() && m_snapshot->longText;
+    if (auto *model = qobject_cast<QStandardItemModel *>(m_readingBox->model()))
+        if (QStandardItem *weights = model->item(0)) {
+            weights->setEnabled(!longText);
+            weights->setToolTip(longText ? tr("A long text's thumbnails would need every head's t × t weights") : QString());
+        }
+    const QSignalBlocker block(m_readingBox);
+    m_readingBox->setCurrentIndex(shownReading() + 1);
 }
 
 QString HeadRolesView::readingNote() const
@@ -768,6 +786,7 @@ void HeadRolesView::rebuild()
         const QSignalBlocker block(b);
         b->setRange(0, t);
     }
+    showReadingChoice();
     if (s->longText) { // no t x t matrix to draw: one reading per head, the scores through AttentionTiles
         const Trace<float> &trace = *s->trace;
         m_layers = trace.numLayers();

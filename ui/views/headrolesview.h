@@ -116,6 +116,8 @@ private:
     void computeLong();
     // The thumbnails as the reading's colours, and the note.
     void paintReading();
+    // The chooser shows the reading drawn (the weights' entry disabled on a long text).
+    void showReadingChoice();
     QString readingNote() const;
     // Scrolls the selected head's thumbnail into view (a lesson or a click names it).
     void showSelected();
