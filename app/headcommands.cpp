@@ -2,6 +2,8 @@
 // `attnviz heads --model M --corpus FILE [-o OUT.csv|OUT.json]`: the Layers × heads grid's scores
 // (previous, first, same, self; induction from the model's own probe) averaged over a text file of
 // prompts, one a line, with each score's spread over the prompts (headroles.h corpusHeadScores).
+// `attnviz heads --model M --needle TEXT --question TEXT --haystack FILE [--depth X] [-o OUT]`: the
+// needle-in-a-haystack probe and each head's retrieval score (needleprobe.h).
 #include "commands.h"
 #include "output.h"
 
@@ -9,6 +11,7 @@
 
 #include "attnviz/fileio.h"
 #include "attnviz/headroles.h"
+#include "attnviz/needleprobe.h"
 #include "bundledmodel.h"
 
 #include <QCommandLineParser>
@@ -66,6 +69,42 @@ struct NamedScore {
     const CorpusScore *score;
 };
 
+// A haystack larger than this is refused before it is read: far past any model's context.
+constexpr uint64_t kHaystackCap = 16ull << 20;
+
+// The retrieval probe's scores as CSV (layer,head,retrieval) or JSON (the probe and the grid).
+QByteArray needleOutput(const Model &m, const NeedleProbe &probe, const QString &format)
+{
+    auto number = [](double v) { return std::isfinite(v) ? QString::number(v, 'g', 9) : QString(); };
+    const Mat<double> &g = probe.retrieval;
+    if (format == QLatin1String("csv")) {
+        QByteArray bytes = "layer,head,retrieval\n";
+        for (int l = 0; l < int(g.rows()); ++l)
+            for (int h = 0; h < int(g.cols()); ++h)
+                bytes += QStringLiteral("%1,%2,%3\n").arg(l).arg(h).arg(number(g(l, h))).toUtf8();
+        return bytes;
+    }
+    QJsonArray rows, answer;
+    for (int l = 0; l < int(g.rows()); ++l) {
+        QJsonArray row;
+        for (int h = 0; h < int(g.cols()); ++h)
+            row.append(ui::jsonNumber(g(l, h)));
+        rows.append(row);
+    }
+    for (int id : probe.answer)
+        answer.append(id);
+    QJsonObject o{{QStringLiteral("model"), QString::fromStdString(m.info().name)},
+                  {QStringLiteral("promptTokens"), probe.promptTokens},
+                  {QStringLiteral("needle"), QJsonArray{probe.needleBegin, probe.needleEnd}},
+                  {QStringLiteral("answer"), answer},
+                  {QStringLiteral("answerText"), QString::fromStdString(probe.answerText)},
+                  {QStringLiteral("answerFromNeedle"), probe.answerFromNeedle},
+                  {QStringLiteral("layers"), int(g.rows())},
+                  {QStringLiteral("heads"), int(g.cols())},
+                  {QStringLiteral("retrieval"), rows}};
+    return QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n';
+}
+
 } // namespace
 
 int heads(const QStringList &args)
@@ -80,7 +119,13 @@ int heads(const QStringList &args)
         "  self      mean of A[i][i]           induction  on the model's random probe (once, not the corpus)\n"
         "Each with its mean over prompts, its spread (sample standard deviation over prompts) and the\n"
         "number of prompts where it is defined. Output: CSV (layer,head,score,mean,spread,prompts) or\n"
-        "JSON (layers x heads grids), to -o FILE or standard output."));
+        "JSON (layers x heads grids), to -o FILE or standard output.\n"
+        "\n"
+        "With --needle, --question and --haystack instead of --corpus: the needle-in-a-haystack probe\n"
+        "(Wu et al. 2024). The needle sentence is put into the haystack at --depth (a fraction of it),\n"
+        "the question follows, the model answers greedily; a head copies an answer token when the\n"
+        "prompt token it attends to most lies in the needle and is that token. Its retrieval score: the\n"
+        "fraction of the needle's tokens it so copied. Output: CSV (layer,head,retrieval) or JSON."));
     p.addHelpOption();
     QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("The model folder, .gguf file, or `bundled`."), QStringLiteral("dir"));
     QCommandLineOption corpusOpt(QStringLiteral("corpus"), QStringLiteral("A text file of prompts, one a line."), QStringLiteral("file"));
@@ -89,14 +134,28 @@ int heads(const QStringList &args)
     QCommandLineOption formatOpt(QStringLiteral("format"), QStringLiteral("csv or json, where -o does not say (standard output)."),
                                  QStringLiteral("f"));
     QCommandLineOption noInductionOpt(QStringLiteral("no-induction"), QStringLiteral("Skip the induction probe."));
-    p.addOptions({modelOpt, corpusOpt, outOpt, formatOpt, noInductionOpt});
+    QCommandLineOption needleOpt(QStringLiteral("needle"), QStringLiteral("The needle sentence (retrieval probe)."), QStringLiteral("text"));
+    QCommandLineOption questionOpt(QStringLiteral("question"), QStringLiteral("The question after the haystack."), QStringLiteral("text"));
+    QCommandLineOption haystackOpt(QStringLiteral("haystack"), QStringLiteral("A text file: the haystack."), QStringLiteral("file"));
+    QCommandLineOption depthOpt(QStringLiteral("depth"), QStringLiteral("Where the needle goes, 0 (start) to 1 (end); default 0.5."),
+                                QStringLiteral("x"), QStringLiteral("0.5"));
+    QCommandLineOption answerOpt(QStringLiteral("answer-tokens"),
+                                 QStringLiteral("Tokens of the answer (default: as many as the needle has)."), QStringLiteral("n"),
+                                 QStringLiteral("0"));
+    p.addOptions({modelOpt, corpusOpt, outOpt, formatOpt, noInductionOpt, needleOpt, questionOpt, haystackOpt, depthOpt, answerOpt});
     if (!p.parse(args))
         return fail("heads", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
         std::fputs(qPrintable(p.helpText()), stdout);
         return 0;
     }
-    for (const QCommandLineOption *o : {&modelOpt, &corpusOpt})
+    const bool probe = p.isSet(needleOpt) || p.isSet(questionOpt) || p.isSet(haystackOpt);
+    if (probe && p.isSet(corpusOpt))
+        return fail("heads", "--corpus or --needle (the retrieval probe), not both", 2);
+    const std::vector<const QCommandLineOption *> needed =
+        probe ? std::vector<const QCommandLineOption *>{&modelOpt, &needleOpt, &questionOpt, &haystackOpt}
+              : std::vector<const QCommandLineOption *>{&modelOpt, &corpusOpt};
+    for (const QCommandLineOption *o : needed)
         if (!p.isSet(*o))
             return fail("heads", "--" + o->names().last().toStdString() + ": missing", 2);
     const QString out = p.value(outOpt);
@@ -113,6 +172,34 @@ int heads(const QStringList &args)
         format = QStringLiteral("csv");
     if (format != QLatin1String("csv") && format != QLatin1String("json"))
         return fail("heads", "--format: csv or json, not " + format.toStdString(), 2);
+
+    if (probe) {
+        NeedleRequest nreq;
+        bool ok = false;
+        nreq.depth = p.value(depthOpt).toDouble(&ok);
+        if (!ok || !(nreq.depth >= 0 && nreq.depth <= 1))
+            return fail("heads", "--depth " + p.value(depthOpt).toStdString() + ": a number from 0 to 1", 2);
+        nreq.answerTokens = p.value(answerOpt).toInt(&ok);
+        if (!ok || nreq.answerTokens < 0)
+            return fail("heads", "--answer-tokens " + p.value(answerOpt).toStdString() + ": a count, 0 or more", 2);
+        nreq.needle = p.value(needleOpt).toStdString();
+        nreq.question = p.value(questionOpt).toStdString();
+        if (Status st = readRegularFile(p.value(haystackOpt).toStdString(), kHaystackCap, nreq.haystack); !st)
+            return fail("heads", st.message, exitCodeFor(st));
+        std::unique_ptr<Model> m;
+        if (Status st = openModelSource(p.value(modelOpt), m); !st)
+            return fail("heads", st.message, exitCodeFor(st));
+        NeedleProbe res;
+        if (Status st = needleProbe(*m, nreq, res); !st)
+            return fail("heads", st.message, exitCodeFor(st));
+        std::fprintf(stderr, "attnviz heads: probe of %d tokens, the needle at tokens %d-%d; answer \"%s\" (%d of %d tokens from the needle)\n",
+                     res.promptTokens, res.needleBegin, res.needleEnd - 1, res.answerText.c_str(), res.answerFromNeedle,
+                     int(res.answer.size()));
+        std::string error;
+        if (!writeOutput(out, needleOutput(*m, res, format), error))
+            return fail("heads", error, 1);
+        return 0;
+    }
 
     CorpusRequest req;
     if (Status st = readCorpus(p.value(corpusOpt).toStdString(), req.prompts); !st)

@@ -45,6 +45,8 @@ void printUsage()
                "                                       activation patching: layers x positions or layers x heads\n"
                "  heads --model DIR --corpus FILE [-o OUT.csv|.json]   each head's role scores averaged over\n"
                "                                       a file of prompts, with their spread\n"
+               "  heads --model DIR --needle TEXT --question TEXT --haystack FILE [--depth X]\n"
+               "                                       the needle-in-a-haystack probe: each head's retrieval score\n"
                "  window [SESSION.attnviz] [options]   the window (also with no command, or with only a session file)\n"
                "  vectors export|info|cos|neighbours   word vector tables (see 'attnviz vectors --help')\n"
                "\n"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `attnviz heads --model M --corpus FILE` as a user runs it on the tiny GPT-2 folder: the CSV's rows
 // and the JSON's grids equal the core's corpusHeadScores on the same prompts, a cut prompt is said on
-// stderr, and bad input gets one line, exit code 2, nothing written.
+// stderr, and bad input gets one line, exit code 2, nothing written. With --needle, --question and
+// --haystack: the retrieval probe's scores (CSV and JSON) equal the core's needleProbe.
 #include "testpaths.h"
 #include <QFile>
 #include <QJsonArray>
@@ -14,6 +15,7 @@
 #include "../support/runattnviz.h"
 
 #include "attnviz/headroles.h"
+#include "attnviz/needleprobe.h"
 #include "attnviz/pretrained.h"
 
 #include <cmath>
@@ -127,6 +129,55 @@ private slots:
                                 "the rest is cut (the first shown)\n"));
     }
 
+
+    void needleProbeEqualsTheCore()
+    {
+        using namespace attnviz;
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QByteArray hay = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.";
+        const QString file = writeCorpus(dir, hay, QStringLiteral("haystack.txt"));
+        const QString model = attnviz_test::fixtureModel(QStringLiteral("llama-tiny"));
+        std::unique_ptr<Model> m;
+        QVERIFY(openPretrained(model.toStdString(), {}, m).ok());
+        NeedleRequest req;
+        req.haystack = hay.toStdString();
+        req.needle = "The best thing to do in San Francisco is eat a sandwich.";
+        req.question = "What is the best thing to do in San Francisco?";
+        req.depth = 0.25;
+        NeedleProbe want;
+        QVERIFY(needleProbe(*m, req, want).ok());
+        const QStringList args{QStringLiteral("heads"),     QStringLiteral("--model"),    model,
+                               QStringLiteral("--needle"),  QString::fromStdString(req.needle),
+                               QStringLiteral("--question"), QString::fromStdString(req.question),
+                               QStringLiteral("--haystack"), file,
+                               QStringLiteral("--depth"),   QStringLiteral("0.25")};
+        const Run csv = execCli(args);
+        QCOMPARE(csv.code, 0);
+        QVERIFY2(QString::fromUtf8(csv.err).contains(QStringLiteral("the needle at tokens %1-%2").arg(want.needleBegin).arg(want.needleEnd - 1)),
+                 csv.err.constData());
+        const QList<QByteArray> lines = csv.out.trimmed().split('\n');
+        QCOMPARE(lines.front(), QByteArray("layer,head,retrieval"));
+        QCOMPARE(int(lines.size()) - 1, int(want.retrieval.size()));
+        for (int k = 1; k < int(lines.size()); ++k) {
+            const QList<QByteArray> f = lines[k].split(',');
+            QCOMPARE(f.size(), 3);
+            QCOMPARE(f[2].toDouble(), want.retrieval(f[0].toInt(), f[1].toInt()));
+        }
+        const Run json = execCli(args + QStringList{QStringLiteral("--format"), QStringLiteral("json")});
+        QCOMPARE(json.code, 0);
+        const QJsonObject o = QJsonDocument::fromJson(json.out).object();
+        QCOMPARE(o.value(QStringLiteral("promptTokens")).toInt(), want.promptTokens);
+        QCOMPARE(o.value(QStringLiteral("needle")).toArray(), (QJsonArray{want.needleBegin, want.needleEnd}));
+        QCOMPARE(o.value(QStringLiteral("answer")).toArray().size(), qsizetype(want.answer.size()));
+        QCOMPARE(o.value(QStringLiteral("answerText")).toString(), QString::fromStdString(want.answerText));
+        const QJsonArray grid = o.value(QStringLiteral("retrieval")).toArray();
+        QCOMPARE(grid.size(), qsizetype(want.retrieval.rows()));
+        for (int l = 0; l < int(want.retrieval.rows()); ++l)
+            for (int h = 0; h < int(want.retrieval.cols()); ++h)
+                QCOMPARE(grid[l].toArray()[h].toDouble(), want.retrieval(l, h));
+    }
+
     void badInput_data()
     {
         QTest::addColumn<QStringList>("args");
@@ -147,6 +198,18 @@ private slots:
                                      << QByteArray("a\n") << QStringLiteral("attnviz heads: -o @DIR@/x.png: .csv or .json\n");
         QTest::newRow("format") << QStringList{h, m, g, c, at, QStringLiteral("--format"), QStringLiteral("xml")} << QByteArray("a\n")
                                 << QStringLiteral("attnviz heads: --format: csv or json, not xml\n");
+        const QString n = QStringLiteral("--needle"), q = QStringLiteral("--question"), hs = QStringLiteral("--haystack");
+        QTest::newRow("needle without question") << QStringList{h, m, g, n, QStringLiteral("x"), hs, at} << QByteArray("a\n")
+                                                 << QStringLiteral("attnviz heads: --question: missing\n");
+        QTest::newRow("needle and corpus") << QStringList{h, m, g, c, at, n, QStringLiteral("x")} << QByteArray("a\n")
+                                           << QStringLiteral("attnviz heads: --corpus or --needle (the retrieval probe), not both\n");
+        QTest::newRow("depth") << QStringList{h, m, g, n, QStringLiteral("x"), q, QStringLiteral("y"), hs, at,
+                                              QStringLiteral("--depth"), QStringLiteral("2")}
+                               << QByteArray("a\n") << QStringLiteral("attnviz heads: --depth 2: a number from 0 to 1\n");
+        QTest::newRow("not causal") << QStringList{h, m, attnviz_test::fixtureModel(QStringLiteral("bert-tiny")), n,
+                                                   QStringLiteral("x"), q, QStringLiteral("y"), hs, at}
+                                    << QByteArray("a b c\n")
+                                    << QStringLiteral("attnviz heads: bert-tiny: the needle probe needs a causal language model\n");
     }
 
     void badInput()

@@ -4,7 +4,8 @@
 // qwen2/3, gemma2's soft-capping, gemma3's local and global layers, phi3, GPT-2, BERT; grouped-query
 // heads), with and without the user's masks, in float32 (1e-6) and float64 (1e-12); its masks are
 // the forward's; pooled maps (max, mean) equal pooling the full matrix, ragged edges and causal
-// zeros included; the tile cache stays within its bytes; a 16-bit model's long-text trace
+// zeros included; the cell reads (a diagonal, the first keys, the recent window, listed cells, whole
+// rows) equal the full matrix's cells; the tile cache stays within its bytes; a 16-bit model's long-text trace
 // (Observe::sixteenBit) keeps q, k and v in 16 bits and its tiles are the softmax of those.
 #include "testpaths.h"
 #include "attnviz/attentiontiles.h"
@@ -325,6 +326,8 @@ private slots:
     void sixteenBit_data();
     void sixteenBit();
     void typedSixteenBit();
+    void cellReadsEqualFull_data();
+    void cellReadsEqualFull();
 };
 
 void TestAttentionTiles::recomputedEqualsFull_data()
@@ -678,6 +681,86 @@ void TestAttentionTiles::typedSixteenBit()
             checkKeptSoftmax(typed, l, tiles);
         }
         before = now;
+    }
+}
+
+void TestAttentionTiles::cellReadsEqualFull_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("userMasks");
+    // grouped-query heads (llama), a sliding window narrower than the text (mistral), soft-capped
+    // scores (gemma2), an encoder that reads both ways (bert)
+    for (const char *m : {"llama-tiny", "mistral-tiny", "gemma2-tiny", "bert-tiny"})
+        for (bool masks : {false, true})
+            QTest::addRow("%s%s", m, masks ? " masked" : "") << QString::fromLatin1(m) << masks;
+}
+
+// Every cell read of a trace that keeps no weights (recomputed) equals the same cells of the full
+// matrices of a trace that keeps them (1e-6, float32); read from the stored weights, the very cells.
+void TestAttentionTiles::cellReadsEqualFull()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, userMasks);
+    Model *m = opened(model);
+    QVERIFY(m);
+    const std::vector<int> ids = idsOf(cases(model).first().toObject());
+    const int t = int(ids.size());
+    QVERIFY(t >= 9);
+    TraceRequest req;
+    req.ids = ids;
+    if (userMasks) {
+        req.paddedKeys = {1};
+        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
+    }
+    Trace<float> full, lean;
+    QVERIFY(m->trace(req, full).ok());
+    req.observe.weights = false;
+    QVERIFY(m->trace(req, lean).ok());
+    const std::vector<std::pair<int, int>> list = {{0, 0}, {t - 1, 0}, {t / 2, 2}, {3, 1}, {t - 1, t - 1}, {2, t - 1},
+                                                   {t - 2, t - 5}, {-1, 0}, {0, t}};
+    const std::vector<int> rows = {0, 1, t / 2, t - 1};
+    for (int l = 0; l < full.numLayers(); ++l) {
+        AttentionTiles<float> rec(lean, l), stored(full, l);
+        QVERIFY(rec.valid() && rec.recomputes());
+        QVERIFY(stored.valid() && !stored.recomputes());
+        for (int h = -1; h < full.numHeads(); ++h) {
+            const Mat<float> w = full.weights(l, h).toDense();
+            auto at = [&](int i, int j) { return i >= 0 && i < t && j >= 0 && j < t ? double(w(i, j)) : 0.0; };
+            const QString where = QStringLiteral("layer %1 head %2").arg(l).arg(h);
+            for (const AttentionTiles<float> *tiles : {&rec, &stored}) {
+                const double tol = tiles == &stored ? 0.0 : 1e-6;
+                for (int offset : {-1, 0, -3, 2}) {
+                    const std::vector<float> d = tiles->diagonal(h, offset);
+                    QCOMPARE(int(d.size()), t);
+                    for (int i = 0; i < t; ++i)
+                        if (!(std::abs(d[size_t(i)] - at(i, i + offset)) <= tol))
+                            QFAIL(qPrintable(where + QStringLiteral(": diagonal %1 row %2").arg(offset).arg(i)));
+                }
+                for (int k : {1, 4, t + 3}) {
+                    const Mat<float> lead = tiles->leading(h, k);
+                    QCOMPARE(int(lead.cols()), std::min(k, t));
+                    QVERIFY(largestDifference(lead, Mat<float>(w.leftCols(std::min(k, t)))) <= tol);
+                }
+                for (int win : {1, 3, 6, t + 2}) {
+                    const Mat<float> r = tiles->recent(h, win);
+                    QCOMPARE(int(r.rows()), t);
+                    QCOMPARE(int(r.cols()), win);
+                    for (int i = 0; i < t; ++i)
+                        for (int c = 0; c < win; ++c)
+                            if (!(std::abs(r(i, c) - at(i, i - win + 1 + c)) <= tol))
+                                QFAIL(qPrintable(where + QStringLiteral(": recent %1 (%2, %3)").arg(win).arg(i).arg(c)));
+                }
+                const std::vector<float> c = tiles->cells(h, list);
+                QCOMPARE(c.size(), list.size());
+                for (size_t n = 0; n < list.size(); ++n)
+                    if (!(std::abs(c[n] - at(list[n].first, list[n].second)) <= tol))
+                        QFAIL(qPrintable(where + QStringLiteral(": cell %1").arg(n)));
+                const Mat<float> whole = tiles->wholeRows(h, rows);
+                QCOMPARE(int(whole.rows()), int(rows.size()));
+                for (size_t n = 0; n < rows.size(); ++n)
+                    QVERIFY(largestDifference(Mat<float>(whole.row(Eigen::Index(n))), Mat<float>(w.row(rows[n]))) <= tol);
+            }
+        }
     }
 }
 

@@ -3,8 +3,10 @@
 // (ATTNVIZ_TRACE_BUDGET_KB), a text past it is traced without them (q, k, v and each row's
 // log-sum-exp) instead of being cut; the Weights heatmap draws the pooled map of what it shows and
 // equals pooling the full matrix of a core trace that kept the weights, zoomed to single cells
-// too; the Selected query dock's row equals the full trace's; every other view says in one line
-// that it needs the whole matrices; matrix export is refused; a short text is drawn as before.
+// too; the Selected query dock's row equals the full trace's; the Layers tab's role scores and
+// readings (sink mass, entropy over sampled rows, span mass set in its range fields) equal the core's
+// on a trace that kept the weights; every other view says in one line that it needs the whole
+// matrices; matrix export is refused; a short text is drawn as before.
 #include "testpaths.h"
 #include "live/livesession.h"
 #include "live/longtext.h"
@@ -14,25 +16,30 @@
 #include "drawntext.h"
 #include "files/figureexport.h"
 #include "files/session.h"
+#include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/rowview.h"
 #include "window/viewrouter.h"
 
 #include "attnviz/attentiontiles.h"
+#include "attnviz/headroles.h"
 #include "attnviz/pretrained.h"
 
 #include <qcustomplot.h>
 
 #include <QAction>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
 #include <QScopeGuard>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <functional>
 #include <memory>
 
 using namespace attnviz;
@@ -116,6 +123,7 @@ private slots:
     void zoomShowsSingleCells();
     void selectedQueryRow();
     void otherViewsSayNotYet();
+    void headRolesReadLongText();
     void exportRefused();
     void sixteenBitModel();
     void shortTextUnchanged();
@@ -264,7 +272,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
     Window win;
     const SnapshotPtr s = showLong(win);
     QVERIFY(s && s->longText);
-    for (const char *id : {"grid", "layers", "headRoles", "rollout", "lines", "pipeline", "embeddings", "residual", "lens",
+    for (const char *id : {"grid", "layers", "rollout", "lines", "pipeline", "embeddings", "residual", "lens",
                            "dla", "compare"}) {
         const QString view = QString::fromLatin1(id);
         const SnapshotPtr handed = win.w.views()->snapshotFor(s, view);
@@ -279,11 +287,79 @@ void TestLongTextWindow::otherViewsSayNotYet()
             QTRY_VERIFY2(shownTexts(page).contains(QStringLiteral("not yet for texts past")), qPrintable(view + QStringLiteral(": ") + shownTexts(page)));
         }
     }
-    // the weights and the selected query read it themselves
+    // the weights, the selected query and the Layers tab's readings read it themselves
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("weights")), s);
+    QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("headRoles")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("row")), s);
     // the norm-weighted switch cannot be turned on
     QVERIFY(!win.w.views()->normWeightedAction()->isEnabled());
+}
+
+namespace {
+
+double worstOf(const Mat<double> &want, const std::function<double(int, int)> &got)
+{
+    double worst = 0;
+    for (int l = 0; l < int(want.rows()); ++l)
+        for (int h = 0; h < int(want.cols()); ++h) {
+            const double a = want(l, h), b = got(l, h);
+            if (std::isnan(a) != std::isnan(b))
+                return 1e9;
+            if (!std::isnan(a))
+                worst = std::max(worst, std::abs(a - b));
+        }
+    return worst;
+}
+
+} // namespace
+
+// The Layers tab on a long text: no thumbnails of the weights, a reading per head (sink mass until
+// another is chosen) and the text's role scores, computed on the pool through AttentionTiles, equal
+// to the core's on the trace that kept every weight.
+void TestLongTextWindow::headRolesReadLongText()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    HeadRolesView *view = win.w.headRolesView();
+    QVERIFY(view);
+    QTRY_VERIFY(view->layerCount() > 0 && !view->computing());
+    QCOMPARE(view->layerCount(), m_full.numLayers());
+    QCOMPARE(view->shownReading(), int(HeadReading::SinkMass));
+    QVERIFY2(!view->note().contains(QStringLiteral("not yet")), qPrintable(view->note()));
+    auto *chooser = view->findChild<QComboBox *>(QStringLiteral("headRolesReading"));
+    QVERIFY(chooser);
+    QCOMPARE(chooser->currentData().toInt(), int(HeadReading::SinkMass)); // the weights' entry: not on a long text
+    QVERIFY2(view->note().contains(QStringLiteral("Long text")), qPrintable(view->note()));
+    using R = HeadRolesView::Role;
+    const std::pair<R, Mat<double>> roles[] = {{R::PreviousToken, previousTokenScores(m_full)},
+                                               {R::FirstToken, firstTokenScores(m_full)},
+                                               {R::SameToken, sameTokenScores(m_full)},
+                                               {R::Self, selfScores(m_full)}};
+    for (const auto &[role, want] : roles) {
+        const double d = worstOf(want, [&](int l, int h) { return view->score(role, l, h); });
+        QVERIFY2(d < 1e-5, qPrintable(HeadRolesView::roleName(role) + QStringLiteral(": %1").arg(d)));
+    }
+    QVERIFY(worstOf(sinkMassScores(m_full), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+    // entropy over 256 evenly spaced rows of the ~1,000, said in the note
+    view->setReading(int(HeadReading::Entropy));
+    QTRY_VERIFY(!view->computing());
+    QVERIFY(worstOf(entropyScores(m_full), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-4);
+    QVERIFY2(view->note().contains(QStringLiteral("256 evenly spaced query rows")), qPrintable(view->note()));
+    // span mass over tokens set in the range fields
+    auto *from = view->findChild<QSpinBox *>(QStringLiteral("headRolesSpanFrom"));
+    auto *to = view->findChild<QSpinBox *>(QStringLiteral("headRolesSpanTo"));
+    QVERIFY(from && to);
+    view->setReading(int(HeadReading::SpanMass));
+    from->setValue(100);
+    to->setValue(120);
+    QCOMPARE(view->span(), qMakePair(100, 120));
+    QTRY_VERIFY(!view->computing());
+    QVERIFY(worstOf(spanMassScores(m_full, 100, 120), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+    QVERIFY2(view->note().contains(QStringLiteral("tokens 100–119")), qPrintable(view->note()));
+    // the grid shows every head
+    QCOMPARE(int(view->shownOrder().size()), m_full.numLayers() * m_full.numHeads());
 }
 
 void TestLongTextWindow::exportRefused()
@@ -357,10 +433,25 @@ void TestLongTextWindow::shortTextUnchanged()
     QCOMPARE(win.w.heatmapView()->mapCells().size(), Eigen::Index(0));
     QVERIFY(!win.w.heatmapView()->meanPoolingAction()->isVisible());
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("rollout")), s);
+    // the Layers tab draws the weights until a reading is chosen; a reading equals the core's
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    HeadRolesView *roles = win.w.headRolesView();
+    QTRY_VERIFY(roles->layerCount() > 0);
+    QCOMPARE(roles->shownReading(), -1);
+    QVERIFY(std::isnan(roles->readingValue(0, 0)));
+    roles->setReading(int(HeadReading::SinkMass));
+    QVERIFY(!roles->computing()); // a short text's on the GUI thread
+    const Mat<double> sink = sinkMassScores(full);
+    for (int l = 0; l < int(sink.rows()); ++l)
+        for (int h = 0; h < int(sink.cols()); ++h)
+            QVERIFY(std::abs(roles->readingValue(l, h) - sink(l, h)) < 1e-6);
+    QVERIFY2(roles->note().contains(QStringLiteral("sink mass")), qPrintable(roles->note()));
+    roles->setReading(-1);
 }
 
 // With ATTNVIZ_LONGTEXT_SHOTS=DIR: the window on README.md pasted until it is past 10,000 tokens
-// (llama-tiny, the default budget), the whole map, a zoomed region and single cells, as PNGs; and the
+// (llama-tiny, the default budget), the whole map, a zoomed region and single cells, the Layers tab's
+// readings, as PNGs; and the
 // bundled model's 512 positions with a budget that makes them a long text.
 void TestLongTextWindow::screenshots()
 {
@@ -417,6 +508,18 @@ void TestLongTextWindow::screenshots()
         shoot(win, QStringLiteral("longtext-llama-tiny-cells"));
         win.w.showView(QStringLiteral("rollout"));
         shoot(win, QStringLiteral("longtext-llama-tiny-rollout"));
+        // the Layers tab: each head's sink mass, then its entropy over sampled rows
+        win.w.showView(QStringLiteral("headRoles"));
+        HeadRolesView *roles = win.w.headRolesView();
+        timer.restart();
+        QTRY_VERIFY_WITH_TIMEOUT(roles->layerCount() > 0 && !roles->computing(), 120000);
+        qInfo("the Layers tab's role scores and sink mass: %lld ms", timer.elapsed());
+        shoot(win, QStringLiteral("longtext-llama-tiny-layers-sink"));
+        roles->setReading(int(HeadReading::Entropy));
+        timer.restart();
+        QTRY_VERIFY_WITH_TIMEOUT(!roles->computing(), 120000);
+        qInfo("entropy: %lld ms", timer.elapsed());
+        shoot(win, QStringLiteral("longtext-llama-tiny-layers-entropy"));
     }
     {
         qputenv("ATTNVIZ_TRACE_BUDGET_KB", "16384");
@@ -429,6 +532,9 @@ void TestLongTextWindow::screenshots()
         shoot(win, QStringLiteral("longtext-bundled-map"));
         win.w.heatmapView()->zoomToCells(QRect(0, 400, 60, 60));
         shoot(win, QStringLiteral("longtext-bundled-zoom"));
+        win.w.showView(QStringLiteral("headRoles"));
+        QTRY_VERIFY_WITH_TIMEOUT(win.w.headRolesView()->layerCount() > 0 && !win.w.headRolesView()->computing(), 120000);
+        shoot(win, QStringLiteral("longtext-bundled-layers-sink"));
     }
 }
 

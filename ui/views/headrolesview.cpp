@@ -8,22 +8,28 @@
 #include "attnviz/headroles.h"
 
 #include <QComboBox>
-#include <QDoubleSpinBox>
 #include <QContextMenuEvent>
+#include <QCoreApplication>
+#include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPointer>
 #include <QScrollArea>
+#include <QSpinBox>
+#include <QStandardItemModel>
 #include <QStyle>
+#include <QThreadPool>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <set>
 
 namespace attnviz::ui {
 
@@ -219,6 +225,16 @@ protected:
             const QRect r = rectFor(i);
             const QImage &img = m_view->m_thumbs[size_t(l * m_view->m_heads + h)];
             p.drawImage(r, img);
+            if (m_view->shownReading() >= 0) { // the reading's value on its colour
+                const QString v = scoreText(m_view->readingValue(l, h));
+                p.setFont(numbers);
+                QRect at(QPoint(0, 0), p.fontMetrics().size(Qt::TextSingleLine, v) + QSize(6, 2));
+                at.moveCenter(r.center());
+                p.fillRect(at, QColor(255, 255, 255, 200));
+                p.setPen(Qt::black);
+                p.drawText(at, Qt::AlignCenter, v);
+                p.setFont(font());
+            }
             const bool sel = l == m_view->m_selLayer && h == m_view->m_selHead;
             p.setPen(QPen(sel ? QColor(220, 30, 30) : palette().color(QPalette::Mid), sel ? 3 : 1));
             p.setBrush(Qt::NoBrush);
@@ -340,7 +356,31 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
     bar->addSpacing(12);
     bar->addWidget(new QLabel(tr("hide below:"), this));
     bar->addWidget(m_minBox);
+    m_readingBox = new QComboBox(this);
+    m_readingBox->setObjectName(QStringLiteral("headRolesReading"));
+    m_readingBox->addItem(tr("the weights"), -1);
+    for (int r = 0; r <= int(HeadReading::SpanMass); ++r)
+        m_readingBox->addItem(readingName(r), r);
+    m_readingBox->setToolTip(tr("What each thumbnail shows: the head's weights, or one reading of them as a colour and a number"));
+    m_spanFrom = new QSpinBox(this);
+    m_spanFrom->setObjectName(QStringLiteral("headRolesSpanFrom"));
+    m_spanTo = new QSpinBox(this);
+    m_spanTo->setObjectName(QStringLiteral("headRolesSpanTo"));
+    for (QSpinBox *b : {m_spanFrom, m_spanTo}) {
+        b->setRange(0, 0);
+        b->setToolTip(tr("Span mass: the tokens from the first number up to (not including) the second"));
+    }
     bar->addStretch(1);
+    // a second row: the grid's width stays that of the sorting row
+    auto *readingBar = new QHBoxLayout;
+    readingBar->addWidget(new QLabel(tr("Thumbnails:"), this));
+    readingBar->addWidget(m_readingBox);
+    readingBar->addSpacing(12);
+    readingBar->addWidget(new QLabel(tr("span:"), this));
+    readingBar->addWidget(m_spanFrom);
+    readingBar->addWidget(new QLabel(QStringLiteral("–"), this));
+    readingBar->addWidget(m_spanTo);
+    readingBar->addStretch(1);
     m_note = new QLabel(this);
     m_note->setWordWrap(true);
     m_note->setObjectName(QStringLiteral("headRolesNote"));
@@ -350,11 +390,212 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
     m_scroll->setWidgetResizable(false);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(bar);
+    layout->addLayout(readingBar);
     layout->addWidget(m_note);
     layout->addWidget(m_scroll, 1);
     connect(m_sortBox, &QComboBox::currentIndexChanged, this,
             [this] { setSortRole(m_sortBox->currentData().toInt()); });
     connect(m_minBox, &QDoubleSpinBox::valueChanged, this, &HeadRolesView::setMinimum);
+    connect(m_readingBox, &QComboBox::currentIndexChanged, this, [this] { setReading(m_readingBox->currentData().toInt()); });
+    auto spanEdited = [this] { setSpan(m_spanFrom->value(), m_spanTo->value()); };
+    connect(m_spanFrom, &QSpinBox::valueChanged, this, spanEdited);
+    connect(m_spanTo, &QSpinBox::valueChanged, this, spanEdited);
+}
+
+QString HeadRolesView::readingName(int reading)
+{
+    switch (HeadReading(reading)) {
+    case HeadReading::PreviousToken:
+        return tr("previous-token");
+    case HeadReading::FirstToken:
+        return tr("first-token");
+    case HeadReading::SameToken:
+        return tr("same-token");
+    case HeadReading::Self:
+        return tr("self (diagonal)");
+    case HeadReading::SinkMass:
+        return tr("sink mass (first %1 tokens)").arg(ReadingOptions().sinkTokens);
+    case HeadReading::RecentMass:
+        return tr("recent mass (last %1 keys)").arg(ReadingOptions().window);
+    case HeadReading::Entropy:
+        return tr("entropy (nats)");
+    case HeadReading::SpanMass:
+        return tr("span mass");
+    }
+    return tr("the weights");
+}
+
+int HeadRolesView::shownReading() const
+{
+    if (m_reading < 0 && m_snapshot && m_snapshot->longText)
+        return int(HeadReading::SinkMass);
+    return m_reading;
+}
+
+double HeadRolesView::readingValue(int layer, int head) const
+{
+    const Mat<double> &m = m_readingScores;
+    if (shownReading() < 0 || layer < 0 || head < 0 || layer >= m.rows() || head >= m.cols())
+        return std::numeric_limits<double>::quiet_NaN();
+    return m(layer, head);
+}
+
+void HeadRolesView::setReading(int reading)
+{
+    reading = std::clamp(reading, -1, int(HeadReading::SpanMass));
+    if (m_readingBox->currentData().toInt() != reading)
+        m_readingBox->setCurrentIndex(reading + 1); // comes back here through the signal
+    if (reading == m_reading)
+        return;
+    m_reading = reading;
+    rebuild();
+}
+
+void HeadRolesView::setSpan(int begin, int end)
+{
+    if (m_spanFrom->value() != begin || m_spanTo->value() != end) {
+        const QSignalBlocker a(m_spanFrom), b(m_spanTo);
+        m_spanFrom->setValue(begin);
+        m_spanTo->setValue(end);
+    }
+    begin = m_spanFrom->value();
+    end = m_spanTo->value();
+    if (begin == m_spanBegin && end == m_spanEnd)
+        return;
+    m_spanBegin = begin;
+    m_spanEnd = end;
+    if (shownReading() == int(HeadReading::SpanMass))
+        rebuild();
+}
+
+void HeadRolesView::showReadingChoice()
+{
+    // a long text has no weights to draw: the chooser names the reading drawn in their place
+    const bool longText = m_snapshot && m_snapshot->hasResult() && m_snapshot->longText;
+    if (auto *model = qobject_cast<QStandardItemModel *>(m_readingBox->model()))
+        if (QStandardItem *weights = model->item(0)) {
+            weights->setEnabled(!longText);
+            weights->setToolTip(longText ? tr("A long text's thumbnails would need every head's t × t weights") : QString());
+        }
+    const QSignalBlocker block(m_readingBox);
+    m_readingBox->setCurrentIndex(shownReading() + 1);
+}
+
+QString HeadRolesView::readingNote() const
+{
+    const int reading = shownReading();
+    if (reading < 0 || !m_snapshot)
+        return QString();
+    const int t = m_snapshot->tq();
+    QString n = tr("Each thumbnail's colour and number: the head's %1.").arg(readingName(reading));
+    switch (HeadReading(reading)) {
+    case HeadReading::SinkMass:
+        n += QLatin1Char(' ') + tr("Mean over queries of the weight on the first %1 tokens (StreamingLLM's attention sinks, "
+                                   "Xiao et al. 2023).").arg(ReadingOptions().sinkTokens);
+        break;
+    case HeadReading::RecentMass:
+        n += QLatin1Char(' ') + tr("Mean over queries of the weight on the %1 keys ending at the query itself.")
+                                    .arg(ReadingOptions().window);
+        break;
+    case HeadReading::Entropy:
+        n += QLatin1Char(' ') + (m_readingRows < t - 1
+                                     ? tr("Mean row entropy in nats over %L1 evenly spaced query rows of %L2 (Clark et al. 2019).")
+                                           .arg(m_readingRows)
+                                           .arg(t)
+                                     : tr("Mean row entropy in nats over every query row (Clark et al. 2019)."));
+        break;
+    case HeadReading::SpanMass:
+        n += QLatin1Char(' ') + (m_spanEnd > m_spanBegin
+                                     ? tr("Mean over the queries after tokens %1–%2 of their weight on them.")
+                                           .arg(m_spanBegin)
+                                           .arg(m_spanEnd - 1)
+                                     : tr("Set the span's tokens in the fields above."));
+        break;
+    case HeadReading::SameToken:
+        if (m_readingRows > 0)
+            n += QLatin1Char(' ') + tr("Over %L1 of the queries whose token came before (every such query past 16 × t pairs "
+                                       "would read too many cells).").arg(m_readingRows);
+        break;
+    default:
+        break;
+    }
+    return n;
+}
+
+void HeadRolesView::paintReading()
+{
+    m_thumbs.clear();
+    const Mat<double> &m = m_readingScores;
+    const bool ok = m.rows() == m_layers && m.cols() == m_heads;
+    double top = 1.0; // masses and shares: 0–1; entropy: up to the largest
+    if (ok && HeadReading(shownReading()) == HeadReading::Entropy) {
+        top = 1e-9;
+        for (Eigen::Index k = 0; k < m.size(); ++k)
+            if (std::isfinite(m.data()[k]))
+                top = std::max(top, m.data()[k]);
+    }
+    m_thumbScale = top;
+    QCPColorGradient g = weightsGradient();
+    for (int l = 0; l < m_layers; ++l)
+        for (int h = 0; h < m_heads; ++h) {
+            QImage img(1, 1, QImage::Format_RGB32);
+            const double v = ok ? m(l, h) : std::numeric_limits<double>::quiet_NaN();
+            img.setPixel(0, 0, std::isfinite(v) ? g.color(v, QCPRange(0.0, top)) : qRgb(200, 200, 200));
+            m_thumbs.push_back(img);
+        }
+}
+
+void HeadRolesView::computeLong()
+{
+    const SnapshotPtr s = m_snapshot;
+    const quint64 generation = ++m_generation;
+    m_computing = true;
+    const std::shared_ptr<const Trace<float>> trace = s->trace;
+    const bool roles = m_rolesOf != trace.get();
+    const HeadReading reading = HeadReading(shownReading());
+    ReadingOptions o;
+    o.spanBegin = m_spanBegin;
+    o.spanEnd = m_spanEnd;
+    QPointer<HeadRolesView> self(this);
+    // the trace is held by the job; the scores come back on the GUI thread, to this view if it still
+    // exists and asked for nothing newer
+    QThreadPool::globalInstance()->start([self, trace, roles, reading, o, generation] {
+        std::array<Mat<double>, kRoles> scores;
+        if (roles) {
+            scores[size_t(Role::PreviousToken)] = previousTokenScores(*trace);
+            scores[size_t(Role::FirstToken)] = firstTokenScores(*trace);
+            scores[size_t(Role::SameToken)] = sameTokenScores(*trace);
+            scores[size_t(Role::Self)] = selfScores(*trace);
+        }
+        int rows = 0;
+        Mat<double> value = reading == HeadReading::Entropy    ? entropyScores(*trace, o.entropyRows, &rows)
+                            : reading == HeadReading::SameToken ? sameTokenScores(*trace, &rows)
+                                                                : headReading(*trace, reading, o);
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, trace, roles, generation, rows, scores = std::move(scores), value = std::move(value)]() mutable {
+                if (!self || self->m_generation != generation || !self->m_snapshot || self->m_snapshot->trace != trace)
+                    return;
+                self->m_computing = false;
+                if (roles) {
+                    for (int r = 0; r < kRoles; ++r)
+                        if (r != int(Role::Induction))
+                            self->m_scores[size_t(r)] = std::move(scores[size_t(r)]);
+                    self->m_rolesOf = trace.get();
+                }
+                self->m_readingScores = std::move(value);
+                self->m_readingRows = rows;
+                self->paintReading();
+                self->m_note->setText(self->m_pathNote.isEmpty()
+                                          ? tr("Long text (%L1 tokens): the weights are computed from q and k where they "
+                                               "are read, so each thumbnail is one reading, not the head's %L1 × %L1 weights. ")
+                                                    .arg(self->m_snapshot->tq()) +
+                                                self->readingNote()
+                                          : self->m_pathNote);
+                self->reorder();
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 QString HeadRolesView::roleName(Role role)
@@ -527,13 +768,46 @@ void HeadRolesView::rebuild()
     const SnapshotPtr &s = m_snapshot;
     m_layers = m_heads = 0;
     m_thumbs.clear();
-    for (Mat<double> &m : m_scores)
-        m.resize(0, 0);
+    const bool keepRoles = s && s->hasResult() && s->longText && m_rolesOf == s->trace.get(); // computed for this trace
+    if (!keepRoles)
+        for (Mat<double> &m : m_scores)
+            m.resize(0, 0);
     if (!s || !s->hasResult() || s->cross) {
+        ++m_generation;
+        m_computing = false;
+        m_rolesOf = nullptr;
+        m_readingScores.resize(0, 0);
         m_note->setText(s && !s->message.isEmpty() ? s->message : tr("Open a model folder to see its heads."));
         reorder();
         return;
     }
+    const int t = s->tq();
+    for (QSpinBox *b : {m_spanFrom, m_spanTo}) {
+        const QSignalBlocker block(b);
+        b->setRange(0, t);
+    }
+    showReadingChoice();
+    if (s->longText) { // no t x t matrix to draw: one reading per head, the scores through AttentionTiles
+        const Trace<float> &trace = *s->trace;
+        m_layers = trace.numLayers();
+        m_heads = trace.numHeads();
+        const int kv = m_layers > 0 ? trace.layers.front().attention.kvHeads : 0;
+        m_kvGroup = kv > 0 && kv < m_heads ? m_heads / kv : 1;
+        m_scores[size_t(Role::Induction)].resize(0, 0);
+        if (s->induction && s->induction->rows() == m_layers && s->induction->cols() == m_heads)
+            m_scores[size_t(Role::Induction)] = *s->induction;
+        m_readingScores.resize(0, 0);
+        paintReading();
+        m_note->setText(m_pathNote.isEmpty() ? tr("Long text (%L1 tokens): computing each head's %2…").arg(t).arg(readingName(shownReading()))
+                                             : m_pathNote);
+        m_selLayer = s->layerIndex(m_selLayer);
+        reorder();
+        computeLong();
+        return;
+    }
+    m_rolesOf = nullptr;
+    ++m_generation; // a long text's scores still computing are not shown
+    m_computing = false;
     const bool normWeighted = isNormWeighted(*s);
     const Trace<float> &trace = *s->trace;
     const Trace<float> scored = normWeighted ? rowShares(trace) : Trace<float>();
@@ -584,8 +858,28 @@ void HeadRolesView::rebuild()
         note += QLatin1Char(' ') + (s->inductionProblem.isEmpty()
                                         ? tr("Induction is measured for model folders only.")
                                         : tr("Induction not measured: %1.").arg(s->inductionProblem));
-    if (m_layers * m_heads > 0 && s->tq() > kMaxCells)
+    if (m_layers * m_heads > 0 && s->tq() > kMaxCells && m_reading < 0)
         note += QLatin1Char(' ') + tr("Thumbnails are block-averaged to %1 cells per side.").arg(kMaxCells);
+    m_readingScores.resize(0, 0);
+    if (m_reading >= 0) { // a reading instead of the weights
+        ReadingOptions o;
+        o.spanBegin = m_spanBegin;
+        o.spanEnd = m_spanEnd;
+        m_readingRows = 0;
+        m_readingScores = HeadReading(m_reading) == HeadReading::Entropy ? entropyScores(scoreOn, o.entropyRows, &m_readingRows)
+                          : HeadReading(m_reading) == HeadReading::SameToken ? sameTokenScores(scoreOn, &m_readingRows)
+                                                                              : headReading(scoreOn, HeadReading(m_reading), o);
+        if (HeadReading(m_reading) == HeadReading::SameToken) {
+            std::set<int> seen;
+            int all = 0; // every query whose token came before: no sample to say
+            for (const TraceToken &tok : trace.tokens)
+                all += seen.insert(tok.id).second ? 0 : 1;
+            if (all == m_readingRows)
+                m_readingRows = 0;
+        }
+        paintReading();
+        note += QLatin1Char(' ') + readingNote();
+    }
     m_note->setText(m_pathNote.isEmpty() ? note : m_pathNote);
     m_selLayer = s->layerIndex(m_selLayer);
     reorder();

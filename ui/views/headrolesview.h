@@ -15,6 +15,11 @@
 // shared scale and the text's scores are taken on each query's shares of it.
 // In layer order the heads of a layer fit the view's width (8–16 heads at 1400 px): narrower
 // thumbnails with their scores one a line; the selected head is scrolled into view.
+// A reading chooser (attnviz/headroles.h: previous, first, same, self, sink mass, recent mass,
+// entropy, span mass over a span of tokens set in the range fields) paints each thumbnail as that
+// reading's value instead of the weights. A long text (a trace without t x t weights, read through
+// AttentionTiles) has no weight thumbnails: it shows a reading (sink mass until another is chosen)
+// and the text's scores, computed on the thread pool (the newest request wins).
 #pragma once
 
 #include "views/deferredview.h"
@@ -32,6 +37,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QScrollArea;
+class QSpinBox;
 
 namespace attnviz::ui {
 
@@ -80,6 +86,19 @@ public:
     QPair<int, int> headAt(const QPoint &pos) const;
     // The top of the thumbnails' shared colour scale: 1 for weights, the largest cell when norm-weighted.
     double thumbnailScale() const { return m_thumbScale; }
+    // What the thumbnails show: the weights (-1; short texts only) or a reading (int(HeadReading)).
+    void setReading(int reading);
+    int reading() const { return m_reading; }
+    // The reading drawn: the chosen one, sink mass on a long text where the weights were chosen; -1: weights.
+    int shownReading() const;
+    static QString readingName(int reading);
+    // The keys [begin, end) whose span mass is read (begin >= end: none).
+    void setSpan(int begin, int end);
+    QPair<int, int> span() const { return {m_spanBegin, m_spanEnd}; }
+    // A head's value of the reading drawn (NaN where not defined, not yet computed, or weights drawn).
+    double readingValue(int layer, int head) const;
+    // Whether a long text's scores are being computed on the pool.
+    bool computing() const { return m_computing; }
 
 signals:
     // Path patching from (senderLayer, senderHead) into (receiverLayer, receiverHead), asked on the grid.
@@ -93,6 +112,13 @@ private:
     friend class HeadRolesCanvas;
     void rebuild() override;
     void reorder();
+    // A long text's scores (the roles where not yet computed for this trace, and the reading) on the pool.
+    void computeLong();
+    // The thumbnails as the reading's colours, and the note.
+    void paintReading();
+    // The chooser shows the reading drawn (the weights' entry disabled on a long text).
+    void showReadingChoice();
+    QString readingNote() const;
     // Scrolls the selected head's thumbnail into view (a lesson or a click names it).
     void showSelected();
     // The path from the sender to the head released or clicked on: asked for, or refused in the note.
@@ -115,6 +141,15 @@ private:
     QLabel *m_note = nullptr;
     QScrollArea *m_scroll = nullptr;
     HeadRolesCanvas *m_canvas = nullptr;
+    QComboBox *m_readingBox = nullptr;
+    QSpinBox *m_spanFrom = nullptr, *m_spanTo = nullptr;
+    int m_reading = -1;
+    int m_spanBegin = 0, m_spanEnd = 0;
+    Mat<double> m_readingScores; // the reading drawn, (layers, heads)
+    int m_readingRows = 0;       // entropy: query rows read; same-token: queries read
+    const void *m_rolesOf = nullptr; // the trace whose role scores m_scores hold (a long text's)
+    quint64 m_generation = 0;
+    bool m_computing = false;
 };
 
 } // namespace attnviz::ui

@@ -12,6 +12,9 @@
 // Blocks of q x k^T come from the forward's own score kernel (scoreBlock: the same sums); a pooled
 // map is computed in blocks of query rows over the core's pool (parallel.h). Recently computed tiles and maps are kept in a cache bounded in bytes
 // (least recently used first out). Head -1 is the mean over heads, as Trace::weights.
+// Cell reads (diagonal, leading, recent, cells, wholeRows) compute only the cells a score needs, each
+// as tile() computes it (the same blocks, so the same numbers), uncached: what a score over a long
+// text reads is O(t x its width), never t x t.
 #pragma once
 
 #include "attnviz/model.h"
@@ -63,6 +66,22 @@ public:
     // clamped), and holds the max or the mean of those weights (masked cells count as 0).
     Mat<T> pooled(int head, int rowBegin, int rowEnd, int colBegin, int colEnd, int outRows, int outCols,
                   Pooling pool) const;
+
+    // Cell (i, i + offset) of every query row i (rows() entries; 0 where i + offset is no key): the
+    // previous token's weight at offset -1, the query's own at 0. Reads t x 64 cells at most.
+    std::vector<T> diagonal(int head, int offset) const;
+    // The first k keys of every query row: rows() x k (keys past cols() left out). Reads t x k cells.
+    Mat<T> leading(int head, int k) const;
+    // The w keys ending at each query row's own position: out(i, c) is the weight of key i - w + 1 + c
+    // (0 where that is no key). rows() x w; reads t x (w + 64) cells at most.
+    Mat<T> recent(int head, int w) const;
+    // The weights of the listed (query row, key) cells, in the list's order (0 for a cell outside the
+    // matrix). Reads the listed cells (a run of cells on one row, dense enough, as one block of that
+    // row from its first key to its last: at most 32 cells per listed one).
+    std::vector<T> cells(int head, const std::vector<std::pair<int, int>> &list) const;
+    // Whole rows of the listed query rows: list.size() x cols() (a causal row's keys after it are 0
+    // and not computed). Reads the rows' unmasked cells.
+    Mat<T> wholeRows(int head, const std::vector<int> &list) const;
 
     size_t cacheCapacity() const { return m_capacity; }
     size_t cachedBytes() const;

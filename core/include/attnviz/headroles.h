@@ -15,6 +15,26 @@
 //                   rows sum to norms, mixes half and half with the identity too),
 //                   R_0 = Â_0, R_l = Â_l R_{l-1}: how much each token's final state draws on each
 //                   input token, with the residual stream counted
+// The first four are read through AttentionTiles (attentiontiles.h), cell by cell: on a trace that
+// keeps its weights the very numbers of those matrices, on one that keeps q, k and each row's
+// log-sum-exp (a long text) the same weights recomputed. What each reads, t the text's length:
+// previous and self the diagonal (t x 64 cells at most), first-token the first column (t cells),
+// same-token the earlier positions of each repeated id (see sameTokenScores).
+//
+// Long-context readings, on any trace, through the same cell reads:
+//   sink mass       mean over queries i >= k of the weight on keys 0 .. k-1; k = 4 as StreamingLLM's
+//                   initial tokens (Xiao et al. 2023, "Efficient Streaming Language Models with
+//                   Attention Sinks"). Reads t x k cells.
+//   recent mass     mean over queries i >= w of the weight on the w keys ending at the query itself,
+//                   i - w + 1 .. i; w = 64 by default. Reads t x (w + 64) cells at most.
+//   entropy         mean over query rows i >= 1 of the row's entropy -sum_j A_ij ln A_ij in nats (0 ln 0
+//                   = 0; Clark et al. 2019, "What Does BERT Look At?"): over every such row where there
+//                   are at most `rows` (256 by default), otherwise over `rows` evenly spaced ones,
+//                   i = 1 + floor(n (t - 1) / rows), n = 0 .. rows - 1. Reads (rows read) x t cells.
+//   span mass       for a span of keys [b, e) the user marks, the mean over the queries after it
+//                   (i >= e) of their weight on the span: what the rest of the text read of that
+//                   part. Reads (t - e) x (e - b) cells.
+// A score is NaN where no query qualifies (a text too short for the window, a span at the end).
 #pragma once
 
 #include "attnviz/model.h"
@@ -35,10 +55,37 @@ template <typename T>
 Mat<double> previousTokenScores(const Trace<T> &trace);
 template <typename T>
 Mat<double> firstTokenScores(const Trace<T> &trace);
+// Reads, for each query whose id occurred before, the weights on those earlier positions: the exact
+// score while those pairs number at most 16 t; past that (a long text where common tokens repeat
+// thousands of times) over every s-th such query, s = ceil(pairs / 16 t), about 16 t pairs read
+// (`queriesRead`, if given: the queries it averaged over).
 template <typename T>
-Mat<double> sameTokenScores(const Trace<T> &trace);
+Mat<double> sameTokenScores(const Trace<T> &trace, int *queriesRead = nullptr);
 template <typename T>
 Mat<double> selfScores(const Trace<T> &trace);
+template <typename T>
+Mat<double> sinkMassScores(const Trace<T> &trace, int sinkTokens = 4);
+template <typename T>
+Mat<double> recentMassScores(const Trace<T> &trace, int window = 64);
+// `rowsRead` (if given): the query rows each score averaged over.
+template <typename T>
+Mat<double> entropyScores(const Trace<T> &trace, int rows = 256, int *rowsRead = nullptr);
+template <typename T>
+Mat<double> spanMassScores(const Trace<T> &trace, int spanBegin, int spanEnd);
+// The query rows entropyScores reads on a text of t tokens: every row from 1, or `rows` evenly spaced.
+std::vector<int> entropyRows(int t, int rows);
+
+// A reading of the Layers x heads grid, with its parameters.
+enum class HeadReading { PreviousToken, FirstToken, SameToken, Self, SinkMass, RecentMass, Entropy, SpanMass };
+struct ReadingOptions {
+    int sinkTokens = 4;
+    int window = 64;
+    int entropyRows = 256;
+    int spanBegin = -1, spanEnd = -1; // [begin, end); none: span mass is NaN
+};
+template <typename T>
+Mat<double> headReading(const Trace<T> &trace, HeadReading reading, const ReadingOptions &options = {});
+
 // `offset`: position of r_0 in the trace; `length`: L.
 template <typename T>
 Mat<double> inductionScores(const Trace<T> &trace, int offset, int length);

@@ -435,6 +435,146 @@ Mat<T> AttentionTiles<T>::pooled(int head, int rowBegin, int rowEnd, int colBegi
     return *out;
 }
 
+template <typename T>
+std::vector<T> AttentionTiles<T>::diagonal(int head, int offset) const
+{
+    if (!m_valid)
+        return {};
+    head = head >= m_heads ? -1 : std::max(-1, head);
+    std::vector<T> out(size_t(m_tq), T(0));
+    const int bands = (m_tq + kBandRows - 1) / kBandRows;
+    const double work = 2.0 * m_tq * double(kBandRows) * m_dh * (head < 0 ? m_heads : 1);
+    parallelFor(bands, work, [&](int b) {
+        const int r0 = b * kBandRows, r1 = std::min(m_tq, r0 + kBandRows);
+        const int ca = std::clamp(r0 + offset, 0, m_tk), cb = std::clamp(r1 + offset, 0, m_tk);
+        if (cb <= ca)
+            return;
+        thread_local Mat<T> w;
+        block(head, r0, r1, ca, cb, w);
+        for (int i = r0; i < r1; ++i)
+            if (const int j = i + offset; j >= ca && j < cb)
+                out[size_t(i)] = w(i - r0, j - ca);
+    });
+    return out;
+}
+
+template <typename T>
+Mat<T> AttentionTiles<T>::leading(int head, int k) const
+{
+    if (!m_valid)
+        return {};
+    head = head >= m_heads ? -1 : std::max(-1, head);
+    k = std::clamp(k, 0, m_tk);
+    Mat<T> out(m_tq, k);
+    const int bands = (m_tq + kBandRows - 1) / kBandRows;
+    const double work = 2.0 * m_tq * double(k) * m_dh * (head < 0 ? m_heads : 1);
+    parallelFor(bands, work, [&](int b) {
+        const int r0 = b * kBandRows, r1 = std::min(m_tq, r0 + kBandRows);
+        thread_local Mat<T> w;
+        block(head, r0, r1, 0, k, w);
+        out.middleRows(r0, r1 - r0) = w;
+    });
+    return out;
+}
+
+template <typename T>
+Mat<T> AttentionTiles<T>::recent(int head, int w) const
+{
+    if (!m_valid)
+        return {};
+    head = head >= m_heads ? -1 : std::max(-1, head);
+    w = std::max(0, w);
+    Mat<T> out = Mat<T>::Zero(m_tq, w);
+    if (w == 0)
+        return out;
+    const int bands = (m_tq + kBandRows - 1) / kBandRows;
+    const double work = 2.0 * m_tq * double(w + kBandRows) * m_dh * (head < 0 ? m_heads : 1);
+    parallelFor(bands, work, [&](int b) {
+        const int r0 = b * kBandRows, r1 = std::min(m_tq, r0 + kBandRows);
+        const int ca = std::clamp(r0 - w + 1, 0, m_tk), cb = std::clamp(r1, 0, m_tk);
+        if (cb <= ca)
+            return;
+        thread_local Mat<T> blk;
+        block(head, r0, r1, ca, cb, blk);
+        for (int i = r0; i < r1; ++i)
+            for (int c = 0; c < w; ++c)
+                if (const int j = i - w + 1 + c; j >= ca && j < cb)
+                    out(i, c) = blk(i - r0, j - ca);
+    });
+    return out;
+}
+
+template <typename T>
+std::vector<T> AttentionTiles<T>::cells(int head, const std::vector<std::pair<int, int>> &list) const
+{
+    if (!m_valid)
+        return {};
+    head = head >= m_heads ? -1 : std::max(-1, head);
+    std::vector<T> out(list.size(), T(0));
+    // runs of the list on one query row: a run dense in its keys is one block of the row from its
+    // first key to its last (one vectorised product), a sparse one a block per cell
+    std::vector<size_t> runs;
+    for (size_t n = 0; n < list.size(); ++n)
+        if (n == 0 || list[n].first != list[n - 1].first)
+            runs.push_back(n);
+    runs.push_back(list.size());
+    const int nRuns = int(runs.size()) - 1;
+    const double work = 2.0 * double(list.size()) * m_dh * (head < 0 ? m_heads : 1) * 16;
+    parallelFor(nRuns, work, [&](int r) {
+        thread_local Mat<T> w;
+        const size_t b = runs[size_t(r)], e = runs[size_t(r) + 1];
+        const int i = list[b].first;
+        if (i < 0 || i >= m_tq)
+            return;
+        int lo = m_tk, hi = -1;
+        for (size_t n = b; n < e; ++n)
+            if (const int j = list[n].second; j >= 0 && j < m_tk) {
+                lo = std::min(lo, j);
+                hi = std::max(hi, j);
+            }
+        if (hi < lo)
+            return;
+        constexpr int kCellsPerKey = 32; // a block per cell costs about 32 keys of a row's block
+        if (int64_t(e - b) * kCellsPerKey >= int64_t(hi - lo + 1)) {
+            block(head, i, i + 1, lo, hi + 1, w);
+            for (size_t n = b; n < e; ++n)
+                if (const int j = list[n].second; j >= lo && j <= hi)
+                    out[n] = w(0, j - lo);
+            return;
+        }
+        for (size_t n = b; n < e; ++n)
+            if (const int j = list[n].second; j >= 0 && j < m_tk) {
+                block(head, i, i + 1, j, j + 1, w);
+                out[n] = w(0, 0);
+            }
+    });
+    return out;
+}
+
+template <typename T>
+Mat<T> AttentionTiles<T>::wholeRows(int head, const std::vector<int> &list) const
+{
+    if (!m_valid)
+        return {};
+    head = head >= m_heads ? -1 : std::max(-1, head);
+    Mat<T> out = Mat<T>::Zero(Eigen::Index(list.size()), m_tk);
+    const double work = 2.0 * double(list.size()) * m_tk * m_dh * (head < 0 ? m_heads : 1);
+    parallelFor(int(list.size()), work, [&](int n) {
+        const int i = list[size_t(n)];
+        if (i < 0 || i >= m_tq)
+            return;
+        // the keys a causal or windowed row can see; the rest stay 0
+        const int c1 = m_causal ? std::min(m_tk, i + 1) : m_tk;
+        const int c0 = m_window > 0 ? std::clamp(i - m_window + 1, 0, c1) : 0;
+        if (c1 <= c0)
+            return;
+        thread_local Mat<T> row;
+        block(head, i, i + 1, c0, c1, row);
+        out.row(n).segment(c0, c1 - c0) = row.row(0);
+    });
+    return out;
+}
+
 template class AttentionTiles<float>;
 template class AttentionTiles<double>;
 

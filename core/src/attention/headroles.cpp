@@ -1,34 +1,64 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Head-role scores and attention rollout over a trace's weights (headroles.h).
 #include "attnviz/headroles.h"
+#include "attnviz/attentiontiles.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 
 namespace attnviz {
 
 namespace {
 
-// score(l, h) = mean over the queries `pick` accepts of `value(weights, i)`; NaN if none.
-template <typename T, typename Pick, typename Value>
-Mat<double> perHead(const Trace<T> &trace, Pick pick, Value value)
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// score(l, h) = score(tiles of layer l, h); NaN for a layer whose weights cannot be read.
+template <typename T, typename Score>
+Mat<double> overHeads(const Trace<T> &trace, Score score)
 {
-    Mat<double> s(trace.numLayers(), trace.numHeads());
-    for (int l = 0; l < trace.numLayers(); ++l)
-        for (int h = 0; h < trace.numHeads(); ++h) {
-            const WeightMatrix<T> &w = trace.weights(l, h);
-            double sum = 0;
-            int n = 0;
-            for (int i = 0; i < int(w.rows()); ++i)
-                if (pick(i)) {
-                    sum += value(w, i);
-                    ++n;
-                }
-            s(l, h) = n ? sum / n : std::numeric_limits<double>::quiet_NaN();
-        }
+    Mat<double> s = Mat<double>::Constant(trace.numLayers(), trace.numHeads(), kNaN);
+    for (int l = 0; l < trace.numLayers(); ++l) {
+        // nothing cached: every read below is made once
+        const AttentionTiles<T> tiles(trace, l, AttentionTiles<T>::Source::Auto, 0);
+        if (!tiles.valid())
+            continue;
+        for (int h = 0; h < std::min(trace.numHeads(), tiles.numHeads()); ++h)
+            s(l, h) = score(tiles, h);
+    }
     return s;
+}
+
+// The mean of values[i] over i in [from, to) (finite ones only where `finiteOnly`); NaN if none.
+template <typename V>
+double meanOver(const V &values, int from, int to, bool finiteOnly = false)
+{
+    double sum = 0;
+    int n = 0;
+    for (int i = std::max(0, from); i < to; ++i)
+        if (!finiteOnly || std::isfinite(double(values[size_t(i)]))) {
+            sum += double(values[size_t(i)]);
+            ++n;
+        }
+    return n ? sum / n : kNaN;
+}
+
+// The mean over rows r >= from of m's row sums (each row summed in double, keys in order); NaN if none.
+template <typename T>
+double meanRowSum(const Mat<T> &m, int from)
+{
+    double sum = 0;
+    int n = 0;
+    for (Eigen::Index i = std::max(0, from); i < m.rows(); ++i) {
+        double r = 0;
+        for (Eigen::Index j = 0; j < m.cols(); ++j)
+            r += double(m(i, j));
+        sum += r;
+        ++n;
+    }
+    return n ? sum / n : kNaN;
 }
 
 } // namespace
@@ -36,41 +66,174 @@ Mat<double> perHead(const Trace<T> &trace, Pick pick, Value value)
 template <typename T>
 Mat<double> previousTokenScores(const Trace<T> &trace)
 {
-    return perHead(trace, [](int i) { return i >= 1; }, [](const WeightMatrix<T> &w, int i) { return double(w(i, i - 1)); });
+    return overHeads(trace, [](const AttentionTiles<T> &a, int h) { return meanOver(a.diagonal(h, -1), 1, a.rows()); });
 }
 
 template <typename T>
 Mat<double> firstTokenScores(const Trace<T> &trace)
 {
-    return perHead(trace, [](int i) { return i >= 1; }, [](const WeightMatrix<T> &w, int i) { return double(w(i, 0)); });
+    return overHeads(trace, [](const AttentionTiles<T> &a, int h) { return meanRowSum(a.leading(h, 1), 1); });
 }
 
 template <typename T>
-Mat<double> sameTokenScores(const Trace<T> &trace)
+Mat<double> sameTokenScores(const Trace<T> &trace, int *queriesRead)
 {
     const auto &tok = trace.tokens;
-    auto repeats = [&](int i) {
-        for (int j = 0; j < i; ++j)
-            if (tok[size_t(j)].id == tok[size_t(i)].id)
-                return true;
-        return false;
-    };
-    return perHead(trace, repeats, [&](const WeightMatrix<T> &w, int i) {
-        double s = 0;
-        for (int j = 0; j < i; ++j)
-            if (tok[size_t(j)].id == tok[size_t(i)].id)
-                s += double(w(i, j));
-        return s;
+    // per query that repeats an earlier id, those earlier positions (ascending)
+    std::vector<int> queries, starts;
+    std::vector<std::pair<int, int>> pairs;
+    {
+        std::map<int, std::vector<int>> seen;
+        std::vector<std::pair<int, int>> all;
+        std::vector<int> allQueries, allStarts;
+        for (int i = 0; i < int(tok.size()); ++i) {
+            std::vector<int> &at = seen[tok[size_t(i)].id];
+            if (!at.empty()) {
+                allQueries.push_back(i);
+                allStarts.push_back(int(all.size()));
+                for (int j : at)
+                    all.emplace_back(i, j);
+            }
+            at.push_back(i);
+        }
+        const size_t budget = size_t(16) * std::max<size_t>(1, tok.size());
+        const size_t step = all.size() <= budget ? 1 : (all.size() + budget - 1) / budget;
+        allStarts.push_back(int(all.size()));
+        for (size_t q = 0; q < allQueries.size(); q += step) {
+            queries.push_back(allQueries[q]);
+            starts.push_back(int(pairs.size()));
+            pairs.insert(pairs.end(), all.begin() + allStarts[q], all.begin() + allStarts[q + 1]);
+        }
+        starts.push_back(int(pairs.size()));
+    }
+    if (queriesRead)
+        *queriesRead = int(queries.size());
+    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) {
+        const std::vector<T> w = a.cells(h, pairs);
+        double sum = 0;
+        int n = 0;
+        for (size_t q = 0; q < queries.size(); ++q) {
+            if (queries[q] >= a.rows())
+                continue;
+            double s = 0;
+            for (int c = starts[q]; c < starts[q + 1]; ++c)
+                s += double(w[size_t(c)]);
+            sum += s;
+            ++n;
+        }
+        return n ? sum / n : kNaN;
     });
+}
+
+template <typename T>
+Mat<double> selfScores(const Trace<T> &trace)
+{
+    return overHeads(trace, [](const AttentionTiles<T> &a, int h) {
+        return meanOver(a.diagonal(h, 0), 1, std::min(a.rows(), a.cols()), true);
+    });
+}
+
+template <typename T>
+Mat<double> sinkMassScores(const Trace<T> &trace, int sinkTokens)
+{
+    sinkTokens = std::max(1, sinkTokens);
+    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) { return meanRowSum(a.leading(h, sinkTokens), sinkTokens); });
+}
+
+template <typename T>
+Mat<double> recentMassScores(const Trace<T> &trace, int window)
+{
+    window = std::max(1, window);
+    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) { return meanRowSum(a.recent(h, window), window); });
+}
+
+std::vector<int> entropyRows(int t, int rows)
+{
+    std::vector<int> out;
+    if (t < 2)
+        return out;
+    rows = std::max(1, rows);
+    if (t - 1 <= rows) {
+        for (int i = 1; i < t; ++i)
+            out.push_back(i);
+        return out;
+    }
+    for (int n = 0; n < rows; ++n)
+        out.push_back(1 + int(int64_t(n) * (t - 1) / rows));
+    return out;
+}
+
+template <typename T>
+Mat<double> entropyScores(const Trace<T> &trace, int rows, int *rowsRead)
+{
+    const std::vector<int> list = entropyRows(int(trace.tokens.size()), rows);
+    if (rowsRead)
+        *rowsRead = int(list.size());
+    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) {
+        double sum = 0;
+        int n = 0;
+        constexpr size_t kChunk = 64; // rows read at once
+        for (size_t c = 0; c < list.size(); c += kChunk) {
+            std::vector<int> part;
+            for (size_t k = c; k < std::min(list.size(), c + kChunk); ++k)
+                if (list[k] < a.rows())
+                    part.push_back(list[k]);
+            const Mat<T> w = a.wholeRows(h, part);
+            for (Eigen::Index r = 0; r < w.rows(); ++r) {
+                double e = 0;
+                for (Eigen::Index j = 0; j < w.cols(); ++j)
+                    if (const double p = double(w(r, j)); p > 0)
+                        e -= p * std::log(p);
+                sum += e;
+                ++n;
+            }
+        }
+        return n ? sum / n : kNaN;
+    });
+}
+
+template <typename T>
+Mat<double> spanMassScores(const Trace<T> &trace, int spanBegin, int spanEnd)
+{
+    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) {
+        const int b = std::clamp(spanBegin, 0, a.cols()), e = std::clamp(spanEnd, b, a.cols());
+        if (e <= b || e >= a.rows())
+            return kNaN;
+        return meanRowSum(a.tile(h, e, a.rows(), b, e), 0);
+    });
+}
+
+template <typename T>
+Mat<double> headReading(const Trace<T> &trace, HeadReading reading, const ReadingOptions &o)
+{
+    switch (reading) {
+    case HeadReading::PreviousToken:
+        return previousTokenScores(trace);
+    case HeadReading::FirstToken:
+        return firstTokenScores(trace);
+    case HeadReading::SameToken:
+        return sameTokenScores(trace);
+    case HeadReading::Self:
+        return selfScores(trace);
+    case HeadReading::SinkMass:
+        return sinkMassScores(trace, o.sinkTokens);
+    case HeadReading::RecentMass:
+        return recentMassScores(trace, o.window);
+    case HeadReading::Entropy:
+        return entropyScores(trace, o.entropyRows);
+    case HeadReading::SpanMass:
+        return spanMassScores(trace, o.spanBegin, o.spanEnd);
+    }
+    return {};
 }
 
 template <typename T>
 Mat<double> inductionScores(const Trace<T> &trace, int offset, int length)
 {
-    const int t = int(trace.tokens.size());
-    auto second = [&](int i) { return i >= offset + length && i < offset + 2 * length && i < t; };
     // query offset+L+j sees r_j; in the first copy r_j was followed by position offset+j+1
-    return perHead(trace, second, [&](const WeightMatrix<T> &w, int i) { return double(w(i, i - length + 1)); });
+    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) {
+        return meanOver(a.diagonal(h, 1 - length), offset + length, std::min(a.rows(), offset + 2 * length));
+    });
 }
 
 InductionProbe inductionProbe(const ModelInfo &info, const Model &model, int length, uint64_t seed)
@@ -111,25 +274,6 @@ InductionProbe inductionProbe(const ModelInfo &info, const Model &model, int len
     if (sep >= 0)
         p.ids.push_back(sep);
     return p;
-}
-
-template <typename T>
-Mat<double> selfScores(const Trace<T> &trace)
-{
-    Mat<double> out(trace.numLayers(), trace.numHeads());
-    for (int l = 0; l < trace.numLayers(); ++l)
-        for (int h = 0; h < trace.numHeads(); ++h) {
-            const WeightMatrix<T> &w = trace.weights(l, h);
-            double sum = 0;
-            int n = 0;
-            for (Eigen::Index i = 1; i < std::min(w.rows(), w.cols()); ++i)
-                if (std::isfinite(double(w(i, i)))) {
-                    sum += double(w(i, i));
-                    ++n;
-                }
-            out(l, h) = n ? sum / n : std::numeric_limits<double>::quiet_NaN();
-        }
-    return out;
 }
 
 namespace {
@@ -279,7 +423,12 @@ std::vector<Mat<double>> attentionRollout(const Trace<T> &trace)
 #define ATTNVIZ_HEADROLES(T)                                                                                           \
     template Mat<double> previousTokenScores<T>(const Trace<T> &);                                                     \
     template Mat<double> firstTokenScores<T>(const Trace<T> &);                                                        \
-    template Mat<double> sameTokenScores<T>(const Trace<T> &);                                                         \
+    template Mat<double> sameTokenScores<T>(const Trace<T> &, int *);                                                  \
+    template Mat<double> sinkMassScores<T>(const Trace<T> &, int);                                                     \
+    template Mat<double> recentMassScores<T>(const Trace<T> &, int);                                                   \
+    template Mat<double> entropyScores<T>(const Trace<T> &, int, int *);                                               \
+    template Mat<double> spanMassScores<T>(const Trace<T> &, int, int);                                                \
+    template Mat<double> headReading<T>(const Trace<T> &, HeadReading, const ReadingOptions &);                        \
     template Mat<double> selfScores<T>(const Trace<T> &);                                                              \
     template Mat<double> inductionScores<T>(const Trace<T> &, int, int);                                               \
     template void makeRowShares<T>(Mat<T> &);                                                                          \
