@@ -29,41 +29,6 @@ namespace attnviz::cli {
 
 namespace {
 
-// A corpus larger than this is refused before it is read: at a few hundred bytes a prompt, 64 MB is
-// hundreds of thousands of prompts, hours of tracing on a desktop.
-constexpr uint64_t kCorpusCap = 64ull << 20;
-
-// The prompts of a corpus file: one a line (a trailing "\r" dropped, empty lines kept as empty so that
-// messages count lines as an editor does). A NUL byte: not a text file.
-Status readCorpus(const std::string &path, std::vector<std::string> &prompts)
-{
-    std::string text;
-    if (Status st = readRegularFile(path, kCorpusCap, text); !st)
-        return st;
-    if (const size_t nul = text.find('\0'); nul != std::string::npos)
-        return Status::error(StatusCode::ParseError,
-                             path + ": a NUL byte at offset " + std::to_string(nul) + ": not a text file of prompts");
-    std::vector<std::string> lines;
-    size_t start = 0;
-    while (start < text.size()) {
-        size_t end = text.find('\n', start);
-        if (end == std::string::npos)
-            end = text.size();
-        std::string line = text.substr(start, end - start);
-        if (!line.empty() && line.back() == '\r')
-            line.pop_back();
-        lines.push_back(std::move(line));
-        start = end + 1;
-    }
-    bool any = false;
-    for (const std::string &l : lines)
-        any = any || l.find_first_not_of(" \t") != std::string::npos;
-    if (!any)
-        return Status::error(StatusCode::InvalidInput, path + ": no prompt in it (every line is empty)");
-    prompts = std::move(lines);
-    return {};
-}
-
 struct NamedScore {
     const char *name;
     const CorpusScore *score;
@@ -202,7 +167,7 @@ int heads(const QStringList &args)
     }
 
     CorpusRequest req;
-    if (Status st = readCorpus(p.value(corpusOpt).toStdString(), req.prompts); !st)
+    if (Status st = readCorpusFile(p.value(corpusOpt).toStdString(), req.prompts); !st)
         return fail("heads", st.message, exitCodeFor(st));
     std::unique_ptr<Model> m;
     if (Status st = openModelSource(p.value(modelOpt), m); !st)

@@ -30,6 +30,7 @@
 #include "views/residualview.h"
 #include "views/rolloutview.h"
 #include "views/rowview.h"
+#include "window/corpusscores.h"
 #include "window/exportactions.h"
 #include "window/headablations.h"
 #include "window/lessonfocus.h"
@@ -269,6 +270,9 @@ MainWindow::MainWindow(QWidget *parent)
                               : tr("Stopped; edit the text to compute it again."));
     });
     m_undo = new QUndoStack(this);
+    m_corpusScores = new CorpusScores(m_session, headRolesView(), this);
+    connect(headRolesView(), &HeadRolesView::corpusRequested, m_corpusScores, &CorpusScores::ask);
+    connect(m_corpusScores, &CorpusScores::finished, this, [this](bool, const QString &message) { m_status->setText(message); });
     m_ablations = new HeadAblations(m_session, m_undo, [this] { return editsRefusal(m_modelInfo, m_session->model() != nullptr); }, this);
     connect(m_views, &ViewRouter::headAblationRequested, m_ablations, &HeadAblations::ablate);
     connect(m_views, &ViewRouter::headRestoreRequested, m_ablations, &HeadAblations::restore);

@@ -46,6 +46,7 @@ class PresentationMode;
 class WindowState;
 class HeadGridView;
 class HeadRolesView;
+class CorpusScores;
 class HeatmapView;
 class InputPanel;
 class LayerGridView;
@@ -140,6 +141,7 @@ public:
     AlignmentView *alignmentView() const;
     LinesView *linesView() const;
     HeadRolesView *headRolesView() const;
+    CorpusScores *corpusScores() const { return m_corpusScores; } // the Layers tab's "Over a corpus…"
     RolloutView *rolloutView() const;
     PredictionsView *predictionsView() const;
     SentenceEdit *sentenceEdit() const { return m_queryEdit; }
@@ -260,6 +262,7 @@ private:
     QLabel *m_status = nullptr, *m_notice = nullptr;
     QProgressBar *m_progress = nullptr;
     QPushButton *m_cancelCompute = nullptr;
+    CorpusScores *m_corpusScores = nullptr;
     LessonPanel *m_lesson = nullptr;
     ModelLoader *m_modelLoader = nullptr;
     ModelMenu *m_modelMenu = nullptr;

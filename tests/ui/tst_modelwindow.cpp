@@ -20,12 +20,14 @@
 #include "views/predictionsview.h"
 #include "views/residualview.h"
 #include "views/rolloutview.h"
+#include "window/corpusscores.h"
 #include "window/modelloader.h"
 
 #include "../support/modelfolders.h"
 
 #include "bundledmodel.h"
 
+#include "attnviz/headroles.h"
 #include "attnviz/pretrained.h"
 #include "attnviz/reads.h"
 
@@ -45,6 +47,9 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QUrl>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QFile>
 #include <QtTest>
 
 #include <cmath>
@@ -88,6 +93,7 @@ private slots:
     void openFixture();
     void chooseLayer();
     void progressAndCancel();
+    void corpusScoresOnTheGrid();
     void largeCpuTraceKeepsWhatTheViewsRead();
     void controlsThatDoNotApply();
     void chipsShowPieces();
@@ -220,6 +226,71 @@ void TestModelWindow::progressAndCancel()
     QVERIFY(!cancel->isVisible());
     QVERIFY(win.show(QStringLiteral("The animal crossed")));
     QCOMPARE(win.w.session()->snapshot()->sentence, QStringLiteral("The animal crossed"));
+}
+
+// The Layers tab's "Over a corpus…": the grid's previous, first, same and self scores become the
+// corpus's means (equal to corpusHeadScores on the same prompts), each score's spread on hover,
+// "This text" gives the text's back; a file that is not text is refused in one line.
+void TestModelWindow::corpusScoresOnTheGrid()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("prompts.txt"));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("The cat sat on the mat\n\nA dog and a dog and a dog\r\nWhen Mary and John went to the store, John gave a drink to\n");
+    }
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(QStringLiteral("The animal did not cross the street")));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    HeadRolesView *grid = win.w.headRolesView();
+    const double textPrev = grid->score(HeadRolesView::Role::PreviousToken, 1, 0);
+
+    std::unique_ptr<Model> reference;
+    QVERIFY(openPretrained(fixtureModel(QStringLiteral("gpt2-tiny")).toStdString(), {}, reference).ok());
+    CorpusRequest req;
+    QVERIFY(readCorpusFile(path.toStdString(), req.prompts).ok());
+    req.induction = false;
+    CorpusHeadScores want;
+    QVERIFY(corpusHeadScores(*reference, req, want).ok());
+    QCOMPARE(want.prompts, 3);
+
+    QSignalSpy done(win.w.corpusScores(), &CorpusScores::finished);
+    QString error;
+    QVERIFY2(win.w.corpusScores()->start(path, &error), qPrintable(error));
+    QVERIFY(done.wait(30000));
+    QVERIFY(done.first().at(0).toBool());
+    QVERIFY(grid->showsCorpus());
+    for (int l = 0; l < grid->layerCount(); ++l)
+        for (int h = 0; h < grid->headCount(); ++h) {
+            QCOMPARE(grid->score(HeadRolesView::Role::PreviousToken, l, h), want.previousToken.mean(l, h));
+            QCOMPARE(grid->score(HeadRolesView::Role::FirstToken, l, h), want.firstToken.mean(l, h));
+            QCOMPARE(grid->score(HeadRolesView::Role::Self, l, h), want.self.mean(l, h));
+        }
+    QVERIFY2(grid->note().contains(QStringLiteral("3 prompts of prompts.txt")), qPrintable(grid->note()));
+    const QString tip = grid->corpusTip(1, 0);
+    QVERIFY2(tip.contains(QStringLiteral("previous-token")) && tip.contains(QStringLiteral("±")), qPrintable(tip));
+    // typing keeps the corpus's scores: they are the model's, not the text's
+    QVERIFY(win.show(QStringLiteral("Another text entirely")));
+    QCOMPARE(grid->score(HeadRolesView::Role::PreviousToken, 1, 0), want.previousToken.mean(1, 0));
+    auto *button = win.w.findChild<QPushButton *>(QStringLiteral("headRolesCorpus"));
+    QVERIFY(button);
+    QCOMPARE(button->text(), QStringLiteral("This text"));
+    button->click();
+    QVERIFY(!grid->showsCorpus());
+    QVERIFY(win.show(QStringLiteral("The animal did not cross the street")));
+    QCOMPARE(grid->score(HeadRolesView::Role::PreviousToken, 1, 0), textPrev);
+
+    const QString binary = dir.filePath(QStringLiteral("binary.txt"));
+    {
+        QFile f(binary);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray("abc\0def", 7));
+    }
+    QVERIFY(!win.w.corpusScores()->start(binary, &error));
+    QVERIFY2(error.contains(QStringLiteral("NUL")), qPrintable(error));
+    QVERIFY(!grid->showsCorpus());
 }
 
 // A trace past the size the CPU keeps whole (here every trace: ATTNVIZ_WHOLE_TRACE_MB=0) holds the

@@ -12,17 +12,20 @@
 #include <QCoreApplication>
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
+#include <QHelpEvent>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPointer>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStyle>
 #include <QThreadPool>
+#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -84,6 +87,21 @@ public:
     explicit HeadRolesCanvas(HeadRolesView *view) : QWidget(view), m_view(view)
     {
         setObjectName(QStringLiteral("headRolesCanvas"));
+    }
+
+    // over a head, with a corpus shown: its scores' means and spreads
+    bool event(QEvent *e) override
+    {
+        if (e->type() == QEvent::ToolTip && m_view->showsCorpus()) {
+            auto *help = static_cast<QHelpEvent *>(e);
+            const QPair<int, int> at = m_view->headAt(help->pos());
+            if (at.first >= 0)
+                QToolTip::showText(help->globalPos(), m_view->corpusTip(at.first, at.second), this);
+            else
+                QToolTip::hideText();
+            return true;
+        }
+        return QWidget::event(e);
     }
 
     // the scores two a line; sorted, a line above each thumbnail names its head
@@ -370,6 +388,17 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
         b->setRange(0, 0);
         b->setToolTip(tr("Span mass: the tokens from the first number up to (not including) the second"));
     }
+    bar->addSpacing(12);
+    m_corpusButton = new QPushButton(tr("Over a corpus…"), this);
+    m_corpusButton->setObjectName(QStringLiteral("headRolesCorpus"));
+    m_corpusButton->setToolTip(tr("The scores averaged over a text file of prompts, one a line (as `attnviz heads --corpus`)"));
+    bar->addWidget(m_corpusButton);
+    connect(m_corpusButton, &QPushButton::clicked, this, [this] {
+        if (m_corpus)
+            setCorpus(nullptr, nullptr, QString());
+        else
+            emit corpusRequested();
+    });
     bar->addStretch(1);
     // a second row: the grid's width stays that of the sorting row
     auto *readingBar = new QHBoxLayout;
@@ -590,7 +619,8 @@ void HeadRolesView::computeLong()
                                           ? tr("Long text (%L1 tokens): the weights are computed from q and k where they "
                                                "are read, so each thumbnail is one reading, not the head's %L1 × %L1 weights. ")
                                                     .arg(self->m_snapshot->tq()) +
-                                                self->readingNote()
+                                                self->readingNote() +
+                                                (self->m_corpus ? QLatin1Char(' ') + self->corpusNote() : QString())
                                           : self->m_pathNote);
                 self->reorder();
             },
@@ -618,7 +648,64 @@ QString HeadRolesView::roleName(Role role)
 void HeadRolesView::setSnapshot(SnapshotPtr snapshot)
 {
     m_snapshot = std::move(snapshot);
+    if (m_corpus && m_snapshot && m_snapshot->hasResult() && m_snapshot->model.get() != m_corpusModel)
+        setCorpus(nullptr, nullptr, QString()); // another model's scores
     rebuild();
+}
+
+void HeadRolesView::setCorpus(std::shared_ptr<const CorpusHeadScores> scores, const Model *model, const QString &source)
+{
+    m_corpus = std::move(scores);
+    m_corpusModel = m_corpus ? model : nullptr;
+    m_corpusSource = m_corpus ? source : QString();
+    m_corpusButton->setText(m_corpus ? tr("This text") : tr("Over a corpus…"));
+    m_corpusButton->setToolTip(m_corpus ? tr("The scores on the text typed again")
+                                        : tr("The scores averaged over a text file of prompts, one a line (as `attnviz heads --corpus`)"));
+    rebuild();
+}
+
+const CorpusScore *HeadRolesView::corpusScore(Role role) const
+{
+    if (!m_corpus)
+        return nullptr;
+    switch (role) {
+    case Role::PreviousToken: return &m_corpus->previousToken;
+    case Role::FirstToken: return &m_corpus->firstToken;
+    case Role::SameToken: return &m_corpus->sameToken;
+    case Role::Self: return &m_corpus->self;
+    case Role::Induction: return nullptr;
+    }
+    return nullptr;
+}
+
+QString HeadRolesView::corpusNote() const
+{
+    if (!m_corpus)
+        return QString();
+    QString note = tr("Previous, first, same and self: means over %n prompts of %1 (%L2 tokens; hover a head for each "
+                      "score's spread), not this text's.", nullptr, m_corpus->prompts)
+                       .arg(m_corpusSource)
+                       .arg(m_corpus->tokens);
+    if (m_corpus->cut > 0)
+        note += QLatin1Char(' ') + tr("%n prompts were longer than the model reads and were scored on their first tokens.",
+                                      nullptr, m_corpus->cut);
+    return note;
+}
+
+QString HeadRolesView::corpusTip(int layer, int head) const
+{
+    if (!m_corpus)
+        return QString();
+    QStringList lines{tr("L%1 %2 over %n prompts:", nullptr, m_corpus->prompts).arg(layer).arg(headName(head))};
+    for (int r = 0; r < kRoles; ++r) {
+        const CorpusScore *c = corpusScore(Role(r));
+        if (!c || layer >= c->mean.rows() || head >= c->mean.cols())
+            continue;
+        const double mean = c->mean(layer, head), spread = c->spread(layer, head);
+        lines << tr("%1 %2 ± %3 (%n prompts)", nullptr, c->count(layer, head))
+                     .arg(roleName(Role(r)), scoreText(mean), std::isfinite(spread) ? scoreText(spread) : QStringLiteral("–"));
+    }
+    return lines.join(QLatin1Char('\n'));
 }
 
 void HeadRolesView::setSelection(int layer, int head, int)
@@ -668,6 +755,8 @@ void HeadRolesView::setMinimum(double minimum)
 
 double HeadRolesView::score(Role role, int layer, int head) const
 {
+    if (const CorpusScore *c = corpusScore(role))
+        return layer < c->mean.rows() && head < c->mean.cols() ? c->mean(layer, head) : std::numeric_limits<double>::quiet_NaN();
     const Mat<double> &m = m_scores[size_t(role)];
     if (layer < 0 || head < 0 || layer >= m.rows() || head >= m.cols())
         return std::numeric_limits<double>::quiet_NaN();
@@ -880,6 +969,8 @@ void HeadRolesView::rebuild()
         paintReading();
         note += QLatin1Char(' ') + readingNote();
     }
+    if (m_corpus)
+        note += QLatin1Char(' ') + corpusNote();
     m_note->setText(m_pathNote.isEmpty() ? note : m_pathNote);
     m_selLayer = s->layerIndex(m_selLayer);
     reorder();

@@ -20,11 +20,16 @@
 // reading's value instead of the weights. A long text (a trace without t x t weights, read through
 // AttentionTiles) has no weight thumbnails: it shows a reading (sink mass until another is chosen)
 // and the text's scores, computed on the thread pool (the newest request wins).
+// Scores over a corpus (headroles.h corpusHeadScores, which the window computes: "Over a corpus…")
+// take the place of the text's previous, first, same and self scores, for the model they were
+// measured on, with each score's spread over the prompts on hover; "This text" gives the text's back.
 #pragma once
 
 #include "views/deferredview.h"
 
 #include "live/livetypes.h"
+
+#include "attnviz/headroles.h"
 
 #include <QImage>
 #include <QPair>
@@ -36,6 +41,7 @@ class QAction;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QPushButton;
 class QScrollArea;
 class QSpinBox;
 
@@ -100,7 +106,16 @@ public:
     // Whether a long text's scores are being computed on the pool.
     bool computing() const { return m_computing; }
 
+    // Scores over a corpus of prompts measured on `model`, named `source` in the note; null: the
+    // text's scores again. A snapshot of another model drops them.
+    void setCorpus(std::shared_ptr<const CorpusHeadScores> scores, const Model *model, const QString &source);
+    bool showsCorpus() const { return bool(m_corpus); }
+    // (layer, head)'s corpus scores in words: mean, spread and prompts for each ("" without a corpus).
+    QString corpusTip(int layer, int head) const;
+
 signals:
+    // "Over a corpus…": the window asks for a file of prompts and computes its scores.
+    void corpusRequested();
     // Path patching from (senderLayer, senderHead) into (receiverLayer, receiverHead), asked on the grid.
     void pathPatchRequested(int senderLayer, int senderHead, int receiverLayer, int receiverHead);
 
@@ -125,6 +140,12 @@ private:
     void pathTo(int senderLayer, int senderHead, int layer, int head);
     QPair<int, int> m_pathSender{-1, -1}, m_dragSender{-1, -1};
     QString m_pathNote; // said above the grid while a sender waits or after a refusal
+    std::shared_ptr<const CorpusHeadScores> m_corpus; // shown instead of the text's scores; null: none
+    const Model *m_corpusModel = nullptr;
+    QString m_corpusSource;
+    QPushButton *m_corpusButton = nullptr;
+    const CorpusScore *corpusScore(Role role) const; // null for induction or without a corpus
+    QString corpusNote() const;
 
     SnapshotPtr m_snapshot;
     int m_layers = 0, m_heads = 0;

@@ -122,6 +122,13 @@ struct CorpusHeadScores {
     std::string cutReason; // the first cut's reason (Trace::cutReason)
 };
 
+// A corpus file's prompts: one a line (a trailing "\r" dropped; empty lines kept empty, so that
+// messages count lines as an editor does, and skipped by corpusHeadScores). Refused in one line,
+// naming `path`: not a regular file, larger than kCorpusFileCap, a NUL byte (not a text file), no
+// line with a prompt.
+constexpr uint64_t kCorpusFileCap = uint64_t(64) << 20; // hundreds of thousands of prompts
+Status readCorpusFile(const std::string &path, std::vector<std::string> &prompts);
+
 struct CorpusRequest {
     std::vector<std::string> prompts;          // one text each (empty ones are skipped)
     bool induction = true;

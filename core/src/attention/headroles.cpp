@@ -2,6 +2,7 @@
 // Head-role scores and attention rollout over a trace's weights (headroles.h).
 #include "attnviz/headroles.h"
 #include "attnviz/attentiontiles.h"
+#include "attnviz/fileio.h"
 
 #include <algorithm>
 #include <cmath>
@@ -334,6 +335,35 @@ struct Running {
 };
 
 } // namespace
+
+Status readCorpusFile(const std::string &path, std::vector<std::string> &prompts)
+{
+    std::string text;
+    if (Status st = readRegularFile(path, kCorpusFileCap, text); !st)
+        return st;
+    if (const size_t nul = text.find('\0'); nul != std::string::npos)
+        return Status::error(StatusCode::ParseError,
+                             path + ": a NUL byte at offset " + std::to_string(nul) + ": not a text file of prompts");
+    std::vector<std::string> lines;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos)
+            end = text.size();
+        std::string line = text.substr(start, end - start);
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        lines.push_back(std::move(line));
+        start = end + 1;
+    }
+    bool any = false;
+    for (const std::string &l : lines)
+        any = any || l.find_first_not_of(" \t") != std::string::npos;
+    if (!any)
+        return Status::error(StatusCode::InvalidInput, path + ": no prompt in it (every line is empty)");
+    prompts = std::move(lines);
+    return {};
+}
 
 Status corpusHeadScores(Model &model, const CorpusRequest &request, CorpusHeadScores &out)
 {
