@@ -467,8 +467,10 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         c.device = nullptr;
         c.prefixFrom = nullptr;
         c.keepMlp = false;
+        // the stages too where the edited trace keeps them all: the lens and attribution read them
+        const bool stages = tr.observe.everything();
         c.observe = Observe();
-        c.observe.stages = false;
+        c.observe.stages = stages;
         c.observe.weights = false;
         c.topK = std::max(1, req.model->info().vocabulary);
         if (Status cs = model.trace(c, clean); cs && !clean.predictions.next.empty()) {
@@ -476,6 +478,12 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
             for (const TokenProb &p : clean.predictions.next.back())
                 if (p.id >= 0 && p.id < c.topK)
                     snap->cleanNext[size_t(p.id)] = float(p.p);
+            if (stages) { // copied without its every-id predictions (cleanNext has them)
+                Predictions all = std::move(clean.predictions);
+                clean.predictions = Predictions();
+                snap->cleanTrace = std::make_shared<const Trace<float>>(clean);
+                clean.predictions = std::move(all);
+            }
         } else {
             st = cs.ok() ? Status::error(StatusCode::Unavailable, "the clean model predicted nothing") : cs;
         }
