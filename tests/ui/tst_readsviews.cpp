@@ -287,6 +287,20 @@ private slots:
         QVERIFY2(dla.title().contains(QStringLiteral("Edited model minus the clean one")), qPrintable(dla.title()));
         QCOMPARE(map->colorScale()->axis()->label(), QStringLiteral("edited − clean"));
         shoot(&dla, QStringLiteral("dla-edited-delta"));
+        // typing on with the edits: the next snapshot's clean trace is the other of two (the one on
+        // screen is left as it is) and is the core's clean trace of the new text
+        const QString more = text + QStringLiteral(" mat");
+        const SnapshotPtr s2 = traceText(session, more);
+        QVERIFY(s2 && s2->trace->edited() && s2->cleanTrace);
+        QVERIFY(s2->cleanTrace != s->cleanTrace);
+        QCOMPARE(s->cleanTrace->tokens.size(), clean.tokens.size());
+        TraceRequest req2;
+        req2.text = more.toStdString();
+        Trace<float> clean2;
+        QVERIFY(ref->trace(req2, clean2).ok());
+        QCOMPARE(s2->cleanTrace->tokens.size(), clean2.tokens.size());
+        QVERIFY((s2->cleanTrace->final - clean2.final).cwiseAbs().maxCoeff() < 1e-5f);
+        QVERIFY((s->cleanTrace->final - clean.final).cwiseAbs().maxCoeff() < 1e-5f);
         // the clean switch of the window (the edits kept, not applied): no deltas
         session.setEditsShownClean(true);
         const SnapshotPtr c = traceText(session, text + QStringLiteral(" "));
