@@ -122,7 +122,20 @@ static int runAttnviz(int argc, char **argv)
     }) || std::adjacent_find(argv + 1, argv + argc, [](const char *a, const char *b) {
         return (qstrcmp(a, "--preset") == 0 || qstrcmp(a, "--compare") == 0) && qstrcmp(b, "list") == 0;
     }) != argv + argc;
-    if (gui || benchUi || verb == QLatin1String("export")) {
+    // `patch -o OUT.png|.svg|.pdf` draws the sweep's heatmap with the Patching tab's own widget
+    bool patchFigure = false;
+    if (verb == QLatin1String("patch"))
+        for (int i = 2; i < argc; ++i) {
+            const bool option = (qstrcmp(argv[i], "-o") == 0 || qstrcmp(argv[i], "--output") == 0) && i + 1 < argc;
+            const QString a = QString::fromLocal8Bit(argv[i]);
+            const QString o = option                                     ? QString::fromLocal8Bit(argv[i + 1])
+                              : a.startsWith(QLatin1String("--output=")) ? a.mid(9)
+                                                                         : QString();
+            const QString suffix = QFileInfo(o).suffix().toLower();
+            patchFigure = patchFigure || suffix == QLatin1String("png") || suffix == QLatin1String("svg") ||
+                          suffix == QLatin1String("pdf");
+        }
+    if (gui || benchUi || verb == QLatin1String("export") || patchFigure) {
         // Figures, the benchmark and help texts need no display: fall back to the offscreen platform.
         if ((!gui || helpOnly) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY")
             && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
@@ -138,6 +151,8 @@ static int runAttnviz(int argc, char **argv)
             return attnviz::cli::gui(args);
         QStringList rest = args.mid(2);
         rest.prepend(args.at(0) + QLatin1Char(' ') + verb);
+        if (patchFigure)
+            return attnviz::cli::patch(rest);
         return verb == QLatin1String("export") ? attnviz::cli::exportView(rest) : attnviz::cli::benchUi(rest);
     }
 

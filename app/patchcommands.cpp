@@ -1,22 +1,27 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `attnviz patch --model M --clean TEXT --corrupted TEXT --answer A --wrong B --sweep resid|heads|heads-by-pos|mlp|path
 // [--receiver L.H:q|k|v] [--metric logit-diff|prob|kl] -o OUT`: an activation or path patching sweep
-// (patching.h) written as JSON (the metric grid with its labels and the two unpatched runs' values) or
-// .npy (the grid, float32).
+// (patching.h) written as JSON (the metric grid with its labels and the two unpatched runs' values),
+// .npy (the grid, float32), or a figure (.png .svg .pdf: the heatmap the Patching tab draws, through
+// the export pipeline of the other figures; main.cpp starts a QApplication for it).
 #include "commands.h"
 #include "output.h"
 
 #include "files/figureexport.h"
+#include "views/patchingview.h"
 
 #include "attnviz/patching.h"
 #include "attnviz/reads.h"
 #include "bundledmodel.h"
 
+#include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+
+#include <qcustomplot.h>
 
 #include <cmath>
 #include <cstdio>
@@ -75,11 +80,20 @@ int patch(const QStringList &args)
                                    QStringLiteral("L.H:x"));
     QCommandLineOption metricOpt(QStringLiteral("metric"), QStringLiteral("logit-diff (default), prob or kl."), QStringLiteral("m"),
                                  QStringLiteral("logit-diff"));
-    QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")}, QStringLiteral("OUT.json or OUT.npy."),
+    QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")},
+                              QStringLiteral("OUT.json, OUT.npy, or the heatmap as OUT.png, OUT.svg or OUT.pdf."),
                               QStringLiteral("file"));
+    QCommandLineOption widthOpt(QStringLiteral("width"),
+                                QStringLiteral("Figure width (px; points for SVG/PDF; default 1200)."),
+                                QStringLiteral("n"), QStringLiteral("1200"));
+    QCommandLineOption heightOpt(QStringLiteral("height"), QStringLiteral("Figure height (default 900)."),
+                                 QStringLiteral("n"), QStringLiteral("900"));
+    QCommandLineOption dpiOpt(QStringLiteral("dpi"), QStringLiteral("PNG resolution (default 96)."),
+                              QStringLiteral("dpi"), QStringLiteral("96"));
     QCommandLineOption precisionOpt(QStringLiteral("precision"), QStringLiteral("float32 (default) or float64."),
                                     QStringLiteral("p"), QStringLiteral("float32"));
-    p.addOptions({modelOpt, cleanOpt, corruptedOpt, answerOpt, wrongOpt, sweepOpt, receiverOpt, metricOpt, outOpt, precisionOpt});
+    p.addOptions({modelOpt, cleanOpt, corruptedOpt, answerOpt, wrongOpt, sweepOpt, receiverOpt, metricOpt, outOpt,
+                  precisionOpt, widthOpt, heightOpt, dpiOpt});
     if (!p.parse(args))
         return fail("patch", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -123,8 +137,23 @@ int patch(const QStringList &args)
         return fail("patch", "--receiver: only with --sweep path", 2);
     }
     const QString out = p.value(outOpt), suffix = QFileInfo(out).suffix().toLower();
-    if (suffix != QLatin1String("json") && suffix != QLatin1String("npy"))
-        return fail("patch", "-o " + out.toStdString() + ": .json or .npy", 2);
+    const bool figure = ui::isFigureSuffix(suffix);
+    if (suffix != QLatin1String("json") && suffix != QLatin1String("npy") && !figure)
+        return fail("patch", "-o " + out.toStdString() + ": .json, .npy, .png, .svg or .pdf", 2);
+    ui::FigureOptions figureOptions;
+    bool okW = false, okH = false, okD = false;
+    figureOptions.width = p.value(widthOpt).toInt(&okW);
+    figureOptions.height = p.value(heightOpt).toInt(&okH);
+    figureOptions.dpi = p.value(dpiOpt).toDouble(&okD);
+    if (!okW || !okH || figureOptions.width < 16 || figureOptions.height < 16 || figureOptions.width > 20000 ||
+        figureOptions.height > 20000)
+        return fail("patch", "--width/--height: expected 16..20000", 2);
+    if (!okD || figureOptions.dpi < 10 || figureOptions.dpi > 2400)
+        return fail("patch", "--dpi: expected 10..2400", 2);
+    if (figure && !qobject_cast<QApplication *>(QCoreApplication::instance()))
+        return fail("patch",
+                    "-o " + out.toStdString() + ": a figure needs the widgets (give -o OUT.png as its own argument)",
+                    2);
     const QString precision = p.value(precisionOpt);
     if (precision != QLatin1String("float32") && precision != QLatin1String("float64"))
         return fail("patch", "--precision: float32 or float64, not " + precision.toStdString(), 2);
@@ -164,6 +193,19 @@ int patch(const QStringList &args)
     for (int l = 0; l < res.rows; ++l)
         for (int c = 0; c < res.cols; ++c)
             grid(l, c) = res.at(l, c);
+    if (figure) {
+        ui::PatchingView view(nullptr);
+        view.showResult(res);
+        const double scale = suffix == QLatin1String("png") ? figureOptions.dpi / 96.0 : 1.0;
+        view.resize(QSize(int(figureOptions.width / scale), int(figureOptions.height / scale)));
+        view.ensurePolished();
+        QCustomPlot *plot = view.plot();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        QString error;
+        if (!ui::saveFigure(plot, out, figureOptions, &error))
+            return fail("patch", error, 1);
+        return 0;
+    }
     if (suffix == QLatin1String("npy")) {
         ui::LabelledMatrix lm;
         lm.values = grid;

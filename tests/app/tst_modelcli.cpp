@@ -1405,6 +1405,39 @@ void TestModelCli::patchSweeps()
     const QByteArray b = n.readAll();
     QVERIFY(b.startsWith(QByteArray("\x93NUMPY", 6)));
     QVERIFY(b.contains("'shape': (2,4)"));
+    // the heatmap as a figure, at the size asked (PNG pixels at 2x: --dpi 192), and as SVG
+    const QString png = tmp.filePath(QStringLiteral("p.png")), svg = tmp.filePath(QStringLiteral("p.svg"));
+    r = execCli(common + QStringList{QStringLiteral("--sweep"), QStringLiteral("resid"), QStringLiteral("-o"), png,
+                                     QStringLiteral("--width"), QStringLiteral("640"), QStringLiteral("--height"),
+                                     QStringLiteral("360"), QStringLiteral("--dpi"), QStringLiteral("192")});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(!r.err.contains("attnviz patch:"), r.err.constData());
+    QFile pf(png);
+    QVERIFY(pf.open(QIODevice::ReadOnly));
+    const QByteArray pb = pf.readAll(); // the signature, then IHDR: width and height, big-endian
+    QVERIFY(pb.startsWith(QByteArray("\x89PNG\r\n\x1a\n", 8)) && pb.mid(12, 4) == "IHDR");
+    QCOMPARE(qFromBigEndian<quint32>(pb.constData() + 16), 640u);
+    QCOMPARE(qFromBigEndian<quint32>(pb.constData() + 20), 360u);
+    QVERIFY(pb.size() > 8000); // a heatmap with its axes, not a blank page
+    r = execCli(common + QStringList{QStringLiteral("--sweep"), QStringLiteral("path"), QStringLiteral("--receiver"),
+                                     QStringLiteral("1.3:k"), QStringLiteral("-o"), svg});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile sv(svg);
+    QVERIFY(sv.open(QIODevice::ReadOnly));
+    const QByteArray svgText = sv.readAll();
+    QVERIFY(svgText.contains("<svg"));
+    QVERIFY(svgText.contains("sender layer"));
+    // a figure size out of range: one line of attnviz's (Qt's offscreen platform may say something of
+    // its own before it), exit 2, nothing written
+    const QString small = tmp.filePath(QStringLiteral("small.png"));
+    r = execCli(common + QStringList{QStringLiteral("--sweep"), QStringLiteral("heads"), QStringLiteral("-o"), small,
+                                     QStringLiteral("--width"), QStringLiteral("8")});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.endsWith("\nattnviz patch: --width/--height: expected 16..20000\n") ||
+                 r.err == "attnviz patch: --width/--height: expected 16..20000\n",
+             r.err.constData());
+    QCOMPARE(r.err.count("attnviz patch:"), 1);
+    QVERIFY(!QFile::exists(small));
     // mlp_out scored by KL to the clean run (no answer tokens), heads by position by the answer's probability
     const QStringList prompts = {QStringLiteral("patch"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
                                  QStringLiteral("--clean"), QStringLiteral("The cat sat on the mat"), QStringLiteral("--corrupted"),
@@ -1497,6 +1530,8 @@ void TestModelCli::patchRefusals_data()
                                            << "attnviz patch: --receiver: only with --sweep path\n";
     QTest::addRow("metric") << QStringList{QStringLiteral("--metric"), QStringLiteral("loss")}
                             << "attnviz patch: --metric: logit-diff, prob or kl, not loss\n";
+    QTest::addRow("output suffix") << QStringList{QStringLiteral("-o"), QStringLiteral("p.bmp")}
+                                   << "attnviz patch: -o p.bmp: .json, .npy, .png, .svg or .pdf\n";
 }
 
 void TestModelCli::patchRefusals()

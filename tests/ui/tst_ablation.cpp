@@ -23,6 +23,7 @@
 #include "attnviz/interventions.h"
 
 #include <QAction>
+#include <QCheckBox>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -328,8 +329,9 @@ void TestAblation::refusals()
     QVERIFY(!editsRefusal(gpt2, false).isEmpty());
 }
 
-// With ATTNVIZ_ABLATION_SHOTS=DIR: the Layers grid with two ablated heads and Predictions with its
-// deltas, on the bundled model, as PNGs to look at (skipped otherwise).
+// With ATTNVIZ_ABLATION_SHOTS=DIR: the Layers grid with two ablated heads, Predictions with its
+// deltas, the Logit lens and Direct logit attribution (edited minus clean), on the bundled model, as
+// PNGs to look at (skipped otherwise).
 void TestAblation::screenshots()
 {
     const QString dir = qEnvironmentVariable("ATTNVIZ_ABLATION_SHOTS");
@@ -350,6 +352,19 @@ void TestAblation::screenshots()
     QVERIFY(win.w.headRolesView()->grab().save(dir + QStringLiteral("/ablation-grid.png")));
     QVERIFY(win.w.predictionsView()->grab().save(dir + QStringLiteral("/ablation-predictions.png")));
     QVERIFY(win.w.grab().save(dir + QStringLiteral("/ablation-window.png")));
+    // the Logit lens and Direct logit attribution of the edited model at 1280 x 720: the clean
+    // model's lines dotted beside the lens's, attribution's parts as edited minus clean
+    win.w.resize(1280, 720);
+    win.w.session()->setSelectedQuery(win.w.session()->snapshot()->tq() - 1); // "who": what follows is predicted
+    QVERIFY(win.w.showView(QStringLiteral("lens")));
+    QTest::qWait(1500);
+    QVERIFY(win.w.grab().save(dir + QStringLiteral("/ablation-lens-1280x720.png")));
+    QVERIFY(win.w.showView(QStringLiteral("dla")));
+    QTest::qWait(300);
+    if (auto *delta = win.w.findChild<QCheckBox *>(QStringLiteral("dlaDelta")))
+        delta->setChecked(true);
+    QTest::qWait(300);
+    QVERIFY(win.w.grab().save(dir + QStringLiteral("/ablation-dla-delta-1280x720.png")));
 }
 
 QTEST_MAIN(TestAblation)

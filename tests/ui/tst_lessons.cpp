@@ -26,6 +26,7 @@
 #include "attnviz/patching.h"
 #include "attnviz/reads.h"
 
+#include <QAction>
 #include <QDockWidget>
 #include <QSignalSpy>
 #include <QtTest>
@@ -839,6 +840,17 @@ void TestLessons::tiny2Knockout()
             best = j;
     QCOMPARE(best, ahead);
     screenshot(id);
+    // the menu entry the text names is the Edit menu's, as it reads for a head not ablated (its
+    // mnemonic and the selected head's name taken out), with its shortcut
+    auto *zero = m_w->findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"));
+    QVERIFY(zero);
+    m_w->session()->setSelectedHead(0); // L1 H0: not one of the three
+    const QString entry =
+        zero->text().remove(QLatin1Char('&')).remove(QRegularExpression(QStringLiteral(" L\\d+ H\\d+")));
+    m_w->session()->setSelectedHead(p->head);
+    QCOMPARE(entry, QStringLiteral("Ablate the selected head (zero)"));
+    QVERIFY2(p->explanation.contains(QStringLiteral("Edit ▸ %1, %2").arg(entry, zero->shortcut().toString())),
+             qPrintable(entry));
 }
 
 // K-composition: the path sweep into the induction head's keys, run by the lesson in the Patching tab;

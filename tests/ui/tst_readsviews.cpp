@@ -181,6 +181,135 @@ private slots:
         QCOMPARE(p->labelColor(), v.plot()->graph(0)->pen().color());
     }
 
+    // An edited model (a head of the bundled model zero-ablated, as the Layers grid's menu does): the
+    // lens and the attribution are the edited trace's, as the core computes them from a trace with the
+    // same edit (1e-5); beside them the clean model's lines and parts, the core's of the trace
+    // without it, and the deltas edited minus clean.
+    void editedDeltas()
+    {
+        std::unique_ptr<Model> m;
+        QVERIFY(openPretrained(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny-2"), {}, m));
+        std::shared_ptr<Model> model(std::move(m));
+        Intervention ablate;
+        ablate.hook = HookPoint::AttnZ;
+        ablate.layer = 1;
+        ablate.head = 0;
+        ablate.kind = EditKind::Zero;
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(model);
+        session.setEdits({ablate});
+        const QString text = QStringLiteral("The cat sat on the mat. The cat sat on the");
+        const SnapshotPtr s = traceText(session, text);
+        QVERIFY(s);
+        QVERIFY(s->trace->edited());
+        QVERIFY(s->cleanTrace);
+        // the core's two runs
+        std::unique_ptr<Model> ref;
+        QVERIFY(openPretrained(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny-2"), {}, ref));
+        TraceRequest req;
+        req.text = text.toStdString();
+        Trace<float> clean, edited;
+        QVERIFY(ref->trace(req, clean).ok());
+        req.edits = {ablate};
+        QVERIFY(ref->trace(req, edited).ok());
+        const int t = int(edited.tokens.size()), pos = t - 4; // the second " cat": " sat" follows
+        std::vector<LensCell> lensEdited, lensClean;
+        QVERIFY(lensColumn(*ref, edited, pos, 5, lensEdited).ok());
+        QVERIFY(lensColumn(*ref, clean, pos, 5, lensClean).ok());
+
+        LogitLensView lens;
+        lens.resize(1000, 520);
+        lens.show();
+        lens.setSelection(0, 0, pos);
+        lens.setSnapshot(s);
+        QTRY_VERIFY(lens.selectedReady() && lens.hasClean());
+        const QVector<double> pe = lens.actualLine(), pc = lens.cleanActualLine(), he = lens.entropyLine(),
+                              hc = lens.cleanEntropyLine();
+        QCOMPARE(pe.size(), int(lensEdited.size()));
+        QCOMPARE(pc.size(), int(lensClean.size()));
+        QCOMPARE(hc.size(), int(lensClean.size()));
+        bool changed = false;
+        for (size_t l = 0; l < lensEdited.size(); ++l) {
+            QVERIFY(std::abs(pe[int(l)] - lensEdited[l].actualP) < 1e-5);
+            QVERIFY(std::abs(pc[int(l)] - lensClean[l].actualP) < 1e-5);
+            QVERIFY(std::abs(he[int(l)] - lensEdited[l].entropy) < 1e-5);
+            QVERIFY(std::abs(hc[int(l)] - lensClean[l].entropy) < 1e-5);
+            changed = changed || std::abs(pe[int(l)] - pc[int(l)]) > 1e-4;
+        }
+        QVERIFY(changed); // the ablation moves the last layer's p(actual)
+        const size_t last = lensEdited.size() - 1;
+        const QString hover = lens.cellText(int(last), pos);
+        const double dp = 100.0 * (lensEdited[last].actualP - lensClean[last].actualP);
+        QVERIFY2(hover.contains(QStringLiteral("Clean model:")) &&
+                     hover.contains(QStringLiteral("edited − clean %1%2 points")
+                                        .arg(dp >= 0 ? QStringLiteral("+") : QString())
+                                        .arg(dp, 0, 'f', 1)),
+                 qPrintable(hover));
+        QVERIFY2(lens.title().contains(QStringLiteral("dotted lines are the clean model")), qPrintable(lens.title()));
+        shoot(&lens, QStringLiteral("lens-edited"));
+
+        DlaView dla;
+        dla.resize(1000, 520);
+        dla.show();
+        dla.setSnapshot(s);
+        dla.setSelection(1, 0, pos);
+        dla.setTarget(DlaView::Target::ActualNext);
+        QVERIFY2(dla.hasAttribution(), qPrintable(dla.message()));
+        QVERIFY(dla.hasClean());
+        QVERIFY(dla.deltaBox()->isVisible());
+        Attribution ae, ac;
+        QVERIFY(attribute(*ref, edited, pos, edited.tokens[size_t(pos) + 1].id, ae).ok());
+        QVERIFY(attribute(*ref, clean, pos, clean.tokens[size_t(pos) + 1].id, ac).ok());
+        const Mat<double> me = dla.matrix(), d = dla.deltaMatrix();
+        QCOMPARE(int(me.rows()), ae.layers);
+        QCOMPARE(int(me.cols()), ae.heads + 1);
+        for (int l = 0; l < ae.layers; ++l)
+            for (int h = 0; h <= ae.heads; ++h) {
+                const double we = h == ae.heads ? ae.mlp[size_t(l)] : ae.headAt(l, h);
+                const double wc = h == ac.heads ? ac.mlp[size_t(l)] : ac.headAt(l, h);
+                QVERIFY(std::abs(me(l, h) - we) < 1e-5);
+                QVERIFY(std::abs(d(l, h) - (we - wc)) < 1e-5);
+                QCOMPARE(d(l, h), me(l, h) - (h == ae.heads ? dla.cleanAttribution().mlp[size_t(l)]
+                                                            : dla.cleanAttribution().headAt(l, h)));
+            }
+        QCOMPARE(me(1, 0), 0.0); // the ablated head adds nothing
+        QVERIFY(std::abs(d(1, 0) + ac.headAt(1, 0)) < 1e-5);
+        QVERIFY(std::abs(dla.cleanAttribution().logit - ac.logit) < 1e-5);
+        QVERIFY(dla.cellText(1, 0).contains(QStringLiteral("clean model: ")));
+        // the switch draws the deltas
+        auto *map = qobject_cast<QCPColorMap *>(dla.plot()->plottable(0));
+        QVERIFY(map);
+        QCOMPARE(map->data()->cell(0, 1), me(1, 0));
+        dla.deltaBox()->setChecked(true);
+        QVERIFY(dla.showDelta());
+        QCOMPARE(map->data()->cell(0, 1), d(1, 0));
+        QVERIFY2(dla.title().contains(QStringLiteral("Edited model minus the clean one")), qPrintable(dla.title()));
+        QCOMPARE(map->colorScale()->axis()->label(), QStringLiteral("edited − clean"));
+        shoot(&dla, QStringLiteral("dla-edited-delta"));
+        // typing on with the edits: the next snapshot's clean trace is the other of two (the one on
+        // screen is left as it is) and is the core's clean trace of the new text
+        const QString more = text + QStringLiteral(" mat");
+        const SnapshotPtr s2 = traceText(session, more);
+        QVERIFY(s2 && s2->trace->edited() && s2->cleanTrace);
+        QVERIFY(s2->cleanTrace != s->cleanTrace);
+        QCOMPARE(s->cleanTrace->tokens.size(), clean.tokens.size());
+        TraceRequest req2;
+        req2.text = more.toStdString();
+        Trace<float> clean2;
+        QVERIFY(ref->trace(req2, clean2).ok());
+        QCOMPARE(s2->cleanTrace->tokens.size(), clean2.tokens.size());
+        QVERIFY((s2->cleanTrace->final - clean2.final).cwiseAbs().maxCoeff() < 1e-5f);
+        QVERIFY((s->cleanTrace->final - clean.final).cwiseAbs().maxCoeff() < 1e-5f);
+        // the clean switch of the window (the edits kept, not applied): no deltas
+        session.setEditsShownClean(true);
+        const SnapshotPtr c = traceText(session, text + QStringLiteral(" "));
+        QVERIFY(c && !c->trace->edited() && !c->cleanTrace);
+        dla.setSnapshot(c);
+        QVERIFY(dla.hasAttribution() && !dla.hasClean());
+        QVERIFY(!dla.deltaBox()->isVisible());
+    }
+
     // With ATTNVIZ_READS_SHOTS=DIR: the views on the bundled (trained) attnviz-tiny, for looking at
     // and for resources/screenshots.
     void screenshots()

@@ -463,21 +463,28 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     if (st.ok() && req.model && !tr.edits.empty() && req.model->info().causal) {
         // the clean model's next-token probabilities after the last token, for the deltas beside the
         // edited ones: a trace kept apart (its prefix reused while typing), every id's probability
-        Trace<float> &clean = models.cleanTraceFor(*req.model);
+        std::shared_ptr<const Trace<float>> cleanNewest;
+        const std::shared_ptr<Trace<float>> cleanTrace = models.cleanTraceFor(*req.model, cleanNewest);
+        Trace<float> &clean = *cleanTrace;
         TraceRequest c = tr;
         c.edits.clear();
         c.device = nullptr;
-        c.prefixFrom = nullptr;
+        c.prefixFrom = cleanNewest.get();
         c.keepMlp = false;
+        // the stages too where the edited trace keeps them all: the lens and attribution read them
+        const bool stages = tr.observe.everything();
         c.observe = Observe();
-        c.observe.stages = false;
+        c.observe.stages = stages;
         c.observe.weights = false;
         c.topK = std::max(1, req.model->info().vocabulary);
         if (Status cs = model.trace(c, clean); cs && !clean.predictions.next.empty()) {
+            models.cleanTraced(cleanTrace);
             snap->cleanNext.assign(size_t(c.topK), 0.0f);
             for (const TokenProb &p : clean.predictions.next.back())
                 if (p.id >= 0 && p.id < c.topK)
                     snap->cleanNext[size_t(p.id)] = float(p.p);
+            if (stages) // held, not copied: the next edited trace computes the clean one into the other
+                snap->cleanTrace = cleanTrace;
         } else {
             st = cs.ok() ? Status::error(StatusCode::Unavailable, "the clean model predicted nothing") : cs;
         }

@@ -37,14 +37,32 @@ public:
     // each model and kept; null and `problem` set when the probe cannot run.
     std::shared_ptr<const Mat<double>> inductionFor(const std::shared_ptr<Model> &model, QString &problem);
     // A trace of `model` without edits kept apart from those above, for the clean model's predictions
-    // beside an edited trace (a new one for another model).
-    Trace<float> &cleanTraceFor(const Model &model)
+    // and trace beside an edited one (ComputeSnapshot::cleanTrace): of the last two, one no snapshot
+    // holds (a new one when both are held, or for another model), `newest` the other, whose rows it
+    // may copy (TraceRequest::prefixFrom). cleanTraced(trace) after computing into it.
+    std::shared_ptr<Trace<float>> cleanTraceFor(const Model &model, std::shared_ptr<const Trace<float>> &newest)
     {
         if (m_cleanOf != &model) {
             m_cleanOf = &model;
-            m_clean = Trace<float>();
+            m_cleanLast.reset();
+            m_cleanPrev.reset();
         }
-        return m_clean;
+        if (m_cleanPrev && m_cleanPrev.use_count() == 1) { // held by no snapshot
+            newest = m_cleanLast;
+            return m_cleanPrev;
+        }
+        newest = nullptr;
+        if (m_cleanLast && m_cleanLast.use_count() == 1)
+            return m_cleanLast;
+        newest = m_cleanLast;
+        return std::make_shared<Trace<float>>();
+    }
+    void cleanTraced(const std::shared_ptr<Trace<float>> &trace)
+    {
+        if (trace != m_cleanLast) {
+            m_cleanPrev = m_cleanLast;
+            m_cleanLast = trace;
+        }
     }
     // Lets go of the traces kept for reuse (after an allocation failed: their memory is given back;
     // a snapshot on screen keeps its own).
@@ -52,7 +70,8 @@ public:
     {
         m_traces.clear();
         m_traced = nullptr;
-        m_clean = Trace<float>();
+        m_cleanLast.reset();
+        m_cleanPrev.reset();
         m_cleanOf = nullptr;
     }
 
@@ -66,7 +85,7 @@ private:
     const Model *m_traced = nullptr;
     std::vector<std::shared_ptr<Trace<float>>> m_traces;
     const Model *m_cleanOf = nullptr;
-    Trace<float> m_clean;
+    std::shared_ptr<Trace<float>> m_cleanLast, m_cleanPrev; // the clean traces, newest first
 };
 
 // The word-vector model's settings from the controls (Qt-free values for the core).

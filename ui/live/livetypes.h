@@ -148,6 +148,10 @@ struct ComputeSnapshot {
     std::vector<Intervention> edits;
     bool editsShownClean = false;
     std::vector<float> cleanNext;
+    // With cleanNext: the clean model's trace of the same text, its stages kept (no attention
+    // weights), for the Logit lens's and Direct logit attribution's deltas; null where the edited
+    // trace itself keeps less than every stage (a long text).
+    std::shared_ptr<const Trace<float>> cleanTrace;
     // An encoder-decoder model's snapshot: the attention its trace's layers are (AttentionKind,
     // model.h). The one computed is the decoder's (Self: the decoder's self-attention over its
     // tokens, the start token then the target; the trace keeps the encoder's and the cross

@@ -282,17 +282,18 @@ void addTiny2Lessons(std::vector<Preset> &out)
 
     p.id = QStringLiteral("tiny2-knockout");
     p.title = tr("Knock out the induction heads: the copy fails");
-    p.explanation = tr(
-        "The second copy typed up to \"a\". The clean model gives \"wood\" p = %1 after this \"a\". Here the "
-        "three heads of layer 1 with the highest induction scores (H1 %2, H3 %3, H4 %4) are switched off: their "
-        "output before W_O is set to zero (crossed out; a head's right-click menu, or Edit ▸ Ablate, does it). "
-        "Now the edited model gives it %5 (Predictions dock, under the list): the copy is mostly gone. The "
-        "crossed-out thumbnails still show the stripe one column right of the repeat: an ablation keeps where a "
-        "head looks and removes what it writes, and the copy needs what it writes. Heads 5 and 7 score almost "
-        "as high and copy too: ablate them as well and \"wood\" leaves the top 10. The clean-vs-edited switch "
-        "compares the two models.")
-                        .arg(QStringLiteral("98.9 %"), QStringLiteral("0.953"), QStringLiteral("0.978"), QStringLiteral("0.949"),
-                             QStringLiteral("4.85 %"));
+    p.explanation =
+        tr("The second copy typed up to \"a\". The clean model gives \"wood\" p = %1 after this \"a\". Here the "
+           "three heads of layer 1 with the highest induction scores (H1 %2, H3 %3, H4 %4) are switched off: their "
+           "output before W_O is set to zero (crossed out; a head's right-click menu, or Edit ▸ Ablate the selected "
+           "head (zero), Ctrl+K, does it). "
+           "Now the edited model gives it %5 (Predictions dock, under the list): the copy is mostly gone. The "
+           "crossed-out thumbnails still show the stripe one column right of the repeat: an ablation keeps where a "
+           "head looks and removes what it writes, and the copy needs what it writes. Heads 5 and 7 score almost "
+           "as high and copy too: ablate them as well and \"wood\" leaves the top 10. The clean-vs-edited switch "
+           "compares the two models.")
+            .arg(QStringLiteral("98.9 %"), QStringLiteral("0.953"), QStringLiteral("0.978"), QStringLiteral("0.949"),
+                 QStringLiteral("4.85 %"));
     p.sentence = kTinyHalfTyped;
     p.layer = 1;
     p.head = 3;

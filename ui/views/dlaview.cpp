@@ -8,6 +8,7 @@
 
 #include <qcustomplot.h>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -54,7 +55,14 @@ DlaView::DlaView(QWidget *parent) : DeferredView(parent), m_plot(new QCustomPlot
     m_typedEdit->setPlaceholderText(QStringLiteral("e.g. “ Paris” or a vocabulary spelling"));
     m_typedEdit->setEnabled(false);
     bar->addWidget(m_typedEdit, 1);
+    m_deltaBox = new QCheckBox(QStringLiteral("Δ vs clean"), this);
+    m_deltaBox->setObjectName(QStringLiteral("dlaDelta"));
+    m_deltaBox->setToolTip(
+        QStringLiteral("Draw the edited model's parts minus the clean model's (the edits in the Edit menu)"));
+    m_deltaBox->setVisible(false);
+    bar->addWidget(m_deltaBox);
     layout->addLayout(bar);
+    connect(m_deltaBox, &QCheckBox::toggled, this, &DlaView::setShowDelta);
     layout->addWidget(m_plot, 1);
     connect(m_targetBox, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int i) { setTarget(Target(i)); });
     connect(m_typedEdit, &QLineEdit::editingFinished, this, [this] { setTypedToken(m_typedEdit->text()); });
@@ -152,6 +160,15 @@ void DlaView::setTypedToken(const QString &token)
         rebuild();
 }
 
+void DlaView::setShowDelta(bool delta)
+{
+    m_delta = delta;
+    if (m_deltaBox->isChecked() != delta)
+        m_deltaBox->setChecked(delta);
+    if (!deferred())
+        draw();
+}
+
 void DlaView::rebuild()
 {
     if (deferred())
@@ -163,6 +180,7 @@ void DlaView::rebuild()
 void DlaView::compute()
 {
     m_attr = Attribution();
+    m_clean = Attribution();
     m_message.clear();
     const ComputeSnapshot *s = m_snapshot.get();
     if (!s) {
@@ -214,7 +232,12 @@ void DlaView::compute()
     if (Status st = attribute(*s->model, tr, pos, target, m_attr); !st) {
         m_attr = Attribution();
         m_message = QString::fromStdString(st.message);
+        return;
     }
+    // the clean model's parts of the same logit, for the deltas (none where they cannot be had)
+    if (tr.edited() && s->cleanTrace && s->cleanTrace->tokens.size() == tr.tokens.size())
+        if (!attribute(*s->model, *s->cleanTrace, pos, target, m_clean))
+            m_clean = Attribution();
 }
 
 void DlaView::draw()
@@ -232,7 +255,10 @@ void DlaView::draw()
         return;
     }
     const Attribution &a = m_attr;
-    const Mat<double> m = matrix();
+    m_deltaBox->setVisible(hasClean());
+    const bool delta = m_delta && hasClean();
+    const Mat<double> m = delta ? deltaMatrix() : matrix();
+    m_scale->axis()->setLabel(delta ? QStringLiteral("edited − clean") : QStringLiteral("adds to the logit"));
     auto *hd = new QCPColorMapData(a.heads, a.layers, QCPRange(0, std::max(0, a.heads - 1)), QCPRange(0, std::max(0, a.layers - 1)));
     // two cells across, the same value: a colour map of one column has no width to draw
     auto *md = new QCPColorMapData(2, a.layers, QCPRange(-0.25, 0.25), QCPRange(0, std::max(0, a.layers - 1)));
@@ -295,6 +321,11 @@ void DlaView::draw()
                     .arg(signedNumber(heads), signedNumber(mlps), signedNumber(biases));
     if (a.softcap > 0)
         t += QStringLiteral(" Soft-capped after: %1 · tanh(logit / %1) = %2.").arg(a.softcap).arg(a.cappedLogit, 0, 'f', 3);
+    if (hasClean())
+        t += delta ? QStringLiteral(" Edited model minus the clean one: the logit %1 (clean %2).")
+                         .arg(signedNumber(a.logit - m_clean.logit))
+                         .arg(m_clean.logit, 0, 'f', 3)
+                   : QStringLiteral(" Edited model (clean logit %1).").arg(m_clean.logit, 0, 'f', 3);
     m_titleText = t;
     m_title->setText(fittedTitle(m_plot, m_title, m_titleText, 0.3));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -312,6 +343,19 @@ Mat<double> DlaView::matrix() const
     return m;
 }
 
+Mat<double> DlaView::deltaMatrix() const
+{
+    if (!hasClean())
+        return Mat<double>();
+    Mat<double> m = matrix();
+    for (int l = 0; l < m_clean.layers; ++l) {
+        for (int h = 0; h < m_clean.heads; ++h)
+            m(l, h) -= m_clean.headAt(l, h);
+        m(l, m_clean.heads) -= m_clean.mlp[size_t(l)];
+    }
+    return m;
+}
+
 QString DlaView::cellText(int layer, int column) const
 {
     if (!hasAttribution() || layer < 0 || layer >= m_attr.layers || column < 0 || column > m_attr.heads)
@@ -319,9 +363,14 @@ QString DlaView::cellText(int layer, int column) const
     const double v = column == m_attr.heads ? m_attr.mlp[size_t(layer)] : m_attr.headAt(layer, column);
     const QString what = column == m_attr.heads ? QStringLiteral("MLP of layer %1").arg(layer)
                                                 : QStringLiteral("Layer %1, head %2").arg(layer).arg(column);
-    return QStringLiteral("%1 adds %2 to the logit of “%3” (%4 % of it)")
-        .arg(what, signedNumber(v), QString::fromStdString(m_attr.targetToken))
-        .arg(m_attr.logit != 0 ? 100.0 * v / m_attr.logit : 0.0, 0, 'f', 1);
+    QString text = QStringLiteral("%1 adds %2 to the logit of “%3” (%4 % of it)")
+                       .arg(what, signedNumber(v), QString::fromStdString(m_attr.targetToken))
+                       .arg(m_attr.logit != 0 ? 100.0 * v / m_attr.logit : 0.0, 0, 'f', 1);
+    if (hasClean()) {
+        const double c = column == m_clean.heads ? m_clean.mlp[size_t(layer)] : m_clean.headAt(layer, column);
+        text += QStringLiteral("\nclean model: %1 (edited − clean %2)").arg(signedNumber(c), signedNumber(v - c));
+    }
+    return text;
 }
 
 QPoint DlaView::cellCenter(int layer, int column) const

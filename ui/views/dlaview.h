@@ -5,6 +5,9 @@
 // frozen, then the token's unembedding row), as a layers x heads grid plus an MLP column on one
 // diverging scale; the title adds the input and bias terms, which with the grid sum to the logit.
 // Click a head to open it (View::headOpened). Causal checkpoints with pre-norm or sandwich blocks.
+// An edited model (the window's head ablations or a patch): the grid is the edited run's, each cell's
+// hover adds the clean run's part and the difference, and "Δ vs clean" draws edited minus clean (the
+// same target token, attributed in the clean model's trace, ComputeSnapshot::cleanTrace).
 #pragma once
 
 #include "views/deferredview.h"
@@ -15,6 +18,7 @@
 
 #include <vector>
 
+class QCheckBox;
 class QComboBox;
 class QCustomPlot;
 class QCPAxisRect;
@@ -51,8 +55,16 @@ public:
     QString message() const { return m_message; }
     const Attribution &attribution() const { return m_attr; }
     bool hasAttribution() const { return m_message.isEmpty() && m_attr.target >= 0; }
-    // What the grid draws: layers x (heads + 1), the last column the MLPs.
+    // The edited run's attribution: layers x (heads + 1), the last column the MLPs.
     Mat<double> matrix() const;
+    // An edited model with its clean trace: the clean run's attribution of the same target at the
+    // same position (hasClean), and the grid "Δ vs clean" draws: matrix() minus the clean one.
+    bool hasClean() const { return hasAttribution() && m_clean.target >= 0; }
+    const Attribution &cleanAttribution() const { return m_clean; }
+    Mat<double> deltaMatrix() const;
+    void setShowDelta(bool delta);
+    bool showDelta() const { return m_delta; }
+    QCheckBox *deltaBox() const { return m_deltaBox; }
     QString cellText(int layer, int column) const;
     QPoint cellCenter(int layer, int column) const; // widget coordinates (clicks)
 
@@ -65,7 +77,9 @@ private:
     int m_query = -1, m_layer = 0, m_head = 0;
     Target m_target = Target::Predicted;
     QString m_typed;
-    Attribution m_attr;
+    Attribution m_attr, m_clean;
+    bool m_delta = false;
+    QCheckBox *m_deltaBox = nullptr;
     QString m_message;
     QStringList m_labels;
     QComboBox *m_targetBox = nullptr;

@@ -95,6 +95,14 @@ LogitLensView::LogitLensView(QWidget *parent) : DeferredView(parent), m_plot(new
     m_hLine->setPen(QPen(QColor(200, 80, 40), 2, Qt::DashLine));
     m_hLine->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, 6));
     m_hLine->setName(QStringLiteral("entropy"));
+    m_pClean = new QCPGraph(m_lineRect->axis(QCPAxis::atLeft), m_lineRect->axis(QCPAxis::atBottom));
+    m_pClean->setPen(QPen(QColor(70, 110, 170, 150), 1.5, Qt::DotLine));
+    m_pClean->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QColor(70, 110, 170, 150), 5));
+    m_pClean->setName(QStringLiteral("p(actual next), clean model"));
+    m_hClean = new QCPGraph(m_lineRect->axis(QCPAxis::atLeft), m_lineRect->axis(QCPAxis::atTop));
+    m_hClean->setPen(QPen(QColor(200, 80, 40, 150), 1.5, Qt::DotLine));
+    m_hClean->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, QColor(200, 80, 40, 150), 5));
+    m_hClean->setName(QStringLiteral("entropy, clean model"));
     // each value axis in its line's colour, instead of a legend: an inset legend covered the lines'
     // points of the first layers, and the panel is too narrow for one beside them
     colourAxis(m_lineRect->axis(QCPAxis::atBottom), m_pLine->pen().color());
@@ -166,6 +174,10 @@ void LogitLensView::rebuild()
     m_cellTexts.clear();
     m_grid = LensGrid();
     m_columnPending = -1;
+    m_cleanColumn.clear();
+    m_cleanPosition = m_cleanPending = -1;
+    m_pClean->data()->clear();
+    m_hClean->data()->clear();
     m_have.clear();
     m_filled = 0;
     m_labels.clear();
@@ -219,6 +231,9 @@ void LogitLensView::rebuild()
                       .arg(QString::fromStdString(s->modelInfo.name))
                       .arg(L)
                       .arg(kind);
+    if (s->trace->edited() && s->cleanTrace)
+        m_titleText += QStringLiteral(" Edited model (%1): the dotted lines are the clean model's.")
+                           .arg(describeAblations(s->edits));
     m_title->setText(fittedTitle(m_plot, m_title, m_titleText, 0.25));
     updateSelected(); // asks for the selected column first
     m_start->start();
@@ -261,6 +276,40 @@ void LogitLensView::showColumn()
             self->m_columnMs = ms;
             self->fill(position, column, 1);
         }, Qt::QueuedConnection);
+    });
+}
+
+void LogitLensView::showCleanColumn()
+{
+    const ComputeSnapshot *s = m_snapshot.get();
+    if (!s || !s->trace || !s->trace->edited() || !s->cleanTrace ||
+        s->cleanTrace->tokens.size() != s->trace->tokens.size() || m_position < 0 || m_position == m_cleanPosition ||
+        m_position == m_cleanPending)
+        return;
+    m_cleanPending = m_position;
+    const SnapshotPtr snapshot = m_snapshot;
+    const quint64 gen = m_gen;
+    const int position = m_position;
+    QPointer<LogitLensView> self(this);
+    (void)QtConcurrent::run([snapshot, gen, position, self] {
+        std::vector<LensCell> column;
+        const Status st = lensColumn(*snapshot->model, *snapshot->cleanTrace, position, 5, column);
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, gen, position, column = std::move(column), st]() mutable {
+                if (!self || self->m_gen != gen || self->m_cleanPending != position)
+                    return;
+                self->m_cleanPending = -1;
+                if (!st)
+                    return; // the edited lines alone
+                self->m_cleanColumn = std::move(column);
+                self->m_cleanPosition = position;
+                if (self->m_position == position) {
+                    self->updateSelected();
+                    self->m_plot->replot(QCustomPlot::rpQueuedReplot);
+                }
+            },
+            Qt::QueuedConnection);
     });
 }
 
@@ -378,10 +427,13 @@ void LogitLensView::updateSelected()
     m_sel->setVisible(m_position >= 0);
     m_pLine->data()->clear();
     m_hLine->data()->clear();
+    m_pClean->data()->clear();
+    m_hClean->data()->clear();
     if (m_position < 0)
         return;
     m_sel->topLeft->setCoords(m_position - 0.5, m_grid.layers - 0.5);
     m_sel->bottomRight->setCoords(m_position + 0.5, -0.5);
+    showCleanColumn(); // an edited model: the clean model's column beside, when it comes
     if (!m_have[size_t(m_position)]) {
         showColumn(); // fills when it comes, and comes back here
         return;
@@ -394,6 +446,14 @@ void LogitLensView::updateSelected()
         m_hLine->addData(l, c.entropy);
         hi = std::max(hi, c.entropy);
     }
+    if (hasClean())
+        for (int l = 0; l < m_grid.layers && l < int(m_cleanColumn.size()); ++l) {
+            const LensCell &c = m_cleanColumn[size_t(l)];
+            if (std::isfinite(c.actualP))
+                m_pClean->addData(l, c.actualP);
+            m_hClean->addData(l, c.entropy);
+            hi = std::max(hi, c.entropy);
+        }
     m_lineRect->axis(QCPAxis::atTop)->setRange(0, hi > 0 ? hi * 1.1 : 1);
     fitLineLabel();
 }
@@ -458,6 +518,20 @@ QString LogitLensView::cellText(int layer, int position) const
                                                          percent(c.actualP)).arg(c.actualRank);
     }
     s += QStringLiteral("Entropy %1 nats").arg(c.entropy, 0, 'f', 2);
+    if (hasClean() && position == m_cleanPosition && layer < int(m_cleanColumn.size()) &&
+        m_cleanColumn[size_t(layer)].computed()) {
+        const LensCell &k = m_cleanColumn[size_t(layer)];
+        s += QStringLiteral("\nClean model: “%1” %2").arg(shown(k.top.front()), percent(k.top.front().p));
+        if (c.actualRank > 0 && k.actualRank > 0)
+            s += QStringLiteral(", p(actual) %1 (edited − clean %2%3 points)")
+                     .arg(percent(k.actualP))
+                     .arg(c.actualP >= k.actualP ? QStringLiteral("+") : QString())
+                     .arg(100.0 * (c.actualP - k.actualP), 0, 'f', 1);
+        s += QStringLiteral(", entropy %1 nats (edited − clean %2%3)")
+                 .arg(k.entropy, 0, 'f', 2)
+                 .arg(c.entropy >= k.entropy ? QStringLiteral("+") : QString())
+                 .arg(c.entropy - k.entropy, 0, 'f', 2);
+    }
     return s;
 }
 
@@ -473,6 +547,22 @@ QVector<double> LogitLensView::entropyLine() const
 {
     QVector<double> v;
     for (auto it = m_hLine->data()->constBegin(); it != m_hLine->data()->constEnd(); ++it)
+        v << it->value;
+    return v;
+}
+
+QVector<double> LogitLensView::cleanActualLine() const
+{
+    QVector<double> v;
+    for (auto it = m_pClean->data()->constBegin(); it != m_pClean->data()->constEnd(); ++it)
+        v << it->value;
+    return v;
+}
+
+QVector<double> LogitLensView::cleanEntropyLine() const
+{
+    QVector<double> v;
+    for (auto it = m_hClean->data()->constBegin(); it != m_hClean->data()->constEnd(); ++it)
         v << it->value;
     return v;
 }

@@ -7,7 +7,11 @@
 // reads the snapshot's trace and the model's weights only), so that it never delays the keystroke's
 // other views; the rest of the grid fills in chunks after typing pauses, a newer snapshot cancelling
 // it. Click a cell to select its position. Checkpoints with a language-model head only
-// (causal LMs; BERT through its MLM head, "actual" = the token itself).
+// (causal LMs; BERT through its MLM head, "actual" = the token itself). An edited model (the
+// window's head ablations or a patch): the grid is the edited run's; for the selected position the
+// clean model's lines (ComputeSnapshot::cleanTrace, its column computed on the pool as well) are
+// drawn dotted beside the edited ones, and the hover of that column adds the clean model's top
+// token and the differences edited minus clean.
 #pragma once
 
 #include "views/deferredview.h"
@@ -66,6 +70,12 @@ public:
     // The two lines of the selected position, as plotted (one point per layer).
     QVector<double> actualLine() const;
     QVector<double> entropyLine() const;
+    // An edited model with its clean trace: the clean model's column at the selected position (empty
+    // until computed) and its two lines, as plotted.
+    bool hasClean() const { return m_cleanPosition >= 0 && m_cleanPosition == m_position && !m_cleanColumn.empty(); }
+    const std::vector<LensCell> &cleanColumn() const { return m_cleanColumn; }
+    QVector<double> cleanActualLine() const;
+    QVector<double> cleanEntropyLine() const;
     // Milliseconds the selected column took (the part a keystroke waits for); the whole grid.
     double columnMs() const { return m_columnMs; }
     double gridMs() const { return m_gridMs; }
@@ -83,6 +93,7 @@ private:
     void cancelGrid();
     void fill(int first, const std::vector<LensCell> &cells, int count); // cells: count positions x layers
     void showColumn();
+    void showCleanColumn();           // the clean model's column at the selected position, on the pool
     void showWhy(const QString &why); // no grid: the title says why
     void drawCells(int first, int count);
     void updateSelected();
@@ -94,6 +105,8 @@ private:
     LensGrid m_grid;
     int m_filled = 0;
     int m_columnPending = -1; // the position whose column is being computed
+    std::vector<LensCell> m_cleanColumn; // the clean model's, at m_cleanPosition
+    int m_cleanPosition = -1, m_cleanPending = -1;
     std::vector<uint8_t> m_have; // per position: filled
     quint64 m_gen = 0;
     std::shared_ptr<std::atomic<bool>> m_cancel;
@@ -108,6 +121,7 @@ private:
     QCPColorScale *m_scale = nullptr;
     QCPItemRect *m_sel = nullptr;
     QCPGraph *m_pLine = nullptr, *m_hLine = nullptr;
+    QCPGraph *m_pClean = nullptr, *m_hClean = nullptr; // the clean model's, dotted
     std::vector<QCPItemText *> m_texts; // layer-major, when the grid is small enough
     std::vector<QString> m_cellTexts;   // what each would say uncut
 };

@@ -11,17 +11,19 @@
 
 #include <qcustomplot.h>
 
+#include <QApplication>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPointer>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSignalBlocker>
-#include <QPushButton>
 #include <QTableWidget>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -714,12 +716,30 @@ void PatchingView::finished()
 
 QString PatchingView::message() const { return m_message; }
 
+void PatchingView::showResult(const PatchResult &result)
+{
+    auto o = std::make_shared<Outcome>();
+    o->result = result;
+    m_result = o;
+    m_message.clear();
+    draw();
+}
+
+double PatchingView::scaleCentre() const
+{
+    const PatchResult *r = result();
+    return r && r->metricKind == PatchMetric::Prob ? r->corruptedValue : 0.0;
+}
+
 QString PatchingView::scaleLabel() const
 {
     const PatchMetric m = m_result ? m_result->result.metricKind : PatchMetric(m_metric->currentIndex());
     switch (m) {
     case PatchMetric::LogitDiff: return tr("logit diff (0 corrupted, 1 clean)");
-    case PatchMetric::Prob: return tr("p(answer)");
+    case PatchMetric::Prob:
+        return m_result
+                   ? tr("p(answer), centred on the corrupted run's %1").arg(m_result->result.corruptedValue, 0, 'g', 3)
+                   : tr("p(answer)");
     case PatchMetric::Kl: return tr("KL(clean ‖ patched)");
     }
     return {};
@@ -776,13 +796,15 @@ void PatchingView::draw()
                             : r->sweep == PatchSweep::HeadsByPosition ? tr("position · head")
                                                                       : tr("position (clean→corrupted where they differ)"));
     auto *data = new QCPColorMapData(r->cols, r->rows, QCPRange(0, r->cols - 1), QCPRange(0, r->rows - 1));
+    // diverging around the corrupted run's value (prob: a cell above it raised p(answer), below lowered)
+    const double centre = scaleCentre();
     double hi = 0;
     for (int y = 0; y < r->rows; ++y)
         for (int x = 0; x < r->cols; ++x) {
             const double v = r->at(y, x);
             data->setCell(x, y, v);
             if (std::isfinite(v))
-                hi = std::max(hi, std::abs(v));
+                hi = std::max(hi, std::abs(v - centre));
         }
     if (r->cols == 1)
         data->setKeyRange(QCPRange(-0.5, 0.5));
@@ -791,7 +813,7 @@ void PatchingView::draw()
     m_map->setData(data);
     hi = hi > 0 ? hi : 1;
     m_scale->setGradient(divergingGradient());
-    m_scale->setDataRange(QCPRange(-hi, hi)); // diverging, centred on 0
+    m_scale->setDataRange(QCPRange(centre - hi, centre + hi));
     m_scale->axis()->setLabel(scaleLabel());
     m_plot->xAxis->setRange(-0.5, r->cols - 0.5);
     m_plot->yAxis->setRange(-0.5, r->rows - 0.5);
@@ -799,6 +821,13 @@ void PatchingView::draw()
     for (QCPItemText *t : std::as_const(m_cellTexts))
         m_plot->removeItem(t);
     m_cellTexts.clear();
+    // three decimals, or three significant digits for a grid of small numbers (a rare answer's
+    // probabilities read 0.000 every one at three decimals)
+    double largest = 0;
+    for (double v : r->metric)
+        if (std::isfinite(v))
+            largest = std::max(largest, std::abs(v));
+    const bool small = largest < kSmallCells;
     if (r->rows * r->cols <= kNumberedCells)
         for (int y = 0; y < r->rows; ++y)
             for (int x = 0; x < r->cols; ++x) {
@@ -808,8 +837,8 @@ void PatchingView::draw()
                 auto *t = new QCPItemText(m_plot);
                 t->position->setType(QCPItemPosition::ptPlotCoords);
                 t->position->setCoords(x, y);
-                t->setText(QString::number(v, 'f', 3));
-                t->setColor(std::abs(v) > 0.6 * hi ? Qt::white : Qt::black);
+                t->setText(small ? QString::number(v, 'g', 3) : QString::number(v, 'f', 3));
+                t->setColor(std::abs(v - centre) > 0.6 * hi ? Qt::white : Qt::black);
                 t->setProperty("attnviz.ownColour", true); // legible on its cell, not the theme's text colour
                 t->setClipToAxisRect(true);
                 m_cellTexts << t;
@@ -868,15 +897,57 @@ bool PatchingView::applyCell(int row, int col)
         refresh();
         return false;
     }
+    if (path) { // pathPatchFor runs two forwards: on the pool, the newest click wins
+        std::shared_ptr<Model> model = m_session ? m_session->model() : nullptr;
+        if (!m_result->clean || !m_result->corrupted || !model || model.get() != m_model) {
+            m_message = tr("No patch for that cell: run the sweep first.");
+            refresh();
+            return false;
+        }
+        const quint64 gen = ++m_pathGen;
+        const std::shared_ptr<const Outcome> outcome = m_result;
+        m_message =
+            tr("Computing the path L%1 H%2 → L%3 H%4 …").arg(row).arg(col).arg(r->receiver.layer).arg(r->receiver.head);
+        refresh();
+        QPointer<PatchingView> self(this);
+        (void)QtConcurrent::run([self, gen, outcome, model, row, col] {
+            std::vector<Intervention> edits;
+            const Status st = pathPatchFor(*model, *outcome->clean, *outcome->corrupted, row, col,
+                                           outcome->result.receiver, {}, edits);
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, gen, outcome, row, col, st, edits = std::move(edits)] {
+                    if (!self || self->m_pathGen != gen || self->m_result != outcome)
+                        return; // a newer click, or another sweep shown
+                    if (!st || edits.empty()) {
+                        self->m_message = !st ? tr("No patch for that cell: %1").arg(QString::fromStdString(st.message))
+                                              : tr("L%1 H%2's clean output does not reach the receiver: the patched "
+                                                   "run is the corrupted "
+                                                   "run itself.")
+                                                    .arg(row)
+                                                    .arg(col);
+                        self->refresh();
+                        return;
+                    }
+                    self->emitPatch(edits.front(), row, col);
+                },
+                Qt::QueuedConnection);
+        });
+        return true;
+    }
     if (!patchOf(row, col, e)) {
-        m_message = path && r->at(row, col) == r->corruptedValue
-                        ? tr("L%1 H%2's clean output does not reach the receiver: the patched run is the corrupted run itself.")
-                              .arg(row)
-                              .arg(col)
-                        : tr("No patch for that cell: run the sweep first.");
+        m_message = tr("No patch for that cell: run the sweep first.");
         refresh();
         return false;
     }
+    emitPatch(e, row, col);
+    return true;
+}
+
+void PatchingView::emitPatch(const Intervention &e, int row, int col)
+{
+    const PatchResult *r = result();
+    const bool path = r && r->sweep == PatchSweep::Path;
     m_appliedClean = m_result->cleanText;
     const QString label = col < m_colLabels.size() ? m_colLabels[col] : QString::number(col);
     const QString cell = path ? tr("path L%1 H%2 → L%3 H%4 %5")
@@ -891,7 +962,6 @@ bool PatchingView::applyCell(int row, int col)
                    "patch or Undo takes it out).")
                     .arg(cell);
     refresh();
-    return true;
 }
 
 void PatchingView::clearPatch()

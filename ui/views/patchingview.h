@@ -6,8 +6,9 @@
 // with a progress bar. The sweep runs on a pool thread over the window's model (a model read from a
 // checkpoint keeps no state outside the trace it writes, so it may trace beside the window's compute
 // thread, as Compare's side B does); a cancelled sweep keeps the cells done. The result is a layers ×
-// positions (or heads) heatmap on a diverging scale centred on 0, cached per (model, prompts, answer,
-// wrong, sweep, metric) for the session. Clicking a cell asks the window to apply that cell's patch
+// positions (or heads) heatmap on a diverging scale centred on the corrupted run's value (0 for the
+// logit difference, p(answer) for prob; 0, the clean run, for KL), cached per (model, prompts,
+// answer, wrong, sweep, metric) for the session. Clicking a cell asks the window to apply that cell's patch
 // (patchFor's edit) to the corrupted prompt: the window's text becomes the corrupted prompt and the
 // edit joins the window's edits, so every view shows the patched run; Clear patch asks for the clean
 // prompt back without the patch. The path sweep (sender heads into one receiver head's q, k or v) has a
@@ -70,13 +71,21 @@ public:
     bool running() const { return m_watcher.isRunning(); }
     // The result shown (null before the first); cells not computed are NaN.
     const PatchResult *result() const { return m_result ? &m_result->result : nullptr; }
+    // Shows a sweep computed elsewhere (`attnviz patch -o OUT.png`): the heatmap and its labels as a
+    // sweep of this tab draws them; its cells cannot be applied (no runs behind them).
+    void showResult(const PatchResult &result);
+    // The value the diverging scale is centred on: the corrupted run's (0 for the logit difference,
+    // p(answer) of the corrupted run for prob), 0 for KL (the clean run).
+    double scaleCentre() const;
     // The line under the heatmap: the run's state ("Cancelled after 12 of 48 cells", an error ...).
     QString message() const;
     // Hovering a cell shows this (the row, the column's token or head, the value).
     QString cellText(int row, int col) const;
     // The cell's patch (patchFor's edit of the shown result's clean trace); false with message() set.
     bool patchOf(int row, int col, Intervention &out) const;
-    // As a click on the cell: asks the window to apply its patch (patchRequested).
+    // As a click on the cell: asks the window to apply its patch (patchRequested). A path sweep's
+    // sender cell computes its edit (pathPatchFor: two forwards) on the pool first, the newest click
+    // winning: true once started, patchRequested when it is done.
     bool applyCell(int row, int col);
     void clearPatch(); // asks the window for the clean prompt without the patch (patchClearRequested)
     // The path sweep's receiver (the chooser's; layer -1 before a model with two layers is shown).
@@ -142,6 +151,8 @@ private:
     QString refusal() const; // not a decoder-only model: why ("" when it is one)
     QString cacheKey() const;
     QString tokenNote(const QString &text, int &id) const; // "" and the id, or why not one token
+    void emitPatch(const Intervention &e, int row, int col); // patchRequested for a cell's edit, and the message
+    quint64 m_pathGen = 0;                                   // the newest path cell clicked
 
     LiveSession *m_session;
     SnapshotPtr m_snapshot;
@@ -181,7 +192,9 @@ private:
     QList<QCPItemText *> m_cellTexts; // the cells' numbers (grids of at most kNumberedCells)
 public:
     static constexpr int kNumberedCells = 64;
-    // The numbers drawn on the cells (row-major, computed cells only): a grid of at most kNumberedCells.
+    static constexpr double kSmallCells = 0.05;
+    // The numbers drawn on the cells (row-major, computed cells only): a grid of at most kNumberedCells,
+    // three decimals each, or three significant digits where every cell is under kSmallCells.
     QStringList cellNumbers() const;
 };
 

@@ -146,7 +146,10 @@ QString HeadAblations::notice(const ComputeSnapshot &s)
     if (s.settings.backend != QLatin1String("cpu"))
         text += tr(" Computed on the CPU: ablations are applied by the CPU forward only.");
     if (!s.cleanNext.empty())
-        text += tr(" Predictions show each token's change against the clean model.");
+        text +=
+            tr(" Predictions show each token's change against the clean model%1.")
+                .arg(s.cleanTrace ? tr("; the Logit lens its lines, Direct logit attribution its parts (Δ vs clean)")
+                                  : QString());
     return text;
 }
 
