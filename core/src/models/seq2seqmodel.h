@@ -15,4 +15,8 @@ namespace attnviz::detail {
 Status openEncoderDecoder(const std::string &dir, const Architecture &arch, const PretrainedLoadOptions &options,
                           std::unique_ptr<Model> &out);
 
+// The architecture with seeded random weights (seedSeq2SeqWeights), no tokenizer, transformers'
+// default generation settings (seededPretrained).
+Status seededEncoderDecoder(const Architecture &arch, uint64_t seed, std::unique_ptr<Model> &out);
+
 } // namespace attnviz::detail
