@@ -14,6 +14,8 @@
 #include "window/modelmenu.h"
 #include "window/viewrouter.h"
 
+#include "attnviz/encoderdecoder.h"
+
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileInfo>
@@ -64,6 +66,10 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
     m_controls->setModel(model ? &m_modelInfo : nullptr);
     m_controls->setEncoderDecoder(m_modelInfo.architecture.encoderDecoder);
     m_input->setEncoderDecoder(m_modelInfo.architecture.encoderDecoder);
+    if (model && m_modelInfo.architecture.encoderDecoder) { // the folder's num_beams (1 to 4), else greedy
+        Seq2SeqGenerationSettings g;
+        m_input->setBeams(generationSettings(*model, g).ok() ? std::clamp(g.numBeams, 1, 4) : 1);
+    }
     fitControlsWidth(); // a model hides the word vectors' stack and projections
     compareView()->followModel(model, model ? &m_modelInfo : nullptr);
     m_session->setModel(std::move(model)); // after the controls: the settings it computes with are final
