@@ -363,7 +363,9 @@ template <typename T> Mat<T> normed(const Architecture &a, const Mat<T> &x, cons
 }
 
 // x Wᵀ + b, split by blocks of output columns over the core's threads (so that one decoder step's
-// single row still reads W on every core).
+// single row still reads W on every core). Many rows are multiplied into a column-major tile: Eigen
+// then packs W as its right-hand side, contiguous rows, instead of transposing it into left-hand
+// panels (forward.cpp's productTransposed does the same).
 template <typename T>
 Mat<T> linear(const Mat<T> &x, const Mat<T> &W, const Vec<T> &b)
 {
@@ -375,7 +377,13 @@ Mat<T> linear(const Mat<T> &x, const Mat<T> &W, const Vec<T> &b)
     parallelFor(tasks, 2.0 * n * double(out) * double(W.cols()), [&](int i) {
         const int c0 = i * chunk, cw = std::min(chunk, out - c0);
         auto dst = y.middleCols(c0, cw);
-        dst.noalias() = x * W.middleRows(c0, cw).transpose();
+        if (n > 6) {
+            thread_local Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor> tile;
+            tile.noalias() = x * W.middleRows(c0, cw).transpose();
+            dst = tile;
+        } else {
+            dst.noalias() = x * W.middleRows(c0, cw).transpose();
+        }
         if (b.size())
             dst.rowwise() += b.segment(c0, cw).transpose();
     });

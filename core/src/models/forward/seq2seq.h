@@ -5,8 +5,10 @@
 // and after each stack; an optional bias on the logits) read under a family's TensorNames, and the
 // teacher-forced pass that fills a Trace with the encoder's
 // self-attention, the decoder's self-attention and cross-attention of every layer and head, the
-// hidden states and the decoder's next-token predictions. Written for exactness first (one plain
-// product per head); float32 and float64.
+// hidden states and the decoder's next-token predictions; generation's halves (the encoder once, the
+// decoder's last position re-run, or one token a step over kept keys and values: Seq2SeqSteps); and
+// seeded random weights for benchmarks. Written for exactness first (one plain product per head);
+// float32 and float64.
 #pragma once
 
 #include "attnviz/architecture.h"
