@@ -105,7 +105,7 @@ InputPanel::InputPanel(QWidget *parent)
     // an encoder-decoder model's target: typed (teacher-forced) or, empty, generated from the source
     m_targetEdit = new SentenceEdit(input);
     m_targetEdit->setObjectName(QStringLiteral("targetEdit"));
-    m_targetEdit->setPlaceholderText(tr("Empty: generated from the source (greedy, or the beams beside)"));
+    m_targetEdit->setPlaceholderText(tr("Empty: generated from the source"));
     m_targetEdit->setVisibleLines(1);
     m_targetEdit->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     m_generate = new QPushButton(tr("Generate"), input);
