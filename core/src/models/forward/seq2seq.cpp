@@ -462,7 +462,11 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
                 buckets[size_t(i) * size_t(tk) + size_t(j)] = a.relative.bucket(j - i, bidirectional);
     }
     const T ninf = -std::numeric_limits<T>::infinity();
-    for (int h = 0; h < H; ++h) {
+    if (keepScores)
+        s.scores.assign(size_t(H), Mat<T>());
+    // the heads in parallel (each writes its own columns, weights and scores); their mean after
+    std::vector<Mat<T>> weights(static_cast<size_t>(H));
+    parallelFor(H, 4.0 * tq * double(tk) * dh, [&](int h) {
         Mat<T> sc = s.q.middleCols(h * dh, dh) * s.k.middleCols(h * dh, dh).transpose();
         if (R.scale != 1.0)
             sc *= T(R.scale);
@@ -471,7 +475,7 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
                 for (int j = 0; j < tk; ++j)
                     sc(i, j) += (*bias)(buckets[size_t(i) * size_t(tk) + size_t(j)], h);
         if (keepScores)
-            s.scores.push_back(sc);
+            s.scores[size_t(h)] = sc;
         for (int i = 0; i < tq; ++i) {
             auto row = sc.row(i);
             if (causal)
@@ -482,8 +486,11 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
             row /= row.sum();
         }
         s.context.middleCols(h * dh, dh) = sc * s.v.middleCols(h * dh, dh);
-        avg += sc;
-        s.weights[size_t(h)] = sc;
+        weights[size_t(h)] = std::move(sc);
+    });
+    for (int h = 0; h < H; ++h) {
+        avg += weights[size_t(h)];
+        s.weights[size_t(h)] = weights[size_t(h)];
     }
     s.weightsAvg = Mat<T>(avg / T(H));
     s.output = linear(s.context, P.o);
@@ -813,7 +820,9 @@ Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2S
     pr.logNormalizer.assign(size_t(t), std::numeric_limits<double>::quiet_NaN());
     const int first = in.allPredictions ? 0 : t - 1;
     const Mat<T> allLogits = seq2seqimpl::logitsOf(a, w, out.final, first, t - first);
-    for (int i = first; i < t; ++i) {
+    // each position's top k and normalizer in parallel (each writes its own entries)
+    parallelFor(t - first, 4.0 * double(V) * (t - first), [&](int r) {
+        const int i = first + r;
         const auto logits = allLogits.row(i - first);
         const T mx = logits.maxCoeff();
         const T lse = mx + std::log((logits.array() - mx).exp().sum());
@@ -832,7 +841,7 @@ Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2S
         pr.logNormalizer[size_t(i)] = double(lse);
         if (i + 1 < t)
             pr.actualNext[size_t(i)] = double(std::exp(logits[in.decoder[size_t(i + 1)]] - lse));
-    }
+    });
     out.observed = Observe();
     return {};
 }
