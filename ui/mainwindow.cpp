@@ -120,6 +120,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(input, &InputPanel::sentenceChanged, m_session, &LiveSession::setSentence);
     connect(input, &InputPanel::keySentenceChanged, m_session, &LiveSession::setKeySentence);
     connect(input, &InputPanel::targetChanged, m_session, &LiveSession::setTarget);
+    connect(input, &InputPanel::beamsChanged, m_session, &LiveSession::setBeams);
 
     // Views: every one of the registry, its tab or dock titled there.
     m_tabs = new QTabWidget(this);

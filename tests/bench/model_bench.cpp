@@ -8,7 +8,8 @@
 // --dtype overrides the precision the shape is published in (seededShape): F32 against BF16 is the
 // A/B of 16-bit weights kept as stored. --observe attention: every layer's weights, keys and values
 // kept, no other stage; layer: the first layer's weights and stages, every layer's keys and values
-// (as `attnviz bench --observe`).
+// (as `attnviz bench --observe`). Encoder-decoder shapes (t5-small, opus-mt-en-de): each --tokens size
+// is the source's and the target's length; rows: the full trace and one generated step (runSeq2SeqBench).
 #include "attnviz/bench.h"
 #include "attnviz/parallel.h"
 #include "attnviz/pretrained.h"
@@ -75,7 +76,7 @@ int main(int argc, char **argv)
     for (size_t at = 0; at < tokens.size();) {
         const size_t comma = tokens.find(',', at);
         const int n = std::atoi(tokens.substr(at, comma - at).c_str());
-        if (n < 2 || n > info.maxPositions) {
+        if (n < 2 || (info.maxPositions > 0 && n > info.maxPositions)) {
             std::fprintf(stderr, "model_bench: --tokens: %d is not a length in [2, %d]\n", n, info.maxPositions);
             return 2;
         }
@@ -83,7 +84,13 @@ int main(int argc, char **argv)
         at = comma == std::string::npos ? tokens.size() : comma + 1;
     }
     std::vector<ModelBenchRow> rows;
-    if (Status st = runModelBench(*m, sizes, repeat, scores, rows, nullptr, observe, typed); !st) {
+    if (info.architecture.encoderDecoder) { // each size as the source and the target
+        for (int n : sizes)
+            if (Status st = runSeq2SeqBench(*m, n, n, repeat, rows); !st) {
+                std::fprintf(stderr, "model_bench: %s\n", st.message.c_str());
+                return 1;
+            }
+    } else if (Status st = runModelBench(*m, sizes, repeat, scores, rows, nullptr, observe, typed); !st) {
         std::fprintf(stderr, "model_bench: %s\n", st.message.c_str());
         return 1;
     }

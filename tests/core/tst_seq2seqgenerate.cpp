@@ -5,10 +5,15 @@
 // transformers' generate() in tests/fixtures/models/make_beams.py (expected-generate.json): the
 // kept beam's ids equal, its log-probability and score, and every generated step's cross-attention
 // row of every layer and head within 1e-5 in float32 (1e-12 in float64); the folder's settings read
-// from config.json, generation_config.json in its place, and the beams refused past 4.
+// from config.json, generation_config.json in its place, and the beams refused past 4. The one-token
+// decoder step (stepSeq2Seq: cached self- and cross-attention keys and values) against a re-run of
+// the decoder over the whole target (nextLogProbs) at every step of every folder.
 #include "seq2seqchecks.h"
+#include "../../core/src/models/families/family.h"
+#include "../../core/src/models/forward/seq2seq.h"
 
 #include <cmath>
+#include <random>
 
 using namespace attnviz;
 using namespace attnviz::testing;
@@ -97,6 +102,75 @@ private slots:
                 }
         }
         QVERIFY2(worst <= tol, qPrintable(QStringLiteral("cross-attention off by %1").arg(worst)));
+    }
+
+    // Each step's log-probabilities and cross-attention row from the cached keys and values equal a
+    // re-run of the decoder over the start token and the target so far, at every step of a 12-token
+    // target (ids drawn from the vocabulary), float32 and float64.
+    void stepEqualsTheRerun_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("float64");
+        for (const char *m : {"t5-tiny", "t5-v1_1-tiny", "bart-tiny", "mbart-tiny", "marian-tiny"})
+            for (bool f64 : {false, true})
+                QTest::addRow("%s %s", m, f64 ? "float64" : "float32") << QString::fromLatin1(m) << f64;
+    }
+
+    void stepEqualsTheRerun()
+    {
+        QFETCH(QString, model);
+        QFETCH(bool, float64);
+        const std::string dir = fixture(model).toStdString();
+        Architecture a;
+        Status st = readArchitecture(dir, a);
+        QVERIFY2(st.ok(), st.message.c_str());
+        TensorArchive archive;
+        st = archive.openFolder(dir);
+        QVERIFY2(st.ok(), st.message.c_str());
+        Seq2SeqWeights<float> w;
+        st = loadSeq2SeqWeights(archive, a, families::familyNamed(a.family)->names(a), w);
+        QVERIFY2(st.ok(), st.message.c_str());
+        const std::vector<int> source = intsOf(expectedCase(model, 0).value(QStringLiteral("source")).toArray());
+        std::mt19937 g(7);
+        std::uniform_int_distribution<int> pick(0, a.vocabulary - 1);
+        std::vector<int> decoder{a.seq2seq.decoderStartId};
+        for (int i = 0; i < 12; ++i)
+            decoder.push_back(pick(g));
+        auto check = [&](const auto &weights, double tol) {
+            using T = typename std::decay_t<decltype(weights->tokens)>::Scalar;
+            Seq2SeqSteps<T> steps;
+            QVERIFY(startSeq2SeqSteps(a, *weights, source, steps).ok());
+            Mat<T> memory;
+            QVERIFY(encodeSeq2Seq(a, *weights, source, memory).ok());
+            QCOMPARE(int(steps.cross->memory.rows()), int(source.size()));
+            double worstLogProb = 0, worstCross = 0;
+            for (size_t i = 0; i < decoder.size(); ++i) {
+                std::vector<double> stepped, rerun;
+                Mat<double> stepCross, rerunCross;
+                Status s = stepSeq2Seq(a, *weights, steps, decoder[i], stepped, &stepCross);
+                QVERIFY2(s.ok(), s.message.c_str());
+                QCOMPARE(steps.length, int(i) + 1);
+                const std::vector<int> sofar(decoder.begin(), decoder.begin() + long(i) + 1);
+                s = nextLogProbs(a, *weights, memory, sofar, rerun, rerunCross);
+                QVERIFY2(s.ok(), s.message.c_str());
+                QCOMPARE(stepped.size(), size_t(a.vocabulary));
+                for (size_t v = 0; v < rerun.size(); ++v)
+                    worstLogProb = std::max(worstLogProb, std::abs(stepped[v] - rerun[v]) / std::max(1.0, std::abs(rerun[v])));
+                QCOMPARE(stepCross.rows(), rerunCross.rows());
+                QCOMPARE(stepCross.cols(), Eigen::Index(source.size()));
+                worstCross = std::max(worstCross, (stepCross - rerunCross).cwiseAbs().maxCoeff());
+            }
+            QVERIFY2(worstLogProb <= tol, qPrintable(QStringLiteral("log-probs off by %1").arg(worstLogProb)));
+            QVERIFY2(worstCross <= tol, qPrintable(QStringLiteral("cross-attention off by %1").arg(worstCross)));
+            // the steps' product: a row per decoder position in every layer's self-attention cache
+            for (const Mat<T> &k : steps.selfK)
+                QVERIFY(k.rows() >= Eigen::Index(decoder.size()));
+        };
+        if (float64) {
+            check(castSeq2SeqWeights<double>(w), 1e-10);
+        } else {
+            check(std::make_shared<const Seq2SeqWeights<float>>(w), 1e-5);
+        }
     }
 
     // Greedy generation with the folder's settings gives greedyTarget's ids where no logits

@@ -5,7 +5,8 @@
 // the same source and target (exact), Lines with the target on one side and the source on the
 // other, an empty target generated as the core's greedy generate() does, the views that cannot show
 // such a trace yet saying so in one line, norm-weighted attention of the selected attention, and a
-// session's target and selector read back.
+// session's target and selector read back; the beams beside Generate (the kept beam's target and
+// cross-attention, as generateTarget gives them) and a session's beams.
 #include "testpaths.h"
 #include "controls/controlpanel.h"
 #include "controls/inputpanel.h"
@@ -32,6 +33,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -271,6 +273,89 @@ private slots:
         s = test::waitForSnapshot(*win.w.session(), gen, [](const ComputeSnapshot &x) { return x.hasResult() && x.targetGenerated; }, 30000);
         QVERIFY(s);
         QCOMPARE(s->target, QString::fromStdString(g.text));
+    }
+
+    // The beams beside Generate: the folder's num_beams when the model opens, then an empty target
+    // generated with the beams chosen is generateTarget's kept beam with that many beams, its
+    // cross-attention rows (the Cross selection's) those of the beam's own steps; a session keeps it.
+    void beamsGenerate_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("beams");
+        for (const char *m : {"t5-tiny", "bart-tiny", "marian-spm-tiny"}) // tiny folders with a tokenizer
+            for (int b : {2, 3, 4})
+                QTest::addRow("%s %d beams", m, b) << QString::fromLatin1(m) << b;
+    }
+
+    void beamsGenerate()
+    {
+        QFETCH(QString, model);
+        QFETCH(int, beams);
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(model), &error), qPrintable(error));
+        std::shared_ptr<Model> m;
+        QVERIFY(ModelLoader::load(fixture(model), m, &error));
+        Seq2SeqGenerationSettings folder;
+        QVERIFY(generationSettings(*m, folder).ok());
+        auto *spin = win.w.inputPanel()->findChild<QSpinBox *>(QStringLiteral("beamsSpin"));
+        QVERIFY(spin && spin->isVisibleTo(&win.w));
+        QCOMPARE(spin->value(), std::clamp(folder.numBeams, 1, 4));
+        spin->setValue(beams);
+        QCOMPARE(win.w.session()->beams(), beams);
+        win.w.inputPanel()->targetEdit()->clear();
+        const quint64 gen = test::shownGeneration(*win.w.session());
+        win.w.setSentence(kSource);
+        win.w.session()->requestNow();
+        SnapshotPtr s = test::waitForSnapshot(
+            *win.w.session(), gen,
+            [&](const ComputeSnapshot &x) { return x.sentence == kSource && x.hasResult() && x.targetGenerated && x.targetBeams == beams; },
+            30000);
+        QVERIFY(s);
+        TraceRequest req;
+        req.text = kSource.toStdString();
+        Seq2SeqGenerateOptions opt;
+        opt.beams = beams;
+        Seq2SeqGeneration g;
+        const Status st = generateTarget(*m, req, opt, g);
+        QVERIFY2(st.ok(), st.message.c_str());
+        QVERIFY(!g.ids.empty());
+        std::vector<int> traced;
+        for (size_t i = 1; i < s->trace->tokens.size(); ++i) // after the decoder's start token
+            traced.push_back(s->trace->tokens[i].id);
+        QCOMPARE(traced, g.ids);
+        QCOMPARE(s->target, QString::fromStdString(g.text));
+        auto *note = win.w.inputPanel()->findChild<QLabel *>(QStringLiteral("targetNote"));
+        QVERIFY(note && note->isVisibleTo(&win.w));
+        QVERIFY2(note->text().contains(QStringLiteral("the kept beam of %1").arg(beams)), qPrintable(note->text()));
+        // the cross-attention the window shows at each generated position: the kept beam's row of that step
+        const int H = m->info().heads;
+        double worst = 0;
+        for (size_t step = 0; step < g.ids.size(); ++step)
+            for (int l = 0; l < m->info().layers; ++l)
+                for (int h = 0; h < H; ++h)
+                    worst = std::max(worst, (g.cross[step].row(l * H + h) - s->trace->seq2seq.cross[size_t(l)]
+                                                                              .attention.batch[0]
+                                                                              .weights[size_t(h)]
+                                                                              .row(Eigen::Index(step))
+                                                                              .cast<double>())
+                                                .cwiseAbs()
+                                                .maxCoeff());
+        QVERIFY2(worst <= 1e-5, qPrintable(QString::number(worst)));
+        if (model == QLatin1String("bart-tiny") && beams == 3)
+            shoot(win, QStringLiteral("bart-tiny-3-beams"));
+        // a session keeps the beams, the folder's default read back over when it opens the model
+        const SessionState state = win.w.captureSession();
+        QCOMPARE(state.beams, beams);
+        QCOMPARE(sessionToJson(state).value(QStringLiteral("input")).toObject().value(QStringLiteral("beams")).toInt(), beams);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("beams.attnviz"));
+        QVERIFY2(win.w.saveSession(path, &error), qPrintable(error));
+        Window again;
+        QString report;
+        QVERIFY2(again.w.openSession(path, &report), qPrintable(report));
+        QCOMPARE(again.w.inputPanel()->beamsSpin()->value(), beams);
+        QCOMPARE(again.w.session()->beams(), beams);
     }
 
     // The views that cannot show an encoder-decoder trace yet: one line saying so, never a blank.

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSpinBox>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -103,18 +104,27 @@ InputPanel::InputPanel(QWidget *parent)
     // an encoder-decoder model's target: typed (teacher-forced) or, empty, generated from the source
     m_targetEdit = new SentenceEdit(input);
     m_targetEdit->setObjectName(QStringLiteral("targetEdit"));
-    m_targetEdit->setPlaceholderText(tr("Empty: generated greedily from the source"));
+    m_targetEdit->setPlaceholderText(tr("Empty: generated from the source"));
     m_targetEdit->setVisibleLines(1);
     m_targetEdit->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     m_generate = new QPushButton(tr("Generate"), input);
     m_generate->setObjectName(QStringLiteral("generateTargetButton"));
-    m_generate->setToolTip(tr("Empty the target: the decoder's text is generated greedily from the source "
-                              "(the folder's generation settings)"));
+    m_generate->setToolTip(tr("Empty the target: the decoder's text is generated from the source "
+                              "(the folder's generation settings, the beams beside)"));
+    m_beams = new QSpinBox(input);
+    m_beams->setObjectName(QStringLiteral("beamsSpin"));
+    m_beams->setRange(1, 4);
+    m_beams->setValue(1);
+    m_beams->setPrefix(tr("Beams "));
+    m_beams->setToolTip(tr("Beams of the generated target: 1 is greedy search; 2 to 4 beam search as "
+                           "generate() runs it, the kept beam's target and its cross-attention shown"));
+    connect(m_beams, &QSpinBox::valueChanged, this, &InputPanel::beamsChanged);
     auto *targetRow = new QWidget(input);
     auto *tl = new QHBoxLayout(targetRow);
     tl->setContentsMargins(0, 0, 0, 0);
     tl->addWidget(m_targetEdit, 1);
     tl->addWidget(m_generate);
+    tl->addWidget(m_beams);
     m_targetBox = labelled(tr("Target (the decoder's text, teacher-forced)"), targetRow, input);
     auto *tbl = static_cast<QVBoxLayout *>(m_targetBox->layout());
     m_targetNote = new QLabel(m_targetBox);
@@ -181,10 +191,15 @@ void InputPanel::setTextFields(TextFields fields)
                                  : tr("Sentence"));
 }
 
-void InputPanel::setDecoderText(const QString &text, bool generated)
+int InputPanel::beams() const { return m_beams->value(); }
+
+void InputPanel::setBeams(int beams) { m_beams->setValue(std::clamp(beams, 1, 4)); }
+
+void InputPanel::setDecoderText(const QString &text, bool generated, int beams)
 {
     m_generated = generated ? text : QString();
-    m_targetNote->setText(generated ? tr("Generated (greedy): %1").arg(text) : QString());
+    const QString how = beams > 1 ? tr("the kept beam of %1").arg(beams) : tr("greedy");
+    m_targetNote->setText(generated ? tr("Generated (%1): %2").arg(how, text) : QString());
     m_targetNote->setVisible(generated);
 }
 

@@ -11,6 +11,7 @@
 class QLabel;
 class QPushButton;
 class QScrollArea;
+class QSpinBox;
 
 namespace attnviz::ui {
 
@@ -30,14 +31,19 @@ public:
     SentenceEdit *targetEdit() const { return m_targetEdit; }
     TokenChipsView *targetChips() const { return m_targetChips; }
     QPushButton *generateButton() const { return m_generate; }
+    // The beams an empty target is generated with, beside Generate (1: greedy, to 4).
+    QSpinBox *beamsSpin() const { return m_beams; }
+    int beams() const;
+    void setBeams(int beams);
     // The text fields the open model reads: the word vectors a sentence and an optional key/value
     // sentence (cross-attention); a decoder-only or encoder-only model its sentence alone (its heads
     // attend within it); an encoder-decoder model a source and a target. The others hide.
     enum class TextFields { SentenceAndKeys, Sentence, SourceAndTarget };
     void setTextFields(TextFields fields);
     bool encoderDecoder() const { return m_encoderDecoder; }
-    // What the decoder read: `generated` true when the target was empty and generated greedily.
-    void setDecoderText(const QString &text, bool generated);
+    // What the decoder read: `generated` true when the target was empty and generated (greedily, or
+    // the kept beam of `beams`).
+    void setDecoderText(const QString &text, bool generated, int beams = 1);
     QString generatedTarget() const { return m_generated; }
     // The line under the sentence that explains the chips: the word vectors' (no name) or a model's,
     // in the words of its tokenizer (byte-level BPE marks spaces with ␣, WordPiece pieces with ##).
@@ -49,6 +55,7 @@ signals:
     void sentenceChanged(const QString &text);
     void keySentenceChanged(const QString &text);
     void targetChanged(const QString &text);
+    void beamsChanged(int beams);
 
 private:
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
@@ -61,6 +68,7 @@ private:
     TokenChipsView *m_targetChips = nullptr;
     QLabel *m_targetNote = nullptr;
     QPushButton *m_generate = nullptr;
+    QSpinBox *m_beams = nullptr;
     QString m_generated; // the last generated target ("" while the target is typed)
     bool m_encoderDecoder = false;
     bool m_takesKeys = true; // the key/value sentence applies (the word vectors)

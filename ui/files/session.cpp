@@ -263,6 +263,7 @@ void readInput(Section sec, SessionState &s)
     readSentence(sec, "sentence", s.sentence);
     readSentence(sec, "keySentence", s.keySentence);
     readSentence(sec, "target", s.target);
+    sec.readInt("beams", 1, 4, QStringLiteral("a beam count"), s.beams);
     const QJsonValue padded = sec.take("paddedKeys");
     if (!padded.isUndefined()) {
         if (!padded.isArray()) {
@@ -635,6 +636,8 @@ QJsonObject sessionToJson(const SessionState &s)
                             {QStringLiteral("customMask"), custom}};
     if (!s.target.isEmpty()) // an encoder-decoder model's target, written only when typed
         input.insert(QStringLiteral("target"), s.target);
+    if (s.beams > 0) // an encoder-decoder model's beams
+        input.insert(QStringLiteral("beams"), s.beams);
 
     const QJsonObject settings = settingsToJson(s.settings);
 

@@ -29,9 +29,11 @@ struct SessionState {
     // input
     QString sentence = QStringLiteral("I must go back to my ship and to my crew"); // = MainWindow::defaultSentence()
     QString keySentence;
-    // an encoder-decoder model's target (the sentence is its source; "" = generated greedily),
+    // an encoder-decoder model's target (the sentence is its source; "" = generated, with `beams`),
     // input.target, written only when there is one
     QString target;
+    // the beams an empty target is generated with (1 to 4), input.beams; 0: the folder's (not written)
+    int beams = 0;
     std::set<int> paddedKeys;
     std::set<std::pair<int, int>> customMask;
     // settings: every field but the loaded weights themselves (projectionsFile, stackWeightsFile say

@@ -6,6 +6,8 @@
 
 #include "attnviz/backend.h"
 
+#include <algorithm>
+
 namespace attnviz::ui {
 
 namespace {
@@ -103,6 +105,16 @@ void LiveSession::setTarget(const QString &text)
         return;
     m_target = text;
     if (m_encoderDecoder)
+        schedule();
+}
+
+void LiveSession::setBeams(int beams)
+{
+    beams = std::clamp(beams, 1, 4);
+    if (beams == m_beams)
+        return;
+    m_beams = beams;
+    if (m_encoderDecoder && m_target.trimmed().isEmpty())
         schedule();
 }
 
@@ -305,8 +317,10 @@ void LiveSession::post()
     r.keepMlp = m_keepMlp && m_gatedModel;
     r.edits = m_edits;
     r.editsShownClean = m_editsClean;
-    if (m_encoderDecoder)
+    if (m_encoderDecoder) {
         r.target = m_target;
+        r.beams = m_beams;
+    }
     m_postedKeepMlp = r.keepMlp;
     m_busy = true;
     if (!m_busyDelay.isActive())

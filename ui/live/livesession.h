@@ -31,9 +31,12 @@ public:
     void setSentence(const QString &text);
     void setKeySentence(const QString &text);
     // An encoder-decoder model's target (ComputeRequest::target): the sentence is its source; empty:
-    // generated greedily from the source. Other models keep it and do not read it.
+    // generated from the source (greedy, or setBeams' beams). Other models keep it and do not read it.
     void setTarget(const QString &text);
     const QString &target() const { return m_target; }
+    // The beams an empty target is generated with (ComputeRequest::beams, 1 to 4).
+    void setBeams(int beams);
+    int beams() const { return m_beams; }
     // Which of an encoder-decoder model's attentions the attention views draw (seq2seqView): the
     // encoder's, the decoder's (Self) or the cross-attention. Changing it computes nothing.
     void setAttentionKind(AttentionKind kind);
@@ -124,6 +127,7 @@ private:
 
     QString m_sentence, m_keySentence;
     QString m_target;
+    int m_beams = 1;
     AttentionKind m_attentionKind = AttentionKind::Self;
     bool m_encoderDecoder = false; // m_model is an encoder-decoder model
     ComputeSettings m_settings;

@@ -95,9 +95,11 @@ struct ComputeRequest {
     std::vector<Intervention> edits;
     bool editsShownClean = false;
     // An encoder-decoder model: `sentence` is the source the encoder reads, `target` what the
-    // decoder reads after its start token (teacher-forced); an empty target is generated greedily
-    // from the source with the folder's settings first.
+    // decoder reads after its start token (teacher-forced); an empty target is generated from the
+    // source with the folder's settings first, greedily (`beams` 1) or by beam search of `beams`
+    // (2 to 4), the kept beam read.
     QString target;
+    int beams = 1;
 };
 
 // "1 head", "4 heads": a count with its noun in the number it needs (English only: no translations
@@ -162,7 +164,8 @@ struct ComputeSnapshot {
     AttentionKind attentionKind = AttentionKind::Self;
     std::shared_ptr<const ComputeSnapshot> encoderView, crossView;
     QString target;          // what the decoder read after its start token (the generated text when generated)
-    bool targetGenerated = false; // the target was empty: generated greedily from the source
+    bool targetGenerated = false; // the target was empty: generated from the source
+    int targetBeams = 1;          // with that many beams (1: greedy)
 
     // What the key side is read from, for axis titles: " (key/value sentence)" in cross-attention,
     // an encoder-decoder model's " (source)" or " (target)"; "" otherwise. querySide likewise.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // An encoder-decoder model's snapshot (T5, BART, mBART, Marian): the source traced with its target
-// (teacher-forced, or generated greedily first where the target is empty), and the snapshot's three
+// (teacher-forced, or generated first where the target is empty: greedy or the window's beams), and the snapshot's three
 // attentions as snapshots of their own for the views that draw one attention (seq2seqView).
 #include "live/seq2seqcompute.h"
 
@@ -9,6 +9,8 @@
 
 #include <QElapsedTimer>
 #include <QObject>
+
+#include <algorithm>
 
 namespace attnviz::ui {
 
@@ -148,9 +150,11 @@ std::shared_ptr<ComputeSnapshot> seq2seqSnapshot(const ComputeRequest &req)
     auto trace = std::make_shared<Trace<float>>();
     Status st;
     if (req.target.trimmed().isEmpty() && !req.sentence.trimmed().isEmpty()) {
-        // the folder's settings (max_length, its processors), one beam: greedy, as `attnviz generate --beams 1`
+        // the folder's settings (max_length, its processors) with the window's beams, as `attnviz
+        // generate --beams N`: the kept beam's target is traced, its cross-attention rows those of its steps
         Seq2SeqGenerateOptions opt;
-        opt.beams = 1;
+        opt.beams = std::clamp(req.beams, 1, 4);
+        snap->targetBeams = opt.beams;
         Seq2SeqGeneration g;
         st = generateTarget(model, tr, opt, g);
         if (st.ok()) {

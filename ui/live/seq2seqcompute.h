@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // An encoder-decoder model's snapshot (T5, BART, mBART, Marian): the source traced with its target,
-// teacher-forced, or generated greedily from the source with the folder's settings where the
-// target is empty; the encoder's and the cross attentions as snapshots of their own
+// teacher-forced, or generated from the source with the folder's settings where the target is
+// empty (greedy, or the kept beam of ComputeRequest::beams); the encoder's and the cross attentions as snapshots of their own
 // (ComputeSnapshot::encoderView, crossView). Computed on the CPU, on the compute thread.
 #pragma once
 

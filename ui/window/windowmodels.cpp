@@ -14,6 +14,8 @@
 #include "window/modelmenu.h"
 #include "window/viewrouter.h"
 
+#include "attnviz/encoderdecoder.h"
+
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileInfo>
@@ -66,6 +68,10 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
     m_input->setTextFields(!model                                      ? InputPanel::TextFields::SentenceAndKeys
                            : m_modelInfo.architecture.encoderDecoder ? InputPanel::TextFields::SourceAndTarget
                                                                      : InputPanel::TextFields::Sentence);
+    if (model && m_modelInfo.architecture.encoderDecoder) { // the folder's num_beams (1 to 4), else greedy
+        Seq2SeqGenerationSettings g;
+        m_input->setBeams(generationSettings(*model, g).ok() ? std::clamp(g.numBeams, 1, 4) : 1);
+    }
     fitControlsWidth(); // a model hides the word vectors' stack and projections
     compareView()->followModel(model, model ? &m_modelInfo : nullptr);
     m_session->setModel(std::move(model)); // after the controls: the settings it computes with are final

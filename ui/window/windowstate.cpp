@@ -183,6 +183,7 @@ SessionState WindowState::capture() const
     s.sentence = m_w->sentenceEdit()->toPlainText();
     s.keySentence = m_w->keySentenceEdit()->toPlainText();
     s.target = m_w->inputPanel()->targetEdit()->toPlainText();
+    s.beams = m_w->inputPanel()->encoderDecoder() ? m_w->inputPanel()->beams() : 0;
     s.attention = m_w->session()->attentionKind();
     s.paddedKeys = m_w->session()->paddedKeys();
     s.customMask = m_w->session()->customMask();
@@ -341,6 +342,8 @@ void WindowState::apply(const SessionState &in, QStringList *problems)
             m_w->useWordVectors();
         }
     }
+    if (s.beams > 0) // after the model, whose folder sets its own default
+        m_w->inputPanel()->setBeams(s.beams);
     m_w->session()->setPaddedKeys(s.paddedKeys);
     m_w->session()->setCustomMask(s.customMask);
     // The head ablations, checked against the model now in use (a session opened: not an undo step)

@@ -30,7 +30,7 @@ void MainWindow::showSnapshotStatus(const ComputeSnapshot &s, int layer)
         const auto &source = s.trace->seq2seq.sourceTokens;
         m_queryChips->setTraceTokens(source, int(source.size()), pieces);
         m_input->targetChips()->setTraceTokens(s.trace->tokens, s.totalQueryTokens, pieces);
-        m_input->setDecoderText(s.target, s.targetGenerated);
+        m_input->setDecoderText(s.target, s.targetGenerated, s.targetBeams);
     } else if (s.trace)
         m_queryChips->setTraceTokens(s.trace->tokens, s.totalQueryTokens, pieces);
     else

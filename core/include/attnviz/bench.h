@@ -64,6 +64,12 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
                      std::vector<ModelBenchRow> &rows, ForwardDevice *device = nullptr, const Observe &observe = {},
                      bool typed = false, int map = 0, bool appended = true);
 
+// An encoder-decoder model (seededShape's "t5-small", "opus-mt-en-de"): `source` and `target` ids
+// from a fixed seed; a full trace of both (every attention kept, the next token at every decoder
+// position, as the window traces), then one generated step: the decoder at the position after the
+// target's last token, the keys and values before it kept (generateTarget's step). Medians of `repeat`.
+Status runSeq2SeqBench(Model &model, int source, int target, int repeat, std::vector<ModelBenchRow> &rows);
+
 // What `--observe WHAT` of `attnviz bench` and `model_bench` asks a trace to keep: all (everything),
 // attention (every layer's weights, no other stage), layer (the first layer's weights and stages),
 // tiles (every stage, no t x t weights: Observe::weights false), tiles-attention (neither) or

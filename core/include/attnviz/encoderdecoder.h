@@ -67,7 +67,10 @@ Status generationSettings(const Model &model, Seq2SeqGenerationSettings &out);
 // length counting the generated tokens with the end token; early_stopping true, false or "never";
 // the open beams added at max_length; the best hypothesis kept). Both apply the logits processors
 // the settings name: no_repeat_ngram_size, bad_words_ids, min_length, forced_bos_token_id,
-// forced_eos_token_id. The encoder runs once; each step re-runs the decoder over its target so far.
+// forced_eos_token_id. The encoder and each decoder layer's cross-attention keys and values run once;
+// each step runs the decoder at its one new position over the keys and values kept from the steps
+// before (each beam its own, copied as beams are chosen): the same numbers as a re-run of the whole
+// target.
 Status generateTarget(Model &model, const TraceRequest &source, const Seq2SeqGenerateOptions &options,
                       Seq2SeqGeneration &out);
 

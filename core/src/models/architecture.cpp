@@ -284,6 +284,22 @@ bool seededShape(const std::string &name, Architecture &a, std::string *dtype)
         a.normEps = 1e-6;
         return true;
     }
+    // encoder-decoder shapes (not in seededShapeNames: runSeq2SeqBench times them), float32, read
+    // from their config.json as the families read it
+    if (name == "t5-small" || name == "opus-mt-en-de") {
+        const char *t5 = R"({"model_type": "t5", "d_model": 512, "d_kv": 64, "d_ff": 2048, "num_layers": 6,
+            "num_decoder_layers": 6, "num_heads": 8, "relative_attention_num_buckets": 32,
+            "relative_attention_max_distance": 128, "vocab_size": 32128, "feed_forward_proj": "relu",
+            "layer_norm_epsilon": 1e-6, "pad_token_id": 0, "eos_token_id": 1, "decoder_start_token_id": 0})";
+        const char *marian = R"({"model_type": "marian", "d_model": 512, "encoder_layers": 6, "decoder_layers": 6,
+            "encoder_attention_heads": 8, "decoder_attention_heads": 8, "encoder_ffn_dim": 2048,
+            "decoder_ffn_dim": 2048, "vocab_size": 58101, "activation_function": "swish",
+            "max_position_embeddings": 512, "scale_embedding": true, "pad_token_id": 58100, "eos_token_id": 0,
+            "decoder_start_token_id": 58100})";
+        if (dtype)
+            *dtype = "F32";
+        return parseArchitecture(name == "t5-small" ? t5 : marian, name, a).ok();
+    }
     if (name == "llama3.2-1b") {
         a = llamaShape(16, 32, 8, 2048, 64, 8192, 128256, 500000, true);
         a.rope.type = RopeType::Llama3;

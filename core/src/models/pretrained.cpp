@@ -646,6 +646,11 @@ Status seededPretrained(const Architecture &arch, uint64_t seed, std::unique_ptr
 {
     if (Status st = arch.validate(); !st)
         return Status::error(StatusCode::InvalidInput, "seeded model: " + st.message);
+    if (arch.encoderDecoder) {
+        if (dtype != "F32")
+            return Status::error(StatusCode::InvalidInput, "seeded encoder-decoder model: float32 only, not " + dtype);
+        return detail::seededEncoderDecoder(arch, seed, out);
+    }
     auto w = std::make_shared<ModelWeights<float>>();
     const bool bf16 = dtype == "BF16";
     int quant = -1;

@@ -5,6 +5,7 @@
 // generation with the folder's settings, greedy or beam search (encoderdecoder.h).
 #include "seq2seqmodel.h"
 #include "attnviz/encoderdecoder.h"
+#include "attnviz/bench.h"
 #include "attnviz/fileio.h"
 #include "attnviz/subword.h"
 #include "families/family.h"
@@ -12,6 +13,8 @@
 #include "../formats/jsonread.h"
 
 #include <algorithm>
+#include <chrono>
+#include <random>
 #include <cmath>
 #include <mutex>
 
@@ -41,6 +44,32 @@ public:
     }
 
     const Seq2SeqGenerationSettings &settings() const { return m_settings; }
+
+    // The median of `repeat` decoder steps at position target.size() (its keys and values of the
+    // start token and the target before its last token kept, untimed), float32.
+    Status timeStep(const std::vector<int> &source, const std::vector<int> &target, int repeat, double &ms)
+    {
+        Seq2SeqSteps<float> primed;
+        if (Status st = startSeq2SeqSteps(m_arch, *m_float, source, primed); !st)
+            return st;
+        std::vector<double> logProbs, runs;
+        Mat<double> cross;
+        std::vector<int> fed{m_arch.seq2seq.decoderStartId};
+        fed.insert(fed.end(), target.begin(), target.end());
+        for (size_t i = 0; i + 1 < fed.size(); ++i)
+            if (Status st = stepSeq2Seq(m_arch, *m_float, primed, fed[i], logProbs, &cross); !st)
+                return st;
+        for (int r = 0; r < std::max(1, repeat); ++r) {
+            Seq2SeqSteps<float> steps = primed;
+            const auto t0 = std::chrono::steady_clock::now();
+            if (Status st = stepSeq2Seq(m_arch, *m_float, steps, fed.back(), logProbs, &cross); !st)
+                return st;
+            runs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::sort(runs.begin(), runs.end());
+        ms = runs[runs.size() / 2];
+        return {};
+    }
 
     Status generate(const TraceRequest &request, const Seq2SeqGenerateOptions &options, Seq2SeqGeneration &out)
     {
@@ -296,8 +325,9 @@ Status EncoderDecoderModel::generateWith(const Seq2SeqWeights<T> &w, const Seq2S
     std::vector<int> source;
     for (const TraceToken &t : out.source)
         source.push_back(t.id);
-    Mat<T> memory;
-    if (Status st = encodeSeq2Seq(m_arch, w, source, memory); !st)
+    // the encoder and the cross-attention keys and values once; each step the decoder at one position
+    Seq2SeqSteps<T> first;
+    if (Status st = startSeq2SeqSteps(m_arch, w, source, first); !st)
         return st;
     const int eos = m_arch.seq2seq.eosId, start = m_arch.seq2seq.decoderStartId;
     std::vector<double> scores;
@@ -305,7 +335,7 @@ Status EncoderDecoderModel::generateWith(const Seq2SeqWeights<T> &w, const Seq2S
     if (g.numBeams == 1) { // greedy search
         std::vector<int> ids{start};
         while (int(ids.size()) < g.maxLength) {
-            if (Status st = nextLogProbs(m_arch, w, memory, ids, scores, cross); !st)
+            if (Status st = stepSeq2Seq(m_arch, w, first, ids.back(), scores, &cross); !st)
                 return st;
             processScores(g, eos, ids, scores);
             const int next = int(std::max_element(scores.begin(), scores.end()) - scores.begin());
@@ -324,6 +354,7 @@ Status EncoderDecoderModel::generateWith(const Seq2SeqWeights<T> &w, const Seq2S
         std::vector<int> ids; // the start token, the target so far
         double score = 0;     // the sum of its log-probs
         std::vector<Mat<double>> cross;
+        Seq2SeqSteps<T> steps; // its decoder's keys and values up to the token before its last
     };
     struct Hypothesis {
         double score;
@@ -337,6 +368,7 @@ Status EncoderDecoderModel::generateWith(const Seq2SeqWeights<T> &w, const Seq2S
     for (int b = 0; b < nb; ++b) {
         beams[size_t(b)].ids = {start};
         beams[size_t(b)].score = b == 0 ? 0.0 : -1e9; // the first step expands the first beam only
+        beams[size_t(b)].steps = first;
     }
     std::vector<Hypothesis> hyps;
     double worst = 1e9;
@@ -368,7 +400,8 @@ Status EncoderDecoderModel::generateWith(const Seq2SeqWeights<T> &w, const Seq2S
         all.reserve(size_t(nb) * size_t(V));
         std::vector<Mat<double>> rows(static_cast<size_t>(nb));
         for (int b = 0; b < nb; ++b) {
-            if (Status st = nextLogProbs(m_arch, w, memory, beams[size_t(b)].ids, scores, rows[size_t(b)]); !st)
+            Beam &bm = beams[size_t(b)];
+            if (Status st = stepSeq2Seq(m_arch, w, bm.steps, bm.ids.back(), scores, &rows[size_t(b)]); !st)
                 return st;
             processScores(g, eos, beams[size_t(b)].ids, scores);
             for (int v = 0; v < V; ++v)
@@ -396,6 +429,7 @@ Status EncoderDecoderModel::generateWith(const Seq2SeqWeights<T> &w, const Seq2S
                 nbm.ids.push_back(c.token);
                 nbm.score = c.score;
                 nbm.cross = std::move(hist);
+                nbm.steps = from.steps;
                 next.push_back(std::move(nbm));
             }
         }
@@ -593,6 +627,16 @@ Status detail::openEncoderDecoderGguf(const std::string &path, const Architectur
     return {};
 }
 
+Status detail::seededEncoderDecoder(const Architecture &arch, uint64_t seed, std::unique_ptr<Model> &out)
+{
+    auto w = std::make_shared<Seq2SeqWeights<float>>();
+    seedSeq2SeqWeights(arch, seed, *w);
+    out = std::make_unique<EncoderDecoderModel>(arch, std::string(), std::move(w), "F32 (seeded)", nullptr, nullptr,
+                                                "seeded model: no tokenizer, only token ids trace",
+                                                Seq2SeqGenerationSettings());
+    return {};
+}
+
 Status greedyTarget(Model &model, const TraceRequest &source, int maxNew, std::vector<int> &target)
 {
     const Architecture arch = model.info().architecture;
@@ -616,6 +660,38 @@ Status greedyTarget(Model &model, const TraceRequest &source, int maxNew, std::v
             break;
     }
     target = std::move(ids);
+    return {};
+}
+
+Status runSeq2SeqBench(Model &model, int source, int target, int repeat, std::vector<ModelBenchRow> &rows)
+{
+    auto *m = dynamic_cast<EncoderDecoderModel *>(&model);
+    if (!m)
+        return Status::error(StatusCode::InvalidInput, model.info().name + ": not an encoder-decoder model");
+    const ModelInfo info = model.info();
+    std::mt19937 g(5);
+    std::uniform_int_distribution<int> pick(std::min(1000, info.vocabulary / 2), info.vocabulary - 2);
+    TraceRequest req;
+    for (int i = 0; i < source; ++i)
+        req.ids.push_back(pick(g));
+    for (int i = 0; i < target; ++i)
+        req.targetIds.push_back(pick(g));
+    req.allPredictions = true; // as the window traces
+    std::vector<double> runs;
+    for (int r = 0; r < std::max(1, repeat); ++r) {
+        Trace<float> fresh;
+        const auto t0 = std::chrono::steady_clock::now();
+        if (Status st = model.trace(req, fresh); !st)
+            return st;
+        runs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(runs.begin(), runs.end());
+    rows.push_back({"full trace (" + std::to_string(source) + " source, " + std::to_string(target) + " target)", source + target,
+                    runs[runs.size() / 2]});
+    double ms = 0;
+    if (Status st = m->timeStep(req.ids, req.targetIds, repeat, ms); !st)
+        return st;
+    rows.push_back({"one generated step (cached keys and values)", target + 1, ms});
     return {};
 }
 

@@ -24,4 +24,8 @@ Status openEncoderDecoderGguf(const std::string &path, const Architecture &arch,
                               const families::TensorNames &names, std::unique_ptr<SubwordTokenizer> tokenizer,
                               const std::string &dtype, const PretrainedLoadOptions &options, std::unique_ptr<Model> &out);
 
+// The architecture with seeded random weights (seedSeq2SeqWeights), no tokenizer, transformers'
+// default generation settings (seededPretrained).
+Status seededEncoderDecoder(const Architecture &arch, uint64_t seed, std::unique_ptr<Model> &out);
+
 } // namespace attnviz::detail

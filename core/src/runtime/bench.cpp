@@ -147,6 +147,14 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
     using clock = std::chrono::steady_clock;
     const ModelInfo info = model.info();
     repeat = std::max(1, repeat);
+    if (info.architecture.encoderDecoder) { // each size as the source and the target (runSeq2SeqBench)
+        if (device)
+            return Status::error(StatusCode::Unavailable, "encoder-decoder models do not run on a device yet");
+        for (int n : sizes)
+            if (Status st = runSeq2SeqBench(model, n, n, repeat, rows); !st)
+                return st;
+        return {};
+    }
     std::mt19937 g(5);
     // ordinary tokens of a real vocabulary (past the first 1,000, before the last); every id of a small one
     const bool large = info.vocabulary > 2002;

@@ -10,10 +10,12 @@
 // final states times Architecture::outputScale, plus the logits bias where there is one.
 #include "seq2seq.h"
 #include "../families/family.h"
+#include "attnviz/parallel.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 
 namespace attnviz {
 
@@ -208,6 +210,87 @@ Status loadSeq2SeqWeights(const TensorArchive &archive, const Architecture &a, c
     return {};
 }
 
+void seedSeq2SeqWeights(const Architecture &a, uint64_t seed, Seq2SeqWeights<float> &out)
+{
+    std::mt19937_64 g(seed);
+    std::normal_distribution<float> normal(0.0f, 0.02f);
+    Seq2SeqWeights<float> w;
+    int64_t params = 0;
+    auto fill = [&](Mat<float> &m, int rows, int cols) {
+        m.resize(rows, cols);
+        for (Eigen::Index i = 0; i < m.size(); ++i)
+            m.data()[i] = normal(g);
+        params += int64_t(rows) * cols;
+    };
+    auto lin = [&](Linear<float> &l, int outDim, int in, bool bias) {
+        fill(l.W, outDim, in);
+        l.b = bias ? Vec<float>::Zero(outDim) : Vec<float>();
+    };
+    auto norm = [&]() {
+        LayerNorm<float> ln;
+        ln.gamma = Vec<float>::Ones(a.dModel);
+        if (a.norm == NormKind::LayerNorm)
+            ln.beta = Vec<float>::Zero(a.dModel);
+        ln.eps = a.normEps;
+        return ln;
+    };
+    auto attention = [&]() {
+        auto p = std::make_shared<Projections<float>>();
+        const int inner = a.heads * a.dHead;
+        lin(p->q, inner, a.dModel, a.qkvBias);
+        lin(p->k, inner, a.dModel, a.qkvBias);
+        lin(p->v, inner, a.dModel, a.qkvBias);
+        lin(p->o, a.dModel, inner, a.outBias);
+        return std::shared_ptr<const Projections<float>>(std::move(p));
+    };
+    auto block = [&](bool decoder) {
+        Seq2SeqBlock<float> b;
+        b.selfNorm = norm();
+        b.self = attention();
+        if (decoder) {
+            b.crossNorm = norm();
+            b.cross = attention();
+        }
+        b.ffnNorm = norm();
+        if (a.gatedMlp)
+            lin(b.gate, a.dFeedForward, a.dModel, a.mlpBias);
+        lin(b.up, a.dFeedForward, a.dModel, a.mlpBias);
+        lin(b.down, a.dModel, a.dFeedForward, a.mlpBias);
+        return b;
+    };
+    fill(w.tokens, a.vocabulary, a.dModel);
+    if (!a.tiedEmbeddings)
+        fill(w.lmHead, a.vocabulary, a.dModel);
+    const int rows = a.maxPositions + a.seq2seq.positionOffset;
+    if (a.positions == PositionKind::Learned) {
+        fill(w.encoderPositions, rows, a.dModel);
+        fill(w.decoderPositions, rows, a.dModel);
+    } else if (a.positions == PositionKind::Sinusoidal) {
+        const std::vector<float> table = marianPositions(rows, a.dModel);
+        w.encoderPositions = Eigen::Map<const Mat<float>>(table.data(), rows, a.dModel);
+        w.decoderPositions = w.encoderPositions;
+    } else if (a.positions == PositionKind::RelativeBuckets) {
+        fill(w.encoderBias, a.relative.buckets, a.heads);
+        fill(w.decoderBias, a.relative.buckets, a.heads);
+    }
+    if (a.embeddingNorm) {
+        w.encoderEmbeddingNorm = norm();
+        w.decoderEmbeddingNorm = norm();
+    }
+    for (int l = 0; l < a.seq2seq.encoderLayers; ++l)
+        w.encoder.push_back(block(false));
+    for (int l = 0; l < a.layers; ++l)
+        w.decoder.push_back(block(true));
+    if (a.finalNorm) {
+        w.encoderFinal = norm();
+        w.decoderFinal = norm();
+    }
+    if (a.seq2seq.logitsBias)
+        w.logitsBias = Vec<float>::Zero(a.vocabulary);
+    w.parameters = params;
+    out = std::move(w);
+}
+
 template <typename To, typename From>
 std::shared_ptr<const Seq2SeqWeights<To>> castSeq2SeqWeights(const Seq2SeqWeights<From> &w)
 {
@@ -279,13 +362,38 @@ template <typename T> Mat<T> normed(const Architecture &a, const Mat<T> &x, cons
     return a.norm == NormKind::LayerNorm ? layerNorm(x, ln) : rmsNorm(x, ln);
 }
 
+// x Wᵀ + b, split by blocks of output columns over the core's threads (so that one decoder step's
+// single row still reads W on every core). Many rows are multiplied into a column-major tile: Eigen
+// then packs W as its right-hand side, contiguous rows, instead of transposing it into left-hand
+// panels (forward.cpp's productTransposed does the same).
+template <typename T>
+Mat<T> linear(const Mat<T> &x, const Mat<T> &W, const Vec<T> &b)
+{
+    const int n = int(x.rows()), out = int(W.rows());
+    Mat<T> y(n, out);
+    const int threads = std::max(1, coreThreads());
+    const int chunk = std::max(64, ((out + 2 * threads - 1) / (2 * threads) + 15) / 16 * 16);
+    const int tasks = (out + chunk - 1) / chunk;
+    parallelFor(tasks, 2.0 * n * double(out) * double(W.cols()), [&](int i) {
+        const int c0 = i * chunk, cw = std::min(chunk, out - c0);
+        auto dst = y.middleCols(c0, cw);
+        if (n > 6) {
+            thread_local Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor> tile;
+            tile.noalias() = x * W.middleRows(c0, cw).transpose();
+            dst = tile;
+        } else {
+            dst.noalias() = x * W.middleRows(c0, cw).transpose();
+        }
+        if (b.size())
+            dst.rowwise() += b.segment(c0, cw).transpose();
+    });
+    return y;
+}
+
 template <typename T>
 Mat<T> linear(const Mat<T> &x, const Linear<T> &l)
 {
-    Mat<T> y = x * l.W.transpose();
-    if (l.b.size())
-        y.rowwise() += l.b.transpose();
-    return y;
+    return linear(x, l.W, l.b);
 }
 
 template <typename T>
@@ -354,7 +462,11 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
                 buckets[size_t(i) * size_t(tk) + size_t(j)] = a.relative.bucket(j - i, bidirectional);
     }
     const T ninf = -std::numeric_limits<T>::infinity();
-    for (int h = 0; h < H; ++h) {
+    if (keepScores)
+        s.scores.assign(size_t(H), Mat<T>());
+    // the heads in parallel (each writes its own columns, weights and scores); their mean after
+    std::vector<Mat<T>> weights(static_cast<size_t>(H));
+    parallelFor(H, 4.0 * tq * double(tk) * dh, [&](int h) {
         Mat<T> sc = s.q.middleCols(h * dh, dh) * s.k.middleCols(h * dh, dh).transpose();
         if (R.scale != 1.0)
             sc *= T(R.scale);
@@ -363,7 +475,7 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
                 for (int j = 0; j < tk; ++j)
                     sc(i, j) += (*bias)(buckets[size_t(i) * size_t(tk) + size_t(j)], h);
         if (keepScores)
-            s.scores.push_back(sc);
+            s.scores[size_t(h)] = sc;
         for (int i = 0; i < tq; ++i) {
             auto row = sc.row(i);
             if (causal)
@@ -374,8 +486,11 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
             row /= row.sum();
         }
         s.context.middleCols(h * dh, dh) = sc * s.v.middleCols(h * dh, dh);
-        avg += sc;
-        s.weights[size_t(h)] = sc;
+        weights[size_t(h)] = std::move(sc);
+    });
+    for (int h = 0; h < H; ++h) {
+        avg += weights[size_t(h)];
+        s.weights[size_t(h)] = weights[size_t(h)];
     }
     s.weightsAvg = Mat<T>(avg / T(H));
     s.output = linear(s.context, P.o);
@@ -497,14 +612,72 @@ Status decoderStack(const Architecture &a, const Seq2SeqWeights<T> &w, const Mat
     return {};
 }
 
-// Row i's logits: (final_i * outputScale) Eᵀ (+ the logits bias).
+// Rows [r0, r0 + n)'s logits: (final * outputScale) Eᵀ (+ the logits bias), one product.
 template <typename T>
-Eigen::Matrix<T, 1, Eigen::Dynamic> logitsOf(const Architecture &a, const Seq2SeqWeights<T> &w, const Mat<T> &final, int i)
+Mat<T> logitsOf(const Architecture &a, const Seq2SeqWeights<T> &w, const Mat<T> &final, int r0, int n)
 {
-    Eigen::Matrix<T, 1, Eigen::Dynamic> logits = (final.row(i) * T(a.outputScale)) * w.output().transpose();
-    if (w.logitsBias.size())
-        logits += w.logitsBias.transpose();
-    return logits;
+    Mat<T> rows = final.middleRows(r0, n);
+    if (a.outputScale != 1.0)
+        rows *= T(a.outputScale);
+    return linear(rows, w.output(), w.logitsBias);
+}
+
+// log-softmax of one row of logits, in float64.
+template <typename T, typename Row>
+void logSoftmax(const Row &logits, std::vector<double> &logProbs)
+{
+    const T mx = logits.maxCoeff();
+    const T lse = mx + std::log((logits.array() - mx).exp().sum());
+    logProbs.resize(size_t(logits.size()));
+    for (Eigen::Index j = 0; j < logits.size(); ++j)
+        logProbs[size_t(j)] = double(logits[j] - lse);
+}
+
+// Softmax of one row in place (the max subtracted), as attend does it.
+template <typename T, typename Row>
+void softmaxRow(Row row)
+{
+    const T mx = row.maxCoeff();
+    row = (row.array() - mx).exp().matrix();
+    row /= row.sum();
+}
+
+// One query row's attention over the first `tk` rows of K and V (every head): context (1, H dh)
+// and, where `weights` is given, row h of it per head. `bias`: T5's relative bias (query at tk - 1).
+template <typename T>
+void attendRow(const Architecture &a, const Mat<T> &q, const Mat<T> &K, const Mat<T> &V, int tk, const Mat<T> *bias,
+               Mat<T> &context, Mat<double> *weights, Eigen::Index weightsRow)
+{
+    const int H = a.heads, dh = a.dHead;
+    const double scale = a.scale();
+    context.resize(1, H * dh);
+    if (bias && bias->size() == 0)
+        bias = nullptr;
+    Eigen::Matrix<T, 1, Eigen::Dynamic> sc(tk);
+    for (int h = 0; h < H; ++h) {
+        sc.noalias() = q.middleCols(h * dh, dh) * K.topRows(tk).middleCols(h * dh, dh).transpose();
+        if (scale != 1.0)
+            sc *= T(scale);
+        if (bias)
+            for (int j = 0; j < tk; ++j)
+                sc[j] += (*bias)(a.relative.bucket(j - (tk - 1), false), h);
+        softmaxRow<T>(sc.row(0));
+        context.middleCols(h * dh, dh).noalias() = sc * V.topRows(tk).middleCols(h * dh, dh);
+        if (weights)
+            weights->row(weightsRow + h) = sc.template cast<double>();
+    }
+}
+
+// Rows [0, n) of m kept, room for at least `rows`.
+template <typename T>
+void reserveRows(Mat<T> &m, int n, int rows, int cols)
+{
+    if (m.rows() >= rows && m.cols() == cols)
+        return;
+    Mat<T> grown(std::max(rows, std::max(16, int(m.rows()) * 2)), cols);
+    if (n > 0)
+        grown.topRows(n) = m.topRows(n);
+    m.swap(grown);
 }
 
 } // namespace seq2seqimpl
@@ -533,17 +706,95 @@ Status nextLogProbs(const Architecture &a, const Seq2SeqWeights<T> &w, const Mat
         !st)
         return st;
     const int last = int(decoder.size()) - 1;
-    const Eigen::Matrix<T, 1, Eigen::Dynamic> logits = seq2seqimpl::logitsOf(a, w, final, last);
-    const T mx = logits.maxCoeff();
-    const T lse = mx + std::log((logits.array() - mx).exp().sum());
-    logProbs.resize(size_t(logits.size()));
-    for (Eigen::Index j = 0; j < logits.size(); ++j)
-        logProbs[size_t(j)] = double(logits[j] - lse);
+    const Mat<T> logits = seq2seqimpl::logitsOf(a, w, final, last, 1);
+    seq2seqimpl::logSoftmax<T>(logits.row(0), logProbs);
     const int H = a.heads, s = int(memory.rows());
     cross.resize(Eigen::Index(crossLayers.size()) * H, s);
     for (size_t l = 0; l < crossLayers.size(); ++l)
         for (int h = 0; h < H; ++h)
             cross.row(Eigen::Index(l) * H + h) = crossLayers[l].attention.batch[0].weights[size_t(h)].row(last).template cast<double>();
+    return {};
+}
+
+template <typename T>
+Status startSeq2SeqSteps(const Architecture &a, const Seq2SeqWeights<T> &w, const std::vector<int> &source, Seq2SeqSteps<T> &out)
+{
+    auto c = std::make_shared<Seq2SeqCross<T>>();
+    if (Status st = encodeSeq2Seq(a, w, source, c->memory); !st)
+        return st;
+    c->keys.resize(w.decoder.size());
+    c->values.resize(w.decoder.size());
+    for (size_t l = 0; l < w.decoder.size(); ++l) {
+        c->keys[l] = seq2seqimpl::linear(c->memory, w.decoder[l].cross->k);
+        c->values[l] = seq2seqimpl::linear(c->memory, w.decoder[l].cross->v);
+    }
+    out = Seq2SeqSteps<T>();
+    out.cross = std::move(c);
+    out.selfK.resize(w.decoder.size());
+    out.selfV.resize(w.decoder.size());
+    return {};
+}
+
+template <typename T>
+Status stepSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, Seq2SeqSteps<T> &steps, int token,
+                   std::vector<double> &logProbs, Mat<double> *cross)
+{
+    using namespace seq2seqimpl;
+    if (!steps.cross)
+        return Status::error(StatusCode::InvalidInput, "encoder-decoder step: no source encoded");
+    if (token < 0 || token >= a.vocabulary)
+        return Status::error(StatusCode::InvalidInput, "token id " + std::to_string(token) + " is outside the vocabulary (" +
+                                                           std::to_string(a.vocabulary) + ")");
+    const int i = steps.length, t = i + 1, inner = a.heads * a.dHead;
+    if (w.decoderPositions.size() && t > a.maxPositions)
+        return Status::error(StatusCode::InvalidInput, "the decoder's tokens: " + std::to_string(t) + " tokens, more than the " +
+                                                           std::to_string(a.maxPositions) +
+                                                           " positions the model has (max_position_embeddings)");
+    const Seq2SeqCross<T> &c = *steps.cross;
+    const bool pre = a.placement != NormPlacement::Post;
+    // the input row as embed() makes it
+    Mat<T> x = w.tokens.row(token);
+    if (a.embeddingScale != 1.0)
+        x *= T(a.embeddingScale);
+    if (w.decoderPositions.size())
+        x += w.decoderPositions.row(a.seq2seq.positionOffset + i);
+    x = normed(a, x, w.decoderEmbeddingNorm);
+    const int s = int(c.memory.rows());
+    if (cross)
+        cross->resize(Eigen::Index(w.decoder.size()) * a.heads, s);
+    Mat<T> ctx;
+    for (size_t l = 0; l < w.decoder.size(); ++l) {
+        const Seq2SeqBlock<T> &b = w.decoder[l];
+        // self-attention over the keys and values so far and this row's
+        const Mat<T> in = pre ? normed(a, x, b.selfNorm) : x;
+        const Mat<T> q = linear(in, b.self->q);
+        reserveRows(steps.selfK[l], i, t, inner);
+        reserveRows(steps.selfV[l], i, t, inner);
+        steps.selfK[l].row(i) = linear(in, b.self->k);
+        steps.selfV[l].row(i) = linear(in, b.self->v);
+        attendRow(a, q, steps.selfK[l], steps.selfV[l], t, &w.decoderBias, ctx, static_cast<Mat<double> *>(nullptr), 0);
+        x += linear(ctx, b.self->o);
+        if (!pre)
+            x = normed(a, x, b.selfNorm);
+        // cross-attention over the source's keys and values
+        const Mat<T> cin = pre ? normed(a, x, b.crossNorm) : x;
+        const Mat<T> cq = linear(cin, b.cross->q);
+        attendRow(a, cq, c.keys[l], c.values[l], s, static_cast<const Mat<T> *>(nullptr), ctx, cross,
+                  Eigen::Index(l) * a.heads);
+        x += linear(ctx, b.cross->o);
+        if (!pre)
+            x = normed(a, x, b.crossNorm);
+        if (pre) {
+            x += mlp(b, a.activation, normed(a, x, b.ffnNorm));
+        } else {
+            x += mlp(b, a.activation, x);
+            x = normed(a, x, b.ffnNorm);
+        }
+    }
+    steps.length = t;
+    const Mat<T> final = normed(a, x, w.decoderFinal);
+    const Mat<T> logits = logitsOf(a, w, final, 0, 1);
+    logSoftmax<T>(logits.row(0), logProbs);
     return {};
 }
 
@@ -567,8 +818,12 @@ Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2S
     pr.next.assign(size_t(t), {});
     pr.actualNext.assign(size_t(t), std::numeric_limits<double>::quiet_NaN());
     pr.logNormalizer.assign(size_t(t), std::numeric_limits<double>::quiet_NaN());
-    for (int i = in.allPredictions ? 0 : t - 1; i < t; ++i) {
-        const Eigen::Matrix<T, 1, Eigen::Dynamic> logits = seq2seqimpl::logitsOf(a, w, out.final, i);
+    const int first = in.allPredictions ? 0 : t - 1;
+    const Mat<T> allLogits = seq2seqimpl::logitsOf(a, w, out.final, first, t - first);
+    // each position's top k and normalizer in parallel (each writes its own entries)
+    parallelFor(t - first, 4.0 * double(V) * (t - first), [&](int r) {
+        const int i = first + r;
+        const auto logits = allLogits.row(i - first);
         const T mx = logits.maxCoeff();
         const T lse = mx + std::log((logits.array() - mx).exp().sum());
         std::vector<int> order(static_cast<size_t>(V));
@@ -586,7 +841,7 @@ Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2S
         pr.logNormalizer[size_t(i)] = double(lse);
         if (i + 1 < t)
             pr.actualNext[size_t(i)] = double(std::exp(logits[in.decoder[size_t(i + 1)]] - lse));
-    }
+    });
     out.observed = Observe();
     return {};
 }
@@ -602,5 +857,13 @@ template Status nextLogProbs<float>(const Architecture &, const Seq2SeqWeights<f
                                     const std::vector<int> &, std::vector<double> &, Mat<double> &);
 template Status nextLogProbs<double>(const Architecture &, const Seq2SeqWeights<double> &, const Mat<double> &,
                                      const std::vector<int> &, std::vector<double> &, Mat<double> &);
+template Status startSeq2SeqSteps<float>(const Architecture &, const Seq2SeqWeights<float> &, const std::vector<int> &,
+                                         Seq2SeqSteps<float> &);
+template Status startSeq2SeqSteps<double>(const Architecture &, const Seq2SeqWeights<double> &, const std::vector<int> &,
+                                          Seq2SeqSteps<double> &);
+template Status stepSeq2Seq<float>(const Architecture &, const Seq2SeqWeights<float> &, Seq2SeqSteps<float> &, int,
+                                   std::vector<double> &, Mat<double> *);
+template Status stepSeq2Seq<double>(const Architecture &, const Seq2SeqWeights<double> &, Seq2SeqSteps<double> &, int,
+                                    std::vector<double> &, Mat<double> *);
 
 } // namespace attnviz

@@ -5,8 +5,10 @@
 // and after each stack; an optional bias on the logits) read under a family's TensorNames, and the
 // teacher-forced pass that fills a Trace with the encoder's
 // self-attention, the decoder's self-attention and cross-attention of every layer and head, the
-// hidden states and the decoder's next-token predictions. Written for exactness first (one plain
-// product per head); float32 and float64.
+// hidden states and the decoder's next-token predictions; generation's halves (the encoder once, the
+// decoder's last position re-run, or one token a step over kept keys and values: Seq2SeqSteps); and
+// seeded random weights for benchmarks. Written for exactness first (one plain product per head);
+// float32 and float64.
 #pragma once
 
 #include "attnviz/architecture.h"
@@ -50,6 +52,10 @@ template <typename T>
 Status loadSeq2SeqWeights(const TensorArchive &archive, const Architecture &arch, const families::TensorNames &names,
                           Seq2SeqWeights<T> &out);
 
+// Seeded random weights of `arch`'s shape (benchmarks): every matrix normal with sd 0.02, norms the
+// identity, biases zero, Marian's sinusoids computed.
+void seedSeq2SeqWeights(const Architecture &arch, uint64_t seed, Seq2SeqWeights<float> &out);
+
 template <typename To, typename From>
 std::shared_ptr<const Seq2SeqWeights<To>> castSeq2SeqWeights(const Seq2SeqWeights<From> &w);
 
@@ -76,5 +82,35 @@ Status encodeSeq2Seq(const Architecture &arch, const Seq2SeqWeights<T> &w, const
 template <typename T>
 Status nextLogProbs(const Architecture &arch, const Seq2SeqWeights<T> &w, const Mat<T> &memory, const std::vector<int> &decoder,
                     std::vector<double> &logProbs, Mat<double> &cross);
+
+// Generation one token at a time: what a decoder step needs from the steps before it. The encoder's
+// final states and each decoder layer's cross-attention keys and values are computed once per source
+// (shared by every beam); each layer's self-attention keys and values grow by a row per step (a beam
+// copies them when it is chosen). Rows [0, length) of selfK / selfV are in use.
+template <typename T>
+struct Seq2SeqCross {
+    Mat<T> memory;                    // (source, d): the encoder's final states
+    std::vector<Mat<T>> keys, values; // per decoder layer (source, heads x d_head)
+};
+
+template <typename T>
+struct Seq2SeqSteps {
+    std::shared_ptr<const Seq2SeqCross<T>> cross;
+    std::vector<Mat<T>> selfK, selfV; // per decoder layer (capacity, heads x d_head)
+    int length = 0;                   // decoder positions done
+};
+
+// The encoder over `source`, then each decoder layer's cross-attention keys and values; `out`
+// starts with no decoder position.
+template <typename T>
+Status startSeq2SeqSteps(const Architecture &arch, const Seq2SeqWeights<T> &w, const std::vector<int> &source,
+                         Seq2SeqSteps<T> &out);
+
+// The decoder at the next position (`length`) reading `token`, its keys and values appended: the
+// log-softmax of its logits and its cross-attention row (layers x heads, source) layer-major, equal
+// to nextLogProbs over every token so far. `cross` may be null.
+template <typename T>
+Status stepSeq2Seq(const Architecture &arch, const Seq2SeqWeights<T> &w, Seq2SeqSteps<T> &steps, int token,
+                   std::vector<double> &logProbs, Mat<double> *cross);
 
 } // namespace attnviz
