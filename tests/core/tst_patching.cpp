@@ -199,6 +199,24 @@ private slots:
         QVERIFY(std::isnan(out.at(0, 3)));
     }
 
+    // A cell's trace leaves the LM head out (TraceRequest::lmHead): no position's next tokens, the
+    // final rows (what the metrics read) those of the trace with it, bit for bit.
+    void withoutTheLmHead()
+    {
+        auto m = open(QStringLiteral("gpt2-tiny"));
+        QVERIFY(m);
+        TraceRequest r;
+        r.text = kCorrupted;
+        Trace<float> with, without;
+        QVERIFY(m->trace(r, with).ok());
+        r.lmHead = false;
+        QVERIFY(m->trace(r, without).ok());
+        QVERIFY(!with.predictions.next.back().empty());
+        QVERIFY(without.predictions.next.back().empty());
+        QVERIFY(std::isnan(without.predictions.actualNext.back()));
+        QVERIFY(with.final == without.final);
+    }
+
     void badPrompts()
     {
         auto m = open(QStringLiteral("gpt2-tiny"));

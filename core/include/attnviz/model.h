@@ -388,6 +388,10 @@ struct TraceRequest {
     bool keepMlp = false;           // gated MLPs: LayerTrace::mlpPre and mlpPreLinear kept too (2 x t x
                                     // d_ff a layer more)
     bool allPredictions = false;    // causal models: next tokens at every position, not only the last
+    // Causal language models: false leaves the LM head out altogether (no position's next tokens:
+    // Predictions::next empty, as not computed), for a caller that reads the logits it needs from
+    // Trace::final itself (patching.h's metrics: a scan of the vocabulary fewer per cell).
+    bool lmHead = true;
                                     // (see Predictions::next; Model::nextTokens / predictAt compute one
                                     // on demand)
     // Causal models, float traces: another trace this model made (the one on screen, while the trace

@@ -365,6 +365,7 @@ private:
         in.keepScores = request.keepScores;
         in.keepMlp = request.keepMlp;
         in.allPredictions = request.allPredictions;
+        in.lmHead = request.lmHead;
         in.maskId = m_maskId;
         in.cancel = request.cancel;
         in.progress = request.progress ? &request.progress : nullptr;

@@ -214,6 +214,7 @@ Status pathSweep(Model &model, const PatchRequest &request, const Trace<T> &clea
     for (const TraceToken &tok : corrupted.tokens)
         pr.ids.push_back(tok.id);
     pr.keepHookOutputs = true;
+    pr.lmHead = false; // metricOf reads the logits it needs from the trace's final rows
     if constexpr (std::is_same_v<T, float>)
         pr.unedited = &corrupted;
     else
@@ -321,6 +322,7 @@ Status patchSweep(Model &model, const PatchRequest &request, PatchResult &out)
     const int total = out.rows * out.cols;
     TraceRequest pr = kr;
     pr.edits.resize(1);
+    pr.lmHead = false; // metricOf reads the logits it needs from the trace's final rows
     if constexpr (std::is_same_v<T, float>)
         pr.unedited = &corrupted;
     else

@@ -1521,7 +1521,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             }
         }
         std::vector<int> at;
-        for (int i = 0; i < t; ++i)
+        for (int i = 0; i < t && in.lmHead; ++i)
             if ((i == t - 1 || in.allPredictions) && pr.next[size_t(i)].empty())
                 at.push_back(i);
         std::vector<NextTokens> next;

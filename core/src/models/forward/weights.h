@@ -175,6 +175,7 @@ struct ForwardInput {
     bool keepScores = false;
     bool keepMlp = false; // a gated MLP's products before the gate's activation (LayerTrace::mlpPre ...)
     bool allPredictions = false; // causal: the LM head at every position (else the last only)
+    bool lmHead = true;          // causal: false, the LM head at no position (TraceRequest::lmHead)
     int maskId = -1; // [MASK]: masked-LM predictions at these positions
     const std::atomic<bool> *cancel = nullptr;
     const std::function<void(int, int)> *progress = nullptr; // TraceRequest::progress; null: none
