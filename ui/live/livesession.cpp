@@ -10,35 +10,6 @@
 
 namespace attnviz::ui {
 
-namespace {
-
-// The selected row across an edited text, by the tokens on either side of the edit: a row before
-// the edit keeps its index, a row after it follows its token (a word typed before it shifts it), a
-// row whose own token changed keeps its index (typing at the row's word). A text with most of both
-// the old and the new changed (pasted, loaded) starts again at row 0, as a first text does.
-int followedRow(const QStringList &before, const QStringList &after, int row)
-{
-    if (before == after)
-        return row;
-    const int nb = int(before.size()), na = int(after.size());
-    int p = 0;
-    while (p < nb && p < na && before[p] == after[p])
-        ++p;
-    int s = 0;
-    while (s < nb - p && s < na - p && before[nb - 1 - s] == after[na - 1 - s])
-        ++s;
-    if (row < p)
-        return row;
-    if (row >= nb - s)
-        return row + na - nb;
-    if (2 * (nb - p - s) > nb && 2 * (na - p - s) > na)
-        return 0;
-    return row;
-}
-
-} // namespace
-
-
 LiveSession::LiveSession(QObject *parent)
     : QObject(parent)
 {
@@ -358,8 +329,6 @@ void LiveSession::onFinished(SnapshotPtr snapshot)
         m_busyDelay.stop();
         emit busyChanged(false, snapshot->tq());
     }
-    if (m_snapshot && m_snapshot->hasResult() && snapshot->hasResult())
-        m_query = followedRow(m_snapshot->queryLabels, snapshot->queryLabels, m_query);
     m_snapshot = std::move(snapshot);
     if (m_snapshot->hasResult() && m_query >= m_snapshot->tq())
         m_query = std::max(0, m_snapshot->tq() - 1);
