@@ -37,6 +37,7 @@
 
 #include <qcustomplot.h>
 
+#include <QAction>
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
@@ -52,6 +53,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <random>
 
 namespace {
@@ -958,11 +960,18 @@ public:
     {
         QKeyEvent press(QEvent::KeyPress, key, Qt::NoModifier, text);
         QKeyEvent release(QEvent::KeyRelease, key, Qt::NoModifier, text);
+        return time([&] {
+            QCoreApplication::sendEvent(m_w.sentenceEdit(), &press);
+            QCoreApplication::sendEvent(m_w.sentenceEdit(), &release);
+        });
+    }
+    // Does `act` (a key press, a menu action); the milliseconds until the plot is painted again.
+    Q_NEVER_INLINE double time(const std::function<void()> &act)
+    {
         m_replotted = false;
         m_before = m_seen;
         m_t.start();
-        QCoreApplication::sendEvent(m_w.sentenceEdit(), &press);
-        QCoreApplication::sendEvent(m_w.sentenceEdit(), &release);
+        act();
         m_guard.start();
         m_loop.exec();
         m_guard.stop();
@@ -1337,6 +1346,21 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
                 profiles[where].print();
             }
             printReplotTimes(w);
+        }
+        // Edit ▸ Ablate the selected head (Ctrl+K), pressed again to restore it: each press recomputes
+        // the model with the head's output zeroed (or not), from the edited layer on
+        if (QAction *ablate = w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction")); ablate && ablate->isEnabled()) {
+            w.session()->setSelectedLayer(std::max(0, info.layers / 2));
+            QCoreApplication::processEvents();
+            std::vector<double> toggles;
+            for (int r = 0; r < reps; ++r)
+                toggles.push_back(timer.time([ablate] { ablate->trigger(); }));
+            std::sort(toggles.begin(), toggles.end());
+            std::printf("%8s ablation toggle (Edit > Ablate the selected head, layer %d, pressed again to restore): "
+                        "%.2f ms median of %d; the keystrokes above: append %.2f ms, full %.2f ms\n",
+                        "", std::max(0, info.layers / 2), toggles[toggles.size() / 2], reps, median[0][0], median[1][0]);
+            if (!w.session()->edits().empty())
+                ablate->trigger(); // restored for the next size
         }
         if (info.causal)
             benchReadsInWindow(w, timer, reps);
