@@ -5,6 +5,7 @@
 // .npy (the grid, float32), or a figure (.png .svg .pdf: the heatmap the Patching tab draws, through
 // the export pipeline of the other figures; main.cpp starts a QApplication for it).
 #include "commands.h"
+#include "figureoptions.h"
 #include "output.h"
 
 #include "files/figureexport.h"
@@ -83,17 +84,12 @@ int patch(const QStringList &args)
     QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("output")},
                               QStringLiteral("OUT.json, OUT.npy, or the heatmap as OUT.png, OUT.svg or OUT.pdf."),
                               QStringLiteral("file"));
-    QCommandLineOption widthOpt(QStringLiteral("width"),
-                                QStringLiteral("Figure width (px; points for SVG/PDF; default 1200)."),
-                                QStringLiteral("n"), QStringLiteral("1200"));
-    QCommandLineOption heightOpt(QStringLiteral("height"), QStringLiteral("Figure height (default 900)."),
-                                 QStringLiteral("n"), QStringLiteral("900"));
-    QCommandLineOption dpiOpt(QStringLiteral("dpi"), QStringLiteral("PNG resolution (default 96)."),
-                              QStringLiteral("dpi"), QStringLiteral("96"));
+    const FigureSizeOptions sizeOpts;
     QCommandLineOption precisionOpt(QStringLiteral("precision"), QStringLiteral("float32 (default) or float64."),
                                     QStringLiteral("p"), QStringLiteral("float32"));
     p.addOptions({modelOpt, cleanOpt, corruptedOpt, answerOpt, wrongOpt, sweepOpt, receiverOpt, metricOpt, outOpt,
-                  precisionOpt, widthOpt, heightOpt, dpiOpt});
+                  precisionOpt});
+    p.addOptions(sizeOpts.options());
     if (!p.parse(args))
         return fail("patch", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -141,15 +137,8 @@ int patch(const QStringList &args)
     if (suffix != QLatin1String("json") && suffix != QLatin1String("npy") && !figure)
         return fail("patch", "-o " + out.toStdString() + ": .json, .npy, .png, .svg or .pdf", 2);
     ui::FigureOptions figureOptions;
-    bool okW = false, okH = false, okD = false;
-    figureOptions.width = p.value(widthOpt).toInt(&okW);
-    figureOptions.height = p.value(heightOpt).toInt(&okH);
-    figureOptions.dpi = p.value(dpiOpt).toDouble(&okD);
-    if (!okW || !okH || figureOptions.width < 16 || figureOptions.height < 16 || figureOptions.width > 20000 ||
-        figureOptions.height > 20000)
-        return fail("patch", "--width/--height: expected 16..20000", 2);
-    if (!okD || figureOptions.dpi < 10 || figureOptions.dpi > 2400)
-        return fail("patch", "--dpi: expected 10..2400", 2);
+    if (QString error; !sizeOpts.read(p, figureOptions, &error))
+        return fail("patch", error, 2);
     if (figure && !qobject_cast<QApplication *>(QCoreApplication::instance()))
         return fail("patch",
                     "-o " + out.toStdString() + ": a figure needs the widgets (give -o OUT.png as its own argument)",
@@ -196,8 +185,7 @@ int patch(const QStringList &args)
     if (figure) {
         ui::PatchingView view(nullptr);
         view.showResult(res);
-        const double scale = suffix == QLatin1String("png") ? figureOptions.dpi / 96.0 : 1.0;
-        view.resize(QSize(int(figureOptions.width / scale), int(figureOptions.height / scale)));
+        view.resize(figureWidgetSize(figureOptions, suffix));
         view.ensurePolished();
         QCustomPlot *plot = view.plot();
         plot->replot(QCustomPlot::rpImmediateRefresh);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "readexport.h"
+#include "figureoptions.h"
 #include "output.h"
 
 #include "views/dlaview.h"
@@ -96,8 +97,7 @@ int exportReadsView(const QString &id, const ui::SnapshotPtr &snapshot, int posi
             return fail("export", error, 1);
         return 0;
     }
-    const double scale = QFileInfo(out).suffix().toLower() == QLatin1String("png") ? figure.dpi / 96.0 : 1.0;
-    widget->resize(QSize(int(figure.width / scale), int(figure.height / scale)));
+    widget->resize(figureWidgetSize(figure, QFileInfo(out).suffix().toLower()));
     widget->ensurePolished();
     QCustomPlot *plot = widget->plot();
     plot->replot(QCustomPlot::rpImmediateRefresh);

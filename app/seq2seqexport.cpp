@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "seq2seqexport.h"
+#include "figureoptions.h"
 #include "output.h"
 
 #include "views/alignmentview.h"
@@ -34,8 +35,7 @@ int exportSeq2SeqView(const QString &id, const ui::SnapshotPtr &snapshot, int la
     if (!snapshot->hasResult())
         return fail("export", snapshot->message.isEmpty() ? QStringLiteral("--sentence: no source to read") : snapshot->message, 2);
     const QString suffix = QFileInfo(out).suffix().toLower();
-    const double scale = suffix == QLatin1String("png") ? figure.dpi / 96.0 : 1.0;
-    const QSize logical(int(figure.width / scale), int(figure.height / scale));
+    const QSize logical = figureWidgetSize(figure, suffix);
     const int layers = int(snapshot->trace->seq2seq.cross.size());
     if (layer >= layers)
         return fail("export", QStringLiteral("--layer %1: the cross-attention has layers 0..%2").arg(layer).arg(layers - 1), 2);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "uiverbs.h"
+#include "figureoptions.h"
 #include "output.h"
 #include "readexport.h"
 #include "seq2seqexport.h"
@@ -98,14 +99,6 @@ bool openModel(const QString &source, std::shared_ptr<Model> &out, QString *erro
     }
     out = std::move(m);
     return true;
-}
-
-ui::FigureOptions figureSized(ui::FigureOptions figure, int width, int height, double dpi)
-{
-    figure.width = width;
-    figure.height = height;
-    figure.dpi = dpi;
-    return figure;
 }
 
 } // namespace
@@ -366,12 +359,7 @@ int exportView(const QStringList &args)
                               QStringLiteral("file"));
     QCommandLineOption outOpt({QStringLiteral("o"), QStringLiteral("out")}, QStringLiteral("Output file."),
                               QStringLiteral("file"));
-    QCommandLineOption widthOpt(QStringLiteral("width"), QStringLiteral("Figure width (px; points for SVG/PDF; default 1200)."),
-                                QStringLiteral("n"), QStringLiteral("1200"));
-    QCommandLineOption heightOpt(QStringLiteral("height"), QStringLiteral("Figure height (default 900)."),
-                                 QStringLiteral("n"), QStringLiteral("900"));
-    QCommandLineOption dpiOpt(QStringLiteral("dpi"), QStringLiteral("PNG resolution (default 96)."), QStringLiteral("dpi"),
-                              QStringLiteral("96"));
+    const FigureSizeOptions sizeOpts;
     QCommandLineOption noNumbersOpt(QStringLiteral("no-numbers"), QStringLiteral("No numbers in the heatmap cells."));
     QCommandLineOption tokenOpt(QStringLiteral("token"),
                                 QStringLiteral("--view dla: the token attributed (a vocabulary spelling, or text that is one "
@@ -388,8 +376,9 @@ int exportView(const QStringList &args)
                                    QStringLiteral("Axis text in points, titles a little larger (implies --publication)."),
                                    QStringLiteral("pt"));
     p.addOptions({sentOpt, keyOpt, viewOpt, headsOpt, dHeadOpt, headOpt, queryOpt, maskOpt, padOpt, methodOpt, scaleOpt,
-                  tempOpt, normOpt, projOpt, seedOpt, dropOpt, dropSeedOpt, embOpt, outOpt, widthOpt, heightOpt, dpiOpt,
-                  noNumbersOpt, tokenOpt, publicationOpt, titleOpt, noTitleOpt, fontSizeOpt, targetOpt});
+                  tempOpt, normOpt, projOpt, seedOpt, dropOpt, dropSeedOpt, embOpt, outOpt});
+    p.addOptions(sizeOpts.options());
+    p.addOptions({noNumbersOpt, tokenOpt, publicationOpt, titleOpt, noTitleOpt, fontSizeOpt, targetOpt});
     QCommandLineOption modelOpt(QStringLiteral("model"),
                                 QStringLiteral("A model folder (model_type one of %1) or `bundled` (attnviz-tiny 2; "
                                                "`bundled-gpt2`: attnviz-tiny; `bundled-dates`: attnviz-dates) instead of the word vectors; the "
@@ -492,19 +481,17 @@ int exportView(const QStringList &args)
     };
     ui::ComputeRequest req;
     ui::ComputeSettings &s = req.settings;
-    int heads = 1, dHead = 0, query = 0, width = 0, height = 0, seed = 0, dropSeed = 0;
-    double temperature = 1, dropout = 0, dpi = 96;
+    int heads = 1, dHead = 0, query = 0, seed = 0, dropSeed = 0;
+    double temperature = 1, dropout = 0;
     if (!intOpt(headsOpt, 1, 256, heads))
         return fail("export", QStringLiteral("--heads: expected 1..256"), 2);
     if (!intOpt(dHeadOpt, 0, 4096, dHead))
         return fail("export", QStringLiteral("--d-head: expected 0..4096"), 2);
     if (!intOpt(queryOpt, 0, 1 << 30, query))
         return fail("export", QStringLiteral("--query: expected a token index"), 2);
-    if (!intOpt(widthOpt, 16, 20000, width) || !intOpt(heightOpt, 16, 20000, height))
-        return fail("export", QStringLiteral("--width/--height: expected 16..20000"), 2);
-    if (!dblOpt(dpiOpt, 10, 2400, dpi))
-        return fail("export", QStringLiteral("--dpi: expected 10..2400"), 2);
     ui::FigureOptions figure;
+    if (QString error; !sizeOpts.read(p, figure, &error))
+        return fail("export", error, 2);
     figure.publication = p.isSet(publicationOpt) || p.isSet(titleOpt) || p.isSet(noTitleOpt) || p.isSet(fontSizeOpt);
     figure.title = p.value(titleOpt);
     figure.noTitle = p.isSet(noTitleOpt);
@@ -683,10 +670,10 @@ int exportView(const QStringList &args)
         if (const QString why = seq2seqViewRefusal(p.value(viewOpt), *snap); !why.isEmpty())
             return fail("export", why, 2);
         return exportSeq2SeqView(p.value(viewOpt), snap, layer, head, !p.isSet(noNumbersOpt), out,
-                                 figureSized(figure, width, height, dpi));
+                                 figure);
     }
     if (readsView)
-        return exportReadsView(p.value(viewOpt), snap, p.isSet(queryOpt) ? query : -1, p.value(tokenOpt), out, figureSized(figure, width, height, dpi));
+        return exportReadsView(p.value(viewOpt), snap, p.isSet(queryOpt) ? query : -1, p.value(tokenOpt), out, figure);
     if (snap->hasResult() && view == ui::ExportView::Row && query >= snap->tq())
         return fail("export", QStringLiteral("--query %1: the sentence has %2 tokens").arg(query).arg(snap->tq()), 2);
 
@@ -704,8 +691,7 @@ int exportView(const QStringList &args)
     const ui::HeadDisplay display = view == ui::ExportView::Grid ? ui::HeadDisplay::All
                                     : head < 0                 ? ui::HeadDisplay::Average
                                                                : ui::HeadDisplay::One;
-    const double scaleF = suffix == QLatin1String("png") ? dpi / 96.0 : 1.0;
-    const QSize logical(int(width / scaleF), int(height / scaleF));
+    const QSize logical = figureWidgetSize(figure, suffix);
     // the view as the window makes it (views/viewregistry.h), offscreen
     std::unique_ptr<ui::View> widget(ui::findViewSpec(p.value(viewOpt))->make(ui::ViewContext(), nullptr));
     if (auto *heatmap = qobject_cast<ui::HeatmapView *>(widget.get()))
@@ -718,7 +704,7 @@ int exportView(const QStringList &args)
     widget->resize(logical);
     widget->ensurePolished();
     plot->replot(QCustomPlot::rpImmediateRefresh);
-    if (!ui::saveFigure(plot, out, figureSized(figure, width, height, dpi), &error))
+    if (!ui::saveFigure(plot, out, figure, &error))
         return fail("export", error, 1);
     return 0;
 }
