@@ -172,6 +172,34 @@ private slots:
         QVERIFY(!m_w->queryChips()->isUnknown(1));
     }
 
+    // The selected row across a new text: it follows its token when words are typed before it, stays
+    // where the edit is after it, and a wholly new text starts again at row 0 (it kept row 6, scrolled
+    // to a row of the old text). A row set after the text (a lesson, a comparison, a session) is kept.
+    void selectedRowFollowsItsToken()
+    {
+        m_w->session()->setSelectedQuery(6); // "ship" of "i must go back to my ship and to my crew"
+        m_w->setSentence(QStringLiteral("so i must go back to my ship and to my crew"));
+        SnapshotPtr s = waitFor(gen(), [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 12; });
+        QVERIFY(s);
+        QCOMPARE(m_w->session()->selectedQuery(), 7);
+        QCOMPARE(s->queryLabels.at(7), QStringLiteral("ship"));
+        m_w->setSentence(QStringLiteral("so i must go back to my ship and to my crew now"));
+        s = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 13; });
+        QVERIFY(s);
+        QCOMPARE(m_w->session()->selectedQuery(), 7);
+        m_w->setSentence(QStringLiteral("the cat sat on the mat while the dog slept by the door"));
+        s = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 13; });
+        QVERIFY(s);
+        QCOMPARE(m_w->session()->selectedQuery(), 0);
+        QCOMPARE(m_w->rowView()->query(), 0);
+        // the text, then its row: the row chosen for it stays
+        m_w->setSentence(QStringLiteral("a bird sang in the tall tree near the river bank today"));
+        m_w->session()->setSelectedQuery(5);
+        s = waitFor(s->generation, [](const ComputeSnapshot &s) { return s.hasResult() && s.tq() == 12; });
+        QVERIFY(s);
+        QCOMPARE(m_w->session()->selectedQuery(), 5);
+    }
+
     void controls_data()
     {
         QTest::addColumn<QString>("control");

@@ -216,14 +216,14 @@ void TestModelWindow::progressAndCancel()
     bool cancelled = false;
     connect(win.w.session(), &LiveSession::computeCancelled, &context, [&] { cancelled = true; });
     // the request held a second before it computes: the cancel comes first however loaded the machine
-    qputenv("ATTNVIZ_COMPUTE_HOLD_MS", "1000");
-    auto unhold = qScopeGuard([] { qunsetenv("ATTNVIZ_COMPUTE_HOLD_MS"); });
+    win.w.session()->holdComputeForTests(1000);
+    auto unhold = qScopeGuard([&] { win.w.session()->holdComputeForTests(0); });
     win.w.session()->setSentence(QStringLiteral("A text that is never computed"));
     win.w.session()->requestNow();
     QVERIFY(win.w.session()->busy());
     win.w.session()->cancelCompute();
     QTRY_VERIFY_WITH_TIMEOUT(cancelled, 20000);
-    qunsetenv("ATTNVIZ_COMPUTE_HOLD_MS");
+    win.w.session()->holdComputeForTests(0);
     QVERIFY(!win.w.session()->busy());
     QCOMPARE(win.w.session()->snapshot(), before);
     QVERIFY2(win.w.statusText().startsWith(QStringLiteral("Stopped")), qPrintable(win.w.statusText()));

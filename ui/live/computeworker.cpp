@@ -55,8 +55,7 @@ void ComputeWorker::process()
     req->progress = [this, generation](int done, int layers) { emit progressed(generation, done, layers); };
     emit started(req->generation, int(req->sentence.size() / 5));
     std::shared_ptr<ComputeSnapshot> snap;
-    // a test's hook: each request held this long before it is computed, so that a cancel lands first
-    if (const int holdMs = qEnvironmentVariableIntValue("ATTNVIZ_COMPUTE_HOLD_MS"); holdMs > 0)
+    if (const int holdMs = m_holdMs.load(); holdMs > 0) // setHoldForTests
         QThread::msleep(ulong(holdMs));
     try {
         if (req->generation <= m_cancelledUpTo.load()) { // stopped before it began

@@ -30,6 +30,8 @@ public:
     // computed, a running trace stops between layers; either comes back as a Cancelled snapshot.
     void cancel(quint64 generation);
     quint64 latestGeneration() const { return m_latest.load(); }
+    // Thread-safe. Tests only (LiveSession::holdComputeForTests): each request waits `ms` first.
+    void setHoldForTests(int ms) { m_holdMs.store(ms); }
 
 signals:
     void started(quint64 generation, int approxTokens);
@@ -48,6 +50,7 @@ private:
     std::atomic<quint64> m_latest{0};
     std::atomic<bool> m_cancel{false}; // set by post(): the running trace is stale
     std::atomic<quint64> m_cancelledUpTo{0}; // cancel(): requests up to this generation stop
+    std::atomic<int> m_holdMs{0};
 };
 
 } // namespace attnviz::ui

@@ -10,6 +10,34 @@
 
 namespace attnviz::ui {
 
+namespace {
+
+// The selected row across an edited text, by the tokens on either side of the edit: a row before
+// the edit keeps its index, a row after it follows its token (a word typed before it shifts it), a
+// row whose own token changed keeps its index (typing at the row's word). A text with most of both
+// the old and the new changed (pasted, loaded) starts again at row 0, as a first text does.
+int followedRow(const QStringList &before, const QStringList &after, int row)
+{
+    if (before == after)
+        return row;
+    const int nb = int(before.size()), na = int(after.size());
+    int p = 0;
+    while (p < nb && p < na && before[p] == after[p])
+        ++p;
+    int s = 0;
+    while (s < nb - p && s < na - p && before[nb - 1 - s] == after[na - 1 - s])
+        ++s;
+    if (row < p)
+        return row;
+    if (row >= nb - s)
+        return row + na - nb;
+    if (2 * (nb - p - s) > nb && 2 * (na - p - s) > na)
+        return 0;
+    return row;
+}
+
+} // namespace
+
 LiveSession::LiveSession(QObject *parent)
     : QObject(parent)
 {
@@ -48,8 +76,16 @@ void LiveSession::setBackend(std::unique_ptr<Backend> backend)
         if (generation == m_generation && m_busy)
             emit progress(done, layers);
     }, Qt::QueuedConnection);
+    worker->setHoldForTests(m_holdMs);
     m_worker = worker;
     schedule();
+}
+
+void LiveSession::holdComputeForTests(int ms)
+{
+    m_holdMs = std::max(0, ms);
+    if (m_worker)
+        m_worker->setHoldForTests(m_holdMs);
 }
 
 void LiveSession::setSentence(const QString &text)
@@ -57,6 +93,7 @@ void LiveSession::setSentence(const QString &text)
     if (text == m_sentence)
         return;
     m_sentence = text;
+    m_queryChosen = false;
     schedule();
 }
 
@@ -217,6 +254,7 @@ void LiveSession::setSelectedHead(int head)
 
 void LiveSession::setSelectedQuery(int query)
 {
+    m_queryChosen = true; // for the text now set, even where it is the row already selected
     if (query == m_query)
         return;
     m_query = query;
@@ -329,6 +367,8 @@ void LiveSession::onFinished(SnapshotPtr snapshot)
         m_busyDelay.stop();
         emit busyChanged(false, snapshot->tq());
     }
+    if (!m_queryChosen && m_snapshot && m_snapshot->hasResult() && snapshot->hasResult())
+        m_query = followedRow(m_snapshot->queryLabels, snapshot->queryLabels, m_query);
     m_snapshot = std::move(snapshot);
     if (m_snapshot->hasResult() && m_query >= m_snapshot->tq())
         m_query = std::max(0, m_snapshot->tq() - 1);

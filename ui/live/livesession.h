@@ -106,6 +106,9 @@ public:
 
     // Computes now (skips the debounce); used by export and tests.
     void requestNow();
+    // Tests only: each request waits this long on the compute thread before it is computed, so that
+    // a cancel lands first however loaded the machine (0: none).
+    void holdComputeForTests(int ms);
 
 signals:
     void snapshotChanged(attnviz::ui::SnapshotPtr snapshot);
@@ -141,6 +144,11 @@ private:
     std::set<int> m_padded;
     std::set<std::pair<int, int>> m_custom;
     int m_head = 0, m_query = 0;
+    // The row was chosen since the sentence last changed (a lesson, a comparison or a session sets
+    // the text, then its row): the new text's result keeps it. Otherwise the row follows its token
+    // across the edit (followedRow in livesession.cpp).
+    bool m_queryChosen = false;
+    int m_holdMs = 0; // holdComputeForTests
     int m_layer = 0;
     Observe m_observe; // everything until the window says what its views read
     HeadDisplay m_display = HeadDisplay::One;
