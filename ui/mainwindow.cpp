@@ -31,6 +31,7 @@
 #include "views/rolloutview.h"
 #include "views/rowview.h"
 #include "window/corpusscores.h"
+#include "window/needleprobes.h"
 #include "window/exportactions.h"
 #include "window/headablations.h"
 #include "window/lessonfocus.h"
@@ -247,6 +248,8 @@ MainWindow::MainWindow(QWidget *parent)
             m_tabs->setCurrentWidget(heatmapView());
     });
     connect(m_session, &LiveSession::busyChanged, this, [this](bool busy, int) {
+        if (!busy && m_needleProbes && m_needleProbes->running())
+            return; // the probe's progress stays
         m_progress->setVisible(busy);
         m_cancelCompute->setVisible(busy);
         if (busy)
@@ -262,7 +265,12 @@ MainWindow::MainWindow(QWidget *parent)
         m_status->setText(done < layers ? tr("Computing… layer %1 of %2").arg(done + 1).arg(layers)
                                         : tr("Computing… the predictions"));
     });
-    connect(m_cancelCompute, &QPushButton::clicked, m_session, &LiveSession::cancelCompute);
+    connect(m_cancelCompute, &QPushButton::clicked, this, [this] {
+        if (m_needleProbes && m_needleProbes->running())
+            m_needleProbes->cancel(); // the text's computation goes on
+        else
+            m_session->cancelCompute();
+    });
     connect(m_session, &LiveSession::computeCancelled, this, [this] {
         const SnapshotPtr s = m_session->snapshot();
         m_status->setText(s && s->hasResult()
@@ -274,6 +282,31 @@ MainWindow::MainWindow(QWidget *parent)
     m_corpusScores = new CorpusScores(m_session, headRolesView(), this);
     connect(headRolesView(), &HeadRolesView::corpusRequested, m_corpusScores, &CorpusScores::ask);
     connect(m_corpusScores, &CorpusScores::finished, this, [this](bool, const QString &message) { m_status->setText(message); });
+    // the needle probe: the status bar's progress and Cancel while it runs; its text in the editor after
+    m_needleProbes = new NeedleProbes(m_session, headRolesView(), this);
+    connect(headRolesView(), &HeadRolesView::needleRequested, this, [this] { m_needleProbes->ask(m_queryEdit->toPlainText()); });
+    connect(m_needleProbes, &NeedleProbes::busyChanged, this, [this](bool busy) {
+        m_progress->setVisible(busy || m_session->busy());
+        m_cancelCompute->setVisible(busy || m_session->busy());
+        m_progress->setRange(0, 0);
+        if (busy)
+            m_status->setText(tr("Needle probe: reading the prompt…"));
+    });
+    connect(m_needleProbes, &NeedleProbes::progress, this, [this](int done, int total) {
+        m_progress->setRange(0, total);
+        m_progress->setValue(done);
+        // the prompt's layers, then the answer's tokens (needleprobe.h NeedleRequest::progress)
+        const int layers = m_session->model() ? std::max(m_session->model()->info().layers, 1) : 1;
+        m_status->setText(done < layers ? tr("Needle probe: reading the prompt, layer %1 of %2").arg(done + 1).arg(layers)
+                                        : tr("Needle probe: answer token %1 of %2").arg(done - layers).arg(total - layers));
+    });
+    connect(m_needleProbes, &NeedleProbes::finished, this, [this](bool ok, const QString &message, std::shared_ptr<const NeedleProbe> probe) {
+        m_status->setText(message);
+        if (!ok || !probe)
+            return;
+        setSentence(QString::fromStdString(probe->text));
+        m_tabs->setCurrentWidget(headRolesView());
+    });
     m_ablations = new HeadAblations(m_session, m_undo, [this] { return editsRefusal(m_modelInfo, m_session->model() != nullptr); }, this);
     connect(m_views, &ViewRouter::headAblationRequested, m_ablations, &HeadAblations::ablate);
     connect(m_views, &ViewRouter::headRestoreRequested, m_ablations, &HeadAblations::restore);
