@@ -352,6 +352,31 @@ MainWindow::MainWindow(QWidget *parent)
         patchingView()->openPath(sl, sh, rl, rh);
     });
     connect(m_queryChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(false, i); });
+    // tokens selected by a drag across the chips, or words selected in the text: the Layers tab's
+    // "Use selection as span"
+    connect(m_queryChips, &TokenChipsView::rangeSelected, headRolesView(), &HeadRolesView::setSelectedTokens);
+    connect(m_queryEdit, &QPlainTextEdit::selectionChanged, this, [this] {
+        const QTextCursor c = m_queryEdit->textCursor();
+        const SnapshotPtr s = m_session->snapshot();
+        if (!c.hasSelection() || !s || !s->trace || s->encoderDecoder || s->sentence != m_queryEdit->toPlainText()) {
+            headRolesView()->setSelectedTokens(-1, -1);
+            return;
+        }
+        // the tokens' begin and end are bytes of the text in UTF-8
+        const QString text = m_queryEdit->toPlainText();
+        const size_t from = size_t(text.left(c.selectionStart()).toUtf8().size()),
+                     to = size_t(text.left(c.selectionEnd()).toUtf8().size());
+        int first = -1, last = -1;
+        for (int i = 0; i < int(s->trace->tokens.size()); ++i) {
+            const TraceToken &t = s->trace->tokens[size_t(i)];
+            if (t.special || t.end <= t.begin || t.end <= from || t.begin >= to)
+                continue;
+            if (first < 0)
+                first = i;
+            last = i;
+        }
+        headRolesView()->setSelectedTokens(first, first < 0 ? -1 : last + 1);
+    });
     connect(m_keyChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(true, i); });
 
     // Unsaved changes: whatever a session holds, compared with the state last saved or opened.

@@ -16,6 +16,8 @@
 #include "drawntext.h"
 #include "files/figureexport.h"
 #include "files/session.h"
+#include "controls/sentenceedit.h"
+#include "controls/tokenchipsview.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/rowview.h"
@@ -28,6 +30,8 @@
 #include <qcustomplot.h>
 
 #include <QAction>
+#include <QPushButton>
+#include <QTextCursor>
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
@@ -124,6 +128,7 @@ private slots:
     void selectedQueryRow();
     void otherViewsSayNotYet();
     void headRolesReadLongText();
+    void spanFromSelection();
     void exportRefused();
     void sixteenBitModel();
     void shortTextUnchanged();
@@ -360,6 +365,51 @@ void TestLongTextWindow::headRolesReadLongText()
     QVERIFY2(view->note().contains(QStringLiteral("tokens 100–119")), qPrintable(view->note()));
     // the grid shows every head
     QCOMPARE(int(view->shownOrder().size()), m_full.numLayers() * m_full.numHeads());
+}
+
+// "Use selection as span": tokens selected by a drag across the chips, or words selected in the
+// text, become the span-mass reading's range.
+void TestLongTextWindow::spanFromSelection()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    HeadRolesView *view = win.w.headRolesView();
+    auto *use = view->findChild<QPushButton *>(QStringLiteral("headRolesUseSelection"));
+    QVERIFY(use);
+    QVERIFY(!use->isEnabled());
+    // a drag from chip 100 to chip 119
+    TokenChipsView *chips = win.w.queryChips();
+    QVERIFY(chips->chipCount() > 120);
+    QTest::mousePress(chips, Qt::LeftButton, {}, chips->chipRect(100).center());
+    QTest::mouseMove(chips, chips->chipRect(119).center());
+    QTest::mouseRelease(chips, Qt::LeftButton, {}, chips->chipRect(119).center());
+    QCOMPARE(chips->selectedRange(), qMakePair(100, 120));
+    QCOMPARE(view->selectedTokens(), qMakePair(100, 120));
+    QVERIFY(use->isEnabled());
+    use->click();
+    QCOMPARE(view->span(), qMakePair(100, 120));
+    QCOMPARE(view->shownReading(), int(HeadReading::SpanMass));
+    QTRY_VERIFY(!view->computing());
+    QVERIFY(worstOf(spanMassScores(m_full, 100, 120), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+    // a click on one chip ends the selection
+    QTest::mouseClick(chips, Qt::LeftButton, {}, chips->chipRect(5).center());
+    QCOMPARE(chips->selectedRange(), qMakePair(-1, -1));
+    QVERIFY(!use->isEnabled());
+    // words selected in the text: the tokens they overlap (tokens 300 to 309, past the chips' first rows)
+    SentenceEdit *edit = win.w.sentenceEdit();
+    const TraceToken &first = s->trace->tokens[300], &last = s->trace->tokens[309];
+    QTextCursor c = edit->textCursor();
+    c.setPosition(int(first.begin)); // the text is ASCII: bytes are characters
+    c.setPosition(int(last.end), QTextCursor::KeepAnchor);
+    edit->setTextCursor(c);
+    QCOMPARE(view->selectedTokens(), qMakePair(300, 310));
+    use->click();
+    QCOMPARE(view->span(), qMakePair(300, 310));
+    QTRY_VERIFY(!view->computing());
+    QVERIFY(worstOf(spanMassScores(m_full, 300, 310), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+    QVERIFY2(view->note().contains(QStringLiteral("tokens 300–309")), qPrintable(view->note()));
 }
 
 void TestLongTextWindow::exportRefused()

@@ -414,6 +414,12 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
     readingBar->addWidget(m_spanFrom);
     readingBar->addWidget(new QLabel(QStringLiteral("–"), this));
     readingBar->addWidget(m_spanTo);
+    m_useSelection = new QPushButton(tr("Use selection as span"), this);
+    m_useSelection->setObjectName(QStringLiteral("headRolesUseSelection"));
+    m_useSelection->setEnabled(false);
+    m_useSelection->setToolTip(tr("Select tokens first: drag across the chips, or select words in the text"));
+    connect(m_useSelection, &QPushButton::clicked, this, &HeadRolesView::useSelectionAsSpan);
+    readingBar->addWidget(m_useSelection);
     readingBar->addStretch(1);
     m_note = new QLabel(this);
     m_note->setWordWrap(true);
@@ -502,6 +508,23 @@ void HeadRolesView::setSpan(int begin, int end)
     m_spanEnd = end;
     if (shownReading() == int(HeadReading::SpanMass))
         rebuild();
+}
+
+void HeadRolesView::setSelectedTokens(int begin, int end)
+{
+    m_selected = end > begin && begin >= 0 ? qMakePair(begin, end) : qMakePair(-1, -1);
+    m_useSelection->setEnabled(m_selected.first >= 0);
+    m_useSelection->setToolTip(m_selected.first >= 0
+                                   ? tr("Span mass over tokens %1–%2").arg(m_selected.first).arg(m_selected.second - 1)
+                                   : tr("Select tokens first: drag across the chips, or select words in the text"));
+}
+
+void HeadRolesView::useSelectionAsSpan()
+{
+    if (m_selected.first < 0)
+        return;
+    setSpan(m_selected.first, m_selected.second);
+    setReading(int(HeadReading::SpanMass));
 }
 
 void HeadRolesView::showReadingChoice()

@@ -22,7 +22,8 @@
 // and the text's scores, computed on the thread pool (the newest request wins).
 // The needle probe's retrieval scores (attnviz/needleprobe.h, which the window runs: "Needle probe…")
 // are one more reading, chosen when they come, with the needle's tokens set as the span; they stay for
-// the model they were measured on.
+// the model they were measured on. "Use selection as span" sets the span to the tokens selected in the
+// chips or the text.
 // Scores over a corpus (headroles.h corpusHeadScores, which the window computes: "Over a corpus…")
 // take the place of the text's previous, first, same and self scores, for the model they were
 // measured on, with each score's spread over the prompts on hover; "This text" gives the text's back.
@@ -107,6 +108,11 @@ public:
     static QString readingName(int reading);
     // The keys [begin, end) whose span mass is read (begin >= end: none).
     void setSpan(int begin, int end);
+    // The tokens selected in the chips or the editor ((-1, -1): none): "Use selection as span" sets
+    // them as the span and shows the span mass.
+    void setSelectedTokens(int begin, int end);
+    QPair<int, int> selectedTokens() const { return m_selected; }
+    void useSelectionAsSpan();
     QPair<int, int> span() const { return {m_spanBegin, m_spanEnd}; }
     // A head's value of the reading drawn (NaN where not defined, not yet computed, or weights drawn).
     double readingValue(int layer, int head) const;
@@ -161,6 +167,8 @@ private:
     std::shared_ptr<const NeedleProbe> m_retrieval; // the retrieval reading's; null: none
     const Model *m_retrievalModel = nullptr;
     QPair<int, int> m_pendingSpan{-1, -1}; // the needle's tokens, set as the span when a text that long comes
+    QPair<int, int> m_selected{-1, -1};    // the tokens selected in the chips or the text
+    QPushButton *m_useSelection = nullptr;
     const CorpusScore *corpusScore(Role role) const; // null for induction or without a corpus
     QString corpusNote() const;
 
