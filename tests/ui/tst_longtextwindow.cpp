@@ -20,6 +20,7 @@
 #include "controls/tokenchipsview.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
+#include "views/linesview.h"
 #include "views/rowview.h"
 #include "window/viewrouter.h"
 
@@ -127,6 +128,7 @@ private slots:
     void zoomShowsSingleCells();
     void selectedQueryRow();
     void otherViewsSayNotYet();
+    void linesDrawOneRow();
     void headRolesReadLongText();
     void spanFromSelection();
     void exportRefused();
@@ -277,7 +279,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
     Window win;
     const SnapshotPtr s = showLong(win);
     QVERIFY(s && s->longText);
-    for (const char *id : {"grid", "layers", "rollout", "lines", "pipeline", "embeddings", "residual", "lens",
+    for (const char *id : {"grid", "layers", "rollout", "pipeline", "embeddings", "residual", "lens",
                            "dla", "compare"}) {
         const QString view = QString::fromLatin1(id);
         const SnapshotPtr handed = win.w.views()->snapshotFor(s, view);
@@ -296,8 +298,91 @@ void TestLongTextWindow::otherViewsSayNotYet()
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("weights")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("headRoles")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("row")), s);
+    QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("lines")), s); // the selected query's row
     // the norm-weighted switch cannot be turned on
     QVERIFY(!win.w.views()->normWeightedAction()->isEnabled());
+}
+
+// The Lines view on a long text: the selected query's row only, read through AttentionTiles, its
+// strongest keys drawn with their weights (the full trace's row to 1e-6), and the view says so.
+void TestLongTextWindow::linesDrawOneRow()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    QVERIFY(win.w.showView(QStringLiteral("lines")));
+    LinesView *view = win.w.linesView();
+    const int query = 700, layer = 1;
+    win.w.session()->setSelectedLayer(layer);
+    selectHead(win, 2);
+    win.w.session()->setSelectedQuery(query);
+    QTRY_VERIFY(view->firstQuery() == query && view->shownQueries() == 1 && !view->longTextKeys().empty());
+    QVERIFY2(view->title().contains(QStringLiteral("one query's row is drawn, query 700's")), qPrintable(view->title()));
+    QVERIFY(!view->title().contains(QStringLiteral("not yet")));
+    // the row read equals the tiles' and the full trace's
+    const auto tiles = longTextTiles(*win.w.session()->snapshot(), layer);
+    QVERIFY(tiles);
+    const Mat<float> row = tiles->wholeRows(2, {query});
+    QCOMPARE(int(view->longTextRows().size()), 1);
+    QCOMPARE(view->shownHeads().front(), 2);
+    const std::vector<float> &read = view->longTextRows().front();
+    QCOMPARE(int(read.size()), s->tq());
+    const WeightMatrix<float> &full = m_full.weights(layer, 2);
+    double worstTiles = 0, worstFull = 0;
+    for (int j = 0; j < s->tq(); ++j) {
+        worstTiles = std::max(worstTiles, std::abs(double(read[size_t(j)]) - double(row(0, j))));
+        worstFull = std::max(worstFull, std::abs(double(read[size_t(j)]) - double(full(query, j))));
+    }
+    QVERIFY2(worstTiles <= 1e-6, qPrintable(QString::number(worstTiles)));
+    QVERIFY2(worstFull <= 1e-5, qPrintable(QString::number(worstFull))); // recomputed in float32, as the Selected query row
+    // the keys drawn: the row's 20 largest (of the keys its sliding window lets it weigh), in text
+    // order, each line with its weight
+    std::vector<int> order;
+    for (int j = 0; j < s->tq(); ++j)
+        if (full(query, j) != 0.0f)
+            order.push_back(j);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return full(query, a) > full(query, b); });
+    const std::vector<int> keys = view->longTextKeys();
+    QCOMPARE(int(keys.size()), std::min(int(order.size()), LinesView::kLongTextKeys));
+    QVERIFY(std::is_sorted(keys.begin(), keys.end()));
+    const float cut = full(query, order[keys.size() - 1]);
+    for (int j : keys)
+        QVERIFY2(full(query, j) >= cut - 1e-5f, qPrintable(QString::number(j)));
+    int lines = 0;
+    for (const LinesView::Line &l : view->lines()) {
+        QCOMPARE(l.query, query);
+        QVERIFY(std::binary_search(keys.begin(), keys.end(), l.key));
+        QVERIFY(std::abs(l.weight - double(row(0, l.key))) <= 1e-6);
+        ++lines;
+    }
+    QVERIFY(lines > 0);
+    // its labels: drawn where the hit test finds them
+    QVERIFY(!view->tokenRect(LinesView::Side::Query, query).isEmpty());
+    QVERIFY(!view->tokenRect(LinesView::Side::Key, keys.back()).isEmpty());
+    QVERIFY(view->tokenRect(LinesView::Side::Query, query - 1).isEmpty());
+    // every head: one row each, the union of their keys
+    win.w.session()->setHeadDisplay(HeadDisplay::All);
+    QTRY_COMPARE(int(view->longTextRows().size()), s->trace->numHeads());
+    QVERIFY(view->longTextKeys().size() >= keys.size());
+    // a model without a sliding window (llama-tiny): the row's 20 strongest keys of ~1,000
+    QVERIFY(win.w.openModel(fixture(QStringLiteral("llama-tiny")), nullptr));
+    QVERIFY(win.settle());
+    QTRY_VERIFY(win.w.session()->snapshot()->longText && win.w.session()->snapshot()->hasResult() &&
+                win.w.session()->snapshot()->model != s->model);
+    win.w.session()->setHeadDisplay(HeadDisplay::One);
+    win.w.session()->setSelectedHead(1);
+    win.w.session()->setSelectedLayer(0);
+    QTRY_VERIFY(view->shownHeads() == std::vector<int>{1} && view->firstQuery() == query);
+    const auto llamaTiles = longTextTiles(*win.w.session()->snapshot(), 0);
+    QVERIFY(llamaTiles);
+    const Mat<float> llamaRow = llamaTiles->wholeRows(1, {query});
+    QCOMPARE(int(view->longTextKeys().size()), LinesView::kLongTextKeys);
+    std::vector<float> sorted(llamaRow.data(), llamaRow.data() + llamaRow.size());
+    std::sort(sorted.begin(), sorted.end(), std::greater<float>());
+    for (int j : view->longTextKeys())
+        QVERIFY(llamaRow(0, j) >= sorted[size_t(LinesView::kLongTextKeys - 1)]);
+    for (int j = 0; j < int(llamaRow.cols()); ++j)
+        QVERIFY(std::abs(double(view->longTextRows().front()[size_t(j)]) - double(llamaRow(0, j))) <= 1e-6);
 }
 
 namespace {
