@@ -314,6 +314,37 @@ void TestNeedleProbeWindow::screenshots()
     // the Lines view: the last prompt token's row, its strongest keys
     QVERIFY(win.w.showView(QStringLiteral("lines")));
     shoot(QStringLiteral("needle32k-lines"));
+
+    // the bundled model (trained; 512 positions): the probe on about 400 tokens of the README
+    Window small;
+    small.w.resize(1600, 1100);
+    QVERIFY(small.w.openModel(QStringLiteral("bundled"), nullptr));
+    QVERIFY(small.settle());
+    pieces.clear();
+    QVERIFY(small.w.session()->model()->tokenize(once.toStdString(), pieces).ok());
+    NeedleInput b = input();
+    b.haystack = QString::fromStdString(once.toStdString().substr(0, pieces[400].begin));
+    b.needle = QStringLiteral("The secret word is pineapple.");
+    b.question = QStringLiteral("The secret word is");
+    b.answerTokens = 0;
+    QSignalSpy done(small.w.needleProbes(), &NeedleProbes::finished);
+    QVERIFY2(small.w.needleProbes()->start(b, &error), qPrintable(error));
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+    QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+    const NeedleProbe &q = *small.w.needleProbes()->last();
+    qInfo("bundled: %d prompt tokens, needle %d-%d, answer \"%s\", best retrieval %.3f", q.promptTokens, q.needleBegin,
+          q.needleEnd - 1, q.answerText.c_str(), q.retrieval.maxCoeff());
+    QTRY_VERIFY_WITH_TIMEOUT(small.w.session()->snapshot()->sentence == QString::fromStdString(q.text) &&
+                                 small.w.session()->snapshot()->hasResult(),
+                             60000);
+    QVERIFY(small.w.showView(QStringLiteral("headRoles")));
+    QTRY_VERIFY_WITH_TIMEOUT(!small.w.headRolesView()->computing(), 60000);
+    QCOMPARE(small.w.headRolesView()->shownReading(), HeadRolesView::kRetrieval);
+    for (int i = 0; i < 10; ++i) {
+        QCoreApplication::processEvents();
+        QTest::qWait(50);
+    }
+    QVERIFY(small.w.grab().save(dir + QStringLiteral("/needle-bundled-layers-retrieval.png")));
 }
 
 QTEST_MAIN(TestNeedleProbeWindow)
