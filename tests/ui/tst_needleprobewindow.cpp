@@ -17,6 +17,7 @@
 #include "attnviz/needleprobe.h"
 #include "attnviz/pretrained.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
@@ -201,6 +202,12 @@ void TestNeedleProbeWindow::badInputInOneLine()
     QVERIFY(!win.w.needleProbes()->running());
     const QString said = statusText(win.w);
     QCOMPARE(said, QStringLiteral("Needle probe: the needle sentence is empty"));
+    // the same from the Edit menu
+    auto *action = win.w.findChild<QAction *>(QStringLiteral("needleProbeAction"));
+    QVERIFY(action);
+    action->trigger();
+    QCOMPARE(finished.count(), 2);
+    QCOMPARE(statusText(win.w), QStringLiteral("Needle probe: the needle sentence is empty"));
     // a file that is not there
     bad = input();
     bad.haystackFile = QStringLiteral("/nonexistent/haystack.txt");
