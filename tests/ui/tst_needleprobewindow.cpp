@@ -11,6 +11,7 @@
 #include "controls/sentenceedit.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
+#include "window/needledialog.h"
 #include "window/needleprobes.h"
 
 #include "attnviz/headroles.h"
@@ -235,6 +236,14 @@ void TestNeedleProbeWindow::screenshots()
     if (dir.isEmpty())
         QSKIP("set ATTNVIZ_NEEDLE_SHOTS=DIR to write the screenshots");
     QDir().mkpath(dir);
+    {
+        NeedleDialog dialog(QStringLiteral("The text in the editor."));
+        dialog.show();
+        QCoreApplication::processEvents();
+        QVERIFY(dialog.grab().save(dir + QStringLiteral("/needle-dialog.png")));
+        QCOMPARE(dialog.input().haystack, QStringLiteral("The text in the editor."));
+        QVERIFY(dialog.input().haystackFile.isEmpty());
+    }
     QFile readme(QString::fromUtf8(ATTNVIZ_SOURCE_DIR) + QStringLiteral("/README.md"));
     QVERIFY(readme.open(QIODevice::ReadOnly));
     const QString once = QString::fromUtf8(readme.readAll());
