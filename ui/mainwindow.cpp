@@ -31,6 +31,7 @@
 #include "views/rolloutview.h"
 #include "views/rowview.h"
 #include "window/corpusscores.h"
+#include "window/needleprobes.h"
 #include "window/exportactions.h"
 #include "window/headablations.h"
 #include "window/lessonfocus.h"
@@ -247,6 +248,8 @@ MainWindow::MainWindow(QWidget *parent)
             m_tabs->setCurrentWidget(heatmapView());
     });
     connect(m_session, &LiveSession::busyChanged, this, [this](bool busy, int) {
+        if (!busy && m_needleProbes && m_needleProbes->running())
+            return; // the probe's progress stays
         m_progress->setVisible(busy);
         m_cancelCompute->setVisible(busy);
         if (busy)
@@ -262,7 +265,12 @@ MainWindow::MainWindow(QWidget *parent)
         m_status->setText(done < layers ? tr("Computing… layer %1 of %2").arg(done + 1).arg(layers)
                                         : tr("Computing… the predictions"));
     });
-    connect(m_cancelCompute, &QPushButton::clicked, m_session, &LiveSession::cancelCompute);
+    connect(m_cancelCompute, &QPushButton::clicked, this, [this] {
+        if (m_needleProbes && m_needleProbes->running())
+            m_needleProbes->cancel(); // the text's computation goes on
+        else
+            m_session->cancelCompute();
+    });
     connect(m_session, &LiveSession::computeCancelled, this, [this] {
         const SnapshotPtr s = m_session->snapshot();
         m_status->setText(s && s->hasResult()
@@ -274,6 +282,31 @@ MainWindow::MainWindow(QWidget *parent)
     m_corpusScores = new CorpusScores(m_session, headRolesView(), this);
     connect(headRolesView(), &HeadRolesView::corpusRequested, m_corpusScores, &CorpusScores::ask);
     connect(m_corpusScores, &CorpusScores::finished, this, [this](bool, const QString &message) { m_status->setText(message); });
+    // the needle probe: the status bar's progress and Cancel while it runs; its text in the editor after
+    m_needleProbes = new NeedleProbes(m_session, headRolesView(), this);
+    connect(headRolesView(), &HeadRolesView::needleRequested, this, [this] { m_needleProbes->ask(m_queryEdit->toPlainText()); });
+    connect(m_needleProbes, &NeedleProbes::busyChanged, this, [this](bool busy) {
+        m_progress->setVisible(busy || m_session->busy());
+        m_cancelCompute->setVisible(busy || m_session->busy());
+        m_progress->setRange(0, 0);
+        if (busy)
+            m_status->setText(tr("Needle probe: reading the prompt…"));
+    });
+    connect(m_needleProbes, &NeedleProbes::progress, this, [this](int done, int total) {
+        m_progress->setRange(0, total);
+        m_progress->setValue(done);
+        // the prompt's layers, then the answer's tokens (needleprobe.h NeedleRequest::progress)
+        const int layers = m_session->model() ? std::max(m_session->model()->info().layers, 1) : 1;
+        m_status->setText(done < layers ? tr("Needle probe: reading the prompt, layer %1 of %2").arg(done + 1).arg(layers)
+                                        : tr("Needle probe: answer token %1 of %2").arg(done - layers).arg(total - layers));
+    });
+    connect(m_needleProbes, &NeedleProbes::finished, this, [this](bool ok, const QString &message, std::shared_ptr<const NeedleProbe> probe) {
+        m_status->setText(message);
+        if (!ok || !probe)
+            return;
+        setSentence(QString::fromStdString(probe->text));
+        m_tabs->setCurrentWidget(headRolesView());
+    });
     m_ablations = new HeadAblations(m_session, m_undo, [this] { return editsRefusal(m_modelInfo, m_session->model() != nullptr); }, this);
     connect(m_views, &ViewRouter::headAblationRequested, m_ablations, &HeadAblations::ablate);
     connect(m_views, &ViewRouter::headRestoreRequested, m_ablations, &HeadAblations::restore);
@@ -319,6 +352,31 @@ MainWindow::MainWindow(QWidget *parent)
         patchingView()->openPath(sl, sh, rl, rh);
     });
     connect(m_queryChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(false, i); });
+    // tokens selected by a drag across the chips, or words selected in the text: the Layers tab's
+    // "Use selection as span"
+    connect(m_queryChips, &TokenChipsView::rangeSelected, headRolesView(), &HeadRolesView::setSelectedTokens);
+    connect(m_queryEdit, &QPlainTextEdit::selectionChanged, this, [this] {
+        const QTextCursor c = m_queryEdit->textCursor();
+        const SnapshotPtr s = m_session->snapshot();
+        if (!c.hasSelection() || !s || !s->trace || s->encoderDecoder || s->sentence != m_queryEdit->toPlainText()) {
+            headRolesView()->setSelectedTokens(-1, -1);
+            return;
+        }
+        // the tokens' begin and end are bytes of the text in UTF-8
+        const QString text = m_queryEdit->toPlainText();
+        const size_t from = size_t(text.left(c.selectionStart()).toUtf8().size()),
+                     to = size_t(text.left(c.selectionEnd()).toUtf8().size());
+        int first = -1, last = -1;
+        for (int i = 0; i < int(s->trace->tokens.size()); ++i) {
+            const TraceToken &t = s->trace->tokens[size_t(i)];
+            if (t.special || t.end <= t.begin || t.end <= from || t.begin >= to)
+                continue;
+            if (first < 0)
+                first = i;
+            last = i;
+        }
+        headRolesView()->setSelectedTokens(first, first < 0 ? -1 : last + 1);
+    });
     connect(m_keyChips, &TokenChipsView::tokenClicked, this, [this](int i) { onTokenClicked(true, i); });
 
     // Unsaved changes: whatever a session holds, compared with the state last saved or opened.

@@ -47,6 +47,7 @@ class WindowState;
 class HeadGridView;
 class HeadRolesView;
 class CorpusScores;
+class NeedleProbes;
 class HeatmapView;
 class InputPanel;
 class LayerGridView;
@@ -142,6 +143,7 @@ public:
     LinesView *linesView() const;
     HeadRolesView *headRolesView() const;
     CorpusScores *corpusScores() const { return m_corpusScores; } // the Layers tab's "Over a corpus…"
+    NeedleProbes *needleProbes() const { return m_needleProbes; }  // the Layers tab's "Needle probe…"
     RolloutView *rolloutView() const;
     PredictionsView *predictionsView() const;
     SentenceEdit *sentenceEdit() const { return m_queryEdit; }
@@ -263,6 +265,7 @@ private:
     QProgressBar *m_progress = nullptr;
     QPushButton *m_cancelCompute = nullptr;
     CorpusScores *m_corpusScores = nullptr;
+    NeedleProbes *m_needleProbes = nullptr;
     LessonPanel *m_lesson = nullptr;
     ModelLoader *m_modelLoader = nullptr;
     ModelMenu *m_modelMenu = nullptr;

@@ -16,8 +16,11 @@
 #include "drawntext.h"
 #include "files/figureexport.h"
 #include "files/session.h"
+#include "controls/sentenceedit.h"
+#include "controls/tokenchipsview.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
+#include "views/linesview.h"
 #include "views/rowview.h"
 #include "window/viewrouter.h"
 
@@ -28,6 +31,8 @@
 #include <qcustomplot.h>
 
 #include <QAction>
+#include <QPushButton>
+#include <QTextCursor>
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
@@ -123,7 +128,9 @@ private slots:
     void zoomShowsSingleCells();
     void selectedQueryRow();
     void otherViewsSayNotYet();
+    void linesDrawOneRow();
     void headRolesReadLongText();
+    void spanFromSelection();
     void exportRefused();
     void sixteenBitModel();
     void shortTextUnchanged();
@@ -272,7 +279,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
     Window win;
     const SnapshotPtr s = showLong(win);
     QVERIFY(s && s->longText);
-    for (const char *id : {"grid", "layers", "rollout", "lines", "pipeline", "embeddings", "residual", "lens",
+    for (const char *id : {"grid", "layers", "rollout", "pipeline", "embeddings", "residual", "lens",
                            "dla", "compare"}) {
         const QString view = QString::fromLatin1(id);
         const SnapshotPtr handed = win.w.views()->snapshotFor(s, view);
@@ -291,8 +298,91 @@ void TestLongTextWindow::otherViewsSayNotYet()
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("weights")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("headRoles")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("row")), s);
+    QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("lines")), s); // the selected query's row
     // the norm-weighted switch cannot be turned on
     QVERIFY(!win.w.views()->normWeightedAction()->isEnabled());
+}
+
+// The Lines view on a long text: the selected query's row only, read through AttentionTiles, its
+// strongest keys drawn with their weights (the full trace's row to 1e-6), and the view says so.
+void TestLongTextWindow::linesDrawOneRow()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    QVERIFY(win.w.showView(QStringLiteral("lines")));
+    LinesView *view = win.w.linesView();
+    const int query = 700, layer = 1;
+    win.w.session()->setSelectedLayer(layer);
+    selectHead(win, 2);
+    win.w.session()->setSelectedQuery(query);
+    QTRY_VERIFY(view->firstQuery() == query && view->shownQueries() == 1 && !view->longTextKeys().empty());
+    QVERIFY2(view->title().contains(QStringLiteral("one query's row is drawn, query 700's")), qPrintable(view->title()));
+    QVERIFY(!view->title().contains(QStringLiteral("not yet")));
+    // the row read equals the tiles' and the full trace's
+    const auto tiles = longTextTiles(*win.w.session()->snapshot(), layer);
+    QVERIFY(tiles);
+    const Mat<float> row = tiles->wholeRows(2, {query});
+    QCOMPARE(int(view->longTextRows().size()), 1);
+    QCOMPARE(view->shownHeads().front(), 2);
+    const std::vector<float> &read = view->longTextRows().front();
+    QCOMPARE(int(read.size()), s->tq());
+    const WeightMatrix<float> &full = m_full.weights(layer, 2);
+    double worstTiles = 0, worstFull = 0;
+    for (int j = 0; j < s->tq(); ++j) {
+        worstTiles = std::max(worstTiles, std::abs(double(read[size_t(j)]) - double(row(0, j))));
+        worstFull = std::max(worstFull, std::abs(double(read[size_t(j)]) - double(full(query, j))));
+    }
+    QVERIFY2(worstTiles <= 1e-6, qPrintable(QString::number(worstTiles)));
+    QVERIFY2(worstFull <= 1e-5, qPrintable(QString::number(worstFull))); // recomputed in float32, as the Selected query row
+    // the keys drawn: the row's 20 largest (of the keys its sliding window lets it weigh), in text
+    // order, each line with its weight
+    std::vector<int> order;
+    for (int j = 0; j < s->tq(); ++j)
+        if (full(query, j) != 0.0f)
+            order.push_back(j);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return full(query, a) > full(query, b); });
+    const std::vector<int> keys = view->longTextKeys();
+    QCOMPARE(int(keys.size()), std::min(int(order.size()), LinesView::kLongTextKeys));
+    QVERIFY(std::is_sorted(keys.begin(), keys.end()));
+    const float cut = full(query, order[keys.size() - 1]);
+    for (int j : keys)
+        QVERIFY2(full(query, j) >= cut - 1e-5f, qPrintable(QString::number(j)));
+    int lines = 0;
+    for (const LinesView::Line &l : view->lines()) {
+        QCOMPARE(l.query, query);
+        QVERIFY(std::binary_search(keys.begin(), keys.end(), l.key));
+        QVERIFY(std::abs(l.weight - double(row(0, l.key))) <= 1e-6);
+        ++lines;
+    }
+    QVERIFY(lines > 0);
+    // its labels: drawn where the hit test finds them
+    QVERIFY(!view->tokenRect(LinesView::Side::Query, query).isEmpty());
+    QVERIFY(!view->tokenRect(LinesView::Side::Key, keys.back()).isEmpty());
+    QVERIFY(view->tokenRect(LinesView::Side::Query, query - 1).isEmpty());
+    // every head: one row each, the union of their keys
+    win.w.session()->setHeadDisplay(HeadDisplay::All);
+    QTRY_COMPARE(int(view->longTextRows().size()), s->trace->numHeads());
+    QVERIFY(view->longTextKeys().size() >= keys.size());
+    // a model without a sliding window (llama-tiny): the row's 20 strongest keys of ~1,000
+    QVERIFY(win.w.openModel(fixture(QStringLiteral("llama-tiny")), nullptr));
+    QVERIFY(win.settle());
+    QTRY_VERIFY(win.w.session()->snapshot()->longText && win.w.session()->snapshot()->hasResult() &&
+                win.w.session()->snapshot()->model != s->model);
+    win.w.session()->setHeadDisplay(HeadDisplay::One);
+    win.w.session()->setSelectedHead(1);
+    win.w.session()->setSelectedLayer(0);
+    QTRY_VERIFY(view->shownHeads() == std::vector<int>{1} && view->firstQuery() == query);
+    const auto llamaTiles = longTextTiles(*win.w.session()->snapshot(), 0);
+    QVERIFY(llamaTiles);
+    const Mat<float> llamaRow = llamaTiles->wholeRows(1, {query});
+    QCOMPARE(int(view->longTextKeys().size()), LinesView::kLongTextKeys);
+    std::vector<float> sorted(llamaRow.data(), llamaRow.data() + llamaRow.size());
+    std::sort(sorted.begin(), sorted.end(), std::greater<float>());
+    for (int j : view->longTextKeys())
+        QVERIFY(llamaRow(0, j) >= sorted[size_t(LinesView::kLongTextKeys - 1)]);
+    for (int j = 0; j < int(llamaRow.cols()); ++j)
+        QVERIFY(std::abs(double(view->longTextRows().front()[size_t(j)]) - double(llamaRow(0, j))) <= 1e-6);
 }
 
 namespace {
@@ -360,6 +450,51 @@ void TestLongTextWindow::headRolesReadLongText()
     QVERIFY2(view->note().contains(QStringLiteral("tokens 100–119")), qPrintable(view->note()));
     // the grid shows every head
     QCOMPARE(int(view->shownOrder().size()), m_full.numLayers() * m_full.numHeads());
+}
+
+// "Use selection as span": tokens selected by a drag across the chips, or words selected in the
+// text, become the span-mass reading's range.
+void TestLongTextWindow::spanFromSelection()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    HeadRolesView *view = win.w.headRolesView();
+    auto *use = view->findChild<QPushButton *>(QStringLiteral("headRolesUseSelection"));
+    QVERIFY(use);
+    QVERIFY(!use->isEnabled());
+    // a drag from chip 100 to chip 119
+    TokenChipsView *chips = win.w.queryChips();
+    QVERIFY(chips->chipCount() > 120);
+    QTest::mousePress(chips, Qt::LeftButton, {}, chips->chipRect(100).center());
+    QTest::mouseMove(chips, chips->chipRect(119).center());
+    QTest::mouseRelease(chips, Qt::LeftButton, {}, chips->chipRect(119).center());
+    QCOMPARE(chips->selectedRange(), qMakePair(100, 120));
+    QCOMPARE(view->selectedTokens(), qMakePair(100, 120));
+    QVERIFY(use->isEnabled());
+    use->click();
+    QCOMPARE(view->span(), qMakePair(100, 120));
+    QCOMPARE(view->shownReading(), int(HeadReading::SpanMass));
+    QTRY_VERIFY(!view->computing());
+    QVERIFY(worstOf(spanMassScores(m_full, 100, 120), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+    // a click on one chip ends the selection
+    QTest::mouseClick(chips, Qt::LeftButton, {}, chips->chipRect(5).center());
+    QCOMPARE(chips->selectedRange(), qMakePair(-1, -1));
+    QVERIFY(!use->isEnabled());
+    // words selected in the text: the tokens they overlap (tokens 300 to 309, past the chips' first rows)
+    SentenceEdit *edit = win.w.sentenceEdit();
+    const TraceToken &first = s->trace->tokens[300], &last = s->trace->tokens[309];
+    QTextCursor c = edit->textCursor();
+    c.setPosition(int(first.begin)); // the text is ASCII: bytes are characters
+    c.setPosition(int(last.end), QTextCursor::KeepAnchor);
+    edit->setTextCursor(c);
+    QCOMPARE(view->selectedTokens(), qMakePair(300, 310));
+    use->click();
+    QCOMPARE(view->span(), qMakePair(300, 310));
+    QTRY_VERIFY(!view->computing());
+    QVERIFY(worstOf(spanMassScores(m_full, 300, 310), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+    QVERIFY2(view->note().contains(QStringLiteral("tokens 300–309")), qPrintable(view->note()));
 }
 
 void TestLongTextWindow::exportRefused()

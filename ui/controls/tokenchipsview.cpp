@@ -8,6 +8,8 @@
 #include <QResizeEvent>
 #include <QToolTip>
 
+#include <algorithm>
+
 namespace attnviz::ui {
 
 namespace {
@@ -91,6 +93,10 @@ void TokenChipsView::measure()
 void TokenChipsView::tokensChanged(const QStringList &oldTokens, const std::vector<uint8_t> &oldUnknown,
                                    const std::vector<uint8_t> &oldFlags, int oldTotal)
 {
+    if (m_selEnd > int(m_tokens.size())) // a selection past the new chips
+        setSelectedRange(-1, -1);
+    if (m_anchor >= int(m_tokens.size()))
+        m_anchor = -1;
     measure();
     const std::vector<QRect> oldRects = m_rects;
     const int height = layoutChips(width(), &m_rects);
@@ -229,6 +235,10 @@ void TokenChipsView::paintEvent(QPaintEvent *e)
         // The outline inside the chip's rect, inset by half the pen: a keystroke repaints only the
         // chips that changed, clipped to their rects, so a stroke that spilled past the rect would
         // leave its antialiased fringe on screen differently from a full render.
+        if (i >= m_selBegin && i < m_selEnd) { // selected: the highlight's colour, drawn thicker
+            pen = QPen(palette().color(QPalette::Highlight), 2.5);
+            p.setPen(pen);
+        }
         const qreal inset = pen.widthF() / 2;
         p.drawRoundedRect(QRectF(r).adjusted(inset, inset, -inset, -inset), 5, 5);
         QFont f = font();
@@ -276,23 +286,59 @@ bool TokenChipsView::event(QEvent *e)
     return true;
 }
 
+int TokenChipsView::chipAt(const QPoint &pos) const
+{
+    for (int i = 0; i < int(m_rects.size()); ++i)
+        if (m_rects[size_t(i)].contains(pos))
+            return i;
+    return -1;
+}
+
+void TokenChipsView::setSelectedRange(int begin, int end)
+{
+    begin = std::clamp(begin, -1, int(m_tokens.size()));
+    end = std::clamp(end, -1, int(m_tokens.size()));
+    if (begin < 0 || end <= begin)
+        begin = end = -1;
+    if (begin == m_selBegin && end == m_selEnd)
+        return;
+    m_selBegin = begin;
+    m_selEnd = end;
+    update();
+    emit rangeSelected(begin, end);
+}
+
+void TokenChipsView::mousePressEvent(QMouseEvent *e)
+{
+    m_pressed = e->button() == Qt::LeftButton ? chipAt(e->pos()) : -1;
+    QWidget::mousePressEvent(e);
+}
+
 void TokenChipsView::mouseReleaseEvent(QMouseEvent *e)
 {
+    const int pressed = m_pressed;
+    m_pressed = -1;
     if (!m_clickable || e->button() != Qt::LeftButton)
         return;
-    for (int i = 0; i < int(m_rects.size()); ++i)
-        if (m_rects[size_t(i)].contains(e->pos())) {
-            emit tokenClicked(i);
-            return;
-        }
+    const int at = chipAt(e->pos());
+    if (at < 0)
+        return;
+    if (pressed >= 0 && pressed != at) { // a drag across chips: the tokens between, both ends in
+        setSelectedRange(std::min(pressed, at), std::max(pressed, at) + 1);
+        return;
+    }
+    if ((e->modifiers() & Qt::ShiftModifier) && m_anchor >= 0) {
+        setSelectedRange(std::min(m_anchor, at), std::max(m_anchor, at) + 1);
+        return;
+    }
+    m_anchor = at;
+    setSelectedRange(-1, -1);
+    emit tokenClicked(at);
 }
 
 void TokenChipsView::mouseMoveEvent(QMouseEvent *e)
 {
-    int at = -1;
-    for (int i = 0; i < int(m_rects.size()); ++i)
-        if (m_rects[size_t(i)].contains(e->pos()))
-            at = i;
+    const int at = chipAt(e->pos());
     if (at != m_hovered) {
         m_hovered = at;
         emit tokenHovered(at);

@@ -6,6 +6,8 @@
 // tokenizer's specials ([CLS], [SEP], <|endoftext|>) in their own colour; the tooltip names the
 // vocabulary piece and its id.
 // Hovering a chip emits its index (the predictions panel shows what the model said there).
+// Dragging across chips (or Shift-clicking a chip after clicking another) selects the tokens between,
+// drawn with a thicker outline, and emits the range (the Layers tab's "Use selection as span").
 // Painted in one widget (not one button per token) so that a pasted page stays cheap; a keystroke
 // measures only labels it has not measured before, repaints only the chips that changed, paints only
 // the chips in view, and asks the layout for room only when the chips' height changes.
@@ -14,6 +16,7 @@
 #include "attnviz/model.h"
 
 #include <QHash>
+#include <QPair>
 #include <QStringList>
 #include <QWidget>
 
@@ -45,6 +48,10 @@ public:
     int generatedFrom() const { return m_generatedFrom; }
     void setClickable(bool on) { m_clickable = on; }
 
+    // The selected tokens [begin, end) ((-1, -1): none); set here or by a drag across the chips.
+    QPair<int, int> selectedRange() const { return {m_selBegin, m_selEnd}; }
+    void setSelectedRange(int begin, int end);
+
     int chipCount() const { return int(m_tokens.size()); }
     QRect chipRect(int index) const; // widget coordinates
     bool isUnknown(int index) const { return index >= 0 && index < int(m_unknown.size()) && m_unknown[size_t(index)]; }
@@ -65,6 +72,8 @@ public:
 
 signals:
     void tokenClicked(int index);
+    // The selected tokens changed: [begin, end), or (-1, -1) where none is selected.
+    void rangeSelected(int begin, int end);
     // The chip under the mouse changed (-1: none, the mouse left the chips).
     void tokenHovered(int index);
     // The height the chips need at the current width, after each layout.
@@ -73,6 +82,7 @@ signals:
 protected:
     void paintEvent(QPaintEvent *) override;
     void resizeEvent(QResizeEvent *) override;
+    void mousePressEvent(QMouseEvent *e) override;
     void mouseReleaseEvent(QMouseEvent *e) override;
     bool event(QEvent *e) override; // tooltips
     void mouseMoveEvent(QMouseEvent *e) override;
@@ -107,6 +117,9 @@ private:
     QHash<QString, int> m_advance;      // label -> text width in the current font (labels repeat)
     int m_laidOutHeight = -1;           // the height last reported to the layout
     int m_hovered = -1;
+    int chipAt(const QPoint &pos) const; // -1: none
+    int m_pressed = -1, m_anchor = -1;   // the chip the drag began on; the last chip clicked
+    int m_selBegin = -1, m_selEnd = -1;
 };
 
 } // namespace attnviz::ui

@@ -377,7 +377,7 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
     m_readingBox = new QComboBox(this);
     m_readingBox->setObjectName(QStringLiteral("headRolesReading"));
     m_readingBox->addItem(tr("the weights"), -1);
-    for (int r = 0; r <= int(HeadReading::SpanMass); ++r)
+    for (int r = 0; r <= kRetrieval; ++r)
         m_readingBox->addItem(readingName(r), r);
     m_readingBox->setToolTip(tr("What each thumbnail shows: the head's weights, or one reading of them as a colour and a number"));
     m_spanFrom = new QSpinBox(this);
@@ -393,6 +393,11 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
     m_corpusButton->setObjectName(QStringLiteral("headRolesCorpus"));
     m_corpusButton->setToolTip(tr("The scores averaged over a text file of prompts, one a line (as `attnviz heads --corpus`)"));
     bar->addWidget(m_corpusButton);
+    auto *needle = new QPushButton(tr("Needle probe…"), this);
+    needle->setObjectName(QStringLiteral("headRolesNeedle"));
+    needle->setToolTip(tr("Hide a sentence in a long text, ask for it, and score each head's retrieval (Wu et al. 2024)"));
+    bar->addWidget(needle);
+    connect(needle, &QPushButton::clicked, this, &HeadRolesView::needleRequested);
     connect(m_corpusButton, &QPushButton::clicked, this, [this] {
         if (m_corpus)
             setCorpus(nullptr, nullptr, QString());
@@ -409,6 +414,12 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
     readingBar->addWidget(m_spanFrom);
     readingBar->addWidget(new QLabel(QStringLiteral("–"), this));
     readingBar->addWidget(m_spanTo);
+    m_useSelection = new QPushButton(tr("Use selection as span"), this);
+    m_useSelection->setObjectName(QStringLiteral("headRolesUseSelection"));
+    m_useSelection->setEnabled(false);
+    m_useSelection->setToolTip(tr("Select tokens first: drag across the chips, or select words in the text"));
+    connect(m_useSelection, &QPushButton::clicked, this, &HeadRolesView::useSelectionAsSpan);
+    readingBar->addWidget(m_useSelection);
     readingBar->addStretch(1);
     m_note = new QLabel(this);
     m_note->setWordWrap(true);
@@ -433,6 +444,8 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
 
 QString HeadRolesView::readingName(int reading)
 {
+    if (reading == kRetrieval)
+        return tr("retrieval score (needle probe)");
     switch (HeadReading(reading)) {
     case HeadReading::PreviousToken:
         return tr("previous-token");
@@ -471,7 +484,7 @@ double HeadRolesView::readingValue(int layer, int head) const
 
 void HeadRolesView::setReading(int reading)
 {
-    reading = std::clamp(reading, -1, int(HeadReading::SpanMass));
+    reading = std::clamp(reading, -1, m_retrieval ? kRetrieval : int(HeadReading::SpanMass));
     if (m_readingBox->currentData().toInt() != reading)
         m_readingBox->setCurrentIndex(reading + 1); // comes back here through the signal
     if (reading == m_reading)
@@ -497,15 +510,37 @@ void HeadRolesView::setSpan(int begin, int end)
         rebuild();
 }
 
+void HeadRolesView::setSelectedTokens(int begin, int end)
+{
+    m_selected = end > begin && begin >= 0 ? qMakePair(begin, end) : qMakePair(-1, -1);
+    m_useSelection->setEnabled(m_selected.first >= 0);
+    m_useSelection->setToolTip(m_selected.first >= 0
+                                   ? tr("Span mass over tokens %1–%2").arg(m_selected.first).arg(m_selected.second - 1)
+                                   : tr("Select tokens first: drag across the chips, or select words in the text"));
+}
+
+void HeadRolesView::useSelectionAsSpan()
+{
+    if (m_selected.first < 0)
+        return;
+    setSpan(m_selected.first, m_selected.second);
+    setReading(int(HeadReading::SpanMass));
+}
+
 void HeadRolesView::showReadingChoice()
 {
     // a long text has no weights to draw: the chooser names the reading drawn in their place
     const bool longText = m_snapshot && m_snapshot->hasResult() && m_snapshot->longText;
-    if (auto *model = qobject_cast<QStandardItemModel *>(m_readingBox->model()))
+    if (auto *model = qobject_cast<QStandardItemModel *>(m_readingBox->model())) {
         if (QStandardItem *weights = model->item(0)) {
             weights->setEnabled(!longText);
             weights->setToolTip(longText ? tr("A long text's thumbnails would need every head's t × t weights") : QString());
         }
+        if (QStandardItem *retrieval = model->item(kRetrieval + 1)) {
+            retrieval->setEnabled(bool(m_retrieval));
+            retrieval->setToolTip(m_retrieval ? QString() : tr("Run the needle probe first (“Needle probe…”)"));
+        }
+    }
     const QSignalBlocker block(m_readingBox);
     m_readingBox->setCurrentIndex(shownReading() + 1);
 }
@@ -517,6 +552,20 @@ QString HeadRolesView::readingNote() const
         return QString();
     const int t = m_snapshot->tq();
     QString n = tr("Each thumbnail's colour and number: the head's %1.").arg(readingName(reading));
+    if (reading == kRetrieval) {
+        const NeedleProbe &p = *m_retrieval;
+        n += QLatin1Char(' ') +
+             tr("On the probe's text (%L1 tokens, the needle at tokens %2–%3), asked for %n answer tokens (answer “%4”, %5 "
+                "of them from the needle): the share of the needle's tokens the head copied, a copy being an answer token "
+                "whose most-attended prompt token is that very token in the needle (Wu et al. 2024).",
+                nullptr, int(p.answer.size()))
+                 .arg(p.promptTokens)
+                 .arg(p.needleBegin)
+                 .arg(p.needleEnd - 1)
+                 .arg(QString::fromStdString(p.answerText).simplified())
+                 .arg(p.answerFromNeedle);
+        return n;
+    }
     switch (HeadReading(reading)) {
     case HeadReading::SinkMass:
         n += QLatin1Char(' ') + tr("Mean over queries of the weight on the first %1 tokens (StreamingLLM's attention sinks, "
@@ -585,10 +634,11 @@ void HeadRolesView::computeLong()
     ReadingOptions o;
     o.spanBegin = m_spanBegin;
     o.spanEnd = m_spanEnd;
+    const std::shared_ptr<const NeedleProbe> probe = int(reading) == kRetrieval ? m_retrieval : nullptr;
     QPointer<HeadRolesView> self(this);
     // the trace is held by the job; the scores come back on the GUI thread, to this view if it still
     // exists and asked for nothing newer
-    QThreadPool::globalInstance()->start([self, trace, roles, reading, o, generation] {
+    QThreadPool::globalInstance()->start([self, trace, roles, reading, o, generation, probe] {
         std::array<Mat<double>, kRoles> scores;
         if (roles) {
             scores[size_t(Role::PreviousToken)] = previousTokenScores(*trace);
@@ -597,7 +647,8 @@ void HeadRolesView::computeLong()
             scores[size_t(Role::Self)] = selfScores(*trace);
         }
         int rows = 0;
-        Mat<double> value = reading == HeadReading::Entropy    ? entropyScores(*trace, o.entropyRows, &rows)
+        Mat<double> value = probe                              ? probe->retrieval
+                            : reading == HeadReading::Entropy    ? entropyScores(*trace, o.entropyRows, &rows)
                             : reading == HeadReading::SameToken ? sameTokenScores(*trace, &rows)
                                                                 : headReading(*trace, reading, o);
         QMetaObject::invokeMethod(
@@ -650,6 +701,21 @@ void HeadRolesView::setSnapshot(SnapshotPtr snapshot)
     m_snapshot = std::move(snapshot);
     if (m_corpus && m_snapshot && m_snapshot->hasResult() && m_snapshot->model.get() != m_corpusModel)
         setCorpus(nullptr, nullptr, QString()); // another model's scores
+    if (m_retrieval && m_snapshot && m_snapshot->hasResult() && m_snapshot->model.get() != m_retrievalModel)
+        setRetrieval(nullptr, nullptr);
+    rebuild();
+}
+
+void HeadRolesView::setRetrieval(std::shared_ptr<const NeedleProbe> probe, const Model *model)
+{
+    m_retrieval = std::move(probe);
+    m_retrievalModel = m_retrieval ? model : nullptr;
+    m_pendingSpan = m_retrieval ? qMakePair(m_retrieval->needleBegin, m_retrieval->needleEnd) : qMakePair(-1, -1);
+    if (m_retrieval) {
+        setReading(kRetrieval);
+    } else if (m_reading == kRetrieval) {
+        setReading(-1);
+    }
     rebuild();
 }
 
@@ -875,6 +941,14 @@ void HeadRolesView::rebuild()
         const QSignalBlocker block(b);
         b->setRange(0, t);
     }
+    if (m_pendingSpan.second > m_pendingSpan.first && m_pendingSpan.second <= t) { // the probe's text has come
+        const QSignalBlocker a(m_spanFrom), b(m_spanTo);
+        m_spanFrom->setValue(m_pendingSpan.first);
+        m_spanTo->setValue(m_pendingSpan.second);
+        m_spanBegin = m_pendingSpan.first;
+        m_spanEnd = m_pendingSpan.second;
+        m_pendingSpan = {-1, -1};
+    }
     showReadingChoice();
     if (s->longText) { // no t x t matrix to draw: one reading per head, the scores through AttentionTiles
         const Trace<float> &trace = *s->trace;
@@ -955,7 +1029,8 @@ void HeadRolesView::rebuild()
         o.spanBegin = m_spanBegin;
         o.spanEnd = m_spanEnd;
         m_readingRows = 0;
-        m_readingScores = HeadReading(m_reading) == HeadReading::Entropy ? entropyScores(scoreOn, o.entropyRows, &m_readingRows)
+        m_readingScores = m_reading == kRetrieval                        ? m_retrieval->retrieval
+                          : HeadReading(m_reading) == HeadReading::Entropy ? entropyScores(scoreOn, o.entropyRows, &m_readingRows)
                           : HeadReading(m_reading) == HeadReading::SameToken ? sameTokenScores(scoreOn, &m_readingRows)
                                                                               : headReading(scoreOn, HeadReading(m_reading), o);
         if (HeadReading(m_reading) == HeadReading::SameToken) {

@@ -20,6 +20,10 @@
 // reading's value instead of the weights. A long text (a trace without t x t weights, read through
 // AttentionTiles) has no weight thumbnails: it shows a reading (sink mass until another is chosen)
 // and the text's scores, computed on the thread pool (the newest request wins).
+// The needle probe's retrieval scores (attnviz/needleprobe.h, which the window runs: "Needle probe…")
+// are one more reading, chosen when they come, with the needle's tokens set as the span; they stay for
+// the model they were measured on. "Use selection as span" sets the span to the tokens selected in the
+// chips or the text.
 // Scores over a corpus (headroles.h corpusHeadScores, which the window computes: "Over a corpus…")
 // take the place of the text's previous, first, same and self scores, for the model they were
 // measured on, with each score's spread over the prompts on hover; "This text" gives the text's back.
@@ -30,6 +34,7 @@
 #include "live/livetypes.h"
 
 #include "attnviz/headroles.h"
+#include "attnviz/needleprobe.h"
 
 #include <QImage>
 #include <QPair>
@@ -92,7 +97,10 @@ public:
     QPair<int, int> headAt(const QPoint &pos) const;
     // The top of the thumbnails' shared colour scale: 1 for weights, the largest cell when norm-weighted.
     double thumbnailScale() const { return m_thumbScale; }
-    // What the thumbnails show: the weights (-1; short texts only) or a reading (int(HeadReading)).
+    // The reading after HeadReading's: the needle probe's retrieval score (Wu et al. 2024).
+    static constexpr int kRetrieval = int(HeadReading::SpanMass) + 1;
+    // What the thumbnails show: the weights (-1; short texts only) or a reading (int(HeadReading), or
+    // kRetrieval once a probe has run).
     void setReading(int reading);
     int reading() const { return m_reading; }
     // The reading drawn: the chosen one, sink mass on a long text where the weights were chosen; -1: weights.
@@ -100,11 +108,21 @@ public:
     static QString readingName(int reading);
     // The keys [begin, end) whose span mass is read (begin >= end: none).
     void setSpan(int begin, int end);
+    // The tokens selected in the chips or the editor ((-1, -1): none): "Use selection as span" sets
+    // them as the span and shows the span mass.
+    void setSelectedTokens(int begin, int end);
+    QPair<int, int> selectedTokens() const { return m_selected; }
+    void useSelectionAsSpan();
     QPair<int, int> span() const { return {m_spanBegin, m_spanEnd}; }
     // A head's value of the reading drawn (NaN where not defined, not yet computed, or weights drawn).
     double readingValue(int layer, int head) const;
     // Whether a long text's scores are being computed on the pool.
     bool computing() const { return m_computing; }
+
+    // A needle probe's result measured on `model`: shown as the retrieval reading, its needle's tokens
+    // set as the span once a snapshot of the probe's text comes; null: none (the reading disabled).
+    void setRetrieval(std::shared_ptr<const NeedleProbe> probe, const Model *model);
+    const NeedleProbe *retrieval() const { return m_retrieval.get(); }
 
     // Scores over a corpus of prompts measured on `model`, named `source` in the note; null: the
     // text's scores again. A snapshot of another model drops them.
@@ -114,6 +132,8 @@ public:
     QString corpusTip(int layer, int head) const;
 
 signals:
+    // "Needle probe…": the window asks for the probe's needle, question and haystack and runs it.
+    void needleRequested();
     // "Over a corpus…": the window asks for a file of prompts and computes its scores.
     void corpusRequested();
     // Path patching from (senderLayer, senderHead) into (receiverLayer, receiverHead), asked on the grid.
@@ -144,6 +164,11 @@ private:
     const Model *m_corpusModel = nullptr;
     QString m_corpusSource;
     QPushButton *m_corpusButton = nullptr;
+    std::shared_ptr<const NeedleProbe> m_retrieval; // the retrieval reading's; null: none
+    const Model *m_retrievalModel = nullptr;
+    QPair<int, int> m_pendingSpan{-1, -1}; // the needle's tokens, set as the span when a text that long comes
+    QPair<int, int> m_selected{-1, -1};    // the tokens selected in the chips or the text
+    QPushButton *m_useSelection = nullptr;
     const CorpusScore *corpusScore(Role role) const; // null for induction or without a corpus
     QString corpusNote() const;
 

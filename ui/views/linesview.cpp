@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/linesview.h"
 
+#include "live/longtext.h"
 #include "style/legibility.h"
 #include "style/plotstyle.h"
 
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace attnviz::ui {
 
@@ -239,7 +241,15 @@ void LinesView::rebuild()
     m_queryLabels.clear();
     m_keyLabels.clear();
     m_q0 = m_k0 = m_nq = m_nk = 0;
-    if (m_snapshot && m_snapshot->hasResult()) {
+    m_longKeys.clear();
+    m_longRows.clear();
+    m_longHeads.clear();
+    if (longTextRow()) {
+        m_queryLabels = m_snapshot->queryLabels;
+        m_keyLabels = m_snapshot->keyLabels;
+        m_q0 = std::clamp(m_query, 0, m_snapshot->tq() - 1);
+        m_nq = 1;
+    } else if (m_snapshot && m_snapshot->hasResult()) {
         m_queryLabels = m_snapshot->queryLabels;
         m_keyLabels = m_snapshot->keyLabels;
         const int tq = m_snapshot->tq(), tk = m_snapshot->tk();
@@ -259,13 +269,107 @@ void LinesView::rebuild()
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+bool LinesView::longTextRow() const
+{
+    return m_snapshot && m_snapshot->hasResult() && m_snapshot->longText;
+}
+
+QString LinesView::keyLabel(int key) const
+{
+    // a long text's keys lie far apart: each says where it is
+    return m_longKeys.empty() ? m_keyLabels.value(key) : QStringLiteral("%1 · %2").arg(key).arg(m_keyLabels.value(key));
+}
+
+int LinesView::keyRow(int key) const
+{
+    if (m_longKeys.empty())
+        return key - m_k0;
+    const auto it = std::lower_bound(m_longKeys.begin(), m_longKeys.end(), key);
+    return it != m_longKeys.end() && *it == key ? int(it - m_longKeys.begin()) : -1;
+}
+
+void LinesView::computeLongLines()
+{
+    const std::shared_ptr<const AttentionTiles<float>> tiles = longTextTiles(*m_snapshot, m_layer);
+    if (!tiles)
+        return;
+    const int heads = tiles->numHeads(), query = m_q0;
+    const QColor bg = QGuiApplication::palette().color(QPalette::Base);
+    std::vector<std::pair<int, QColor>> sources;
+    if (m_display == HeadDisplay::All) {
+        for (int h = 0; h < heads; ++h)
+            if (headEnabled(h))
+                sources.push_back({h, readableOn(headColor(h), bg, 4.5)});
+    } else if (m_display == HeadDisplay::Average || m_head < 0 || m_head >= heads) {
+        sources.push_back({-1, readableOn(headAverageColor(), bg, 4.5)});
+    } else {
+        sources.push_back({m_head, readableOn(headColor(m_head), bg, 4.5)});
+    }
+    // each head's row of the selected query, and the keys it weighs most
+    std::set<int> keys;
+    for (const auto &[head, color] : sources) {
+        const Mat<float> row = tiles->wholeRows(head, {query});
+        std::vector<float> r(size_t(row.cols()));
+        for (int j = 0; j < int(row.cols()); ++j)
+            r[size_t(j)] = row(0, j);
+        std::vector<int> order;
+        for (int j = 0; j < int(r.size()); ++j)
+            if (std::isfinite(r[size_t(j)]) && r[size_t(j)] != 0.0f)
+                order.push_back(j);
+        const size_t top = std::min(order.size(), size_t(kLongTextKeys));
+        std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(top), order.end(), [&r](int a, int b) {
+            return r[size_t(a)] > r[size_t(b)] || (r[size_t(a)] == r[size_t(b)] && a < b);
+        });
+        keys.insert(order.begin(), order.begin() + std::ptrdiff_t(top));
+        m_longHeads.push_back(head);
+        m_longRows.push_back(std::move(r));
+    }
+    m_longKeys.assign(keys.begin(), keys.end());
+    m_k0 = 0;
+    m_nk = int(m_longKeys.size());
+    for (size_t s = 0; s < sources.size(); ++s) {
+        const std::vector<float> &r = m_longRows[s];
+        double rowMax = 0;
+        if (m_scaleRows)
+            for (float v : r)
+                if (std::isfinite(v))
+                    rowMax = std::max(rowMax, std::abs(double(v)));
+        for (int j : m_longKeys) {
+            const double v = r[size_t(j)];
+            if (!std::isfinite(v) || v == 0.0)
+                continue;
+            double a = std::abs(v);
+            if (m_scaleRows)
+                a = rowMax > 0 ? a / rowMax : 0.0;
+            if (a < m_threshold)
+                continue;
+            m_allLines.push_back({query, j, sources[s].first, v, std::clamp(a, 0.0, 1.0), sources[s].second});
+        }
+    }
+}
+
 void LinesView::computeLines()
 {
     m_lines.clear();
     m_allLines.clear();
     m_gain = 1;
-    if (!m_snapshot || !m_snapshot->hasResult())
+    if (longTextRow()) {
+        computeLongLines();
+    } else if (!m_snapshot || !m_snapshot->hasResult()) {
         return;
+    } else {
+        computeMatrixLines();
+    }
+    // the strongest line shown is drawn opaque, the others in proportion: a weight's opacity on a
+    // dark background falls off faster than on a light one (0.5 of a 3 : 1 blue is ~1.4 : 1 on black)
+    double strongest = 0;
+    for (const Line &l : m_allLines)
+        strongest = std::max(strongest, l.alpha);
+    m_gain = strongest > 0 ? 1.0 / strongest : 1.0;
+}
+
+void LinesView::computeMatrixLines()
+{
     const int heads = int(m_snapshot->seq(m_layer).weights.size());
     struct Source {
         int head;
@@ -308,12 +412,6 @@ void LinesView::computeLines()
             }
         }
     }
-    // the strongest line shown is drawn opaque, the others in proportion: a weight's opacity on a
-    // dark background falls off faster than on a light one (0.5 of a 3 : 1 blue is ~1.4 : 1 on black)
-    double strongest = 0;
-    for (const Line &l : m_allLines)
-        strongest = std::max(strongest, l.alpha);
-    m_gain = strongest > 0 ? 1.0 / strongest : 1.0;
 }
 
 QColor LinesView::drawnColor(const Line &line) const
@@ -364,9 +462,16 @@ void LinesView::updateTitle()
     QString t = QStringLiteral("Attention lines — ")
         + describeConfig(*m_snapshot, m_layer, m_display == HeadDisplay::Average ? -1 : m_head, m_display);
     QStringList notes;
+    if (longTextRow())
+        notes << QStringLiteral("Long text (%L1 tokens): one query's row is drawn, query %2's, read from q and k; "
+                                "right: the %3 keys %4 weighs most, in text order.")
+                     .arg(m_snapshot->tq())
+                     .arg(m_q0)
+                     .arg(kLongTextKeys)
+                     .arg(m_display == HeadDisplay::All ? QStringLiteral("each head") : QStringLiteral("it"));
     if (m_snapshot->hasResult()) {
         const int tq = m_snapshot->tq(), tk = m_snapshot->tk();
-        if (tq > m_nq || tk > m_nk) {
+        if (!longTextRow() && (tq > m_nq || tk > m_nk)) {
             QString which = m_q0 == 0 ? QStringLiteral("the first %1 queries").arg(m_nq)
                                       : QStringLiteral("queries %1–%2 (around the selected query)").arg(m_q0).arg(m_q0 + m_nq - 1);
             if (m_snapshot->cross || m_k0 != m_q0 || m_nk != m_nq)
@@ -464,8 +569,8 @@ LinesView::Geometry LinesView::geometry(const QRectF &area) const
     double labelW = bm.horizontalAdvance(QStringLiteral("queries"));
     for (int i = m_q0; i < m_q0 + m_nq; ++i)
         labelW = std::max(labelW, bm.horizontalAdvance(elide(m_queryLabels.value(i), kMaxLabelChars)));
-    for (int j = m_k0; j < m_k0 + m_nk; ++j)
-        labelW = std::max(labelW, bm.horizontalAdvance(elide(m_keyLabels.value(j), kMaxLabelChars)));
+    for (int r = 0; r < m_nk; ++r)
+        labelW = std::max(labelW, bm.horizontalAdvance(elide(keyLabel(keyAt(r)), kMaxLabelChars)));
     g.labelW = labelW + fm.height() * 0.8;
     const double mid = std::clamp(area.width() - 2 * pad - 2 * g.labelW, 4.0 * fm.height(), 22.0 * fm.height());
     const double total = 2 * g.labelW + mid;
@@ -478,7 +583,7 @@ LinesView::Geometry LinesView::geometry(const QRectF &area) const
 
 QRectF LinesView::labelRect(const Geometry &g, Side side, int index) const
 {
-    const int row = side == Side::Query ? index - m_q0 : index - m_k0;
+    const int row = side == Side::Query ? index - m_q0 : keyRow(index);
     const int count = side == Side::Query ? m_nq : m_nk;
     if (row < 0 || row >= count)
         return {};
@@ -542,7 +647,7 @@ void LinesView::paint(QCPPainter *p, const QRectF &area)
         if (a8 <= 0)
             continue;
         const double ya = g.yRows + (l.query - m_q0 + 0.5) * g.rowH;
-        const double yb = g.yRows + (l.key - m_k0 + 0.5) * g.rowH;
+        const double yb = g.yRows + (keyRow(l.key) + 0.5) * g.rowH;
         batches[size_t(l.head + 1) * 256 + size_t(a8)].push_back(QLineF(x0, ya, x1, yb));
     }
     // Thousands of wide antialiased lines go through the general stroker (seconds); many lines
@@ -607,8 +712,8 @@ void LinesView::paint(QCPPainter *p, const QRectF &area)
     };
     for (int i = m_q0; i < m_q0 + m_nq; ++i)
         drawLabel(Side::Query, i, m_queryLabels.value(i));
-    for (int j = m_k0; j < m_k0 + m_nk; ++j)
-        drawLabel(Side::Key, j, m_keyLabels.value(j));
+    for (int r = 0; r < m_nk; ++r)
+        drawLabel(Side::Key, keyAt(r), keyLabel(keyAt(r)));
 }
 
 void LinesView::updateHeight()
@@ -640,7 +745,7 @@ bool LinesView::hitToken(const QPoint &pos, Side &side, int &index) const
     }
     if (pos.x() >= g.xRight && pos.x() < g.xRight + g.labelW && row < m_nk) {
         side = Side::Key;
-        index = m_k0 + row;
+        index = keyAt(row);
         return true;
     }
     return false;

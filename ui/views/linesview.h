@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The lines view (BertViz "head view" style): query tokens on the left, key tokens on the right,
 // one line per (query, key) whose opacity is the weight; one colour per head, hover isolates a token.
+// A long text (a trace without t x t weights, live/longtext.h) draws the selected query's row only,
+// read through AttentionTiles: the query on the left, on the right the keys it weighs most (the top
+// kLongTextKeys of each head shown, in text order), and the view says so.
 #pragma once
 
 #include "views/deferredview.h"
@@ -39,6 +42,8 @@ public:
     // At most this many lines are drawn, the most opaque ones (the view says when it drops
     // some): a repaint stays in tens of milliseconds. A hovered token shows all of its lines.
     static constexpr int kMaxDrawnLines = 4000;
+    // A long text: the keys of each head shown that the selected query weighs most.
+    static constexpr int kLongTextKeys = 20;
 
     enum class Side { Query, Key };
 
@@ -95,6 +100,12 @@ public:
     int firstKey() const { return m_k0; }
     int shownQueries() const { return m_nq; }
     int shownKeys() const { return m_nk; }
+    // A long text's keys drawn, in text order (empty otherwise: the keys are firstKey() on).
+    const std::vector<int> &longTextKeys() const { return m_longKeys; }
+    // A long text: the selected query's weights as read for the lines, one row per head shown (the
+    // heads in shownHeads()'s order); empty otherwise.
+    const std::vector<std::vector<float>> &longTextRows() const { return m_longRows; }
+    const std::vector<int> &shownHeads() const { return m_longHeads; }
 
 signals:
     // The threshold or the row scaling changed (a session keeps them).
@@ -118,6 +129,7 @@ private:
 
     void rebuild() override;
     void computeLines();
+    void computeMatrixLines(); // a trace that keeps its weights: every line of the tokens shown
     void capLines();
     void updateTitle();
     void updateHeight();
@@ -144,6 +156,15 @@ private:
     Side m_hoverSide = Side::Query;
     int m_hover = -1;
     int m_q0 = 0, m_k0 = 0, m_nq = 0, m_nk = 0;
+    // A long text: the keys drawn (text order), each head's row read, and those heads (-1: the mean).
+    std::vector<int> m_longKeys;
+    std::vector<std::vector<float>> m_longRows;
+    std::vector<int> m_longHeads;
+    int keyAt(int row) const { return m_longKeys.empty() ? m_k0 + row : m_longKeys[size_t(row)]; }
+    int keyRow(int key) const; // -1: not drawn
+    QString keyLabel(int key) const;
+    bool longTextRow() const;   // the snapshot is a long text's: one query's row drawn
+    void computeLongLines();
     QStringList m_queryLabels, m_keyLabels;
     std::vector<Line> m_allLines; // every line above the threshold, before hover fading
     std::vector<Line> m_lines;    // the ones drawn: the most opaque kMaxDrawnLines of them

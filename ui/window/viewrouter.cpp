@@ -37,11 +37,12 @@ bool drawsSeq2seq(const QString &id)
 }
 // What a view that cannot read a long text yet would need (longTextNotYet's line); empty for the
 // views that read one (the weights through AttentionTiles, the selected query's row, the
-// predictions, the Patching tab's own runs, the Layers tab's readings of each head).
+// predictions, the Patching tab's own runs, the Layers tab's readings of each head, the Lines
+// view's one query row).
 QString longTextNeeds(const QString &id)
 {
     static const QStringList reads{QStringLiteral("weights"), QStringLiteral("row"), QStringLiteral("predictions"),
-                                   QStringLiteral("patching"), QStringLiteral("headRoles")};
+                                   QStringLiteral("patching"), QStringLiteral("headRoles"), QStringLiteral("lines")};
     if (reads.contains(id))
         return {};
     static const QStringList stages{QStringLiteral("embeddings"), QStringLiteral("pipeline"), QStringLiteral("residual"),

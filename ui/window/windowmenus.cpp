@@ -17,6 +17,7 @@
 #include "window/guidedialog.h"
 #include "window/headablations.h"
 #include "window/modelmenu.h"
+#include "window/needleprobes.h"
 #include "window/presentationmode.h"
 #include "window/viewrouter.h"
 #include "window/windowstate.h"
@@ -66,6 +67,10 @@ void MainWindow::buildMenus()
     edit->addAction(redo);
     edit->addSeparator();
     m_ablations->addEditActions(edit);
+    edit->addSeparator();
+    QAction *needle = edit->addAction(tr("&Needle probe…"), this, [this] { m_needleProbes->ask(m_queryEdit->toPlainText()); });
+    needle->setObjectName(QStringLiteral("needleProbeAction"));
+    needle->setToolTip(tr("Hide a sentence in a long text, ask for it, and score each head's retrieval (Wu et al. 2024)"));
 
     menuBar()->addMenu(m_modelMenu->menu());
     buildViewMenu();

@@ -14,6 +14,7 @@
 #include "attnviz/model.h"
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,10 @@ struct NeedleRequest {
     std::string haystack, needle, question;
     double depth = 0.5;     // where the needle goes: 0 the start of the haystack, 1 its end
     int answerTokens = 0;   // tokens generated; 0: as many as the needle has
-    const std::atomic<bool> *cancel = nullptr; // checked between answer tokens
+    const std::atomic<bool> *cancel = nullptr; // checked by the prompt's trace and between answer tokens
+    // Called on the calling thread: the prompt's trace layer by layer, then each answer token; `total`
+    // is the prompt's layers and the answer's tokens. Empty: none.
+    std::function<void(int done, int total)> progress;
 };
 
 struct NeedleProbe {

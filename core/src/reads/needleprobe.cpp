@@ -126,9 +126,14 @@ Status needleProbe(Model &model, const NeedleRequest &request, NeedleProbe &out)
     req.topK = 1;
     req.observe.weights = false; // q, k, v and each row's log-sum-exp: linear in the text
     req.observe.stages = false;
+    req.cancel = request.cancel;
+    const int layers = std::max(info.layers, 1), total = layers + answerTokens;
+    if (request.progress)
+        req.progress = [&request, total](int done, int) { request.progress(done, total); };
     Trace<float> trace;
     if (Status st = model.trace(req, trace); !st)
         return st;
+    req.progress = nullptr; // each answer token's trace counts as one step
     GenerateOptions greedy;
     for (int k = 0; k < answerTokens; ++k) {
         if (request.cancel && request.cancel->load())
@@ -137,6 +142,8 @@ Status needleProbe(Model &model, const NeedleRequest &request, NeedleProbe &out)
         if (Status st = nextTokenOf(model, trace, greedy, 0.0, id); !st)
             return st;
         out.answer.push_back(id);
+        if (request.progress)
+            request.progress(layers + k + 1, total);
         if (k + 1 == answerTokens)
             break; // its own row reads nothing the score needs
         ids.push_back(id);
