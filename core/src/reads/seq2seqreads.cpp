@@ -219,9 +219,8 @@ Status seq2seqAttribute(const Model &model, const Trace<T> &trace, int position,
     const Architecture &a = r.arch;
     if (a.placement == NormPlacement::Post)
         return Status::error(StatusCode::Unavailable,
-                             r.name + ": a post-norm decoder (" + a.family + ") normalizes the whole stream after every add, so each "
-                                      "part is rescaled by every LayerNorm after it and the logit is no sum of direct paths: "
-                                      "attribution is computed for pre-norm decoders (T5, mBART); the lens reads every stage");
+                             r.name + ": a post-norm decoder (" + a.family + ") normalizes the whole stream after every add, so "
+                                      "its logit is no sum of direct paths (attribution: pre-norm T5 and mBART)");
     const Seq2SeqWeights<T> &w = *s2sreads::weightsOf<T>(r);
     const Mat<T> &E = w.output();
     const int t = int(trace.tokens.size()), L = trace.numLayers(), V = int(E.rows());
