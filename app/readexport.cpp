@@ -39,9 +39,11 @@ int exportReadsView(const QString &id, const ui::SnapshotPtr &snapshot, int posi
         v->setSnapshot(snapshot);
         v->completeNow();
         m.values = v->topProbabilities();
-        m.corner = QStringLiteral("after layer\\position");
+        // an encoder-decoder model's decoder: a row per stage ("L0 self", "L0 cross", "L0 MLP", …)
+        const bool stages = !v->rowNames().isEmpty();
+        m.corner = stages ? QStringLiteral("decoder stage\\position") : QStringLiteral("after layer\\position");
         for (int l = 0; l < v->layerCount(); ++l)
-            m.rows << QString::number(l);
+            m.rows << (stages ? v->rowNames()[l] : QString::number(l));
         m.columns = v->positionLabels();
         QJsonArray tokens, actual;
         for (int l = 0; l < v->layerCount(); ++l) {
@@ -54,7 +56,8 @@ int exportReadsView(const QString &id, const ui::SnapshotPtr &snapshot, int posi
             tokens.append(t);
             actual.append(a);
         }
-        m.title = QStringLiteral("Logit lens: p(top token) per layer and position");
+        m.title = stages ? QStringLiteral("Logit lens of the decoder: p(top token) per stage and position")
+                         : QStringLiteral("Logit lens: p(top token) per layer and position");
         m.extra = QJsonObject{{QStringLiteral("top_tokens"), tokens}, {QStringLiteral("actual_p"), actual}};
     } else if (auto *v = qobject_cast<ui::DlaView *>(widget.get())) {
         v->setSnapshot(snapshot);
@@ -74,8 +77,11 @@ int exportReadsView(const QString &id, const ui::SnapshotPtr &snapshot, int posi
                        .arg(a.position);
         for (int l = 0; l < a.layers; ++l)
             m.rows << QString::number(l);
+        // an encoder-decoder model's decoder: its self-attention heads, then its cross-attention heads
+        const Seq2SeqAttribution &sa = v->seq2seqAttribution();
         for (int h = 0; h < a.heads; ++h)
-            m.columns << QString::number(h);
+            m.columns << (v->seq2seq() ? QStringLiteral("%1 %2").arg(h < sa.heads ? QStringLiteral("self") : QStringLiteral("cross")).arg(h % sa.heads)
+                                       : QString::number(h));
         m.columns << QStringLiteral("MLP");
         m.title = QStringLiteral("Direct logit attribution of %1 at position %2").arg(QString::fromStdString(a.targetToken)).arg(a.position);
         QJsonArray attnBias;
@@ -90,6 +96,17 @@ int exportReadsView(const QString &id, const ui::SnapshotPtr &snapshot, int posi
                               {QStringLiteral("attention_bias"), attnBias},
                               {QStringLiteral("norm_bias"), a.normBias},
                               {QStringLiteral("output_bias"), a.outputBias}};
+        if (v->seq2seq()) { // attention_bias above is each layer's self + cross output bias
+            QJsonArray selfBias, crossBias;
+            for (int l = 0; l < sa.layers; ++l) {
+                selfBias.append(sa.selfBias[size_t(l)]);
+                crossBias.append(sa.crossBias[size_t(l)]);
+            }
+            m.extra.insert(QStringLiteral("self_attention_bias"), selfBias);
+            m.extra.insert(QStringLiteral("cross_attention_bias"), crossBias);
+            m.extra.insert(QStringLiteral("logits_bias"), sa.logitsBias);
+            m.extra.insert(QStringLiteral("heads_per_attention"), sa.heads);
+        }
     }
     QString error;
     if (ui::isMatrixSuffix(QFileInfo(out).suffix().toLower())) {

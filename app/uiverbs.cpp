@@ -512,9 +512,10 @@ int exportView(const QStringList &args)
             return fail("export", error, 2);
         const ModelInfo info = req.model->info();
         heads = std::max(1, info.heads); // the model's own; --heads is the word vectors'
-        if (info.architecture.encoderDecoder && !seq2seqView)
+        if (info.architecture.encoderDecoder && !seq2seqView && !readsView)
             return fail("export", QStringLiteral("--view %1: %2 is an encoder-decoder model (%3): export draws its cross-attention "
-                                                 "(--view cross) and its word alignment (--view alignment)")
+                                                 "(--view cross), its word alignment (--view alignment) and its decoder's logit "
+                                                 "lens and attribution (--view lens, --view dla)")
                                       .arg(p.value(viewOpt), QString::fromStdString(info.name), QString::fromStdString(info.family)),
                         2);
         if (p.isSet(targetOpt) && !info.architecture.encoderDecoder)

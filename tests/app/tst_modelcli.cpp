@@ -526,7 +526,8 @@ void TestModelCli::t5Refusals()
                  QStringLiteral("--out"), out});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("--view weights: t5-tiny is an encoder-decoder model (t5): export draws its cross-attention "
-                            "(--view cross) and its word alignment (--view alignment)"), r.err.constData());
+                            "(--view cross), its word alignment (--view alignment) and its decoder's logit lens and "
+                            "attribution (--view lens, --view dla)"), r.err.constData());
     QCOMPARE(r.err.count("attnviz export:"), 1);
     QVERIFY(!QFile::exists(out));
 }

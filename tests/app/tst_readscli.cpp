@@ -18,6 +18,7 @@
 #include "../support/runattnviz.h"
 
 #include "attnviz/pretrained.h"
+#include "attnviz/seq2seqreads.h"
 
 #include <cmath>
 
@@ -221,6 +222,94 @@ private slots:
                      QStringLiteral("--sentence"), t, QStringLiteral("--query"), QStringLiteral("13"), QStringLiteral("--out"), lens});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.endsWith("attnviz export: --query 13: the text has 13 tokens\n"), r.err.constData());
+    }
+
+    // export --view lens|dla of an encoder-decoder model: the decoder's stages as rows ("L0 self",
+    // "L0 cross", "L0 MLP", …) and its self- and cross-attention heads as columns, the numbers the
+    // core's seq2seqLens and seq2seqAttribute give for the same source and target; a post-norm BART's
+    // attribution refused in one line.
+    void exportDecoderStages()
+    {
+        QTemporaryDir tmp;
+        const QString t5 = fixture(QStringLiteral("t5-tiny"));
+        const QString source = QStringLiteral("the 3rd of March, 1998"), target = QStringLiteral("1998-03-03");
+        std::unique_ptr<attnviz::Model> m;
+        QVERIFY(attnviz::openPretrained(t5.toStdString(), {}, m).ok());
+        attnviz::TraceRequest req;
+        req.text = source.toStdString();
+        req.target = target.toStdString();
+        req.allPredictions = true;
+        attnviz::Trace<float> tr;
+        QVERIFY(m->trace(req, tr).ok());
+        const int L = tr.numLayers(), P = int(tr.tokens.size()), H = m->info().heads;
+        attnviz::Seq2SeqLens lens;
+        QVERIFY(attnviz::seq2seqLens(*m, tr, 5, lens).ok());
+        const QStringList common{QStringLiteral("export"), QStringLiteral("--model"), t5, QStringLiteral("--sentence"), source,
+                                 QStringLiteral("--target"), target};
+        const QString lensOut = tmp.filePath(QStringLiteral("lens.json"));
+        Run r = execCli(common + QStringList{QStringLiteral("--view"), QStringLiteral("lens"), QStringLiteral("--out"), lensOut});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QFile f(lensOut);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonArray rows = o.value(QStringLiteral("rows")).toArray(), data = o.value(QStringLiteral("data")).toArray();
+        QCOMPARE(rows.size(), 3 * L);
+        QCOMPARE(rows[0].toString(), QStringLiteral("L0 self"));
+        QCOMPARE(rows[1].toString(), QStringLiteral("L0 cross"));
+        QCOMPARE(rows[2].toString(), QStringLiteral("L0 MLP"));
+        QCOMPARE(rows[3 * L - 1].toString(), QStringLiteral("L%1 MLP").arg(L - 1));
+        QCOMPARE(o.value(QStringLiteral("columns")).toArray().size(), P);
+        const QJsonArray tops = o.value(QStringLiteral("extra")).toObject().value(QStringLiteral("top_tokens")).toArray();
+        for (int row = 0; row < 3 * L; ++row)
+            for (int p = 0; p < P; ++p) {
+                QVERIFY(std::abs(data[row][p].toDouble() - lens.at(row, p).top.front().p) < 1e-6);
+                QCOMPARE(tops[row][p].toString(), QString::fromStdString(lens.at(row, p).top.front().token));
+            }
+        // attribution at position 2 of the predicted token (the tab's default)
+        const int pos = 2;
+        attnviz::Seq2SeqAttribution a;
+        QVERIFY(attnviz::seq2seqAttribute(*m, tr, pos, tr.predictions.next[size_t(pos)].front().id, a).ok());
+        const QString csv = tmp.filePath(QStringLiteral("dla.csv"));
+        r = execCli(common + QStringList{QStringLiteral("--view"), QStringLiteral("dla"), QStringLiteral("--query"), QString::number(pos),
+                                         QStringLiteral("--out"), csv});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QFile cf(csv);
+        QVERIFY(cf.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = cf.readAll().trimmed().split('\n');
+        QCOMPARE(lines.size(), L + 1);
+        const QList<QByteArray> header = lines[0].split(',');
+        QCOMPARE(header.size(), 2 * H + 2);
+        QCOMPARE(header[1], QByteArray("\"self 0\""));
+        QCOMPARE(header[H + 1], QByteArray("\"cross 0\""));
+        QCOMPARE(header.back(), QByteArray("\"MLP\""));
+        for (int l = 0; l < L; ++l) {
+            const QList<QByteArray> cells = lines[l + 1].split(',');
+            QCOMPARE(cells.size(), 2 * H + 2);
+            for (int h = 0; h < H; ++h) {
+                QVERIFY(std::abs(cells[1 + h].toDouble() - a.selfHead[size_t(l * H + h)]) < 1e-5);
+                QVERIFY(std::abs(cells[1 + H + h].toDouble() - a.crossHead[size_t(l * H + h)]) < 1e-5);
+            }
+            QVERIFY(std::abs(cells[1 + 2 * H].toDouble() - a.mlp[size_t(l)]) < 1e-5);
+        }
+        // JSON: the logit and the biases beside
+        const QString json = tmp.filePath(QStringLiteral("dla.json"));
+        r = execCli(common + QStringList{QStringLiteral("--view"), QStringLiteral("dla"), QStringLiteral("--query"), QString::number(pos),
+                                         QStringLiteral("--out"), json});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QFile jf(json);
+        QVERIFY(jf.open(QIODevice::ReadOnly));
+        const QJsonObject extra = QJsonDocument::fromJson(jf.readAll()).object().value(QStringLiteral("extra")).toObject();
+        QVERIFY(std::abs(extra.value(QStringLiteral("logit")).toDouble() - a.logit) < 1e-5);
+        QCOMPARE(extra.value(QStringLiteral("heads_per_attention")).toInt(), H);
+        QCOMPARE(extra.value(QStringLiteral("self_attention_bias")).toArray().size(), L);
+        // a post-norm decoder: one line why not
+        r = execCli({QStringLiteral("export"), QStringLiteral("--model"), fixture(QStringLiteral("bart-tiny")), QStringLiteral("--sentence"),
+                     source, QStringLiteral("--target"), target, QStringLiteral("--view"), QStringLiteral("dla"), QStringLiteral("--out"), json});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.endsWith("attnviz export: --view dla: bart-tiny: a post-norm decoder (bart) normalizes the whole stream "
+                                "after every add, so its logit is no sum of direct paths (attribution: pre-norm T5 and mBART)\n"),
+                 r.err.constData());
+        QCOMPARE(r.err.count("attnviz export:"), 1);
     }
 
     // export --all-layers: every layer's and head's weights, equal to the core's trace of the same

@@ -6,6 +6,8 @@
 #include "views/plotfit.h"
 #include "views/readsplot.h"
 
+#include "attnviz/seq2seqreads.h"
+
 #include <qcustomplot.h>
 
 #include <QCheckBox>
@@ -35,6 +37,46 @@ QCPAxisRect *gridRect(QCustomPlot *plot)
 }
 
 QString signedNumber(double v) { return QStringLiteral("%1%2").arg(v >= 0 ? QStringLiteral("+") : QString()).arg(v, 0, 'f', 3); }
+
+// An encoder-decoder model's attribution as the grid draws it: per layer its self-attention heads,
+// then its cross-attention heads (2 x heads columns), the MLP column; the biases summed.
+Attribution asGrid(const Seq2SeqAttribution &a)
+{
+    Attribution g;
+    g.position = a.position;
+    g.target = a.target;
+    g.targetToken = a.targetToken;
+    g.layers = a.layers;
+    g.heads = 2 * a.heads;
+    g.logit = g.cappedLogit = a.logit;
+    g.input = a.input;
+    for (int l = 0; l < a.layers; ++l) {
+        for (const std::vector<double> *v : {&a.selfHead, &a.crossHead})
+            g.head.insert(g.head.end(), v->begin() + l * a.heads, v->begin() + (l + 1) * a.heads);
+        g.attnBias.push_back(a.selfBias[size_t(l)] + a.crossBias[size_t(l)]);
+    }
+    g.mlp = a.mlp;
+    g.normBias = a.normBias;
+    g.outputBias = a.logitsBias;
+    return g;
+}
+
+// The target's id for a seq2seq model: the one token the typed text is (specials dropped).
+Status typedId(const Model &model, const std::string &text, int &id)
+{
+    std::vector<TraceToken> tokens;
+    if (Status st = model.tokenize(text, tokens); !st)
+        return st;
+    std::vector<int> ids;
+    for (const TraceToken &t : tokens)
+        if (!t.special)
+            ids.push_back(t.id);
+    if (ids.size() != 1)
+        return Status::error(StatusCode::InvalidInput, "“" + text + "” is " + std::to_string(ids.size()) +
+                                                           " tokens of this model's vocabulary: type one");
+    id = ids.front();
+    return {};
+}
 
 } // namespace
 
@@ -103,6 +145,12 @@ DlaView::DlaView(QWidget *parent) : DeferredView(parent), m_plot(new QCustomPlot
         p->setAxes(m_headRect->axis(QCPAxis::atBottom), m_headRect->axis(QCPAxis::atLeft));
     m_sel->setPen(QPen(QColor(220, 30, 30), 2));
     m_sel->setBrush(Qt::NoBrush);
+    m_split = new QCPItemLine(m_plot);
+    m_split->setClipAxisRect(m_headRect);
+    for (QCPItemPosition *p : {m_split->start, m_split->end})
+        p->setAxes(m_headRect->axis(QCPAxis::atBottom), m_headRect->axis(QCPAxis::atLeft));
+    m_split->setPen(QPen(QColor(40, 40, 40), 3));
+    m_split->setVisible(false);
 
     cellInteraction(
         m_plot, this,
@@ -112,11 +160,14 @@ DlaView::DlaView(QWidget *parent) : DeferredView(parent), m_plot(new QCustomPlot
                 return false;
             layer = int(std::lround(r->axis(QCPAxis::atLeft)->pixelToCoord(pos.y())));
             column = r == m_mlpRect ? m_attr.heads : int(std::lround(r->axis(QCPAxis::atBottom)->pixelToCoord(pos.x())));
+            if (r == m_headRect && column >= m_attr.heads)
+                return false;
             return layer >= 0 && layer < m_attr.layers && column >= 0 && column <= m_attr.heads;
         },
         [this](int layer, int column) { return cellText(layer, column); },
         [this](int layer, int column) {
-            if (column < m_attr.heads)
+            // an encoder-decoder model's cross-attention heads are opened under the Cross selector
+            if (column < (m_seq2seq ? m_s2s.heads : m_attr.heads))
                 emit headOpened(layer, column);
         });
     rebuild();
@@ -181,6 +232,8 @@ void DlaView::compute()
 {
     m_attr = Attribution();
     m_clean = Attribution();
+    m_s2s = Seq2SeqAttribution();
+    m_seq2seq = false;
     m_message.clear();
     const ComputeSnapshot *s = m_snapshot.get();
     if (!s) {
@@ -197,6 +250,8 @@ void DlaView::compute()
         return;
     }
     m_labels = s->queryLabels;
+    if (s->encoderDecoder)
+        return computeSeq2Seq();
     const Trace<float> &tr = *s->trace;
     const int t = int(tr.tokens.size());
     const int pos = m_query < 0 || m_query >= t ? t - 1 : m_query;
@@ -240,6 +295,48 @@ void DlaView::compute()
             m_clean = Attribution();
 }
 
+void DlaView::computeSeq2Seq()
+{
+    const ComputeSnapshot *s = m_snapshot.get();
+    const Trace<float> &tr = *s->trace;
+    const int t = int(tr.tokens.size());
+    const int pos = m_query < 0 || m_query >= t ? t - 1 : m_query;
+    int target = -1;
+    switch (m_target) {
+    case Target::Predicted:
+        if (size_t(pos) >= tr.predictions.next.size() || tr.predictions.next[size_t(pos)].empty()) {
+            m_message = QStringLiteral("No prediction kept at position %1.").arg(pos);
+            return;
+        }
+        target = tr.predictions.next[size_t(pos)].front().id;
+        break;
+    case Target::ActualNext:
+        if (pos + 1 >= t) {
+            m_message = QStringLiteral("Nothing follows the last target token: select an earlier position, or choose the predicted token.");
+            return;
+        }
+        target = tr.tokens[size_t(pos) + 1].id;
+        break;
+    case Target::Typed:
+        if (m_typed.isEmpty()) {
+            m_message = QStringLiteral("Type a token above (text that is one token of the target's vocabulary).");
+            return;
+        }
+        if (Status st = typedId(*s->model, m_typed.toStdString(), target); !st) {
+            m_message = QString::fromStdString(st.message);
+            return;
+        }
+        break;
+    }
+    if (Status st = seq2seqAttribute(*s->model, tr, pos, target, m_s2s); !st) {
+        m_s2s = Seq2SeqAttribution();
+        m_message = QString::fromStdString(st.message);
+        return;
+    }
+    m_seq2seq = true;
+    m_attr = asGrid(m_s2s);
+}
+
 void DlaView::draw()
 {
     if (!hasAttribution()) {
@@ -251,6 +348,7 @@ void DlaView::draw()
             m_plot->removeItem(t);
         m_numbers.clear();
         m_sel->setVisible(false);
+        m_split->setVisible(false);
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
@@ -273,6 +371,23 @@ void DlaView::draw()
     const double hi = std::max(1e-9, m.cwiseAbs().maxCoeff());
     m_scale->setDataRange(QCPRange(-hi, hi));
     m_headRect->axis(QCPAxis::atBottom)->setRange(-0.5, a.heads - 0.5);
+    if (m_seq2seq) { // self-attention's heads, then cross-attention's, a line between
+        auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+        for (int h = 0; h < a.heads; ++h)
+            ticker->addTick(h, QStringLiteral("%1 %2").arg(h < m_s2s.heads ? QStringLiteral("self") : QStringLiteral("cross")).arg(h % m_s2s.heads));
+        m_headRect->axis(QCPAxis::atBottom)->setTicker(ticker);
+        m_headRect->axis(QCPAxis::atBottom)->setTickLabelRotation(-45);
+        m_headRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("decoder head: self-attention | cross-attention"));
+    } else {
+        m_headRect->axis(QCPAxis::atBottom)->setTicker(wholeNumberTicker());
+        m_headRect->axis(QCPAxis::atBottom)->setTickLabelRotation(0);
+        m_headRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("head"));
+    }
+    m_split->setVisible(m_seq2seq);
+    if (m_seq2seq) {
+        m_split->start->setCoords(m_s2s.heads - 0.5, -0.5);
+        m_split->end->setCoords(m_s2s.heads - 0.5, a.layers - 0.5);
+    }
     m_mlpRect->axis(QCPAxis::atBottom)->setRange(-0.5, 0.5);
     for (QCPAxisRect *r : {m_headRect, m_mlpRect})
         r->axis(QCPAxis::atLeft)->setRange(-0.5, a.layers - 0.5);
@@ -298,7 +413,7 @@ void DlaView::draw()
                 m_numbers.push_back(t);
             }
     }
-    const bool showSel = m_head >= 0 && m_head < a.heads && m_layer >= 0 && m_layer < a.layers;
+    const bool showSel = m_head >= 0 && m_head < (m_seq2seq ? m_s2s.heads : a.heads) && m_layer >= 0 && m_layer < a.layers;
     m_sel->setVisible(showSel);
     if (showSel) {
         m_sel->topLeft->setCoords(m_head - 0.5, m_layer - 0.5);
@@ -311,7 +426,7 @@ void DlaView::draw()
         mlps += v;
     for (double v : a.attnBias)
         biases += v;
-    const QString token = QString::fromStdString(tokenOf(*m_snapshot->model, a.target).display);
+    const QString token = m_seq2seq ? QString() : QString::fromStdString(tokenOf(*m_snapshot->model, a.target).display);
     QString t = QStringLiteral("Direct logit attribution — “%1” after “%2” (position %3)\nlogit %4 = input %5 %6 (heads) %7 (MLPs) %8 (biases). "
                                "Each part through the final norm (its scale frozen) and “%1”’s unembedding row.")
                     .arg(token, m_labels.value(a.position))
@@ -319,6 +434,21 @@ void DlaView::draw()
                     .arg(a.logit, 0, 'f', 3)
                     .arg(a.input, 0, 'f', 3)
                     .arg(signedNumber(heads), signedNumber(mlps), signedNumber(biases));
+    if (m_seq2seq) {
+        double self = 0, cross = 0;
+        for (double v : m_s2s.selfHead)
+            self += v;
+        for (double v : m_s2s.crossHead)
+            cross += v;
+        t = QStringLiteral("Direct logit attribution of the decoder — “%1” after “%2” (position %3)\nlogit %4 = input %5 %6 "
+                           "(self-attention heads) %7 (cross-attention heads) %8 (MLPs) %9 (biases). Each part through the "
+                           "final norm (its scale frozen) and “%1”’s unembedding row.")
+                .arg(QString::fromStdString(m_s2s.targetDisplay), m_labels.value(a.position))
+                .arg(a.position)
+                .arg(a.logit, 0, 'f', 3)
+                .arg(a.input, 0, 'f', 3)
+                .arg(signedNumber(self), signedNumber(cross), signedNumber(mlps), signedNumber(biases));
+    }
     if (a.softcap > 0)
         t += QStringLiteral(" Soft-capped after: %1 · tanh(logit / %1) = %2.").arg(a.softcap).arg(a.cappedLogit, 0, 'f', 3);
     if (hasClean())
@@ -361,8 +491,13 @@ QString DlaView::cellText(int layer, int column) const
     if (!hasAttribution() || layer < 0 || layer >= m_attr.layers || column < 0 || column > m_attr.heads)
         return QString();
     const double v = column == m_attr.heads ? m_attr.mlp[size_t(layer)] : m_attr.headAt(layer, column);
-    const QString what = column == m_attr.heads ? QStringLiteral("MLP of layer %1").arg(layer)
-                                                : QStringLiteral("Layer %1, head %2").arg(layer).arg(column);
+    QString what = column == m_attr.heads ? QStringLiteral("MLP of layer %1").arg(layer)
+                                          : QStringLiteral("Layer %1, head %2").arg(layer).arg(column);
+    if (m_seq2seq && column < m_attr.heads)
+        what = QStringLiteral("Layer %1, %2 head %3")
+                   .arg(layer)
+                   .arg(column < m_s2s.heads ? QStringLiteral("self-attention") : QStringLiteral("cross-attention"))
+                   .arg(column % m_s2s.heads);
     QString text = QStringLiteral("%1 adds %2 to the logit of “%3” (%4 % of it)")
                        .arg(what, signedNumber(v), QString::fromStdString(m_attr.targetToken))
                        .arg(m_attr.logit != 0 ? 100.0 * v / m_attr.logit : 0.0, 0, 'f', 1);

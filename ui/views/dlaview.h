@@ -7,7 +7,10 @@
 // Click a head to open it (View::headOpened). Causal checkpoints with pre-norm or sandwich blocks.
 // An edited model (the window's head ablations or a patch): the grid is the edited run's, each cell's
 // hover adds the clean run's part and the difference, and "Δ vs clean" draws edited minus clean (the
-// same target token, attributed in the clean model's trace, ComputeSnapshot::cleanTrace).
+// same target token, attributed in the clean model's trace, ComputeSnapshot::cleanTrace). An
+// encoder-decoder model's decoder (seq2seqreads.h): per layer its self-attention heads, then its
+// cross-attention heads (a line between), then the MLP column; post-norm decoders (BART, Marian)
+// say why there is no such sum.
 #pragma once
 
 #include "views/deferredview.h"
@@ -15,6 +18,7 @@
 #include "live/livetypes.h"
 
 #include "attnviz/reads.h"
+#include "attnviz/seq2seqreads.h"
 
 #include <vector>
 
@@ -24,6 +28,7 @@ class QCustomPlot;
 class QCPAxisRect;
 class QCPColorMap;
 class QCPColorScale;
+class QCPItemLine;
 class QCPItemRect;
 class QCPItemText;
 class QCPTextElement;
@@ -54,6 +59,10 @@ public:
     // vocabulary, no actual next token after the last position …
     QString message() const { return m_message; }
     const Attribution &attribution() const { return m_attr; }
+    // An encoder-decoder model's attribution (seq2seq() true): as computed; attribution() holds it as
+    // the grid draws it (heads: the self-attention heads, then the cross-attention heads).
+    bool seq2seq() const { return m_seq2seq; }
+    const Seq2SeqAttribution &seq2seqAttribution() const { return m_s2s; }
     bool hasAttribution() const { return m_message.isEmpty() && m_attr.target >= 0; }
     // The edited run's attribution: layers x (heads + 1), the last column the MLPs.
     Mat<double> matrix() const;
@@ -71,6 +80,7 @@ public:
 private:
     void rebuild() override;
     void compute();
+    void computeSeq2Seq();
     void draw();
 
     SnapshotPtr m_snapshot;
@@ -78,6 +88,8 @@ private:
     Target m_target = Target::Predicted;
     QString m_typed;
     Attribution m_attr, m_clean;
+    Seq2SeqAttribution m_s2s;
+    bool m_seq2seq = false;
     bool m_delta = false;
     QCheckBox *m_deltaBox = nullptr;
     QString m_message;
@@ -91,6 +103,7 @@ private:
     QCPColorMap *m_headMap = nullptr, *m_mlpMap = nullptr;
     QCPColorScale *m_scale = nullptr;
     QCPItemRect *m_sel = nullptr;
+    QCPItemLine *m_split = nullptr; // between self- and cross-attention heads
     std::vector<QCPItemText *> m_numbers;
 };
 

@@ -6,6 +6,8 @@
 #include "views/plotfit.h"
 #include "views/readsplot.h"
 
+#include "attnviz/seq2seqreads.h"
+
 #include <qcustomplot.h>
 
 #include <QElapsedTimer>
@@ -27,6 +29,33 @@ QString shown(const TokenProb &p)
 QString percent(double p)
 {
     return std::isfinite(p) ? QStringLiteral("%1 %").arg(100.0 * p, 0, 'f', p < 0.001 ? 3 : 1) : QStringLiteral("–");
+}
+
+// An encoder-decoder model's decoder: its rows are the sub-layer stages (seq2seqreads.h).
+bool stagesOf(const ComputeSnapshot &s) { return s.encoderDecoder; }
+
+// One position's column: a row per layer, or per decoder stage.
+Status columnOf(const ComputeSnapshot &s, const Trace<float> &trace, int position, std::vector<LensCell> &column)
+{
+    return stagesOf(s) ? seq2seqLensColumn(*s.model, trace, position, 5, column)
+                       : lensColumn(*s.model, trace, position, 5, column);
+}
+
+// The whole grid (rows x positions) as LensGrid lays it out.
+Status gridOf(const ComputeSnapshot &s, const LensOptions &opt, LensGrid &out)
+{
+    if (!stagesOf(s))
+        return lensGrid(*s.model, *s.trace, opt, out);
+    Seq2SeqLens g;
+    if (Status st = seq2seqLens(*s.model, *s.trace, opt.topK, g, opt.cancel); !st)
+        return st;
+    out.layers = g.rows();
+    out.positions = g.positions;
+    out.topK = g.topK;
+    out.cells = std::move(g.cells);
+    if (opt.progress)
+        opt.progress(out, 0, out.positions);
+    return {};
 }
 
 } // namespace
@@ -194,7 +223,26 @@ void LogitLensView::rebuild()
                              "checkpoint with one (GPT-2, Llama, Qwen, Gemma … or BERT's masked-LM head) under File › Open model.");
     if (!why.isEmpty())
         return showWhy(why);
-    const int L = s->numLayers(), t = s->tq();
+    const bool stages = stagesOf(*s);
+    // an encoder-decoder model: three rows a decoder layer, after self-attention, cross-attention, MLP
+    const int L = stages ? 3 * s->numLayers() : s->numLayers(), t = s->tq();
+    m_rowNames.clear();
+    if (stages)
+        for (int l = 0; l < s->numLayers(); ++l)
+            for (DecoderStage st : {DecoderStage::Self, DecoderStage::Cross, DecoderStage::Mlp})
+                m_rowNames << QString::fromStdString(decoderStageName(l, st));
+    for (QCPAxis *a : {m_gridRect->axis(QCPAxis::atLeft), m_lineRect->axis(QCPAxis::atLeft)}) {
+        if (stages) {
+            auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+            for (int r = 0; r < L; ++r)
+                ticker->addTick(r, m_rowNames[r]);
+            a->setTicker(ticker);
+        } else {
+            a->setTicker(wholeNumberTicker());
+        }
+    }
+    m_gridRect->axis(QCPAxis::atLeft)->setTickLabels(true);
+    m_gridRect->axis(QCPAxis::atLeft)->setLabel(stages ? QStringLiteral("decoder, after") : QStringLiteral("after layer"));
     m_grid.layers = L;
     m_grid.positions = t;
     m_grid.topK = 5;
@@ -231,6 +279,17 @@ void LogitLensView::rebuild()
                       .arg(QString::fromStdString(s->modelInfo.name))
                       .arg(L)
                       .arg(kind);
+    if (stages)
+        m_titleText = QStringLiteral("Logit lens of the decoder — %1 · %2 layers, each after self-attention, cross-attention and the MLP\n"
+                                     "Each cell: the target token the decoder would predict from the residual stream after that "
+                                     "sub-layer (%3, then the unembedding), coloured by its probability; hover for the top 5. "
+                                     "Right, stage by stage: p(the target token that follows) (blue circles, lower scale) and "
+                                     "the entropy (orange squares, upper scale).")
+                          .arg(QString::fromStdString(s->modelInfo.name))
+                          .arg(s->numLayers())
+                          .arg(s->modelInfo.architecture.placement == NormPlacement::Post
+                                   ? QStringLiteral("post-norm: each stage is already normalized as the head reads the last")
+                                   : QStringLiteral("the final norm"));
     if (s->trace->edited() && s->cleanTrace)
         m_titleText += QStringLiteral(" Edited model (%1): the dotted lines are the clean model's.")
                            .arg(describeAblations(s->edits));
@@ -263,7 +322,7 @@ void LogitLensView::showColumn()
         QElapsedTimer timer;
         timer.start();
         std::vector<LensCell> column;
-        const Status st = lensColumn(*snapshot->model, *snapshot->trace, position, 5, column);
+        const Status st = columnOf(*snapshot, *snapshot->trace, position, column);
         const double ms = double(timer.nsecsElapsed()) / 1e6;
         QMetaObject::invokeMethod(qApp, [self, gen, position, column = std::move(column), ms, st] {
             if (!self || self->m_gen != gen)
@@ -293,7 +352,7 @@ void LogitLensView::showCleanColumn()
     QPointer<LogitLensView> self(this);
     (void)QtConcurrent::run([snapshot, gen, position, self] {
         std::vector<LensCell> column;
-        const Status st = lensColumn(*snapshot->model, *snapshot->cleanTrace, position, 5, column);
+        const Status st = columnOf(*snapshot, *snapshot->cleanTrace, position, column);
         QMetaObject::invokeMethod(
             qApp,
             [self, gen, position, column = std::move(column), st]() mutable {
@@ -319,7 +378,7 @@ void LogitLensView::completeNow()
         return;
     cancelGrid();
     LensGrid g;
-    if (!lensGrid(*m_snapshot->model, *m_snapshot->trace, LensOptions(), g))
+    if (!gridOf(*m_snapshot, LensOptions(), g))
         return;
     std::vector<LensCell> cells;
     for (int i = 0; i < g.positions; ++i)
@@ -358,7 +417,7 @@ void LogitLensView::startGrid()
             return !cancel->load();
         };
         LensGrid grid;
-        (void)lensGrid(*snapshot->model, *snapshot->trace, opt, grid);
+        (void)gridOf(*snapshot, opt, grid);
     });
 }
 
@@ -502,12 +561,14 @@ QString LogitLensView::cellText(int layer, int position) const
         return QString();
     const LensCell &c = m_grid.at(layer, position);
     if (!c.computed())
-        return QStringLiteral("Layer %1, position %2: computing…").arg(layer).arg(position);
+        return QStringLiteral("%1, position %2: computing…")
+            .arg(layer < m_rowNames.size() ? m_rowNames[layer] : QStringLiteral("Layer %1").arg(layer))
+            .arg(position);
     QStringList top;
     for (const TokenProb &p : c.top)
         top << QStringLiteral("“%1” %2").arg(shown(p), percent(p.p));
-    QString s = QStringLiteral("After layer %1, at “%2” (position %3)\nTop 5: %4\n")
-                    .arg(layer)
+    QString s = QStringLiteral("After %1, at “%2” (position %3)\nTop 5: %4\n")
+                    .arg(layer < m_rowNames.size() ? m_rowNames[layer] : QStringLiteral("layer %1").arg(layer))
                     .arg(m_labels.value(position))
                     .arg(position)
                     .arg(top.join(QStringLiteral(", ")));

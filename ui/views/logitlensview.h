@@ -11,7 +11,9 @@
 // window's head ablations or a patch): the grid is the edited run's; for the selected position the
 // clean model's lines (ComputeSnapshot::cleanTrace, its column computed on the pool as well) are
 // drawn dotted beside the edited ones, and the hover of that column adds the clean model's top
-// token and the differences edited minus clean.
+// token and the differences edited minus clean. An encoder-decoder model's decoder (seq2seqreads.h):
+// three rows a layer, the stream after self-attention, after cross-attention and after the MLP
+// ("L2 self", "L2 cross", "L2 MLP"), the columns the target's positions.
 #pragma once
 
 #include "views/deferredview.h"
@@ -55,7 +57,9 @@ public:
     // The whole grid computed here and now (an export; tests), not in the background.
     void completeNow();
     QStringList positionLabels() const { return m_labels; }
-    int layerCount() const { return m_grid.layers; }
+    int layerCount() const { return m_grid.layers; } // rows: an encoder-decoder model's 3 per layer
+    // An encoder-decoder model's row names ("L0 self", "L0 cross", "L0 MLP", …); empty otherwise.
+    QStringList rowNames() const { return m_rowNames; }
     int positionCount() const { return m_grid.positions; }
     int selectedPosition() const { return m_position; }
     const LensGrid &grid() const { return m_grid; }
@@ -113,6 +117,7 @@ private:
     QTimer *m_start = nullptr; // the grid starts once typing pauses
     double m_columnMs = 0, m_gridMs = 0;
     QStringList m_labels;
+    QStringList m_rowNames;
     QString m_titleText;
     QCustomPlot *m_plot = nullptr;
     QCPTextElement *m_title = nullptr;

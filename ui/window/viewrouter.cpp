@@ -28,7 +28,8 @@ bool drawsWeights(const QString &id)
 }
 
 // The views that draw an encoder-decoder model's encoder, decoder or cross attention (the
-// session's attentionKind); predictions reads the decoder's; the others say "not yet".
+// session's attentionKind); predictions, the lens and attribution read the decoder's; the others say
+// "not yet".
 bool drawsSeq2seq(const QString &id)
 {
     static const QStringList ids{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
@@ -68,7 +69,9 @@ SnapshotPtr ViewRouter::snapshotFor(const SnapshotPtr &s, const QString &id) con
         return s;
     if (drawsSeq2seq(id))
         return seq2seqView(s, m_session->attentionKind());
-    if (id == QLatin1String("predictions") || id == QLatin1String("alignment")) // the decoder's; all three attentions
+    // the decoder's; all three attentions; the decoder's stages (self-attention, cross-attention, MLP)
+    if (id == QLatin1String("predictions") || id == QLatin1String("alignment") || id == QLatin1String("lens") ||
+        id == QLatin1String("dla"))
         return s;
     const ViewSpec *spec = findViewSpec(id);
     return seq2seqNotYet(s, spec ? translated(spec->title) : id);

@@ -169,6 +169,28 @@ public:
         return run(request, *m_double, out);
     }
 
+    // The weights and spellings the decoder's lens and attribution read.
+    void readout(bool float64, detail::Seq2SeqReadout &out) const
+    {
+        out.arch = m_arch;
+        out.name = baseName(m_dir).empty() ? m_arch.family : baseName(m_dir);
+        out.floatWeights = m_float;
+        if (float64) {
+            std::lock_guard<std::mutex> lock(m_doubleMutex);
+            if (!m_double)
+                m_double = castSeq2SeqWeights<double>(*m_float);
+            out.doubleWeights = m_double;
+        }
+        out.token = [this](int id) {
+            const TraceToken t = tokensOf({id}).front();
+            TokenProb p;
+            p.id = id;
+            p.token = m_tokenizer ? m_tokenizer->token(id) : std::to_string(id);
+            p.display = t.display;
+            return p;
+        };
+    }
+
 private:
     template <typename T>
     Status generateWith(const Seq2SeqWeights<T> &w, const Seq2SeqGenerateOptions &options, Seq2SeqGeneration &out);
@@ -258,8 +280,8 @@ private:
     Architecture m_arch;
     std::string m_dir;
     std::shared_ptr<const Seq2SeqWeights<float>> m_float;
-    std::mutex m_doubleMutex;
-    std::shared_ptr<const Seq2SeqWeights<double>> m_double;
+    mutable std::mutex m_doubleMutex;
+    mutable std::shared_ptr<const Seq2SeqWeights<double>> m_double;
     std::string m_dtype;
     std::unique_ptr<SubwordTokenizer> m_tokenizer;
     std::unique_ptr<SubwordTokenizer> m_targetTokenizer; // the target's where it is another (Marian's target.spm)
@@ -692,6 +714,15 @@ Status runSeq2SeqBench(Model &model, int source, int target, int repeat, std::ve
     if (Status st = m->timeStep(req.ids, req.targetIds, repeat, ms); !st)
         return st;
     rows.push_back({"one generated step (cached keys and values)", target + 1, ms});
+    return {};
+}
+
+Status detail::seq2seqReadout(const Model &model, bool float64, Seq2SeqReadout &out)
+{
+    const auto *m = dynamic_cast<const EncoderDecoderModel *>(&model);
+    if (!m)
+        return Status::error(StatusCode::Unavailable, model.info().name + ": not an encoder-decoder model");
+    m->readout(float64, out);
     return {};
 }
 

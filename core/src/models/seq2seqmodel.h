@@ -10,10 +10,28 @@
 #include "attnviz/tensorarchive.h"
 #include "families/family.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
+namespace attnviz {
+template <typename T>
+struct Seq2SeqWeights;
+}
+
 namespace attnviz::detail {
+
+// What the decoder's lens and attribution (seq2seqreads.h) read of an encoder-decoder model: its
+// architecture, its weights (float64 made on first request) and its tokens' spellings.
+struct Seq2SeqReadout {
+    Architecture arch;
+    std::string name;
+    std::shared_ptr<const Seq2SeqWeights<float>> floatWeights;
+    std::shared_ptr<const Seq2SeqWeights<double>> doubleWeights;
+    std::function<TokenProb(int id)> token; // spelling and display
+};
+// Unavailable for a model that is not an encoder-decoder one.
+Status seq2seqReadout(const Model &model, bool float64, Seq2SeqReadout &out);
 
 Status openEncoderDecoder(const std::string &dir, const Architecture &arch, const PretrainedLoadOptions &options,
                           std::unique_ptr<Model> &out);
