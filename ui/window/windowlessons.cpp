@@ -5,6 +5,7 @@
 #include "mainwindow.h"
 
 #include "controls/controlpanel.h"
+#include "controls/inputpanel.h"
 #include "controls/sentenceedit.h"
 #include "files/messagetext.h"
 #include "live/livesession.h"
