@@ -11,6 +11,7 @@
 #include "seq2seq.h"
 #include "../families/family.h"
 #include "attnviz/parallel.h"
+#include "../../attention/attentionkernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -363,7 +364,8 @@ template <typename T> Mat<T> normed(const Architecture &a, const Mat<T> &x, cons
 }
 
 // x Wᵀ + b, split by blocks of output columns over the core's threads (so that one decoder step's
-// single row still reads W on every core). Many rows are multiplied into a column-major tile: Eigen
+// single row still reads W on every core). Float rows of a width the core's kernels take go through
+// kernels::linear (attentionkernels.h); others: many rows are multiplied into a column-major tile: Eigen
 // then packs W as its right-hand side, contiguous rows, instead of transposing it into left-hand
 // panels (forward.cpp's productTransposed does the same).
 template <typename T>
@@ -371,6 +373,19 @@ Mat<T> linear(const Mat<T> &x, const Mat<T> &W, const Vec<T> &b)
 {
     const int n = int(x.rows()), out = int(W.rows());
     Mat<T> y(n, out);
+    if constexpr (std::is_same_v<T, float>) {
+        if (n > 6 && kernels::supportsHeadWidth(int(W.cols()))) {
+            // the core's register-blocked kernel: W packed one panel at a time against every row
+            const int threads = std::max(1, coreThreads());
+            const int step = std::max(64, ((out + 2 * threads - 1) / (2 * threads) + 63) / 64 * 64);
+            parallelFor((out + step - 1) / step, 2.0 * n * double(out) * double(W.cols()), [&](int i) {
+                const int c0 = i * step, cw = std::min(step, out - c0);
+                kernels::linear(x.data(), x.cols(), n, int(x.cols()), W.data() + Eigen::Index(c0) * W.cols(), W.cols(), cw,
+                                b.size() ? b.data() + c0 : nullptr, y.data() + c0, y.cols());
+            });
+            return y;
+        }
+    }
     const int threads = std::max(1, coreThreads());
     const int chunk = std::max(64, ((out + 2 * threads - 1) / (2 * threads) + 15) / 16 * 16);
     const int tasks = (out + chunk - 1) / chunk;
