@@ -467,14 +467,14 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
     s.context.resize(tq, H * dh);
     s.weights.resize(size_t(H));
     Mat<T> avg = Mat<T>::Zero(tq, tk);
+    // the bias depends on j - i alone: one bucket per distance, -(tq - 1) .. tk - 1 at [0, tq + tk - 1)
     std::vector<int> buckets;
     if (bias && bias->size() == 0)
         bias = nullptr;
     if (bias) {
-        buckets.resize(size_t(tq) * size_t(tk));
-        for (int i = 0; i < tq; ++i)
-            for (int j = 0; j < tk; ++j)
-                buckets[size_t(i) * size_t(tk) + size_t(j)] = a.relative.bucket(j - i, bidirectional);
+        buckets.resize(size_t(tq + tk - 1));
+        for (int r = 0; r < tq + tk - 1; ++r)
+            buckets[size_t(r)] = a.relative.bucket(r - (tq - 1), bidirectional);
     }
     const T ninf = -std::numeric_limits<T>::infinity();
     if (keepScores)
@@ -485,10 +485,14 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
         Mat<T> sc = s.q.middleCols(h * dh, dh) * s.k.middleCols(h * dh, dh).transpose();
         if (R.scale != 1.0)
             sc *= T(R.scale);
-        if (bias)
+        if (bias) {
+            // this head's bias per distance; row i reads the tk of them from distance -i on
+            Eigen::Matrix<T, 1, Eigen::Dynamic> byDistance(tq + tk - 1);
+            for (int r = 0; r < tq + tk - 1; ++r)
+                byDistance[r] = (*bias)(buckets[size_t(r)], h);
             for (int i = 0; i < tq; ++i)
-                for (int j = 0; j < tk; ++j)
-                    sc(i, j) += (*bias)(buckets[size_t(i) * size_t(tk) + size_t(j)], h);
+                sc.row(i) += byDistance.segment(tq - 1 - i, tk);
+        }
         if (keepScores)
             s.scores[size_t(h)] = sc;
         for (int i = 0; i < tq; ++i) {
@@ -669,13 +673,19 @@ void attendRow(const Architecture &a, const Mat<T> &q, const Mat<T> &K, const Ma
     if (bias && bias->size() == 0)
         bias = nullptr;
     Eigen::Matrix<T, 1, Eigen::Dynamic> sc(tk);
+    std::vector<int> buckets;
+    if (bias) {
+        buckets.resize(size_t(tk));
+        for (int j = 0; j < tk; ++j)
+            buckets[size_t(j)] = a.relative.bucket(j - (tk - 1), false);
+    }
     for (int h = 0; h < H; ++h) {
         sc.noalias() = q.middleCols(h * dh, dh) * K.topRows(tk).middleCols(h * dh, dh).transpose();
         if (scale != 1.0)
             sc *= T(scale);
         if (bias)
             for (int j = 0; j < tk; ++j)
-                sc[j] += (*bias)(a.relative.bucket(j - (tk - 1), false), h);
+                sc[j] += (*bias)(buckets[size_t(j)], h);
         softmaxRow<T>(sc.row(0));
         context.middleCols(h * dh, dh).noalias() = sc * V.topRows(tk).middleCols(h * dh, dh);
         if (weights)
