@@ -11,6 +11,7 @@
 #include "seq2seq.h"
 #include "../families/family.h"
 #include "attnviz/parallel.h"
+#include "../../attention/attentionkernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -363,7 +364,8 @@ template <typename T> Mat<T> normed(const Architecture &a, const Mat<T> &x, cons
 }
 
 // x Wᵀ + b, split by blocks of output columns over the core's threads (so that one decoder step's
-// single row still reads W on every core). Many rows are multiplied into a column-major tile: Eigen
+// single row still reads W on every core). Float rows of a width the core's kernels take go through
+// kernels::linear (attentionkernels.h); others: many rows are multiplied into a column-major tile: Eigen
 // then packs W as its right-hand side, contiguous rows, instead of transposing it into left-hand
 // panels (forward.cpp's productTransposed does the same).
 template <typename T>
@@ -371,6 +373,19 @@ Mat<T> linear(const Mat<T> &x, const Mat<T> &W, const Vec<T> &b)
 {
     const int n = int(x.rows()), out = int(W.rows());
     Mat<T> y(n, out);
+    if constexpr (std::is_same_v<T, float>) {
+        if (n > 6 && kernels::supportsHeadWidth(int(W.cols()))) {
+            // the core's register-blocked kernel: W packed one panel at a time against every row
+            const int threads = std::max(1, coreThreads());
+            const int step = std::max(64, ((out + 2 * threads - 1) / (2 * threads) + 63) / 64 * 64);
+            parallelFor((out + step - 1) / step, 2.0 * n * double(out) * double(W.cols()), [&](int i) {
+                const int c0 = i * step, cw = std::min(step, out - c0);
+                kernels::linear(x.data(), x.cols(), n, int(x.cols()), W.data() + Eigen::Index(c0) * W.cols(), W.cols(), cw,
+                                b.size() ? b.data() + c0 : nullptr, y.data() + c0, y.cols());
+            });
+            return y;
+        }
+    }
     const int threads = std::max(1, coreThreads());
     const int chunk = std::max(64, ((out + 2 * threads - 1) / (2 * threads) + 15) / 16 * 16);
     const int tasks = (out + chunk - 1) / chunk;
@@ -452,14 +467,14 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
     s.context.resize(tq, H * dh);
     s.weights.resize(size_t(H));
     Mat<T> avg = Mat<T>::Zero(tq, tk);
+    // the bias depends on j - i alone: one bucket per distance, -(tq - 1) .. tk - 1 at [0, tq + tk - 1)
     std::vector<int> buckets;
     if (bias && bias->size() == 0)
         bias = nullptr;
     if (bias) {
-        buckets.resize(size_t(tq) * size_t(tk));
-        for (int i = 0; i < tq; ++i)
-            for (int j = 0; j < tk; ++j)
-                buckets[size_t(i) * size_t(tk) + size_t(j)] = a.relative.bucket(j - i, bidirectional);
+        buckets.resize(size_t(tq + tk - 1));
+        for (int r = 0; r < tq + tk - 1; ++r)
+            buckets[size_t(r)] = a.relative.bucket(r - (tq - 1), bidirectional);
     }
     const T ninf = -std::numeric_limits<T>::infinity();
     if (keepScores)
@@ -470,10 +485,14 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
         Mat<T> sc = s.q.middleCols(h * dh, dh) * s.k.middleCols(h * dh, dh).transpose();
         if (R.scale != 1.0)
             sc *= T(R.scale);
-        if (bias)
+        if (bias) {
+            // this head's bias per distance; row i reads the tk of them from distance -i on
+            Eigen::Matrix<T, 1, Eigen::Dynamic> byDistance(tq + tk - 1);
+            for (int r = 0; r < tq + tk - 1; ++r)
+                byDistance[r] = (*bias)(buckets[size_t(r)], h);
             for (int i = 0; i < tq; ++i)
-                for (int j = 0; j < tk; ++j)
-                    sc(i, j) += (*bias)(buckets[size_t(i) * size_t(tk) + size_t(j)], h);
+                sc.row(i) += byDistance.segment(tq - 1 - i, tk);
+        }
         if (keepScores)
             s.scores[size_t(h)] = sc;
         for (int i = 0; i < tq; ++i) {
@@ -654,13 +673,19 @@ void attendRow(const Architecture &a, const Mat<T> &q, const Mat<T> &K, const Ma
     if (bias && bias->size() == 0)
         bias = nullptr;
     Eigen::Matrix<T, 1, Eigen::Dynamic> sc(tk);
+    std::vector<int> buckets;
+    if (bias) {
+        buckets.resize(size_t(tk));
+        for (int j = 0; j < tk; ++j)
+            buckets[size_t(j)] = a.relative.bucket(j - (tk - 1), false);
+    }
     for (int h = 0; h < H; ++h) {
         sc.noalias() = q.middleCols(h * dh, dh) * K.topRows(tk).middleCols(h * dh, dh).transpose();
         if (scale != 1.0)
             sc *= T(scale);
         if (bias)
             for (int j = 0; j < tk; ++j)
-                sc[j] += (*bias)(a.relative.bucket(j - (tk - 1), false), h);
+                sc[j] += (*bias)(buckets[size_t(j)], h);
         softmaxRow<T>(sc.row(0));
         context.middleCols(h * dh, dh).noalias() = sc * V.topRows(tk).middleCols(h * dh, dh);
         if (weights)
@@ -818,30 +843,99 @@ Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2S
     pr.next.assign(size_t(t), {});
     pr.actualNext.assign(size_t(t), std::numeric_limits<double>::quiet_NaN());
     pr.logNormalizer.assign(size_t(t), std::numeric_limits<double>::quiet_NaN());
-    const int first = in.allPredictions ? 0 : t - 1;
-    const Mat<T> allLogits = seq2seqimpl::logitsOf(a, w, out.final, first, t - first);
-    // each position's top k and normalizer in parallel (each writes its own entries)
-    parallelFor(t - first, 4.0 * double(V) * (t - first), [&](int r) {
+    const int first = in.allPredictions ? 0 : t - 1, n = t - first;
+    Mat<T> rows = out.final.middleRows(first, n);
+    if (a.outputScale != 1.0)
+        rows *= T(a.outputScale);
+    const Mat<T> &E = w.output();
+    // The logits are never stored whole (t x vocabulary floats): the vocabulary is cut into ranges,
+    // one task each, and each range into slices of kSlice tokens whose (n, kSlice) logits stay in
+    // cache while every row's running max, sum of exponentials (rescaled when the max grows), top k
+    // and the actual next token's logit are taken from them; the ranges are merged after.
+    constexpr int kSlice = 256;
+    struct Cand {
+        T logit;
+        int id;
+    };
+    const auto better = [](const Cand &p, const Cand &q) { return p.logit > q.logit || (p.logit == q.logit && p.id < q.id); };
+    struct RowState {
+        T max = -std::numeric_limits<T>::infinity(), sum = 0;
+        std::vector<Cand> top; // a heap whose front is the worst kept
+    };
+    const int threads = std::max(1, coreThreads());
+    const int ranges = std::max(1, std::min((V + kSlice - 1) / kSlice, 4 * threads));
+    const int span = ((V + ranges - 1) / ranges + kSlice - 1) / kSlice * kSlice;
+    const int tasks = (V + span - 1) / span;
+    std::vector<std::vector<RowState>> state(size_t(tasks), std::vector<RowState>(static_cast<size_t>(n)));
+    std::vector<T> actual(size_t(n), std::numeric_limits<T>::quiet_NaN());
+    const bool kernel = std::is_same_v<T, float> && n > 6 && kernels::supportsHeadWidth(int(E.cols()));
+    parallelFor(tasks, 2.0 * n * double(V) * double(E.cols()), [&](int task) {
+        std::vector<RowState> &st = state[size_t(task)];
+        thread_local Mat<T> tile;
+        tile.resize(n, kSlice);
+        for (int c0 = task * span; c0 < std::min(V, (task + 1) * span); c0 += kSlice) {
+            const int cw = std::min(kSlice, V - c0);
+            const T *bias = w.logitsBias.size() ? w.logitsBias.data() + c0 : nullptr;
+            if constexpr (std::is_same_v<T, float>) {
+                if (kernel)
+                    kernels::linear(rows.data(), rows.cols(), n, int(rows.cols()), E.data() + Eigen::Index(c0) * E.cols(),
+                                                 E.cols(), cw, bias, tile.data(), tile.cols());
+            }
+            if (!kernel) {
+                tile.leftCols(cw).noalias() = rows * E.middleRows(c0, cw).transpose();
+                if (bias)
+                    tile.leftCols(cw).rowwise() += w.logitsBias.segment(c0, cw).transpose();
+            }
+            for (int r = 0; r < n; ++r) {
+                const auto logits = tile.row(r).head(cw);
+                RowState &rs = st[size_t(r)];
+                const T mx = logits.maxCoeff();
+                if (mx > rs.max) {
+                    rs.sum *= std::exp(rs.max - mx);
+                    rs.max = mx;
+                }
+                rs.sum += (logits.array() - rs.max).exp().sum();
+                for (int j = 0; j < cw; ++j) {
+                    const Cand c{logits[j], c0 + j};
+                    if (int(rs.top.size()) < k) {
+                        rs.top.push_back(c);
+                        std::push_heap(rs.top.begin(), rs.top.end(), better);
+                    } else if (better(c, rs.top.front())) {
+                        std::pop_heap(rs.top.begin(), rs.top.end(), better);
+                        rs.top.back() = c;
+                        std::push_heap(rs.top.begin(), rs.top.end(), better);
+                    }
+                }
+                const int i = first + r;
+                if (i + 1 < t && in.decoder[size_t(i + 1)] >= c0 && in.decoder[size_t(i + 1)] < c0 + cw)
+                    actual[size_t(r)] = logits[in.decoder[size_t(i + 1)] - c0];
+            }
+        }
+    });
+    // each position's top k and normalizer: the ranges merged
+    for (int r = 0; r < n; ++r) {
         const int i = first + r;
-        const auto logits = allLogits.row(i - first);
-        const T mx = logits.maxCoeff();
-        const T lse = mx + std::log((logits.array() - mx).exp().sum());
-        std::vector<int> order(static_cast<size_t>(V));
-        for (int j = 0; j < V; ++j)
-            order[size_t(j)] = j;
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int p, int q) {
-            return logits[p] > logits[q] || (logits[p] == logits[q] && p < q);
-        });
+        T mx = -std::numeric_limits<T>::infinity();
+        for (const std::vector<RowState> &st : state)
+            mx = std::max(mx, st[size_t(r)].max);
+        T sum = 0;
+        std::vector<Cand> all;
+        for (const std::vector<RowState> &st : state) {
+            sum += st[size_t(r)].sum * std::exp(st[size_t(r)].max - mx);
+            all.insert(all.end(), st[size_t(r)].top.begin(), st[size_t(r)].top.end());
+        }
+        const T lse = mx + std::log(sum);
+        std::partial_sort(all.begin(), all.begin() + k, all.end(), better);
         for (int j = 0; j < k; ++j) {
             TokenProb tp;
-            tp.id = order[size_t(j)];
-            tp.p = double(std::exp(logits[tp.id] - lse));
+            tp.id = all[size_t(j)].id;
+            tp.p = double(std::exp(all[size_t(j)].logit - lse));
             pr.next[size_t(i)].push_back(tp);
         }
         pr.logNormalizer[size_t(i)] = double(lse);
         if (i + 1 < t)
-            pr.actualNext[size_t(i)] = double(std::exp(logits[in.decoder[size_t(i + 1)]] - lse));
-    });
+            pr.actualNext[size_t(i)] = double(std::exp(actual[size_t(r)] - lse));
+    }
     out.observed = Observe();
     return {};
 }
