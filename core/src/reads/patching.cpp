@@ -2,7 +2,8 @@
 // Activation patching sweeps (patching.h): the clean and corrupted runs, then the corrupted run once
 // per cell with one of the clean run's activations patched in (TraceRequest::edits, over the
 // corrupted trace: TraceRequest::unedited), scored by the request's metric. Each forward runs on the
-// pool (its products split over the cores).
+// pool (its products split over the cores). A heads sweep whose forward stackedcells.h covers runs a
+// layer's cells together instead, their rows stacked in one pass from that layer on.
 #include "attnviz/patching.h"
 #include "readout.h"
 #include "../models/forward/stackedcells.h"

@@ -15,9 +15,9 @@ namespace attnviz {
 // Whether stackedCells computes this model's forward over a text of t tokens exactly as runForward
 // does: causal, softmax attention without rotary or relative positions, q/k norms, grouped key/value
 // heads, soft-capping or sliding windows; every weight dense (products of packed weights widen them in
-// blocks of their own); t a multiple of 8. A product's rows are taken 4 or 8 at a time as the columns
-// of Eigen's micro-panels and the last t mod 4 alone, by kernels that sum over k in other orders: the
-// rows of a text whose length is no multiple of 8 would meet other kernels in a stacked matrix.
+// blocks of their own); t a multiple of 8. Eigen's GEMM takes a product's rows 4 or 8 at a time as the
+// columns of its micro-panels and the last few by other kernels: the tail rows of a text of another
+// length would meet other kernels in a stacked matrix (measured: other last bits at 9 tokens).
 template <typename T>
 bool stackedCellsCover(const Architecture &arch, const ModelWeights<T> &w, int t);
 
