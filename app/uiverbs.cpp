@@ -1339,13 +1339,21 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
         if (QAction *ablate = w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction")); ablate && ablate->isEnabled()) {
             w.session()->setSelectedLayer(std::max(0, info.layers / 2));
             QCoreApplication::processEvents();
-            std::vector<double> toggles;
-            for (int r = 0; r < reps; ++r)
+            std::vector<double> toggles, on, off;
+            for (int r = 0; r < reps; ++r) {
+                const bool ablating = w.session()->edits().empty();
                 toggles.push_back(timer.time([ablate] { ablate->trigger(); }));
-            std::sort(toggles.begin(), toggles.end());
+                (ablating ? on : off).push_back(toggles.back());
+            }
+            auto mid = [](std::vector<double> v) {
+                std::sort(v.begin(), v.end());
+                return v.empty() ? 0.0 : v[v.size() / 2];
+            };
             std::printf("%8s ablation toggle (Edit > Ablate the selected head, layer %d, pressed again to restore): "
-                        "%.2f ms median of %d; the keystrokes above: append %.2f ms, full %.2f ms\n",
-                        "", std::max(0, info.layers / 2), toggles[toggles.size() / 2], reps, median[0][0], median[1][0]);
+                        "%.2f ms median of %d (ablate %.2f ms, restore %.2f ms); the keystrokes above: append %.2f ms, "
+                        "full %.2f ms\n",
+                        "", std::max(0, info.layers / 2), mid(toggles), reps, mid(on), mid(off),
+                        median[0][0], median[1][0]);
             if (!w.session()->edits().empty())
                 ablate->trigger(); // restored for the next size
         }

@@ -320,6 +320,87 @@ private slots:
                     QCOMPARE(out.at(l, c), 0.0); // before the difference: the corrupted run
     }
 
+    // A heads sweep of a text whose length is a multiple of 8 runs a layer's cells stacked in one pass
+    // (stackedcells.h); each cell equals its own whole patched forward bit for bit, in float and
+    // float64, with every metric.
+    void stackedHeadCellsEqualWholeForwards_data()
+    {
+        QTest::addColumn<int>("tokens");
+        QTest::addColumn<bool>("f64");
+        QTest::addColumn<int>("metric");
+        QTest::newRow("16 f32 logit_diff") << 16 << false << int(PatchMetric::LogitDiff);
+        QTest::newRow("24 f64 logit_diff") << 24 << true << int(PatchMetric::LogitDiff);
+        QTest::newRow("32 f32 kl") << 32 << false << int(PatchMetric::Kl);
+        QTest::newRow("16 f64 prob") << 16 << true << int(PatchMetric::Prob);
+    }
+    void stackedHeadCellsEqualWholeForwards()
+    {
+        QFETCH(int, tokens);
+        QFETCH(bool, f64);
+        QFETCH(int, metric);
+        if (f64)
+            stackedHeads<double>(tokens, PatchMetric(metric));
+        else
+            stackedHeads<float>(tokens, PatchMetric(metric));
+    }
+private:
+    template <typename T>
+    void stackedHeads(int t, PatchMetric metric)
+    {
+        auto m = open(QStringLiteral("gpt2-tiny"));
+        QVERIFY(m);
+        PatchRequest r;
+        r.sweep = PatchSweep::HeadsAllPositions;
+        r.metric = metric;
+        for (int i = 0; i < t; ++i)
+            r.cleanIds.push_back((i * 4099 + 7) % 50000);
+        r.corruptedIds = r.cleanIds;
+        r.corruptedIds[size_t(t / 2)] += 3;
+        r.answer = 11;
+        r.wrong = 12;
+        PatchResult out;
+        const Status st = patchSweep<T>(*m, r, out);
+        QVERIFY2(st.ok(), st.message.c_str());
+        QCOMPARE(out.done, out.rows * out.cols);
+        TraceRequest cr;
+        cr.ids = r.cleanIds;
+        Trace<T> clean;
+        QVERIFY(m->trace(cr, clean).ok());
+        std::vector<double> cleanLp;
+        QVERIFY(nextLogProbs(*m, clean, cleanLp).ok());
+        for (int l = 0; l < out.rows; ++l)
+            for (int h = 0; h < out.cols; ++h) {
+                Intervention e;
+                e.kind = EditKind::Value;
+                e.layer = l;
+                e.hook = HookPoint::AttnZ;
+                e.head = h;
+                QVERIFY(hookValue(clean, e.hook, l, e.value).ok());
+                TraceRequest pr;
+                pr.ids = r.corruptedIds;
+                pr.edits = {e};
+                Trace<T> patched;
+                QVERIFY(m->trace(pr, patched).ok());
+                double want = 0;
+                if (metric == PatchMetric::LogitDiff) {
+                    double d = 0;
+                    QVERIFY(logitDifference(*m, patched, r.answer, r.wrong, d).ok());
+                    want = (d - out.corruptedDiff) / (out.cleanDiff - out.corruptedDiff);
+                } else {
+                    std::vector<double> lp;
+                    QVERIFY(nextLogProbs(*m, patched, lp).ok());
+                    if (metric == PatchMetric::Prob) {
+                        want = std::exp(lp[size_t(r.answer)]);
+                    } else {
+                        for (size_t v = 0; v < lp.size(); ++v)
+                            want += std::exp(cleanLp[v]) * (cleanLp[v] - lp[v]);
+                    }
+                }
+                QVERIFY2(out.at(l, h) == want, qPrintable(QStringLiteral("L%1 H%2: %3 != %4").arg(l).arg(h).arg(out.at(l, h), 0, 'g', 17).arg(want, 0, 'g', 17)));
+            }
+    }
+
+private slots:
     // prob: the answer's probability after the last position; kl: KL(clean || patched); each against
     // the patched trace's own softmax (its predictions over the whole vocabulary).
     void probAndKlMetrics_data()

@@ -100,6 +100,7 @@ private slots:
     void gridMenuAblatesAndRestores();
     void cleanSwitch();
     void shortcutActionsAndUndo();
+    void toggleOverTheCleanTrace();
     void sessionRoundTrip();
     void refusals();
     void screenshots();
@@ -245,6 +246,69 @@ void TestAblation::shortcutActionsAndUndo()
     // another model clears the ablations
     QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
     QVERIFY(win.w.session()->edits().empty());
+}
+
+// Ctrl+K on the clean trace on screen: the edited trace reuses its layers before the ablated one
+// (TraceRequest::unedited) and every layer still equals the core's whole edited forward; pressed again,
+// the clean trace comes back bit for bit.
+void TestAblation::toggleOverTheCleanTrace()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(kText + QStringLiteral(" not"))); // two traces held: the toggle computes into the older
+    SnapshotPtr clean = win.show(kText);
+    QVERIFY(clean && !clean->trace->edited());
+    // what the views read of the clean trace, kept apart so that no snapshot of it is held here
+    const Trace<float> cleanCopy = *clean->trace;
+    clean.reset();
+    QAction *zero = win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"));
+    QVERIFY(zero);
+    win.w.session()->setSelectedLayer(1);
+    win.w.session()->setSelectedHead(2);
+    QVERIFY(zero->isEnabled());
+    zero->trigger();
+    const std::vector<Intervention> want{headEdit(1, 2, EditKind::Zero)};
+    SnapshotPtr edited = waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); });
+    QVERIFY(edited && edited->trace->edits == want);
+    const Trace<float> core = coreTrace(want);
+    const Trace<float> &shown = *edited->trace;
+    QCOMPARE(shown.numLayers(), core.numLayers());
+    auto near = [](const auto &a, const auto &b) {
+        return a.rows() == b.rows() && a.cols() == b.cols() && (a.template cast<double>() - b.template cast<double>()).cwiseAbs().maxCoeff() <= 1e-5;
+    };
+    for (int l = 0; l < core.numLayers(); ++l) {
+        const LayerTrace<float> &a = shown.layers[size_t(l)], &b = core.layers[size_t(l)];
+        QVERIFY2(near(a.output, b.output), qPrintable(QStringLiteral("layer %1 output").arg(l)));
+        for (int h = 0; h < core.numHeads(); ++h)
+            QVERIFY2(near(shown.weights(l, h).toDense(), core.weights(l, h).toDense()),
+                     qPrintable(QStringLiteral("layer %1 head %2 weights").arg(l).arg(h)));
+    }
+    QVERIFY(near(shown.final, core.final));
+    const auto groups = win.w.predictionsView()->groups();
+    const std::vector<TokenProb> &top = core.predictions.next.back();
+    QCOMPARE(groups.front().entries.size(), top.size());
+    for (size_t i = 0; i < top.size(); ++i) {
+        QCOMPARE(groups.front().entries[i].id, top[i].id);
+        QVERIFY(std::abs(groups.front().entries[i].p - top[i].p) <= 1e-5);
+    }
+    edited.reset();
+    zero->trigger(); // restore
+    QVERIFY(win.w.session()->edits().empty());
+    const SnapshotPtr back = waitFor(win, [](const ComputeSnapshot &s) { return !s.trace->edited(); });
+    QVERIFY(back);
+    const Trace<float> &r = *back->trace;
+    QCOMPARE(r.numLayers(), cleanCopy.numLayers());
+    QVERIFY(r.final == cleanCopy.final);
+    for (int l = 0; l < r.numLayers(); ++l) {
+        QVERIFY(r.layers[size_t(l)].output == cleanCopy.layers[size_t(l)].output);
+        for (int h = 0; h < r.numHeads(); ++h)
+            QVERIFY(r.weights(l, h).toDense() == cleanCopy.weights(l, h).toDense());
+    }
+    QCOMPARE(r.predictions.next.back().size(), cleanCopy.predictions.next.back().size());
+    for (size_t i = 0; i < r.predictions.next.back().size(); ++i) {
+        QCOMPARE(r.predictions.next.back()[i].id, cleanCopy.predictions.next.back()[i].id);
+        QVERIFY(r.predictions.next.back()[i].p == cleanCopy.predictions.next.back()[i].p);
+    }
 }
 
 void TestAblation::sessionRoundTrip()

@@ -439,6 +439,11 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         if (!longText && !tr.device && traceBytes(info, estimate, sizeof(float), tr.keepScores, 0, tr.keepMlp) <= wholeTraceBytes())
             tr.observe = Observe();
     }
+    // Edits over the clean trace on screen (an ablation toggled on, the text unchanged): the layers
+    // before the first edited one are its own, copied; the model checks that it is this request's
+    // trace without the edits (tokens, masks, stages) and computes everything otherwise.
+    if (!tr.edits.empty() && newest && newest->edits.empty())
+        tr.unedited = newest.get();
     Status st = model.trace(tr, *trace);
     if (st.ok() && longText) // every layer's weights must be readable from what it kept, else cut as before
         for (int l = 0; l < trace->numLayers() && longText; ++l)
@@ -448,6 +453,7 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
                 tr.maxTokens = req.maxTokens > 0 ? std::min(req.maxTokens, budgetTokens) : budgetTokens;
                 tr.observe = req.observe;
                 tr.prefixFrom = nullptr;
+                tr.unedited = nullptr;
                 st = model.trace(tr, *trace);
             }
     if (st.ok() && req.model && tr.paddedKeys.empty() && tr.maskedCells.empty()) {

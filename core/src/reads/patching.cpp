@@ -2,9 +2,11 @@
 // Activation patching sweeps (patching.h): the clean and corrupted runs, then the corrupted run once
 // per cell with one of the clean run's activations patched in (TraceRequest::edits, over the
 // corrupted trace: TraceRequest::unedited), scored by the request's metric. Each forward runs on the
-// pool (its products split over the cores).
+// pool (its products split over the cores). A heads sweep whose forward stackedcells.h covers runs a
+// layer's cells together instead, their rows stacked in one pass from that layer on.
 #include "attnviz/patching.h"
 #include "readout.h"
+#include "../models/forward/stackedcells.h"
 
 #include <algorithm>
 #include <cmath>
@@ -56,6 +58,38 @@ Status checkToken(int id, int V)
 
 } // namespace
 
+namespace {
+
+// The logit difference and the next token's log-probabilities from a run's last final row (1, d), as
+// the trace's own functions below read it.
+template <typename T>
+double rowLogitDifference(const ReadoutWeights &r, const ModelWeights<T> &w, const Mat<T> &last, int answer, int wrong)
+{
+    Mat<T> h(2, last.cols());
+    h.row(0) = last.row(0);
+    h.row(1) = last.row(0);
+    std::vector<reads::ScanRow> rows;
+    reads::scanLogits(r, w, h, {answer, wrong}, 1, rows);
+    return rows[0].targetLogit - rows[1].targetLogit;
+}
+
+template <typename T>
+void rowLogProbs(const ReadoutWeights &r, const ModelWeights<T> &w, const Mat<T> &last, std::vector<double> &out)
+{
+    reads::allLogits(r, w, last, out);
+    double mx = -std::numeric_limits<double>::infinity();
+    for (double z : out)
+        mx = std::max(mx, z);
+    double sum = 0;
+    for (double z : out)
+        sum += std::exp(z - mx);
+    const double lse = mx + std::log(sum);
+    for (double &z : out)
+        z -= lse;
+}
+
+} // namespace
+
 template <typename T>
 Status logitDifference(const Model &model, const Trace<T> &trace, int answer, int wrong, double &out)
 {
@@ -69,13 +103,7 @@ Status logitDifference(const Model &model, const Trace<T> &trace, int answer, in
     for (int id : {answer, wrong})
         if (Status st = checkToken(id, V); !st)
             return st;
-    const Eigen::Index last = trace.final.rows() - 1;
-    Mat<T> h(2, trace.final.cols());
-    h.row(0) = trace.final.row(last);
-    h.row(1) = trace.final.row(last);
-    std::vector<reads::ScanRow> rows;
-    reads::scanLogits(*r, *w, h, {answer, wrong}, 1, rows);
-    out = rows[0].targetLogit - rows[1].targetLogit;
+    out = rowLogitDifference<T>(*r, *w, trace.final.bottomRows(1), answer, wrong);
     return {};
 }
 
@@ -85,18 +113,7 @@ Status nextLogProbs(const Model &model, const Trace<T> &trace, std::vector<doubl
     std::shared_ptr<const ReadoutWeights> r;
     if (Status st = causalReadout(model, trace, r); !st)
         return st;
-    const ModelWeights<T> *w = r->weights<T>();
-    const Mat<T> h = trace.final.bottomRows(1);
-    reads::allLogits(*r, *w, h, out);
-    double mx = -std::numeric_limits<double>::infinity();
-    for (double z : out)
-        mx = std::max(mx, z);
-    double sum = 0;
-    for (double z : out)
-        sum += std::exp(z - mx);
-    const double lse = mx + std::log(sum);
-    for (double &z : out)
-        z -= lse;
+    rowLogProbs<T>(*r, *r->weights<T>(), trace.final.bottomRows(1), out);
     return {};
 }
 
@@ -199,6 +216,102 @@ Status metricOf(const Model &model, const Trace<T> &trace, const PatchRequest &r
         out = kl;
         return {};
     }
+    }
+    return {};
+}
+
+// Whether a trace keeps every layer's attention context and output (the stages a stacked pass starts from).
+template <typename T>
+bool keepsContexts(const Trace<T> &trace, int t)
+{
+    for (const LayerTrace<T> &lt : trace.layers)
+        if (lt.attention.batch.empty() || lt.attention.batch.front().context.rows() != t || lt.output.rows() != t)
+            return false;
+    return trace.input.rows() == t;
+}
+
+// metricOf for a run known by its last final row (1, d); the answer tokens are checked already.
+template <typename T>
+double metricOfRow(const ReadoutWeights &r, const ModelWeights<T> &w, const Mat<T> &last, const PatchRequest &request,
+                   const std::vector<double> &cleanLogProbs, double corruptedDiff, double span)
+{
+    if (request.metric == PatchMetric::LogitDiff)
+        return (rowLogitDifference<T>(r, w, last, request.answer, request.wrong) - corruptedDiff) / span;
+    std::vector<double> lp;
+    rowLogProbs<T>(r, w, last, lp);
+    if (request.metric == PatchMetric::Prob)
+        return std::exp(lp[size_t(request.answer)]);
+    double kl = 0;
+    for (size_t v = 0; v < lp.size(); ++v)
+        kl += std::exp(cleanLogProbs[v]) * (cleanLogProbs[v] - lp[v]);
+    return kl;
+}
+
+// A heads sweep whose forward stackedCells covers (its readout's weights in `r`): a layer's cells
+// kStackedCells at a time, their forwards from that layer on in one stacked pass; a cell whose patch
+// is the corrupted run's own head is that run. The same numbers as one forward per cell.
+constexpr int kStackedCells = 16;
+
+template <typename T>
+Status stackedHeadsSweep(const ReadoutWeights &r, const PatchRequest &request, const Trace<T> &clean,
+                         const Trace<T> &corrupted, const std::vector<double> &cleanLogProbs, double span,
+                         PatchResult &out)
+{
+    const ModelWeights<T> &w = *r.weights<T>();
+    const int total = out.rows * out.cols, t = int(corrupted.tokens.size());
+    // more cells a pass for short texts, up to ~1,024 stacked rows
+    const int batch = std::clamp(1024 / std::max(1, (t + 15) / 16 * 16), 1, kStackedCells);
+    const int dh = r.arch.dHead;
+    std::vector<Mat<T>> contexts;
+    std::vector<int> cols;
+    Mat<T> last;
+    for (int l = 0; l < out.rows; ++l) {
+        const Mat<T> &own = corrupted.layers[size_t(l)].attention.batch.front().context;
+        const Mat<T> &theirs = clean.layers[size_t(l)].attention.batch.front().context;
+        auto flush = [&]() -> Status {
+            if (cols.empty())
+                return {};
+            if (Status st = stackedCells<T>(r.arch, w, corrupted, l, contexts, last, request.cancel); !st)
+                return st.code == StatusCode::Cancelled
+                           ? Status::error(StatusCode::Cancelled, "patching cancelled after " + std::to_string(out.done) +
+                                                                      " of " + std::to_string(total) + " cells")
+                           : st;
+            for (size_t i = 0; i < cols.size(); ++i) {
+                if (request.cancel && request.cancel->load()) // the rest of the pass is dropped
+                    return Status::error(StatusCode::Cancelled, "patching cancelled after " + std::to_string(out.done) +
+                                                                    " of " + std::to_string(total) + " cells");
+                const Mat<T> row = last.row(Eigen::Index(i));
+                out.metric[size_t(l) * size_t(out.cols) + size_t(cols[i])] =
+                    metricOfRow<T>(r, w, row, request, cleanLogProbs, out.corruptedDiff, span);
+                ++out.done;
+                if (request.progress)
+                    request.progress(out.done, total);
+            }
+            contexts.clear();
+            cols.clear();
+            return {};
+        };
+        for (int h = 0; h < out.cols; ++h) {
+            if (request.cancel && request.cancel->load())
+                return Status::error(StatusCode::Cancelled, "patching cancelled after " + std::to_string(out.done) + " of " +
+                                                                std::to_string(total) + " cells");
+            if (own.middleCols(Eigen::Index(h) * dh, dh) == theirs.middleCols(Eigen::Index(h) * dh, dh)) {
+                out.metric[size_t(l) * size_t(out.cols) + size_t(h)] = out.corruptedValue; // the corrupted run itself
+                ++out.done;
+                if (request.progress)
+                    request.progress(out.done, total);
+                continue;
+            }
+            Mat<T> z = own;
+            z.middleCols(Eigen::Index(h) * dh, dh) = theirs.middleCols(Eigen::Index(h) * dh, dh);
+            contexts.push_back(std::move(z));
+            cols.push_back(h);
+            if (int(cols.size()) == batch)
+                if (Status st = flush(); !st)
+                    return st;
+        }
+        if (Status st = flush(); !st)
+            return st;
     }
     return {};
 }
@@ -319,6 +432,13 @@ Status patchSweep(Model &model, const PatchRequest &request, PatchResult &out)
     out.metric.assign(size_t(out.rows) * size_t(out.cols), std::numeric_limits<double>::quiet_NaN());
     if (path)
         return pathSweep(model, request, clean, corrupted, cleanLogProbs, span, out);
+    if (request.sweep == PatchSweep::HeadsAllPositions) {
+        std::shared_ptr<const ReadoutWeights> r;
+        if (reads::readoutFor(model, corrupted, r).ok() && r->weights<T>() &&
+            stackedCellsCover(r->arch, *r->weights<T>(), tokens) && keepsContexts(clean, tokens) &&
+            keepsContexts(corrupted, tokens))
+            return stackedHeadsSweep(*r, request, clean, corrupted, cleanLogProbs, span, out);
+    }
     const int total = out.rows * out.cols;
     TraceRequest pr = kr;
     pr.edits.resize(1);

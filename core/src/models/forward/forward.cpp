@@ -26,6 +26,7 @@
 // resid_post as they are stored; a forward with edits computes every row (reuse 0).
 #include "weights.h"
 #include "halfrows.h"
+#include "stackedcells.h"
 #include "../../attention/scoreblock.h"
 #include "attnviz/attention.h"
 #include "attnviz/parallel.h"
@@ -1537,6 +1538,120 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     return {};
 }
 
+template <typename T>
+bool stackedCellsCover(const Architecture &arch, const ModelWeights<T> &w, int t)
+{
+    if (!arch.causal || arch.encoderDecoder || !arch.weightRule.softmax() || arch.kvGroup() != 1 || arch.qkNorm ||
+        arch.positions == PositionKind::Rotary || arch.positions == PositionKind::RelativeBuckets ||
+        arch.attentionSoftcap > 0 || arch.slides() || t <= kFewRows || t % 8 != 0 || t > arch.maxPositions)
+        return false;
+    for (const LayerWeights<T> &b : w.layers)
+        if (b.packed || !b.attn || b.up.W.packed() || b.down.W.packed() || (b.gate.W.size() && b.gate.W.packed()))
+            return false;
+    return true;
+}
+
+// The passes of runForward from `layer` on, for every cell at once: rows [c s, c s + t) of each stacked
+// matrix are cell c's (s = t rounded up to 16, so that each row lies at the same alignment as row i of
+// a trace's own matrix: the vectorised sums of a norm start alike; the padding rows are computed and
+// never read). Layer `layer` starts from the given contexts (its attention before W_O is the base's,
+// and the edit replaces it there); the later layers attend per cell, in runForward's row blocks.
+template <typename T>
+Status stackedCells(const Architecture &arch, const ModelWeights<T> &w, const Trace<T> &base, int layer,
+                    const std::vector<Mat<T>> &contexts, Mat<T> &lastRows, const std::atomic<bool> *cancel)
+{
+    const int t = int(base.tokens.size()), d = arch.dModel, cells = int(contexts.size());
+    const int layers = int(w.layers.size()), heads = arch.heads, dh = arch.dHead, width = heads * dh;
+    if (!stackedCellsCover(arch, w, t) || layer < 0 || layer >= layers || base.numLayers() != layers)
+        return Status::error(StatusCode::InvalidInput, "stacked cells: not a forward they cover");
+    const Mat<T> &x0 = layer == 0 ? base.input : base.layers[size_t(layer - 1)].output;
+    if (x0.rows() != t || x0.cols() != d)
+        return Status::error(StatusCode::InvalidInput, "stacked cells: the base trace keeps no stream before layer " +
+                                                           std::to_string(layer));
+    for (const Mat<T> &c : contexts)
+        if (c.rows() != t || c.cols() != width)
+            return Status::error(StatusCode::InvalidInput, "stacked cells: a context is not (tokens, heads x d_head)");
+    const int stride = (t + 15) / 16 * 16, rows = cells * stride;
+    const bool pre = arch.placement != NormPlacement::Post, sandwich = arch.placement == NormPlacement::Sandwich;
+    const Activation act = arch.activation;
+    const T scale = T(arch.scale());
+    Mat<T> x = Mat<T>::Zero(rows, d), ctx = Mat<T>::Zero(rows, width), a, q, k, v, out, mid, ffIn, hidden, gated;
+    for (int c = 0; c < cells; ++c) {
+        x.middleRows(Eigen::Index(c) * stride, t) = x0;
+        ctx.middleRows(Eigen::Index(c) * stride, t) = contexts[size_t(c)];
+    }
+    const int per = attentionRows(t), blocks = (t + per - 1) / per;
+    for (int l = layer; l < layers; ++l) {
+        if (cancelled(cancel))
+            return Status::error(StatusCode::Cancelled, "trace cancelled");
+        const LayerWeights<T> &b = w.layers[size_t(l)];
+        if (l > layer) { // attend's plain path: q, k, v stacked, the softmax per cell and block of rows
+            if (pre) {
+                a.resize(rows, d);
+                normRows(arch.norm, x, 0, b.attnNorm, a);
+            }
+            const Mat<T> &in = pre ? a : x;
+            for (Mat<T> *m : {&q, &k, &v})
+                m->resize(rows, width);
+            linearRows<T>(in, 0, {projection(b, Proj::Q, &q), projection(b, Proj::K, &k), projection(b, Proj::V, &v)});
+            parallelFor(cells * blocks, 2.0 * cells * double(t) * t * width, [&](int task) {
+                const int c = task / blocks, r0 = (task % blocks) * per, rn = std::min(r0 + per, t) - r0, keys = r0 + rn;
+                const Eigen::Index o = Eigen::Index(c) * stride;
+                thread_local Mat<T> seen;
+                seen.resize(rn, keys);
+                for (int h = 0; h < heads; ++h) {
+                    scoreBlock(scale, q, o + r0, rn, Eigen::Index(h) * dh, k, o, keys, Eigen::Index(h) * dh, dh, seen);
+                    for (int i = r0; i < r0 + rn; ++i)
+                        maskedSoftmax(seen.row(i - r0), i + 1, nullptr);
+                    ctx.block(o + r0, h * dh, rn, dh).noalias() = seen * v.block(o, h * dh, keys, dh);
+                }
+            });
+        }
+        out.resize(rows, projection<T>(b, Proj::O, nullptr).rows());
+        linearRows<T>(ctx, 0, {projection(b, Proj::O, &out)});
+        if (sandwich) {
+            ffIn.resize(rows, d);
+            normRows(arch.norm, out, 0, b.postAttnNorm, ffIn);
+            mid = x + ffIn;
+        } else {
+            mid = x + out;
+        }
+        if (!pre)
+            normRows(arch.norm, mid, 0, b.attnNorm, mid);
+        if (pre) {
+            ffIn.resize(rows, d);
+            normRows(arch.norm, mid, 0, b.ffnNorm, ffIn);
+        } else {
+            ffIn = mid;
+        }
+        hidden.resize(rows, b.up.W.rows());
+        if (b.gate.W.size()) {
+            gated.resize(rows, b.gate.W.rows());
+            linearRows<T>(ffIn, 0, {{&b.gate, &gated, &act}, {&b.up, &hidden}});
+            hidden.array() *= gated.array();
+        } else {
+            linearRows<T>(ffIn, 0, {{&b.up, &hidden, &act}});
+        }
+        linearRows<T>(hidden, 0, {{&b.down, &ffIn}});
+        if (sandwich)
+            normRows(arch.norm, ffIn, 0, b.postFfnNorm, ffIn);
+        x = ffIn + mid;
+        if (!pre)
+            normRows(arch.norm, x, 0, b.ffnNorm, x);
+    }
+    if (cancelled(cancel))
+        return Status::error(StatusCode::Cancelled, "trace cancelled");
+    lastRows.resize(cells, d);
+    for (int c = 0; c < cells; ++c) {
+        const Eigen::Index i = Eigen::Index(c) * stride + t - 1;
+        if (arch.finalNorm)
+            normRow(arch.norm, x.row(i), w.finalNorm, lastRows.row(c));
+        else
+            lastRows.row(c) = x.row(i);
+    }
+    return {};
+}
+
 template void predictNext<float>(const Architecture &, const ModelWeights<float> &, const Mat<float> &,
                                   const std::vector<int> &, const std::vector<int> &, int, std::vector<NextTokens> &);
 template void predictNext<double>(const Architecture &, const ModelWeights<double> &, const Mat<double> &,
@@ -1551,5 +1666,12 @@ template Status runForward<float>(const Architecture &, const std::shared_ptr<co
                                   const ForwardInput &, int, Trace<float> &, const Trace<float> *, int);
 template Status runForward<double>(const Architecture &, const std::shared_ptr<const ModelWeights<double>> &,
                                    const ForwardInput &, int, Trace<double> &, const Trace<double> *, int);
+
+template bool stackedCellsCover<float>(const Architecture &, const ModelWeights<float> &, int);
+template bool stackedCellsCover<double>(const Architecture &, const ModelWeights<double> &, int);
+template Status stackedCells<float>(const Architecture &, const ModelWeights<float> &, const Trace<float> &, int,
+                                    const std::vector<Mat<float>> &, Mat<float> &, const std::atomic<bool> *);
+template Status stackedCells<double>(const Architecture &, const ModelWeights<double> &, const Trace<double> &, int,
+                                     const std::vector<Mat<double>> &, Mat<double> &, const std::atomic<bool> *);
 
 } // namespace attnviz
