@@ -1211,6 +1211,7 @@ void benchReadsInWindow(ui::MainWindow &w, KeystrokeTimer &timer, int reps)
     const int tokens = 16;
     gen->setSampling(0.0, 50, 1.0, 0);
     gen->setTokens(tokens);
+    gen->setPace(0.0); // the tokens' time, not the pause the window leaves after each to watch it
     QElapsedTimer t;
     t.start();
     gen->start();
