@@ -7,6 +7,7 @@
 #include "live/livesession.h"
 #include "mainwindow.h"
 #include "style/appearance.h"
+#include "views/predictionsview.h"
 
 #include <qcustomplot.h>
 
@@ -92,6 +93,9 @@ void TestPresentationMode::idleMeansNoReplotAndEscRestores()
     for (auto *d : m_w->findChildren<QDockWidget *>())
         docks[d->objectName()] = d->isVisible() ? d->geometry() : QRect();
 
+    const QString predictions = m_w->predictionsView()->html();
+    QVERIFY(predictions.contains(m_w->predictionsView()->palette().color(QPalette::Highlight).name()));
+
     QMap<QString, int> replots;
     QObject counting; // the counters end with this function, also where a check fails and returns early
     for (QCustomPlot *plot : m_w->findChildren<QCustomPlot *>())
@@ -112,6 +116,10 @@ void TestPresentationMode::idleMeansNoReplotAndEscRestores()
     m_w->setGeometry(QRect(QPoint(0, 0), QSize(1280, 720)));
     QString idle = idleReplots();
     QVERIFY2(idle.isEmpty(), qPrintable(QStringLiteral("presenting: ") + idle));
+    // the lists written again while presenting (a row chosen, and back): in the presenting theme's colour
+    const int selected = m_w->predictionsView()->selectedPosition();
+    m_w->predictionsView()->setSelectedPosition(0);
+    m_w->predictionsView()->setSelectedPosition(selected);
     // no plot sizes itself past the window, shown or hidden (a minimum height taken from a hidden
     // plot's own height grew it by four text lines per replot)
     for (QCustomPlot *plot : m_w->findChildren<QCustomPlot *>())
@@ -122,6 +130,8 @@ void TestPresentationMode::idleMeansNoReplotAndEscRestores()
     idle = idleReplots();
     QVERIFY2(idle.isEmpty(), qPrintable(QStringLiteral("after Esc: ") + idle));
     QCOMPARE(m_w->geometry(), geometry);
+    // the Predictions bars in the window's colour again (the presenting theme's yellow stayed)
+    QCOMPARE(m_w->predictionsView()->html(), predictions);
     for (QCustomPlot *plot : m_w->findChildren<QCustomPlot *>())
         QVERIFY2(plot->height() <= geometry.height(), qPrintable(QStringLiteral("%1: %2 px").arg(plot->objectName()).arg(plot->height())));
     for (auto *d : m_w->findChildren<QDockWidget *>())

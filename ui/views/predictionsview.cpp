@@ -246,6 +246,21 @@ void PredictionsView::rebuild()
     }
 }
 
+void PredictionsView::changeEvent(QEvent *e)
+{
+    View::changeEvent(e);
+    // The lists are HTML with the highlight colour written in, and the panel's minimum width only
+    // grows with them: a new palette or font (a theme; presentation mode and back) writes them again
+    // and measures that width anew, once every widget has the new palette and font. Otherwise the
+    // presenting theme's yellow bars stayed after Esc, and its larger text's width widened the dock.
+    if (e->type() == QEvent::PaletteChange || e->type() == QEvent::FontChange)
+        QMetaObject::invokeMethod(this, [this] {
+            m_shown.clear();
+            m_text->setMinimumWidth(0);
+            rebuild();
+        }, Qt::QueuedConnection);
+}
+
 QString PredictionsView::html() const
 {
     if (!m_message.isEmpty())

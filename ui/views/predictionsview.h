@@ -68,6 +68,9 @@ public:
     // Positions computed on hover so far and still valid (tests).
     int computedOnDemand() const { return int(m_computed.size()); }
 
+protected:
+    void changeEvent(QEvent *e) override; // a theme or text size: the lists written and measured again
+
 private:
     void rebuild();
     // The next tokens after `position` of the shown snapshot: the trace's, a kept one, or computed
