@@ -7,6 +7,7 @@
 #include "live/livesession.h"
 #include "mainwindow.h"
 #include "style/appearance.h"
+#include "views/pipelineview.h"
 #include "views/predictionsview.h"
 
 #include <qcustomplot.h>
@@ -28,6 +29,7 @@ private slots:
 
     void idleMeansNoReplotAndEscRestores_data();
     void idleMeansNoReplotAndEscRestores();
+    void escRestoresAWindowOpenedWithAModel();
     void steppingKeepsTheDocksAway();
     void lessonKeepsItsPredictions();
 
@@ -146,6 +148,46 @@ void TestPresentationMode::idleMeansNoReplotAndEscRestores()
                                 .arg(docks.value(d->objectName()).height())
                                 .arg(docks.value(d->objectName()).x())
                                 .arg(docks.value(d->objectName()).y())));
+}
+
+// A window that opened its model before it was first shown (`attnviz --model bundled`) measured its
+// Controls before their rows had their texts: Esc gave the dock the width its rows ask for now (35 px
+// more) rather than the one it had. The Pipeline, which presenting steps from its first stage, shows
+// every stage again as it did.
+void TestPresentationMode::escRestoresAWindowOpenedWithAModel()
+{
+    delete m_w;
+    m_w = new MainWindow;
+    m_w->session()->setDebounceMs(0);
+    QString error;
+    QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+    m_w->resize(1280, 720);
+    m_w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_w));
+    QVERIFY(waitForResult());
+    QVERIFY(m_w->showView(QStringLiteral("pipeline")));
+    QTest::qWait(300);
+    QCOMPARE(m_w->pipelineView()->currentStage(), -1);
+    QMap<QString, QRect> docks;
+    for (auto *d : m_w->findChildren<QDockWidget *>())
+        docks[d->objectName()] = d->isVisible() ? d->geometry() : QRect();
+
+    m_w->setPresentationMode(true);
+    m_w->setWindowState(Qt::WindowNoState);
+    m_w->setGeometry(QRect(QPoint(0, 0), QSize(1280, 720)));
+    QTest::qWait(300);
+    QCOMPARE(m_w->pipelineView()->currentStage(), 0);
+    m_w->setPresentationMode(false);
+    QTest::qWait(500);
+    QCOMPARE(m_w->pipelineView()->currentStage(), -1);
+    for (auto *d : m_w->findChildren<QDockWidget *>())
+        QVERIFY2((d->isVisible() ? d->geometry() : QRect()) == docks.value(d->objectName()),
+                 qPrintable(QStringLiteral("%1: %2 × %3, was %4 × %5")
+                                .arg(d->objectName())
+                                .arg(d->width())
+                                .arg(d->height())
+                                .arg(docks.value(d->objectName()).width())
+                                .arg(docks.value(d->objectName()).height())));
 }
 
 // Presenting at 1280 × 720 from the Pipeline tab (where the Selected query dock is hidden), a step

@@ -66,6 +66,12 @@ void PresentationMode::setOn(bool on)
     // the sentence editors and chips above the tabs (the central splitter's first widget)
     auto *split = qobject_cast<QSplitter *>(m_window->centralWidget());
     QWidget *editors = split ? split->widget(0) : nullptr;
+    if (on) { // before the Lesson column takes its presenting width
+        m_before.minimumWidths.clear();
+        for (auto *dock : m_window->findChildren<QDockWidget *>())
+            if (dock->widget())
+                m_before.minimumWidths.emplace_back(dock->widget(), dock->widget()->minimumWidth());
+    }
     // labels and numbers at least 18 px tall while presenting (legibility.h); set before
     // the appearance below restyles every plot
     setPresentationLegibility(on);
@@ -80,6 +86,7 @@ void PresentationMode::setOn(bool on)
         for (auto *dock : m_window->findChildren<QDockWidget *>())
             for (auto *plot : dock->findChildren<QCustomPlot *>())
                 m_before.minimumHeights.emplace_back(plot, plot->minimumHeight());
+        m_before.pipelineStage = m_pipeline->currentStage();
         // the Lesson column stays when a preset is in use, and with it the Predictions dock its
         // text quotes (a model's lesson reads the next-token probabilities there)
         const bool lesson = !m_lesson->currentId().isEmpty();
@@ -110,6 +117,8 @@ void PresentationMode::setOn(bool on)
         am->setAppearance(m_before.appearance);
         if (editors)
             editors->show();
+        if (m_pipeline->currentStage() != m_before.pipelineStage)
+            m_pipeline->setCurrentStage(m_before.pipelineStage);
         m_window->restoreState(m_before.state);
         if (m_before.maximized) {
             m_window->showMaximized();
@@ -135,6 +144,9 @@ void PresentationMode::setOn(bool on)
             for (const auto &[plot, height] : m_before.minimumHeights)
                 if (plot)
                     plot->setMinimumHeight(height);
+            for (const auto &[content, width] : m_before.minimumWidths)
+                if (content)
+                    content->setMinimumWidth(width);
             for (int pass = 0; pass < 4; ++pass)
                 QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
             m_window->restoreState(state);

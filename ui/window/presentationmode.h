@@ -60,6 +60,11 @@ private:
         // to its labels meets half-restyled layouts on the way back, and one it chose then would
         // keep its dock taller than it was)
         std::vector<std::pair<QPointer<QWidget>, int>> minimumHeights;
+        // the minimum widths the docks' contents had (the Controls fit their widest row again after
+        // the text's size changes back, measured on rows whose text changed since the model opened,
+        // and came back 35 px wider)
+        std::vector<std::pair<QPointer<QWidget>, int>> minimumWidths;
+        int pipelineStage = -1; // the Pipeline's step (-1: every stage), which presenting sets
     } m_before;
     QAction *m_action = nullptr;
     std::vector<QShortcut *> m_keys; // live only in presentation mode (an editor keeps its arrow keys)
