@@ -34,9 +34,6 @@ struct NamedScore {
     const CorpusScore *score;
 };
 
-// A haystack larger than this is refused before it is read: far past any model's context.
-constexpr uint64_t kHaystackCap = 16ull << 20;
-
 // The retrieval probe's scores as CSV (layer,head,retrieval) or JSON (the probe and the grid).
 QByteArray needleOutput(const Model &m, const NeedleProbe &probe, const QString &format)
 {
@@ -149,7 +146,7 @@ int heads(const QStringList &args)
             return fail("heads", "--answer-tokens " + p.value(answerOpt).toStdString() + ": a count, 0 or more", 2);
         nreq.needle = p.value(needleOpt).toStdString();
         nreq.question = p.value(questionOpt).toStdString();
-        if (Status st = readRegularFile(p.value(haystackOpt).toStdString(), kHaystackCap, nreq.haystack); !st)
+        if (Status st = readHaystackFile(p.value(haystackOpt).toStdString(), nreq.haystack); !st)
             return fail("heads", st.message, exitCodeFor(st));
         std::unique_ptr<Model> m;
         if (Status st = openModelSource(p.value(modelOpt), m); !st)

@@ -206,6 +206,9 @@ private slots:
         QTest::newRow("depth") << QStringList{h, m, g, n, QStringLiteral("x"), q, QStringLiteral("y"), hs, at,
                                               QStringLiteral("--depth"), QStringLiteral("2")}
                                << QByteArray("a\n") << QStringLiteral("attnviz heads: --depth 2: a number from 0 to 1\n");
+        QTest::newRow("haystack not text") << QStringList{h, m, g, n, QStringLiteral("x"), q, QStringLiteral("y"), hs, at}
+                                           << QByteArray("a\0b", 3)
+                                           << QStringLiteral("attnviz heads: @DIR@/corpus.txt: a NUL byte at offset 1: not a text file\n");
         QTest::newRow("not causal") << QStringList{h, m, attnviz_test::fixtureModel(QStringLiteral("bert-tiny")), n,
                                                    QStringLiteral("x"), q, QStringLiteral("y"), hs, at}
                                     << QByteArray("a b c\n")

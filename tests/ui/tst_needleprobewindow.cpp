@@ -213,7 +213,20 @@ void TestNeedleProbeWindow::badInputInOneLine()
     bad = input();
     bad.haystackFile = QStringLiteral("/nonexistent/haystack.txt");
     win.w.needleProbes()->ask(QString());
-    QCOMPARE(statusText(win.w), QStringLiteral("Needle probe: haystack.txt: cannot be read"));
+    QCOMPARE(statusText(win.w), QStringLiteral("Needle probe: /nonexistent/haystack.txt: no such file"));
+    // a file that is not text (the CLI's `heads --haystack` reads it the same way: readHaystackFile)
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString binary = dir.filePath(QStringLiteral("haystack.bin"));
+    {
+        QFile f(binary);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray("some words\0more", 15));
+    }
+    bad = input();
+    bad.haystackFile = binary;
+    win.w.needleProbes()->ask(QString());
+    QCOMPARE(statusText(win.w), QStringLiteral("Needle probe: %1: a NUL byte at offset 10: not a text file").arg(binary));
     // a model that is not causal
     QVERIFY(win.w.openModel(fixture(QStringLiteral("bert-tiny")), nullptr));
     QVERIFY(win.settle());

@@ -6,16 +6,10 @@
 #include "views/headrolesview.h"
 
 #include <QApplication>
-#include <QFile>
-#include <QFileInfo>
 #include <QMetaObject>
 #include <QtConcurrent>
 
 namespace attnviz::ui {
-
-namespace {
-constexpr qint64 kHaystackFileCap = qint64(64) << 20;
-}
 
 struct NeedleProbes::Outcome {
     Status status;
@@ -122,22 +116,10 @@ bool NeedleProbes::start(const NeedleInput &input, QString *error)
     req.depth = input.depth;
     req.answerTokens = input.answerTokens;
     if (!input.haystackFile.isEmpty()) {
-        QFile f(input.haystackFile);
-        const QString name = QFileInfo(input.haystackFile).fileName();
-        if (!QFileInfo(input.haystackFile).isFile() || !f.open(QIODevice::ReadOnly)) {
-            *error = tr("%1: cannot be read").arg(name);
+        if (Status st = readHaystackFile(input.haystackFile.toStdString(), req.haystack); !st) {
+            *error = QString::fromStdString(st.message);
             return false;
         }
-        if (f.size() > kHaystackFileCap) {
-            *error = tr("%1: larger than %L2 MiB").arg(name).arg(kHaystackFileCap >> 20);
-            return false;
-        }
-        const QByteArray bytes = f.readAll();
-        if (bytes.contains('\0')) {
-            *error = tr("%1: not a text file (a NUL byte)").arg(name);
-            return false;
-        }
-        req.haystack = bytes.toStdString();
     } else {
         req.haystack = input.haystack.toStdString();
     }

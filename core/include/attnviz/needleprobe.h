@@ -48,6 +48,12 @@ template <typename T>
 Mat<double> retrievalScores(const Trace<T> &trace, int promptTokens, int needleBegin, int needleEnd,
                             const std::vector<int> &answer);
 
+// The haystack from a file, as the window and the CLI read it: a regular file of at most 16 MiB
+// (far more text than any model's context) with no NUL byte. Errors name `path`:
+// "PATH: no such file", "PATH: 20 MB, more than the 16 MB this reader accepts",
+// "PATH: a NUL byte at offset 12: not a text file"; `out` is untouched on error.
+Status readHaystackFile(const std::string &path, std::string &out);
+
 // Builds the probe's text, traces it (keeping no t x t weights: q, k and the log-sum-exp), answers
 // greedily and scores every head. Causal language models only.
 Status needleProbe(Model &model, const NeedleRequest &request, NeedleProbe &out);

@@ -2,6 +2,7 @@
 // The needle-in-a-haystack probe and the retrieval score (needleprobe.h).
 #include "attnviz/needleprobe.h"
 #include "attnviz/attentiontiles.h"
+#include "attnviz/fileio.h"
 #include "attnviz/reads.h"
 
 #include <algorithm>
@@ -64,6 +65,19 @@ std::string trimmed(const std::string &s)
 }
 
 } // namespace
+
+Status readHaystackFile(const std::string &path, std::string &out)
+{
+    constexpr uint64_t kCap = uint64_t(16) << 20;
+    std::string text;
+    if (Status st = readRegularFile(path, kCap, text); !st)
+        return st;
+    if (const size_t nul = text.find('\0'); nul != std::string::npos)
+        return Status::error(StatusCode::ParseError,
+                             path + ": a NUL byte at offset " + std::to_string(nul) + ": not a text file");
+    out = std::move(text);
+    return {};
+}
 
 Status needleProbe(Model &model, const NeedleRequest &request, NeedleProbe &out)
 {
