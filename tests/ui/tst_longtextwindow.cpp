@@ -126,6 +126,7 @@ private slots:
     void notCutWhereWeightsWouldBe();
     void mapEqualsPooledFullMatrix();
     void zoomShowsSingleCells();
+    void cachesOnlyTheLayersInView();
     void selectedQueryRow();
     void otherViewsSayNotYet();
     void linesDrawOneRow();
@@ -166,6 +167,33 @@ void TestLongTextWindow::notCutWhereWeightsWouldBe()
     for (QLabel *l : win.w.findChildren<QLabel *>())
         said = said || l->text().contains(longTextPolicy());
     QVERIFY2(said, "the status line names the long-text policy");
+}
+
+// Only the layers handed out last keep their caches of drawn tiles and maps: a layer that drops
+// out gives its bytes back, and reading it again computes the same cells.
+void TestLongTextWindow::cachesOnlyTheLayersInView()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText && s->trace && s->trace->layers.size() >= 2);
+    const int t = s->tq();
+    LongTextTiles one(s->trace, 1);
+    const auto first = one.layer(0);
+    QVERIFY(first);
+    const Mat<float> map = first->pooled(1, 0, t, 0, t, 64, 64, Pooling::Max);
+    QVERIFY(first->cachedBytes() > 0);
+    const auto second = one.layer(1);
+    QVERIFY(second);
+    second->pooled(1, 0, t, 0, t, 64, 64, Pooling::Max);
+    QVERIFY(second->cachedBytes() > 0);
+    QCOMPARE(first->cachedBytes(), size_t(0)); // layer 0 dropped out
+    QCOMPARE(one.layer(0)->pooled(1, 0, t, 0, t, 64, 64, Pooling::Max), map);
+    QCOMPARE(second->cachedBytes(), size_t(0));
+    // the window's: the two layers last shown keep theirs
+    LongTextTiles two(s->trace);
+    two.layer(0)->pooled(1, 0, t, 0, t, 64, 64, Pooling::Max);
+    two.layer(1)->pooled(1, 0, t, 0, t, 64, 64, Pooling::Max);
+    QVERIFY(two.layer(0)->cachedBytes() > 0 && two.layer(1)->cachedBytes() > 0);
 }
 
 void TestLongTextWindow::mapEqualsPooledFullMatrix()

@@ -6,10 +6,13 @@
 
 #include <QObject>
 
+#include <algorithm>
+
 namespace attnviz::ui {
 
-LongTextTiles::LongTextTiles(std::shared_ptr<const Trace<float>> trace)
+LongTextTiles::LongTextTiles(std::shared_ptr<const Trace<float>> trace, int cachedLayers)
     : m_trace(std::move(trace))
+    , m_cachedLayers(std::max(1, cachedLayers))
 {
     if (m_trace)
         m_layers.resize(m_trace->layers.size());
@@ -20,7 +23,7 @@ std::shared_ptr<const AttentionTiles<float>> LongTextTiles::layer(int layer) con
     std::lock_guard<std::mutex> lock(m_mutex);
     if (!m_trace || layer < 0 || layer >= int(m_layers.size()))
         return nullptr;
-    std::shared_ptr<const AttentionTiles<float>> &t = m_layers[size_t(layer)];
+    std::shared_ptr<AttentionTiles<float>> &t = m_layers[size_t(layer)];
     if (!t && AttentionTiles<float>::recomputable(*m_trace, layer)) {
         // the tiles read the trace: the pointer handed out keeps it alive with them
         struct Held {
@@ -34,7 +37,15 @@ std::shared_ptr<const AttentionTiles<float>> LongTextTiles::layer(int layer) con
         };
         auto held = std::make_shared<Held>(m_trace, layer);
         if (held->tiles.valid())
-            t = std::shared_ptr<const AttentionTiles<float>>(held, &held->tiles);
+            t = std::shared_ptr<AttentionTiles<float>>(held, &held->tiles);
+    }
+    if (t) {
+        m_recent.erase(std::remove(m_recent.begin(), m_recent.end(), layer), m_recent.end());
+        m_recent.insert(m_recent.begin(), layer);
+        while (int(m_recent.size()) > m_cachedLayers) {
+            m_layers[size_t(m_recent.back())]->clearCache(); // a view still reading it computes anew
+            m_recent.pop_back();
+        }
     }
     return t;
 }

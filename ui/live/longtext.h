@@ -16,18 +16,24 @@
 
 namespace attnviz::ui {
 
-// The per-layer AttentionTiles of one trace (shared by the snapshot and its copies).
+// The per-layer AttentionTiles of one trace (shared by the snapshot and its copies). Only the
+// `cachedLayers` layers handed out last keep their caches of recently drawn tiles and maps (each up
+// to AttentionTiles::kDefaultCacheBytes): stepping through a 30-layer model's layers would otherwise
+// keep 30 caches, ~1.9 GB.
 class LongTextTiles {
 public:
-    explicit LongTextTiles(std::shared_ptr<const Trace<float>> trace);
+    static constexpr int kCachedLayers = 2;
+    explicit LongTextTiles(std::shared_ptr<const Trace<float>> trace, int cachedLayers = kCachedLayers);
     // Layer `layer`'s tiles (the mean over heads: head -1); null where the layer cannot be
     // recomputed (no q, k or log-sum-exp). Thread-safe.
     std::shared_ptr<const AttentionTiles<float>> layer(int layer) const;
 
 private:
     std::shared_ptr<const Trace<float>> m_trace;
+    int m_cachedLayers;
     mutable std::mutex m_mutex;
-    mutable std::vector<std::shared_ptr<const AttentionTiles<float>>> m_layers;
+    mutable std::vector<std::shared_ptr<AttentionTiles<float>>> m_layers;
+    mutable std::vector<int> m_recent; // the layers handed out last, the latest first
 };
 
 // The tiles of the snapshot's layer `layer` (clamped like ComputeSnapshot::layer); null where the
