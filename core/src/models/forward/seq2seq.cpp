@@ -513,6 +513,12 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
     }
     s.weightsAvg = Mat<T>(avg / T(H));
     s.output = linear(s.context, P.o);
+    if (causal) { // the views hatch the causal cells (as the decoder-only forward's trace says them)
+        s.mask = BoolMat::Zero(tq, tk);
+        for (int i = 0; i < tq; ++i)
+            for (int j = i + 1; j < tk; ++j)
+                s.mask(i, j) = 1;
+    }
 }
 
 // A stack's block over x (the residual stream): self-attention, cross-attention (decoder blocks,
