@@ -7,7 +7,8 @@
 // core's float32 and float64 traces, an empty target generated as the core's greedy generate() does, the views that cannot show
 // such a trace yet saying so in one line, norm-weighted attention of the selected attention, and a
 // session's target and selector read back; the beams beside Generate (the kept beam's target and
-// cross-attention, as generateTarget gives them) and a session's beams.
+// cross-attention, as generateTarget gives them) and a session's beams; llama.cpp's t5encoder file as
+// an encoder-only model.
 #include "testpaths.h"
 #include "controls/controlpanel.h"
 #include "controls/inputpanel.h"
@@ -499,6 +500,99 @@ private slots:
             view->grab().save(dir + QStringLiteral("/p-dates-pipeline-") + attentionKindName(kind).toLower() + QStringLiteral(".png"));
             shoot(win, QStringLiteral("p-dates-window-") + attentionKindName(kind).toLower());
         }
+    }
+
+    // llama.cpp's t5encoder file (t5-tiny's encoder alone) in the window: an encoder-only model, no
+    // Attention selector nor Target; the heatmap's every layer and head t5.gguf's encoder weights on
+    // the same text (exact); the Pipeline's position bias stage and its scores giving those weights;
+    // the Predictions dock saying why there are none.
+    void t5EncoderAlone()
+    {
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("../gguf/t5encoder.gguf")), &error), qPrintable(error));
+        auto *combo = win.w.controls()->findChild<QComboBox *>(QStringLiteral("attentionKindCombo"));
+        QVERIFY(combo && !combo->isVisibleTo(&win.w));
+        QVERIFY(!win.w.inputPanel()->targetEdit()->isVisibleTo(&win.w));
+        const quint64 g = test::shownGeneration(*win.w.session());
+        win.w.setSentence(kSource);
+        win.w.session()->requestNow();
+        const SnapshotPtr s = test::waitForSnapshot(
+            *win.w.session(), g, [&](const ComputeSnapshot &x) { return x.sentence == kSource && x.hasResult(); }, 30000);
+        QVERIFY(s);
+        QVERIFY(!s->encoderDecoder);
+        QCOMPARE(s->modelInfo.family, std::string("t5encoder"));
+        QCOMPARE(s->settings.scaleRule, ScaleRule::None); // the titles say "no scaling", as T5 computes
+        std::shared_ptr<Model> full;
+        QVERIFY(ModelLoader::load(fixture(QStringLiteral("../gguf/t5.gguf")), full, &error));
+        TraceRequest req;
+        req.text = kSource.toStdString();
+        req.target = kTarget.toStdString();
+        Trace<float> want;
+        QVERIFY(full->trace(req, want).ok());
+        const auto &layers = want.seq2seq.encoder;
+        QCOMPARE(s->numLayers(), int(layers.size()));
+        QCOMPARE(s->queryLabels, displays(want.seq2seq.sourceTokens));
+        win.w.showView(QStringLiteral("weights"));
+        for (int l = 0; l < int(layers.size()); ++l)
+            for (int h = 0; h < layers[size_t(l)].attention.numHeads; ++h) {
+                win.w.session()->setSelectedLayer(l);
+                win.w.session()->setSelectedHead(h);
+                QCoreApplication::processEvents();
+                const WeightMatrix<float> &m = layers[size_t(l)].attention.batch.front().weights[size_t(h)];
+                for (int i = 0; i < m.rows(); ++i)
+                    for (int j = 0; j < m.cols(); ++j)
+                        QCOMPARE(win.w.heatmapView()->cellValue(i, j), double(m(i, j)));
+            }
+        // the pipeline: the bias stage, the masked scores (scaled q·k + B) softmaxed to the weights
+        win.w.session()->setSelectedLayer(1);
+        win.w.session()->setSelectedHead(2);
+        QVERIFY(win.w.showView(QStringLiteral("pipeline")));
+        QCoreApplication::processEvents();
+        PipelineView *view = win.w.pipelineView();
+        using Kind = PipelineView::StageKind;
+        QVERIFY(view->indexOf(Kind::PositionBias) >= 0);
+        auto plotted = [&](Kind k, int row, int col) {
+            auto *map = qobject_cast<QCPColorMap *>(view->stagePlot(view->indexOf(k))->plottable(0));
+            return double(map->data()->cell(col, row));
+        };
+        const WeightMatrix<float> &w = layers[1].attention.batch.front().weights[2];
+        for (int i = 0; i < w.rows(); ++i) {
+            double mx = -std::numeric_limits<double>::infinity(), z = 0;
+            std::vector<double> e(size_t(w.cols()));
+            for (int j = 0; j < w.cols(); ++j) {
+                QVERIFY(std::abs(plotted(Kind::Scaled, i, j) + plotted(Kind::PositionBias, i, j) - plotted(Kind::Masked, i, j)) < 1e-6);
+                QVERIFY(plotted(Kind::PositionBias, i, j) != 0.0);
+                mx = std::max(mx, e[size_t(j)] = plotted(Kind::Masked, i, j));
+            }
+            for (double &v : e)
+                z += (v = std::exp(v - mx));
+            for (int j = 0; j < w.cols(); ++j)
+                QVERIFY(std::abs(e[size_t(j)] / z - double(w(i, j))) < 1e-5);
+        }
+        QVERIFY(view->stageTitle(view->indexOf(Kind::Scaled)).contains(QStringLiteral("no scaling")));
+        const QString dir = qEnvironmentVariable("ATTNVIZ_SEQ2SEQ_SHOTS");
+        if (!dir.isEmpty()) {
+            win.w.resize(1800, 1200);
+            QVERIFY(view->focusCell(view->indexOf(Kind::PositionBias), 3, 0));
+            QCoreApplication::processEvents();
+            QTest::qWait(100);
+            view->grab().save(dir + QStringLiteral("/p-t5encoder-pipeline.png"));
+        }
+        // no predictions, and why
+        PredictionsView *pred = win.w.predictionsView();
+        QVERIFY(pred);
+        QTRY_VERIFY2(pred->message().startsWith(QStringLiteral("A T5 encoder alone (t5encoder.gguf) has no decoder and no LM head")),
+                     qPrintable(pred->message()));
+        shoot(win, QStringLiteral("p-t5encoder-window"));
+        // every tab draws it, or says in its place why not, without a crash
+        for (QTabWidget *tabs : win.w.findChildren<QTabWidget *>())
+            for (int i = 0; i < tabs->count(); ++i) {
+                tabs->setCurrentIndex(i);
+                QCoreApplication::processEvents();
+                QTest::qWait(50);
+                shoot(win, QStringLiteral("p-t5encoder-tab-") + QString::number(i));
+            }
     }
 
     void otherViewsSayNotYet_data()

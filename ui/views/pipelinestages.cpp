@@ -59,18 +59,20 @@ bool preNorm(const ComputeSnapshot &s)
 }
 
 // An encoder-decoder model's attention (encoder, decoder self- or cross-attention) as the stages
-// name it, and whether its scores add T5's relative position bias (the encoder's and the decoder's
-// self-attention; cross-attention adds none).
+// name it, and whether its scores add T5's relative position bias (a T5's encoder and decoder
+// self-attention, a T5 encoder alone's; cross-attention adds none).
 bool seq2seqCross(const ComputeSnapshot &s) { return s.encoderDecoder && s.attentionKind == AttentionKind::Cross; }
-bool relativeBias(const ComputeSnapshot &s)
+bool t5Positions(const ComputeSnapshot &s)
 {
-    return s.encoderDecoder && s.attentionKind != AttentionKind::Cross
-        && s.modelInfo.architecture.positions == PositionKind::RelativeBuckets;
+    return s.fromModel() && s.modelInfo.architecture.positions == PositionKind::RelativeBuckets;
 }
+bool relativeBias(const ComputeSnapshot &s) { return t5Positions(s) && !seq2seqCross(s); }
+// An encoder's attention: an encoder-decoder model's Encoder, or a model that is an encoder alone.
+bool encoderSide(const ComputeSnapshot &s) { return !s.encoderDecoder || s.attentionKind == AttentionKind::Encoder; }
 QString stackName(const ComputeSnapshot &s)
 {
-    return s.attentionKind == AttentionKind::Encoder ? QCoreApplication::translate("PipelineView", "encoder")
-                                                      : QCoreApplication::translate("PipelineView", "decoder");
+    return encoderSide(s) ? QCoreApplication::translate("PipelineView", "encoder")
+                          : QCoreApplication::translate("PipelineView", "decoder");
 }
 
 // The norm before the projections, as the formulas name it.
@@ -282,7 +284,10 @@ void StageFill::input()
         st.title = (stack ? tr("X = residual stream into layer %1").arg(s->layerIndex(layer)) : tr("X = token embeddings"))
             + QStringLiteral("   ") + shape(s->tq(), s->queryInput(layer).cols());
     }
-    st.caption = model ? (s->layerIndex(layer) == 0 ? tr("One row per token: its embedding plus its position's, entering layer 0.")
+    st.caption = model ? (s->layerIndex(layer) == 0
+                              ? (t5Positions(*s) ? tr("One row per token: its embedding, entering layer 0 (T5 adds no position "
+                                                      "vector: positions enter as a bias on the scores).")
+                                                 : tr("One row per token: its embedding plus its position's, entering layer 0."))
                                                        : tr("One row per token: the residual stream entering this layer."))
                            + (preNorm(*s) ? tr(" The model normalizes it (%1) before the projections.").arg(normName(*s)) : QString())
         : cross ? tr("One row per query token: its word vector. Queries come from this sentence.")
@@ -422,7 +427,7 @@ void StageFill::scaled()
     if (ok) {
         QString f;
         const Architecture &arch = s->modelInfo.architecture;
-        const bool ownScale = model && !seq2seq && arch.attentionScale > 0;
+        const bool ownScale = model && !seq2seq && !t5Positions(*s) && arch.attentionScale > 0;
         switch (ownScale ? ScaleRule::Explicit : c.scaleRule) {
         case ScaleRule::InvSqrtDHead: f = QStringLiteral("S' = S / √%1  (× %2)").arg(dh).arg(num(scale)); break;
         case ScaleRule::InvSqrtDModel:
@@ -447,7 +452,7 @@ void StageFill::scaled()
         else
             scoresMissing();
     }
-    st.caption = seq2seq && c.scaleRule == ScaleRule::None
+    st.caption = ok && t5Positions(*s) && c.scaleRule == ScaleRule::None
         ? tr("T5 does not divide q·k by √d_head: its initialisation folds that factor into W_q, so the scores "
              "go on as they are.")
         : c.scaleRule == ScaleRule::None
@@ -461,7 +466,7 @@ void StageFill::positionBias()
     st.cols = keyLabels;
     st.xAxis = tr("key");
     if (ok) {
-        const bool encoder = s->attentionKind == AttentionKind::Encoder;
+        const bool encoder = encoderSide(*s);
         st.title = QStringLiteral("B%1[i, j] = bias(bucket(j − i))   %2").arg(hs, shape(s->tq(), s->tk()));
         if (bias && bias->size())
             st.matrix = bias;
@@ -844,7 +849,7 @@ void Explanation::scores()
     const bool withBias = biased() && (kind == Kind::PositionBias || kind == Kind::Masked);
     if (withBias) {
         const Architecture &a = s.modelInfo.architecture;
-        const int bucket = a.relative.bucket(j - i, s.attentionKind == AttentionKind::Encoder);
+        const int bucket = a.relative.bucket(j - i, encoderSide(s));
         line(QStringLiteral("Position bias: key %1 is %2 query %3 (j − i = %4), bucket %5 of %6; this head's "
                             "learned bias there:")
                  .arg(j)
@@ -1355,6 +1360,8 @@ ComputeSettings effectiveSettings(const ComputeSnapshot &s)
     if (!s.fromModel() || s.encoderDecoder)
         return c;
     c = ComputeSettings();
+    if (t5Positions(s)) // a T5 encoder alone: q·k unscaled, as its encoder-decoder model's
+        c.scaleRule = ScaleRule::None;
     const bool padded = !s.paddedKeys.empty();
     c.mask = s.modelInfo.causal ? (padded ? MaskChoice::CausalPadding : MaskChoice::Causal)
                                 : (padded ? MaskChoice::Padding : MaskChoice::None);

@@ -20,8 +20,9 @@ struct StageContext {
     double scale = 1.0;
     // the score stages' matrices for the shown head, derived by the view (scoresDerived false: too large)
     const Mat<float> *raw = nullptr, *scaled = nullptr, *masked = nullptr;
-    // T5's relative position bias of the shown head, added to `scaled` before the mask (masked then
-    // holds the sum); empty for every other attention
+    // T5's relative position bias of the shown head (an encoder-decoder T5's or a T5 encoder
+    // alone's), added to `scaled` before the mask (masked then holds the sum); empty for every other
+    // attention
     const Mat<float> *bias = nullptr;
     bool scoresDerived = false;
     const QStringList *queryLabels = nullptr, *keyLabels = nullptr;

@@ -38,8 +38,8 @@ public:
     // projection: Q and K then show them as projected, these two as the scores read them. The four
     // Mlp stages only for a model with a gated MLP (SwiGLU, GeGLU), after the attention's: the gate
     // x·W_gateᵀ, its activation, the up projection x·W_upᵀ and the product the MLP passes on.
-    // PositionBias only for T5's encoder and decoder self-attention: the learned relative position
-    // bias added to the scaled scores before the mask.
+    // PositionBias only for T5's encoder and decoder self-attention (and a T5 encoder alone): the
+    // learned relative position bias added to the scaled scores before the mask.
     enum class StageKind {
         Input, KeyInput, Q, K, V, QRotated, KRotated, RawScores, Scaled, PositionBias, Masked, Weights, Context, Concat, Output,
         MlpGate, MlpActivated, MlpUp, MlpProduct
