@@ -31,7 +31,8 @@ class QJsonObject;
 #include <utility>
 #include <vector>
 namespace attnviz::cli {
-// `model run --lens`: the logit lens grid of a trace as JSON (readcommands.cpp).
+// `model run --lens`: the logit lens grid of a trace as JSON (readcommands.cpp); an encoder-decoder
+// model's decoder by sub-layer (seq2seqreads.h).
 template <typename T>
 Status lensJson(const Model &model, const Trace<T> &trace, QJsonObject &out);
 // `bench --reads`: the lens column, the norm-weighted switch, attribution, the lens grid and a

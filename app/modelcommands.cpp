@@ -306,7 +306,9 @@ int modelRun(const QStringList &args)
                                     QStringLiteral("p"), QStringLiteral("float32"));
     QCommandLineOption lensOpt(QStringLiteral("lens"), QStringLiteral(
         "Add \"lens\": the logit lens, lens[layer][position] = the top 5 tokens read from the residual stream after\n"
-        "that layer (through the final norm and the unembedding), the actual token's probability and rank, entropy."));
+        "that layer (through the final norm and the unembedding), the actual token's probability and rank, entropy.\n"
+        "Encoder-decoder models: the decoder's, by sub-layer: lens.stages[stage][position], stage_names \"L0 self\",\n"
+        "\"L0 cross\", \"L0 MLP\", … (the stream after each add; positions the start token, then the target)."));
     QCommandLineOption backendOpt(QStringLiteral("backend"),
                                   QStringLiteral("cpu (default), gpu (Qt RHI compute; float32) or auto (the GPU where it is "
                                                  "not a software rasterizer). \"device\" in the JSON says what computed."),
@@ -353,9 +355,6 @@ int modelRun(const QStringList &args)
         return fail("model run", st.message, 2);
     if (m->info().architecture.encoderDecoder) {
         req.target = p.value(targetOpt).toStdString();
-        if (p.isSet(lensOpt))
-            return fail("model run", "--lens: the logit lens of encoder-decoder models (" + m->info().family +
-                                         ") is not computed yet", 2);
     } else if (p.isSet(targetOpt)) {
         return fail("model run",
                     "--target: only encoder-decoder models (t5, bart, mbart, marian) read a target; " + m->info().name +

@@ -9,6 +9,7 @@
 
 #include "attnviz/encoderdecoder.h"
 #include "attnviz/reads.h"
+#include "attnviz/seq2seqreads.h"
 #include "bundledmodel.h"
 
 #include <QCommandLineParser>
@@ -23,9 +24,57 @@
 
 namespace attnviz::cli {
 
+namespace {
+
+// One lens cell: its top tokens, entropy, and the actual token's probability and rank where there is one.
+QJsonObject lensCellJson(const LensCell &c)
+{
+    QJsonArray top;
+    for (const TokenProb &p : c.top)
+        top.append(QJsonObject{{QStringLiteral("id"), p.id},
+                               {QStringLiteral("token"), QString::fromStdString(p.token)},
+                               {QStringLiteral("p"), ui::jsonNumber(p.p)}});
+    QJsonObject cell{{QStringLiteral("top"), top}, {QStringLiteral("entropy"), ui::jsonNumber(c.entropy)}};
+    if (c.actualRank > 0) {
+        cell.insert(QStringLiteral("actual_p"), ui::jsonNumber(c.actualP));
+        cell.insert(QStringLiteral("actual_rank"), c.actualRank);
+    }
+    return cell;
+}
+
+// An encoder-decoder model's decoder read by sub-layer (seq2seqreads.h): stages[row][position], the
+// rows named by stage_names ("L0 self", "L0 cross", "L0 MLP", …).
+template <typename T>
+Status seq2seqLensJson(const Model &model, const Trace<T> &trace, QJsonObject &out)
+{
+    Seq2SeqLens lens;
+    if (Status st = seq2seqLens(model, trace, 5, lens); !st)
+        return st;
+    QJsonArray names, rows;
+    for (int row = 0; row < lens.rows(); ++row) {
+        names.append(QString::fromStdString(decoderStageName(row / 3, DecoderStage(row % 3))));
+        QJsonArray cells;
+        for (int i = 0; i < lens.positions; ++i)
+            cells.append(lensCellJson(lens.at(row, i)));
+        rows.append(cells);
+    }
+    out = QJsonObject{{QStringLiteral("stage_names"), names},
+                      {QStringLiteral("stages"), rows},
+                      {QStringLiteral("read_as"),
+                       QStringLiteral("lens.stages[stage][position]: the decoder's residual stream after each "
+                                      "sub-layer (self-attention, cross-attention, MLP of each layer) through its "
+                                      "final norm and the unembedding; positions are the decoder's (the start "
+                                      "token, then the target); actual = the target token that follows")}};
+    return {};
+}
+
+} // namespace
+
 template <typename T>
 Status lensJson(const Model &model, const Trace<T> &trace, QJsonObject &out)
 {
+    if (trace.encoderDecoder())
+        return seq2seqLensJson(model, trace, out);
     LensGrid grid;
     LensOptions opt;
     opt.topK = 5;
@@ -35,18 +84,7 @@ Status lensJson(const Model &model, const Trace<T> &trace, QJsonObject &out)
     for (int l = 0; l < grid.layers; ++l) {
         QJsonArray row;
         for (int i = 0; i < grid.positions; ++i) {
-            const LensCell &c = grid.at(l, i);
-            QJsonArray top;
-            for (const TokenProb &p : c.top)
-                top.append(QJsonObject{{QStringLiteral("id"), p.id},
-                                       {QStringLiteral("token"), QString::fromStdString(p.token)},
-                                       {QStringLiteral("p"), ui::jsonNumber(p.p)}});
-            QJsonObject cell{{QStringLiteral("top"), top}, {QStringLiteral("entropy"), ui::jsonNumber(c.entropy)}};
-            if (c.actualRank > 0) {
-                cell.insert(QStringLiteral("actual_p"), ui::jsonNumber(c.actualP));
-                cell.insert(QStringLiteral("actual_rank"), c.actualRank);
-            }
-            row.append(cell);
+            row.append(lensCellJson(grid.at(l, i)));
         }
         layers.append(row);
     }

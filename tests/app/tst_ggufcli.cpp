@@ -123,10 +123,23 @@ private slots:
             hj.remove(QStringLiteral("model"));
             QCOMPARE(gj, hj);
         }
-        const auto r = attnviz({QStringLiteral("model"), QStringLiteral("info"), gguf(QStringLiteral("t5encoder.gguf"))});
-        QCOMPARE(r.code, 2);
-        QCOMPARE(r.err.count('\n'), 1);
-        QVERIFY2(r.err.contains("\"t5encoder\" (a T5 encoder alone) is not computed by attnviz"), r.err.constData());
+        // t5encoder.gguf, the encoder alone: an encoder-only model whose attentions are t5.gguf's encoder's
+        const auto info = attnviz({QStringLiteral("model"), QStringLiteral("info"), gguf(QStringLiteral("t5encoder.gguf")),
+                                   QStringLiteral("--json")});
+        QVERIFY2(info.code == 0, info.err.constData());
+        QCOMPARE(QJsonDocument::fromJson(info.out).object().value(QStringLiteral("family")).toString(), QStringLiteral("t5encoder"));
+        const QString text = QStringLiteral("the cat sat on the mat");
+        const auto enc = attnviz({QStringLiteral("model"), QStringLiteral("run"), gguf(QStringLiteral("t5encoder.gguf")),
+                                  QStringLiteral("--text"), text});
+        const auto full = attnviz({QStringLiteral("model"), QStringLiteral("run"), gguf(QStringLiteral("t5.gguf")),
+                                   QStringLiteral("--text"), text, QStringLiteral("--target"), QStringLiteral("a")});
+        QVERIFY2(enc.code == 0, enc.err.constData());
+        QVERIFY2(full.code == 0, full.err.constData());
+        const QJsonObject e = QJsonDocument::fromJson(enc.out).object(), f = QJsonDocument::fromJson(full.out).object();
+        QCOMPARE(e.value(QStringLiteral("attentions")).toArray().size(), 2);
+        QCOMPARE(e.value(QStringLiteral("attentions")), f.value(QStringLiteral("encoder_attentions")));
+        QCOMPARE(e.value(QStringLiteral("ids")), f.value(QStringLiteral("source_ids")));
+        QVERIFY(!e.contains(QStringLiteral("next_tokens")));
     }
 };
 

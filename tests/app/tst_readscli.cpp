@@ -90,6 +90,67 @@ private slots:
         QVERIFY(!QJsonDocument::fromJson(plain.out).object().contains(QStringLiteral("lens")));
     }
 
+    // `model run --lens` of an encoder-decoder model: the decoder read after each sub-layer,
+    // lens.stages[stage][position] named by stage_names, every cell (top 5 ids and p, entropy, the
+    // following target token's p and rank) the core's seq2seqLens of the same source and target in
+    // float64; the bundled dates model's last stage predicts each next character of "1998-03-03".
+    void modelRunLensEncoderDecoder()
+    {
+        const QString t5 = fixture(QStringLiteral("t5-tiny"));
+        const QString source = QStringLiteral("the 3rd of March, 1998"), target = QStringLiteral("1998-03-03");
+        const Run r = execCli({QStringLiteral("model"), QStringLiteral("run"), t5, QStringLiteral("--text"), source,
+                               QStringLiteral("--target"), target, QStringLiteral("--precision"), QStringLiteral("float64"),
+                               QStringLiteral("--lens")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject lens = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("lens")).toObject();
+        std::unique_ptr<attnviz::Model> m;
+        QVERIFY(attnviz::openPretrained(t5.toStdString(), {}, m).ok());
+        attnviz::TraceRequest req;
+        req.text = source.toStdString();
+        req.target = target.toStdString();
+        attnviz::Trace<double> tr;
+        QVERIFY(m->trace(req, tr).ok());
+        attnviz::Seq2SeqLens want;
+        QVERIFY(attnviz::seq2seqLens(*m, tr, 5, want).ok());
+        const QJsonArray names = lens.value(QStringLiteral("stage_names")).toArray();
+        const QJsonArray stages = lens.value(QStringLiteral("stages")).toArray();
+        QCOMPARE(names.size(), 3 * tr.numLayers());
+        QCOMPARE(stages.size(), want.rows());
+        QCOMPARE(names[0].toString(), QStringLiteral("L0 self"));
+        QCOMPARE(names[1].toString(), QStringLiteral("L0 cross"));
+        QCOMPARE(names[names.size() - 1].toString(), QStringLiteral("L%1 MLP").arg(tr.numLayers() - 1));
+        QVERIFY(!lens.contains(QStringLiteral("layers")));
+        for (int row = 0; row < want.rows(); ++row) {
+            QCOMPARE(stages[row].toArray().size(), int(tr.tokens.size()));
+            for (int i = 0; i < want.positions; ++i) {
+                const QJsonObject g = stages[row][i].toObject();
+                const attnviz::LensCell &w = want.at(row, i);
+                const QJsonArray top = g.value(QStringLiteral("top")).toArray();
+                QCOMPARE(top.size(), 5);
+                for (int k = 0; k < 5; ++k) {
+                    QCOMPARE(top[k][QStringLiteral("id")].toInt(), w.top[size_t(k)].id);
+                    QVERIFY(std::abs(top[k][QStringLiteral("p")].toDouble() - w.top[size_t(k)].p) < 1e-12);
+                }
+                QVERIFY(std::abs(g.value(QStringLiteral("entropy")).toDouble() - w.entropy) < 1e-12);
+                QCOMPARE(g.contains(QStringLiteral("actual_rank")), w.actualRank > 0);
+                QCOMPARE(g.value(QStringLiteral("actual_rank")).toInt(), w.actualRank);
+            }
+        }
+        // the last position has no following target token; the others do
+        QVERIFY(!stages[0][int(tr.tokens.size()) - 1].toObject().contains(QStringLiteral("actual_p")));
+        QVERIFY(stages[0][0].toObject().contains(QStringLiteral("actual_p")));
+
+        // the bundled dates model (float32): after its last MLP it reads each next character as the top token
+        const Run d = execCli({QStringLiteral("model"), QStringLiteral("run"), QStringLiteral("bundled-dates"), QStringLiteral("--text"),
+                               source, QStringLiteral("--target"), target, QStringLiteral("--lens")});
+        QVERIFY2(d.code == 0, d.err.constData());
+        const QJsonObject dl = QJsonDocument::fromJson(d.out).object().value(QStringLiteral("lens")).toObject();
+        const QJsonArray last = dl.value(QStringLiteral("stages")).toArray().last().toArray();
+        QVERIFY(last.size() > target.size());
+        for (int i = 0; i + 1 < last.size(); ++i)
+            QCOMPARE(last[i][QStringLiteral("actual_rank")].toInt(), 1);
+    }
+
     void generate()
     {
         const QJsonObject ref = reference(QStringLiteral("gpt2-tiny"));

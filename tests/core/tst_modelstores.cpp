@@ -346,7 +346,7 @@ private slots:
         QCOMPARE(facts("someone/tiny:q4"), QStringLiteral("qwen3 792 Q4_K_M ok"));
         QCOMPARE(facts("lmstudio-community/mamba-GGUF/mamba-Q8_0"),
                  QStringLiteral("mamba 792 Q8_0 architecture \"mamba\" is not one attnviz computes (llama, qwen2, qwen3, gemma2, "
-                             "gemma3, phi3, gpt2, t5)"));
+                             "gemma3, phi3, gpt2, t5, t5encoder)"));
         QCOMPARE(facts("lmstudio-community/tiny-GGUF/no-tokenizer-F16"),
                  QStringLiteral("llama 792 F16 metadata \"tokenizer.ggml.model\" is missing (no tokenizer in the file)"));
         // the real GGUF fixtures, in each store

@@ -3,10 +3,12 @@
 // folders and the T5 GGUF files opened, the Target field and the Attention selector shown only for them, the heatmap's
 // matrix and axis labels for Encoder, Decoder and Cross read back against the core's own trace of
 // the same source and target (exact), Lines with the target on one side and the source on the
-// other, an empty target generated as the core's greedy generate() does, the views that cannot show
+// other, the Pipeline's stages of the selected attention (T5's position bias among them) against the
+// core's float32 and float64 traces, an empty target generated as the core's greedy generate() does, the views that cannot show
 // such a trace yet saying so in one line, norm-weighted attention of the selected attention, and a
 // session's target and selector read back; the beams beside Generate (the kept beam's target and
-// cross-attention, as generateTarget gives them) and a session's beams.
+// cross-attention, as generateTarget gives them) and a session's beams; llama.cpp's t5encoder file as
+// an encoder-only model.
 #include "testpaths.h"
 #include "controls/controlpanel.h"
 #include "controls/inputpanel.h"
@@ -21,6 +23,8 @@
 #include "views/heatmapview.h"
 #include "views/linesview.h"
 #include "views/logitlensview.h"
+#include "views/pipelineview.h"
+#include "views/pipelinestages.h"
 #include "views/predictionsview.h"
 #include "window/modelloader.h"
 #include "window/viewrouter.h"
@@ -42,6 +46,9 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <cmath>
+#include <limits>
 
 using namespace attnviz;
 using namespace attnviz::ui;
@@ -363,13 +370,235 @@ private slots:
     }
 
     // The views that cannot show an encoder-decoder trace yet: one line saying so, never a blank.
+    void pipelineOfEachAttention_data()
+    {
+        QTest::addColumn<QString>("folder");
+        QTest::newRow("t5") << QStringLiteral("t5-tiny");
+        QTest::newRow("t5 v1.1") << QStringLiteral("t5-v1_1-tiny");
+        QTest::newRow("bart") << QStringLiteral("bart-tiny");
+        QTest::newRow("dates") << bundledModelDir(kBundledDatesArg);
+    }
+    // The Pipeline follows the selector: Encoder, Decoder and Cross, each layer and head. Q, K, V and
+    // the weights are the core trace's own (exact; cross-attention's K and V from the encoder's
+    // output); the scores the softmax reads (scaled q·k, plus T5's position bias, masked) give those
+    // weights again (1e-5), and equal the float64 trace's scores (1e-5) where T5 keeps them, the
+    // bias stage their difference from the scaled q·k of float64; T5 scales by nothing.
+    void pipelineOfEachAttention()
+    {
+        QFETCH(QString, folder);
+        const QString path = folder.startsWith(QLatin1Char('/')) ? folder : fixture(folder);
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(path, &error), qPrintable(error));
+        const SnapshotPtr s = settleOn(win, kSource, kTarget);
+        QVERIFY(s);
+        std::shared_ptr<Model> model;
+        QVERIFY(ModelLoader::load(path, model, &error));
+        TraceRequest req;
+        req.text = kSource.toStdString();
+        req.target = kTarget.toStdString();
+        req.keepScores = true;
+        Trace<float> want;
+        Trace<double> ref;
+        QVERIFY(model->trace(req, want).ok());
+        QVERIFY(model->trace(req, ref).ok());
+        const Architecture &arch = model->info().architecture;
+        const bool t5 = arch.positions == PositionKind::RelativeBuckets;
+        QCOMPARE(t5, !folder.startsWith(QStringLiteral("bart")));
+
+        auto *combo = win.w.controls()->findChild<QComboBox *>(QStringLiteral("attentionKindCombo"));
+        QVERIFY(combo);
+        QVERIFY(win.w.showView(QStringLiteral("pipeline")));
+        PipelineView *view = win.w.pipelineView();
+        using Kind = PipelineView::StageKind;
+        auto plotted = [&](Kind k, int row, int col) {
+            auto *map = qobject_cast<QCPColorMap *>(view->stagePlot(view->indexOf(k))->plottable(0));
+            return double(map->data()->cell(col, row));
+        };
+        for (AttentionKind kind : {AttentionKind::Encoder, AttentionKind::Self, AttentionKind::Cross}) {
+            combo->setCurrentIndex(combo->findData(int(kind)));
+            const auto &layers = want.attentions(kind);
+            const auto &refLayers = ref.attentions(kind);
+            const int tq = int(want.queriesOf(kind).size()), tk = int(want.keysOf(kind).size());
+            for (int l = 0; l < int(layers.size()); ++l)
+                for (int h = 0; h < layers[size_t(l)].attention.numHeads; ++h) {
+                    win.w.session()->setSelectedLayer(l);
+                    win.w.session()->setSelectedHead(h);
+                    QCoreApplication::processEvents();
+                    const QString where = QStringLiteral("%1 layer %2 head %3").arg(attentionKindName(kind)).arg(l).arg(h);
+                    QCOMPARE(view->shownHead(), h);
+                    QCOMPARE(view->indexOf(Kind::KeyInput) >= 0, kind == AttentionKind::Cross);
+                    QCOMPARE(view->indexOf(Kind::PositionBias) >= 0, t5 && kind != AttentionKind::Cross);
+                    QCOMPARE(view->indexOf(Kind::MlpGate), -1);
+                    const SequenceResult<float> &r = layers[size_t(l)].attention.batch.front();
+                    const SequenceResult<double> &rr = refLayers[size_t(l)].attention.batch.front();
+                    const int dh = layers[size_t(l)].attention.dHead;
+                    const double scale = layers[size_t(l)].attention.scale;
+                    QCOMPARE(scale, t5 ? 1.0 : 1.0 / std::sqrt(double(dh)));
+                    // Q, K, V: the trace's own head columns (K and V of cross-attention: the encoder's output projected)
+                    for (int c = 0; c < std::min(dh, PipelineView::kMaxShownDims); ++c) {
+                        QCOMPARE(plotted(Kind::Q, tq - 1, c), double(r.q(tq - 1, h * dh + c)));
+                        QCOMPARE(plotted(Kind::K, tk - 1, c), double(r.k(tk - 1, h * dh + c)));
+                        QCOMPARE(plotted(Kind::V, 0, c), double(r.v(0, h * dh + c)));
+                    }
+                    if (kind == AttentionKind::Cross)
+                        QCOMPARE(plotted(Kind::KeyInput, tk - 1, 0), double(want.seq2seq.encoderFinal(tk - 1, 0)));
+                    const WeightMatrix<float> &w = r.weights[size_t(h)];
+                    for (int i = 0; i < tq; ++i) {
+                        double mx = -std::numeric_limits<double>::infinity(), z = 0;
+                        std::vector<double> m(size_t(tk), -std::numeric_limits<double>::infinity());
+                        for (int j = 0; j < tk; ++j) {
+                            QCOMPARE(plotted(Kind::Weights, i, j), double(w(i, j)));
+                            const double scaled = plotted(Kind::Scaled, i, j);
+                            double q64 = 0;
+                            for (int c = 0; c < dh; ++c)
+                                q64 += rr.q(i, h * dh + c) * rr.k(j, h * dh + c);
+                            const double want64 = rr.scores[size_t(h)](i, j); // scaled q·k (+ T5's bias), before the mask
+                            if (std::abs(scaled - q64 * scale) > 1e-5 * std::max(1.0, std::abs(q64 * scale)))
+                                QFAIL(qPrintable(where + QStringLiteral(" scaled (%1, %2): %3, float64 %4").arg(i).arg(j).arg(scaled).arg(q64 * scale)));
+                            if (t5 && kind != AttentionKind::Cross) {
+                                const double b = plotted(Kind::PositionBias, i, j);
+                                if (std::abs(b - (want64 - q64 * scale)) > 1e-5 * std::max(1.0, std::abs(want64)))
+                                    QFAIL(qPrintable(where + QStringLiteral(" bias (%1, %2): %3, float64 %4").arg(i).arg(j).arg(b).arg(want64 - q64 * scale)));
+                            }
+                            const bool masked = kind == AttentionKind::Self && j > i;
+                            const double sm = plotted(Kind::Masked, i, j);
+                            if (masked) { // −∞, hatched and left out of the colour range
+                                QVERIFY2(!std::isfinite(sm), qPrintable(where));
+                                QVERIFY(r.mask.size() && r.mask(i, j));
+                                continue;
+                            }
+                            if (std::abs(sm - want64) > 1e-5 * std::max(1.0, std::abs(want64)))
+                                QFAIL(qPrintable(where + QStringLiteral(" masked (%1, %2): %3, float64 %4").arg(i).arg(j).arg(sm).arg(want64)));
+                            m[size_t(j)] = sm;
+                            mx = std::max(mx, sm);
+                        }
+                        for (double &e : m)
+                            z += (e = std::exp(e - mx));
+                        for (int j = 0; j < tk; ++j)
+                            if (std::abs(m[size_t(j)] / z - double(w(i, j))) > 1e-5)
+                                QFAIL(qPrintable(where + QStringLiteral(" softmax (%1, %2): %3, the trace's %4").arg(i).arg(j).arg(m[size_t(j)] / z).arg(double(w(i, j)))));
+                    }
+                }
+            // a click on a score explains it with the bias (T5) and the weight it becomes
+            win.w.session()->setSelectedLayer(0);
+            win.w.session()->setSelectedHead(0);
+            QCoreApplication::processEvents();
+            QVERIFY(view->explainCell(view->indexOf(Kind::Masked), tq - 1, 0));
+            QCOMPARE(view->explanation().contains(QStringLiteral("Position bias")), t5 && kind != AttentionKind::Cross);
+            QVERIFY(view->explainCell(view->indexOf(Kind::Weights), tq - 1, 0));
+            QVERIFY(view->explanation().contains(stageNumber(layers[0].attention.batch.front().weights[0](tq - 1, 0))));
+            const QString dir = qEnvironmentVariable("ATTNVIZ_SEQ2SEQ_SHOTS");
+            if (!folder.startsWith(QLatin1Char('/')) || dir.isEmpty())
+                continue;
+            // the score stages in view, a score clicked (the bias stage where there is one)
+            win.w.resize(1800, 1200);
+            const Kind focus = view->indexOf(Kind::PositionBias) >= 0 ? Kind::PositionBias : Kind::Masked;
+            QVERIFY(view->focusCell(view->indexOf(focus), tq - 1, 0));
+            QCoreApplication::processEvents();
+            QTest::qWait(100);
+            view->grab().save(dir + QStringLiteral("/p-dates-pipeline-") + attentionKindName(kind).toLower() + QStringLiteral(".png"));
+            shoot(win, QStringLiteral("p-dates-window-") + attentionKindName(kind).toLower());
+        }
+    }
+
+    // llama.cpp's t5encoder file (t5-tiny's encoder alone) in the window: an encoder-only model, no
+    // Attention selector nor Target; the heatmap's every layer and head t5.gguf's encoder weights on
+    // the same text (exact); the Pipeline's position bias stage and its scores giving those weights;
+    // the Predictions dock saying why there are none.
+    void t5EncoderAlone()
+    {
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("../gguf/t5encoder.gguf")), &error), qPrintable(error));
+        auto *combo = win.w.controls()->findChild<QComboBox *>(QStringLiteral("attentionKindCombo"));
+        QVERIFY(combo && !combo->isVisibleTo(&win.w));
+        QVERIFY(!win.w.inputPanel()->targetEdit()->isVisibleTo(&win.w));
+        const quint64 g = test::shownGeneration(*win.w.session());
+        win.w.setSentence(kSource);
+        win.w.session()->requestNow();
+        const SnapshotPtr s = test::waitForSnapshot(
+            *win.w.session(), g, [&](const ComputeSnapshot &x) { return x.sentence == kSource && x.hasResult(); }, 30000);
+        QVERIFY(s);
+        QVERIFY(!s->encoderDecoder);
+        QCOMPARE(s->modelInfo.family, std::string("t5encoder"));
+        QCOMPARE(s->settings.scaleRule, ScaleRule::None); // the titles say "no scaling", as T5 computes
+        std::shared_ptr<Model> full;
+        QVERIFY(ModelLoader::load(fixture(QStringLiteral("../gguf/t5.gguf")), full, &error));
+        TraceRequest req;
+        req.text = kSource.toStdString();
+        req.target = kTarget.toStdString();
+        Trace<float> want;
+        QVERIFY(full->trace(req, want).ok());
+        const auto &layers = want.seq2seq.encoder;
+        QCOMPARE(s->numLayers(), int(layers.size()));
+        QCOMPARE(s->queryLabels, displays(want.seq2seq.sourceTokens));
+        win.w.showView(QStringLiteral("weights"));
+        for (int l = 0; l < int(layers.size()); ++l)
+            for (int h = 0; h < layers[size_t(l)].attention.numHeads; ++h) {
+                win.w.session()->setSelectedLayer(l);
+                win.w.session()->setSelectedHead(h);
+                QCoreApplication::processEvents();
+                const WeightMatrix<float> &m = layers[size_t(l)].attention.batch.front().weights[size_t(h)];
+                for (int i = 0; i < m.rows(); ++i)
+                    for (int j = 0; j < m.cols(); ++j)
+                        QCOMPARE(win.w.heatmapView()->cellValue(i, j), double(m(i, j)));
+            }
+        // the pipeline: the bias stage, the masked scores (scaled q·k + B) softmaxed to the weights
+        win.w.session()->setSelectedLayer(1);
+        win.w.session()->setSelectedHead(2);
+        QVERIFY(win.w.showView(QStringLiteral("pipeline")));
+        QCoreApplication::processEvents();
+        PipelineView *view = win.w.pipelineView();
+        using Kind = PipelineView::StageKind;
+        QVERIFY(view->indexOf(Kind::PositionBias) >= 0);
+        auto plotted = [&](Kind k, int row, int col) {
+            auto *map = qobject_cast<QCPColorMap *>(view->stagePlot(view->indexOf(k))->plottable(0));
+            return double(map->data()->cell(col, row));
+        };
+        const WeightMatrix<float> &w = layers[1].attention.batch.front().weights[2];
+        for (int i = 0; i < w.rows(); ++i) {
+            double mx = -std::numeric_limits<double>::infinity(), z = 0;
+            std::vector<double> e(size_t(w.cols()));
+            for (int j = 0; j < w.cols(); ++j) {
+                QVERIFY(std::abs(plotted(Kind::Scaled, i, j) + plotted(Kind::PositionBias, i, j) - plotted(Kind::Masked, i, j)) < 1e-6);
+                QVERIFY(plotted(Kind::PositionBias, i, j) != 0.0);
+                mx = std::max(mx, e[size_t(j)] = plotted(Kind::Masked, i, j));
+            }
+            for (double &v : e)
+                z += (v = std::exp(v - mx));
+            for (int j = 0; j < w.cols(); ++j)
+                QVERIFY(std::abs(e[size_t(j)] / z - double(w(i, j))) < 1e-5);
+        }
+        QVERIFY(view->stageTitle(view->indexOf(Kind::Scaled)).contains(QStringLiteral("no scaling")));
+        const QString dir = qEnvironmentVariable("ATTNVIZ_SEQ2SEQ_SHOTS");
+        if (!dir.isEmpty()) {
+            win.w.resize(1800, 1200);
+            QVERIFY(view->focusCell(view->indexOf(Kind::PositionBias), 3, 0));
+            QCoreApplication::processEvents();
+            QTest::qWait(100);
+            view->grab().save(dir + QStringLiteral("/p-t5encoder-pipeline.png"));
+        }
+        // no predictions, and why
+        PredictionsView *pred = win.w.predictionsView();
+        QVERIFY(pred);
+        QTRY_VERIFY2(pred->message().startsWith(QStringLiteral("A T5 encoder alone (t5encoder.gguf) has no decoder and no LM head")),
+                     qPrintable(pred->message()));
+        shoot(win, QStringLiteral("p-t5encoder-window"));
+        // every tab draws it, or says in its place why not, without a crash
+        for (QTabWidget *tabs : win.w.findChildren<QTabWidget *>())
+            for (int i = 0; i < tabs->count(); ++i) {
+                tabs->setCurrentIndex(i);
+                QCoreApplication::processEvents();
+                QTest::qWait(50);
+                shoot(win, QStringLiteral("p-t5encoder-tab-") + QString::number(i));
+            }
+    }
+
     void otherViewsSayNotYet_data()
     {
         QTest::addColumn<QString>("view");
-        // the pipeline's stages are those of a decoder-only or encoder-only block: its scores know no
-        // relative position bias (T5) and its blocks no cross-attention sub-block between
-        // self-attention and the MLP
-        for (const char *id : {"pipeline", "embeddings", "residual", "rollout", "compare"})
+        for (const char *id : {"embeddings", "residual", "rollout", "compare"})
             QTest::newRow(id) << QString::fromLatin1(id);
     }
     void otherViewsSayNotYet()

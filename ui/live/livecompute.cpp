@@ -343,7 +343,8 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         const ModelInfo info = req.model->info();
         ComputeSettings &c = snap->settings;
         c.numHeads = std::max(1, info.heads);
-        c.scaleRule = ScaleRule::InvSqrtDHead;
+        // a T5 encoder alone multiplies q·k by nothing (its 1/√d_kv lives in W_q's initialisation)
+        c.scaleRule = info.architecture.positions == PositionKind::RelativeBuckets ? ScaleRule::None : ScaleRule::InvSqrtDHead;
         c.normalization = Normalization::Softmax;
         c.maskMethod = MaskMethod::NegInf;
         c.dropout = 0.0;
@@ -376,6 +377,9 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     tr.cancel = req.cancel;
     tr.progress = req.progress;
     tr.keepMlp = req.keepMlp;
+    // a T5 encoder alone: its relative position bias is in the scores and nowhere else (the pipeline
+    // shows it); a long text is then cut, not read through tiles recomputed from q and k
+    tr.keepScores = req.model && req.model->info().architecture.positions == PositionKind::RelativeBuckets;
     // A causal model's LM head runs at the last position only (the predictions dock's list): a
     // hovered position is computed by the dock itself (Model::nextTokens on the snapshot's trace),
     // not at every position of every text (a third of GPT-2 small's work at 128 tokens).

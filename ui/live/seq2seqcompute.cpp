@@ -147,6 +147,9 @@ std::shared_ptr<ComputeSnapshot> seq2seqSnapshot(const ComputeRequest &req)
     tr.text = req.sentence.toStdString();
     tr.cancel = req.cancel;
     tr.allPredictions = true; // the Predictions dock's list at every decoder position
+    // T5's relative position bias is added to the scores and cannot be recovered from q and k: the
+    // pipeline's bias stage reads the scores kept (H × t² a layer; the other families derive theirs)
+    tr.keepScores = info.architecture.positions == PositionKind::RelativeBuckets;
     auto trace = std::make_shared<Trace<float>>();
     Status st;
     if (req.target.trimmed().isEmpty() && !req.sentence.trimmed().isEmpty()) {

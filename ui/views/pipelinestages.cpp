@@ -58,6 +58,23 @@ bool preNorm(const ComputeSnapshot &s)
     return s.modelInfo.architecture.layers > 0 && s.modelInfo.architecture.placement != NormPlacement::Post;
 }
 
+// An encoder-decoder model's attention (encoder, decoder self- or cross-attention) as the stages
+// name it, and whether its scores add T5's relative position bias (a T5's encoder and decoder
+// self-attention, a T5 encoder alone's; cross-attention adds none).
+bool seq2seqCross(const ComputeSnapshot &s) { return s.encoderDecoder && s.attentionKind == AttentionKind::Cross; }
+bool t5Positions(const ComputeSnapshot &s)
+{
+    return s.fromModel() && s.modelInfo.architecture.positions == PositionKind::RelativeBuckets;
+}
+bool relativeBias(const ComputeSnapshot &s) { return t5Positions(s) && !seq2seqCross(s); }
+// An encoder's attention: an encoder-decoder model's Encoder, or a model that is an encoder alone.
+bool encoderSide(const ComputeSnapshot &s) { return !s.encoderDecoder || s.attentionKind == AttentionKind::Encoder; }
+QString stackName(const ComputeSnapshot &s)
+{
+    return encoderSide(s) ? QCoreApplication::translate("PipelineView", "encoder")
+                          : QCoreApplication::translate("PipelineView", "decoder");
+}
+
 // The norm before the projections, as the formulas name it.
 QString normName(const ComputeSnapshot &s)
 {
@@ -122,7 +139,8 @@ struct StageFill {
     const ComputeSettings c = ok ? effectiveSettings(*s) : ComputeSettings();
     const bool model = ok && s->fromModel();
     const double scale = cx.scale;
-    const Mat<float> *raw = cx.raw, *scaledScores = cx.scaled, *maskedScores = cx.masked;
+    const Mat<float> *raw = cx.raw, *scaledScores = cx.scaled, *maskedScores = cx.masked, *bias = cx.bias;
+    const bool seq2seq = ok && s->encoderDecoder;
     const bool scoresDerived = cx.scoresDerived;
     const QStringList *queryLabels = cx.queryLabels, *keyLabels = cx.keyLabels;
 
@@ -148,6 +166,7 @@ struct StageFill {
     void turned();    // Q and K rotated (or normalized per head)
     void rawScores();
     void scaled();
+    void positionBias();
     void masked();
     void weights();
     void context();
@@ -184,6 +203,13 @@ struct Explanation {
     {
         out += QStringLiteral("<p style=\"font-family: '%1', monospace\">").arg(cx.monoFamily) + t + QStringLiteral("</p>");
     }
+    // T5's relative position bias at (qi, kj) of the shown head (0 where the attention adds none)
+    double bias(int qi, int kj) const
+    {
+        const Mat<float> *b = cx.bias;
+        return b && qi < b->rows() && kj < b->cols() ? double((*b)(qi, kj)) : 0.0;
+    }
+    bool biased() const { return cx.bias && cx.bias->size() > 0; }
     double dot(int qi, int kj) const
     {
         double sum = 0;
@@ -239,12 +265,29 @@ struct Explanation {
 void StageFill::input()
 {
     st.name = stack ? tr("Residual stream") : tr("Input X");
+    if (seq2seq) {
+        const bool crossAtt = s->attentionKind == AttentionKind::Cross;
+        const int l = s->layerIndex(layer);
+        st.matrix = &s->queryInput(layer);
+        st.title = (crossAtt ? tr("X = decoder stream after block %1's self-attention").arg(l)
+                             : tr("X = %1 stream into block %2").arg(stackName(*s)).arg(l))
+            + QStringLiteral("   ") + shape(s->tq(), s->queryInput(layer).cols());
+        st.caption = (crossAtt ? tr("One row per target token: the decoder's stream after this block's self-attention. "
+                                    "The queries come from it.")
+                      : l == 0 ? tr("One row per %1 token: its embedding entering block 0.").arg(s->attentionKind == AttentionKind::Encoder ? tr("source") : tr("target"))
+                               : tr("One row per token: the %1's residual stream entering this block.").arg(stackName(*s)))
+            + (preNorm(*s) ? tr(" The model normalizes it (%1) before the projections.").arg(normName(*s)) : QString());
+        return;
+    }
     if (ok) {
         st.matrix = &s->queryInput(layer);
         st.title = (stack ? tr("X = residual stream into layer %1").arg(s->layerIndex(layer)) : tr("X = token embeddings"))
             + QStringLiteral("   ") + shape(s->tq(), s->queryInput(layer).cols());
     }
-    st.caption = model ? (s->layerIndex(layer) == 0 ? tr("One row per token: its embedding plus its position's, entering layer 0.")
+    st.caption = model ? (s->layerIndex(layer) == 0
+                              ? (t5Positions(*s) ? tr("One row per token: its embedding, entering layer 0 (T5 adds no position "
+                                                      "vector: positions enter as a bias on the scores).")
+                                                 : tr("One row per token: its embedding plus its position's, entering layer 0."))
                                                        : tr("One row per token: the residual stream entering this layer."))
                            + (preNorm(*s) ? tr(" The model normalizes it (%1) before the projections.").arg(normName(*s)) : QString())
         : cross ? tr("One row per query token: its word vector. Queries come from this sentence.")
@@ -261,6 +304,12 @@ void StageFill::keyInput()
     st.rows = keyLabels;
     st.yAxis = tr("key");
     st.caption = tr("Cross-attention: keys and values come from the second sentence.");
+    if (seq2seq) {
+        st.name = tr("Encoder output");
+        st.title = tr("H_enc = the encoder's final states") + QStringLiteral("   ") + shape(s->tk(), s->keyInput(layer).cols());
+        st.caption = tr("Cross-attention: keys and values come from the encoder's output over the source (after its "
+                        "final norm), the same for every decoder block; the queries from the target.");
+    }
 }
 
 void StageFill::projected()
@@ -285,7 +334,13 @@ void StageFill::projected()
         const Linear<float> *lin = !proj ? nullptr : kind == Kind::Q ? &proj->q : kind == Kind::K ? &proj->k : &proj->v;
         const QString x = kind != Kind::Q && cross ? QStringLiteral("X_kv") : QStringLiteral("X");
         QString f;
-        if (model)
+        if (seq2seq) {
+            const std::shared_ptr<const Projections<float>> own = s->layer(layer).projections.get(); // `proj` is null: deep
+            const Linear<float> *ownLin = !own ? nullptr : kind == Kind::Q ? &own->q : kind == Kind::K ? &own->k : &own->v;
+            const QString in = kind != Kind::Q && seq2seqCross(*s) ? QStringLiteral("H_enc")
+                : preNorm(*s) ? normName(*s) + QStringLiteral("(X)") : QStringLiteral("X");
+            f = QStringLiteral("%1%2 = %3·W_%4ᵀ%5").arg(L, hs, in, l, ownLin && ownLin->hasBias() ? QStringLiteral(" + b_") + l : QString());
+        } else if (model)
             f = QStringLiteral("%1%2 = %3·W_%4ᵀ + b_%4").arg(L, hs, preNorm(*s) ? normName(*s) + QStringLiteral("(X)") : QStringLiteral("X"), l);
         else if (stack)
             f = QStringLiteral("%1%2 = LN(X)·W_%3ᵀ").arg(L, hs, l);
@@ -372,7 +427,7 @@ void StageFill::scaled()
     if (ok) {
         QString f;
         const Architecture &arch = s->modelInfo.architecture;
-        const bool ownScale = model && arch.attentionScale > 0;
+        const bool ownScale = model && !seq2seq && !t5Positions(*s) && arch.attentionScale > 0;
         switch (ownScale ? ScaleRule::Explicit : c.scaleRule) {
         case ScaleRule::InvSqrtDHead: f = QStringLiteral("S' = S / √%1  (× %2)").arg(dh).arg(num(scale)); break;
         case ScaleRule::InvSqrtDModel:
@@ -397,9 +452,37 @@ void StageFill::scaled()
         else
             scoresMissing();
     }
-    st.caption = c.scaleRule == ScaleRule::None
+    st.caption = ok && t5Positions(*s) && c.scaleRule == ScaleRule::None
+        ? tr("T5 does not divide q·k by √d_head: its initialisation folds that factor into W_q, so the scores "
+             "go on as they are.")
+        : c.scaleRule == ScaleRule::None
         ? tr("No scaling is configured: the scores go to the normalization as they are.")
         : tr("Scaled so that the scores do not grow with the vector width (%1).").arg(scaleRuleName(c.scaleRule));
+}
+
+void StageFill::positionBias()
+{
+    st.name = tr("Position bias") + headWord;
+    st.cols = keyLabels;
+    st.xAxis = tr("key");
+    if (ok) {
+        const bool encoder = encoderSide(*s);
+        st.title = QStringLiteral("B%1[i, j] = bias(bucket(j − i))   %2").arg(hs, shape(s->tq(), s->tk()));
+        if (bias && bias->size())
+            st.matrix = bias;
+        else if (!scoresDerived)
+            scoresMissing();
+        else
+            st.message = tr("The trace kept no scores: the bias is not recoverable from Q and K.");
+        st.caption = tr("T5 adds one learned number per head to each score, chosen by the distance j − i put in "
+                        "one of %1 buckets (exact near, logarithmic far, up to %2 tokens); block 0 of the %3 holds the "
+                        "table and every block reuses it.")
+                         .arg(s->modelInfo.architecture.relative.buckets)
+                         .arg(s->modelInfo.architecture.relative.maxDistance)
+                         .arg(stackName(*s))
+            + (encoder ? tr(" The encoder's buckets tell before from after.")
+                       : tr(" The decoder's buckets count only backwards (later keys are masked anyway)."));
+    }
 }
 
 void StageFill::masked()
@@ -412,10 +495,11 @@ void StageFill::masked()
         const bool any = s->seq(layer).mask.size() > 0;
         const Normalization n = c.normalization;
         QString f;
+        const bool biased = bias && bias->size();
         if (!any)
-            f = QStringLiteral("no mask: S'_m = S'");
+            f = biased ? QStringLiteral("no mask: S'_m = S' + B") : QStringLiteral("no mask: S'_m = S'");
         else if (n == Normalization::Softmax && c.maskMethod == MaskMethod::NegInf)
-            f = QStringLiteral("S'_m = S', −∞ where masked");
+            f = biased ? QStringLiteral("S'_m = S' + B, −∞ where masked") : QStringLiteral("S'_m = S', −∞ where masked");
         else if (n == Normalization::Softmax)
             f = QStringLiteral("mask M: softmax, × (1 − M), renormalize");
         else
@@ -425,7 +509,12 @@ void StageFill::masked()
             st.matrix = maskedScores;
         else
             scoresMissing();
-        st.caption = model && any && s->modelInfo.causal
+        st.caption = seq2seq && any
+            ? tr("Hatched keys are later target tokens: the decoder lets each token see only itself and what came "
+                 "before.")
+            : seq2seq && seq2seqCross(*s) ? tr("Mask: none. Every target token sees the whole source.")
+            : seq2seq ? tr("Mask: none. The encoder reads the whole source both ways.")
+            : model && any && s->modelInfo.causal
             ? tr("Hatched keys are later tokens: a causal model (%1) lets each token see only itself and "
                  "what came before.").arg(QString::fromStdString(s->modelInfo.name))
                   + slidingWindowNote(s->modelInfo.architecture, layer)
@@ -746,7 +835,8 @@ void Explanation::scores()
     const double raw = dot(i, j);
     const double scaled = raw * s.attention(layer).scale;
     line(QStringLiteral("<b>%1[%2, %3]</b>: query %2 “%4” · key %3 “%5”%6")
-             .arg(kind == Kind::RawScores ? QStringLiteral("S") : kind == Kind::Scaled ? QStringLiteral("S'") : QStringLiteral("S'_m"))
+             .arg(kind == Kind::RawScores ? QStringLiteral("S") : kind == Kind::Scaled ? QStringLiteral("S'")
+                  : kind == Kind::PositionBias ? QStringLiteral("B") : QStringLiteral("S'_m"))
              .arg(i)
              .arg(j)
              .arg(qTok, kTok, head));
@@ -756,9 +846,24 @@ void Explanation::scores()
         line(QStringLiteral("Scaled: S' = S × %1:").arg(scaleText()));
         mono(QStringLiteral("%1 × %2 = <b>%3</b>").arg(num(raw), num(s.attention(layer).scale), num(scaled)));
     }
+    const bool withBias = biased() && (kind == Kind::PositionBias || kind == Kind::Masked);
+    if (withBias) {
+        const Architecture &a = s.modelInfo.architecture;
+        const int bucket = a.relative.bucket(j - i, encoderSide(s));
+        line(QStringLiteral("Position bias: key %1 is %2 query %3 (j − i = %4), bucket %5 of %6; this head's "
+                            "learned bias there:")
+                 .arg(j)
+                 .arg(j == i ? QStringLiteral("the same token as") : j > i ? QStringLiteral("%1 after").arg(j - i) : QStringLiteral("%1 before").arg(i - j))
+                 .arg(i)
+                 .arg(j - i)
+                 .arg(bucket)
+                 .arg(a.relative.buckets));
+        mono(QStringLiteral("B = <b>%1</b>; S' + B = %2 + %1 = <b>%3</b>").arg(num(bias(i, j)), num(scaled), num(scaled + bias(i, j))));
+    }
     if (kind == Kind::Masked) {
         if (!masked)
-            line(QStringLiteral("Not masked: S'_m = S' = %1.").arg(num(scaled)));
+            line(QStringLiteral("Not masked: S'_m = %1 = %2.").arg(withBias ? QStringLiteral("S' + B") : QStringLiteral("S'"))
+                     .arg(num(withBias ? scaled + bias(i, j) : scaled)));
         else if (c.normalization == Normalization::Softmax && c.maskMethod == MaskMethod::NegInf)
             line(QStringLiteral("<b>Masked</b> (%1): S'_m = −∞, so exp gives 0 and the weight is 0.").arg(maskReason(i, j)));
         else if (c.normalization == Normalization::Softmax)
@@ -785,7 +890,7 @@ void Explanation::weights()
     }
     std::vector<double> sc(static_cast<size_t>(tk));
     for (int k = 0; k < tk; ++k)
-        sc[size_t(k)] = dot(i, k) * s.attention(layer).scale;
+        sc[size_t(k)] = dot(i, k) * s.attention(layer).scale + bias(i, k);
     auto isMasked = [&](int k) { return r.mask.size() && r.mask(i, k); };
     if (masked && !(c.normalization == Normalization::Softmax && c.maskMethod == MaskMethod::MultiplyRenormalize))
         line(QStringLiteral("<b>Masked</b> (%1): weight 0.").arg(maskReason(i, j)));
@@ -823,7 +928,8 @@ void Explanation::weights()
             e[size_t(k)] = renorm || !isMasked(k) ? std::exp(sc[size_t(k)] - mx) : 0.0;
             z += e[size_t(k)];
         }
-        line(QStringLiteral("Row %1's scaled scores S'%2:").arg(i).arg(renorm ? QString() : QStringLiteral("_m")));
+        line(QStringLiteral("Row %1's scaled scores%3 S'%2:").arg(i).arg(renorm ? QString() : QStringLiteral("_m"))
+                 .arg(biased() ? QStringLiteral(" plus the position bias") : QString()));
         mono(termList(tk, [&](int k) { return !renorm && isMasked(k) ? QStringLiteral("−∞") : num(sc[size_t(k)]); }).replace(QStringLiteral(" + "), QStringLiteral(", ")));
         line(QStringLiteral("Softmax, stable form: subtract the row max m = %1, exponentiate:").arg(num(mx)));
         mono(termList(tk, [&](int k) { return num(e[size_t(k)]); }) + QStringLiteral(" = Z = ") + num(z));
@@ -1069,7 +1175,7 @@ void relatedScores(const StageContext &, Kind kind, int row, int col, StageMarks
     m.rows(Kind::K, col, col);
     m.rows(Kind::QRotated, row, row);
     m.rows(Kind::KRotated, col, col);
-    for (Kind o : {Kind::RawScores, Kind::Scaled, Kind::Masked, Kind::Weights})
+    for (Kind o : {Kind::RawScores, Kind::Scaled, Kind::PositionBias, Kind::Masked, Kind::Weights})
         m.cell(o, row, col);
     if (kind == Kind::Weights)
         m.rows(Kind::Context, row, row);
@@ -1126,7 +1232,12 @@ bool crossAttention(const ComputeSnapshot &s, int) { return s.cross; }
 bool turnedQK(const ComputeSnapshot &s, int layer) { return s.seq(layer).qPre.size() != 0; }
 // a model whose MLP is gated (SwiGLU, GeGLU): its stages are listed whether or not the trace kept the
 // products (a trace that did not says so in their place)
-bool gatedMlp(const ComputeSnapshot &s, int) { return s.fromModel() && s.modelInfo.architecture.gatedMlp; }
+// (an encoder-decoder model's views are of one attention sub-layer: their MLP is not shown)
+bool gatedMlp(const ComputeSnapshot &s, int)
+{
+    return s.fromModel() && s.modelInfo.architecture.gatedMlp && !s.encoderDecoder;
+}
+bool positionBias(const ComputeSnapshot &s, int) { return relativeBias(s); }
 
 // One row per stage, in the order the view shows them.
 struct StageSpec {
@@ -1146,6 +1257,7 @@ const StageSpec kStageSpecs[] = {
     {Kind::KRotated, turnedQK, &StageFill::turned, &Explanation::turned, relatedKRotated},
     {Kind::RawScores, nullptr, &StageFill::rawScores, &Explanation::scores, relatedScores},
     {Kind::Scaled, nullptr, &StageFill::scaled, &Explanation::scores, relatedScores},
+    {Kind::PositionBias, positionBias, &StageFill::positionBias, &Explanation::scores, relatedScores},
     {Kind::Masked, nullptr, &StageFill::masked, &Explanation::scores, relatedScores},
     {Kind::Weights, nullptr, &StageFill::weights, &Explanation::weights, relatedScores},
     {Kind::Context, nullptr, &StageFill::context, &Explanation::context, relatedContext},
@@ -1243,9 +1355,13 @@ std::vector<int> strongestNeurons(const ComputeSnapshot &s, int layer, int n)
 ComputeSettings effectiveSettings(const ComputeSnapshot &s)
 {
     ComputeSettings c = s.settings;
-    if (!s.fromModel())
+    // word vectors: the controls'; an encoder-decoder model: its own rule, set with its snapshot
+    // (T5 no scaling, the others 1/√d_head; causal in the decoder's self-attention only)
+    if (!s.fromModel() || s.encoderDecoder)
         return c;
     c = ComputeSettings();
+    if (t5Positions(s)) // a T5 encoder alone: q·k unscaled, as its encoder-decoder model's
+        c.scaleRule = ScaleRule::None;
     const bool padded = !s.paddedKeys.empty();
     c.mask = s.modelInfo.causal ? (padded ? MaskChoice::CausalPadding : MaskChoice::Causal)
                                 : (padded ? MaskChoice::Padding : MaskChoice::None);

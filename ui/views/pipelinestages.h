@@ -20,6 +20,10 @@ struct StageContext {
     double scale = 1.0;
     // the score stages' matrices for the shown head, derived by the view (scoresDerived false: too large)
     const Mat<float> *raw = nullptr, *scaled = nullptr, *masked = nullptr;
+    // T5's relative position bias of the shown head (an encoder-decoder T5's or a T5 encoder
+    // alone's), added to `scaled` before the mask (masked then holds the sum); empty for every other
+    // attention
+    const Mat<float> *bias = nullptr;
     bool scoresDerived = false;
     const QStringList *queryLabels = nullptr, *keyLabels = nullptr;
     // the MLP stages' columns: the neurons shown (indices into d_ff) and their labels; empty when
@@ -71,7 +75,8 @@ double mlpActivation(Activation a, double g);
 std::vector<int> strongestNeurons(const ComputeSnapshot &s, int layer, int n);
 
 // The attention settings a trace was computed with: the controls' for the word-vector models; a
-// model folder's own arithmetic (softmax of q·k/√d_head, causal for GPT-2, padding as clicked).
+// model folder's own arithmetic (softmax of q·k/√d_head, causal for GPT-2, padding as clicked); an
+// encoder-decoder model's as its snapshot set them (T5: no scaling).
 ComputeSettings effectiveSettings(const ComputeSnapshot &s);
 // A number as the stages and explanations write it: four decimals, NaN, ±∞.
 QString stageNumber(double v);

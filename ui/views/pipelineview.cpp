@@ -560,6 +560,7 @@ void PipelineView::rebuild()
     m_raw.resize(0, 0);
     m_scaled.resize(0, 0);
     m_masked.resize(0, 0);
+    m_bias.resize(0, 0);
     m_scoresDerived = false;
     m_neurons.clear();
     m_neuronLabels.clear();
@@ -582,6 +583,13 @@ void PipelineView::rebuild()
             if (cap > 0) // Gemma 2: the scaled scores soft-capped before the mask, as the model computes them
                 m_scaled = ((m_scaled.array() / cap).tanh() * cap).matrix();
             m_masked = m_scaled;
+            // T5 (encoder, decoder self-attention): the scores it softmaxes are the scaled q·k plus
+            // the learned relative position bias, which only the kept scores hold
+            if (applicableStages(s.get(), m_layer).contains(StageKind::PositionBias) && int(r.scores.size()) > h
+                && r.scores[size_t(h)].rows() == m_scaled.rows() && r.scores[size_t(h)].cols() == m_scaled.cols()) {
+                m_masked = r.scores[size_t(h)];
+                m_bias = m_masked - m_scaled;
+            }
             if (r.mask.size()) {
                 const ComputeSettings c = effectiveSettings(*s);
                 const Normalization n = c.normalization;
@@ -630,6 +638,7 @@ StageContext PipelineView::context() const
     cx.raw = &m_raw;
     cx.scaled = &m_scaled;
     cx.masked = &m_masked;
+    cx.bias = &m_bias;
     cx.scoresDerived = m_scoresDerived;
     cx.queryLabels = &m_queryLabels;
     cx.keyLabels = &m_keyLabels;

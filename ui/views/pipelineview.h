@@ -38,8 +38,10 @@ public:
     // projection: Q and K then show them as projected, these two as the scores read them. The four
     // Mlp stages only for a model with a gated MLP (SwiGLU, GeGLU), after the attention's: the gate
     // x·W_gateᵀ, its activation, the up projection x·W_upᵀ and the product the MLP passes on.
+    // PositionBias only for T5's encoder and decoder self-attention (and a T5 encoder alone): the
+    // learned relative position bias added to the scaled scores before the mask.
     enum class StageKind {
-        Input, KeyInput, Q, K, V, QRotated, KRotated, RawScores, Scaled, Masked, Weights, Context, Concat, Output,
+        Input, KeyInput, Q, K, V, QRotated, KRotated, RawScores, Scaled, PositionBias, Masked, Weights, Context, Concat, Output,
         MlpGate, MlpActivated, MlpUp, MlpProduct
     };
 
@@ -149,6 +151,7 @@ private:
     double m_scale = 1.0;
     // derived per shown head (empty when not derived)
     Mat<float> m_raw, m_scaled, m_masked;
+    Mat<float> m_bias; // T5's relative position bias of the shown head (its scores less the scaled q·k)
     bool m_scoresDerived = false;
     std::vector<int> m_neurons; // the MLP stages' columns: neuron indices, strongest first
     QStringList m_queryLabels, m_keyLabels, m_neuronLabels;

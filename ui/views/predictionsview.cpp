@@ -154,7 +154,11 @@ void PredictionsView::rebuild()
     m_groups.clear();
     m_message.clear();
     const SnapshotPtr &s = m_snapshot;
-    if (!s || !(s->causalLm() || s->maskedLm())) {
+    if (s && s->modelInfo.family == "t5encoder") {
+        m_message = tr("A T5 encoder alone (%1) has no decoder and no LM head: it encodes the text and predicts "
+                       "nothing (the t5 file of the same model generates).")
+                        .arg(QString::fromStdString(s->modelInfo.name));
+    } else if (!s || !(s->causalLm() || s->maskedLm())) {
         m_message = tr("The model shown has no prediction head (open a GPT-2 or BERT model folder).");
     } else if (!s->hasResult()) {
         m_message = s->message.isEmpty() ? tr("Computing…") : s->message;

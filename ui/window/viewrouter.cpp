@@ -33,7 +33,8 @@ bool drawsWeights(const QString &id)
 bool drawsSeq2seq(const QString &id)
 {
     static const QStringList ids{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
-                                 QStringLiteral("lines"), QStringLiteral("layers"), QStringLiteral("headRoles")};
+                                 QStringLiteral("lines"), QStringLiteral("layers"), QStringLiteral("headRoles"),
+                                 QStringLiteral("pipeline")};
     return ids.contains(id);
 }
 // What a view that cannot read a long text yet would need (longTextNotYet's line); empty for the

@@ -505,12 +505,10 @@ std::string ggufUnsupportedReason(const GgufFile &f)
     const GgufValue *arch = f.find("general.architecture");
     if (!arch || arch->type != GgufValueType::String)
         return "metadata \"general.architecture\" is missing";
-    static const char *const kArchitectures[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "gpt2", "t5"};
-    if (arch->s == "t5encoder")
-        return "architecture \"t5encoder\" (a T5 encoder alone) is not computed by attnviz (the t5 file of the same model opens)";
+    static const char *const kArchitectures[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "gpt2", "t5", "t5encoder"};
     if (std::find_if(std::begin(kArchitectures), std::end(kArchitectures), [&](const char *a) { return arch->s == a; }) ==
         std::end(kArchitectures))
-        return "architecture " + quoteText(arch->s) + " is not one attnviz computes (llama, qwen2, qwen3, gemma2, gemma3, phi3, gpt2, t5)";
+        return "architecture " + quoteText(arch->s) + " is not one attnviz computes (llama, qwen2, qwen3, gemma2, gemma3, phi3, gpt2, t5, t5encoder)";
     for (const GgufTensorInfo &t : f.tensors) {
         const GgmlTypeInfo *info = ggmlTypeInfo(t.type);
         if (!info || !info->dequantized)

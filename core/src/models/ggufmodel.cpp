@@ -18,7 +18,8 @@
 //     Gemma 2 / 3's query scale is not stored either: llama.cpp takes 1/sqrt(head_dim), and
 //     1/sqrt(d_model / heads) for the 27B models (46 and 62 layers); so does this reader.
 //   - T5 (`t5`): an encoder-decoder model, its enc.blk.N / dec.blk.N tensors; what llama.cpp
-//     assumes of such a file is written at t5ArchitectureOf. `t5encoder` files are refused.
+//     assumes of such a file is written at t5ArchitectureOf. `t5encoder` files (the encoder alone,
+//     the same keys under t5encoder.*) read the same way; pretrained.cpp opens them encoder-only.
 #include "ggufmodel.h"
 
 #include "attnviz/fileio.h"
@@ -258,17 +259,13 @@ Status architectureOf(GgufModelParts &p)
         return Status::error(StatusCode::InvalidInput, f.path + ": metadata \"general.architecture\": type " +
                                                            archKey->typeName() + ", expected string");
     const std::string arch = archKey->s;
-    static const std::set<std::string> kKnown{"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "gpt2", "t5"};
-    if (arch == "t5encoder")
-        return Status::error(StatusCode::InvalidInput, f.path + ": metadata \"general.architecture\": \"t5encoder\" (a T5 "
-                                                           "encoder alone) is not computed by attnviz: its relative position "
-                                                           "bias has no encoder-only path; the t5 file of the same model opens");
+    static const std::set<std::string> kKnown{"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "gpt2", "t5", "t5encoder"};
     if (!kKnown.count(arch))
         return Status::error(StatusCode::InvalidInput, f.path + ": metadata \"general.architecture\": " + quoteText(arch) +
                                                            " is not one attnviz computes (llama, qwen2, qwen3, gemma2, "
-                                                           "gemma3, phi3, gpt2, t5)");
+                                                           "gemma3, phi3, gpt2, t5, t5encoder)");
     const Keys k(f, arch);
-    if (arch == "t5")
+    if (arch == "t5" || arch == "t5encoder")
         return t5ArchitectureOf(p, k);
     int64_t layers = 0, d = 0, heads = 0, kv = 0, ff = 0, ctx = 0, headDim = 0, valueDim = 0, ropeDims = 0;
     const int64_t widthCap = 65536;

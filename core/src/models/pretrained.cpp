@@ -536,6 +536,8 @@ Status openGgufModel(const std::string &path, const PretrainedLoadOptions &optio
                                                            withCommas(tokenizer->vocabSize()) + " tokens, but token_embd has " +
                                                            withCommas(parts.arch.vocabulary) + " rows");
     const std::string dtype = parts.quantization + " (GGUF; " + detail::ggufQuantizationByKind(parts.file) + ")";
+    if (const GgufValue *a = parts.file.find("general.architecture"); parts.arch.encoderDecoder && a && a->s == "t5encoder")
+        return detail::openT5EncoderGguf(path, parts.arch, parts.archive, parts.names, std::move(tokenizer), dtype, options, out);
     if (parts.arch.encoderDecoder)
         return detail::openEncoderDecoderGguf(path, parts.arch, parts.archive, parts.names, std::move(tokenizer), dtype,
                                               options, out);

@@ -2,7 +2,8 @@
 // An encoder-decoder model folder (seq2seqmodel.h): config.json's architecture, the weights of both
 // stacks (forward/seq2seq.h), teacher-forced traces that keep the encoder's, the decoder's and the
 // cross attentions (Trace::seq2seq), float32 and float64, greedy decoding through traces, and
-// generation with the folder's settings, greedy or beam search (encoderdecoder.h).
+// generation with the folder's settings, greedy or beam search (encoderdecoder.h); and a T5
+// encoder alone (llama.cpp's t5encoder GGUF files) as an encoder-only model.
 #include "seq2seqmodel.h"
 #include "attnviz/encoderdecoder.h"
 #include "attnviz/bench.h"
@@ -646,6 +647,148 @@ Status detail::openEncoderDecoderGguf(const std::string &path, const Architectur
     }
     out = std::make_unique<EncoderDecoderModel>(arch, path, std::move(w), dtype, std::move(tokenizer), nullptr,
                                                 std::string(), Seq2SeqGenerationSettings());
+    return {};
+}
+
+namespace {
+
+// A T5 encoder without its decoder (llama.cpp's t5encoder files, as image-generation pipelines
+// convert FLAN-T5's encoder): an encoder-only model whose layers are the encoder's blocks, the same
+// arithmetic as the encoder of the encoder-decoder model (runSeq2SeqEncoder). No LM head: nothing
+// is predicted. The user's masks and interventions are not computed for it; scores are kept where
+// asked (T5's relative position bias is added to them and is not recoverable from q and k).
+class T5EncoderModel final : public Model {
+public:
+    T5EncoderModel(Architecture arch, std::string path, std::shared_ptr<const Seq2SeqWeights<float>> w, std::string dtype,
+                   std::unique_ptr<SubwordTokenizer> tokenizer)
+        : m_arch(std::move(arch)), m_path(std::move(path)), m_float(std::move(w)), m_dtype(std::move(dtype)),
+          m_tokenizer(std::move(tokenizer))
+    {
+    }
+
+    ModelInfo info() const override
+    {
+        ModelInfo i;
+        i.family = "t5encoder";
+        i.name = seq2seqmodel::baseName(m_path);
+        i.source = m_path;
+        i.layers = m_arch.seq2seq.encoderLayers;
+        i.heads = m_arch.heads;
+        i.kvHeads = m_arch.kvHeads;
+        i.dModel = m_arch.dModel;
+        i.dHead = m_arch.dHead;
+        i.dFeedForward = m_arch.dFeedForward;
+        i.vocabulary = m_arch.vocabulary;
+        i.maxPositions = 0; // relative positions: no table
+        i.parameters = m_float->parameters;
+        i.tokenizer = m_tokenizer ? m_tokenizer->kind() + " (" + std::to_string(m_tokenizer->vocabSize()) + ")" : "none (ids only)";
+        i.dtype = m_dtype;
+        i.weightBytes = m_float->parameters * int64_t(sizeof(float));
+        i.causal = false;
+        i.maskedLm = false;
+        // what the views read: an encoder of `encoderLayers` blocks, bidirectional, no decoder
+        i.architecture = m_arch;
+        i.architecture.family = "t5encoder";
+        i.architecture.encoderDecoder = false;
+        i.architecture.layers = m_arch.seq2seq.encoderLayers;
+        return i;
+    }
+
+    // T5Tokenizer's: SentencePiece's pieces, then </s>.
+    Status tokenize(std::string_view text, std::vector<TraceToken> &out) const override
+    {
+        out.clear();
+        if (!m_tokenizer)
+            return Status::error(StatusCode::Unavailable, m_path + ": no tokenizer: only token ids trace");
+        return m_tokenizer->encode(text, out);
+    }
+
+    std::string decode(const std::vector<int> &ids) const override { return m_tokenizer ? m_tokenizer->decode(ids) : std::string(); }
+
+    Status trace(const TraceRequest &request, Trace<float> &out) override { return run(request, *m_float, out); }
+    Status trace(const TraceRequest &request, Trace<double> &out) override
+    {
+        {
+            std::lock_guard<std::mutex> lock(m_doubleMutex);
+            if (!m_double)
+                m_double = castSeq2SeqWeights<double>(*m_float);
+        }
+        return run(request, *m_double, out);
+    }
+
+private:
+    template <typename T>
+    Status run(const TraceRequest &request, const Seq2SeqWeights<T> &w, Trace<T> &out)
+    {
+        if (!request.edits.empty())
+            return Status::error(StatusCode::Unavailable, "interventions in a T5 encoder (t5encoder) are not computed yet");
+        if (!request.paddedKeys.empty() || !request.maskedCells.empty())
+            return Status::error(StatusCode::Unavailable, "masks on a T5 encoder (t5encoder) are not computed yet");
+        if (!request.keyText.empty())
+            return Status::error(StatusCode::Unavailable, "a T5 encoder reads one text: no second sentence");
+        std::vector<TraceToken> tokens;
+        if (!request.ids.empty()) {
+            for (int id : request.ids) {
+                TraceToken t;
+                t.id = id;
+                t.text = m_tokenizer ? m_tokenizer->token(id) : std::to_string(id);
+                t.display = t.text;
+                t.special = id == m_arch.seq2seq.eosId || id == m_arch.seq2seq.padId;
+                tokens.push_back(t);
+            }
+        } else if (Status st = tokenize(request.text, tokens); !st) {
+            return st;
+        }
+        Trace<T> r;
+        r.totalTokens = int(tokens.size());
+        if (request.maxTokens > 0 && int(tokens.size()) > request.maxTokens) {
+            tokens.resize(size_t(request.maxTokens));
+            r.cutReason = "cut at " + std::to_string(request.maxTokens) + " tokens";
+        }
+        std::vector<int> ids;
+        for (const TraceToken &t : tokens)
+            ids.push_back(t.id);
+        EncoderDecoderTrace<T> sq;
+        if (Status st = runSeq2SeqEncoder(m_arch, w, ids, request.keepScores, request.cancel, sq); !st)
+            return st;
+        r.tokens = std::move(tokens);
+        r.layers = std::move(sq.encoder);
+        r.embeddings = sq.sourceEmbeddings;
+        r.input = std::move(sq.sourceEmbeddings);
+        r.final = std::move(sq.encoderFinal);
+        r.device = "cpu";
+        if (request.device)
+            r.deviceNote = "a T5 encoder does not run on a device yet: the CPU computed";
+        r.observed = Observe();
+        out = std::move(r);
+        return {};
+    }
+
+    Architecture m_arch; // the encoder-decoder shape the forward reads (its decoder absent)
+    std::string m_path;
+    std::shared_ptr<const Seq2SeqWeights<float>> m_float;
+    mutable std::mutex m_doubleMutex;
+    mutable std::shared_ptr<const Seq2SeqWeights<double>> m_double;
+    std::string m_dtype;
+    std::unique_ptr<SubwordTokenizer> m_tokenizer;
+};
+
+} // namespace
+
+Status detail::openT5EncoderGguf(const std::string &path, const Architecture &arch, TensorArchive &archive,
+                                 const families::TensorNames &names, std::unique_ptr<SubwordTokenizer> tokenizer,
+                                 const std::string &dtype, const PretrainedLoadOptions &options, std::unique_ptr<Model> &out)
+{
+    archive.setProgress(options.progress);
+    auto w = std::make_shared<Seq2SeqWeights<float>>();
+    try {
+        if (Status st = loadSeq2SeqWeights(archive, arch, names, *w, false); !st)
+            return st;
+    } catch (const std::bad_alloc &) {
+        return Status::error(StatusCode::BackendFailed, path + ": out of memory reading " +
+                                                            describeBytes(archive.totalBytes()) + " of weights");
+    }
+    out = std::make_unique<T5EncoderModel>(arch, path, std::move(w), dtype, std::move(tokenizer));
     return {};
 }
 

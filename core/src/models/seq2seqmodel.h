@@ -42,6 +42,13 @@ Status openEncoderDecoderGguf(const std::string &path, const Architecture &arch,
                               const families::TensorNames &names, std::unique_ptr<SubwordTokenizer> tokenizer,
                               const std::string &dtype, const PretrainedLoadOptions &options, std::unique_ptr<Model> &out);
 
+// A GGUF file's T5 encoder alone (llama.cpp's t5encoder: the t5 file's enc.* tensors, token_embd,
+// no decoder, no LM head) as an encoder-only model (ModelInfo family "t5encoder", its layers the
+// encoder's blocks, nothing predicted); `arch` is the t5 shape its keys describe.
+Status openT5EncoderGguf(const std::string &path, const Architecture &arch, TensorArchive &archive,
+                         const families::TensorNames &names, std::unique_ptr<SubwordTokenizer> tokenizer,
+                         const std::string &dtype, const PretrainedLoadOptions &options, std::unique_ptr<Model> &out);
+
 // The architecture with seeded random weights (seedSeq2SeqWeights), no tokenizer, transformers'
 // default generation settings (seededPretrained).
 Status seededEncoderDecoder(const Architecture &arch, uint64_t seed, std::unique_ptr<Model> &out);

@@ -122,7 +122,7 @@ Status loadMlp(Tensors<T> &r, const std::string &at, const std::string &gate, co
 
 template <typename T>
 Status loadSeq2SeqWeights(const TensorArchive &archive, const Architecture &a, const families::TensorNames &n,
-                          Seq2SeqWeights<T> &out)
+                          Seq2SeqWeights<T> &out, bool withDecoder)
 {
     seq2seqimpl::Tensors<T> r(archive);
     Seq2SeqWeights<T> w;
@@ -138,7 +138,7 @@ Status loadSeq2SeqWeights(const TensorArchive &archive, const Architecture &a, c
     Status st;
     if (!(st = r.matrix(pre + tokens, a.vocabulary, a.dModel, w.tokens)))
         return st;
-    if (!a.tiedEmbeddings && !(st = r.matrix(n.lmHead, a.vocabulary, a.dModel, w.lmHead)))
+    if (withDecoder && !a.tiedEmbeddings && !(st = r.matrix(n.lmHead, a.vocabulary, a.dModel, w.lmHead)))
         return st;
     // positions: a learned table of maxPositions + offset rows per stack, or the sinusoids (which a
     // file may also hold: then they must be that table)
@@ -178,8 +178,9 @@ Status loadSeq2SeqWeights(const TensorArchive &archive, const Architecture &a, c
             !(st = seq2seqimpl::loadMlp(r, at, n.encoderGate, n.encoderUp, n.encoderDown, a, b)))
             return st;
     }
-    w.decoder.resize(size_t(a.layers));
-    for (int l = 0; l < a.layers; ++l) {
+    const int decoderLayers = withDecoder ? a.layers : 0;
+    w.decoder.resize(size_t(decoderLayers));
+    for (int l = 0; l < decoderLayers; ++l) {
         const std::string at = pre + seq2seqimpl::withLayer(n.layer, l);
         Seq2SeqBlock<T> &b = w.decoder[size_t(l)];
         if (!(st = r.norm(at + n.attnNorm, a.dModel, a, b.selfNorm)) ||
@@ -193,11 +194,11 @@ Status loadSeq2SeqWeights(const TensorArchive &archive, const Architecture &a, c
     if (a.positions == PositionKind::RelativeBuckets &&
         (!(st = r.matrix(pre + seq2seqimpl::withLayer(n.encoderLayer, 0) + n.relativeBias, a.relative.buckets, a.heads,
                          w.encoderBias)) ||
-         !(st = r.matrix(pre + seq2seqimpl::withLayer(n.layer, 0) + n.relativeBias, a.relative.buckets, a.heads,
-                         w.decoderBias))))
+         (withDecoder && !(st = r.matrix(pre + seq2seqimpl::withLayer(n.layer, 0) + n.relativeBias, a.relative.buckets,
+                                         a.heads, w.decoderBias)))))
         return st;
     if (a.finalNorm && (!(st = r.norm(pre + n.encoderFinalNorm, a.dModel, a, w.encoderFinal)) ||
-                        !(st = r.norm(pre + n.finalNorm, a.dModel, a, w.decoderFinal))))
+                        (withDecoder && !(st = r.norm(pre + n.finalNorm, a.dModel, a, w.decoderFinal)))))
         return st;
     // final_logits_bias: a (1, V) buffer, zeros where the file has none (a BartModel checkpoint)
     if (a.seq2seq.logitsBias && r.has(n.logitsBias)) {
@@ -513,6 +514,12 @@ void attend(const Projections<T> &P, const Architecture &a, const Mat<T> &xq, co
     }
     s.weightsAvg = Mat<T>(avg / T(H));
     s.output = linear(s.context, P.o);
+    if (causal) { // the views hatch the causal cells (as the decoder-only forward's trace says them)
+        s.mask = BoolMat::Zero(tq, tk);
+        for (int i = 0; i < tq; ++i)
+            for (int j = i + 1; j < tk; ++j)
+                s.mask(i, j) = 1;
+    }
 }
 
 // A stack's block over x (the residual stream): self-attention, cross-attention (decoder blocks,
@@ -706,6 +713,16 @@ void reserveRows(Mat<T> &m, int n, int rows, int cols)
 }
 
 } // namespace seq2seqimpl
+
+template <typename T>
+Status runSeq2SeqEncoder(const Architecture &a, const Seq2SeqWeights<T> &w, const std::vector<int> &source, bool keepScores,
+                         const std::atomic<bool> *cancel, EncoderDecoderTrace<T> &out)
+{
+    if (Status st = seq2seqimpl::checkIds(a, w, source, std::vector<int>{0}); !st)
+        return st;
+    out = EncoderDecoderTrace<T>();
+    return seq2seqimpl::encoderStack(a, w, source, keepScores, cancel, out);
+}
 
 template <typename T>
 Status encodeSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const std::vector<int> &source, Mat<T> &memory)
@@ -941,7 +958,11 @@ Status runSeq2Seq(const Architecture &a, const Seq2SeqWeights<T> &w, const Seq2S
 }
 
 template Status loadSeq2SeqWeights<float>(const TensorArchive &, const Architecture &, const families::TensorNames &,
-                                          Seq2SeqWeights<float> &);
+                                          Seq2SeqWeights<float> &, bool);
+template Status runSeq2SeqEncoder<float>(const Architecture &, const Seq2SeqWeights<float> &, const std::vector<int> &, bool,
+                                         const std::atomic<bool> *, EncoderDecoderTrace<float> &);
+template Status runSeq2SeqEncoder<double>(const Architecture &, const Seq2SeqWeights<double> &, const std::vector<int> &, bool,
+                                          const std::atomic<bool> *, EncoderDecoderTrace<double> &);
 template std::shared_ptr<const Seq2SeqWeights<double>> castSeq2SeqWeights<double, float>(const Seq2SeqWeights<float> &);
 template Status runSeq2Seq<float>(const Architecture &, const Seq2SeqWeights<float> &, const Seq2SeqInput &, Trace<float> &);
 template Status runSeq2Seq<double>(const Architecture &, const Seq2SeqWeights<double> &, const Seq2SeqInput &, Trace<double> &);

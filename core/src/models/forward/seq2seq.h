@@ -47,10 +47,11 @@ struct Seq2SeqWeights {
     const Mat<T> &output() const { return lmHead.size() ? lmHead : tokens; }
 };
 
-// Reads the tensors `names` gives; messages name the file and the tensor.
+// Reads the tensors `names` gives; messages name the file and the tensor. withDecoder false: the
+// encoder's alone (llama.cpp's t5encoder files: token vectors, encoder blocks, its bias and final norm).
 template <typename T>
 Status loadSeq2SeqWeights(const TensorArchive &archive, const Architecture &arch, const families::TensorNames &names,
-                          Seq2SeqWeights<T> &out);
+                          Seq2SeqWeights<T> &out, bool withDecoder = true);
 
 // Seeded random weights of `arch`'s shape (benchmarks): every matrix normal with sd 0.02, norms the
 // identity, biases zero, Marian's sinusoids computed.
@@ -72,6 +73,11 @@ struct Seq2SeqInput {
 // out.predictions (token strings left empty for the caller). Ids must be below the vocabulary.
 template <typename T>
 Status runSeq2Seq(const Architecture &arch, const Seq2SeqWeights<T> &w, const Seq2SeqInput &in, Trace<T> &out);
+// The encoder stack alone over `source` (a T5 encoder without its decoder): out's sourceEmbeddings,
+// encoder blocks and encoderFinal, the same arithmetic as runSeq2Seq's encoder.
+template <typename T>
+Status runSeq2SeqEncoder(const Architecture &arch, const Seq2SeqWeights<T> &w, const std::vector<int> &source,
+                         bool keepScores, const std::atomic<bool> *cancel, EncoderDecoderTrace<T> &out);
 
 // Generation's two halves, the same arithmetic as runSeq2Seq: the encoder's final states of
 // `source` (computed once per generated target), then per step the decoder over `decoder` (the start
