@@ -2,9 +2,12 @@
 #include "live/livesession.h"
 
 #include "live/computeworker.h"
+#include "live/livecompute.h"
+#include "live/speculation.h"
 #include "live/stackcompute.h"
 
 #include "attnviz/backend.h"
+#include "attnviz/memorybudget.h"
 
 #include <algorithm>
 
@@ -52,6 +55,11 @@ LiveSession::LiveSession(QObject *parent)
         if (m_busy)
             emit busyChanged(true, int(m_sentence.size() / 5));
     });
+    m_speculation = new Speculation(this);
+    // a pause long enough that typing does not start one between two keystrokes
+    m_specDelay.setSingleShot(true);
+    m_specDelay.setInterval(250);
+    connect(&m_specDelay, &QTimer::timeout, this, &LiveSession::speculate);
     m_thread.setObjectName(QStringLiteral("attnviz-compute"));
     m_thread.start();
     setBackend(std::make_unique<CpuBackend>());
@@ -170,8 +178,55 @@ void LiveSession::setEdits(const std::vector<Intervention> &edits)
     m_edits = edits;
     if (m_edits.empty())
         m_editsClean = false; // nothing kept aside: the switch goes back to the edited (= clean) model
+    // the speculated request, computed while the window idled: shown as a computed one would be
+    // (taken before editsChanged, whose listeners name the next speculation)
+    std::shared_ptr<ComputeSnapshot> ready;
+    if (m_speculation->ready() && !m_busy && !m_debounce.isActive())
+        ready = m_speculation->take(request());
+    if (ready) {
+        m_specDelay.stop();
+        ready->generation = ++m_generation;
+        m_postedKeepMlp = m_keepMlp && m_gatedModel;
+        m_busy = true;
+        QMetaObject::invokeMethod(this, [this, ready] { onFinished(ready); }, Qt::QueuedConnection);
+        emit editsChanged();
+        return;
+    }
     emit editsChanged();
     schedule();
+}
+
+void LiveSession::setSpeculativeEdits(const std::vector<Intervention> &edits)
+{
+    if (edits == m_specEdits)
+        return;
+    m_specEdits = edits;
+    m_speculation->discard();
+    m_specDelay.stop();
+    if (!m_specEdits.empty() && !m_busy)
+        m_specDelay.start();
+}
+
+void LiveSession::speculate()
+{
+    if (m_specEdits.empty() || m_specEdits == m_edits || !m_model || m_encoderDecoder || !m_worker || m_busy ||
+        m_debounce.isActive() || m_editsClean || m_settings.backend != QLatin1String("cpu"))
+        return;
+    const SnapshotPtr s = m_snapshot;
+    if (!s || !s->hasResult() || !s->fromModel() || s->longText || s->generation != m_generation ||
+        !editsRefusal(s->modelInfo, true).isEmpty())
+        return;
+    ComputeRequest r = request();
+    r.edits = m_specEdits;
+    if (m_speculation->covers(r)) // computed or computing already: nothing changed since
+        return;
+    // the edited trace and the clean one beside it, on top of the two the window keeps: within the
+    // window's budget for one trace, else the press computes it as before
+    const ModelInfo &info = s->modelInfo;
+    if (2 * traceBytes(info, int(s->trace->tokens.size()), sizeof(float), false, 0, r.keepMlp) > windowTraceBudget())
+        return;
+    m_speculation->start(std::move(r), s->trace->edits.empty() ? s->trace : nullptr, s->induction,
+                         s->inductionProblem);
 }
 
 void LiveSession::setEditsShownClean(bool clean)
@@ -295,6 +350,8 @@ void LiveSession::setObserve(const Observe &observe)
 
 void LiveSession::schedule()
 {
+    m_speculation->discard(); // newest wins: the request it speculated on is no longer the next one
+    m_specDelay.stop();
     ++m_generation;
     if (m_debounce.interval() <= 0)
         post();
@@ -308,12 +365,9 @@ void LiveSession::requestNow()
     post();
 }
 
-void LiveSession::post()
+ComputeRequest LiveSession::request() const
 {
-    if (!m_worker)
-        return;
     ComputeRequest r;
-    r.generation = ++m_generation;
     r.sentence = m_sentence;
     r.keySentence = m_keySentence;
     r.settings = m_settings;
@@ -330,6 +384,17 @@ void LiveSession::post()
         r.target = m_target;
         r.beams = m_beams;
     }
+    return r;
+}
+
+void LiveSession::post()
+{
+    if (!m_worker)
+        return;
+    m_speculation->discard();
+    m_specDelay.stop();
+    ComputeRequest r = request();
+    r.generation = ++m_generation;
     m_postedKeepMlp = r.keepMlp;
     m_busy = true;
     if (!m_busyDelay.isActive())
@@ -373,6 +438,8 @@ void LiveSession::onFinished(SnapshotPtr snapshot)
     if (m_snapshot->hasResult() && m_query >= m_snapshot->tq())
         m_query = std::max(0, m_snapshot->tq() - 1);
     emit snapshotChanged(m_snapshot);
+    if (!m_busy && !m_specEdits.empty())
+        m_specDelay.start();
 }
 
 } // namespace attnviz::ui
