@@ -1339,7 +1339,8 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
         // Edit ▸ Ablate the selected head (Ctrl+K), pressed again to restore it. Pressed right after
         // the head is selected, the press computes the model with the head's output zeroed from the
         // edited layer on (the speculation has not begun); pressed after the window idled, it shows
-        // the trace speculated in the background (live/speculation.h). The restore shows the clean trace.
+        // the trace speculated in the background (live/speculation.h). The restore shows again the
+        // clean result the window had.
         if (QAction *ablate = w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction")); ablate && ablate->isEnabled()) {
             w.session()->setSelectedLayer(std::max(0, info.layers / 2));
             QCoreApplication::processEvents();
@@ -1362,6 +1363,11 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
                 int swapped = 0;
                 for (int r = 0; r < reps; ++r) {
                     const bool ablating = w.session()->edits().empty();
+                    // each ablation on a head not ablated before in this row (the one before would be
+                    // shown again: the restore's result kept): selected, then pressed at once or after
+                    // the window idled
+                    if (ablating)
+                        w.session()->setSelectedHead((r / 2) % std::max(1, info.heads));
                     if (ablating && idled) { // the window left alone until the speculation is done
                         QElapsedTimer begun;
                         begun.start();
@@ -1369,10 +1375,6 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
                             QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
                         if (!spec->waitForTests(120000))
                             break;
-                    } else if (ablating) {
-                        // the head selected anew (another, then this one): pressed before any speculation
-                        w.session()->setSelectedHead(1 % std::max(1, info.heads));
-                        w.session()->setSelectedHead(0);
                     }
                     const bool ready = spec->ready();
                     toggles.push_back(timer.time([ablate] { ablate->trigger(); }));

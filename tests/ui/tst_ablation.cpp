@@ -400,6 +400,7 @@ void TestAblation::speculationIsThePressedTrace()
     QTest::qWait(400);
     QVERIFY(spec->ready() && !spec->running() && !win.w.session()->busy());
     win.w.session()->holdComputeForTests(20000); // a request to the compute thread would wait 20 s
+    const SnapshotPtr cleanShown = win.w.session()->snapshot();
     const quint64 g = test::shownGeneration(*win.w.session());
     win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
     QVERIFY(win.w.session()->edits() == want);
@@ -410,8 +411,14 @@ void TestAblation::speculationIsThePressedTrace()
     QString why;
     QVERIFY2(sameBits(*swapped, *pressed, why), qPrintable(why));
     QCOMPARE(win.w.headRolesView()->ablationMarks(), 1);
-    // the head is ablated now: Ctrl+K restores it, nothing to speculate on
+    // the head is ablated now: Ctrl+K restores it, nothing to speculate on; the restore shows the
+    // clean result the window had again, without the compute thread either
     QVERIFY(win.w.session()->speculativeEdits().empty());
+    win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
+    QVERIFY(win.w.session()->edits().empty());
+    const SnapshotPtr back = test::waitForSnapshot(*win.w.session(), swapped->generation, {}, 3000);
+    QVERIFY(back && !back->trace->edited() && back->trace == cleanShown->trace);
+    QCOMPARE(win.w.headRolesView()->ablationMarks(), 0);
     win.w.session()->holdComputeForTests(0);
 }
 

@@ -175,15 +175,28 @@ void LiveSession::setEdits(const std::vector<Intervention> &edits)
 {
     if (edits == m_edits)
         return;
+    // the result on screen, current: shown again should the edits come back to these (a toggle)
+    const bool current = m_snapshot && m_snapshot->hasResult() && m_snapshot->generation == m_generation && !m_busy &&
+                         !m_debounce.isActive();
+    SnapshotPtr before = current ? m_snapshot : nullptr;
+    ComputeRequest beforeRequest = current ? request() : ComputeRequest();
     m_edits = edits;
     if (m_edits.empty())
         m_editsClean = false; // nothing kept aside: the switch goes back to the edited (= clean) model
-    // the speculated request, computed while the window idled: shown as a computed one would be
-    // (taken before editsChanged, whose listeners name the next speculation)
+    // the speculated request, computed while the window idled, or the one shown before this one's
+    // edits: shown as a computed one would be (taken before editsChanged, whose listeners name the
+    // next speculation)
     std::shared_ptr<ComputeSnapshot> ready;
-    if (m_speculation->ready() && !m_busy && !m_debounce.isActive())
-        ready = m_speculation->take(request());
+    if (current) {
+        const ComputeRequest now = request();
+        if (m_previous && Speculation::sameRequest(now, m_previousRequest))
+            ready = std::make_shared<ComputeSnapshot>(*m_previous);
+        else if (m_speculation->ready())
+            ready = m_speculation->take(now);
+    }
     if (ready) {
+        m_previous = std::move(before);
+        m_previousRequest = std::move(beforeRequest);
         m_specDelay.stop();
         ready->generation = ++m_generation;
         m_postedKeepMlp = m_keepMlp && m_gatedModel;
@@ -194,6 +207,9 @@ void LiveSession::setEdits(const std::vector<Intervention> &edits)
     }
     emit editsChanged();
     schedule();
+    // schedule() let go of the one shown before: kept for the edits it was computed with
+    m_previous = std::move(before);
+    m_previousRequest = std::move(beforeRequest);
 }
 
 void LiveSession::setSpeculativeEdits(const std::vector<Intervention> &edits)
@@ -350,6 +366,7 @@ void LiveSession::setObserve(const Observe &observe)
 
 void LiveSession::schedule()
 {
+    m_previous.reset();
     m_speculation->discard(); // newest wins: the request it speculated on is no longer the next one
     m_specDelay.stop();
     ++m_generation;
@@ -361,6 +378,7 @@ void LiveSession::schedule()
 
 void LiveSession::requestNow()
 {
+    m_previous.reset();
     m_debounce.stop();
     post();
 }

@@ -66,6 +66,7 @@ public:
     const std::vector<Intervention> &edits() const { return m_edits; }
     void setEditsShownClean(bool clean);
     bool editsShownClean() const { return m_editsClean; }
+    // Pressing it again (the edits back as they were) shows the result the window had before, again.
     // The edits the next press of the ablate action would set (HeadAblations: the selected head
     // ablated the way it was last); empty: none. Once the window idles on a model's result, the
     // request with them is computed in the background (live/speculation.h) and a setEdits to them
@@ -174,6 +175,11 @@ private:
     QPointer<ComputeWorker> m_worker;
     std::vector<Intervention> m_specEdits;
     Speculation *m_speculation = nullptr;
+    // The result shown before the last change of the edits, and its request: shown again when the
+    // edits go back (restoring an ablated head shows the clean trace the window had). Any other
+    // change of the request lets go of it.
+    SnapshotPtr m_previous;
+    ComputeRequest m_previousRequest;
     QTimer m_specDelay;
 };
 
