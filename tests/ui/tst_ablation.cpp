@@ -411,6 +411,8 @@ void TestAblation::speculationIsThePressedTrace()
     QString why;
     QVERIFY2(sameBits(*swapped, *pressed, why), qPrintable(why));
     QCOMPARE(win.w.headRolesView()->ablationMarks(), 1);
+    if (const QString dir = qEnvironmentVariable("ATTNVIZ_ABLATION_SHOTS"); !dir.isEmpty()) // to look at
+        QVERIFY(win.w.grab().save(dir + QStringLiteral("/ablation-speculated-window.png")));
     // the head is ablated now: Ctrl+K restores it, nothing to speculate on; the restore shows the
     // clean result the window had again, without the compute thread either
     QVERIFY(win.w.session()->speculativeEdits().empty());
