@@ -67,7 +67,7 @@ QAction *actionNamed(const QList<QAction *> &actions, const QString &name)
 }
 
 // The core's own trace of the fixture on kText, with `edits`, keeping `topK` next tokens.
-Trace<float> coreTrace(const std::vector<Intervention> &edits, int topK = 10)
+Trace<float> coreTrace(const std::vector<Intervention> &edits, int topK = 10, const QString &text = kText)
 {
     std::unique_ptr<Model> m;
     Status st = openModelSource(fixtureModel(QStringLiteral("gpt2-tiny")), m);
@@ -75,7 +75,7 @@ Trace<float> coreTrace(const std::vector<Intervention> &edits, int topK = 10)
     if (!st)
         return tr;
     TraceRequest req;
-    req.text = kText.toStdString();
+    req.text = text.toStdString();
     req.topK = topK;
     req.edits = edits;
     m->trace(req, tr);
@@ -425,7 +425,7 @@ void TestAblation::speculationIsThePressedTrace()
 }
 
 // A keystroke while the speculation runs discards it (its result, when it comes, is dropped); the
-// press then computes the new text's ablation, which is the core's edited forward of that text.
+// new text's speculation is the core's edited forward of that text, and typing on over it too.
 void TestAblation::keystrokeDiscardsSpeculation()
 {
     Window win;
@@ -441,10 +441,12 @@ void TestAblation::keystrokeDiscardsSpeculation()
     win.w.setSentence(kText);
     QVERIFY(!spec->running() && !spec->ready());
     QVERIFY(win.show(kText) || win.w.session()->snapshot()->sentence == kText);
-    QTest::qWait(50); // the discarded one's result, if it was on its way, arrives and is dropped
-    // the press: from the new speculation when it is ready, else computed; either way the new text's
+    // the new text's speculation (the discarded one's result, if it was on its way, is dropped)
+    QTRY_VERIFY_WITH_TIMEOUT(spec->running() || spec->ready(), 5000);
+    QVERIFY(spec->waitForTests(30000));
     const std::vector<Intervention> want{headEdit(1, 2, EditKind::Zero)};
     win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
+    QVERIFY(!spec->ready()); // taken: the press shows it
     const SnapshotPtr edited = waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); });
     QVERIFY(edited && edited->sentence == kText && edited->trace->edits == want);
     const Trace<float> core = coreTrace(want);
@@ -452,6 +454,16 @@ void TestAblation::keystrokeDiscardsSpeculation()
     QCOMPARE(shown.tokens.size(), core.tokens.size());
     QVERIFY((shown.final - core.final).cwiseAbs().maxCoeff() <= 1e-5f);
     QCOMPARE(edited->trace->predictions.next.back().front().id, core.predictions.next.back().front().id);
+    // typing on over the speculated trace (the compute thread continues it): the edited forward of
+    // the longer text
+    const QString longer = kText + QStringLiteral(" not");
+    const SnapshotPtr typed = win.show(longer);
+    QVERIFY(typed && typed->trace->edits == want);
+    const Trace<float> coreLonger = coreTrace(want, 10, longer);
+    QCOMPARE(typed->trace->tokens.size(), coreLonger.tokens.size());
+    for (int l = 0; l < coreLonger.numLayers(); ++l)
+        QVERIFY((typed->trace->layers[size_t(l)].output - coreLonger.layers[size_t(l)].output).cwiseAbs().maxCoeff() <= 1e-5f);
+    QVERIFY((typed->trace->final - coreLonger.final).cwiseAbs().maxCoeff() <= 1e-5f);
 }
 
 // A long text (traced without its weights: ComputeSnapshot::longText) is not speculated on.

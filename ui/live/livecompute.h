@@ -77,6 +77,16 @@ public:
         m_induction = std::move(scores);
         m_inductionProblem = problem;
     }
+    // A trace of `model` made elsewhere for a request this thread would have traced (a speculative
+    // ablation the window now shows): kept as the newest, so that the next request continues it.
+    void adopt(const Model *model, std::shared_ptr<Trace<float>> trace)
+    {
+        if (!trace || model != m_traced)
+            return;
+        m_traces.insert(m_traces.begin(), std::move(trace));
+        if (m_traces.size() > 2)
+            m_traces.pop_back();
+    }
     // Lets go of the traces kept for reuse (after an allocation failed: their memory is given back;
     // a snapshot on screen keeps its own).
     void dropTraces()

@@ -191,8 +191,10 @@ void LiveSession::setEdits(const std::vector<Intervention> &edits)
         const ComputeRequest now = request();
         if (m_previous && Speculation::sameRequest(now, m_previousRequest))
             ready = std::make_shared<ComputeSnapshot>(*m_previous);
-        else if (m_speculation->ready())
-            ready = m_speculation->take(now);
+        else if (m_speculation->ready() && (ready = m_speculation->take(now)) && m_worker)
+            // the compute thread continues from it (typing next computes the new rows only); it writes
+            // into a trace only once no snapshot holds it
+            m_worker->adopt(m_model.get(), std::const_pointer_cast<Trace<float>>(ready->trace));
     }
     if (ready) {
         m_previous = std::move(before);
