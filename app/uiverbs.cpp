@@ -13,6 +13,7 @@
 #include "views/layergridview.h"
 #include "live/livecompute.h"
 #include "live/livesession.h"
+#include "live/speculation.h"
 #include "views/linesview.h"
 #include "views/generationpanel.h"
 #include "views/logitlensview.h"
@@ -1335,28 +1336,61 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
             }
             printReplotTimes(w);
         }
-        // Edit ▸ Ablate the selected head (Ctrl+K), pressed again to restore it: each press recomputes
-        // the model with the head's output zeroed (or not), from the edited layer on
+        // Edit ▸ Ablate the selected head (Ctrl+K), pressed again to restore it. Pressed right after
+        // the head is selected, the press computes the model with the head's output zeroed from the
+        // edited layer on (the speculation has not begun); pressed after the window idled, it shows
+        // the trace speculated in the background (live/speculation.h). The restore shows again the
+        // clean result the window had.
         if (QAction *ablate = w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction")); ablate && ablate->isEnabled()) {
             w.session()->setSelectedLayer(std::max(0, info.layers / 2));
             QCoreApplication::processEvents();
-            std::vector<double> toggles, on, off;
-            for (int r = 0; r < reps; ++r) {
-                const bool ablating = w.session()->edits().empty();
-                toggles.push_back(timer.time([ablate] { ablate->trigger(); }));
-                (ablating ? on : off).push_back(toggles.back());
-            }
+            ui::Speculation *spec = w.session()->speculation();
             auto mid = [](std::vector<double> v) {
                 std::sort(v.begin(), v.end());
                 return v.empty() ? 0.0 : v[v.size() / 2];
             };
-            std::printf("%8s ablation toggle (Edit > Ablate the selected head, layer %d, pressed again to restore): "
-                        "%.2f ms median of %d (ablate %.2f ms, restore %.2f ms); the keystrokes above: append %.2f ms, "
-                        "full %.2f ms\n",
-                        "", std::max(0, info.layers / 2), mid(toggles), reps, mid(on), mid(off),
-                        median[0][0], median[1][0]);
-            if (!w.session()->edits().empty())
-                ablate->trigger(); // restored for the next size
+            const auto restore = [&] {
+                if (!w.session()->edits().empty())
+                    ablate->trigger();
+                QElapsedTimer settle;
+                settle.start();
+                while (w.session()->busy() && settle.elapsed() < 120000)
+                    QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+            };
+            restore();
+            for (int idled = 0; idled < 2; ++idled) {
+                std::vector<double> toggles, on, off;
+                int swapped = 0;
+                for (int r = 0; r < reps; ++r) {
+                    const bool ablating = w.session()->edits().empty();
+                    // each ablation on a head not ablated before in this row (the one before would be
+                    // shown again: the restore's result kept): selected, then pressed at once or after
+                    // the window idled
+                    if (ablating)
+                        w.session()->setSelectedHead((r / 2) % std::max(1, info.heads));
+                    if (ablating && idled) { // the window left alone until the speculation is done
+                        QElapsedTimer begun;
+                        begun.start();
+                        while (!spec->running() && !spec->ready() && begun.elapsed() < 3000)
+                            QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+                        if (!spec->waitForTests(120000))
+                            break;
+                    }
+                    const bool ready = spec->ready();
+                    toggles.push_back(timer.time([ablate] { ablate->trigger(); }));
+                    (ablating ? on : off).push_back(toggles.back());
+                    swapped += ablating && ready && !spec->ready() ? 1 : 0;
+                }
+                std::printf("%8s ablation toggle %s (Edit > Ablate the selected head, layer %d, pressed again to "
+                            "restore): %.2f ms median of %d presses (ablate %.2f ms, restore %.2f ms; %d of %d ablations "
+                            "shown from the speculation)\n",
+                            "", idled ? "after the window idled (speculated)" : "right after selecting the head",
+                            std::max(0, info.layers / 2), mid(toggles), int(toggles.size()), mid(on), mid(off), swapped,
+                            int(on.size()));
+                restore();
+            }
+            std::printf("%8s the keystrokes above: a letter appended %.2f ms, at the start %.2f ms\n", "", median[0][0],
+                        median[1][0]);
         }
         if (info.causal)
             benchReadsInWindow(w, timer, reps);

@@ -5,9 +5,11 @@
 // core's own edited and clean forwards); restore gives the clean numbers back bit for bit; the
 // Clean model switch; the Edit menu's shortcut actions on the selected head; undo and redo; a
 // session keeps the ablations (and refuses ones the model does not have); the word vectors refuse,
-// the menu entries disabled with the reason.
+// the menu entries disabled with the reason. Speculative ablation: the trace computed while the window
+// idled is the one the press computes, bit for bit; typing discards it; a long text gets none.
 #include "testpaths.h"
 #include "live/livesession.h"
+#include "live/speculation.h"
 #include "mainwindow.h"
 #include "promptedwindow.h"
 #include "testsupport.h"
@@ -65,7 +67,7 @@ QAction *actionNamed(const QList<QAction *> &actions, const QString &name)
 }
 
 // The core's own trace of the fixture on kText, with `edits`, keeping `topK` next tokens.
-Trace<float> coreTrace(const std::vector<Intervention> &edits, int topK = 10)
+Trace<float> coreTrace(const std::vector<Intervention> &edits, int topK = 10, const QString &text = kText)
 {
     std::unique_ptr<Model> m;
     Status st = openModelSource(fixtureModel(QStringLiteral("gpt2-tiny")), m);
@@ -73,7 +75,7 @@ Trace<float> coreTrace(const std::vector<Intervention> &edits, int topK = 10)
     if (!st)
         return tr;
     TraceRequest req;
-    req.text = kText.toStdString();
+    req.text = text.toStdString();
     req.topK = topK;
     req.edits = edits;
     m->trace(req, tr);
@@ -101,6 +103,9 @@ private slots:
     void cleanSwitch();
     void shortcutActionsAndUndo();
     void toggleOverTheCleanTrace();
+    void speculationIsThePressedTrace();
+    void keystrokeDiscardsSpeculation();
+    void noSpeculationForLongTexts();
     void sessionRoundTrip();
     void refusals();
     void screenshots();
@@ -309,6 +314,173 @@ void TestAblation::toggleOverTheCleanTrace()
         QCOMPARE(r.predictions.next.back()[i].id, cleanCopy.predictions.next.back()[i].id);
         QVERIFY(r.predictions.next.back()[i].p == cleanCopy.predictions.next.back()[i].p);
     }
+}
+
+namespace {
+
+// Whether two snapshots of the same request hold the same numbers, bit for bit: every layer's
+// input, output and head weights, the final stream, the next tokens, and the clean model's beside them.
+bool sameBits(const ComputeSnapshot &a, const ComputeSnapshot &b, QString &why)
+{
+    const Trace<float> &x = *a.trace, &y = *b.trace;
+    if (x.numLayers() != y.numLayers() || x.tokens.size() != y.tokens.size() || x.edits != y.edits) {
+        why = QStringLiteral("shape or edits");
+        return false;
+    }
+    for (int l = 0; l < x.numLayers(); ++l) {
+        const LayerTrace<float> &p = x.layers[size_t(l)], &q = y.layers[size_t(l)];
+        if (!(p.residualIn == q.residualIn) || !(p.output == q.output)) {
+            why = QStringLiteral("layer %1 stream").arg(l);
+            return false;
+        }
+        for (int h = 0; h < x.numHeads(); ++h)
+            if (!(x.weights(l, h).toDense() == y.weights(l, h).toDense())) {
+                why = QStringLiteral("layer %1 head %2 weights").arg(l).arg(h);
+                return false;
+            }
+    }
+    if (!(x.final == y.final)) {
+        why = QStringLiteral("final");
+        return false;
+    }
+    const auto &n = x.predictions.next, &m = y.predictions.next;
+    if (n.size() != m.size() || n.empty() || n.back().size() != m.back().size()) {
+        why = QStringLiteral("predictions");
+        return false;
+    }
+    for (size_t i = 0; i < n.back().size(); ++i)
+        if (n.back()[i].id != m.back()[i].id || n.back()[i].p != m.back()[i].p) {
+            why = QStringLiteral("prediction %1").arg(i);
+            return false;
+        }
+    if (a.cleanNext != b.cleanNext || !a.cleanTrace != !b.cleanTrace ||
+        (a.cleanTrace && !(a.cleanTrace->final == b.cleanTrace->final))) {
+        why = QStringLiteral("the clean model beside it");
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+// Ctrl+K pressed after the window idled with the head selected: the trace speculated in the
+// background is shown, without the compute thread (held for seconds here), and it is the very trace
+// a press without speculation computes.
+void TestAblation::speculationIsThePressedTrace()
+{
+    const std::vector<Intervention> want{headEdit(1, 2, EditKind::Zero)};
+    SnapshotPtr pressed;
+    {
+        Window win;
+        win.w.session()->setSpeculationDelayMs(3600 * 1000); // never while this test runs
+        QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+        QVERIFY(win.show(kText + QStringLiteral(" not")));
+        QVERIFY(win.show(kText));
+        win.w.session()->setSelectedLayer(1);
+        win.w.session()->setSelectedHead(2);
+        QVERIFY(win.w.session()->speculativeEdits() == want);
+        QTest::qWait(100);
+        QVERIFY(!win.w.session()->speculation()->running() && !win.w.session()->speculation()->ready());
+        win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
+        pressed = waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); });
+        QVERIFY(pressed && pressed->trace->edits == want);
+    }
+    Window win;
+    win.w.session()->setSpeculationDelayMs(0);
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles"))); // the grid marks the ablated head
+    QVERIFY(win.show(kText + QStringLiteral(" not")));
+    QVERIFY(win.show(kText));
+    win.w.session()->setSelectedLayer(1);
+    win.w.session()->setSelectedHead(2);
+    Speculation *spec = win.w.session()->speculation();
+    QTRY_VERIFY_WITH_TIMEOUT(spec->running() || spec->ready(), 5000);
+    QVERIFY(spec->waitForTests(30000));
+    // left alone, nothing starts again: the speculation is kept, nothing computes
+    QTest::qWait(400);
+    QVERIFY(spec->ready() && !spec->running() && !win.w.session()->busy());
+    win.w.session()->holdComputeForTests(20000); // a request to the compute thread would wait 20 s
+    const SnapshotPtr cleanShown = win.w.session()->snapshot();
+    const quint64 g = test::shownGeneration(*win.w.session());
+    win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
+    QVERIFY(win.w.session()->edits() == want);
+    QVERIFY(!spec->ready()); // taken
+    const SnapshotPtr swapped = test::waitForSnapshot(*win.w.session(), g, {}, 3000);
+    QVERIFY(swapped);
+    QVERIFY(swapped->trace->edited() && swapped->generation == win.w.session()->generation());
+    QString why;
+    QVERIFY2(sameBits(*swapped, *pressed, why), qPrintable(why));
+    QCOMPARE(win.w.headRolesView()->ablationMarks(), 1);
+    if (const QString dir = qEnvironmentVariable("ATTNVIZ_ABLATION_SHOTS"); !dir.isEmpty()) // to look at
+        QVERIFY(win.w.grab().save(dir + QStringLiteral("/ablation-speculated-window.png")));
+    // the head is ablated now: Ctrl+K restores it, nothing to speculate on; the restore shows the
+    // clean result the window had again, without the compute thread either
+    QVERIFY(win.w.session()->speculativeEdits().empty());
+    win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
+    QVERIFY(win.w.session()->edits().empty());
+    const SnapshotPtr back = test::waitForSnapshot(*win.w.session(), swapped->generation, {}, 3000);
+    QVERIFY(back && !back->trace->edited() && back->trace == cleanShown->trace);
+    QCOMPARE(win.w.headRolesView()->ablationMarks(), 0);
+    win.w.session()->holdComputeForTests(0);
+}
+
+// A keystroke while the speculation runs discards it (its result, when it comes, is dropped); the
+// new text's speculation is the core's edited forward of that text, and typing on over it too.
+void TestAblation::keystrokeDiscardsSpeculation()
+{
+    Window win;
+    win.w.session()->setSpeculationDelayMs(0);
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    const QString first = QStringLiteral("The dog ran to the park and then it");
+    QVERIFY(win.show(first));
+    win.w.session()->setSelectedLayer(1);
+    win.w.session()->setSelectedHead(2);
+    Speculation *spec = win.w.session()->speculation();
+    QTRY_VERIFY_WITH_TIMEOUT(spec->running() || spec->ready(), 5000);
+    // typed before the speculation's result reaches the window (it is posted to this thread)
+    win.w.setSentence(kText);
+    QVERIFY(!spec->running() && !spec->ready());
+    QVERIFY(win.show(kText) || win.w.session()->snapshot()->sentence == kText);
+    // the new text's speculation (the discarded one's result, if it was on its way, is dropped)
+    QTRY_VERIFY_WITH_TIMEOUT(spec->running() || spec->ready(), 5000);
+    QVERIFY(spec->waitForTests(30000));
+    const std::vector<Intervention> want{headEdit(1, 2, EditKind::Zero)};
+    win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
+    QVERIFY(!spec->ready()); // taken: the press shows it
+    const SnapshotPtr edited = waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); });
+    QVERIFY(edited && edited->sentence == kText && edited->trace->edits == want);
+    const Trace<float> core = coreTrace(want);
+    const Trace<float> &shown = *edited->trace;
+    QCOMPARE(shown.tokens.size(), core.tokens.size());
+    QVERIFY((shown.final - core.final).cwiseAbs().maxCoeff() <= 1e-5f);
+    QCOMPARE(edited->trace->predictions.next.back().front().id, core.predictions.next.back().front().id);
+    // typing on over the speculated trace (the compute thread continues it): the edited forward of
+    // the longer text
+    const QString longer = kText + QStringLiteral(" not");
+    const SnapshotPtr typed = win.show(longer);
+    QVERIFY(typed && typed->trace->edits == want);
+    const Trace<float> coreLonger = coreTrace(want, 10, longer);
+    QCOMPARE(typed->trace->tokens.size(), coreLonger.tokens.size());
+    for (int l = 0; l < coreLonger.numLayers(); ++l)
+        QVERIFY((typed->trace->layers[size_t(l)].output - coreLonger.layers[size_t(l)].output).cwiseAbs().maxCoeff() <= 1e-5f);
+    QVERIFY((typed->trace->final - coreLonger.final).cwiseAbs().maxCoeff() <= 1e-5f);
+}
+
+// A long text (traced without its weights: ComputeSnapshot::longText) is not speculated on.
+void TestAblation::noSpeculationForLongTexts()
+{
+    qputenv("ATTNVIZ_TRACE_BUDGET_KB", "16");
+    Window win;
+    win.w.session()->setSpeculationDelayMs(0);
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    const SnapshotPtr s = win.show(kText + QLatin1Char(' ') + kText + QLatin1Char(' ') + kText);
+    qunsetenv("ATTNVIZ_TRACE_BUDGET_KB");
+    QVERIFY(s && s->longText);
+    win.w.session()->setSelectedLayer(1);
+    win.w.session()->setSelectedHead(2);
+    QVERIFY(!win.w.session()->speculativeEdits().empty()); // asked for, and refused
+    QTest::qWait(400);
+    QVERIFY(!win.w.session()->speculation()->running() && !win.w.session()->speculation()->ready());
 }
 
 void TestAblation::sessionRoundTrip()

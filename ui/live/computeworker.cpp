@@ -31,6 +31,14 @@ void ComputeWorker::post(ComputeRequest request)
     }
 }
 
+void ComputeWorker::adopt(const Model *model, std::shared_ptr<Trace<float>> trace)
+{
+    // queued like process(): runs before the requests posted after it
+    QMetaObject::invokeMethod(
+        this, [this, model, trace = std::move(trace)]() mutable { m_models.adopt(model, std::move(trace)); },
+        Qt::QueuedConnection);
+}
+
 void ComputeWorker::cancel(quint64 generation)
 {
     m_cancelledUpTo.store(std::max(m_cancelledUpTo.load(), generation));

@@ -30,6 +30,8 @@ public:
     // computed, a running trace stops between layers; either comes back as a Cancelled snapshot.
     void cancel(quint64 generation);
     quint64 latestGeneration() const { return m_latest.load(); }
+    // Thread-safe. LiveModels::adopt on the compute thread, before any request posted after this call.
+    void adopt(const Model *model, std::shared_ptr<Trace<float>> trace);
     // Thread-safe. Tests only (LiveSession::holdComputeForTests): each request waits `ms` first.
     void setHoldForTests(int ms) { m_holdMs.store(ms); }
 

@@ -142,16 +142,6 @@ uint64_t wholeTraceBytes()
     return uint64_t(set && mb >= 0 ? mb : 512) << 20;
 }
 
-// What one trace of a model may keep in the window: a quarter of the memory budget (the trace on
-// screen and the next, and the views' copies), or ATTNVIZ_TRACE_BUDGET_KB (the tests make a short
-// text a long one with a small budget).
-uint64_t windowTraceBudget()
-{
-    bool set = false;
-    const int kb = qEnvironmentVariableIntValue("ATTNVIZ_TRACE_BUDGET_KB", &set);
-    return set && kb > 0 ? uint64_t(kb) << 10 : memoryBudget() / 4;
-}
-
 // Whether a model's attention weights can all be recomputed from q, k and each row's log-sum-exp
 // (AttentionTiles): a real checkpoint's softmax, decoder-only or encoder-only.
 bool recomputesWeights(const ModelInfo &info)
@@ -179,6 +169,13 @@ ProjectionSource projectionSource(ProjectionMode m)
 }
 
 } // namespace
+
+uint64_t windowTraceBudget()
+{
+    bool set = false;
+    const int kb = qEnvironmentVariableIntValue("ATTNVIZ_TRACE_BUDGET_KB", &set);
+    return set && kb > 0 ? uint64_t(kb) << 10 : memoryBudget() / 4;
+}
 
 WordVectorSettings wordVectorSettings(const ComputeSettings &s)
 {
@@ -398,6 +395,9 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
     std::shared_ptr<const Trace<float>> newest;
     std::shared_ptr<Trace<float>> trace = models.traceFor(req, newest);
     tr.prefixFrom = newest.get();
+    // the clean trace a speculative ablation starts from stands in for the newest one (its size, its
+    // unedited layers), so that it computes what the press over that trace would
+    const Trace<float> *onScreen = newest ? newest.get() : req.model ? models.uneditedHint().get() : nullptr;
     // A model's trace is held twice (the one on screen and the next), and the views copy what they
     // show (a heatmap holds a head's weights as doubles): each trace gets a quarter of the memory
     // budget, and a text longer than that holds is cut here, before anything is allocated, with
@@ -439,15 +439,15 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
         // weights and stages of the layers the views read (and every layer's keys and values): at
         // 1,024 tokens of SmolLM2 with one layer shown, 0.7 GB at its peak rather than 2.5 GB. The
         // size is the trace on screen's (typing changes it little).
-        const int estimate = newest ? int(newest->tokens.size()) + 1 : int(tr.text.size());
+        const int estimate = onScreen ? int(onScreen->tokens.size()) + 1 : int(tr.text.size());
         if (!longText && !tr.device && traceBytes(info, estimate, sizeof(float), tr.keepScores, 0, tr.keepMlp) <= wholeTraceBytes())
             tr.observe = Observe();
     }
     // Edits over the clean trace on screen (an ablation toggled on, the text unchanged): the layers
     // before the first edited one are its own, copied; the model checks that it is this request's
     // trace without the edits (tokens, masks, stages) and computes everything otherwise.
-    if (!tr.edits.empty() && newest && newest->edits.empty())
-        tr.unedited = newest.get();
+    if (!tr.edits.empty() && onScreen && onScreen->edits.empty())
+        tr.unedited = onScreen;
     Status st = model.trace(tr, *trace);
     if (st.ok() && longText) // every layer's weights must be readable from what it kept, else cut as before
         for (int l = 0; l < trace->numLayers() && longText; ++l)

@@ -64,6 +64,29 @@ public:
             m_cleanLast = trace;
         }
     }
+    // A model's clean trace to copy the unedited layers from when this has traced nothing newer (a
+    // speculative ablation's models: live/speculation.h); null: none.
+    void setUneditedHint(std::shared_ptr<const Trace<float>> trace) { m_uneditedHint = std::move(trace); }
+    const std::shared_ptr<const Trace<float>> &uneditedHint() const { return m_uneditedHint; }
+    // Induction scores (or why there are none) another thread already measured for `model`, so that
+    // inductionFor does not probe it again.
+    void seedInduction(const std::shared_ptr<Model> &model, std::shared_ptr<const Mat<double>> scores,
+                       const QString &problem)
+    {
+        m_inductionModel = model;
+        m_induction = std::move(scores);
+        m_inductionProblem = problem;
+    }
+    // A trace of `model` made elsewhere for a request this thread would have traced (a speculative
+    // ablation the window now shows): kept as the newest, so that the next request continues it.
+    void adopt(const Model *model, std::shared_ptr<Trace<float>> trace)
+    {
+        if (!trace || model != m_traced)
+            return;
+        m_traces.insert(m_traces.begin(), std::move(trace));
+        if (m_traces.size() > 2)
+            m_traces.pop_back();
+    }
     // Lets go of the traces kept for reuse (after an allocation failed: their memory is given back;
     // a snapshot on screen keeps its own).
     void dropTraces()
@@ -73,6 +96,7 @@ public:
         m_cleanLast.reset();
         m_cleanPrev.reset();
         m_cleanOf = nullptr;
+        m_uneditedHint.reset();
     }
 
 private:
@@ -86,7 +110,13 @@ private:
     std::vector<std::shared_ptr<Trace<float>>> m_traces;
     const Model *m_cleanOf = nullptr;
     std::shared_ptr<Trace<float>> m_cleanLast, m_cleanPrev; // the clean traces, newest first
+    std::shared_ptr<const Trace<float>> m_uneditedHint;
 };
+
+// What one trace of a model may keep in the window: a quarter of the memory budget (the trace on
+// screen and the next, and the views' copies), or ATTNVIZ_TRACE_BUDGET_KB (the tests make a short
+// text a long one with a small budget).
+uint64_t windowTraceBudget();
 
 // The word-vector model's settings from the controls (Qt-free values for the core).
 WordVectorSettings wordVectorSettings(const ComputeSettings &s);

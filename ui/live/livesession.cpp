@@ -2,9 +2,12 @@
 #include "live/livesession.h"
 
 #include "live/computeworker.h"
+#include "live/livecompute.h"
+#include "live/speculation.h"
 #include "live/stackcompute.h"
 
 #include "attnviz/backend.h"
+#include "attnviz/memorybudget.h"
 
 #include <algorithm>
 
@@ -52,6 +55,11 @@ LiveSession::LiveSession(QObject *parent)
         if (m_busy)
             emit busyChanged(true, int(m_sentence.size() / 5));
     });
+    m_speculation = new Speculation(this);
+    // a pause long enough that typing does not start one between two keystrokes
+    m_specDelay.setSingleShot(true);
+    m_specDelay.setInterval(250);
+    connect(&m_specDelay, &QTimer::timeout, this, &LiveSession::speculate);
     m_thread.setObjectName(QStringLiteral("attnviz-compute"));
     m_thread.start();
     setBackend(std::make_unique<CpuBackend>());
@@ -167,11 +175,76 @@ void LiveSession::setEdits(const std::vector<Intervention> &edits)
 {
     if (edits == m_edits)
         return;
+    // the result on screen, current: shown again should the edits come back to these (a toggle)
+    const bool current = m_snapshot && m_snapshot->hasResult() && m_snapshot->generation == m_generation && !m_busy &&
+                         !m_debounce.isActive();
+    SnapshotPtr before = current ? m_snapshot : nullptr;
+    ComputeRequest beforeRequest = current ? request() : ComputeRequest();
     m_edits = edits;
     if (m_edits.empty())
         m_editsClean = false; // nothing kept aside: the switch goes back to the edited (= clean) model
+    // the speculated request, computed while the window idled, or the one shown before this one's
+    // edits: shown as a computed one would be (taken before editsChanged, whose listeners name the
+    // next speculation)
+    std::shared_ptr<ComputeSnapshot> ready;
+    if (current) {
+        const ComputeRequest now = request();
+        if (m_previous && Speculation::sameRequest(now, m_previousRequest))
+            ready = std::make_shared<ComputeSnapshot>(*m_previous);
+        else if (m_speculation->ready() && (ready = m_speculation->take(now)) && m_worker)
+            // the compute thread continues from it (typing next computes the new rows only); it writes
+            // into a trace only once no snapshot holds it
+            m_worker->adopt(m_model.get(), std::const_pointer_cast<Trace<float>>(ready->trace));
+    }
+    if (ready) {
+        m_previous = std::move(before);
+        m_previousRequest = std::move(beforeRequest);
+        m_specDelay.stop();
+        ready->generation = ++m_generation;
+        m_postedKeepMlp = m_keepMlp && m_gatedModel;
+        m_busy = true;
+        QMetaObject::invokeMethod(this, [this, ready] { onFinished(ready); }, Qt::QueuedConnection);
+        emit editsChanged();
+        return;
+    }
     emit editsChanged();
     schedule();
+    // schedule() let go of the one shown before: kept for the edits it was computed with
+    m_previous = std::move(before);
+    m_previousRequest = std::move(beforeRequest);
+}
+
+void LiveSession::setSpeculativeEdits(const std::vector<Intervention> &edits)
+{
+    if (edits == m_specEdits)
+        return;
+    m_specEdits = edits;
+    m_speculation->discard();
+    m_specDelay.stop();
+    if (!m_specEdits.empty() && !m_busy)
+        m_specDelay.start();
+}
+
+void LiveSession::speculate()
+{
+    if (m_specEdits.empty() || m_specEdits == m_edits || !m_model || m_encoderDecoder || !m_worker || m_busy ||
+        m_debounce.isActive() || m_editsClean || m_settings.backend != QLatin1String("cpu"))
+        return;
+    const SnapshotPtr s = m_snapshot;
+    if (!s || !s->hasResult() || !s->fromModel() || s->longText || s->generation != m_generation ||
+        !editsRefusal(s->modelInfo, true).isEmpty())
+        return;
+    ComputeRequest r = request();
+    r.edits = m_specEdits;
+    if (m_speculation->covers(r)) // computed or computing already: nothing changed since
+        return;
+    // the edited trace and the clean one beside it, on top of the two the window keeps: within the
+    // window's budget for one trace, else the press computes it as before
+    const ModelInfo &info = s->modelInfo;
+    if (2 * traceBytes(info, int(s->trace->tokens.size()), sizeof(float), false, 0, r.keepMlp) > windowTraceBudget())
+        return;
+    m_speculation->start(std::move(r), s->trace->edits.empty() ? s->trace : nullptr, s->induction,
+                         s->inductionProblem);
 }
 
 void LiveSession::setEditsShownClean(bool clean)
@@ -295,6 +368,9 @@ void LiveSession::setObserve(const Observe &observe)
 
 void LiveSession::schedule()
 {
+    m_previous.reset();
+    m_speculation->discard(); // newest wins: the request it speculated on is no longer the next one
+    m_specDelay.stop();
     ++m_generation;
     if (m_debounce.interval() <= 0)
         post();
@@ -304,16 +380,14 @@ void LiveSession::schedule()
 
 void LiveSession::requestNow()
 {
+    m_previous.reset();
     m_debounce.stop();
     post();
 }
 
-void LiveSession::post()
+ComputeRequest LiveSession::request() const
 {
-    if (!m_worker)
-        return;
     ComputeRequest r;
-    r.generation = ++m_generation;
     r.sentence = m_sentence;
     r.keySentence = m_keySentence;
     r.settings = m_settings;
@@ -330,6 +404,17 @@ void LiveSession::post()
         r.target = m_target;
         r.beams = m_beams;
     }
+    return r;
+}
+
+void LiveSession::post()
+{
+    if (!m_worker)
+        return;
+    m_speculation->discard();
+    m_specDelay.stop();
+    ComputeRequest r = request();
+    r.generation = ++m_generation;
     m_postedKeepMlp = r.keepMlp;
     m_busy = true;
     if (!m_busyDelay.isActive())
@@ -373,6 +458,8 @@ void LiveSession::onFinished(SnapshotPtr snapshot)
     if (m_snapshot->hasResult() && m_query >= m_snapshot->tq())
         m_query = std::max(0, m_snapshot->tq() - 1);
     emit snapshotChanged(m_snapshot);
+    if (!m_busy && !m_specEdits.empty())
+        m_specDelay.start();
 }
 
 } // namespace attnviz::ui

@@ -21,6 +21,7 @@ class Backend;
 namespace attnviz::ui {
 
 class ComputeWorker;
+class Speculation;
 
 class LiveSession : public QObject {
     Q_OBJECT
@@ -65,6 +66,17 @@ public:
     const std::vector<Intervention> &edits() const { return m_edits; }
     void setEditsShownClean(bool clean);
     bool editsShownClean() const { return m_editsClean; }
+    // Pressing it again (the edits back as they were) shows the result the window had before, again.
+    // The edits the next press of the ablate action would set (HeadAblations: the selected head
+    // ablated the way it was last); empty: none. Once the window idles on a model's result, the
+    // request with them is computed in the background (live/speculation.h) and a setEdits to them
+    // shows it without computing. Any other change of the request discards it; a long text, a GPU
+    // backend or a trace past the memory budget is not speculated on.
+    void setSpeculativeEdits(const std::vector<Intervention> &edits);
+    const std::vector<Intervention> &speculativeEdits() const { return m_specEdits; }
+    Speculation *speculation() const { return m_speculation; }
+    // How long the window stays idle before speculating (ms; 0: at once).
+    void setSpeculationDelayMs(int ms) { m_specDelay.setInterval(ms); }
 
     void togglePadding(int keyIndex);
     void toggleCustomCell(int query, int key);
@@ -127,6 +139,8 @@ private:
     void schedule();
     void post();
     void onFinished(SnapshotPtr snapshot);
+    ComputeRequest request() const; // what post() sends, without its generation
+    void speculate();
 
     QString m_sentence, m_keySentence;
     QString m_target;
@@ -159,6 +173,14 @@ private:
     QTimer m_busyDelay;
     QThread m_thread;
     QPointer<ComputeWorker> m_worker;
+    std::vector<Intervention> m_specEdits;
+    Speculation *m_speculation = nullptr;
+    // The result shown before the last change of the edits, and its request: shown again when the
+    // edits go back (restoring an ablated head shows the clean trace the window had). Any other
+    // change of the request lets go of it.
+    SnapshotPtr m_previous;
+    ComputeRequest m_previousRequest;
+    QTimer m_specDelay;
 };
 
 } // namespace attnviz::ui

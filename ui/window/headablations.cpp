@@ -70,7 +70,13 @@ void HeadAblations::ablate(int layer, int head, bool mean)
 {
     if (!m_refusal().isEmpty() || layer < 0 || head < 0)
         return;
-    std::vector<Intervention> to = m_session->edits();
+    m_lastMean = mean;
+    setEdits(withAblation(m_session->edits(), layer, head, mean),
+             tr("Ablate L%1 H%2 (%3)").arg(layer).arg(head).arg(QLatin1String(editKindName(mean ? EditKind::MeanOverText : EditKind::Zero))));
+}
+
+std::vector<Intervention> HeadAblations::withAblation(std::vector<Intervention> to, int layer, int head, bool mean)
+{
     Intervention e;
     e.hook = HookPoint::AttnZ;
     e.layer = layer;
@@ -81,7 +87,7 @@ void HeadAblations::ablate(int layer, int head, bool mean)
         *it = e;
     else
         to.push_back(e);
-    setEdits(to, tr("Ablate L%1 H%2 (%3)").arg(layer).arg(head).arg(QLatin1String(editKindName(e.kind))));
+    return to;
 }
 
 void HeadAblations::restore(int layer, int head)
@@ -126,6 +132,8 @@ void HeadAblations::update()
             refusal.isEmpty()
                 ? tr("Set the head's output before W_O (attn.hook_z) at every position; every view recomputes")
                 : refusal);
+    // what Ctrl+K (or Ctrl+Shift+K, when the last ablation was to the mean) would compute
+    m_session->setSpeculativeEdits(can && !on ? withAblation(m_session->edits(), l, h, m_lastMean) : std::vector<Intervention>());
     m_clean->setEnabled(!m_session->edits().empty());
     m_clean->setToolTip(
         m_session->edits().empty()

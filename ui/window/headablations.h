@@ -3,7 +3,9 @@
 // or restore an ablated one; Ctrl+Shift+K: ablate to the mean over the text), Restore all heads, the
 // View menu's Clean model switch, and the requests of the Layers × heads grid's menu. The edits
 // themselves live in LiveSession (every request carries them); each ablate or restore is one undo
-// step. notice() is what the window says above the chips while edits exist.
+// step. notice() is what the window says above the chips while edits exist. While the selected
+// head is not ablated, the session speculates on its ablation the way the last one was made
+// (LiveSession::setSpeculativeEdits), so that pressing Ctrl+K finds it computed.
 #pragma once
 
 #include "live/livetypes.h"
@@ -48,11 +50,14 @@ public:
     static QString notice(const ComputeSnapshot &s);
 
 private:
+    // `edits` with (layer, head) ablated to zero or its mean (its earlier ablation replaced).
+    static std::vector<Intervention> withAblation(std::vector<Intervention> edits, int layer, int head, bool mean);
     void setEdits(const std::vector<Intervention> &to, const QString &what);
 
     LiveSession *m_session;
     QUndoStack *m_undo;
     std::function<QString()> m_refusal;
+    bool m_lastMean = false; // the last ablation was to the mean: the one speculated on
     QAction *m_zero = nullptr, *m_mean = nullptr, *m_restoreAll = nullptr, *m_clean = nullptr;
 };
 

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "live/speculation.h"
+
+#include "live/livecompute.h"
+
+#include "attnviz/backend.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QMetaObject>
+#include <QPointer>
+#include <QThread>
+#include <QThreadPool>
+
+#include <new>
+
+namespace attnviz::ui {
+
+Speculation::Speculation(QObject *parent)
+    : QObject(parent)
+    , m_pool(new QThreadPool(this))
+{
+    // A pool of its own with one thread at idle priority (SCHED_IDLE on Linux): it takes only the
+    // CPU nothing else wants, and its priority never reaches the global pool's other work.
+    m_pool->setMaxThreadCount(1);
+    m_pool->setThreadPriority(QThread::IdlePriority);
+    m_pool->setObjectName(QStringLiteral("attnviz-speculation"));
+}
+
+Speculation::~Speculation()
+{
+    if (m_cancel)
+        m_cancel->store(true);
+    m_pool->waitForDone();
+}
+
+bool Speculation::sameRequest(const ComputeRequest &a, const ComputeRequest &b)
+{
+    return a.model == b.model && a.sentence == b.sentence && a.keySentence == b.keySentence && a.settings == b.settings &&
+           a.table == b.table && a.paddedKeys == b.paddedKeys && a.customMask == b.customMask && a.maxTokens == b.maxTokens &&
+           a.observe == b.observe && a.longTexts == b.longTexts && a.keepMlp == b.keepMlp && a.edits == b.edits &&
+           a.editsShownClean == b.editsShownClean && a.target == b.target && a.beams == b.beams;
+}
+
+void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<float>> unedited,
+                        std::shared_ptr<const Mat<double>> induction, const QString &inductionProblem)
+{
+    discard();
+    const quint64 token = ++m_token;
+    m_running = true;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    request.generation = 0; // the press gives it the session's generation
+    request.progress = nullptr;
+    request.cancel = nullptr;
+    m_request = request;
+    QPointer<Speculation> self(this);
+    auto cancel = m_cancel;
+    m_pool->start([self, token, cancel, request = std::move(request), unedited = std::move(unedited),
+                   induction = std::move(induction), inductionProblem]() mutable {
+        std::shared_ptr<ComputeSnapshot> snap;
+        if (!cancel->load()) {
+            request.cancel = cancel.get();
+            // models of its own, let go of afterwards: only the snapshot keeps its traces
+            CpuBackend backend;
+            LiveModels models(&backend);
+            models.setUneditedHint(std::move(unedited));
+            if (induction || !inductionProblem.isEmpty())
+                models.seedInduction(request.model, std::move(induction), inductionProblem);
+            QElapsedTimer timer;
+            timer.start();
+            try {
+                snap = computeSnapshot(request, backend, models);
+                snap->totalMs = double(timer.nsecsElapsed()) / 1e6;
+            } catch (const std::bad_alloc &) {
+                snap.reset(); // the press computes it as usual and says so
+            }
+        }
+        if (snap && !snap->status.ok())
+            snap.reset();
+        QMetaObject::invokeMethod(
+            QCoreApplication::instance(),
+            [self, token, snap = std::move(snap)]() mutable {
+                if (self)
+                    self->onDone(token, std::move(snap));
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void Speculation::onDone(quint64 token, std::shared_ptr<ComputeSnapshot> snapshot)
+{
+    if (token != m_token || !m_running) // discarded or started again since
+        return;
+    m_running = false;
+    m_cancel.reset();
+    m_ready = std::move(snapshot);
+    emit finished(m_ready != nullptr);
+}
+
+void Speculation::discard()
+{
+    if (m_cancel)
+        m_cancel->store(true);
+    m_cancel.reset();
+    ++m_token;
+    m_running = false;
+    m_ready.reset();
+}
+
+std::shared_ptr<ComputeSnapshot> Speculation::take(const ComputeRequest &request)
+{
+    if (!m_ready || !sameRequest(request, m_request))
+        return nullptr;
+    std::shared_ptr<ComputeSnapshot> out = std::move(m_ready);
+    m_ready.reset();
+    return out;
+}
+
+bool Speculation::covers(const ComputeRequest &request) const
+{
+    return (m_running || m_ready) && sameRequest(request, m_request);
+}
+
+bool Speculation::waitForTests(int ms)
+{
+    QElapsedTimer t;
+    t.start();
+    while (m_running && t.elapsed() < ms)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    return m_ready != nullptr;
+}
+
+} // namespace attnviz::ui

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Speculative ablation: while the window idles with a head selected, the request that pressing
+// Ctrl+K (Edit ▸ Ablate the selected head) would post is computed in the background, on a thread of
+// its own at idle priority, through the same computeSnapshot as the press. A press whose request
+// matches takes the finished snapshot instead of computing it; any other change discards it. At
+// most one is running or kept; LiveSession decides when to start one and when to take it.
+#pragma once
+
+#include "live/livetypes.h"
+
+#include <QObject>
+
+#include <atomic>
+#include <memory>
+
+class QThreadPool;
+
+namespace attnviz::ui {
+
+class Speculation : public QObject {
+    Q_OBJECT
+public:
+    explicit Speculation(QObject *parent = nullptr);
+    ~Speculation() override;
+
+    // Computes `request` in the background, discarding what was running or kept. `unedited`: the
+    // clean trace on screen, whose layers before the first edited one are copied (TraceRequest::
+    // unedited; the numbers are the whole forward's either way). `induction`: the model's induction
+    // scores the window already has (null: measured again).
+    void start(ComputeRequest request, std::shared_ptr<const Trace<float>> unedited,
+               std::shared_ptr<const Mat<double>> induction, const QString &inductionProblem);
+    // Stops the running one (between layers) and drops the kept one.
+    void discard();
+    // The finished snapshot when `request` is the one speculated (the same text, masks, settings,
+    // model, observation and edits), handed over and no longer kept; null otherwise.
+    std::shared_ptr<ComputeSnapshot> take(const ComputeRequest &request);
+    // Whether `request` is the one running or kept (nothing new to start).
+    bool covers(const ComputeRequest &request) const;
+
+    bool running() const { return m_running; }
+    bool ready() const { return m_ready != nullptr; }
+    // Tests and the bench: waits (running the event loop) until none is running; true when one is kept.
+    bool waitForTests(int ms);
+
+    // The fields of two requests that make their snapshots the same.
+    static bool sameRequest(const ComputeRequest &a, const ComputeRequest &b);
+
+signals:
+    void finished(bool ready); // a speculation ended: kept (ready) or failed / stopped
+
+private:
+    void onDone(quint64 token, std::shared_ptr<ComputeSnapshot> snapshot);
+
+    QThreadPool *m_pool;
+    quint64 m_token = 0; // the newest start; results of older ones are dropped
+    bool m_running = false;
+    ComputeRequest m_request; // the running or kept one's
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::shared_ptr<ComputeSnapshot> m_ready;
+};
+
+} // namespace attnviz::ui
