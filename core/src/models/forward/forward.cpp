@@ -185,8 +185,10 @@ void holdTail(M &, Eigen::Index, GrowthRoom &)
 // Sizes a (t, d) stage matrix to (rows, cols) keeping its first `keep` rows, with room to grow in
 // place (see above). A fresh matrix is exactly its rows (the command line and most traces never grow
 // one). One that grows past its room, or has no placeholder (a copied trace; one that landed
-// elsewhere), would move anyway: it moves to a block of its room and is shrunk back. One within its
-// room grows into its placeholder, freed just before (or shrinks: a token taken back).
+// elsewhere; a tail that glibc merged with free memory after it, so that no placeholder could be
+// taken), grows in place where the memory after it is free, else moves to a block of its room and is
+// shrunk back. One within its room grows into its placeholder, freed just before (or shrinks: a token
+// taken back).
 template <typename M>
 void growStage(M &m, Eigen::Index rows, Eigen::Index cols, int keep, Eigen::Index limit, GrowthRoom &room)
 {
@@ -199,7 +201,13 @@ void growStage(M &m, Eigen::Index rows, Eigen::Index cols, int keep, Eigen::Inde
     }
     if (rows > have && (!placeholder || space != roomRows(have, limit))) {
         if (keep > 0 && have >= keep) {
-            m.conservativeResize(space, cols);
+            // in place first: where the memory right after it is free (the rows it gave back when it
+            // last shrank, the top of the heap) glibc's realloc extends the block and copies nothing;
+            // a matrix that moved takes its room (most often in place: the block it just got)
+            const void *was = m.data();
+            m.conservativeResize(rows, cols);
+            if (m.data() != was)
+                m.conservativeResize(space, cols);
         } else { // nothing kept: no copy
             m.resize(space, cols);
             adviseHugePages(m.data(), size_t(m.size()) * sizeof(typename M::Scalar));
@@ -442,7 +450,10 @@ void linearRows(const Mat<T> &x, int p, std::initializer_list<LinearJob<T>> jobs
         const int chunk = std::max(64, ((out + 2 * threads - 1) / (2 * threads) + 15) / 16 * 16);
         for (int c0 = 0; c0 < out; c0 += chunk)
             tasks.push_back({&j, c0, std::min(chunk, out - c0)});
-        work += 2.0 * n * out * in;
+        // a few rows' product is bound by reading W from memory, not by its 2 n flops a weight: a
+        // weight read costs about as much as 8 flops, so that a typed token's W_o and W_down (which
+        // counted by their flops stayed on one core) stream W on every core
+        work += std::max(2.0 * n, 8.0) * out * in;
     }
     parallelFor(int(tasks.size()), work, [&](int i) {
         const Task &k = tasks[size_t(i)];
