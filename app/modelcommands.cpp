@@ -675,7 +675,10 @@ int benchModel(const QStringList &args)
         }
         if (std::find(sizes.begin(), sizes.end(), n) != sizes.end())
             continue;
-        if (Status st = checkTraceMemory(info, n, sizeof(float), keepScores, 0, false, observe.weights, observe.stages); !st)
+        // q, k and v in 16 bits where asked and the weights are (as the trace counts them)
+        const bool half = observe.sixteenBit && sixteenBitKept(info);
+        if (Status st = checkTraceMemory(info, n, sizeof(float), keepScores, 0, false, observe.weights, observe.stages, half);
+            !st)
             return fail("bench", st.message, exitCodeFor(st));
         sizes.push_back(n);
     }
