@@ -574,12 +574,18 @@ int benchModel(const QStringList &args)
                                                "longer each keystroke; the peak memory then holds two traces)."));
     QCommandLineOption mapOpt(QStringLiteral("map"),
                               QStringLiteral("Also time an N x N pooled (max) map of one head over the whole text, and "
-                                             "its last 256 x 256 weights, on the last full trace."),
+                                             "its last 256 x 256 weights, and a zoom to 256 x 256 cells mid-text (computed anew), on "
+                                             "the last full trace."),
                               QStringLiteral("N"), QStringLiteral("0"));
     QCommandLineOption fullOnlyOpt(QStringLiteral("full-only"),
                                    QStringLiteral("Causal models: time the full trace only (no appended token)."));
+    QCommandLineOption contextOpt(QStringLiteral("context"),
+                                  QStringLiteral("With --seeded, a rotary shape: read up to N positions instead of the "
+                                                 "checkpoint's max_position_embeddings (rotary positions have no table "
+                                                 "to outgrow; the angles and any RoPE scaling stay the checkpoint's)."),
+                                  QStringLiteral("N"));
     p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt, backendOpt,
-                  observeOpt, typedOpt, mapOpt, fullOnlyOpt});
+                  observeOpt, typedOpt, mapOpt, fullOnlyOpt, contextOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -605,6 +611,16 @@ int benchModel(const QStringList &args)
     const int map = p.value(mapOpt).toInt(&mapOk);
     if (!mapOk || map < 0)
         return fail("bench", "--map: a side of 0 or more cells, not " + printable(p.value(mapOpt).toStdString(), 40), 2);
+    int context = 0;
+    if (p.isSet(contextOpt)) {
+        bool ok = false;
+        context = p.value(contextOpt).toInt(&ok);
+        if (!ok || context < 2)
+            return fail("bench", "--context: a length of 2 positions or more, not " +
+                                     printable(p.value(contextOpt).toStdString(), 40), 2);
+        if (!p.isSet(seededOpt))
+            return fail("bench", "--context: only with --seeded (a model folder reads the positions its config names)", 2);
+    }
     if (p.value(backendOpt) == QLatin1String("auto"))
         return fail("bench", "--backend: cpu or gpu (a benchmark names what it times)", 2);
     std::unique_ptr<GpuBackend> gpu;
@@ -626,6 +642,15 @@ int benchModel(const QStringList &args)
             dtype = p.value(dtypeOpt).toUpper().toStdString();
             if (dtype != "F32" && dtype != "BF16" && dtype != "Q8_0" && dtype != "Q4_K")
                 return fail("bench", "--dtype: f32, bf16, q8_0 or q4_k, not " + printable(p.value(dtypeOpt).toStdString(), 40), 2);
+        }
+        if (context > 0) {
+            if (arch.positions != PositionKind::Rotary)
+                return fail("bench", "--context: " + shape.toStdString() +
+                                         " learns a table of its positions; only a rotary shape reads past it", 2);
+            if (!p.isSet(jsonOpt))
+                std::printf("%s: max_position_embeddings %d -> %d (--context; rotary, the angles unchanged)\n",
+                            shape.toStdString().c_str(), arch.maxPositions, context);
+            arch.maxPositions = context;
         }
         if (Status st = seededPretrained(arch, 1, m, dtype); !st)
             return fail("bench", st.message, 2);
@@ -649,7 +674,10 @@ int benchModel(const QStringList &args)
         }
         if (std::find(sizes.begin(), sizes.end(), n) != sizes.end())
             continue;
-        if (Status st = checkTraceMemory(info, n, sizeof(float), keepScores, 0, false, observe.weights, observe.stages); !st)
+        // q, k and v in 16 bits where asked and the weights are (as the trace counts them)
+        const bool half = observe.sixteenBit && sixteenBitKept(info);
+        if (Status st = checkTraceMemory(info, n, sizeof(float), keepScores, 0, false, observe.weights, observe.stages, half);
+            !st)
             return fail("bench", st.message, exitCodeFor(st));
         sizes.push_back(n);
     }

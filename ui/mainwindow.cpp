@@ -285,6 +285,10 @@ MainWindow::MainWindow(QWidget *parent)
     // the needle probe: the status bar's progress and Cancel while it runs; its text in the editor after
     m_needleProbes = new NeedleProbes(m_session, headRolesView(), this);
     connect(headRolesView(), &HeadRolesView::needleRequested, this, [this] { m_needleProbes->ask(m_queryEdit->toPlainText()); });
+    // the span of the Layers tab (the needle after a probe, or tokens marked there): its keys outlined on the Weights map
+    connect(headRolesView(), &HeadRolesView::spanChanged, this, [this](int begin, int end, bool needle) {
+        heatmapView()->setMarkedKeys(begin, end, needle ? tr("the needle") : tr("the span marked on the Layers tab"));
+    });
     connect(m_needleProbes, &NeedleProbes::busyChanged, this, [this](bool busy) {
         m_progress->setVisible(busy || m_session->busy());
         m_cancelCompute->setVisible(busy || m_session->busy());

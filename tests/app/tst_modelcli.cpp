@@ -862,6 +862,19 @@ void TestModelCli::benchSeeded()
     const Run bad = execCli({QStringLiteral("bench"), QStringLiteral("--seeded"), QStringLiteral("gpt3")});
     QCOMPARE(bad.code, 2);
     QVERIFY(bad.err.contains("gpt2-small, bert-base, smollm2-135m, qwen3-0.6b, llama3.2-1b"));
+    // --context: a rotary shape's positions only, refused before any model is built
+    const Run learned = execCli({QStringLiteral("bench"), QStringLiteral("--seeded"), QStringLiteral("gpt2-small"),
+                                 QStringLiteral("--context"), QStringLiteral("4096")});
+    QCOMPARE(learned.code, 2);
+    QVERIFY2(learned.err.contains("gpt2-small learns a table of its positions"), learned.err.constData());
+    const Run folder = execCli({QStringLiteral("bench"), QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")),
+                                QStringLiteral("--context"), QStringLiteral("4096")});
+    QCOMPARE(folder.code, 2);
+    QVERIFY2(folder.err.contains("--context: only with --seeded"), folder.err.constData());
+    const Run one = execCli({QStringLiteral("bench"), QStringLiteral("--seeded"), QStringLiteral("smollm2-135m"),
+                             QStringLiteral("--context"), QStringLiteral("1")});
+    QCOMPARE(one.code, 2);
+    QVERIFY2(one.err.contains("--context: a length of 2 positions or more, not 1"), one.err.constData());
 }
 
 void TestModelCli::exportModel_data()

@@ -608,6 +608,22 @@ void TestAttentionTiles::estimateFollowsPolicy()
     QCOMPARE(lean - half, qkv * 2);
     QVERIFY(tokensWithin(info, uint64_t(1) << 30, 4, false, 0, false, false, false, true) >
             tokensWithin(info, uint64_t(1) << 30, 4, false, 0, false, false, false));
+    // kept in 16 bits where the weights are: a checkpoint's type, a seeded shape's, a mixed archive's first
+    for (const char *d : {"BF16", "F16", "BF16 (seeded)", "BF16+F32"}) {
+        info.dtype = d;
+        QVERIFY2(sixteenBitKept(info), d);
+    }
+    for (const char *d : {"F32", "F32 (seeded)", "Q4_K (GGUF; Q4_K, Q6_K)", ""}) {
+        info.dtype = d;
+        QVERIFY2(!sixteenBitKept(info), d);
+    }
+    // the check before a trace counts them so: the most tokens 16-bit rows fit are refused in float32
+    info.maxPositions = 1 << 20; // positions enough to reach the budget (a rotary model read longer)
+    const int halfFit = tokensWithin(info, memoryBudget(), 4, false, 0, false, false, false, true);
+    QVERIFY(halfFit > 0 && halfFit < info.maxPositions);
+    QVERIFY(checkTraceMemory(info, halfFit, 4, false, 0, false, false, false, true).ok());
+    QVERIFY(!checkTraceMemory(info, halfFit + 1, 4, false, 0, false, false, false, true).ok());
+    QVERIFY(!checkTraceMemory(info, halfFit, 4, false, 0, false, false, false).ok());
     // with the stages kept or the weights, no 16-bit rows: unchanged
     QCOMPARE(traceBytes(info, 8192, 4, false, 0, false, false, true, true), traceBytes(info, 8192, 4, false, 0, false, false, true));
     QCOMPARE(traceBytes(info, 1024, 4, false, 0, false, true, true, true), traceBytes(info, 1024, 4, false));

@@ -44,7 +44,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <memory>
 
 using namespace attnviz;
@@ -127,6 +129,7 @@ private slots:
     void mapEqualsPooledFullMatrix();
     void zoomShowsSingleCells();
     void cachesOnlyTheLayersInView();
+    void smallWeightsTwoDigits();
     void selectedQueryRow();
     void otherViewsSayNotYet();
     void linesDrawOneRow();
@@ -280,6 +283,53 @@ void TestLongTextWindow::zoomShowsSingleCells()
     hv->resetZoom();
     QTRY_VERIFY(!hv->mapPending());
     QCOMPARE(hv->mapRegion(), QRect(0, 0, s->tk(), s->tq()));
+}
+
+// A cell's number: two decimals, or two significant digits where those read "0.00"; on a long
+// text's map zoomed to single cells, a weight of 1e-3 is drawn so.
+void TestLongTextWindow::smallWeightsTwoDigits()
+{
+    QCOMPARE(HeatmapView::cellNumberText(0.25f), QStringLiteral("0.25"));
+    QCOMPARE(HeatmapView::cellNumberText(0.006f), QStringLiteral("0.01"));
+    QCOMPARE(HeatmapView::cellNumberText(0.0f), QStringLiteral("0.00"));
+    QCOMPARE(HeatmapView::cellNumberText(3.14e-4f), QStringLiteral("3.1e-4"));
+    QCOMPARE(HeatmapView::cellNumberText(0.0041f), QStringLiteral("4.1e-3"));
+    QCOMPARE(HeatmapView::cellNumberText(1.26e-12f), QStringLiteral("1.3e-12"));
+    QCOMPARE(HeatmapView::cellNumberText(std::numeric_limits<float>::quiet_NaN()), QStringLiteral("NaN"));
+
+    // the smallest positive weight of a layer's first head that is not on its first rows
+    int layer = -1, qi = 0, kj = 0;
+    float small = 1;
+    for (int l = 0; l < m_full.numLayers() && layer < 0; ++l) {
+        const Mat<float> w = m_full.weights(l, 0).toDense();
+        for (int i = 20; i < int(w.rows()); ++i)
+            for (int j = 0; j <= i; ++j)
+                if (w(i, j) > 0 && w(i, j) < 0.004f && w(i, j) < small) {
+                    small = w(i, j);
+                    qi = i;
+                    kj = j;
+                    layer = l;
+                }
+    }
+    QVERIFY2(layer >= 0, "no weight below 0.004 in the fixture");
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    win.w.session()->setSelectedLayer(layer);
+    selectHead(win, 0);
+    HeatmapView *hv = win.w.heatmapView();
+    hv->setShowNumbers(true);
+    const int k0 = std::clamp(kj - 2, 0, s->tk() - 5), q0 = std::clamp(qi - 2, 0, s->tq() - 5);
+    hv->zoomToCells(QRect(k0, q0, 5, 5));
+    QTRY_VERIFY(!hv->mapPending());
+    QCOMPARE(hv->mapRegion(), QRect(k0, q0, 5, 5));
+    hv->plot()->replot();
+    const QString want = HeatmapView::cellNumberText(float(hv->mapCells()(qi - q0, kj - k0)));
+    QVERIFY2(want.contains(QLatin1Char('e')), qPrintable(want));
+    QStringList drawn;
+    for (const test::DrawnText &t : test::drawnTexts(hv->plot()))
+        drawn << t.text;
+    QVERIFY2(drawn.contains(want), qPrintable(want + QStringLiteral(" not in: ") + drawn.join(QLatin1Char(' '))));
 }
 
 void TestLongTextWindow::selectedQueryRow()
@@ -506,7 +556,39 @@ void TestLongTextWindow::spanFromSelection()
     QCOMPARE(view->shownReading(), int(HeadReading::SpanMass));
     QTRY_VERIFY(!view->computing());
     QVERIFY(worstOf(spanMassScores(m_full, 100, 120), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
-    // a click on one chip ends the selection
+    // the span's key columns outlined on the Weights map, over every query row, and named in its title
+    HeatmapView *hv = win.w.heatmapView();
+    QCOMPARE(hv->markedKeys(), qMakePair(100, 120));
+    QCOMPARE(hv->markedBand(), QRectF(QPointF(99.5, -0.5), QPointF(119.5, s->tq() - 0.5)));
+    QVERIFY(win.w.showView(QStringLiteral("weights")));
+    hv->refreshMap();
+    QVERIFY2(hv->title().contains(QStringLiteral("Dashed blue band: keys 100–119, the span marked on the Layers tab")),
+             qPrintable(hv->title()));
+    {
+        // drawn: the band's left edge in the outline's blue, at least 6 px wide where 20 keys take fewer pixels
+        QCustomPlot *plot = hv->plot();
+        plot->replot();
+        const QImage img = plot->toPixmap().toImage();
+        const double ratio = plot->toPixmap().devicePixelRatio();
+        const int left = int(std::lround(plot->xAxis->coordToPixel(99.5) * ratio));
+        const QRect axes = plot->axisRect()->rect();
+        int blue = 0;
+        for (int y = int(axes.top() * ratio) + 4; y < int(axes.bottom() * ratio) - 4; ++y)
+            for (int x = left - 4; x <= left + 4; ++x) {
+                const QColor c = img.pixelColor(x, y);
+                if (c.red() < 40 && c.green() > 150 && c.green() < 230 && c.blue() > 220)
+                    ++blue;
+            }
+        QVERIFY2(blue > axes.height() / 4, qPrintable(QString::number(blue)));
+    }
+    // cleared with the span: no band, no line in the title
+    view->setSpan(0, 0);
+    QCOMPARE(hv->markedKeys(), qMakePair(0, 0));
+    QVERIFY(hv->markedBand().isNull());
+    QVERIFY(!hv->title().contains(QStringLiteral("Dashed blue band")));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+        // a click on one chip ends the selection
     QTest::mouseClick(chips, Qt::LeftButton, {}, chips->chipRect(5).center());
     QCOMPARE(chips->selectedRange(), qMakePair(-1, -1));
     QVERIFY(!use->isEnabled());

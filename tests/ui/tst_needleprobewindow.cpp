@@ -11,6 +11,7 @@
 #include "controls/sentenceedit.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
+#include "style/appearance.h"
 #include "window/needledialog.h"
 #include "window/needleprobes.h"
 
@@ -130,6 +131,14 @@ void TestNeedleProbeWindow::gridEqualsTheProbe()
     QCOMPARE(view->shownReading(), HeadRolesView::kRetrieval);
     QCOMPARE(view->span(), qMakePair(want.needleBegin, want.needleEnd));
     QVERIFY(view->retrieval());
+    // the needle's key columns outlined on the Weights map, named in its title
+    HeatmapView *hv = win.w.heatmapView();
+    QCOMPARE(hv->markedKeys(), qMakePair(want.needleBegin, want.needleEnd));
+    QCOMPARE(hv->markedBand(), QRectF(QPointF(want.needleBegin - 0.5, -0.5), QPointF(want.needleEnd - 0.5, s->tq() - 0.5)));
+    QVERIFY(win.w.showView(QStringLiteral("weights")));
+    QVERIFY2(hv->title().contains(QStringLiteral("keys %1–%2, the needle.").arg(want.needleBegin).arg(want.needleEnd - 1)),
+             qPrintable(hv->title()));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
     QCOMPARE(view->retrieval()->answer, want.answer);
     // every head's number is the core's
     QCOMPARE(int(want.retrieval.rows()), layers);
@@ -336,6 +345,18 @@ void TestNeedleProbeWindow::screenshots()
     const int needle = p.needleEnd - p.needleBegin;
     win.w.heatmapView()->zoomToCells(QRect(p.needleBegin - 200, p.promptTokens - 400, needle + 400, 400));
     shoot(QStringLiteral("needle32k-zoom-needle"));
+    QVERIFY(win.w.heatmapView()->title().contains(QStringLiteral("the needle")));
+    const Appearance before = AppearanceManager::instance()->appearance();
+    for (Theme theme : {Theme::Dark, Theme::HighContrast}) {
+        Appearance a = before;
+        a.theme = theme;
+        AppearanceManager::instance()->setAppearance(a);
+        shoot(QStringLiteral("needle32k-zoom-needle-") + themeId(theme));
+    }
+    AppearanceManager::instance()->setAppearance(before);
+    win.w.setPresentationMode(true);
+    shoot(QStringLiteral("needle32k-zoom-needle-presenting"));
+    win.w.setPresentationMode(false);
     win.w.session()->setSelectedQuery(p.promptTokens - 1);
     win.w.heatmapView()->setShowNumbers(true);
     win.w.heatmapView()->zoomToCells(QRect(p.needleBegin - 2, p.promptTokens - 10, needle + 4, 10));

@@ -506,8 +506,20 @@ void HeadRolesView::setSpan(int begin, int end)
         return;
     m_spanBegin = begin;
     m_spanEnd = end;
+    announceSpan();
     if (shownReading() == int(HeadReading::SpanMass))
         rebuild();
+}
+
+void HeadRolesView::announceSpan()
+{
+    const bool needle = m_retrieval && m_spanBegin == m_retrieval->needleBegin && m_spanEnd == m_retrieval->needleEnd;
+    if (m_spanBegin == m_saidBegin && m_spanEnd == m_saidEnd && needle == m_saidNeedle)
+        return;
+    m_saidBegin = m_spanBegin;
+    m_saidEnd = m_spanEnd;
+    m_saidNeedle = needle;
+    emit spanChanged(m_spanBegin, m_spanEnd, needle);
 }
 
 void HeadRolesView::setSelectedTokens(int begin, int end)
@@ -949,6 +961,7 @@ void HeadRolesView::rebuild()
         m_spanEnd = m_pendingSpan.second;
         m_pendingSpan = {-1, -1};
     }
+    announceSpan();
     showReadingChoice();
     if (s->longText) { // no t x t matrix to draw: one reading per head, the scores through AttentionTiles
         const Trace<float> &trace = *s->trace;

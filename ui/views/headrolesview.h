@@ -138,6 +138,8 @@ signals:
     void corpusRequested();
     // Path patching from (senderLayer, senderHead) into (receiverLayer, receiverHead), asked on the grid.
     void pathPatchRequested(int senderLayer, int senderHead, int receiverLayer, int receiverHead);
+    // The span's keys changed ([begin, end); begin >= end: none); `needle`: they are the needle probe's.
+    void spanChanged(int begin, int end, bool needle);
 
 protected:
     void resizeEvent(QResizeEvent *e) override;
@@ -146,6 +148,8 @@ protected:
 private:
     friend class HeadRolesCanvas;
     void rebuild() override;
+    // spanChanged where the span (or whether it is the needle's) differs from the one last said.
+    void announceSpan();
     void reorder();
     // A long text's scores (the roles where not yet computed for this trace, and the reading) on the pool.
     void computeLong();
@@ -191,6 +195,8 @@ private:
     QSpinBox *m_spanFrom = nullptr, *m_spanTo = nullptr;
     int m_reading = -1;
     int m_spanBegin = 0, m_spanEnd = 0;
+    int m_saidBegin = 0, m_saidEnd = 0; // the span spanChanged said last
+    bool m_saidNeedle = false;
     Mat<double> m_readingScores; // the reading drawn, (layers, heads)
     int m_readingRows = 0;       // entropy: query rows read; same-token: queries read
     const void *m_rolesOf = nullptr; // the trace whose role scores m_scores hold (a long text's)

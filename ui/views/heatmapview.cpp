@@ -29,7 +29,7 @@
 namespace attnviz::ui {
 
 // Draws on top of the colour map: hatching over masked cells, the selected query row's outline,
-// and the numbers in the cells when they fit.
+// the marked keys' band and the numbers in the cells when they fit.
 class HeatmapOverlay : public QCPLayerable {
 public:
     HeatmapOverlay(QCustomPlot *plot, QCPAxisRect *rect, QCPColorMap *map)
@@ -47,6 +47,7 @@ public:
     QRect region;
     int query = -1;
     bool numbers = false;
+    QRectF band; // the marked keys' columns in plot coordinates; null: none
 
 protected:
     void applyDefaultAntialiasingHint(QCPPainter *p) const override { applyAntialiasingHint(p, false, QCP::aeOther); }
@@ -77,6 +78,7 @@ protected:
                         return mask.size() > 0 && mask(i, j) && std::isfinite((*matrix)(i, j));
                     });
         }
+        drawBand(p);
         if (query >= 0 && query < tq)
             // presenting, thick enough to see from the back of the room
             paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30),
@@ -95,8 +97,15 @@ private:
             shown.i1 = std::min(shown.i1, region.bottom());
             shown.j0 = std::max(shown.j0, region.left());
             shown.j1 = std::min(shown.j1, region.right());
+            // the widest number shown: "3.1e-4" where a weight is too small for two decimals
+            QString widest = QStringLiteral("0.00");
+            for (int i = shown.i0; i <= shown.i1; ++i)
+                for (int j = shown.j0; j <= shown.j1; ++j)
+                    if (const QString t = HeatmapView::cellNumberText((*cells)(i - region.top(), j - region.left()));
+                        t.size() > widest.size())
+                        widest = t;
             const QRectF one = cellPixels(m_rect, 0, 0, 0, 0);
-            if (const auto f = cellNumberFont(parentPlot(), p->font(), one.size(), QStringLiteral("0.00"),
+            if (const auto f = cellNumberFont(parentPlot(), p->font(), one.size(), widest,
                                               std::min(13.0, one.height() * 0.43)))
                 paintCellNumbers(
                     p, m_rect, m_map,
@@ -104,12 +113,32 @@ private:
                         return (*cells)(i - region.top(), j - region.left());
                     }),
                     shown, *f,
-                    [](float v) { return std::isfinite(v) ? QString::number(double(v), 'f', 2) : QStringLiteral("NaN"); },
-                    nullptr);
+                    [](float v) { return HeatmapView::cellNumberText(v); }, nullptr);
         }
+        drawBand(p);
         if (query >= 0 && query < tq)
             paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30),
                          presentationLegibility() ? 4 : 1.5, presentationLegibility() ? 8 : 3);
+    }
+
+    // The marked keys: a band of columns over every row, at least a few pixels wide where the map
+    // pools many keys into a pixel, outlined over a white halo (readable on every colour map).
+    void drawBand(QCPPainter *p)
+    {
+        if (band.isNull())
+            return;
+        const QCPAxis *x = m_rect->axis(QCPAxis::atBottom), *y = m_rect->axis(QCPAxis::atLeft);
+        const double xa = x->coordToPixel(band.left()), xb = x->coordToPixel(band.right());
+        const double ya = y->coordToPixel(band.top()), yb = y->coordToPixel(band.bottom());
+        QRectF r(QPointF(std::min(xa, xb), std::min(ya, yb)), QPointF(std::max(xa, xb), std::max(ya, yb)));
+        const bool presenting = presentationLegibility();
+        const double least = presenting ? 10 : 6;
+        if (r.width() < least)
+            r.adjust(-(least - r.width()) / 2, 0, (least - r.width()) / 2, 0);
+        p->setPen(Qt::NoPen);
+        p->setBrush(QColor(255, 255, 255, 40)); // a light veil: the band reads as one even where its cells are dark
+        p->drawRect(r);
+        paintOutline(p, r, QColor(0, 190, 255), presenting ? 4 : 2, presenting ? 8 : 4, Qt::DashLine);
     }
 
     QCPAxisRect *m_rect;
@@ -221,6 +250,49 @@ void HeatmapView::setPooling(Pooling pooling)
         startMap();
         updateTitle();
     }
+}
+
+void HeatmapView::setMarkedKeys(int begin, int end, const QString &what)
+{
+    if (end <= begin)
+        begin = end = 0;
+    if (begin == m_markBegin && end == m_markEnd && what == m_markName)
+        return;
+    m_markBegin = begin;
+    m_markEnd = end;
+    m_markName = what;
+    m_overlay->band = markedBand();
+    updateTitle();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QRectF HeatmapView::markedBand() const
+{
+    if (m_markEnd <= m_markBegin || !m_snapshot || !m_snapshot->hasResult())
+        return {};
+    const int tq = m_snapshot->tq(), tk = m_snapshot->tk();
+    const int b = std::max(0, m_markBegin), e = std::min(tk, m_markEnd);
+    if (e <= b || tq <= 0)
+        return {};
+    return QRectF(QPointF(b - 0.5, -0.5), QPointF(e - 0.5, tq - 0.5));
+}
+
+QString HeatmapView::cellNumberText(float v)
+{
+    if (!std::isfinite(v))
+        return QStringLiteral("NaN");
+    const QString fixed = QString::number(double(v), 'f', 2);
+    if (v == 0 || (fixed != QLatin1String("0.00") && fixed != QLatin1String("-0.00")))
+        return fixed;
+    // 2 significant digits, the exponent without its padding: 3.1e-04 -> 3.1e-4
+    QString t = QString::number(double(v), 'e', 1);
+    const int e = int(t.indexOf(QLatin1Char('e')));
+    if (e > 0) {
+        int k = e + 2; // past "e-" (or "e+")
+        while (k + 1 < t.size() && t.at(k) == QLatin1Char('0'))
+            t.remove(k, 1);
+    }
+    return t;
 }
 
 bool HeatmapView::mapPending() const { return m_mapTimer->isActive() || m_mapComputing; }
@@ -490,6 +562,10 @@ void HeatmapView::updateTitle()
                      .arg(m_snapshot->totalQueryTokens)
                      .arg(m_snapshot->cutReason());
     }
+    if (!markedBand().isNull()) {
+        const int e = std::min(m_markEnd, m_snapshot->tk());
+        t += tr("\nDashed blue band: keys %L1–%L2, %3.").arg(m_markBegin).arg(e - 1).arg(m_markName);
+    }
     m_titleText = t;
     m_title->setText(fittedTitle(m_plot, m_title, t, 0.3, &m_titleElided));
 }
@@ -510,6 +586,7 @@ void HeatmapView::rebuild()
     m_overlay->query = m_query;
     m_overlay->matrix = nullptr;
     m_overlay->cells = nullptr;
+    m_overlay->band = markedBand();
     m_tiles.reset();
     ++m_mapGeneration; // a map still computing is of the snapshot before
     m_mapComputing = false;

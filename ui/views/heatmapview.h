@@ -7,6 +7,8 @@
 // visible region at about the plot's pixel resolution, each cell the max (or, on a switch in the
 // context menu, the mean) of the weights it covers, computed from q and k (AttentionTiles), and
 // computes it again as the view zooms or pans, down to single cells with their exact weights.
+// A span of keys marked elsewhere (a needle probe's needle, "Use selection as span" on the Layers
+// tab) is outlined as a band of columns over every query row, named in the title.
 #pragma once
 
 #include "views/deferredview.h"
@@ -16,6 +18,7 @@
 #include "attnviz/attentiontiles.h"
 
 #include <QRect>
+#include <QRectF>
 #include <QWidget>
 
 #include <memory>
@@ -76,6 +79,16 @@ public:
     Pooling pooling() const { return m_pooling; }
     void setPooling(Pooling pooling);
     QAction *meanPoolingAction() const { return m_meanAction; }
+    // Keys [begin, end) outlined over every query row, named `what` in the title ("the needle");
+    // begin >= end: none.
+    void setMarkedKeys(int begin, int end, const QString &what);
+    QPair<int, int> markedKeys() const { return {m_markBegin, m_markEnd}; }
+    // The band drawn, in plot coordinates (x keys, y queries; cell j spans j ± 0.5), clipped to the
+    // text; null where none is drawn (no span, or a span past the text's keys).
+    QRectF markedBand() const;
+    // A weight as a cell shows it: two decimals, or two significant digits where that reads "0.00"
+    // (3.1e-4), so that a small weight of a long text is never drawn as zero.
+    static QString cellNumberText(float v);
     // Whether a zoom or pan waits for its map (computed once the view stops moving, off the GUI
     // thread where it is large); refreshMap computes it now, on this thread.
     bool mapPending() const;
@@ -125,6 +138,9 @@ private:
     quint64 m_mapGeneration = 0; // the map requested last; an older one computed is dropped
     bool m_mapComputing = false;
     double m_mapWorkOnThread = 5e7;
+
+    int m_markBegin = 0, m_markEnd = 0; // the marked keys (none where begin >= end)
+    QString m_markName;
 
     int m_layer = 0; // the selected layer (the snapshot clamps it)
     int m_head = 0, m_query = 0;

@@ -52,12 +52,17 @@ int tokensWithin(const ModelInfo &info, uint64_t budget, size_t scalarBytes, boo
                  size_t extraPerWeight = 0, bool keepMlp = false, bool keepWeights = true, bool keepStages = true,
                  bool sixteenBit = false);
 
+// Whether a trace asking Observe::sixteenBit keeps q, k and v in 16 bits: the model's weights are
+// BF16 or F16 (ModelInfo::dtype names that type first: "BF16", "BF16 (seeded)", "BF16+F32").
+bool sixteenBitKept(const ModelInfo &info);
+
 // Refuses a trace above memoryBudget(), before anything is allocated:
 // "NAME: 20,000 tokens through 12 layers x 12 heads need 231 GB of attention, more than the 4.0 GB
-// one computation may use here (at most 2,944 tokens fit)". NAME is info.name.
+// one computation may use here (at most 2,944 tokens fit)". NAME is info.name. `sixteenBit`: as
+// traceBytes' (the caller says whether the model's q, k and v are kept in 16 bits).
 Status checkTraceMemory(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores,
                         size_t extraPerWeight = 0, bool keepMlp = false, bool keepWeights = true,
-                        bool keepStages = true);
+                        bool keepStages = true, bool sixteenBit = false);
 
 // Asks the C library's allocator (glibc) to keep freed blocks of up to 32 MB in the process for the
 // next trace instead of handing each back to the kernel: a real model's trace is ~1 GB of fresh

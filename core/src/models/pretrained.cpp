@@ -352,8 +352,10 @@ private:
             cut = info().name + " reads at most " + withCommas(limit) + " tokens; the text has " + withCommas(total) +
                   ": the rest is cut";
         }
+        // q, k and v in 16 bits where asked and the projections are (forward.cpp halfKept)
+        const bool half = request.observe.sixteenBit && sixteenBitKept(info());
         if (Status st = checkTraceMemory(info(), int(tokens.size()), sizeof(T), request.keepScores, 0, request.keepMlp,
-                                         request.observe.weights, request.observe.stages);
+                                         request.observe.weights, request.observe.stages, half);
             !st)
             return st; // before anything of the trace is allocated
         ForwardInput in;

@@ -197,8 +197,11 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
             AttentionTiles<float> tiles(kept, layer);
             if (!tiles.valid())
                 return Status::error(StatusCode::Unavailable, "layer " + std::to_string(layer) + ": no weights to map");
-            std::vector<double> pooled, block;
+            std::vector<double> pooled, block, zoom;
             const int side = std::min(256, n), at = n - side; // the last rows' block: a zoom to single cells
+            // a zoom to side x side cells in the middle of the text, below the diagonal (every cell a
+            // key the query reads), as the map's refine step computes it: nothing of it cached
+            const int zr = std::min(n - side, std::max(side, n / 2)), zc = std::max(0, zr - side);
             for (int r = 0; r < repeat; ++r) {
                 tiles.clearCache();
                 auto a = clock::now();
@@ -207,13 +210,19 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
                 a = clock::now();
                 const Mat<float> b = tiles.tile(0, at, n, at, n);
                 block.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
-                if (m.rows() != std::min(map, n) || b.rows() != side)
+                tiles.clearCache();
+                a = clock::now();
+                const Mat<float> z = tiles.pooled(0, zr, zr + side, zc, zc + side, side, side, Pooling::Max);
+                zoom.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+                if (m.rows() != std::min(map, n) || b.rows() != side || z.rows() != side)
                     return Status::error(StatusCode::Unavailable, "the map came back empty");
             }
             const std::string how = tiles.recomputes() ? " (from q, k)" : " (stored weights)";
             rows.push_back({"pooled map " + std::to_string(map) + " x " + std::to_string(map) + ", one head" + how, n,
                             median(pooled)});
             rows.push_back({std::to_string(side) + " x " + std::to_string(side) + " weights, one head" + how, n, median(block)});
+            rows.push_back({"zoom to " + std::to_string(side) + " x " + std::to_string(side) + " cells mid-text" + how, n,
+                            median(zoom)});
             kept = Trace<float>(); // one trace at a time below
         }
         if (!appended || !info.causal || (info.maxPositions > 0 && n >= info.maxPositions))

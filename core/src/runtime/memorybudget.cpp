@@ -151,10 +151,16 @@ int tokensWithin(const ModelInfo &info, uint64_t budget, size_t scalarBytes, boo
     return lo;
 }
 
-Status checkTraceMemory(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight,
-                        bool keepMlp, bool keepWeights, bool keepStages)
+bool sixteenBitKept(const ModelInfo &info)
 {
-    const uint64_t bytes = traceBytes(info, tokens, scalarBytes, keepScores, extraPerWeight, keepMlp, keepWeights, keepStages);
+    return info.dtype.rfind("BF16", 0) == 0 || info.dtype.rfind("F16", 0) == 0;
+}
+
+Status checkTraceMemory(const ModelInfo &info, int tokens, size_t scalarBytes, bool keepScores, size_t extraPerWeight,
+                        bool keepMlp, bool keepWeights, bool keepStages, bool sixteenBit)
+{
+    const uint64_t bytes =
+        traceBytes(info, tokens, scalarBytes, keepScores, extraPerWeight, keepMlp, keepWeights, keepStages, sixteenBit);
     const uint64_t budget = memoryBudget();
     if (bytes <= budget)
         return {};
@@ -165,7 +171,7 @@ Status checkTraceMemory(const ModelInfo &info, int tokens, size_t scalarBytes, b
                              " of attention, more than the " + describeBytes(budget) +
                              " one computation may use here (at most " +
                              describeCount(tokensWithin(info, budget, scalarBytes, keepScores, extraPerWeight, keepMlp,
-                                                        keepWeights, keepStages)) +
+                                                        keepWeights, keepStages, sixteenBit)) +
                              " tokens fit)");
 }
 
