@@ -130,7 +130,7 @@ std::pair<int, int> LongTextWindows::range(int query, int total)
     return windowEndingAt(std::min(total - 1, q + 1), kSize, total);
 }
 
-SnapshotPtr LongTextWindows::windowFor(const SnapshotPtr &s, int query)
+SnapshotPtr LongTextWindows::windowFor(const SnapshotPtr &s, int query, bool ask)
 {
     if (!s || !s->longText || !s->hasResult())
         return s;
@@ -141,8 +141,8 @@ SnapshotPtr LongTextWindows::windowFor(const SnapshotPtr &s, int query)
             return m_window;
     }
     const std::pair<int, int> r = range(q, t);
-    if (m_asked == s && m_askedRange == r)
-        return nullptr; // being computed
+    if (!ask || (m_asked == s && m_askedRange == r))
+        return nullptr; // not asked for, or being computed
     if (m_source == s && !m_failed.isEmpty() && m_askedRange == r)
         return nullptr; // said in pending()
     m_asked = s;

@@ -59,8 +59,9 @@ public:
     static constexpr int kSize = 64;
     using QObject::QObject;
     // The window of `s` (a long text's snapshot) holding position `query` (-1: the last), if computed;
-    // otherwise null, and it is asked for (ready() follows). `s` itself where it is not a long text's.
-    SnapshotPtr windowFor(const SnapshotPtr &s, int query);
+    // otherwise null, and where `ask` it is asked for (ready() follows). `s` itself where it is not a
+    // long text's.
+    SnapshotPtr windowFor(const SnapshotPtr &s, int query, bool ask = true);
     // The window `windowFor` would compute for `query` of a text of `total` tokens: [first, end).
     static std::pair<int, int> range(int query, int total);
     // The line a view shows while its window is computed, or why there is none.

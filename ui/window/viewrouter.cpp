@@ -65,13 +65,13 @@ QString longTextNeeds(const QString &id)
 
 SnapshotPtr ViewRouter::snapshotFor(const SnapshotPtr &s, const QString &id) const
 {
-    return snapshotFor(s, id, m_session->selectedQuery());
+    return snapshotFor(s, id, m_session->selectedQuery(), true);
 }
 
-SnapshotPtr ViewRouter::snapshotFor(const SnapshotPtr &s, const QString &id, int query) const
+SnapshotPtr ViewRouter::snapshotFor(const SnapshotPtr &s, const QString &id, int query, bool ask) const
 {
     if (s && s->longText && readsWindow(id) && s->hasResult()) {
-        if (SnapshotPtr w = m_windows->windowFor(s, query))
+        if (SnapshotPtr w = m_windows->windowFor(s, query, ask))
             return w;
         const ViewSpec *spec = findViewSpec(id);
         return m_windows->pending(s, query, spec ? translated(spec->title) : id);
@@ -101,9 +101,14 @@ ViewRouter::ViewRouter(LiveSession *session, QTabWidget *tabs, QWidget *window)
     , m_tabs(tabs)
 {
     m_windows = new LongTextWindows(this);
-    connect(m_windows, &LongTextWindows::ready, this, [this] {
-        setSelection(m_session->selectedLayer(), m_session->shownHead(), m_session->selectedQuery());
-    });
+    const auto again = [this] { // a window computed, or a tab shown that reads one: only its views
+        const int layer = m_session->selectedLayer(), head = m_session->shownHead(), query = m_session->selectedQuery();
+        for (size_t i = 0; i < m_held.size(); ++i)
+            if (m_held[i] && m_held[i]->longText && readsWindow(m_specs[i]->id))
+                handWindow(i, layer, head, query);
+    };
+    connect(m_windows, &LongTextWindows::ready, this, again);
+    connect(m_tabs, &QTabWidget::currentChanged, this, again);
     const ViewContext context{session};
     for (const ViewSpec &spec : viewRegistry()) {
         View *v = spec.make(context, window);
@@ -191,9 +196,10 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
     for (size_t i = 0; i < m_order.size(); ++i)
         if (holds(s, i, layer)) {
             m_held[i] = s;
+            // a long text's window is computed for a shown view only (the others ask once shown)
             m_given[i] = on && drawsWeights(m_specs[i]->id) && (!seq2seq || drawsSeq2seq(m_specs[i]->id))
                              ? weighted
-                             : snapshotFor(s, m_specs[i]->id);
+                             : snapshotFor(s, m_specs[i]->id, m_session->selectedQuery(), shown(i));
             m_order[i]->setSnapshot(m_given[i]);
         }
     for (size_t i = 0; i < m_order.size(); ++i) {
@@ -219,18 +225,22 @@ void ViewRouter::setSelection(int layer, int head, int query)
     for (size_t i = 0; i < m_order.size(); ++i) {
         if (m_held[i] && !holds(m_held[i], i, layer)) // it comes with the trace that holds the layer
             continue;
-        if (m_held[i] && m_held[i]->longText && readsWindow(m_specs[i]->id)) {
-            // a long text's window follows the selected row: the one holding it, or one computed anew
-            const SnapshotPtr w = snapshotFor(m_held[i], m_specs[i]->id, query);
-            if (w != m_given[i]) {
-                m_given[i] = w;
-                m_order[i]->setSnapshot(w);
-            }
-            m_order[i]->setSelection(layer, head, w && w->isWindow() && query >= 0 ? query - w->windowFirst : query);
-            continue;
-        }
-        m_order[i]->setSelection(layer, head, query);
+        if (m_held[i] && m_held[i]->longText && readsWindow(m_specs[i]->id))
+            handWindow(i, layer, head, query);
+        else
+            m_order[i]->setSelection(layer, head, query);
     }
+}
+
+void ViewRouter::handWindow(size_t i, int layer, int head, int query)
+{
+    // a long text's window follows the selected row: the one holding it, or one computed anew
+    const SnapshotPtr w = snapshotFor(m_held[i], m_specs[i]->id, query, shown(i));
+    if (w != m_given[i]) {
+        m_given[i] = w;
+        m_order[i]->setSnapshot(w);
+    }
+    m_order[i]->setSelection(layer, head, w && w->isWindow() && query >= 0 ? query - w->windowFirst : query);
 }
 
 bool ViewRouter::holds(const SnapshotPtr &s, size_t i, int layer) const

@@ -86,7 +86,10 @@ private:
     // Whether `s` holds what view i reads at `layer` (a snapshot without a result always does).
     bool holds(const SnapshotPtr &s, size_t i, int layer) const;
     bool shown(size_t i) const; // view i is the current tab or in a shown dock
-    SnapshotPtr snapshotFor(const SnapshotPtr &s, const QString &id, int query) const; // around `query`
+    // view i (a long text's lens, attribution, residual stream) handed its window and the selection in it
+    void handWindow(size_t i, int layer, int head, int query);
+    // around `query`; a long text's window not computed yet is asked for only where `ask`
+    SnapshotPtr snapshotFor(const SnapshotPtr &s, const QString &id, int query, bool ask) const;
 
     LiveSession *m_session;
     QTabWidget *m_tabs;
