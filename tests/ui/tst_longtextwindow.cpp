@@ -5,8 +5,10 @@
 // equals pooling the full matrix of a core trace that kept the weights, zoomed to single cells
 // too; the Selected query dock's row equals the full trace's; the Layers tab's role scores and
 // readings (sink mass, entropy over sampled rows, span mass set in its range fields) equal the core's
-// on a trace that kept the weights; every other view says in one line that it needs the whole
-// matrices; matrix export is refused; a short text is drawn as before.
+// on a trace that kept the weights; the Logit lens, attribution and the residual stream read a window
+// of positions around the selected row (every layer's stages recomputed: the lens equals the short
+// text's lens of the whole prefix), name it and follow the selected row; every other view says in one
+// line that it needs the whole matrices; matrix export is refused; a short text is drawn as before.
 #include "testpaths.h"
 #include "live/livesession.h"
 #include "live/longtext.h"
@@ -20,13 +22,17 @@
 #include "controls/tokenchipsview.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
+#include "views/dlaview.h"
 #include "views/linesview.h"
+#include "views/logitlensview.h"
+#include "views/residualview.h"
 #include "views/rowview.h"
 #include "window/viewrouter.h"
 
 #include "attnviz/attentiontiles.h"
 #include "attnviz/headroles.h"
 #include "attnviz/pretrained.h"
+#include "attnviz/reads.h"
 
 #include <qcustomplot.h>
 
@@ -132,6 +138,7 @@ private slots:
     void smallWeightsTwoDigits();
     void selectedQueryRow();
     void otherViewsSayNotYet();
+    void stageViewsReadWindow();
     void linesDrawOneRow();
     void headRolesReadLongText();
     void spanFromSelection();
@@ -139,6 +146,7 @@ private slots:
     void sixteenBitModel();
     void shortTextUnchanged();
     void screenshots();
+    void windowScreenshots();
 
 private:
     // The fixture opened in `win`, the long text shown on the Weights tab.
@@ -357,8 +365,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
     Window win;
     const SnapshotPtr s = showLong(win);
     QVERIFY(s && s->longText);
-    for (const char *id : {"grid", "layers", "rollout", "pipeline", "embeddings", "residual", "lens",
-                           "dla", "compare"}) {
+    for (const char *id : {"grid", "layers", "rollout", "pipeline", "embeddings", "compare"}) {
         const QString view = QString::fromLatin1(id);
         const SnapshotPtr handed = win.w.views()->snapshotFor(s, view);
         QVERIFY2(handed && !handed->hasResult(), id);
@@ -379,6 +386,67 @@ void TestLongTextWindow::otherViewsSayNotYet()
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("lines")), s); // the selected query's row
     // the norm-weighted switch cannot be turned on
     QVERIFY(!win.w.views()->normWeightedAction()->isEnabled());
+}
+
+// The lens, attribution and the residual stream on a long text: the window of positions ending just
+// after the selected row, computed on the pool; the lens's column at the selected row equals the lens
+// of a short text, the whole prefix to the token after it (every layer's top token, its probability,
+// the next token's probability and the entropy to 1e-5); the views name the window, follow the
+// selected row, and a row picked in a window selects the text's position.
+void TestLongTextWindow::stageViewsReadWindow()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    const int t = s->tq(), query = 300;
+    win.w.session()->setSelectedQuery(query);
+    QCoreApplication::processEvents();
+    QVERIFY(win.w.showView(QStringLiteral("lens")));
+    auto *lens = qobject_cast<LogitLensView *>(win.w.viewWidget(QStringLiteral("lens")));
+    QVERIFY(lens);
+    const auto [p0, p1] = LongTextWindows::range(query, t);
+    QCOMPARE(p0, query + 2 - LongTextWindows::kSize);
+    QCOMPARE(p1, query + 2);
+    const QString note = QStringLiteral("positions %L1–%L2 of %L3").arg(p0).arg(p1 - 1).arg(t);
+    QTRY_VERIFY_WITH_TIMEOUT(lens->positionCount() == p1 - p0 && lens->selectedReady(), 60000);
+    QVERIFY2(lens->title().contains(note), qPrintable(lens->title()));
+    QCOMPARE(lens->selectedPosition(), query - p0);
+    // the short text of the whole prefix, every stage kept: its lens at the same position
+    TraceRequest req;
+    for (int i = 0; i < p1; ++i)
+        req.ids.push_back(m_full.tokens[size_t(i)].id);
+    Trace<float> prefix;
+    QVERIFY(m_model->trace(req, prefix).ok());
+    std::vector<LensCell> want;
+    QVERIFY(lensColumn(*m_model, prefix, query, 5, want).ok());
+    QCOMPARE(int(want.size()), lens->layerCount());
+    for (int l = 0; l < lens->layerCount(); ++l) {
+        const LensCell &got = lens->grid().at(l, query - p0);
+        QCOMPARE(got.top.front().id, want[size_t(l)].top.front().id);
+        QVERIFY(std::abs(got.top.front().p - want[size_t(l)].top.front().p) < 1e-5);
+        QCOMPARE(got.actualRank, want[size_t(l)].actualRank);
+        QVERIFY(std::abs(got.actualP - want[size_t(l)].actualP) < 1e-5);
+        QVERIFY(std::abs(got.entropy - want[size_t(l)].entropy) < 1e-5);
+    }
+    // attribution and the residual stream: the same window, the text's position named
+    QVERIFY(win.w.showView(QStringLiteral("dla")));
+    auto *dla = qobject_cast<DlaView *>(win.w.viewWidget(QStringLiteral("dla")));
+    QTRY_VERIFY_WITH_TIMEOUT(dla->title().contains(note), 60000);
+    QVERIFY2(dla->title().contains(QStringLiteral("(position %1)").arg(query)), qPrintable(dla->title()));
+    QVERIFY(win.w.showView(QStringLiteral("residual")));
+    auto *residual = qobject_cast<ResidualView *>(win.w.viewWidget(QStringLiteral("residual")));
+    QTRY_VERIFY_WITH_TIMEOUT(residual->title().contains(note), 60000);
+    // the window follows the selected row
+    win.w.showView(QStringLiteral("lens"));
+    win.w.session()->setSelectedQuery(100);
+    const QString moved = QStringLiteral("positions %L1–%L2 of %L3").arg(102 - LongTextWindows::kSize).arg(101).arg(t);
+    QTRY_VERIFY_WITH_TIMEOUT(lens->title().contains(moved) && lens->selectedReady(), 60000);
+    QCOMPARE(lens->selectedPosition(), 100 - (102 - LongTextWindows::kSize));
+    // a row picked in the window is the text's
+    emit lens->querySelected(10);
+    QCOMPARE(win.w.session()->selectedQuery(), 102 - LongTextWindows::kSize + 10);
+    // the views that need the whole text's stages still say so
+    QVERIFY(win.w.views()->snapshotFor(s, QStringLiteral("pipeline"))->message.contains(QStringLiteral("not yet")));
 }
 
 // The Lines view on a long text: the selected query's row only, read through AttentionTiles, its
@@ -780,6 +848,30 @@ void TestLongTextWindow::screenshots()
         win.w.showView(QStringLiteral("headRoles"));
         QTRY_VERIFY_WITH_TIMEOUT(win.w.headRolesView()->layerCount() > 0 && !win.w.headRolesView()->computing(), 120000);
         shoot(win, QStringLiteral("longtext-bundled-layers-sink"));
+    }
+}
+
+// The lens and attribution on a long text, grabbed offscreen to ATTNVIZ_WINDOW_SHOTS (w-*.png).
+void TestLongTextWindow::windowScreenshots()
+{
+    const QString dir = qEnvironmentVariable("ATTNVIZ_WINDOW_SHOTS");
+    if (dir.isEmpty())
+        QSKIP("set ATTNVIZ_WINDOW_SHOTS=DIR to write the screenshots");
+    Window win;
+    win.w.resize(1400, 1000);
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    win.w.session()->setSelectedQuery(700);
+    for (const char *id : {"lens", "dla", "residual"}) {
+        QVERIFY(win.w.showView(QString::fromLatin1(id)));
+        QTRY_VERIFY_WITH_TIMEOUT(shownTexts(win.w.viewWidget(QString::fromLatin1(id))).contains(QStringLiteral("positions")), 60000);
+        if (auto *lens = qobject_cast<LogitLensView *>(win.w.viewWidget(QString::fromLatin1(id))))
+            QTRY_VERIFY_WITH_TIMEOUT(lens->complete(), 60000);
+        for (int i = 0; i < 10; ++i) {
+            QCoreApplication::processEvents();
+            QTest::qWait(50);
+        }
+        win.w.grab().save(dir + QStringLiteral("/w-longtext-") + QString::fromLatin1(id) + QStringLiteral(".png"));
     }
 }
 

@@ -188,6 +188,11 @@ struct ComputeSnapshot {
     bool longText = false;
     int longTextFrom = 0; // the most tokens whose weights fit (past them a text is a long one)
     std::shared_ptr<LongTextTiles> tiles;
+    // A window of a long text's positions (live/longtext.h: LongTextWindows): the trace is rows
+    // [windowFirst, windowFirst + tq()) of a text of windowOf tokens, every layer's stages recomputed
+    // for them (attnviz/positionwindow.h); windowOf 0: not a window.
+    int windowFirst = 0, windowOf = 0;
+    bool isWindow() const { return windowOf > 0; }
 
     bool fromModel() const { return !modelInfo.family.empty(); }
     bool causalLm() const { return fromModel() && modelInfo.causal; }

@@ -3,8 +3,12 @@
 #include "live/longtext.h"
 
 #include "attnviz/fileio.h"
+#include "attnviz/positionwindow.h"
 
+#include <QCoreApplication>
 #include <QObject>
+#include <QPointer>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 
@@ -77,6 +81,126 @@ SnapshotPtr longTextNotYet(const SnapshotPtr &s, const QString &view, const QStr
     t->tokens = s->trace->tokens;
     t->totalTokens = s->trace->totalTokens;
     v->trace = std::move(t);
+    return v;
+}
+
+QString longTextWindowNote(const ComputeSnapshot &s)
+{
+    if (!s.isWindow())
+        return {};
+    return QObject::tr("positions %L1–%L2 of %L3").arg(s.windowFirst).arg(s.windowFirst + s.tq() - 1).arg(s.windowOf);
+}
+
+QString withWindowNote(const ComputeSnapshot &s, QString title)
+{
+    const QString note = longTextWindowNote(s);
+    if (note.isEmpty())
+        return title;
+    // first, after the view's name: a title cut to the plot's width keeps it
+    const QString dash = QStringLiteral(" — ");
+    const int end = title.indexOf(QLatin1Char('\n')), named = title.indexOf(dash);
+    if (named >= 0 && (end < 0 || named < end))
+        return title.insert(named + dash.size(), note + QStringLiteral(" · "));
+    return title.insert(end < 0 ? title.size() : end, QStringLiteral(" — ") + note);
+}
+
+namespace {
+
+// `s` as the window `w` of its positions: the labels and the trace of those rows, no long text's tiles.
+SnapshotPtr windowSnapshot(const ComputeSnapshot &s, PositionWindow &&w)
+{
+    auto v = std::make_shared<ComputeSnapshot>(s);
+    const int p0 = w.first, n = w.size();
+    v->longText = false;
+    v->tiles.reset();
+    v->queryLabels = s.queryLabels.mid(p0, n);
+    v->keyLabels = v->queryLabels;
+    auto slice = [&](const std::vector<uint8_t> &u) {
+        return int(u.size()) >= p0 + n ? std::vector<uint8_t>(u.begin() + p0, u.begin() + p0 + n) : std::vector<uint8_t>();
+    };
+    v->queryUnknown = slice(s.queryUnknown);
+    v->keyUnknown = slice(s.keyUnknown);
+    v->totalQueryTokens = v->totalKeyTokens = n;
+    v->paddedKeys.clear();
+    v->customMask.clear();
+    v->cleanTrace.reset();
+    v->windowFirst = p0;
+    v->windowOf = w.total;
+    v->trace = std::make_shared<const Trace<float>>(std::move(w.trace));
+    return v;
+}
+
+// The position a query selects in a text of t tokens (-1 or past the end: the last).
+int positionOf(int query, int t) { return query < 0 || query >= t ? t - 1 : query; }
+
+} // namespace
+
+std::pair<int, int> LongTextWindows::range(int query, int total)
+{
+    const int q = positionOf(query, total);
+    return windowEndingAt(std::min(total - 1, q + 1), kSize, total);
+}
+
+SnapshotPtr LongTextWindows::windowFor(const SnapshotPtr &s, int query, bool ask)
+{
+    if (!s || !s->longText || !s->hasResult())
+        return s;
+    const int t = s->tq(), q = positionOf(query, t);
+    if (m_window && m_source == s) { // the window held serves every row but its last (whose next token it lacks)
+        const int first = m_window->windowFirst, end = first + m_window->tq();
+        if (q >= first && (q < end - 1 || (q == end - 1 && end == t)))
+            return m_window;
+    }
+    const std::pair<int, int> r = range(q, t);
+    if (!ask || (m_asked == s && m_askedRange == r))
+        return nullptr; // not asked for, or being computed
+    if (m_source == s && !m_failed.isEmpty() && m_askedRange == r)
+        return nullptr; // said in pending()
+    m_asked = s;
+    m_askedRange = r;
+    m_failed.clear();
+    const quint64 gen = ++m_gen;
+    QPointer<LongTextWindows> self(this);
+    (void)QtConcurrent::run([s, r, gen, self] {
+        PositionWindow w;
+        const Status st = s->model ? positionWindow(*s->model, *s->trace, r.first, r.second, w)
+                                   : Status::error(StatusCode::Unavailable, "no model");
+        SnapshotPtr window = st ? windowSnapshot(*s, std::move(w)) : nullptr;
+        const QString why = QString::fromStdString(st.message);
+        QMetaObject::invokeMethod(qApp, [self, gen, s, window, why] {
+            if (!self || self->m_gen != gen)
+                return; // a newer window was asked for
+            self->m_asked.reset();
+            self->m_source = s;
+            self->m_window = window;
+            self->m_failed = window ? QString() : why;
+            emit self->ready();
+        }, Qt::QueuedConnection);
+    });
+    return nullptr;
+}
+
+SnapshotPtr LongTextWindows::pending(const SnapshotPtr &s, int query, const QString &view) const
+{
+    if (!s || !s->longText || !s->hasResult())
+        return s;
+    const int t = s->tq();
+    const std::pair<int, int> r = range(query, t);
+    auto v = std::make_shared<ComputeSnapshot>(*s);
+    v->tiles.reset();
+    if (m_source == s && !m_failed.isEmpty() && m_askedRange == r)
+        v->message = QObject::tr("%1 of positions %L2–%L3 of %L4: %5").arg(view).arg(r.first).arg(r.second - 1).arg(t).arg(m_failed);
+    else
+        v->message = QObject::tr("%1: computing every layer's stages for positions %L2–%L3 of %L4…")
+                         .arg(view)
+                         .arg(r.first)
+                         .arg(r.second - 1)
+                         .arg(t);
+    v->status = Status::error(StatusCode::Unavailable, v->message.toStdString());
+    auto tr = std::make_shared<Trace<float>>();
+    tr->tokens = s->trace->tokens;
+    tr->totalTokens = s->trace->totalTokens;
+    v->trace = std::move(tr);
     return v;
 }
 

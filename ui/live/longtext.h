@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Long texts in the window: a snapshot whose trace keeps no t x t weights (ComputeSnapshot::longText)
 // is read through AttentionTiles, one per layer, built on first use and kept with the trace alive
-// for as long as any view holds it; the views that need whole matrices show one line instead.
+// for as long as any view holds it; the views that read every layer's stages (the lens, attribution,
+// the residual stream) get a window of positions around the selected row, recomputed on the pool
+// (LongTextWindows); the views that need whole matrices show one line instead.
 #pragma once
 
 #include "live/livetypes.h"
 
 #include "attnviz/attentiontiles.h"
 
+#include <QObject>
 #include <QString>
 
 #include <memory>
@@ -47,5 +50,38 @@ QString longTextPolicy();
 // "<view> needs <needs>: not yet for texts past N tokens (this one has M)". `s` itself where it is
 // not a long text's.
 SnapshotPtr longTextNotYet(const SnapshotPtr &s, const QString &view, const QString &needs);
+
+// "positions 31,200–31,263 of 32,723" for a window snapshot; "" otherwise.
+QString longTextWindowNote(const ComputeSnapshot &s);
+// `title` with that note after the view's name ("Logit lens — positions … · …"): a view names its window.
+QString withWindowNote(const ComputeSnapshot &s, QString title);
+
+// The windows of a long text's positions that the stage views read: kSize positions ending just after
+// the selected row (so that its next token is in the window), every layer's stages recomputed from
+// the trace's keys and values (attnviz/positionwindow.h) on the pool, the newest request winning.
+class LongTextWindows : public QObject {
+    Q_OBJECT
+public:
+    static constexpr int kSize = 64;
+    using QObject::QObject;
+    // The window of `s` (a long text's snapshot) holding position `query` (-1: the last), if computed;
+    // otherwise null, and where `ask` it is asked for (ready() follows). `s` itself where it is not a
+    // long text's.
+    SnapshotPtr windowFor(const SnapshotPtr &s, int query, bool ask = true);
+    // The window `windowFor` would compute for `query` of a text of `total` tokens: [first, end).
+    static std::pair<int, int> range(int query, int total);
+    // The line a view shows while its window is computed, or why there is none.
+    SnapshotPtr pending(const SnapshotPtr &s, int query, const QString &view) const;
+
+signals:
+    void ready(); // a window asked for is computed: ask windowFor again
+
+private:
+    SnapshotPtr m_source, m_window; // the long text's snapshot and its window
+    SnapshotPtr m_asked;            // the snapshot of the window being computed
+    std::pair<int, int> m_askedRange{0, 0};
+    QString m_failed; // why the last window could not be computed ("" where it was)
+    quint64 m_gen = 0;
+};
 
 } // namespace attnviz::ui

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/dlaview.h"
 
+#include "live/longtext.h"
 #include "style/legibility.h"
 #include "style/plotstyle.h"
 #include "views/plotfit.h"
@@ -430,7 +431,7 @@ void DlaView::draw()
     QString t = QStringLiteral("Direct logit attribution — “%1” after “%2” (position %3)\nlogit %4 = input %5 %6 (heads) %7 (MLPs) %8 (biases). "
                                "Each part through the final norm (its scale frozen) and “%1”’s unembedding row.")
                     .arg(token, m_labels.value(a.position))
-                    .arg(a.position)
+                    .arg(a.position + m_snapshot->windowFirst)
                     .arg(a.logit, 0, 'f', 3)
                     .arg(a.input, 0, 'f', 3)
                     .arg(signedNumber(heads), signedNumber(mlps), signedNumber(biases));
@@ -456,7 +457,7 @@ void DlaView::draw()
                          .arg(signedNumber(a.logit - m_clean.logit))
                          .arg(m_clean.logit, 0, 'f', 3)
                    : QStringLiteral(" Edited model (clean logit %1).").arg(m_clean.logit, 0, 'f', 3);
-    m_titleText = t;
+    m_titleText = withWindowNote(*m_snapshot, t);
     m_title->setText(fittedTitle(m_plot, m_title, m_titleText, 0.3));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

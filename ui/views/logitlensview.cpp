@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/logitlensview.h"
 
+#include "live/longtext.h"
 #include "style/legibility.h"
 #include "style/plotstyle.h"
 #include "views/plotfit.h"
@@ -290,6 +291,7 @@ void LogitLensView::rebuild()
                           .arg(s->modelInfo.architecture.placement == NormPlacement::Post
                                    ? QStringLiteral("post-norm: each stage is already normalized as the head reads the last")
                                    : QStringLiteral("the final norm"));
+    m_titleText = withWindowNote(*s, m_titleText);
     if (s->trace->edited() && s->cleanTrace)
         m_titleText += QStringLiteral(" Edited model (%1): the dotted lines are the clean model's.")
                            .arg(describeAblations(s->edits));

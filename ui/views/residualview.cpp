@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/residualview.h"
 
+#include "live/longtext.h"
 #include "style/plotstyle.h"
 #include "views/plotfit.h"
 
@@ -267,7 +268,7 @@ void ResidualView::rebuild()
     // and its title ran into the cosine map's
     title += QStringLiteral("\nLeft: each token's norm ‖x‖; right: its cosine to its input vector. “in” = token vector + "
                             "position (what layer 0 reads); then the stream after each block.");
-    m_titleText = title;
+    m_titleText = title = withWindowNote(*m_snapshot, title);
     m_titleShare = 0.2;
     m_title->setText(fittedTitle(m_plot, m_title, title, m_titleShare, &m_titleElided));
     updateSelected();

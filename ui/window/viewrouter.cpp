@@ -37,18 +37,25 @@ bool drawsSeq2seq(const QString &id)
                                  QStringLiteral("pipeline")};
     return ids.contains(id);
 }
+// The views that read a long text through a window of positions around the selected row, every
+// layer's stages recomputed for it (LongTextWindows).
+bool readsWindow(const QString &id)
+{
+    static const QStringList ids{QStringLiteral("lens"), QStringLiteral("dla"), QStringLiteral("residual")};
+    return ids.contains(id);
+}
+
 // What a view that cannot read a long text yet would need (longTextNotYet's line); empty for the
 // views that read one (the weights through AttentionTiles, the selected query's row, the
 // predictions, the Patching tab's own runs, the Layers tab's readings of each head, the Lines
-// view's one query row).
+// view's one query row; the lens, attribution and the residual stream read a window: readsWindow).
 QString longTextNeeds(const QString &id)
 {
     static const QStringList reads{QStringLiteral("weights"), QStringLiteral("row"), QStringLiteral("predictions"),
                                    QStringLiteral("patching"), QStringLiteral("headRoles"), QStringLiteral("lines")};
     if (reads.contains(id))
         return {};
-    static const QStringList stages{QStringLiteral("embeddings"), QStringLiteral("pipeline"), QStringLiteral("residual"),
-                                    QStringLiteral("lens"), QStringLiteral("dla")};
+    static const QStringList stages{QStringLiteral("embeddings"), QStringLiteral("pipeline")};
     if (stages.contains(id))
         return translated(QT_TR_NOOP("every layer's stages (the residual stream)"));
     if (id == QLatin1String("rollout") || id == QLatin1String("layers") || id == QLatin1String("grid"))
@@ -59,6 +66,17 @@ QString longTextNeeds(const QString &id)
 
 SnapshotPtr ViewRouter::snapshotFor(const SnapshotPtr &s, const QString &id) const
 {
+    return snapshotFor(s, id, m_session->selectedQuery(), true);
+}
+
+SnapshotPtr ViewRouter::snapshotFor(const SnapshotPtr &s, const QString &id, int query, bool ask) const
+{
+    if (s && s->longText && readsWindow(id) && s->hasResult()) {
+        if (SnapshotPtr w = m_windows->windowFor(s, query, ask))
+            return w;
+        const ViewSpec *spec = findViewSpec(id);
+        return m_windows->pending(s, query, spec ? translated(spec->title) : id);
+    }
     if (s && s->longText) {
         const QString needs = longTextNeeds(id);
         if (needs.isEmpty())
@@ -83,6 +101,15 @@ ViewRouter::ViewRouter(LiveSession *session, QTabWidget *tabs, QWidget *window)
     , m_session(session)
     , m_tabs(tabs)
 {
+    m_windows = new LongTextWindows(this);
+    const auto again = [this] { // a window computed, or a tab shown that reads one: only its views
+        const int layer = m_session->selectedLayer(), head = m_session->shownHead(), query = m_session->selectedQuery();
+        for (size_t i = 0; i < m_held.size(); ++i)
+            if (m_held[i] && m_held[i]->longText && readsWindow(m_specs[i]->id))
+                handWindow(i, layer, head, query);
+    };
+    connect(m_windows, &LongTextWindows::ready, this, again);
+    connect(m_tabs, &QTabWidget::currentChanged, this, again);
     const ViewContext context{session};
     for (const ViewSpec &spec : viewRegistry()) {
         View *v = spec.make(context, window);
@@ -97,7 +124,11 @@ ViewRouter::ViewRouter(LiveSession *session, QTabWidget *tabs, QWidget *window)
             if (spec.appliesAhead) // listed once the window computes with what it needs
                 showTab(v, false);
         }
-        connect(v, &View::querySelected, session, &LiveSession::setSelectedQuery);
+        const size_t index = m_order.size() - 1;
+        connect(v, &View::querySelected, this, [this, index](int query) { // a window's row is the text's
+            const SnapshotPtr &given = index < m_given.size() ? m_given[index] : SnapshotPtr();
+            m_session->setSelectedQuery(query >= 0 && given && given->isWindow() ? query + given->windowFirst : query);
+        });
         connect(v, &View::headSelected, session, &LiveSession::setSelectedHead);
         connect(v, &View::headDisplayRequested, session, &LiveSession::setHeadDisplay);
         connect(v, &View::headOpened, this, &ViewRouter::openHead);
@@ -161,13 +192,16 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
     }
     const bool on = weighted != nullptr;
     m_held.resize(m_order.size());
+    m_given.resize(m_order.size());
     const int layer = m_session->selectedLayer();
     for (size_t i = 0; i < m_order.size(); ++i)
         if (holds(s, i, layer)) {
             m_held[i] = s;
-            m_order[i]->setSnapshot(on && drawsWeights(m_specs[i]->id) && (!seq2seq || drawsSeq2seq(m_specs[i]->id))
-                                        ? weighted
-                                        : snapshotFor(s, m_specs[i]->id));
+            // a long text's window is computed for a shown view only (the others ask once shown)
+            m_given[i] = on && drawsWeights(m_specs[i]->id) && (!seq2seq || drawsSeq2seq(m_specs[i]->id))
+                             ? weighted
+                             : snapshotFor(s, m_specs[i]->id, m_session->selectedQuery(), shown(i));
+            m_order[i]->setSnapshot(m_given[i]);
         }
     for (size_t i = 0; i < m_order.size(); ++i) {
         const ViewSpec &spec = *m_specs[i];
@@ -188,9 +222,26 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
 void ViewRouter::setSelection(int layer, int head, int query)
 {
     m_held.resize(m_order.size());
-    for (size_t i = 0; i < m_order.size(); ++i)
-        if (!m_held[i] || holds(m_held[i], i, layer)) // else it comes with the trace that holds the layer
+    m_given.resize(m_order.size());
+    for (size_t i = 0; i < m_order.size(); ++i) {
+        if (m_held[i] && !holds(m_held[i], i, layer)) // it comes with the trace that holds the layer
+            continue;
+        if (m_held[i] && m_held[i]->longText && readsWindow(m_specs[i]->id))
+            handWindow(i, layer, head, query);
+        else
             m_order[i]->setSelection(layer, head, query);
+    }
+}
+
+void ViewRouter::handWindow(size_t i, int layer, int head, int query)
+{
+    // a long text's window follows the selected row: the one holding it, or one computed anew
+    const SnapshotPtr w = snapshotFor(m_held[i], m_specs[i]->id, query, shown(i));
+    if (w != m_given[i]) {
+        m_given[i] = w;
+        m_order[i]->setSnapshot(w);
+    }
+    m_order[i]->setSelection(layer, head, w && w->isWindow() && query >= 0 ? query - w->windowFirst : query);
 }
 
 bool ViewRouter::holds(const SnapshotPtr &s, size_t i, int layer) const

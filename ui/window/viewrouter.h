@@ -26,6 +26,7 @@ class QTabWidget;
 namespace attnviz::ui {
 
 class LiveSession;
+class LongTextWindows;
 struct ViewSpec;
 
 class ViewRouter : public QObject {
@@ -69,6 +70,8 @@ public:
     // session's selector names (the attention views), the decoder's with all three attentions
     // (predictions, alignment), or a snapshot that
     // says "not yet for encoder-decoder models" (the others).
+    // A long text's lens, attribution and residual stream: the window of positions around the
+    // selected row (LongTextWindows), or a line saying it is being computed.
     SnapshotPtr snapshotFor(const SnapshotPtr &s, const QString &id) const;
 
 signals:
@@ -83,12 +86,18 @@ private:
     // Whether `s` holds what view i reads at `layer` (a snapshot without a result always does).
     bool holds(const SnapshotPtr &s, size_t i, int layer) const;
     bool shown(size_t i) const; // view i is the current tab or in a shown dock
+    // view i (a long text's lens, attribution, residual stream) handed its window and the selection in it
+    void handWindow(size_t i, int layer, int head, int query);
+    // around `query`; a long text's window not computed yet is asked for only where `ask`
+    SnapshotPtr snapshotFor(const SnapshotPtr &s, const QString &id, int query, bool ask) const;
 
     LiveSession *m_session;
     QTabWidget *m_tabs;
     std::vector<View *> m_order;             // registry order
     std::vector<const ViewSpec *> m_specs;   // the same order
     std::vector<SnapshotPtr> m_held;         // the snapshot each view was last handed (the same order)
+    std::vector<SnapshotPtr> m_given;        // what it was handed of it (snapshotFor: a window, a line)
+    LongTextWindows *m_windows = nullptr;    // a long text's windows of positions
     QHash<QString, View *> m_byId;
     QHash<QString, QDockWidget *> m_docks;
     QAction *m_normAction = nullptr;

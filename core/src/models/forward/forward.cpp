@@ -1316,6 +1316,11 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     out.observed = pruning ? in.observe : Observe();
     LayerTrace<T> spare[2];
     const Mat<T> *x = &out.input; // what the layer reads: the output of the one before
+    // a window of rows (ForwardInput::rowsByLayer): resid_pre and resid_mid computed apart for the caller
+    const std::function<void(int, bool, LayerTrace<float> &)> *byLayer = nullptr;
+    if constexpr (std::is_same_v<T, float>)
+        byLayer = in.rowsByLayer;
+    const bool windowed = byLayer != nullptr;
     for (size_t l = 0; l < w.layers.size(); ++l) {
         if (cancelled(in.cancel))
             return Status::error(StatusCode::Cancelled, "trace cancelled");
@@ -1326,6 +1331,9 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         const bool kept = !pruning || (in.observe.stages && in.observe.layer(int(l)));
         const bool weightsKept = !pruning || (in.observe.weights && in.observe.layer(int(l)));
         const bool qKept = kept || (pruning && !in.observe.weights);
+        if constexpr (std::is_same_v<T, float>)
+            if (byLayer)
+                (*byLayer)(int(l), false, lt);
         if (!kept)
             swapStages(lt, spare[0], spare[l % 2], qKept);
         const LayerTrace<T> *fl = from ? &from->layers[l] : nullptr;
@@ -1338,14 +1346,15 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         const bool preEdited = hasEdits(in, HookPoint::ResidPre, int(l));
         for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::residualIn, &LayerTrace<T>::attentionIn,
                                          &LayerTrace<T>::afterAttention, &LayerTrace<T>::output}) {
-            const bool used = kept || (m == &LayerTrace<T>::residualIn ? preEdited : m != &LayerTrace<T>::afterAttention);
+            const bool used = kept || windowed ||
+                              (m == &LayerTrace<T>::residualIn ? preEdited : m != &LayerTrace<T>::afterAttention);
             if (used)
                 sizedL(lt.*m, fl ? &(fl->*m) : nullptr, kept);
             else
                 (lt.*m).resize(0, 0);
         }
-        Mat<T> &mid = kept ? lt.afterAttention : lt.output;
-        if (kept || preEdited) {
+        Mat<T> &mid = kept || windowed ? lt.afterAttention : lt.output;
+        if (kept || preEdited || windowed) {
             lt.residualIn.middleRows(pl, nl) = x->middleRows(pl, nl);
             if (applyEdits(in, HookPoint::ResidPre, int(l), arch.dHead, lt.residualIn))
                 x = &lt.residualIn; // the layer reads the edited stream; the one before keeps its output
@@ -1480,6 +1489,9 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         lt.keyIn.resize(0, 0);
         lt.projections = b.projections();
         x = &lt.output;
+        if constexpr (std::is_same_v<T, float>)
+            if (byLayer)
+                (*byLayer)(int(l), true, lt);
         if (!kept) { // the spare takes its buffers back; the trace keeps none of this layer's stages
             swapStages(lt, spare[0], spare[l % 2], qKept);
             x = &spare[l % 2].output;

@@ -188,6 +188,13 @@ struct ForwardInput {
     bool overUnedited = false;
     Observe observe; // what the trace keeps: the CPU forward keeps these layers' weights and stages,
                      // and every layer's keys, values and mask (runForward)
+    // The float forward over a window of rows of a long text (positionwindow.h): called as each layer
+    // starts (`done` false: the caller puts rows [0, reuse) of the layer's k and v into `lt`, as the
+    // trace being continued would hold them) and once the layer is computed (`done` true: rows
+    // [reuse, t) of its streams, resid_pre and resid_mid included, and of its attention's q, k, v,
+    // context and output are in `lt`; the caller copies them and may free the layer's q, k, v and
+    // log-sum-exp, which nothing reads again). Null: none.
+    const std::function<void(int layer, bool done, LayerTrace<float> &lt)> *rowsByLayer = nullptr;
 };
 
 // Causal models: out[k] = the next tokens after position positions[k] from the final hidden states
