@@ -411,6 +411,16 @@ void TestLongTextWindow::stageViewsReadWindow()
     QTRY_VERIFY_WITH_TIMEOUT(lens->positionCount() == p1 - p0 && lens->selectedReady(), 60000);
     QVERIFY2(lens->title().contains(note), qPrintable(lens->title()));
     QCOMPARE(lens->selectedPosition(), query - p0);
+    // positions named as the text's, on hover and on the thinned axis ("650 ␣fox", not "12 ␣fox")
+    QVERIFY2(lens->cellText(0, query - p0).contains(QStringLiteral("(position %1)").arg(query)),
+             qPrintable(lens->cellText(0, query - p0)));
+    for (QCPAxisRect *r : lens->findChild<QCustomPlot *>()->axisRects())
+        if (auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(r->axis(QCPAxis::atBottom)->ticker()))
+            for (const QString &label : ticker->ticks()) {
+                bool number = false;
+                const int at = label.section(QLatin1Char(' '), 0, 0).toInt(&number);
+                QVERIFY2(!number || !label.contains(QLatin1Char(' ')) || (at >= p0 && at < p1), qPrintable(label));
+            }
     // the short text of the whole prefix, every stage kept: its lens at the same position
     TraceRequest req;
     for (int i = 0; i < p1; ++i)

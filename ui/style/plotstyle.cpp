@@ -258,9 +258,11 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
         for (int i = first; i <= hi; i += step) {
             QString text = elide(labels.at(i), maxChars);
             // a thinned axis names each label's index, unless the label is the index or the labels
-            // are ids of their own (the pipeline's neurons: "0 25" read as two neurons)
+            // are ids of their own (the pipeline's neurons: "0 25" read as two neurons); the index
+            // in the whole text where the axis holds a window of it (the property
+            // "attnvizPositionOffset": the window's first position)
             if (step > 1 && text != QString::number(i) && !axis->property("attnvizLabelsAreIds").toBool())
-                text = QStringLiteral("%1 %2").arg(i).arg(text);
+                text = QStringLiteral("%1 %2").arg(i + axis->property("attnvizPositionOffset").toInt()).arg(text);
             ticks.insert(i, text);
         }
     }

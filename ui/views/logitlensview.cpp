@@ -141,6 +141,9 @@ LogitLensView::LogitLensView(QWidget *parent) : DeferredView(parent), m_plot(new
     // after each layout (a replot's or an export's, at the figure's size): the labels and cell
     // texts chosen for the axis rectangles' real sizes
     relabelAfterLayout(m_plot, this, [this] {
+        // a long text's window of positions is labelled with the text's positions
+        m_gridRect->axis(QCPAxis::atBottom)
+            ->setProperty("attnvizPositionOffset", m_snapshot && m_snapshot->isWindow() ? m_snapshot->windowFirst : 0);
         bool changed = labelTokenAxis(m_gridRect->axis(QCPAxis::atBottom), m_labels, 8);
         changed |= fitLineLabel();
         fitCellTexts();
@@ -565,14 +568,14 @@ QString LogitLensView::cellText(int layer, int position) const
     if (!c.computed())
         return QStringLiteral("%1, position %2: computing…")
             .arg(layer < m_rowNames.size() ? m_rowNames[layer] : QStringLiteral("Layer %1").arg(layer))
-            .arg(position);
+            .arg(position + (m_snapshot && m_snapshot->isWindow() ? m_snapshot->windowFirst : 0));
     QStringList top;
     for (const TokenProb &p : c.top)
         top << QStringLiteral("“%1” %2").arg(shown(p), percent(p.p));
     QString s = QStringLiteral("After %1, at “%2” (position %3)\nTop 5: %4\n")
                     .arg(layer < m_rowNames.size() ? m_rowNames[layer] : QStringLiteral("layer %1").arg(layer))
                     .arg(m_labels.value(position))
-                    .arg(position)
+                    .arg(position + (m_snapshot && m_snapshot->isWindow() ? m_snapshot->windowFirst : 0))
                     .arg(top.join(QStringLiteral(", ")));
     if (c.actualRank > 0) {
         const bool causal = m_snapshot && m_snapshot->modelInfo.causal;

@@ -141,6 +141,10 @@ ResidualView::ResidualView(QWidget *parent) : DeferredView(parent), m_plot(new Q
     m_normRect->setMarginGroup(QCP::msLeft, lineGroup);
 
     connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
+        // a long text's window of positions is labelled with the text's positions
+        const int first = m_snapshot && m_snapshot->isWindow() ? m_snapshot->windowFirst : 0;
+        m_normRect->axis(QCPAxis::atLeft)->setProperty("attnvizPositionOffset", first);
+        m_cosRect->axis(QCPAxis::atLeft)->setProperty("attnvizPositionOffset", first);
         labelTokenAxis(m_normRect->axis(QCPAxis::atLeft), m_labels);
         labelTokenAxis(m_cosRect->axis(QCPAxis::atLeft), m_labels);
     });
@@ -297,7 +301,9 @@ void ResidualView::updateSelected()
     }
     m_lineRect->axis(QCPAxis::atLeft)->setRange(0, hi > 0 ? hi * 1.1 : 1);
     m_lineRect->axis(QCPAxis::atBottom)
-        ->setLabel(QStringLiteral("after layer — token %1 “%2”").arg(m_query).arg(m_labels.value(m_query)));
+        ->setLabel(QStringLiteral("after layer — token %1 “%2”")
+                       .arg(m_query + (m_snapshot && m_snapshot->isWindow() ? m_snapshot->windowFirst : 0))
+                       .arg(m_labels.value(m_query)));
 }
 
 } // namespace attnviz::ui
