@@ -32,6 +32,23 @@ std::string baseName(const std::string &dir)
     return slash == std::string::npos ? d : d.substr(slash + 1);
 }
 
+// A model's float64 weights, cast from its float32 ones on first use (the float64 traces,
+// generation and reads the reference checks ask for), from any thread.
+class Float64Weights {
+public:
+    std::shared_ptr<const Seq2SeqWeights<double>> of(const Seq2SeqWeights<float> &w) const
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (!m_weights)
+            m_weights = castSeq2SeqWeights<double>(w);
+        return m_weights;
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    mutable std::shared_ptr<const Seq2SeqWeights<double>> m_weights;
+};
+
 class EncoderDecoderModel final : public Model {
 public:
     EncoderDecoderModel(Architecture arch, std::string dir, std::shared_ptr<const Seq2SeqWeights<float>> w,
@@ -91,12 +108,7 @@ public:
         if (!options.float64) {
             st = generateWith(*m_float, options, out);
         } else {
-            {
-                std::lock_guard<std::mutex> lock(m_doubleMutex);
-                if (!m_double)
-                    m_double = castSeq2SeqWeights<double>(*m_float);
-            }
-            st = generateWith(*m_double, options, out);
+            st = generateWith(*m_double.of(*m_float), options, out);
         }
         if (!st)
             return st;
@@ -162,12 +174,7 @@ public:
 
     Status trace(const TraceRequest &request, Trace<double> &out) override
     {
-        {
-            std::lock_guard<std::mutex> lock(m_doubleMutex);
-            if (!m_double)
-                m_double = castSeq2SeqWeights<double>(*m_float);
-        }
-        return run(request, *m_double, out);
+        return run(request, *m_double.of(*m_float), out);
     }
 
     // The weights and spellings the decoder's lens and attribution read.
@@ -176,12 +183,8 @@ public:
         out.arch = m_arch;
         out.name = baseName(m_dir).empty() ? m_arch.family : baseName(m_dir);
         out.floatWeights = m_float;
-        if (float64) {
-            std::lock_guard<std::mutex> lock(m_doubleMutex);
-            if (!m_double)
-                m_double = castSeq2SeqWeights<double>(*m_float);
-            out.doubleWeights = m_double;
-        }
+        if (float64)
+            out.doubleWeights = m_double.of(*m_float);
         out.token = [this](int id) {
             const TraceToken t = tokensOf({id}).front();
             TokenProb p;
@@ -281,8 +284,7 @@ private:
     Architecture m_arch;
     std::string m_dir;
     std::shared_ptr<const Seq2SeqWeights<float>> m_float;
-    mutable std::mutex m_doubleMutex;
-    mutable std::shared_ptr<const Seq2SeqWeights<double>> m_double;
+    seq2seqmodel::Float64Weights m_double;
     std::string m_dtype;
     std::unique_ptr<SubwordTokenizer> m_tokenizer;
     std::unique_ptr<SubwordTokenizer> m_targetTokenizer; // the target's where it is another (Marian's target.spm)
@@ -708,12 +710,7 @@ public:
     Status trace(const TraceRequest &request, Trace<float> &out) override { return run(request, *m_float, out); }
     Status trace(const TraceRequest &request, Trace<double> &out) override
     {
-        {
-            std::lock_guard<std::mutex> lock(m_doubleMutex);
-            if (!m_double)
-                m_double = castSeq2SeqWeights<double>(*m_float);
-        }
-        return run(request, *m_double, out);
+        return run(request, *m_double.of(*m_float), out);
     }
 
 private:
@@ -767,8 +764,7 @@ private:
     Architecture m_arch; // the encoder-decoder shape the forward reads (its decoder absent)
     std::string m_path;
     std::shared_ptr<const Seq2SeqWeights<float>> m_float;
-    mutable std::mutex m_doubleMutex;
-    mutable std::shared_ptr<const Seq2SeqWeights<double>> m_double;
+    seq2seqmodel::Float64Weights m_double;
     std::string m_dtype;
     std::unique_ptr<SubwordTokenizer> m_tokenizer;
 };
