@@ -16,16 +16,25 @@
 #include <limits>
 #include <new>
 
+#ifdef Q_OS_LINUX
+#include <sys/resource.h>
+#endif
+
 namespace attnviz::ui {
 
 Speculation::Speculation(QObject *parent)
     : QObject(parent)
     , m_pool(new QThreadPool(this))
 {
-    // A pool of its own with one thread at idle priority (SCHED_IDLE on Linux): it takes only the
-    // CPU nothing else wants, and its priority never reaches the global pool's other work.
+    // A pool of its own with one thread at a low priority, which never reaches the global pool's
+    // other work. On Linux nice 10 (Qt's priorities below normal change nothing there but the idle
+    // one): a tenth of a busy core's share, never none, since a press may wait for it (halfway());
+    // SCHED_IDLE gets nothing while any other thread wants the CPU, and no unprivileged thread can
+    // leave it. Elsewhere Qt's lowest.
     m_pool->setMaxThreadCount(1);
-    m_pool->setThreadPriority(QThread::IdlePriority);
+#ifndef Q_OS_LINUX
+    m_pool->setThreadPriority(QThread::LowestPriority);
+#endif
     m_pool->setObjectName(QStringLiteral("attnviz-speculation"));
 }
 
@@ -89,6 +98,9 @@ void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<floa
             while (held.elapsed() < ms && !cancel->load())
                 QThread::msleep(5);
         };
+#ifdef Q_OS_LINUX
+        setpriority(PRIO_PROCESS, 0, 10); // this thread only: Linux keeps a nice value per thread
+#endif
         hold(holdBefore);
         std::shared_ptr<ComputeSnapshot> snap;
         if (!cancel->load()) {
