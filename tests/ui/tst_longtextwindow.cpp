@@ -522,6 +522,16 @@ void TestLongTextWindow::headsTabFollowsLayer()
     const Mat<float> block = m_full.weights(1, 2).toDense().block(200, 190, 20, 20);
     QVERIFY2(worst(grid->mapCells(2), block) < 1e-6, qPrintable(QString::number(worst(grid->mapCells(2), block))));
     QVERIFY2(grid->title().contains(QStringLiteral("each weight computed from q and k")), qPrintable(grid->title()));
+    // a short text while the panels wait for their maps: every panel drawn from its weights
+    win.w.session()->setSelectedLayer(0);
+    QVERIFY(grid->mapsPending());
+    const SnapshotPtr brief = win.show(QStringLiteral("The quick brown fox jumps over the lazy dog."));
+    QVERIFY(brief && !brief->longText);
+    QVERIFY(!grid->mapsPending());
+    QCOMPARE(grid->panelCount(), brief->attention(0).numHeads + 1);
+    for (int i = 0; i < grid->plot()->plottableCount(); ++i)
+        QVERIFY(grid->plot()->plottable(i)->visible());
+    QVERIFY(!grid->meanPoolingAction()->isVisible());
 }
 
 // LongTextMaps: a request cancelled before it begins computes no map and hands none back; a newer

@@ -678,6 +678,7 @@ void HeadGridView::rebuild()
         const int head = headOfPanel(n);
         const WeightMatrix<float> &w = m_snapshot->weights(m_layer, head);
         m_maps[size_t(n)]->setData(colorMapData(w, &m_snapshot->seq(m_layer).mask, kMaxCells), false);
+        m_maps[size_t(n)]->setVisible(true); // a long text's panel waiting for its map was hidden
         QCPAxisRect *r = m_rects[size_t(n)];
         r->axis(QCPAxis::atTop)->setLabel(head < 0 ? QStringLiteral("average") : QStringLiteral("head %1").arg(head));
     }
