@@ -19,6 +19,7 @@
 
 #include <QWidget>
 
+#include <memory>
 #include <vector>
 
 class QCustomPlot;
