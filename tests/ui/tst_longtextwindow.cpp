@@ -1080,9 +1080,20 @@ void TestLongTextWindow::windowScreenshots()
         }
         win.w.grab().save(dir + QStringLiteral("/w-longtext-") + QString::fromLatin1(id) + QStringLiteral(".png"));
     }
-    // the Heads tab: every head's map, then the same tab on a short text
+    // the Heads tab while its maps come (after the first), with every head's map, then on a short text
+    bool shot = false;
+    auto *maps = win.w.headGridView()->findChild<LongTextMaps *>();
+    QVERIFY(maps);
+    const auto first = connect(maps, &LongTextMaps::ready, this, [&] {
+        if (!shot) {
+            shot = true;
+            win.w.headGridView()->plot()->replot(QCustomPlot::rpImmediateRefresh);
+            win.w.grab().save(dir + QStringLiteral("/w-longtext-grid-filling.png"));
+        }
+    });
     QVERIFY(win.w.showView(QStringLiteral("grid")));
     QTRY_VERIFY_WITH_TIMEOUT(!win.w.headGridView()->mapsPending(), 60000);
+    disconnect(first);
     for (int i = 0; i < 10; ++i) {
         QCoreApplication::processEvents();
         QTest::qWait(50);
