@@ -402,7 +402,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
 // The Heads tab on a long text: each panel of the page a map of the whole matrix at about its pixels,
 // computed off the GUI thread head by head (the panels fill one at a time); every head's map and the
 // average's equal pooling the full weights of the trace that kept them (the short-text path), by
-// the max and, on the Weights tab's switch, by the mean, and are exactly what the Weights map's
+// the max (2e-6) and, on the Weights tab's switch, by the mean (1e-6), and are exactly what the Weights map's
 // machinery computes from the long text's q and k; hover gives a cell's exact weight and what its
 // map cell pools; clicking a panel selects its head.
 void TestLongTextWindow::headsTabMapsEqualPooledFullMatrix()
@@ -458,9 +458,12 @@ void TestLongTextWindow::headsTabMapsEqualPooledFullMatrix()
                          && std::abs(int(cells.cols()) - px.width()) <= px.width() / 4,
                      qPrintable(QStringLiteral("head %1: %2 x %3 cells, panel %4 x %5 px")
                                     .arg(head).arg(cells.rows()).arg(cells.cols()).arg(px.height()).arg(px.width())));
+            // a weight recomputed as exp(s - lse) is the forward's softmax to a few float ulps (up to
+            // 9.5e-7 here on weights near 1), which the max keeps and the mean averages out (7e-8)
             const Mat<float> want = full.pooled(head, 0, tq, 0, tk, int(cells.rows()), int(cells.cols()), pool);
-            QVERIFY2(worst(cells, want) < 1e-6,
+            QVERIFY2(worst(cells, want) < (pool == Pooling::Max ? 2e-6 : 1e-6),
                      qPrintable(QStringLiteral("head %1, %2: %3").arg(head).arg(int(pool)).arg(worst(cells, want))));
+            // and exactly what the Weights map's machinery computes from the long text's q and k
             QCOMPARE(cells, fresh.pooled(head, 0, tq, 0, tk, int(cells.rows()), int(cells.cols()), pool));
         }
     }
@@ -504,7 +507,7 @@ void TestLongTextWindow::headsTabFollowsLayer()
         const Mat<float> &cells = grid->mapCells(head);
         QVERIFY(cells.size() > 0);
         const Mat<float> want = full.pooled(head, 0, tq, 0, tk, int(cells.rows()), int(cells.cols()), Pooling::Max);
-        QVERIFY2(worst(cells, want) < 1e-6, qPrintable(QStringLiteral("head %1: %2").arg(head).arg(worst(cells, want))));
+        QVERIFY2(worst(cells, want) < 2e-6, qPrintable(QStringLiteral("head %1: %2").arg(head).arg(worst(cells, want))));
     }
     // zoomed to a region: every panel's cells are that region's weights, one a cell
     grid->zoom()->zoomTo(QRectF(QPointF(189.5, 199.5), QPointF(209.5, 219.5)));
@@ -520,7 +523,7 @@ void TestLongTextWindow::headsTabFollowsLayer()
                               20000);
     QCOMPARE(grid->mapCells(2).rows(), Eigen::Index(20));
     const Mat<float> block = m_full.weights(1, 2).toDense().block(200, 190, 20, 20);
-    QVERIFY2(worst(grid->mapCells(2), block) < 1e-6, qPrintable(QString::number(worst(grid->mapCells(2), block))));
+    QVERIFY2(worst(grid->mapCells(2), block) < 2e-6, qPrintable(QString::number(worst(grid->mapCells(2), block))));
     QVERIFY2(grid->title().contains(QStringLiteral("each weight computed from q and k")), qPrintable(grid->title()));
     // a short text while the panels wait for their maps: every panel drawn from its weights
     win.w.session()->setSelectedLayer(0);
