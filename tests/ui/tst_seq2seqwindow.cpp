@@ -595,6 +595,41 @@ private slots:
             }
     }
 
+    // An mBART folder's languages beside the target: the folder's (en_XX, and tr_TR, the code its
+    // decoder_start_token_id is); a target language picked restarts the decoder at its code and a
+    // source language ends the source with its; other models show no pickers.
+    void mbartLanguagePickers()
+    {
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("mbart-spm-tiny")), &error), qPrintable(error));
+        QComboBox *src = win.w.inputPanel()->sourceLanguageCombo(), *tgt = win.w.inputPanel()->targetLanguageCombo();
+        QVERIFY(src->isVisibleTo(&win.w) && tgt->isVisibleTo(&win.w));
+        QCOMPARE(src->count(), 25);
+        QCOMPARE(src->currentText(), QStringLiteral("en_XX"));
+        QCOMPARE(tgt->currentText(), QStringLiteral("tr_TR"));
+        SnapshotPtr s = settleOn(win, QStringLiteral("the program"), QStringLiteral("the free program"));
+        QVERIFY(s);
+        QCOMPARE(QString::fromStdString(s->trace->tokens.front().text), QStringLiteral("tr_TR"));
+        QCOMPARE(QString::fromStdString(s->trace->seq2seq.sourceTokens.back().text), QStringLiteral("en_XX"));
+        const quint64 g = test::shownGeneration(*win.w.session());
+        src->setCurrentIndex(src->findText(QStringLiteral("fr_XX")));
+        tgt->setCurrentIndex(tgt->findText(QStringLiteral("ro_RO")));
+        emit tgt->activated(tgt->currentIndex());
+        s = test::waitForSnapshot(
+            *win.w.session(), g,
+            [&](const ComputeSnapshot &x) { return x.hasResult() && x.trace->tokens.front().text == "ro_RO"; }, 30000);
+        QVERIFY(s);
+        QCOMPARE(QString::fromStdString(s->trace->seq2seq.sourceTokens.back().text), QStringLiteral("fr_XX"));
+        QCOMPARE(s->trace->tokens.front().id, 57);
+        Seq2SeqLanguages langs;
+        QVERIFY(seq2seqLanguages(*win.w.session()->model(), langs).ok());
+        QCOMPARE(langs.target, std::string("ro_RO"));
+        shoot(win, QStringLiteral("mbart-languages"));
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("t5-tiny")), &error), qPrintable(error));
+        QVERIFY(!src->isVisibleTo(&win.w) && !tgt->isVisibleTo(&win.w));
+    }
+
     void otherViewsSayNotYet_data()
     {
         QTest::addColumn<QString>("view");
