@@ -630,6 +630,49 @@ private slots:
         QVERIFY(!src->isVisibleTo(&win.w) && !tgt->isVisibleTo(&win.w));
     }
 
+    void controlsSayTheModelsScaling_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("shown");
+        QTest::addColumn<QString>("why");
+        QTest::newRow("t5") << QStringLiteral("t5-tiny") << QStringLiteral("none (× 1)")
+                            << QStringLiteral("t5-tiny does not divide q·k by √d_head: T5's initialisation folds that factor into W_q");
+        QTest::newRow("t5 v1.1") << QStringLiteral("t5-v1_1-tiny") << QStringLiteral("none (× 1)") << QStringLiteral("does not divide");
+        QTest::newRow("t5encoder") << QStringLiteral("../gguf/t5encoder.gguf") << QStringLiteral("none (× 1)")
+                                   << QStringLiteral("does not divide");
+        QTest::newRow("bart") << QStringLiteral("bart-tiny") << QStringLiteral("1/√d_head = 1/√4")
+                              << QStringLiteral("bart-tiny divides q·k by √d_head");
+        QTest::newRow("mbart") << QStringLiteral("mbart-tiny") << QStringLiteral("1/√d_head = 1/√4") << QStringLiteral("divides");
+        QTest::newRow("marian") << QStringLiteral("marian-tiny") << QStringLiteral("1/√d_head = 1/√4") << QStringLiteral("divides");
+    }
+
+    // The greyed Scaling row says what the model multiplies q·k by (T5: nothing), in the combo's
+    // place; the word vectors get their combo and their choice back.
+    void controlsSayTheModelsScaling()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, shown);
+        QFETCH(QString, why);
+        Window win;
+        auto *combo = win.w.controls()->findChild<QComboBox *>(QStringLiteral("scaleCombo"));
+        auto *label = win.w.controls()->findChild<QLabel *>(QStringLiteral("modelScaleLabel"));
+        QVERIFY(combo && label);
+        combo->setCurrentIndex(combo->findData(int(ScaleRule::InvSqrtDModel)));
+        QVERIFY(combo->isVisibleTo(&win.w) && !label->isVisibleTo(&win.w));
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(model), &error), qPrintable(error));
+        QVERIFY(!combo->isVisibleTo(&win.w) && !combo->isEnabled());
+        QVERIFY(label->isVisibleTo(&win.w) && !label->isEnabled());
+        QCOMPARE(label->text(), shown);
+        QVERIFY2(label->toolTip().contains(why), qPrintable(label->toolTip()));
+        QVERIFY(!shownTexts(win.w.controls()).contains(QStringLiteral("1/√d_head")) || shown.startsWith(QStringLiteral("1/√d_head")));
+        if (model == QLatin1String("t5-tiny"))
+            shoot(win, QStringLiteral("p-t5-controls"));
+        win.w.useWordVectors();
+        QVERIFY(combo->isVisibleTo(&win.w) && combo->isEnabled() && !label->isVisibleTo(&win.w));
+        QCOMPARE(win.w.controls()->settings().scaleRule, ScaleRule::InvSqrtDModel);
+    }
+
     void otherViewsSayNotYet_data()
     {
         QTest::addColumn<QString>("view");
