@@ -194,6 +194,67 @@ private slots:
         QCOMPARE(langs.target, std::string("de_DE")); // unchanged
     }
 
+    // mBART-50's layout on a folder (mbart-tiny's weights, tokenizers/mbart50-spm's 10-piece model:
+    // 10 + 54 ids fill the 64 rows), named by tokenizer_config.json or found by the rows alone: the
+    // source `en_XX X </s>` as make_mbart_spm.py wrote it, the decoder at the folder's start with the
+    // target's code first, generation forced to begin with it.
+    void fiftyLayout_data()
+    {
+        QTest::addColumn<bool>("named");
+        QTest::newRow("tokenizer_config.json") << true;
+        QTest::newRow("by the rows") << false;
+    }
+
+    void fiftyLayout()
+    {
+        QFETCH(bool, named);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        for (const char *f : {"config.json", "model.safetensors"})
+            QVERIFY(QFile::copy(fixture(QStringLiteral("mbart-tiny")) + QLatin1Char('/') + QLatin1String(f), dir.filePath(QLatin1String(f))));
+        QVERIFY(QFile::copy(QString::fromUtf8(ATTNVIZ_FIXTURE("/tokenizers/mbart50-spm/sentencepiece.bpe.model")),
+                            dir.filePath(QStringLiteral("sentencepiece.bpe.model"))));
+        if (named) {
+            QFile c(dir.filePath(QStringLiteral("tokenizer_config.json")));
+            QVERIFY(c.open(QIODevice::WriteOnly));
+            c.write(R"({"tokenizer_class": "MBart50TokenizerFast"})");
+        }
+        const std::unique_ptr<Model> m = openFolder(dir.path());
+        QVERIFY(m);
+        Seq2SeqLanguages langs;
+        QVERIFY(seq2seqLanguages(*m, langs).ok());
+        QCOMPARE(int(langs.codes.size()), 52);
+        QCOMPARE(langs.source, std::string("en_XX"));
+        QCOMPARE(langs.target, std::string("en_XX")); // no forced_bos_token_id in the folder
+        const QList<QByteArray> lines = readAll(QString::fromUtf8(ATTNVIZ_FIXTURE("/tokenizers/mbart50-spm.ids"))).split('\n');
+        const char *texts[] = {"abc dab", "a  b", "xyz", "", "CAB"};
+        for (int i = 0; i < 5; ++i) {
+            std::vector<TraceToken> t;
+            QVERIFY(m->tokenize(texts[i], t).ok());
+            QCOMPARE(show(idsOf(t)), show(parseIds(lines[i])));
+            QVERIFY(t.front().special && t.back().special);
+        }
+        QVERIFY(setSeq2SeqLanguages(*m, "en_XX", "sl_SI").ok());
+        TraceRequest req;
+        req.text = "abc dab";
+        req.target = "dab";
+        Trace<double> tr;
+        Status st = m->trace(req, tr);
+        QVERIFY2(st.ok(), st.message.c_str());
+        QCOMPARE(show(idsOf(tr.tokens)), QStringLiteral("60 62 7 9 4")); // the start, sl_SI, ▁ d ab
+        Seq2SeqGenerateOptions opt;
+        opt.beams = 2;
+        opt.maxNew = 3;
+        opt.float64 = true;
+        Seq2SeqGeneration g;
+        st = generateTarget(*m, req, opt, g);
+        QVERIFY2(st.ok(), st.message.c_str());
+        QCOMPARE(g.settings.forcedBosId, 62);
+        QVERIFY(!g.ids.empty());
+        QCOMPARE(g.ids.front(), 62);
+        QCOMPARE(show(idsOf(g.source)), show(parseIds(lines[0])));
+    }
+
     // No language codes for other models; mbart-tiny (no file) traces ids only; a file whose layout
     // (tokenizer_config.json: MBart50Tokenizer) needs 91 rows where the embeddings have 64.
     void refusals()
