@@ -3,6 +3,7 @@
 // columns as fit, the explanation beside them, stepping and clicks. What each stage holds and how a
 // click is explained is the stage table's (pipelinestages.cpp).
 #include "views/pipelineview.h"
+#include "views/plotfit.h"
 #include "views/pipelinestages.h"
 
 #include "style/cellpaint.h"
@@ -725,6 +726,7 @@ void PipelineView::fillStage(PipelineStage &st)
     st.captionLabel->setText(st.caption);
     st.messageLabel->setText(st.message);
     st.titleElement->setText(st.title);
+    st.titleElement->setProperty(kFullTitleProperty, st.title); // an export fits the whole title to its width
     st.shownTitle = st.title;
     st.plot->xAxis->setLabel(st.xAxis);
     st.plot->yAxis->setLabel(st.yAxis);
