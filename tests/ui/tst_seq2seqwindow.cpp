@@ -626,8 +626,45 @@ private slots:
         QVERIFY(seq2seqLanguages(*win.w.session()->model(), langs).ok());
         QCOMPARE(langs.target, std::string("ro_RO"));
         shoot(win, QStringLiteral("mbart-languages"));
+        // a session keeps them; a code the folder does not know is one problem, the folder's kept
+        const SessionState st = win.w.captureSession();
+        QCOMPARE(st.sourceLanguage, QStringLiteral("fr_XX"));
+        QCOMPARE(st.targetLanguage, QStringLiteral("ro_RO"));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("s.attnviz")), bad = dir.filePath(QStringLiteral("bad.attnviz"));
+        QVERIFY2(win.w.saveSession(path, &error), qPrintable(error));
         QVERIFY2(win.w.openModel(fixture(QStringLiteral("t5-tiny")), &error), qPrintable(error));
         QVERIFY(!src->isVisibleTo(&win.w) && !tgt->isVisibleTo(&win.w));
+        QVERIFY(win.w.captureSession().targetLanguage.isEmpty());
+        {
+            Window other;
+            QString report;
+            QVERIFY2(other.w.openSession(path, &report), qPrintable(report));
+            QCOMPARE(other.w.inputPanel()->sourceLanguageCombo()->currentText(), QStringLiteral("fr_XX"));
+            QCOMPARE(other.w.inputPanel()->targetLanguageCombo()->currentText(), QStringLiteral("ro_RO"));
+            const SnapshotPtr back = other.settle();
+            QVERIFY(back && back->hasResult());
+            QCOMPARE(QString::fromStdString(back->trace->tokens.front().text), QStringLiteral("ro_RO"));
+            QCOMPARE(QString::fromStdString(back->trace->seq2seq.sourceTokens.back().text), QStringLiteral("fr_XX"));
+        }
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject json = QJsonDocument::fromJson(f.readAll()).object();
+        QJsonObject input = json.value(QStringLiteral("input")).toObject();
+        QCOMPARE(input.value(QStringLiteral("targetLanguage")).toString(), QStringLiteral("ro_RO"));
+        input.insert(QStringLiteral("targetLanguage"), QStringLiteral("xx_YY"));
+        json.insert(QStringLiteral("input"), input);
+        QFile b(bad);
+        QVERIFY(b.open(QIODevice::WriteOnly));
+        b.write(QJsonDocument(json).toJson());
+        b.close();
+        Window third;
+        QString report;
+        third.w.openSession(bad, &report);
+        QVERIFY2(report.contains(QStringLiteral("input.sourceLanguage, input.targetLanguage: language xx_YY: mbart-spm-tiny knows 25 "
+                                                "codes")),
+                 qPrintable(report));
+        QCOMPARE(third.w.inputPanel()->targetLanguageCombo()->currentText(), QStringLiteral("tr_TR"));
     }
 
     void controlsSayTheModelsScaling_data()
