@@ -190,7 +190,7 @@ void TestSmallScreen::foldedDockUnfoldsByHand()
 }
 
 // Folded by itself on a short window, the dock unfolds by itself once the window is tall enough for
-// its chart and the main view's share, and the main view keeps that share at every height between.
+// a readable chart beside the main view's share (the main view keeps that share while it is folded).
 void TestSmallScreen::foldedDockUnfoldsOnATallWindow()
 {
     openAt(1.15 * 1.15 * 1.15);
@@ -202,7 +202,10 @@ void TestSmallScreen::foldedDockUnfoldsOnATallWindow()
         const double share = double(plot->height()) / m_w->height();
         qInfo("%d px: heatmap %d px (%.1f %%), dock %d px%s", m_w->height(), plot->height(), 100 * share,
               rowDock()->height(), rowFold()->folded() ? " (folded)" : "");
-        QVERIFY2(share >= DockFold::kMainShare, qPrintable(QStringLiteral("%1 of %2 px").arg(plot->height()).arg(m_w->height())));
+        if (rowFold()->folded())
+            QVERIFY2(share >= DockFold::kMainShare, qPrintable(QStringLiteral("%1 of %2 px").arg(plot->height()).arg(m_w->height())));
+        else // unfolded: the main view still the larger part
+            QVERIFY2(share >= 0.5, qPrintable(QStringLiteral("%1 of %2 px").arg(plot->height()).arg(m_w->height())));
     }
     QVERIFY(!rowFold()->folded());
     QVERIFY(m_w->rowView()->isVisible());

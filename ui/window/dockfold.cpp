@@ -105,10 +105,7 @@ int DockFold::readableHeight() const
     // the chart's title line, its bars and the key labels under them, in the dock's own text size
     const int line = m_dock->fontMetrics().lineSpacing();
     const int title = m_dock->titleBarWidget() ? m_dock->titleBarWidget()->sizeHint().height() : line;
-    // or what the dock's widget asks as its least (the last it asked while shown)
-    QWidget *own = m_content->layout()->count() > 0 ? m_content->layout()->itemAt(0)->widget() : nullptr;
-    const int least = own ? std::max(own->minimumSizeHint().height(), own->minimumHeight()) : 0;
-    return title + std::max(6 * line, least);
+    return title + 6 * line;
 }
 
 void DockFold::apply(bool folded)
@@ -159,10 +156,15 @@ void DockFold::fit()
     target = std::min(target, height - std::max(0, need - page));
     if (target >= height)
         return;
-    if (target < readable && !m_byHand)
+    if (target < readable && !m_byHand) {
         apply(true);
-    else if (std::max(target, readable) < height)
-        m_window->resizeDocks({m_dock}, {std::max(target, readable)}, Qt::Vertical);
+        return;
+    }
+    // no lower than the dock's own least height (its chart's): asking for less lays the window out
+    // again for nothing, and again
+    target = std::max({target, readable, m_dock->minimumSizeHint().height(), m_dock->minimumHeight()});
+    if (target < height)
+        m_window->resizeDocks({m_dock}, {target}, Qt::Vertical);
 }
 
 bool DockFold::eventFilter(QObject *watched, QEvent *event)

@@ -35,9 +35,10 @@ public:
     QToolButton *foldButton() const { return m_button; }
 
     // On a resize or a change of text size: a dock that takes the main view below its share gives
-    // way, first down to a readable chart (a few lines of text), then folds; a folded one unfolds by
-    // itself once the window has room for it again. Nothing where the dock is hidden, floating or
-    // not under the main view.
+    // way down to its own least height; it folds where even a readable chart (six lines of text)
+    // would leave the main view less than its share (a 1280 × 720 screen), and a folded one unfolds
+    // by itself once the window has room for that chart again. Nothing where the dock is hidden,
+    // floating or not under the main view.
     void fit();
 
 signals:
@@ -48,7 +49,7 @@ protected:
 
 private:
     void apply(bool folded);
-    int readableHeight() const; // the dock's least height in which its chart still reads
+    int readableHeight() const; // the title bar and six lines: the least height a chart reads in
     QMainWindow *m_window;
     QDockWidget *m_dock;
     QWidget *m_content = nullptr; // holds the dock's own widget; its maximum height 0 folds the dock
