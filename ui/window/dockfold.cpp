@@ -123,9 +123,8 @@ void DockFold::apply(bool folded)
     m_button->setToolTip(tip);
     m_button->setAccessibleName(tip);
     if (!folded && !m_dock->isFloating()) {
-        int want = m_openHeight;
-        if (QWidget *main = m_mainView ? m_mainView() : nullptr; main && !m_byHand)
-            want = std::min(want, main->height() + m_dock->height() - int(std::ceil(kMainShare * m_window->height())) - kUnfoldMargin);
+        // its height before it folded, at most a quarter of the window
+        const int want = std::min(m_openHeight, std::max(readableHeight(), m_window->height() / 4));
         m_window->resizeDocks({m_dock}, {std::max(want, readableHeight())}, Qt::Vertical);
     }
     emit foldedChanged(folded);
@@ -150,19 +149,15 @@ void DockFold::fit()
             apply(false);
         return;
     }
-    // never more than a quarter of the window (the main view takes a window's change in height)
-    int target = std::min(height, m_window->height() / 4);
-    // and less while the main view is short of its share, down to a readable chart; then it folds
-    target = std::min(target, height - std::max(0, need - page));
-    if (target >= height)
-        return;
-    if (target < readable && !m_byHand) {
+    // folds where even a readable chart would leave the main view less than its share
+    if (!m_byHand && page + height - readable < need) {
         apply(true);
         return;
     }
-    // no lower than the dock's own least height (its chart's): asking for less lays the window out
-    // again for nothing, and again
-    target = std::max({target, readable, m_dock->minimumSizeHint().height(), m_dock->minimumHeight()});
+    // else never more than a quarter of the window (the main view takes a window's change in
+    // height), nor less than the dock's own least height: asking for less lays the window out again
+    // for nothing, and again
+    const int target = std::max({std::min(height, m_window->height() / 4), m_dock->minimumSizeHint().height(), m_dock->minimumHeight()});
     if (target < height)
         m_window->resizeDocks({m_dock}, {target}, Qt::Vertical);
 }

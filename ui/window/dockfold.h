@@ -34,11 +34,11 @@ public:
     // The arrow in the title bar (folds and unfolds by hand).
     QToolButton *foldButton() const { return m_button; }
 
-    // On a resize or a change of text size: a dock that takes the main view below its share gives
-    // way down to its own least height; it folds where even a readable chart (six lines of text)
-    // would leave the main view less than its share (a 1280 × 720 screen), and a folded one unfolds
-    // by itself once the window has room for that chart again. Nothing where the dock is hidden,
-    // floating or not under the main view.
+    // On a resize or a change of text size: the dock folds where even a readable chart (six lines
+    // of text) would leave the main view less than its share (a 1280 × 720 screen, larger text),
+    // and unfolds by itself once the window has room for that chart again; unfolded, it takes at
+    // most a quarter of the window. Nothing where the dock is hidden, floating or not under the
+    // main view.
     void fit();
 
 signals:
