@@ -33,6 +33,8 @@ QToolButton *titleButton(QWidget *parent, const QString &name, const QString &ti
     b->setToolTip(tip);
     b->setAccessibleName(tip);
     b->setFocusPolicy(Qt::NoFocus);
+    // as tall as the title's line, not as the button asks: the bar takes no more height than Qt's own
+    b->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Ignored);
     return b;
 }
 
@@ -62,7 +64,7 @@ DockFold::DockFold(QMainWindow *window, QDockWidget *dock, std::function<QWidget
     auto *bar = new QWidget(dock);
     bar->setObjectName(dock->objectName() + QStringLiteral("Title"));
     auto *row = new QHBoxLayout(bar);
-    row->setContentsMargins(2, 1, 2, 1);
+    row->setContentsMargins(2, 2, 2, 2);
     row->setSpacing(2);
     m_button = titleButton(bar, QStringLiteral("foldButton"), tr("Fold this panel to its title"));
     m_button->setArrowType(Qt::DownArrow);
