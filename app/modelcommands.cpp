@@ -7,6 +7,7 @@
 #include "files/figureexport.h"
 
 #include "attnviz/bench.h"
+#include "attnviz/encoderdecoder.h"
 #include "attnviz/fileio.h"
 #include "attnviz/gpubackend.h"
 #include "attnviz/memorybudget.h"
@@ -323,6 +324,7 @@ int modelRun(const QStringList &args)
             "[layer][head][target token][source token]; ids, tokens and attentions are the decoder's."),
         QStringLiteral("text"));
     p.addOptions({textOpt, outOpt, precisionOpt, lensOpt, backendOpt, ablateOpt, targetOpt});
+    p.addOptions(languageOptions());
     if (!p.parse(args))
         return fail("model run", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -352,6 +354,8 @@ int modelRun(const QStringList &args)
     req.keepScores = false;
     req.device = gpu.get();
     if (Status st = ablations(p.values(ablateOpt), m->info(), req.edits); !st)
+        return fail("model run", st.message, 2);
+    if (Status st = applyLanguages(p, *m); !st)
         return fail("model run", st.message, 2);
     if (m->info().architecture.encoderDecoder) {
         req.target = p.value(targetOpt).toStdString();
@@ -460,6 +464,34 @@ Status ablations(const QStringList &values, const ModelInfo &info, std::vector<I
                                                                std::to_string(info.heads) + " query heads (0.." + std::to_string(info.heads - 1) + ")");
         out.push_back(std::move(e));
     }
+    return {};
+}
+
+QList<QCommandLineOption> languageOptions()
+{
+    return {QCommandLineOption(QStringLiteral("src-lang"),
+                               QStringLiteral("An mBART folder's source language (its code after </s>: en_XX, ro_RO, …; "
+                                              "default en_XX)."),
+                               QStringLiteral("code")),
+            QCommandLineOption(QStringLiteral("tgt-lang"),
+                               QStringLiteral("An mBART folder's target language: mbart-large-cc25's decoder starts at its "
+                                              "code, mBART-50's reads it first (default: the one the folder starts or forces, "
+                                              "else en_XX)."),
+                               QStringLiteral("code"))};
+}
+
+Status applyLanguages(const QCommandLineParser &p, Model &model)
+{
+    const QString src = QStringLiteral("src-lang"), tgt = QStringLiteral("tgt-lang");
+    if (!p.isSet(src) && !p.isSet(tgt))
+        return {};
+    Seq2SeqLanguages now;
+    if (Status st = seq2seqLanguages(model, now); !st)
+        return st;
+    const std::string source = p.isSet(src) ? p.value(src).toStdString() : now.source;
+    const std::string target = p.isSet(tgt) ? p.value(tgt).toStdString() : now.target;
+    if (Status st = setSeq2SeqLanguages(model, source, target); !st)
+        return Status::error(st.code, "--" + (p.isSet(src) ? src : tgt).toStdString() + ": " + st.message);
     return {};
 }
 
@@ -577,6 +609,11 @@ int benchModel(const QStringList &args)
                                              "its last 256 x 256 weights, and a zoom to 256 x 256 cells mid-text (computed anew), on "
                                              "the last full trace."),
                               QStringLiteral("N"), QStringLiteral("0"));
+    QCommandLineOption headsMapOpt(QStringLiteral("heads-map"),
+                                   QStringLiteral("Also time the Heads tab's maps on the last full trace: every head's "
+                                                  "and then their mean's N x N pooled (max) map of the middle layer over "
+                                                  "the whole text, in turn."),
+                                   QStringLiteral("N"), QStringLiteral("0"));
     QCommandLineOption fullOnlyOpt(QStringLiteral("full-only"),
                                    QStringLiteral("Causal models: time the full trace only (no appended token)."));
     QCommandLineOption contextOpt(QStringLiteral("context"),
@@ -585,7 +622,7 @@ int benchModel(const QStringList &args)
                                                  "to outgrow; the angles and any RoPE scaling stay the checkpoint's)."),
                                   QStringLiteral("N"));
     p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt, backendOpt,
-                  observeOpt, typedOpt, mapOpt, fullOnlyOpt, contextOpt});
+                  observeOpt, typedOpt, mapOpt, fullOnlyOpt, contextOpt, headsMapOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -611,6 +648,10 @@ int benchModel(const QStringList &args)
     const int map = p.value(mapOpt).toInt(&mapOk);
     if (!mapOk || map < 0)
         return fail("bench", "--map: a side of 0 or more cells, not " + printable(p.value(mapOpt).toStdString(), 40), 2);
+    bool headsMapOk = false;
+    const int headsMap = p.value(headsMapOpt).toInt(&headsMapOk);
+    if (!headsMapOk || headsMap < 0)
+        return fail("bench", "--heads-map: a side of 0 or more cells, not " + printable(p.value(headsMapOpt).toStdString(), 40), 2);
     int context = 0;
     if (p.isSet(contextOpt)) {
         bool ok = false;
@@ -696,7 +737,7 @@ int benchModel(const QStringList &args)
     std::vector<ModelBenchRow> timed;
     const double loadRss = peakRssMb(); // the weights, as loaded: what a trace's memory is above
     if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed, gpu.get(), observe, p.isSet(typedOpt), map,
-                                  !p.isSet(fullOnlyOpt));
+                                  !p.isSet(fullOnlyOpt), headsMap);
         !st)
         return fail("bench", st.message, 1);
     if (p.isSet(readsOpt)) {

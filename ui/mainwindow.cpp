@@ -5,6 +5,8 @@
 // window/window*.cpp.
 #include "mainwindow.h"
 
+#include "attnviz/encoderdecoder.h"
+
 #include "controls/controlpanel.h"
 #include "controls/inputpanel.h"
 #include "controls/sentenceedit.h"
@@ -123,6 +125,14 @@ MainWindow::MainWindow(QWidget *parent)
     connect(input, &InputPanel::keySentenceChanged, m_session, &LiveSession::setKeySentence);
     connect(input, &InputPanel::targetChanged, m_session, &LiveSession::setTarget);
     connect(input, &InputPanel::beamsChanged, m_session, &LiveSession::setBeams);
+    connect(input, &InputPanel::languagesChanged, this, [this](const QString &source, const QString &target) {
+        if (!m_session->model())
+            return;
+        if (Status st = setSeq2SeqLanguages(*m_session->model(), source.toStdString(), target.toStdString()); !st)
+            m_input->showNotice(QString::fromStdString(st.message));
+        else
+            m_session->requestNow(); // the same texts, other codes around them
+    });
 
     // Views: every one of the registry, its tab or dock titled there.
     m_tabs = new QTabWidget(this);
@@ -330,6 +340,11 @@ MainWindow::MainWindow(QWidget *parent)
     });
     connect(m_controls, &ControlPanel::showNumbersChanged, heatmapView(), &HeatmapView::setShowNumbers);
     heatmapView()->setShowNumbers(m_controls->showNumbers());
+    // a long text's maps: the Heads tab pools its panels as the Weights map does (one switch, two menus)
+    connect(heatmapView()->meanPoolingAction(), &QAction::toggled, headGridView(),
+            [this](bool on) { headGridView()->setPooling(on ? Pooling::Mean : Pooling::Max); });
+    connect(headGridView()->meanPoolingAction(), &QAction::toggled, heatmapView(),
+            [this](bool on) { heatmapView()->setPooling(on ? Pooling::Mean : Pooling::Max); });
     connect(m_controls, &ControlPanel::clearCustomMaskRequested, m_session, &LiveSession::clearCustomMask);
     connect(m_controls, &ControlPanel::loadEmbeddingsRequested, m_state, &WindowState::startLoadEmbeddings);
     connect(m_controls, &ControlPanel::useBundledRequested, m_state, &WindowState::useBundled);
