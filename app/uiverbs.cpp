@@ -58,6 +58,8 @@
 #include <functional>
 #include <random>
 
+#include <sys/resource.h>
+
 namespace {
 
 // The model families a folder's config.json may name (model_type), from the core's own table.
@@ -1363,11 +1365,15 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
             }
             printReplotTimes(w);
         }
-        // Edit ▸ Ablate the selected head (Ctrl+K), pressed again to restore it. Pressed right after
-        // the head is selected, the press computes the model with the head's output zeroed from the
-        // edited layer on (the speculation has not begun); pressed after the window idled, it shows
-        // the trace speculated in the background (live/speculation.h). The restore shows again the
-        // clean result the window had.
+        // Edit ▸ Ablate the selected head (Ctrl+K), pressed again to restore it, each ablation on a
+        // head selected just before: pressed at once (the speculation on the head, begun when it was
+        // selected, has done nothing yet: the press computes), 100 ms later (a hand's way from the grid
+        // to the keys; the window's event loop runs meanwhile: the press shows the speculation, or
+        // waits for it when half done), or after the window idled until the speculation was done. The
+        // restore shows again the clean result the window had. A first ablation, untimed, comes before:
+        // a window speculates only once a head has been ablated in it (window/headablations.h). A
+        // speculation's CPU is the process's (getrusage) from the head's selection to its end (the
+        // views' update for the head selected included).
         if (QAction *ablate = w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction")); ablate && ablate->isEnabled()) {
             w.session()->setSelectedLayer(std::max(0, info.layers / 2));
             QCoreApplication::processEvents();
@@ -1376,44 +1382,76 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
                 std::sort(v.begin(), v.end());
                 return v.empty() ? 0.0 : v[v.size() / 2];
             };
-            const auto restore = [&] {
-                if (!w.session()->edits().empty())
-                    ablate->trigger();
+            const auto settle = [&] {
                 QElapsedTimer settle;
                 settle.start();
                 while (w.session()->busy() && settle.elapsed() < 120000)
                     QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
             };
+            const auto restore = [&] {
+                if (!w.session()->edits().empty())
+                    ablate->trigger();
+                settle();
+            };
+            const auto cpuMs = [] {
+                rusage u{};
+                getrusage(RUSAGE_SELF, &u);
+                return 1e3 * double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+                       1e-3 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+            };
             restore();
-            for (int idled = 0; idled < 2; ++idled) {
-                std::vector<double> toggles, on, off;
-                int swapped = 0;
+            w.session()->setSelectedHead(std::max(1, info.heads) - 1);
+            ablate->trigger(); // the window's first ablation (computed by the press: nothing speculated yet)
+            settle();
+            restore();
+            const char *whens[] = {"right after selecting the head", "100 ms after selecting the head",
+                                   "after the window idled (speculated)"};
+            for (int when = 0; when < 3; ++when) {
+                std::vector<double> toggles, on, off, cpu;
+                int swapped = 0, joined = 0;
                 for (int r = 0; r < reps; ++r) {
                     const bool ablating = w.session()->edits().empty();
                     // each ablation on a head not ablated before in this row (the one before would be
-                    // shown again: the restore's result kept): selected, then pressed at once or after
-                    // the window idled
+                    // shown again: the restore's result kept)
                     if (ablating)
                         w.session()->setSelectedHead((r / 2) % std::max(1, info.heads));
-                    if (ablating && idled) { // the window left alone until the speculation is done
-                        QElapsedTimer begun;
-                        begun.start();
-                        while (!spec->running() && !spec->ready() && begun.elapsed() < 3000)
-                            QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
-                        if (!spec->waitForTests(120000))
+                    // waits blocked in the event loop, as the window idles (a loop of processEvents
+                    // would keep the GUI thread spinning: CPU the idle-priority speculation never gets)
+                    if (ablating && when == 1) {
+                        QEventLoop gap;
+                        QTimer::singleShot(100, &gap, &QEventLoop::quit);
+                        gap.exec();
+                    }
+                    if (ablating && when == 2) { // the window left alone until the speculation is done
+                        const double before = cpuMs();
+                        if (spec->running()) {
+                            QEventLoop done;
+                            QObject::connect(spec, &ui::Speculation::finished, &done, &QEventLoop::quit);
+                            QTimer::singleShot(120000, &done, &QEventLoop::quit);
+                            done.exec();
+                        }
+                        if (!spec->ready())
                             break;
+                        cpu.push_back(cpuMs() - before);
                     }
                     const bool ready = spec->ready();
-                    toggles.push_back(timer.time([ablate] { ablate->trigger(); }));
+                    bool waited = false;
+                    toggles.push_back(timer.time([&] {
+                        ablate->trigger();
+                        waited = w.session()->awaitingSpeculation();
+                    }));
                     (ablating ? on : off).push_back(toggles.back());
                     swapped += ablating && ready && !spec->ready() ? 1 : 0;
+                    joined += waited ? 1 : 0;
                 }
                 std::printf("%8s ablation toggle %s (Edit > Ablate the selected head, layer %d, pressed again to "
-                            "restore): %.2f ms median of %d presses (ablate %.2f ms, restore %.2f ms; %d of %d ablations "
-                            "shown from the speculation)\n",
-                            "", idled ? "after the window idled (speculated)" : "right after selecting the head",
-                            std::max(0, info.layers / 2), mid(toggles), int(toggles.size()), mid(on), mid(off), swapped,
-                            int(on.size()));
+                            "restore): %.2f ms median of %d presses (ablate %.2f ms, restore %.2f ms; of %d ablations "
+                            "%d shown from the speculation finished, %d waited for it half done)\n",
+                            "", whens[when], std::max(0, info.layers / 2), mid(toggles), int(toggles.size()), mid(on),
+                            mid(off), int(on.size()), swapped, joined);
+                if (!cpu.empty())
+                    std::printf("%8s a speculation's CPU (the process's, the window idle): %.1f ms median of %d\n", "",
+                                mid(cpu), int(cpu.size()));
                 restore();
             }
             std::printf("%8s the keystrokes above: a letter appended %.2f ms, at the start %.2f ms\n", "", median[0][0],

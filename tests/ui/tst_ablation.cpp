@@ -6,7 +6,8 @@
 // Clean model switch; the Edit menu's shortcut actions on the selected head; undo and redo; a
 // session keeps the ablations (and refuses ones the model does not have); the word vectors refuse,
 // the menu entries disabled with the reason. Speculative ablation: the trace computed while the window
-// idled is the one the press computes, bit for bit; typing discards it; a long text gets none.
+// idled is the one the press computes, bit for bit; a press while it runs waits for it; typing
+// discards it; a long text, or a window in which no head was ablated yet, gets none.
 #include "testpaths.h"
 #include "live/livesession.h"
 #include "live/speculation.h"
@@ -89,6 +90,17 @@ SnapshotPtr waitFor(Window &win, const std::function<bool(const ComputeSnapshot 
     return test::waitForSnapshot(*win.w.session(), g, [&](const ComputeSnapshot &s) { return s.hasResult() && pred(s); }, 30000);
 }
 
+// Layer 0's head 0 ablated and restored: a window speculates only once a head has been ablated in
+// it (window/headablations.h). The ablated result stays kept (the toggle's), its clean trace with it.
+bool ablateOnce(Window &win)
+{
+    win.w.ablations()->ablate(0, 0, false);
+    if (!waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); }))
+        return false;
+    win.w.ablations()->restore(0, 0);
+    return bool(waitFor(win, [](const ComputeSnapshot &s) { return !s.trace->edited(); }));
+}
+
 } // namespace
 
 class TestAblation : public QObject {
@@ -104,6 +116,8 @@ private slots:
     void shortcutActionsAndUndo();
     void toggleOverTheCleanTrace();
     void speculationIsThePressedTrace();
+    void pressWaitsForTheRunningSpeculation();
+    void noSpeculationBeforeAnAblation();
     void keystrokeDiscardsSpeculation();
     void noSpeculationForLongTexts();
     void sessionRoundTrip();
@@ -358,6 +372,13 @@ bool sameBits(const ComputeSnapshot &a, const ComputeSnapshot &b, QString &why)
         why = QStringLiteral("the clean model beside it");
         return false;
     }
+    if (a.cleanTrace) // every layer of it (its rows copied from another clean trace, or computed)
+        for (int l = 0; l < a.cleanTrace->numLayers(); ++l)
+            if (!(a.cleanTrace->layers[size_t(l)].residualIn == b.cleanTrace->layers[size_t(l)].residualIn) ||
+                !(a.cleanTrace->layers[size_t(l)].output == b.cleanTrace->layers[size_t(l)].output)) {
+                why = QStringLiteral("the clean model's layer %1").arg(l);
+                return false;
+            }
     return true;
 }
 
@@ -365,20 +386,21 @@ bool sameBits(const ComputeSnapshot &a, const ComputeSnapshot &b, QString &why)
 
 // Ctrl+K pressed after the window idled with the head selected: the trace speculated in the
 // background is shown, without the compute thread (held for seconds here), and it is the very trace
-// a press without speculation computes.
+// a press without speculation computes (its clean model too, whose rows the speculation copied from
+// the clean trace of the ablation before).
 void TestAblation::speculationIsThePressedTrace()
 {
     const std::vector<Intervention> want{headEdit(1, 2, EditKind::Zero)};
     SnapshotPtr pressed;
     {
         Window win;
-        win.w.session()->setSpeculationDelayMs(3600 * 1000); // never while this test runs
+        win.w.session()->setSpeculationDelayMs(-1); // never
         QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
         QVERIFY(win.show(kText + QStringLiteral(" not")));
         QVERIFY(win.show(kText));
         win.w.session()->setSelectedLayer(1);
         win.w.session()->setSelectedHead(2);
-        QVERIFY(win.w.session()->speculativeEdits() == want);
+        QVERIFY(win.w.session()->speculativeEdits().empty()); // no head ablated in this window yet
         QTest::qWait(100);
         QVERIFY(!win.w.session()->speculation()->running() && !win.w.session()->speculation()->ready());
         win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
@@ -391,10 +413,11 @@ void TestAblation::speculationIsThePressedTrace()
     QVERIFY(win.w.showView(QStringLiteral("headRoles"))); // the grid marks the ablated head
     QVERIFY(win.show(kText + QStringLiteral(" not")));
     QVERIFY(win.show(kText));
+    QVERIFY(ablateOnce(win));
     win.w.session()->setSelectedLayer(1);
     win.w.session()->setSelectedHead(2);
     Speculation *spec = win.w.session()->speculation();
-    QTRY_VERIFY_WITH_TIMEOUT(spec->running() || spec->ready(), 5000);
+    QVERIFY(spec->running()); // begun as the head was selected
     QVERIFY(spec->waitForTests(30000));
     // left alone, nothing starts again: the speculation is kept, nothing computes
     QTest::qWait(400);
@@ -424,6 +447,89 @@ void TestAblation::speculationIsThePressedTrace()
     win.w.session()->holdComputeForTests(0);
 }
 
+// Ctrl+K pressed while the speculation on the head just selected runs: only begun, it is discarded
+// and the press computes; half done or more (here: its snapshot computed, held back), the press
+// waits for it (the compute thread, held for seconds, computes nothing) and shows it, the core's
+// edited forward. Stopped (Esc) while it waits, the views keep the clean result.
+void TestAblation::pressWaitsForTheRunningSpeculation()
+{
+    const std::vector<Intervention> want{headEdit(1, 2, EditKind::Zero)};
+    Window win;
+    win.w.session()->setSpeculationDelayMs(0);
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(kText));
+    QVERIFY(ablateOnce(win));
+    LiveSession *session = win.w.session();
+    Speculation *spec = session->speculation();
+    QAction *zero = win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"));
+    const auto edited = [](const ComputeSnapshot &s) { return s.trace->edited(); };
+    const auto clean = [](const ComputeSnapshot &s) { return !s.trace->edited(); };
+
+    spec->setHoldForTests(20000, 0); // begun, not computing
+    session->setSelectedLayer(1);
+    session->setSelectedHead(3);
+    QVERIFY(spec->running() && !spec->halfway());
+    zero->trigger();
+    QVERIFY(!session->awaitingSpeculation() && !spec->running() && session->busy());
+    QVERIFY(waitFor(win, edited));
+    zero->trigger(); // restored: the clean result shown again
+    QVERIFY(waitFor(win, clean));
+
+    spec->setHoldForTests(0, 20000);     // computed, held back
+    session->holdComputeForTests(20000); // a request to the compute thread would wait 20 s
+    session->setSelectedHead(2);
+    QTRY_VERIFY_WITH_TIMEOUT(spec->halfway(), 10000);
+    const SnapshotPtr cleanShown = session->snapshot();
+    zero->trigger();
+    QVERIFY(session->awaitingSpeculation() && session->busy());
+    session->cancelCompute();
+    QVERIFY(!session->awaitingSpeculation() && !session->busy() && !spec->running());
+    QTest::qWait(200);
+    QVERIFY(session->snapshot() == cleanShown);
+    session->holdComputeForTests(0);
+    spec->setHoldForTests(0, 300);
+    zero->trigger(); // restores the head the stopped press ablated (computed: nothing was shown of it)
+    QVERIFY(session->edits().empty());
+    QVERIFY(waitFor(win, clean));
+    session->holdComputeForTests(20000);
+    QTRY_VERIFY_WITH_TIMEOUT(spec->halfway(), 10000); // speculated again on the selected head
+    const quint64 g = test::shownGeneration(*session);
+    zero->trigger();
+    QVERIFY(session->awaitingSpeculation() && session->busy());
+    QVERIFY(session->edits() == want);
+    const SnapshotPtr shown = test::waitForSnapshot(*session, g, {}, 10000);
+    QVERIFY(shown && shown->trace->edits == want && shown->generation == session->generation());
+    QVERIFY(!session->busy() && !session->awaitingSpeculation() && !spec->ready());
+    QVERIFY(!shown->cleanNext.empty() && shown->cleanTrace);
+    const Trace<float> core = coreTrace(want);
+    QCOMPARE(shown->trace->tokens.size(), core.tokens.size());
+    for (int l = 0; l < core.numLayers(); ++l)
+        QVERIFY((shown->trace->layers[size_t(l)].output - core.layers[size_t(l)].output).cwiseAbs().maxCoeff() <=
+                1e-5f);
+    QVERIFY((shown->trace->final - core.final).cwiseAbs().maxCoeff() <= 1e-5f);
+    QCOMPARE(shown->trace->predictions.next.back().front().id, core.predictions.next.back().front().id);
+    spec->setHoldForTests(0, 0);
+    session->holdComputeForTests(0);
+}
+
+// A window in which no head has been ablated speculates on none (a speculation costs a forward
+// from the selected layer on and more at every pause, for a press that may never come).
+void TestAblation::noSpeculationBeforeAnAblation()
+{
+    Window win;
+    win.w.session()->setSpeculationDelayMs(0);
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(kText));
+    win.w.session()->setSelectedLayer(1);
+    win.w.session()->setSelectedHead(2);
+    QVERIFY(win.w.session()->speculativeEdits().empty());
+    QVERIFY(win.show(kText + QStringLiteral(" not")));
+    QTest::qWait(100);
+    QVERIFY(!win.w.session()->speculation()->running() && !win.w.session()->speculation()->ready());
+    QVERIFY(ablateOnce(win));
+    QVERIFY(win.w.session()->speculativeEdits() == std::vector<Intervention>{headEdit(1, 2, EditKind::Zero)});
+}
+
 // A keystroke while the speculation runs discards it (its result, when it comes, is dropped); the
 // new text's speculation is the core's edited forward of that text, and typing on over it too.
 void TestAblation::keystrokeDiscardsSpeculation()
@@ -433,6 +539,7 @@ void TestAblation::keystrokeDiscardsSpeculation()
     QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
     const QString first = QStringLiteral("The dog ran to the park and then it");
     QVERIFY(win.show(first));
+    QVERIFY(ablateOnce(win));
     win.w.session()->setSelectedLayer(1);
     win.w.session()->setSelectedHead(2);
     Speculation *spec = win.w.session()->speculation();
@@ -469,10 +576,12 @@ void TestAblation::keystrokeDiscardsSpeculation()
 // A long text (traced without its weights: ComputeSnapshot::longText) is not speculated on.
 void TestAblation::noSpeculationForLongTexts()
 {
-    qputenv("ATTNVIZ_TRACE_BUDGET_KB", "16");
     Window win;
     win.w.session()->setSpeculationDelayMs(0);
     QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(kText));
+    QVERIFY(ablateOnce(win));
+    qputenv("ATTNVIZ_TRACE_BUDGET_KB", "16");
     const SnapshotPtr s = win.show(kText + QLatin1Char(' ') + kText + QLatin1Char(' ') + kText);
     qunsetenv("ATTNVIZ_TRACE_BUDGET_KB");
     QVERIFY(s && s->longText);

@@ -54,7 +54,7 @@ public:
         newest = nullptr;
         if (m_cleanLast && m_cleanLast.use_count() == 1)
             return m_cleanLast;
-        newest = m_cleanLast;
+        newest = m_cleanLast ? m_cleanLast : m_cleanHint;
         return std::make_shared<Trace<float>>();
     }
     void cleanTraced(const std::shared_ptr<Trace<float>> &trace)
@@ -68,6 +68,10 @@ public:
     // speculative ablation's models: live/speculation.h); null: none.
     void setUneditedHint(std::shared_ptr<const Trace<float>> trace) { m_uneditedHint = std::move(trace); }
     const std::shared_ptr<const Trace<float>> &uneditedHint() const { return m_uneditedHint; }
+    // A clean trace (ComputeSnapshot::cleanTrace) made elsewhere, read only: the clean trace beside
+    // an edited one copies its rows from it when this has traced none (a speculative ablation's
+    // models, whose clean trace is otherwise a whole forward of the text); null: none.
+    void setCleanHint(std::shared_ptr<const Trace<float>> trace) { m_cleanHint = std::move(trace); }
     // Induction scores (or why there are none) another thread already measured for `model`, so that
     // inductionFor does not probe it again.
     void seedInduction(const std::shared_ptr<Model> &model, std::shared_ptr<const Mat<double>> scores,
@@ -97,6 +101,7 @@ public:
         m_cleanPrev.reset();
         m_cleanOf = nullptr;
         m_uneditedHint.reset();
+        m_cleanHint.reset();
     }
 
 private:
@@ -110,7 +115,7 @@ private:
     std::vector<std::shared_ptr<Trace<float>>> m_traces;
     const Model *m_cleanOf = nullptr;
     std::shared_ptr<Trace<float>> m_cleanLast, m_cleanPrev; // the clean traces, newest first
-    std::shared_ptr<const Trace<float>> m_uneditedHint;
+    std::shared_ptr<const Trace<float>> m_uneditedHint, m_cleanHint;
 };
 
 // What one trace of a model may keep in the window: a quarter of the memory budget (the trace on

@@ -60,6 +60,7 @@ LiveSession::LiveSession(QObject *parent)
     m_specDelay.setSingleShot(true);
     m_specDelay.setInterval(250);
     connect(&m_specDelay, &QTimer::timeout, this, &LiveSession::speculate);
+    connect(m_speculation, &Speculation::finished, this, &LiveSession::onSpeculated);
     m_thread.setObjectName(QStringLiteral("attnviz-compute"));
     m_thread.start();
     setBackend(std::make_unique<CpuBackend>());
@@ -207,6 +208,20 @@ void LiveSession::setEdits(const std::vector<Intervention> &edits)
         emit editsChanged();
         return;
     }
+    if (current && m_speculation->halfway() && m_speculation->covers(request())) {
+        // the press's trace is half computed or more: waited for (onSpeculated), not computed again
+        // beside it (a speculation only begun is discarded by schedule(): the press computes it)
+        m_previous = std::move(before);
+        m_previousRequest = std::move(beforeRequest);
+        m_specDelay.stop();
+        m_joined = ++m_generation;
+        m_postedKeepMlp = m_keepMlp && m_gatedModel;
+        m_busy = true;
+        if (!m_busyDelay.isActive())
+            m_busyDelay.start();
+        emit editsChanged();
+        return;
+    }
     emit editsChanged();
     schedule();
     // schedule() let go of the one shown before: kept for the edits it was computed with
@@ -219,16 +234,39 @@ void LiveSession::setSpeculativeEdits(const std::vector<Intervention> &edits)
     if (edits == m_specEdits)
         return;
     m_specEdits = edits;
+    if (m_joined) // a press waits for the running one: its edits are the session's now
+        return;
     m_speculation->discard();
     m_specDelay.stop();
-    if (!m_specEdits.empty() && !m_busy)
-        m_specDelay.start();
+    // another head selected over a result already on screen: at once (a press soon after finds it
+    // computed, or joins it)
+    if (!m_specEdits.empty() && !m_busy && !m_specNever)
+        speculate();
+}
+
+void LiveSession::onSpeculated(bool ready)
+{
+    if (!m_joined)
+        return;
+    const quint64 generation = m_joined;
+    m_joined = 0;
+    if (generation != m_generation) // a newer request was posted since (it discarded the speculation)
+        return;
+    std::shared_ptr<ComputeSnapshot> snapshot = ready ? m_speculation->take(request()) : nullptr;
+    if (!snapshot) { // failed (out of memory) or not the request after all: computed as usual
+        post();
+        return;
+    }
+    if (m_worker)
+        m_worker->adopt(m_model.get(), std::const_pointer_cast<Trace<float>>(snapshot->trace));
+    snapshot->generation = generation;
+    onFinished(snapshot);
 }
 
 void LiveSession::speculate()
 {
-    if (m_specEdits.empty() || m_specEdits == m_edits || !m_model || m_encoderDecoder || !m_worker || m_busy ||
-        m_debounce.isActive() || m_editsClean || m_settings.backend != QLatin1String("cpu"))
+    if (m_specNever || m_joined || m_specEdits.empty() || m_specEdits == m_edits || !m_model || m_encoderDecoder ||
+        !m_worker || m_busy || m_debounce.isActive() || m_editsClean || m_settings.backend != QLatin1String("cpu"))
         return;
     const SnapshotPtr s = m_snapshot;
     if (!s || !s->hasResult() || !s->fromModel() || s->longText || s->generation != m_generation ||
@@ -243,8 +281,13 @@ void LiveSession::speculate()
     const ModelInfo &info = s->modelInfo;
     if (2 * traceBytes(info, int(s->trace->tokens.size()), sizeof(float), false, 0, r.keepMlp) > windowTraceBudget())
         return;
-    m_speculation->start(std::move(r), s->trace->edits.empty() ? s->trace : nullptr, s->induction,
-                         s->inductionProblem);
+    // the clean trace beside an edited result the window holds (on screen, or the one a toggle shows
+    // again): the speculated clean trace copies its rows instead of tracing the text once more
+    std::shared_ptr<const Trace<float>> clean = s->cleanTrace;
+    if (!clean && m_previous)
+        clean = m_previous->cleanTrace;
+    m_speculation->start(std::move(r), s->trace->edits.empty() ? s->trace : nullptr, s->induction, s->inductionProblem,
+                         std::move(clean));
 }
 
 void LiveSession::setEditsShownClean(bool clean)
@@ -370,6 +413,7 @@ void LiveSession::schedule()
 {
     m_previous.reset();
     m_speculation->discard(); // newest wins: the request it speculated on is no longer the next one
+    m_joined = 0;
     m_specDelay.stop();
     ++m_generation;
     if (m_debounce.interval() <= 0)
@@ -412,6 +456,7 @@ void LiveSession::post()
     if (!m_worker)
         return;
     m_speculation->discard();
+    m_joined = 0;
     m_specDelay.stop();
     ComputeRequest r = request();
     r.generation = ++m_generation;
@@ -427,6 +472,15 @@ void LiveSession::cancelCompute()
     if (!m_busy || !m_worker)
         return;
     m_debounce.stop();
+    if (m_joined) { // the speculation a press waits for: stopped, the views keep what they show
+        m_speculation->discard();
+        m_joined = 0;
+        m_busy = false;
+        m_busyDelay.stop();
+        emit busyChanged(false, m_snapshot && m_snapshot->hasResult() ? m_snapshot->tq() : 0);
+        emit computeCancelled();
+        return;
+    }
     m_worker->cancel(m_generation);
 }
 
@@ -458,7 +512,7 @@ void LiveSession::onFinished(SnapshotPtr snapshot)
     if (m_snapshot->hasResult() && m_query >= m_snapshot->tq())
         m_query = std::max(0, m_snapshot->tq() - 1);
     emit snapshotChanged(m_snapshot);
-    if (!m_busy && !m_specEdits.empty())
+    if (!m_busy && !m_specEdits.empty() && !m_specNever)
         m_specDelay.start();
 }
 

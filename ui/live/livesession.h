@@ -12,6 +12,7 @@
 #include <QThread>
 #include <QTimer>
 
+#include <algorithm>
 #include <memory>
 
 namespace attnviz {
@@ -68,15 +69,24 @@ public:
     bool editsShownClean() const { return m_editsClean; }
     // Pressing it again (the edits back as they were) shows the result the window had before, again.
     // The edits the next press of the ablate action would set (HeadAblations: the selected head
-    // ablated the way it was last); empty: none. Once the window idles on a model's result, the
-    // request with them is computed in the background (live/speculation.h) and a setEdits to them
-    // shows it without computing. Any other change of the request discards it; a long text, a GPU
-    // backend or a trace past the memory budget is not speculated on.
+    // ablated the way it was last); empty: none. With a model's result on screen, the request with
+    // them is computed in the background (live/speculation.h): at once when they change (another
+    // head selected), after the window idled a while when a new result came (typing). A setEdits to
+    // them shows it without computing: the finished one, or the one still running, which the press
+    // then waits for instead of computing the same trace beside it. Any other change of the request
+    // discards it; a long text, a GPU backend or a trace past the memory budget is not speculated on.
     void setSpeculativeEdits(const std::vector<Intervention> &edits);
     const std::vector<Intervention> &speculativeEdits() const { return m_specEdits; }
     Speculation *speculation() const { return m_speculation; }
-    // How long the window stays idle before speculating (ms; 0: at once).
-    void setSpeculationDelayMs(int ms) { m_specDelay.setInterval(ms); }
+    // How long the window stays idle after a new result before speculating (ms; 0: at once;
+    // negative: never, not even when the speculative edits change).
+    void setSpeculationDelayMs(int ms)
+    {
+        m_specNever = ms < 0;
+        m_specDelay.setInterval(std::max(0, ms));
+    }
+    // A press of the ablate action is waiting for the speculation running (setEdits).
+    bool awaitingSpeculation() const { return m_joined != 0; }
 
     void togglePadding(int keyIndex);
     void toggleCustomCell(int query, int key);
@@ -141,6 +151,7 @@ private:
     void onFinished(SnapshotPtr snapshot);
     ComputeRequest request() const; // what post() sends, without its generation
     void speculate();
+    void onSpeculated(bool ready);
 
     QString m_sentence, m_keySentence;
     QString m_target;
@@ -181,6 +192,9 @@ private:
     SnapshotPtr m_previous;
     ComputeRequest m_previousRequest;
     QTimer m_specDelay;
+    bool m_specNever = false; // setSpeculationDelayMs(negative)
+    // The generation a press waiting for the running speculation shows it under (0: none waits).
+    quint64 m_joined = 0;
 };
 
 } // namespace attnviz::ui

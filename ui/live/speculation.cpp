@@ -12,7 +12,13 @@
 #include <QThread>
 #include <QThreadPool>
 
+#include <algorithm>
+#include <limits>
 #include <new>
+
+#ifdef Q_OS_LINUX
+#include <sys/resource.h>
+#endif
 
 namespace attnviz::ui {
 
@@ -20,10 +26,15 @@ Speculation::Speculation(QObject *parent)
     : QObject(parent)
     , m_pool(new QThreadPool(this))
 {
-    // A pool of its own with one thread at idle priority (SCHED_IDLE on Linux): it takes only the
-    // CPU nothing else wants, and its priority never reaches the global pool's other work.
+    // A pool of its own with one thread at a low priority, which never reaches the global pool's
+    // other work. On Linux nice 10 (Qt's priorities below normal change nothing there but the idle
+    // one): a tenth of a busy core's share, never none, since a press may wait for it (halfway());
+    // SCHED_IDLE gets nothing while any other thread wants the CPU, and no unprivileged thread can
+    // leave it. Elsewhere Qt's lowest.
     m_pool->setMaxThreadCount(1);
-    m_pool->setThreadPriority(QThread::IdlePriority);
+#ifndef Q_OS_LINUX
+    m_pool->setThreadPriority(QThread::LowestPriority);
+#endif
     m_pool->setObjectName(QStringLiteral("attnviz-speculation"));
 }
 
@@ -43,20 +54,54 @@ bool Speculation::sameRequest(const ComputeRequest &a, const ComputeRequest &b)
 }
 
 void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<float>> unedited,
-                        std::shared_ptr<const Mat<double>> induction, const QString &inductionProblem)
+                        std::shared_ptr<const Mat<double>> induction, const QString &inductionProblem,
+                        std::shared_ptr<const Trace<float>> clean)
 {
     discard();
     const quint64 token = ++m_token;
     m_running = true;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     request.generation = 0; // the press gives it the session's generation
-    request.progress = nullptr;
     request.cancel = nullptr;
     m_request = request;
+    m_halfway = std::make_shared<std::atomic<bool>>(false);
+    int first = std::numeric_limits<int>::max();
+    for (const Intervention &e : request.edits)
+        first = std::min(first, e.layer);
+    // The work: the edited forward's layers from the first edited one, then, for a causal model
+    // without a clean trace to copy, the clean model's whole forward. Called on the speculation's
+    // thread as each layer of either starts (done: the layers finished; the second starts from 0).
+    struct Count {
+        int forward = 0, last = -1;
+    };
+    const bool cleanWhole = !clean && request.model && request.model->info().causal;
+    request.progress = [halfway = m_halfway, count = std::make_shared<Count>(), first, cleanWhole](int done,
+                                                                                                   int layers) {
+        if (done < count->last)
+            ++count->forward;
+        count->last = done;
+        const int from = std::clamp(first, 0, layers), edited = layers - from;
+        const int total = edited + (cleanWhole ? layers : 0);
+        const int work = count->forward == 0 ? std::max(0, done - from) : edited + done;
+        if (2 * work >= total)
+            halfway->store(true);
+    };
     QPointer<Speculation> self(this);
     auto cancel = m_cancel;
-    m_pool->start([self, token, cancel, request = std::move(request), unedited = std::move(unedited),
-                   induction = std::move(induction), inductionProblem]() mutable {
+    const int holdBefore = m_holdBeforeMs, holdAfter = m_holdAfterMs;
+    m_pool->start([self, token, cancel, holdBefore, holdAfter, request = std::move(request),
+                   unedited = std::move(unedited), induction = std::move(induction), inductionProblem,
+                   clean = std::move(clean)]() mutable {
+        const auto hold = [&cancel](int ms) {
+            QElapsedTimer held;
+            held.start();
+            while (held.elapsed() < ms && !cancel->load())
+                QThread::msleep(5);
+        };
+#ifdef Q_OS_LINUX
+        setpriority(PRIO_PROCESS, 0, 10); // this thread only: Linux keeps a nice value per thread
+#endif
+        hold(holdBefore);
         std::shared_ptr<ComputeSnapshot> snap;
         if (!cancel->load()) {
             request.cancel = cancel.get();
@@ -64,6 +109,7 @@ void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<floa
             CpuBackend backend;
             LiveModels models(&backend);
             models.setUneditedHint(std::move(unedited));
+            models.setCleanHint(std::move(clean));
             if (induction || !inductionProblem.isEmpty())
                 models.seedInduction(request.model, std::move(induction), inductionProblem);
             QElapsedTimer timer;
@@ -77,6 +123,7 @@ void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<floa
         }
         if (snap && !snap->status.ok())
             snap.reset();
+        hold(holdAfter);
         QMetaObject::invokeMethod(
             QCoreApplication::instance(),
             [self, token, snap = std::move(snap)]() mutable {
@@ -102,6 +149,7 @@ void Speculation::discard()
     if (m_cancel)
         m_cancel->store(true);
     m_cancel.reset();
+    m_halfway.reset();
     ++m_token;
     m_running = false;
     m_ready.reset();

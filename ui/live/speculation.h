@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Speculative ablation: while the window idles with a head selected, the request that pressing
-// Ctrl+K (Edit ▸ Ablate the selected head) would post is computed in the background, on a thread of
-// its own at idle priority, through the same computeSnapshot as the press. A press whose request
-// matches takes the finished snapshot instead of computing it; any other change discards it. At
-// most one is running or kept; LiveSession decides when to start one and when to take it.
+// Speculative ablation: with a head selected, the request that pressing Ctrl+K (Edit ▸ Ablate the
+// selected head) would post is computed in the background, on a thread of its own at idle priority,
+// through the same computeSnapshot as the press. A press whose request matches takes the finished
+// snapshot instead of computing it, or waits for the running one once it is half done (halfway());
+// any other change discards it. At most one is running or kept; LiveSession decides when to start
+// one, when to take it and when to wait for it.
 #pragma once
 
 #include "live/livetypes.h"
@@ -26,9 +27,12 @@ public:
     // Computes `request` in the background, discarding what was running or kept. `unedited`: the
     // clean trace on screen, whose layers before the first edited one are copied (TraceRequest::
     // unedited; the numbers are the whole forward's either way). `induction`: the model's induction
-    // scores the window already has (null: measured again).
+    // scores the window already has (null: measured again). `clean`: a clean trace beside an edited
+    // one the window holds (ComputeSnapshot::cleanTrace), whose rows the clean trace of this request
+    // copies where they are the same text's (LiveModels::setCleanHint; null: computed whole).
     void start(ComputeRequest request, std::shared_ptr<const Trace<float>> unedited,
-               std::shared_ptr<const Mat<double>> induction, const QString &inductionProblem);
+               std::shared_ptr<const Mat<double>> induction, const QString &inductionProblem,
+               std::shared_ptr<const Trace<float>> clean = nullptr);
     // Stops the running one (between layers) and drops the kept one.
     void discard();
     // The finished snapshot when `request` is the one speculated (the same text, masks, settings,
@@ -39,6 +43,17 @@ public:
 
     bool running() const { return m_running; }
     bool ready() const { return m_ready != nullptr; }
+    // The running one has computed half the layers of its edited forward or more (those from the first
+    // edited layer on): a press waits for it rather than computing it again at normal priority; one
+    // begun just now, at idle priority, could take far longer than the press on a busy machine.
+    bool halfway() const { return m_running && m_halfway && m_halfway->load(); }
+    // Tests only: a speculation waits `beforeMs` before it computes and `afterMs` after (unless
+    // discarded meanwhile), running all the while.
+    void setHoldForTests(int beforeMs, int afterMs)
+    {
+        m_holdBeforeMs = beforeMs;
+        m_holdAfterMs = afterMs;
+    }
     // Tests and the bench: waits (running the event loop) until none is running; true when one is kept.
     bool waitForTests(int ms);
 
@@ -55,7 +70,8 @@ private:
     quint64 m_token = 0; // the newest start; results of older ones are dropped
     bool m_running = false;
     ComputeRequest m_request; // the running or kept one's
-    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::shared_ptr<std::atomic<bool>> m_cancel, m_halfway;
+    int m_holdBeforeMs = 0, m_holdAfterMs = 0;
     std::shared_ptr<ComputeSnapshot> m_ready;
 };
 

@@ -71,6 +71,7 @@ void HeadAblations::ablate(int layer, int head, bool mean)
     if (!m_refusal().isEmpty() || layer < 0 || head < 0)
         return;
     m_lastMean = mean;
+    m_ablatedOnce = true;
     setEdits(withAblation(m_session->edits(), layer, head, mean),
              tr("Ablate L%1 H%2 (%3)").arg(layer).arg(head).arg(QLatin1String(editKindName(mean ? EditKind::MeanOverText : EditKind::Zero))));
 }
@@ -132,8 +133,13 @@ void HeadAblations::update()
             refusal.isEmpty()
                 ? tr("Set the head's output before W_O (attn.hook_z) at every position; every view recomputes")
                 : refusal);
-    // what Ctrl+K (or Ctrl+Shift+K, when the last ablation was to the mean) would compute
-    m_session->setSpeculativeEdits(can && !on ? withAblation(m_session->edits(), l, h, m_lastMean) : std::vector<Intervention>());
+    // what Ctrl+K (or Ctrl+Shift+K, when the last ablation was to the mean) would compute, once a
+    // head has been ablated in this window: before that a speculation would cost every pause in
+    // typing a forward of half the model and more, for a press that may never come
+    if (!edits.empty())
+        m_ablatedOnce = true;
+    m_session->setSpeculativeEdits(can && !on && m_ablatedOnce ? withAblation(edits, l, h, m_lastMean)
+                                                               : std::vector<Intervention>());
     m_clean->setEnabled(!m_session->edits().empty());
     m_clean->setToolTip(
         m_session->edits().empty()

@@ -3,9 +3,10 @@
 // or restore an ablated one; Ctrl+Shift+K: ablate to the mean over the text), Restore all heads, the
 // View menu's Clean model switch, and the requests of the Layers × heads grid's menu. The edits
 // themselves live in LiveSession (every request carries them); each ablate or restore is one undo
-// step. notice() is what the window says above the chips while edits exist. While the selected
-// head is not ablated, the session speculates on its ablation the way the last one was made
-// (LiveSession::setSpeculativeEdits), so that pressing Ctrl+K finds it computed.
+// step. notice() is what the window says above the chips while edits exist. Once a head has been
+// ablated in the window, while the selected head is not ablated, the session speculates on its
+// ablation the way the last one was made (LiveSession::setSpeculativeEdits), so that pressing Ctrl+K
+// finds it computed.
 #pragma once
 
 #include "live/livetypes.h"
@@ -58,6 +59,7 @@ private:
     QUndoStack *m_undo;
     std::function<QString()> m_refusal;
     bool m_lastMean = false; // the last ablation was to the mean: the one speculated on
+    bool m_ablatedOnce = false; // a head was ablated in this window: speculation is worth its CPU
     QAction *m_zero = nullptr, *m_mean = nullptr, *m_restoreAll = nullptr, *m_clean = nullptr;
 };
 
