@@ -2,6 +2,7 @@
 // The command-line verbs of the one attnviz program.
 #pragma once
 
+#include <QList>
 #include <QStringList>
 
 namespace attnviz::cli {
@@ -43,6 +44,11 @@ Status benchReads(Model &model, int tokens, int repeat, std::vector<std::pair<st
 // query head H at every position) checked against the model; one line naming the value otherwise.
 QCommandLineOption ablateOption(const QString &then);
 Status ablations(const QStringList &values, const ModelInfo &info, std::vector<Intervention> &out);
+// `--src-lang CODE --tgt-lang CODE` (model run, generate, export; modelcommands.cpp): an mBART
+// folder's languages (encoderdecoder.h: setSeq2SeqLanguages), the folder's own where one is not
+// given; refused in one line for a code the folder does not know or a model without codes.
+QList<QCommandLineOption> languageOptions();
+Status applyLanguages(const QCommandLineParser &p, Model &model);
 } // namespace attnviz::cli
 namespace attnviz::cli {
 // tokenize --vocab/--merges/--wordpiece (subwordcommands.cpp): a checkpoint's subword tokenizer.

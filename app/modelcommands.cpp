@@ -7,6 +7,7 @@
 #include "files/figureexport.h"
 
 #include "attnviz/bench.h"
+#include "attnviz/encoderdecoder.h"
 #include "attnviz/fileio.h"
 #include "attnviz/gpubackend.h"
 #include "attnviz/memorybudget.h"
@@ -323,6 +324,7 @@ int modelRun(const QStringList &args)
             "[layer][head][target token][source token]; ids, tokens and attentions are the decoder's."),
         QStringLiteral("text"));
     p.addOptions({textOpt, outOpt, precisionOpt, lensOpt, backendOpt, ablateOpt, targetOpt});
+    p.addOptions(languageOptions());
     if (!p.parse(args))
         return fail("model run", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -352,6 +354,8 @@ int modelRun(const QStringList &args)
     req.keepScores = false;
     req.device = gpu.get();
     if (Status st = ablations(p.values(ablateOpt), m->info(), req.edits); !st)
+        return fail("model run", st.message, 2);
+    if (Status st = applyLanguages(p, *m); !st)
         return fail("model run", st.message, 2);
     if (m->info().architecture.encoderDecoder) {
         req.target = p.value(targetOpt).toStdString();
@@ -460,6 +464,34 @@ Status ablations(const QStringList &values, const ModelInfo &info, std::vector<I
                                                                std::to_string(info.heads) + " query heads (0.." + std::to_string(info.heads - 1) + ")");
         out.push_back(std::move(e));
     }
+    return {};
+}
+
+QList<QCommandLineOption> languageOptions()
+{
+    return {QCommandLineOption(QStringLiteral("src-lang"),
+                               QStringLiteral("An mBART folder's source language (its code after </s>: en_XX, ro_RO, …; "
+                                              "default en_XX)."),
+                               QStringLiteral("code")),
+            QCommandLineOption(QStringLiteral("tgt-lang"),
+                               QStringLiteral("An mBART folder's target language: mbart-large-cc25's decoder starts at its "
+                                              "code, mBART-50's reads it first (default: the one the folder starts or forces, "
+                                              "else en_XX)."),
+                               QStringLiteral("code"))};
+}
+
+Status applyLanguages(const QCommandLineParser &p, Model &model)
+{
+    const QString src = QStringLiteral("src-lang"), tgt = QStringLiteral("tgt-lang");
+    if (!p.isSet(src) && !p.isSet(tgt))
+        return {};
+    Seq2SeqLanguages now;
+    if (Status st = seq2seqLanguages(model, now); !st)
+        return st;
+    const std::string source = p.isSet(src) ? p.value(src).toStdString() : now.source;
+    const std::string target = p.isSet(tgt) ? p.value(tgt).toStdString() : now.target;
+    if (Status st = setSeq2SeqLanguages(model, source, target); !st)
+        return Status::error(st.code, "--" + (p.isSet(src) ? src : tgt).toStdString() + ": " + st.message);
     return {};
 }
 

@@ -270,6 +270,7 @@ int generateText(const QStringList &args)
                                                    "(layers x heads x source tokens)."));
     p.addOptions({modelOpt, textOpt, tokensOpt, tempOpt, topKOpt, topPOpt, seedOpt, jsonOpt, ablateOpt, beamsOpt, maxNewOpt,
                   attentionOpt});
+    p.addOptions(languageOptions());
     if (!p.parse(args))
         return fail("generate", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -309,6 +310,8 @@ int generateText(const QStringList &args)
         return fail("generate", st.message, exitCodeFor(st));
     std::vector<Intervention> edits;
     if (Status st = ablations(p.values(ablateOpt), m->info(), edits); !st)
+        return fail("generate", st.message, 2);
+    if (Status st = applyLanguages(p, *m); !st)
         return fail("generate", st.message, 2);
     const bool seq2seq = m->info().architecture.encoderDecoder;
     for (const QCommandLineOption *o : {&beamsOpt, &maxNewOpt, &attentionOpt})

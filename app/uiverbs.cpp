@@ -315,10 +315,12 @@ int exportView(const QStringList &args)
                               QStringLiteral("text"));
     QStringList viewIds = ui::exportViewIds();
     viewIds << QStringLiteral("cross"); // the weights view on an encoder-decoder model's cross-attention
+    viewIds << QStringLiteral("pipeline"); // one stage of an encoder-decoder model's pipeline (seq2seqexport.cpp)
     QCommandLineOption viewOpt(QStringLiteral("view"),
                                QStringLiteral("%1 (weights by default). cross and alignment: an encoder-decoder model's "
                                               "cross-attention (target rows x source columns) and its word alignment "
-                                              "(--layer and --head default to avg there: the mean).")
+                                              "(--layer and --head default to avg there: the mean). pipeline: one stage "
+                                              "(--stage) of an encoder-decoder model's pipeline of --attention.")
                                    .arg(ui::idChoices(viewIds)),
                                QStringLiteral("view"), QStringLiteral("weights"));
     QCommandLineOption targetOpt(QStringLiteral("target"),
@@ -397,6 +399,17 @@ int exportView(const QStringList &args)
                                                    "x keys, float32; .csv: a row per weight; .json: with the tokens and their "
                                                    "positions). --view, --layer and --head do not apply."));
     p.addOptions({modelOpt, layerOpt, normWeightedOpt, ablateOpt, allLayersOpt});
+    QCommandLineOption attentionOpt(QStringLiteral("attention"),
+                                    QStringLiteral("--view pipeline: the encoder's self-attention (encoder), the decoder's "
+                                                   "(decoder) or the cross-attention (cross, the default)."),
+                                    QStringLiteral("which"), QStringLiteral("cross"));
+    QCommandLineOption stageOpt(QStringLiteral("stage"),
+                                QStringLiteral("--view pipeline: the stage, by number (1, 2, …) or name (weights, the default; "
+                                               "\"raw scores\" or raw-scores; …). A figure, or its numbers (every row and "
+                                               "column) as .csv .npy .json."),
+                                QStringLiteral("stage"));
+    p.addOptions({attentionOpt, stageOpt});
+    p.addOptions(languageOptions());
     QCommandLineOption presetOpt(QStringLiteral("preset"),
                                  QStringLiteral("A lesson (`attnviz window --preset list`), with --slides."), QStringLiteral("id"));
     QCommandLineOption slidesOpt(QStringLiteral("slides"),
@@ -461,6 +474,18 @@ int exportView(const QStringList &args)
     const bool seq2seqView = isSeq2SeqView(p.value(viewOpt)); // cross, alignment: seq2seqexport.cpp
     if (!viewIds.contains(p.value(viewOpt)) || (!readsView && !seq2seqView && !ui::parseExportView(p.value(viewOpt), view)))
         return fail("export", QStringLiteral("--view %1: expected %2").arg(p.value(viewOpt), ui::idChoices(viewIds)), 2);
+    const bool pipelineView = p.value(viewOpt) == QLatin1String("pipeline");
+    for (const QCommandLineOption *o : {&attentionOpt, &stageOpt})
+        if (p.isSet(*o) && !pipelineView)
+            return fail("export", QStringLiteral("--%1: for --view pipeline, not --view %2").arg(o->names().constFirst(), p.value(viewOpt)), 2);
+    cli::PipelineChoice pipeline;
+    pipeline.stage = p.value(stageOpt);
+    if (p.value(attentionOpt) == QLatin1String("encoder"))
+        pipeline.kind = AttentionKind::Encoder;
+    else if (p.value(attentionOpt) == QLatin1String("decoder"))
+        pipeline.kind = AttentionKind::Self;
+    else if (p.value(attentionOpt) != QLatin1String("cross"))
+        return fail("export", QStringLiteral("--attention %1: expected encoder, decoder or cross").arg(p.value(attentionOpt)), 2);
     if (seq2seqView && p.isSet(allLayersOpt))
         return fail("export", QStringLiteral("--all-layers writes the weights of every layer: not with --view %1").arg(p.value(viewOpt)), 2);
     // the alignment's --layer and --head may be the mean (avg), as its tab's; cross's --head may
@@ -531,6 +556,8 @@ int exportView(const QStringList &args)
                                       .arg(info.layers - 1),
                         2);
         if (Status st = ablations(p.values(ablateOpt), info, req.edits); !st)
+            return fail("export", QString::fromStdString(st.message), 2);
+        if (Status st = applyLanguages(p, *req.model); !st)
             return fail("export", QString::fromStdString(st.message), 2);
         if (!req.edits.empty()) // the same one-line refusal as the window's menu for a model that cannot be edited
             if (const QString why = ui::editsRefusal(info, true); !why.isEmpty())
@@ -672,7 +699,7 @@ int exportView(const QStringList &args)
         if (const QString why = seq2seqViewRefusal(p.value(viewOpt), *snap); !why.isEmpty())
             return fail("export", why, 2);
         return exportSeq2SeqView(p.value(viewOpt), snap, layer, head, !p.isSet(noNumbersOpt), out,
-                                 figure);
+                                 figure, pipeline);
     }
     if (readsView)
         return exportReadsView(p.value(viewOpt), snap, p.isSet(queryOpt) ? query : -1, p.value(tokenOpt), out, figure);

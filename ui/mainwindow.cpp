@@ -5,6 +5,8 @@
 // window/window*.cpp.
 #include "mainwindow.h"
 
+#include "attnviz/encoderdecoder.h"
+
 #include "controls/controlpanel.h"
 #include "controls/inputpanel.h"
 #include "controls/sentenceedit.h"
@@ -122,6 +124,14 @@ MainWindow::MainWindow(QWidget *parent)
     connect(input, &InputPanel::keySentenceChanged, m_session, &LiveSession::setKeySentence);
     connect(input, &InputPanel::targetChanged, m_session, &LiveSession::setTarget);
     connect(input, &InputPanel::beamsChanged, m_session, &LiveSession::setBeams);
+    connect(input, &InputPanel::languagesChanged, this, [this](const QString &source, const QString &target) {
+        if (!m_session->model())
+            return;
+        if (Status st = setSeq2SeqLanguages(*m_session->model(), source.toStdString(), target.toStdString()); !st)
+            m_input->showNotice(QString::fromStdString(st.message));
+        else
+            m_session->requestNow(); // the same texts, other codes around them
+    });
 
     // Views: every one of the registry, its tab or dock titled there.
     m_tabs = new QTabWidget(this);

@@ -190,6 +190,9 @@ private slots:
     void runT5();
     void t5Refusals();
     void exportCrossAndAlignment();
+    void exportPipeline_data();
+    void exportPipeline();
+    void exportPipelineRefusals();
     void generateSeq2Seq();
     void runBart();
     void info();
@@ -629,6 +632,136 @@ void TestModelCli::exportCrossAndAlignment()
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains(x.message), r.err.constData());
         QCOMPARE(r.err.count("attnviz export:"), 1); // one line (Qt may add its own notes)
+        QVERIFY(!QFile::exists(png));
+    }
+}
+
+// export --view pipeline of an encoder-decoder model: the Weights stage of the attention chosen
+// (--attention), layer and head, as JSON, equals model run's weights of that attention; mBART's
+// languages (--src-lang, --tgt-lang) reach both; the figure is written.
+void TestModelCli::exportPipeline_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("attention");
+    QTest::addColumn<int>("layer");
+    QTest::addColumn<int>("head");
+    QTest::addColumn<QString>("key"); // model run's
+    QTest::addColumn<QStringList>("languages");
+    QTest::addRow("t5 encoder") << "t5-tiny" << "encoder" << 1 << 2 << "encoder_attentions" << QStringList();
+    QTest::addRow("t5 decoder") << "t5-tiny" << "decoder" << 2 << 0 << "attentions" << QStringList();
+    QTest::addRow("t5 cross") << "t5-tiny" << "cross" << 0 << 3 << "cross_attentions" << QStringList();
+    QTest::addRow("bart cross") << "bart-tiny" << "cross" << 2 << 1 << "cross_attentions" << QStringList();
+    QTest::addRow("mbart decoder, ro_RO") << "mbart-spm-tiny" << "decoder" << 1 << 3 << "attentions"
+                                          << QStringList{QStringLiteral("--src-lang"), QStringLiteral("de_DE"),
+                                                         QStringLiteral("--tgt-lang"), QStringLiteral("ro_RO")};
+}
+
+void TestModelCli::exportPipeline()
+{
+    QFETCH(QString, model);
+    QFETCH(QString, attention);
+    QFETCH(int, layer);
+    QFETCH(int, head);
+    QFETCH(QString, key);
+    QFETCH(QStringList, languages);
+    const QString dir = fixture(model);
+    const QString source = QStringLiteral("the program"), target = QStringLiteral("free program");
+    const Run ref = execCli(QStringList{QStringLiteral("model"), QStringLiteral("run"), dir, QStringLiteral("--text"), source,
+                                       QStringLiteral("--target"), target} + languages);
+    QVERIFY2(ref.code == 0, ref.err.constData());
+    const QJsonObject got = QJsonDocument::fromJson(ref.out).object();
+    const QJsonArray want = got.value(key).toArray()[layer].toArray()[head].toArray();
+    QVERIFY(want.size() > 2);
+    QTemporaryDir tmp;
+    const QStringList common = QStringList{QStringLiteral("export"), QStringLiteral("--model"), dir, QStringLiteral("--sentence"), source,
+                                           QStringLiteral("--target"), target, QStringLiteral("--view"), QStringLiteral("pipeline"),
+                                           QStringLiteral("--attention"), attention, QStringLiteral("--layer"), QString::number(layer),
+                                           QStringLiteral("--head"), QString::number(head)} + languages;
+    const QString json = tmp.filePath(QStringLiteral("weights.json"));
+    Run r = execCli(common + QStringList{QStringLiteral("--out"), json});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile f(json);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(o.value(QStringLiteral("view")).toString(), QStringLiteral("pipeline"));
+    const QJsonObject extra = o.value(QStringLiteral("extra")).toObject();
+    QCOMPARE(extra.value(QStringLiteral("stage")).toString(), QStringLiteral("Attention weights"));
+    QCOMPARE(extra.value(QStringLiteral("attention")).toString(), attention);
+    QCOMPARE(extra.value(QStringLiteral("layer")).toInt(), layer);
+    QCOMPARE(extra.value(QStringLiteral("head")).toInt(), head);
+    const QJsonArray data = o.value(QStringLiteral("data")).toArray();
+    QCOMPARE(data.size(), want.size());
+    const QJsonArray rows = o.value(QStringLiteral("rows")).toArray(), cols = o.value(QStringLiteral("columns")).toArray();
+    QCOMPARE(rows.size(), want.size());
+    const QJsonArray queries = got.value(attention == QLatin1String("encoder") ? QStringLiteral("source_tokens") : QStringLiteral("tokens")).toArray();
+    const QJsonArray keys = got.value(attention == QLatin1String("decoder") ? QStringLiteral("tokens") : QStringLiteral("source_tokens")).toArray();
+    QCOMPARE(rows.size(), queries.size());
+    QCOMPARE(cols.size(), keys.size());
+    for (qsizetype i = 0; i < want.size(); ++i) {
+        const QJsonArray w = want[i].toArray(), g = data[i].toArray();
+        QCOMPARE(g.size(), w.size());
+        for (qsizetype j = 0; j < w.size(); ++j)
+            QVERIFY2(g[j].toDouble() == w[j].toDouble() || std::abs(g[j].toDouble() - w[j].toDouble()) < 1e-7,
+                     qPrintable(QStringLiteral("%1, %2: %3 vs %4").arg(i).arg(j).arg(g[j].toDouble()).arg(w[j].toDouble())));
+    }
+    if (!languages.isEmpty()) { // the decoder starts at ro_RO's code; the source ends in de_DE's
+        QCOMPARE(got.value(QStringLiteral("tokens")).toArray().first().toString(), QStringLiteral("ro_RO"));
+        QCOMPARE(got.value(QStringLiteral("source_tokens")).toArray().last().toString(), QStringLiteral("de_DE"));
+        QCOMPARE(rows.first().toString(), QStringLiteral("ro_RO"));
+    }
+    // another stage by its name, and by its number; a figure
+    const QString raw = tmp.filePath(QStringLiteral("raw.csv"));
+    r = execCli(common + QStringList{QStringLiteral("--stage"), QStringLiteral("raw-scores"), QStringLiteral("--out"), raw});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(QFileInfo(raw).size() > 100);
+    const QString png = tmp.filePath(QStringLiteral("stage.png"));
+    r = execCli(common + QStringList{QStringLiteral("--stage"), QStringLiteral("1"), QStringLiteral("--out"), png});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(QFileInfo(png).size() > 1000);
+    const QString shots = qEnvironmentVariable("ATTNVIZ_PIPELINE_SHOTS");
+    if (!shots.isEmpty()) {
+        const QString name = QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('-')).remove(QLatin1Char(','));
+        r = execCli(common + QStringList{QStringLiteral("--out"), shots + QStringLiteral("/pipeline-%1.png").arg(name)});
+        QCOMPARE(r.code, 0);
+    }
+}
+
+void TestModelCli::exportPipelineRefusals()
+{
+    const QString t5 = fixture(QStringLiteral("t5-tiny"));
+    QTemporaryDir tmp;
+    const QString png = tmp.filePath(QStringLiteral("no.png"));
+    const struct {
+        QStringList args;
+        const char *message;
+    } refusals[] = {
+        {{QStringLiteral("--model"), t5, QStringLiteral("--view"), QStringLiteral("pipeline"), QStringLiteral("--stage"), QStringLiteral("nowhere")},
+         "--stage nowhere: the cross attention's pipeline has 1 residual stream, 2 encoder output, 3 q, 4 k, 5 v, 6 raw scores, "
+         "7 scaled scores, 8 masked scores, 9 attention weights, 10 context, 11 concatenated heads, 12 output"},
+        {{QStringLiteral("--model"), t5, QStringLiteral("--view"), QStringLiteral("pipeline"), QStringLiteral("--stage"), QStringLiteral("scores")},
+         "--stage scores: the cross attention's pipeline has 1 residual stream,"},
+        {{QStringLiteral("--model"), t5, QStringLiteral("--view"), QStringLiteral("pipeline"), QStringLiteral("--attention"), QStringLiteral("sideways")},
+         "--attention sideways: expected encoder, decoder or cross"},
+        {{QStringLiteral("--model"), t5, QStringLiteral("--view"), QStringLiteral("cross"), QStringLiteral("--stage"), QStringLiteral("1")},
+         "--stage: for --view pipeline, not --view cross"},
+        {{QStringLiteral("--model"), t5, QStringLiteral("--view"), QStringLiteral("pipeline"), QStringLiteral("--attention"), QStringLiteral("encoder"),
+          QStringLiteral("--layer"), QStringLiteral("2")},
+         "--layer 2: the encoder attention has layers 0..1"},
+        {{QStringLiteral("--model"), fixture(QStringLiteral("gpt2-tiny")), QStringLiteral("--view"), QStringLiteral("pipeline")},
+         "--view pipeline draws a stage of an encoder-decoder model's pipeline (of other models: not yet, File ▸ Export in the window): "
+         "give --model DIR of one (t5, bart, mbart, marian); gpt2-tiny is gpt2"},
+        {{QStringLiteral("--model"), t5, QStringLiteral("--tgt-lang"), QStringLiteral("ro_RO"), QStringLiteral("--view"), QStringLiteral("cross")},
+         "--tgt-lang: t5-tiny (t5) reads no language codes: only mBART folders with sentencepiece.bpe.model do"},
+        {{QStringLiteral("--model"), fixture(QStringLiteral("mbart-spm-tiny")), QStringLiteral("--src-lang"), QStringLiteral("xx_YY"),
+          QStringLiteral("--view"), QStringLiteral("cross")},
+         "--src-lang: language xx_YY: mbart-spm-tiny knows 25 codes: ar_AR,"},
+    };
+    for (const auto &x : refusals) {
+        const Run r = execCli(QStringList{QStringLiteral("export"), QStringLiteral("--sentence"), QStringLiteral("a b"), QStringLiteral("--out"), png} +
+                              x.args);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(x.message), r.err.constData());
+        QCOMPARE(r.err.count("attnviz export:"), 1);
         QVERIFY(!QFile::exists(png));
     }
 }

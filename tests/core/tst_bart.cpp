@@ -437,11 +437,11 @@ private slots:
         QVERIFY(!st);
         QVERIFY2(st.message.find("token id 288 is outside the vocabulary (288)") != std::string::npos,
                  st.message.c_str());
-        // no tokenizer files in mbart-tiny: text is refused in one line, ids trace
+        // no tokenizer file in mbart-tiny: text is refused in one line, ids trace
         std::vector<TraceToken> tokens;
         st = opened(QStringLiteral("mbart-tiny"))->tokenize("hello", tokens);
         QVERIFY(!st);
-        QVERIFY2(st.message.find("mbart's tokenizer (sentencepiece.bpe.model) is not read yet: only token ids trace") !=
+        QVERIFY2(st.message.find("mbart-tiny/sentencepiece.bpe.model: missing (mBART's tokenizer): only token ids trace") !=
                      std::string::npos,
                  st.message.c_str());
     }

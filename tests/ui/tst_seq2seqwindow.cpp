@@ -595,6 +595,121 @@ private slots:
             }
     }
 
+    // An mBART folder's languages beside the target: the folder's (en_XX, and tr_TR, the code its
+    // decoder_start_token_id is); a target language picked restarts the decoder at its code and a
+    // source language ends the source with its; other models show no pickers.
+    void mbartLanguagePickers()
+    {
+        Window win;
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("mbart-spm-tiny")), &error), qPrintable(error));
+        QComboBox *src = win.w.inputPanel()->sourceLanguageCombo(), *tgt = win.w.inputPanel()->targetLanguageCombo();
+        QVERIFY(src->isVisibleTo(&win.w) && tgt->isVisibleTo(&win.w));
+        QCOMPARE(src->count(), 25);
+        QCOMPARE(src->currentText(), QStringLiteral("en_XX"));
+        QCOMPARE(tgt->currentText(), QStringLiteral("tr_TR"));
+        SnapshotPtr s = settleOn(win, QStringLiteral("the program"), QStringLiteral("the free program"));
+        QVERIFY(s);
+        QCOMPARE(QString::fromStdString(s->trace->tokens.front().text), QStringLiteral("tr_TR"));
+        QCOMPARE(QString::fromStdString(s->trace->seq2seq.sourceTokens.back().text), QStringLiteral("en_XX"));
+        const quint64 g = test::shownGeneration(*win.w.session());
+        src->setCurrentIndex(src->findText(QStringLiteral("fr_XX")));
+        tgt->setCurrentIndex(tgt->findText(QStringLiteral("ro_RO")));
+        emit tgt->activated(tgt->currentIndex());
+        s = test::waitForSnapshot(
+            *win.w.session(), g,
+            [&](const ComputeSnapshot &x) { return x.hasResult() && x.trace->tokens.front().text == "ro_RO"; }, 30000);
+        QVERIFY(s);
+        QCOMPARE(QString::fromStdString(s->trace->seq2seq.sourceTokens.back().text), QStringLiteral("fr_XX"));
+        QCOMPARE(s->trace->tokens.front().id, 57);
+        Seq2SeqLanguages langs;
+        QVERIFY(seq2seqLanguages(*win.w.session()->model(), langs).ok());
+        QCOMPARE(langs.target, std::string("ro_RO"));
+        shoot(win, QStringLiteral("mbart-languages"));
+        // a session keeps them; a code the folder does not know is one problem, the folder's kept
+        const SessionState st = win.w.captureSession();
+        QCOMPARE(st.sourceLanguage, QStringLiteral("fr_XX"));
+        QCOMPARE(st.targetLanguage, QStringLiteral("ro_RO"));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("s.attnviz")), bad = dir.filePath(QStringLiteral("bad.attnviz"));
+        QVERIFY2(win.w.saveSession(path, &error), qPrintable(error));
+        QVERIFY2(win.w.openModel(fixture(QStringLiteral("t5-tiny")), &error), qPrintable(error));
+        QVERIFY(!src->isVisibleTo(&win.w) && !tgt->isVisibleTo(&win.w));
+        QVERIFY(win.w.captureSession().targetLanguage.isEmpty());
+        {
+            Window other;
+            QString report;
+            QVERIFY2(other.w.openSession(path, &report), qPrintable(report));
+            QCOMPARE(other.w.inputPanel()->sourceLanguageCombo()->currentText(), QStringLiteral("fr_XX"));
+            QCOMPARE(other.w.inputPanel()->targetLanguageCombo()->currentText(), QStringLiteral("ro_RO"));
+            const SnapshotPtr back = other.settle();
+            QVERIFY(back && back->hasResult());
+            QCOMPARE(QString::fromStdString(back->trace->tokens.front().text), QStringLiteral("ro_RO"));
+            QCOMPARE(QString::fromStdString(back->trace->seq2seq.sourceTokens.back().text), QStringLiteral("fr_XX"));
+        }
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject json = QJsonDocument::fromJson(f.readAll()).object();
+        QJsonObject input = json.value(QStringLiteral("input")).toObject();
+        QCOMPARE(input.value(QStringLiteral("targetLanguage")).toString(), QStringLiteral("ro_RO"));
+        input.insert(QStringLiteral("targetLanguage"), QStringLiteral("xx_YY"));
+        json.insert(QStringLiteral("input"), input);
+        QFile b(bad);
+        QVERIFY(b.open(QIODevice::WriteOnly));
+        b.write(QJsonDocument(json).toJson());
+        b.close();
+        Window third;
+        QString report;
+        third.w.openSession(bad, &report);
+        QVERIFY2(report.contains(QStringLiteral("input.sourceLanguage, input.targetLanguage: language xx_YY: mbart-spm-tiny knows 25 "
+                                                "codes")),
+                 qPrintable(report));
+        QCOMPARE(third.w.inputPanel()->targetLanguageCombo()->currentText(), QStringLiteral("tr_TR"));
+    }
+
+    void controlsSayTheModelsScaling_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("shown");
+        QTest::addColumn<QString>("why");
+        QTest::newRow("t5") << QStringLiteral("t5-tiny") << QStringLiteral("none (× 1)")
+                            << QStringLiteral("t5-tiny does not divide q·k by √d_head: T5's initialisation folds that factor into W_q");
+        QTest::newRow("t5 v1.1") << QStringLiteral("t5-v1_1-tiny") << QStringLiteral("none (× 1)") << QStringLiteral("does not divide");
+        QTest::newRow("t5encoder") << QStringLiteral("../gguf/t5encoder.gguf") << QStringLiteral("none (× 1)")
+                                   << QStringLiteral("does not divide");
+        QTest::newRow("bart") << QStringLiteral("bart-tiny") << QStringLiteral("1/√d_head = 1/√4")
+                              << QStringLiteral("bart-tiny divides q·k by √d_head");
+        QTest::newRow("mbart") << QStringLiteral("mbart-tiny") << QStringLiteral("1/√d_head = 1/√4") << QStringLiteral("divides");
+        QTest::newRow("marian") << QStringLiteral("marian-tiny") << QStringLiteral("1/√d_head = 1/√4") << QStringLiteral("divides");
+    }
+
+    // The greyed Scaling row says what the model multiplies q·k by (T5: nothing), in the combo's
+    // place; the word vectors get their combo and their choice back.
+    void controlsSayTheModelsScaling()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, shown);
+        QFETCH(QString, why);
+        Window win;
+        auto *combo = win.w.controls()->findChild<QComboBox *>(QStringLiteral("scaleCombo"));
+        auto *label = win.w.controls()->findChild<QLabel *>(QStringLiteral("modelScaleLabel"));
+        QVERIFY(combo && label);
+        combo->setCurrentIndex(combo->findData(int(ScaleRule::InvSqrtDModel)));
+        QVERIFY(combo->isVisibleTo(&win.w) && !label->isVisibleTo(&win.w));
+        QString error;
+        QVERIFY2(win.w.openModel(fixture(model), &error), qPrintable(error));
+        QVERIFY(!combo->isVisibleTo(&win.w) && !combo->isEnabled());
+        QVERIFY(label->isVisibleTo(&win.w) && !label->isEnabled());
+        QCOMPARE(label->text(), shown);
+        QVERIFY2(label->toolTip().contains(why), qPrintable(label->toolTip()));
+        QVERIFY(!shownTexts(win.w.controls()).contains(QStringLiteral("1/√d_head")) || shown.startsWith(QStringLiteral("1/√d_head")));
+        if (model == QLatin1String("t5-tiny"))
+            shoot(win, QStringLiteral("p-t5-controls"));
+        win.w.useWordVectors();
+        QVERIFY(combo->isVisibleTo(&win.w) && combo->isEnabled() && !label->isVisibleTo(&win.w));
+        QCOMPARE(win.w.controls()->settings().scaleRule, ScaleRule::InvSqrtDModel);
+    }
+
     void otherViewsSayNotYet_data()
     {
         QTest::addColumn<QString>("view");

@@ -116,7 +116,16 @@ ControlPanel::ControlPanel(QWidget *parent)
                      {QStringLiteral("1/√d_model"), int(ScaleRule::InvSqrtDModel)},
                      {tr("none"), int(ScaleRule::None)},
                      {tr("temperature 1/(T·√d_head)"), int(ScaleRule::Temperature)}});
-    sf->addRow(tr("Scaling"), m_scale);
+    // a model's own scaling, in the combo's place while a model is shown (the combo keeps the word
+    // vectors' choice)
+    m_modelScale = new QLabel(scoreBox);
+    m_modelScale->setObjectName(QStringLiteral("modelScaleLabel"));
+    m_modelScale->setEnabled(false);
+    m_modelScale->setVisible(false);
+    auto *scaleRow = new QHBoxLayout;
+    scaleRow->addWidget(m_scale, 1);
+    scaleRow->addWidget(m_modelScale, 1);
+    sf->addRow(tr("Scaling"), scaleRow);
     m_temperature = new QSlider(Qt::Horizontal, scoreBox);
     m_temperature->setObjectName(QStringLiteral("temperatureSlider"));
     m_temperature->setRange(0, 200);
@@ -430,6 +439,29 @@ void ControlPanel::setModel(const ModelInfo *info)
     m_modelCausal = on && info->causal;
     m_modelName = on ? QString::fromStdString(info->name) : QString();
     m_kvGroup = on && info->kvHeads > 0 && info->kvHeads < info->heads ? info->heads / info->kvHeads : 1;
+    if (on) { // what the model multiplies q·k by (Architecture::attentionScale; 0: 1/√d_head)
+        const Architecture &a = info->architecture;
+        const double scale = a.attentionScale;
+        const int dHead = info->dHead > 0 ? info->dHead : a.dHead;
+        if (scale == 1.0) {
+            m_modelScaleText = tr("none (× 1)");
+            m_modelScaleWhy = a.positions == PositionKind::RelativeBuckets
+                                  ? tr("%1 does not divide q·k by √d_head: T5's initialisation folds that factor into W_q. "
+                                       "Scaling applies to the word vectors")
+                                        .arg(m_modelName)
+                                  : tr("%1 does not scale q·k. Scaling applies to the word vectors").arg(m_modelName);
+        } else if (scale <= 0.0 || (dHead > 0 && std::abs(scale * std::sqrt(double(dHead)) - 1.0) < 1e-12)) {
+            m_modelScaleText = tr("1/√d_head = 1/√%1").arg(dHead);
+            m_modelScaleWhy = tr("%1 divides q·k by √d_head, as it was trained. Scaling applies to the word vectors").arg(m_modelName);
+        } else {
+            m_modelScaleText = tr("1/√%1 (× %2)").arg(1.0 / (scale * scale), 0, 'g', 6).arg(scale, 0, 'g', 4);
+            m_modelScaleWhy = tr("%1 multiplies q·k by %2 (its config's own factor, not 1/√d_head = 1/√%3), as it was "
+                                 "trained. Scaling applies to the word vectors")
+                                  .arg(m_modelName)
+                                  .arg(scale, 0, 'g', 6)
+                                  .arg(dHead);
+        }
+    }
     showKeyValueGroup();
     m_heads->setValue(on ? std::max(1, info->heads) : m_wordVectorHeads);
     m_blockSignals = false;
@@ -478,6 +510,10 @@ void ControlPanel::applyModelMode()
                      || w == m_stack || w == m_loadEmbeddings || w == m_mask)
                 w->setEnabled(true);
         }
+        if (m_modelScale) { // (built after m_scale)
+            m_scale->setVisible(true);
+            m_modelScale->setVisible(false);
+        }
         return;
     }
     const QString model = m_modelName;
@@ -490,8 +526,11 @@ void ControlPanel::applyModelMode()
     };
     off(m_heads, tr("%1 has its own heads: the head count comes from its config.json").arg(model));
     off(m_dHead, tr("%1 has its own head width (head_dim in its config.json)").arg(model));
-    off(m_scale, tr("%1 scales its scores as it was trained; scaling applies to the word vectors")
-                     .arg(model));
+    off(m_scale, m_modelScaleWhy);
+    m_scale->setVisible(false);
+    m_modelScale->setText(m_modelScaleText);
+    m_modelScale->setToolTip(m_modelScaleWhy);
+    m_modelScale->setVisible(true);
     off(m_temperature, tr("Temperature applies to the word-vector attention, not to %1").arg(model));
     off(m_norm, tr("%1 was trained with softmax; other normalizations apply to the word vectors").arg(model));
     off(m_maskMethod, tr("%1 masks with −∞ before softmax, as it was trained").arg(model));

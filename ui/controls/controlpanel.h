@@ -90,6 +90,8 @@ private:
     int m_kvGroup = 1;          // query heads per key/value head of the model shown (1: none shared)
     bool m_modelCausal = false; // the model attends only backwards: its mask is always causal
     int m_wordVectorMask = 0;   // the mask chosen before a model fixed it (MaskChoice)
+    QString m_modelScaleText, m_modelScaleWhy; // what the model multiplies q·k by, shown instead of the combo
+    QLabel *m_modelScale = nullptr;
     std::shared_ptr<const Projections<float>> m_loaded;
     QString m_loadedSource;
 

@@ -5,10 +5,12 @@
 #include "controls/sentenceedit.h"
 #include "controls/tokenchipsview.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -119,10 +121,28 @@ InputPanel::InputPanel(QWidget *parent)
     m_beams->setToolTip(tr("Beams of the generated target: 1 is greedy search; 2 to 4 beam search as "
                            "generate() runs it, the kept beam's target and its cross-attention shown"));
     connect(m_beams, &QSpinBox::valueChanged, this, &InputPanel::beamsChanged);
+    // an mBART folder's source and target languages (their codes go around the texts)
+    m_sourceLanguage = new QComboBox(input);
+    m_sourceLanguage->setObjectName(QStringLiteral("sourceLanguageCombo"));
+    m_sourceLanguage->setToolTip(tr("The source's language: its code follows the source's </s> (mBART-50: leads it)"));
+    m_targetLanguage = new QComboBox(input);
+    m_targetLanguage->setObjectName(QStringLiteral("targetLanguageCombo"));
+    m_targetLanguage->setToolTip(tr("The target's language: mbart-large-cc25's decoder starts at its code; mBART-50's "
+                                    "reads it first, and generation is made to begin with it"));
+    m_languageArrow = new QLabel(QStringLiteral("→"), input);
+    for (QWidget *w : {static_cast<QWidget *>(m_sourceLanguage), static_cast<QWidget *>(m_languageArrow),
+                       static_cast<QWidget *>(m_targetLanguage)})
+        w->setVisible(false);
+    for (QComboBox *c : {m_sourceLanguage, m_targetLanguage})
+        connect(c, &QComboBox::activated, this,
+                [this] { emit languagesChanged(m_sourceLanguage->currentText(), m_targetLanguage->currentText()); });
     auto *targetRow = new QWidget(input);
     auto *tl = new QHBoxLayout(targetRow);
     tl->setContentsMargins(0, 0, 0, 0);
     tl->addWidget(m_targetEdit, 1);
+    tl->addWidget(m_sourceLanguage);
+    tl->addWidget(m_languageArrow);
+    tl->addWidget(m_targetLanguage);
     tl->addWidget(m_generate);
     tl->addWidget(m_beams);
     m_targetBox = labelled(tr("Target (the decoder's text, teacher-forced)"), targetRow, input);
@@ -204,5 +224,19 @@ void InputPanel::setDecoderText(const QString &text, bool generated, int beams)
 }
 
 QString InputPanel::chipsHelpText() const { return m_chipsHelp->text(); }
+
+void InputPanel::setLanguages(const QStringList &codes, const QString &source, const QString &target)
+{
+    for (QComboBox *c : {m_sourceLanguage, m_targetLanguage}) {
+        const QSignalBlocker block(c);
+        c->clear();
+        c->addItems(codes);
+    }
+    m_sourceLanguage->setCurrentText(source);
+    m_targetLanguage->setCurrentText(target);
+    for (QWidget *w : {static_cast<QWidget *>(m_sourceLanguage), static_cast<QWidget *>(m_languageArrow),
+                       static_cast<QWidget *>(m_targetLanguage)})
+        w->setVisible(!codes.isEmpty());
+}
 
 } // namespace attnviz::ui

@@ -8,6 +8,7 @@
 
 #include <QWidget>
 
+class QComboBox;
 class QLabel;
 class QPushButton;
 class QScrollArea;
@@ -45,6 +46,11 @@ public:
     // the kept beam of `beams`).
     void setDecoderText(const QString &text, bool generated, int beams = 1);
     QString generatedTarget() const { return m_generated; }
+    // An mBART folder's languages beside the target: the codes its tokenizer knows (none hides the
+    // two pickers) and the ones chosen; a pick emits languagesChanged.
+    void setLanguages(const QStringList &codes, const QString &source, const QString &target);
+    QComboBox *sourceLanguageCombo() const { return m_sourceLanguage; }
+    QComboBox *targetLanguageCombo() const { return m_targetLanguage; }
     // The line under the sentence that explains the chips: the word vectors' (no name) or a model's,
     // in the words of its tokenizer (byte-level BPE marks spaces with ␣, WordPiece pieces with ##).
     void setModelTokens(const QString &modelName, const QString &tokenizer = QString());
@@ -56,6 +62,7 @@ signals:
     void keySentenceChanged(const QString &text);
     void targetChanged(const QString &text);
     void beamsChanged(int beams);
+    void languagesChanged(const QString &source, const QString &target);
 
 private:
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
@@ -69,6 +76,8 @@ private:
     QLabel *m_targetNote = nullptr;
     QPushButton *m_generate = nullptr;
     QSpinBox *m_beams = nullptr;
+    QComboBox *m_sourceLanguage = nullptr, *m_targetLanguage = nullptr;
+    QLabel *m_languageArrow = nullptr;
     QString m_generated; // the last generated target ("" while the target is typed)
     bool m_encoderDecoder = false;
     bool m_takesKeys = true; // the key/value sentence applies (the word vectors)

@@ -264,6 +264,8 @@ void readInput(Section sec, SessionState &s)
     readSentence(sec, "keySentence", s.keySentence);
     readSentence(sec, "target", s.target);
     sec.readInt("beams", 1, 4, QStringLiteral("a beam count"), s.beams);
+    sec.readString("sourceLanguage", s.sourceLanguage); // checked against the folder's codes when it opens
+    sec.readString("targetLanguage", s.targetLanguage);
     const QJsonValue padded = sec.take("paddedKeys");
     if (!padded.isUndefined()) {
         if (!padded.isArray()) {
@@ -638,6 +640,10 @@ QJsonObject sessionToJson(const SessionState &s)
         input.insert(QStringLiteral("target"), s.target);
     if (s.beams > 0) // an encoder-decoder model's beams
         input.insert(QStringLiteral("beams"), s.beams);
+    if (!s.sourceLanguage.isEmpty()) // an mBART folder's languages
+        input.insert(QStringLiteral("sourceLanguage"), s.sourceLanguage);
+    if (!s.targetLanguage.isEmpty())
+        input.insert(QStringLiteral("targetLanguage"), s.targetLanguage);
 
     const QJsonObject settings = settingsToJson(s.settings);
 

@@ -34,6 +34,9 @@ struct SessionState {
     QString target;
     // the beams an empty target is generated with (1 to 4), input.beams; 0: the folder's (not written)
     int beams = 0;
+    // an mBART folder's languages (their codes), input.sourceLanguage / input.targetLanguage; "" = the
+    // folder's (not written)
+    QString sourceLanguage, targetLanguage;
     std::set<int> paddedKeys;
     std::set<std::pair<int, int>> customMask;
     // settings: every field but the loaded weights themselves (projectionsFile, stackWeightsFile say

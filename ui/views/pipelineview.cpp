@@ -3,6 +3,7 @@
 // columns as fit, the explanation beside them, stepping and clicks. What each stage holds and how a
 // click is explained is the stage table's (pipelinestages.cpp).
 #include "views/pipelineview.h"
+#include "views/plotfit.h"
 #include "views/pipelinestages.h"
 
 #include "style/cellpaint.h"
@@ -421,6 +422,41 @@ QString PipelineView::stageMessage(int i) const
 bool PipelineView::stageRevealed(int i) const { return i >= 0 && i < m_stages.size() && m_stages[i]->revealed; }
 QCustomPlot *PipelineView::stagePlot(int i) const { return i >= 0 && i < m_stages.size() ? m_stages[i]->plot : nullptr; }
 
+const Mat<float> *PipelineView::stageMatrix(int i) const
+{
+    return i >= 0 && i < m_stages.size() && m_stages[i]->message.isEmpty() ? m_stages[i]->matrix : nullptr;
+}
+
+QStringList PipelineView::stageRowLabels(int i) const
+{
+    const Mat<float> *m = stageMatrix(i);
+    if (!m)
+        return {};
+    QStringList rows = m_stages[i]->rows ? *m_stages[i]->rows : QStringList();
+    for (qsizetype r = rows.size(); r < m->rows(); ++r)
+        rows << QString::number(r);
+    return rows.mid(0, m->rows());
+}
+
+QStringList PipelineView::stageColumnLabels(int i) const
+{
+    const Mat<float> *m = stageMatrix(i);
+    if (!m)
+        return {};
+    QStringList cols;
+    const PipelineStage *st = m_stages[i];
+    const bool mlp = st->kind == StageKind::MlpGate || st->kind == StageKind::MlpActivated || st->kind == StageKind::MlpUp ||
+                     st->kind == StageKind::MlpProduct;
+    if (st->cols)
+        cols = *st->cols;
+    else
+        for (Eigen::Index c = 0; c < m->cols(); ++c)
+            cols << (mlp && size_t(c) < m_neurons.size() ? QStringLiteral("n%1").arg(m_neurons[size_t(c)]) : QStringLiteral("d%1").arg(c));
+    for (qsizetype c = cols.size(); c < m->cols(); ++c)
+        cols << QString::number(c);
+    return cols.mid(0, m->cols());
+}
+
 QString PipelineView::explanation() const { return m_explain->toPlainText(); }
 
 QVector<QRect> PipelineView::highlights(int i) const
@@ -690,6 +726,7 @@ void PipelineView::fillStage(PipelineStage &st)
     st.captionLabel->setText(st.caption);
     st.messageLabel->setText(st.message);
     st.titleElement->setText(st.title);
+    st.titleElement->setProperty(kFullTitleProperty, st.title); // an export fits the whole title to its width
     st.shownTitle = st.title;
     st.plot->xAxis->setLabel(st.xAxis);
     st.plot->yAxis->setLabel(st.yAxis);

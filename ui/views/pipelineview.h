@@ -82,6 +82,13 @@ public:
     QString stageMessage(int stage) const; // why the stage has no heatmap ("" when it has one)
     bool stageRevealed(int stage) const;
     QCustomPlot *stagePlot(int stage) const;
+    // Stage i's numbers as computed, every row and column (the heatmap may average blocks and show
+    // the first dimensions only): null where it has none (stageMessage says why).
+    const Mat<float> *stageMatrix(int stage) const;
+    // Its rows' and columns' labels: tokens, or "d0", "d1", … where the columns are dimensions
+    // (an MLP stage's: the neurons shown, "n17").
+    QStringList stageRowLabels(int stage) const;
+    QStringList stageColumnLabels(int stage) const;
     int shownHead() const; // the head the per-head stages show
     // The neurons the MLP stages' columns are (column c shows neuron shownNeurons()[c]); empty
     // without them.

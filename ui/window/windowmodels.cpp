@@ -72,6 +72,13 @@ void MainWindow::setModelFrom(const QString &source, std::shared_ptr<Model> mode
         Seq2SeqGenerationSettings g;
         m_input->setBeams(generationSettings(*model, g).ok() ? std::clamp(g.numBeams, 1, 4) : 1);
     }
+    Seq2SeqLanguages languages; // an mBART folder's: the pickers beside the target
+    if (model)
+        seq2seqLanguages(*model, languages);
+    QStringList codes;
+    for (const std::string &c : languages.codes)
+        codes << QString::fromStdString(c);
+    m_input->setLanguages(codes, QString::fromStdString(languages.source), QString::fromStdString(languages.target));
     fitControlsWidth(); // a model hides the word vectors' stack and projections
     compareView()->followModel(model, model ? &m_modelInfo : nullptr);
     m_session->setModel(std::move(model)); // after the controls: the settings it computes with are final

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "window/windowstate.h"
+#include "attnviz/encoderdecoder.h"
 #include "window/viewrouter.h"
 
 #include "controls/controlpanel.h"
@@ -184,6 +185,10 @@ SessionState WindowState::capture() const
     s.keySentence = m_w->keySentenceEdit()->toPlainText();
     s.target = m_w->inputPanel()->targetEdit()->toPlainText();
     s.beams = m_w->inputPanel()->encoderDecoder() ? m_w->inputPanel()->beams() : 0;
+    if (Seq2SeqLanguages l; m_w->session()->model() && seq2seqLanguages(*m_w->session()->model(), l).ok() && !l.codes.empty()) {
+        s.sourceLanguage = QString::fromStdString(l.source);
+        s.targetLanguage = QString::fromStdString(l.target);
+    }
     s.attention = m_w->session()->attentionKind();
     s.paddedKeys = m_w->session()->paddedKeys();
     s.customMask = m_w->session()->customMask();
@@ -344,6 +349,26 @@ void WindowState::apply(const SessionState &in, QStringList *problems)
     }
     if (s.beams > 0) // after the model, whose folder sets its own default
         m_w->inputPanel()->setBeams(s.beams);
+    if (!s.sourceLanguage.isEmpty() || !s.targetLanguage.isEmpty()) { // an mBART folder's, after it opened
+        Seq2SeqLanguages now;
+        const std::shared_ptr<Model> &model = m_w->session()->model();
+        if (model)
+            seq2seqLanguages(*model, now);
+        const std::string source = s.sourceLanguage.isEmpty() ? now.source : s.sourceLanguage.toStdString();
+        const std::string target = s.targetLanguage.isEmpty() ? now.target : s.targetLanguage.toStdString();
+        if (!model) {
+            lines << tr("input.sourceLanguage, input.targetLanguage: the word vectors read no language codes; left out");
+        } else if (Status st = setSeq2SeqLanguages(*model, source, target); !st) {
+            lines << tr("input.sourceLanguage, input.targetLanguage: %1; the folder's are used")
+                         .arg(QString::fromStdString(st.message));
+        } else {
+            QStringList codes;
+            for (const std::string &c : now.codes)
+                codes << QString::fromStdString(c);
+            m_w->inputPanel()->setLanguages(codes, QString::fromStdString(source), QString::fromStdString(target));
+            m_w->session()->requestNow();
+        }
+    }
     m_w->session()->setPaddedKeys(s.paddedKeys);
     m_w->session()->setCustomMask(s.customMask);
     // The head ablations, checked against the model now in use (a session opened: not an undo step)

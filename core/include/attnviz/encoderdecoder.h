@@ -60,6 +60,20 @@ struct Seq2SeqGeneration {
 // an error for a model that is not an encoder-decoder one.
 Status generationSettings(const Model &model, Seq2SeqGenerationSettings &out);
 
+// The languages an mBART folder reads and writes (MBartTokenizer's src_lang and tgt_lang): the codes
+// its tokenizer knows (none for another model, or an mBART folder without sentencepiece.bpe.model)
+// and the ones chosen. The source's code goes around the text the encoder reads; the target's
+// starts the decoder (mBART-cc25: decoder start = the code) or is its first token (mBART-50: the
+// folder's start, </s>, then the code, forced in generation as forced_bos_token_id).
+struct Seq2SeqLanguages {
+    std::vector<std::string> codes; // in id order
+    std::string source, target;     // en_XX unless the folder's start or forced token names one
+};
+Status seq2seqLanguages(const Model &model, Seq2SeqLanguages &out);
+// Chooses them (thread-safe: a trace or generation running keeps the ones it began with); an error
+// naming the codes for one the folder does not know, or for a model without language codes.
+Status setSeq2SeqLanguages(Model &model, const std::string &source, const std::string &target);
+
 // generate() of transformers for one source (its text or ids, as TraceRequest reads them). One beam:
 // greedy search (the most probable processed token, the lower id on a tie); 2 to 4: beam search as
 // BeamSearchScorer does it (2 × beams candidates a step over every beam's log-probs plus its score;

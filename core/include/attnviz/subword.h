@@ -105,5 +105,17 @@ Status parseSentencePiece(const std::string &modelBytes, const std::string &name
 // by the SentencePiece library to pieces, each piece's id read from vocab.json (<unk>'s where it is
 // absent), then </s>. decode() leaves </s> and <pad> out. Messages name the files.
 Status loadMarianTokenizer(const std::string &spmFile, const std::string &vocabJson, std::unique_ptr<SubwordTokenizer> &out);
+// mBART's tokenizer (MBartTokenizer for mbart-large-cc25 and its fine-tunings, MBart50Tokenizer for
+// mbart-large-50): sentencepiece.bpe.model run by the SentencePiece library, its pieces numbered as
+// fairseq's dictionary: <s> 0, <pad> 1, </s> 2, <unk> 3, the model's piece i at i + 1 (its <unk>
+// at 3), then the layout's language codes (mbartLanguages), then <mask>. encode() gives the text's
+// pieces alone: the model adds </s> and the language's code where the layout puts them. decode()
+// leaves the specials and codes out. Messages name the file.
+enum class MBartLayout {
+    CC25,  // 25 codes; a text is `X </s> code`
+    Fifty, // 52 codes; a text is `code X </s>`
+};
+const std::vector<std::string> &mbartLanguages(MBartLayout layout);
+Status loadMBartTokenizer(const std::string &modelFile, MBartLayout layout, std::unique_ptr<SubwordTokenizer> &out);
 
 } // namespace attnviz

@@ -63,6 +63,41 @@ public:
 
     const Seq2SeqGenerationSettings &settings() const { return m_settings; }
 
+    // An mBART folder with its tokenizer: the layout and the languages first chosen.
+    void setMBart(MBartLayout layout, const std::string &source, const std::string &target)
+    {
+        m_mbart = true;
+        m_layout = layout;
+        m_languages = {source, target};
+    }
+
+    Status languages(Seq2SeqLanguages &out) const
+    {
+        out = Seq2SeqLanguages();
+        if (!m_mbart)
+            return {};
+        out.codes = mbartLanguages(m_layout);
+        std::lock_guard<std::mutex> lock(m_languageMutex);
+        out.source = m_languages.first;
+        out.target = m_languages.second;
+        return {};
+    }
+
+    Status setLanguages(const std::string &source, const std::string &target)
+    {
+        if (!m_mbart)
+            return Status::error(StatusCode::InvalidInput, baseName(m_dir) + " (" + m_arch.family + ") reads no language codes: " +
+                                                               "only mBART folders with sentencepiece.bpe.model do");
+        const std::vector<std::string> &codes = mbartLanguages(m_layout);
+        for (const std::string *code : {&source, &target})
+            if (std::find(codes.begin(), codes.end(), *code) == codes.end())
+                return Status::error(StatusCode::InvalidInput, "language " + *code + ": " + baseName(m_dir) + " knows " +
+                                                                   std::to_string(codes.size()) + " codes: " + joinCodes(codes));
+        std::lock_guard<std::mutex> lock(m_languageMutex);
+        m_languages = {source, target};
+        return {};
+    }
+
     // The median of `repeat` decoder steps at position target.size() (its keys and values of the
     // start token and the target before its last token kept, untimed), float32.
     Status timeStep(const std::vector<int> &source, const std::vector<int> &target, int repeat, double &ms)
@@ -105,10 +140,11 @@ public:
         out = Seq2SeqGeneration();
         out.source = source;
         Status st;
+        const Start start = startFor(languages().second);
         if (!options.float64) {
-            st = generateWith(*m_float, options, out);
+            st = generateWith(*m_float, options, start, out);
         } else {
-            st = generateWith(*m_double.of(*m_float), options, out);
+            st = generateWith(*m_double.of(*m_float), options, start, out);
         }
         if (!st)
             return st;
@@ -144,13 +180,16 @@ public:
     }
 
     // The source as T5Tokenizer encodes it (SentencePiece's pieces, then </s>), MarianTokenizer
-    // (source.spm's pieces looked up in vocab.json, then </s>) or BartTokenizer (<s>, the byte-level
-    // BPE tokens, </s>).
+    // (source.spm's pieces looked up in vocab.json, then </s>), BartTokenizer (<s>, the byte-level
+    // BPE tokens, </s>) or MBartTokenizer (the pieces, </s>, the source language's code;
+    // MBart50Tokenizer: the code, the pieces, </s>).
     Status tokenize(std::string_view text, std::vector<TraceToken> &out) const override
     {
         out.clear();
         if (!m_tokenizer)
             return Status::error(StatusCode::Unavailable, m_noTokenizer);
+        if (m_mbart)
+            return encodeMBart(text, languages().first, out);
         if (!m_bpe)
             return m_tokenizer->encode(text, out);
         if (m_arch.seq2seq.bosId >= 0)
@@ -196,8 +235,76 @@ public:
     }
 
 private:
+    // The decoder's start token and the token forced after it (-1: the folder's settings).
+    struct Start {
+        int id = -1;
+        int forcedBos = -1;
+    };
+
     template <typename T>
-    Status generateWith(const Seq2SeqWeights<T> &w, const Seq2SeqGenerateOptions &options, Seq2SeqGeneration &out);
+    Status generateWith(const Seq2SeqWeights<T> &w, const Seq2SeqGenerateOptions &options, const Start &start,
+                        Seq2SeqGeneration &out);
+
+    static std::string joinCodes(const std::vector<std::string> &codes)
+    {
+        std::string s;
+        for (const std::string &c : codes)
+            s += (s.empty() ? "" : ", ") + c;
+        return s;
+    }
+
+    std::pair<std::string, std::string> languages() const
+    {
+        std::lock_guard<std::mutex> lock(m_languageMutex);
+        return m_languages;
+    }
+
+    bool isLanguageCode(int id) const
+    {
+        if (!m_mbart)
+            return false;
+        const std::string t = m_tokenizer->token(id);
+        const std::vector<std::string> &codes = mbartLanguages(m_layout);
+        return std::find(codes.begin(), codes.end(), t) != codes.end();
+    }
+
+    // For the target language: mBART-cc25's decoder starts at the language's code (MBart's
+    // shift_tokens_right turns labels `X </s> code` into `code X </s>`, and generate() is given
+    // decoder_start_token_id = lang_code_to_id[tgt_lang] as the model card does); mBART-50's starts
+    // at the folder's decoder_start_token_id (</s>) and its first token is the code (labels
+    // `code X </s>` shifted; forced_bos_token_id = the code, as the translation pipeline sets it).
+    // Other models: the folder's start.
+    Start startFor(const std::string &target) const
+    {
+        Start s;
+        s.id = m_arch.seq2seq.decoderStartId;
+        if (!m_mbart)
+            return s;
+        const int code = m_tokenizer->id(target);
+        if (m_layout == MBartLayout::CC25)
+            s.id = code;
+        else
+            s.forcedBos = code;
+        return s;
+    }
+
+    Status encodeMBart(std::string_view text, const std::string &language, std::vector<TraceToken> &out) const
+    {
+        std::vector<TraceToken> pieces;
+        if (Status st = m_tokenizer->encode(text, pieces); !st)
+            return st;
+        TraceToken code = tokensOf({m_tokenizer->id(language)}).front(), eos = tokensOf({m_arch.seq2seq.eosId}).front();
+        code.begin = code.end = eos.begin = eos.end = text.size();
+        if (m_layout == MBartLayout::Fifty) {
+            code.begin = code.end = 0;
+            out.push_back(code);
+        }
+        out.insert(out.end(), pieces.begin(), pieces.end());
+        out.push_back(eos);
+        if (m_layout == MBartLayout::CC25)
+            out.push_back(code);
+        return {};
+    }
 
     // Tokens of bare ids: their pieces where the folder has a tokenizer, else the ids written out.
     std::vector<TraceToken> tokensOf(const std::vector<int> &ids) const
@@ -207,8 +314,8 @@ private:
             t[i].id = ids[i];
             const std::string piece = m_tokenizer ? m_tokenizer->token(ids[i]) : std::string();
             t[i].text = piece.empty() ? std::to_string(ids[i]) : piece;
-            const bool special =
-                ids[i] == m_arch.seq2seq.eosId || ids[i] == m_arch.seq2seq.padId || ids[i] == m_arch.seq2seq.bosId;
+            const bool special = ids[i] == m_arch.seq2seq.eosId || ids[i] == m_arch.seq2seq.padId ||
+                                 ids[i] == m_arch.seq2seq.bosId || isLanguageCode(ids[i]);
             // a byte-level BPE token as its bytes (Ġ is a space), a SentencePiece piece as written
             t[i].display = m_bpe && !special && !piece.empty() ? m_tokenizer->decode({ids[i]}) : t[i].text;
             for (const char *space : {"\xE2\x96\x81", " "}) // SentencePiece's and BPE's space made visible
@@ -233,19 +340,25 @@ private:
         } else if (Status st = tokenize(request.text, source); !st) {
             return st;
         }
-        target.push_back(tokensOf({m_arch.seq2seq.decoderStartId}).front());
+        const std::string targetLanguage = languages().second;
+        const Start start = startFor(targetLanguage);
+        target.push_back(tokensOf({start.id}).front());
         target.front().special = true; // the decoder's start token
         if (!request.targetIds.empty()) {
             for (const TraceToken &t : tokensOf(request.targetIds))
                 target.push_back(t);
         } else if (!request.target.empty()) {
             std::vector<TraceToken> typed;
-            if (Status st = m_targetTokenizer ? m_targetTokenizer->encode(request.target, typed) : tokenize(request.target, typed); !st)
+            Status st = m_targetTokenizer ? m_targetTokenizer->encode(request.target, typed)
+                        : m_mbart         ? encodeMBart(request.target, targetLanguage, typed)
+                                          : tokenize(request.target, typed);
+            if (!st)
                 return st;
             // the decoder is fed the target without the </s> a source gets; BART's <s> stays, as
-            // shift_tokens_right of its labels keeps it after the start token
+            // shift_tokens_right of its labels keeps it after the start token, and so does
+            // mBART-50's language code
             for (const TraceToken &t : typed)
-                if (!t.special || (t.id == m_arch.seq2seq.bosId && &t == &typed.front()))
+                if (!t.special || (&t == &typed.front() && (t.id == m_arch.seq2seq.bosId || (m_mbart && m_layout == MBartLayout::Fifty))))
                     target.push_back(t);
         }
         Trace<T> r;
@@ -290,7 +403,12 @@ private:
     std::unique_ptr<SubwordTokenizer> m_targetTokenizer; // the target's where it is another (Marian's target.spm)
     std::string m_noTokenizer; // why there is none
     Seq2SeqGenerationSettings m_settings;
-    bool m_bpe = m_tokenizer && m_tokenizer->kind().find("BPE") != std::string::npos;
+    bool m_bpe = m_tokenizer && m_tokenizer->kind().find("BPE") != std::string::npos &&
+                 m_tokenizer->kind().find("mBART") == std::string::npos; // byte-level BPE
+    bool m_mbart = false; // an mBART folder with its tokenizer: languages chosen
+    MBartLayout m_layout = MBartLayout::CC25;
+    mutable std::mutex m_languageMutex;
+    std::pair<std::string, std::string> m_languages; // source, target
 };
 
 
@@ -328,9 +446,11 @@ void processScores(const Seq2SeqGenerationSettings &g, int eos, const std::vecto
 
 template <typename T>
 Status EncoderDecoderModel::generateWith(const Seq2SeqWeights<T> &w, const Seq2SeqGenerateOptions &options,
-                                         Seq2SeqGeneration &out)
+                                         const Start &startToken, Seq2SeqGeneration &out)
 {
     Seq2SeqGenerationSettings g = m_settings;
+    if (startToken.forcedBos >= 0)
+        g.forcedBosId = startToken.forcedBos;
     if (options.beams != 0)
         g.numBeams = options.beams;
     if (g.numBeams < 1 || g.numBeams > 4)
@@ -354,7 +474,7 @@ Status EncoderDecoderModel::generateWith(const Seq2SeqWeights<T> &w, const Seq2S
     Seq2SeqSteps<T> first;
     if (Status st = startSeq2SeqSteps(m_arch, w, source, first); !st)
         return st;
-    const int eos = m_arch.seq2seq.eosId, start = m_arch.seq2seq.decoderStartId;
+    const int eos = m_arch.seq2seq.eosId, start = startToken.id;
     std::vector<double> scores;
     Mat<double> cross;
     if (g.numBeams == 1) { // greedy search
@@ -493,6 +613,45 @@ Status EncoderDecoderModel::generateWith(const Seq2SeqWeights<T> &w, const Seq2S
     return {};
 }
 
+// mBART's tokenizer of folder `dir`: its layout from tokenizer_config.json's tokenizer_class
+// (MBart50Tokenizer[Fast]: mBART-50's; MBartTokenizer[Fast]: mbart-large-cc25's), else from the
+// embeddings' rows (the pieces + 1 + 52 codes + <mask>: mBART-50's; else cc25's); refused where
+// its ids pass the embeddings' rows.
+Status loadMBart(const std::string &dir, const std::string &bpe, const Architecture &arch,
+                 std::unique_ptr<SubwordTokenizer> &out, MBartLayout &layout)
+{
+    layout = MBartLayout::CC25;
+    bool named = false;
+    uint64_t size = 0;
+    if (const std::string config = dir + "/tokenizer_config.json"; regularFileSize(config, size)) {
+        nlohmann::json j;
+        if (Status st = detail::readJsonFile(config, 1u << 20, j); !st)
+            return st;
+        const auto it = j.is_object() ? j.find("tokenizer_class") : j.end();
+        if (it != j.end() && it->is_string()) {
+            const std::string cls = it->get<std::string>();
+            named = cls.rfind("MBart", 0) == 0;
+            if (cls.rfind("MBart50", 0) == 0)
+                layout = MBartLayout::Fifty;
+        }
+    }
+    if (Status st = loadMBartTokenizer(bpe, layout, out); !st)
+        return st;
+    const int pieces = out->vocabSize() - int(mbartLanguages(layout).size()) - 2;
+    if (!named && arch.vocabulary == pieces + 1 + int(mbartLanguages(MBartLayout::Fifty).size()) + 1) {
+        layout = MBartLayout::Fifty;
+        if (Status st = loadMBartTokenizer(bpe, layout, out); !st)
+            return st;
+    }
+    if (out->vocabSize() > arch.vocabulary)
+        return Status::error(StatusCode::InvalidInput,
+                             bpe + ": " + std::to_string(pieces) + " pieces and " + std::to_string(mbartLanguages(layout).size()) +
+                                 " language codes make ids up to " + std::to_string(out->vocabSize() - 1) +
+                                 ", but the embeddings have " + std::to_string(arch.vocabulary) + " rows (" + dir +
+                                 "/config.json: vocab_size)");
+    return {};
+}
+
 // config.json's or generation_config.json's generation fields over transformers' defaults.
 Status readGenerationSettings(const nlohmann::json &j, const std::string &path, Seq2SeqGenerationSettings &g)
 {
@@ -557,6 +716,8 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
     // where the folder has them
     std::unique_ptr<SubwordTokenizer> tokenizer, targetTokenizer; // the target's: Marian's target.spm
     std::string noTokenizer;
+    bool mbart = false; // mBART's tokenizer, of this layout
+    MBartLayout layout = MBartLayout::CC25;
     const std::string spiece = dir + "/spiece.model";
     uint64_t size = 0;
     if (arch.family == "bart") {
@@ -586,8 +747,19 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
         } else {
             noTokenizer = dir + "/source.spm, target.spm and vocab.json: missing (Marian's tokenizer): only token ids trace";
         }
+    } else if (arch.family == "mbart") {
+        const std::string bpe = dir + "/sentencepiece.bpe.model";
+        if (Status st = regularFileSize(bpe, size); st) {
+            if (Status lt = seq2seqmodel::loadMBart(dir, bpe, arch, tokenizer, layout); !lt)
+                return lt;
+            mbart = true;
+        } else if (st.message.find(": no such file") == std::string::npos) {
+            return st; // there, but not a regular file
+        } else {
+            noTokenizer = bpe + ": missing (mBART's tokenizer): only token ids trace";
+        }
     } else if (arch.family != "t5") {
-        noTokenizer = dir + ": " + arch.family + "'s tokenizer (sentencepiece.bpe.model) is not read yet: only token ids trace";
+        noTokenizer = dir + ": " + arch.family + "'s tokenizer is not read yet: only token ids trace";
     } else if (Status st = regularFileSize(spiece, size); st) {
         if (Status lt = loadSentencePiece(spiece, true, tokenizer); !lt)
             return lt;
@@ -628,8 +800,21 @@ Status detail::openEncoderDecoder(const std::string &dir, const Architecture &ar
             return st;
         break;
     }
-    out = std::make_unique<EncoderDecoderModel>(arch, dir, std::move(w), archive.dtypeSummary(), std::move(tokenizer),
-                                                std::move(targetTokenizer), std::move(noTokenizer), std::move(settings));
+    // mBART's languages at first: en_XX, the target the one the folder starts the decoder with
+    // (mBART-cc25's decoder_start_token_id, as mbart-large-en-ro's names ro_RO) or forces first
+    // (mBART-50's forced_bos_token_id), where it names one
+    std::string source = "en_XX", target = "en_XX";
+    if (mbart) {
+        const int named = layout == MBartLayout::CC25 ? arch.seq2seq.decoderStartId : settings.forcedBosId;
+        const std::vector<std::string> &codes = mbartLanguages(layout);
+        if (std::find(codes.begin(), codes.end(), tokenizer->token(named)) != codes.end())
+            target = tokenizer->token(named);
+    }
+    auto model = std::make_unique<EncoderDecoderModel>(arch, dir, std::move(w), archive.dtypeSummary(), std::move(tokenizer),
+                                                       std::move(targetTokenizer), std::move(noTokenizer), std::move(settings));
+    if (mbart)
+        model->setMBart(layout, source, target);
+    out = std::move(model);
     return {};
 }
 
@@ -872,6 +1057,23 @@ Status generationSettings(const Model &model, Seq2SeqGenerationSettings &out)
         return Status::error(StatusCode::InvalidInput, model.info().name + ": not an encoder-decoder model folder");
     out = m->settings();
     return {};
+}
+
+Status seq2seqLanguages(const Model &model, Seq2SeqLanguages &out)
+{
+    out = Seq2SeqLanguages();
+    const auto *m = dynamic_cast<const EncoderDecoderModel *>(&model);
+    return m ? m->languages(out) : Status();
+}
+
+Status setSeq2SeqLanguages(Model &model, const std::string &source, const std::string &target)
+{
+    auto *m = dynamic_cast<EncoderDecoderModel *>(&model);
+    if (!m)
+        return Status::error(StatusCode::InvalidInput, model.info().name + " (" + model.info().family +
+                                                           ") reads no language codes: only mBART folders with "
+                                                           "sentencepiece.bpe.model do");
+    return m->setLanguages(source, target);
 }
 
 Status generateTarget(Model &model, const TraceRequest &source, const Seq2SeqGenerateOptions &options, Seq2SeqGeneration &out)

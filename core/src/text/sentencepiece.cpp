@@ -2,7 +2,8 @@
 // SentencePiece models (subword.h: loadSentencePiece) run by the SentencePiece library: the file's
 // own normalizer and pieces, so that ids are the library's; pieces shown with "▁" as "␣", byte
 // pieces (<0xE2>) as they are, unknown pieces flagged. Marian's tokenizer (loadMarianTokenizer): a
-// .spm's pieces looked up in the folder's vocab.json.
+// .spm's pieces looked up in the folder's vocab.json. mBART's (loadMBartTokenizer): a
+// sentencepiece.bpe.model's pieces renumbered as fairseq's dictionary, the language codes after them.
 #include "attnviz/fileio.h"
 #include "attnviz/model.h"
 #include "attnviz/subword.h"
@@ -206,6 +207,91 @@ private:
     int m_unk = 1, m_eos = 0, m_pad = -1;
 };
 
+// MBartTokenizer / MBart50Tokenizer (tokenization_mbart.py, tokenization_mbart50.py) without the
+// language codes around a text, which the model adds for the language chosen: the text encoded by
+// the SentencePiece library to pieces (_tokenize), each piece's id its SentencePiece id + 1
+// (fairseq_offset), the library's <unk> (id 0) at fairseq's <unk>, 3 (_convert_token_to_id); ids
+// 0..3 are <s>, <pad>, </s>, <unk> (fairseq_tokens_to_ids), the model's own <s> and </s> pieces
+// never reached; after the model's pieces the language codes (lang_code_to_id: sp_model_size + i +
+// fairseq_offset), then <mask>.
+class MBartTokenizer final : public SubwordTokenizer {
+public:
+    MBartTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> sp, MBartLayout layout)
+        : m_sp(std::move(sp)), m_codes(mbartLanguages(layout)), m_pieces(m_sp->GetPieceSize())
+    {
+    }
+
+    std::string kind() const override { return "SentencePiece BPE (mBART)"; }
+    int vocabSize() const override { return m_pieces + kOffset + int(m_codes.size()) + 1; }
+
+    Status encode(std::string_view text, std::vector<TraceToken> &out) const override
+    {
+        out.clear();
+        const sentencepiece::ImmutableSentencePieceText spt = m_sp->EncodeAsImmutableProto(absl::string_view(text.data(), text.size()));
+        for (const auto &p : spt.pieces()) {
+            TraceToken t;
+            t.unknown = p.id() == 0 || m_sp->IsUnknown(int(p.id()));
+            t.id = t.unknown ? kUnk : int(p.id()) + kOffset;
+            t.text = p.piece();
+            t.display = SentencePieceTokenizer::display(t.text);
+            t.begin = p.begin();
+            t.end = p.end();
+            out.push_back(std::move(t));
+        }
+        return {};
+    }
+
+    // The text of the pieces, the specials and language codes left out (decode's
+    // skip_special_tokens, as generated text is shown).
+    std::string decode(const std::vector<int> &ids) const override
+    {
+        std::vector<int> in;
+        for (int id : ids)
+            if (id > kUnk && id - kOffset < m_pieces)
+                in.push_back(id - kOffset);
+            else if (id == kUnk)
+                in.push_back(m_sp->unk_id());
+        std::string text;
+        if (!m_sp->Decode(in, &text).ok())
+            return std::string();
+        return text;
+    }
+
+    std::string token(int id) const override
+    {
+        static const char *const fairseq[] = {"<s>", "<pad>", "</s>", "<unk>"};
+        if (id >= 0 && id <= kUnk)
+            return fairseq[id];
+        if (id > kUnk && id - kOffset < m_pieces)
+            return m_sp->IdToPiece(id - kOffset);
+        const int code = id - kOffset - m_pieces;
+        if (code >= 0 && code < int(m_codes.size()))
+            return m_codes[size_t(code)];
+        return code == int(m_codes.size()) ? "<mask>" : std::string();
+    }
+
+    int id(std::string_view token) const override
+    {
+        static const char *const fairseq[] = {"<s>", "<pad>", "</s>", "<unk>"};
+        for (int i = 0; i <= kUnk; ++i)
+            if (token == fairseq[i])
+                return i;
+        for (size_t c = 0; c < m_codes.size(); ++c)
+            if (token == m_codes[c])
+                return m_pieces + kOffset + int(c);
+        if (token == "<mask>")
+            return vocabSize() - 1;
+        const int i = m_sp->PieceToId(absl::string_view(token.data(), token.size()));
+        return i > 0 && !m_sp->IsControl(i) ? i + kOffset : -1;
+    }
+
+private:
+    static constexpr int kOffset = 1, kUnk = 3;
+    std::unique_ptr<sentencepiece::SentencePieceProcessor> m_sp;
+    const std::vector<std::string> &m_codes;
+    int m_pieces = 0;
+};
+
 } // namespace
 
 Status loadMarianTokenizer(const std::string &spmFile, const std::string &vocabJson, std::unique_ptr<SubwordTokenizer> &out)
@@ -231,6 +317,40 @@ Status loadMarianTokenizer(const std::string &spmFile, const std::string &vocabJ
         if (!vocab.count(needed))
             return Status::error(StatusCode::ParseError, vocabJson + ": no " + needed + " (MarianTokenizer's end and unknown tokens)");
     out = std::make_unique<MarianTokenizer>(std::move(sp), std::move(vocab));
+    return {};
+}
+
+const std::vector<std::string> &mbartLanguages(MBartLayout layout)
+{
+    // FAIRSEQ_LANGUAGE_CODES of tokenization_mbart.py, and of tokenization_mbart50.py (the same 25,
+    // then 27 more)
+    static const std::vector<std::string> cc25 = {"ar_AR", "cs_CZ", "de_DE", "en_XX", "es_XX", "et_EE", "fi_FI",
+                                                  "fr_XX", "gu_IN", "hi_IN", "it_IT", "ja_XX", "kk_KZ", "ko_KR",
+                                                  "lt_LT", "lv_LV", "my_MM", "ne_NP", "nl_XX", "ro_RO", "ru_RU",
+                                                  "si_LK", "tr_TR", "vi_VN", "zh_CN"};
+    static const std::vector<std::string> fifty = [] {
+        std::vector<std::string> v = cc25;
+        for (const char *c : {"af_ZA", "az_AZ", "bn_IN", "fa_IR", "he_IL", "hr_HR", "id_ID", "ka_GE", "km_KH",
+                              "mk_MK", "ml_IN", "mn_MN", "mr_IN", "pl_PL", "ps_AF", "pt_XX", "sv_SE", "sw_KE",
+                              "ta_IN", "te_IN", "th_TH", "tl_XX", "uk_UA", "ur_PK", "xh_ZA", "gl_ES", "sl_SI"})
+            v.emplace_back(c);
+        return v;
+    }();
+    return layout == MBartLayout::Fifty ? fifty : cc25;
+}
+
+Status loadMBartTokenizer(const std::string &modelFile, MBartLayout layout, std::unique_ptr<SubwordTokenizer> &out)
+{
+    std::string bytes;
+    if (Status st = readRegularFile(modelFile, kMaxTokenizerFileBytes, bytes); !st)
+        return st;
+    auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
+    if (const auto st = sp->LoadFromSerializedProto(absl::string_view(bytes.data(), bytes.size())); !st.ok())
+        return Status::error(StatusCode::ParseError, modelFile + ": not a SentencePiece model (" + st.ToString() + ")");
+    if (sp->GetPieceSize() < 4 || sp->unk_id() != 0)
+        return Status::error(StatusCode::ParseError, modelFile + ": <unk> is not piece 0 of " + std::to_string(sp->GetPieceSize()) +
+                                                         " (mBART's ids are the model's shifted by one, its <unk> at 3)");
+    out = std::make_unique<MBartTokenizer>(std::move(sp), layout);
     return {};
 }
 
