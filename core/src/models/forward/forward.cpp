@@ -680,13 +680,14 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
             *m = m16->template widened<T>();
         m16->clear();
     }
-    // What the layer keeps (the log-sum-exp; the 16-bit rows' room, taken, not touched) allocated before
-    // the float rows: those are given back at the end, on top of the heap, for the next layer's, instead
-    // of leaving holes between the kept rows (a 32,768-token text's float k and v are 24 MB each, below
-    // glibc's mmap threshold).
-    // every row's log-sum-exp per head: (t, H), kept in every layer (the weights from q and k alone)
-    sizeStage(s.lse, f ? &f->lse : nullptr, t, heads, keep, p, limit, room);
+    // Every row's log-sum-exp per head: (t, H), kept in every layer (the weights from q and k alone).
+    // With 16-bit rows what the layer keeps (the log-sum-exp; the 16-bit rows' room, taken, not touched)
+    // is allocated before the float rows: those are given back at the end, on top of the heap, for the
+    // next layer's, instead of leaving holes between the kept rows (a 32,768-token text's float k and v
+    // are 24 MB each, below glibc's mmap threshold).
+    auto sizeLse = [&] { sizeStage(s.lse, f ? &f->lse : nullptr, t, heads, keep, p, limit, room); };
     if (half) {
+        sizeLse();
         const size_t kvNumbers = size_t(t) * size_t(!stages && group > 1 ? A.kvHeads * dh : width);
         s.q16.bits.reserve(size_t(t) * size_t(width));
         s.k16.bits.reserve(kvNumbers);
@@ -710,6 +711,8 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     const bool outputInQ = half && !stages && keepQ;
     if (!outputInQ)
         stage(s.output, f ? &f->output : nullptr, R.dOut, stages);
+    if (!half) // after the other rows, in the order a typed trace's rows grow in place (growStage)
+        sizeLse();
     const bool shaped = A.qNorm || A.cos;
     const bool split = shaped && stages; // q and k as projected kept apart (qPre, kPre): with the stages
     if (split) {
