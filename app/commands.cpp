@@ -258,7 +258,9 @@ int bench(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Times nn.MultiheadAttention's work (projections with biases, softmax, W_o, all per-head weights kept):\n"
-        "median of repeated runs after a warm-up. Compare with PyTorch: tests/bench/torch_peer.py."));
+        "median of repeated runs after a warm-up. Compare with PyTorch: tests/bench/torch_peer.py.\n"
+        "With --model or --seeded it times a model instead (attnviz bench --seeded gpt2-small --help lists\n"
+        "those options); with --ui, a keystroke in the window (attnviz bench --ui --help)."));
     p.addHelpOption();
     QCommandLineOption sizesOpt(QStringLiteral("sizes"),
                                 QStringLiteral("Comma-separated t:d:h or b:t:d:h (default: 16:64:4,128:256:4,512:768:12,"

@@ -609,6 +609,11 @@ int benchModel(const QStringList &args)
                                              "its last 256 x 256 weights, and a zoom to 256 x 256 cells mid-text (computed anew), on "
                                              "the last full trace."),
                               QStringLiteral("N"), QStringLiteral("0"));
+    QCommandLineOption headsMapOpt(QStringLiteral("heads-map"),
+                                   QStringLiteral("Also time the Heads tab's maps on the last full trace: every head's "
+                                                  "and then their mean's N x N pooled (max) map of the middle layer over "
+                                                  "the whole text, in turn."),
+                                   QStringLiteral("N"), QStringLiteral("0"));
     QCommandLineOption fullOnlyOpt(QStringLiteral("full-only"),
                                    QStringLiteral("Causal models: time the full trace only (no appended token)."));
     QCommandLineOption contextOpt(QStringLiteral("context"),
@@ -617,7 +622,7 @@ int benchModel(const QStringList &args)
                                                  "to outgrow; the angles and any RoPE scaling stay the checkpoint's)."),
                                   QStringLiteral("N"));
     p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt, backendOpt,
-                  observeOpt, typedOpt, mapOpt, fullOnlyOpt, contextOpt});
+                  observeOpt, typedOpt, mapOpt, fullOnlyOpt, contextOpt, headsMapOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -643,6 +648,10 @@ int benchModel(const QStringList &args)
     const int map = p.value(mapOpt).toInt(&mapOk);
     if (!mapOk || map < 0)
         return fail("bench", "--map: a side of 0 or more cells, not " + printable(p.value(mapOpt).toStdString(), 40), 2);
+    bool headsMapOk = false;
+    const int headsMap = p.value(headsMapOpt).toInt(&headsMapOk);
+    if (!headsMapOk || headsMap < 0)
+        return fail("bench", "--heads-map: a side of 0 or more cells, not " + printable(p.value(headsMapOpt).toStdString(), 40), 2);
     int context = 0;
     if (p.isSet(contextOpt)) {
         bool ok = false;
@@ -728,7 +737,7 @@ int benchModel(const QStringList &args)
     std::vector<ModelBenchRow> timed;
     const double loadRss = peakRssMb(); // the weights, as loaded: what a trace's memory is above
     if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed, gpu.get(), observe, p.isSet(typedOpt), map,
-                                  !p.isSet(fullOnlyOpt));
+                                  !p.isSet(fullOnlyOpt), headsMap);
         !st)
         return fail("bench", st.message, 1);
     if (p.isSet(readsOpt)) {

@@ -33,6 +33,7 @@
 #include "views/rolloutview.h"
 #include "views/rowview.h"
 #include "window/corpusscores.h"
+#include "window/dockfold.h"
 #include "window/needleprobes.h"
 #include "window/exportactions.h"
 #include "window/headablations.h"
@@ -183,6 +184,8 @@ MainWindow::MainWindow(QWidget *parent)
     addDock(QStringLiteral("controlsDock"), tr("Controls"), controlsScroll, Qt::LeftDockWidgetArea);
     QDockWidget *rowDock = addDock(QStringLiteral("rowDock"), tr("Selected query"), rowView(), Qt::BottomDockWidgetArea);
     resizeDocks({rowDock}, {230}, Qt::Vertical);
+    // on a short window it gives way to the current view, and folds to its title bar
+    new DockFold(this, rowDock, [this]() -> QWidget * { return presentationMode() ? nullptr : m_tabs->currentWidget(); });
     m_lesson = new LessonPanel(this);
     addDock(QStringLiteral("lessonDock"), tr("Lesson"), m_lesson, Qt::RightDockWidgetArea)->hide(); // a preset, or the View menu
     QDockWidget *predictionsDock = addDock(QStringLiteral("predictionsDock"), tr("Predictions"), predictionsView(), Qt::RightDockWidgetArea);
@@ -337,6 +340,11 @@ MainWindow::MainWindow(QWidget *parent)
     });
     connect(m_controls, &ControlPanel::showNumbersChanged, heatmapView(), &HeatmapView::setShowNumbers);
     heatmapView()->setShowNumbers(m_controls->showNumbers());
+    // a long text's maps: the Heads tab pools its panels as the Weights map does (one switch, two menus)
+    connect(heatmapView()->meanPoolingAction(), &QAction::toggled, headGridView(),
+            [this](bool on) { headGridView()->setPooling(on ? Pooling::Mean : Pooling::Max); });
+    connect(headGridView()->meanPoolingAction(), &QAction::toggled, heatmapView(),
+            [this](bool on) { heatmapView()->setPooling(on ? Pooling::Mean : Pooling::Max); });
     connect(m_controls, &ControlPanel::clearCustomMaskRequested, m_session, &LiveSession::clearCustomMask);
     connect(m_controls, &ControlPanel::loadEmbeddingsRequested, m_state, &WindowState::startLoadEmbeddings);
     connect(m_controls, &ControlPanel::useBundledRequested, m_state, &WindowState::useBundled);
@@ -477,14 +485,10 @@ void MainWindow::resizeEvent(QResizeEvent *e)
 
 void MainWindow::fitRowDock()
 {
-    // The current view keeps the height: on a short window (a 1280 × 720 projector) the Selected
-    // query dock under it gives up what it takes beyond a quarter of the window, which it keeps
-    // otherwise as it was left (the central area takes a window's change in height).
-    auto *rowDock = findChild<QDockWidget *>(QStringLiteral("rowDock"));
-    const int most = height() / 4;
-    if (rowDock && rowDock->isVisible() && !rowDock->isFloating() && !presentationMode()
-        && dockWidgetArea(rowDock) == Qt::BottomDockWidgetArea && rowDock->height() > most)
-        resizeDocks({rowDock}, {most}, Qt::Vertical);
+    // The current view keeps the height: on a short window (a 1280 × 720 projector, larger text) the
+    // Selected query dock under it gives way, and folds to its title bar (window/dockfold.h)
+    if (auto *fold = findChild<DockFold *>(QStringLiteral("rowDockFold")))
+        fold->fit();
 }
 
 void MainWindow::closeEvent(QCloseEvent *e)

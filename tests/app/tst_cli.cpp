@@ -340,6 +340,15 @@ void TestCli::versionAndHelp()
     const Run h = attnviz({QStringLiteral("compute"), QStringLiteral("--help")});
     QCOMPARE(h.code, 0);
     QVERIFY(h.out.contains("--backend"));
+    // bench's own help names the model and window benchmarks' helps, which hold their options.
+    const Run b = attnviz({QStringLiteral("bench"), QStringLiteral("--help")});
+    QCOMPARE(b.code, 0);
+    QVERIFY(b.out.contains("--seeded gpt2-small --help"));
+    const Run bm = attnviz({QStringLiteral("bench"), QStringLiteral("--seeded"), QStringLiteral("gpt2-small"),
+                            QStringLiteral("--help")});
+    QCOMPARE(bm.code, 0);
+    QVERIFY(bm.out.contains("--observe"));
+    QVERIFY(bm.out.contains("--context"));
     QCOMPARE(attnviz({QStringLiteral("frobnicate")}).code, 2);
 }
 

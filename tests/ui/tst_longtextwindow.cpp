@@ -7,11 +7,14 @@
 // readings (sink mass, entropy over sampled rows, span mass set in its range fields) equal the core's
 // on a trace that kept the weights; the Logit lens, attribution and the residual stream read a window
 // of positions around the selected row (every layer's stages recomputed: the lens equals the short
-// text's lens of the whole prefix), name it and follow the selected row; every other view says in one
-// line that it needs the whole matrices; matrix export is refused; a short text is drawn as before.
+// text's lens of the whole prefix), name it and follow the selected row; the Heads tab draws every
+// head's pooled map, equal to pooling the full matrices, panel by panel off the GUI thread, and
+// another layer stops the maps not begun; every other view says in one line that it needs the whole
+// matrices; matrix export is refused; a short text is drawn as before.
 #include "testpaths.h"
 #include "live/livesession.h"
 #include "live/longtext.h"
+#include "live/longtextmaps.h"
 #include "mainwindow.h"
 #include "promptedwindow.h"
 #include "testsupport.h"
@@ -20,11 +23,13 @@
 #include "files/session.h"
 #include "controls/sentenceedit.h"
 #include "controls/tokenchipsview.h"
+#include "views/headgridview.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/dlaview.h"
 #include "views/linesview.h"
 #include "views/logitlensview.h"
+#include "views/plotzoom.h"
 #include "views/residualview.h"
 #include "views/rowview.h"
 #include "window/viewrouter.h"
@@ -48,6 +53,8 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QSemaphore>
+#include <QThreadPool>
 #include <QtTest>
 
 #include <algorithm>
@@ -138,6 +145,9 @@ private slots:
     void smallWeightsTwoDigits();
     void selectedQueryRow();
     void otherViewsSayNotYet();
+    void headsTabMapsEqualPooledFullMatrix();
+    void headsTabFollowsLayer();
+    void headMapsCancelled();
     void stageViewsReadWindow();
     void linesDrawOneRow();
     void headRolesReadLongText();
@@ -365,7 +375,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
     Window win;
     const SnapshotPtr s = showLong(win);
     QVERIFY(s && s->longText);
-    for (const char *id : {"grid", "layers", "rollout", "pipeline", "embeddings", "compare"}) {
+    for (const char *id : {"layers", "rollout", "pipeline", "embeddings", "compare"}) {
         const QString view = QString::fromLatin1(id);
         const SnapshotPtr handed = win.w.views()->snapshotFor(s, view);
         QVERIFY2(handed && !handed->hasResult(), id);
@@ -379,13 +389,203 @@ void TestLongTextWindow::otherViewsSayNotYet()
             QTRY_VERIFY2(shownTexts(page).contains(QStringLiteral("not yet for texts past")), qPrintable(view + QStringLiteral(": ") + shownTexts(page)));
         }
     }
-    // the weights, the selected query and the Layers tab's readings read it themselves
+    // the weights, all heads, the selected query and the Layers tab's readings read it themselves
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("weights")), s);
+    QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("grid")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("headRoles")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("row")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("lines")), s); // the selected query's row
     // the norm-weighted switch cannot be turned on
     QVERIFY(!win.w.views()->normWeightedAction()->isEnabled());
+}
+
+// The Heads tab on a long text: each panel of the page a map of the whole matrix at about its pixels,
+// computed off the GUI thread head by head (the panels fill one at a time); every head's map and the
+// average's equal pooling the full weights of the trace that kept them (the short-text path), by
+// the max (2e-6) and, on the Weights tab's switch, by the mean (1e-6), and are exactly what the Weights map's
+// machinery computes from the long text's q and k; hover gives a cell's exact weight and what its
+// map cell pools; clicking a panel selects its head.
+void TestLongTextWindow::headsTabMapsEqualPooledFullMatrix()
+{
+    Window win;
+    win.w.resize(1600, 1200); // every head on one page
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    const int layer = 1, tq = s->tq(), tk = s->tk();
+    win.w.session()->setSelectedLayer(layer);
+    HeadGridView *grid = win.w.headGridView();
+    auto *maps = grid->findChild<LongTextMaps *>();
+    QVERIFY(maps);
+    std::vector<int> drawnAtEach; // the panels holding their map as each head comes back
+    const auto counting = connect(maps, &LongTextMaps::ready, this, [&] {
+        int n = 0;
+        for (int p = 0; p < grid->panelCount(); ++p)
+            n += grid->mapCells(grid->headOfPanel(p)).size() > 0;
+        drawnAtEach.push_back(n);
+    });
+    QVERIFY(win.w.showView(QStringLiteral("grid")));
+    QTRY_VERIFY_WITH_TIMEOUT(grid->mapsPending(), 5000);
+    QVERIFY(shownTexts(grid).contains(QStringLiteral("computing")));
+    QTRY_VERIFY_WITH_TIMEOUT(!grid->mapsPending(), 60000);
+    disconnect(counting);
+    const int panels = grid->panelCount();
+    QCOMPARE(panels, s->attention(layer).numHeads + 1); // every head and the average fit the page
+    // one more panel drawn with each head (a fill begun anew where the panels were laid out again)
+    QVERIFY(int(drawnAtEach.size()) >= panels);
+    for (size_t k = 0; k < drawnAtEach.size(); ++k)
+        QVERIFY2(drawnAtEach[k] == 1 || (k > 0 && drawnAtEach[k] == drawnAtEach[k - 1] + 1), qPrintable(QString::number(k)));
+    QCOMPARE(drawnAtEach.back(), panels);
+    QVERIFY2(!shownTexts(grid).contains(QStringLiteral("not yet")), qPrintable(shownTexts(grid)));
+    QVERIFY2(grid->title().contains(QStringLiteral("Long text")), qPrintable(grid->title()));
+    const AttentionTiles<float> full(m_full, layer, AttentionTiles<float>::Source::Stored);
+    QVERIFY(full.valid());
+    const AttentionTiles<float> fresh(*s->trace, layer, AttentionTiles<float>::Source::Recompute); // no cache
+    QVERIFY(fresh.valid());
+    for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
+        if (pool == Pooling::Mean) { // the Weights tab's switch
+            win.w.heatmapView()->meanPoolingAction()->setChecked(true);
+            QCOMPARE(grid->pooling(), Pooling::Mean);
+            QTRY_VERIFY_WITH_TIMEOUT(!grid->mapsPending(), 60000);
+            QVERIFY(grid->title().contains(QStringLiteral("the mean of")));
+        }
+        QCOMPARE(grid->mapRegion(), QRect(0, 0, tk, tq));
+        for (int n = 0; n < panels; ++n) {
+            const int head = grid->headOfPanel(n);
+            const Mat<float> &cells = grid->mapCells(head);
+            // about the panel's pixels: fewer cells than tokens
+            const QRect px = grid->panelRect(n);
+            QVERIFY2(cells.rows() > 20 && cells.rows() < tq && cells.cols() > 20 && cells.cols() < tk
+                         && std::abs(int(cells.cols()) - px.width()) <= px.width() / 4,
+                     qPrintable(QStringLiteral("head %1: %2 x %3 cells, panel %4 x %5 px")
+                                    .arg(head).arg(cells.rows()).arg(cells.cols()).arg(px.height()).arg(px.width())));
+            // a weight recomputed as exp(s - lse) is the forward's softmax to a few float ulps (up to
+            // 9.5e-7 here on weights near 1), which the max keeps and the mean averages out (7e-8)
+            const Mat<float> want = full.pooled(head, 0, tq, 0, tk, int(cells.rows()), int(cells.cols()), pool);
+            QVERIFY2(worst(cells, want) < (pool == Pooling::Max ? 2e-6 : 1e-6),
+                     qPrintable(QStringLiteral("head %1, %2: %3").arg(head).arg(int(pool)).arg(worst(cells, want))));
+            // and exactly what the Weights map's machinery computes from the long text's q and k
+            QCOMPARE(cells, fresh.pooled(head, 0, tq, 0, tk, int(cells.rows()), int(cells.cols()), pool));
+        }
+    }
+    win.w.heatmapView()->meanPoolingAction()->setChecked(false);
+    QCOMPARE(grid->pooling(), Pooling::Max);
+    QTRY_VERIFY_WITH_TIMEOUT(!grid->mapsPending(), 60000);
+    // hover: the exact weight, and the map's cell
+    const QString hover = grid->hoverText(2, 500, 498);
+    QVERIFY2(hover.contains(QStringLiteral("weight ") + QString::number(double(m_full.weights(layer, 2)(500, 498)), 'f', 4))
+                 && hover.contains(QStringLiteral("its cell of the map: the max of")),
+             qPrintable(hover));
+    // clicking a panel selects its head, on the Weights tab
+    grid->plot()->replot(QCustomPlot::rpImmediateRefresh);
+    QTest::mouseClick(grid->plot(), Qt::LeftButton, Qt::NoModifier, grid->plot()->mapFrom(grid, grid->panelCenter(2)));
+    QTRY_COMPARE(win.w.session()->shownHead(), grid->headOfPanel(2));
+}
+
+// Another layer while the Heads tab is shown: the maps of the layer before are dropped at once (no
+// result of theirs is drawn), the new layer's come panel by panel and equal its full weights pooled.
+void TestLongTextWindow::headsTabFollowsLayer()
+{
+    Window win;
+    win.w.resize(1600, 1200); // every head on one page
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    const int tq = s->tq(), tk = s->tk();
+    HeadGridView *grid = win.w.headGridView();
+    win.w.session()->setSelectedLayer(0);
+    QVERIFY(win.w.showView(QStringLiteral("grid")));
+    QTRY_VERIFY_WITH_TIMEOUT(!grid->mapsPending() && grid->mapCells(0).size() > 0, 60000);
+    win.w.session()->setSelectedLayer(1);
+    QCOMPARE(grid->mapCells(0).size(), Eigen::Index(0));
+    QVERIFY(grid->mapsPending());
+    win.w.session()->setSelectedLayer(0); // and back before layer 1's maps are in
+    QCOMPARE(grid->mapCells(0).size(), Eigen::Index(0));
+    win.w.session()->setSelectedLayer(1);
+    QTRY_VERIFY_WITH_TIMEOUT(!grid->mapsPending(), 60000);
+    const AttentionTiles<float> full(m_full, 1, AttentionTiles<float>::Source::Stored);
+    for (int n = 0; n < grid->panelCount(); ++n) {
+        const int head = grid->headOfPanel(n);
+        const Mat<float> &cells = grid->mapCells(head);
+        QVERIFY(cells.size() > 0);
+        const Mat<float> want = full.pooled(head, 0, tq, 0, tk, int(cells.rows()), int(cells.cols()), Pooling::Max);
+        QVERIFY2(worst(cells, want) < 2e-6, qPrintable(QStringLiteral("head %1: %2").arg(head).arg(worst(cells, want))));
+    }
+    // zoomed to a region: every panel's cells are that region's weights, one a cell
+    grid->zoom()->zoomTo(QRectF(QPointF(189.5, 199.5), QPointF(209.5, 219.5)));
+    QTRY_VERIFY2_WITH_TIMEOUT(!grid->mapsPending() && grid->mapRegion() == QRect(190, 200, 20, 20)
+                                  && grid->mapCells(2).size() > 0,
+                              qPrintable(QStringLiteral("pending %1, region %2 %3 %4 %5, cells %6")
+                                             .arg(grid->mapsPending())
+                                             .arg(grid->mapRegion().x())
+                                             .arg(grid->mapRegion().y())
+                                             .arg(grid->mapRegion().width())
+                                             .arg(grid->mapRegion().height())
+                                             .arg(grid->mapCells(2).size())),
+                              20000);
+    QCOMPARE(grid->mapCells(2).rows(), Eigen::Index(20));
+    const Mat<float> block = m_full.weights(1, 2).toDense().block(200, 190, 20, 20);
+    QVERIFY2(worst(grid->mapCells(2), block) < 2e-6, qPrintable(QString::number(worst(grid->mapCells(2), block))));
+    QVERIFY2(grid->title().contains(QStringLiteral("each weight computed from q and k")), qPrintable(grid->title()));
+    // a short text while the panels wait for their maps: every panel drawn from its weights
+    win.w.session()->setSelectedLayer(0);
+    QVERIFY(grid->mapsPending());
+    const SnapshotPtr brief = win.show(QStringLiteral("The quick brown fox jumps over the lazy dog."));
+    QVERIFY(brief && !brief->longText);
+    QVERIFY(!grid->mapsPending());
+    QCOMPARE(grid->panelCount(), brief->attention(0).numHeads + 1);
+    for (int i = 0; i < grid->plot()->plottableCount(); ++i)
+        QVERIFY(grid->plot()->plottable(i)->visible());
+    QVERIFY(!grid->meanPoolingAction()->isVisible());
+}
+
+// LongTextMaps: a request cancelled before it begins computes no map and hands none back; a newer
+// request replaces the one before, only its heads come back, in its order, equal to the tiles' maps.
+void TestLongTextWindow::headMapsCancelled()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    LongTextTiles layers(s->trace);
+    const std::shared_ptr<const AttentionTiles<float>> tiles = layers.layer(0);
+    QVERIFY(tiles && tiles->cachedEntries() == 0);
+    LongTextMaps maps;
+    std::vector<int> came;
+    int finished = 0;
+    connect(&maps, &LongTextMaps::ready, this, [&](int head, const Mat<float> &cells) {
+        came.push_back(head);
+        QCOMPARE(cells, tiles->pooled(head, 0, s->tq(), 0, s->tk(), 48, 40, Pooling::Max));
+    });
+    connect(&maps, &LongTextMaps::finished, this, [&] { ++finished; });
+    LongTextMaps::Request r{tiles, {0, 1, 2, 3, -1}, QRect(0, 0, s->tk(), s->tq()), 48, 40, Pooling::Max};
+    // the pool's threads held, so that the request is cancelled before any head begins
+    QThreadPool *pool = QThreadPool::globalInstance();
+    QThreadPool::globalInstance()->waitForDone();
+    QSemaphore hold;
+    const int threads = pool->maxThreadCount();
+    for (int i = 0; i < threads; ++i)
+        pool->start([&hold] { hold.acquire(); });
+    maps.start(r);
+    QVERIFY(maps.running());
+    maps.cancel();
+    QVERIFY(!maps.running());
+    hold.release(threads);
+    pool->waitForDone();
+    QCoreApplication::processEvents();
+    QCOMPARE(tiles->cachedEntries(), 0); // no map computed
+    QVERIFY(came.empty());
+    QCOMPARE(finished, 0);
+    // replaced: only the newer request's heads, in its order
+    for (int i = 0; i < threads; ++i)
+        pool->start([&hold] { hold.acquire(); });
+    maps.start(r);
+    LongTextMaps::Request newer = r;
+    newer.heads = {2, 0};
+    maps.start(newer);
+    hold.release(threads);
+    QTRY_COMPARE(finished, 1);
+    pool->waitForDone();
+    QCoreApplication::processEvents();
+    QCOMPARE(came, (std::vector<int>{2, 0}));
+    QVERIFY(!maps.running());
 }
 
 // The lens, attribution and the residual stream on a long text: the window of positions ending just
@@ -883,6 +1083,32 @@ void TestLongTextWindow::windowScreenshots()
         }
         win.w.grab().save(dir + QStringLiteral("/w-longtext-") + QString::fromLatin1(id) + QStringLiteral(".png"));
     }
+    // the Heads tab while its maps come (after the first), with every head's map, then on a short text
+    bool shot = false;
+    auto *maps = win.w.headGridView()->findChild<LongTextMaps *>();
+    QVERIFY(maps);
+    const auto first = connect(maps, &LongTextMaps::ready, this, [&] {
+        if (!shot) {
+            shot = true;
+            win.w.headGridView()->plot()->replot(QCustomPlot::rpImmediateRefresh);
+            win.w.grab().save(dir + QStringLiteral("/w-longtext-grid-filling.png"));
+        }
+    });
+    QVERIFY(win.w.showView(QStringLiteral("grid")));
+    QTRY_VERIFY_WITH_TIMEOUT(!win.w.headGridView()->mapsPending(), 60000);
+    disconnect(first);
+    for (int i = 0; i < 10; ++i) {
+        QCoreApplication::processEvents();
+        QTest::qWait(50);
+    }
+    win.w.grab().save(dir + QStringLiteral("/w-longtext-grid.png"));
+    const SnapshotPtr brief = win.show(QStringLiteral("The quick brown fox jumps over the lazy dog."));
+    QVERIFY(brief && !brief->longText);
+    for (int i = 0; i < 10; ++i) {
+        QCoreApplication::processEvents();
+        QTest::qWait(50);
+    }
+    win.w.grab().save(dir + QStringLiteral("/w-shorttext-grid.png"));
 }
 
 QTEST_MAIN(TestLongTextWindow)

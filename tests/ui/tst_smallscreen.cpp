@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The window on a 1280 × 720 projector with a model open: the current view keeps most of the height
-// (the docks give theirs up first).
+// (the Selected query dock gives way, then folds to its title bar; by hand it unfolds and stays so),
+// and larger text enlarges the view's own labels.
 #include "live/livesession.h"
 #include "mainwindow.h"
 #include "style/appearance.h"
 #include "drawntext.h"
 #include "views/heatmapview.h"
 #include "views/rowview.h"
+#include "window/dockfold.h"
 
 #include <qcustomplot.h>
 
 #include <QDockWidget>
+#include <QLabel>
+#include <QToolButton>
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QtTest>
@@ -26,9 +30,14 @@ private slots:
     void cleanup();
     void mainViewKeepsTheHeight_data();
     void mainViewKeepsTheHeight();
+    void foldedDockUnfoldsByHand();
+    void foldedDockUnfoldsOnATallWindow();
 
 private:
     bool waitForResult();
+    void openAt(double textScale);
+    QDockWidget *rowDock() const { return m_w->findChild<QDockWidget *>(QStringLiteral("rowDock")); }
+    DockFold *rowFold() const { return m_w->findChild<DockFold *>(QStringLiteral("rowDockFold")); }
     MainWindow *m_w = nullptr;
 };
 
@@ -66,19 +75,8 @@ bool TestSmallScreen::waitForResult()
     return false;
 }
 
-void TestSmallScreen::mainViewKeepsTheHeight_data()
+void TestSmallScreen::openAt(double textScale)
 {
-    QTest::addColumn<double>("textScale");
-    QTest::addRow("text 1") << 1.0;
-    QTest::addRow("larger text x3") << 1.15 * 1.15 * 1.15; // View ▸ Larger text three times
-}
-
-// The Weights heatmap at 1280 × 720 with the bundled model: at least 55 % of the central area's
-// height (the Selected query dock under it took 243 px and left the heatmap 210 of 424), also with
-// larger text, whose view labels grow with it (they stayed at 9 px while the heatmap shrank to 70).
-void TestSmallScreen::mainViewKeepsTheHeight()
-{
-    QFETCH(double, textScale);
     Appearance look = AppearanceManager::instance()->appearance();
     look.fontScale = textScale;
     AppearanceManager::instance()->setAppearance(look);
@@ -88,21 +86,67 @@ void TestSmallScreen::mainViewKeepsTheHeight()
     QVERIFY(m_w->showView(QStringLiteral("weights")));
     // as the window opens at 720 px: no later resize that would fit the docks again
     QTest::qWait(400);
+}
+
+void TestSmallScreen::mainViewKeepsTheHeight_data()
+{
+    QTest::addColumn<double>("textScale");
+    QTest::addColumn<int>("labelPx"); // the smallest a key label may be drawn: 10 px times the scale
+    QTest::addRow("text 1") << 1.0 << 10;
+    QTest::addRow("larger text x1") << 1.15 << 12; // View ▸ Larger text once
+    QTest::addRow("larger text x2") << 1.15 * 1.15 << 13;
+    QTest::addRow("larger text x3") << 1.15 * 1.15 * 1.15 << 15;
+}
+
+// The Weights heatmap at 1280 × 720 with the bundled model: at least 55 % of the window's height
+// (the Selected query dock under it took a quarter of the window and left the heatmap 44 %, at
+// larger text ×3 36 %), also with larger text, whose view labels grow with it (they stayed at 9 px
+// while the heatmap shrank to 70, and at ×1.15 shrank to 11 px where the text scale makes 12).
+void TestSmallScreen::mainViewKeepsTheHeight()
+{
+    QFETCH(double, textScale);
+    QFETCH(int, labelPx);
+    openAt(textScale);
     QCustomPlot *plot = m_w->heatmapView()->plot();
-    QWidget *central = m_w->centralWidget();
-    const double share = double(plot->height()) / central->height();
-    qInfo("text x%.2f: window %d px wide; heatmap %d of %d px; tick labels %d px, axis title %d px", textScale, m_w->width(), plot->height(), central->height(),
-          QFontInfo(plot->xAxis->tickLabelFont()).pixelSize(), QFontInfo(plot->xAxis->labelFont()).pixelSize());
+    const double share = double(plot->height()) / m_w->height();
+    const int keyPx = QFontInfo(plot->xAxis->tickLabelFont()).pixelSize();
+    qInfo("text x%.2f: window %d × %d px; heatmap %d px (%.1f %%); Selected query dock %d px%s; key labels %d px, "
+          "query labels %d px, axis title %d px",
+          textScale, m_w->width(), m_w->height(), plot->height(), 100 * share, rowDock()->height(),
+          rowFold() && rowFold()->folded() ? " (folded)" : "", keyPx, QFontInfo(plot->yAxis->tickLabelFont()).pixelSize(),
+          QFontInfo(plot->xAxis->labelFont()).pixelSize());
+    if (qEnvironmentVariableIsSet("ATTNVIZ_SHOTS"))
+        m_w->grab().save(QStringLiteral("%1/smallscreen-%2.png").arg(qEnvironmentVariable("ATTNVIZ_SHOTS")).arg(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('-')));
     // the map itself keeps room inside its plot: the title on one line, the key labels shortened
     // (with larger text they took all but 5 px of it)
     const double mapShare = double(plot->axisRect()->height()) / plot->height();
     QVERIFY2(mapShare >= 0.35, qPrintable(QStringLiteral("the map is %1 px of its plot's %2 px").arg(plot->axisRect()->height()).arg(plot->height())));
-    if (qEnvironmentVariableIsSet("ATTNVIZ_SHOTS"))
-        m_w->grab().save(QStringLiteral("%1/smallscreen-%2.png").arg(qEnvironmentVariable("ATTNVIZ_SHOTS")).arg(textScale > 1 ? "larger" : "normal"));
-    // with larger text too: the chips' help on one line, no key/value sentence for a model (it took
-    // the heatmap to 49 %)
-    QVERIFY2(share >= 0.55, qPrintable(QStringLiteral("the heatmap is %1 px of the central %2 px").arg(plot->height()).arg(central->height())));
-    // the dock keeps its chart: a title line, the bars and their key labels
+    // larger text enlarges the key labels: never shrunk below 10 px times the text scale, as drawn
+    QVERIFY2(keyPx >= labelPx, qPrintable(QStringLiteral("key labels at %1 px, the scale makes %2").arg(keyPx).arg(labelPx)));
+    const QStringList keys = m_w->heatmapView()->keyLabels();
+    int drawnKeys = 0;
+    for (const test::DrawnText &t : test::drawnTexts(plot))
+        if (t.box.top() > plot->axisRect()->bottom() && t.box.top() < plot->axisRect()->bottom() + 12 && !t.text.isEmpty()) {
+            ++drawnKeys;
+            QVERIFY2(t.pixels >= labelPx, qPrintable(QStringLiteral("“%1” drawn at %2 px").arg(t.text).arg(t.pixels)));
+        }
+    QVERIFY2(drawnKeys > 0, qPrintable(keys.join(QLatin1Char(' '))));
+    // the main view first, also with larger text: the chips' help on one line, no key/value
+    // sentence for a model, and the dock under it gives way or folds
+    QVERIFY2(share >= DockFold::kMainShare,
+             qPrintable(QStringLiteral("the heatmap is %1 px of the window's %2 px").arg(plot->height()).arg(m_w->height())));
+    // the dock's title stays one line, folded or not
+    auto *title = rowDock()->findChild<QLabel *>(QStringLiteral("dockTitle"));
+    QVERIFY(title && title->isVisible());
+    QVERIFY2(title->height() < 2 * title->fontMetrics().lineSpacing(), qPrintable(QString::number(title->height())));
+    if (rowFold()->folded()) {
+        // folded to its title bar: nothing under it
+        QVERIFY(!m_w->rowView()->isVisible());
+        QVERIFY2(rowDock()->height() <= rowDock()->titleBarWidget()->height() + 4,
+                 qPrintable(QStringLiteral("%1 px for a title of %2").arg(rowDock()->height()).arg(rowDock()->titleBarWidget()->height())));
+        return;
+    }
+    // unfolded, the dock keeps its chart: a title line, the bars and their key labels
     QVERIFY(m_w->rowView()->isVisible());
     QVERIFY2(m_w->rowView()->plot()->axisRect()->height() >= 20,
              qPrintable(QStringLiteral("%1 px").arg(m_w->rowView()->plot()->axisRect()->height())));
@@ -114,6 +158,59 @@ void TestSmallScreen::mainViewKeepsTheHeight()
             QVERIFY2(axis.contains(t.box), qPrintable(QStringLiteral("“masked” at y %1..%2, the axis from %3").arg(t.box.top()).arg(t.box.bottom()).arg(axis.top())));
     const QString queryTitle = plot->yAxis->label();
     QVERIFY2(!queryTitle.contains(QChar(0x2026)), qPrintable(queryTitle));
+}
+
+// Folded at 1280 × 720 with larger text, the dock unfolds by its title's arrow with its chart, and
+// stays so through a resize (the user's choice); folded again by hand it stays folded on a tall window.
+void TestSmallScreen::foldedDockUnfoldsByHand()
+{
+    openAt(1.15 * 1.15 * 1.15);
+    QVERIFY(rowFold());
+    QVERIFY(rowFold()->folded());
+    auto *arrow = rowDock()->findChild<QToolButton *>(QStringLiteral("foldButton"));
+    QVERIFY(arrow && arrow->isVisible());
+    QCOMPARE(arrow->arrowType(), Qt::RightArrow);
+    QTest::mouseClick(arrow, Qt::LeftButton);
+    QTest::qWait(200);
+    QVERIFY(!rowFold()->folded());
+    QCOMPARE(arrow->arrowType(), Qt::DownArrow);
+    QVERIFY(m_w->rowView()->isVisible());
+    QVERIFY2(m_w->rowView()->plot()->axisRect()->height() >= 20,
+             qPrintable(QStringLiteral("%1 px").arg(m_w->rowView()->plot()->axisRect()->height())));
+    m_w->resize(1280, 700);
+    QTest::qWait(200);
+    QVERIFY(!rowFold()->folded());
+    QVERIFY(m_w->rowView()->isVisible());
+
+    QTest::mouseClick(arrow, Qt::LeftButton);
+    m_w->resize(1400, 1000);
+    QTest::qWait(200);
+    QVERIFY(rowFold()->folded());
+    QVERIFY(!m_w->rowView()->isVisible());
+}
+
+// Folded by itself on a short window, the dock unfolds by itself once the window is tall enough for
+// a readable chart beside the main view's share (the main view keeps that share while it is folded).
+void TestSmallScreen::foldedDockUnfoldsOnATallWindow()
+{
+    openAt(1.15 * 1.15 * 1.15);
+    QVERIFY(rowFold()->folded());
+    QCustomPlot *plot = m_w->heatmapView()->plot();
+    for (int h : {760, 900, 1050, 1200}) {
+        m_w->resize(1280, h);
+        QTest::qWait(200);
+        const double share = double(plot->height()) / m_w->height();
+        qInfo("%d px: heatmap %d px (%.1f %%), dock %d px%s", m_w->height(), plot->height(), 100 * share,
+              rowDock()->height(), rowFold()->folded() ? " (folded)" : "");
+        if (rowFold()->folded())
+            QVERIFY2(share >= DockFold::kMainShare, qPrintable(QStringLiteral("%1 of %2 px").arg(plot->height()).arg(m_w->height())));
+        else // unfolded: the main view still the larger part
+            QVERIFY2(share >= 0.5, qPrintable(QStringLiteral("%1 of %2 px").arg(plot->height()).arg(m_w->height())));
+    }
+    QVERIFY(!rowFold()->folded());
+    QVERIFY(m_w->rowView()->isVisible());
+    QVERIFY2(m_w->rowView()->plot()->axisRect()->height() >= 20,
+             qPrintable(QStringLiteral("%1 px").arg(m_w->rowView()->plot()->axisRect()->height())));
 }
 
 QTEST_MAIN(TestSmallScreen)

@@ -149,8 +149,6 @@ bool recomputesWeights(const ModelInfo &info)
     return info.layers > 0 && !info.architecture.encoderDecoder && info.family != "word-vectors" && info.family != "stack";
 }
 
-bool sixteenBitWeights(const ModelInfo &info) { return info.dtype == "BF16" || info.dtype == "F16"; }
-
 QString projectionLabel(const ComputeSettings &c)
 {
     switch (c.projection) {
@@ -425,7 +423,7 @@ std::shared_ptr<ComputeSnapshot> computeSnapshot(const ComputeRequest &req, Back
                 tr.observe = req.observe;
                 tr.observe.weights = false;
                 tr.observe.stages = false;
-                tr.observe.sixteenBit = sixteenBitWeights(info);
+                tr.observe.sixteenBit = sixteenBitKept(info);
                 budgetTokens = std::max(1, tokensWithin(info, traceBudget, sizeof(float), false, 0, tr.keepMlp, false,
                                                         false, tr.observe.sixteenBit));
             }

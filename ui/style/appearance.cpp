@@ -344,6 +344,7 @@ void AppearanceManager::track(QCustomPlot *plot)
     if (!plot || plot->property("attnviz.styled").toBool())
         return;
     plot->setProperty("attnviz.styled", true);
+    replotOnlyWhenShown(plot); // a hidden tab's or dock's plot does not replot on every resize
     QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { stylePlot(plot); });
     stylePlot(plot);
 }

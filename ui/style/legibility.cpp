@@ -16,7 +16,16 @@ bool g_presenting = false;
 bool g_publication = false; // only while saveFigure draws a publication figure (GUI thread)
 }
 
-int minimumLabelPixels() { return g_presenting ? 18 : g_publication ? 6 : 10; }
+int minimumLabelPixels()
+{
+    if (g_presenting)
+        return 18;
+    if (g_publication)
+        return 6;
+    // larger text raises the floor with it: a label shrunk to fit stays as large as the text scale
+    // makes the smallest one (12 px at ×1.15, 15 px at ×1.15³), and fewer labels are drawn instead
+    return std::max(10, int(std::lround(10 * AppearanceManager::instance()->appearance().fontScale)));
+}
 
 int minimumNumberPixels() { return g_presenting ? 18 : g_publication ? 6 : 8; }
 

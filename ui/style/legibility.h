@@ -15,8 +15,9 @@ class QCustomPlot;
 
 namespace attnviz::ui {
 
-// The smallest pixel size (em height) of an axis label: 10 px normally, 18 px in presentation mode
-// (MainWindow sets it). Token labels shrink down to it before any is dropped.
+// The smallest pixel size (em height) of an axis label: 10 px normally, times the text scale with
+// larger text (View ▸ Larger text), 18 px in presentation mode (MainWindow sets it). Token labels
+// shrink down to it before any is dropped.
 int minimumLabelPixels();
 // The smallest number drawn in a cell: 8 px normally, 18 px in presentation mode.
 int minimumNumberPixels();

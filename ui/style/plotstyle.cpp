@@ -4,6 +4,8 @@
 #include "style/appearance.h"
 #include "style/legibility.h"
 
+#include <QCoreApplication>
+#include <QEvent>
 #include <QFontMetrics>
 
 #include <algorithm>
@@ -381,12 +383,71 @@ void replotToSettle(QCustomPlot *plot, bool changed)
     }
     if (!changed || plot->property("attnvizSettlePending").toBool())
         return; // nothing to settle, or this replot already queued its settling one
+    if (replotWhenShown(plot))
+        return; // a hidden plot's labels settle in the replot that shows it
     const int queued = plot->property("attnvizSettling").toInt();
     if (queued >= kMaxSettlingReplots)
         return;
     plot->setProperty("attnvizSettling", queued + 1);
     plot->setProperty("attnvizSettlePending", true);
     plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+namespace {
+
+// A plot the shown window does not show (a hidden tab, dock or stage)
+bool hiddenInShownWindow(QWidget *plot)
+{
+    QWidget *window = plot->window();
+    return window != plot && window->isVisible() && !plot->isVisibleTo(window);
+}
+
+// Holds a hidden plot's replots until it is shown: a resize (QCustomPlot replots on every one) is
+// taken as its new viewport when it is shown, and a plot marked by replotWhenShown replots then.
+class ReplotOnShow : public QObject {
+public:
+    using QObject::QObject;
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        auto *plot = qobject_cast<QCustomPlot *>(watched);
+        if (!plot)
+            return false;
+        if (event->type() == QEvent::Resize) {
+            if (hiddenInShownWindow(plot)) {
+                plot->setProperty("attnvizReplotOnShow", true);
+                return true;
+            }
+            plot->setProperty("attnvizReplotOnShow", false); // a resize as it is shown replots it anyway
+        }
+        if (event->type() == QEvent::Show && plot->property("attnvizReplotOnShow").toBool()) {
+            plot->setProperty("attnvizReplotOnShow", false);
+            plot->setViewport(plot->rect());
+            plot->replot(QCustomPlot::rpQueuedRefresh); // drawn now, painted with the frame
+        }
+        return false;
+    }
+};
+
+void holdWhileHidden(QCustomPlot *plot)
+{
+    if (plot->property("attnvizShowHooked").toBool())
+        return;
+    plot->setProperty("attnvizShowHooked", true);
+    static ReplotOnShow *filter = new ReplotOnShow(QCoreApplication::instance()); // one for every plot
+    plot->installEventFilter(filter);
+}
+
+} // namespace
+
+void replotOnlyWhenShown(QCustomPlot *plot) { holdWhileHidden(plot); }
+
+bool replotWhenShown(QCustomPlot *plot)
+{
+    if (!hiddenInShownWindow(plot))
+        return false;
+    plot->setProperty("attnvizReplotOnShow", true);
+    holdWhileHidden(plot);
+    return true;
 }
 
 namespace {

@@ -79,6 +79,16 @@ void relabelAfterLayout(QCustomPlot *plot, QObject *context, std::function<bool(
 // afterLayout handler of the same replot had nothing to change.
 void replotToSettle(QCustomPlot *plot, bool changed);
 
+// A plot the shown window does not show (another tab, a hidden or folded dock) does not replot:
+// true, and it replots once when it is shown (its size and text may change before then). False
+// where it is shown, or where its window is not (an export, the command line): the caller replots.
+// replotToSettle asks it before queuing a settling replot.
+bool replotWhenShown(QCustomPlot *plot);
+// From now on `plot` does not replot on a resize while the shown window does not show it: it
+// takes its new size, and replots, as it is shown (AppearanceManager::track does this for every
+// plot of the window).
+void replotOnlyWhenShown(QCustomPlot *plot);
+
 // Shortens a label for an axis ("supercalifragilistic" -> "supercalifrag…").
 QString elide(const QString &s, int maxChars);
 

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// All heads side by side (see headgridview.h): the panels, their pages and zoom, a long text's maps.
 #include "views/headgridview.h"
+
+#include "live/longtext.h"
+#include "live/longtextmaps.h"
 
 #include "style/legibility.h"
 #include "style/plotstyle.h"
@@ -7,9 +11,11 @@
 
 #include <qcustomplot.h>
 
+#include <QAction>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QScrollArea>
+#include <QTimer>
 #include <QToolButton>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -20,6 +26,45 @@
 
 namespace attnviz::ui {
 
+namespace {
+
+// The output cell of a pooled map (AttentionTiles::pooled: cell a covers first + [floor(a n / out),
+// floor((a + 1) n / out))) that holds x, and the cells it covers [from, to].
+int pooledCell(int x, int first, int n, int out, int &from, int &to)
+{
+    const int rel = x - first;
+    auto start = [&](int c) { return int(int64_t(c) * n / out); };
+    int k = int(int64_t(rel) * out / n);
+    while (k > 0 && start(k) > rel)
+        --k;
+    while (k + 1 < out && start(k + 1) <= rel)
+        ++k;
+    from = first + start(k);
+    to = first + start(k + 1) - 1;
+    return k;
+}
+
+// A pooled map of `region` (x keys, y queries) as colour-map data placed over the cells it covers
+// (as HeatmapView draws a long text's map): QCPColorMap spaces cells evenly from the first centre to
+// the last, and a single one is stored as two half-width cells holding the same value.
+QCPColorMapData *pooledMapData(const Mat<float> &cells, const QRect &region)
+{
+    const int c0 = region.left(), r0 = region.top(), C = region.width(), R = region.height();
+    const int outR = int(cells.rows()), outC = int(cells.cols());
+    auto centres = [](int first, int n, int out) {
+        if (out == 1)
+            return QCPRange(first - 0.5 + n / 2.0 - n / 4.0, first - 0.5 + n / 2.0 + n / 4.0);
+        return QCPRange(first - 0.5 + 0.5 * n / out, first - 0.5 + (out - 0.5) * n / out);
+    };
+    const int dc = outC == 1 ? 2 : outC, dr = outR == 1 ? 2 : outR;
+    auto *data = new QCPColorMapData(dc, dr, centres(c0, C, outC), centres(r0, R, outR));
+    for (int a = 0; a < dr; ++a)
+        for (int b = 0; b < dc; ++b)
+            data->setCell(b, a, double(cells(std::min(a, outR - 1), std::min(b, outC - 1))));
+    return data;
+}
+
+} // namespace
 
 HeadGridView::HeadGridView(QWidget *parent)
     : DeferredView(parent)
@@ -74,6 +119,21 @@ HeadGridView::HeadGridView(QWidget *parent)
     m_plot->plotLayout()->setColumnStretchFactor(1, 0.01);
     m_scale->setGradient(weightsGradient());
 
+    // a long text's maps: asked for once the panels stop moving, computed off the GUI thread
+    m_longMaps = new LongTextMaps(this);
+    connect(m_longMaps, &LongTextMaps::ready, this, &HeadGridView::showHeadMap);
+    m_mapTimer = new QTimer(this);
+    m_mapTimer->setSingleShot(true);
+    m_mapTimer->setInterval(40);
+    connect(m_mapTimer, &QTimer::timeout, this, &HeadGridView::startMaps);
+    m_meanAction = new QAction(tr("Long text: pool the maps by the mean (else the max)"), m_plot);
+    m_meanAction->setObjectName(QStringLiteral("gridMeanPoolingAction"));
+    m_meanAction->setCheckable(true);
+    m_meanAction->setToolTip(tr("Each cell of a long text's maps holds the largest weight it covers, or with this "
+                                "on their mean"));
+    m_meanAction->setVisible(false);
+    connect(m_meanAction, &QAction::toggled, this, [this](bool on) { setPooling(on ? Pooling::Mean : Pooling::Max); });
+
     m_plot->setMouseTracking(true);
     connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent *e) {
         QCPAxisRect *r = m_plot->axisRectAt(e->pos());
@@ -85,19 +145,9 @@ HeadGridView::HeadGridView(QWidget *parent)
         const int head = headOfPanel(int(it - m_rects.begin()));
         const int k = int(std::lround(r->axis(QCPAxis::atBottom)->pixelToCoord(e->pos().x())));
         const int q = int(std::lround(r->axis(QCPAxis::atLeft)->pixelToCoord(e->pos().y())));
-        if (q < 0 || k < 0 || q >= m_snapshot->tq() || k >= m_snapshot->tk())
-            return;
-        const float v = m_snapshot->weights(m_layer, head)(q, k);
-        QToolTip::showText(m_plot->mapToGlobal(e->pos()),
-                           QStringLiteral("%1\nquery %2 “%3” → key %4 “%5”\n%6")
-                               .arg(head < 0 ? QStringLiteral("average") : QStringLiteral("head %1").arg(head))
-                               .arg(q)
-                               .arg(m_snapshot->queryLabels.at(int(q)))
-                               .arg(k)
-                               .arg(m_snapshot->keyLabels.at(int(k)))
-                               .arg(std::isfinite(v) ? QStringLiteral("weight %1").arg(double(v), 0, 'f', 4)
-                                                     : QStringLiteral("weight undefined: every key masked")),
-                           m_plot);
+        const QString text = hoverText(head, q, k);
+        if (!text.isEmpty())
+            QToolTip::showText(m_plot->mapToGlobal(e->pos()), text, m_plot);
     });
     // query labels on the first column's panels, key labels under the lowest panel of each column
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
@@ -169,6 +219,9 @@ HeadGridView::HeadGridView(QWidget *parent)
             }
         }
         replotToSettle(m_plot, changed);
+        // a long text's panels moved, zoomed or resized: their maps at the new region and pixels
+        if (m_tiles && !serves(m_mapKey, mapKey()) && !m_mapTimer->isActive())
+            m_mapTimer->start();
     });
     // drag a rectangle on any panel: every panel shows that region; Shift+drag pans, the wheel zooms
     m_zoom = new PlotZoom(m_plot, [this] {
@@ -188,8 +241,11 @@ HeadGridView::HeadGridView(QWidget *parent)
             if (m_rects[n] == r)
                 emit headOpened(-1, headOfPanel(int(n)));
     });
+    m_plot->addAction(m_meanAction); // after the zoom's: its context menu lists this last
     rebuild();
 }
+
+HeadGridView::~HeadGridView() = default;
 
 int HeadGridView::headOfPanel(int panel) const
 {
@@ -271,7 +327,212 @@ QString HeadGridView::titleText() const
 void HeadGridView::setSnapshot(SnapshotPtr snapshot)
 {
     m_snapshot = std::move(snapshot);
+    m_longMaps->cancel(); // the maps of the text before are not drawn, even while another tab is shown
+    m_mapTimer->stop();
     rebuild();
+}
+
+void HeadGridView::showEvent(QShowEvent *e)
+{
+    DeferredView::showEvent(e);
+    if (m_tiles) // the maps stopped while another tab was shown
+        m_mapTimer->start();
+}
+
+void HeadGridView::hideEvent(QHideEvent *e)
+{
+    // another tab shown: its own work gets the cores (the maps computed stay, the rest follow on return)
+    m_longMaps->cancel();
+    m_mapTimer->stop();
+    DeferredView::hideEvent(e);
+}
+
+QString HeadGridView::hoverText(int head, int q, int k) const
+{
+    if (!m_snapshot || !m_snapshot->hasResult() || q < 0 || k < 0 || q >= m_snapshot->tq() || k >= m_snapshot->tk())
+        return {};
+    const QString who = head < 0 ? QStringLiteral("average") : QStringLiteral("head %1").arg(head);
+    const QString where = QStringLiteral("query %1 “%2” → key %3 “%4”")
+                              .arg(q)
+                              .arg(m_snapshot->queryLabels.value(q))
+                              .arg(k)
+                              .arg(m_snapshot->keyLabels.value(k));
+    if (m_tiles) { // a long text: the weight computed from q and k, and what the panel's cell pools
+        const float v = m_tiles->tile(head, q, q + 1, k, k + 1)(0, 0);
+        QString text = QStringLiteral("%1\n%2\nweight %3").arg(who, where).arg(double(v), 0, 'f', 4);
+        if (m_tiles->masked(q, k))
+            text += tr(" (masked)");
+        const Mat<float> &cells = mapCells(head);
+        if (cells.size() > 0 && m_mapRegion.contains(k, q)) {
+            int q0 = 0, q1 = 0, k0 = 0, k1 = 0;
+            const int a = pooledCell(q, m_mapRegion.top(), m_mapRegion.height(), int(cells.rows()), q0, q1);
+            const int b = pooledCell(k, m_mapRegion.left(), m_mapRegion.width(), int(cells.cols()), k0, k1);
+            if (q1 > q0 || k1 > k0)
+                text += tr("\nits cell of the map: the %1 of %2 × %3 weights (queries %4–%5, keys %6–%7): %8")
+                            .arg(m_pooling == Pooling::Max ? tr("max") : tr("mean"))
+                            .arg(q1 - q0 + 1)
+                            .arg(k1 - k0 + 1)
+                            .arg(q0)
+                            .arg(q1)
+                            .arg(k0)
+                            .arg(k1)
+                            .arg(double(cells(a, b)), 0, 'f', 4);
+        }
+        return text;
+    }
+    const float v = m_snapshot->weights(m_layer, head)(q, k);
+    return QStringLiteral("%1\n%2\n%3")
+        .arg(who, where,
+             std::isfinite(v) ? QStringLiteral("weight %1").arg(double(v), 0, 'f', 4)
+                              : QStringLiteral("weight undefined: every key masked"));
+}
+
+void HeadGridView::setPooling(Pooling pooling)
+{
+    if (pooling == m_pooling)
+        return;
+    m_pooling = pooling;
+    m_meanAction->setChecked(pooling == Pooling::Mean);
+    if (m_tiles)
+        m_mapTimer->start();
+}
+
+const Mat<float> &HeadGridView::mapCells(int head) const
+{
+    static const Mat<float> none;
+    const size_t i = size_t(head + 1);
+    return head >= -1 && i < m_headCells.size() ? m_headCells[i] : none;
+}
+
+bool HeadGridView::mapsPending() const { return m_tiles && (m_mapTimer->isActive() || m_longMaps->running()); }
+
+HeadGridView::MapKey HeadGridView::mapKey() const
+{
+    MapKey key;
+    if (!m_tiles || m_rects.empty())
+        return key;
+    const int tq = m_tiles->rows(), tk = m_tiles->cols();
+    // the cells any part of which the panels show (cell j spans j ± 0.5), as the Weights map
+    const QCPAxisRect *r = m_rects.front();
+    const QCPRange xr = r->axis(QCPAxis::atBottom)->range(), yr = r->axis(QCPAxis::atLeft)->range();
+    constexpr double eps = 1e-6;
+    const int c0 = std::clamp(int(std::floor(xr.lower - 0.5 + eps)) + 1, 0, tk - 1);
+    const int c1 = std::clamp(int(std::ceil(xr.upper + 0.5 - eps)) - 1, c0, tk - 1);
+    const int r0 = std::clamp(int(std::floor(std::min(yr.lower, yr.upper) - 0.5 + eps)) + 1, 0, tq - 1);
+    const int r1 = std::clamp(int(std::ceil(std::max(yr.lower, yr.upper) + 0.5 - eps)) - 1, r0, tq - 1);
+    const int R = r1 - r0 + 1, C = c1 - c0 + 1;
+    // about one cell a pixel of the panel (kMaxCells a side before the panels are laid out)
+    const QRect px = r->rect();
+    key.tiles = m_tiles.get();
+    key.region = QRect(c0, r0, C, R);
+    key.outRows = std::clamp(px.height() >= 8 ? px.height() : kMaxCells, 1, R);
+    key.outCols = std::clamp(px.width() >= 8 ? px.width() : kMaxCells, 1, C);
+    key.pooling = m_pooling;
+    return key;
+}
+
+bool HeadGridView::serves(const MapKey &a, const MapKey &b)
+{
+    auto near = [](int x, int y) { return std::abs(x - y) <= std::max(2, y / 8); };
+    return a.tiles && a.tiles == b.tiles && a.region == b.region && a.pooling == b.pooling
+        && near(a.outRows, b.outRows) && near(a.outCols, b.outCols);
+}
+
+void HeadGridView::startMaps()
+{
+    m_mapTimer->stop();
+    if (!m_tiles || m_rects.empty() || !isVisible())
+        return; // asked again when shown
+    MapKey key = mapKey();
+    if (serves(m_mapKey, key))
+        key = m_mapKey;
+    else { // another region, resolution or pooling: the maps drawn stay until theirs come
+        m_headCells.assign(size_t(m_tiles->numHeads() + 1), Mat<float>());
+        m_mapKey = key;
+        m_mapRegion = key.region;
+    }
+    // the page's heads without their map, the selected one first
+    std::vector<int> heads;
+    for (int n = 0; n < int(m_rects.size()); ++n)
+        if (const int head = headOfPanel(n); mapCells(head).size() == 0)
+            heads.insert(head == m_head ? heads.begin() : heads.end(), head);
+    LongTextMaps::Request r{m_tiles, heads, key.region, key.outRows, key.outCols, key.pooling};
+    if (heads.empty())
+        m_longMaps->cancel();
+    else if (!m_longMaps->running() || !(m_longMaps->request() == r))
+        m_longMaps->start(std::move(r));
+    m_baseTitle = m_titleHead + longTextLine();
+    m_title->setText(titleText());
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeadGridView::showHeadMap(int head, const Mat<float> &cells)
+{
+    if (!m_tiles || size_t(head + 1) >= m_headCells.size())
+        return;
+    m_headCells[size_t(head + 1)] = cells;
+    drawLongTextPanels();
+    m_baseTitle = m_titleHead + longTextLine();
+    m_title->setText(titleText());
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeadGridView::drawLongTextPanels()
+{
+    // one colour scale for every head computed, by the Weights map's rule (0 to the largest cell, or
+    // fixed 0–1): it settles as the heads come in
+    float hi = 0;
+    for (const Mat<float> &c : m_headCells)
+        for (Eigen::Index k = 0; k < c.size(); ++k)
+            if (std::isfinite(c.data()[k]))
+                hi = std::max(hi, c.data()[k]);
+    const qulonglong tiles = qulonglong(quintptr(m_tiles.get()));
+    for (size_t n = 0; n < m_rects.size(); ++n) {
+        const int head = headOfPanel(int(n));
+        QCPColorMap *map = m_maps[n];
+        const Mat<float> &cells = mapCells(head);
+        if (cells.size() > 0) {
+            map->setData(pooledMapData(cells, m_mapRegion), false);
+            map->setProperty("attnvizHead", head);
+            map->setProperty("attnvizTiles", tiles);
+            map->setVisible(true);
+        } else if (map->property("attnvizTiles").toULongLong() != tiles || map->property("attnvizHead") != QVariant(head)) {
+            map->setVisible(false); // nothing of this head and layer drawn yet
+        }
+        const QString name = head < 0 ? QStringLiteral("average") : QStringLiteral("head %1").arg(head);
+        m_rects[n]->axis(QCPAxis::atTop)->setLabel(cells.size() > 0 ? name : name + QStringLiteral(" · computing…"));
+    }
+    QCPColorGradient gradient;
+    const QCPRange range = weightsRange(0.0, double(hi), gradient);
+    m_scale->setGradient(gradient);
+    m_scale->setDataRange(range);
+    m_scale->axis()->setLabel(weightScaleLabel(QStringLiteral("weight"), range));
+}
+
+QString HeadGridView::longTextLine() const
+{
+    if (!m_tiles || !m_snapshot || !m_snapshot->hasResult())
+        return {};
+    int ready = 0;
+    for (int n = 0; n < int(m_rects.size()); ++n)
+        ready += mapCells(headOfPanel(n)).size() > 0;
+    const QRect g = m_mapRegion;
+    const int outR = m_mapKey.outRows, outC = m_mapKey.outCols;
+    QString t;
+    if (!g.isValid() || outR <= 0 || outC <= 0)
+        t = tr("\nLong text (%L1 tokens): each panel a map computed from q and k.").arg(m_snapshot->tq());
+    else if (outR == g.height() && outC == g.width())
+        t = tr("\nLong text (%L1 tokens): each weight computed from q and k.").arg(m_snapshot->tq());
+    else
+        t = tr("\nLong text (%L1 tokens): each cell the %2 of about %3 × %4 weights, computed from q and k; "
+               "zoom in for single cells.")
+                .arg(m_snapshot->tq())
+                .arg(m_pooling == Pooling::Max ? tr("largest") : tr("mean"))
+                .arg((g.height() + outR - 1) / outR)
+                .arg((g.width() + outC - 1) / outC);
+    if (ready < int(m_rects.size()))
+        t += tr(" Computing: %1 of %2 panels drawn…").arg(ready).arg(m_rects.size());
+    return t;
 }
 
 void HeadGridView::setSelection(int layer, int head, int)
@@ -299,8 +560,20 @@ void HeadGridView::rebuild()
 {
     if (deferred())
         return;
-    const bool ok = m_snapshot && m_snapshot->hasResult();
-    const int heads = ok ? int(m_snapshot->seq(m_layer).weights.size()) : 0;
+    // a long text's trace keeps no weights: each panel is a map computed from the layer's tiles
+    const bool longText = m_snapshot && m_snapshot->hasResult() && m_snapshot->longText;
+    const std::shared_ptr<const AttentionTiles<float>> tiles = longText ? longTextTiles(*m_snapshot, m_layer) : nullptr;
+    if (tiles != m_tiles) { // another text or layer: nothing computed before is drawn
+        m_longMaps->cancel();
+        m_mapTimer->stop();
+        m_tiles = tiles;
+        m_headCells.assign(m_tiles ? size_t(m_tiles->numHeads() + 1) : 0, Mat<float>());
+        m_mapKey = MapKey();
+        m_mapRegion = QRect();
+    }
+    m_meanAction->setVisible(longText);
+    const bool ok = m_snapshot && m_snapshot->hasResult() && (!longText || m_tiles);
+    const int heads = !ok ? 0 : m_tiles ? m_tiles->numHeads() : int(m_snapshot->seq(m_layer).weights.size());
     const int all = ok ? heads + 1 : 0;
     m_panels = all;
     const PageGrid grid = pageGrid(all);
@@ -375,7 +648,10 @@ void HeadGridView::rebuild()
         }
     }
     if (!ok) {
-        m_baseTitle = m_snapshot ? QStringLiteral("All heads\n") + wrapText(m_snapshot->message, 90) : QStringLiteral("All heads");
+        const QString why = longText ? tr("Layer %1's weights cannot be computed from what this long text's trace kept")
+                                           .arg(m_snapshot->layerIndex(m_layer))
+                                     : m_snapshot ? m_snapshot->message : QString();
+        m_baseTitle = m_snapshot ? QStringLiteral("All heads\n") + wrapText(why, 90) : QStringLiteral("All heads");
         m_thinNote.clear();
         m_poolNote.clear();
         m_title->setText(titleText());
@@ -389,7 +665,7 @@ void HeadGridView::rebuild()
     m_keyLabels = m_snapshot->keyLabels;
     // one colour scale for every head, on every page
     double hi = 0, lo = 0;
-    for (int head = -1; head < all - 1; ++head) {
+    for (int head = -1; head < all - 1 && !m_tiles; ++head) {
         const WeightMatrix<float> &w = m_snapshot->weights(m_layer, head);
         for (Eigen::Index k = 0; k < w.storedSize(); ++k) // the cells not stored are 0: no change to hi, lo
             if (std::isfinite(w.data()[k])) {
@@ -398,10 +674,11 @@ void HeadGridView::rebuild()
                     lo = std::min(lo, double(w.data()[k]));
             }
     }
-    for (int n = 0; n < panels; ++n) {
+    for (int n = 0; n < panels && !m_tiles; ++n) {
         const int head = headOfPanel(n);
         const WeightMatrix<float> &w = m_snapshot->weights(m_layer, head);
         m_maps[size_t(n)]->setData(colorMapData(w, &m_snapshot->seq(m_layer).mask, kMaxCells), false);
+        m_maps[size_t(n)]->setVisible(true); // a long text's panel waiting for its map was hidden
         QCPAxisRect *r = m_rects[size_t(n)];
         r->axis(QCPAxis::atTop)->setLabel(head < 0 ? QStringLiteral("average") : QStringLiteral("head %1").arg(head));
     }
@@ -422,20 +699,29 @@ void HeadGridView::rebuild()
         m_prev->setEnabled(page() > 0);
         m_next->setEnabled(page() + 1 < pageCount());
     }
-    const QCPRange range = lo >= 0 && fixedWeightScale() && hi <= 1.0 + 1e-6 ? QCPRange(0.0, 1.0)
-                                                                             : QCPRange(lo, hi > lo ? hi : lo + 1);
-    m_scale->setDataRange(range);
-    m_scale->axis()->setLabel(weightScaleLabel(QStringLiteral("weight"), range));
+    if (m_tiles) {
+        drawLongTextPanels(); // the maps computed so far, the scale over them
+    } else {
+        m_scale->setGradient(weightsGradient());
+        const QCPRange range = lo >= 0 && fixedWeightScale() && hi <= 1.0 + 1e-6 ? QCPRange(0.0, 1.0)
+                                                                                 : QCPRange(lo, hi > lo ? hi : lo + 1);
+        m_scale->setDataRange(range);
+        m_scale->axis()->setLabel(weightScaleLabel(QStringLiteral("weight"), range));
+    }
     QString t = QStringLiteral("All heads — ") + describeConfig(*m_snapshot, m_layer, -1, HeadDisplay::All);
     const int pool = (std::max(tq, tk) + kMaxCells - 1) / kMaxCells; // as colorMapData chooses it
-    m_poolNote = pool > 1 ? QStringLiteral("%1 tokens as means of %2 × %2 blocks").arg(std::max(tq, tk)).arg(pool) : QString();
+    m_poolNote = pool > 1 && !m_tiles ? QStringLiteral("%1 tokens as means of %2 × %2 blocks").arg(std::max(tq, tk)).arg(pool)
+                                      : QString();
     if (!m_snapshot->seq(m_layer).fullyMaskedRows.empty())
         t += QStringLiteral("\nGrey rows: every key masked, no weights (NaN).");
     else if (m_snapshot->seq(m_layer).mask.size() > 0)
         t += QStringLiteral("\nGrey cells: masked.");
-    m_baseTitle = t;
+    m_titleHead = t;
+    m_baseTitle = t + longTextLine();
     m_title->setText(titleText());
     highlight();
+    if (m_tiles) // the page's maps, once the panels are laid out
+        m_mapTimer->start();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

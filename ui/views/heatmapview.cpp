@@ -28,6 +28,9 @@
 
 namespace attnviz::ui {
 
+// The most of the plot's height the title may take on several lines (else one elided line).
+constexpr double kHeatmapTitleShare = 0.2;
+
 // Draws on top of the colour map: hatching over masked cells, the selected query row's outline,
 // the marked keys' band and the numbers in the cells when they fit.
 class HeatmapOverlay : public QCPLayerable {
@@ -177,10 +180,11 @@ HeatmapView::HeatmapView(QWidget *parent)
     // labels are chosen once the layout is known; a change (new text, resize, zoom) lays the plot out
     // again within the same replot
     relabelAfterLayout(m_plot, this, [this] {
-        // The map keeps most of a short plot (1280 × 720 with larger text): the title goes to one
-        // elided line past 30 % of the height, and the key labels, drawn at −60°, are shortened
-        // until they take at most a fifth of it (the whole token on hover).
-        const QString shown = fittedTitle(m_plot, m_title, m_titleText, 0.3, &m_titleElided);
+        // The map keeps most of a short plot (1280 × 720 with larger text, whose key labels do not
+        // shrink below the text scale's smallest): the title goes to one elided line past a fifth
+        // of the height, and the key labels, drawn at −60°, are shortened until they take at most a
+        // fifth of it too (the whole token on hover).
+        const QString shown = fittedTitle(m_plot, m_title, m_titleText, kHeatmapTitleShare, &m_titleElided);
         const bool title = shown != m_title->text();
         if (title)
             m_title->setText(shown);
@@ -567,7 +571,7 @@ void HeatmapView::updateTitle()
         t += tr("\nDashed blue band: keys %L1–%L2, %3.").arg(m_markBegin).arg(e - 1).arg(m_markName);
     }
     m_titleText = t;
-    m_title->setText(fittedTitle(m_plot, m_title, t, 0.3, &m_titleElided));
+    m_title->setText(fittedTitle(m_plot, m_title, t, kHeatmapTitleShare, &m_titleElided));
 }
 
 void HeatmapView::rebuild()

@@ -155,6 +155,7 @@ public:
         l->addWidget(header);
 
         plot = new QCustomPlot(this);
+        replotOnlyWhenShown(plot); // a stage not yet revealed does not replot as the cards lay out
         plot->setFixedHeight(kPlotHeight);
         plot->setFocusPolicy(Qt::NoFocus);
         plot->setCursor(Qt::PointingHandCursor);

@@ -46,19 +46,20 @@ bool readsWindow(const QString &id)
 }
 
 // What a view that cannot read a long text yet would need (longTextNotYet's line); empty for the
-// views that read one (the weights through AttentionTiles, the selected query's row, the
-// predictions, the Patching tab's own runs, the Layers tab's readings of each head, the Lines
+// views that read one (the weights and all heads through AttentionTiles, the selected query's row,
+// the predictions, the Patching tab's own runs, the Layers tab's readings of each head, the Lines
 // view's one query row; the lens, attribution and the residual stream read a window: readsWindow).
 QString longTextNeeds(const QString &id)
 {
-    static const QStringList reads{QStringLiteral("weights"), QStringLiteral("row"), QStringLiteral("predictions"),
-                                   QStringLiteral("patching"), QStringLiteral("headRoles"), QStringLiteral("lines")};
+    static const QStringList reads{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
+                                   QStringLiteral("predictions"), QStringLiteral("patching"), QStringLiteral("headRoles"),
+                                   QStringLiteral("lines")};
     if (reads.contains(id))
         return {};
     static const QStringList stages{QStringLiteral("embeddings"), QStringLiteral("pipeline")};
     if (stages.contains(id))
         return translated(QT_TR_NOOP("every layer's stages (the residual stream)"));
-    if (id == QLatin1String("rollout") || id == QLatin1String("layers") || id == QLatin1String("grid"))
+    if (id == QLatin1String("rollout") || id == QLatin1String("layers"))
         return translated(QT_TR_NOOP("every head's full weights"));
     return translated(QT_TR_NOOP("the full weights"));
 }

@@ -7,6 +7,7 @@
 #include "live/livesession.h"
 #include "style/appearance.h"
 #include "style/appearancemenu.h"
+#include "style/plotstyle.h"
 #include "teaching/comparison.h"
 #include "teaching/lessonpanel.h"
 #include "teaching/presets.h"
@@ -179,7 +180,8 @@ void MainWindow::onAppearanceChanged()
     if (m_session->snapshot())
         onSnapshot(m_session->snapshot()); // the views draw again with the new maps
     for (QCustomPlot *p : findChildren<QCustomPlot *>())
-        p->replot(QCustomPlot::rpQueuedReplot);
+        if (!replotWhenShown(p)) // a hidden tab's or dock's plot replots as it is shown
+            p->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void MainWindow::setPresentationMode(bool on)

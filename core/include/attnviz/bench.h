@@ -60,9 +60,11 @@ struct ModelBenchRow {
 // weighs one trace's peak memory leaves it out. `map` > 0: on the last full trace, a map x map pooled
 // (max) map of the middle layer's first head over the whole text and its last 256 x 256 weights
 // (AttentionTiles; the cache cleared before each run). `appended` false: no appended-token rows.
+// `headsMap` > 0: on the last full trace, the middle layer's maps as the Heads tab computes them:
+// every head's and then their mean's headsMap x headsMap pooled (max) map over the whole text, in turn.
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
                      std::vector<ModelBenchRow> &rows, ForwardDevice *device = nullptr, const Observe &observe = {},
-                     bool typed = false, int map = 0, bool appended = true);
+                     bool typed = false, int map = 0, bool appended = true, int headsMap = 0);
 
 // An encoder-decoder model (seededShape's "t5-small", "opus-mt-en-de"): `source` and `target` ids
 // from a fixed seed; a full trace of both (every attention kept, the next token at every decoder

@@ -142,7 +142,7 @@ std::string benchRowJson(const BenchRow &r)
 
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
                      std::vector<ModelBenchRow> &rows, ForwardDevice *device, const Observe &observe, bool typed, int map,
-                     bool appended)
+                     bool appended, int headsMap)
 {
     using clock = std::chrono::steady_clock;
     const ModelInfo info = model.info();
@@ -181,7 +181,7 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
         Trace<float> kept; // the last run's trace, where the map is timed on it
         for (int r = 0; r < repeat; ++r) {
             Trace<float> fresh; // a fresh trace: everything computed
-            Trace<float> &tr = map > 0 && r + 1 == repeat ? kept : fresh;
+            Trace<float> &tr = (map > 0 || headsMap > 0) && r + 1 == repeat ? kept : fresh;
             if (device)
                 device->forgetText(); // the device's own copy of the last text too
             const auto a = clock::now();
@@ -192,6 +192,31 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
                 return st;
         }
         rows.push_back({"full trace", n, median(ms)});
+        if (headsMap > 0) { // the Heads tab: every head's map of the middle layer, then their mean's
+            const int layer = kept.numLayers() / 2;
+            AttentionTiles<float> tiles(kept, layer);
+            if (!tiles.valid())
+                return Status::error(StatusCode::Unavailable, "layer " + std::to_string(layer) + ": no weights to map");
+            std::vector<double> all, first;
+            for (int r = 0; r < repeat; ++r) {
+                tiles.clearCache();
+                const auto a = clock::now();
+                for (int h = 0; h <= tiles.numHeads(); ++h) {
+                    const Mat<float> m = tiles.pooled(h < tiles.numHeads() ? h : -1, 0, n, 0, n, headsMap, headsMap, Pooling::Max);
+                    if (m.rows() != std::min(headsMap, n))
+                        return Status::error(StatusCode::Unavailable, "the map came back empty");
+                    if (h == 0)
+                        first.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+                }
+                all.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+            }
+            const std::string how = tiles.recomputes() ? " (from q, k)" : " (stored weights)";
+            const std::string side = std::to_string(headsMap) + " x " + std::to_string(headsMap);
+            rows.push_back({"Heads tab: the first head's " + side + " map" + how, n, median(first)});
+            rows.push_back({"Heads tab: " + std::to_string(tiles.numHeads()) + " heads' and their mean's " + side +
+                                " maps" + how,
+                            n, median(all)});
+        }
         if (map > 0) { // the middle layer's first head, the whole text pooled (max), each run computed anew
             const int layer = kept.numLayers() / 2;
             AttentionTiles<float> tiles(kept, layer);
