@@ -326,6 +326,7 @@ private slots:
     void sixteenBit_data();
     void sixteenBit();
     void typedSixteenBit();
+    void spareLayersExact();
     void cellReadsEqualFull_data();
     void cellReadsEqualFull();
 };
@@ -602,10 +603,12 @@ void TestAttentionTiles::estimateFollowsPolicy()
     QCOMPARE(checkTraceMemory(info, 8192, 4, false, 0, false, false, false).ok(), lean <= memoryBudget());
     QVERIFY(!checkTraceMemory(info, 8192, 4, false).ok());
     QVERIFY(tokensWithin(info, memoryBudget(), 4, false, 0, false, false, false) > tokensWithin(info, memoryBudget(), 4, false));
-    // q, k and v in 16 bits: 2 bytes a number fewer for each, every layer (the log-sum-exp stays float)
+    // q, k and v in 16 bits: 2 bytes a number fewer for each, every layer (the log-sum-exp stays float);
+    // the layer being computed holds its own in float, W_O's output in q's rows instead of its own
     const uint64_t half = traceBytes(info, 8192, 4, false, 0, false, false, false, true);
     const uint64_t qkv = uint64_t(a.heads * a.dHead + 2 * a.kvHeads * a.dHead) * 8192 * uint64_t(a.layers);
-    QCOMPARE(lean - half, qkv * 2);
+    const uint64_t inner = uint64_t(std::max(a.dModel, a.heads * a.dHead));
+    QCOMPARE(lean - half, qkv * 2 - (inner + 2 * uint64_t(a.kvHeads * a.dHead) - uint64_t(a.dModel)) * 8192 * 4);
     QVERIFY(tokensWithin(info, uint64_t(1) << 30, 4, false, 0, false, false, false, true) >
             tokensWithin(info, uint64_t(1) << 30, 4, false, 0, false, false, false));
     // kept in 16 bits where the weights are: a checkpoint's type, a seeded shape's, a mixed archive's first
@@ -697,6 +700,55 @@ void TestAttentionTiles::typedSixteenBit()
             checkKeptSoftmax(typed, l, tiles);
         }
         before = now;
+    }
+}
+
+// A layer computed without its stages (in the spare buffers: the stream added into in place, the
+// context in its input's rows) computes exactly what a layer keeping them computes: a trace keeping no
+// stage, one keeping the second layer's (the layer after it starts a stream of its own) and one keeping
+// everything have the same final states and log-sum-exps, bit for bit. The same with 16-bit rows (W_O's
+// output in q's float rows): run twice, the same bits.
+void TestAttentionTiles::spareLayersExact()
+{
+    Architecture a; // SmolLM2-135M's shape (grouped-query heads), four layers, the third with a window
+    QVERIFY(seededShape("smollm2-135m", a));
+    a.layers = 4;
+    a.window = {0, 0, 6, 0};
+    a.vocabulary = 500;
+    std::unique_ptr<Model> m;
+    const Status st = seededPretrained(a, 7, m, "F32");
+    QVERIFY2(st.ok(), st.message.c_str());
+    TraceRequest req;
+    req.ids = seededIds(40);
+    Trace<float> full;
+    QVERIFY(m->trace(req, full).ok());
+    req.observe.weights = false;
+    for (bool second : {false, true}) {
+        req.observe.stages = second;
+        req.observe.layers = second ? std::vector<int>{1} : std::vector<int>{};
+        Trace<float> lean;
+        QVERIFY(m->trace(req, lean).ok());
+        QCOMPARE(lean.layers[0].attentionIn.size(), Eigen::Index(0));
+        QCOMPARE(lean.layers[1].attentionIn.size() > 0, second);
+        QCOMPARE(largestDifference(lean.final, full.final), 0.0);
+        for (int l = 0; l < a.layers; ++l)
+            QCOMPARE(largestDifference(lean.layers[size_t(l)].attention.batch[0].lse,
+                                       full.layers[size_t(l)].attention.batch[0].lse),
+                     0.0);
+    }
+    std::unique_ptr<Model> half;
+    QVERIFY(seededPretrained(a, 7, half, "BF16").ok());
+    req.observe.stages = false;
+    req.observe.layers.clear();
+    req.observe.sixteenBit = true;
+    Trace<float> once, twice;
+    QVERIFY(half->trace(req, once).ok());
+    QVERIFY(half->trace(req, twice).ok());
+    QCOMPARE(largestDifference(once.final, twice.final), 0.0);
+    for (int l = 0; l < a.layers; ++l) {
+        const SequenceResult<float> &s = once.layers[size_t(l)].attention.batch[0];
+        QVERIFY(!s.q16.empty() && s.q.size() == 0 && s.context.size() == 0 && s.output.size() == 0);
+        QVERIFY(s.q16.bits == twice.layers[size_t(l)].attention.batch[0].q16.bits);
     }
 }
 

@@ -107,8 +107,12 @@ uint64_t traceBytes(const ModelInfo &info, int tokens, size_t scalarBytes, bool 
         if (half)
             perToken = add(heads, add(inner, mul(kvInner, 2)) / 2);
         uint64_t numbers = mul(mul(perToken, layers), t);
-        if (!keepStages) // the spare layers the stages are computed in: two streams, one set of the rest
-            numbers = add(numbers, mul(add(mul(d, 4), inner), t));
+        // The layer being computed without its stages (forward.cpp's spare layers): the stream it adds
+        // into in place, its input (whose rows then hold the context) and W_O's output; with 16-bit
+        // rows also its q, k and v in float until they are narrowed, W_O's output then in q's rows.
+        // (An edit of resid_pre keeps a copy of the stream: one (t, d) more, not counted.)
+        if (!keepStages)
+            numbers = add(numbers, mul(half ? add(add(d, mul(inner, 2)), mul(kvInner, 2)) : add(mul(d, 2), inner), t));
         numbers = add(numbers, mul(t, mul(d, 3))); // embeddings, input, final
         if (keepStages || kvInner == inner)        // k, v as projected, before they are shared out
             numbers = add(numbers, mul(t, mul(kvInner, 2)));

@@ -629,12 +629,18 @@ LinearJob<T> projection(const LayerWeights<T> &b, Proj which, Mat<T> *y)
 // [p, t) are meaningful and nothing is copied into them; q too unless `keepQ`; qPre and kPre are not kept;
 // `weights` false: no weights nor their mean are stored. k, v and each row's log-sum-exp are kept: k and
 // v a copy per query head with the stages, the key/value heads' own without (grouped-query attention).
+// `spent` (a spare layer's: `a` itself, read by nothing after the projections): its storage holds the
+// context once q, k and v are projected, and is given back holding it, so that a layer computed in the
+// spare buffers needs no (t, H d_head) of its own for the context. With `half` and without the stages,
+// q, k and v are narrowed as soon as the softmax pass has read them and W_O's output is written into
+// q's float rows: a long text's layer holds at most its input, q, k and v, or the context and the
+// output, never all at once.
 template <typename T>
 void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &a, int keep, int p,
             const AttentionResult<T> *from, const BoolMat &mask, bool keepScores, bool stages, bool keepQ,
             bool weights, Eigen::Index limit, GrowthRoom &room, ProjectionScratch<T> &scratch, AttentionResult<T> &R,
             const std::function<void(Mat<T> &)> *editZ = nullptr, bool aligned = false,
-            std::optional<HalfRows::Kind> half = std::nullopt)
+            std::optional<HalfRows::Kind> half = std::nullopt, Mat<T> *spent = nullptr)
 {
     const int t = int(a.rows()), heads = A.heads, dh = A.dHead, width = heads * dh, n = t - p;
     const bool causal = A.causal;
@@ -674,12 +680,26 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
             *m = m16->template widened<T>();
         m16->clear();
     }
+    // Every row's log-sum-exp per head: (t, H), kept in every layer (the weights from q and k alone).
+    // With 16-bit rows what the layer keeps (the log-sum-exp; the 16-bit rows' room, taken, not touched)
+    // is allocated before the float rows: those are given back at the end, on top of the heap, for the
+    // next layer's, instead of leaving holes between the kept rows (a 32,768-token text's float k and v
+    // are 24 MB each, below glibc's mmap threshold).
+    auto sizeLse = [&] { sizeStage(s.lse, f ? &f->lse : nullptr, t, heads, keep, p, limit, room); };
+    if (half) {
+        sizeLse();
+        const size_t kvNumbers = size_t(t) * size_t(!stages && group > 1 ? A.kvHeads * dh : width);
+        s.q16.bits.reserve(size_t(t) * size_t(width));
+        s.k16.bits.reserve(kvNumbers);
+        s.v16.bits.reserve(kvNumbers);
+    }
     // k and v continue the trace (the next token's keys); the rest is kept where `stages` asks
     auto stage = [&](Mat<T> &m, const Mat<T> *fm, Eigen::Index cols, bool kept) {
         sizeStage(m, fm, t, cols, keep, p, limit, room, kept);
     };
     stage(s.q, f ? &f->q : nullptr, width, keepQ);
-    stage(s.context, f ? &f->context : nullptr, width, stages);
+    if (!spent)
+        stage(s.context, f ? &f->context : nullptr, width, stages);
     // k and v: a copy per query head where the stages are kept (the views read them head by head);
     // otherwise the key/value heads' own, (t, KV d_head), all the next token reads
     const int kw = A.kvHeads * dh;
@@ -687,9 +707,12 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
     auto kvCol = [&](int h) { return compact ? (h / group) * dh : h * dh; }; // query head h's k, v columns
     for (Mat<T> SequenceResult<T>::*m : {&SequenceResult<T>::k, &SequenceResult<T>::v})
         sizeKeys(s.*m, f ? &(f->*m) : nullptr, t, compact ? kw : width, keep, p, limit, room, group, dh);
-    stage(s.output, f ? &f->output : nullptr, R.dOut, stages);
-    // every row's log-sum-exp per head: (t, H), kept in every layer (the weights from q and k alone)
-    sizeStage(s.lse, f ? &f->lse : nullptr, t, heads, keep, p, limit, room);
+    // W_O's output in q's float rows once q is narrowed (see above), else its own
+    const bool outputInQ = half && !stages && keepQ;
+    if (!outputInQ)
+        stage(s.output, f ? &f->output : nullptr, R.dOut, stages);
+    if (!half) // after the other rows, in the order a typed trace's rows grow in place (growStage)
+        sizeLse();
     const bool shaped = A.qNorm || A.cos;
     const bool split = shaped && stages; // q and k as projected kept apart (qPre, kPre): with the stages
     if (split) {
@@ -742,6 +765,10 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
                     for (T &x : m->row(p + r))
                         x = HalfRows::rounded(*half, x);
                 });
+    }
+    if (spent) { // the input is read: its storage takes the context
+        s.context.swap(*spent);
+        stage(s.context, nullptr, width, false);
     }
     if (keepScores)
         s.scores.resize(size_t(heads));
@@ -844,15 +871,29 @@ void attend(const LayerWeights<T> &lw, const AttentionSpec<T> &A, const Mat<T> &
         if (full[size_t(i)])
             s.fullyMaskedRows.push_back(i);
     s.degenerateRows.clear();
+    // kept in 16 bits, the float copies (and any room held after them) given back: before W_O where its
+    // output takes q's rows, else after
+    auto narrow = [&] {
+        for (auto [m, m16] : {std::pair{&s.k, &s.k16}, std::pair{&s.v, &s.v16}, std::pair{&s.q, &s.q16}}) {
+            m16->assign(*half, *m);
+            std::free(room.take(m->data()));
+            if (m != &s.q || !outputInQ)
+                m->resize(0, 0);
+        }
+    };
+    if (outputInQ) {
+        narrow();
+        s.output.resize(0, 0);
+        s.output.swap(s.q);
+        stage(s.output, nullptr, R.dOut, false);
+    }
     if (editZ) // attn.hook_z edits, between the context and W_O
         (*editZ)(s.context);
     linearRows<T>(s.context, p, {projection(lw, Proj::O, &s.output)});
-    if (half) // kept in 16 bits, the float copies (and any room held after them) given back
-        for (auto [m, m16] : {std::pair{&s.q, &s.q16}, std::pair{&s.k, &s.k16}, std::pair{&s.v, &s.v16}}) {
-            m16->assign(*half, *m);
-            std::free(room.take(m->data()));
-            m->resize(0, 0);
-        }
+    if (spent) // given back, holding the context (read by nothing after this layer)
+        spent->swap(s.context);
+    if (half && !outputInQ)
+        narrow();
 }
 
 // Top-k tokens and the softmax normalizer of each row of h E^T + b, the vocabulary in chunks
@@ -1334,8 +1375,15 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         if constexpr (std::is_same_v<T, float>)
             if (byLayer)
                 (*byLayer)(int(l), false, lt);
+        // A spare layer after a spare layer writes its output over the stream it reads (each row is read
+        // before it is written: the residual adds in place), so that one stream serves every layer.
+        const bool spareIn = !kept && !windowed && x == &spare[(l + 1) % 2].output;
+        if (spareIn)
+            spare[l % 2].output.swap(spare[(l + 1) % 2].output);
         if (!kept)
             swapStages(lt, spare[0], spare[l % 2], qKept);
+        if (spareIn)
+            x = &lt.output;
         const LayerTrace<T> *fl = from ? &from->layers[l] : nullptr;
         const int pl = int(l) < firstLayer ? t : p, nl = t - pl; // this layer's first computed row
         auto sizedL = [&](Mat<T> &m, const Mat<T> *f, bool kept = true) {
@@ -1387,6 +1435,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         }
         const std::function<void(Mat<T> &)> editZ = [&](Mat<T> &z) { applyEdits(in, HookPoint::AttnZ, int(l), arch.dHead, z); };
         const bool zEdited = hasEdits(in, HookPoint::AttnZ, int(l));
+        const std::optional<HalfRows::Kind> half = halfKept(b, pruning && !in.observe.weights && in.observe.sixteenBit && !kept);
         if (general || (arch.weightRule.fullyMasked != FullyMaskedPolicy::Zero && anyRowFullyMasked(layerMask, causal))) {
             const std::shared_ptr<const Projections<T>> P = b.projections().get(); // 16-bit ones widened
             if (Status st = attendByRule(arch, *P, lt.attentionIn, layerMask, in.keepScores, lt.attention); !st)
@@ -1397,9 +1446,10 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
                 linearRows<T>(sr.context, 0, {{&P->o, &sr.output}});
             }
         } else {
+            // a spare layer's input gives its storage to the context (read by no view)
             attend(b, A, lt.attentionIn, keep, pl, fl ? &fl->attention : nullptr, layerMask, in.keepScores, kept, qKept,
-                   weightsKept, limit, out.room, scratch, lt.attention, zEdited ? &editZ : nullptr, over,
-                   halfKept(b, pruning && !in.observe.weights && in.observe.sixteenBit && !kept));
+                   weightsKept, limit, out.room, scratch, lt.attention, zEdited ? &editZ : nullptr, over, half,
+                   !kept && !windowed ? &lt.attentionIn : nullptr);
         }
         // weights by a rule have no log-sum-exp: only the stored ones (and their mask) say them
         const bool ruled = lt.attention.batch[0].lse.size() == 0;
@@ -1430,6 +1480,8 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
                 lt.attnOut.middleRows(pl, nl) = lt.attention.batch[0].output.middleRows(pl, nl);
             mid.middleRows(pl, nl) = x->middleRows(pl, nl) + lt.attention.batch[0].output.middleRows(pl, nl);
         }
+        if (half && !windowed) // W_O's output, in q's float rows (attend), is in the stream now
+            lt.attention.batch[0].output.resize(0, 0);
         if (!pre)
             normRows(arch.norm, mid, pl, b.attnNorm, mid);
         applyEdits(in, HookPoint::ResidMid, int(l), arch.dHead, mid);
@@ -1502,6 +1554,15 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
             lt.attention.batch[0].weightsAvg.clear();
         }
     }
+    // the spare layers' buffers given back before the final rows are sized, but the stream they read
+    Mat<T> spareOut;
+    for (LayerTrace<T> &sp : spare)
+        if (x == &sp.output) {
+            spareOut.swap(sp.output);
+            x = &spareOut;
+        }
+    spare[0] = LayerTrace<T>();
+    spare[1] = LayerTrace<T>();
     const Mat<T> &last = *x;
     sized(out.final, from ? &from->final : nullptr);
     if (arch.finalNorm)
