@@ -15,6 +15,8 @@
 #include <QtEndian>
 #include <QtTest>
 
+#include <utility>
+
 namespace {
 
 const QString kPackagingDir = QString::fromUtf8(ATTNVIZ_BUILD_PATH("/packaging"));
@@ -74,6 +76,12 @@ QString roffEscape(QString text)
 {
     text.replace(QLatin1Char('\\'), QLatin1String("\\e"));
     text.replace(QLatin1Char('-'), QLatin1String("\\-"));
+    // The typographic characters as genman.cmake's roff_escape names them.
+    static const std::pair<const char *, const char *> names[] = {
+        {"×", "\\(mu"}, {"—", "\\(em"}, {"–", "\\(en"}, {"≤", "\\(<="}, {"≥", "\\(>="},
+        {"→", "\\(->"}, {"…", "..."}, {"·", "\\(pc"}, {"√", "\\(sr"}, {"−", "\\(mi"}};
+    for (const auto &[from, to] : names)
+        text.replace(QString::fromUtf8(from), QLatin1String(to));
     return text;
 }
 

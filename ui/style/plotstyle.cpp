@@ -513,6 +513,23 @@ QCPColorMapData *colorMapData(const WeightMatrix<float> &w, const BoolMat *exclu
     return colorMapDataOf(w, exclude, maxCells, factorOut);
 }
 
+QCPColorMapData *pooledMapData(const Mat<float> &cells, const QRect &region)
+{
+    const int c0 = region.left(), r0 = region.top(), C = region.width(), R = region.height();
+    const int outR = int(cells.rows()), outC = int(cells.cols());
+    auto centres = [](int first, int n, int out) {
+        if (out == 1)
+            return QCPRange(first - 0.5 + n / 2.0 - n / 4.0, first - 0.5 + n / 2.0 + n / 4.0);
+        return QCPRange(first - 0.5 + 0.5 * n / out, first - 0.5 + (out - 0.5) * n / out);
+    };
+    const int dc = outC == 1 ? 2 : outC, dr = outR == 1 ? 2 : outR;
+    auto *data = new QCPColorMapData(dc, dr, centres(c0, C, outC), centres(r0, R, outR));
+    for (int a = 0; a < dr; ++a)
+        for (int b = 0; b < dc; ++b)
+            data->setCell(b, a, double(cells(std::min(a, outR - 1), std::min(b, outC - 1))));
+    return data;
+}
+
 namespace {
 
 // Words of each paragraph of `text` on lines, a line broken before the word that would make

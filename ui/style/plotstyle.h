@@ -6,6 +6,7 @@
 
 #include <qcustomplot.h>
 
+#include <QRect>
 #include <QStringList>
 
 #include <Eigen/Core>
@@ -101,6 +102,12 @@ QCPColorMapData *colorMapData(const Eigen::Matrix<float, Eigen::Dynamic, Eigen::
                               int maxCells, int *factor = nullptr);
 QCPColorMapData *colorMapData(const WeightMatrix<float> &m, const BoolMat *exclude, int maxCells,
                               int *factor = nullptr);
+
+// A long text's pooled map (AttentionTiles::pooled: `cells`, each covering an even share of
+// `region`; x keys, y queries) as colour-map data laid over the cells it covers. QCPColorMap spaces
+// cells evenly from the first centre to the last: a single one is stored as two half-width cells
+// holding the same value.
+QCPColorMapData *pooledMapData(const Mat<float> &cells, const QRect &region);
 
 // The bottom and left axes of `rect` as a matrix's: rows down (y reversed), the column labels at
 // −60°, no grid and no sub-ticks, text tickers (labelTokenAxis fills them). Every heatmap of tokens

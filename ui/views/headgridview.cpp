@@ -44,26 +44,6 @@ int pooledCell(int x, int first, int n, int out, int &from, int &to)
     return k;
 }
 
-// A pooled map of `region` (x keys, y queries) as colour-map data placed over the cells it covers
-// (as HeatmapView draws a long text's map): QCPColorMap spaces cells evenly from the first centre to
-// the last, and a single one is stored as two half-width cells holding the same value.
-QCPColorMapData *pooledMapData(const Mat<float> &cells, const QRect &region)
-{
-    const int c0 = region.left(), r0 = region.top(), C = region.width(), R = region.height();
-    const int outR = int(cells.rows()), outC = int(cells.cols());
-    auto centres = [](int first, int n, int out) {
-        if (out == 1)
-            return QCPRange(first - 0.5 + n / 2.0 - n / 4.0, first - 0.5 + n / 2.0 + n / 4.0);
-        return QCPRange(first - 0.5 + 0.5 * n / out, first - 0.5 + (out - 0.5) * n / out);
-    };
-    const int dc = outC == 1 ? 2 : outC, dr = outR == 1 ? 2 : outR;
-    auto *data = new QCPColorMapData(dc, dr, centres(c0, C, outC), centres(r0, R, outR));
-    for (int a = 0; a < dr; ++a)
-        for (int b = 0; b < dc; ++b)
-            data->setCell(b, a, double(cells(std::min(a, outR - 1), std::min(b, outC - 1))));
-    return data;
-}
-
 } // namespace
 
 HeadGridView::HeadGridView(QWidget *parent)
@@ -280,10 +260,12 @@ QRect HeadGridView::panelRect(int panel) const
 HeadGridView::PageGrid HeadGridView::pageGrid(int panels) const
 {
     // the plot's own margins, from the text size: the query labels and the colour scale beside the
-    // panels; the title (three lines), the key labels (rotated) and each panel's "head N" above and
-    // below them
+    // panels; the title (three lines of its own font), the key labels (rotated) and each panel's
+    // "head N" above and below them
     const int line = QFontMetrics(m_plot->font()).height();
-    const int overW = 13 * line + 16, overH = 9 * line + 12;
+    const int titleLine = QFontMetrics(m_title->font()).height();
+    const int labels = 6 * line; // the key labels' band under a panel, rotated
+    const int overW = 13 * line + 16, overH = 3 * titleLine + labels + 12;
     const int colW = kMinPanelPx + 10, rowH = kMinPanelPx + 2 * line + 6;
     PageGrid g;
     g.minSize = QSize(overW + colW, overH + rowH);
@@ -296,6 +278,9 @@ HeadGridView::PageGrid HeadGridView::pageGrid(int panels) const
     }
     g.cols = std::max(1, (room.width() - overW) / colW);
     g.rows = std::max(1, (room.height() - overH) / rowH);
+    // a last row that is not full: the panels above its empty places carry key labels of their own
+    if (g.rows > 1 && panels < g.cols * g.rows && panels % g.cols != 0)
+        g.rows = std::max(1, (room.height() - overH - labels) / rowH);
     g.perPage = std::clamp(g.cols * g.rows, 1, panels);
     return g;
 }

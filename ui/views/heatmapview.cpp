@@ -371,26 +371,13 @@ void HeatmapView::showMap(const MapRequest &r, Mat<float> cells)
 {
     m_mapCells = std::move(cells);
     m_mapRegion = r.region;
-    const int c0 = r.region.left(), r0 = r.region.top(), C = r.region.width(), R = r.region.height();
+    const int R = r.region.height(), C = r.region.width();
     const int outR = int(m_mapCells.rows()), outC = int(m_mapCells.cols());
-    // QCPColorMap spaces cells evenly from the first centre to the last; a single one is stored as
-    // two half-width cells holding the same value (as colorMapData)
-    auto centres = [](int first, int n, int out) {
-        if (out == 1)
-            return QCPRange(first - 0.5 + n / 2.0 - n / 4.0, first - 0.5 + n / 2.0 + n / 4.0);
-        return QCPRange(first - 0.5 + 0.5 * n / out, first - 0.5 + (out - 0.5) * n / out);
-    };
-    const int dc = outC == 1 ? 2 : outC, dr = outR == 1 ? 2 : outR;
-    auto *data = new QCPColorMapData(dc, dr, centres(c0, C, outC), centres(r0, R, outR));
     float hi = 0;
-    for (int a = 0; a < dr; ++a)
-        for (int b = 0; b < dc; ++b) {
-            const float v = m_mapCells(std::min(a, outR - 1), std::min(b, outC - 1));
-            data->setCell(b, a, double(v));
-            if (std::isfinite(v))
-                hi = std::max(hi, v);
-        }
-    m_map->setData(data, false);
+    for (Eigen::Index i = 0; i < m_mapCells.size(); ++i)
+        if (const float v = m_mapCells.data()[i]; std::isfinite(v))
+            hi = std::max(hi, v);
+    m_map->setData(pooledMapData(m_mapCells, r.region), false);
     QCPColorGradient gradient;
     const QCPRange range = weightsRange(0.0, double(hi), gradient);
     m_scale->setGradient(gradient);
