@@ -278,9 +278,6 @@ HeadGridView::PageGrid HeadGridView::pageGrid(int panels) const
     }
     g.cols = std::max(1, (room.width() - overW) / colW);
     g.rows = std::max(1, (room.height() - overH) / rowH);
-    // a last row that is not full: the panels above its empty places carry key labels of their own
-    if (g.rows > 1 && panels < g.cols * g.rows && panels % g.cols != 0)
-        g.rows = std::max(1, (room.height() - overH - labels) / rowH);
     g.perPage = std::clamp(g.cols * g.rows, 1, panels);
     return g;
 }
