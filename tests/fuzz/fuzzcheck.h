@@ -36,7 +36,9 @@ inline void expectOneLine(const Status &st, const std::string &name)
 {
     if (st.ok())
         return;
-    if (st.message.rfind(name + ":", 0) != 0 || st.message.find('\n') != std::string::npos) {
+    // "NAME: why", or "NAME (what of it was read): why"
+    const bool named = st.message.rfind(name + ":", 0) == 0 || st.message.rfind(name + " (", 0) == 0;
+    if (!named || st.message.find('\n') != std::string::npos) {
         std::fprintf(stderr, "fuzz: a refusal that is not one line naming %s:\n%s\n", name.c_str(), st.message.c_str());
         std::abort();
     }
