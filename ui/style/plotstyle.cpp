@@ -513,6 +513,21 @@ QCPColorMapData *colorMapData(const WeightMatrix<float> &w, const BoolMat *exclu
     return colorMapDataOf(w, exclude, maxCells, factorOut);
 }
 
+int pooledCell(int x, int first, int n, int out, int &from, int &to)
+{
+    const int rel = x - first;
+    auto start = [&](int c) { return int(int64_t(c) * n / out); };
+    int k = int(int64_t(rel) * out / n);
+    while (k > 0 && start(k) > rel)
+        --k;
+    while (k + 1 < out && start(k + 1) <= rel)
+        ++k;
+    from = first + start(k);
+    to = first + start(k + 1) - 1;
+    return k;
+}
+
+
 QCPColorMapData *pooledMapData(const Mat<float> &cells, const QRect &region)
 {
     const int c0 = region.left(), r0 = region.top(), C = region.width(), R = region.height();

@@ -109,6 +109,10 @@ QCPColorMapData *colorMapData(const WeightMatrix<float> &m, const BoolMat *exclu
 // holding the same value.
 QCPColorMapData *pooledMapData(const Mat<float> &cells, const QRect &region);
 
+// The output cell of a pooled map (AttentionTiles::pooled: cell a covers first + [floor(a n / out),
+// floor((a + 1) n / out))) that holds x, and the cells it covers [from, to].
+int pooledCell(int x, int first, int n, int out, int &from, int &to);
+
 // The bottom and left axes of `rect` as a matrix's: rows down (y reversed), the column labels at
 // −60°, no grid and no sub-ticks, text tickers (labelTokenAxis fills them). Every heatmap of tokens
 // or dimensions: the weights, the rollout, the pipeline's stages, Compare's panels.

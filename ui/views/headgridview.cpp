@@ -26,26 +26,6 @@
 
 namespace attnviz::ui {
 
-namespace {
-
-// The output cell of a pooled map (AttentionTiles::pooled: cell a covers first + [floor(a n / out),
-// floor((a + 1) n / out))) that holds x, and the cells it covers [from, to].
-int pooledCell(int x, int first, int n, int out, int &from, int &to)
-{
-    const int rel = x - first;
-    auto start = [&](int c) { return int(int64_t(c) * n / out); };
-    int k = int(int64_t(rel) * out / n);
-    while (k > 0 && start(k) > rel)
-        --k;
-    while (k + 1 < out && start(k + 1) <= rel)
-        ++k;
-    from = first + start(k);
-    to = first + start(k + 1) - 1;
-    return k;
-}
-
-} // namespace
-
 HeadGridView::HeadGridView(QWidget *parent)
     : DeferredView(parent)
     , m_plot(new QCustomPlot(this))

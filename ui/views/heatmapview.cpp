@@ -395,22 +395,9 @@ bool HeatmapView::mapCellAt(int query, int key, int &a, int &b, QRect &covered) 
 {
     if (!m_tiles || m_mapCells.size() == 0 || !m_mapRegion.contains(key, query))
         return false;
-    // AttentionTiles::pooled: output cell a covers rows first + [floor(a R / out), floor((a + 1) R / out))
-    auto find = [](int x, int first, int n, int out, int &from, int &to) {
-        const int rel = x - first;
-        int k = int(int64_t(rel) * out / n);
-        auto start = [&](int c) { return int(int64_t(c) * n / out); };
-        while (k > 0 && start(k) > rel)
-            --k;
-        while (k + 1 < out && start(k + 1) <= rel)
-            ++k;
-        from = first + start(k);
-        to = first + start(k + 1) - 1;
-        return k;
-    };
     int q0 = 0, q1 = 0, k0 = 0, k1 = 0;
-    a = find(query, m_mapRegion.top(), m_mapRegion.height(), int(m_mapCells.rows()), q0, q1);
-    b = find(key, m_mapRegion.left(), m_mapRegion.width(), int(m_mapCells.cols()), k0, k1);
+    a = pooledCell(query, m_mapRegion.top(), m_mapRegion.height(), int(m_mapCells.rows()), q0, q1);
+    b = pooledCell(key, m_mapRegion.left(), m_mapRegion.width(), int(m_mapCells.cols()), k0, k1);
     covered = QRect(QPoint(k0, q0), QPoint(k1, q1));
     return true;
 }
