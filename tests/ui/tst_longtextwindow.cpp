@@ -27,8 +27,10 @@
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/dlaview.h"
+#include "views/embeddingview.h"
 #include "views/linesview.h"
 #include "views/logitlensview.h"
+#include "views/pipelineview.h"
 #include "views/plotzoom.h"
 #include "views/residualview.h"
 #include "views/rowview.h"
@@ -149,6 +151,7 @@ private slots:
     void headsTabFollowsLayer();
     void headMapsCancelled();
     void stageViewsReadWindow();
+    void pipelineAndEmbeddingsReadWindow();
     void linesDrawOneRow();
     void headRolesReadLongText();
     void spanFromSelection();
@@ -375,7 +378,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
     Window win;
     const SnapshotPtr s = showLong(win);
     QVERIFY(s && s->longText);
-    for (const char *id : {"layers", "rollout", "pipeline", "embeddings", "compare"}) {
+    for (const char *id : {"layers", "rollout", "compare"}) {
         const QString view = QString::fromLatin1(id);
         const SnapshotPtr handed = win.w.views()->snapshotFor(s, view);
         QVERIFY2(handed && !handed->hasResult(), id);
@@ -655,8 +658,129 @@ void TestLongTextWindow::stageViewsReadWindow()
     // a row picked in the window is the text's
     emit lens->querySelected(10);
     QCOMPARE(win.w.session()->selectedQuery(), 102 - LongTextWindows::kSize + 10);
-    // the views that need the whole text's stages still say so
-    QVERIFY(win.w.views()->snapshotFor(s, QStringLiteral("pipeline"))->message.contains(QStringLiteral("not yet")));
+}
+
+// The Pipeline and Contextual embeddings tabs on a long text read the same window of positions as the
+// lens: every stage matrix of the window (the input, Q, K and V as projected and turned, the scores,
+// the mask, the weights, the context, the heads concatenated, the output) equals the same rows (and,
+// for the t x t stages, columns) of the short-text path's pipeline on the whole text, where every
+// weight was kept; the embeddings' change norms and cosines likewise; both name their positions.
+void TestLongTextWindow::pipelineAndEmbeddingsReadWindow()
+{
+    using K = PipelineView::StageKind;
+    const int query = 300, layer = 1, head = 1;
+    const auto weightsOf = [](PipelineView *v) {
+        const int i = v->indexOf(K::Weights);
+        return i >= 0 ? v->stageMatrix(i) : nullptr;
+    };
+    const auto pick = [&](Window &w, const QString &view) {
+        w.w.session()->setSelectedLayer(layer);
+        selectHead(w, head);
+        w.w.session()->setSelectedQuery(query);
+        QCoreApplication::processEvents();
+        return w.w.showView(view);
+    };
+    // the short-text path: the whole text under the default budget, every weight and stage kept
+    QHash<int, Mat<float>> stages;
+    QVector<double> norms, cosines;
+    int t = 0;
+    {
+        qunsetenv("ATTNVIZ_TRACE_BUDGET_KB");
+        const auto budget = qScopeGuard([] { qputenv("ATTNVIZ_TRACE_BUDGET_KB", "4096"); });
+        Window ref;
+        const SnapshotPtr full = showLong(ref);
+        QVERIFY(full && full->hasResult() && !full->longText);
+        t = full->tq();
+        QVERIFY(pick(ref, QStringLiteral("pipeline")));
+        auto *theirs = qobject_cast<PipelineView *>(ref.w.viewWidget(QStringLiteral("pipeline")));
+        QTRY_VERIFY_WITH_TIMEOUT(weightsOf(theirs) && weightsOf(theirs)->rows() == t, 60000);
+        QCOMPARE(theirs->shownHead(), head);
+        for (int i = 0; i < theirs->stageCount(); ++i)
+            if (const Mat<float> *m = theirs->stageMatrix(i))
+                stages.insert(int(theirs->stageKind(i)), *m);
+        QVERIFY(ref.w.showView(QStringLiteral("embeddings")));
+        auto *emb = qobject_cast<EmbeddingView *>(ref.w.viewWidget(QStringLiteral("embeddings")));
+        QTRY_COMPARE(int(emb->changeNorms().size()), t);
+        norms = emb->changeNorms();
+        cosines = emb->cosines();
+    }
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    QCOMPARE(s->tq(), t);
+    const auto [p0, p1] = LongTextWindows::range(query, t);
+    const int n = p1 - p0;
+    const QString note = QStringLiteral("positions %L1–%L2 of %L3").arg(p0).arg(p1 - 1).arg(t);
+    QVERIFY(pick(win, QStringLiteral("pipeline")));
+    auto *mine = qobject_cast<PipelineView *>(win.w.viewWidget(QStringLiteral("pipeline")));
+    QVERIFY(mine);
+    QTRY_VERIFY_WITH_TIMEOUT(weightsOf(mine) && weightsOf(mine)->rows() == n, 60000);
+    QCOMPARE(mine->shownHead(), head);
+    QVERIFY2(shownTexts(mine).contains(QStringLiteral("Positions %L1–%L2 of %L3 around the selected query").arg(p0).arg(p1 - 1).arg(t)),
+             qPrintable(shownTexts(mine)));
+    const QList<K> square{K::RawScores, K::Scaled, K::Masked, K::Weights};
+    QList<K> compared;
+    double worstError = 0;
+    for (int i = 0; i < mine->stageCount(); ++i) {
+        const K kind = mine->stageKind(i);
+        const Mat<float> *a = mine->stageMatrix(i);
+        if (!a) { // only the MLP's products, which a window does not keep
+            QVERIFY2(kind == K::MlpGate || kind == K::MlpActivated || kind == K::MlpUp || kind == K::MlpProduct,
+                     qPrintable(mine->stageName(i) + QStringLiteral(": ") + mine->stageMessage(i)));
+            continue;
+        }
+        if (!stages.contains(int(kind))) { // the short text's scores are too many to derive: from its Q and K
+            QVERIFY2(kind == K::RawScores || kind == K::Scaled || kind == K::Masked, qPrintable(mine->stageName(i)));
+            const Mat<float> &q = stages[int(K::QRotated)], &k = stages[int(K::KRotated)];
+            const AttentionResult<float> &att = s->attention(layer);
+            Mat<float> raw = q * k.transpose();
+            if (kind != K::RawScores)
+                raw *= float(att.scale);
+            if (kind == K::Masked)
+                for (int r = 0; r < t; ++r)
+                    for (int c = 0; c < t; ++c)
+                        if (c > r || (att.window > 0 && r - att.window >= c))
+                            raw(r, c) = -std::numeric_limits<float>::infinity();
+            stages.insert(int(kind), raw);
+        }
+        const Mat<float> &b = stages[int(kind)];
+        const Mat<float> want = square.contains(kind) ? Mat<float>(b.block(p0, p0, n, n)) : Mat<float>(b.middleRows(p0, n));
+        QCOMPARE(a->rows(), want.rows());
+        QCOMPARE(a->cols(), want.cols());
+        for (Eigen::Index r = 0; r < a->rows(); ++r)
+            for (Eigen::Index c = 0; c < a->cols(); ++c) {
+                const float x = (*a)(r, c), y = want(r, c);
+                if (std::isinf(y)) { // a masked score
+                    QVERIFY2(x == y, qPrintable(mine->stageName(i)));
+                    continue;
+                }
+                const double e = std::abs(double(x) - double(y)) / std::max(1.0, std::abs(double(y)));
+                worstError = std::max(worstError, e);
+                QVERIFY2(e < 2e-5, qPrintable(QStringLiteral("%1 (%2, %3): %4 vs %5").arg(mine->stageName(i)).arg(r).arg(c).arg(x).arg(y)));
+            }
+        compared << kind;
+    }
+    qInfo("pipeline window: worst relative difference %.3g over %lld stages", worstError, qlonglong(compared.size()));
+    for (K kind : {K::Input, K::Q, K::K, K::V, K::QRotated, K::KRotated, K::RawScores, K::Scaled, K::Masked, K::Weights,
+                   K::Context, K::Concat, K::Output})
+        QVERIFY2(compared.contains(kind), qPrintable(mine->stageName(mine->indexOf(kind))));
+    // the masked scores are the causal ones: nothing after the query
+    const Mat<float> &masked = *mine->stageMatrix(mine->indexOf(K::Masked));
+    QVERIFY(std::isinf(masked(0, 1)) && !std::isinf(masked(1, 0)));
+    // a click on the context says where the rest of its sum comes from
+    QVERIFY(mine->explainCell(mine->indexOf(K::Context), query - p0, 0));
+    QVERIFY2(mine->explanation().contains(QStringLiteral("keys before them add the rest")), qPrintable(mine->explanation()));
+
+    // the contextual embeddings: the same window, the same numbers as the short text's rows
+    QVERIFY(win.w.showView(QStringLiteral("embeddings")));
+    auto *emb = qobject_cast<EmbeddingView *>(win.w.viewWidget(QStringLiteral("embeddings")));
+    QVERIFY(emb);
+    QTRY_VERIFY_WITH_TIMEOUT(emb->changeNorms().size() == n, 60000);
+    QVERIFY2(emb->title().contains(note), qPrintable(emb->title()));
+    for (int i = 0; i < n; ++i) {
+        QVERIFY(std::abs(emb->changeNorms()[i] - norms[p0 + i]) < 1e-4 * std::max(1.0, norms[p0 + i]));
+        QVERIFY(std::abs(emb->cosines()[i] - cosines[p0 + i]) < 1e-5);
+    }
 }
 
 // The Lines view on a long text: the selected query's row only, read through AttentionTiles, its
@@ -1072,9 +1196,9 @@ void TestLongTextWindow::windowScreenshots()
     const SnapshotPtr s = showLong(win);
     QVERIFY(s && s->longText);
     win.w.session()->setSelectedQuery(700);
-    for (const char *id : {"lens", "dla", "residual"}) {
+    for (const char *id : {"lens", "dla", "residual", "pipeline", "embeddings"}) {
         QVERIFY(win.w.showView(QString::fromLatin1(id)));
-        QTRY_VERIFY_WITH_TIMEOUT(shownTexts(win.w.viewWidget(QString::fromLatin1(id))).contains(QStringLiteral("positions")), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(shownTexts(win.w.viewWidget(QString::fromLatin1(id))).contains(QStringLiteral("positions"), Qt::CaseInsensitive), 60000);
         if (auto *lens = qobject_cast<LogitLensView *>(win.w.viewWidget(QString::fromLatin1(id))))
             QTRY_VERIFY_WITH_TIMEOUT(lens->complete(), 60000);
         for (int i = 0; i < 10; ++i) {
@@ -1082,6 +1206,15 @@ void TestLongTextWindow::windowScreenshots()
             QTest::qWait(50);
         }
         win.w.grab().save(dir + QStringLiteral("/w-longtext-") + QString::fromLatin1(id) + QStringLiteral(".png"));
+        if (auto *pipeline = qobject_cast<PipelineView *>(win.w.viewWidget(QString::fromLatin1(id)))) {
+            pipeline->focusCell(pipeline->indexOf(PipelineView::StageKind::Weights), 700 - 638, 690 - 638);
+            for (int i = 0; i < 10; ++i) {
+                QCoreApplication::processEvents();
+                QTest::qWait(50);
+            }
+            win.w.grab().save(dir + QStringLiteral("/w-longtext-pipeline-weights.png"));
+            pipeline->showAllStages();
+        }
     }
     // the Heads tab while its maps come (after the first), with every head's map, then on a short text
     bool shot = false;

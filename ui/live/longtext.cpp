@@ -3,6 +3,7 @@
 #include "live/longtext.h"
 
 #include "attnviz/fileio.h"
+#include "attnviz/linear.h"
 #include "attnviz/positionwindow.h"
 
 #include <QCoreApplication>
@@ -106,9 +107,64 @@ QString withWindowNote(const ComputeSnapshot &s, QString title)
 
 namespace {
 
+// What the Pipeline tab reads of the window's layers beside the streams: each head's weights over
+// the window's own keys, and their mean, from its q, k and each row's log-sum-exp over the whole text
+// (AttentionTiles), so each equals the same cell of the text's full matrix (a row sums to 1 only
+// over every key of the text); the mask of those cells (causal, sliding window, the text's padded
+// keys and masked cells); q and k as projected, before rotation or the q/k norm, where the model
+// turns them. Every layer's at once: a window's n x n cells per head are a few megabytes at most.
+void addWindowStages(const ComputeSnapshot &s, PositionWindow &w)
+{
+    const int p0 = w.first, n = w.size();
+    Trace<float> &tr = w.trace;
+    for (int j : s.trace->paddedKeys)
+        if (j >= p0 && j < p0 + n)
+            tr.paddedKeys.push_back(j - p0);
+    for (const auto &[i, j] : s.trace->maskedCells)
+        if (i >= p0 && i < p0 + n && j >= p0 && j < p0 + n)
+            tr.maskedCells.emplace_back(i - p0, j - p0);
+    const Architecture &arch = s.modelInfo.architecture;
+    const bool turned = arch.positions == PositionKind::Rotary || arch.qkNorm;
+    for (int l = 0; l < int(tr.layers.size()); ++l) {
+        if (!AttentionTiles<float>::recomputable(tr, l))
+            continue;
+        AttentionTiles<float> tiles(tr, l, AttentionTiles<float>::Source::Recompute, 0);
+        if (!tiles.valid())
+            continue;
+        AttentionResult<float> &a = tr.layers[size_t(l)].attention;
+        SequenceResult<float> &r = a.batch.front();
+        r.weights.clear();
+        for (int h = 0; h < a.numHeads; ++h)
+            r.weights.emplace_back(tiles.tile(h, 0, n, 0, n));
+        r.weightsAvg = tiles.tile(-1, 0, n, 0, n);
+        r.mask = BoolMat::Zero(n, n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                r.mask(i, j) = tiles.masked(i, j) ? 1 : 0;
+        const std::shared_ptr<const Projections<float>> P = tr.layers[size_t(l)].projections.get();
+        const Mat<float> &x = tr.layers[size_t(l)].attentionIn;
+        if (turned && P && x.rows() == n) {
+            applyLinear(x, P->q, r.qPre);
+            Mat<float> k;
+            applyLinear(x, P->k, k);
+            const int dh = a.dHead, group = a.kvHeads > 0 ? a.numHeads / a.kvHeads : 1;
+            r.kPre.resize(n, Eigen::Index(a.numHeads) * dh);
+            for (int h = 0; h < a.numHeads && k.cols() >= Eigen::Index(h / group + 1) * dh; ++h)
+                r.kPre.middleCols(Eigen::Index(h) * dh, dh) = k.middleCols(Eigen::Index(h / group) * dh, dh);
+            if (r.qPre.cols() != r.q.cols() || k.cols() < Eigen::Index(a.numHeads / group) * dh) {
+                r.qPre.resize(0, 0);
+                r.kPre.resize(0, 0);
+            }
+        }
+    }
+    tr.paddedKeys.clear(); // the streams' readers take the window as a text of its own
+    tr.maskedCells.clear();
+}
+
 // `s` as the window `w` of its positions: the labels and the trace of those rows, no long text's tiles.
 SnapshotPtr windowSnapshot(const ComputeSnapshot &s, PositionWindow &&w)
 {
+    addWindowStages(s, w);
     auto v = std::make_shared<ComputeSnapshot>(s);
     const int p0 = w.first, n = w.size();
     v->longText = false;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/embeddingview.h"
 
+#include "live/longtext.h"
+
 #include "style/plotstyle.h"
 #include "views/embeddingnumbers.h"
 #include "views/plotfit.h"
@@ -113,6 +115,9 @@ EmbeddingView::EmbeddingView(QWidget *parent)
 
     // labels are chosen once the layout is known; a change (resize, zoom) costs one more replot
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        // a long text's window of positions: its tokens numbered as the text's
+        m_inRect->axis(QCPAxis::atLeft)->setProperty("attnvizPositionOffset",
+                                                     m_snapshot && m_snapshot->isWindow() ? m_snapshot->windowFirst : 0);
         bool changed = labelTokenAxis(m_inRect->axis(QCPAxis::atLeft), m_labels);
         // as many dimension ticks as fit a label's width apart ("0 20406080100120" ran together
         // in a narrow panel at presentation sizes)
@@ -270,7 +275,7 @@ void EmbeddingView::rebuild()
     QString title = QStringLiteral("Contextual embeddings — ") + describeConfig(*m_snapshot, m_layer, -1, HeadDisplay::All);
     if (!m_snapshot->seq(m_layer).fullyMaskedRows.empty())
         title += QStringLiteral("\nRows whose every key is masked have no output (NaN, grey): no change is shown for them.");
-    m_title->setText(title);
+    m_title->setText(withWindowNote(*m_snapshot, title)); // a long text's window names its positions
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

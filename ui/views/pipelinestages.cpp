@@ -566,6 +566,11 @@ void StageFill::weights()
                        .arg(c.dropoutSeed);
         if (!s->seq(layer).fullyMaskedRows.empty())
             cap += tr(" %n row(s) have every key masked: NaN, as in PyTorch.", "", int(s->seq(layer).fullyMaskedRows.size()));
+        if (s->isWindow() && s->windowFirst > 0)
+            cap = tr("Each row's weights on the keys of positions %L1–%L2: exact, but a row sums to 1 only over every "
+                     "key of the text.")
+                      .arg(s->windowFirst)
+                      .arg(s->windowFirst + s->tk() - 1);
         st.caption = cap;
     }
 }
@@ -676,8 +681,9 @@ void StageFill::mlp()
     if (!ok)
         return;
     if (!kept) {
-        st.message = tr("This trace kept no MLP products: the window asks for them while the Pipeline tab is "
-                        "shown, and the next trace brings them.");
+        st.message = s->isWindow() ? tr("Not yet on a long text: its window of positions keeps no MLP products.")
+                                   : tr("This trace kept no MLP products: the window asks for them while the Pipeline tab is "
+                                        "shown, and the next trace brings them.");
         return;
     }
     const int t = std::min(s->tq(), int(lt->mlpPre.rows()));
@@ -888,6 +894,14 @@ void Explanation::weights()
                  .arg(i));
         return;
     }
+    if (s.isWindow() && s.windowFirst > 0 && i < r.lse.rows() && h < r.lse.cols()) // the row's sum reaches before the window
+        line(QStringLiteral("A long text's window: the sum below is over positions %L1–%L2 only. The weight shown is "
+                            "exp(S'_m[%3, %4] − LSE), where LSE = %5 is the log of the sum over every key of the text.")
+                 .arg(s.windowFirst)
+                 .arg(s.windowFirst + tk - 1)
+                 .arg(i)
+                 .arg(j)
+                 .arg(num(r.lse(i, h))));
     std::vector<double> sc(static_cast<size_t>(tk));
     for (int k = 0; k < tk; ++k)
         sc[size_t(k)] = dot(i, k) * s.attention(layer).scale + bias(i, k);
@@ -982,6 +996,12 @@ void Explanation::context()
     line(QStringLiteral("Σ_j A_%1,j · V_j,%2 (weights of row %1 × column %2 of V):").arg(i).arg(j));
     mono(termList(tk, [&](int k) { return QStringLiteral("%1×%2").arg(num(w(i, k)), num(vh(k, j))); }) + QStringLiteral(" = <b>")
          + num(sum) + QStringLiteral("</b>"));
+    if (s.isWindow() && s.windowFirst > 0) // a long text's window: its keys are the last of the row's
+        line(QStringLiteral("These are the keys of positions %L1–%L2 only; the %L3 keys before them add the rest, %4.")
+                 .arg(s.windowFirst)
+                 .arg(s.windowFirst + tk - 1)
+                 .arg(s.windowFirst)
+                 .arg(num(double(r.context(i, h * dh + j)) - sum)));
 }
 
 void Explanation::concat()

@@ -652,6 +652,14 @@ void PipelineView::rebuild()
             m_headNote->setText(tr("Per-head stages show head %1 of %2.").arg(h).arg(s->attention(m_layer).numHeads));
         else
             m_headNote->clear();
+        if (s->isWindow()) // a long text's window: which positions, and what its weights are
+            m_headNote->setText(tr("Positions %L1–%L2 of %L3 around the selected query: each row's weights on "
+                                   "these keys only (the keys before them hold the rest of the row's 1); Q, K, V, "
+                                   "the context and the output are the whole text's.")
+                                    .arg(s->windowFirst)
+                                    .arg(s->windowFirst + s->tq() - 1)
+                                    .arg(s->windowOf)
+                                + (m_headNote->text().isEmpty() ? QString() : QStringLiteral("\n") + m_headNote->text()));
     } else {
         m_headNote->clear();
     }
@@ -733,6 +741,10 @@ void PipelineView::fillStage(PipelineStage &st)
     st.plot->yAxis->setLabel(st.yAxis);
     // the MLP stages' columns are named by their neuron's index, which is not their position
     st.plot->xAxis->setProperty("attnvizLabelsAreIds", st.cols == &m_neuronLabels);
+    // a long text's window of positions: its tokens numbered as the text's
+    const int first = s && s->isWindow() ? s->windowFirst : 0;
+    st.plot->yAxis->setProperty("attnvizPositionOffset", first);
+    st.plot->xAxis->setProperty("attnvizPositionOffset", st.cols == &m_keyLabels ? first : 0);
 
     if (st.matrix && st.matrix->size() > 0 && st.message.isEmpty()) {
         const Mat<float> &m = *st.matrix;

@@ -38,17 +38,20 @@ bool drawsSeq2seq(const QString &id)
     return ids.contains(id);
 }
 // The views that read a long text through a window of positions around the selected row, every
-// layer's stages recomputed for it (LongTextWindows).
+// layer's stages recomputed for it (LongTextWindows); the pipeline's weights are those of the
+// window's keys.
 bool readsWindow(const QString &id)
 {
-    static const QStringList ids{QStringLiteral("lens"), QStringLiteral("dla"), QStringLiteral("residual")};
+    static const QStringList ids{QStringLiteral("lens"), QStringLiteral("dla"), QStringLiteral("residual"),
+                                 QStringLiteral("pipeline"), QStringLiteral("embeddings")};
     return ids.contains(id);
 }
 
 // What a view that cannot read a long text yet would need (longTextNotYet's line); empty for the
 // views that read one (the weights and all heads through AttentionTiles, the selected query's row,
 // the predictions, the Patching tab's own runs, the Layers tab's readings of each head, the Lines
-// view's one query row; the lens, attribution and the residual stream read a window: readsWindow).
+// view's one query row; the lens, attribution, the residual stream, the pipeline and the contextual
+// embeddings read a window: readsWindow).
 QString longTextNeeds(const QString &id)
 {
     static const QStringList reads{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
@@ -56,9 +59,6 @@ QString longTextNeeds(const QString &id)
                                    QStringLiteral("lines")};
     if (reads.contains(id))
         return {};
-    static const QStringList stages{QStringLiteral("embeddings"), QStringLiteral("pipeline")};
-    if (stages.contains(id))
-        return translated(QT_TR_NOOP("every layer's stages (the residual stream)"));
     if (id == QLatin1String("rollout") || id == QLatin1String("layers"))
         return translated(QT_TR_NOOP("every head's full weights"));
     return translated(QT_TR_NOOP("the full weights"));
