@@ -6,12 +6,17 @@
 // the forward's; pooled maps (max, mean) equal pooling the full matrix, ragged edges and causal
 // zeros included; the cell reads (a diagonal, the first keys, the recent window, listed cells, whole
 // rows) equal the full matrix's cells; the tile cache stays within its bytes; a 16-bit model's long-text trace
-// (Observe::sixteenBit) keeps q, k and v in 16 bits and its tiles are the softmax of those.
+// (Observe::sixteenBit) keeps q, k and v in 16 bits and its tiles are the softmax of those; one
+// query's rollout row streamed through the tiles (rolloutrow.h) equals that row of the full rollout
+// (headroles.h) on every family, past several blocks of rows on a seeded SmolLM2 shape, and stops
+// when cancelled; a block of whole rows (rowBlock) is the same cells as a tile.
 #include "testpaths.h"
 #include "attnviz/attentiontiles.h"
+#include "attnviz/headroles.h"
 #include "attnviz/memorybudget.h"
 #include "attnviz/pretrained.h"
 #include "attnviz/reads.h"
+#include "attnviz/rolloutrow.h"
 #include "modelchecks.h"
 
 #include <QtTest>
@@ -84,6 +89,66 @@ Mat<double> poolFull(const Mat<double> &full, int r0, int r1, int c0, int c1, in
             out(a, b) = pool == Pooling::Max ? cells.maxCoeff() : cells.mean();
         }
     return out;
+}
+
+// Every row of the rollout up to every layer, and its blocks of whole rows, read through the tiles of
+// a trace that kept its weights (recomputed from q, k and the log-sum-exp), equal the full rollout's
+// and the full matrices' (`rows`: the rows checked; empty: all).
+template <typename T>
+void checkRolloutRows(Model &m, const std::vector<int> &ids, bool userMasks, double tol, std::vector<int> rows = {})
+{
+    TraceRequest req;
+    req.ids = ids;
+    const int t = int(ids.size());
+    if (userMasks) {
+        req.paddedKeys = {1};
+        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
+    }
+    Trace<T> tr;
+    const Status st = m.trace(req, tr);
+    QVERIFY2(st.ok(), st.message.c_str());
+    std::vector<std::shared_ptr<const AttentionTiles<T>>> tiles;
+    for (int l = 0; l < tr.numLayers(); ++l)
+        tiles.push_back(std::make_shared<const AttentionTiles<T>>(tr, l, AttentionTiles<T>::Source::Recompute));
+    const std::vector<Mat<double>> full = attentionRollout(tr);
+    if (rows.empty())
+        for (int i = 0; i < t; ++i)
+            rows.push_back(i);
+    RolloutRowRequest<T> rq;
+    rq.layer = [&](int l) { return tiles[size_t(l)]; };
+    for (int upTo = 0; upTo < tr.numLayers(); ++upTo) {
+        int reported = 0;
+        rq.progress = [&](int done, int total) {
+            QCOMPARE(total, upTo + 1);
+            reported = done;
+        };
+        rq.upTo = upTo;
+        for (int i : rows) {
+            rq.query = i;
+            std::vector<double> row;
+            const Status s = rolloutRow(rq, row);
+            QVERIFY2(s.ok(), s.message.c_str());
+            QCOMPARE(int(row.size()), t);
+            QCOMPARE(reported, upTo + 1);
+            double d = 0;
+            for (int j = 0; j < t; ++j)
+                d = std::max(d, std::abs(row[size_t(j)] - full[size_t(upTo)](i, j)));
+            if (!(d <= tol))
+                QFAIL(qPrintable(QStringLiteral("rollout up to layer %1, row %2: off by %3").arg(upTo).arg(i).arg(d)));
+        }
+    }
+    for (int l = 0; l < tr.numLayers(); ++l)
+        for (int h : {-1, 0})
+            for (const auto &[r0, r1] : {std::pair<int, int>{0, t}, {t / 3, t - 1}, {t - 1, t}}) {
+                int c0 = -1;
+                const Mat<T> b = tiles[size_t(l)]->rowBlock(h, r0, r1, &c0);
+                QVERIFY(c0 >= 0 && c0 + b.cols() <= t && b.rows() == r1 - r0);
+                Mat<T> whole = Mat<T>::Zero(r1 - r0, t);
+                whole.middleCols(c0, b.cols()) = b;
+                const double d = largestDifference(whole, Mat<T>(tr.weights(l, h).toDense().middleRows(r0, r1 - r0)));
+                if (!(d <= tol))
+                    QFAIL(qPrintable(QStringLiteral("layer %1 head %2 rows %3..%4: rowBlock off by %5").arg(l).arg(h).arg(r0).arg(r1).arg(d)));
+            }
 }
 
 template <typename T>
@@ -329,6 +394,9 @@ private slots:
     void spareLayersExact();
     void cellReadsEqualFull_data();
     void cellReadsEqualFull();
+    void rolloutRowEqualsFull_data();
+    void rolloutRowEqualsFull();
+    void rolloutRowPastBlocks();
 };
 
 void TestAttentionTiles::recomputedEqualsFull_data()
@@ -830,6 +898,58 @@ void TestAttentionTiles::cellReadsEqualFull()
             }
         }
     }
+}
+
+void TestAttentionTiles::rolloutRowEqualsFull_data() { recomputedEqualsFull_data(); }
+
+// Every query's rollout row up to every layer, streamed through the tiles: 1e-12 in float64, 1e-6 in
+// float32 (the weights' own bound; the rows' products are summed in float64 either way).
+void TestAttentionTiles::rolloutRowEqualsFull()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, float64);
+    QFETCH(bool, userMasks);
+    Model *m = opened(model);
+    QVERIFY(m);
+    const std::vector<int> ids = idsOf(cases(model).first().toObject());
+    if (float64)
+        checkRolloutRows<double>(*m, ids, userMasks, 1e-12);
+    else
+        checkRolloutRows<float>(*m, ids, userMasks, 1e-6);
+}
+
+// Past one block of rows (64): a seeded SmolLM2 shape (grouped-query heads, a sliding window and
+// soft-capping on its second layer), rows at the blocks' edges; refusals and cancelling.
+void TestAttentionTiles::rolloutRowPastBlocks()
+{
+    std::unique_ptr<Model> m = seededSmall(50, 30.0);
+    QVERIFY(m);
+    checkRolloutRows<float>(*m, seededIds(200), false, 1e-6, {0, 63, 64, 65, 127, 128, 150, 199});
+    TraceRequest req;
+    req.ids = seededIds(100);
+    req.observe.weights = false;
+    Trace<float> lean;
+    QVERIFY(m->trace(req, lean).ok());
+    auto tiles = std::make_shared<const AttentionTiles<float>>(lean, 0, AttentionTiles<float>::Source::Recompute);
+    RolloutRowRequest<float> rq;
+    rq.layer = [&](int l) { return l == 0 ? tiles : nullptr; };
+    rq.upTo = 1;
+    rq.query = 50;
+    std::vector<double> row{42.0};
+    Status st = rolloutRow(rq, row);
+    QCOMPARE(st.code, StatusCode::Unavailable); // layer 1 handed no tiles
+    QVERIFY2(QString::fromStdString(st.message).contains(QStringLiteral("layer 1")), st.message.c_str());
+    rq.upTo = 0;
+    rq.query = 100;
+    QCOMPARE(rolloutRow(rq, row).code, StatusCode::InvalidInput);
+    std::atomic<bool> cancel{true};
+    rq.query = 50;
+    rq.cancel = &cancel;
+    QCOMPARE(rolloutRow(rq, row).code, StatusCode::Cancelled);
+    QCOMPARE(row, std::vector<double>{42.0}); // untouched
+    cancel = false;
+    QVERIFY(rolloutRow(rq, row).ok());
+    QCOMPARE(int(row.size()), 100);
 }
 
 QTEST_APPLESS_MAIN(TestAttentionTiles)

@@ -82,6 +82,11 @@ public:
     // Whole rows of the listed query rows: list.size() x cols() (a causal row's keys after it are 0
     // and not computed). Reads the rows' unmasked cells.
     Mat<T> wholeRows(int head, const std::vector<int> &list) const;
+    // Rows [rowBegin, rowEnd) over the keys they can see, as one block on the calling thread,
+    // uncached: keys [*firstKey, *firstKey + result.cols()) (a causal block ends at its last row's own
+    // key; a windowed one begins at its first row's window). What a read that streams many rows (one
+    // query's rollout) takes block by block over its own pool.
+    Mat<T> rowBlock(int head, int rowBegin, int rowEnd, int *firstKey) const;
 
     size_t cacheCapacity() const { return m_capacity; }
     size_t cachedBytes() const;

@@ -575,6 +575,27 @@ Mat<T> AttentionTiles<T>::wholeRows(int head, const std::vector<int> &list) cons
     return out;
 }
 
+template <typename T>
+Mat<T> AttentionTiles<T>::rowBlock(int head, int rowBegin, int rowEnd, int *firstKey) const
+{
+    if (firstKey)
+        *firstKey = 0;
+    if (!m_valid)
+        return {};
+    head = head >= m_heads ? -1 : std::max(-1, head);
+    rowBegin = std::clamp(rowBegin, 0, m_tq);
+    rowEnd = std::clamp(rowEnd, rowBegin, m_tq);
+    const int c1 = m_causal ? std::min(m_tk, rowEnd) : m_tk;
+    const int c0 = m_window > 0 ? std::clamp(rowBegin - m_window + 1, 0, c1) : 0;
+    if (firstKey)
+        *firstKey = c0;
+    Mat<T> out;
+    if (rowEnd <= rowBegin || c1 <= c0)
+        return Mat<T>::Zero(rowEnd - rowBegin, 0);
+    block(head, rowBegin, rowEnd, c0, c1, out);
+    return out;
+}
+
 template class AttentionTiles<float>;
 template class AttentionTiles<double>;
 
