@@ -614,6 +614,11 @@ int benchModel(const QStringList &args)
                                                   "and then their mean's N x N pooled (max) map of the middle layer over "
                                                   "the whole text, in turn."),
                                    QStringLiteral("N"), QStringLiteral("0"));
+    QCommandLineOption rolloutOpt(QStringLiteral("rollout-row"),
+                                  QStringLiteral("Also time the Rollout tab's row on a long text on the last full trace: "
+                                                 "the rollout row of the last position, then of the middle one, up to the "
+                                                 "last layer, every layer's head-mean rows streamed from q and k (with "
+                                                 "--observe tiles-attention) or read from the kept weights."));
     QCommandLineOption fullOnlyOpt(QStringLiteral("full-only"),
                                    QStringLiteral("Causal models: time the full trace only (no appended token)."));
     QCommandLineOption contextOpt(QStringLiteral("context"),
@@ -622,7 +627,7 @@ int benchModel(const QStringList &args)
                                                  "to outgrow; the angles and any RoPE scaling stay the checkpoint's)."),
                                   QStringLiteral("N"));
     p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt, backendOpt,
-                  observeOpt, typedOpt, mapOpt, fullOnlyOpt, contextOpt, headsMapOpt});
+                  observeOpt, typedOpt, mapOpt, fullOnlyOpt, contextOpt, headsMapOpt, rolloutOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -737,7 +742,7 @@ int benchModel(const QStringList &args)
     std::vector<ModelBenchRow> timed;
     const double loadRss = peakRssMb(); // the weights, as loaded: what a trace's memory is above
     if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed, gpu.get(), observe, p.isSet(typedOpt), map,
-                                  !p.isSet(fullOnlyOpt), headsMap);
+                                  !p.isSet(fullOnlyOpt), headsMap, p.isSet(rolloutOpt));
         !st)
         return fail("bench", st.message, 1);
     if (p.isSet(readsOpt)) {

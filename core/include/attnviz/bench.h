@@ -62,9 +62,11 @@ struct ModelBenchRow {
 // (AttentionTiles; the cache cleared before each run). `appended` false: no appended-token rows.
 // `headsMap` > 0: on the last full trace, the middle layer's maps as the Heads tab computes them:
 // every head's and then their mean's headsMap x headsMap pooled (max) map over the whole text, in turn.
+// `rollout`: on the last full trace, the rollout row of the last position up to the last layer
+// (rolloutrow.h: every layer's head-mean rows streamed through AttentionTiles), and of the middle one.
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
                      std::vector<ModelBenchRow> &rows, ForwardDevice *device = nullptr, const Observe &observe = {},
-                     bool typed = false, int map = 0, bool appended = true, int headsMap = 0);
+                     bool typed = false, int map = 0, bool appended = true, int headsMap = 0, bool rollout = false);
 
 // An encoder-decoder model (seededShape's "t5-small", "opus-mt-en-de"): `source` and `target` ids
 // from a fixed seed; a full trace of both (every attention kept, the next token at every decoder

@@ -3,6 +3,7 @@
 #include "attnviz/attentiontiles.h"
 #include "attnviz/device.h"
 #include "attnviz/projections.h"
+#include "attnviz/rolloutrow.h"
 #include "attnviz/transformer.h"
 
 #include <sys/resource.h>
@@ -142,7 +143,7 @@ std::string benchRowJson(const BenchRow &r)
 
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
                      std::vector<ModelBenchRow> &rows, ForwardDevice *device, const Observe &observe, bool typed, int map,
-                     bool appended, int headsMap)
+                     bool appended, int headsMap, bool rollout)
 {
     using clock = std::chrono::steady_clock;
     const ModelInfo info = model.info();
@@ -181,7 +182,7 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
         Trace<float> kept; // the last run's trace, where the map is timed on it
         for (int r = 0; r < repeat; ++r) {
             Trace<float> fresh; // a fresh trace: everything computed
-            Trace<float> &tr = (map > 0 || headsMap > 0) && r + 1 == repeat ? kept : fresh;
+            Trace<float> &tr = (map > 0 || headsMap > 0 || rollout) && r + 1 == repeat ? kept : fresh;
             if (device)
                 device->forgetText(); // the device's own copy of the last text too
             const auto a = clock::now();
@@ -216,6 +217,29 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
             rows.push_back({"Heads tab: " + std::to_string(tiles.numHeads()) + " heads' and their mean's " + side +
                                 " maps" + how,
                             n, median(all)});
+        }
+        if (rollout) { // the Rollout tab on a long text: one query's row up to the last layer
+            std::vector<std::shared_ptr<const AttentionTiles<float>>> tiles;
+            for (int l = 0; l < kept.numLayers(); ++l)
+                tiles.push_back(std::make_shared<const AttentionTiles<float>>(kept, l, AttentionTiles<float>::Source::Auto, 0));
+            RolloutRowRequest<float> rq;
+            rq.layer = [&](int l) { return tiles[size_t(l)]; };
+            rq.upTo = kept.numLayers() - 1;
+            const bool recomputed = tiles.front()->recomputes();
+            for (int query : {n - 1, n / 2}) {
+                rq.query = query;
+                std::vector<double> ms;
+                for (int r = 0; r < repeat; ++r) {
+                    std::vector<double> row;
+                    const auto a = clock::now();
+                    if (Status st = rolloutRow(rq, row); !st)
+                        return st;
+                    ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+                }
+                rows.push_back({"rollout row of position " + std::to_string(query) + ", layers 0-" + std::to_string(rq.upTo) +
+                                    (recomputed ? " (from q, k)" : " (stored weights)"),
+                                n, median(ms)});
+            }
         }
         if (map > 0) { // the middle layer's first head, the whole text pooled (max), each run computed anew
             const int layer = kept.numLayers() / 2;
