@@ -9,8 +9,10 @@
 // of positions around the selected row (every layer's stages recomputed: the lens equals the short
 // text's lens of the whole prefix), name it and follow the selected row; the Heads tab draws every
 // head's pooled map, equal to pooling the full matrices, panel by panel off the GUI thread, and
-// another layer stops the maps not begun; every other view says in one line that it needs the whole
-// matrices; matrix export is refused; a short text is drawn as before.
+// another layer stops the maps not begun; the Pipeline and Embeddings tabs read the same window as the
+// lens, every stage equal to the same rows and columns of the short-text pipeline's; the Rollout tab
+// draws the selected query's row, equal to that row of the full rollout; every other view says in one
+// line that it needs the whole matrices; matrix export is refused; a short text is drawn as before.
 #include "testpaths.h"
 #include "live/livesession.h"
 #include "live/longtext.h"
@@ -33,6 +35,7 @@
 #include "views/pipelineview.h"
 #include "views/plotzoom.h"
 #include "views/residualview.h"
+#include "views/rolloutview.h"
 #include "views/rowview.h"
 #include "window/viewrouter.h"
 
@@ -152,6 +155,7 @@ private slots:
     void headMapsCancelled();
     void stageViewsReadWindow();
     void pipelineAndEmbeddingsReadWindow();
+    void rolloutRowOfSelectedQuery();
     void linesDrawOneRow();
     void headRolesReadLongText();
     void spanFromSelection();
@@ -378,7 +382,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
     Window win;
     const SnapshotPtr s = showLong(win);
     QVERIFY(s && s->longText);
-    for (const char *id : {"layers", "rollout", "compare"}) {
+    for (const char *id : {"layers", "compare"}) {
         const QString view = QString::fromLatin1(id);
         const SnapshotPtr handed = win.w.views()->snapshotFor(s, view);
         QVERIFY2(handed && !handed->hasResult(), id);
@@ -398,6 +402,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("headRoles")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("row")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("lines")), s); // the selected query's row
+    QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("rollout")), s); // its rollout row
     // the norm-weighted switch cannot be turned on
     QVERIFY(!win.w.views()->normWeightedAction()->isEnabled());
 }
@@ -781,6 +786,51 @@ void TestLongTextWindow::pipelineAndEmbeddingsReadWindow()
         QVERIFY(std::abs(emb->changeNorms()[i] - norms[p0 + i]) < 1e-4 * std::max(1.0, norms[p0 + i]));
         QVERIFY(std::abs(emb->cosines()[i] - cosines[p0 + i]) < 1e-5);
     }
+}
+
+// The Rollout tab on a long text: the selected query's row up to the selected layer, computed off the
+// GUI thread through the tiles, equals that row of the full rollout of the trace that kept every
+// weight (1e-6); another query or layer computes anew, the row asked last wins; the title says it
+// is one query's row.
+void TestLongTextWindow::rolloutRowOfSelectedQuery()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    const int t = s->tq();
+    const std::vector<Mat<double>> full = attentionRollout(m_full);
+    QCOMPARE(int(full.size()), s->numLayers());
+    win.w.session()->setSelectedQuery(300);
+    QCoreApplication::processEvents();
+    QVERIFY(win.w.showView(QStringLiteral("rollout")));
+    auto *rollout = qobject_cast<RolloutView *>(win.w.viewWidget(QStringLiteral("rollout")));
+    QVERIFY(rollout);
+    const auto check = [&](int query, int layer) {
+        QTRY_VERIFY_WITH_TIMEOUT(!rollout->rowPending() && rollout->rowQuery() == query && rollout->rolloutLayer() == layer
+                                     && rollout->ready(), 60000);
+        double err = 0;
+        for (int j = 0; j < t; ++j)
+            err = std::max(err, std::abs(rollout->value(query, j) - full[size_t(layer)](query, j)));
+        QVERIFY2(err < 1e-6, qPrintable(QStringLiteral("query %1 layer %2: %3").arg(query).arg(layer).arg(err)));
+        QVERIFY(std::isnan(rollout->value(query + 1, 0))); // one row only
+        QVERIFY2(rollout->title().contains(QStringLiteral("One query's row")), qPrintable(rollout->title()));
+        QVERIFY2(rollout->title().contains(QStringLiteral("query %L1").arg(query)), qPrintable(rollout->title()));
+    };
+    check(300, 0);
+    win.w.session()->setSelectedLayer(1);
+    check(300, 1);
+    // rows asked in turn: the last one's is drawn
+    win.w.session()->setSelectedQuery(500);
+    QCoreApplication::processEvents();
+    win.w.session()->setSelectedQuery(900);
+    check(900, 1);
+    // the drawn cell of the row holds its value (the largest of the keys it covers)
+    QVERIFY(std::abs(rollout->cellValue(900, 900) - rollout->value(900, 900)) < 1e-6 || t > 512);
+    // a short text: the whole matrix again
+    const SnapshotPtr brief = win.show(QStringLiteral("The quick brown fox jumps over the lazy dog."));
+    QVERIFY(brief && !brief->longText);
+    QTRY_VERIFY(rollout->ready() && rollout->rowQuery() == -1);
+    QVERIFY(!rollout->title().contains(QStringLiteral("One query's row")));
 }
 
 // The Lines view on a long text: the selected query's row only, read through AttentionTiles, its
@@ -1196,9 +1246,12 @@ void TestLongTextWindow::windowScreenshots()
     const SnapshotPtr s = showLong(win);
     QVERIFY(s && s->longText);
     win.w.session()->setSelectedQuery(700);
-    for (const char *id : {"lens", "dla", "residual", "pipeline", "embeddings"}) {
+    for (const char *id : {"lens", "dla", "residual", "pipeline", "embeddings", "rollout"}) {
         QVERIFY(win.w.showView(QString::fromLatin1(id)));
-        QTRY_VERIFY_WITH_TIMEOUT(shownTexts(win.w.viewWidget(QString::fromLatin1(id))).contains(QStringLiteral("positions"), Qt::CaseInsensitive), 60000);
+        if (auto *rollout = qobject_cast<RolloutView *>(win.w.viewWidget(QString::fromLatin1(id))))
+            QTRY_VERIFY_WITH_TIMEOUT(rollout->ready() && !rollout->rowPending(), 60000);
+        else
+            QTRY_VERIFY_WITH_TIMEOUT(shownTexts(win.w.viewWidget(QString::fromLatin1(id))).contains(QStringLiteral("positions"), Qt::CaseInsensitive), 60000);
         if (auto *lens = qobject_cast<LogitLensView *>(win.w.viewWidget(QString::fromLatin1(id))))
             QTRY_VERIFY_WITH_TIMEOUT(lens->complete(), 60000);
         for (int i = 0; i < 10; ++i) {

@@ -6,16 +6,21 @@
 #include "views/plotfit.h"
 #include "views/plotzoom.h"
 
+#include "attnviz/attentiontiles.h"
 #include "attnviz/headroles.h"
+#include "attnviz/rolloutrow.h"
 
 #include <qcustomplot.h>
 
+#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPointer>
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -60,7 +65,12 @@ RolloutView::RolloutView(QWidget *parent)
     });
     // drag a rectangle to zoom, Shift+drag to pan; double-click or Home: every token again
     m_zoom = new PlotZoom(m_plot, [this] {
-        const int n = ready() ? int(m_rollout[size_t(m_layer)].rows()) : 1;
+        if (!m_row.empty()) { // a long text's one row: every key, the query's row
+            m_plot->xAxis->setRange(-0.5, double(m_row.size()) - 0.5);
+            m_plot->yAxis->setRange(m_rowQuery - 0.5, m_rowQuery + 0.5);
+            return;
+        }
+        const int n = !m_rollout.empty() ? int(m_rollout[size_t(m_layer)].rows()) : 1;
         m_plot->xAxis->setRange(-0.5, n - 0.5);
         m_plot->yAxis->setRange(-0.5, n - 0.5);
     });
@@ -69,6 +79,8 @@ RolloutView::RolloutView(QWidget *parent)
         if (m_watcher->isCanceled())
             return;
         m_rollout = m_watcher->result();
+        m_row.clear();
+        m_rowQuery = -1;
         m_computedFor = m_pending;
         showRollout();
         if (m_snapshot != m_computedFor) // a newer one arrived meanwhile
@@ -78,6 +90,7 @@ RolloutView::RolloutView(QWidget *parent)
 
 RolloutView::~RolloutView()
 {
+    cancelRow();
     m_watcher->waitForFinished();
 }
 
@@ -87,8 +100,17 @@ void RolloutView::setSnapshot(SnapshotPtr snapshot)
     rebuild();
 }
 
-void RolloutView::setSelection(int layer, int, int)
+void RolloutView::setSelection(int layer, int, int query)
 {
+    const bool longText = m_snapshot && m_snapshot->longText;
+    if (longText && query != m_query) { // a long text's row follows the selected query
+        m_query = query;
+        if (layer == m_layer || (m_snapshot && m_snapshot->layerIndex(layer) == m_layer)) {
+            rebuild();
+            return;
+        }
+    }
+    m_query = query;
     setRolloutLayer(layer);
 }
 
@@ -101,7 +123,11 @@ void RolloutView::setRolloutLayer(int layer)
     m_layer = layer;
     if (m_layerBox->value() != layer && layer <= m_layerBox->maximum())
         m_layerBox->setValue(layer);
-    if (!deferred())
+    if (deferred())
+        return;
+    if (m_snapshot && m_snapshot->longText)
+        rebuild(); // a long text's row up to another layer is computed anew
+    else
         showRollout();
 }
 
@@ -129,6 +155,9 @@ QString RolloutView::explanation() const
 
 double RolloutView::value(int query, int key) const
 {
+    if (!m_row.empty())
+        return query == m_rowQuery && key >= 0 && key < int(m_row.size()) ? m_row[size_t(key)]
+                                                                          : std::numeric_limits<double>::quiet_NaN();
     if (m_layer < 0 || m_layer >= int(m_rollout.size()))
         return std::numeric_limits<double>::quiet_NaN();
     const Mat<double> &r = m_rollout[size_t(m_layer)];
@@ -152,6 +181,25 @@ void RolloutView::rebuild()
     if (deferred())
         return;
     const SnapshotPtr s = m_snapshot;
+    if (s && s->longText && s->hasResult() && !s->cross) {
+        const int t = s->tq(), query = m_query < 0 || m_query >= t ? t - 1 : m_query;
+        const int layer = s->layerIndex(m_layer);
+        if (m_layerBox->maximum() != s->numLayers() - 1) {
+            m_layerBox->blockSignals(true);
+            m_layerBox->setRange(0, s->numLayers() - 1);
+            m_layerBox->setValue(layer);
+            m_layerBox->blockSignals(false);
+        }
+        if (s == m_computedFor && !m_row.empty() && m_rowQuery == query && m_rowLayer == layer)
+            return showRow();
+        if (m_rowRunning && m_rowAsked == s && m_askedQuery == query && m_askedLayer == layer)
+            return; // being computed
+        return startRow(s, query, layer);
+    }
+    cancelRow();
+    m_row.clear();
+    m_rowQuery = -1;
+    m_rowFailed.clear();
     if (s == m_computedFor && ready())
         return showRollout();
     if (!s || !s->hasResult() || s->cross) {
@@ -172,8 +220,138 @@ void RolloutView::rebuild()
     m_watcher->setFuture(QtConcurrent::run([s] { return attentionRollout(*s->trace); }));
 }
 
+void RolloutView::cancelRow()
+{
+    if (m_rowCancel)
+        m_rowCancel->store(true);
+    m_rowCancel.reset();
+    m_rowRunning = false;
+    m_rowAsked.reset();
+    ++m_rowGen; // a result still on its way is dropped
+}
+
+void RolloutView::startRow(const SnapshotPtr &s, int query, int layer)
+{
+    cancelRow();
+    m_row.clear();
+    m_rowFailed.clear();
+    m_rowRunning = true;
+    m_rowAsked = s;
+    m_askedQuery = query;
+    m_askedLayer = layer;
+    m_rowCancel = std::make_shared<std::atomic<bool>>(false);
+    const quint64 gen = m_rowGen;
+    const int layers = s->numLayers();
+    const QString token = query < s->queryLabels.size() ? s->queryLabels[query] : QString();
+    const auto computing = [query, layer, layers, token](int done) {
+        return tr("Rolling out the row of query %L1 “%2” through layers 0–%3 of %4: %5 of %6 layers…")
+            .arg(query)
+            .arg(token)
+            .arg(layer)
+            .arg(layers)
+            .arg(done)
+            .arg(layer + 1);
+    };
+    m_map->setVisible(false);
+    m_title->setText(computing(0));
+    m_explain->setText(tr("A long text: the rollout of the selected query's row only (each layer's weights "
+                          "recomputed row block by row block, no t × t matrix kept)."));
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    QPointer<RolloutView> self(this);
+    const std::shared_ptr<std::atomic<bool>> cancel = m_rowCancel;
+    (void)QtConcurrent::run([s, query, layer, gen, self, cancel, computing] {
+        RolloutRowRequest<float> rq;
+        // each layer's tiles of its own, uncached: the Weights tab's caches stay as they are
+        rq.layer = [s](int l) -> std::shared_ptr<const AttentionTiles<float>> {
+            if (!AttentionTiles<float>::recomputable(*s->trace, l) && !s->trace->observed.weights)
+                return nullptr;
+            return std::make_shared<const AttentionTiles<float>>(*s->trace, l, AttentionTiles<float>::Source::Auto, 0);
+        };
+        rq.upTo = layer;
+        rq.query = query;
+        rq.cancel = cancel.get();
+        rq.progress = [self, gen, computing](int done, int) {
+            QMetaObject::invokeMethod(qApp, [self, gen, computing, done] {
+                if (self && self->m_rowGen == gen && self->m_rowRunning) {
+                    self->m_title->setText(computing(done));
+                    self->m_plot->replot(QCustomPlot::rpQueuedReplot);
+                }
+            }, Qt::QueuedConnection);
+        };
+        std::vector<double> row;
+        const Status st = rolloutRow(rq, row);
+        if (st.code == StatusCode::Cancelled)
+            return;
+        const QString why = QString::fromStdString(st.message);
+        QMetaObject::invokeMethod(qApp, [self, gen, s, query, layer, row = std::move(row), ok = st.ok(), why]() mutable {
+            if (!self || self->m_rowGen != gen)
+                return; // another query, layer or text was chosen meanwhile
+            self->m_rowRunning = false;
+            self->m_rowAsked.reset();
+            self->m_rowCancel.reset();
+            self->m_computedFor = s;
+            self->m_rollout.clear();
+            self->m_rowQuery = query;
+            self->m_rowLayer = layer;
+            self->m_row = ok ? std::move(row) : std::vector<double>();
+            self->m_rowFailed = ok ? QString() : why;
+            self->showRow();
+        }, Qt::QueuedConnection);
+    });
+}
+
+void RolloutView::showRow()
+{
+    const SnapshotPtr &s = m_computedFor;
+    if (m_row.empty() || !s) {
+        m_map->data()->clear();
+        m_map->setVisible(false);
+        m_title->setText(m_rowFailed.isEmpty() ? tr("Nothing to roll out yet.") : tr("Rollout: %1").arg(m_rowFailed));
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    const int t = int(m_row.size());
+    // each drawn cell the largest share of the keys it covers, as the Weights tab's map pools
+    const int cells = std::min(t, kMaxDisplayCells);
+    Mat<float> pooled(1, cells);
+    for (int b = 0; b < cells; ++b) {
+        const int j0 = int(int64_t(b) * t / cells), j1 = std::max(j0 + 1, int(int64_t(b + 1) * t / cells));
+        pooled(0, b) = float(*std::max_element(m_row.begin() + j0, m_row.begin() + j1));
+    }
+    m_map->setData(pooledMapData(pooled, QRect(0, m_rowQuery, t, 1)), false);
+    m_map->setVisible(true);
+    m_scale->setGradient(weightsGradient());
+    // the colour range: the largest share outside the query's own key (which keeps half of every layer's mix)
+    double top = 0;
+    for (int j = 0; j < t; ++j)
+        if (j != m_rowQuery)
+            top = std::max(top, m_row[size_t(j)]);
+    m_map->setDataRange(QCPRange(0.0, std::max(1e-9, top > 0 ? top : m_row[size_t(m_rowQuery)])));
+    if (t != m_zoomTokens || !m_zoom->isZoomed())
+        m_zoom->reset();
+    m_zoomTokens = t;
+    const QString token = m_rowQuery < s->queryLabels.size() ? s->queryLabels[m_rowQuery] : QString();
+    QString title = tr("Attention rollout of query %L1 “%2” up to layer %3 (layers 0–%3 of %4) · %5")
+                        .arg(m_rowQuery)
+                        .arg(token)
+                        .arg(m_rowLayer)
+                        .arg(s->numLayers())
+                        .arg(s->modelLabel);
+    title += QLatin1Char('\n') + tr("One query's row (a long text: rolled out per query)");
+    if (cells < t)
+        title += tr(" · each cell the largest of %L1 keys").arg((t + cells - 1) / cells);
+    m_title->setText(title);
+    m_explain->setText(explanationFor(false));
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void RolloutView::showRollout()
 {
+    if (m_rowRunning) // a long text's row: its progress stays in the title
+        return;
+    if (!m_row.empty() || !m_rowFailed.isEmpty())
+        return showRow();
+
     const SnapshotPtr &s = m_computedFor;
     const int layers = int(m_rollout.size());
     if (ready()) { // (the layer chosen before a first rollout is kept)

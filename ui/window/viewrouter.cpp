@@ -50,16 +50,16 @@ bool readsWindow(const QString &id)
 // What a view that cannot read a long text yet would need (longTextNotYet's line); empty for the
 // views that read one (the weights and all heads through AttentionTiles, the selected query's row,
 // the predictions, the Patching tab's own runs, the Layers tab's readings of each head, the Lines
-// view's one query row; the lens, attribution, the residual stream, the pipeline and the contextual
-// embeddings read a window: readsWindow).
+// view's one query row, the rollout's row of the selected query; the lens, attribution, the residual
+// stream, the pipeline and the contextual embeddings read a window: readsWindow).
 QString longTextNeeds(const QString &id)
 {
     static const QStringList reads{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
                                    QStringLiteral("predictions"), QStringLiteral("patching"), QStringLiteral("headRoles"),
-                                   QStringLiteral("lines")};
+                                   QStringLiteral("lines"), QStringLiteral("rollout")};
     if (reads.contains(id))
         return {};
-    if (id == QLatin1String("rollout") || id == QLatin1String("layers"))
+    if (id == QLatin1String("layers"))
         return translated(QT_TR_NOOP("every head's full weights"));
     return translated(QT_TR_NOOP("the full weights"));
 }
