@@ -775,6 +775,7 @@ void TestLongTextWindow::pipelineAndEmbeddingsReadWindow()
     // a click on the context says where the rest of its sum comes from
     QVERIFY(mine->explainCell(mine->indexOf(K::Context), query - p0, 0));
     QVERIFY2(mine->explanation().contains(QStringLiteral("keys before them add the rest")), qPrintable(mine->explanation()));
+    QVERIFY2(mine->explanation().contains(QStringLiteral("row %L1 is position %L2").arg(query - p0).arg(query)), qPrintable(mine->explanation()));
 
     // the contextual embeddings: the same window, the same numbers as the short text's rows
     QVERIFY(win.w.showView(QStringLiteral("embeddings")));

@@ -1324,6 +1324,15 @@ QString explainStageCell(const StageContext &cx, StageKind kind, int row, int co
         return {};
     Explanation e{cx, kind, row, col};
     (e.*spec->explain)();
+    if (cx.snapshot && cx.snapshot->isWindow() && cx.snapshot->windowFirst > 0) // a long text's window
+        e.out = QStringLiteral("<p><i>%1</i></p>")
+                    .arg(QCoreApplication::translate("PipelineView",
+                                                     "Rows and key columns count from position %L1 of the text: row %L2 "
+                                                     "is position %L3.")
+                             .arg(cx.snapshot->windowFirst)
+                             .arg(row)
+                             .arg(cx.snapshot->windowFirst + row))
+            + e.out;
     return e.out;
 }
 
