@@ -6,7 +6,8 @@
 // mlp_out = zeroing the MLP's down projection and bias; mean-ablating head h's z = W_O's inputs from h
 // zeroed and b_O += W_O,h · mean(z_h)), in float64 to 1e-10 and float32 to 1e-5. Patching a hook with
 // its own clean value changes nothing, bit for bit; mean-ablation at every position equals setting z to
-// its column means; a zero edit equals a Value edit of zeros, bit for bit.
+// its column means; a zero edit equals a Value edit of zeros, bit for bit. Edits over the unedited
+// trace (its layers and rows copied) equal the whole edited forward, bit for bit.
 #include "testpaths.h"
 #include "attnviz/device.h"
 #include "attnviz/interventions.h"
@@ -23,6 +24,7 @@
 
 #include <cstring>
 #include <functional>
+#include <type_traits>
 
 using namespace attnviz;
 using namespace attnviz::testing;
@@ -413,6 +415,33 @@ private slots:
         QCOMPARE(device.forwards, 1);
     }
 
+    // Edits over the unedited trace of the same text (TraceRequest::unedited, as the window's toggle and
+    // the patching sweeps compute them): the layers before the first edited one copied, and in that
+    // layer, edited at attn.hook_z or after it, the attention before the edit copied too. Every stage of
+    // every layer, the log-sum-exp, the final rows and the predictions equal the whole edited forward,
+    // bit for bit, in float and float64, on the causal fixture families and a GGUF file.
+    void overTheUneditedTrace_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<bool>("f64");
+        for (const char *f : {"gpt2-tiny", "llama-tiny", "gemma2-tiny", "qwen2-tiny"}) {
+            QTest::newRow((QByteArray(f) + " f32").constData()) << fixture(QString::fromUtf8(f)) << false;
+            QTest::newRow((QByteArray(f) + " f64").constData()) << fixture(QString::fromUtf8(f)) << true;
+        }
+        const QString gguf = QString::fromUtf8(ATTNVIZ_FIXTURE("/gguf/llama-q8_0.gguf"));
+        QTest::newRow("llama-q8_0.gguf f32") << gguf << false;
+        QTest::newRow("llama-q8_0.gguf f64") << gguf << true;
+    }
+    void overTheUneditedTrace()
+    {
+        QFETCH(QString, path);
+        QFETCH(bool, f64);
+        if (f64)
+            overUnedited<double>(path);
+        else
+            overUnedited<float>(path);
+    }
+
     // Edits that do not fit the model or the text: one line naming the edit and the field.
     void badEdits_data()
     {
@@ -469,6 +498,48 @@ private slots:
     }
 
 private:
+    template <typename T>
+    void overUnedited(const QString &path)
+    {
+        std::unique_ptr<Model> model;
+        QVERIFY(openPretrained(path.toStdString(), {}, model).ok());
+        const Trace<T> clean = traced<T>(*model);
+        const int layers = clean.numLayers(), last = layers - 1, heads = clean.numHeads();
+        QVERIFY(layers >= 2 && heads >= 2);
+        const std::vector<std::vector<Intervention>> cases = {
+            {edit(HookPoint::AttnZ, 1, 1, EditKind::Zero)},
+            {edit(HookPoint::AttnZ, 1, 0, EditKind::MeanOverText)},
+            {edit(HookPoint::AttnZ, 0, heads - 1, EditKind::Zero, {3, 5})},
+            {edit(HookPoint::AttnZ, last, 1, EditKind::Zero), edit(HookPoint::AttnZ, last, 0, EditKind::Zero)},
+            {edit(HookPoint::AttnOut, 1, -1, EditKind::Zero)},
+            {edit(HookPoint::ResidMid, 0, -1, EditKind::MeanOverText)},
+            {edit(HookPoint::MlpOut, last, -1, EditKind::Zero, {2})},
+            {edit(HookPoint::ResidPost, 0, -1, EditKind::Zero, {4})},
+            {edit(HookPoint::ResidPre, 1, -1, EditKind::Zero)},
+            {edit(HookPoint::MlpOut, 1, -1, EditKind::Zero), edit(HookPoint::AttnZ, 0, 1, EditKind::Zero)},
+        };
+        for (const std::vector<Intervention> &edits : cases) {
+            const QByteArray what = QByteArray::fromStdString(describeEdit(edits.front()));
+            TraceRequest r;
+            r.text = kText;
+            r.edits = edits;
+            if constexpr (std::is_same_v<T, float>)
+                r.unedited = &clean;
+            else
+                r.uneditedDouble = &clean;
+            Trace<T> over;
+            QVERIFY2(model->trace(r, over).ok(), what.constData());
+            const Trace<T> whole = traced<T>(*model, edits);
+            QVERIFY2(over.edits == edits && whole.edits == edits, what.constData());
+            QVERIFY2(identical(over, whole), what.constData());
+            for (int l = 0; l < layers; ++l) {
+                const SequenceResult<T> &a = over.layers[size_t(l)].attention.batch[0],
+                                        &b = whole.layers[size_t(l)].attention.batch[0];
+                QVERIFY2(a.lse == b.lse && a.qPre == b.qPre && a.kPre == b.kPre, what.constData());
+            }
+        }
+    }
+
     template <typename T>
     void ownValue(const QString &path)
     {

@@ -215,6 +215,7 @@ void LiveSession::setEdits(const std::vector<Intervention> &edits)
         m_previousRequest = std::move(beforeRequest);
         m_specDelay.stop();
         m_joined = ++m_generation;
+        m_speculation->hurry();
         m_postedKeepMlp = m_keepMlp && m_gatedModel;
         m_busy = true;
         if (!m_busyDelay.isActive())

@@ -4,6 +4,7 @@
 #include "live/livecompute.h"
 
 #include "attnviz/backend.h"
+#include "attnviz/parallel.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -65,6 +66,7 @@ void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<floa
     request.cancel = nullptr;
     m_request = request;
     m_halfway = std::make_shared<std::atomic<bool>>(false);
+    m_pooled = std::make_shared<std::atomic<bool>>(false);
     int first = std::numeric_limits<int>::max();
     for (const Intervention &e : request.edits)
         first = std::min(first, e.layer);
@@ -88,8 +90,9 @@ void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<floa
     };
     QPointer<Speculation> self(this);
     auto cancel = m_cancel;
+    auto pooled = m_pooled;
     const int holdBefore = m_holdBeforeMs, holdAfter = m_holdAfterMs;
-    m_pool->start([self, token, cancel, holdBefore, holdAfter, request = std::move(request),
+    m_pool->start([self, token, cancel, pooled, holdBefore, holdAfter, request = std::move(request),
                    unedited = std::move(unedited), induction = std::move(induction), inductionProblem,
                    clean = std::move(clean)]() mutable {
         const auto hold = [&cancel](int ms) {
@@ -101,6 +104,10 @@ void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<floa
 #ifdef Q_OS_LINUX
         setpriority(PRIO_PROCESS, 0, 10); // this thread only: Linux keeps a nice value per thread
 #endif
+        // Its loops on this thread alone until a press waits for it (hurry()): the core's pool serves one
+        // caller at a time, so a loop of this one holding it would make the loops of a press computing
+        // beside it serial, and its helpers (at normal priority) would give this one their cores.
+        setThreadPoolGate(pooled.get());
         hold(holdBefore);
         std::shared_ptr<ComputeSnapshot> snap;
         if (!cancel->load()) {
@@ -121,6 +128,7 @@ void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<floa
                 snap.reset(); // the press computes it as usual and says so
             }
         }
+        setThreadPoolGate(nullptr); // the thread serves other speculations; `pooled` goes with this task
         if (snap && !snap->status.ok())
             snap.reset();
         hold(holdAfter);
@@ -140,6 +148,7 @@ void Speculation::onDone(quint64 token, std::shared_ptr<ComputeSnapshot> snapsho
         return;
     m_running = false;
     m_cancel.reset();
+    m_pooled.reset();
     m_ready = std::move(snapshot);
     emit finished(m_ready != nullptr);
 }
@@ -150,6 +159,7 @@ void Speculation::discard()
         m_cancel->store(true);
     m_cancel.reset();
     m_halfway.reset();
+    m_pooled.reset();
     ++m_token;
     m_running = false;
     m_ready.reset();

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Speculative ablation: with a head selected, the request that pressing Ctrl+K (Edit ▸ Ablate the
-// selected head) would post is computed in the background, on a thread of its own at idle priority,
-// through the same computeSnapshot as the press. A press whose request matches takes the finished
-// snapshot instead of computing it, or waits for the running one once it is half done (halfway());
-// any other change discards it. At most one is running or kept; LiveSession decides when to start
+// selected head) would post is computed in the background, on a thread of its own at idle priority
+// that leaves the core's pool to others (hurry()), through the same computeSnapshot as the press. A
+// press whose request matches takes the finished snapshot instead of computing it, or waits for the
+// running one once it is half done (halfway()); any other change discards it. At most one is running or kept; LiveSession decides when to start
 // one, when to take it and when to wait for it.
 #pragma once
 
@@ -47,6 +47,13 @@ public:
     // edited layer on): a press waits for it rather than computing it again at normal priority; one
     // begun just now, at idle priority, could take far longer than the press on a busy machine.
     bool halfway() const { return m_running && m_halfway && m_halfway->load(); }
+    // A press waits for the running one: its loops take the core's pool from now on (until then they
+    // run on its own thread alone, see start()).
+    void hurry()
+    {
+        if (m_running && m_pooled)
+            m_pooled->store(true);
+    }
     // Tests only: a speculation waits `beforeMs` before it computes and `afterMs` after (unless
     // discarded meanwhile), running all the while.
     void setHoldForTests(int beforeMs, int afterMs)
@@ -70,7 +77,7 @@ private:
     quint64 m_token = 0; // the newest start; results of older ones are dropped
     bool m_running = false;
     ComputeRequest m_request; // the running or kept one's
-    std::shared_ptr<std::atomic<bool>> m_cancel, m_halfway;
+    std::shared_ptr<std::atomic<bool>> m_cancel, m_halfway, m_pooled;
     int m_holdBeforeMs = 0, m_holdAfterMs = 0;
     std::shared_ptr<ComputeSnapshot> m_ready;
 };

@@ -169,15 +169,20 @@ private:
     bool m_stop = false;
 };
 
+thread_local const std::atomic<bool> *t_gate = nullptr;
+
 } // namespace
 
 int coreThreads() { return Pool::instance().threads(); }
 void setCoreThreads(int n) { Pool::instance().setThreads(n); }
 
+void setThreadPoolGate(const std::atomic<bool> *gate) { t_gate = gate; }
+
 void parallelFor(int n, double work, const std::function<void(int)> &body)
 {
     // ~1 MFLOP per extra task is where waking a sleeping thread (tens of microseconds) pays off.
-    if (n <= 1 || coreThreads() == 1 || work < 2.0e6 || !Pool::instance().run(n, body))
+    if (n <= 1 || coreThreads() == 1 || work < 2.0e6 || (t_gate && !t_gate->load(std::memory_order_relaxed)) ||
+        !Pool::instance().run(n, body))
         for (int i = 0; i < n; ++i)
             body(i);
 }

@@ -1064,6 +1064,22 @@ bool applyEdits(const ForwardInput &in, HookPoint hook, int layer, int dHead, Ma
     return any;
 }
 
+// Whether a layer's attention holds every stage of every row as a whole trace keeps it (float q, k and
+// v, the context, W_O's output, each row's log-sum-exp, every head's weights; no scores), so that a
+// copy of it stands for computing it again.
+template <typename T>
+bool wholeAttention(const AttentionResult<T> &a, int t, int heads)
+{
+    if (a.batch.size() != 1)
+        return false;
+    const SequenceResult<T> &s = a.batch[0];
+    for (const Mat<T> *m : {&s.q, &s.k, &s.v, &s.context, &s.output, &s.lse})
+        if (m->rows() != t)
+            return false;
+    return s.q16.empty() && s.k16.empty() && s.v16.empty() && s.scores.empty() && int(s.weights.size()) == heads &&
+           s.weightsPreDropout.empty();
+}
+
 bool hasEdits(const ForwardInput &in, HookPoint hook, int layer)
 {
     if (in.edits)
@@ -1303,7 +1319,7 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
     }
     const int p = over ? uneditedRows(std::clamp(sourceReuse, 0, t), t)
                        : causal && source && !editing ? std::clamp(sourceReuse, keep, t) : keep;
-    const Trace<T> *from = p > keep || firstLayer > 0 ? source : nullptr;
+    const Trace<T> *from = p > keep || over ? source : nullptr;
     const int n = t - p;
     const Eigen::Index limit = std::min(arch.maxPositions, 1 << 20);
     auto sized = [&](Mat<T> &m, const Mat<T> *f, bool kept = true) { // (t, d), rows [0, p) in place
@@ -1436,7 +1452,22 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         const std::function<void(Mat<T> &)> editZ = [&](Mat<T> &z) { applyEdits(in, HookPoint::AttnZ, int(l), arch.dHead, z); };
         const bool zEdited = hasEdits(in, HookPoint::AttnZ, int(l));
         const std::optional<HalfRows::Kind> half = halfKept(b, pruning && !in.observe.weights && in.observe.sixteenBit && !kept);
-        if (general || (arch.weightRule.fullyMasked != FullyMaskedPolicy::Zero && anyRowFullyMasked(layerMask, causal))) {
+        const bool byRule =
+            general || (arch.weightRule.fullyMasked != FullyMaskedPolicy::Zero && anyRowFullyMasked(layerMask, causal));
+        // The first edited layer over the unedited trace, its stream in unedited (no resid_pre edit): q,
+        // k, v, the weights and the context are the ones that trace computed from the same rows in the
+        // same blocks (the layers before are its own), copied whole instead of computed again; then
+        // attend's last step, the same calls: the attn.hook_z edits and W_O's product of rows [pl, t).
+        const bool attentionCopied = over && int(l) == firstLayer && fl && !preEdited && !byRule && kept && weightsKept &&
+                                     !windowed && !in.keepScores && wholeAttention(fl->attention, t, arch.heads);
+        if (attentionCopied) {
+            lt.attention = fl->attention;
+            if (zEdited) {
+                SequenceResult<T> &sr = lt.attention.batch[0];
+                editZ(sr.context);
+                linearRows<T>(sr.context, pl, {projection(b, Proj::O, &sr.output)});
+            }
+        } else if (byRule) {
             const std::shared_ptr<const Projections<T>> P = b.projections().get(); // 16-bit ones widened
             if (Status st = attendByRule(arch, *P, lt.attentionIn, layerMask, in.keepScores, lt.attention); !st)
                 return Status::error(st.code, "layer " + std::to_string(l) + ": " + st.message);
@@ -1485,6 +1516,8 @@ Status runForward(const Architecture &arch, const std::shared_ptr<const ModelWei
         if (!pre)
             normRows(arch.norm, mid, pl, b.attnNorm, mid);
         applyEdits(in, HookPoint::ResidMid, int(l), arch.dHead, mid);
+        if (cancelled(in.cancel)) // a layer's feed-forward is two thirds of its work: not begun once stopped
+            return Status::error(StatusCode::Cancelled, "trace cancelled");
         const bool keepMlp = in.keepMlp && b.gate.W.size() && kept;
         if (keepMlp) { // the products kept before the activation
             for (Mat<T> LayerTrace<T>::*m : {&LayerTrace<T>::mlpPre, &LayerTrace<T>::mlpPreLinear}) {
