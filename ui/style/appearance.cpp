@@ -345,7 +345,10 @@ void AppearanceManager::track(QCustomPlot *plot)
         return;
     plot->setProperty("attnviz.styled", true);
     replotOnlyWhenShown(plot); // a hidden tab's or dock's plot does not replot on every resize
-    QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { stylePlot(plot); });
+    QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] {
+        stylePlot(plot);
+        resetGroupedMargins(plot); // a margin group takes what its axes need now, also less than before
+    });
     stylePlot(plot);
 }
 

@@ -441,6 +441,28 @@ void holdWhileHidden(QCustomPlot *plot)
 
 void replotOnlyWhenShown(QCustomPlot *plot) { holdWhileHidden(plot); }
 
+void resetGroupedMargins(QCustomPlot *plot)
+{
+    // QCPLayoutElement::calculateAutoMargin returns the element's current margin; an axis rect
+    // measures its axes instead
+    for (QCPLayoutElement *e : plot->plotLayout()->elements(true)) {
+        if (!e || qobject_cast<QCPAxisRect *>(e) || e->marginGroups().isEmpty())
+            continue;
+        QMargins m = e->margins();
+        const QMargins least = e->minimumMargins();
+        const auto groups = e->marginGroups();
+        for (auto it = groups.cbegin(); it != groups.cend(); ++it)
+            switch (it.key()) {
+            case QCP::msLeft: m.setLeft(least.left()); break;
+            case QCP::msRight: m.setRight(least.right()); break;
+            case QCP::msTop: m.setTop(least.top()); break;
+            case QCP::msBottom: m.setBottom(least.bottom()); break;
+            default: break;
+            }
+        e->setMargins(m);
+    }
+}
+
 bool replotWhenShown(QCustomPlot *plot)
 {
     if (!hiddenInShownWindow(plot))

@@ -89,6 +89,11 @@ bool replotWhenShown(QCustomPlot *plot);
 // takes its new size, and replots, as it is shown (AppearanceManager::track does this for every
 // plot of the window).
 void replotOnlyWhenShown(QCustomPlot *plot);
+// Gives every layout element of `plot` that shares a margin group but measures no axes of its own (a
+// colour scale) its least margin on the group's sides, for the layout that follows: such an
+// element's automatic margin is the margin it was last given, so a group kept the largest margin it
+// ever had (presenting's large labels, after Esc). AppearanceManager::track calls it before each replot.
+void resetGroupedMargins(QCustomPlot *plot);
 
 // Shortens a label for an axis ("supercalifragilistic" -> "supercalifrag…").
 QString elide(const QString &s, int maxChars);

@@ -150,6 +150,12 @@ void PresentationMode::setOn(bool on)
             for (int pass = 0; pass < 4; ++pass)
                 QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
             m_window->restoreState(state);
+            // each shown plot once more at its final size and text: its labels settle from there
+            // (they had used up their settling replots on the sizes between, and a title stayed
+            // wrapped for the narrower plot of a moment before)
+            for (auto *plot : m_window->findChildren<QCustomPlot *>())
+                if (plot->isVisible())
+                    plot->replot(QCustomPlot::rpQueuedReplot);
         });
         if (m_before.focus)
             m_before.focus->setFocus(Qt::OtherFocusReason);
