@@ -29,6 +29,19 @@ using namespace attnviz::testing;
 
 namespace {
 
+// A trace of ids; with userMasks a padded key and two masked cells, so that no row loses every key.
+TraceRequest request(const std::vector<int> &ids, bool userMasks)
+{
+    TraceRequest req;
+    req.ids = ids;
+    const int t = int(ids.size());
+    if (userMasks) {
+        req.paddedKeys = {1};
+        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
+    }
+    return req;
+}
+
 const char *const kFolders[] = {"llama-tiny",  "llama2-tiny", "mistral-tiny",        "qwen2-tiny", "qwen3-tiny",
                                 "gemma2-tiny", "gemma3-tiny", "gemma3-wrapper-tiny", "phi3-tiny",  "gpt2-tiny",
                                 "bert-tiny"};
@@ -97,13 +110,8 @@ Mat<double> poolFull(const Mat<double> &full, int r0, int r1, int c0, int c1, in
 template <typename T>
 void checkRolloutRows(Model &m, const std::vector<int> &ids, bool userMasks, double tol, std::vector<int> rows = {})
 {
-    TraceRequest req;
-    req.ids = ids;
+    TraceRequest req = request(ids, userMasks);
     const int t = int(ids.size());
-    if (userMasks) {
-        req.paddedKeys = {1};
-        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
-    }
     Trace<T> tr;
     const Status st = m.trace(req, tr);
     QVERIFY2(st.ok(), st.message.c_str());
@@ -154,13 +162,8 @@ void checkRolloutRows(Model &m, const std::vector<int> &ids, bool userMasks, dou
 template <typename T>
 void checkRecomputed(Model &m, const std::vector<int> &ids, bool userMasks, double tol)
 {
-    TraceRequest req;
-    req.ids = ids;
+    TraceRequest req = request(ids, userMasks);
     const int t = int(ids.size());
-    if (userMasks) { // a padded key and two masked cells; no row loses every key
-        req.paddedKeys = {1};
-        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
-    }
     Trace<T> tr;
     const Status st = m.trace(req, tr);
     QVERIFY2(st.ok(), st.message.c_str());
@@ -232,13 +235,8 @@ uint64_t heldBytes(const Trace<T> &tr)
 template <typename T>
 void checkWithoutWeights(Model &m, const std::vector<int> &ids, bool userMasks, bool stages, double tol)
 {
-    TraceRequest req;
-    req.ids = ids;
+    TraceRequest req = request(ids, userMasks);
     const int t = int(ids.size());
-    if (userMasks) {
-        req.paddedKeys = {1};
-        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
-    }
     Trace<T> full;
     QVERIFY(m.trace(req, full).ok());
     req.observe.weights = false;
@@ -322,13 +320,8 @@ void checkKeptSoftmax(const Trace<float> &tr, int l, const AttentionTiles<float>
 // `logitBound` (measured on the fixtures, with a margin), yet not at all would mean nothing was rounded.
 void checkSixteenBit(Model &m, const std::vector<int> &ids, bool userMasks, double finalBound, double logitBound)
 {
-    TraceRequest req;
-    req.ids = ids;
+    TraceRequest req = request(ids, userMasks);
     const int t = int(ids.size());
-    if (userMasks) {
-        req.paddedKeys = {1};
-        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
-    }
     Trace<float> full;
     QVERIFY(m.trace(req, full).ok());
     req.observe.weights = false;
@@ -842,12 +835,7 @@ void TestAttentionTiles::cellReadsEqualFull()
     const std::vector<int> ids = idsOf(cases(model).first().toObject());
     const int t = int(ids.size());
     QVERIFY(t >= 9);
-    TraceRequest req;
-    req.ids = ids;
-    if (userMasks) {
-        req.paddedKeys = {1};
-        req.maskedCells = {{t - 1, 0}, {t / 2, 2}};
-    }
+    TraceRequest req = request(ids, userMasks);
     Trace<float> full, lean;
     QVERIFY(m->trace(req, full).ok());
     req.observe.weights = false;
