@@ -113,6 +113,7 @@ private slots:
     void sessionWithMissingFolder();
     void readmeCommandsRun_data();
     void readmeCommandsRun();
+    void layersTabFollowsItsName();
 };
 
 void TestModelWindow::openFixture_data()
@@ -908,6 +909,21 @@ void TestModelWindow::readmeCommandsRun()
         QVERIFY(QFileInfo(written).size() > 0);
     else
         QVERIFY(p.readAllStandardOutput().size() > 0);
+}
+
+// The stack's and a model's Layers tabs share their name and are never listed together: asked for by
+// the stack's id (`--tab layers`, a session) with a model open, the model's is shown.
+void TestModelWindow::layersTabFollowsItsName()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(QStringLiteral("the ship and the crew")));
+    QVERIFY(win.w.showView(QStringLiteral("weights")));
+    QVERIFY(win.w.showView(QStringLiteral("layers")));
+    QCOMPARE(win.w.currentViewId(), QStringLiteral("headRoles"));
+    QVERIFY(win.w.showView(QStringLiteral("weights")));
+    QVERIFY(!win.w.showView(QStringLiteral("noSuchView")));
+    QCOMPARE(win.w.currentViewId(), QStringLiteral("weights"));
 }
 
 QTEST_MAIN(TestModelWindow)

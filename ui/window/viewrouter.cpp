@@ -321,10 +321,21 @@ bool ViewRouter::showView(const QString &id)
 {
     const ViewSpec *spec = findViewSpec(id);
     const int i = spec && spec->place == ViewPlace::Tab ? m_tabs->indexOf(view(id)) : -1;
-    if (i < 0 || !m_tabs->isTabVisible(i))
-        return false;
-    m_tabs->setCurrentIndex(i);
-    return true;
+    if (i >= 0 && m_tabs->isTabVisible(i)) {
+        m_tabs->setCurrentIndex(i);
+        return true;
+    }
+    // The stack's and a model's tab of one name (Layers: `layers`, `headRoles`) are never shown
+    // together: the one asked for while hidden is the other
+    for (size_t k = 0; spec && k < m_specs.size(); ++k) {
+        const int j = m_tabs->indexOf(m_order[k]);
+        if (m_specs[k] != spec && m_specs[k]->place == ViewPlace::Tab && qstrcmp(m_specs[k]->title, spec->title) == 0 &&
+            j >= 0 && m_tabs->isTabVisible(j)) {
+            m_tabs->setCurrentIndex(j);
+            return true;
+        }
+    }
+    return false;
 }
 
 QString ViewRouter::currentViewId() const
