@@ -11,7 +11,9 @@
 // head's pooled map, equal to pooling the full matrices, panel by panel off the GUI thread, and
 // another layer stops the maps not begun; the Pipeline and Embeddings tabs read the same window as the
 // lens, every stage equal to the same rows and columns of the short-text pipeline's; the Rollout tab
-// draws the selected query's row, equal to that row of the full rollout; every other view says in one
+// draws the selected query's row, equal to that row of the full rollout; with the norm-weighted switch
+// on, the map, the selected query's row and the rollout's row are those of the norm-weighted
+// matrices of the full trace; every other view says in one
 // line that it needs the whole matrices; matrix export is refused; a short text is drawn as before.
 #include "testpaths.h"
 #include "live/livesession.h"
@@ -28,6 +30,7 @@
 #include "views/headgridview.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
+#include "views/normweighting.h"
 #include "views/dlaview.h"
 #include "views/embeddingview.h"
 #include "views/linesview.h"
@@ -156,6 +159,7 @@ private slots:
     void stageViewsReadWindow();
     void pipelineAndEmbeddingsReadWindow();
     void rolloutRowOfSelectedQuery();
+    void normWeightedSwitch();
     void linesDrawOneRow();
     void headRolesReadLongText();
     void spanFromSelection();
@@ -404,8 +408,8 @@ void TestLongTextWindow::otherViewsSayNotYet()
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("row")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("lines")), s); // the selected query's row
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("rollout")), s); // its rollout row
-    // the norm-weighted switch cannot be turned on
-    QVERIFY(!win.w.views()->normWeightedAction()->isEnabled());
+    // the norm-weighted switch can be turned on (normWeightedSwitch)
+    QVERIFY(win.w.views()->normWeightedAction()->isEnabled());
 }
 
 // The Heads tab on a long text: each panel of the page a map of the whole matrix at about its pixels,
@@ -833,6 +837,92 @@ void TestLongTextWindow::rolloutRowOfSelectedQuery()
     QVERIFY(brief && !brief->longText);
     QTRY_VERIFY(rollout->ready() && rollout->rowQuery() == -1);
     QVERIFY(!rollout->title().contains(QStringLiteral("One query's row")));
+}
+
+// The norm-weighted switch on a long text: each weight times its key's ‖v W_O‖, read through the
+// tiles. The Weights map (max and mean), the Selected query dock's row and the Rollout tab's row equal
+// those of the full trace's norm-weighted matrices (reads.h normWeighted, attentionRollout of them),
+// relative 1e-5 of the largest weight; the titles say norm-weighted; turned off, the weights again.
+void TestLongTextWindow::normWeightedSwitch()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    const int t = s->tq();
+    QAction *sw = win.w.views()->normWeightedAction();
+    QVERIFY(sw->isEnabled());
+    sw->setChecked(true);
+    QCoreApplication::processEvents();
+    HeatmapView *hv = win.w.heatmapView();
+    Trace<float> weighted = m_full; // the full trace's norm-weighted matrices, for the rollout
+    for (int layer : {0, 1})
+        for (int head : {1, -1}) {
+            win.w.session()->setSelectedLayer(layer);
+            selectHead(win, head);
+            hv->refreshMap();
+            Mat<float> want;
+            QVERIFY(normWeighted(m_full, layer, head, want).ok());
+            const double top = double(want.maxCoeff());
+            QVERIFY2(top > 1.0, "norms past 1: not the weights"); // the fixture's value norms
+            const Mat<float> &drawn = hv->mapCells();
+            QCOMPARE(hv->mapRegion(), QRect(0, 0, t, t));
+            QVERIFY(drawn.rows() < t);
+            AttentionTiles<float> full(m_full, layer, AttentionTiles<float>::Source::Stored);
+            Mat<float> norms;
+            QVERIFY(valueNorms(m_full, layer, norms).ok());
+            QVERIFY(full.setKeyWeights(norms));
+            for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
+                hv->setPooling(pool);
+                const Mat<float> p = full.pooled(head, 0, t, 0, t, int(drawn.rows()), int(drawn.cols()), pool);
+                QVERIFY2(worst(hv->mapCells(), p) < 1e-5 * top,
+                         qPrintable(QStringLiteral("layer %1 head %2: %3").arg(layer).arg(head).arg(worst(hv->mapCells(), p))));
+            }
+            hv->setPooling(Pooling::Max);
+            QVERIFY2(hv->title().contains(normWeightedLabel()), qPrintable(hv->title()));
+            win.w.session()->setSelectedQuery(250);
+            QCoreApplication::processEvents();
+            RowView *row = win.w.rowView();
+            row->show();
+            QTRY_COMPARE(int(row->values().size()), t);
+            double err = 0;
+            for (int j = 0; j < t; ++j)
+                err = std::max(err, std::abs(row->values()[j] - double(want(250, j))));
+            QVERIFY2(err < 1e-5 * top, qPrintable(QStringLiteral("row: %1").arg(err)));
+            SequenceResult<float> &ws = weighted.layers[size_t(layer)].attention.batch.front();
+            for (int h = -1; h < m_full.numHeads(); ++h) {
+                Mat<float> w;
+                QVERIFY(normWeighted(m_full, layer, h, w).ok());
+                if (h < 0)
+                    ws.weightsAvg = WeightMatrix<float>(w);
+                else
+                    ws.weights[size_t(h)] = WeightMatrix<float>(w);
+            }
+        }
+    // the rollout's row: that of the norm-weighted matrices (their rows as shares)
+    const std::vector<Mat<double>> full = attentionRollout(weighted);
+    win.w.session()->setSelectedQuery(700);
+    QCoreApplication::processEvents();
+    QVERIFY(win.w.showView(QStringLiteral("rollout")));
+    auto *rollout = qobject_cast<RolloutView *>(win.w.viewWidget(QStringLiteral("rollout")));
+    QVERIFY(rollout);
+    QTRY_VERIFY_WITH_TIMEOUT(!rollout->rowPending() && rollout->rowQuery() == 700 && rollout->rolloutLayer() == 1 && rollout->ready(), 60000);
+    double err = 0;
+    for (int j = 0; j < t; ++j)
+        err = std::max(err, std::abs(rollout->value(700, j) - full[1](700, j)));
+    QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("rollout row: %1").arg(err)));
+    QVERIFY2(rollout->title().contains(normWeightedLabel()), qPrintable(rollout->title()));
+    QVERIFY2(rollout->explanation().startsWith(QStringLiteral("Norm-weighted attention rollout")), qPrintable(rollout->explanation()));
+    // off: the weights themselves again
+    sw->setChecked(false);
+    QCoreApplication::processEvents();
+    win.w.showView(QStringLiteral("weights"));
+    win.w.session()->setSelectedLayer(0);
+    selectHead(win, 1);
+    hv->refreshMap();
+    QVERIFY(!hv->title().contains(normWeightedLabel()));
+    const AttentionTiles<float> plain(m_full, 0, AttentionTiles<float>::Source::Stored);
+    const Mat<float> &drawn = hv->mapCells();
+    QVERIFY(worst(drawn, plain.pooled(1, 0, t, 0, t, int(drawn.rows()), int(drawn.cols()), Pooling::Max)) < 1e-5);
 }
 
 // The Lines view on a long text: the selected query's row only, read through AttentionTiles, its
@@ -1290,6 +1380,25 @@ void TestLongTextWindow::windowScreenshots()
         QTest::qWait(50);
     }
     win.w.grab().save(dir + QStringLiteral("/w-longtext-grid.png"));
+    const auto settle = [] {
+        for (int i = 0; i < 10; ++i) {
+            QCoreApplication::processEvents();
+            QTest::qWait(50);
+        }
+    };
+    // the norm-weighted switch: the Weights map and the rollout's row
+    win.w.views()->normWeightedAction()->setChecked(true);
+    QVERIFY(win.w.showView(QStringLiteral("weights")));
+    win.w.heatmapView()->refreshMap();
+    settle();
+    win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-map.png"));
+    QVERIFY(win.w.showView(QStringLiteral("rollout")));
+    auto *rollout = qobject_cast<RolloutView *>(win.w.viewWidget(QStringLiteral("rollout")));
+    QTRY_VERIFY_WITH_TIMEOUT(rollout->ready() && !rollout->rowPending(), 60000);
+    settle();
+    win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-rollout.png"));
+    win.w.views()->normWeightedAction()->setChecked(false);
+    QVERIFY(win.w.showView(QStringLiteral("grid")));
     const SnapshotPtr brief = win.show(QStringLiteral("The quick brown fox jumps over the lazy dog."));
     QVERIFY(brief && !brief->longText);
     for (int i = 0; i < 10; ++i) {
