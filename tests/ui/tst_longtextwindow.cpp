@@ -13,7 +13,9 @@
 // lens, every stage equal to the same rows and columns of the short-text pipeline's; the Rollout tab
 // draws the selected query's row, equal to that row of the full rollout; with the norm-weighted switch
 // on, the map, the selected query's row and the rollout's row are those of the norm-weighted
-// matrices of the full trace; every other view says in one
+// matrices of the full trace; Compare draws two long texts of one length as the Weights tab's pooled
+// maps and their difference (by the mean, the pooled difference of the full matrices); every other
+// view says in one
 // line that it needs the whole matrices; matrix export is refused; a short text is drawn as before.
 #include "testpaths.h"
 #include "live/livesession.h"
@@ -30,6 +32,7 @@
 #include "views/headgridview.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
+#include "views/compareview.h"
 #include "views/normweighting.h"
 #include "views/dlaview.h"
 #include "views/embeddingview.h"
@@ -160,6 +163,7 @@ private slots:
     void pipelineAndEmbeddingsReadWindow();
     void rolloutRowOfSelectedQuery();
     void normWeightedSwitch();
+    void compareLongTexts();
     void linesDrawOneRow();
     void headRolesReadLongText();
     void spanFromSelection();
@@ -386,7 +390,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
     Window win;
     const SnapshotPtr s = showLong(win);
     QVERIFY(s && s->longText);
-    for (const char *id : {"layers", "compare"}) {
+    for (const char *id : {"layers"}) {
         const QString view = QString::fromLatin1(id);
         const SnapshotPtr handed = win.w.views()->snapshotFor(s, view);
         QVERIFY2(handed && !handed->hasResult(), id);
@@ -408,6 +412,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("row")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("lines")), s); // the selected query's row
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("rollout")), s); // its rollout row
+    QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("compare")), s); // pooled maps (compareLongTexts)
     // the norm-weighted switch can be turned on (normWeightedSwitch)
     QVERIFY(win.w.views()->normWeightedAction()->isEnabled());
 }
@@ -925,6 +930,71 @@ void TestLongTextWindow::normWeightedSwitch()
     QVERIFY(worst(drawn, plain.pooled(1, 0, t, 0, t, int(drawn.rows()), int(drawn.cols()), Pooling::Max)) < 1e-5);
 }
 
+// Compare on a long text: A and B the same long text at layers 0 and 1, A's selected head on both.
+// Each side is the Weights tab's pooled map of its layer's full matrix (1e-5); A − B is A's map
+// minus B's, which pooled by the mean (the Weights tab's switch) is the mean-pooled difference of
+// the full matrices (1e-5), and pooled by the max a difference of maxima, as its title says. A long
+// text beside a short one says in one line what Compare needs.
+void TestLongTextWindow::compareLongTexts()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    const int t = s->tq(), head = 2;
+    selectHead(win, head);
+    win.w.session()->setSelectedLayer(0);
+    QVERIFY(win.w.showView(QStringLiteral("compare")));
+    CompareView *cv = win.w.compareView();
+    cv->copyAToB();
+    cv->sessionB()->setSelectedLayer(1);
+    const int n = std::min(t, CompareView::kPooledCells);
+    const auto settled = [&] {
+        return cv->isCurrent() && !cv->mapsPending() && cv->showsPooled() && cv->pooledA().rows() == n &&
+               cv->pooledB().rows() == n && cv->sessionB()->snapshot() && cv->sessionB()->snapshot()->longText;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(settled(), 60000);
+    QCOMPARE(cv->comparedHead(), head);
+    const Mat<float> fullA = m_full.weights(0, head).toDense(), fullB = m_full.weights(1, head).toDense();
+    const AttentionTiles<float> storedA(m_full, 0, AttentionTiles<float>::Source::Stored);
+    const AttentionTiles<float> storedB(m_full, 1, AttentionTiles<float>::Source::Stored);
+    // the mean over each map cell's weights, as AttentionTiles::pooled partitions the matrix, in float64
+    const auto poolMean = [&](const Mat<double> &full) {
+        Mat<double> out(n, n);
+        for (int a = 0; a < n; ++a)
+            for (int b = 0; b < n; ++b) {
+                const int r0 = int(int64_t(a) * t / n), r1 = int(int64_t(a + 1) * t / n);
+                const int c0 = int(int64_t(b) * t / n), c1 = int(int64_t(b + 1) * t / n);
+                out(a, b) = full.block(r0, c0, r1 - r0, c1 - c0).mean();
+            }
+        return out;
+    };
+    for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
+        win.w.heatmapView()->meanPoolingAction()->setChecked(pool == Pooling::Mean); // the Weights tab's switch
+        QCOMPARE(cv->pooling(), pool);
+        QTRY_VERIFY_WITH_TIMEOUT(settled(), 60000);
+        const QString name = pool == Pooling::Max ? QStringLiteral("max") : QStringLiteral("mean");
+        const double da = worst(cv->pooledA(), storedA.pooled(head, 0, t, 0, t, n, n, pool));
+        const double db = worst(cv->pooledB(), storedB.pooled(head, 0, t, 0, t, n, n, pool));
+        QVERIFY2(da < 1e-5 && db < 1e-5, qPrintable(name + QStringLiteral(": A %1, B %2 (B layer %3) ").arg(da).arg(db).arg(cv->sessionB()->selectedLayer()) + cv->titleB()));
+        QVERIFY(worst(cv->pooledDifference(), Mat<float>(cv->pooledA() - cv->pooledB())) == 0.0);
+        QVERIFY2(cv->titleA().contains(QStringLiteral("Long text")), qPrintable(cv->titleA()));
+        if (pool == Pooling::Mean) {
+            const Mat<double> want = poolMean(fullA.cast<double>() - fullB.cast<double>());
+            const double d = (cv->pooledDifference().cast<double>() - want).cwiseAbs().maxCoeff();
+            QVERIFY2(d < 1e-5, qPrintable(QStringLiteral("mean-pooled difference off by %1").arg(d)));
+            QVERIFY2(cv->differenceTitle().contains(QStringLiteral("mean-pooled difference of the weights")), qPrintable(cv->differenceTitle()));
+        } else {
+            QVERIFY2(cv->differenceTitle().contains(QStringLiteral("a difference of maxima")), qPrintable(cv->differenceTitle()));
+        }
+        QVERIFY(cv->maxAbsDifference() > 0.01); // layers 0 and 1 differ
+    }
+    win.w.heatmapView()->meanPoolingAction()->setChecked(false);
+    // B a short text: no cells pair up, said in one line
+    cv->sessionB()->setSentence(QStringLiteral("The quick brown fox jumps over the lazy dog."));
+    QTRY_VERIFY_WITH_TIMEOUT(cv->isCurrent() && !cv->showsPooled(), 60000);
+    QVERIFY2(cv->messageA().contains(QStringLiteral("the other side a long text of the same length")), qPrintable(cv->messageA()));
+}
+
 // The Lines view on a long text: the selected query's row only, read through AttentionTiles, its
 // strongest keys drawn with their weights (the full trace's row to 1e-6), and the view says so.
 void TestLongTextWindow::linesDrawOneRow()
@@ -1386,6 +1456,20 @@ void TestLongTextWindow::windowScreenshots()
             QTest::qWait(50);
         }
     };
+    // Compare: layers 0 and 1 of head 2, pooled by the max, then by the mean
+    selectHead(win, 2);
+    win.w.session()->setSelectedLayer(0);
+    QVERIFY(win.w.showView(QStringLiteral("compare")));
+    CompareView *cv = win.w.compareView();
+    cv->copyAToB();
+    cv->sessionB()->setSelectedLayer(1);
+    for (bool mean : {false, true}) {
+        win.w.heatmapView()->meanPoolingAction()->setChecked(mean);
+        QTRY_VERIFY_WITH_TIMEOUT(cv->isCurrent() && !cv->mapsPending() && cv->showsPooled() && cv->pooledB().size() > 0, 60000);
+        settle();
+        win.w.grab().save(dir + (mean ? QStringLiteral("/w-longtext-compare-mean.png") : QStringLiteral("/w-longtext-compare-max.png")));
+    }
+    win.w.heatmapView()->meanPoolingAction()->setChecked(false);
     // the norm-weighted switch: the Weights map and the rollout's row
     win.w.views()->normWeightedAction()->setChecked(true);
     QVERIFY(win.w.showView(QStringLiteral("weights")));

@@ -60,13 +60,14 @@ bool readsWindow(const QString &id)
 // What a view that cannot read a long text yet would need (longTextNotYet's line); empty for the
 // views that read one (the weights and all heads through AttentionTiles, the selected query's row,
 // the predictions, the Patching tab's own runs, the Layers tab's readings of each head, the Lines
-// view's one query row, the rollout's row of the selected query; the lens, attribution, the residual
+// view's one query row, the rollout's row of the selected query, Compare's pooled maps of two long
+// texts of one length; the lens, attribution, the residual
 // stream, the pipeline and the contextual embeddings read a window: readsWindow).
 QString longTextNeeds(const QString &id)
 {
     static const QStringList reads{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
                                    QStringLiteral("predictions"), QStringLiteral("patching"), QStringLiteral("headRoles"),
-                                   QStringLiteral("lines"), QStringLiteral("rollout")};
+                                   QStringLiteral("lines"), QStringLiteral("rollout"), QStringLiteral("compare")};
     if (reads.contains(id))
         return {};
     if (id == QLatin1String("layers"))
