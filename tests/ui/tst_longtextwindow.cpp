@@ -847,7 +847,7 @@ void TestLongTextWindow::rolloutRowOfSelectedQuery()
 // The norm-weighted switch on a long text: each weight times its key's ‖v W_O‖, read through the
 // tiles. The Weights map (max and mean), the Selected query dock's row and the Rollout tab's row equal
 // those of the full trace's norm-weighted matrices (reads.h normWeighted, attentionRollout of them),
-// relative 1e-5 of the largest weight; the titles say norm-weighted; turned off, the weights again.
+// relative 1e-5 of the largest weight, and so do the Heads tab's panels; the titles say norm-weighted; turned off, the weights again.
 void TestLongTextWindow::normWeightedSwitch()
 {
     Window win;
@@ -917,6 +917,23 @@ void TestLongTextWindow::normWeightedSwitch()
     QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("rollout row: %1").arg(err)));
     QVERIFY2(rollout->title().contains(normWeightedLabel()), qPrintable(rollout->title()));
     QVERIFY2(rollout->explanation().startsWith(QStringLiteral("Norm-weighted attention rollout")), qPrintable(rollout->explanation()));
+    // the Heads tab's panels (layer 1): each head's and the average's map of the weighted matrices
+    HeadGridView *grid = win.w.headGridView();
+    QVERIFY(win.w.showView(QStringLiteral("grid")));
+    QTRY_VERIFY_WITH_TIMEOUT(grid->panelCount() > 0 && !grid->mapsPending(), 60000);
+    AttentionTiles<float> weighted1(m_full, 1, AttentionTiles<float>::Source::Stored);
+    Mat<float> norms1;
+    QVERIFY(valueNorms(m_full, 1, norms1).ok());
+    QVERIFY(weighted1.setKeyWeights(norms1));
+    for (int n = 0; n < grid->panelCount(); ++n) {
+        const int head = grid->headOfPanel(n);
+        const Mat<float> &cells = grid->mapCells(head);
+        QVERIFY(cells.size() > 0);
+        const Mat<float> want = weighted1.pooled(head, 0, t, 0, t, int(cells.rows()), int(cells.cols()), Pooling::Max);
+        QVERIFY2(worst(cells, want) < 1e-5 * std::max(1.0f, want.maxCoeff()),
+                 qPrintable(QStringLiteral("Heads tab, head %1: %2").arg(head).arg(worst(cells, want))));
+    }
+    QVERIFY2(grid->title().contains(normWeightedLabel()), qPrintable(grid->title()));
     // off: the weights themselves again
     sw->setChecked(false);
     QCoreApplication::processEvents();
@@ -1481,6 +1498,10 @@ void TestLongTextWindow::windowScreenshots()
     QTRY_VERIFY_WITH_TIMEOUT(rollout->ready() && !rollout->rowPending(), 60000);
     settle();
     win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-rollout.png"));
+    QVERIFY(win.w.showView(QStringLiteral("grid")));
+    QTRY_VERIFY_WITH_TIMEOUT(!win.w.headGridView()->mapsPending(), 60000);
+    settle();
+    win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-grid.png"));
     win.w.views()->normWeightedAction()->setChecked(false);
     QVERIFY(win.w.showView(QStringLiteral("grid")));
     const SnapshotPtr brief = win.show(QStringLiteral("The quick brown fox jumps over the lazy dog."));
