@@ -568,9 +568,10 @@ bool PipelineView::eventFilter(QObject *o, QEvent *e)
             keepFocusInView();
     }
     // the focused stage moved or changed size after it was brought into view (the cards above it
-    // took their sizes, the docks beside the view folded): brought into view again
+    // took their sizes, the docks beside the view folded): brought into view again, unless stepping
+    // shows another stage (each step scrolls to its own)
     if ((e->type() == QEvent::Move || e->type() == QEvent::Resize) && m_focus >= 0 && m_focus < m_stages.size()
-        && (o == m_stages[m_focus] || o == m_stages[m_focus]->plot))
+        && (m_current < 0 || m_current == m_focus) && (o == m_stages[m_focus] || o == m_stages[m_focus]->plot))
         keepFocusInView();
     // in presentation mode the explanation holds a line of three numbers in its own (1.6×) text:
     // narrower, its lines wrapped until the context row at its end needed scrolling on a 1280 × 720
