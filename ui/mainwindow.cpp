@@ -185,7 +185,8 @@ MainWindow::MainWindow(QWidget *parent)
     QDockWidget *rowDock = addDock(QStringLiteral("rowDock"), tr("Selected query"), rowView(), Qt::BottomDockWidgetArea);
     resizeDocks({rowDock}, {230}, Qt::Vertical);
     // on a short window it gives way to the current view, and folds to its title bar
-    new DockFold(this, rowDock, [this]() -> QWidget * { return presentationMode() ? nullptr : m_tabs->currentWidget(); });
+    auto *rowFold = new DockFold(this, rowDock, [this]() -> QWidget * { return presentationMode() ? nullptr : m_tabs->currentWidget(); });
+    rowFold->setReadableChartHeight([this] { return rowView()->readableHeight(); });
     m_lesson = new LessonPanel(this);
     addDock(QStringLiteral("lessonDock"), tr("Lesson"), m_lesson, Qt::RightDockWidgetArea)->hide(); // a preset, or the View menu
     QDockWidget *predictionsDock = addDock(QStringLiteral("predictionsDock"), tr("Predictions"), predictionsView(), Qt::RightDockWidgetArea);

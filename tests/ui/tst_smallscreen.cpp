@@ -202,10 +202,9 @@ void TestSmallScreen::foldedDockUnfoldsOnATallWindow()
         const double share = double(plot->height()) / m_w->height();
         qInfo("%d px: heatmap %d px (%.1f %%), dock %d px%s", m_w->height(), plot->height(), 100 * share,
               rowDock()->height(), rowFold()->folded() ? " (folded)" : "");
-        if (rowFold()->folded())
-            QVERIFY2(share >= DockFold::kMainShare, qPrintable(QStringLiteral("%1 of %2 px").arg(plot->height()).arg(m_w->height())));
-        else // unfolded: the main view still the larger part
-            QVERIFY2(share >= 0.5, qPrintable(QStringLiteral("%1 of %2 px").arg(plot->height()).arg(m_w->height())));
+        // folded or not, the main view keeps its share: unfolded, the dock takes at most what
+        // leaves it that (a quarter of a 1050 px window would leave the heatmap 51 %)
+        QVERIFY2(share >= DockFold::kMainShare, qPrintable(QStringLiteral("%1 of %2 px").arg(plot->height()).arg(m_w->height())));
     }
     QVERIFY(!rowFold()->folded());
     QVERIFY(m_w->rowView()->isVisible());

@@ -225,6 +225,23 @@ RowView::RowView(QWidget *parent)
 
 QString RowView::title() const { return m_fullTitle; }
 
+int RowView::readableHeight() const
+{
+    // as the tight layout of relabelAfterLayout draws it: three letters a key, rotated upright
+    // (a thinned axis puts the position before them), no "key" under them, the title on one line
+    const QFontMetricsF tick(m_plot->xAxis->tickLabelFont());
+    double keys = 0;
+    for (const QString &label : std::as_const(m_labels))
+        keys = std::max(keys, tick.horizontalAdvance(elide(label, 3)));
+    if (m_labels.size() * tick.height() > std::max(1, m_plot->axisRect()->width()))
+        keys += tick.horizontalAdvance(QString::number(m_labels.size()) + QLatin1Char(' '));
+    const double title = QFontMetricsF(m_title->font()).height() + m_title->margins().top() + m_title->margins().bottom();
+    // the axes' paddings and tick labels' half lines at the ends of the value axis
+    const QCPAxis *x = m_plot->xAxis;
+    const double pads = x->padding() + x->tickLabelPadding() + x->tickLengthOut() + tick.height();
+    return int(std::ceil(title + keys + pads + 4 * QFontMetricsF(m_plot->yAxis->tickLabelFont()).height()));
+}
+
 void RowView::setSnapshot(SnapshotPtr snapshot)
 {
     m_snapshot = std::move(snapshot);

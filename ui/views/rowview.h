@@ -35,6 +35,10 @@ public:
     int query() const { return m_query; }
     // A masked key's hatched stub, in the plot's pixels (empty when the key is not masked).
     QRectF maskedBarRect(int key) const;
+    // The least height the chart reads in, in its tightest layout (a short dock's: the title's
+    // first line, three letters a key): the title, the key labels and four lines of bars, at the
+    // current text size.
+    int readableHeight() const;
 
 protected:
     void changeEvent(QEvent *e) override; // the value labels follow the text size (presentation mode)
