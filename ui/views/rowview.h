@@ -57,6 +57,7 @@ private:
     QString m_fullTitle;  // the query line, then the configuration's
     QString m_shownTitle; // what the title element was given: the query line alone on a short dock
     bool m_compact = false; // the last layout was a short dock's
+    int m_compactMargins = 0; // the chart's height less its bars' in a short dock's layout (0: not laid out so yet)
     QCPTextElement *m_title = nullptr;
     QCPBars *m_bars = nullptr;
     MaskedKeysLayer *m_masked = nullptr; // the hatched bars of masked keys
