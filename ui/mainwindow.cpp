@@ -34,6 +34,7 @@
 #include "views/rowview.h"
 #include "window/corpusscores.h"
 #include "window/dockfold.h"
+#include "window/framefit.h"
 #include "window/needleprobes.h"
 #include "window/exportactions.h"
 #include "window/headablations.h"
@@ -444,6 +445,7 @@ MainWindow::MainWindow(QWidget *parent)
         // 1400 × 900, or the screen's free area where that is smaller (a 1280 × 720 projector)
         const QRect free = screen() ? screen()->availableGeometry() : QRect(0, 0, 1400, 900);
         resize(std::min(1400, free.width()), std::min(900, free.height()));
+        FrameFit::keepOnScreen(this); // and with a window manager's frame around it, still within
     }
     m_files->markClean();
 }
