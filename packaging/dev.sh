@@ -112,9 +112,46 @@ fuzz_tests() {
     sanitize_env
     counted ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -L '^fuzz$' -j "$JOBS"
 }
+# `dev.sh test` starts the sanitizer build as soon as the release tree is configured, beside the
+# release build and its tests, at the scheduler's idle priority (SCHED_IDLE, else nice 19): it gets
+# only the CPU time they leave (a compile's tail, a link, a suite waiting for its window), so it
+# slows none of them, and what it did there is not waited for after them. Its output is kept and
+# printed in its own stage.
+SAN_PID=""
+SAN_LOG=""
+SAN_T0=0
+sanitize_build_beside() {
+    SAN_LOG=$(mktemp)
+    SAN_T0=$(date +%s)
+    # its own process group (set -m), so that a run that stops early stops the build too
+    set -m
+    (
+        chrt --idle --pid 0 "$BASHPID" >/dev/null 2>&1 || renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
+        sanitize_build
+    ) >"$SAN_LOG" 2>&1 &
+    SAN_PID=$!
+    set +m
+    trap 'sanitize_build_stop' EXIT
+}
+sanitize_build_stop() {
+    [ -z "$SAN_PID" ] || kill -- "-$SAN_PID" 2>/dev/null || true
+}
+sanitize_build_wait() {
+    local rc=0
+    wait "$SAN_PID" || rc=$?
+    SAN_PID=""
+    cat "$SAN_LOG"
+    rm -f "$SAN_LOG"
+    echo "dev.sh: the sanitizer build began $(( $(date +%s) - SAN_T0 )) s ago, beside the stages above"
+    return $rc
+}
 sanitize() {
     local rc=0
-    stage "sanitizer build" sanitize_build || return $?
+    if [ -n "$SAN_PID" ]; then
+        stage "sanitizer build" sanitize_build_wait || return $?
+    else
+        stage "sanitizer build" sanitize_build || return $?
+    fi
     stage "sanitizer tests" sanitize_tests || rc=$?
     stage "fuzz" fuzz_tests || rc=$?
     return $rc
@@ -224,6 +261,7 @@ case "${1:-}" in
         rc=0
         stage deps deps || { summary; exit 1; }
         stage configure configure || { summary; exit 1; }
+        sanitize_build_beside
         stage "release build" cmake --build "$BUILD_DIR" -j "$JOBS" || { summary; exit 1; }
         stage tokenizers fetch_tokenizers || rc=$?
         stage "release tests" release_tests || rc=$?

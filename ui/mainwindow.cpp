@@ -342,11 +342,14 @@ MainWindow::MainWindow(QWidget *parent)
     });
     connect(m_controls, &ControlPanel::showNumbersChanged, heatmapView(), &HeatmapView::setShowNumbers);
     heatmapView()->setShowNumbers(m_controls->showNumbers());
-    // a long text's maps: the Heads tab pools its panels as the Weights map does (one switch, two menus)
+    // a long text's maps: the Heads tab's panels and Compare's maps pool as the Weights map does (one
+    // switch, in the Weights and Heads menus)
     connect(heatmapView()->meanPoolingAction(), &QAction::toggled, headGridView(),
             [this](bool on) { headGridView()->setPooling(on ? Pooling::Mean : Pooling::Max); });
     connect(headGridView()->meanPoolingAction(), &QAction::toggled, heatmapView(),
             [this](bool on) { heatmapView()->setPooling(on ? Pooling::Mean : Pooling::Max); });
+    connect(heatmapView()->meanPoolingAction(), &QAction::toggled, compareView(),
+            [this](bool on) { compareView()->setPooling(on ? Pooling::Mean : Pooling::Max); });
     connect(m_controls, &ControlPanel::clearCustomMaskRequested, m_session, &LiveSession::clearCustomMask);
     connect(m_controls, &ControlPanel::loadEmbeddingsRequested, m_state, &WindowState::startLoadEmbeddings);
     connect(m_controls, &ControlPanel::useBundledRequested, m_state, &WindowState::useBundled);

@@ -9,7 +9,9 @@
 // (Observe::sixteenBit) keeps q, k and v in 16 bits and its tiles are the softmax of those; one
 // query's rollout row streamed through the tiles (rolloutrow.h) equals that row of the full rollout
 // (headroles.h) on every family, past several blocks of rows on a seeded SmolLM2 shape, and stops
-// when cancelled; a block of whole rows (rowBlock) is the same cells as a tile.
+// when cancelled; a block of whole rows (rowBlock) is the same cells as a tile; weights times each
+// key's value norm (setKeyWeights) equal the norm-weighted matrices (reads.h normWeighted), tiles,
+// pooled maps and rollout rows.
 #include "testpaths.h"
 #include "attnviz/attentiontiles.h"
 #include "attnviz/headroles.h"
@@ -390,6 +392,7 @@ private slots:
     void rolloutRowEqualsFull_data();
     void rolloutRowEqualsFull();
     void rolloutRowPastBlocks();
+    void keyWeightedEqualsNormWeighted();
 };
 
 void TestAttentionTiles::recomputedEqualsFull_data()
@@ -938,6 +941,79 @@ void TestAttentionTiles::rolloutRowPastBlocks()
     cancel = false;
     QVERIFY(rolloutRow(rq, row).ok());
     QCOMPARE(int(row.size()), 100);
+}
+
+// Norm-weighted reads of a long text: tiles whose weights are multiplied by each key's value norm
+// (setKeyWeights with valueNorms) equal normWeighted's full matrices, every head and their mean,
+// recomputed (float32 1e-6 of the largest weight, float64 1e-12) and stored; their pooled maps equal
+// pooling those matrices; a rollout row through them equals that row of the rollout of the
+// norm-weighted weights (attentionRollout makes their rows shares). A factor matrix of the wrong
+// shape is refused and changes nothing.
+template <typename T>
+void checkKeyWeighted(Model &m, int tokens, double tol)
+{
+    TraceRequest req;
+    req.ids = seededIds(tokens);
+    Trace<T> tr;
+    QVERIFY(m.trace(req, tr).ok());
+    const int t = tokens;
+    Trace<T> weighted = tr; // the norm-weighted matrices in place of the weights, for the rollout
+    std::vector<std::shared_ptr<const AttentionTiles<T>>> layers;
+    for (int l = 0; l < tr.numLayers(); ++l) {
+        Mat<T> norms;
+        QVERIFY(valueNorms(tr, l, norms).ok());
+        QCOMPARE(int(norms.rows()), t);
+        auto tiles = std::make_shared<AttentionTiles<T>>(tr, l, AttentionTiles<T>::Source::Recompute);
+        AttentionTiles<T> stored(tr, l);
+        QVERIFY(!tiles->setKeyWeights(Mat<T>::Ones(t + 1, norms.cols())));
+        QVERIFY(!tiles->keyWeighted());
+        QVERIFY(tiles->setKeyWeights(norms));
+        QVERIFY(stored.setKeyWeights(norms));
+        QVERIFY(tiles->keyWeighted());
+        SequenceResult<T> &ws = weighted.layers[size_t(l)].attention.batch.front();
+        for (int h = -1; h < tr.numHeads(); ++h) {
+            Mat<T> want;
+            QVERIFY(normWeighted(tr, l, h, want).ok());
+            const double scale = std::max(1.0, double(want.cwiseAbs().maxCoeff()));
+            const QString where = QStringLiteral("layer %1 head %2").arg(l).arg(h);
+            const double d = largestDifference(tiles->tile(h, 0, t, 0, t), want) / scale;
+            QVERIFY2(d <= tol, qPrintable(where + QStringLiteral(": recomputed off by %1").arg(d)));
+            const double ds = largestDifference(stored.tile(h, 0, t, 0, t), want) / scale;
+            QVERIFY2(ds <= tol, qPrintable(where + QStringLiteral(": stored off by %1").arg(ds)));
+            for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
+                const Mat<double> p = poolFull(want.template cast<double>(), 3, t, 0, t - 2, 11, 13, pool);
+                const Mat<T> got = tiles->pooled(h, 3, t, 0, t - 2, 11, 13, pool);
+                const double dp = largestDifference(Mat<double>(got.template cast<double>()), p) / scale;
+                QVERIFY2(dp <= tol, qPrintable(where + QStringLiteral(": pooled off by %1").arg(dp)));
+            }
+            if (h >= 0)
+                ws.weights[size_t(h)] = WeightMatrix<T>(want);
+            else
+                ws.weightsAvg = WeightMatrix<T>(want);
+        }
+        layers.push_back(tiles);
+    }
+    const std::vector<Mat<double>> full = attentionRollout(weighted);
+    RolloutRowRequest<T> rq;
+    rq.layer = [&](int l) { return layers[size_t(l)]; };
+    rq.upTo = tr.numLayers() - 1;
+    for (int i : {0, t / 2, t - 1}) {
+        rq.query = i;
+        std::vector<double> row;
+        QVERIFY(rolloutRow(rq, row).ok());
+        double d = 0;
+        for (int j = 0; j < t; ++j)
+            d = std::max(d, std::abs(row[size_t(j)] - full.back()(i, j)));
+        QVERIFY2(d <= tol, qPrintable(QStringLiteral("rollout row %1 off by %2").arg(i).arg(d)));
+    }
+}
+
+void TestAttentionTiles::keyWeightedEqualsNormWeighted()
+{
+    std::unique_ptr<Model> m = seededSmall(40, 30.0);
+    QVERIFY(m);
+    checkKeyWeighted<float>(*m, 150, 1e-6);
+    checkKeyWeighted<double>(*m, 150, 1e-12);
 }
 
 QTEST_APPLESS_MAIN(TestAttentionTiles)

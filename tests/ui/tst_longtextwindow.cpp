@@ -11,7 +11,11 @@
 // head's pooled map, equal to pooling the full matrices, panel by panel off the GUI thread, and
 // another layer stops the maps not begun; the Pipeline and Embeddings tabs read the same window as the
 // lens, every stage equal to the same rows and columns of the short-text pipeline's; the Rollout tab
-// draws the selected query's row, equal to that row of the full rollout; every other view says in one
+// draws the selected query's row, equal to that row of the full rollout; with the norm-weighted switch
+// on, the map, the selected query's row and the rollout's row are those of the norm-weighted
+// matrices of the full trace; Compare draws two long texts of one length as the Weights tab's pooled
+// maps and their difference (by the mean, the pooled difference of the full matrices); every other
+// view says in one
 // line that it needs the whole matrices; matrix export is refused; a short text is drawn as before.
 #include "testpaths.h"
 #include "live/livesession.h"
@@ -28,6 +32,8 @@
 #include "views/headgridview.h"
 #include "views/headrolesview.h"
 #include "views/heatmapview.h"
+#include "views/compareview.h"
+#include "views/normweighting.h"
 #include "views/dlaview.h"
 #include "views/embeddingview.h"
 #include "views/linesview.h"
@@ -156,6 +162,8 @@ private slots:
     void stageViewsReadWindow();
     void pipelineAndEmbeddingsReadWindow();
     void rolloutRowOfSelectedQuery();
+    void normWeightedSwitch();
+    void compareLongTexts();
     void linesDrawOneRow();
     void headRolesReadLongText();
     void spanFromSelection();
@@ -382,7 +390,7 @@ void TestLongTextWindow::otherViewsSayNotYet()
     Window win;
     const SnapshotPtr s = showLong(win);
     QVERIFY(s && s->longText);
-    for (const char *id : {"layers", "compare"}) {
+    for (const char *id : {"layers"}) {
         const QString view = QString::fromLatin1(id);
         const SnapshotPtr handed = win.w.views()->snapshotFor(s, view);
         QVERIFY2(handed && !handed->hasResult(), id);
@@ -404,8 +412,9 @@ void TestLongTextWindow::otherViewsSayNotYet()
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("row")), s);
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("lines")), s); // the selected query's row
     QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("rollout")), s); // its rollout row
-    // the norm-weighted switch cannot be turned on
-    QVERIFY(!win.w.views()->normWeightedAction()->isEnabled());
+    QCOMPARE(win.w.views()->snapshotFor(s, QStringLiteral("compare")), s); // pooled maps (compareLongTexts)
+    // the norm-weighted switch can be turned on (normWeightedSwitch)
+    QVERIFY(win.w.views()->normWeightedAction()->isEnabled());
 }
 
 // The Heads tab on a long text: each panel of the page a map of the whole matrix at about its pixels,
@@ -833,6 +842,174 @@ void TestLongTextWindow::rolloutRowOfSelectedQuery()
     QVERIFY(brief && !brief->longText);
     QTRY_VERIFY(rollout->ready() && rollout->rowQuery() == -1);
     QVERIFY(!rollout->title().contains(QStringLiteral("One query's row")));
+}
+
+// The norm-weighted switch on a long text: each weight times its key's ‖v W_O‖, read through the
+// tiles. The Weights map (max and mean), the Selected query dock's row and the Rollout tab's row equal
+// those of the full trace's norm-weighted matrices (reads.h normWeighted, attentionRollout of them),
+// relative 1e-5 of the largest weight, and so do the Heads tab's panels; the titles say norm-weighted; turned off, the weights again.
+void TestLongTextWindow::normWeightedSwitch()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    const int t = s->tq();
+    QAction *sw = win.w.views()->normWeightedAction();
+    QVERIFY(sw->isEnabled());
+    sw->setChecked(true);
+    QCoreApplication::processEvents();
+    HeatmapView *hv = win.w.heatmapView();
+    Trace<float> weighted = m_full; // the full trace's norm-weighted matrices, for the rollout
+    for (int layer : {0, 1})
+        for (int head : {1, -1}) {
+            win.w.session()->setSelectedLayer(layer);
+            selectHead(win, head);
+            hv->refreshMap();
+            Mat<float> want;
+            QVERIFY(normWeighted(m_full, layer, head, want).ok());
+            const double top = double(want.maxCoeff());
+            QVERIFY2(top > 1.0, "norms past 1: not the weights"); // the fixture's value norms
+            const Mat<float> &drawn = hv->mapCells();
+            QCOMPARE(hv->mapRegion(), QRect(0, 0, t, t));
+            QVERIFY(drawn.rows() < t);
+            AttentionTiles<float> full(m_full, layer, AttentionTiles<float>::Source::Stored);
+            Mat<float> norms;
+            QVERIFY(valueNorms(m_full, layer, norms).ok());
+            QVERIFY(full.setKeyWeights(norms));
+            for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
+                hv->setPooling(pool);
+                const Mat<float> p = full.pooled(head, 0, t, 0, t, int(drawn.rows()), int(drawn.cols()), pool);
+                QVERIFY2(worst(hv->mapCells(), p) < 1e-5 * top,
+                         qPrintable(QStringLiteral("layer %1 head %2: %3").arg(layer).arg(head).arg(worst(hv->mapCells(), p))));
+            }
+            hv->setPooling(Pooling::Max);
+            QVERIFY2(hv->title().contains(normWeightedLabel()), qPrintable(hv->title()));
+            win.w.session()->setSelectedQuery(250);
+            QCoreApplication::processEvents();
+            RowView *row = win.w.rowView();
+            row->show();
+            QTRY_COMPARE(int(row->values().size()), t);
+            double err = 0;
+            for (int j = 0; j < t; ++j)
+                err = std::max(err, std::abs(row->values()[j] - double(want(250, j))));
+            QVERIFY2(err < 1e-5 * top, qPrintable(QStringLiteral("row: %1").arg(err)));
+            SequenceResult<float> &ws = weighted.layers[size_t(layer)].attention.batch.front();
+            for (int h = -1; h < m_full.numHeads(); ++h) {
+                Mat<float> w;
+                QVERIFY(normWeighted(m_full, layer, h, w).ok());
+                if (h < 0)
+                    ws.weightsAvg = WeightMatrix<float>(w);
+                else
+                    ws.weights[size_t(h)] = WeightMatrix<float>(w);
+            }
+        }
+    // the rollout's row: that of the norm-weighted matrices (their rows as shares)
+    const std::vector<Mat<double>> full = attentionRollout(weighted);
+    win.w.session()->setSelectedQuery(700);
+    QCoreApplication::processEvents();
+    QVERIFY(win.w.showView(QStringLiteral("rollout")));
+    auto *rollout = qobject_cast<RolloutView *>(win.w.viewWidget(QStringLiteral("rollout")));
+    QVERIFY(rollout);
+    QTRY_VERIFY_WITH_TIMEOUT(!rollout->rowPending() && rollout->rowQuery() == 700 && rollout->rolloutLayer() == 1 && rollout->ready(), 60000);
+    double err = 0;
+    for (int j = 0; j < t; ++j)
+        err = std::max(err, std::abs(rollout->value(700, j) - full[1](700, j)));
+    QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("rollout row: %1").arg(err)));
+    QVERIFY2(rollout->title().contains(normWeightedLabel()), qPrintable(rollout->title()));
+    QVERIFY2(rollout->explanation().startsWith(QStringLiteral("Norm-weighted attention rollout")), qPrintable(rollout->explanation()));
+    // the Heads tab's panels (layer 1): each head's and the average's map of the weighted matrices
+    HeadGridView *grid = win.w.headGridView();
+    QVERIFY(win.w.showView(QStringLiteral("grid")));
+    QTRY_VERIFY_WITH_TIMEOUT(grid->panelCount() > 0 && !grid->mapsPending(), 60000);
+    AttentionTiles<float> weighted1(m_full, 1, AttentionTiles<float>::Source::Stored);
+    Mat<float> norms1;
+    QVERIFY(valueNorms(m_full, 1, norms1).ok());
+    QVERIFY(weighted1.setKeyWeights(norms1));
+    for (int n = 0; n < grid->panelCount(); ++n) {
+        const int head = grid->headOfPanel(n);
+        const Mat<float> &cells = grid->mapCells(head);
+        QVERIFY(cells.size() > 0);
+        const Mat<float> want = weighted1.pooled(head, 0, t, 0, t, int(cells.rows()), int(cells.cols()), Pooling::Max);
+        QVERIFY2(worst(cells, want) < 1e-5 * std::max(1.0f, want.maxCoeff()),
+                 qPrintable(QStringLiteral("Heads tab, head %1: %2").arg(head).arg(worst(cells, want))));
+    }
+    QVERIFY2(grid->title().contains(normWeightedLabel()), qPrintable(grid->title()));
+    // off: the weights themselves again
+    sw->setChecked(false);
+    QCoreApplication::processEvents();
+    win.w.showView(QStringLiteral("weights"));
+    win.w.session()->setSelectedLayer(0);
+    selectHead(win, 1);
+    hv->refreshMap();
+    QVERIFY(!hv->title().contains(normWeightedLabel()));
+    const AttentionTiles<float> plain(m_full, 0, AttentionTiles<float>::Source::Stored);
+    const Mat<float> &drawn = hv->mapCells();
+    QVERIFY(worst(drawn, plain.pooled(1, 0, t, 0, t, int(drawn.rows()), int(drawn.cols()), Pooling::Max)) < 1e-5);
+}
+
+// Compare on a long text: A and B the same long text at layers 0 and 1, A's selected head on both.
+// Each side is the Weights tab's pooled map of its layer's full matrix (1e-5); A − B is A's map
+// minus B's, which pooled by the mean (the Weights tab's switch) is the mean-pooled difference of
+// the full matrices (1e-5), and pooled by the max a difference of maxima, as its title says. A long
+// text beside a short one says in one line what Compare needs.
+void TestLongTextWindow::compareLongTexts()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    const int t = s->tq(), head = 2;
+    selectHead(win, head);
+    win.w.session()->setSelectedLayer(0);
+    QVERIFY(win.w.showView(QStringLiteral("compare")));
+    CompareView *cv = win.w.compareView();
+    cv->copyAToB();
+    cv->sessionB()->setSelectedLayer(1);
+    const int n = std::min(t, CompareView::kPooledCells);
+    const auto settled = [&] {
+        return cv->isCurrent() && !cv->mapsPending() && cv->showsPooled() && cv->pooledA().rows() == n &&
+               cv->pooledB().rows() == n && cv->sessionB()->snapshot() && cv->sessionB()->snapshot()->longText;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(settled(), 60000);
+    QCOMPARE(cv->comparedHead(), head);
+    const Mat<float> fullA = m_full.weights(0, head).toDense(), fullB = m_full.weights(1, head).toDense();
+    const AttentionTiles<float> storedA(m_full, 0, AttentionTiles<float>::Source::Stored);
+    const AttentionTiles<float> storedB(m_full, 1, AttentionTiles<float>::Source::Stored);
+    // the mean over each map cell's weights, as AttentionTiles::pooled partitions the matrix, in float64
+    const auto poolMean = [&](const Mat<double> &full) {
+        Mat<double> out(n, n);
+        for (int a = 0; a < n; ++a)
+            for (int b = 0; b < n; ++b) {
+                const int r0 = int(int64_t(a) * t / n), r1 = int(int64_t(a + 1) * t / n);
+                const int c0 = int(int64_t(b) * t / n), c1 = int(int64_t(b + 1) * t / n);
+                out(a, b) = full.block(r0, c0, r1 - r0, c1 - c0).mean();
+            }
+        return out;
+    };
+    for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
+        win.w.heatmapView()->meanPoolingAction()->setChecked(pool == Pooling::Mean); // the Weights tab's switch
+        QCOMPARE(cv->pooling(), pool);
+        QTRY_VERIFY_WITH_TIMEOUT(settled(), 60000);
+        const QString name = pool == Pooling::Max ? QStringLiteral("max") : QStringLiteral("mean");
+        const double da = worst(cv->pooledA(), storedA.pooled(head, 0, t, 0, t, n, n, pool));
+        const double db = worst(cv->pooledB(), storedB.pooled(head, 0, t, 0, t, n, n, pool));
+        QVERIFY2(da < 1e-5 && db < 1e-5, qPrintable(name + QStringLiteral(": A %1, B %2 (B layer %3) ").arg(da).arg(db).arg(cv->sessionB()->selectedLayer()) + cv->titleB()));
+        QVERIFY(worst(cv->pooledDifference(), Mat<float>(cv->pooledA() - cv->pooledB())) == 0.0);
+        QVERIFY2(cv->titleA().contains(QStringLiteral("Long text")), qPrintable(cv->titleA()));
+        if (pool == Pooling::Mean) {
+            const Mat<double> want = poolMean(fullA.cast<double>() - fullB.cast<double>());
+            const double d = (cv->pooledDifference().cast<double>() - want).cwiseAbs().maxCoeff();
+            QVERIFY2(d < 1e-5, qPrintable(QStringLiteral("mean-pooled difference off by %1").arg(d)));
+            QVERIFY2(cv->differenceTitle().contains(QStringLiteral("mean-pooled difference of the weights")), qPrintable(cv->differenceTitle()));
+        } else {
+            QVERIFY2(cv->differenceTitle().contains(QStringLiteral("a difference of maxima")), qPrintable(cv->differenceTitle()));
+        }
+        QVERIFY(cv->maxAbsDifference() > 0.01); // layers 0 and 1 differ
+    }
+    win.w.heatmapView()->meanPoolingAction()->setChecked(false);
+    // B a short text: no cells pair up, said in one line
+    cv->sessionB()->setSentence(QStringLiteral("The quick brown fox jumps over the lazy dog."));
+    QTRY_VERIFY_WITH_TIMEOUT(cv->isCurrent() && !cv->showsPooled(), 60000);
+    QVERIFY2(cv->messageA().contains(QStringLiteral("the other side a long text of the same length")), qPrintable(cv->messageA()));
 }
 
 // The Lines view on a long text: the selected query's row only, read through AttentionTiles, its
@@ -1290,6 +1467,43 @@ void TestLongTextWindow::windowScreenshots()
         QTest::qWait(50);
     }
     win.w.grab().save(dir + QStringLiteral("/w-longtext-grid.png"));
+    const auto settle = [] {
+        for (int i = 0; i < 10; ++i) {
+            QCoreApplication::processEvents();
+            QTest::qWait(50);
+        }
+    };
+    // Compare: layers 0 and 1 of head 2, pooled by the max, then by the mean
+    selectHead(win, 2);
+    win.w.session()->setSelectedLayer(0);
+    QVERIFY(win.w.showView(QStringLiteral("compare")));
+    CompareView *cv = win.w.compareView();
+    cv->copyAToB();
+    cv->sessionB()->setSelectedLayer(1);
+    for (bool mean : {false, true}) {
+        win.w.heatmapView()->meanPoolingAction()->setChecked(mean);
+        QTRY_VERIFY_WITH_TIMEOUT(cv->isCurrent() && !cv->mapsPending() && cv->showsPooled() && cv->pooledB().size() > 0, 60000);
+        settle();
+        win.w.grab().save(dir + (mean ? QStringLiteral("/w-longtext-compare-mean.png") : QStringLiteral("/w-longtext-compare-max.png")));
+    }
+    win.w.heatmapView()->meanPoolingAction()->setChecked(false);
+    // the norm-weighted switch: the Weights map and the rollout's row
+    win.w.views()->normWeightedAction()->setChecked(true);
+    QVERIFY(win.w.showView(QStringLiteral("weights")));
+    win.w.heatmapView()->refreshMap();
+    settle();
+    win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-map.png"));
+    QVERIFY(win.w.showView(QStringLiteral("rollout")));
+    auto *rollout = qobject_cast<RolloutView *>(win.w.viewWidget(QStringLiteral("rollout")));
+    QTRY_VERIFY_WITH_TIMEOUT(rollout->ready() && !rollout->rowPending(), 60000);
+    settle();
+    win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-rollout.png"));
+    QVERIFY(win.w.showView(QStringLiteral("grid")));
+    QTRY_VERIFY_WITH_TIMEOUT(!win.w.headGridView()->mapsPending(), 60000);
+    settle();
+    win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-grid.png"));
+    win.w.views()->normWeightedAction()->setChecked(false);
+    QVERIFY(win.w.showView(QStringLiteral("grid")));
     const SnapshotPtr brief = win.show(QStringLiteral("The quick brown fox jumps over the lazy dog."));
     QVERIFY(brief && !brief->longText);
     for (int i = 0; i < 10; ++i) {

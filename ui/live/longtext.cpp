@@ -5,6 +5,7 @@
 #include "attnviz/fileio.h"
 #include "attnviz/linear.h"
 #include "attnviz/positionwindow.h"
+#include "attnviz/reads.h"
 
 #include <QCoreApplication>
 #include <QObject>
@@ -15,13 +16,41 @@
 
 namespace attnviz::ui {
 
-LongTextTiles::LongTextTiles(std::shared_ptr<const Trace<float>> trace, int cachedLayers)
+LongTextTiles::LongTextTiles(std::shared_ptr<const Trace<float>> trace, int cachedLayers, bool normWeighted)
     : m_trace(std::move(trace))
     , m_cachedLayers(std::max(1, cachedLayers))
+    , m_normWeighted(normWeighted)
 {
     if (m_trace)
         m_layers.resize(m_trace->layers.size());
 }
+
+std::shared_ptr<AttentionTiles<float>> LongTextTiles::made(int layer, size_t cacheBytes) const
+{
+    if (!m_trace || layer < 0 || layer >= m_trace->numLayers() || !AttentionTiles<float>::recomputable(*m_trace, layer))
+        return nullptr;
+    // the tiles read the trace: the pointer handed out keeps it alive with them
+    struct Held {
+        std::shared_ptr<const Trace<float>> trace;
+        AttentionTiles<float> tiles;
+        Held(std::shared_ptr<const Trace<float>> tr, int l, size_t bytes)
+            : trace(std::move(tr))
+            , tiles(*trace, l, AttentionTiles<float>::Source::Recompute, bytes)
+        {
+        }
+    };
+    auto held = std::make_shared<Held>(m_trace, layer, cacheBytes);
+    if (!held->tiles.valid())
+        return nullptr;
+    if (m_normWeighted) { // each key's value norm per head: t x H, one pass over the layer's values
+        Mat<float> norms;
+        if (!valueNorms(*m_trace, layer, norms) || !held->tiles.setKeyWeights(std::move(norms)))
+            return nullptr;
+    }
+    return std::shared_ptr<AttentionTiles<float>>(held, &held->tiles);
+}
+
+std::shared_ptr<const AttentionTiles<float>> LongTextTiles::uncached(int layer) const { return made(layer, 0); }
 
 std::shared_ptr<const AttentionTiles<float>> LongTextTiles::layer(int layer) const
 {
@@ -29,21 +58,8 @@ std::shared_ptr<const AttentionTiles<float>> LongTextTiles::layer(int layer) con
     if (!m_trace || layer < 0 || layer >= int(m_layers.size()))
         return nullptr;
     std::shared_ptr<AttentionTiles<float>> &t = m_layers[size_t(layer)];
-    if (!t && AttentionTiles<float>::recomputable(*m_trace, layer)) {
-        // the tiles read the trace: the pointer handed out keeps it alive with them
-        struct Held {
-            std::shared_ptr<const Trace<float>> trace;
-            AttentionTiles<float> tiles;
-            Held(std::shared_ptr<const Trace<float>> tr, int l)
-                : trace(std::move(tr))
-                , tiles(*trace, l, AttentionTiles<float>::Source::Recompute)
-            {
-            }
-        };
-        auto held = std::make_shared<Held>(m_trace, layer);
-        if (held->tiles.valid())
-            t = std::shared_ptr<AttentionTiles<float>>(held, &held->tiles);
-    }
+    if (!t)
+        t = made(layer, AttentionTiles<float>::kDefaultCacheBytes);
     if (t) {
         m_recent.erase(std::remove(m_recent.begin(), m_recent.end(), layer), m_recent.end());
         m_recent.insert(m_recent.begin(), layer);

@@ -26,14 +26,24 @@ namespace attnviz::ui {
 class LongTextTiles {
 public:
     static constexpr int kCachedLayers = 2;
-    explicit LongTextTiles(std::shared_ptr<const Trace<float>> trace, int cachedLayers = kCachedLayers);
+    // With `normWeighted` every weight is multiplied by its key's value norm ‖v_j W_O^h‖ (the
+    // norm-weighted switch: AttentionTiles::setKeyWeights, reads.h valueNorms).
+    explicit LongTextTiles(std::shared_ptr<const Trace<float>> trace, int cachedLayers = kCachedLayers,
+                           bool normWeighted = false);
     // Layer `layer`'s tiles (the mean over heads: head -1); null where the layer cannot be
-    // recomputed (no q, k or log-sum-exp). Thread-safe.
+    // recomputed (no q, k or log-sum-exp; norm-weighted, no values). Thread-safe.
     std::shared_ptr<const AttentionTiles<float>> layer(int layer) const;
+    // A layer's tiles of its own, without a cache, weighted as layer()'s: what a read that streams
+    // many rows (the rollout's row) takes, leaving the views' caches as they are.
+    std::shared_ptr<const AttentionTiles<float>> uncached(int layer) const;
+    bool normWeighted() const { return m_normWeighted; }
 
 private:
+    std::shared_ptr<AttentionTiles<float>> made(int layer, size_t cacheBytes) const;
+
     std::shared_ptr<const Trace<float>> m_trace;
     int m_cachedLayers;
+    bool m_normWeighted;
     mutable std::mutex m_mutex;
     mutable std::vector<std::shared_ptr<AttentionTiles<float>>> m_layers;
     mutable std::vector<int> m_recent; // the layers handed out last, the latest first

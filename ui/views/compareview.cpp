@@ -14,6 +14,7 @@
 #include "live/livecompute.h"
 #include "live/livesession.h"
 #include "live/longtext.h"
+#include "live/longtextmaps.h"
 #include "style/legibility.h"
 #include "style/plotstyle.h"
 #include "views/plotfit.h"
@@ -309,6 +310,20 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_right = new QStackedWidget(right);
     rl->addWidget(m_right, 1);
     m_predictions = new ComparePredictions(right);
+    m_mapsA = new LongTextMaps(this);
+    m_mapsB = new LongTextMaps(this);
+    connect(m_mapsA, &LongTextMaps::ready, this, [this](int, const Mat<float> &cells) {
+        m_pooledA = cells;
+        m_gotA = true;
+        if (m_gotB)
+            drawPooled();
+    });
+    connect(m_mapsB, &LongTextMaps::ready, this, [this](int, const Mat<float> &cells) {
+        m_pooledB = cells;
+        m_gotB = true;
+        if (m_gotA)
+            drawPooled();
+    });
     rl->addWidget(m_predictions);
 
     m_diffPlot = new QCustomPlot(m_right);
@@ -509,6 +524,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     // View ▸ fixed weight scale: both scales change with it
     connect(AppearanceManager::instance(), &AppearanceManager::changed, this, [this] { rebuild(); });
     connect(m_sessionA, &LiveSession::layerChanged, this, [this] { rebuild(); });
+    connect(m_sessionB, &LiveSession::layerChanged, this, [this] { rebuild(); }); // B's own layer (two layers compared)
     connect(m_sessionB, &LiveSession::snapshotChanged, this, [this] {
         updateStatusB();
         rebuild();
@@ -747,7 +763,7 @@ QString CompareView::sideTitle(bool a) const
 
 void CompareView::updateStatusB()
 {
-    const SnapshotPtr s = longTextNotYet(seq2seqNotYet(m_sessionB->snapshot(), tr("Compare")), tr("Compare"), tr("the full weights"));
+    const SnapshotPtr s = seq2seqNotYet(m_sessionB->snapshot(), tr("Compare"));
     if (!s)
         return;
     if (!s->hasResult()) {
@@ -920,9 +936,15 @@ void CompareView::rebuild()
     if (deferred())
         return;
     // an encoder-decoder model's two sides: one line each, not yet compared
-    m_shownA = longTextNotYet(seq2seqNotYet(m_sessionA->snapshot(), tr("Compare")), tr("Compare"), tr("the full weights"));
-    m_shownB = longTextNotYet(seq2seqNotYet(m_sessionB->snapshot(), tr("Compare")), tr("Compare"), tr("the full weights"));
+    m_shownA = seq2seqNotYet(m_sessionA->snapshot(), tr("Compare"));
+    m_shownB = seq2seqNotYet(m_sessionB->snapshot(), tr("Compare"));
     m_layerA = m_sessionA->selectedLayer();
+    if (rebuildPooled())
+        return;
+    // a long text beside a short one, or one of another length: no cells pair up
+    const QString needs = tr("the other side a long text of the same length");
+    m_shownA = longTextNotYet(m_shownA, tr("Compare"), needs);
+    m_shownB = longTextNotYet(m_shownB, tr("Compare"), needs);
     const bool okA = m_shownA && m_shownA->hasResult(), okB = m_shownB && m_shownB->hasResult();
     // The head: A's selection on both sides; with different head counts each side's average.
     m_head = m_sessionA->shownHead();
@@ -1243,6 +1265,180 @@ bool CompareView::event(QEvent *e)
         m_focusPlot->replot(QCustomPlot::rpQueuedReplot);
     }
     return QWidget::event(e);
+}
+
+// --- long texts: pooled maps ---------------------------------------------------------------
+
+void CompareView::setPooling(Pooling pooling)
+{
+    if (pooling == m_pooling)
+        return;
+    m_pooling = pooling;
+    if (m_pooledShown)
+        rebuild();
+}
+
+bool CompareView::mapsPending() const { return m_mapsA->running() || m_mapsB->running(); }
+
+bool CompareView::rebuildPooled()
+{
+    const SnapshotPtr &a = m_shownA, &b = m_shownB;
+    const bool longTexts = a && b && a->hasResult() && b->hasResult() && a->longText && b->longText;
+    const int layerB = m_sessionB->selectedLayer();
+    const std::shared_ptr<const AttentionTiles<float>> ta = longTexts ? longTextTiles(*a, m_layerA) : nullptr;
+    const std::shared_ptr<const AttentionTiles<float>> tb = longTexts ? longTextTiles(*b, layerB) : nullptr;
+    if (!ta || !tb || ta->rows() != tb->rows() || ta->cols() != tb->cols()) {
+        m_mapsA->cancel();
+        m_mapsB->cancel();
+        m_pooledShown = false;
+        m_pooledA.resize(0, 0);
+        m_pooledB.resize(0, 0);
+        m_pooledDiff.resize(0, 0);
+        return false;
+    }
+    // the head: A's selection on both sides; with different head counts each side's average
+    m_head = m_sessionA->shownHead();
+    if (ta->numHeads() != tb->numHeads() || m_head >= ta->numHeads())
+        m_head = -1;
+    const int tq = ta->rows(), tk = ta->cols();
+    LongTextMaps::Request ra;
+    ra.heads = {m_head};
+    ra.region = QRect(0, 0, tk, tq);
+    ra.outRows = std::min(tq, kPooledCells);
+    ra.outCols = std::min(tk, kPooledCells);
+    ra.pooling = m_pooling;
+    LongTextMaps::Request rb = ra;
+    ra.tiles = ta;
+    rb.tiles = tb;
+    m_pooledShown = true;
+    m_predictions->setSnapshots(a, b);
+    if (m_mapsA->request() == ra && m_mapsB->request() == rb && (m_gotA || m_mapsA->running()) && (m_gotB || m_mapsB->running())) {
+        if (m_gotA && m_gotB)
+            drawPooled(); // titles and head may have changed with the selection
+        return true;
+    }
+    m_gotA = m_gotB = false;
+    const QString computing = tr("Computing the pooled map of %L1 tokens…").arg(tq);
+    for (auto [map, message] : {std::pair{m_mapA, m_messageA}, {m_mapB, m_messageB}, {m_diffMap, m_diffMessage}}) {
+        map->setVisible(false);
+        message->setText(computing);
+        message->setVisible(true);
+    }
+    showPanel(m_diffPlot);
+    m_reason->setVisible(false);
+    m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+    m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
+    m_mapsA->start(ra);
+    m_mapsB->start(rb);
+    return true;
+}
+
+void CompareView::drawPooled()
+{
+    const SnapshotPtr &a = m_shownA, &b = m_shownB;
+    if (!m_pooledShown || !a || !b || m_pooledA.size() == 0 || m_pooledA.rows() != m_pooledB.rows() ||
+        m_pooledA.cols() != m_pooledB.cols())
+        return;
+    const int tq = a->tq(), tk = a->tk(), layerB = m_sessionB->selectedLayer();
+    const QRect region(0, 0, tk, tq);
+    const bool mean = m_pooling == Pooling::Mean;
+    const int rowsPer = (tq + int(m_pooledA.rows()) - 1) / int(m_pooledA.rows());
+    const int colsPer = (tk + int(m_pooledA.cols()) - 1) / int(m_pooledA.cols());
+    const QString pooled = tr("Long text (%L1 tokens): each cell the %2 of up to %3 × %4 weights")
+                               .arg(tq)
+                               .arg(mean ? tr("mean") : tr("largest"))
+                               .arg(rowsPer)
+                               .arg(colsPer);
+    // what both sides share said once above them, as for short texts; each title keeps the rest
+    const HeadDisplay display = m_head < 0 ? HeadDisplay::Average : HeadDisplay::One;
+    const QStringList partsA = describeConfig(*a, m_layerA, m_head, display).split(QStringLiteral(" · "));
+    const QStringList partsB = describeConfig(*b, layerB, m_head, display).split(QStringLiteral(" · "));
+    QStringList shared;
+    for (int i = 1; i < partsA.size(); ++i) // [0]: the head, always in each side's own title
+        if (partsB.contains(partsA[i]))
+            shared << partsA[i];
+    QString caption = shared.isEmpty() ? QString() : tr("Both: %1").arg(shared.join(QStringLiteral(" · ")));
+    if (a->sentence == b->sentence)
+        caption += (caption.isEmpty() ? tr("Both: ") : QStringLiteral(" · ")) + QStringLiteral("“%1”").arg(elide(a->sentence, 120));
+    m_shared->setText(caption);
+    m_shared->setVisible(!caption.isEmpty());
+    float hi = 0;
+    const auto side = [&](const SnapshotPtr &s, const Mat<float> &cells, bool isA) {
+        QCPColorMap *map = isA ? m_mapA : m_mapB;
+        map->setData(pooledMapData(cells, region), false);
+        map->setVisible(true);
+        (isA ? m_messageA : m_messageB)->setVisible(false);
+        for (CellOverlay *o : {isA ? m_overlayA : m_overlayB}) {
+            o->matrix = nullptr;
+            o->mask = nullptr;
+        }
+        for (Eigen::Index i = 0; i < cells.size(); ++i)
+            if (std::isfinite(cells.data()[i]))
+                hi = std::max(hi, cells.data()[i]);
+        QStringList own = isA ? partsA : partsB;
+        own.erase(std::remove_if(own.begin() + std::min<qsizetype>(1, own.size()), own.end(),
+                                 [&](const QString &part) { return shared.contains(part); }),
+                  own.end());
+        setTitle(isA ? m_titleA : m_titleB, sideTitle(isA) + QStringLiteral(" — ") + own.join(QStringLiteral(" · ")) +
+                                                QLatin1Char('\n') + pooled);
+        (isA ? m_labelsQA : m_labelsQB) = s->queryLabels;
+        (isA ? m_labelsKA : m_labelsKB) = s->keyLabels;
+        (isA ? m_rectA : m_rectB)->axis(QCPAxis::atBottom)->setLabel(tr("key"));
+    };
+    const QSize wasA = m_homeA, wasB = m_homeB;
+    side(a, m_pooledA, true);
+    side(b, m_pooledB, false);
+    m_homeA = m_homeB = QSize(tk, tq);
+    if (wasA != m_homeA || wasB != m_homeB || !m_pairZoom->isZoomed())
+        m_pairZoom->reset();
+    QCPColorGradient gradient;
+    const QCPRange range = weightsRange(0.0, double(hi), gradient);
+    m_scale->setGradient(gradient);
+    m_scale->setDataRange(range);
+    m_scale->axis()->setLabel(weightScaleLabel(tr("weight (A and B)"), range));
+    m_scale->setVisible(true);
+
+    // the difference of the maps: for the mean, the mean-pooled difference of the weights itself (the
+    // mean is linear); for the max, a difference of maxima (each cell's largest weight in A minus its
+    // largest in B, which may lie on other cells)
+    m_pooledDiff = m_pooledA - m_pooledB;
+    double m = 0;
+    for (Eigen::Index i = 0; i < m_pooledDiff.size(); ++i)
+        if (std::isfinite(m_pooledDiff.data()[i]))
+            m = std::max(m, double(std::abs(m_pooledDiff.data()[i])));
+    m_maxAbs = m;
+    showPanel(m_diffPlot);
+    m_reason->setVisible(false);
+    m_cosine = kNaN;
+    m_focusA = m_focusB = -1;
+    m_diffOverlay->matrix = nullptr;
+    m_diffOverlay->mask = nullptr;
+    m_diffMap->setData(pooledMapData(m_pooledDiff, region), false);
+    m_diffMap->setVisible(true);
+    m_diffMessage->setVisible(false);
+    m_diffScale->setVisible(true);
+    const double r = std::max(m, kDifferenceFloor);
+    m_diffScale->setDataRange(QCPRange(-r, r));
+    m_diffScale->axis()->setLabel(weightScaleLabel(tr("A − B"), QCPRange(-r, r)));
+    QString t = mean ? tr("Difference of the mean-pooled maps A − B (the mean-pooled difference of the weights) · max |A−B| = %1")
+                     : tr("Difference of the max-pooled maps A − B: a difference of maxima (A's largest weight in "
+                          "a cell minus B's), not the largest difference · max |A−B| = %1");
+    t = t.arg(m, 0, 'f', 4);
+    if (m < kFloatRounding)
+        t += tr(" (A and B agree up to float rounding)");
+    if (a->attention(m_layerA).numHeads != b->attention(layerB).numHeads)
+        t += tr("\nhead average of A (%1) − head average of B (%2)").arg(a->attention(m_layerA).numHeads).arg(b->attention(layerB).numHeads);
+    if (a->queryLabels != b->queryLabels || a->keyLabels != b->keyLabels)
+        t += tr("\nThe texts differ: cells compare positions, not words.");
+    t += tr("\nred: more weight in A · blue: more in B");
+    setTitle(m_diffTitle, t);
+    m_diffPlot->axisRect()->axis(QCPAxis::atBottom)->setLabel(tr("key (A's words)"));
+    m_diffPlot->axisRect()->axis(QCPAxis::atLeft)->setLabel(QString());
+    if (const QSize was = m_homeDiff; (m_homeDiff = QSize(tk, tq)) != was || !m_diffZoom->isZoomed())
+        m_diffZoom->reset();
+    m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+    m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
+    emit updated();
 }
 
 } // namespace attnviz::ui

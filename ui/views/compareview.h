@@ -2,12 +2,16 @@
 // The Compare tab: side A is the window's live session, side B a second session of its own (its
 // sentence, controls and table). A's and B's weights share one colour scale; beside them the
 // difference A − B on a symmetric diverging scale, or, when the shapes differ, the focus word's
-// row and contextual embedding in each sentence with their cosine similarity.
+// row and contextual embedding in each sentence with their cosine similarity. Two long texts of one
+// length (their weights computed where a view looks) are drawn as pooled maps, the Weights tab's
+// (AttentionTiles::pooled, off the GUI thread: LongTextMaps), and their difference is that of the maps.
 #pragma once
 
 #include "teaching/comparison.h"
 #include "views/deferredview.h"
 #include "live/livetypes.h"
+
+#include "attnviz/attentiontiles.h"
 
 #include <QHash>
 #include <QVector>
@@ -34,6 +38,7 @@ namespace attnviz::ui {
 
 class CellOverlay;
 class ComparePredictions;
+class LongTextMaps;
 class ControlPanel;
 class PlotZoom;
 class LiveSession;
@@ -109,6 +114,17 @@ public:
     QVector<double> focusEmbeddingB() const;
     double focusCosine() const { return m_cosine; } // NaN when not shown
 
+    // Long texts: each side's pooled map of its whole matrix (at most kPooledCells a side), each cell
+    // the max or the mean of the weights it covers (the Weights tab's switch), and A's map minus B's.
+    static constexpr int kPooledCells = 256;
+    void setPooling(Pooling pooling);
+    Pooling pooling() const { return m_pooling; }
+    bool showsPooled() const { return m_pooledShown; }
+    bool mapsPending() const;
+    const Mat<float> &pooledA() const { return m_pooledA; }
+    const Mat<float> &pooledB() const { return m_pooledB; }
+    const Mat<float> &pooledDifference() const { return m_pooledDiff; }
+
 signals:
     // The combo asks for a one-click comparison (the window sets A, then calls loadSpec).
     void comparisonRequested(const attnviz::ui::ComparisonSpec &spec);
@@ -128,6 +144,10 @@ private:
     // Sets the pair's column stretch so that A's and B's maps are equally wide; whether it changed.
     bool equalMapWidths();
     void rebuildFocus();
+    // Both sides long texts of one length whose layers can be read: their maps asked for (drawn by
+    // drawPooled once both are back); false otherwise.
+    bool rebuildPooled();
+    void drawPooled();
     void applyToA(const CompareSide &side);
     void syncTable();
     void useTableB(std::shared_ptr<const EmbeddingTable> t); // B gets its own table, the rest of B stays
@@ -151,6 +171,10 @@ private:
     int m_head = 0;
     double m_maxAbs = 0.0;
     WeightMatrix<float> m_diff;
+    LongTextMaps *m_mapsA = nullptr, *m_mapsB = nullptr;
+    Mat<float> m_pooledA, m_pooledB, m_pooledDiff;
+    bool m_gotA = false, m_gotB = false, m_pooledShown = false;
+    Pooling m_pooling = Pooling::Max;
     int m_focusA = -1, m_focusB = -1;
     double m_cosine = 0.0;
     QHash<QCPTextElement *, QString> m_rawTitles;

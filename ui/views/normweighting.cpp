@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/normweighting.h"
 
+#include "live/longtext.h"
+
 #include "attnviz/parallel.h"
 #include "attnviz/reads.h"
 
@@ -16,6 +18,16 @@ QString normWeightedLabel() { return QStringLiteral("norm-weighted ‖α·v·W_O
 
 bool isNormWeighted(const ComputeSnapshot &s) { return s.modelLabel.endsWith(normWeightedLabel()); }
 
+bool keepsValues(const Trace<float> &trace, int layer)
+{
+    if (layer < 0 || layer >= trace.numLayers() || trace.layers[size_t(layer)].attention.batch.empty())
+        return false;
+    const AttentionResult<float> &a = trace.layers[size_t(layer)].attention;
+    const SequenceResult<float> &r = a.batch.front();
+    const Eigen::Index v = r.v16.empty() ? r.v.cols() : r.v16.cols; // per query head, or per key/value head
+    return v == Eigen::Index(a.numHeads) * a.dHead || (a.kvHeads > 0 && v == Eigen::Index(a.kvHeads) * a.dHead);
+}
+
 SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
 {
     if (!s || !s->hasResult()) {
@@ -24,6 +36,18 @@ SnapshotPtr normWeightedSnapshot(const SnapshotPtr &s, QString *why)
         return nullptr;
     }
     const Trace<float> &tr = *s->trace;
+    if (s->longText) { // the same trace, read through tiles that weigh each key (per layer, as drawn)
+        for (int l = 0; l < tr.numLayers(); ++l)
+            if (!keepsValues(tr, l)) {
+                if (why)
+                    *why = QStringLiteral("layer %1 kept no value vectors").arg(l);
+                return nullptr;
+            }
+        auto copy = std::make_shared<ComputeSnapshot>(*s);
+        copy->tiles = std::make_shared<LongTextTiles>(s->trace, LongTextTiles::kCachedLayers, true);
+        copy->modelLabel = copy->modelLabel.isEmpty() ? normWeightedLabel() : copy->modelLabel + QStringLiteral(" · ") + normWeightedLabel();
+        return copy;
+    }
     auto out = std::make_shared<Trace<float>>();
     out->tokens = tr.tokens;
     out->keyTokens = tr.keyTokens;

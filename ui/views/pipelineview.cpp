@@ -487,6 +487,7 @@ void PipelineView::buildStages()
     for (Kind k : kinds) {
         auto *s = new PipelineStage(k, m_gridHost);
         s->plot->installEventFilter(this);
+        s->installEventFilter(this); // a lesson's stage kept in view as the cards around it settle
         connect(s->plot, &QCustomPlot::mousePress, this, [s](QMouseEvent *e) { s->pressPos = e->pos(); });
         connect(s->plot, &QCustomPlot::mouseRelease, this, [this, s](QMouseEvent *e) {
             if (e->button() != Qt::LeftButton || (e->pos() - s->pressPos).manhattanLength() > 4)
@@ -566,6 +567,11 @@ bool PipelineView::eventFilter(QObject *o, QEvent *e)
         if (m_focus >= 0)
             keepFocusInView();
     }
+    // the focused stage moved or changed size after it was brought into view (the cards above it
+    // took their sizes, the docks beside the view folded): brought into view again
+    if ((e->type() == QEvent::Move || e->type() == QEvent::Resize) && m_focus >= 0 && m_focus < m_stages.size()
+        && (o == m_stages[m_focus] || o == m_stages[m_focus]->plot))
+        keepFocusInView();
     // in presentation mode the explanation holds a line of three numbers in its own (1.6×) text:
     // narrower, its lines wrapped until the context row at its end needed scrolling on a 1280 × 720
     // screen; in the window it keeps its 220 px
@@ -939,10 +945,24 @@ void PipelineView::keepFocusInView()
 {
     // once the grid has its layout (the columns follow the viewport's width)
     QTimer::singleShot(0, this, [this] {
-        if (m_focus >= 0 && m_focus < m_stages.size()) {
-            m_gridHost->layout()->activate();
-            m_scroll->ensureWidgetVisible(m_stages[m_focus], 4, 4);
+        if (m_focus < 0 || m_focus >= m_stages.size())
+            return;
+        m_gridHost->layout()->activate();
+        PipelineStage *st = m_stages[m_focus];
+        if (st->height() + 8 <= m_scroll->viewport()->height() || m_focusRow < 0) {
+            m_scroll->ensureWidgetVisible(st, 4, 4);
+            return;
         }
+        // A stage taller than the view: ensureWidgetVisible would centre the stage, which leaves the
+        // cell off screen when it lies near the stage's top or bottom; the cell itself is brought
+        // into view instead, with room around it. Its place is read from the plot's layout, laid
+        // out now where the plot was resized since its last replot.
+        QCustomPlot *plot = st->plot;
+        if (plot->plotLayout()->outerRect() != plot->viewport())
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+        const QPoint cell = plot->mapTo(m_scroll->widget(), cellCenter(m_focus, m_focusRow, std::max(0, m_focusCol)));
+        const QSize view = m_scroll->viewport()->size();
+        m_scroll->ensureVisible(cell.x(), cell.y(), std::min(80, view.width() / 3), std::min(80, view.height() / 3));
     });
 }
 

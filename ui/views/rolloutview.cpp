@@ -2,6 +2,7 @@
 #include "views/rolloutview.h"
 
 #include "style/plotstyle.h"
+#include "live/longtext.h"
 #include "views/normweighting.h"
 #include "views/plotfit.h"
 #include "views/plotzoom.h"
@@ -263,6 +264,8 @@ void RolloutView::startRow(const SnapshotPtr &s, int query, int layer)
         RolloutRowRequest<float> rq;
         // each layer's tiles of its own, uncached: the Weights tab's caches stay as they are
         rq.layer = [s](int l) -> std::shared_ptr<const AttentionTiles<float>> {
+            if (s->tiles) // norm-weighted where the switch is on
+                return s->tiles->uncached(l);
             if (!AttentionTiles<float>::recomputable(*s->trace, l) && !s->trace->observed.weights)
                 return nullptr;
             return std::make_shared<const AttentionTiles<float>>(*s->trace, l, AttentionTiles<float>::Source::Auto, 0);
@@ -341,7 +344,7 @@ void RolloutView::showRow()
     if (cells < t)
         title += tr(" · each cell the largest of %L1 keys").arg((t + cells - 1) / cells);
     m_title->setText(title);
-    m_explain->setText(explanationFor(false));
+    m_explain->setText(explanationFor(isNormWeighted(*s)));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

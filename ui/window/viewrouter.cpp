@@ -27,6 +27,16 @@ bool drawsWeights(const QString &id)
     return ids.contains(id);
 }
 
+// Those of them that draw a long text's weights norm-weighted (through its weighted tiles): the maps,
+// the selected query's row, the lines and the rollout's row; the Layers tab's readings of each head
+// stay the weights' own.
+bool drawsLongTextWeights(const QString &id)
+{
+    static const QStringList ids{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
+                                 QStringLiteral("lines"), QStringLiteral("rollout")};
+    return ids.contains(id);
+}
+
 // The views that draw an encoder-decoder model's encoder, decoder or cross attention (the
 // session's attentionKind); predictions, the lens and attribution read the decoder's; the others say
 // "not yet".
@@ -50,13 +60,14 @@ bool readsWindow(const QString &id)
 // What a view that cannot read a long text yet would need (longTextNotYet's line); empty for the
 // views that read one (the weights and all heads through AttentionTiles, the selected query's row,
 // the predictions, the Patching tab's own runs, the Layers tab's readings of each head, the Lines
-// view's one query row, the rollout's row of the selected query; the lens, attribution, the residual
+// view's one query row, the rollout's row of the selected query, Compare's pooled maps of two long
+// texts of one length; the lens, attribution, the residual
 // stream, the pipeline and the contextual embeddings read a window: readsWindow).
 QString longTextNeeds(const QString &id)
 {
     static const QStringList reads{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
                                    QStringLiteral("predictions"), QStringLiteral("patching"), QStringLiteral("headRoles"),
-                                   QStringLiteral("lines"), QStringLiteral("rollout")};
+                                   QStringLiteral("lines"), QStringLiteral("rollout"), QStringLiteral("compare")};
     if (reads.contains(id))
         return {};
     if (id == QLatin1String("layers"))
@@ -171,19 +182,13 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
     const bool seq2seq = s && s->encoderDecoder;
     const bool longText = s && s->longText;
     const SnapshotPtr drawn = seq2seq ? seq2seqView(s, m_session->attentionKind()) : s;
-    const SnapshotPtr weighted = result && normWeighted() && !longText ? normWeightedSnapshot(drawn, &why) : nullptr;
+    const SnapshotPtr weighted = result && normWeighted() ? normWeightedSnapshot(drawn, &why) : nullptr;
     bool available = weighted != nullptr;
-    if (longText)
-        why = translated(QT_TR_NOOP("not yet for long texts (their weights are computed where a view looks)"));
-    else if (result && !normWeighted()) {
+    if (result && !normWeighted()) {
         available = true;
-        for (int l = 0; l < drawn->numLayers() && available; ++l) {
-            if (!drawn->trace->observed.layer(l)) // left on the GPU: no view draws it from this trace
-                continue;
-            const AttentionResult<float> &a = drawn->attention(l);
-            const Eigen::Index v = a.batch.front().v.cols(); // per query head, or per key/value head
-            available = v == Eigen::Index(a.numHeads) * a.dHead || (a.kvHeads > 0 && v == Eigen::Index(a.kvHeads) * a.dHead);
-        }
+        for (int l = 0; l < drawn->numLayers() && available; ++l)
+            // a layer left on the GPU: no view draws it from this trace
+            available = (!longText && !drawn->trace->observed.layer(l)) || keepsValues(*drawn->trace, l);
         why = translated(QT_TR_NOOP("this trace kept no value vectors"));
     }
     if (result) { // an error or an empty text keeps the switch as it was; on, it stays uncheckable
@@ -199,9 +204,13 @@ void ViewRouter::setSnapshot(const SnapshotPtr &s, const ViewScope &scope, bool 
         if (holds(s, i, layer)) {
             m_held[i] = s;
             // a long text's window is computed for a shown view only (the others ask once shown)
-            m_given[i] = on && drawsWeights(m_specs[i]->id) && (!seq2seq || drawsSeq2seq(m_specs[i]->id))
-                             ? weighted
-                             : snapshotFor(s, m_specs[i]->id, m_session->selectedQuery(), shown(i));
+            const QString &id = m_specs[i]->id;
+            if (longText) // a long text's weighted snapshot is routed as its own (a view that cannot read it says so)
+                m_given[i] = snapshotFor(on && drawsLongTextWeights(id) ? weighted : s, id, m_session->selectedQuery(), shown(i));
+            else
+                m_given[i] = on && drawsWeights(id) && (!seq2seq || drawsSeq2seq(id))
+                                 ? weighted
+                                 : snapshotFor(s, id, m_session->selectedQuery(), shown(i));
             m_order[i]->setSnapshot(m_given[i]);
         }
     for (size_t i = 0; i < m_order.size(); ++i) {

@@ -12,6 +12,8 @@
 // Blocks of q x k^T come from the forward's own score kernel (scoreBlock: the same sums); a pooled
 // map is computed in blocks of query rows over the core's pool (parallel.h). Recently computed tiles and maps are kept in a cache bounded in bytes
 // (least recently used first out). Head -1 is the mean over heads, as Trace::weights.
+// setKeyWeights multiplies each head's weights by a per-(key, head) factor in every read: the
+// norm-weighted attention α_ij ‖v_j W_O^h‖ (reads.h valueNorms, normWeighted) of a long text.
 // Cell reads (diagonal, leading, recent, cells, wholeRows) compute only the cells a score needs, each
 // as tile() computes it (the same blocks, so the same numbers), uncached: what a score over a long
 // text reads is O(t x its width), never t x t.
@@ -57,6 +59,12 @@ public:
     int numHeads() const { return m_heads; }
     // Whether key j is masked for query i (weight 0): causal, window, padded key, masked cell.
     bool masked(int i, int j) const;
+    // Every read below gives head h's weight (i, j) times factors(j, h) (cols() x numHeads(); the
+    // mean over heads is then the mean of the multiplied heads); an empty matrix: none. Clears the
+    // cache; not to be called while another thread reads. False (nothing changed) where the shape
+    // is not cols() x numHeads().
+    bool setKeyWeights(Mat<T> factors);
+    bool keyWeighted() const { return m_keyWeights.size() > 0; }
 
     // Weights of `head` (-1: the mean over heads), rows [rowBegin, rowEnd) x keys [colBegin, colEnd).
     Mat<T> tile(int head, int rowBegin, int rowEnd, int colBegin, int colEnd) const;
@@ -118,6 +126,7 @@ private:
     bool m_kPerHead = true; // k holds a copy per query head (else the key/value heads' own)
     std::vector<uint8_t> m_padded;               // per key; empty: none
     std::vector<std::pair<int, int>> m_cells;    // (query, key) masked by hand, sorted
+    Mat<T> m_keyWeights;                         // cols() x heads: setKeyWeights; empty: none
     size_t m_capacity;
     mutable std::mutex m_mutex;
     mutable std::list<Entry> m_lru; // most recent first

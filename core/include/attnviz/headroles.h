@@ -145,6 +145,12 @@ Status corpusHeadScores(Model &model, const CorpusRequest &request, CorpusHeadSc
 template <typename T>
 void makeRowShares(Mat<T> &m);
 
+// One row of the mixed attention Â_l that rollout multiplies, in place: `row` (a query's row of the
+// layer's head mean, one entry per key; `self` the query's own key) as shares of its sum where that
+// is positive, halved, half the identity added at `self`, renormalised to sum 1. What
+// attentionRollout does to every row and rolloutRow (rolloutrow.h) to each row it reaches.
+void rolloutMixRow(Eigen::Ref<Eigen::Matrix<double, 1, Eigen::Dynamic>> row, Eigen::Index self);
+
 // Rollout up to each layer: result[l] is R_l (t, t). Rows of fully masked queries stay as Â gives them.
 template <typename T>
 std::vector<Mat<double>> attentionRollout(const Trace<T> &trace);

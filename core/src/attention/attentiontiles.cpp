@@ -213,6 +213,16 @@ bool AttentionTiles<T>::masked(int i, int j) const
 }
 
 template <typename T>
+bool AttentionTiles<T>::setKeyWeights(Mat<T> factors)
+{
+    if (factors.size() > 0 && (factors.rows() != m_tk || factors.cols() != m_heads))
+        return false;
+    m_keyWeights = std::move(factors);
+    clearCache();
+    return true;
+}
+
+template <typename T>
 bool AttentionTiles<T>::blockHidden(int r0, int r1, int c0, int c1) const
 {
     if (r1 <= r0 || c1 <= c0)
@@ -235,6 +245,8 @@ void AttentionTiles<T>::headBlock(int h, int r0, int r1, int c0, int c1, Mat<T> 
                 out.row(i).head(upto - c0) = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(w.rowData(r0 + i) + c0, upto - c0);
             out.row(i).tail(c1 - upto).setZero();
         }
+        if (h >= 0 && m_keyWeights.size() > 0)
+            out.array().rowwise() *= m_keyWeights.col(h).segment(c0, cn).transpose().array();
         return;
     }
     if (blockHidden(r0, r1, c0, c1)) {
@@ -275,12 +287,14 @@ void AttentionTiles<T>::headBlock(int h, int r0, int r1, int c0, int c1, Mat<T> 
          it != m_cells.end() && it->first < r1; ++it)
         if (it->second >= c0 && it->second < c1)
             out(it->first - r0, it->second - c0) = T(0);
+    if (m_keyWeights.size() > 0)
+        out.array().rowwise() *= m_keyWeights.col(h).segment(c0, cn).transpose().array();
 }
 
 template <typename T>
 void AttentionTiles<T>::block(int head, int r0, int r1, int c0, int c1, Mat<T> &out) const
 {
-    if (head >= 0 || !m_recompute) {
+    if (head >= 0 || (!m_recompute && m_keyWeights.size() == 0)) { // weighted: the mean of the weighted heads
         headBlock(head, r0, r1, c0, c1, out);
         return;
     }

@@ -428,22 +428,28 @@ void makeRowShares(Mat<T> &m)
             m.row(i) /= sum;
 }
 
+void rolloutMixRow(Eigen::Ref<Eigen::Matrix<double, 1, Eigen::Dynamic>> row, Eigen::Index self)
+{
+    // the row as shares first: a no-op for softmax weights, and what puts a norm-weighted row (summing
+    // to a norm, not to 1) on the same footing as the identity
+    if (const double shares = row.sum(); shares > 0)
+        row /= shares;
+    row *= 0.5;
+    row[self] += 0.5;
+    if (const double sum = row.sum(); sum > 0)
+        row /= sum;
+}
+
 template <typename T>
 std::vector<Mat<double>> attentionRollout(const Trace<T> &trace)
 {
     std::vector<Mat<double>> r;
     Mat<double> acc;
     for (int l = 0; l < trace.numLayers(); ++l) {
-        // the head mean's rows as shares first: a no-op for softmax weights, and what puts a
-        // norm-weighted trace (rows summing to a norm, not to 1) on the same footing as the identity
+        // each row mixed half-and-half with the identity (rolloutMixRow)
         Mat<double> a = trace.weights(l, -1).template cast<double>();
-        makeRowShares(a);
-        a *= 0.5;
-        a.diagonal().array() += 0.5;
-        const Eigen::VectorXd sums = a.rowwise().sum();
         for (Eigen::Index i = 0; i < a.rows(); ++i)
-            if (sums[i] > 0)
-                a.row(i) /= sums[i];
+            rolloutMixRow(a.row(i), i);
         acc = l == 0 ? a : Mat<double>(a * acc);
         r.push_back(acc);
     }

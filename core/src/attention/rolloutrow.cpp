@@ -2,6 +2,7 @@
 // One query's rollout row through AttentionTiles (see rolloutrow.h).
 #include "attnviz/rolloutrow.h"
 
+#include "attnviz/headroles.h"
 #include "attnviz/parallel.h"
 
 #include <algorithm>
@@ -69,17 +70,10 @@ Status rolloutRow(const RolloutRowRequest<T> &rq, std::vector<double> &out)
                 const double rk = r[size_t(k)];
                 if (rk == 0)
                     continue;
-                // as attentionRollout: the head mean's row as shares, half of it, half the identity, renormalised
+                // as attentionRollout: the head mean's row mixed with the identity
                 a.setZero();
                 a.segment(c0 - lo, w.cols()) = w.row(k - r0).template cast<double>();
-                const double shares = a.sum();
-                if (shares > 0)
-                    a /= shares;
-                a *= 0.5;
-                a[k - lo] += 0.5;
-                const double sum = a.sum();
-                if (sum > 0)
-                    a /= sum;
+                rolloutMixRow(a, k - lo);
                 part += rk * a;
             }
             std::lock_guard<std::mutex> lock(add);
