@@ -55,6 +55,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // The focus plot's least width for A's and B's rows side by side (each: value ticks, a title and
 // bars that read); narrower, B's row goes under A's.
 constexpr int kFocusSideBySide = 360;
+// The focus plot's least height for B's row under A's (the title, two rows, the embedding).
+constexpr int kFocusStacked = 330;
 // The automatic difference scale's smallest half-width (weights are 0..1), and the largest |A − B|
 // that is float32 rounding of one computation made twice rather than a difference.
 constexpr double kDifferenceFloor = 1e-3;
@@ -470,7 +472,9 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         // bars had 40 px and B's none, their labels over the bars
         bool c = false;
         if (auto *rows = qobject_cast<QCPLayoutGrid *>(m_rowRectB->layout())) {
-            const bool stacked = m_focusPlot->width() < kFocusSideBySide;
+            // (only where the height holds three rows of plots: with a model the predictions under
+            // the panel leave it 150 px, and stacked rows there were squeezed flat)
+            const bool stacked = m_focusPlot->width() < kFocusSideBySide && m_focusPlot->height() >= kFocusStacked;
             if ((rows->rowCount() > 1) != stacked) {
                 rows->take(m_rowRectB);
                 rows->simplify();
