@@ -34,6 +34,7 @@
 #include "views/rowview.h"
 #include "window/corpusscores.h"
 #include "window/dockfold.h"
+#include "window/framefit.h"
 #include "window/needleprobes.h"
 #include "window/exportactions.h"
 #include "window/headablations.h"
@@ -185,7 +186,8 @@ MainWindow::MainWindow(QWidget *parent)
     QDockWidget *rowDock = addDock(QStringLiteral("rowDock"), tr("Selected query"), rowView(), Qt::BottomDockWidgetArea);
     resizeDocks({rowDock}, {230}, Qt::Vertical);
     // on a short window it gives way to the current view, and folds to its title bar
-    new DockFold(this, rowDock, [this]() -> QWidget * { return presentationMode() ? nullptr : m_tabs->currentWidget(); });
+    auto *rowFold = new DockFold(this, rowDock, [this]() -> QWidget * { return presentationMode() ? nullptr : m_tabs->currentWidget(); });
+    rowFold->setReadableChartHeight([this] { return rowView()->readableHeight(); });
     m_lesson = new LessonPanel(this);
     addDock(QStringLiteral("lessonDock"), tr("Lesson"), m_lesson, Qt::RightDockWidgetArea)->hide(); // a preset, or the View menu
     QDockWidget *predictionsDock = addDock(QStringLiteral("predictionsDock"), tr("Predictions"), predictionsView(), Qt::RightDockWidgetArea);
@@ -446,6 +448,7 @@ MainWindow::MainWindow(QWidget *parent)
         // 1400 × 900, or the screen's free area where that is smaller (a 1280 × 720 projector)
         const QRect free = screen() ? screen()->availableGeometry() : QRect(0, 0, 1400, 900);
         resize(std::min(1400, free.width()), std::min(900, free.height()));
+        FrameFit::keepOnScreen(this); // and with a window manager's frame around it, still within
     }
     m_files->markClean();
 }

@@ -22,6 +22,7 @@
 
 #include <qcustomplot.h>
 
+#include <QDockWidget>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QScrollArea>
@@ -95,6 +96,7 @@ private slots:
     void cleanup();
     void labelsApartAndWhole_data();
     void labelsApartAndWhole();
+    void compareBesideTheLesson();
     void keySentenceBesideTheChips_data();
     void keySentenceBesideTheChips();
 
@@ -208,6 +210,49 @@ void TestOverlaps::labelsApartAndWhole()
     if (const QString dir = qEnvironmentVariable("OVERLAP_SHOT"); !dir.isEmpty()) // to look at
         m_w->grab().save(QStringLiteral("%1/overlap-%2-%3.png").arg(dir).arg(QString(what).replace(QLatin1Char(' '), QLatin1Char('-'))).arg(window.width()));
     QVERIFY(checked > 0);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.mid(0, 8).join(QLatin1Char('\n'))));
+}
+
+// Compare at 1400 x 900 with the Lesson column open (a first start) and A's text changed to a word
+// B does not have: the focus word's column was 220 px wide, A's bars had 40 px and B's none, the
+// row titles read "A:… 1 …" over the bars and the embedding's title was cut at both ends. Every
+// axis rect keeps room for its bars, and no text but its own ticks lies over one.
+void TestOverlaps::compareBesideTheLesson()
+{
+    m_w->resize(1400, 900);
+    auto *lesson = m_w->findChild<QDockWidget *>(QStringLiteral("lessonDock"));
+    QVERIFY(lesson);
+    lesson->show();
+    m_w->resizeDocks({lesson}, {std::max(260, m_w->width() / 5)}, Qt::Horizontal);
+    ComparisonSpec spec;
+    QVERIFY(findSeedComparison(QStringLiteral("ship"), spec));
+    m_w->startComparison(spec);
+    QVERIFY(waitForResult());
+    m_w->setSentence(QStringLiteral("When Mary and John went to the store, John gave a drink to"));
+    QVERIFY(waitForResult());
+    QTest::qWait(500);
+    QCustomPlot *focus = m_w->compareView()->focusPlot();
+    QVERIFY(focus->isVisible());
+    test::settlePlot(focus);
+    if (const QString dir = qEnvironmentVariable("OVERLAP_SHOT"); !dir.isEmpty()) // to look at
+        m_w->grab().save(dir + QStringLiteral("/overlap-compare-lesson-1400.png"));
+    QStringList problems = textProblems(focus);
+    const QList<QCPAxisRect *> rects = focus->axisRects();
+    QCOMPARE(rects.size(), 3); // A's row, B's row, the embedding
+    for (QCPAxisRect *r : rects)
+        if (r->width() < 80 || r->height() < 30)
+            problems << QStringLiteral("axis rect %1 × %2 at (%3, %4)").arg(r->width()).arg(r->height()).arg(r->left()).arg(r->top());
+    for (const test::DrawnText &t : test::drawnTexts(focus)) {
+        if (t.text.trimmed().isEmpty())
+            continue;
+        for (QCPAxisRect *r : rects) {
+            const QRectF x = t.box.intersected(QRectF(r->rect()).adjusted(1, 1, -1, -1));
+            if (x.width() > 1.5 && x.height() > 1.5)
+                problems << QStringLiteral("“%1” (%2, %3, %4 × %5) over the axis rect at (%6, %7, %8 × %9)")
+                                .arg(t.text).arg(t.box.x()).arg(t.box.y()).arg(t.box.width()).arg(t.box.height())
+                                .arg(r->left()).arg(r->top()).arg(r->width()).arg(r->height());
+        }
+    }
     QVERIFY2(problems.isEmpty(), qPrintable(problems.mid(0, 8).join(QLatin1Char('\n'))));
 }
 

@@ -52,6 +52,11 @@ namespace {
 const QColor kColorA(33, 102, 172);
 const QColor kColorB(230, 120, 20);
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// The focus plot's least width for A's and B's rows side by side (each: value ticks, a title and
+// bars that read); narrower, B's row goes under A's.
+constexpr int kFocusSideBySide = 360;
+// The focus plot's least height for B's row under A's (the title, two rows, the embedding).
+constexpr int kFocusStacked = 330;
 // The automatic difference scale's smallest half-width (weights are 0..1), and the largest |A − B|
 // that is float32 rounding of one computation made twice rather than a difference.
 constexpr double kDifferenceFloor = 1e-3;
@@ -406,6 +411,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_embBarsA->setBarsGroup(bg);
     m_embBarsB->setBarsGroup(bg);
     m_embRect->axis(QCPAxis::atBottom)->setLabel(tr("contextual embedding, by dimension: A blue, B orange"));
+    m_embRect->axis(QCPAxis::atBottom)->setProperty("attnvizFullLabel", m_embRect->axis(QCPAxis::atBottom)->label());
     fitValueTicks(m_embRect->axis(QCPAxis::atLeft));
     m_focusPlot->legend->setVisible(false); // the colours are named in the axis label: no room for a legend
     m_right->addWidget(m_focusPlot);
@@ -461,8 +467,42 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         replotToSettle(m_diffPlot, c);
     });
     connect(m_focusPlot, &QCustomPlot::afterLayout, this, [this] {
-        bool c = labelTokenAxis(m_rowRectA->axis(QCPAxis::atBottom), m_labelsFocusA);
+        // A's and B's rows side by side where each keeps room for its bars beside its value ticks,
+        // else B under A: side by side in a narrow column (the Lesson column open at 1400 px) A's
+        // bars had 40 px and B's none, their labels over the bars
+        bool c = false;
+        if (auto *rows = qobject_cast<QCPLayoutGrid *>(m_rowRectB->layout())) {
+            // (only where the height holds three rows of plots: with a model the predictions under
+            // the panel leave it 150 px, and stacked rows there were squeezed flat)
+            const bool stacked = m_focusPlot->width() < kFocusSideBySide && m_focusPlot->height() >= kFocusStacked;
+            if ((rows->rowCount() > 1) != stacked) {
+                rows->take(m_rowRectB);
+                rows->simplify();
+                rows->addElement(stacked ? 1 : 0, stacked ? 0 : 1, m_rowRectB);
+                // stacked, the two rows take two thirds of the height, the embedding the rest
+                m_focusPlot->plotLayout()->setRowStretchFactors({0.01, stacked ? 2.0 : 1.0, 1.0});
+                c = true;
+            }
+        }
+        c |= labelTokenAxis(m_rowRectA->axis(QCPAxis::atBottom), m_labelsFocusA);
         c |= labelTokenAxis(m_rowRectB->axis(QCPAxis::atBottom), m_labelsFocusB);
+        // the embedding's title on one line where it fits its axis, else on two, else elided
+        QCPAxis *emb = m_embRect->axis(QCPAxis::atBottom);
+        const QString full = emb->property("attnvizFullLabel").toString();
+        const QFontMetricsF fm(emb->labelFont());
+        const double room = m_embRect->width() - 4;
+        QString label = full;
+        if (fm.horizontalAdvance(full) > room) {
+            label = tr("contextual embedding, by dimension:\nA blue, B orange");
+            QStringList lines = label.split(QLatin1Char('\n'));
+            for (QString &line : lines)
+                line = fm.elidedText(line, Qt::ElideRight, std::max(20.0, room));
+            label = lines.join(QLatin1Char('\n'));
+        }
+        if (emb->label() != label) {
+            emb->setLabel(label);
+            c = true;
+        }
         replotToSettle(m_focusPlot, c);
     });
 

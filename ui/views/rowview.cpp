@@ -152,9 +152,16 @@ RowView::RowView(QWidget *parent)
         }
         // tighter still (larger text in a quarter of a 720-pixel window): three letters a key, no
         // "key" under them (the dock's title says what the bars are), the title on one elided line
-        const bool tight = m_plot->height() < 9 * QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
-        if (const QString keyTitle = tight ? QString() : QStringLiteral("key"); m_plot->xAxis->label() != keyTitle
-                                                                                && (tight || m_plot->xAxis->label().isEmpty())) {
+        // (and wherever the short dock's layout would leave the bars less than four lines: larger
+        // text's key labels took 150 of 200 px there)
+        const double lineNow = QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
+        const bool tight = m_plot->height() < std::max(9 * lineNow, m_compactMargins + 4 * lineNow);
+        // (compared with the title the token axis was given, not with the one it shows: a thinned
+        // axis adds "1 in N shown" to it, and the two choices would undo each other every pass)
+        const QVariant given = m_plot->xAxis->property("attnvizBaseLabel");
+        const QString keyNow = given.isValid() ? given.toString() : m_plot->xAxis->label();
+        if (const QString keyTitle = tight ? QString() : QStringLiteral("key"); keyNow != keyTitle
+                                                                                && (tight || keyNow.isEmpty())) {
             m_plot->xAxis->setLabel(keyTitle);
             changed = true;
         }
@@ -170,6 +177,13 @@ RowView::RowView(QWidget *parent)
         // room above the tallest bar for its value label, and no more weight ticks
         // than the height holds at the current text size
         const double H = m_plot->axisRect()->height();
+        if (m_compact && !tight && H > 0) { // the short dock's margins, for the choice above
+            const int margins = m_plot->viewport().height() - int(H);
+            if (margins != m_compactMargins) {
+                m_compactMargins = margins;
+                changed = changed || m_plot->height() < margins + 4 * lineNow; // tighter still
+            }
+        }
         // the bars get at least four lines of the text size beside the title and key labels (the
         // dock grows with larger text instead of squeezing the chart; five held the window taller
         // than a 1280 × 720 screen)
@@ -224,6 +238,23 @@ RowView::RowView(QWidget *parent)
 }
 
 QString RowView::title() const { return m_fullTitle; }
+
+int RowView::readableHeight() const
+{
+    // as the tight layout of relabelAfterLayout draws it: three letters a key, rotated upright
+    // (a thinned axis puts the position before them), no "key" under them, the title on one line
+    const QFontMetricsF tick(m_plot->xAxis->tickLabelFont());
+    double keys = 0;
+    for (const QString &label : std::as_const(m_labels))
+        keys = std::max(keys, tick.horizontalAdvance(elide(label, 3)));
+    if (m_labels.size() * tick.height() > std::max(1, m_plot->axisRect()->width()))
+        keys += tick.horizontalAdvance(QString::number(m_labels.size()) + QLatin1Char(' '));
+    const double title = QFontMetricsF(m_title->font()).height() + m_title->margins().top() + m_title->margins().bottom();
+    // the axes' paddings and tick labels' half lines at the ends of the value axis
+    const QCPAxis *x = m_plot->xAxis;
+    const double pads = x->padding() + x->tickLabelPadding() + x->tickLengthOut() + tick.height();
+    return int(std::ceil(title + keys + pads + 4 * QFontMetricsF(m_plot->yAxis->tickLabelFont()).height()));
+}
 
 void RowView::setSnapshot(SnapshotPtr snapshot)
 {

@@ -35,6 +35,10 @@ public:
     int query() const { return m_query; }
     // A masked key's hatched stub, in the plot's pixels (empty when the key is not masked).
     QRectF maskedBarRect(int key) const;
+    // The least height the chart reads in, in its tightest layout (a short dock's: the title's
+    // first line, three letters a key): the title, the key labels and four lines of bars, at the
+    // current text size.
+    int readableHeight() const;
 
 protected:
     void changeEvent(QEvent *e) override; // the value labels follow the text size (presentation mode)
@@ -53,6 +57,7 @@ private:
     QString m_fullTitle;  // the query line, then the configuration's
     QString m_shownTitle; // what the title element was given: the query line alone on a short dock
     bool m_compact = false; // the last layout was a short dock's
+    int m_compactMargins = 0; // the chart's height less its bars' in a short dock's layout (0: not laid out so yet)
     QCPTextElement *m_title = nullptr;
     QCPBars *m_bars = nullptr;
     MaskedKeysLayer *m_masked = nullptr; // the hatched bars of masked keys

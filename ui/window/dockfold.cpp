@@ -104,10 +104,15 @@ void DockFold::setFolded(bool folded)
 
 int DockFold::readableHeight() const
 {
-    // the chart's title line, its bars and the key labels under them, in the dock's own text size
+    // the chart's title line, its bars and the key labels under them, in the dock's own text size,
+    // and never less than the chart's own least height (larger text's rotated key labels): a dock
+    // kept open at less would stay at that least height and take the main view's share
     const int line = m_dock->fontMetrics().lineSpacing();
     const int title = m_dock->titleBarWidget() ? m_dock->titleBarWidget()->sizeHint().height() : line;
-    return title + 6 * line;
+    QWidget *own = m_content->layout()->count() > 0 ? m_content->layout()->itemAt(0)->widget() : nullptr;
+    const int chart = std::max(own ? std::max(own->minimumSizeHint().height(), own->minimumHeight()) : 0,
+                               m_chartHeight ? m_chartHeight() : 0);
+    return title + std::max(6 * line, chart);
 }
 
 void DockFold::apply(bool folded)
@@ -147,19 +152,22 @@ void DockFold::fit()
             return;
         // unfolds once it can take a readable chart and leave the main view its share
         const int room = page + height - need - kUnfoldMargin;
-        if (std::min({m_openHeight, m_window->height() / 4, room}) >= readable)
+        if (std::min({std::max(m_openHeight, readable), m_window->height() / 4, room}) >= readable)
             apply(false);
         return;
     }
+    // the most the dock may take and leave the main view its share
+    const int room = page + height - need;
     // folds where even a readable chart would leave the main view less than its share
-    if (!m_byHand && page + height - readable < need) {
+    if (!m_byHand && room < readable) {
         apply(true);
         return;
     }
-    // else never more than a quarter of the window (the main view takes a window's change in
-    // height), nor less than the dock's own least height: asking for less lays the window out again
-    // for nothing, and again
-    const int target = std::max({std::min(height, m_window->height() / 4), m_dock->minimumSizeHint().height(), m_dock->minimumHeight()});
+    // else never more than that room nor a quarter of the window (the main view takes a window's
+    // change in height; by hand a readable chart at least), nor less than the dock's own least
+    // height: asking for less lays the window out again for nothing, and again
+    const int most = std::min({height, m_window->height() / 4, std::max(room, m_byHand ? readable : 0)});
+    const int target = std::max({most, m_dock->minimumSizeHint().height(), m_dock->minimumHeight()});
     if (target < height)
         m_window->resizeDocks({m_dock}, {target}, Qt::Vertical);
 }

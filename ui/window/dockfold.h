@@ -31,14 +31,18 @@ public:
     // Folds or unfolds by hand: fit() keeps that choice from then on (an unfolded dock still gives
     // way down to a readable chart, never folds by itself).
     void setFolded(bool folded);
+    // The least height the dock's chart reads in, beyond its own minimum (its margins and a few
+    // lines of data, measured by the view): the dock folds where that does not fit.
+    void setReadableChartHeight(std::function<int()> height) { m_chartHeight = std::move(height); }
     // The arrow in the title bar (folds and unfolds by hand).
     QToolButton *foldButton() const { return m_button; }
 
     // On a resize or a change of text size: the dock folds where even a readable chart (six lines
-    // of text) would leave the main view less than its share (a 1280 × 720 screen, larger text),
+    // of text, or the least height its view reads in) would leave the main view less than its
+    // share (a 1280 × 720 screen, larger text): folded rather than squeezed,
     // and unfolds by itself once the window has room for that chart again; unfolded, it takes at
-    // most a quarter of the window. Nothing where the dock is hidden, floating or not under the
-    // main view.
+    // most a quarter of the window and no more than leaves the main view its share. Nothing where
+    // the dock is hidden, floating or not under the main view.
     void fit();
 
 signals:
@@ -49,12 +53,13 @@ protected:
 
 private:
     void apply(bool folded);
-    int readableHeight() const; // the title bar and six lines: the least height a chart reads in
+    int readableHeight() const; // the title bar and six lines, or the chart's least height: the least a chart reads in
     QMainWindow *m_window;
     QDockWidget *m_dock;
     QWidget *m_content = nullptr; // holds the dock's own widget; its maximum height 0 folds the dock
     QToolButton *m_button = nullptr;
     std::function<QWidget *()> m_mainView;
+    std::function<int()> m_chartHeight;
     bool m_folded = false;
     bool m_byHand = false;    // the user folded or unfolded: fit() never folds nor unfolds again
     int m_openHeight = 230;   // the dock's height before it folded, which it takes again unfolding
