@@ -32,13 +32,15 @@ public:
 
     std::vector<uint8_t> masked; // per key
     // The stub of key j in pixels (empty when j is not masked): 0.4 of a text line high, far below
-    // any bar a weight would need to be noticed.
+    // any bar a weight would need to be noticed; on a short chart (a folded-down dock) no more than
+    // 6 % of its height.
     QRectF barRect(int j) const
     {
         if (j < 0 || j >= int(masked.size()) || !masked[size_t(j)])
             return {};
         const QCPAxis *x = parentPlot()->xAxis, *y = parentPlot()->yAxis;
-        const double h = std::max(4.0, QFontMetricsF(x->tickLabelFont()).height() * 0.4);
+        const double line = std::max(4.0, QFontMetricsF(x->tickLabelFont()).height() * 0.4);
+        const double h = std::max(2.0, std::min(line, 0.06 * y->axisRect()->height()));
         return QRectF(QPointF(x->coordToPixel(j - kWidth / 2), y->coordToPixel(0) - h),
                       QPointF(x->coordToPixel(j + kWidth / 2), y->coordToPixel(0)))
             .normalized();
