@@ -1072,7 +1072,8 @@ bool CompareView::equalMapWidths()
     return true;
 }
 
-void CompareView::rebuildDifference()
+// The difference panel shown, and what the focus-word panel and the last difference left cleared.
+void CompareView::showDifferencePanel()
 {
     showPanel(m_diffPlot);
     m_reason->setVisible(false);
@@ -1080,6 +1081,11 @@ void CompareView::rebuildDifference()
     m_focusA = m_focusB = -1;
     m_diffOverlay->matrix = nullptr;
     m_diffOverlay->mask = nullptr;
+}
+
+void CompareView::rebuildDifference()
+{
+    showDifferencePanel();
     QCPAxisRect *rect = m_diffPlot->axisRect();
     const bool okA = m_shownA && m_shownA->hasResult(), okB = m_shownB && m_shownB->hasResult();
     if (!okA || !okB) {
@@ -1411,12 +1417,7 @@ void CompareView::drawPooled()
         if (std::isfinite(m_pooledDiff.data()[i]))
             m = std::max(m, double(std::abs(m_pooledDiff.data()[i])));
     m_maxAbs = m;
-    showPanel(m_diffPlot);
-    m_reason->setVisible(false);
-    m_cosine = kNaN;
-    m_focusA = m_focusB = -1;
-    m_diffOverlay->matrix = nullptr;
-    m_diffOverlay->mask = nullptr;
+    showDifferencePanel();
     m_diffMap->setData(pooledMapData(m_pooledDiff, region), false);
     m_diffMap->setVisible(true);
     m_diffMessage->setVisible(false);

@@ -141,6 +141,7 @@ private:
     void rebuild() override;
     void rebuildPair();
     void rebuildDifference();
+    void showDifferencePanel();
     // Sets the pair's column stretch so that A's and B's maps are equally wide; whether it changed.
     bool equalMapWidths();
     void rebuildFocus();
