@@ -966,6 +966,34 @@ void CompareView::rebuild()
     emit updated();
 }
 
+QStringList CompareView::sharedParts(const QStringList &partsA, const QStringList &partsB)
+{
+    QStringList shared;
+    for (int i = 1; i < partsA.size(); ++i) // [0]: the head, always in each side's own title
+        if (partsB.contains(partsA[i]))
+            shared << partsA[i];
+    return shared;
+}
+
+QStringList CompareView::ownParts(QStringList parts, const QStringList &shared)
+{
+    parts.erase(std::remove_if(parts.begin() + std::min<qsizetype>(1, parts.size()), parts.end(),
+                               [&](const QString &part) { return shared.contains(part); }),
+                parts.end());
+    return parts;
+}
+
+void CompareView::showShared(const QStringList &shared, bool sameSentence, const QString &sentence)
+{
+    QString caption;
+    if (!shared.isEmpty())
+        caption = tr("Both: %1").arg(shared.join(QStringLiteral(" · ")));
+    if (sameSentence)
+        caption += (caption.isEmpty() ? tr("Both: ") : QStringLiteral(" · ")) + QStringLiteral("“%1”").arg(elide(sentence, 120));
+    m_shared->setText(caption);
+    m_shared->setVisible(!caption.isEmpty());
+}
+
 void CompareView::rebuildPair()
 {
     const bool headsDiffer = m_shownA && m_shownB && m_shownA->hasResult() && m_shownB->hasResult() &&
@@ -979,18 +1007,10 @@ void CompareView::rebuildPair()
         };
         partsA = config(m_shownA, m_layerA);
         partsB = config(m_shownB, m_sessionB->selectedLayer());
-        for (int i = 1; i < partsA.size(); ++i) // [0]: the head, always in each side's own title
-            if (partsB.contains(partsA[i]))
-                shared << partsA[i];
+        shared = sharedParts(partsA, partsB);
     }
     const bool sameSentence = bothOk && m_shownA->sentence == m_shownB->sentence && m_shownA->keySentence == m_shownB->keySentence;
-    QString caption;
-    if (!shared.isEmpty())
-        caption = tr("Both: %1").arg(shared.join(QStringLiteral(" · ")));
-    if (sameSentence)
-        caption += (caption.isEmpty() ? tr("Both: ") : QStringLiteral(" · ")) + QStringLiteral("“%1”").arg(elide(m_shownA->sentence, 120));
-    m_shared->setText(caption);
-    m_shared->setVisible(!caption.isEmpty());
+    showShared(shared, sameSentence, sameSentence ? m_shownA->sentence : QString());
     double lo = 0, hi = 0;
     bool any = false;
     const auto side = [&](const SnapshotPtr &s, bool isA, QCPColorMap *map, QCPItemText *message, QCPTextElement *title,
@@ -1023,10 +1043,7 @@ void CompareView::rebuildPair()
         overlay->query = m_sessionA->selectedQuery();
         extendFiniteRange(w, lo, hi, any);
         const HeadDisplay d = m_head < 0 ? HeadDisplay::Average : HeadDisplay::One;
-        QStringList own = describeConfig(*s, layer, m_head, d).split(QStringLiteral(" · "));
-        own.erase(std::remove_if(own.begin() + std::min<qsizetype>(1, own.size()), own.end(),
-                                 [&](const QString &part) { return shared.contains(part); }),
-                  own.end());
+        const QStringList own = ownParts(describeConfig(*s, layer, m_head, d).split(QStringLiteral(" · ")), shared);
         QString t = head + QStringLiteral(" — ") + own.join(QStringLiteral(" · "));
         if (headsDiffer)
             t += tr(" (head counts differ: each side's head average)");
@@ -1363,15 +1380,8 @@ void CompareView::drawPooled()
     const HeadDisplay display = m_head < 0 ? HeadDisplay::Average : HeadDisplay::One;
     const QStringList partsA = describeConfig(*a, m_layerA, m_head, display).split(QStringLiteral(" · "));
     const QStringList partsB = describeConfig(*b, layerB, m_head, display).split(QStringLiteral(" · "));
-    QStringList shared;
-    for (int i = 1; i < partsA.size(); ++i) // [0]: the head, always in each side's own title
-        if (partsB.contains(partsA[i]))
-            shared << partsA[i];
-    QString caption = shared.isEmpty() ? QString() : tr("Both: %1").arg(shared.join(QStringLiteral(" · ")));
-    if (a->sentence == b->sentence)
-        caption += (caption.isEmpty() ? tr("Both: ") : QStringLiteral(" · ")) + QStringLiteral("“%1”").arg(elide(a->sentence, 120));
-    m_shared->setText(caption);
-    m_shared->setVisible(!caption.isEmpty());
+    const QStringList shared = sharedParts(partsA, partsB);
+    showShared(shared, a->sentence == b->sentence, a->sentence);
     float hi = 0;
     const auto side = [&](const SnapshotPtr &s, const Mat<float> &cells, bool isA) {
         QCPColorMap *map = isA ? m_mapA : m_mapB;
@@ -1385,10 +1395,7 @@ void CompareView::drawPooled()
         for (Eigen::Index i = 0; i < cells.size(); ++i)
             if (std::isfinite(cells.data()[i]))
                 hi = std::max(hi, cells.data()[i]);
-        QStringList own = isA ? partsA : partsB;
-        own.erase(std::remove_if(own.begin() + std::min<qsizetype>(1, own.size()), own.end(),
-                                 [&](const QString &part) { return shared.contains(part); }),
-                  own.end());
+        const QStringList own = ownParts(isA ? partsA : partsB, shared);
         setTitle(isA ? m_titleA : m_titleB, sideTitle(isA) + QStringLiteral(" — ") + own.join(QStringLiteral(" · ")) +
                                                 QLatin1Char('\n') + pooled);
         (isA ? m_labelsQA : m_labelsQB) = s->queryLabels;

@@ -141,6 +141,12 @@ private:
     void rebuild() override;
     void rebuildPair();
     void rebuildDifference();
+    // What both sides' configurations share (describeConfig's parts but the head, [0]), each side's
+    // own parts, and the caption above both saying the shared ones once, with the sentence where
+    // both read the same one.
+    static QStringList sharedParts(const QStringList &partsA, const QStringList &partsB);
+    static QStringList ownParts(QStringList parts, const QStringList &shared);
+    void showShared(const QStringList &shared, bool sameSentence, const QString &sentence);
     void showDifferencePanel();
     // Sets the pair's column stretch so that A's and B's maps are equally wide; whether it changed.
     bool equalMapWidths();
