@@ -357,6 +357,43 @@ private slots:
         Q_UNUSED(spec);
     }
 
+    // B's query labels are hidden while its rows are A's words and shown again for its own: shown
+    // after the layout that made the ticks, QCPAxis::draw read labels past the end of the emptied
+    // list (SIGSEGV). Every plot of the tab, after the view's own after-layout handlers, draws only
+    // labels it has one for each tick.
+    void shownTickLabelsMatchTheirTicks()
+    {
+        ComparisonSpec spec;
+        QVERIFY(start(QStringLiteral("softmax-sum"), spec));
+        QStringList bad;
+        const QStringList names{QStringLiteral("pair"), QStringLiteral("difference"), QStringLiteral("focus")};
+        const QList<QCustomPlot *> plots{view()->pairPlot(), view()->differencePlot(), view()->focusPlot()};
+        for (int i = 0; i < plots.size(); ++i)
+            connect(plots[i], &QCustomPlot::afterLayout, this, [p = plots[i], name = names[i], &bad] {
+                for (QCPAxisRect *r : p->axisRects())
+                    for (QCPAxis *a : r->axes())
+                        if (a->visible() && a->tickLabels() && a->tickVectorLabels().size() != a->tickVector().size())
+                            bad << QStringLiteral("%1: %2 labels for %3 ticks")
+                                       .arg(name)
+                                       .arg(a->tickVectorLabels().size())
+                                       .arg(a->tickVector().size());
+            });
+        QCPAxis *leftB = view()->pairPlot()->axisRects().value(1)->axis(QCPAxis::atLeft);
+        QVERIFY(!leftB->tickLabels()); // A's rows name B's
+        const QStringList sentences{QStringLiteral("Your journey starts with step"), spec.b.sentence,
+                                    QStringLiteral("A different sentence of seven words here")};
+        for (const QString &b : sentences) {
+            const SnapshotPtr before = view()->shownB();
+            view()->sentenceEditB()->setText(b);
+            QVERIFY(waitFor([&] { return view()->shownB() != before && view()->shownB()->sentence == b; }));
+            QTest::qWait(50); // the settling replots
+            QCOMPARE(leftB->tickLabels(), b != spec.a.sentence);
+        }
+        QVERIFY2(bad.isEmpty(), qPrintable(bad.join(QLatin1String("; "))));
+        QCOMPARE(leftB->tickVectorLabels().size(), leftB->tickVector().size());
+        QVERIFY(!leftB->tickVectorLabels().isEmpty());
+    }
+
     void badInputOnOneSide()
     {
         requireBundled();

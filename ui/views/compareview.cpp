@@ -437,8 +437,10 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         p->installEventFilter(this);                     // re-wraps the titles on resize
     m_rectB->axis(QCPAxis::atLeft)->setLabel(QString()); // as A's
 
-    // Token labels once the layout is known.
-    connect(m_pairPlot, &QCustomPlot::afterLayout, this, [this] {
+    // Token labels once the layout is known; a change is laid out again before the plot is drawn
+    // (B's query labels hidden while its rows are A's words and shown again for its own: drawn
+    // before the next layout, QCPAxis::draw indexed the emptied label list by the ticks)
+    relabelAfterLayout(m_pairPlot, this, [this] {
         bool c = labelTokenAxis(m_rectA->axis(QCPAxis::atBottom), m_labelsKA);
         c |= labelTokenAxis(m_rectA->axis(QCPAxis::atLeft), m_labelsQA);
         c |= labelTokenAxis(m_rectB->axis(QCPAxis::atBottom), m_labelsKB);
@@ -458,15 +460,15 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
             c |= labelTokenAxis(leftB, m_labelsQB);
         }
         c |= equalMapWidths();
-        replotToSettle(m_pairPlot, c);
+        return c;
     });
-    connect(m_diffPlot, &QCustomPlot::afterLayout, this, [this] {
+    relabelAfterLayout(m_diffPlot, this, [this] {
         QCPAxisRect *r = m_diffPlot->axisRect();
         bool c = labelTokenAxis(r->axis(QCPAxis::atBottom), m_labelsKA);
         c |= labelTokenAxis(r->axis(QCPAxis::atLeft), m_labelsQA);
-        replotToSettle(m_diffPlot, c);
+        return c;
     });
-    connect(m_focusPlot, &QCustomPlot::afterLayout, this, [this] {
+    relabelAfterLayout(m_focusPlot, this, [this] {
         // A's and B's rows side by side where each keeps room for its bars beside its value ticks,
         // else B under A: side by side in a narrow column (the Lesson column open at 1400 px) A's
         // bars had 40 px and B's none, their labels over the bars
@@ -503,7 +505,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
             emb->setLabel(label);
             c = true;
         }
-        replotToSettle(m_focusPlot, c);
+        return c;
     });
 
     // Wiring: A is followed live, B recomputes on its own controls.
