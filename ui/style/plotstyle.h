@@ -68,7 +68,10 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars = 14,
 // then laid out again at once, inside the same replot (at most three passes; a replot is queued only
 // if it still has not settled, and at most kMaxSettlingReplots in a row: labels that flip between two
 // layouts stay as the last replot drew them, instead of replotting for ever), so that a new text
-// costs one replot, not two.
+// costs one replot, not two. Every view's after-layout changes go through here: drawn before the
+// plot is laid out again, an axis is drawn with its old tick vectors (QCPAxis::draw takes the
+// label of each tick by index: tick labels shown again after the layout, when the ticks were made
+// without them, read past the end of the emptied list).
 constexpr int kMaxSettlingReplots = 3;
 void relabelAfterLayout(QCustomPlot *plot, QObject *context, std::function<bool()> relabel);
 

@@ -114,7 +114,7 @@ EmbeddingView::EmbeddingView(QWidget *parent)
     m_cosValues->bars = {m_cosSel, m_cosBars};
 
     // labels are chosen once the layout is known; a change (resize, zoom) costs one more replot
-    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+    relabelAfterLayout(m_plot, this, [this] {
         // a long text's window of positions: its tokens numbered as the text's
         m_inRect->axis(QCPAxis::atLeft)->setProperty("attnvizPositionOffset",
                                                      m_snapshot && m_snapshot->isWindow() ? m_snapshot->windowFirst : 0);
@@ -147,7 +147,7 @@ EmbeddingView::EmbeddingView(QWidget *parent)
                 changed = true;
             }
         }
-        replotToSettle(m_plot, changed);
+        return changed;
     });
     connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
         QCPAxisRect *r = m_plot->axisRectAt(e->pos());

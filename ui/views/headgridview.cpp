@@ -110,7 +110,7 @@ HeadGridView::HeadGridView(QWidget *parent)
             QToolTip::showText(m_plot->mapToGlobal(e->pos()), text, m_plot);
     });
     // query labels on the first column's panels, key labels under the lowest panel of each column
-    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+    relabelAfterLayout(m_plot, this, [this] {
         bool changed = false;
         int queryStep = 1, keyStep = 1;
         for (size_t n = 0; n < m_rects.size(); n += size_t(std::max(1, m_cols))) {
@@ -178,8 +178,11 @@ HeadGridView::HeadGridView(QWidget *parent)
                 changed = true;
             }
         }
-        replotToSettle(m_plot, changed);
-        // a long text's panels moved, zoomed or resized: their maps at the new region and pixels
+        return changed;
+    });
+    // a long text's panels moved, zoomed or resized: their maps at the new region and pixels (after
+    // the labels above have settled the layout)
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
         if (m_tiles && !serves(m_mapKey, mapKey()) && !m_mapTimer->isActive())
             m_mapTimer->start();
     });

@@ -227,7 +227,7 @@ public:
         captionLabel->setAlignment(Qt::AlignTop | Qt::AlignLeft);
         l->addWidget(captionLabel);
 
-        connect(plot, &QCustomPlot::afterLayout, plot, [this] {
+        relabelAfterLayout(plot, plot, [this] {
             const bool x = labelTokenAxis(plot->xAxis, colLabels, 10);
             const bool y = labelTokenAxis(plot->yAxis, rowLabels, 10);
             // a title too wide for the card breaks between formula and shape, then at spaces, never cut
@@ -250,7 +250,7 @@ public:
                 titleElement->setText(text);
                 shownTitle = text;
             }
-            replotToSettle(plot, x || y || t);
+            return x || y || t;
         });
     }
 

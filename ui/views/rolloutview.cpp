@@ -58,11 +58,11 @@ RolloutView::RolloutView(QWidget *parent)
     m_scale = h.scale;
     m_title = h.title;
     fitValueTicks(m_scale->axis()); // the window at 1280 × 720 gives the scale ~100 px
-    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+    relabelAfterLayout(m_plot, this, [this] {
         const QStringList labels = m_computedFor ? m_computedFor->queryLabels : QStringList();
         const bool x = labelTokenAxis(m_plot->xAxis, labels);
         const bool y = labelTokenAxis(m_plot->yAxis, labels);
-        replotToSettle(m_plot, x || y);
+        return x || y;
     });
     // drag a rectangle to zoom, Shift+drag to pan; double-click or Home: every token again
     m_zoom = new PlotZoom(m_plot, [this] {
