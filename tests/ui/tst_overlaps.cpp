@@ -4,7 +4,8 @@
 // at least a text line apart), and every label lies inside its plot, not cut at an edge. The views:
 // Compare's "ship", the residual stream with a model, the pipeline presenting, the weights at
 // 1280 × 720, contextual embeddings of a long text, the pipeline's thinned dimension axis, Rollout,
-// Lines with a long text; and the key/value label and editor beside the chips of a long text.
+// Lines with a long text; Compare with a model (its predictions under the focus word) at 1280 × 720
+// and 1400 × 900; and the key/value label and editor beside the chips of a long text.
 #include "drawntext.h"
 #include "testsupport.h"
 
@@ -97,6 +98,8 @@ private slots:
     void labelsApartAndWhole_data();
     void labelsApartAndWhole();
     void compareBesideTheLesson();
+    void compareWithAModel_data();
+    void compareWithAModel();
     void keySentenceBesideTheChips_data();
     void keySentenceBesideTheChips();
 
@@ -254,6 +257,103 @@ void TestOverlaps::compareBesideTheLesson()
         }
     }
     QVERIFY2(problems.isEmpty(), qPrintable(problems.mid(0, 8).join(QLatin1Char('\n'))));
+}
+
+// Compare with a model, as the walk-through opened it (the Compare menu's first comparison, then a
+// model and a sentence): the next-token table under the focus word left its plot ~150 px, text lay
+// over the plots and the focus title's first lines were cut at its top; at 1280 × 720 the column
+// ran under the pair plot's colour scale. Every plot of the tab lies inside the tab, side by side
+// without overlapping; each axis rect keeps room for its bars or cells; no text but an axis's own
+// ticks lies over an axis rect; no label is cut or squeezed; the next-token table lies under them.
+// Not yet at 1280 × 720 (both docks open): the tab is ~550 × 500 px, and the focus word's title and
+// three plots do not fit its column; what it draws there is printed, not failed.
+void TestOverlaps::compareWithAModel_data()
+{
+    QTest::addColumn<QSize>("window");
+    QTest::addColumn<bool>("textToo");
+    QTest::addRow("1280x720") << QSize(1280, 720) << false;
+    QTest::addRow("1400x900") << QSize(1400, 900) << true;
+}
+
+void TestOverlaps::compareWithAModel()
+{
+    QFETCH(QSize, window);
+    QFETCH(bool, textToo);
+    m_w->resize(window);
+    ComparisonSpec spec;
+    QVERIFY(findSeedComparison(seedComparisons().front().id, spec));
+    m_w->startComparison(spec);
+    QVERIFY(waitForResult());
+    QString error;
+    QVERIFY2(m_w->openModel(QStringLiteral("bundled-gpt2"), &error), qPrintable(error));
+    m_w->setSentence(QStringLiteral("When Mary and John went to the store, John gave a drink to"));
+    QVERIFY(waitForResult());
+    CompareView *view = m_w->compareView();
+    QTRY_VERIFY_WITH_TIMEOUT(view->shownA() && view->shownA()->sentence == m_w->session()->sentence() &&
+                                 view->shownB() && view->shownB()->hasResult(),
+                             20000);
+    QTest::qWait(500);
+    const QList<QCustomPlot *> plots{view->pairPlot(), view->focusPlot(), view->differencePlot()};
+    QStringList problems, text;
+    QList<QRect> shown;
+    for (QCustomPlot *p : plots) {
+        if (!p->isVisible())
+            continue;
+        test::settlePlot(p);
+        const QRect g(p->mapTo(view, QPoint(0, 0)), p->size());
+        if (!view->rect().contains(g))
+            problems << QStringLiteral("%1 at (%2, %3, %4 × %5) outside the tab's %6 × %7")
+                            .arg(p->objectName()).arg(g.x()).arg(g.y()).arg(g.width()).arg(g.height())
+                            .arg(view->width()).arg(view->height());
+        for (const QRect &o : shown)
+            if (o.intersects(g))
+                problems << p->objectName() + QStringLiteral(" overlaps another plot");
+        shown << g;
+        for (const QString &s : textProblems(p))
+            text << p->objectName() + QStringLiteral(": ") + s;
+        // the bars of the focus word need room to read; A's and B's maps share one cell size, and
+        // the shorter text's map is the narrower
+        const QList<QCPAxisRect *> rects = p->axisRects();
+        const QSize least = p == view->pairPlot() ? QSize(30, 30) : QSize(60, 40);
+        for (QCPAxisRect *r : rects)
+            if (r->visible() && (r->width() < least.width() || r->height() < least.height()))
+                text << QStringLiteral("%1: axis rect %2 × %3 at (%4, %5)").arg(p->objectName())
+                                .arg(r->width()).arg(r->height()).arg(r->left()).arg(r->top());
+        for (const test::DrawnText &t : test::drawnTexts(p)) {
+            if (t.text.trimmed().isEmpty())
+                continue;
+            for (QCPAxisRect *r : rects) {
+                const QRectF x = t.box.intersected(QRectF(r->rect()).adjusted(1, 1, -1, -1));
+                if (x.width() > 1.5 && x.height() > 1.5)
+                    text << QStringLiteral("%1: “%2” over the axis rect at (%3, %4, %5 × %6)")
+                                    .arg(p->objectName()).arg(t.text)
+                                    .arg(r->left()).arg(r->top()).arg(r->width()).arg(r->height());
+            }
+        }
+    }
+    QVERIFY(view->focusPlot()->isVisible() || view->differencePlot()->isVisible());
+    // the next-token table: shown (a causal model on both sides), whole, under the plots
+    auto *table = view->findChild<QLabel *>(QStringLiteral("comparePredictions"));
+    QVERIFY(table);
+    QVERIFY(table->isVisible());
+    const QRect tg(table->mapTo(view, QPoint(0, 0)), table->size());
+    if (!view->rect().contains(tg))
+        problems << QStringLiteral("the predictions at (%1, %2, %3 × %4) outside the tab")
+                        .arg(tg.x()).arg(tg.y()).arg(tg.width()).arg(tg.height());
+    if (table->heightForWidth(table->width()) > table->height() + 2 || table->minimumSizeHint().width() > table->width() + 2)
+        problems << QStringLiteral("the predictions cut: %1 × %2 for %3 × %4")
+                        .arg(table->width()).arg(table->height())
+                        .arg(table->minimumSizeHint().width()).arg(table->heightForWidth(table->width()));
+    for (const QRect &g : shown)
+        if (g.intersects(tg))
+            problems << QStringLiteral("the predictions over a plot");
+    if (const QString dir = qEnvironmentVariable("OVERLAP_SHOT"); !dir.isEmpty()) // to look at
+        m_w->grab().save(QStringLiteral("%1/overlap-compare-model-%2.png").arg(dir).arg(window.width()));
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.mid(0, 10).join(QLatin1Char('\n'))));
+    if (textToo)
+        QVERIFY2(text.isEmpty(), qPrintable(text.mid(0, 10).join(QLatin1Char('\n'))));
+    else if (!text.isEmpty())
+        qInfo("not yet at this size: %s", qPrintable(text.mid(0, 10).join(QLatin1String("; "))));
 }
 
 void TestOverlaps::keySentenceBesideTheChips_data()

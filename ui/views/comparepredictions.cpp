@@ -77,20 +77,16 @@ void ComparePredictions::setSnapshots(const SnapshotPtr &a, const SnapshotPtr &b
     }
     m_x = na.top.front().id;
     m_y = nb.top.front().id != m_x ? nb.top.front().id : na.top.size() > 1 ? na.top[1].id : -1;
+    // one row a side, best first: four lines across the tab's width (a column of five rows under
+    // the focus word left its plot ~150 px)
     QString html = tr("<b>Next token after the last token</b>"
-                      "<table cellspacing='0' cellpadding='1'><tr><th></th><th align='left'>A</th><th></th>"
-                      "<th align='left'>&nbsp;&nbsp;B</th><th></th></tr>");
-    for (int i = 0; i < kShown; ++i) {
-        html += QStringLiteral("<tr><td>%1</td>").arg(i + 1);
-        for (const NextTokens *n : {&na, &nb}) {
-            if (size_t(i) < n->top.size()) {
-                const TokenProb &p = n->top[size_t(i)];
-                html += QStringLiteral("<td>%1%2</td><td align='right'>%3 %</td>")
-                            .arg(n == &nb ? QStringLiteral("&nbsp;&nbsp;") : QString(), shown(p))
-                            .arg(100.0 * p.p, 0, 'f', 1);
-            } else {
-                html += QStringLiteral("<td></td><td></td>");
-            }
+                      "<table cellspacing='0' cellpadding='1'>");
+    for (const NextTokens *n : {&na, &nb}) {
+        html += QStringLiteral("<tr><td><b>%1</b>&nbsp;&nbsp;</td>").arg(n == &na ? QStringLiteral("A") : QStringLiteral("B"));
+        for (int i = 0; i < kShown && size_t(i) < n->top.size(); ++i) {
+            const TokenProb &p = n->top[size_t(i)];
+            // (a narrow tab wraps a cell between its token and its share)
+            html += QStringLiteral("<td>%1 %2&nbsp;%&nbsp;&nbsp;&nbsp;</td>").arg(shown(p)).arg(100.0 * p.p, 0, 'f', 1);
         }
         html += QStringLiteral("</tr>");
     }

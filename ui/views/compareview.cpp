@@ -52,11 +52,8 @@ namespace {
 const QColor kColorA(33, 102, 172);
 const QColor kColorB(230, 120, 20);
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// The focus plot's least width for A's and B's rows side by side (each: value ticks, a title and
-// bars that read); narrower, B's row goes under A's.
-constexpr int kFocusSideBySide = 360;
-// The focus plot's least height for B's row under A's (the title, two rows, the embedding).
-constexpr int kFocusStacked = 330;
+// The least bars a row of the focus plot reads with: its axis rect's width and height.
+constexpr double kFocusBarsWidth = 80, kFocusBarsHeight = 40;
 // The automatic difference scale's smallest half-width (weights are 0..1), and the largest |A − B|
 // that is float32 rounding of one computation made twice rather than a difference.
 constexpr double kDifferenceFloor = 1e-3;
@@ -224,7 +221,14 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_explanation->setObjectName(QStringLiteral("compareExplanation"));
     m_explanation->setText(tr("A is the window's sentence and controls; B has its own, set below or with "
                               "“B's controls”. Pick a one-click comparison to start from the seed notebooks."));
-    outer->addWidget(m_explanation);
+    // in a short window the explanation scrolls: at 1280 × 720 its eight lines left the plots 170 px
+    m_explanationScroll = new QScrollArea(this);
+    m_explanationScroll->setWidget(m_explanation);
+    m_explanationScroll->setWidgetResizable(true);
+    m_explanationScroll->setFrameShape(QFrame::NoFrame);
+    m_explanationScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_explanationScroll->installEventFilter(this); // its height follows its width
+    outer->addWidget(m_explanationScroll);
 
     // B's sentence(s) and table.
     auto *bRow = new QHBoxLayout;
@@ -264,7 +268,9 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_pairPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
     m_pairPlot->setObjectName(QStringLiteral("comparePairPlot"));
     // explicit minimum sizes: a plot's own hint is the width of its title lines, which would widen the window
-    m_pairPlot->setMinimumSize(360, 150);
+    // (with the right column's, no more than the tab has at 1280 × 720 between the Controls and
+    // Predictions docks: wider, the column ran under the pair's colour scale)
+    m_pairPlot->setMinimumSize(300, 150);
     m_rectA = tokenRect(m_pairPlot->axisRect());
     m_pairPlot->plotLayout()->take(m_rectA);
     m_pairPlot->plotLayout()->simplify();
@@ -311,7 +317,9 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     rl->addWidget(m_reason);
     m_right = new QStackedWidget(right);
     rl->addWidget(m_right, 1);
-    m_predictions = new ComparePredictions(right);
+    // the next tokens under both columns, across the tab: under the focus word they took its height
+    m_predictions = new ComparePredictions(this);
+    outer->addWidget(m_predictions);
     m_mapsA = new LongTextMaps(this);
     m_mapsB = new LongTextMaps(this);
     connect(m_mapsA, &LongTextMaps::ready, this, [this](int, const Mat<float> &cells) {
@@ -326,12 +334,11 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         if (m_gotA)
             drawPooled();
     });
-    rl->addWidget(m_predictions);
 
     m_diffPlot = new QCustomPlot(m_right);
     m_diffPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
     m_diffPlot->setObjectName(QStringLiteral("compareDifferencePlot"));
-    m_diffPlot->setMinimumSize(200, 150);
+    m_diffPlot->setMinimumSize(180, 150);
     QCPAxisRect *dr = tokenRect(m_diffPlot->axisRect());
     m_diffScale = new QCPColorScale(m_diffPlot);
     m_diffScale->setType(QCPAxis::atRight);
@@ -360,7 +367,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_focusPlot = new QCustomPlot(m_right);
     m_focusPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
     m_focusPlot->setObjectName(QStringLiteral("compareFocusPlot"));
-    m_focusPlot->setMinimumSize(200, 150);
+    m_focusPlot->setMinimumSize(180, 150);
     m_embRect = m_focusPlot->axisRect();
     m_focusPlot->plotLayout()->take(m_embRect);
     m_focusPlot->plotLayout()->simplify();
@@ -474,9 +481,17 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         // bars had 40 px and B's none, their labels over the bars
         bool c = false;
         if (auto *rows = qobject_cast<QCPLayoutGrid *>(m_rowRectB->layout())) {
-            // (only where the height holds three rows of plots: with a model the predictions under
-            // the panel leave it 150 px, and stacked rows there were squeezed flat)
-            const bool stacked = m_focusPlot->width() < kFocusSideBySide && m_focusPlot->height() >= kFocusStacked;
+            // the arrangement whose smallest bars have the most room for what they need: stacked,
+            // three rows of plots share the height (in a short panel they were squeezed flat); side
+            // by side, A and B share the width. Each row loses its rotated token labels and two-line
+            // title under its bars and its value ticks beside them.
+            const double line = QFontMetricsF(m_rowRectA->axis(QCPAxis::atBottom)->tickLabelFont()).lineSpacing();
+            const double under = 7.5 * line, beside = 3.5 * line;
+            const double w = m_focusPlot->width(), h = m_focusPlot->height() - m_focusTitle->outerRect().height();
+            auto room = [](double bw, double bh) { return std::min(bw / kFocusBarsWidth, bh / kFocusBarsHeight); };
+            const double stackedRoom = room(w - beside, (h - 3 * under) / 3);
+            const double besideRoom = room((w - 2 * beside) / 2, (h - 2 * under) / 2);
+            const bool stacked = stackedRoom > besideRoom;
             if ((rows->rowCount() > 1) != stacked) {
                 rows->take(m_rowRectB);
                 rows->simplify();
@@ -701,6 +716,7 @@ void CompareView::loadSpec(const ComparisonSpec &spec)
     m_spec = spec;
     m_focusWord = spec.focusWord;
     m_explanation->setText(spec.explanation);
+    fitExplanation();
     const int i = m_combo->findData(spec.id);
     m_combo->setCurrentIndex(i >= 0 ? i : 0);
     setSideB(spec.b);
@@ -893,6 +909,8 @@ void CompareView::wrapTitle(QCPTextElement *title)
 
 bool CompareView::eventFilter(QObject *watched, QEvent *e)
 {
+    if (watched == m_explanationScroll && e->type() == QEvent::Resize)
+        fitExplanation();
     if (e->type() == QEvent::Resize) {
         for (QCPTextElement *t : {m_titleA, m_titleB, m_diffTitle, m_focusTitle})
             if (t->parentPlot() == watched) {
@@ -1286,8 +1304,23 @@ void CompareView::showPanel(QWidget *panel)
     }
 }
 
+void CompareView::fitExplanation()
+{
+    // the whole text where it takes at most an eighth of the tab (three lines at least), else that
+    // much and a scroll bar
+    const QScrollBar *bar = m_explanationScroll->verticalScrollBar();
+    const int width = m_explanationScroll->width() - 2;
+    const int whole = m_explanation->heightForWidth(width);
+    const int most = std::max(3 * m_explanation->fontMetrics().lineSpacing() + 4, height() / 8);
+    const int h = whole <= most ? whole : std::min(most, m_explanation->heightForWidth(width - bar->sizeHint().width()));
+    if (h > 0 && m_explanationScroll->height() != h)
+        m_explanationScroll->setFixedHeight(h);
+}
+
 bool CompareView::event(QEvent *e)
 {
+    if (e->type() == QEvent::Resize)
+        fitExplanation();
     if (e->type() == QEvent::PaletteChange) {
         m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
         m_diffPlot->replot(QCustomPlot::rpQueuedReplot);

@@ -151,6 +151,7 @@ private:
     // Sets the pair's column stretch so that A's and B's maps are equally wide; whether it changed.
     bool equalMapWidths();
     void rebuildFocus();
+    void fitExplanation();
     // Both sides long texts of one length whose layers can be read: their maps asked for (drawn by
     // drawPooled once both are back); false otherwise.
     bool rebuildPooled();
@@ -196,6 +197,7 @@ private:
     QCheckBox *m_followCheck = nullptr;
     ControlPanel *m_controlsB = nullptr;
     QScrollArea *m_controlsScroll = nullptr;
+    QScrollArea *m_explanationScroll = nullptr; // the explanation, at most an eighth of the tab's height
     QStackedWidget *m_right = nullptr;
     ComparePredictions *m_predictions = nullptr; // the next tokens after each side's last token
     QSplitter *m_split = nullptr;
