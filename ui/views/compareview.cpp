@@ -269,8 +269,9 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_pairPlot->setObjectName(QStringLiteral("comparePairPlot"));
     // explicit minimum sizes: a plot's own hint is the width of its title lines, which would widen the window
     // (with the right column's, no more than the tab has at 1280 × 720 between the Controls and
-    // Predictions docks: wider, the column ran under the pair's colour scale)
-    m_pairPlot->setMinimumSize(300, 150);
+    // Predictions docks: wider, the column ran under the pair's colour scale; the pair's the least
+    // in which B's two-line title beside A's query labels leaves A's map as wide as B's)
+    m_pairPlot->setMinimumSize(375, 150);
     m_rectA = tokenRect(m_pairPlot->axisRect());
     m_pairPlot->plotLayout()->take(m_rectA);
     m_pairPlot->plotLayout()->simplify();
@@ -338,7 +339,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_diffPlot = new QCustomPlot(m_right);
     m_diffPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
     m_diffPlot->setObjectName(QStringLiteral("compareDifferencePlot"));
-    m_diffPlot->setMinimumSize(180, 150);
+    m_diffPlot->setMinimumSize(165, 150);
     QCPAxisRect *dr = tokenRect(m_diffPlot->axisRect());
     m_diffScale = new QCPColorScale(m_diffPlot);
     m_diffScale->setType(QCPAxis::atRight);
@@ -367,7 +368,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_focusPlot = new QCustomPlot(m_right);
     m_focusPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
     m_focusPlot->setObjectName(QStringLiteral("compareFocusPlot"));
-    m_focusPlot->setMinimumSize(180, 150);
+    m_focusPlot->setMinimumSize(165, 150);
     m_embRect = m_focusPlot->axisRect();
     m_focusPlot->plotLayout()->take(m_embRect);
     m_focusPlot->plotLayout()->simplify();
@@ -484,13 +485,14 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
             // the arrangement whose smallest bars have the most room for what they need: stacked,
             // three rows of plots share the height (in a short panel they were squeezed flat); side
             // by side, A and B share the width. Each row loses its rotated token labels and two-line
-            // title under its bars and its value ticks beside them.
+            // title under its bars and its value ticks beside them; the embedding its numbers and
+            // two-line title.
             const double line = QFontMetricsF(m_rowRectA->axis(QCPAxis::atBottom)->tickLabelFont()).lineSpacing();
-            const double under = 7.5 * line, beside = 3.5 * line;
+            const double under = 5.5 * line, embUnder = 3.5 * line, beside = 3.5 * line;
             const double w = m_focusPlot->width(), h = m_focusPlot->height() - m_focusTitle->outerRect().height();
             auto room = [](double bw, double bh) { return std::min(bw / kFocusBarsWidth, bh / kFocusBarsHeight); };
-            const double stackedRoom = room(w - beside, (h - 3 * under) / 3);
-            const double besideRoom = room((w - 2 * beside) / 2, (h - 2 * under) / 2);
+            const double stackedRoom = room(w - beside, (h - 2 * under - embUnder) / 3);
+            const double besideRoom = room((w - 2 * beside) / 2, (h - under - embUnder) / 2);
             const bool stacked = stackedRoom > besideRoom;
             if ((rows->rowCount() > 1) != stacked) {
                 rows->take(m_rowRectB);
@@ -1311,7 +1313,10 @@ void CompareView::fitExplanation()
     const QScrollBar *bar = m_explanationScroll->verticalScrollBar();
     const int width = m_explanationScroll->width() - 2;
     const int whole = m_explanation->heightForWidth(width);
-    const int most = std::max(3 * m_explanation->fontMetrics().lineSpacing() + 4, height() / 8);
+    // whole lines, none cut across (a line of the label's text is a little taller than the font's)
+    const int lines = std::max(1, int(std::lround(double(whole) / std::max(1, m_explanation->fontMetrics().lineSpacing()))));
+    const double line = double(whole) / lines;
+    const int most = int(std::ceil(std::max(3, int(height() / 8 / line)) * line));
     const int h = whole <= most ? whole : std::min(most, m_explanation->heightForWidth(width - bar->sizeHint().width()));
     if (h > 0 && m_explanationScroll->height() != h)
         m_explanationScroll->setFixedHeight(h);
