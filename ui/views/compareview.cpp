@@ -339,7 +339,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_diffPlot = new QCustomPlot(m_right);
     m_diffPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
     m_diffPlot->setObjectName(QStringLiteral("compareDifferencePlot"));
-    m_diffPlot->setMinimumSize(165, 150);
+    m_diffPlot->setMinimumSize(150, 150);
     QCPAxisRect *dr = tokenRect(m_diffPlot->axisRect());
     m_diffScale = new QCPColorScale(m_diffPlot);
     m_diffScale->setType(QCPAxis::atRight);
@@ -368,7 +368,7 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_focusPlot = new QCustomPlot(m_right);
     m_focusPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
     m_focusPlot->setObjectName(QStringLiteral("compareFocusPlot"));
-    m_focusPlot->setMinimumSize(165, 150);
+    m_focusPlot->setMinimumSize(150, 150);
     m_embRect = m_focusPlot->axisRect();
     m_focusPlot->plotLayout()->take(m_embRect);
     m_focusPlot->plotLayout()->simplify();
