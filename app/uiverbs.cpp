@@ -1420,8 +1420,10 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
                     // each ablation on a head not ablated before in this row (the one before would be
                     // shown again: the restore's result kept)
                     const int head = (r / 2) % std::max(1, info.heads);
-                    if (ablating && when == 3) { // hover, click (through the grid's signals), press
-                        w.showView(QStringLiteral("headRoles")); // the grid (the click before showed the weights)
+                    // hover, click (through the grid's signals), press; first the grid again (the click
+                    // before showed the weights)
+                    if (ablating && when == 3) {
+                        w.showView(QStringLiteral("headRoles"));
                         settle();
                         emit w.headRolesView()->headPointed(midLayer, head, false);
                         QEventLoop rest;

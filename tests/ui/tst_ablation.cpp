@@ -29,17 +29,17 @@
 
 #include <QAction>
 #include <QApplication>
-#include <QContextMenuEvent>
-#include <QMouseEvent>
-#include <QTimer>
 #include <QCheckBox>
+#include <QContextMenuEvent>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMouseEvent>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QUndoStack>
 #include <QtTest>
 
@@ -687,7 +687,8 @@ void TestAblation::pointerRestingOnAHead()
     win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
     QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return !s.trace->edited(); }));
     QVERIFY(spec->waitForTests(30000)); // L1 H3's again, pointed at still
-    QVERIFY(win.w.showView(QStringLiteral("headRoles"))); // back to the grid (the click showed the weights)
+    // back to the grid (the click showed the weights)
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
     QTRY_VERIFY_WITH_TIMEOUT(!session->busy(), 30000);
     spec->setHoldForTests(300, 0);
     pointAt(grid, 0, 1);

@@ -24,10 +24,8 @@
 namespace attnviz::ui {
 
 Speculation::Speculation(QObject *parent)
-    : QObject(parent)
-    , m_pool(new QThreadPool(this))
-    , m_pointedPool(new QThreadPool(this))
-    , m_computing(std::make_shared<std::mutex>())
+    : QObject(parent), m_pool(new QThreadPool(this)), m_pointedPool(new QThreadPool(this)),
+      m_computing(std::make_shared<std::mutex>())
 {
     // A pool of its own with one thread at a low priority, which never reaches the global pool's
     // other work. On Linux nice 10 (Qt's priorities below normal change nothing there but the idle
@@ -106,10 +104,10 @@ void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<floa
     auto cancel = m_cancel;
     auto pooled = m_pooled;
     const int holdBefore = m_holdBeforeMs, holdAfter = m_holdAfterMs;
-    (pointed ? m_pointedPool : m_pool)->start([self, token, cancel, pooled, holdBefore, holdAfter, pointed,
-                   computing = m_computing, request = std::move(request),
-                   unedited = std::move(unedited), induction = std::move(induction), inductionProblem,
-                   clean = std::move(clean)]() mutable {
+    QThreadPool *pool = pointed ? m_pointedPool : m_pool;
+    pool->start([self, token, cancel, pooled, holdBefore, holdAfter, pointed, computing = m_computing,
+                 request = std::move(request), unedited = std::move(unedited), induction = std::move(induction),
+                 inductionProblem, clean = std::move(clean)]() mutable {
         const auto hold = [&cancel](int ms) {
             QElapsedTimer held;
             held.start();

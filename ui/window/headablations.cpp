@@ -190,8 +190,8 @@ void HeadAblations::update()
     if (!edits.empty())
         m_ablatedOnce = true;
     // the head pointed at (on this model's grid), else the selected one
-    if (const SnapshotPtr s = m_session->snapshot(); s && s->fromModel() &&
-        (m_pointed.first >= s->modelInfo.layers || m_pointed.second >= s->modelInfo.heads))
+    if (const SnapshotPtr s = m_session->snapshot();
+        s && s->fromModel() && (m_pointed.first >= s->modelInfo.layers || m_pointed.second >= s->modelInfo.heads))
         m_pointed = {-1, -1};
     const bool pointed = m_pointed.first >= 0 && m_pointed.second >= 0;
     const int sl = pointed ? m_pointed.first : l, sh = pointed ? m_pointed.second : h;

@@ -74,9 +74,9 @@ private:
     std::function<QString()> m_refusal;
     bool m_lastMean = false; // the last ablation was to the mean: the one speculated on
     bool m_ablatedOnce = false; // a head was ablated in this window: speculation is worth its CPU
-    QPair<int, int> m_hovered{-1, -1}; // under the pointer, resting for kDwellMs (m_dwell)
-    QPair<int, int> m_pointed{-1, -1}; // speculated on in place of the selected head ((-1, -1): none)
-    bool m_pointedMenu = false;        // by its menu: even before the first ablation
+    QPair<int, int> m_hovered{-1, -1};  // under the pointer, resting for kDwellMs (m_dwell)
+    QPair<int, int> m_pointed{-1, -1};  // speculated on in place of the selected head ((-1, -1): none)
+    bool m_pointedMenu = false;         // by its menu: even before the first ablation
     QPair<int, int> m_selected{-1, -1}; // the selection update() saw last
     QTimer *m_dwell = nullptr;
     QTimer *m_selectionSettled = nullptr; // a selection moved away from the pointed head, seen once it settles
