@@ -87,6 +87,7 @@ public:
     explicit HeadRolesCanvas(HeadRolesView *view) : QWidget(view), m_view(view)
     {
         setObjectName(QStringLiteral("headRolesCanvas"));
+        setMouseTracking(true); // headPointed
     }
 
     // over a head, with a corpus shown: its scores' means and spreads
@@ -316,11 +317,32 @@ protected:
         for (int i = 0; i < int(m_view->m_order.size()); ++i)
             if (rectFor(i).contains(e->pos())) {
                 const auto [l, h] = m_view->m_order[i];
+                m_view->m_pointed = {l, h};
+                emit m_view->headPointed(l, h, true);
                 QMenu menu(this);
                 menu.addActions(m_view->headActions(l, h, &menu));
                 menu.exec(e->globalPos());
                 return;
             }
+    }
+
+    // the head under the pointer, said when it changes
+    void mouseMoveEvent(QMouseEvent *e) override
+    {
+        point(m_view->headAt(e->pos()));
+        QWidget::mouseMoveEvent(e);
+    }
+    void leaveEvent(QEvent *e) override
+    {
+        point({-1, -1});
+        QWidget::leaveEvent(e);
+    }
+    void point(const QPair<int, int> &at)
+    {
+        if (at == m_view->m_pointed)
+            return;
+        m_view->m_pointed = at;
+        emit m_view->headPointed(at.first, at.second, false);
     }
 
     void mousePressEvent(QMouseEvent *e) override
