@@ -31,6 +31,7 @@
 #include "controls/tokenchipsview.h"
 #include "views/headgridview.h"
 #include "views/headrolesview.h"
+#include "window/dockfold.h"
 #include "views/heatmapview.h"
 #include "views/compareview.h"
 #include "views/normweighting.h"
@@ -166,6 +167,7 @@ private slots:
     void compareLongTexts();
     void linesDrawOneRow();
     void headRolesReadLongText();
+    void headRolesNormWeighted();
     void spanFromSelection();
     void exportRefused();
     void sixteenBitModel();
@@ -893,6 +895,11 @@ void TestLongTextWindow::normWeightedSwitch()
             for (int j = 0; j < t; ++j)
                 err = std::max(err, std::abs(row->values()[j] - double(want(250, j))));
             QVERIFY2(err < 1e-5 * top, qPrintable(QStringLiteral("row: %1").arg(err)));
+            // the chart's axis follows the weighted values past 1, as on a short text
+            const double rowTop = *std::max_element(row->values().begin(), row->values().end());
+            const QCPRange yr = row->plot()->yAxis->range();
+            QVERIFY2(yr.upper >= rowTop && yr.upper < 1.5 * rowTop + 0.05,
+                     qPrintable(QStringLiteral("y axis %1–%2, values up to %3").arg(yr.lower).arg(yr.upper).arg(rowTop)));
             SequenceResult<float> &ws = weighted.layers[size_t(layer)].attention.batch.front();
             for (int h = -1; h < m_full.numHeads(); ++h) {
                 Mat<float> w;
@@ -1159,6 +1166,65 @@ void TestLongTextWindow::headRolesReadLongText()
     QVERIFY2(view->note().contains(QStringLiteral("tokens 100–119")), qPrintable(view->note()));
     // the grid shows every head
     QCOMPARE(int(view->shownOrder().size()), m_full.numLayers() * m_full.numHeads());
+}
+
+// The norm-weighted switch on the Layers tab's readings: every score and reading of each head on
+// each query's shares of ‖α·v·W_O‖, as the short text's grid reads the full weighted matrices made
+// into shares (1e-5); off, the weights' own again.
+void TestLongTextWindow::headRolesNormWeighted()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    HeadRolesView *view = win.w.headRolesView();
+    QTRY_VERIFY(view->layerCount() > 0 && !view->computing());
+    // the full trace's norm-weighted matrices, each row as shares of its sum
+    Trace<float> shares = m_full;
+    for (int l = 0; l < m_full.numLayers(); ++l) {
+        SequenceResult<float> &ws = shares.layers[size_t(l)].attention.batch.front();
+        for (int h = -1; h < m_full.numHeads(); ++h) {
+            Mat<float> w;
+            QVERIFY(normWeighted(m_full, l, h, w).ok());
+            makeRowShares(w);
+            (h < 0 ? ws.weightsAvg : ws.weights[size_t(h)]) = WeightMatrix<float>(w);
+        }
+    }
+    QAction *sw = win.w.views()->normWeightedAction();
+    QVERIFY(sw->isEnabled());
+    sw->setChecked(true);
+    QCoreApplication::processEvents();
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing() && view->note().contains(QStringLiteral("‖α·v·W_O‖")), 60000);
+    using R = HeadRolesView::Role;
+    const std::pair<R, Mat<double>> roles[] = {{R::PreviousToken, previousTokenScores(shares)},
+                                               {R::FirstToken, firstTokenScores(shares)},
+                                               {R::SameToken, sameTokenScores(shares)},
+                                               {R::Self, selfScores(shares)}};
+    for (const auto &[role, want] : roles) {
+        const double d = worstOf(want, [&](int l, int h) { return view->score(role, l, h); });
+        QVERIFY2(d < 1e-5, qPrintable(HeadRolesView::roleName(role) + QStringLiteral(": %1").arg(d)));
+    }
+    // not the weights' own: the switch changes what the grid reads (by 1.3e-4 on this fixture)
+    const double plainOff = worstOf(sinkMassScores(m_full), [&](int l, int h) { return view->readingValue(l, h); });
+    const double sharesOff = worstOf(sinkMassScores(shares), [&](int l, int h) { return view->readingValue(l, h); });
+    QVERIFY2(plainOff > 5e-5 && sharesOff < 1e-5, qPrintable(QStringLiteral("sink mass: %1 from the weights', %2 from the shares'").arg(plainOff).arg(sharesOff)));
+    view->setReading(int(HeadReading::RecentMass));
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing(), 60000);
+    QVERIFY(worstOf(recentMassScores(shares), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+    view->setReading(int(HeadReading::Entropy));
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing(), 60000);
+    QVERIFY(worstOf(entropyScores(shares), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-4);
+    view->setReading(int(HeadReading::SpanMass));
+    view->setSpan(100, 120);
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing(), 60000);
+    QVERIFY(worstOf(spanMassScores(shares, 100, 120), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+    QVERIFY2(view->note().contains(QStringLiteral("Norm-weighted")), qPrintable(view->note()));
+    // off: the weights' own scores again
+    sw->setChecked(false);
+    QCoreApplication::processEvents();
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing() && !view->note().contains(QStringLiteral("‖α·v·W_O‖")), 60000);
+    QVERIFY(worstOf(previousTokenScores(m_full), [&](int l, int h) { return view->score(R::PreviousToken, l, h); }) < 1e-5);
+    QVERIFY(worstOf(spanMassScores(m_full, 100, 120), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
 }
 
 // "Use selection as span": tokens selected by a drag across the chips, or words selected in the
@@ -1493,6 +1559,16 @@ void TestLongTextWindow::windowScreenshots()
     win.w.heatmapView()->refreshMap();
     settle();
     win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-map.png"));
+    // the Selected query dock unfolded: its axis follows the weighted row past 1
+    if (auto *fold = win.w.findChild<DockFold *>(QStringLiteral("rowDockFold")))
+        fold->setFolded(false);
+    settle();
+    win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-row.png"));
+    // the Layers tab's readings, norm-weighted
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    QTRY_VERIFY_WITH_TIMEOUT(win.w.headRolesView()->layerCount() > 0 && !win.w.headRolesView()->computing(), 60000);
+    settle();
+    win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-layers.png"));
     QVERIFY(win.w.showView(QStringLiteral("rollout")));
     auto *rollout = qobject_cast<RolloutView *>(win.w.viewWidget(QStringLiteral("rollout")));
     QTRY_VERIFY_WITH_TIMEOUT(rollout->ready() && !rollout->rowPending(), 60000);
