@@ -165,6 +165,7 @@ private slots:
     void rolloutRowOfSelectedQuery();
     void normWeightedSwitch();
     void compareLongTexts();
+    void compareFollowsZoom();
     void linesDrawOneRow();
     void headRolesReadLongText();
     void headRolesNormWeighted();
@@ -954,6 +955,92 @@ void TestLongTextWindow::normWeightedSwitch()
     QVERIFY(worst(drawn, plain.pooled(1, 0, t, 0, t, int(drawn.rows()), int(drawn.cols()), Pooling::Max)) < 1e-5);
 }
 
+// Compare's maps follow zoom as the Weights map does: each of A, B and the difference is computed
+// again for the region its plot shows once a zoom stops, pooled while that region is wider than
+// kPooledCells, then single cells (the weights themselves, their numbers drawn). The cells equal the
+// full matrices' (1e-5): pooled by the max and the mean, and the difference that of A's and B's maps
+// of the difference plot's region, whichever regions A and B show.
+void TestLongTextWindow::compareFollowsZoom()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    const int t = s->tq(), head = 2;
+    selectHead(win, head);
+    win.w.session()->setSelectedLayer(0);
+    QVERIFY(win.w.showView(QStringLiteral("compare")));
+    CompareView *cv = win.w.compareView();
+    cv->copyAToB();
+    cv->sessionB()->setSelectedLayer(1);
+    const auto settled = [&] {
+        return cv->isCurrent() && !cv->mapsPending() && cv->showsPooled() && cv->pooledA().size() > 0 &&
+               cv->pooledB().size() > 0 && cv->pooledDifference().size() > 0 && cv->sessionB()->snapshot() &&
+               cv->sessionB()->snapshot()->longText && cv->sessionB()->selectedLayer() == 1;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(settled() && cv->pooledRegionA() == QRect(0, 0, t, t), 60000);
+    const Mat<float> fullA = m_full.weights(0, head).toDense(), fullB = m_full.weights(1, head).toDense();
+    const AttentionTiles<float> storedA(m_full, 0, AttentionTiles<float>::Source::Stored);
+    const AttentionTiles<float> storedB(m_full, 1, AttentionTiles<float>::Source::Stored);
+    // the region's cells pooled as AttentionTiles::pooled partitions it, in float64
+    const auto poolOf = [&](const Mat<float> &full, const QRect &g, int outR, int outC, Pooling pool) {
+        Mat<double> out(outR, outC);
+        for (int a = 0; a < outR; ++a)
+            for (int b = 0; b < outC; ++b) {
+                const int r0 = g.top() + int(int64_t(a) * g.height() / outR), r1 = g.top() + int(int64_t(a + 1) * g.height() / outR);
+                const int c0 = g.left() + int(int64_t(b) * g.width() / outC), c1 = g.left() + int(int64_t(b + 1) * g.width() / outC);
+                const Mat<double> blk = full.block(r0, c0, r1 - r0, c1 - c0).cast<double>();
+                out(a, b) = pool == Pooling::Mean ? blk.mean() : blk.maxCoeff();
+            }
+        return out;
+    };
+    const auto off = [](const Mat<float> &got, const Mat<double> &want) {
+        return got.rows() == want.rows() && got.cols() == want.cols() ? (got.cast<double>() - want).cwiseAbs().maxCoeff() : 1e9;
+    };
+    // A: rows 600–999 x keys 100–899 (pooled, 400 x 800 cells); B: rows 640–759 x keys 520–759
+    // (single cells); the difference: rows 200–299 x keys 150–299 (single), then 0–767 x 0–1023 (pooled)
+    const QRect zoomA(100, 600, 800, 400), zoomB(520, 640, 240, 120);
+    for (const QRect &zoomD : {QRect(150, 200, 150, 100), QRect(0, 0, 1024, 768)})
+        for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
+            const QString name = (pool == Pooling::Max ? QStringLiteral("max") : QStringLiteral("mean")) +
+                                 QStringLiteral(", difference over %1 x %2").arg(zoomD.width()).arg(zoomD.height());
+            win.w.heatmapView()->meanPoolingAction()->setChecked(pool == Pooling::Mean);
+            QCOMPARE(cv->pooling(), pool);
+            cv->pairZoom()->zoomTo(QRectF(zoomA.left(), zoomA.top(), zoomA.width() - 1, zoomA.height() - 1), cv->rectA());
+            cv->pairZoom()->zoomTo(QRectF(zoomB.left(), zoomB.top(), zoomB.width() - 1, zoomB.height() - 1), cv->rectB());
+            cv->differenceZoom()->zoomTo(QRectF(zoomD.left(), zoomD.top(), zoomD.width() - 1, zoomD.height() - 1));
+            QTRY_VERIFY_WITH_TIMEOUT(settled() && cv->pooledRegionA() == zoomA && cv->pooledRegionB() == zoomB &&
+                                         cv->differenceRegion() == zoomD,
+                                     60000);
+            // A pooled (at most kPooledCells a side), B single cells
+            QCOMPARE(int(cv->pooledA().rows()), CompareView::kPooledCells);
+            QCOMPARE(int(cv->pooledA().cols()), CompareView::kPooledCells);
+            const double da = off(cv->pooledA(), poolOf(fullA, zoomA, CompareView::kPooledCells, CompareView::kPooledCells, pool));
+            QVERIFY2(da < 1e-5, qPrintable(name + QStringLiteral(": A off by %1").arg(da)));
+            QCOMPARE(int(cv->pooledB().rows()), zoomB.height());
+            QCOMPARE(int(cv->pooledB().cols()), zoomB.width());
+            const double db = off(cv->pooledB(), fullB.block(zoomB.top(), zoomB.left(), zoomB.height(), zoomB.width()).cast<double>());
+            QVERIFY2(db < 1e-5, qPrintable(name + QStringLiteral(": B off by %1").arg(db)));
+            QVERIFY2(cv->titleB().contains(QStringLiteral("single weights")), qPrintable(cv->titleB()));
+            QVERIFY2(cv->titleA().contains(QStringLiteral("queries 600–999, keys 100–899")), qPrintable(cv->titleA()));
+            // the difference: A's and B's maps of its own region
+            const int outR = std::min(zoomD.height(), CompareView::kPooledCells), outC = std::min(zoomD.width(), CompareView::kPooledCells);
+            const Mat<double> pa = poolOf(fullA, zoomD, outR, outC, pool), pb = poolOf(fullB, zoomD, outR, outC, pool);
+            const double dd = off(cv->pooledDifference(), pa - pb);
+            QVERIFY2(dd < 1e-5, qPrintable(name + QStringLiteral(": difference off by %1").arg(dd)));
+            if (pool == Pooling::Mean) { // the mean is linear: the mean-pooled difference of the weights
+                const Mat<float> diff = fullA - fullB;
+                QVERIFY(off(cv->pooledDifference(), poolOf(diff, zoomD, outR, outC, Pooling::Mean)) < 1e-5);
+            }
+            QVERIFY(cv->maxAbsDifference() > 0.0);
+        }
+    // home again: the whole matrices at most kPooledCells a side
+    win.w.heatmapView()->meanPoolingAction()->setChecked(false);
+    cv->pairZoom()->reset();
+    cv->differenceZoom()->reset();
+    QTRY_VERIFY_WITH_TIMEOUT(settled() && cv->pooledRegionA() == QRect(0, 0, t, t) && cv->differenceRegion() == QRect(0, 0, t, t), 60000);
+    QCOMPARE(int(cv->pooledA().rows()), std::min(t, CompareView::kPooledCells));
+}
+
 // Compare on a long text: A and B the same long text at layers 0 and 1, A's selected head on both.
 // Each side is the Weights tab's pooled map of its layer's full matrix (1e-5); A − B is A's map
 // minus B's, which pooled by the mean (the Weights tab's switch) is the mean-pooled difference of
@@ -1552,6 +1639,19 @@ void TestLongTextWindow::windowScreenshots()
         settle();
         win.w.grab().save(dir + (mean ? QStringLiteral("/w-longtext-compare-mean.png") : QStringLiteral("/w-longtext-compare-max.png")));
     }
+    // zoomed: A, B and the difference to 5 x 4 cells on the diagonal (single cells, their
+    // numbers), then to 300 x 200 (pooled, refined)
+    for (const QRect &zoom : {QRect(697, 698, 5, 4), QRect(500, 600, 300, 200)}) {
+        const QRectF coords(zoom.left(), zoom.top(), zoom.width() - 1, zoom.height() - 1);
+        cv->pairZoom()->zoomTo(coords, cv->rectA());
+        cv->pairZoom()->zoomTo(coords, cv->rectB());
+        cv->differenceZoom()->zoomTo(coords);
+        QTRY_VERIFY_WITH_TIMEOUT(!cv->mapsPending() && cv->pooledRegionA() == zoom && cv->differenceRegion() == zoom, 60000);
+        settle();
+        win.w.grab().save(dir + QStringLiteral("/w-longtext-compare-zoomed-%1.png").arg(zoom.width()));
+    }
+    cv->pairZoom()->reset();
+    cv->differenceZoom()->reset();
     win.w.heatmapView()->meanPoolingAction()->setChecked(false);
     // the norm-weighted switch: the Weights map and the rollout's row
     win.w.views()->normWeightedAction()->setChecked(true);
