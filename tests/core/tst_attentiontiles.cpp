@@ -1021,7 +1021,7 @@ void TestAttentionTiles::keyWeightedEqualsNormWeighted()
 // by their sums equal makeRowShares of normWeighted's full matrices, recomputed and stored; and every
 // head reading with ReadingOptions::normWeighted, on a trace that keeps its weights and on one that
 // keeps only q, k and the log-sum-exp, equals that reading of a trace holding those shares (the
-// grid's short-text path) — 1e-6 in float32, 1e-12 in float64.
+// grid's short-text path) — 1e-6 in float32, 1e-12 in float64. A reading stopped reads nothing.
 template <typename T>
 void checkRowShares(Model &m, int tokens, double tol)
 {
@@ -1084,6 +1084,13 @@ void checkRowShares(Model &m, int tokens, double tol)
         if (reading == HeadReading::SinkMass)
             QVERIFY((headReading(tr, reading, o) - want).cwiseAbs().maxCoeff() > 1e-3);
     }
+    // stopped before the first layer: nothing read, every score NaN
+    std::atomic<bool> stopped{true};
+    w.stop = &stopped;
+    const std::vector<Mat<double>> none = headReadings(bare, {HeadReading::SinkMass, HeadReading::Entropy}, w);
+    QCOMPARE(int(none.size()), 2);
+    for (const Mat<double> &m : none)
+        QVERIFY(m.size() > 0 && m.array().isNaN().all());
 }
 
 void TestAttentionTiles::rowSharesEqualMadeShares()

@@ -640,6 +640,10 @@ void HeadRolesView::computeLong()
     const SnapshotPtr s = m_snapshot;
     const quint64 generation = ++m_generation;
     m_computing = true;
+    if (m_stop)
+        m_stop->store(true); // the readings asked before stop between layers
+    m_stop = std::make_shared<std::atomic<bool>>(false);
+    const std::shared_ptr<std::atomic<bool>> stop = m_stop;
     const std::shared_ptr<const Trace<float>> trace = s->trace;
     const bool weighted = isNormWeighted(*s); // the same trace, read as each query's shares of ‖α·v·W_O‖
     const bool roles = m_rolesOf != trace.get() || m_rolesWeighted != weighted;
@@ -648,11 +652,12 @@ void HeadRolesView::computeLong()
     o.spanBegin = m_spanBegin;
     o.spanEnd = m_spanEnd;
     o.normWeighted = weighted;
+    o.stop = stop.get();
     const std::shared_ptr<const NeedleProbe> probe = int(reading) == kRetrieval ? m_retrieval : nullptr;
     QPointer<HeadRolesView> self(this);
     // the trace is held by the job; the scores come back on the GUI thread, to this view if it still
     // exists and asked for nothing newer
-    QThreadPool::globalInstance()->start([self, trace, roles, reading, o, generation, probe, weighted] {
+    QThreadPool::globalInstance()->start([self, trace, roles, reading, o, generation, probe, weighted, stop] {
         // the roles (once a trace) and the reading in one pass: each layer's tiles, and norm-weighted
         // their row sums, made once
         std::vector<HeadReading> asked;
@@ -957,6 +962,8 @@ void HeadRolesView::rebuild()
     if (!s || !s->hasResult() || s->cross) {
         ++m_generation;
         m_computing = false;
+        if (m_stop)
+            m_stop->store(true);
         m_rolesOf = nullptr;
         m_readingScores.resize(0, 0);
         m_note->setText(s && !s->message.isEmpty() ? s->message : tr("Open a model folder to see its heads."));
@@ -997,8 +1004,10 @@ void HeadRolesView::rebuild()
         return;
     }
     m_rolesOf = nullptr;
-    ++m_generation; // a long text's scores still computing are not shown
+    ++m_generation; // a long text's scores still computing are not shown, and stop
     m_computing = false;
+    if (m_stop)
+        m_stop->store(true);
     const bool normWeighted = isNormWeighted(*s);
     const Trace<float> &trace = *s->trace;
     const Trace<float> scored = normWeighted ? rowShares(trace) : Trace<float>();

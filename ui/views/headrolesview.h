@@ -43,6 +43,8 @@
 #include <QVector>
 
 #include <array>
+#include <atomic>
+#include <memory>
 
 class QAction;
 class QComboBox;
@@ -204,6 +206,7 @@ private:
     const void *m_rolesOf = nullptr; // the trace whose role scores m_scores hold (a long text's)
     bool m_rolesWeighted = false;    // and whether they are the norm-weighted shares' scores
     quint64 m_generation = 0;
+    std::shared_ptr<std::atomic<bool>> m_stop; // set: the long text's readings still computing stop
     bool m_computing = false;
 };
 

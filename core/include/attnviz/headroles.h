@@ -88,6 +88,9 @@ struct ReadingOptions {
     // weights and on a long text's; summing the rows reads every cell of every head (t x t a head).
     // NaN for a layer that kept no values.
     bool normWeighted = false;
+    // Set (by another thread), the readings stop before the next layer, leaving the rest NaN: a
+    // caller that no longer wants them (a newer request) does not wait for every layer's rows.
+    const std::atomic<bool> *stop = nullptr;
 };
 // `rowsRead` (if given): the queries a same-token score or the rows an entropy averaged over (0 for
 // the other readings).

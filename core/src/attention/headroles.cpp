@@ -27,10 +27,11 @@ using Scorer = std::function<double(const AttentionTiles<T> &, int)>;
 // attention as each query's shares (ReadingOptions::normWeighted; its row sums read once a layer);
 // NaN for a layer without the values that needs.
 template <typename T>
-std::vector<Mat<double>> overHeads(const Trace<T> &trace, bool weighted, const std::vector<Scorer<T>> &score)
+std::vector<Mat<double>> overHeads(const Trace<T> &trace, bool weighted, const std::vector<Scorer<T>> &score,
+                                   const std::atomic<bool> *stop = nullptr)
 {
     std::vector<Mat<double>> s(score.size(), Mat<double>::Constant(trace.numLayers(), trace.numHeads(), kNaN));
-    for (int l = 0; l < trace.numLayers(); ++l) {
+    for (int l = 0; l < trace.numLayers() && !(stop && stop->load()); ++l) {
         // nothing cached: every read below is made once
         AttentionTiles<T> tiles(trace, l, AttentionTiles<T>::Source::Auto, 0);
         if (!tiles.valid())
@@ -317,7 +318,7 @@ std::vector<Mat<double>> headReadings(const Trace<T> &trace, const std::vector<H
         if (rowsRead)
             *rowsRead = rows;
     }
-    return overHeads(trace, o.normWeighted, scorers);
+    return overHeads(trace, o.normWeighted, scorers, o.stop);
 }
 
 template <typename T>
