@@ -1501,6 +1501,11 @@ void CompareView::drawPooledPair()
     m_homeA = m_homeB = QSize(tk, tq);
     if (wasA != m_homeA || wasB != m_homeB || !m_pairZoom->isZoomed())
         m_pairZoom->reset();
+    // a zoom kept from before (the whole matrices drawn for a new text of the same length): the
+    // maps of the regions shown follow
+    if (visibleMapRegion(m_rectA, tq, tk, kPooledCells, false).region != m_mapsA->request().region ||
+        visibleMapRegion(m_rectB, tq, tk, kPooledCells, false).region != m_mapsB->request().region)
+        m_poolTimer->start();
     QCPColorGradient gradient;
     const QCPRange range = weightsRange(0.0, double(hi), gradient);
     m_scale->setGradient(gradient);
@@ -1564,6 +1569,8 @@ void CompareView::drawPooledDifference()
     m_diffPlot->axisRect()->axis(QCPAxis::atLeft)->setLabel(QString());
     if (const QSize was = m_homeDiff; (m_homeDiff = QSize(tk, tq)) != was || !m_diffZoom->isZoomed())
         m_diffZoom->reset();
+    if (visibleMapRegion(m_diffPlot->axisRect(), tq, tk, kPooledCells, false).region != region)
+        m_poolTimer->start(); // a zoom kept from before, as for the pair
     m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
     emit updated();
 }
