@@ -20,7 +20,9 @@
 // entropy, span mass over a span of tokens set in the range fields) paints each thumbnail as that
 // reading's value instead of the weights. A long text (a trace without t x t weights, read through
 // AttentionTiles) has no weight thumbnails: it shows a reading (sink mass until another is chosen)
-// and the text's scores, computed on the thread pool (the newest request wins).
+// and the text's scores, computed on the thread pool (the newest request wins); norm-weighted, the
+// reading and the scores are taken on each query's shares of ||a v W_O|| as on a short text
+// (ReadingOptions::normWeighted: the tiles' key weights, each row divided by its sum).
 // The needle probe's retrieval scores (attnviz/needleprobe.h, which the window runs: "Needle probe…")
 // are one more reading, chosen when they come, with the needle's tokens set as the span; they stay for
 // the model they were measured on. "Use selection as span" sets the span to the tokens selected in the
@@ -42,6 +44,8 @@
 #include <QVector>
 
 #include <array>
+#include <atomic>
+#include <memory>
 
 class QAction;
 class QComboBox;
@@ -205,7 +209,9 @@ private:
     Mat<double> m_readingScores; // the reading drawn, (layers, heads)
     int m_readingRows = 0;       // entropy: query rows read; same-token: queries read
     const void *m_rolesOf = nullptr; // the trace whose role scores m_scores hold (a long text's)
+    bool m_rolesWeighted = false;    // and whether they are the norm-weighted shares' scores
     quint64 m_generation = 0;
+    std::shared_ptr<std::atomic<bool>> m_stop; // set: the long text's readings still computing stop
     bool m_computing = false;
 };
 
