@@ -9,6 +9,7 @@
 #include "views/embeddingview.h"
 #include "files/figureexport.h"
 #include "views/headgridview.h"
+#include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/layergridview.h"
 #include "live/livecompute.h"
@@ -1373,7 +1374,10 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
         // restore shows again the clean result the window had. A first ablation, untimed, comes before:
         // a window speculates only once a head has been ablated in it (window/headablations.h). A
         // speculation's CPU is the process's (getrusage) from the head's selection to its end (the
-        // views' update for the head selected included).
+        // views' update for the head selected included). Last, the hand on the mouse: the pointer rests
+        // 150 ms on the head's thumbnail in the Layers × heads grid (its ablation speculated on after
+        // HeadAblations::kDwellMs), clicks it (selected, the Weights tab shown) and the press follows
+        // at once.
         if (QAction *ablate = w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction")); ablate && ablate->isEnabled()) {
             w.session()->setSelectedLayer(std::max(0, info.layers / 2));
             QCoreApplication::processEvents();
@@ -1405,16 +1409,29 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
             settle();
             restore();
             const char *whens[] = {"right after selecting the head", "100 ms after selecting the head",
-                                   "after the window idled (speculated)"};
-            for (int when = 0; when < 3; ++when) {
+                                   "after the window idled (speculated)",
+                                   "after resting 150 ms on the head in the grid, then clicking it"};
+            const int midLayer = std::max(0, info.layers / 2);
+            for (int when = 0; when < 4; ++when) {
                 std::vector<double> toggles, on, off, cpu;
                 int swapped = 0, joined = 0;
                 for (int r = 0; r < reps; ++r) {
                     const bool ablating = w.session()->edits().empty();
                     // each ablation on a head not ablated before in this row (the one before would be
                     // shown again: the restore's result kept)
-                    if (ablating)
-                        w.session()->setSelectedHead((r / 2) % std::max(1, info.heads));
+                    const int head = (r / 2) % std::max(1, info.heads);
+                    // hover, click (through the grid's signals), press; first the grid again (the click
+                    // before showed the weights)
+                    if (ablating && when == 3) {
+                        w.showView(QStringLiteral("headRoles"));
+                        settle();
+                        emit w.headRolesView()->headPointed(midLayer, head, false);
+                        QEventLoop rest;
+                        QTimer::singleShot(150, &rest, &QEventLoop::quit);
+                        rest.exec();
+                        emit w.headRolesView()->headOpened(midLayer, head);
+                    } else if (ablating)
+                        w.session()->setSelectedHead(head);
                     // waits blocked in the event loop, as the window idles (a loop of processEvents
                     // would keep the GUI thread spinning: CPU the idle-priority speculation never gets)
                     if (ablating && when == 1) {
@@ -1446,7 +1463,7 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
                 }
                 std::printf("%8s ablation toggle %s (Edit > Ablate the selected head, layer %d, pressed again to "
                             "restore): %.2f ms median of %d presses (ablate %.2f ms, restore %.2f ms; of %d ablations "
-                            "%d shown from the speculation finished, %d waited for it half done)\n",
+                            "%d shown from the speculation finished, %d waited for it, half done or pointed at)\n",
                             "", whens[when], std::max(0, info.layers / 2), mid(toggles), int(toggles.size()), mid(on),
                             mid(off), int(on.size()), swapped, joined);
                 if (!cpu.empty())

@@ -329,6 +329,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_ablations = new HeadAblations(m_session, m_undo, [this] { return editsRefusal(m_modelInfo, m_session->model() != nullptr); }, this);
     connect(m_views, &ViewRouter::headAblationRequested, m_ablations, &HeadAblations::ablate);
     connect(m_views, &ViewRouter::headRestoreRequested, m_ablations, &HeadAblations::restore);
+    connect(headRolesView(), &HeadRolesView::headPointed, m_ablations, &HeadAblations::point);
     connect(m_session, &LiveSession::editsChanged, this, &MainWindow::updateModified);
     connect(m_controls, &ControlPanel::settingsChanged, this, &MainWindow::onSettingsChanged);
     connect(m_controls, &ControlPanel::headDisplayChanged, m_session, &LiveSession::setHeadDisplay);

@@ -393,6 +393,7 @@ private slots:
     void rolloutRowEqualsFull();
     void rolloutRowPastBlocks();
     void keyWeightedEqualsNormWeighted();
+    void rowSharesEqualMadeShares();
 };
 
 void TestAttentionTiles::recomputedEqualsFull_data()
@@ -1014,6 +1015,90 @@ void TestAttentionTiles::keyWeightedEqualsNormWeighted()
     QVERIFY(m);
     checkKeyWeighted<float>(*m, 150, 1e-6);
     checkKeyWeighted<double>(*m, 150, 1e-12);
+}
+
+// Row shares (setRowShares) over the key weights: every head's and the mean's weighted rows divided
+// by their sums equal makeRowShares of normWeighted's full matrices, recomputed and stored; and every
+// head reading with ReadingOptions::normWeighted, on a trace that keeps its weights and on one that
+// keeps only q, k and the log-sum-exp, equals that reading of a trace holding those shares (the
+// grid's short-text path) — 1e-6 in float32, 1e-12 in float64. A reading stopped reads nothing.
+template <typename T>
+void checkRowShares(Model &m, int tokens, double tol)
+{
+    TraceRequest req;
+    req.ids = seededIds(tokens);
+    Trace<T> tr;
+    QVERIFY(m.trace(req, tr).ok());
+    const int t = tokens;
+    Trace<T> shares = tr, bare = tr;
+    for (int l = 0; l < tr.numLayers(); ++l) {
+        Mat<T> norms;
+        QVERIFY(valueNorms(tr, l, norms).ok());
+        AttentionTiles<T> tiles(tr, l, AttentionTiles<T>::Source::Recompute), stored(tr, l);
+        QVERIFY(tiles.setKeyWeights(norms) && stored.setKeyWeights(norms));
+        tiles.setRowShares(true);
+        stored.setRowShares(true);
+        QVERIFY(tiles.rowShares() && stored.rowShares());
+        SequenceResult<T> &ws = shares.layers[size_t(l)].attention.batch.front();
+        for (int h = -1; h < tr.numHeads(); ++h) {
+            Mat<T> want;
+            QVERIFY(normWeighted(tr, l, h, want).ok());
+            makeRowShares(want);
+            const QString where = QStringLiteral("layer %1 head %2").arg(l).arg(h);
+            const double d = largestDifference(tiles.tile(h, 0, t, 0, t), want);
+            QVERIFY2(d <= tol, qPrintable(where + QStringLiteral(": recomputed off by %1").arg(d)));
+            const double ds = largestDifference(stored.tile(h, 0, t, 0, t), want);
+            QVERIFY2(ds <= tol, qPrintable(where + QStringLiteral(": stored off by %1").arg(ds)));
+            (h < 0 ? ws.weightsAvg : ws.weights[size_t(h)]) = WeightMatrix<T>(want);
+        }
+        SequenceResult<T> &b = bare.layers[size_t(l)].attention.batch.front();
+        b.weights.clear();
+        b.weightsAvg = WeightMatrix<T>();
+        // off again: the weighted rows themselves
+        tiles.setRowShares(false);
+        Mat<T> plain;
+        QVERIFY(normWeighted(tr, l, 0, plain).ok());
+        QVERIFY(largestDifference(tiles.tile(0, 0, t, 0, t), plain) <= tol * std::max(1.0, double(plain.maxCoeff())));
+    }
+    ReadingOptions o;
+    o.spanBegin = 20;
+    o.spanEnd = 31;
+    o.window = 16;
+    o.entropyRows = 40;
+    ReadingOptions w = o;
+    w.normWeighted = true;
+    for (int r = 0; r <= int(HeadReading::SpanMass); ++r) {
+        const HeadReading reading = HeadReading(r);
+        const Mat<double> want = headReading(shares, reading, o);
+        for (const Trace<T> *from : {&tr, &bare}) {
+            const Mat<double> got = headReading(*from, reading, w);
+            double d = 0;
+            for (Eigen::Index k = 0; k < want.size(); ++k) {
+                QCOMPARE(std::isnan(got.data()[k]), std::isnan(want.data()[k]));
+                if (!std::isnan(want.data()[k]))
+                    d = std::max(d, std::abs(got.data()[k] - want.data()[k]));
+            }
+            QVERIFY2(d <= tol, qPrintable(QStringLiteral("reading %1 (%2) off by %3").arg(r).arg(from == &tr ? "stored" : "recomputed").arg(d)));
+        }
+        // not the weights' own readings
+        if (reading == HeadReading::SinkMass)
+            QVERIFY((headReading(tr, reading, o) - want).cwiseAbs().maxCoeff() > 1e-3);
+    }
+    // stopped before the first layer: nothing read, every score NaN
+    std::atomic<bool> stopped{true};
+    w.stop = &stopped;
+    const std::vector<Mat<double>> none = headReadings(bare, {HeadReading::SinkMass, HeadReading::Entropy}, w);
+    QCOMPARE(int(none.size()), 2);
+    for (const Mat<double> &m : none)
+        QVERIFY(m.size() > 0 && m.array().isNaN().all());
+}
+
+void TestAttentionTiles::rowSharesEqualMadeShares()
+{
+    std::unique_ptr<Model> m = seededSmall(40, 30.0);
+    QVERIFY(m);
+    checkRowShares<float>(*m, 120, 1e-6);
+    checkRowShares<double>(*m, 120, 1e-12);
 }
 
 QTEST_APPLESS_MAIN(TestAttentionTiles)

@@ -7,7 +7,9 @@
 // session keeps the ablations (and refuses ones the model does not have); the word vectors refuse,
 // the menu entries disabled with the reason. Speculative ablation: the trace computed while the window
 // idled is the one the press computes, bit for bit; a press while it runs waits for it; typing
-// discards it; a long text, or a window in which no head was ablated yet, gets none.
+// discards it; a long text, or a window in which no head was ablated yet, gets none. The pointer
+// resting on a head of the grid speculates on that head (moving on replaces it, a click and a press
+// take it, bit for bit), a head's menu at once; nothing starts again while nothing changes.
 #include "testpaths.h"
 #include "live/livesession.h"
 #include "live/speculation.h"
@@ -26,14 +28,18 @@
 #include "attnviz/interventions.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QCheckBox>
+#include <QContextMenuEvent>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMouseEvent>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QUndoStack>
 #include <QtTest>
 
@@ -120,6 +126,8 @@ private slots:
     void noSpeculationBeforeAnAblation();
     void keystrokeDiscardsSpeculation();
     void noSpeculationForLongTexts();
+    void pointerRestingOnAHead();
+    void menuSpeculatesAtOnce();
     void sessionRoundTrip();
     void refusals();
     void screenshots();
@@ -571,6 +579,180 @@ void TestAblation::keystrokeDiscardsSpeculation()
     for (int l = 0; l < coreLonger.numLayers(); ++l)
         QVERIFY((typed->trace->layers[size_t(l)].output - coreLonger.layers[size_t(l)].output).cwiseAbs().maxCoeff() <= 1e-5f);
     QVERIFY((typed->trace->final - coreLonger.final).cwiseAbs().maxCoeff() <= 1e-5f);
+}
+
+namespace {
+
+// The pointer moved onto the grid's thumbnail of (layer, head), as the window system sends it.
+void pointAt(HeadRolesView *grid, int layer, int head)
+{
+    QWidget *canvas = grid->canvas();
+    const QPoint at = grid->thumbnailRect(layer, head).center();
+    QMouseEvent move(QEvent::MouseMove, at, canvas->mapToGlobal(at), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(canvas, &move);
+}
+
+// A left click on the thumbnail of (layer, head): it is selected (and the Weights tab shown).
+void clickAt(HeadRolesView *grid, int layer, int head)
+{
+    QWidget *canvas = grid->canvas();
+    const QPoint at = grid->thumbnailRect(layer, head).center();
+    QTest::mouseClick(canvas, Qt::LeftButton, Qt::NoModifier, at);
+}
+
+} // namespace
+
+// The pointer resting on a head of the Layers × heads grid (HeadAblations::kDwellMs) speculates on
+// its ablation in place of the selected head's, pointed (normal priority); passing over a head starts
+// nothing; moving on to another head replaces it; a click and Ctrl+K at once take it, the trace a
+// press without speculation computes, bit for bit; pressed while it runs, however little it has done,
+// the press waits for it. Left alone, nothing starts again.
+void TestAblation::pointerRestingOnAHead()
+{
+    const std::vector<Intervention> want{headEdit(1, 3, EditKind::Zero)};
+    SnapshotPtr pressed;
+    {
+        Window win;
+        win.w.session()->setSpeculationDelayMs(-1); // never
+        QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+        QVERIFY(win.show(kText + QStringLiteral(" not")));
+        QVERIFY(win.show(kText));
+        win.w.session()->setSelectedLayer(1);
+        win.w.session()->setSelectedHead(3);
+        win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
+        pressed = waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); });
+        QVERIFY(pressed && pressed->trace->edits == want);
+    }
+    Window win;
+    win.w.session()->setSpeculationDelayMs(0);
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    QVERIFY(win.show(kText + QStringLiteral(" not")));
+    QVERIFY(win.show(kText));
+    QVERIFY(ablateOnce(win));
+    LiveSession *session = win.w.session();
+    HeadAblations *ablations = win.w.ablations();
+    HeadRolesView *grid = win.w.headRolesView();
+    Speculation *spec = session->speculation();
+    QVERIFY(spec->waitForTests(30000)); // the selected head's (L0 H0), at idle priority
+    QVERIFY(session->speculativeEdits() == std::vector<Intervention>{headEdit(0, 0, EditKind::Zero)});
+    QVERIFY(!grid->thumbnailRect(1, 2).isEmpty() && !grid->thumbnailRect(1, 3).isEmpty());
+
+    // passed over: nothing
+    int starts = spec->startCount();
+    pointAt(grid, 1, 1);
+    pointAt(grid, 1, 2);
+    // (no event loop has run: the dwell's timer has not fired, however loaded the machine)
+    QCOMPARE(ablations->pointedHead(), qMakePair(-1, -1));
+    QCOMPARE(spec->startCount(), starts);
+    QVERIFY(spec->ready());
+    // resting on L1 H2: its ablation, pointed (held before computing, to be seen running)
+    spec->setHoldForTests(20000, 0);
+    QTRY_COMPARE_WITH_TIMEOUT(ablations->pointedHead(), qMakePair(1, 2), 5000);
+    QVERIFY(session->speculativeEdits() == std::vector<Intervention>{headEdit(1, 2, EditKind::Zero)});
+    QCOMPARE(spec->startCount(), starts + 1);
+    QVERIFY(spec->running() && spec->pointed() && spec->joinable() && !spec->halfway());
+    QCOMPARE(session->selectedHead(), 0); // the selection stays where it was
+    // moved on to L1 H3: replaces it (the one held stops at once)
+    spec->setHoldForTests(0, 0);
+    pointAt(grid, 1, 3);
+    QTRY_COMPARE_WITH_TIMEOUT(ablations->pointedHead(), qMakePair(1, 3), 5000);
+    QVERIFY(session->speculativeEdits() == want);
+    QCOMPARE(spec->startCount(), starts + 2);
+    QVERIFY(spec->waitForTests(30000));
+    // left alone, nothing starts again
+    QTest::qWait(400);
+    QVERIFY(spec->ready() && !spec->running() && !session->busy());
+    QCOMPARE(spec->startCount(), starts + 2);
+    // clicked (selected: nothing new to compute) and pressed at once: the speculated trace, without
+    // the compute thread (held for seconds), bit for bit the pressed one
+    clickAt(grid, 1, 3);
+    QCOMPARE(session->selectedLayer(), 1);
+    QCOMPARE(session->selectedHead(), 3);
+    QVERIFY(spec->ready());
+    QCOMPARE(spec->startCount(), starts + 2);
+    session->holdComputeForTests(20000);
+    const quint64 g = test::shownGeneration(*session);
+    win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
+    QVERIFY(session->edits() == want);
+    QVERIFY(!spec->ready()); // taken
+    const SnapshotPtr swapped = test::waitForSnapshot(*session, g, {}, 3000);
+    QVERIFY(swapped && swapped->trace->edited() && swapped->generation == session->generation());
+    QString why;
+    QVERIFY2(sameBits(*swapped, *pressed, why), qPrintable(why));
+    session->holdComputeForTests(0);
+
+    // restored; resting on L0 H1 with the speculation held before computing: a click and a press at
+    // once wait for it (pointed: joined however little it has done), and show the core's edited forward
+    win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
+    QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return !s.trace->edited(); }));
+    QVERIFY(spec->waitForTests(30000)); // L1 H3's again, pointed at still
+    // back to the grid (the click showed the weights)
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    QTRY_VERIFY_WITH_TIMEOUT(!session->busy(), 30000);
+    spec->setHoldForTests(300, 0);
+    pointAt(grid, 0, 1);
+    QTRY_COMPARE_WITH_TIMEOUT(ablations->pointedHead(), qMakePair(0, 1), 5000);
+    QVERIFY(spec->running() && spec->pointed());
+    starts = spec->startCount();
+    clickAt(grid, 0, 1);
+    QCOMPARE(spec->startCount(), starts); // the selection is the pointed head: nothing restarts
+    const std::vector<Intervention> want01{headEdit(0, 1, EditKind::Zero)};
+    session->holdComputeForTests(20000);
+    const quint64 g2 = test::shownGeneration(*session);
+    win.w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction"))->trigger();
+    QVERIFY(session->awaitingSpeculation() && session->busy());
+    const SnapshotPtr joined = test::waitForSnapshot(*session, g2, {}, 10000);
+    QVERIFY(joined && joined->trace->edits == want01 && !session->busy());
+    const Trace<float> core = coreTrace(want01);
+    QCOMPARE(joined->trace->tokens.size(), core.tokens.size());
+    for (int l = 0; l < core.numLayers(); ++l)
+        QVERIFY((joined->trace->layers[size_t(l)].output - core.layers[size_t(l)].output).cwiseAbs().maxCoeff() <=
+                1e-5f);
+    QCOMPARE(joined->trace->predictions.next.back().front().id, core.predictions.next.back().front().id);
+    spec->setHoldForTests(0, 0);
+    session->holdComputeForTests(0);
+    // the arrow keys' selection takes over from the pointed head
+    session->setSelectedHead(2);
+    QTRY_COMPARE_WITH_TIMEOUT(ablations->pointedHead(), qMakePair(-1, -1), 5000);
+    QVERIFY(session->speculativeEdits() ==
+            (std::vector<Intervention>{headEdit(0, 1, EditKind::Zero), headEdit(0, 2, EditKind::Zero)}));
+}
+
+// A head's right-click menu speculates on its ablation at once, in a window where none was ablated
+// yet (its entries are the ablations); the pointer merely resting on a head there starts nothing.
+void TestAblation::menuSpeculatesAtOnce()
+{
+    Window win;
+    win.w.session()->setSpeculationDelayMs(0);
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    QVERIFY(win.show(kText));
+    HeadRolesView *grid = win.w.headRolesView();
+    Speculation *spec = win.w.session()->speculation();
+    pointAt(grid, 1, 2);
+    QTRY_COMPARE_WITH_TIMEOUT(win.w.ablations()->pointedHead(), qMakePair(1, 2), 5000);
+    QVERIFY(win.w.session()->speculativeEdits().empty());
+    QVERIFY(!spec->running() && !spec->ready());
+    spec->setHoldForTests(20000, 0);
+    bool running = false, pointed = false;
+    std::vector<Intervention> named;
+    QTimer::singleShot(50, [&] { // while the menu is open
+        running = spec->running();
+        pointed = spec->pointed();
+        named = win.w.session()->speculativeEdits();
+        if (QWidget *menu = QApplication::activePopupWidget())
+            menu->close();
+    });
+    QWidget *canvas = grid->canvas();
+    const QPoint at = grid->thumbnailRect(1, 3).center();
+    QContextMenuEvent menu(QContextMenuEvent::Mouse, at, canvas->mapToGlobal(at));
+    QApplication::sendEvent(canvas, &menu);
+    QVERIFY(running && pointed);
+    QVERIFY(named == std::vector<Intervention>{headEdit(1, 3, EditKind::Zero)});
+    QCOMPARE(win.w.ablations()->pointedHead(), qMakePair(1, 3));
+    spec->setHoldForTests(0, 0);
+    spec->discard();
 }
 
 // A long text (traced without its weights: ComputeSnapshot::longText) is not speculated on.

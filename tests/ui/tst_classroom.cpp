@@ -83,6 +83,7 @@ private slots:
     void selectedRowKeepsItsLabel();
     void nothingClipped();
     void largerTextKeepsLabelsApart();
+    void smallerTextUndoesTheTightChart();
     void pipelineFillsItsWidthAndScrolls();
     void stageExportCarriesConfiguration();
     void pdfTextMatchesPng();
@@ -549,6 +550,36 @@ void TestClassroom::largerTextKeepsLabelsApart()
              qPrintable(QStringLiteral("%1 < %2").arg(controls->width()).arg(controls->minimumSizeHint().width())));
     QVERIFY2(controls->width() >= controls->sizeHint().width(),
              qPrintable(QStringLiteral("%1 < %2").arg(controls->width()).arg(controls->sizeHint().width())));
+}
+
+// Larger text squeezes the Selected query chart into its tightest layout (three letters a key, no
+// "key" title); the text made smaller again gives back the layout it had before.
+void TestClassroom::smallerTextUndoesTheTightChart()
+{
+    QVERIFY(applyPreset(QStringLiteral("journey-scores")));
+    m_w->showView(QStringLiteral("weights"));
+    QCustomPlot *row = m_w->rowView()->plot();
+    settle(row);
+    QVERIFY(row->isVisible());
+    const QString keyBefore = row->xAxis->label();
+    const double rotationBefore = row->xAxis->tickLabelRotation();
+    QCOMPARE(keyBefore, QStringLiteral("key"));
+    Appearance a = AppearanceManager::instance()->appearance();
+    a.fontScale = 1.15 * 1.15 * 1.15;
+    AppearanceManager::instance()->setAppearance(a);
+    settle(row);
+    auto *fold = m_w->findChild<DockFold *>(QStringLiteral("rowDockFold"));
+    QVERIFY(fold);
+    fold->setFolded(false);
+    settle(row);
+    QVERIFY(row->isVisible());
+    QVERIFY2(row->xAxis->label().isEmpty(), qPrintable(row->xAxis->label())); // the tight layout
+    a.fontScale = 1.0;
+    AppearanceManager::instance()->setAppearance(a);
+    settle(row);
+    settle(row);
+    QCOMPARE(row->xAxis->label(), keyBefore);
+    QCOMPARE(row->xAxis->tickLabelRotation(), rotationBefore);
 }
 
 // Defect 7: one narrow column of cards with empty space beside it, and a wheel that did not scroll.

@@ -31,6 +31,7 @@
 #include "controls/tokenchipsview.h"
 #include "views/headgridview.h"
 #include "views/headrolesview.h"
+#include "window/dockfold.h"
 #include "views/heatmapview.h"
 #include "views/compareview.h"
 #include "views/normweighting.h"
@@ -164,8 +165,10 @@ private slots:
     void rolloutRowOfSelectedQuery();
     void normWeightedSwitch();
     void compareLongTexts();
+    void compareFollowsZoom();
     void linesDrawOneRow();
     void headRolesReadLongText();
+    void headRolesNormWeighted();
     void spanFromSelection();
     void exportRefused();
     void sixteenBitModel();
@@ -893,6 +896,11 @@ void TestLongTextWindow::normWeightedSwitch()
             for (int j = 0; j < t; ++j)
                 err = std::max(err, std::abs(row->values()[j] - double(want(250, j))));
             QVERIFY2(err < 1e-5 * top, qPrintable(QStringLiteral("row: %1").arg(err)));
+            // the chart's axis follows the weighted values past 1, as on a short text
+            const double rowTop = *std::max_element(row->values().begin(), row->values().end());
+            const QCPRange yr = row->plot()->yAxis->range();
+            QVERIFY2(yr.upper >= rowTop && yr.upper < 1.5 * rowTop + 0.05,
+                     qPrintable(QStringLiteral("y axis %1–%2, values up to %3").arg(yr.lower).arg(yr.upper).arg(rowTop)));
             SequenceResult<float> &ws = weighted.layers[size_t(layer)].attention.batch.front();
             for (int h = -1; h < m_full.numHeads(); ++h) {
                 Mat<float> w;
@@ -945,6 +953,92 @@ void TestLongTextWindow::normWeightedSwitch()
     const AttentionTiles<float> plain(m_full, 0, AttentionTiles<float>::Source::Stored);
     const Mat<float> &drawn = hv->mapCells();
     QVERIFY(worst(drawn, plain.pooled(1, 0, t, 0, t, int(drawn.rows()), int(drawn.cols()), Pooling::Max)) < 1e-5);
+}
+
+// Compare's maps follow zoom as the Weights map does: each of A, B and the difference is computed
+// again for the region its plot shows once a zoom stops, pooled while that region is wider than
+// kPooledCells, then single cells (the weights themselves, their numbers drawn). The cells equal the
+// full matrices' (1e-5): pooled by the max and the mean, and the difference that of A's and B's maps
+// of the difference plot's region, whichever regions A and B show.
+void TestLongTextWindow::compareFollowsZoom()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    const int t = s->tq(), head = 2;
+    selectHead(win, head);
+    win.w.session()->setSelectedLayer(0);
+    QVERIFY(win.w.showView(QStringLiteral("compare")));
+    CompareView *cv = win.w.compareView();
+    cv->copyAToB();
+    cv->sessionB()->setSelectedLayer(1);
+    const auto settled = [&] {
+        return cv->isCurrent() && !cv->mapsPending() && cv->showsPooled() && cv->pooledA().size() > 0 &&
+               cv->pooledB().size() > 0 && cv->pooledDifference().size() > 0 && cv->sessionB()->snapshot() &&
+               cv->sessionB()->snapshot()->longText && cv->sessionB()->selectedLayer() == 1;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(settled() && cv->pooledRegionA() == QRect(0, 0, t, t), 60000);
+    const Mat<float> fullA = m_full.weights(0, head).toDense(), fullB = m_full.weights(1, head).toDense();
+    const AttentionTiles<float> storedA(m_full, 0, AttentionTiles<float>::Source::Stored);
+    const AttentionTiles<float> storedB(m_full, 1, AttentionTiles<float>::Source::Stored);
+    // the region's cells pooled as AttentionTiles::pooled partitions it, in float64
+    const auto poolOf = [&](const Mat<float> &full, const QRect &g, int outR, int outC, Pooling pool) {
+        Mat<double> out(outR, outC);
+        for (int a = 0; a < outR; ++a)
+            for (int b = 0; b < outC; ++b) {
+                const int r0 = g.top() + int(int64_t(a) * g.height() / outR), r1 = g.top() + int(int64_t(a + 1) * g.height() / outR);
+                const int c0 = g.left() + int(int64_t(b) * g.width() / outC), c1 = g.left() + int(int64_t(b + 1) * g.width() / outC);
+                const Mat<double> blk = full.block(r0, c0, r1 - r0, c1 - c0).cast<double>();
+                out(a, b) = pool == Pooling::Mean ? blk.mean() : blk.maxCoeff();
+            }
+        return out;
+    };
+    const auto off = [](const Mat<float> &got, const Mat<double> &want) {
+        return got.rows() == want.rows() && got.cols() == want.cols() ? (got.cast<double>() - want).cwiseAbs().maxCoeff() : 1e9;
+    };
+    // A: rows 600–999 x keys 100–899 (pooled, 400 x 800 cells); B: rows 640–759 x keys 520–759
+    // (single cells); the difference: rows 200–299 x keys 150–299 (single), then 0–767 x 0–1023 (pooled)
+    const QRect zoomA(100, 600, 800, 400), zoomB(520, 640, 240, 120);
+    for (const QRect &zoomD : {QRect(150, 200, 150, 100), QRect(0, 0, 1024, 768)})
+        for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
+            const QString name = (pool == Pooling::Max ? QStringLiteral("max") : QStringLiteral("mean")) +
+                                 QStringLiteral(", difference over %1 x %2").arg(zoomD.width()).arg(zoomD.height());
+            win.w.heatmapView()->meanPoolingAction()->setChecked(pool == Pooling::Mean);
+            QCOMPARE(cv->pooling(), pool);
+            cv->pairZoom()->zoomTo(QRectF(zoomA.left(), zoomA.top(), zoomA.width() - 1, zoomA.height() - 1), cv->rectA());
+            cv->pairZoom()->zoomTo(QRectF(zoomB.left(), zoomB.top(), zoomB.width() - 1, zoomB.height() - 1), cv->rectB());
+            cv->differenceZoom()->zoomTo(QRectF(zoomD.left(), zoomD.top(), zoomD.width() - 1, zoomD.height() - 1));
+            QTRY_VERIFY_WITH_TIMEOUT(settled() && cv->pooledRegionA() == zoomA && cv->pooledRegionB() == zoomB &&
+                                         cv->differenceRegion() == zoomD,
+                                     60000);
+            // A pooled (at most kPooledCells a side), B single cells
+            QCOMPARE(int(cv->pooledA().rows()), CompareView::kPooledCells);
+            QCOMPARE(int(cv->pooledA().cols()), CompareView::kPooledCells);
+            const double da = off(cv->pooledA(), poolOf(fullA, zoomA, CompareView::kPooledCells, CompareView::kPooledCells, pool));
+            QVERIFY2(da < 1e-5, qPrintable(name + QStringLiteral(": A off by %1").arg(da)));
+            QCOMPARE(int(cv->pooledB().rows()), zoomB.height());
+            QCOMPARE(int(cv->pooledB().cols()), zoomB.width());
+            const double db = off(cv->pooledB(), fullB.block(zoomB.top(), zoomB.left(), zoomB.height(), zoomB.width()).cast<double>());
+            QVERIFY2(db < 1e-5, qPrintable(name + QStringLiteral(": B off by %1").arg(db)));
+            QVERIFY2(cv->titleB().contains(QStringLiteral("single weights")), qPrintable(cv->titleB()));
+            QVERIFY2(cv->titleA().contains(QStringLiteral("queries 600–999, keys 100–899")), qPrintable(cv->titleA()));
+            // the difference: A's and B's maps of its own region
+            const int outR = std::min(zoomD.height(), CompareView::kPooledCells), outC = std::min(zoomD.width(), CompareView::kPooledCells);
+            const Mat<double> pa = poolOf(fullA, zoomD, outR, outC, pool), pb = poolOf(fullB, zoomD, outR, outC, pool);
+            const double dd = off(cv->pooledDifference(), pa - pb);
+            QVERIFY2(dd < 1e-5, qPrintable(name + QStringLiteral(": difference off by %1").arg(dd)));
+            if (pool == Pooling::Mean) { // the mean is linear: the mean-pooled difference of the weights
+                const Mat<float> diff = fullA - fullB;
+                QVERIFY(off(cv->pooledDifference(), poolOf(diff, zoomD, outR, outC, Pooling::Mean)) < 1e-5);
+            }
+            QVERIFY(cv->maxAbsDifference() > 0.0);
+        }
+    // home again: the whole matrices at most kPooledCells a side
+    win.w.heatmapView()->meanPoolingAction()->setChecked(false);
+    cv->pairZoom()->reset();
+    cv->differenceZoom()->reset();
+    QTRY_VERIFY_WITH_TIMEOUT(settled() && cv->pooledRegionA() == QRect(0, 0, t, t) && cv->differenceRegion() == QRect(0, 0, t, t), 60000);
+    QCOMPARE(int(cv->pooledA().rows()), std::min(t, CompareView::kPooledCells));
 }
 
 // Compare on a long text: A and B the same long text at layers 0 and 1, A's selected head on both.
@@ -1159,6 +1253,65 @@ void TestLongTextWindow::headRolesReadLongText()
     QVERIFY2(view->note().contains(QStringLiteral("tokens 100–119")), qPrintable(view->note()));
     // the grid shows every head
     QCOMPARE(int(view->shownOrder().size()), m_full.numLayers() * m_full.numHeads());
+}
+
+// The norm-weighted switch on the Layers tab's readings: every score and reading of each head on
+// each query's shares of ‖α·v·W_O‖, as the short text's grid reads the full weighted matrices made
+// into shares (1e-5); off, the weights' own again.
+void TestLongTextWindow::headRolesNormWeighted()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    HeadRolesView *view = win.w.headRolesView();
+    QTRY_VERIFY(view->layerCount() > 0 && !view->computing());
+    // the full trace's norm-weighted matrices, each row as shares of its sum
+    Trace<float> shares = m_full;
+    for (int l = 0; l < m_full.numLayers(); ++l) {
+        SequenceResult<float> &ws = shares.layers[size_t(l)].attention.batch.front();
+        for (int h = -1; h < m_full.numHeads(); ++h) {
+            Mat<float> w;
+            QVERIFY(normWeighted(m_full, l, h, w).ok());
+            makeRowShares(w);
+            (h < 0 ? ws.weightsAvg : ws.weights[size_t(h)]) = WeightMatrix<float>(w);
+        }
+    }
+    QAction *sw = win.w.views()->normWeightedAction();
+    QVERIFY(sw->isEnabled());
+    sw->setChecked(true);
+    QCoreApplication::processEvents();
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing() && view->note().contains(QStringLiteral("‖α·v·W_O‖")), 60000);
+    using R = HeadRolesView::Role;
+    const std::pair<R, Mat<double>> roles[] = {{R::PreviousToken, previousTokenScores(shares)},
+                                               {R::FirstToken, firstTokenScores(shares)},
+                                               {R::SameToken, sameTokenScores(shares)},
+                                               {R::Self, selfScores(shares)}};
+    for (const auto &[role, want] : roles) {
+        const double d = worstOf(want, [&](int l, int h) { return view->score(role, l, h); });
+        QVERIFY2(d < 1e-5, qPrintable(HeadRolesView::roleName(role) + QStringLiteral(": %1").arg(d)));
+    }
+    // not the weights' own: the switch changes what the grid reads (by 1.3e-4 on this fixture)
+    const double plainOff = worstOf(sinkMassScores(m_full), [&](int l, int h) { return view->readingValue(l, h); });
+    const double sharesOff = worstOf(sinkMassScores(shares), [&](int l, int h) { return view->readingValue(l, h); });
+    QVERIFY2(plainOff > 5e-5 && sharesOff < 1e-5, qPrintable(QStringLiteral("sink mass: %1 from the weights', %2 from the shares'").arg(plainOff).arg(sharesOff)));
+    view->setReading(int(HeadReading::RecentMass));
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing(), 60000);
+    QVERIFY(worstOf(recentMassScores(shares), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+    view->setReading(int(HeadReading::Entropy));
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing(), 60000);
+    QVERIFY(worstOf(entropyScores(shares), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-4);
+    view->setReading(int(HeadReading::SpanMass));
+    view->setSpan(100, 120);
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing(), 60000);
+    QVERIFY(worstOf(spanMassScores(shares, 100, 120), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+    QVERIFY2(view->note().contains(QStringLiteral("Norm-weighted")), qPrintable(view->note()));
+    // off: the weights' own scores again
+    sw->setChecked(false);
+    QCoreApplication::processEvents();
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing() && !view->note().contains(QStringLiteral("‖α·v·W_O‖")), 60000);
+    QVERIFY(worstOf(previousTokenScores(m_full), [&](int l, int h) { return view->score(R::PreviousToken, l, h); }) < 1e-5);
+    QVERIFY(worstOf(spanMassScores(m_full, 100, 120), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
 }
 
 // "Use selection as span": tokens selected by a drag across the chips, or words selected in the
@@ -1486,6 +1639,19 @@ void TestLongTextWindow::windowScreenshots()
         settle();
         win.w.grab().save(dir + (mean ? QStringLiteral("/w-longtext-compare-mean.png") : QStringLiteral("/w-longtext-compare-max.png")));
     }
+    // zoomed: A, B and the difference to 5 x 4 cells on the diagonal (single cells, their
+    // numbers), then to 300 x 200 (pooled, refined)
+    for (const QRect &zoom : {QRect(697, 698, 5, 4), QRect(500, 600, 300, 200)}) {
+        const QRectF coords(zoom.left(), zoom.top(), zoom.width() - 1, zoom.height() - 1);
+        cv->pairZoom()->zoomTo(coords, cv->rectA());
+        cv->pairZoom()->zoomTo(coords, cv->rectB());
+        cv->differenceZoom()->zoomTo(coords);
+        QTRY_VERIFY_WITH_TIMEOUT(!cv->mapsPending() && cv->pooledRegionA() == zoom && cv->differenceRegion() == zoom, 60000);
+        settle();
+        win.w.grab().save(dir + QStringLiteral("/w-longtext-compare-zoomed-%1.png").arg(zoom.width()));
+    }
+    cv->pairZoom()->reset();
+    cv->differenceZoom()->reset();
     win.w.heatmapView()->meanPoolingAction()->setChecked(false);
     // the norm-weighted switch: the Weights map and the rollout's row
     win.w.views()->normWeightedAction()->setChecked(true);
@@ -1493,6 +1659,16 @@ void TestLongTextWindow::windowScreenshots()
     win.w.heatmapView()->refreshMap();
     settle();
     win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-map.png"));
+    // the Selected query dock unfolded: its axis follows the weighted row past 1
+    if (auto *fold = win.w.findChild<DockFold *>(QStringLiteral("rowDockFold")))
+        fold->setFolded(false);
+    settle();
+    win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-row.png"));
+    // the Layers tab's readings, norm-weighted
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    QTRY_VERIFY_WITH_TIMEOUT(win.w.headRolesView()->layerCount() > 0 && !win.w.headRolesView()->computing(), 60000);
+    settle();
+    win.w.grab().save(dir + QStringLiteral("/w-longtext-normweighted-layers.png"));
     QVERIFY(win.w.showView(QStringLiteral("rollout")));
     auto *rollout = qobject_cast<RolloutView *>(win.w.viewWidget(QStringLiteral("rollout")));
     QTRY_VERIFY_WITH_TIMEOUT(rollout->ready() && !rollout->rowPending(), 60000);

@@ -59,7 +59,7 @@ LiveSession::LiveSession(QObject *parent)
     // a pause long enough that typing does not start one between two keystrokes
     m_specDelay.setSingleShot(true);
     m_specDelay.setInterval(250);
-    connect(&m_specDelay, &QTimer::timeout, this, &LiveSession::speculate);
+    connect(&m_specDelay, &QTimer::timeout, this, [this] { speculate(); });
     connect(m_speculation, &Speculation::finished, this, &LiveSession::onSpeculated);
     m_thread.setObjectName(QStringLiteral("attnviz-compute"));
     m_thread.start();
@@ -208,9 +208,10 @@ void LiveSession::setEdits(const std::vector<Intervention> &edits)
         emit editsChanged();
         return;
     }
-    if (current && m_speculation->halfway() && m_speculation->covers(request())) {
-        // the press's trace is half computed or more: waited for (onSpeculated), not computed again
-        // beside it (a speculation only begun is discarded by schedule(): the press computes it)
+    if (current && m_speculation->joinable() && m_speculation->covers(request())) {
+        // the press's trace is half computed or more, or pointed at (normal priority): waited for
+        // (onSpeculated), not computed again beside it (an idle one only begun is discarded by
+        // schedule(): the press computes it)
         m_previous = std::move(before);
         m_previousRequest = std::move(beforeRequest);
         m_specDelay.stop();
@@ -230,7 +231,7 @@ void LiveSession::setEdits(const std::vector<Intervention> &edits)
     m_previousRequest = std::move(beforeRequest);
 }
 
-void LiveSession::setSpeculativeEdits(const std::vector<Intervention> &edits)
+void LiveSession::setSpeculativeEdits(const std::vector<Intervention> &edits, bool pointed)
 {
     if (edits == m_specEdits)
         return;
@@ -242,7 +243,7 @@ void LiveSession::setSpeculativeEdits(const std::vector<Intervention> &edits)
     // another head selected over a result already on screen: at once (a press soon after finds it
     // computed, or joins it)
     if (!m_specEdits.empty() && !m_busy && !m_specNever)
-        speculate();
+        speculate(pointed);
 }
 
 void LiveSession::onSpeculated(bool ready)
@@ -264,7 +265,7 @@ void LiveSession::onSpeculated(bool ready)
     onFinished(snapshot);
 }
 
-void LiveSession::speculate()
+void LiveSession::speculate(bool pointed)
 {
     if (m_specNever || m_joined || m_specEdits.empty() || m_specEdits == m_edits || !m_model || m_encoderDecoder ||
         !m_worker || m_busy || m_debounce.isActive() || m_editsClean || m_settings.backend != QLatin1String("cpu"))
@@ -288,7 +289,7 @@ void LiveSession::speculate()
     if (!clean && m_previous)
         clean = m_previous->cleanTrace;
     m_speculation->start(std::move(r), s->trace->edits.empty() ? s->trace : nullptr, s->induction, s->inductionProblem,
-                         std::move(clean));
+                         std::move(clean), pointed);
 }
 
 void LiveSession::setEditsShownClean(bool clean)

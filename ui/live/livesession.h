@@ -75,7 +75,9 @@ public:
     // them shows it without computing: the finished one, or the one still running, which the press
     // then waits for instead of computing the same trace beside it. Any other change of the request
     // discards it; a long text, a GPU backend or a trace past the memory budget is not speculated on.
-    void setSpeculativeEdits(const std::vector<Intervention> &edits);
+    // `pointed`: named by the pointer resting on a head of the grid or its menu (HeadAblations):
+    // computed at normal priority, and a press joins it however little it has done (Speculation).
+    void setSpeculativeEdits(const std::vector<Intervention> &edits, bool pointed = false);
     const std::vector<Intervention> &speculativeEdits() const { return m_specEdits; }
     Speculation *speculation() const { return m_speculation; }
     // How long the window stays idle after a new result before speculating (ms; 0: at once;
@@ -150,7 +152,7 @@ private:
     void post();
     void onFinished(SnapshotPtr snapshot);
     ComputeRequest request() const; // what post() sends, without its generation
-    void speculate();
+    void speculate(bool pointed = false);
     void onSpeculated(bool ready);
 
     QString m_sentence, m_keySentence;

@@ -24,8 +24,8 @@
 namespace attnviz::ui {
 
 Speculation::Speculation(QObject *parent)
-    : QObject(parent)
-    , m_pool(new QThreadPool(this))
+    : QObject(parent), m_pool(new QThreadPool(this)), m_pointedPool(new QThreadPool(this)),
+      m_computing(std::make_shared<std::mutex>())
 {
     // A pool of its own with one thread at a low priority, which never reaches the global pool's
     // other work. On Linux nice 10 (Qt's priorities below normal change nothing there but the idle
@@ -37,6 +37,8 @@ Speculation::Speculation(QObject *parent)
     m_pool->setThreadPriority(QThread::LowestPriority);
 #endif
     m_pool->setObjectName(QStringLiteral("attnviz-speculation"));
+    m_pointedPool->setMaxThreadCount(1);
+    m_pointedPool->setObjectName(QStringLiteral("attnviz-speculation-pointed"));
 }
 
 Speculation::~Speculation()
@@ -44,6 +46,7 @@ Speculation::~Speculation()
     if (m_cancel)
         m_cancel->store(true);
     m_pool->waitForDone();
+    m_pointedPool->waitForDone();
 }
 
 bool Speculation::sameRequest(const ComputeRequest &a, const ComputeRequest &b)
@@ -54,13 +57,22 @@ bool Speculation::sameRequest(const ComputeRequest &a, const ComputeRequest &b)
            a.editsShownClean == b.editsShownClean && a.target == b.target && a.beams == b.beams;
 }
 
+bool Speculation::serves(const ComputeRequest &speculated, const ComputeRequest &press)
+{
+    ComputeRequest same = press;
+    same.observe = speculated.observe;
+    return speculated.observe.covers(press.observe) && sameRequest(speculated, same);
+}
+
 void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<float>> unedited,
                         std::shared_ptr<const Mat<double>> induction, const QString &inductionProblem,
-                        std::shared_ptr<const Trace<float>> clean)
+                        std::shared_ptr<const Trace<float>> clean, bool pointed)
 {
     discard();
     const quint64 token = ++m_token;
     m_running = true;
+    m_pointed = pointed;
+    ++m_starts;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     request.generation = 0; // the press gives it the session's generation
     request.cancel = nullptr;
@@ -92,9 +104,10 @@ void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<floa
     auto cancel = m_cancel;
     auto pooled = m_pooled;
     const int holdBefore = m_holdBeforeMs, holdAfter = m_holdAfterMs;
-    m_pool->start([self, token, cancel, pooled, holdBefore, holdAfter, request = std::move(request),
-                   unedited = std::move(unedited), induction = std::move(induction), inductionProblem,
-                   clean = std::move(clean)]() mutable {
+    QThreadPool *pool = pointed ? m_pointedPool : m_pool;
+    pool->start([self, token, cancel, pooled, holdBefore, holdAfter, pointed, computing = m_computing,
+                 request = std::move(request), unedited = std::move(unedited), induction = std::move(induction),
+                 inductionProblem, clean = std::move(clean)]() mutable {
         const auto hold = [&cancel](int ms) {
             QElapsedTimer held;
             held.start();
@@ -102,8 +115,11 @@ void Speculation::start(ComputeRequest request, std::shared_ptr<const Trace<floa
                 QThread::msleep(5);
         };
 #ifdef Q_OS_LINUX
-        setpriority(PRIO_PROCESS, 0, 10); // this thread only: Linux keeps a nice value per thread
+        if (!pointed)
+            setpriority(PRIO_PROCESS, 0, 10); // this thread only: Linux keeps a nice value per thread
 #endif
+        // after the one discarded before it has stopped (at its next layer boundary)
+        const std::lock_guard<std::mutex> one(*computing);
         // Its loops on this thread alone until a press waits for it (hurry()): the core's pool serves one
         // caller at a time, so a loop of this one holding it would make the loops of a press computing
         // beside it serial, and its helpers (at normal priority) would give this one their cores.
@@ -147,6 +163,7 @@ void Speculation::onDone(quint64 token, std::shared_ptr<ComputeSnapshot> snapsho
     if (token != m_token || !m_running) // discarded or started again since
         return;
     m_running = false;
+    m_pointed = false;
     m_cancel.reset();
     m_pooled.reset();
     m_ready = std::move(snapshot);
@@ -162,12 +179,13 @@ void Speculation::discard()
     m_pooled.reset();
     ++m_token;
     m_running = false;
+    m_pointed = false;
     m_ready.reset();
 }
 
 std::shared_ptr<ComputeSnapshot> Speculation::take(const ComputeRequest &request)
 {
-    if (!m_ready || !sameRequest(request, m_request))
+    if (!m_ready || !serves(m_request, request))
         return nullptr;
     std::shared_ptr<ComputeSnapshot> out = std::move(m_ready);
     m_ready.reset();
@@ -176,7 +194,7 @@ std::shared_ptr<ComputeSnapshot> Speculation::take(const ComputeRequest &request
 
 bool Speculation::covers(const ComputeRequest &request) const
 {
-    return (m_running || m_ready) && sameRequest(request, m_request);
+    return (m_running || m_ready) && serves(m_request, request);
 }
 
 bool Speculation::waitForTests(int ms)

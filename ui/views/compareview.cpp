@@ -18,6 +18,7 @@
 #include "style/legibility.h"
 #include "style/plotstyle.h"
 #include "views/plotfit.h"
+#include "views/mapregion.h"
 #include "views/plotzoom.h"
 
 #include "bundledvectors.h"
@@ -39,6 +40,7 @@
 #include <QScrollBar>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -146,6 +148,11 @@ public:
 
     const WeightMatrix<float> *matrix = nullptr;
     const BoolMat *mask = nullptr;
+    // a long text's map where it shows single cells: the weights of `region` (x keys, y queries) of
+    // a tq x tk matrix
+    const Mat<float> *cells = nullptr;
+    QRect region;
+    int tq = 0, tk = 0;
     int query = -1;
     int decimals = 2;
     bool numbers = true;
@@ -156,6 +163,13 @@ protected:
 
     void draw(QCPPainter *p) override
     {
+        if (!matrix && cells && numbers && m_map->visible()) {
+            const int dec = decimals;
+            paintRegionNumbers(p, m_rect, m_map, *cells, region, tq, tk, 12.0, 0.4, [dec](float v) {
+                return std::isfinite(v) ? QString::number(double(v), 'f', dec) : QStringLiteral("NaN");
+            });
+            return;
+        }
         if (!matrix || !m_map->visible() || matrix->size() == 0)
             return;
         const int tq = int(matrix->rows()), tk = int(matrix->cols());
@@ -323,17 +337,26 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     outer->addWidget(m_predictions);
     m_mapsA = new LongTextMaps(this);
     m_mapsB = new LongTextMaps(this);
-    connect(m_mapsA, &LongTextMaps::ready, this, [this](int, const Mat<float> &cells) {
-        m_pooledA = cells;
-        m_gotA = true;
-        if (m_gotB)
-            drawPooled();
-    });
-    connect(m_mapsB, &LongTextMaps::ready, this, [this](int, const Mat<float> &cells) {
-        m_pooledB = cells;
-        m_gotB = true;
-        if (m_gotA)
-            drawPooled();
+    m_mapsDA = new LongTextMaps(this);
+    m_mapsDB = new LongTextMaps(this);
+    const auto arrive = [this](LongTextMaps *maps, Mat<float> *into, bool *got, bool *other, void (CompareView::*draw)()) {
+        connect(maps, &LongTextMaps::ready, this, [this, into, got, other, draw](int, const Mat<float> &cells) {
+            *into = cells;
+            *got = true;
+            if (*other)
+                (this->*draw)();
+        });
+    };
+    arrive(m_mapsA, &m_pooledA, &m_gotA, &m_gotB, &CompareView::drawPooledPair);
+    arrive(m_mapsB, &m_pooledB, &m_gotB, &m_gotA, &CompareView::drawPooledPair);
+    arrive(m_mapsDA, &m_pooledDA, &m_gotDA, &m_gotDB, &CompareView::drawPooledDifference);
+    arrive(m_mapsDB, &m_pooledDB, &m_gotDB, &m_gotDA, &CompareView::drawPooledDifference);
+    m_poolTimer = new QTimer(this);
+    m_poolTimer->setSingleShot(true);
+    m_poolTimer->setInterval(40);
+    connect(m_poolTimer, &QTimer::timeout, this, [this] {
+        if (m_pooledShown)
+            rebuildPooled();
     });
 
     m_diffPlot = new QCustomPlot(m_right);
@@ -364,6 +387,13 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     });
     m_diffOverlay->decimals = 3;
     m_right->addWidget(m_diffPlot);
+    // a long text's maps: computed again for the regions shown once a zoom or pan stops moving
+    for (QCPAxisRect *r : {m_rectA, m_rectB, m_diffPlot->axisRect()})
+        for (QCPAxis *axis : {r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft)})
+            connect(axis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this, [this] {
+                if (m_pooledShown)
+                    m_poolTimer->start();
+            });
 
     m_focusPlot = new QCustomPlot(m_right);
     m_focusPlot->setProperty("attnviz.ownTitles", true); // wrapped to each column by setTitle
@@ -1345,7 +1375,15 @@ void CompareView::setPooling(Pooling pooling)
         rebuild();
 }
 
-bool CompareView::mapsPending() const { return m_mapsA->running() || m_mapsB->running(); }
+bool CompareView::mapsPending() const
+{
+    return m_poolTimer->isActive() || m_mapsA->running() || m_mapsB->running() || m_mapsDA->running() ||
+           m_mapsDB->running();
+}
+
+QRect CompareView::pooledRegionA() const { return m_pooledShown ? m_mapsA->request().region : QRect(); }
+QRect CompareView::pooledRegionB() const { return m_pooledShown ? m_mapsB->request().region : QRect(); }
+QRect CompareView::differenceRegion() const { return m_pooledShown ? m_mapsDA->request().region : QRect(); }
 
 bool CompareView::rebuildPooled()
 {
@@ -1355,12 +1393,15 @@ bool CompareView::rebuildPooled()
     const std::shared_ptr<const AttentionTiles<float>> ta = longTexts ? longTextTiles(*a, m_layerA) : nullptr;
     const std::shared_ptr<const AttentionTiles<float>> tb = longTexts ? longTextTiles(*b, layerB) : nullptr;
     if (!ta || !tb || ta->rows() != tb->rows() || ta->cols() != tb->cols()) {
-        m_mapsA->cancel();
-        m_mapsB->cancel();
+        for (LongTextMaps *maps : {m_mapsA, m_mapsB, m_mapsDA, m_mapsDB})
+            maps->cancel();
+        m_poolTimer->stop();
         m_pooledShown = false;
-        m_pooledA.resize(0, 0);
-        m_pooledB.resize(0, 0);
-        m_pooledDiff.resize(0, 0);
+        m_gotA = m_gotB = m_gotDA = m_gotDB = false;
+        for (Mat<float> *m : {&m_pooledA, &m_pooledB, &m_pooledDA, &m_pooledDB, &m_pooledDiff})
+            m->resize(0, 0);
+        for (CellOverlay *o : {m_overlayA, m_overlayB, m_diffOverlay})
+            o->cells = nullptr;
         return false;
     }
     // the head: A's selection on both sides; with different head counts each side's average
@@ -1368,54 +1409,97 @@ bool CompareView::rebuildPooled()
     if (ta->numHeads() != tb->numHeads() || m_head >= ta->numHeads())
         m_head = -1;
     const int tq = ta->rows(), tk = ta->cols();
-    LongTextMaps::Request ra;
-    ra.heads = {m_head};
-    ra.region = QRect(0, 0, tk, tq);
-    ra.outRows = std::min(tq, kPooledCells);
-    ra.outCols = std::min(tk, kPooledCells);
-    ra.pooling = m_pooling;
-    LongTextMaps::Request rb = ra;
-    ra.tiles = ta;
-    rb.tiles = tb;
+    // another text or length: the whole matrices first (the plots' ranges are still the last
+    // text's); otherwise the regions the plots show
+    const bool fresh = !m_pooledShown || m_homeA != QSize(tk, tq) || m_homeB != QSize(tk, tq) || m_homeDiff != QSize(tk, tq);
+    MapRegion whole;
+    whole.region = QRect(0, 0, tk, tq);
+    whole.outRows = std::min(tq, kPooledCells);
+    whole.outCols = std::min(tk, kPooledCells);
+    const auto regionOf = [&](QCPAxisRect *rect) { return fresh ? whole : visibleMapRegion(rect, tq, tk, kPooledCells, false); };
+    const auto request = [&](const std::shared_ptr<const AttentionTiles<float>> &tiles, const MapRegion &m) {
+        LongTextMaps::Request r;
+        r.tiles = tiles;
+        r.heads = {m_head};
+        r.region = m.region;
+        r.outRows = m.outRows;
+        r.outCols = m.outCols;
+        r.pooling = m_pooling;
+        return r;
+    };
+    const MapRegion ra = regionOf(m_rectA), rb = regionOf(m_rectB), rd = regionOf(m_diffPlot->axisRect());
     m_pooledShown = true;
     m_predictions->setSnapshots(a, b);
-    if (m_mapsA->request() == ra && m_mapsB->request() == rb && (m_gotA || m_mapsA->running()) && (m_gotB || m_mapsB->running())) {
-        if (m_gotA && m_gotB)
-            drawPooled(); // titles and head may have changed with the selection
-        return true;
+    bool started = false;
+    // a map already asked for (back or still coming) is not asked again: a pan that ends where it
+    // began, or the other side's zoom, leaves it
+    const auto ask = [&](LongTextMaps *maps, const LongTextMaps::Request &r, bool &got) {
+        if (maps->request() == r && (got || maps->running()))
+            return;
+        got = false;
+        maps->start(r);
+        started = true;
+    };
+    ask(m_mapsA, request(ta, ra), m_gotA);
+    ask(m_mapsB, request(tb, rb), m_gotB);
+    ask(m_mapsDA, request(ta, rd), m_gotDA); // the same region of both: the tiles' cache serves a map
+    ask(m_mapsDB, request(tb, rd), m_gotDB); // the sides computed already
+    if (fresh && started) {
+        const QString computing = tr("Computing the pooled map of %L1 tokens…").arg(tq);
+        for (auto [map, message] : {std::pair{m_mapA, m_messageA}, {m_mapB, m_messageB}, {m_diffMap, m_diffMessage}}) {
+            map->setVisible(false);
+            message->setText(computing);
+            message->setVisible(true);
+        }
+        for (CellOverlay *o : {m_overlayA, m_overlayB, m_diffOverlay})
+            o->cells = nullptr;
+        showPanel(m_diffPlot);
+        m_reason->setVisible(false);
+        m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+        m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
     }
-    m_gotA = m_gotB = false;
-    const QString computing = tr("Computing the pooled map of %L1 tokens…").arg(tq);
-    for (auto [map, message] : {std::pair{m_mapA, m_messageA}, {m_mapB, m_messageB}, {m_diffMap, m_diffMessage}}) {
-        map->setVisible(false);
-        message->setText(computing);
-        message->setVisible(true);
-    }
-    showPanel(m_diffPlot);
-    m_reason->setVisible(false);
-    m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
-    m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
-    m_mapsA->start(ra);
-    m_mapsB->start(rb);
+    // titles and the head may have changed with the selection: what is back is drawn again
+    if (m_gotA && m_gotB)
+        drawPooledPair();
+    if (m_gotDA && m_gotDB)
+        drawPooledDifference();
     return true;
 }
 
-void CompareView::drawPooled()
+namespace {
+
+// "each cell the largest of up to 5 × 5 weights" for a map of `region` in out rows x cols; "single
+// weights" where each cell is one.
+QString pooledCells(const QRect &region, int outRows, int outCols, bool mean)
+{
+    if (outRows == region.height() && outCols == region.width())
+        return CompareView::tr("single weights, with their numbers where they fit");
+    return CompareView::tr("each cell the %1 of up to %2 × %3 weights")
+        .arg(mean ? CompareView::tr("mean") : CompareView::tr("largest"))
+        .arg((region.height() + outRows - 1) / std::max(1, outRows))
+        .arg((region.width() + outCols - 1) / std::max(1, outCols));
+}
+
+QString regionNote(const QRect &region, int tq, int tk)
+{
+    if (region == QRect(0, 0, tk, tq))
+        return QString();
+    return CompareView::tr(" (queries %L1–%L2, keys %L3–%L4)")
+        .arg(region.top())
+        .arg(region.bottom())
+        .arg(region.left())
+        .arg(region.right());
+}
+
+} // namespace
+
+void CompareView::drawPooledPair()
 {
     const SnapshotPtr &a = m_shownA, &b = m_shownB;
-    if (!m_pooledShown || !a || !b || m_pooledA.size() == 0 || m_pooledA.rows() != m_pooledB.rows() ||
-        m_pooledA.cols() != m_pooledB.cols())
+    if (!m_pooledShown || !a || !b || m_pooledA.size() == 0 || m_pooledB.size() == 0)
         return;
     const int tq = a->tq(), tk = a->tk(), layerB = m_sessionB->selectedLayer();
-    const QRect region(0, 0, tk, tq);
     const bool mean = m_pooling == Pooling::Mean;
-    const int rowsPer = (tq + int(m_pooledA.rows()) - 1) / int(m_pooledA.rows());
-    const int colsPer = (tk + int(m_pooledA.cols()) - 1) / int(m_pooledA.cols());
-    const QString pooled = tr("Long text (%L1 tokens): each cell the %2 of up to %3 × %4 weights")
-                               .arg(tq)
-                               .arg(mean ? tr("mean") : tr("largest"))
-                               .arg(rowsPer)
-                               .arg(colsPer);
     // what both sides share said once above them, as for short texts; each title keeps the rest
     const HeadDisplay display = m_head < 0 ? HeadDisplay::Average : HeadDisplay::One;
     const QStringList partsA = describeConfig(*a, m_layerA, m_head, display).split(QStringLiteral(" · "));
@@ -1423,19 +1507,28 @@ void CompareView::drawPooled()
     const QStringList shared = sharedParts(partsA, partsB);
     showShared(shared, a->sentence == b->sentence, a->sentence);
     float hi = 0;
-    const auto side = [&](const SnapshotPtr &s, const Mat<float> &cells, bool isA) {
+    const auto side = [&](const SnapshotPtr &s, const Mat<float> &cells, LongTextMaps *maps, bool isA) {
+        const QRect region = maps->request().region;
         QCPColorMap *map = isA ? m_mapA : m_mapB;
         map->setData(pooledMapData(cells, region), false);
         map->setVisible(true);
         (isA ? m_messageA : m_messageB)->setVisible(false);
-        for (CellOverlay *o : {isA ? m_overlayA : m_overlayB}) {
-            o->matrix = nullptr;
-            o->mask = nullptr;
-        }
+        CellOverlay *o = isA ? m_overlayA : m_overlayB;
+        o->matrix = nullptr;
+        o->mask = nullptr;
+        const bool single = cells.rows() == region.height() && cells.cols() == region.width();
+        o->cells = single ? &cells : nullptr;
+        o->region = region;
+        o->tq = tq;
+        o->tk = tk;
         for (Eigen::Index i = 0; i < cells.size(); ++i)
             if (std::isfinite(cells.data()[i]))
                 hi = std::max(hi, cells.data()[i]);
         const QStringList own = ownParts(isA ? partsA : partsB, shared);
+        const QString pooled = tr("Long text (%L1 tokens)%2: %3")
+                                   .arg(tq)
+                                   .arg(regionNote(region, tq, tk))
+                                   .arg(pooledCells(region, int(cells.rows()), int(cells.cols()), mean));
         setTitle(isA ? m_titleA : m_titleB, sideTitle(isA) + QStringLiteral(" — ") + own.join(QStringLiteral(" · ")) +
                                                 QLatin1Char('\n') + pooled);
         (isA ? m_labelsQA : m_labelsQB) = s->queryLabels;
@@ -1443,22 +1536,41 @@ void CompareView::drawPooled()
         (isA ? m_rectA : m_rectB)->axis(QCPAxis::atBottom)->setLabel(tr("key"));
     };
     const QSize wasA = m_homeA, wasB = m_homeB;
-    side(a, m_pooledA, true);
-    side(b, m_pooledB, false);
+    side(a, m_pooledA, m_mapsA, true);
+    side(b, m_pooledB, m_mapsB, false);
     m_homeA = m_homeB = QSize(tk, tq);
     if (wasA != m_homeA || wasB != m_homeB || !m_pairZoom->isZoomed())
         m_pairZoom->reset();
+    // a zoom kept from before (the whole matrices drawn for a new text of the same length): the
+    // maps of the regions shown follow
+    if (visibleMapRegion(m_rectA, tq, tk, kPooledCells, false).region != m_mapsA->request().region ||
+        visibleMapRegion(m_rectB, tq, tk, kPooledCells, false).region != m_mapsB->request().region)
+        m_poolTimer->start();
     QCPColorGradient gradient;
     const QCPRange range = weightsRange(0.0, double(hi), gradient);
     m_scale->setGradient(gradient);
     m_scale->setDataRange(range);
     m_scale->axis()->setLabel(weightScaleLabel(tr("weight (A and B)"), range));
     m_scale->setVisible(true);
+    m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+    emit updated();
+}
 
-    // the difference of the maps: for the mean, the mean-pooled difference of the weights itself (the
-    // mean is linear); for the max, a difference of maxima (each cell's largest weight in A minus its
-    // largest in B, which may lie on other cells)
-    m_pooledDiff = m_pooledA - m_pooledB;
+void CompareView::drawPooledDifference()
+{
+    const SnapshotPtr &a = m_shownA, &b = m_shownB;
+    if (!m_pooledShown || !a || !b || m_pooledDA.size() == 0 || m_pooledDA.rows() != m_pooledDB.rows() ||
+        m_pooledDA.cols() != m_pooledDB.cols())
+        return;
+    const int tq = a->tq(), tk = a->tk(), layerB = m_sessionB->selectedLayer();
+    const QRect region = m_mapsDA->request().region;
+    const bool mean = m_pooling == Pooling::Mean;
+    // the difference of the maps of one region: for the mean, the mean-pooled difference of the
+    // weights itself (the mean is linear); for the max, a difference of maxima (each cell's largest
+    // weight in A minus its largest in B, which may lie on other cells); of single cells, the
+    // difference of the weights
+    m_pooledDiff = m_pooledDA - m_pooledDB;
+    const bool single = m_pooledDiff.rows() == region.height() && m_pooledDiff.cols() == region.width();
     double m = 0;
     for (Eigen::Index i = 0; i < m_pooledDiff.size(); ++i)
         if (std::isfinite(m_pooledDiff.data()[i]))
@@ -1468,13 +1580,22 @@ void CompareView::drawPooled()
     m_diffMap->setData(pooledMapData(m_pooledDiff, region), false);
     m_diffMap->setVisible(true);
     m_diffMessage->setVisible(false);
+    m_diffOverlay->matrix = nullptr;
+    m_diffOverlay->mask = nullptr;
+    m_diffOverlay->cells = single ? &m_pooledDiff : nullptr;
+    m_diffOverlay->region = region;
+    m_diffOverlay->tq = tq;
+    m_diffOverlay->tk = tk;
     m_diffScale->setVisible(true);
     const double r = std::max(m, kDifferenceFloor);
     m_diffScale->setDataRange(QCPRange(-r, r));
     m_diffScale->axis()->setLabel(weightScaleLabel(tr("A − B"), QCPRange(-r, r)));
-    QString t = mean ? tr("Difference of the mean-pooled maps A − B (the mean-pooled difference of the weights) · max |A−B| = %1")
-                     : tr("Difference of the max-pooled maps A − B: a difference of maxima (A's largest weight in "
-                          "a cell minus B's), not the largest difference · max |A−B| = %1");
+    QString t = single ? tr("Difference of the weights A − B%1 · max |A−B| = %2").arg(regionNote(region, tq, tk))
+                : mean ? tr("Difference of the mean-pooled maps A − B (the mean-pooled difference of the weights)%1 · max |A−B| = %2")
+                             .arg(regionNote(region, tq, tk))
+                       : tr("Difference of the max-pooled maps A − B: a difference of maxima (A's largest weight in "
+                            "a cell minus B's), not the largest difference%1 · max |A−B| = %2")
+                             .arg(regionNote(region, tq, tk));
     t = t.arg(m, 0, 'f', 4);
     if (m < kFloatRounding)
         t += tr(" (A and B agree up to float rounding)");
@@ -1488,7 +1609,8 @@ void CompareView::drawPooled()
     m_diffPlot->axisRect()->axis(QCPAxis::atLeft)->setLabel(QString());
     if (const QSize was = m_homeDiff; (m_homeDiff = QSize(tk, tq)) != was || !m_diffZoom->isZoomed())
         m_diffZoom->reset();
-    m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
+    if (visibleMapRegion(m_diffPlot->axisRect(), tq, tk, kPooledCells, false).region != region)
+        m_poolTimer->start(); // a zoom kept from before, as for the pair
     m_diffPlot->replot(QCustomPlot::rpQueuedReplot);
     emit updated();
 }

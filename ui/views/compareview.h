@@ -4,7 +4,9 @@
 // difference A − B on a symmetric diverging scale, or, when the shapes differ, the focus word's
 // row and contextual embedding in each sentence with their cosine similarity. Two long texts of one
 // length (their weights computed where a view looks) are drawn as pooled maps, the Weights tab's
-// (AttentionTiles::pooled, off the GUI thread: LongTextMaps), and their difference is that of the maps.
+// (AttentionTiles::pooled, off the GUI thread: LongTextMaps), each of the region its plot shows and
+// refined as one zooms, down to single cells with their numbers (views/mapregion.h); their
+// difference is that of A's and B's maps of the region the difference plot shows.
 #pragma once
 
 #include "teaching/comparison.h"
@@ -26,6 +28,7 @@ class QCPColorScale;
 class QCPItemText;
 class QCPRange;
 class QCPTextElement;
+class QTimer;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -82,6 +85,8 @@ public:
     QCustomPlot *focusPlot() const { return m_focusPlot; }
     PlotZoom *pairZoom() const { return m_pairZoom; }
     PlotZoom *differenceZoom() const { return m_diffZoom; }
+    QCPAxisRect *rectA() const { return m_rectA; }
+    QCPAxisRect *rectB() const { return m_rectB; }
     SnapshotPtr shownA() const { return m_shownA; }
     SnapshotPtr shownB() const { return m_shownB; }
     // Both sides show their session's newest result (nothing computing, nothing deferred).
@@ -114,8 +119,10 @@ public:
     QVector<double> focusEmbeddingB() const;
     double focusCosine() const { return m_cosine; } // NaN when not shown
 
-    // Long texts: each side's pooled map of its whole matrix (at most kPooledCells a side), each cell
-    // the max or the mean of the weights it covers (the Weights tab's switch), and A's map minus B's.
+    // Long texts: each side's pooled map of the region its plot shows (the whole matrix unzoomed;
+    // at most kPooledCells a side, single cells where the region is that small), each cell the max or
+    // the mean of the weights it covers (the Weights tab's switch), and A's map minus B's over the
+    // region the difference plot shows. Maps follow a zoom or pan once it stops (40 ms).
     static constexpr int kPooledCells = 256;
     void setPooling(Pooling pooling);
     Pooling pooling() const { return m_pooling; }
@@ -124,6 +131,10 @@ public:
     const Mat<float> &pooledA() const { return m_pooledA; }
     const Mat<float> &pooledB() const { return m_pooledB; }
     const Mat<float> &pooledDifference() const { return m_pooledDiff; }
+    // The regions those maps cover (x keys, y queries, in cells).
+    QRect pooledRegionA() const;
+    QRect pooledRegionB() const;
+    QRect differenceRegion() const;
 
 signals:
     // The combo asks for a one-click comparison (the window sets A, then calls loadSpec).
@@ -152,10 +163,12 @@ private:
     bool equalMapWidths();
     void rebuildFocus();
     void fitExplanation();
-    // Both sides long texts of one length whose layers can be read: their maps asked for (drawn by
-    // drawPooled once both are back); false otherwise.
+    // Both sides long texts of one length whose layers can be read: the maps of the regions shown
+    // asked for (those not asked already; drawn by drawPooledPair and drawPooledDifference once each
+    // pair is back); false otherwise.
     bool rebuildPooled();
-    void drawPooled();
+    void drawPooledPair();
+    void drawPooledDifference();
     void applyToA(const CompareSide &side);
     void syncTable();
     void useTableB(std::shared_ptr<const EmbeddingTable> t); // B gets its own table, the rest of B stays
@@ -179,9 +192,11 @@ private:
     int m_head = 0;
     double m_maxAbs = 0.0;
     WeightMatrix<float> m_diff;
-    LongTextMaps *m_mapsA = nullptr, *m_mapsB = nullptr;
-    Mat<float> m_pooledA, m_pooledB, m_pooledDiff;
-    bool m_gotA = false, m_gotB = false, m_pooledShown = false;
+    LongTextMaps *m_mapsA = nullptr, *m_mapsB = nullptr;   // each side's map of its plot's region
+    LongTextMaps *m_mapsDA = nullptr, *m_mapsDB = nullptr; // A's and B's of the difference plot's
+    Mat<float> m_pooledA, m_pooledB, m_pooledDA, m_pooledDB, m_pooledDiff;
+    bool m_gotA = false, m_gotB = false, m_gotDA = false, m_gotDB = false, m_pooledShown = false;
+    QTimer *m_poolTimer = nullptr; // a zoom or pan stopped: the maps of the new regions
     Pooling m_pooling = Pooling::Max;
     int m_focusA = -1, m_focusB = -1;
     double m_cosine = 0.0;

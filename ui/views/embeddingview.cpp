@@ -95,7 +95,7 @@ EmbeddingView::EmbeddingView(QWidget *parent)
         m->setAntialiased(false);
         m->setColorScale(m_scale);
     }
-    auto bars = [this](QCPAxisRect *r, const QColor &c) {
+    auto bars = [](QCPAxisRect *r, const QColor &c) {
         auto *b = new QCPBars(r->axis(QCPAxis::atLeft), r->axis(QCPAxis::atBottom));
         b->setWidth(0.8);
         b->setPen(Qt::NoPen);

@@ -87,6 +87,7 @@ public:
     explicit HeadRolesCanvas(HeadRolesView *view) : QWidget(view), m_view(view)
     {
         setObjectName(QStringLiteral("headRolesCanvas"));
+        setMouseTracking(true); // headPointed
     }
 
     // over a head, with a corpus shown: its scores' means and spreads
@@ -316,11 +317,32 @@ protected:
         for (int i = 0; i < int(m_view->m_order.size()); ++i)
             if (rectFor(i).contains(e->pos())) {
                 const auto [l, h] = m_view->m_order[i];
+                m_view->m_pointed = {l, h};
+                emit m_view->headPointed(l, h, true);
                 QMenu menu(this);
                 menu.addActions(m_view->headActions(l, h, &menu));
                 menu.exec(e->globalPos());
                 return;
             }
+    }
+
+    // the head under the pointer, said when it changes
+    void mouseMoveEvent(QMouseEvent *e) override
+    {
+        point(m_view->headAt(e->pos()));
+        QWidget::mouseMoveEvent(e);
+    }
+    void leaveEvent(QEvent *e) override
+    {
+        point({-1, -1});
+        QWidget::leaveEvent(e);
+    }
+    void point(const QPair<int, int> &at)
+    {
+        if (at == m_view->m_pointed)
+            return;
+        m_view->m_pointed = at;
+        emit m_view->headPointed(at.first, at.second, false);
     }
 
     void mousePressEvent(QMouseEvent *e) override
@@ -640,32 +662,46 @@ void HeadRolesView::computeLong()
     const SnapshotPtr s = m_snapshot;
     const quint64 generation = ++m_generation;
     m_computing = true;
+    if (m_stop)
+        m_stop->store(true); // the readings asked before stop between layers
+    m_stop = std::make_shared<std::atomic<bool>>(false);
+    const std::shared_ptr<std::atomic<bool>> stop = m_stop;
     const std::shared_ptr<const Trace<float>> trace = s->trace;
-    const bool roles = m_rolesOf != trace.get();
+    const bool weighted = isNormWeighted(*s); // the same trace, read as each query's shares of ‖α·v·W_O‖
+    const bool roles = m_rolesOf != trace.get() || m_rolesWeighted != weighted;
     const HeadReading reading = HeadReading(shownReading());
     ReadingOptions o;
     o.spanBegin = m_spanBegin;
     o.spanEnd = m_spanEnd;
+    o.normWeighted = weighted;
+    o.stop = stop.get();
     const std::shared_ptr<const NeedleProbe> probe = int(reading) == kRetrieval ? m_retrieval : nullptr;
     QPointer<HeadRolesView> self(this);
     // the trace is held by the job; the scores come back on the GUI thread, to this view if it still
     // exists and asked for nothing newer
-    QThreadPool::globalInstance()->start([self, trace, roles, reading, o, generation, probe] {
+    QThreadPool::globalInstance()->start([self, trace, roles, reading, o, generation, probe, weighted, stop] {
+        // the roles (once a trace) and the reading in one pass: each layer's tiles, and norm-weighted
+        // their row sums, made once
+        std::vector<HeadReading> asked;
+        if (roles)
+            asked = {HeadReading::PreviousToken, HeadReading::FirstToken, HeadReading::SameToken, HeadReading::Self};
+        if (!probe)
+            asked.push_back(reading);
+        int rows = 0;
+        std::vector<Mat<double>> got = asked.empty() ? std::vector<Mat<double>>() : headReadings(*trace, asked, o, &rows);
         std::array<Mat<double>, kRoles> scores;
         if (roles) {
-            scores[size_t(Role::PreviousToken)] = previousTokenScores(*trace);
-            scores[size_t(Role::FirstToken)] = firstTokenScores(*trace);
-            scores[size_t(Role::SameToken)] = sameTokenScores(*trace);
-            scores[size_t(Role::Self)] = selfScores(*trace);
+            scores[size_t(Role::PreviousToken)] = std::move(got[0]);
+            scores[size_t(Role::FirstToken)] = std::move(got[1]);
+            scores[size_t(Role::SameToken)] = std::move(got[2]);
+            scores[size_t(Role::Self)] = std::move(got[3]);
         }
-        int rows = 0;
-        Mat<double> value = probe                              ? probe->retrieval
-                            : reading == HeadReading::Entropy    ? entropyScores(*trace, o.entropyRows, &rows)
-                            : reading == HeadReading::SameToken ? sameTokenScores(*trace, &rows)
-                                                                : headReading(*trace, reading, o);
+        if (probe)
+            rows = 0;
+        Mat<double> value = probe ? probe->retrieval : std::move(got.back());
         QMetaObject::invokeMethod(
             qApp,
-            [self, trace, roles, generation, rows, scores = std::move(scores), value = std::move(value)]() mutable {
+            [self, trace, roles, generation, rows, weighted, scores = std::move(scores), value = std::move(value)]() mutable {
                 if (!self || self->m_generation != generation || !self->m_snapshot || self->m_snapshot->trace != trace)
                     return;
                 self->m_computing = false;
@@ -674,6 +710,7 @@ void HeadRolesView::computeLong()
                         if (r != int(Role::Induction))
                             self->m_scores[size_t(r)] = std::move(scores[size_t(r)]);
                     self->m_rolesOf = trace.get();
+                    self->m_rolesWeighted = weighted;
                 }
                 self->m_readingScores = std::move(value);
                 self->m_readingRows = rows;
@@ -682,6 +719,10 @@ void HeadRolesView::computeLong()
                                           ? tr("Long text (%L1 tokens): the weights are computed from q and k where they "
                                                "are read, so each thumbnail is one reading, not the head's %L1 × %L1 weights. ")
                                                     .arg(self->m_snapshot->tq()) +
+                                                (weighted ? tr("Norm-weighted: every reading and score is taken on each "
+                                                               "query's shares of ‖α·v·W_O‖ (every row of every head read "
+                                                               "to sum it). ")
+                                                          : QString()) +
                                                 self->readingNote() +
                                                 (self->m_corpus ? QLatin1Char(' ') + self->corpusNote() : QString())
                                           : self->m_pathNote);
@@ -935,13 +976,16 @@ void HeadRolesView::rebuild()
     const SnapshotPtr &s = m_snapshot;
     m_layers = m_heads = 0;
     m_thumbs.clear();
-    const bool keepRoles = s && s->hasResult() && s->longText && m_rolesOf == s->trace.get(); // computed for this trace
+    const bool keepRoles = s && s->hasResult() && s->longText && m_rolesOf == s->trace.get() &&
+                           m_rolesWeighted == isNormWeighted(*s); // computed for this trace, so weighted
     if (!keepRoles)
         for (Mat<double> &m : m_scores)
             m.resize(0, 0);
     if (!s || !s->hasResult() || s->cross) {
         ++m_generation;
         m_computing = false;
+        if (m_stop)
+            m_stop->store(true);
         m_rolesOf = nullptr;
         m_readingScores.resize(0, 0);
         m_note->setText(s && !s->message.isEmpty() ? s->message : tr("Open a model folder to see its heads."));
@@ -982,8 +1026,10 @@ void HeadRolesView::rebuild()
         return;
     }
     m_rolesOf = nullptr;
-    ++m_generation; // a long text's scores still computing are not shown
+    ++m_generation; // a long text's scores still computing are not shown, and stop
     m_computing = false;
+    if (m_stop)
+        m_stop->store(true);
     const bool normWeighted = isNormWeighted(*s);
     const Trace<float> &trace = *s->trace;
     const Trace<float> scored = normWeighted ? rowShares(trace) : Trace<float>();

@@ -10,7 +10,8 @@
 // crossed out and labelled (dashed while the clean model is shown). Path patching from the grid: drag
 // a sender head onto a receiver head with Shift held, or choose "Patch path from here…" on the sender's
 // menu and then click the receiver; either asks for the path sweep into that receiver
-// (pathPatchRequested; the window opens the Patching tab on it).
+// (pathPatchRequested; the window opens the Patching tab on it). The head under the pointer, and the
+// one whose menu opens, are said (headPointed): the window gets that head's ablation ready.
 // Given a norm-weighted snapshot (views/normweighting.h) the thumbnails draw ||a v W_O|| on one
 // shared scale and the text's scores are taken on each query's shares of it.
 // In layer order the heads of a layer fit the view's width (8–16 heads at 1400 px): narrower
@@ -19,7 +20,9 @@
 // entropy, span mass over a span of tokens set in the range fields) paints each thumbnail as that
 // reading's value instead of the weights. A long text (a trace without t x t weights, read through
 // AttentionTiles) has no weight thumbnails: it shows a reading (sink mass until another is chosen)
-// and the text's scores, computed on the thread pool (the newest request wins).
+// and the text's scores, computed on the thread pool (the newest request wins); norm-weighted, the
+// reading and the scores are taken on each query's shares of ||a v W_O|| as on a short text
+// (ReadingOptions::normWeighted: the tiles' key weights, each row divided by its sum).
 // The needle probe's retrieval scores (attnviz/needleprobe.h, which the window runs: "Needle probe…")
 // are one more reading, chosen when they come, with the needle's tokens set as the span; they stay for
 // the model they were measured on. "Use selection as span" sets the span to the tokens selected in the
@@ -41,6 +44,8 @@
 #include <QVector>
 
 #include <array>
+#include <atomic>
+#include <memory>
 
 class QAction;
 class QComboBox;
@@ -140,6 +145,9 @@ signals:
     void pathPatchRequested(int senderLayer, int senderHead, int receiverLayer, int receiverHead);
     // The span's keys changed ([begin, end); begin >= end: none); `needle`: they are the needle probe's.
     void spanChanged(int begin, int end, bool needle);
+    // The pointer entered head (layer, head)'s thumbnail ((-1, -1): it left the thumbnails), or
+    // (`menu`) opened its right-click menu: the window speculates on ablating it (HeadAblations::point).
+    void headPointed(int layer, int head, bool menu);
 
 protected:
     void resizeEvent(QResizeEvent *e) override;
@@ -163,6 +171,7 @@ private:
     // The path from the sender to the head released or clicked on: asked for, or refused in the note.
     void pathTo(int senderLayer, int senderHead, int layer, int head);
     QPair<int, int> m_pathSender{-1, -1}, m_dragSender{-1, -1};
+    QPair<int, int> m_pointed{-1, -1}; // the thumbnail under the pointer, as headPointed said it
     QString m_pathNote; // said above the grid while a sender waits or after a refusal
     std::shared_ptr<const CorpusHeadScores> m_corpus; // shown instead of the text's scores; null: none
     const Model *m_corpusModel = nullptr;
@@ -200,7 +209,9 @@ private:
     Mat<double> m_readingScores; // the reading drawn, (layers, heads)
     int m_readingRows = 0;       // entropy: query rows read; same-token: queries read
     const void *m_rolesOf = nullptr; // the trace whose role scores m_scores hold (a long text's)
+    bool m_rolesWeighted = false;    // and whether they are the norm-weighted shares' scores
     quint64 m_generation = 0;
+    std::shared_ptr<std::atomic<bool>> m_stop; // set: the long text's readings still computing stop
     bool m_computing = false;
 };
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/heatmapview.h"
+#include "views/mapregion.h"
 
 #include "views/normweighting.h"
 
@@ -94,30 +95,9 @@ private:
         const int tq = snapshot->tq(), tk = snapshot->tk();
         if (!numbers)
             parentPlot()->setProperty("attnvizCellNumberPx", 0);
-        if (numbers && cells && cells->rows() == region.height() && cells->cols() == region.width()) {
-            CellRange shown = visibleCells(m_rect, tq, tk);
-            shown.i0 = std::max(shown.i0, region.top());
-            shown.i1 = std::min(shown.i1, region.bottom());
-            shown.j0 = std::max(shown.j0, region.left());
-            shown.j1 = std::min(shown.j1, region.right());
-            // the widest number shown: "3.1e-4" where a weight is too small for two decimals
-            QString widest = QStringLiteral("0.00");
-            for (int i = shown.i0; i <= shown.i1; ++i)
-                for (int j = shown.j0; j <= shown.j1; ++j)
-                    if (const QString t = HeatmapView::cellNumberText((*cells)(i - region.top(), j - region.left()));
-                        t.size() > widest.size())
-                        widest = t;
-            const QRectF one = cellPixels(m_rect, 0, 0, 0, 0);
-            if (const auto f = cellNumberFont(parentPlot(), p->font(), one.size(), widest,
-                                              std::min(13.0, one.height() * 0.43)))
-                paintCellNumbers(
-                    p, m_rect, m_map,
-                    std::function<float(int, int)>([this](int i, int j) {
-                        return (*cells)(i - region.top(), j - region.left());
-                    }),
-                    shown, *f,
-                    [](float v) { return HeatmapView::cellNumberText(v); }, nullptr);
-        }
+        if (numbers && cells)
+            paintRegionNumbers(p, m_rect, m_map, *cells, region, tq, tk, 13.0, 0.43,
+                               [](float v) { return HeatmapView::cellNumberText(v); });
         drawBand(p);
         if (query >= 0 && query < tq)
             paintOutline(p, cellPixels(m_rect, query, 0, query, tk - 1), QColor(220, 30, 30),
@@ -344,23 +324,13 @@ void HeatmapView::startMap()
 HeatmapView::MapRequest HeatmapView::mapRequest() const
 {
     MapRequest r;
-    const int tq = m_tiles->rows(), tk = m_tiles->cols();
-    // the cells any part of which is inside the axes' ranges (cell j spans j ± 0.5)
-    const QCPRange xr = m_plot->xAxis->range(), yr = m_plot->yAxis->range();
-    constexpr double eps = 1e-6;
-    const int c0 = std::clamp(int(std::floor(xr.lower - 0.5 + eps)) + 1, 0, tk - 1);
-    const int c1 = std::clamp(int(std::ceil(xr.upper + 0.5 - eps)) - 1, c0, tk - 1);
-    const int r0 = std::clamp(int(std::floor(std::min(yr.lower, yr.upper) - 0.5 + eps)) + 1, 0, tq - 1);
-    const int r1 = std::clamp(int(std::ceil(std::max(yr.lower, yr.upper) + 0.5 - eps)) - 1, r0, tq - 1);
-    const int R = r1 - r0 + 1, C = c1 - c0 + 1;
     // about one cell a pixel, at most kMaxDisplayCells a side
-    const QRect px = m_plot->axisRect()->rect();
-    const int outR = std::clamp(std::max(1, px.height()), 1, std::min(R, kMaxDisplayCells));
-    const int outC = std::clamp(std::max(1, px.width()), 1, std::min(C, kMaxDisplayCells));
+    const MapRegion m = visibleMapRegion(m_plot->axisRect(), m_tiles->rows(), m_tiles->cols(), kMaxDisplayCells, true);
+    const int R = m.region.height(), C = m.region.width();
     r.head = m_head < 0 || m_head >= m_tiles->numHeads() ? -1 : m_head;
-    r.region = QRect(c0, r0, C, R);
-    r.outRows = outR;
-    r.outCols = outC;
+    r.region = m.region;
+    r.outRows = m.outRows;
+    r.outCols = m.outCols;
     r.pooling = m_pooling;
     const double dh = m_snapshot->attention(m_layer).dHead;
     r.work = double(R) * C * std::max(1.0, dh) * (r.head < 0 ? m_tiles->numHeads() : 1);

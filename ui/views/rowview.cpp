@@ -179,11 +179,14 @@ RowView::RowView(QWidget *parent)
         // room above the tallest bar for its value label, and no more weight ticks
         // than the height holds at the current text size
         const double H = m_plot->axisRect()->height();
-        if (m_compact && !tight && H > 0) { // the short dock's margins, for the choice above
+        // the short dock's margins, for the choice above: measured on a layout drawn with the short
+        // dock's labels (one that changed in this pass was laid out with the previous choice's, and
+        // longer labels taken for its margins would make it tight for good)
+        if (m_compact && !tight && H > 0 && !changed) {
             const int margins = m_plot->viewport().height() - int(H);
             if (margins != m_compactMargins) {
                 m_compactMargins = margins;
-                changed = changed || m_plot->height() < margins + 4 * lineNow; // tighter still
+                changed = m_plot->height() < margins + 4 * lineNow; // tighter still
             }
         }
         // the bars get at least four lines of the text size beside the title and key labels (the
@@ -283,8 +286,10 @@ void RowView::setHeadDisplay(HeadDisplay display)
 void RowView::changeEvent(QEvent *e)
 {
     DeferredView::changeEvent(e);
-    if (e->type() == QEvent::FontChange)
+    if (e->type() == QEvent::FontChange) {
+        m_compactMargins = 0; // measured at the old text size: the tight choice is made again
         rebuild();
+    }
 }
 
 void RowView::rebuild()

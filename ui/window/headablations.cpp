@@ -6,6 +6,7 @@
 
 #include <QAction>
 #include <QMenu>
+#include <QTimer>
 #include <QUndoStack>
 
 #include <algorithm>
@@ -47,6 +48,28 @@ HeadAblations::HeadAblations(LiveSession *session, QUndoStack *undo, std::functi
     m_clean->setObjectName(QStringLiteral("cleanModelAction"));
     m_clean->setCheckable(true);
     connect(m_clean, &QAction::toggled, m_session, &LiveSession::setEditsShownClean);
+    m_dwell = new QTimer(this);
+    m_dwell->setSingleShot(true);
+    m_dwell->setInterval(kDwellMs);
+    connect(m_dwell, &QTimer::timeout, this, [this] {
+        if (m_hovered.first < 0 || m_hovered == m_pointed)
+            return;
+        m_pointed = m_hovered;
+        m_pointedMenu = false;
+        update();
+    });
+    // a click on a thumbnail selects its layer, then its head: the pointed head stays what is
+    // speculated on through the step between, and gives way once the selection has settled elsewhere
+    m_selectionSettled = new QTimer(this);
+    m_selectionSettled->setSingleShot(true);
+    m_selectionSettled->setInterval(0);
+    connect(m_selectionSettled, &QTimer::timeout, this, [this] {
+        if (m_pointed.first >= 0 && m_selected != m_pointed) {
+            m_pointed = {-1, -1};
+            m_pointedMenu = false;
+            update();
+        }
+    });
     connect(m_session, &LiveSession::editsChanged, this, &HeadAblations::update);
     connect(m_session, &LiveSession::selectionChanged, this, &HeadAblations::update);
     connect(m_session, &LiveSession::layerChanged, this, &HeadAblations::update);
@@ -58,6 +81,29 @@ void HeadAblations::addEditActions(QMenu *menu) const
     menu->addAction(m_zero);
     menu->addAction(m_mean);
     menu->addAction(m_restoreAll);
+}
+
+void HeadAblations::point(int layer, int head, bool menu)
+{
+    const QPair<int, int> at(layer, head);
+    if (menu) { // at once
+        m_dwell->stop();
+        m_hovered = at;
+        if (at == m_pointed && m_pointedMenu)
+            return;
+        m_pointed = at;
+        m_pointedMenu = true;
+        update();
+        return;
+    }
+    if (at == m_hovered)
+        return;
+    m_hovered = at;
+    // left the heads: what is speculated on stays (the hand may be on its way to the keys)
+    if (layer < 0)
+        m_dwell->stop();
+    else
+        m_dwell->start();
 }
 
 bool HeadAblations::ablated(int layer, int head) const
@@ -118,6 +164,11 @@ void HeadAblations::update()
 {
     const QString refusal = m_refusal();
     const int l = m_session->selectedLayer(), h = m_session->selectedHead();
+    if (const QPair<int, int> selected(l, h); selected != m_selected) {
+        m_selected = selected;
+        if (m_pointed.first >= 0 && m_pointed != selected)
+            m_selectionSettled->start();
+    }
     const bool can = refusal.isEmpty() && h >= 0;
     const bool on = ablated(l, h);
     m_zero->setEnabled(can);
@@ -138,8 +189,17 @@ void HeadAblations::update()
     // typing a forward of half the model and more, for a press that may never come
     if (!edits.empty())
         m_ablatedOnce = true;
-    m_session->setSpeculativeEdits(can && !on && m_ablatedOnce ? withAblation(edits, l, h, m_lastMean)
-                                                               : std::vector<Intervention>());
+    // the head pointed at (on this model's grid), else the selected one
+    if (const SnapshotPtr s = m_session->snapshot();
+        s && s->fromModel() && (m_pointed.first >= s->modelInfo.layers || m_pointed.second >= s->modelInfo.heads))
+        m_pointed = {-1, -1};
+    const bool pointed = m_pointed.first >= 0 && m_pointed.second >= 0;
+    const int sl = pointed ? m_pointed.first : l, sh = pointed ? m_pointed.second : h;
+    const bool worth = m_ablatedOnce || (pointed && m_pointedMenu);
+    m_session->setSpeculativeEdits(refusal.isEmpty() && sh >= 0 && !ablated(sl, sh) && worth
+                                       ? withAblation(edits, sl, sh, m_lastMean)
+                                       : std::vector<Intervention>(),
+                                   pointed);
     m_clean->setEnabled(!m_session->edits().empty());
     m_clean->setToolTip(
         m_session->edits().empty()

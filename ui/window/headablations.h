@@ -6,12 +6,15 @@
 // step. notice() is what the window says above the chips while edits exist. Once a head has been
 // ablated in the window, while the selected head is not ablated, the session speculates on its
 // ablation the way the last one was made (LiveSession::setSpeculativeEdits), so that pressing Ctrl+K
-// finds it computed.
+// finds it computed. The head the pointer rests on in the Layers × heads grid (point(), kDwellMs) is
+// speculated on instead, pointed (at normal priority, a press joins it), until the selection goes to
+// another head; a head's right-click menu names its head at once, even before the first ablation.
 #pragma once
 
 #include "live/livetypes.h"
 
 #include <QObject>
+#include <QPair>
 #include <QString>
 
 #include <functional>
@@ -19,6 +22,7 @@
 
 class QAction;
 class QMenu;
+class QTimer;
 class QUndoStack;
 
 namespace attnviz::ui {
@@ -44,6 +48,16 @@ public:
     QAction *cleanAction() const { return m_clean; } // View ▸ Clean model: checkable, enabled while edits exist
     void addEditActions(QMenu *menu) const;
 
+    // The pointer entered (layer, head) on the grid ((-1, -1): left the heads); `menu`: its menu opened.
+    // Resting kDwellMs on a head (or its menu at once) makes it the head speculated on.
+    void point(int layer, int head, bool menu);
+    // The head speculated on by pointing ((-1, -1): the selected one is).
+    QPair<int, int> pointedHead() const { return m_pointed; }
+    // How long the pointer rests on a head before its ablation is speculated on: long enough that a
+    // pointer sweeping across the thumbnails to another one starts nothing on those it crosses, short
+    // enough that a head aimed at and clicked 150 ms after it is reached has had most of that computed.
+    static constexpr int kDwellMs = 80;
+
     // Enables the actions for the model in use and the edits (after a model, snapshot or edit change).
     void update();
     // The line above the chips for a snapshot: the edits and whether they are applied, and that the
@@ -60,6 +74,12 @@ private:
     std::function<QString()> m_refusal;
     bool m_lastMean = false; // the last ablation was to the mean: the one speculated on
     bool m_ablatedOnce = false; // a head was ablated in this window: speculation is worth its CPU
+    QPair<int, int> m_hovered{-1, -1};  // under the pointer, resting for kDwellMs (m_dwell)
+    QPair<int, int> m_pointed{-1, -1};  // speculated on in place of the selected head ((-1, -1): none)
+    bool m_pointedMenu = false;         // by its menu: even before the first ablation
+    QPair<int, int> m_selected{-1, -1}; // the selection update() saw last
+    QTimer *m_dwell = nullptr;
+    QTimer *m_selectionSettled = nullptr; // a selection moved away from the pointed head, seen once it settles
     QAction *m_zero = nullptr, *m_mean = nullptr, *m_restoreAll = nullptr, *m_clean = nullptr;
 };
 

@@ -28,12 +28,12 @@ bool drawsWeights(const QString &id)
 }
 
 // Those of them that draw a long text's weights norm-weighted (through its weighted tiles): the maps,
-// the selected query's row, the lines and the rollout's row; the Layers tab's readings of each head
-// stay the weights' own.
+// the selected query's row, the lines, the rollout's row and the Layers tab's readings of each head
+// (taken on each query's shares, as on a short text).
 bool drawsLongTextWeights(const QString &id)
 {
     static const QStringList ids{QStringLiteral("weights"), QStringLiteral("grid"), QStringLiteral("row"),
-                                 QStringLiteral("lines"), QStringLiteral("rollout")};
+                                 QStringLiteral("lines"), QStringLiteral("rollout"), QStringLiteral("headRoles")};
     return ids.contains(id);
 }
 

@@ -65,6 +65,14 @@ public:
     // is not cols() x numHeads().
     bool setKeyWeights(Mat<T> factors);
     bool keyWeighted() const { return m_keyWeights.size() > 0; }
+    // With `on`, every read below gives each row of a head divided by that row's sum (after the key
+    // weights; a row summing to 0 stays as it is): the norm-weighted rows as each query's shares,
+    // which the head readings (headroles.h) are defined on, as makeRowShares of the whole matrix. The
+    // mean over heads is the mean of the heads (weighted) divided by its own row sums. Reads every
+    // unmasked cell of every head once, over the pool, to sum the rows; clears the cache; not to be
+    // called while another thread reads. Set after setKeyWeights (which clears it).
+    void setRowShares(bool on);
+    bool rowShares() const { return m_rowSums.size() > 0; }
 
     // Weights of `head` (-1: the mean over heads), rows [rowBegin, rowEnd) x keys [colBegin, colEnd).
     Mat<T> tile(int head, int rowBegin, int rowEnd, int colBegin, int colEnd) const;
@@ -127,6 +135,7 @@ private:
     std::vector<uint8_t> m_padded;               // per key; empty: none
     std::vector<std::pair<int, int>> m_cells;    // (query, key) masked by hand, sorted
     Mat<T> m_keyWeights;                         // cols() x heads: setKeyWeights; empty: none
+    Mat<double> m_rowSums;                       // rows() x heads: setRowShares; empty: none
     size_t m_capacity;
     mutable std::mutex m_mutex;
     mutable std::list<Entry> m_lru; // most recent first

@@ -82,9 +82,27 @@ struct ReadingOptions {
     int window = 64;
     int entropyRows = 256;
     int spanBegin = -1, spanEnd = -1; // [begin, end); none: span mass is NaN
+    // The reading of the norm-weighted attention ||a_ij v_j W_O^h|| (reads.h valueNorms) with each
+    // row as shares of its sum (makeRowShares): what the grid reads under the norm-weighted switch.
+    // Read through AttentionTiles' key weights and row shares, so the same on a trace that keeps its
+    // weights and on a long text's; summing the rows reads every cell of every head (t x t a head).
+    // NaN for a layer that kept no values.
+    bool normWeighted = false;
+    // Set (by another thread), the readings stop before the next layer, leaving the rest NaN: a
+    // caller that no longer wants them (a newer request) does not wait for every layer's rows.
+    const std::atomic<bool> *stop = nullptr;
 };
+// `rowsRead` (if given): the queries a same-token score or the rows an entropy averaged over (0 for
+// the other readings).
 template <typename T>
-Mat<double> headReading(const Trace<T> &trace, HeadReading reading, const ReadingOptions &options = {});
+Mat<double> headReading(const Trace<T> &trace, HeadReading reading, const ReadingOptions &options = {},
+                        int *rowsRead = nullptr);
+// Several readings in one pass over the layers (each layer's tiles, and with normWeighted its row
+// sums, made once): result[k] is headReading(trace, readings[k], options); `rowsRead` that of the
+// last reading listed.
+template <typename T>
+std::vector<Mat<double>> headReadings(const Trace<T> &trace, const std::vector<HeadReading> &readings,
+                                      const ReadingOptions &options = {}, int *rowsRead = nullptr);
 
 // `offset`: position of r_0 in the trace; `length`: L.
 template <typename T>

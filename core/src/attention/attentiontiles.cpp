@@ -218,8 +218,35 @@ bool AttentionTiles<T>::setKeyWeights(Mat<T> factors)
     if (factors.size() > 0 && (factors.rows() != m_tk || factors.cols() != m_heads))
         return false;
     m_keyWeights = std::move(factors);
+    m_rowSums.resize(0, 0);
     clearCache();
     return true;
+}
+
+template <typename T>
+void AttentionTiles<T>::setRowShares(bool on)
+{
+    m_rowSums.resize(0, 0); // the sums below read the rows as they are
+    clearCache();
+    if (!on || !m_valid)
+        return;
+    Mat<double> sums = Mat<double>::Zero(m_tq, m_heads);
+    const int bands = (m_tq + kBandRows - 1) / kBandRows;
+    const double work = 2.0 * double(m_tq) * m_tk * m_dh * m_heads;
+    parallelFor(bands, work, [&](int b) {
+        const int r0 = b * kBandRows, r1 = std::min(m_tq, r0 + kBandRows);
+        for (int h = 0; h < m_heads; ++h) {
+            int c0 = 0;
+            const Mat<T> w = rowBlock(h, r0, r1, &c0); // the keys these rows can see
+            for (Eigen::Index r = 0; r < w.rows(); ++r) {
+                double s = 0;
+                for (Eigen::Index j = 0; j < w.cols(); ++j)
+                    s += double(w(r, j));
+                sums(r0 + r, h) = s;
+            }
+        }
+    });
+    m_rowSums = std::move(sums);
 }
 
 template <typename T>
@@ -296,16 +323,19 @@ void AttentionTiles<T>::block(int head, int r0, int r1, int c0, int c1, Mat<T> &
 {
     if (head >= 0 || (!m_recompute && m_keyWeights.size() == 0)) { // weighted: the mean of the weighted heads
         headBlock(head, r0, r1, c0, c1, out);
-        return;
+    } else { // the mean over heads, summed in head order and divided as the forward does
+        thread_local Mat<T> one;
+        headBlock(0, r0, r1, c0, c1, out);
+        for (int h = 1; h < m_heads; ++h) {
+            headBlock(h, r0, r1, c0, c1, one);
+            out += one;
+        }
+        out /= T(m_heads);
     }
-    // the mean over heads, summed in head order and divided as the forward does
-    thread_local Mat<T> one;
-    headBlock(0, r0, r1, c0, c1, out);
-    for (int h = 1; h < m_heads; ++h) {
-        headBlock(h, r0, r1, c0, c1, one);
-        out += one;
-    }
-    out /= T(m_heads);
+    if (m_rowSums.size() > 0) // rows as shares of their sums (the mean's: the mean of the heads')
+        for (int r = 0; r < r1 - r0; ++r)
+            if (const double sum = head >= 0 ? m_rowSums(r0 + r, head) : m_rowSums.row(r0 + r).mean(); sum > 0)
+                out.row(r) /= T(sum);
 }
 
 template <typename T>

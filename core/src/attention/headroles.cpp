@@ -3,9 +3,11 @@
 #include "attnviz/headroles.h"
 #include "attnviz/attentiontiles.h"
 #include "attnviz/fileio.h"
+#include "attnviz/reads.h"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <random>
@@ -16,20 +18,41 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// score(l, h) = score(tiles of layer l, h); NaN for a layer whose weights cannot be read.
-template <typename T, typename Score>
-Mat<double> overHeads(const Trace<T> &trace, Score score)
+// One score of a head from its layer's tiles.
+template <typename T>
+using Scorer = std::function<double(const AttentionTiles<T> &, int)>;
+
+// scores[k](l, h) = score[k](tiles of layer l, h): each layer's tiles made once for every score;
+// NaN for a layer whose weights cannot be read. With `weighted` the tiles read the norm-weighted
+// attention as each query's shares (ReadingOptions::normWeighted; its row sums read once a layer);
+// NaN for a layer without the values that needs.
+template <typename T>
+std::vector<Mat<double>> overHeads(const Trace<T> &trace, bool weighted, const std::vector<Scorer<T>> &score,
+                                   const std::atomic<bool> *stop = nullptr)
 {
-    Mat<double> s = Mat<double>::Constant(trace.numLayers(), trace.numHeads(), kNaN);
-    for (int l = 0; l < trace.numLayers(); ++l) {
+    std::vector<Mat<double>> s(score.size(), Mat<double>::Constant(trace.numLayers(), trace.numHeads(), kNaN));
+    for (int l = 0; l < trace.numLayers() && !(stop && stop->load()); ++l) {
         // nothing cached: every read below is made once
-        const AttentionTiles<T> tiles(trace, l, AttentionTiles<T>::Source::Auto, 0);
+        AttentionTiles<T> tiles(trace, l, AttentionTiles<T>::Source::Auto, 0);
         if (!tiles.valid())
             continue;
-        for (int h = 0; h < std::min(trace.numHeads(), tiles.numHeads()); ++h)
-            s(l, h) = score(tiles, h);
+        if (weighted) {
+            Mat<T> norms;
+            if (!valueNorms(trace, l, norms) || !tiles.setKeyWeights(std::move(norms)))
+                continue;
+            tiles.setRowShares(true);
+        }
+        for (size_t k = 0; k < score.size(); ++k)
+            for (int h = 0; h < std::min(trace.numHeads(), tiles.numHeads()); ++h)
+                s[k](l, h) = score[k](tiles, h);
     }
     return s;
+}
+
+template <typename T>
+Mat<double> overHeads(const Trace<T> &trace, bool weighted, const Scorer<T> &score)
+{
+    return std::move(overHeads(trace, weighted, std::vector<Scorer<T>>{score}).front());
 }
 
 // The mean of values[i] over i in [from, to) (finite ones only where `finiteOnly`); NaN if none.
@@ -62,22 +85,20 @@ double meanRowSum(const Mat<T> &m, int from)
     return n ? sum / n : kNaN;
 }
 
-} // namespace
-
 template <typename T>
-Mat<double> previousTokenScores(const Trace<T> &trace)
+Scorer<T> previousTokenScorer(const Trace<T> &)
 {
-    return overHeads(trace, [](const AttentionTiles<T> &a, int h) { return meanOver(a.diagonal(h, -1), 1, a.rows()); });
+    return Scorer<T>([](const AttentionTiles<T> &a, int h) { return meanOver(a.diagonal(h, -1), 1, a.rows()); });
 }
 
 template <typename T>
-Mat<double> firstTokenScores(const Trace<T> &trace)
+Scorer<T> firstTokenScorer(const Trace<T> &)
 {
-    return overHeads(trace, [](const AttentionTiles<T> &a, int h) { return meanRowSum(a.leading(h, 1), 1); });
+    return Scorer<T>([](const AttentionTiles<T> &a, int h) { return meanRowSum(a.leading(h, 1), 1); });
 }
 
 template <typename T>
-Mat<double> sameTokenScores(const Trace<T> &trace, int *queriesRead)
+Scorer<T> sameTokenScorer(const Trace<T> &trace, int *queriesRead)
 {
     const auto &tok = trace.tokens;
     // per query that repeats an earlier id, those earlier positions (ascending)
@@ -109,7 +130,7 @@ Mat<double> sameTokenScores(const Trace<T> &trace, int *queriesRead)
     }
     if (queriesRead)
         *queriesRead = int(queries.size());
-    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) {
+    return Scorer<T>([=](const AttentionTiles<T> &a, int h) {
         const std::vector<T> w = a.cells(h, pairs);
         double sum = 0;
         int n = 0;
@@ -127,50 +148,34 @@ Mat<double> sameTokenScores(const Trace<T> &trace, int *queriesRead)
 }
 
 template <typename T>
-Mat<double> selfScores(const Trace<T> &trace)
+Scorer<T> selfScorer(const Trace<T> &)
 {
-    return overHeads(trace, [](const AttentionTiles<T> &a, int h) {
+    return Scorer<T>([](const AttentionTiles<T> &a, int h) {
         return meanOver(a.diagonal(h, 0), 1, std::min(a.rows(), a.cols()), true);
     });
 }
 
 template <typename T>
-Mat<double> sinkMassScores(const Trace<T> &trace, int sinkTokens)
+Scorer<T> sinkMassScorer(const Trace<T> &, int sinkTokens)
 {
     sinkTokens = std::max(1, sinkTokens);
-    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) { return meanRowSum(a.leading(h, sinkTokens), sinkTokens); });
+    return Scorer<T>([=](const AttentionTiles<T> &a, int h) { return meanRowSum(a.leading(h, sinkTokens), sinkTokens); });
 }
 
 template <typename T>
-Mat<double> recentMassScores(const Trace<T> &trace, int window)
+Scorer<T> recentMassScorer(const Trace<T> &, int window)
 {
     window = std::max(1, window);
-    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) { return meanRowSum(a.recent(h, window), window); });
-}
-
-std::vector<int> entropyRows(int t, int rows)
-{
-    std::vector<int> out;
-    if (t < 2)
-        return out;
-    rows = std::max(1, rows);
-    if (t - 1 <= rows) {
-        for (int i = 1; i < t; ++i)
-            out.push_back(i);
-        return out;
-    }
-    for (int n = 0; n < rows; ++n)
-        out.push_back(1 + int(int64_t(n) * (t - 1) / rows));
-    return out;
+    return Scorer<T>([=](const AttentionTiles<T> &a, int h) { return meanRowSum(a.recent(h, window), window); });
 }
 
 template <typename T>
-Mat<double> entropyScores(const Trace<T> &trace, int rows, int *rowsRead)
+Scorer<T> entropyScorer(const Trace<T> &trace, int rows, int *rowsRead)
 {
     const std::vector<int> list = entropyRows(int(trace.tokens.size()), rows);
     if (rowsRead)
         *rowsRead = int(list.size());
-    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) {
+    return Scorer<T>([=](const AttentionTiles<T> &a, int h) {
         double sum = 0;
         int n = 0;
         constexpr size_t kChunk = 64; // rows read at once
@@ -194,9 +199,9 @@ Mat<double> entropyScores(const Trace<T> &trace, int rows, int *rowsRead)
 }
 
 template <typename T>
-Mat<double> spanMassScores(const Trace<T> &trace, int spanBegin, int spanEnd)
+Scorer<T> spanMassScorer(const Trace<T> &, int spanBegin, int spanEnd)
 {
-    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) {
+    return Scorer<T>([=](const AttentionTiles<T> &a, int h) {
         const int b = std::clamp(spanBegin, 0, a.cols()), e = std::clamp(spanEnd, b, a.cols());
         if (e <= b || e >= a.rows())
             return kNaN;
@@ -205,36 +210,124 @@ Mat<double> spanMassScores(const Trace<T> &trace, int spanBegin, int spanEnd)
 }
 
 template <typename T>
-Mat<double> headReading(const Trace<T> &trace, HeadReading reading, const ReadingOptions &o)
+Scorer<T> readingScorer(const Trace<T> &trace, HeadReading reading, const ReadingOptions &o, int *rowsRead)
 {
     switch (reading) {
     case HeadReading::PreviousToken:
-        return previousTokenScores(trace);
+        return previousTokenScorer(trace);
     case HeadReading::FirstToken:
-        return firstTokenScores(trace);
+        return firstTokenScorer(trace);
     case HeadReading::SameToken:
-        return sameTokenScores(trace);
+        return sameTokenScorer(trace, rowsRead);
     case HeadReading::Self:
-        return selfScores(trace);
+        return selfScorer(trace);
     case HeadReading::SinkMass:
-        return sinkMassScores(trace, o.sinkTokens);
+        return sinkMassScorer(trace, o.sinkTokens);
     case HeadReading::RecentMass:
-        return recentMassScores(trace, o.window);
+        return recentMassScorer(trace, o.window);
     case HeadReading::Entropy:
-        return entropyScores(trace, o.entropyRows);
+        return entropyScorer(trace, o.entropyRows, rowsRead);
     case HeadReading::SpanMass:
-        return spanMassScores(trace, o.spanBegin, o.spanEnd);
+        return spanMassScorer(trace, o.spanBegin, o.spanEnd);
     }
-    return {};
+    return Scorer<T>([](const AttentionTiles<T> &, int) { return kNaN; });
+}
+
+} // namespace
+
+std::vector<int> entropyRows(int t, int rows)
+{
+    std::vector<int> out;
+    if (t < 2)
+        return out;
+    rows = std::max(1, rows);
+    if (t - 1 <= rows) {
+        for (int i = 1; i < t; ++i)
+            out.push_back(i);
+        return out;
+    }
+    for (int n = 0; n < rows; ++n)
+        out.push_back(1 + int(int64_t(n) * (t - 1) / rows));
+    return out;
+}
+
+template <typename T>
+Mat<double> previousTokenScores(const Trace<T> &trace)
+{
+    return overHeads(trace, false, previousTokenScorer(trace));
+}
+
+template <typename T>
+Mat<double> firstTokenScores(const Trace<T> &trace)
+{
+    return overHeads(trace, false, firstTokenScorer(trace));
+}
+
+template <typename T>
+Mat<double> sameTokenScores(const Trace<T> &trace, int *queriesRead)
+{
+    return overHeads(trace, false, sameTokenScorer(trace, queriesRead));
+}
+
+template <typename T>
+Mat<double> selfScores(const Trace<T> &trace)
+{
+    return overHeads(trace, false, selfScorer(trace));
+}
+
+template <typename T>
+Mat<double> sinkMassScores(const Trace<T> &trace, int sinkTokens)
+{
+    return overHeads(trace, false, sinkMassScorer(trace, sinkTokens));
+}
+
+template <typename T>
+Mat<double> recentMassScores(const Trace<T> &trace, int window)
+{
+    return overHeads(trace, false, recentMassScorer(trace, window));
+}
+
+template <typename T>
+Mat<double> entropyScores(const Trace<T> &trace, int rows, int *rowsRead)
+{
+    return overHeads(trace, false, entropyScorer(trace, rows, rowsRead));
+}
+
+template <typename T>
+Mat<double> spanMassScores(const Trace<T> &trace, int spanBegin, int spanEnd)
+{
+    return overHeads(trace, false, spanMassScorer(trace, spanBegin, spanEnd));
+}
+
+template <typename T>
+Mat<double> headReading(const Trace<T> &trace, HeadReading reading, const ReadingOptions &o, int *rowsRead)
+{
+    return std::move(headReadings(trace, {reading}, o, rowsRead).front());
+}
+
+template <typename T>
+std::vector<Mat<double>> headReadings(const Trace<T> &trace, const std::vector<HeadReading> &readings,
+                                      const ReadingOptions &o, int *rowsRead)
+{
+    if (rowsRead)
+        *rowsRead = 0;
+    std::vector<Scorer<T>> scorers;
+    for (HeadReading r : readings) {
+        int rows = 0;
+        scorers.push_back(readingScorer(trace, r, o, &rows));
+        if (rowsRead)
+            *rowsRead = rows;
+    }
+    return overHeads(trace, o.normWeighted, scorers, o.stop);
 }
 
 template <typename T>
 Mat<double> inductionScores(const Trace<T> &trace, int offset, int length)
 {
     // query offset+L+j sees r_j; in the first copy r_j was followed by position offset+j+1
-    return overHeads(trace, [&](const AttentionTiles<T> &a, int h) {
+    return overHeads(trace, false, Scorer<T>([&](const AttentionTiles<T> &a, int h) {
         return meanOver(a.diagonal(h, 1 - length), offset + length, std::min(a.rows(), offset + 2 * length));
-    });
+    }));
 }
 
 InductionProbe inductionProbe(const ModelInfo &info, const Model &model, int length, uint64_t seed)
@@ -464,7 +557,9 @@ std::vector<Mat<double>> attentionRollout(const Trace<T> &trace)
     template Mat<double> recentMassScores<T>(const Trace<T> &, int);                                                   \
     template Mat<double> entropyScores<T>(const Trace<T> &, int, int *);                                               \
     template Mat<double> spanMassScores<T>(const Trace<T> &, int, int);                                                \
-    template Mat<double> headReading<T>(const Trace<T> &, HeadReading, const ReadingOptions &);                        \
+    template Mat<double> headReading<T>(const Trace<T> &, HeadReading, const ReadingOptions &, int *);                 \
+    template std::vector<Mat<double>> headReadings<T>(const Trace<T> &, const std::vector<HeadReading> &,             \
+                                                      const ReadingOptions &, int *);                        \
     template Mat<double> selfScores<T>(const Trace<T> &);                                                              \
     template Mat<double> inductionScores<T>(const Trace<T> &, int, int);                                               \
     template void makeRowShares<T>(Mat<T> &);                                                                          \

@@ -217,7 +217,7 @@ public:
     }
 
     // The weights and spellings the decoder's lens and attribution read.
-    void readout(bool float64, detail::Seq2SeqReadout &out) const
+    void fillReadout(bool float64, detail::Seq2SeqReadout &out) const
     {
         out.arch = m_arch;
         out.name = baseName(m_dir).empty() ? m_arch.family : baseName(m_dir);
@@ -1046,7 +1046,7 @@ Status detail::seq2seqReadout(const Model &model, bool float64, Seq2SeqReadout &
     const auto *m = dynamic_cast<const EncoderDecoderModel *>(&model);
     if (!m)
         return Status::error(StatusCode::Unavailable, model.info().name + ": not an encoder-decoder model");
-    m->readout(float64, out);
+    m->fillReadout(float64, out);
     return {};
 }
 

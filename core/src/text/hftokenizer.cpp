@@ -129,7 +129,6 @@ private:
     PreTokenizer m_preTokenizer;
     Decoder m_decoder;
     bool m_byteLevel = false; // tokens spell bytes with GPT-2's table (display decodes them)
-    std::array<int, 256> m_byteUnicode{};
     std::unordered_map<char32_t, uint8_t> m_unicodeByte;
     // BPE
     struct Merge {
