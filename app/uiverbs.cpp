@@ -1377,7 +1377,7 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
         // views' update for the head selected included). Last, the hand on the mouse: the pointer rests
         // 150 ms on the head's thumbnail in the Layers × heads grid (its ablation speculated on after
         // HeadAblations::kDwellMs), clicks it (selected, the Weights tab shown) and the press follows
-        // at once.
+        // at once; or the head's menu stays open 300 ms before its Ablate entry is chosen.
         if (QAction *ablate = w.findChild<QAction *>(QStringLiteral("ablateSelectedZeroAction")); ablate && ablate->isEnabled()) {
             w.session()->setSelectedLayer(std::max(0, info.layers / 2));
             QCoreApplication::processEvents();
@@ -1410,9 +1410,10 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
             restore();
             const char *whens[] = {"right after selecting the head", "100 ms after selecting the head",
                                    "after the window idled (speculated)",
-                                   "after resting 150 ms on the head in the grid, then clicking it"};
+                                   "after resting 150 ms on the head in the grid, then clicking it",
+                                   "from the head's menu in the grid, open 300 ms"};
             const int midLayer = std::max(0, info.layers / 2);
-            for (int when = 0; when < 4; ++when) {
+            for (int when = 0; when < 5; ++when) {
                 std::vector<double> toggles, on, off, cpu;
                 int swapped = 0, joined = 0;
                 for (int r = 0; r < reps; ++r) {
@@ -1430,6 +1431,17 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
                         QTimer::singleShot(150, &rest, &QEventLoop::quit);
                         rest.exec();
                         emit w.headRolesView()->headOpened(midLayer, head);
+                    } else if (ablating && when == 4) {
+                        // the menu opened on the head (its ablation speculated on at once, on the core's
+                        // pool), its Ablate entry chosen 300 ms later: the selected head's press
+                        w.showView(QStringLiteral("headRoles"));
+                        settle();
+                        emit w.headRolesView()->headPointed(midLayer, head, true);
+                        QEventLoop open;
+                        QTimer::singleShot(300, &open, &QEventLoop::quit);
+                        open.exec();
+                        w.session()->setSelectedLayer(midLayer);
+                        w.session()->setSelectedHead(head);
                     } else if (ablating)
                         w.session()->setSelectedHead(head);
                     // waits blocked in the event loop, as the window idles (a loop of processEvents

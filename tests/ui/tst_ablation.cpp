@@ -652,6 +652,7 @@ void TestAblation::pointerRestingOnAHead()
     QVERIFY(session->speculativeEdits() == std::vector<Intervention>{headEdit(1, 2, EditKind::Zero)});
     QCOMPARE(spec->startCount(), starts + 1);
     QVERIFY(spec->running() && spec->pointed() && spec->joinable() && !spec->halfway());
+    QVERIFY(!spec->hurried()); // on its own thread: a letter typed now keeps the core's pool
     QCOMPARE(session->selectedHead(), 0); // the selection stays where it was
     // moved on to L1 H3: replaces it (the one held stops at once)
     spec->setHoldForTests(0, 0);
@@ -735,11 +736,12 @@ void TestAblation::menuSpeculatesAtOnce()
     QVERIFY(win.w.session()->speculativeEdits().empty());
     QVERIFY(!spec->running() && !spec->ready());
     spec->setHoldForTests(20000, 0);
-    bool running = false, pointed = false;
+    bool running = false, pointed = false, hurried = false;
     std::vector<Intervention> named;
     QTimer::singleShot(50, [&] { // while the menu is open
         running = spec->running();
         pointed = spec->pointed();
+        hurried = spec->hurried(); // the menu holds the keyboard: it computes on the core's pool
         named = win.w.session()->speculativeEdits();
         if (QWidget *menu = QApplication::activePopupWidget())
             menu->close();
@@ -748,7 +750,7 @@ void TestAblation::menuSpeculatesAtOnce()
     const QPoint at = grid->thumbnailRect(1, 3).center();
     QContextMenuEvent menu(QContextMenuEvent::Mouse, at, canvas->mapToGlobal(at));
     QApplication::sendEvent(canvas, &menu);
-    QVERIFY(running && pointed);
+    QVERIFY(running && pointed && hurried);
     QVERIFY(named == std::vector<Intervention>{headEdit(1, 3, EditKind::Zero)});
     QCOMPARE(win.w.ablations()->pointedHead(), qMakePair(1, 3));
     spec->setHoldForTests(0, 0);

@@ -64,6 +64,7 @@ public:
         if (m_running && m_pooled)
             m_pooled->store(true);
     }
+    bool hurried() const { return m_running && m_pooled && m_pooled->load(); }
     // Tests only: a speculation waits `beforeMs` before it computes and `afterMs` after (unless
     // discarded meanwhile), running all the while.
     void setHoldForTests(int beforeMs, int afterMs)

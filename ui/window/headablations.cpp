@@ -2,6 +2,7 @@
 #include "window/headablations.h"
 
 #include "live/livesession.h"
+#include "live/speculation.h"
 #include "window/undocommands.h"
 
 #include <QAction>
@@ -94,6 +95,9 @@ void HeadAblations::point(int layer, int head, bool menu)
         m_pointed = at;
         m_pointedMenu = true;
         update();
+        // The menu holds the keyboard while it is open: no letter can want the core's pool, so the
+        // speculation takes it at once (a press of its Ablate entry then finds more of it done).
+        m_session->speculation()->hurry();
         return;
     }
     if (at == m_hovered)
