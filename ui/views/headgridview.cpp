@@ -7,6 +7,7 @@
 
 #include "style/legibility.h"
 #include "style/plotstyle.h"
+#include "views/mapregion.h"
 #include "views/plotzoom.h"
 
 #include <qcustomplot.h>
@@ -376,20 +377,14 @@ HeadGridView::MapKey HeadGridView::mapKey() const
     MapKey key;
     if (!m_tiles || m_rects.empty())
         return key;
-    const int tq = m_tiles->rows(), tk = m_tiles->cols();
-    // the cells any part of which the panels show (cell j spans j ± 0.5), as the Weights map
+    // the cells any part of which the panels show, as the Weights map
     const QCPAxisRect *r = m_rects.front();
-    const QCPRange xr = r->axis(QCPAxis::atBottom)->range(), yr = r->axis(QCPAxis::atLeft)->range();
-    constexpr double eps = 1e-6;
-    const int c0 = std::clamp(int(std::floor(xr.lower - 0.5 + eps)) + 1, 0, tk - 1);
-    const int c1 = std::clamp(int(std::ceil(xr.upper + 0.5 - eps)) - 1, c0, tk - 1);
-    const int r0 = std::clamp(int(std::floor(std::min(yr.lower, yr.upper) - 0.5 + eps)) + 1, 0, tq - 1);
-    const int r1 = std::clamp(int(std::ceil(std::max(yr.lower, yr.upper) + 0.5 - eps)) - 1, r0, tq - 1);
-    const int R = r1 - r0 + 1, C = c1 - c0 + 1;
+    const QRect region = visibleMapRegion(r, m_tiles->rows(), m_tiles->cols(), 1, false).region;
+    const int R = region.height(), C = region.width();
     // about one cell a pixel of the panel (kMaxCells a side before the panels are laid out)
     const QRect px = r->rect();
     key.tiles = m_tiles.get();
-    key.region = QRect(c0, r0, C, R);
+    key.region = region;
     key.outRows = std::clamp(px.height() >= 8 ? px.height() : kMaxCells, 1, R);
     key.outCols = std::clamp(px.width() >= 8 ? px.width() : kMaxCells, 1, C);
     key.pooling = m_pooling;
