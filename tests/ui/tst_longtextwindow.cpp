@@ -133,6 +133,23 @@ double worst(const Mat<float> &a, const Mat<float> &b)
     return double((a - b).cwiseAbs().maxCoeff());
 }
 
+// The cells of `region` (x keys, y queries) of `full` pooled into outR x outC as AttentionTiles::pooled
+// partitions them, in float64.
+Mat<double> pooledRegion(const Mat<double> &full, const QRect &region, int outR, int outC, Pooling pool)
+{
+    Mat<double> out(outR, outC);
+    for (int a = 0; a < outR; ++a)
+        for (int b = 0; b < outC; ++b) {
+            const int r0 = region.top() + int(int64_t(a) * region.height() / outR);
+            const int r1 = region.top() + int(int64_t(a + 1) * region.height() / outR);
+            const int c0 = region.left() + int(int64_t(b) * region.width() / outC);
+            const int c1 = region.left() + int(int64_t(b + 1) * region.width() / outC);
+            const auto blk = full.block(r0, c0, r1 - r0, c1 - c0);
+            out(a, b) = pool == Pooling::Mean ? blk.mean() : blk.maxCoeff();
+        }
+    return out;
+}
+
 } // namespace
 
 class TestLongTextWindow : public QObject {
@@ -184,6 +201,23 @@ private:
             return nullptr;
         win.w.showView(QStringLiteral("weights"));
         return win.show(longText());
+    }
+
+    // Compare on the long text: A and B the same text at layers 0 and 1, head `head` shown on both;
+    // null if it cannot be shown.
+    CompareView *compareLayers(Window &win, int head)
+    {
+        const SnapshotPtr s = showLong(win);
+        if (!s || !s->longText)
+            return nullptr;
+        selectHead(win, head);
+        win.w.session()->setSelectedLayer(0);
+        if (!win.w.showView(QStringLiteral("compare")))
+            return nullptr;
+        CompareView *cv = win.w.compareView();
+        cv->copyAToB();
+        cv->sessionB()->setSelectedLayer(1);
+        return cv;
     }
 
     std::unique_ptr<Model> m_model;
@@ -963,15 +997,10 @@ void TestLongTextWindow::normWeightedSwitch()
 void TestLongTextWindow::compareFollowsZoom()
 {
     Window win;
-    const SnapshotPtr s = showLong(win);
-    QVERIFY(s && s->longText);
-    const int t = s->tq(), head = 2;
-    selectHead(win, head);
-    win.w.session()->setSelectedLayer(0);
-    QVERIFY(win.w.showView(QStringLiteral("compare")));
-    CompareView *cv = win.w.compareView();
-    cv->copyAToB();
-    cv->sessionB()->setSelectedLayer(1);
+    const int head = 2;
+    CompareView *cv = compareLayers(win, head);
+    QVERIFY(cv);
+    const int t = win.w.session()->snapshot()->tq();
     const auto settled = [&] {
         return cv->isCurrent() && !cv->mapsPending() && cv->showsPooled() && cv->pooledA().size() > 0 &&
                cv->pooledB().size() > 0 && cv->pooledDifference().size() > 0 && cv->sessionB()->snapshot() &&
@@ -981,17 +1010,8 @@ void TestLongTextWindow::compareFollowsZoom()
     const Mat<float> fullA = m_full.weights(0, head).toDense(), fullB = m_full.weights(1, head).toDense();
     const AttentionTiles<float> storedA(m_full, 0, AttentionTiles<float>::Source::Stored);
     const AttentionTiles<float> storedB(m_full, 1, AttentionTiles<float>::Source::Stored);
-    // the region's cells pooled as AttentionTiles::pooled partitions it, in float64
-    const auto poolOf = [&](const Mat<float> &full, const QRect &g, int outR, int outC, Pooling pool) {
-        Mat<double> out(outR, outC);
-        for (int a = 0; a < outR; ++a)
-            for (int b = 0; b < outC; ++b) {
-                const int r0 = g.top() + int(int64_t(a) * g.height() / outR), r1 = g.top() + int(int64_t(a + 1) * g.height() / outR);
-                const int c0 = g.left() + int(int64_t(b) * g.width() / outC), c1 = g.left() + int(int64_t(b + 1) * g.width() / outC);
-                const Mat<double> blk = full.block(r0, c0, r1 - r0, c1 - c0).cast<double>();
-                out(a, b) = pool == Pooling::Mean ? blk.mean() : blk.maxCoeff();
-            }
-        return out;
+    const auto poolOf = [](const Mat<float> &full, const QRect &g, int outR, int outC, Pooling pool) {
+        return pooledRegion(full.cast<double>(), g, outR, outC, pool);
     };
     const auto off = [](const Mat<float> &got, const Mat<double> &want) {
         return got.rows() == want.rows() && got.cols() == want.cols() ? (got.cast<double>() - want).cwiseAbs().maxCoeff() : 1e9;
@@ -1049,15 +1069,10 @@ void TestLongTextWindow::compareFollowsZoom()
 void TestLongTextWindow::compareLongTexts()
 {
     Window win;
-    const SnapshotPtr s = showLong(win);
-    QVERIFY(s && s->longText);
-    const int t = s->tq(), head = 2;
-    selectHead(win, head);
-    win.w.session()->setSelectedLayer(0);
-    QVERIFY(win.w.showView(QStringLiteral("compare")));
-    CompareView *cv = win.w.compareView();
-    cv->copyAToB();
-    cv->sessionB()->setSelectedLayer(1);
+    const int head = 2;
+    CompareView *cv = compareLayers(win, head);
+    QVERIFY(cv);
+    const int t = win.w.session()->snapshot()->tq();
     const int n = std::min(t, CompareView::kPooledCells);
     const auto settled = [&] {
         return cv->isCurrent() && !cv->mapsPending() && cv->showsPooled() && cv->pooledA().rows() == n &&
@@ -1068,17 +1083,6 @@ void TestLongTextWindow::compareLongTexts()
     const Mat<float> fullA = m_full.weights(0, head).toDense(), fullB = m_full.weights(1, head).toDense();
     const AttentionTiles<float> storedA(m_full, 0, AttentionTiles<float>::Source::Stored);
     const AttentionTiles<float> storedB(m_full, 1, AttentionTiles<float>::Source::Stored);
-    // the mean over each map cell's weights, as AttentionTiles::pooled partitions the matrix, in float64
-    const auto poolMean = [&](const Mat<double> &full) {
-        Mat<double> out(n, n);
-        for (int a = 0; a < n; ++a)
-            for (int b = 0; b < n; ++b) {
-                const int r0 = int(int64_t(a) * t / n), r1 = int(int64_t(a + 1) * t / n);
-                const int c0 = int(int64_t(b) * t / n), c1 = int(int64_t(b + 1) * t / n);
-                out(a, b) = full.block(r0, c0, r1 - r0, c1 - c0).mean();
-            }
-        return out;
-    };
     for (Pooling pool : {Pooling::Max, Pooling::Mean}) {
         win.w.heatmapView()->meanPoolingAction()->setChecked(pool == Pooling::Mean); // the Weights tab's switch
         QCOMPARE(cv->pooling(), pool);
@@ -1090,7 +1094,7 @@ void TestLongTextWindow::compareLongTexts()
         QVERIFY(worst(cv->pooledDifference(), Mat<float>(cv->pooledA() - cv->pooledB())) == 0.0);
         QVERIFY2(cv->titleA().contains(QStringLiteral("Long text")), qPrintable(cv->titleA()));
         if (pool == Pooling::Mean) {
-            const Mat<double> want = poolMean(fullA.cast<double>() - fullB.cast<double>());
+            const Mat<double> want = pooledRegion(fullA.cast<double>() - fullB.cast<double>(), QRect(0, 0, t, t), n, n, Pooling::Mean);
             const double d = (cv->pooledDifference().cast<double>() - want).cwiseAbs().maxCoeff();
             QVERIFY2(d < 1e-5, qPrintable(QStringLiteral("mean-pooled difference off by %1").arg(d)));
             QVERIFY2(cv->differenceTitle().contains(QStringLiteral("mean-pooled difference of the weights")), qPrintable(cv->differenceTitle()));
