@@ -657,13 +657,20 @@ void HeadRolesView::paintReading()
         }
 }
 
+void HeadRolesView::dropLongReadings()
+{
+    ++m_generation; // what comes back from a job asked before is not shown
+    m_computing = false;
+    if (m_stop)
+        m_stop->store(true); // and it stops between layers
+}
+
 void HeadRolesView::computeLong()
 {
     const SnapshotPtr s = m_snapshot;
-    const quint64 generation = ++m_generation;
+    dropLongReadings();
+    const quint64 generation = m_generation;
     m_computing = true;
-    if (m_stop)
-        m_stop->store(true); // the readings asked before stop between layers
     m_stop = std::make_shared<std::atomic<bool>>(false);
     const std::shared_ptr<std::atomic<bool>> stop = m_stop;
     const std::shared_ptr<const Trace<float>> trace = s->trace;
@@ -982,10 +989,7 @@ void HeadRolesView::rebuild()
         for (Mat<double> &m : m_scores)
             m.resize(0, 0);
     if (!s || !s->hasResult() || s->cross) {
-        ++m_generation;
-        m_computing = false;
-        if (m_stop)
-            m_stop->store(true);
+        dropLongReadings();
         m_rolesOf = nullptr;
         m_readingScores.resize(0, 0);
         m_note->setText(s && !s->message.isEmpty() ? s->message : tr("Open a model folder to see its heads."));
@@ -1026,10 +1030,7 @@ void HeadRolesView::rebuild()
         return;
     }
     m_rolesOf = nullptr;
-    ++m_generation; // a long text's scores still computing are not shown, and stop
-    m_computing = false;
-    if (m_stop)
-        m_stop->store(true);
+    dropLongReadings();
     const bool normWeighted = isNormWeighted(*s);
     const Trace<float> &trace = *s->trace;
     const Trace<float> scored = normWeighted ? rowShares(trace) : Trace<float>();

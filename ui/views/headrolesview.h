@@ -161,6 +161,8 @@ private:
     void reorder();
     // A long text's scores (the roles where not yet computed for this trace, and the reading) on the pool.
     void computeLong();
+    // A long text's readings still computing: not shown when they come, and stopped between layers.
+    void dropLongReadings();
     // The thumbnails as the reading's colours, and the note.
     void paintReading();
     // The chooser shows the reading drawn (the weights' entry disabled on a long text).
