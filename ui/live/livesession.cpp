@@ -59,7 +59,7 @@ LiveSession::LiveSession(QObject *parent)
     // a pause long enough that typing does not start one between two keystrokes
     m_specDelay.setSingleShot(true);
     m_specDelay.setInterval(250);
-    connect(&m_specDelay, &QTimer::timeout, this, [this] { speculate(); });
+    connect(&m_specDelay, &QTimer::timeout, this, &LiveSession::speculate);
     connect(m_speculation, &Speculation::finished, this, &LiveSession::onSpeculated);
     m_thread.setObjectName(QStringLiteral("attnviz-compute"));
     m_thread.start();
@@ -236,6 +236,7 @@ void LiveSession::setSpeculativeEdits(const std::vector<Intervention> &edits, bo
     if (edits == m_specEdits)
         return;
     m_specEdits = edits;
+    m_specPointed = pointed;
     if (m_joined) // a press waits for the running one: its edits are the session's now
         return;
     m_speculation->discard();
@@ -243,7 +244,7 @@ void LiveSession::setSpeculativeEdits(const std::vector<Intervention> &edits, bo
     // another head selected over a result already on screen: at once (a press soon after finds it
     // computed, or joins it)
     if (!m_specEdits.empty() && !m_busy && !m_specNever)
-        speculate(pointed);
+        speculate();
 }
 
 void LiveSession::onSpeculated(bool ready)
@@ -265,7 +266,7 @@ void LiveSession::onSpeculated(bool ready)
     onFinished(snapshot);
 }
 
-void LiveSession::speculate(bool pointed)
+void LiveSession::speculate()
 {
     if (m_specNever || m_joined || m_specEdits.empty() || m_specEdits == m_edits || !m_model || m_encoderDecoder ||
         !m_worker || m_busy || m_debounce.isActive() || m_editsClean || m_settings.backend != QLatin1String("cpu"))
@@ -289,7 +290,7 @@ void LiveSession::speculate(bool pointed)
     if (!clean && m_previous)
         clean = m_previous->cleanTrace;
     m_speculation->start(std::move(r), s->trace->edits.empty() ? s->trace : nullptr, s->induction, s->inductionProblem,
-                         std::move(clean), pointed);
+                         std::move(clean), m_specPointed);
 }
 
 void LiveSession::setEditsShownClean(bool clean)

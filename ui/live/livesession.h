@@ -152,7 +152,7 @@ private:
     void post();
     void onFinished(SnapshotPtr snapshot);
     ComputeRequest request() const; // what post() sends, without its generation
-    void speculate(bool pointed = false);
+    void speculate();
     void onSpeculated(bool ready);
 
     QString m_sentence, m_keySentence;
@@ -187,6 +187,7 @@ private:
     QThread m_thread;
     QPointer<ComputeWorker> m_worker;
     std::vector<Intervention> m_specEdits;
+    bool m_specPointed = false; // m_specEdits named by the pointer (setSpeculativeEdits), also when speculated later
     Speculation *m_speculation = nullptr;
     // The result shown before the last change of the edits, and its request: shown again when the
     // edits go back (restoring an ablated head shows the clean trace the window had). Any other
