@@ -1421,27 +1421,24 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
                     // each ablation on a head not ablated before in this row (the one before would be
                     // shown again: the restore's result kept)
                     const int head = (r / 2) % std::max(1, info.heads);
-                    // hover, click (through the grid's signals), press; first the grid again (the click
-                    // before showed the weights)
-                    if (ablating && when == 3) {
+                    // on the grid (again: the click before showed the weights), through its signals: the
+                    // pointer resting 150 ms on the head, then a click (selected, the Weights tab shown);
+                    // or the head's menu open 300 ms (its ablation speculated on at once, on the core's
+                    // pool), then its Ablate entry: the selected head's press
+                    if (ablating && (when == 3 || when == 4)) {
+                        const bool menu = when == 4;
                         w.showView(QStringLiteral("headRoles"));
                         settle();
-                        emit w.headRolesView()->headPointed(midLayer, head, false);
-                        QEventLoop rest;
-                        QTimer::singleShot(150, &rest, &QEventLoop::quit);
-                        rest.exec();
-                        emit w.headRolesView()->headOpened(midLayer, head);
-                    } else if (ablating && when == 4) {
-                        // the menu opened on the head (its ablation speculated on at once, on the core's
-                        // pool), its Ablate entry chosen 300 ms later: the selected head's press
-                        w.showView(QStringLiteral("headRoles"));
-                        settle();
-                        emit w.headRolesView()->headPointed(midLayer, head, true);
-                        QEventLoop open;
-                        QTimer::singleShot(300, &open, &QEventLoop::quit);
-                        open.exec();
-                        w.session()->setSelectedLayer(midLayer);
-                        w.session()->setSelectedHead(head);
+                        emit w.headRolesView()->headPointed(midLayer, head, menu);
+                        QEventLoop held;
+                        QTimer::singleShot(menu ? 300 : 150, &held, &QEventLoop::quit);
+                        held.exec();
+                        if (menu) {
+                            w.session()->setSelectedLayer(midLayer);
+                            w.session()->setSelectedHead(head);
+                        } else {
+                            emit w.headRolesView()->headOpened(midLayer, head);
+                        }
                     } else if (ablating)
                         w.session()->setSelectedHead(head);
                     // waits blocked in the event loop, as the window idles (a loop of processEvents

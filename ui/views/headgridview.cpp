@@ -377,7 +377,8 @@ HeadGridView::MapKey HeadGridView::mapKey() const
     MapKey key;
     if (!m_tiles || m_rects.empty())
         return key;
-    // the cells any part of which the panels show, as the Weights map
+    // the cells any part of which the panels show, as the Weights map (only the region: the map's
+    // size below is the panels' own)
     const QCPAxisRect *r = m_rects.front();
     const QRect region = visibleMapRegion(r, m_tiles->rows(), m_tiles->cols(), 1, false).region;
     const int R = region.height(), C = region.width();
