@@ -433,6 +433,9 @@ void TestBadInput::modelFolderJson_data()
                                                << "model_type: \"x\\x0a\\x1b[2J\\x1b[31mattnviz: all good\" is not a family";
     QTest::addRow("index.json shard name forging a line")
         << index << QByteArray(R"({"weight_map": {"w": "a\u001b[2J/b"}})") << "weight_map.\"w\": \"a\\x1b[2J/b\" is not a file in the folder";
+    QTest::addRow("index.json shard name with a newline")
+        << index << QByteArray(R"({"weight_map": {"w": "a\nb.safetensors"}})")
+        << "weight_map.\"w\": \"a\\x0ab.safetensors\" is not a file in the folder";
 }
 
 void TestBadInput::modelFolderJson()

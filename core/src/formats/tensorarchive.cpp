@@ -14,6 +14,7 @@
 #include "safetensorsheader.h"
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -169,7 +170,9 @@ Status TensorArchive::openFolder(const std::string &dir)
         if (!it->is_string())
             return Status::error(StatusCode::ParseError, index + ": weight_map." + quoteText(it.key()) + ": not a file name");
         const std::string f = it->get<std::string>();
-        if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..")
+        // A name with a control character is refused here: the shard's own messages would print it raw.
+        const bool control = std::any_of(f.begin(), f.end(), [](char c) { return uint8_t(c) < 0x20 || c == 0x7f; });
+        if (f.empty() || f.find('/') != std::string::npos || f == "." || f == ".." || control)
             return Status::error(StatusCode::ParseError,
                                  index + ": weight_map." + quoteText(it.key()) + ": " + quoteText(f) + " is not a file in the folder");
         shards.insert(f);
