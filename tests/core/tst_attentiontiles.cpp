@@ -1021,7 +1021,8 @@ void TestAttentionTiles::keyWeightedEqualsNormWeighted()
 // by their sums equal makeRowShares of normWeighted's full matrices, recomputed and stored; and every
 // head reading with ReadingOptions::normWeighted, on a trace that keeps its weights and on one that
 // keeps only q, k and the log-sum-exp, equals that reading of a trace holding those shares (the
-// grid's short-text path) — 1e-6 in float32, 1e-12 in float64. A reading stopped reads nothing.
+// grid's short-text path) — 1e-6 in float32, 1e-12 in float64. A reading stopped reads nothing;
+// stopped after some layers (from its progress), those layers' readings are those of a whole run.
 template <typename T>
 void checkRowShares(Model &m, int tokens, double tol)
 {
@@ -1091,6 +1092,49 @@ void checkRowShares(Model &m, int tokens, double tol)
     QCOMPARE(int(none.size()), 2);
     for (const Mat<double> &m : none)
         QVERIFY(m.size() > 0 && m.array().isNaN().all());
+    // progress after every layer; stopped from it after the first layer: that layer holds the very
+    // readings of a whole run, every later one NaN
+    const std::vector<HeadReading> two = {HeadReading::FirstToken, HeadReading::SinkMass};
+    ReadingOptions all = w;
+    all.stop = nullptr;
+    std::vector<int> said;
+    all.progress = [&](int done, int layers) {
+        QCOMPARE(layers, tr.numLayers());
+        said.push_back(done);
+    };
+    const std::vector<Mat<double>> whole = headReadings(bare, two, all);
+    QCOMPARE(int(said.size()), tr.numLayers());
+    for (int l = 0; l < tr.numLayers(); ++l)
+        QCOMPARE(said[size_t(l)], l + 1);
+    QVERIFY(tr.numLayers() >= 2);
+    std::atomic<bool> stop{false};
+    ReadingOptions part = all;
+    part.stop = &stop;
+    said.clear();
+    part.progress = [&](int done, int) {
+        said.push_back(done);
+        if (done == 1)
+            stop.store(true);
+    };
+    const std::vector<Mat<double>> cut = headReadings(bare, two, part);
+    QCOMPARE(said, (std::vector<int>{1}));
+    for (size_t k = 0; k < two.size(); ++k)
+        for (int l = 0; l < tr.numLayers(); ++l)
+            for (int h = 0; h < tr.numHeads(); ++h) {
+                if (l < 1)
+                    QCOMPARE(cut[k](l, h), whole[k](l, h));
+                else
+                    QVERIFY(std::isnan(cut[k](l, h)));
+            }
+    // the row sums themselves stop: row shares stay off
+    AttentionTiles<T> tiles(bare, 0);
+    Mat<T> norms;
+    QVERIFY(valueNorms(bare, 0, norms).ok() && tiles.setKeyWeights(std::move(norms)));
+    QVERIFY(!tiles.setRowShares(true, &stopped));
+    QVERIFY(!tiles.rowShares());
+    stop.store(false);
+    QVERIFY(tiles.setRowShares(true, &stop));
+    QVERIFY(tiles.rowShares());
 }
 
 void TestAttentionTiles::rowSharesEqualMadeShares()

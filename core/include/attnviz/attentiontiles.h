@@ -21,6 +21,7 @@
 
 #include "attnviz/model.h"
 
+#include <atomic>
 #include <cstddef>
 #include <list>
 #include <map>
@@ -70,8 +71,10 @@ public:
     // which the head readings (headroles.h) are defined on, as makeRowShares of the whole matrix. The
     // mean over heads is the mean of the heads (weighted) divided by its own row sums. Reads every
     // unmasked cell of every head once, over the pool, to sum the rows; clears the cache; not to be
-    // called while another thread reads. Set after setKeyWeights (which clears it).
-    void setRowShares(bool on);
+    // called while another thread reads. Set after setKeyWeights (which clears it). `stop` set (by
+    // another thread) while the rows are summed: the sum stops part way, the row shares stay off and
+    // the answer is false.
+    bool setRowShares(bool on, const std::atomic<bool> *stop = nullptr);
     bool rowShares() const { return m_rowSums.size() > 0; }
 
     // Weights of `head` (-1: the mean over heads), rows [rowBegin, rowEnd) x keys [colBegin, colEnd).

@@ -90,7 +90,11 @@ struct ReadingOptions {
     bool normWeighted = false;
     // Set (by another thread), the readings stop before the next layer, leaving the rest NaN: a
     // caller that no longer wants them (a newer request) does not wait for every layer's rows.
+    // Norm-weighted, a layer's row sums stop too, part way (that layer NaN as well).
     const std::atomic<bool> *stop = nullptr;
+    // Called on the computing thread after each layer: (layers read, all layers). Norm-weighted on a
+    // long text a layer sums t x t cells a head, so a caller can say how far it is.
+    std::function<void(int done, int layers)> progress;
 };
 // `rowsRead` (if given): the queries a same-token score or the rows an entropy averaged over (0 for
 // the other readings).

@@ -224,16 +224,18 @@ bool AttentionTiles<T>::setKeyWeights(Mat<T> factors)
 }
 
 template <typename T>
-void AttentionTiles<T>::setRowShares(bool on)
+bool AttentionTiles<T>::setRowShares(bool on, const std::atomic<bool> *stop)
 {
     m_rowSums.resize(0, 0); // the sums below read the rows as they are
     clearCache();
     if (!on || !m_valid)
-        return;
+        return true;
     Mat<double> sums = Mat<double>::Zero(m_tq, m_heads);
     const int bands = (m_tq + kBandRows - 1) / kBandRows;
     const double work = 2.0 * double(m_tq) * m_tk * m_dh * m_heads;
     parallelFor(bands, work, [&](int b) {
+        if (stop && stop->load(std::memory_order_relaxed))
+            return; // the bands left are not read; the sums are dropped below
         const int r0 = b * kBandRows, r1 = std::min(m_tq, r0 + kBandRows);
         for (int h = 0; h < m_heads; ++h) {
             int c0 = 0;
@@ -246,7 +248,10 @@ void AttentionTiles<T>::setRowShares(bool on)
             }
         }
     });
+    if (stop && stop->load())
+        return false;
     m_rowSums = std::move(sums);
+    return true;
 }
 
 template <typename T>

@@ -28,23 +28,32 @@ using Scorer = std::function<double(const AttentionTiles<T> &, int)>;
 // NaN for a layer without the values that needs.
 template <typename T>
 std::vector<Mat<double>> overHeads(const Trace<T> &trace, bool weighted, const std::vector<Scorer<T>> &score,
-                                   const std::atomic<bool> *stop = nullptr)
+                                   const std::atomic<bool> *stop = nullptr,
+                                   const std::function<void(int, int)> &progress = {})
 {
     std::vector<Mat<double>> s(score.size(), Mat<double>::Constant(trace.numLayers(), trace.numHeads(), kNaN));
     for (int l = 0; l < trace.numLayers() && !(stop && stop->load()); ++l) {
         // nothing cached: every read below is made once
         AttentionTiles<T> tiles(trace, l, AttentionTiles<T>::Source::Auto, 0);
-        if (!tiles.valid())
-            continue;
-        if (weighted) {
-            Mat<T> norms;
-            if (!valueNorms(trace, l, norms) || !tiles.setKeyWeights(std::move(norms)))
-                continue;
-            tiles.setRowShares(true);
-        }
-        for (size_t k = 0; k < score.size(); ++k)
-            for (int h = 0; h < std::min(trace.numHeads(), tiles.numHeads()); ++h)
-                s[k](l, h) = score[k](tiles, h);
+        const auto read = [&] {
+            if (!tiles.valid())
+                return true;
+            if (weighted) {
+                Mat<T> norms;
+                if (!valueNorms(trace, l, norms) || !tiles.setKeyWeights(std::move(norms)))
+                    return true;
+                if (!tiles.setRowShares(true, stop))
+                    return false; // stopped part way: this layer stays NaN
+            }
+            for (size_t k = 0; k < score.size(); ++k)
+                for (int h = 0; h < std::min(trace.numHeads(), tiles.numHeads()); ++h)
+                    s[k](l, h) = score[k](tiles, h);
+            return true;
+        };
+        if (!read())
+            break;
+        if (progress)
+            progress(l + 1, trace.numLayers());
     }
     return s;
 }
@@ -318,7 +327,7 @@ std::vector<Mat<double>> headReadings(const Trace<T> &trace, const std::vector<H
         if (rowsRead)
             *rowsRead = rows;
     }
-    return overHeads(trace, o.normWeighted, scorers, o.stop);
+    return overHeads(trace, o.normWeighted, scorers, o.stop, o.progress);
 }
 
 template <typename T>
