@@ -619,6 +619,11 @@ int benchModel(const QStringList &args)
                                                  "the rollout row of the last position, then of the middle one, up to the "
                                                  "last layer, every layer's head-mean rows streamed from q and k (with "
                                                  "--observe tiles-attention) or read from the kept weights."));
+    QCommandLineOption readingsOpt(QStringLiteral("head-readings"),
+                                   QStringLiteral("Also time the Layers x heads grid's readings on the last full trace, "
+                                                  "as a long text asks them: the four role scores and the sink mass in one "
+                                                  "pass, plain and then norm-weighted (every row of every head summed); "
+                                                  "wall and CPU time, once each."));
     QCommandLineOption fullOnlyOpt(QStringLiteral("full-only"),
                                    QStringLiteral("Causal models: time the full trace only (no appended token)."));
     QCommandLineOption contextOpt(QStringLiteral("context"),
@@ -627,7 +632,7 @@ int benchModel(const QStringList &args)
                                                  "to outgrow; the angles and any RoPE scaling stay the checkpoint's)."),
                                   QStringLiteral("N"));
     p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt, backendOpt,
-                  observeOpt, typedOpt, mapOpt, fullOnlyOpt, contextOpt, headsMapOpt, rolloutOpt});
+                  observeOpt, typedOpt, mapOpt, fullOnlyOpt, contextOpt, headsMapOpt, rolloutOpt, readingsOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -742,7 +747,7 @@ int benchModel(const QStringList &args)
     std::vector<ModelBenchRow> timed;
     const double loadRss = peakRssMb(); // the weights, as loaded: what a trace's memory is above
     if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed, gpu.get(), observe, p.isSet(typedOpt), map,
-                                  !p.isSet(fullOnlyOpt), headsMap, p.isSet(rolloutOpt));
+                                  !p.isSet(fullOnlyOpt), headsMap, p.isSet(rolloutOpt), p.isSet(readingsOpt));
         !st)
         return fail("bench", st.message, 1);
     if (p.isSet(readsOpt)) {

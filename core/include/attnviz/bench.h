@@ -64,9 +64,13 @@ struct ModelBenchRow {
 // every head's and then their mean's headsMap x headsMap pooled (max) map over the whole text, in turn.
 // `rollout`: on the last full trace, the rollout row of the last position up to the last layer
 // (rolloutrow.h: every layer's head-mean rows streamed through AttentionTiles), and of the middle one.
+// `readings`: on the last full trace, the Layers x heads grid's readings as a long text asks them
+// (headroles.h headReadings: the four role scores and the sink mass in one pass), plain and then
+// norm-weighted (every row of every head summed); each once, its wall time and the process's CPU time.
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
                      std::vector<ModelBenchRow> &rows, ForwardDevice *device = nullptr, const Observe &observe = {},
-                     bool typed = false, int map = 0, bool appended = true, int headsMap = 0, bool rollout = false);
+                     bool typed = false, int map = 0, bool appended = true, int headsMap = 0, bool rollout = false,
+                     bool readings = false);
 
 // An encoder-decoder model (seededShape's "t5-small", "opus-mt-en-de"): `source` and `target` ids
 // from a fixed seed; a full trace of both (every attention kept, the next token at every decoder

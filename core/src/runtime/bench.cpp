@@ -2,6 +2,7 @@
 #include "attnviz/bench.h"
 #include "attnviz/attentiontiles.h"
 #include "attnviz/device.h"
+#include "attnviz/headroles.h"
 #include "attnviz/projections.h"
 #include "attnviz/rolloutrow.h"
 #include "attnviz/transformer.h"
@@ -10,6 +11,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -143,7 +146,7 @@ std::string benchRowJson(const BenchRow &r)
 
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
                      std::vector<ModelBenchRow> &rows, ForwardDevice *device, const Observe &observe, bool typed, int map,
-                     bool appended, int headsMap, bool rollout)
+                     bool appended, int headsMap, bool rollout, bool readings)
 {
     using clock = std::chrono::steady_clock;
     const ModelInfo info = model.info();
@@ -182,7 +185,7 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
         Trace<float> kept; // the last run's trace, where the map is timed on it
         for (int r = 0; r < repeat; ++r) {
             Trace<float> fresh; // a fresh trace: everything computed
-            Trace<float> &tr = (map > 0 || headsMap > 0 || rollout) && r + 1 == repeat ? kept : fresh;
+            Trace<float> &tr = (map > 0 || headsMap > 0 || rollout || readings) && r + 1 == repeat ? kept : fresh;
             if (device)
                 device->forgetText(); // the device's own copy of the last text too
             const auto a = clock::now();
@@ -239,6 +242,26 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
                 rows.push_back({"rollout row of position " + std::to_string(query) + ", layers 0-" + std::to_string(rq.upTo) +
                                     (recomputed ? " (from q, k)" : " (stored weights)"),
                                 n, median(ms)});
+            }
+        }
+        if (readings) { // the Layers x heads grid on a long text: the roles and a reading in one pass
+            const std::vector<HeadReading> asked = {HeadReading::PreviousToken, HeadReading::FirstToken,
+                                                    HeadReading::SameToken, HeadReading::Self, HeadReading::SinkMass};
+            for (const bool weighted : {false, true}) {
+                ReadingOptions o;
+                o.normWeighted = weighted;
+                const std::clock_t c = std::clock(); // every thread of the process
+                const auto a = clock::now();
+                const std::vector<Mat<double>> got = headReadings(kept, asked, o);
+                const double wall = std::chrono::duration<double, std::milli>(clock::now() - a).count();
+                const double cpu = 1000.0 * double(std::clock() - c) / CLOCKS_PER_SEC;
+                if (!std::isfinite(got.back()(0, 0)))
+                    return Status::error(StatusCode::Unavailable, std::string("the ") + (weighted ? "norm-weighted " : "") +
+                                                                      "readings came back empty");
+                const std::string what = std::string("Layers x heads readings (4 roles + sink mass)") +
+                                         (weighted ? ", norm-weighted" : "");
+                rows.push_back({what, n, wall});
+                rows.push_back({what + ": CPU time of the process", n, cpu});
             }
         }
         if (map > 0) { // the middle layer's first head, the whole text pooled (max), each run computed anew
