@@ -262,6 +262,7 @@ MainWindow::MainWindow(QWidget *parent)
         else if (m_tabs->currentWidget() == headGridView())
             m_tabs->setCurrentWidget(heatmapView());
     });
+    connect(m_session, &LiveSession::busyChanged, headRolesView(), &HeadRolesView::setTraceComputing);
     connect(m_session, &LiveSession::busyChanged, this, [this](bool busy, int) {
         if (!busy && m_needleProbes && m_needleProbes->running())
             return; // the probe's progress stays

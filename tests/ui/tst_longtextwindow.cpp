@@ -55,6 +55,7 @@
 
 #include <QAction>
 #include <QPushButton>
+#include <QProgressBar>
 #include <QTextCursor>
 #include <QComboBox>
 #include <QElapsedTimer>
@@ -186,6 +187,7 @@ private slots:
     void linesDrawOneRow();
     void headRolesReadLongText();
     void headRolesNormWeighted();
+    void headReadingsProgressAndCancel();
     void spanFromSelection();
     void exportRefused();
     void sixteenBitModel();
@@ -1316,6 +1318,97 @@ void TestLongTextWindow::headRolesNormWeighted()
     QTRY_VERIFY_WITH_TIMEOUT(!view->computing() && !view->note().contains(QStringLiteral("‖α·v·W_O‖")), 60000);
     QVERIFY(worstOf(previousTokenScores(m_full), [&](int l, int h) { return view->score(R::PreviousToken, l, h); }) < 1e-5);
     QVERIFY(worstOf(spanMassScores(m_full, 100, 120), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+}
+
+// The Layers x heads grid's readings on a long text, norm-weighted (every row of every head summed:
+// minutes at 32k tokens): after a moment the layers read show in a progress bar with Cancel;
+// cancelled, the grid keeps what was read (here nothing: cancelled before the job began), says so,
+// and "Compute again" reads every head, the shares' numbers; while the window computes a new trace
+// the readings in flight stop and none start, and when it ends without one they start again.
+void TestLongTextWindow::headReadingsProgressAndCancel()
+{
+    Window win;
+    const SnapshotPtr s = showLong(win);
+    QVERIFY(s && s->longText);
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    HeadRolesView *view = win.w.headRolesView();
+    QTRY_VERIFY_WITH_TIMEOUT(view->layerCount() > 0 && !view->computing(), 60000);
+    const int layers = view->layerCount();
+    auto *progress = view->findChild<QProgressBar *>(QStringLiteral("headRolesProgress"));
+    auto *cancel = view->findChild<QPushButton *>(QStringLiteral("headRolesCancel"));
+    QVERIFY(progress && cancel);
+    QVERIFY(!progress->isVisible() && !cancel->isVisible()); // done: nothing to show
+    Trace<float> shares = m_full;
+    for (int l = 0; l < m_full.numLayers(); ++l) {
+        SequenceResult<float> &ws = shares.layers[size_t(l)].attention.batch.front();
+        for (int h = -1; h < m_full.numHeads(); ++h) {
+            Mat<float> w;
+            QVERIFY(normWeighted(m_full, l, h, w).ok());
+            makeRowShares(w);
+            (h < 0 ? ws.weightsAvg : ws.weights[size_t(h)]) = WeightMatrix<float>(w);
+        }
+    }
+    // the readings' thread held: the readings asked wait to begin
+    QThreadPool *pool = view->readingsPool();
+    pool->waitForDone();
+    QCOMPARE(pool->maxThreadCount(), 1);
+    QSemaphore hold;
+    const int threads = 1;
+    pool->start([&hold] { hold.acquire(); });
+    QAction *sw = win.w.views()->normWeightedAction();
+    sw->setChecked(true);
+    QCoreApplication::processEvents();
+    QVERIFY(view->computing());
+    QTRY_VERIFY(progress->isVisible() && cancel->isVisible());
+    QCOMPARE(progress->maximum(), layers);
+    QCOMPARE(progress->value(), 0);
+    QVERIFY(cancel->isEnabled() && cancel->text() == QStringLiteral("Cancel"));
+    if (const QString dir = qEnvironmentVariable("ATTNVIZ_WINDOW_SHOTS"); !dir.isEmpty())
+        win.w.grab().save(dir + QStringLiteral("/w-longtext-readings-progress.png"));
+    QTest::mouseClick(cancel, Qt::LeftButton);
+    QVERIFY(!cancel->isEnabled());
+    hold.release(threads);
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing(), 60000);
+    QVERIFY(view->readingsStopped());
+    QCOMPARE(view->layersRead(), 0);
+    QVERIFY(!progress->isVisible());
+    QVERIFY(cancel->isVisible() && cancel->isEnabled() && cancel->text() == QStringLiteral("Compute again"));
+    QVERIFY2(view->note().contains(QStringLiteral("Stopped after 0 of %1 layers").arg(layers)), qPrintable(view->note()));
+    for (int l = 0; l < layers; ++l)
+        for (int h = 0; h < view->headCount(); ++h)
+            QVERIFY(std::isnan(view->readingValue(l, h)));
+    if (const QString dir = qEnvironmentVariable("ATTNVIZ_WINDOW_SHOTS"); !dir.isEmpty())
+        win.w.grab().save(dir + QStringLiteral("/w-longtext-readings-stopped.png"));
+    // computed again: every head, the shares' numbers
+    QTest::mouseClick(cancel, Qt::LeftButton);
+    QVERIFY(view->computing());
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing(), 60000);
+    QVERIFY(!view->readingsStopped());
+    QCOMPARE(view->layersRead(), layers);
+    QVERIFY(!progress->isVisible() && !cancel->isVisible());
+    QVERIFY(!view->note().contains(QStringLiteral("Stopped")));
+    QVERIFY(worstOf(sinkMassScores(shares), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-5);
+    using R = HeadRolesView::Role;
+    QVERIFY(worstOf(previousTokenScores(shares), [&](int l, int h) { return view->score(R::PreviousToken, l, h); }) < 1e-5);
+    // the window computes a new trace (its busy signal): the readings asked meanwhile wait for it
+    pool->waitForDone();
+    pool->start([&hold] { hold.acquire(); });
+    view->setReading(int(HeadReading::RecentMass));
+    QVERIFY(view->computing());
+    emit win.w.session()->busyChanged(true, s->tq());
+    QVERIFY(!view->computing()); // dropped: its job, when it begins, stops before its first layer
+    view->setReading(int(HeadReading::Entropy));
+    QVERIFY(!view->computing()); // none starts while the trace is computed
+    hold.release(threads);
+    pool->waitForDone();
+    QCoreApplication::processEvents();
+    QVERIFY(!view->computing());
+    // ended without a new snapshot (cancelled): the snapshot's readings are computed after all
+    emit win.w.session()->busyChanged(false, s->tq());
+    QTRY_VERIFY(view->computing());
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing(), 60000);
+    QVERIFY(!view->readingsStopped());
+    QVERIFY(worstOf(entropyScores(shares), [&](int l, int h) { return view->readingValue(l, h); }) < 1e-4);
 }
 
 // "Use selection as span": tokens selected by a drag across the chips, or words selected in the

@@ -19,12 +19,14 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPointer>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStyle>
 #include <QThreadPool>
+#include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -446,6 +448,29 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
     m_note = new QLabel(this);
     m_note->setWordWrap(true);
     m_note->setObjectName(QStringLiteral("headRolesNote"));
+    m_readingsPool = new QThreadPool(this);
+    m_readingsPool->setMaxThreadCount(1);
+    // a long text's readings: the layers read, and Cancel (stopped: "Compute again")
+    m_progress = new QProgressBar(this);
+    m_progress->setObjectName(QStringLiteral("headRolesProgress"));
+    m_progress->setMaximumWidth(160);
+    m_progress->setFormat(tr("%v of %m layers"));
+    m_progress->setVisible(false);
+    m_cancel = new QPushButton(this);
+    m_cancel->setObjectName(QStringLiteral("headRolesCancel"));
+    m_cancel->setVisible(false);
+    connect(m_cancel, &QPushButton::clicked, this, [this] {
+        if (m_computing && m_stop) { // the layers read come back, the rest stay grey
+            m_stop->store(true);
+            m_cancel->setEnabled(false);
+        } else if (m_stopped && m_snapshot && m_snapshot->hasResult() && m_snapshot->longText) {
+            computeLong();
+        }
+    });
+    auto *noteBar = new QHBoxLayout;
+    noteBar->addWidget(m_note, 1);
+    noteBar->addWidget(m_progress, 0, Qt::AlignTop);
+    noteBar->addWidget(m_cancel, 0, Qt::AlignTop);
     m_canvas = new HeadRolesCanvas(this);
     m_scroll = new QScrollArea(this);
     m_scroll->setWidget(m_canvas);
@@ -453,7 +478,7 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(bar);
     layout->addLayout(readingBar);
-    layout->addWidget(m_note);
+    layout->addLayout(noteBar);
     layout->addWidget(m_scroll, 1);
     connect(m_sortBox, &QComboBox::currentIndexChanged, this,
             [this] { setSortRole(m_sortBox->currentData().toInt()); });
@@ -462,6 +487,12 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
     auto spanEdited = [this] { setSpan(m_spanFrom->value(), m_spanTo->value()); };
     connect(m_spanFrom, &QSpinBox::valueChanged, this, spanEdited);
     connect(m_spanTo, &QSpinBox::valueChanged, this, spanEdited);
+}
+
+HeadRolesView::~HeadRolesView()
+{
+    if (m_stop)
+        m_stop->store(true);
 }
 
 QString HeadRolesView::readingName(int reading)
@@ -661,16 +692,65 @@ void HeadRolesView::dropLongReadings()
 {
     ++m_generation; // what comes back from a job asked before is not shown
     m_computing = false;
+    m_stopped = false;
+    m_readingsWait = false;
+    m_layersRead = 0;
     if (m_stop)
-        m_stop->store(true); // and it stops between layers
+        m_stop->store(true); // and it stops between layers (norm-weighted: within one)
+    showProgress();
+}
+
+void HeadRolesView::showProgress()
+{
+    m_progress->setVisible(m_computing && m_progressShown);
+    m_cancel->setVisible((m_computing && m_progressShown) || m_stopped);
+    m_cancel->setEnabled(!m_computing || !m_stop || !m_stop->load());
+    m_cancel->setText(m_stopped ? tr("Compute again") : tr("Cancel"));
+    m_cancel->setToolTip(m_stopped ? tr("Read every head again (the layers not read are grey)")
+                                   : tr("Stop reading the heads; the layers read so far stay drawn"));
+    const int layers = std::max(1, m_layers);
+    m_progress->setRange(0, layers);
+    m_progress->setValue(std::min(m_layersRead, layers));
+}
+
+void HeadRolesView::setTraceComputing(bool busy)
+{
+    m_traceComputing = busy;
+    if (busy && m_computing) { // the prefill has the pool; the readings start again once it is done
+        dropLongReadings();
+        m_readingsWait = true;
+    } else if (!busy && m_readingsWait) {
+        // after the new snapshot, where one comes with the end (it asks for its own readings); none
+        // (its compute cancelled): the readings of the snapshot shown
+        QTimer::singleShot(0, this, [this] {
+            if (m_readingsWait && !m_traceComputing && m_snapshot && m_snapshot->hasResult() && m_snapshot->longText)
+                computeLong();
+        });
+    }
 }
 
 void HeadRolesView::computeLong()
 {
     const SnapshotPtr s = m_snapshot;
     dropLongReadings();
+    if (m_traceComputing) { // a new trace is on its way; the readings wait for it
+        m_readingsWait = true;
+        if (s && s->hasResult() && m_pathNote.isEmpty())
+            m_note->setText(tr("Long text (%L1 tokens): each head's %2 is read once the text being computed is done.")
+                                .arg(s->tq())
+                                .arg(readingName(shownReading())));
+        return;
+    }
     const quint64 generation = m_generation;
     m_computing = true;
+    m_progressShown = false;
+    // a reading that takes a moment shows how far it is (a quick one does not flash a bar)
+    QTimer::singleShot(kProgressDelayMs, this, [this, generation] {
+        if (m_generation == generation && m_computing) {
+            m_progressShown = true;
+            showProgress();
+        }
+    });
     m_stop = std::make_shared<std::atomic<bool>>(false);
     const std::shared_ptr<std::atomic<bool>> stop = m_stop;
     const std::shared_ptr<const Trace<float>> trace = s->trace;
@@ -682,11 +762,27 @@ void HeadRolesView::computeLong()
     o.spanEnd = m_spanEnd;
     o.normWeighted = weighted;
     o.stop = stop.get();
-    const std::shared_ptr<const NeedleProbe> probe = int(reading) == kRetrieval ? m_retrieval : nullptr;
     QPointer<HeadRolesView> self(this);
+    const int t = s->tq();
+    o.progress = [self, generation, t, weighted](int done, int layers) {
+        QMetaObject::invokeMethod(qApp, [self, generation, t, weighted, done, layers] {
+            if (!self || self->m_generation != generation || !self->m_computing)
+                return;
+            self->m_layersRead = done;
+            self->showProgress();
+            if (self->m_pathNote.isEmpty())
+                self->m_note->setText((weighted ? tr("Long text (%L1 tokens), norm-weighted: summing every row of every head "
+                                                     "to read each query's shares, %2 of %3 layers read…")
+                                                : tr("Long text (%L1 tokens): reading each head, %2 of %3 layers read…"))
+                                          .arg(t)
+                                          .arg(done)
+                                          .arg(layers));
+        }, Qt::QueuedConnection);
+    };
+    const std::shared_ptr<const NeedleProbe> probe = int(reading) == kRetrieval ? m_retrieval : nullptr;
     // the trace is held by the job; the scores come back on the GUI thread, to this view if it still
     // exists and asked for nothing newer
-    QThreadPool::globalInstance()->start([self, trace, roles, reading, o, generation, probe, weighted, stop] {
+    m_readingsPool->start([self, trace, roles, reading, o, generation, probe, weighted, stop] {
         // the roles (once a trace) and the reading in one pass: each layer's tiles, and norm-weighted
         // their row sums, made once
         std::vector<HeadReading> asked;
@@ -694,8 +790,15 @@ void HeadRolesView::computeLong()
             asked = {HeadReading::PreviousToken, HeadReading::FirstToken, HeadReading::SameToken, HeadReading::Self};
         if (!probe)
             asked.push_back(reading);
-        int rows = 0;
-        std::vector<Mat<double>> got = asked.empty() ? std::vector<Mat<double>>() : headReadings(*trace, asked, o, &rows);
+        int rows = 0, read = trace->numLayers();
+        ReadingOptions counted = o;
+        counted.progress = [&read, &o](int done, int layers) {
+            read = done;
+            o.progress(done, layers);
+        };
+        read = asked.empty() ? read : 0;
+        std::vector<Mat<double>> got = asked.empty() ? std::vector<Mat<double>>() : headReadings(*trace, asked, counted, &rows);
+        const bool stopped = stop->load() && read < trace->numLayers(); // cancelled: `read` layers hold theirs
         std::array<Mat<double>, kRoles> scores;
         if (roles) {
             scores[size_t(Role::PreviousToken)] = std::move(got[0]);
@@ -708,23 +811,33 @@ void HeadRolesView::computeLong()
         Mat<double> value = probe ? probe->retrieval : std::move(got.back());
         QMetaObject::invokeMethod(
             qApp,
-            [self, trace, roles, generation, rows, weighted, scores = std::move(scores), value = std::move(value)]() mutable {
+            [self, trace, roles, generation, rows, weighted, stopped, read, scores = std::move(scores),
+             value = std::move(value)]() mutable {
                 if (!self || self->m_generation != generation || !self->m_snapshot || self->m_snapshot->trace != trace)
                     return;
                 self->m_computing = false;
+                self->m_stopped = stopped;
+                self->m_layersRead = read;
+                self->showProgress();
                 if (roles) {
                     for (int r = 0; r < kRoles; ++r)
                         if (r != int(Role::Induction))
                             self->m_scores[size_t(r)] = std::move(scores[size_t(r)]);
-                    self->m_rolesOf = trace.get();
+                    self->m_rolesOf = stopped ? nullptr : trace.get(); // cancelled: computed again when asked
                     self->m_rolesWeighted = weighted;
                 }
                 self->m_readingScores = std::move(value);
                 self->m_readingRows = rows;
                 self->paintReading();
+                const QString stop = stopped ? tr("Stopped after %1 of %2 layers: the grey heads were not read (Compute "
+                                                  "again reads them). ")
+                                                   .arg(read)
+                                                   .arg(trace->numLayers())
+                                             : QString();
                 self->m_note->setText(self->m_pathNote.isEmpty()
-                                          ? tr("Long text (%L1 tokens): the weights are computed from q and k where they "
-                                               "are read, so each thumbnail is one reading, not the head's %L1 × %L1 weights. ")
+                                          ? stop +
+                                                tr("Long text (%L1 tokens): the weights are computed from q and k where they "
+                                                   "are read, so each thumbnail is one reading, not the head's %L1 × %L1 weights. ")
                                                     .arg(self->m_snapshot->tq()) +
                                                 (weighted ? tr("Norm-weighted: every reading and score is taken on each "
                                                                "query's shares of ‖α·v·W_O‖ (every row of every head read "

@@ -51,9 +51,11 @@ class QAction;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QProgressBar;
 class QPushButton;
 class QScrollArea;
 class QSpinBox;
+class QThreadPool;
 
 namespace attnviz::ui {
 
@@ -68,6 +70,7 @@ public:
     static constexpr int kMaxCells = 48;
 
     explicit HeadRolesView(QWidget *parent = nullptr);
+    ~HeadRolesView() override; // the readings computing stop (the pool waits for them)
 
     void setSnapshot(SnapshotPtr snapshot) override;
     void setSelection(int layer, int head, int query) override;
@@ -123,6 +126,20 @@ public:
     double readingValue(int layer, int head) const;
     // Whether a long text's scores are being computed on the pool.
     bool computing() const { return m_computing; }
+    // A long text's readings, norm-weighted especially (every row of every head summed: minutes at
+    // 32k tokens), show their layers read in a progress bar beside the note (after a moment) with a
+    // Cancel button; cancelled, the layers read stay drawn, the rest grey, and the button computes
+    // them again. The window computes a new trace (`busy`): the readings in flight stop (the core's
+    // pool is the prefill's) and none start until it ends; ended without a new snapshot (its compute
+    // cancelled), the readings start again.
+    void setTraceComputing(bool busy);
+    // The long text's readings were cancelled: `layersRead` of the layers hold theirs.
+    bool readingsStopped() const { return m_stopped; }
+    int layersRead() const { return m_layersRead; }
+    // The one thread the readings run on, one job after another: a job of minutes holds none of the
+    // global pool's threads (Qt's image conversions and the other views' maps use them), and a
+    // newer job waits for the one stopping.
+    QThreadPool *readingsPool() const { return m_readingsPool; }
 
     // A needle probe's result measured on `model`: shown as the retrieval reading, its needle's tokens
     // set as the span once a snapshot of the probe's text comes; null: none (the reading disabled).
@@ -215,6 +232,17 @@ private:
     quint64 m_generation = 0;
     std::shared_ptr<std::atomic<bool>> m_stop; // set: the long text's readings still computing stop
     bool m_computing = false;
+    bool m_stopped = false;       // the readings were cancelled: some layers not read
+    int m_layersRead = 0;         // the layers the readings computing (or cancelled) have read
+    bool m_traceComputing = false; // the window computes a new trace (setTraceComputing)
+    bool m_readingsWait = false;   // readings asked for while it did: computed when it ends
+    bool m_progressShown = false;  // the readings computing have taken long enough to show their progress
+    static constexpr int kProgressDelayMs = 300;
+    QThreadPool *m_readingsPool = nullptr;
+    QProgressBar *m_progress = nullptr;
+    QPushButton *m_cancel = nullptr;
+    // The progress bar and Cancel (or, stopped, "Compute again") as the state above says.
+    void showProgress();
 };
 
 } // namespace attnviz::ui
