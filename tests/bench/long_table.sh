@@ -12,6 +12,9 @@
 #                          against it; without it their "no slower" goal is not judged
 #      GGUF_FILE=PATH      the Q4_K_M file; default /tmp/attnviz-gguf-bench/qwen3-0.6b-q4_k_m.gguf,
 #                          made by tests/bench/make_bench_gguf.py (numpy, minutes) where missing
+#      LONG_TABLE_ROWS=LIST  the rows run, of llama1k, llama8k, smol32k, gguf, short (default all)
+#      LONG_TABLE_BASE_MEMORY=1  with LONG_TABLE_BASE, the memory and GGUF rows' peak of the base build
+#                          too (what it keeps by default; a row it cannot run says why)
 #      ROUNDS (3), REPEAT (5), THREADS (2)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,6 +22,8 @@ build=${1:-build}
 [ -x "$build/app/attnviz" ] || { echo "long_table: no $build/app/attnviz (build first)" >&2; exit 2; }
 args=(--attnviz "$build/app/attnviz" --rounds "${ROUNDS:-3}" --repeat "${REPEAT:-5}" --threads "${THREADS:-2}")
 [ "${LONG_TABLE_QUICK:-0}" != 0 ] && args+=(--quick)
+[ -n "${LONG_TABLE_ROWS:-}" ] && args+=(--rows "$LONG_TABLE_ROWS")
+[ "${LONG_TABLE_BASE_MEMORY:-0}" != 0 ] && args+=(--base-memory)
 if [ -n "${LONG_TABLE_BASE:-}" ]; then
     [ -x "$LONG_TABLE_BASE/app/attnviz" ] || { echo "long_table: no $LONG_TABLE_BASE/app/attnviz" >&2; exit 2; }
     args+=(--base "$LONG_TABLE_BASE/app/attnviz")
