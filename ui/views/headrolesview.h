@@ -20,9 +20,10 @@
 // entropy, span mass over a span of tokens set in the range fields) paints each thumbnail as that
 // reading's value instead of the weights. A long text (a trace without t x t weights, read through
 // AttentionTiles) has no weight thumbnails: it shows a reading (sink mass until another is chosen)
-// and the text's scores, computed on the thread pool (the newest request wins); norm-weighted, the
-// reading and the scores are taken on each query's shares of ||a v W_O|| as on a short text
-// (ReadingOptions::normWeighted: the tiles' key weights, each row divided by its sum).
+// and the text's scores, computed on a thread of the view's (the newest request wins; the layers
+// read and Cancel shown while it takes a moment, stopped while the window computes a new trace);
+// norm-weighted, the reading and the scores are taken on each query's shares of ||a v W_O|| as on a
+// short text (ReadingOptions::normWeighted: the tiles' key weights, each row divided by its sum).
 // The needle probe's retrieval scores (attnviz/needleprobe.h, which the window runs: "Needle probe…")
 // are one more reading, chosen when they come, with the needle's tokens set as the span; they stay for
 // the model they were measured on. "Use selection as span" sets the span to the tokens selected in the
