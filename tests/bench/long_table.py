@@ -86,8 +86,8 @@ def before(t_base, args, measure):
         return f'before: not run ({dropped})'
     try:
         o = bench(exe, run, 2)
-    except RuntimeError as e:
-        return 'before: ' + str(e).split(': exit ')[-1][:300]
+    except RuntimeError as e:  # "CMD: exit N: attnviz bench: WHY"
+        return 'before: refused: ' + str(e).split(': exit ', 1)[-1].split(': ', 1)[-1].replace('attnviz bench: ', '')[:300]
     note = f' (without {" ".join(dropped)}: not in its bench)' if dropped else ''
     return f'before: {measure(o)}{note}'
 
