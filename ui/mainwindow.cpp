@@ -206,7 +206,19 @@ MainWindow::MainWindow(QWidget *parent)
     // Predictions dock's width, alone in its column, until another tab is shown.
     // Presenting shows no dock but the lessons': stepping off those tabs brings the row back only
     // after Esc (it came back over the view, and the window grew past a 720 px screen).
-    const auto syncRowDock = [this, rowDock, predictionsDock] {
+    const auto foldPredictions = [this, predictionsDock] {
+        if (presentationMode() || m_tabs->currentWidget() != compareView() || predictionsDock->isHidden() ||
+            !compareView()->isVisible() || compareView()->width() >= compareView()->roomyWidth())
+            return;
+        for (QDockWidget *d : findChildren<QDockWidget *>())
+            if (d != predictionsDock && d->isVisible() && dockWidgetArea(d) == dockWidgetArea(predictionsDock))
+                return; // the column stays for the other dock: no width to gain
+        predictionsDock->hide();
+        predictionsDock->setProperty("hiddenForCompare", true);
+    };
+    // (asked during a layout that is showing the dock: folded after it)
+    connect(compareView(), &CompareView::needsRoom, this, foldPredictions, Qt::QueuedConnection);
+    const auto syncRowDock = [this, rowDock, predictionsDock, foldPredictions] {
         if (presentationMode())
             return;
         const bool compare = m_tabs->currentWidget() == compareView() || m_tabs->currentWidget() == pipelineView();
@@ -221,16 +233,8 @@ MainWindow::MainWindow(QWidget *parent)
             predictionsDock->setProperty("hiddenForCompare", false);
             predictionsDock->setVisible(predictionsDock->property("applies").toBool()); // unless the model lost its head
         }
+        foldPredictions(); // (a tab shown gets no resize: the pages share one size)
     };
-    connect(compareView(), &CompareView::needsRoom, this, [this, predictionsDock] {
-        if (presentationMode() || m_tabs->currentWidget() != compareView() || predictionsDock->isHidden())
-            return;
-        for (QDockWidget *d : findChildren<QDockWidget *>())
-            if (d != predictionsDock && d->isVisible() && dockWidgetArea(d) == dockWidgetArea(predictionsDock))
-                return; // the column stays for the other dock: no width to gain
-        predictionsDock->hide();
-        predictionsDock->setProperty("hiddenForCompare", true);
-    }, Qt::QueuedConnection); // (asked during a layout that is showing the dock: hidden after it)
     connect(m_tabs, &QTabWidget::currentChanged, this, syncRowDock);
     // after Esc, once presentation mode has put the docks back as they were (its own queued restore)
     connect(this, &MainWindow::presentationModeChanged, this, [this, syncRowDock](bool on) {

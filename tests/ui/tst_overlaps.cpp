@@ -360,6 +360,10 @@ void TestOverlaps::compareWithAModel()
     QVERIFY(view->width() >= view->roomyWidth());
     QVERIFY(m_w->showView(QStringLiteral("weights")));
     QTRY_VERIFY(predictions->isVisible());
+    // and shown again (a page shown gets no resize: the tab's pages share one size)
+    QVERIFY(m_w->showView(QStringLiteral("compare")));
+    QTest::qWait(100);
+    QCOMPARE(predictions->isVisible(), !foldsPredictions);
 }
 
 void TestOverlaps::keySentenceBesideTheChips_data()
