@@ -29,6 +29,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QBackingStore>
 #include <QCheckBox>
 #include <QContextMenuEvent>
 #include <QFile>
@@ -107,6 +108,28 @@ bool ablateOnce(Window &win)
     return bool(waitFor(win, [](const ComputeSnapshot &s) { return !s.trace->edited(); }));
 }
 
+// Lets the window paint what it has been asked to.
+void flushPaints()
+{
+    for (int i = 0; i < 4; ++i) {
+        QCoreApplication::processEvents();
+        QTest::qWait(20);
+    }
+}
+
+// The grid's canvas as the window shows it (the part in view): read back from the window's backing
+// store, where a repaint of some cells draws only them.
+QImage shownCanvas(Window &win)
+{
+    QWidget *canvas = win.w.headRolesView()->canvas();
+    QBackingStore *store = win.w.backingStore();
+    if (!store || !store->paintDevice() || store->paintDevice()->devType() != QInternal::Image)
+        return QImage();
+    const QImage &all = *static_cast<const QImage *>(store->paintDevice());
+    const QRect shown = canvas->visibleRegion().boundingRect();
+    return all.copy(QRect(canvas->mapTo(&win.w, shown.topLeft()), shown.size())).convertToFormat(QImage::Format_ARGB32);
+}
+
 } // namespace
 
 class TestAblation : public QObject {
@@ -128,6 +151,7 @@ private slots:
     void noSpeculationForLongTexts();
     void pointerRestingOnAHead();
     void menuSpeculatesAtOnce();
+    void gridRepaintsWhatChanged();
     void sessionRoundTrip();
     void refusals();
     void screenshots();
@@ -774,6 +798,87 @@ void TestAblation::noSpeculationForLongTexts()
     QVERIFY(!win.w.session()->speculativeEdits().empty()); // asked for, and refused
     QTest::qWait(400);
     QVERIFY(!win.w.session()->speculation()->running() && !win.w.session()->speculation()->ready());
+}
+
+void TestAblation::gridRepaintsWhatChanged()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    QVERIFY(win.show(kText));
+    HeadRolesView *grid = win.w.headRolesView();
+    QCOMPARE(grid->layerCount(), 2);
+    const int heads = grid->headCount();
+    QVERIFY(heads > 1);
+    // the ablations below done once before: Predictions' deltas widen its dock (or the window), and the
+    // window then lays out and repaints every view; the grid's own repaint is what is asserted here
+    for (const auto &[l, h] : {std::pair(1, 1), std::pair(0, 1)}) {
+        win.w.ablations()->ablate(l, h, false);
+        QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); }));
+        win.w.ablations()->restore(l, h);
+        QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return !s.trace->edited(); }));
+    }
+    flushPaints();
+    const QImage clean = shownCanvas(win);
+    QVERIFY(!clean.isNull());
+    QCOMPARE(clean.size(), grid->canvas()->size()); // the whole grid in view
+    // what the window shows now equals the canvas painted whole from the present state
+    const auto equalsFullRepaint = [&](const QImage &shown) {
+        grid->canvas()->update();
+        flushPaints();
+        return grid->cellsPainted() == 2 * heads && shownCanvas(win) == shown;
+    };
+
+    // an ablation changes the weights of the layers after its own only (it edits the head's output,
+    // after its weights): at the last layer, no thumbnail is made again and only the head's cell is
+    // painted (its mark)
+    const auto edited = [](const ComputeSnapshot &s) { return s.trace->edited(); };
+    const auto unedited = [](const ComputeSnapshot &s) { return !s.trace->edited(); };
+    int rendered = grid->thumbnailsRendered();
+    win.w.ablations()->ablate(1, 1, false);
+    QVERIFY(waitFor(win, edited));
+    QCOMPARE(grid->thumbnailsRendered() - rendered, 0);
+    flushPaints();
+    QCOMPARE(grid->cellsPainted(), 1);
+    QCOMPARE(grid->ablationMarks(), 1);
+    const QImage marked = shownCanvas(win);
+    QVERIFY(marked != clean);
+    QVERIFY(equalsFullRepaint(marked));
+    rendered = grid->thumbnailsRendered();
+    win.w.ablations()->restore(1, 1);
+    QVERIFY(waitFor(win, unedited));
+    QCOMPARE(grid->thumbnailsRendered() - rendered, 0);
+    flushPaints();
+    QCOMPARE(grid->cellsPainted(), 1);
+    QCOMPARE(shownCanvas(win), clean);
+
+    // at layer 0: layer 0's weights are bit for bit the clean ones, so its thumbnails are kept and
+    // only the ablated head's cell of it painted again; layer 1's are made again
+    rendered = grid->thumbnailsRendered();
+    win.w.ablations()->ablate(0, 1, false);
+    QVERIFY(waitFor(win, edited));
+    QCOMPARE(grid->thumbnailsRendered() - rendered, heads);
+    flushPaints();
+    QCOMPARE(grid->cellsPainted(), heads + 1);
+    const QImage ablated = shownCanvas(win);
+    QVERIFY(ablated != clean && ablated != marked);
+    QVERIFY(equalsFullRepaint(ablated));
+
+    // restored: the clean trace again, the same cells repainted, the clean pixels
+    rendered = grid->thumbnailsRendered();
+    win.w.ablations()->restore(0, 1);
+    QVERIFY(waitFor(win, unedited));
+    QCOMPARE(grid->thumbnailsRendered() - rendered, heads);
+    flushPaints();
+    QCOMPARE(grid->cellsPainted(), heads + 1);
+    QCOMPARE(shownCanvas(win), clean);
+    QVERIFY(equalsFullRepaint(clean));
+
+    // another head selected: its cell and the one it leaves
+    win.w.session()->setSelectedHead(2);
+    flushPaints();
+    QCOMPARE(grid->cellsPainted(), 2);
+    QVERIFY(equalsFullRepaint(shownCanvas(win)));
 }
 
 void TestAblation::sessionRoundTrip()
