@@ -863,6 +863,9 @@ void TestAblation::gridRepaintsWhatChanged()
     const QImage ablated = shownCanvas(win);
     QVERIFY(ablated != clean && ablated != marked);
     QVERIFY(equalsFullRepaint(ablated));
+    if (const QString dir = qEnvironmentVariable("ATTNVIZ_ABLATION_SHOTS"); !dir.isEmpty()) // as the window showed them
+        QVERIFY(marked.save(dir + QStringLiteral("/ablation-grid-repainted-L1H1.png")) &&
+                ablated.save(dir + QStringLiteral("/ablation-grid-repainted-L0H1.png")));
 
     // restored: the clean trace again, the same cells repainted, the clean pixels
     rendered = grid->thumbnailsRendered();
