@@ -9,7 +9,9 @@
 // idled is the one the press computes, bit for bit; a press while it runs waits for it; typing
 // discards it; a long text, or a window in which no head was ablated yet, gets none. The pointer
 // resting on a head of the grid speculates on that head (moving on replaces it, a click and a press
-// take it, bit for bit), a head's menu at once; nothing starts again while nothing changes.
+// take it, bit for bit), a head's menu at once; nothing starts again while nothing changes. The grid
+// makes again only the thumbnails whose weights changed and repaints only the cells that changed: the
+// window's pixels then equal a whole repaint's.
 #include "testpaths.h"
 #include "live/livesession.h"
 #include "live/speculation.h"
