@@ -1482,6 +1482,26 @@ int benchUiModel(const QCommandLineParser &p, const QCommandLineOption &modelOpt
             }
             std::printf("%8s the keystrokes above: a letter appended %.2f ms, at the start %.2f ms\n", "", median[0][0],
                         median[1][0]);
+            // the press from the grid's menu against a letter typed with the grid shown (its repaint in
+            // both), interleaved with a letter on the Weights tab; each tab shown 100 ms before its key
+            QTextCursor end = w.sentenceEdit()->textCursor();
+            end.movePosition(QTextCursor::End);
+            w.sentenceEdit()->setTextCursor(end);
+            std::vector<double> onGrid, onWeights;
+            for (int r = 0; r < reps; ++r) {
+                for (const bool grid : {true, false}) {
+                    w.showView(grid ? QStringLiteral("headRoles") : QStringLiteral("weights"));
+                    settle();
+                    QEventLoop shown;
+                    QTimer::singleShot(100, &shown, &QEventLoop::quit);
+                    shown.exec();
+                    (grid ? onGrid : onWeights)
+                        .push_back(timer.type(Qt::Key_A + r % 26, QString(QChar(QLatin1Char(char('a' + r % 26))))));
+                }
+            }
+            std::printf("%8s a letter appended with the Layers x heads grid shown: %.2f ms (on the Weights tab, "
+                        "interleaved: %.2f ms)\n",
+                        "", mid(onGrid), mid(onWeights));
         }
         if (info.causal)
             benchReadsInWindow(w, timer, reps);

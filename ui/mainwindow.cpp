@@ -201,10 +201,24 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_lesson, &LessonPanel::presetChosen, this, [this](const QString &id) { applyPreset(id); });
     connect(m_lesson, &LessonPanel::stepRequested, this, &MainWindow::stepLesson);
     // The Compare tab shows both sides' rows itself, and the Pipeline explains any cell of the row: they
-    // take the row dock's height while they are shown.
+    // take the row dock's height while they are shown. Compare lists both sides' next tokens too: where
+    // it is narrower than its maps and the focus word's rows need (1280 × 720), it takes the
+    // Predictions dock's width, alone in its column, until another tab is shown.
     // Presenting shows no dock but the lessons': stepping off those tabs brings the row back only
     // after Esc (it came back over the view, and the window grew past a 720 px screen).
-    const auto syncRowDock = [this, rowDock] {
+    const auto foldPredictions = [this, predictionsDock] {
+        if (presentationMode() || m_tabs->currentWidget() != compareView() || predictionsDock->isHidden() ||
+            !compareView()->isVisible() || compareView()->width() >= compareView()->roomyWidth())
+            return;
+        for (QDockWidget *d : findChildren<QDockWidget *>())
+            if (d != predictionsDock && d->isVisible() && dockWidgetArea(d) == dockWidgetArea(predictionsDock))
+                return; // the column stays for the other dock: no width to gain
+        predictionsDock->hide();
+        predictionsDock->setProperty("hiddenForCompare", true);
+    };
+    // (asked during a layout that is showing the dock: folded after it)
+    connect(compareView(), &CompareView::needsRoom, this, foldPredictions, Qt::QueuedConnection);
+    const auto syncRowDock = [this, rowDock, predictionsDock, foldPredictions] {
         if (presentationMode())
             return;
         const bool compare = m_tabs->currentWidget() == compareView() || m_tabs->currentWidget() == pipelineView();
@@ -215,6 +229,11 @@ MainWindow::MainWindow(QWidget *parent)
             rowDock->show();
             rowDock->setProperty("hiddenForCompare", false);
         }
+        if (m_tabs->currentWidget() != compareView() && predictionsDock->property("hiddenForCompare").toBool()) {
+            predictionsDock->setProperty("hiddenForCompare", false);
+            predictionsDock->setVisible(predictionsDock->property("applies").toBool()); // unless the model lost its head
+        }
+        foldPredictions(); // (a tab shown gets no resize: the pages share one size)
     };
     connect(m_tabs, &QTabWidget::currentChanged, this, syncRowDock);
     // after Esc, once presentation mode has put the docks back as they were (its own queued restore)

@@ -9,7 +9,9 @@
 // idled is the one the press computes, bit for bit; a press while it runs waits for it; typing
 // discards it; a long text, or a window in which no head was ablated yet, gets none. The pointer
 // resting on a head of the grid speculates on that head (moving on replaces it, a click and a press
-// take it, bit for bit), a head's menu at once; nothing starts again while nothing changes.
+// take it, bit for bit), a head's menu at once; nothing starts again while nothing changes. The grid
+// makes again only the thumbnails whose weights changed and repaints only the cells that changed: the
+// window's pixels then equal a whole repaint's.
 #include "testpaths.h"
 #include "live/livesession.h"
 #include "live/speculation.h"
@@ -29,6 +31,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QBackingStore>
 #include <QCheckBox>
 #include <QContextMenuEvent>
 #include <QFile>
@@ -107,6 +110,28 @@ bool ablateOnce(Window &win)
     return bool(waitFor(win, [](const ComputeSnapshot &s) { return !s.trace->edited(); }));
 }
 
+// Lets the window paint what it has been asked to.
+void flushPaints()
+{
+    for (int i = 0; i < 4; ++i) {
+        QCoreApplication::processEvents();
+        QTest::qWait(20);
+    }
+}
+
+// The grid's canvas as the window shows it (the part in view): read back from the window's backing
+// store, where a repaint of some cells draws only them.
+QImage shownCanvas(Window &win)
+{
+    QWidget *canvas = win.w.headRolesView()->canvas();
+    QBackingStore *store = win.w.backingStore();
+    if (!store || !store->paintDevice() || store->paintDevice()->devType() != QInternal::Image)
+        return QImage();
+    const QImage &all = *static_cast<const QImage *>(store->paintDevice());
+    const QRect shown = canvas->visibleRegion().boundingRect();
+    return all.copy(QRect(canvas->mapTo(&win.w, shown.topLeft()), shown.size())).convertToFormat(QImage::Format_ARGB32);
+}
+
 } // namespace
 
 class TestAblation : public QObject {
@@ -128,6 +153,7 @@ private slots:
     void noSpeculationForLongTexts();
     void pointerRestingOnAHead();
     void menuSpeculatesAtOnce();
+    void gridRepaintsWhatChanged();
     void sessionRoundTrip();
     void refusals();
     void screenshots();
@@ -774,6 +800,106 @@ void TestAblation::noSpeculationForLongTexts()
     QVERIFY(!win.w.session()->speculativeEdits().empty()); // asked for, and refused
     QTest::qWait(400);
     QVERIFY(!win.w.session()->speculation()->running() && !win.w.session()->speculation()->ready());
+}
+
+void TestAblation::gridRepaintsWhatChanged()
+{
+    Window win;
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.w.showView(QStringLiteral("headRoles")));
+    QVERIFY(win.show(kText));
+    HeadRolesView *grid = win.w.headRolesView();
+    QCOMPARE(grid->layerCount(), 2);
+    const int heads = grid->headCount();
+    QVERIFY(heads > 1);
+    // the ablations below done once before: Predictions' deltas widen its dock (or the window), and the
+    // window then lays out and repaints every view; the grid's own repaint is what is asserted here
+    for (const auto &[l, h] : {std::pair(1, 1), std::pair(0, 1)}) {
+        win.w.ablations()->ablate(l, h, false);
+        QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); }));
+        win.w.ablations()->restore(l, h);
+        QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return !s.trace->edited(); }));
+    }
+    flushPaints();
+    const QImage clean = shownCanvas(win);
+    if (clean.isNull())
+        QSKIP("the platform's backing store is no image to read the window's pixels from (offscreen's is)");
+    QCOMPARE(clean.size(), grid->canvas()->size()); // the whole grid in view
+    // what the window shows now equals the canvas painted whole from the present state
+    const auto equalsFullRepaint = [&](const QImage &shown) {
+        grid->canvas()->update();
+        flushPaints();
+        return grid->cellsPainted() == 2 * heads && shownCanvas(win) == shown;
+    };
+
+    // an ablation changes the weights of the layers after its own only (it edits the head's output,
+    // after its weights): at the last layer, no thumbnail is made again and only the head's cell is
+    // painted (its mark)
+    const auto edited = [](const ComputeSnapshot &s) { return s.trace->edited(); };
+    const auto unedited = [](const ComputeSnapshot &s) { return !s.trace->edited(); };
+    int rendered = grid->thumbnailsRendered();
+    win.w.ablations()->ablate(1, 1, false);
+    QVERIFY(waitFor(win, edited));
+    QCOMPARE(grid->thumbnailsRendered() - rendered, 0);
+    flushPaints();
+    QCOMPARE(grid->cellsPainted(), 1);
+    QCOMPARE(grid->ablationMarks(), 1);
+    const QImage marked = shownCanvas(win);
+    QVERIFY(marked != clean);
+    QVERIFY(equalsFullRepaint(marked));
+    rendered = grid->thumbnailsRendered();
+    win.w.ablations()->restore(1, 1);
+    QVERIFY(waitFor(win, unedited));
+    QCOMPARE(grid->thumbnailsRendered() - rendered, 0);
+    flushPaints();
+    QCOMPARE(grid->cellsPainted(), 1);
+    QCOMPARE(shownCanvas(win), clean);
+
+    // at layer 0: layer 0's weights are bit for bit the clean ones, so its thumbnails are kept and
+    // only the ablated head's cell of it painted again; layer 1's are made again
+    rendered = grid->thumbnailsRendered();
+    win.w.ablations()->ablate(0, 1, false);
+    QVERIFY(waitFor(win, edited));
+    QCOMPARE(grid->thumbnailsRendered() - rendered, heads);
+    flushPaints();
+    QCOMPARE(grid->cellsPainted(), heads + 1);
+    const QImage ablated = shownCanvas(win);
+    QVERIFY(ablated != clean && ablated != marked);
+    QVERIFY(equalsFullRepaint(ablated));
+    if (const QString dir = qEnvironmentVariable("ATTNVIZ_ABLATION_SHOTS"); !dir.isEmpty()) // as the window showed them
+        QVERIFY(marked.save(dir + QStringLiteral("/ablation-grid-repainted-L1H1.png")) &&
+                ablated.save(dir + QStringLiteral("/ablation-grid-repainted-L0H1.png")));
+
+    // the Clean model switch: the clean weights again under a dashed "zero (off)" mark, and back
+    QAction *cleanModel = win.w.findChild<QAction *>(QStringLiteral("cleanModelAction"));
+    QVERIFY(cleanModel && cleanModel->isEnabled());
+    for (const bool on : {true, false}) {
+        rendered = grid->thumbnailsRendered();
+        cleanModel->setChecked(on);
+        QVERIFY(waitFor(win, [on](const ComputeSnapshot &s) { return s.trace->edited() != on && s.editsShownClean == on; }));
+        QCOMPARE(grid->thumbnailsRendered() - rendered, heads);
+        flushPaints();
+        QCOMPARE(grid->cellsPainted(), heads + 1);
+        const QImage shown = shownCanvas(win);
+        QVERIFY(on ? shown != clean && shown != ablated : shown == ablated);
+        QVERIFY(equalsFullRepaint(shown));
+    }
+
+    // restored: the clean trace again, the same cells repainted, the clean pixels
+    rendered = grid->thumbnailsRendered();
+    win.w.ablations()->restore(0, 1);
+    QVERIFY(waitFor(win, unedited));
+    QCOMPARE(grid->thumbnailsRendered() - rendered, heads);
+    flushPaints();
+    QCOMPARE(grid->cellsPainted(), heads + 1);
+    QCOMPARE(shownCanvas(win), clean);
+    QVERIFY(equalsFullRepaint(clean));
+
+    // another head selected: its cell and the one it leaves
+    win.w.session()->setSelectedHead(2);
+    flushPaints();
+    QCOMPARE(grid->cellsPainted(), 2);
+    QVERIFY(equalsFullRepaint(shownCanvas(win)));
 }
 
 void TestAblation::sessionRoundTrip()

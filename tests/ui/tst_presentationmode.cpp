@@ -178,11 +178,12 @@ void TestPresentationMode::idleMeansNoReplotAndEscRestores()
     QCOMPARE(m_w->geometry(), geometry);
     // every plot shown as it was: its place, its map's and its tick labels' size (a colour scale
     // kept the margin the presenting text's labels needed, and the Weights map came back 100 px shorter)
-    // (not yet: the Rollout's query labels come back 6 px narrower, and the Compare tab's
-    // difference map, with no room at 1280 x 720, is laid out anew)
+    // (the Rollout's query labels came back 6 px narrower: their size chosen on the way back)
+    // (not yet: Compare's maps share the pair plot's width within a hundredth of it, which the
+    // layouts on the way back settle differently: A's map comes back up to 5 px wider)
     const QMap<QString, QString> plotsAfter = shownPlots();
     for (auto it = plotsBefore.cbegin(); it != plotsBefore.cend(); ++it)
-        if (view != QLatin1String("rollout") && view != QLatin1String("compare"))
+        if (view != QLatin1String("compare"))
             QVERIFY2(plotsAfter.value(it.key()) == it.value(),
                      qPrintable(QStringLiteral("%1: %2, was %3").arg(it.key(), plotsAfter.value(it.key()), it.value())));
     // the Predictions bars in the window's colour again (the presenting theme's yellow stayed)

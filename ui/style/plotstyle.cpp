@@ -350,6 +350,16 @@ bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars, int 
     return changed;
 }
 
+int chosenLabelPixels(const QCPAxis *axis)
+{
+    return axis->property("attnvizLabelPx").toInt();
+}
+
+void setChosenLabelPixels(QCPAxis *axis, int pixels)
+{
+    axis->setProperty("attnvizLabelPx", pixels);
+}
+
 void relabelAfterLayout(QCustomPlot *plot, QObject *context, std::function<bool()> relabel)
 {
     QObject::connect(plot, &QCustomPlot::afterLayout, context, [plot, relabel = std::move(relabel)] {

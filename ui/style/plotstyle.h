@@ -62,6 +62,13 @@ void colourAxis(QCPAxis *axis, const QColor &colour);
 // themselves: the pipeline's neuron indices).
 bool labelTokenAxis(QCPAxis *axis, const QStringList &labels, int maxChars = 14, int always = -1);
 
+// The label size labelTokenAxis last chose for a token axis (0: none yet), and setting the choice
+// its next call starts from: it keeps that size where it fits and takes a larger one only with room
+// to spare, so that the layout settles; a caller that takes a plot through other sizes and back
+// (presentation mode) gives each axis its choice from before, and the plot is laid out as it was.
+int chosenLabelPixels(const QCPAxis *axis);
+void setChosenLabelPixels(QCPAxis *axis, int pixels);
+
 // Calls `relabel` after every layout of `plot` (QCustomPlot::afterLayout, in a replot or an export):
 // it chooses what depends on the layout (token labels thinned to the room, tick steps, a range with
 // room for value labels) and returns whether it changed something the layout depends on. The plot is

@@ -56,6 +56,8 @@ const QColor kColorB(230, 120, 20);
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // The least bars a row of the focus plot reads with: its axis rect's width and height.
 constexpr double kFocusBarsWidth = 80, kFocusBarsHeight = 40;
+// a pair plot this short gives A's and B's titles two lines at most
+constexpr int kShortPairHeight = 320;
 // The automatic difference scale's smallest half-width (weights are 0..1), and the largest |A − B|
 // that is float32 rounding of one computation made twice rather than a difference.
 constexpr double kDifferenceFloor = 1e-3;
@@ -518,20 +520,48 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
             // title under its bars and its value ticks beside them; the embedding its numbers and
             // two-line title.
             const double line = QFontMetricsF(m_rowRectA->axis(QCPAxis::atBottom)->tickLabelFont()).lineSpacing();
-            const double under = 5.5 * line, embUnder = 3.5 * line, beside = 3.5 * line;
+            // (what the rows' labels take as laid out where that is more: long rotated tokens, the
+            // value ticks' numbers and title)
+            double under = 5.5 * line, beside = 3.5 * line;
+            for (QCPAxisRect *r : {m_rowRectA, m_rowRectB}) {
+                under = std::max(under, double(r->margins().top() + r->margins().bottom()));
+                beside = std::max(beside, double(r->margins().left() + r->margins().right()));
+            }
+            const double embUnder = 3.5 * line;
             const double w = m_focusPlot->width(), h = m_focusPlot->height() - m_focusTitle->outerRect().height();
             auto room = [](double bw, double bh) { return std::min(bw / kFocusBarsWidth, bh / kFocusBarsHeight); };
-            const double stackedRoom = room(w - beside, (h - 2 * under - embUnder) / 3);
-            const double besideRoom = room((w - 2 * beside) / 2, (h - under - embUnder) / 2);
-            const bool stacked = stackedRoom > besideRoom;
+            const auto arrange = [&](bool embedding) {
+                const double e = embedding ? embUnder : 0, n = embedding ? 1 : 0;
+                const double stackedRoom = room(w - beside, (h - 2 * under - e) / (2 + n));
+                const double besideRoom = room((w - 2 * beside) / 2, (h - under - e) / (1 + n));
+                return std::pair(stackedRoom > besideRoom, std::max(stackedRoom, besideRoom));
+            };
+            // the embedding's bars where the rows keep room for theirs beside them, else the rows
+            // alone (a 1280 × 720 window): its cosine stays in the title
+            const bool embedding = arrange(true).second >= 1.0;
+            const bool stacked = arrange(embedding).first;
+            QCPLayoutGrid *top = m_focusPlot->plotLayout();
+            if ((m_embRect->layout() != nullptr) != embedding) {
+                if (embedding)
+                    top->addElement(2, 0, m_embRect);
+                else
+                    top->take(m_embRect);
+                top->simplify();
+                m_embRect->setVisible(embedding);
+                c = true;
+            }
             if ((rows->rowCount() > 1) != stacked) {
                 rows->take(m_rowRectB);
                 rows->simplify();
                 rows->addElement(stacked ? 1 : 0, stacked ? 0 : 1, m_rowRectB);
-                // stacked, the two rows take two thirds of the height, the embedding the rest
-                m_focusPlot->plotLayout()->setRowStretchFactors({0.01, stacked ? 2.0 : 1.0, 1.0});
                 c = true;
             }
+            // stacked, the two rows take two thirds of the height, the embedding the rest
+            QList<double> stretch{0.01, stacked ? 2.0 : 1.0};
+            if (embedding)
+                stretch << 1.0;
+            if (top->rowCount() == stretch.size())
+                top->setRowStretchFactors(stretch);
         }
         c |= labelTokenAxis(m_rowRectA->axis(QCPAxis::atBottom), m_labelsFocusA);
         c |= labelTokenAxis(m_rowRectB->axis(QCPAxis::atBottom), m_labelsFocusB);
@@ -923,6 +953,14 @@ void CompareView::wrapTitle(QCPTextElement *title)
     QStringList lines;
     for (const QString &line : raw.split(QLatin1Char('\n')))
         lines << wrapText(line, chars);
+    // A's and B's titles in two lines, the sentence's rest elided, where the pair is short (a
+    // 1280 × 720 window): their wrapped sentences took the maps' height (the sentences are whole
+    // in their editors above)
+    lines = lines.join(QLatin1Char('\n')).split(QLatin1Char('\n'));
+    if ((title == m_titleA || title == m_titleB) && plot->height() < kShortPairHeight && lines.size() > 2) {
+        lines = lines.mid(0, 2);
+        lines[1] = lines[1].trimmed() + QStringLiteral("…");
+    }
     title->setText(lines.join(QLatin1Char('\n')));
     // A's and B's columns at least as wide as their titles' longest line: a narrow map's column
     // otherwise cut its title at both ends
@@ -935,7 +973,7 @@ void CompareView::wrapTitle(QCPTextElement *title)
     // its row as tall as its wrapped lines: with the height of fewer lines (or none) the title's row
     // has a 0.01 stretch and gave way first, and its first line went over the plot's top edge
     const int tall = int(lines.join(QLatin1Char('\n')).count(QLatin1Char('\n')) + 1) * QFontMetrics(title->font()).height() + 6;
-    if (title->minimumSize().height() < tall)
+    if (title->minimumSize().height() != tall) // (fewer lines: no taller, or the maps lose that height)
         title->setMinimumSize(QSize(std::max(80, title->minimumSize().width()), tall));
 }
 
@@ -1352,10 +1390,20 @@ void CompareView::fitExplanation()
         m_explanationScroll->setFixedHeight(h);
 }
 
+int CompareView::roomyWidth() const
+{
+    // the focus word's two rows of bars side by side, each with its value ticks beside it
+    const double ticks = 3.5 * QFontMetricsF(m_rowRectA->axis(QCPAxis::atBottom)->tickLabelFont()).lineSpacing();
+    return m_pairPlot->minimumWidth() + m_split->handleWidth() + int(std::ceil(2 * (kFocusBarsWidth + ticks))) + 8;
+}
+
 bool CompareView::event(QEvent *e)
 {
-    if (e->type() == QEvent::Resize)
+    if (e->type() == QEvent::Resize) {
         fitExplanation();
+        if (isVisible() && width() < roomyWidth())
+            emit needsRoom();
+    }
     if (e->type() == QEvent::PaletteChange) {
         m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
         m_diffPlot->replot(QCustomPlot::rpQueuedReplot);

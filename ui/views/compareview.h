@@ -118,6 +118,9 @@ public:
     QVector<double> focusEmbeddingA() const;
     QVector<double> focusEmbeddingB() const;
     double focusCosine() const { return m_cosine; } // NaN when not shown
+    // The width in which A's and B's maps and, beside them, the focus word's rows side by side (or
+    // the difference map) each keep room to read.
+    int roomyWidth() const;
 
     // Long texts: each side's pooled map of the region its plot shows (the whole matrix unzoomed;
     // at most kPooledCells a side, single cells where the region is that small), each cell the max or
@@ -143,6 +146,9 @@ signals:
     void sideARequested(const attnviz::ui::CompareSide &side);
     // After the plots were rebuilt from the sides' snapshots (their replots are queued).
     void updated();
+    // Shown narrower than roomyWidth(): the window may give the tab a dock's width (the Predictions,
+    // whose next tokens the tab lists for both sides under its plots).
+    void needsRoom();
 
 protected:
     bool event(QEvent *e) override;

@@ -31,7 +31,9 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <set>
@@ -188,16 +190,157 @@ public:
         return std::max(1, avail / cellW());
     }
 
-    QRect rectFor(int index) const // index into the view's order
+    // The sizes above, each measured once (a paint and a diff of the cells read them for every head).
+    struct Geometry {
+        bool sorted = false, compact = false, twoLines = false;
+        int lh = 0, scoreW = 0, thumbW = 0, thumbH = 0, labelW = 0, headerH = 0, idLine = 0, textLines = 0;
+        int cellW = 0, cellH = 0, columns = 1;
+        bool operator==(const Geometry &o) const
+        {
+            return sorted == o.sorted && compact == o.compact && twoLines == o.twoLines && lh == o.lh && scoreW == o.scoreW
+                && thumbW == o.thumbW && thumbH == o.thumbH && labelW == o.labelW && headerH == o.headerH
+                && idLine == o.idLine && textLines == o.textLines && cellW == o.cellW && cellH == o.cellH
+                && columns == o.columns;
+        }
+    };
+    Geometry geometry() const
+    {
+        Geometry g;
+        g.sorted = sorted();
+        g.compact = compact();
+        g.twoLines = twoLineHeader();
+        g.lh = fontMetrics().height();
+        g.scoreW = scoreW();
+        g.thumbW = thumbW();
+        g.thumbH = thumbH();
+        g.labelW = labelW();
+        g.headerH = headerH();
+        g.idLine = idLine();
+        g.textLines = textLines();
+        g.cellW = cellW();
+        g.cellH = cellH();
+        g.columns = columns();
+        return g;
+    }
+
+    QRect rectFor(int index) const { return rectFor(index, geometry()); } // index into the view's order
+    QRect rectFor(int index, const Geometry &g) const
     {
         if (index < 0)
             return QRect();
         const auto [l, h] = m_view->m_order[index];
-        if (!sorted())
-            return QRect(labelW() + h * cellW(), headerH() + l * cellH(), thumbW(), thumbH());
-        const int c = columns();
-        return QRect(kGap + (index % c) * cellW(), kGap + (index / c) * cellH() + idLine(), thumbW(), kThumb);
+        if (!g.sorted)
+            return QRect(g.labelW + h * g.cellW, g.headerH + l * g.cellH, g.thumbW, g.thumbH);
+        const int c = g.columns;
+        return QRect(kGap + (index % c) * g.cellW, kGap + (index / c) * g.cellH + g.idLine, g.thumbW, kThumb);
     }
+    QPair<int, int> headAt(const QPoint &pos) const
+    {
+        const Geometry g = geometry();
+        for (int i = 0; i < int(m_view->m_order.size()); ++i)
+            if (rectFor(i, g).contains(pos))
+                return m_view->m_order[i];
+        return {-1, -1};
+    }
+
+    // What one cell draws (thumbnail, its reading's value, the selection, an ablation's mark, the scores,
+    // sorted: its name), and the rectangle that holds all of it: a change repaints that rectangle only.
+    struct Cell {
+        QRect extent;
+        qint64 thumb = 0; // the image's cacheKey: a kept image keeps it
+        std::array<double, HeadRolesView::kRoles> scores{};
+        double reading = 0;
+        QString mark; // the ablated head's label ("" where none; "zero (off)" dashed while the clean model is shown)
+        bool selected = false;
+        bool operator==(const Cell &o) const
+        {
+            // the numbers bit for bit (NaN, drawn as "–", equals itself)
+            return extent == o.extent && thumb == o.thumb && mark == o.mark && selected == o.selected
+                && std::memcmp(scores.data(), o.scores.data(), sizeof(scores)) == 0
+                && std::memcmp(&reading, &o.reading, sizeof(reading)) == 0;
+        }
+    };
+    // the label's box, centred on the thumbnail, as drawn
+    static QRect labelBox(const QRect &thumb, const QFontMetrics &fm, const QString &text, const QSize &pad)
+    {
+        QRect at(QPoint(0, 0), fm.size(Qt::TextSingleLine, text) + pad);
+        at.moveCenter(thumb.center());
+        return at;
+    }
+    QString markOf(int l, int h) const
+    {
+        if (!m_view->m_snapshot)
+            return QString();
+        const QString kind = ablationOf(*m_view->m_snapshot, l, h);
+        return kind.isEmpty() || !m_view->m_snapshot->editsShownClean ? kind : tr("%1 (off)").arg(kind);
+    }
+    Cell cellOf(int i, const Geometry &g, const QFont &bold, const QFont &numbers) const
+    {
+        const auto [l, h] = m_view->m_order[i];
+        const QRect r = rectFor(i, g);
+        Cell c;
+        c.thumb = m_view->m_thumbs[size_t(l * m_view->m_heads + h)].cacheKey();
+        for (int role = 0; role < HeadRolesView::kRoles; ++role)
+            c.scores[size_t(role)] = m_view->score(HeadRolesView::Role(role), l, h);
+        c.reading = m_view->readingValue(l, h);
+        c.mark = markOf(l, h);
+        c.selected = l == m_view->m_selLayer && h == m_view->m_selHead;
+        // the thumbnail and the selection's 3 px frame on its edge, the name line above, the scores
+        // below (each text clipped to its rectangle), the labels on it
+        QRect e = r.adjusted(-2, -2, 2, 2);
+        if (g.idLine > 0)
+            e |= QRect(r.left(), r.top() - g.idLine, r.width(), g.idLine);
+        e |= QRect(r.left(), r.bottom() + 2, r.width(), g.textLines * g.lh);
+        if (m_view->shownReading() >= 0)
+            e |= labelBox(r, QFontMetrics(numbers, this), scoreText(c.reading), QSize(6, 2));
+        if (!c.mark.isEmpty())
+            e |= labelBox(r, QFontMetrics(bold, this), c.mark, QSize(8, 2));
+        c.extent = e;
+        return c;
+    }
+    // The canvas as a whole: a change here repaints it all.
+    struct Layout {
+        Geometry g;
+        QVector<QPair<int, int>> order;
+        QSize size;
+        int layers = 0, heads = 0, kvGroup = 1, sort = -1;
+        QString font;
+        qint64 palette = 0;
+        bool operator==(const Layout &o) const
+        {
+            return g == o.g && order == o.order && size == o.size && layers == o.layers && heads == o.heads
+                && kvGroup == o.kvGroup && sort == o.sort && font == o.font && palette == o.palette;
+        }
+    };
+
+    // After the view's state changed: the cells that now draw otherwise are repainted, or the whole
+    // canvas where its layout changed.
+    void refresh()
+    {
+        const Geometry g = geometry();
+        Layout now{g, m_view->m_order, size(), m_view->m_layers, m_view->m_heads, m_view->m_kvGroup, m_view->m_sort,
+                   font().key(), palette().cacheKey()};
+        QFont bold = font();
+        bold.setBold(true);
+        const QFont numbers = numberFont();
+        std::vector<Cell> cells;
+        cells.reserve(size_t(now.order.size()));
+        for (int i = 0; i < int(now.order.size()); ++i)
+            cells.push_back(cellOf(i, g, bold, numbers));
+        if (!m_drawnValid || !(now == m_drawnLayout)) {
+            update();
+        } else {
+            for (size_t i = 0; i < cells.size(); ++i)
+                if (!(cells[i] == m_drawn[i])) {
+                    update(m_drawn[i].extent);
+                    update(cells[i].extent);
+                }
+        }
+        m_drawnLayout = std::move(now);
+        m_drawn = std::move(cells);
+        m_drawnValid = true;
+    }
+    int cellsPainted() const { return m_cellsPainted; }
 
     void relayout()
     {
@@ -211,46 +354,58 @@ public:
         }
         setMinimumSize(sz);
         resize(sz.expandedTo(QSize(viewportW(), 0)));
-        update();
+        refresh();
         m_view->showSelected();
     }
 
 protected:
-    void paintEvent(QPaintEvent *) override
+    void paintEvent(QPaintEvent *e) override
     {
         QPainter p(this);
+        paintOn(p, e->region());
+    }
+
+    // Draws what lies in `region` (the rest is clipped): the background, the names of heads and layers,
+    // and the cells whose extent meets it.
+    void paintOn(QPainter &p, const QRegion &region)
+    {
+        const Geometry g = geometry();
         p.fillRect(rect(), palette().color(QPalette::Base));
         p.setPen(palette().color(QPalette::Text));
-        const int lh = fontMetrics().height();
-        const bool narrow = compact();
+        const int lh = g.lh;
+        const bool narrow = g.compact;
         const QFont numbers = numberFont();
-        if (!sorted()) {
-            const bool twoLines = twoLineHeader();
+        if (!g.sorted) {
             for (int h = 0; h < m_view->m_heads; ++h) {
-                const QString name = twoLines ? QStringLiteral("H%1\nkv %2").arg(h).arg(h / m_view->m_kvGroup) : m_view->headName(h);
-                p.drawText(QRect(labelW() + h * cellW(), 0, thumbW(), headerH()), Qt::AlignCenter, name);
+                const QString name = g.twoLines ? QStringLiteral("H%1\nkv %2").arg(h).arg(h / m_view->m_kvGroup) : m_view->headName(h);
+                p.drawText(QRect(g.labelW + h * g.cellW, 0, g.thumbW, g.headerH), Qt::AlignCenter, name);
             }
             for (int l = 0; l < m_view->m_layers; ++l) {
-                const int top = headerH() + l * cellH();
-                p.drawText(QRect(0, top, labelW() - 4, thumbH()), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("L%1").arg(l));
+                const int top = g.headerH + l * g.cellH;
+                if (!region.intersects(QRect(0, top, g.labelW, g.cellH)))
+                    continue;
+                p.drawText(QRect(0, top, g.labelW - 4, g.thumbH), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("L%1").arg(l));
                 if (narrow) // the scores' names, once per layer
                     for (int role = 0; role < HeadRolesView::kRoles; ++role)
-                        p.drawText(QRect(0, top + thumbH() + 1 + role * lh, labelW() - 4, lh), Qt::AlignRight | Qt::AlignVCenter,
+                        p.drawText(QRect(0, top + g.thumbH + 1 + role * lh, g.labelW - 4, lh), Qt::AlignRight | Qt::AlignVCenter,
                                    QString::fromLatin1(shortName(role)));
             }
         }
         QFont bold = font();
         bold.setBold(true);
+        m_cellsPainted = 0;
         for (int i = 0; i < int(m_view->m_order.size()); ++i) {
             const auto [l, h] = m_view->m_order[i];
-            const QRect r = rectFor(i);
+            if (!region.intersects(cellOf(i, g, bold, numbers).extent))
+                continue;
+            ++m_cellsPainted;
+            const QRect r = rectFor(i, g);
             const QImage &img = m_view->m_thumbs[size_t(l * m_view->m_heads + h)];
             p.drawImage(r, img);
             if (m_view->shownReading() >= 0) { // the reading's value on its colour
                 const QString v = scoreText(m_view->readingValue(l, h));
                 p.setFont(numbers);
-                QRect at(QPoint(0, 0), p.fontMetrics().size(Qt::TextSingleLine, v) + QSize(6, 2));
-                at.moveCenter(r.center());
+                const QRect at = labelBox(r, p.fontMetrics(), v, QSize(6, 2));
                 p.fillRect(at, QColor(255, 255, 255, 200));
                 p.setPen(Qt::black);
                 p.drawText(at, Qt::AlignCenter, v);
@@ -260,24 +415,21 @@ protected:
             p.setPen(QPen(sel ? QColor(220, 30, 30) : palette().color(QPalette::Mid), sel ? 3 : 1));
             p.setBrush(Qt::NoBrush);
             p.drawRect(r.adjusted(0, 0, -1, -1));
-            if (m_view->m_snapshot) // an ablated head: crossed out, its kind on it
-                if (const QString kind = ablationOf(*m_view->m_snapshot, l, h); !kind.isEmpty()) {
-                    const bool clean = m_view->m_snapshot->editsShownClean;
-                    p.save();
-                    p.setRenderHint(QPainter::Antialiasing);
-                    p.setPen(QPen(QColor(230, 40, 40), 3, clean ? Qt::DashLine : Qt::SolidLine));
-                    const QRect in = r.adjusted(4, 4, -4, -4);
-                    p.drawLine(in.topLeft(), in.bottomRight());
-                    p.drawLine(in.bottomLeft(), in.topRight());
-                    const QString label = clean ? tr("%1 (off)").arg(kind) : kind;
-                    p.setFont(bold);
-                    QRect at(QPoint(0, 0), p.fontMetrics().size(Qt::TextSingleLine, label) + QSize(8, 2));
-                    at.moveCenter(r.center());
-                    p.fillRect(at, QColor(200, 30, 30, clean ? 150 : 220));
-                    p.setPen(Qt::white);
-                    p.drawText(at, Qt::AlignCenter, label);
-                    p.restore();
-                }
+            if (const QString label = markOf(l, h); !label.isEmpty()) { // an ablated head: crossed out, its kind on it
+                const bool clean = m_view->m_snapshot->editsShownClean;
+                p.save();
+                p.setRenderHint(QPainter::Antialiasing);
+                p.setPen(QPen(QColor(230, 40, 40), 3, clean ? Qt::DashLine : Qt::SolidLine));
+                const QRect in = r.adjusted(4, 4, -4, -4);
+                p.drawLine(in.topLeft(), in.bottomRight());
+                p.drawLine(in.bottomLeft(), in.topRight());
+                p.setFont(bold);
+                const QRect at = labelBox(r, p.fontMetrics(), label, QSize(8, 2));
+                p.fillRect(at, QColor(200, 30, 30, clean ? 150 : 220));
+                p.setPen(Qt::white);
+                p.drawText(at, Qt::AlignCenter, label);
+                p.restore();
+            }
             // scores: two a line, the sorted score in bold
             p.setPen(palette().color(QPalette::Text));
             int y = r.bottom() + 2;
@@ -287,7 +439,7 @@ protected:
                     p.drawText(QRect(r.left(), y, r.width(), lh), Qt::AlignRight | Qt::AlignVCenter,
                                scoreText(m_view->score(HeadRolesView::Role(role), l, h)));
             }
-            for (int line = 0; !narrow && line < textLines(); ++line) {
+            for (int line = 0; !narrow && line < g.textLines; ++line) {
                 int x = r.left();
                 for (int k = 0; k < 2 && line * 2 + k < HeadRolesView::kRoles; ++k) {
                     const int role = line * 2 + k;
@@ -295,15 +447,15 @@ protected:
                     const QString t =
                         QStringLiteral("%1 %2").arg(QString::fromLatin1(shortName(role)),
                                                     scoreText(m_view->score(HeadRolesView::Role(role), l, h)));
-                    p.drawText(QRect(x, y, scoreW(), lh), Qt::AlignLeft | Qt::AlignVCenter, t);
-                    x += scoreW();
+                    p.drawText(QRect(x, y, g.scoreW, lh), Qt::AlignLeft | Qt::AlignVCenter, t);
+                    x += g.scoreW;
                 }
                 y += lh;
             }
             p.setFont(font());
-            if (sorted()) { // which head it is, above the thumbnail (on it, it hid the first columns)
+            if (g.sorted) { // which head it is, above the thumbnail (on it, it hid the first columns)
                 p.setPen(palette().color(QPalette::Text));
-                p.drawText(QRect(r.left(), r.top() - idLine(), r.width(), idLine()), Qt::AlignLeft | Qt::AlignVCenter,
+                p.drawText(QRect(r.left(), r.top() - g.idLine, r.width(), g.idLine), Qt::AlignLeft | Qt::AlignVCenter,
                            QStringLiteral("L%1 %2").arg(l).arg(m_view->headName(h)));
             }
         }
@@ -376,6 +528,11 @@ protected:
 
 private:
     HeadRolesView *m_view;
+    // what the canvas shows: the layout and each cell as last drawn or asked to be
+    Layout m_drawnLayout;
+    std::vector<Cell> m_drawn;
+    bool m_drawnValid = false;
+    int m_cellsPainted = 0;
 };
 
 HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
@@ -955,7 +1112,7 @@ void HeadRolesView::setSelection(int layer, int head, int)
         return;
     m_selLayer = layer;
     m_selHead = head;
-    m_canvas->update();
+    m_canvas->refresh();
     showSelected();
 }
 
@@ -1050,10 +1207,7 @@ QList<QAction *> HeadRolesView::headActions(int layer, int head, QObject *parent
 
 QPair<int, int> HeadRolesView::headAt(const QPoint &pos) const
 {
-    for (int i = 0; i < int(m_order.size()); ++i)
-        if (m_canvas->rectFor(i).contains(pos))
-            return m_order[i];
-    return {-1, -1};
+    return m_canvas->headAt(pos);
 }
 
 void HeadRolesView::pathTo(int senderLayer, int senderHead, int layer, int head)
@@ -1096,6 +1250,10 @@ void HeadRolesView::rebuild()
     const SnapshotPtr &s = m_snapshot;
     m_layers = m_heads = 0;
     m_thumbs.clear();
+    if (!s || !s->hasResult() || s->cross || s->longText) { // no weights drawn: nothing to keep them for
+        m_thumbsOf.reset();
+        m_weightThumbs.clear();
+    }
     const bool keepRoles = s && s->hasResult() && s->longText && m_rolesOf == s->trace.get() &&
                            m_rolesWeighted == isNormWeighted(*s); // computed for this trace, so weighted
     if (!keepRoles)
@@ -1158,7 +1316,6 @@ void HeadRolesView::rebuild()
     m_scores[size_t(Role::Self)] = selfScores(scoreOn);
     if (s->induction && s->induction->rows() == m_layers && s->induction->cols() == m_heads)
         m_scores[size_t(Role::Induction)] = *s->induction;
-    QCPColorGradient g = weightsGradient();
     // one scale for every thumbnail: the weights' 0–1, or 0 to the largest norm-weighted cell
     double top = 1.0;
     if (normWeighted) {
@@ -1171,17 +1328,13 @@ void HeadRolesView::rebuild()
         top = std::max(top, 1e-9);
     }
     m_thumbScale = top;
-    for (int l = 0; l < m_layers; ++l)
-        for (int h = 0; h < m_heads; ++h) {
-            const WeightMatrix<float> &w = trace.weights(l, h);
-            std::unique_ptr<QCPColorMapData> d(colorMapData(w, nullptr, kMaxCells));
-            const int nx = d->keySize(), ny = d->valueSize();
-            QImage img(nx, ny, QImage::Format_RGB32);
-            for (int y = 0; y < ny; ++y)
-                for (int x = 0; x < nx; ++x)
-                    img.setPixel(x, y, g.color(d->cell(x, y), QCPRange(0.0, top)));
-            m_thumbs.push_back(img);
-        }
+    if (m_reading < 0) {
+        weightThumbnails(s->trace, top);
+        m_thumbs = m_weightThumbs;
+    } else { // a reading's colours instead (paintReading below): the weights' images are let go
+        m_thumbsOf.reset();
+        m_weightThumbs.clear();
+    }
     QString note = normWeighted
         ? tr("Each thumbnail is one head's norm-weighted attention ‖α·v·W_O‖ on this text (shared scale 0–%1). Under it: "
              "previous-token, first-token (“sink”), same-token and self (diagonal) scores of each query's shares of it; "
@@ -1222,6 +1375,61 @@ void HeadRolesView::rebuild()
     m_note->setText(m_pathNote.isEmpty() ? note : m_pathNote);
     m_selLayer = s->layerIndex(m_selLayer);
     reorder();
+}
+
+namespace {
+
+// Whether two heads' weights are the same, bit for bit: their thumbnails are then the same image.
+bool sameWeights(const WeightMatrix<float> &a, const WeightMatrix<float> &b)
+{
+    if (a.rows() != b.rows() || a.cols() != b.cols() || a.lower() != b.lower())
+        return false;
+    const Eigen::Index n = a.lower() ? a.rows() * (a.rows() + 1) / 2 : a.rows() * a.cols(); // the cells stored
+    return n <= a.storedSize() && n <= b.storedSize() && std::memcmp(a.data(), b.data(), size_t(n) * sizeof(float)) == 0;
+}
+
+} // namespace
+
+void HeadRolesView::weightThumbnails(const std::shared_ptr<const Trace<float>> &trace, double top)
+{
+    QCPColorGradient g = weightsGradient();
+    const size_t n = size_t(m_layers) * size_t(m_heads);
+    const Trace<float> *before = m_thumbsOf.get();
+    const bool comparable = before && m_weightThumbs.size() == n && before->numLayers() == m_layers &&
+                            before->numHeads() == m_heads && m_thumbsTop == top && m_thumbsGradient && *m_thumbsGradient == g;
+    m_weightThumbs.resize(n);
+    for (int l = 0; l < m_layers; ++l)
+        for (int h = 0; h < m_heads; ++h) {
+            const WeightMatrix<float> &w = trace->weights(l, h);
+            if (comparable && (before == trace.get() || sameWeights(before->weights(l, h), w)))
+                continue; // an ablation at layer l leaves the layers before it as they were
+            std::unique_ptr<QCPColorMapData> d(colorMapData(w, nullptr, kMaxCells));
+            const int nx = d->keySize(), ny = d->valueSize();
+            QImage img(nx, ny, QImage::Format_RGB32);
+            for (int y = 0; y < ny; ++y)
+                for (int x = 0; x < nx; ++x)
+                    img.setPixel(x, y, g.color(d->cell(x, y), QCPRange(0.0, top)));
+            m_weightThumbs[size_t(l * m_heads + h)] = img;
+            ++m_thumbsRendered;
+        }
+    m_thumbsOf = trace;
+    m_thumbsTop = top;
+    if (!m_thumbsGradient || !(*m_thumbsGradient == g))
+        m_thumbsGradient = std::make_shared<const QCPColorGradient>(g);
+}
+
+void HeadRolesView::hideEvent(QHideEvent *e)
+{
+    // a trace held here could not be computed into again (LiveModels::traceFor): the next rebuild,
+    // when shown, makes every thumbnail
+    m_thumbsOf.reset();
+    m_weightThumbs.clear();
+    DeferredView::hideEvent(e);
+}
+
+int HeadRolesView::cellsPainted() const
+{
+    return m_canvas->cellsPainted();
 }
 
 void HeadRolesView::reorder()

@@ -14,6 +14,8 @@
 // one whose menu opens, are said (headPointed): the window gets that head's ablation ready.
 // Given a norm-weighted snapshot (views/normweighting.h) the thumbnails draw ||a v W_O|| on one
 // shared scale and the text's scores are taken on each query's shares of it.
+// A new snapshot makes again only the thumbnails of heads whose weights changed (an ablation changes
+// the layers after its own) and repaints only the cells that changed.
 // In layer order the heads of a layer fit the view's width (8–16 heads at 1400 px): narrower
 // thumbnails with their scores one a line; the selected head is scrolled into view.
 // A reading chooser (attnviz/headroles.h: previous, first, same, self, sink mass, recent mass,
@@ -49,6 +51,7 @@
 #include <memory>
 
 class QAction;
+class QCPColorGradient;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -141,6 +144,12 @@ public:
     // global pool's threads (Qt's image conversions and the other views' maps use them), and a
     // newer job waits for the one stopping.
     QThreadPool *readingsPool() const { return m_readingsPool; }
+    // The weights' thumbnails made since the view was: a head whose weights are bit for bit those its
+    // thumbnail was made from keeps it.
+    int thumbnailsRendered() const { return m_thumbsRendered; }
+    // The cells (thumbnail, mark, scores) the canvas drew in its last paint: a change (an ablation, a
+    // selection) repaints only the cells that draw otherwise, the whole canvas where its layout changed.
+    int cellsPainted() const;
 
     // A needle probe's result measured on `model`: shown as the retrieval reading, its needle's tokens
     // set as the span once a snapshot of the probe's text comes; null: none (the reading disabled).
@@ -170,6 +179,7 @@ signals:
 protected:
     void resizeEvent(QResizeEvent *e) override;
     void keyPressEvent(QKeyEvent *e) override; // Esc: no sender waits for its receiver
+    void hideEvent(QHideEvent *e) override;    // the thumbnails' trace let go (see m_thumbsOf)
 
 private:
     friend class HeadRolesCanvas;
@@ -214,6 +224,15 @@ private:
     double m_thumbScale = 1.0;
     std::array<Mat<double>, kRoles> m_scores;
     std::vector<QImage> m_thumbs; // layer-major
+    // The weights' thumbnails (layer-major) and what they were made from: the trace (held only while
+    // the view is shown, so that a hidden view keeps no trace from being computed into again), the
+    // scale's top and the gradient. A head whose weights are bit for bit the same keeps its image.
+    std::vector<QImage> m_weightThumbs;
+    std::shared_ptr<const Trace<float>> m_thumbsOf;
+    double m_thumbsTop = 0.0;
+    std::shared_ptr<const QCPColorGradient> m_thumbsGradient;
+    int m_thumbsRendered = 0;
+    void weightThumbnails(const std::shared_ptr<const Trace<float>> &trace, double top);
     QVector<QPair<int, int>> m_order;
     QComboBox *m_sortBox = nullptr;
     QDoubleSpinBox *m_minBox = nullptr;

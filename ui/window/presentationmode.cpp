@@ -2,6 +2,7 @@
 #include "window/presentationmode.h"
 
 #include "style/legibility.h"
+#include "style/plotstyle.h"
 #include "teaching/lessonpanel.h"
 #include "views/pipelineview.h"
 
@@ -87,6 +88,12 @@ void PresentationMode::setOn(bool on)
             for (auto *plot : dock->findChildren<QCustomPlot *>())
                 m_before.minimumHeights.emplace_back(plot, plot->minimumHeight());
         m_before.pipelineStage = m_pipeline->currentStage();
+        m_before.labelPixels.clear();
+        for (auto *plot : m_window->findChildren<QCustomPlot *>())
+            for (QCPAxisRect *rect : plot->axisRects())
+                for (QCPAxis *axis : rect->axes())
+                    if (const int px = chosenLabelPixels(axis); px > 0)
+                        m_before.labelPixels.emplace_back(axis, px);
         // the Lesson column stays when a preset is in use, and with it the Predictions dock its
         // text quotes (a model's lesson reads the next-token probabilities there)
         const bool lesson = !m_lesson->currentId().isEmpty();
@@ -152,7 +159,11 @@ void PresentationMode::setOn(bool on)
             m_window->restoreState(state);
             // each shown plot once more at its final size and text: its labels settle from there
             // (they had used up their settling replots on the sizes between, and a title stayed
-            // wrapped for the narrower plot of a moment before)
+            // wrapped for the narrower plot of a moment before), from the label sizes chosen
+            // before presenting (a hidden plot's in the replot that shows it)
+            for (const auto &[axis, pixels] : m_before.labelPixels)
+                if (axis)
+                    setChosenLabelPixels(axis, pixels);
             for (auto *plot : m_window->findChildren<QCustomPlot *>())
                 if (plot->isVisible())
                     plot->replot(QCustomPlot::rpQueuedReplot);

@@ -17,6 +17,7 @@
 #include <vector>
 
 class QAction;
+class QCPAxis;
 class QMainWindow;
 class QShortcut;
 class QTabWidget;
@@ -64,6 +65,10 @@ private:
         // the text's size changes back, measured on rows whose text changed since the model opened,
         // and came back 35 px wider)
         std::vector<std::pair<QPointer<QWidget>, int>> minimumWidths;
+        // the label sizes the plots' token axes had chosen (labelTokenAxis keeps a size it chose
+        // while it fits: the Rollout's query labels kept the 11 px chosen on a size between and came
+        // back 6 px narrower)
+        std::vector<std::pair<QPointer<QCPAxis>, int>> labelPixels;
         int pipelineStage = -1; // the Pipeline's step (-1: every stage), which presenting sets
     } m_before;
     QAction *m_action = nullptr;
