@@ -938,7 +938,7 @@ void TestModelCli::badFolders_data()
     }) << QStringList{"config.json", "model_type: \"x\\x0a\\x1b[2J\\x1b[31mattnviz: all good\""};
     QTest::addRow("shard name forging a line") << g << sharded([](QByteArray &b) {
         b.replace("model-00002-of-00002.safetensors", "\\u001b[2J\\nattnviz: all good");
-    }) << QStringList{"/\\x1b[2J\\x0aattnviz: all good: no such file"}; // the shard's path, escaped
+    }) << QStringList{"\"\\x1b[2J\\x0aattnviz: all good\" is not a file in the folder"}; // the shard's name, escaped
     QTest::addRow("vocab.json token forging a line") << g << raw("vocab.json", closeWith(R"(, "\u001b[2J\nattnviz: all good": 7, "\u001b[2J\nattnviz: all good": 8)"))
                                                      << QStringList{"vocab.json", "\\x1b[2J\\x0aattnviz: all good: duplicate key"};
     // H: offsets that alias another tensor's bytes
