@@ -1210,6 +1210,24 @@ double worstOf(const Mat<double> &want, const std::function<double(int, int)> &g
     return worst;
 }
 
+// `full` with every head's (and the mean's) weights replaced by its norm-weighted matrix made into
+// shares of each row: what the grid reads with the norm-weighted switch on.
+bool normWeightedShares(const Trace<float> &full, Trace<float> &shares)
+{
+    shares = full;
+    for (int l = 0; l < full.numLayers(); ++l) {
+        SequenceResult<float> &ws = shares.layers[size_t(l)].attention.batch.front();
+        for (int h = -1; h < full.numHeads(); ++h) {
+            Mat<float> w;
+            if (!normWeighted(full, l, h, w).ok())
+                return false;
+            makeRowShares(w);
+            (h < 0 ? ws.weightsAvg : ws.weights[size_t(h)]) = WeightMatrix<float>(w);
+        }
+    }
+    return true;
+}
+
 } // namespace
 
 // The Layers tab on a long text: no thumbnails of the weights, a reading per head (sink mass until
@@ -1273,16 +1291,8 @@ void TestLongTextWindow::headRolesNormWeighted()
     HeadRolesView *view = win.w.headRolesView();
     QTRY_VERIFY(view->layerCount() > 0 && !view->computing());
     // the full trace's norm-weighted matrices, each row as shares of its sum
-    Trace<float> shares = m_full;
-    for (int l = 0; l < m_full.numLayers(); ++l) {
-        SequenceResult<float> &ws = shares.layers[size_t(l)].attention.batch.front();
-        for (int h = -1; h < m_full.numHeads(); ++h) {
-            Mat<float> w;
-            QVERIFY(normWeighted(m_full, l, h, w).ok());
-            makeRowShares(w);
-            (h < 0 ? ws.weightsAvg : ws.weights[size_t(h)]) = WeightMatrix<float>(w);
-        }
-    }
+    Trace<float> shares;
+    QVERIFY(normWeightedShares(m_full, shares));
     QAction *sw = win.w.views()->normWeightedAction();
     QVERIFY(sw->isEnabled());
     sw->setChecked(true);
@@ -1338,16 +1348,8 @@ void TestLongTextWindow::headReadingsProgressAndCancel()
     auto *cancel = view->findChild<QPushButton *>(QStringLiteral("headRolesCancel"));
     QVERIFY(progress && cancel);
     QVERIFY(!progress->isVisible() && !cancel->isVisible()); // done: nothing to show
-    Trace<float> shares = m_full;
-    for (int l = 0; l < m_full.numLayers(); ++l) {
-        SequenceResult<float> &ws = shares.layers[size_t(l)].attention.batch.front();
-        for (int h = -1; h < m_full.numHeads(); ++h) {
-            Mat<float> w;
-            QVERIFY(normWeighted(m_full, l, h, w).ok());
-            makeRowShares(w);
-            (h < 0 ? ws.weightsAvg : ws.weights[size_t(h)]) = WeightMatrix<float>(w);
-        }
-    }
+    Trace<float> shares;
+    QVERIFY(normWeightedShares(m_full, shares));
     // the readings' thread held: the readings asked wait to begin
     QThreadPool *pool = view->readingsPool();
     pool->waitForDone();
