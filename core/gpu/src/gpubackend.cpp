@@ -332,6 +332,31 @@ Status GpuBackend::compute(const AttentionConfig &config, const AttentionInput<f
     return st;
 }
 
+Status GpuBackend::pooledMap(const Trace<float> &trace, int layer, int head, int rowBegin, int rowEnd, int colBegin,
+                             int colEnd, int outRows, int outCols, Pooling pool, Mat<float> &out)
+{
+    if (Status st = start(); !st)
+        return st;
+    Status st = d->onWorker([&]() -> Status {
+        if (!d->forward)
+            return d->startStatus;
+        d->forward->releaseExpired();
+        d->forward->setMaxBufferBytes(d->maxBufferBytes);
+        Status r = d->forward->pooledMap(trace, layer, head, rowBegin, rowEnd, colBegin, colEnd, outRows, outCols, pool, out);
+        d->lastGpuMs = d->forward->lastGpuMs();
+        return r;
+    });
+    if (st.code == StatusCode::BackendFailed) {
+        d->onWorker([&] {
+            d->forward.reset();
+            d->rhi.reset();
+            return 0;
+        });
+        d->startStatus = Status::error(StatusCode::Unavailable, d->name + ": stopped after a failure (" + st.message + ")");
+    }
+    return st;
+}
+
 int GpuBackend::lastForwardRows() const { return d->lastForwardRows; }
 
 void GpuBackend::forgetText()

@@ -134,8 +134,9 @@ using SRB = QRhiShaderResourceBinding;
 constexpr auto kCompute = QRhiShaderResourceBinding::ComputeStage;
 
 const char *const kShaderNames[] = {"linear.comp",  "rownorm.comp",     "rotary.comp",    "attend.comp", "context.comp",
-                                    "headavg.comp", "elementwise.comp", "rowlinear.comp", "topk.comp"};
-static_assert(std::size(kShaderNames) == 9, "a shader for every pipeline");
+                                    "headavg.comp", "elementwise.comp", "rowlinear.comp", "topk.comp",
+                                    "pooledmap.comp"};
+static_assert(std::size(kShaderNames) == 10, "a shader for every pipeline");
 
 // topk.comp's K: the most predictions a row's top-k keeps on the GPU; a row's output is 2 K + 4 words.
 constexpr int kTopKMax = 16;
@@ -225,6 +226,7 @@ Status RhiForward::create()
         {ubo, L(1), L(2), S(3)},                    // elementwise
         {ubo, L(1), L(2), L(3), S(4)},              // rowlinear
         {ubo, L(1), L(2), S(3)},                    // topk
+        {ubo, L(1), L(2), L(3), L(4), L(5), L(6), S(7)}, // pooledmap
     };
     for (int k = 0; k < int(Pipe::Count); ++k) {
         const QShader shader = loadShader(kShaderNames[k]);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The QRhi side of GpuBackend, its one GPU code path: the CPU forward's named passes as compute
 // shaders (core/gpu/shaders: linear and rowlinear, rownorm, rotary, attend, headavg, context,
-// elementwise, topk), recorded one dispatch each through pass() and run in one frame per forward. Two
+// elementwise, topk; pooledmap for a trace's maps), recorded one dispatch each through pass() and run in one frame per forward. Two
 // users:
 //  - the model forward device (rhiforward.cpp): a model's weights uploaded once (BF16 / F16 kept in
 //    16 bits, widened in linear.comp), the activations of the last text kept for a causal text that
@@ -13,6 +13,7 @@
 #pragma once
 
 #include "attnviz/attention.h"
+#include "attnviz/attentiontiles.h"
 #include "attnviz/device.h"
 #include "weights.h"
 
@@ -51,6 +52,10 @@ public:
     // The attention op (Backend::compute): every stage of one layer, as computeAttention(); heads
     // listed in readbackHeads (all when empty) come back, the head mean where -1 is listed.
     Status attend(const AttentionConfig &config, const AttentionInput<float> &input, AttentionResult<float> &result);
+    // A pooled map of one head of a trace's layer, recomputed from its q, k and log-sum-exp
+    // (pooledmap.comp; rhipooledmap.cpp), as GpuBackend::pooledMap.
+    Status pooledMap(const Trace<float> &trace, int layer, int head, int rowBegin, int rowEnd, int colBegin,
+                     int colEnd, int outRows, int outCols, Pooling pool, Mat<float> &out);
     // Milliseconds of the last forward's or attend()'s frames (uploads, dispatches, readbacks).
     double lastGpuMs() const { return m_lastGpuMs; }
     void forgetText() { m_lastIds.clear(); }
@@ -110,7 +115,7 @@ private:
         std::unique_ptr<QRhiShaderResourceBindings> srb;
         std::vector<QRhiBuffer *> bound;
     };
-    enum class Pipe { Linear, RowNorm, Rotary, Attend, Context, HeadAvg, Elementwise, RowLinear, TopK, Count };
+    enum class Pipe { Linear, RowNorm, Rotary, Attend, Context, HeadAvg, Elementwise, RowLinear, TopK, PooledMap, Count };
     enum class Access { Load, Store, LoadStore };
     struct Binding {
         Access access;
@@ -240,6 +245,11 @@ private:
     std::vector<int> m_lastPadded;
     std::vector<std::pair<int, int>> m_lastCells;
     Op m_op;
+    // pooledMap()'s buffers, kept from one call to the next while they are large enough.
+    struct MapBuffers {
+        Buffer q, k, lse, edges, padded, cells, out;
+    };
+    MapBuffers m_map;
 };
 
 } // namespace attnviz

@@ -2,7 +2,9 @@
 // The attention core on a GPU: Qt RHI compute shaders (core/gpu/shaders), checked against the CPU
 // core by tests/tst_gpu.cpp. Same seam as CpuBackend, so callers switch with one setting. The same
 // object is the GPU forward device of real models (ForwardDevice, device.h: TraceRequest::device),
-// on the same QRhi and worker thread; tests/tst_gpumodel.cpp checks it against the CPU forward.
+// on the same QRhi and worker thread; tests/tst_gpumodel.cpp checks it against the CPU forward. It
+// also draws a pooled map of one head from a trace's q, k and log-sum-exp (pooledMap), as
+// AttentionTiles does on the CPU (tests/gpu/tst_gpumap.cpp).
 //
 // Threading: the QRhi lives on one worker thread owned by the backend; compute() hands the job to
 // it and waits. Needs a QGuiApplication. Call start() on the GUI thread the first time (OpenGL's
@@ -13,6 +15,7 @@
 // CpuBackend and say so.
 #pragma once
 
+#include "attnviz/attentiontiles.h"
 #include "attnviz/backend.h"
 #include "attnviz/device.h"
 
@@ -65,6 +68,16 @@ public:
     void forgetText() override;
     // Rows the last forward computed (fewer than its tokens where a causal prefix was kept).
     int lastForwardRows() const;
+
+    // The pooled map of head `head` (>= 0) of layer `layer` of `trace` over query rows
+    // [rowBegin, rowEnd) x keys [colBegin, colEnd) in outRows x outCols cells, recomputed from the
+    // trace's q, k and log-sum-exp on the GPU: the same map as AttentionTiles<float>(trace, layer,
+    // Source::Recompute).pooled(...) (region and grid clamped alike; masked cells count as 0).
+    // Unavailable (the caller draws it on the CPU) where the layer keeps no q, k and log-sum-exp, for
+    // the head mean (-1), or where no GPU backend starts; BackendFailed stops the backend as compute()
+    // does. lastGpuMs() then holds its milliseconds (host preparation, uploads, dispatch, readback).
+    Status pooledMap(const Trace<float> &trace, int layer, int head, int rowBegin, int rowEnd, int colBegin, int colEnd,
+                     int outRows, int outCols, Pooling pool, Mat<float> &out);
 
     // Caps one storage buffer (bytes; 0 = the device's limit). Heads are split across buffers of
     // at most this size; a smaller cap trades dispatches for memory. Tests use it to split heads.
