@@ -58,17 +58,19 @@ void printUsage()
                stdout);
 }
 
-// The GPU backend needs a QGuiApplication (QRhi's Vulkan instance or OpenGL context come from
-// the platform plugin); everything else runs without a display.
+// The GPU backend (--backend, bench's --map-device) needs a QGuiApplication (QRhi's Vulkan instance
+// or OpenGL context come from the platform plugin); everything else runs without a display.
 bool wantsGpu(int argc, char **argv)
 {
     for (int i = 2; i < argc; ++i) {
         const char *a = argv[i];
         const char *v = nullptr;
-        if (!std::strcmp(a, "--backend") && i + 1 < argc)
+        if ((!std::strcmp(a, "--backend") || !std::strcmp(a, "--map-device")) && i + 1 < argc)
             v = argv[i + 1];
         else if (!std::strncmp(a, "--backend=", 10))
             v = a + 10;
+        else if (!std::strncmp(a, "--map-device=", 13))
+            v = a + 13;
         if (v && std::strcmp(v, "cpu") != 0)
             return true;
     }

@@ -609,6 +609,12 @@ int benchModel(const QStringList &args)
                                              "its last 256 x 256 weights, and a zoom to 256 x 256 cells mid-text (computed anew), on "
                                              "the last full trace."),
                               QStringLiteral("N"), QStringLiteral("0"));
+    QCommandLineOption mapDeviceOpt(QStringLiteral("map-device"),
+                                    QStringLiteral("With --map: cpu (the default) or gpu: the same map and zoom also "
+                                                   "drawn on the GPU (Qt RHI compute, from q, k and the log-sum-exp), "
+                                                   "timed and compared with the CPU's; where no GPU starts, a note and "
+                                                   "the CPU's rows only."),
+                                    QStringLiteral("d"), QStringLiteral("cpu"));
     QCommandLineOption headsMapOpt(QStringLiteral("heads-map"),
                                    QStringLiteral("Also time the Heads tab's maps on the last full trace: every head's "
                                                   "and then their mean's N x N pooled (max) map of the middle layer over "
@@ -632,7 +638,8 @@ int benchModel(const QStringList &args)
                                                  "to outgrow; the angles and any RoPE scaling stay the checkpoint's)."),
                                   QStringLiteral("N"));
     p.addOptions({modelOpt, seededOpt, sizesOpt, repeatOpt, scoresOpt, noScoresOpt, jsonOpt, dtypeOpt, readsOpt, backendOpt,
-                  observeOpt, typedOpt, mapOpt, fullOnlyOpt, contextOpt, headsMapOpt, rolloutOpt, readingsOpt});
+                  observeOpt, typedOpt, mapOpt, fullOnlyOpt, contextOpt, headsMapOpt, rolloutOpt, readingsOpt,
+                  mapDeviceOpt});
     if (!p.parse(args))
         return fail("bench", p.errorText().toStdString(), 2);
     if (p.isSet(QStringLiteral("help"))) {
@@ -658,6 +665,11 @@ int benchModel(const QStringList &args)
     const int map = p.value(mapOpt).toInt(&mapOk);
     if (!mapOk || map < 0)
         return fail("bench", "--map: a side of 0 or more cells, not " + printable(p.value(mapOpt).toStdString(), 40), 2);
+    const QString mapDeviceName = p.value(mapDeviceOpt);
+    if (mapDeviceName != QLatin1String("cpu") && mapDeviceName != QLatin1String("gpu"))
+        return fail("bench", "--map-device: cpu or gpu, not " + printable(mapDeviceName.toStdString(), 40), 2);
+    if (mapDeviceName == QLatin1String("gpu") && map == 0)
+        return fail("bench", "--map-device gpu: only with --map N (the map it draws)", 2);
     bool headsMapOk = false;
     const int headsMap = p.value(headsMapOpt).toInt(&headsMapOk);
     if (!headsMapOk || headsMap < 0)
@@ -680,6 +692,28 @@ int benchModel(const QStringList &args)
         return fail("bench", st.message, st.code == StatusCode::InvalidInput ? 2 : 1);
     if (!backendNote.empty()) // the GPU asked for did not start: the CPU is timed, and the table says so
         std::fprintf(stderr, "attnviz bench: note: %s\n", backendNote.c_str());
+    // --map-device gpu: the backend of --backend gpu, or one of its own; none starts: a note, the CPU's rows
+    std::unique_ptr<GpuBackend> mapGpu;
+    GpuBackend *mapOn = nullptr;
+    if (mapDeviceName == QLatin1String("gpu")) {
+        if (gpu) {
+            mapOn = gpu.get();
+        } else if (auto g = std::make_unique<GpuBackend>(GpuApi::Auto); Status st = g->start()) {
+            mapGpu = std::move(g);
+            mapOn = mapGpu.get();
+        } else {
+            std::fprintf(stderr, "attnviz bench: note: --map-device gpu: %s; the map is timed on the CPU only\n",
+                         st.message.c_str());
+        }
+    }
+    MapDevice mapDevice;
+    if (mapOn) {
+        mapDevice.name = mapOn->name() + " (" + mapOn->device() + (mapOn->isSoftware() ? ", a software rasterizer" : "") + ")";
+        mapDevice.pooled = [mapOn](const Trace<float> &tr, int layer, int head, int r0, int r1, int c0, int c1,
+                                   int outRows, int outCols, Mat<float> &out) {
+            return mapOn->pooledMap(tr, layer, head, r0, r1, c0, c1, outRows, outCols, Pooling::Max, out);
+        };
+    }
     const bool keepScores = p.isSet(scoresOpt) && !p.isSet(noScoresOpt);
     std::unique_ptr<Model> m;
     const auto t0 = std::chrono::steady_clock::now();
@@ -747,7 +781,8 @@ int benchModel(const QStringList &args)
     std::vector<ModelBenchRow> timed;
     const double loadRss = peakRssMb(); // the weights, as loaded: what a trace's memory is above
     if (Status st = runModelBench(*m, sizes, repeat, keepScores, timed, gpu.get(), observe, p.isSet(typedOpt), map,
-                                  !p.isSet(fullOnlyOpt), headsMap, p.isSet(rolloutOpt), p.isSet(readingsOpt));
+                                  !p.isSet(fullOnlyOpt), headsMap, p.isSet(rolloutOpt), p.isSet(readingsOpt),
+                                  mapOn ? &mapDevice : nullptr);
         !st)
         return fail("bench", st.message, 1);
     if (p.isSet(readsOpt)) {

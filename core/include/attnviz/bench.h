@@ -7,6 +7,7 @@
 #include "attnviz/backend.h"
 #include "attnviz/model.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,10 +68,21 @@ struct ModelBenchRow {
 // `readings`: on the last full trace, the Layers x heads grid's readings as a long text asks them
 // (headroles.h headReadings: the four role scores and the sink mass in one pass), plain and then
 // norm-weighted (every row of every head summed); each once, its wall time and the process's CPU time.
+// `mapDevice` (with `map` > 0): the same map and zoom also computed by another device (the GPU's,
+// GpuBackend::pooledMap in the gpu library), each run timed; its rows name the device and the largest
+// relative difference from the CPU's map. A device that cannot draw them (Unavailable) gets one row
+// saying why, and the bench goes on.
+struct MapDevice {
+    std::string name; // "vulkan (NVIDIA H100 ...)"
+    // The pooled (max) map of `head` of `layer` over rows [r0, r1) x keys [c0, c1) into `out`.
+    std::function<Status(const Trace<float> &trace, int layer, int head, int r0, int r1, int c0, int c1, int outRows,
+                         int outCols, Mat<float> &out)>
+        pooled;
+};
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
                      std::vector<ModelBenchRow> &rows, ForwardDevice *device = nullptr, const Observe &observe = {},
                      bool typed = false, int map = 0, bool appended = true, int headsMap = 0, bool rollout = false,
-                     bool readings = false);
+                     bool readings = false, const MapDevice *mapDevice = nullptr);
 
 // An encoder-decoder model (seededShape's "t5-small", "opus-mt-en-de"): `source` and `target` ids
 // from a fixed seed; a full trace of both (every attention kept, the next token at every decoder

@@ -146,7 +146,7 @@ std::string benchRowJson(const BenchRow &r)
 
 Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bool keepScores,
                      std::vector<ModelBenchRow> &rows, ForwardDevice *device, const Observe &observe, bool typed, int map,
-                     bool appended, int headsMap, bool rollout, bool readings)
+                     bool appended, int headsMap, bool rollout, bool readings, const MapDevice *mapDevice)
 {
     using clock = std::chrono::steady_clock;
     const ModelInfo info = model.info();
@@ -295,6 +295,47 @@ Status runModelBench(Model &model, const std::vector<int> &sizes, int repeat, bo
             rows.push_back({std::to_string(side) + " x " + std::to_string(side) + " weights, one head" + how, n, median(block)});
             rows.push_back({"zoom to " + std::to_string(side) + " x " + std::to_string(side) + " cells mid-text" + how, n,
                             median(zoom)});
+            if (mapDevice) { // the same map and zoom on the other device, against the CPU's
+                const Mat<float> m = tiles.pooled(0, 0, n, 0, n, map, map, Pooling::Max);
+                const Mat<float> z = tiles.pooled(0, zr, zr + side, zc, zc + side, side, side, Pooling::Max);
+                // the largest |device - cpu| / |cpu| over the cells (a shape that differs: infinite)
+                auto worst = [](const Mat<float> &dev, const Mat<float> &cpu) -> double {
+                    if (dev.rows() != cpu.rows() || dev.cols() != cpu.cols())
+                        return INFINITY;
+                    double w = 0;
+                    for (Eigen::Index i = 0; i < cpu.size(); ++i)
+                        if (const double c = cpu.data()[i], d = dev.data()[i]; c != 0 || d != 0)
+                            w = std::max(w, c != 0 ? std::abs(d - c) / std::abs(c) : double(INFINITY));
+                    return w;
+                };
+                std::vector<double> devMap, devZoom;
+                double diff = 0;
+                Status st;
+                for (int r = 0; r < repeat && st; ++r) {
+                    Mat<float> dm, dz;
+                    auto a = clock::now();
+                    st = mapDevice->pooled(kept, layer, 0, 0, n, 0, n, map, map, dm);
+                    devMap.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+                    if (!st)
+                        break;
+                    a = clock::now();
+                    st = mapDevice->pooled(kept, layer, 0, zr, zr + side, zc, zc + side, side, side, dz);
+                    devZoom.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+                    diff = std::max({diff, worst(dm, m), worst(dz, z)});
+                }
+                if (!st) {
+                    rows.push_back({"pooled map on " + mapDevice->name + ": not drawn (" + st.message + ")", n, 0});
+                } else {
+                    char d[48];
+                    std::snprintf(d, sizeof d, ", largest relative difference %.1e", diff);
+                    rows.push_back({"pooled map " + std::to_string(map) + " x " + std::to_string(map) + ", one head on " +
+                                        mapDevice->name + d,
+                                    n, median(devMap)});
+                    rows.push_back({"zoom to " + std::to_string(side) + " x " + std::to_string(side) + " cells mid-text on " +
+                                        mapDevice->name,
+                                    n, median(devZoom)});
+                }
+            }
             kept = Trace<float>(); // one trace at a time below
         }
         if (!appended || !info.causal || (info.maxPositions > 0 && n >= info.maxPositions))
