@@ -1008,6 +1008,15 @@ void TestModelCli::benchSeeded()
                              QStringLiteral("--context"), QStringLiteral("1")});
     QCOMPARE(one.code, 2);
     QVERIFY2(one.err.contains("--context: a length of 2 positions or more, not 1"), one.err.constData());
+    // --map-device: cpu or gpu, gpu only with a map to draw (tests/gpu/tst_gpumap times it)
+    const Run device = execCli({QStringLiteral("bench"), QStringLiteral("--seeded"), QStringLiteral("smollm2-135m"),
+                                QStringLiteral("--map"), QStringLiteral("8"), QStringLiteral("--map-device"), QStringLiteral("tpu")});
+    QCOMPARE(device.code, 2);
+    QVERIFY2(device.err.contains("--map-device: cpu or gpu, not tpu"), device.err.constData());
+    const Run noMap = execCli({QStringLiteral("bench"), QStringLiteral("--seeded"), QStringLiteral("smollm2-135m"),
+                               QStringLiteral("--map-device"), QStringLiteral("gpu")});
+    QCOMPARE(noMap.code, 2);
+    QVERIFY2(noMap.err.contains("--map-device gpu: only with --map N"), noMap.err.constData());
 }
 
 void TestModelCli::exportModel_data()

@@ -6,7 +6,8 @@
 // its second layer with a sliding window and soft-capped scores, with and without a padded key and
 // masked cells; whole map, ragged edges, one cell over the whole region, a region past the causal
 // diagonal (all 0), cells of one weight each (the tile's weights); the gemma2-tiny fixture (its
-// soft-capping and local layers). The head mean and a layer without q, k and log-sum-exp are
+// soft-capping and local layers); `bench --map-device gpu` times it and says why where no GPU
+// starts. The head mean and a layer without q, k and log-sum-exp are
 // Unavailable, for the CPU. Runs under xvfb-run (label xvfb): Vulkan on lavapipe, OpenGL 4.3 on
 // llvmpipe in CI; a backend that cannot start is skipped with QSKIP.
 #include "testpaths.h"
@@ -15,6 +16,11 @@
 #include "attnviz/gpubackend.h"
 #include "attnviz/pretrained.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
@@ -109,6 +115,7 @@ private slots:
     void singleWeights();
     void whatStaysOnTheCpu_data();
     void whatStaysOnTheCpu();
+    void benchMapDevice();
 
 private:
     GpuBackend *backend(GpuApi api);
@@ -284,6 +291,76 @@ void TestGpuMap::whatStaysOnTheCpu()
     st = gpu->pooledMap(*tr, 0, 0, 0, 10, 0, 10, 2, 2, Pooling::Max, out);
     QVERIFY2(st.ok(), st.message.c_str());
     QCOMPARE(out.rows(), 2);
+}
+
+// Runs attnviz with ARGS and ATTNVIZ_GPU_FAULT=FAULT (none where empty; GPU chatter off, a private
+// XDG_RUNTIME_DIR so that Qt's note about a missing one is not on stderr): true where it exits 0.
+namespace {
+bool runAttnviz(const char *fault, const QStringList &args, QString &err, QByteArray &out)
+{
+    QTemporaryDir runtime;
+    if (!runtime.isValid())
+        return false;
+    QFile::setPermissions(runtime.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("ATTNVIZ_GPU_FAULT"), QString::fromLatin1(fault));
+    env.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtime.path());
+    env.remove(QStringLiteral("ATTNVIZ_GPU_VERBOSE"));
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
+    const bool finished = p.waitForFinished(120000);
+    err = QString::fromUtf8(p.readAllStandardError());
+    out = p.readAllStandardOutput();
+    return finished && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+}
+} // namespace
+
+// `bench --map N --map-device gpu`: the map and the zoom drawn on the GPU too, their rows naming the
+// device and a relative difference from the CPU's map within 1e-5; where the GPU does not start (a
+// pipeline that does not build), one note on stderr saying why and the CPU's rows only.
+void TestGpuMap::benchMapDevice()
+{
+    {
+        GpuBackend probe;
+        if (Status st = probe.start(); !st)
+            QSKIP(st.message.c_str());
+    }
+    const QStringList args{QStringLiteral("bench"),       QStringLiteral("--model"),
+                           QString::fromUtf8(ATTNVIZ_FIXTURE("/models/llama-tiny")),
+                           QStringLiteral("--tokens"),    QStringLiteral("40"),
+                           QStringLiteral("--repeat"),    QStringLiteral("1"),
+                           QStringLiteral("--full-only"), QStringLiteral("--observe"),
+                           QStringLiteral("tiles-attention"), QStringLiteral("--map"),
+                           QStringLiteral("8"),           QStringLiteral("--map-device"),
+                           QStringLiteral("gpu"),         QStringLiteral("--json")};
+    QString err;
+    QByteArray out;
+    QVERIFY2(runAttnviz("", args, err, out), qPrintable(err));
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    QStringList onGpu;
+    for (const QJsonValue &v : QJsonDocument::fromJson(out).object().value(QStringLiteral("rows")).toArray())
+        if (const QString what = v.toObject().value(QStringLiteral("what")).toString(); what.contains(QLatin1String(" on ")))
+            onGpu << what;
+    QCOMPARE(onGpu.size(), 2);
+    QVERIFY2(onGpu[0].startsWith(QLatin1String("pooled map 8 x 8, one head on ")), qPrintable(onGpu[0]));
+    const qsizetype at = onGpu[0].indexOf(QLatin1String("largest relative difference "));
+    QVERIFY2(at > 0, qPrintable(onGpu[0]));
+    bool ok = false;
+    const double diff = onGpu[0].mid(at + 28).toDouble(&ok);
+    QVERIFY2(ok && diff <= 1e-5, qPrintable(onGpu[0]));
+    QVERIFY2(onGpu[1].startsWith(QLatin1String("zoom to 40 x 40 cells mid-text on ")), qPrintable(onGpu[1]));
+
+    QVERIFY2(runAttnviz("shader", args, err, out), qPrintable(err));
+    const QStringList lines = err.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QVERIFY2(lines.size() == 1 && lines[0].startsWith(QLatin1String("attnviz bench: note: --map-device gpu: ")) &&
+                 lines[0].contains(QLatin1String("the compute pipeline of attend.comp failed to build")) &&
+                 lines[0].endsWith(QLatin1String("; the map is timed on the CPU only")),
+             qPrintable(err));
+    const QJsonArray rows = QJsonDocument::fromJson(out).object().value(QStringLiteral("rows")).toArray();
+    QCOMPARE(rows.size(), 4); // the full trace, the map, the block, the zoom: the CPU's
+    for (const QJsonValue &v : rows)
+        QVERIFY(!v.toObject().value(QStringLiteral("what")).toString().contains(QLatin1String(" on ")));
 }
 
 QTEST_MAIN(TestGpuMap)
