@@ -7,10 +7,10 @@
 // Shapes (region rows R, keys C, head dim dh): Q (R, dh), K (C, dh), Lse (R), block edges
 // (outRows + 1 row edges, then outCols + 1 key edges, relative to the region).
 // One workgroup per output cell (x = its column b, y = its row a) and slice z of the cell's rows
-// (slices of floor(z n / S) rows, n the cell's rows): its 64 invocations take the keys 64 apart, row
-// after row, and write the slice's max (from 0: masked cells weigh 0, weights are >= 0) or sum to
-// Out[(z outRows + a) outCols + b]; the host combines the slices. The host sizes S so that no loop
-// runs more than a few hundred iterations (lavapipe stops a loop after 65,535).
+// (slices of floor(z n / S) rows, n the cell's rows): its 64 invocations take the slice's weights
+// row after row, 64 apart, and write the slice's max (from 0: masked cells weigh 0, weights are >= 0)
+// or sum to Out[(z outRows + a) outCols + b]; the host combines the slices. The host sizes S so that
+// no loop runs more than a few hundred iterations (lavapipe stops a loop after 65,535).
 #version 440
 
 layout(local_size_x = 64) in;
@@ -72,36 +72,33 @@ void main()
     uint r0 = ra + (z * n) / S, r1 = ra + ((z + 1u) * n) / S;
 
     float acc = 0.0;
-    for (uint r = r0; r < r1; ++r) {
-        uint i = rowBegin + r;
+    uint nc = cb - ca;
+    // a slice every cell of which causality or the window hides weighs 0 (all invocations alike)
+    bool hidden = r1 <= r0 || nc == 0u || (causal && colBegin + ca > rowBegin + r1 - 1u) ||
+                  (window > 0u && colBegin + cb - 1u + window <= rowBegin + r0);
+    uint cellsHere = hidden ? 0u : (r1 - r0) * nc;
+    // the slice's cells row by row, 64 apart: every invocation busy however narrow the cell
+    for (uint e = lid; e < cellsHere; e += 64u) {
+        uint r = r0 + e / nc, c = ca + e % nc;
+        uint i = rowBegin + r, j = colBegin + c;
+        if ((causal && j > i) || (window > 0u && j + window <= i))
+            continue;
         float lse = Lse[r];
         if (isinf(lse) && lse < 0.0)
-            continue; // every key masked: the row weighs 0
-        // the keys this row can see within the cell (absolute j = colBegin + c)
-        uint cEnd = cb;
-        if (causal)
-            cEnd = min(cEnd, i + 1u > colBegin ? i + 1u - colBegin : 0u);
-        uint cStart = ca;
-        if (window > 0u && i + 1u > window) {
-            uint first = i + 1u - window; // keys before it are outside the window
-            cStart = max(cStart, first > colBegin ? first - colBegin : 0u);
+            continue; // every key of the row masked: it weighs 0
+        if (padded && Padded[c] != 0u)
+            continue;
+        if (cells && cellMasked(r, j))
+            continue;
+        float s = 0.0;
+        for (uint d = 0u; d < dh; ++d)
+            s = fma(scale * Q[r * dh + d], K[c * dh + d], s);
+        if (cap > 0.0) {
+            float x = s / cap;
+            float e2 = exp(-2.0 * abs(x));
+            s = sign(x) * ((1.0 - e2) / (1.0 + e2)) * cap;
         }
-        for (uint c = cStart + lid; c < cEnd; c += 64u) {
-            if (padded && Padded[c] != 0u)
-                continue;
-            if (cells && cellMasked(r, colBegin + c))
-                continue;
-            float s = 0.0;
-            for (uint d = 0u; d < dh; ++d)
-                s = fma(scale * Q[r * dh + d], K[c * dh + d], s);
-            if (cap > 0.0) {
-                float x = s / cap;
-                float e = exp(-2.0 * abs(x));
-                s = sign(x) * ((1.0 - e) / (1.0 + e)) * cap;
-            }
-            float w = exp(s - lse);
-            acc = isMax ? max(acc, w) : acc + w;
-        }
+        acc = isMax ? max(acc, exp(s - lse)) : acc + exp(s - lse);
     }
     red[lid] = acc;
     barrier();

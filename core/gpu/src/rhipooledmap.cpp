@@ -60,10 +60,10 @@ Status RhiForward::pooledMap(const Trace<float> &trace, int layer, int head, int
     if (outRows > 65535 || outCols > 65535)
         return Status::error(StatusCode::Unavailable, m_name + ": a map wider or taller than 65,535 cells");
 
-    // Slices of each cell's rows: an invocation takes ceil(cell keys / 64) keys of a slice's rows.
+    // Slices of each cell's rows: an invocation takes every 64th weight of a slice.
     const int maxRows = edge(R, outRows, 1) + 1, maxKeys = edge(C, outCols, 1) + 1; // cells differ by 1 at most
     const qint64 keysPer = (maxKeys + 63) / 64;
-    const qint64 rowsPerSlice = std::max<qint64>(1, kCellsPerInvocation / keysPer);
+    const qint64 rowsPerSlice = std::max<qint64>(1, kCellsPerInvocation * 64 / maxKeys);
     const int S = int(std::min<qint64>({(maxRows + rowsPerSlice - 1) / rowsPerSlice, maxRows, 65535}));
     const qint64 cellsOut = qint64(outRows) * outCols;
     if (S * cellsOut > kMaxPartials)
