@@ -6,10 +6,11 @@
 // its second layer with a sliding window and soft-capped scores, with and without a padded key and
 // masked cells; whole map, ragged edges, one cell over the whole region, a region past the causal
 // diagonal (all 0), cells of one weight each (the tile's weights); the gemma2-tiny fixture (its
-// soft-capping and local layers); `bench --map-device gpu` times it and says why where no GPU
-// starts. The head mean and a layer without q, k and log-sum-exp are
-// Unavailable, for the CPU. Runs under xvfb-run (label xvfb): Vulkan on lavapipe, OpenGL 4.3 on
-// llvmpipe in CI; a backend that cannot start is skipped with QSKIP.
+// soft-capping and local layers); qwen2-tiny with q and k kept in 16 bits. The head mean, a layer
+// without q, k and log-sum-exp and a region larger than a storage buffer are Unavailable, for the
+// CPU, the device kept; `bench --map-device gpu` times the map and says why where no GPU starts.
+// Runs under xvfb-run (label xvfb): Vulkan on lavapipe, OpenGL 4.3 on llvmpipe in CI; a backend that
+// cannot start is skipped with QSKIP.
 #include "testpaths.h"
 #include "attnviz/attentiontiles.h"
 #include "attnviz/architecture.h"
@@ -270,8 +271,9 @@ void TestGpuMap::whatStaysOnTheCpu_data()
         QTest::addRow("%s", toString(api)) << api;
 }
 
-// The head mean and a layer that keeps no q, k and log-sum-exp are Unavailable, each with a message
-// naming why; the output is left as it was; the backend keeps working.
+// The head mean, a layer that keeps no q, k and log-sum-exp and a region larger than the device's
+// storage buffers are Unavailable, each with a message naming why; the output is left as it was; the
+// backend keeps working.
 void TestGpuMap::whatStaysOnTheCpu()
 {
     QFETCH(GpuApi, api);
@@ -287,6 +289,15 @@ void TestGpuMap::whatStaysOnTheCpu()
     st = gpu->pooledMap(*tr, 99, 0, 0, 10, 0, 10, 2, 2, Pooling::Max, out);
     QCOMPARE(st.code, StatusCode::Unavailable);
     QVERIFY2(st.message.find("log-sum-exp") != std::string::npos, st.message.c_str());
+    QCOMPARE(out, Mat<float>(Mat<float>::Constant(2, 2, 7.0f)));
+    // a region whose q or k is larger than a storage buffer may be: Unavailable, the device kept
+    const Trace<float> *longer = traceOf(QStringLiteral("seeded"), false);
+    QVERIFY(longer);
+    gpu->setMaxBufferBytes(64 << 10); // 64 KiB: 256 rows of a 64-wide head
+    st = gpu->pooledMap(*longer, 0, 0, 0, kTokens, 0, kTokens, 8, 8, Pooling::Max, out);
+    gpu->setMaxBufferBytes(0);
+    QCOMPARE(st.code, StatusCode::Unavailable);
+    QVERIFY2(st.message.find("do not fit one storage buffer") != std::string::npos, st.message.c_str());
     QCOMPARE(out, Mat<float>(Mat<float>::Constant(2, 2, 7.0f)));
     st = gpu->pooledMap(*tr, 0, 0, 0, 10, 0, 10, 2, 2, Pooling::Max, out);
     QVERIFY2(st.ok(), st.message.c_str());

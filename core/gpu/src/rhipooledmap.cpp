@@ -117,12 +117,16 @@ Status RhiForward::pooledMap(const Trace<float> &trace, int layer, int head, int
     }
 
     const qint64 F = 4;
+    if (qint64(std::max(q.size(), k.size())) * F > limit()) // too large for this device, not a failure of it
+        return Status::error(StatusCode::Unavailable, m_name + ": the region's " + std::to_string(std::max(R, C)) +
+                                                          " rows of q or k do not fit one storage buffer on this device (" +
+                                                          std::to_string(limit() >> 20) + " MiB)");
     bool ok = makeBuffer(m_map.q, qint64(q.size()) * F, true) && makeBuffer(m_map.k, qint64(k.size()) * F, true) &&
               makeBuffer(m_map.lse, qint64(R) * F, true) && makeBuffer(m_map.edges, qint64(edges.size()) * F, true) &&
               makeBuffer(m_map.padded, std::max<qint64>(1, qint64(padded.size())) * F, true) &&
               makeBuffer(m_map.cells, std::max<qint64>(1, qint64(cells.size())) * F, true) &&
               makeBuffer(m_map.out, S * cellsOut * F, true);
-    if (!ok || q.size() * F > limit() || k.size() * F > limit())
+    if (!ok)
         return Status::error(StatusCode::BackendFailed, m_name + ": out of GPU memory for a map of " +
                                                             std::to_string(R) + " x " + std::to_string(C) + " weights");
 
