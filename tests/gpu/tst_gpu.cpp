@@ -10,6 +10,7 @@
 // Runs under xvfb-run (label xvfb): Vulkan on lavapipe, OpenGL 4.3 on llvmpipe in CI. A backend that
 // cannot start is skipped with QSKIP, never passed. Mesa's software GPUs stop a shader invocation
 // after 65535 loop iterations: t = 3000 checks that the tiled shaders stay below that.
+#include "rungpufault.h"
 #include "testpaths.h"
 #include "attnviz/attention.h"
 #include "attnviz/caseio.h"
@@ -194,7 +195,6 @@ private slots:
     void benchSaysWhyItTimesTheCpu();
 
 private:
-    bool runWithGpuFault(const char *fault, const QStringList &args, QString &err, QByteArray &out);
     void addBackendRows(const std::function<void(const char *, GpuApi)> &add);
     GpuBackend *backend(GpuApi api); // QSKIPs (via the caller) when nullptr
     std::map<GpuApi, std::unique_ptr<GpuBackend>> m_backends;
@@ -644,7 +644,7 @@ void TestGpu::cliFallsBackToTheCpu()
     }
     QString err;
     QByteArray out;
-    QVERIFY2(runWithGpuFault(fault.constData(),
+    QVERIFY2(test::runWithGpuFault(fault.constData(),
                              {QStringLiteral("model"), QStringLiteral("run"), QString::fromUtf8(ATTNVIZ_FIXTURE("/models/llama-tiny")),
                               QStringLiteral("--text"), QStringLiteral("The quick brown fox"), QStringLiteral("--backend"),
                               QStringLiteral("gpu")},
@@ -660,27 +660,6 @@ void TestGpu::cliFallsBackToTheCpu()
     QVERIFY(!o.value(QStringLiteral("attentions")).toArray().isEmpty());
 }
 
-// Runs attnviz with ARGS and ATTNVIZ_GPU_FAULT=FAULT (GPU chatter off, a private XDG_RUNTIME_DIR so that
-// Qt's note about a missing one is not on stderr): true where it exits 0; its stderr and stdout.
-bool TestGpu::runWithGpuFault(const char *fault, const QStringList &args, QString &err, QByteArray &out)
-{
-    QTemporaryDir runtime;
-    if (!runtime.isValid())
-        return false;
-    QFile::setPermissions(runtime.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("ATTNVIZ_GPU_FAULT"), QString::fromLatin1(fault));
-    env.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtime.path());
-    env.remove(QStringLiteral("ATTNVIZ_GPU_VERBOSE"));
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
-    const bool finished = p.waitForFinished(120000);
-    err = QString::fromUtf8(p.readAllStandardError());
-    out = p.readAllStandardOutput();
-    return finished && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
-}
-
 // `bench --backend gpu` where the GPU does not start (a pipeline that does not build): the CPU is
 // timed, the table names it, and stderr has one line, attnviz's, saying why.
 void TestGpu::benchSaysWhyItTimesTheCpu()
@@ -692,7 +671,7 @@ void TestGpu::benchSaysWhyItTimesTheCpu()
     }
     QString err;
     QByteArray out;
-    QVERIFY2(runWithGpuFault("shader",
+    QVERIFY2(test::runWithGpuFault("shader",
                              {QStringLiteral("bench"), QStringLiteral("--model"), QString::fromUtf8(ATTNVIZ_FIXTURE("/models/llama-tiny")),
                               QStringLiteral("--tokens"), QStringLiteral("8"), QStringLiteral("--repeat"), QStringLiteral("1"),
                               QStringLiteral("--backend"), QStringLiteral("gpu"), QStringLiteral("--json")},

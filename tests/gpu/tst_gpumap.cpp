@@ -11,6 +11,7 @@
 // CPU, the device kept; `bench --map-device gpu` times the map and says why where no GPU starts.
 // Runs under xvfb-run (label xvfb): Vulkan on lavapipe, OpenGL 4.3 on llvmpipe in CI; a backend that
 // cannot start is skipped with QSKIP.
+#include "rungpufault.h"
 #include "testpaths.h"
 #include "attnviz/attentiontiles.h"
 #include "attnviz/architecture.h"
@@ -304,29 +305,6 @@ void TestGpuMap::whatStaysOnTheCpu()
     QCOMPARE(out.rows(), 2);
 }
 
-// Runs attnviz with ARGS and ATTNVIZ_GPU_FAULT=FAULT (none where empty; GPU chatter off, a private
-// XDG_RUNTIME_DIR so that Qt's note about a missing one is not on stderr): true where it exits 0.
-namespace {
-bool runAttnviz(const char *fault, const QStringList &args, QString &err, QByteArray &out)
-{
-    QTemporaryDir runtime;
-    if (!runtime.isValid())
-        return false;
-    QFile::setPermissions(runtime.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("ATTNVIZ_GPU_FAULT"), QString::fromLatin1(fault));
-    env.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtime.path());
-    env.remove(QStringLiteral("ATTNVIZ_GPU_VERBOSE"));
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.start(QString::fromUtf8(ATTNVIZ_BINARY), args);
-    const bool finished = p.waitForFinished(120000);
-    err = QString::fromUtf8(p.readAllStandardError());
-    out = p.readAllStandardOutput();
-    return finished && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
-}
-} // namespace
-
 // `bench --map N --map-device gpu`: the map and the zoom drawn on the GPU too, their rows naming the
 // device and a relative difference from the CPU's map within 1e-5; where the GPU does not start (a
 // pipeline that does not build), one note on stderr saying why and the CPU's rows only.
@@ -347,7 +325,7 @@ void TestGpuMap::benchMapDevice()
                            QStringLiteral("gpu"),         QStringLiteral("--json")};
     QString err;
     QByteArray out;
-    QVERIFY2(runAttnviz("", args, err, out), qPrintable(err));
+    QVERIFY2(test::runWithGpuFault("", args, err, out), qPrintable(err));
     QVERIFY2(err.isEmpty(), qPrintable(err));
     QStringList onGpu;
     for (const QJsonValue &v : QJsonDocument::fromJson(out).object().value(QStringLiteral("rows")).toArray())
@@ -362,7 +340,7 @@ void TestGpuMap::benchMapDevice()
     QVERIFY2(ok && diff <= 1e-5, qPrintable(onGpu[0]));
     QVERIFY2(onGpu[1].startsWith(QLatin1String("zoom to 40 x 40 cells mid-text on ")), qPrintable(onGpu[1]));
 
-    QVERIFY2(runAttnviz("shader", args, err, out), qPrintable(err));
+    QVERIFY2(test::runWithGpuFault("shader", args, err, out), qPrintable(err));
     const QStringList lines = err.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     QVERIFY2(lines.size() == 1 && lines[0].startsWith(QLatin1String("attnviz bench: note: --map-device gpu: ")) &&
                  lines[0].contains(QLatin1String("the compute pipeline of attend.comp failed to build")) &&

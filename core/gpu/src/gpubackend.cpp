@@ -181,6 +181,30 @@ struct GpuBackend::Impl {
         cv.notify_one();
         return result.get();
     }
+    // `f(forward)` on the worker where the device started; a device that failed there
+    // (BackendFailed) is not reused: the next call says Unavailable until a new backend starts.
+    template <class F>
+    Status onForward(F f)
+    {
+        Status st = onWorker([&]() -> Status {
+            if (!forward)
+                return startStatus;
+            forward->releaseExpired(); // a model's weights the window no longer holds leave the GPU
+            forward->setMaxBufferBytes(maxBufferBytes);
+            Status r = f(*forward);
+            lastGpuMs = forward->lastGpuMs();
+            return r;
+        });
+        if (st.code == StatusCode::BackendFailed) {
+            onWorker([this] {
+                forward.reset();
+                rhi.reset();
+                return 0;
+            });
+            startStatus = Status::error(StatusCode::Unavailable, name + ": stopped after a failure (" + st.message + ")");
+        }
+        return st;
+    }
 
     Status tryStart(GpuApi which)
     {
@@ -311,25 +335,7 @@ Status GpuBackend::compute(const AttentionConfig &config, const AttentionInput<f
 {
     if (Status st = start(); !st)
         return st;
-    Status st = d->onWorker([&]() -> Status {
-        if (!d->forward)
-            return d->startStatus;
-        d->forward->releaseExpired(); // a model's weights the window no longer holds leave the GPU
-        d->forward->setMaxBufferBytes(d->maxBufferBytes);
-        Status r = d->forward->attend(config, input, result);
-        d->lastGpuMs = d->forward->lastGpuMs();
-        return r;
-    });
-    if (st.code == StatusCode::BackendFailed) {
-        // A failed device is not reused: the next compute() says Unavailable until a new backend starts.
-        d->onWorker([&] {
-            d->forward.reset();
-            d->rhi.reset();
-            return 0;
-        });
-        d->startStatus = Status::error(StatusCode::Unavailable, d->name + ": stopped after a failure (" + st.message + ")");
-    }
-    return st;
+    return d->onForward([&](RhiForward &f) { return f.attend(config, input, result); });
 }
 
 Status GpuBackend::pooledMap(const Trace<float> &trace, int layer, int head, int rowBegin, int rowEnd, int colBegin,
@@ -337,24 +343,8 @@ Status GpuBackend::pooledMap(const Trace<float> &trace, int layer, int head, int
 {
     if (Status st = start(); !st)
         return st;
-    Status st = d->onWorker([&]() -> Status {
-        if (!d->forward)
-            return d->startStatus;
-        d->forward->releaseExpired();
-        d->forward->setMaxBufferBytes(d->maxBufferBytes);
-        Status r = d->forward->pooledMap(trace, layer, head, rowBegin, rowEnd, colBegin, colEnd, outRows, outCols, pool, out);
-        d->lastGpuMs = d->forward->lastGpuMs();
-        return r;
-    });
-    if (st.code == StatusCode::BackendFailed) {
-        d->onWorker([&] {
-            d->forward.reset();
-            d->rhi.reset();
-            return 0;
-        });
-        d->startStatus = Status::error(StatusCode::Unavailable, d->name + ": stopped after a failure (" + st.message + ")");
-    }
-    return st;
+    return d->onForward(
+        [&](RhiForward &f) { return f.pooledMap(trace, layer, head, rowBegin, rowEnd, colBegin, colEnd, outRows, outCols, pool, out); });
 }
 
 int GpuBackend::lastForwardRows() const { return d->lastForwardRows; }
