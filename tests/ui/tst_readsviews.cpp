@@ -19,6 +19,7 @@
 #include "window/viewrouter.h"
 
 #include "attnviz/pretrained.h"
+#include "bundledmodel.h"
 
 #include <qcustomplot.h>
 
@@ -547,6 +548,64 @@ private slots:
         QVERIFY(!v.hasAttribution());
         QVERIFY2(v.message().contains(QStringLiteral("is not in the vocabulary of gpt2-tiny")), qPrintable(v.message()));
         QVERIFY(v.title().contains(v.message()));
+    }
+
+    // The DLA grid of the bundled model (8 heads, 4 layers): every head labelled where its column has
+    // room for the number (QCustomPlot's five ticks labelled heads 0, 2, 4, 6), and a cell's number
+    // drawn only in a font that fits the cell (at 400 × 320 the 11 px numbers ran into each other:
+    // "-0.05 0.60-0.16"). Both as shown and as exported.
+    void dlaLabelsEveryHeadAndNumbersFit_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<int>("headTicks");
+        QTest::addRow("900 x 600") << QSize(900, 600) << 8;
+        QTest::addRow("400 x 320") << QSize(400, 320) << 8;
+        QTest::addRow("260 x 260") << QSize(260, 260) << 4;
+    }
+
+    void dlaLabelsEveryHeadAndNumbersFit()
+    {
+        QFETCH(QSize, size);
+        QFETCH(int, headTicks);
+        std::unique_ptr<Model> m;
+        QVERIFY(openModelSource(kBundledModelArg, m).ok());
+        auto model = std::shared_ptr<Model>(std::move(m));
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(model);
+        const SnapshotPtr s = traceText(session, QStringLiteral("The cat sat on the mat because it was tired"));
+        QVERIFY(s);
+        DlaView v;
+        v.resize(size);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.setSnapshot(s);
+        v.setSelection(0, 0, -1);
+        v.setTarget(DlaView::Target::Predicted);
+        QVERIFY2(v.hasAttribution(), qPrintable(v.message()));
+        QCOMPARE(v.attribution().heads, 8);
+        v.plot()->replot();
+        QCoreApplication::processEvents();
+        auto *heads = v.plot()->axisRect(0)->axis(QCPAxis::atBottom);
+        QCOMPARE(heads->label(), QStringLiteral("head"));
+        QCOMPARE(int(heads->tickVector().size()), headTicks);
+        const double cellW = std::abs(heads->coordToPixel(1) - heads->coordToPixel(0));
+        const QFontMetricsF tickFm(heads->tickLabelFont());
+        QVERIFY2(tickFm.horizontalAdvance(QStringLiteral("7")) + 4 <= cellW * 8 / headTicks, "labels apart");
+        auto *layers = v.plot()->axisRect(0)->axis(QCPAxis::atLeft);
+        const double cellH = std::abs(layers->coordToPixel(1) - layers->coordToPixel(0));
+        int shown = 0;
+        for (int i = 0; i < v.plot()->itemCount(); ++i) {
+            auto *t = qobject_cast<QCPItemText *>(v.plot()->item(i));
+            if (!t || !t->visible() || t->text().isEmpty())
+                continue;
+            ++shown;
+            const QFontMetricsF fm(t->font());
+            QVERIFY2(fm.horizontalAdvance(t->text()) <= cellW - 2 && fm.height() <= cellH,
+                     qPrintable(QStringLiteral("“%1” %2 px wide in a %3 px cell").arg(t->text()).arg(fm.horizontalAdvance(t->text())).arg(cellW)));
+        }
+        if (size.width() >= 900)
+            QCOMPARE(shown, 4 * 9); // room for every number at the window's size
     }
 
     // The norm-weighted snapshot: every head's weights are a_ij ||v_j W_O^h|| (the reference's), the
