@@ -80,7 +80,7 @@ idle_cpu() { # seconds: the process's CPU share over them, per cent of one core
     t1=$(date +%s.%N)
     awk -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v t0="$t0" -v t1="$t1" 'BEGIN{printf "%.1f", 100 * c / hz / (t1 - t0)}'
 }
-windows() { xdotool search --onlyvisible --pid "$PID" 2>/dev/null | wc -l; } # attnviz's shown windows
+windows() { { xdotool search --onlyvisible --pid "$PID" 2>/dev/null || true; } | wc -l; } # attnviz's shown windows
 export_current() { # tab name: Ctrl+E, (the Pipeline's stage, Compare's part,) the figure dialog's OK, the file dialog's default name
     local before shown
     before=$(ls "$OUT/exports")
@@ -107,7 +107,14 @@ cd "$OUT/exports" # the export dialogs' default names are relative: they land he
 start() { # attnviz's arguments
     "$BIN" "$@" >>"$OUT/attnviz.log" 2>&1 &
     PID=$!
-    WID=$(xdotool search --sync --onlyvisible --pid "$PID" --name 'attnviz' | head -1)
+    # xdotool's search stops with BadWindow where a window it walks goes meanwhile (a splash, a
+    # tooltip): once more, up to five times
+    WID=
+    for _ in 1 2 3 4 5; do
+        WID=$({ xdotool search --sync --onlyvisible --pid "$PID" --name 'attnviz' 2>/dev/null || true; } | head -1)
+        [ -n "$WID" ] && break
+        sleep 0.5
+    done
     sleep 4
 }
 stop() {
