@@ -182,6 +182,54 @@ private slots:
         QCOMPARE(p->labelColor(), v.plot()->graph(0)->pen().color());
     }
 
+    // A publication figure of the lens (export --publication, 720 x 420): every cell's token written
+    // whole, in a font down to the figure's least (6 px) that fits the cells; the window keeps its
+    // 10 px and cuts a token to its cell or leaves the cell to hover. Before, the figure kept the
+    // window's 10 px: tokens cut ("␣be…") or missing.
+    void publicationLensWritesEveryCell()
+    {
+        std::unique_ptr<Model> m;
+        QVERIFY(openPretrained(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny-2"), {}, m));
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(std::shared_ptr<Model>(std::move(m)));
+        const SnapshotPtr s = traceText(session, QStringLiteral("The cat sat on the mat because it was tired"));
+        QVERIFY(s);
+        LogitLensView v;
+        v.resize(720, 420);
+        v.show();
+        QSignalSpy done(&v, &LogitLensView::gridComplete);
+        v.setSelection(0, 0, 0);
+        v.setSnapshot(s);
+        QVERIFY(done.count() == 1 || done.wait(20000));
+        QCPAxis *x = v.plot()->axisRect(0)->axis(QCPAxis::atBottom);
+        // the cells' texts: how many are cut or missing, and the widest drawn
+        const auto cellTexts = [&](int *cut, double *widest) {
+            *cut = 0;
+            *widest = 0;
+            int cells = 0;
+            for (int i = 0; i < v.plot()->itemCount(); ++i)
+                if (auto *t = qobject_cast<QCPItemText *>(v.plot()->item(i)); t && t->clipAxisRect() == v.plot()->axisRect(0)) {
+                    ++cells;
+                    *cut += t->text().isEmpty() || t->text().endsWith(QChar(0x2026)) ? 1 : 0;
+                    *widest = std::max(*widest, QFontMetricsF(t->font()).horizontalAdvance(t->text()));
+                }
+            return cells;
+        };
+        int cut = 0;
+        double widest = 0;
+        setPublicationFigure(true);
+        v.plot()->replot();
+        QCOMPARE(cellTexts(&cut, &widest), 4 * int(s->tq()));
+        const double cell = std::abs(x->coordToPixel(1) - x->coordToPixel(0));
+        setPublicationFigure(false);
+        QCOMPARE(cut, 0);
+        QVERIFY2(widest <= cell - 4, qPrintable(QStringLiteral("%1 px in a %2 px cell").arg(widest).arg(cell)));
+        v.plot()->replot(); // the window again: its 10 px, long tokens cut
+        cellTexts(&cut, &widest);
+        QVERIFY(cut > 0);
+    }
+
     // An edited model (a head of the bundled model zero-ablated, as the Layers grid's menu does): the
     // lens and the attribution are the edited trace's, as the core computes them from a trace with the
     // same edit (1e-5); beside them the clean model's lines and parts, the core's of the trace
