@@ -13,11 +13,14 @@
 
 #include <qcustomplot.h>
 
+#include <QAction>
 #include <QDockWidget>
 #include <QLabel>
+#include <QScreen>
 #include <QToolButton>
 #include <QSplitter>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QtTest>
 
 using namespace attnviz;
@@ -35,6 +38,7 @@ private slots:
     void foldedDockUnfoldsOnATallWindow();
     void frameFitsTheScreen_data();
     void frameFitsTheScreen();
+    void largerTextStaysOnTheScreen();
 
 private:
     bool waitForResult();
@@ -213,6 +217,47 @@ void TestSmallScreen::foldedDockUnfoldsOnATallWindow()
     QVERIFY(m_w->rowView()->isVisible());
     QVERIFY2(m_w->rowView()->plot()->axisRect()->height() >= 20,
              qPrintable(QStringLiteral("%1 px").arg(m_w->rowView()->plot()->axisRect()->height())));
+}
+
+// View ▸ Larger text three times at 1280 × 720 with a model: the docks' minimum widths grew the window
+// to 1296 px, 16 px past the screen (the right dock cut), and Ctrl+0 left it there. The window stays
+// within the screen's free width at every step (a step that does not fit is refused), and the
+// reset gives back the size it had.
+void TestSmallScreen::largerTextStaysOnTheScreen()
+{
+    const QRect free = m_w->screen()->availableGeometry();
+    if (free.width() != 1280)
+        QSKIP("needs a screen 1280 px wide (xvfb-run -s \"-screen 0 1280x1024x24\")");
+    openAt(1.0);
+    m_w->setSentence(QStringLiteral("The lecturer wrote the answer on the board and the students copied it"));
+    QVERIFY(waitForResult());
+    QTest::qWait(400);
+    const QSize start = m_w->size();
+    QCOMPARE(start, QSize(1280, 720));
+    QAction *larger = nullptr, *reset = nullptr; // as the keys find them: Ctrl+= and Ctrl+0
+    for (QAction *action : m_w->findChildren<QAction *>()) {
+        if (action->shortcuts().contains(QKeySequence(QStringLiteral("Ctrl+="))))
+            larger = action;
+        if (action->shortcuts().contains(QKeySequence(QStringLiteral("Ctrl+0"))))
+            reset = action;
+    }
+    QVERIFY(larger && reset);
+    for (int step = 1; step <= 3; ++step) {
+        const double scale = AppearanceManager::instance()->appearance().fontScale;
+        larger->trigger();
+        QTest::qWait(1500); // the fonts, the layouts' minimum sizes and the window's growth settle
+        qInfo("larger text x%d: text scale %.3f, window %d × %d px", step,
+              AppearanceManager::instance()->appearance().fontScale, m_w->width(), m_w->height());
+        QVERIFY2(m_w->frameGeometry().width() <= free.width(), qPrintable(QStringLiteral("%1 px").arg(m_w->width())));
+        if (AppearanceManager::instance()->appearance().fontScale == scale) // a refused step says why
+            QVERIFY2(m_w->statusBar()->currentMessage().contains(QStringLiteral("does not fit on this screen")),
+                     qPrintable(m_w->statusBar()->currentMessage()));
+    }
+    QVERIFY(AppearanceManager::instance()->appearance().fontScale > 1.0); // not every step refused
+    reset->trigger();
+    QTest::qWait(500);
+    QCOMPARE(AppearanceManager::instance()->appearance().fontScale, 1.0);
+    QCOMPARE(m_w->size(), start);
 }
 
 QTEST_MAIN(TestSmallScreen)
