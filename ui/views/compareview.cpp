@@ -1174,20 +1174,22 @@ bool CompareView::equalMapWidths()
     // The columns share the width by their stretch factors, labels included: A's query labels (B
     // shows none when its rows are A's) left A's map a third of B's. Each column's factor is its
     // map's equal share plus its own margins.
+    // The factors are a function of the plot's width and the margins alone, set exactly: taken from
+    // the columns' own widths (rounded to pixels, moved by the factors set here) and kept within a
+    // hundredth, they depended on the layouts before, and A's map came back a pixel wider after Esc.
     const QMargins ma = m_rectA->margins(), mb = m_rectB->margins();
     const double marginA = ma.left() + ma.right(), marginB = mb.left() + mb.right();
-    const double total = m_rectA->outerRect().width() + m_rectB->outerRect().width();
+    QCPLayoutGrid *pl = m_pairPlot->plotLayout();
+    // the two columns' width: the layout's but the colour scale's column and the spacing
+    const double total = pl->rect().width() - m_scale->outerRect().width() - 2 * pl->columnSpacing();
     if (total <= marginA + marginB + 2)
         return false;
     const double inner = (total - marginA - marginB) / 2;
-    const double fa = (inner + marginA) / total, fb = (inner + marginB) / total;
-    QCPLayoutGrid *pl = m_pairPlot->plotLayout();
-    const QList<double> f = pl->columnStretchFactors();
-    const double was = f.value(0) / std::max(1e-9, f.value(0) + f.value(1));
-    if (std::abs(was - fa) < 0.01)
+    const QList<double> want{2 * (inner + marginA) / total, 2 * (inner + marginB) / total, 0.01};
+    if (pl->columnStretchFactors() == want)
         return false;
     // the colour scale's column keeps its share of the two maps' (it is held to its minimum width)
-    pl->setColumnStretchFactors({2 * fa, 2 * fb, 0.01});
+    pl->setColumnStretchFactors(want);
     return true;
 }
 
