@@ -112,6 +112,39 @@ void TestHeadRoles::induction()
     const Mat<double> s = inductionScores(t, off, L);
     QCOMPARE(s(0, 0), 1.0);
     QCOMPARE(s(0, 1), 0.0);
+    // a sliding window (the forward's mask): L keys reach the first copy's successor, L - 1 do not
+    // (no score: NaN, not 0)
+    const auto windowOf = [&](int w) {
+        Trace<double> windowed = t;
+        BoolMat &mask = windowed.layers[0].attention.batch[0].mask;
+        mask = BoolMat::Zero(n, n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                mask(i, j) = j > i || j <= i - w;
+        windowed.layers[0].attention.window = w;
+        windowed.layers[0].attention.causal = true;
+        return windowed;
+    };
+    const Mat<double> reach = inductionScores(windowOf(L), off, L);
+    QCOMPARE(reach(0, 0), 1.0);
+    QCOMPARE(reach(0, 1), 0.0);
+    const Mat<double> none = inductionScores(windowOf(L - 1), off, L);
+    QVERIFY(std::isnan(none(0, 0)) && std::isnan(none(0, 1)));
+    // Gemma 2's local layer (a 4-token window) against its global one, on the probe of 50 tokens
+    std::unique_ptr<Model> m;
+    QVERIFY(openPretrained(ATTNVIZ_FIXTURE("/models/gemma2-tiny"), {}, m).ok());
+    TraceRequest req;
+    req.text = "the cat sat";
+    Trace<float> tr;
+    QVERIFY(m->trace(req, tr).ok());
+    QCOMPARE(tr.layers[0].attention.window, 4);
+    QCOMPARE(tr.layers[1].attention.window, 0);
+    HeadRoleScores roles;
+    QVERIFY(headRoles(*m, tr, roles).ok());
+    for (int h = 0; h < roles.induction.cols(); ++h) {
+        QVERIFY(std::isnan(roles.induction(0, h)));
+        QVERIFY(std::isfinite(roles.induction(1, h)) && roles.induction(1, h) > 0);
+    }
 }
 
 void TestHeadRoles::rollout()

@@ -10,9 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace attnviz::fuzz {
 
@@ -47,13 +50,24 @@ inline void expectOneLine(const Status &st, const std::string &name)
 // A reader given a folder names a file inside it.
 inline void expectOneLineUnder(const Status &st, const std::string &dir) { expectOneLineStarting(st, dir + "/"); }
 
-// A fresh folder for the model-folder targets (the readers take folders and paths, not bytes).
+// A fresh folder for the model-folder targets (the readers take folders and paths, not bytes),
+// removed with what it holds when the target exits (libFuzzer ends a timed run with exit()); a crash
+// leaves it, beside the artifact, for looking at.
 inline std::string scratchFolder()
 {
+    static std::vector<std::string> made;
     char name[] = "/tmp/attnviz-fuzz-XXXXXX";
     const char *dir = ::mkdtemp(name);
     if (!dir)
         std::abort();
+    if (made.empty())
+        std::atexit([] {
+            for (const std::string &d : made) {
+                std::error_code ec;
+                std::filesystem::remove_all(d, ec);
+            }
+        });
+    made.push_back(dir);
     return dir;
 }
 

@@ -808,6 +808,7 @@ void TestAblation::noSpeculationForLongTexts()
 void TestAblation::gridRepaintsWhatChanged()
 {
     Window win;
+    win.w.resize(1400, 1000); // the note above the grid and every cell in view
     QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
     QVERIFY(win.w.showView(QStringLiteral("headRoles")));
     QVERIFY(win.show(kText));

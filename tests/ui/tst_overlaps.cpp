@@ -5,9 +5,12 @@
 // Compare's "ship", the residual stream with a model, the pipeline presenting, the weights at
 // 1280 × 720, contextual embeddings of a long text, the pipeline's thinned dimension axis, Rollout,
 // Lines with a long text; Compare with a model (its predictions under the focus word) at 1280 × 720
-// and 1400 × 900, and in a lesson (the Lesson column open) at 1280 × 720 and 1920 × 1080; and the
-// key/value label and editor beside the chips of a long text.
+// and 1400 × 900, and in a lesson (the Lesson column open) at 1280 × 720 and 1920 × 1080; the
+// key/value label and editor beside the chips of a long text; and the Layers × heads tab's controls
+// and note in a narrow central area (both docks open, 800 × 600 to 1280 × 720, larger text), a long
+// text's readings stopped: every control and text whole, none outside the tab.
 #include "drawntext.h"
+#include "testpaths.h"
 #include "testsupport.h"
 
 #include "live/livesession.h"
@@ -17,6 +20,8 @@
 #include "teaching/presets.h"
 #include "views/compareview.h"
 #include "views/embeddingview.h"
+#include "window/viewrouter.h"
+#include "views/headrolesview.h"
 #include "views/heatmapview.h"
 #include "views/linesview.h"
 #include "views/pipelineview.h"
@@ -25,9 +30,17 @@
 
 #include <qcustomplot.h>
 
+#include <QAbstractButton>
+#include <QAbstractSpinBox>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSemaphore>
+#include <QThreadPool>
 #include <QPlainTextEdit>
+#include <QScopeGuard>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QStandardPaths>
@@ -131,6 +144,49 @@ void comparePlotProblems(CompareView *view, QStringList *problems, QStringList *
     }
 }
 
+// What is cut among the controls and labels inside `root`: a control narrower or lower than its
+// text needs (a label's text, a button's, a box's widest entry), a word-wrapped label lower than
+// its lines at its width, or one lying outside a widget it sits in (clipped there). One line each.
+QStringList widgetsCut(QWidget *root)
+{
+    QStringList out;
+    for (QWidget *w : root->findChildren<QWidget *>()) {
+        if (!w->isVisibleTo(root))
+            continue;
+        auto *label = qobject_cast<QLabel *>(w);
+        const bool control = qobject_cast<QAbstractButton *>(w) || qobject_cast<QComboBox *>(w) ||
+                             qobject_cast<QAbstractSpinBox *>(w) || qobject_cast<QProgressBar *>(w);
+        if (!label && !control)
+            continue;
+        const QString name = QStringLiteral("%1 “%2”").arg(QString::fromLatin1(w->metaObject()->className()),
+                                                          label ? label->text().left(40)
+                                                          : qobject_cast<QAbstractButton *>(w) ? qobject_cast<QAbstractButton *>(w)->text()
+                                                          : qobject_cast<QComboBox *>(w) ? qobject_cast<QComboBox *>(w)->currentText()
+                                                                                          : w->objectName());
+        QSize need = control ? w->minimumSizeHint() : label->sizeHint();
+        if (qobject_cast<QPushButton *>(w))
+            need = w->sizeHint(); // its text and the style's padding
+        if (label && label->wordWrap())
+            need = QSize(label->minimumSizeHint().width(), label->heightForWidth(w->width()));
+        if (w->width() + 1 < need.width() || w->height() + 1 < need.height())
+            out << QStringLiteral("%1: %2 × %3 for %4 × %5").arg(name).arg(w->width()).arg(w->height()).arg(need.width()).arg(need.height());
+        // clipped by a widget it sits in (a scroll area's contents scroll: not cut there)
+        QRect r = w->geometry();
+        for (QWidget *p = w->parentWidget(); p && p != root->parentWidget(); p = p->parentWidget()) {
+            if (auto *area = qobject_cast<QAbstractScrollArea *>(p->parentWidget()); area && area->viewport() == p)
+                break;
+            if (!p->rect().adjusted(-1, -1, 1, 1).contains(r)) {
+                out << QStringLiteral("%1 at (%2, %3, %4 × %5) outside %6 (%7 × %8)")
+                           .arg(name).arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height())
+                           .arg(QString::fromLatin1(p->metaObject()->className())).arg(p->width()).arg(p->height());
+                break;
+            }
+            r.translate(p->pos());
+        }
+    }
+    return out;
+}
+
 QString longText(int words)
 {
     QString t;
@@ -155,6 +211,8 @@ private slots:
     void compareInALesson();
     void keySentenceBesideTheChips_data();
     void keySentenceBesideTheChips();
+    void layersTabInANarrowArea_data();
+    void layersTabInANarrowArea();
 
 private:
     bool waitForResult() { return test::waitForCurrentResult(*m_w->session(), 20000); }
@@ -522,6 +580,103 @@ void TestOverlaps::keySentenceBesideTheChips()
     // the label's text whole: as tall as a line, as wide as its words
     QVERIFY(keyLabel->height() >= keyLabel->fontMetrics().height());
     QVERIFY(keyLabel->width() >= keyLabel->fontMetrics().horizontalAdvance(keyLabel->text()) || keyLabel->wordWrap());
+}
+
+void TestOverlaps::layersTabInANarrowArea_data()
+{
+    QTest::addColumn<QSize>("window");
+    QTest::addColumn<double>("fontScale");
+    QTest::addColumn<bool>("longText");
+    QTest::addRow("800x600") << QSize(800, 600) << 1.0 << true;
+    QTest::addRow("1200x800") << QSize(1200, 800) << 1.0 << true;
+    QTest::addRow("1280x720") << QSize(1280, 720) << 1.0 << true;
+    QTest::addRow("1280x720 larger text x2") << QSize(1280, 720) << 1.15 * 1.15 << true;
+    QTest::addRow("1200x800 larger text x2") << QSize(1200, 800) << 1.15 * 1.15 << true;
+    QTest::addRow("1200x800 short text") << QSize(1200, 800) << 1.0 << false;
+    QTest::addRow("800x600 short text larger text x2") << QSize(800, 600) << 1.15 * 1.15 << false;
+}
+
+// The Layers × heads tab of a long text with its readings stopped, as the last walk-through saw it
+// at 1200 × 800 beside the Controls and Predictions docks (a ~490 px central area): "Compute again"
+// cut to "ompute agai", the note cut after two and a half lines, the sort row's own controls cut
+// ("Sort heads b", "ver a corpus"). The rows wrap onto more lines instead: every control and text of
+// the tab whole, at every size the window allows, with larger text too; and the heads not read show
+// "–" for every score, induction too (mistral-tiny's 4-token window never reaches the probe's first
+// copy: its 0 was the mask's, not the head's).
+void TestOverlaps::layersTabInANarrowArea()
+{
+    QFETCH(QSize, window);
+    QFETCH(double, fontScale);
+    QFETCH(bool, longText);
+    if (longText)
+        qputenv("ATTNVIZ_TRACE_BUDGET_KB", "4096"); // a long text: no t × t weights, readings on a thread
+    const auto budget = qScopeGuard([] { qunsetenv("ATTNVIZ_TRACE_BUDGET_KB"); });
+    m_w->resize(window);
+    if (fontScale != 1.0) {
+        Appearance a = AppearanceManager::instance()->appearance();
+        a.fontScale = fontScale;
+        AppearanceManager::instance()->setAppearance(a);
+    }
+    QString error;
+    QVERIFY2(m_w->openModel(QString::fromUtf8(ATTNVIZ_FIXTURE("/models/mistral-tiny")), &error), qPrintable(error));
+    QString text;
+    for (int i = 0; i < (longText ? 90 : 2); ++i)
+        text += QStringLiteral("The quick brown fox jumps over the lazy dog. ");
+    m_w->setSentence(text.trimmed());
+    QVERIFY(waitForResult());
+    QCOMPARE(m_w->session()->snapshot()->longText, longText);
+    QVERIFY(m_w->showView(QStringLiteral("headRoles")));
+    HeadRolesView *view = m_w->headRolesView();
+    QTRY_VERIFY_WITH_TIMEOUT(view->layerCount() > 0 && !view->computing(), 60000);
+    for (const char *dock : {"controlsDock", "predictionsDock"}) {
+        auto *d = m_w->findChild<QDockWidget *>(QString::fromLatin1(dock));
+        QVERIFY2(d && d->isVisible(), dock);
+    }
+    const QString shot = QStringLiteral("%1/overlap-layers-%2x%3-%4%5.png")
+                             .arg(qEnvironmentVariable("OVERLAP_SHOT")).arg(window.width()).arg(window.height())
+                             .arg(fontScale, 0, 'f', 2).arg(longText ? "" : "-short");
+    if (!longText) { // every score read; induction "–" all the same (the window)
+        QTest::qWait(200);
+        if (qEnvironmentVariableIsSet("OVERLAP_SHOT")) // to look at
+            m_w->grab().save(shot);
+        const QStringList cut = widgetsCut(view);
+        QVERIFY2(cut.isEmpty(), qPrintable(cut.mid(0, 10).join(QLatin1Char('\n'))));
+        QVERIFY(std::isfinite(view->score(HeadRolesView::Role::PreviousToken, 1, 1)));
+        QVERIFY(std::isnan(view->score(HeadRolesView::Role::Induction, 1, 1)));
+        QVERIFY2(view->note().contains(QStringLiteral("No induction score (–) in L0, L1: a sliding window of 4 tokens")),
+                 qPrintable(view->note()));
+        return;
+    }
+    // the readings stopped before their first layer: the readings' one thread held while Cancel is pressed
+    QThreadPool *pool = view->readingsPool();
+    pool->waitForDone();
+    QSemaphore hold;
+    pool->start([&hold] { hold.acquire(); });
+    QAction *normWeighted = m_w->views()->normWeightedAction(); // every score read again, on the shares
+    normWeighted->setChecked(true);
+    const auto plain = qScopeGuard([normWeighted] { normWeighted->setChecked(false); });
+    QCoreApplication::processEvents();
+    QVERIFY(view->computing());
+    auto *cancel = view->findChild<QPushButton *>(QStringLiteral("headRolesCancel"));
+    QVERIFY(cancel);
+    QTRY_VERIFY(cancel->isVisible());
+    QTest::mouseClick(cancel, Qt::LeftButton);
+    hold.release();
+    QTRY_VERIFY_WITH_TIMEOUT(!view->computing(), 60000);
+    QVERIFY(view->readingsStopped());
+    QCOMPARE(cancel->text(), QStringLiteral("Compute again"));
+    QTest::qWait(200); // the layout settled after the note's new text
+    if (qEnvironmentVariableIsSet("OVERLAP_SHOT")) // to look at
+        m_w->grab().save(shot);
+    const QStringList cut = widgetsCut(view);
+    QVERIFY2(cut.isEmpty(), qPrintable(QStringLiteral("tab %1 × %2:\n").arg(view->width()).arg(view->height()) +
+                                       cut.mid(0, 10).join(QLatin1Char('\n'))));
+    // not read: no score, induction's neither (NaN, drawn "–")
+    for (int l = 0; l < view->layerCount(); ++l)
+        for (int h = 0; h < view->headCount(); ++h)
+            for (int r = 0; r < HeadRolesView::kRoles; ++r)
+                QVERIFY2(std::isnan(view->score(HeadRolesView::Role(r), l, h)),
+                         qPrintable(QStringLiteral("L%1 H%2 %3: %4").arg(l).arg(h).arg(r).arg(view->score(HeadRolesView::Role(r), l, h))));
 }
 
 QTEST_MAIN(TestOverlaps)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/headrolesview.h"
 
+#include "controls/flowlayout.h"
 #include "style/plotstyle.h"
 #include "views/headablationmenu.h"
 #include "views/normweighting.h"
@@ -88,7 +89,7 @@ Trace<float> rowShares(const Trace<float> &trace)
 // Paints the thumbnails and their scores; its size follows the layout of the shown heads.
 class HeadRolesCanvas : public QWidget {
 public:
-    explicit HeadRolesCanvas(HeadRolesView *view) : QWidget(view), m_view(view)
+    HeadRolesCanvas(HeadRolesView *view, QWidget *parent) : QWidget(parent), m_view(view)
     {
         setObjectName(QStringLiteral("headRolesCanvas"));
         setMouseTracking(true); // headPointed
@@ -352,13 +353,22 @@ public:
             const int c = columns();
             sz = QSize(kGap + std::min(n, c) * cellW(), kGap + ((n + c - 1) / c) * cellH());
         }
-        setMinimumSize(sz);
-        resize(sz.expandedTo(QSize(viewportW(), 0)));
+        // the note above wraps in the visible width, not a wider grid's
+        m_view->m_note->setMaximumWidth(viewportW());
+        setMinimumSize(sz); // the scroll area's column gives it the rest of the width and height
+        resize(size().expandedTo(sz));
         refresh();
         m_view->showSelected();
     }
 
 protected:
+    // moved down or up by the note's lines above it: the selected head kept in view
+    void moveEvent(QMoveEvent *e) override
+    {
+        QWidget::moveEvent(e);
+        m_view->showSelected();
+    }
+
     void paintEvent(QPaintEvent *e) override
     {
         QPainter p(this);
@@ -549,12 +559,11 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
     m_minBox->setDecimals(2);
     m_minBox->setEnabled(false);
     m_minBox->setToolTip(tr("While sorting, heads whose score is lower are hidden."));
-    auto *bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Sort heads by:"), this));
-    bar->addWidget(m_sortBox);
-    bar->addSpacing(12);
-    bar->addWidget(new QLabel(tr("hide below:"), this));
-    bar->addWidget(m_minBox);
+    // the rows of controls wrap onto more lines where the tab is narrow (~480 px beside both docks,
+    // less with larger text): each label stays with its control
+    auto *bar = new FlowLayout;
+    bar->addWidget(FlowLayout::group({new QLabel(tr("Sort heads by:"), this), m_sortBox}, this));
+    bar->addWidget(FlowLayout::group({new QLabel(tr("hide below:"), this), m_minBox}, this));
     m_readingBox = new QComboBox(this);
     m_readingBox->setObjectName(QStringLiteral("headRolesReading"));
     m_readingBox->addItem(tr("the weights"), -1);
@@ -569,7 +578,6 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
         b->setRange(0, 0);
         b->setToolTip(tr("Span mass: the tokens from the first number up to (not including) the second"));
     }
-    bar->addSpacing(12);
     m_corpusButton = new QPushButton(tr("Over a corpus…"), this);
     m_corpusButton->setObjectName(QStringLiteral("headRolesCorpus"));
     m_corpusButton->setToolTip(tr("The scores averaged over a text file of prompts, one a line (as `attnviz heads --corpus`)"));
@@ -585,23 +593,16 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
         else
             emit corpusRequested();
     });
-    bar->addStretch(1);
-    // a second row: the grid's width stays that of the sorting row
-    auto *readingBar = new QHBoxLayout;
-    readingBar->addWidget(new QLabel(tr("Thumbnails:"), this));
-    readingBar->addWidget(m_readingBox);
-    readingBar->addSpacing(12);
-    readingBar->addWidget(new QLabel(tr("span:"), this));
-    readingBar->addWidget(m_spanFrom);
-    readingBar->addWidget(new QLabel(QStringLiteral("–"), this));
-    readingBar->addWidget(m_spanTo);
+    // the thumbnails' row, with a long text's progress and Cancel (stopped: Compute again) at its end
+    auto *readingBar = new FlowLayout;
+    readingBar->addWidget(FlowLayout::group({new QLabel(tr("Thumbnails:"), this), m_readingBox}, this));
+    readingBar->addWidget(FlowLayout::group({new QLabel(tr("span:"), this), m_spanFrom, new QLabel(QStringLiteral("–"), this), m_spanTo}, this));
     m_useSelection = new QPushButton(tr("Use selection as span"), this);
     m_useSelection->setObjectName(QStringLiteral("headRolesUseSelection"));
     m_useSelection->setEnabled(false);
     m_useSelection->setToolTip(tr("Select tokens first: drag across the chips, or select words in the text"));
     connect(m_useSelection, &QPushButton::clicked, this, &HeadRolesView::useSelectionAsSpan);
     readingBar->addWidget(m_useSelection);
-    readingBar->addStretch(1);
     m_note = new QLabel(this);
     m_note->setWordWrap(true);
     m_note->setObjectName(QStringLiteral("headRolesNote"));
@@ -624,18 +625,25 @@ HeadRolesView::HeadRolesView(QWidget *parent) : DeferredView(parent)
             computeLong();
         }
     });
-    auto *noteBar = new QHBoxLayout;
-    noteBar->addWidget(m_note, 1);
-    noteBar->addWidget(m_progress, 0, Qt::AlignTop);
-    noteBar->addWidget(m_cancel, 0, Qt::AlignTop);
-    m_canvas = new HeadRolesCanvas(this);
+    readingBar->addWidget(m_progress);
+    readingBar->addWidget(m_cancel);
+    // the note scrolls with the grid, above it: a long text's note, stopped and norm-weighted, is
+    // 18 lines in a 480 px tab with larger text, more than a short tab has beside the controls
     m_scroll = new QScrollArea(this);
-    m_scroll->setWidget(m_canvas);
-    m_scroll->setWidgetResizable(false);
+    m_scroll->setWidgetResizable(true); // as wide as the view, wider where the grid is; its height follows the note's lines
+    auto *content = new QWidget(m_scroll);
+    content->setObjectName(QStringLiteral("headRolesContent"));
+    m_canvas = new HeadRolesCanvas(this, content);
+    auto *column = new QVBoxLayout(content);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->setSpacing(0);
+    m_note->setContentsMargins(6, 4, 6, 4);
+    column->addWidget(m_note);
+    column->addWidget(m_canvas, 1);
+    m_scroll->setWidget(content);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(bar);
     layout->addLayout(readingBar);
-    layout->addLayout(noteBar);
     layout->addWidget(m_scroll, 1);
     connect(m_sortBox, &QComboBox::currentIndexChanged, this,
             [this] { setSortRole(m_sortBox->currentData().toInt()); });
@@ -1001,12 +1009,36 @@ void HeadRolesView::computeLong()
                                                                "to sum it). ")
                                                           : QString()) +
                                                 self->readingNote() +
+                                                (self->inductionNote().isEmpty() ? QString() : QLatin1Char(' ') + self->inductionNote()) +
                                                 (self->m_corpus ? QLatin1Char(' ') + self->corpusNote() : QString())
                                           : self->m_pathNote);
                 self->reorder();
             },
             Qt::QueuedConnection);
     });
+}
+
+QString HeadRolesView::inductionNote() const
+{
+    if (!m_snapshot || !m_snapshot->hasResult() || !m_snapshot->trace)
+        return QString();
+    const Mat<double> &ind = m_scores[size_t(Role::Induction)];
+    QStringList layers;
+    std::set<int> windows;
+    for (int l = 0; l < std::min(int(ind.rows()), m_snapshot->trace->numLayers()); ++l) {
+        const int w = m_snapshot->trace->layers[size_t(l)].attention.window;
+        if (w > 0 && ind.row(l).array().isNaN().all()) {
+            layers << QStringLiteral("L%1").arg(l);
+            windows.insert(w);
+        }
+    }
+    if (layers.isEmpty())
+        return QString();
+    QStringList ws;
+    for (int w : windows)
+        ws << QString::number(w);
+    return tr("No induction score (–) in %1: a sliding window of %2 tokens does not reach back to the probe's first "
+              "copy.").arg(layers.join(QStringLiteral(", ")), ws.join(QStringLiteral(" or ")));
 }
 
 QString HeadRolesView::roleName(Role role)
@@ -1125,7 +1157,11 @@ void HeadRolesView::showSelected()
     r.setBottom(r.bottom() + m_canvas->textLines() * m_canvas->fontMetrics().height());
     if (m_sort < 0 && m_selLayer == 0)
         r.setTop(0);
-    // the whole thumbnail and its scores where the view has room for them
+    // the whole thumbnail and its scores where the view has room for them (the canvas lies under the
+    // note); the note too where it fits beside them
+    r.translate(m_canvas->pos());
+    if (r.bottom() < m_scroll->viewport()->height())
+        r.setTop(0);
     const int margin = 12;
     m_scroll->ensureVisible(r.center().x(), r.center().y(), std::min(r.width() / 2 + margin, m_scroll->viewport()->width() / 2),
                             std::min(r.height() / 2 + margin, m_scroll->viewport()->height() / 2));
@@ -1343,6 +1379,8 @@ void HeadRolesView::rebuild()
         : tr("Each thumbnail is one head's weights on this text (shared scale 0–1). Under it: previous-token, "
              "first-token (“sink”), same-token and self (diagonal) scores on this text; induction measured on 50 random tokens "
              "said twice.");
+    if (const QString windowed = inductionNote(); !windowed.isEmpty())
+        note += QLatin1Char(' ') + windowed;
     if (!s->induction)
         note += QLatin1Char(' ') + (s->inductionProblem.isEmpty()
                                         ? tr("Induction is measured for model folders only.")

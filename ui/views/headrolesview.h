@@ -33,6 +33,8 @@
 // Scores over a corpus (headroles.h corpusHeadScores, which the window computes: "Over a corpus…")
 // take the place of the text's previous, first, same and self scores, for the model they were
 // measured on, with each score's spread over the prompts on hover; "This text" gives the text's back.
+// In a narrow tab the rows of controls wrap onto more lines (controls/flowlayout.h), and the note
+// scrolls with the grid, above it, so that neither is cut.
 #pragma once
 
 #include "views/deferredview.h"
@@ -196,6 +198,8 @@ private:
     // The chooser shows the reading drawn (the weights' entry disabled on a long text).
     void showReadingChoice();
     QString readingNote() const;
+    // Why induction is "–" where a layer's sliding window cannot see the probe's first copy ("": none).
+    QString inductionNote() const;
     // Scrolls the selected head's thumbnail into view (a lesson or a click names it).
     void showSelected();
     // The path from the sender to the head released or clicked on: asked for, or refused in the note.

@@ -108,7 +108,8 @@ template <typename T>
 std::vector<Mat<double>> headReadings(const Trace<T> &trace, const std::vector<HeadReading> &readings,
                                       const ReadingOptions &options = {}, int *rowsRead = nullptr);
 
-// `offset`: position of r_0 in the trace; `length`: L.
+// `offset`: position of r_0 in the trace; `length`: L. NaN for a head that no query of the second
+// copy sees its target from (a sliding window of L keys or fewer: Mistral's, Gemma 2's local layers).
 template <typename T>
 Mat<double> inductionScores(const Trace<T> &trace, int offset, int length);
 

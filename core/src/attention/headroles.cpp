@@ -335,7 +335,13 @@ Mat<double> inductionScores(const Trace<T> &trace, int offset, int length)
 {
     // query offset+L+j sees r_j; in the first copy r_j was followed by position offset+j+1
     return overHeads(trace, false, Scorer<T>([&](const AttentionTiles<T> &a, int h) {
-        return meanOver(a.diagonal(h, 1 - length), offset + length, std::min(a.rows(), offset + 2 * length));
+        const int from = offset + length, to = std::min(a.rows(), offset + 2 * length);
+        // a head that cannot see that position from any query (a sliding window shorter than the
+        // repeat) has no induction to measure: its weight there is 0 by the mask, not by the head
+        bool seen = false;
+        for (int i = from; i < to && !seen; ++i)
+            seen = !a.masked(i, i + 1 - length);
+        return seen ? meanOver(a.diagonal(h, 1 - length), from, to) : kNaN;
     }));
 }
 

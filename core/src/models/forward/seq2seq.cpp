@@ -12,6 +12,7 @@
 #include "../families/family.h"
 #include "attnviz/parallel.h"
 #include "../../attention/attentionkernels.h"
+#include "seedednormal.h"
 
 #include <algorithm>
 #include <cmath>
@@ -215,7 +216,7 @@ Status loadSeq2SeqWeights(const TensorArchive &archive, const Architecture &a, c
 void seedSeq2SeqWeights(const Architecture &a, uint64_t seed, Seq2SeqWeights<float> &out)
 {
     std::mt19937_64 g(seed);
-    std::normal_distribution<float> normal(0.0f, 0.02f);
+    SeededNormal<float> normal(0.0f, 0.02f);
     Seq2SeqWeights<float> w;
     int64_t params = 0;
     auto fill = [&](Mat<float> &m, int rows, int cols) {

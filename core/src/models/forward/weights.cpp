@@ -7,6 +7,7 @@
 #include "weights.h"
 #include "../families/family.h"
 #include "../../formats/ggufquants.h"
+#include "seedednormal.h"
 #include "attnviz/gguf.h"
 
 #include <Eigen/Core>
@@ -321,7 +322,7 @@ L rowsOf(const L &l, int r0, int n)
 template <typename T>
 void fillNormal(std::mt19937_64 &g, Mat<T> &m, int rows, int cols, double sd)
 {
-    std::normal_distribution<double> n(0.0, sd);
+    SeededNormal<double> n(0.0, sd);
     m.resize(rows, cols);
     for (Eigen::Index i = 0; i < m.size(); ++i)
         m.data()[i] = T(n(g));
@@ -340,7 +341,7 @@ void fillWeight(std::mt19937_64 &g, Weight<T> &w, int rows, int cols, double sd,
 {
     if (quant >= 0 && std::is_same_v<T, float>) { // row by row, never the whole matrix in float
         const GgmlTypeInfo *info = ggmlTypeInfo(uint32_t(quant));
-        std::normal_distribution<double> n(0.0, sd);
+        SeededNormal<double> n(0.0, sd);
         w.dense.resize(0, 0);
         w.half = HalfMatrix();
         w.quant.type = uint32_t(quant);
@@ -361,7 +362,7 @@ void fillWeight(std::mt19937_64 &g, Weight<T> &w, int rows, int cols, double sd,
         fillNormal(g, w.dense, rows, cols, sd);
         return;
     }
-    std::normal_distribution<double> n(0.0, sd);
+    SeededNormal<double> n(0.0, sd);
     w.dense.resize(0, 0);
     w.half.kind = HalfMatrix::Kind::BF16;
     w.half.rows = rows;
