@@ -121,6 +121,10 @@ void TestPresentationMode::idleMeansNoReplotAndEscRestores()
     const QMap<QString, QString> plotsBefore = shownPlots();
     if (view == QLatin1String("compare")) // at 1280 × 720 the tab takes the Predictions dock's width
         QVERIFY(docks.value(QStringLiteral("predictionsDock")).isNull());
+    // ATTNVIZ_PRESENTING_SHOTS=DIR: the window before presenting and after Esc, to look at
+    const QString shots = qEnvironmentVariable("ATTNVIZ_PRESENTING_SHOTS");
+    if (!shots.isEmpty())
+        QVERIFY(m_w->grab().save(QStringLiteral("%1/%2-before.png").arg(shots, view)));
 
     const QString predictions = m_w->predictionsView()->html();
     QVERIFY(predictions.contains(m_w->predictionsView()->palette().color(QPalette::Highlight).name()));
@@ -188,6 +192,8 @@ void TestPresentationMode::idleMeansNoReplotAndEscRestores()
     // (the Rollout's query labels came back 6 px narrower: their size chosen on the way back; A's
     // map in Compare a pixel wider: the maps' shares kept within a hundredth)
     const QMap<QString, QString> plotsAfter = shownPlots();
+    if (!shots.isEmpty())
+        QVERIFY(m_w->grab().save(QStringLiteral("%1/%2-after-esc.png").arg(shots, view)));
     for (auto it = plotsBefore.cbegin(); it != plotsBefore.cend(); ++it)
         QVERIFY2(plotsAfter.value(it.key()) == it.value(),
                  qPrintable(QStringLiteral("%1: %2, was %3").arg(it.key(), plotsAfter.value(it.key()), it.value())));
