@@ -255,6 +255,9 @@ private:
 
     QString m_backendMode = QStringLiteral("cpu"); // cpu, gpu, auto: what m_session computes with
     ControlPanel *m_controls = nullptr;
+    // The Controls dock's and its scroll area's widths before larger text (or a model's rows) widened
+    // them: given back once the rows fit that scroll width again (0: not widened)
+    int m_controlsDockBefore = 0, m_controlsScrollBefore = 0;
     ViewRouter *m_views = nullptr; // the registry's views: tabs, and the row and predictions docks
     SentenceEdit *m_queryEdit = nullptr, *m_keyEdit = nullptr;
     TokenChipsView *m_queryChips = nullptr, *m_keyChips = nullptr;

@@ -10,6 +10,7 @@
 // Runs under xvfb-run (label xvfb): Vulkan on lavapipe, OpenGL 4.3 on llvmpipe in CI. A backend that
 // cannot start is skipped with QSKIP, never passed. Mesa's software GPUs stop a shader invocation
 // after 65535 loop iterations: t = 3000 checks that the tiled shaders stay below that.
+#include "gpubackends.h"
 #include "rungpufault.h"
 #include "testpaths.h"
 #include "attnviz/attention.h"
@@ -196,9 +197,7 @@ private slots:
 
 private:
     void addBackendRows(const std::function<void(const char *, GpuApi)> &add);
-    GpuBackend *backend(GpuApi api); // QSKIPs (via the caller) when nullptr
-    std::map<GpuApi, std::unique_ptr<GpuBackend>> m_backends;
-    std::map<GpuApi, Status> m_startStatus;
+    test::GpuBackends m_backends;
 };
 
 void TestGpu::cleanupTestCase()
@@ -212,25 +211,11 @@ void TestGpu::addBackendRows(const std::function<void(const char *, GpuApi)> &ad
     add("opengl", GpuApi::OpenGL);
 }
 
-GpuBackend *TestGpu::backend(GpuApi api)
-{
-    auto it = m_backends.find(api);
-    if (it == m_backends.end()) {
-        auto b = std::make_unique<GpuBackend>(api);
-        const Status st = b->start();
-        m_startStatus[api] = st;
-        if (st)
-            qInfo("%s backend on %s", b->name().c_str(), b->device().c_str());
-        it = m_backends.emplace(api, std::move(b)).first;
-    }
-    return m_startStatus[api] ? it->second.get() : nullptr;
-}
-
 #define GPU_OR_SKIP(var, api)                                                                                          \
-    GpuBackend *var = backend(api);                                                                                    \
+    GpuBackend *var = m_backends.get(api);                                                                             \
     if (!var)                                                                                                          \
         QSKIP(qPrintable(QStringLiteral("%1 cannot start here: %2")                                                    \
-                             .arg(QLatin1String(toString(api)), QString::fromStdString(m_startStatus[api].message))));
+                             .arg(QLatin1String(toString(api)), m_backends.why(api))));
 
 void TestGpu::cases_data()
 {

@@ -11,6 +11,7 @@
 // CPU, the device kept; `bench --map-device gpu` times the map and says why where no GPU starts.
 // Runs under xvfb-run (label xvfb): Vulkan on lavapipe, OpenGL 4.3 on llvmpipe in CI; a backend that
 // cannot start is skipped with QSKIP.
+#include "gpubackends.h"
 #include "rungpufault.h"
 #include "testpaths.h"
 #include "attnviz/attentiontiles.h"
@@ -120,21 +121,8 @@ private slots:
     void benchMapDevice();
 
 private:
-    GpuBackend *backend(GpuApi api);
-    std::map<GpuApi, std::unique_ptr<GpuBackend>> m_backends;
-    std::map<GpuApi, Status> m_start;
+    test::GpuBackends m_backends;
 };
-
-GpuBackend *TestGpuMap::backend(GpuApi api)
-{
-    auto it = m_backends.find(api);
-    if (it == m_backends.end()) {
-        auto b = std::make_unique<GpuBackend>(api);
-        m_start[api] = b->start();
-        it = m_backends.emplace(api, std::move(b)).first;
-    }
-    return m_start[api].ok() ? it->second.get() : nullptr;
-}
 
 void TestGpuMap::matchesCpu_data()
 {
@@ -181,9 +169,9 @@ void TestGpuMap::matchesCpu()
     QFETCH(int, layer);
     QFETCH(int, head);
     QFETCH(QVector<int>, region);
-    GpuBackend *gpu = backend(api);
+    GpuBackend *gpu = m_backends.get(api);
     if (!gpu)
-        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+        QSKIP(qPrintable(m_backends.why(api)));
     const Trace<float> *tr = traceOf(source, masks);
     QVERIFY(tr);
     QVERIFY(AttentionTiles<float>::recomputable(*tr, layer));
@@ -237,9 +225,9 @@ void TestGpuMap::singleWeights()
 {
     QFETCH(GpuApi, api);
     QFETCH(int, layer);
-    GpuBackend *gpu = backend(api);
+    GpuBackend *gpu = m_backends.get(api);
     if (!gpu)
-        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+        QSKIP(qPrintable(m_backends.why(api)));
     const Trace<float> *tr = traceOf(QStringLiteral("seeded"), true);
     QVERIFY(tr);
     AttentionTiles<float> tiles(*tr, layer, AttentionTiles<float>::Source::Recompute);
@@ -278,9 +266,9 @@ void TestGpuMap::whatStaysOnTheCpu_data()
 void TestGpuMap::whatStaysOnTheCpu()
 {
     QFETCH(GpuApi, api);
-    GpuBackend *gpu = backend(api);
+    GpuBackend *gpu = m_backends.get(api);
     if (!gpu)
-        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+        QSKIP(qPrintable(m_backends.why(api)));
     const Trace<float> *tr = traceOf(QStringLiteral("gemma2-tiny"), false);
     QVERIFY(tr);
     Mat<float> out = Mat<float>::Constant(2, 2, 7.0f);

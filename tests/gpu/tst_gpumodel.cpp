@@ -8,6 +8,7 @@
 // only observed layers and heads come back; masks, scores and MLP stages; a device that cannot run
 // a forward leaves it to the CPU, which says why. Runs under xvfb-run (label xvfb): Vulkan on
 // lavapipe, OpenGL 4.3 on llvmpipe in CI; a backend that cannot start is skipped with QSKIP.
+#include "gpubackends.h"
 #include "testpaths.h"
 #include "attnviz/device.h"
 #include "attnviz/gpubackend.h"
@@ -211,23 +212,10 @@ private slots:
 
 private:
     void apiRows(const char *const *models, size_t count);
-    GpuBackend *backend(GpuApi api);
-    std::map<GpuApi, std::unique_ptr<GpuBackend>> m_backends;
-    std::map<GpuApi, Status> m_start;
+    test::GpuBackends m_backends;
 };
 
 void TestGpuModel::cleanupTestCase() { m_backends.clear(); }
-
-GpuBackend *TestGpuModel::backend(GpuApi api)
-{
-    auto it = m_backends.find(api);
-    if (it == m_backends.end()) {
-        auto b = std::make_unique<GpuBackend>(api);
-        m_start[api] = b->start();
-        it = m_backends.emplace(api, std::move(b)).first;
-    }
-    return m_start[api].ok() ? it->second.get() : nullptr;
-}
 
 void TestGpuModel::apiRows(const char *const *models, size_t count)
 {
@@ -254,9 +242,9 @@ void TestGpuModel::matchesCpu()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = backend(api);
+    GpuBackend *gpu = m_backends.get(api);
     if (!gpu)
-        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+        QSKIP(qPrintable(m_backends.why(api)));
     Model *m = opened(model);
     QVERIFY(m);
     for (const std::string &text : textsOf(model)) {
@@ -295,9 +283,9 @@ void TestGpuModel::stagesMasksAndEveryPrediction()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = backend(api);
+    GpuBackend *gpu = m_backends.get(api);
     if (!gpu)
-        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+        QSKIP(qPrintable(m_backends.why(api)));
     Model *m = opened(model);
     QVERIFY(m);
     TraceRequest req;
@@ -330,9 +318,9 @@ void TestGpuModel::topKOnTheDevice()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = backend(api);
+    GpuBackend *gpu = m_backends.get(api);
     if (!gpu)
-        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+        QSKIP(qPrintable(m_backends.why(api)));
     Model *m = opened(model);
     QVERIFY(m);
     const int V = m->info().vocabulary;
@@ -375,9 +363,9 @@ void TestGpuModel::appendComputesOnlyNewRows()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = backend(api);
+    GpuBackend *gpu = m_backends.get(api);
     if (!gpu)
-        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+        QSKIP(qPrintable(m_backends.why(api)));
     Model *m = opened(model);
     QVERIFY(m);
     std::vector<TraceToken> tokens;
@@ -427,9 +415,9 @@ void TestGpuModel::observedOnly()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = backend(api);
+    GpuBackend *gpu = m_backends.get(api);
     if (!gpu)
-        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+        QSKIP(qPrintable(m_backends.why(api)));
     Model *m = opened(model);
     QVERIFY(m);
     const int L = m->info().layers, H = m->info().heads;
@@ -473,9 +461,9 @@ void TestGpuModel::cpuTakesWhatTheDeviceCannot()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = backend(api);
+    GpuBackend *gpu = m_backends.get(api);
     if (!gpu)
-        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+        QSKIP(qPrintable(m_backends.why(api)));
     Model *m = opened(model);
     QVERIFY(m);
     TraceRequest req;
@@ -523,9 +511,9 @@ void TestGpuModel::backendsEndInAnyOrder()
 // model opened again, compute as before.
 void TestGpuModel::aClosedModelLeavesTheGpu()
 {
-    GpuBackend *gpu = backend(GpuApi::Vulkan);
+    GpuBackend *gpu = m_backends.get(GpuApi::Vulkan);
     if (!gpu)
-        QSKIP(qPrintable(QString::fromStdString(m_start[GpuApi::Vulkan].message)));
+        QSKIP(qPrintable(m_backends.why(GpuApi::Vulkan)));
     TraceRequest req;
     req.text = "The cat sat on the mat.";
     req.device = gpu;
@@ -561,9 +549,9 @@ void TestGpuModel::weightsInChunks()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = backend(api);
+    GpuBackend *gpu = m_backends.get(api);
     if (!gpu)
-        QSKIP(qPrintable(QString::fromStdString(m_start[api].message)));
+        QSKIP(qPrintable(m_backends.why(api)));
     Model *m = opened(model);
     QVERIFY(m);
     TraceRequest req;

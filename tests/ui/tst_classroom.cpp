@@ -84,6 +84,8 @@ private slots:
     void nothingClipped();
     void largerTextKeepsLabelsApart();
     void smallerTextUndoesTheTightChart();
+    void smallerTextGivesTheControlsTheirWidthBack();
+    void notesFollowTheTextSize();
     void pipelineFillsItsWidthAndScrolls();
     void stageExportCarriesConfiguration();
     void pdfTextMatchesPng();
@@ -580,6 +582,45 @@ void TestClassroom::smallerTextUndoesTheTightChart()
     settle(row);
     QCOMPARE(row->xAxis->label(), keyBefore);
     QCOMPARE(row->xAxis->tickLabelRotation(), rotationBefore);
+}
+
+// View ▸ Larger text widens the Controls dock to its rows' new width; made smaller again, the dock
+// kept that width (430 → 515 px in a 1400 px window under Xvfb) and the main view lost it for good:
+// QMainWindow widens a dock to a larger minimum, never narrows it back.
+void TestClassroom::smallerTextGivesTheControlsTheirWidthBack()
+{
+    auto *dock = m_w->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(dock && dock->isVisible());
+    QTest::qWait(50);
+    const int before = dock->width();
+    const int tabsBefore = m_w->centralWidget()->width();
+    Appearance a = AppearanceManager::instance()->appearance();
+    a.fontScale = 1.15 * 1.15 * 1.15;
+    AppearanceManager::instance()->setAppearance(a);
+    QTRY_VERIFY2(dock->width() > before, qPrintable(QStringLiteral("%1 → %2 px").arg(before).arg(dock->width())));
+    a.fontScale = 1.0;
+    AppearanceManager::instance()->setAppearance(a);
+    QTRY_COMPARE(dock->width(), before);
+    QTRY_COMPARE(m_w->centralWidget()->width(), tabsBefore);
+}
+
+// The Controls' notes (the word vectors' table, "… has its own layers") kept the size they were made
+// with while every other text grew with View ▸ Larger text: a note is 0.9 × the application's font,
+// whatever its size now.
+void TestClassroom::notesFollowTheTextSize()
+{
+    auto *table = m_w->findChild<QLabel *>(QStringLiteral("tableLabel"));
+    QVERIFY(table);
+    const double before = table->font().pointSizeF();
+    QVERIFY(std::abs(before - 0.9 * QApplication::font().pointSizeF()) < 0.01);
+    Appearance a = AppearanceManager::instance()->appearance();
+    a.fontScale = 1.15 * 1.15 * 1.15;
+    AppearanceManager::instance()->setAppearance(a);
+    QTRY_VERIFY2(table->font().pointSizeF() > before * 1.4, qPrintable(QString::number(table->font().pointSizeF())));
+    QCOMPARE(table->font().pointSizeF(), 0.9 * QApplication::font().pointSizeF());
+    a.fontScale = 1.0;
+    AppearanceManager::instance()->setAppearance(a);
+    QTRY_COMPARE(table->font().pointSizeF(), before);
 }
 
 // Defect 7: one narrow column of cards with empty space beside it, and a wheel that did not scroll.

@@ -76,6 +76,18 @@ bool showOn(MainWindow &w, const QString &model)
     return computed;
 }
 
+// The heatmap's title as drawn (wrapped, or elided to one line).
+QString drawnTitle(HeatmapView *view)
+{
+    auto *plot = view->findChild<QCustomPlot *>();
+    if (!plot)
+        return {};
+    for (int i = 0; i < plot->plotLayout()->elementCount(); ++i)
+        if (auto *t = qobject_cast<QCPTextElement *>(plot->plotLayout()->elementAt(i)))
+            return t->text();
+    return {};
+}
+
 bool near(double got, double want) { return std::abs(got - want) < 1e-4 * std::max(1.0, std::abs(want)); }
 
 } // namespace
@@ -115,7 +127,16 @@ private slots:
                 QVERIFY2(near(heatmap->cellValue(i, j), want[1][1][i][j].toDouble()),
                          qPrintable(QStringLiteral("cell %1,%2: %3 vs %4").arg(i).arg(j).arg(heatmap->cellValue(i, j)).arg(want[1][1][i][j].toDouble())));
         QVERIFY(heatmap->title().startsWith(QStringLiteral("Norm-weighted attention ‖α·v·W_O‖")));
-        QVERIFY(heatmap->title().simplified().contains(normWeightingExplanation()));
+        // the title as drawn at 1400 x 900: what the weights are said once, in at most three lines
+        // (it took five: the heading, the model label's "norm-weighted ‖α·v·W_O‖" and the long
+        // explanation each said it; the long explanation is the switch's tooltip)
+        QCoreApplication::processEvents();
+        const QString drawn = drawnTitle(heatmap);
+        QVERIFY2(drawn.count(QStringLiteral("‖α·v·W_O‖")) == 1, qPrintable(drawn));
+        QVERIFY2(drawn.count(QLatin1Char('\n')) + 1 <= 3, qPrintable(drawn));
+        QVERIFY2(drawn.simplified().contains(normWeightingCaption()), qPrintable(drawn));
+        QVERIFY(heatmap->title().simplified().contains(normWeightingCaption()));
+        QCOMPARE(sw->toolTip(), normWeightingExplanation());
         const QString hover = heatmap->hoverText(2, 1);
         QVERIFY2(hover.contains(QStringLiteral("‖v·W_O‖ of")) && hover.contains(QStringLiteral("(head 1)")), qPrintable(hover));
         // the value norm on hover is the cell over its weight

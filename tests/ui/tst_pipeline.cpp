@@ -317,6 +317,16 @@ private slots:
         QCOMPARE(view()->currentStage(), 2);
         QVERIFY(view()->stageRevealed(2) && !view()->stageRevealed(3));
         QVERIFY(!view()->stagePlot(3)->isVisible());
+        // the next stage says how to reveal it right under its name: centred in the stage's plot
+        // height, it lay below the screen's edge presenting ("9. Context" over a black space)
+        QLabel *hidden = nullptr;
+        for (QLabel *l : view()->stagePlot(3)->parentWidget()->findChildren<QLabel *>())
+            if (l->isVisible() && l->text().startsWith(QStringLiteral("Step 4:")))
+                hidden = l;
+        QVERIFY(hidden);
+        const QRect text = hidden->style()->itemTextRect(hidden->fontMetrics(), hidden->contentsRect(), int(hidden->alignment()), true, hidden->text());
+        QVERIFY2(text.top() - hidden->contentsRect().top() <= 2 * hidden->fontMetrics().lineSpacing(),
+                 qPrintable(QStringLiteral("the text %1 px down a %2 px placeholder").arg(text.top()).arg(hidden->height())));
         view()->nextStage();
         QCOMPARE(view()->currentStage(), 3);
         QCOMPARE(spy.count(), 2);

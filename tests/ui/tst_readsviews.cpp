@@ -19,6 +19,7 @@
 #include "window/viewrouter.h"
 
 #include "attnviz/pretrained.h"
+#include "bundledmodel.h"
 
 #include <qcustomplot.h>
 
@@ -179,6 +180,54 @@ private slots:
         for (const QString &line : p->label().split(QLatin1Char('\n')))
             QVERIFY2(fm.horizontalAdvance(line) <= lines->outerRect().width(), qPrintable(line));
         QCOMPARE(p->labelColor(), v.plot()->graph(0)->pen().color());
+    }
+
+    // A publication figure of the lens (export --publication, 720 x 420): every cell's token written
+    // whole, in a font down to the figure's least (6 px) that fits the cells; the window keeps its
+    // 10 px and cuts a token to its cell or leaves the cell to hover. Before, the figure kept the
+    // window's 10 px: tokens cut ("␣be…") or missing.
+    void publicationLensWritesEveryCell()
+    {
+        std::unique_ptr<Model> m;
+        QVERIFY(openPretrained(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny-2"), {}, m));
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(std::shared_ptr<Model>(std::move(m)));
+        const SnapshotPtr s = traceText(session, QStringLiteral("The cat sat on the mat because it was tired"));
+        QVERIFY(s);
+        LogitLensView v;
+        v.resize(720, 420);
+        v.show();
+        QSignalSpy done(&v, &LogitLensView::gridComplete);
+        v.setSelection(0, 0, 0);
+        v.setSnapshot(s);
+        QVERIFY(done.count() == 1 || done.wait(20000));
+        QCPAxis *x = v.plot()->axisRect(0)->axis(QCPAxis::atBottom);
+        // the cells' texts: how many are cut or missing, and the widest drawn
+        const auto cellTexts = [&](int *cut, double *widest) {
+            *cut = 0;
+            *widest = 0;
+            int cells = 0;
+            for (int i = 0; i < v.plot()->itemCount(); ++i)
+                if (auto *t = qobject_cast<QCPItemText *>(v.plot()->item(i)); t && t->clipAxisRect() == v.plot()->axisRect(0)) {
+                    ++cells;
+                    *cut += t->text().isEmpty() || t->text().endsWith(QChar(0x2026)) ? 1 : 0;
+                    *widest = std::max(*widest, QFontMetricsF(t->font()).horizontalAdvance(t->text()));
+                }
+            return cells;
+        };
+        int cut = 0;
+        double widest = 0;
+        setPublicationFigure(true);
+        v.plot()->replot();
+        QCOMPARE(cellTexts(&cut, &widest), 4 * int(s->tq()));
+        const double cell = std::abs(x->coordToPixel(1) - x->coordToPixel(0));
+        setPublicationFigure(false);
+        QCOMPARE(cut, 0);
+        QVERIFY2(widest <= cell - 4, qPrintable(QStringLiteral("%1 px in a %2 px cell").arg(widest).arg(cell)));
+        v.plot()->replot(); // the window again: its 10 px, long tokens cut
+        cellTexts(&cut, &widest);
+        QVERIFY(cut > 0);
     }
 
     // An edited model (a head of the bundled model zero-ablated, as the Layers grid's menu does): the
@@ -547,6 +596,64 @@ private slots:
         QVERIFY(!v.hasAttribution());
         QVERIFY2(v.message().contains(QStringLiteral("is not in the vocabulary of gpt2-tiny")), qPrintable(v.message()));
         QVERIFY(v.title().contains(v.message()));
+    }
+
+    // The DLA grid of the bundled model (8 heads, 4 layers): every head labelled where its column has
+    // room for the number (QCustomPlot's five ticks labelled heads 0, 2, 4, 6), and a cell's number
+    // drawn only in a font that fits the cell (at 400 × 320 the 11 px numbers ran into each other:
+    // "-0.05 0.60-0.16"). Both as shown and as exported.
+    void dlaLabelsEveryHeadAndNumbersFit_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<int>("headTicks");
+        QTest::addRow("900 x 600") << QSize(900, 600) << 8;
+        QTest::addRow("400 x 320") << QSize(400, 320) << 8;
+        QTest::addRow("260 x 260") << QSize(260, 260) << 4;
+    }
+
+    void dlaLabelsEveryHeadAndNumbersFit()
+    {
+        QFETCH(QSize, size);
+        QFETCH(int, headTicks);
+        std::unique_ptr<Model> m;
+        QVERIFY(openModelSource(kBundledModelArg, m).ok());
+        auto model = std::shared_ptr<Model>(std::move(m));
+        LiveSession session;
+        session.setDebounceMs(0);
+        session.setModel(model);
+        const SnapshotPtr s = traceText(session, QStringLiteral("The cat sat on the mat because it was tired"));
+        QVERIFY(s);
+        DlaView v;
+        v.resize(size);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.setSnapshot(s);
+        v.setSelection(0, 0, -1);
+        v.setTarget(DlaView::Target::Predicted);
+        QVERIFY2(v.hasAttribution(), qPrintable(v.message()));
+        QCOMPARE(v.attribution().heads, 8);
+        v.plot()->replot();
+        QCoreApplication::processEvents();
+        auto *heads = v.plot()->axisRect(0)->axis(QCPAxis::atBottom);
+        QCOMPARE(heads->label(), QStringLiteral("head"));
+        QCOMPARE(int(heads->tickVector().size()), headTicks);
+        const double cellW = std::abs(heads->coordToPixel(1) - heads->coordToPixel(0));
+        const QFontMetricsF tickFm(heads->tickLabelFont());
+        QVERIFY2(tickFm.horizontalAdvance(QStringLiteral("7")) + 4 <= cellW * 8 / headTicks, "labels apart");
+        auto *layers = v.plot()->axisRect(0)->axis(QCPAxis::atLeft);
+        const double cellH = std::abs(layers->coordToPixel(1) - layers->coordToPixel(0));
+        int shown = 0;
+        for (int i = 0; i < v.plot()->itemCount(); ++i) {
+            auto *t = qobject_cast<QCPItemText *>(v.plot()->item(i));
+            if (!t || !t->visible() || t->text().isEmpty())
+                continue;
+            ++shown;
+            const QFontMetricsF fm(t->font());
+            QVERIFY2(fm.horizontalAdvance(t->text()) <= cellW - 2 && fm.height() <= cellH,
+                     qPrintable(QStringLiteral("“%1” %2 px wide in a %3 px cell").arg(t->text()).arg(fm.horizontalAdvance(t->text())).arg(cellW)));
+        }
+        if (size.width() >= 900)
+            QCOMPARE(shown, 4 * 9); // room for every number at the window's size
     }
 
     // The norm-weighted snapshot: every head's weights are a_ij ||v_j W_O^h|| (the reference's), the

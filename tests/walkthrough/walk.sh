@@ -35,6 +35,12 @@ if [ -z "${WALK_INNER:-}" ]; then
 fi
 
 # ---- inside the X server ----
+# the server's cookie kept beside the screenshots: xvfb-run's own copy lies in /tmp/xvfb-run.*, which
+# another session's clean-up of /tmp can remove mid-walk (every later xdotool then "Can't open display")
+if [ -n "${XAUTHORITY:-}" ] && [ -f "$XAUTHORITY" ]; then
+    cp "$XAUTHORITY" "$OUT/Xauthority"
+    export XAUTHORITY=$OUT/Xauthority
+fi
 export HOME=$OUT/home # a true first start: no settings, no recent models
 export XDG_CONFIG_HOME=$HOME/.config XDG_CACHE_HOME=$HOME/.cache XDG_DATA_HOME=$HOME/.local/share
 export XDG_RUNTIME_DIR=$HOME/runtime
@@ -74,13 +80,18 @@ idle_cpu() { # seconds: the process's CPU share over them, per cent of one core
     t1=$(date +%s.%N)
     awk -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v t0="$t0" -v t1="$t1" 'BEGIN{printf "%.1f", 100 * c / hz / (t1 - t0)}'
 }
+windows() { { xdotool search --onlyvisible --pid "$PID" 2>/dev/null || true; } | wc -l; } # attnviz's shown windows
 export_current() { # tab name: Ctrl+E, (the Pipeline's stage, Compare's part,) the figure dialog's OK, the file dialog's default name
-    local before
+    local before shown
     before=$(ls "$OUT/exports")
+    shown=$(windows)
     key ctrl+e
-    case $1 in pipeline | compare) key Return ;; esac
-    key Return
-    key Return
+    # where Ctrl+E is disabled nothing opens: Return would go to the sentence editor (two new lines)
+    if [ "$(windows)" -gt "$shown" ]; then
+        case $1 in pipeline | compare) key Return ;; esac
+        key Return
+        key Return
+    fi
     sleep 1
     local written
     written=$(comm -13 <(echo "$before") <(ls "$OUT/exports") | tr '\n' ' ')
@@ -96,7 +107,14 @@ cd "$OUT/exports" # the export dialogs' default names are relative: they land he
 start() { # attnviz's arguments
     "$BIN" "$@" >>"$OUT/attnviz.log" 2>&1 &
     PID=$!
-    WID=$(xdotool search --sync --onlyvisible --pid "$PID" --name 'attnviz' | head -1)
+    # xdotool's search stops with BadWindow where a window it walks goes meanwhile (a splash, a
+    # tooltip): once more, up to five times
+    WID=
+    for _ in 1 2 3 4 5; do
+        WID=$({ xdotool search --sync --onlyvisible --pid "$PID" --name 'attnviz' 2>/dev/null || true; } | head -1)
+        [ -n "$WID" ] && break
+        sleep 0.5
+    done
     sleep 4
 }
 stop() {

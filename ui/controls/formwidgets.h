@@ -5,6 +5,7 @@
 #include <QAbstractButton>
 #include <QAbstractSlider>
 #include <QAbstractSpinBox>
+#include <QApplication>
 #include <QComboBox>
 #include <QEvent>
 #include <QFormLayout>
@@ -12,6 +13,8 @@
 #include <QLineEdit>
 #include <QList>
 #include <QPair>
+
+#include <algorithm>
 
 namespace attnviz::ui {
 
@@ -25,14 +28,39 @@ inline QComboBox *combo(QWidget *parent, const char *name, const QList<QPair<QSt
     return c;
 }
 
-// A word-wrapped explanatory label in a slightly smaller font.
+// A word-wrapped explanatory label in a slightly smaller font: 0.9 × its parent's, made again when
+// that changes (View ▸ Larger text: a font set on a widget no longer follows its parent's).
 inline QLabel *note(QWidget *parent)
 {
+    class SmallerFont : public QObject {
+    public:
+        explicit SmallerFont(QLabel *label) : QObject(label), m_label(label) { apply(); }
+        bool eventFilter(QObject *, QEvent *e) override
+        {
+            if (e->type() == QEvent::FontChange || e->type() == QEvent::ApplicationFontChange)
+                apply();
+            return false;
+        }
+
+    private:
+        void apply()
+        {
+            QFont f = m_label->parentWidget() ? m_label->parentWidget()->font() : QApplication::font();
+            if (f.pointSizeF() > 0)
+                f.setPointSizeF(f.pointSizeF() * 0.9);
+            else
+                f.setPixelSize(std::max(1, int(f.pixelSize() * 0.9 + 0.5)));
+            if (f != m_label->font())
+                m_label->setFont(f);
+        }
+        QLabel *m_label;
+    };
     auto *l = new QLabel(parent);
     l->setWordWrap(true);
-    QFont f = l->font();
-    f.setPointSizeF(f.pointSizeF() * 0.9);
-    l->setFont(f);
+    auto *follower = new SmallerFont(l);
+    l->installEventFilter(follower);
+    if (parent)
+        parent->installEventFilter(follower);
     return l;
 }
 

@@ -171,7 +171,48 @@ DlaView::DlaView(QWidget *parent) : DeferredView(parent), m_plot(new QCustomPlot
             if (column < (m_seq2seq ? m_s2s.heads : m_attr.heads))
                 emit headOpened(layer, column);
         });
+    // after each layout (a replot's or an export's, at the figure's size): the labels and numbers
+    // chosen for the cells' real sizes
+    relabelAfterLayout(m_plot, this, [this] { return fitToCells(); });
     rebuild();
+}
+
+bool DlaView::fitToCells()
+{
+    if (!hasAttribution() || m_attr.heads <= 0 || m_attr.layers <= 0)
+        return false;
+    QCPAxis *x = m_headRect->axis(QCPAxis::atBottom), *y = m_headRect->axis(QCPAxis::atLeft);
+    const double cellW = std::abs(x->coordToPixel(1) - x->coordToPixel(0));
+    const double cellH = std::abs(y->coordToPixel(1) - y->coordToPixel(0));
+    bool changed = false;
+    // every head labelled where its number and a gap fit a column, else every 2nd, 5th, 10th …
+    // (QCustomPlot's own choice aims at five ticks: heads 0, 2, 4, 6 of eight in any width)
+    if (const auto ticker = qSharedPointerDynamicCast<QCPAxisTickerFixed>(x->ticker()); ticker && !m_seq2seq) {
+        const QFontMetricsF fm(x->tickLabelFont());
+        const double need = fm.horizontalAdvance(QString::number(m_attr.heads - 1)) + 0.5 * fm.height();
+        double step = 1;
+        for (int k = 0; step * cellW < need && step < m_attr.heads; ++k)
+            step = (k % 3 == 1 ? 2.5 : 2) * step; // 1, 2, 5, 10, 20, 50 …
+        if (ticker->tickStep() != step) {
+            ticker->setTickStep(step);
+            changed = true;
+        }
+    }
+    // each cell's number in a font that fits the narrower of a head's and the MLP's cells, or none
+    // (hover gives it)
+    QString widest;
+    for (const QCPItemText *t : m_numbers)
+        if (t->text().size() > widest.size())
+            widest = t->text();
+    QCPAxis *mx = m_mlpRect->axis(QCPAxis::atBottom);
+    const double mlpW = std::abs(mx->coordToPixel(0.5) - mx->coordToPixel(-0.5));
+    const std::optional<QFont> f = cellNumberFont(m_plot, font(), QSizeF(std::min(cellW, mlpW), cellH), widest, 11);
+    for (QCPItemText *t : m_numbers) {
+        t->setVisible(bool(f));
+        if (f)
+            t->setFont(*f);
+    }
+    return changed;
 }
 
 QString DlaView::title() const { return m_title->text(); }
@@ -380,7 +421,10 @@ void DlaView::draw()
         m_headRect->axis(QCPAxis::atBottom)->setTickLabelRotation(-45);
         m_headRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("decoder head: self-attention | cross-attention"));
     } else {
-        m_headRect->axis(QCPAxis::atBottom)->setTicker(wholeNumberTicker());
+        auto ticker = QSharedPointer<QCPAxisTickerFixed>::create(); // its step set after the layout (fitToCells)
+        ticker->setTickStep(1);
+        ticker->setScaleStrategy(QCPAxisTickerFixed::ssNone);
+        m_headRect->axis(QCPAxis::atBottom)->setTicker(ticker);
         m_headRect->axis(QCPAxis::atBottom)->setTickLabelRotation(0);
         m_headRect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("head"));
     }
@@ -397,7 +441,7 @@ void DlaView::draw()
         m_plot->removeItem(t);
     m_numbers.clear();
     if (a.layers * (a.heads + 1) <= kMaxNumbers) {
-        QFont f = font();
+        QFont f = font(); // fitted to the cells after the layout (fitToCells)
         f.setPixelSize(std::max(minimumNumberPixels(), 11));
         QCPColorGradient g = m_scale->gradient();
         for (int l = 0; l < a.layers; ++l)

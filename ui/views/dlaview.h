@@ -82,6 +82,9 @@ private:
     void compute();
     void computeSeq2Seq();
     void draw();
+    // After a layout: the head axis's tick step and the cells' number font from the cells' sizes;
+    // whether the ticks changed (the layout is made again).
+    bool fitToCells();
 
     SnapshotPtr m_snapshot;
     int m_query = -1, m_layer = 0, m_head = 0;

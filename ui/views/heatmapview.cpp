@@ -472,10 +472,12 @@ void HeatmapView::updateTitle()
         return;
     }
     const bool normWeighted = isNormWeighted(*m_snapshot);
-    QString t = (normWeighted ? QStringLiteral("Norm-weighted attention ‖α·v·W_O‖ — ") : QStringLiteral("Attention weights — "))
-        + describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display);
+    QString config = describeConfig(*m_snapshot, m_layer, m_head, m_display == HeadDisplay::All ? HeadDisplay::One : m_display);
+    if (normWeighted) // the heading says it: the model label's note would say it a second time
+        config.remove(QStringLiteral(" · ") + normWeightedLabel());
+    QString t = (normWeighted ? QStringLiteral("Norm-weighted attention ‖α·v·W_O‖ — ") : QStringLiteral("Attention weights — ")) + config;
     if (normWeighted)
-        t += QLatin1Char('\n') + wrapText(normWeightingExplanation(), m_title->font(), std::max(400, m_plot->width() - 40));
+        t += QLatin1Char('\n') + normWeightingCaption();
     if (m_snapshot->hasResult()) {
         const auto &rows = m_snapshot->seq(m_layer).fullyMaskedRows;
         if (!rows.empty()) {

@@ -16,6 +16,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnviz::ui {
@@ -472,7 +473,21 @@ void LogitLensView::fitCellTexts()
         return;
     QCPAxis *x = m_gridRect->axis(QCPAxis::atBottom);
     const double cell = std::abs(x->coordToPixel(1) - x->coordToPixel(0)) - 4;
-    const QFontMetrics fm(m_texts.front()->font());
+    // the window's 10 px; a publication figure writes every token, the font shrinking to what the
+    // widest needs down to the figure's least (6 px) before any is cut
+    QFont f = m_texts.front()->font();
+    int px = std::max(minimumNumberPixels(), 10);
+    if (publicationFigure())
+        for (; px > minimumNumberPixels(); --px) {
+            f.setPixelSize(px);
+            const QFontMetricsF m(f);
+            if (std::all_of(m_cellTexts.begin(), m_cellTexts.end(), [&](const QString &t) { return m.horizontalAdvance(t) <= cell; }))
+                break;
+        }
+    f.setPixelSize(px);
+    for (QCPItemText *t : m_texts)
+        t->setFont(f);
+    const QFontMetrics fm(f);
     QCPColorGradient g = m_scale->gradient(); // the theme's, as drawn now (the window may change it)
     for (size_t k = 0; k < m_texts.size(); ++k) {
         const LensCell &c = m_grid.cells[k];

@@ -14,6 +14,11 @@ QString normWeightingExplanation()
                           "(‖α·v·W_O‖, Kobayashi et al. 2020) — a head that attends to a token whose value is tiny moves nothing.");
 }
 
+QString normWeightingCaption()
+{
+    return QStringLiteral("Each weight times its key’s value norm ‖v·W_O‖ (Kobayashi et al. 2020)");
+}
+
 QString normWeightedLabel() { return QStringLiteral("norm-weighted ‖α·v·W_O‖"); }
 
 bool isNormWeighted(const ComputeSnapshot &s) { return s.modelLabel.endsWith(normWeightedLabel()); }

@@ -14,8 +14,11 @@
 
 namespace attnviz::ui {
 
-// The one sentence the switch shows.
+// The one sentence the switch shows (its tooltip and status tip).
 QString normWeightingExplanation();
+// The line under the heatmap's heading: what a norm-weighted cell is, short enough for one line of
+// a 1400 px window's map.
+QString normWeightingCaption();
 
 // What a norm-weighted snapshot adds to its model label (so every title built from the label says
 // what the colours are), and whether `s` is such a snapshot.

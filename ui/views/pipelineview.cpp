@@ -212,7 +212,10 @@ public:
         l->addWidget(messageLabel);
         hiddenLabel = new QLabel(this);
         hiddenLabel->setFixedHeight(kPlotHeight);
-        hiddenLabel->setAlignment(Qt::AlignCenter);
+        // at the top, right under the stage's name: centred in a plot's height it lay below the
+        // screen's edge when presenting, and the stage's name stood over an empty space
+        hiddenLabel->setAlignment(Qt::AlignHCenter | Qt::AlignTop);
+        hiddenLabel->setMargin(8);
         // colours by palette role, not a style sheet: a sheet's palette() is read once, and kept the
         // light theme's white block in high contrast
         hiddenLabel->setAutoFillBackground(true);

@@ -157,7 +157,23 @@ void MainWindow::fitControlsWidth()
     if (!scroll)
         return;
     m_controls->layout()->activate();
-    scroll->setMinimumWidth(m_controls->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4);
+    const int least = m_controls->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4;
+    // QMainWindow widens a dock to a larger minimum and never narrows it back: the width it had
+    // before is kept and given back once the rows fit in it again (smaller text). Presenting lays the
+    // window out on its own and restores it on Esc.
+    auto *dock = findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    if (dock && dock->isVisible() && !presentationMode()) {
+        if (least > scroll->width() && m_controlsScrollBefore == 0 && scroll->width() >= scroll->minimumWidth()) { // laid out
+            m_controlsDockBefore = dock->width();
+            m_controlsScrollBefore = scroll->width();
+        } else if (m_controlsScrollBefore > 0 && least <= m_controlsScrollBefore) {
+            scroll->setMinimumWidth(least);
+            resizeDocks({dock}, {m_controlsDockBefore}, Qt::Horizontal);
+            m_controlsDockBefore = m_controlsScrollBefore = 0;
+            return;
+        }
+    }
+    scroll->setMinimumWidth(least);
 }
 
 void MainWindow::onAppearanceChanged()
