@@ -34,6 +34,7 @@
 #include <QBackingStore>
 #include <QCheckBox>
 #include <QContextMenuEvent>
+#include <QDockWidget>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -154,6 +155,8 @@ private slots:
     void pointerRestingOnAHead();
     void menuSpeculatesAtOnce();
     void gridRepaintsWhatChanged();
+    void predictionsKeepTheirWidth_data();
+    void predictionsKeepTheirWidth();
     void sessionRoundTrip();
     void refusals();
     void screenshots();
@@ -901,6 +904,65 @@ void TestAblation::gridRepaintsWhatChanged()
     flushPaints();
     QCOMPARE(grid->cellsPainted(), 2);
     QVERIFY(equalsFullRepaint(shownCanvas(win)));
+}
+
+// Predictions' changes against the clean model (Δ) come in a column of their own when a head is
+// ablated, and the edited model's tokens are others: the dock keeps its width, with them and
+// without, and for every position hovered (the first ablation widened it, 288 -> 344 px at
+// 1280 x 720, and the window laid out every view again). ATTNVIZ_ABLATION_SHOTS=DIR saves the
+// window clean and with a head ablated.
+void TestAblation::predictionsKeepTheirWidth_data()
+{
+    QTest::addColumn<QSize>("size");
+    for (const QSize size : {QSize(1280, 720), QSize(1920, 1080)})
+        QTest::addRow("%dx%d", size.width(), size.height()) << size;
+}
+
+void TestAblation::predictionsKeepTheirWidth()
+{
+    QFETCH(QSize, size);
+    Window win;
+    win.w.resize(size);
+    QVERIFY(win.w.openModel(fixtureModel(QStringLiteral("gpt2-tiny")), nullptr));
+    QVERIFY(win.show(kText));
+    const QString shots = qEnvironmentVariable("ATTNVIZ_ABLATION_SHOTS");
+    const auto shot = [&](const char *what) {
+        if (!shots.isEmpty())
+            QVERIFY(win.w.grab().save(QStringLiteral("%1/predictions-width-%2-%3.png").arg(shots).arg(size.width()).arg(what)));
+    };
+    auto *dock = win.w.findChild<QDockWidget *>(QStringLiteral("predictionsDock"));
+    QVERIFY(dock);
+    QTRY_VERIFY(dock->isVisible());
+    flushPaints();
+    shot("clean");
+    const QRect clean = dock->geometry();
+    const QRect window = win.w.geometry();
+    PredictionsView *view = win.w.predictionsView();
+    QVERIFY(!view->html().contains(QStringLiteral("Δ")));
+    for (const auto &[l, h] : {std::pair(1, 1), std::pair(0, 1)}) {
+        win.w.ablations()->ablate(l, h, false);
+        QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return s.trace->edited(); }));
+        flushPaints();
+        QVERIFY(!view->groups().empty() && std::isfinite(view->groups().front().entries.front().delta));
+        QVERIFY(view->html().contains(PredictionsView::deltaText(view->groups().front().entries.front().delta)));
+        QCOMPARE(dock->geometry(), clean);
+        QCOMPARE(win.w.geometry(), window);
+        if (l == 1)
+            shot("ablated");
+        win.w.ablations()->restore(l, h);
+        QVERIFY(waitFor(win, [](const ComputeSnapshot &s) { return !s.trace->edited(); }));
+        flushPaints();
+        QCOMPARE(dock->geometry(), clean);
+    }
+    // nor another position's list, hovered
+    const int tokens = win.w.session()->snapshot()->tq();
+    for (int i = 0; i < tokens; ++i) {
+        view->setHoveredPosition(i);
+        QCOMPARE(view->groups().front().position, i);
+        flushPaints();
+        QCOMPARE(dock->geometry(), clean);
+    }
+    QCOMPARE(win.w.geometry(), window);
 }
 
 void TestAblation::sessionRoundTrip()

@@ -121,6 +121,8 @@ private slots:
                 QVERIFY(std::abs(g.actualNext - p) < 1e-5 * std::max(1.0, p * 1e3));
                 QVERIFY2(g.note.contains(s->queryLabels.at(at + 1)), qPrintable(g.note));
             }
+            // (a long token cut short, whole in its tooltip)
+            QVERIFY(view.html().contains(PredictionsView::shownToken(g.entries.front().token).toHtmlEscaped()));
             QVERIFY(view.html().contains(g.entries.front().token.toHtmlEscaped()));
         }
     }

@@ -5,9 +5,10 @@
 // Compare's "ship", the residual stream with a model, the pipeline presenting, the weights at
 // 1280 × 720, contextual embeddings of a long text, the pipeline's thinned dimension axis, Rollout,
 // Lines with a long text; Compare with a model (its predictions under the focus word) at 1280 × 720
-// and 1400 × 900; the key/value label and editor beside the chips of a long text; and the Layers ×
-// heads tab's controls and note in a narrow central area (both docks open, 800 × 600 to 1280 × 720,
-// larger text), a long text's readings stopped: every control and text whole, none outside the tab.
+// and 1400 × 900, and in a lesson (the Lesson column open) at 1280 × 720 and 1920 × 1080; the
+// key/value label and editor beside the chips of a long text; and the Layers × heads tab's controls
+// and note in a narrow central area (both docks open, 800 × 600 to 1280 × 720, larger text), a long
+// text's readings stopped: every control and text whole, none outside the tab.
 #include "drawntext.h"
 #include "testpaths.h"
 #include "testsupport.h"
@@ -16,6 +17,7 @@
 #include "mainwindow.h"
 #include "style/appearance.h"
 #include "teaching/comparison.h"
+#include "teaching/presets.h"
 #include "views/compareview.h"
 #include "views/embeddingview.h"
 #include "window/viewrouter.h"
@@ -42,6 +44,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QStandardPaths>
+#include <QToolButton>
 #include <QtTest>
 
 using namespace attnviz;
@@ -91,6 +94,54 @@ QStringList textProblems(QCustomPlot *plot)
                            .arg(t->text().left(40)).arg(t->outerRect().height()).arg(need);
         }
     return out;
+}
+
+// Compare's plots as shown: a plot outside the tab or over another (`problems`); an axis rect
+// without room for its bars or cells, text over an axis rect but its own ticks and a map's numbers
+// in its cells, a label cut or squeezed (`text`); where each shown plot lies in the tab (`shown`).
+void comparePlotProblems(CompareView *view, QStringList *problems, QStringList *text, QList<QRect> *shown)
+{
+    const QList<QCustomPlot *> plots{view->pairPlot(), view->focusPlot(), view->differencePlot()};
+    for (QCustomPlot *p : plots) {
+        if (!p->isVisible())
+            continue;
+        test::settlePlot(p);
+        const QRect g(p->mapTo(view, QPoint(0, 0)), p->size());
+        if (!view->rect().contains(g))
+            *problems << QStringLiteral("%1 at (%2, %3, %4 × %5) outside the tab's %6 × %7")
+                             .arg(p->objectName()).arg(g.x()).arg(g.y()).arg(g.width()).arg(g.height())
+                             .arg(view->width()).arg(view->height());
+        for (const QRect &o : std::as_const(*shown))
+            if (o.intersects(g))
+                *problems << p->objectName() + QStringLiteral(" overlaps another plot");
+        *shown << g;
+        for (const QString &s : textProblems(p))
+            *text << p->objectName() + QStringLiteral(": ") + s;
+        // the bars of the focus word need room to read; A's and B's maps share one cell size, and
+        // the shorter text's map is the narrower
+        const QList<QCPAxisRect *> rects = p->axisRects();
+        const QSize least = p == view->pairPlot() ? QSize(30, 30) : QSize(60, 40);
+        for (QCPAxisRect *r : rects)
+            if (r->visible() && (r->width() < least.width() || r->height() < least.height()))
+                *text << QStringLiteral("%1: axis rect %2 × %3 at (%4, %5)")
+                             .arg(p->objectName()).arg(r->width()).arg(r->height()).arg(r->left()).arg(r->top());
+        for (const test::DrawnText &t : test::drawnTexts(p)) {
+            if (t.text.trimmed().isEmpty())
+                continue;
+            bool number = false;
+            t.text.toDouble(&number);
+            for (QCPAxisRect *r : rects) {
+                // (a map's cells hold their numbers)
+                if (number && p != view->focusPlot() && QRectF(r->rect()).contains(t.box))
+                    continue;
+                const QRectF x = t.box.intersected(QRectF(r->rect()).adjusted(1, 1, -1, -1));
+                if (x.width() > 1.5 && x.height() > 1.5)
+                    *text << QStringLiteral("%1: “%2” over the axis rect at (%3, %4, %5 × %6)")
+                                 .arg(p->objectName()).arg(t.text)
+                                 .arg(r->left()).arg(r->top()).arg(r->width()).arg(r->height());
+            }
+        }
+    }
 }
 
 // What is cut among the controls and labels inside `root`: a control narrower or lower than its
@@ -156,6 +207,8 @@ private slots:
     void compareBesideTheLesson();
     void compareWithAModel_data();
     void compareWithAModel();
+    void compareInALesson_data();
+    void compareInALesson();
     void keySentenceBesideTheChips_data();
     void keySentenceBesideTheChips();
     void layersTabInANarrowArea_data();
@@ -326,7 +379,7 @@ void TestOverlaps::compareBesideTheLesson()
 // At 1280 × 720 the tab beside the Controls and Predictions docks was ~550 × 460 px: A's title
 // four lines cut at the top, the focus word's three plots squeezed flat. There the tab takes the
 // Predictions dock's width (its table lists both sides' next tokens) until another tab is shown,
-// A's and B's titles keep two lines, and the focus word's rows go without the embedding's bars.
+// A's and B's titles keep one line, and the focus word's rows go without the embedding's bars.
 void TestOverlaps::compareWithAModel_data()
 {
     QTest::addColumn<QSize>("window");
@@ -353,44 +406,9 @@ void TestOverlaps::compareWithAModel()
                                  view->shownB() && view->shownB()->hasResult(),
                              20000);
     QTest::qWait(500);
-    const QList<QCustomPlot *> plots{view->pairPlot(), view->focusPlot(), view->differencePlot()};
     QStringList problems, text;
     QList<QRect> shown;
-    for (QCustomPlot *p : plots) {
-        if (!p->isVisible())
-            continue;
-        test::settlePlot(p);
-        const QRect g(p->mapTo(view, QPoint(0, 0)), p->size());
-        if (!view->rect().contains(g))
-            problems << QStringLiteral("%1 at (%2, %3, %4 × %5) outside the tab's %6 × %7")
-                            .arg(p->objectName()).arg(g.x()).arg(g.y()).arg(g.width()).arg(g.height())
-                            .arg(view->width()).arg(view->height());
-        for (const QRect &o : shown)
-            if (o.intersects(g))
-                problems << p->objectName() + QStringLiteral(" overlaps another plot");
-        shown << g;
-        for (const QString &s : textProblems(p))
-            text << p->objectName() + QStringLiteral(": ") + s;
-        // the bars of the focus word need room to read; A's and B's maps share one cell size, and
-        // the shorter text's map is the narrower
-        const QList<QCPAxisRect *> rects = p->axisRects();
-        const QSize least = p == view->pairPlot() ? QSize(30, 30) : QSize(60, 40);
-        for (QCPAxisRect *r : rects)
-            if (r->visible() && (r->width() < least.width() || r->height() < least.height()))
-                text << QStringLiteral("%1: axis rect %2 × %3 at (%4, %5)").arg(p->objectName())
-                                .arg(r->width()).arg(r->height()).arg(r->left()).arg(r->top());
-        for (const test::DrawnText &t : test::drawnTexts(p)) {
-            if (t.text.trimmed().isEmpty())
-                continue;
-            for (QCPAxisRect *r : rects) {
-                const QRectF x = t.box.intersected(QRectF(r->rect()).adjusted(1, 1, -1, -1));
-                if (x.width() > 1.5 && x.height() > 1.5)
-                    text << QStringLiteral("%1: “%2” over the axis rect at (%3, %4, %5 × %6)")
-                                    .arg(p->objectName()).arg(t.text)
-                                    .arg(r->left()).arg(r->top()).arg(r->width()).arg(r->height());
-            }
-        }
-    }
+    comparePlotProblems(view, &problems, &text, &shown);
     QVERIFY(view->focusPlot()->isVisible() || view->differencePlot()->isVisible());
     // the next-token table: shown (a causal model on both sides), whole, under the plots
     auto *table = view->findChild<QLabel *>(QStringLiteral("comparePredictions"));
@@ -422,6 +440,80 @@ void TestOverlaps::compareWithAModel()
     QVERIFY(m_w->showView(QStringLiteral("compare")));
     QTest::qWait(100);
     QCOMPARE(predictions->isVisible(), !foldsPredictions);
+}
+
+void TestOverlaps::compareInALesson_data()
+{
+    QTest::addColumn<QSize>("window");
+    QTest::addColumn<bool>("oneAtATime");
+    QTest::addRow("1280x720") << QSize(1280, 720) << true;
+    QTest::addRow("1920x1080") << QSize(1920, 1080) << false;
+}
+
+// Compare in a lesson, as the walk-through opens it (a model and a sentence, Help ▸ Start the
+// lessons, then the Compare menu's first comparison): at 1280 × 720 the tab between the Controls
+// dock and the Lesson column was 520 px wide, the focus word's column ran out of the tab, its title
+// and note printed over each other and its bars squeezed, A's and B's titles broken in two and cut.
+// Narrower than roomyWidth(), the tab shows the maps or the focus word's rows, one at a time, a
+// button naming the other: each whole, with nothing over its bars or cells, A's and B's titles one
+// line; with the Lesson column closed, or at 1920 × 1080, both side by side and no button.
+void TestOverlaps::compareInALesson()
+{
+    QFETCH(QSize, window);
+    QFETCH(bool, oneAtATime);
+    m_w->resize(window);
+    QString error;
+    QVERIFY2(m_w->openModel(QStringLiteral("bundled-gpt2"), &error), qPrintable(error));
+    m_w->setSentence(QStringLiteral("The lecturer wrote the answer on the board and the students copied it"));
+    QVERIFY(waitForResult());
+    QVERIFY(m_w->applyPreset(presets().front().id));
+    QVERIFY(waitForResult());
+    auto *lesson = m_w->findChild<QDockWidget *>(QStringLiteral("lessonDock"));
+    QVERIFY(lesson && lesson->isVisible());
+    ComparisonSpec spec;
+    QVERIFY(findSeedComparison(seedComparisons().front().id, spec));
+    m_w->startComparison(spec);
+    QVERIFY(waitForResult());
+    CompareView *view = m_w->compareView();
+    QTRY_VERIFY_WITH_TIMEOUT(view->isCurrent(), 20000);
+    QTest::qWait(300);
+    QVERIFY(view->isVisible());
+    QVERIFY(!view->showsDifference()); // "ship" in two sentences of other lengths: the focus word's rows
+    QToolButton *toggle = view->panelToggle();
+    QCOMPARE(view->width() < view->roomyWidth(), oneAtATime);
+    QCOMPARE(toggle->isVisible(), oneAtATime);
+    if (oneAtATime)
+        QVERIFY2(toggle->text().contains(QStringLiteral("ship")), qPrintable(toggle->text()));
+    // as opened; then (one at a time) the focus word's rows, and the maps again
+    for (int step = 0; step < (oneAtATime ? 3 : 1); ++step) {
+        if (step > 0) {
+            QTest::mouseClick(toggle, Qt::LeftButton);
+            QTest::qWait(200);
+        }
+        const bool rows = step == 1;
+        QCOMPARE(view->pairPlot()->isVisible(), !rows);
+        QCOMPARE(view->focusPlot()->isVisible(), rows || !oneAtATime);
+        QStringList problems, text;
+        QList<QRect> shown;
+        comparePlotProblems(view, &problems, &text, &shown);
+        if (oneAtATime && !rows)
+            for (QCPLayoutElement *e : view->pairPlot()->plotLayout()->elements(true))
+                if (auto *t = qobject_cast<QCPTextElement *>(e); t && !t->text().isEmpty()) {
+                    const double wide = QFontMetricsF(t->font()).horizontalAdvance(t->text());
+                    if (t->text().contains(QLatin1Char('\n')) || wide > t->outerRect().width())
+                        text << QStringLiteral("title “%1” not one line in its %2 px").arg(t->text()).arg(t->outerRect().width());
+                }
+        if (const QString dir = qEnvironmentVariable("OVERLAP_SHOT"); !dir.isEmpty()) // to look at
+            m_w->grab().save(QStringLiteral("%1/overlap-compare-lesson-%2-%3.png").arg(dir).arg(window.width()).arg(step));
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.mid(0, 10).join(QLatin1Char('\n'))));
+        QVERIFY2(text.isEmpty(), qPrintable(text.mid(0, 10).join(QLatin1Char('\n'))));
+    }
+    // the Lesson column closed: room for both
+    lesson->close();
+    QTRY_VERIFY(view->width() >= view->roomyWidth());
+    QTRY_VERIFY(!toggle->isVisible());
+    QVERIFY(view->pairPlot()->isVisible());
+    QVERIFY(view->focusPlot()->isVisible());
 }
 
 void TestOverlaps::keySentenceBesideTheChips_data()

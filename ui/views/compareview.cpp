@@ -56,7 +56,7 @@ const QColor kColorB(230, 120, 20);
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // The least bars a row of the focus plot reads with: its axis rect's width and height.
 constexpr double kFocusBarsWidth = 80, kFocusBarsHeight = 40;
-// a pair plot this short gives A's and B's titles two lines at most
+// a pair plot this short gives A's and B's titles one line
 constexpr int kShortPairHeight = 320;
 // The automatic difference scale's smallest half-width (weights are 0..1), and the largest |A − B|
 // that is float32 rounding of one computation made twice rather than a difference.
@@ -274,6 +274,18 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
     m_shared = new ElidedLabel(this);
     m_shared->setObjectName(QStringLiteral("compareShared"));
     infoRow->addWidget(m_shared, 3);
+    // A tab narrower than roomyWidth() (the Lesson column open at 1280 × 720) shows A's and B's maps
+    // or the panel beside them, one at a time, this button switching: side by side the panel was
+    // squeezed, its bars cut and its titles printed over each other
+    m_panelToggle = new QToolButton(this);
+    m_panelToggle->setObjectName(QStringLiteral("comparePanelToggle"));
+    m_panelToggle->setCheckable(true);
+    m_panelToggle->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    m_panelToggle->setToolTip(tr("The tab is too narrow for the maps and the panel beside them: one at a time "
+                                 "(a wider window, or the Lesson column closed, shows both)"));
+    m_panelToggle->setVisible(false);
+    infoRow->addWidget(m_panelToggle, 0, Qt::AlignBottom);
+    connect(m_panelToggle, &QToolButton::toggled, this, [this] { fitPanels(); });
     outer->addLayout(infoRow);
 
     // Plots: [A | B | shared scale] [difference or focus word] [B's controls]
@@ -951,15 +963,15 @@ void CompareView::wrapTitle(QCPTextElement *title)
         charWidth = std::max(charWidth, fm.horizontalAdvance(raw) / raw.size());
     const int chars = std::max(16, int(0.9 * px / std::max(1.0, charWidth)));
     QStringList lines;
-    for (const QString &line : raw.split(QLatin1Char('\n')))
-        lines << wrapText(line, chars);
-    // A's and B's titles in two lines, the sentence's rest elided, where the pair is short (a
-    // 1280 × 720 window): their wrapped sentences took the maps' height (the sentences are whole
-    // in their editors above)
-    lines = lines.join(QLatin1Char('\n')).split(QLatin1Char('\n'));
-    if ((title == m_titleA || title == m_titleB) && plot->height() < kShortPairHeight && lines.size() > 2) {
-        lines = lines.mid(0, 2);
-        lines[1] = lines[1].trimmed() + QStringLiteral("…");
+    if ((title == m_titleA || title == m_titleB) && plot->height() < kShortPairHeight) {
+        // A's and B's titles one line where the pair is short (a 1280 × 720 window): the side and
+        // its head, elided to the column, without the sentence (whole in its editor above): wrapped,
+        // the titles took the maps' height and broke their first line in two
+        lines << fm.elidedText(raw.section(QLatin1Char('\n'), 0, 0), Qt::ElideRight, std::max(40, px));
+    } else {
+        for (const QString &line : raw.split(QLatin1Char('\n')))
+            lines << wrapText(line, chars);
+        lines = lines.join(QLatin1Char('\n')).split(QLatin1Char('\n'));
     }
     title->setText(lines.join(QLatin1Char('\n')));
     // A's and B's columns at least as wide as their titles' longest line: a narrow map's column
@@ -1162,20 +1174,22 @@ bool CompareView::equalMapWidths()
     // The columns share the width by their stretch factors, labels included: A's query labels (B
     // shows none when its rows are A's) left A's map a third of B's. Each column's factor is its
     // map's equal share plus its own margins.
+    // The factors are a function of the plot's width and the margins alone, set exactly: taken from
+    // the columns' own widths (rounded to pixels, moved by the factors set here) and kept within a
+    // hundredth, they depended on the layouts before, and A's map came back a pixel wider after Esc.
     const QMargins ma = m_rectA->margins(), mb = m_rectB->margins();
     const double marginA = ma.left() + ma.right(), marginB = mb.left() + mb.right();
-    const double total = m_rectA->outerRect().width() + m_rectB->outerRect().width();
+    QCPLayoutGrid *pl = m_pairPlot->plotLayout();
+    // the two columns' width: the layout's but the colour scale's column and the spacing
+    const double total = pl->rect().width() - m_scale->outerRect().width() - 2 * pl->columnSpacing();
     if (total <= marginA + marginB + 2)
         return false;
     const double inner = (total - marginA - marginB) / 2;
-    const double fa = (inner + marginA) / total, fb = (inner + marginB) / total;
-    QCPLayoutGrid *pl = m_pairPlot->plotLayout();
-    const QList<double> f = pl->columnStretchFactors();
-    const double was = f.value(0) / std::max(1e-9, f.value(0) + f.value(1));
-    if (std::abs(was - fa) < 0.01)
+    const QList<double> want{2 * (inner + marginA) / total, 2 * (inner + marginB) / total, 0.01};
+    if (pl->columnStretchFactors() == want)
         return false;
     // the colour scale's column keeps its share of the two maps' (it is held to its minimum width)
-    pl->setColumnStretchFactors({2 * fa, 2 * fb, 0.01});
+    pl->setColumnStretchFactors(want);
     return true;
 }
 
@@ -1356,6 +1370,7 @@ void CompareView::rebuildFocus()
     setTitle(m_focusTitle, title);
     m_overlayA->query = m_focusA; // the rows shown on the right, outlined in the heatmaps
     m_overlayB->query = m_focusB;
+    fitPanels(); // the button names the word
     m_pairPlot->replot(QCustomPlot::rpQueuedReplot);
     m_focusPlot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -1365,6 +1380,7 @@ void CompareView::showPanel(QWidget *panel)
     if (m_right->currentWidget() == panel)
         return;
     m_right->setCurrentWidget(panel);
+    fitPanels(); // the button names the panel
     // the focus word's three plots need more room than one difference heatmap
     const QList<int> s = m_split->sizes();
     const int total = s.value(0) + s.value(1);
@@ -1397,10 +1413,29 @@ int CompareView::roomyWidth() const
     return m_pairPlot->minimumWidth() + m_split->handleWidth() + int(std::ceil(2 * (kFocusBarsWidth + ticks))) + 8;
 }
 
+void CompareView::fitPanels()
+{
+    const bool narrow = width() < roomyWidth();
+    if (!narrow && m_panelToggle->isChecked()) { // a wider tab shows both; narrow again, the maps first
+        const QSignalBlocker quiet(m_panelToggle);
+        m_panelToggle->setChecked(false);
+    }
+    const bool panel = narrow && m_panelToggle->isChecked();
+    m_pairPlot->setVisible(!panel);
+    m_right->parentWidget()->setVisible(!narrow || panel);
+    m_panelToggle->setVisible(narrow);
+    const bool word = m_shownA && m_focusA >= 0 && m_focusA < m_shownA->queryLabels.size();
+    const QString name = m_right->currentWidget() != m_focusPlot ? tr("Difference A − B")
+                         : word ? tr("“%1” in A and B").arg(m_shownA->queryLabels.at(m_focusA).trimmed())
+                                : tr("The focus word");
+    m_panelToggle->setText(panel ? tr("◀ Maps A and B") : name + tr(" ▶"));
+}
+
 bool CompareView::event(QEvent *e)
 {
     if (e->type() == QEvent::Resize) {
         fitExplanation();
+        fitPanels();
         if (isVisible() && width() < roomyWidth())
             emit needsRoom();
     }

@@ -121,6 +121,9 @@ public:
     // The width in which A's and B's maps and, beside them, the focus word's rows side by side (or
     // the difference map) each keep room to read.
     int roomyWidth() const;
+    // Narrower than roomyWidth(), the tab shows the maps or the panel beside them (the difference or
+    // the focus word), one at a time; this button switches (hidden where both fit).
+    QToolButton *panelToggle() const { return m_panelToggle; }
 
     // Long texts: each side's pooled map of the region its plot shows (the whole matrix unzoomed;
     // at most kPooledCells a side, single cells where the region is that small), each cell the max or
@@ -180,6 +183,7 @@ private:
     void useTableB(std::shared_ptr<const EmbeddingTable> t); // B gets its own table, the rest of B stays
     void updateStatusB();
     void showPanel(QWidget *panel); // the difference or the focus word, with a splitter share to suit
+    void fitPanels();               // both side by side, or one at a time where the tab is narrow
     QString sideTitle(bool a) const;
     void setTitle(QCPTextElement *title, const QString &text); // kept whole; shown wrapped to the plot's width
     void wrapTitle(QCPTextElement *title);
@@ -212,6 +216,7 @@ private:
     QComboBox *m_combo = nullptr;
     QPushButton *m_swap = nullptr, *m_copy = nullptr;
     QToolButton *m_showControls = nullptr;
+    QToolButton *m_panelToggle = nullptr;
     QLabel *m_explanation = nullptr, *m_statusB = nullptr, *m_reason = nullptr;
     QLabel *m_shared = nullptr; // what A and B share, said once above both (their titles say what differs); one line
     QLineEdit *m_sentenceB = nullptr, *m_keySentenceB = nullptr;

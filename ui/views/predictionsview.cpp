@@ -3,6 +3,7 @@
 
 #include "attnviz/reads.h"
 
+#include <QFontMetricsF>
 #include <QScrollBar>
 #include <QTextBrowser>
 #include <QTextDocument>
@@ -22,6 +23,12 @@ QString percent(double p)
     const double v = 100.0 * p;
     return QString::number(v, 'f', v >= 10 ? 1 : v >= 0.1 ? 2 : 4) + QChar(0x00A0) + QLatin1Char('%'); // never wrapped
 }
+
+// The longest token a list shows whole ("␣students"); a longer one ends in "…". The panel is as
+// wide as the widest row a list can show (this token, the widest probability and change, the
+// longest id) from the first list on: no later list (a position hovered, a head ablated: its
+// changes and other tokens) widens the dock, which made the window lay out every view again.
+constexpr int kTokenChars = 9;
 
 PredictionsView::Group makeGroup(const std::vector<TokenProb> &top)
 {
@@ -236,12 +243,28 @@ void PredictionsView::rebuild()
     if (text != m_shown) { // hovering the same position again, or the same predictions: nothing to lay out
         m_shown = text;
         m_text->setHtml(text);
-        // the lists' rows never wrap: the panel is at least as wide as the widest (its id column was
-        // cut off in a narrow dock); it only grows, so that hovering does not make the dock jump
+        // the lists' rows never wrap: the panel is at least as wide as the widest row a list can
+        // show (its id column was cut off in a narrow dock); it only grows, so that a message
+        // between lists does not make the dock jump
+        std::vector<Group> measured = m_groups;
+        if (!m_groups.empty()) {
+            Group widest;
+            // (the id as many digits as the vocabulary's last)
+            const int lastId = s->modelInfo.vocabulary > 1 ? s->modelInfo.vocabulary - 1 : 999999;
+            Entry row{int(std::pow(10, QString::number(lastId).size())) - 1, QString(kTokenChars, QLatin1Char('M')), 0.000999};
+            if (s->causalLm()) { // a change against the clean model, in the widest of deltaText's forms
+                const QFontMetricsF fm(m_text->document()->defaultFont());
+                for (const double d : {-0.88, -0.0088, -8.8e-5})
+                    if (!std::isfinite(row.delta) || fm.horizontalAdvance(deltaText(d)) > fm.horizontalAdvance(deltaText(row.delta)))
+                        row.delta = d;
+            }
+            widest.entries.push_back(row);
+            measured.push_back(widest);
+        }
         QTextDocument probe;
         probe.setDefaultFont(m_text->document()->defaultFont());
         probe.setDocumentMargin(m_text->document()->documentMargin());
-        probe.setHtml(text);
+        probe.setHtml(htmlOf(measured));
         probe.setTextWidth(1); // the paragraphs wrap word by word; the tables keep their width
         const int need = int(std::ceil(probe.idealWidth() + 2 * probe.documentMargin()))
             + m_text->verticalScrollBar()->sizeHint().width() + 2;
@@ -267,33 +290,50 @@ void PredictionsView::changeEvent(QEvent *e)
 
 QString PredictionsView::html() const
 {
+    return htmlOf(m_groups);
+}
+
+QString PredictionsView::htmlOf(const std::vector<Group> &groups) const
+{
     if (!m_message.isEmpty())
         return QStringLiteral("<p>%1</p>").arg(m_message.toHtmlEscaped());
     const QColor bar = palette().color(QPalette::Highlight);
     QString out;
-    for (const Group &g : m_groups) {
+    for (const Group &g : groups) {
         out += QStringLiteral("<p><b>%1</b></p><table cellspacing=\"2\" cellpadding=\"1\">")
                    .arg(g.heading.toHtmlEscaped());
         const double top = g.entries.empty() ? 1.0 : std::max(1e-12, g.entries.front().p);
         for (const Entry &e : g.entries) {
             const int w = std::max(1, int(std::lround(60.0 * e.p / top)));
+            // an edited model's change against the clean model under the probability, in that
+            // column: a column of its own widened the dock when a head was ablated
+            QString p = percent(e.p);
+            if (std::isfinite(e.delta))
+                p += QStringLiteral("<br><small><font color=\"%1\">%2</font></small>")
+                         .arg(e.delta > 0 ? QStringLiteral("#1a8a1a") : e.delta < 0 ? QStringLiteral("#c62828") : palette().color(QPalette::Text).name(),
+                              deltaText(e.delta));
+            // (a token cut short keeps its whole text in the title: its tooltip)
+            const QString token = shownToken(e.token) == e.token
+                                      ? e.token.toHtmlEscaped()
+                                      : QStringLiteral("<span title=\"%1\">%2</span>").arg(e.token.toHtmlEscaped(), shownToken(e.token).toHtmlEscaped());
             out += QStringLiteral("<tr><td style=\"white-space:nowrap\"><code>%1</code></td><td style=\"white-space:nowrap\" align=\"right\">%2</td>"
                                   "<td style=\"white-space:nowrap\"><table cellspacing=\"0\" cellpadding=\"0\"><tr><td width=\"%3\" "
                                   "bgcolor=\"%4\">&nbsp;</td></tr></table></td><td style=\"white-space:nowrap\"><small>#%5</small></td></tr>")
-                       .arg(e.token.toHtmlEscaped(), percent(e.p))
+                       .arg(token, p)
                        .arg(w)
                        .arg(bar.name())
                        .arg(e.id);
-            if (std::isfinite(e.delta)) // a column of its own before the id's closing row tag
-                out.insert(out.size() - 5, QStringLiteral("<td style=\"white-space:nowrap\" align=\"right\"><font color=\"%1\">%2</font></td>")
-                                               .arg(e.delta > 0 ? QStringLiteral("#1a8a1a") : e.delta < 0 ? QStringLiteral("#c62828") : palette().color(QPalette::Text).name(),
-                                                    deltaText(e.delta)));
         }
         out += QStringLiteral("</table>");
         if (!g.note.isEmpty())
             out += QStringLiteral("<p>%1</p>").arg(g.note.toHtmlEscaped());
     }
     return out;
+}
+
+QString PredictionsView::shownToken(const QString &token)
+{
+    return token.size() <= kTokenChars ? token : token.left(kTokenChars - 1) + QChar(0x2026);
 }
 
 QString PredictionsView::deltaText(double d)

@@ -8,7 +8,9 @@
 // asked of the snapshot's model (Model::nextTokens: one position's LM head, the shared trace only
 // read) and kept while the tokens up to the one after it stay the same (typing elsewhere, later).
 // maskedSentence() is what clicking a token does for BERT. With head ablations applied, the last
-// token's list adds each token's change against the clean model (ComputeSnapshot::cleanNext).
+// token's list adds each token's change against the clean model (ComputeSnapshot::cleanNext) under
+// its probability. The panel is as wide as the widest row a list can show (a token of nine
+// characters, longer ones cut short with "…") from the first list on: no later list widens its dock.
 #pragma once
 
 #include "live/livetypes.h"
@@ -62,6 +64,8 @@ public:
     // text); an empty string when that token cannot be masked (an added special, or out of range).
     // "+0.12", "−0.30": a probability's change, as the list shows it.
     static QString deltaText(double delta);
+    // A token as a list shows it: whole up to nine characters, else its first eight and "…".
+    static QString shownToken(const QString &token);
 
     static QString maskedSentence(const ComputeSnapshot &snapshot, int position);
 
@@ -73,6 +77,7 @@ protected:
 
 private:
     void rebuild();
+    QString htmlOf(const std::vector<Group> &groups) const; // html() of these lists
     // The next tokens after `position` of the shown snapshot: the trace's, a kept one, or computed
     // now; false with `m_message` set when the model cannot say.
     bool nextTokensAt(int position, NextTokens &out);
