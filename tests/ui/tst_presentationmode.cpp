@@ -7,6 +7,8 @@
 #include "live/livesession.h"
 #include "mainwindow.h"
 #include "style/appearance.h"
+#include "style/plotstyle.h"
+#include "views/heatmapview.h"
 #include "views/pipelineview.h"
 #include "views/predictionsview.h"
 
@@ -32,6 +34,7 @@ private slots:
     void escRestoresAWindowOpenedWithAModel();
     void steppingKeepsTheDocksAway();
     void lessonKeepsItsPredictions();
+    void smallerLabelsGiveTheirMarginBack();
 
 private:
     bool waitForResult();
@@ -298,4 +301,33 @@ void TestPresentationMode::lessonKeepsItsPredictions()
 }
 
 QTEST_MAIN(TestPresentationMode)
+// The walk-through at 1280 × 720 under openbox: the Weights map after F11 and Esc was 6 px taller
+// than before, its key labels a size smaller. Typed token by token, the key labels had shrunk from 12
+// to 11 px while the colour scale's margin group kept the bottom margin of the 12 px labels (a
+// group measured from its members' current margins only grows); the appearance restored by Esc
+// reset the group, and the same labels got their own, smaller margin. The map's layout after
+// labels shrink is the one a fresh layout gives.
+void TestPresentationMode::smallerLabelsGiveTheirMarginBack()
+{
+    QString error;
+    QVERIFY2(m_w->openModel(QStringLiteral("bundled"), &error), qPrintable(error));
+    QVERIFY(m_w->showView(QStringLiteral("weights")));
+    const QString text = QStringLiteral("The lecturer wrote the answer on the board and the students copied it");
+    for (const int words : {3, 6, 9, 12}) { // typed: the labels shrink as the tokens come
+        m_w->setSentence(text.section(QLatin1Char(' '), 0, words - 1));
+        QVERIFY(waitForResult());
+        QTest::qWait(200);
+    }
+    QCustomPlot *plot = m_w->heatmapView()->plot();
+    const int typed = plot->axisRect()->margins().bottom();
+    const int typedPx = QFontInfo(plot->xAxis->tickLabelFont()).pixelSize();
+    resetGroupedMargins(plot); // what a restyle does: every margin from what its axes need now
+    plot->replot();
+    QTest::qWait(200);
+    qInfo("key labels %d px: bottom margin %d px as typed, %d px laid out afresh", typedPx, typed,
+          plot->axisRect()->margins().bottom());
+    QCOMPARE(QFontInfo(plot->xAxis->tickLabelFont()).pixelSize(), typedPx);
+    QCOMPARE(typed, plot->axisRect()->margins().bottom());
+}
+
 #include "tst_presentationmode.moc"

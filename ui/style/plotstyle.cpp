@@ -366,7 +366,11 @@ void relabelAfterLayout(QCustomPlot *plot, QObject *context, std::function<bool(
         for (int pass = 0; pass < 3; ++pass) {
             if (!relabel())
                 return replotToSettle(plot, false);
-            // what QCustomPlot::updateLayout does (protected there), without emitting afterLayout again
+            // what QCustomPlot::updateLayout does (protected there), without emitting afterLayout again;
+            // a margin group (the colour scale's) measured from the margins it has now, else it only
+            // grows: labels made smaller kept the larger labels' margin until the next restyle, and
+            // the map was laid out one way before presentation mode and another after it
+            resetGroupedMargins(plot);
             QCPLayoutGrid *layout = plot->plotLayout();
             layout->update(QCPLayoutElement::upPreparation);
             layout->update(QCPLayoutElement::upMargins);
