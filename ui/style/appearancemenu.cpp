@@ -116,6 +116,8 @@ void AppearanceMenu::setTextScale(QWidget *window, const Appearance &a)
     // the widgets take the new font in posted events and the layouts' minimum sizes follow over the
     // next few: until then (a second at most) a minimum past the screen refuses the step
     m_step = {window, before, geometry, am->appearance().fontScale};
+    if (auto *main = qobject_cast<QMainWindow *>(window)) // a refusal of the step before is stale now
+        main->statusBar()->clearMessage();
     window->installEventFilter(this);
     QTimer::singleShot(0, this, [this] { fitTextStep(); });
     QTimer::singleShot(1000, this, [this, window] {
@@ -162,12 +164,14 @@ void AppearanceMenu::fitTextStep()
                 && !(guard->windowState() & (Qt::WindowMaximized | Qt::WindowFullScreen)))
                 guard->setGeometry(step.geometry);
         });
+    // said once the restyle back and the geometry's restores (above) are done: the restyle's queued
+    // work shows the status line again, under a message shown before it
+    const QString why = tr("Larger text does not fit on this screen (%1 × %2 px): the text stays at %3 %.")
+                            .arg(free.width())
+                            .arg(free.height())
+                            .arg(int(std::lround(step.before.fontScale * 100)));
     if (auto *main = qobject_cast<QMainWindow *>(w))
-        main->statusBar()->showMessage(tr("Larger text does not fit on this screen (%1 × %2 px): the text stays at %3 %.")
-                                           .arg(free.width())
-                                           .arg(free.height())
-                                           .arg(int(std::lround(step.before.fontScale * 100))),
-                                       8000);
+        QTimer::singleShot(800, main, [main, why] { main->statusBar()->showMessage(why, 8000); });
 }
 
 void AppearanceMenu::sync()
