@@ -78,6 +78,18 @@ SnapshotPtr traceText(LiveSession &session, const QString &text)
     return s && s->sentence == text ? s : nullptr;
 }
 
+// TEXT traced by the model in FOLDER through a session of its own (the snapshot outlives it).
+SnapshotPtr traceOn(const char *folder, const QString &text)
+{
+    std::unique_ptr<Model> m;
+    if (!openPretrained(folder, {}, m))
+        return nullptr;
+    LiveSession session;
+    session.setDebounceMs(0);
+    session.setModel(std::shared_ptr<Model>(std::move(m)));
+    return traceText(session, text);
+}
+
 void shoot(QWidget *w, const QString &name)
 {
     const QString dir = qEnvironmentVariable("ATTNVIZ_READS_SHOTS");
@@ -151,12 +163,7 @@ private slots:
     // actual-next line's title within its panel, and no legend over the lines' points.
     void lensLabelsEveryToken()
     {
-        std::unique_ptr<Model> m;
-        QVERIFY(openPretrained(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny-2"), {}, m));
-        LiveSession session;
-        session.setDebounceMs(0);
-        session.setModel(std::shared_ptr<Model>(std::move(m)));
-        const SnapshotPtr s = traceText(session, QStringLiteral("The cat sat on the mat because it was tired."));
+        const SnapshotPtr s = traceOn(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny-2"), QStringLiteral("The cat sat on the mat because it was tired."));
         QVERIFY(s);
         QCOMPARE(int(s->tq()), 13);
         LogitLensView v;
@@ -188,12 +195,7 @@ private slots:
     // window's 10 px: tokens cut ("␣be…") or missing.
     void publicationLensWritesEveryCell()
     {
-        std::unique_ptr<Model> m;
-        QVERIFY(openPretrained(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny-2"), {}, m));
-        LiveSession session;
-        session.setDebounceMs(0);
-        session.setModel(std::shared_ptr<Model>(std::move(m)));
-        const SnapshotPtr s = traceText(session, QStringLiteral("The cat sat on the mat because it was tired"));
+        const SnapshotPtr s = traceOn(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny-2"), QStringLiteral("The cat sat on the mat because it was tired"));
         QVERIFY(s);
         LogitLensView v;
         v.resize(720, 420);
@@ -365,12 +367,7 @@ private slots:
     {
         if (qEnvironmentVariableIsEmpty("ATTNVIZ_READS_SHOTS"))
             QSKIP("ATTNVIZ_READS_SHOTS not set");
-        std::unique_ptr<Model> m;
-        QVERIFY(openPretrained(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny"), {}, m));
-        LiveSession session;
-        session.setDebounceMs(0);
-        session.setModel(std::shared_ptr<Model>(std::move(m)));
-        const SnapshotPtr s = traceText(session, QStringLiteral("The whale swam under the boat and the sailors shouted. The whale swam under the"));
+        const SnapshotPtr s = traceOn(ATTNVIZ_SOURCE_PATH("/resources/models/attnviz-tiny"), QStringLiteral("The whale swam under the boat and the sailors shouted. The whale swam under the"));
         QVERIFY(s);
         LogitLensView lens;
         lens.resize(1400, 700);
