@@ -7,6 +7,7 @@
 #include "attnviz/status.h"
 
 #include <QString>
+#include <QtTest>
 
 #include <map>
 #include <memory>
@@ -43,3 +44,10 @@ private:
 };
 
 } // namespace attnviz::test
+
+// In a test function: VAR is API's backend from BACKENDS (a GpuBackends), or the test is skipped with
+// why it cannot start here.
+#define GPU_BACKEND_OR_SKIP(var, backends, api)                                                                        \
+    attnviz::GpuBackend *var = (backends).get(api);                                                                    \
+    if (!var)                                                                                                          \
+        QSKIP(qPrintable((backends).why(api)))

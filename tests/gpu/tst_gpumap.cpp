@@ -169,9 +169,7 @@ void TestGpuMap::matchesCpu()
     QFETCH(int, layer);
     QFETCH(int, head);
     QFETCH(QVector<int>, region);
-    GpuBackend *gpu = m_backends.get(api);
-    if (!gpu)
-        QSKIP(qPrintable(m_backends.why(api)));
+    GPU_BACKEND_OR_SKIP(gpu, m_backends, api);
     const Trace<float> *tr = traceOf(source, masks);
     QVERIFY(tr);
     QVERIFY(AttentionTiles<float>::recomputable(*tr, layer));
@@ -225,9 +223,7 @@ void TestGpuMap::singleWeights()
 {
     QFETCH(GpuApi, api);
     QFETCH(int, layer);
-    GpuBackend *gpu = m_backends.get(api);
-    if (!gpu)
-        QSKIP(qPrintable(m_backends.why(api)));
+    GPU_BACKEND_OR_SKIP(gpu, m_backends, api);
     const Trace<float> *tr = traceOf(QStringLiteral("seeded"), true);
     QVERIFY(tr);
     AttentionTiles<float> tiles(*tr, layer, AttentionTiles<float>::Source::Recompute);
@@ -266,9 +262,7 @@ void TestGpuMap::whatStaysOnTheCpu_data()
 void TestGpuMap::whatStaysOnTheCpu()
 {
     QFETCH(GpuApi, api);
-    GpuBackend *gpu = m_backends.get(api);
-    if (!gpu)
-        QSKIP(qPrintable(m_backends.why(api)));
+    GPU_BACKEND_OR_SKIP(gpu, m_backends, api);
     const Trace<float> *tr = traceOf(QStringLiteral("gemma2-tiny"), false);
     QVERIFY(tr);
     Mat<float> out = Mat<float>::Constant(2, 2, 7.0f);

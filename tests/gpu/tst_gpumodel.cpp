@@ -242,9 +242,7 @@ void TestGpuModel::matchesCpu()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = m_backends.get(api);
-    if (!gpu)
-        QSKIP(qPrintable(m_backends.why(api)));
+    GPU_BACKEND_OR_SKIP(gpu, m_backends, api);
     Model *m = opened(model);
     QVERIFY(m);
     for (const std::string &text : textsOf(model)) {
@@ -283,9 +281,7 @@ void TestGpuModel::stagesMasksAndEveryPrediction()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = m_backends.get(api);
-    if (!gpu)
-        QSKIP(qPrintable(m_backends.why(api)));
+    GPU_BACKEND_OR_SKIP(gpu, m_backends, api);
     Model *m = opened(model);
     QVERIFY(m);
     TraceRequest req;
@@ -318,9 +314,7 @@ void TestGpuModel::topKOnTheDevice()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = m_backends.get(api);
-    if (!gpu)
-        QSKIP(qPrintable(m_backends.why(api)));
+    GPU_BACKEND_OR_SKIP(gpu, m_backends, api);
     Model *m = opened(model);
     QVERIFY(m);
     const int V = m->info().vocabulary;
@@ -363,9 +357,7 @@ void TestGpuModel::appendComputesOnlyNewRows()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = m_backends.get(api);
-    if (!gpu)
-        QSKIP(qPrintable(m_backends.why(api)));
+    GPU_BACKEND_OR_SKIP(gpu, m_backends, api);
     Model *m = opened(model);
     QVERIFY(m);
     std::vector<TraceToken> tokens;
@@ -415,9 +407,7 @@ void TestGpuModel::observedOnly()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = m_backends.get(api);
-    if (!gpu)
-        QSKIP(qPrintable(m_backends.why(api)));
+    GPU_BACKEND_OR_SKIP(gpu, m_backends, api);
     Model *m = opened(model);
     QVERIFY(m);
     const int L = m->info().layers, H = m->info().heads;
@@ -461,9 +451,7 @@ void TestGpuModel::cpuTakesWhatTheDeviceCannot()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = m_backends.get(api);
-    if (!gpu)
-        QSKIP(qPrintable(m_backends.why(api)));
+    GPU_BACKEND_OR_SKIP(gpu, m_backends, api);
     Model *m = opened(model);
     QVERIFY(m);
     TraceRequest req;
@@ -511,9 +499,7 @@ void TestGpuModel::backendsEndInAnyOrder()
 // model opened again, compute as before.
 void TestGpuModel::aClosedModelLeavesTheGpu()
 {
-    GpuBackend *gpu = m_backends.get(GpuApi::Vulkan);
-    if (!gpu)
-        QSKIP(qPrintable(m_backends.why(GpuApi::Vulkan)));
+    GPU_BACKEND_OR_SKIP(gpu, m_backends, GpuApi::Vulkan);
     TraceRequest req;
     req.text = "The cat sat on the mat.";
     req.device = gpu;
@@ -549,9 +535,7 @@ void TestGpuModel::weightsInChunks()
 {
     QFETCH(GpuApi, api);
     QFETCH(QString, model);
-    GpuBackend *gpu = m_backends.get(api);
-    if (!gpu)
-        QSKIP(qPrintable(m_backends.why(api)));
+    GPU_BACKEND_OR_SKIP(gpu, m_backends, api);
     Model *m = opened(model);
     QVERIFY(m);
     TraceRequest req;
