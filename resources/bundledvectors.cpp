@@ -25,4 +25,23 @@ Status loadBundledEmbeddings(EmbeddingTable &out)
                            EmbeddingFormat::Avec);
 }
 
+std::shared_ptr<const EmbeddingTable> sharedBundledEmbeddings(Status *error)
+{
+    struct Loaded {
+        Status status;
+        std::shared_ptr<const EmbeddingTable> table;
+    };
+    static const Loaded loaded = [] {
+        Loaded l;
+        auto t = std::make_shared<EmbeddingTable>();
+        l.status = loadBundledEmbeddings(*t);
+        if (l.status.ok())
+            l.table = std::move(t);
+        return l;
+    }();
+    if (error)
+        *error = loaded.status;
+    return loaded.table;
+}
+
 } // namespace attnviz

@@ -9,18 +9,11 @@ namespace attnviz::ui {
 
 namespace {
 
-// The bundled table, read once and shared by every comparison that uses it.
+// The bundled table (read once per process), or null where it is missing or empty.
 std::shared_ptr<const EmbeddingTable> bundledTable()
 {
-    static const std::shared_ptr<const EmbeddingTable> table = [] {
-        if (!hasBundledEmbeddings())
-            return std::shared_ptr<const EmbeddingTable>();
-        auto t = std::make_shared<EmbeddingTable>();
-        if (!loadBundledEmbeddings(*t).ok() || t->empty())
-            return std::shared_ptr<const EmbeddingTable>();
-        return std::shared_ptr<const EmbeddingTable>(std::move(t));
-    }();
-    return table;
+    std::shared_ptr<const EmbeddingTable> t = sharedBundledEmbeddings();
+    return t && !t->empty() ? t : nullptr;
 }
 
 ComputeSettings identitySettings(ScaleRule scale, Normalization norm, MaskChoice mask)

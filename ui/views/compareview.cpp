@@ -634,13 +634,13 @@ CompareView::CompareView(LiveSession *sessionA, QWidget *parent)
         m_sessionB->setSettings(s);
     });
     connect(m_controlsB, &ControlPanel::useBundledRequested, this, [this] {
-        auto t = std::make_shared<EmbeddingTable>();
-        const Status st = loadBundledEmbeddings(*t);
-        if (!st.ok()) {
+        Status st;
+        std::shared_ptr<const EmbeddingTable> t = sharedBundledEmbeddings(&st);
+        if (!t) {
             warnPlain(this, tr("Cannot load the bundled vectors"), shownText(QString::fromStdString(st.message)));
             return;
         }
-        useTableB(t);
+        useTableB(std::move(t));
     });
     connect(m_controlsB, &ControlPanel::loadEmbeddingsRequested, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Load embeddings for B"), QString(),

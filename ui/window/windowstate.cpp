@@ -65,9 +65,9 @@ void WindowState::setTableFrom(std::shared_ptr<const EmbeddingTable> table, cons
 
 void WindowState::useBundled()
 {
-    auto t = std::make_shared<EmbeddingTable>();
-    const Status st = loadBundledEmbeddings(*t);
-    if (!st.ok()) {
+    Status st;
+    const std::shared_ptr<const EmbeddingTable> t = sharedBundledEmbeddings(&st);
+    if (!t) {
         m_w->controls()->setTableDescription(QString::fromStdString(st.message));
         return;
     }
