@@ -132,6 +132,7 @@ Status ByteLevelBpe::build(const std::string &vocabBytes, const std::string &voc
     size_t pos = 0, lineNo = 0;
     int rank = 0;
     m_merges.reserve(n);
+    std::string left, right, joined; // reused: no allocation per line
     while (pos < mergesBytes.size()) {
         size_t eol = mergesBytes.find('\n', pos);
         if (eol == std::string::npos)
@@ -145,19 +146,21 @@ Status ByteLevelBpe::build(const std::string &vocabBytes, const std::string &voc
             continue;
         if (line.empty() && pos >= mergesBytes.size())
             break; // the newline that ends the file
-        const std::string where = "line " + std::to_string(lineNo) + ": ";
+        auto where = [lineNo] { return "line " + std::to_string(lineNo) + ": "; }; // written only for a message
         const size_t space = line.find(' ');
         if (line.empty() || space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
             line.find(' ', space + 1) != std::string_view::npos)
-            return fail(mergesName, where + "expected two tokens separated by one space");
-        const std::string left(line.substr(0, space)), right(line.substr(space + 1));
-        const auto l = m_ids.find(left), r = m_ids.find(right), m = m_ids.find(left + right);
+            return fail(mergesName, where() + "expected two tokens separated by one space");
+        left.assign(line.substr(0, space));
+        right.assign(line.substr(space + 1));
+        joined.assign(left).append(right);
+        const auto l = m_ids.find(left), r = m_ids.find(right), m = m_ids.find(joined);
         if (l == m_ids.end())
-            return fail(mergesName, where + quoteText(left) + " is not in the vocabulary");
+            return fail(mergesName, where() + quoteText(left) + " is not in the vocabulary");
         if (r == m_ids.end())
-            return fail(mergesName, where + quoteText(right) + " is not in the vocabulary");
+            return fail(mergesName, where() + quoteText(right) + " is not in the vocabulary");
         if (m == m_ids.end())
-            return fail(mergesName, where + "the merged token " + quoteText(left + right) + " is not in the vocabulary");
+            return fail(mergesName, where() + "the merged token " + quoteText(joined) + " is not in the vocabulary");
         m_merges[key(l->second, r->second)] = Merge{rank++, m->second}; // a repeated pair: the last rank
     }
     return Status::success();

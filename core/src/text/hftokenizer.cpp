@@ -189,15 +189,15 @@ void HfTokenizer::build(const json &doc, const json *config, const std::string &
     std::vector<bool> seen(vocab.size(), false);
     m_vocab.reserve(vocab.size());
     for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-        const std::string field = "model.vocab[" + quote(it.key()) + "]";
+        auto field = [&] { return "model.vocab[" + quote(it.key()) + "]"; }; // written only for a message
         if (!it.value().is_number_integer())
-            fail(field, "the id is not an integer");
+            fail(field(), "the id is not an integer");
         const int64_t id = it.value().get<int64_t>();
         if (id < 0 || uint64_t(id) >= vocab.size())
-            fail(field, "the id " + std::to_string(id) + " is outside 0.." + std::to_string(vocab.size() - 1) +
+            fail(field(), "the id " + std::to_string(id) + " is outside 0.." + std::to_string(vocab.size() - 1) +
                             " (ids must number the tokens from 0)");
         if (seen[size_t(id)])
-            fail(field, "the id " + std::to_string(id) + " is given twice");
+            fail(field(), "the id " + std::to_string(id) + " is given twice");
         seen[size_t(id)] = true;
         m_tokens[size_t(id)] = it.key();
         m_vocab.emplace(it.key(), int(id));
@@ -262,31 +262,32 @@ void HfTokenizer::build(const json &doc, const json *config, const std::string &
     }
     const json &merges = getArray(model, "merges", "model");
     m_merges.reserve(merges.size());
+    std::string left, right, joined; // reused: no allocation per merge
     for (size_t k = 0; k < merges.size(); ++k) {
-        const std::string field = "model.merges[" + std::to_string(k) + "]";
+        auto field = [k] { return "model.merges[" + std::to_string(k) + "]"; }; // written only for a message
         const json &m = merges[k];
-        std::string left, right;
         if (m.is_string()) {
-            const std::string s = m.get<std::string>();
+            const std::string &s = m.get_ref<const std::string &>();
             const size_t space = s.find(' ');
             if (space == std::string::npos || space == 0 || space + 1 == s.size() ||
                 s.find(' ', space + 1) != std::string::npos)
-                fail(field, "expected two tokens separated by one space, not " + quote(s));
-            left = s.substr(0, space);
-            right = s.substr(space + 1);
+                fail(field(), "expected two tokens separated by one space, not " + quote(s));
+            left.assign(s, 0, space);
+            right.assign(s, space + 1);
         } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-            left = m[0].get<std::string>();
-            right = m[1].get<std::string>();
+            left = m[0].get_ref<const std::string &>();
+            right = m[1].get_ref<const std::string &>();
         } else {
-            fail(field, "expected \"left right\" or [\"left\", \"right\"]");
+            fail(field(), "expected \"left right\" or [\"left\", \"right\"]");
         }
-        const auto l = m_vocab.find(left), r = m_vocab.find(right), j = m_vocab.find(left + right);
+        joined.assign(left).append(right);
+        const auto l = m_vocab.find(left), r = m_vocab.find(right), j = m_vocab.find(joined);
         if (l == m_vocab.end())
-            fail(field, quote(left) + " is not in the vocabulary");
+            fail(field(), quote(left) + " is not in the vocabulary");
         if (r == m_vocab.end())
-            fail(field, quote(right) + " is not in the vocabulary");
+            fail(field(), quote(right) + " is not in the vocabulary");
         if (j == m_vocab.end())
-            fail(field, "the merged token " + quote(left + right) + " is not in the vocabulary");
+            fail(field(), "the merged token " + quote(joined) + " is not in the vocabulary");
         m_merges[key(l->second, r->second)] = Merge{int(k), j->second}; // a repeated pair: the last rank
     }
 
