@@ -33,6 +33,13 @@ std::string pathOf(size_t depth, KeyOf keyOf)
     return path.empty() ? std::string("(top level)") : path;
 }
 
+// The two refusals, the same from both passes.
+std::string tooDeep(const std::string &path, int maxDepth)
+{
+    return path + ": nested deeper than " + std::to_string(maxDepth) + " levels";
+}
+std::string duplicateKey(const std::string &path) { return path + ": duplicate key (a field may be given once)"; }
+
 } // namespace
 
 std::string oneLine(std::string message) { return printable(message); }
@@ -80,7 +87,7 @@ struct LimitChecker : nlohmann::json_sax<nlohmann::json> {
     bool open(bool object)
     {
         if (int(stack.size()) >= maxDepth) {
-            refused = path() + ": nested deeper than " + std::to_string(maxDepth) + " levels";
+            refused = tooDeep(path(), maxDepth);
             return false;
         }
         stack.push_back({object, {}, {}});
@@ -93,7 +100,7 @@ struct LimitChecker : nlohmann::json_sax<nlohmann::json> {
         Frame &f = stack.back();
         f.current = k;
         if (!f.keys.insert(f.current).second) {
-            refused = path() + ": duplicate key (a field may be given once)";
+            refused = duplicateKey(path());
             return false;
         }
         return true;
@@ -144,12 +151,13 @@ public:
     {
         Frame &f = m_stack.back();
         auto [it, fresh] = f.value->get_ref<json::object_t &>().emplace(std::move(k), nullptr);
+        // a std::map's keys stay where they are while the object grows; a repeated key finds the
+        // earlier, equal one, which the message names
+        f.key = &it->first;
         if (!fresh) {
-            f.key = &it->first; // the earlier, equal key: the message names the repeated one
-            refused = path() + ": duplicate key (a field may be given once)";
+            refused = duplicateKey(path());
             return false;
         }
-        f.key = &it->first; // a std::map's keys stay where they are while the object grows
         m_element = &it->second;
         return true;
     }
@@ -196,7 +204,7 @@ private:
     bool open(json::value_t type)
     {
         if (int(m_stack.size()) >= m_maxDepth) {
-            refused = path() + ": nested deeper than " + std::to_string(m_maxDepth) + " levels";
+            refused = tooDeep(path(), m_maxDepth);
             return false;
         }
         m_stack.push_back({place(type)});
